@@ -1,0 +1,212 @@
+# Build of the Mali-board profiler. Quick reference:
+#   make                  build agent + collector for BOARD (default: host) into build/<board>/
+#   make defconfig        (re)create build/<board>/.config from configs/<board>_defconfig
+#   make menuconfig       edit the configuration (Kconfig, kconfiglib)
+#   make olddefconfig     update an old .config with defaults for new options
+#   make check            install deps, -Werror build, unit + integration tests under ASan+UBSan
+#   make demo             install deps, build, profile a sample OpenCL workload, print the report
+#   make fuzz             libFuzzer on the frame + envelope decoder (bounded time)
+#   make bench            benchmarks, results in bench/RESULTS.md
+#   make deps             install the Debian packages the build needs (idempotent)
+# Variables: BOARD=<name> (board/<name>/), O=<dir> (output dir), SAN=1 (sanitizers), V=1 (verbose).
+
+BOARD ?= host
+O ?= build/$(BOARD)$(if $(SAN),-san)
+PY := /usr/bin/python3
+KCONFIGLIB := /usr/lib/python3/dist-packages
+KCONFIG_RUN = KCONFIG_CONFIG=$(O)/.config $(PY) $(KCONFIGLIB)
+
+ifeq ($(wildcard board/$(BOARD)/board.mk),)
+$(error unknown board '$(BOARD)': no board/$(BOARD)/board.mk. Known boards: $(notdir $(wildcard board/*)))
+endif
+include board/$(BOARD)/board.mk
+
+Q := $(if $(V),,@)
+CC ?= cc
+ifeq ($(origin CC),default)
+CC := $(CROSS_COMPILE)gcc
+endif
+AR := $(CROSS_COMPILE)ar
+PROTOC_C ?= protoc-c
+
+-include $(O)/.config
+
+GEN := $(O)/gen
+CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -g -O2 -fno-omit-frame-pointer
+CFLAGS_BASE += $(if $(WERROR),-Werror)
+SAN_FLAGS := -fsanitize=address -fsanitize=undefined
+CFLAGS_BASE += $(if $(SAN),$(SAN_FLAGS) -fno-sanitize-recover=undefined)
+CPPFLAGS_BASE := -I$(O)/include -I$(GEN) -Iproto -Icommon -Iagent -Icollector -MMD -MP
+LDFLAGS_BASE := $(if $(SAN),$(SAN_FLAGS))
+ALL_CFLAGS = $(CFLAGS_BASE) $(BOARD_CFLAGS) $(CFLAGS)
+ALL_CPPFLAGS = $(CPPFLAGS_BASE) $(CPPFLAGS)
+
+AGENT_LIBS := -lprotobuf-c
+ifeq ($(CONFIG_AGENT_BPF),y)
+AGENT_LIBS += -lbpf -lelf -lz
+endif
+ifeq ($(CONFIG_AGENT_OPENCL),y)
+AGENT_LIBS += -ldl
+endif
+AGENT_LDFLAGS := $(if $(CONFIG_STATIC),-static)
+COLLECTOR_LIBS := -lsqlite3 -lprotobuf-c -lm
+TEST_LIBS := -lcmocka $(COLLECTOR_LIBS) $(AGENT_LIBS)
+
+PROTO_C := $(GEN)/profiler.pb-c.c
+PROTO_H := $(GEN)/profiler.pb-c.h
+CONFIG_H := $(O)/include/generated/config.h
+
+COMMON_SRC := $(wildcard common/*.c proto/*.c)
+AGENT_SRC := $(filter-out agent/main.c,$(wildcard agent/*.c agent/*/*.c))
+COLLECTOR_SRC := $(filter-out collector/main.c,$(wildcard collector/*.c collector/*/*.c))
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+INTEG_SRC := $(wildcard tests/integration/test_*.c)
+TESTLIB_SRC := $(wildcard tests/lib/*.c)
+WORKLOAD_SRC := $(wildcard tests/workloads/*.c)
+BENCH_SRC := $(wildcard bench/*.c)
+
+obj = $(patsubst %.c,$(O)/obj/%.o,$(1))
+COMMON_OBJ := $(call obj,$(COMMON_SRC)) $(O)/obj/gen/profiler.pb-c.o
+AGENT_OBJ := $(call obj,$(AGENT_SRC))
+COLLECTOR_OBJ := $(call obj,$(COLLECTOR_SRC))
+
+LIBCOMMON := $(O)/libcommon.a
+LIBAGENT := $(O)/libagent.a
+LIBCOLLECTOR := $(O)/libcollector.a
+LIBTEST := $(O)/libtest.a
+
+AGENT_BIN := $(O)/agent
+COLLECTOR_BIN := $(O)/collector
+UNIT_BINS := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRC))
+INTEG_BINS := $(patsubst tests/integration/%.c,$(O)/tests/%,$(INTEG_SRC))
+WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(O)/workloads/%,$(WORKLOAD_SRC))
+BENCH_BINS := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRC))
+
+PROGRAMS := $(AGENT_BIN) $(if $(filter y,$(CONFIG_COLLECTOR)),$(COLLECTOR_BIN))
+
+.PHONY: all deps defconfig menuconfig olddefconfig savedefconfig tests check unit integration demo fuzz bench clean distclean help
+.DEFAULT_GOAL := all
+
+all: $(PROGRAMS)
+
+help:
+	@sed -n '1,/^$$/p' Makefile
+
+# ---------------------------------------------------------------- configuration
+$(O)/.config: configs/$(BOARD)_defconfig Kconfig
+	@mkdir -p $(O)
+	@if [ -f $@ ]; then echo "  OLDDEF  $@"; $(KCONFIG_RUN)/olddefconfig.py Kconfig >/dev/null; \
+	 else echo "  DEFCONF $@ (from $<)"; $(KCONFIG_RUN)/defconfig.py --kconfig Kconfig $< >/dev/null; fi
+	@touch $@
+
+defconfig:
+	@mkdir -p $(O)
+	$(KCONFIG_RUN)/defconfig.py --kconfig Kconfig configs/$(BOARD)_defconfig
+
+olddefconfig: $(O)/.config
+	$(KCONFIG_RUN)/olddefconfig.py Kconfig
+
+menuconfig: $(O)/.config
+	$(KCONFIG_RUN)/menuconfig.py Kconfig
+
+savedefconfig: $(O)/.config
+	$(KCONFIG_RUN)/savedefconfig.py --kconfig Kconfig --out $(O)/defconfig
+	@echo "wrote $(O)/defconfig (copy it to configs/$(BOARD)_defconfig to keep it)"
+
+$(CONFIG_H): $(O)/.config Kconfig
+	@mkdir -p $(dir $@)
+	@echo "  GENCONF $@"
+	$(Q)$(KCONFIG_RUN)/genconfig.py --header-path $@ Kconfig
+	@touch $@
+
+# ---------------------------------------------------------------- generated protobuf
+$(PROTO_C) $(PROTO_H) &: proto/profiler.proto
+	@mkdir -p $(GEN)
+	@echo "  PROTOC  $<"
+	$(Q)$(PROTOC_C) --proto_path=proto --c_out=$(GEN) $<
+
+# ---------------------------------------------------------------- objects
+$(O)/obj/%.o: %.c $(CONFIG_H) $(PROTO_H)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
+
+$(O)/obj/gen/profiler.pb-c.o: $(PROTO_C) $(PROTO_H)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CPPFLAGS) $(filter-out -Werror,$(ALL_CFLAGS)) -c $< -o $@
+
+$(LIBCOMMON): $(COMMON_OBJ)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+$(LIBAGENT): $(AGENT_OBJ)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+$(LIBCOLLECTOR): $(COLLECTOR_OBJ)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+$(LIBTEST): $(call obj,$(TESTLIB_SRC))
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(AGENT_BIN): $(O)/obj/agent/main.o $(LIBAGENT) $(LIBCOMMON)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_BASE) $(AGENT_LDFLAGS) $(LDFLAGS) -o $@ $^ $(AGENT_LIBS)
+
+$(COLLECTOR_BIN): $(O)/obj/collector/main.o $(LIBCOLLECTOR) $(LIBCOMMON)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $^ $(COLLECTOR_LIBS)
+
+$(O)/tests/%: $(O)/obj/tests/unit/%.o $(LIBTEST) $(LIBCOLLECTOR) $(LIBAGENT) $(LIBCOMMON)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $^ $(TEST_LIBS)
+
+$(O)/tests/%: $(O)/obj/tests/integration/%.o $(LIBTEST) $(LIBCOLLECTOR) $(LIBAGENT) $(LIBCOMMON)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $^ $(TEST_LIBS)
+
+$(O)/workloads/%: $(O)/obj/tests/workloads/%.o
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $^ -lOpenCL -lm -lpthread
+
+$(O)/bench/%: $(O)/obj/bench/%.o $(LIBTEST) $(LIBCOLLECTOR) $(LIBAGENT) $(LIBCOMMON)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $^ $(TEST_LIBS)
+
+tests: $(PROGRAMS) $(UNIT_BINS) $(INTEG_BINS) $(WORKLOAD_BINS)
+
+# ---------------------------------------------------------------- top-level flows
+deps:
+	@scripts/deps.sh $(BOARD)
+
+# Units and integration tests, both against the sanitizer build.
+unit: tests
+	@scripts/run-tests.sh unit $(O)
+
+integration: tests
+	@scripts/run-tests.sh integration $(O)
+
+check: deps
+	@echo "== -Werror build ($(O)) =="
+	$(Q)$(MAKE) --no-print-directory WERROR=1 all
+	@echo "== sanitizer build + tests =="
+	$(Q)$(MAKE) --no-print-directory SAN=1 WERROR=1 tests
+	$(Q)scripts/run-tests.sh all build/$(BOARD)-san
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all tests
+	$(Q)scripts/demo.sh $(O)
+
+fuzz: deps
+	$(Q)scripts/fuzz.sh $(O)-fuzz $(or $(FUZZ_SECONDS),60)
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all tests $(BENCH_BINS)
+	$(Q)scripts/bench.sh $(O)
+
+clean:
+	rm -rf $(O)/obj $(O)/gen $(O)/tests $(O)/bench $(O)/workloads $(O)/*.a $(PROGRAMS)
+
+distclean:
+	rm -rf build
+
+-include $(shell find $(O)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,108 @@
+#include "validate.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static int str_ok(const char *s)
+{
+	return s == NULL || strlen(s) <= VALIDATE_MAX_STRING;
+}
+
+const char *envelope_kind(const Prof__Envelope *env)
+{
+	switch (env->body_case) {
+	case PROF__ENVELOPE__BODY_HELLO: return "hello";
+	case PROF__ENVELOPE__BODY_COUNTERS: return "counters";
+	case PROF__ENVELOPE__BODY_HEARTBEAT: return "heartbeat";
+	case PROF__ENVELOPE__BODY_ACK: return "ack";
+	case PROF__ENVELOPE__BODY_ERROR: return "error";
+	default: return "unknown";
+	}
+}
+
+static int validate_hello(const Prof__Hello *h, char *err, size_t errlen)
+{
+	if (!h->agent_id || !h->agent_id[0])
+		return fail(err, errlen, "hello: empty agent_id");
+	const char *strs[] = {h->agent_id, h->board, h->kernel_release, h->hostname,
+			      h->machine, h->agent_version, h->features, h->target};
+	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+		if (!str_ok(strs[i]))
+			return fail(err, errlen, "hello: string field longer than %u bytes", VALIDATE_MAX_STRING);
+	if (h->n_cpus > VALIDATE_MAX_CPUS)
+		return fail(err, errlen, "hello: %zu cpus (max %u)", h->n_cpus, VALIDATE_MAX_CPUS);
+	for (size_t i = 0; i < h->n_cpus; i++)
+		if (!str_ok(h->cpus[i]->model))
+			return fail(err, errlen, "hello: cpu %zu model too long", i);
+	if (h->n_gpus > VALIDATE_MAX_GPUS)
+		return fail(err, errlen, "hello: %zu gpus (max %u)", h->n_gpus, VALIDATE_MAX_GPUS);
+	for (size_t i = 0; i < h->n_gpus; i++) {
+		const Prof__GpuDevice *g = h->gpus[i];
+		if (!str_ok(g->platform) || !str_ok(g->name) || !str_ok(g->vendor) || !str_ok(g->version) ||
+		    !str_ok(g->driver))
+			return fail(err, errlen, "hello: gpu %zu string too long", i);
+	}
+	return 0;
+}
+
+static int validate_counters(const Prof__Counters *c, char *err, size_t errlen)
+{
+	if (c->n_new_events > VALIDATE_MAX_EVENTS)
+		return fail(err, errlen, "counters: %zu new events (max %u)", c->n_new_events, VALIDATE_MAX_EVENTS);
+	for (size_t i = 0; i < c->n_new_events; i++) {
+		const Prof__EventDesc *e = c->new_events[i];
+		if (!e->name || !e->name[0] || strlen(e->name) > 128)
+			return fail(err, errlen, "counters: event %u has an empty or overlong name", e->id);
+		if (!str_ok(e->unit))
+			return fail(err, errlen, "counters: event %u unit too long", e->id);
+		for (size_t j = 0; j < i; j++)
+			if (c->new_events[j]->id == e->id)
+				return fail(err, errlen, "counters: event id %u declared twice", e->id);
+	}
+	if (c->n_event_ids == 0 || c->n_event_ids > VALIDATE_MAX_EVENTS)
+		return fail(err, errlen, "counters: %zu columns (need 1..%u)", c->n_event_ids, VALIDATE_MAX_EVENTS);
+	if (c->n_t_ns == 0)
+		return fail(err, errlen, "counters: no rows");
+	if (c->n_values != c->n_t_ns * c->n_event_ids)
+		return fail(err, errlen, "counters: %zu values for %zu rows x %zu columns", c->n_values, c->n_t_ns,
+			    c->n_event_ids);
+	if (c->n_running_pct != 0 && c->n_running_pct != c->n_values)
+		return fail(err, errlen, "counters: %zu running_pct entries for %zu values", c->n_running_pct,
+			    c->n_values);
+	for (size_t i = 0; i < c->n_running_pct; i++)
+		if (c->running_pct[i] > 100)
+			return fail(err, errlen, "counters: running_pct %u above 100", c->running_pct[i]);
+	return 0;
+}
+
+int envelope_validate(const Prof__Envelope *env, char *err, size_t errlen)
+{
+	switch (env->body_case) {
+	case PROF__ENVELOPE__BODY_HELLO:
+		if (env->seq != 0)
+			return fail(err, errlen, "hello with seq %llu (must be 0)", (unsigned long long)env->seq);
+		return validate_hello(env->hello, err, errlen);
+	case PROF__ENVELOPE__BODY_COUNTERS:
+		if (env->seq == 0)
+			return fail(err, errlen, "counters record with seq 0");
+		return validate_counters(env->counters, err, errlen);
+	case PROF__ENVELOPE__BODY_HEARTBEAT:
+	case PROF__ENVELOPE__BODY_ACK:
+		return 0;
+	case PROF__ENVELOPE__BODY_ERROR:
+		return str_ok(env->error->message) ? 0 : fail(err, errlen, "error: message too long");
+	default:
+		return fail(err, errlen, "envelope without a body (unknown record type?)");
+	}
+}
