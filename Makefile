@@ -36,7 +36,7 @@ CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -g -O2
 CFLAGS_BASE += $(if $(WERROR),-Werror)
 SAN_FLAGS := -fsanitize=address -fsanitize=undefined
 CFLAGS_BASE += $(if $(SAN),$(SAN_FLAGS) -fno-sanitize-recover=undefined)
-CPPFLAGS_BASE := -I$(O)/include -I$(GEN) -Iproto -Icommon -Iagent -Icollector -MMD -MP
+CPPFLAGS_BASE := -I$(O)/include -I$(GEN) -Iproto -Icommon -Iagent -Icollector -Itests/lib -MMD -MP
 LDFLAGS_BASE := $(if $(SAN),$(SAN_FLAGS))
 ALL_CFLAGS = $(CFLAGS_BASE) $(BOARD_CFLAGS) $(CFLAGS)
 ALL_CPPFLAGS = $(CPPFLAGS_BASE) $(CPPFLAGS)

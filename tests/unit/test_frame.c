@@ -12,7 +12,7 @@
 #include "frame.h"
 #include "validate.h"
 
-#define MAXF (64 * 1024)
+#define MAXF (256 * 1024)
 
 static uint8_t *encode_counters(uint64_t seq, size_t rows, size_t *len)
 {
@@ -290,8 +290,9 @@ static void test_frame_buffer_shrinks_to_need(void **state)
 {
 	/* A decoder grows for a big frame only as far as that frame needs. */
 	size_t len;
-	uint8_t *f = encode_counters(1, 2000, &len);
+	uint8_t *f = encode_counters(1, 8000, &len);
 	assert_non_null(f);
+	assert_true(len > 16 * 4096);
 	struct frame_decoder d;
 	assert_int_equal(frame_decoder_init(&d, MAXF), 0);
 	assert_int_equal(frame_decoder_feed(&d, f, len), 0);
@@ -299,6 +300,11 @@ static void test_frame_buffer_shrinks_to_need(void **state)
 	const uint8_t *p;
 	size_t plen;
 	assert_int_equal(frame_decoder_next(&d, &p, &plen), 1);
+	/* once idle again, the large buffer is given back */
+	size_t avail;
+	assert_non_null(frame_decoder_space(&d, &avail));
+	if (len > 16 * 4096)
+		assert_int_equal(d.cap, 4096);
 	frame_decoder_free(&d);
 	free(f);
 }

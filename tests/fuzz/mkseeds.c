@@ -1,0 +1,77 @@
+/* Writes a few valid frames (Hello, Counters, Heartbeat) as fuzzing seeds. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "frame.h"
+
+static void put(const char *dir, const char *name, const Prof__Envelope *env)
+{
+	uint8_t *buf;
+	size_t len;
+	if (frame_encode(env, 1 << 20, &buf, &len) < 0)
+		exit(1);
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		exit(1);
+	fputc(7, f); /* read-split byte of the fuzz target */
+	fwrite(buf, 1, len, f);
+	fclose(f);
+	free(buf);
+}
+
+int main(int argc, char **argv)
+{
+	const char *dir = argc > 1 ? argv[1] : ".";
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	Prof__Hello h = PROF__HELLO__INIT;
+	Prof__CpuInfo cpu = PROF__CPU_INFO__INIT;
+	Prof__CpuInfo *cpus[1] = {&cpu};
+	cpu.model = "Cortex-A15";
+	cpu.implementer = 0x41;
+	cpu.part = 0xc0f;
+	h.schema_version = PROF_SCHEMA_VERSION;
+	h.agent_id = "seed";
+	h.boot_id = 12345;
+	h.board = "arndale-octa";
+	h.kernel_release = "3.4.39";
+	h.n_cpus = 1;
+	h.cpus = cpus;
+	env.body_case = PROF__ENVELOPE__BODY_HELLO;
+	env.hello = &h;
+	put(dir, "hello", &env);
+
+	Prof__Counters c = PROF__COUNTERS__INIT;
+	Prof__EventDesc ev = PROF__EVENT_DESC__INIT;
+	Prof__EventDesc *evs[1] = {&ev};
+	ev.id = 1;
+	ev.name = "task-clock";
+	ev.unit = "ns";
+	uint32_t ids[1] = {1};
+	uint64_t t[2] = {1000000, 1000000};
+	uint64_t v[2] = {999000, 1000500};
+	uint32_t pct[2] = {100, 50};
+	c.n_new_events = 1;
+	c.new_events = evs;
+	c.n_event_ids = 1;
+	c.event_ids = ids;
+	c.n_t_ns = 2;
+	c.t_ns = t;
+	c.n_values = 2;
+	c.values = v;
+	c.n_running_pct = 2;
+	c.running_pct = pct;
+	env.seq = 1;
+	env.body_case = PROF__ENVELOPE__BODY_COUNTERS;
+	env.counters = &c;
+	put(dir, "counters", &env);
+
+	Prof__Heartbeat hb = PROF__HEARTBEAT__INIT;
+	hb.t_ns = 5;
+	env.seq = 2;
+	env.body_case = PROF__ENVELOPE__BODY_HEARTBEAT;
+	env.heartbeat = &hb;
+	put(dir, "heartbeat", &env);
+	return 0;
+}

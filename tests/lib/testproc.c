@@ -1,0 +1,198 @@
+#include "testproc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+const char *tp_bin(const char *rel, char *buf, size_t len)
+{
+	const char *dir = getenv("PROF_BIN_DIR");
+	snprintf(buf, len, "%s/%s", dir ? dir : "build/host", rel);
+	return buf;
+}
+
+int tp_tmpdir(char *buf, size_t len, const char *tag)
+{
+	snprintf(buf, len, "/tmp/prof-%s-XXXXXX", tag);
+	return mkdtemp(buf) ? 0 : -errno;
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(p);
+}
+
+void tp_rm_rf(const char *path)
+{
+	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+void tp_sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+pid_t tp_spawn(char *const argv[], const char *log_path)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		if (log_path) {
+			int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+			if (fd >= 0) {
+				dup2(fd, 1);
+				dup2(fd, 2);
+				close(fd);
+			}
+		}
+		int nul = open("/dev/null", O_RDONLY);
+		if (nul >= 0) {
+			dup2(nul, 0);
+			close(nul);
+		}
+		execv(argv[0], argv);
+		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	return pid;
+}
+
+int tp_wait(pid_t pid, int ms, int *status)
+{
+	for (int waited = 0;; waited += 10) {
+		pid_t r = waitpid(pid, status, WNOHANG);
+		if (r == pid)
+			return 0;
+		if (r < 0)
+			return -errno;
+		if (waited >= ms)
+			return -ETIMEDOUT;
+		tp_sleep_ms(10);
+	}
+}
+
+int tp_stop(pid_t pid, int grace_ms)
+{
+	int status = -1;
+	kill(pid, SIGTERM);
+	if (tp_wait(pid, grace_ms, &status) == -ETIMEDOUT) {
+		kill(pid, SIGKILL);
+		tp_wait(pid, 5000, &status);
+	}
+	return status;
+}
+
+int tp_alive(pid_t pid)
+{
+	int status;
+	return waitpid(pid, &status, WNOHANG) == 0;
+}
+
+pid_t tp_start_collector(const char *dir, const char *db, int port, int *bound_port, const char *log)
+{
+	char bin[512], listen[64], portfile[512];
+	tp_bin("collector", bin, sizeof(bin));
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
+	snprintf(portfile, sizeof(portfile), "%s/collector.port", dir);
+	unlink(portfile);
+	char *argv[] = {bin, "--listen", listen, "--store", (char *)db, "--port-file", portfile, NULL};
+	pid_t pid = tp_spawn(argv, log);
+	if (pid < 0)
+		return pid;
+	for (int i = 0; i < 1000; i++) { /* up to 10 s (sanitizer builds start slowly) */
+		FILE *f = fopen(portfile, "r");
+		if (f) {
+			int p = 0;
+			int ok = fscanf(f, "%d", &p) == 1 && p > 0;
+			fclose(f);
+			if (ok) {
+				*bound_port = p;
+				return pid;
+			}
+		}
+		if (!tp_alive(pid))
+			return -ECHILD;
+		tp_sleep_ms(10);
+	}
+	tp_stop(pid, 1000);
+	return -ETIMEDOUT;
+}
+
+int64_t tp_db_int(const char *db, const char *sql_fmt, ...)
+{
+	char sql[1024];
+	va_list ap;
+	va_start(ap, sql_fmt);
+	vsnprintf(sql, sizeof(sql), sql_fmt, ap);
+	va_end(ap);
+	sqlite3 *h;
+	int64_t v = -1;
+	if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		sqlite3_close(h);
+		return -1;
+	}
+	sqlite3_busy_timeout(h, 5000);
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW)
+			v = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+	} else {
+		fprintf(stderr, "tp_db_int: %s: %s\n", sql, sqlite3_errmsg(h));
+	}
+	sqlite3_close(h);
+	return v;
+}
+
+char *tp_slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	size_t cap = 4096, len = 0;
+	char *s = malloc(cap);
+	size_t n;
+	while (s && (n = fread(s + len, 1, cap - len - 1, f)) > 0) {
+		len += n;
+		if (cap - len < 2) {
+			char *ns = realloc(s, cap * 2);
+			if (!ns) {
+				free(s);
+				s = NULL;
+				break;
+			}
+			s = ns;
+			cap *= 2;
+		}
+	}
+	fclose(f);
+	if (s)
+		s[len] = 0;
+	return s;
+}
+
+int tp_file_count(const char *path, const char *needle)
+{
+	char *s = tp_slurp(path);
+	if (!s)
+		return -1;
+	int count = 0;
+	for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n"))
+		if (strstr(line, needle))
+			count++;
+	free(s);
+	return count;
+}

@@ -1,0 +1,45 @@
+/* CPU-bound test workload: T threads spin for S seconds of wall time, then
+ * print the process CPU time measured by the process itself, so tests can
+ * compare the profiler's task-clock with it. Usage: busy [SECONDS] [THREADS] [EXIT] */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static double secs;
+
+static double now(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void *spin(void *arg)
+{
+	volatile unsigned long x = 0;
+	double end = now(CLOCK_MONOTONIC) + secs;
+	while (now(CLOCK_MONOTONIC) < end)
+		for (int i = 0; i < 100000; i++)
+			x += (unsigned long)i * 2654435761u;
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	secs = argc > 1 ? atof(argv[1]) : 1.0;
+	int threads = argc > 2 ? atoi(argv[2]) : 1;
+	int code = argc > 3 ? atoi(argv[3]) : 0;
+	if (threads < 1 || threads > 64)
+		threads = 1;
+	double t0 = now(CLOCK_MONOTONIC);
+	pthread_t tid[64];
+	for (int i = 1; i < threads; i++)
+		pthread_create(&tid[i], NULL, spin, NULL);
+	spin(NULL);
+	for (int i = 1; i < threads; i++)
+		pthread_join(tid[i], NULL);
+	printf("busy: wall %.6f s cpu %.6f s threads %d\n", now(CLOCK_MONOTONIC) - t0,
+	       now(CLOCK_PROCESS_CPUTIME_ID), threads);
+	return code;
+}

@@ -1,0 +1,97 @@
+/* Sample OpenCL workload: C = A x B (one work-item per element), repeated,
+ * checked against a CPU reference. Runs on any OpenCL device (PoCL here).
+ * Usage: cl_matmul [N] [REPEATS]  -- exit 0 if the result is correct. */
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char *src =
+	"__kernel void matmul(__global const float *a, __global const float *b,\n"
+	"                     __global float *c, int n) {\n"
+	"  int i = get_global_id(1), j = get_global_id(0);\n"
+	"  float acc = 0.0f;\n"
+	"  for (int k = 0; k < n; k++) acc += a[i * n + k] * b[k * n + j];\n"
+	"  c[i * n + j] = acc;\n"
+	"}\n";
+
+#define CHECK(x)                                                                                           \
+	do {                                                                                               \
+		cl_int e_ = (x);                                                                           \
+		if (e_ != CL_SUCCESS) {                                                                    \
+			fprintf(stderr, "cl_matmul: %s failed: %d\n", #x, e_);                            \
+			return 1;                                                                          \
+		}                                                                                          \
+	} while (0)
+
+int main(int argc, char **argv)
+{
+	int n = argc > 1 ? atoi(argv[1]) : 256;
+	int reps = argc > 2 ? atoi(argv[2]) : 10;
+	if (n < 16 || n > 4096 || reps < 1)
+		return 2;
+	size_t bytes = (size_t)n * n * sizeof(float);
+	float *a = malloc(bytes), *b = malloc(bytes), *c = malloc(bytes);
+	for (int i = 0; i < n * n; i++) {
+		a[i] = (float)(i % 7) * 0.5f;
+		b[i] = (float)(i % 5) * 0.25f;
+	}
+	cl_platform_id plat;
+	cl_device_id dev;
+	cl_uint np;
+	CHECK(clGetPlatformIDs(1, &plat, &np));
+	CHECK(clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &dev, NULL));
+	char name[256];
+	CHECK(clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof(name), name, NULL));
+	cl_int err;
+	cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+	CHECK(err);
+	cl_command_queue q = clCreateCommandQueue(ctx, dev, 0, &err);
+	CHECK(err);
+	cl_program prog = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
+	CHECK(err);
+	CHECK(clBuildProgram(prog, 1, &dev, "", NULL, NULL));
+	cl_kernel k = clCreateKernel(prog, "matmul", &err);
+	CHECK(err);
+	cl_mem da = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, a, &err);
+	CHECK(err);
+	cl_mem db = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, b, &err);
+	CHECK(err);
+	cl_mem dc = clCreateBuffer(ctx, CL_MEM_WRITE_ONLY, bytes, NULL, &err);
+	CHECK(err);
+	CHECK(clSetKernelArg(k, 0, sizeof(da), &da));
+	CHECK(clSetKernelArg(k, 1, sizeof(db), &db));
+	CHECK(clSetKernelArg(k, 2, sizeof(dc), &dc));
+	CHECK(clSetKernelArg(k, 3, sizeof(n), &n));
+	size_t global[2] = {(size_t)n, (size_t)n};
+	for (int r = 0; r < reps; r++)
+		CHECK(clEnqueueNDRangeKernel(q, k, 2, NULL, global, NULL, 0, NULL, NULL));
+	CHECK(clEnqueueReadBuffer(q, dc, CL_TRUE, 0, bytes, c, 0, NULL, NULL));
+	CHECK(clFinish(q));
+	int bad = 0;
+	for (int i = 0; i < n && !bad; i += n / 16) {
+		for (int j = 0; j < n; j += n / 16) {
+			double ref = 0;
+			for (int kk = 0; kk < n; kk++)
+				ref += (double)a[i * n + kk] * b[kk * n + j];
+			if (fabs(ref - c[i * n + j]) > 1e-3 * fabs(ref) + 1e-3) {
+				fprintf(stderr, "cl_matmul: mismatch at %d,%d: %f vs %f\n", i, j, c[i * n + j], ref);
+				bad = 1;
+				break;
+			}
+		}
+	}
+	printf("cl_matmul: %dx%d x%d on %s: %s\n", n, n, reps, name, bad ? "WRONG" : "ok");
+	clReleaseMemObject(da);
+	clReleaseMemObject(db);
+	clReleaseMemObject(dc);
+	clReleaseKernel(k);
+	clReleaseProgram(prog);
+	clReleaseCommandQueue(q);
+	clReleaseContext(ctx);
+	free(a);
+	free(b);
+	free(c);
+	return bad;
+}
