@@ -59,8 +59,8 @@ perf record -F 1000 -o "$tmp/perf.data" -- "$out/workloads/busy" 3 1 >/dev/null 
 psize=$(stat -c %s "$tmp/perf.data")
 perf report -D -i "$tmp/perf.data" 2>/dev/null | grep 'PERF_RECORD_SAMPLE' >"$tmp/samples.txt" || true
 psamples=$(wc -l <"$tmp/samples.txt")
-psbytes=$(sed -n 's/.*\[\(0x[0-9a-f]*\)\]: PERF_RECORD_SAMPLE.*/\1/p' "$tmp/samples.txt" | while read -r h; do echo $((h)); done | paste -sd+ | bc)
-ratio() { echo "scale=3; $1 / $2" | bc; }
+psbytes=$(sed -n 's/.*\[\(0x[0-9a-f]*\)\]: PERF_RECORD_SAMPLE.*/\1/p' "$tmp/samples.txt" | while read -r h; do echo $((h)); done | awk '{s+=$1} END {print s+0}')
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'; }
 a_all=$(ratio "$wire" "$samples"); a_rec=$(ratio "$cbytes" "$samples")
 p_all=$(ratio "$psize" "$psamples"); p_rec=$(ratio "$psbytes" "$psamples")
 {
