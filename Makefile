@@ -8,9 +8,10 @@
 #   make fuzz             libFuzzer on the frame + envelope decoder (bounded time)
 #   make bench            benchmarks, results in bench/RESULTS.md
 #   make deps             install the Debian packages the build needs (idempotent)
-# Variables: BOARD=<name> (board/<name>/), O=<dir> (output dir), SAN=1 (sanitizers), V=1 (verbose).
+# Variables: BOARD=<name> (board/<name>/), DEFCONFIG=<file>, O=<dir> (output dir), SAN=1 (sanitizers), V=1.
 
 BOARD ?= host
+DEFCONFIG ?= configs/$(BOARD)_defconfig
 O ?= build/$(BOARD)$(if $(SAN),-san)
 PY := /usr/bin/python3
 KCONFIGLIB := /usr/lib/python3/dist-packages
@@ -93,7 +94,7 @@ help:
 	@sed -n '1,/^$$/p' Makefile
 
 # ---------------------------------------------------------------- configuration
-$(O)/.config: configs/$(BOARD)_defconfig Kconfig
+$(O)/.config: $(DEFCONFIG) Kconfig
 	@mkdir -p $(O)
 	@if [ -f $@ ]; then echo "  OLDDEF  $@"; $(KCONFIG_RUN)/olddefconfig.py Kconfig >/dev/null; \
 	 else echo "  DEFCONF $@ (from $<)"; $(KCONFIG_RUN)/defconfig.py --kconfig Kconfig $< >/dev/null; fi
@@ -101,7 +102,7 @@ $(O)/.config: configs/$(BOARD)_defconfig Kconfig
 
 defconfig:
 	@mkdir -p $(O)
-	$(KCONFIG_RUN)/defconfig.py --kconfig Kconfig configs/$(BOARD)_defconfig
+	$(KCONFIG_RUN)/defconfig.py --kconfig Kconfig $(DEFCONFIG)
 
 olddefconfig: $(O)/.config
 	$(KCONFIG_RUN)/olddefconfig.py Kconfig
@@ -190,6 +191,8 @@ check: deps
 	$(Q)$(MAKE) --no-print-directory WERROR=1 all
 	@echo "== sanitizer build + tests =="
 	$(Q)$(MAKE) --no-print-directory SAN=1 WERROR=1 tests
+	@echo "== minimal configuration (every optional feature off) =="
+	$(Q)scripts/check-config.sh
 	$(Q)scripts/run-tests.sh all build/$(BOARD)-san
 
 demo: deps
