@@ -32,8 +32,9 @@ for s in "${suites[@]}"; do
 	"$s" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	p=$(grep -c '^\[       OK \]' "$log")
-	f=$(grep -c '^\[  FAILED  \] [a-z_]' "$log" || true)
-	k=$(grep -c '^\[  SKIPPED \] [a-z_]' "$log" || true)
+	# cmocka repeats failed/skipped names in its closing list: count each name once
+	f=$(grep '^\[  FAILED  \] test_' "$log" | sort -u | wc -l)
+	k=$(grep '^\[  SKIPPED \] test_' "$log" | sort -u | wc -l)
 	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + k))
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		failed=$((failed + 1))  # crashed or sanitizer abort: count the suite as a failure

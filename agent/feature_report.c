@@ -1,0 +1,122 @@
+#include "feature_report.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "frame.h"
+#include "generated/config.h"
+#include "opencl_probe.h"
+#include "perf.h"
+#include "sysinfo.h"
+
+#ifdef CONFIG_AGENT_BPF
+#include <bpf/libbpf.h>
+#endif
+
+static const char *yes_no(int on)
+{
+	return on ? "yes" : "no";
+}
+
+static void print_bpf(FILE *out)
+{
+#ifdef CONFIG_AGENT_BPF
+	static const struct {
+		enum bpf_prog_type type;
+		const char *name;
+	} progs[] = {{BPF_PROG_TYPE_PERF_EVENT, "perf_event"}, {BPF_PROG_TYPE_TRACEPOINT, "tracepoint"}};
+	fprintf(out, "  BPF:            ");
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		int rc = libbpf_probe_bpf_prog_type(progs[i].type, NULL);
+		if (rc == 1)
+			fprintf(out, "%s%s programs: supported", i ? "; " : "", progs[i].name);
+		else if (rc == 0)
+			fprintf(out, "%s%s programs: not supported", i ? "; " : "", progs[i].name);
+		else
+			fprintf(out, "%s%s programs: cannot probe (%s)", i ? "; " : "", progs[i].name,
+				strerror(-rc));
+	}
+	fprintf(out, "\n");
+#else
+	fprintf(out, "  BPF:            not compiled in\n");
+#endif
+}
+
+static void print_opencl(FILE *out)
+{
+	struct opencl_probe p;
+	int rc = opencl_probe_run(&p, 5000);
+	if (rc == -ENOTSUP) {
+		fprintf(out, "  OpenCL:         not compiled in\n");
+		return;
+	}
+	if (rc < 0) {
+		fprintf(out, "  OpenCL:         unavailable (%s)\n", p.status);
+		return;
+	}
+	fprintf(out, "  OpenCL:         %zu platform(s), %zu device(s)\n", p.nplatforms, p.ndevices);
+	for (size_t i = 0; i < p.ndevices; i++) {
+		const struct opencl_device *d = &p.devices[i];
+		fprintf(out, "    [%zu] %s: %s (%s, %s), %u compute units, %u MHz, %llu MiB, %s\n", i, d->platform,
+			d->name, opencl_device_type_name(d->type), d->vendor, d->compute_units, d->max_clock_mhz,
+			(unsigned long long)(d->global_mem_bytes >> 20), d->version);
+	}
+}
+
+int feature_report_print(FILE *out)
+{
+	fprintf(out, "agent %s (schema version %u)\n", AGENT_VERSION, PROF_SCHEMA_VERSION);
+	fprintf(out, "compiled in:\n");
+#ifdef CONFIG_AGENT_BPF
+	fprintf(out, "  bpf:            yes (libbpf %s)\n", libbpf_version_string());
+#else
+	fprintf(out, "  bpf:            not compiled in\n");
+#endif
+#ifdef CONFIG_AGENT_OPENCL
+	fprintf(out, "  opencl:         yes (libOpenCL.so.1 loaded at run time)\n");
+#else
+	fprintf(out, "  opencl:         not compiled in\n");
+#endif
+#ifdef CONFIG_AGENT_TRACER
+	fprintf(out, "  tracer:         yes\n");
+#else
+	fprintf(out, "  tracer:         not compiled in\n");
+#endif
+#ifdef CONFIG_STATIC
+	fprintf(out, "  static:         %s\n", yes_no(1));
+#else
+	fprintf(out, "  static:         %s\n", yes_no(0));
+#endif
+	fprintf(out, "  max frame:      %u KiB\n", (unsigned)CONFIG_MAX_FRAME_KB);
+	fprintf(out, "  board:          %s\n", CONFIG_BOARD_NAME);
+
+	struct utsname u;
+	if (uname(&u) < 0)
+		memset(&u, 0, sizeof(u));
+	fprintf(out, "running kernel: %s %s %s\n", u.sysname, u.release, u.machine);
+	int par = perf_paranoid();
+	if (par == INT32_MIN) {
+		fprintf(out, "  perf_event:     unavailable (no /proc/sys/kernel/perf_event_paranoid)\n");
+	} else {
+		struct event_desc tc;
+		events_lookup("task-clock", &tc);
+		int rc = perf_probe_event(&tc, 0, -1);
+		if (rc == 0)
+			fprintf(out, "  perf_event:     available (perf_event_paranoid=%d)\n", par);
+		else
+			fprintf(out, "  perf_event:     not usable: %s (perf_event_paranoid=%d)\n", strerror(-rc), par);
+	}
+	int hw = perf_probe_hw(0, -1);
+	if (hw == 0)
+		fprintf(out, "  hardware PMU:   available (cycles)\n");
+	else
+		fprintf(out, "  hardware PMU:   unsupported (perf_event_open cycles: %s)\n", strerror(-hw));
+	print_bpf(out);
+	fprintf(out, "  BTF:            %s\n",
+		access("/sys/kernel/btf/vmlinux", R_OK) == 0 ? "yes (/sys/kernel/btf/vmlinux)"
+							      : "no (/sys/kernel/btf/vmlinux missing)");
+	print_opencl(out);
+	return 0;
+}

@@ -1,0 +1,40 @@
+/* OpenCL platform/device discovery for Hello and --features. The library is
+ * loaded at run time (dlopen "libOpenCL.so.1"), in a short-lived child
+ * process so that a broken driver can neither crash nor leak into the agent.
+ * Without CONFIG_AGENT_OPENCL it reports "not compiled in". */
+#ifndef AGENT_OPENCL_PROBE_H
+#define AGENT_OPENCL_PROBE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define OPENCL_PROBE_MAX_DEVICES 16u
+
+struct opencl_device {
+	char platform[128];
+	char name[128];
+	char vendor[128];
+	char version[128];
+	char driver[64];
+	uint32_t compute_units;
+	uint64_t global_mem_bytes;
+	uint32_t max_clock_mhz;
+	uint32_t type; /* CL_DEVICE_TYPE bits */
+};
+
+struct opencl_probe {
+	size_t nplatforms;
+	size_t ndevices;
+	struct opencl_device devices[OPENCL_PROBE_MAX_DEVICES];
+	char status[160]; /* "ok", "not compiled in", "libOpenCL.so.1 not found: ...", ... */
+};
+
+/* Fill p. Returns 0 when the probe ran (even with no platform), -ENOTSUP when
+ * OpenCL is not compiled in, -ENOENT when the library is missing, other
+ * -errno on failure; p->status says it in words. timeout_ms bounds the child. */
+int opencl_probe_run(struct opencl_probe *p, int timeout_ms);
+
+/* "CPU", "GPU", "ACCELERATOR", ... for CL_DEVICE_TYPE bits. */
+const char *opencl_device_type_name(uint32_t type);
+
+#endif

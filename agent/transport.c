@@ -1,0 +1,473 @@
+#include "transport.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "frame.h"
+#include "log.h"
+#include "net.h"
+#include "validate.h"
+
+#define REFILL_BYTES (256u * 1024u)
+#define DIRECT_MAX_PENDING (1024u * 1024u)
+
+enum tstate { T_IDLE, T_CONNECTING, T_HELLO, T_STREAMING, T_FATAL };
+
+struct transport {
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+	char peer[80];
+	struct spool *spool;
+	uint8_t *hello;
+	size_t hello_len;
+	size_t max_frame;
+
+	enum tstate state;
+	int fd;
+	uint64_t next_attempt_ns;
+	uint64_t deadline_ns; /* connect or Hello-ack timeout */
+	uint64_t backoff_ns;
+	uint64_t rng;
+	bool fail_logged;
+
+	struct frame_decoder dec;
+	uint8_t *out;
+	size_t out_cap, out_len, out_off;
+	uint64_t out_frames, out_replayed;
+	uint64_t sent_seq; /* highest seq put into out on this connection */
+
+	struct transport_stats st;
+	char error[512];
+};
+
+int transport_create(struct transport **out, const char *hostport, struct spool *spool, const uint8_t *hello,
+		     size_t hello_len, size_t max_frame, char *err, size_t errlen)
+{
+	*out = NULL;
+	struct transport *t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	if (net_parse_hostport(hostport, &t->addr, &t->addrlen) < 0) {
+		snprintf(err, errlen, "bad collector address '%s': expected HOST:PORT with an IPv4 address, "
+				      "localhost or [IPv6] (e.g. 127.0.0.1:7412)", hostport);
+		free(t);
+		return -EINVAL;
+	}
+	net_format_addr((struct sockaddr *)&t->addr, t->peer, sizeof(t->peer));
+	t->hello = malloc(hello_len);
+	if (!t->hello || frame_decoder_init(&t->dec, max_frame) < 0) {
+		free(t->hello);
+		free(t);
+		return -ENOMEM;
+	}
+	memcpy(t->hello, hello, hello_len);
+	t->hello_len = hello_len;
+	t->spool = spool;
+	t->max_frame = max_frame;
+	t->fd = -1;
+	t->state = T_IDLE;
+	t->next_attempt_ns = clock_mono_ns(); /* first attempt right away */
+	t->backoff_ns = TRANSPORT_BACKOFF_MIN_NS;
+	t->rng = clock_mono_ns() ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
+	*out = t;
+	return 0;
+}
+
+void transport_destroy(struct transport *t)
+{
+	if (!t)
+		return;
+	if (t->fd >= 0)
+		close(t->fd);
+	frame_decoder_free(&t->dec);
+	free(t->out);
+	free(t->hello);
+	free(t);
+}
+
+bool transport_streaming(const struct transport *t) { return t->state == T_STREAMING; }
+const struct transport_stats *transport_get_stats(const struct transport *t) { return &t->st; }
+const char *transport_error(const struct transport *t) { return t->error; }
+const char *transport_peer(const struct transport *t) { return t->peer; }
+
+static uint64_t next_rand(struct transport *t)
+{
+	/* xorshift64*: jitter only. */
+	t->rng ^= t->rng >> 12;
+	t->rng ^= t->rng << 25;
+	t->rng ^= t->rng >> 27;
+	return t->rng * 2685821657736338717ull;
+}
+
+static void reset_conn(struct transport *t)
+{
+	if (t->fd >= 0)
+		close(t->fd);
+	t->fd = -1;
+	frame_decoder_free(&t->dec);
+	frame_decoder_init(&t->dec, t->max_frame);
+	t->out_len = t->out_off = 0;
+	t->out_frames = t->out_replayed = 0;
+}
+
+/* The connection failed: log once per outage, schedule the next attempt. */
+static void conn_fail(struct transport *t, uint64_t now, const char *what, int err)
+{
+	t->st.failures++;
+	char msg[256];
+	snprintf(msg, sizeof(msg), "%s%s%s", what, err ? ": " : "", err ? strerror(err) : "");
+	if (!t->fail_logged) {
+		log_warn("collector %s: %s; records stay in the spool, reconnecting with backoff (up to %llu s)",
+			 t->peer, msg, TRANSPORT_BACKOFF_MAX_NS / 1000000000ull);
+		t->fail_logged = true;
+	} else {
+		log_debug("collector %s: %s", t->peer, msg);
+	}
+	reset_conn(t);
+	t->state = T_IDLE;
+	/* Jitter: 75..125 % of the current backoff, capped. */
+	uint64_t delay = t->backoff_ns * 3 / 4 + next_rand(t) % (t->backoff_ns / 2 + 1);
+	if (delay > TRANSPORT_BACKOFF_MAX_NS)
+		delay = TRANSPORT_BACKOFF_MAX_NS;
+	t->next_attempt_ns = now + delay;
+	t->backoff_ns *= 2;
+	if (t->backoff_ns > TRANSPORT_BACKOFF_MAX_NS)
+		t->backoff_ns = TRANSPORT_BACKOFF_MAX_NS;
+}
+
+static int out_reserve(struct transport *t, size_t more)
+{
+	if (t->out_off > 0 && t->out_off == t->out_len)
+		t->out_off = t->out_len = 0;
+	if (t->out_len + more <= t->out_cap)
+		return 0;
+	if (t->out_off > 0) {
+		memmove(t->out, t->out + t->out_off, t->out_len - t->out_off);
+		t->out_len -= t->out_off;
+		t->out_off = 0;
+		if (t->out_len + more <= t->out_cap)
+			return 0;
+	}
+	size_t nc = t->out_cap ? t->out_cap : 64 * 1024;
+	while (nc < t->out_len + more)
+		nc *= 2;
+	uint8_t *nb = realloc(t->out, nc);
+	if (!nb)
+		return -ENOMEM;
+	t->out = nb;
+	t->out_cap = nc;
+	return 0;
+}
+
+static int out_append(struct transport *t, const uint8_t *data, size_t len)
+{
+	int rc = out_reserve(t, len);
+	if (rc < 0)
+		return rc;
+	memcpy(t->out + t->out_len, data, len);
+	t->out_len += len;
+	return 0;
+}
+
+/* Queue spooled records above sent_seq (replay, or catching up). */
+static int refill(struct transport *t)
+{
+	if (spool_last_seq(t->spool) <= t->sent_seq)
+		return 0;
+	struct spool_iter it;
+	spool_iter_init(&it, t->spool, t->sent_seq);
+	const uint8_t *f;
+	size_t len;
+	uint64_t seq;
+	int rc;
+	size_t queued = 0;
+	while (queued < REFILL_BYTES && (rc = spool_iter_next(&it, &f, &len, &seq)) > 0) {
+		if (out_append(t, f, len) < 0) {
+			rc = -ENOMEM;
+			break;
+		}
+		queued += len;
+		t->sent_seq = seq;
+		t->out_frames++;
+		t->out_replayed++;
+	}
+	spool_iter_free(&it);
+	if (rc < 0) {
+		log_warn("spool: replay read failed: %s", strerror(-rc));
+		return rc;
+	}
+	if (rc == 0 && t->sent_seq < spool_last_seq(t->spool))
+		t->sent_seq = spool_last_seq(t->spool); /* nothing left to read up to there */
+	return 0;
+}
+
+/* Write what is pending; refill from the spool when streaming. */
+static int flush(struct transport *t, uint64_t now)
+{
+	for (;;) {
+		if (t->out_off == t->out_len) {
+			t->st.records_sent += t->out_frames;
+			t->st.records_replayed += t->out_replayed;
+			t->out_frames = t->out_replayed = 0;
+			t->out_off = t->out_len = 0;
+			if (t->state != T_STREAMING)
+				return 0;
+			refill(t);
+			if (t->out_len == 0)
+				return 0;
+		}
+		ssize_t n = send(t->fd, t->out + t->out_off, t->out_len - t->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			conn_fail(t, now, "send failed", errno);
+			return -EPIPE;
+		}
+		t->out_off += (size_t)n;
+		t->st.bytes_sent += (uint64_t)n;
+	}
+}
+
+static void on_connected(struct transport *t, uint64_t now)
+{
+	int one = 1;
+	setsockopt(t->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	t->state = T_HELLO;
+	t->deadline_ns = now + TRANSPORT_HELLO_TIMEOUT_NS;
+	t->out_len = t->out_off = 0;
+	t->out_frames = t->out_replayed = 0;
+	out_append(t, t->hello, t->hello_len);
+	log_debug("collector %s: connected, Hello sent", t->peer);
+}
+
+static void start_connect(struct transport *t, uint64_t now)
+{
+	int fd = socket(t->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		conn_fail(t, now, "socket", errno);
+		return;
+	}
+	t->fd = fd;
+	if (connect(fd, (struct sockaddr *)&t->addr, t->addrlen) == 0) {
+		on_connected(t, now);
+		return;
+	}
+	if (errno != EINPROGRESS) {
+		conn_fail(t, now, "connect", errno);
+		return;
+	}
+	t->state = T_CONNECTING;
+	t->deadline_ns = now + TRANSPORT_CONNECT_TIMEOUT_NS;
+}
+
+static bool contains_ci(const char *s, const char *word)
+{
+	size_t n = strlen(word);
+	for (; s && *s; s++)
+		if (strncasecmp(s, word, n) == 0)
+			return true;
+	return false;
+}
+
+/* One envelope from the collector. Returns 0, -EPIPE (connection dropped), or
+ * -EPROTONOSUPPORT (fatal). */
+static int on_envelope(struct transport *t, const Prof__Envelope *env, uint64_t now)
+{
+	if (env->body_case == PROF__ENVELOPE__BODY_ACK) {
+		uint64_t a = env->ack->seq;
+		if (a > t->st.acked)
+			t->st.acked = a;
+		spool_ack(t->spool, a);
+		if (t->state == T_HELLO) {
+			t->state = T_STREAMING;
+			uint64_t last = spool_last_seq(t->spool);
+			t->sent_seq = a < last ? a : last;
+			t->st.connects++;
+			t->backoff_ns = TRANSPORT_BACKOFF_MIN_NS;
+			uint64_t pending = last > t->sent_seq ? last - t->sent_seq : 0;
+			if (t->fail_logged || t->st.connects == 1)
+				log_info("connected to collector %s (committed up to seq %llu; %llu record(s) to send)",
+					 t->peer, (unsigned long long)a, (unsigned long long)pending);
+			t->fail_logged = false;
+		}
+		return 0;
+	}
+	if (env->body_case == PROF__ENVELOPE__BODY_ERROR) {
+		const char *m = env->error->message ? env->error->message : "";
+		log_error("collector %s error %u: %s", t->peer, env->error->code, m);
+		if (env->error->code == EPROTONOSUPPORT || contains_ci(m, "version")) {
+			snprintf(t->error, sizeof(t->error),
+				 "collector %s refused this agent (schema version %u): %s; use an agent and a "
+				 "collector built from the same proto/profiler.proto",
+				 t->peer, PROF_SCHEMA_VERSION, m);
+			reset_conn(t);
+			t->state = T_FATAL;
+			return -EPROTONOSUPPORT;
+		}
+		t->fail_logged = true; /* the error line above is the log line of this outage */
+		conn_fail(t, now, "collector reported an error", 0);
+		return -EPIPE;
+	}
+	char why[96];
+	snprintf(why, sizeof(why), "unexpected '%s' record from the collector", envelope_kind(env));
+	conn_fail(t, now, why, 0);
+	return -EPIPE;
+}
+
+static int do_read(struct transport *t, uint64_t now)
+{
+	for (;;) {
+		size_t avail;
+		uint8_t *dst = frame_decoder_space(&t->dec, &avail);
+		if (!dst) {
+			conn_fail(t, now, "out of memory", ENOMEM);
+			return -EPIPE;
+		}
+		ssize_t n = recv(t->fd, dst, avail, MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				break;
+			conn_fail(t, now, "receive failed", errno);
+			return -EPIPE;
+		}
+		if (n == 0) {
+			conn_fail(t, now, t->state == T_HELLO ? "connection closed before the Hello was acked"
+							      : "connection closed by the collector",
+				  0);
+			return -EPIPE;
+		}
+		frame_decoder_commit(&t->dec, (size_t)n);
+		t->st.bytes_received += (uint64_t)n;
+		const uint8_t *payload;
+		size_t plen;
+		int r;
+		while ((r = frame_decoder_next(&t->dec, &payload, &plen)) > 0) {
+			char err[200];
+			Prof__Envelope *env = envelope_decode(payload, plen, err, sizeof(err));
+			if (!env) {
+				conn_fail(t, now, err, 0);
+				return -EPIPE;
+			}
+			int rc = on_envelope(t, env, now);
+			prof__envelope__free_unpacked(env, NULL);
+			if (rc < 0)
+				return rc;
+		}
+		if (r < 0) {
+			char why[200];
+			snprintf(why, sizeof(why), "bad frame from the collector: %s", t->dec.err);
+			conn_fail(t, now, why, 0);
+			return -EPIPE;
+		}
+	}
+	return 0;
+}
+
+int transport_submit(struct transport *t, uint64_t seq, const uint8_t *frame, size_t len)
+{
+	int rc = spool_append(t->spool, seq, frame, len);
+	if (t->state == T_STREAMING && seq == t->sent_seq + 1 && t->out_len - t->out_off < DIRECT_MAX_PENDING) {
+		if (out_append(t, frame, len) == 0) {
+			t->sent_seq = seq;
+			t->out_frames++;
+			flush(t, clock_mono_ns());
+		}
+	}
+	return rc;
+}
+
+int transport_poll_prepare(struct transport *t, struct pollfd *pfd, uint64_t now_ns)
+{
+	pfd->fd = -1;
+	pfd->events = 0;
+	pfd->revents = 0;
+	uint64_t deadline = 0;
+	switch (t->state) {
+	case T_IDLE:
+		deadline = t->next_attempt_ns;
+		break;
+	case T_CONNECTING:
+		pfd->fd = t->fd;
+		pfd->events = POLLOUT;
+		deadline = t->deadline_ns;
+		break;
+	case T_HELLO:
+		deadline = t->deadline_ns;
+		/* fallthrough */
+	case T_STREAMING:
+		pfd->fd = t->fd;
+		pfd->events = POLLIN;
+		if (t->out_off < t->out_len || (t->state == T_STREAMING && spool_last_seq(t->spool) > t->sent_seq))
+			pfd->events |= POLLOUT;
+		break;
+	case T_FATAL:
+		return -1;
+	}
+	if (!deadline)
+		return -1;
+	if (deadline <= now_ns)
+		return 0;
+	uint64_t ms = (deadline - now_ns + 999999) / 1000000;
+	return ms > 60000 ? 60000 : (int)ms;
+}
+
+int transport_process(struct transport *t, short revents, uint64_t now)
+{
+	switch (t->state) {
+	case T_FATAL:
+		return -EPROTONOSUPPORT;
+	case T_IDLE:
+		if (now >= t->next_attempt_ns)
+			start_connect(t, now);
+		if (t->state != T_HELLO)
+			return 0;
+		break;
+	case T_CONNECTING:
+		if (revents & (POLLOUT | POLLERR | POLLHUP)) {
+			int soerr = 0;
+			socklen_t sl = sizeof(soerr);
+			if (getsockopt(t->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0)
+				soerr = errno;
+			if (soerr) {
+				conn_fail(t, now, "connect", soerr);
+				return 0;
+			}
+			on_connected(t, now);
+		} else if (now >= t->deadline_ns) {
+			conn_fail(t, now, "connect timed out", 0);
+			return 0;
+		} else {
+			return 0;
+		}
+		break;
+	default:
+		break;
+	}
+	/* Connected (T_HELLO or T_STREAMING). */
+	if (revents & (POLLIN | POLLERR | POLLHUP)) {
+		int rc = do_read(t, now);
+		if (rc == -EPROTONOSUPPORT)
+			return rc;
+		if (rc < 0)
+			return 0;
+	}
+	if (t->state == T_HELLO && now >= t->deadline_ns) {
+		conn_fail(t, now, "no answer to Hello", 0);
+		return 0;
+	}
+	if (t->state == T_HELLO || t->state == T_STREAMING)
+		flush(t, now);
+	return 0;
+}

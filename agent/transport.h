@@ -1,0 +1,58 @@
+/* Non-blocking TCP client of the collector. Never blocks the caller's poll
+ * loop: connect with a timeout, send Hello, wait for the Ack that answers it
+ * (the replay point), replay the spooled records above it, then stream new
+ * ones; read Acks and delete acked spool segments. On any error: log once,
+ * reconnect with exponential backoff (100 ms doubling to 5 s, jittered).
+ * Every record goes into the spool before it is sent (transport_submit). */
+#ifndef AGENT_TRANSPORT_H
+#define AGENT_TRANSPORT_H
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "spool.h"
+
+#define TRANSPORT_BACKOFF_MIN_NS 100000000ull  /* 100 ms */
+#define TRANSPORT_BACKOFF_MAX_NS 5000000000ull /* 5 s */
+#define TRANSPORT_CONNECT_TIMEOUT_NS 3000000000ull
+#define TRANSPORT_HELLO_TIMEOUT_NS 10000000000ull
+
+struct transport_stats {
+	uint64_t bytes_sent;
+	uint64_t bytes_received;
+	uint64_t records_sent;     /* frames written whole to a socket (replays count again) */
+	uint64_t records_replayed; /* of which re-read from the spool */
+	uint64_t connects;         /* Hellos acked */
+	uint64_t failures;         /* connection attempts or connections that failed */
+	uint64_t acked;            /* highest seq the collector committed */
+};
+
+struct transport;
+
+/* hostport: "HOST:PORT". hello: a whole frame (copied). Starts disconnected;
+ * the first attempt happens at the first transport_process(). */
+int transport_create(struct transport **out, const char *hostport, struct spool *spool, const uint8_t *hello,
+		     size_t hello_len, size_t max_frame, char *err, size_t errlen);
+void transport_destroy(struct transport *t);
+
+/* Append the record to the spool, then send it if the connection is caught
+ * up (otherwise the replay picks it up from the spool). Returns 0 or the
+ * spool's -errno (the record could not be kept). */
+int transport_submit(struct transport *t, uint64_t seq, const uint8_t *frame, size_t len);
+
+/* Before poll(): the socket (fd -1 if none) and events to wait for; returns
+ * the milliseconds until the transport's next deadline, or -1 for none. */
+int transport_poll_prepare(struct transport *t, struct pollfd *pfd, uint64_t now_ns);
+/* After poll() (revents 0 when only a timer fired): connect, read, write,
+ * time out. Returns 0, or -EPROTONOSUPPORT when the collector refused this
+ * agent for good (schema version mismatch; transport_error() says why). */
+int transport_process(struct transport *t, short revents, uint64_t now_ns);
+
+bool transport_streaming(const struct transport *t); /* Hello acked on the current connection */
+const struct transport_stats *transport_get_stats(const struct transport *t);
+const char *transport_error(const struct transport *t);
+const char *transport_peer(const struct transport *t);
+
+#endif

@@ -1,0 +1,482 @@
+/* Unit tests of collector/server.c, in process: the server listens on
+ * 127.0.0.1:0 and the test drives its loop with server_step() while talking
+ * to it through real sockets. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "frame.h"
+#include "log.h"
+#include "server.h"
+#include "store.h"
+
+#define MAX_FRAME (64u * 1024u)
+
+struct fixture {
+	struct store *store;
+	struct server *srv;
+};
+
+static int open_server(void **state, unsigned max_conns)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	if (!f || store_open(":memory:", 0, &f->store) < 0)
+		return -1;
+	struct server_options opt = {
+	    .listen = "127.0.0.1:0", .max_conns = max_conns, .max_frame = MAX_FRAME, .signal_fd = -1};
+	if (server_open(f->store, &opt, &f->srv) < 0)
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int setup(void **state)
+{
+	return open_server(state, 0);
+}
+
+static int setup_one_conn(void **state)
+{
+	return open_server(state, 1);
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	server_close(f->srv);
+	store_close(f->store);
+	free(f);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- client side */
+
+struct client {
+	int fd;
+	bool eof;
+	struct frame_decoder dec;
+};
+
+static void client_open(struct client *c, struct server *srv)
+{
+	memset(c, 0, sizeof(*c));
+	c->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(c->fd >= 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(server_port(srv))};
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)), 0); /* the backlog accepts it */
+	assert_int_equal(frame_decoder_init(&c->dec, MAX_FRAME), 0);
+}
+
+static void client_close(struct client *c)
+{
+	close(c->fd);
+	frame_decoder_free(&c->dec);
+}
+
+static void client_send(struct client *c, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	while (len > 0) {
+		ssize_t n = send(c->fd, p, len, MSG_NOSIGNAL);
+		assert_true(n > 0);
+		p += n;
+		len -= (size_t)n;
+	}
+}
+
+/* Append env as a frame to a growing buffer (several frames in one write). */
+static void frames_add(uint8_t **buf, size_t *len, const Prof__Envelope *env)
+{
+	uint8_t *f;
+	size_t flen;
+	assert_int_equal(frame_encode(env, MAX_FRAME, &f, &flen), 0);
+	*buf = realloc(*buf, *len + flen);
+	assert_non_null(*buf);
+	memcpy(*buf + *len, f, flen);
+	*len += flen;
+	free(f);
+}
+
+/* Next envelope from the server, stepping the server loop while waiting.
+ * NULL at EOF. Caller frees. */
+static Prof__Envelope *client_next(struct client *c, struct server *srv)
+{
+	for (int tries = 0; tries < 400; tries++) {
+		const uint8_t *p;
+		size_t len;
+		if (frame_decoder_next(&c->dec, &p, &len) == 1) {
+			char err[160];
+			Prof__Envelope *env = envelope_decode(p, len, err, sizeof(err));
+			assert_non_null(env);
+			return env;
+		}
+		if (c->eof)
+			return NULL;
+		size_t avail;
+		uint8_t *dst = frame_decoder_space(&c->dec, &avail);
+		assert_non_null(dst);
+		ssize_t n = recv(c->fd, dst, avail, MSG_DONTWAIT);
+		if (n > 0) {
+			frame_decoder_commit(&c->dec, (size_t)n);
+			continue;
+		}
+		if (n == 0 || (n < 0 && errno == ECONNRESET)) {
+			c->eof = true;
+			continue;
+		}
+		assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
+		assert_true(server_step(srv, 5) >= 0);
+	}
+	fail_msg("no answer from the server");
+	return NULL;
+}
+
+static uint64_t expect_ack(struct client *c, struct server *srv)
+{
+	Prof__Envelope *env = client_next(c, srv);
+	assert_non_null(env);
+	assert_int_equal(env->body_case, PROF__ENVELOPE__BODY_ACK);
+	uint64_t seq = env->ack->seq;
+	prof__envelope__free_unpacked(env, NULL);
+	return seq;
+}
+
+/* Read acks until one says want (acks may coalesce). */
+static void expect_ack_reaching(struct client *c, struct server *srv, uint64_t want)
+{
+	for (int i = 0; i < 100; i++) {
+		uint64_t seq = expect_ack(c, srv);
+		assert_true(seq <= want);
+		if (seq == want)
+			return;
+	}
+	fail_msg("ack %llu never came", (unsigned long long)want);
+}
+
+/* An Error envelope (checked to contain text), then EOF. */
+static void expect_error_and_close(struct client *c, struct server *srv, const char *text)
+{
+	Prof__Envelope *env;
+	while ((env = client_next(c, srv)) && env->body_case == PROF__ENVELOPE__BODY_ACK)
+		prof__envelope__free_unpacked(env, NULL);
+	assert_non_null(env);
+	assert_int_equal(env->body_case, PROF__ENVELOPE__BODY_ERROR);
+	if (!strstr(env->error->message, text))
+		fail_msg("error '%s' does not contain '%s'", env->error->message, text);
+	prof__envelope__free_unpacked(env, NULL);
+	assert_null(client_next(c, srv));
+}
+
+/* ---------------------------------------------------------------- envelopes */
+
+static void add_hello(uint8_t **buf, size_t *len, const char *agent, uint32_t schema)
+{
+	Prof__Hello h = PROF__HELLO__INIT;
+	h.schema_version = schema;
+	h.agent_id = (char *)agent;
+	h.boot_id = 77;
+	h.board = "host";
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.body_case = PROF__ENVELOPE__BODY_HELLO;
+	env.hello = &h;
+	frames_add(buf, len, &env);
+}
+
+static void add_counters(uint8_t **buf, size_t *len, uint64_t seq)
+{
+	Prof__EventDesc ev = PROF__EVENT_DESC__INIT;
+	Prof__EventDesc *evp = &ev;
+	ev.id = 1;
+	ev.name = "cycles";
+	uint32_t id = 1;
+	uint64_t t = 1000, v = seq * 100;
+	Prof__Counters c = PROF__COUNTERS__INIT;
+	c.n_new_events = seq == 1;
+	c.new_events = &evp;
+	c.n_event_ids = 1;
+	c.event_ids = &id;
+	c.n_t_ns = 1;
+	c.t_ns = &t;
+	c.n_values = 1;
+	c.values = &v;
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.seq = seq;
+	env.body_case = PROF__ENVELOPE__BODY_COUNTERS;
+	env.counters = &c;
+	frames_add(buf, len, &env);
+}
+
+static void send_and_free(struct client *c, uint8_t **buf, size_t *len)
+{
+	client_send(c, *buf, *len);
+	free(*buf);
+	*buf = NULL;
+	*len = 0;
+}
+
+struct counts {
+	uint64_t samples, records;
+	int sessions;
+};
+
+static int count_session(const struct store_session_row *r, void *arg)
+{
+	struct counts *n = arg;
+	n->samples += r->samples;
+	n->records += r->records;
+	n->sessions++;
+	return 0;
+}
+
+static struct counts store_counts(struct store *s)
+{
+	struct counts n = {0};
+	assert_int_equal(store_list_sessions(s, count_session, &n), 0);
+	return n;
+}
+
+/* ---------------------------------------------------------------- tests */
+
+static void test_server_hello_records_acked(void **state)
+{
+	struct fixture *f = *state;
+	struct client c;
+	client_open(&c, f->srv);
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	add_hello(&buf, &len, "agent-1", PROF_SCHEMA_VERSION);
+	send_and_free(&c, &buf, &len);
+	assert_int_equal(expect_ack(&c, f->srv), 0);
+
+	for (uint64_t seq = 1; seq <= 3; seq++)
+		add_counters(&buf, &len, seq);
+	send_and_free(&c, &buf, &len);
+	expect_ack_reaching(&c, f->srv, 3);
+	struct counts n = store_counts(f->store);
+	assert_int_equal(n.sessions, 1);
+	assert_int_equal(n.records, 3);
+	assert_int_equal(n.samples, 3);
+
+	/* reconnect and replay 2..4: 2 and 3 are duplicates, all acked */
+	client_close(&c);
+	client_open(&c, f->srv);
+	add_hello(&buf, &len, "agent-1", PROF_SCHEMA_VERSION);
+	send_and_free(&c, &buf, &len);
+	assert_int_equal(expect_ack(&c, f->srv), 3);
+	for (uint64_t seq = 2; seq <= 4; seq++)
+		add_counters(&buf, &len, seq);
+	send_and_free(&c, &buf, &len);
+	expect_ack_reaching(&c, f->srv, 4);
+	n = store_counts(f->store);
+	assert_int_equal(n.sessions, 1);
+	assert_int_equal(n.records, 4);
+	assert_int_equal(n.samples, 4);
+	client_close(&c);
+
+	struct server_stats st;
+	server_get_stats(f->srv, &st);
+	assert_int_equal(st.records, 4);
+	assert_int_equal(st.duplicates, 2);
+}
+
+static void test_server_garbage_isolated(void **state)
+{
+	struct fixture *f = *state;
+	struct client good, bad;
+	client_open(&good, f->srv);
+	client_open(&bad, f->srv);
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	add_hello(&buf, &len, "good", PROF_SCHEMA_VERSION);
+	send_and_free(&good, &buf, &len);
+	assert_int_equal(expect_ack(&good, f->srv), 0);
+
+	const uint8_t garbage[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00};
+	client_send(&bad, garbage, sizeof(garbage));
+	expect_error_and_close(&bad, f->srv, "malformed length prefix");
+	client_close(&bad);
+
+	add_counters(&buf, &len, 1);
+	send_and_free(&good, &buf, &len);
+	assert_int_equal(expect_ack(&good, f->srv), 1);
+	client_close(&good);
+	assert_int_equal(store_counts(f->store).samples, 1);
+}
+
+static void test_server_commits_frames_before_bad_one(void **state)
+{
+	struct fixture *f = *state;
+	struct client c;
+	client_open(&c, f->srv);
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	add_hello(&buf, &len, "partly-bad", PROF_SCHEMA_VERSION);
+	add_counters(&buf, &len, 1);
+	add_counters(&buf, &len, 2);
+	const uint8_t payload_not_envelope[] = {0x03, 0xff, 0xff, 0xff};
+	buf = realloc(buf, len + sizeof(payload_not_envelope));
+	assert_non_null(buf);
+	memcpy(buf + len, payload_not_envelope, sizeof(payload_not_envelope));
+	len += sizeof(payload_not_envelope);
+	send_and_free(&c, &buf, &len);
+	/* the ack of 1..2 comes before the Error */
+	assert_int_equal(expect_ack(&c, f->srv), 2);
+	expect_error_and_close(&c, f->srv, "invalid envelope");
+	client_close(&c);
+	assert_int_equal(store_counts(f->store).samples, 2);
+}
+
+static void test_server_schema_mismatch(void **state)
+{
+	struct fixture *f = *state;
+	struct client c;
+	client_open(&c, f->srv);
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	add_hello(&buf, &len, "future", 2);
+	send_and_free(&c, &buf, &len);
+	expect_error_and_close(&c, f->srv, "schema version 2 not supported (collector speaks 1)");
+	client_close(&c);
+	assert_int_equal(store_counts(f->store).sessions, 0);
+}
+
+static void test_server_record_before_hello(void **state)
+{
+	struct fixture *f = *state;
+	struct client c;
+	client_open(&c, f->srv);
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	add_counters(&buf, &len, 1);
+	send_and_free(&c, &buf, &len);
+	expect_error_and_close(&c, f->srv, "before Hello");
+	client_close(&c);
+}
+
+static void test_server_oversized_frame(void **state)
+{
+	struct fixture *f = *state;
+	struct client c;
+	client_open(&c, f->srv);
+	uint8_t hdr[FRAME_VARINT_MAX];
+	size_t h = frame_put_varint(hdr, MAX_FRAME + 1);
+	client_send(&c, hdr, h);
+	expect_error_and_close(&c, f->srv, "exceeds the maximum");
+	client_close(&c);
+}
+
+static void test_server_split_frames(void **state)
+{
+	struct fixture *f = *state;
+	struct client c;
+	client_open(&c, f->srv);
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	add_hello(&buf, &len, "dribble", PROF_SCHEMA_VERSION);
+	add_counters(&buf, &len, 1);
+	for (size_t i = 0; i < len; i++) { /* one byte at a time, the loop turning in between */
+		client_send(&c, buf + i, 1);
+		assert_true(server_step(f->srv, 0) >= 0);
+	}
+	free(buf);
+	expect_ack_reaching(&c, f->srv, 1);
+	client_close(&c);
+}
+
+static void test_server_truncated_frame_at_eof(void **state)
+{
+	struct fixture *f = *state;
+	struct client c;
+	client_open(&c, f->srv);
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	add_hello(&buf, &len, "cut", PROF_SCHEMA_VERSION);
+	add_counters(&buf, &len, 1);
+	client_send(&c, buf, len - 2);
+	free(buf);
+	assert_int_equal(expect_ack(&c, f->srv), 0);
+	shutdown(c.fd, SHUT_WR);
+	assert_null(client_next(&c, f->srv)); /* closed, nothing of the cut record stored */
+	client_close(&c);
+	assert_int_equal(store_counts(f->store).samples, 0);
+	struct server_stats st;
+	server_get_stats(f->srv, &st);
+	assert_int_equal(st.conns, 0);
+	assert_int_equal(st.closed_bad, 1);
+}
+
+static void test_server_max_conns(void **state)
+{
+	struct fixture *f = *state;
+	struct client a, b;
+	client_open(&a, f->srv);
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	add_hello(&buf, &len, "first", PROF_SCHEMA_VERSION);
+	send_and_free(&a, &buf, &len);
+	assert_int_equal(expect_ack(&a, f->srv), 0);
+	client_open(&b, f->srv);
+	expect_error_and_close(&b, f->srv, "connection limit");
+	client_close(&b);
+	client_close(&a);
+	struct server_stats st;
+	server_get_stats(f->srv, &st);
+	assert_int_equal(st.refused, 1);
+}
+
+static void test_server_stop_drains_and_acks(void **state)
+{
+	struct fixture *f = *state;
+	struct client c;
+	client_open(&c, f->srv);
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	add_hello(&buf, &len, "stopper", PROF_SCHEMA_VERSION);
+	send_and_free(&c, &buf, &len);
+	assert_int_equal(expect_ack(&c, f->srv), 0);
+	for (uint64_t seq = 1; seq <= 5; seq++)
+		add_counters(&buf, &len, seq);
+	send_and_free(&c, &buf, &len);
+	/* the stop comes before the loop has seen the records: they are still
+	 * read, committed and acked before the connection closes */
+	server_request_stop(f->srv);
+	int rc = 0;
+	for (int i = 0; i < 100 && rc == 0; i++)
+		rc = server_step(f->srv, 10);
+	assert_int_equal(rc, 1);
+	assert_int_equal(store_counts(f->store).samples, 5);
+	assert_false(store_in_tx(f->store));
+	expect_ack_reaching(&c, f->srv, 5);
+	assert_null(client_next(&c, f->srv));
+	client_close(&c);
+	assert_int_equal(server_run(f->srv), 0); /* already stopped */
+}
+
+int main(void)
+{
+	log_init("test_server", LOG_LEVEL_WARN);
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_server_hello_records_acked, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_server_garbage_isolated, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_server_commits_frames_before_bad_one, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_server_schema_mismatch, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_server_record_before_hello, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_server_oversized_frame, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_server_split_frames, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_server_truncated_frame_at_eof, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_server_max_conns, setup_one_conn, teardown),
+	    cmocka_unit_test_setup_teardown(test_server_stop_drains_and_acks, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
