@@ -87,6 +87,7 @@ PROGRAMS := $(AGENT_BIN) $(if $(filter y,$(CONFIG_COLLECTOR)),$(COLLECTOR_BIN))
 
 .PHONY: all deps defconfig menuconfig olddefconfig savedefconfig tests check unit integration demo fuzz bench clean distclean help
 .DEFAULT_GOAL := all
+.SECONDARY:
 
 all: $(PROGRAMS)
 

@@ -1,0 +1,23 @@
+/* The collector's query subcommands and their shared helpers. Each
+ * subcommand takes its own argv (argv[0] is the subcommand name) and returns
+ * the process exit status: 0 ok, 1 failure, 2 usage error. */
+#ifndef COLLECTOR_CLI_H
+#define COLLECTOR_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "store.h"
+
+int cli_sessions(int argc, char **argv);
+int cli_dump(int argc, char **argv);
+
+/* Open an existing store read-only; errors are logged with what to do. */
+int cli_open_store(const char *path, struct store **out);
+/* Copy s for terminal output: control characters become '?', empty is "-". */
+const char *cli_clean(char *buf, size_t len, const char *s);
+/* "2024-05-01T12:00:00Z" (UTC) or "-" for 0. */
+const char *cli_time(char *buf, size_t len, int64_t unix_s);
+
+#endif

@@ -1,0 +1,34 @@
+#include <errno.h>
+#include <time.h>
+
+#include "cli.h"
+#include "log.h"
+
+int cli_open_store(const char *path, struct store **out)
+{
+	if (!path) {
+		log_error("no store given: pass --store PATH (the file the collector writes)");
+		return -EINVAL;
+	}
+	return store_open(path, STORE_READ_ONLY, out);
+}
+
+const char *cli_clean(char *buf, size_t len, const char *s)
+{
+	size_t n = 0;
+	if (!s || !*s)
+		s = "-";
+	for (; *s && n + 1 < len; s++)
+		buf[n++] = ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' : *s;
+	buf[n] = 0;
+	return buf;
+}
+
+const char *cli_time(char *buf, size_t len, int64_t unix_s)
+{
+	struct tm tm;
+	time_t t = (time_t)unix_s;
+	if (unix_s <= 0 || !gmtime_r(&t, &tm) || strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(buf, len, "-");
+	return buf;
+}

@@ -1,0 +1,111 @@
+/* `collector sessions`: one line (or JSON object) per session. */
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "json.h"
+
+static const char sessions_usage[] = "usage: collector sessions --store PATH [--json]\n"
+				     "  List the sessions (one agent process each) stored in PATH.\n";
+
+struct sessions_out {
+	bool json;
+	unsigned n;
+};
+
+static int print_session(const struct store_session_row *r, void *arg)
+{
+	struct sessions_out *o = arg;
+	if (o->json) {
+		fputs(o->n ? ",\n " : "\n ", stdout);
+		fputc('{', stdout);
+		json_key(stdout, 1, "id");
+		json_i64(stdout, r->id);
+		const char *names[] = {"agent_id",	"board",    "kernel_release", "hostname", "machine",
+				       "agent_version", "features", "target",	      "peer"};
+		const char *vals[] = {r->agent_id, r->board,   r->kernel_release,
+				      r->hostname, r->machine, r->agent_version,
+				      r->features, r->target,  r->peer};
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			json_key(stdout, 0, names[i]);
+			json_string(stdout, vals[i]);
+		}
+		json_key(stdout, 0, "boot_id");
+		json_u64(stdout, r->boot_id);
+		json_key(stdout, 0, "first_seen");
+		json_i64(stdout, r->first_seen);
+		json_key(stdout, 0, "last_seen");
+		json_i64(stdout, r->last_seen);
+		json_key(stdout, 0, "connects");
+		json_u64(stdout, r->connects);
+		json_key(stdout, 0, "records");
+		json_u64(stdout, r->records);
+		json_key(stdout, 0, "wire_bytes");
+		json_u64(stdout, r->wire_bytes);
+		json_key(stdout, 0, "spool_dropped");
+		json_u64(stdout, r->spool_dropped);
+		json_key(stdout, 0, "samples");
+		json_u64(stdout, r->samples);
+		fputc('}', stdout);
+	} else {
+		char agent[64], board[64], kernel[64], target[256], first[32], last[32];
+		if (o->n == 0)
+			printf("%-4s %-20s %-14s %-20s %-20s %-20s %9s %11s %9s %s\n", "ID", "AGENT", "BOARD",
+			       "KERNEL", "FIRST_SEEN", "LAST_SEEN", "RECORDS", "WIRE_BYTES", "SAMPLES",
+			       "TARGET");
+		printf(
+		    "%-4lld %-20s %-14s %-20s %-20s %-20s %9llu %11llu %9llu %s\n", (long long)r->id,
+		    cli_clean(agent, sizeof(agent), r->agent_id), cli_clean(board, sizeof(board), r->board),
+		    cli_clean(kernel, sizeof(kernel), r->kernel_release),
+		    cli_time(first, sizeof(first), r->first_seen), cli_time(last, sizeof(last), r->last_seen),
+		    (unsigned long long)r->records, (unsigned long long)r->wire_bytes,
+		    (unsigned long long)r->samples, cli_clean(target, sizeof(target), r->target));
+	}
+	o->n++;
+	return 0;
+}
+
+int cli_sessions(int argc, char **argv)
+{
+	static const struct option opts[] = {{"store", required_argument, NULL, 's'},
+					     {"json", no_argument, NULL, 'j'},
+					     {"help", no_argument, NULL, 'h'},
+					     {NULL, 0, NULL, 0}};
+	const char *path = NULL;
+	struct sessions_out o = {0};
+	int ch;
+	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 's':
+			path = optarg;
+			break;
+		case 'j':
+			o.json = true;
+			break;
+		case 'h':
+			fputs(sessions_usage, stdout);
+			return 0;
+		default:
+			fputs(sessions_usage, stderr);
+			return 2;
+		}
+	}
+	if (optind != argc || !path) {
+		fprintf(stderr, "collector sessions: %s\n%s",
+			path ? "unexpected argument" : "--store PATH is required", sessions_usage);
+		return 2;
+	}
+	struct store *st;
+	if (cli_open_store(path, &st) < 0)
+		return 1;
+	if (o.json)
+		fputc('[', stdout);
+	int rc = store_list_sessions(st, print_session, &o);
+	if (o.json)
+		fputs(o.n ? "\n]\n" : "]\n", stdout);
+	else if (rc == 0 && o.n == 0)
+		fprintf(stderr, "no sessions in %s yet (agents appear after their first Hello)\n", path);
+	store_close(st);
+	return rc < 0 ? 1 : 0;
+}

@@ -1,0 +1,210 @@
+/* Per-connection protocol state machine: Hello first, then records. */
+#include "ingest.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frame.h"
+#include "validate.h"
+
+/* Copy s into out replacing control characters, so that wire strings cannot
+ * split or forge log lines. */
+static void copy_printable(char *out, size_t outlen, const char *s)
+{
+	size_t n = 0;
+	for (; s && *s && n + 1 < outlen; s++)
+		out[n++] = ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' : *s;
+	out[n] = 0;
+}
+
+void ingest_init(struct ingest_conn *c, struct store *store, const char *peer)
+{
+	memset(c, 0, sizeof(*c));
+	c->store = store;
+	snprintf(c->peer, sizeof(c->peer), "%s", peer ? peer : "?");
+}
+
+void ingest_free(struct ingest_conn *c)
+{
+	free(c->agent_id);
+	c->agent_id = NULL;
+}
+
+int ingest_fail(struct ingest_conn *c, enum ingest_failure kind, uint32_t code, bool send_error,
+		const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->err, sizeof(c->err), fmt, ap);
+	va_end(ap);
+	c->failure = kind;
+	c->err_code = code;
+	c->send_error = send_error;
+	return -(int)code;
+}
+
+const char *ingest_who(const struct ingest_conn *c, char *buf, size_t len)
+{
+	char id[96];
+	copy_printable(id, sizeof(id), c->agent_id);
+	if (c->hello_done)
+		snprintf(buf, len, "agent %s session %lld", id, (long long)c->session_id);
+	else if (c->agent_id)
+		snprintf(buf, len, "agent %s, Hello refused", id);
+	else
+		snprintf(buf, len, "no Hello yet");
+	return buf;
+}
+
+static int on_hello(struct ingest_conn *c, const Prof__Hello *h)
+{
+	if (c->hello_done)
+		return ingest_fail(c, INGEST_PROTOCOL, EPROTO, true, "second Hello on the same connection");
+	if (h->schema_version != PROF_SCHEMA_VERSION) {
+		free(c->agent_id);
+		c->agent_id = strdup(h->agent_id); /* for the log line; NULL on ENOMEM is fine */
+		return ingest_fail(
+		    c, INGEST_PROTOCOL, EPROTONOSUPPORT, true,
+		    "schema version %u not supported (collector speaks %u): upgrade the collector or "
+		    "the agent",
+		    h->schema_version, PROF_SCHEMA_VERSION);
+	}
+	char *id = strdup(h->agent_id); /* non-empty and bounded: validate.c */
+	if (!id)
+		return ingest_fail(c, INGEST_STORE, ENOMEM, false, "out of memory");
+	uint64_t max_seq = 0;
+	int64_t sid = 0;
+	int rc = store_session_open(c->store, h, c->peer, &sid, &max_seq, &c->session_created);
+	if (rc < 0) {
+		free(id);
+		return ingest_fail(c, INGEST_STORE, (uint32_t)-rc, false,
+				   "store: cannot open the session: %s", strerror(-rc));
+	}
+	c->agent_id = id;
+	c->session_id = sid;
+	c->hello_done = true;
+	c->seq_hi = max_seq;
+	c->ack_due = true; /* the Hello is always answered */
+	return 0;
+}
+
+static int on_record(struct ingest_conn *c, const Prof__Envelope *env, size_t frame_bytes)
+{
+	const char *kind = envelope_kind(env);
+	if (!c->hello_done)
+		return ingest_fail(c, INGEST_PROTOCOL, EPROTO, true, "%s record (seq %llu) before Hello",
+				   kind, (unsigned long long)env->seq);
+	int rc = store_put_record(c->store, c->session_id, env, frame_bytes);
+	if (rc == -ERANGE)
+		return ingest_fail(c, INGEST_PROTOCOL, EINVAL, true,
+				   "%s record seq %llu: seq or timestamps beyond 2^63 (after delta decoding)",
+				   kind, (unsigned long long)env->seq);
+	if (rc < 0)
+		return ingest_fail(c, INGEST_STORE, (uint32_t)-rc, false,
+				   "store: cannot store %s record seq %llu: %s", kind,
+				   (unsigned long long)env->seq, strerror(-rc));
+	if (env->seq == 0)
+		return 0; /* heartbeat outside the ledger: nothing to ack */
+	if (rc == 1)
+		c->stored++;
+	else
+		c->duplicates++;
+	if (env->seq > c->seq_hi)
+		c->seq_hi = env->seq;
+	c->ack_due = true; /* duplicates too: a replaying agent can drop them */
+	return 0;
+}
+
+int ingest_envelope(struct ingest_conn *c, const Prof__Envelope *env, size_t frame_bytes)
+{
+	if (c->failure != INGEST_OK)
+		return -EPIPE;
+	switch (env->body_case) {
+	case PROF__ENVELOPE__BODY_HELLO:
+		return on_hello(c, env->hello);
+	case PROF__ENVELOPE__BODY_COUNTERS:
+	case PROF__ENVELOPE__BODY_HEARTBEAT:
+		return on_record(c, env, frame_bytes);
+	case PROF__ENVELOPE__BODY_ACK:
+		return ingest_fail(c, INGEST_PROTOCOL, EPROTO, true,
+				   "agent sent an Ack (seq %llu): only the collector acks",
+				   (unsigned long long)env->ack->seq);
+	case PROF__ENVELOPE__BODY_ERROR: {
+		char msg[200];
+		copy_printable(msg, sizeof(msg), env->error->message);
+		return ingest_fail(c, INGEST_PROTOCOL, EPROTO, false, "agent sent Error %u: %s",
+				   env->error->code, msg);
+	}
+	default:
+		return ingest_fail(c, INGEST_PROTOCOL, EINVAL, true, "envelope without a body");
+	}
+}
+
+static size_t varint_size(size_t v)
+{
+	size_t n = 1;
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+int ingest_frame(struct ingest_conn *c, const uint8_t *payload, size_t len)
+{
+	if (c->failure != INGEST_OK)
+		return -EPIPE;
+	char why[200];
+	Prof__Envelope *env = envelope_decode(payload, len, why, sizeof(why));
+	if (!env)
+		return ingest_fail(c, INGEST_PROTOCOL, EINVAL, true, "invalid envelope: %s", why);
+	int rc = ingest_envelope(c, env, len + varint_size(len));
+	prof__envelope__free_unpacked(env, NULL);
+	return rc;
+}
+
+int ingest_take_ack(struct ingest_conn *c, uint64_t *seq)
+{
+	if (!c->ack_due)
+		return 0;
+	c->ack_due = false;
+	c->seq_acked = c->seq_hi;
+	*seq = c->seq_hi;
+	return 1;
+}
+
+static int pack_frame(const Prof__Envelope *env, uint8_t *buf, size_t cap)
+{
+	size_t body = prof__envelope__get_packed_size(env);
+	uint8_t hdr[FRAME_VARINT_MAX];
+	size_t h = frame_put_varint(hdr, (uint32_t)body);
+	if (body > UINT32_MAX || h + body > cap)
+		return -ENOBUFS;
+	memcpy(buf, hdr, h);
+	prof__envelope__pack(env, buf + h);
+	return (int)(h + body);
+}
+
+int ingest_pack_ack(uint64_t seq, uint8_t *buf, size_t cap)
+{
+	Prof__Ack ack = PROF__ACK__INIT;
+	ack.seq = seq;
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.body_case = PROF__ENVELOPE__BODY_ACK;
+	env.ack = &ack;
+	return pack_frame(&env, buf, cap);
+}
+
+int ingest_pack_error(uint32_t code, const char *message, uint8_t *buf, size_t cap)
+{
+	Prof__Error err = PROF__ERROR__INIT;
+	err.code = code;
+	err.message = (char *)message;
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.body_case = PROF__ENVELOPE__BODY_ERROR;
+	env.error = &err;
+	return pack_frame(&env, buf, cap);
+}

@@ -1,0 +1,66 @@
+/* Per-connection protocol state machine of the collector (no sockets): takes
+ * the frames of one agent connection, enforces the conversation of
+ * proto/README.md, writes records into the store's open batch and says when
+ * an Ack is due (to be sent only after the batch is committed). */
+#ifndef COLLECTOR_INGEST_H
+#define COLLECTOR_INGEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profiler.pb-c.h"
+#include "store.h"
+
+enum ingest_failure {
+	INGEST_OK,
+	INGEST_PROTOCOL, /* the peer broke the protocol: send Error{err_code, err} (if send_error), close */
+	INGEST_STORE,	 /* the store failed: roll the batch back, close without an answer */
+};
+
+struct ingest_conn {
+	struct store *store;
+	char peer[64];
+	char *agent_id;	    /* from Hello (bounded by validate.c), NULL before */
+	int64_t session_id; /* valid once hello_done */
+	bool hello_done;
+	bool session_created; /* the Hello created the session (first connect) */
+	uint64_t seq_hi;      /* highest seq of the session known stored (after the batch commits) */
+	uint64_t seq_acked;   /* last seq acked */
+	bool ack_due;	      /* an Ack{seq_hi} must follow the next commit */
+	uint64_t stored;      /* records stored through this connection */
+	uint64_t duplicates;  /* replayed records that were already stored */
+	enum ingest_failure failure;
+	bool send_error;   /* whether an Error envelope should answer the failure */
+	uint32_t err_code; /* errno-style code for the Error envelope */
+	char err[256];	   /* one-line reason of the failure */
+};
+
+void ingest_init(struct ingest_conn *c, struct store *store, const char *peer);
+void ingest_free(struct ingest_conn *c);
+
+/* Handle one frame payload (as returned by frame_decoder_next): decode,
+ * validate, apply. Returns 0, or a negative errno with c->failure and c->err
+ * set; after a failure the connection must be closed (further calls fail). */
+int ingest_frame(struct ingest_conn *c, const uint8_t *payload, size_t len);
+/* Same for an already decoded and validated envelope; frame_bytes is the
+ * size on the wire (length prefix included). */
+int ingest_envelope(struct ingest_conn *c, const Prof__Envelope *env, size_t frame_bytes);
+/* Mark a failure detected outside (framing, I/O): sets failure, err and
+ * whether to send an Error. Returns -code. */
+int ingest_fail(struct ingest_conn *c, enum ingest_failure kind, uint32_t code, bool send_error,
+		const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* After the batch is committed: 1 and *seq if an Ack is due (and consider
+ * it sent), 0 otherwise. */
+int ingest_take_ack(struct ingest_conn *c, uint64_t *seq);
+
+/* "agent X session N" or "no Hello yet", for log lines. */
+const char *ingest_who(const struct ingest_conn *c, char *buf, size_t len);
+
+/* Pack an Ack / Error envelope as a whole frame into buf[0..cap); returns the
+ * frame length or -ENOBUFS. */
+int ingest_pack_ack(uint64_t seq, uint8_t *buf, size_t cap);
+int ingest_pack_error(uint32_t code, const char *message, uint8_t *buf, size_t cap);
+
+#endif

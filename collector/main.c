@@ -1,0 +1,219 @@
+/* collector: receives agent records over TCP into an SQLite store; also the
+ * query subcommands (`sessions`, `dump`). */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "frame.h"
+#include "log.h"
+#include "server.h"
+#include "store.h"
+
+#define COLLECTOR_VERSION "0.1.0"
+#define DEFAULT_LISTEN "127.0.0.1:7412"
+
+#define SYNOPSIS                                                                                             \
+	"usage: collector [--listen HOST:PORT] --store PATH [--port-file FILE] [--sync full|normal]\n"       \
+	"                 [--max-conns N] [-v] [-q]\n"                                                       \
+	"       collector sessions --store PATH [--json]\n"                                                  \
+	"       collector dump --store PATH --session N [--json] [--rows]\n"                                 \
+	"       collector --help | --version\n"
+
+static const char short_usage[] = SYNOPSIS "Run 'collector --help' for details.\n";
+
+static const char usage_text[] =
+    SYNOPSIS "\n"
+	     "Receive agent records on HOST:PORT (default " DEFAULT_LISTEN "; port 0 picks a free port)\n"
+	     "and store them in the SQLite database PATH (created if missing).\n"
+	     "  --port-file FILE  write the port actually bound (decimal + newline) to FILE\n"
+	     "  --sync MODE       full (default): an ack means the record survives a power cut;\n"
+	     "                    normal: faster, an ack survives a collector crash only\n"
+	     "  --max-conns N     simultaneous agent connections (default 1024)\n"
+	     "  -v, -q            more (debug) / less (warnings only) logging\n"
+	     "SIGINT/SIGTERM: stop accepting, commit what is buffered, send the last acks, exit 0.\n"
+	     "\n"
+	     "  sessions          list the sessions in a store\n"
+	     "  dump              show one session: hardware, per-event totals and rates, rows\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fputs("collector: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs("\n", stderr);
+	fputs(short_usage, stderr);
+	return 2;
+}
+
+static int write_port_file(const char *path, uint16_t port)
+{
+	char tmp[4096];
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof(tmp)) {
+		log_error("port file path too long: %s", path);
+		return -ENAMETOOLONG;
+	}
+	FILE *f = fopen(tmp, "w");
+	if (!f) {
+		int err = errno;
+		log_error(
+		    "cannot write the port file %s: %s: check that its directory exists and is writable", tmp,
+		    strerror(err));
+		return -err;
+	}
+	fprintf(f, "%u\n", port);
+	int bad = ferror(f);
+	if (fclose(f) != 0 || bad || rename(tmp, path) < 0) {
+		int err = errno ? errno : EIO;
+		log_error("cannot write the port file %s: %s", path, strerror(err));
+		unlink(tmp);
+		return -err;
+	}
+	return 0;
+}
+
+/* Enough descriptors for max_conns connections plus the store and the loop. */
+static void raise_fd_limit(unsigned max_conns)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	rlim_t want = (rlim_t)max_conns + 64;
+	if (rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want ? want : rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl);
+	if (rl.rlim_cur < want)
+		log_warn("open-files limit %llu is below --max-conns %u + 64: connections beyond it will be "
+			 "refused "
+			 "(raise it with ulimit -n)",
+			 (unsigned long long)rl.rlim_cur, max_conns);
+}
+
+struct serve_args {
+	const char *listen, *store, *port_file;
+	bool sync_full;
+	unsigned max_conns;
+};
+
+static int serve(const struct serve_args *a)
+{
+	raise_fd_limit(a->max_conns);
+	sigset_t mask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0) {
+		log_error("cannot block SIGINT/SIGTERM: %s", strerror(errno));
+		return 1;
+	}
+	int sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (sfd < 0) {
+		log_error("cannot create a signalfd: %s", strerror(errno));
+		return 1;
+	}
+	struct store *st = NULL;
+	struct server *srv = NULL;
+	int status = 1;
+	if (store_open(a->store, a->sync_full ? STORE_SYNC_FULL : 0, &st) < 0)
+		goto out;
+	struct server_options opt = {.listen = a->listen, .max_conns = a->max_conns, .signal_fd = sfd};
+	if (server_open(st, &opt, &srv) < 0)
+		goto out;
+	if (a->port_file && write_port_file(a->port_file, server_port(srv)) < 0)
+		goto out;
+	log_info("storing into %s (sync %s), schema %u", a->store, a->sync_full ? "full" : "normal",
+		 PROF_SCHEMA_VERSION);
+	status = server_run(srv) < 0 ? 1 : 0;
+out:
+	server_close(srv);
+	store_close(st);
+	close(sfd);
+	return status;
+}
+
+static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (errno || !*s || *end || s[0] == '-' || v < lo || v > hi)
+		return -EINVAL;
+	*out = (unsigned)v;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	log_init("collector", LOG_LEVEL_INFO);
+	if (argc > 1 && argv[1][0] != '-') {
+		if (strcmp(argv[1], "sessions") == 0)
+			return cli_sessions(argc - 1, argv + 1);
+		if (strcmp(argv[1], "dump") == 0)
+			return cli_dump(argc - 1, argv + 1);
+		return usage_error("unknown command '%s'", argv[1]);
+	}
+	static const struct option opts[] = {
+	    {"listen", required_argument, NULL, 'l'},	 {"store", required_argument, NULL, 's'},
+	    {"port-file", required_argument, NULL, 'p'}, {"sync", required_argument, NULL, 'y'},
+	    {"max-conns", required_argument, NULL, 'm'}, {"verbose", no_argument, NULL, 'v'},
+	    {"quiet", no_argument, NULL, 'q'},		 {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},	 {NULL, 0, NULL, 0}};
+	struct serve_args a = {
+	    .listen = DEFAULT_LISTEN, .sync_full = true, .max_conns = SERVER_DEFAULT_MAX_CONNS};
+	int ch;
+	while ((ch = getopt_long(argc, argv, "vqh", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'l':
+			a.listen = optarg;
+			break;
+		case 's':
+			a.store = optarg;
+			break;
+		case 'p':
+			a.port_file = optarg;
+			break;
+		case 'y':
+			if (strcmp(optarg, "full") == 0)
+				a.sync_full = true;
+			else if (strcmp(optarg, "normal") == 0)
+				a.sync_full = false;
+			else
+				return usage_error("--sync wants full or normal, not '%s'", optarg);
+			break;
+		case 'm':
+			if (parse_uint(optarg, 1, 1000000, &a.max_conns) < 0)
+				return usage_error("--max-conns wants a number from 1 to 1000000, not '%s'",
+						   optarg);
+			break;
+		case 'v':
+			log_set_level(LOG_LEVEL_DEBUG);
+			break;
+		case 'q':
+			log_set_level(LOG_LEVEL_WARN);
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		case 'V':
+			printf("collector %s (wire schema %u, store schema %d)\n", COLLECTOR_VERSION,
+			       PROF_SCHEMA_VERSION, STORE_SCHEMA_VERSION);
+			return 0;
+		default:
+			fputs(short_usage, stderr);
+			return 2;
+		}
+	}
+	if (optind != argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (!a.store)
+		return usage_error("%s",
+				   "--store PATH is required (the SQLite file to write, created if missing)");
+	return serve(&a);
+}

@@ -1,0 +1,45 @@
+/* The collector's network loop: one thread, epoll, non-blocking sockets.
+ * Frames of every connection feed ingest.c; all records handled in one loop
+ * iteration go into one store batch (at most ~50 ms / 4096 records), and the
+ * acks follow the COMMIT. Bad input closes only the connection it came on. */
+#ifndef COLLECTOR_SERVER_H
+#define COLLECTOR_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store.h"
+
+struct server_options {
+	const char *listen; /* "HOST:PORT", port 0 picks a free one */
+	unsigned max_conns; /* 0: SERVER_DEFAULT_MAX_CONNS */
+	size_t max_frame;   /* 0: CONFIG_MAX_FRAME_KB KiB */
+	int signal_fd;	    /* readable means stop (a signalfd), -1 for none; not owned */
+};
+
+#define SERVER_DEFAULT_MAX_CONNS 1024u
+
+struct server_stats {
+	uint64_t accepted, refused, closed_bad, records, duplicates, commits;
+	unsigned conns;
+};
+
+struct server;
+
+/* Bind and listen (logs "listening on ADDR"); errors are logged with what to do. */
+int server_open(struct store *store, const struct server_options *opt, struct server **out);
+/* The bound port (useful with port 0). */
+uint16_t server_port(const struct server *s);
+/* Run until a stop is requested; then drain, commit, ack, close. Returns 0
+ * or a negative errno on a fatal error (epoll failure). */
+int server_run(struct server *s);
+/* One loop iteration waiting at most timeout_ms; returns 1 once stopped
+ * (after the drain), 0 otherwise, negative on fatal errors. For tests. */
+int server_step(struct server *s, int timeout_ms);
+/* Ask the loop to stop (async-signal-safe and thread-safe). */
+void server_request_stop(struct server *s);
+void server_get_stats(const struct server *s, struct server_stats *st);
+/* Closes every connection (without draining) and frees. NULL is fine. */
+void server_close(struct server *s);
+
+#endif

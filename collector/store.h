@@ -1,0 +1,129 @@
+/* The collector's SQLite store (WAL): sessions, the exactly-once record
+ * ledger, interned events and counter samples. This header is the whole API.
+ *
+ * Writes join one batch transaction that the first write begins and
+ * store_commit() ends, so a caller can group many records into one COMMIT.
+ * Functions return 0 (or a documented positive value) or a negative errno;
+ * SQLite failures are logged with sqlite3_errmsg and returned as -EIO
+ * (-ENOSPC when the disk is full, -EBUSY when the database is locked). */
+#ifndef COLLECTOR_STORE_H
+#define COLLECTOR_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profiler.pb-c.h"
+
+#define STORE_SCHEMA_VERSION 1
+
+/* store_open() flags */
+#define STORE_SYNC_FULL 0x1u /* PRAGMA synchronous=FULL (default NORMAL) */
+#define STORE_READ_ONLY 0x2u /* query only; the file must exist and be a store */
+
+struct store;
+
+/* Open (and create or check the schema of) the store at path (":memory:"
+ * works for tests). On failure *out is NULL and the reason is logged with the
+ * path and what to do. */
+int store_open(const char *path, unsigned flags, struct store **out);
+/* Rolls back an uncommitted batch. NULL is fine. */
+void store_close(struct store *s);
+
+/* Begin a batch explicitly (writes do it implicitly). 0 if one is already open. */
+int store_begin(struct store *s);
+/* Commit the open batch; 0 and nothing done if none is open. On failure the
+ * batch is rolled back. */
+int store_commit(struct store *s);
+/* Abandon the open batch (no-op if none). */
+void store_rollback(struct store *s);
+bool store_in_tx(const struct store *s);
+/* Records stored (not duplicates) in the open batch. */
+uint64_t store_tx_records(const struct store *s);
+
+/* Find or create the session (hello->agent_id, hello->boot_id), bump its
+ * connect count and remember peer. *max_seq = highest seq stored for the
+ * session (0 if none). *created tells whether the session is new (may be NULL). */
+int store_session_open(struct store *s, const Prof__Hello *hello, const char *peer, int64_t *session_id,
+		       uint64_t *max_seq, bool *created);
+
+/* Store one validated record (counters, heartbeat) of a session.
+ * Returns 1 if stored, 0 if (session, seq) was already stored (duplicate,
+ * nothing changed), -ERANGE if the decoded timestamps overflow 2^63 ns,
+ * -EINVAL for a body the store does not take (hello, ack, error), or another
+ * negative errno. Heartbeats with seq 0 are not ledger records: they only
+ * update last_seen/spool_dropped (returns 1). frame_bytes counts toward the
+ * session's wire bytes. After an error other than -ERANGE/-EINVAL the batch
+ * is incomplete: store_rollback() it (store_session_open likewise). */
+int store_put_record(struct store *s, int64_t session_id, const Prof__Envelope *env, size_t frame_bytes);
+
+/* ---------------------------------------------------------------- queries
+ * Rows are passed to a callback; strings are valid during the call only and
+ * never NULL (empty when unknown). A callback returning non-zero stops the
+ * iteration and its value is returned. */
+
+struct store_session_row {
+	int64_t id;
+	const char *agent_id;
+	uint64_t boot_id;
+	const char *board, *kernel_release, *hostname, *machine, *agent_version, *features, *target, *peer;
+	uint32_t schema_version, clock_id;
+	uint64_t base_ns, realtime_ns;
+	int64_t first_seen, last_seen; /* unix seconds */
+	uint64_t connects, records, wire_bytes, spool_dropped;
+	uint64_t samples;   /* counter_samples rows */
+	uint64_t last_t_ns; /* largest sample time (ns after base_ns), 0 if no samples */
+};
+typedef int (*store_session_cb)(const struct store_session_row *row, void *arg);
+
+struct store_cpu_row {
+	uint32_t cpu;
+	const char *model;
+	uint32_t implementer, part;
+	uint64_t max_freq_khz;
+};
+typedef int (*store_cpu_cb)(const struct store_cpu_row *row, void *arg);
+
+struct store_gpu_row {
+	uint32_t idx;
+	const char *platform, *name, *vendor, *version, *driver;
+	uint32_t compute_units, max_clock_mhz, type;
+	uint64_t global_mem_bytes;
+};
+typedef int (*store_gpu_cb)(const struct store_gpu_row *row, void *arg);
+
+struct store_event_summary {
+	uint32_t event_id;
+	bool declared;	  /* false: used without a declaration, name is "event#N" */
+	const char *name; /* declared name or "event#N" */
+	const char *unit;
+	uint32_t type;
+	uint64_t config;
+	uint64_t samples;
+	uint64_t total; /* sum of the values, saturating at UINT64_MAX */
+	uint64_t first_t_ns, last_t_ns;
+};
+typedef int (*store_event_cb)(const struct store_event_summary *ev, void *arg);
+
+struct store_sample_row {
+	uint64_t seq;
+	uint64_t t_ns; /* ns after base_ns */
+	uint32_t event_id;
+	const char *name; /* declared name or "event#N" */
+	uint64_t value;
+	uint32_t running_pct;
+};
+typedef int (*store_sample_cb)(const struct store_sample_row *row, void *arg);
+
+/* All sessions, by id. */
+int store_list_sessions(struct store *s, store_session_cb cb, void *arg);
+/* One session; -ENOENT if there is none with that id. */
+int store_get_session(struct store *s, int64_t session_id, store_session_cb cb, void *arg);
+int store_list_cpus(struct store *s, int64_t session_id, store_cpu_cb cb, void *arg);
+int store_list_gpus(struct store *s, int64_t session_id, store_gpu_cb cb, void *arg);
+/* Per-event totals of a session, by event id. */
+int store_event_summaries(struct store *s, int64_t session_id, store_event_cb cb, void *arg);
+/* Every counter row of a session, by time then event id. */
+int store_list_samples(struct store *s, int64_t session_id, store_sample_cb cb, void *arg);
+
+#endif

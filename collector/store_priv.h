@@ -1,0 +1,44 @@
+/* Internals shared by store.c (schema, writes) and store_query.c (reads).
+ * Not part of the store API: include store.h instead. */
+#ifndef COLLECTOR_STORE_PRIV_H
+#define COLLECTOR_STORE_PRIV_H
+
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "store.h"
+
+enum store_stmt {
+	ST_BEGIN,
+	ST_COMMIT,
+	ST_ROLLBACK,
+	ST_SESSION_UPSERT,
+	ST_MAX_SEQ,
+	ST_CPU_INSERT,
+	ST_GPU_INSERT,
+	ST_RECORD_INSERT,
+	ST_EVENT_INSERT,
+	ST_SAMPLE_INSERT,
+	ST_SESSION_RECORD,
+	ST_HEARTBEAT,
+	ST__COUNT
+};
+
+struct store {
+	sqlite3 *db;
+	char *path;
+	unsigned flags;
+	bool in_tx;
+	uint64_t tx_records;
+	sqlite3_stmt *stmt[ST__COUNT];
+};
+
+/* Log "store PATH: WHAT: sqlite message" and map the SQLite code to an errno. */
+int store_fail(struct store *s, const char *what, int rc);
+/* Prepare sql (not cached); logs on failure. */
+int store_prepare(struct store *s, const char *sql, sqlite3_stmt **st);
+/* Column text as a non-NULL string. */
+const char *store_col_text(sqlite3_stmt *st, int col);
+
+#endif

@@ -1,0 +1,273 @@
+/* Store: read-only queries for the CLI (sessions, dump). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "store.h"
+#include "store_priv.h"
+#include "validate.h"
+
+#define SESSION_COLUMNS                                                                                      \
+	"SELECT s.id, s.agent_id, s.boot_id, s.board, s.kernel_release, s.hostname, s.machine,"              \
+	" s.agent_version, s.features, s.target, s.peer, s.schema_version, s.clock_id, s.base_ns,"           \
+	" s.realtime_ns, s.first_seen, s.last_seen, s.connects, s.records, s.wire_bytes, s.spool_dropped,"   \
+	" (SELECT COUNT(*) FROM counter_samples c WHERE c.session_id = s.id),"                               \
+	" (SELECT MAX(t_ns) FROM counter_samples c WHERE c.session_id = s.id)"                               \
+	" FROM sessions s"
+
+static uint64_t col_u64(sqlite3_stmt *st, int col)
+{
+	return (uint64_t)sqlite3_column_int64(st, col);
+}
+
+static uint32_t col_u32(sqlite3_stmt *st, int col)
+{
+	return (uint32_t)sqlite3_column_int64(st, col);
+}
+
+/* The caller's callback and argument, as the row converters see them. */
+struct row_ctx {
+	union {
+		store_session_cb session;
+		store_cpu_cb cpu;
+		store_gpu_cb gpu;
+		store_sample_cb sample;
+	} cb;
+	void *arg;
+};
+
+/* Step through st calling row(st, ctx) for each row; finalizes st. */
+static int each_row(struct store *s, sqlite3_stmt *st, int (*row)(sqlite3_stmt *, const struct row_ctx *),
+		    const struct row_ctx *ctx, int *nrows)
+{
+	int rc, ret = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (nrows)
+			(*nrows)++;
+		ret = row(st, ctx);
+		if (ret)
+			break;
+	}
+	if (!ret && rc != SQLITE_DONE)
+		ret = store_fail(s, "query", rc);
+	sqlite3_finalize(st);
+	return ret;
+}
+
+static int session_row(sqlite3_stmt *st, const struct row_ctx *ctx)
+{
+	struct store_session_row r = {
+	    .id = sqlite3_column_int64(st, 0),
+	    .agent_id = store_col_text(st, 1),
+	    .boot_id = col_u64(st, 2),
+	    .board = store_col_text(st, 3),
+	    .kernel_release = store_col_text(st, 4),
+	    .hostname = store_col_text(st, 5),
+	    .machine = store_col_text(st, 6),
+	    .agent_version = store_col_text(st, 7),
+	    .features = store_col_text(st, 8),
+	    .target = store_col_text(st, 9),
+	    .peer = store_col_text(st, 10),
+	    .schema_version = col_u32(st, 11),
+	    .clock_id = col_u32(st, 12),
+	    .base_ns = col_u64(st, 13),
+	    .realtime_ns = col_u64(st, 14),
+	    .first_seen = sqlite3_column_int64(st, 15),
+	    .last_seen = sqlite3_column_int64(st, 16),
+	    .connects = col_u64(st, 17),
+	    .records = col_u64(st, 18),
+	    .wire_bytes = col_u64(st, 19),
+	    .spool_dropped = col_u64(st, 20),
+	    .samples = col_u64(st, 21),
+	    .last_t_ns = col_u64(st, 22),
+	};
+	return ctx->cb.session(&r, ctx->arg);
+}
+
+int store_list_sessions(struct store *s, store_session_cb cb, void *arg)
+{
+	sqlite3_stmt *st;
+	int rc = store_prepare(s, SESSION_COLUMNS " ORDER BY s.id", &st);
+	if (rc < 0)
+		return rc;
+	return each_row(s, st, session_row, &(struct row_ctx){.cb.session = cb, .arg = arg}, NULL);
+}
+
+int store_get_session(struct store *s, int64_t session_id, store_session_cb cb, void *arg)
+{
+	sqlite3_stmt *st;
+	int rc = store_prepare(s, SESSION_COLUMNS " WHERE s.id = ?1", &st);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int64(st, 1, session_id);
+	int n = 0;
+	rc = each_row(s, st, session_row, &(struct row_ctx){.cb.session = cb, .arg = arg}, &n);
+	return rc == 0 && n == 0 ? -ENOENT : rc;
+}
+
+static int cpu_row(sqlite3_stmt *st, const struct row_ctx *ctx)
+{
+	struct store_cpu_row r = {
+	    .cpu = col_u32(st, 0),
+	    .model = store_col_text(st, 1),
+	    .implementer = col_u32(st, 2),
+	    .part = col_u32(st, 3),
+	    .max_freq_khz = col_u64(st, 4),
+	};
+	return ctx->cb.cpu(&r, ctx->arg);
+}
+
+int store_list_cpus(struct store *s, int64_t session_id, store_cpu_cb cb, void *arg)
+{
+	sqlite3_stmt *st;
+	int rc =
+	    store_prepare(s,
+			  "SELECT cpu, model, implementer, part, max_freq_khz FROM cpus WHERE session_id = ?1"
+			  " ORDER BY cpu, rowid",
+			  &st);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int64(st, 1, session_id);
+	return each_row(s, st, cpu_row, &(struct row_ctx){.cb.cpu = cb, .arg = arg}, NULL);
+}
+
+static int gpu_row(sqlite3_stmt *st, const struct row_ctx *ctx)
+{
+	struct store_gpu_row r = {
+	    .idx = col_u32(st, 0),
+	    .platform = store_col_text(st, 1),
+	    .name = store_col_text(st, 2),
+	    .vendor = store_col_text(st, 3),
+	    .version = store_col_text(st, 4),
+	    .driver = store_col_text(st, 5),
+	    .compute_units = col_u32(st, 6),
+	    .global_mem_bytes = col_u64(st, 7),
+	    .max_clock_mhz = col_u32(st, 8),
+	    .type = col_u32(st, 9),
+	};
+	return ctx->cb.gpu(&r, ctx->arg);
+}
+
+int store_list_gpus(struct store *s, int64_t session_id, store_gpu_cb cb, void *arg)
+{
+	sqlite3_stmt *st;
+	int rc = store_prepare(
+	    s,
+	    "SELECT idx, platform, name, vendor, version, driver, compute_units,"
+	    " global_mem_bytes, max_clock_mhz, type FROM gpus WHERE session_id = ?1 ORDER BY idx",
+	    &st);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int64(st, 1, session_id);
+	return each_row(s, st, gpu_row, &(struct row_ctx){.cb.gpu = cb, .arg = arg}, NULL);
+}
+
+/* Aggregation runs in C, not SQL: values are unsigned 64-bit (SQLite's SUM
+ * would fail on int64 overflow). The index (session_id, event_id, t_ns)
+ * delivers each event's rows together. */
+struct summary_state {
+	struct store_event_summary ev;
+	bool open;
+	char fallback[32];
+	char name[VALIDATE_MAX_STRING + 1];
+	char unit[VALIDATE_MAX_STRING + 1];
+	store_event_cb cb;
+	void *arg;
+};
+
+static int summary_emit(struct summary_state *ss)
+{
+	if (!ss->open)
+		return 0;
+	ss->open = false;
+	if (!ss->ev.declared) {
+		snprintf(ss->fallback, sizeof(ss->fallback), "event#%u", ss->ev.event_id);
+		ss->ev.name = ss->fallback;
+		ss->ev.unit = "";
+	} else {
+		ss->ev.name = ss->name;
+		ss->ev.unit = ss->unit;
+	}
+	return ss->cb(&ss->ev, ss->arg);
+}
+
+static int summary_row(sqlite3_stmt *st, const struct row_ctx *ctx)
+{
+	struct summary_state *ss = ctx->arg;
+	uint32_t id = col_u32(st, 0);
+	uint64_t t = col_u64(st, 1), v = col_u64(st, 2);
+	if (ss->open && ss->ev.event_id != id) {
+		int rc = summary_emit(ss);
+		if (rc)
+			return rc;
+	}
+	if (!ss->open) {
+		memset(&ss->ev, 0, sizeof(ss->ev));
+		ss->open = true;
+		ss->ev.event_id = id;
+		ss->ev.first_t_ns = t;
+		ss->ev.declared = sqlite3_column_type(st, 3) != SQLITE_NULL;
+		snprintf(ss->name, sizeof(ss->name), "%s", store_col_text(st, 3));
+		snprintf(ss->unit, sizeof(ss->unit), "%s", store_col_text(st, 4));
+		ss->ev.type = col_u32(st, 5);
+		ss->ev.config = col_u64(st, 6);
+	}
+	ss->ev.samples++;
+	ss->ev.total = v > UINT64_MAX - ss->ev.total ? UINT64_MAX : ss->ev.total + v;
+	if (t < ss->ev.first_t_ns)
+		ss->ev.first_t_ns = t;
+	if (t > ss->ev.last_t_ns)
+		ss->ev.last_t_ns = t;
+	return 0;
+}
+
+int store_event_summaries(struct store *s, int64_t session_id, store_event_cb cb, void *arg)
+{
+	sqlite3_stmt *st;
+	int rc = store_prepare(s,
+			       "SELECT c.event_id, c.t_ns, c.value, e.name, e.unit, e.type, e.config"
+			       " FROM counter_samples c LEFT JOIN events e"
+			       " ON e.session_id = c.session_id AND e.event_id = c.event_id"
+			       " WHERE c.session_id = ?1 ORDER BY c.event_id, c.t_ns",
+			       &st);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int64(st, 1, session_id);
+	struct summary_state ss = {.cb = cb, .arg = arg};
+	rc = each_row(s, st, summary_row, &(struct row_ctx){.arg = &ss}, NULL);
+	return rc ? rc : summary_emit(&ss);
+}
+
+static int sample_row(sqlite3_stmt *st, const struct row_ctx *ctx)
+{
+	char fallback[32];
+	struct store_sample_row r = {
+	    .seq = col_u64(st, 0),
+	    .t_ns = col_u64(st, 1),
+	    .event_id = col_u32(st, 2),
+	    .value = col_u64(st, 4),
+	    .running_pct = col_u32(st, 5),
+	};
+	if (sqlite3_column_type(st, 3) == SQLITE_NULL) {
+		snprintf(fallback, sizeof(fallback), "event#%u", r.event_id);
+		r.name = fallback;
+	} else {
+		r.name = store_col_text(st, 3);
+	}
+	return ctx->cb.sample(&r, ctx->arg);
+}
+
+int store_list_samples(struct store *s, int64_t session_id, store_sample_cb cb, void *arg)
+{
+	sqlite3_stmt *st;
+	int rc = store_prepare(s,
+			       "SELECT c.seq, c.t_ns, c.event_id, e.name, c.value, c.running_pct"
+			       " FROM counter_samples c LEFT JOIN events e"
+			       " ON e.session_id = c.session_id AND e.event_id = c.event_id"
+			       " WHERE c.session_id = ?1 ORDER BY c.t_ns, c.event_id, c.seq",
+			       &st);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int64(st, 1, session_id);
+	return each_row(s, st, sample_row, &(struct row_ctx){.cb.sample = cb, .arg = arg}, NULL);
+}
