@@ -49,11 +49,12 @@ done
 # 2. bytes per sample: the agent counting 4 software events every 10 ms on a 3 s busy loop,
 #    against perf record sampling the same workload at 1 kHz (its default event here: cpu-clock).
 start_collector "$tmp/wire.db"
-"$out/agent" --collector "127.0.0.1:$port" --spool "$tmp/spool" -I 10 -q -- "$out/workloads/busy" 3 1 >/dev/null 2>"$tmp/agent.log"
+"$out/agent" --collector "127.0.0.1:$port" --spool "$tmp/spool" -I 10 -- "$out/workloads/busy" 3 1 >/dev/null 2>"$tmp/agent.log"
 stop_collector
 q() { sqlite3 "$tmp/wire.db" "$1"; }
 samples=$(q "SELECT COUNT(*) FROM counter_samples")
-wire=$(q "SELECT SUM(wire_bytes) FROM sessions")
+# the agent's own count of bytes it sent (Hello, heartbeats and framing included)
+wire=$(sed -n 's/.* \([0-9][0-9]*\) bytes on the wire.*/\1/p' "$tmp/agent.log" | tail -n 1)
 cbytes=$(q "SELECT SUM(bytes) FROM records WHERE kind='counters'")
 perf record -F 1000 -o "$tmp/perf.data" -- "$out/workloads/busy" 3 1 >/dev/null 2>"$tmp/perf.log"
 psize=$(stat -c %s "$tmp/perf.data")
