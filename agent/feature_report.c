@@ -80,7 +80,7 @@ int feature_report_print(FILE *out)
 	fprintf(out, "  opencl:         not compiled in\n");
 #endif
 #ifdef CONFIG_AGENT_TRACER
-	fprintf(out, "  tracer:         yes\n");
+	fprintf(out, "  tracer:         enabled in Kconfig (instruction-trace windows are not implemented yet)\n");
 #else
 	fprintf(out, "  tracer:         not compiled in\n");
 #endif
