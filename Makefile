@@ -53,8 +53,9 @@ AGENT_LDFLAGS := $(if $(CONFIG_STATIC),-static)
 COLLECTOR_LIBS := -lsqlite3 -lprotobuf-c -lm
 TEST_LIBS := -lcmocka $(COLLECTOR_LIBS) $(AGENT_LIBS)
 
-PROTO_C := $(GEN)/profiler.pb-c.c
-PROTO_H := $(GEN)/profiler.pb-c.h
+PROTO_SRC := $(wildcard proto/*.proto)
+PROTO_C := $(patsubst proto/%.proto,$(GEN)/%.pb-c.c,$(PROTO_SRC))
+PROTO_H := $(patsubst proto/%.proto,$(GEN)/%.pb-c.h,$(PROTO_SRC))
 CONFIG_H := $(O)/include/generated/config.h
 
 COMMON_SRC := $(wildcard common/*.c proto/*.c)
@@ -67,7 +68,7 @@ WORKLOAD_SRC := $(wildcard tests/workloads/*.c)
 BENCH_SRC := $(wildcard bench/*.c)
 
 obj = $(patsubst %.c,$(O)/obj/%.o,$(1))
-COMMON_OBJ := $(call obj,$(COMMON_SRC)) $(O)/obj/gen/profiler.pb-c.o
+COMMON_OBJ := $(call obj,$(COMMON_SRC)) $(patsubst $(GEN)/%.c,$(O)/obj/gen/%.o,$(PROTO_C))
 AGENT_OBJ := $(call obj,$(AGENT_SRC))
 COLLECTOR_OBJ := $(call obj,$(COLLECTOR_SRC))
 
@@ -85,11 +86,18 @@ BENCH_BINS := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRC))
 
 PROGRAMS := $(AGENT_BIN) $(if $(filter y,$(CONFIG_COLLECTOR)),$(COLLECTOR_BIN))
 
+# Feature fragments (mk/<feature>.mk) add their own rules and may append to
+# EXTRA_TARGETS (built by `all` and `tests`) and EXTRA_CHECK (shell commands
+# that `make check` runs before the test suites; they must exit non-zero on failure).
+EXTRA_TARGETS :=
+EXTRA_CHECK :=
+-include $(sort $(wildcard mk/*.mk))
+
 .PHONY: all deps defconfig menuconfig olddefconfig savedefconfig tests check unit integration demo fuzz bench clean distclean help
 .DEFAULT_GOAL := all
 .SECONDARY:
 
-all: $(PROGRAMS)
+all: $(PROGRAMS) $(EXTRA_TARGETS)
 
 help:
 	@sed -n '1,/^$$/p' Makefile
@@ -122,10 +130,11 @@ $(CONFIG_H): $(O)/.config Kconfig
 	@touch $@
 
 # ---------------------------------------------------------------- generated protobuf
-$(PROTO_C) $(PROTO_H) &: proto/profiler.proto
+# All schema files at once: profiler.proto imports the per-concern ones.
+$(PROTO_C) $(PROTO_H) &: $(PROTO_SRC)
 	@mkdir -p $(GEN)
-	@echo "  PROTOC  $<"
-	$(Q)$(PROTOC_C) --proto_path=proto --c_out=$(GEN) $<
+	@echo "  PROTOC  $(PROTO_SRC)"
+	$(Q)$(PROTOC_C) --proto_path=proto --c_out=$(GEN) $(PROTO_SRC)
 
 # ---------------------------------------------------------------- objects
 $(O)/obj/%.o: %.c $(CONFIG_H) $(PROTO_H)
@@ -133,7 +142,7 @@ $(O)/obj/%.o: %.c $(CONFIG_H) $(PROTO_H)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
 
-$(O)/obj/gen/profiler.pb-c.o: $(PROTO_C) $(PROTO_H)
+$(O)/obj/gen/%.pb-c.o: $(GEN)/%.pb-c.c $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CPPFLAGS) $(filter-out -Werror,$(ALL_CFLAGS)) -c $< -o $@
 
@@ -174,7 +183,7 @@ $(O)/bench/%: $(O)/obj/bench/%.o $(LIBTEST) $(LIBCOLLECTOR) $(LIBAGENT) $(LIBCOM
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $^ $(TEST_LIBS)
 
-tests: $(PROGRAMS) $(UNIT_BINS) $(INTEG_BINS) $(WORKLOAD_BINS)
+tests: $(PROGRAMS) $(EXTRA_TARGETS) $(UNIT_BINS) $(INTEG_BINS) $(WORKLOAD_BINS)
 
 # ---------------------------------------------------------------- top-level flows
 deps:
@@ -194,6 +203,7 @@ check: deps
 	$(Q)$(MAKE) --no-print-directory SAN=1 WERROR=1 tests
 	@echo "== minimal configuration (every optional feature off) =="
 	$(Q)scripts/check-config.sh
+	$(Q)$(foreach c,$(EXTRA_CHECK),$(c) &&) true
 	$(Q)scripts/run-tests.sh all build/$(BOARD)-san
 
 demo: deps

@@ -12,6 +12,7 @@
 
 int cli_sessions(int argc, char **argv);
 int cli_dump(int argc, char **argv);
+int cli_report(int argc, char **argv);
 
 /* Open an existing store read-only; errors are logged with what to do. */
 int cli_open_store(const char *path, struct store **out);

@@ -9,6 +9,7 @@
 
 #include "frame.h"
 #include "validate.h"
+#include "store_kinds.h"
 
 /* Copy s into out replacing control characters, so that wire strings cannot
  * split or forge log lines. */
@@ -125,9 +126,6 @@ int ingest_envelope(struct ingest_conn *c, const Prof__Envelope *env, size_t fra
 	switch (env->body_case) {
 	case PROF__ENVELOPE__BODY_HELLO:
 		return on_hello(c, env->hello);
-	case PROF__ENVELOPE__BODY_COUNTERS:
-	case PROF__ENVELOPE__BODY_HEARTBEAT:
-		return on_record(c, env, frame_bytes);
 	case PROF__ENVELOPE__BODY_ACK:
 		return ingest_fail(c, INGEST_PROTOCOL, EPROTO, true,
 				   "agent sent an Ack (seq %llu): only the collector acks",
@@ -139,6 +137,8 @@ int ingest_envelope(struct ingest_conn *c, const Prof__Envelope *env, size_t fra
 				   env->error->code, msg);
 	}
 	default:
+		if (store_kind_find(env->body_case))
+			return on_record(c, env, frame_bytes);
 		return ingest_fail(c, INGEST_PROTOCOL, EINVAL, true, "envelope without a body");
 	}
 }

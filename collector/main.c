@@ -25,6 +25,7 @@
 	"                 [--max-conns N] [-v] [-q]\n"                                                       \
 	"       collector sessions --store PATH [--json]\n"                                                  \
 	"       collector dump --store PATH --session N [--json] [--rows]\n"                                 \
+	"       collector report --store PATH --session N [--top] [--opencl] [--json]\n"                     \
 	"       collector --help | --version\n"
 
 static const char short_usage[] = SYNOPSIS "Run 'collector --help' for details.\n";
@@ -41,7 +42,8 @@ static const char usage_text[] =
 	     "SIGINT/SIGTERM: stop accepting, commit what is buffered, send the last acks, exit 0.\n"
 	     "\n"
 	     "  sessions          list the sessions in a store\n"
-	     "  dump              show one session: hardware, per-event totals and rates, rows\n";
+	     "  dump              show one session: hardware, per-event totals and rates, rows\n"
+	     "  report            analyses of one session (collector report --help)\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -157,6 +159,8 @@ int main(int argc, char **argv)
 			return cli_sessions(argc - 1, argv + 1);
 		if (strcmp(argv[1], "dump") == 0)
 			return cli_dump(argc - 1, argv + 1);
+		if (strcmp(argv[1], "report") == 0)
+			return cli_report(argc - 1, argv + 1);
 		return usage_error("unknown command '%s'", argv[1]);
 	}
 	static const struct option opts[] = {

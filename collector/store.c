@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "store_kinds.h"
 #include "store_priv.h"
 
 static const char *const schema_sql =
@@ -100,7 +101,7 @@ const char *store_col_text(sqlite3_stmt *st, int col)
 }
 
 /* Run a statement that returns no rows (or whose rows are ignored). */
-static int exec_stmt(struct store *s, sqlite3_stmt *st, const char *what)
+int store_exec_stmt(struct store *s, sqlite3_stmt *st, const char *what)
 {
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
@@ -248,6 +249,10 @@ int store_open(const char *path, unsigned flags, struct store **out)
 	rc = configure(s);
 	if (rc == 0)
 		rc = schema_setup(s);
+	/* Tables of the record kinds: created if missing, also in stores made by an older collector. */
+	for (size_t k = 0; rc == 0 && !(flags & STORE_READ_ONLY) && store_kinds[k]; k++)
+		if (store_kinds[k]->schema_sql)
+			rc = exec_sql(s, store_kinds[k]->schema_sql, "create record-kind tables");
 	for (int i = 0; rc == 0 && i < ST__COUNT; i++)
 		rc = store_prepare(s, stmt_sql[i], &s->stmt[i]);
 	if (rc < 0) {
@@ -266,6 +271,8 @@ void store_close(struct store *s)
 		store_rollback(s);
 	for (int i = 0; i < ST__COUNT; i++)
 		sqlite3_finalize(s->stmt[i]);
+	for (int i = 0; i < s->ncache; i++)
+		sqlite3_finalize(s->cache[i].st);
 	if (s->db && sqlite3_close(s->db) != SQLITE_OK)
 		log_error("store %s: close: %s", s->path, sqlite3_errmsg(s->db));
 	free(s->path);
@@ -276,7 +283,7 @@ int store_begin(struct store *s)
 {
 	if (s->in_tx)
 		return 0;
-	int rc = exec_stmt(s, s->stmt[ST_BEGIN], "begin");
+	int rc = store_exec_stmt(s, s->stmt[ST_BEGIN], "begin");
 	if (rc < 0)
 		return rc;
 	s->in_tx = true;
@@ -288,7 +295,7 @@ int store_commit(struct store *s)
 {
 	if (!s->in_tx)
 		return 0;
-	int rc = exec_stmt(s, s->stmt[ST_COMMIT], "commit");
+	int rc = store_exec_stmt(s, s->stmt[ST_COMMIT], "commit");
 	if (rc < 0) {
 		store_rollback(s);
 		return rc;
@@ -304,7 +311,7 @@ void store_rollback(struct store *s)
 		return;
 	/* Fails harmlessly when SQLite already rolled back on its own (disk full). */
 	if (sqlite3_get_autocommit(s->db) == 0)
-		exec_stmt(s, s->stmt[ST_ROLLBACK], "rollback");
+		store_exec_stmt(s, s->stmt[ST_ROLLBACK], "rollback");
 	s->in_tx = false;
 	s->tx_records = 0;
 }
@@ -319,13 +326,12 @@ uint64_t store_tx_records(const struct store *s)
 	return s->tx_records;
 }
 
-static void bind_text(sqlite3_stmt *st, int i, const char *v)
+void store_bind_text(sqlite3_stmt *st, int i, const char *v)
 {
 	sqlite3_bind_text(st, i, v ? v : "", -1, SQLITE_STATIC);
 }
 
-/* uint64 values travel through SQLite's int64 unchanged (two's complement). */
-static void bind_u64(sqlite3_stmt *st, int i, uint64_t v)
+void store_bind_u64(sqlite3_stmt *st, int i, uint64_t v)
 {
 	sqlite3_bind_int64(st, i, (sqlite3_int64)v);
 }
@@ -338,27 +344,27 @@ static int session_hardware(struct store *s, int64_t id, const Prof__Hello *h)
 		const Prof__CpuInfo *c = h->cpus[i];
 		sqlite3_bind_int64(st, 1, id);
 		sqlite3_bind_int64(st, 2, c->cpu);
-		bind_text(st, 3, c->model);
+		store_bind_text(st, 3, c->model);
 		sqlite3_bind_int64(st, 4, c->implementer);
 		sqlite3_bind_int64(st, 5, c->part);
-		bind_u64(st, 6, c->max_freq_khz);
-		rc = exec_stmt(s, st, "insert cpu");
+		store_bind_u64(st, 6, c->max_freq_khz);
+		rc = store_exec_stmt(s, st, "insert cpu");
 	}
 	st = s->stmt[ST_GPU_INSERT];
 	for (size_t i = 0; rc == 0 && i < h->n_gpus; i++) {
 		const Prof__GpuDevice *g = h->gpus[i];
 		sqlite3_bind_int64(st, 1, id);
 		sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
-		bind_text(st, 3, g->platform);
-		bind_text(st, 4, g->name);
-		bind_text(st, 5, g->vendor);
-		bind_text(st, 6, g->version);
-		bind_text(st, 7, g->driver);
+		store_bind_text(st, 3, g->platform);
+		store_bind_text(st, 4, g->name);
+		store_bind_text(st, 5, g->vendor);
+		store_bind_text(st, 6, g->version);
+		store_bind_text(st, 7, g->driver);
 		sqlite3_bind_int64(st, 8, g->compute_units);
-		bind_u64(st, 9, g->global_mem_bytes);
+		store_bind_u64(st, 9, g->global_mem_bytes);
 		sqlite3_bind_int64(st, 10, g->max_clock_mhz);
 		sqlite3_bind_int64(st, 11, g->type);
-		rc = exec_stmt(s, st, "insert gpu");
+		rc = store_exec_stmt(s, st, "insert gpu");
 	}
 	return rc;
 }
@@ -393,20 +399,20 @@ int store_session_open(struct store *s, const Prof__Hello *h, const char *peer, 
 	prof__hello__pack(h, blob);
 
 	sqlite3_stmt *st = s->stmt[ST_SESSION_UPSERT];
-	bind_text(st, 1, h->agent_id);
-	bind_u64(st, 2, h->boot_id);
-	bind_text(st, 3, h->board);
-	bind_text(st, 4, h->kernel_release);
-	bind_text(st, 5, h->hostname);
-	bind_text(st, 6, h->machine);
-	bind_text(st, 7, h->agent_version);
-	bind_text(st, 8, h->features);
-	bind_text(st, 9, h->target);
+	store_bind_text(st, 1, h->agent_id);
+	store_bind_u64(st, 2, h->boot_id);
+	store_bind_text(st, 3, h->board);
+	store_bind_text(st, 4, h->kernel_release);
+	store_bind_text(st, 5, h->hostname);
+	store_bind_text(st, 6, h->machine);
+	store_bind_text(st, 7, h->agent_version);
+	store_bind_text(st, 8, h->features);
+	store_bind_text(st, 9, h->target);
 	sqlite3_bind_int64(st, 10, h->schema_version);
 	sqlite3_bind_int64(st, 11, h->clock_id);
-	bind_u64(st, 12, h->base_ns);
-	bind_u64(st, 13, h->realtime_ns);
-	bind_text(st, 14, peer);
+	store_bind_u64(st, 12, h->base_ns);
+	store_bind_u64(st, 13, h->realtime_ns);
+	store_bind_text(st, 14, peer);
 	sqlite3_bind_int64(st, 15, (sqlite3_int64)time(NULL));
 	sqlite3_bind_blob(st, 16, blob, (int)hlen, SQLITE_STATIC);
 	int64_t id = 0, connects = 0;
@@ -444,11 +450,11 @@ static int put_events(struct store *s, int64_t sid, const Prof__Counters *c)
 		const Prof__EventDesc *e = c->new_events[i];
 		sqlite3_bind_int64(st, 1, sid);
 		sqlite3_bind_int64(st, 2, e->id);
-		bind_text(st, 3, e->name);
+		store_bind_text(st, 3, e->name);
 		sqlite3_bind_int64(st, 4, e->type);
-		bind_u64(st, 5, e->config);
-		bind_text(st, 6, e->unit);
-		int rc = exec_stmt(s, st, "insert event");
+		store_bind_u64(st, 5, e->config);
+		store_bind_text(st, 6, e->unit);
+		int rc = store_exec_stmt(s, st, "insert event");
 		if (rc < 0)
 			return rc;
 	}
@@ -483,12 +489,12 @@ static int put_counters(struct store *s, int64_t sid, uint64_t seq, const Prof__
 		for (size_t col = 0; col < ncols; col++) {
 			size_t i = r * ncols + col;
 			sqlite3_bind_int64(st, 1, sid);
-			bind_u64(st, 2, seq);
-			bind_u64(st, 3, t);
+			store_bind_u64(st, 2, seq);
+			store_bind_u64(st, 3, t);
 			sqlite3_bind_int64(st, 4, c->event_ids[col]);
-			bind_u64(st, 5, c->values[i]);
+			store_bind_u64(st, 5, c->values[i]);
 			sqlite3_bind_int64(st, 6, c->n_running_pct ? c->running_pct[i] : 100);
-			rc = exec_stmt(s, st, "insert counter sample");
+			rc = store_exec_stmt(s, st, "insert counter sample");
 			if (rc < 0)
 				return rc;
 		}
@@ -500,24 +506,74 @@ static int put_heartbeat(struct store *s, int64_t sid, const Prof__Heartbeat *hb
 {
 	sqlite3_stmt *st = s->stmt[ST_HEARTBEAT];
 	sqlite3_bind_int64(st, 1, (sqlite3_int64)time(NULL));
-	bind_u64(st, 2, hb->spool_dropped);
+	store_bind_u64(st, 2, hb->spool_dropped);
 	sqlite3_bind_int64(st, 3, sid);
-	return exec_stmt(s, st, "heartbeat");
+	return store_exec_stmt(s, st, "heartbeat");
 }
+
+sqlite3_stmt *store_stmt(struct store *s, const char *sql)
+{
+	for (int i = 0; i < s->ncache; i++)
+		if (s->cache[i].sql == sql)
+			return s->cache[i].st;
+	if (s->ncache == STORE_STMT_CACHE) {
+		log_error("store %s: more than %d cached statements", s->path, STORE_STMT_CACHE);
+		return NULL;
+	}
+	sqlite3_stmt *st;
+	if (store_prepare(s, sql, &st) < 0)
+		return NULL;
+	s->cache[s->ncache].sql = sql;
+	s->cache[s->ncache].st = st;
+	s->ncache++;
+	return st;
+}
+
+static int put_counters_kind(struct store *s, int64_t sid, const Prof__Envelope *env)
+{
+	return put_counters(s, sid, env->seq, env->counters);
+}
+
+static int check_counters_kind(const Prof__Envelope *env)
+{
+	return check_times(env->counters);
+}
+
+static int put_heartbeat_kind(struct store *s, int64_t sid, const Prof__Envelope *env)
+{
+	return put_heartbeat(s, sid, env->heartbeat);
+}
+
+const struct store_kind store_kind_counters = {
+	.body_case = PROF__ENVELOPE__BODY_COUNTERS,
+	.name = "counters",
+	.check = check_counters_kind,
+	.put = put_counters_kind,
+};
+
+const struct store_kind store_kind_heartbeat = {
+	.body_case = PROF__ENVELOPE__BODY_HEARTBEAT,
+	.name = "heartbeat",
+	.put = put_heartbeat_kind,
+};
 
 int store_put_record(struct store *s, int64_t sid, const Prof__Envelope *env, size_t frame_bytes)
 {
-	if (env->body_case != PROF__ENVELOPE__BODY_COUNTERS &&
-	    env->body_case != PROF__ENVELOPE__BODY_HEARTBEAT)
-		return -EINVAL;
-	if (env->body_case == PROF__ENVELOPE__BODY_COUNTERS && check_times(env->counters) < 0)
-		return -ERANGE;
+	const struct store_kind *kind = store_kind_find(env->body_case);
+	if (!kind)
+		return -EINVAL; /* Hello, Ack, Error: not records */
+	if (kind->check) {
+		int crc = kind->check(env);
+		if (crc < 0)
+			return crc;
+	}
 	if (env->seq > (uint64_t)INT64_MAX)
 		return -ERANGE;
 	int rc = store_begin(s);
 	if (rc < 0)
 		return rc;
 	if (env->seq == 0) {
+		/* Only heartbeats may travel outside the sequence (nothing to replay). */
 		if (env->body_case != PROF__ENVELOPE__BODY_HEARTBEAT)
 			return -EINVAL;
 		rc = put_heartbeat(s, sid, env->heartbeat);
@@ -526,27 +582,23 @@ int store_put_record(struct store *s, int64_t sid, const Prof__Envelope *env, si
 
 	sqlite3_stmt *st = s->stmt[ST_RECORD_INSERT];
 	sqlite3_bind_int64(st, 1, sid);
-	bind_u64(st, 2, env->seq);
-	sqlite3_bind_text(st, 3, env->body_case == PROF__ENVELOPE__BODY_COUNTERS ? "counters" : "heartbeat",
-			  -1, SQLITE_STATIC);
+	store_bind_u64(st, 2, env->seq);
+	sqlite3_bind_text(st, 3, kind->name, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 4, (sqlite3_int64)frame_bytes);
-	rc = exec_stmt(s, st, "insert record");
+	rc = store_exec_stmt(s, st, "insert record");
 	if (rc < 0)
 		return rc;
 	if (sqlite3_changes(s->db) == 0)
 		return 0; /* already stored: exactly once */
 
-	if (env->body_case == PROF__ENVELOPE__BODY_COUNTERS)
-		rc = put_counters(s, sid, env->seq, env->counters);
-	else
-		rc = put_heartbeat(s, sid, env->heartbeat);
+	rc = kind->put(s, sid, env);
 	if (rc < 0)
 		return rc;
 	st = s->stmt[ST_SESSION_RECORD];
 	sqlite3_bind_int64(st, 1, (sqlite3_int64)frame_bytes);
 	sqlite3_bind_int64(st, 2, (sqlite3_int64)time(NULL));
 	sqlite3_bind_int64(st, 3, sid);
-	rc = exec_stmt(s, st, "count record");
+	rc = store_exec_stmt(s, st, "count record");
 	if (rc < 0)
 		return rc;
 	s->tx_records++;

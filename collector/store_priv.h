@@ -25,6 +25,8 @@ enum store_stmt {
 	ST__COUNT
 };
 
+#define STORE_STMT_CACHE 64
+
 struct store {
 	sqlite3 *db;
 	char *path;
@@ -32,6 +34,12 @@ struct store {
 	bool in_tx;
 	uint64_t tx_records;
 	sqlite3_stmt *stmt[ST__COUNT];
+	/* statements of the record-kind modules, keyed by their SQL's address */
+	struct {
+		const char *sql;
+		sqlite3_stmt *st;
+	} cache[STORE_STMT_CACHE];
+	int ncache;
 };
 
 /* Log "store PATH: WHAT: sqlite message" and map the SQLite code to an errno. */

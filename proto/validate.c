@@ -27,6 +27,10 @@ const char *envelope_kind(const Prof__Envelope *env)
 	case PROF__ENVELOPE__BODY_HEARTBEAT: return "heartbeat";
 	case PROF__ENVELOPE__BODY_ACK: return "ack";
 	case PROF__ENVELOPE__BODY_ERROR: return "error";
+	case PROF__ENVELOPE__BODY_SAMPLES: return "samples";
+	case PROF__ENVELOPE__BODY_CL_COMMAND: return "cl_command";
+	case PROF__ENVELOPE__BODY_CALIBRATION: return "calibration";
+	case PROF__ENVELOPE__BODY_TRACE_WINDOW: return "trace_window";
 	default: return "unknown";
 	}
 }
@@ -97,6 +101,14 @@ int envelope_validate(const Prof__Envelope *env, char *err, size_t errlen)
 		if (env->seq == 0)
 			return fail(err, errlen, "counters record with seq 0");
 		return validate_counters(env->counters, err, errlen);
+	case PROF__ENVELOPE__BODY_SAMPLES:
+	case PROF__ENVELOPE__BODY_CL_COMMAND:
+	case PROF__ENVELOPE__BODY_CALIBRATION:
+	case PROF__ENVELOPE__BODY_TRACE_WINDOW:
+		/* Shape checks of these kinds live with their modules (validate_<kind>.c). */
+		if (env->seq == 0)
+			return fail(err, errlen, "%s record with seq 0", envelope_kind(env));
+		return 0;
 	case PROF__ENVELOPE__BODY_HEARTBEAT:
 	case PROF__ENVELOPE__BODY_ACK:
 		return 0;

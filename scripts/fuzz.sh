@@ -6,8 +6,9 @@ set -euo pipefail
 out=$1
 secs=$2
 make --no-print-directory O="$out" "$out/gen/profiler.pb-c.c" "$out/include/generated/config.h" >/dev/null
+gen=$(ls "$out"/gen/*.pb-c.c)
 inc="-I$out/include -I$out/gen -Iproto -Icommon"
-src="proto/frame.c proto/validate.c $out/gen/profiler.pb-c.c"
+src="$(ls proto/*.c) $gen"
 flags="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer"
 clang $flags -fsanitize=fuzzer,address,undefined $inc tests/fuzz/fuzz_frame.c $src -lprotobuf-c -o "$out/fuzz_frame"
 clang $flags $inc tests/fuzz/mkseeds.c $src -lprotobuf-c -o "$out/mkseeds"

@@ -1,0 +1,23 @@
+/* Sections of `collector report`. Each section renders one aspect of a stored
+ * session; computation lives in the analysis libraries, this is the glue. */
+#ifndef COLLECTOR_REPORT_REPORT_H
+#define COLLECTOR_REPORT_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "store.h"
+
+struct report_opts {
+	bool json;
+	const char *symfs; /* --symfs DIR: where to look for binaries with symbols */
+	unsigned limit;    /* --limit N: rows per table (0 = default) */
+};
+
+/* Top functions from CPU samples (--top). */
+int report_top(struct store *st, int64_t sid, const struct report_opts *o, FILE *out);
+/* OpenCL command table (--opencl). */
+int report_opencl(struct store *st, int64_t sid, const struct report_opts *o, FILE *out);
+
+#endif

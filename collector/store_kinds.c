@@ -1,0 +1,28 @@
+#include "store_kinds.h"
+
+#include <stddef.h>
+
+extern const struct store_kind store_kind_counters;
+extern const struct store_kind store_kind_heartbeat;
+extern const struct store_kind store_kind_raw_samples;
+extern const struct store_kind store_kind_raw_cl_command;
+extern const struct store_kind store_kind_raw_calibration;
+extern const struct store_kind store_kind_raw_trace_window;
+
+const struct store_kind *const store_kinds[] = {
+	&store_kind_counters,
+	&store_kind_heartbeat,
+	&store_kind_raw_samples,
+	&store_kind_raw_cl_command,
+	&store_kind_raw_calibration,
+	&store_kind_raw_trace_window,
+	NULL,
+};
+
+const struct store_kind *store_kind_find(Prof__Envelope__BodyCase body_case)
+{
+	for (size_t i = 0; store_kinds[i]; i++)
+		if (store_kinds[i]->body_case == body_case)
+			return store_kinds[i];
+	return NULL;
+}
