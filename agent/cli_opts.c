@@ -1,0 +1,193 @@
+#include "cli_opts.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "generated/config.h"
+#include "log.h"
+#include "net.h"
+
+const char agent_cli_common_help[] =
+	"  --collector HOST:PORT  where the collector listens (e.g. 127.0.0.1:7412)\n"
+	"  -p PID                 all threads of PID (and children they start)\n"
+	"  -a                     the whole system\n"
+	"  -- CMD [ARGS...]       run CMD and profile it (the exit code is CMD's)\n"
+	"  --duration S           stop after S seconds\n"
+	"  --spool DIR            on-disk spool for unacknowledged records (default " DEFAULT_SPOOL_DIR ")\n"
+	"  --spool-max MB         spool size cap\n"
+	"  --agent-id ID          name of this agent (default: hostname)\n"
+	"  --flush-timeout S      at the end, wait up to S s for acks (default 5)\n"
+	"  -v / -q                more / less logging\n";
+
+int agent_cli_double(const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v < 0)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int agent_cli_ulong(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	errno = 0;
+	if (!*s || *s == '-')
+		return -EINVAL;
+	unsigned long v = strtoul(s, &end, 10);
+	if (errno || *end || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+enum { OPT_COLLECTOR = 256, OPT_DURATION, OPT_SPOOL, OPT_SPOOL_MAX, OPT_AGENT_ID, OPT_FLUSH };
+
+#define MAX_LONGOPTS 64
+
+int agent_cli_parse(int argc, char **argv, struct agent_cli *cli, const char *usage,
+		    const struct option *extra, const char *extra_short, agent_cli_extra_fn fn, void *ctx)
+{
+	static const struct option common[] = {
+		{"collector", required_argument, NULL, OPT_COLLECTOR},
+		{"pid", required_argument, NULL, 'p'},
+		{"all-cpus", no_argument, NULL, 'a'},
+		{"duration", required_argument, NULL, OPT_DURATION},
+		{"spool", required_argument, NULL, OPT_SPOOL},
+		{"spool-max", required_argument, NULL, OPT_SPOOL_MAX},
+		{"agent-id", required_argument, NULL, OPT_AGENT_ID},
+		{"flush-timeout", required_argument, NULL, OPT_FLUSH},
+		{"verbose", no_argument, NULL, 'v'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+	};
+	struct option all[MAX_LONGOPTS];
+	size_t n = 0;
+	for (size_t i = 0; i < sizeof(common) / sizeof(common[0]); i++)
+		all[n++] = common[i];
+	for (const struct option *e = extra; e && e->name && n + 1 < MAX_LONGOPTS; e++)
+		all[n++] = *e;
+	all[n] = (struct option){NULL, 0, NULL, 0};
+	char shorts[64];
+	snprintf(shorts, sizeof(shorts), "+p:avqh%s", extra_short ? extra_short : "");
+
+	bool need_target = cli->need_target;
+	memset(cli, 0, sizeof(*cli));
+	cli->need_target = need_target;
+	cli->so.spool_dir = DEFAULT_SPOOL_DIR;
+	cli->so.spool_mb = CONFIG_SPOOL_MAX_MB;
+	cli->so.flush_timeout_s = 5;
+	bool have_pid = false;
+	unsigned long v;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shorts, all, NULL)) != -1) {
+		switch (c) {
+		case OPT_COLLECTOR:
+			cli->so.collector = optarg;
+			break;
+		case 'p':
+			if (agent_cli_ulong(optarg, INT_MAX, &v) < 0 || v == 0) {
+				log_error("-p: '%s' is not a process id", optarg);
+				return EXIT_USAGE;
+			}
+			cli->to.pid = (pid_t)v;
+			have_pid = true;
+			break;
+		case 'a':
+			cli->to.all = true;
+			break;
+		case OPT_DURATION:
+			if (agent_cli_double(optarg, &cli->to.duration_s) < 0 || cli->to.duration_s <= 0) {
+				log_error("--duration: expected seconds > 0 (got '%s')", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_SPOOL:
+			cli->so.spool_dir = optarg;
+			break;
+		case OPT_SPOOL_MAX:
+			if (agent_cli_ulong(optarg, 1u << 20, &v) < 0 || v == 0) {
+				log_error("--spool-max: expected a size in MiB >= 1 (got '%s')", optarg);
+				return EXIT_USAGE;
+			}
+			cli->so.spool_mb = (unsigned)v;
+			break;
+		case OPT_AGENT_ID:
+			if (!optarg[0] || strlen(optarg) > 128) {
+				log_error("--agent-id: expected 1..128 characters");
+				return EXIT_USAGE;
+			}
+			cli->so.agent_id = optarg;
+			break;
+		case OPT_FLUSH:
+			if (agent_cli_double(optarg, &cli->so.flush_timeout_s) < 0) {
+				log_error("--flush-timeout: expected seconds >= 0 (got '%s')", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'v':
+			cli->verbose = 1;
+			break;
+		case 'q':
+			cli->verbose = -1;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		case '?':
+		case ':':
+			if (optopt && optopt < 256)
+				log_error("%s: unknown option or missing argument: -%c (see agent %s --help)", argv[0],
+					  optopt, argv[0]);
+			else
+				log_error("%s: unknown option or missing argument: %s (see agent %s --help)", argv[0],
+					  argv[optind - 1], argv[0]);
+			return EXIT_USAGE;
+		default:
+			if (fn) {
+				int rc = fn(ctx, c, optarg);
+				if (rc != 0)
+					return rc;
+				break;
+			}
+			log_error("%s: unexpected option (see agent %s --help)", argv[0], argv[0]);
+			return EXIT_USAGE;
+		}
+	}
+	if (cli->verbose > 0)
+		log_set_level(LOG_LEVEL_DEBUG);
+	else if (cli->verbose < 0)
+		log_set_level(LOG_LEVEL_ERROR);
+	if (optind < argc)
+		cli->to.cmd = &argv[optind];
+	if (!cli->so.collector) {
+		log_error("--collector HOST:PORT is required (where the collector listens, e.g. 127.0.0.1:7412)");
+		return EXIT_USAGE;
+	}
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	if (net_parse_hostport(cli->so.collector, &ss, &sl) < 0) {
+		log_error("bad --collector '%s': expected HOST:PORT with an IPv4 address, localhost or [IPv6] (e.g. "
+			  "127.0.0.1:7412)",
+			  cli->so.collector);
+		return EXIT_USAGE;
+	}
+	int ntargets = have_pid + cli->to.all + (cli->to.cmd != NULL);
+	if (cli->need_target && ntargets != 1) {
+		log_error("give exactly one target: -p PID, -a (system-wide) or -- CMD [ARGS...]");
+		return EXIT_USAGE;
+	}
+	if (!cli->need_target && ntargets != 0) {
+		log_error("%s takes no target (-p, -a or a command)", argv[0]);
+		return EXIT_USAGE;
+	}
+	return -1;
+}

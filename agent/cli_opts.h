@@ -1,0 +1,40 @@
+/* Options every agent subcommand shares (collector, spool, target, duration,
+ * logging), parsed in one place. A subcommand passes its own extra options
+ * and gets them back through a callback. */
+#ifndef AGENT_CLI_OPTS_H
+#define AGENT_CLI_OPTS_H
+
+#include <getopt.h>
+#include <stdbool.h>
+
+#include "session.h"
+#include "target.h"
+
+#define EXIT_AGENT_ERROR 1
+#define EXIT_USAGE 2
+#define DEFAULT_SPOOL_DIR "/var/tmp/prof-agent-spool"
+
+struct agent_cli {
+	struct session_opts so;
+	struct target_opts to;
+	int verbose;        /* -1 quiet, 0 normal, 1 debug */
+	bool need_target;   /* the subcommand profiles a target (exactly one of -p/-a/--CMD) */
+};
+
+/* Called for each option in `extra` (and for extra short options); return 0,
+ * or an exit code (EXIT_USAGE after logging what is wrong). */
+typedef int (*agent_cli_extra_fn)(void *ctx, int opt, const char *arg);
+
+/* Parse argv (argv[0] is the subcommand name). `usage` is printed for -h.
+ * extra: NULL or a {0}-terminated getopt_long table whose values are >= 1000;
+ * extra_short: extra short options ("F:g") handled by fn too.
+ * Returns -1 to go on, or the exit code to return (0 after --help). Applies -v/-q. */
+int agent_cli_parse(int argc, char **argv, struct agent_cli *cli, const char *usage,
+		    const struct option *extra, const char *extra_short, agent_cli_extra_fn fn, void *ctx);
+/* Helpers for subcommands' own options. */
+int agent_cli_double(const char *s, double *out);                         /* >= 0 */
+int agent_cli_ulong(const char *s, unsigned long max, unsigned long *out);  /* 0..max */
+/* Text of the shared options, for usage messages. */
+extern const char agent_cli_common_help[];
+
+#endif

@@ -1,0 +1,8 @@
+/* The agent's subcommands: each takes its own argv (argv[0] = its name) and
+ * returns the process exit status. The table lives in main.c. */
+#ifndef AGENT_COMMANDS_H
+#define AGENT_COMMANDS_H
+
+int cmd_stat(int argc, char **argv);
+
+#endif

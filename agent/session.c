@@ -1,0 +1,228 @@
+#include "session.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frame.h"
+#include "generated/config.h"
+#include "log.h"
+#include "net.h"
+#include "record.h"
+#include "spool.h"
+#include "sysinfo.h"
+#include "transport.h"
+
+#define HEARTBEAT_NS 10000000000ull
+
+struct session {
+	struct session_opts o;
+	Prof__Hello *hello;
+	struct spool *spool;
+	struct transport *tr;
+	size_t max_frame;
+	uint64_t base_ns;
+	uint64_t seq;
+	uint64_t not_spooled;
+	uint64_t drop_gen;
+	uint64_t dropped_seen;
+	bool fatal;
+	struct loop_timer heartbeat;
+};
+
+int session_open(struct session **out, const struct session_opts *o, char *err, size_t errlen)
+{
+	struct session *s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	s->o = *o;
+	s->max_frame = (size_t)CONFIG_MAX_FRAME_KB * 1024u;
+	uint64_t boot_id = sysinfo_boot_id();
+	s->base_ns = clock_mono_ns();
+	struct sysinfo_opts so = {
+		.agent_id = o->agent_id,
+		.target = o->target,
+		.boot_id = boot_id,
+		.base_ns = s->base_ns,
+		.realtime_ns = clock_real_ns(),
+		.opencl = o->opencl_probe,
+	};
+	uint8_t *hello_frame = NULL;
+	size_t hello_len = 0;
+	int rc = sysinfo_hello_build(&so, &s->hello);
+	if (rc < 0) {
+		snprintf(err, errlen, "collecting system information: %s", strerror(-rc));
+		goto fail;
+	}
+	rc = record_hello_frame(s->hello, s->max_frame, &hello_frame, &hello_len);
+	if (rc < 0) {
+		snprintf(err, errlen, "encoding Hello: %s", strerror(-rc));
+		goto fail;
+	}
+	rc = spool_open(&s->spool, o->spool_dir, s->hello->agent_id, boot_id, (uint64_t)o->spool_mb << 20, 0, err,
+			errlen);
+	if (rc < 0)
+		goto fail;
+	rc = transport_create(&s->tr, o->collector, s->spool, hello_frame, hello_len, s->max_frame, err, errlen);
+	if (rc < 0)
+		goto fail;
+	free(hello_frame);
+	*out = s;
+	return 0;
+fail:
+	free(hello_frame);
+	session_close(s);
+	return rc;
+}
+
+uint64_t session_base_ns(const struct session *s)
+{
+	return s->base_ns;
+}
+
+size_t session_max_frame(const struct session *s)
+{
+	return s->max_frame;
+}
+
+uint64_t session_next_seq(struct session *s)
+{
+	return ++s->seq;
+}
+
+int session_submit_frame(struct session *s, uint64_t seq, uint8_t *frame, size_t len)
+{
+	int rc = transport_submit(s->tr, seq, frame, len);
+	free(frame);
+	if (rc < 0 && s->not_spooled++ == 0)
+		log_warn("spool: cannot keep record %llu: %s (records that cannot be spooled are lost if the "
+			 "connection drops)",
+			 (unsigned long long)seq, strerror(-rc));
+	if (spool_dropped(s->spool) != s->dropped_seen) {
+		s->dropped_seen = spool_dropped(s->spool);
+		s->drop_gen++; /* the dropped records may have held the only declarations */
+	}
+	return rc;
+}
+
+int session_send(struct session *s, Prof__Envelope *env)
+{
+	uint8_t *frame;
+	size_t len;
+	env->seq = s->seq + 1;
+	int rc = frame_encode(env, s->max_frame, &frame, &len);
+	if (rc < 0)
+		return rc;
+	return session_submit_frame(s, session_next_seq(s), frame, len);
+}
+
+bool session_would_drop(const struct session *s, size_t len)
+{
+	return spool_would_drop(s->spool, len);
+}
+
+uint64_t session_drop_generation(const struct session *s)
+{
+	return s->drop_gen;
+}
+
+bool session_fatal(const struct session *s)
+{
+	return s->fatal;
+}
+
+static void send_heartbeat(struct session *s, uint64_t now)
+{
+	Prof__Heartbeat hb = PROF__HEARTBEAT__INIT;
+	hb.t_ns = now > s->base_ns ? now - s->base_ns : 0;
+	hb.spool_dropped = spool_dropped(s->spool) + s->not_spooled;
+	hb.spool_bytes = spool_bytes(s->spool);
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.body_case = PROF__ENVELOPE__BODY_HEARTBEAT;
+	env.heartbeat = &hb;
+	session_send(s, &env);
+}
+
+static int session_prepare(void *ctx, struct pollfd *pfd, int max, uint64_t now, int *timeout_ms)
+{
+	struct session *s = ctx;
+	if (max < 1)
+		return 0;
+	int t = transport_poll_prepare(s->tr, &pfd[0], now);
+	if (t >= 0 && (*timeout_ms < 0 || t < *timeout_ms))
+		*timeout_ms = t;
+	loop_timer_timeout(&s->heartbeat, now, timeout_ms);
+	return 1;
+}
+
+static int session_dispatch(void *ctx, struct pollfd *pfd, int n, uint64_t now)
+{
+	struct session *s = ctx;
+	if (loop_timer_expired(&s->heartbeat, now))
+		send_heartbeat(s, now);
+	if (transport_process(s->tr, n > 0 ? pfd[0].revents : 0, now) == -EPROTONOSUPPORT) {
+		log_error("%s", transport_error(s->tr));
+		s->fatal = true;
+		return -EPROTONOSUPPORT;
+	}
+	return 0;
+}
+
+int session_attach(struct session *s, struct loop *l)
+{
+	struct loop_source src = {.name = "collector", .prepare = session_prepare, .dispatch = session_dispatch, .ctx = s};
+	loop_timer_start(&s->heartbeat, HEARTBEAT_NS, clock_mono_ns());
+	return loop_add(l, &src);
+}
+
+uint64_t session_flush(struct session *s)
+{
+	if (s->fatal)
+		return spool_records(s->spool);
+	struct loop *l;
+	if (loop_create(&l) < 0)
+		return spool_records(s->spool);
+	struct loop_source src = {.name = "flush", .prepare = session_prepare, .dispatch = session_dispatch, .ctx = s};
+	loop_add(l, &src);
+	s->heartbeat.next_ns = 0; /* no heartbeats while flushing */
+	uint64_t end = clock_mono_ns() + (uint64_t)(s->o.flush_timeout_s * 1e9);
+	while (spool_records(s->spool) > 0 && !s->fatal) {
+		uint64_t now = clock_mono_ns();
+		if (now >= end)
+			break;
+		if (loop_step(l, (int)((end - now + 999999) / 1000000)) < 0)
+			break;
+	}
+	loop_destroy(l);
+	uint64_t left = spool_records(s->spool);
+	if (left > 0)
+		log_warn("%llu record(s) not acknowledged by the collector within %g s; they stay in %s",
+			 (unsigned long long)left, s->o.flush_timeout_s, spool_path(s->spool));
+	return left;
+}
+
+void session_print_summary(const struct session *s, FILE *out)
+{
+	const struct transport_stats *st = transport_get_stats(s->tr);
+	uint64_t acked = st->acked < s->seq ? st->acked : s->seq;
+	fprintf(out,
+		" records: %llu created, %llu sent (%llu replayed), %llu acked, %llu spooled (unacked), %llu "
+		"dropped; %llu bytes on the wire\n",
+		(unsigned long long)s->seq, (unsigned long long)st->records_sent,
+		(unsigned long long)st->records_replayed, (unsigned long long)acked,
+		(unsigned long long)spool_records(s->spool),
+		(unsigned long long)(spool_dropped(s->spool) + s->not_spooled), (unsigned long long)st->bytes_sent);
+}
+
+void session_close(struct session *s)
+{
+	if (!s)
+		return;
+	transport_destroy(s->tr);
+	if (s->spool)
+		spool_close(s->spool, true);
+	sysinfo_hello_free(s->hello);
+	free(s);
+}

@@ -1,0 +1,60 @@
+/* One streaming session with the collector: the Hello, the on-disk spool,
+ * the reconnecting transport, the record sequence numbers, heartbeats and the
+ * final flush. Every agent subcommand (stat, record, run, calibrate, trace)
+ * opens one session and sends its records through it. */
+#ifndef AGENT_SESSION_H
+#define AGENT_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "loop.h"
+#include "profiler.pb-c.h"
+
+struct session_opts {
+	const char *collector; /* HOST:PORT */
+	const char *spool_dir;
+	unsigned spool_mb;
+	const char *agent_id;  /* NULL: hostname */
+	const char *target;    /* what is profiled, for Hello ("pid 12", "system-wide", "cmd ...") */
+	double flush_timeout_s;
+	bool opencl_probe;     /* list OpenCL devices in Hello */
+};
+
+struct session;
+
+/* Builds the Hello (system information), opens the spool and the transport
+ * (which connects lazily, from the loop). err gets a user-facing reason. */
+int session_open(struct session **out, const struct session_opts *o, char *err, size_t errlen);
+/* Register the collector connection and the heartbeat timer with the loop. */
+int session_attach(struct session *s, struct loop *l);
+
+uint64_t session_base_ns(const struct session *s); /* Hello.base_ns (CLOCK_MONOTONIC) */
+size_t session_max_frame(const struct session *s);
+
+/* Give env the next seq, encode it and hand it to the spool and transport.
+ * Returns 0 or -errno (-EMSGSIZE: larger than a frame may be). */
+int session_send(struct session *s, Prof__Envelope *env);
+/* For builders that encode whole frames themselves: reserve the next seq,
+ * then submit the frame (ownership passes to the session; it is freed). */
+uint64_t session_next_seq(struct session *s);
+int session_submit_frame(struct session *s, uint64_t seq, uint8_t *frame, size_t len);
+/* Would a record of len bytes make the spool drop old records? Builders that
+ * intern names (event names, kernel names, mappings) declare everything again
+ * in such a record, and whenever session_drop_generation() changed. */
+bool session_would_drop(const struct session *s, size_t len);
+uint64_t session_drop_generation(const struct session *s);
+
+/* The collector refused this agent for good (schema version); the loop was
+ * stopped with -EPROTONOSUPPORT. */
+bool session_fatal(const struct session *s);
+/* At the end: wait up to flush_timeout_s for every record to be acked,
+ * running only the session's own source. Returns the records left unacked. */
+uint64_t session_flush(struct session *s);
+/* " records: N created, N sent (N replayed), N acked, N spooled, N dropped; N bytes on the wire" */
+void session_print_summary(const struct session *s, FILE *out);
+void session_close(struct session *s);
+
+#endif
