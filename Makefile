@@ -49,6 +49,9 @@ endif
 ifeq ($(CONFIG_AGENT_OPENCL),y)
 AGENT_LIBS += -ldl
 endif
+ifeq ($(CONFIG_AGENT_TRACER),y)
+AGENT_LIBS += -lcapstone
+endif
 AGENT_LDFLAGS := $(if $(CONFIG_STATIC),-static)
 COLLECTOR_LIBS := -lsqlite3 -lprotobuf-c -lm
 TEST_LIBS := -lcmocka $(COLLECTOR_LIBS) $(AGENT_LIBS)
@@ -173,10 +176,13 @@ $(O)/tests/%: $(O)/obj/tests/integration/%.o $(LIBTEST) $(LIBCOLLECTOR) $(LIBAGE
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $^ $(TEST_LIBS)
 
+# Workloads are the profiled programs: never sanitizer-instrumented (ASan and
+# LeakSanitizer do not run under ptrace or beside a preloaded OpenCL layer).
+$(O)/obj/tests/workloads/%.o: ALL_CFLAGS = $(filter-out $(SAN_FLAGS) -fno-sanitize-recover=undefined,$(CFLAGS_BASE)) $(BOARD_CFLAGS) $(CFLAGS)
 $(O)/workloads/%: $(O)/obj/tests/workloads/%.o
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $^ -lOpenCL -lm -lpthread
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lOpenCL -lm -lpthread
 
 $(O)/bench/%: $(O)/obj/bench/%.o $(LIBTEST) $(LIBCOLLECTOR) $(LIBAGENT) $(LIBCOMMON)
 	@mkdir -p $(dir $@)

@@ -9,20 +9,38 @@ pkgs=(
 	protobuf-c-compiler libprotobuf-c-dev
 	libsqlite3-dev sqlite3 libcmocka-dev
 	libbpf-dev libelf-dev zlib1g-dev bpftool clang llvm libclang-rt-14-dev
-	ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
+	ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo clpeak
 	linux-perf procps iproute2
+	libcapstone-dev
 )
-case "$board" in
-host) ;;
-arndale-octa) pkgs+=(gcc-arm-linux-gnueabihf) ;;
-android-arm64) pkgs+=(gcc-aarch64-linux-gnu) ;;
-*)
+# Cross boards: the toolchain, the cross libraries the board's defconfig needs (Debian
+# multiarch :armhf/:arm64 -dev packages, linked statically into the agent), cmocka for
+# the cross unit suites, qemu-user to run them; emulated boards also qemu-system and cpio
+# (their kernel and busybox are fetched with apt-get download at build time, not installed).
+deb_arch= foreign=()
+if [ "$board" != host ]; then
 	if [ ! -f "board/$board/board.mk" ]; then
 		echo "deps: unknown board '$board' (no board/$board/board.mk)" >&2
 		exit 2
 	fi
-	;;
-esac
+	deb_arch=$(sed -n 's/^BOARD_DEB_ARCH *:*= *\([a-z0-9]*\).*/\1/p' "board/$board/board.mk" | head -n1)
+fi
+if [ -n "$deb_arch" ]; then
+	defconfig=configs/${board}_defconfig
+	has() { grep -q "^CONFIG_$1=y" "$defconfig" 2>/dev/null; }
+	case "$deb_arch" in
+	armhf) pkgs+=(gcc-arm-linux-gnueabihf libc6-dev-armhf-cross qemu-user-static) ;;
+	arm64) pkgs+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static) ;;
+	*) echo "deps: board $board: unsupported BOARD_DEB_ARCH '$deb_arch'" >&2; exit 2 ;;
+	esac
+	foreign+=(libprotobuf-c-dev libcmocka-dev libc6)
+	has AGENT_BPF && foreign+=(libbpf-dev libelf-dev zlib1g-dev)
+	has AGENT_TRACER && foreign+=(libcapstone-dev)
+	if grep -q '^QEMU_SYSTEM' "board/$board/board.mk"; then
+		pkgs+=(qemu-system-arm cpio)
+	fi
+	for p in "${foreign[@]}"; do pkgs+=("$p:$deb_arch"); done
+fi
 
 missing=()
 for p in "${pkgs[@]}"; do
@@ -38,6 +56,10 @@ if [ "$(id -u)" -ne 0 ]; then
 	SUDO=sudo
 fi
 export DEBIAN_FRONTEND=noninteractive
+if [ -n "$deb_arch" ] && ! dpkg --print-foreign-architectures | grep -qx "$deb_arch"; then
+	echo "deps: enabling the $deb_arch architecture (dpkg multiarch)"
+	$SUDO dpkg --add-architecture "$deb_arch"
+fi
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 echo "deps: done"

@@ -1,0 +1,542 @@
+#include "generated/config.h"
+#ifdef CONFIG_AGENT_TRACER
+
+#include "decode.h"
+
+#include <capstone/capstone.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CACHE_MAX (1u << 20) /* decoded instructions kept; cleared when full */
+
+struct trace_decoder {
+	enum trace_arch arch;
+	csh cs;
+	cs_insn *insn;
+	uint8_t canon[4096]; /* capstone reg id → canonical (filled lazily: 0xfe = unknown yet) */
+	/* pc → decoded, open addressing */
+	uint64_t *keys;
+	uint32_t *slots; /* index+1 into items, 0 = empty */
+	size_t cap;      /* power of two */
+	struct trace_decoded *items;
+	size_t nitems, items_cap;
+	uint64_t hits, misses;
+};
+
+static int parse_num(const char *s, int *out)
+{
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	int v = 0;
+	for (; *s; s++) {
+		if (!isdigit((unsigned char)*s))
+			return -1;
+		v = v * 10 + (*s - '0');
+		if (v > 1000)
+			return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static uint8_t canon_x86(const char *n)
+{
+	static const char *const gpr64[16] = {"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi"};
+	static const char *const legacy[8][4] = {
+		{"eax", "ax", "al", "ah"}, {"ecx", "cx", "cl", "ch"}, {"edx", "dx", "dl", "dh"},
+		{"ebx", "bx", "bl", "bh"}, {"esp", "sp", "spl", ""},  {"ebp", "bp", "bpl", ""},
+		{"esi", "si", "sil", ""},  {"edi", "di", "dil", ""},
+	};
+	for (int i = 0; i < 8; i++) {
+		if (strcmp(n, gpr64[i]) == 0)
+			return (uint8_t)i;
+		for (int k = 0; k < 4; k++)
+			if (legacy[i][k][0] && strcmp(n, legacy[i][k]) == 0)
+				return (uint8_t)i;
+	}
+	int v;
+	if (n[0] == 'r' && isdigit((unsigned char)n[1])) { /* r8, r8d, r8w, r8b */
+		char buf[8];
+		size_t len = strlen(n);
+		if (len >= sizeof(buf))
+			return TRACE_REG_NONE;
+		memcpy(buf, n + 1, len);
+		size_t l = strlen(buf);
+		if (l > 0 && (buf[l - 1] == 'd' || buf[l - 1] == 'w' || buf[l - 1] == 'b'))
+			buf[l - 1] = 0;
+		if (parse_num(buf, &v) == 0 && v >= 8 && v <= 15)
+			return (uint8_t)v;
+		return TRACE_REG_NONE;
+	}
+	if (strcmp(n, "rflags") == 0 || strcmp(n, "eflags") == 0 || strcmp(n, "flags") == 0)
+		return 17;
+	if ((strncmp(n, "xmm", 3) == 0 || strncmp(n, "ymm", 3) == 0 || strncmp(n, "zmm", 3) == 0) &&
+	    parse_num(n + 3, &v) == 0 && v < 32)
+		return (uint8_t)(32 + v);
+	if (n[0] == 'k' && parse_num(n + 1, &v) == 0 && v < 8)
+		return (uint8_t)(64 + v);
+	if (strncmp(n, "st(", 3) == 0 && isdigit((unsigned char)n[3]))
+		return (uint8_t)(72 + (n[3] - '0') % 8);
+	if (strcmp(n, "fs") == 0)
+		return 80;
+	if (strcmp(n, "gs") == 0)
+		return 81;
+	return TRACE_REG_NONE; /* rip, segment selectors, control registers: no data dependency here */
+}
+
+static uint8_t canon_aarch64(const char *n)
+{
+	int v;
+	if ((n[0] == 'x' || n[0] == 'w') && parse_num(n + 1, &v) == 0 && v <= 30)
+		return (uint8_t)v;
+	if (strcmp(n, "sp") == 0 || strcmp(n, "wsp") == 0)
+		return 31;
+	if (strchr("vqdshb", n[0]) && parse_num(n + 1, &v) == 0 && v < 32)
+		return (uint8_t)(32 + v);
+	if (strcmp(n, "nzcv") == 0)
+		return 64;
+	if (strcmp(n, "x29") == 0 || strcmp(n, "fp") == 0)
+		return 29;
+	if (strcmp(n, "x30") == 0 || strcmp(n, "lr") == 0)
+		return 30;
+	return TRACE_REG_NONE; /* xzr, wzr, system registers */
+}
+
+static uint8_t canon_arm(const char *n)
+{
+	int v;
+	if (n[0] == 'r' && parse_num(n + 1, &v) == 0 && v <= 15)
+		return (uint8_t)v;
+	static const char *const named[] = {"sb", "sl", "fp", "ip", "sp", "lr", "pc"};
+	static const uint8_t num[] = {9, 10, 11, 12, 13, 14, 15};
+	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
+		if (strcmp(n, named[i]) == 0)
+			return num[i];
+	if (strcmp(n, "apsr") == 0 || strcmp(n, "cpsr") == 0 || strcmp(n, "apsr_nzcv") == 0 ||
+	    strcmp(n, "fpscr") == 0 || strcmp(n, "fpscr_nzcv") == 0)
+		return 16;
+	if (n[0] == 'd' && parse_num(n + 1, &v) == 0 && v < 32)
+		return (uint8_t)(32 + v);
+	if (n[0] == 's' && parse_num(n + 1, &v) == 0 && v < 64)
+		return (uint8_t)(32 + v / 2);
+	if (n[0] == 'q' && parse_num(n + 1, &v) == 0 && v < 16)
+		return (uint8_t)(32 + 2 * v); /* the upper half, d(2v+1), is added by the caller */
+	return TRACE_REG_NONE;
+}
+
+uint8_t trace_reg_canonical(enum trace_arch arch, const char *name)
+{
+	if (!name)
+		return TRACE_REG_NONE;
+	switch (arch) {
+	case TRACE_ARCH_X86_64: return canon_x86(name);
+	case TRACE_ARCH_AARCH64: return canon_aarch64(name);
+	case TRACE_ARCH_ARM: return canon_arm(name);
+	default: return TRACE_REG_NONE;
+	}
+}
+
+int trace_decoder_open(struct trace_decoder **out, enum trace_arch arch)
+{
+	cs_arch a;
+	cs_mode m;
+	switch (arch) {
+	case TRACE_ARCH_X86_64: a = CS_ARCH_X86; m = CS_MODE_64; break;
+	case TRACE_ARCH_AARCH64: a = CS_ARCH_ARM64; m = CS_MODE_LITTLE_ENDIAN; break;
+	case TRACE_ARCH_ARM: a = CS_ARCH_ARM; m = CS_MODE_ARM; break;
+	default: return -ENOTSUP; /* RISC-V: not in Debian 12's Capstone 4 */
+	}
+	struct trace_decoder *d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->arch = arch;
+	if (cs_open(a, m, &d->cs) != CS_ERR_OK) {
+		free(d);
+		return -ENOTSUP;
+	}
+	cs_option(d->cs, CS_OPT_DETAIL, CS_OPT_ON);
+	d->insn = cs_malloc(d->cs);
+	d->cap = 4096;
+	d->keys = calloc(d->cap, sizeof(*d->keys));
+	d->slots = calloc(d->cap, sizeof(*d->slots));
+	memset(d->canon, 0xfe, sizeof(d->canon));
+	if (!d->insn || !d->keys || !d->slots) {
+		trace_decoder_close(d);
+		return -ENOMEM;
+	}
+	*out = d;
+	return 0;
+}
+
+void trace_decoder_close(struct trace_decoder *d)
+{
+	if (!d)
+		return;
+	if (d->insn)
+		cs_free(d->insn, 1);
+	cs_close(&d->cs);
+	free(d->keys);
+	free(d->slots);
+	free(d->items);
+	free(d);
+}
+
+uint64_t trace_decoder_hits(const struct trace_decoder *d)
+{
+	return d->hits;
+}
+
+uint64_t trace_decoder_misses(const struct trace_decoder *d)
+{
+	return d->misses;
+}
+
+static uint8_t canon_id(struct trace_decoder *d, unsigned id)
+{
+	if (id == 0)
+		return TRACE_REG_NONE;
+	if (id >= sizeof(d->canon))
+		return trace_reg_canonical(d->arch, cs_reg_name(d->cs, id));
+	if (d->canon[id] == 0xfe)
+		d->canon[id] = trace_reg_canonical(d->arch, cs_reg_name(d->cs, id));
+	return d->canon[id];
+}
+
+static void add_reg(uint8_t *arr, uint8_t *n, uint8_t max, uint8_t r)
+{
+	if (r == TRACE_REG_NONE)
+		return;
+	for (uint8_t i = 0; i < *n; i++)
+		if (arr[i] == r)
+			return;
+	if (*n < max)
+		arr[(*n)++] = r;
+}
+
+static void add_canon(struct trace_decoder *d, uint8_t *arr, uint8_t *n, uint8_t max, unsigned id)
+{
+	uint8_t r = canon_id(d, id);
+	add_reg(arr, n, max, r);
+	if (d->arch == TRACE_ARCH_ARM && r != TRACE_REG_NONE) {
+		const char *name = cs_reg_name(d->cs, id);
+		if (name && name[0] == 'q')
+			add_reg(arr, n, max, (uint8_t)(r + 1)); /* qN covers d2N and d2N+1 */
+	}
+}
+
+static uint8_t width_of(const char *reg)
+{
+	if (!reg)
+		return 8;
+	switch (reg[0]) {
+	case 'x': return 8;
+	case 'w': return 4;
+	case 'q': return 16;
+	case 'd': return 8;
+	case 's': return 4;
+	case 'h': return 2;
+	case 'b': return 1;
+	case 'r': return 4; /* arm core registers */
+	default: return 8;
+	}
+}
+
+static void decode_x86(struct trace_decoder *d, const cs_insn *in, struct trace_decoded *o)
+{
+	const cs_x86 *x = &in->detail->x86;
+	for (uint8_t i = 0; i < x->op_count && o->nmem < TRACE_MAX_MEM; i++) {
+		const cs_x86_op *op = &x->operands[i];
+		if (op->type != X86_OP_MEM)
+			continue;
+		if (in->id == X86_INS_LEA || in->id == X86_INS_NOP)
+			continue; /* address arithmetic / hint: no access */
+		struct trace_memop *m = &o->mem[o->nmem++];
+		m->base = op->mem.base == X86_REG_RIP ? TRACE_REG_NONE : canon_id(d, op->mem.base);
+		m->pc_relative = op->mem.base == X86_REG_RIP;
+		m->pc_bias = (uint8_t)in->size;
+		m->index = canon_id(d, op->mem.index);
+		m->scale = (int8_t)op->mem.scale;
+		m->disp = op->mem.disp;
+		m->seg = op->mem.segment == X86_REG_FS ? 80 : op->mem.segment == X86_REG_GS ? 81 : TRACE_REG_NONE;
+		m->size = op->size;
+		m->read = (op->access & CS_AC_READ) != 0;
+		m->write = (op->access & CS_AC_WRITE) != 0;
+		if (!m->read && !m->write)
+			m->read = true;
+	}
+	/* Implicit stack accesses. */
+	bool push = in->id == X86_INS_PUSH || in->id == X86_INS_CALL || in->id == X86_INS_PUSHFQ;
+	bool pop = in->id == X86_INS_POP || in->id == X86_INS_RET || in->id == X86_INS_POPFQ;
+	if ((push || pop) && o->nmem < TRACE_MAX_MEM) {
+		struct trace_memop *m = &o->mem[o->nmem++];
+		memset(m, 0, sizeof(*m));
+		m->base = 4; /* rsp */
+		m->index = TRACE_REG_NONE;
+		m->seg = TRACE_REG_NONE;
+		m->scale = 1;
+		m->size = 8;
+		m->disp = push ? -8 : 0;
+		m->write = push;
+		m->read = pop;
+	}
+	if (in->id == X86_INS_LEAVE && o->nmem < TRACE_MAX_MEM) {
+		struct trace_memop *m = &o->mem[o->nmem++];
+		memset(m, 0, sizeof(*m));
+		m->base = 5; /* rbp: mov rsp, rbp; pop rbp */
+		m->index = TRACE_REG_NONE;
+		m->seg = TRACE_REG_NONE;
+		m->scale = 1;
+		m->size = 8;
+		m->read = true;
+	}
+}
+
+static void decode_aarch64(struct trace_decoder *d, const cs_insn *in, struct trace_decoded *o)
+{
+	const cs_arm64 *a = &in->detail->arm64;
+	const char *mn = in->mnemonic;
+	bool is_load = mn[0] == 'l' && mn[1] == 'd';
+	bool is_store = mn[0] == 's' && mn[1] == 't';
+	if (!is_load && !is_store)
+		return;
+	const char *first = a->op_count > 0 && a->operands[0].type == ARM64_OP_REG
+				    ? cs_reg_name(d->cs, a->operands[0].reg)
+				    : NULL;
+	uint8_t size = width_of(first);
+	size_t ml = strlen(mn);
+	if (strstr(mn, "p") && (strncmp(mn, "ldp", 3) == 0 || strncmp(mn, "stp", 3) == 0 || strncmp(mn, "ldnp", 4) == 0 ||
+				strncmp(mn, "stnp", 4) == 0))
+		size = (uint8_t)(size * 2);
+	else if (ml > 0 && mn[ml - 1] == 'b' && strncmp(mn, "ld", 2) == 0 && strcmp(mn, "ldsb") != 0)
+		size = 1;
+	else if (ml > 0 && mn[ml - 1] == 'b')
+		size = 1;
+	else if (ml > 0 && mn[ml - 1] == 'h')
+		size = 2;
+	else if (strcmp(mn, "ldrsw") == 0 || strcmp(mn, "ldursw") == 0)
+		size = 4;
+	for (uint8_t i = 0; i < a->op_count && o->nmem < TRACE_MAX_MEM; i++) {
+		const cs_arm64_op *op = &a->operands[i];
+		if (op->type != ARM64_OP_MEM)
+			continue;
+		struct trace_memop *m = &o->mem[o->nmem++];
+		m->base = canon_id(d, op->mem.base);
+		m->index = canon_id(d, op->mem.index);
+		m->scale = (int8_t)(op->shift.type == ARM64_SFT_LSL ? 1 << op->shift.value : 1);
+		m->disp = a->writeback && i + 1 < a->op_count && a->operands[i + 1].type == ARM64_OP_IMM
+				  ? 0 /* post-index: the access uses the base as it is */
+				  : op->mem.disp;
+		m->seg = TRACE_REG_NONE;
+		m->size = size;
+		m->read = is_load;
+		m->write = is_store;
+	}
+}
+
+static void decode_arm(struct trace_decoder *d, const cs_insn *in, struct trace_decoded *o)
+{
+	const cs_arm *a = &in->detail->arm;
+	const char *mn = in->mnemonic;
+	bool is_load = strncmp(mn, "ldr", 3) == 0 || strncmp(mn, "vldr", 4) == 0;
+	bool is_store = strncmp(mn, "str", 3) == 0 || strncmp(mn, "vstr", 4) == 0;
+	if (!is_load && !is_store)
+		return; /* ldm/stm/push/pop: multi-register transfers are not modelled yet */
+	const char *first = a->op_count > 0 && a->operands[0].type == ARM_OP_REG ? cs_reg_name(d->cs, a->operands[0].reg)
+										  : NULL;
+	uint8_t size = width_of(first);
+	if (strstr(mn, "b") && (strncmp(mn, "ldrb", 4) == 0 || strncmp(mn, "strb", 4) == 0 || strncmp(mn, "ldrsb", 5) == 0))
+		size = 1;
+	else if (strncmp(mn, "ldrh", 4) == 0 || strncmp(mn, "strh", 4) == 0 || strncmp(mn, "ldrsh", 5) == 0)
+		size = 2;
+	else if (strncmp(mn, "ldrd", 4) == 0 || strncmp(mn, "strd", 4) == 0)
+		size = 8;
+	for (uint8_t i = 0; i < a->op_count && o->nmem < TRACE_MAX_MEM; i++) {
+		const cs_arm_op *op = &a->operands[i];
+		if (op->type != ARM_OP_MEM)
+			continue;
+		struct trace_memop *m = &o->mem[o->nmem++];
+		m->base = canon_id(d, op->mem.base);
+		m->pc_relative = m->base == 15;
+		m->pc_bias = 8; /* ARM state reads pc as the instruction's address + 8 */
+		if (m->pc_relative)
+			m->base = TRACE_REG_NONE;
+		m->index = canon_id(d, op->mem.index);
+		m->scale = (int8_t)(op->mem.scale < 0 ? -1 : 1) * (int8_t)(op->mem.lshift ? 1 << op->mem.lshift : 1);
+		m->disp = op->mem.disp;
+		m->seg = TRACE_REG_NONE;
+		m->size = size;
+		m->read = is_load;
+		m->write = is_store;
+	}
+}
+
+static bool in_group(const cs_insn *in, uint8_t g)
+{
+	for (uint8_t i = 0; i < in->detail->groups_count; i++)
+		if (in->detail->groups[i] == g)
+			return true;
+	return false;
+}
+
+static void classify(struct trace_decoded *o, const cs_insn *in)
+{
+	bool store = false, load = false;
+	for (uint8_t i = 0; i < o->nmem; i++) {
+		store |= o->mem[i].write;
+		load |= o->mem[i].read;
+	}
+	bool branch = in_group(in, CS_GRP_JUMP) || in_group(in, CS_GRP_CALL) || in_group(in, CS_GRP_RET) ||
+		      in_group(in, CS_GRP_BRANCH_RELATIVE);
+	bool fp = false;
+	for (uint8_t i = 0; i < o->nread; i++)
+		fp |= o->read[i] >= TRACE_REG_FLOAT_FIRST && o->read[i] <= TRACE_REG_FLOAT_LAST;
+	for (uint8_t i = 0; i < o->nwrite; i++)
+		fp |= o->written[i] >= TRACE_REG_FLOAT_FIRST && o->written[i] <= TRACE_REG_FLOAT_LAST;
+	if (branch)
+		o->iclass = TRACE_BRANCH;
+	else if (store)
+		o->iclass = TRACE_STORE;
+	else if (load)
+		o->iclass = TRACE_LOAD;
+	else if (fp)
+		o->iclass = TRACE_FLOAT;
+	else if (o->nwrite > 0)
+		o->iclass = TRACE_INT;
+	else
+		o->iclass = TRACE_OTHER;
+}
+
+static int decode_one(struct trace_decoder *d, uint64_t pc, const uint8_t *code, size_t len, struct trace_decoded *o)
+{
+	const uint8_t *p = code;
+	size_t n = len;
+	uint64_t addr = pc;
+	if (!cs_disasm_iter(d->cs, &p, &n, &addr, d->insn))
+		return -EILSEQ;
+	const cs_insn *in = d->insn;
+	memset(o, 0, sizeof(*o));
+	o->pc = pc;
+	o->len = (uint8_t)in->size;
+	snprintf(o->mnemonic, sizeof(o->mnemonic), "%s", in->mnemonic);
+	cs_regs rr, rw;
+	uint8_t nr = 0, nw = 0;
+	if (cs_regs_access(d->cs, in, rr, &nr, rw, &nw) == CS_ERR_OK) {
+		for (uint8_t i = 0; i < nr; i++)
+			add_canon(d, o->read, &o->nread, TRACE_MAX_READ, rr[i]);
+		for (uint8_t i = 0; i < nw; i++)
+			add_canon(d, o->written, &o->nwrite, TRACE_MAX_WRITE, rw[i]);
+	}
+	switch (d->arch) {
+	case TRACE_ARCH_X86_64: decode_x86(d, in, o); break;
+	case TRACE_ARCH_AARCH64: decode_aarch64(d, in, o); break;
+	case TRACE_ARCH_ARM: decode_arm(d, in, o); break;
+	default: break;
+	}
+	/* x86 xor r, r (and sub r, r) is a zeroing idiom: no true dependency on r. */
+	if (d->arch == TRACE_ARCH_X86_64 && (in->id == X86_INS_XOR || in->id == X86_INS_SUB) &&
+	    in->detail->x86.op_count == 2 && in->detail->x86.operands[0].type == X86_OP_REG &&
+	    in->detail->x86.operands[1].type == X86_OP_REG &&
+	    in->detail->x86.operands[0].reg == in->detail->x86.operands[1].reg) {
+		uint8_t r = canon_id(d, in->detail->x86.operands[0].reg);
+		uint8_t k = 0;
+		for (uint8_t i = 0; i < o->nread; i++)
+			if (o->read[i] != r)
+				o->read[k++] = o->read[i];
+		o->nread = k;
+	}
+	classify(o, in);
+	return 0;
+}
+
+static uint64_t hash_pc(uint64_t pc)
+{
+	pc ^= pc >> 33;
+	pc *= 0xff51afd7ed558ccdull;
+	pc ^= pc >> 33;
+	return pc;
+}
+
+static int cache_grow(struct trace_decoder *d)
+{
+	size_t ncap = d->cap * 2;
+	uint64_t *nk = calloc(ncap, sizeof(*nk));
+	uint32_t *ns = calloc(ncap, sizeof(*ns));
+	if (!nk || !ns) {
+		free(nk);
+		free(ns);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < d->cap; i++) {
+		if (!d->slots[i])
+			continue;
+		size_t j = hash_pc(d->keys[i]) & (ncap - 1);
+		while (ns[j])
+			j = (j + 1) & (ncap - 1);
+		nk[j] = d->keys[i];
+		ns[j] = d->slots[i];
+	}
+	free(d->keys);
+	free(d->slots);
+	d->keys = nk;
+	d->slots = ns;
+	d->cap = ncap;
+	return 0;
+}
+
+int trace_decode(struct trace_decoder *d, uint64_t pc, const uint8_t *code, size_t len,
+		 const struct trace_decoded **out)
+{
+	size_t j = hash_pc(pc) & (d->cap - 1);
+	while (d->slots[j]) {
+		if (d->keys[j] == pc) {
+			d->hits++;
+			*out = &d->items[d->slots[j] - 1];
+			return 0;
+		}
+		j = (j + 1) & (d->cap - 1);
+	}
+	d->misses++;
+	if (d->nitems == CACHE_MAX) { /* self-modifying or huge code: start over */
+		memset(d->slots, 0, d->cap * sizeof(*d->slots));
+		d->nitems = 0;
+		j = hash_pc(pc) & (d->cap - 1);
+	}
+	if (d->nitems == d->items_cap) {
+		size_t nc = d->items_cap ? d->items_cap * 2 : 1024;
+		struct trace_decoded *ni = realloc(d->items, nc * sizeof(*ni));
+		if (!ni)
+			return -ENOMEM;
+		d->items = ni;
+		d->items_cap = nc;
+	}
+	struct trace_decoded *o = &d->items[d->nitems];
+	int rc = decode_one(d, pc, code, len, o);
+	if (rc < 0)
+		return rc;
+	d->nitems++;
+	d->keys[j] = pc;
+	d->slots[j] = (uint32_t)d->nitems;
+	if (d->nitems * 2 > d->cap && cache_grow(d) < 0)
+		return -ENOMEM;
+	*out = o;
+	return 0;
+}
+
+uint64_t trace_memop_address(const struct trace_decoded *insn, const struct trace_memop *m,
+			     uint64_t (*reg_value)(void *ctx, uint8_t reg), void *ctx)
+{
+	uint64_t a = (uint64_t)m->disp;
+	if (m->pc_relative)
+		a += insn->pc + m->pc_bias;
+	if (m->base != TRACE_REG_NONE)
+		a += reg_value(ctx, m->base);
+	if (m->index != TRACE_REG_NONE)
+		a += reg_value(ctx, m->index) * (uint64_t)(int64_t)m->scale;
+	if (m->seg != TRACE_REG_NONE)
+		a += reg_value(ctx, m->seg);
+	return a;
+}
+
+#endif /* CONFIG_AGENT_TRACER */

@@ -1,0 +1,74 @@
+/* Instruction decoding for the tracers, with Capstone: class, registers read
+ * and written (canonical numbers, sub-registers folded into their parent),
+ * and memory operands as address templates (base + index*scale + disp) to be
+ * evaluated with the register values of the moment. Host-independent: an
+ * x86_64 host decodes aarch64 and arm code too. Decoded instructions are
+ * cached by pc (same bytes → same result). */
+#ifndef AGENT_TRACE_DECODE_H
+#define AGENT_TRACE_DECODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum trace_arch { TRACE_ARCH_X86_64 = 1, TRACE_ARCH_AARCH64 = 2, TRACE_ARCH_ARM = 3, TRACE_ARCH_RISCV64 = 4 };
+enum trace_iclass { TRACE_OTHER = 0, TRACE_LOAD = 1, TRACE_STORE = 2, TRACE_INT = 3, TRACE_FLOAT = 4, TRACE_BRANCH = 5 };
+
+/* Canonical register numbers (uint8_t):
+ *   x86_64:  0-15 rax rcx rdx rbx rsp rbp rsi rdi r8-r15; 17 flags; 32-63 xmm/ymm/zmm 0-31;
+ *            64-71 k0-k7; 72-79 x87 st0-st7; 80 fs base; 81 gs base
+ *   aarch64: 0-30 x0-x30 (w folded); 31 sp; 32-63 v0-v31 (q/d/s/h/b folded); 64 nzcv; xzr/wzr: none
+ *   arm:     0-15 r0-r15; 16 apsr/cpsr; 32-63 d0-d31 (s2n, s2n+1 → dn; qn → d2n and d2n+1)
+ * TRACE_REG_NONE marks "no register" (also the zero registers: no dependency). */
+#define TRACE_REG_NONE 255
+#define TRACE_REG_FLOAT_FIRST 32
+#define TRACE_REG_FLOAT_LAST 79
+#define TRACE_MAX_READ 12
+#define TRACE_MAX_WRITE 6
+#define TRACE_MAX_MEM 2
+
+struct trace_memop {
+	uint8_t base, index; /* canonical, or TRACE_REG_NONE */
+	uint8_t seg;         /* x86: 80 fs / 81 gs base to add, else NONE */
+	uint8_t size;        /* bytes */
+	int8_t scale;        /* index multiplier (aarch64/arm: 1 << shift) */
+	bool read, write;
+	bool pc_relative;    /* base is the pc plus pc_bias (x86 rip: the next instruction; arm: pc + 8) */
+	uint8_t pc_bias;
+	int64_t disp;        /* displacement; for x86 push/call: -size relative to rsp */
+};
+
+struct trace_decoded {
+	uint64_t pc;
+	uint8_t len;
+	uint8_t iclass;
+	uint8_t nread, nwrite, nmem;
+	uint8_t read[TRACE_MAX_READ];
+	uint8_t written[TRACE_MAX_WRITE];
+	struct trace_memop mem[TRACE_MAX_MEM];
+	char mnemonic[32];
+};
+
+struct trace_decoder;
+
+/* Returns 0, -ENOTSUP (arch not available in this Capstone), -ENOMEM. */
+int trace_decoder_open(struct trace_decoder **out, enum trace_arch arch);
+void trace_decoder_close(struct trace_decoder *d);
+/* Decode the instruction at pc from code[0..len) (len >= the instruction's
+ * length; 16 bytes is always enough). Returns 0 and a pointer valid until the
+ * decoder is closed, -EILSEQ for bytes that are not an instruction. */
+int trace_decode(struct trace_decoder *d, uint64_t pc, const uint8_t *code, size_t len,
+		 const struct trace_decoded **out);
+/* Cache statistics. */
+uint64_t trace_decoder_hits(const struct trace_decoder *d);
+uint64_t trace_decoder_misses(const struct trace_decoder *d);
+
+/* Effective address of m given the canonical register values (reg_value
+ * returns the value of a canonical register). */
+uint64_t trace_memop_address(const struct trace_decoded *insn, const struct trace_memop *m,
+			     uint64_t (*reg_value)(void *ctx, uint8_t reg), void *ctx);
+
+/* Canonical number of a register name for arch ("eax" → 0), or TRACE_REG_NONE. Pure. */
+uint8_t trace_reg_canonical(enum trace_arch arch, const char *name);
+
+#endif

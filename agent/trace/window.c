@@ -1,0 +1,261 @@
+#include "generated/config.h"
+#ifdef CONFIG_AGENT_TRACER
+
+#include "window.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "net.h"
+
+struct regs {
+#if defined(__x86_64__)
+	struct user_regs_struct r;
+#elif defined(__aarch64__)
+	struct user_pt_regs r;
+#elif defined(__arm__)
+	struct user_regs r;
+#endif
+};
+
+enum trace_arch trace_native_arch(void)
+{
+#if defined(__x86_64__)
+	return TRACE_ARCH_X86_64;
+#elif defined(__aarch64__)
+	return TRACE_ARCH_AARCH64;
+#elif defined(__arm__)
+	return TRACE_ARCH_ARM;
+#else
+	return 0;
+#endif
+}
+
+static int get_regs(pid_t tid, struct regs *r)
+{
+#if defined(__aarch64__)
+	struct iovec iov = {.iov_base = &r->r, .iov_len = sizeof(r->r)};
+	return ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &iov) < 0 ? -errno : 0;
+#elif defined(__x86_64__) || defined(__arm__)
+	return ptrace(PTRACE_GETREGS, tid, NULL, &r->r) < 0 ? -errno : 0;
+#else
+	(void)tid;
+	(void)r;
+	return -ENOTSUP;
+#endif
+}
+
+static uint64_t reg_pc(const struct regs *r)
+{
+#if defined(__x86_64__)
+	return r->r.rip;
+#elif defined(__aarch64__)
+	return r->r.pc;
+#elif defined(__arm__)
+	return (uint32_t)r->r.uregs[15];
+#else
+	(void)r;
+	return 0;
+#endif
+}
+
+/* Canonical register (decode.h numbering) → value. */
+static uint64_t reg_value(void *ctx, uint8_t reg)
+{
+	const struct regs *r = ctx;
+#if defined(__x86_64__)
+	const unsigned long long v[16] = {r->r.rax, r->r.rcx, r->r.rdx, r->r.rbx, r->r.rsp, r->r.rbp,
+					  r->r.rsi, r->r.rdi, r->r.r8,  r->r.r9,  r->r.r10, r->r.r11,
+					  r->r.r12, r->r.r13, r->r.r14, r->r.r15};
+	if (reg < 16)
+		return v[reg];
+	if (reg == 80)
+		return r->r.fs_base;
+	if (reg == 81)
+		return r->r.gs_base;
+	return 0;
+#elif defined(__aarch64__)
+	if (reg <= 30)
+		return r->r.regs[reg];
+	if (reg == 31)
+		return r->r.sp;
+	return 0;
+#elif defined(__arm__)
+	return reg <= 15 ? (uint32_t)r->r.uregs[reg] : 0;
+#else
+	(void)r;
+	(void)reg;
+	return 0;
+#endif
+}
+
+/* Wait for the next stop of tid, up to deadline. 0 with *status, -ETIMEDOUT, -errno. */
+static int wait_stop(pid_t tid, uint64_t deadline, int *status)
+{
+	for (unsigned spins = 0;; spins++) {
+		pid_t r = waitpid(tid, status, __WALL | WNOHANG);
+		if (r == tid)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		if (clock_mono_ns() >= deadline)
+			return -ETIMEDOUT;
+		if (spins < 2000) {
+			sched_yield();
+		} else {
+			struct timespec ts = {0, 20000};
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
+static int record_step(struct trace_decoder *d, pid_t tid, const struct regs *r, struct trace_window *w)
+{
+	uint64_t pc = reg_pc(r);
+	uint8_t code[16];
+	struct iovec local = {.iov_base = code, .iov_len = sizeof(code)};
+	struct iovec remote = {.iov_base = (void *)(uintptr_t)pc, .iov_len = sizeof(code)};
+	ssize_t got = process_vm_readv(tid, &local, 1, &remote, 1, 0);
+	if (got <= 0) {
+		/* The last bytes of a mapping: read what is there, word by word. */
+		got = 0;
+		for (size_t off = 0; off < sizeof(code); off += sizeof(long)) {
+			errno = 0;
+			long word = ptrace(PTRACE_PEEKTEXT, tid, (void *)(uintptr_t)(pc + off), NULL);
+			if (errno)
+				break;
+			memcpy(code + off, &word, sizeof(word) < sizeof(code) - off ? sizeof(word) : sizeof(code) - off);
+			got = (ssize_t)(off + sizeof(long));
+		}
+	}
+	struct trace_rec *rec = &w->rec[w->n];
+	memset(rec, 0, sizeof(*rec));
+	rec->pc = pc;
+	const struct trace_decoded *ins;
+	if (got <= 0 || trace_decode(d, pc, code, (size_t)got, &ins) < 0) {
+		w->undecodable++;
+		w->n++;
+		return 0;
+	}
+	rec->iclass = ins->iclass;
+	rec->nread = ins->nread;
+	rec->nwrite = ins->nwrite;
+	memcpy(rec->read, ins->read, sizeof(rec->read));
+	memcpy(rec->written, ins->written, sizeof(rec->written));
+	rec->nmem = ins->nmem;
+	for (uint8_t i = 0; i < ins->nmem; i++) {
+		rec->addr[i] = trace_memop_address(ins, &ins->mem[i], reg_value, (void *)r);
+		rec->size[i] = ins->mem[i].size;
+		rec->rw[i] = (uint8_t)((ins->mem[i].read ? 1 : 0) | (ins->mem[i].write ? 2 : 0));
+	}
+	w->n++;
+	return 0;
+}
+
+int trace_window_capture(struct trace_decoder *d, pid_t tid, size_t n, uint64_t max_ns, struct trace_window *w,
+			 char *err, size_t errlen)
+{
+	memset(w, 0, sizeof(*w));
+	w->tid = tid;
+	if (n == 0 || n > TRACE_WINDOW_MAX) {
+		snprintf(err, errlen, "window of %zu instructions (allowed 1..%u)", n, TRACE_WINDOW_MAX);
+		return -EINVAL;
+	}
+	w->rec = malloc(n * sizeof(*w->rec));
+	if (!w->rec) {
+		snprintf(err, errlen, "out of memory for a %zu-instruction window", n);
+		return -ENOMEM;
+	}
+	w->cap = n;
+	w->start_ns = clock_mono_ns();
+	uint64_t deadline = w->start_ns + max_ns;
+	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0) {
+		int e = errno;
+		snprintf(err, errlen, "ptrace(SEIZE) thread %d: %s%s", (int)tid, strerror(e),
+			 e == EPERM ? " (run as root, or lower /proc/sys/kernel/yama/ptrace_scope)" : "");
+		trace_window_free(w);
+		return -e;
+	}
+	int status = 0, rc = 0, sig = 0;
+	ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
+	rc = wait_stop(tid, deadline + 1000000000ull, &status);
+	if (rc < 0) {
+		snprintf(err, errlen, "thread %d did not stop for tracing: %s", (int)tid, strerror(-rc));
+		ptrace(PTRACE_DETACH, tid, NULL, NULL);
+		trace_window_free(w);
+		return rc;
+	}
+	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		w->end = TRACE_END_EXITED;
+		w->exit_status = status;
+		w->stop_ns = clock_mono_ns() - w->start_ns;
+		return 0;
+	}
+	if (WIFSTOPPED(status) && (status >> 16) == 0 && WSTOPSIG(status) != SIGTRAP) {
+		sig = WSTOPSIG(status); /* a signal arrived before our interrupt: pass it on */
+		w->signals_redelivered++;
+	}
+	w->end = TRACE_END_COMPLETE;
+	while (w->n < n) {
+		struct regs r;
+		rc = get_regs(tid, &r);
+		if (rc < 0) {
+			w->end = rc == -ESRCH ? TRACE_END_EXITED : TRACE_END_ERROR;
+			break;
+		}
+		record_step(d, tid, &r, w);
+		if (ptrace(PTRACE_SINGLESTEP, tid, NULL, (void *)(long)sig) < 0) {
+			w->end = errno == ESRCH ? TRACE_END_EXITED : TRACE_END_ERROR;
+			break;
+		}
+		sig = 0;
+		rc = wait_stop(tid, deadline, &status);
+		if (rc == -ETIMEDOUT) {
+			/* Blocked (a system call that waits): stop it where it is and let go. */
+			ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
+			wait_stop(tid, clock_mono_ns() + 1000000000ull, &status);
+			w->end = TRACE_END_BLOCKED;
+			break;
+		}
+		if (rc < 0) {
+			w->end = TRACE_END_ERROR;
+			break;
+		}
+		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			w->end = TRACE_END_EXITED;
+			w->exit_status = status;
+			w->stop_ns = clock_mono_ns() - w->start_ns;
+			return 0; /* nothing to detach from */
+		}
+		if (WIFSTOPPED(status) && (status >> 16) == 0 && WSTOPSIG(status) != SIGTRAP) {
+			sig = WSTOPSIG(status); /* a signal for the tracee: deliver it with the next step */
+			w->signals_redelivered++;
+			w->n--; /* this stop did not execute an instruction: trace it again */
+		} else if (WIFSTOPPED(status) && (status >> 16) == PTRACE_EVENT_STOP) {
+			w->n--; /* group-stop or interrupt: nothing executed */
+		}
+	}
+	if (w->end != TRACE_END_EXITED)
+		ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig);
+	w->stop_ns = clock_mono_ns() - w->start_ns;
+	return 0;
+}
+
+void trace_window_free(struct trace_window *w)
+{
+	free(w->rec);
+	w->rec = NULL;
+	w->n = w->cap = 0;
+}
+
+#endif /* CONFIG_AGENT_TRACER */

@@ -1,0 +1,270 @@
+/* Instruction decoding (Capstone) and ptrace trace windows on this machine. */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "testproc.h"
+#include "trace/decode.h"
+#include "trace/window.h"
+
+static const struct trace_decoded *dec(struct trace_decoder *d, uint64_t pc, const uint8_t *b, size_t n)
+{
+	const struct trace_decoded *o = NULL;
+	assert_int_equal(trace_decode(d, pc, b, n, &o), 0);
+	return o;
+}
+
+static bool has(const uint8_t *arr, uint8_t n, uint8_t r)
+{
+	for (uint8_t i = 0; i < n; i++)
+		if (arr[i] == r)
+			return true;
+	return false;
+}
+
+static uint64_t fake_regs(void *ctx, uint8_t r)
+{
+	return (uint64_t)r * 0x1000; /* register n holds n * 4096 */
+}
+
+static void test_trace_decode_x86_memory_operands(void **state)
+{
+	struct trace_decoder *d;
+	assert_int_equal(trace_decoder_open(&d, TRACE_ARCH_X86_64), 0);
+	/* mov rax, qword ptr [rbx + rcx*8 + 0x10] */
+	const uint8_t ld[] = {0x48, 0x8b, 0x44, 0xcb, 0x10};
+	const struct trace_decoded *o = dec(d, 0x400000, ld, sizeof(ld));
+	assert_int_equal(o->iclass, TRACE_LOAD);
+	assert_int_equal(o->nmem, 1);
+	assert_int_equal(o->mem[0].size, 8);
+	assert_true(o->mem[0].read && !o->mem[0].write);
+	assert_int_equal(trace_memop_address(o, &o->mem[0], fake_regs, NULL), 3 * 0x1000 + 1 * 0x1000 * 8 + 0x10);
+	assert_true(has(o->read, o->nread, 3) && has(o->read, o->nread, 1));
+	assert_true(has(o->written, o->nwrite, 0));
+	/* mov dword ptr [rdi], eax: a 4-byte store reading rax (eax folded) and rdi */
+	const uint8_t st[] = {0x89, 0x07};
+	o = dec(d, 0x400010, st, sizeof(st));
+	assert_int_equal(o->iclass, TRACE_STORE);
+	assert_int_equal(o->mem[0].size, 4);
+	assert_true(o->mem[0].write);
+	assert_true(has(o->read, o->nread, 0) && has(o->read, o->nread, 7));
+	/* mov rax, [rip + 0x100]: relative to the next instruction */
+	const uint8_t rip[] = {0x48, 0x8b, 0x05, 0x00, 0x01, 0x00, 0x00};
+	o = dec(d, 0x401000, rip, sizeof(rip));
+	assert_int_equal(trace_memop_address(o, &o->mem[0], fake_regs, NULL), 0x401000 + 7 + 0x100);
+	trace_decoder_close(d);
+}
+
+static void test_trace_decode_x86_stack_and_classes(void **state)
+{
+	struct trace_decoder *d;
+	assert_int_equal(trace_decoder_open(&d, TRACE_ARCH_X86_64), 0);
+	const uint8_t push[] = {0x55}; /* push rbp: store at rsp - 8 */
+	const struct trace_decoded *o = dec(d, 0x1000, push, 1);
+	assert_int_equal(o->iclass, TRACE_STORE);
+	assert_int_equal(o->nmem, 1);
+	assert_int_equal(trace_memop_address(o, &o->mem[0], fake_regs, NULL), 4 * 0x1000 - 8);
+	assert_true(has(o->read, o->nread, 5) && has(o->written, o->nwrite, 4));
+	const uint8_t ret[] = {0xc3}; /* ret: a branch that loads [rsp] */
+	o = dec(d, 0x1001, ret, 1);
+	assert_int_equal(o->iclass, TRACE_BRANCH);
+	assert_true(o->nmem == 1 && o->mem[0].read);
+	const uint8_t xor[] = {0x31, 0xc0}; /* xor eax, eax: no true dependency on rax */
+	o = dec(d, 0x1002, xor, 2);
+	assert_int_equal(o->iclass, TRACE_INT);
+	assert_false(has(o->read, o->nread, 0));
+	assert_true(has(o->written, o->nwrite, 0));
+	const uint8_t addsd[] = {0xf2, 0x0f, 0x58, 0xc1}; /* addsd xmm0, xmm1 */
+	o = dec(d, 0x1004, addsd, 4);
+	assert_int_equal(o->iclass, TRACE_FLOAT);
+	assert_true(has(o->read, o->nread, 33) && has(o->written, o->nwrite, 32));
+	/* cached by pc */
+	uint64_t misses = trace_decoder_misses(d);
+	dec(d, 0x1004, addsd, 4);
+	assert_int_equal(trace_decoder_misses(d), misses);
+	assert_true(trace_decoder_hits(d) >= 1);
+	const uint8_t bad[] = {0x06}; /* push es: invalid in 64-bit mode */
+	const struct trace_decoded *x;
+	assert_int_equal(trace_decode(d, 0x2000, bad, sizeof(bad), &x), -EILSEQ);
+	trace_decoder_close(d);
+}
+
+static void test_trace_decode_arm_loads_and_stores(void **state)
+{
+	struct trace_decoder *d;
+	assert_int_equal(trace_decoder_open(&d, TRACE_ARCH_AARCH64), 0);
+	const uint8_t ldr[] = {0x20, 0x04, 0x40, 0xf9}; /* ldr x0, [x1, #8] */
+	const struct trace_decoded *o = dec(d, 0x1000, ldr, 4);
+	assert_int_equal(o->iclass, TRACE_LOAD);
+	assert_int_equal(o->mem[0].size, 8);
+	assert_int_equal(trace_memop_address(o, &o->mem[0], fake_regs, NULL), 0x1000 + 8);
+	assert_true(has(o->written, o->nwrite, 0));
+	const uint8_t str[] = {0xe2, 0x0f, 0x00, 0xb9}; /* str w2, [sp, #12] */
+	o = dec(d, 0x1004, str, 4);
+	assert_int_equal(o->iclass, TRACE_STORE);
+	assert_int_equal(o->mem[0].size, 4);
+	assert_int_equal(o->mem[0].base, 31);
+	assert_int_equal(trace_memop_address(o, &o->mem[0], fake_regs, NULL), 31 * 0x1000 + 12);
+	trace_decoder_close(d);
+	assert_int_equal(trace_decoder_open(&d, TRACE_ARCH_ARM), 0);
+	const uint8_t aldr[] = {0x04, 0x00, 0x91, 0xe5}; /* ldr r0, [r1, #4] */
+	o = dec(d, 0x8000, aldr, 4);
+	assert_int_equal(o->iclass, TRACE_LOAD);
+	assert_int_equal(o->mem[0].size, 4);
+	assert_int_equal(trace_memop_address(o, &o->mem[0], fake_regs, NULL), 0x1000 + 4);
+	trace_decoder_close(d);
+}
+
+static void test_trace_register_names_fold(void **state)
+{
+	assert_int_equal(trace_reg_canonical(TRACE_ARCH_X86_64, "eax"), 0);
+	assert_int_equal(trace_reg_canonical(TRACE_ARCH_X86_64, "r10d"), 10);
+	assert_int_equal(trace_reg_canonical(TRACE_ARCH_X86_64, "ymm3"), 35);
+	assert_int_equal(trace_reg_canonical(TRACE_ARCH_X86_64, "rip"), TRACE_REG_NONE);
+	assert_int_equal(trace_reg_canonical(TRACE_ARCH_AARCH64, "w5"), 5);
+	assert_int_equal(trace_reg_canonical(TRACE_ARCH_AARCH64, "xzr"), TRACE_REG_NONE);
+	assert_int_equal(trace_reg_canonical(TRACE_ARCH_AARCH64, "q7"), 39);
+	assert_int_equal(trace_reg_canonical(TRACE_ARCH_ARM, "s3"), 33);
+	assert_int_equal(trace_reg_canonical(TRACE_ARCH_ARM, "lr"), 14);
+}
+
+/* Start trace_loop with its stdout on a pipe; returns the pid and the array's address. */
+static pid_t start_loop(const char *secs, const char *code, uintptr_t *array, int *outfd)
+{
+	char bin[512];
+	tp_bin("workloads/trace_loop", bin, sizeof(bin));
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 1);
+		close(p[0]);
+		close(p[1]);
+		execl(bin, bin, secs, code, (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	FILE *f = fdopen(p[0], "r");
+	char line[128];
+	assert_non_null(fgets(line, sizeof(line), f));
+	void *a = NULL;
+	int n = 0;
+	assert_int_equal(sscanf(line, "array %p %d", &a, &n), 2);
+	*array = (uintptr_t)a;
+	*outfd = dup(p[0]);
+	fclose(f);
+	return pid;
+}
+
+static void test_trace_window_sees_array_loads(void **state)
+{
+	if (trace_native_arch() != TRACE_ARCH_X86_64)
+		skip();
+	uintptr_t array;
+	int outfd;
+	pid_t pid = start_loop("3", "7", &array, &outfd);
+	tp_sleep_ms(100); /* let it reach the summing loop */
+	struct trace_decoder *d;
+	assert_int_equal(trace_decoder_open(&d, TRACE_ARCH_X86_64), 0);
+	struct trace_window w;
+	char err[256];
+	int rc = trace_window_capture(d, pid, 20000, 5000000000ull, &w, err, sizeof(err));
+	if (rc == -EPERM) {
+		fprintf(stderr, "skipping: %s\n", err);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		trace_decoder_close(d);
+		skip();
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(w.end, TRACE_END_COMPLETE);
+	assert_int_equal(w.n, 20000);
+	assert_int_equal(w.undecodable, 0);
+	/* loads of the array, 8 bytes each, consecutive elements 8 bytes apart */
+	size_t loads = 0, strided = 0;
+	uint64_t last = 0;
+	for (size_t i = 0; i < w.n; i++) {
+		const struct trace_rec *r = &w.rec[i];
+		for (uint8_t k = 0; k < r->nmem; k++) {
+			if ((r->rw[k] & 1) && r->addr[k] >= array && r->addr[k] < array + 4096 * 8) {
+				assert_int_equal(r->size[k], 8);
+				assert_int_equal(r->iclass, TRACE_LOAD);
+				loads++;
+				if (last && r->addr[k] == last + 8)
+					strided++;
+				last = r->addr[k];
+			}
+		}
+	}
+	fprintf(stderr, "window: %zu instructions, %zu array loads (%zu at stride 8), stopped %.1f ms, %llu decodes "
+			"cached of %llu\n",
+		w.n, loads, strided, (double)w.stop_ns / 1e6, (unsigned long long)trace_decoder_hits(d),
+		(unsigned long long)(trace_decoder_hits(d) + trace_decoder_misses(d)));
+	assert_true(loads >= 1000); /* the loop body is a handful of instructions (a clock read per 4096) */
+	assert_true(strided >= loads * 9 / 10); /* wrap-arounds aside */
+	assert_true(trace_decoder_hits(d) > trace_decoder_misses(d) * 10);
+	trace_window_free(&w);
+	trace_decoder_close(d);
+	/* the tracee goes on and ends as it would have */
+	int status;
+	assert_int_equal(tp_wait(pid, 20000, &status), 0);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 7);
+	char out[256] = "";
+	ssize_t n = read(outfd, out, sizeof(out) - 1);
+	close(outfd);
+	assert_true(n > 0);
+	assert_non_null(strstr(out, "trace_loop: "));
+}
+
+static void test_trace_window_ends_when_thread_exits(void **state)
+{
+	if (trace_native_arch() != TRACE_ARCH_X86_64)
+		skip();
+	uintptr_t array;
+	int outfd;
+	pid_t pid = start_loop("0.2", "5", &array, &outfd);
+	struct trace_decoder *d;
+	assert_int_equal(trace_decoder_open(&d, TRACE_ARCH_X86_64), 0);
+	struct trace_window w;
+	char err[256];
+	/* single-stepping is far slower than running: the program's 0.2 s pass mid-window */
+	int rc = trace_window_capture(d, pid, TRACE_WINDOW_MAX, 60000000000ull, &w, err, sizeof(err));
+	if (rc == -EPERM) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		trace_decoder_close(d);
+		skip();
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(w.end, TRACE_END_EXITED);
+	assert_true(WIFEXITED(w.exit_status));
+	assert_int_equal(WEXITSTATUS(w.exit_status), 5);
+	assert_true(w.n > 0 && w.n < TRACE_WINDOW_MAX);
+	trace_window_free(&w);
+	trace_decoder_close(d);
+	close(outfd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_trace_decode_x86_memory_operands),
+		cmocka_unit_test(test_trace_decode_x86_stack_and_classes),
+		cmocka_unit_test(test_trace_decode_arm_loads_and_stores),
+		cmocka_unit_test(test_trace_register_names_fold),
+		cmocka_unit_test(test_trace_window_sees_array_loads),
+		cmocka_unit_test(test_trace_window_ends_when_thread_exits),
+	};
+	return cmocka_run_group_tests_name("trace", tests, NULL, NULL);
+}

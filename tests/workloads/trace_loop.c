@@ -1,0 +1,38 @@
+/* Tracer test workload: prints its array's address, then sums the array with
+ * one 8-byte load per element (volatile: no vectorisation) until SECONDS have
+ * passed, and exits with EXIT. Usage: trace_loop [SECONDS] [EXIT] */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define N 4096
+
+static uint64_t array[N];
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv)
+{
+	double secs = argc > 1 ? atof(argv[1]) : 3.0;
+	int code = argc > 2 ? atoi(argv[2]) : 0;
+	for (int i = 0; i < N; i++)
+		array[i] = (uint64_t)i;
+	printf("array %p %d\n", (void *)array, N);
+	fflush(stdout);
+	volatile uint64_t *p = array;
+	uint64_t sum = 0, rounds = 0;
+	double end = now() + secs;
+	while (now() < end) {
+		for (int i = 0; i < N; i++)
+			sum += p[i];
+		rounds++;
+	}
+	printf("trace_loop: %llu rounds, sum %llu\n", (unsigned long long)rounds, (unsigned long long)sum);
+	return code;
+}
