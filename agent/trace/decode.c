@@ -15,7 +15,7 @@ struct trace_decoder {
 	enum trace_arch arch;
 	csh cs;
 	cs_insn *insn;
-	uint8_t canon[4096]; /* capstone reg id → canonical (filled lazily: 0xfe = unknown yet) */
+	uint8_t canon[4096]; /* capstone reg id → register number (filled lazily: 0xff = not yet) */
 	/* pc → decoded, open addressing */
 	uint64_t *keys;
 	uint32_t *slots; /* index+1 into items, 0 = empty */
@@ -51,10 +51,10 @@ static uint8_t canon_x86(const char *n)
 	};
 	for (int i = 0; i < 8; i++) {
 		if (strcmp(n, gpr64[i]) == 0)
-			return (uint8_t)i;
+			return (uint8_t)(i + 1);
 		for (int k = 0; k < 4; k++)
 			if (legacy[i][k][0] && strcmp(n, legacy[i][k]) == 0)
-				return (uint8_t)i;
+				return (uint8_t)(i + 1);
 	}
 	int v;
 	if (n[0] == 'r' && isdigit((unsigned char)n[1])) { /* r8, r8d, r8w, r8b */
@@ -67,22 +67,22 @@ static uint8_t canon_x86(const char *n)
 		if (l > 0 && (buf[l - 1] == 'd' || buf[l - 1] == 'w' || buf[l - 1] == 'b'))
 			buf[l - 1] = 0;
 		if (parse_num(buf, &v) == 0 && v >= 8 && v <= 15)
-			return (uint8_t)v;
+			return (uint8_t)(v + 1);
 		return TRACE_REG_NONE;
 	}
 	if (strcmp(n, "rflags") == 0 || strcmp(n, "eflags") == 0 || strcmp(n, "flags") == 0)
-		return 17;
+		return 128;
 	if ((strncmp(n, "xmm", 3) == 0 || strncmp(n, "ymm", 3) == 0 || strncmp(n, "zmm", 3) == 0) &&
 	    parse_num(n + 3, &v) == 0 && v < 32)
-		return (uint8_t)(32 + v);
-	if (n[0] == 'k' && parse_num(n + 1, &v) == 0 && v < 8)
 		return (uint8_t)(64 + v);
+	if (n[0] == 'k' && parse_num(n + 1, &v) == 0 && v < 8)
+		return (uint8_t)(112 + v);
 	if (strncmp(n, "st(", 3) == 0 && isdigit((unsigned char)n[3]))
-		return (uint8_t)(72 + (n[3] - '0') % 8);
+		return (uint8_t)(104 + (n[3] - '0') % 8);
 	if (strcmp(n, "fs") == 0)
-		return 80;
+		return 144;
 	if (strcmp(n, "gs") == 0)
-		return 81;
+		return 145;
 	return TRACE_REG_NONE; /* rip, segment selectors, control registers: no data dependency here */
 }
 
@@ -90,17 +90,17 @@ static uint8_t canon_aarch64(const char *n)
 {
 	int v;
 	if ((n[0] == 'x' || n[0] == 'w') && parse_num(n + 1, &v) == 0 && v <= 30)
-		return (uint8_t)v;
+		return (uint8_t)(v + 1);
 	if (strcmp(n, "sp") == 0 || strcmp(n, "wsp") == 0)
-		return 31;
+		return 32;
 	if (strchr("vqdshb", n[0]) && parse_num(n + 1, &v) == 0 && v < 32)
-		return (uint8_t)(32 + v);
+		return (uint8_t)(64 + v);
 	if (strcmp(n, "nzcv") == 0)
-		return 64;
-	if (strcmp(n, "x29") == 0 || strcmp(n, "fp") == 0)
-		return 29;
-	if (strcmp(n, "x30") == 0 || strcmp(n, "lr") == 0)
+		return 128;
+	if (strcmp(n, "fp") == 0)
 		return 30;
+	if (strcmp(n, "lr") == 0)
+		return 31;
 	return TRACE_REG_NONE; /* xzr, wzr, system registers */
 }
 
@@ -108,21 +108,22 @@ static uint8_t canon_arm(const char *n)
 {
 	int v;
 	if (n[0] == 'r' && parse_num(n + 1, &v) == 0 && v <= 15)
-		return (uint8_t)v;
+		return (uint8_t)(v + 1);
 	static const char *const named[] = {"sb", "sl", "fp", "ip", "sp", "lr", "pc"};
-	static const uint8_t num[] = {9, 10, 11, 12, 13, 14, 15};
+	static const uint8_t num[] = {10, 11, 12, 13, 14, 15, 16};
 	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
 		if (strcmp(n, named[i]) == 0)
 			return num[i];
-	if (strcmp(n, "apsr") == 0 || strcmp(n, "cpsr") == 0 || strcmp(n, "apsr_nzcv") == 0 ||
-	    strcmp(n, "fpscr") == 0 || strcmp(n, "fpscr_nzcv") == 0)
-		return 16;
+	if (strcmp(n, "apsr") == 0 || strcmp(n, "cpsr") == 0 || strcmp(n, "apsr_nzcv") == 0)
+		return 128;
+	if (strcmp(n, "fpscr") == 0 || strcmp(n, "fpscr_nzcv") == 0)
+		return 129;
 	if (n[0] == 'd' && parse_num(n + 1, &v) == 0 && v < 32)
-		return (uint8_t)(32 + v);
+		return (uint8_t)(64 + v);
 	if (n[0] == 's' && parse_num(n + 1, &v) == 0 && v < 64)
-		return (uint8_t)(32 + v / 2);
+		return (uint8_t)(64 + v / 2);
 	if (n[0] == 'q' && parse_num(n + 1, &v) == 0 && v < 16)
-		return (uint8_t)(32 + 2 * v); /* the upper half, d(2v+1), is added by the caller */
+		return (uint8_t)(64 + 2 * v); /* the upper half, d(2v+1), is added by the caller */
 	return TRACE_REG_NONE;
 }
 
@@ -161,7 +162,7 @@ int trace_decoder_open(struct trace_decoder **out, enum trace_arch arch)
 	d->cap = 4096;
 	d->keys = calloc(d->cap, sizeof(*d->keys));
 	d->slots = calloc(d->cap, sizeof(*d->slots));
-	memset(d->canon, 0xfe, sizeof(d->canon));
+	memset(d->canon, 0xff, sizeof(d->canon));
 	if (!d->insn || !d->keys || !d->slots) {
 		trace_decoder_close(d);
 		return -ENOMEM;
@@ -199,7 +200,7 @@ static uint8_t canon_id(struct trace_decoder *d, unsigned id)
 		return TRACE_REG_NONE;
 	if (id >= sizeof(d->canon))
 		return trace_reg_canonical(d->arch, cs_reg_name(d->cs, id));
-	if (d->canon[id] == 0xfe)
+	if (d->canon[id] == 0xff) /* not looked up yet (255 is no register number in use) */
 		d->canon[id] = trace_reg_canonical(d->arch, cs_reg_name(d->cs, id));
 	return d->canon[id];
 }
@@ -259,7 +260,7 @@ static void decode_x86(struct trace_decoder *d, const cs_insn *in, struct trace_
 		m->index = canon_id(d, op->mem.index);
 		m->scale = (int8_t)op->mem.scale;
 		m->disp = op->mem.disp;
-		m->seg = op->mem.segment == X86_REG_FS ? 80 : op->mem.segment == X86_REG_GS ? 81 : TRACE_REG_NONE;
+		m->seg = op->mem.segment == X86_REG_FS ? 144 : op->mem.segment == X86_REG_GS ? 145 : TRACE_REG_NONE;
 		m->size = op->size;
 		m->read = (op->access & CS_AC_READ) != 0;
 		m->write = (op->access & CS_AC_WRITE) != 0;
@@ -272,7 +273,7 @@ static void decode_x86(struct trace_decoder *d, const cs_insn *in, struct trace_
 	if ((push || pop) && o->nmem < TRACE_MAX_MEM) {
 		struct trace_memop *m = &o->mem[o->nmem++];
 		memset(m, 0, sizeof(*m));
-		m->base = 4; /* rsp */
+		m->base = 5; /* rsp */
 		m->index = TRACE_REG_NONE;
 		m->seg = TRACE_REG_NONE;
 		m->scale = 1;
@@ -284,7 +285,7 @@ static void decode_x86(struct trace_decoder *d, const cs_insn *in, struct trace_
 	if (in->id == X86_INS_LEAVE && o->nmem < TRACE_MAX_MEM) {
 		struct trace_memop *m = &o->mem[o->nmem++];
 		memset(m, 0, sizeof(*m));
-		m->base = 5; /* rbp: mov rsp, rbp; pop rbp */
+		m->base = 6; /* rbp: mov rsp, rbp; pop rbp */
 		m->index = TRACE_REG_NONE;
 		m->seg = TRACE_REG_NONE;
 		m->scale = 1;
@@ -358,7 +359,7 @@ static void decode_arm(struct trace_decoder *d, const cs_insn *in, struct trace_
 			continue;
 		struct trace_memop *m = &o->mem[o->nmem++];
 		m->base = canon_id(d, op->mem.base);
-		m->pc_relative = m->base == 15;
+		m->pc_relative = m->base == 16; /* r15 = pc */
 		m->pc_bias = 8; /* ARM state reads pc as the instruction's address + 8 */
 		if (m->pc_relative)
 			m->base = TRACE_REG_NONE;

@@ -14,22 +14,22 @@
 enum trace_arch { TRACE_ARCH_X86_64 = 1, TRACE_ARCH_AARCH64 = 2, TRACE_ARCH_ARM = 3, TRACE_ARCH_RISCV64 = 4 };
 enum trace_iclass { TRACE_OTHER = 0, TRACE_LOAD = 1, TRACE_STORE = 2, TRACE_INT = 3, TRACE_FLOAT = 4, TRACE_BRANCH = 5 };
 
-/* Canonical register numbers (uint8_t):
- *   x86_64:  0-15 rax rcx rdx rbx rsp rbp rsi rdi r8-r15; 17 flags; 32-63 xmm/ymm/zmm 0-31;
- *            64-71 k0-k7; 72-79 x87 st0-st7; 80 fs base; 81 gs base
- *   aarch64: 0-30 x0-x30 (w folded); 31 sp; 32-63 v0-v31 (q/d/s/h/b folded); 64 nzcv; xzr/wzr: none
- *   arm:     0-15 r0-r15; 16 apsr/cpsr; 32-63 d0-d31 (s2n, s2n+1 → dn; qn → d2n and d2n+1)
- * TRACE_REG_NONE marks "no register" (also the zero registers: no dependency). */
-#define TRACE_REG_NONE 255
-#define TRACE_REG_FLOAT_FIRST 32
-#define TRACE_REG_FLOAT_LAST 79
+/* Register numbers: the one numbering of collector/edag/edag.h (sub-registers
+ * folded into their parent; 0 = zero register / none, never a dependency):
+ *   x86_64:  rax 1 rcx 2 rdx 3 rbx 4 rsp 5 rbp 6 rsi 7 rdi 8 r8-r15 9-16, xmm/ymm/zmmN 64+N,
+ *            st0-7 104-111, k0-7 112-119, rflags 128, fs base 144, gs base 145
+ *   aarch64: xN/wN N+1, sp 32, vN (q/d/s/h/b) 64+N, nzcv 128; xzr/wzr 0
+ *   arm:     rN N+1, dN 64+N, sN 64+N/2, qN 64+2N and 65+2N, cpsr/apsr 128, fpscr 129 */
+#define TRACE_REG_NONE 0
+#define TRACE_REG_FLOAT_FIRST 64
+#define TRACE_REG_FLOAT_LAST 127
 #define TRACE_MAX_READ 12
 #define TRACE_MAX_WRITE 6
 #define TRACE_MAX_MEM 2
 
 struct trace_memop {
 	uint8_t base, index; /* canonical, or TRACE_REG_NONE */
-	uint8_t seg;         /* x86: 80 fs / 81 gs base to add, else NONE */
+	uint8_t seg;         /* x86: 144 fs / 145 gs base to add, else NONE */
 	uint8_t size;        /* bytes */
 	int8_t scale;        /* index multiplier (aarch64/arm: 1 << shift) */
 	bool read, write;

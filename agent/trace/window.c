@@ -69,7 +69,7 @@ static uint64_t reg_pc(const struct regs *r)
 #endif
 }
 
-/* Canonical register (decode.h numbering) → value. */
+/* Register number (decode.h) → value. */
 static uint64_t reg_value(void *ctx, uint8_t reg)
 {
 	const struct regs *r = ctx;
@@ -77,21 +77,21 @@ static uint64_t reg_value(void *ctx, uint8_t reg)
 	const unsigned long long v[16] = {r->r.rax, r->r.rcx, r->r.rdx, r->r.rbx, r->r.rsp, r->r.rbp,
 					  r->r.rsi, r->r.rdi, r->r.r8,  r->r.r9,  r->r.r10, r->r.r11,
 					  r->r.r12, r->r.r13, r->r.r14, r->r.r15};
-	if (reg < 16)
-		return v[reg];
-	if (reg == 80)
+	if (reg >= 1 && reg <= 16)
+		return v[reg - 1];
+	if (reg == 144)
 		return r->r.fs_base;
-	if (reg == 81)
+	if (reg == 145)
 		return r->r.gs_base;
 	return 0;
 #elif defined(__aarch64__)
-	if (reg <= 30)
-		return r->r.regs[reg];
-	if (reg == 31)
+	if (reg >= 1 && reg <= 31)
+		return r->r.regs[reg - 1];
+	if (reg == 32)
 		return r->r.sp;
 	return 0;
 #elif defined(__arm__)
-	return reg <= 15 ? (uint32_t)r->r.uregs[reg] : 0;
+	return reg >= 1 && reg <= 16 ? (uint32_t)r->r.uregs[reg - 1] : 0;
 #else
 	(void)r;
 	(void)reg;
