@@ -77,9 +77,10 @@ int agent_cli_parse(int argc, char **argv, struct agent_cli *cli, const char *us
 	char shorts[64];
 	snprintf(shorts, sizeof(shorts), "+p:avqh%s", extra_short ? extra_short : "");
 
-	bool need_target = cli->need_target;
+	bool need_target = cli->need_target, target_optional = cli->target_optional;
 	memset(cli, 0, sizeof(*cli));
 	cli->need_target = need_target;
+	cli->target_optional = target_optional;
 	cli->so.spool_dir = DEFAULT_SPOOL_DIR;
 	cli->so.spool_mb = CONFIG_SPOOL_MAX_MB;
 	cli->so.flush_timeout_s = 5;
@@ -181,7 +182,7 @@ int agent_cli_parse(int argc, char **argv, struct agent_cli *cli, const char *us
 		return EXIT_USAGE;
 	}
 	int ntargets = have_pid + cli->to.all + (cli->to.cmd != NULL);
-	if (cli->need_target && ntargets != 1) {
+	if (cli->need_target && ntargets != 1 && !(cli->target_optional && ntargets == 0)) {
 		log_error("give exactly one target: -p PID, -a (system-wide) or -- CMD [ARGS...]");
 		return EXIT_USAGE;
 	}

@@ -19,6 +19,7 @@ struct agent_cli {
 	struct target_opts to;
 	int verbose;        /* -1 quiet, 0 normal, 1 debug */
 	bool need_target;   /* the subcommand profiles a target (exactly one of -p/-a/--CMD) */
+	bool target_optional; /* with need_target: zero targets are accepted too (the subcommand checks) */
 };
 
 /* Called for each option in `extra` (and for extra short options); return 0,
