@@ -1,10 +1,277 @@
-/* Placeholder until CPU sampling lands: there is no sample table yet. */
+/* collector report --top: functions with the most CPU samples of a session.
+ * Sampled IPs are resolved on this host (symbols.h) through the mappings the
+ * agent declared; without symbols a row reads module+offset and build-id;
+ * kernel samples are one [kernel] row per address. */
 #include <errno.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "json.h"
+#include "log.h"
 #include "report.h"
+#include "store_kinds.h"
+#include "symbols.h"
+
+struct map_row {
+	int64_t id;
+	int32_t pid;
+	uint64_t start, end, pgoff;
+	char *path;
+	uint8_t bid[64];
+	size_t bidlen;
+};
+
+struct func_row {
+	char *name;   /* function, or module+0xoffset */
+	char *module; /* basename of the file, "[kernel]", "[unknown]" */
+	uint64_t count;
+};
+
+struct top {
+	struct map_row *maps;
+	size_t nmaps;
+	struct func_row *rows;
+	size_t nrows, caprows;
+	uint64_t total;
+};
+
+static const char q_maps[] = "SELECT map_id, pid, start, end, pgoff, path, build_id FROM sample_mappings"
+			     " WHERE session_id = ?1 ORDER BY map_id";
+static const char q_keys[] = "SELECT pid, ip, kip, SUM(count) FROM cpu_samples WHERE session_id = ?1"
+			     " GROUP BY pid, ip, kip";
+static const char q_info[] = "SELECT COUNT(*), COALESCE(SUM(lost), 0), COALESCE(MIN(backend), 0),"
+			     " COALESCE(MAX(backend), 0), COALESCE(MAX(freq_hz), 0), COALESCE(SUM(interval_ns), 0)"
+			     " FROM sample_intervals WHERE session_id = ?1";
+static const char q_event[] = "SELECT e.name FROM events e JOIN sample_intervals i ON i.session_id = e.session_id"
+			      " AND i.event_id = e.event_id WHERE e.session_id = ?1 LIMIT 1";
+
+static const char *col_text(sqlite3_stmt *st, int c)
+{
+	const char *s = (const char *)sqlite3_column_text(st, c);
+	return s ? s : "";
+}
+
+static int load_maps(struct store *s, int64_t sid, struct top *t)
+{
+	sqlite3_stmt *st = store_stmt(s, q_maps);
+	if (!st)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, sid);
+	size_t cap = 0;
+	int rc = 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (t->nmaps == cap) {
+			size_t nc = cap ? cap * 2 : 64;
+			struct map_row *nm = realloc(t->maps, nc * sizeof(*nm));
+			if (!nm) {
+				rc = -ENOMEM;
+				break;
+			}
+			t->maps = nm;
+			cap = nc;
+		}
+		struct map_row *m = &t->maps[t->nmaps];
+		m->id = sqlite3_column_int64(st, 0);
+		m->pid = (int32_t)sqlite3_column_int64(st, 1);
+		m->start = (uint64_t)sqlite3_column_int64(st, 2);
+		m->end = (uint64_t)sqlite3_column_int64(st, 3);
+		m->pgoff = (uint64_t)sqlite3_column_int64(st, 4);
+		m->path = strdup(col_text(st, 5));
+		int bl = sqlite3_column_bytes(st, 6);
+		m->bidlen = bl > 0 && (size_t)bl <= sizeof(m->bid) ? (size_t)bl : 0;
+		if (m->bidlen)
+			memcpy(m->bid, sqlite3_column_blob(st, 6), m->bidlen);
+		if (!m->path) {
+			rc = -ENOMEM;
+			break;
+		}
+		t->nmaps++;
+	}
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc;
+}
+
+static const struct map_row *find_map(const struct top *t, int32_t pid, uint64_t ip)
+{
+	for (size_t i = t->nmaps; i-- > 0;)
+		if (t->maps[i].pid == pid && ip >= t->maps[i].start && ip < t->maps[i].end)
+			return &t->maps[i];
+	return NULL;
+}
+
+static int add_row(struct top *t, const char *name, const char *module, uint64_t count)
+{
+	t->total += count;
+	for (size_t i = 0; i < t->nrows; i++)
+		if (strcmp(t->rows[i].name, name) == 0 && strcmp(t->rows[i].module, module) == 0) {
+			t->rows[i].count += count;
+			return 0;
+		}
+	if (t->nrows == t->caprows) {
+		size_t nc = t->caprows ? t->caprows * 2 : 64;
+		struct func_row *nr = realloc(t->rows, nc * sizeof(*nr));
+		if (!nr)
+			return -ENOMEM;
+		t->rows = nr;
+		t->caprows = nc;
+	}
+	struct func_row *r = &t->rows[t->nrows];
+	r->name = strdup(name);
+	r->module = strdup(module);
+	r->count = count;
+	if (!r->name || !r->module) {
+		free(r->name);
+		free(r->module);
+		return -ENOMEM;
+	}
+	t->nrows++;
+	return 0;
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct func_row *x = a, *y = b;
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s ? s + 1 : p;
+}
+
+static int resolve_all(struct store *s, int64_t sid, struct top *t, struct sym_resolver *sr)
+{
+	sqlite3_stmt *st = store_stmt(s, q_keys);
+	if (!st)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, sid);
+	int rc = 0;
+	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+		int32_t pid = (int32_t)sqlite3_column_int64(st, 0);
+		uint64_t ip = (uint64_t)sqlite3_column_int64(st, 1), kip = (uint64_t)sqlite3_column_int64(st, 2);
+		uint64_t count = (uint64_t)sqlite3_column_int64(st, 3);
+		char name[512];
+		if (kip || !ip) {
+			snprintf(name, sizeof(name), "[kernel]");
+			rc = add_row(t, name, "[kernel]", count);
+			continue;
+		}
+		const struct map_row *m = find_map(t, pid, ip);
+		if (!m) {
+			snprintf(name, sizeof(name), "0x%llx", (unsigned long long)ip);
+			rc = add_row(t, name, "[unknown]", count);
+			continue;
+		}
+		struct sym_mapping sm = {.path = m->path, .build_id = m->bid, .build_id_len = m->bidlen,
+					 .start = m->start, .end = m->end, .pgoff = m->pgoff};
+		uint64_t off;
+		const char *fn = sym_resolve(sr, &sm, ip, &off);
+		if (fn) {
+			snprintf(name, sizeof(name), "%s", fn);
+		} else {
+			char hex[130];
+			sym_build_id_hex(m->bid, m->bidlen, hex, sizeof(hex));
+			snprintf(name, sizeof(name), "%s+0x%llx%s%s", base_name(m->path), (unsigned long long)off,
+				 hex[0] ? " build-id " : "", hex);
+		}
+		rc = add_row(t, name, base_name(m->path), count);
+	}
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc;
+}
+
+static void free_top(struct top *t)
+{
+	for (size_t i = 0; i < t->nmaps; i++)
+		free(t->maps[i].path);
+	for (size_t i = 0; i < t->nrows; i++) {
+		free(t->rows[i].name);
+		free(t->rows[i].module);
+	}
+	free(t->maps);
+	free(t->rows);
+}
 
 int report_top(struct store *st, int64_t sid, const struct report_opts *o, FILE *out)
 {
-	fprintf(out, "top functions: this collector does not store CPU samples yet\n");
-	return 0;
+	struct top t;
+	memset(&t, 0, sizeof(t));
+	int64_t nrec = 0, lost = 0, be_min = 0, be_max = 0, freq = 0, dur = 0;
+	char event[128] = "";
+	sqlite3_stmt *q = store_stmt(st, q_info);
+	if (!q)
+		return -EIO;
+	sqlite3_bind_int64(q, 1, sid);
+	if (sqlite3_step(q) == SQLITE_ROW) {
+		nrec = sqlite3_column_int64(q, 0);
+		lost = sqlite3_column_int64(q, 1);
+		be_min = sqlite3_column_int64(q, 2);
+		be_max = sqlite3_column_int64(q, 3);
+		freq = sqlite3_column_int64(q, 4);
+		dur = sqlite3_column_int64(q, 5);
+	}
+	sqlite3_reset(q);
+	sqlite3_clear_bindings(q);
+	q = store_stmt(st, q_event);
+	if (q) {
+		sqlite3_bind_int64(q, 1, sid);
+		if (sqlite3_step(q) == SQLITE_ROW)
+			snprintf(event, sizeof(event), "%s", col_text(q, 0));
+		sqlite3_reset(q);
+		sqlite3_clear_bindings(q);
+	}
+	if (nrec == 0) {
+		if (o->json)
+			fprintf(out, "{\"top\":[],\"samples\":0}\n");
+		else
+			fprintf(out, "top functions: no CPU samples in session %lld (record them with `agent record`)\n",
+				(long long)sid);
+		return 0;
+	}
+	struct sym_resolver *sr = NULL;
+	int rc = sym_resolver_create(o->symfs, &sr);
+	if (rc == 0)
+		rc = load_maps(st, sid, &t);
+	if (rc == 0)
+		rc = resolve_all(st, sid, &t, sr);
+	if (rc < 0) {
+		log_error("report --top: %s", strerror(-rc));
+		goto out;
+	}
+	qsort(t.rows, t.nrows, sizeof(*t.rows), row_cmp);
+	unsigned limit = o->limit ? o->limit : 20;
+	const char *be = be_min != be_max ? "mixed" : be_min == 1 ? "bpf" : "ring";
+	if (o->json) {
+		fprintf(out, "{\"samples\":%llu,\"lost\":%lld,\"backend\":\"%s\",\"event\":", (unsigned long long)t.total,
+			(long long)lost, be);
+		json_string(out, event);
+		fprintf(out, ",\"freq_hz\":%lld,\"top\":[", (long long)freq);
+		for (size_t i = 0; i < t.nrows && i < limit; i++) {
+			fprintf(out, "%s{\"function\":", i ? "," : "");
+			json_string(out, t.rows[i].name);
+			fprintf(out, ",\"module\":");
+			json_string(out, t.rows[i].module);
+			fprintf(out, ",\"samples\":%llu}", (unsigned long long)t.rows[i].count);
+		}
+		fprintf(out, "]}\n");
+	} else {
+		fprintf(out, "top functions: %llu samples of %s at %lld Hz over %.3f s (%s back end, %lld records, %lld lost)\n",
+			(unsigned long long)t.total, event[0] ? event : "?", (long long)freq, (double)dur / 1e9, be,
+			(long long)nrec, (long long)lost);
+		fprintf(out, "  %7s %10s  %-24s %s\n", "share", "samples", "module", "function");
+		for (size_t i = 0; i < t.nrows && i < limit; i++)
+			fprintf(out, "  %6.2f%% %10llu  %-24s %s\n",
+				t.total ? 100.0 * (double)t.rows[i].count / (double)t.total : 0.0,
+				(unsigned long long)t.rows[i].count, t.rows[i].module, t.rows[i].name);
+	}
+out:
+	sym_resolver_free(sr);
+	free_top(&t);
+	return rc;
 }

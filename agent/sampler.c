@@ -1,0 +1,446 @@
+#include "sampler.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "generated/config.h"
+#include "log.h"
+#include "net.h"
+#include "sampler_priv.h"
+
+#define MAPS_RESCAN_GAP_NS 200000000ull /* rescan a process's maps at most every 200 ms */
+
+const char *sampler_backend_name(enum sampler_backend b)
+{
+	switch (b) {
+	case SAMPLER_BPF: return "bpf";
+	case SAMPLER_RING: return "ring";
+	default: return "auto";
+	}
+}
+
+int sampler_parse_backend(const char *s, enum sampler_backend *out)
+{
+	if (strcmp(s, "bpf") == 0)
+		*out = SAMPLER_BPF;
+	else if (strcmp(s, "ring") == 0)
+		*out = SAMPLER_RING;
+	else if (strcmp(s, "auto") == 0)
+		*out = SAMPLER_AUTO;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+bool sampler_bpf_compiled(void)
+{
+#ifdef SAMPLER_HAVE_BPF
+	return true;
+#else
+	return false;
+#endif
+}
+
+enum sampler_backend sampler_backend(const struct sampler *s)
+{
+	return s->ops->id;
+}
+
+const struct event_desc *sampler_event(const struct sampler *s)
+{
+	return &s->ev;
+}
+
+void sampler_fill_attr(const struct sampler *s, struct perf_event_attr *a, uint64_t sample_type)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = s->ev.type;
+	a->config = s->ev.config;
+	if (s->by_freq) {
+		a->freq = 1;
+		a->sample_freq = s->o.freq_hz;
+	} else {
+		a->sample_period = s->period;
+	}
+	a->sample_type = sample_type;
+	a->disabled = 1;
+}
+
+/* The sampled event: the user's, else hardware cycles, else cpu-clock. */
+static int choose_event(struct sampler *s, char *err, size_t errlen)
+{
+	int probe_cpu = s->o.kind == PERF_TARGET_SYSTEM ? 0 : -1;
+	pid_t probe_pid = s->o.kind == PERF_TARGET_SYSTEM ? -1 : s->o.pid;
+	if (s->o.event) {
+		if (events_lookup(s->o.event, &s->ev) < 0) {
+			char valid[1024];
+			events_valid_names(valid, sizeof(valid));
+			snprintf(err, errlen, "unknown event '%s'; valid events: %s", s->o.event, valid);
+			return -EINVAL;
+		}
+		int rc = perf_probe_event(&s->ev, probe_pid, probe_cpu);
+		if (rc < 0) {
+			snprintf(err, errlen, "cannot sample '%s' here (perf_event_open: %s)%s", s->ev.name, strerror(-rc),
+				 events_is_hardware(&s->ev) ? "; the hardware PMU may be missing: try -e cpu-clock" : "");
+			return rc;
+		}
+	} else {
+		int rc = perf_probe_hw(probe_pid, probe_cpu);
+		if (rc == 0) {
+			events_lookup("cycles", &s->ev);
+		} else {
+			events_lookup("cpu-clock", &s->ev);
+			log_warn("hardware counters unsupported (perf_event_open cycles: %s), sampling the software "
+				 "event cpu-clock (a timer) instead",
+				 strerror(-rc));
+		}
+	}
+	/* Timer events sample by period (the kernel converts a frequency to a
+	 * period for them anyway); counting events by frequency. */
+	if (events_is_time(&s->ev)) {
+		s->by_freq = false;
+		s->period = 1000000000ull / s->o.freq_hz;
+	} else {
+		s->by_freq = true;
+	}
+	return 0;
+}
+
+static int try_backend(struct sampler *s, const struct sampler_ops *ops, char *err, size_t errlen)
+{
+	s->ops = ops;
+	int rc = ops->open(s, err, errlen);
+	if (rc < 0)
+		s->ops = NULL;
+	return rc;
+}
+
+int sampler_open(struct sampler **out, const struct sampler_opts *o, char *err, size_t errlen)
+{
+	*out = NULL;
+	if (o->freq_hz == 0 || o->freq_hz > 100000) {
+		snprintf(err, errlen, "sampling frequency must be 1..100000 Hz (got %u)", o->freq_hz);
+		return -EINVAL;
+	}
+	if (!o->emit || o->interval_ns == 0) {
+		snprintf(err, errlen, "sampler: no record sink or interval");
+		return -EINVAL;
+	}
+	struct sampler *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->o = *o;
+	proc_maps_init(&s->maps);
+	int rc = sample_agg_init(&s->agg);
+	if (rc == 0)
+		rc = stack_table_init(&s->stacks);
+	if (rc < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	rc = choose_event(s, err, errlen);
+	if (rc < 0)
+		goto fail;
+	switch (o->backend) {
+	case SAMPLER_BPF:
+#ifdef SAMPLER_HAVE_BPF
+		rc = try_backend(s, &sampler_bpf_ops, err, errlen);
+#else
+		snprintf(err, errlen, "the bpf back end is not compiled in (CONFIG_AGENT_BPF): use --backend ring");
+		rc = -ENOTSUP;
+#endif
+		break;
+	case SAMPLER_RING:
+		rc = try_backend(s, &sampler_ring_ops, err, errlen);
+		break;
+	default: {
+#ifdef SAMPLER_HAVE_BPF
+		char why[512];
+		rc = try_backend(s, &sampler_bpf_ops, why, sizeof(why));
+		if (rc < 0)
+			log_warn("bpf back end unavailable (%s): using the perf ring back end", why);
+#else
+		rc = -ENOTSUP;
+		log_info("bpf back end not compiled in: using the perf ring back end");
+#endif
+		if (rc < 0)
+			rc = try_backend(s, &sampler_ring_ops, err, errlen);
+	}
+	}
+	if (rc < 0)
+		goto fail;
+	s->last_emit_ns = clock_mono_ns();
+	loop_timer_start(&s->timer, o->interval_ns, s->last_emit_ns);
+	log_info("sampling %s at %u Hz with the %s back end%s", s->ev.name, o->freq_hz, sampler_backend_name(s->ops->id),
+		 o->callgraph ? " (user call chains)" : "");
+	*out = s;
+	return 0;
+fail:
+	sampler_close(s);
+	return rc;
+}
+
+int sampler_add_task_time(struct sampler *s, int32_t pid, int32_t tid, uint64_t on_ns, uint64_t off_ns,
+			  uint64_t switches)
+{
+	if (s->ntt == s->captt) {
+		size_t ncap = s->captt ? s->captt * 2 : 64;
+		if (ncap > 16384)
+			return -ENOSPC;
+		Prof__TaskTime *n = realloc(s->tt, ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		s->tt = n;
+		s->captt = ncap;
+	}
+	Prof__TaskTime *t = &s->tt[s->ntt++];
+	prof__task_time__init(t);
+	t->pid = pid;
+	t->tid = tid;
+	t->on_cpu_ns = on_ns;
+	t->off_cpu_ns = off_ns;
+	t->switches = switches;
+	return 0;
+}
+
+static int emit_record(struct sampler *s, uint64_t now_ns);
+
+int sampler_add(struct sampler *s, const struct sample_key *k, uint64_t count, uint64_t now_ns)
+{
+	int rc = sample_agg_add(&s->agg, k, count);
+	if (rc == -ENOSPC) {
+		emit_record(s, now_ns); /* full: send what we have, start a new record */
+		rc = sample_agg_add(&s->agg, k, count);
+	}
+	if (rc < 0) {
+		s->lost += count;
+		return rc;
+	}
+	if (rc == 1 && k->ip)
+		proc_maps_ensure(&s->maps, k->pid, k->ip, now_ns, MAPS_RESCAN_GAP_NS);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- records */
+
+static int emit_record(struct sampler *s, uint64_t now_ns)
+{
+	if (s->o.generation) {
+		uint64_t g = s->o.generation(s->o.ctx);
+		if (g != s->gen) {
+			s->gen = g;
+			s->event_declared = false;
+			proc_maps_redeclare(&s->maps);
+			stack_table_redeclare(&s->stacks);
+		}
+	}
+	size_t n = s->agg.n;
+	int rc = -ENOMEM;
+	Prof__Envelope env;
+	Prof__Samples sm;
+	Prof__EventDesc evd, *evp = &evd;
+	prof__envelope__init(&env);
+	prof__samples__init(&sm);
+	env.body_case = PROF__ENVELOPE__BODY_SAMPLES;
+	env.samples = &sm;
+	sm.backend = s->ops->id;
+	sm.t_ns = now_ns > s->o.base_ns ? now_ns - s->o.base_ns : 0;
+	sm.interval_ns = now_ns > s->last_emit_ns ? now_ns - s->last_emit_ns : 0;
+	sm.event_id = 1;
+	sm.freq_hz = s->o.freq_hz;
+	sm.period = s->by_freq ? 0 : s->period;
+	sm.lost = s->lost;
+	int32_t *pid = malloc((n + 1) * sizeof(*pid)), *tid = malloc((n + 1) * sizeof(*tid));
+	uint64_t *ip = malloc((n + 1) * sizeof(*ip)), *kip = malloc((n + 1) * sizeof(*kip));
+	uint64_t *cnt = malloc((n + 1) * sizeof(*cnt));
+	uint32_t *sid = malloc((n + 1) * sizeof(*sid));
+	Prof__Stack *stk = malloc((n + 1) * sizeof(*stk));
+	Prof__Stack **stkp = malloc((n + 1) * sizeof(*stkp));
+	Prof__Mapping *mp = malloc((s->maps.n + 1) * sizeof(*mp));
+	Prof__Mapping **mpp = malloc((s->maps.n + 1) * sizeof(*mpp));
+	Prof__TaskTime **ttp = malloc((s->ntt + 1) * sizeof(*ttp));
+	if (!pid || !tid || !ip || !kip || !cnt || !sid || !stk || !stkp || !mp || !mpp || !ttp) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	bool retried = false;
+rebuild:
+	sm.n_new_events = 0;
+	if (!s->event_declared) {
+		prof__event_desc__init(&evd);
+		evd.id = 1;
+		evd.name = s->ev.name;
+		evd.type = s->ev.type;
+		evd.config = s->ev.config;
+		evd.unit = (char *)(s->ev.unit ? s->ev.unit : "");
+		sm.n_new_events = 1;
+		sm.new_events = &evp;
+	}
+	size_t k = 0, nst = 0;
+	bool any_kip = false;
+	for (size_t i = 0; i < s->agg.cap; i++) {
+		const struct sample_entry *e = &s->agg.slots[i];
+		if (!e->count)
+			continue;
+		pid[k] = e->k.pid;
+		tid[k] = e->k.tid;
+		ip[k] = e->k.ip;
+		kip[k] = e->k.kip;
+		any_kip |= e->k.kip != 0;
+		sid[k] = e->k.stack_id;
+		cnt[k] = e->count;
+		k++;
+		if (e->k.stack_id && !stack_table_declared(&s->stacks, e->k.stack_id)) {
+			size_t len;
+			const uint64_t *ips = stack_table_get(&s->stacks, e->k.stack_id, &len);
+			prof__stack__init(&stk[nst]);
+			stk[nst].id = e->k.stack_id;
+			stk[nst].ips = (uint64_t *)ips;
+			stk[nst].n_ips = len;
+			stkp[nst] = &stk[nst];
+			nst++;
+			stack_table_set_declared(&s->stacks, e->k.stack_id);
+		}
+	}
+	size_t nm = 0;
+	for (size_t i = 0; i < s->maps.n; i++) {
+		struct proc_mapping *m = &s->maps.m[i];
+		if (m->declared)
+			continue;
+		prof__mapping__init(&mp[nm]);
+		mp[nm].id = m->id;
+		mp[nm].pid = m->pid;
+		mp[nm].start = m->start;
+		mp[nm].end = m->end;
+		mp[nm].pgoff = m->pgoff;
+		mp[nm].path = m->path;
+		mp[nm].build_id.data = m->build_id;
+		mp[nm].build_id.len = m->build_id_len;
+		mpp[nm] = &mp[nm];
+		nm++;
+		m->declared = true;
+	}
+	for (size_t i = 0; i < s->ntt; i++)
+		ttp[i] = &s->tt[i];
+	sm.n_pid = sm.n_tid = sm.n_ip = sm.n_stack_id = sm.n_count = k;
+	sm.pid = pid;
+	sm.tid = tid;
+	sm.ip = ip;
+	sm.stack_id = sid;
+	sm.count = cnt;
+	if (any_kip) {
+		sm.n_kip = k;
+		sm.kip = kip;
+	}
+	sm.n_new_stacks = nst;
+	sm.new_stacks = stkp;
+	sm.n_new_mappings = nm;
+	sm.new_mappings = mpp;
+	sm.n_task_times = s->ntt;
+	sm.task_times = ttp;
+	rc = s->o.emit(s->o.ctx, &env);
+	if (rc == -ESTALE && !retried) {
+		/* The sink says this record makes the spool drop older ones, which
+		 * may hold declarations: declare everything this record uses. */
+		retried = true;
+		s->event_declared = false;
+		proc_maps_redeclare(&s->maps);
+		stack_table_redeclare(&s->stacks);
+		goto rebuild;
+	}
+	if (rc < 0) {
+		/* Not sent: what it declared must be declared again. */
+		log_warn("sending a samples record: %s", strerror(-rc));
+		proc_maps_redeclare(&s->maps);
+		stack_table_redeclare(&s->stacks);
+		s->event_declared = false;
+	} else {
+		s->event_declared = true;
+		s->st.records++;
+		s->st.keys += k;
+		s->st.samples += s->agg.total;
+		s->st.lost += s->lost;
+		s->st.mappings += nm;
+		s->st.stacks += nst;
+	}
+out:
+	free(pid);
+	free(tid);
+	free(ip);
+	free(kip);
+	free(cnt);
+	free(sid);
+	free(stk);
+	free(stkp);
+	free(mp);
+	free(mpp);
+	free(ttp);
+	sample_agg_reset(&s->agg);
+	s->ntt = 0;
+	s->lost = 0;
+	s->last_emit_ns = now_ns;
+	return rc;
+}
+
+int sampler_flush(struct sampler *s, uint64_t now_ns)
+{
+	int rc = s->ops->drain(s, now_ns);
+	if (rc < 0)
+		log_warn("reading samples: %s", strerror(-rc));
+	return emit_record(s, now_ns);
+}
+
+static int src_prepare(void *ctx, struct pollfd *pfd, int max, uint64_t now_ns, int *timeout_ms)
+{
+	struct sampler *s = ctx;
+	loop_timer_timeout(&s->timer, now_ns, timeout_ms);
+	return s->ops->fds ? s->ops->fds(s, pfd, max, now_ns, timeout_ms) : 0;
+}
+
+static int src_dispatch(void *ctx, struct pollfd *pfd, int n, uint64_t now_ns)
+{
+	struct sampler *s = ctx;
+	bool ready = false;
+	for (int i = 0; i < n; i++)
+		ready |= pfd[i].revents != 0;
+	if (loop_timer_expired(&s->timer, now_ns)) {
+		sampler_flush(s, now_ns);
+	} else if (ready) {
+		if (s->ops->revents)
+			s->ops->revents(s, pfd, n, now_ns);
+		int rc = s->ops->drain(s, now_ns);
+		if (rc < 0)
+			log_warn("reading samples: %s", strerror(-rc));
+	}
+	return 0; /* sampling problems never stop the agent (or the target) */
+}
+
+void sampler_loop_source(struct sampler *s, struct loop_source *src)
+{
+	memset(src, 0, sizeof(*src));
+	src->name = "sampler";
+	src->prepare = src_prepare;
+	src->dispatch = src_dispatch;
+	src->ctx = s;
+}
+
+void sampler_get_stats(const struct sampler *s, struct sampler_stats *st)
+{
+	*st = s->st;
+}
+
+void sampler_close(struct sampler *s)
+{
+	if (!s)
+		return;
+	if (s->ops && s->ops->close)
+		s->ops->close(s);
+	sample_agg_free(&s->agg);
+	stack_table_free(&s->stacks);
+	proc_maps_free(&s->maps);
+	free(s->tt);
+	free(s);
+}

@@ -1,0 +1,283 @@
+/* Sampling back end "bpf": bpf/sample.bpf.c attached to one perf_event per
+ * CPU counts samples in a kernel hash map (filtered to the target's tgid),
+ * bpf/sched.bpf.c accounts on/off-CPU time per task at sched_switch. Every
+ * interval the agent drains and resets the map (lookup-and-delete batches,
+ * or one key at a time on older kernels) and feeds the same aggregation as
+ * the ring back end. Needs CONFIG_AGENT_BPF, BTF and root (CAP_BPF +
+ * CAP_PERFMON). A command target is followed by tgid: its own children are
+ * not sampled by this back end (use --backend ring for that). */
+#include "generated/config.h"
+
+#ifdef CONFIG_AGENT_BPF
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/types.h>
+
+#include "../bpf/sample_shared.h"
+#include "log.h"
+#include "sample.skel.h"
+#include "sampler_priv.h"
+#include "sched.skel.h"
+
+#define MAX_CPUS 1024
+#define BATCH 256
+#define PREV_SLOTS 16384 /* 2 x TASK_MAP_ENTRIES */
+
+struct prev_time {
+	uint32_t tid; /* 0 = free */
+	uint64_t on_ns, off_ns, switches;
+};
+
+struct bpf_state {
+	struct sample_bpf *sk;
+	struct sched_bpf *sched;
+	int *pfds;
+	struct bpf_link **links;
+	size_t ncpu;
+	bool batch_ok;
+	uint64_t dropped_seen;
+	struct prev_time *prev;
+	struct sample_map_key keys[BATCH];
+	uint64_t vals[BATCH];
+};
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_WARN && log_get_level() >= LOG_LEVEL_DEBUG)
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+static void bpf_close(struct sampler *s)
+{
+	struct bpf_state *b = s->be;
+	if (!b)
+		return;
+	for (size_t i = 0; i < b->ncpu; i++) {
+		if (b->links && b->links[i])
+			bpf_link__destroy(b->links[i]);
+		if (b->pfds && b->pfds[i] >= 0)
+			close(b->pfds[i]);
+	}
+	free(b->links);
+	free(b->pfds);
+	sched_bpf__destroy(b->sched);
+	sample_bpf__destroy(b->sk);
+	free(b->prev);
+	free(b);
+	s->be = NULL;
+}
+
+static int bpf_open(struct sampler *s, char *err, size_t errlen)
+{
+	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
+		snprintf(err, errlen, "the kernel has no BTF (/sys/kernel/btf/vmlinux): CO-RE programs cannot load");
+		return -ENOTSUP;
+	}
+	struct bpf_state *b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	s->be = b;
+	libbpf_set_print(libbpf_quiet);
+	uint32_t tgid = s->o.kind == PERF_TARGET_SYSTEM ? 0 : (uint32_t)s->o.pid;
+	int rc;
+	b->sk = sample_bpf__open();
+	if (!b->sk) {
+		rc = -errno;
+		snprintf(err, errlen, "opening the sampling BPF object: %s", strerror(-rc));
+		goto fail;
+	}
+	b->sk->rodata->target_tgid = tgid;
+	b->sk->rodata->want_stack = s->o.callgraph;
+	if (!s->o.callgraph)
+		bpf_map__set_max_entries(b->sk->maps.stacks, 1);
+	rc = sample_bpf__load(b->sk);
+	if (rc < 0) {
+		snprintf(err, errlen, "loading the sampling BPF program: %s%s", strerror(-rc),
+			 rc == -EPERM ? " (run as root: needs CAP_BPF and CAP_PERFMON)" : "");
+		goto fail;
+	}
+	b->sched = sched_bpf__open();
+	if (b->sched) {
+		b->sched->rodata->target_tgid = tgid;
+		if (sched_bpf__load(b->sched) < 0 || sched_bpf__attach(b->sched) < 0) {
+			log_warn("sched_switch BPF program did not load: no on/off-CPU times");
+			sched_bpf__destroy(b->sched);
+			b->sched = NULL;
+		}
+	}
+	int cpus[MAX_CPUS];
+	int n = perf_online_cpus(cpus, MAX_CPUS);
+	if (n <= 0) {
+		rc = -ENOENT;
+		snprintf(err, errlen, "cannot list online CPUs");
+		goto fail;
+	}
+	b->pfds = malloc((size_t)n * sizeof(int));
+	b->links = calloc((size_t)n, sizeof(*b->links));
+	if (!b->pfds || !b->links) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	for (int i = 0; i < n; i++)
+		b->pfds[i] = -1;
+	b->ncpu = (size_t)n;
+	struct perf_event_attr a;
+	sampler_fill_attr(s, &a, PERF_SAMPLE_IP);
+	for (int i = 0; i < n; i++) {
+		long fd = syscall(SYS_perf_event_open, &a, -1, cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			rc = -errno;
+			snprintf(err, errlen, "perf_event_open on CPU %d: %s%s", cpus[i], strerror(-rc),
+				 rc == -EACCES || rc == -EPERM ? " (run as root)" : "");
+			goto fail;
+		}
+		b->pfds[i] = (int)fd;
+		b->links[i] = bpf_program__attach_perf_event(b->sk->progs.on_sample, (int)fd);
+		if (!b->links[i]) {
+			rc = -errno;
+			snprintf(err, errlen, "attaching the BPF program to CPU %d: %s", cpus[i], strerror(-rc));
+			goto fail;
+		}
+	}
+	b->prev = calloc(PREV_SLOTS, sizeof(*b->prev));
+	if (!b->prev) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	b->batch_ok = true;
+	/* bpf_program__attach_perf_event enabled the events: system-wide from
+	 * now, filtered to the target's tgid in the program. */
+	log_debug("bpf back end: %zu CPU(s), target tgid %u%s", b->ncpu, tgid,
+		  b->sched ? ", sched_switch accounting" : "");
+	return 0;
+fail:
+	bpf_close(s);
+	return rc < 0 ? rc : -EIO;
+}
+
+static void add_key(struct sampler *s, const struct sample_map_key *k, uint64_t v, uint64_t now)
+{
+	struct bpf_state *b = s->be;
+	struct sample_key sk = {.pid = (int32_t)k->pid, .tid = (int32_t)k->tid, .ip = k->ip, .kip = k->kip};
+	if (k->stack_id >= 0) {
+		uint64_t ips[SAMPLE_STACK_DEPTH];
+		if (bpf_map_lookup_elem(bpf_map__fd(b->sk->maps.stacks), &k->stack_id, ips) == 0) {
+			size_t n = 0;
+			while (n < SAMPLE_STACK_DEPTH && ips[n])
+				n++;
+			sk.stack_id = stack_table_intern(&s->stacks, ips, n);
+		}
+	}
+	sampler_add(s, &sk, v, now);
+}
+
+static int drain_counts(struct sampler *s, uint64_t now)
+{
+	struct bpf_state *b = s->be;
+	int fd = bpf_map__fd(b->sk->maps.counts);
+	if (b->batch_ok) {
+		__u32 out_batch = 0;
+		void *in = NULL;
+		for (;;) {
+			__u32 count = BATCH;
+			int rc = bpf_map_lookup_and_delete_batch(fd, in, &out_batch, b->keys, b->vals, &count, NULL);
+			int e = rc < 0 ? errno : 0;
+			for (__u32 i = 0; i < count; i++)
+				add_key(s, &b->keys[i], b->vals[i], now);
+			if (rc < 0 && e == ENOENT)
+				return 0; /* done */
+			if (rc < 0 && (e == EINVAL || e == ENOTSUP || e == EOPNOTSUPP) && in == NULL && count == 0) {
+				log_debug("map batch ops unsupported: draining key by key");
+				b->batch_ok = false;
+				break;
+			}
+			if (rc < 0)
+				return -e;
+			in = &out_batch;
+		}
+	}
+	/* One key at a time: lookup, then delete (a sample landing between the
+	 * two is lost; counted as such is not possible, it is rare). */
+	struct sample_map_key key, next;
+	bool first = true;
+	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
+		uint64_t v;
+		if (bpf_map_lookup_elem(fd, &next, &v) == 0) {
+			bpf_map_delete_elem(fd, &next);
+			add_key(s, &next, v, now);
+		}
+		key = next;
+		first = false;
+	}
+	return 0;
+}
+
+static struct prev_time *prev_slot(struct bpf_state *b, uint32_t tid)
+{
+	size_t i = (tid * 2654435761u) & (PREV_SLOTS - 1);
+	for (size_t probe = 0; probe < PREV_SLOTS; probe++, i = (i + 1) & (PREV_SLOTS - 1))
+		if (b->prev[i].tid == tid || b->prev[i].tid == 0)
+			return &b->prev[i];
+	return NULL;
+}
+
+static void drain_task_times(struct sampler *s)
+{
+	struct bpf_state *b = s->be;
+	if (!b->sched)
+		return;
+	int fd = bpf_map__fd(b->sched->maps.task_times);
+	uint32_t key, next;
+	bool first = true;
+	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
+		struct task_time_val v;
+		first = false;
+		key = next;
+		if (bpf_map_lookup_elem(fd, &next, &v) < 0)
+			continue;
+		struct prev_time *p = prev_slot(b, next);
+		if (!p)
+			continue;
+		if (p->tid == 0)
+			*p = (struct prev_time){.tid = next};
+		uint64_t on = v.on_ns - p->on_ns, off = v.off_ns - p->off_ns, sw = v.switches - p->switches;
+		if (v.on_ns < p->on_ns || v.off_ns < p->off_ns) /* evicted and re-created by the LRU */
+			on = v.on_ns, off = v.off_ns, sw = v.switches;
+		p->on_ns = v.on_ns;
+		p->off_ns = v.off_ns;
+		p->switches = v.switches;
+		if (on || off || sw)
+			sampler_add_task_time(s, (int32_t)v.tgid, (int32_t)next, on, off, sw);
+	}
+}
+
+static int bpf_drain(struct sampler *s, uint64_t now)
+{
+	struct bpf_state *b = s->be;
+	int rc = drain_counts(s, now);
+	drain_task_times(s);
+	uint64_t d = b->sk->bss->dropped;
+	if (d > b->dropped_seen) {
+		s->lost += d - b->dropped_seen;
+		b->dropped_seen = d;
+	}
+	return rc;
+}
+
+const struct sampler_ops sampler_bpf_ops = {
+	.id = SAMPLER_BPF,
+	.open = bpf_open,
+	.fds = NULL,
+	.drain = bpf_drain,
+	.close = bpf_close,
+};
+#endif

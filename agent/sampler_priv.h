@@ -1,0 +1,65 @@
+/* Internals shared by sampler.c and its back ends (sampler_ring.c,
+ * sampler_bpf.c). Not an API: include sampler.h. */
+#ifndef AGENT_SAMPLER_PRIV_H
+#define AGENT_SAMPLER_PRIV_H
+
+#include <linux/perf_event.h>
+
+#include "generated/config.h"
+
+#include "proc_maps.h"
+#include "sample_agg.h"
+#include "sampler.h"
+
+#ifdef CONFIG_AGENT_BPF
+#define SAMPLER_HAVE_BPF 1
+#endif
+
+struct sampler_ops {
+	enum sampler_backend id;
+	/* Open and attach; started for PID/SYSTEM, on exec for EXEC. */
+	int (*open)(struct sampler *s, char *err, size_t errlen);
+	/* pollfds to wait on (may be 0); may lower *timeout_ms. */
+	int (*fds)(struct sampler *s, struct pollfd *pfd, int max, uint64_t now_ns, int *timeout_ms);
+	/* What poll said about those fds (optional). */
+	void (*revents)(struct sampler *s, const struct pollfd *pfd, int n, uint64_t now_ns);
+	/* Move what the kernel holds into s->agg (and s->tt). */
+	int (*drain)(struct sampler *s, uint64_t now_ns);
+	void (*close)(struct sampler *s);
+};
+
+struct sampler {
+	struct sampler_opts o;
+	const struct sampler_ops *ops;
+	void *be;
+	struct event_desc ev;
+	uint64_t period;     /* sample_period when not by frequency */
+	bool by_freq;
+	struct sample_agg agg;
+	struct stack_table stacks;
+	struct proc_maps maps;
+	Prof__TaskTime *tt;  /* task times of the interval (bpf) */
+	size_t ntt, captt;
+	uint64_t lost;       /* since the last record */
+	uint64_t last_emit_ns;
+	uint64_t gen;
+	bool event_declared;
+	struct loop_timer timer;
+	struct sampler_stats st;
+};
+
+extern const struct sampler_ops sampler_ring_ops;
+#ifdef SAMPLER_HAVE_BPF
+extern const struct sampler_ops sampler_bpf_ops;
+#endif
+
+/* Add one sample (count) to the aggregation; emits an early record when the
+ * table is full. Scans the process's mappings the first time a key appears. */
+int sampler_add(struct sampler *s, const struct sample_key *k, uint64_t count, uint64_t now_ns);
+/* Add a task-time row for this interval. */
+int sampler_add_task_time(struct sampler *s, int32_t pid, int32_t tid, uint64_t on_ns, uint64_t off_ns,
+			  uint64_t switches);
+/* perf_event_attr for the sampling event (period/freq, sample type). */
+void sampler_fill_attr(const struct sampler *s, struct perf_event_attr *a, uint64_t sample_type);
+
+#endif

@@ -1,0 +1,179 @@
+/* Record kind "samples": CPU samples aggregated per interval (both back ends
+ * of agent record), the mappings and call chains they reference, and the
+ * per-task on/off-CPU times. Tables:
+ *   cpu_samples(session_id, seq, t_ns, backend, event_id, pid, tid, ip, kip, stack_id, count)
+ *   sample_mappings(session_id, map_id, pid, start, end, pgoff, path, build_id)
+ *   sample_stacks(session_id, stack_id, ips)  -- ips: packed little-endian uint64, innermost first
+ *   task_times(session_id, seq, t_ns, pid, tid, on_cpu_ns, off_cpu_ns, switches)
+ *   sample_intervals(session_id, seq, t_ns, interval_ns, backend, event_id, freq_hz, period, lost)
+ * t_ns is absolute (ns after Hello.base_ns): Samples.t_ns is not delta-encoded. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "store_kinds.h"
+
+static const char samples_schema[] =
+	"CREATE TABLE IF NOT EXISTS cpu_samples (session_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
+	" t_ns INTEGER NOT NULL, backend INTEGER, event_id INTEGER, pid INTEGER, tid INTEGER, ip INTEGER,"
+	" kip INTEGER, stack_id INTEGER, count INTEGER NOT NULL);"
+	"CREATE INDEX IF NOT EXISTS cpu_samples_session ON cpu_samples(session_id, pid);"
+	"CREATE TABLE IF NOT EXISTS sample_mappings (session_id INTEGER NOT NULL, map_id INTEGER NOT NULL,"
+	" pid INTEGER, start INTEGER, end INTEGER, pgoff INTEGER, path TEXT, build_id BLOB,"
+	" PRIMARY KEY(session_id, map_id));"
+	"CREATE TABLE IF NOT EXISTS sample_stacks (session_id INTEGER NOT NULL, stack_id INTEGER NOT NULL,"
+	" ips BLOB, PRIMARY KEY(session_id, stack_id));"
+	"CREATE TABLE IF NOT EXISTS task_times (session_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
+	" t_ns INTEGER, pid INTEGER, tid INTEGER, on_cpu_ns INTEGER, off_cpu_ns INTEGER, switches INTEGER);"
+	"CREATE TABLE IF NOT EXISTS sample_intervals (session_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
+	" t_ns INTEGER, interval_ns INTEGER, backend INTEGER, event_id INTEGER, freq_hz INTEGER,"
+	" period INTEGER, lost INTEGER, keys INTEGER, PRIMARY KEY(session_id, seq));";
+
+static const char ins_sample[] = "INSERT INTO cpu_samples (session_id, seq, t_ns, backend, event_id, pid, tid, ip, kip,"
+				 " stack_id, count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
+static const char ins_mapping[] = "INSERT OR IGNORE INTO sample_mappings (session_id, map_id, pid, start, end, pgoff,"
+				  " path, build_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+static const char ins_stack[] = "INSERT OR IGNORE INTO sample_stacks (session_id, stack_id, ips) VALUES (?1, ?2, ?3)";
+static const char ins_task[] = "INSERT INTO task_times (session_id, seq, t_ns, pid, tid, on_cpu_ns, off_cpu_ns,"
+			       " switches) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+static const char ins_interval[] = "INSERT OR IGNORE INTO sample_intervals (session_id, seq, t_ns, interval_ns, backend,"
+				   " event_id, freq_hz, period, lost, keys) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+static const char ins_event[] = "INSERT OR IGNORE INTO events (session_id, event_id, name, type, config, unit)"
+				" VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+
+static int check_samples(const Prof__Envelope *env)
+{
+	return env->samples->t_ns > (uint64_t)INT64_MAX ? -ERANGE : 0;
+}
+
+static int put_events(struct store *s, int64_t sid, const Prof__Samples *sm)
+{
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < sm->n_new_events; i++) {
+		const Prof__EventDesc *e = sm->new_events[i];
+		sqlite3_stmt *st = store_stmt(s, ins_event);
+		if (!st)
+			return -EIO;
+		sqlite3_bind_int64(st, 1, sid);
+		sqlite3_bind_int64(st, 2, e->id);
+		store_bind_text(st, 3, e->name);
+		sqlite3_bind_int64(st, 4, e->type);
+		store_bind_u64(st, 5, e->config);
+		store_bind_text(st, 6, e->unit);
+		rc = store_exec_stmt(s, st, "insert event");
+	}
+	return rc;
+}
+
+static int put_mappings(struct store *s, int64_t sid, const Prof__Samples *sm)
+{
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < sm->n_new_mappings; i++) {
+		const Prof__Mapping *m = sm->new_mappings[i];
+		sqlite3_stmt *st = store_stmt(s, ins_mapping);
+		if (!st)
+			return -EIO;
+		sqlite3_bind_int64(st, 1, sid);
+		sqlite3_bind_int64(st, 2, m->id);
+		sqlite3_bind_int64(st, 3, m->pid);
+		store_bind_u64(st, 4, m->start);
+		store_bind_u64(st, 5, m->end);
+		store_bind_u64(st, 6, m->pgoff);
+		store_bind_text(st, 7, m->path);
+		sqlite3_bind_blob(st, 8, m->build_id.data, (int)m->build_id.len, SQLITE_STATIC);
+		rc = store_exec_stmt(s, st, "insert mapping");
+	}
+	return rc;
+}
+
+static int put_stacks(struct store *s, int64_t sid, const Prof__Samples *sm)
+{
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < sm->n_new_stacks; i++) {
+		const Prof__Stack *k = sm->new_stacks[i];
+		uint8_t *blob = malloc(k->n_ips * 8 + 1);
+		if (!blob)
+			return -ENOMEM;
+		for (size_t j = 0; j < k->n_ips; j++)
+			for (int b = 0; b < 8; b++)
+				blob[j * 8 + b] = (uint8_t)(k->ips[j] >> (8 * b));
+		sqlite3_stmt *st = store_stmt(s, ins_stack);
+		if (!st) {
+			free(blob);
+			return -EIO;
+		}
+		sqlite3_bind_int64(st, 1, sid);
+		sqlite3_bind_int64(st, 2, k->id);
+		sqlite3_bind_blob(st, 3, blob, (int)(k->n_ips * 8), SQLITE_TRANSIENT);
+		rc = store_exec_stmt(s, st, "insert stack");
+		free(blob);
+	}
+	return rc;
+}
+
+static int put_samples(struct store *s, int64_t sid, const Prof__Envelope *env)
+{
+	const Prof__Samples *sm = env->samples;
+	int rc = put_events(s, sid, sm);
+	if (rc == 0)
+		rc = put_mappings(s, sid, sm);
+	if (rc == 0)
+		rc = put_stacks(s, sid, sm);
+	if (rc < 0)
+		return rc;
+	sqlite3_stmt *st = store_stmt(s, ins_interval);
+	if (!st)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, sid);
+	store_bind_u64(st, 2, env->seq);
+	store_bind_u64(st, 3, sm->t_ns);
+	store_bind_u64(st, 4, sm->interval_ns);
+	sqlite3_bind_int64(st, 5, sm->backend);
+	sqlite3_bind_int64(st, 6, sm->event_id);
+	store_bind_u64(st, 7, sm->freq_hz);
+	store_bind_u64(st, 8, sm->period);
+	store_bind_u64(st, 9, sm->lost);
+	sqlite3_bind_int64(st, 10, (int64_t)sm->n_count);
+	rc = store_exec_stmt(s, st, "insert sample interval");
+	for (size_t i = 0; rc == 0 && i < sm->n_count; i++) {
+		st = store_stmt(s, ins_sample);
+		if (!st)
+			return -EIO;
+		sqlite3_bind_int64(st, 1, sid);
+		store_bind_u64(st, 2, env->seq);
+		store_bind_u64(st, 3, sm->t_ns);
+		sqlite3_bind_int64(st, 4, sm->backend);
+		sqlite3_bind_int64(st, 5, sm->event_id);
+		sqlite3_bind_int64(st, 6, sm->pid[i]);
+		sqlite3_bind_int64(st, 7, sm->tid[i]);
+		store_bind_u64(st, 8, sm->ip[i]);
+		store_bind_u64(st, 9, sm->n_kip ? sm->kip[i] : 0);
+		sqlite3_bind_int64(st, 10, sm->stack_id[i]);
+		store_bind_u64(st, 11, sm->count[i]);
+		rc = store_exec_stmt(s, st, "insert cpu sample");
+	}
+	for (size_t i = 0; rc == 0 && i < sm->n_task_times; i++) {
+		const Prof__TaskTime *t = sm->task_times[i];
+		st = store_stmt(s, ins_task);
+		if (!st)
+			return -EIO;
+		sqlite3_bind_int64(st, 1, sid);
+		store_bind_u64(st, 2, env->seq);
+		store_bind_u64(st, 3, sm->t_ns);
+		sqlite3_bind_int64(st, 4, t->pid);
+		sqlite3_bind_int64(st, 5, t->tid);
+		store_bind_u64(st, 6, t->on_cpu_ns);
+		store_bind_u64(st, 7, t->off_cpu_ns);
+		store_bind_u64(st, 8, t->switches);
+		rc = store_exec_stmt(s, st, "insert task time");
+	}
+	return rc;
+}
+
+const struct store_kind store_kind_samples = {
+	.body_case = PROF__ENVELOPE__BODY_SAMPLES,
+	.name = "samples",
+	.schema_sql = samples_schema,
+	.check = check_samples,
+	.put = put_samples,
+};

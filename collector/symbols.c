@@ -1,0 +1,250 @@
+#include "symbols.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+
+#define MAX_FILES 256
+
+struct sym {
+	uint64_t addr, size;
+	char *name;
+};
+
+struct segment {
+	uint64_t off, filesz, vaddr;
+};
+
+struct symfile {
+	char *key; /* path + build-id hex */
+	bool ok;
+	struct sym *syms;
+	size_t nsyms;
+	struct segment *segs;
+	size_t nsegs;
+};
+
+struct sym_resolver {
+	char *symfs;
+	struct symfile files[MAX_FILES];
+	size_t nfiles;
+};
+
+const char *sym_build_id_hex(const uint8_t *id, size_t len, char *buf, size_t buflen)
+{
+	size_t o = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < len && o + 3 <= buflen; i++)
+		o += (size_t)snprintf(buf + o, buflen - o, "%02x", id[i]);
+	return buf;
+}
+
+int sym_resolver_create(const char *symfs, struct sym_resolver **out)
+{
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOTSUP;
+	struct sym_resolver *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	if (symfs && !(r->symfs = strdup(symfs))) {
+		free(r);
+		return -ENOMEM;
+	}
+	*out = r;
+	return 0;
+}
+
+void sym_resolver_free(struct sym_resolver *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->nfiles; i++) {
+		for (size_t j = 0; j < r->files[i].nsyms; j++)
+			free(r->files[i].syms[j].name);
+		free(r->files[i].syms);
+		free(r->files[i].segs);
+		free(r->files[i].key);
+	}
+	free(r->symfs);
+	free(r);
+}
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Build-id of an open ELF (from its notes), length or 0. */
+static size_t elf_note_build_id(Elf *e, uint8_t *out, size_t max)
+{
+	size_t n = 0;
+	if (elf_getphdrnum(e, &n) != 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_NOTE)
+			continue;
+		Elf_Data *d = elf_getdata_rawchunk(e, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR);
+		if (!d)
+			continue;
+		size_t off = 0, name_off, desc_off;
+		GElf_Nhdr nh;
+		while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    memcmp((char *)d->d_buf + name_off, "GNU", 4) == 0) {
+				size_t len = nh.n_descsz < max ? nh.n_descsz : max;
+				memcpy(out, (char *)d->d_buf + desc_off, len);
+				return len;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Load symbols and PT_LOAD segments of path if its build-id matches (or
+ * either is unknown). Returns 0 when the file has symbols. */
+static int load_file(struct symfile *f, const char *path, const uint8_t *bid, size_t bidlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	int rc = -ENOENT;
+	if (!e || elf_kind(e) != ELF_K_ELF)
+		goto out;
+	uint8_t fb[64];
+	size_t fbl = elf_note_build_id(e, fb, sizeof(fb));
+	if (bidlen && fbl && (fbl != bidlen || memcmp(fb, bid, bidlen) != 0)) {
+		log_debug("symbols: %s has another build-id: not used", path);
+		rc = -ESTALE;
+		goto out;
+	}
+	size_t nph = 0;
+	elf_getphdrnum(e, &nph);
+	f->segs = calloc(nph + 1, sizeof(*f->segs));
+	for (size_t i = 0; f->segs && i < nph; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(e, i, &ph) && ph.p_type == PT_LOAD)
+			f->segs[f->nsegs++] = (struct segment){ph.p_offset, ph.p_filesz, ph.p_vaddr};
+	}
+	size_t cap = 0;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (!d || sh.sh_entsize == 0)
+			continue;
+		size_t n = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Sym s;
+			if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC || s.st_value == 0)
+				continue;
+			const char *name = elf_strptr(e, sh.sh_link, s.st_name);
+			if (!name || !*name)
+				continue;
+			if (f->nsyms == cap) {
+				size_t nc = cap ? cap * 2 : 256;
+				struct sym *ns = realloc(f->syms, nc * sizeof(*ns));
+				if (!ns)
+					break;
+				f->syms = ns;
+				cap = nc;
+			}
+			f->syms[f->nsyms].addr = s.st_value;
+			f->syms[f->nsyms].size = s.st_size;
+			f->syms[f->nsyms].name = strdup(name);
+			if (f->syms[f->nsyms].name)
+				f->nsyms++;
+		}
+	}
+	if (f->nsyms) {
+		qsort(f->syms, f->nsyms, sizeof(*f->syms), sym_cmp);
+		rc = 0;
+	}
+out:
+	if (e)
+		elf_end(e);
+	close(fd);
+	return rc;
+}
+
+static struct symfile *get_file(struct sym_resolver *r, const struct sym_mapping *m)
+{
+	char hex[130], key[4400];
+	sym_build_id_hex(m->build_id, m->build_id_len, hex, sizeof(hex));
+	snprintf(key, sizeof(key), "%s@%s", m->path ? m->path : "", hex);
+	for (size_t i = 0; i < r->nfiles; i++)
+		if (strcmp(r->files[i].key, key) == 0)
+			return &r->files[i];
+	if (r->nfiles == MAX_FILES)
+		return NULL;
+	struct symfile *f = &r->files[r->nfiles];
+	memset(f, 0, sizeof(*f));
+	f->key = strdup(key);
+	if (!f->key)
+		return NULL;
+	r->nfiles++;
+	char cand[3][4400];
+	int nc = 0;
+	if (r->symfs && m->path)
+		snprintf(cand[nc++], sizeof(cand[0]), "%s%s", r->symfs, m->path);
+	if (hex[0] && strlen(hex) > 2)
+		snprintf(cand[nc++], sizeof(cand[0]), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+	if (m->path && !r->symfs)
+		snprintf(cand[nc++], sizeof(cand[0]), "%s", m->path);
+	for (int i = 0; i < nc && !f->ok; i++) {
+		if (load_file(f, cand[i], m->build_id, m->build_id_len) == 0) {
+			f->ok = true;
+			log_debug("symbols: %s from %s (%zu functions)", m->path, cand[i], f->nsyms);
+		} else {
+			for (size_t j = 0; j < f->nsyms; j++)
+				free(f->syms[j].name);
+			free(f->syms);
+			free(f->segs);
+			f->syms = NULL;
+			f->segs = NULL;
+			f->nsyms = f->nsegs = 0;
+		}
+	}
+	return f;
+}
+
+const char *sym_resolve(struct sym_resolver *r, const struct sym_mapping *m, uint64_t ip, uint64_t *file_off)
+{
+	uint64_t off = ip - m->start + m->pgoff;
+	*file_off = off;
+	struct symfile *f = get_file(r, m);
+	if (!f || !f->ok)
+		return NULL;
+	uint64_t vaddr = off;
+	for (size_t i = 0; i < f->nsegs; i++)
+		if (off >= f->segs[i].off && off < f->segs[i].off + f->segs[i].filesz) {
+			vaddr = off - f->segs[i].off + f->segs[i].vaddr;
+			break;
+		}
+	size_t lo = 0, hi = f->nsyms;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (f->syms[mid].addr <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	const struct sym *s = &f->syms[lo - 1];
+	if (s->size && vaddr >= s->addr + s->size)
+		return NULL;
+	return s->name;
+}

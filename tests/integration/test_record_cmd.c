@@ -1,0 +1,186 @@
+/* agent record end to end: a real collector, the real agent sampling the busy
+ * workload with each back end; the stored samples match HZ x the workload's
+ * CPU time, both back ends store the same record kind, and `collector report
+ * --top` names busy's spin() as the top function. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "testproc.h"
+
+#define HZ 500
+
+struct env {
+	char dir[256], db[300], clog[300], alog[300], spool[300], rlog[300];
+	pid_t collector;
+	int port;
+};
+
+static int setup(void **state)
+{
+	struct env *e = calloc(1, sizeof(*e));
+	if (tp_tmpdir(e->dir, sizeof(e->dir), "record") < 0)
+		return -1;
+	snprintf(e->db, sizeof(e->db), "%s/profile.db", e->dir);
+	snprintf(e->clog, sizeof(e->clog), "%s/collector.log", e->dir);
+	snprintf(e->alog, sizeof(e->alog), "%s/agent.log", e->dir);
+	snprintf(e->rlog, sizeof(e->rlog), "%s/report.txt", e->dir);
+	snprintf(e->spool, sizeof(e->spool), "%s/spool", e->dir);
+	e->collector = tp_start_collector(e->dir, e->db, 0, &e->port, e->clog);
+	if (e->collector < 0)
+		return -1;
+	*state = e;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct env *e = *state;
+	if (e->collector > 0 && tp_alive(e->collector))
+		tp_stop(e->collector, 5000);
+	if (getenv("PROF_KEEP_TMP"))
+		fprintf(stderr, "kept %s\n", e->dir);
+	else
+		tp_rm_rf(e->dir);
+	free(e);
+	return 0;
+}
+
+static void dump(const char *path)
+{
+	char *s = tp_slurp(path);
+	if (s)
+		fprintf(stderr, "---- %s ----\n%s---- end ----\n", path, s);
+	free(s);
+}
+
+/* Runs agent record on busy 1.5 s; returns the agent's exit status or -1 if skipped. */
+static int run_record(struct env *e, const char *backend, const char *agent_id)
+{
+	char agent[512], busy[512], coll[64];
+	tp_bin("agent", agent, sizeof(agent));
+	tp_bin("workloads/busy", busy, sizeof(busy));
+	snprintf(coll, sizeof(coll), "127.0.0.1:%d", e->port);
+	unlink(e->alog);
+	char *argv[] = {agent, "record", "--collector", coll, "--spool", e->spool, "--agent-id", (char *)agent_id,
+			"-F", "500", "-I", "300", "--backend", (char *)backend, "--", busy, "1.5", "1", "0", NULL};
+	pid_t pid = tp_spawn(argv, e->alog);
+	int status;
+	assert_int_equal(tp_wait(pid, 30000, &status), 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		char *log = tp_slurp(e->alog);
+		bool perm = log && (strstr(log, "run as root") || strstr(log, "not compiled in"));
+		free(log);
+		if (perm) {
+			dump(e->alog);
+			return -1;
+		}
+		dump(e->alog);
+		fail_msg("agent record --backend %s failed (status 0x%x)", backend, status);
+	}
+	return 0;
+}
+
+static double busy_cpu(struct env *e)
+{
+	char *log = tp_slurp(e->alog);
+	assert_non_null(log);
+	double wall = 0, cpu = -1;
+	char *p = strstr(log, "busy: wall ");
+	if (p)
+		sscanf(p, "busy: wall %lf s cpu %lf s", &wall, &cpu);
+	free(log);
+	return cpu;
+}
+
+static int64_t session_of(struct env *e, const char *agent_id)
+{
+	return tp_db_int(e->db, "SELECT MAX(id) FROM sessions WHERE agent_id='%s'", agent_id);
+}
+
+static void check_session(struct env *e, const char *agent_id, int backend)
+{
+	double cpu = busy_cpu(e);
+	int64_t sid = session_of(e, agent_id);
+	assert_true(sid > 0);
+	/* samples for busy's own threads (the agent also sees what runs after its exit print: allow it) */
+	int64_t busy_samples = tp_db_int(e->db,
+		"SELECT SUM(count) FROM cpu_samples WHERE session_id=%lld AND pid=(SELECT pid FROM sample_mappings"
+		" WHERE session_id=%lld AND path LIKE '%%/busy' LIMIT 1)", (long long)sid, (long long)sid);
+	int64_t kinds = tp_db_int(e->db, "SELECT COUNT(DISTINCT kind) FROM records WHERE session_id=%lld AND kind<>'heartbeat'",
+				  (long long)sid);
+	int64_t be = tp_db_int(e->db, "SELECT MIN(backend) FROM cpu_samples WHERE session_id=%lld", (long long)sid);
+	int64_t be2 = tp_db_int(e->db, "SELECT MAX(backend) FROM cpu_samples WHERE session_id=%lld", (long long)sid);
+	int64_t samples_kind = tp_db_int(e->db, "SELECT COUNT(*) FROM records WHERE session_id=%lld AND kind='samples'",
+					 (long long)sid);
+	fprintf(stderr, "# %s: busy cpu %.3f s -> expected %.0f samples, stored %lld; %lld samples records\n",
+		agent_id, cpu, cpu * HZ, (long long)busy_samples, (long long)samples_kind);
+	assert_true(cpu > 0.3);
+	assert_true(busy_samples >= 0.8 * cpu * HZ);
+	assert_true(busy_samples <= 1.2 * cpu * HZ + 0.2 * HZ); /* + ASan's exit-time leak scan after the print */
+	assert_int_equal(kinds, 1);
+	assert_true(samples_kind >= 2);
+	assert_int_equal(be, backend);
+	assert_int_equal(be2, backend);
+
+	/* collector report --top: spin is the top function */
+	char coll[512], sidbuf[32];
+	tp_bin("collector", coll, sizeof(coll));
+	snprintf(sidbuf, sizeof(sidbuf), "%lld", (long long)sid);
+	char *argv[] = {coll, "report", "--store", e->db, "--session", sidbuf, "--top", "--limit", "5", NULL};
+	unlink(e->rlog);
+	pid_t pid = tp_spawn(argv, e->rlog);
+	int status;
+	assert_int_equal(tp_wait(pid, 20000, &status), 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	char *out = tp_slurp(e->rlog);
+	assert_non_null(out);
+	fprintf(stderr, "%s", out);
+	char *hdr = strstr(out, "function\n");
+	assert_non_null(hdr);
+	char *first = hdr + strlen("function\n");
+	char *nl = strchr(first, '\n');
+	if (nl)
+		*nl = 0;
+	assert_non_null(strstr(first, " spin"));
+	assert_non_null(strstr(first, "busy"));
+	free(out);
+}
+
+static void test_record_ring_backend_busy(void **state)
+{
+	struct env *e = *state;
+	if (run_record(e, "ring", "rec-ring") < 0)
+		skip();
+	check_session(e, "rec-ring", 2);
+}
+
+static void test_record_bpf_backend_busy(void **state)
+{
+	struct env *e = *state;
+	if (run_record(e, "bpf", "rec-bpf") < 0)
+		skip();
+	check_session(e, "rec-bpf", 1);
+	int64_t sid = session_of(e, "rec-bpf");
+	int64_t tt = tp_db_int(e->db, "SELECT COUNT(*) FROM task_times WHERE session_id=%lld", (long long)sid);
+	assert_true(tt > 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_record_ring_backend_busy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_record_bpf_backend_busy, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
