@@ -1,0 +1,863 @@
+/* `collector edag`: eDAG metrics of stored trace windows or of a trace file
+ * (EDAN's QEMU execlog or the native format, collector/edag/README.md). */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "edag/edag.h"
+#include "json.h"
+#include "log.h"
+#include "store_trace.h"
+
+static const char edag_usage[] =
+    "usage: collector edag --store PATH --session N [--window K] [options]\n"
+    "       collector edag --trace FILE --format edan|native [--arch A] [--cpu N] [options]\n"
+    "  --machine FILE    machine model JSON (caches, alpha0, m, class costs; see collector/edag/README.md)\n"
+    "  --cache S:A:L:T   add a cache level: size (K/M suffix), ways, line bytes, hit latency (repeatable)\n"
+    "  --alpha0 A0       memory latency of a memory vertex (default 100)\n"
+    "  -m M              memory issue slots for the bounds (default 1)\n"
+    "  --alpha A         latency for the bounds M (default alpha0)\n"
+    "  --cost CLASS=N    cost of a non-memory vertex of CLASS (int, float, branch, other, load, store)\n"
+    "  --all-deps        also WAR, WAW and RAR edges (false dependencies)\n"
+    "  --json            metrics as JSON\n"
+    "  --dot FILE        write the first window's graph (Graphviz); --graph-json FILE likewise as JSON\n"
+    "  --max-vertices N  largest graph to materialise (default 100000)\n"
+    "  --layers-csv FILE memory vertices per memory-depth layer and per time slice (--slice T cost units)\n"
+    "  --sweep-csv FILE  bounds, lambda and Lambda for m in 1..64 and alpha in alpha0 x {0.5,1,2,4,8}\n"
+    "  --arch A          register names of a native text trace without an 'arch' line (riscv64 for edan)\n"
+    "  --cpu N           edan: the vCPU to analyse (default: the first one in the file)\n";
+
+struct opts {
+	const char *store, *trace, *format, *machine, *dot, *gjson, *layers, *sweep;
+	int64_t session, window;
+	struct edag_config cfg;
+	bool json, alpha_set;
+	unsigned arch;
+	int cpu;
+	size_t max_vertices;
+};
+
+struct run {
+	const struct opts *o;
+	struct edag_state *st;
+	struct edag_graph *g; /* the first window, when a graph was asked for */
+	bool graph_done, graph_too_big, in_window;
+	struct edag_window_info info;
+	uint64_t n;
+	struct edag_window_result *res;
+	size_t nres, capres;
+	FILE *layers;
+	uint64_t bad; /* lines skipped */
+};
+
+/* ---------------------------------------------------------------- output */
+
+static void print_window_text(const struct opts *o, const struct edag_window_result *r)
+{
+	const struct edag_metrics *mt = &r->mt;
+	const struct edag_config *c = &o->cfg;
+	struct edag_bounds b;
+	edag_bounds(mt, c->m, c->alpha, c->alpha0, &b);
+	printf("window %u (pid %d, tid %d, t %.6f s, share %.4g, %llu instructions):\n", r->info.index,
+	       r->info.pid, r->info.tid, (double)r->info.t_ns / 1e9, r->info.share,
+	       (unsigned long long)r->n_insns);
+	printf("  vertices %llu, memory accesses %llu, W %llu memory vertices, D %llu (memory depth)\n",
+	       (unsigned long long)mt->vertices, (unsigned long long)mt->accesses, (unsigned long long)mt->W,
+	       (unsigned long long)mt->D);
+	for (unsigned i = 0; i < c->nlevels; i++)
+		printf("  %-5s %llu hits, %llu misses (W if it were the last level)\n", c->level[i].name,
+		       (unsigned long long)mt->level_hit[i], (unsigned long long)mt->level_miss[i]);
+	printf("  critical path %llu vertices, cost %llu (C = %llu compute, %llu memory vertices), "
+	       "parallelism %.4g\n",
+	       (unsigned long long)mt->cp_vertices, (unsigned long long)mt->cp_cost,
+	       (unsigned long long)mt->cp_compute, (unsigned long long)mt->cp_memory, mt->parallelism);
+	printf("  edges: %llu register RAW, %llu memory RAW%s", (unsigned long long)mt->edges_reg,
+	       (unsigned long long)mt->edges_mem, c->all_deps ? "" : "\n");
+	if (c->all_deps)
+		printf(", %llu WAR/WAW/RAR\n", (unsigned long long)mt->edges_false);
+	printf("  m=%g alpha=%g: %.6g <= M <= %.6g; lambda %.6g; Lambda(alpha0=%u) %.4f\n", b.m, b.alpha,
+	       b.lower, b.upper, b.lambda, c->alpha0, b.Lambda);
+}
+
+static void json_est(FILE *f, int first, const char *key, const struct edag_estimate *e)
+{
+	json_key(f, first, key);
+	fputc('{', f);
+	json_key(f, 1, "value");
+	json_double(f, e->value);
+	json_key(f, 0, "lo");
+	json_double(f, e->lo);
+	json_key(f, 0, "hi");
+	json_double(f, e->hi);
+	fputc('}', f);
+}
+
+static void print_json(const struct opts *o, const struct run *r, const struct edag_approx *ap)
+{
+	const struct edag_config *c = &o->cfg;
+	FILE *f = stdout;
+	fputc('{', f);
+	json_key(f, 1, "config");
+	fputc('{', f);
+	json_key(f, 1, "all_deps");
+	fputs(c->all_deps ? "true" : "false", f);
+	json_key(f, 0, "alpha0");
+	json_u64(f, c->alpha0);
+	json_key(f, 0, "m");
+	json_double(f, c->m);
+	json_key(f, 0, "alpha");
+	json_double(f, c->alpha);
+	json_key(f, 0, "caches");
+	fputc('[', f);
+	for (unsigned i = 0; i < c->nlevels; i++) {
+		fputs(i ? ",{" : "{", f);
+		json_key(f, 1, "name");
+		json_string(f, c->level[i].name);
+		json_key(f, 0, "size");
+		json_u64(f, c->level[i].size);
+		json_key(f, 0, "assoc");
+		json_u64(f, c->level[i].assoc);
+		json_key(f, 0, "line");
+		json_u64(f, c->level[i].line);
+		json_key(f, 0, "latency");
+		json_u64(f, c->level[i].latency);
+		fputc('}', f);
+	}
+	fputs("]}", f);
+	json_key(f, 0, "windows");
+	fputc('[', f);
+	for (size_t i = 0; i < r->nres; i++) {
+		const struct edag_window_result *w = &r->res[i];
+		const struct edag_metrics *mt = &w->mt;
+		struct edag_bounds b;
+		edag_bounds(mt, c->m, c->alpha, c->alpha0, &b);
+		fputs(i ? ",{" : "{", f);
+		json_key(f, 1, "index");
+		json_u64(f, w->info.index);
+		json_key(f, 0, "pid");
+		json_i64(f, w->info.pid);
+		json_key(f, 0, "tid");
+		json_i64(f, w->info.tid);
+		json_key(f, 0, "t_ns");
+		json_u64(f, w->info.t_ns);
+		json_key(f, 0, "share");
+		json_double(f, w->info.share);
+		json_key(f, 0, "represented_insns");
+		json_u64(f, w->info.represented_insns);
+		const char *k[] = {"vertices",	  "accesses", "W",	    "D",
+				   "cp_vertices", "cp_cost",  "cp_compute", "cp_memory"};
+		uint64_t v[] = {mt->vertices,	 mt->accesses, mt->W,	       mt->D,
+				mt->cp_vertices, mt->cp_cost,  mt->cp_compute, mt->cp_memory};
+		for (size_t j = 0; j < sizeof(v) / sizeof(v[0]); j++) {
+			json_key(f, 0, k[j]);
+			json_u64(f, v[j]);
+		}
+		json_key(f, 0, "parallelism");
+		json_double(f, mt->parallelism);
+		json_key(f, 0, "levels");
+		fputc('[', f);
+		for (unsigned l = 0; l < c->nlevels; l++) {
+			fputs(l ? ",{" : "{", f);
+			json_key(f, 1, "hits");
+			json_u64(f, mt->level_hit[l]);
+			json_key(f, 0, "misses");
+			json_u64(f, mt->level_miss[l]);
+			fputc('}', f);
+		}
+		fputc(']', f);
+		json_key(f, 0, "lower");
+		json_double(f, b.lower);
+		json_key(f, 0, "upper");
+		json_double(f, b.upper);
+		json_key(f, 0, "lambda");
+		json_double(f, b.lambda);
+		json_key(f, 0, "Lambda");
+		json_double(f, b.Lambda);
+		fputc('}', f);
+	}
+	fputc(']', f);
+	if (ap) {
+		json_key(f, 0, "estimate");
+		fputc('{', f);
+		json_key(f, 1, "windows");
+		json_u64(f, ap->windows);
+		json_key(f, 0, "sampled_insns");
+		json_u64(f, ap->sampled_insns);
+		json_key(f, 0, "represented_insns");
+		json_double(f, ap->represented_insns);
+		json_key(f, 0, "coverage");
+		json_double(f, ap->coverage);
+		json_key(f, 0, "coverage_known");
+		fputs(ap->coverage_known ? "true" : "false", f);
+		json_est(f, 0, "V", &ap->V);
+		json_est(f, 0, "W", &ap->W);
+		json_est(f, 0, "D", &ap->D);
+		json_est(f, 0, "cp_vertices", &ap->cp_vertices);
+		json_est(f, 0, "C", &ap->cp_compute);
+		json_est(f, 0, "lambda", &ap->lambda);
+		json_est(f, 0, "Lambda", &ap->Lambda);
+		json_key(f, 0, "D_per_window");
+		fputc('{', f);
+		json_key(f, 1, "min");
+		json_double(f, ap->D_min);
+		json_key(f, 0, "mean");
+		json_double(f, ap->D_mean);
+		json_key(f, 0, "max");
+		json_double(f, ap->D_max);
+		fputs("}}", f);
+	}
+	fputs("}\n", f);
+}
+
+static void print_approx_text(const struct edag_approx *ap)
+{
+	printf("whole-run estimate from %zu windows (%llu sampled instructions for %.6g represented, "
+	       "coverage %.4g%s; "
+	       "95%% intervals):\n",
+	       ap->windows, (unsigned long long)ap->sampled_insns, ap->represented_insns, ap->coverage,
+	       ap->coverage_known ? "" : ", unknown for some windows: taken as 1");
+	const struct edag_estimate *e[] = {&ap->V,	     &ap->W,	  &ap->D,
+					   &ap->cp_vertices, &ap->lambda, &ap->Lambda};
+	const char *n[] = {"vertices", "W", "D", "critical path", "lambda", "Lambda"};
+	for (int i = 0; i < 6; i++)
+		printf("  %-14s %.6g [%.6g, %.6g]\n", n[i], e[i]->value, e[i]->lo, e[i]->hi);
+	printf("  D per window: min %.6g, mean %.6g, max %.6g\n", ap->D_min, ap->D_mean, ap->D_max);
+}
+
+static int write_graph(const struct opts *o, const struct edag_graph *g)
+{
+	static const char *const kinds[] = {"raw_reg", "raw_mem", "false_reg", "false_mem"};
+	for (int pass = 0; pass < 2; pass++) {
+		const char *path = pass == 0 ? o->dot : o->gjson;
+		if (!path)
+			continue;
+		FILE *f = fopen(path, "w");
+		if (!f) {
+			log_error("cannot write %s: %s", path, strerror(errno));
+			return -errno;
+		}
+		if (pass == 0) {
+			fprintf(f, "digraph edag {\n  node [shape=box, fontname=monospace];\n");
+			for (size_t i = 0; i < g->nv; i++) {
+				const struct edag_gvertex *v = &g->v[i];
+				fprintf(f, "  v%zu [label=\"%zu %s\\n0x%llx\"%s];\n", i, i,
+					edag_class_name(v->cls), (unsigned long long)v->pc,
+					v->memory ? ", style=filled, fillcolor=salmon" : "");
+				for (uint32_t k = 0; k < v->nedges; k++) {
+					const struct edag_gedge *e = &g->e[v->first_edge + k];
+					fprintf(f, "  v%llu -> v%zu%s;\n", (unsigned long long)e->from, i,
+						e->kind >= EDAG_DEP_FALSE_REG ? " [style=dashed]" : "");
+				}
+			}
+			fputs("}\n", f);
+		} else {
+			fputs("{\"vertices\":[", f);
+			for (size_t i = 0; i < g->nv; i++) {
+				const struct edag_gvertex *v = &g->v[i];
+				fprintf(f,
+					"%s{\"id\":%zu,\"pc\":%llu,\"class\":\"%s\",\"memory\":%s,\"hit_"
+					"level\":%d,\"cost\":%u",
+					i ? "," : "", i, (unsigned long long)v->pc, edag_class_name(v->cls),
+					v->memory ? "true" : "false", v->hit_level, v->cost);
+				if (v->size)
+					fprintf(f, ",\"addr\":%llu,\"size\":%u", (unsigned long long)v->addr,
+						v->size);
+				fputc('}', f);
+			}
+			fputs("],\"edges\":[", f);
+			int first = 1;
+			for (size_t i = 0; i < g->nv; i++)
+				for (uint32_t k = 0; k < g->v[i].nedges; k++) {
+					const struct edag_gedge *e = &g->e[g->v[i].first_edge + k];
+					fprintf(f, "%s{\"from\":%llu,\"to\":%zu,\"kind\":\"%s\"}",
+						first ? "" : ",", (unsigned long long)e->from, i,
+						kinds[e->kind & 3]);
+					first = 0;
+				}
+			fputs("]}\n", f);
+		}
+		if (fclose(f) != 0) {
+			log_error("cannot write %s: %s", path, strerror(errno));
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- running windows */
+
+static int window_begin(struct run *r, const struct edag_window_info *info)
+{
+	r->info = *info;
+	r->n = 0;
+	r->in_window = true;
+	if ((r->o->dot || r->o->gjson) && !r->graph_done && !r->g) {
+		int rc = edag_graph_new(&r->o->cfg, r->o->max_vertices, &r->g);
+		if (rc < 0)
+			return rc;
+	}
+	if (!r->st) {
+		int rc = edag_new(&r->o->cfg, &r->st);
+		if (rc < 0)
+			return rc;
+	} else {
+		edag_reset(r->st);
+	}
+	return 0;
+}
+
+static int window_step(struct run *r, const struct edag_insn *in)
+{
+	if (r->g && !r->graph_done) {
+		int rc = edag_graph_add(r->g, in);
+		if (rc == -E2BIG) {
+			r->graph_too_big = true;
+			r->graph_done = true;
+		} else if (rc < 0) {
+			return rc;
+		}
+	}
+	r->n++;
+	return edag_step(r->st, in, NULL);
+}
+
+static void layers_csv(struct run *r, const struct edag_metrics *mt)
+{
+	if (!r->layers)
+		return;
+	const struct edag_histogram *h[2] = {&mt->by_depth, &mt->by_time};
+	for (int k = 0; k < 2; k++)
+		for (uint32_t i = 0; i < h[k]->nbins; i++) {
+			uint64_t lo = i * h[k]->width, hi = lo + h[k]->width;
+			/* depth layers are 1-based memory depths; time slices are start-time ranges */
+			fprintf(r->layers, "%u,%s,%llu,%llu,%llu,%llu\n", r->info.index, k ? "time" : "depth",
+				(unsigned long long)(k ? lo : lo + 1), (unsigned long long)(k ? hi : hi),
+				(unsigned long long)h[k]->count[i], (unsigned long long)h[k]->bytes[i]);
+		}
+}
+
+static int window_end(struct run *r)
+{
+	if (!r->in_window)
+		return 0;
+	r->in_window = false;
+	if (r->g && !r->graph_done) {
+		r->graph_done = true;
+	}
+	if (r->n == 0)
+		return 0;
+	if (r->nres == r->capres) {
+		size_t nc = r->capres ? r->capres * 2 : 16;
+		struct edag_window_result *nr = realloc(r->res, nc * sizeof(*nr));
+		if (!nr)
+			return -ENOMEM;
+		r->res = nr;
+		r->capres = nc;
+	}
+	struct edag_window_result *w = &r->res[r->nres++];
+	memset(w, 0, sizeof(*w));
+	w->info = r->info;
+	w->n_insns = r->n;
+	edag_metrics_get(r->st, &w->mt);
+	layers_csv(r, &w->mt);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- sources */
+
+static int store_window(const struct store_trace_row *row, void *arg)
+{
+	struct run *r = arg;
+	const Prof__TraceWindow *tw = row->tw;
+	struct edag_window_info info = {.index = tw->window_index,
+					.pid = tw->pid,
+					.tid = tw->tid,
+					.t_ns = tw->t_ns,
+					.share = tw->sampled_share,
+					.represented_insns = tw->represented_insns};
+	int rc = window_begin(r, &info);
+	if (rc < 0)
+		return rc;
+	struct edag_window_iter it;
+	struct edag_insn in;
+	edag_window_iter_init(&it, tw);
+	while ((rc = edag_window_next(&it, &in)) > 0)
+		if ((rc = window_step(r, &in)) < 0)
+			break;
+	if (rc < 0) {
+		log_error("trace window %u (seq %llu): %s", tw->window_index, (unsigned long long)row->seq,
+			  strerror(-rc));
+		return rc;
+	}
+	return window_end(r);
+}
+
+static int run_store(struct run *r)
+{
+	struct store *st;
+	if (cli_open_store(r->o->store, &st) < 0)
+		return -EIO;
+	int rc = store_list_trace_windows(st, r->o->session, r->o->window, store_window, r);
+	store_close(st);
+	return rc;
+}
+
+static int run_native_bin(struct run *r, FILE *f)
+{
+	uint8_t hdr[EDAG_BIN_HEADER];
+	unsigned arch;
+	if (fread(hdr, 1, sizeof(hdr), f) != sizeof(hdr) ||
+	    edag_bin_header_decode(hdr, sizeof(hdr), &arch) < 0)
+		return -EINVAL;
+	struct edag_window_info info = {.share = 1};
+	int rc = window_begin(r, &info);
+	static uint8_t buf[1 << 16];
+	size_t have = 0, off = 0;
+	uint64_t rec = 0;
+	for (;;) {
+		struct edag_insn in;
+		int used = edag_bin_decode(buf + off, have - off, &in);
+		if (used < 0) {
+			log_error("%s: record %llu is malformed", r->o->trace, (unsigned long long)rec);
+			return -EINVAL;
+		}
+		if (used == 0) {
+			memmove(buf, buf + off, have - off);
+			have -= off;
+			off = 0;
+			size_t got = fread(buf + have, 1, sizeof(buf) - have, f);
+			if (got == 0) {
+				if (have)
+					log_warn("%s: %zu trailing bytes (a truncated record) ignored",
+						 r->o->trace, have);
+				break;
+			}
+			have += got;
+			continue;
+		}
+		off += (size_t)used;
+		rec++;
+		if ((rc = window_step(r, &in)) < 0)
+			return rc;
+	}
+	return window_end(r);
+}
+
+static int run_text(struct run *r, FILE *f, bool edan)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	uint64_t lineno = 0;
+	unsigned arch = r->o->arch ? r->o->arch : EDAG_ARCH_RISCV64;
+	int cpu_sel = r->o->cpu;
+	uint64_t other_cpu = 0;
+	struct edag_window_info info = {.share = 1};
+	int rc = window_begin(r, &info);
+	while (rc == 0 && (len = getline(&line, &cap, f)) >= 0) {
+		lineno++;
+		struct edag_insn in;
+		char err[200];
+		int k;
+		if (edan) {
+			int cpu;
+			k = edag_parse_edan_line(line, (size_t)len, &in, &cpu, err, sizeof(err));
+			if (k > 0 && cpu >= 0) {
+				if (cpu_sel < 0)
+					cpu_sel = cpu;
+				if (cpu != cpu_sel) {
+					other_cpu++;
+					continue;
+				}
+			}
+		} else {
+			struct edag_window_info wi;
+			k = edag_parse_native_line(line, (size_t)len, &arch, &in, &wi, err, sizeof(err));
+			if (k == 2) {
+				if ((rc = window_end(r)) == 0)
+					rc = window_begin(r, &wi);
+				continue;
+			}
+		}
+		if (k < 0) {
+			/* EDAN traces hold instructions we cannot model (vector ops with odd syntax): skip
+			 * them */
+			if (!edan) {
+				log_error("%s:%llu: %s", r->o->trace, (unsigned long long)lineno, err);
+				rc = -EINVAL;
+				break;
+			}
+			if (r->bad++ < 5)
+				log_warn("%s:%llu: %s (line skipped)", r->o->trace,
+					 (unsigned long long)lineno, err);
+			continue;
+		}
+		if (k == 1)
+			rc = window_step(r, &in);
+	}
+	free(line);
+	if (other_cpu)
+		log_warn(
+		    "%s: %llu instructions of other vCPUs than %d skipped (one register file per run: pick "
+		    "one with --cpu N)",
+		    r->o->trace, (unsigned long long)other_cpu, cpu_sel);
+	if (r->bad > 5)
+		log_warn("%s: %llu lines skipped in all", r->o->trace, (unsigned long long)r->bad);
+	if (rc == 0)
+		rc = window_end(r);
+	return rc;
+}
+
+static int run_file(struct run *r)
+{
+	FILE *f = fopen(r->o->trace, "rb");
+	if (!f) {
+		int err = errno;
+		log_error("cannot open the trace %s: %s", r->o->trace, strerror(err));
+		return -err;
+	}
+	int rc;
+	if (strcmp(r->o->format, "edan") == 0) {
+		rc = run_text(r, f, true);
+	} else {
+		char magic[8] = {0};
+		size_t got = fread(magic, 1, 8, f);
+		rewind(f);
+		if (got == 8 && memcmp(magic, EDAG_BIN_MAGIC, 8) == 0) {
+			rc = run_native_bin(r, f);
+			if (rc == -EINVAL)
+				log_error("%s: not a valid native binary trace", r->o->trace);
+		} else {
+			rc = run_text(r, f, false);
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- main */
+
+static int read_file(const char *path, char **out, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return -errno;
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap);
+	while (buf) {
+		size_t got = fread(buf + n, 1, cap - n, f);
+		n += got;
+		if (n < cap || cap >= (1u << 20))
+			break;
+		char *nb = realloc(buf, cap * 2);
+		if (!nb) {
+			free(buf);
+			buf = NULL;
+			break;
+		}
+		buf = nb;
+		cap *= 2;
+	}
+	fclose(f);
+	if (!buf)
+		return -ENOMEM;
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	static const struct option opts[] = {
+	    {"store", required_argument, NULL, 's'},
+	    {"session", required_argument, NULL, 'n'},
+	    {"window", required_argument, NULL, 'w'},
+	    {"trace", required_argument, NULL, 't'},
+	    {"format", required_argument, NULL, 'f'},
+	    {"machine", required_argument, NULL, 'M'},
+	    {"cache", required_argument, NULL, 'c'},
+	    {"alpha0", required_argument, NULL, '0'},
+	    {"alpha", required_argument, NULL, 'a'},
+	    {"cost", required_argument, NULL, 'C'},
+	    {"all-deps", no_argument, NULL, 'A'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"dot", required_argument, NULL, 'd'},
+	    {"graph-json", required_argument, NULL, 'g'},
+	    {"max-vertices", required_argument, NULL, 'x'},
+	    {"layers-csv", required_argument, NULL, 'l'},
+	    {"slice", required_argument, NULL, 'S'},
+	    {"sweep-csv", required_argument, NULL, 'W'},
+	    {"arch", required_argument, NULL, 'r'},
+	    {"cpu", required_argument, NULL, 'u'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	/* the machine model first, so that flags override it */
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--machine") == 0 && i + 1 < argc)
+			o->machine = argv[i + 1];
+	if (o->machine) {
+		char *json = NULL;
+		size_t len = 0;
+		char err[256];
+		int rc = read_file(o->machine, &json, &len);
+		if (rc < 0) {
+			log_error("cannot read the machine model %s: %s", o->machine, strerror(-rc));
+			return 1;
+		}
+		rc = edag_machine_parse(json, len, &o->cfg, err, sizeof(err));
+		o->alpha_set = memmem(json, len, "\"alpha\"", 7) != NULL;
+		free(json);
+		if (rc < 0) {
+			log_error("%s: %s", o->machine, err);
+			return 1;
+		}
+	}
+	bool caches_from_flags = false;
+	int ch;
+	char *end;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "m:h", opts, NULL)) != -1) {
+		errno = 0;
+		switch (ch) {
+		case 's':
+			o->store = optarg;
+			break;
+		case 'n':
+			o->session = strtoll(optarg, &end, 10);
+			if (*end || o->session <= 0)
+				goto bad;
+			break;
+		case 'w':
+			o->window = strtoll(optarg, &end, 10);
+			if (*end || o->window < 0)
+				goto bad;
+			break;
+		case 't':
+			o->trace = optarg;
+			break;
+		case 'f':
+			o->format = optarg;
+			break;
+		case 'M':
+			break;
+		case 'c':
+			if (!caches_from_flags) {
+				o->cfg.nlevels = 0;
+				caches_from_flags = true;
+			}
+			if (o->cfg.nlevels >= EDAG_MAX_LEVELS ||
+			    edag_cache_level_parse(optarg, &o->cfg.level[o->cfg.nlevels]) < 0) {
+				fprintf(
+				    stderr,
+				    "collector edag: --cache wants SIZE:WAYS:LINE:LATENCY (e.g. 32K:8:64:4), "
+				    "at most %d levels, not '%s'\n",
+				    EDAG_MAX_LEVELS, optarg);
+				return 2;
+			}
+			snprintf(o->cfg.level[o->cfg.nlevels].name, sizeof(o->cfg.level[0].name), "L%u",
+				 o->cfg.nlevels + 1);
+			o->cfg.nlevels++;
+			break;
+		case '0': {
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (*end || v == 0 || v > (1u << 24))
+				goto bad;
+			o->cfg.alpha0 = (uint32_t)v;
+			break;
+		}
+		case 'm':
+			o->cfg.m = strtod(optarg, &end);
+			if (*end || !(o->cfg.m >= 1) || !isfinite(o->cfg.m))
+				goto bad;
+			break;
+		case 'a':
+			o->cfg.alpha = strtod(optarg, &end);
+			if (*end || !(o->cfg.alpha >= 0) || !isfinite(o->cfg.alpha))
+				goto bad;
+			o->alpha_set = true;
+			break;
+		case 'C': {
+			const char *eqs = strchr(optarg, '=');
+			int c = eqs ? edag_class_parse(optarg, (size_t)(eqs - optarg)) : -EINVAL;
+			unsigned long v = eqs ? strtoul(eqs + 1, &end, 10) : 0;
+			if (c < 0 || !eqs[1] || *end || v > (1u << 20))
+				goto bad;
+			o->cfg.class_cost[c] = (uint32_t)v;
+			break;
+		}
+		case 'A':
+			o->cfg.all_deps = true;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'd':
+			o->dot = optarg;
+			break;
+		case 'g':
+			o->gjson = optarg;
+			break;
+		case 'x':
+			o->max_vertices = strtoul(optarg, &end, 10);
+			if (*end || o->max_vertices == 0 || o->max_vertices > 10000000)
+				goto bad;
+			break;
+		case 'l':
+			o->layers = optarg;
+			break;
+		case 'S':
+			o->cfg.time_slice = strtoull(optarg, &end, 10);
+			if (*end || o->cfg.time_slice == 0)
+				goto bad;
+			break;
+		case 'W':
+			o->sweep = optarg;
+			break;
+		case 'r': {
+			int a = edag_arch_parse(optarg);
+			if (a < 0)
+				goto bad;
+			o->arch = (unsigned)a;
+			break;
+		}
+		case 'u':
+			o->cpu = (int)strtol(optarg, &end, 10);
+			if (*end || o->cpu < 0)
+				goto bad;
+			break;
+		case 'h':
+			fputs(edag_usage, stdout);
+			return 0;
+		default:
+			fputs(edag_usage, stderr);
+			return 2;
+		}
+		continue;
+	bad:
+		fprintf(stderr, "collector edag: bad value '%s' for an option\n%s", optarg, edag_usage);
+		return 2;
+	}
+	if (optind != argc) {
+		fprintf(stderr, "collector edag: unexpected argument '%s'\n%s", argv[optind], edag_usage);
+		return 2;
+	}
+	if (!!o->store == !!o->trace) {
+		fprintf(stderr,
+			"collector edag: give either --store PATH --session N or --trace FILE --format F\n%s",
+			edag_usage);
+		return 2;
+	}
+	if (o->store && o->session <= 0) {
+		fprintf(stderr, "collector edag: --store needs a positive --session N\n%s", edag_usage);
+		return 2;
+	}
+	if (o->trace &&
+	    (!o->format || (strcmp(o->format, "edan") != 0 && strcmp(o->format, "native") != 0))) {
+		fprintf(stderr, "collector edag: --trace needs --format edan or --format native\n%s",
+			edag_usage);
+		return 2;
+	}
+	if (!o->alpha_set)
+		o->cfg.alpha = o->cfg.alpha0;
+	char err[200];
+	if (edag_config_check(&o->cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "collector edag: %s\n", err);
+		return 2;
+	}
+	return -1; /* go on */
+}
+
+static int write_sweep(const struct opts *o, const struct edag_metrics *mt, const char *label, FILE *f)
+{
+	static const double ms[] = {1, 2, 4, 8, 16, 32, 64};
+	static const double af[] = {0.5, 1, 2, 4, 8};
+	double as[5];
+	for (int i = 0; i < 5; i++)
+		as[i] = af[i] * o->cfg.alpha0;
+	struct edag_bounds b[7 * 5];
+	edag_sweep(mt, o->cfg.alpha0, ms, 7, as, 5, b);
+	for (int i = 0; i < 35; i++)
+		fprintf(f, "%s,%g,%g,%.9g,%.9g,%.9g,%.9g\n", label, b[i].m, b[i].alpha, b[i].lower,
+			b[i].upper, b[i].lambda, b[i].Lambda);
+	return 0;
+}
+
+int cli_edag(int argc, char **argv)
+{
+	struct opts o = {.window = -1, .cpu = -1};
+	edag_config_default(&o.cfg);
+	int st = parse_args(argc, argv, &o);
+	if (st >= 0)
+		return st;
+	struct run r = {.o = &o};
+	if (o.layers) {
+		r.layers = fopen(o.layers, "w");
+		if (!r.layers) {
+			log_error("cannot write %s: %s", o.layers, strerror(errno));
+			return 1;
+		}
+		fprintf(r.layers, "window,kind,from,to,memory_vertices,bytes\n");
+	}
+	int rc = o.store ? run_store(&r) : run_file(&r);
+	int status = 0;
+	if (rc < 0) {
+		status = 1;
+		if (rc != -EIO)
+			log_error("edag: %s", strerror(-rc));
+	} else if (r.nres == 0) {
+		log_error("no instructions found%s",
+			  o.store ? ": the session has no trace windows (check --session "
+				    "and --window; the agent records them with the tracer)"
+				  : "");
+		status = 1;
+	} else {
+		struct edag_approx ap;
+		bool have_ap = edag_approx_combine(r.res, r.nres, o.cfg.m, o.cfg.alpha0, &ap) == 0;
+		if (o.json) {
+			print_json(&o, &r, have_ap ? &ap : NULL);
+		} else {
+			for (size_t i = 0; i < r.nres; i++)
+				print_window_text(&o, &r.res[i]);
+			if (have_ap && (r.nres > 1 || ap.coverage_known))
+				print_approx_text(&ap);
+		}
+		if (r.g) {
+			if (r.graph_too_big) {
+				log_error(
+				    "the first window has more than %zu vertices: no graph written (raise "
+				    "--max-vertices)",
+				    r.g->max_vertices);
+				status = 1;
+			} else if (write_graph(&o, r.g) < 0) {
+				status = 1;
+			}
+		}
+		if (o.sweep) {
+			FILE *f = fopen(o.sweep, "w");
+			if (!f) {
+				log_error("cannot write %s: %s", o.sweep, strerror(errno));
+				status = 1;
+			} else {
+				fprintf(f, "window,m,alpha,lower,upper,lambda,Lambda\n");
+				for (size_t i = 0; i < r.nres; i++) {
+					char label[16];
+					snprintf(label, sizeof(label), "%u", r.res[i].info.index);
+					write_sweep(&o, &r.res[i].mt, label, f);
+				}
+				if (fclose(f) != 0)
+					status = 1;
+			}
+		}
+	}
+	if (r.layers && fclose(r.layers) != 0)
+		status = 1;
+	edag_free(r.st);
+	edag_graph_free(r.g);
+	free(r.res);
+	return status;
+}

@@ -1,0 +1,338 @@
+/* eDAG engine (EDAN): execution-DAG metrics of instruction traces.
+ *
+ * This header is the whole API of the library. The library is pure: no I/O,
+ * no logging, no global mutable state. Every function returns 0 or a
+ * negative errno unless documented otherwise; callers own all buffers.
+ *
+ * Model. Each instruction of a trace is a vertex. Edges are true
+ * dependencies only: read-after-write through registers and through memory
+ * (per byte, using each access's size). WAR, WAW and RAR make no edge unless
+ * edag_config.all_deps is set. Memory accesses go through an optional
+ * set-associative LRU cache model; accesses that miss the last level are
+ * *memory vertices* (cost alpha0), hits are non-memory vertices costing the
+ * latency of the level that hit, other instructions cost their class cost.
+ *
+ * Metrics (struct edag_metrics): V vertices, W memory vertices (memory work),
+ * D memory depth (most memory vertices on one path), the critical path in
+ * vertices and in cost, average parallelism V / critical path (vertices),
+ * and from edag_bounds(): max(D, W/m)*a <= M <= ((W-D)/m + D)*a,
+ * lambda = (W-D)/m + D and Lambda = lambda / (lambda*alpha0 + C), where C is
+ * the non-memory cost on the cost-critical path.
+ *
+ * Streaming: edag_step() computes each vertex's depth and path lengths from
+ * the last writer of its registers and bytes, so memory is O(registers +
+ * touched 8-byte chunks), never O(trace length). A full graph is built only
+ * on request (struct edag_graph, bounded size).
+ *
+ * Register numbering (one space of EDAG_NREGS numbers for every arch):
+ *   0        the hardwired zero register / "no register": never a dependency
+ *   1..63    general-purpose registers
+ *   64..127  floating-point / SIMD registers
+ *   128..143 flags and FP status
+ *   144..255 other (segment bases, system registers)
+ * riscv64: xN -> N (x0 -> 0), fN -> 64+N, vN -> 96+N, fcsr/frm/fflags -> 128.
+ * aarch64: xN/wN -> N+1, sp/wsp -> 32, xzr/wzr -> 0, vN/qN/dN/sN/hN/bN -> 64+N,
+ *          nzcv -> 128, fpsr/fpcr -> 129.
+ * arm:     rN -> N+1 (sp=r13 -> 14, lr=r14 -> 15, pc=r15 -> 16), dN -> 64+N,
+ *          sN -> 64+N/2, qN -> 64+2N (its low half), cpsr/apsr -> 128, fpscr -> 129.
+ * x86_64:  by hardware encoding + 1: rax 1, rcx 2, rdx 3, rbx 4, rsp 5, rbp 6,
+ *          rsi 7, rdi 8, r8..r15 -> 9..16 (all sub-registers alias the full one),
+ *          rip 17, xmm/ymm/zmmN -> 64+N, st0..st7 -> 104..111, k0..k7 -> 112..119,
+ *          rflags -> 128, mxcsr -> 129, fs base -> 144, gs base -> 145. */
+#ifndef COLLECTOR_EDAG_EDAG_H
+#define COLLECTOR_EDAG_EDAG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profiler.pb-c.h"
+
+/* ---------------------------------------------------------------- instructions */
+
+enum edag_arch {
+	EDAG_ARCH_UNKNOWN = 0,
+	EDAG_ARCH_X86_64 = 1,
+	EDAG_ARCH_AARCH64 = 2,
+	EDAG_ARCH_ARM = 3,
+	EDAG_ARCH_RISCV64 = 4
+};
+
+enum edag_class {
+	EDAG_OTHER = 0,
+	EDAG_LOAD = 1,
+	EDAG_STORE = 2,
+	EDAG_INT = 3,
+	EDAG_FLOAT = 4,
+	EDAG_BRANCH = 5,
+	EDAG_NCLASS = 6
+};
+
+/* edag_insn.mem */
+#define EDAG_MEM_READ 0x1u
+#define EDAG_MEM_WRITE 0x2u
+
+#define EDAG_NREGS 256
+#define EDAG_MAX_REGS 16 /* registers read (and written) per instruction */
+
+struct edag_insn {
+	uint64_t pc;
+	uint64_t addr; /* first byte accessed (when mem != 0) */
+	uint32_t size; /* bytes accessed, 1..4096 (when mem != 0) */
+	uint8_t cls;   /* enum edag_class */
+	uint8_t mem;   /* EDAG_MEM_READ | EDAG_MEM_WRITE; see edag_default_mem() */
+	uint8_t nread, nwrite;
+	uint8_t rd[EDAG_MAX_REGS]; /* registers read */
+	uint8_t wr[EDAG_MAX_REGS]; /* registers written */
+};
+
+/* The memory mode a class implies: load reads, store writes, others none. */
+unsigned edag_default_mem(unsigned cls);
+const char *edag_class_name(unsigned cls);
+/* "load" ... "other" (also "int"/"integer", "fp"/"float"); -EINVAL if unknown. */
+int edag_class_parse(const char *name, size_t len);
+const char *edag_arch_name(unsigned arch);
+/* "x86_64", "aarch64"/"arm64", "arm", "riscv64"; -EINVAL if unknown. */
+int edag_arch_parse(const char *name);
+/* Register number of name for arch (numbering above; "#N" is N for any arch);
+ * -ENOENT if it is no register name (an immediate, a CSR we do not track). */
+int edag_reg_number(unsigned arch, const char *name, size_t len);
+
+/* ---------------------------------------------------------------- configuration */
+
+#define EDAG_MAX_LEVELS 4
+
+struct edag_cache_level {
+	char name[16];	  /* "L1d", "L2", ... */
+	uint64_t size;	  /* bytes */
+	uint32_t assoc;	  /* ways */
+	uint32_t line;	  /* bytes, power of two */
+	uint32_t latency; /* cost of a hit at this level */
+};
+
+struct edag_config {
+	bool all_deps;	  /* add WAR, WAW and RAR edges (the seed's comparison) */
+	unsigned nlevels; /* 0: no cache model, every access is a memory vertex */
+	struct edag_cache_level level[EDAG_MAX_LEVELS];
+	uint32_t alpha0;		  /* cost of a memory vertex (baseline latency), > 0 */
+	uint32_t class_cost[EDAG_NCLASS]; /* cost of non-memory vertices per class */
+	double m;			  /* memory issue slots for the bounds, >= 1 */
+	double alpha;			  /* latency for the bounds M */
+	uint64_t time_slice; /* width of a time slice (cost units) for the time layering; 0: alpha0 */
+};
+
+/* Defaults: no cache, alpha0 = alpha = 100, m = 1, class costs 1 (float 4). */
+void edag_config_default(struct edag_config *cfg);
+/* Check a configuration (sizes are powers of two, levels grow, ...). */
+int edag_config_check(const struct edag_config *cfg, char *err, size_t errlen);
+/* Parse a machine model (JSON, shape in collector/edag/README.md) into cfg,
+ * overriding only the fields present. */
+int edag_machine_parse(const char *json, size_t len, struct edag_config *cfg, char *err, size_t errlen);
+/* Parse a cache level "SIZE:ASSOC:LINE:LATENCY" (SIZE may end in K or M). */
+int edag_cache_level_parse(const char *spec, struct edag_cache_level *out);
+
+/* ---------------------------------------------------------------- metrics */
+
+#define EDAG_LAYER_BINS 1024 /* bins of each layering histogram (they widen to fit) */
+
+struct edag_histogram {
+	uint64_t width;			 /* units per bin (doubles when the range outgrows the bins) */
+	uint32_t nbins;			 /* bins in use */
+	uint64_t count[EDAG_LAYER_BINS]; /* memory vertices */
+	uint64_t bytes[EDAG_LAYER_BINS]; /* bytes they access */
+};
+
+struct edag_metrics {
+	uint64_t vertices;
+	uint64_t accesses;		      /* instructions that access memory */
+	uint64_t W;			      /* memory vertices (misses of the last level) */
+	uint64_t D;			      /* memory depth */
+	uint64_t level_miss[EDAG_MAX_LEVELS]; /* accesses missing each level (W per level) */
+	uint64_t level_hit[EDAG_MAX_LEVELS];
+	uint64_t cp_vertices;		/* longest path, in vertices */
+	uint64_t cp_cost;		/* longest path, in cost */
+	uint64_t cp_compute;		/* C: non-memory cost on that path */
+	uint64_t cp_memory;		/* memory vertices on that path */
+	uint64_t edges_reg, edges_mem;	/* true-dependence edges found (duplicates included) */
+	uint64_t edges_false;		/* WAR/WAW/RAR edges (all_deps only) */
+	double parallelism;		/* vertices / cp_vertices */
+	struct edag_histogram by_depth; /* memory vertices per memory-depth layer */
+	struct edag_histogram by_time;	/* memory vertices per start-time slice */
+};
+
+struct edag_bounds {
+	double m, alpha, alpha0;
+	double lower, upper; /* max(D, W/m)*alpha <= M <= ((W-D)/m + D)*alpha */
+	double lambda;	     /* (W-D)/m + D */
+	double Lambda;	     /* lambda / (lambda*alpha0 + C), in [0,1] */
+};
+
+/* Bounds for m, alpha and alpha0 from W, D and C of mt. */
+void edag_bounds(const struct edag_metrics *mt, double m, double alpha, double alpha0,
+		 struct edag_bounds *out);
+/* Sweep: out[i*nalpha + j] = bounds at ms[i], alphas[j] (alpha0 = cfg alpha0). */
+void edag_sweep(const struct edag_metrics *mt, uint32_t alpha0, const double *ms, size_t nm,
+		const double *alphas, size_t nalpha, struct edag_bounds *out);
+
+/* ---------------------------------------------------------------- streaming engine */
+
+enum edag_dep { EDAG_DEP_RAW_REG, EDAG_DEP_RAW_MEM, EDAG_DEP_FALSE_REG, EDAG_DEP_FALSE_MEM };
+
+/* Optional edge observer (graph materialisation): from and to are vertex
+ * indices (0-based order of edag_step calls); an edge may be reported more
+ * than once. Return non-zero to stop: edag_step then returns -ECANCELED. */
+typedef int (*edag_edge_cb)(void *arg, uint64_t from, uint64_t to, enum edag_dep kind);
+
+/* Per-vertex facts, optional output of edag_step. */
+struct edag_vertex {
+	bool memory;   /* a memory vertex (missed the last level) */
+	int hit_level; /* level that hit, -1 for none / no access */
+	uint32_t cost;
+	uint64_t depth;	 /* memory depth ending here (saturates at 2^32-1) */
+	uint64_t path;	 /* longest path ending here, vertices (saturates at 2^32-1) */
+	uint64_t finish; /* longest path ending here, cost (start = finish - cost) */
+};
+
+struct edag_state;
+
+/* New engine (cfg copied; checked with edag_config_check). */
+int edag_new(const struct edag_config *cfg, struct edag_state **out);
+void edag_free(struct edag_state *st);
+/* Forget the trace (registers, memory, cache, metrics), keep the configuration. */
+void edag_reset(struct edag_state *st);
+void edag_set_edge_cb(struct edag_state *st, edag_edge_cb cb, void *arg);
+/* Add one instruction. -EINVAL for a malformed instruction (class, size,
+ * register counts); the state is unchanged then. v may be NULL. */
+int edag_step(struct edag_state *st, const struct edag_insn *in, struct edag_vertex *v);
+/* edag_step over n instructions (faster: it prefetches the memory-table
+ * slots of instructions a few steps ahead). Stops at the first error. */
+int edag_step_batch(struct edag_state *st, const struct edag_insn *ins, size_t n);
+/* Current metrics (cheap: no copy of the histograms beyond the struct). */
+void edag_metrics_get(const struct edag_state *st, struct edag_metrics *out);
+/* Bytes the state holds now (tables, cache model). */
+size_t edag_state_bytes(const struct edag_state *st);
+const struct edag_config *edag_state_config(const struct edag_state *st);
+
+/* Whole trace at once: edag_new + edag_step each + edag_metrics_get. */
+int edag_build_window(const struct edag_config *cfg, const struct edag_insn *ins, size_t n,
+		      struct edag_metrics *out);
+
+/* ---------------------------------------------------------------- materialised graph */
+
+#define EDAG_GRAPH_MAX_DEFAULT 100000u
+
+struct edag_gvertex {
+	uint64_t pc, addr;
+	uint32_t size, cost;
+	uint8_t cls, memory;
+	int8_t hit_level;
+	uint32_t first_edge, nedges; /* incoming edges in edges[] */
+};
+
+struct edag_gedge {
+	uint64_t from;
+	uint8_t kind; /* enum edag_dep */
+};
+
+struct edag_graph {
+	size_t max_vertices;
+	size_t nv, ne, cape, capv;
+	struct edag_gvertex *v;
+	struct edag_gedge *e; /* grouped by target vertex, unique per (from, to) */
+	struct edag_state *st;
+};
+
+/* A graph of at most max_vertices (0: EDAG_GRAPH_MAX_DEFAULT). */
+int edag_graph_new(const struct edag_config *cfg, size_t max_vertices, struct edag_graph **out);
+void edag_graph_free(struct edag_graph *g);
+/* Add an instruction: -E2BIG once max_vertices are in. */
+int edag_graph_add(struct edag_graph *g, const struct edag_insn *in);
+/* Metrics recomputed from the stored vertices and edges (longest paths by
+ * dynamic programming over the graph, independent of the streaming tables). */
+void edag_graph_metrics(const struct edag_graph *g, struct edag_metrics *out);
+
+/* ---------------------------------------------------------------- importers (pure parsers) */
+
+/* One line of the native text format (README). Returns 1 and fills *in for an
+ * instruction, 0 for a blank/comment/directive line (an "arch" directive
+ * sets *arch; a "window" directive fills *win and returns 2), -EINVAL with a
+ * reason in err otherwise. */
+struct edag_window_info {
+	uint32_t index;
+	int32_t pid, tid;
+	uint64_t t_ns;
+	double share;		    /* sampled share of the run, (0,1] */
+	uint64_t represented_insns; /* instructions of the run the window stands for, 0 = unknown */
+};
+int edag_parse_native_line(const char *line, size_t len, unsigned *arch, struct edag_insn *in,
+			   struct edag_window_info *win, char *err, size_t errlen);
+
+/* Native binary format: header (16 bytes) then records (README). */
+#define EDAG_BIN_MAGIC "EDAGTRC1"
+#define EDAG_BIN_HEADER 16
+int edag_bin_header_decode(const uint8_t *buf, size_t len, unsigned *arch);
+void edag_bin_header_encode(uint8_t out[EDAG_BIN_HEADER], unsigned arch);
+/* Decode one record from buf: returns bytes used, 0 if buf holds no whole
+ * record yet, -EINVAL if malformed. */
+int edag_bin_decode(const uint8_t *buf, size_t len, struct edag_insn *in);
+/* Encode one record into out (room for EDAG_BIN_MAX_RECORD); returns bytes. */
+#define EDAG_BIN_MAX_RECORD (24 + 2 * EDAG_MAX_REGS)
+size_t edag_bin_encode(const struct edag_insn *in, uint8_t *out);
+
+/* One line of EDAN's QEMU execlog plugin output ("CPU;0xPC;DISASM[;0xADDR]..."),
+ * RISC-V. Returns 1 and fills *in (and *cpu, -1 if the line has no CPU
+ * column), 0 for a blank line, -EINVAL with a reason otherwise. */
+int edag_parse_edan_line(const char *line, size_t len, struct edag_insn *in, int *cpu, char *err,
+			 size_t errlen);
+
+/* ---------------------------------------------------------------- TraceWindow records */
+
+/* Iterate the instructions of a (validated) TraceWindow. */
+struct edag_window_iter {
+	const Prof__TraceWindow *tw;
+	size_t i, ir, iw, im;
+	uint64_t pc, addr;
+};
+void edag_window_iter_init(struct edag_window_iter *it, const Prof__TraceWindow *tw);
+/* 1 and *in filled, 0 at the end, -EINVAL if the columns are inconsistent. */
+int edag_window_next(struct edag_window_iter *it, struct edag_insn *in);
+
+/* Encode n instructions into tw (columns malloc'd; free with
+ * edag_window_encode_free). Metadata (arch, tid, share, ...) is left to the caller. */
+int edag_window_encode(const struct edag_insn *ins, size_t n, Prof__TraceWindow *tw);
+void edag_window_encode_free(Prof__TraceWindow *tw);
+
+/* ---------------------------------------------------------------- approximate eDAG */
+
+/* One window's result, for edag_approx_combine. */
+struct edag_window_result {
+	struct edag_window_info info;
+	uint64_t n_insns;
+	struct edag_metrics mt; /* histograms not used */
+};
+
+struct edag_estimate {
+	double value;  /* whole-run estimate */
+	double lo, hi; /* 95% confidence interval */
+};
+
+struct edag_approx {
+	size_t windows;
+	uint64_t sampled_insns;	  /* instructions in the windows */
+	double represented_insns; /* instructions they stand for (sampled_insns if unknown) */
+	double coverage;	  /* sampled / represented */
+	bool coverage_known;	  /* every window carried represented_insns */
+	struct edag_estimate V, W, D, cp_vertices, cp_compute, lambda, Lambda;
+	double D_min, D_max, D_mean; /* per-window memory depth */
+};
+
+/* Whole-run estimates from n windows. Per-instruction rates (W/n, lambda/n,
+ * ...) are averaged with the windows' sampled share as weights; totals are the
+ * rate times the represented instructions (so W and lambda scale with
+ * 1/coverage); D is estimated the same way (windows in series) and also
+ * summarised per window. The interval is mean +- t(0.975, k-1) * weighted
+ * standard error (none for a single window: lo = hi = value). */
+int edag_approx_combine(const struct edag_window_result *w, size_t n, double m, double alpha0,
+			struct edag_approx *out);
+
+#endif
