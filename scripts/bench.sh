@@ -86,5 +86,17 @@ echo "A perf sample and a counter sample are not the same thing: perf's sample c
 echo "for one event; the agent's counter sample is one event's count over one interval. They are compared because"
 echo "both are what each tool writes per measurement."
 } >>"$res.tmp"
+# Feature benchmarks: each scripts/bench-<feature>.sh prints its own markdown section.
+for b in $(ls scripts/bench-*.sh 2>/dev/null | sort); do
+	echo "bench: $b" >&2
+	{
+		echo
+		echo "<!-- $b $out -->"
+		if ! "$b" "$out"; then
+			echo
+			echo "**$b failed** (see the \`make bench\` log)."
+		fi
+	} >>"$res.tmp"
+done
 mv "$res.tmp" "$res"
 cat "$res"
