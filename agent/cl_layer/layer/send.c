@@ -1,0 +1,183 @@
+/* The capture library's link to the agent: a non-blocking SOCK_SEQPACKET
+ * unix socket (PROF_CL_SOCKET, "@name" = abstract) and a bounded queue of
+ * encoded messages in front of it. Used by the reaper thread only, never by
+ * the app's threads. When the agent is absent, gone or too slow, messages
+ * are dropped and counted; nothing here ever waits past a deadline. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "send.h"
+
+#define OUT_MAX 8192u              /* messages waiting for the socket (~4 MiB at most) */
+#define SNDBUF_BYTES (1 << 20)
+#define RECONNECT_NS 1000000000ull /* between connection attempts */
+
+struct msg {
+	struct msg *next;
+	uint16_t len;
+	uint8_t is_cmd;
+	uint8_t buf[];
+};
+
+static int sock = -1;
+static bool ever_connected;
+static uint64_t next_try_ns;
+static struct msg *head, *tail;
+static unsigned nout;
+
+static int connect_agent(void)
+{
+	const char *path = getenv(PCL_ENV_SOCKET);
+	if (!path || !*path)
+		return -ENOENT;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	size_t n = strlen(path);
+	if (n >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sa.sun_path, path, n);
+	if (path[0] == '@')
+		sa.sun_path[0] = 0; /* abstract namespace */
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	int sndbuf = SNDBUF_BYTES; /* room for bursts of short commands (capped by wmem_max) */
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	if (connect(fd, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n)) < 0) {
+		int err = errno;
+		close(fd);
+		return -err;
+	}
+	return fd;
+}
+
+static void drop_all(void)
+{
+	while (head) {
+		struct msg *m = head;
+		head = m->next;
+		if (m->is_cmd)
+			pcl_count_dropped(1);
+		free(m);
+	}
+	tail = NULL;
+	nout = 0;
+}
+
+static void disconnect(const char *why, int err)
+{
+	if (sock >= 0) {
+		pcl_log("agent connection lost (%s: %s): dropping records from now on", why, strerror(err));
+		close(sock);
+		sock = -1;
+	}
+	drop_all();
+}
+
+static bool ensure_connected(uint64_t now)
+{
+	if (sock >= 0)
+		return true;
+	if (now < next_try_ns)
+		return false;
+	next_try_ns = now + RECONNECT_NS;
+	int fd = connect_agent();
+	if (fd < 0) {
+		if (!ever_connected)
+			pcl_log("no agent at %s=%s (%s): records are dropped and counted", PCL_ENV_SOCKET,
+				getenv(PCL_ENV_SOCKET) ? getenv(PCL_ENV_SOCKET) : "(unset)", strerror(-fd));
+		return false;
+	}
+	sock = fd;
+	ever_connected = true;
+	struct pcl_proc p = {.pid = (int32_t)getpid(), .mode = (uint32_t)pcl_mode, .dropped = pcl_dropped()};
+	uint8_t buf[64];
+	int len = pcl_encode_proc(PCL_MSG_HELLO, &p, buf, sizeof(buf));
+	if (len < 0 || send(sock, buf, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL) != len) {
+		disconnect("hello", errno ? errno : EIO);
+		return false;
+	}
+	pcl_log("connected to the agent at %s", getenv(PCL_ENV_SOCKET));
+	return true;
+}
+
+bool pcl_send_queue(const uint8_t *buf, size_t len, bool is_cmd)
+{
+	if (nout >= OUT_MAX || (sock < 0 && ever_connected))
+		return false;
+	struct msg *m = malloc(sizeof(*m) + len);
+	if (!m)
+		return false;
+	m->next = NULL;
+	m->len = (uint16_t)len;
+	m->is_cmd = is_cmd;
+	memcpy(m->buf, buf, len);
+	if (tail)
+		tail->next = m;
+	else
+		head = m;
+	tail = m;
+	nout++;
+	return true;
+}
+
+bool pcl_send_flush(uint64_t now)
+{
+	if (!head)
+		return true;
+	if (!ensure_connected(now)) {
+		if (ever_connected || !getenv(PCL_ENV_SOCKET) || now >= pcl_start_ns() + RECONNECT_NS)
+			drop_all();
+		return head == NULL;
+	}
+	while (head) {
+		ssize_t n = send(sock, head->buf, head->len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return false;
+			if (errno == EINTR)
+				continue;
+			disconnect("send", errno);
+			return true;
+		}
+		struct msg *m = head;
+		head = m->next;
+		if (!head)
+			tail = NULL;
+		nout--;
+		if (m->is_cmd)
+			pcl_count_sent(1);
+		free(m);
+	}
+	return true;
+}
+
+int pcl_send_wait(int timeout_ms)
+{
+	if (sock < 0 || !head)
+		return 0;
+	struct pollfd pfd = {.fd = sock, .events = POLLOUT};
+	return poll(&pfd, 1, timeout_ms);
+}
+
+bool pcl_send_connected(void)
+{
+	return sock >= 0;
+}
+
+void pcl_send_after_fork(void)
+{
+	if (sock >= 0)
+		close(sock);
+	sock = -1;
+	ever_connected = false;
+	next_try_ns = 0;
+	head = tail = NULL; /* the parent's messages: not ours to send (leaked, bounded) */
+	nout = 0;
+}

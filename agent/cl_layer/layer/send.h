@@ -1,0 +1,27 @@
+/* Link from the capture library to the agent (send.c). Reaper thread only. */
+#ifndef PCL_SEND_H
+#define PCL_SEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pcl.h"
+
+/* Queue one encoded message; false (caller counts a drop) when the queue is
+ * full or the agent went away. */
+bool pcl_send_queue(const uint8_t *buf, size_t len, bool is_cmd);
+/* Send what the socket takes now (connecting first if needed). True when
+ * the queue is empty afterwards (sent, or dropped because there is no agent). */
+bool pcl_send_flush(uint64_t now_ns);
+/* Wait up to timeout_ms for the socket to take more. */
+int pcl_send_wait(int timeout_ms);
+bool pcl_send_connected(void);
+void pcl_send_after_fork(void);
+
+/* Counters kept by track.c. */
+void pcl_count_dropped(uint64_t n) PCL_HIDDEN;
+void pcl_count_sent(uint64_t n) PCL_HIDDEN;
+uint64_t pcl_start_ns(void) PCL_HIDDEN;
+
+#endif

@@ -1,0 +1,244 @@
+/* Record kind ClCommand: kernel declarations into cl_kernels, one row per
+ * command into cl_commands (dependency lists as packed little-endian u64
+ * blobs), and the queries over them. */
+#include "store_opencl.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_kinds.h"
+#include "store_priv.h"
+
+static const char cl_schema[] =
+	"CREATE TABLE IF NOT EXISTS cl_kernels (session_id INTEGER NOT NULL, kernel_id INTEGER NOT NULL,"
+	" name TEXT NOT NULL, program_hash INTEGER, build_options TEXT,"
+	" PRIMARY KEY(session_id, kernel_id)) WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS cl_commands (session_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
+	" pid INTEGER, cmd_id INTEGER NOT NULL, queue_id INTEGER, type INTEGER, kernel_id INTEGER,"
+	" work_dim INTEGER, gx INTEGER, gy INTEGER, gz INTEGER, lx INTEGER, ly INTEGER, lz INTEGER,"
+	" ox INTEGER, oy INTEGER, oz INTEGER, queued_ns INTEGER, submit_ns INTEGER, start_ns INTEGER,"
+	" end_ns INTEGER, host_enqueue_ns INTEGER, host_complete_ns INTEGER, bytes INTEGER,"
+	" prev_in_queue INTEGER, wait_ids BLOB, mem_read BLOB, mem_written BLOB, dropped_before INTEGER,"
+	" forced_profiling INTEGER, layer_event INTEGER);"
+	"CREATE INDEX IF NOT EXISTS cl_commands_session ON cl_commands(session_id, pid, cmd_id);";
+
+static const char kernel_insert[] =
+	"INSERT OR REPLACE INTO cl_kernels (session_id, kernel_id, name, program_hash, build_options)"
+	" VALUES (?1, ?2, ?3, ?4, ?5)";
+
+static const char command_insert[] =
+	"INSERT INTO cl_commands (session_id, seq, pid, cmd_id, queue_id, type, kernel_id, work_dim,"
+	" gx, gy, gz, lx, ly, lz, ox, oy, oz, queued_ns, submit_ns, start_ns, end_ns, host_enqueue_ns,"
+	" host_complete_ns, bytes, prev_in_queue, wait_ids, mem_read, mem_written, dropped_before,"
+	" forced_profiling, layer_event) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
+	" ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31)";
+
+static void bind_u64s(sqlite3_stmt *st, int i, const uint64_t *v, size_t n)
+{
+	uint8_t buf[8 * 1024];
+	size_t len = 0;
+	for (size_t k = 0; k < n && len + 8 <= sizeof(buf); k++)
+		for (int b = 0; b < 8; b++)
+			buf[len++] = (uint8_t)(v[k] >> (8 * b));
+	sqlite3_bind_blob(st, i, buf, (int)len, SQLITE_TRANSIENT);
+}
+
+static int check_cl(const Prof__Envelope *env)
+{
+	const Prof__ClCommand *c = env->cl_command;
+	const uint64_t t[] = {c->queued_ns, c->submit_ns, c->start_ns, c->end_ns, c->host_enqueue_ns,
+			      c->host_complete_ns, c->bytes, c->id, c->prev_in_queue, c->dropped_before};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (t[i] > (uint64_t)INT64_MAX)
+			return -ERANGE;
+	return 0;
+}
+
+static int put_cl(struct store *s, int64_t sid, const Prof__Envelope *env)
+{
+	const Prof__ClCommand *c = env->cl_command;
+	sqlite3_stmt *st = store_stmt(s, kernel_insert);
+	if (!st)
+		return -EIO;
+	for (size_t i = 0; i < c->n_new_kernels; i++) {
+		const Prof__ClKernelDesc *k = c->new_kernels[i];
+		sqlite3_bind_int64(st, 1, sid);
+		sqlite3_bind_int64(st, 2, k->id);
+		store_bind_text(st, 3, k->name);
+		store_bind_u64(st, 4, k->program_hash);
+		store_bind_text(st, 5, k->build_options);
+		int rc = store_exec_stmt(s, st, "insert cl kernel");
+		if (rc < 0)
+			return rc;
+	}
+	st = store_stmt(s, command_insert);
+	if (!st)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, sid);
+	store_bind_u64(st, 2, env->seq);
+	sqlite3_bind_int64(st, 3, c->pid);
+	store_bind_u64(st, 4, c->id);
+	sqlite3_bind_int64(st, 5, c->queue_id);
+	sqlite3_bind_int64(st, 6, c->type);
+	sqlite3_bind_int64(st, 7, c->kernel_id);
+	sqlite3_bind_int64(st, 8, c->work_dim);
+	for (int d = 0; d < 3; d++) {
+		store_bind_u64(st, 9 + d, d < (int)c->n_global_size ? c->global_size[d] : 0);
+		store_bind_u64(st, 12 + d, d < (int)c->n_local_size ? c->local_size[d] : 0);
+		store_bind_u64(st, 15 + d, d < (int)c->n_global_offset ? c->global_offset[d] : 0);
+	}
+	store_bind_u64(st, 18, c->queued_ns);
+	store_bind_u64(st, 19, c->submit_ns);
+	store_bind_u64(st, 20, c->start_ns);
+	store_bind_u64(st, 21, c->end_ns);
+	store_bind_u64(st, 22, c->host_enqueue_ns);
+	store_bind_u64(st, 23, c->host_complete_ns);
+	store_bind_u64(st, 24, c->bytes);
+	store_bind_u64(st, 25, c->prev_in_queue);
+	bind_u64s(st, 26, c->wait_ids, c->n_wait_ids);
+	bind_u64s(st, 27, c->mem_read, c->n_mem_read);
+	bind_u64s(st, 28, c->mem_written, c->n_mem_written);
+	store_bind_u64(st, 29, c->dropped_before);
+	sqlite3_bind_int(st, 30, c->forced_profiling);
+	sqlite3_bind_int(st, 31, c->layer_event);
+	return store_exec_stmt(s, st, "insert cl command");
+}
+
+const struct store_kind store_kind_cl_command = {
+	.body_case = PROF__ENVELOPE__BODY_CL_COMMAND,
+	.name = "cl_command",
+	.schema_sql = cl_schema,
+	.check = check_cl,
+	.put = put_cl,
+};
+
+/* ---------------------------------------------------------------- queries */
+/* A store written by a collector without this kind, opened read-only, has no tables. */
+static bool have_tables(struct store *s)
+{
+	sqlite3_stmt *st;
+	if (store_prepare(s, "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'cl_commands'", &st) < 0)
+		return false;
+	bool ok = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return ok;
+}
+
+int store_cl_kernels(struct store *s, int64_t sid, store_cl_kernel_cb cb, void *arg)
+{
+	sqlite3_stmt *st;
+	if (!have_tables(s))
+		return 0;
+	int rc = store_prepare(s,
+			       "SELECT kernel_id, name, program_hash, build_options FROM cl_kernels"
+			       " WHERE session_id = ?1 ORDER BY kernel_id",
+			       &st);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int64(st, 1, sid);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_cl_kernel_row r = {
+			.id = (uint32_t)sqlite3_column_int64(st, 0),
+			.name = store_col_text(st, 1),
+			.program_hash = (uint64_t)sqlite3_column_int64(st, 2),
+			.build_options = store_col_text(st, 3),
+		};
+		int stop = cb(&r, arg);
+		if (stop) {
+			sqlite3_finalize(st);
+			return stop;
+		}
+	}
+	rc = rc == SQLITE_DONE ? 0 : store_fail(s, "list cl kernels", rc);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+struct u64s {
+	uint64_t v[1024];
+	size_t n;
+};
+
+static void col_u64s(sqlite3_stmt *st, int col, struct u64s *out)
+{
+	const uint8_t *b = sqlite3_column_blob(st, col);
+	size_t len = (size_t)sqlite3_column_bytes(st, col);
+	out->n = 0;
+	for (size_t off = 0; b && off + 8 <= len && out->n < 1024; off += 8) {
+		uint64_t v = 0;
+		for (int k = 0; k < 8; k++)
+			v |= (uint64_t)b[off + k] << (8 * k);
+		out->v[out->n++] = v;
+	}
+}
+
+int store_cl_commands(struct store *s, int64_t sid, store_cl_command_cb cb, void *arg)
+{
+	sqlite3_stmt *st;
+	if (!have_tables(s))
+		return 0;
+	int rc = store_prepare(s,
+			       "SELECT seq, pid, cmd_id, queue_id, type, kernel_id, work_dim, gx, gy, gz, lx, ly, lz,"
+			       " ox, oy, oz, queued_ns, submit_ns, start_ns, end_ns, host_enqueue_ns, host_complete_ns,"
+			       " bytes, prev_in_queue, wait_ids, mem_read, mem_written, dropped_before,"
+			       " forced_profiling, layer_event FROM cl_commands WHERE session_id = ?1"
+			       " ORDER BY pid, cmd_id",
+			       &st);
+	if (rc < 0)
+		return rc;
+	struct u64s *lists = malloc(3 * sizeof(*lists));
+	if (!lists) {
+		sqlite3_finalize(st);
+		return -ENOMEM;
+	}
+	sqlite3_bind_int64(st, 1, sid);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_cl_command_row r;
+		memset(&r, 0, sizeof(r));
+#define U64(i) ((uint64_t)sqlite3_column_int64(st, (i)))
+		r.seq = U64(0);
+		r.pid = (int32_t)sqlite3_column_int64(st, 1);
+		r.id = U64(2);
+		r.queue_id = (uint32_t)U64(3);
+		r.type = (uint32_t)U64(4);
+		r.kernel_id = (uint32_t)U64(5);
+		r.work_dim = (uint32_t)U64(6);
+		for (int d = 0; d < 3; d++) {
+			r.global_size[d] = U64(7 + d);
+			r.local_size[d] = U64(10 + d);
+			r.global_offset[d] = U64(13 + d);
+		}
+		r.queued_ns = U64(16);
+		r.submit_ns = U64(17);
+		r.start_ns = U64(18);
+		r.end_ns = U64(19);
+		r.host_enqueue_ns = U64(20);
+		r.host_complete_ns = U64(21);
+		r.bytes = U64(22);
+		r.prev_in_queue = U64(23);
+		col_u64s(st, 24, &lists[0]);
+		col_u64s(st, 25, &lists[1]);
+		col_u64s(st, 26, &lists[2]);
+		r.dropped_before = U64(27);
+		r.forced_profiling = U64(28) != 0;
+		r.layer_event = U64(29) != 0;
+#undef U64
+		r.wait_ids = lists[0].v;
+		r.n_wait = lists[0].n;
+		r.mem_read = lists[1].v;
+		r.n_read = lists[1].n;
+		r.mem_written = lists[2].v;
+		r.n_written = lists[2].n;
+		int stop = cb(&r, arg);
+		if (stop) {
+			free(lists);
+			sqlite3_finalize(st);
+			return stop;
+		}
+	}
+	rc = rc == SQLITE_DONE ? 0 : store_fail(s, "list cl commands", rc);
+	free(lists);
+	sqlite3_finalize(st);
+	return rc;
+}

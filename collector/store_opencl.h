@@ -1,0 +1,42 @@
+/* OpenCL command records in the store (store_opencl.c): the tables
+ * cl_kernels and cl_commands, written by the ClCommand record kind, and
+ * their queries. Rows are passed to a callback; strings and arrays are
+ * valid during the call only. */
+#ifndef COLLECTOR_STORE_OPENCL_H
+#define COLLECTOR_STORE_OPENCL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store.h"
+
+struct store_cl_kernel_row {
+	uint32_t id;
+	const char *name;
+	uint64_t program_hash;
+	const char *build_options;
+};
+typedef int (*store_cl_kernel_cb)(const struct store_cl_kernel_row *row, void *arg);
+
+struct store_cl_command_row {
+	uint64_t seq;
+	int32_t pid;
+	uint64_t id;
+	uint32_t queue_id, type, kernel_id, work_dim;
+	uint64_t global_size[3], local_size[3], global_offset[3]; /* 0 where absent */
+	uint64_t queued_ns, submit_ns, start_ns, end_ns;	    /* device clock */
+	uint64_t host_enqueue_ns, host_complete_ns;		    /* after Hello.base_ns */
+	uint64_t bytes, prev_in_queue, dropped_before;
+	bool forced_profiling, layer_event;
+	const uint64_t *wait_ids, *mem_read, *mem_written;
+	size_t n_wait, n_read, n_written;
+};
+typedef int (*store_cl_command_cb)(const struct store_cl_command_row *row, void *arg);
+
+/* Kernel declarations of a session, by id. */
+int store_cl_kernels(struct store *s, int64_t session_id, store_cl_kernel_cb cb, void *arg);
+/* Commands of a session by (pid, command id). */
+int store_cl_commands(struct store *s, int64_t session_id, store_cl_command_cb cb, void *arg);
+
+#endif

@@ -1,0 +1,50 @@
+# OpenCL capture library (issue #4): agent/cl_layer/layer/*.c plus the
+# message codec shared with the agent (agent/cl_layer/cl_msg.c), built twice:
+#   $(O)/lib/libprofcl_layer.so    ICD loader layer (OPENCL_LAYERS=...)
+#   $(O)/lib/libprofcl_preload.so  LD_PRELOAD shim (app linked to the vendor library)
+# The layer directory is one level below agent/*/*.c, so the agent's glob
+# does not pick it up. The libraries run inside the profiled app, which is
+# not built with sanitizers: they are always compiled without SAN flags
+# (a sanitizer runtime cannot be loaded into an uninstrumented process).
+ifeq ($(CONFIG_AGENT_OPENCL),y)
+
+CL_LAYER_COMMON := agent/cl_layer/layer/intercept.c agent/cl_layer/layer/tables.c \
+	agent/cl_layer/layer/track.c agent/cl_layer/layer/send.c agent/cl_layer/cl_msg.c
+CL_LAYER_SO := $(O)/lib/libprofcl_layer.so
+CL_PRELOAD_SO := $(O)/lib/libprofcl_preload.so
+CL_PIC_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -g -O2 -fPIC \
+	-fvisibility=hidden -fno-omit-frame-pointer $(if $(WERROR),-Werror) $(BOARD_CFLAGS)
+cl_pic_obj = $(patsubst %.c,$(O)/obj-pic/%.o,$(1))
+
+$(O)/obj-pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC [pic] $<"
+	$(Q)$(CC) -MMD -MP $(CL_PIC_CFLAGS) -c $< -o $@
+
+$(CL_LAYER_SO): $(call cl_pic_obj,$(CL_LAYER_COMMON) agent/cl_layer/layer/entry_layer.c)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) -shared -Wl,--no-undefined -Wl,-soname,$(notdir $@) -o $@ $^ -lpthread -ldl
+
+$(CL_PRELOAD_SO): $(call cl_pic_obj,$(CL_LAYER_COMMON) agent/cl_layer/layer/entry_preload.c)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) -shared -Wl,--no-undefined -Wl,-soname,$(notdir $@) -o $@ $^ -lpthread -ldl
+
+EXTRA_TARGETS += $(CL_LAYER_SO) $(CL_PRELOAD_SO)
+
+-include $(shell find $(O)/obj-pic -name '*.d' 2>/dev/null)
+
+endif
+
+# The OpenCL workloads once more without sanitizers, as real apps are built:
+# the LD_PRELOAD shim cannot go in front of an ASan runtime. Tests and the
+# benchmark run these ($(O)/cl-workloads/cl_*).
+CL_WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(O)/cl-workloads/%,$(wildcard tests/workloads/cl_*.c))
+$(O)/cl-workloads/%: tests/workloads/%.c tests/workloads/cl_common.h
+	@mkdir -p $(dir $@)
+	@echo "  CC [app] $<"
+	$(Q)$(CC) $(filter-out -fvisibility=hidden -fPIC,$(CL_PIC_CFLAGS)) -Itests/workloads -o $@ $< -lOpenCL -lm -lpthread
+ifeq ($(CONFIG_AGENT_OPENCL),y)
+EXTRA_TARGETS += $(CL_WORKLOAD_BINS)
+endif

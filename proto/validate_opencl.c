@@ -1,0 +1,74 @@
+#include "validate_opencl.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static int check_kernel(const Prof__ClKernelDesc *k, char *err, size_t errlen)
+{
+	if (k->id == 0)
+		return fail(err, errlen, "cl_command: kernel declaration with id 0");
+	if (!k->name || !k->name[0] || strlen(k->name) > VALIDATE_CL_MAX_NAME)
+		return fail(err, errlen, "cl_command: kernel %u has an empty or overlong name", k->id);
+	if (k->build_options && strlen(k->build_options) > VALIDATE_CL_MAX_OPTIONS)
+		return fail(err, errlen, "cl_command: kernel %u build options longer than %u bytes", k->id,
+			    VALIDATE_CL_MAX_OPTIONS);
+	return 0;
+}
+
+int validate_cl_command(const Prof__ClCommand *c, char *err, size_t errlen)
+{
+	if (c->id == 0)
+		return fail(err, errlen, "cl_command: command id 0");
+	if (c->queue_id == 0)
+		return fail(err, errlen, "cl_command %llu: queue id 0", (unsigned long long)c->id);
+	if (c->work_dim > 3)
+		return fail(err, errlen, "cl_command %llu: work_dim %u (max 3)", (unsigned long long)c->id,
+			    c->work_dim);
+	if (c->n_global_size != c->work_dim)
+		return fail(err, errlen, "cl_command %llu: %zu global sizes for work_dim %u",
+			    (unsigned long long)c->id, c->n_global_size, c->work_dim);
+	if (c->n_local_size != 0 && c->n_local_size != c->work_dim)
+		return fail(err, errlen, "cl_command %llu: %zu local sizes for work_dim %u",
+			    (unsigned long long)c->id, c->n_local_size, c->work_dim);
+	if (c->n_global_offset != 0 && c->n_global_offset != c->work_dim)
+		return fail(err, errlen, "cl_command %llu: %zu offsets for work_dim %u", (unsigned long long)c->id,
+			    c->n_global_offset, c->work_dim);
+	if (c->n_wait_ids > VALIDATE_CL_MAX_DEPS || c->n_mem_read > VALIDATE_CL_MAX_DEPS ||
+	    c->n_mem_written > VALIDATE_CL_MAX_DEPS)
+		return fail(err, errlen, "cl_command %llu: more than %u dependencies of one kind",
+			    (unsigned long long)c->id, VALIDATE_CL_MAX_DEPS);
+	for (size_t i = 0; i < c->n_wait_ids; i++)
+		if (c->wait_ids[i] == 0 || c->wait_ids[i] >= c->id)
+			return fail(err, errlen, "cl_command %llu: waits on command %llu (not an earlier one)",
+				    (unsigned long long)c->id, (unsigned long long)c->wait_ids[i]);
+	if (c->prev_in_queue >= c->id)
+		return fail(err, errlen, "cl_command %llu: previous in queue %llu is not earlier",
+			    (unsigned long long)c->id, (unsigned long long)c->prev_in_queue);
+	if (c->n_new_kernels > VALIDATE_CL_MAX_KERNELS)
+		return fail(err, errlen, "cl_command %llu: %zu kernel declarations (max %u)",
+			    (unsigned long long)c->id, c->n_new_kernels, VALIDATE_CL_MAX_KERNELS);
+	for (size_t i = 0; i < c->n_new_kernels; i++) {
+		int rc = check_kernel(c->new_kernels[i], err, errlen);
+		if (rc < 0)
+			return rc;
+		for (size_t j = 0; j < i; j++)
+			if (c->new_kernels[j]->id == c->new_kernels[i]->id)
+				return fail(err, errlen, "cl_command: kernel id %u declared twice",
+					    c->new_kernels[i]->id);
+	}
+	if ((c->work_dim == 0) != (c->kernel_id == 0))
+		return fail(err, errlen, "cl_command %llu: kernel_id %u with work_dim %u",
+			    (unsigned long long)c->id, c->kernel_id, c->work_dim);
+	return 0;
+}

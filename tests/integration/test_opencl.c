@@ -1,0 +1,363 @@
+/* OpenCL command timing end to end on PoCL: the real collector, `agent run`
+ * and the project's OpenCL workloads (built without sanitizers, as apps are:
+ * $PROF_BIN_DIR/cl-workloads/), under the ICD layer and under the LD_PRELOAD
+ * shim. Skipped with a reason when no OpenCL device works here. */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "net.h"
+#include "testproc.h"
+
+struct env {
+	char dir[256];
+	char db[300];
+	char clog[300];
+	char alog[300];
+	char spool[300];
+	pid_t collector;
+	int port;
+};
+
+static const char *no_opencl; /* why the suite is skipped, NULL if it runs */
+
+static int group_setup(void **state)
+{
+	char edge[512];
+	tp_bin("cl-workloads/cl_edge", edge, sizeof(edge));
+	if (access(edge, X_OK) != 0) {
+		no_opencl = "cl-workloads not built (CONFIG_AGENT_OPENCL off?)";
+		return 0;
+	}
+	char *argv[] = {edge, "noprof", NULL};
+	pid_t p = tp_spawn(argv, "/dev/null");
+	int status = -1;
+	if (p < 0 || tp_wait(p, 60000, &status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		no_opencl = "no working OpenCL device (cl_edge fails without the profiler): install pocl-opencl-icd";
+	return 0;
+}
+
+static int setup(void **state)
+{
+	struct env *e = calloc(1, sizeof(*e));
+	if (tp_tmpdir(e->dir, sizeof(e->dir), "opencl") < 0)
+		return -1;
+	snprintf(e->db, sizeof(e->db), "%s/profile.db", e->dir);
+	snprintf(e->clog, sizeof(e->clog), "%s/collector.log", e->dir);
+	snprintf(e->alog, sizeof(e->alog), "%s/agent.log", e->dir);
+	snprintf(e->spool, sizeof(e->spool), "%s/spool", e->dir);
+	if (!no_opencl) {
+		e->collector = tp_start_collector(e->dir, e->db, 0, &e->port, e->clog);
+		if (e->collector < 0) {
+			fprintf(stderr, "collector did not start: %s\n", strerror((int)-e->collector));
+			return -1;
+		}
+	}
+	*state = e;
+	return 0;
+}
+
+static void dump_file(const char *path)
+{
+	char *s = tp_slurp(path);
+	if (s) {
+		fprintf(stderr, "---- %s ----\n%s---- end ----\n", path, s);
+		free(s);
+	}
+}
+
+static int teardown(void **state)
+{
+	struct env *e = *state;
+	if (e->collector > 0 && tp_alive(e->collector))
+		tp_stop(e->collector, 5000);
+	if (getenv("PROF_KEEP_TMP"))
+		fprintf(stderr, "kept %s\n", e->dir);
+	else
+		tp_rm_rf(e->dir);
+	free(e);
+	return 0;
+}
+
+#define SKIP_WITHOUT_OPENCL()                                                                              \
+	do {                                                                                               \
+		if (no_opencl) {                                                                           \
+			fprintf(stderr, "skipped: %s\n", no_opencl);                                       \
+			skip();                                                                            \
+		}                                                                                          \
+	} while (0)
+
+/* agent run --mode MODE --agent-id ID -- cl-workloads/ARGV... */
+static pid_t start_run(struct env *e, const char *mode, const char *id, const char *const *wl)
+{
+	static char agent[512], prog[512], coll[64];
+	tp_bin("agent", agent, sizeof(agent));
+	char rel[128];
+	snprintf(rel, sizeof(rel), "cl-workloads/%s", wl[0]);
+	tp_bin(rel, prog, sizeof(prog));
+	snprintf(coll, sizeof(coll), "127.0.0.1:%d", e->port);
+	char *argv[32] = {agent, "run", "--collector", coll, "--spool", e->spool, "--agent-id", (char *)id,
+			  "--mode", (char *)mode, "--", prog};
+	size_t n = 12;
+	for (size_t i = 1; wl[i] && n < 30; i++)
+		argv[n++] = (char *)wl[i];
+	argv[n] = NULL;
+	return tp_spawn(argv, e->alog);
+}
+
+static int run_to_end(struct env *e, const char *mode, const char *id, const char *const *wl, uint64_t *wall_ns)
+{
+	uint64_t t0 = clock_mono_ns();
+	pid_t a = start_run(e, mode, id, wl);
+	assert_true(a > 0);
+	int status = -1;
+	assert_int_equal(tp_wait(a, 120000, &status), 0);
+	if (wall_ns)
+		*wall_ns = clock_mono_ns() - t0;
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+static int64_t sid_of(struct env *e, const char *id)
+{
+	return tp_db_int(e->db, "SELECT MAX(id) FROM sessions WHERE agent_id='%s'", id);
+}
+
+#define Q(...) tp_db_int(e->db, __VA_ARGS__)
+
+/* Everything the issue asks of one workload run. */
+static void check_workload(struct env *e, const char *mode, const char *const *wl, const char *okline,
+			   int64_t kernels)
+{
+	char id[64];
+	snprintf(id, sizeof(id), "%s-%s-%s", wl[0], wl[1] ? wl[1] : "", mode);
+	uint64_t wall = 0;
+	int rc = run_to_end(e, mode, id, wl, &wall);
+	if (rc != 0 || tp_file_count(e->alog, okline) < 1)
+		dump_file(e->alog);
+	assert_int_equal(rc, 0);                         /* exit code unchanged */
+	assert_true(tp_file_count(e->alog, okline) >= 1); /* result still correct */
+	int64_t sid = sid_of(e, id);
+	assert_true(sid > 0);
+	int64_t nk = Q("SELECT COUNT(*) FROM cl_commands WHERE session_id=%lld AND kernel_id>0", (long long)sid);
+	int64_t bad = Q("SELECT COUNT(*) FROM cl_commands WHERE session_id=%lld AND (start_ns=0 OR end_ns<start_ns"
+			" OR start_ns<submit_ns OR submit_ns<queued_ns)",
+			(long long)sid);
+	int64_t busy = Q("SELECT SUM(end_ns-start_ns) FROM cl_commands WHERE session_id=%lld AND kernel_id>0",
+			 (long long)sid);
+	int64_t named = Q("SELECT COUNT(*) FROM cl_commands c JOIN cl_kernels k ON k.session_id=c.session_id"
+			  " AND k.kernel_id=c.kernel_id WHERE c.session_id=%lld",
+			  (long long)sid);
+	fprintf(stderr, "%s %s: %lld kernels (want %lld), kernel time %.3f ms, wall %.3f ms\n", wl[0], mode,
+		(long long)nk, (long long)kernels, (double)busy / 1e6, (double)wall / 1e6);
+	assert_int_equal(nk, kernels);	   /* all kernels captured */
+	assert_int_equal(named, kernels);  /* each with its declared name */
+	assert_int_equal(bad, 0);	   /* QUEUED <= SUBMIT <= START <= END */
+	assert_true(busy > 0);
+	assert_true((uint64_t)busy <= wall); /* kernel durations sum <= wall time */
+}
+
+static const char *const wl_matmul[] = {"cl_matmul", "128", "4", NULL};
+static const char *const wl_coarse[] = {"cl_matmul_coarse", "128", "3", NULL};
+static const char *const wl_sobel[] = {"cl_sobel", "512", "384", "3", NULL};
+static const char *const wl_hog[] = {"cl_hog", "512", "384", "2", NULL};
+
+static void run_all(struct env *e, const char *mode)
+{
+	check_workload(e, mode, wl_matmul, "cl_matmul: 128x128 x4", 4);
+	check_workload(e, mode, wl_coarse, "cl_matmul_coarse: 128x128 x3", 3);
+	check_workload(e, mode, wl_sobel, "cl_sobel: 512x384 x3", 3);
+	check_workload(e, mode, wl_hog, "cl_hog: 512x384 x2", 4);
+}
+
+static void test_opencl_workloads_under_layer(void **state)
+{
+	SKIP_WITHOUT_OPENCL();
+	run_all(*state, "layer");
+}
+
+static void test_opencl_workloads_under_preload_shim(void **state)
+{
+	SKIP_WITHOUT_OPENCL();
+	run_all(*state, "preload");
+}
+
+static void test_opencl_queue_without_profiling_still_timed(void **state)
+{
+	SKIP_WITHOUT_OPENCL();
+	struct env *e = *state;
+	static const char *const wl[] = {"cl_edge", "noprof", NULL};
+	assert_int_equal(run_to_end(e, "layer", "noprof", wl, NULL), 0);
+	int64_t sid = sid_of(e, "noprof");
+	assert_int_equal(Q("SELECT COUNT(*) FROM cl_commands WHERE session_id=%lld AND kernel_id>0 AND end_ns>start_ns"
+			   " AND start_ns>0 AND forced_profiling=1 AND layer_event=1",
+			   (long long)sid),
+			 4);
+}
+
+static void test_opencl_app_events_released_early_still_timed(void **state)
+{
+	SKIP_WITHOUT_OPENCL();
+	struct env *e = *state;
+	static const char *const wl[] = {"cl_edge", "events", NULL};
+	assert_int_equal(run_to_end(e, "preload", "events", wl, NULL), 0);
+	assert_true(tp_file_count(e->alog, "cl_edge events: 4 kernels") == 1);
+	int64_t sid = sid_of(e, "events");
+	assert_int_equal(Q("SELECT COUNT(*) FROM cl_commands WHERE session_id=%lld AND kernel_id>0 AND end_ns>start_ns"
+			   " AND forced_profiling=0 AND layer_event=0",
+			   (long long)sid),
+			 4);
+}
+
+static void test_opencl_queue_with_properties_and_exit_code(void **state)
+{
+	SKIP_WITHOUT_OPENCL();
+	struct env *e = *state;
+	static const char *const props[] = {"cl_edge", "props", NULL};
+	assert_int_equal(run_to_end(e, "layer", "props", props, NULL), 0);
+	assert_int_equal(Q("SELECT COUNT(*) FROM cl_commands WHERE session_id=%lld AND kernel_id>0 AND end_ns>start_ns"
+			   " AND forced_profiling=1",
+			   (long long)sid_of(e, "props")),
+			 4);
+	/* Copy, map for writing, unmap: transfers with bytes and buffers; exit code 3 passes through. */
+	static const char *const copy[] = {"cl_edge", "copy", "3", NULL};
+	assert_int_equal(run_to_end(e, "preload", "copy", copy, NULL), 3);
+	int64_t sid = sid_of(e, "copy");
+	assert_int_equal(Q("SELECT COUNT(*) FROM cl_commands WHERE session_id=%lld AND type=%d AND bytes=262144",
+			   (long long)sid, 0x11F5),
+			 2);
+	assert_int_equal(Q("SELECT COUNT(*) FROM cl_commands WHERE session_id=%lld AND type IN (%d,%d) AND bytes=262144",
+			   (long long)sid, 0x11FB, 0x11FD),
+			 2);
+	assert_int_equal(Q("SELECT COUNT(*) FROM cl_commands WHERE session_id=%lld AND kernel_id>0", (long long)sid), 4);
+}
+
+static void test_opencl_dag_critical_path_is_longest_chain(void **state)
+{
+	SKIP_WITHOUT_OPENCL();
+	struct env *e = *state;
+	static const char *const wl[] = {"cl_dag", "20", NULL};
+	assert_int_equal(run_to_end(e, "layer", "dag", wl, NULL), 0);
+	int64_t sid = sid_of(e, "dag");
+	/* combine waits on short_chain's event (another queue) and follows long_chain in its queue. */
+	assert_int_equal(Q("SELECT COUNT(*) FROM cl_commands c JOIN cl_kernels k ON k.session_id=c.session_id AND"
+			   " k.kernel_id=c.kernel_id WHERE c.session_id=%lld AND k.name='combine' AND length(c.wait_ids)=8"
+			   " AND c.prev_in_queue>0",
+			   (long long)sid),
+			 1);
+	char out[400], cmd[4096], coll[512];
+	tp_bin("collector", coll, sizeof(coll));
+	snprintf(out, sizeof(out), "%s/report.txt", e->dir);
+	snprintf(cmd, sizeof(cmd), "%s report --store %s --session %lld --opencl > %s 2>&1", coll, e->db,
+		 (long long)sid, out);
+	assert_int_equal(system(cmd), 0);
+	char *rep = tp_slurp(out);
+	assert_non_null(rep);
+	fprintf(stderr, "%s", rep);
+	char *cp = strstr(rep, "critical path:");
+	assert_non_null(cp);
+	char *eol = strchr(cp, '\n');
+	if (eol)
+		*eol = 0;
+	assert_non_null(strstr(cp, "long_chain"));
+	assert_non_null(strstr(cp, "combine"));
+	assert_null(strstr(cp, "short_chain"));
+	if (eol)
+		*eol = '\n';
+	char *par = strstr(rep, "parallelism ");
+	assert_non_null(par);
+	double p = 0;
+	assert_int_equal(sscanf(par, "parallelism %lf", &p), 1);
+	assert_true(p > 1.0);
+	free(rep);
+
+	/* The Perfetto export of the same session is valid JSON with the kernels on their queues. */
+	char json[400];
+	snprintf(json, sizeof(json), "%s/trace.json", e->dir);
+	snprintf(cmd, sizeof(cmd), "%s export --store %s --session %lld --perfetto %s 2>/dev/null", coll, e->db,
+		 (long long)sid, json);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd),
+		 "python3 -c \"import json,sys; d=json.load(open('%s')); ev=d['traceEvents'];"
+		 " x=[e for e in ev if e.get('ph')=='X']; q=set(e['tid'] for e in x);"
+		 " sys.exit(0 if len(x)==6 and len(q)==2 and any(e['name']=='long_chain' for e in x) else 1)\"",
+		 json);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_opencl_agent_killed_app_finishes_drops_reported(void **state)
+{
+	SKIP_WITHOUT_OPENCL();
+	struct env *e = *state;
+	static const char *const wl[] = {"cl_matmul", "256", "150", NULL};
+	pid_t a = start_run(e, "layer", "killed", wl);
+	assert_true(a > 0);
+	/* Wait until the app is connected and commands flow, then SIGKILL the agent. */
+	int waited = 0;
+	while (tp_file_count(e->alog, "opencl: pid") < 1 && waited < 30000) {
+		tp_sleep_ms(20);
+		waited += 20;
+	}
+	assert_true(waited < 30000);
+	tp_sleep_ms(300);
+	kill(a, SIGKILL);
+	int status;
+	assert_int_equal(tp_wait(a, 5000, &status), 0);
+	/* The app (now an orphan) still finishes, correctly. */
+	waited = 0;
+	while (tp_file_count(e->alog, "cl_matmul: 256x256 x150") < 1 && waited < 120000) {
+		tp_sleep_ms(50);
+		waited += 50;
+	}
+	if (waited >= 120000)
+		dump_file(e->alog);
+	assert_int_equal(tp_file_count(e->alog, "cl_matmul: 256x256 x150 on"), 1);
+	assert_int_equal(tp_file_count(e->alog, "WRONG"), 0);
+	/* Its layer left the drop count for the next agent... */
+	char drop[400];
+	snprintf(drop, sizeof(drop), "%s/opencl-dropped.log", e->spool);
+	waited = 0;
+	while (access(drop, R_OK) != 0 && waited < 5000) {
+		tp_sleep_ms(50);
+		waited += 50;
+	}
+	char *d = tp_slurp(drop);
+	assert_non_null(d);
+	unsigned long long dropped = 0;
+	char *p = strstr(d, "dropped ");
+	assert_non_null(p);
+	sscanf(p, "dropped %llu", &dropped);
+	fprintf(stderr, "drop file: %s", d);
+	free(d);
+	assert_true(dropped > 0);
+	/* ...which reports it when it starts. */
+	static const char *const small[] = {"cl_edge", "noprof", NULL};
+	assert_int_equal(run_to_end(e, "layer", "after-kill", small, NULL), 0);
+	assert_true(tp_file_count(e->alog, "a previous run lost records") >= 1);
+	assert_int_not_equal(access(drop, F_OK), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_opencl_workloads_under_layer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_opencl_workloads_under_preload_shim, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_opencl_queue_without_profiling_still_timed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_opencl_app_events_released_early_still_timed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_opencl_queue_with_properties_and_exit_code, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_opencl_dag_critical_path_is_longest_chain, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_opencl_agent_killed_app_finishes_drops_reported, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, group_setup, NULL);
+}
