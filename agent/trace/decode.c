@@ -3,8 +3,10 @@
 
 #include "decode.h"
 
+#include "decode_riscv.h"
+#include "isa_regs.h"
+
 #include <capstone/capstone.h>
-#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +15,8 @@
 
 struct trace_decoder {
 	enum trace_arch arch;
-	csh cs;
+	bool thumb; /* arm: Thumb state */
+	csh cs;     /* 0 for riscv64 (own decoder) */
 	cs_insn *insn;
 	uint8_t canon[4096]; /* capstone reg id → register number (filled lazily: 0xff = not yet) */
 	/* pc → decoded, open addressing */
@@ -25,118 +28,25 @@ struct trace_decoder {
 	uint64_t hits, misses;
 };
 
-static int parse_num(const char *s, int *out)
-{
-	if (!isdigit((unsigned char)*s))
-		return -1;
-	int v = 0;
-	for (; *s; s++) {
-		if (!isdigit((unsigned char)*s))
-			return -1;
-		v = v * 10 + (*s - '0');
-		if (v > 1000)
-			return -1;
-	}
-	*out = v;
-	return 0;
-}
-
-static uint8_t canon_x86(const char *n)
-{
-	static const char *const gpr64[16] = {"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi"};
-	static const char *const legacy[8][4] = {
-		{"eax", "ax", "al", "ah"}, {"ecx", "cx", "cl", "ch"}, {"edx", "dx", "dl", "dh"},
-		{"ebx", "bx", "bl", "bh"}, {"esp", "sp", "spl", ""},  {"ebp", "bp", "bpl", ""},
-		{"esi", "si", "sil", ""},  {"edi", "di", "dil", ""},
-	};
-	for (int i = 0; i < 8; i++) {
-		if (strcmp(n, gpr64[i]) == 0)
-			return (uint8_t)(i + 1);
-		for (int k = 0; k < 4; k++)
-			if (legacy[i][k][0] && strcmp(n, legacy[i][k]) == 0)
-				return (uint8_t)(i + 1);
-	}
-	int v;
-	if (n[0] == 'r' && isdigit((unsigned char)n[1])) { /* r8, r8d, r8w, r8b */
-		char buf[8];
-		size_t len = strlen(n);
-		if (len >= sizeof(buf))
-			return TRACE_REG_NONE;
-		memcpy(buf, n + 1, len);
-		size_t l = strlen(buf);
-		if (l > 0 && (buf[l - 1] == 'd' || buf[l - 1] == 'w' || buf[l - 1] == 'b'))
-			buf[l - 1] = 0;
-		if (parse_num(buf, &v) == 0 && v >= 8 && v <= 15)
-			return (uint8_t)(v + 1);
-		return TRACE_REG_NONE;
-	}
-	if (strcmp(n, "rflags") == 0 || strcmp(n, "eflags") == 0 || strcmp(n, "flags") == 0)
-		return 128;
-	if ((strncmp(n, "xmm", 3) == 0 || strncmp(n, "ymm", 3) == 0 || strncmp(n, "zmm", 3) == 0) &&
-	    parse_num(n + 3, &v) == 0 && v < 32)
-		return (uint8_t)(64 + v);
-	if (n[0] == 'k' && parse_num(n + 1, &v) == 0 && v < 8)
-		return (uint8_t)(112 + v);
-	if (strncmp(n, "st(", 3) == 0 && isdigit((unsigned char)n[3]))
-		return (uint8_t)(104 + (n[3] - '0') % 8);
-	if (strcmp(n, "fs") == 0)
-		return 144;
-	if (strcmp(n, "gs") == 0)
-		return 145;
-	return TRACE_REG_NONE; /* rip, segment selectors, control registers: no data dependency here */
-}
-
-static uint8_t canon_aarch64(const char *n)
-{
-	int v;
-	if ((n[0] == 'x' || n[0] == 'w') && parse_num(n + 1, &v) == 0 && v <= 30)
-		return (uint8_t)(v + 1);
-	if (strcmp(n, "sp") == 0 || strcmp(n, "wsp") == 0)
-		return 32;
-	if (strchr("vqdshb", n[0]) && parse_num(n + 1, &v) == 0 && v < 32)
-		return (uint8_t)(64 + v);
-	if (strcmp(n, "nzcv") == 0)
-		return 128;
-	if (strcmp(n, "fp") == 0)
-		return 30;
-	if (strcmp(n, "lr") == 0)
-		return 31;
-	return TRACE_REG_NONE; /* xzr, wzr, system registers */
-}
-
-static uint8_t canon_arm(const char *n)
-{
-	int v;
-	if (n[0] == 'r' && parse_num(n + 1, &v) == 0 && v <= 15)
-		return (uint8_t)(v + 1);
-	static const char *const named[] = {"sb", "sl", "fp", "ip", "sp", "lr", "pc"};
-	static const uint8_t num[] = {10, 11, 12, 13, 14, 15, 16};
-	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
-		if (strcmp(n, named[i]) == 0)
-			return num[i];
-	if (strcmp(n, "apsr") == 0 || strcmp(n, "cpsr") == 0 || strcmp(n, "apsr_nzcv") == 0)
-		return 128;
-	if (strcmp(n, "fpscr") == 0 || strcmp(n, "fpscr_nzcv") == 0)
-		return 129;
-	if (n[0] == 'd' && parse_num(n + 1, &v) == 0 && v < 32)
-		return (uint8_t)(64 + v);
-	if (n[0] == 's' && parse_num(n + 1, &v) == 0 && v < 64)
-		return (uint8_t)(64 + v / 2);
-	if (n[0] == 'q' && parse_num(n + 1, &v) == 0 && v < 16)
-		return (uint8_t)(64 + 2 * v); /* the upper half, d(2v+1), is added by the caller */
-	return TRACE_REG_NONE;
-}
-
 uint8_t trace_reg_canonical(enum trace_arch arch, const char *name)
 {
 	if (!name)
 		return TRACE_REG_NONE;
-	switch (arch) {
-	case TRACE_ARCH_X86_64: return canon_x86(name);
-	case TRACE_ARCH_AARCH64: return canon_aarch64(name);
-	case TRACE_ARCH_ARM: return canon_arm(name);
-	default: return TRACE_REG_NONE;
+	char buf[16];
+	size_t len = strlen(name);
+	/* Capstone names x87 registers st(N); the numbering calls them stN. */
+	if (len == 5 && strncmp(name, "st(", 3) == 0 && name[4] == ')') {
+		snprintf(buf, sizeof(buf), "st%c", name[3]);
+		name = buf;
+		len = 3;
 	}
+	int r = isa_reg_number((unsigned)arch, name, len);
+	if (r < 0)
+		return TRACE_REG_NONE; /* segment selectors, system registers: no data dependency here */
+	/* The program counter is not a data dependency: every branch writes it. */
+	if ((arch == TRACE_ARCH_X86_64 && r == 17) || (arch == TRACE_ARCH_ARM && r == 16))
+		return TRACE_REG_NONE;
+	return (uint8_t)r;
 }
 
 int trace_decoder_open(struct trace_decoder **out, enum trace_arch arch)
@@ -147,23 +57,30 @@ int trace_decoder_open(struct trace_decoder **out, enum trace_arch arch)
 	case TRACE_ARCH_X86_64: a = CS_ARCH_X86; m = CS_MODE_64; break;
 	case TRACE_ARCH_AARCH64: a = CS_ARCH_ARM64; m = CS_MODE_LITTLE_ENDIAN; break;
 	case TRACE_ARCH_ARM: a = CS_ARCH_ARM; m = CS_MODE_ARM; break;
-	default: return -ENOTSUP; /* RISC-V: not in Debian 12's Capstone 4 */
+	case TRACE_ARCH_RISCV64: a = CS_ARCH_ALL; m = 0; break; /* not in Capstone 4: decode_riscv.c */
+	default: return -ENOTSUP;
 	}
 	struct trace_decoder *d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
 	d->arch = arch;
-	if (cs_open(a, m, &d->cs) != CS_ERR_OK) {
-		free(d);
-		return -ENOTSUP;
+	if (arch != TRACE_ARCH_RISCV64) {
+		if (cs_open(a, m, &d->cs) != CS_ERR_OK) {
+			free(d);
+			return -ENOTSUP;
+		}
+		cs_option(d->cs, CS_OPT_DETAIL, CS_OPT_ON);
+		d->insn = cs_malloc(d->cs);
+		if (!d->insn) {
+			trace_decoder_close(d);
+			return -ENOMEM;
+		}
 	}
-	cs_option(d->cs, CS_OPT_DETAIL, CS_OPT_ON);
-	d->insn = cs_malloc(d->cs);
 	d->cap = 4096;
 	d->keys = calloc(d->cap, sizeof(*d->keys));
 	d->slots = calloc(d->cap, sizeof(*d->slots));
 	memset(d->canon, 0xff, sizeof(d->canon));
-	if (!d->insn || !d->keys || !d->slots) {
+	if (!d->keys || !d->slots) {
 		trace_decoder_close(d);
 		return -ENOMEM;
 	}
@@ -177,11 +94,24 @@ void trace_decoder_close(struct trace_decoder *d)
 		return;
 	if (d->insn)
 		cs_free(d->insn, 1);
-	cs_close(&d->cs);
+	if (d->cs)
+		cs_close(&d->cs);
 	free(d->keys);
 	free(d->slots);
 	free(d->items);
 	free(d);
+}
+
+int trace_decoder_set_thumb(struct trace_decoder *d, bool thumb)
+{
+	if (d->arch != TRACE_ARCH_ARM)
+		return -EINVAL;
+	if (d->thumb == thumb)
+		return 0;
+	if (cs_option(d->cs, CS_OPT_MODE, thumb ? CS_MODE_THUMB : CS_MODE_ARM) != CS_ERR_OK)
+		return -ENOTSUP;
+	d->thumb = thumb;
+	return 0;
 }
 
 uint64_t trace_decoder_hits(const struct trace_decoder *d)
@@ -360,7 +290,7 @@ static void decode_arm(struct trace_decoder *d, const cs_insn *in, struct trace_
 		struct trace_memop *m = &o->mem[o->nmem++];
 		m->base = canon_id(d, op->mem.base);
 		m->pc_relative = m->base == 16; /* r15 = pc */
-		m->pc_bias = 8; /* ARM state reads pc as the instruction's address + 8 */
+		m->pc_bias = d->thumb ? 4 : 8; /* pc reads as the instruction's address + 8 (Thumb: + 4) */
 		if (m->pc_relative)
 			m->base = TRACE_REG_NONE;
 		m->index = canon_id(d, op->mem.index);
@@ -409,8 +339,144 @@ static void classify(struct trace_decoded *o, const cs_insn *in)
 		o->iclass = TRACE_OTHER;
 }
 
+/* Capstone 4 lists the destination of mov/movi/fmov/vmov of an immediate as
+ * read too (movk/movt do read it): drop it when the instruction writes it. */
+static void drop_dest_read(struct trace_decoder *d, struct trace_decoded *o, unsigned reg)
+{
+	uint8_t r = canon_id(d, reg);
+	bool written = false;
+	for (uint8_t i = 0; i < o->nwrite; i++)
+		written |= o->written[i] == r;
+	if (!written)
+		return;
+	uint8_t k = 0;
+	for (uint8_t i = 0; i < o->nread; i++)
+		if (o->read[i] != r)
+			o->read[k++] = o->read[i];
+	o->nread = k;
+}
+
+static bool starts(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* aarch64: registers from the operand list, because Capstone 4's access lists
+ * are wrong for aliases (cmp x0, x1 "writes" x0; lsl x1, x0, #3 "reads" x1).
+ * The first operand is the destination of data-processing instructions (also
+ * read by the accumulating ones: movk, bfi, fmla, ...); compares, branches and
+ * stores only read (store-exclusives write their status register); loads write
+ * the registers before the address (atomics ldadd/swp/cas read the first); a
+ * base register with writeback is also written; flags as Capstone's implicit
+ * lists and update_flags say. */
+static void aarch64_regs(struct trace_decoder *d, const cs_insn *in, struct trace_decoded *o)
+{
+	const cs_arm64 *a = &in->detail->arm64;
+	const char *mn = in->mnemonic;
+	static const char *const nodest[] = {"cmp", "cmn", "tst", "fcmp", "fcmpe", "ccmp", "ccmn", "fccmp", "fccmpe",
+					     "b", "bl", "br", "blr", "ret", "cbz", "cbnz", "tbz", "tbnz", "prfm",
+					     "prfum", "msr", "dc", "ic", "hint", "nop", "isb", "dsb", "dmb", "svc"};
+	static const char *const accum[] = {"movk", "bfi", "bfxil", "bfm", "fmla", "fmls", "mla", "mls", "sli",
+					    "sri", "ins", "tbx", "cas", "casa", "casl", "casal", "bsl", "bit", "bif"};
+	bool no_dest = starts(mn, "b."), acc = false;
+	for (size_t i = 0; i < sizeof(nodest) / sizeof(nodest[0]); i++)
+		no_dest |= strcmp(mn, nodest[i]) == 0;
+	for (size_t i = 0; i < sizeof(accum) / sizeof(accum[0]); i++)
+		acc |= strcmp(mn, accum[i]) == 0 || (starts(mn, "cas") && strlen(mn) <= 6);
+	bool atomic = starts(mn, "ldadd") || starts(mn, "ldclr") || starts(mn, "ldeor") || starts(mn, "ldset") ||
+		      starts(mn, "ldsmax") || starts(mn, "ldsmin") || starts(mn, "ldumax") || starts(mn, "ldumin") ||
+		      starts(mn, "swp") || starts(mn, "cas");
+	bool store = mn[0] == 's' && mn[1] == 't' && !atomic;
+	bool store_status = store && (starts(mn, "stxr") || starts(mn, "stlxr") || starts(mn, "stxp") ||
+				      starts(mn, "stlxp"));
+	bool load = mn[0] == 'l' && mn[1] == 'd' && !atomic;
+	bool before_mem = true;
+	o->nread = o->nwrite = 0;
+	for (uint8_t i = 0; i < a->op_count; i++) {
+		const cs_arm64_op *op = &a->operands[i];
+		if (op->type == ARM64_OP_MEM) {
+			add_canon(d, o->read, &o->nread, TRACE_MAX_READ, op->mem.base);
+			add_canon(d, o->read, &o->nread, TRACE_MAX_READ, op->mem.index);
+			if (a->writeback)
+				add_canon(d, o->written, &o->nwrite, TRACE_MAX_WRITE, op->mem.base);
+			before_mem = false;
+			continue;
+		}
+		if (op->type != ARM64_OP_REG)
+			continue;
+		bool w, r;
+		if (load) {
+			w = before_mem;
+			r = !before_mem;
+		} else if (store) {
+			w = store_status && i == 0;
+			r = !w;
+		} else if (atomic) { /* ldadd xs, xt, [xn]; swp xs, xt, [xn]; cas xs, xt, [xn] */
+			w = i == 1 || (i == 0 && acc);
+			r = i == 0;
+		} else {
+			w = i == 0 && !no_dest;
+			r = !w || acc;
+		}
+		if (r)
+			add_canon(d, o->read, &o->nread, TRACE_MAX_READ, op->reg);
+		if (w)
+			add_canon(d, o->written, &o->nwrite, TRACE_MAX_WRITE, op->reg);
+	}
+	for (uint8_t i = 0; i < in->detail->regs_read_count; i++)
+		add_canon(d, o->read, &o->nread, TRACE_MAX_READ, in->detail->regs_read[i]);
+	for (uint8_t i = 0; i < in->detail->regs_write_count; i++)
+		add_canon(d, o->written, &o->nwrite, TRACE_MAX_WRITE, in->detail->regs_write[i]);
+	if (a->update_flags)
+		add_reg(o->written, &o->nwrite, TRACE_MAX_WRITE, 128);
+	if (strcmp(mn, "bl") == 0 || strcmp(mn, "blr") == 0)
+		add_reg(o->written, &o->nwrite, TRACE_MAX_WRITE, 31); /* x30 */
+	if (strcmp(mn, "ret") == 0 && a->op_count == 0)
+		add_reg(o->read, &o->nread, TRACE_MAX_READ, 31);
+}
+
+/* What Capstone 4's register-access lists miss on arm and aarch64: the flags a
+ * conditional instruction reads, the registers of a transfer list (vstmia,
+ * st1 {v0.16b}: read by stores, written by loads), and moves of an immediate,
+ * which read nothing of their destination. */
+static void fixup_arm_regs(struct trace_decoder *d, const cs_insn *in, struct trace_decoded *o)
+{
+	bool cond, store, load;
+	const char *mn = in->mnemonic;
+	if (d->arch == TRACE_ARCH_ARM) {
+		const cs_arm *a = &in->detail->arm;
+		cond = a->cc != ARM_CC_INVALID && a->cc != ARM_CC_AL;
+		store = strncmp(mn, "st", 2) == 0 || strncmp(mn, "vst", 3) == 0 || strncmp(mn, "push", 4) == 0 ||
+			strncmp(mn, "vpush", 5) == 0;
+		load = strncmp(mn, "ld", 2) == 0 || strncmp(mn, "vld", 3) == 0 || strncmp(mn, "pop", 3) == 0 ||
+		       strncmp(mn, "vpop", 4) == 0;
+		for (uint8_t i = 0; i < a->op_count; i++) {
+			const cs_arm_op *op = &a->operands[i];
+			if (op->type != ARM_OP_REG)
+				continue;
+			uint8_t acc = op->access ? op->access : store ? CS_AC_READ : load ? CS_AC_WRITE : 0;
+			if (acc & CS_AC_READ)
+				add_canon(d, o->read, &o->nread, TRACE_MAX_READ, op->reg);
+			if (acc & CS_AC_WRITE)
+				add_canon(d, o->written, &o->nwrite, TRACE_MAX_WRITE, op->reg);
+		}
+		if (a->op_count == 2 && a->operands[0].type == ARM_OP_REG &&
+		    (a->operands[1].type == ARM_OP_IMM || a->operands[1].type == ARM_OP_FP) &&
+		    strncmp(mn, "movt", 4) != 0)
+			drop_dest_read(d, o, a->operands[0].reg);
+	} else {
+		const cs_arm64 *a = &in->detail->arm64;
+		cond = a->cc != ARM64_CC_INVALID && a->cc != ARM64_CC_AL && a->cc != ARM64_CC_NV;
+		aarch64_regs(d, in, o);
+	}
+	if (cond)
+		add_reg(o->read, &o->nread, TRACE_MAX_READ, 128); /* cpsr / nzcv */
+}
+
 static int decode_one(struct trace_decoder *d, uint64_t pc, const uint8_t *code, size_t len, struct trace_decoded *o)
 {
+	if (d->arch == TRACE_ARCH_RISCV64)
+		return trace_decode_riscv(pc, code, len, o);
 	const uint8_t *p = code;
 	size_t n = len;
 	uint64_t addr = pc;
@@ -435,6 +501,8 @@ static int decode_one(struct trace_decoder *d, uint64_t pc, const uint8_t *code,
 	case TRACE_ARCH_ARM: decode_arm(d, in, o); break;
 	default: break;
 	}
+	if (d->arch == TRACE_ARCH_ARM || d->arch == TRACE_ARCH_AARCH64)
+		fixup_arm_regs(d, in, o);
 	/* x86 xor r, r (and sub r, r) is a zeroing idiom: no true dependency on r. */
 	if (d->arch == TRACE_ARCH_X86_64 && (in->id == X86_INS_XOR || in->id == X86_INS_SUB) &&
 	    in->detail->x86.op_count == 2 && in->detail->x86.operands[0].type == X86_OP_REG &&

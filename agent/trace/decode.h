@@ -11,15 +11,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Same values as enum isa_arch and TraceWindow.arch. */
 enum trace_arch { TRACE_ARCH_X86_64 = 1, TRACE_ARCH_AARCH64 = 2, TRACE_ARCH_ARM = 3, TRACE_ARCH_RISCV64 = 4 };
 enum trace_iclass { TRACE_OTHER = 0, TRACE_LOAD = 1, TRACE_STORE = 2, TRACE_INT = 3, TRACE_FLOAT = 4, TRACE_BRANCH = 5 };
 
-/* Register numbers: the one numbering of collector/edag/edag.h (sub-registers
- * folded into their parent; 0 = zero register / none, never a dependency):
- *   x86_64:  rax 1 rcx 2 rdx 3 rbx 4 rsp 5 rbp 6 rsi 7 rdi 8 r8-r15 9-16, xmm/ymm/zmmN 64+N,
- *            st0-7 104-111, k0-7 112-119, rflags 128, fs base 144, gs base 145
- *   aarch64: xN/wN N+1, sp 32, vN (q/d/s/h/b) 64+N, nzcv 128; xzr/wzr 0
- *   arm:     rN N+1, dN 64+N, sN 64+N/2, qN 64+2N and 65+2N, cpsr/apsr 128, fpscr 129 */
+/* Register numbers: the one numbering of common/isa_regs.h (sub-registers
+ * folded into their parent; 0 = zero register / none, never a dependency; the
+ * program counter is no dependency either). */
 #define TRACE_REG_NONE 0
 #define TRACE_REG_FLOAT_FIRST 64
 #define TRACE_REG_FLOAT_LAST 127
@@ -53,10 +51,14 @@ struct trace_decoder;
 
 /* Returns 0, -ENOTSUP (arch not available in this Capstone), -ENOMEM. */
 int trace_decoder_open(struct trace_decoder **out, enum trace_arch arch);
+/* arm: decode the following instructions as Thumb (true) or ARM (false, the
+ * default). The cache is by pc, so one pc is decoded in one state. */
+int trace_decoder_set_thumb(struct trace_decoder *d, bool thumb);
 void trace_decoder_close(struct trace_decoder *d);
 /* Decode the instruction at pc from code[0..len) (len >= the instruction's
  * length; 16 bytes is always enough). Returns 0 and a pointer valid until the
- * decoder is closed, -EILSEQ for bytes that are not an instruction. */
+ * next trace_decode call (the cache may move), -EILSEQ for bytes that are not
+ * an instruction. */
 int trace_decode(struct trace_decoder *d, uint64_t pc, const uint8_t *code, size_t len,
 		 const struct trace_decoded **out);
 /* Cache statistics. */
@@ -68,7 +70,7 @@ uint64_t trace_decoder_misses(const struct trace_decoder *d);
 uint64_t trace_memop_address(const struct trace_decoded *insn, const struct trace_memop *m,
 			     uint64_t (*reg_value)(void *ctx, uint8_t reg), void *ctx);
 
-/* Canonical number of a register name for arch ("eax" → 0), or TRACE_REG_NONE. Pure. */
+/* Number of a Capstone register name for arch ("eax" → 1), or TRACE_REG_NONE. Pure. */
 uint8_t trace_reg_canonical(enum trace_arch arch, const char *name);
 
 #endif

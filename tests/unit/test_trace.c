@@ -15,6 +15,7 @@
 
 #include "testproc.h"
 #include "trace/decode.h"
+#include "trace/decode_riscv.h"
 #include "trace/window.h"
 
 static const struct trace_decoded *dec(struct trace_decoder *d, uint64_t pc, const uint8_t *b, size_t n)
@@ -138,8 +139,98 @@ static void test_trace_register_names_fold(void **state)
 	assert_int_equal(trace_reg_canonical(TRACE_ARCH_ARM, "lr"), 15);
 }
 
-/* Start trace_loop with its stdout on a pipe; returns the pid and the array's address. */
-static pid_t start_loop(const char *secs, const char *code, uintptr_t *array, int *outfd)
+static void test_trace_decode_riscv_rv64gc(void **state)
+{
+	struct trace_decoder *d;
+	assert_int_equal(trace_decoder_open(&d, TRACE_ARCH_RISCV64), 0);
+	const uint8_t lw[] = {0x03, 0xa7, 0x07, 0x00}; /* lw a4, 0(a5) */
+	const struct trace_decoded *o = dec(d, 0x104be, lw, 4);
+	assert_int_equal(o->len, 4);
+	assert_int_equal(o->iclass, TRACE_LOAD);
+	assert_int_equal(o->mem[0].size, 4);
+	assert_true(o->mem[0].read && !o->mem[0].write);
+	assert_true(has(o->read, o->nread, 15) && has(o->written, o->nwrite, 14)); /* a5; a4 */
+	assert_int_equal(trace_memop_address(o, &o->mem[0], fake_regs, NULL), 15 * 0x1000);
+	const uint8_t sd[] = {0x23, 0x34, 0xb5, 0xfe}; /* sd a1, -24(a0) */
+	o = dec(d, 0x2000, sd, 4);
+	assert_int_equal(o->iclass, TRACE_STORE);
+	assert_int_equal(o->mem[0].size, 8);
+	assert_true(o->mem[0].write);
+	assert_int_equal(trace_memop_address(o, &o->mem[0], fake_regs, NULL), 10 * 0x1000 - 24);
+	assert_true(has(o->read, o->nread, 10) && has(o->read, o->nread, 11) && o->nwrite == 0);
+	const uint8_t fmadd[] = {0x43, 0x75, 0xb5, 0x60}; /* fmadd.d fa0, fa0, fa1, fa2 */
+	o = dec(d, 0x2004, fmadd, 4);
+	assert_int_equal(o->iclass, TRACE_FLOAT);
+	assert_true(has(o->read, o->nread, 74) && has(o->read, o->nread, 75) && has(o->read, o->nread, 76));
+	assert_true(has(o->written, o->nwrite, 74));
+	const uint8_t amoadd[] = {0xaf, 0x35, 0xb5, 0x00}; /* amoadd.d a1, a1, (a0) */
+	o = dec(d, 0x2008, amoadd, 4);
+	assert_true(o->mem[0].read && o->mem[0].write && o->mem[0].size == 8);
+	const uint8_t cld[] = {0x98, 0x61}; /* c.ld a4, 0(a1) */
+	o = dec(d, 0x200c, cld, 2);
+	assert_int_equal(o->len, 2);
+	assert_int_equal(o->iclass, TRACE_LOAD);
+	assert_int_equal(o->mem[0].size, 8);
+	assert_true(has(o->read, o->nread, 11) && has(o->written, o->nwrite, 14));
+	const uint8_t csdsp[] = {0x06, 0xe4}; /* c.sdsp ra, 8(sp) */
+	o = dec(d, 0x200e, csdsp, 2);
+	assert_int_equal(o->iclass, TRACE_STORE);
+	assert_int_equal(trace_memop_address(o, &o->mem[0], fake_regs, NULL), 2 * 0x1000 + 8);
+	assert_true(has(o->read, o->nread, 1) && has(o->read, o->nread, 2));
+	const uint8_t ret[] = {0x82, 0x80}; /* ret = c.jr ra */
+	o = dec(d, 0x2010, ret, 2);
+	assert_int_equal(o->iclass, TRACE_BRANCH);
+	assert_true(has(o->read, o->nread, 1));
+	const uint8_t li0[] = {0x01, 0x45}; /* c.li a0, 0: reads nothing */
+	o = dec(d, 0x2012, li0, 2);
+	assert_int_equal(o->nread, 0);
+	assert_true(has(o->written, o->nwrite, 10));
+	const uint8_t zero[] = {0x00, 0x00};
+	const struct trace_decoded *x;
+	assert_int_equal(trace_decode(d, 0x3000, zero, 2, &x), -EILSEQ);
+	trace_decoder_close(d);
+}
+
+static void test_trace_decode_aarch64_alias_registers(void **state)
+{
+	struct trace_decoder *d;
+	assert_int_equal(trace_decoder_open(&d, TRACE_ARCH_AARCH64), 0);
+	const uint8_t cmp[] = {0x1f, 0x00, 0x04, 0xeb}; /* cmp x0, x4: reads both, writes only nzcv */
+	const struct trace_decoded *o = dec(d, 0x1000, cmp, 4);
+	assert_true(has(o->read, o->nread, 1) && has(o->read, o->nread, 5));
+	assert_int_equal(o->nwrite, 1);
+	assert_int_equal(o->written[0], 128);
+	const uint8_t lsl[] = {0x01, 0xd0, 0x75, 0xd3}; /* lsl x1, x0, #11: reads x0 only */
+	o = dec(d, 0x1004, lsl, 4);
+	assert_true(has(o->read, o->nread, 1) && !has(o->read, o->nread, 2) && has(o->written, o->nwrite, 2));
+	const uint8_t movi[] = {0x01, 0xe4, 0x00, 0x2f}; /* movi d1, #0: no read of d1 */
+	o = dec(d, 0x1008, movi, 4);
+	assert_int_equal(o->nread, 0);
+	assert_true(has(o->written, o->nwrite, 65));
+	const uint8_t bne[] = {0x21, 0xff, 0xff, 0x54}; /* b.ne: reads the flags */
+	o = dec(d, 0x100c, bne, 4);
+	assert_int_equal(o->iclass, TRACE_BRANCH);
+	assert_true(has(o->read, o->nread, 128));
+	const uint8_t ldrpost[] = {0x20, 0x84, 0x40, 0xf8}; /* ldr x0, [x1], #8: writes x0 and x1 */
+	o = dec(d, 0x1010, ldrpost, 4);
+	assert_true(has(o->written, o->nwrite, 1) && has(o->written, o->nwrite, 2) && has(o->read, o->nread, 2));
+	trace_decoder_close(d);
+	assert_int_equal(trace_decoder_open(&d, TRACE_ARCH_ARM), 0);
+	assert_int_equal(trace_decoder_set_thumb(d, true), 0);
+	const uint8_t vstm[] = {0xa1, 0xec, 0x02, 0x7b}; /* vstmia r1!, {d7}: reads d7 and r1 */
+	o = dec(d, 0x103a8, vstm, 4);
+	assert_int_equal(o->len, 4);
+	assert_true(has(o->read, o->nread, 71) && has(o->read, o->nread, 2));
+	const uint8_t movs[] = {0x00, 0x23}; /* movs r3, #0 (16-bit Thumb) */
+	o = dec(d, 0x10396, movs, 2);
+	assert_int_equal(o->len, 2);
+	assert_true(has(o->written, o->nwrite, 4) && !has(o->read, o->nread, 4));
+	trace_decoder_close(d);
+}
+
+/* Start trace_loop with its stdout on a pipe; returns the pid and the array's
+ * (and the SIGUSR1 handler's) address. */
+static pid_t start_loop_h(const char *secs, const char *code, uintptr_t *array, uintptr_t *handler, int *outfd)
 {
 	char bin[512];
 	tp_bin("workloads/trace_loop", bin, sizeof(bin));
@@ -157,13 +248,76 @@ static pid_t start_loop(const char *secs, const char *code, uintptr_t *array, in
 	FILE *f = fdopen(p[0], "r");
 	char line[128];
 	assert_non_null(fgets(line, sizeof(line), f));
-	void *a = NULL;
+	void *a = NULL, *h = NULL;
 	int n = 0;
-	assert_int_equal(sscanf(line, "array %p %d", &a, &n), 2);
+	assert_int_equal(sscanf(line, "array %p %d handler %p", &a, &n, &h), 3);
 	*array = (uintptr_t)a;
+	if (handler)
+		*handler = (uintptr_t)h;
 	*outfd = dup(p[0]);
 	fclose(f);
 	return pid;
+}
+
+static pid_t start_loop(const char *secs, const char *code, uintptr_t *array, int *outfd)
+{
+	return start_loop_h(secs, code, array, NULL, outfd);
+}
+
+/* A signal that arrives while the thread is single-stepped is delivered: the
+ * window records its handler running, and the program counts every signal. */
+static void test_trace_window_redelivers_signals(void **state)
+{
+	if (trace_native_arch() != TRACE_ARCH_X86_64)
+		skip();
+	uintptr_t array, handler;
+	int outfd;
+	pid_t pid = start_loop_h("3", "0", &array, &handler, &outfd);
+	tp_sleep_ms(100);
+	pid_t sender = fork();
+	if (sender == 0) { /* three SIGUSR1, 100 ms apart, while the window runs */
+		for (int i = 0; i < 3; i++) {
+			usleep(150000);
+			kill(pid, SIGUSR1);
+		}
+		_exit(0);
+	}
+	struct trace_decoder *d;
+	assert_int_equal(trace_decoder_open(&d, TRACE_ARCH_X86_64), 0);
+	struct trace_window w;
+	char err[256];
+	/* 40-70 us a step here: 20000 steps span the three signals (0.45 s), well before the 3 s end */
+	int rc = trace_window_capture(d, pid, 20000, 30000000000ull, &w, err, sizeof(err));
+	int st;
+	waitpid(sender, &st, 0);
+	if (rc == -EPERM) {
+		fprintf(stderr, "skipping: %s\n", err);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		trace_decoder_close(d);
+		close(outfd);
+		skip();
+	}
+	assert_int_equal(rc, 0);
+	size_t in_handler = 0;
+	for (size_t i = 0; i < w.n; i++)
+		in_handler += w.rec[i].pc >= handler && w.rec[i].pc < handler + 64;
+	fprintf(stderr, "window: %zu instructions in %.0f ms, %u signal(s) re-delivered, %zu handler instructions\n", w.n,
+		(double)w.stop_ns / 1e6, w.signals_redelivered, in_handler);
+	assert_int_equal(w.end, TRACE_END_COMPLETE);
+	assert_true(w.signals_redelivered >= 1);
+	assert_true(in_handler >= 1);
+	trace_window_free(&w);
+	trace_decoder_close(d);
+	int status;
+	assert_int_equal(tp_wait(pid, 20000, &status), 0);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	char out[256] = "";
+	ssize_t n = read(outfd, out, sizeof(out) - 1);
+	close(outfd);
+	assert_true(n > 0);
+	assert_non_null(strstr(out, "signals 3"));
 }
 
 static void test_trace_window_sees_array_loads(void **state)
@@ -211,6 +365,25 @@ static void test_trace_window_sees_array_loads(void **state)
 		w.n, loads, strided, (double)w.stop_ns / 1e6, (unsigned long long)trace_decoder_hits(d),
 		(unsigned long long)(trace_decoder_hits(d) + trace_decoder_misses(d)));
 	assert_true(loads >= 1000); /* the loop body is a handful of instructions (a clock read per 4096) */
+	/* Known count: the loop body is k instructions with one array load, so the window holds
+	 * n/k loads (minus the clock read after each pass over the 4096 elements). */
+	size_t gaps[64] = {0}, prev = SIZE_MAX;
+	for (size_t i = 0; i < w.n; i++) {
+		const struct trace_rec *r = &w.rec[i];
+		if (r->nmem && (r->rw[0] & 1) && r->addr[0] >= array && r->addr[0] < array + 4096 * 8) {
+			assert_int_equal((r->addr[0] - array) % 8, 0); /* an element's address exactly */
+			if (prev != SIZE_MAX && i - prev < 64)
+				gaps[i - prev]++;
+			prev = i;
+		}
+	}
+	size_t k = 1;
+	for (size_t g = 1; g < 64; g++)
+		if (gaps[g] > gaps[k])
+			k = g;
+	fprintf(stderr, "loop body: %zu instructions per load; expected about %zu loads, saw %zu\n", k, w.n / k, loads);
+	assert_true(k >= 2 && k <= 12);
+	assert_true(loads >= w.n / k * 95 / 100 && loads <= w.n / k + 1);
 	assert_true(strided >= loads * 9 / 10); /* wrap-arounds aside */
 	assert_true(trace_decoder_hits(d) > trace_decoder_misses(d) * 10);
 	trace_window_free(&w);
@@ -263,8 +436,11 @@ int main(void)
 		cmocka_unit_test(test_trace_decode_x86_stack_and_classes),
 		cmocka_unit_test(test_trace_decode_arm_loads_and_stores),
 		cmocka_unit_test(test_trace_register_names_fold),
+		cmocka_unit_test(test_trace_decode_riscv_rv64gc),
+		cmocka_unit_test(test_trace_decode_aarch64_alias_registers),
 		cmocka_unit_test(test_trace_window_sees_array_loads),
 		cmocka_unit_test(test_trace_window_ends_when_thread_exits),
+		cmocka_unit_test(test_trace_window_redelivers_signals),
 	};
 	return cmocka_run_group_tests_name("trace", tests, NULL, NULL);
 }

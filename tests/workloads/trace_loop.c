@@ -1,6 +1,8 @@
-/* Tracer test workload: prints its array's address, then sums the array with
- * one 8-byte load per element (volatile: no vectorisation) until SECONDS have
- * passed, and exits with EXIT. Usage: trace_loop [SECONDS] [EXIT] */
+/* Tracer test workload: prints its array's address (and its SIGUSR1 handler's),
+ * then sums the array with one 8-byte load per element (volatile: no
+ * vectorisation) until SECONDS have passed, prints how many SIGUSR1 it
+ * handled, and exits with EXIT. Usage: trace_loop [SECONDS] [EXIT] */
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +11,13 @@
 #define N 4096
 
 static uint64_t array[N];
+static volatile sig_atomic_t signals;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	signals++;
+}
 
 static double now(void)
 {
@@ -23,7 +32,10 @@ int main(int argc, char **argv)
 	int code = argc > 2 ? atoi(argv[2]) : 0;
 	for (int i = 0; i < N; i++)
 		array[i] = (uint64_t)i;
-	printf("array %p %d\n", (void *)array, N);
+	struct sigaction sa = {.sa_handler = on_usr1};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
+	printf("array %p %d handler %p\n", (void *)array, N, (void *)on_usr1);
 	fflush(stdout);
 	volatile uint64_t *p = array;
 	uint64_t sum = 0, rounds = 0;
@@ -33,6 +45,7 @@ int main(int argc, char **argv)
 			sum += p[i];
 		rounds++;
 	}
-	printf("trace_loop: %llu rounds, sum %llu\n", (unsigned long long)rounds, (unsigned long long)sum);
+	printf("trace_loop: %llu rounds, sum %llu, signals %d\n", (unsigned long long)rounds, (unsigned long long)sum,
+	       (int)signals);
 	return code;
 }

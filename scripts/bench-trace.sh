@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Tracing speed (issue #7): the ptrace tracer (agent trace's windows) and the
+# QEMU TCG plugin (full traces), in instructions/s, and the plugin's slowdown
+# against plain qemu-user. Prints a markdown section on stdout; ~1 minute.
+# Usage: bench-trace.sh OUT   (OUT/bench/trace_ptrace, OUT/workloads/trace_loop,
+#                              OUT/qemu-plugin/edag_tracer.so, OUT/xkernels/<arch>/* built)
+set -euo pipefail
+out=${1:?usage: bench-trace.sh OUT}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+now() { date +%s.%N; }
+best_of() { # N CMD...: the shortest wall time of N runs, in seconds
+	local n=$1 best=
+	shift
+	for _ in $(seq "$n"); do
+		local t0 t1 d
+		t0=$(now)
+		"$@" >/dev/null 2>&1
+		t1=$(now)
+		d=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+		if [ -z "$best" ] || awk -v d="$d" -v b="$best" 'BEGIN { exit !(d < b) }'; then best=$d; fi
+	done
+	echo "$best"
+}
+
+echo "## Instruction tracing (agent trace, QEMU plugin)"
+echo
+echo "$(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), load average"
+echo "$(cut -d' ' -f1-3 /proc/loadavg) at start (shared machine: rates are noisy)."
+echo
+echo "### ptrace windows (on-device tracer, x86_64 host)"
+echo
+if [ -x "$out/bench/trace_ptrace" ] && [ -x "$out/workloads/trace_loop" ]; then
+	echo "One window of N single-stepped instructions of \`trace_loop\` (registers read, decoded, addresses computed)."
+	echo
+	echo "| N | seconds stopped | instr/s | us per step |"
+	echo "|---|---|---|---|"
+	for n in 20000 100000; do
+		line=$("$out/bench/trace_ptrace" "$out/workloads/trace_loop" "$n" 2>&1) || { echo "| $n | failed: $line | | |"; continue; }
+		eval "$(echo "$line" | tr ' ' '\n' | grep '=' | sed 's/^/p_/')"
+		printf '| %s | %s | %.0f | %s |\n' "$p_insns" "$p_seconds" "$p_insns_per_s" "$p_step_us"
+	done
+else
+	echo "skipped: $out/bench/trace_ptrace or $out/workloads/trace_loop not built"
+fi
+echo
+echo "### QEMU TCG plugin (full traces, qemu-user 7.2)"
+echo
+so=$out/qemu-plugin/edag_tracer.so
+if [ ! -f "$so" ]; then
+	echo "skipped: $so not built"
+	exit 0
+fi
+echo "Kernel \`triad 65536 20\` (static); best of 3 runs. 'plugin → /dev/null' is the plugin's own cost"
+echo "(decode at translation, a callback per instruction and per access, binary records);"
+echo "'plugin → file' also writes the native binary trace to disk."
+echo
+echo "| arch | instructions | plain qemu (s) | plugin → /dev/null (s) | plugin → file (s) | trace MiB | plain instr/s | plugin instr/s (file) | slowdown (file) |"
+echo "|---|---|---|---|---|---|---|---|---|"
+for arch in aarch64 riscv64 arm; do
+	bin=$out/xkernels/$arch/triad
+	if ! command -v "qemu-$arch" >/dev/null || [ ! -x "$bin" ]; then
+		echo "| $arch | skipped (qemu-$arch or the cross-compiled kernel missing) | | | | | | | |"
+		continue
+	fi
+	"qemu-$arch" -plugin "$so,out=/dev/null,stats=$tmp/stats" "$bin" 65536 20 >/dev/null
+	insns=$(sed -n 's/.* insns=\([0-9]*\).*/\1/p' "$tmp/stats")
+	plain=$(best_of 3 "qemu-$arch" "$bin" 65536 20)
+	null=$(best_of 3 "qemu-$arch" -plugin "$so,out=/dev/null" "$bin" 65536 20)
+	file=$(best_of 3 "qemu-$arch" -plugin "$so,out=$tmp/t.bin" "$bin" 65536 20)
+	mib=$(du -m "$tmp/t.bin" | cut -f1)
+	rm -f "$tmp/t.bin"
+	awk -v a="$arch" -v n="$insns" -v p="$plain" -v z="$null" -v f="$file" -v m="$mib" \
+		'BEGIN { printf "| %s | %d | %.2f | %.2f | %.2f | %d | %.1f M | %.1f M | %.1fx |\n", a, n, p, z, f, m, n / p / 1e6, n / f / 1e6, f / p }'
+done

@@ -1,0 +1,34 @@
+/* Pointer chase: a random cyclic permutation of n indices (Sattolo's shuffle)
+ * followed s times, each load's index coming from the previous load.
+ * Usage: chase [N [S]]. Accesses to the array: stores n (init) + 2(n-1)
+ * (shuffle), loads 2(n-1) (shuffle) + s (chase). */
+#include <stdint.h>
+
+#include "kernel.h"
+
+#define NMAX (1 << 22)
+
+static struct {
+	uint32_t next[NMAX];
+} d;
+
+int main(int argc, char **argv)
+{
+	int n = kernel_arg(argc, argv, 1, 4096, NMAX), s = kernel_arg(argc, argv, 2, 65536, 1 << 28);
+	kernel_report("chase", n, &d, &d + 1);
+	for (int i = 0; i < n; i++)
+		d.next[i] = (uint32_t)i;
+	uint32_t x = 12345;
+	for (int i = n - 1; i > 0; i--) {
+		x = x * 1103515245u + 12345u;
+		int j = (int)((x >> 8) % (uint32_t)i);
+		uint32_t t = d.next[i];
+		d.next[i] = d.next[j];
+		d.next[j] = t;
+	}
+	uint32_t p = 0;
+	for (int k = 0; k < s; k++)
+		p = d.next[p];
+	printf("chase: end %u\n", p);
+	return 0;
+}
