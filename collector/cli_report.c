@@ -1,10 +1,13 @@
-/* collector report --store PATH --session N [--top] [--opencl] [--json] [--symfs DIR] [--limit N] */
+/* collector report --store PATH --session N [--top] [--opencl] [--json] [--symfs DIR] [--limit N]
+ *                  [--format text|json|html] [--machine FILE] [--kernel-model FILE] */
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "log.h"
+#include "report/overview.h"
 #include "report/report.h"
 
 static const char report_usage[] =
@@ -13,7 +16,34 @@ static const char report_usage[] =
 	"  --opencl   OpenCL kernels: count, total, mean, p50/p95 device time, queue delay, GPU share\n"
 	"  --symfs    look for the profiled binaries under DIR (like perf --symfs)\n"
 	"  --limit    rows per table (default 20)\n"
-	"Without a section flag, every section is printed.\n";
+	"Without a section flag: the overview (board and kernel, top functions, OpenCL kernels, roofline,\n"
+	"latency sensitivity, calibration summary) in --format text (default), json or html (one\n"
+	"self-contained page with the charts inline; --json is --format json).\n"
+	"  --machine FILE       calibration when the session has none (collector calibrate --model)\n"
+	"  --kernel-model FILE  per-kernel 'NAME ops=N bytes=N' (per work-item) for the roofline dots\n";
+
+static int overview(struct store *st, long long id, const struct report_opts *ro, const char *format,
+		    const char *machine, const char *kmodel)
+{
+	struct overview_opts oo = {.machine = machine, .kernel_model = kmodel, .symfs = ro->symfs,
+				   .limit = ro->limit, .sections = true, .json = strcmp(format, "json") == 0};
+	struct overview ov;
+	int rc = overview_load(st, id, &oo, &ov);
+	if (rc == -ENOENT)
+		log_error("no session %lld in the store (list them with collector sessions)", id);
+	else if (rc < 0 && rc != -EINVAL)
+		log_error("cannot load session %lld: %s", id, strerror(-rc));
+	if (rc < 0)
+		return rc;
+	if (strcmp(format, "json") == 0)
+		rc = overview_json(&ov, stdout);
+	else if (strcmp(format, "html") == 0)
+		rc = overview_html(&ov, stdout);
+	else
+		rc = overview_text(&ov, stdout);
+	overview_free(&ov);
+	return rc;
+}
 
 int cli_report(int argc, char **argv)
 {
@@ -22,9 +52,10 @@ int cli_report(int argc, char **argv)
 		{"top", no_argument, NULL, 't'},         {"opencl", no_argument, NULL, 'o'},
 		{"json", no_argument, NULL, 'j'},        {"symfs", required_argument, NULL, 'f'},
 		{"limit", required_argument, NULL, 'l'}, {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{"format", required_argument, NULL, 'F'}, {"machine", required_argument, NULL, 'M'},
+		{"kernel-model", required_argument, NULL, 'k'}, {NULL, 0, NULL, 0},
 	};
-	const char *path = NULL, *sess = NULL;
+	const char *path = NULL, *sess = NULL, *format = NULL, *machine = NULL, *kmodel = NULL;
 	bool top = false, opencl = false;
 	struct report_opts ro = {.limit = 20};
 	int ch;
@@ -38,6 +69,9 @@ int cli_report(int argc, char **argv)
 		case 'j': ro.json = true; break;
 		case 'f': ro.symfs = optarg; break;
 		case 'l': ro.limit = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 'F': format = optarg; break;
+		case 'M': machine = optarg; break;
+		case 'k': kmodel = optarg; break;
 		case 'h': fputs(report_usage, stdout); return 0;
 		default: fputs(report_usage, stderr); return 2;
 		}
@@ -49,12 +83,20 @@ int cli_report(int argc, char **argv)
 			report_usage);
 		return 2;
 	}
-	if (!top && !opencl)
-		top = opencl = true;
+	if (format && strcmp(format, "text") != 0 && strcmp(format, "json") != 0 && strcmp(format, "html") != 0) {
+		fprintf(stderr, "collector report: --format wants text, json or html, not '%s'\n%s", format,
+			report_usage);
+		return 2;
+	}
 	struct store *st;
 	if (cli_open_store(path, &st) < 0)
 		return 1;
 	int rc = 0;
+	if (!top && !opencl) {
+		rc = overview(st, id, &ro, format ? format : ro.json ? "json" : "text", machine, kmodel);
+		store_close(st);
+		return rc < 0 ? 1 : 0;
+	}
 	if (top)
 		rc = report_top(st, id, &ro, stdout);
 	if (rc == 0 && opencl)

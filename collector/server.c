@@ -45,6 +45,9 @@ struct conn {
 struct server {
 	struct store *store;
 	int epfd, listen_fd, stop_fd, signal_fd;
+	int extra_fd; /* server_options.extra_fd, -1 for none */
+	void (*extra_ready)(void *arg);
+	void *extra_arg;
 	uint16_t port;
 	char addr[80];
 	size_t max_frame;
@@ -469,6 +472,8 @@ int server_step(struct server *s, int timeout_ms)
 			read_stop_fd(s, s->stop_fd);
 		} else if (p == &s->signal_fd) {
 			read_stop_fd(s, s->signal_fd);
+		} else if (p == &s->extra_fd) {
+			s->extra_ready(s->extra_arg);
 		} else {
 			struct conn *c = p;
 			if (c->closing)
@@ -589,6 +594,11 @@ int server_open(struct store *store, const struct server_options *opt, struct se
 		rc = epoll_set(s, EPOLL_CTL_ADD, s->stop_fd, EPOLLIN, &s->stop_fd);
 	if (rc == 0 && s->signal_fd >= 0)
 		rc = epoll_set(s, EPOLL_CTL_ADD, s->signal_fd, EPOLLIN, &s->signal_fd);
+	s->extra_fd = opt->extra_ready ? opt->extra_fd : -1;
+	s->extra_ready = opt->extra_ready;
+	s->extra_arg = opt->extra_arg;
+	if (rc == 0 && s->extra_fd >= 0)
+		rc = epoll_set(s, EPOLL_CTL_ADD, s->extra_fd, EPOLLIN, &s->extra_fd);
 	if (rc < 0) {
 		server_close(s);
 		return rc;

@@ -15,6 +15,11 @@ struct server_options {
 	unsigned max_conns; /* 0: SERVER_DEFAULT_MAX_CONNS */
 	size_t max_frame;   /* 0: CONFIG_MAX_FRAME_KB KiB */
 	int signal_fd;	    /* readable means stop (a signalfd), -1 for none; not owned */
+	/* Optional: another descriptor in the same loop (the HTTP front end's epoll fd, http.h);
+	 * extra_ready(extra_arg) runs when it is readable. Used only when extra_ready is set; not owned. */
+	int extra_fd;
+	void (*extra_ready)(void *arg);
+	void *extra_arg;
 };
 
 #define SERVER_DEFAULT_MAX_CONNS 1024u

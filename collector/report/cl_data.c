@@ -125,7 +125,8 @@ static int analyse(struct cl_data *d)
 		qsort(off, noff, sizeof(*off), cmp_i64);
 		d->device_to_host_ns = off[noff / 2];
 	}
-	qsort(sp, nsp, sizeof(*sp), cmp_span);
+	if (nsp > 1)
+		qsort(sp, nsp, sizeof(*sp), cmp_span);
 	uint64_t cs = 0, ce = 0;
 	for (size_t i = 0; i < nsp; i++) {
 		if (i == 0 || sp[i].s > ce) {

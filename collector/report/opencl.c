@@ -92,8 +92,10 @@ static int build_stats(const struct cl_data *d, struct stats *s)
 			g->critical++;
 	}
 	for (size_t i = 0; i < s->n; i++)
-		qsort(s->g[i].dur, s->g[i].n, sizeof(uint64_t), cmp_u64);
-	qsort(s->g, s->n, sizeof(*s->g), cmp_group);
+		if (s->g[i].n > 1)
+			qsort(s->g[i].dur, s->g[i].n, sizeof(uint64_t), cmp_u64);
+	if (s->n > 1) /* qsort must not see a NULL array, even empty */
+		qsort(s->g, s->n, sizeof(*s->g), cmp_group);
 	return 0;
 }
 

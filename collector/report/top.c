@@ -244,7 +244,8 @@ int report_top(struct store *st, int64_t sid, const struct report_opts *o, FILE 
 		log_error("report --top: %s", strerror(-rc));
 		goto out;
 	}
-	qsort(t.rows, t.nrows, sizeof(*t.rows), row_cmp);
+	if (t.nrows > 1)
+		qsort(t.rows, t.nrows, sizeof(*t.rows), row_cmp);
 	unsigned limit = o->limit ? o->limit : 20;
 	const char *be = be_min != be_max ? "mixed" : be_min == 1 ? "bpf" : "ring";
 	if (o->json) {

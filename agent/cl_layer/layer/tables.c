@@ -46,7 +46,7 @@ static struct {
 
 static size_t slot(const void *key, size_t n)
 {
-	uintptr_t x = (uintptr_t)key;
+	uint64_t x = (uint64_t)(uintptr_t)key; /* 64-bit mixing on 32-bit boards too */
 	x ^= x >> 17;
 	x *= 0x9e3779b97f4a7c15ull;
 	return (size_t)(x >> 40) % n;

@@ -1,0 +1,84 @@
+/* `collector report` overview, `collector roofline` and `collector
+ * sensitivity`: one session's board and kernel, calibration summary,
+ * roofline (ceilings and dots), latency sensitivity, and the --top and
+ * --opencl sections, loaded once (overview_load.c: store reads and the
+ * analyses) and rendered as text, JSON or self-contained HTML
+ * (overview_render.c, overview_html.c). */
+#ifndef COLLECTOR_REPORT_OVERVIEW_H
+#define COLLECTOR_REPORT_OVERVIEW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "calib/calib_model.h"
+#include "edag/edag.h"
+#include "report/roofline_plot.h"
+#include "report/sensitivity.h"
+#include "roofline/roofline.h"
+#include "store.h"
+
+#define OV_MAX_DOTS 32
+#define OV_MAX_SENS 16
+#define OV_MAX_NOTES 12
+#define OV_NOTE_MAX 256
+#define OV_JSON_SCHEMA "prof-report/1"
+
+struct overview_opts {
+	const char *machine;	  /* --machine FILE: calibration when the session has none */
+	const char *kernel_model; /* --kernel-model FILE */
+	const char *symfs;	  /* for --top */
+	unsigned limit;		  /* rows of the --top / --opencl tables */
+	bool sections;		  /* also capture the --top and --opencl sections */
+	bool json;		  /* capture them as JSON (else text) */
+};
+
+struct overview {
+	int64_t session;
+	/* board and kernel */
+	char agent_id[64], board[64], kernel_release[96], hostname[64], arch[32], target[256], agent_version[32];
+	char cpu_model[128], gpu[200];
+	unsigned ncpus, ngpus;
+	int64_t first_seen, last_seen;
+	uint64_t records;
+	/* calibration ("" source: none) */
+	char calib_source[OV_NOTE_MAX];
+	struct calib_model *calib; /* NULL when there is none */
+	/* roofline */
+	struct roofline roof_cpu, roof_gpu;
+	struct roofline_wall walls[ROOFLINE_MAX_WALLS]; /* on the CPU chart (eDAG cache model) */
+	size_t nwalls;
+	struct rl_dot dots[OV_MAX_DOTS];
+	size_t ndots;
+	char notes[OV_MAX_NOTES][OV_NOTE_MAX]; /* why a dot or a chart is missing */
+	size_t nnotes;
+	/* latency sensitivity */
+	struct edag_config edag;
+	char sens_unit[16]; /* unit of alpha0 and delta10 */
+	double sens_ns_per_unit; /* 0 when unknown */
+	struct sens_row sens[OV_MAX_SENS];
+	size_t nsens;
+	char sens_note[OV_NOTE_MAX];
+	/* captured sections (malloc'd, may be NULL) */
+	char *top, *opencl;
+};
+
+/* Load and analyse session sid. Problems that only leave a section empty
+ * become notes; -ENOENT if there is no such session, -EINVAL for a bad
+ * --machine or --kernel-model file (logged), other negative errno. */
+int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, struct overview *ov);
+void overview_free(struct overview *ov);
+/* Add a note (printf format). */
+void overview_note(struct overview *ov, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Renderers (sections: every section; the roofline and sensitivity commands print theirs). */
+int overview_text(const struct overview *ov, FILE *f);
+int overview_json(const struct overview *ov, FILE *f);
+int overview_html(const struct overview *ov, FILE *f);
+void overview_roofline_text(const struct overview *ov, FILE *f);
+void overview_sensitivity_text(const struct overview *ov, FILE *f);
+/* The roofline chart of the GPU (gpu true) or CPU roof; -ENODATA without one. */
+int overview_roofline_svg(const struct overview *ov, bool gpu, FILE *f);
+
+#endif

@@ -1,0 +1,587 @@
+/* Loading a session for the overview: store reads, then the analyses
+ * (collector/roofline, sensitivity.c, collector/edag). */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calib/calib_io.h"
+#include "cl_data.h"
+#include "log.h"
+#include "overview.h"
+#include "report.h"
+#include "store_calib.h"
+#include "store_trace.h"
+#include "work_model.h"
+
+#define PERF_TYPE_HW 0u
+#define PERF_TYPE_HW_CACHE 3u
+#define PERF_TYPE_RAW_EV 4u
+
+void overview_note(struct overview *ov, const char *fmt, ...)
+{
+	if (ov->nnotes >= OV_MAX_NOTES)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(ov->notes[ov->nnotes++], OV_NOTE_MAX, fmt, ap);
+	va_end(ap);
+}
+
+static void copy(char *dst, size_t len, const char *s)
+{
+	snprintf(dst, len, "%s", s ? s : "");
+}
+
+static int read_text(const char *path, char **out, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return -errno;
+	char *buf = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+	for (;;) {
+		if (n + 4096 + 1 > cap) {
+			if (cap >= (8u << 20)) {
+				rc = -EFBIG;
+				break;
+			}
+			char *nb = realloc(buf, cap ? cap * 2 : 8192);
+			if (!nb) {
+				rc = -ENOMEM;
+				break;
+			}
+			buf = nb;
+			cap = cap ? cap * 2 : 8192;
+		}
+		size_t got = fread(buf + n, 1, cap - n - 1, f);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	if (ferror(f) && rc == 0)
+		rc = -EIO;
+	fclose(f);
+	if (rc < 0) {
+		free(buf);
+		return rc;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- board and kernel */
+
+static int session_cb(const struct store_session_row *r, void *arg)
+{
+	struct overview *ov = arg;
+	copy(ov->agent_id, sizeof(ov->agent_id), r->agent_id);
+	copy(ov->board, sizeof(ov->board), r->board);
+	copy(ov->kernel_release, sizeof(ov->kernel_release), r->kernel_release);
+	copy(ov->hostname, sizeof(ov->hostname), r->hostname);
+	copy(ov->arch, sizeof(ov->arch), r->machine);
+	copy(ov->target, sizeof(ov->target), r->target);
+	copy(ov->agent_version, sizeof(ov->agent_version), r->agent_version);
+	ov->first_seen = r->first_seen;
+	ov->last_seen = r->last_seen;
+	ov->records = r->records;
+	return 0;
+}
+
+static int cpu_cb(const struct store_cpu_row *r, void *arg)
+{
+	struct overview *ov = arg;
+	if (!ov->ncpus++)
+		copy(ov->cpu_model, sizeof(ov->cpu_model), r->model);
+	return 0;
+}
+
+static int gpu_cb(const struct store_gpu_row *r, void *arg)
+{
+	struct overview *ov = arg;
+	if (!ov->ngpus++)
+		snprintf(ov->gpu, sizeof(ov->gpu), "%.80s (%.60s, %u CUs)", r->name, r->platform, r->compute_units);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- calibration */
+
+static int calib_cb(const struct store_calib_param_row *r, void *arg)
+{
+	struct calib_model *m = arg;
+	struct calib_param p = {.value = r->value, .spread = r->spread, .confidence = r->confidence,
+				.flagged = r->flagged};
+	copy(p.name, sizeof(p.name), r->name);
+	copy(p.unit, sizeof(p.unit), r->unit);
+	copy(p.method, sizeof(p.method), r->method);
+	if (!m->device[0] && r->device[0])
+		copy(m->device, sizeof(m->device), r->device);
+	calib_model_set(m, &p); /* a full or odd parameter is skipped: the rest still counts */
+	return 0;
+}
+
+static int load_calibration(struct store *st, int64_t sid, const struct overview_opts *o, struct overview *ov)
+{
+	struct calib_model *m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	int n = store_calib_params(st, sid, calib_cb, m);
+	if (n > 0 && m->nparams > 0) {
+		snprintf(ov->calib_source, sizeof(ov->calib_source), "session %lld calibration records (%zu parameters)",
+			 (long long)sid, m->nparams);
+		copy(m->source, sizeof(m->source), "stored Calibration records");
+		ov->calib = m;
+	}
+	char *json = NULL;
+	size_t len = 0;
+	if (o->machine) {
+		int rc = read_text(o->machine, &json, &len);
+		if (rc < 0) {
+			log_error("cannot read the machine model %s: %s", o->machine, strerror(-rc));
+			free(m);
+			ov->calib = NULL;
+			return -EINVAL;
+		}
+		char err[256];
+		/* the EDAN part (alpha0, m, caches), whatever else the file holds */
+		if (edag_machine_parse(json, len, &ov->edag, err, sizeof(err)) < 0)
+			log_warn("%s: no eDAG machine parameters used: %s", o->machine, err);
+		if (!ov->calib) {
+			memset(m, 0, sizeof(*m));
+			if (calib_model_parse_json(json, len, m, err, sizeof(err)) == 0 && m->nparams > 0) {
+				snprintf(ov->calib_source, sizeof(ov->calib_source), "--machine %.200s (%zu parameters)",
+					 o->machine, m->nparams);
+				ov->calib = m;
+			} else {
+				log_warn("%s: not a calibrated machine model (%s): no roofline ceilings from it",
+					 o->machine, m->nparams ? "no parameters" : err);
+			}
+		}
+	}
+	free(json);
+	if (!ov->calib)
+		free(m);
+	return 0;
+}
+
+/* EDAN inputs from the calibration when no --machine gave them. */
+static void edag_from_calib(struct overview *ov, bool machine_given)
+{
+	copy(ov->sens_unit, sizeof(ov->sens_unit), "cost units");
+	if (!ov->calib)
+		return;
+	double a0 = calib_model_value(ov->calib, "mem_latency_cycles", NAN);
+	double slots = calib_model_value(ov->calib, "mem_issue_slots", NAN);
+	double ns = calib_model_value(ov->calib, "mem_latency_ns", NAN);
+	if (!machine_given && isfinite(a0) && a0 >= 1 && a0 < (1u << 24))
+		ov->edag.alpha0 = (uint32_t)lround(a0);
+	if (!machine_given && isfinite(slots) && slots >= 1)
+		ov->edag.m = slots;
+	ov->edag.alpha = ov->edag.alpha0;
+	if (isfinite(a0) && a0 > 0 && (double)ov->edag.alpha0 == round(a0)) {
+		copy(ov->sens_unit, sizeof(ov->sens_unit), "cycles");
+		if (isfinite(ns) && ns > 0)
+			ov->sens_ns_per_unit = ns / round(a0);
+	}
+}
+
+/* ---------------------------------------------------------------- CPU dot */
+
+struct cpu_acc {
+	struct work_cpu w;
+	int best;
+	unsigned hw_events, nevents;
+	char hw_names[128];
+};
+
+static int event_cb(const struct store_event_summary *ev, void *arg)
+{
+	struct cpu_acc *a = arg;
+	a->nevents++;
+	if (ev->type == PERF_TYPE_HW || ev->type == PERF_TYPE_HW_CACHE || ev->type == PERF_TYPE_RAW_EV) {
+		a->hw_events++;
+		size_t n = strlen(a->hw_names);
+		snprintf(a->hw_names + n, sizeof(a->hw_names) - n, "%s%s", n ? "," : "", ev->name);
+	}
+	work_cpu_add(&a->w, ev->name, ev->total, &a->best);
+	return 0;
+}
+
+static void cpu_dot(struct store *st, int64_t sid, struct overview *ov)
+{
+	struct cpu_acc a;
+	memset(&a, 0, sizeof(a));
+	if (store_event_summaries(st, sid, event_cb, &a) < 0)
+		return;
+	if (a.nevents == 0) {
+		overview_note(ov, "no counters in this session: no CPU dot (count with agent stat)");
+		return;
+	}
+	if (a.hw_events == 0) {
+		overview_note(ov, "no hardware counters: cannot place CPU dot (the session has software events only)");
+		return;
+	}
+	if (!a.w.have_flops || !a.w.have_bytes) {
+		overview_note(ov,
+			      "CPU dot: the counters (%s) have no %s events: record FP events (VFP_SPEC/ASE_SPEC, "
+			      "fp_arith_inst_retired.*) and L2D_CACHE_REFILL/LLC misses",
+			      a.hw_names, !a.w.have_flops ? "floating-point" : "memory-traffic");
+		return;
+	}
+	double line = ov->calib ? calib_model_value(ov->calib, "cpu_line_bytes", 64) : 64;
+	work_cpu_finish(&a.w, line);
+	if (!(a.w.seconds > 0)) {
+		overview_note(ov, "CPU dot: no task-clock event, so no CPU time to divide the work by");
+		return;
+	}
+	if (!roofline_complete(&ov->roof_cpu)) {
+		overview_note(ov, "CPU dot: I = %.3g FLOP/byte, %.3g GFLOP/s, but no CPU roof (calibrate the CPU)",
+			      a.w.W / a.w.Q, a.w.W / a.w.seconds / 1e9);
+		return;
+	}
+	struct rl_dot *d = &ov->dots[ov->ndots];
+	memset(d, 0, sizeof(*d));
+	snprintf(d->name, sizeof(d->name), "%.60s", ov->target[0] ? ov->target : "process");
+	d->cpu = true;
+	snprintf(d->source, sizeof(d->source), "counters: W from %.60s, Q from %.50s x %g B", a.w.flops_from,
+		 a.w.bytes_from, line);
+	if (roofline_place(&ov->roof_cpu, a.w.W, a.w.Q, a.w.seconds, &d->p) == 0)
+		ov->ndots++;
+}
+
+/* ---------------------------------------------------------------- kernel dots */
+
+struct kmodel {
+	struct kernel_model_entry *e;
+	size_t n;
+};
+
+static int load_kernel_model(const char *path, struct kmodel *km)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		log_error("cannot read the kernel model %s: %s", path, strerror(errno));
+		return -EINVAL;
+	}
+	char line[512], err[200];
+	unsigned lineno = 0;
+	int rc = 0;
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		struct kernel_model_entry e;
+		int k = kernel_model_parse_line(line, &e, err, sizeof(err));
+		if (k < 0) {
+			log_error("%s:%u: %s", path, lineno, err);
+			rc = -EINVAL;
+			break;
+		}
+		if (k == 0)
+			continue;
+		struct kernel_model_entry *ne = realloc(km->e, (km->n + 1) * sizeof(*ne));
+		if (!ne) {
+			rc = -ENOMEM;
+			break;
+		}
+		km->e = ne;
+		km->e[km->n++] = e;
+	}
+	fclose(f);
+	return rc;
+}
+
+struct kgroup {
+	const char *name;
+	double seconds, items;
+	size_t n;
+};
+
+static int kernel_dots(struct store *st, int64_t sid, const struct overview_opts *o, struct overview *ov,
+		       size_t *ncmds)
+{
+	struct cl_data d;
+	int rc = cl_data_load(st, sid, &d);
+	if (rc < 0)
+		return rc == -ENOENT ? 0 : rc;
+	*ncmds = d.n;
+	struct kmodel km = {0};
+	if (o->kernel_model && (rc = load_kernel_model(o->kernel_model, &km)) < 0) {
+		cl_data_free(&d);
+		return rc;
+	}
+	struct kgroup *g = calloc(d.n + 1, sizeof(*g));
+	size_t ng = 0;
+	for (size_t i = 0; g && i < d.n; i++) {
+		const struct cl_data_cmd *c = &d.cmds[i];
+		if (c->r.kernel_id == 0)
+			continue;
+		size_t j = 0;
+		while (j < ng && strcmp(g[j].name, c->name) != 0)
+			j++;
+		if (j == ng)
+			g[ng++].name = c->name;
+		double items = 1;
+		for (uint32_t k = 0; k < c->r.work_dim && k < 3; k++)
+			items *= (double)c->r.global_size[k];
+		g[j].items += items;
+		g[j].seconds += (double)cl_data_duration(c) / 1e9;
+		g[j].n++;
+	}
+	if (!g)
+		rc = -ENOMEM;
+	if (rc == 0 && ng && !roofline_complete(&ov->roof_gpu))
+		overview_note(ov, "OpenCL kernels: no GPU roof (no calibrated peak_gflops and peak_gbps)");
+	for (size_t j = 0; rc == 0 && j < ng; j++) {
+		const struct kernel_model_entry *e = NULL;
+		for (size_t k = 0; k < km.n; k++)
+			if (strcmp(km.e[k].name, g[j].name) == 0)
+				e = &km.e[k];
+		if (!e) {
+			overview_note(ov, "kernel %.60s: no W/Q model: add \"%.60s ops=N bytes=N\" (per work-item) to a "
+					  "--kernel-model FILE",
+				      g[j].name, g[j].name);
+			continue;
+		}
+		if (!(g[j].seconds > 0)) {
+			overview_note(ov, "kernel %.60s: no device time recorded", g[j].name);
+			continue;
+		}
+		if (!roofline_complete(&ov->roof_gpu) || ov->ndots >= OV_MAX_DOTS)
+			continue;
+		struct rl_dot *dot = &ov->dots[ov->ndots];
+		memset(dot, 0, sizeof(*dot));
+		copy(dot->name, sizeof(dot->name), g[j].name);
+		snprintf(dot->source, sizeof(dot->source),
+			 "kernel model %.80s: %g ops, %g bytes per work-item x %.0f work-items; time from %zu OpenCL "
+			 "commands",
+			 o->kernel_model, e->ops, e->bytes, g[j].items, g[j].n);
+		if (roofline_place(&ov->roof_gpu, e->ops * g[j].items, e->bytes * g[j].items, g[j].seconds,
+				   &dot->p) == 0)
+			ov->ndots++;
+		else
+			overview_note(ov, "kernel %.60s: W or Q is zero in the model: no dot", g[j].name);
+	}
+	free(g);
+	free(km.e);
+	cl_data_free(&d);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- sensitivity */
+
+struct tgroup {
+	int32_t pid, tid;
+	struct edag_window_result *w;
+	size_t n;
+	uint64_t flops, misses[EDAG_MAX_LEVELS];
+};
+
+struct trace_acc {
+	struct overview *ov;
+	struct edag_state *st;
+	struct tgroup *g;
+	size_t ng;
+	int rc;
+};
+
+static struct tgroup *tgroup_for(struct trace_acc *a, int32_t pid, int32_t tid)
+{
+	for (size_t i = 0; i < a->ng; i++)
+		if (a->g[i].pid == pid && a->g[i].tid == tid)
+			return &a->g[i];
+	if (a->ng >= OV_MAX_SENS)
+		return NULL;
+	struct tgroup *ng = realloc(a->g, (a->ng + 1) * sizeof(*ng));
+	if (!ng)
+		return NULL;
+	a->g = ng;
+	struct tgroup *g = &a->g[a->ng++];
+	memset(g, 0, sizeof(*g));
+	g->pid = pid;
+	g->tid = tid;
+	return g;
+}
+
+static int trace_cb(const struct store_trace_row *row, void *arg)
+{
+	struct trace_acc *a = arg;
+	const Prof__TraceWindow *tw = row->tw;
+	struct tgroup *g = tgroup_for(a, tw->pid, tw->tid);
+	if (!g)
+		return 0; /* more threads than the table holds: the first ones are shown */
+	struct edag_window_result *nw = realloc(g->w, (g->n + 1) * sizeof(*nw));
+	if (!nw)
+		return -ENOMEM;
+	g->w = nw;
+	struct edag_window_result *w = &g->w[g->n];
+	memset(w, 0, sizeof(*w));
+	w->info = (struct edag_window_info){.index = tw->window_index, .pid = tw->pid, .tid = tw->tid,
+					    .t_ns = tw->t_ns, .share = tw->sampled_share,
+					    .represented_insns = tw->represented_insns};
+	if (!(w->info.share > 0 && w->info.share <= 1))
+		w->info.share = 1;
+	edag_reset(a->st);
+	struct edag_window_iter it;
+	struct edag_insn in;
+	int rc;
+	edag_window_iter_init(&it, tw);
+	while ((rc = edag_window_next(&it, &in)) > 0) {
+		if ((rc = edag_step(a->st, &in, NULL)) < 0)
+			break;
+		w->n_insns++;
+		if (in.cls == EDAG_FLOAT)
+			g->flops++;
+	}
+	if (rc < 0) {
+		log_warn("trace window %u (seq %llu) skipped: %s", tw->window_index, (unsigned long long)row->seq,
+			 strerror(-rc));
+		return 0;
+	}
+	if (w->n_insns == 0)
+		return 0;
+	edag_metrics_get(a->st, &w->mt);
+	for (unsigned k = 0; k < EDAG_MAX_LEVELS; k++)
+		g->misses[k] += w->mt.level_miss[k];
+	g->n++;
+	return 0;
+}
+
+static void locality_walls(struct overview *ov, const struct tgroup *g, size_t ng)
+{
+	uint64_t flops = 0, miss[EDAG_MAX_LEVELS] = {0};
+	for (size_t i = 0; i < ng; i++) {
+		flops += g[i].flops;
+		for (unsigned k = 0; k < EDAG_MAX_LEVELS; k++)
+			miss[k] += g[i].misses[k];
+	}
+	if (ov->edag.nlevels == 0 || flops == 0)
+		return;
+	const char *names[EDAG_MAX_LEVELS];
+	double bytes[EDAG_MAX_LEVELS];
+	for (unsigned k = 0; k < ov->edag.nlevels; k++) {
+		names[k] = ov->edag.level[k].name;
+		bytes[k] = (double)miss[k] * ov->edag.level[k].line;
+	}
+	ov->nwalls = roofline_walls((double)flops, names, bytes, ov->edag.nlevels, ov->walls, ROOFLINE_MAX_WALLS);
+}
+
+static int sensitivity(struct store *st, int64_t sid, struct overview *ov)
+{
+	struct trace_acc a = {.ov = ov};
+	char err[200];
+	if (edag_config_check(&ov->edag, err, sizeof(err)) < 0) {
+		snprintf(ov->sens_note, sizeof(ov->sens_note), "bad eDAG machine parameters: %.200s", err);
+		return 0;
+	}
+	int rc = edag_new(&ov->edag, &a.st);
+	if (rc < 0)
+		return rc;
+	rc = store_list_trace_windows(st, sid, -1, trace_cb, &a);
+	edag_free(a.st);
+	for (size_t i = 0; rc >= 0 && i < a.ng; i++) {
+		struct tgroup *g = &a.g[i];
+		struct edag_approx ap;
+		if (g->n == 0 || edag_approx_combine(g->w, g->n, ov->edag.m, ov->edag.alpha0, &ap) < 0)
+			continue;
+		struct sens_row *r = &ov->sens[ov->nsens];
+		memset(r, 0, sizeof(*r));
+		snprintf(r->name, sizeof(r->name), "pid %d tid %d", g->pid, g->tid);
+		r->windows = ap.windows;
+		r->insns = ap.sampled_insns;
+		r->W = ap.W.value;
+		r->D = fmin(ap.D.value, ap.W.value);
+		r->C = ap.cp_compute.value;
+		r->m = ov->edag.m;
+		r->alpha0 = ov->edag.alpha0;
+		r->Lambda_lo = ap.Lambda.lo;
+		r->Lambda_hi = ap.Lambda.hi;
+		if (sens_compute(r) == 0)
+			ov->nsens++;
+	}
+	if (rc >= 0) {
+		locality_walls(ov, a.g, a.ng);
+		if (a.ng == 0)
+			snprintf(ov->sens_note, sizeof(ov->sens_note),
+				 "no trace windows in this session (record them with the agent's tracer)");
+	}
+	for (size_t i = 0; i < a.ng; i++)
+		free(a.g[i].w);
+	free(a.g);
+	return rc < 0 ? rc : 0;
+}
+
+/* ---------------------------------------------------------------- sections */
+
+static char *capture(int (*fn)(struct store *, int64_t, const struct report_opts *, FILE *), struct store *st,
+		     int64_t sid, const struct overview_opts *o)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	if (!m)
+		return NULL;
+	struct report_opts ro = {.json = o->json, .symfs = o->symfs, .limit = o->limit ? o->limit : 20};
+	int rc = fn(st, sid, &ro, m);
+	if (fclose(m) != 0 || rc < 0) {
+		free(buf);
+		return NULL;
+	}
+	while (len && buf[len - 1] == '\n')
+		buf[--len] = '\0';
+	return buf;
+}
+
+int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, struct overview *ov)
+{
+	memset(ov, 0, sizeof(*ov));
+	ov->session = sid;
+	edag_config_default(&ov->edag);
+	int rc = store_get_session(st, sid, session_cb, ov);
+	if (rc < 0)
+		return rc;
+	store_list_cpus(st, sid, cpu_cb, ov);
+	store_list_gpus(st, sid, gpu_cb, ov);
+	if ((rc = load_calibration(st, sid, o, ov)) < 0)
+		return rc;
+	edag_from_calib(ov, o->machine != NULL);
+	if (ov->calib) {
+		roofline_from_calib(ov->calib, true, &ov->roof_cpu);
+		roofline_from_calib(ov->calib, false, &ov->roof_gpu);
+	} else {
+		overview_note(ov, "no calibration: run agent calibrate or pass --machine FILE (the machine model JSON of "
+				  "collector calibrate --model)");
+	}
+	cpu_dot(st, sid, ov);
+	size_t ncmds = 0;
+	if ((rc = kernel_dots(st, sid, o, ov, &ncmds)) < 0)
+		goto fail;
+	if ((rc = sensitivity(st, sid, ov)) < 0)
+		goto fail;
+	if (o->sections) {
+		ov->top = capture(report_top, st, sid, o);
+		/* sessions without commands get a hint on how to make some */
+		if (ncmds)
+			ov->opencl = capture(report_opencl, st, sid, o);
+		else if (o->json)
+			ov->opencl = strdup("{\"commands\":0}");
+		else if (asprintf(&ov->opencl, "OpenCL: no commands in session %lld (profile with `agent run -- ./app`)",
+				  (long long)sid) < 0)
+			ov->opencl = NULL;
+	}
+	return 0;
+fail:
+	overview_free(ov);
+	return rc;
+}
+
+void overview_free(struct overview *ov)
+{
+	free(ov->calib);
+	free(ov->top);
+	free(ov->opencl);
+	ov->calib = NULL;
+	ov->top = ov->opencl = NULL;
+}

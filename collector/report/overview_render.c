@@ -1,0 +1,315 @@
+/* Text and JSON renderings of the overview (see overview.h). */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "json.h"
+#include "overview.h"
+
+/* Calibration parameters shown in the summary, in this order. */
+static const char *const calib_keys[] = {
+	"clock_mhz", "compute_units", "peak_gflops", "peak_gbps", "cpu_clock_mhz", "cpu_peak_gflops",
+	"cpu_peak_gbps", "mem_latency_cycles", "mem_latency_ns", "mem_issue_slots", "l1_line_bytes",
+	"l1_size_bytes", "l2_size_bytes", "regs_per_work_item",
+};
+#define N_CALIB_KEYS (sizeof(calib_keys) / sizeof(calib_keys[0]))
+
+static size_t calib_flagged(const struct calib_model *m)
+{
+	size_t n = 0;
+	for (size_t i = 0; m && i < m->nparams; i++)
+		n += m->params[i].flagged;
+	return n;
+}
+
+static const char *or_dash(const char *s)
+{
+	return s && *s ? s : "-";
+}
+
+/* ---------------------------------------------------------------- text */
+
+static void roof_text(const struct roofline *r, FILE *f)
+{
+	if (!roofline_complete(r)) {
+		fprintf(f, "  %s: no roof (%zu ceilings calibrated, a compute and a bandwidth one are needed)\n",
+			r->device, r->n);
+		return;
+	}
+	fprintf(f, "  %s: pi = %.4g GFLOP/s, beta = %.4g GB/s, ridge point pi/beta = %.4g FLOP/byte\n", r->device,
+		roofline_pi(r), roofline_beta(r), roofline_ridge(r));
+	for (size_t i = 0; i < r->n; i++)
+		fprintf(f, "    %-9s %-28s %10.4g %-7s (%s)\n",
+			r->c[i].kind == ROOFLINE_COMPUTE ? "compute" : "bandwidth", r->c[i].name, r->c[i].value,
+			r->c[i].kind == ROOFLINE_COMPUTE ? "GFLOP/s" : "GB/s", r->c[i].source);
+}
+
+void overview_roofline_text(const struct overview *ov, FILE *f)
+{
+	fprintf(f, "roofline (P = min(pi, beta*I)):\n");
+	if (ov->calib) {
+		roof_text(&ov->roof_gpu, f);
+		roof_text(&ov->roof_cpu, f);
+	}
+	for (size_t i = 0; i < ov->nwalls; i++)
+		fprintf(f, "  locality wall %s: I = %.4g FLOP/byte (traffic missing %s, eDAG cache model)\n",
+			ov->walls[i].name, ov->walls[i].intensity, ov->walls[i].name);
+	if (ov->ndots)
+		fprintf(f, "  %-24s %-4s %11s %11s %11s %9s  %s\n", "dot", "roof", "I FLOP/B", "P GFLOP/s",
+			"attainable", "achieved", "bound");
+	for (size_t i = 0; i < ov->ndots; i++) {
+		const struct rl_dot *d = &ov->dots[i];
+		fprintf(f, "  %-24.24s %-4s %11.4g %11.4g %11.4g %8.1f%%  %s\n", d->name, d->cpu ? "CPU" : "GPU",
+			d->p.intensity, d->p.achieved, d->p.attainable, d->p.fraction * 100,
+			roofline_bound_name(d->p.bound));
+		fprintf(f, "      W = %.4g FLOP, Q = %.4g B, t = %.4g s; %s\n", d->p.W, d->p.Q, d->p.seconds, d->source);
+	}
+	for (size_t i = 0; i < ov->nnotes; i++)
+		fprintf(f, "  note: %s\n", ov->notes[i]);
+}
+
+static void delta_text(const struct overview *ov, const struct sens_row *r, char *buf, size_t len)
+{
+	if (!isfinite(r->delta10))
+		snprintf(buf, len, "never");
+	else if (ov->sens_ns_per_unit > 0)
+		snprintf(buf, len, "+%.4g %s (%.4g ns)", r->delta10, ov->sens_unit, r->delta10 * ov->sens_ns_per_unit);
+	else
+		snprintf(buf, len, "+%.4g %s", r->delta10, ov->sens_unit);
+}
+
+void overview_sensitivity_text(const struct overview *ov, FILE *f)
+{
+	fprintf(f, "latency sensitivity (eDAG, alpha0 = %u %s, m = %g):\n", ov->edag.alpha0, ov->sens_unit,
+		ov->edag.m);
+	if (ov->edag.nlevels == 0)
+		fprintf(f, "  cache model: none (every memory access is a memory vertex; caches come from --machine)\n");
+	if (!ov->nsens) {
+		fprintf(f, "  %s\n", ov->sens_note[0] ? ov->sens_note : "no traced threads");
+		return;
+	}
+	fprintf(f, "  %-20s %7s %12s %12s %8s %12s %10s %8s  %s\n", "thread", "windows", "W", "D", "W/D", "lambda",
+		"Lambda", "Lambda*a0", "added latency costing 10%");
+	for (size_t i = 0; i < ov->nsens; i++) {
+		const struct sens_row *r = &ov->sens[i];
+		char d10[64];
+		delta_text(ov, r, d10, sizeof(d10));
+		fprintf(f, "  %-20.20s %7zu %12.4g %12.4g %8.3g %12.4g %10.4g %8.3f  %s\n", r->name, r->windows, r->W,
+			r->D, r->w_over_d, r->lambda, r->Lambda, r->mem_share, d10);
+	}
+	fprintf(f, "  (Lambda*a0 is the seed's relative sensitivity: 0.2 means +50%% latency costs 10%%)\n");
+}
+
+static void section_text(FILE *f, const char *title, const char *body)
+{
+	fprintf(f, "%s\n", body ? body : title);
+}
+
+int overview_text(const struct overview *ov, FILE *f)
+{
+	fprintf(f, "session %lld: %s on %s (%s), kernel %s, agent %s %s\n", (long long)ov->session,
+		or_dash(ov->target), or_dash(ov->hostname), or_dash(ov->board), or_dash(ov->kernel_release),
+		or_dash(ov->agent_id), or_dash(ov->agent_version));
+	fprintf(f, "  CPU: %u x %s (%s); GPU: %s; %llu records\n", ov->ncpus, or_dash(ov->cpu_model), or_dash(ov->arch),
+		ov->ngpus ? ov->gpu : "none reported", (unsigned long long)ov->records);
+	fputc('\n', f);
+	section_text(f, "top functions: not available", ov->top);
+	fputc('\n', f);
+	section_text(f, "OpenCL: not available", ov->opencl);
+	fputc('\n', f);
+	overview_roofline_text(ov, f);
+	fputc('\n', f);
+	overview_sensitivity_text(ov, f);
+	fputc('\n', f);
+	fprintf(f, "calibration: %s\n", ov->calib ? ov->calib_source : "none (run agent calibrate or pass --machine)");
+	for (size_t i = 0; ov->calib && i < N_CALIB_KEYS; i++) {
+		const struct calib_param *p = calib_model_get(ov->calib, calib_keys[i]);
+		if (p)
+			fprintf(f, "  %-20s %12.6g %-8s%s\n", p->name, p->value, p->unit, p->flagged ? "  (flagged)" : "");
+	}
+	if (ov->calib)
+		fprintf(f, "  %zu parameters, %zu flagged as untrustworthy\n", ov->calib->nparams, calib_flagged(ov->calib));
+	return ferror(f) ? -EIO : 0;
+}
+
+/* ---------------------------------------------------------------- JSON */
+
+static void json_str_key(FILE *f, int first, const char *k, const char *v)
+{
+	json_key(f, first, k);
+	json_string(f, v);
+}
+
+static void json_num_key(FILE *f, int first, const char *k, double v)
+{
+	json_key(f, first, k);
+	json_double(f, v);
+}
+
+static void roof_json(FILE *f, const struct roofline *r)
+{
+	fputc('{', f);
+	json_str_key(f, 1, "device", r->device);
+	json_num_key(f, 0, "pi_gflops", roofline_pi(r));
+	json_num_key(f, 0, "beta_gbps", roofline_beta(r));
+	json_num_key(f, 0, "ridge_flops_per_byte", roofline_ridge(r));
+	json_key(f, 0, "ceilings");
+	fputc('[', f);
+	for (size_t i = 0; i < r->n; i++) {
+		fputs(i ? ",{" : "{", f);
+		json_str_key(f, 1, "kind", r->c[i].kind == ROOFLINE_COMPUTE ? "compute" : "bandwidth");
+		json_str_key(f, 0, "name", r->c[i].name);
+		json_num_key(f, 0, "value", r->c[i].value);
+		json_str_key(f, 0, "unit", r->c[i].kind == ROOFLINE_COMPUTE ? "GFLOP/s" : "GB/s");
+		json_str_key(f, 0, "source", r->c[i].source);
+		fputc('}', f);
+	}
+	fputs("]}", f);
+}
+
+/* An embedded section: its own JSON object when it is one, else a string. */
+static void embed(FILE *f, const char *s)
+{
+	if (s && s[0] == '{' && !strchr(s, '\n'))
+		fputs(s, f);
+	else
+		json_string(f, s);
+}
+
+int overview_json(const struct overview *ov, FILE *f)
+{
+	fputc('{', f);
+	json_str_key(f, 1, "schema", OV_JSON_SCHEMA);
+	json_key(f, 0, "session");
+	json_i64(f, ov->session);
+	json_key(f, 0, "board");
+	fputc('{', f);
+	json_str_key(f, 1, "agent_id", ov->agent_id);
+	json_str_key(f, 0, "board", ov->board);
+	json_str_key(f, 0, "hostname", ov->hostname);
+	json_str_key(f, 0, "kernel", ov->kernel_release);
+	json_str_key(f, 0, "arch", ov->arch);
+	json_str_key(f, 0, "target", ov->target);
+	json_str_key(f, 0, "agent_version", ov->agent_version);
+	json_str_key(f, 0, "cpu_model", ov->cpu_model);
+	json_key(f, 0, "cpus");
+	json_u64(f, ov->ncpus);
+	json_str_key(f, 0, "gpu", ov->ngpus ? ov->gpu : NULL);
+	json_key(f, 0, "records");
+	json_u64(f, ov->records);
+	fputc('}', f);
+	json_key(f, 0, "top");
+	embed(f, ov->top);
+	json_key(f, 0, "opencl");
+	embed(f, ov->opencl);
+	json_key(f, 0, "roofline");
+	fputc('{', f);
+	json_key(f, 1, "gpu");
+	if (ov->calib)
+		roof_json(f, &ov->roof_gpu);
+	else
+		fputs("null", f);
+	json_key(f, 0, "cpu");
+	if (ov->calib)
+		roof_json(f, &ov->roof_cpu);
+	else
+		fputs("null", f);
+	json_key(f, 0, "walls");
+	fputc('[', f);
+	for (size_t i = 0; i < ov->nwalls; i++) {
+		fputs(i ? ",{" : "{", f);
+		json_str_key(f, 1, "name", ov->walls[i].name);
+		json_num_key(f, 0, "intensity", ov->walls[i].intensity);
+		fputc('}', f);
+	}
+	fputs("]", f);
+	json_key(f, 0, "dots");
+	fputc('[', f);
+	for (size_t i = 0; i < ov->ndots; i++) {
+		const struct rl_dot *d = &ov->dots[i];
+		fputs(i ? ",{" : "{", f);
+		json_str_key(f, 1, "name", d->name);
+		json_str_key(f, 0, "roof", d->cpu ? "cpu" : "gpu");
+		json_num_key(f, 0, "W_flop", d->p.W);
+		json_num_key(f, 0, "Q_bytes", d->p.Q);
+		json_num_key(f, 0, "seconds", d->p.seconds);
+		json_num_key(f, 0, "intensity", d->p.intensity);
+		json_num_key(f, 0, "achieved_gflops", d->p.achieved);
+		json_num_key(f, 0, "attainable_gflops", d->p.attainable);
+		json_num_key(f, 0, "fraction", d->p.fraction);
+		json_str_key(f, 0, "bound", roofline_bound_name(d->p.bound));
+		json_str_key(f, 0, "source", d->source);
+		fputc('}', f);
+	}
+	fputs("]", f);
+	json_key(f, 0, "notes");
+	fputc('[', f);
+	for (size_t i = 0; i < ov->nnotes; i++) {
+		if (i)
+			fputc(',', f);
+		json_string(f, ov->notes[i]);
+	}
+	fputs("]}", f);
+	json_key(f, 0, "sensitivity");
+	fputc('{', f);
+	json_key(f, 1, "alpha0");
+	json_u64(f, ov->edag.alpha0);
+	json_num_key(f, 0, "m", ov->edag.m);
+	json_str_key(f, 0, "unit", ov->sens_unit);
+	json_num_key(f, 0, "ns_per_unit", ov->sens_ns_per_unit > 0 ? ov->sens_ns_per_unit : NAN);
+	json_str_key(f, 0, "note", ov->sens_note[0] ? ov->sens_note : NULL);
+	json_key(f, 0, "threads");
+	fputc('[', f);
+	for (size_t i = 0; i < ov->nsens; i++) {
+		const struct sens_row *r = &ov->sens[i];
+		fputs(i ? ",{" : "{", f);
+		json_str_key(f, 1, "name", r->name);
+		json_key(f, 0, "windows");
+		json_u64(f, r->windows);
+		json_key(f, 0, "insns");
+		json_u64(f, r->insns);
+		json_num_key(f, 0, "W", r->W);
+		json_num_key(f, 0, "D", r->D);
+		json_num_key(f, 0, "C", r->C);
+		json_num_key(f, 0, "W_over_D", r->w_over_d);
+		json_num_key(f, 0, "lambda", r->lambda);
+		json_num_key(f, 0, "Lambda", r->Lambda);
+		json_num_key(f, 0, "Lambda_lo", r->Lambda_lo);
+		json_num_key(f, 0, "Lambda_hi", r->Lambda_hi);
+		json_num_key(f, 0, "Lambda_alpha0", r->mem_share);
+		json_num_key(f, 0, "delta_10pct", r->delta10);
+		fputc('}', f);
+	}
+	fputs("]}", f);
+	json_key(f, 0, "calibration");
+	if (!ov->calib) {
+		fputs("null", f);
+	} else {
+		fputc('{', f);
+		json_str_key(f, 1, "source", ov->calib_source);
+		json_str_key(f, 0, "device", ov->calib->device);
+		json_key(f, 0, "parameters");
+		json_u64(f, ov->calib->nparams);
+		json_key(f, 0, "flagged");
+		json_u64(f, calib_flagged(ov->calib));
+		json_key(f, 0, "summary");
+		fputc('{', f);
+		int first = 1;
+		for (size_t i = 0; i < N_CALIB_KEYS; i++) {
+			const struct calib_param *p = calib_model_get(ov->calib, calib_keys[i]);
+			if (!p)
+				continue;
+			json_key(f, first, p->name);
+			first = 0;
+			fputc('{', f);
+			json_num_key(f, 1, "value", p->value);
+			json_str_key(f, 0, "unit", p->unit);
+			json_key(f, 0, "flagged");
+			fputs(p->flagged ? "true" : "false", f);
+			fputc('}', f);
+		}
+		fputs("}}", f);
+	}
+	fputs("}\n", f);
+	return ferror(f) ? -EIO : 0;
+}

@@ -1,0 +1,125 @@
+/* Fixture session for the report tests (see report_fixture.h). */
+#include "report_fixture.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "edag/edag.h"
+#include "frame.h"
+#include "profiler.pb-c.h"
+#include "validate.h"
+
+#define RF_INSNS 400
+
+/* A linked-list walk: load p = [p] (memory), an add and a float op per step. */
+static size_t chase(struct edag_insn *ins, size_t n)
+{
+	size_t k = 0;
+	for (size_t i = 0; k + 3 <= n; i++) {
+		struct edag_insn *in = &ins[k++];
+		memset(in, 0, sizeof(*in));
+		in->pc = 0x1000;
+		in->cls = EDAG_LOAD;
+		in->mem = EDAG_MEM_READ;
+		in->addr = 0x100000 + (i * 4096) % (1 << 20);
+		in->size = 8;
+		in->rd[in->nread++] = 9;
+		in->wr[in->nwrite++] = 9;
+		in = &ins[k++];
+		memset(in, 0, sizeof(*in));
+		in->pc = 0x1004;
+		in->cls = EDAG_INT;
+		in->rd[in->nread++] = 10;
+		in->wr[in->nwrite++] = 10;
+		in = &ins[k++];
+		memset(in, 0, sizeof(*in));
+		in->pc = 0x1008;
+		in->cls = EDAG_FLOAT;
+		in->rd[in->nread++] = 40;
+		in->wr[in->nwrite++] = 40;
+	}
+	return k;
+}
+
+static int put(struct store *st, int64_t sid, Prof__Envelope *env)
+{
+	char err[200];
+	if (envelope_validate(env, err, sizeof(err)) < 0)
+		return -EINVAL;
+	int rc = store_put_record(st, sid, env, 100);
+	return rc < 0 ? rc : 0;
+}
+
+int rf_make_session(struct store *st, int64_t *sid)
+{
+	Prof__Hello h;
+	prof__hello__init(&h);
+	h.schema_version = PROF_SCHEMA_VERSION;
+	h.agent_id = "report-test";
+	h.boot_id = 42;
+	h.board = "host";
+	h.kernel_release = "6.1.0-test";
+	h.hostname = "testhost";
+	h.machine = "x86_64";
+	h.agent_version = "0.1.0";
+	h.features = "tracer";
+	h.target = "cmd ./fixture";
+	h.clock_id = 1;
+	uint64_t max_seq;
+	int rc = store_session_open(st, &h, "test", sid, &max_seq, NULL);
+	if (rc < 0)
+		return rc;
+	static const struct {
+		const char *name, *unit;
+		double v;
+	} pv[] = {
+		{"peak_gflops", "GFLOP/s", 100}, {"peak_gbps", "GB/s", 10}, {"bw_triad_gbps", "GB/s", 8},
+		{"gflops_float1", "GFLOP/s", 25}, {"cpu_peak_gflops", "GFLOP/s", 20}, {"cpu_peak_gbps", "GB/s", 5},
+		{"mem_latency_cycles", "cycles", 100}, {"mem_latency_ns", "ns", 50}, {"mem_issue_slots", "chains", 2},
+	};
+	size_t np = sizeof(pv) / sizeof(pv[0]);
+	Prof__CalibParam p[sizeof(pv) / sizeof(pv[0])], *pp[sizeof(pv) / sizeof(pv[0])];
+	for (size_t i = 0; i < np; i++) {
+		prof__calib_param__init(&p[i]);
+		p[i].name = (char *)pv[i].name;
+		p[i].unit = (char *)pv[i].unit;
+		p[i].value = pv[i].v;
+		p[i].method = "fixture";
+		p[i].confidence = 1;
+		pp[i] = &p[i];
+	}
+	Prof__Calibration cal = PROF__CALIBRATION__INIT;
+	cal.device = "TestGPU";
+	cal.benchmark = "peak";
+	cal.n_params = np;
+	cal.params = pp;
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.seq = 1;
+	env.body_case = PROF__ENVELOPE__BODY_CALIBRATION;
+	env.calibration = &cal;
+	if ((rc = put(st, *sid, &env)) < 0)
+		return rc;
+	static struct edag_insn ins[RF_INSNS];
+	size_t n = chase(ins, RF_INSNS);
+	for (int w = 0; w < 2; w++) {
+		Prof__TraceWindow tw = PROF__TRACE_WINDOW__INIT;
+		if ((rc = edag_window_encode(ins, n, &tw)) < 0)
+			return rc;
+		tw.arch = EDAG_ARCH_X86_64;
+		tw.pid = 100;
+		tw.tid = 101;
+		tw.window_index = (uint32_t)w;
+		tw.sampled_share = 0.5;
+		tw.represented_insns = 2 * n;
+		tw.t_ns = 1000000u * (unsigned)w;
+		Prof__Envelope e = PROF__ENVELOPE__INIT;
+		e.seq = 2 + (uint64_t)w;
+		e.body_case = PROF__ENVELOPE__BODY_TRACE_WINDOW;
+		e.trace_window = &tw;
+		rc = put(st, *sid, &e);
+		edag_window_encode_free(&tw);
+		if (rc < 0)
+			return rc;
+	}
+	return store_commit(st);
+}

@@ -1,0 +1,14 @@
+/* A small stored session for the report tests: Hello, one Calibration
+ * record (GPU and CPU roofline ceilings, alpha0 and m) and two trace windows
+ * of a pointer-chasing thread. */
+#ifndef TESTS_LIB_REPORT_FIXTURE_H
+#define TESTS_LIB_REPORT_FIXTURE_H
+
+#include <stdint.h>
+
+#include "store.h"
+
+/* Writes the session into st and commits; returns 0 and *sid, or -errno. */
+int rf_make_session(struct store *st, int64_t *sid);
+
+#endif

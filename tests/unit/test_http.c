@@ -1,0 +1,268 @@
+/* Unit tests of collector/http.c in the agents' loop (server.c): real
+ * sockets on 127.0.0.1, the loop driven with server_step(). The session list
+ * and a report page are served with 200; oversized and garbage requests get
+ * 400 and an agent connection open meanwhile keeps being acked. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "frame.h"
+#include "http.h"
+#include "log.h"
+#include "report_fixture.h"
+#include "server.h"
+#include "store.h"
+#include "testproc.h"
+#include "validate.h"
+
+struct fx {
+	char dir[256], db[300];
+	struct store *st;
+	struct server *srv;
+	struct http_server *http;
+};
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	int64_t sid;
+	if (!f || tp_tmpdir(f->dir, sizeof(f->dir), "http") < 0)
+		return -1;
+	snprintf(f->db, sizeof(f->db), "%s/p.db", f->dir);
+	if (store_open(f->db, 0, &f->st) < 0 || rf_make_session(f->st, &sid) < 0)
+		return -1;
+	if (http_open("127.0.0.1:0", f->db, &f->http) < 0)
+		return -1;
+	struct server_options opt = {.listen = "127.0.0.1:0", .signal_fd = -1, .extra_fd = http_fd(f->http),
+				     .extra_ready = http_ready, .extra_arg = f->http};
+	if (server_open(f->st, &opt, &f->srv) < 0)
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	server_close(f->srv);
+	http_close(f->http);
+	store_close(f->st);
+	tp_rm_rf(f->dir);
+	free(f);
+	return 0;
+}
+
+static int connect_to(uint16_t port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return fd;
+}
+
+/* Send req (len bytes), then read the whole answer while stepping the loop. */
+static char *http_exchange(struct fx *f, const char *req, size_t len)
+{
+	int fd = connect_to(http_port(f->http));
+	size_t off = 0;
+	while (off < len) {
+		ssize_t n = send(fd, req + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n > 0)
+			off += (size_t)n;
+		else if (n < 0 && errno != EAGAIN)
+			break; /* the server answered and closed early */
+		assert_true(server_step(f->srv, 5) >= 0);
+	}
+	size_t cap = 1 << 16, got = 0;
+	char *buf = malloc(cap + 1);
+	assert_non_null(buf);
+	for (int tries = 0; tries < 2000; tries++) {
+		if (got == cap) {
+			cap *= 2;
+			buf = realloc(buf, cap + 1);
+			assert_non_null(buf);
+		}
+		ssize_t n = recv(fd, buf + got, cap - got, MSG_DONTWAIT);
+		if (n > 0) {
+			got += (size_t)n;
+			continue;
+		}
+		if (n == 0 || (n < 0 && errno == ECONNRESET))
+			break;
+		assert_true(server_step(f->srv, 5) >= 0);
+	}
+	close(fd);
+	buf[got] = '\0';
+	return buf;
+}
+
+static char *get(struct fx *f, const char *path)
+{
+	char req[512];
+	int n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: test\r\n\r\n", path);
+	return http_exchange(f, req, (size_t)n);
+}
+
+static void expect_status(const char *resp, int code)
+{
+	char want[32];
+	snprintf(want, sizeof(want), "HTTP/1.1 %d ", code);
+	if (strncmp(resp, want, strlen(want)) != 0) {
+		print_message("want %s, got: %.200s\n", want, resp);
+		fail();
+	}
+}
+
+static void test_http_index_lists_sessions(void **state)
+{
+	struct fx *f = *state;
+	char *r = get(f, "/");
+	expect_status(r, 200);
+	assert_non_null(strstr(r, "Content-Type: text/html"));
+	assert_non_null(strstr(r, "<a href=\"/session/1\">1</a>"));
+	assert_non_null(strstr(r, "report-test"));
+	free(r);
+	r = get(f, "/sessions.json");
+	expect_status(r, 200);
+	assert_non_null(strstr(r, "{\"sessions\":[{\"id\":1,"));
+	free(r);
+}
+
+static void test_http_report_pages(void **state)
+{
+	struct fx *f = *state;
+	char *r = get(f, "/session/1");
+	expect_status(r, 200);
+	assert_non_null(strstr(r, "<h1>Session 1</h1>"));
+	const char *fig = strstr(r, "class=\"plot roofline-gpu\">");
+	assert_non_null(fig);
+	assert_ptr_equal(strstr(fig, "<svg "), strchr(fig, '\n') + 1); /* the chart is inline */
+	assert_non_null(strstr(r, "pid 100 tid 101"));
+	free(r);
+	r = get(f, "/session/1.json");
+	expect_status(r, 200);
+	assert_non_null(strstr(r, "application/json"));
+	assert_non_null(strstr(r, "\"schema\":\"prof-report/1\""));
+	free(r);
+	r = get(f, "/session/1/roofline-gpu.svg?x=1");
+	expect_status(r, 200);
+	assert_non_null(strstr(r, "image/svg+xml"));
+	assert_non_null(strstr(r, "class=\"roof\""));
+	free(r);
+	r = get(f, "/session/7");
+	expect_status(r, 404);
+	free(r);
+	r = get(f, "/nowhere");
+	expect_status(r, 404);
+	free(r);
+}
+
+static void test_http_bad_requests_400(void **state)
+{
+	struct fx *f = *state;
+	/* an agent connection first: Hello, acked */
+	int agent = connect_to(server_port(f->srv));
+	Prof__Hello h = PROF__HELLO__INIT;
+	h.schema_version = PROF_SCHEMA_VERSION;
+	h.agent_id = "agent-x";
+	h.boot_id = 9;
+	h.board = "host";
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.body_case = PROF__ENVELOPE__BODY_HELLO;
+	env.hello = &h;
+	uint8_t *fr;
+	size_t flen;
+	assert_int_equal(frame_encode(&env, 1 << 16, &fr, &flen), 0);
+	assert_int_equal(send(agent, fr, flen, MSG_NOSIGNAL), (ssize_t)flen);
+	free(fr);
+
+	static const char tls[] = "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n"; /* a TLS hello, NULs */
+	static const struct {
+		const char *req;
+		size_t len;
+	} garbage[] = {
+		{tls, sizeof(tls) - 1},
+		{"HELLO\r\n\r\n", 9},
+		{"GET  HTTP/1.1\r\n\r\n", 17},
+		{"GET /x HTTP/9.9\r\n\r\n", 19},
+		{"GET /a b HTTP/1.1\r\n\r\n", 21},
+	};
+	for (size_t i = 0; i < sizeof(garbage) / sizeof(garbage[0]); i++) {
+		char *r = http_exchange(f, garbage[i].req, garbage[i].len);
+		expect_status(r, 400);
+		free(r);
+	}
+	char *r = http_exchange(f, "POST / HTTP/1.1\r\n\r\n", 19);
+	expect_status(r, 405);
+	free(r);
+	/* oversized: 20 KiB of header without an end */
+	size_t big = 20000;
+	char *req = malloc(big);
+	assert_non_null(req);
+	memcpy(req, "GET / HTTP/1.1\r\nX-Pad: ", 23);
+	memset(req + 23, 'a', big - 23);
+	r = http_exchange(f, req, big);
+	expect_status(r, 400);
+	assert_non_null(strstr(r, "8 KiB"));
+	free(r);
+	free(req);
+
+	/* the agent is still served: its ack for the Hello (seq 0) arrives */
+	struct frame_decoder dec;
+	assert_int_equal(frame_decoder_init(&dec, 1 << 16), 0);
+	bool acked = false;
+	for (int tries = 0; tries < 400 && !acked; tries++) {
+		const uint8_t *p;
+		size_t len;
+		if (frame_decoder_next(&dec, &p, &len) == 1) {
+			char err[160];
+			Prof__Envelope *e = envelope_decode(p, len, err, sizeof(err));
+			assert_non_null(e);
+			acked = e->body_case == PROF__ENVELOPE__BODY_ACK;
+			prof__envelope__free_unpacked(e, NULL);
+			continue;
+		}
+		size_t avail;
+		uint8_t *dst = frame_decoder_space(&dec, &avail);
+		ssize_t n = recv(agent, dst, avail, MSG_DONTWAIT);
+		if (n > 0)
+			frame_decoder_commit(&dec, (size_t)n);
+		else
+			assert_true(server_step(f->srv, 5) >= 0);
+	}
+	assert_true(acked);
+	struct server_stats st;
+	server_get_stats(f->srv, &st);
+	assert_int_equal(st.conns, 1);
+	assert_int_equal(st.closed_bad, 0);
+	frame_decoder_free(&dec);
+	close(agent);
+	/* and HTTP still works */
+	r = get(f, "/");
+	expect_status(r, 200);
+	free(r);
+}
+
+int main(void)
+{
+	log_init("test_http", LOG_LEVEL_WARN);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_http_index_lists_sessions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_http_report_pages, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_http_bad_requests_400, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,166 @@
+/* Unit tests of the report overview (collector/report/overview*.c) on a
+ * fixture session: the JSON schema against a reviewed golden file, the text
+ * sections and the self-contained HTML page.
+ * PROF_UPDATE_GOLDEN=1 rewrites tests/data/report_overview.golden.json. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "log.h"
+#include "report/overview.h"
+#include "report_fixture.h"
+#include "store.h"
+
+#define GOLDEN "tests/data/report_overview.golden.json"
+
+struct fx {
+	struct store *st;
+	int64_t sid;
+};
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	if (!f || store_open(":memory:", 0, &f->st) < 0 || rf_make_session(f->st, &f->sid) < 0)
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	store_close(f->st);
+	free(f);
+	return 0;
+}
+
+static char *render(struct fx *f, int (*fn)(const struct overview *, FILE *), bool json)
+{
+	struct overview_opts oo = {.sections = true, .json = json, .limit = 20};
+	struct overview ov;
+	assert_int_equal(overview_load(f->st, f->sid, &oo, &ov), 0);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	assert_non_null(m);
+	assert_int_equal(fn(&ov, m), 0);
+	assert_int_equal(fclose(m), 0);
+	overview_free(&ov);
+	return buf;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	char *buf = calloc(1, 1 << 20);
+	size_t n = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
+	(void)n;
+	fclose(f);
+	return buf;
+}
+
+static void test_report_json_matches_golden(void **state)
+{
+	struct fx *f = *state;
+	char *json = render(f, overview_json, true);
+	const char *src = getenv("PROF_SRC_DIR");
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", src ? src : ".", GOLDEN);
+	const char *upd = getenv("PROF_UPDATE_GOLDEN");
+	if (upd && strcmp(upd, "1") == 0) {
+		FILE *g = fopen(path, "w");
+		assert_non_null(g);
+		fputs(json, g);
+		fclose(g);
+		print_message("wrote %s: review it before committing\n", path);
+	}
+	char *golden = slurp(path);
+	if (!golden)
+		fail_msg("%s is missing: run with PROF_UPDATE_GOLDEN=1 and review it", path);
+	if (strcmp(json, golden) != 0) {
+		print_message("got:\n%s\n", json);
+		fail_msg("the JSON report differs from %s (schema change? update and review the golden file)", path);
+	}
+	free(golden);
+	free(json);
+}
+
+static void test_report_json_sections(void **state)
+{
+	struct fx *f = *state;
+	char *json = render(f, overview_json, true);
+	static const char *const keys[] = {"\"schema\":\"prof-report/1\"", "\"board\":{", "\"top\":", "\"opencl\":",
+					   "\"roofline\":{", "\"sensitivity\":{", "\"calibration\":{",
+					   "\"ridge_flops_per_byte\":10"};
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!strstr(json, keys[i]))
+			fail_msg("no %s in %s", keys[i], json);
+	free(json);
+}
+
+static void test_report_text_sections(void **state)
+{
+	struct fx *f = *state;
+	char *txt = render(f, overview_text, false);
+	static const char *const want[] = {
+		"session 1: cmd ./fixture on testhost (host), kernel 6.1.0-test",
+		"pi = 100 GFLOP/s, beta = 10 GB/s, ridge point pi/beta = 10 FLOP/byte",
+		"no counters in this session",
+		"latency sensitivity (eDAG, alpha0 = 100 cycles, m = 2)",
+		"pid 100 tid 101",
+		"calibration: session 1 calibration records (9 parameters)",
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		if (!strstr(txt, want[i]))
+			fail_msg("no '%s' in:\n%s", want[i], txt);
+	free(txt);
+}
+
+static void test_report_html_self_contained(void **state)
+{
+	struct fx *f = *state;
+	char *html = render(f, overview_html, false);
+	assert_non_null(strstr(html, "<!DOCTYPE html>"));
+	assert_non_null(strstr(html, "class=\"plot roofline-gpu\""));
+	assert_non_null(strstr(html, "class=\"plot sensitivity\""));
+	/* inline SVG charts, and nothing fetched from elsewhere */
+	size_t nsvg = 0;
+	for (const char *p = strstr(html, "<svg "); p; p = strstr(p + 1, "<svg "))
+		nsvg++;
+	assert_true(nsvg >= 3); /* GPU roof, CPU roof, one sensitivity chart */
+	assert_null(strstr(html, "src="));
+	assert_null(strstr(html, "<link"));
+	assert_null(strstr(html, "href=\"http"));
+	free(html);
+}
+
+static void test_report_missing_session(void **state)
+{
+	struct fx *f = *state;
+	struct overview_opts oo = {0};
+	struct overview ov;
+	assert_int_equal(overview_load(f->st, 99, &oo, &ov), -ENOENT);
+}
+
+int main(void)
+{
+	log_init("test_report", LOG_LEVEL_WARN);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_report_json_matches_golden, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_report_json_sections, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_report_text_sections, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_report_html_self_contained, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_report_missing_session, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
