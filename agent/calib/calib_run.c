@@ -1,0 +1,227 @@
+#include "calib_run.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "net.h"
+
+static int bench_device(struct calib_ctx *c, struct calib_result *r)
+{
+	const struct cl_dev_info *d = c->dev;
+	cr_param(r, "clock_mhz", d->clock_mhz, "MHz", "clGetDeviceInfo(CL_DEVICE_MAX_CLOCK_FREQUENCY)", 0, 1);
+	cr_param(r, "max_work_group_size", (double)d->max_wg, "work-items", "clGetDeviceInfo(CL_DEVICE_MAX_WORK_GROUP_SIZE)", 0, 1);
+	cr_param(r, "global_mem_bytes", (double)d->global_mem, "bytes", "clGetDeviceInfo(CL_DEVICE_GLOBAL_MEM_SIZE)", 0, 1);
+	return 0;
+}
+
+struct bench {
+	const char *name;
+	const char *what;
+	bool opencl;
+	int (*run)(struct calib_ctx *c, struct calib_result *r);
+};
+
+static const struct bench benches[] = {
+	{"device", "device queries", true, bench_device},
+	{"arith", "arithmetic latency and throughput per op and type", true, bench_arith},
+	{"compute_units", "compute units (work-group staircase)", true, bench_compute_units},
+	{"registers", "registers per work-item and per CU (spill cliffs)", true, bench_registers},
+	{"granularity", "minimum parallel granularity (branch-order test)", true, bench_granularity},
+	{"cache", "cache line, sizes, latencies, associativity (pointer chase)", true, bench_cache},
+	{"peak", "device roofline: peak GFLOP/s and GB/s", true, bench_peak},
+	{"cpu_peak", "CPU roofline: FMA chains and STREAM triad (pthreads)", false, bench_cpu_peak},
+	{"mem_slots", "CPU memory latency alpha0 and issue slots m (EDAN)", false, bench_mem_slots},
+};
+#define NBENCH (sizeof(benches) / sizeof(benches[0]))
+
+const char *const calib_bench_names[] = {"device", "arith", "compute_units", "registers", "granularity",
+					 "cache", "peak", "cpu_peak", "mem_slots", NULL};
+
+static bool selected(const char *only, const char *name)
+{
+	if (!only)
+		return true;
+	size_t n = strlen(name);
+	for (const char *s = only; *s;) {
+		const char *e = strchr(s, ',');
+		size_t len = e ? (size_t)(e - s) : strlen(s);
+		if (len == n && strncmp(s, name, n) == 0)
+			return true;
+		s += len + (e ? 1 : 0);
+	}
+	return false;
+}
+
+static double cpu_mhz(void)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "r");
+	double khz = 0;
+	if (f) {
+		if (fscanf(f, "%lf", &khz) != 1)
+			khz = 0;
+		fclose(f);
+		if (khz > 0)
+			return khz / 1e3;
+	}
+	f = fopen("/proc/cpuinfo", "r");
+	char line[256];
+	double mhz = NAN;
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, "cpu MHz", 7) == 0) {
+			const char *colon = strchr(line, ':');
+			if (colon)
+				mhz = strtod(colon + 1, NULL);
+			break;
+		}
+	if (f)
+		fclose(f);
+	return mhz > 0 ? mhz : NAN;
+}
+
+int calib_run_all(const struct calib_run_opts *o, struct calib_model *model, calib_sink_fn sink, void *arg)
+{
+	FILE *pg = o->progress;
+	struct calib_ctx c = {.quick = o->quick, .reps = o->reps ? o->reps : o->quick ? 3 : 5, .known = model};
+	if (c.reps > CR_MAX_REPS)
+		c.reps = CR_MAX_REPS;
+	c.cpu_mhz = cpu_mhz();
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	c.cpus = ncpu > 0 ? (unsigned)ncpu : 1;
+	char err[512] = "";
+	bool want_cl = false;
+	for (size_t i = 0; i < NBENCH; i++)
+		want_cl |= benches[i].opencl && selected(o->only, benches[i].name);
+	if (want_cl && cl_env_open(o->device, &c.cl, err, sizeof(err)) == 0) {
+		c.dev = cl_env_info(c.cl);
+		snprintf(model->device, sizeof(model->device), "%s", c.dev->name);
+		if (pg)
+			fprintf(pg, "calibrate: OpenCL device \"%s\" (%s, %u compute units, %u MHz), %s, %u repetitions\n",
+				c.dev->name, c.dev->is_cpu ? "CPU" : "GPU or accelerator", c.dev->compute_units,
+				c.dev->clock_mhz, o->quick ? "quick" : "full", c.reps);
+	} else if (want_cl) {
+		log_warn("OpenCL benchmarks skipped: %s", err);
+		snprintf(model->device, sizeof(model->device), "cpu");
+	}
+	struct calib_result *r = malloc(sizeof(*r));
+	if (!r) {
+		cl_env_close(c.cl);
+		return -ENOMEM;
+	}
+	unsigned total = 0, k = 0, done = 0;
+	for (size_t i = 0; i < NBENCH; i++)
+		total += selected(o->only, benches[i].name);
+	for (size_t i = 0; i < NBENCH; i++) {
+		const struct bench *b = &benches[i];
+		if (!selected(o->only, b->name))
+			continue;
+		k++;
+		memset(r, 0, sizeof(*r));
+		snprintf(r->benchmark, sizeof(r->benchmark), "%s", b->name);
+		r->quick = o->quick;
+		if (b->opencl) {
+			snprintf(r->device, sizeof(r->device), "%s", c.dev ? c.dev->name : "");
+			r->clock_mhz = c.dev ? c.dev->clock_mhz : 0;
+		} else {
+			snprintf(r->device, sizeof(r->device), "cpu");
+			r->clock_mhz = isfinite(c.cpu_mhz) ? c.cpu_mhz : 0;
+		}
+		if (pg)
+			fprintf(pg, "[%u/%u] %s: %s ...\n", k, total, b->name, b->what);
+		if (b->opencl && !c.cl) {
+			if (pg)
+				fprintf(pg, "  skipped: no OpenCL device (%s)\n", err);
+			continue;
+		}
+		uint64_t t0 = clock_mono_ns();
+		int rc = b->run(&c, r);
+		r->seconds = (double)(clock_mono_ns() - t0) / 1e9;
+		if (b->opencl == false && isfinite(c.cpu_mhz) && strcmp(b->name, "cpu_peak") == 0)
+			cr_param(r, "cpu_clock_mhz", c.cpu_mhz, "MHz", "cpufreq cpuinfo_max_freq, else /proc/cpuinfo cpu MHz", 0, 1);
+		if (pg) {
+			for (size_t j = 0; j < r->nparams; j++) {
+				const struct calib_param *p = &r->params[j];
+				fprintf(pg, "  %-30s %12.6g %-12s spread %5.1f%%  confidence %.2f%s\n", p->name, p->value,
+					p->unit, isfinite(p->spread) ? p->spread * 100 : 999.9, p->confidence,
+					p->flagged ? "  FLAGGED" : "");
+			}
+			if (rc < 0 || r->skipped[0])
+				fprintf(pg, "  %s: %s\n", rc < 0 ? "failed" : "partly failed", r->skipped);
+			fprintf(pg, "  (%.1f s)\n", r->seconds);
+		}
+		if (r->nparams == 0)
+			continue;
+		for (size_t j = 0; j < r->nparams; j++)
+			calib_model_set(model, &r->params[j]);
+		done++;
+		if (sink)
+			sink(arg, r);
+	}
+	free(r);
+	cl_env_close(c.cl);
+	return done > 0 ? (int)done : -ENODATA;
+}
+
+/* ---------------------------------------------------------------- record */
+
+struct rec_mem {
+	Prof__Calibration c;
+	Prof__CalibParam p[CR_MAX_PARAMS];
+	Prof__CalibParam *pp[CR_MAX_PARAMS];
+	Prof__CalibCurve k[CR_MAX_CURVES];
+	Prof__CalibCurve *kp[CR_MAX_CURVES];
+};
+
+int calib_record_build(const struct calib_result *r, unsigned device_index, Prof__Calibration **out)
+{
+	struct rec_mem *m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	prof__calibration__init(&m->c);
+	m->c.device = (char *)r->device;
+	m->c.device_index = device_index;
+	m->c.benchmark = (char *)r->benchmark;
+	m->c.clock_mhz = r->clock_mhz;
+	m->c.quick = r->quick;
+	m->c.seconds = r->seconds;
+	for (size_t i = 0; i < r->nparams; i++) {
+		const struct calib_param *p = &r->params[i];
+		Prof__CalibParam *q = &m->p[i];
+		prof__calib_param__init(q);
+		q->name = (char *)p->name;
+		q->value = p->value;
+		q->unit = (char *)p->unit;
+		q->method = (char *)p->method;
+		q->spread = p->spread;
+		q->flagged = p->flagged;
+		q->confidence = p->confidence;
+		m->pp[i] = q;
+	}
+	m->c.n_params = r->nparams;
+	m->c.params = m->pp;
+	for (size_t i = 0; i < r->ncurves; i++) {
+		const struct calib_curve *cv = &r->curves[i];
+		Prof__CalibCurve *q = &m->k[i];
+		prof__calib_curve__init(q);
+		q->name = (char *)cv->name;
+		q->x_unit = (char *)cv->x_unit;
+		q->y_unit = (char *)cv->y_unit;
+		q->n_x = q->n_y = q->n_y_spread = cv->n;
+		q->x = (double *)cv->x;
+		q->y = (double *)cv->y;
+		q->y_spread = (double *)cv->spread;
+		m->kp[i] = q;
+	}
+	m->c.n_curves = r->ncurves;
+	m->c.curves = m->kp;
+	*out = &m->c;
+	return 0;
+}
+
+void calib_record_free(Prof__Calibration *c)
+{
+	free(c); /* the first member of struct rec_mem */
+}

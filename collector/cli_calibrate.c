@@ -1,0 +1,237 @@
+/* `collector calibrate`: turn a session's Calibration records (or a machine
+ * model JSON, offline) into a machine model JSON and a GPGPU-sim config. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "calib/calib_io.h"
+#include "cli.h"
+#include "log.h"
+#include "store_calib.h"
+
+static const char calibrate_usage[] =
+	"usage: collector calibrate --store PATH --session N [--model OUT.json] [--emit OUT.config] [--base BASE]\n"
+	"       collector calibrate --from-model MODEL.json [--model OUT.json] [--emit OUT.config] [--base BASE]\n"
+	"  Build the machine model of session N from its calibration records (agent calibrate),\n"
+	"  or read one (--from-model, offline), then:\n"
+	"  --model FILE   write the machine model as JSON (shape: collector/calib/README.md)\n"
+	"  --emit FILE    write a GPGPU-sim config (gpgpusim.config); each option is commented\n"
+	"                 with the parameter it comes from, or why it was kept from the base\n"
+	"  --base FILE    base gpgpusim.config (default: built-in QuadroFX5800-like defaults)\n"
+	"  Without --model/--emit: print the parameters.\n";
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		log_error("cannot read %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	size_t cap = 65536, n = 0;
+	char *buf = malloc(cap + 1);
+	while (buf) {
+		size_t r = fread(buf + n, 1, cap - n, f);
+		n += r;
+		if (r == 0)
+			break;
+		if (n == cap) {
+			if (cap >= (64u << 20)) {
+				log_error("%s: larger than 64 MiB, not a machine model", path);
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			char *nb = realloc(buf, cap * 2 + 1);
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	fclose(f);
+	if (buf) {
+		buf[n] = 0;
+		*len = n;
+	}
+	return buf;
+}
+
+struct from_store {
+	struct calib_model *m;
+	int bad;
+};
+
+static int take_param(const struct store_calib_param_row *r, void *arg)
+{
+	struct from_store *fs = arg;
+	if (strcmp(r->device, "cpu") != 0 && !fs->m->device[0])
+		snprintf(fs->m->device, sizeof(fs->m->device), "%s", r->device);
+	struct calib_param p = {
+		.value = r->value, .spread = r->spread, .confidence = r->confidence, .flagged = r->flagged};
+	snprintf(p.name, sizeof(p.name), "%s", r->name);
+	snprintf(p.unit, sizeof(p.unit), "%s", r->unit);
+	snprintf(p.method, sizeof(p.method), "%s", r->method);
+	if (calib_model_set(fs->m, &p) < 0)
+		fs->bad++;
+	return 0;
+}
+
+typedef int (*writer_fn)(FILE *f, const void *arg);
+
+/* Write through a temporary file and rename it into place. */
+static int write_file(const char *path, writer_fn fn, const void *arg)
+{
+	char tmp[4096];
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	FILE *f = fopen(tmp, "w");
+	if (!f) {
+		int e = errno;
+		log_error("cannot write %s: %s", tmp, strerror(e));
+		return -e;
+	}
+	int rc = fn(f, arg);
+	if (fclose(f) != 0 && rc == 0)
+		rc = -EIO;
+	if (rc == 0 && rename(tmp, path) < 0)
+		rc = -errno;
+	if (rc < 0) {
+		log_error("writing %s failed: %s", path, strerror(-rc));
+		unlink(tmp);
+	}
+	return rc;
+}
+
+static int write_model(FILE *f, const void *arg)
+{
+	return calib_model_write_json(arg, f);
+}
+
+struct emit_args {
+	const struct calib_model *m;
+	const char *base;
+};
+
+static int write_sim(FILE *f, const void *arg)
+{
+	const struct emit_args *e = arg;
+	return calib_gpgpusim_write(e->m, e->base, f);
+}
+
+static void print_model(const struct calib_model *m)
+{
+	printf("machine model of %s (%s), %zu parameters\n", m->device[0] ? m->device : "-",
+	       m->source[0] ? m->source : "-", m->nparams);
+	printf("%-32s %14s %-10s %8s %6s  %s\n", "PARAMETER", "VALUE", "UNIT", "SPREAD", "CONF", "METHOD");
+	for (size_t i = 0; i < m->nparams; i++) {
+		const struct calib_param *p = &m->params[i];
+		printf("%-32s %14.6g %-10s %7.1f%% %6.2f  %s%s\n", p->name, p->value, p->unit, p->spread * 100,
+		       p->confidence, p->method, p->flagged ? "  [FLAGGED]" : "");
+	}
+}
+
+int cli_calibrate(int argc, char **argv)
+{
+	static const struct option opts[] = {{"store", required_argument, NULL, 's'},
+					     {"session", required_argument, NULL, 'n'},
+					     {"from-model", required_argument, NULL, 'f'},
+					     {"model", required_argument, NULL, 'm'},
+					     {"emit", required_argument, NULL, 'e'},
+					     {"base", required_argument, NULL, 'b'},
+					     {"help", no_argument, NULL, 'h'},
+					     {NULL, 0, NULL, 0}};
+	const char *store_path = NULL, *from = NULL, *model_out = NULL, *emit = NULL, *base_path = NULL;
+	long long session = -1;
+	int ch;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 's': store_path = optarg; break;
+		case 'f': from = optarg; break;
+		case 'm': model_out = optarg; break;
+		case 'e': emit = optarg; break;
+		case 'b': base_path = optarg; break;
+		case 'n': {
+			char *end;
+			session = strtoll(optarg, &end, 10);
+			if (!*optarg || *end || session <= 0) {
+				fprintf(stderr, "collector calibrate: --session wants a session id (see collector sessions)\n");
+				return 2;
+			}
+			break;
+		}
+		case 'h':
+			fputs(calibrate_usage, stdout);
+			return 0;
+		default:
+			fputs(calibrate_usage, stderr);
+			return 2;
+		}
+	}
+	if (optind != argc || (!from && (!store_path || session <= 0)) || (from && store_path)) {
+		fprintf(stderr, "collector calibrate: %s\n%s",
+			from && store_path ? "give either --from-model or --store/--session, not both"
+					   : "--store PATH --session N (or --from-model FILE) is required",
+			calibrate_usage);
+		return 2;
+	}
+	struct calib_model *m = calloc(1, sizeof(*m));
+	char *base = NULL;
+	int status = 1;
+	if (!m)
+		goto out;
+	if (from) {
+		size_t len;
+		char *json = slurp(from, &len);
+		if (!json)
+			goto out;
+		char err[512];
+		int rc = calib_model_parse_json(json, len, m, err, sizeof(err));
+		free(json);
+		if (rc < 0) {
+			log_error("%s: %s", from, err);
+			goto out;
+		}
+	} else {
+		struct store *st;
+		if (cli_open_store(store_path, &st) < 0)
+			goto out;
+		struct from_store fs = {.m = m};
+		int n = store_calib_params(st, session, take_param, &fs);
+		store_close(st);
+		if (n <= 0) {
+			log_error("session %lld of %s has no calibration records (run `agent calibrate --collector ...` "
+				  "against this collector first)",
+				  session, store_path);
+			goto out;
+		}
+		if (fs.bad)
+			log_warn("%d calibration parameter(s) could not be used (model full or not finite)", fs.bad);
+		snprintf(m->source, sizeof(m->source), "session %lld of %s", session, store_path);
+	}
+	size_t blen;
+	if (base_path && !(base = slurp(base_path, &blen)))
+		goto out;
+	if (model_out && write_file(model_out, write_model, m) < 0)
+		goto out;
+	struct emit_args ea = {.m = m, .base = base};
+	if (emit && write_file(emit, write_sim, &ea) < 0)
+		goto out;
+	if (!model_out && !emit)
+		print_model(m);
+	else
+		fprintf(stderr, "calibrate: %zu parameters of %s%s%s%s%s\n", m->nparams, m->device[0] ? m->device : "-",
+			model_out ? " -> " : "", model_out ? model_out : "", emit ? " -> " : "", emit ? emit : "");
+	status = 0;
+out:
+	free(base);
+	free(m);
+	return status;
+}

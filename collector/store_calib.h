@@ -1,0 +1,32 @@
+/* Calibration records in the store (tables calib_runs, calib_params,
+ * calib_curves; writer in store_calib.c) and the read the `collector
+ * calibrate` command needs. */
+#ifndef COLLECTOR_STORE_CALIB_H
+#define COLLECTOR_STORE_CALIB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "store.h"
+
+struct store_calib_param_row {
+	uint64_t seq;
+	const char *device;
+	const char *benchmark;
+	double clock_mhz;
+	const char *name;
+	double value;
+	const char *unit;
+	const char *method;
+	double spread;
+	double confidence;
+	bool flagged;
+};
+typedef int (*store_calib_param_cb)(const struct store_calib_param_row *row, void *arg);
+
+/* Every calibration parameter of the session, in record order (a later
+ * record's value of a name supersedes an earlier one). Returns the number of
+ * rows, or -errno (-ENOENT: the store has no calibration tables). */
+int store_calib_params(struct store *s, int64_t session_id, store_calib_param_cb cb, void *arg);
+
+#endif

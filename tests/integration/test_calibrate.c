@@ -1,0 +1,199 @@
+/* Calibration end to end on loopback: a real collector, `agent calibrate
+ * --quick -o` on the OpenCL device here (PoCL) and the host CPU, then
+ * `collector calibrate` from the store and offline from the agent's JSON.
+ * The pipeline runs once (group setup); the tests check what it left. */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "testproc.h"
+
+#define QUICK_LIMIT_S 60.0
+
+struct env {
+	char dir[256];
+	char db[300], clog[300], alog[300], spool[300], ajson[300], model[300], cfg[300], cfg2[300], ccal[300];
+	pid_t collector;
+	int port;
+	int agent_status;
+	double agent_s;
+	double load1; /* load average when the agent started */
+	int64_t session;
+};
+
+static void dump_file(const char *path)
+{
+	char *s = tp_slurp(path);
+	if (s) {
+		fprintf(stderr, "---- %s ----\n%s---- end ----\n", path, s);
+		free(s);
+	}
+}
+
+static int run_cmd(char *const argv[], const char *log, int ms)
+{
+	pid_t p = tp_spawn(argv, log);
+	int status;
+	if (p < 0 || tp_wait(p, ms, &status) < 0)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+static int setup(void **state)
+{
+	struct env *e = calloc(1, sizeof(*e));
+	if (tp_tmpdir(e->dir, sizeof(e->dir), "calib") < 0)
+		return -1;
+#define F(field, name) snprintf(e->field, sizeof(e->field), "%s/" name, e->dir)
+	F(db, "profile.db");
+	F(clog, "collector.log");
+	F(alog, "agent.log");
+	F(spool, "spool");
+	F(ajson, "agent-model.json");
+	F(model, "machine.json");
+	F(cfg, "gpgpusim.config");
+	F(cfg2, "offline.config");
+	F(ccal, "calibrate.log");
+#undef F
+	e->collector = tp_start_collector(e->dir, e->db, 0, &e->port, e->clog);
+	if (e->collector < 0)
+		return -1;
+	char agent[512], coll[64];
+	tp_bin("agent", agent, sizeof(agent));
+	snprintf(coll, sizeof(coll), "127.0.0.1:%d", e->port);
+	char *argv[] = {agent, "calibrate", "--collector", coll, "--spool", e->spool, "--quick", "-o", e->ajson, NULL};
+	FILE *la = fopen("/proc/loadavg", "r");
+	if (la) {
+		if (fscanf(la, "%lf", &e->load1) != 1)
+			e->load1 = 0;
+		fclose(la);
+	}
+	struct timeval t0, t1;
+	gettimeofday(&t0, NULL);
+	e->agent_status = run_cmd(argv, e->alog, 300000);
+	gettimeofday(&t1, NULL);
+	e->agent_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_usec - t0.tv_usec) * 1e-6;
+	fprintf(stderr, "agent calibrate --quick: exit %d in %.1f s (load average %.2f on %ld CPUs)\n", e->agent_status,
+		e->agent_s, e->load1, sysconf(_SC_NPROCESSORS_ONLN));
+	e->session = tp_db_int(e->db, "SELECT MAX(session_id) FROM calib_runs");
+	*state = e;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct env *e = *state;
+	if (e->collector > 0 && tp_alive(e->collector))
+		tp_stop(e->collector, 5000);
+	if (getenv("PROF_KEEP_TMP"))
+		fprintf(stderr, "kept %s\n", e->dir);
+	else
+		tp_rm_rf(e->dir);
+	free(e);
+	return 0;
+}
+
+static void test_calibrate_agent_streams_records(void **state)
+{
+	struct env *e = *state;
+	if (e->agent_status != 0)
+		dump_file(e->alog);
+	assert_int_equal(e->agent_status, 0);
+	assert_true(e->session > 0);
+	/* one record per benchmark: device, arith, compute_units, registers, granularity, cache, peak, cpu_peak, mem_slots */
+	assert_int_equal(tp_db_int(e->db, "SELECT COUNT(*) FROM records WHERE kind = 'calibration'"), 9);
+	assert_int_equal(tp_db_int(e->db, "SELECT COUNT(*) FROM calib_runs"), 9);
+	assert_true(tp_db_int(e->db, "SELECT COUNT(*) FROM calib_params WHERE session_id = %lld", (long long)e->session) >= 40);
+	assert_true(tp_db_int(e->db, "SELECT COUNT(*) FROM calib_curves") >= 8);
+	const char *must[] = {"compute_units", "l1_line_bytes", "l1_size_bytes", "peak_gflops", "peak_gbps",
+			      "cpu_peak_gflops", "cpu_peak_gbps", "mem_latency_ns", "mem_issue_slots", "granularity",
+			      "regs_per_work_item", "lat_float_mad_cycles"};
+	for (size_t i = 0; i < sizeof(must) / sizeof(must[0]); i++)
+		if (tp_db_int(e->db, "SELECT COUNT(*) FROM calib_params WHERE name = '%s'", must[i]) != 1)
+			fail_msg("parameter %s not stored once", must[i]);
+	/* progress was shown per benchmark */
+	assert_int_equal(tp_file_count(e->alog, "[9/9] mem_slots"), 1);
+	assert_true(tp_file_count(e->alog, "] cache: ") == 1);
+	/* the agent's own JSON */
+	char *j = tp_slurp(e->ajson);
+	assert_non_null(j);
+	assert_non_null(strstr(j, "\"params\""));
+	assert_non_null(strstr(j, "\"cache_levels\""));
+	assert_non_null(strstr(j, "\"roofline\""));
+	free(j);
+}
+
+static void test_calibrate_quick_run_within_a_minute(void **state)
+{
+	struct env *e = *state;
+	assert_int_equal(e->agent_status, 0);
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	if (e->agent_s > QUICK_LIMIT_S && e->load1 > (double)ncpu) {
+		fprintf(stderr, "SKIP: took %.1f s > %.0f s, but the host was overloaded (load %.2f on %ld CPUs)\n",
+			e->agent_s, QUICK_LIMIT_S, e->load1, ncpu);
+		skip();
+	}
+	if (e->agent_s > QUICK_LIMIT_S)
+		fail_msg("agent calibrate --quick took %.1f s (limit %.0f s)", e->agent_s, QUICK_LIMIT_S);
+}
+
+static void test_calibrate_collector_writes_model_and_config(void **state)
+{
+	struct env *e = *state;
+	assert_true(e->session > 0);
+	char coll[512], sid[32];
+	tp_bin("collector", coll, sizeof(coll));
+	snprintf(sid, sizeof(sid), "%lld", (long long)e->session);
+	char *argv[] = {coll, "calibrate", "--store", e->db, "--session", sid, "--emit", e->cfg, "--model", e->model, NULL};
+	int rc = run_cmd(argv, e->ccal, 30000);
+	if (rc != 0)
+		dump_file(e->ccal);
+	assert_int_equal(rc, 0);
+	char *m = tp_slurp(e->model);
+	assert_non_null(m);
+	const char *keys[] = {"\"device\": \"", "\"params\"", "\"compute_units\": {\"value\": ", "\"unit\": ",
+			      "\"method\": ", "\"spread\": ", "\"cache_levels\": [", "{\"level\": 1, \"size_bytes\": ",
+			      "\"roofline\": {\"peak_gflops\": ", "\"peak_gbps\": ", "\"alpha0\": ", "\"m\": "};
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!strstr(m, keys[i]))
+			fail_msg("machine model lacks %s", keys[i]);
+	free(m);
+	char *c = tp_slurp(e->cfg);
+	assert_non_null(c);
+	const char *opts[] = {"\n-gpgpu_n_clusters ", "\n-gpgpu_n_cores_per_cluster 1\n", "\n-gpgpu_shader_registers ",
+			      "\n-gpgpu_shader_core_pipeline ", "\n-gpgpu_cache:dl1 ", "# clock_mhz = ",
+			      "\n-dram_latency ", "# compute_units = "};
+	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
+		if (!strstr(c, opts[i]))
+			fail_msg("gpgpusim.config lacks %s", opts[i]);
+	free(c);
+	/* offline, from the agent's own JSON */
+	char *argv2[] = {coll, "calibrate", "--from-model", e->ajson, "--emit", e->cfg2, NULL};
+	assert_int_equal(run_cmd(argv2, e->ccal, 30000), 0);
+	c = tp_slurp(e->cfg2);
+	assert_non_null(c);
+	assert_non_null(strstr(c, "\n-gpgpu_cache:dl1 "));
+	free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_calibrate_agent_streams_records),
+		cmocka_unit_test(test_calibrate_quick_run_within_a_minute),
+		cmocka_unit_test(test_calibrate_collector_writes_model_and_config),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
