@@ -747,10 +747,30 @@ static int jnum_u32(struct jp *p, const char *what, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+/* A JSON null (an unknown value in a calibrated model): consumed, returns 1. */
+static int jnull(struct jp *p)
+{
+	jws(p);
+	if (p->e - p->s >= 4 && memcmp(p->s, "null", 4) == 0) {
+		p->s += 4;
+		return 1;
+	}
+	return 0;
+}
+
 static int level_key(struct jp *p, const char *key, void *arg)
 {
 	struct jlevel *jl = arg;
 	uint64_t v;
+	double d;
+	if (jnull(p))
+		return 0; /* unknown: filled in by level_complete() */
+	if (strcmp(key, "latency_cycles") == 0) { /* calibration: measured, fractional */
+		if (jnumber(p, &d) < 0 || !(d >= 0) || d > (double)(1u << 20))
+			return perr(p->err, p->errlen, "machine model: latency_cycles must be in 0..%u", 1u << 20);
+		jl->l->latency = (uint32_t)lround(d);
+		return 0;
+	}
 	if (strcmp(key, "name") == 0)
 		return jstring(p, jl->l->name, sizeof(jl->l->name));
 	if (strcmp(key, "size") == 0 || strcmp(key, "size_bytes") == 0) {
@@ -775,6 +795,20 @@ static int level_key(struct jp *p, const char *key, void *arg)
 	return 0;
 }
 
+/* Levels measured by calibration have sizes of plateaus (not a whole number of
+ * sets) and may lack the associativity or line size: make a cache the model
+ * can simulate — 8 ways and 64-byte lines where unknown, size rounded down to
+ * a whole number of sets (at least one). */
+static void level_complete(struct edag_cache_level *l)
+{
+	if (l->line == 0)
+		l->line = 64;
+	if (l->assoc == 0)
+		l->assoc = 8;
+	uint64_t set = (uint64_t)l->assoc * l->line;
+	l->size = l->size < set ? set : l->size / set * set;
+}
+
 static int cost_key(struct jp *p, const char *key, void *arg)
 {
 	struct edag_config *cfg = arg;
@@ -792,6 +826,8 @@ static int machine_key(struct jp *p, const char *key, void *arg)
 {
 	struct edag_config *cfg = arg;
 	double v;
+	if (jnull(p))
+		return 0; /* unknown: keep the default */
 	if (strcmp(key, "alpha0") == 0 || strcmp(key, "memory_latency") == 0) {
 		uint64_t u;
 		if (jnum_u32(p, "alpha0", 1u << 24, &u) < 0)
@@ -813,7 +849,10 @@ static int machine_key(struct jp *p, const char *key, void *arg)
 	}
 	if (strcmp(key, "costs") == 0)
 		return jobject(p, cost_key, cfg);
-	if (strcmp(key, "caches") == 0) {
+	/* "caches": hand-written, checked as written; "cache_levels": measured by
+	 * `collector calibrate --model`, completed into a geometry the model can simulate */
+	bool measured = strcmp(key, "cache_levels") == 0;
+	if (strcmp(key, "caches") == 0 || measured) {
 		if (jexpect(p, '[') < 0)
 			return -EINVAL;
 		cfg->nlevels = 0;
@@ -831,6 +870,11 @@ static int machine_key(struct jp *p, const char *key, void *arg)
 			snprintf(jl.l->name, sizeof(jl.l->name), "L%u", cfg->nlevels + 1);
 			if (jobject(p, level_key, &jl) < 0)
 				return -EINVAL;
+			if (jl.l->size == 0)
+				return perr(p->err, p->errlen, "machine model: cache level %u without a size",
+					    cfg->nlevels + 1);
+			if (measured)
+				level_complete(jl.l);
 			cfg->nlevels++;
 			jws(p);
 			if (p->s < p->e && *p->s == ',') {

@@ -831,6 +831,34 @@ static void test_edag_approx_scales_by_coverage(void **state)
 	assert_int_equal(edag_approx_combine(w, 0, 2, 100, &ap), -EINVAL);
 }
 
+/* The machine model `collector calibrate --model` writes: "cache_levels" with
+ * measured (non-power-of-two) sizes, unknown associativity, fractional latency. */
+static void test_edag_machine_json_from_calibration(void **state)
+{
+	static const char json[] =
+		"{\"schema\": \"prof-machine-model/1\", \"params\": {\"x\": {\"value\": 1}},\n"
+		" \"cache_levels\": [\n"
+		"  {\"level\": 1, \"size_bytes\": 46336, \"line_bytes\": 64, \"assoc\": 12, \"latency_cycles\": 3.2},\n"
+		"  {\"level\": 2, \"size_bytes\": 741376, \"line_bytes\": 64, \"assoc\": null, \"latency_cycles\": 12.6}],\n"
+		" \"roofline\": {\"peak_gflops\": 137}, \"alpha0\": 134, \"m\": null}";
+	struct edag_config cfg;
+	edag_config_default(&cfg);
+	double m_default = cfg.m;
+	char err[256] = "";
+	assert_int_equal(edag_machine_parse(json, strlen(json), &cfg, err, sizeof(err)), 0);
+	assert_int_equal(cfg.nlevels, 2);
+	assert_int_equal(cfg.level[0].assoc, 12);
+	assert_int_equal(cfg.level[0].size, 46080); /* 60 sets of 12 x 64 B */
+	assert_int_equal(cfg.level[0].latency, 3);
+	assert_int_equal(cfg.level[1].assoc, 8); /* unknown: 8 ways */
+	assert_int_equal(cfg.level[1].size % (8 * 64), 0);
+	assert_true(cfg.level[1].size <= 741376 && cfg.level[1].size > 741376 - 512);
+	assert_int_equal(cfg.level[1].latency, 13);
+	assert_int_equal(cfg.alpha0, 134);
+	assert_true(cfg.m == m_default); /* null: default kept */
+	assert_int_equal(edag_config_check(&cfg, err, sizeof(err)), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -847,6 +875,7 @@ int main(void)
 	    cmocka_unit_test(test_edag_native_text_and_binary),
 	    cmocka_unit_test(test_edag_edan_lines),
 	    cmocka_unit_test(test_edag_machine_json),
+	    cmocka_unit_test(test_edag_machine_json_from_calibration),
 	    cmocka_unit_test(test_edag_window_encode_decode_validate),
 	    cmocka_unit_test(test_edag_approx_scales_by_coverage),
 	};
