@@ -4,5 +4,9 @@
 #define AGENT_COMMANDS_H
 
 int cmd_stat(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
 
 #endif

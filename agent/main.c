@@ -21,6 +21,10 @@ struct command {
 
 static const struct command commands[] = {
 	{"stat", cmd_stat, "count perf events of a target, one row per interval (default)"},
+	{"trace", cmd_trace, "sampled instruction-trace windows of a thread (ptrace), for the eDAG analysis"},
+	{"run", cmd_run, "run a command with OpenCL kernel/transfer timing (layer or LD_PRELOAD shim)"},
+	{"record", cmd_record, "sample a target's CPU at -F HZ (bpf or perf ring back end), aggregated per interval"},
+	{"calibrate", cmd_calibrate, "measure the machine (OpenCL device and CPU) for the simulator, roofline and eDAG"},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

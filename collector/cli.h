@@ -13,6 +13,11 @@
 int cli_sessions(int argc, char **argv);
 int cli_dump(int argc, char **argv);
 int cli_report(int argc, char **argv);
+int cli_export(int argc, char **argv);
+int cli_calibrate(int argc, char **argv); /* cli_calibrate.c */
+int cli_edag(int argc, char **argv);
+int cli_roofline(int argc, char **argv);    /* cli_analysis.c */
+int cli_sensitivity(int argc, char **argv); /* cli_analysis.c */
 
 /* Open an existing store read-only; errors are logged with what to do. */
 int cli_open_store(const char *path, struct store **out);

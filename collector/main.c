@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "frame.h"
+#include "http.h"
 #include "log.h"
 #include "server.h"
 #include "store.h"
@@ -22,10 +23,13 @@
 
 #define SYNOPSIS                                                                                             \
 	"usage: collector [--listen HOST:PORT] --store PATH [--port-file FILE] [--sync full|normal]\n"       \
-	"                 [--max-conns N] [-v] [-q]\n"                                                       \
+	"                 [--max-conns N] [--http HOST:PORT] [-v] [-q]\n"                                                       \
 	"       collector sessions --store PATH [--json]\n"                                                  \
 	"       collector dump --store PATH --session N [--json] [--rows]\n"                                 \
 	"       collector report --store PATH --session N [--top] [--opencl] [--json]\n"                     \
+	"       collector export --store PATH --session N --perfetto OUT.json\n"                            \
+	"       collector roofline --store PATH --session N [--machine F] [-o OUT.svg|.png]\n"           \
+	"       collector sensitivity --store PATH --session N [--machine F] [-o PREFIX]\n"                             \
 	"       collector --help | --version\n"
 
 static const char short_usage[] = SYNOPSIS "Run 'collector --help' for details.\n";
@@ -38,6 +42,7 @@ static const char usage_text[] =
 	     "  --sync MODE       full (default): an ack means the record survives a power cut;\n"
 	     "                    normal: faster, an ack survives a collector crash only\n"
 	     "  --max-conns N     simultaneous agent connections (default 1024)\n"
+	     "  --http HOST:PORT  also serve the session list and reports (HTML, JSON) over HTTP\n"
 	     "  -v, -q            more (debug) / less (warnings only) logging\n"
 	     "SIGINT/SIGTERM: stop accepting, commit what is buffered, send the last acks, exit 0.\n"
 	     "\n"
@@ -99,7 +104,7 @@ static void raise_fd_limit(unsigned max_conns)
 }
 
 struct serve_args {
-	const char *listen, *store, *port_file;
+	const char *listen, *store, *port_file, *http;
 	bool sync_full;
 	unsigned max_conns;
 };
@@ -122,10 +127,18 @@ static int serve(const struct serve_args *a)
 	}
 	struct store *st = NULL;
 	struct server *srv = NULL;
+	struct http_server *http = NULL;
 	int status = 1;
 	if (store_open(a->store, a->sync_full ? STORE_SYNC_FULL : 0, &st) < 0)
 		goto out;
 	struct server_options opt = {.listen = a->listen, .max_conns = a->max_conns, .signal_fd = sfd};
+	if (a->http) {
+		if (http_open(a->http, a->store, &http) < 0)
+			goto out;
+		opt.extra_fd = http_fd(http);
+		opt.extra_ready = http_ready;
+		opt.extra_arg = http;
+	}
 	if (server_open(st, &opt, &srv) < 0)
 		goto out;
 	if (a->port_file && write_port_file(a->port_file, server_port(srv)) < 0)
@@ -135,6 +148,7 @@ static int serve(const struct serve_args *a)
 	status = server_run(srv) < 0 ? 1 : 0;
 out:
 	server_close(srv);
+	http_close(http);
 	store_close(st);
 	close(sfd);
 	return status;
@@ -161,6 +175,13 @@ int main(int argc, char **argv)
 			return cli_dump(argc - 1, argv + 1);
 		if (strcmp(argv[1], "report") == 0)
 			return cli_report(argc - 1, argv + 1);
+		if (strcmp(argv[1], "export") == 0)
+			return cli_export(argc - 1, argv + 1);
+		if (strcmp(argv[1], "calibrate") == 0) return cli_calibrate(argc - 1, argv + 1);
+		if (strcmp(argv[1], "edag") == 0)
+			return cli_edag(argc - 1, argv + 1);
+		if (strcmp(argv[1], "roofline") == 0) return cli_roofline(argc - 1, argv + 1);
+		if (strcmp(argv[1], "sensitivity") == 0) return cli_sensitivity(argc - 1, argv + 1);
 		return usage_error("unknown command '%s'", argv[1]);
 	}
 	static const struct option opts[] = {
@@ -168,7 +189,8 @@ int main(int argc, char **argv)
 	    {"port-file", required_argument, NULL, 'p'}, {"sync", required_argument, NULL, 'y'},
 	    {"max-conns", required_argument, NULL, 'm'}, {"verbose", no_argument, NULL, 'v'},
 	    {"quiet", no_argument, NULL, 'q'},		 {"help", no_argument, NULL, 'h'},
-	    {"version", no_argument, NULL, 'V'},	 {NULL, 0, NULL, 0}};
+	    {"version", no_argument, NULL, 'V'},	 {"http", required_argument, NULL, 'H'},
+	    {NULL, 0, NULL, 0}};
 	struct serve_args a = {
 	    .listen = DEFAULT_LISTEN, .sync_full = true, .max_conns = SERVER_DEFAULT_MAX_CONNS};
 	int ch;
@@ -195,6 +217,9 @@ int main(int argc, char **argv)
 			if (parse_uint(optarg, 1, 1000000, &a.max_conns) < 0)
 				return usage_error("--max-conns wants a number from 1 to 1000000, not '%s'",
 						   optarg);
+			break;
+		case 'H':
+			a.http = optarg;
 			break;
 		case 'v':
 			log_set_level(LOG_LEVEL_DEBUG);

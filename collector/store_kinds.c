@@ -4,18 +4,18 @@
 
 extern const struct store_kind store_kind_counters;
 extern const struct store_kind store_kind_heartbeat;
-extern const struct store_kind store_kind_raw_samples;
-extern const struct store_kind store_kind_raw_cl_command;
-extern const struct store_kind store_kind_raw_calibration;
-extern const struct store_kind store_kind_raw_trace_window;
+extern const struct store_kind store_kind_samples;
+extern const struct store_kind store_kind_cl_command;
+extern const struct store_kind store_kind_calibration;
+extern const struct store_kind store_kind_trace_window;
 
 const struct store_kind *const store_kinds[] = {
 	&store_kind_counters,
 	&store_kind_heartbeat,
-	&store_kind_raw_samples,
-	&store_kind_raw_cl_command,
-	&store_kind_raw_calibration,
-	&store_kind_raw_trace_window,
+	&store_kind_samples,
+	&store_kind_cl_command,
+	&store_kind_calibration,
+	&store_kind_trace_window,
 	NULL,
 };
 

@@ -1,7 +1,6 @@
 /* How the store writes each record kind. A kind lives in its own file
  * (store_<kind>.c) with its tables and its writer, and is listed once in
- * store_kinds.c. Kinds without a module of their own are kept whole as
- * packed envelopes in raw_records, so nothing accepted is lost. */
+ * store_kinds.c; the ingest accepts exactly the kinds listed there. */
 #ifndef COLLECTOR_STORE_KINDS_H
 #define COLLECTOR_STORE_KINDS_H
 

@@ -1,4 +1,8 @@
 #include "validate.h"
+#include "validate_calib.h"
+#include "validate_trace.h"
+#include "validate_opencl.h"
+#include "validate_samples.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -102,13 +106,21 @@ int envelope_validate(const Prof__Envelope *env, char *err, size_t errlen)
 			return fail(err, errlen, "counters record with seq 0");
 		return validate_counters(env->counters, err, errlen);
 	case PROF__ENVELOPE__BODY_SAMPLES:
+		if (env->seq == 0)
+			return fail(err, errlen, "samples record with seq 0");
+		return validate_samples(env->samples, err, errlen);
 	case PROF__ENVELOPE__BODY_CL_COMMAND:
+		if (env->seq == 0)
+			return fail(err, errlen, "cl_command record with seq 0");
+		return validate_cl_command(env->cl_command, err, errlen);
 	case PROF__ENVELOPE__BODY_CALIBRATION:
+		if (env->seq == 0)
+			return fail(err, errlen, "calibration record with seq 0");
+		return validate_calibration(env->calibration, err, errlen);
 	case PROF__ENVELOPE__BODY_TRACE_WINDOW:
-		/* Shape checks of these kinds live with their modules (validate_<kind>.c). */
 		if (env->seq == 0)
 			return fail(err, errlen, "%s record with seq 0", envelope_kind(env));
-		return 0;
+		return validate_trace_window(env->trace_window, err, errlen);
 	case PROF__ENVELOPE__BODY_HEARTBEAT:
 	case PROF__ENVELOPE__BODY_ACK:
 		return 0;

@@ -10,14 +10,16 @@ pkgs=(
 	libsqlite3-dev sqlite3 libcmocka-dev
 	libbpf-dev libelf-dev zlib1g-dev bpftool clang llvm libclang-rt-14-dev
 	ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo clpeak
-	linux-perf procps iproute2
+	linux-perf procps iproute2 time
 	libcapstone-dev
+	librsvg2-bin chromium
+	qemu-user gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu gcc-arm-linux-gnueabihf  # QEMU plugin traces (issue 7)
 )
 # Cross boards: the toolchain, the cross libraries the board's defconfig needs (Debian
 # multiarch :armhf/:arm64 -dev packages, linked statically into the agent), cmocka for
 # the cross unit suites, qemu-user to run them; emulated boards also qemu-system and cpio
 # (their kernel and busybox are fetched with apt-get download at build time, not installed).
-deb_arch= foreign=()
+deb_arch='' foreign=()
 if [ "$board" != host ]; then
 	if [ ! -f "board/$board/board.mk" ]; then
 		echo "deps: unknown board '$board' (no board/$board/board.mk)" >&2
@@ -36,8 +38,9 @@ if [ -n "$deb_arch" ]; then
 	foreign+=(libprotobuf-c-dev libcmocka-dev libc6)
 	has AGENT_BPF && foreign+=(libbpf-dev libelf-dev zlib1g-dev)
 	has AGENT_TRACER && foreign+=(libcapstone-dev)
+	has AGENT_OPENCL && foreign+=(ocl-icd-opencl-dev) # libOpenCL.so for the cross-built OpenCL workloads
 	if grep -q '^QEMU_SYSTEM' "board/$board/board.mk"; then
-		pkgs+=(qemu-system-arm cpio)
+		pkgs+=(qemu-system-arm cpio socat)
 	fi
 	for p in "${foreign[@]}"; do pkgs+=("$p:$deb_arch"); done
 fi
