@@ -11,12 +11,14 @@
 #include "log.h"
 #include "net.h"
 
-const char agent_cli_common_help[] =
-	"  --collector HOST:PORT  where the collector listens (e.g. 127.0.0.1:7412)\n"
+const char agent_cli_target_help[] =
 	"  -p PID                 all threads of PID (and children they start)\n"
 	"  -a                     the whole system\n"
 	"  -- CMD [ARGS...]       run CMD and profile it (the exit code is CMD's)\n"
-	"  --duration S           stop after S seconds\n"
+	"  --duration S           stop after S seconds\n";
+
+const char agent_cli_common_help[] =
+	"  --collector HOST:PORT  where the collector listens (e.g. 127.0.0.1:7412)\n"
 	"  --spool DIR            on-disk spool for unacknowledged records (default " DEFAULT_SPOOL_DIR ")\n"
 	"  --spool-max MB         spool size cap\n"
 	"  --agent-id ID          name of this agent (default: hostname)\n"

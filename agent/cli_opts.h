@@ -35,7 +35,9 @@ int agent_cli_parse(int argc, char **argv, struct agent_cli *cli, const char *us
 /* Helpers for subcommands' own options. */
 int agent_cli_double(const char *s, double *out);                         /* >= 0 */
 int agent_cli_ulong(const char *s, unsigned long max, unsigned long *out);  /* 0..max */
-/* Text of the shared options, for usage messages. */
+/* Text of the shared options, for usage messages: the target options
+ * (-p, -a, -- CMD, --duration) and the session options (collector, spool...). */
+extern const char agent_cli_target_help[];
 extern const char agent_cli_common_help[];
 
 #endif

@@ -113,7 +113,7 @@ int cmd_record(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	char usage[4096];
-	snprintf(usage, sizeof(usage), "%s%s", record_usage, agent_cli_common_help);
+	snprintf(usage, sizeof(usage), "%s%s%s", record_usage, agent_cli_target_help, agent_cli_common_help);
 	c->freq = 499;
 	c->interval_ms = 1000;
 	c->cli.need_target = true;

@@ -214,7 +214,7 @@ int cmd_run(int argc, char **argv)
 	};
 	struct run_cmd c = {.mode = MODE_AUTO};
 	char usage[4096];
-	snprintf(usage, sizeof(usage), "%s%s", run_usage, agent_cli_common_help);
+	snprintf(usage, sizeof(usage), "%s%s%s", run_usage, agent_cli_target_help, agent_cli_common_help);
 	c.cli.need_target = true;
 	int ex = agent_cli_parse(argc, argv, &c.cli, usage, extra, "", run_option, &c);
 	if (ex >= 0)

@@ -188,7 +188,7 @@ int cmd_stat(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	char usage[4096];
-	snprintf(usage, sizeof(usage), "%s%s", stat_usage, agent_cli_common_help);
+	snprintf(usage, sizeof(usage), "%s%s%s", stat_usage, agent_cli_target_help, agent_cli_common_help);
 	c->interval_ms = 1000;
 	c->cli.need_target = true;
 	int ex = agent_cli_parse(argc, argv, &c->cli, usage, extra, "e:I:", stat_option, c);

@@ -230,7 +230,7 @@ int cmd_trace(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	char usage[4096];
-	snprintf(usage, sizeof(usage), "%s%s", trace_usage, agent_cli_common_help);
+	snprintf(usage, sizeof(usage), "%s%s%s", trace_usage, agent_cli_target_help, agent_cli_common_help);
 	c->window = 2000;
 	c->every_s = 1;
 	c->max_duty = 2;
