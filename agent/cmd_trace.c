@@ -2,7 +2,6 @@
  * Capstone), streamed as TraceWindow records for the eDAG analysis. */
 #include "generated/config.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -22,6 +21,7 @@ int cmd_trace(int argc, char **argv)
 #else
 
 #include "net.h"
+#include "proc_tasks.h"
 #include "session.h"
 #include "target.h"
 #include "trace/decode.h"
@@ -119,24 +119,14 @@ static pid_t pick_thread(struct trace_cmd *c)
 {
 	if (c->tid)
 		return c->tid;
-	pid_t pid = target_pid(c->t);
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	DIR *d = opendir(path);
-	if (!d)
+	pid_t pid = target_pid(c->t), *tids, tid = pid;
+	size_t n;
+	if (proc_list_tids(pid, &tids, &n) < 0)
 		return pid;
-	pid_t tids[256];
-	size_t n = 0;
-	struct dirent *e;
-	while ((e = readdir(d)) && n < 256) {
-		int t = atoi(e->d_name);
-		if (t > 0)
-			tids[n++] = t;
-	}
-	closedir(d);
-	if (n == 0)
-		return pid;
-	return tids[c->next_task++ % n];
+	if (n > 0)
+		tid = tids[c->next_task++ % n];
+	free(tids);
+	return tid;
 }
 
 static void take_window(struct trace_cmd *c, uint64_t now)

@@ -1,6 +1,5 @@
 #include "perf.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -11,6 +10,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "proc_tasks.h"
 
 #define READ_FMT (PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING)
 
@@ -184,42 +184,6 @@ int perf_filter_supported(struct event_desc *ev, size_t *n, pid_t pid, int cpu, 
 	return 0;
 }
 
-/* Thread ids of pid from /proc/pid/task. */
-static int list_threads(pid_t pid, pid_t **out, size_t *n)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	DIR *d = opendir(path);
-	if (!d)
-		return -errno;
-	size_t cap = 16, k = 0;
-	pid_t *t = malloc(cap * sizeof(*t));
-	if (!t) {
-		closedir(d);
-		return -ENOMEM;
-	}
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
-		if (k == cap) {
-			pid_t *nt = realloc(t, cap * 2 * sizeof(*t));
-			if (!nt) {
-				free(t);
-				closedir(d);
-				return -ENOMEM;
-			}
-			t = nt;
-			cap *= 2;
-		}
-		t[k++] = (pid_t)atoi(de->d_name);
-	}
-	closedir(d);
-	*out = t;
-	*n = k;
-	return 0;
-}
-
 /* Open one group (or nev single fds) on (pid, cpu). fds gets nev entries.
  * Returns 0 or -errno; on error nothing stays open. */
 static int open_one(const struct event_desc *ev, size_t nev, pid_t pid, int cpu, bool inherit, bool on_exec,
@@ -275,7 +239,7 @@ int perf_counters_open(const struct event_desc *ev, size_t nev, const struct per
 	bool inherit = target->kind != PERF_TARGET_SYSTEM;
 	bool on_exec = target->kind == PERF_TARGET_EXEC;
 	if (target->kind == PERF_TARGET_PID) {
-		rc = list_threads(target->pid, &pids, &nt);
+		rc = proc_list_tids(target->pid, &pids, &nt);
 		if (rc < 0) {
 			snprintf(err, errlen, "process %d not found (/proc/%d/task: %s)", (int)target->pid,
 				 (int)target->pid, strerror(-rc));

@@ -3,7 +3,6 @@
  * PERF_SAMPLE_IP|TID|TIME|PERIOD (+CALLCHAIN with -g), read from the mmap
  * ring buffers on watermark wakeups and aggregated in user space. Works on
  * any kernel with perf_event (Linux 3.4 on the Arndale). */
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "proc_tasks.h"
 #include "sampler_priv.h"
 
 #define RING_PAGES 32    /* data pages per CPU (128 KiB with 4 KiB pages) */
@@ -41,39 +41,6 @@ struct ring_state {
 static long perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group, unsigned long flags)
 {
 	return syscall(SYS_perf_event_open, a, pid, cpu, group, flags);
-}
-
-static int list_tids(pid_t pid, pid_t **out, size_t *n)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	DIR *d = opendir(path);
-	if (!d)
-		return -errno;
-	size_t cap = 16, k = 0;
-	pid_t *t = malloc(cap * sizeof(*t));
-	struct dirent *de;
-	while (t && (de = readdir(d))) {
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
-		if (k == cap) {
-			pid_t *nt = realloc(t, cap * 2 * sizeof(*t));
-			if (!nt) {
-				free(t);
-				t = NULL;
-				break;
-			}
-			t = nt;
-			cap *= 2;
-		}
-		t[k++] = (pid_t)atoi(de->d_name);
-	}
-	closedir(d);
-	if (!t)
-		return -ENOMEM;
-	*out = t;
-	*n = k;
-	return 0;
 }
 
 static void ring_close(struct sampler *s)
@@ -113,7 +80,7 @@ static int ring_open(struct sampler *s, char *err, size_t errlen)
 	size_t ntids = 1;
 	pid_t single = s->o.kind == PERF_TARGET_SYSTEM ? -1 : s->o.pid;
 	if (s->o.kind == PERF_TARGET_PID) {
-		int rc = list_tids(s->o.pid, &tids, &ntids);
+		int rc = proc_list_tids(s->o.pid, &tids, &ntids);
 		if (rc < 0) {
 			snprintf(err, errlen, "process %d not found (/proc/%d/task: %s)", (int)s->o.pid, (int)s->o.pid,
 				 strerror(-rc));

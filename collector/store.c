@@ -443,11 +443,11 @@ int store_session_open(struct store *s, const Prof__Hello *h, const char *peer, 
 	return 0;
 }
 
-static int put_events(struct store *s, int64_t sid, const Prof__Counters *c)
+int store_put_event_descs(struct store *s, int64_t sid, Prof__EventDesc *const *ev, size_t n)
 {
 	sqlite3_stmt *st = s->stmt[ST_EVENT_INSERT];
-	for (size_t i = 0; i < c->n_new_events; i++) {
-		const Prof__EventDesc *e = c->new_events[i];
+	for (size_t i = 0; i < n; i++) {
+		const Prof__EventDesc *e = ev[i];
 		sqlite3_bind_int64(st, 1, sid);
 		sqlite3_bind_int64(st, 2, e->id);
 		store_bind_text(st, 3, e->name);
@@ -476,7 +476,7 @@ static int check_times(const Prof__Counters *c)
 
 static int put_counters(struct store *s, int64_t sid, uint64_t seq, const Prof__Counters *c)
 {
-	int rc = put_events(s, sid, c);
+	int rc = store_put_event_descs(s, sid, c->new_events, c->n_new_events);
 	if (rc < 0)
 		return rc;
 	/* validate.c guarantees n_values == n_t_ns * n_event_ids and running_pct

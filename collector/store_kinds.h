@@ -33,5 +33,7 @@ int store_exec_stmt(struct store *s, sqlite3_stmt *st, const char *what);
 /* uint64 values travel through SQLite's int64 unchanged (two's complement). */
 void store_bind_u64(sqlite3_stmt *st, int i, uint64_t v);
 void store_bind_text(sqlite3_stmt *st, int i, const char *v);
+/* Event declarations (Counters and Samples share the events table). */
+int store_put_event_descs(struct store *s, int64_t sid, Prof__EventDesc *const *ev, size_t n);
 
 #endif

@@ -38,31 +38,9 @@ static const char ins_task[] = "INSERT INTO task_times (session_id, seq, t_ns, p
 			       " switches) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
 static const char ins_interval[] = "INSERT OR IGNORE INTO sample_intervals (session_id, seq, t_ns, interval_ns, backend,"
 				   " event_id, freq_hz, period, lost, keys) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
-static const char ins_event[] = "INSERT OR IGNORE INTO events (session_id, event_id, name, type, config, unit)"
-				" VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
-
 static int check_samples(const Prof__Envelope *env)
 {
 	return env->samples->t_ns > (uint64_t)INT64_MAX ? -ERANGE : 0;
-}
-
-static int put_events(struct store *s, int64_t sid, const Prof__Samples *sm)
-{
-	int rc = 0;
-	for (size_t i = 0; rc == 0 && i < sm->n_new_events; i++) {
-		const Prof__EventDesc *e = sm->new_events[i];
-		sqlite3_stmt *st = store_stmt(s, ins_event);
-		if (!st)
-			return -EIO;
-		sqlite3_bind_int64(st, 1, sid);
-		sqlite3_bind_int64(st, 2, e->id);
-		store_bind_text(st, 3, e->name);
-		sqlite3_bind_int64(st, 4, e->type);
-		store_bind_u64(st, 5, e->config);
-		store_bind_text(st, 6, e->unit);
-		rc = store_exec_stmt(s, st, "insert event");
-	}
-	return rc;
 }
 
 static int put_mappings(struct store *s, int64_t sid, const Prof__Samples *sm)
@@ -114,7 +92,7 @@ static int put_stacks(struct store *s, int64_t sid, const Prof__Samples *sm)
 static int put_samples(struct store *s, int64_t sid, const Prof__Envelope *env)
 {
 	const Prof__Samples *sm = env->samples;
-	int rc = put_events(s, sid, sm);
+	int rc = store_put_event_descs(s, sid, sm->new_events, sm->n_new_events);
 	if (rc == 0)
 		rc = put_mappings(s, sid, sm);
 	if (rc == 0)

@@ -23,24 +23,13 @@
 #define QUICK_LIMIT_S 60.0
 
 struct env {
-	char dir[256];
-	char db[300], clog[300], alog[300], spool[300], ajson[300], model[300], cfg[300], cfg2[300], ccal[300];
-	pid_t collector;
-	int port;
+	struct tp_env t;
+	char ajson[300], model[300], cfg[300], cfg2[300], ccal[300];
 	int agent_status;
 	double agent_s;
 	double load1; /* load average when the agent started */
 	int64_t session;
 };
-
-static void dump_file(const char *path)
-{
-	char *s = tp_slurp(path);
-	if (s) {
-		fprintf(stderr, "---- %s ----\n%s---- end ----\n", path, s);
-		free(s);
-	}
-}
 
 static int run_cmd(char *const argv[], const char *log, int ms)
 {
@@ -51,29 +40,32 @@ static int run_cmd(char *const argv[], const char *log, int ms)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
+static int teardown(void **state)
+{
+	struct env *e = *state;
+	tp_env_teardown(&e->t);
+	free(e);
+	return 0;
+}
+
 static int setup(void **state)
 {
 	struct env *e = calloc(1, sizeof(*e));
-	if (tp_tmpdir(e->dir, sizeof(e->dir), "calib") < 0)
+	if (!e || tp_env_setup(&e->t, "calib", true) < 0) {
+		free(e);
 		return -1;
-#define F(field, name) snprintf(e->field, sizeof(e->field), "%s/" name, e->dir)
-	F(db, "profile.db");
-	F(clog, "collector.log");
-	F(alog, "agent.log");
-	F(spool, "spool");
+	}
+#define F(field, name) tp_env_path(&e->t, name, e->field, sizeof(e->field))
 	F(ajson, "agent-model.json");
 	F(model, "machine.json");
 	F(cfg, "gpgpusim.config");
 	F(cfg2, "offline.config");
 	F(ccal, "calibrate.log");
 #undef F
-	e->collector = tp_start_collector(e->dir, e->db, 0, &e->port, e->clog);
-	if (e->collector < 0)
-		return -1;
 	char agent[512], coll[64];
 	tp_bin("agent", agent, sizeof(agent));
-	snprintf(coll, sizeof(coll), "127.0.0.1:%d", e->port);
-	char *argv[] = {agent, "calibrate", "--collector", coll, "--spool", e->spool, "--quick", "-o", e->ajson, NULL};
+	snprintf(coll, sizeof(coll), "127.0.0.1:%d", e->t.port);
+	char *argv[] = {agent, "calibrate", "--collector", coll, "--spool", e->t.spool, "--quick", "-o", e->ajson, NULL};
 	FILE *la = fopen("/proc/loadavg", "r");
 	if (la) {
 		if (fscanf(la, "%lf", &e->load1) != 1)
@@ -82,26 +74,13 @@ static int setup(void **state)
 	}
 	struct timeval t0, t1;
 	gettimeofday(&t0, NULL);
-	e->agent_status = run_cmd(argv, e->alog, 300000);
+	e->agent_status = run_cmd(argv, e->t.alog, 300000);
 	gettimeofday(&t1, NULL);
 	e->agent_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_usec - t0.tv_usec) * 1e-6;
 	fprintf(stderr, "agent calibrate --quick: exit %d in %.1f s (load average %.2f on %ld CPUs)\n", e->agent_status,
 		e->agent_s, e->load1, sysconf(_SC_NPROCESSORS_ONLN));
-	e->session = tp_db_int(e->db, "SELECT MAX(session_id) FROM calib_runs");
+	e->session = tp_db_int(e->t.db, "SELECT MAX(session_id) FROM calib_runs");
 	*state = e;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct env *e = *state;
-	if (e->collector > 0 && tp_alive(e->collector))
-		tp_stop(e->collector, 5000);
-	if (getenv("PROF_KEEP_TMP"))
-		fprintf(stderr, "kept %s\n", e->dir);
-	else
-		tp_rm_rf(e->dir);
-	free(e);
 	return 0;
 }
 
@@ -109,23 +88,23 @@ static void test_calibrate_agent_streams_records(void **state)
 {
 	struct env *e = *state;
 	if (e->agent_status != 0)
-		dump_file(e->alog);
+		tp_dump_file(e->t.alog);
 	assert_int_equal(e->agent_status, 0);
 	assert_true(e->session > 0);
 	/* one record per benchmark: device, arith, compute_units, registers, granularity, cache, peak, cpu_peak, mem_slots */
-	assert_int_equal(tp_db_int(e->db, "SELECT COUNT(*) FROM records WHERE kind = 'calibration'"), 9);
-	assert_int_equal(tp_db_int(e->db, "SELECT COUNT(*) FROM calib_runs"), 9);
-	assert_true(tp_db_int(e->db, "SELECT COUNT(*) FROM calib_params WHERE session_id = %lld", (long long)e->session) >= 40);
-	assert_true(tp_db_int(e->db, "SELECT COUNT(*) FROM calib_curves") >= 8);
+	assert_int_equal(tp_db_int(e->t.db, "SELECT COUNT(*) FROM records WHERE kind = 'calibration'"), 9);
+	assert_int_equal(tp_db_int(e->t.db, "SELECT COUNT(*) FROM calib_runs"), 9);
+	assert_true(tp_db_int(e->t.db, "SELECT COUNT(*) FROM calib_params WHERE session_id = %lld", (long long)e->session) >= 40);
+	assert_true(tp_db_int(e->t.db, "SELECT COUNT(*) FROM calib_curves") >= 8);
 	const char *must[] = {"compute_units", "l1_line_bytes", "l1_size_bytes", "peak_gflops", "peak_gbps",
 			      "cpu_peak_gflops", "cpu_peak_gbps", "mem_latency_ns", "mem_issue_slots", "granularity",
 			      "regs_per_work_item", "lat_float_mad_cycles"};
 	for (size_t i = 0; i < sizeof(must) / sizeof(must[0]); i++)
-		if (tp_db_int(e->db, "SELECT COUNT(*) FROM calib_params WHERE name = '%s'", must[i]) != 1)
+		if (tp_db_int(e->t.db, "SELECT COUNT(*) FROM calib_params WHERE name = '%s'", must[i]) != 1)
 			fail_msg("parameter %s not stored once", must[i]);
 	/* progress was shown per benchmark */
-	assert_int_equal(tp_file_count(e->alog, "[9/9] mem_slots"), 1);
-	assert_true(tp_file_count(e->alog, "] cache: ") == 1);
+	assert_int_equal(tp_file_count(e->t.alog, "[9/9] mem_slots"), 1);
+	assert_true(tp_file_count(e->t.alog, "] cache: ") == 1);
 	/* the agent's own JSON */
 	char *j = tp_slurp(e->ajson);
 	assert_non_null(j);
@@ -156,10 +135,10 @@ static void test_calibrate_collector_writes_model_and_config(void **state)
 	char coll[512], sid[32];
 	tp_bin("collector", coll, sizeof(coll));
 	snprintf(sid, sizeof(sid), "%lld", (long long)e->session);
-	char *argv[] = {coll, "calibrate", "--store", e->db, "--session", sid, "--emit", e->cfg, "--model", e->model, NULL};
+	char *argv[] = {coll, "calibrate", "--store", e->t.db, "--session", sid, "--emit", e->cfg, "--model", e->model, NULL};
 	int rc = run_cmd(argv, e->ccal, 30000);
 	if (rc != 0)
-		dump_file(e->ccal);
+		tp_dump_file(e->ccal);
 	assert_int_equal(rc, 0);
 	char *m = tp_slurp(e->model);
 	assert_non_null(m);

@@ -26,51 +26,24 @@
 #include "testproc.h"
 
 struct env {
-	char dir[256];
-	char db[300];
-	char clog[300];
-	char alog[300];
-	char spool[300];
-	pid_t collector;
-	int port;
+	struct tp_env t;
 };
 
 static int setup(void **state)
 {
 	struct env *e = calloc(1, sizeof(*e));
-	if (tp_tmpdir(e->dir, sizeof(e->dir), "e2e") < 0)
-		return -1;
-	snprintf(e->db, sizeof(e->db), "%s/profile.db", e->dir);
-	snprintf(e->clog, sizeof(e->clog), "%s/collector.log", e->dir);
-	snprintf(e->alog, sizeof(e->alog), "%s/agent.log", e->dir);
-	snprintf(e->spool, sizeof(e->spool), "%s/spool", e->dir);
-	e->collector = tp_start_collector(e->dir, e->db, 0, &e->port, e->clog);
-	if (e->collector < 0) {
-		fprintf(stderr, "collector did not start: %s\n", strerror((int)-e->collector));
+	if (!e || tp_env_setup(&e->t, "e2e", true) < 0) {
+		free(e);
 		return -1;
 	}
 	*state = e;
 	return 0;
 }
 
-static void dump_file(const char *path)
-{
-	char *s = tp_slurp(path);
-	if (s) {
-		fprintf(stderr, "---- %s ----\n%s---- end ----\n", path, s);
-		free(s);
-	}
-}
-
 static int teardown(void **state)
 {
 	struct env *e = *state;
-	if (e->collector > 0 && tp_alive(e->collector))
-		tp_stop(e->collector, 5000);
-	if (getenv("PROF_KEEP_TMP"))
-		fprintf(stderr, "kept %s\n", e->dir);
-	else
-		tp_rm_rf(e->dir);
+	tp_env_teardown(&e->t);
 	free(e);
 	return 0;
 }
@@ -82,21 +55,21 @@ static pid_t start_agent(struct env *e, const char *interval_ms, const char *sec
 	char agent[512], busy[512], coll[64];
 	tp_bin("agent", agent, sizeof(agent));
 	tp_bin("workloads/busy", busy, sizeof(busy));
-	snprintf(coll, sizeof(coll), "127.0.0.1:%d", e->port);
-	char *argv[] = {agent, "--collector", coll, "--spool", e->spool, "--agent-id", "e2e-board", "-I",
+	snprintf(coll, sizeof(coll), "127.0.0.1:%d", e->t.port);
+	char *argv[] = {agent, "--collector", coll, "--spool", e->t.spool, "--agent-id", "e2e-board", "-I",
 			(char *)interval_ms, "--", busy, (char *)secs, (char *)threads, (char *)code, NULL};
-	return tp_spawn(argv, e->alog);
+	return tp_spawn(argv, e->t.alog);
 }
 
 static int64_t session_id(struct env *e)
 {
-	return tp_db_int(e->db, "SELECT MAX(id) FROM sessions WHERE agent_id='e2e-board'");
+	return tp_db_int(e->t.db, "SELECT MAX(id) FROM sessions WHERE agent_id='e2e-board'");
 }
 
 /* The busy workload prints the CPU time it measured for itself. */
 static double workload_cpu_seconds(struct env *e, double *wall)
 {
-	char *log = tp_slurp(e->alog);
+	char *log = tp_slurp(e->t.alog);
 	assert_non_null(log);
 	char *p = strstr(log, "busy: wall ");
 	double cpu = -1;
@@ -108,11 +81,11 @@ static double workload_cpu_seconds(struct env *e, double *wall)
 
 static void assert_seq_complete(struct env *e, int64_t sid)
 {
-	int64_t n = tp_db_int(e->db, "SELECT COUNT(*) FROM records WHERE session_id=%lld", (long long)sid);
-	int64_t lo = tp_db_int(e->db, "SELECT MIN(seq) FROM records WHERE session_id=%lld", (long long)sid);
-	int64_t hi = tp_db_int(e->db, "SELECT MAX(seq) FROM records WHERE session_id=%lld", (long long)sid);
+	int64_t n = tp_db_int(e->t.db, "SELECT COUNT(*) FROM records WHERE session_id=%lld", (long long)sid);
+	int64_t lo = tp_db_int(e->t.db, "SELECT MIN(seq) FROM records WHERE session_id=%lld", (long long)sid);
+	int64_t hi = tp_db_int(e->t.db, "SELECT MAX(seq) FROM records WHERE session_id=%lld", (long long)sid);
 	int64_t distinct =
-		tp_db_int(e->db, "SELECT COUNT(DISTINCT seq) FROM records WHERE session_id=%lld", (long long)sid);
+		tp_db_int(e->t.db, "SELECT COUNT(DISTINCT seq) FROM records WHERE session_id=%lld", (long long)sid);
 	fprintf(stderr, "session %lld: %lld records, seq %lld..%lld\n", (long long)sid, (long long)n, (long long)lo,
 		(long long)hi);
 	assert_true(n > 0);
@@ -123,7 +96,7 @@ static void assert_seq_complete(struct env *e, int64_t sid)
 
 static int64_t task_clock_total(struct env *e, int64_t sid)
 {
-	return tp_db_int(e->db,
+	return tp_db_int(e->t.db,
 			 "SELECT SUM(c.value) FROM counter_samples c JOIN events v ON v.session_id=c.session_id "
 			 "AND v.event_id=c.event_id WHERE c.session_id=%lld AND v.name='task-clock'",
 			 (long long)sid);
@@ -136,7 +109,7 @@ static void test_e2e_counters_plausible(void **state)
 	int status;
 	assert_int_equal(tp_wait(a, 60000, &status), 0);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		dump_file(e->alog);
+		tp_dump_file(e->t.alog);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 	int64_t sid = session_id(e);
@@ -153,13 +126,13 @@ static void test_e2e_counters_plausible(void **state)
 	 * core serves the agent and the collector. */
 	assert_true(tc > 0.5 * wall && tc < 1.1 * wall); /* load-dependent: a loose bound */
 	/* Session metadata came from the agent's Hello. */
-	assert_int_equal(tp_db_int(e->db, "SELECT COUNT(*) FROM sessions WHERE id=%lld AND board='host' AND "
+	assert_int_equal(tp_db_int(e->t.db, "SELECT COUNT(*) FROM sessions WHERE id=%lld AND board='host' AND "
 					  "kernel_release<>'' AND hostname<>''",
 				   (long long)sid),
 			 1);
-	assert_true(tp_db_int(e->db, "SELECT COUNT(*) FROM cpus WHERE session_id=%lld", (long long)sid) >= 1);
+	assert_true(tp_db_int(e->t.db, "SELECT COUNT(*) FROM cpus WHERE session_id=%lld", (long long)sid) >= 1);
 	/* Every event was declared with a name; rows are in time order with ~200 ms steps. */
-	assert_int_equal(tp_db_int(e->db,
+	assert_int_equal(tp_db_int(e->t.db,
 				   "SELECT COUNT(*) FROM counter_samples c LEFT JOIN events v ON "
 				   "v.session_id=c.session_id AND v.event_id=c.event_id WHERE c.session_id=%lld "
 				   "AND v.name IS NULL",
@@ -172,17 +145,17 @@ static void test_e2e_exit_code_and_no_collector(void **state)
 	struct env *e = *state;
 	/* No collector at all: the workload still runs to completion, its exit code comes back,
 	 * and the records wait in the spool. */
-	tp_stop(e->collector, 5000);
-	e->collector = -1;
+	tp_stop(e->t.collector, 5000);
+	e->t.collector = -1;
 	struct timeval t0, t1;
 	gettimeofday(&t0, NULL);
 	char agent[512], busy[512], coll[64];
 	tp_bin("agent", agent, sizeof(agent));
 	tp_bin("workloads/busy", busy, sizeof(busy));
-	snprintf(coll, sizeof(coll), "127.0.0.1:%d", e->port);
-	char *argv[] = {agent, "--collector", coll, "--spool", e->spool, "--flush-timeout", "1", "-I", "100",
+	snprintf(coll, sizeof(coll), "127.0.0.1:%d", e->t.port);
+	char *argv[] = {agent, "--collector", coll, "--spool", e->t.spool, "--flush-timeout", "1", "-I", "100",
 			"--", busy, "1", "1", "3", NULL};
-	pid_t a = tp_spawn(argv, e->alog);
+	pid_t a = tp_spawn(argv, e->t.alog);
 	int status;
 	assert_int_equal(tp_wait(a, 30000, &status), 0);
 	gettimeofday(&t1, NULL);
@@ -195,7 +168,7 @@ static void test_e2e_exit_code_and_no_collector(void **state)
 	assert_true(took < 1.0 + 1.0 + 5.0); /* workload + flush timeout + start-up slack */
 	/* unacked records are kept on disk */
 	char cmd[512];
-	snprintf(cmd, sizeof(cmd), "test -n \"$(find %s -name '*.spl' -size +0c)\"", e->spool);
+	snprintf(cmd, sizeof(cmd), "test -n \"$(find %s -name '*.spl' -size +0c)\"", e->t.spool);
 	assert_int_equal(system(cmd), 0);
 }
 
@@ -204,30 +177,30 @@ static void test_e2e_collector_sigkill_restart(void **state)
 	struct env *e = *state;
 	pid_t a = start_agent(e, "100", "5", "1", "0");
 	tp_sleep_ms(1500);
-	kill(e->collector, SIGKILL);
+	kill(e->t.collector, SIGKILL);
 	int status;
-	tp_wait(e->collector, 5000, &status);
+	tp_wait(e->t.collector, 5000, &status);
 	tp_sleep_ms(1200);
 	int port = 0;
-	e->collector = tp_start_collector(e->dir, e->db, e->port, &port, e->clog);
-	assert_true(e->collector > 0);
-	assert_int_equal(port, e->port);
+	e->t.collector = tp_start_collector(e->t.dir, e->t.db, e->t.port, &port, e->t.clog);
+	assert_true(e->t.collector > 0);
+	assert_int_equal(port, e->t.port);
 	assert_int_equal(tp_wait(a, 60000, &status), 0);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		dump_file(e->alog);
-		dump_file(e->clog);
+		tp_dump_file(e->t.alog);
+		tp_dump_file(e->t.clog);
 	}
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 	int64_t sid = session_id(e);
 	assert_seq_complete(e, sid);
 	/* One session across the reconnect, connected at least twice. */
-	assert_int_equal(tp_db_int(e->db, "SELECT COUNT(*) FROM sessions"), 1);
-	assert_true(tp_db_int(e->db, "SELECT connects FROM sessions WHERE id=%lld", (long long)sid) >= 2);
+	assert_int_equal(tp_db_int(e->t.db, "SELECT COUNT(*) FROM sessions"), 1);
+	assert_true(tp_db_int(e->t.db, "SELECT connects FROM sessions WHERE id=%lld", (long long)sid) >= 2);
 	/* No gap in time: consecutive task-clock rows at most a few intervals apart, and they span
 	 * the whole run. */
 	int64_t maxgap = tp_db_int(
-		e->db,
+		e->t.db,
 		"SELECT MAX(t2.t_ns - t1.t_ns) FROM counter_samples t1 JOIN counter_samples t2 "
 		"ON t2.session_id=t1.session_id AND t2.event_id=t1.event_id AND t2.seq = (SELECT MIN(seq) FROM "
 		"counter_samples t3 WHERE t3.session_id=t1.session_id AND t3.event_id=t1.event_id AND "
@@ -242,7 +215,7 @@ static void test_e2e_collector_sigkill_restart(void **state)
 	assert_true(fabs(tc - cpu) <= 0.10 * cpu);
 	/* Everything acked: the agent removed its spool. */
 	char cmd[512];
-	snprintf(cmd, sizeof(cmd), "test -z \"$(find %s -name '*.spl' -size +0c 2>/dev/null)\"", e->spool);
+	snprintf(cmd, sizeof(cmd), "test -z \"$(find %s -name '*.spl' -size +0c 2>/dev/null)\"", e->t.spool);
 	assert_int_equal(system(cmd), 0);
 }
 
@@ -402,15 +375,15 @@ static void test_e2e_bad_peers_do_not_hurt_good_agent(void **state)
 	tp_sleep_ms(500);
 	int slow[2] = {-1, -1};
 	for (int k = 0; k < 20; k++) {
-		bad_peer(e->port, k, &slow[k / 10]);
+		bad_peer(e->t.port, k, &slow[k / 10]);
 		tp_sleep_ms(50);
 	}
-	assert_true(tp_alive(e->collector));
+	assert_true(tp_alive(e->t.collector));
 	int status;
 	assert_int_equal(tp_wait(a, 60000, &status), 0);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		dump_file(e->alog);
-		dump_file(e->clog);
+		tp_dump_file(e->t.alog);
+		tp_dump_file(e->t.clog);
 	}
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
@@ -423,15 +396,15 @@ static void test_e2e_bad_peers_do_not_hurt_good_agent(void **state)
 	double tc = (double)task_clock_total(e, sid) * 1e-9;
 	assert_true(fabs(tc - cpu) <= 0.10 * cpu);
 	/* Still serving: a new agent after the storm gets its data in. */
-	assert_true(tp_alive(e->collector));
+	assert_true(tp_alive(e->t.collector));
 	/* The collector said why it closed each bad peer, naming it. */
-	int named = tp_file_count(e->clog, "127.0.0.1:");
+	int named = tp_file_count(e->t.clog, "127.0.0.1:");
 	fprintf(stderr, "collector log lines naming a peer: %d\n", named);
 	assert_true(named >= 18);
 	/* SIGTERM: clean exit 0 */
-	kill(e->collector, SIGTERM);
-	assert_int_equal(tp_wait(e->collector, 10000, &status), 0);
-	e->collector = -1;
+	kill(e->t.collector, SIGTERM);
+	assert_int_equal(tp_wait(e->t.collector, 10000, &status), 0);
+	e->t.collector = -1;
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 }

@@ -20,17 +20,31 @@
 #include "net.h"
 #include "testproc.h"
 
+static const char *no_opencl; /* why the suite is skipped, NULL if it runs */
+
 struct env {
-	char dir[256];
-	char db[300];
-	char clog[300];
-	char alog[300];
-	char spool[300];
-	pid_t collector;
-	int port;
+	struct tp_env t;
 };
 
-static const char *no_opencl; /* why the suite is skipped, NULL if it runs */
+static int setup(void **state)
+{
+	struct env *e = calloc(1, sizeof(*e));
+	if (!e || tp_env_setup(&e->t, "opencl", !no_opencl) < 0) {
+		free(e);
+		return -1;
+	}
+	*state = e;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct env *e = *state;
+	tp_env_teardown(&e->t);
+	free(e);
+	return 0;
+}
+
 
 static int group_setup(void **state)
 {
@@ -45,48 +59,6 @@ static int group_setup(void **state)
 	int status = -1;
 	if (p < 0 || tp_wait(p, 60000, &status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		no_opencl = "no working OpenCL device (cl_edge fails without the profiler): install pocl-opencl-icd";
-	return 0;
-}
-
-static int setup(void **state)
-{
-	struct env *e = calloc(1, sizeof(*e));
-	if (tp_tmpdir(e->dir, sizeof(e->dir), "opencl") < 0)
-		return -1;
-	snprintf(e->db, sizeof(e->db), "%s/profile.db", e->dir);
-	snprintf(e->clog, sizeof(e->clog), "%s/collector.log", e->dir);
-	snprintf(e->alog, sizeof(e->alog), "%s/agent.log", e->dir);
-	snprintf(e->spool, sizeof(e->spool), "%s/spool", e->dir);
-	if (!no_opencl) {
-		e->collector = tp_start_collector(e->dir, e->db, 0, &e->port, e->clog);
-		if (e->collector < 0) {
-			fprintf(stderr, "collector did not start: %s\n", strerror((int)-e->collector));
-			return -1;
-		}
-	}
-	*state = e;
-	return 0;
-}
-
-static void dump_file(const char *path)
-{
-	char *s = tp_slurp(path);
-	if (s) {
-		fprintf(stderr, "---- %s ----\n%s---- end ----\n", path, s);
-		free(s);
-	}
-}
-
-static int teardown(void **state)
-{
-	struct env *e = *state;
-	if (e->collector > 0 && tp_alive(e->collector))
-		tp_stop(e->collector, 5000);
-	if (getenv("PROF_KEEP_TMP"))
-		fprintf(stderr, "kept %s\n", e->dir);
-	else
-		tp_rm_rf(e->dir);
-	free(e);
 	return 0;
 }
 
@@ -106,14 +78,14 @@ static pid_t start_run(struct env *e, const char *mode, const char *id, const ch
 	char rel[128];
 	snprintf(rel, sizeof(rel), "cl-workloads/%s", wl[0]);
 	tp_bin(rel, prog, sizeof(prog));
-	snprintf(coll, sizeof(coll), "127.0.0.1:%d", e->port);
-	char *argv[32] = {agent, "run", "--collector", coll, "--spool", e->spool, "--agent-id", (char *)id,
+	snprintf(coll, sizeof(coll), "127.0.0.1:%d", e->t.port);
+	char *argv[32] = {agent, "run", "--collector", coll, "--spool", e->t.spool, "--agent-id", (char *)id,
 			  "--mode", (char *)mode, "--", prog};
 	size_t n = 12;
 	for (size_t i = 1; wl[i] && n < 30; i++)
 		argv[n++] = (char *)wl[i];
 	argv[n] = NULL;
-	return tp_spawn(argv, e->alog);
+	return tp_spawn(argv, e->t.alog);
 }
 
 static int run_to_end(struct env *e, const char *mode, const char *id, const char *const *wl, uint64_t *wall_ns)
@@ -131,10 +103,10 @@ static int run_to_end(struct env *e, const char *mode, const char *id, const cha
 
 static int64_t sid_of(struct env *e, const char *id)
 {
-	return tp_db_int(e->db, "SELECT MAX(id) FROM sessions WHERE agent_id='%s'", id);
+	return tp_db_int(e->t.db, "SELECT MAX(id) FROM sessions WHERE agent_id='%s'", id);
 }
 
-#define Q(...) tp_db_int(e->db, __VA_ARGS__)
+#define Q(...) tp_db_int(e->t.db, __VA_ARGS__)
 
 /* Everything the issue asks of one workload run. */
 static void check_workload(struct env *e, const char *mode, const char *const *wl, const char *okline,
@@ -144,10 +116,10 @@ static void check_workload(struct env *e, const char *mode, const char *const *w
 	snprintf(id, sizeof(id), "%s-%s-%s", wl[0], wl[1] ? wl[1] : "", mode);
 	uint64_t wall = 0;
 	int rc = run_to_end(e, mode, id, wl, &wall);
-	if (rc != 0 || tp_file_count(e->alog, okline) < 1)
-		dump_file(e->alog);
+	if (rc != 0 || tp_file_count(e->t.alog, okline) < 1)
+		tp_dump_file(e->t.alog);
 	assert_int_equal(rc, 0);                         /* exit code unchanged */
-	assert_true(tp_file_count(e->alog, okline) >= 1); /* result still correct */
+	assert_true(tp_file_count(e->t.alog, okline) >= 1); /* result still correct */
 	int64_t sid = sid_of(e, id);
 	assert_true(sid > 0);
 	int64_t nk = Q("SELECT COUNT(*) FROM cl_commands WHERE session_id=%lld AND kernel_id>0", (long long)sid);
@@ -212,7 +184,7 @@ static void test_opencl_app_events_released_early_still_timed(void **state)
 	struct env *e = *state;
 	static const char *const wl[] = {"cl_edge", "events", NULL};
 	assert_int_equal(run_to_end(e, "preload", "events", wl, NULL), 0);
-	assert_true(tp_file_count(e->alog, "cl_edge events: 4 kernels") == 1);
+	assert_true(tp_file_count(e->t.alog, "cl_edge events: 4 kernels") == 1);
 	int64_t sid = sid_of(e, "events");
 	assert_int_equal(Q("SELECT COUNT(*) FROM cl_commands WHERE session_id=%lld AND kernel_id>0 AND end_ns>start_ns"
 			   " AND forced_profiling=0 AND layer_event=0",
@@ -258,8 +230,8 @@ static void test_opencl_dag_critical_path_is_longest_chain(void **state)
 			 1);
 	char out[400], cmd[4096], coll[512];
 	tp_bin("collector", coll, sizeof(coll));
-	snprintf(out, sizeof(out), "%s/report.txt", e->dir);
-	snprintf(cmd, sizeof(cmd), "%s report --store %s --session %lld --opencl > %s 2>&1", coll, e->db,
+	snprintf(out, sizeof(out), "%s/report.txt", e->t.dir);
+	snprintf(cmd, sizeof(cmd), "%s report --store %s --session %lld --opencl > %s 2>&1", coll, e->t.db,
 		 (long long)sid, out);
 	assert_int_equal(system(cmd), 0);
 	char *rep = tp_slurp(out);
@@ -284,8 +256,8 @@ static void test_opencl_dag_critical_path_is_longest_chain(void **state)
 
 	/* The Perfetto export of the same session is valid JSON with the kernels on their queues. */
 	char json[400];
-	snprintf(json, sizeof(json), "%s/trace.json", e->dir);
-	snprintf(cmd, sizeof(cmd), "%s export --store %s --session %lld --perfetto %s 2>/dev/null", coll, e->db,
+	snprintf(json, sizeof(json), "%s/trace.json", e->t.dir);
+	snprintf(cmd, sizeof(cmd), "%s export --store %s --session %lld --perfetto %s 2>/dev/null", coll, e->t.db,
 		 (long long)sid, json);
 	assert_int_equal(system(cmd), 0);
 	snprintf(cmd, sizeof(cmd),
@@ -305,7 +277,7 @@ static void test_opencl_agent_killed_app_finishes_drops_reported(void **state)
 	assert_true(a > 0);
 	/* Wait until the app is connected and commands flow, then SIGKILL the agent. */
 	int waited = 0;
-	while (tp_file_count(e->alog, "opencl: pid") < 1 && waited < 30000) {
+	while (tp_file_count(e->t.alog, "opencl: pid") < 1 && waited < 30000) {
 		tp_sleep_ms(20);
 		waited += 20;
 	}
@@ -316,17 +288,17 @@ static void test_opencl_agent_killed_app_finishes_drops_reported(void **state)
 	assert_int_equal(tp_wait(a, 5000, &status), 0);
 	/* The app (now an orphan) still finishes, correctly. */
 	waited = 0;
-	while (tp_file_count(e->alog, "cl_matmul: 256x256 x150") < 1 && waited < 120000) {
+	while (tp_file_count(e->t.alog, "cl_matmul: 256x256 x150") < 1 && waited < 120000) {
 		tp_sleep_ms(50);
 		waited += 50;
 	}
 	if (waited >= 120000)
-		dump_file(e->alog);
-	assert_int_equal(tp_file_count(e->alog, "cl_matmul: 256x256 x150 on"), 1);
-	assert_int_equal(tp_file_count(e->alog, "WRONG"), 0);
+		tp_dump_file(e->t.alog);
+	assert_int_equal(tp_file_count(e->t.alog, "cl_matmul: 256x256 x150 on"), 1);
+	assert_int_equal(tp_file_count(e->t.alog, "WRONG"), 0);
 	/* Its layer left the drop count for the next agent... */
 	char drop[400];
-	snprintf(drop, sizeof(drop), "%s/opencl-dropped.log", e->spool);
+	snprintf(drop, sizeof(drop), "%s/opencl-dropped.log", e->t.spool);
 	waited = 0;
 	while (access(drop, R_OK) != 0 && waited < 5000) {
 		tp_sleep_ms(50);
@@ -344,7 +316,7 @@ static void test_opencl_agent_killed_app_finishes_drops_reported(void **state)
 	/* ...which reports it when it starts. */
 	static const char *const small[] = {"cl_edge", "noprof", NULL};
 	assert_int_equal(run_to_end(e, "layer", "after-kill", small, NULL), 0);
-	assert_true(tp_file_count(e->alog, "a previous run lost records") >= 1);
+	assert_true(tp_file_count(e->t.alog, "a previous run lost records") >= 1);
 	assert_int_not_equal(access(drop, F_OK), 0);
 }
 

@@ -21,24 +21,18 @@
 #define HZ 500
 
 struct env {
-	char dir[256], db[300], clog[300], alog[300], spool[300], rlog[300];
-	pid_t collector;
-	int port;
+	struct tp_env t;
+	char rlog[300];
 };
 
 static int setup(void **state)
 {
 	struct env *e = calloc(1, sizeof(*e));
-	if (tp_tmpdir(e->dir, sizeof(e->dir), "record") < 0)
+	if (!e || tp_env_setup(&e->t, "record", true) < 0) {
+		free(e);
 		return -1;
-	snprintf(e->db, sizeof(e->db), "%s/profile.db", e->dir);
-	snprintf(e->clog, sizeof(e->clog), "%s/collector.log", e->dir);
-	snprintf(e->alog, sizeof(e->alog), "%s/agent.log", e->dir);
-	snprintf(e->rlog, sizeof(e->rlog), "%s/report.txt", e->dir);
-	snprintf(e->spool, sizeof(e->spool), "%s/spool", e->dir);
-	e->collector = tp_start_collector(e->dir, e->db, 0, &e->port, e->clog);
-	if (e->collector < 0)
-		return -1;
+	}
+	tp_env_path(&e->t, "report.txt", e->rlog, sizeof(e->rlog));
 	*state = e;
 	return 0;
 }
@@ -46,22 +40,9 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct env *e = *state;
-	if (e->collector > 0 && tp_alive(e->collector))
-		tp_stop(e->collector, 5000);
-	if (getenv("PROF_KEEP_TMP"))
-		fprintf(stderr, "kept %s\n", e->dir);
-	else
-		tp_rm_rf(e->dir);
+	tp_env_teardown(&e->t);
 	free(e);
 	return 0;
-}
-
-static void dump(const char *path)
-{
-	char *s = tp_slurp(path);
-	if (s)
-		fprintf(stderr, "---- %s ----\n%s---- end ----\n", path, s);
-	free(s);
 }
 
 /* Runs agent record on busy 1.5 s; returns the agent's exit status or -1 if skipped. */
@@ -70,22 +51,22 @@ static int run_record(struct env *e, const char *backend, const char *agent_id)
 	char agent[512], busy[512], coll[64];
 	tp_bin("agent", agent, sizeof(agent));
 	tp_bin("workloads/busy", busy, sizeof(busy));
-	snprintf(coll, sizeof(coll), "127.0.0.1:%d", e->port);
-	unlink(e->alog);
-	char *argv[] = {agent, "record", "--collector", coll, "--spool", e->spool, "--agent-id", (char *)agent_id,
+	snprintf(coll, sizeof(coll), "127.0.0.1:%d", e->t.port);
+	unlink(e->t.alog);
+	char *argv[] = {agent, "record", "--collector", coll, "--spool", e->t.spool, "--agent-id", (char *)agent_id,
 			"-F", "500", "-I", "300", "--backend", (char *)backend, "--", busy, "1.5", "1", "0", NULL};
-	pid_t pid = tp_spawn(argv, e->alog);
+	pid_t pid = tp_spawn(argv, e->t.alog);
 	int status;
 	assert_int_equal(tp_wait(pid, 30000, &status), 0);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		char *log = tp_slurp(e->alog);
+		char *log = tp_slurp(e->t.alog);
 		bool perm = log && (strstr(log, "run as root") || strstr(log, "not compiled in"));
 		free(log);
 		if (perm) {
-			dump(e->alog);
+			tp_dump_file(e->t.alog);
 			return -1;
 		}
-		dump(e->alog);
+		tp_dump_file(e->t.alog);
 		fail_msg("agent record --backend %s failed (status 0x%x)", backend, status);
 	}
 	return 0;
@@ -93,7 +74,7 @@ static int run_record(struct env *e, const char *backend, const char *agent_id)
 
 static double busy_cpu(struct env *e)
 {
-	char *log = tp_slurp(e->alog);
+	char *log = tp_slurp(e->t.alog);
 	assert_non_null(log);
 	double wall = 0, cpu = -1;
 	char *p = strstr(log, "busy: wall ");
@@ -105,7 +86,7 @@ static double busy_cpu(struct env *e)
 
 static int64_t session_of(struct env *e, const char *agent_id)
 {
-	return tp_db_int(e->db, "SELECT MAX(id) FROM sessions WHERE agent_id='%s'", agent_id);
+	return tp_db_int(e->t.db, "SELECT MAX(id) FROM sessions WHERE agent_id='%s'", agent_id);
 }
 
 static void check_session(struct env *e, const char *agent_id, int backend)
@@ -114,14 +95,14 @@ static void check_session(struct env *e, const char *agent_id, int backend)
 	int64_t sid = session_of(e, agent_id);
 	assert_true(sid > 0);
 	/* samples for busy's own threads (the agent also sees what runs after its exit print: allow it) */
-	int64_t busy_samples = tp_db_int(e->db,
+	int64_t busy_samples = tp_db_int(e->t.db,
 		"SELECT SUM(count) FROM cpu_samples WHERE session_id=%lld AND pid=(SELECT pid FROM sample_mappings"
 		" WHERE session_id=%lld AND path LIKE '%%/busy' LIMIT 1)", (long long)sid, (long long)sid);
-	int64_t kinds = tp_db_int(e->db, "SELECT COUNT(DISTINCT kind) FROM records WHERE session_id=%lld AND kind<>'heartbeat'",
+	int64_t kinds = tp_db_int(e->t.db, "SELECT COUNT(DISTINCT kind) FROM records WHERE session_id=%lld AND kind<>'heartbeat'",
 				  (long long)sid);
-	int64_t be = tp_db_int(e->db, "SELECT MIN(backend) FROM cpu_samples WHERE session_id=%lld", (long long)sid);
-	int64_t be2 = tp_db_int(e->db, "SELECT MAX(backend) FROM cpu_samples WHERE session_id=%lld", (long long)sid);
-	int64_t samples_kind = tp_db_int(e->db, "SELECT COUNT(*) FROM records WHERE session_id=%lld AND kind='samples'",
+	int64_t be = tp_db_int(e->t.db, "SELECT MIN(backend) FROM cpu_samples WHERE session_id=%lld", (long long)sid);
+	int64_t be2 = tp_db_int(e->t.db, "SELECT MAX(backend) FROM cpu_samples WHERE session_id=%lld", (long long)sid);
+	int64_t samples_kind = tp_db_int(e->t.db, "SELECT COUNT(*) FROM records WHERE session_id=%lld AND kind='samples'",
 					 (long long)sid);
 	fprintf(stderr, "# %s: busy cpu %.3f s -> expected %.0f samples, stored %lld; %lld samples records\n",
 		agent_id, cpu, cpu * HZ, (long long)busy_samples, (long long)samples_kind);
@@ -137,7 +118,7 @@ static void check_session(struct env *e, const char *agent_id, int backend)
 	char coll[512], sidbuf[32];
 	tp_bin("collector", coll, sizeof(coll));
 	snprintf(sidbuf, sizeof(sidbuf), "%lld", (long long)sid);
-	char *argv[] = {coll, "report", "--store", e->db, "--session", sidbuf, "--top", "--limit", "5", NULL};
+	char *argv[] = {coll, "report", "--store", e->t.db, "--session", sidbuf, "--top", "--limit", "5", NULL};
 	unlink(e->rlog);
 	pid_t pid = tp_spawn(argv, e->rlog);
 	int status;
@@ -172,7 +153,7 @@ static void test_record_bpf_backend_busy(void **state)
 		skip();
 	check_session(e, "rec-bpf", 1);
 	int64_t sid = session_of(e, "rec-bpf");
-	int64_t tt = tp_db_int(e->db, "SELECT COUNT(*) FROM task_times WHERE session_id=%lld", (long long)sid);
+	int64_t tt = tp_db_int(e->t.db, "SELECT COUNT(*) FROM task_times WHERE session_id=%lld", (long long)sid);
 	assert_true(tt > 0);
 }
 

@@ -19,23 +19,18 @@
 #include "testproc.h"
 
 struct env {
-	char dir[256], db[300], clog[300], alog[300], elog[300];
-	pid_t collector;
-	int port;
+	struct tp_env t;
+	char elog[300];
 };
 
 static int setup(void **state)
 {
 	struct env *e = calloc(1, sizeof(*e));
-	if (tp_tmpdir(e->dir, sizeof(e->dir), "trace-cmd") < 0)
+	if (!e || tp_env_setup(&e->t, "trace-cmd", true) < 0) {
+		free(e);
 		return -1;
-	snprintf(e->db, sizeof(e->db), "%s/profile.db", e->dir);
-	snprintf(e->clog, sizeof(e->clog), "%s/collector.log", e->dir);
-	snprintf(e->alog, sizeof(e->alog), "%s/agent.log", e->dir);
-	snprintf(e->elog, sizeof(e->elog), "%s/edag.json", e->dir);
-	e->collector = tp_start_collector(e->dir, e->db, 0, &e->port, e->clog);
-	if (e->collector < 0)
-		return -1;
+	}
+	tp_env_path(&e->t, "edag.json", e->elog, sizeof(e->elog));
 	*state = e;
 	return 0;
 }
@@ -43,22 +38,9 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct env *e = *state;
-	if (e->collector > 0 && tp_alive(e->collector))
-		tp_stop(e->collector, 5000);
-	if (getenv("PROF_KEEP_TMP"))
-		fprintf(stderr, "kept %s\n", e->dir);
-	else
-		tp_rm_rf(e->dir);
+	tp_env_teardown(&e->t);
 	free(e);
 	return 0;
-}
-
-static void dump(const char *path)
-{
-	char *s = tp_slurp(path);
-	if (s)
-		fprintf(stderr, "---- %s ----\n%s---- end ----\n", path, s);
-	free(s);
 }
 
 /* The number after "key": at or after from (-1 if absent). */
@@ -74,22 +56,22 @@ static void test_trace_cmd_windows_reach_store_and_edag(void **state)
 	char agent[512], loop[512], coll[64];
 	tp_bin("agent", agent, sizeof(agent));
 	tp_bin("workloads/trace_loop", loop, sizeof(loop));
-	snprintf(coll, sizeof(coll), "127.0.0.1:%d", e->port);
+	snprintf(coll, sizeof(coll), "127.0.0.1:%d", e->t.port);
 	char *argv[] = {agent, "trace", "--collector", coll, "--window", "2000", "--every", "0.2", "--max-duty", "50",
 			"--", loop, "2", "3", NULL};
-	pid_t pid = tp_spawn(argv, e->alog);
+	pid_t pid = tp_spawn(argv, e->t.alog);
 	int status;
 	assert_int_equal(tp_wait(pid, 60000, &status), 0);
-	char *log = tp_slurp(e->alog);
+	char *log = tp_slurp(e->t.alog);
 	assert_non_null(log);
 	if (strstr(log, "not compiled in") || strstr(log, "ptrace(SEIZE)")) {
 		fprintf(stderr, "skipping: the agent cannot trace here\n");
-		dump(e->alog);
+		tp_dump_file(e->t.alog);
 		free(log);
 		skip();
 	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 3) {
-		dump(e->alog);
+		tp_dump_file(e->t.alog);
 		fail_msg("agent trace: status 0x%x, expected the tracee's exit code 3", status);
 	}
 	/* the tracee's own output, complete */
@@ -98,10 +80,10 @@ static void test_trace_cmd_windows_reach_store_and_edag(void **state)
 	assert_non_null(strstr(log, "signals 0"));
 	free(log);
 
-	int64_t sid = tp_db_int(e->db, "SELECT MAX(session_id) FROM trace_windows");
-	int64_t windows = tp_db_int(e->db, "SELECT COUNT(*) FROM trace_windows WHERE session_id=%lld", (long long)sid);
-	int64_t insns = tp_db_int(e->db, "SELECT SUM(n_insns) FROM trace_windows WHERE session_id=%lld", (long long)sid);
-	int64_t arch = tp_db_int(e->db, "SELECT MIN(arch) FROM trace_windows WHERE session_id=%lld", (long long)sid);
+	int64_t sid = tp_db_int(e->t.db, "SELECT MAX(session_id) FROM trace_windows");
+	int64_t windows = tp_db_int(e->t.db, "SELECT COUNT(*) FROM trace_windows WHERE session_id=%lld", (long long)sid);
+	int64_t insns = tp_db_int(e->t.db, "SELECT SUM(n_insns) FROM trace_windows WHERE session_id=%lld", (long long)sid);
+	int64_t arch = tp_db_int(e->t.db, "SELECT MIN(arch) FROM trace_windows WHERE session_id=%lld", (long long)sid);
 	fprintf(stderr, "# session %lld: %lld windows, %lld instructions, arch %lld\n", (long long)sid, (long long)windows,
 		(long long)insns, (long long)arch);
 	assert_true(sid > 0);
@@ -112,13 +94,13 @@ static void test_trace_cmd_windows_reach_store_and_edag(void **state)
 	char cbin[512], sidbuf[32];
 	tp_bin("collector", cbin, sizeof(cbin));
 	snprintf(sidbuf, sizeof(sidbuf), "%lld", (long long)sid);
-	char *eargv[] = {cbin, "edag", "--store", e->db, "--session", sidbuf, "--json", NULL};
+	char *eargv[] = {cbin, "edag", "--store", e->t.db, "--session", sidbuf, "--json", NULL};
 	pid = tp_spawn(eargv, e->elog);
 	assert_int_equal(tp_wait(pid, 30000, &status), 0);
 	char *js = tp_slurp(e->elog);
 	assert_non_null(js);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		dump(e->elog);
+		tp_dump_file(e->elog);
 		fail_msg("collector edag failed (status 0x%x)", status);
 	}
 	const char *win0 = strstr(js, "\"windows\":[");

@@ -196,3 +196,52 @@ int tp_file_count(const char *path, const char *needle)
 	free(s);
 	return count;
 }
+
+const char *tp_env_path(const struct tp_env *e, const char *name, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s", e->dir, name);
+	return buf;
+}
+
+int tp_env_setup(struct tp_env *e, const char *tag, bool start_collector)
+{
+	memset(e, 0, sizeof(*e));
+	e->collector = -1;
+	if (tp_tmpdir(e->dir, sizeof(e->dir), tag) < 0) {
+		fprintf(stderr, "cannot make a temp dir: %s\n", strerror(errno));
+		return -1;
+	}
+	tp_env_path(e, "profile.db", e->db, sizeof(e->db));
+	tp_env_path(e, "collector.log", e->clog, sizeof(e->clog));
+	tp_env_path(e, "agent.log", e->alog, sizeof(e->alog));
+	tp_env_path(e, "spool", e->spool, sizeof(e->spool));
+	if (!start_collector)
+		return 0;
+	e->collector = tp_start_collector(e->dir, e->db, 0, &e->port, e->clog);
+	if (e->collector < 0) {
+		fprintf(stderr, "collector did not start: %s\n", strerror((int)-e->collector));
+		tp_dump_file(e->clog);
+		return -1;
+	}
+	snprintf(e->coll, sizeof(e->coll), "127.0.0.1:%d", e->port);
+	return 0;
+}
+
+void tp_env_teardown(struct tp_env *e)
+{
+	if (e->collector > 0 && tp_alive(e->collector))
+		tp_stop(e->collector, 5000);
+	if (getenv("PROF_KEEP_TMP"))
+		fprintf(stderr, "kept %s\n", e->dir);
+	else if (e->dir[0])
+		tp_rm_rf(e->dir);
+}
+
+void tp_dump_file(const char *path)
+{
+	char *s = tp_slurp(path);
+	if (s) {
+		fprintf(stderr, "---- %s ----\n%s---- end ----\n", path, s);
+		free(s);
+	}
+}

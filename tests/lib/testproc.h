@@ -3,6 +3,8 @@
 #ifndef TESTS_LIB_TESTPROC_H
 #define TESTS_LIB_TESTPROC_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -23,6 +25,23 @@ int tp_alive(pid_t pid);
 /* Start a collector on 127.0.0.1:port (0 = any) with store db; returns pid
  * and the port it bound (read from its --port-file). */
 pid_t tp_start_collector(const char *dir, const char *db, int port, int *bound_port, const char *log);
+
+/* One integration test's world: a temp dir (kept when PROF_KEEP_TMP is set),
+ * the usual paths in it, and optionally a collector on 127.0.0.1. */
+struct tp_env {
+	char dir[256];
+	char db[300], clog[300], alog[300], spool[300];
+	char coll[64]; /* "127.0.0.1:PORT" */
+	pid_t collector;
+	int port;
+};
+/* Returns 0, or -1 (the reason printed) when the dir or the collector could not be made. */
+int tp_env_setup(struct tp_env *e, const char *tag, bool start_collector);
+void tp_env_teardown(struct tp_env *e);
+/* DIR/name of the env, into buf. */
+const char *tp_env_path(const struct tp_env *e, const char *name, char *buf, size_t len);
+/* Print a file (a log) to stderr, for failing tests. */
+void tp_dump_file(const char *path);
 
 /* Run a query returning one integer (first column of first row); -1 on error. */
 int64_t tp_db_int(const char *db, const char *sql_fmt, ...) __attribute__((format(printf, 2, 3)));
