@@ -159,8 +159,12 @@ static int open_counters(struct stat_cmd *c, struct target *t, char *err, size_t
 	} else {
 		bool fell_back;
 		c->nev = perf_default_events(pid, probe_cpu, c->ev, EVENTS_MAX, &fell_back, err, errlen);
-		if (fell_back)
-			log_warn("%s", err);
+		if (err[0])
+			log_warn("%s", err); /* software fallback, or defaults the PMU lacks */
+		if (c->nev == 0) {
+			snprintf(err, errlen, "no default event can be counted here: name events with -e");
+			return -ENOENT;
+		}
 	}
 	struct perf_target pt = {
 		.kind = kind == TARGET_SYSTEM ? PERF_TARGET_SYSTEM : kind == TARGET_EXEC ? PERF_TARGET_EXEC

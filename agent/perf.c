@@ -1,6 +1,7 @@
 #include "perf.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,15 +38,31 @@ static void fill_attr(struct perf_event_attr *a, const struct event_desc *ev, bo
 	a->exclude_hv = exclude_kernel;
 }
 
+long perf_event_open_cloexec(struct perf_event_attr *a, pid_t pid, int cpu, int group_fd, unsigned long flags)
+{
+	long fd = sys_perf_event_open(a, pid, cpu, group_fd, flags | PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && errno == EINVAL) {
+		/* Kernels before 3.14 (Arndale's 3.4) refuse the flag: set close-on-exec afterwards. */
+		int e = errno;
+		fd = sys_perf_event_open(a, pid, cpu, group_fd, flags);
+		if (fd < 0) {
+			errno = e; /* the attr's own problem: report the first answer */
+			return -1;
+		}
+		fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+	}
+	return fd;
+}
+
 /* Open with the kernel's permission in mind: retry without kernel counting
  * when the paranoid level forbids it. */
 static int open_attr(struct perf_event_attr *a, pid_t pid, int cpu, int group_fd)
 {
-	long fd = sys_perf_event_open(a, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+	long fd = perf_event_open_cloexec(a, pid, cpu, group_fd, 0);
 	if (fd < 0 && (errno == EACCES || errno == EPERM) && !a->exclude_kernel) {
 		a->exclude_kernel = 1;
 		a->exclude_hv = 1;
-		fd = sys_perf_event_open(a, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+		fd = perf_event_open_cloexec(a, pid, cpu, group_fd, 0);
 	}
 	return fd < 0 ? -errno : (int)fd;
 }
@@ -118,15 +135,27 @@ uint64_t perf_scale(uint64_t value, uint64_t enabled, uint64_t running)
 		return 0;
 	if (running >= enabled)
 		return value;
+#ifdef __SIZEOF_INT128__
 	unsigned __int128 v = (unsigned __int128)value * enabled / running;
 	return v > UINT64_MAX ? UINT64_MAX : (uint64_t)v;
+#else
+	/* 32-bit targets: exact quotient part, only the remainder through floating point */
+	uint64_t q = value / running, r = value % running;
+	if (q && enabled > UINT64_MAX / q)
+		return UINT64_MAX;
+	uint64_t a = q * enabled;
+	double b = (double)r * (double)enabled / (double)running;
+	if (b >= 18446744073709551616.0 - (double)a)
+		return UINT64_MAX;
+	return a + (uint64_t)b;
+#endif
 }
 
 uint32_t perf_running_pct(uint64_t enabled, uint64_t running)
 {
 	if (enabled == 0 || running >= enabled)
 		return 100;
-	return (uint32_t)((unsigned __int128)running * 100 / enabled);
+	return (uint32_t)((double)running * 100.0 / (double)enabled);
 }
 
 void perf_interval(struct perf_value *prev, const struct perf_value *cur, size_t n, uint64_t *inc, uint32_t *pct)
@@ -148,10 +177,23 @@ size_t perf_default_events(pid_t pid, int cpu, struct event_desc *out, size_t ma
 {
 	int rc = perf_probe_hw(pid, cpu);
 	if (rc == 0) {
+		/* A PMU that has cycles may still lack others (emulated PMUs, small cores):
+		 * keep the defaults that open, and say which did not. */
 		*fell_back = false;
 		if (msglen)
 			msg[0] = 0;
-		return events_default_hw(out, max);
+		size_t n = events_default_hw(out, max), k = 0, off = 0;
+		for (size_t i = 0; i < n; i++) {
+			int erc = perf_probe_event(&out[i], pid, cpu);
+			if (erc == 0) {
+				out[k++] = out[i];
+			} else if (off < msglen) {
+				off += (size_t)snprintf(msg + off, msglen - off, "%s%s (%s)",
+							off ? ", " : "default events not counted here: ", out[i].name,
+							strerror(-erc));
+			}
+		}
+		return k;
 	}
 	*fell_back = true;
 	snprintf(msg, msglen, "hardware counters unsupported (perf_event_open cycles: %s), using software events: %s",

@@ -72,14 +72,20 @@ int perf_paranoid(void);
 int perf_online_cpus(int *cpus, size_t max);
 
 /* Default events for the target: the hardware list when the cycles probe
- * succeeds, else the software list; then msg gets the one-line explanation
- * ("hardware counters unsupported (perf_event_open cycles: ...), using
- * software events: ...") and *fell_back is set. */
+ * succeeds (less the events that do not open; msg then names them), else the
+ * software list; then msg gets the one-line explanation ("hardware counters
+ * unsupported (perf_event_open cycles: ...), using software events: ...") and
+ * *fell_back is set. msg is empty when there is nothing to say. */
 size_t perf_default_events(pid_t pid, int cpu, struct event_desc *out, size_t max, bool *fell_back, char *msg,
 			   size_t msglen);
 
 /* Drop the events of ev[0..*n) the kernel refuses on the target, warning for
  * each one by name. Returns 0, or -ENOENT if nothing is left (err says why). */
 int perf_filter_supported(struct event_desc *ev, size_t *n, pid_t pid, int cpu, char *err, size_t errlen);
+
+/* perf_event_open(2) with close-on-exec, also on kernels older than 3.14
+ * (no PERF_FLAG_FD_CLOEXEC). Returns the fd, or -1 with errno. */
+struct perf_event_attr;
+long perf_event_open_cloexec(struct perf_event_attr *a, pid_t pid, int cpu, int group_fd, unsigned long flags);
 
 #endif

@@ -23,6 +23,7 @@
 
 #include "../bpf/sample_shared.h"
 #include "log.h"
+#include "perf.h"
 #include "sample.skel.h"
 #include "sampler_priv.h"
 #include "sched.skel.h"
@@ -133,7 +134,7 @@ static int bpf_open(struct sampler *s, char *err, size_t errlen)
 	struct perf_event_attr a;
 	sampler_fill_attr(s, &a, PERF_SAMPLE_IP);
 	for (int i = 0; i < n; i++) {
-		long fd = syscall(SYS_perf_event_open, &a, -1, cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
+		long fd = perf_event_open_cloexec(&a, -1, cpus[i], -1, 0);
 		if (fd < 0) {
 			rc = -errno;
 			snprintf(err, errlen, "perf_event_open on CPU %d: %s%s", cpus[i], strerror(-rc),

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "perf.h"
 #include "proc_tasks.h"
 #include "sampler_priv.h"
 
@@ -37,11 +38,6 @@ struct ring_state {
 	uint8_t *tmp; /* a record that wraps around the end of the ring */
 	size_t tmpcap;
 };
-
-static long perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group, unsigned long flags)
-{
-	return syscall(SYS_perf_event_open, a, pid, cpu, group, flags);
-}
 
 static void ring_close(struct sampler *s)
 {
@@ -116,10 +112,10 @@ static int ring_open(struct sampler *s, char *err, size_t errlen)
 		}
 		for (size_t t = 0; t < ntids; t++) {
 			pid_t pid = tids ? tids[t] : single;
-			long fd = perf_open(&a, pid, cpus[c], -1, PERF_FLAG_FD_CLOEXEC);
+			long fd = perf_event_open_cloexec(&a, pid, cpus[c], -1, 0);
 			if (fd < 0 && (errno == EACCES || errno == EPERM) && !a.exclude_kernel) {
 				a.exclude_kernel = 1; /* paranoid level: user space only */
-				fd = perf_open(&a, pid, cpus[c], -1, PERF_FLAG_FD_CLOEXEC);
+				fd = perf_event_open_cloexec(&a, pid, cpus[c], -1, 0);
 			}
 			if (fd < 0) {
 				if (errno == ESRCH && tids && ntids > 1)

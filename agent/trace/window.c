@@ -15,6 +15,9 @@
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
+#if defined(__aarch64__)
+#include <asm/ptrace.h> /* struct user_pt_regs */
+#endif
 
 #include "net.h"
 

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Fetch and unpack the Debian packages a cross board needs at build time, without
+# installing them: the guest kernel (for the QEMU boards and, for arm64, its BTF as
+# the CO-RE type source of the BPF programs) and the static busybox of the guest.
+#
+#   board-fetch.sh kernel  DEB_ARCH META_PKG OUTDIR   -> OUTDIR/{vmlinuz,release,modules/,config}
+#                                                        and OUTDIR/vmlinux.btf (arm64: from the Image)
+#   board-fetch.sh busybox DEB_ARCH OUTDIR            -> OUTDIR/busybox
+#
+# Packages come from Debian's mirror with `apt-get download` (multiarch lists: run
+# `make deps BOARD=<board>` once), are kept in OUTDIR/../dl and unpacked with dpkg-deb -x.
+# Idempotent: a stamp names the package file unpacked last; nothing is fetched again
+# while it is current.
+set -euo pipefail
+
+die() {
+	echo "board-fetch: $*" >&2
+	exit 1
+}
+
+# Resolve a (meta) package to a versioned linux-image-<abi>-<flavour> package.
+resolve_kernel() {
+	local arch=$1 meta=$2 dep
+	if [[ $meta =~ ^linux-image-[0-9] ]]; then
+		echo "$meta"
+		return
+	fi
+	dep=$(apt-cache depends "$meta:$arch" 2>/dev/null | sed -n 's/^ *Depends: \(linux-image-[0-9][^:]*\).*/\1/p' | head -n1)
+	[ -n "$dep" ] || die "cannot resolve $meta:$arch (no multiarch package lists? run: make deps BOARD=<board>)"
+	echo "$dep"
+}
+
+# download PKG:ARCH into DL, print the .deb path
+download() {
+	local spec=$1 dl=$2 ver file
+	ver=$(apt-cache policy "$spec" 2>/dev/null | sed -n 's/^ *Candidate: //p')
+	[ -n "$ver" ] && [ "$ver" != "(none)" ] || die "no candidate for $spec (run: make deps BOARD=<board>)"
+	file=$(ls "$dl"/"${spec%%:*}"_*"${ver##*:}"_"${spec##*:}".deb 2>/dev/null | head -n1 || true)
+	if [ -z "$file" ]; then
+		echo "  FETCH   $spec ($ver)" >&2
+		(cd "$dl" && timeout 600 apt-get download -q -o APT::Sandbox::User=root "$spec=$ver" >/dev/null) ||
+			die "apt-get download $spec=$ver failed"
+		file=$(ls "$dl"/"${spec%%:*}"_*"${ver##*:}"_"${spec##*:}".deb 2>/dev/null | head -n1 || true)
+		[ -n "$file" ] || die "downloaded $spec but cannot find the .deb in $dl"
+	fi
+	echo "$file"
+}
+
+# Raw BTF (.BTF section) from an uncompressed arm64 Image: find the BTF header
+# (magic 0xeB9F, version 1, hdr_len 24, type_off 0) and cut header + types + strings.
+extract_btf() {
+	python3 - "$1" "$2" <<'EOF'
+import struct, sys
+data = open(sys.argv[1], 'rb').read()
+if data[:2] == b'\x1f\x8b':
+    import gzip
+    data = gzip.decompress(data)
+sig = b'\x9f\xeb\x01\x00\x18\x00\x00\x00\x00\x00\x00\x00'
+best = None
+i = data.find(sig)
+while i >= 0:
+    _, _, _, hl, to, tl, so, sl = struct.unpack_from('<HBBIIIII', data, i)
+    end = i + hl + so + sl
+    if so >= tl and end <= len(data) and (best is None or tl > best[1]):
+        best = (i, tl, end)
+    i = data.find(sig, i + 1)
+if best is None:
+    sys.exit('no BTF in ' + sys.argv[1])
+open(sys.argv[2], 'wb').write(data[best[0]:best[2]])
+EOF
+}
+
+what=${1:-}
+case "$what" in
+kernel)
+	[ $# -eq 4 ] || die "usage: $0 kernel DEB_ARCH META_PKG OUTDIR"
+	arch=$2 meta=$3 out=$4
+	dl=$(dirname "$out")/dl
+	mkdir -p "$dl" "$out"
+	pkg=$(resolve_kernel "$arch" "$meta")
+	deb=$(download "$pkg:$arch" "$dl")
+	if [ "$(cat "$out/.stamp" 2>/dev/null)" = "$(basename "$deb")" ]; then
+		exit 0
+	fi
+	echo "  UNPACK  $(basename "$deb")" >&2
+	rm -rf "$out/root" && mkdir -p "$out/root"
+	dpkg-deb -x "$deb" "$out/root"
+	rel=$(ls "$out/root/lib/modules" | head -n1)
+	[ -n "$rel" ] && [ -f "$out/root/boot/vmlinuz-$rel" ] || die "$deb: no /boot/vmlinuz-<release>"
+	echo "$rel" >"$out/release"
+	cp "$out/root/boot/vmlinuz-$rel" "$out/vmlinuz"
+	cp "$out/root/boot/config-$rel" "$out/config"
+	rm -rf "$out/modules" && mv "$out/root/lib/modules/$rel" "$out/modules"
+	rm -rf "$out/root"
+	rm -f "$out/vmlinux.btf"
+	if [ "$arch" = arm64 ] && grep -q '^CONFIG_DEBUG_INFO_BTF=y' "$out/config"; then
+		extract_btf "$out/vmlinuz" "$out/vmlinux.btf" || die "no BTF found in $out/vmlinuz"
+	fi
+	basename "$deb" >"$out/.stamp"
+	;;
+busybox)
+	[ $# -eq 3 ] || die "usage: $0 busybox DEB_ARCH OUTDIR"
+	arch=$2 out=$3
+	dl=$(dirname "$out")/dl
+	mkdir -p "$dl" "$out"
+	deb=$(download "busybox-static:$arch" "$dl")
+	if [ "$(cat "$out/.busybox-stamp" 2>/dev/null)" = "$(basename "$deb")" ] && [ -x "$out/busybox" ]; then
+		exit 0
+	fi
+	tmp=$(mktemp -d)
+	dpkg-deb -x "$deb" "$tmp"
+	cp "$tmp/bin/busybox" "$out/busybox"
+	rm -rf "$tmp"
+	basename "$deb" >"$out/.busybox-stamp"
+	;;
+*)
+	die "usage: $0 kernel DEB_ARCH META_PKG OUTDIR | busybox DEB_ARCH OUTDIR"
+	;;
+esac

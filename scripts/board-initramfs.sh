@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Build the emulated board's initramfs (gzip'd newc cpio, no root or mknod needed):
+#   /init (scripts/board-guest-init.sh), /bin/busybox (Debian busybox-static), /bin/agent
+#   (the stripped static agent), /bin/busy (static busy-loop workload), /lib/modules/*.ko
+#   (the virtio-mmio network modules of the guest kernel and their dependencies).
+# Usage: board-initramfs.sh OUT.cpio.gz BUSYBOX AGENT BUSY KERNEL_MODULES_DIR
+set -euo pipefail
+[ $# -eq 5 ] || { echo "usage: $0 OUT.cpio.gz BUSYBOX AGENT BUSY KERNEL_MODULES_DIR" >&2; exit 2; }
+out=$1 busybox=$2 agent=$3 busy=$4 mods=$5
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+mkdir -p "$root"/{bin,dev,proc,sys,tmp,lib/modules}
+install -m 0755 scripts/board-guest-init.sh "$root/init"
+install -m 0755 "$busybox" "$root/bin/busybox"
+install -m 0755 "$agent" "$root/bin/agent"
+install -m 0755 "$busy" "$root/bin/busy"
+# The virtio-mmio network drivers and what they depend on (the depends= of .modinfo),
+# in load order; /lib/modules/order lists them for /init. Built-in ones are not there.
+order=()
+add_module() {
+	local m=$1 f d
+	for d in "${order[@]}"; do [ "$d" = "$m" ] && return; done
+	f=$(find "$mods" -name "$m.ko" | head -n1)
+	[ -n "$f" ] || return 0
+	for d in $(strings "$f" | sed -n 's/^depends=//p' | tr ',' ' '); do add_module "$d"; done
+	cp "$f" "$root/lib/modules/"
+	order+=("$m")
+}
+add_module virtio_mmio
+add_module virtio_net
+printf '%s\n' "${order[@]}" >"$root/lib/modules/order"
+if [ ! -f "$root/lib/modules/virtio_net.ko" ] && ! grep -q '^CONFIG_VIRTIO_NET=y' "$mods/../config" 2>/dev/null; then
+	echo "board-initramfs: virtio_net.ko not found under $mods" >&2
+	exit 1
+fi
+(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) | gzip -6 -n >"$out.tmp"
+mv "$out.tmp" "$out"
