@@ -11,6 +11,7 @@
 #include "log.h"
 #include "net.h"
 #include "perf.h"
+#include "pmu_events.h"
 #include "record.h"
 #include "session.h"
 #include "target.h"
@@ -201,7 +202,7 @@ int cmd_stat(int argc, char **argv)
 		return ex;
 	}
 	char err[1536];
-	if (c->events && events_parse(c->events, c->ev, EVENTS_MAX, &c->nev, err, sizeof(err)) < 0) {
+	if (c->events && events_parse_here(c->events, c->ev, EVENTS_MAX, &c->nev, err, sizeof(err)) < 0) {
 		log_error("-e: %s", err);
 		free(c);
 		return EXIT_USAGE;

@@ -11,6 +11,8 @@ static int bad(char *err, size_t errlen, const char *path, int line, const char 
 	return -EINVAL;
 }
 
+static int parse_stream(FILE *f, const char *path, struct pmu_table *t, char *err, size_t errlen);
+
 int pmu_table_parse(const char *path, struct pmu_table *t, char *err, size_t errlen)
 {
 	memset(t, 0, sizeof(*t));
@@ -20,6 +22,24 @@ int pmu_table_parse(const char *path, struct pmu_table *t, char *err, size_t err
 		snprintf(err, errlen, "%s: %s", path, strerror(e));
 		return -e;
 	}
+	return parse_stream(f, path, t, err, errlen);
+}
+
+int pmu_table_parse_text(const char *text, const char *label, struct pmu_table *t, char *err, size_t errlen)
+{
+	memset(t, 0, sizeof(*t));
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	if (!f) {
+		int e = errno;
+		snprintf(err, errlen, "%s: %s", label, strerror(e));
+		return -e;
+	}
+	return parse_stream(f, label, t, err, errlen);
+}
+
+/* Parses f (closed here). */
+static int parse_stream(FILE *f, const char *path, struct pmu_table *t, char *err, size_t errlen)
+{
 	char buf[256];
 	int ln = 0, rc = 0;
 	struct pmu_core *cur = NULL;

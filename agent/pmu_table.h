@@ -31,6 +31,8 @@ struct pmu_table {
 
 /* Parse a pmu-events file. Returns 0, or -errno with "FILE:LINE: reason" in err. */
 int pmu_table_parse(const char *path, struct pmu_table *t, char *err, size_t errlen);
+/* The same from the text of such a file (label names it in errors). */
+int pmu_table_parse_text(const char *text, const char *label, struct pmu_table *t, char *err, size_t errlen);
 /* The core type of (implementer, part), NULL if the table has none. */
 const struct pmu_core *pmu_table_core(const struct pmu_table *t, uint32_t implementer, uint32_t part);
 /* Raw number of event name on core c: 0, -ENOENT (not in the table), -ENOTSUP (not implemented). */

@@ -7,6 +7,7 @@
 
 #include "generated/config.h"
 #include "log.h"
+#include "pmu_events.h"
 #include "net.h"
 #include "sampler_priv.h"
 
@@ -75,12 +76,9 @@ static int choose_event(struct sampler *s, char *err, size_t errlen)
 	int probe_cpu = s->o.kind == PERF_TARGET_SYSTEM ? 0 : -1;
 	pid_t probe_pid = s->o.kind == PERF_TARGET_SYSTEM ? -1 : s->o.pid;
 	if (s->o.event) {
-		if (events_lookup(s->o.event, &s->ev) < 0) {
-			char valid[1024];
-			events_valid_names(valid, sizeof(valid));
-			snprintf(err, errlen, "unknown event '%s'; valid events: %s", s->o.event, valid);
-			return -EINVAL;
-		}
+		size_t n;
+		if (events_parse_here(s->o.event, &s->ev, 1, &n, err, errlen) < 0)
+			return -EINVAL; /* err: unknown name (valid names listed) or not in this CPU's PMU table */
 		int rc = perf_probe_event(&s->ev, probe_pid, probe_cpu);
 		if (rc < 0) {
 			snprintf(err, errlen, "cannot sample '%s' here (perf_event_open: %s)%s", s->ev.name, strerror(-rc),
