@@ -5,7 +5,7 @@
 #   make olddefconfig     update an old .config with defaults for new options
 #   make check            install deps, -Werror build, unit + integration tests under ASan+UBSan
 #   make demo             install deps, build, profile a sample OpenCL workload, print the report
-#   make fuzz             libFuzzer on the frame + envelope decoder (bounded time)
+#   make fuzz             libFuzzer on the frame + envelope decoder, 600 s (FUZZ_SECONDS=N; make fuzz-short: 60 s)
 #   make bench            benchmarks, results in bench/RESULTS.md
 #   make deps             install the Debian packages the build needs (idempotent)
 # Variables: BOARD=<name> (board/<name>/), DEFCONFIG=<file>, O=<dir> (output dir), SAN=1 (sanitizers), V=1.
@@ -18,7 +18,7 @@ KCONFIGLIB := /usr/lib/python3/dist-packages
 KCONFIG_RUN = KCONFIG_CONFIG=$(O)/.config $(PY) $(KCONFIGLIB)
 
 ifeq ($(wildcard board/$(BOARD)/board.mk),)
-$(error unknown board '$(BOARD)': no board/$(BOARD)/board.mk. Known boards: $(notdir $(wildcard board/*)))
+$(error unknown board '$(BOARD)': no board/$(BOARD)/board.mk. Known boards: $(patsubst board/%/board.mk,%,$(wildcard board/*/board.mk)))
 endif
 include board/$(BOARD)/board.mk
 
@@ -217,7 +217,7 @@ demo: deps
 	$(Q)scripts/demo.sh $(O)
 
 fuzz: deps
-	$(Q)scripts/fuzz.sh $(O)-fuzz $(or $(FUZZ_SECONDS),60)
+	$(Q)scripts/fuzz.sh $(O)-fuzz $(or $(FUZZ_SECONDS),600)
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all tests $(BENCH_BINS)

@@ -22,6 +22,7 @@ const char agent_cli_common_help[] =
 	"  --spool DIR            on-disk spool for unacknowledged records (default " DEFAULT_SPOOL_DIR ")\n"
 	"  --spool-max MB         spool size cap\n"
 	"  --agent-id ID          name of this agent (default: hostname)\n"
+	"  --token-file F         shared token of a collector started with --token-file\n"
 	"  --flush-timeout S      at the end, wait up to S s for acks (default 5)\n"
 	"  -v / -q                more / less logging\n";
 
@@ -49,7 +50,7 @@ int agent_cli_ulong(const char *s, unsigned long max, unsigned long *out)
 	return 0;
 }
 
-enum { OPT_COLLECTOR = 256, OPT_DURATION, OPT_SPOOL, OPT_SPOOL_MAX, OPT_AGENT_ID, OPT_FLUSH };
+enum { OPT_COLLECTOR = 256, OPT_DURATION, OPT_SPOOL, OPT_SPOOL_MAX, OPT_AGENT_ID, OPT_FLUSH, OPT_TOKEN };
 
 #define MAX_LONGOPTS 64
 
@@ -65,6 +66,7 @@ int agent_cli_parse(int argc, char **argv, struct agent_cli *cli, const char *us
 		{"spool-max", required_argument, NULL, OPT_SPOOL_MAX},
 		{"agent-id", required_argument, NULL, OPT_AGENT_ID},
 		{"flush-timeout", required_argument, NULL, OPT_FLUSH},
+		{"token-file", required_argument, NULL, OPT_TOKEN},
 		{"verbose", no_argument, NULL, 'v'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
@@ -135,6 +137,9 @@ int agent_cli_parse(int argc, char **argv, struct agent_cli *cli, const char *us
 				log_error("--flush-timeout: expected seconds >= 0 (got '%s')", optarg);
 				return EXIT_USAGE;
 			}
+			break;
+		case OPT_TOKEN:
+			cli->so.token_file = optarg;
 			break;
 		case 'v':
 			cli->verbose = 1;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth.h"
 #include "frame.h"
 #include "generated/config.h"
 #include "log.h"
@@ -68,6 +69,17 @@ int session_open(struct session **out, const struct session_opts *o, char *err, 
 	rc = transport_create(&s->tr, o->collector, s->spool, hello_frame, hello_len, s->max_frame, err, errlen);
 	if (rc < 0)
 		goto fail;
+	if (o->token_file) {
+		struct auth_token *tok = malloc(sizeof(*tok));
+		rc = tok ? auth_token_load(o->token_file, tok, err, errlen) : -ENOMEM;
+		if (rc == 0)
+			transport_set_token(s->tr, tok);
+		if (tok)
+			auth_token_wipe(tok);
+		free(tok);
+		if (rc < 0)
+			goto fail;
+	}
 	free(hello_frame);
 	*out = s;
 	return 0;
@@ -162,10 +174,11 @@ static int session_dispatch(void *ctx, struct pollfd *pfd, int n, uint64_t now)
 	struct session *s = ctx;
 	if (loop_timer_expired(&s->heartbeat, now))
 		send_heartbeat(s, now);
-	if (transport_process(s->tr, n > 0 ? pfd[0].revents : 0, now) == -EPROTONOSUPPORT) {
+	int rc = transport_process(s->tr, n > 0 ? pfd[0].revents : 0, now);
+	if (rc < 0) {
 		log_error("%s", transport_error(s->tr));
 		s->fatal = true;
-		return -EPROTONOSUPPORT;
+		return rc;
 	}
 	return 0;
 }

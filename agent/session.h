@@ -21,6 +21,7 @@ struct session_opts {
 	const char *target;    /* what is profiled, for Hello ("pid 12", "system-wide", "cmd ...") */
 	double flush_timeout_s;
 	bool opencl_probe;     /* list OpenCL devices in Hello */
+	const char *token_file; /* NULL: no token; else prove it when the collector challenges */
 };
 
 struct session;
@@ -47,8 +48,8 @@ int session_submit_frame(struct session *s, uint64_t seq, uint8_t *frame, size_t
 bool session_would_drop(const struct session *s, size_t len);
 uint64_t session_drop_generation(const struct session *s);
 
-/* The collector refused this agent for good (schema version); the loop was
- * stopped with -EPROTONOSUPPORT. */
+/* The collector refused this agent for good (schema version, token); the loop
+ * was stopped with -EPROTONOSUPPORT or -EACCES. */
 bool session_fatal(const struct session *s);
 /* At the end: wait up to flush_timeout_s for every record to be acked,
  * running only the session's own source. Returns the records left unacked. */

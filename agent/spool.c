@@ -21,6 +21,7 @@ struct spool {
 	int active_fd;
 	uint32_t next_id;
 	uint64_t bytes, records, dropped, last_seq, acked;
+	uint64_t disk_full_drops; /* segments dropped because the disk was full */
 };
 
 static int mkdir_p(const char *path)
@@ -135,6 +136,60 @@ static int new_segment(struct spool *s, uint64_t seq)
 	return 0;
 }
 
+static bool disk_full(int rc)
+{
+	return rc == -ENOSPC || rc == -EDQUOT || rc == -EFBIG;
+}
+
+/* Write one whole frame at the end of segment g, or nothing (a partial write is cut off). */
+static int write_frame(struct spool *s, struct spool_segment *g, const uint8_t *frame, size_t len)
+{
+	size_t done = 0;
+	while (done < len) {
+		ssize_t w = write(s->active_fd, frame + done, len - done);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+			/* Do not leave half a frame behind. */
+			if (ftruncate(s->active_fd, (off_t)g->bytes) < 0)
+				log_debug("spool: ftruncate: %s", strerror(errno));
+			return -e;
+		}
+		done += (size_t)w;
+	}
+	return 0;
+}
+
+/* Disk full: delete the oldest segment holding records (counted as dropped, with a warning);
+ * an empty segment left by the failed write goes too. -ENOSPC when nothing is left to drop. */
+static int drop_for_space(struct spool *s, int why)
+{
+	if (s->nsegs > 0 && s->segs[s->nsegs - 1].records == 0) {
+		/* the newest segment is empty (just created): remove it first, it holds nothing */
+		struct spool_segment *g = &s->segs[s->nsegs - 1];
+		char path[PATH_MAX + 32];
+		seg_path(s, g->id, path, sizeof(path));
+		if (s->active_fd >= 0) {
+			close(s->active_fd);
+			s->active_fd = -1;
+		}
+		unlink(path);
+		s->nsegs--;
+	}
+	if (s->nsegs == 0)
+		return -ENOSPC;
+	uint64_t n = s->segs[0].records;
+	drop_oldest(s);
+	s->dropped += n;
+	s->disk_full_drops++;
+	if (s->disk_full_drops == 1 || (s->disk_full_drops & (s->disk_full_drops - 1)) == 0)
+		log_warn("spool %s: %s before the cap: dropped the %llu oldest records, %llu dropped so far "
+			 "(free disk space or lower --spool-max)",
+			 s->dir, strerror(-why), (unsigned long long)n, (unsigned long long)s->dropped);
+	return 0;
+}
+
 int spool_append(struct spool *s, uint64_t seq, const uint8_t *frame, size_t len)
 {
 	if (len > s->max_bytes)
@@ -153,26 +208,23 @@ int spool_append(struct spool *s, uint64_t seq, const uint8_t *frame, size_t len
 		log_warn("spool full (cap %s): dropped %llu oldest records, %llu dropped so far", cap,
 			 (unsigned long long)n, (unsigned long long)s->dropped);
 	}
-	struct spool_segment *g = s->nsegs ? &s->segs[s->nsegs - 1] : NULL;
-	if (s->active_fd < 0 || !g || g->bytes >= s->seg_bytes) {
-		int rc = new_segment(s, seq);
-		if (rc < 0)
-			return rc;
-		g = &s->segs[s->nsegs - 1];
-	}
-	size_t done = 0;
-	while (done < len) {
-		ssize_t w = write(s->active_fd, frame + done, len - done);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			int e = errno;
-			/* Do not leave half a frame behind. */
-			if (ftruncate(s->active_fd, (off_t)g->bytes) < 0)
-				log_debug("spool: ftruncate: %s", strerror(errno));
-			return -e;
+	struct spool_segment *g;
+	for (;;) {
+		g = s->nsegs ? &s->segs[s->nsegs - 1] : NULL;
+		int rc = 0;
+		if (s->active_fd < 0 || !g || g->bytes >= s->seg_bytes) {
+			rc = new_segment(s, seq);
+			g = rc == 0 ? &s->segs[s->nsegs - 1] : g;
 		}
-		done += (size_t)w;
+		if (rc == 0)
+			rc = write_frame(s, g, frame, len);
+		if (rc == 0)
+			break;
+		if (!disk_full(rc))
+			return rc;
+		/* The disk is full before the cap: make room by dropping the oldest records. */
+		if (drop_for_space(s, rc) < 0)
+			return rc;
 	}
 	if (g->records == 0)
 		g->first_seq = seq;

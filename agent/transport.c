@@ -19,7 +19,7 @@
 #define REFILL_BYTES (256u * 1024u)
 #define DIRECT_MAX_PENDING (1024u * 1024u)
 
-enum tstate { T_IDLE, T_CONNECTING, T_HELLO, T_STREAMING, T_FATAL };
+enum tstate { T_IDLE, T_CONNECTING, T_CHALLENGE, T_HELLO, T_STREAMING, T_FATAL };
 
 struct transport {
 	struct sockaddr_storage addr;
@@ -46,6 +46,8 @@ struct transport {
 
 	struct transport_stats st;
 	char error[512];
+	struct auth_token *token; /* NULL: send the Hello at once */
+	int fatal_rc;
 };
 
 int transport_create(struct transport **out, const char *hostport, struct spool *spool, const uint8_t *hello,
@@ -90,7 +92,19 @@ void transport_destroy(struct transport *t)
 	frame_decoder_free(&t->dec);
 	free(t->out);
 	free(t->hello);
+	if (t->token) {
+		auth_token_wipe(t->token);
+		free(t->token);
+	}
 	free(t);
+}
+
+void transport_set_token(struct transport *t, const struct auth_token *token)
+{
+	if (!t->token)
+		t->token = malloc(sizeof(*t->token));
+	if (t->token)
+		*t->token = *token;
 }
 
 bool transport_streaming(const struct transport *t) { return t->state == T_STREAMING; }
@@ -238,10 +252,51 @@ static int flush(struct transport *t, uint64_t now)
 	}
 }
 
+static void send_hello(struct transport *t, uint64_t now, const uint8_t *frame, size_t len)
+{
+	t->state = T_HELLO;
+	t->deadline_ns = now + TRANSPORT_HELLO_TIMEOUT_NS;
+	out_append(t, frame, len);
+}
+
+/* The Hello with auth = HMAC(token, nonce || agent_id || boot_id): re-encoded from the stored frame. */
+static int hello_with_proof(struct transport *t, const Prof__Challenge *ch, uint8_t **frame, size_t *len)
+{
+	uint32_t body;
+	int h = frame_get_varint(t->hello, t->hello_len, &body);
+	if (h <= 0 || (size_t)h + body != t->hello_len)
+		return -EINVAL;
+	Prof__Envelope *env = prof__envelope__unpack(NULL, body, t->hello + h);
+	if (!env || env->body_case != PROF__ENVELOPE__BODY_HELLO) {
+		if (env)
+			prof__envelope__free_unpacked(env, NULL);
+		return -EINVAL;
+	}
+	uint8_t mac[AUTH_MAC_LEN];
+	int rc = auth_mac(t->token, ch->nonce.data, ch->nonce.len, env->hello->agent_id, env->hello->boot_id, mac);
+	if (rc == 0) {
+		ProtobufCBinaryData saved = env->hello->auth;
+		env->hello->auth.data = mac;
+		env->hello->auth.len = sizeof(mac);
+		rc = frame_encode(env, t->max_frame, frame, len);
+		env->hello->auth = saved;
+	}
+	prof__envelope__free_unpacked(env, NULL);
+	return rc;
+}
+
 static void on_connected(struct transport *t, uint64_t now)
 {
 	int one = 1;
 	setsockopt(t->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	t->out_len = t->out_off = 0;
+	t->out_frames = t->out_replayed = 0;
+	if (t->token) {
+		t->state = T_CHALLENGE;
+		t->deadline_ns = now + TRANSPORT_CHALLENGE_WAIT_NS;
+		log_debug("collector %s: connected, waiting for its Challenge", t->peer);
+		return;
+	}
 	t->state = T_HELLO;
 	t->deadline_ns = now + TRANSPORT_HELLO_TIMEOUT_NS;
 	t->out_len = t->out_off = 0;
@@ -283,6 +338,25 @@ static bool contains_ci(const char *s, const char *word)
  * -EPROTONOSUPPORT (fatal). */
 static int on_envelope(struct transport *t, const Prof__Envelope *env, uint64_t now)
 {
+	if (env->body_case == PROF__ENVELOPE__BODY_CHALLENGE) {
+		if (t->state != T_CHALLENGE) {
+			/* No token (the collector will refuse the Hello and say why), or a late duplicate. */
+			log_debug("collector %s: Challenge ignored (%s)", t->peer,
+				  t->token ? "Hello already sent" : "this agent has no --token-file");
+			return 0;
+		}
+		uint8_t *f = NULL;
+		size_t len = 0;
+		int rc = hello_with_proof(t, env->challenge, &f, &len);
+		if (rc < 0) {
+			conn_fail(t, now, "cannot answer the collector's Challenge", -rc);
+			return -EPIPE;
+		}
+		send_hello(t, now, f, len);
+		free(f);
+		log_debug("collector %s: Challenge answered, Hello sent", t->peer);
+		return 0;
+	}
 	if (env->body_case == PROF__ENVELOPE__BODY_ACK) {
 		uint64_t a = env->ack->seq;
 		if (a > t->st.acked)
@@ -305,6 +379,14 @@ static int on_envelope(struct transport *t, const Prof__Envelope *env, uint64_t 
 	if (env->body_case == PROF__ENVELOPE__BODY_ERROR) {
 		const char *m = env->error->message ? env->error->message : "";
 		log_error("collector %s error %u: %s", t->peer, env->error->code, m);
+		if (env->error->code == EACCES) {
+			snprintf(t->error, sizeof(t->error),
+				 "collector %s refused this agent (token authentication): %s", t->peer, m);
+			reset_conn(t);
+			t->state = T_FATAL;
+			t->fatal_rc = -EACCES;
+			return -EACCES;
+		}
 		if (env->error->code == EPROTONOSUPPORT || contains_ci(m, "version")) {
 			snprintf(t->error, sizeof(t->error),
 				 "collector %s refused this agent (schema version %u): %s; use an agent and a "
@@ -312,6 +394,7 @@ static int on_envelope(struct transport *t, const Prof__Envelope *env, uint64_t 
 				 t->peer, PROF_SCHEMA_VERSION, m);
 			reset_conn(t);
 			t->state = T_FATAL;
+			t->fatal_rc = -EPROTONOSUPPORT;
 			return -EPROTONOSUPPORT;
 		}
 		t->fail_logged = true; /* the error line above is the log line of this outage */
@@ -343,7 +426,7 @@ static int do_read(struct transport *t, uint64_t now)
 			return -EPIPE;
 		}
 		if (n == 0) {
-			conn_fail(t, now, t->state == T_HELLO ? "connection closed before the Hello was acked"
+			conn_fail(t, now, t->state != T_STREAMING ? "connection closed before the Hello was acked"
 							      : "connection closed by the collector",
 				  0);
 			return -EPIPE;
@@ -403,6 +486,7 @@ int transport_poll_prepare(struct transport *t, struct pollfd *pfd, uint64_t now
 		pfd->events = POLLOUT;
 		deadline = t->deadline_ns;
 		break;
+	case T_CHALLENGE:
 	case T_HELLO:
 		deadline = t->deadline_ns;
 		/* fallthrough */
@@ -427,11 +511,11 @@ int transport_process(struct transport *t, short revents, uint64_t now)
 {
 	switch (t->state) {
 	case T_FATAL:
-		return -EPROTONOSUPPORT;
+		return t->fatal_rc;
 	case T_IDLE:
 		if (now >= t->next_attempt_ns)
 			start_connect(t, now);
-		if (t->state != T_HELLO)
+		if (t->state != T_HELLO && t->state != T_CHALLENGE)
 			return 0;
 		break;
 	case T_CONNECTING:
@@ -455,13 +539,19 @@ int transport_process(struct transport *t, short revents, uint64_t now)
 	default:
 		break;
 	}
-	/* Connected (T_HELLO or T_STREAMING). */
+	/* Connected (T_CHALLENGE, T_HELLO or T_STREAMING). */
 	if (revents & (POLLIN | POLLERR | POLLHUP)) {
 		int rc = do_read(t, now);
-		if (rc == -EPROTONOSUPPORT)
+		if (rc == -EPROTONOSUPPORT || rc == -EACCES)
 			return rc;
 		if (rc < 0)
 			return 0;
+	}
+	if (t->state == T_CHALLENGE && now >= t->deadline_ns) {
+		/* A collector without --token-file sends no Challenge: it takes a Hello without proof. */
+		log_debug("collector %s: no Challenge within %llu ms: sending the Hello without a token proof",
+			  t->peer, TRANSPORT_CHALLENGE_WAIT_NS / 1000000ull);
+		send_hello(t, now, t->hello, t->hello_len);
 	}
 	if (t->state == T_HELLO && now >= t->deadline_ns) {
 		conn_fail(t, now, "no answer to Hello", 0);

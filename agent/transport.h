@@ -12,12 +12,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "auth.h"
 #include "spool.h"
 
 #define TRANSPORT_BACKOFF_MIN_NS 100000000ull  /* 100 ms */
 #define TRANSPORT_BACKOFF_MAX_NS 5000000000ull /* 5 s */
 #define TRANSPORT_CONNECT_TIMEOUT_NS 3000000000ull
 #define TRANSPORT_HELLO_TIMEOUT_NS 10000000000ull
+/* With a token: how long to wait for the collector's Challenge before sending
+ * the Hello without a proof (a collector without --token-file sends none). */
+#define TRANSPORT_CHALLENGE_WAIT_NS 1000000000ull
 
 struct transport_stats {
 	uint64_t bytes_sent;
@@ -36,6 +40,9 @@ struct transport;
 int transport_create(struct transport **out, const char *hostport, struct spool *spool, const uint8_t *hello,
 		     size_t hello_len, size_t max_frame, char *err, size_t errlen);
 void transport_destroy(struct transport *t);
+/* Prove this token when the collector challenges (copied). Call before the
+ * first transport_process(). */
+void transport_set_token(struct transport *t, const struct auth_token *token);
 
 /* Append the record to the spool, then send it if the connection is caught
  * up (otherwise the replay picks it up from the spool). Returns 0 or the
@@ -46,8 +53,9 @@ int transport_submit(struct transport *t, uint64_t seq, const uint8_t *frame, si
  * the milliseconds until the transport's next deadline, or -1 for none. */
 int transport_poll_prepare(struct transport *t, struct pollfd *pfd, uint64_t now_ns);
 /* After poll() (revents 0 when only a timer fired): connect, read, write,
- * time out. Returns 0, or -EPROTONOSUPPORT when the collector refused this
- * agent for good (schema version mismatch; transport_error() says why). */
+ * time out. Returns 0, or -EPROTONOSUPPORT / -EACCES when the collector refused
+ * this agent for good (schema version mismatch / missing or wrong token;
+ * transport_error() says why). */
 int transport_process(struct transport *t, short revents, uint64_t now_ns);
 
 bool transport_streaming(const struct transport *t); /* Hello acked on the current connection */

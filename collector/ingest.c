@@ -28,6 +28,37 @@ void ingest_init(struct ingest_conn *c, struct store *store, const char *peer)
 	snprintf(c->peer, sizeof(c->peer), "%s", peer ? peer : "?");
 }
 
+void ingest_set_auth(struct ingest_conn *c, const struct auth_token *token, const uint8_t *nonce)
+{
+	c->token = token;
+	memcpy(c->nonce, nonce, sizeof(c->nonce));
+}
+
+/* The Hello proves the token (or none is required). */
+static int check_auth(struct ingest_conn *c, const Prof__Hello *h)
+{
+	if (!c->token)
+		return 0;
+	char id[96];
+	copy_printable(id, sizeof(id), h->agent_id);
+	if (h->auth.len == 0)
+		return ingest_fail(c, INGEST_PROTOCOL, EACCES, true,
+				   "authentication required: agent %s sent no token proof; this collector runs "
+				   "with --token-file: start the agent with --token-file FILE holding the same token",
+				   id);
+	int rc = auth_verify(c->token, c->nonce, sizeof(c->nonce), h->agent_id, h->boot_id, h->auth.data,
+			     h->auth.len);
+	if (rc == -EACCES)
+		return ingest_fail(c, INGEST_PROTOCOL, EACCES, true,
+				   "authentication failed: agent %s proved a different token (HMAC mismatch): "
+				   "give the agent the collector's --token-file",
+				   id);
+	if (rc < 0)
+		return ingest_fail(c, INGEST_STORE, (uint32_t)-rc, false, "cannot check the token: %s",
+				   strerror(-rc));
+	return 0;
+}
+
 void ingest_free(struct ingest_conn *c)
 {
 	free(c->agent_id);
@@ -73,12 +104,20 @@ static int on_hello(struct ingest_conn *c, const Prof__Hello *h)
 		    "the agent",
 		    h->schema_version, PROF_SCHEMA_VERSION);
 	}
+	int rc = check_auth(c, h);
+	if (rc == 0 && c->admit)
+		rc = c->admit(c->admit_arg, c, h);
+	if (rc < 0) {
+		free(c->agent_id);
+		c->agent_id = strdup(h->agent_id); /* for the log line */
+		return rc;
+	}
 	char *id = strdup(h->agent_id); /* non-empty and bounded: validate.c */
 	if (!id)
 		return ingest_fail(c, INGEST_STORE, ENOMEM, false, "out of memory");
 	uint64_t max_seq = 0;
 	int64_t sid = 0;
-	int rc = store_session_open(c->store, h, c->peer, &sid, &max_seq, &c->session_created);
+	rc = store_session_open(c->store, h, c->peer, &sid, &max_seq, &c->session_created);
 	if (rc < 0) {
 		free(id);
 		return ingest_fail(c, INGEST_STORE, (uint32_t)-rc, false,
@@ -99,6 +138,12 @@ static int on_record(struct ingest_conn *c, const Prof__Envelope *env, size_t fr
 		return ingest_fail(c, INGEST_PROTOCOL, EPROTO, true, "%s record (seq %llu) before Hello",
 				   kind, (unsigned long long)env->seq);
 	int rc = store_put_record(c->store, c->session_id, env, frame_bytes);
+	if (rc == -EOPNOTSUPP)
+		return ingest_fail(c, INGEST_PROTOCOL, EOPNOTSUPP, true,
+				   "%s records need the SQLite store for now: this collector writes to PostgreSQL, "
+				   "which takes counters and heartbeats; run a collector with an SQLite --store for "
+				   "this agent",
+				   kind);
 	if (rc == -ERANGE)
 		return ingest_fail(c, INGEST_PROTOCOL, EINVAL, true,
 				   "%s record seq %llu: seq or timestamps beyond 2^63 (after delta decoding)",
@@ -130,6 +175,9 @@ int ingest_envelope(struct ingest_conn *c, const Prof__Envelope *env, size_t fra
 		return ingest_fail(c, INGEST_PROTOCOL, EPROTO, true,
 				   "agent sent an Ack (seq %llu): only the collector acks",
 				   (unsigned long long)env->ack->seq);
+	case PROF__ENVELOPE__BODY_CHALLENGE:
+		return ingest_fail(c, INGEST_PROTOCOL, EPROTO, true,
+				   "agent sent a Challenge: only the collector challenges");
 	case PROF__ENVELOPE__BODY_ERROR: {
 		char msg[200];
 		copy_printable(msg, sizeof(msg), env->error->message);
@@ -206,5 +254,16 @@ int ingest_pack_error(uint32_t code, const char *message, uint8_t *buf, size_t c
 	Prof__Envelope env = PROF__ENVELOPE__INIT;
 	env.body_case = PROF__ENVELOPE__BODY_ERROR;
 	env.error = &err;
+	return pack_frame(&env, buf, cap);
+}
+
+int ingest_pack_challenge(const uint8_t *nonce, size_t len, uint8_t *buf, size_t cap)
+{
+	Prof__Challenge ch = PROF__CHALLENGE__INIT;
+	ch.nonce.data = (uint8_t *)nonce;
+	ch.nonce.len = len;
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.body_case = PROF__ENVELOPE__BODY_CHALLENGE;
+	env.challenge = &ch;
 	return pack_frame(&env, buf, cap);
 }

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "auth.h"
 #include "profiler.pb-c.h"
 #include "store.h"
 
@@ -34,10 +35,20 @@ struct ingest_conn {
 	bool send_error;   /* whether an Error envelope should answer the failure */
 	uint32_t err_code; /* errno-style code for the Error envelope */
 	char err[256];	   /* one-line reason of the failure */
+	/* Authentication (ingest_set_auth): the Hello must carry HMAC(token, nonce ...). */
+	const struct auth_token *token; /* NULL: no authentication; not owned */
+	uint8_t nonce[AUTH_NONCE_LEN];
+	/* Optional admission check of an (authenticated, well-formed) Hello before the
+	 * session is opened: return 0, or a negative errno after ingest_fail(). */
+	int (*admit)(void *arg, struct ingest_conn *c, const Prof__Hello *h);
+	void *admit_arg;
 };
 
 void ingest_init(struct ingest_conn *c, struct store *store, const char *peer);
 void ingest_free(struct ingest_conn *c);
+/* Require Hello.auth = HMAC-SHA256(token, nonce || agent_id || le64(boot_id)); nonce
+ * (AUTH_NONCE_LEN bytes) is the one sent in this connection's Challenge. */
+void ingest_set_auth(struct ingest_conn *c, const struct auth_token *token, const uint8_t *nonce);
 
 /* Handle one frame payload (as returned by frame_decoder_next): decode,
  * validate, apply. Returns 0, or a negative errno with c->failure and c->err
@@ -62,5 +73,6 @@ const char *ingest_who(const struct ingest_conn *c, char *buf, size_t len);
  * frame length or -ENOBUFS. */
 int ingest_pack_ack(uint64_t seq, uint8_t *buf, size_t cap);
 int ingest_pack_error(uint32_t code, const char *message, uint8_t *buf, size_t cap);
+int ingest_pack_challenge(const uint8_t *nonce, size_t len, uint8_t *buf, size_t cap);
 
 #endif

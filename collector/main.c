@@ -11,8 +11,10 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "cli.h"
 #include "frame.h"
+#include "generated/config.h"
 #include "http.h"
 #include "log.h"
 #include "server.h"
@@ -23,7 +25,8 @@
 
 #define SYNOPSIS                                                                                             \
 	"usage: collector [--listen HOST:PORT] --store PATH [--port-file FILE] [--sync full|normal]\n"       \
-	"                 [--max-conns N] [--http HOST:PORT] [-v] [-q]\n"                                                       \
+	"                 [--max-conns N] [--http HOST:PORT] [--token-file F] [--max-rate N]\n"           \
+	"                 [--max-sessions-per-agent N] [--hello-timeout S] [--max-frame-kb N] [-v] [-q]\n"                                                       \
 	"       collector sessions --store PATH [--json]\n"                                                  \
 	"       collector dump --store PATH --session N [--json] [--rows]\n"                                 \
 	"       collector report --store PATH --session N [--top] [--opencl] [--json]\n"                     \
@@ -43,6 +46,13 @@ static const char usage_text[] =
 	     "                    normal: faster, an ack survives a collector crash only\n"
 	     "  --max-conns N     simultaneous agent connections (default 1024)\n"
 	     "  --http HOST:PORT  also serve the session list and reports (HTML, JSON) over HTTP\n"
+	     "  --token-file F    agents must prove this shared token (HMAC of a per-connection\n"
+	     "                    challenge); required to listen on a non-loopback address\n"
+	     "  --max-rate N      records/s per connection; reading pauses above it (default 5000,\n"
+	     "                    0: unlimited)\n"
+	     "  --max-sessions-per-agent N  open connections per agent id (default 4)\n"
+	     "  --hello-timeout S close connections that sent no Hello after S seconds (default 10)\n"
+	     "  --max-frame-kb N  largest frame accepted, KiB (default CONFIG_MAX_FRAME_KB)\n"
 	     "  -v, -q            more (debug) / less (warnings only) logging\n"
 	     "SIGINT/SIGTERM: stop accepting, commit what is buffered, send the last acks, exit 0.\n"
 	     "\n"
@@ -104,9 +114,9 @@ static void raise_fd_limit(unsigned max_conns)
 }
 
 struct serve_args {
-	const char *listen, *store, *port_file, *http;
+	const char *listen, *store, *port_file, *http, *token_file;
 	bool sync_full;
-	unsigned max_conns;
+	unsigned max_conns, max_rate, max_per_agent, hello_timeout_s, max_frame_kb;
 };
 
 static int serve(const struct serve_args *a)
@@ -129,9 +139,25 @@ static int serve(const struct serve_args *a)
 	struct server *srv = NULL;
 	struct http_server *http = NULL;
 	int status = 1;
+	static struct auth_token token;
+	if (a->token_file) {
+		char err[512];
+		if (auth_token_load(a->token_file, &token, err, sizeof(err)) < 0) {
+			log_error("%s", err);
+			close(sfd);
+			return 1;
+		}
+	}
+	struct server_options opt = {.listen = a->listen,
+				     .max_conns = a->max_conns,
+				     .signal_fd = sfd,
+				     .token = a->token_file ? &token : NULL,
+				     .max_rate = a->max_rate,
+				     .max_sessions_per_agent = a->max_per_agent,
+				     .hello_timeout_ms = a->hello_timeout_s * 1000u,
+				     .max_frame = (size_t)a->max_frame_kb * 1024u};
 	if (store_open(a->store, a->sync_full ? STORE_SYNC_FULL : 0, &st) < 0)
 		goto out;
-	struct server_options opt = {.listen = a->listen, .max_conns = a->max_conns, .signal_fd = sfd};
 	if (a->http) {
 		if (http_open(a->http, a->store, &http) < 0)
 			goto out;
@@ -151,6 +177,7 @@ out:
 	http_close(http);
 	store_close(st);
 	close(sfd);
+	auth_token_wipe(&token);
 	return status;
 }
 
@@ -190,6 +217,9 @@ int main(int argc, char **argv)
 	    {"max-conns", required_argument, NULL, 'm'}, {"verbose", no_argument, NULL, 'v'},
 	    {"quiet", no_argument, NULL, 'q'},		 {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},	 {"http", required_argument, NULL, 'H'},
+	    {"token-file", required_argument, NULL, 'T'}, {"max-rate", required_argument, NULL, 'R'},
+	    {"max-sessions-per-agent", required_argument, NULL, 'A'},
+	    {"hello-timeout", required_argument, NULL, 'O'}, {"max-frame-kb", required_argument, NULL, 'F'},
 	    {NULL, 0, NULL, 0}};
 	struct serve_args a = {
 	    .listen = DEFAULT_LISTEN, .sync_full = true, .max_conns = SERVER_DEFAULT_MAX_CONNS};
@@ -220,6 +250,31 @@ int main(int argc, char **argv)
 			break;
 		case 'H':
 			a.http = optarg;
+			break;
+		case 'T':
+			a.token_file = optarg;
+			break;
+		case 'R':
+			if (parse_uint(optarg, 0, 100000000, &a.max_rate) < 0)
+				return usage_error("--max-rate wants records per second (0: unlimited), not '%s'",
+						   optarg);
+			if (a.max_rate == 0)
+				a.max_rate = SERVER_UNLIMITED_RATE;
+			break;
+		case 'A':
+			if (parse_uint(optarg, 1, 100000, &a.max_per_agent) < 0)
+				return usage_error("--max-sessions-per-agent wants a number from 1 to 100000, not '%s'",
+						   optarg);
+			break;
+		case 'O':
+			if (parse_uint(optarg, 1, 3600, &a.hello_timeout_s) < 0)
+				return usage_error("--hello-timeout wants seconds from 1 to 3600, not '%s'", optarg);
+			break;
+		case 'F':
+			if (parse_uint(optarg, 4, CONFIG_MAX_FRAME_KB, &a.max_frame_kb) < 0) {
+				fprintf(stderr, "collector: --max-frame-kb wants 4..%d KiB\n", CONFIG_MAX_FRAME_KB);
+				return 2;
+			}
 			break;
 		case 'v':
 			log_set_level(LOG_LEVEL_DEBUG);

@@ -28,6 +28,7 @@
 #define BATCH_MAX_NS (50u * 1000u * 1000u)
 #define MAX_EVENTS 256
 #define ACCEPT_PER_ITERATION 64
+#define SWEEP_NS (250u * 1000u * 1000u) /* how often Hello deadlines are checked */
 
 struct conn {
 	struct conn *prev, *next;
@@ -40,6 +41,11 @@ struct conn {
 	uint8_t out[OUT_CAP];
 	struct frame_decoder dec;
 	struct ingest_conn ing;
+	uint64_t accepted_ns;
+	/* --max-rate: token bucket of records; reading pauses while it is empty */
+	double tokens;
+	uint64_t refill_ns, resume_ns;
+	bool throttled, throttle_logged;
 };
 
 struct server {
@@ -55,6 +61,9 @@ struct server {
 	struct conn *conns;
 	bool stopping, stopped, accept_paused;
 	uint64_t batch_start_ns;
+	const struct auth_token *token;
+	unsigned max_rate, max_per_agent, nthrottled;
+	uint64_t hello_timeout_ns, next_sweep_ns;
 	struct server_stats stats;
 };
 
@@ -77,7 +86,7 @@ static void want_output(struct server *s, struct conn *c, bool on)
 {
 	if (c->want_out == on)
 		return;
-	if (epoll_set(s, EPOLL_CTL_MOD, c->fd, EPOLLIN | (on ? EPOLLOUT : 0), c) == 0)
+	if (epoll_set(s, EPOLL_CTL_MOD, c->fd, (c->throttled ? 0 : EPOLLIN) | (on ? EPOLLOUT : 0), c) == 0)
 		c->want_out = on;
 }
 
@@ -142,6 +151,8 @@ static void conn_free(struct server *s, struct conn *c)
 		c->next->prev = c->prev;
 	frame_decoder_free(&c->dec);
 	ingest_free(&c->ing);
+	if (c->throttled)
+		s->nthrottled--;
 	free(c);
 	s->nconns--;
 	accept_resume(s);
@@ -175,6 +186,42 @@ static void conn_close(struct server *s, struct conn *c)
 	conn_free(s, c);
 }
 
+/* Hello admission (after authentication): at most max_per_agent open connections per agent id. */
+static int admit_hello(void *arg, struct ingest_conn *ic, const Prof__Hello *h)
+{
+	struct server *s = arg;
+	unsigned n = 0;
+	for (struct conn *c = s->conns; c; c = c->next)
+		if (&c->ing != ic && c->ing.hello_done && !c->closing && strcmp(c->ing.agent_id, h->agent_id) == 0)
+			n++;
+	if (n < s->max_per_agent)
+		return 0;
+	s->stats.over_per_agent++;
+	return ingest_fail(ic, INGEST_PROTOCOL, EBUSY, true,
+			   "agent id already has %u open connections (limit --max-sessions-per-agent %u): "
+			   "do two agents use the same --agent-id? retrying later",
+			   n, s->max_per_agent);
+}
+
+/* The first frame of an authenticated connection: a fresh nonce to prove the token with. */
+static void send_challenge(struct server *s, struct conn *c)
+{
+	uint8_t nonce[AUTH_NONCE_LEN];
+	int rc = auth_random(nonce, sizeof(nonce));
+	int n = rc < 0 ? rc : ingest_pack_challenge(nonce, sizeof(nonce), c->out, OUT_CAP);
+	if (n < 0) {
+		ingest_fail(&c->ing, INGEST_STORE, (uint32_t)-n, false, "cannot make a challenge: %s",
+			    strerror(-n));
+		log_error("%s: %s; closing the connection", c->ing.peer, c->ing.err);
+		c->closing = true;
+		return;
+	}
+	ingest_set_auth(&c->ing, s->token, nonce);
+	c->out_off = 0;
+	c->out_len = (size_t)n;
+	conn_flush(s, c);
+}
+
 static void conn_new(struct server *s, int fd, const char *peer)
 {
 	struct conn *c = calloc(1, sizeof(*c));
@@ -188,6 +235,11 @@ static void conn_new(struct server *s, int fd, const char *peer)
 	}
 	c->fd = fd;
 	ingest_init(&c->ing, s->store, peer);
+	c->ing.admit = admit_hello;
+	c->ing.admit_arg = s;
+	c->accepted_ns = clock_mono_ns();
+	c->refill_ns = c->accepted_ns;
+	c->tokens = s->max_rate;
 	if (epoll_set(s, EPOLL_CTL_ADD, fd, EPOLLIN, c) < 0) {
 		log_error("%s: epoll: %s; closing the connection", peer, strerror(errno));
 		frame_decoder_free(&c->dec);
@@ -204,6 +256,8 @@ static void conn_new(struct server *s, int fd, const char *peer)
 	s->nconns++;
 	s->stats.accepted++;
 	log_info("%s: connected (%u connections)", peer, s->nconns);
+	if (s->token)
+		send_challenge(s, c);
 }
 
 static void refuse(struct server *s, int fd, const char *peer)
@@ -311,8 +365,14 @@ static void conn_failed(struct server *s, struct conn *c)
 		batch_abort(s);
 		return;
 	}
-	log_error("%s (%s): %s; closing the connection", c->ing.peer, who(c, b, sizeof(b)), c->ing.err);
 	s->stats.closed_bad++;
+	if (c->ing.err_code == EACCES) {
+		s->stats.auth_failed++;
+		log_error("%s (%s): %s; closing the connection (%llu authentication failures so far)",
+			  c->ing.peer, who(c, b, sizeof(b)), c->ing.err, (unsigned long long)s->stats.auth_failed);
+		return;
+	}
+	log_error("%s (%s): %s; closing the connection", c->ing.peer, who(c, b, sizeof(b)), c->ing.err);
 }
 
 static void conn_frames(struct server *s, struct conn *c)
@@ -339,6 +399,8 @@ static void conn_frames(struct server *s, struct conn *c)
 		}
 		s->stats.records += c->ing.stored - stored;
 		s->stats.duplicates += c->ing.duplicates - dups;
+		if (was_hello)
+			c->tokens -= 1.0;
 		if (!was_hello && c->ing.hello_done) {
 			char b[128];
 			log_info("%s: %s (%s), highest committed seq %llu", c->ing.peer, who(c, b, sizeof(b)),
@@ -361,9 +423,42 @@ static void conn_eof(struct server *s, struct conn *c)
 	}
 }
 
+/* --max-rate: refill the bucket; when it is empty stop reading (the peer's
+ * TCP window fills and it slows down) until it has refilled. */
+static bool rate_exhausted(struct server *s, struct conn *c)
+{
+	if (s->max_rate == SERVER_UNLIMITED_RATE)
+		return false;
+	uint64_t now = clock_mono_ns();
+	c->tokens += (double)(now - c->refill_ns) * 1e-9 * s->max_rate;
+	if (c->tokens > s->max_rate)
+		c->tokens = s->max_rate;
+	c->refill_ns = now;
+	if (c->tokens >= 0 || s->stopping)
+		return false;
+	uint64_t wait = (uint64_t)(-c->tokens / s->max_rate * 1e9) + 1000000u;
+	c->resume_ns = now + wait;
+	if (!c->throttled) {
+		c->throttled = true;
+		s->nthrottled++;
+		s->stats.throttled++;
+		epoll_set(s, EPOLL_CTL_MOD, c->fd, c->want_out ? EPOLLOUT : 0, c);
+		if (!c->throttle_logged) {
+			char b[128];
+			log_warn("%s (%s): more than --max-rate %u records/s: reading paused (throttled); "
+				 "logged once per connection",
+				 c->ing.peer, who(c, b, sizeof(b)), s->max_rate);
+			c->throttle_logged = true;
+		}
+	}
+	return true;
+}
+
 static void conn_read(struct server *s, struct conn *c, size_t budget)
 {
 	while (budget > 0 && !c->closing) {
+		if (rate_exhausted(s, c))
+			return;
 		size_t avail;
 		uint8_t *p = frame_decoder_space(&c->dec, &avail);
 		if (!p) {
@@ -447,6 +542,62 @@ static void drain_and_stop(struct server *s)
 	log_info("stopped: %llu records stored, %llu duplicates, %llu connections, %llu closed for bad input",
 		 (unsigned long long)s->stats.records, (unsigned long long)s->stats.duplicates,
 		 (unsigned long long)s->stats.accepted, (unsigned long long)s->stats.closed_bad);
+	log_info("stats: %llu authentication failures, %llu Hello timeouts, %llu refused by "
+		 "--max-sessions-per-agent, %llu throttled by --max-rate, %llu refused by --max-conns",
+		 (unsigned long long)s->stats.auth_failed, (unsigned long long)s->stats.hello_timeouts,
+		 (unsigned long long)s->stats.over_per_agent, (unsigned long long)s->stats.throttled,
+		 (unsigned long long)s->stats.refused);
+}
+
+/* Peers that sent no Hello in time (silent or byte-at-a-time) give their slot back. */
+static void sweep_hello_deadlines(struct server *s, uint64_t now)
+{
+	if (now < s->next_sweep_ns)
+		return;
+	s->next_sweep_ns = now + SWEEP_NS;
+	for (struct conn *c = s->conns; c; c = c->next) {
+		if (c->closing || c->ing.hello_done || c->ing.failure != INGEST_OK ||
+		    now - c->accepted_ns < s->hello_timeout_ns)
+			continue;
+		s->stats.hello_timeouts++;
+		ingest_fail(&c->ing, INGEST_PROTOCOL, ETIMEDOUT, true,
+			    "no Hello within %llu ms (%zu bytes received): silent or too slow peer",
+			    (unsigned long long)(s->hello_timeout_ns / 1000000u), (size_t)c->dec.bytes);
+		conn_failed(s, c);
+	}
+}
+
+/* Throttled connections whose bucket has refilled read again. */
+static void resume_throttled(struct server *s, uint64_t now)
+{
+	for (struct conn *c = s->conns; c && s->nthrottled > 0; c = c->next) {
+		if (!c->throttled || (now < c->resume_ns && !s->stopping))
+			continue;
+		c->throttled = false;
+		s->nthrottled--;
+		epoll_set(s, EPOLL_CTL_MOD, c->fd, EPOLLIN | (c->want_out ? EPOLLOUT : 0), c);
+		if (!c->closing)
+			conn_read(s, c, READ_BUDGET);
+	}
+}
+
+/* The epoll timeout: the caller's, shortened for the next throttle resume and Hello sweep. */
+static int step_timeout(struct server *s, int timeout_ms, uint64_t now)
+{
+	uint64_t next = UINT64_MAX;
+	for (struct conn *c = s->conns; c && s->nthrottled > 0; c = c->next)
+		if (c->throttled && c->resume_ns < next)
+			next = c->resume_ns;
+	for (struct conn *c = s->conns; c; c = c->next)
+		if (!c->ing.hello_done && !c->closing) {
+			if (s->next_sweep_ns < next)
+				next = s->next_sweep_ns;
+			break;
+		}
+	if (next == UINT64_MAX)
+		return timeout_ms;
+	int ms = next <= now ? 0 : (int)((next - now + 999999u) / 1000000u);
+	return timeout_ms < 0 || ms < timeout_ms ? ms : timeout_ms;
 }
 
 int server_step(struct server *s, int timeout_ms)
@@ -454,7 +605,8 @@ int server_step(struct server *s, int timeout_ms)
 	if (s->stopped)
 		return 1;
 	struct epoll_event evs[MAX_EVENTS];
-	int n = epoll_wait(s->epfd, evs, MAX_EVENTS, s->stopping ? 0 : timeout_ms);
+	int n = epoll_wait(s->epfd, evs, MAX_EVENTS,
+			   s->stopping ? 0 : step_timeout(s, timeout_ms, clock_mono_ns()));
 	if (n < 0) {
 		if (errno != EINTR) {
 			int err = errno;
@@ -480,7 +632,7 @@ int server_step(struct server *s, int timeout_ms)
 				continue;
 			if (evs[i].events & EPOLLOUT)
 				conn_flush(s, c);
-			if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+			if ((evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) && !c->throttled)
 				conn_read(s, c, READ_BUDGET);
 		}
 	}
@@ -488,6 +640,10 @@ int server_step(struct server *s, int timeout_ms)
 		drain_and_stop(s);
 		return 1;
 	}
+	uint64_t now = clock_mono_ns();
+	if (s->nthrottled > 0)
+		resume_throttled(s, now);
+	sweep_hello_deadlines(s, now);
 	end_iteration(s);
 	return 0;
 }
@@ -495,7 +651,7 @@ int server_step(struct server *s, int timeout_ms)
 int server_run(struct server *s)
 {
 	int rc;
-	while ((rc = server_step(s, -1)) == 0)
+	while ((rc = server_step(s, 1000)) == 0)
 		;
 	return rc < 0 ? rc : 0;
 }
@@ -538,6 +694,13 @@ static int listen_on(struct server *s, const char *spec)
 		    spec ? spec : "(none)");
 		return -EINVAL;
 	}
+	if (!is_loopback(&ss) && !s->token) {
+		/* checked before binding: no socket ever listens there without a token */
+		log_error("%s is not a loopback address: listening there requires --token-file FILE (agents "
+			  "then prove the shared token); or listen on 127.0.0.1",
+			  spec);
+		return -EACCES;
+	}
 	int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		int err = errno;
@@ -560,11 +723,6 @@ static int listen_on(struct server *s, const char *spec)
 						 : ((struct sockaddr_in *)&ss)->sin_port);
 	net_format_addr((struct sockaddr *)&ss, s->addr, sizeof(s->addr));
 	s->listen_fd = fd;
-	if (!is_loopback(&ss))
-		log_warn("%s is not a loopback address and the collector has no authentication yet: anyone "
-			 "who can "
-			 "reach it can write into the store (use 127.0.0.1 and an SSH tunnel, or a firewall)",
-			 s->addr);
 	return 0;
 }
 
@@ -579,6 +737,11 @@ int server_open(struct store *store, const struct server_options *opt, struct se
 	s->signal_fd = opt->signal_fd;
 	s->max_conns = opt->max_conns ? opt->max_conns : SERVER_DEFAULT_MAX_CONNS;
 	s->max_frame = opt->max_frame ? opt->max_frame : (size_t)CONFIG_MAX_FRAME_KB * 1024u;
+	s->token = opt->token;
+	s->max_rate = opt->max_rate ? opt->max_rate : SERVER_DEFAULT_MAX_RATE;
+	s->max_per_agent = opt->max_sessions_per_agent ? opt->max_sessions_per_agent : SERVER_DEFAULT_MAX_PER_AGENT;
+	s->hello_timeout_ns =
+	    (uint64_t)(opt->hello_timeout_ms ? opt->hello_timeout_ms : SERVER_DEFAULT_HELLO_TIMEOUT_MS) * 1000000u;
 	int rc = 0;
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	s->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -603,7 +766,13 @@ int server_open(struct store *store, const struct server_options *opt, struct se
 		server_close(s);
 		return rc;
 	}
-	log_info("listening on %s", s->addr);
+	char rate[32] = "unlimited";
+	if (s->max_rate != SERVER_UNLIMITED_RATE)
+		snprintf(rate, sizeof(rate), "%u", s->max_rate);
+	log_info("listening on %s (%s; limits: frame %zu KiB, %s records/s and %u connections per agent id, "
+		 "Hello within %llu ms)",
+		 s->addr, s->token ? "token required" : "no token", s->max_frame / 1024, rate, s->max_per_agent,
+		 (unsigned long long)(s->hello_timeout_ns / 1000000u));
 	*out = s;
 	return 0;
 }

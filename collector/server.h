@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "auth.h"
 #include "store.h"
 
 struct server_options {
@@ -20,12 +21,25 @@ struct server_options {
 	int extra_fd;
 	void (*extra_ready)(void *arg);
 	void *extra_arg;
+	/* Limits and authentication (issue #10). Binding to a non-loopback address needs a token. */
+	const struct auth_token *token; /* NULL: no Challenge, agents need no token; not owned */
+	unsigned max_rate;		/* records/s per connection (reading pauses above), 0: SERVER_DEFAULT_MAX_RATE */
+	unsigned max_sessions_per_agent; /* open connections per agent id, 0: SERVER_DEFAULT_MAX_PER_AGENT */
+	unsigned hello_timeout_ms;	 /* close peers without a Hello by then, 0: SERVER_DEFAULT_HELLO_TIMEOUT_MS */
 };
 
 #define SERVER_DEFAULT_MAX_CONNS 1024u
+#define SERVER_DEFAULT_MAX_RATE 5000u
+#define SERVER_DEFAULT_MAX_PER_AGENT 4u
+#define SERVER_DEFAULT_HELLO_TIMEOUT_MS 10000u
+#define SERVER_UNLIMITED_RATE 0xffffffffu /* max_rate: no rate limit */
 
 struct server_stats {
 	uint64_t accepted, refused, closed_bad, records, duplicates, commits;
+	uint64_t auth_failed;	 /* Hellos without or with a wrong token proof */
+	uint64_t throttled;	 /* times a connection's reading paused for --max-rate */
+	uint64_t hello_timeouts; /* peers closed for sending no Hello in time */
+	uint64_t over_per_agent; /* Hellos refused by --max-sessions-per-agent */
 	unsigned conns;
 };
 

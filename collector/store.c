@@ -9,6 +9,7 @@
 
 #include "log.h"
 #include "store_kinds.h"
+#include "store_pg.h"
 #include "store_priv.h"
 
 static const char *const schema_sql =
@@ -213,9 +214,38 @@ static int configure(struct store *s)
 	    "pragma synchronous");
 }
 
+int store_no_queries(struct store *s)
+{
+	log_error("store %s: reports and queries read SQLite stores only for now; query PostgreSQL with psql",
+		  s->path);
+	return -EOPNOTSUPP;
+}
+
+static int open_pg(const char *uri, unsigned flags, struct store **out)
+{
+	struct store *s = calloc(1, sizeof(*s));
+	char safe[512];
+	store_pg_redact(uri, safe, sizeof(safe));
+	if (!s || !(s->path = strdup(safe))) {
+		free(s);
+		return -ENOMEM;
+	}
+	s->flags = flags;
+	int rc = store_pg_open(uri, flags, &s->pg);
+	if (rc < 0) {
+		free(s->path);
+		free(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
 int store_open(const char *path, unsigned flags, struct store **out)
 {
 	*out = NULL;
+	if (store_pg_is_uri(path))
+		return open_pg(path, flags, out);
 	struct store *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -267,6 +297,12 @@ void store_close(struct store *s)
 {
 	if (!s)
 		return;
+	if (s->pg) {
+		store_pg_close(s->pg);
+		free(s->path);
+		free(s);
+		return;
+	}
 	if (s->in_tx)
 		store_rollback(s);
 	for (int i = 0; i < ST__COUNT; i++)
@@ -281,6 +317,8 @@ void store_close(struct store *s)
 
 int store_begin(struct store *s)
 {
+	if (s->pg)
+		return store_pg_begin(s->pg);
 	if (s->in_tx)
 		return 0;
 	int rc = store_exec_stmt(s, s->stmt[ST_BEGIN], "begin");
@@ -293,6 +331,8 @@ int store_begin(struct store *s)
 
 int store_commit(struct store *s)
 {
+	if (s->pg)
+		return store_pg_commit(s->pg);
 	if (!s->in_tx)
 		return 0;
 	int rc = store_exec_stmt(s, s->stmt[ST_COMMIT], "commit");
@@ -307,6 +347,10 @@ int store_commit(struct store *s)
 
 void store_rollback(struct store *s)
 {
+	if (s->pg) {
+		store_pg_rollback(s->pg);
+		return;
+	}
 	if (!s->in_tx)
 		return;
 	/* Fails harmlessly when SQLite already rolled back on its own (disk full). */
@@ -318,12 +362,12 @@ void store_rollback(struct store *s)
 
 bool store_in_tx(const struct store *s)
 {
-	return s->in_tx;
+	return s->pg ? store_pg_in_tx(s->pg) : s->in_tx;
 }
 
 uint64_t store_tx_records(const struct store *s)
 {
-	return s->tx_records;
+	return s->pg ? store_pg_tx_records(s->pg) : s->tx_records;
 }
 
 void store_bind_text(sqlite3_stmt *st, int i, const char *v)
@@ -388,6 +432,8 @@ static int session_max_seq(struct store *s, int64_t id, uint64_t *max_seq)
 int store_session_open(struct store *s, const Prof__Hello *h, const char *peer, int64_t *session_id,
 		       uint64_t *max_seq, bool *created)
 {
+	if (s->pg)
+		return store_pg_session_open(s->pg, h, peer, session_id, max_seq, created);
 	int rc = store_begin(s);
 	if (rc < 0)
 		return rc;
@@ -559,6 +605,8 @@ const struct store_kind store_kind_heartbeat = {
 
 int store_put_record(struct store *s, int64_t sid, const Prof__Envelope *env, size_t frame_bytes)
 {
+	if (s->pg)
+		return store_pg_put_record(s->pg, sid, env, frame_bytes);
 	const struct store_kind *kind = store_kind_find(env->body_case);
 	if (!kind)
 		return -EINVAL; /* Hello, Ack, Error: not records */

@@ -95,6 +95,8 @@ const struct store_kind store_kind_calibration = {
 
 int store_calib_params(struct store *s, int64_t session_id, store_calib_param_cb cb, void *arg)
 {
+	if (!s->db)
+		return store_no_queries(s);
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(s->db,
 			       "SELECT p.seq, r.device, r.benchmark, r.clock_mhz, p.name, p.value, p.unit, p.method,"

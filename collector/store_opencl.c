@@ -127,6 +127,8 @@ static bool have_tables(struct store *s)
 
 int store_cl_kernels(struct store *s, int64_t sid, store_cl_kernel_cb cb, void *arg)
 {
+	if (!s->db)
+		return store_no_queries(s);
 	sqlite3_stmt *st;
 	if (!have_tables(s))
 		return 0;
@@ -175,6 +177,8 @@ static void col_u64s(sqlite3_stmt *st, int col, struct u64s *out)
 
 int store_cl_commands(struct store *s, int64_t sid, store_cl_command_cb cb, void *arg)
 {
+	if (!s->db)
+		return store_no_queries(s);
 	sqlite3_stmt *st;
 	if (!have_tables(s))
 		return 0;

@@ -27,7 +27,10 @@ enum store_stmt {
 
 #define STORE_STMT_CACHE 64
 
+struct store_pg;
+
 struct store {
+	struct store_pg *pg; /* PostgreSQL back end (store_pg.h); then db is NULL */
 	sqlite3 *db;
 	char *path;
 	unsigned flags;
@@ -42,6 +45,8 @@ struct store {
 	int ncache;
 };
 
+/* Queries are SQLite only: log and return -EOPNOTSUPP for a PostgreSQL store. */
+int store_no_queries(struct store *s);
 /* Log "store PATH: WHAT: sqlite message" and map the SQLite code to an errno. */
 int store_fail(struct store *s, const char *what, int rc);
 /* Prepare sql (not cached); logs on failure. */

@@ -86,6 +86,8 @@ static int session_row(sqlite3_stmt *st, const struct row_ctx *ctx)
 
 int store_list_sessions(struct store *s, store_session_cb cb, void *arg)
 {
+	if (!s->db)
+		return store_no_queries(s);
 	sqlite3_stmt *st;
 	int rc = store_prepare(s, SESSION_COLUMNS " ORDER BY s.id", &st);
 	if (rc < 0)
@@ -95,6 +97,8 @@ int store_list_sessions(struct store *s, store_session_cb cb, void *arg)
 
 int store_get_session(struct store *s, int64_t session_id, store_session_cb cb, void *arg)
 {
+	if (!s->db)
+		return store_no_queries(s);
 	sqlite3_stmt *st;
 	int rc = store_prepare(s, SESSION_COLUMNS " WHERE s.id = ?1", &st);
 	if (rc < 0)
@@ -119,6 +123,8 @@ static int cpu_row(sqlite3_stmt *st, const struct row_ctx *ctx)
 
 int store_list_cpus(struct store *s, int64_t session_id, store_cpu_cb cb, void *arg)
 {
+	if (!s->db)
+		return store_no_queries(s);
 	sqlite3_stmt *st;
 	int rc =
 	    store_prepare(s,
@@ -150,6 +156,8 @@ static int gpu_row(sqlite3_stmt *st, const struct row_ctx *ctx)
 
 int store_list_gpus(struct store *s, int64_t session_id, store_gpu_cb cb, void *arg)
 {
+	if (!s->db)
+		return store_no_queries(s);
 	sqlite3_stmt *st;
 	int rc = store_prepare(
 	    s,
@@ -223,6 +231,8 @@ static int summary_row(sqlite3_stmt *st, const struct row_ctx *ctx)
 
 int store_event_summaries(struct store *s, int64_t session_id, store_event_cb cb, void *arg)
 {
+	if (!s->db)
+		return store_no_queries(s);
 	sqlite3_stmt *st;
 	int rc = store_prepare(s,
 			       "SELECT c.event_id, c.t_ns, c.value, e.name, e.unit, e.type, e.config"
@@ -259,6 +269,8 @@ static int sample_row(sqlite3_stmt *st, const struct row_ctx *ctx)
 
 int store_list_samples(struct store *s, int64_t session_id, store_sample_cb cb, void *arg)
 {
+	if (!s->db)
+		return store_no_queries(s);
 	sqlite3_stmt *st;
 	int rc = store_prepare(s,
 			       "SELECT c.seq, c.t_ns, c.event_id, e.name, c.value, c.running_pct"

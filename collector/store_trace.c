@@ -62,6 +62,8 @@ static const char trace_select[] = "SELECT seq, body FROM trace_windows WHERE se
 int store_list_trace_windows(struct store *s, int64_t session_id, int64_t window_index, store_trace_cb cb,
 			     void *arg)
 {
+	if (!s->db)
+		return store_no_queries(s);
 	sqlite3_stmt *st;
 	int rc = store_prepare(s, trace_select, &st);
 	if (rc < 0)

@@ -98,6 +98,12 @@ uint8_t *frame_decoder_space(struct frame_decoder *d, size_t *avail)
 {
 	long need = frame_needed(d);
 	size_t want = need > 0 ? (size_t)need : FRAME_VARINT_MAX;
+	size_t pending = d->end - d->start;
+	/* The frame at the front is already whole but the caller adds more before taking it
+	 * (frame_decoder_feed of several frames): room beyond it, or the space would be 0
+	 * and the caller would spin. Bounded by what the caller has put in. */
+	if (need > 0 && (size_t)need <= pending)
+		want = pending + FRAME_INITIAL_CAP;
 	if (want < FRAME_INITIAL_CAP)
 		want = FRAME_INITIAL_CAP;
 	/* Compact first: consumed bytes at the front are free space. */

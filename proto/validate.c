@@ -35,6 +35,7 @@ const char *envelope_kind(const Prof__Envelope *env)
 	case PROF__ENVELOPE__BODY_CL_COMMAND: return "cl_command";
 	case PROF__ENVELOPE__BODY_CALIBRATION: return "calibration";
 	case PROF__ENVELOPE__BODY_TRACE_WINDOW: return "trace_window";
+	case PROF__ENVELOPE__BODY_CHALLENGE: return "challenge";
 	default: return "unknown";
 	}
 }
@@ -48,6 +49,8 @@ static int validate_hello(const Prof__Hello *h, char *err, size_t errlen)
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
 		if (!str_ok(strs[i]))
 			return fail(err, errlen, "hello: string field longer than %u bytes", VALIDATE_MAX_STRING);
+	if (h->auth.len > VALIDATE_MAX_AUTH)
+		return fail(err, errlen, "hello: auth of %zu bytes (max %u)", h->auth.len, VALIDATE_MAX_AUTH);
 	if (h->n_cpus > VALIDATE_MAX_CPUS)
 		return fail(err, errlen, "hello: %zu cpus (max %u)", h->n_cpus, VALIDATE_MAX_CPUS);
 	for (size_t i = 0; i < h->n_cpus; i++)
@@ -123,6 +126,11 @@ int envelope_validate(const Prof__Envelope *env, char *err, size_t errlen)
 		return validate_trace_window(env->trace_window, err, errlen);
 	case PROF__ENVELOPE__BODY_HEARTBEAT:
 	case PROF__ENVELOPE__BODY_ACK:
+		return 0;
+	case PROF__ENVELOPE__BODY_CHALLENGE:
+		if (env->challenge->nonce.len < VALIDATE_MIN_NONCE || env->challenge->nonce.len > VALIDATE_MAX_AUTH)
+			return fail(err, errlen, "challenge: nonce of %zu bytes (need %u..%u)",
+				    env->challenge->nonce.len, VALIDATE_MIN_NONCE, VALIDATE_MAX_AUTH);
 		return 0;
 	case PROF__ENVELOPE__BODY_ERROR:
 		return str_ok(env->error->message) ? 0 : fail(err, errlen, "error: message too long");

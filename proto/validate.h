@@ -11,6 +11,8 @@
 #define VALIDATE_MAX_CPUS 4096u
 #define VALIDATE_MAX_GPUS 64u
 #define VALIDATE_MAX_EVENTS 256u
+#define VALIDATE_MAX_AUTH 64u  /* Hello.auth and Challenge.nonce */
+#define VALIDATE_MIN_NONCE 16u
 
 /* Returns 0 if env is well-formed, -EINVAL with a reason in err otherwise. */
 int envelope_validate(const Prof__Envelope *env, char *err, size_t errlen);

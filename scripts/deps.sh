@@ -7,7 +7,7 @@ board=${1:-host}
 pkgs=(
 	build-essential make pkg-config python3 python3-kconfiglib
 	protobuf-c-compiler libprotobuf-c-dev
-	libsqlite3-dev sqlite3 libcmocka-dev
+	libsqlite3-dev sqlite3 libcmocka-dev libssl-dev libpq-dev postgresql  # token auth (libcrypto), PostgreSQL store + its tests (issue 10)
 	libbpf-dev libelf-dev zlib1g-dev bpftool clang llvm libclang-rt-14-dev
 	ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo clpeak
 	linux-perf procps iproute2 time

@@ -1,4 +1,5 @@
-/* Writes a few valid frames (Hello, Counters, Heartbeat) as fuzzing seeds. */
+/* Writes a few valid frames (Hello, Hello with auth, Challenge, Counters,
+ * Heartbeat) as fuzzing seeds. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -41,6 +42,19 @@ int main(int argc, char **argv)
 	env.body_case = PROF__ENVELOPE__BODY_HELLO;
 	env.hello = &h;
 	put(dir, "hello", &env);
+	uint8_t mac[32];
+	for (int i = 0; i < 32; i++)
+		mac[i] = (uint8_t)(i * 37 + 1);
+	h.auth.data = mac;
+	h.auth.len = sizeof(mac);
+	put(dir, "hello-auth", &env);
+
+	Prof__Challenge ch = PROF__CHALLENGE__INIT;
+	ch.nonce.data = mac;
+	ch.nonce.len = sizeof(mac);
+	env.body_case = PROF__ENVELOPE__BODY_CHALLENGE;
+	env.challenge = &ch;
+	put(dir, "challenge", &env);
 
 	Prof__Counters c = PROF__COUNTERS__INIT;
 	Prof__EventDesc ev = PROF__EVENT_DESC__INIT;

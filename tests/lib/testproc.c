@@ -103,12 +103,36 @@ int tp_alive(pid_t pid)
 
 pid_t tp_start_collector(const char *dir, const char *db, int port, int *bound_port, const char *log)
 {
+	return tp_start_collector_args(dir, db, port, bound_port, log, NULL);
+}
+
+long tp_peak_rss_kib(pid_t pid)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "r");
+	long kib = -1;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %ld kB", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+pid_t tp_start_collector_args(const char *dir, const char *db, int port, int *bound_port, const char *log,
+			      const char *const *extra)
+{
 	char bin[512], listen[64], portfile[512];
 	tp_bin("collector", bin, sizeof(bin));
 	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
 	snprintf(portfile, sizeof(portfile), "%s/collector.port", dir);
 	unlink(portfile);
-	char *argv[] = {bin, "--listen", listen, "--store", (char *)db, "--port-file", portfile, NULL};
+	char *argv[32] = {bin, "--listen", listen, "--store", (char *)db, "--port-file", portfile};
+	int argc = 7;
+	for (int i = 0; extra && extra[i] && argc < 31; i++)
+		argv[argc++] = (char *)extra[i];
+	argv[argc] = NULL;
 	pid_t pid = tp_spawn(argv, log);
 	if (pid < 0)
 		return pid;

@@ -25,6 +25,11 @@ int tp_alive(pid_t pid);
 /* Start a collector on 127.0.0.1:port (0 = any) with store db; returns pid
  * and the port it bound (read from its --port-file). */
 pid_t tp_start_collector(const char *dir, const char *db, int port, int *bound_port, const char *log);
+/* The same with extra collector arguments (NULL-terminated list, NULL for none). */
+pid_t tp_start_collector_args(const char *dir, const char *db, int port, int *bound_port, const char *log,
+			      const char *const *extra);
+/* Peak resident set of a live process in KiB (VmHWM), -1 if unknown. */
+long tp_peak_rss_kib(pid_t pid);
 
 /* One integration test's world: a temp dir (kept when PROF_KEEP_TMP is set),
  * the usual paths in it, and optionally a collector on 127.0.0.1. */

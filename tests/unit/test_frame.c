@@ -130,6 +130,38 @@ static void test_frame_many_frames_one_buffer(void **state)
 	free(all);
 }
 
+/* Found by `make fuzz` (600 s): a frame larger than the initial buffer that is
+ * complete while the same feed() still has bytes left used to leave no space
+ * (frame_decoder_space returned 0 bytes forever). */
+static void test_frame_feed_past_a_whole_frame(void **state)
+{
+	struct frame_decoder d;
+	assert_int_equal(frame_decoder_init(&d, MAXF), 0);
+	size_t total = 0;
+	uint8_t *all = NULL;
+	for (uint64_t s = 1; s <= 3; s++) {
+		size_t len;
+		uint8_t *f = encode_counters(s, s == 1 ? 700 : 3, &len);
+		assert_non_null(f);
+		all = realloc(all, total + len);
+		memcpy(all + total, f, len);
+		total += len;
+		free(f);
+	}
+	assert_true(total > 4096 + 64);
+	for (size_t off = 0; off < total; off += 64)
+		assert_int_equal(frame_decoder_feed(&d, all + off, total - off < 64 ? total - off : 64), 0);
+	const uint8_t *p;
+	size_t plen;
+	int n = 0;
+	while (frame_decoder_next(&d, &p, &plen) == 1)
+		n++;
+	assert_int_equal(n, 3);
+	assert_int_equal(frame_decoder_pending(&d), 0);
+	frame_decoder_free(&d);
+	free(all);
+}
+
 static void test_frame_oversized_rejected_before_allocation(void **state)
 {
 	struct frame_decoder d;
@@ -316,6 +348,7 @@ int main(void)
 		cmocka_unit_test(test_frame_varint_rejects_overlong),
 		cmocka_unit_test(test_frame_roundtrip_byte_by_byte),
 		cmocka_unit_test(test_frame_many_frames_one_buffer),
+		cmocka_unit_test(test_frame_feed_past_a_whole_frame),
 		cmocka_unit_test(test_frame_oversized_rejected_before_allocation),
 		cmocka_unit_test(test_frame_encode_refuses_oversized),
 		cmocka_unit_test(test_frame_malformed_prefix),

@@ -1,0 +1,146 @@
+#include "auth.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "generated/config.h"
+#include "log.h"
+
+#ifdef CONFIG_AUTH
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#endif
+
+bool auth_available(void)
+{
+#ifdef CONFIG_AUTH
+	return true;
+#else
+	return false;
+#endif
+}
+
+void auth_token_wipe(struct auth_token *t)
+{
+	volatile uint8_t *p = t->key;
+	for (size_t i = 0; i < sizeof(t->key); i++)
+		p[i] = 0;
+	t->len = 0;
+}
+
+int auth_token_load(const char *path, struct auth_token *t, char *err, size_t errlen)
+{
+	memset(t, 0, sizeof(*t));
+	if (!auth_available()) {
+		snprintf(err, errlen, "--token-file: this build has no token support (CONFIG_AUTH is off)");
+		return -ENOTSUP;
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		snprintf(err, errlen, "cannot read the token file %s: %s", path, strerror(e));
+		return -e;
+	}
+	struct stat st;
+	if (fstat(fd, &st) == 0 && (st.st_mode & S_IROTH))
+		log_warn("token file %s is readable by every user: chmod 600 it", path);
+	size_t len = 0;
+	for (;;) {
+		if (len == sizeof(t->key)) {
+			uint8_t extra;
+			if (read(fd, &extra, 1) > 0) {
+				close(fd);
+				auth_token_wipe(t);
+				snprintf(err, errlen, "token file %s is longer than %u bytes", path, AUTH_TOKEN_MAX);
+				return -EFBIG;
+			}
+			break;
+		}
+		ssize_t n = read(fd, t->key + len, sizeof(t->key) - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+			close(fd);
+			auth_token_wipe(t);
+			snprintf(err, errlen, "cannot read the token file %s: %s", path, strerror(e));
+			return -e;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	while (len > 0 && (t->key[len - 1] == '\n' || t->key[len - 1] == '\r' || t->key[len - 1] == ' ' ||
+			   t->key[len - 1] == '\t'))
+		len--;
+	if (len < AUTH_TOKEN_MIN) {
+		auth_token_wipe(t);
+		snprintf(err, errlen,
+			 "token file %s holds %zu bytes: use at least %u (e.g. head -c 32 /dev/urandom | base64 > %s)",
+			 path, len, AUTH_TOKEN_MIN, path);
+		return -EINVAL;
+	}
+	t->len = len;
+	return 0;
+}
+
+int auth_random(uint8_t *buf, size_t len)
+{
+	size_t done = 0;
+	while (done < len) {
+		ssize_t n = getrandom(buf + done, len - done, 0);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+int auth_mac(const struct auth_token *t, const uint8_t *nonce, size_t nonce_len, const char *agent_id,
+	     uint64_t boot_id, uint8_t mac[AUTH_MAC_LEN])
+{
+#ifdef CONFIG_AUTH
+	size_t idlen = strlen(agent_id);
+	if (nonce_len > 256 || idlen > 2048)
+		return -EINVAL;
+	uint8_t msg[256 + 2048 + 8];
+	memcpy(msg, nonce, nonce_len);
+	memcpy(msg + nonce_len, agent_id, idlen);
+	for (int i = 0; i < 8; i++)
+		msg[nonce_len + idlen + (size_t)i] = (uint8_t)(boot_id >> (8 * i));
+	unsigned int outlen = 0;
+	uint8_t *r = HMAC(EVP_sha256(), t->key, (int)t->len, msg, nonce_len + idlen + 8, mac, &outlen);
+	OPENSSL_cleanse(msg, sizeof(msg));
+	return r && outlen == AUTH_MAC_LEN ? 0 : -EIO;
+#else
+	(void)t, (void)nonce, (void)nonce_len, (void)agent_id, (void)boot_id, (void)mac;
+	return -ENOTSUP;
+#endif
+}
+
+int auth_verify(const struct auth_token *t, const uint8_t *nonce, size_t nonce_len, const char *agent_id,
+		uint64_t boot_id, const uint8_t *mac, size_t mac_len)
+{
+#ifdef CONFIG_AUTH
+	uint8_t want[AUTH_MAC_LEN];
+	int rc = auth_mac(t, nonce, nonce_len, agent_id, boot_id, want);
+	if (rc < 0)
+		return rc;
+	rc = (mac_len == AUTH_MAC_LEN && CRYPTO_memcmp(want, mac, AUTH_MAC_LEN) == 0) ? 0 : -EACCES;
+	OPENSSL_cleanse(want, sizeof(want));
+	return rc;
+#else
+	(void)t, (void)nonce, (void)nonce_len, (void)agent_id, (void)boot_id, (void)mac, (void)mac_len;
+	return -ENOTSUP;
+#endif
+}

@@ -1,0 +1,40 @@
+/* Shared-secret authentication of agents (proto/README.md, "Authentication"):
+ * the collector sends Challenge{nonce}; the agent answers with
+ * HMAC-SHA256(token, nonce || agent_id || boot_id as 8 bytes little endian)
+ * in Hello.auth. OpenSSL libcrypto does the HMAC; without CONFIG_AUTH every
+ * function returns -ENOTSUP. */
+#ifndef COMMON_AUTH_H
+#define COMMON_AUTH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define AUTH_MAC_LEN 32u
+#define AUTH_NONCE_LEN 32u
+#define AUTH_TOKEN_MAX 4096u
+#define AUTH_TOKEN_MIN 16u
+
+struct auth_token {
+	size_t len;
+	uint8_t key[AUTH_TOKEN_MAX];
+};
+
+/* Whether this build has token support (CONFIG_AUTH). */
+bool auth_available(void);
+/* Read the token from path (trailing whitespace dropped; at least
+ * AUTH_TOKEN_MIN bytes). Warns when the file is readable by others.
+ * err gets a user-facing reason. */
+int auth_token_load(const char *path, struct auth_token *t, char *err, size_t errlen);
+/* Fill buf with len cryptographically random bytes. */
+int auth_random(uint8_t *buf, size_t len);
+/* mac = HMAC-SHA256(key, nonce || agent_id || le64(boot_id)). */
+int auth_mac(const struct auth_token *t, const uint8_t *nonce, size_t nonce_len, const char *agent_id,
+	     uint64_t boot_id, uint8_t mac[AUTH_MAC_LEN]);
+/* 0 if mac (mac_len bytes) is the right answer, -EACCES otherwise (constant time). */
+int auth_verify(const struct auth_token *t, const uint8_t *nonce, size_t nonce_len, const char *agent_id,
+		uint64_t boot_id, const uint8_t *mac, size_t mac_len);
+/* Overwrite the key. */
+void auth_token_wipe(struct auth_token *t);
+
+#endif
