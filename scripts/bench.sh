@@ -11,7 +11,7 @@ cpid=
 
 start_collector() { # $1 = store
 	rm -f "$tmp/port"
-	"$out/collector" --listen 127.0.0.1:0 --store "$1" --port-file "$tmp/port" -q 2>>"$tmp/collector.log" &
+	"$out/collector" --listen 127.0.0.1:0 --store "$1" --port-file "$tmp/port" --max-rate 0 -q 2>>"$tmp/collector.log" &
 	cpid=$!
 	for _ in $(seq 500); do [ -s "$tmp/port" ] && break; sleep 0.02; done
 	port=$(cat "$tmp/port")
@@ -26,7 +26,7 @@ echo "Release build ($out), loopback only."
 echo
 echo "## 1. Collector ingest into SQLite (WAL, synchronous=FULL, ack after commit)"
 echo
-echo "Command: \`$out/bench/ingest PORT N RECORDS 1 4\` against \`collector --listen 127.0.0.1:0 --store DB\`;"
+echo "Command: \`$out/bench/ingest PORT N RECORDS 1 4\` against \`collector --listen 127.0.0.1:0 --store DB --max-rate 0\` (no per-connection rate limit: capacity);"
 echo "each record is one agent interval (1 row x 4 events = 4 counter samples), up to 64 unacked records per agent."
 echo
 echo "| agents | records | samples | seconds | samples/s | records/s |"
