@@ -1,0 +1,126 @@
+#include "srvclient.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+void client_open(struct client *c, struct server *srv)
+{
+	memset(c, 0, sizeof(*c));
+	c->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(c->fd >= 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(server_port(srv))};
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)), 0); /* the backlog accepts it */
+	assert_int_equal(frame_decoder_init(&c->dec, SRVCLIENT_MAX_FRAME), 0);
+}
+
+void client_close(struct client *c)
+{
+	close(c->fd);
+	frame_decoder_free(&c->dec);
+}
+
+void client_send(struct client *c, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	while (len > 0) {
+		ssize_t n = send(c->fd, p, len, MSG_NOSIGNAL);
+		assert_true(n > 0);
+		p += n;
+		len -= (size_t)n;
+	}
+}
+
+/* Append env as a frame to a growing buffer (several frames in one write). */
+void frames_add(uint8_t **buf, size_t *len, const Prof__Envelope *env)
+{
+	uint8_t *f;
+	size_t flen;
+	assert_int_equal(frame_encode(env, SRVCLIENT_MAX_FRAME, &f, &flen), 0);
+	*buf = realloc(*buf, *len + flen);
+	assert_non_null(*buf);
+	memcpy(*buf + *len, f, flen);
+	*len += flen;
+	free(f);
+}
+
+/* Next envelope from the server, stepping the server loop while waiting.
+ * NULL at EOF. Caller frees. */
+Prof__Envelope *client_next(struct client *c, struct server *srv)
+{
+	for (int tries = 0; tries < 400; tries++) {
+		const uint8_t *p;
+		size_t len;
+		if (frame_decoder_next(&c->dec, &p, &len) == 1) {
+			char err[160];
+			Prof__Envelope *env = envelope_decode(p, len, err, sizeof(err));
+			assert_non_null(env);
+			return env;
+		}
+		if (c->eof)
+			return NULL;
+		size_t avail;
+		uint8_t *dst = frame_decoder_space(&c->dec, &avail);
+		assert_non_null(dst);
+		ssize_t n = recv(c->fd, dst, avail, MSG_DONTWAIT);
+		if (n > 0) {
+			frame_decoder_commit(&c->dec, (size_t)n);
+			continue;
+		}
+		if (n == 0 || (n < 0 && errno == ECONNRESET)) {
+			c->eof = true;
+			continue;
+		}
+		assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
+		assert_true(server_step(srv, 5) >= 0);
+	}
+	fail_msg("no answer from the server");
+	return NULL;
+}
+
+uint64_t expect_ack(struct client *c, struct server *srv)
+{
+	Prof__Envelope *env = client_next(c, srv);
+	assert_non_null(env);
+	assert_int_equal(env->body_case, PROF__ENVELOPE__BODY_ACK);
+	uint64_t seq = env->ack->seq;
+	prof__envelope__free_unpacked(env, NULL);
+	return seq;
+}
+
+/* Read acks until one says want (acks may coalesce). */
+void expect_ack_reaching(struct client *c, struct server *srv, uint64_t want)
+{
+	for (int i = 0; i < 100; i++) {
+		uint64_t seq = expect_ack(c, srv);
+		assert_true(seq <= want);
+		if (seq == want)
+			return;
+	}
+	fail_msg("ack %llu never came", (unsigned long long)want);
+}
+
+/* An Error envelope (checked to contain text), then EOF. */
+void expect_error_and_close(struct client *c, struct server *srv, const char *text)
+{
+	Prof__Envelope *env;
+	while ((env = client_next(c, srv)) && env->body_case == PROF__ENVELOPE__BODY_ACK)
+		prof__envelope__free_unpacked(env, NULL);
+	assert_non_null(env);
+	assert_int_equal(env->body_case, PROF__ENVELOPE__BODY_ERROR);
+	if (!strstr(env->error->message, text))
+		fail_msg("error '%s' does not contain '%s'", env->error->message, text);
+	prof__envelope__free_unpacked(env, NULL);
+	assert_null(client_next(c, srv));
+}

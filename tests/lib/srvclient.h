@@ -1,0 +1,35 @@
+/* An in-process client of the collector's server for unit tests: connect,
+ * send frames, read answers while stepping the server loop (server_step), so
+ * one thread drives both sides. Failures are cmocka assertions. */
+#ifndef TESTS_LIB_SRVCLIENT_H
+#define TESTS_LIB_SRVCLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "frame.h"
+#include "server.h"
+
+#define SRVCLIENT_MAX_FRAME (64u * 1024u)
+
+struct client {
+	int fd;
+	bool eof;
+	struct frame_decoder dec;
+};
+
+void client_open(struct client *c, struct server *srv);
+void client_close(struct client *c);
+void client_send(struct client *c, const void *buf, size_t len);
+/* Append env as a frame to a growing buffer (several frames in one write). */
+void frames_add(uint8_t **buf, size_t *len, const Prof__Envelope *env);
+/* Next envelope from the server, stepping the server loop while waiting. NULL at EOF. Caller frees. */
+Prof__Envelope *client_next(struct client *c, struct server *srv);
+uint64_t expect_ack(struct client *c, struct server *srv);
+/* Read acks until one says want (acks may coalesce). */
+void expect_ack_reaching(struct client *c, struct server *srv, uint64_t want);
+/* An Error envelope (checked to contain text), then EOF. */
+void expect_error_and_close(struct client *c, struct server *srv, const char *text);
+
+#endif
