@@ -124,3 +124,35 @@ void expect_error_and_close(struct client *c, struct server *srv, const char *te
 	prof__envelope__free_unpacked(env, NULL);
 	assert_null(client_next(c, srv));
 }
+
+void add_counters(uint8_t **buf, size_t *len, uint64_t seq)
+{
+	Prof__EventDesc ev = PROF__EVENT_DESC__INIT;
+	Prof__EventDesc *evp = &ev;
+	ev.id = 1;
+	ev.name = "cycles";
+	uint32_t id = 1;
+	uint64_t t = 1000, v = seq * 100;
+	Prof__Counters c = PROF__COUNTERS__INIT;
+	c.n_new_events = seq == 1;
+	c.new_events = &evp;
+	c.n_event_ids = 1;
+	c.event_ids = &id;
+	c.n_t_ns = 1;
+	c.t_ns = &t;
+	c.n_values = 1;
+	c.values = &v;
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.seq = seq;
+	env.body_case = PROF__ENVELOPE__BODY_COUNTERS;
+	env.counters = &c;
+	frames_add(buf, len, &env);
+}
+
+void send_and_free(struct client *c, uint8_t **buf, size_t *len)
+{
+	client_send(c, *buf, *len);
+	free(*buf);
+	*buf = NULL;
+	*len = 0;
+}

@@ -32,4 +32,9 @@ void expect_ack_reaching(struct client *c, struct server *srv, uint64_t want);
 /* An Error envelope (checked to contain text), then EOF. */
 void expect_error_and_close(struct client *c, struct server *srv, const char *text);
 
+/* Append a one-row Counters record (event "cycles", declared in seq 1). */
+void add_counters(uint8_t **buf, size_t *len, uint64_t seq);
+/* Send the buffered frames and empty the buffer. */
+void send_and_free(struct client *c, uint8_t **buf, size_t *len);
+
 #endif
