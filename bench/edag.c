@@ -1,6 +1,7 @@
 /* eDAG engine benchmark: streams N synthetic instructions (generated on the
  * fly, nothing stored) through edag_step and prints one line:
- *   insns=N seconds=S insns_per_s=R peak_rss_kib=K state_bytes=B W=.. D=..
+ *   insns=N seconds=S cpu_seconds=C insns_per_s=R cpu_insns_per_s=RC peak_rss_kib=K state_bytes=B W=.. D=..
+ * (cpu_*: user + system CPU time of the process, less sensitive than wall time to a loaded machine)
  * Usage: edag N [cache|nocache] [WS_KIB]
  *   cache: a 32K/8-way L1 + 1M/16-way L2 model; WS_KIB: working set (default 4096, a power of two)
  * The trace mixes loads, stores, int, float and branches over the working set
@@ -70,6 +71,10 @@ int main(int argc, char **argv)
 		in->size = 8;
 	}
 	uint64_t seed = 12345;
+	struct rusage ru0;
+	getrusage(RUSAGE_SELF, &ru0);
+	double cpu0 = (double)ru0.ru_utime.tv_sec + (double)ru0.ru_utime.tv_usec / 1e6 + (double)ru0.ru_stime.tv_sec +
+		      (double)ru0.ru_stime.tv_usec / 1e6;
 	double t0 = now();
 	for (uint64_t base = 0; base < n; base += B) {
 		size_t cnt = n - base < B ? (size_t)(n - base) : B;
@@ -91,9 +96,12 @@ int main(int argc, char **argv)
 	edag_metrics_get(st, &mt);
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
-	printf("ws_kib=%llu insns=%llu seconds=%.3f insns_per_s=%.0f peak_rss_kib=%ld state_bytes=%zu W=%llu "
-	       "D=%llu cp=%llu\n",
-	       (unsigned long long)(ws >> 10), (unsigned long long)n, dt, (double)n / dt, ru.ru_maxrss,
+	double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+		     (double)ru.ru_stime.tv_usec / 1e6 - cpu0;
+	printf("ws_kib=%llu insns=%llu seconds=%.3f cpu_seconds=%.3f insns_per_s=%.0f cpu_insns_per_s=%.0f "
+	       "peak_rss_kib=%ld state_bytes=%zu W=%llu D=%llu cp=%llu\n",
+	       (unsigned long long)(ws >> 10), (unsigned long long)n, dt, cpu, (double)n / dt, (double)n / cpu,
+	       ru.ru_maxrss,
 	       edag_state_bytes(st), (unsigned long long)mt.W, (unsigned long long)mt.D,
 	       (unsigned long long)mt.cp_vertices);
 	edag_free(st);

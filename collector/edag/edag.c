@@ -1,60 +1,28 @@
 /* The streaming eDAG engine: last-writer tables for registers and bytes,
  * the cache model, per-vertex depth and longest paths, layering, bounds. */
 #include "edag/edag.h"
+#include "edag/edag_mem.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-
-/* What a vertex leaves behind for its successors. id = vertex index + 1, 0 = none. */
-struct rec {
-	uint64_t id;
-	uint64_t finish; /* longest path, cost */
-	uint64_t comp;	 /* non-memory cost on that path */
-	uint32_t depth;	 /* memory depth (saturates at 2^32-1) */
-	uint32_t path;	 /* longest path, vertices (saturates likewise) */
-};
-
-/* Per-byte records of one 8-byte chunk: one shared record while every
- * present byte has the same one (the common case), 8 records when not. */
-struct bytes {
-	struct rec u;
-	struct rec *sp; /* [8] when split */
-	uint8_t mask;	/* bytes that have a record */
-};
-
-struct chunk {
-	uint64_t key; /* (addr >> 3) + 1; 0 = empty slot */
-	struct bytes b;
-};
-
-/* Open addressing, linear probing, cap a power of two; the hash keeps runs
- * of 8 consecutive chunks (one 64-byte line of the trace) in adjacent slots. */
-struct table {
-	struct chunk *slot;
-	size_t cap, used;
-};
 
 struct cache_level {
 	uint64_t nsets, set_mask; /* mask when nsets is a power of two, else 0 */
 	uint32_t assoc, line_shift, latency;
-	uint64_t *tag;	 /* line + 1, 0 = invalid; nsets * assoc */
-	uint64_t *stamp; /* last use */
+	uint64_t *tag; /* line + 1, 0 = invalid; nsets * assoc, each set most recently used first */
 };
 
 struct edag_state {
 	struct edag_config cfg;
 	edag_edge_cb edge_cb;
 	void *edge_arg;
-	struct rec reg_w[EDAG_NREGS], reg_r[EDAG_NREGS];
-	struct table w; /* last writer of each byte */
-	struct table r; /* last reader since that write (all_deps only) */
-	size_t splits;
+	struct edag_rec reg_w[EDAG_NREGS], reg_r[EDAG_NREGS];
+	struct edag_mtab w; /* last writer of each byte */
+	struct edag_mtab r; /* last reader since that write (all_deps only) */
 	struct cache_level lv[EDAG_MAX_LEVELS];
-	uint64_t clock;
 	struct edag_metrics mt;
 };
 
@@ -180,26 +148,10 @@ static int cache_init(struct edag_state *st)
 		c->nsets = l->size / ((uint64_t)l->assoc * l->line);
 		c->set_mask = pow2(c->nsets) ? c->nsets - 1 : 0;
 		c->tag = calloc(c->nsets * c->assoc, sizeof(uint64_t));
-		c->stamp = calloc(c->nsets * c->assoc, sizeof(uint64_t));
-		if (!c->tag || !c->stamp)
+		if (!c->tag)
 			return -ENOMEM;
 	}
 	return 0;
-}
-
-static void table_free(struct table *t)
-{
-	for (size_t i = 0; i < t->cap; i++)
-		free(t->slot[i].b.sp);
-	free(t->slot);
-	memset(t, 0, sizeof(*t));
-}
-
-static void table_clear(struct edag_state *st)
-{
-	table_free(&st->w);
-	table_free(&st->r);
-	st->splits = 0;
 }
 
 static void metrics_init(struct edag_metrics *mt, uint64_t slice)
@@ -209,17 +161,24 @@ static void metrics_init(struct edag_metrics *mt, uint64_t slice)
 	mt->by_time.width = slice ? slice : 1;
 }
 
+static int tables_init(struct edag_state *st)
+{
+	int rc = edag_mtab_init(&st->w);
+	if (rc == 0)
+		rc = edag_mtab_init(&st->r);
+	return rc;
+}
+
 void edag_reset(struct edag_state *st)
 {
-	table_clear(st);
+	edag_mtab_clear(&st->w);
+	edag_mtab_clear(&st->r);
 	memset(st->reg_w, 0, sizeof(st->reg_w));
 	memset(st->reg_r, 0, sizeof(st->reg_r));
 	for (unsigned i = 0; i < st->cfg.nlevels; i++) {
 		struct cache_level *c = &st->lv[i];
 		memset(c->tag, 0, c->nsets * c->assoc * sizeof(uint64_t));
-		memset(c->stamp, 0, c->nsets * c->assoc * sizeof(uint64_t));
 	}
-	st->clock = 0;
 	metrics_init(&st->mt, st->cfg.time_slice ? st->cfg.time_slice : st->cfg.alpha0);
 }
 
@@ -232,7 +191,7 @@ int edag_new(const struct edag_config *cfg, struct edag_state **out)
 	if (!st)
 		return -ENOMEM;
 	st->cfg = *cfg;
-	if (cache_init(st) < 0) {
+	if (cache_init(st) < 0 || tables_init(st) < 0) {
 		edag_free(st);
 		return -ENOMEM;
 	}
@@ -245,11 +204,10 @@ void edag_free(struct edag_state *st)
 {
 	if (!st)
 		return;
-	table_clear(st);
-	for (unsigned i = 0; i < EDAG_MAX_LEVELS; i++) {
+	edag_mtab_free(&st->w);
+	edag_mtab_free(&st->r);
+	for (unsigned i = 0; i < EDAG_MAX_LEVELS; i++)
 		free(st->lv[i].tag);
-		free(st->lv[i].stamp);
-	}
 	free(st);
 }
 
@@ -266,94 +224,24 @@ const struct edag_config *edag_state_config(const struct edag_state *st)
 
 size_t edag_state_bytes(const struct edag_state *st)
 {
-	size_t b = sizeof(*st) + (st->w.cap + st->r.cap) * sizeof(struct chunk) +
-		   st->splits * 8 * sizeof(struct rec);
+	size_t b = sizeof(*st) + edag_mtab_bytes(&st->w) + edag_mtab_bytes(&st->r);
 	for (unsigned i = 0; i < st->cfg.nlevels; i++)
-		b += st->lv[i].nsets * st->lv[i].assoc * 2 * sizeof(uint64_t);
+		b += st->lv[i].nsets * st->lv[i].assoc * sizeof(uint64_t);
 	return b;
-}
-
-/* ---------------------------------------------------------------- memory table */
-
-static inline size_t hash_key(uint64_t k)
-{
-	uint64_t h = (k >> 3) * 0x9e3779b97f4a7c15ull;
-	return (size_t)(((h ^ (h >> 32)) << 3) | (k & 7));
-}
-
-static struct chunk *slots_alloc(size_t n)
-{
-	size_t bytes = n * sizeof(struct chunk);
-	if (bytes >= (4u << 20)) {
-		/* big tables: ask for transparent huge pages (random probes, far fewer TLB misses) */
-		void *p = aligned_alloc(2u << 20, (bytes + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1));
-		if (p) {
-			madvise(p, bytes, MADV_HUGEPAGE);
-			memset(p, 0, bytes);
-			return p;
-		}
-	}
-	return calloc(n, sizeof(struct chunk));
-}
-
-static int table_grow(struct table *t)
-{
-	size_t ncap = t->cap ? t->cap * 2 : 1024;
-	struct chunk *nt = slots_alloc(ncap);
-	if (!nt)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->cap; i++) {
-		struct chunk *c = &t->slot[i];
-		if (!c->key)
-			continue;
-		size_t j = hash_key(c->key) & (ncap - 1);
-		while (nt[j].key)
-			j = (j + 1) & (ncap - 1);
-		nt[j] = *c;
-	}
-	free(t->slot);
-	t->slot = nt;
-	t->cap = ncap;
-	return 0;
-}
-
-/* The chunk of key, NULL if absent (create = false) or on ENOMEM. */
-static inline struct chunk *table_get(struct table *t, uint64_t key, bool create)
-{
-	if (t->cap) {
-		size_t j = hash_key(key) & (t->cap - 1);
-		for (;;) {
-			struct chunk *c = &t->slot[j];
-			if (c->key == key)
-				return c;
-			if (!c->key)
-				break;
-			j = (j + 1) & (t->cap - 1);
-		}
-	}
-	if (!create)
-		return NULL;
-	if ((t->used + 1) * 2 > t->cap && table_grow(t) < 0)
-		return NULL;
-	size_t j = hash_key(key) & (t->cap - 1);
-	while (t->slot[j].key)
-		j = (j + 1) & (t->cap - 1);
-	t->slot[j].key = key;
-	t->used++;
-	return &t->slot[j];
 }
 
 /* ---------------------------------------------------------------- per-vertex accumulation */
 
 struct acc {
-	struct rec r; /* max over predecessors (finish with its comp) */
-	uint64_t to;  /* this vertex's id - 1, for the edge observer */
+	struct edag_rec r; /* max over predecessors (finish with its comp) */
+	uint64_t to;	   /* this vertex's id - 1, for the edge observer */
 	int stop;
 };
 
-static inline void acc_add(struct edag_state *st, struct acc *a, const struct rec *p, enum edag_dep kind)
+static inline void acc_add(struct edag_state *st, struct acc *a, const struct edag_rec *p, enum edag_dep kind)
 {
-	if (!p->id)
+	uint64_t id = p->id & EDAG_REC_ID;
+	if (!id)
 		return;
 	if (p->depth > a->r.depth)
 		a->r.depth = p->depth;
@@ -369,98 +257,60 @@ static inline void acc_add(struct edag_state *st, struct acc *a, const struct re
 		st->mt.edges_mem++;
 	else
 		st->mt.edges_false++;
-	if (st->edge_cb && !a->stop)
-		a->stop = st->edge_cb(st->edge_arg, p->id - 1, a->to, kind);
+	if (__builtin_expect(st->edge_cb != NULL, 0) && !a->stop)
+		a->stop = st->edge_cb(st->edge_arg, id - 1, a->to, kind);
 }
 
-static void bytes_collect(struct edag_state *st, struct acc *a, const struct bytes *b, uint8_t m,
-			  enum edag_dep kind)
+/* Records of bytes m of word w (table t) as predecessors. */
+static inline void word_collect(struct edag_state *st, struct acc *a, const struct edag_mtab *t,
+				const struct edag_rec *w, uint8_t m, enum edag_dep kind)
 {
-	if (!(b->mask & m))
+	uint8_t have = edag_word_mask(w) & m;
+	if (!have)
 		return;
-	if (!b->sp) {
-		acc_add(st, a, &b->u, kind);
+	if (__builtin_expect(!(w->id & EDAG_REC_SPLIT), 1)) {
+		acc_add(st, a, w, kind);
 		return;
 	}
+	const struct edag_rec *b = edag_word_bytes(t, w);
 	for (unsigned i = 0; i < 8; i++)
-		if (b->mask & m & (1u << i))
-			acc_add(st, a, &b->sp[i], kind);
+		if (have & (1u << i))
+			acc_add(st, a, &b[i], kind);
 }
 
-static int bytes_set(struct edag_state *st, struct bytes *b, uint8_t m, const struct rec *r)
+/* Byte mask of word (address >> 3) within the access [addr, last]. */
+static inline uint8_t word_mask(uint64_t addr, uint64_t last, uint64_t word)
 {
-	if ((b->mask & ~m) == 0) { /* every present byte is overwritten: one record again */
-		if (b->sp) {
-			free(b->sp);
-			b->sp = NULL;
-			st->splits--;
-		}
-		b->u = *r;
-		b->mask = m;
-		return 0;
-	}
-	if (!b->sp) {
-		b->sp = malloc(8 * sizeof(struct rec));
-		if (!b->sp)
-			return -ENOMEM;
-		st->splits++;
-		for (unsigned i = 0; i < 8; i++)
-			b->sp[i] = b->u;
-	}
-	for (unsigned i = 0; i < 8; i++)
-		if (m & (1u << i))
-			b->sp[i] = *r;
-	b->mask |= m;
-	return 0;
-}
-
-static void bytes_clear(struct edag_state *st, struct bytes *b, uint8_t m)
-{
-	b->mask &= (uint8_t)~m;
-	if (!b->mask && b->sp) {
-		free(b->sp);
-		b->sp = NULL;
-		st->splits--;
-	}
-}
-
-/* Call fn for each 8-byte chunk of [addr, addr + size) with its byte mask. */
-#define FOR_CHUNKS(addr, size, key, m)                                                                       \
-	for (uint64_t key = ((addr) >> 3) + 1, end_ = (((addr) + (size)-1) >> 3) + 1, first_ = key;          \
-	     key <= end_; key++)                                                                             \
-		for (uint8_t m = chunk_mask(addr, size, key - 1, first_ - 1, end_ - 1), once_ = 1; once_;    \
-		     once_ = 0)
-
-static inline uint8_t chunk_mask(uint64_t addr, uint32_t size, uint64_t chunk, uint64_t first, uint64_t last)
-{
-	unsigned lo = chunk == first ? (unsigned)(addr & 7) : 0;
-	unsigned hi = chunk == last ? (unsigned)((addr + size - 1) & 7) : 7;
+	unsigned lo = word == addr >> 3 ? (unsigned)(addr & 7) : 0;
+	unsigned hi = word == last >> 3 ? (unsigned)(last & 7) : 7;
 	return (uint8_t)(((2u << hi) - 1) & ~((1u << lo) - 1));
 }
 
 /* ---------------------------------------------------------------- cache model */
 
-/* Level that hits for line-granular access of one line (-1: memory). */
+/* Level that hits for an access of one line (-1: memory); every level above
+ * it missed (marked in missed[]) and now holds the line. Sets are kept most
+ * recently used first, so LRU is the last way. */
 static int cache_line(struct edag_state *st, uint64_t addr, bool *missed)
 {
-	uint64_t now = ++st->clock;
 	for (unsigned i = 0; i < st->cfg.nlevels; i++) {
 		struct cache_level *c = &st->lv[i];
-		uint64_t line = addr >> c->line_shift;
+		uint64_t line = addr >> c->line_shift, key = line + 1;
 		uint64_t set = c->set_mask ? (line & c->set_mask) : (line % c->nsets);
-		uint64_t *tag = &c->tag[set * c->assoc], *stamp = &c->stamp[set * c->assoc];
-		uint32_t victim = 0;
-		for (uint32_t w = 0; w < c->assoc; w++) {
-			if (tag[w] == line + 1) {
-				stamp[w] = now;
-				return (int)i;
-			}
-			if (stamp[w] < stamp[victim])
-				victim = w;
-		}
+		uint64_t *tag = &c->tag[set * c->assoc];
+		if (tag[0] == key)
+			return (int)i;
+		uint32_t w = 1;
+		while (w < c->assoc && tag[w] != key)
+			w++;
+		bool miss = w == c->assoc;
+		if (miss)
+			w = c->assoc - 1;
+		memmove(tag + 1, tag, w * sizeof(uint64_t));
+		tag[0] = key;
+		if (!miss)
+			return (int)i;
 		missed[i] = true;
-		tag[victim] = line + 1;
-		stamp[victim] = now;
 	}
 	return -1;
 }
@@ -520,21 +370,29 @@ static int insn_check(const struct edag_insn *in)
 	return 0;
 }
 
-int edag_step(struct edag_state *st, const struct edag_insn *in, struct edag_vertex *vout)
+/* One instruction; `all` (all_deps) is a constant in each instantiation. */
+static inline __attribute__((always_inline)) int step(struct edag_state *st, const struct edag_insn *in,
+						      struct edag_vertex *vout, const bool all)
 {
-	if (insn_check(in) < 0)
-		return -EINVAL;
-	const bool all = st->cfg.all_deps;
 	const unsigned mem = in->mem;
+	const uint64_t addr = in->addr, last = addr + in->size - 1;
+	const uint64_t w0 = addr >> 3, w1 = last >> 3;
+	const bool one = w0 == w1;				/* one word: probe each table once */
+	const bool make = mem & EDAG_MEM_WRITE || (all && mem); /* the access sets records */
+	struct edag_rec *pw = NULL, *pr = NULL;
 	struct acc a = {.to = st->mt.vertices};
-	/* make sure every chunk it writes exists before anything changes */
-	if (mem & EDAG_MEM_WRITE || (all && mem))
-		FOR_CHUNKS(in->addr, in->size, key, m)
-		{
-			(void)m;
-			if (!table_get(&st->w, key, true) || (all && !table_get(&st->r, key, true)))
+
+	/* make sure every word (and split word) it sets exists before anything changes */
+	if (make) {
+		if (((addr | in->size) & 7) != 0 &&
+		    edag_mtab_reserve_splits(mem & EDAG_MEM_WRITE ? &st->w : &st->r, (size_t)(w1 - w0 + 1)) < 0)
+			return -ENOMEM;
+		for (uint64_t wd = w0; wd <= w1; wd++)
+			if (!(pw = edag_mtab_get(&st->w, wd)) || (all && !(pr = edag_mtab_get(&st->r, wd))))
 				return -ENOMEM;
-		}
+	} else if (mem && one) {
+		pw = edag_mtab_find(&st->w, w0);
+	}
 
 	/* predecessors */
 	for (unsigned i = 0; i < in->nread; i++) {
@@ -553,31 +411,31 @@ int edag_step(struct edag_state *st, const struct edag_insn *in, struct edag_ver
 			acc_add(st, &a, &st->reg_w[r], EDAG_DEP_FALSE_REG); /* WAW */
 			acc_add(st, &a, &st->reg_r[r], EDAG_DEP_FALSE_REG); /* WAR */
 		}
-	if (mem && st->w.cap) {
-		FOR_CHUNKS(in->addr, in->size, key, m)
-		{
-			struct chunk *c = table_get(&st->w, key, false);
-			if (c) {
+	if (mem)
+		for (uint64_t wd = w0; wd <= w1; wd++) {
+			uint8_t m = word_mask(addr, last, wd);
+			const struct edag_rec *w = one ? pw : edag_mtab_find(&st->w, wd);
+			if (w) {
 				if (mem & EDAG_MEM_READ)
-					bytes_collect(st, &a, &c->b, m, EDAG_DEP_RAW_MEM);
+					word_collect(st, &a, &st->w, w, m, EDAG_DEP_RAW_MEM);
 				if (all && (mem & EDAG_MEM_WRITE))
-					bytes_collect(st, &a, &c->b, m, EDAG_DEP_FALSE_MEM); /* WAW */
+					word_collect(st, &a, &st->w, w, m, EDAG_DEP_FALSE_MEM); /* WAW */
 			}
-			if (all && (c = table_get(&st->r, key, false)))
-				bytes_collect(st, &a, &c->b, m, EDAG_DEP_FALSE_MEM); /* WAR or RAR */
+			const struct edag_rec *r = !all ? NULL : one ? pr : edag_mtab_find(&st->r, wd);
+			if (r)
+				word_collect(st, &a, &st->r, r, m, EDAG_DEP_FALSE_MEM); /* WAR or RAR */
 		}
-	}
 
 	/* the vertex */
 	bool memv = false;
 	int hit = -1;
 	uint32_t cost = st->cfg.class_cost[in->cls];
 	if (mem) {
-		hit = st->cfg.nlevels ? cache_access(st, in->addr, in->size) : -1;
+		hit = st->cfg.nlevels ? cache_access(st, addr, in->size) : -1;
 		memv = hit < 0;
 		cost = memv ? st->cfg.alpha0 : st->cfg.level[hit].latency;
 	}
-	struct rec self = {
+	struct edag_rec self = {
 	    .id = st->mt.vertices + 1,
 	    .depth = a.r.depth + (memv && a.r.depth < UINT32_MAX),
 	    .path = a.r.path + (a.r.path < UINT32_MAX),
@@ -586,9 +444,10 @@ int edag_step(struct edag_state *st, const struct edag_insn *in, struct edag_ver
 	};
 
 	/* successors' view */
-	for (unsigned i = 0; i < in->nread && all; i++)
-		if (in->rd[i])
-			st->reg_r[in->rd[i]] = self;
+	if (all)
+		for (unsigned i = 0; i < in->nread; i++)
+			if (in->rd[i])
+				st->reg_r[in->rd[i]] = self;
 	for (unsigned i = 0; i < in->nwrite; i++) {
 		unsigned r = in->wr[i];
 		if (!r)
@@ -596,21 +455,19 @@ int edag_step(struct edag_state *st, const struct edag_insn *in, struct edag_ver
 		st->reg_w[r] = self;
 		st->reg_r[r].id = 0;
 	}
-	if (mem & EDAG_MEM_WRITE || (all && mem)) {
-		FOR_CHUNKS(in->addr, in->size, key, m)
-		{
-			int rc = 0;
-			if (mem & EDAG_MEM_WRITE) {
-				rc = bytes_set(st, &table_get(&st->w, key, false)->b, m, &self);
+	if (make)
+		for (uint64_t wd = w0; wd <= w1; wd++) {
+			uint8_t m = word_mask(addr, last, wd);
+			struct edag_rec *w = !(mem & EDAG_MEM_WRITE) ? NULL : one ? pw : edag_mtab_find(&st->w, wd);
+			struct edag_rec *r = !all ? NULL : one ? pr : edag_mtab_find(&st->r, wd);
+			if (w) {
+				edag_word_set(&st->w, w, m, &self);
 				if (all)
-					bytes_clear(st, &table_get(&st->r, key, false)->b, m);
+					edag_word_clear(&st->r, r, m);
 			} else {
-				rc = bytes_set(st, &table_get(&st->r, key, false)->b, m, &self);
+				edag_word_set(&st->r, r, m, &self);
 			}
-			if (rc < 0)
-				return rc;
 		}
-	}
 
 	/* metrics */
 	struct edag_metrics *mt = &st->mt;
@@ -642,16 +499,36 @@ int edag_step(struct edag_state *st, const struct edag_insn *in, struct edag_ver
 	return a.stop ? -ECANCELED : 0;
 }
 
+static int step_true(struct edag_state *st, const struct edag_insn *in, struct edag_vertex *vout)
+{
+	return step(st, in, vout, false);
+}
+
+static int step_all(struct edag_state *st, const struct edag_insn *in, struct edag_vertex *vout)
+{
+	return step(st, in, vout, true);
+}
+
+int edag_step(struct edag_state *st, const struct edag_insn *in, struct edag_vertex *vout)
+{
+	if (insn_check(in) < 0)
+		return -EINVAL;
+	return st->cfg.all_deps ? step_all(st, in, vout) : step_true(st, in, vout);
+}
+
 int edag_step_batch(struct edag_state *st, const struct edag_insn *ins, size_t n)
 {
+	/* software pipelining: start loading the key and record lines of the
+	 * word an access AHEAD steps ahead will probe first */
 	enum { AHEAD = 12 };
+	int (*fn)(struct edag_state *, const struct edag_insn *, struct edag_vertex *) =
+	    st->cfg.all_deps ? step_all : step_true;
 	for (size_t i = 0; i < n; i++) {
-		/* software pipelining: start loading the slot a later access will probe */
-		if (i + AHEAD < n && ins[i + AHEAD].mem && st->w.cap) {
-			uint64_t key = (ins[i + AHEAD].addr >> 3) + 1;
-			__builtin_prefetch(&st->w.slot[hash_key(key) & (st->w.cap - 1)]);
-		}
-		int rc = edag_step(st, &ins[i], NULL);
+		if (i + AHEAD < n && ins[i + AHEAD].mem)
+			edag_mtab_prefetch(&st->w, ins[i + AHEAD].addr);
+		if (insn_check(&ins[i]) < 0)
+			return -EINVAL;
+		int rc = fn(st, &ins[i], NULL);
 		if (rc < 0)
 			return rc;
 	}

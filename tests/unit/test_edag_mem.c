@@ -1,0 +1,346 @@
+/* Unit tests of the eDAG engine's last-writer table (collector/edag/edag_mem.*):
+ * growth, lookups, split words and their free list, and the whole engine
+ * against an independent per-byte reference (plus a timestamp LRU cache
+ * model) on long random traces with unaligned accesses that straddle words
+ * and 64-byte granules over a range wide enough to grow the table many times. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "edag/edag.h"
+#include "edag/edag_mem.h"
+
+static uint64_t rng;
+static uint32_t rnd(void)
+{
+	rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint32_t)(rng >> 33);
+}
+
+/* ---------------------------------------------------------------- the table itself */
+
+static void test_edag_mtab_growth_and_lookup(void **state)
+{
+	(void)state;
+	struct edag_mtab t;
+	assert_int_equal(edag_mtab_init(&t), 0);
+	size_t cap0 = t.cap;
+	enum { N = 50000 };
+	/* words spread over a wide range, with runs of neighbours (same granule) */
+	for (uint64_t i = 0; i < N; i++) {
+		uint64_t word = (i / 5) * 977 + (i % 5);
+		struct edag_rec *r = edag_mtab_get(&t, word);
+		assert_non_null(r);
+		assert_int_equal(edag_word_mask(r), 0); /* new words have no record */
+		struct edag_rec self = {.id = i + 1, .finish = i * 3, .depth = (uint32_t)i};
+		edag_word_set(&t, r, 0xff, &self);
+	}
+	assert_int_equal(t.used, N);
+	assert_true(t.cap > cap0 && t.used * 2 <= t.cap); /* grew, load <= 1/2 */
+	for (uint64_t i = 0; i < N; i++) {
+		uint64_t word = (i / 5) * 977 + (i % 5);
+		const struct edag_rec *r = edag_mtab_find(&t, word);
+		assert_non_null(r);
+		assert_int_equal(r->id & EDAG_REC_ID, i + 1);
+		assert_int_equal(r->finish, i * 3);
+		assert_int_equal(edag_word_mask(r), 0xff);
+	}
+	assert_null(edag_mtab_find(&t, 5));	     /* between runs */
+	assert_null(edag_mtab_find(&t, 1ull << 60)); /* far away */
+	/* get of an existing word returns it, no new slot */
+	assert_ptr_equal(edag_mtab_get(&t, 977), edag_mtab_find(&t, 977));
+	assert_int_equal(t.used, N);
+	size_t bytes = edag_mtab_bytes(&t);
+	edag_mtab_clear(&t);
+	assert_null(edag_mtab_find(&t, 0));
+	assert_int_equal(t.used, 0);
+	assert_int_equal(edag_mtab_bytes(&t), bytes); /* arrays kept for reuse */
+	edag_mtab_free(&t);
+}
+
+static void test_edag_mtab_split_words(void **state)
+{
+	(void)state;
+	struct edag_mtab t;
+	assert_int_equal(edag_mtab_init(&t), 0);
+	assert_int_equal(edag_mtab_reserve_splits(&t, 2), 0);
+	struct edag_rec *w = edag_mtab_get(&t, 100);
+	struct edag_rec a = {.id = 7, .finish = 70, .comp = 1, .depth = 2, .path = 3};
+	struct edag_rec b = {.id = 9, .finish = 90, .comp = 4, .depth = 5, .path = 6};
+	edag_word_set(&t, w, 0x0f, &a); /* bytes 0-3: one record, no split */
+	assert_int_equal(t.splits, 0);
+	assert_int_equal(edag_word_mask(w), 0x0f);
+	edag_word_set(&t, w, 0x30, &b); /* bytes 4-5 by another writer: split */
+	assert_int_equal(t.splits, 1);
+	assert_true(w->id & EDAG_REC_SPLIT);
+	assert_int_equal(edag_word_mask(w), 0x3f);
+	const struct edag_rec *by = edag_word_bytes(&t, w);
+	assert_int_equal(by[0].id, 7);
+	assert_int_equal(by[3].finish, 70);
+	assert_int_equal(by[4].id, 9);
+	assert_int_equal(by[5].depth, 5);
+	edag_word_clear(&t, w, 0x03); /* bytes 0-1 lose their record, still split */
+	assert_int_equal(edag_word_mask(w), 0x3c);
+	assert_int_equal(t.splits, 1);
+	edag_word_set(&t, w, 0xff, &a); /* the whole word: one record again, split freed */
+	assert_int_equal(t.splits, 0);
+	assert_false(w->id & EDAG_REC_SPLIT);
+	assert_int_equal(w->id & EDAG_REC_ID, 7);
+	assert_int_equal(edag_word_mask(w), 0xff);
+	/* the freed split is reused: the high-water mark does not move */
+	size_t hw = t.nsp;
+	for (int k = 0; k < 100; k++) {
+		edag_word_set(&t, w, 0x01, &b);
+		assert_int_equal(t.splits, 1);
+		edag_word_clear(&t, w, 0xff);
+		assert_int_equal(t.splits, 0);
+		edag_word_set(&t, w, 0xff, &a);
+	}
+	assert_int_equal(t.nsp, hw);
+	edag_mtab_free(&t);
+}
+
+/* ---------------------------------------------------------------- engine vs per-byte reference */
+
+enum { SPAN = 1 << 18, BASE = 0x7f0000 }; /* addresses BASE .. BASE + SPAN */
+
+struct ref_rec {
+	uint64_t finish, comp;
+	uint32_t depth, path;
+	bool set;
+};
+
+struct ref {
+	struct ref_rec reg[EDAG_NREGS];
+	struct ref_rec *byte;
+	unsigned nlevels;
+	struct {
+		uint64_t nsets, assoc, shift, latency;
+		uint64_t *tag, *stamp;
+	} lv[EDAG_MAX_LEVELS];
+	uint64_t clock;
+};
+
+static void ref_add(const struct ref_rec *p, struct ref_rec *acc)
+{
+	if (!p->set)
+		return;
+	acc->depth = p->depth > acc->depth ? p->depth : acc->depth;
+	acc->path = p->path > acc->path ? p->path : acc->path;
+	if (p->finish > acc->finish || (p->finish == acc->finish && p->comp > acc->comp)) {
+		acc->finish = p->finish;
+		acc->comp = p->comp;
+	}
+}
+
+/* Timestamp LRU, one line per call; -1 = missed every level. */
+static int ref_line(struct ref *r, uint64_t addr, bool *missed)
+{
+	uint64_t now = ++r->clock;
+	for (unsigned i = 0; i < r->nlevels; i++) {
+		uint64_t line = addr >> r->lv[i].shift, set = line % r->lv[i].nsets;
+		uint64_t *tag = &r->lv[i].tag[set * r->lv[i].assoc], *st = &r->lv[i].stamp[set * r->lv[i].assoc];
+		uint64_t victim = 0;
+		for (uint64_t w = 0; w < r->lv[i].assoc; w++) {
+			if (tag[w] == line + 1) {
+				st[w] = now;
+				return (int)i;
+			}
+			if (st[w] < st[victim])
+				victim = w;
+		}
+		missed[i] = true;
+		tag[victim] = line + 1;
+		st[victim] = now;
+	}
+	return -1;
+}
+
+static int ref_cache(struct ref *r, uint64_t addr, uint32_t size)
+{
+	if (!r->nlevels)
+		return -1;
+	bool missed[EDAG_MAX_LEVELS] = {false};
+	uint64_t sh = r->lv[0].shift;
+	int worst = 0;
+	for (uint64_t l = addr >> sh; l <= (addr + size - 1) >> sh; l++) {
+		int h = ref_line(r, l << sh, missed);
+		worst = (h < 0 || worst < 0) ? -1 : h > worst ? h : worst;
+	}
+	return worst;
+}
+
+static void ref_step(struct ref *r, const struct edag_config *c, const struct edag_insn *in, struct edag_vertex *v)
+{
+	struct ref_rec acc = {0};
+	for (unsigned i = 0; i < in->nread; i++)
+		if (in->rd[i])
+			ref_add(&r->reg[in->rd[i]], &acc);
+	if (in->mem & EDAG_MEM_READ)
+		for (uint64_t x = in->addr; x < in->addr + in->size; x++)
+			ref_add(&r->byte[x - BASE], &acc);
+	int hit = in->mem ? ref_cache(r, in->addr, in->size) : -1;
+	bool memv = in->mem && hit < 0;
+	uint32_t cost = !in->mem ? c->class_cost[in->cls] : memv ? c->alpha0 : c->level[hit].latency;
+	struct ref_rec self = {.finish = acc.finish + cost,
+			       .comp = acc.comp + (memv ? 0 : cost),
+			       .depth = acc.depth + memv,
+			       .path = acc.path + 1,
+			       .set = true};
+	for (unsigned i = 0; i < in->nwrite; i++)
+		if (in->wr[i])
+			r->reg[in->wr[i]] = self;
+	if (in->mem & EDAG_MEM_WRITE)
+		for (uint64_t x = in->addr; x < in->addr + in->size; x++)
+			r->byte[x - BASE] = self;
+	v->memory = memv;
+	v->hit_level = hit;
+	v->cost = cost;
+	v->depth = self.depth;
+	v->path = self.path;
+	v->finish = self.finish;
+}
+
+static void random_insn(struct edag_insn *in, uint64_t i, uint64_t *stream)
+{
+	memset(in, 0, sizeof(*in));
+	in->pc = 0x1000 + 4 * i;
+	in->cls = (uint8_t)(rnd() % EDAG_NCLASS);
+	in->nread = (uint8_t)(rnd() % 3);
+	for (unsigned k = 0; k < in->nread; k++)
+		in->rd[k] = (uint8_t)(rnd() % 16);
+	in->nwrite = (uint8_t)(rnd() % 2);
+	for (unsigned k = 0; k < in->nwrite; k++)
+		in->wr[k] = (uint8_t)(rnd() % 16);
+	in->mem = (uint8_t)edag_default_mem(in->cls);
+	if (rnd() % 8 == 0)
+		in->mem = (uint8_t)(rnd() % 4);
+	if (!in->mem)
+		return;
+	unsigned k = rnd() % 16;
+	in->size = k < 6 ? 8 : k < 9 ? 1u << (rnd() % 3) : k < 14 ? 1 + rnd() % 24 : 1 + rnd() % 300;
+	uint64_t off;
+	if (rnd() % 2) { /* streaming: mostly aligned words, sometimes off by a few bytes */
+		*stream = (*stream + 8) % (SPAN - 512);
+		off = *stream + (rnd() % 4 == 0 ? rnd() % 8 : 0);
+	} else if (rnd() % 2) { /* hot: a few granules, lots of overlap */
+		off = 4096 + rnd() % 256;
+	} else { /* anywhere, any alignment (many granules: the table grows) */
+		off = rnd() % (SPAN - 512);
+		if (rnd() % 2)
+			off &= ~7ull;
+	}
+	in->addr = BASE + off;
+}
+
+static void run_against_reference(const struct edag_config *c, uint64_t seed, size_t n, bool batch)
+{
+	struct edag_state *st;
+	assert_int_equal(edag_new(c, &st), 0);
+	struct ref *r = calloc(1, sizeof(*r));
+	r->byte = calloc(SPAN, sizeof(struct ref_rec));
+	r->nlevels = c->nlevels;
+	for (unsigned i = 0; i < c->nlevels; i++) {
+		r->lv[i].assoc = c->level[i].assoc;
+		r->lv[i].shift = (uint64_t)__builtin_ctz(c->level[i].line);
+		r->lv[i].latency = c->level[i].latency;
+		r->lv[i].nsets = c->level[i].size / (c->level[i].assoc * c->level[i].line);
+		r->lv[i].tag = calloc(r->lv[i].nsets * r->lv[i].assoc, 8);
+		r->lv[i].stamp = calloc(r->lv[i].nsets * r->lv[i].assoc, 8);
+	}
+	rng = seed;
+	uint64_t stream = 0, W = 0, D = 0, cp = 0;
+	enum { B = 64 };
+	struct edag_insn blk[B];
+	for (size_t i = 0; i < n; i += B) {
+		size_t cnt = n - i < B ? n - i : B;
+		for (size_t j = 0; j < cnt; j++)
+			random_insn(&blk[j], i + j, &stream);
+		if (batch)
+			assert_int_equal(edag_step_batch(st, blk, cnt), 0);
+		for (size_t j = 0; j < cnt; j++) {
+			struct edag_vertex got, want;
+			if (!batch)
+				assert_int_equal(edag_step(st, &blk[j], &got), 0);
+			ref_step(r, c, &blk[j], &want);
+			if (!batch) {
+				assert_int_equal(got.depth, want.depth);
+				assert_int_equal(got.path, want.path);
+				assert_int_equal(got.finish, want.finish);
+				assert_int_equal(got.cost, want.cost);
+				assert_int_equal(got.hit_level, want.hit_level);
+				assert_int_equal(got.memory, want.memory);
+			}
+			W += want.memory;
+			D = want.depth > D ? want.depth : D;
+			cp = want.path > cp ? want.path : cp;
+		}
+	}
+	struct edag_metrics mt;
+	edag_metrics_get(st, &mt);
+	assert_int_equal(mt.vertices, n);
+	assert_int_equal(mt.W, W);
+	assert_int_equal(mt.D, D);
+	assert_int_equal(mt.cp_vertices, cp);
+	assert_true(D > 20 && W > n / 100); /* not vacuous */
+	/* the same trace again after a reset: same result */
+	edag_reset(st);
+	rng = seed;
+	stream = 0;
+	for (size_t i = 0; i < n; i++) {
+		random_insn(&blk[0], i, &stream);
+		assert_int_equal(edag_step(st, &blk[0], NULL), 0);
+	}
+	struct edag_metrics again;
+	edag_metrics_get(st, &again);
+	assert_int_equal(again.W, mt.W);
+	assert_int_equal(again.D, mt.D);
+	assert_int_equal(again.cp_cost, mt.cp_cost);
+	assert_int_equal(again.cp_compute, mt.cp_compute);
+	assert_int_equal(again.edges_mem, mt.edges_mem);
+	edag_free(st);
+	for (unsigned i = 0; i < c->nlevels; i++) {
+		free(r->lv[i].tag);
+		free(r->lv[i].stamp);
+	}
+	free(r->byte);
+	free(r);
+}
+
+static void test_edag_engine_matches_byte_reference(void **state)
+{
+	(void)state;
+	struct edag_config c;
+	edag_config_default(&c);
+	for (uint64_t seed = 1; seed <= 3; seed++)
+		run_against_reference(&c, seed, 60000, seed == 3);
+}
+
+static void test_edag_engine_matches_reference_with_cache(void **state)
+{
+	(void)state;
+	struct edag_config c;
+	edag_config_default(&c);
+	c.nlevels = 3;
+	c.level[0] = (struct edag_cache_level){.size = 1024, .assoc = 2, .line = 32, .latency = 3};
+	c.level[1] = (struct edag_cache_level){.size = 3 * 64 * 40, .assoc = 3, .line = 64, .latency = 10};
+	c.level[2] = (struct edag_cache_level){.size = 64 * 1024, .assoc = 16, .line = 64, .latency = 30};
+	for (uint64_t seed = 11; seed <= 12; seed++)
+		run_against_reference(&c, seed, 60000, seed == 12);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_edag_mtab_growth_and_lookup),
+	    cmocka_unit_test(test_edag_mtab_split_words),
+	    cmocka_unit_test(test_edag_engine_matches_byte_reference),
+	    cmocka_unit_test(test_edag_engine_matches_reference_with_cache),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
