@@ -138,12 +138,6 @@ static int on_record(struct ingest_conn *c, const Prof__Envelope *env, size_t fr
 		return ingest_fail(c, INGEST_PROTOCOL, EPROTO, true, "%s record (seq %llu) before Hello",
 				   kind, (unsigned long long)env->seq);
 	int rc = store_put_record(c->store, c->session_id, env, frame_bytes);
-	if (rc == -EOPNOTSUPP)
-		return ingest_fail(c, INGEST_PROTOCOL, EOPNOTSUPP, true,
-				   "%s records need the SQLite store for now: this collector writes to PostgreSQL, "
-				   "which takes counters and heartbeats; run a collector with an SQLite --store for "
-				   "this agent",
-				   kind);
 	if (rc == -ERANGE)
 		return ingest_fail(c, INGEST_PROTOCOL, EINVAL, true,
 				   "%s record seq %llu: seq or timestamps beyond 2^63 (after delta decoding)",

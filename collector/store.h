@@ -1,11 +1,20 @@
-/* The collector's SQLite store (WAL): sessions, the exactly-once record
- * ledger, interned events and counter samples. This header is the whole API.
+/* The collector's store: sessions, the exactly-once record ledger, interned
+ * events, counter samples and every other record kind (store_kinds.c), with
+ * their queries. This header is the whole API of the core; the kinds' query
+ * headers are store_opencl.h, store_calib.h, store_trace.h.
+ *
+ * Two back ends behind one database layer (db.h): SQLite (a path; WAL) and
+ * PostgreSQL (a postgresql:// URI; several collectors may share the
+ * database: the ledger's primary key (session, seq) keeps records exactly
+ * once, a duplicate from another collector changes nothing).
  *
  * Writes join one batch transaction that the first write begins and
  * store_commit() ends, so a caller can group many records into one COMMIT.
+ * On PostgreSQL the writes are pipelined: a record costs one round trip (the
+ * ledger's answer), and a failed row may be reported by the next call.
  * Functions return 0 (or a documented positive value) or a negative errno;
- * SQLite failures are logged with sqlite3_errmsg and returned as -EIO
- * (-ENOSPC when the disk is full, -EBUSY when the database is locked). */
+ * database failures are logged with the engine's message and returned as
+ * -EIO (-ENOSPC disk full, -EBUSY locked, -ECONNRESET connection lost). */
 #ifndef COLLECTOR_STORE_H
 #define COLLECTOR_STORE_H
 

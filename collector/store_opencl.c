@@ -24,8 +24,9 @@ static const char cl_schema[] =
 	"CREATE INDEX IF NOT EXISTS cl_commands_session ON cl_commands(session_id, pid, cmd_id);";
 
 static const char kernel_insert[] =
-	"INSERT OR REPLACE INTO cl_kernels (session_id, kernel_id, name, program_hash, build_options)"
-	" VALUES (?1, ?2, ?3, ?4, ?5)";
+	"INSERT INTO cl_kernels (session_id, kernel_id, name, program_hash, build_options)"
+	" VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (session_id, kernel_id) DO UPDATE SET name = excluded.name,"
+	" program_hash = excluded.program_hash, build_options = excluded.build_options";
 
 static const char command_insert[] =
 	"INSERT INTO cl_commands (session_id, seq, pid, cmd_id, queue_id, type, kernel_id, work_dim,"
@@ -34,14 +35,14 @@ static const char command_insert[] =
 	" forced_profiling, layer_event) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
 	" ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31)";
 
-static void bind_u64s(sqlite3_stmt *st, int i, const uint64_t *v, size_t n)
+static void bind_u64s(struct db_stmt *st, int i, const uint64_t *v, size_t n)
 {
 	uint8_t buf[8 * 1024];
 	size_t len = 0;
 	for (size_t k = 0; k < n && len + 8 <= sizeof(buf); k++)
 		for (int b = 0; b < 8; b++)
 			buf[len++] = (uint8_t)(v[k] >> (8 * b));
-	sqlite3_bind_blob(st, i, buf, (int)len, SQLITE_TRANSIENT);
+	db_bind_blob(st, i, buf, len);
 }
 
 static int check_cl(const Prof__Envelope *env)
@@ -58,51 +59,51 @@ static int check_cl(const Prof__Envelope *env)
 static int put_cl(struct store *s, int64_t sid, const Prof__Envelope *env)
 {
 	const Prof__ClCommand *c = env->cl_command;
-	sqlite3_stmt *st = store_stmt(s, kernel_insert);
+	struct db_stmt *st = store_stmt(s, kernel_insert);
 	if (!st)
 		return -EIO;
 	for (size_t i = 0; i < c->n_new_kernels; i++) {
 		const Prof__ClKernelDesc *k = c->new_kernels[i];
-		sqlite3_bind_int64(st, 1, sid);
-		sqlite3_bind_int64(st, 2, k->id);
-		store_bind_text(st, 3, k->name);
-		store_bind_u64(st, 4, k->program_hash);
-		store_bind_text(st, 5, k->build_options);
-		int rc = store_exec_stmt(s, st, "insert cl kernel");
+		db_bind_i64(st, 1, sid);
+		db_bind_i64(st, 2, k->id);
+		db_bind_text(st, 3, k->name);
+		db_bind_u64(st, 4, k->program_hash);
+		db_bind_text(st, 5, k->build_options);
+		int rc = db_run(st);
 		if (rc < 0)
 			return rc;
 	}
 	st = store_stmt(s, command_insert);
 	if (!st)
 		return -EIO;
-	sqlite3_bind_int64(st, 1, sid);
-	store_bind_u64(st, 2, env->seq);
-	sqlite3_bind_int64(st, 3, c->pid);
-	store_bind_u64(st, 4, c->id);
-	sqlite3_bind_int64(st, 5, c->queue_id);
-	sqlite3_bind_int64(st, 6, c->type);
-	sqlite3_bind_int64(st, 7, c->kernel_id);
-	sqlite3_bind_int64(st, 8, c->work_dim);
+	db_bind_i64(st, 1, sid);
+	db_bind_u64(st, 2, env->seq);
+	db_bind_i64(st, 3, c->pid);
+	db_bind_u64(st, 4, c->id);
+	db_bind_i64(st, 5, c->queue_id);
+	db_bind_i64(st, 6, c->type);
+	db_bind_i64(st, 7, c->kernel_id);
+	db_bind_i64(st, 8, c->work_dim);
 	for (int d = 0; d < 3; d++) {
-		store_bind_u64(st, 9 + d, d < (int)c->n_global_size ? c->global_size[d] : 0);
-		store_bind_u64(st, 12 + d, d < (int)c->n_local_size ? c->local_size[d] : 0);
-		store_bind_u64(st, 15 + d, d < (int)c->n_global_offset ? c->global_offset[d] : 0);
+		db_bind_u64(st, 9 + d, d < (int)c->n_global_size ? c->global_size[d] : 0);
+		db_bind_u64(st, 12 + d, d < (int)c->n_local_size ? c->local_size[d] : 0);
+		db_bind_u64(st, 15 + d, d < (int)c->n_global_offset ? c->global_offset[d] : 0);
 	}
-	store_bind_u64(st, 18, c->queued_ns);
-	store_bind_u64(st, 19, c->submit_ns);
-	store_bind_u64(st, 20, c->start_ns);
-	store_bind_u64(st, 21, c->end_ns);
-	store_bind_u64(st, 22, c->host_enqueue_ns);
-	store_bind_u64(st, 23, c->host_complete_ns);
-	store_bind_u64(st, 24, c->bytes);
-	store_bind_u64(st, 25, c->prev_in_queue);
+	db_bind_u64(st, 18, c->queued_ns);
+	db_bind_u64(st, 19, c->submit_ns);
+	db_bind_u64(st, 20, c->start_ns);
+	db_bind_u64(st, 21, c->end_ns);
+	db_bind_u64(st, 22, c->host_enqueue_ns);
+	db_bind_u64(st, 23, c->host_complete_ns);
+	db_bind_u64(st, 24, c->bytes);
+	db_bind_u64(st, 25, c->prev_in_queue);
 	bind_u64s(st, 26, c->wait_ids, c->n_wait_ids);
 	bind_u64s(st, 27, c->mem_read, c->n_mem_read);
 	bind_u64s(st, 28, c->mem_written, c->n_mem_written);
-	store_bind_u64(st, 29, c->dropped_before);
-	sqlite3_bind_int(st, 30, c->forced_profiling);
-	sqlite3_bind_int(st, 31, c->layer_event);
-	return store_exec_stmt(s, st, "insert cl command");
+	db_bind_u64(st, 29, c->dropped_before);
+	db_bind_i64(st, 30, c->forced_profiling);
+	db_bind_i64(st, 31, c->layer_event);
+	return db_run(st);
 }
 
 const struct store_kind store_kind_cl_command = {
@@ -117,43 +118,34 @@ const struct store_kind store_kind_cl_command = {
 /* A store written by a collector without this kind, opened read-only, has no tables. */
 static bool have_tables(struct store *s)
 {
-	sqlite3_stmt *st;
-	if (store_prepare(s, "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'cl_commands'", &st) < 0)
-		return false;
-	bool ok = sqlite3_step(st) == SQLITE_ROW;
-	sqlite3_finalize(st);
-	return ok;
+	return db_has_table(s->db, "cl_commands");
 }
 
 int store_cl_kernels(struct store *s, int64_t sid, store_cl_kernel_cb cb, void *arg)
 {
-	if (!s->db)
-		return store_no_queries(s);
-	sqlite3_stmt *st;
 	if (!have_tables(s))
 		return 0;
-	int rc = store_prepare(s,
+	struct db_stmt *st = store_query(s,
 			       "SELECT kernel_id, name, program_hash, build_options FROM cl_kernels"
-			       " WHERE session_id = ?1 ORDER BY kernel_id",
-			       &st);
-	if (rc < 0)
-		return rc;
-	sqlite3_bind_int64(st, 1, sid);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			       " WHERE session_id = ?1 ORDER BY kernel_id");
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, sid);
+	int rc;
+	while ((rc = db_step(st)) == 1) {
 		struct store_cl_kernel_row r = {
-			.id = (uint32_t)sqlite3_column_int64(st, 0),
-			.name = store_col_text(st, 1),
-			.program_hash = (uint64_t)sqlite3_column_int64(st, 2),
-			.build_options = store_col_text(st, 3),
+			.id = (uint32_t)db_col_i64(st, 0),
+			.name = db_col_text(st, 1),
+			.program_hash = db_col_u64(st, 2),
+			.build_options = db_col_text(st, 3),
 		};
 		int stop = cb(&r, arg);
 		if (stop) {
-			sqlite3_finalize(st);
+			db_finalize(st);
 			return stop;
 		}
 	}
-	rc = rc == SQLITE_DONE ? 0 : store_fail(s, "list cl kernels", rc);
-	sqlite3_finalize(st);
+	db_finalize(st);
 	return rc;
 }
 
@@ -162,10 +154,10 @@ struct u64s {
 	size_t n;
 };
 
-static void col_u64s(sqlite3_stmt *st, int col, struct u64s *out)
+static void col_u64s(struct db_stmt *st, int col, struct u64s *out)
 {
-	const uint8_t *b = sqlite3_column_blob(st, col);
-	size_t len = (size_t)sqlite3_column_bytes(st, col);
+	size_t len;
+	const uint8_t *b = db_col_blob(st, col, &len);
 	out->n = 0;
 	for (size_t off = 0; b && off + 8 <= len && out->n < 1024; off += 8) {
 		uint64_t v = 0;
@@ -177,32 +169,29 @@ static void col_u64s(sqlite3_stmt *st, int col, struct u64s *out)
 
 int store_cl_commands(struct store *s, int64_t sid, store_cl_command_cb cb, void *arg)
 {
-	if (!s->db)
-		return store_no_queries(s);
-	sqlite3_stmt *st;
 	if (!have_tables(s))
 		return 0;
-	int rc = store_prepare(s,
+	struct db_stmt *st = store_query(s,
 			       "SELECT seq, pid, cmd_id, queue_id, type, kernel_id, work_dim, gx, gy, gz, lx, ly, lz,"
 			       " ox, oy, oz, queued_ns, submit_ns, start_ns, end_ns, host_enqueue_ns, host_complete_ns,"
 			       " bytes, prev_in_queue, wait_ids, mem_read, mem_written, dropped_before,"
 			       " forced_profiling, layer_event FROM cl_commands WHERE session_id = ?1"
-			       " ORDER BY pid, cmd_id",
-			       &st);
-	if (rc < 0)
-		return rc;
+			       " ORDER BY pid, cmd_id");
+	if (!st)
+		return -EIO;
 	struct u64s *lists = malloc(3 * sizeof(*lists));
 	if (!lists) {
-		sqlite3_finalize(st);
+		db_finalize(st);
 		return -ENOMEM;
 	}
-	sqlite3_bind_int64(st, 1, sid);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	db_bind_i64(st, 1, sid);
+	int rc;
+	while ((rc = db_step(st)) == 1) {
 		struct store_cl_command_row r;
 		memset(&r, 0, sizeof(r));
-#define U64(i) ((uint64_t)sqlite3_column_int64(st, (i)))
+#define U64(i) db_col_u64(st, (i))
 		r.seq = U64(0);
-		r.pid = (int32_t)sqlite3_column_int64(st, 1);
+		r.pid = (int32_t)db_col_i64(st, 1);
 		r.id = U64(2);
 		r.queue_id = (uint32_t)U64(3);
 		r.type = (uint32_t)U64(4);
@@ -237,12 +226,11 @@ int store_cl_commands(struct store *s, int64_t sid, store_cl_command_cb cb, void
 		int stop = cb(&r, arg);
 		if (stop) {
 			free(lists);
-			sqlite3_finalize(st);
+			db_finalize(st);
 			return stop;
 		}
 	}
-	rc = rc == SQLITE_DONE ? 0 : store_fail(s, "list cl commands", rc);
 	free(lists);
-	sqlite3_finalize(st);
+	db_finalize(st);
 	return rc;
 }

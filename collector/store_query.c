@@ -15,14 +15,14 @@
 	" (SELECT MAX(t_ns) FROM counter_samples c WHERE c.session_id = s.id)"                               \
 	" FROM sessions s"
 
-static uint64_t col_u64(sqlite3_stmt *st, int col)
+static uint64_t col_u64(struct db_stmt *st, int col)
 {
-	return (uint64_t)sqlite3_column_int64(st, col);
+	return db_col_u64(st, col);
 }
 
-static uint32_t col_u32(sqlite3_stmt *st, int col)
+static uint32_t col_u32(struct db_stmt *st, int col)
 {
-	return (uint32_t)sqlite3_column_int64(st, col);
+	return (uint32_t)db_col_i64(st, col);
 }
 
 /* The caller's callback and argument, as the row converters see them. */
@@ -37,43 +37,43 @@ struct row_ctx {
 };
 
 /* Step through st calling row(st, ctx) for each row; finalizes st. */
-static int each_row(struct store *s, sqlite3_stmt *st, int (*row)(sqlite3_stmt *, const struct row_ctx *),
+static int each_row(struct db_stmt *st, int (*row)(struct db_stmt *, const struct row_ctx *),
 		    const struct row_ctx *ctx, int *nrows)
 {
 	int rc, ret = 0;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = db_step(st)) == 1) {
 		if (nrows)
 			(*nrows)++;
 		ret = row(st, ctx);
 		if (ret)
 			break;
 	}
-	if (!ret && rc != SQLITE_DONE)
-		ret = store_fail(s, "query", rc);
-	sqlite3_finalize(st);
+	if (!ret && rc < 0)
+		ret = rc;
+	db_finalize(st);
 	return ret;
 }
 
-static int session_row(sqlite3_stmt *st, const struct row_ctx *ctx)
+static int session_row(struct db_stmt *st, const struct row_ctx *ctx)
 {
 	struct store_session_row r = {
-	    .id = sqlite3_column_int64(st, 0),
-	    .agent_id = store_col_text(st, 1),
+	    .id = db_col_i64(st, 0),
+	    .agent_id = db_col_text(st, 1),
 	    .boot_id = col_u64(st, 2),
-	    .board = store_col_text(st, 3),
-	    .kernel_release = store_col_text(st, 4),
-	    .hostname = store_col_text(st, 5),
-	    .machine = store_col_text(st, 6),
-	    .agent_version = store_col_text(st, 7),
-	    .features = store_col_text(st, 8),
-	    .target = store_col_text(st, 9),
-	    .peer = store_col_text(st, 10),
+	    .board = db_col_text(st, 3),
+	    .kernel_release = db_col_text(st, 4),
+	    .hostname = db_col_text(st, 5),
+	    .machine = db_col_text(st, 6),
+	    .agent_version = db_col_text(st, 7),
+	    .features = db_col_text(st, 8),
+	    .target = db_col_text(st, 9),
+	    .peer = db_col_text(st, 10),
 	    .schema_version = col_u32(st, 11),
 	    .clock_id = col_u32(st, 12),
 	    .base_ns = col_u64(st, 13),
 	    .realtime_ns = col_u64(st, 14),
-	    .first_seen = sqlite3_column_int64(st, 15),
-	    .last_seen = sqlite3_column_int64(st, 16),
+	    .first_seen = db_col_i64(st, 15),
+	    .last_seen = db_col_i64(st, 16),
 	    .connects = col_u64(st, 17),
 	    .records = col_u64(st, 18),
 	    .wire_bytes = col_u64(st, 19),
@@ -86,34 +86,30 @@ static int session_row(sqlite3_stmt *st, const struct row_ctx *ctx)
 
 int store_list_sessions(struct store *s, store_session_cb cb, void *arg)
 {
-	if (!s->db)
-		return store_no_queries(s);
-	sqlite3_stmt *st;
-	int rc = store_prepare(s, SESSION_COLUMNS " ORDER BY s.id", &st);
-	if (rc < 0)
-		return rc;
-	return each_row(s, st, session_row, &(struct row_ctx){.cb.session = cb, .arg = arg}, NULL);
+	struct db_stmt *st;
+	st = store_query(s, SESSION_COLUMNS " ORDER BY s.id");
+	if (!st)
+		return -EIO;
+	return each_row(st, session_row, &(struct row_ctx){.cb.session = cb, .arg = arg}, NULL);
 }
 
 int store_get_session(struct store *s, int64_t session_id, store_session_cb cb, void *arg)
 {
-	if (!s->db)
-		return store_no_queries(s);
-	sqlite3_stmt *st;
-	int rc = store_prepare(s, SESSION_COLUMNS " WHERE s.id = ?1", &st);
-	if (rc < 0)
-		return rc;
-	sqlite3_bind_int64(st, 1, session_id);
+	struct db_stmt *st;
+	st = store_query(s, SESSION_COLUMNS " WHERE s.id = ?1");
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, session_id);
 	int n = 0;
-	rc = each_row(s, st, session_row, &(struct row_ctx){.cb.session = cb, .arg = arg}, &n);
+	int rc = each_row(st, session_row, &(struct row_ctx){.cb.session = cb, .arg = arg}, &n);
 	return rc == 0 && n == 0 ? -ENOENT : rc;
 }
 
-static int cpu_row(sqlite3_stmt *st, const struct row_ctx *ctx)
+static int cpu_row(struct db_stmt *st, const struct row_ctx *ctx)
 {
 	struct store_cpu_row r = {
 	    .cpu = col_u32(st, 0),
-	    .model = store_col_text(st, 1),
+	    .model = db_col_text(st, 1),
 	    .implementer = col_u32(st, 2),
 	    .part = col_u32(st, 3),
 	    .max_freq_khz = col_u64(st, 4),
@@ -123,29 +119,24 @@ static int cpu_row(sqlite3_stmt *st, const struct row_ctx *ctx)
 
 int store_list_cpus(struct store *s, int64_t session_id, store_cpu_cb cb, void *arg)
 {
-	if (!s->db)
-		return store_no_queries(s);
-	sqlite3_stmt *st;
-	int rc =
-	    store_prepare(s,
-			  "SELECT cpu, model, implementer, part, max_freq_khz FROM cpus WHERE session_id = ?1"
-			  " ORDER BY cpu, rowid",
-			  &st);
-	if (rc < 0)
-		return rc;
-	sqlite3_bind_int64(st, 1, session_id);
-	return each_row(s, st, cpu_row, &(struct row_ctx){.cb.cpu = cb, .arg = arg}, NULL);
+	struct db_stmt *st;
+	st = store_query(s, "SELECT cpu, model, implementer, part, max_freq_khz FROM cpus WHERE session_id = ?1"
+			  " ORDER BY cpu");
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, session_id);
+	return each_row(st, cpu_row, &(struct row_ctx){.cb.cpu = cb, .arg = arg}, NULL);
 }
 
-static int gpu_row(sqlite3_stmt *st, const struct row_ctx *ctx)
+static int gpu_row(struct db_stmt *st, const struct row_ctx *ctx)
 {
 	struct store_gpu_row r = {
 	    .idx = col_u32(st, 0),
-	    .platform = store_col_text(st, 1),
-	    .name = store_col_text(st, 2),
-	    .vendor = store_col_text(st, 3),
-	    .version = store_col_text(st, 4),
-	    .driver = store_col_text(st, 5),
+	    .platform = db_col_text(st, 1),
+	    .name = db_col_text(st, 2),
+	    .vendor = db_col_text(st, 3),
+	    .version = db_col_text(st, 4),
+	    .driver = db_col_text(st, 5),
 	    .compute_units = col_u32(st, 6),
 	    .global_mem_bytes = col_u64(st, 7),
 	    .max_clock_mhz = col_u32(st, 8),
@@ -156,18 +147,13 @@ static int gpu_row(sqlite3_stmt *st, const struct row_ctx *ctx)
 
 int store_list_gpus(struct store *s, int64_t session_id, store_gpu_cb cb, void *arg)
 {
-	if (!s->db)
-		return store_no_queries(s);
-	sqlite3_stmt *st;
-	int rc = store_prepare(
-	    s,
-	    "SELECT idx, platform, name, vendor, version, driver, compute_units,"
-	    " global_mem_bytes, max_clock_mhz, type FROM gpus WHERE session_id = ?1 ORDER BY idx",
-	    &st);
-	if (rc < 0)
-		return rc;
-	sqlite3_bind_int64(st, 1, session_id);
-	return each_row(s, st, gpu_row, &(struct row_ctx){.cb.gpu = cb, .arg = arg}, NULL);
+	struct db_stmt *st;
+	st = store_query(s, "SELECT idx, platform, name, vendor, version, driver, compute_units,"
+	    " global_mem_bytes, max_clock_mhz, type FROM gpus WHERE session_id = ?1 ORDER BY idx");
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, session_id);
+	return each_row(st, gpu_row, &(struct row_ctx){.cb.gpu = cb, .arg = arg}, NULL);
 }
 
 /* Aggregation runs in C, not SQL: values are unsigned 64-bit (SQLite's SUM
@@ -199,7 +185,7 @@ static int summary_emit(struct summary_state *ss)
 	return ss->cb(&ss->ev, ss->arg);
 }
 
-static int summary_row(sqlite3_stmt *st, const struct row_ctx *ctx)
+static int summary_row(struct db_stmt *st, const struct row_ctx *ctx)
 {
 	struct summary_state *ss = ctx->arg;
 	uint32_t id = col_u32(st, 0);
@@ -214,9 +200,9 @@ static int summary_row(sqlite3_stmt *st, const struct row_ctx *ctx)
 		ss->open = true;
 		ss->ev.event_id = id;
 		ss->ev.first_t_ns = t;
-		ss->ev.declared = sqlite3_column_type(st, 3) != SQLITE_NULL;
-		snprintf(ss->name, sizeof(ss->name), "%s", store_col_text(st, 3));
-		snprintf(ss->unit, sizeof(ss->unit), "%s", store_col_text(st, 4));
+		ss->ev.declared = !db_col_null(st, 3);
+		snprintf(ss->name, sizeof(ss->name), "%s", db_col_text(st, 3));
+		snprintf(ss->unit, sizeof(ss->unit), "%s", db_col_text(st, 4));
 		ss->ev.type = col_u32(st, 5);
 		ss->ev.config = col_u64(st, 6);
 	}
@@ -231,24 +217,20 @@ static int summary_row(sqlite3_stmt *st, const struct row_ctx *ctx)
 
 int store_event_summaries(struct store *s, int64_t session_id, store_event_cb cb, void *arg)
 {
-	if (!s->db)
-		return store_no_queries(s);
-	sqlite3_stmt *st;
-	int rc = store_prepare(s,
-			       "SELECT c.event_id, c.t_ns, c.value, e.name, e.unit, e.type, e.config"
+	struct db_stmt *st;
+	st = store_query(s, "SELECT c.event_id, c.t_ns, c.value, e.name, e.unit, e.type, e.config"
 			       " FROM counter_samples c LEFT JOIN events e"
 			       " ON e.session_id = c.session_id AND e.event_id = c.event_id"
-			       " WHERE c.session_id = ?1 ORDER BY c.event_id, c.t_ns",
-			       &st);
-	if (rc < 0)
-		return rc;
-	sqlite3_bind_int64(st, 1, session_id);
+			       " WHERE c.session_id = ?1 ORDER BY c.event_id, c.t_ns");
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, session_id);
 	struct summary_state ss = {.cb = cb, .arg = arg};
-	rc = each_row(s, st, summary_row, &(struct row_ctx){.arg = &ss}, NULL);
+	int rc = each_row(st, summary_row, &(struct row_ctx){.arg = &ss}, NULL);
 	return rc ? rc : summary_emit(&ss);
 }
 
-static int sample_row(sqlite3_stmt *st, const struct row_ctx *ctx)
+static int sample_row(struct db_stmt *st, const struct row_ctx *ctx)
 {
 	char fallback[32];
 	struct store_sample_row r = {
@@ -258,28 +240,24 @@ static int sample_row(sqlite3_stmt *st, const struct row_ctx *ctx)
 	    .value = col_u64(st, 4),
 	    .running_pct = col_u32(st, 5),
 	};
-	if (sqlite3_column_type(st, 3) == SQLITE_NULL) {
+	if (db_col_null(st, 3)) {
 		snprintf(fallback, sizeof(fallback), "event#%u", r.event_id);
 		r.name = fallback;
 	} else {
-		r.name = store_col_text(st, 3);
+		r.name = db_col_text(st, 3);
 	}
 	return ctx->cb.sample(&r, ctx->arg);
 }
 
 int store_list_samples(struct store *s, int64_t session_id, store_sample_cb cb, void *arg)
 {
-	if (!s->db)
-		return store_no_queries(s);
-	sqlite3_stmt *st;
-	int rc = store_prepare(s,
-			       "SELECT c.seq, c.t_ns, c.event_id, e.name, c.value, c.running_pct"
+	struct db_stmt *st;
+	st = store_query(s, "SELECT c.seq, c.t_ns, c.event_id, e.name, c.value, c.running_pct"
 			       " FROM counter_samples c LEFT JOIN events e"
 			       " ON e.session_id = c.session_id AND e.event_id = c.event_id"
-			       " WHERE c.session_id = ?1 ORDER BY c.t_ns, c.event_id, c.seq",
-			       &st);
-	if (rc < 0)
-		return rc;
-	sqlite3_bind_int64(st, 1, session_id);
-	return each_row(s, st, sample_row, &(struct row_ctx){.cb.sample = cb, .arg = arg}, NULL);
+			       " WHERE c.session_id = ?1 ORDER BY c.t_ns, c.event_id, c.seq");
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, session_id);
+	return each_row(st, sample_row, &(struct row_ctx){.cb.sample = cb, .arg = arg}, NULL);
 }

@@ -2,7 +2,7 @@
  * of agent record), the mappings and call chains they reference, and the
  * per-task on/off-CPU times. Tables:
  *   cpu_samples(session_id, seq, t_ns, backend, event_id, pid, tid, ip, kip, stack_id, count)
- *   sample_mappings(session_id, map_id, pid, start, end, pgoff, path, build_id)
+ *   sample_mappings(session_id, map_id, pid, start, "end", pgoff, path, build_id)
  *   sample_stacks(session_id, stack_id, ips)  -- ips: packed little-endian uint64, innermost first
  *   task_times(session_id, seq, t_ns, pid, tid, on_cpu_ns, off_cpu_ns, switches)
  *   sample_intervals(session_id, seq, t_ns, interval_ns, backend, event_id, freq_hz, period, lost)
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "store_kinds.h"
+#include "store_rows.h"
 
 static const char samples_schema[] =
 	"CREATE TABLE IF NOT EXISTS cpu_samples (session_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
@@ -19,7 +20,7 @@ static const char samples_schema[] =
 	" kip INTEGER, stack_id INTEGER, count INTEGER NOT NULL);"
 	"CREATE INDEX IF NOT EXISTS cpu_samples_session ON cpu_samples(session_id, pid);"
 	"CREATE TABLE IF NOT EXISTS sample_mappings (session_id INTEGER NOT NULL, map_id INTEGER NOT NULL,"
-	" pid INTEGER, start INTEGER, end INTEGER, pgoff INTEGER, path TEXT, build_id BLOB,"
+	" pid INTEGER, start INTEGER, \"end\" INTEGER, pgoff INTEGER, path TEXT, build_id BLOB,"
 	" PRIMARY KEY(session_id, map_id));"
 	"CREATE TABLE IF NOT EXISTS sample_stacks (session_id INTEGER NOT NULL, stack_id INTEGER NOT NULL,"
 	" ips BLOB, PRIMARY KEY(session_id, stack_id));"
@@ -29,15 +30,17 @@ static const char samples_schema[] =
 	" t_ns INTEGER, interval_ns INTEGER, backend INTEGER, event_id INTEGER, freq_hz INTEGER,"
 	" period INTEGER, lost INTEGER, keys INTEGER, PRIMARY KEY(session_id, seq));";
 
-static const char ins_sample[] = "INSERT INTO cpu_samples (session_id, seq, t_ns, backend, event_id, pid, tid, ip, kip,"
-				 " stack_id, count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
-static const char ins_mapping[] = "INSERT OR IGNORE INTO sample_mappings (session_id, map_id, pid, start, end, pgoff,"
-				  " path, build_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
-static const char ins_stack[] = "INSERT OR IGNORE INTO sample_stacks (session_id, stack_id, ips) VALUES (?1, ?2, ?3)";
+static const char ins_samples[] = "INSERT INTO cpu_samples (session_id, seq, t_ns, backend, event_id, pid, tid, ip,"
+				  " kip, stack_id, count) VALUES ";
+static const char ins_mapping[] = "INSERT INTO sample_mappings (session_id, map_id, pid, start, \"end\", pgoff,"
+				  " path, build_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT DO NOTHING";
+static const char ins_stack[] = "INSERT INTO sample_stacks (session_id, stack_id, ips) VALUES (?1, ?2, ?3)"
+				" ON CONFLICT DO NOTHING";
 static const char ins_task[] = "INSERT INTO task_times (session_id, seq, t_ns, pid, tid, on_cpu_ns, off_cpu_ns,"
 			       " switches) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
-static const char ins_interval[] = "INSERT OR IGNORE INTO sample_intervals (session_id, seq, t_ns, interval_ns, backend,"
-				   " event_id, freq_hz, period, lost, keys) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+static const char ins_interval[] = "INSERT INTO sample_intervals (session_id, seq, t_ns, interval_ns, backend,"
+				   " event_id, freq_hz, period, lost, keys) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+				   " ON CONFLICT DO NOTHING";
 static int check_samples(const Prof__Envelope *env)
 {
 	return env->samples->t_ns > (uint64_t)INT64_MAX ? -ERANGE : 0;
@@ -48,18 +51,18 @@ static int put_mappings(struct store *s, int64_t sid, const Prof__Samples *sm)
 	int rc = 0;
 	for (size_t i = 0; rc == 0 && i < sm->n_new_mappings; i++) {
 		const Prof__Mapping *m = sm->new_mappings[i];
-		sqlite3_stmt *st = store_stmt(s, ins_mapping);
+		struct db_stmt *st = store_stmt(s, ins_mapping);
 		if (!st)
 			return -EIO;
-		sqlite3_bind_int64(st, 1, sid);
-		sqlite3_bind_int64(st, 2, m->id);
-		sqlite3_bind_int64(st, 3, m->pid);
-		store_bind_u64(st, 4, m->start);
-		store_bind_u64(st, 5, m->end);
-		store_bind_u64(st, 6, m->pgoff);
-		store_bind_text(st, 7, m->path);
-		sqlite3_bind_blob(st, 8, m->build_id.data, (int)m->build_id.len, SQLITE_STATIC);
-		rc = store_exec_stmt(s, st, "insert mapping");
+		db_bind_i64(st, 1, sid);
+		db_bind_i64(st, 2, m->id);
+		db_bind_i64(st, 3, m->pid);
+		db_bind_u64(st, 4, m->start);
+		db_bind_u64(st, 5, m->end);
+		db_bind_u64(st, 6, m->pgoff);
+		db_bind_text(st, 7, m->path);
+		db_bind_blob(st, 8, m->build_id.data, m->build_id.len);
+		rc = db_run(st);
 	}
 	return rc;
 }
@@ -75,18 +78,41 @@ static int put_stacks(struct store *s, int64_t sid, const Prof__Samples *sm)
 		for (size_t j = 0; j < k->n_ips; j++)
 			for (int b = 0; b < 8; b++)
 				blob[j * 8 + b] = (uint8_t)(k->ips[j] >> (8 * b));
-		sqlite3_stmt *st = store_stmt(s, ins_stack);
+		struct db_stmt *st = store_stmt(s, ins_stack);
 		if (!st) {
 			free(blob);
 			return -EIO;
 		}
-		sqlite3_bind_int64(st, 1, sid);
-		sqlite3_bind_int64(st, 2, k->id);
-		sqlite3_bind_blob(st, 3, blob, (int)(k->n_ips * 8), SQLITE_TRANSIENT);
-		rc = store_exec_stmt(s, st, "insert stack");
+		db_bind_i64(st, 1, sid);
+		db_bind_i64(st, 2, k->id);
+		db_bind_blob(st, 3, blob, k->n_ips * 8);
+		rc = db_run(st);
 		free(blob);
 	}
 	return rc;
+}
+
+struct sample_rows {
+	int64_t sid;
+	uint64_t seq;
+	const Prof__Samples *sm;
+};
+
+static void bind_sample_row(struct db_stmt *st, int b, size_t i, void *arg)
+{
+	const struct sample_rows *r = arg;
+	const Prof__Samples *sm = r->sm;
+	db_bind_i64(st, b + 1, r->sid);
+	db_bind_u64(st, b + 2, r->seq);
+	db_bind_u64(st, b + 3, sm->t_ns);
+	db_bind_i64(st, b + 4, sm->backend);
+	db_bind_i64(st, b + 5, sm->event_id);
+	db_bind_i64(st, b + 6, sm->pid[i]);
+	db_bind_i64(st, b + 7, sm->tid[i]);
+	db_bind_u64(st, b + 8, sm->ip[i]);
+	db_bind_u64(st, b + 9, sm->n_kip ? sm->kip[i] : 0);
+	db_bind_i64(st, b + 10, sm->stack_id[i]);
+	db_bind_u64(st, b + 11, sm->count[i]);
 }
 
 static int put_samples(struct store *s, int64_t sid, const Prof__Envelope *env)
@@ -99,51 +125,37 @@ static int put_samples(struct store *s, int64_t sid, const Prof__Envelope *env)
 		rc = put_stacks(s, sid, sm);
 	if (rc < 0)
 		return rc;
-	sqlite3_stmt *st = store_stmt(s, ins_interval);
+	struct db_stmt *st = store_stmt(s, ins_interval);
 	if (!st)
 		return -EIO;
-	sqlite3_bind_int64(st, 1, sid);
-	store_bind_u64(st, 2, env->seq);
-	store_bind_u64(st, 3, sm->t_ns);
-	store_bind_u64(st, 4, sm->interval_ns);
-	sqlite3_bind_int64(st, 5, sm->backend);
-	sqlite3_bind_int64(st, 6, sm->event_id);
-	store_bind_u64(st, 7, sm->freq_hz);
-	store_bind_u64(st, 8, sm->period);
-	store_bind_u64(st, 9, sm->lost);
-	sqlite3_bind_int64(st, 10, (int64_t)sm->n_count);
-	rc = store_exec_stmt(s, st, "insert sample interval");
-	for (size_t i = 0; rc == 0 && i < sm->n_count; i++) {
-		st = store_stmt(s, ins_sample);
-		if (!st)
-			return -EIO;
-		sqlite3_bind_int64(st, 1, sid);
-		store_bind_u64(st, 2, env->seq);
-		store_bind_u64(st, 3, sm->t_ns);
-		sqlite3_bind_int64(st, 4, sm->backend);
-		sqlite3_bind_int64(st, 5, sm->event_id);
-		sqlite3_bind_int64(st, 6, sm->pid[i]);
-		sqlite3_bind_int64(st, 7, sm->tid[i]);
-		store_bind_u64(st, 8, sm->ip[i]);
-		store_bind_u64(st, 9, sm->n_kip ? sm->kip[i] : 0);
-		sqlite3_bind_int64(st, 10, sm->stack_id[i]);
-		store_bind_u64(st, 11, sm->count[i]);
-		rc = store_exec_stmt(s, st, "insert cpu sample");
-	}
+	db_bind_i64(st, 1, sid);
+	db_bind_u64(st, 2, env->seq);
+	db_bind_u64(st, 3, sm->t_ns);
+	db_bind_u64(st, 4, sm->interval_ns);
+	db_bind_i64(st, 5, sm->backend);
+	db_bind_i64(st, 6, sm->event_id);
+	db_bind_u64(st, 7, sm->freq_hz);
+	db_bind_u64(st, 8, sm->period);
+	db_bind_u64(st, 9, sm->lost);
+	db_bind_i64(st, 10, (int64_t)sm->n_count);
+	rc = db_run(st);
+	if (rc == 0)
+		rc = store_insert_rows(s, ins_samples, 11, sm->n_count, bind_sample_row,
+				       &(struct sample_rows){.sid = sid, .seq = env->seq, .sm = sm});
 	for (size_t i = 0; rc == 0 && i < sm->n_task_times; i++) {
 		const Prof__TaskTime *t = sm->task_times[i];
 		st = store_stmt(s, ins_task);
 		if (!st)
 			return -EIO;
-		sqlite3_bind_int64(st, 1, sid);
-		store_bind_u64(st, 2, env->seq);
-		store_bind_u64(st, 3, sm->t_ns);
-		sqlite3_bind_int64(st, 4, t->pid);
-		sqlite3_bind_int64(st, 5, t->tid);
-		store_bind_u64(st, 6, t->on_cpu_ns);
-		store_bind_u64(st, 7, t->off_cpu_ns);
-		store_bind_u64(st, 8, t->switches);
-		rc = store_exec_stmt(s, st, "insert task time");
+		db_bind_i64(st, 1, sid);
+		db_bind_u64(st, 2, env->seq);
+		db_bind_u64(st, 3, sm->t_ns);
+		db_bind_i64(st, 4, t->pid);
+		db_bind_i64(st, 5, t->tid);
+		db_bind_u64(st, 6, t->on_cpu_ns);
+		db_bind_u64(st, 7, t->off_cpu_ns);
+		db_bind_u64(st, 8, t->switches);
+		rc = db_run(st);
 	}
 	return rc;
 }

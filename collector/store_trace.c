@@ -16,8 +16,8 @@ static const char trace_schema[] =
     "CREATE INDEX IF NOT EXISTS trace_windows_by_index ON trace_windows(session_id, window_index);";
 
 static const char trace_insert[] =
-    "INSERT OR IGNORE INTO trace_windows(session_id, seq, window_index, arch, pid, tid, t_ns, sampled_share,"
-    " represented_insns, n_insns, stop_ns, body) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)";
+    "INSERT INTO trace_windows(session_id, seq, window_index, arch, pid, tid, t_ns, sampled_share,"
+    " represented_insns, n_insns, stop_ns, body) VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING";
 
 static int put_trace_window(struct store *s, int64_t sid, const Prof__Envelope *env)
 {
@@ -27,24 +27,24 @@ static int put_trace_window(struct store *s, int64_t sid, const Prof__Envelope *
 	if (!buf)
 		return -ENOMEM;
 	prof__trace_window__pack(tw, buf);
-	sqlite3_stmt *st = store_stmt(s, trace_insert);
+	struct db_stmt *st = store_stmt(s, trace_insert);
 	if (!st) {
 		free(buf);
 		return -EIO;
 	}
-	sqlite3_bind_int64(st, 1, sid);
-	store_bind_u64(st, 2, env->seq);
-	sqlite3_bind_int64(st, 3, tw->window_index);
-	sqlite3_bind_int64(st, 4, tw->arch);
-	sqlite3_bind_int64(st, 5, tw->pid);
-	sqlite3_bind_int64(st, 6, tw->tid);
-	store_bind_u64(st, 7, tw->t_ns);
-	sqlite3_bind_double(st, 8, tw->sampled_share);
-	store_bind_u64(st, 9, tw->represented_insns);
-	sqlite3_bind_int64(st, 10, (int64_t)tw->n_pc_delta);
-	store_bind_u64(st, 11, tw->stop_ns);
-	sqlite3_bind_blob(st, 12, buf, (int)len, SQLITE_TRANSIENT);
-	int rc = store_exec_stmt(s, st, "insert trace window");
+	db_bind_i64(st, 1, sid);
+	db_bind_u64(st, 2, env->seq);
+	db_bind_i64(st, 3, tw->window_index);
+	db_bind_i64(st, 4, tw->arch);
+	db_bind_i64(st, 5, tw->pid);
+	db_bind_i64(st, 6, tw->tid);
+	db_bind_u64(st, 7, tw->t_ns);
+	db_bind_double(st, 8, tw->sampled_share);
+	db_bind_u64(st, 9, tw->represented_insns);
+	db_bind_i64(st, 10, (int64_t)tw->n_pc_delta);
+	db_bind_u64(st, 11, tw->stop_ns);
+	db_bind_blob(st, 12, buf, len);
+	int rc = db_run(st);
 	free(buf);
 	return rc;
 }
@@ -62,21 +62,17 @@ static const char trace_select[] = "SELECT seq, body FROM trace_windows WHERE se
 int store_list_trace_windows(struct store *s, int64_t session_id, int64_t window_index, store_trace_cb cb,
 			     void *arg)
 {
-	if (!s->db)
-		return store_no_queries(s);
-	sqlite3_stmt *st;
-	int rc = store_prepare(s, trace_select, &st);
-	if (rc < 0)
-		return rc;
-	sqlite3_bind_int64(st, 1, session_id);
-	sqlite3_bind_int64(st, 2, window_index);
-	rc = 0;
-	int src;
-	while (rc == 0 && (src = sqlite3_step(st)) == SQLITE_ROW) {
-		struct store_trace_row row = {.seq = (uint64_t)sqlite3_column_int64(st, 0)};
-		const void *blob = sqlite3_column_blob(st, 1);
-		int len = sqlite3_column_bytes(st, 1);
-		Prof__TraceWindow *tw = prof__trace_window__unpack(NULL, (size_t)len, blob);
+	struct db_stmt *st = store_query(s, trace_select);
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, session_id);
+	db_bind_i64(st, 2, window_index);
+	int rc = 0, src = 0;
+	while (rc == 0 && (src = db_step(st)) == 1) {
+		struct store_trace_row row = {.seq = db_col_u64(st, 0)};
+		size_t len;
+		const void *blob = db_col_blob(st, 1, &len);
+		Prof__TraceWindow *tw = prof__trace_window__unpack(NULL, len, blob);
 		if (!tw) {
 			log_error("store: trace window (session %lld, seq %llu) does not decode: the store "
 				  "is damaged",
@@ -88,8 +84,6 @@ int store_list_trace_windows(struct store *s, int64_t session_id, int64_t window
 		rc = cb(&row, arg);
 		prof__trace_window__free_unpacked(tw, NULL);
 	}
-	if (rc == 0 && src != SQLITE_DONE)
-		rc = store_fail(s, "list trace windows", src);
-	sqlite3_finalize(st);
-	return rc;
+	db_finalize(st);
+	return rc == 0 && src < 0 ? src : rc;
 }

@@ -3,12 +3,12 @@
  * agent declared; without symbols a row reads module+offset and build-id;
  * kernel samples are one [kernel] row per address. */
 #include <errno.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "json.h"
 #include "log.h"
+#include "db.h"
 #include "report.h"
 #include "store_kinds.h"
 #include "symbols.h"
@@ -36,7 +36,7 @@ struct top {
 	uint64_t total;
 };
 
-static const char q_maps[] = "SELECT map_id, pid, start, end, pgoff, path, build_id FROM sample_mappings"
+static const char q_maps[] = "SELECT map_id, pid, start, \"end\", pgoff, path, build_id FROM sample_mappings"
 			     " WHERE session_id = ?1 ORDER BY map_id";
 static const char q_keys[] = "SELECT pid, ip, kip, SUM(count) FROM cpu_samples WHERE session_id = ?1"
 			     " GROUP BY pid, ip, kip";
@@ -46,21 +46,15 @@ static const char q_info[] = "SELECT COUNT(*), COALESCE(SUM(lost), 0), COALESCE(
 static const char q_event[] = "SELECT e.name FROM events e JOIN sample_intervals i ON i.session_id = e.session_id"
 			      " AND i.event_id = e.event_id WHERE e.session_id = ?1 LIMIT 1";
 
-static const char *col_text(sqlite3_stmt *st, int c)
-{
-	const char *s = (const char *)sqlite3_column_text(st, c);
-	return s ? s : "";
-}
-
 static int load_maps(struct store *s, int64_t sid, struct top *t)
 {
-	sqlite3_stmt *st = store_stmt(s, q_maps);
+	struct db_stmt *st = store_stmt(s, q_maps);
 	if (!st)
 		return -EIO;
-	sqlite3_bind_int64(st, 1, sid);
+	db_bind_i64(st, 1, sid);
 	size_t cap = 0;
 	int rc = 0;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while ((rc = db_step(st)) == 1) {
 		if (t->nmaps == cap) {
 			size_t nc = cap ? cap * 2 : 64;
 			struct map_row *nm = realloc(t->maps, nc * sizeof(*nm));
@@ -72,24 +66,24 @@ static int load_maps(struct store *s, int64_t sid, struct top *t)
 			cap = nc;
 		}
 		struct map_row *m = &t->maps[t->nmaps];
-		m->id = sqlite3_column_int64(st, 0);
-		m->pid = (int32_t)sqlite3_column_int64(st, 1);
-		m->start = (uint64_t)sqlite3_column_int64(st, 2);
-		m->end = (uint64_t)sqlite3_column_int64(st, 3);
-		m->pgoff = (uint64_t)sqlite3_column_int64(st, 4);
-		m->path = strdup(col_text(st, 5));
-		int bl = sqlite3_column_bytes(st, 6);
-		m->bidlen = bl > 0 && (size_t)bl <= sizeof(m->bid) ? (size_t)bl : 0;
+		m->id = db_col_i64(st, 0);
+		m->pid = (int32_t)db_col_i64(st, 1);
+		m->start = db_col_u64(st, 2);
+		m->end = db_col_u64(st, 3);
+		m->pgoff = db_col_u64(st, 4);
+		m->path = strdup(db_col_text(st, 5));
+		size_t bl;
+		const void *bid = db_col_blob(st, 6, &bl);
+		m->bidlen = bl <= sizeof(m->bid) ? bl : 0;
 		if (m->bidlen)
-			memcpy(m->bid, sqlite3_column_blob(st, 6), m->bidlen);
+			memcpy(m->bid, bid, m->bidlen);
 		if (!m->path) {
 			rc = -ENOMEM;
 			break;
 		}
 		t->nmaps++;
 	}
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
+	db_reset(st);
 	return rc;
 }
 
@@ -146,15 +140,15 @@ static const char *base_name(const char *p)
 
 static int resolve_all(struct store *s, int64_t sid, struct top *t, struct sym_resolver *sr)
 {
-	sqlite3_stmt *st = store_stmt(s, q_keys);
+	struct db_stmt *st = store_stmt(s, q_keys);
 	if (!st)
 		return -EIO;
-	sqlite3_bind_int64(st, 1, sid);
+	db_bind_i64(st, 1, sid);
 	int rc = 0;
-	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
-		int32_t pid = (int32_t)sqlite3_column_int64(st, 0);
-		uint64_t ip = (uint64_t)sqlite3_column_int64(st, 1), kip = (uint64_t)sqlite3_column_int64(st, 2);
-		uint64_t count = (uint64_t)sqlite3_column_int64(st, 3);
+	while (rc == 0 && (rc = db_step(st)) == 1) {
+		int32_t pid = (int32_t)db_col_i64(st, 0);
+		uint64_t ip = db_col_u64(st, 1), kip = db_col_u64(st, 2);
+		uint64_t count = db_col_u64(st, 3);
 		char name[512];
 		if (kip || !ip) {
 			snprintf(name, sizeof(name), "[kernel]");
@@ -181,8 +175,7 @@ static int resolve_all(struct store *s, int64_t sid, struct top *t, struct sym_r
 		}
 		rc = add_row(t, name, base_name(m->path), count);
 	}
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
+	db_reset(st);
 	return rc;
 }
 
@@ -204,27 +197,25 @@ int report_top(struct store *st, int64_t sid, const struct report_opts *o, FILE 
 	memset(&t, 0, sizeof(t));
 	int64_t nrec = 0, lost = 0, be_min = 0, be_max = 0, freq = 0, dur = 0;
 	char event[128] = "";
-	sqlite3_stmt *q = store_stmt(st, q_info);
+	struct db_stmt *q = store_stmt(st, q_info);
 	if (!q)
 		return -EIO;
-	sqlite3_bind_int64(q, 1, sid);
-	if (sqlite3_step(q) == SQLITE_ROW) {
-		nrec = sqlite3_column_int64(q, 0);
-		lost = sqlite3_column_int64(q, 1);
-		be_min = sqlite3_column_int64(q, 2);
-		be_max = sqlite3_column_int64(q, 3);
-		freq = sqlite3_column_int64(q, 4);
-		dur = sqlite3_column_int64(q, 5);
+	db_bind_i64(q, 1, sid);
+	if (db_step(q) == 1) {
+		nrec = db_col_i64(q, 0);
+		lost = db_col_i64(q, 1);
+		be_min = db_col_i64(q, 2);
+		be_max = db_col_i64(q, 3);
+		freq = db_col_i64(q, 4);
+		dur = db_col_i64(q, 5);
 	}
-	sqlite3_reset(q);
-	sqlite3_clear_bindings(q);
+	db_reset(q);
 	q = store_stmt(st, q_event);
 	if (q) {
-		sqlite3_bind_int64(q, 1, sid);
-		if (sqlite3_step(q) == SQLITE_ROW)
-			snprintf(event, sizeof(event), "%s", col_text(q, 0));
-		sqlite3_reset(q);
-		sqlite3_clear_bindings(q);
+		db_bind_i64(q, 1, sid);
+		if (db_step(q) == 1)
+			snprintf(event, sizeof(event), "%s", db_col_text(q, 0));
+		db_reset(q);
 	}
 	if (nrec == 0) {
 		if (o->json)

@@ -1,9 +1,12 @@
-/* Several collectors, one PostgreSQL database (a real server started by the
- * test on 127.0.0.1; skipped with the reason when PostgreSQL is missing):
- * simulated agents on both collectors at once and a real agent's counters;
- * every record is in the database exactly once and the schema was migrated
- * once. (Exactly once across two writers of the same session is
- * test_store_backends' two-handles test.) */
+/* Collectors on a PostgreSQL store (a real server started by the test on
+ * 127.0.0.1; skipped with the reason when PostgreSQL is missing):
+ * - several collectors, one database: simulated agents on both collectors at
+ *   once and a real agent's counters; every record is in the database exactly
+ *   once and the schema was migrated once;
+ * - one agent's records sent to one collector, then replayed (with new ones)
+ *   to the other: the duplicates are stored once;
+ * - `agent record` into a PostgreSQL-backed collector, read back by
+ *   `collector report --top` and `collector sessions` with --store URI. */
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -15,6 +18,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -22,17 +29,40 @@
 #include "fleet.h"
 #include "loadgen.h"
 #include "pgserver.h"
+#include "profiler.pb-c.h"
+#include "srvclient.h"
 #include "testproc.h"
+
+static struct pgserver pg;
+static int pg_ok;
+static char pg_why[512];
+
+static int group_setup(void **state)
+{
+	pg_ok = pg_start(&pg, pg_why, sizeof(pg_why)) == 0;
+	if (!pg_ok)
+		fprintf(stderr, "PostgreSQL tests will be skipped: %s\n", pg_why);
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	pg_stop(&pg);
+	return 0;
+}
+
+static void need_pg(void)
+{
+	if (!pg_ok) {
+		fprintf(stderr, "skipped: %s\n", pg_why);
+		skip();
+	}
+}
 
 static void test_pg_two_collectors_one_database(void **state)
 {
-	struct pgserver pg;
-	char why[512], uri[512];
-	if (pg_start(&pg, why, sizeof(why)) < 0) {
-		fprintf(stderr, "skipped: %s\n", why);
-		pg_stop(&pg);
-		skip();
-	}
+	need_pg();
+	char uri[512];
 	assert_int_equal(pg_new_db(&pg, "fleet", uri, sizeof(uri)), 0);
 	char dir[256], clog[2][320], alog[320], spool[320];
 	assert_int_equal(tp_tmpdir(dir, sizeof(dir), "pgc"), 0);
@@ -93,7 +123,170 @@ static void test_pg_two_collectors_one_database(void **state)
 	/* Both collectors wrote one schema: migrated once. */
 	assert_int_equal(pg_int(uri, "SELECT COUNT(*) FROM prof_schema_migrations"), 1);
 	tp_rm_rf(dir);
-	pg_stop(&pg);
+}
+
+/* One agent session over TCP: Hello (agent, boot 5) and counters seq from..to;
+ * returns the highest seq acked (waits up to 15 s for to). */
+static uint64_t send_records(int port, const char *agent, uint64_t from, uint64_t to)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	Prof__Hello h = PROF__HELLO__INIT;
+	h.schema_version = PROF_SCHEMA_VERSION;
+	h.agent_id = (char *)agent;
+	h.boot_id = 5;
+	h.board = "host";
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.body_case = PROF__ENVELOPE__BODY_HELLO;
+	env.hello = &h;
+	frames_add(&buf, &len, &env);
+	for (uint64_t seq = from; seq <= to; seq++)
+		add_counters(&buf, &len, seq);
+	assert_int_equal(write(fd, buf, len), (ssize_t)len);
+	free(buf);
+	struct frame_decoder dec;
+	assert_int_equal(frame_decoder_init(&dec, SRVCLIENT_MAX_FRAME), 0);
+	uint64_t acked = 0;
+	for (int waited = 0; acked < to && waited < 15000;) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, 100) <= 0) {
+			waited += 100;
+			continue;
+		}
+		uint8_t in[4096];
+		ssize_t n = read(fd, in, sizeof(in));
+		if (n <= 0)
+			break;
+		assert_int_equal(frame_decoder_feed(&dec, in, (size_t)n), 0);
+		const uint8_t *pl;
+		size_t pln;
+		while (frame_decoder_next(&dec, &pl, &pln) == 1) {
+			Prof__Envelope *e = prof__envelope__unpack(NULL, pln, pl);
+			assert_non_null(e);
+			if (e->body_case == PROF__ENVELOPE__BODY_ACK && e->ack->seq > acked)
+				acked = e->ack->seq;
+			prof__envelope__free_unpacked(e, NULL);
+		}
+	}
+	frame_decoder_free(&dec);
+	close(fd);
+	return acked;
+}
+
+/* An agent's records 1..20 on collector 0, then (as after a failover) 11..30
+ * on collector 1: 11..20 are duplicates from another collector, stored once. */
+static void test_pg_duplicates_across_collectors_stored_once(void **state)
+{
+	need_pg();
+	char uri[512], dir[256];
+	assert_int_equal(pg_new_db(&pg, "dups", uri, sizeof(uri)), 0);
+	assert_int_equal(tp_tmpdir(dir, sizeof(dir), "pgd"), 0);
+	pid_t coll[2];
+	int port[2];
+	char clog[2][320];
+	for (int i = 0; i < 2; i++) {
+		char sub[300];
+		snprintf(sub, sizeof(sub), "%s/c%d", dir, i);
+		assert_int_equal(mkdir(sub, 0755), 0);
+		snprintf(clog[i], sizeof(clog[i]), "%s/collector.log", sub);
+		coll[i] = tp_start_collector(sub, uri, 0, &port[i], clog[i]);
+		assert_true(coll[i] > 0);
+	}
+	assert_int_equal(send_records(port[0], "dup-board", 1, 20), 20);
+	assert_int_equal(send_records(port[1], "dup-board", 11, 30), 30);
+	assert_int_equal(send_records(port[0], "dup-board", 1, 30), 30); /* everything again */
+	for (int i = 0; i < 2; i++)
+		tp_stop(coll[i], 5000);
+	assert_int_equal(pg_int(uri, "SELECT COUNT(*) FROM sessions"), 1);
+	assert_int_equal(pg_int(uri, "SELECT COUNT(*) FROM records"), 30);
+	assert_int_equal(pg_int(uri, "SELECT COUNT(DISTINCT seq) FROM counter_samples"), 30);
+	assert_int_equal(pg_int(uri, "SELECT COUNT(*) FROM counter_samples"), 30); /* one row per record */
+	assert_int_equal(pg_int(uri, "SELECT records FROM sessions"), 30);
+	assert_int_equal(pg_int(uri, "SELECT connects FROM sessions"), 3);
+	tp_rm_rf(dir);
+}
+
+static char *run_cli(char *const argv[], const char *log)
+{
+	unlink(log);
+	pid_t pid = tp_spawn(argv, log);
+	int status;
+	assert_int_equal(tp_wait(pid, 30000, &status), 0);
+	char *out = tp_slurp(log);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("%s %s failed: %s", argv[0], argv[1], out ? out : "");
+	return out;
+}
+
+/* agent record (CPU samples) into a PostgreSQL store; report --top and sessions read it back. */
+static void test_pg_record_report_top_and_sessions(void **state)
+{
+	need_pg();
+	char uri[512], dir[256], clog[320], alog[320], rlog[320], spool[320];
+	assert_int_equal(pg_new_db(&pg, "rec", uri, sizeof(uri)), 0);
+	assert_int_equal(tp_tmpdir(dir, sizeof(dir), "pgr"), 0);
+	snprintf(clog, sizeof(clog), "%s/collector.log", dir);
+	snprintf(alog, sizeof(alog), "%s/agent.log", dir);
+	snprintf(rlog, sizeof(rlog), "%s/out.txt", dir);
+	snprintf(spool, sizeof(spool), "%s/spool", dir);
+	int port;
+	pid_t c = tp_start_collector(dir, uri, 0, &port, clog);
+	assert_true(c > 0);
+	char agent[512], busy[512], collector[512], addr[64];
+	tp_bin("agent", agent, sizeof(agent));
+	tp_bin("workloads/busy", busy, sizeof(busy));
+	tp_bin("collector", collector, sizeof(collector));
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+	char *argv[] = {agent, "record", "--collector", addr, "--spool", spool, "--agent-id", "pg-rec", "-F", "500",
+			"-I", "300", "--backend", "ring", "--", busy, "1.5", "1", "0", NULL};
+	pid_t a = tp_spawn(argv, alog);
+	int status;
+	assert_int_equal(tp_wait(a, 30000, &status), 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		char *log = tp_slurp(alog);
+		bool perm = log && (strstr(log, "run as root") || strstr(log, "not compiled in"));
+		tp_dump_file(alog);
+		free(log);
+		tp_stop(c, 5000);
+		if (perm)
+			skip();
+		fl_dump(clog);
+		fail_msg("agent record failed (status 0x%x)", status);
+	}
+	tp_stop(c, 5000);
+	int64_t sid = pg_int(uri, "SELECT MAX(id) FROM sessions WHERE agent_id = 'pg-rec'");
+	assert_true(sid > 0);
+	int64_t samples = pg_int(uri, "SELECT SUM(count) FROM cpu_samples");
+	fprintf(stderr, "PostgreSQL: session %lld, %lld CPU samples stored\n", (long long)sid, (long long)samples);
+	assert_true(samples > 100);
+	assert_true(pg_int(uri, "SELECT COUNT(*) FROM records WHERE kind = 'samples'") >= 2);
+
+	char sidbuf[32];
+	snprintf(sidbuf, sizeof(sidbuf), "%lld", (long long)sid);
+	char *rargv[] = {collector, "report", "--store", uri, "--session", sidbuf, "--top", "--limit", "5", NULL};
+	char *out = run_cli(rargv, rlog);
+	fprintf(stderr, "%s", out);
+	char *hdr = strstr(out, "function\n");
+	assert_non_null(hdr);
+	char *first = hdr + strlen("function\n");
+	char *nl = strchr(first, '\n');
+	if (nl)
+		*nl = 0;
+	assert_non_null(strstr(first, " spin"));
+	assert_non_null(strstr(first, "busy"));
+	free(out);
+
+	char *sargv[] = {collector, "sessions", "--store", uri, NULL};
+	out = run_cli(sargv, rlog);
+	fprintf(stderr, "%s", out);
+	assert_non_null(strstr(out, "pg-rec"));
+	free(out);
+	tp_rm_rf(dir);
 }
 
 int main(void)
@@ -101,6 +294,8 @@ int main(void)
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pg_two_collectors_one_database),
+		cmocka_unit_test(test_pg_duplicates_across_collectors_stored_once),
+		cmocka_unit_test(test_pg_record_report_top_and_sessions),
 	};
-	return cmocka_run_group_tests_name("pg_collectors", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("pg_collectors", tests, group_setup, group_teardown);
 }

@@ -1,9 +1,11 @@
-/* The store's write path against both back ends: SQLite (a file) and
- * PostgreSQL (a real server started by the test from Debian's packages on
- * 127.0.0.1; skipped with the reason when it cannot run). The same
- * behaviours: sessions found or created, exactly once by (session, seq) also
- * across two store handles on one database (two collectors), rollback,
- * heartbeats, refused records, versioned schema. */
+/* The store against both back ends: SQLite (a file) and PostgreSQL (a real
+ * server started by the test from Debian's packages on 127.0.0.1; skipped
+ * with the reason when it cannot run). The same behaviours: sessions found or
+ * created, exactly once by (session, seq) also across two store handles on
+ * one database (two collectors), rollback, heartbeats, refused records,
+ * versioned schema; every record kind written, replayed (all duplicates) and
+ * read back through every query (sessions, hardware, counters, top functions,
+ * OpenCL commands, calibration, trace windows, the overview report). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +19,12 @@
 #include <cmocka.h>
 
 #include "log.h"
+#include "report/report.h"
+#include "report/overview.h"
+#include "report_fixture.h"
+#include "store_calib.h"
+#include "store_opencl.h"
+#include "store_trace.h"
 #include "pgserver.h"
 #include "store.h"
 #include "testproc.h"
@@ -271,23 +279,282 @@ static void test_store_backend_heartbeat_and_refusals(void **state)
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 0);
 }
 
-/* PostgreSQL only: kinds not ported yet are refused before anything is written. */
-static void test_store_backend_pg_other_kinds_need_sqlite(void **state)
+/* A Samples record: 40 CPU sample rows (more than one multi-row statement),
+ * one mapping with a build id, one stack, one task time. */
+static int put_samples(struct store *s, int64_t sid, uint64_t seq)
+{
+	enum { N = 40 };
+	uint8_t bid[4] = {0xde, 0xad, 0x00, 0xef};
+	Prof__Mapping m = PROF__MAPPING__INIT, *mp[1] = {&m};
+	m.id = 1;
+	m.pid = 42;
+	m.start = 0x400000;
+	m.end = 0x500000;
+	m.path = "/usr/bin/busy";
+	m.build_id.data = bid;
+	m.build_id.len = sizeof(bid);
+	uint64_t ips[3] = {0x401000, 0x402000, UINT64_MAX};
+	Prof__Stack k = PROF__STACK__INIT, *kp[1] = {&k};
+	k.id = 7;
+	k.n_ips = 3;
+	k.ips = ips;
+	Prof__TaskTime tt = PROF__TASK_TIME__INIT, *ttp[1] = {&tt};
+	tt.pid = 42;
+	tt.tid = 43;
+	tt.on_cpu_ns = 1000;
+	Prof__EventDesc ev = PROF__EVENT_DESC__INIT, *evp[1] = {&ev};
+	ev.id = 9;
+	ev.name = "cpu-clock";
+	int32_t pid[N], tid[N];
+	uint64_t ip[N], count[N];
+	uint32_t stack[N];
+	for (int i = 0; i < N; i++) {
+		pid[i] = 42;
+		tid[i] = 43;
+		ip[i] = 0x400000 + 0x10 * (uint64_t)(i % 4);
+		count[i] = (uint64_t)i + 1;
+		stack[i] = 7;
+	}
+	Prof__Samples sm = PROF__SAMPLES__INIT;
+	sm.t_ns = 1000000 * seq;
+	sm.interval_ns = 1000000;
+	sm.event_id = 9;
+	sm.freq_hz = 99;
+	sm.n_new_events = 1;
+	sm.new_events = evp;
+	sm.n_new_mappings = 1;
+	sm.new_mappings = mp;
+	sm.n_new_stacks = 1;
+	sm.new_stacks = kp;
+	sm.n_task_times = 1;
+	sm.task_times = ttp;
+	sm.n_pid = sm.n_tid = sm.n_ip = sm.n_stack_id = sm.n_count = N;
+	sm.pid = pid;
+	sm.tid = tid;
+	sm.ip = ip;
+	sm.stack_id = stack;
+	sm.count = count;
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.seq = seq;
+	env.body_case = PROF__ENVELOPE__BODY_SAMPLES;
+	env.samples = &sm;
+	return store_put_record(s, sid, &env, 100);
+}
+
+static int put_cl(struct store *s, int64_t sid, uint64_t seq)
+{
+	Prof__ClKernelDesc k = PROF__CL_KERNEL_DESC__INIT, *kp[1] = {&k};
+	k.id = 3;
+	k.name = "matmul";
+	k.program_hash = UINT64_MAX - 1;
+	uint64_t gs[2] = {1024, 512}, waits[2] = {seq - 1, UINT64_MAX};
+	Prof__ClCommand c = PROF__CL_COMMAND__INIT;
+	c.pid = 42;
+	c.id = seq;
+	c.queue_id = 1;
+	c.kernel_id = 3;
+	c.work_dim = 2;
+	c.n_global_size = 2;
+	c.global_size = gs;
+	c.start_ns = 1000 * seq;
+	c.end_ns = 1000 * seq + 700;
+	c.n_wait_ids = 2;
+	c.wait_ids = waits;
+	c.n_new_kernels = 1;
+	c.new_kernels = kp;
+	c.layer_event = 1;
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.seq = seq;
+	env.body_case = PROF__ENVELOPE__BODY_CL_COMMAND;
+	env.cl_command = &c;
+	return store_put_record(s, sid, &env, 80);
+}
+
+static int cl_cmd_cb(const struct store_cl_command_row *r, void *arg)
+{
+	int *n = arg;
+	assert_int_equal(r->pid, 42);
+	assert_int_equal(r->kernel_id, 3);
+	assert_int_equal(r->global_size[1], 512);
+	assert_int_equal(r->end_ns - r->start_ns, 700);
+	assert_true(r->layer_event);
+	assert_int_equal(r->n_wait, 2);
+	assert_true(r->wait_ids[0] == r->id - 1 && r->wait_ids[1] == UINT64_MAX);
+	(*n)++;
+	return 0;
+}
+
+static int cl_kernel_cb(const struct store_cl_kernel_row *r, void *arg)
+{
+	assert_string_equal(r->name, "matmul");
+	assert_true(r->program_hash == UINT64_MAX - 1);
+	(*(int *)arg)++;
+	return 0;
+}
+
+static int session_cb(const struct store_session_row *r, void *arg)
+{
+	struct store_session_row *out = arg;
+	*out = *r;
+	out->agent_id = out->board = out->peer = NULL; /* strings do not outlive the call */
+	assert_string_equal(r->board, "host");
+	return 0;
+}
+
+static int cpu_cb(const struct store_cpu_row *r, void *arg)
+{
+	assert_string_equal(r->model, "Cortex-A15");
+	(*(int *)arg)++;
+	return 0;
+}
+
+static int gpu_cb(const struct store_gpu_row *r, void *arg)
+{
+	assert_string_equal(r->name, "Mali-T628");
+	assert_int_equal(r->global_mem_bytes, 1ull << 31);
+	(*(int *)arg)++;
+	return 0;
+}
+
+static int event_cb(const struct store_event_summary *e, void *arg)
+{
+	uint64_t *total = arg;
+	if (e->event_id == 1) {
+		assert_string_equal(e->name, "cycles");
+		*total = e->total;
+	}
+	return 0;
+}
+
+static int sample_cb(const struct store_sample_row *r, void *arg)
+{
+	(*(int *)arg)++;
+	return 0;
+}
+
+/* Every kind written, then the same records replayed (duplicates, nothing
+ * changes), then read back through the query API on a read-only handle. */
+static void test_store_backend_every_kind_and_queries(void **state)
 {
 	struct fx *f = *state;
 	struct store *s = open_store(f);
-	int64_t sid = session(s, "board-f", 1, &(uint64_t){0}, NULL);
-	Prof__Samples smp = PROF__SAMPLES__INIT;
-	Prof__Envelope env = PROF__ENVELOPE__INIT;
-	env.seq = 1;
-	env.body_case = PROF__ENVELOPE__BODY_SAMPLES;
-	env.samples = &smp;
-	assert_int_equal(store_put_record(s, sid, &env, 10), -EOPNOTSUPP);
-	assert_int_equal(store_commit(s), 0);
-	/* queries are SQLite only for now: a clear refusal, not a crash */
-	assert_int_equal(store_list_sessions(s, NULL, NULL), -EOPNOTSUPP);
+	Prof__Hello h;
+	hello(&h, "board-k", 3);
+	Prof__CpuInfo cpu = PROF__CPU_INFO__INIT, *cpus[2] = {&cpu, &cpu};
+	cpu.model = "Cortex-A15";
+	Prof__GpuDevice gpu = PROF__GPU_DEVICE__INIT, *gpus[1] = {&gpu};
+	gpu.name = "Mali-T628";
+	gpu.global_mem_bytes = 1ull << 31;
+	h.n_cpus = 2;
+	h.cpus = cpus;
+	h.n_gpus = 1;
+	h.gpus = gpus;
+	int64_t sid = 0;
+	uint64_t max = 0;
+	assert_int_equal(store_session_open(s, &h, "127.0.0.1:2", &sid, &max, NULL), 0);
+	for (int pass = 0; pass < 2; pass++) {
+		int want = pass == 0 ? 1 : 0; /* the second pass replays: all duplicates */
+		assert_int_equal(put(s, sid, 1), want);
+		assert_int_equal(put(s, sid, 2), want);
+		assert_int_equal(put_samples(s, sid, 3), want);
+		assert_int_equal(put_samples(s, sid, 4), want);
+		assert_int_equal(put_cl(s, sid, 5), want);
+		assert_int_equal(put_cl(s, sid, 6), want);
+		assert_int_equal(store_commit(s), 0);
+	}
 	store_close(s);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 0);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 6);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM cpu_samples"), 80);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_mappings"), 1);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM task_times"), 2);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM cl_commands"), 2);
+
+	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &s), 0);
+	struct store_session_row row;
+	memset(&row, 0, sizeof(row));
+	assert_int_equal(store_list_sessions(s, session_cb, &row), 0);
+	assert_int_equal(row.id, sid);
+	assert_int_equal(row.records, 6);
+	assert_int_equal(row.samples, 8); /* counter samples */
+	assert_int_equal(row.last_t_ns, 2000);
+	assert_int_equal(row.boot_id, 3);
+	assert_int_equal(store_get_session(s, sid + 1000, session_cb, &row), -ENOENT);
+	int n = 0;
+	assert_int_equal(store_list_cpus(s, sid, cpu_cb, &n), 0);
+	assert_int_equal(n, 2);
+	n = 0;
+	assert_int_equal(store_list_gpus(s, sid, gpu_cb, &n), 0);
+	assert_int_equal(n, 1);
+	uint64_t total = 0;
+	assert_int_equal(store_event_summaries(s, sid, event_cb, &total), 0);
+	assert_int_equal(total, 1 + 3 + 2 + 6); /* event 1 of seq 1 and 2 */
+	n = 0;
+	assert_int_equal(store_list_samples(s, sid, sample_cb, &n), 0);
+	assert_int_equal(n, 8);
+	n = 0;
+	assert_int_equal(store_cl_kernels(s, sid, cl_kernel_cb, &n), 0);
+	assert_int_equal(n, 1);
+	n = 0;
+	assert_int_equal(store_cl_commands(s, sid, cl_cmd_cb, &n), 0);
+	assert_int_equal(n, 2);
+	/* report --top: 2 x sum(1..40) samples, resolved against the mapping (no file: module+offset) */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	assert_non_null(m);
+	struct report_opts ro = {.json = true, .limit = 3};
+	assert_int_equal(report_top(s, sid, &ro, m), 0);
+	fclose(m);
+	assert_non_null(strstr(buf, "\"samples\":1640,"));
+	assert_non_null(strstr(buf, "busy+0x"));
+	assert_non_null(strstr(buf, "build-id dead00ef"));
+	assert_non_null(strstr(buf, "\"event\":\"cpu-clock\""));
+	free(buf);
+	store_close(s);
+}
+
+static int calib_cb(const struct store_calib_param_row *r, void *arg)
+{
+	assert_string_equal(r->benchmark, "peak");
+	(*(int *)arg)++;
+	return 0;
+}
+
+/* Calibration and trace windows through the overview report: the same JSON
+ * as the reviewed golden file (which test_report makes with SQLite). */
+static void test_store_backend_overview_report(void **state)
+{
+	struct fx *f = *state;
+	struct store *s = open_store(f);
+	int64_t sid = 0;
+	assert_int_equal(rf_make_session(s, &sid), 0);
+	store_close(s);
+	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &s), 0);
+	struct overview_opts oo = {.sections = true, .json = true, .limit = 20};
+	struct overview ov;
+	assert_int_equal(overview_load(s, sid, &oo, &ov), 0);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	assert_non_null(m);
+	assert_int_equal(overview_json(&ov, m), 0);
+	fclose(m);
+	overview_free(&ov);
+	const char *src = getenv("PROF_SRC_DIR");
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/tests/data/report_overview.golden.json", src ? src : ".");
+	char *golden = tp_slurp(path);
+	assert_non_null(golden);
+	if (strcmp(buf, golden) != 0) {
+		print_message("got:\n%s\n", buf);
+		fail_msg("the overview JSON on %s differs from %s", f->b == B_PG ? "PostgreSQL" : "SQLite", path);
+	}
+	free(golden);
+	free(buf);
+	int n = 0;
+	assert_int_equal(store_calib_params(s, sid, calib_cb, &n), 9);
+	assert_int_equal(n, 9);
+	store_close(s);
 }
 
 /* PostgreSQL only: migrations are versioned, run once, and a newer schema is refused. */
@@ -318,7 +585,8 @@ int main(void)
 		BOTH(test_store_backend_two_handles_one_database),
 		BOTH(test_store_backend_rollback_discards),
 		BOTH(test_store_backend_heartbeat_and_refusals),
-		cmocka_unit_test_setup_teardown(test_store_backend_pg_other_kinds_need_sqlite, setup_pg, teardown),
+		BOTH(test_store_backend_every_kind_and_queries),
+		BOTH(test_store_backend_overview_report),
 		cmocka_unit_test_setup_teardown(test_store_backend_pg_migrations_versioned, setup_pg, teardown),
 	};
 	return cmocka_run_group_tests_name("store_backends", tests, group_setup, group_teardown);

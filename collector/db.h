@@ -1,0 +1,95 @@
+/* The store's database layer: one small API over two engines, SQLite
+ * (db_sqlite.c) and PostgreSQL through libpq (db_pg.c), so that every table
+ * and query of the store is written once.
+ *
+ * SQL is written in SQLite's spelling with `?` / `?N` placeholders; the
+ * PostgreSQL engine translates them to `$N` (db_sql.c). Write SQL both
+ * engines accept: INSERT ... ON CONFLICT DO NOTHING / DO UPDATE, RETURNING,
+ * quoted identifiers for keywords ("end"). Schemas go through db_schema_sql().
+ *
+ * Writes on PostgreSQL are pipelined (libpq pipeline mode): db_run() of a
+ * statement sends it and returns without waiting, so a failure may be
+ * reported by a later call (db_changes, db_step, db_sync, db_commit) of the
+ * same connection; a caller that gets an error rolls the transaction back.
+ * Reads (db_step) and db_changes() wait for everything sent before them.
+ *
+ * Functions return 0 (or a documented positive value) or a negative errno;
+ * engine errors are logged once with the database's name and `what`:
+ * -ENOSPC disk full, -EBUSY locked/deadlock/serialization, -ECONNRESET
+ * connection lost, -EACCES, -ENOMEM, else -EIO. */
+#ifndef COLLECTOR_DB_H
+#define COLLECTOR_DB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum db_engine { DB_SQLITE, DB_PG };
+
+struct db;
+struct db_stmt;
+
+/* SQLite file (":memory:" works). read_only: the file must exist. */
+int db_open_sqlite(const char *path, bool read_only, struct db **out);
+/* postgresql:// or postgres:// URI; -ENOTSUP when built without libpq. */
+int db_open_pg(const char *uri, struct db **out);
+bool db_is_pg_uri(const char *path);
+/* The URI with any password replaced by "***" (for logs). */
+void db_redact_uri(const char *uri, char *out, size_t outlen);
+/* Rolls back an open transaction. NULL is fine. */
+void db_close(struct db *d);
+enum db_engine db_engine(const struct db *d);
+/* Path or redacted URI, for messages. */
+const char *db_name(const struct db *d);
+
+/* One or more statements without parameters, run now (waits). */
+int db_exec(struct db *d, const char *sql, const char *what);
+/* Schema SQL for this engine (malloc'd; NULL on ENOMEM): on PostgreSQL the
+ * words INTEGER, REAL and BLOB become BIGINT, DOUBLE PRECISION and BYTEA and
+ * WITHOUT ROWID is dropped (SQLite: a copy). */
+char *db_schema_sql(const struct db *d, const char *sql);
+/* Whether a table exists (false on error). */
+bool db_has_table(struct db *d, const char *table);
+
+/* Transactions: SQLite BEGIN IMMEDIATE; PostgreSQL BEGIN (pipelined).
+ * db_commit fails (and the transaction is gone) if anything in it failed. */
+int db_begin(struct db *d);
+int db_commit(struct db *d);
+void db_rollback(struct db *d);
+/* Wait until every statement sent so far has run; its first error, if any. */
+int db_sync(struct db *d);
+
+/* Prepare sql (placeholders ? and ?N). what names it in messages. */
+int db_prepare(struct db *d, const char *sql, const char *what, struct db_stmt **out);
+void db_finalize(struct db_stmt *st);
+/* Bindings, 1-based; values are copied. uint64 travels as int64 (two's
+ * complement), as the columns store it. Text NULL binds "". */
+void db_bind_i64(struct db_stmt *st, int i, int64_t v);
+void db_bind_u64(struct db_stmt *st, int i, uint64_t v);
+void db_bind_double(struct db_stmt *st, int i, double v);
+void db_bind_text(struct db_stmt *st, int i, const char *v);
+void db_bind_blob(struct db_stmt *st, int i, const void *v, size_t len);
+void db_bind_null(struct db_stmt *st, int i);
+
+/* A statement whose rows (if any) are not needed: run it, then reset it and
+ * clear its bindings. Pipelined on PostgreSQL (see above). */
+int db_run(struct db_stmt *st);
+/* Rows inserted/updated/deleted by the last db_run() of this connection
+ * (waits for it on PostgreSQL); negative errno if it or anything before it failed. */
+int64_t db_changes(struct db *d);
+
+/* Next row: 1 row, 0 done, or negative errno. The column getters read the
+ * current row; text and blobs stay valid until the next db_step/db_reset. */
+int db_step(struct db_stmt *st);
+/* Reset (rows done with) and clear the bindings, for the next use. */
+void db_reset(struct db_stmt *st);
+bool db_col_null(struct db_stmt *st, int col);
+int64_t db_col_i64(struct db_stmt *st, int col);
+uint64_t db_col_u64(struct db_stmt *st, int col);
+double db_col_double(struct db_stmt *st, int col);
+/* Never NULL ("" for NULL). */
+const char *db_col_text(struct db_stmt *st, int col);
+/* NULL with *len 0 for NULL or empty. */
+const void *db_col_blob(struct db_stmt *st, int col, size_t *len);
+
+#endif

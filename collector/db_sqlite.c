@@ -1,0 +1,245 @@
+/* Database layer, SQLite engine: a thin wrapper over sqlite3. */
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db_priv.h"
+#include "log.h"
+
+struct sq {
+	struct db base;
+	sqlite3 *db;
+};
+
+struct sq_stmt {
+	struct db_stmt base;
+	sqlite3_stmt *st;
+	const char *what;
+};
+
+static sqlite3 *conn(struct db *d) { return ((struct sq *)d)->db; }
+static sqlite3_stmt *stmt(struct db_stmt *st) { return ((struct sq_stmt *)st)->st; }
+
+static int sq_errno(int rc)
+{
+	switch (rc & 0xff) {
+	case SQLITE_FULL:
+		return -ENOSPC;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return -EBUSY;
+	case SQLITE_NOMEM:
+		return -ENOMEM;
+	case SQLITE_READONLY:
+	case SQLITE_PERM:
+	case SQLITE_AUTH:
+		return -EACCES;
+	case SQLITE_CANTOPEN:
+		return -ENOENT;
+	default:
+		return -EIO;
+	}
+}
+
+static int sq_fail(struct db *d, const char *what, int rc)
+{
+	log_error("store %s: %.80s: %s (sqlite code %d)", d->name, what, sqlite3_errmsg(conn(d)), rc);
+	return sq_errno(rc);
+}
+
+static void sq_close(struct db *d)
+{
+	if (conn(d) && sqlite3_close(conn(d)) != SQLITE_OK)
+		log_error("store %s: close: %s", d->name, sqlite3_errmsg(conn(d)));
+	free(d);
+}
+
+static int sq_exec(struct db *d, const char *sql, const char *what)
+{
+	char *msg = NULL;
+	int rc = sqlite3_exec(conn(d), sql, NULL, NULL, &msg);
+	if (rc != SQLITE_OK) {
+		log_error("store %s: %s: %s", d->name, what, msg ? msg : sqlite3_errstr(rc));
+		sqlite3_free(msg);
+		return sq_errno(rc);
+	}
+	return 0;
+}
+
+static bool sq_has_table(struct db *d, const char *table)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(conn(d), "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1", -1, &st,
+			       NULL) != SQLITE_OK)
+		return false;
+	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+	bool ok = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return ok;
+}
+
+static int sq_begin(struct db *d) { return sq_exec(d, "BEGIN IMMEDIATE", "begin"); }
+
+static int sq_commit(struct db *d)
+{
+	int rc = sq_exec(d, "COMMIT", "commit");
+	if (rc < 0 && sqlite3_get_autocommit(conn(d)) == 0)
+		sq_exec(d, "ROLLBACK", "rollback");
+	return rc;
+}
+
+static void sq_rollback(struct db *d)
+{
+	/* SQLite may have rolled back on its own (disk full). */
+	if (sqlite3_get_autocommit(conn(d)) == 0)
+		sq_exec(d, "ROLLBACK", "rollback");
+}
+
+static int sq_sync(struct db *d) { return 0; }
+
+static int sq_prepare(struct db *d, const char *sql, const char *what, struct db_stmt **out)
+{
+	struct sq_stmt *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->base.db = d;
+	s->what = what;
+	int rc = sqlite3_prepare_v2(conn(d), sql, -1, &s->st, NULL);
+	if (rc != SQLITE_OK) {
+		rc = sq_fail(d, what, rc);
+		free(s);
+		return rc;
+	}
+	*out = &s->base;
+	return 0;
+}
+
+static void sq_finalize(struct db_stmt *st)
+{
+	sqlite3_finalize(stmt(st));
+	free(st);
+}
+
+static void sq_bind(struct db_stmt *st, int i, const struct db_value *v)
+{
+	sqlite3_stmt *s = stmt(st);
+	switch (v->type) {
+	case DBV_NULL:
+		sqlite3_bind_null(s, i);
+		break;
+	case DBV_I64:
+		sqlite3_bind_int64(s, i, v->i);
+		break;
+	case DBV_DOUBLE:
+		sqlite3_bind_double(s, i, v->d);
+		break;
+	case DBV_TEXT:
+		sqlite3_bind_text(s, i, v->p, (int)v->len, SQLITE_TRANSIENT);
+		break;
+	case DBV_BLOB:
+		sqlite3_bind_blob(s, i, v->p, (int)v->len, SQLITE_TRANSIENT);
+		break;
+	}
+}
+
+static void sq_reset(struct db_stmt *st)
+{
+	sqlite3_reset(stmt(st));
+	sqlite3_clear_bindings(stmt(st));
+}
+
+static int sq_step(struct db_stmt *st)
+{
+	int rc = sqlite3_step(stmt(st));
+	if (rc == SQLITE_ROW)
+		return 1;
+	if (rc == SQLITE_DONE)
+		return 0;
+	return sq_fail(st->db, ((struct sq_stmt *)st)->what, rc);
+}
+
+static int sq_run(struct db_stmt *st)
+{
+	int rc;
+	while ((rc = sq_step(st)) == 1)
+		;
+	sq_reset(st);
+	return rc;
+}
+
+static int64_t sq_changes(struct db *d) { return sqlite3_changes(conn(d)); }
+
+static bool sq_col_null(struct db_stmt *st, int col) { return sqlite3_column_type(stmt(st), col) == SQLITE_NULL; }
+static int64_t sq_col_i64(struct db_stmt *st, int col) { return sqlite3_column_int64(stmt(st), col); }
+static double sq_col_double(struct db_stmt *st, int col) { return sqlite3_column_double(stmt(st), col); }
+
+static const char *sq_col_text(struct db_stmt *st, int col)
+{
+	const unsigned char *t = sqlite3_column_text(stmt(st), col);
+	return t ? (const char *)t : "";
+}
+
+static const void *sq_col_blob(struct db_stmt *st, int col, size_t *len)
+{
+	const void *b = sqlite3_column_blob(stmt(st), col);
+	*len = b ? (size_t)sqlite3_column_bytes(stmt(st), col) : 0;
+	return *len ? b : NULL;
+}
+
+static const struct db_ops sq_ops = {
+    .close = sq_close,
+    .exec = sq_exec,
+    .has_table = sq_has_table,
+    .begin = sq_begin,
+    .commit = sq_commit,
+    .rollback = sq_rollback,
+    .sync = sq_sync,
+    .prepare = sq_prepare,
+    .finalize = sq_finalize,
+    .bind = sq_bind,
+    .run = sq_run,
+    .changes = sq_changes,
+    .step = sq_step,
+    .reset = sq_reset,
+    .col_null = sq_col_null,
+    .col_i64 = sq_col_i64,
+    .col_double = sq_col_double,
+    .col_text = sq_col_text,
+    .col_blob = sq_col_blob,
+};
+
+int db_open_sqlite(const char *path, bool read_only, struct db **out)
+{
+	*out = NULL;
+	struct sq *d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->base.ops = &sq_ops;
+	d->base.engine = DB_SQLITE;
+	snprintf(d->base.name, sizeof(d->base.name), "%s", path);
+	int oflags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+	int rc = sqlite3_open_v2(path, &d->db, oflags | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK) {
+		if (!d->db) {
+			log_error("store %s: cannot open: %s", path, sqlite3_errstr(rc));
+			rc = -ENOMEM;
+		} else if (read_only && (rc & 0xff) == SQLITE_CANTOPEN) {
+			log_error("store %s: cannot open: %s: check the path (the collector creates it with "
+				  "--store)",
+				  path, sqlite3_errmsg(d->db));
+			rc = -ENOENT;
+		} else {
+			log_error("store %s: cannot open: %s: check the path and its directory's permissions",
+				  path, sqlite3_errmsg(d->db));
+			rc = (rc & 0xff) == SQLITE_CANTOPEN ? -ENOENT : -EIO;
+		}
+		sq_close(&d->base);
+		return rc;
+	}
+	sqlite3_extended_result_codes(d->db, 1);
+	sqlite3_busy_timeout(d->db, 5000);
+	*out = &d->base;
+	return 0;
+}

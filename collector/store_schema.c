@@ -1,0 +1,237 @@
+/* Store schema: the core tables (sessions, hardware, the records ledger,
+ * events, counter samples), versioned per engine (SQLite: PRAGMA
+ * user_version; PostgreSQL: prof_schema_migrations, migrated under an
+ * advisory lock so that several collectors can start at once), then the
+ * record kinds' tables (store_kinds.c), created if missing at every
+ * read-write open. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "store_kinds.h"
+#include "store_priv.h"
+
+static const char sqlite_core[] =
+    "CREATE TABLE IF NOT EXISTS sessions ("
+    " id INTEGER PRIMARY KEY, agent_id TEXT NOT NULL, boot_id INTEGER NOT NULL,"
+    " board TEXT, kernel_release TEXT, hostname TEXT, machine TEXT, agent_version TEXT,"
+    " features TEXT, target TEXT, schema_version INTEGER, clock_id INTEGER, base_ns INTEGER,"
+    " realtime_ns INTEGER, peer TEXT, first_seen INTEGER, last_seen INTEGER,"
+    " connects INTEGER NOT NULL DEFAULT 0, records INTEGER NOT NULL DEFAULT 0,"
+    " wire_bytes INTEGER NOT NULL DEFAULT 0, spool_dropped INTEGER NOT NULL DEFAULT 0, hello BLOB,"
+    " UNIQUE(agent_id, boot_id));"
+    "CREATE TABLE IF NOT EXISTS cpus (session_id INTEGER NOT NULL, cpu INTEGER, model TEXT,"
+    " implementer INTEGER, part INTEGER, max_freq_khz INTEGER);"
+    "CREATE INDEX IF NOT EXISTS cpus_session ON cpus(session_id);"
+    "CREATE TABLE IF NOT EXISTS gpus (session_id INTEGER NOT NULL, idx INTEGER, platform TEXT, name TEXT,"
+    " vendor TEXT, version TEXT, driver TEXT, compute_units INTEGER, global_mem_bytes INTEGER,"
+    " max_clock_mhz INTEGER, type INTEGER);"
+    "CREATE INDEX IF NOT EXISTS gpus_session ON gpus(session_id);"
+    "CREATE TABLE IF NOT EXISTS records (session_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
+    " kind TEXT, bytes INTEGER, PRIMARY KEY(session_id, seq)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS events (session_id INTEGER NOT NULL, event_id INTEGER NOT NULL,"
+    " name TEXT, type INTEGER, config INTEGER, unit TEXT, PRIMARY KEY(session_id, event_id));"
+    "CREATE TABLE IF NOT EXISTS counter_samples (session_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
+    " t_ns INTEGER NOT NULL, event_id INTEGER NOT NULL, value INTEGER, running_pct INTEGER);"
+    "CREATE INDEX IF NOT EXISTS counter_samples_event ON counter_samples(session_id, event_id, t_ns);";
+
+#define PG_MIGRATION_LOCK "7412001" /* pg_advisory_lock key: one migrating collector at a time */
+
+/* PostgreSQL migration N (index N-1) takes the schema from version N-1 to N. Append only. */
+static const char *const pg_migrations[] = {
+    /* 1: sessions, hardware, the records ledger, events, counter samples */
+    "CREATE TABLE sessions (id BIGSERIAL PRIMARY KEY, agent_id TEXT NOT NULL, boot_id BIGINT NOT NULL,"
+    " board TEXT, kernel_release TEXT, hostname TEXT, machine TEXT, agent_version TEXT, features TEXT,"
+    " target TEXT, schema_version INTEGER, clock_id INTEGER, base_ns BIGINT, realtime_ns BIGINT, peer TEXT,"
+    " first_seen BIGINT, last_seen BIGINT, connects BIGINT NOT NULL DEFAULT 0,"
+    " records BIGINT NOT NULL DEFAULT 0, wire_bytes BIGINT NOT NULL DEFAULT 0,"
+    " spool_dropped BIGINT NOT NULL DEFAULT 0, hello BYTEA, UNIQUE(agent_id, boot_id));"
+    "CREATE TABLE cpus (session_id BIGINT NOT NULL REFERENCES sessions(id), cpu INTEGER, model TEXT,"
+    " implementer INTEGER, part INTEGER, max_freq_khz BIGINT);"
+    "CREATE INDEX cpus_session ON cpus(session_id);"
+    "CREATE TABLE gpus (session_id BIGINT NOT NULL REFERENCES sessions(id), idx INTEGER, platform TEXT,"
+    " name TEXT, vendor TEXT, version TEXT, driver TEXT, compute_units INTEGER, global_mem_bytes BIGINT,"
+    " max_clock_mhz INTEGER, type INTEGER);"
+    "CREATE INDEX gpus_session ON gpus(session_id);"
+    "CREATE TABLE records (session_id BIGINT NOT NULL REFERENCES sessions(id), seq BIGINT NOT NULL,"
+    " kind TEXT, bytes BIGINT, PRIMARY KEY(session_id, seq));"
+    "CREATE TABLE events (session_id BIGINT NOT NULL REFERENCES sessions(id), event_id INTEGER NOT NULL,"
+    " name TEXT, type INTEGER, config BIGINT, unit TEXT, PRIMARY KEY(session_id, event_id));"
+    "CREATE TABLE counter_samples (session_id BIGINT NOT NULL, seq BIGINT NOT NULL, t_ns BIGINT NOT NULL,"
+    " event_id INTEGER NOT NULL, value BIGINT, running_pct INTEGER);"
+    "CREATE INDEX counter_samples_event ON counter_samples(session_id, event_id, t_ns);",
+};
+#define PG_NMIGRATIONS ((int)(sizeof(pg_migrations) / sizeof(pg_migrations[0])))
+
+static int query_int(struct store *s, const char *sql, int64_t *out)
+{
+	struct db_stmt *st = store_query(s, sql);
+	if (!st)
+		return -EIO;
+	int rc = db_step(st);
+	if (rc == 1)
+		*out = db_col_i64(st, 0);
+	db_finalize(st);
+	return rc == 1 ? 0 : rc < 0 ? rc : -EIO;
+}
+
+static int kind_tables(struct store *s)
+{
+	int rc = 0;
+	for (size_t k = 0; rc == 0 && store_kinds[k]; k++) {
+		if (!store_kinds[k]->schema_sql)
+			continue;
+		char *sql = db_schema_sql(s->db, store_kinds[k]->schema_sql);
+		rc = sql ? db_exec(s->db, sql, "create record-kind tables") : -ENOMEM;
+		free(sql);
+	}
+	return rc;
+}
+
+static int sqlite_configure(struct store *s)
+{
+	int rc = db_exec(s->db, "PRAGMA foreign_keys = OFF", "pragma");
+	if (rc < 0 || (s->flags & STORE_READ_ONLY))
+		return rc;
+	struct db_stmt *st = store_query(s, "PRAGMA journal_mode = WAL");
+	if (!st)
+		return -EIO;
+	rc = db_step(st);
+	if (rc == 1) {
+		const char *mode = db_col_text(st, 0);
+		if (strcmp(mode, "wal") != 0 && strcmp(mode, "memory") != 0)
+			log_warn("store %s: journal mode is '%s', not WAL (file system without shared memory?)",
+				 db_name(s->db), mode);
+		rc = 0;
+	}
+	db_finalize(st);
+	if (rc < 0)
+		return rc;
+	return db_exec(s->db,
+		       (s->flags & STORE_SYNC_FULL) ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
+		       "pragma synchronous");
+}
+
+static int sqlite_schema(struct store *s)
+{
+	const char *name = db_name(s->db);
+	int rc = sqlite_configure(s);
+	int64_t version = 0, objects = 0;
+	if (rc == 0)
+		rc = query_int(s, "PRAGMA user_version", &version);
+	if (rc < 0 || version == STORE_SCHEMA_VERSION)
+		return rc;
+	if (version > STORE_SCHEMA_VERSION) {
+		log_error("store %s has schema version %lld, newer than this collector's %d: upgrade the collector "
+			  "or use another --store",
+			  name, (long long)version, STORE_SCHEMA_VERSION);
+		return -EPROTONOSUPPORT;
+	}
+	if (version != 0 || (s->flags & STORE_READ_ONLY)) {
+		log_error("store %s is not a collector store (schema version %lld): check the --store path", name,
+			  (long long)version);
+		return -EINVAL;
+	}
+	rc = query_int(s, "SELECT COUNT(*) FROM sqlite_schema", &objects);
+	if (rc < 0)
+		return rc;
+	if (objects > 0) {
+		log_error("store %s is an SQLite database of something else (%lld objects, schema version 0): "
+			  "choose another --store path",
+			  name, (long long)objects);
+		return -EINVAL;
+	}
+	rc = db_exec(s->db, "BEGIN IMMEDIATE", "begin schema");
+	if (rc < 0)
+		return rc;
+	rc = db_exec(s->db, sqlite_core, "create schema");
+	if (rc == 0)
+		rc = db_exec(s->db, "PRAGMA user_version = 1", "set schema version");
+	if (rc == 0)
+		return db_exec(s->db, "COMMIT", "commit schema");
+	db_exec(s->db, "ROLLBACK", "rollback schema");
+	return rc;
+}
+
+static int pg_migrate(struct store *s)
+{
+	const char *name = db_name(s->db);
+	int64_t have = 0, tables = 0;
+	int rc = db_exec(s->db,
+			 "CREATE TABLE IF NOT EXISTS prof_schema_migrations (version INTEGER PRIMARY KEY,"
+			 " applied_at TIMESTAMPTZ NOT NULL DEFAULT now())",
+			 "create the migrations table");
+	if (rc == 0)
+		rc = query_int(s, "SELECT COALESCE(MAX(version), 0) FROM prof_schema_migrations", &have);
+	if (rc == 0 && have > PG_NMIGRATIONS) {
+		log_error("store %s has schema version %lld, newer than this collector's %d: upgrade the collector",
+			  name, (long long)have, PG_NMIGRATIONS);
+		return -EPROTONOSUPPORT;
+	}
+	if (rc == 0 && have == 0)
+		rc = query_int(s, "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema ="
+				  " current_schema() AND table_name = 'sessions'",
+			       &tables);
+	if (rc == 0 && tables > 0) {
+		log_error("store %s: the database has a 'sessions' table but no collector schema version: "
+			  "use another database",
+			  name);
+		return -EINVAL;
+	}
+	for (int v = (int)have + 1; rc == 0 && v <= PG_NMIGRATIONS; v++) {
+		char ins[96];
+		snprintf(ins, sizeof(ins), "INSERT INTO prof_schema_migrations (version) VALUES (%d)", v);
+		rc = db_exec(s->db, "BEGIN", "begin migration");
+		if (rc == 0)
+			rc = db_exec(s->db, pg_migrations[v - 1], "migrate");
+		if (rc == 0)
+			rc = db_exec(s->db, ins, "record the migration");
+		if (rc == 0)
+			rc = db_exec(s->db, "COMMIT", "commit migration");
+		if (rc < 0)
+			db_exec(s->db, "ROLLBACK", "roll back migration");
+		else
+			log_info("store %s: schema migrated to version %d", name, v);
+	}
+	return rc == 0 ? kind_tables(s) : rc;
+}
+
+static int pg_schema(struct store *s)
+{
+	if (s->flags & STORE_READ_ONLY) {
+		int64_t have = 0;
+		int rc = db_has_table(s->db, "prof_schema_migrations")
+			     ? query_int(s, "SELECT COALESCE(MAX(version), 0) FROM prof_schema_migrations", &have)
+			     : 0;
+		if (rc == 0 && have == 0) {
+			log_error("store %s has no collector schema: check the --store URI (a collector creates it)",
+				  db_name(s->db));
+			rc = -EINVAL;
+		} else if (rc == 0 && have > PG_NMIGRATIONS) {
+			log_error("store %s has schema version %lld, newer than this collector's %d: upgrade the "
+				  "collector",
+				  db_name(s->db), (long long)have, PG_NMIGRATIONS);
+			rc = -EPROTONOSUPPORT;
+		}
+		return rc;
+	}
+	int rc = db_exec(s->db, "SELECT pg_advisory_lock(" PG_MIGRATION_LOCK ")", "take the migration lock");
+	if (rc < 0)
+		return rc;
+	rc = pg_migrate(s);
+	db_exec(s->db, "SELECT pg_advisory_unlock(" PG_MIGRATION_LOCK ")", "release the migration lock");
+	return rc;
+}
+
+int store_schema_setup(struct store *s)
+{
+	if (db_engine(s->db) == DB_PG)
+		return pg_schema(s);
+	int rc = sqlite_schema(s);
+	/* Tables of the record kinds: created if missing, also in stores made by an older collector. */
+	if (rc == 0 && !(s->flags & STORE_READ_ONLY))
+		rc = kind_tables(s);
+	return rc;
+}
