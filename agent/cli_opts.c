@@ -23,6 +23,8 @@ const char agent_cli_common_help[] =
 	"  --spool-max MB         spool size cap\n"
 	"  --agent-id ID          name of this agent (default: hostname)\n"
 	"  --token-file F         shared token of a collector started with --token-file\n"
+	"  --tls-ca F             TLS to the collector; its certificate must chain to a CA in F\n"
+	"                         (PEM) and name the --collector address\n"
 	"  --flush-timeout S      at the end, wait up to S s for acks (default 5)\n"
 	"  -v / -q                more / less logging\n";
 
@@ -50,7 +52,7 @@ int agent_cli_ulong(const char *s, unsigned long max, unsigned long *out)
 	return 0;
 }
 
-enum { OPT_COLLECTOR = 256, OPT_DURATION, OPT_SPOOL, OPT_SPOOL_MAX, OPT_AGENT_ID, OPT_FLUSH, OPT_TOKEN };
+enum { OPT_COLLECTOR = 256, OPT_DURATION, OPT_SPOOL, OPT_SPOOL_MAX, OPT_AGENT_ID, OPT_FLUSH, OPT_TOKEN, OPT_TLS_CA };
 
 #define MAX_LONGOPTS 64
 
@@ -67,6 +69,7 @@ int agent_cli_parse(int argc, char **argv, struct agent_cli *cli, const char *us
 		{"agent-id", required_argument, NULL, OPT_AGENT_ID},
 		{"flush-timeout", required_argument, NULL, OPT_FLUSH},
 		{"token-file", required_argument, NULL, OPT_TOKEN},
+		{"tls-ca", required_argument, NULL, OPT_TLS_CA},
 		{"verbose", no_argument, NULL, 'v'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
@@ -140,6 +143,9 @@ int agent_cli_parse(int argc, char **argv, struct agent_cli *cli, const char *us
 			break;
 		case OPT_TOKEN:
 			cli->so.token_file = optarg;
+			break;
+		case OPT_TLS_CA:
+			cli->so.tls_ca = optarg;
 			break;
 		case 'v':
 			cli->verbose = 1;

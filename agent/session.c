@@ -69,6 +69,8 @@ int session_open(struct session **out, const struct session_opts *o, char *err, 
 	rc = transport_create(&s->tr, o->collector, s->spool, hello_frame, hello_len, s->max_frame, err, errlen);
 	if (rc < 0)
 		goto fail;
+	if (o->tls_ca && (rc = transport_set_tls_ca(s->tr, o->tls_ca, err, errlen)) < 0)
+		goto fail;
 	if (o->token_file) {
 		struct auth_token *tok = malloc(sizeof(*tok));
 		rc = tok ? auth_token_load(o->token_file, tok, err, errlen) : -ENOMEM;

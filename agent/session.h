@@ -22,6 +22,7 @@ struct session_opts {
 	double flush_timeout_s;
 	bool opencl_probe;     /* list OpenCL devices in Hello */
 	const char *token_file; /* NULL: no token; else prove it when the collector challenges */
+	const char *tls_ca;	/* NULL: plain TCP; else TLS, the collector's certificate checked against it */
 };
 
 struct session;

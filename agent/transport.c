@@ -14,26 +14,30 @@
 #include "frame.h"
 #include "log.h"
 #include "net.h"
+#include "stream.h"
+#include "tls.h"
 #include "validate.h"
 
 #define REFILL_BYTES (256u * 1024u)
 #define DIRECT_MAX_PENDING (1024u * 1024u)
 
-enum tstate { T_IDLE, T_CONNECTING, T_CHALLENGE, T_HELLO, T_STREAMING, T_FATAL };
+enum tstate { T_IDLE, T_CONNECTING, T_TLS, T_CHALLENGE, T_HELLO, T_STREAMING, T_FATAL };
 
 struct transport {
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
 	char peer[80];
+	char host[80]; /* HOST of HOST:PORT: what the TLS certificate must name */
 	struct spool *spool;
 	uint8_t *hello;
 	size_t hello_len;
 	size_t max_frame;
 
 	enum tstate state;
-	int fd;
+	struct stream sock;
+	struct tls_ctx *tls; /* NULL: plain TCP */
 	uint64_t next_attempt_ns;
-	uint64_t deadline_ns; /* connect or Hello-ack timeout */
+	uint64_t deadline_ns; /* connect, TLS handshake or Hello-ack timeout */
 	uint64_t backoff_ns;
 	uint64_t rng;
 	bool fail_logged;
@@ -64,6 +68,10 @@ int transport_create(struct transport **out, const char *hostport, struct spool 
 		return -EINVAL;
 	}
 	net_format_addr((struct sockaddr *)&t->addr, t->peer, sizeof(t->peer));
+	const char *h = hostport[0] == '[' ? hostport + 1 : hostport;
+	const char *end = hostport[0] == '[' ? strchr(h, ']') : strrchr(h, ':');
+	size_t hl = end ? (size_t)(end - h) : strlen(h);
+	snprintf(t->host, sizeof(t->host), "%.*s", (int)(hl < sizeof(t->host) ? hl : sizeof(t->host) - 1), h);
 	t->hello = malloc(hello_len);
 	if (!t->hello || frame_decoder_init(&t->dec, max_frame) < 0) {
 		free(t->hello);
@@ -74,7 +82,7 @@ int transport_create(struct transport **out, const char *hostport, struct spool 
 	t->hello_len = hello_len;
 	t->spool = spool;
 	t->max_frame = max_frame;
-	t->fd = -1;
+	stream_init(&t->sock, -1);
 	t->state = T_IDLE;
 	t->next_attempt_ns = clock_mono_ns(); /* first attempt right away */
 	t->backoff_ns = TRANSPORT_BACKOFF_MIN_NS;
@@ -87,8 +95,8 @@ void transport_destroy(struct transport *t)
 {
 	if (!t)
 		return;
-	if (t->fd >= 0)
-		close(t->fd);
+	stream_close(&t->sock);
+	tls_ctx_free(t->tls);
 	frame_decoder_free(&t->dec);
 	free(t->out);
 	free(t->hello);
@@ -107,6 +115,13 @@ void transport_set_token(struct transport *t, const struct auth_token *token)
 		*t->token = *token;
 }
 
+int transport_set_tls_ca(struct transport *t, const char *ca_file, char *err, size_t errlen)
+{
+	tls_ctx_free(t->tls);
+	t->tls = NULL;
+	return tls_ctx_client(&t->tls, ca_file, err, errlen);
+}
+
 bool transport_streaming(const struct transport *t) { return t->state == T_STREAMING; }
 const struct transport_stats *transport_get_stats(const struct transport *t) { return &t->st; }
 const char *transport_error(const struct transport *t) { return t->error; }
@@ -123,9 +138,7 @@ static uint64_t next_rand(struct transport *t)
 
 static void reset_conn(struct transport *t)
 {
-	if (t->fd >= 0)
-		close(t->fd);
-	t->fd = -1;
+	stream_close(&t->sock);
 	frame_decoder_free(&t->dec);
 	frame_decoder_init(&t->dec, t->max_frame);
 	t->out_len = t->out_off = 0;
@@ -238,13 +251,13 @@ static int flush(struct transport *t, uint64_t now)
 			if (t->out_len == 0)
 				return 0;
 		}
-		ssize_t n = send(t->fd, t->out + t->out_off, t->out_len - t->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		ssize_t n = stream_write(&t->sock, t->out + t->out_off, t->out_len - t->out_off);
+		if (n == -EAGAIN)
+			return 0;
 		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return 0;
-			conn_fail(t, now, "send failed", errno);
+			char why[360];
+			snprintf(why, sizeof(why), "send failed: %s", stream_error(&t->sock, (int)n));
+			conn_fail(t, now, why, 0);
 			return -EPIPE;
 		}
 		t->out_off += (size_t)n;
@@ -285,10 +298,9 @@ static int hello_with_proof(struct transport *t, const Prof__Challenge *ch, uint
 	return rc;
 }
 
-static void on_connected(struct transport *t, uint64_t now)
+/* Connected (and TLS established where configured): the Challenge wait or the Hello. */
+static void on_ready(struct transport *t, uint64_t now)
 {
-	int one = 1;
-	setsockopt(t->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	t->out_len = t->out_off = 0;
 	t->out_frames = t->out_replayed = 0;
 	if (t->token) {
@@ -305,6 +317,66 @@ static void on_connected(struct transport *t, uint64_t now)
 	log_debug("collector %s: connected, Hello sent", t->peer);
 }
 
+static void on_connected(struct transport *t, uint64_t now)
+{
+	int one = 1;
+	setsockopt(t->sock.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (!t->tls) {
+		on_ready(t, now);
+		return;
+	}
+	int rc = stream_start_tls(&t->sock, t->tls, t->host);
+	if (rc < 0) {
+		conn_fail(t, now, "cannot start TLS", -rc);
+		return;
+	}
+	t->state = T_TLS;
+	t->deadline_ns = now + TRANSPORT_HELLO_TIMEOUT_NS;
+}
+
+/* A configuration mismatch no retry can fix: stop with a clear error. */
+static int fatal(struct transport *t, int rc, const char *fmt, const char *why)
+{
+	snprintf(t->error, sizeof(t->error), fmt, t->peer, why);
+	reset_conn(t);
+	t->state = T_FATAL;
+	t->fatal_rc = rc;
+	return rc;
+}
+
+/* T_TLS: drive the handshake. Returns 0 or a fatal -errno. */
+static int tls_progress(struct transport *t, uint64_t now)
+{
+	int rc = stream_handshake(&t->sock);
+	if (rc == -EAGAIN) {
+		if (now >= t->deadline_ns)
+			conn_fail(t, now, "TLS handshake timed out", 0);
+		return 0;
+	}
+	if (rc == -EKEYREJECTED)
+		return fatal(t, -EKEYREJECTED,
+			     "collector %s: %s: refusing to send records; check that --tls-ca names the CA that "
+			     "signed the collector's --tls-cert and that the certificate covers the address in "
+			     "--collector",
+			     stream_error(&t->sock, rc));
+	if (rc == -EPROTO)
+		return fatal(t, -EPROTO,
+			     "collector %s: %s: the collector does not speak TLS here; start it with --tls-cert "
+			     "and --tls-key, or run the agent without --tls-ca",
+			     stream_error(&t->sock, rc));
+	if (rc < 0) {
+		char why[360];
+		snprintf(why, sizeof(why), "%s", stream_error(&t->sock, rc));
+		conn_fail(t, now, why, 0);
+		return 0;
+	}
+	char d[96];
+	log_debug("collector %s: TLS established (%s), certificate verified for %s", t->peer,
+		  tls_describe(t->sock.tls, d, sizeof(d)), t->host);
+	on_ready(t, now);
+	return 0;
+}
+
 static void start_connect(struct transport *t, uint64_t now)
 {
 	int fd = socket(t->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -312,7 +384,7 @@ static void start_connect(struct transport *t, uint64_t now)
 		conn_fail(t, now, "socket", errno);
 		return;
 	}
-	t->fd = fd;
+	stream_init(&t->sock, fd);
 	if (connect(fd, (struct sockaddr *)&t->addr, t->addrlen) == 0) {
 		on_connected(t, now);
 		return;
@@ -387,6 +459,16 @@ static int on_envelope(struct transport *t, const Prof__Envelope *env, uint64_t 
 			t->fatal_rc = -EACCES;
 			return -EACCES;
 		}
+		if (env->error->code == TLS_ERROR_CODE_REQUIRED) {
+			snprintf(t->error, sizeof(t->error),
+				 "collector %s accepts TLS connections only (it said: %s); start the agent with "
+				 "--tls-ca FILE (the CA that signed the collector's certificate)",
+				 t->peer, m);
+			reset_conn(t);
+			t->state = T_FATAL;
+			t->fatal_rc = -EPROTO;
+			return -EPROTO;
+		}
 		if (env->error->code == EPROTONOSUPPORT || contains_ci(m, "version")) {
 			snprintf(t->error, sizeof(t->error),
 				 "collector %s refused this agent (schema version %u): %s; use an agent and a "
@@ -416,13 +498,13 @@ static int do_read(struct transport *t, uint64_t now)
 			conn_fail(t, now, "out of memory", ENOMEM);
 			return -EPIPE;
 		}
-		ssize_t n = recv(t->fd, dst, avail, MSG_DONTWAIT);
+		ssize_t n = stream_read(&t->sock, dst, avail);
+		if (n == -EAGAIN)
+			break;
 		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				break;
-			conn_fail(t, now, "receive failed", errno);
+			char why[360];
+			snprintf(why, sizeof(why), "receive failed: %s", stream_error(&t->sock, (int)n));
+			conn_fail(t, now, why, 0);
 			return -EPIPE;
 		}
 		if (n == 0) {
@@ -482,8 +564,13 @@ int transport_poll_prepare(struct transport *t, struct pollfd *pfd, uint64_t now
 		deadline = t->next_attempt_ns;
 		break;
 	case T_CONNECTING:
-		pfd->fd = t->fd;
+		pfd->fd = t->sock.fd;
 		pfd->events = POLLOUT;
+		deadline = t->deadline_ns;
+		break;
+	case T_TLS:
+		pfd->fd = t->sock.fd;
+		pfd->events = stream_events(&t->sock, true, false);
 		deadline = t->deadline_ns;
 		break;
 	case T_CHALLENGE:
@@ -491,10 +578,10 @@ int transport_poll_prepare(struct transport *t, struct pollfd *pfd, uint64_t now
 		deadline = t->deadline_ns;
 		/* fallthrough */
 	case T_STREAMING:
-		pfd->fd = t->fd;
-		pfd->events = POLLIN;
-		if (t->out_off < t->out_len || (t->state == T_STREAMING && spool_last_seq(t->spool) > t->sent_seq))
-			pfd->events |= POLLOUT;
+		pfd->fd = t->sock.fd;
+		pfd->events = stream_events(&t->sock, true,
+					    t->out_off < t->out_len ||
+						(t->state == T_STREAMING && spool_last_seq(t->spool) > t->sent_seq));
 		break;
 	case T_FATAL:
 		return -1;
@@ -515,20 +602,32 @@ int transport_process(struct transport *t, short revents, uint64_t now)
 	case T_IDLE:
 		if (now >= t->next_attempt_ns)
 			start_connect(t, now);
+		if (t->state == T_TLS)
+			return tls_progress(t, now);
 		if (t->state != T_HELLO && t->state != T_CHALLENGE)
 			return 0;
 		break;
+	case T_TLS: {
+		int rc = tls_progress(t, now);
+		if (rc < 0 || t->state == T_TLS || t->state == T_IDLE)
+			return rc;
+		break;
+	}
 	case T_CONNECTING:
 		if (revents & (POLLOUT | POLLERR | POLLHUP)) {
 			int soerr = 0;
 			socklen_t sl = sizeof(soerr);
-			if (getsockopt(t->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0)
+			if (getsockopt(t->sock.fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0)
 				soerr = errno;
 			if (soerr) {
 				conn_fail(t, now, "connect", soerr);
 				return 0;
 			}
 			on_connected(t, now);
+			if (t->state == T_TLS)
+				return tls_progress(t, now);
+			if (t->state == T_IDLE)
+				return 0;
 		} else if (now >= t->deadline_ns) {
 			conn_fail(t, now, "connect timed out", 0);
 			return 0;
@@ -539,10 +638,11 @@ int transport_process(struct transport *t, short revents, uint64_t now)
 	default:
 		break;
 	}
-	/* Connected (T_CHALLENGE, T_HELLO or T_STREAMING). */
-	if (revents & (POLLIN | POLLERR | POLLHUP)) {
+	/* Connected (T_CHALLENGE, T_HELLO or T_STREAMING). Over TLS a read may
+	 * wait for POLLOUT: any event can let it go on. */
+	if (revents & (POLLIN | POLLERR | POLLHUP) || (t->sock.tls && revents)) {
 		int rc = do_read(t, now);
-		if (rc == -EPROTONOSUPPORT || rc == -EACCES)
+		if (rc < 0 && t->state == T_FATAL)
 			return rc;
 		if (rc < 0)
 			return 0;

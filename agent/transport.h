@@ -3,6 +3,7 @@
  * (the replay point), replay the spooled records above it, then stream new
  * ones; read Acks and delete acked spool segments. On any error: log once,
  * reconnect with exponential backoff (100 ms doubling to 5 s, jittered).
+ * Optionally over TLS (common/stream.h), handshake first.
  * Every record goes into the spool before it is sent (transport_submit). */
 #ifndef AGENT_TRANSPORT_H
 #define AGENT_TRANSPORT_H
@@ -43,6 +44,10 @@ void transport_destroy(struct transport *t);
 /* Prove this token when the collector challenges (copied). Call before the
  * first transport_process(). */
 void transport_set_token(struct transport *t, const struct auth_token *token);
+/* Speak TLS and accept only a collector certificate that chains to a CA in
+ * ca_file and names the HOST of HOST:PORT. -ENOTSUP without CONFIG_TLS; err
+ * gets a user-facing reason. Call before the first transport_process(). */
+int transport_set_tls_ca(struct transport *t, const char *ca_file, char *err, size_t errlen);
 
 /* Append the record to the spool, then send it if the connection is caught
  * up (otherwise the replay picks it up from the spool). Returns 0 or the
@@ -53,9 +58,10 @@ int transport_submit(struct transport *t, uint64_t seq, const uint8_t *frame, si
  * the milliseconds until the transport's next deadline, or -1 for none. */
 int transport_poll_prepare(struct transport *t, struct pollfd *pfd, uint64_t now_ns);
 /* After poll() (revents 0 when only a timer fired): connect, read, write,
- * time out. Returns 0, or -EPROTONOSUPPORT / -EACCES when the collector refused
- * this agent for good (schema version mismatch / missing or wrong token;
- * transport_error() says why). */
+ * time out. Returns 0, or a negative errno when retrying cannot help
+ * (transport_error() says why): -EPROTONOSUPPORT schema version mismatch,
+ * -EACCES missing or wrong token, -EKEYREJECTED the collector's certificate
+ * failed verification, -EPROTO TLS on one side only. */
 int transport_process(struct transport *t, short revents, uint64_t now_ns);
 
 bool transport_streaming(const struct transport *t); /* Hello acked on the current connection */

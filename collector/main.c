@@ -26,7 +26,8 @@
 #define SYNOPSIS                                                                                             \
 	"usage: collector [--listen HOST:PORT] --store PATH [--port-file FILE] [--sync full|normal]\n"       \
 	"                 [--max-conns N] [--http HOST:PORT] [--token-file F] [--max-rate N]\n"           \
-	"                 [--max-sessions-per-agent N] [--hello-timeout S] [--max-frame-kb N] [-v] [-q]\n"                                                       \
+	"                 [--max-sessions-per-agent N] [--hello-timeout S] [--idle-timeout S]\n"             \
+	"                 [--tls-cert F --tls-key F] [--max-frame-kb N] [-v] [-q]\n"                                                       \
 	"       collector sessions --store PATH [--json]\n"                                                  \
 	"       collector dump --store PATH --session N [--json] [--rows]\n"                                 \
 	"       collector report --store PATH --session N [--top] [--opencl] [--json]\n"                     \
@@ -51,7 +52,12 @@ static const char usage_text[] =
 	     "  --max-rate N      records/s per connection; reading pauses above it (default 5000,\n"
 	     "                    0: unlimited)\n"
 	     "  --max-sessions-per-agent N  open connections per agent id (default 4)\n"
-	     "  --hello-timeout S close connections that sent no Hello after S seconds (default 10)\n"
+	     "  --hello-timeout S close connections that sent no Hello (or did not finish the TLS\n"
+	     "                    handshake) after S seconds (default 10)\n"
+	     "  --idle-timeout S  close agents that sent nothing (not even a heartbeat, every 10 s)\n"
+	     "                    for S seconds (default 60; 0: never)\n"
+	     "  --tls-cert F --tls-key F  TLS on every connection: certificate chain and private key\n"
+	     "                    (PEM); agents then need --tls-ca (the CA that signed it)\n"
 	     "  --max-frame-kb N  largest frame accepted, KiB (default CONFIG_MAX_FRAME_KB)\n"
 	     "  -v, -q            more (debug) / less (warnings only) logging\n"
 	     "SIGINT/SIGTERM: stop accepting, commit what is buffered, send the last acks, exit 0.\n"
@@ -114,9 +120,9 @@ static void raise_fd_limit(unsigned max_conns)
 }
 
 struct serve_args {
-	const char *listen, *store, *port_file, *http, *token_file;
+	const char *listen, *store, *port_file, *http, *token_file, *tls_cert, *tls_key;
 	bool sync_full;
-	unsigned max_conns, max_rate, max_per_agent, hello_timeout_s, max_frame_kb;
+	unsigned max_conns, max_rate, max_per_agent, hello_timeout_s, max_frame_kb, idle_timeout_ms;
 };
 
 static int serve(const struct serve_args *a)
@@ -130,6 +136,7 @@ static int serve(const struct serve_args *a)
 		log_error("cannot block SIGINT/SIGTERM: %s", strerror(errno));
 		return 1;
 	}
+	signal(SIGPIPE, SIG_IGN); /* TLS writes go through write(2) */
 	int sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (sfd < 0) {
 		log_error("cannot create a signalfd: %s", strerror(errno));
@@ -155,6 +162,9 @@ static int serve(const struct serve_args *a)
 				     .max_rate = a->max_rate,
 				     .max_sessions_per_agent = a->max_per_agent,
 				     .hello_timeout_ms = a->hello_timeout_s * 1000u,
+				     .idle_timeout_ms = a->idle_timeout_ms,
+				     .tls_cert = a->tls_cert,
+				     .tls_key = a->tls_key,
 				     .max_frame = (size_t)a->max_frame_kb * 1024u};
 	if (store_open(a->store, a->sync_full ? STORE_SYNC_FULL : 0, &st) < 0)
 		goto out;
@@ -220,6 +230,8 @@ int main(int argc, char **argv)
 	    {"token-file", required_argument, NULL, 'T'}, {"max-rate", required_argument, NULL, 'R'},
 	    {"max-sessions-per-agent", required_argument, NULL, 'A'},
 	    {"hello-timeout", required_argument, NULL, 'O'}, {"max-frame-kb", required_argument, NULL, 'F'},
+	    {"idle-timeout", required_argument, NULL, 'I'}, {"tls-cert", required_argument, NULL, 'C'},
+	    {"tls-key", required_argument, NULL, 'K'},
 	    {NULL, 0, NULL, 0}};
 	struct serve_args a = {
 	    .listen = DEFAULT_LISTEN, .sync_full = true, .max_conns = SERVER_DEFAULT_MAX_CONNS};
@@ -270,6 +282,19 @@ int main(int argc, char **argv)
 			if (parse_uint(optarg, 1, 3600, &a.hello_timeout_s) < 0)
 				return usage_error("--hello-timeout wants seconds from 1 to 3600, not '%s'", optarg);
 			break;
+		case 'I': {
+			unsigned v;
+			if (parse_uint(optarg, 0, 86400, &v) < 0)
+				return usage_error("--idle-timeout wants seconds from 0 (never) to 86400, not '%s'", optarg);
+			a.idle_timeout_ms = v ? v * 1000u : SERVER_NO_IDLE_TIMEOUT;
+			break;
+		}
+		case 'C':
+			a.tls_cert = optarg;
+			break;
+		case 'K':
+			a.tls_key = optarg;
+			break;
 		case 'F':
 			if (parse_uint(optarg, 4, CONFIG_MAX_FRAME_KB, &a.max_frame_kb) < 0) {
 				fprintf(stderr, "collector: --max-frame-kb wants 4..%d KiB\n", CONFIG_MAX_FRAME_KB);
@@ -299,5 +324,7 @@ int main(int argc, char **argv)
 	if (!a.store)
 		return usage_error("%s",
 				   "--store PATH is required (the SQLite file to write, created if missing)");
+	if (!a.tls_cert != !a.tls_key)
+		return usage_error("%s", "TLS needs both --tls-cert FILE and --tls-key FILE");
 	return serve(&a);
 }

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <netinet/tcp.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -20,6 +21,8 @@
 #include "ingest.h"
 #include "log.h"
 #include "net.h"
+#include "stream.h"
+#include "tls.h"
 
 #define READ_BUDGET (64u * 1024u)	  /* per connection per loop iteration: fairness */
 #define DRAIN_BUDGET (4u * 1024u * 1024u) /* per connection when stopping */
@@ -28,13 +31,15 @@
 #define BATCH_MAX_NS (50u * 1000u * 1000u)
 #define MAX_EVENTS 256
 #define ACCEPT_PER_ITERATION 64
-#define SWEEP_NS (250u * 1000u * 1000u) /* how often Hello deadlines are checked */
+#define SWEEP_NS (250u * 1000u * 1000u) /* how often Hello and idle deadlines are checked */
 
 struct conn {
 	struct conn *prev, *next;
-	int fd;
+	struct stream st; /* the socket, plain or TLS */
+	uint32_t events;  /* registered with epoll */
+	bool tls_checked; /* TLS listener: the first byte was seen to start a handshake */
 	bool closing;  /* close at the end of this iteration (after commit and acks) */
-	bool want_out; /* EPOLLOUT registered */
+	bool want_out; /* output pending: writing wanted */
 	bool ack_pending;
 	uint64_t ack_seq; /* latest ack not yet in out[]: acks coalesce here */
 	size_t out_off, out_len;
@@ -42,6 +47,7 @@ struct conn {
 	struct frame_decoder dec;
 	struct ingest_conn ing;
 	uint64_t accepted_ns;
+	uint64_t last_rx_ns; /* last bytes received: --idle-timeout */
 	/* --max-rate: token bucket of records; reading pauses while it is empty */
 	double tokens;
 	uint64_t refill_ns, resume_ns;
@@ -62,6 +68,8 @@ struct server {
 	bool stopping, stopped, accept_paused;
 	uint64_t batch_start_ns;
 	const struct auth_token *token;
+	struct tls_ctx *tls; /* NULL: plain TCP listener */
+	uint64_t idle_timeout_ns; /* 0: none */
 	unsigned max_rate, max_per_agent, nthrottled;
 	uint64_t hello_timeout_ns, next_sweep_ns;
 	struct server_stats stats;
@@ -82,18 +90,28 @@ static int epoll_set(struct server *s, int op, int fd, uint32_t events, void *pt
 
 /* ---------------------------------------------------------------- output */
 
+/* Register what the connection waits for: reading unless throttled, writing
+ * when output is pending; over TLS either may need the other direction. */
+static void conn_update_events(struct server *s, struct conn *c)
+{
+	short pe = stream_events(&c->st, !c->throttled, c->want_out);
+	uint32_t ev = ((pe & POLLIN) ? EPOLLIN : 0u) | ((pe & POLLOUT) ? EPOLLOUT : 0u);
+	if (ev != c->events && epoll_set(s, EPOLL_CTL_MOD, c->st.fd, ev, c) == 0)
+		c->events = ev;
+}
+
 static void want_output(struct server *s, struct conn *c, bool on)
 {
-	if (c->want_out == on)
-		return;
-	if (epoll_set(s, EPOLL_CTL_MOD, c->fd, (c->throttled ? 0 : EPOLLIN) | (on ? EPOLLOUT : 0), c) == 0)
-		c->want_out = on;
+	c->want_out = on;
+	conn_update_events(s, c);
 }
 
 /* Send what is buffered; the pending ack enters the buffer only once it is
  * empty, so a peer that does not read gets its acks coalesced. */
 static int conn_flush(struct server *s, struct conn *c)
 {
+	if (c->st.handshaking)
+		return 0; /* nothing is queued before the TLS handshake ends */
 	for (;;) {
 		if (c->out_off == c->out_len) {
 			c->out_off = c->out_len = 0;
@@ -105,23 +123,20 @@ static int conn_flush(struct server *s, struct conn *c)
 			c->out_len = (size_t)n;
 			c->ack_pending = false;
 		}
-		ssize_t w =
-		    send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		ssize_t w = stream_write(&c->st, c->out + c->out_off, c->out_len - c->out_off);
 		if (w > 0) {
 			c->out_off += (size_t)w;
 			continue;
 		}
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+		if (w == -EAGAIN) {
 			want_output(s, c, true);
 			return 0;
 		}
-		int err = w < 0 ? errno : EPIPE;
+		int err = w < 0 ? (int)-w : EPIPE;
 		if (!c->closing) {
 			char b[128];
 			log_info("%s (%s): cannot send: %s; closing", c->ing.peer, who(c, b, sizeof(b)),
-				 strerror(err));
+				 stream_error(&c->st, -err));
 			c->closing = true;
 		}
 		return -err;
@@ -141,8 +156,8 @@ static void accept_resume(struct server *s)
 
 static void conn_free(struct server *s, struct conn *c)
 {
-	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
-	close(c->fd);
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->st.fd, NULL);
+	stream_close(&c->st);
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -172,8 +187,10 @@ static void conn_close(struct server *s, struct conn *c)
 		    ingest_pack_error(c->ing.err_code, c->ing.err, c->out + c->out_len, OUT_CAP - c->out_len);
 		if (n > 0)
 			c->out_len += (size_t)n;
-		if (c->out_len > c->out_off)
-			(void)!send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+		if (c->out_len > c->out_off && c->st.tls && !c->st.handshaking)
+			(void)stream_write(&c->st, c->out + c->out_off, c->out_len - c->out_off);
+		else if (c->out_len > c->out_off) /* plain, or a plaintext peer on a TLS listener */
+			(void)!send(c->st.fd, c->out + c->out_off, c->out_len - c->out_off,
 				    MSG_NOSIGNAL | MSG_DONTWAIT);
 	}
 	char b[128];
@@ -233,18 +250,29 @@ static void conn_new(struct server *s, int fd, const char *peer)
 		close(fd);
 		return;
 	}
-	c->fd = fd;
+	stream_init(&c->st, fd);
+	if (s->tls && stream_start_tls(&c->st, s->tls, NULL) < 0) {
+		log_error("%s: cannot start TLS (out of memory); closing the connection", peer);
+		frame_decoder_free(&c->dec);
+		stream_close(&c->st);
+		free(c);
+		return;
+	}
 	ingest_init(&c->ing, s->store, peer);
 	c->ing.admit = admit_hello;
 	c->ing.admit_arg = s;
 	c->accepted_ns = clock_mono_ns();
+	c->last_rx_ns = c->accepted_ns;
 	c->refill_ns = c->accepted_ns;
 	c->tokens = s->max_rate;
-	if (epoll_set(s, EPOLL_CTL_ADD, fd, EPOLLIN, c) < 0) {
-		log_error("%s: epoll: %s; closing the connection", peer, strerror(errno));
+	c->events = EPOLLIN;
+	int erc = epoll_set(s, EPOLL_CTL_ADD, fd, EPOLLIN, c);
+	if (erc < 0) {
+		log_error("%s: epoll: %s; closing the connection", peer, strerror(-erc));
 		frame_decoder_free(&c->dec);
+		ingest_free(&c->ing);
+		stream_close(&c->st);
 		free(c);
-		close(fd);
 		return;
 	}
 	int one = 1;
@@ -255,9 +283,9 @@ static void conn_new(struct server *s, int fd, const char *peer)
 	s->conns = c;
 	s->nconns++;
 	s->stats.accepted++;
-	log_info("%s: connected (%u connections)", peer, s->nconns);
-	if (s->token)
-		send_challenge(s, c);
+	log_info("%s: connected (%u connections)%s", peer, s->nconns, s->tls ? ", TLS handshake" : "");
+	if (s->token && !s->tls)
+		send_challenge(s, c); /* over TLS: once the handshake is done */
 }
 
 static void refuse(struct server *s, int fd, const char *peer)
@@ -268,7 +296,7 @@ static void refuse(struct server *s, int fd, const char *peer)
 		 "collector has reached its connection limit (%u): retry later or raise --max-conns",
 		 s->max_conns);
 	int n = ingest_pack_error(EBUSY, msg, buf, sizeof(buf));
-	if (n > 0)
+	if (n > 0 && !s->tls) /* a TLS agent would read a plaintext Error as a broken handshake */
 		(void)!send(fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
 	close(fd);
 	s->stats.refused++;
@@ -442,7 +470,7 @@ static bool rate_exhausted(struct server *s, struct conn *c)
 		c->throttled = true;
 		s->nthrottled++;
 		s->stats.throttled++;
-		epoll_set(s, EPOLL_CTL_MOD, c->fd, c->want_out ? EPOLLOUT : 0, c);
+		conn_update_events(s, c);
 		if (!c->throttle_logged) {
 			char b[128];
 			log_warn("%s (%s): more than --max-rate %u records/s: reading paused (throttled); "
@@ -468,8 +496,20 @@ static void conn_read(struct server *s, struct conn *c, size_t budget)
 		}
 		if (avail > budget)
 			avail = budget;
-		ssize_t n = read(c->fd, p, avail);
+		ssize_t n = stream_read(&c->st, p, avail);
 		if (n > 0) {
+			c->last_rx_ns = clock_mono_ns();
+			if (!s->tls && c->dec.bytes == 0 && tls_looks_like_client_hello(p, (size_t)n)) {
+				s->stats.tls_failed++;
+				/* The Error frame is no TLS record: the agent's handshake fails at once
+				 * ("wrong version number") instead of retrying. */
+				ingest_fail(&c->ing, INGEST_PROTOCOL, EPROTO, true,
+					    "TLS handshake on a plaintext listener: the agent has --tls-ca but this "
+					    "collector has no --tls-cert/--tls-key (%llu TLS failures so far)",
+					    (unsigned long long)s->stats.tls_failed);
+				conn_failed(s, c);
+				return;
+			}
 			frame_decoder_commit(&c->dec, (size_t)n);
 			budget -= (size_t)n;
 			conn_frames(s, c);
@@ -479,16 +519,56 @@ static void conn_read(struct server *s, struct conn *c, size_t budget)
 			conn_eof(s, c);
 			return;
 		}
-		if (errno == EINTR)
-			continue;
-		if (errno == EAGAIN || errno == EWOULDBLOCK)
+		if (n == -EAGAIN) {
+			conn_update_events(s, c); /* a TLS read may wait for writability */
 			return;
+		}
 		char b[128];
 		log_info("%s (%s): receive failed: %s; closing", c->ing.peer, who(c, b, sizeof(b)),
-			 strerror(errno));
+			 stream_error(&c->st, (int)n));
 		c->closing = true;
 		return;
 	}
+}
+
+/* TLS listener: a plaintext peer gets a plaintext Error; a TLS peer goes through the handshake. */
+static void conn_handshake(struct server *s, struct conn *c)
+{
+	if (!c->tls_checked) {
+		uint8_t b[2];
+		ssize_t n = recv(c->st.fd, b, sizeof(b), MSG_PEEK | MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+			return;
+		if (n > 0 && !tls_looks_like_client_hello(b, (size_t)n)) {
+			s->stats.tls_failed++;
+			ingest_fail(&c->ing, INGEST_PROTOCOL, TLS_ERROR_CODE_REQUIRED, true,
+				    "plaintext peer on a TLS listener (--tls-cert) (%llu TLS failures so far)",
+				    (unsigned long long)s->stats.tls_failed);
+			conn_failed(s, c);
+			return;
+		}
+		c->tls_checked = n > 0; /* EOF or an error: the handshake says so below */
+	}
+	int rc = stream_handshake(&c->st);
+	if (rc == -EAGAIN) {
+		conn_update_events(s, c);
+		return;
+	}
+	if (rc < 0) {
+		s->stats.tls_failed++;
+		s->stats.closed_bad++;
+		log_error("%s: %s; closing the connection (%llu TLS failures so far)", c->ing.peer,
+			  stream_error(&c->st, rc), (unsigned long long)s->stats.tls_failed);
+		c->closing = true;
+		return;
+	}
+	char d[96];
+	log_info("%s: TLS established (%s)", c->ing.peer, tls_describe(c->st.tls, d, sizeof(d)));
+	conn_update_events(s, c);
+	if (s->token)
+		send_challenge(s, c);
+	if (!c->closing)
+		conn_read(s, c, READ_BUDGET); /* a Hello may already sit in the library's buffer */
 }
 
 /* ---------------------------------------------------------------- loop */
@@ -543,23 +623,58 @@ static void drain_and_stop(struct server *s)
 		 (unsigned long long)s->stats.records, (unsigned long long)s->stats.duplicates,
 		 (unsigned long long)s->stats.accepted, (unsigned long long)s->stats.closed_bad);
 	log_info("stats: %llu authentication failures, %llu Hello timeouts, %llu refused by "
-		 "--max-sessions-per-agent, %llu throttled by --max-rate, %llu refused by --max-conns",
+		 "--max-sessions-per-agent, %llu throttled by --max-rate, %llu refused by --max-conns, "
+		 "%llu TLS failures, %llu idle timeouts",
 		 (unsigned long long)s->stats.auth_failed, (unsigned long long)s->stats.hello_timeouts,
 		 (unsigned long long)s->stats.over_per_agent, (unsigned long long)s->stats.throttled,
-		 (unsigned long long)s->stats.refused);
+		 (unsigned long long)s->stats.refused, (unsigned long long)s->stats.tls_failed,
+		 (unsigned long long)s->stats.idle_timeouts);
 }
 
-/* Peers that sent no Hello in time (silent or byte-at-a-time) give their slot back. */
-static void sweep_hello_deadlines(struct server *s, uint64_t now)
+/* After the Hello: a peer silent for --idle-timeout (agents send a Heartbeat
+ * every 10 s) gets an Error and is closed. Throttled ones are not read, so not idle. */
+static void close_idle(struct server *s, struct conn *c, uint64_t now)
+{
+	if (!s->idle_timeout_ns || c->throttled || now - c->last_rx_ns < s->idle_timeout_ns)
+		return;
+	s->stats.idle_timeouts++;
+	ingest_fail(&c->ing, INGEST_PROTOCOL, ETIMEDOUT, true,
+		    "nothing received for %llu s (--idle-timeout; agents send a heartbeat every 10 s)",
+		    (unsigned long long)((now - c->last_rx_ns) / 1000000000u));
+	char b[128];
+	log_warn("%s (%s): idle: %s; closing (%llu idle timeouts so far)", c->ing.peer, who(c, b, sizeof(b)),
+		 c->ing.err, (unsigned long long)s->stats.idle_timeouts);
+	c->closing = true;
+}
+
+/* Peers that sent no Hello in time (silent or byte-at-a-time, or stuck in
+ * the TLS handshake) give their slot back; silent agents too (close_idle). */
+static void sweep_deadlines(struct server *s, uint64_t now)
 {
 	if (now < s->next_sweep_ns)
 		return;
 	s->next_sweep_ns = now + SWEEP_NS;
 	for (struct conn *c = s->conns; c; c = c->next) {
-		if (c->closing || c->ing.hello_done || c->ing.failure != INGEST_OK ||
-		    now - c->accepted_ns < s->hello_timeout_ns)
+		if (c->closing || c->ing.failure != INGEST_OK)
+			continue;
+		if (c->ing.hello_done) {
+			close_idle(s, c, now);
+			continue;
+		}
+		if (now - c->accepted_ns < s->hello_timeout_ns)
 			continue;
 		s->stats.hello_timeouts++;
+		if (c->st.handshaking) {
+			s->stats.tls_failed++;
+			c->ing.send_error = false; /* no plaintext Error into a TLS handshake */
+			s->stats.closed_bad++;
+			c->closing = true;
+			log_error("%s: TLS handshake not finished within %llu ms (--hello-timeout); closing the "
+				  "connection (%llu TLS failures so far)",
+				  c->ing.peer, (unsigned long long)(s->hello_timeout_ns / 1000000u),
+				  (unsigned long long)s->stats.tls_failed);
+			continue;
+		}
 		ingest_fail(&c->ing, INGEST_PROTOCOL, ETIMEDOUT, true,
 			    "no Hello within %llu ms (%zu bytes received): silent or too slow peer",
 			    (unsigned long long)(s->hello_timeout_ns / 1000000u), (size_t)c->dec.bytes);
@@ -575,21 +690,42 @@ static void resume_throttled(struct server *s, uint64_t now)
 			continue;
 		c->throttled = false;
 		s->nthrottled--;
-		epoll_set(s, EPOLL_CTL_MOD, c->fd, EPOLLIN | (c->want_out ? EPOLLOUT : 0), c);
+		c->last_rx_ns = now; /* paused by us, not idle */
+		conn_update_events(s, c);
 		if (!c->closing)
 			conn_read(s, c, READ_BUDGET);
 	}
 }
 
-/* The epoll timeout: the caller's, shortened for the next throttle resume and Hello sweep. */
+/* TLS input the library holds decrypted (the read budget stopped before it
+ * was taken): epoll does not report it, so it is read here. */
+static bool tls_input_pending(const struct server *s)
+{
+	for (const struct conn *c = s->conns; c && s->tls; c = c->next)
+		if (!c->closing && !c->throttled && stream_pending(&c->st))
+			return true;
+	return false;
+}
+
+static void read_tls_pending(struct server *s)
+{
+	for (struct conn *c = s->conns; c && s->tls; c = c->next)
+		if (!c->closing && !c->throttled && stream_pending(&c->st))
+			conn_read(s, c, READ_BUDGET);
+}
+
+/* The epoll timeout: the caller's, shortened for the next throttle resume,
+ * Hello / idle sweep and buffered TLS input. */
 static int step_timeout(struct server *s, int timeout_ms, uint64_t now)
 {
+	if (tls_input_pending(s))
+		return 0;
 	uint64_t next = UINT64_MAX;
 	for (struct conn *c = s->conns; c && s->nthrottled > 0; c = c->next)
 		if (c->throttled && c->resume_ns < next)
 			next = c->resume_ns;
 	for (struct conn *c = s->conns; c; c = c->next)
-		if (!c->ing.hello_done && !c->closing) {
+		if ((!c->ing.hello_done || s->idle_timeout_ns) && !c->closing) {
 			if (s->next_sweep_ns < next)
 				next = s->next_sweep_ns;
 			break;
@@ -630,9 +766,16 @@ int server_step(struct server *s, int timeout_ms)
 			struct conn *c = p;
 			if (c->closing)
 				continue;
-			if (evs[i].events & EPOLLOUT)
+			if (c->st.handshaking) {
+				conn_handshake(s, c);
+				continue;
+			}
+			/* Over TLS a read may wait for EPOLLOUT and a write for EPOLLIN. */
+			bool tls = c->st.tls != NULL;
+			if ((evs[i].events & EPOLLOUT) || (tls && c->want_out))
 				conn_flush(s, c);
-			if ((evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) && !c->throttled)
+			if (((evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) || tls) && !c->throttled &&
+			    !c->closing)
 				conn_read(s, c, READ_BUDGET);
 		}
 	}
@@ -643,7 +786,8 @@ int server_step(struct server *s, int timeout_ms)
 	uint64_t now = clock_mono_ns();
 	if (s->nthrottled > 0)
 		resume_throttled(s, now);
-	sweep_hello_deadlines(s, now);
+	read_tls_pending(s);
+	sweep_deadlines(s, now);
 	end_iteration(s);
 	return 0;
 }
@@ -742,7 +886,22 @@ int server_open(struct store *store, const struct server_options *opt, struct se
 	s->max_per_agent = opt->max_sessions_per_agent ? opt->max_sessions_per_agent : SERVER_DEFAULT_MAX_PER_AGENT;
 	s->hello_timeout_ns =
 	    (uint64_t)(opt->hello_timeout_ms ? opt->hello_timeout_ms : SERVER_DEFAULT_HELLO_TIMEOUT_MS) * 1000000u;
+	unsigned idle = opt->idle_timeout_ms ? opt->idle_timeout_ms : SERVER_DEFAULT_IDLE_TIMEOUT_MS;
+	s->idle_timeout_ns = idle == SERVER_NO_IDLE_TIMEOUT ? 0 : (uint64_t)idle * 1000000u;
 	int rc = 0;
+	if (opt->tls_cert || opt->tls_key) {
+		char err[512];
+		if (!opt->tls_cert || !opt->tls_key) {
+			log_error("TLS needs both --tls-cert FILE and --tls-key FILE");
+			rc = -EINVAL;
+		} else if ((rc = tls_ctx_server(&s->tls, opt->tls_cert, opt->tls_key, err, sizeof(err))) < 0) {
+			log_error("%s", err);
+		}
+		if (rc < 0) {
+			server_close(s);
+			return rc;
+		}
+	}
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	s->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (s->epfd < 0 || s->stop_fd < 0) {
@@ -769,10 +928,13 @@ int server_open(struct store *store, const struct server_options *opt, struct se
 	char rate[32] = "unlimited";
 	if (s->max_rate != SERVER_UNLIMITED_RATE)
 		snprintf(rate, sizeof(rate), "%u", s->max_rate);
-	log_info("listening on %s (%s; limits: frame %zu KiB, %s records/s and %u connections per agent id, "
-		 "Hello within %llu ms)",
-		 s->addr, s->token ? "token required" : "no token", s->max_frame / 1024, rate, s->max_per_agent,
-		 (unsigned long long)(s->hello_timeout_ns / 1000000u));
+	char idle_s[32] = "never";
+	if (s->idle_timeout_ns)
+		snprintf(idle_s, sizeof(idle_s), "after %llu s", (unsigned long long)(s->idle_timeout_ns / 1000000000u));
+	log_info("listening on %s (%s, %s; limits: frame %zu KiB, %s records/s and %u connections per agent id, "
+		 "Hello within %llu ms, idle close %s)",
+		 s->addr, s->tls ? "TLS" : "plain TCP", s->token ? "token required" : "no token", s->max_frame / 1024,
+		 rate, s->max_per_agent, (unsigned long long)(s->hello_timeout_ns / 1000000u), idle_s);
 	*out = s;
 	return 0;
 }
@@ -794,5 +956,6 @@ void server_close(struct server *s)
 		close(s->stop_fd);
 	if (s->epfd >= 0)
 		close(s->epfd);
+	tls_ctx_free(s->tls);
 	free(s);
 }

@@ -26,12 +26,20 @@ struct server_options {
 	unsigned max_rate;		/* records/s per connection (reading pauses above), 0: SERVER_DEFAULT_MAX_RATE */
 	unsigned max_sessions_per_agent; /* open connections per agent id, 0: SERVER_DEFAULT_MAX_PER_AGENT */
 	unsigned hello_timeout_ms;	 /* close peers without a Hello by then, 0: SERVER_DEFAULT_HELLO_TIMEOUT_MS */
+	/* After the Hello, close peers silent this long; 0: SERVER_DEFAULT_IDLE_TIMEOUT_MS,
+	 * SERVER_NO_IDLE_TIMEOUT: never. */
+	unsigned idle_timeout_ms;
+	/* TLS (common/tls.h): both set: every connection of the listener is TLS, the
+	 * handshake bounded by hello_timeout_ms. NULL: plain TCP. */
+	const char *tls_cert, *tls_key;
 };
 
 #define SERVER_DEFAULT_MAX_CONNS 1024u
 #define SERVER_DEFAULT_MAX_RATE 5000u
 #define SERVER_DEFAULT_MAX_PER_AGENT 4u
 #define SERVER_DEFAULT_HELLO_TIMEOUT_MS 10000u
+#define SERVER_DEFAULT_IDLE_TIMEOUT_MS 60000u /* 6 agent heartbeat intervals */
+#define SERVER_NO_IDLE_TIMEOUT 0xffffffffu
 #define SERVER_UNLIMITED_RATE 0xffffffffu /* max_rate: no rate limit */
 
 struct server_stats {
@@ -40,12 +48,14 @@ struct server_stats {
 	uint64_t throttled;	 /* times a connection's reading paused for --max-rate */
 	uint64_t hello_timeouts; /* peers closed for sending no Hello in time */
 	uint64_t over_per_agent; /* Hellos refused by --max-sessions-per-agent */
+	uint64_t tls_failed;	 /* failed or unfinished TLS handshakes, TLS/plaintext mismatches */
+	uint64_t idle_timeouts;	 /* peers closed for --idle-timeout */
 	unsigned conns;
 };
 
 struct server;
 
-/* Bind and listen (logs "listening on ADDR"); errors are logged with what to do. */
+/* Bind and listen (logs "listening on ADDR"), load the TLS certificate; errors are logged with what to do. */
 int server_open(struct store *store, const struct server_options *opt, struct server **out);
 /* The bound port (useful with port 0). */
 uint16_t server_port(const struct server *s);
