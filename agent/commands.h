@@ -5,6 +5,7 @@
 
 int cmd_stat(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+int cmd_trace_import(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);

@@ -22,6 +22,7 @@ struct command {
 static const struct command commands[] = {
 	{"stat", cmd_stat, "count perf events of a target, one row per interval (default)"},
 	{"trace", cmd_trace, "sampled instruction-trace windows of a thread (ptrace), for the eDAG analysis"},
+	{"trace-import", cmd_trace_import, "stream a full native trace (QEMU plugin, file or pipe) to the collector"},
 	{"run", cmd_run, "run a command with OpenCL kernel/transfer timing (layer or LD_PRELOAD shim)"},
 	{"record", cmd_record, "sample a target's CPU at -F HZ (bpf or perf ring back end), aggregated per interval"},
 	{"calibrate", cmd_calibrate, "measure the machine (OpenCL device and CPU) for the simulator, roofline and eDAG"},
@@ -34,7 +35,7 @@ static void usage(FILE *out)
 	fprintf(out, "usage: agent [SUBCOMMAND] --collector HOST:PORT [options] [-p PID | -a | -- CMD [ARGS...]]\n"
 		     "       agent --version | --features | --help\n\nsubcommands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].help);
+		fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].help);
 	fprintf(out, "\n'agent SUBCOMMAND --help' shows its options. Without a subcommand: stat.\n");
 }
 

@@ -48,6 +48,7 @@ struct run {
 	bool graph_done, graph_too_big, in_window;
 	struct edag_window_info info;
 	uint64_t n;
+	uint64_t pos_next; /* store: trace_pos that continues the current window, 0 if none */
 	struct edag_window_result *res;
 	size_t nres, capres;
 	FILE *layers;
@@ -369,31 +370,55 @@ static int window_end(struct run *r)
 
 /* ---------------------------------------------------------------- sources */
 
+/* Does this record continue the window being built? Pieces of one continuous
+ * run (a full trace cut into records by agent trace-import) carry trace_pos:
+ * the next piece of the same thread starts where the previous one ended. */
+static bool store_continues(const struct run *r, const Prof__TraceWindow *tw)
+{
+	return r->in_window && tw->trace_pos > 1 && r->pos_next == tw->trace_pos && r->info.tid == tw->tid &&
+	       r->info.pid == tw->pid;
+}
+
 static int store_window(const struct store_trace_row *row, void *arg)
 {
 	struct run *r = arg;
 	const Prof__TraceWindow *tw = row->tw;
-	struct edag_window_info info = {.index = tw->window_index,
-					.pid = tw->pid,
-					.tid = tw->tid,
-					.t_ns = tw->t_ns,
-					.share = tw->sampled_share,
-					.represented_insns = tw->represented_insns};
-	int rc = window_begin(r, &info);
-	if (rc < 0)
-		return rc;
+	int rc;
+	if (store_continues(r, tw)) {
+		r->info.represented_insns += tw->represented_insns; /* registers, memory and cache carry over */
+	} else {
+		if (tw->trace_pos > 1 && r->o->window < 0)
+			log_warn("trace window %u (seq %llu) continues a run at instruction %llu, but the run's "
+				 "previous part %s: analysed as a separate window",
+				 tw->window_index, (unsigned long long)row->seq, (unsigned long long)tw->trace_pos,
+				 r->in_window && r->info.tid == tw->tid ? "ended elsewhere (a gap)" : "is missing");
+		if ((rc = window_end(r)) < 0)
+			return rc;
+		struct edag_window_info info = {.index = tw->window_index,
+						.pid = tw->pid,
+						.tid = tw->tid,
+						.t_ns = tw->t_ns,
+						.share = tw->sampled_share,
+						.represented_insns = tw->represented_insns};
+		if ((rc = window_begin(r, &info)) < 0)
+			return rc;
+	}
 	struct edag_window_iter it;
 	struct edag_insn in;
+	uint64_t n = 0;
 	edag_window_iter_init(&it, tw);
-	while ((rc = edag_window_next(&it, &in)) > 0)
+	while ((rc = edag_window_next(&it, &in)) > 0) {
 		if ((rc = window_step(r, &in)) < 0)
 			break;
+		n++;
+	}
 	if (rc < 0) {
 		log_error("trace window %u (seq %llu): %s", tw->window_index, (unsigned long long)row->seq,
 			  strerror(-rc));
 		return rc;
 	}
-	return window_end(r);
+	r->pos_next = tw->trace_pos ? tw->trace_pos + n : 0;
+	return 0;
 }
 
 static int run_store(struct run *r)
@@ -403,6 +428,8 @@ static int run_store(struct run *r)
 		return -EIO;
 	int rc = store_list_trace_windows(st, r->o->session, r->o->window, store_window, r);
 	store_close(st);
+	if (rc == 0)
+		rc = window_end(r); /* the last window (or joined run) */
 	return rc;
 }
 

@@ -73,3 +73,46 @@ for arch in aarch64 riscv64 arm; do
 	awk -v a="$arch" -v n="$insns" -v p="$plain" -v z="$null" -v f="$file" -v m="$mib" \
 		'BEGIN { printf "| %s | %d | %.2f | %.2f | %.2f | %d | %.1f M | %.1f M | %.1fx |\n", a, n, p, z, f, m, n / p / 1e6, n / f / 1e6, f / p }'
 done
+echo
+echo "### Streaming full traces to a collector (agent trace-import)"
+echo
+agent=$out/agent coll=$out/collector
+if [ ! -x "$agent" ] || [ ! -x "$coll" ] || ! "$agent" trace-import --help >/dev/null 2>&1; then
+	echo "skipped: $agent (with trace-import) or $coll not built"
+	exit 0
+fi
+echo "\`tools/qemu-plugin/qemu-trace --collector 127.0.0.1:PORT -- qemu-ARCH triad 65536 20\`: the plugin's output piped"
+echo "into \`agent trace-import\` (records of 16384 instructions, spool, acks) and stored by a collector on"
+echo "127.0.0.1 (SQLite, WAL) on the same machine; one run each, from start to the last ack. 'streamed instr/s'"
+echo "is the whole chain's rate (it includes qemu and the plugin)."
+echo
+echo "| arch | instructions | plugin → file (s) | streamed (s) | streamed instr/s | records | wire MiB | wire B/instr | input pauses |"
+echo "|---|---|---|---|---|---|---|---|---|"
+for arch in aarch64 riscv64; do
+	bin=$out/xkernels/$arch/triad
+	if ! command -v "qemu-$arch" >/dev/null || [ ! -x "$bin" ]; then
+		echo "| $arch | skipped (qemu-$arch or the cross-compiled kernel missing) | | | | | | | |"
+		continue
+	fi
+	"qemu-$arch" -plugin "$so,out=/dev/null,stats=$tmp/stats" "$bin" 65536 20 >/dev/null
+	insns=$(sed -n 's/.* insns=\([0-9]*\).*/\1/p' "$tmp/stats")
+	file=$(best_of 1 "qemu-$arch" -plugin "$so,out=$tmp/t.bin" "$bin" 65536 20)
+	rm -f "$tmp/t.bin" "$tmp/port" "$tmp/s.db"*
+	"$coll" --listen 127.0.0.1:0 --port-file "$tmp/port" --store "$tmp/s.db" 2>/dev/null &
+	cpid=$!
+	for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.05; done
+	t0=$(now)
+	tools/qemu-plugin/qemu-trace --collector "127.0.0.1:$(cat "$tmp/port")" --agent "$agent" --plugin "$so" \
+		--spool "$tmp/spool" --flush-timeout 120 -- "qemu-$arch" "$bin" 65536 20 >"$tmp/stream.log" 2>&1 || {
+		echo "| $arch | streaming failed: $(tail -1 "$tmp/stream.log") | | | | | | | |"
+		kill "$cpid"; wait "$cpid" 2>/dev/null; continue
+	}
+	t1=$(now)
+	kill "$cpid"
+	wait "$cpid" 2>/dev/null
+	records=$(sed -n 's/.* \([0-9]*\) acked.*/\1/p' "$tmp/stream.log")
+	wire=$(sed -n 's/.*; \([0-9]*\) bytes on the wire.*/\1/p' "$tmp/stream.log")
+	pauses=$(sed -n 's/.*input paused \([0-9]*\) time(s), \([0-9.]*\) s.*/\1 (\2 s)/p' "$tmp/stream.log")
+	awk -v a="$arch" -v n="$insns" -v f="$file" -v t0="$t0" -v t1="$t1" -v r="$records" -v w="$wire" -v p="$pauses" \
+		'BEGIN { s = t1 - t0; printf "| %s | %d | %.2f | %.2f | %.1f M | %d | %.1f | %.2f | %s |\n", a, n, f, s, n / s / 1e6, r, w / 1048576, w / n, p }'
+done

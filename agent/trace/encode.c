@@ -1,5 +1,5 @@
 #include "generated/config.h"
-#ifdef CONFIG_AGENT_TRACER
+#if defined(CONFIG_AGENT_TRACER) || defined(CONFIG_AGENT_TRACE_IMPORT)
 
 #include "encode.h"
 
@@ -31,6 +31,7 @@ int trace_encode_window(const struct trace_window *w, const struct trace_encode_
 	tw->window_index = info->window_index;
 	tw->stop_ns = w->stop_ns;
 	tw->represented_insns = info->represented_insns;
+	tw->trace_pos = info->trace_pos;
 	size_t n = w->n, nr = 0, nw = 0, nm = 0;
 	for (size_t i = 0; i < n; i++) {
 		nr += w->rec[i].nread;
@@ -88,4 +89,4 @@ void trace_encode_free(Prof__TraceWindow *tw)
 	prof__trace_window__init(tw);
 }
 
-#endif /* CONFIG_AGENT_TRACER */
+#endif /* CONFIG_AGENT_TRACER || CONFIG_AGENT_TRACE_IMPORT */

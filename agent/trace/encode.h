@@ -1,5 +1,7 @@
 /* A captured window as a TraceWindow record (proto/trace.proto): column-wise,
- * delta-encoded pcs and addresses, register numbers as decoded. */
+ * delta-encoded pcs and addresses, register numbers as decoded. The agent's
+ * one TraceWindow encoder: ptrace windows (agent trace) and imported full
+ * traces (agent trace-import) both go through it. */
 #ifndef AGENT_TRACE_ENCODE_H
 #define AGENT_TRACE_ENCODE_H
 
@@ -15,6 +17,7 @@ struct trace_encode_info {
 	uint32_t window_index;
 	double sampled_share;
 	uint64_t represented_insns;
+	uint64_t trace_pos; /* pieces of a continuous run: its first instruction's position from 1; else 0 */
 };
 
 /* Fill tw (initialised here) from w; arrays are malloc'd: free with

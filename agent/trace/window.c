@@ -153,8 +153,8 @@ static int record_step(struct trace_decoder *d, pid_t tid, const struct regs *r,
 	rec->iclass = ins->iclass;
 	rec->nread = ins->nread;
 	rec->nwrite = ins->nwrite;
-	memcpy(rec->read, ins->read, sizeof(rec->read));
-	memcpy(rec->written, ins->written, sizeof(rec->written));
+	memcpy(rec->read, ins->read, sizeof(ins->read));
+	memcpy(rec->written, ins->written, sizeof(ins->written));
 	rec->nmem = ins->nmem;
 	for (uint8_t i = 0; i < ins->nmem; i++) {
 		rec->addr[i] = trace_memop_address(ins, &ins->mem[i], reg_value, (void *)r);

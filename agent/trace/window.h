@@ -16,13 +16,14 @@
 #include "decode.h"
 
 #define TRACE_WINDOW_MAX 1000000u
+#define TRACE_REC_MAX_REGS 16 /* per direction: what TraceWindow and the native formats carry */
 
 struct trace_rec {
 	uint64_t pc;
 	uint8_t iclass, nread, nwrite, nmem;
-	uint8_t read[TRACE_MAX_READ];
-	uint8_t written[TRACE_MAX_WRITE];
-	uint8_t size[TRACE_MAX_MEM];
+	uint8_t read[TRACE_REC_MAX_REGS];    /* the decoder gives up to TRACE_MAX_READ */
+	uint8_t written[TRACE_REC_MAX_REGS]; /* up to TRACE_MAX_WRITE */
+	uint16_t size[TRACE_MAX_MEM];        /* bytes, 1..4096 (0: unknown, sent as 1) */
 	uint8_t rw[TRACE_MAX_MEM]; /* bit 0 read, bit 1 write */
 	uint64_t addr[TRACE_MAX_MEM];
 };

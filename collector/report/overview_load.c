@@ -385,6 +385,8 @@ struct trace_acc {
 	struct tgroup *g;
 	size_t ng;
 	int rc;
+	size_t last_g;	   /* group of the previous record (index + 1; 0: none) */
+	uint64_t pos_next; /* trace_pos that continues it (pieces of a full trace), 0 if none */
 };
 
 static struct tgroup *tgroup_for(struct trace_acc *a, int32_t pid, int32_t tid)
@@ -412,18 +414,31 @@ static int trace_cb(const struct store_trace_row *row, void *arg)
 	struct tgroup *g = tgroup_for(a, tw->pid, tw->tid);
 	if (!g)
 		return 0; /* more threads than the table holds: the first ones are shown */
-	struct edag_window_result *nw = realloc(g->w, (g->n + 1) * sizeof(*nw));
-	if (!nw)
-		return -ENOMEM;
-	g->w = nw;
-	struct edag_window_result *w = &g->w[g->n];
-	memset(w, 0, sizeof(*w));
-	w->info = (struct edag_window_info){.index = tw->window_index, .pid = tw->pid, .tid = tw->tid,
-					    .t_ns = tw->t_ns, .share = tw->sampled_share,
-					    .represented_insns = tw->represented_insns};
-	if (!(w->info.share > 0 && w->info.share <= 1))
-		w->info.share = 1;
-	edag_reset(a->st);
+	/* Pieces of one full trace (agent trace-import, trace_pos) are one window, as in collector edag. */
+	bool joined = tw->trace_pos > 1 && a->last_g == (size_t)(g - a->g) + 1 && a->pos_next == tw->trace_pos &&
+		      g->n > 0;
+	struct edag_window_result *w;
+	if (joined) {
+		w = &g->w[--g->n]; /* re-opened: its metrics are taken again below */
+		for (unsigned k = 0; k < EDAG_MAX_LEVELS; k++)
+			g->misses[k] -= w->mt.level_miss[k];
+		w->info.represented_insns += tw->represented_insns;
+	} else {
+		struct edag_window_result *nw = realloc(g->w, (g->n + 1) * sizeof(*nw));
+		if (!nw)
+			return -ENOMEM;
+		g->w = nw;
+		w = &g->w[g->n];
+		memset(w, 0, sizeof(*w));
+		w->info = (struct edag_window_info){.index = tw->window_index, .pid = tw->pid, .tid = tw->tid,
+						    .t_ns = tw->t_ns, .share = tw->sampled_share,
+						    .represented_insns = tw->represented_insns};
+		if (!(w->info.share > 0 && w->info.share <= 1))
+			w->info.share = 1;
+		edag_reset(a->st);
+	}
+	a->last_g = 0;
+	uint64_t n0 = w->n_insns;
 	struct edag_window_iter it;
 	struct edag_insn in;
 	int rc;
@@ -438,6 +453,12 @@ static int trace_cb(const struct store_trace_row *row, void *arg)
 	if (rc < 0) {
 		log_warn("trace window %u (seq %llu) skipped: %s", tw->window_index, (unsigned long long)row->seq,
 			 strerror(-rc));
+		if (joined) { /* keep what the run had before this piece */
+			w->n_insns = n0;
+			for (unsigned k = 0; k < EDAG_MAX_LEVELS; k++)
+				g->misses[k] += w->mt.level_miss[k];
+			g->n++;
+		}
 		return 0;
 	}
 	if (w->n_insns == 0)
@@ -446,6 +467,8 @@ static int trace_cb(const struct store_trace_row *row, void *arg)
 	for (unsigned k = 0; k < EDAG_MAX_LEVELS; k++)
 		g->misses[k] += w->mt.level_miss[k];
 	g->n++;
+	a->last_g = (size_t)(g - a->g) + 1;
+	a->pos_next = tw->trace_pos ? tw->trace_pos + (w->n_insns - n0) : 0;
 	return 0;
 }
 

@@ -14,14 +14,23 @@
  * atomic or a load/store-multiple has its true span. Several accesses of one
  * instruction merge into one range when they touch or lie within 64 bytes
  * (ldp, ldm, push); otherwise the first is kept. Other vCPUs (guest threads
- * beyond the first) are counted, not traced. The plugin prints only on errors. */
+ * beyond the first) are counted, not traced. The plugin prints only on errors.
+ *
+ * out= may be a pipe (tools/qemu-plugin/qemu-trace gives /dev/fd/3, read by
+ * agent trace-import): a full pipe blocks the writer (the program waits: the
+ * reader's back-pressure); a reader that is gone ends the tracing (EPIPE, no
+ * SIGPIPE for the guest) and the program runs on. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <capstone/capstone.h>
 
@@ -33,6 +42,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 #define MERGE_SPAN 64
 #define ARENA_CHUNK 4096
+#define OUT_BUF (1u << 20)
 
 struct pinsn {
 	uint64_t pc;
@@ -51,8 +61,9 @@ static struct {
 	bool text;
 	uint64_t limit; /* 0: no limit */
 	char *stats_path;
-	FILE *out;
-	char *buf;
+	int out;     /* the trace: a file, or a pipe to agent trace-import (tools/qemu-plugin/qemu-trace) */
+	uint8_t *buf; /* OUT_BUF bytes, written out when full */
+	size_t nbuf;
 	struct trace_decoder *dec;
 	csh cs_arm, cs_thumb; /* arm: to tell the state of a block */
 	pthread_mutex_t lock; /* translation */
@@ -94,6 +105,56 @@ static struct pinsn *pinsn_new(void)
 
 /* ---------------------------------------------------------------- output */
 
+/* write(2) all of buf. A pipe whose reader went away gives EPIPE here, not a
+ * SIGPIPE for the guest: the signal is blocked around the write and the one
+ * it raised is taken back. A full pipe blocks (the reader's back-pressure). */
+static int write_all(const uint8_t *p, size_t n)
+{
+	sigset_t pipe_set, old;
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	int err = 0;
+	while (n > 0) {
+		ssize_t w = write(g.out, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			err = w < 0 ? errno : EIO;
+			break;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	if (err == EPIPE && !sigismember(&old, SIGPIPE)) {
+		struct timespec zero = {0, 0};
+		sigtimedwait(&pipe_set, NULL, &zero);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return -err;
+}
+
+static void out_flush(void)
+{
+	if (g.nbuf == 0 || g.write_failed)
+		return;
+	int rc = write_all(g.buf, g.nbuf);
+	g.nbuf = 0;
+	if (rc < 0) {
+		g.write_failed = true;
+		say("writing the trace failed: %s (%s; the rest of the run is not recorded, the program goes on)",
+		    strerror(-rc), rc == -EPIPE ? "the reader of the pipe is gone" : "disk full?");
+	}
+}
+
+static void out_put(const void *p, size_t n)
+{
+	if (g.nbuf + n > OUT_BUF)
+		out_flush();
+	memcpy(g.buf + g.nbuf, p, n);
+	g.nbuf += n;
+}
+
 static void emit(const struct pinsn *p, uint64_t addr, uint32_t size, uint8_t mem)
 {
 	struct edag_insn in;
@@ -114,11 +175,9 @@ static void emit(const struct pinsn *p, uint64_t addr, uint32_t size, uint8_t me
 	g.rmw += mem == (EDAG_MEM_READ | EDAG_MEM_WRITE);
 	if (g.write_failed)
 		return;
-	int ok;
 	if (!g.text) {
 		uint8_t rec[EDAG_BIN_MAX_RECORD];
-		size_t n = edag_bin_encode(&in, rec);
-		ok = fwrite(rec, 1, n, g.out) == n;
+		out_put(rec, edag_bin_encode(&in, rec));
 	} else {
 		char line[256];
 		static const char *const mode[4] = {"+none", "+r", "+w", "+rw"};
@@ -133,11 +192,7 @@ static void emit(const struct pinsn *p, uint64_t addr, uint32_t size, uint8_t me
 		if (in.mem)
 			n += snprintf(line + n, sizeof(line) - (size_t)n, " m=0x%" PRIx64 "/%u", in.addr, in.size);
 		line[n++] = '\n';
-		ok = fwrite(line, 1, (size_t)n, g.out) == (size_t)n;
-	}
-	if (!ok) {
-		g.write_failed = true;
-		say("writing the trace failed: %s (the rest of the run is not recorded)", strerror(errno));
+		out_put(line, (size_t)n);
 	}
 }
 
@@ -276,9 +331,9 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 static void on_exit_cb(qemu_plugin_id_t id, void *udata)
 {
 	flush_current();
-	if (fflush(g.out) != 0 && !g.write_failed)
+	out_flush();
+	if (close(g.out) != 0 && !g.write_failed)
 		say("writing the trace failed: %s", strerror(errno));
-	fclose(g.out);
 	if (g.stats_path) {
 		FILE *f = fopen(g.stats_path, "w");
 		if (!f) {
@@ -361,20 +416,25 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		say("Capstone cannot open ARM/Thumb");
 		return -1;
 	}
-	g.out = fopen(out, "wb");
-	if (!g.out) {
+	g.buf = malloc(OUT_BUF);
+	if (!g.buf) {
+		say("out of memory");
+		return -1;
+	}
+	g.out = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (g.out < 0) {
 		say("cannot create %s: %s", out, strerror(errno));
 		return -1;
 	}
-	g.buf = malloc(1 << 20);
-	if (g.buf)
-		setvbuf(g.out, g.buf, _IOFBF, 1 << 20);
 	if (g.text) {
-		fprintf(g.out, "# edag_tracer (QEMU %s)\narch %s\n", info->target_name, edag_arch_name(g.arch));
+		char hdr[128];
+		int n = snprintf(hdr, sizeof(hdr), "# edag_tracer (QEMU %s)\narch %s\n", info->target_name,
+				 edag_arch_name(g.arch));
+		out_put(hdr, (size_t)n);
 	} else {
 		uint8_t hdr[EDAG_BIN_HEADER];
 		edag_bin_header_encode(hdr, g.arch);
-		fwrite(hdr, 1, sizeof(hdr), g.out);
+		out_put(hdr, sizeof(hdr));
 	}
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);
 	qemu_plugin_register_atexit_cb(id, on_exit_cb, NULL);
