@@ -24,6 +24,7 @@ int cmd_trace(int argc, char **argv)
 #include "proc_tasks.h"
 #include "session.h"
 #include "target.h"
+#include "trace/cs_api.h"
 #include "trace/decode.h"
 #include "trace/encode.h"
 #include "trace/window.h"
@@ -274,6 +275,10 @@ int cmd_trace(int argc, char **argv)
 	int exit_code = EXIT_AGENT_ERROR;
 	char err[1024];
 	int rc = trace_decoder_open(&c->dec, trace_native_arch());
+	if (rc == -ELIBACC) {
+		log_error("%s", cs_api_error());
+		goto out;
+	}
 	if (rc < 0) {
 		log_error("trace: no instruction decoder for this architecture: %s", strerror(-rc));
 		goto out;

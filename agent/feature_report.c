@@ -12,6 +12,9 @@
 #include "sysinfo.h"
 
 #ifdef CONFIG_AGENT_BPF
+#include "bpf_sys.h"
+#endif
+#ifdef CONFIG_AGENT_BPF_LIBBPF
 #include <bpf/libbpf.h>
 #endif
 
@@ -29,7 +32,7 @@ static void print_bpf(FILE *out)
 	} progs[] = {{BPF_PROG_TYPE_PERF_EVENT, "perf_event"}, {BPF_PROG_TYPE_TRACEPOINT, "tracepoint"}};
 	fprintf(out, "  BPF:            ");
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
-		int rc = libbpf_probe_bpf_prog_type(progs[i].type, NULL);
+		int rc = bpf_sys_prog_type_supported(progs[i].type);
 		if (rc == 1)
 			fprintf(out, "%s%s programs: supported", i ? "; " : "", progs[i].name);
 		else if (rc == 0)
@@ -69,8 +72,11 @@ int feature_report_print(FILE *out)
 {
 	fprintf(out, "agent %s (schema version %u)\n", AGENT_VERSION, PROF_SCHEMA_VERSION);
 	fprintf(out, "compiled in:\n");
-#ifdef CONFIG_AGENT_BPF
-	fprintf(out, "  bpf:            yes (libbpf %s)\n", libbpf_version_string());
+#if defined(CONFIG_AGENT_BPF_LIBBPF)
+	fprintf(out, "  bpf:            yes (light skeletons, Linux >= 5.17; libbpf %s for older kernels)\n",
+		libbpf_version_string());
+#elif defined(CONFIG_AGENT_BPF)
+	fprintf(out, "  bpf:            yes (light skeletons only: Linux >= 5.17; no libbpf fallback)\n");
 #else
 	fprintf(out, "  bpf:            not compiled in\n");
 #endif
@@ -80,7 +86,11 @@ int feature_report_print(FILE *out)
 	fprintf(out, "  opencl:         not compiled in\n");
 #endif
 #ifdef CONFIG_AGENT_TRACER
-	fprintf(out, "  tracer:         enabled in Kconfig (instruction-trace windows are not implemented yet)\n");
+#ifdef CONFIG_STATIC
+	fprintf(out, "  tracer:         yes (Capstone linked in)\n");
+#else
+	fprintf(out, "  tracer:         yes (libcapstone loaded by `agent trace` when it starts)\n");
+#endif
 #else
 	fprintf(out, "  tracer:         not compiled in\n");
 #endif

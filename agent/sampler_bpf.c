@@ -3,7 +3,8 @@
  * bpf/sched.bpf.c accounts on/off-CPU time per task at sched_switch. Every
  * interval the agent drains and resets the map (lookup-and-delete batches,
  * or one key at a time on older kernels) and feeds the same aggregation as
- * the ring back end. Needs CONFIG_AGENT_BPF, BTF and root (CAP_BPF +
+ * the ring back end; map reads are raw bpf(2) calls (bpf_sys.h). Loading:
+ * sampler_bpf_load.c. Needs CONFIG_AGENT_BPF, BTF and root (CAP_BPF +
  * CAP_PERFMON). A command target is followed by tgid: its own children are
  * not sampled by this back end (use --backend ring for that). */
 #include "generated/config.h"
@@ -17,16 +18,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
+#include <linux/perf_event.h>
 #include <linux/types.h>
 
 #include "../bpf/sample_shared.h"
+#include "bpf_sys.h"
 #include "log.h"
 #include "perf.h"
-#include "sample.skel.h"
+#include "sampler_bpf_load.h"
 #include "sampler_priv.h"
-#include "sched.skel.h"
 
 #define MAX_CPUS 1024
 #define BATCH 256
@@ -38,10 +38,8 @@ struct prev_time {
 };
 
 struct bpf_state {
-	struct sample_bpf *sk;
-	struct sched_bpf *sched;
+	struct sampler_bpf_progs p;
 	int *pfds;
-	struct bpf_link **links;
 	size_t ncpu;
 	bool batch_ok;
 	uint64_t dropped_seen;
@@ -50,28 +48,16 @@ struct bpf_state {
 	uint64_t vals[BATCH];
 };
 
-static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (level == LIBBPF_WARN && log_get_level() >= LOG_LEVEL_DEBUG)
-		return vfprintf(stderr, fmt, ap);
-	return 0;
-}
-
 static void bpf_close(struct sampler *s)
 {
 	struct bpf_state *b = s->be;
 	if (!b)
 		return;
-	for (size_t i = 0; i < b->ncpu; i++) {
-		if (b->links && b->links[i])
-			bpf_link__destroy(b->links[i]);
-		if (b->pfds && b->pfds[i] >= 0)
-			close(b->pfds[i]);
-	}
-	free(b->links);
+	for (size_t i = 0; i < b->ncpu; i++)
+		if (b->pfds[i] >= 0)
+			close(b->pfds[i]); /* detaches the program */
 	free(b->pfds);
-	sched_bpf__destroy(b->sched);
-	sample_bpf__destroy(b->sk);
+	sampler_bpf_unload(&b->p);
 	free(b->prev);
 	free(b);
 	s->be = NULL;
@@ -87,33 +73,12 @@ static int bpf_open(struct sampler *s, char *err, size_t errlen)
 	if (!b)
 		return -ENOMEM;
 	s->be = b;
-	libbpf_set_print(libbpf_quiet);
 	uint32_t tgid = s->o.kind == PERF_TARGET_SYSTEM ? 0 : (uint32_t)s->o.pid;
-	int rc;
-	b->sk = sample_bpf__open();
-	if (!b->sk) {
-		rc = -errno;
-		snprintf(err, errlen, "opening the sampling BPF object: %s", strerror(-rc));
-		goto fail;
-	}
-	b->sk->rodata->target_tgid = tgid;
-	b->sk->rodata->want_stack = s->o.callgraph;
-	if (!s->o.callgraph)
-		bpf_map__set_max_entries(b->sk->maps.stacks, 1);
-	rc = sample_bpf__load(b->sk);
+	int rc = sampler_bpf_load(&b->p, tgid, s->o.callgraph, err, errlen);
 	if (rc < 0) {
-		snprintf(err, errlen, "loading the sampling BPF program: %s%s", strerror(-rc),
-			 rc == -EPERM ? " (run as root: needs CAP_BPF and CAP_PERFMON)" : "");
-		goto fail;
-	}
-	b->sched = sched_bpf__open();
-	if (b->sched) {
-		b->sched->rodata->target_tgid = tgid;
-		if (sched_bpf__load(b->sched) < 0 || sched_bpf__attach(b->sched) < 0) {
-			log_warn("sched_switch BPF program did not load: no on/off-CPU times");
-			sched_bpf__destroy(b->sched);
-			b->sched = NULL;
-		}
+		free(b);
+		s->be = NULL;
+		return rc;
 	}
 	int cpus[MAX_CPUS];
 	int n = perf_online_cpus(cpus, MAX_CPUS);
@@ -123,8 +88,7 @@ static int bpf_open(struct sampler *s, char *err, size_t errlen)
 		goto fail;
 	}
 	b->pfds = malloc((size_t)n * sizeof(int));
-	b->links = calloc((size_t)n, sizeof(*b->links));
-	if (!b->pfds || !b->links) {
+	if (!b->pfds) {
 		rc = -ENOMEM;
 		goto fail;
 	}
@@ -142,8 +106,7 @@ static int bpf_open(struct sampler *s, char *err, size_t errlen)
 			goto fail;
 		}
 		b->pfds[i] = (int)fd;
-		b->links[i] = bpf_program__attach_perf_event(b->sk->progs.on_sample, (int)fd);
-		if (!b->links[i]) {
+		if (ioctl((int)fd, PERF_EVENT_IOC_SET_BPF, b->p.sample_prog) < 0) {
 			rc = -errno;
 			snprintf(err, errlen, "attaching the BPF program to CPU %d: %s", cpus[i], strerror(-rc));
 			goto fail;
@@ -154,11 +117,17 @@ static int bpf_open(struct sampler *s, char *err, size_t errlen)
 		rc = -ENOMEM;
 		goto fail;
 	}
+	/* System-wide from now, filtered to the target's tgid in the program. */
+	for (size_t i = 0; i < b->ncpu; i++) {
+		if (ioctl(b->pfds[i], PERF_EVENT_IOC_ENABLE, 0) < 0) {
+			rc = -errno;
+			snprintf(err, errlen, "enabling the sampling event on CPU %d: %s", cpus[i], strerror(-rc));
+			goto fail;
+		}
+	}
 	b->batch_ok = true;
-	/* bpf_program__attach_perf_event enabled the events: system-wide from
-	 * now, filtered to the target's tgid in the program. */
 	log_debug("bpf back end: %zu CPU(s), target tgid %u%s", b->ncpu, tgid,
-		  b->sched ? ", sched_switch accounting" : "");
+		  b->p.task_times_map >= 0 ? ", sched_switch accounting" : "");
 	return 0;
 fail:
 	bpf_close(s);
@@ -171,7 +140,7 @@ static void add_key(struct sampler *s, const struct sample_map_key *k, uint64_t 
 	struct sample_key sk = {.pid = (int32_t)k->pid, .tid = (int32_t)k->tid, .ip = k->ip, .kip = k->kip};
 	if (k->stack_id >= 0) {
 		uint64_t ips[SAMPLE_STACK_DEPTH];
-		if (bpf_map_lookup_elem(bpf_map__fd(b->sk->maps.stacks), &k->stack_id, ips) == 0) {
+		if (bpf_sys_map_lookup(b->p.stacks_map, &k->stack_id, ips) == 0) {
 			size_t n = 0;
 			while (n < SAMPLE_STACK_DEPTH && ips[n])
 				n++;
@@ -184,15 +153,15 @@ static void add_key(struct sampler *s, const struct sample_map_key *k, uint64_t 
 static int drain_counts(struct sampler *s, uint64_t now)
 {
 	struct bpf_state *b = s->be;
-	int fd = bpf_map__fd(b->sk->maps.counts);
+	int fd = b->p.counts_map;
 	if (b->batch_ok) {
 		__u32 out_batch = 0;
 		void *in = NULL;
 		for (;;) {
-			__u32 count = BATCH;
-			int rc = bpf_map_lookup_and_delete_batch(fd, in, &out_batch, b->keys, b->vals, &count, NULL);
-			int e = rc < 0 ? errno : 0;
-			for (__u32 i = 0; i < count; i++)
+			uint32_t count = BATCH;
+			int rc = bpf_sys_map_lookup_and_delete_batch(fd, in, &out_batch, b->keys, b->vals, &count);
+			int e = rc < 0 ? -rc : 0;
+			for (uint32_t i = 0; i < count; i++)
 				add_key(s, &b->keys[i], b->vals[i], now);
 			if (rc < 0 && e == ENOENT)
 				return 0; /* done */
@@ -210,10 +179,10 @@ static int drain_counts(struct sampler *s, uint64_t now)
 	 * two is lost; counted as such is not possible, it is rare). */
 	struct sample_map_key key, next;
 	bool first = true;
-	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
+	while (bpf_sys_map_next_key(fd, first ? NULL : &key, &next) == 0) {
 		uint64_t v;
-		if (bpf_map_lookup_elem(fd, &next, &v) == 0) {
-			bpf_map_delete_elem(fd, &next);
+		if (bpf_sys_map_lookup(fd, &next, &v) == 0) {
+			bpf_sys_map_delete(fd, &next);
 			add_key(s, &next, v, now);
 		}
 		key = next;
@@ -234,16 +203,16 @@ static struct prev_time *prev_slot(struct bpf_state *b, uint32_t tid)
 static void drain_task_times(struct sampler *s)
 {
 	struct bpf_state *b = s->be;
-	if (!b->sched)
+	int fd = b->p.task_times_map;
+	if (fd < 0)
 		return;
-	int fd = bpf_map__fd(b->sched->maps.task_times);
 	uint32_t key, next;
 	bool first = true;
-	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
+	while (bpf_sys_map_next_key(fd, first ? NULL : &key, &next) == 0) {
 		struct task_time_val v;
 		first = false;
 		key = next;
-		if (bpf_map_lookup_elem(fd, &next, &v) < 0)
+		if (bpf_sys_map_lookup(fd, &next, &v) < 0)
 			continue;
 		struct prev_time *p = prev_slot(b, next);
 		if (!p)
@@ -266,7 +235,7 @@ static int bpf_drain(struct sampler *s, uint64_t now)
 	struct bpf_state *b = s->be;
 	int rc = drain_counts(s, now);
 	drain_task_times(s);
-	uint64_t d = b->sk->bss->dropped;
+	uint64_t d = *b->p.dropped;
 	if (d > b->dropped_seen) {
 		s->lost += d - b->dropped_seen;
 		b->dropped_seen = d;

@@ -33,6 +33,9 @@ run_profiler() {
 
 "$out/workloads/busy" "$secs" "$ncpu" >"$tmp/base.busy"
 base=$(busy_cpu "$tmp/base.busy")
+# The agent's floor: peak RSS of `agent --help` (the program and its shared libraries loaded, nothing sampled).
+/usr/bin/time -f "%M" -o "$tmp/help.time" "$out/agent" --help >/dev/null 2>&1 || true
+floor=$(tail -n1 "$tmp/help.time")
 
 rows=()
 for hz in 1000 10000; do
@@ -78,4 +81,6 @@ for hz in 1000 10000; do
 done
 echo
 echo "Agent bytes are the whole session on the wire (Hello, mappings, heartbeats, framing); perf bytes the whole perf.data."
-echo "Peak RSS is the process's maxrss (GNU time %M); the agent's includes libbpf and the loaded skeletons for bpf."
+echo "Peak RSS is the process's maxrss (GNU time %M): it counts the pages of the shared libraries the process maps"
+echo "and touches. The agent's floor, \`agent --help\` (libraries loaded and relocated, nothing sampled): ${floor} KiB"
+echo "(linked: $(ldd "$out/agent" | awk '$1 ~ /^lib/ { sub(/\.so.*/, "", $1); printf "%s ", $1 }'))."

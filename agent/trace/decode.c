@@ -3,6 +3,7 @@
 
 #include "decode.h"
 
+#include "cs_api.h"
 #include "decode_riscv.h"
 #include "isa_regs.h"
 
@@ -16,6 +17,7 @@
 struct trace_decoder {
 	enum trace_arch arch;
 	bool thumb; /* arm: Thumb state */
+	const struct cs_api *api; /* Capstone (cs_api.h); NULL for riscv64 */
 	csh cs;     /* 0 for riscv64 (own decoder) */
 	cs_insn *insn;
 	uint8_t canon[4096]; /* capstone reg id → register number (filled lazily: 0xff = not yet) */
@@ -65,12 +67,17 @@ int trace_decoder_open(struct trace_decoder **out, enum trace_arch arch)
 		return -ENOMEM;
 	d->arch = arch;
 	if (arch != TRACE_ARCH_RISCV64) {
-		if (cs_open(a, m, &d->cs) != CS_ERR_OK) {
+		int rc = cs_api_load(&d->api);
+		if (rc < 0) {
+			free(d);
+			return rc;
+		}
+		if (d->api->open(a, m, &d->cs) != CS_ERR_OK) {
 			free(d);
 			return -ENOTSUP;
 		}
-		cs_option(d->cs, CS_OPT_DETAIL, CS_OPT_ON);
-		d->insn = cs_malloc(d->cs);
+		d->api->option(d->cs, CS_OPT_DETAIL, CS_OPT_ON);
+		d->insn = d->api->malloc_insn(d->cs);
 		if (!d->insn) {
 			trace_decoder_close(d);
 			return -ENOMEM;
@@ -93,9 +100,9 @@ void trace_decoder_close(struct trace_decoder *d)
 	if (!d)
 		return;
 	if (d->insn)
-		cs_free(d->insn, 1);
+		d->api->free_insn(d->insn, 1);
 	if (d->cs)
-		cs_close(&d->cs);
+		d->api->close(&d->cs);
 	free(d->keys);
 	free(d->slots);
 	free(d->items);
@@ -108,7 +115,7 @@ int trace_decoder_set_thumb(struct trace_decoder *d, bool thumb)
 		return -EINVAL;
 	if (d->thumb == thumb)
 		return 0;
-	if (cs_option(d->cs, CS_OPT_MODE, thumb ? CS_MODE_THUMB : CS_MODE_ARM) != CS_ERR_OK)
+	if (d->api->option(d->cs, CS_OPT_MODE, thumb ? CS_MODE_THUMB : CS_MODE_ARM) != CS_ERR_OK)
 		return -ENOTSUP;
 	d->thumb = thumb;
 	return 0;
@@ -129,9 +136,9 @@ static uint8_t canon_id(struct trace_decoder *d, unsigned id)
 	if (id == 0)
 		return TRACE_REG_NONE;
 	if (id >= sizeof(d->canon))
-		return trace_reg_canonical(d->arch, cs_reg_name(d->cs, id));
+		return trace_reg_canonical(d->arch, d->api->reg_name(d->cs, id));
 	if (d->canon[id] == 0xff) /* not looked up yet (255 is no register number in use) */
-		d->canon[id] = trace_reg_canonical(d->arch, cs_reg_name(d->cs, id));
+		d->canon[id] = trace_reg_canonical(d->arch, d->api->reg_name(d->cs, id));
 	return d->canon[id];
 }
 
@@ -151,7 +158,7 @@ static void add_canon(struct trace_decoder *d, uint8_t *arr, uint8_t *n, uint8_t
 	uint8_t r = canon_id(d, id);
 	add_reg(arr, n, max, r);
 	if (d->arch == TRACE_ARCH_ARM && r != TRACE_REG_NONE) {
-		const char *name = cs_reg_name(d->cs, id);
+		const char *name = d->api->reg_name(d->cs, id);
 		if (name && name[0] == 'q')
 			add_reg(arr, n, max, (uint8_t)(r + 1)); /* qN covers d2N and d2N+1 */
 	}
@@ -233,7 +240,7 @@ static void decode_aarch64(struct trace_decoder *d, const cs_insn *in, struct tr
 	if (!is_load && !is_store)
 		return;
 	const char *first = a->op_count > 0 && a->operands[0].type == ARM64_OP_REG
-				    ? cs_reg_name(d->cs, a->operands[0].reg)
+				    ? d->api->reg_name(d->cs, a->operands[0].reg)
 				    : NULL;
 	uint8_t size = width_of(first);
 	size_t ml = strlen(mn);
@@ -274,7 +281,7 @@ static void decode_arm(struct trace_decoder *d, const cs_insn *in, struct trace_
 	bool is_store = strncmp(mn, "str", 3) == 0 || strncmp(mn, "vstr", 4) == 0;
 	if (!is_load && !is_store)
 		return; /* ldm/stm/push/pop: multi-register transfers are not modelled yet */
-	const char *first = a->op_count > 0 && a->operands[0].type == ARM_OP_REG ? cs_reg_name(d->cs, a->operands[0].reg)
+	const char *first = a->op_count > 0 && a->operands[0].type == ARM_OP_REG ? d->api->reg_name(d->cs, a->operands[0].reg)
 										  : NULL;
 	uint8_t size = width_of(first);
 	if (strstr(mn, "b") && (strncmp(mn, "ldrb", 4) == 0 || strncmp(mn, "strb", 4) == 0 || strncmp(mn, "ldrsb", 5) == 0))
@@ -480,7 +487,7 @@ static int decode_one(struct trace_decoder *d, uint64_t pc, const uint8_t *code,
 	const uint8_t *p = code;
 	size_t n = len;
 	uint64_t addr = pc;
-	if (!cs_disasm_iter(d->cs, &p, &n, &addr, d->insn))
+	if (!d->api->disasm_iter(d->cs, &p, &n, &addr, d->insn))
 		return -EILSEQ;
 	const cs_insn *in = d->insn;
 	memset(o, 0, sizeof(*o));
@@ -489,7 +496,7 @@ static int decode_one(struct trace_decoder *d, uint64_t pc, const uint8_t *code,
 	snprintf(o->mnemonic, sizeof(o->mnemonic), "%s", in->mnemonic);
 	cs_regs rr, rw;
 	uint8_t nr = 0, nw = 0;
-	if (cs_regs_access(d->cs, in, rr, &nr, rw, &nw) == CS_ERR_OK) {
+	if (d->api->regs_access(d->cs, in, rr, &nr, rw, &nw) == CS_ERR_OK) {
 		for (uint8_t i = 0; i < nr; i++)
 			add_canon(d, o->read, &o->nread, TRACE_MAX_READ, rr[i]);
 		for (uint8_t i = 0; i < nw; i++)

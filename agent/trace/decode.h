@@ -49,7 +49,8 @@ struct trace_decoded {
 
 struct trace_decoder;
 
-/* Returns 0, -ENOTSUP (arch not available in this Capstone), -ENOMEM. */
+/* Returns 0, -ENOTSUP (arch not available in this Capstone), -ENOMEM, or
+ * -ELIBACC when Capstone cannot be loaded (cs_api_error() says why). */
 int trace_decoder_open(struct trace_decoder **out, enum trace_arch arch);
 /* arm: decode the following instructions as Thumb (true) or ARM (false, the
  * default). The cache is by pc, so one pc is decoded in one state. */

@@ -16,10 +16,12 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/time.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "generated/config.h"
 #include "loop.h"
 #include "sample_agg.h"
 #include "sampler.h"
@@ -211,6 +213,80 @@ static void test_sampler_bpf_counts_busy_child(void **state)
 	assert_true(c.target_on_cpu_ns / 1e9 > 0.5 * cpu);
 }
 
+/* Linux >= 5.17 runs the light skeleton's loader program (in-kernel CO-RE). */
+static bool kernel_at_least(int maj, int min)
+{
+	struct utsname u;
+	int a = 0, b = 0;
+	return uname(&u) == 0 && sscanf(u.release, "%d.%d", &a, &b) == 2 && (a > maj || (a == maj && b >= min));
+}
+
+/* The bpf back end loaded one way only (PROF_BPF_LOADER), with call chains. */
+static void run_bpf_loader(const char *loader)
+{
+	if (!sampler_bpf_compiled())
+		skip();
+	setenv("PROF_BPF_LOADER", loader, 1);
+	struct capture c;
+	double cpu;
+	int rc = run_backend(SAMPLER_BPF, true, &c, &cpu);
+	unsetenv("PROF_BPF_LOADER");
+	if (rc < 0) {
+		/* the light skeleton must load on kernels that have a loader program */
+		if (strcmp(loader, "light") == 0 && geteuid() == 0 && kernel_at_least(5, 17))
+			fail_msg("light skeleton did not load on Linux >= 5.17");
+		skip();
+	}
+	assert_int_equal(c.backend, SAMPLER_BPF);
+	assert_accurate(&c, cpu);
+	assert_true(c.stacks >= 1);
+	assert_true(c.task_times > 0);
+}
+
+static void test_sampler_bpf_light_loader_counts_busy_child(void **state)
+{
+	run_bpf_loader("light");
+}
+
+static void test_sampler_bpf_libbpf_loader_counts_busy_child(void **state)
+{
+#ifndef CONFIG_AGENT_BPF_LIBBPF
+	printf("# libbpf loader not compiled in (CONFIG_AGENT_BPF_LIBBPF): skipping\n");
+	skip();
+#endif
+	run_bpf_loader("libbpf");
+}
+
+/* Without the libbpf fallback, asking for it fails and says which option it needs. */
+static void test_sampler_bpf_without_libbpf_says_so(void **state)
+{
+#if !defined(CONFIG_AGENT_BPF) || defined(CONFIG_AGENT_BPF_LIBBPF)
+	skip();
+#endif
+	struct capture c;
+	memset(&c, 0, sizeof(c));
+	struct sampler_opts o = {
+	    .backend = SAMPLER_BPF,
+	    .freq_hz = HZ,
+	    .kind = PERF_TARGET_SYSTEM,
+	    .interval_ns = 200000000ull,
+	    .emit = capture_emit,
+	    .ctx = &c,
+	};
+	struct sampler *s = NULL;
+	char err[512] = "";
+	setenv("PROF_BPF_LOADER", "libbpf", 1);
+	int rc = sampler_open(&s, &o, err, sizeof(err));
+	unsetenv("PROF_BPF_LOADER");
+	if (rc == 0)
+		sampler_close(s);
+	printf("# %s\n", err);
+	assert_true(rc < 0);
+	/* without root or BTF it stops earlier, for that reason */
+	if (geteuid() == 0 && access("/sys/kernel/btf/vmlinux", R_OK) == 0)
+		assert_non_null(strstr(err, "CONFIG_AGENT_BPF_LIBBPF"));
+}
+
 static void test_sampler_callchains_both_backends(void **state)
 {
 	enum sampler_backend bes[] = {SAMPLER_RING, SAMPLER_BPF};
@@ -286,6 +362,9 @@ int main(void)
 		cmocka_unit_test(test_stack_table_interns_chains),
 		cmocka_unit_test(test_sampler_ring_counts_busy_child),
 		cmocka_unit_test(test_sampler_bpf_counts_busy_child),
+		cmocka_unit_test(test_sampler_bpf_light_loader_counts_busy_child),
+		cmocka_unit_test(test_sampler_bpf_libbpf_loader_counts_busy_child),
+		cmocka_unit_test(test_sampler_bpf_without_libbpf_says_so),
 		cmocka_unit_test(test_sampler_callchains_both_backends),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
