@@ -33,6 +33,21 @@ const char *opencl_device_type_name(uint32_t type)
 }
 
 #ifdef CONFIG_AGENT_OPENCL
+void *opencl_lib_open(char *err, size_t errlen)
+{
+	void *lib = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (lib)
+		return lib;
+#if defined(CONFIG_STATIC) && !defined(__GLIBC__)
+	snprintf(err, errlen,
+		 "libOpenCL.so.1 not loadable: static musl agent (%s); BOARD_LIBC=glibc builds one that can",
+		 dlerror());
+#else
+	snprintf(err, errlen, "libOpenCL.so.1 not found (%s): install an OpenCL ICD loader and driver", dlerror());
+#endif
+	return NULL;
+}
+
 typedef cl_int (*get_platform_ids_fn)(cl_uint, cl_platform_id *, cl_uint *);
 typedef cl_int (*get_platform_info_fn)(cl_platform_id, cl_platform_info, size_t, void *, size_t *);
 typedef cl_int (*get_device_ids_fn)(cl_platform_id, cl_device_type, cl_uint, cl_device_id *, cl_uint *);
@@ -49,11 +64,9 @@ static void get_str(get_device_info_fn f, cl_device_id d, cl_device_info what, c
 /* Runs in the child: discover and fill p. */
 static void probe_in_child(struct opencl_probe *p)
 {
-	void *lib = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!lib) {
-		snprintf(p->status, sizeof(p->status), "libOpenCL.so.1 not found (%s)", dlerror());
+	void *lib = opencl_lib_open(p->status, sizeof(p->status));
+	if (!lib)
 		return;
-	}
 	get_platform_ids_fn gpi = (get_platform_ids_fn)dlsym(lib, "clGetPlatformIDs");
 	get_platform_info_fn gpinfo = (get_platform_info_fn)dlsym(lib, "clGetPlatformInfo");
 	get_device_ids_fn gdi = (get_device_ids_fn)dlsym(lib, "clGetDeviceIDs");
@@ -186,7 +199,8 @@ int opencl_probe_run(struct opencl_probe *p, int timeout_ms)
 	while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
 		;
 	p->status[sizeof(p->status) - 1] = 0;
-	if (rc == 0 && strncmp(p->status, "libOpenCL.so.1 not found", 24) == 0)
+	if (rc == 0 && (strncmp(p->status, "libOpenCL.so.1 not found", 24) == 0 ||
+			strncmp(p->status, "libOpenCL.so.1 not loadable", 27) == 0))
 		rc = -ENOENT;
 	else if (rc == 0 && strcmp(p->status, "ok") != 0)
 		rc = -EIO;

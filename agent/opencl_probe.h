@@ -34,6 +34,11 @@ struct opencl_probe {
  * -errno on failure; p->status says it in words. timeout_ms bounds the child. */
 int opencl_probe_run(struct opencl_probe *p, int timeout_ms);
 
+/* dlopen("libOpenCL.so.1") for the probe and for calibration (CONFIG_AGENT_OPENCL
+ * only). NULL on failure, with the reason in err: the library's absence, or
+ * that this agent is a static musl build, which cannot load libraries. */
+void *opencl_lib_open(char *err, size_t errlen);
+
 /* "CPU", "GPU", "ACCELERATOR", ... for CL_DEVICE_TYPE bits. */
 const char *opencl_device_type_name(uint32_t type);
 

@@ -87,6 +87,48 @@ $(AGENT_BIN): $(CAPSTONE_STUBS_O)
 endif
 endif
 
+# C library of the agent (board.mk: BOARD_LIBC, default glibc). musl: the agent, libcommon
+# and the board's unit suites are compiled and linked with musl's specs file (musl-dev:<arch>,
+# Debian's cross gcc), the cross libraries stay Debian's glibc-built static ones;
+# board/musl-compat.c gives them the few glibc entry points musl lacks (__*_chk, fcntl64,
+# rawmemchr); the force-included board/musl-glibc.h gives every file glibc's __WORDSIZE.
+# The OpenCL layer/shim libraries run inside the profiled app: glibc.
+# musl has no dlopen in static programs: `agent calibrate` and --features then report OpenCL
+# unavailable (board/README.md). BOARD_LIBC=glibc on the command line builds the glibc agent.
+ifneq ($(CROSS_COMPILE),)
+# The C library chosen last in this build directory: switching rebuilds every object.
+BOARD_LIBC_STAMP := $(O)/board-libc
+$(shell mkdir -p $(O) && { [ "$$(cat $(BOARD_LIBC_STAMP) 2>/dev/null)" = "$(or $(BOARD_LIBC),glibc)" ] || echo "$(or $(BOARD_LIBC),glibc)" >$(BOARD_LIBC_STAMP); })
+$(CONFIG_H): $(BOARD_LIBC_STAMP)
+endif
+ifeq ($(BOARD_LIBC),musl)
+ifneq ($(CROSS_COMPILE),)
+BOARD_GNU_TRIPLET := $(patsubst %-,%,$(CROSS_COMPILE))
+BOARD_MUSL_SPECS := /usr/lib/$(subst -gnu,-musl,$(BOARD_GNU_TRIPLET))/musl-gcc.specs
+MUSL_SYSROOT := $(O)/musl
+MUSL_COMPAT_O := $(O)/obj/board/musl-compat.o
+ALL_CPPFLAGS += -specs=$(BOARD_MUSL_SPECS) -isystem $(MUSL_SYSROOT)/inc -include board/musl-glibc.h
+AGENT_LDFLAGS += -specs=$(BOARD_MUSL_SPECS) -L$(MUSL_SYSROOT)/lib
+# Unit suites: dynamic, musl's loader; glibc-built libcmocka.so is loaded through the rpath
+# (musl maps its libc.so.6 dependency to itself; the link does not check libcmocka against
+# glibc symbol versions); -rdynamic exports the compat functions to it.
+BOARD_XTEST_LDFLAGS := -specs=$(BOARD_MUSL_SPECS) -L$(MUSL_SYSROOT)/lib \
+	-Wl,-rpath,$(abspath $(MUSL_SYSROOT)/lib) -Wl,--allow-shlib-undefined -rdynamic
+BOARD_XTEST_OBJ := $(MUSL_COMPAT_O)
+$(MUSL_SYSROOT)/.stamp: scripts/board-musl.sh board/$(BOARD)/board.mk
+	@test -r $(BOARD_MUSL_SPECS) || { echo "board $(BOARD): no $(BOARD_MUSL_SPECS) (make deps BOARD=$(BOARD))"; exit 1; }
+	$(Q)scripts/board-musl.sh $(BOARD_GNU_TRIPLET) $(MUSL_SYSROOT)
+	@touch $@
+# Every object depends on the config header: the sysroot is there before any compile.
+$(CONFIG_H): $(MUSL_SYSROOT)/.stamp
+$(MUSL_COMPAT_O): board/musl-compat.c $(CONFIG_H)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $< (musl)"
+	$(Q)$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
+$(AGENT_BIN): $(MUSL_COMPAT_O)
+endif
+endif
+
 board-size: $(AGENT_STRIPPED)
 	@s=$$(stat -c %s $<); \
 	 if [ "$(CONFIG_STATIC)" = y ] && $(READELF) -l $< | grep -q 'program interpreter'; then \
@@ -116,11 +158,12 @@ endif
 ifneq ($(BOARD_QEMU_USER),)
 BOARD_UNIT_BINS := $(patsubst %,$(O)/xtests/test_%,$(filter $(BOARD_UNIT_TESTS),$(patsubst tests/unit/test_%.c,%,$(UNIT_SRC))))
 
-# Linked dynamically against the multiarch libraries (Debian has no static libcmocka).
-$(O)/xtests/%: $(O)/obj/tests/unit/%.o $(LIBAGENT) $(LIBCOMMON)
+# Linked dynamically against the multiarch libraries (Debian has no static libcmocka);
+# with BOARD_LIBC=musl against musl (see above), the cross libraries static.
+$(O)/xtests/%: $(O)/obj/tests/unit/%.o $(LIBAGENT) $(LIBCOMMON) $(BOARD_XTEST_OBJ)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(LDFLAGS_BASE) $(LDFLAGS) -o $@ $^ -lcmocka $(AGENT_LIBS) -lm
+	$(Q)$(CC) $(LDFLAGS_BASE) $(BOARD_XTEST_LDFLAGS) $(LDFLAGS) -o $@ $^ -lcmocka $(AGENT_LIBS) -lm
 
 board-unit: $(BOARD_UNIT_BINS)
 	$(Q)scripts/board-unit.sh $(BOARD_QEMU_USER) $(BOARD_UNIT_BINS)

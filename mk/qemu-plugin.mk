@@ -1,14 +1,16 @@
 # Full instruction traces with a QEMU TCG plugin (issue #7, tools/qemu-plugin/):
 #   $(O)/qemu-plugin/edag_tracer.so   the plugin (host build only: it runs inside qemu-user)
 #   $(O)/xkernels/<arch>/<kernel>      sample kernels, static, for each cross compiler found
-#   make trace-demo                    trace every kernel under qemu-user, print `collector edag` results
-# The plugin links the decoder (agent/trace/decode*.c, Capstone) and the eDAG
+#   make trace-demo                    trace every kernel under qemu-user, print `collector edag` results,
+#                                      and stream one through `agent trace-import` to a collector
+# The plugin links the decoder (agent/trace/decode*.c, Capstone: linked, not loaded at run
+# time as in the dynamic agent, agent/trace/cs_api.h) and the eDAG
 # encoder (collector/edag/) compiled position-independent, never with sanitizers
 # (it is loaded into a plain qemu-user).
 
 QP_SO := $(O)/qemu-plugin/edag_tracer.so
-QP_SRC := tools/qemu-plugin/edag_tracer.c agent/trace/decode.c agent/trace/decode_riscv.c \
-	$(wildcard common/isa_regs.c) collector/edag/edag.c collector/edag/edag_parse.c
+QP_SRC := tools/qemu-plugin/edag_tracer.c agent/trace/decode.c agent/trace/decode_riscv.c agent/trace/cs_api.c \
+	$(wildcard common/isa_regs.c) collector/edag/edag.c collector/edag/edag_mem.c collector/edag/edag_parse.c
 QP_OBJ := $(patsubst %.c,$(O)/obj-qp/%.o,$(QP_SRC))
 QP_CFLAGS = $(filter-out $(SAN_FLAGS) -fno-sanitize-recover=undefined,$(CFLAGS_BASE)) -fPIC -fvisibility=hidden
 
@@ -20,6 +22,15 @@ XK_CC_arm := arm-linux-gnueabihf-gcc
 XK_ARCHES := $(foreach a,aarch64 riscv64 arm,$(if $(shell command -v $(XK_CC_$(a)) 2>/dev/null),$(a)))
 XK_BINS := $(foreach a,$(XK_ARCHES),$(addprefix $(O)/xkernels/$(a)/,$(XK_NAMES)))
 
+# `agent trace-import` (agent/cmd_trace_import.c) reads the native format with
+# collector/edag's codec (edag_parse.c; pure, no I/O) instead of a copy of it:
+# the agent links the collector archive after its own, which pulls in only the
+# members it needs (edag_parse.o and what that uses).
+ifeq ($(CONFIG_AGENT_TRACE_IMPORT),y)
+$(AGENT_BIN): $(LIBCOLLECTOR)
+AGENT_LIBS += -lm
+endif
+
 # Only where the agent's tracer (Capstone) is configured and the build is native.
 ifeq ($(CONFIG_AGENT_TRACER)$(CROSS_COMPILE),y)
 EXTRA_TARGETS += $(QP_SO) $(XK_BINS)
@@ -28,7 +39,7 @@ endif
 $(O)/obj-qp/%.o: %.c $(CONFIG_H) $(PROTO_H)
 	@mkdir -p $(dir $@)
 	@echo "  CC [pic] $<"
-	$(Q)$(CC) $(ALL_CPPFLAGS) -Itools/qemu-plugin -DCONFIG_AGENT_TRACER=1 $(QP_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(ALL_CPPFLAGS) -Itools/qemu-plugin -DCONFIG_AGENT_TRACER=1 -DCS_API_LINKED $(QP_CFLAGS) -c $< -o $@
 
 -include $(shell find $(O)/obj-qp -name "*.d" 2>/dev/null)
 

@@ -36,8 +36,14 @@ if [ -n "$deb_arch" ]; then
 	*) echo "deps: board $board: unsupported BOARD_DEB_ARCH '$deb_arch'" >&2; exit 2 ;;
 	esac
 	foreign+=(libprotobuf-c-dev libcmocka-dev libc6)
-	has AGENT_BPF && foreign+=(libbpf-dev libelf-dev zlib1g-dev)
+	# libbpf (+ libelf, zlib) only for the libbpf fallback loader (Kconfig default: on unless
+	# static); the light skeletons need just libbpf's headers, which the host's libbpf-dev has.
+	if has AGENT_BPF && { has AGENT_BPF_LIBBPF || { ! has STATIC &&
+		! grep -q '^# CONFIG_AGENT_BPF_LIBBPF is not set' "$defconfig"; }; }; then
+		foreign+=(libbpf-dev libelf-dev zlib1g-dev)
+	fi
 	has AGENT_TRACER && foreign+=(libcapstone-dev)
+	grep -q '^BOARD_LIBC *?*:*= *musl' "board/$board/board.mk" && foreign+=(musl-dev) # static agent on musl
 	has AGENT_OPENCL && foreign+=(ocl-icd-opencl-dev) # libOpenCL.so for the cross-built OpenCL workloads
 	if grep -q '^QEMU_SYSTEM' "board/$board/board.mk"; then
 		pkgs+=(qemu-system-arm cpio socat)

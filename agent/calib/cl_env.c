@@ -8,6 +8,7 @@
 #include "generated/config.h"
 #include "log.h"
 #include "net.h"
+#include "opencl_probe.h"
 
 #ifndef CONFIG_AGENT_OPENCL
 
@@ -154,9 +155,8 @@ int cl_env_open(int index, struct cl_env **out, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	e->lib = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
+	e->lib = opencl_lib_open(err, errlen);
 	if (!e->lib) {
-		snprintf(err, errlen, "libOpenCL.so.1 not found (%s): install an OpenCL ICD loader and driver", dlerror());
 		free(e);
 		return -ENOENT;
 	}

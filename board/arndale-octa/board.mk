@@ -1,5 +1,5 @@
 # Arndale Octa: Exynos 5420 (4x Cortex-A15 + 4x Cortex-A7), Mali-T628 MP6, Linux 3.4.
-# Static armv7 hard-float agent (glibc 2.36 static: needs kernel >= 3.2, fine on 3.4).
+# Static armv7 hard-float agent (musl, BOARD_LIBC below; with glibc 2.36: kernel >= 3.2).
 # No eBPF on 3.4 (configs/arndale-octa_defconfig). Deploy: board/arndale-octa/deploy.sh.
 CROSS_COMPILE ?= arm-linux-gnueabihf-
 BOARD_CFLAGS := -march=armv7-a -mfpu=neon-vfpv4 -mfloat-abi=hard -mthumb -ffunction-sections -fdata-sections
@@ -9,12 +9,15 @@ BOARD_CFLAGS += -D_FILE_OFFSET_BITS=64
 # Size (board-size): drop unused sections; align ELF segments to 4 KiB (the kernel's page
 # size) instead of the linker's 64 KiB default, which pads the file.
 BOARD_LDFLAGS := -Wl,--gc-sections -Wl,-z,max-page-size=4096
-# With the tracer, static glibc + Capstone ARM (~700 KB) exceed the 1 MiB target
-# (board/README.md): board-size reports the overshoot and fails only above this cap.
-BOARD_SIZE_MAX := 1310720
+# Stripped agent, all subcommands, musl: 796 KiB (target 1 MiB; board/README.md).
+# board-size fails above this cap (size + 100 KiB), to catch growth.
+BOARD_SIZE_MAX := 917504
 BOARD_DESC := Arndale Octa (armv7 hard-float, Linux 3.4, no eBPF)
 # Debian architecture of the cross libraries (scripts/deps.sh) and qemu-user for the cross unit tests.
 BOARD_DEB_ARCH := armhf
 BOARD_QEMU_USER := qemu-arm-static
 # Tracer (static): the only Capstone architecture linked (mk/board.mk).
 BOARD_CAPSTONE_ARCHS := ARM
+# C library of the static agent (mk/board.mk, board/README.md): musl; BOARD_LIBC=glibc
+# for in-process OpenCL (static dlopen, only with the target's glibc 2.36).
+BOARD_LIBC ?= musl
