@@ -43,14 +43,16 @@ ALL_CFLAGS = $(CFLAGS_BASE) $(BOARD_CFLAGS) $(CFLAGS)
 ALL_CPPFLAGS = $(CPPFLAGS_BASE) $(CPPFLAGS)
 
 AGENT_LIBS := -lprotobuf-c
-ifeq ($(CONFIG_AGENT_BPF),y)
+ifeq ($(CONFIG_AGENT_BPF_LIBBPF),y)
 AGENT_LIBS += -lbpf -lelf -lz
 endif
 ifeq ($(CONFIG_AGENT_OPENCL),y)
 AGENT_LIBS += -ldl
 endif
+# Capstone: linked into static agents; dynamic ones load libcapstone.so.4 when they first
+# decode (agent/trace/cs_api.c), so only `agent trace` pays its ~3 MiB of relocated tables.
 ifeq ($(CONFIG_AGENT_TRACER),y)
-AGENT_LIBS += -lcapstone
+AGENT_LIBS += $(if $(filter y,$(CONFIG_STATIC)),-lcapstone,-ldl)
 endif
 AGENT_LDFLAGS := $(if $(CONFIG_STATIC),-static)
 COLLECTOR_LIBS := -lsqlite3 -lprotobuf-c -lm

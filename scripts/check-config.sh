@@ -8,6 +8,12 @@ fail=0
 if ldd $out/agent | grep -Eq 'libbpf|libOpenCL'; then
 	echo "check-config: FAIL: minimal agent links libbpf or libOpenCL"; fail=1
 fi
+for b in agent collector; do
+	# NEEDED entries, not ldd: libpq (collector) may pull libssl in itself
+	if readelf -d $out/$b | grep NEEDED | grep -q 'libssl'; then
+		echo "check-config: FAIL: minimal $b links libssl (CONFIG_TLS is off)"; fail=1
+	fi
+done
 if grep -q 'libOpenCL.so' $out/agent; then
 	echo "check-config: FAIL: minimal agent still contains the OpenCL loader (dlopen of libOpenCL.so)"; fail=1
 fi
@@ -18,8 +24,26 @@ for f in bpf opencl tracer; do
 	fi
 done
 if [ $fail -eq 0 ]; then
-	echo "check-config: minimal build ok: bpf, opencl, tracer reported as not compiled in; no libbpf/libOpenCL linked"
+	echo "check-config: minimal build ok: bpf, opencl, tracer reported as not compiled in; no libbpf/libOpenCL/libssl linked"
 else
 	echo "$feat"
 	exit 1
 fi
+
+# The bpf back end with light skeletons only (CONFIG_AGENT_BPF_LIBBPF off, as on the arm64
+# boards; host_defconfig has it on): no libbpf/libelf/zlib linked, and --features says so.
+# Also: a dynamic agent loads Capstone when `agent trace` starts, it does not link it.
+out=build/host-bpf-light
+make --no-print-directory O=$out DEFCONFIG=configs/host-bpf-light_defconfig WERROR=1 $out/agent >/dev/null
+needed=$(readelf -d $out/agent | grep NEEDED || true)
+if echo "$needed" | grep -Eq 'libbpf|libelf|libz\.'; then
+	echo "check-config: FAIL: light-skeleton agent links libbpf/libelf/zlib (CONFIG_AGENT_BPF_LIBBPF is off)"; exit 1
+fi
+if echo "$needed" | grep -q 'libcapstone'; then
+	echo "check-config: FAIL: dynamic agent links libcapstone (agent/trace/cs_api.c loads it at run time)"; exit 1
+fi
+feat=$($out/agent --features 2>&1 || true)
+if ! echo "$feat" | grep -q 'no libbpf fallback'; then
+	echo "check-config: FAIL: 'agent --features' does not say the light-skeleton agent has no libbpf fallback"; exit 1
+fi
+echo "check-config: light-skeleton bpf build ok: no libbpf/libelf/zlib/libcapstone linked"
