@@ -12,9 +12,7 @@
 #include "log.h"
 
 #ifdef CONFIG_AUTH
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
+#include "ossl.h" /* OpenSSL, loaded on first use */
 #endif
 
 bool auth_available(void)
@@ -41,6 +39,11 @@ int auth_token_load(const char *path, struct auth_token *t, char *err, size_t er
 		snprintf(err, errlen, "--token-file: this build has no token support (CONFIG_AUTH is off)");
 		return -ENOTSUP;
 	}
+#ifdef CONFIG_AUTH
+	int lrc = ossl_crypto_load(err, errlen);
+	if (lrc < 0)
+		return lrc;
+#endif
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
@@ -110,6 +113,11 @@ int auth_mac(const struct auth_token *t, const uint8_t *nonce, size_t nonce_len,
 	     uint64_t boot_id, uint8_t mac[AUTH_MAC_LEN])
 {
 #ifdef CONFIG_AUTH
+	char why[192];
+	if (ossl_crypto_load(why, sizeof(why)) < 0) {
+		log_error("token authentication: %s", why);
+		return -ELIBACC;
+	}
 	size_t idlen = strlen(agent_id);
 	if (nonce_len > 256 || idlen > 2048)
 		return -EINVAL;

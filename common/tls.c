@@ -20,9 +20,7 @@ bool tls_looks_like_client_hello(const uint8_t *b, size_t n)
 
 #ifdef CONFIG_TLS
 
-#include <openssl/err.h>
-#include <openssl/ssl.h>
-#include <openssl/x509v3.h>
+#include "ossl.h" /* OpenSSL, loaded on first use */
 
 struct tls_ctx {
 	SSL_CTX *ctx;
@@ -89,6 +87,9 @@ static SSL_CTX *ctx_common(bool server)
 int tls_ctx_server(struct tls_ctx **out, const char *cert_file, const char *key_file, char *err, size_t errlen)
 {
 	*out = NULL;
+	int lrc = ossl_ssl_load(err, errlen);
+	if (lrc < 0)
+		return lrc;
 	char why[256];
 	struct tls_ctx *t = calloc(1, sizeof(*t));
 	if (!t || !(t->ctx = ctx_common(true))) {
@@ -131,6 +132,9 @@ int tls_ctx_server(struct tls_ctx **out, const char *cert_file, const char *key_
 int tls_ctx_client(struct tls_ctx **out, const char *ca_file, char *err, size_t errlen)
 {
 	*out = NULL;
+	int lrc = ossl_ssl_load(err, errlen);
+	if (lrc < 0)
+		return lrc;
 	char why[256];
 	struct tls_ctx *t = calloc(1, sizeof(*t));
 	if (!t || !(t->ctx = ctx_common(false))) {

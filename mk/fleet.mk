@@ -7,11 +7,6 @@
 #   make fuzz              decoder fuzzer for FUZZ_SECONDS (default 600 s)
 #   make fuzz-short        the same for 60 s (CI)
 
-ifeq ($(CONFIG_AUTH),y)
-AGENT_LIBS += -lcrypto
-COLLECTOR_LIBS += -lcrypto
-TEST_LIBS += -lcrypto
-endif
 ifeq ($(CONFIG_STORE_POSTGRESQL),y)
 CPPFLAGS_BASE += -I/usr/include/postgresql
 COLLECTOR_LIBS += -lpq
