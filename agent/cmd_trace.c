@@ -158,6 +158,8 @@ static void take_window(struct trace_cmd *c, uint64_t now)
 		log_warn("trace: %s", err);
 		return;
 	}
+	if (w.reaped)
+		target_child_reaped(c->t, tid, w.exit_status);
 	if (w.n > 0 && w.stop_ns > 0)
 		c->step_ns = 0.5 * c->step_ns + 0.5 * (double)w.stop_ns / (double)w.n;
 	c->insns += w.n;

@@ -235,9 +235,16 @@ static int target_dispatch(void *ctx, struct pollfd *pfd, int n, uint64_t now)
 		while (read(t->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 			if (si.ssi_signo == SIGCHLD) {
 				int status;
-				if (t->child > 0 && !t->child_done && waitpid(t->child, &status, WNOHANG) == t->child) {
+				pid_t r = t->child > 0 && !t->child_done ? waitpid(t->child, &status, WNOHANG) : 0;
+				if (r == t->child) {
 					t->child_done = true;
 					t->child_status = status;
+					done(t);
+				} else if (r < 0 && errno == ECHILD) {
+					/* collected elsewhere without telling us: it is gone */
+					log_warn("command %d ended; its exit status was lost", (int)t->child);
+					t->child_done = true;
+					t->child_status = 1 << 8;
 					done(t);
 				}
 			} else if (t->kind == TARGET_EXEC && !t->child_done && !t->interrupted) {
@@ -285,6 +292,15 @@ int target_attach(struct target *t, struct loop *l)
 	if (t->kind == TARGET_EXEC && t->child_done)
 		loop_stop(l, 0);
 	return loop_add(l, &src);
+}
+
+void target_child_reaped(struct target *t, pid_t pid, int status)
+{
+	if (!t || t->kind != TARGET_EXEC || pid != t->child || t->child_done)
+		return;
+	t->child_done = true;
+	t->child_status = status;
+	done(t);
 }
 
 bool target_interrupted(const struct target *t)

@@ -201,6 +201,7 @@ int trace_window_capture(struct trace_decoder *d, pid_t tid, size_t n, uint64_t 
 	if (WIFEXITED(status) || WIFSIGNALED(status)) {
 		w->end = TRACE_END_EXITED;
 		w->exit_status = status;
+		w->reaped = true;
 		w->stop_ns = clock_mono_ns() - w->start_ns;
 		return 0;
 	}
@@ -226,7 +227,15 @@ int trace_window_capture(struct trace_decoder *d, pid_t tid, size_t n, uint64_t 
 		if (rc == -ETIMEDOUT) {
 			/* Blocked (a system call that waits): stop it where it is and let go. */
 			ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
-			wait_stop(tid, clock_mono_ns() + 1000000000ull, &status);
+			status = 0;
+			if (wait_stop(tid, clock_mono_ns() + 1000000000ull, &status) == 0 &&
+			    (WIFEXITED(status) || WIFSIGNALED(status))) {
+				w->end = TRACE_END_EXITED; /* it exited instead of stopping */
+				w->exit_status = status;
+				w->reaped = true;
+				w->stop_ns = clock_mono_ns() - w->start_ns;
+				return 0;
+			}
 			w->end = TRACE_END_BLOCKED;
 			break;
 		}
@@ -237,6 +246,7 @@ int trace_window_capture(struct trace_decoder *d, pid_t tid, size_t n, uint64_t 
 		if (WIFEXITED(status) || WIFSIGNALED(status)) {
 			w->end = TRACE_END_EXITED;
 			w->exit_status = status;
+			w->reaped = true;
 			w->stop_ns = clock_mono_ns() - w->start_ns;
 			return 0; /* nothing to detach from */
 		}

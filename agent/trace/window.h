@@ -9,6 +9,7 @@
 #ifndef AGENT_TRACE_WINDOW_H
 #define AGENT_TRACE_WINDOW_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -45,6 +46,7 @@ struct trace_window {
 	unsigned signals_redelivered;
 	unsigned undecodable; /* steps whose bytes Capstone did not decode */
 	int exit_status;      /* TRACE_END_EXITED: waitpid status */
+	bool reaped;          /* exit_status was collected here: the thread's parent will not see it */
 };
 
 /* The architecture this agent was built for (what it can ptrace). */

@@ -118,10 +118,47 @@ static void test_trace_cmd_windows_reach_store_and_edag(void **state)
 	free(js);
 }
 
+/* The command exits while a window single-steps it: the tracer's waitpid
+ * collects the exit status, and the agent must still end with the command's
+ * exit code (it used to wait forever for a SIGCHLD status that was gone,
+ * retrying ptrace(SEIZE) every period, and ignore one SIGTERM). The first
+ * window opens at 3 s; trace_loop stops looping at 3.2 s, well inside the
+ * window's 60000 steps. */
+static void test_trace_cmd_exit_inside_window(void **state)
+{
+	struct env *e = *state;
+	char agent[512], loop[512], coll[64];
+	tp_bin("agent", agent, sizeof(agent));
+	tp_bin("workloads/trace_loop", loop, sizeof(loop));
+	snprintf(coll, sizeof(coll), "127.0.0.1:%d", e->t.port);
+	char *argv[] = {agent, "trace", "-v", "--collector", coll, "--window", "60000", "--every", "3", "--max-duty",
+			"90", "--", loop, "3.2", "7", NULL};
+	pid_t pid = tp_spawn(argv, e->t.alog);
+	int status;
+	int rc = tp_wait(pid, 30000, &status);
+	if (rc != 0)
+		tp_stop(pid, 2000);
+	char *log = tp_slurp(e->t.alog);
+	assert_non_null(log);
+	if (rc == 0 && (strstr(log, "not compiled in") || strstr(log, "ptrace(SEIZE) thread") == log)) {
+		free(log);
+		skip();
+	}
+	if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 7) {
+		tp_dump_file(e->t.alog);
+		fail_msg("agent trace: %s (status 0x%x), expected the command's exit code 7",
+			 rc != 0 ? "did not end within 30 s" : "ended", status);
+	}
+	assert_non_null(strstr(log, "trace_loop: "));
+	fprintf(stderr, "# the exit %s inside a window\n", strstr(log, "thread exited") ? "happened" : "did not happen");
+	free(log);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_trace_cmd_windows_reach_store_and_edag, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_trace_cmd_exit_inside_window, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("trace_cmd", tests, NULL, NULL);
 }

@@ -65,7 +65,7 @@ static const char *opt_line(const char *cfg, const char *opt, char *buf, size_t 
 static void test_calib_mali_t628_gives_seed_table2(void **state)
 {
 	(void)state;
-	size_t len;
+	size_t len = 0;
 	char *json = read_file("board/arndale-octa/mali-t628.json", &len);
 	assert_non_null(json);
 	struct calib_model *m = calloc(1, sizeof(*m));
