@@ -160,7 +160,8 @@ $(LIBCOLLECTOR): $(COLLECTOR_OBJ)
 $(LIBTEST): $(call obj,$(TESTLIB_SRC))
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(AGENT_BIN): $(O)/obj/agent/main.o $(LIBAGENT) $(LIBCOMMON)
+# AGENT_ARCHIVES: archives the agent takes members from, between its own and libcommon (mk/*.mk)
+$(AGENT_BIN): $(O)/obj/agent/main.o $(LIBAGENT) $(AGENT_ARCHIVES) $(LIBCOMMON)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS_BASE) $(AGENT_LDFLAGS) $(LDFLAGS) -o $@ $^ $(AGENT_LIBS)
 

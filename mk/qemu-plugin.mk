@@ -27,7 +27,7 @@ XK_BINS := $(foreach a,$(XK_ARCHES),$(addprefix $(O)/xkernels/$(a)/,$(XK_NAMES))
 # the agent links the collector archive after its own, which pulls in only the
 # members it needs (edag_parse.o and what that uses).
 ifeq ($(CONFIG_AGENT_TRACE_IMPORT),y)
-$(AGENT_BIN): $(LIBCOLLECTOR)
+AGENT_ARCHIVES += $(LIBCOLLECTOR)
 AGENT_LIBS += -lm
 endif
 
