@@ -12,7 +12,8 @@
 #include "log.h"
 
 #ifdef CONFIG_AUTH
-#include "ossl.h" /* OpenSSL, loaded on first use */
+#include <nettle/hmac.h>
+#include <nettle/memops.h>
 #endif
 
 bool auth_available(void)
@@ -39,11 +40,6 @@ int auth_token_load(const char *path, struct auth_token *t, char *err, size_t er
 		snprintf(err, errlen, "--token-file: this build has no token support (CONFIG_AUTH is off)");
 		return -ENOTSUP;
 	}
-#ifdef CONFIG_AUTH
-	int lrc = ossl_crypto_load(err, errlen);
-	if (lrc < 0)
-		return lrc;
-#endif
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
@@ -113,11 +109,6 @@ int auth_mac(const struct auth_token *t, const uint8_t *nonce, size_t nonce_len,
 	     uint64_t boot_id, uint8_t mac[AUTH_MAC_LEN])
 {
 #ifdef CONFIG_AUTH
-	char why[192];
-	if (ossl_crypto_load(why, sizeof(why)) < 0) {
-		log_error("token authentication: %s", why);
-		return -ELIBACC;
-	}
 	size_t idlen = strlen(agent_id);
 	if (nonce_len > 256 || idlen > 2048)
 		return -EINVAL;
@@ -126,10 +117,13 @@ int auth_mac(const struct auth_token *t, const uint8_t *nonce, size_t nonce_len,
 	memcpy(msg + nonce_len, agent_id, idlen);
 	for (int i = 0; i < 8; i++)
 		msg[nonce_len + idlen + (size_t)i] = (uint8_t)(boot_id >> (8 * i));
-	unsigned int outlen = 0;
-	uint8_t *r = HMAC(EVP_sha256(), t->key, (int)t->len, msg, nonce_len + idlen + 8, mac, &outlen);
-	OPENSSL_cleanse(msg, sizeof(msg));
-	return r && outlen == AUTH_MAC_LEN ? 0 : -EIO;
+	struct hmac_sha256_ctx ctx;
+	hmac_sha256_set_key(&ctx, t->len, t->key);
+	hmac_sha256_update(&ctx, nonce_len + idlen + 8, msg);
+	hmac_sha256_digest(&ctx, AUTH_MAC_LEN, mac);
+	explicit_bzero(&ctx, sizeof(ctx));
+	explicit_bzero(msg, sizeof(msg));
+	return 0;
 #else
 	(void)t, (void)nonce, (void)nonce_len, (void)agent_id, (void)boot_id, (void)mac;
 	return -ENOTSUP;
@@ -144,8 +138,8 @@ int auth_verify(const struct auth_token *t, const uint8_t *nonce, size_t nonce_l
 	int rc = auth_mac(t, nonce, nonce_len, agent_id, boot_id, want);
 	if (rc < 0)
 		return rc;
-	rc = (mac_len == AUTH_MAC_LEN && CRYPTO_memcmp(want, mac, AUTH_MAC_LEN) == 0) ? 0 : -EACCES;
-	OPENSSL_cleanse(want, sizeof(want));
+	rc = (mac_len == AUTH_MAC_LEN && memeql_sec(want, mac, AUTH_MAC_LEN)) ? 0 : -EACCES;
+	explicit_bzero(want, sizeof(want));
 	return rc;
 #else
 	(void)t, (void)nonce, (void)nonce_len, (void)agent_id, (void)boot_id, (void)mac, (void)mac_len;

@@ -1,8 +1,8 @@
 /* Shared-secret authentication of agents (proto/README.md, "Authentication"):
  * the collector sends Challenge{nonce}; the agent answers with
  * HMAC-SHA256(token, nonce || agent_id || boot_id as 8 bytes little endian)
- * in Hello.auth. OpenSSL libcrypto does the HMAC; without CONFIG_AUTH every
- * function returns -ENOTSUP. */
+ * in Hello.auth. Debian's libnettle does the HMAC (small enough for the static
+ * board agents); without CONFIG_AUTH every function returns -ENOTSUP. */
 #ifndef COMMON_AUTH_H
 #define COMMON_AUTH_H
 

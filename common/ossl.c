@@ -1,7 +1,7 @@
 /* Lazy OpenSSL (see ossl.h). */
 #include "generated/config.h"
 
-#if defined(CONFIG_AUTH) || defined(CONFIG_TLS)
+#ifdef CONFIG_TLS
 
 #define OSSL_IMPL
 #include "ossl.h"
@@ -17,9 +17,7 @@
 #define OSSL_SONAME(lib) "lib" lib ".so." OSSL_STR(OPENSSL_VERSION_MAJOR)
 
 struct ossl_crypto_api ossl_crypto;
-#ifdef CONFIG_TLS
 struct ossl_ssl_api ossl_ssl;
-#endif
 
 #ifdef CONFIG_STATIC
 
@@ -32,7 +30,6 @@ int ossl_crypto_load(char *err, size_t errlen)
 	OSSL_CRYPTO_FUNCS(OSSL_ADDR)
 	return 0;
 }
-#ifdef CONFIG_TLS
 int ossl_ssl_load(char *err, size_t errlen)
 {
 	(void)err, (void)errlen;
@@ -41,7 +38,6 @@ int ossl_ssl_load(char *err, size_t errlen)
 	OSSL_SSL_FUNCS(OSSL_ADDR)
 	return 0;
 }
-#endif
 
 #else
 
@@ -81,7 +77,6 @@ int ossl_crypto_load(char *err, size_t errlen)
 	return rc;
 }
 
-#ifdef CONFIG_TLS
 int ossl_ssl_load(char *err, size_t errlen)
 {
 	static void *handle;
@@ -98,8 +93,7 @@ int ossl_ssl_load(char *err, size_t errlen)
 	done = rc == 0;
 	return rc;
 }
-#endif
 
 #endif /* CONFIG_STATIC */
 
-#endif /* CONFIG_AUTH || CONFIG_TLS */
+#endif /* CONFIG_TLS */

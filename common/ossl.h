@@ -1,13 +1,12 @@
-/* The OpenSSL entry points of common/auth.c (libcrypto) and common/tls.c
- * (libssl), reached through one table each. Dynamic builds fill the tables on
+/* The OpenSSL entry points of common/tls.c (libssl, libcrypto), reached through one table each. Dynamic builds fill the tables on
  * first use with dlopen/dlsym, so a process that never authenticates or
  * speaks TLS never maps OpenSSL (its load-time relocations cost ~1.7 MiB of
  * resident memory: the agent's RSS target is 4 MiB). Static builds fill them
  * with the functions' addresses (static musl cannot dlopen).
  *
- * Include this after nothing else from OpenSSL, in the two files that call it:
- * the names below become the table's fields, so the code reads as plain
- * OpenSSL. Only with CONFIG_AUTH or CONFIG_TLS. */
+ * Include this instead of OpenSSL's headers where OpenSSL is called: the
+ * names below become the table's fields, so the code reads as plain OpenSSL.
+ * Only with CONFIG_TLS. */
 #ifndef COMMON_OSSL_H
 #define COMMON_OSSL_H
 
@@ -15,19 +14,14 @@
 
 #include "generated/config.h"
 
-#include <openssl/crypto.h>
 #include <openssl/err.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/x509v3.h>
-#ifdef CONFIG_TLS
 #include <openssl/ssl.h>
-#endif
+#include <openssl/x509v3.h>
 
 /* libcrypto */
 #define OSSL_CRYPTO_FUNCS(X)                                                                                 \
-	X(CRYPTO_memcmp) X(EVP_sha256) X(HMAC) X(OPENSSL_cleanse) X(ERR_clear_error) X(ERR_error_string_n) \
-	X(ERR_peek_last_error) X(ERR_reason_error_string) X(X509_VERIFY_PARAM_set1_ip_asc)                 \
+	X(ERR_clear_error) X(ERR_error_string_n) X(ERR_peek_last_error)                                    \
+	 X(ERR_reason_error_string) X(X509_VERIFY_PARAM_set1_ip_asc)                 \
 	X(X509_verify_cert_error_string)
 /* libssl */
 #define OSSL_SSL_FUNCS(X)                                                                                    \
@@ -44,12 +38,10 @@ struct ossl_crypto_api {
 	OSSL_CRYPTO_FUNCS(OSSL_FIELD)
 };
 extern struct ossl_crypto_api ossl_crypto;
-#ifdef CONFIG_TLS
 struct ossl_ssl_api {
 	OSSL_SSL_FUNCS(OSSL_FIELD)
 };
 extern struct ossl_ssl_api ossl_ssl;
-#endif
 #undef OSSL_FIELD
 
 /* Load libcrypto (ossl_crypto_load) or libssl and libcrypto (ossl_ssl_load)
@@ -59,17 +51,12 @@ int ossl_crypto_load(char *err, size_t errlen);
 int ossl_ssl_load(char *err, size_t errlen);
 
 #ifndef OSSL_IMPL
-#define CRYPTO_memcmp (ossl_crypto.CRYPTO_memcmp)
-#define EVP_sha256 (ossl_crypto.EVP_sha256)
-#define HMAC (ossl_crypto.HMAC)
-#define OPENSSL_cleanse (ossl_crypto.OPENSSL_cleanse)
 #define ERR_clear_error (ossl_crypto.ERR_clear_error)
 #define ERR_error_string_n (ossl_crypto.ERR_error_string_n)
 #define ERR_peek_last_error (ossl_crypto.ERR_peek_last_error)
 #define ERR_reason_error_string (ossl_crypto.ERR_reason_error_string)
 #define X509_VERIFY_PARAM_set1_ip_asc (ossl_crypto.X509_VERIFY_PARAM_set1_ip_asc)
 #define X509_verify_cert_error_string (ossl_crypto.X509_verify_cert_error_string)
-#ifdef CONFIG_TLS
 #define SSL_CIPHER_get_name (ossl_ssl.SSL_CIPHER_get_name)
 #define SSL_CTX_check_private_key (ossl_ssl.SSL_CTX_check_private_key)
 #define SSL_CTX_ctrl (ossl_ssl.SSL_CTX_ctrl)
@@ -100,7 +87,6 @@ int ossl_ssl_load(char *err, size_t errlen);
 #define SSL_write_ex (ossl_ssl.SSL_write_ex)
 #define TLS_client_method (ossl_ssl.TLS_client_method)
 #define TLS_server_method (ossl_ssl.TLS_server_method)
-#endif
 #endif
 
 #endif

@@ -1,4 +1,4 @@
-# Fleet scale and hardening (issue #10): token authentication (libcrypto),
+# Fleet scale and hardening (issue #10): token authentication (libnettle),
 # the PostgreSQL store back end (libpq), fault tests, load benchmark, fuzzing.
 #
 #   make faults            tests/integration/test_faults with the long variants
@@ -7,6 +7,11 @@
 #   make fuzz              decoder fuzzer for FUZZ_SECONDS (default 600 s)
 #   make fuzz-short        the same for 60 s (CI)
 
+ifeq ($(CONFIG_AUTH),y)
+AGENT_LIBS += -lnettle
+COLLECTOR_LIBS += -lnettle
+TEST_LIBS += -lnettle
+endif
 ifeq ($(CONFIG_STORE_POSTGRESQL),y)
 CPPFLAGS_BASE += -I/usr/include/postgresql
 COLLECTOR_LIBS += -lpq

@@ -4,7 +4,7 @@
 # library's headers and startup files and drops the default search paths; these two
 # directories give back only what is not the C library:
 #   OUT/inc  the kernel UAPI headers of the cross toolchain (linux, asm, asm-generic) and
-#            the headers of the cross libraries (bpf, capstone, protobuf-c, libelf, zlib,
+#            the headers of the cross libraries (bpf, capstone, protobuf-c, nettle, libelf, zlib,
 #            OpenCL, cmocka), as symbolic links;
 #   OUT/lib  links to the static cross libraries (Debian multiarch :<arch>) and to
 #            libcmocka.so for the unit suites; never glibc's libc.a/libm.a/libdl.a.
@@ -17,11 +17,11 @@ for h in linux asm asm-generic; do
 	[ -d "/usr/$tri/include/$h" ] || { echo "board-musl: no /usr/$tri/include/$h (make deps)" >&2; exit 1; }
 	ln -s "/usr/$tri/include/$h" "$out/inc/$h"
 done
-for h in bpf capstone protobuf-c elfutils CL gelf.h libelf.h nlist.h zlib.h zconf.h cmocka.h cmocka_pbc.h; do
+for h in bpf capstone protobuf-c nettle elfutils CL gelf.h libelf.h nlist.h zlib.h zconf.h cmocka.h cmocka_pbc.h; do
 	if [ -e "/usr/include/$tri/$h" ]; then ln -s "/usr/include/$tri/$h" "$out/inc/$h"
 	elif [ -e "/usr/include/$h" ]; then ln -s "/usr/include/$h" "$out/inc/$h"; fi
 done
-for l in protobuf-c bpf elf z capstone; do
+for l in protobuf-c bpf elf z capstone nettle; do
 	[ -e "/usr/lib/$tri/lib$l.a" ] && ln -s "/usr/lib/$tri/lib$l.a" "$out/lib/lib$l.a"
 done
 # libcmocka (glibc-built) under musl's dynamic loader: musl answers its libc.so.6 itself;

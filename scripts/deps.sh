@@ -7,7 +7,7 @@ board=${1:-host}
 pkgs=(
 	build-essential make pkg-config python3 python3-kconfiglib
 	protobuf-c-compiler libprotobuf-c-dev
-	libsqlite3-dev sqlite3 libcmocka-dev libssl-dev libpq-dev postgresql  # token auth (libcrypto), PostgreSQL store + its tests (issue 10)
+	libsqlite3-dev sqlite3 libcmocka-dev libssl-dev nettle-dev libpq-dev postgresql  # TLS (OpenSSL), token auth (nettle), PostgreSQL store + its tests (issue 10)
 	libbpf-dev libelf-dev zlib1g-dev bpftool clang llvm libclang-rt-14-dev
 	ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo clpeak
 	linux-perf procps iproute2 time
@@ -43,6 +43,7 @@ if [ -n "$deb_arch" ]; then
 		foreign+=(libbpf-dev libelf-dev zlib1g-dev)
 	fi
 	has AGENT_TRACER && foreign+=(libcapstone-dev)
+	grep -q '^# CONFIG_AUTH is not set' "$defconfig" || foreign+=(nettle-dev) # token auth (default on)
 	grep -q '^BOARD_LIBC *?*:*= *musl' "board/$board/board.mk" && foreign+=(musl-dev) # static agent on musl
 	has AGENT_OPENCL && foreign+=(ocl-icd-opencl-dev) # libOpenCL.so for the cross-built OpenCL workloads
 	if grep -q '^QEMU_SYSTEM' "board/$board/board.mk"; then

@@ -275,10 +275,39 @@ static void test_server_rate_limit_throttles_without_loss(void **state)
 	close_fixture(f);
 }
 
+/* auth_mac against an independent HMAC-SHA256 (Python's hmac module):
+ * hmac.new(b"0123456789abcdef-token", bytes(range(32)) + b"agent-42" +
+ * struct.pack("<Q", 0x1122334455667788), hashlib.sha256).hexdigest() */
+static void test_auth_mac_known_answer(void **state)
+{
+	(void)state;
+	if (!auth_available())
+		skip();
+	static const char want_hex[] = "d6bf12a76ddf935cc6239bf5d7b41c253ef1580fad686d8a1ed37b7e0eed6b5e";
+	struct auth_token *t = calloc(1, sizeof(*t));
+	assert_non_null(t);
+	t->len = strlen("0123456789abcdef-token");
+	memcpy(t->key, "0123456789abcdef-token", t->len);
+	uint8_t nonce[32], mac[AUTH_MAC_LEN], want[AUTH_MAC_LEN];
+	for (int i = 0; i < 32; i++)
+		nonce[i] = (uint8_t)i;
+	for (int i = 0; i < (int)AUTH_MAC_LEN; i++)
+		sscanf(want_hex + 2 * i, "%2hhx", &want[i]);
+	assert_int_equal(auth_mac(t, nonce, sizeof(nonce), "agent-42", 0x1122334455667788ull, mac), 0);
+	assert_memory_equal(mac, want, AUTH_MAC_LEN);
+	assert_int_equal(auth_verify(t, nonce, sizeof(nonce), "agent-42", 0x1122334455667788ull, want, AUTH_MAC_LEN), 0);
+	want[31] ^= 1;
+	assert_int_equal(auth_verify(t, nonce, sizeof(nonce), "agent-42", 0x1122334455667788ull, want, AUTH_MAC_LEN),
+			 -EACCES);
+	auth_token_wipe(t);
+	free(t);
+}
+
 int main(void)
 {
 	log_init("test_server_auth", LOG_LEVEL_WARN);
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_auth_mac_known_answer),
 		cmocka_unit_test(test_auth_mac_binds_nonce_agent_and_boot),
 		cmocka_unit_test(test_server_auth_good_token_acked),
 		cmocka_unit_test(test_server_auth_missing_proof_refused_and_counted),
