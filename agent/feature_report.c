@@ -94,6 +94,18 @@ int feature_report_print(FILE *out)
 #else
 	fprintf(out, "  tracer:         not compiled in\n");
 #endif
+#ifdef CONFIG_AUTH
+	fprintf(out, "  token auth:     yes (--token-file; HMAC-SHA256, libnettle)\n");
+#else
+	fprintf(out, "  token auth:     not compiled in\n");
+#endif
+#if defined(CONFIG_TLS) && defined(CONFIG_STATIC)
+	fprintf(out, "  tls:            yes (--tls-ca; OpenSSL linked in)\n");
+#elif defined(CONFIG_TLS)
+	fprintf(out, "  tls:            yes (--tls-ca; libssl loaded when TLS is asked for)\n");
+#else
+	fprintf(out, "  tls:            not compiled in\n");
+#endif
 #ifdef CONFIG_STATIC
 	fprintf(out, "  static:         %s\n", yes_no(1));
 #else

@@ -13,18 +13,25 @@ for b in agent collector; do
 	if readelf -d $out/$b | grep NEEDED | grep -q 'libssl'; then
 		echo "check-config: FAIL: minimal $b links libssl (CONFIG_TLS is off)"; fail=1
 	fi
+	if readelf -d $out/$b | grep NEEDED | grep -q 'libnettle'; then
+		echo "check-config: FAIL: minimal $b links libnettle (CONFIG_AUTH is off)"; fail=1
+	fi
 done
+# OpenSSL is dlopened by name when TLS is compiled in (common/ossl.c): the name must be gone
+if grep -q 'libssl.so' $out/agent; then
+	echo "check-config: FAIL: minimal agent still contains the OpenSSL loader (dlopen of libssl.so)"; fail=1
+fi
 if grep -q 'libOpenCL.so' $out/agent; then
 	echo "check-config: FAIL: minimal agent still contains the OpenCL loader (dlopen of libOpenCL.so)"; fail=1
 fi
 feat=$($out/agent --features 2>&1 || true)
-for f in bpf opencl tracer; do
+for f in bpf opencl tracer 'token auth' tls; do
 	if ! echo "$feat" | grep -i "$f" | grep -qi "not compiled in"; then
 		echo "check-config: FAIL: 'agent --features' does not say $f is not compiled in"; fail=1
 	fi
 done
 if [ $fail -eq 0 ]; then
-	echo "check-config: minimal build ok: bpf, opencl, tracer reported as not compiled in; no libbpf/libOpenCL/libssl linked"
+	echo "check-config: minimal build ok: bpf, opencl, tracer, token auth, tls reported as not compiled in; no libbpf/libOpenCL/libssl/libnettle linked"
 else
 	echo "$feat"
 	exit 1
