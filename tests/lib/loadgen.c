@@ -174,7 +174,10 @@ static void agent_connect(struct lg *g, struct lg_agent *a, uint64_t now)
 	struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT, .data.ptr = a};
 	epoll_ctl(g->epfd, EPOLL_CTL_ADD, fd, &ev);
 	a->want_out = true;
-	if (connect(fd, (struct sockaddr *)&g->sa, sizeof(g->sa)) < 0 && errno != EINPROGRESS)
+	struct sockaddr_in sa = g->sa;
+	if (g->o->nports)
+		sa.sin_port = htons((uint16_t)g->o->ports[(size_t)(a - g->a) % g->o->nports]);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && errno != EINPROGRESS)
 		agent_drop(g, a, now, true);
 }
 

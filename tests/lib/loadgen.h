@@ -13,6 +13,8 @@
 
 struct loadgen_opts {
 	int port;		       /* collector on 127.0.0.1:port */
+	const int *ports;	       /* or several collectors: agent k uses ports[k % nports] */
+	unsigned nports;
 	unsigned agents;	       /* simulated agents (sockets) */
 	unsigned rate;		       /* records per second per agent */
 	double seconds;		       /* how long records are generated */
