@@ -9,6 +9,14 @@ out=${1:?usage: bench-trace.sh OUT}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 now() { date +%s.%N; }
+triad_insns() { # ARCH BIN: sets insns (the plugin's count for triad 65536 20), or prints a skipped row
+	if ! command -v "qemu-$1" >/dev/null || [ ! -x "$2" ]; then
+		echo "| $1 | skipped (qemu-$1 or the cross-compiled kernel missing) | | | | | | | |"
+		return 1
+	fi
+	"qemu-$1" -plugin "$so,out=/dev/null,stats=$tmp/stats" "$2" 65536 20 >/dev/null
+	insns=$(sed -n 's/.* insns=\([0-9]*\).*/\1/p' "$tmp/stats")
+}
 best_of() { # N CMD...: the shortest wall time of N runs, in seconds
 	local n=$1 best=
 	shift
@@ -59,12 +67,7 @@ echo "| arch | instructions | plain qemu (s) | plugin → /dev/null (s) | plugin
 echo "|---|---|---|---|---|---|---|---|---|"
 for arch in aarch64 riscv64 arm; do
 	bin=$out/xkernels/$arch/triad
-	if ! command -v "qemu-$arch" >/dev/null || [ ! -x "$bin" ]; then
-		echo "| $arch | skipped (qemu-$arch or the cross-compiled kernel missing) | | | | | | | |"
-		continue
-	fi
-	"qemu-$arch" -plugin "$so,out=/dev/null,stats=$tmp/stats" "$bin" 65536 20 >/dev/null
-	insns=$(sed -n 's/.* insns=\([0-9]*\).*/\1/p' "$tmp/stats")
+	triad_insns "$arch" "$bin" || continue
 	plain=$(best_of 3 "qemu-$arch" "$bin" 65536 20)
 	null=$(best_of 3 "qemu-$arch" -plugin "$so,out=/dev/null" "$bin" 65536 20)
 	file=$(best_of 3 "qemu-$arch" -plugin "$so,out=$tmp/t.bin" "$bin" 65536 20)
@@ -90,12 +93,7 @@ echo "| arch | instructions | plugin → file (s) | streamed (s) | streamed inst
 echo "|---|---|---|---|---|---|---|---|---|"
 for arch in aarch64 riscv64; do
 	bin=$out/xkernels/$arch/triad
-	if ! command -v "qemu-$arch" >/dev/null || [ ! -x "$bin" ]; then
-		echo "| $arch | skipped (qemu-$arch or the cross-compiled kernel missing) | | | | | | | |"
-		continue
-	fi
-	"qemu-$arch" -plugin "$so,out=/dev/null,stats=$tmp/stats" "$bin" 65536 20 >/dev/null
-	insns=$(sed -n 's/.* insns=\([0-9]*\).*/\1/p' "$tmp/stats")
+	triad_insns "$arch" "$bin" || continue
 	file=$(best_of 1 "qemu-$arch" -plugin "$so,out=$tmp/t.bin" "$bin" 65536 20)
 	rm -f "$tmp/t.bin" "$tmp/port" "$tmp/s.db"*
 	"$coll" --listen 127.0.0.1:0 --port-file "$tmp/port" --store "$tmp/s.db" 2>/dev/null &

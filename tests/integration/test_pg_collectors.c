@@ -271,12 +271,8 @@ static void test_pg_record_report_top_and_sessions(void **state)
 	char *rargv[] = {collector, "report", "--store", uri, "--session", sidbuf, "--top", "--limit", "5", NULL};
 	char *out = run_cli(rargv, rlog);
 	fprintf(stderr, "%s", out);
-	char *hdr = strstr(out, "function\n");
-	assert_non_null(hdr);
-	char *first = hdr + strlen("function\n");
-	char *nl = strchr(first, '\n');
-	if (nl)
-		*nl = 0;
+	char *first = tp_top_first_row(out);
+	assert_non_null(first);
 	assert_non_null(strstr(first, " spin"));
 	assert_non_null(strstr(first, "busy"));
 	free(out);

@@ -127,12 +127,8 @@ static void check_session(struct env *e, const char *agent_id, int backend)
 	char *out = tp_slurp(e->rlog);
 	assert_non_null(out);
 	fprintf(stderr, "%s", out);
-	char *hdr = strstr(out, "function\n");
-	assert_non_null(hdr);
-	char *first = hdr + strlen("function\n");
-	char *nl = strchr(first, '\n');
-	if (nl)
-		*nl = 0;
+	char *first = tp_top_first_row(out);
+	assert_non_null(first);
 	assert_non_null(strstr(first, " spin"));
 	assert_non_null(strstr(first, "busy"));
 	free(out);

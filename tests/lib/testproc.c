@@ -181,6 +181,18 @@ int64_t tp_db_int(const char *db, const char *sql_fmt, ...)
 	return v;
 }
 
+char *tp_top_first_row(char *out)
+{
+	char *hdr = out ? strstr(out, "function\n") : NULL;
+	if (!hdr)
+		return NULL;
+	char *first = hdr + strlen("function\n");
+	char *nl = strchr(first, '\n');
+	if (nl)
+		*nl = 0;
+	return first;
+}
+
 char *tp_slurp(const char *path)
 {
 	FILE *f = fopen(path, "rb");

@@ -54,6 +54,9 @@ int64_t tp_db_int(const char *db, const char *sql_fmt, ...) __attribute__((forma
 int tp_file_count(const char *path, const char *needle);
 /* Read a whole small file into a malloc'd string (NULL on error). */
 char *tp_slurp(const char *path);
+/* The first data row of `collector report --top` output (text after the
+ * "function" header line), cut at its newline inside out; NULL if no header. */
+char *tp_top_first_row(char *out);
 void tp_sleep_ms(int ms);
 
 #endif
