@@ -13,7 +13,8 @@ pkgs=(
 	linux-perf procps iproute2 time
 	libcapstone-dev
 	librsvg2-bin chromium
-	qemu-user gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu gcc-arm-linux-gnueabihf  # QEMU plugin traces (issue 7)
+	qemu-user gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu gcc-arm-linux-gnueabihf  # QEMU plugin traces (issue 7):
+	libc6-dev-arm64-cross libc6-dev-riscv64-cross libc6-dev-armhf-cross  # their C libraries (not pulled in without Recommends)
 )
 # Cross boards: the toolchain, the cross libraries the board's defconfig needs (Debian
 # multiarch :armhf/:arm64 -dev packages, linked statically into the agent), cmocka for
