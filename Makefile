@@ -3,7 +3,9 @@
 #   make defconfig        (re)create build/<board>/.config from configs/<board>_defconfig
 #   make menuconfig       edit the configuration (Kconfig, kconfiglib)
 #   make olddefconfig     update an old .config with defaults for new options
-#   make check            install deps, -Werror build, unit + integration tests under ASan+UBSan
+#   make check            install deps, -Werror build, unit + integration tests under ASan+UBSan,
+#                         boards, deps audit (every package used is installed by scripts/deps.sh)
+#   make check-fast       the unit suites only (sanitizer build), no deps/boards/integration
 #   make demo             install deps, build, profile a sample OpenCL workload, print the report
 #   make fuzz             libFuzzer on the frame + envelope decoder, 600 s (FUZZ_SECONDS=N; make fuzz-short: 60 s)
 #   make bench            benchmarks, results in bench/RESULTS.md
@@ -98,7 +100,7 @@ EXTRA_TARGETS :=
 EXTRA_CHECK :=
 -include $(sort $(wildcard mk/*.mk))
 
-.PHONY: all deps defconfig menuconfig olddefconfig savedefconfig tests check unit integration demo fuzz bench clean distclean help
+.PHONY: all deps defconfig menuconfig olddefconfig savedefconfig tests check check-fast unit integration demo fuzz bench clean distclean help
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -108,13 +110,18 @@ help:
 	@sed -n '1,/^$$/p' Makefile
 
 # ---------------------------------------------------------------- configuration
-$(O)/.config: $(DEFCONFIG) Kconfig
+# kconfiglib comes from scripts/deps.sh: on a fresh machine the first thing make does
+# (remaking the included .config) installs the dependencies.
+$(KCONFIGLIB)/kconfiglib.py:
+	@scripts/deps.sh $(BOARD)
+
+$(O)/.config: $(DEFCONFIG) Kconfig | $(KCONFIGLIB)/kconfiglib.py
 	@mkdir -p $(O)
 	@if [ -f $@ ]; then echo "  OLDDEF  $@"; $(KCONFIG_RUN)/olddefconfig.py Kconfig >/dev/null; \
 	 else echo "  DEFCONF $@ (from $<)"; $(KCONFIG_RUN)/defconfig.py --kconfig Kconfig $< >/dev/null; fi
 	@touch $@
 
-defconfig:
+defconfig: | $(KCONFIGLIB)/kconfiglib.py
 	@mkdir -p $(O)
 	$(KCONFIG_RUN)/defconfig.py --kconfig Kconfig $(DEFCONFIG)
 
@@ -205,15 +212,30 @@ unit: tests
 integration: tests
 	@scripts/run-tests.sh integration $(O)
 
+# Deps audit (scripts/deps-audit.py): the builds and checks below run under strace, the
+# test tools are probed once, and every package they used must be installed by
+# scripts/deps.sh on a fresh machine (DEPS_AUDIT=0 skips it).
+AUDIT_DIR := build/deps-audit
+AUDIT = $(if $(filter 0,$(DEPS_AUDIT)),,scripts/deps-audit.py trace $(AUDIT_DIR)/$(1).trace --)
+AUDIT_BOARDS = $(addprefix --board ,$(BOARD_BUILD_BOARDS) $(BOARD_CHECK_BOARDS))
+
 check: deps
+	$(Q)rm -rf $(AUDIT_DIR)
 	@echo "== -Werror build ($(O)) =="
-	$(Q)$(MAKE) --no-print-directory WERROR=1 all
+	$(Q)$(call AUDIT,build) $(MAKE) --no-print-directory WERROR=1 all
 	@echo "== sanitizer build + tests =="
-	$(Q)$(MAKE) --no-print-directory SAN=1 WERROR=1 tests
+	$(Q)$(call AUDIT,build-san) $(MAKE) --no-print-directory SAN=1 WERROR=1 tests
 	@echo "== minimal configuration (every optional feature off) =="
-	$(Q)scripts/check-config.sh
-	$(Q)$(foreach c,$(EXTRA_CHECK),$(c) &&) true
+	$(Q)$(call AUDIT,config) scripts/check-config.sh
+	$(Q)$(foreach c,$(EXTRA_CHECK),$(call AUDIT,$(notdir $(c))) $(c) &&) true
+	$(Q)$(if $(filter 0,$(DEPS_AUDIT)),,echo "== deps audit ==" && scripts/deps-audit.py probe $(AUDIT_DIR) && \
+		scripts/deps-audit.py check --self-test $(AUDIT_BOARDS) $(AUDIT_DIR)/*.trace)
 	$(Q)scripts/run-tests.sh all build/$(BOARD)-san
+
+# The unit suites alone, against the sanitizer build (no deps, boards or integration tests).
+check-fast:
+	$(Q)$(MAKE) --no-print-directory SAN=1 WERROR=1 $(PROGRAMS) $(UNIT_BINS)
+	$(Q)scripts/run-tests.sh unit build/$(BOARD)-san
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all tests

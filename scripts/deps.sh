@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Install the Debian 12 packages the build, tests, demo and benchmarks need.
-# Idempotent: does nothing when everything is present. Usage: deps.sh [BOARD]
+# Idempotent: does nothing when everything is present.
+# Usage: deps.sh [BOARD]          install what is missing
+#        deps.sh --list [BOARD]   print the package list (one a line, foreign ones as NAME:ARCH)
+# scripts/deps-audit.py checks this list against what the builds and tests really use.
 set -euo pipefail
+list=0
+if [ "${1:-}" = --list ]; then list=1; shift; fi
 board=${1:-host}
 
 pkgs=(
@@ -10,7 +15,7 @@ pkgs=(
 	libsqlite3-dev sqlite3 libcmocka-dev libssl-dev nettle-dev libpq-dev postgresql  # TLS (OpenSSL), token auth (nettle), PostgreSQL store + its tests (issue 10)
 	libbpf-dev libelf-dev zlib1g-dev bpftool clang llvm libclang-rt-14-dev
 	ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo clpeak
-	linux-perf procps iproute2 time
+	linux-perf procps iproute2 time strace  # strace: the deps audit (scripts/deps-audit.py)
 	libcapstone-dev
 	librsvg2-bin chromium
 	qemu-user gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu gcc-arm-linux-gnueabihf  # QEMU plugin traces (issue 7):
@@ -51,6 +56,11 @@ if [ -n "$deb_arch" ]; then
 		pkgs+=(qemu-system-arm cpio socat)
 	fi
 	for p in "${foreign[@]}"; do pkgs+=("$p:$deb_arch"); done
+fi
+
+if [ $list -eq 1 ]; then
+	printf '%s\n' "${pkgs[@]}"
+	exit 0
 fi
 
 missing=()

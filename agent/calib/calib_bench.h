@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "calib/calib_model.h"
+#include "calib/calib_phys.h"
 #include "calib/calib_stats.h"
 #include "cl_env.h"
 
@@ -35,6 +36,7 @@ struct calib_result {
 	double seconds;
 	bool quick;
 	char skipped[1100]; /* non-empty: the benchmark did not run, and why */
+	char note[CALIB_METHOD_MAX + 32]; /* non-empty: printed with the result (e.g. why a physical peak is unknown) */
 	size_t nparams;
 	struct calib_param params[CR_MAX_PARAMS];
 	size_t ncurves;
@@ -73,6 +75,14 @@ int bench_cache(struct calib_ctx *c, struct calib_result *r);
 int bench_peak(struct calib_ctx *c, struct calib_result *r);
 int bench_cpu_peak(struct calib_ctx *c, struct calib_result *r);
 int bench_mem_slots(struct calib_ctx *c, struct calib_result *r);
+
+/* Physical peaks (phys_probe.c, common/calib/calib_phys.h): the clock measured
+ * with dependent adds (MHz, NAN if it cannot), the CPU as the formulas need it,
+ * and, after the "peak" and "cpu_peak" benchmarks, the physical parameters and
+ * the measured/physical ratios added to r (impossible values flagged). */
+double phys_measure_mhz(void);
+void phys_cpu_probe(unsigned cores, double fallback_mhz, struct calib_phys_cpu *out);
+void phys_annotate(const struct calib_ctx *c, struct calib_result *r);
 
 /* Helpers shared by the benchmarks (bench_util.c). */
 /* Sattolo: one random cycle through nodes 0..n-1 visited in page-clustered

@@ -141,6 +141,8 @@ int calib_run_all(const struct calib_run_opts *o, struct calib_model *model, cal
 		r->seconds = (double)(clock_mono_ns() - t0) / 1e9;
 		if (b->opencl == false && isfinite(c.cpu_mhz) && strcmp(b->name, "cpu_peak") == 0)
 			cr_param(r, "cpu_clock_mhz", c.cpu_mhz, "MHz", "cpufreq cpuinfo_max_freq, else /proc/cpuinfo cpu MHz", 0, 1);
+		if (rc == 0)
+			phys_annotate(&c, r);
 		if (pg) {
 			for (size_t j = 0; j < r->nparams; j++) {
 				const struct calib_param *p = &r->params[j];
@@ -148,6 +150,8 @@ int calib_run_all(const struct calib_run_opts *o, struct calib_model *model, cal
 					p->unit, isfinite(p->spread) ? p->spread * 100 : 999.9, p->confidence,
 					p->flagged ? "  FLAGGED" : "");
 			}
+			if (r->note[0])
+				fprintf(pg, "  note: %s\n", r->note);
 			if (rc < 0 || r->skipped[0])
 				fprintf(pg, "  %s: %s\n", rc < 0 ? "failed" : "partly failed", r->skipped);
 			fprintf(pg, "  (%.1f s)\n", r->seconds);

@@ -50,6 +50,34 @@ static const struct {
 	{"tput_half_add_per_cycle_cu", "half add (no FMA)", 1},
 };
 
+/* A calibrated ceiling above the physical peak of its kind (common/calib/calib_phys.h)
+ * comes from a wrong benchmark: it is left out. */
+static const char *phys_param(bool cpu, enum roofline_ceiling_kind kind)
+{
+	return kind == ROOFLINE_COMPUTE ? (cpu ? "cpu_phys_peak_gflops" : "phys_peak_gflops")
+					: (cpu ? "cpu_phys_peak_gbps" : "phys_peak_gbps");
+}
+
+static bool possible(const struct calib_model *m, bool cpu, enum roofline_ceiling_kind kind, double v)
+{
+	double p = calib_model_value(m, phys_param(cpu, kind), NAN);
+	return !(isfinite(p) && p > 0 && v > p);
+}
+
+/* Add a ceiling unless it is impossible; counts into *added. */
+static void add(struct roofline *r, const struct calib_model *m, bool cpu, enum roofline_ceiling_kind kind,
+		const char *name, double v, const char *param, int *added, int *impossible)
+{
+	if (!isfinite(v) || v <= 0)
+		return;
+	if (!possible(m, cpu, kind, v)) {
+		(*impossible)++;
+		return;
+	}
+	if (roofline_add(r, kind, name, v, param) == 0)
+		(*added)++;
+}
+
 int roofline_from_calib(const struct calib_model *m, bool cpu, struct roofline *r)
 {
 	const struct map *mp = cpu ? cpu_map : gpu_map;
@@ -57,22 +85,29 @@ int roofline_from_calib(const struct calib_model *m, bool cpu, struct roofline *
 	r->n = 0;
 	snprintf(r->device, sizeof(r->device), "%s%s%.*s", cpu ? "CPU" : "GPU", m->device[0] && !cpu ? ": " : "",
 		 cpu ? 0 : 40, m->device);
-	int added = 0;
-	for (size_t i = 0; i < n; i++) {
-		double v = calib_model_value(m, mp[i].param, NAN);
-		if (!isfinite(v) || v <= 0)
-			continue;
-		if (roofline_add(r, mp[i].kind, mp[i].name, v, mp[i].param) == 0)
-			added++;
+	int added = 0, impossible = 0;
+	for (size_t i = 0; i < n; i++)
+		add(r, m, cpu, mp[i].kind, mp[i].name, calib_model_value(m, mp[i].param, NAN), mp[i].param, &added,
+		    &impossible);
+	if (!cpu) {
+		/* per precision, from the arithmetic throughput benchmarks: ops/cycle/CU x CUs x clock */
+		double cus = calib_model_value(m, "compute_units", NAN), mhz = calib_model_value(m, "clock_mhz", NAN);
+		for (size_t i = 0; i < sizeof(tput_map) / sizeof(tput_map[0]); i++) {
+			double t = calib_model_value(m, tput_map[i].param, NAN);
+			add(r, m, cpu, ROOFLINE_COMPUTE, tput_map[i].name, t * tput_map[i].flops * cus * mhz / 1e3,
+			    tput_map[i].param, &added, &impossible);
+		}
 	}
-	if (cpu)
-		return added;
-	/* per precision, from the arithmetic throughput benchmarks: ops/cycle/CU x CUs x clock */
-	double cus = calib_model_value(m, "compute_units", NAN), mhz = calib_model_value(m, "clock_mhz", NAN);
-	for (size_t i = 0; i < sizeof(tput_map) / sizeof(tput_map[0]); i++) {
-		double t = calib_model_value(m, tput_map[i].param, NAN);
-		double v = t * tput_map[i].flops * cus * mhz / 1e3;
-		if (isfinite(v) && v > 0 && roofline_add(r, ROOFLINE_COMPUTE, tput_map[i].name, v, tput_map[i].param) == 0)
+	/* every measured peak of a kind impossible: the physical peak is the roof */
+	for (int k = 0; impossible && k < 2; k++) {
+		enum roofline_ceiling_kind kind = k ? ROOFLINE_BANDWIDTH : ROOFLINE_COMPUTE;
+		bool have = false;
+		for (size_t i = 0; i < r->n; i++)
+			have |= r->c[i].kind == kind;
+		const char *phys = phys_param(cpu, kind);
+		double p = calib_model_value(m, phys, NAN);
+		if (!have && isfinite(p) && p > 0 &&
+		    roofline_add(r, kind, "physical peak (calibrated one impossible)", p, phys) == 0)
 			added++;
 	}
 	return added;

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "calib/calib_model.h"
+#include "calib/calib_phys.h"
 #include "report/roofline_plot.h"
 #include "report/sens_plot.h"
 #include "report/sensitivity.h"
@@ -134,6 +135,59 @@ static void test_roofline_from_calib_ceilings(void **state)
 	assert_int_equal(roofline_from_calib(m, true, &c), 1);
 	assert_false(roofline_complete(&c)); /* no CPU bandwidth: no roof */
 	free(m);
+}
+
+/* A calibrated ceiling above the physical peak is never a roof: left out, and the
+ * physical peak stands in when no possible ceiling of that kind is left. */
+static void test_roofline_from_calib_leaves_out_impossible_ceilings(void **state)
+{
+	(void)state;
+	struct calib_model *m = calloc(1, sizeof(*m));
+	assert_non_null(m);
+	assert_int_equal(calib_model_put(m, "peak_gflops", 273, "GFLOP/s", "x", 0, 1), 0);
+	assert_int_equal(calib_model_put(m, "phys_peak_gflops", 166.4, "GFLOP/s", "x", 0, 1), 0);
+	assert_int_equal(calib_model_put(m, "peak_gbps", 20, "GB/s", "x", 0, 1), 0);
+	assert_int_equal(calib_model_put(m, "phys_peak_gbps", 665, "GB/s", "x", 0, 1), 0);
+	struct roofline g;
+	assert_int_equal(roofline_from_calib(m, false, &g), 2);
+	assert_float_equal(roofline_pi(&g), 166.4, 1e-12);
+	assert_float_equal(roofline_beta(&g), 20, 1e-12);
+	bool phys = false;
+	for (size_t i = 0; i < g.n; i++)
+		if (g.c[i].kind == ROOFLINE_COMPUTE) {
+			assert_string_equal(g.c[i].source, "phys_peak_gflops");
+			assert_non_null(strstr(g.c[i].name, "impossible"));
+			phys = true;
+		}
+	assert_true(phys);
+	/* a possible compute ceiling is kept instead, the impossible one still left out */
+	assert_int_equal(calib_model_put(m, "gflops_float1", 40, "GFLOP/s", "x", 0, 1), 0);
+	assert_int_equal(roofline_from_calib(m, false, &g), 2);
+	assert_float_equal(roofline_pi(&g), 40, 1e-12);
+	free(m);
+}
+
+/* Physical peaks from what the machine says: cores x clock x lanes x FMA pipes x 2
+ * for CPUs, published per-core rates for GPUs in the table, unknown otherwise. */
+static void test_calib_phys_peaks(void **state)
+{
+	(void)state;
+	char method[CALIB_METHOD_MAX];
+	struct calib_phys_cpu cpu = {.cores = 2, .mhz = 2600, .isa = "avx512f", .fp32_lanes = 16};
+	assert_float_equal(calib_phys_cpu_gflops(&cpu, method, sizeof(method)), 2 * 2600 * 16 * 2 * 2 / 1e3, 1e-9);
+	assert_non_null(strstr(method, "assumed"));
+	assert_non_null(strstr(method, "avx512f"));
+	assert_float_equal(calib_phys_cpu_gbps(&cpu, method, sizeof(method)), 2 * 2600 * 2 * 64 / 1e3, 1e-9);
+	cpu.mhz = NAN;
+	assert_true(isnan(calib_phys_cpu_gflops(&cpu, method, sizeof(method))));
+	assert_non_null(strstr(method, "no clock"));
+	/* Arndale Octa: Mali-T628, the 4-core OpenCL device at 533 MHz: 4 x 533 x 34 */
+	assert_float_equal(calib_phys_gpu_gflops("Mali-T628", 4, 533, method, sizeof(method)), 4 * 533 * 34 / 1e3,
+			   1e-9);
+	assert_non_null(strstr(method, "AnandTech"));
+	assert_true(isnan(calib_phys_gpu_gflops("Frobnicator 9000", 4, 533, method, sizeof(method))));
+	assert_non_null(strstr(method, "no published per-core rate"));
+	assert_null(calib_phys_gpu_lookup(NULL));
 }
 
 /* ---------------------------------------------------------------- SVG parse-back */
@@ -377,6 +431,8 @@ int main(void)
 		cmocka_unit_test(test_work_model_kernel_file_lines),
 		cmocka_unit_test(test_work_model_cpu_events),
 		cmocka_unit_test(test_roofline_png_size),
+		cmocka_unit_test(test_roofline_from_calib_leaves_out_impossible_ceilings),
+		cmocka_unit_test(test_calib_phys_peaks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

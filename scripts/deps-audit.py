@@ -1,0 +1,342 @@
+#!/usr/bin/env python3
+"""Deps audit: every Debian package the build and the test tools really use must be
+installed by scripts/deps.sh on a fresh Debian 12 machine.
+
+What is "used": every file that a traced command opened or executed successfully under
+/usr, /lib*, /bin, /sbin and /etc (strace -f -e trace=openat,execve, written by
+`deps-audit.py trace`), mapped to the package that owns it (dpkg's file lists, as
+`dpkg -S` does, with merged-/usr and symlink targets resolved).
+
+What a fresh machine has: the closure over Depends and Pre-Depends (no Recommends: deps.sh
+installs with --no-install-recommends) of scripts/deps.sh's list for every audited board,
+plus the packages every Debian system has (Essential: yes, Priority: required), resolved
+against the packages installed here (an alternative group takes its first installed member,
+a virtual package its installed providers).
+
+A used package outside that closure fails the audit, named with a file it provided and the
+program that opened it. `--without PKG` audits as if PKG were dropped from the list (the
+self-test in `make check` drops one package and expects a failure).
+
+Usage:
+  deps-audit.py trace OUTFILE -- CMD ARGS...   run CMD under strace (seccomp-filtered), exit as CMD
+  deps-audit.py probe OUTDIR                   run the test run's tools once each under strace
+  deps-audit.py check [--board B]... [--without PKG]... [--self-test] TRACE...
+     --self-test: also show that dropping one listed package fails the audit
+"""
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+AUDITED_ROOTS = ("/usr/", "/lib", "/bin/", "/sbin/", "/etc/")
+NATIVE = subprocess.run(["dpkg", "--print-architecture"], capture_output=True,
+                        text=True).stdout.strip() or "amd64"
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def die(msg, rc=2):
+    print(f"deps-audit: {msg}", file=sys.stderr)
+    sys.exit(rc)
+
+
+# ------------------------------------------------------------------ tracing
+def strace_cmd(out):
+    # -z: successful calls only; --seccomp-bpf: untraced syscalls do not stop the tracee
+    return ["strace", "-f", "-qq", "-z", "--seccomp-bpf", "-s", "0", "-e", "signal=none",
+            "-e", "trace=openat,open,execve", "-o", out]
+
+
+def cmd_trace(argv):
+    if len(argv) < 3 or argv[1] != "--":
+        die("usage: deps-audit.py trace OUTFILE -- CMD ARGS...")
+    out, cmd = argv[0], argv[2:]
+    if not shutil.which("strace"):
+        die("strace is missing: run scripts/deps.sh (it installs strace)")
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    return subprocess.call(strace_cmd(out) + cmd)
+
+
+# The tools the tests, the demo and the benchmarks start, run once each the way they use them.
+# A tool that cannot run here is reported, and the audit still checks the files it opened.
+def probe_commands(tmp):
+    svg = os.path.join(tmp, "probe.svg")
+    with open(svg, "w") as f:
+        f.write('<svg xmlns="http://www.w3.org/2000/svg" width="20" height="20">'
+                '<text x="1" y="15">p</text></svg>')
+    pgdata = os.path.join(tmp, "pg")
+    pgbin = sorted(glob.glob("/usr/lib/postgresql/*/bin"))
+    initdb = os.path.join(pgbin[-1], "initdb") if pgbin else "initdb"
+    chromium = ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                "--no-first-run", "--disable-background-networking", "--disable-component-update",
+                "--disable-sync", f"--user-data-dir={tmp}/chromium", "--dump-dom", "file://" + svg]
+    pg = (["runuser", "-u", "postgres", "--"] if os.getuid() == 0 else []) + \
+        [initdb, "-D", pgdata, "-A", "trust", "--no-sync"]
+    return [
+        ("rsvg-convert", ["rsvg-convert", "-o", os.path.join(tmp, "p.png"), svg]),
+        ("chromium", ["timeout", "60"] + chromium),
+        ("postgres", pg),
+        ("clinfo", ["clinfo", "-l"]),
+        ("clpeak", ["timeout", "20", "clpeak", "--help"]),
+        ("perf", ["perf", "stat", "-e", "task-clock", "true"]),
+        ("bpftool", ["bpftool", "version"]),
+        ("qemu-user", ["qemu-aarch64", "--version"]),
+        ("qemu-user-static", ["qemu-arm-static", "--version"]),
+        ("qemu-system", ["qemu-system-aarch64", "--version"]),
+        ("qemu-system-arm", ["qemu-system-arm", "--version"]),
+        ("socat", ["socat", "-V"]),
+        ("cpio", ["cpio", "--version"]),
+        ("ip", ["ip", "-V"]),
+        ("sqlite3", ["sqlite3", "-version"]),
+        ("time", ["/usr/bin/time", "-f", "%M", "true"]),
+    ]
+
+
+def cmd_probe(argv):
+    if len(argv) != 1:
+        die("usage: deps-audit.py probe OUTDIR")
+    outdir = argv[0]
+    tmp = os.path.join(outdir, "probe-tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    os.chmod(tmp, 0o777)
+    for name, cmd in probe_commands(tmp):
+        if not shutil.which(cmd[0]) and not os.path.exists(cmd[0]):
+            print(f"deps-audit: probe {name}: {cmd[0]} not installed (skipped; deps.sh installs it)")
+            continue
+        rc = subprocess.call(strace_cmd(os.path.join(outdir, f"probe-{name}.trace")) + cmd,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if rc != 0:
+            print(f"deps-audit: probe {name}: '{' '.join(cmd[:3])}...' exited {rc}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+# ------------------------------------------------------------------ dpkg database
+DEP_ALT = re.compile(r"^\s*([A-Za-z0-9.+\-]+)(?::([a-z0-9]+))?")
+
+
+def parse_deps(field):
+    groups = []
+    for group in field.split(","):
+        alts = []
+        for alt in group.split("|"):
+            m = DEP_ALT.match(alt)
+            if m:
+                alts.append((m.group(1), m.group(2)))
+        if alts:
+            groups.append(alts)
+    return groups
+
+
+class Db:
+    def __init__(self):
+        fmt = ("${db:Status-Abbrev}\t${Package}\t${Architecture}\t${Essential}\t${Priority}\t"
+               "${Pre-Depends}\t${Depends}\t${Provides}\n")
+        out = subprocess.run(["dpkg-query", "-W", "-f", fmt], capture_output=True,
+                             text=True, check=True).stdout
+        self.pkgs = {}       # (name, arch) -> (essential, priority, deps groups)
+        self.by_name = {}    # name -> [(name, arch)]
+        self.providers = {}  # virtual name -> [(name, arch)]
+        for line in out.splitlines():
+            f = line.split("\t")
+            if len(f) < 8 or not f[0].startswith("ii"):
+                continue
+            key = (f[1], f[2])
+            self.pkgs[key] = (f[3] == "yes", f[4], parse_deps(f[5]) + parse_deps(f[6]))
+            self.by_name.setdefault(f[1], []).append(key)
+            for prov, _ in (alts[0] for alts in parse_deps(f[7])):
+                self.providers.setdefault(prov, []).append(key)
+
+    def resolve(self, name, qual, ctx_arch):
+        """Installed packages that satisfy one dependency alternative."""
+        cands = self.by_name.get(name) or self.providers.get(name) or []
+        if qual == "any" or not cands:
+            return cands
+        want = qual if qual and qual != "native" else (NATIVE if qual == "native" else ctx_arch)
+        for arch in (want, "all", NATIVE):
+            hit = [k for k in cands if k[1] == arch]
+            if hit:
+                return hit
+        return cands
+
+    def closure(self, roots):
+        seen = set()
+        todo = list(roots)
+        while todo:
+            key = todo.pop()
+            if key in seen:
+                continue
+            seen.add(key)
+            for alts in self.pkgs[key][2]:
+                for name, qual in alts:
+                    hit = self.resolve(name, qual, key[1])
+                    if hit:
+                        todo.extend(hit)
+                        break
+        return seen
+
+    def base(self):
+        return [k for k, (ess, prio, _) in self.pkgs.items() if ess or prio == "required"]
+
+    def root(self, spec):
+        name, _, arch = spec.partition(":")
+        hit = self.resolve(name, arch or None, arch or NATIVE)
+        if not hit:
+            die(f"FAIL: '{spec}' from scripts/deps.sh is not installed here (run scripts/deps.sh)", 1)
+        return hit
+
+
+def file_owners():
+    owners = {}
+    for lst in glob.glob("/var/lib/dpkg/info/*.list"):
+        base = os.path.basename(lst)[:-5]
+        name, _, arch = base.partition(":")
+        with open(lst, errors="replace") as f:
+            for path in f:
+                owners.setdefault(path.rstrip("\n"), []).append((name, arch or None))
+    return owners
+
+
+def path_variants(path):
+    out = {path}
+    for p in list(out) + [os.path.realpath(path)]:
+        out.add(p)
+        for top in ("/lib", "/bin", "/sbin", "/lib32", "/lib64", "/libx32"):
+            if p.startswith(top + "/"):
+                out.add("/usr" + p)
+            if p.startswith("/usr" + top + "/"):
+                out.add(p[4:])
+    return out
+
+
+# ------------------------------------------------------------------ traces
+LINE = re.compile(r'^(\d+)\s+(openat|open|execve)\((?:AT_FDCWD, |\d+, )?"([^"]*)"')
+
+
+def read_traces(files):
+    """{path: program that first opened it} for every audited file the traces show."""
+    used, prog = {}, {}
+    for tf in files:
+        with open(tf, errors="replace") as f:
+            for line in f:
+                m = LINE.match(line)
+                if not m:
+                    continue
+                pid, call, path = m.groups()
+                path = os.path.normpath(path)
+                if call == "execve":
+                    prog[pid] = os.path.basename(path)
+                if path.startswith(AUDITED_ROOTS) and path not in used:
+                    used[path] = prog.get(pid, "?")
+    return used
+
+
+def audit(db, owners, used, listed):
+    """({package: (file, program)} used but not installed by `listed`, files, packages)."""
+    roots = db.base()
+    for spec in listed:
+        roots += db.root(spec)
+    have = db.closure(roots)
+    have_names = {(n, a) for n, a in have} | {(n, None) for n, _ in have}
+    missing, nfiles, seen = {}, 0, set()
+    for path, program in sorted(used.items()):
+        if os.path.isdir(path):
+            continue
+        found = False
+        for v in path_variants(path):
+            own = owners.get(v)
+            if not own:
+                continue
+            found = True
+            seen.update(own)
+            if not any(o in have_names for o in own):
+                missing.setdefault(own[0], (path, program))
+        nfiles += found
+    return missing, nfiles, len(seen), len(have)
+
+
+def fail_lines(missing):
+    for (name, arch), (path, program) in sorted(missing.items(), key=lambda kv: kv[0][0]):
+        spec = name + (f":{arch}" if arch and arch not in (NATIVE, "all") else "")
+        yield (f"deps-audit: FAIL: {spec} is used but scripts/deps.sh does not install it "
+               f"(nor anything that depends on it): {path} (opened by {program})")
+
+
+# Packages to drop first in the self-test: the one a fresh machine once lacked comes first.
+SELF_TEST_FIRST = ["libc6-dev-arm64-cross", "libc6-dev-armhf-cross", "libprotobuf-c-dev"]
+
+
+def cmd_check(argv):
+    boards, without, traces, self_test = ["host"], [], [], False
+    it = iter(argv)
+    for a in it:
+        if a == "--board":
+            boards.append(next(it))
+        elif a == "--without":
+            without.append(next(it))
+        elif a == "--self-test":
+            self_test = True
+        else:
+            traces.append(a)
+    traces = [t for t in traces if os.path.getsize(t) > 0]
+    if not traces:
+        die("no trace to audit (run the build under `deps-audit.py trace`)")
+    listed = []
+    for b in dict.fromkeys(boards):
+        out = subprocess.run([os.path.join(HERE, "deps.sh"), "--list", b], capture_output=True,
+                             text=True)
+        if out.returncode != 0:
+            die(f"deps.sh --list {b} failed: {out.stderr.strip()}")
+        listed += out.stdout.split()
+    listed = list(dict.fromkeys(listed))
+    for w in without:
+        if w not in listed:
+            die(f"--without {w}: not in scripts/deps.sh's list")
+    listed = [p for p in listed if p not in without]
+
+    db, owners, used = Db(), file_owners(), read_traces(traces)
+    missing, nfiles, npkgs, nhave = audit(db, owners, used, listed)
+    what = (f"{nfiles} files of {npkgs} packages from {len(traces)} traces, "
+            f"boards {' '.join(dict.fromkeys(boards))}")
+    if without:
+        what += f", without {' '.join(without)}"
+    if missing:
+        for line in fail_lines(missing):
+            print(line)
+        print(f"deps-audit: {len(missing)} package(s) missing from scripts/deps.sh; {what}")
+        return 1
+    print(f"deps-audit: ok: {what}; all in the closure of scripts/deps.sh's list "
+          f"({nhave} packages with Depends/Pre-Depends and the required base)")
+    if not self_test:
+        return 0
+    # The audit must see a dropped package: drop listed ones until one fails it.
+    order = [p for p in SELF_TEST_FIRST if p in listed] + \
+        [p for p in listed if p not in SELF_TEST_FIRST]
+    for drop in order:
+        gone, _, _, _ = audit(db, owners, used, [p for p in listed if p != drop])
+        if gone:
+            print(f"deps-audit: self-test ok: without {drop} in the list the audit fails:")
+            print("  " + next(fail_lines(gone)))
+            return 0
+    print("deps-audit: self-test FAIL: dropping any one package from the list goes unnoticed "
+          "(the traces show too little)")
+    return 1
+
+
+def main():
+    if len(sys.argv) < 2:
+        die(__doc__.strip().split("Usage:")[1])
+    sub, argv = sys.argv[1], sys.argv[2:]
+    if sub == "trace":
+        return cmd_trace(argv)
+    if sub == "probe":
+        return cmd_probe(argv)
+    if sub == "check":
+        return cmd_check(argv)
+    die(f"unknown subcommand '{sub}' (trace, probe, check)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
