@@ -55,7 +55,8 @@ def cmd_trace(argv):
     if not shutil.which("strace"):
         die("strace is missing: run scripts/deps.sh (it installs strace)")
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    return subprocess.call(strace_cmd(out) + cmd)
+    argv = strace_cmd(out) + cmd
+    os.execvp(argv[0], argv)  # keeps make's jobserver descriptors open (subprocess would close them)
 
 
 # The tools the tests, the demo and the benchmarks start, run once each the way they use them.
