@@ -212,6 +212,19 @@ def path_variants(path):
     return out
 
 
+# Files a program reads because they are there, not because it needs them: drop-ins of a
+# directory it scans, plugins named by a config file that their own package edits on install
+# (NSS, PAM), fonts found by a font scan, Python path hooks. A package seen only through
+# such files is optional: a fresh machine without it behaves the same.
+OPTIONAL = [re.compile(p) for p in (
+    r"^/etc/[^/]+(/[^/]+)?\.d/",                 # conf.d drop-ins: /etc/apt/apt.conf.d/, /etc/ld.so.conf.d/
+    r"^/usr/share/fonts/", r"^/etc/fonts/",      # fontconfig scans whatever fonts exist
+    r"/libnss_[a-z0-9]+\.so",                    # NSS modules named in nsswitch.conf by their package
+    r"/security/pam_[a-z0-9_]+\.so$",            # PAM modules added by pam-auth-update
+    r"^/usr/lib/python3/dist-packages/[^/]+\.pth$",  # site-packages path hooks
+)]
+
+
 # ------------------------------------------------------------------ traces
 LINE = re.compile(r'^(\d+)\s+(openat|open|execve)\((?:AT_FDCWD, |\d+, )?"([^"]*)"')
 
@@ -229,7 +242,8 @@ def read_traces(files):
                 path = os.path.normpath(path)
                 if call == "execve":
                     prog[pid] = os.path.basename(path)
-                if path.startswith(AUDITED_ROOTS) and path not in used:
+                if path.startswith(AUDITED_ROOTS) and path not in used and \
+                        not any(o.search(path) for o in OPTIONAL):
                     used[path] = prog.get(pid, "?")
     return used
 
