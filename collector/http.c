@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "json.h"
 #include "log.h"
 #include "net.h"
 #include "report/overview.h"
@@ -121,11 +122,8 @@ static int list_cb(const struct store_session_row *r, void *arg)
 	char t[32];
 	if (x->json) {
 		fprintf(x->f, "%s{\"id\":%lld,\"agent_id\":", x->n ? "," : "", (long long)r->id);
-		fputc('"', x->f);
-		for (const char *p = r->agent_id; *p; p++)
-			if (*p >= 0x20 && *p != '"' && *p != '\\')
-				fputc(*p, x->f);
-		fprintf(x->f, "\",\"records\":%llu,\"last_seen\":%lld}", (unsigned long long)r->records,
+		json_string(x->f, r->agent_id);
+		fprintf(x->f, ",\"records\":%llu,\"last_seen\":%lld}", (unsigned long long)r->records,
 			(long long)r->last_seen);
 	} else {
 		fprintf(x->f, "<tr><td><a href=\"/session/%lld\">%lld</a></td><td>", (long long)r->id, (long long)r->id);

@@ -27,7 +27,7 @@
 	"usage: collector [--listen HOST:PORT] --store PATH [--port-file FILE] [--sync full|normal]\n"       \
 	"                 [--max-conns N] [--http HOST:PORT] [--token-file F] [--max-rate N]\n"           \
 	"                 [--max-sessions-per-agent N] [--hello-timeout S] [--idle-timeout S]\n"             \
-	"                 [--tls-cert F --tls-key F] [--max-frame-kb N] [-v] [-q]\n"                                                       \
+	"                 [--tls-cert F --tls-key F] [--max-frame-kb N] [--init] [-v] [-q]\n"                                                       \
 	"       collector sessions --store PATH [--json]\n"                                                  \
 	"       collector dump --store PATH --session N [--json] [--rows]\n"                                 \
 	"       collector report --store PATH --session N [--top] [--opencl] [--json]\n"                     \
@@ -41,7 +41,7 @@ static const char short_usage[] = SYNOPSIS "Run 'collector --help' for details.\
 static const char usage_text[] =
     SYNOPSIS "\n"
 	     "Receive agent records on HOST:PORT (default " DEFAULT_LISTEN "; port 0 picks a free port)\n"
-	     "and store them in the SQLite database PATH (created if missing).\n"
+	     "and store them in the SQLite database PATH (created if missing, mode 0600).\n"
 	     "  --port-file FILE  write the port actually bound (decimal + newline) to FILE\n"
 	     "  --sync MODE       full (default): an ack means the record survives a power cut;\n"
 	     "                    normal: faster, an ack survives a collector crash only\n"
@@ -59,6 +59,8 @@ static const char usage_text[] =
 	     "  --tls-cert F --tls-key F  TLS on every connection: certificate chain and private key\n"
 	     "                    (PEM); agents then need --tls-ca (the CA that signed it)\n"
 	     "  --max-frame-kb N  largest frame accepted, KiB (default CONFIG_MAX_FRAME_KB)\n"
+	     "  --init            an existing empty (0-byte) --store file may become a new store\n"
+	     "                    (without it such a file is refused: it is no store)\n"
 	     "  -v, -q            more (debug) / less (warnings only) logging\n"
 	     "SIGINT/SIGTERM: stop accepting, commit what is buffered, send the last acks, exit 0.\n"
 	     "\n"
@@ -121,7 +123,7 @@ static void raise_fd_limit(unsigned max_conns)
 
 struct serve_args {
 	const char *listen, *store, *port_file, *http, *token_file, *tls_cert, *tls_key;
-	bool sync_full;
+	bool sync_full, init;
 	unsigned max_conns, max_rate, max_per_agent, hello_timeout_s, max_frame_kb, idle_timeout_ms;
 };
 
@@ -166,7 +168,7 @@ static int serve(const struct serve_args *a)
 				     .tls_cert = a->tls_cert,
 				     .tls_key = a->tls_key,
 				     .max_frame = (size_t)a->max_frame_kb * 1024u};
-	if (store_open(a->store, a->sync_full ? STORE_SYNC_FULL : 0, &st) < 0)
+	if (store_open(a->store, (a->sync_full ? STORE_SYNC_FULL : 0) | (a->init ? STORE_INIT : 0), &st) < 0)
 		goto out;
 	if (a->http) {
 		if (http_open(a->http, a->store, &http) < 0)
@@ -231,7 +233,7 @@ int main(int argc, char **argv)
 	    {"max-sessions-per-agent", required_argument, NULL, 'A'},
 	    {"hello-timeout", required_argument, NULL, 'O'}, {"max-frame-kb", required_argument, NULL, 'F'},
 	    {"idle-timeout", required_argument, NULL, 'I'}, {"tls-cert", required_argument, NULL, 'C'},
-	    {"tls-key", required_argument, NULL, 'K'},
+	    {"tls-key", required_argument, NULL, 'K'}, {"init", no_argument, NULL, 'Z'},
 	    {NULL, 0, NULL, 0}};
 	struct serve_args a = {
 	    .listen = DEFAULT_LISTEN, .sync_full = true, .max_conns = SERVER_DEFAULT_MAX_CONNS};
@@ -289,6 +291,9 @@ int main(int argc, char **argv)
 			a.idle_timeout_ms = v ? v * 1000u : SERVER_NO_IDLE_TIMEOUT;
 			break;
 		}
+		case 'Z':
+			a.init = true;
+			break;
 		case 'C':
 			a.tls_cert = optarg;
 			break;
