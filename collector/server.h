@@ -53,7 +53,7 @@ struct server_options {
 #define SERVER_NO_IDLE_TIMEOUT 0xffffffffu
 #define SERVER_UNLIMITED_RATE 0xffffffffu /* max_rate: no rate limit */
 #define SERVER_DEFAULT_PREHELLO_SHARE 4u	 /* max_prehello = max_conns / 4 (at least 1) */
-#define SERVER_DEFAULT_PER_ADDR_SHARE 16u	 /* max_prehello_per_addr = max_conns / 16 (at least 1) */
+#define SERVER_DEFAULT_PER_ADDR_SHARE 8u	 /* max_prehello_per_addr = max_conns / 8 (at least 1) */
 #define SERVER_DEFAULT_SEQ_WINDOW 65536u
 #define SERVER_NO_SEQ_WINDOW UINT64_MAX
 

@@ -42,7 +42,7 @@ static int setup(void **state)
 	snprintf(f->db, sizeof(f->db), "%s/p.db", f->dir);
 	if (store_open(f->db, 0, &f->st) < 0 || rf_make_session(f->st, &sid) < 0)
 		return -1;
-	if (http_open("127.0.0.1:0", f->db, &f->http) < 0)
+	if (http_open("127.0.0.1:0", f->db, NULL, &f->http) < 0)
 		return -1;
 	struct server_options opt = {.listen = "127.0.0.1:0", .signal_fd = -1, .extra_fd = http_fd(f->http),
 				     .extra_ready = http_ready, .extra_arg = f->http};
