@@ -456,7 +456,7 @@ int http_open(const char *listen_spec, const char *store_path, const struct http
 		if (h->listen_fd >= 0)
 			setsockopt(h->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 		if (h->listen_fd < 0 || bind(h->listen_fd, (struct sockaddr *)&ss, sl) < 0 ||
-		    listen(h->listen_fd, 64) < 0) {
+		    listen(h->listen_fd, SOMAXCONN) < 0) {
 			rc = -errno;
 			log_error("cannot serve HTTP on %s: %s%s", listen_spec, strerror(-rc),
 				  rc == -EADDRINUSE ? ": pick another port in --http" : "");
