@@ -130,7 +130,6 @@ static void respond(struct http_server *h, struct hconn *c, int code, const char
 	c->out = buf;
 	c->out_len = blen;
 	c->out_off = 0;
-	h->stats.served++;
 	uint64_t wt = h->head_timeout_ns > WRITE_TIMEOUT_MIN_NS ? h->head_timeout_ns : WRITE_TIMEOUT_MIN_NS;
 	c->deadline_ns = clock_mono_ns() + wt;
 	struct epoll_event ev = {.events = EPOLLOUT, .data.ptr = c};
@@ -325,7 +324,6 @@ static void sweep(struct http_server *h)
 		snprintf(msg, sizeof(msg), "request head not received within %llu ms\n",
 			 (unsigned long long)(h->head_timeout_ns / 1000000u));
 		respond_text(h, c, 408, msg);
-		h->stats.served--; /* counted as a timeout */
 	}
 }
 
@@ -360,7 +358,6 @@ static void accept_some(struct http_server *h)
 			if (old) {
 				h->stats.evicted++;
 				respond_text(h, old, 503, "evicted: too many HTTP connections sending their request\n");
-				h->stats.served--;
 			}
 		}
 		struct hconn *c = h->nconns < h->max_conns ? calloc(1, sizeof(*c)) : NULL;
@@ -487,6 +484,10 @@ void http_close(struct http_server *h)
 {
 	if (!h)
 		return;
+	if (h->listen_fd >= 0)
+		log_info("http stats: %llu request heads timed out (408), %llu half-sent requests evicted (503), "
+			 "%llu connections refused (503)",
+			 h->stats.timeouts, h->stats.evicted, h->stats.busy);
 	while (h->conns)
 		conn_close(h, h->conns);
 	if (h->listen_fd >= 0)

@@ -28,7 +28,9 @@ struct http_limits {
 };
 
 struct http_stats {
-	unsigned long long served, timeouts, evicted, busy; /* 2xx-5xx answers; 408s; evicted; 503 at accept */
+	unsigned long long timeouts; /* 408: request head not received in time */
+	unsigned long long evicted;  /* 503: a half-sent request made room for a new connection */
+	unsigned long long busy;     /* 503 at accept: every connection was being answered */
 };
 
 struct http_server;

@@ -67,9 +67,8 @@ static void evict(struct server *s, struct conn *c, const char *why)
  * Hello (of the same address first) is evicted, so that a flood of silent peers
  * cannot lock agents out: a real agent sends its Hello at once. Refused (false)
  * only when every slot belongs to a connection that has sent its Hello. */
-bool srv_admit_conn(struct server *s, const char *addr, const char *peer)
+bool srv_admit_conn(struct server *s, const char *addr)
 {
-	(void)peer;
 	for (;;) {
 		unsigned total = 0, pre = 0, pre_addr = 0;
 		struct conn *old = NULL, *old_addr = NULL; /* the list is newest first: the last match is the oldest */

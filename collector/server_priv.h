@@ -86,7 +86,7 @@ void srv_batch_commit(struct server *s);
 int srv_admit_hello(void *arg, struct ingest_conn *ic, const Prof__Hello *h);
 /* Before accepting a connection from addr: evict the oldest connections without a
  * Hello as the budgets require; false if it must be refused (every slot has a Hello). */
-bool srv_admit_conn(struct server *s, const char *addr, const char *peer);
+bool srv_admit_conn(struct server *s, const char *addr);
 void srv_refuse(struct server *s, int fd, const char *peer);
 bool srv_rate_exhausted(struct server *s, struct conn *c);
 void srv_sweep_deadlines(struct server *s, uint64_t now);
