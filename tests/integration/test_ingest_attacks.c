@@ -7,7 +7,9 @@
  *  - 2,000 half-sent HTTP requests: /sessions.json still answers 200 within 1 s
  *    once the request deadline (--http-timeout 1) has passed;
  *  - 1,100 connections from one address that never send a Hello: a real agent
- *    connecting after them still stores every record. */
+ *    connecting after them still stores every record;
+ *  - store files 0600, an emptied store refused unless --init, a token file
+ *    others can read refused. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -403,6 +406,65 @@ static void test_ingest_attack_prehello_flood_one_address(void **state)
 	assert_true(tp_file_count(e->clog, "evicted after") >= 1);
 }
 
+static int file_mode(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 ? (int)(st.st_mode & 0777) : -1;
+}
+
+/* The files: a new store (and its WAL, SHM) is 0600, an emptied one is refused
+ * unless --init, a token file others can read is refused with the fix. */
+static void test_ingest_attack_store_and_token_files(void **state)
+{
+	struct env *e = *state;
+	mode_t old = umask(022);
+	start_collector(e, 0, NULL);
+	char wal[320], shm[320];
+	snprintf(wal, sizeof(wal), "%s-wal", e->db);
+	snprintf(shm, sizeof(shm), "%s-shm", e->db);
+	e->agent = fl_start_agent(e->port, e->spool, "files", "20", "1", NULL, e->alog, NULL);
+	assert_int_equal(fl_wait_exit(e->agent, 30000), 0);
+	e->agent = 0;
+	fprintf(stderr, "store modes: db %03o, wal %03o, shm %03o\n", file_mode(e->db), file_mode(wal),
+		file_mode(shm));
+	assert_int_equal(file_mode(e->db), 0600);
+	assert_int_equal(file_mode(wal), 0600);
+	assert_int_equal(file_mode(shm), 0600);
+	tp_stop(e->collector, 5000);
+	e->collector = 0;
+	umask(old);
+
+	char empty[320], log2[320], bin[512], tok[320];
+	snprintf(empty, sizeof(empty), "%s/empty.db", e->dir);
+	snprintf(log2, sizeof(log2), "%s/collector2.log", e->dir);
+	snprintf(tok, sizeof(tok), "%s/token", e->dir);
+	int fd = open(empty, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	tp_bin("collector", bin, sizeof(bin));
+	char *argv[] = {bin, "--listen", "127.0.0.1:0", "--store", empty, NULL};
+	pid_t c = tp_spawn(argv, log2);
+	int status = 0;
+	assert_int_equal(tp_wait(c, 10000, &status), 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+	assert_int_equal(tp_file_count(log2, "empty (0-byte) file, not a profiler store"), 1);
+	const char *init[] = {"--init", NULL};
+	int bound;
+	c = tp_start_collector_args(e->dir, empty, 0, &bound, log2, init);
+	assert_true(c > 0);
+	tp_stop(c, 5000);
+
+	assert_int_equal(fl_write_token(tok, 0), 0);
+	assert_int_equal(chmod(tok, 0640), 0);
+	char *targv[] = {bin, "--listen", "127.0.0.1:0", "--store", e->db, "--token-file", tok, NULL};
+	c = tp_spawn(targv, log2);
+	assert_int_equal(tp_wait(c, 10000, &status), 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+	char want[400];
+	snprintf(want, sizeof(want), "run chmod 600 %s", tok);
+	assert_int_equal(tp_file_count(log2, want), 1);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -410,6 +472,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ingest_attack_forged_seq_loses_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ingest_attack_http_half_open_requests, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ingest_attack_prehello_flood_one_address, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ingest_attack_store_and_token_files, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("ingest_attacks", tests, NULL, NULL);
 }
