@@ -243,8 +243,9 @@ void srv_accept_some(struct server *s)
 		char peer[64], addr[48];
 		net_format_addr((struct sockaddr *)&ss, peer, sizeof(peer));
 		format_host(&ss, addr, sizeof(addr));
-		if (!srv_admit_conn(s, addr))
-			srv_refuse(s, fd, peer);
+		const char *why = srv_admit_conn(s, addr);
+		if (why)
+			srv_refuse(s, fd, peer, why);
 		else
 			conn_new(s, fd, peer, addr);
 	}

@@ -64,12 +64,15 @@ static void evict(struct server *s, struct conn *c, const char *why)
 /* Budgets of a new connection from addr. Connections without a Hello may hold at
  * most max_prehello slots, max_prehello_per_addr of them from one address; over
  * either, or when all max_conns slots are taken, the oldest connection without a
- * Hello (of the same address first) is evicted, so that a flood of silent peers
- * cannot lock agents out: a real agent sends its Hello at once. Refused (false)
- * only when every slot belongs to a connection that has sent its Hello. */
-bool srv_admit_conn(struct server *s, const char *addr)
+ * Hello (of the same address first) is evicted, so that peers holding silent
+ * connections cannot lock agents out (a real agent sends its Hello at once).
+ * Only connections older than EVICT_MIN_AGE_NS are evicted: a burst of new ones
+ * (a fleet reconnecting after a restart, handshakes in progress) refuses the
+ * newcomer instead, who retries. Returns NULL (admitted) or why it is refused. */
+const char *srv_admit_conn(struct server *s, const char *addr)
 {
 	for (;;) {
+		uint64_t now = clock_mono_ns();
 		unsigned total = 0, pre = 0, pre_addr = 0;
 		struct conn *old = NULL, *old_addr = NULL; /* the list is newest first: the last match is the oldest */
 		for (struct conn *c = s->conns; c; c = c->next) {
@@ -85,30 +88,46 @@ bool srv_admit_conn(struct server *s, const char *addr)
 				old_addr = c;
 			}
 		}
-		if (old_addr && pre_addr >= s->max_prehello_per_addr)
+		bool stale_addr = old_addr && now - old_addr->accepted_ns >= EVICT_MIN_AGE_NS;
+		bool stale = old && now - old->accepted_ns >= EVICT_MIN_AGE_NS;
+		if (pre_addr >= s->max_prehello_per_addr) {
+			if (!stale_addr)
+				return "too many new connections from this address";
 			evict(s, old_addr, "too many connections without a Hello from this address");
-		else if (old && pre >= s->max_prehello)
+		} else if (pre >= s->max_prehello) {
+			if (!stale)
+				return "too many new connections";
 			evict(s, old, "too many connections without a Hello");
-		else if (total >= s->max_conns && old)
+		} else if (total >= s->max_conns) {
+			if (!stale)
+				return "connection limit";
 			evict(s, old, "connection limit reached");
-		else
-			return total < s->max_conns;
+		} else {
+			return NULL;
+		}
 	}
 }
 
-void srv_refuse(struct server *s, int fd, const char *peer)
+void srv_refuse(struct server *s, int fd, const char *peer, const char *why)
 {
-	char msg[160];
+	char msg[200];
 	uint8_t buf[256];
-	snprintf(msg, sizeof(msg),
-		 "collector has reached its connection limit (%u): retry later or raise --max-conns",
-		 s->max_conns);
+	if (strcmp(why, "connection limit") == 0)
+		snprintf(msg, sizeof(msg),
+			 "collector has reached its connection limit (%u): retry later or raise --max-conns",
+			 s->max_conns);
+	else
+		snprintf(msg, sizeof(msg), "%s (without a Hello yet; limits 1/4 of --max-conns %u, 1/8 per address): "
+			 "retry later", why, s->max_conns);
 	int n = ingest_pack_error(EBUSY, msg, buf, sizeof(buf));
 	if (n > 0 && !s->tls) /* a TLS agent would read a plaintext Error as a broken handshake */
 		(void)!send(fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
 	close(fd);
 	s->stats.refused++;
-	log_warn("%s: refused: already %u connections (--max-conns %u)", peer, s->nconns, s->max_conns);
+	if (s->stats.refused <= 10 || s->stats.refused % 1000 == 0)
+		log_warn("%s: refused: %s (%u connections, --max-conns %u; %llu refused so far, logged for the first "
+			 "10, then every 1000th)",
+			 peer, why, s->nconns, s->max_conns, (unsigned long long)s->stats.refused);
 }
 
 /* --max-rate: refill the bucket; when it is empty stop reading (the peer's

@@ -24,6 +24,7 @@
 #define MAX_EVENTS 256
 #define ACCEPT_PER_ITERATION 64
 #define SWEEP_NS (250u * 1000u * 1000u) /* how often Hello and idle deadlines are checked */
+#define EVICT_MIN_AGE_NS (250u * 1000u * 1000u) /* younger connections without a Hello are not evicted */
 
 struct conn {
 	struct conn *prev, *next;
@@ -85,9 +86,9 @@ void srv_batch_commit(struct server *s);
 /* server_limits.c */
 int srv_admit_hello(void *arg, struct ingest_conn *ic, const Prof__Hello *h);
 /* Before accepting a connection from addr: evict the oldest connections without a
- * Hello as the budgets require; false if it must be refused (every slot has a Hello). */
-bool srv_admit_conn(struct server *s, const char *addr);
-void srv_refuse(struct server *s, int fd, const char *peer);
+ * Hello as the budgets require; NULL, or why it must be refused (for srv_refuse). */
+const char *srv_admit_conn(struct server *s, const char *addr);
+void srv_refuse(struct server *s, int fd, const char *peer, const char *why);
 bool srv_rate_exhausted(struct server *s, struct conn *c);
 void srv_sweep_deadlines(struct server *s, uint64_t now);
 void srv_resume_throttled(struct server *s, uint64_t now);
