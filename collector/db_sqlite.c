@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "db_priv.h"
@@ -226,8 +227,13 @@ int db_open_sqlite(const char *path, bool read_only, struct db **out)
 		/* Create it 0600 ourselves (SQLite would use 0644 & ~umask): the records and the boot ids
 		 * are the owner's. SQLite gives the -wal and -shm files the database file's mode. */
 		int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		struct stat st;
 		if (fd >= 0)
 			close(fd);
+		else if (stat(path, &st) == 0 && (st.st_mode & (S_IRWXG | S_IRWXO)))
+			log_warn("store %s is accessible by group or others (mode %04o): it holds every session's "
+				 "boot id and records; run chmod 600 %s (and on its -wal and -shm files)",
+				 path, (unsigned)(st.st_mode & 07777), path);
 	}
 	int rc = sqlite3_open_v2(path, &d->db, oflags | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {
