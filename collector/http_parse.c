@@ -29,8 +29,8 @@ int http_parse_head(const char *buf, size_t len, struct http_request *req, const
 	*eol = '\0';
 	char method[8], path[HTTP_MAX_PATH], version[16];
 	int n = 0;
-	if (sscanf(head, "%7[A-Z] %1023[^ ] HTTP/%15[0-9.]%n", method, path, version, &n) != 3 || head[n] != '\0' ||
-	    path[0] != '/' || (strcmp(version, "1.0") != 0 && strcmp(version, "1.1") != 0))
+	if (sscanf(head, "%7[A-Z] %1023[^ ] HTTP/%15[0-9.]%n", method, path, version, &n) != 3 ||
+	    head[n] != '\0' || path[0] != '/' || (strcmp(version, "1.0") != 0 && strcmp(version, "1.1") != 0))
 		return bad(why, "bad request: want GET /path HTTP/1.1\n");
 	for (const char *p = path; *p; p++)
 		if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f)

@@ -23,7 +23,7 @@
 #define BATCH_MAX_NS (50u * 1000u * 1000u)
 #define MAX_EVENTS 256
 #define ACCEPT_PER_ITERATION 64
-#define SWEEP_NS (250u * 1000u * 1000u) /* how often Hello and idle deadlines are checked */
+#define SWEEP_NS (250u * 1000u * 1000u)		/* how often Hello and idle deadlines are checked */
 #define EVICT_MIN_AGE_NS (250u * 1000u * 1000u) /* younger connections without a Hello are not evicted */
 
 struct conn {
@@ -31,8 +31,8 @@ struct conn {
 	struct stream st; /* the socket, plain or TLS */
 	uint32_t events;  /* registered with epoll */
 	bool tls_checked; /* TLS listener: the first byte was seen to start a handshake */
-	bool closing;  /* close at the end of this iteration (after commit and acks) */
-	bool want_out; /* output pending: writing wanted */
+	bool closing;	  /* close at the end of this iteration (after commit and acks) */
+	bool want_out;	  /* output pending: writing wanted */
 	bool ack_pending;
 	uint64_t ack_seq; /* latest ack not yet in out[]: acks coalesce here */
 	size_t out_off, out_len;
@@ -64,7 +64,7 @@ struct server {
 	bool stopping, stopped, accept_paused;
 	uint64_t batch_start_ns;
 	const struct auth_token *token;
-	struct tls_ctx *tls; /* NULL: plain TCP listener */
+	struct tls_ctx *tls;	  /* NULL: plain TCP listener */
 	uint64_t idle_timeout_ns; /* 0: none */
 	unsigned max_rate, max_per_agent, nthrottled;
 	uint64_t hello_timeout_ns, next_sweep_ns;

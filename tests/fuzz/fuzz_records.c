@@ -24,23 +24,43 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	Prof__Envelope env = PROF__ENVELOPE__INIT;
 	env.seq = size;
 	ProtobufCMessage *m = NULL;
-#define UNPACK(bc, field, fn)                                  \
-	do {                                                   \
-		env.body_case = bc;                            \
-		env.field = fn(NULL, size, data);              \
-		m = (ProtobufCMessage *)env.field;             \
+#define UNPACK(bc, field, fn)                                                                                \
+	do {                                                                                                 \
+		env.body_case = bc;                                                                          \
+		env.field = fn(NULL, size, data);                                                            \
+		m = (ProtobufCMessage *)env.field;                                                           \
 	} while (0)
 	switch (kind) {
-	case 0: UNPACK(PROF__ENVELOPE__BODY_HELLO, hello, prof__hello__unpack); break;
-	case 1: UNPACK(PROF__ENVELOPE__BODY_COUNTERS, counters, prof__counters__unpack); break;
-	case 2: UNPACK(PROF__ENVELOPE__BODY_HEARTBEAT, heartbeat, prof__heartbeat__unpack); break;
-	case 3: UNPACK(PROF__ENVELOPE__BODY_SAMPLES, samples, prof__samples__unpack); break;
-	case 4: UNPACK(PROF__ENVELOPE__BODY_CL_COMMAND, cl_command, prof__cl_command__unpack); break;
-	case 5: UNPACK(PROF__ENVELOPE__BODY_CALIBRATION, calibration, prof__calibration__unpack); break;
-	case 6: UNPACK(PROF__ENVELOPE__BODY_TRACE_WINDOW, trace_window, prof__trace_window__unpack); break;
-	case 7: UNPACK(PROF__ENVELOPE__BODY_ACK, ack, prof__ack__unpack); break;
-	case 8: UNPACK(PROF__ENVELOPE__BODY_ERROR, error, prof__error__unpack); break;
-	default: UNPACK(PROF__ENVELOPE__BODY_CHALLENGE, challenge, prof__challenge__unpack); break;
+	case 0:
+		UNPACK(PROF__ENVELOPE__BODY_HELLO, hello, prof__hello__unpack);
+		break;
+	case 1:
+		UNPACK(PROF__ENVELOPE__BODY_COUNTERS, counters, prof__counters__unpack);
+		break;
+	case 2:
+		UNPACK(PROF__ENVELOPE__BODY_HEARTBEAT, heartbeat, prof__heartbeat__unpack);
+		break;
+	case 3:
+		UNPACK(PROF__ENVELOPE__BODY_SAMPLES, samples, prof__samples__unpack);
+		break;
+	case 4:
+		UNPACK(PROF__ENVELOPE__BODY_CL_COMMAND, cl_command, prof__cl_command__unpack);
+		break;
+	case 5:
+		UNPACK(PROF__ENVELOPE__BODY_CALIBRATION, calibration, prof__calibration__unpack);
+		break;
+	case 6:
+		UNPACK(PROF__ENVELOPE__BODY_TRACE_WINDOW, trace_window, prof__trace_window__unpack);
+		break;
+	case 7:
+		UNPACK(PROF__ENVELOPE__BODY_ACK, ack, prof__ack__unpack);
+		break;
+	case 8:
+		UNPACK(PROF__ENVELOPE__BODY_ERROR, error, prof__error__unpack);
+		break;
+	default:
+		UNPACK(PROF__ENVELOPE__BODY_CHALLENGE, challenge, prof__challenge__unpack);
+		break;
 	}
 	if (!m)
 		return 0;

@@ -227,8 +227,9 @@ static void test_ingest_attack_forged_seq_loses_nothing(void **state)
 	int status;
 	tp_wait(e->collector, 5000, &status);
 	start_collector(e, e->port, NULL);
-	int64_t stored = tp_db_int(e->db, "SELECT MAX(r.seq) FROM records r JOIN sessions s ON s.id = r.session_id "
-					  "WHERE s.agent_id = 'victim'");
+	int64_t stored =
+	    tp_db_int(e->db, "SELECT MAX(r.seq) FROM records r JOIN sessions s ON s.id = r.session_id "
+			     "WHERE s.agent_id = 'victim'");
 	fd = connect_blocking(e->port);
 	assert_int_equal(frame_decoder_init(&d, 1 << 16), 0);
 	send_hello(fd, "victim", (uint64_t)boot);
@@ -255,7 +256,8 @@ static void test_ingest_attack_forged_seq_loses_nothing(void **state)
 	int64_t n = fl_records(e->db, "victim", &complete);
 	int64_t created = fl_created(e->alog);
 	int64_t forged = tp_db_int(e->db, "SELECT COUNT(*) FROM records WHERE seq >= 1000000");
-	fprintf(stderr, "victim: %lld created, %lld stored, seqs 1..N exactly once: %s, forged records: %lld\n",
+	fprintf(stderr,
+		"victim: %lld created, %lld stored, seqs 1..N exactly once: %s, forged records: %lld\n",
 		(long long)created, (long long)n, complete ? "yes" : "no", (long long)forged);
 	if (!complete || n != created)
 		fl_dump(e->clog);
@@ -328,7 +330,8 @@ static void test_ingest_attack_http_half_open_requests(void **state)
 	uint64_t flood_end = clock_mono_ns();
 	double took;
 	int during = http_get_status(hp, "/sessions.json", 5000, &took);
-	fprintf(stderr, "%d half-sent requests; /sessions.json during the flood: %d in %.0f ms\n", sent, during, took);
+	fprintf(stderr, "%d half-sent requests; /sessions.json during the flood: %d in %.0f ms\n", sent,
+		during, took);
 	assert_int_equal(sent, N);
 	/* once the 1 s deadline has passed */
 	int64_t wait_ms = 1100 - (int64_t)((clock_mono_ns() - flood_end) / 1000000u);
@@ -362,7 +365,8 @@ static void test_ingest_attack_http_half_open_requests(void **state)
 			other++;
 		close(fd[i]);
 	}
-	fprintf(stderr, "half-sent requests answered: %d with 408, %d with 503, %d otherwise\n", n408, n503, other);
+	fprintf(stderr, "half-sent requests answered: %d with 408, %d with 503, %d otherwise\n", n408, n503,
+		other);
 	assert_int_equal(other, 0);
 	assert_true(n408 >= 1);
 }
@@ -469,10 +473,10 @@ int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_ingest_attack_forged_seq_loses_nothing, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_ingest_attack_http_half_open_requests, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_ingest_attack_prehello_flood_one_address, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_ingest_attack_store_and_token_files, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ingest_attack_forged_seq_loses_nothing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ingest_attack_http_half_open_requests, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ingest_attack_prehello_flood_one_address, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ingest_attack_store_and_token_files, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("ingest_attacks", tests, NULL, NULL);
 }

@@ -64,10 +64,12 @@ static void test_json_string_line_separators(void **state)
 static void test_json_string_invalid_utf8(void **state)
 {
 	(void)state;
-	expect("a\xff" "b", "\"a\\ufffdb\"");
-	expect("\xc0\xaf", "\"\\ufffd\\ufffd\""); /* overlong '/' */
+	expect("a\xff"
+	       "b",
+	       "\"a\\ufffdb\"");
+	expect("\xc0\xaf", "\"\\ufffd\\ufffd\"");	     /* overlong '/' */
 	expect("\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\""); /* a surrogate */
-	expect("\xe2\x80", "\"\\ufffd\\ufffd\"");	 /* cut short at the end */
+	expect("\xe2\x80", "\"\\ufffd\\ufffd\"");	     /* cut short at the end */
 }
 
 int main(void)

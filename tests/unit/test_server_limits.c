@@ -229,7 +229,8 @@ int main(void)
 {
 	log_init("test_server_limits", LOG_LEVEL_ERROR);
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_server_second_hello_for_live_session_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_server_second_hello_for_live_session_refused, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_server_seq_beyond_window_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_server_prehello_flood_evicted, setup_16, teardown),
 	    cmocka_unit_test_setup_teardown(test_server_full_evicts_prehello_not_agents, setup_2, teardown),
