@@ -1,9 +1,12 @@
 /* Database layer, SQLite engine: a thin wrapper over sqlite3. */
 #include <errno.h>
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "db_priv.h"
 #include "log.h"
@@ -220,6 +223,18 @@ int db_open_sqlite(const char *path, bool read_only, struct db **out)
 	d->base.engine = DB_SQLITE;
 	snprintf(d->base.name, sizeof(d->base.name), "%s", path);
 	int oflags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+	if (!read_only && strcmp(path, ":memory:") != 0 && strncmp(path, "file:", 5) != 0) {
+		/* Create it 0600 ourselves (SQLite would use 0644 & ~umask): the records and the boot ids
+		 * are the owner's. SQLite gives the -wal and -shm files the database file's mode. */
+		int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		struct stat st;
+		if (fd >= 0)
+			close(fd);
+		else if (stat(path, &st) == 0 && (st.st_mode & (S_IRWXG | S_IRWXO)))
+			log_warn("store %s is accessible by group or others (mode %04o): it holds every session's "
+				 "boot id and records; run chmod 600 %s (and on its -wal and -shm files)",
+				 path, (unsigned)(st.st_mode & 07777), path);
+	}
 	int rc = sqlite3_open_v2(path, &d->db, oflags | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {
 		if (!d->db) {

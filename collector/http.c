@@ -4,22 +4,26 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "json.h"
 #include "log.h"
 #include "net.h"
 #include "report/overview.h"
 #include "report/svg.h"
 
 struct hconn {
-	struct hconn *prev, *next;
+	struct hconn *prev, *next; /* newest first */
 	int fd;
+	uint64_t deadline_ns; /* head received whole by then (408), later the response taken */
 	size_t in_len;
 	char in[HTTP_MAX_REQUEST + 1];
 	char *out; /* the whole response */
@@ -27,12 +31,20 @@ struct hconn {
 };
 
 struct http_server {
-	int epfd, listen_fd;
+	int epfd, listen_fd, timer_fd;
+	bool timer_armed;
 	uint16_t port;
 	char *store_path;
 	struct hconn *conns;
-	unsigned nconns;
+	unsigned nconns, max_conns;
+	uint64_t head_timeout_ns;
+	struct http_stats stats;
 };
+
+#define SWEEP_MS 100u /* how often deadlines are checked while connections are open */
+#define WRITE_TIMEOUT_MIN_NS (10ull * 1000000000ull)
+
+static void timer_update(struct http_server *h);
 
 int http_fd(const struct http_server *h)
 {
@@ -57,6 +69,23 @@ static void conn_close(struct http_server *h, struct hconn *c)
 	free(c->out);
 	free(c);
 	h->nconns--;
+	timer_update(h);
+}
+
+/* A periodic timer in the same epoll set wakes http_ready() for the deadlines,
+ * only while connections are open. */
+static void timer_update(struct http_server *h)
+{
+	bool want = h->nconns > 0;
+	if (want == h->timer_armed || h->timer_fd < 0)
+		return;
+	struct itimerspec its = {0};
+	if (want) {
+		its.it_value.tv_nsec = (long)SWEEP_MS * 1000000L;
+		its.it_interval = its.it_value;
+	}
+	if (timerfd_settime(h->timer_fd, 0, &its, NULL) == 0)
+		h->timer_armed = want;
 }
 
 /* ---------------------------------------------------------------- responses */
@@ -68,9 +97,13 @@ static const char *status_text(int code)
 	case 400: return "Bad Request";
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
+	case 408: return "Request Timeout";
+	case 503: return "Service Unavailable";
 	default: return "Internal Server Error";
 	}
 }
+
+static void conn_write(struct http_server *h, struct hconn *c);
 
 /* Queue a response and switch the connection to writing. body is taken. */
 static void respond(struct http_server *h, struct hconn *c, int code, const char *type, char *body, size_t len)
@@ -97,8 +130,11 @@ static void respond(struct http_server *h, struct hconn *c, int code, const char
 	c->out = buf;
 	c->out_len = blen;
 	c->out_off = 0;
+	uint64_t wt = h->head_timeout_ns > WRITE_TIMEOUT_MIN_NS ? h->head_timeout_ns : WRITE_TIMEOUT_MIN_NS;
+	c->deadline_ns = clock_mono_ns() + wt;
 	struct epoll_event ev = {.events = EPOLLOUT, .data.ptr = c};
 	epoll_ctl(h->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+	conn_write(h, c); /* usually all of it at once; c may be gone */
 }
 
 static void respond_text(struct http_server *h, struct hconn *c, int code, const char *msg)
@@ -121,11 +157,8 @@ static int list_cb(const struct store_session_row *r, void *arg)
 	char t[32];
 	if (x->json) {
 		fprintf(x->f, "%s{\"id\":%lld,\"agent_id\":", x->n ? "," : "", (long long)r->id);
-		fputc('"', x->f);
-		for (const char *p = r->agent_id; *p; p++)
-			if (*p >= 0x20 && *p != '"' && *p != '\\')
-				fputc(*p, x->f);
-		fprintf(x->f, "\",\"records\":%llu,\"last_seen\":%lld}", (unsigned long long)r->records,
+		json_string(x->f, r->agent_id);
+		fprintf(x->f, ",\"records\":%llu,\"last_seen\":%lld}", (unsigned long long)r->records,
 			(long long)r->last_seen);
 	} else {
 		fprintf(x->f, "<tr><td><a href=\"/session/%lld\">%lld</a></td><td>", (long long)r->id, (long long)r->id);
@@ -241,48 +274,12 @@ static void route(struct http_server *h, struct hconn *c, const char *path)
 	}
 }
 
-/* A complete request head is in c->in: check it and answer. */
-static void handle_request(struct http_server *h, struct hconn *c)
-{
-	char method[8], path[1024], version[16];
-	char *eol = strstr(c->in, "\r\n");
-	if (!eol) {
-		respond_text(h, c, 400, "bad request\n");
-		return;
-	}
-	*eol = '\0';
-	int n = 0;
-	if (sscanf(c->in, "%7[A-Z] %1023[^ ] HTTP/%15[0-9.]%n", method, path, version, &n) != 3 || c->in[n] != '\0' ||
-	    path[0] != '/' || (strcmp(version, "1.0") != 0 && strcmp(version, "1.1") != 0)) {
-		respond_text(h, c, 400, "bad request: want GET /path HTTP/1.1\n");
-		return;
-	}
-	for (const char *p = path; *p; p++)
-		if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f) {
-			respond_text(h, c, 400, "bad request: bad character in the path\n");
-			return;
-		}
-	if (strcmp(method, "GET") != 0) {
-		respond_text(h, c, 405, "only GET is served\n");
-		return;
-	}
-	char *q = strchr(path, '?');
-	if (q)
-		*q = '\0';
-	route(h, c, path);
-}
-
 /* ---------------------------------------------------------------- I/O */
 
 static void conn_read(struct http_server *h, struct hconn *c)
 {
 	for (;;) {
 		size_t room = HTTP_MAX_REQUEST - c->in_len;
-		if (room == 0) {
-			c->in[c->in_len] = '\0';
-			respond_text(h, c, 400, "bad request: request head over 8 KiB\n");
-			return;
-		}
 		ssize_t n = recv(c->fd, c->in + c->in_len, room, 0);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -293,15 +290,40 @@ static void conn_read(struct http_server *h, struct hconn *c)
 			return;
 		}
 		c->in_len += (size_t)n;
-		c->in[c->in_len] = '\0';
-		if (memchr(c->in, '\0', c->in_len)) {
-			respond_text(h, c, 400, "bad request: NUL byte\n");
+		struct http_request req;
+		const char *why;
+		int code = http_parse_head(c->in, c->in_len, &req, &why);
+		if (code == 200) {
+			route(h, c, req.path);
 			return;
 		}
-		if (strstr(c->in, "\r\n\r\n") || strstr(c->in, "\n\n")) {
-			handle_request(h, c);
+		if (code != 0) {
+			respond_text(h, c, code, why);
 			return;
 		}
+	}
+}
+
+/* Slowloris: heads not received whole in time get 408; responses not taken are dropped. */
+static void sweep(struct http_server *h)
+{
+	uint64_t buf;
+	(void)!read(h->timer_fd, &buf, sizeof(buf));
+	uint64_t now = clock_mono_ns();
+	struct hconn *next;
+	for (struct hconn *c = h->conns; c; c = next) {
+		next = c->next;
+		if (now < c->deadline_ns)
+			continue;
+		if (c->out) {
+			conn_close(h, c);
+			continue;
+		}
+		h->stats.timeouts++;
+		char msg[96];
+		snprintf(msg, sizeof(msg), "request head not received within %llu ms\n",
+			 (unsigned long long)(h->head_timeout_ns / 1000000u));
+		respond_text(h, c, 408, msg);
 	}
 }
 
@@ -327,8 +349,20 @@ static void accept_some(struct http_server *h)
 		int fd = accept4(h->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return;
-		struct hconn *c = h->nconns < HTTP_MAX_CONNS ? calloc(1, sizeof(*c)) : NULL;
+		if (h->nconns >= h->max_conns) {
+			/* Full: the oldest connection still sending its head makes room. */
+			struct hconn *old = NULL;
+			for (struct hconn *o = h->conns; o; o = o->next)
+				if (!o->out)
+					old = o;
+			if (old) {
+				h->stats.evicted++;
+				respond_text(h, old, 503, "evicted: too many HTTP connections sending their request\n");
+			}
+		}
+		struct hconn *c = h->nconns < h->max_conns ? calloc(1, sizeof(*c)) : NULL;
 		if (!c) {
+			h->stats.busy++;
 			static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
 						   "Connection: close\r\n\r\n";
 			(void)!send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -336,6 +370,7 @@ static void accept_some(struct http_server *h)
 			continue;
 		}
 		c->fd = fd;
+		c->deadline_ns = clock_mono_ns() + h->head_timeout_ns;
 		struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = c};
 		if (epoll_ctl(h->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 			close(fd);
@@ -347,6 +382,7 @@ static void accept_some(struct http_server *h)
 			h->conns->prev = c;
 		h->conns = c;
 		h->nconns++;
+		timer_update(h);
 	}
 }
 
@@ -355,9 +391,16 @@ void http_ready(void *arg)
 	struct http_server *h = arg;
 	struct epoll_event evs[32];
 	int n = epoll_wait(h->epfd, evs, 32, 0);
+	bool accept = false, timer = false;
+	/* Connections first: accepting (evictions) and the sweep free connections
+	 * that later entries of evs[] could still point to. */
 	for (int i = 0; i < n; i++) {
 		if (evs[i].data.ptr == h) {
-			accept_some(h);
+			accept = true;
+			continue;
+		}
+		if (evs[i].data.ptr == &h->timer_fd) {
+			timer = true;
 			continue;
 		}
 		struct hconn *c = evs[i].data.ptr;
@@ -366,9 +409,19 @@ void http_ready(void *arg)
 		else
 			conn_read(h, c);
 	}
+	if (timer)
+		sweep(h);
+	if (accept)
+		accept_some(h);
 }
 
-int http_open(const char *listen_spec, const char *store_path, struct http_server **out)
+void http_get_stats(const struct http_server *h, struct http_stats *st)
+{
+	*st = h->stats;
+}
+
+int http_open(const char *listen_spec, const char *store_path, const struct http_limits *lim,
+	      struct http_server **out)
 {
 	*out = NULL;
 	struct sockaddr_storage ss;
@@ -382,16 +435,25 @@ int http_open(const char *listen_spec, const char *store_path, struct http_serve
 	if (!h)
 		return -ENOMEM;
 	h->listen_fd = -1;
+	h->max_conns = lim && lim->max_conns ? lim->max_conns : HTTP_MAX_CONNS;
+	h->head_timeout_ns =
+	    (uint64_t)(lim && lim->head_timeout_ms ? lim->head_timeout_ms : HTTP_HEAD_TIMEOUT_MS) * 1000000u;
 	h->store_path = strdup(store_path);
 	h->epfd = epoll_create1(EPOLL_CLOEXEC);
-	int rc = h->epfd < 0 || !h->store_path ? -errno : 0;
+	h->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	int rc = h->epfd < 0 || h->timer_fd < 0 || !h->store_path ? -errno : 0;
+	if (rc == 0) {
+		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &h->timer_fd};
+		if (epoll_ctl(h->epfd, EPOLL_CTL_ADD, h->timer_fd, &ev) < 0)
+			rc = -errno;
+	}
 	if (rc == 0) {
 		h->listen_fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		int one = 1;
 		if (h->listen_fd >= 0)
 			setsockopt(h->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 		if (h->listen_fd < 0 || bind(h->listen_fd, (struct sockaddr *)&ss, sl) < 0 ||
-		    listen(h->listen_fd, 64) < 0) {
+		    listen(h->listen_fd, SOMAXCONN) < 0) {
 			rc = -errno;
 			log_error("cannot serve HTTP on %s: %s%s", listen_spec, strerror(-rc),
 				  rc == -EADDRINUSE ? ": pick another port in --http" : "");
@@ -412,7 +474,8 @@ int http_open(const char *listen_spec, const char *store_path, struct http_serve
 						 : ((struct sockaddr_in *)&ss)->sin_port);
 	char addr[80];
 	net_format_addr((struct sockaddr *)&ss, addr, sizeof(addr));
-	log_info("serving reports on http://%s/", addr);
+	log_info("serving reports on http://%s/ (%u connections, request head within %llu ms)", addr, h->max_conns,
+		 (unsigned long long)(h->head_timeout_ns / 1000000u));
 	*out = h;
 	return 0;
 }
@@ -421,12 +484,18 @@ void http_close(struct http_server *h)
 {
 	if (!h)
 		return;
+	if (h->listen_fd >= 0)
+		log_info("http stats: %llu request heads timed out (408), %llu half-sent requests evicted (503), "
+			 "%llu connections refused (503)",
+			 h->stats.timeouts, h->stats.evicted, h->stats.busy);
 	while (h->conns)
 		conn_close(h, h->conns);
 	if (h->listen_fd >= 0)
 		close(h->listen_fd);
 	if (h->epfd >= 0)
 		close(h->epfd);
+	if (h->timer_fd >= 0)
+		close(h->timer_fd);
 	free(h->store_path);
 	free(h);
 }

@@ -124,6 +124,7 @@ static int on_hello(struct ingest_conn *c, const Prof__Hello *h)
 				   "store: cannot open the session: %s", strerror(-rc));
 	}
 	c->agent_id = id;
+	c->boot_id = h->boot_id;
 	c->session_id = sid;
 	c->hello_done = true;
 	c->seq_hi = max_seq;
@@ -137,6 +138,13 @@ static int on_record(struct ingest_conn *c, const Prof__Envelope *env, size_t fr
 	if (!c->hello_done)
 		return ingest_fail(c, INGEST_PROTOCOL, EPROTO, true, "%s record (seq %llu) before Hello",
 				   kind, (unsigned long long)env->seq);
+	if (c->seq_window && env->seq > c->seq_hi && env->seq - c->seq_hi > c->seq_window)
+		return ingest_fail(c, INGEST_PROTOCOL, ERANGE, true,
+				   "%s record seq %llu is more than %llu above the session's highest stored seq "
+				   "%llu: refused, nothing stored (agents number records 1, 2, 3, ...; if the "
+				   "agent's spool dropped more records than that, raise --seq-window)",
+				   kind, (unsigned long long)env->seq, (unsigned long long)c->seq_window,
+				   (unsigned long long)c->seq_hi);
 	int rc = store_put_record(c->store, c->session_id, env, frame_bytes);
 	if (rc == -ERANGE)
 		return ingest_fail(c, INGEST_PROTOCOL, EINVAL, true,

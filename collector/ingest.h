@@ -26,7 +26,11 @@ struct ingest_conn {
 	int64_t session_id; /* valid once hello_done */
 	bool hello_done;
 	bool session_created; /* the Hello created the session (first connect) */
+	uint64_t boot_id;     /* from Hello, valid once hello_done */
 	uint64_t seq_hi;      /* highest seq of the session known stored (after the batch commits) */
+	/* A record with a seq more than seq_window above seq_hi is refused (Error{ERANGE}):
+	 * acks follow seq_hi, so one forged seq would ack records never sent. 0: no check. */
+	uint64_t seq_window;
 	uint64_t seq_acked;   /* last seq acked */
 	bool ack_due;	      /* an Ack{seq_hi} must follow the next commit */
 	uint64_t stored;      /* records stored through this connection */

@@ -27,7 +27,8 @@
 	"usage: collector [--listen HOST:PORT] --store PATH [--port-file FILE] [--sync full|normal]\n"       \
 	"                 [--max-conns N] [--http HOST:PORT] [--token-file F] [--max-rate N]\n"           \
 	"                 [--max-sessions-per-agent N] [--hello-timeout S] [--idle-timeout S]\n"             \
-	"                 [--tls-cert F --tls-key F] [--max-frame-kb N] [-v] [-q]\n"                                                       \
+	"                 [--tls-cert F --tls-key F] [--max-frame-kb N] [--http-timeout S]\n"        \
+	"                 [--seq-window N] [--init] [-v] [-q]\n"                                                       \
 	"       collector sessions --store PATH [--json]\n"                                                  \
 	"       collector dump --store PATH --session N [--json] [--rows]\n"                                 \
 	"       collector report --store PATH --session N [--top] [--opencl] [--json]\n"                     \
@@ -41,12 +42,13 @@ static const char short_usage[] = SYNOPSIS "Run 'collector --help' for details.\
 static const char usage_text[] =
     SYNOPSIS "\n"
 	     "Receive agent records on HOST:PORT (default " DEFAULT_LISTEN "; port 0 picks a free port)\n"
-	     "and store them in the SQLite database PATH (created if missing).\n"
+	     "and store them in the SQLite database PATH (created if missing, mode 0600).\n"
 	     "  --port-file FILE  write the port actually bound (decimal + newline) to FILE\n"
 	     "  --sync MODE       full (default): an ack means the record survives a power cut;\n"
 	     "                    normal: faster, an ack survives a collector crash only\n"
 	     "  --max-conns N     simultaneous agent connections (default 1024)\n"
 	     "  --http HOST:PORT  also serve the session list and reports (HTML, JSON) over HTTP\n"
+	     "  --http-timeout S  HTTP requests must arrive whole within S seconds, else 408 (default 10)\n"
 	     "  --token-file F    agents must prove this shared token (HMAC of a per-connection\n"
 	     "                    challenge); required to listen on a non-loopback address\n"
 	     "  --max-rate N      records/s per connection; reading pauses above it (default 5000,\n"
@@ -59,6 +61,12 @@ static const char usage_text[] =
 	     "  --tls-cert F --tls-key F  TLS on every connection: certificate chain and private key\n"
 	     "                    (PEM); agents then need --tls-ca (the CA that signed it)\n"
 	     "  --max-frame-kb N  largest frame accepted, KiB (default CONFIG_MAX_FRAME_KB)\n"
+	     "  --seq-window N    a record seq more than N above its session's highest stored seq\n"
+	     "                    is refused and the connection closed (default 65536; 0: no check)\n"
+	     "Connections without a Hello may hold 1/4 of --max-conns, 1/8 from one address; more\n"
+	     "evict the oldest of them. One connection per session (agent id + boot id) at a time.\n"
+	     "  --init            an existing empty (0-byte) --store file may become a new store\n"
+	     "                    (without it such a file is refused: it is no store)\n"
 	     "  -v, -q            more (debug) / less (warnings only) logging\n"
 	     "SIGINT/SIGTERM: stop accepting, commit what is buffered, send the last acks, exit 0.\n"
 	     "\n"
@@ -121,8 +129,9 @@ static void raise_fd_limit(unsigned max_conns)
 
 struct serve_args {
 	const char *listen, *store, *port_file, *http, *token_file, *tls_cert, *tls_key;
-	bool sync_full;
-	unsigned max_conns, max_rate, max_per_agent, hello_timeout_s, max_frame_kb, idle_timeout_ms;
+	bool sync_full, init;
+	unsigned max_conns, max_rate, max_per_agent, hello_timeout_s, max_frame_kb, idle_timeout_ms, http_timeout_s;
+	uint64_t seq_window;
 };
 
 static int serve(const struct serve_args *a)
@@ -165,11 +174,13 @@ static int serve(const struct serve_args *a)
 				     .idle_timeout_ms = a->idle_timeout_ms,
 				     .tls_cert = a->tls_cert,
 				     .tls_key = a->tls_key,
-				     .max_frame = (size_t)a->max_frame_kb * 1024u};
-	if (store_open(a->store, a->sync_full ? STORE_SYNC_FULL : 0, &st) < 0)
+				     .max_frame = (size_t)a->max_frame_kb * 1024u,
+				     .seq_window = a->seq_window};
+	if (store_open(a->store, (a->sync_full ? STORE_SYNC_FULL : 0) | (a->init ? STORE_INIT : 0), &st) < 0)
 		goto out;
 	if (a->http) {
-		if (http_open(a->http, a->store, &http) < 0)
+		struct http_limits hl = {.head_timeout_ms = a->http_timeout_s * 1000u};
+		if (http_open(a->http, a->store, &hl, &http) < 0)
 			goto out;
 		opt.extra_fd = http_fd(http);
 		opt.extra_ready = http_ready;
@@ -231,7 +242,8 @@ int main(int argc, char **argv)
 	    {"max-sessions-per-agent", required_argument, NULL, 'A'},
 	    {"hello-timeout", required_argument, NULL, 'O'}, {"max-frame-kb", required_argument, NULL, 'F'},
 	    {"idle-timeout", required_argument, NULL, 'I'}, {"tls-cert", required_argument, NULL, 'C'},
-	    {"tls-key", required_argument, NULL, 'K'},
+	    {"tls-key", required_argument, NULL, 'K'}, {"init", no_argument, NULL, 'Z'},
+	    {"http-timeout", required_argument, NULL, 'W'}, {"seq-window", required_argument, NULL, 'Q'},
 	    {NULL, 0, NULL, 0}};
 	struct serve_args a = {
 	    .listen = DEFAULT_LISTEN, .sync_full = true, .max_conns = SERVER_DEFAULT_MAX_CONNS};
@@ -287,6 +299,23 @@ int main(int argc, char **argv)
 			if (parse_uint(optarg, 0, 86400, &v) < 0)
 				return usage_error("--idle-timeout wants seconds from 0 (never) to 86400, not '%s'", optarg);
 			a.idle_timeout_ms = v ? v * 1000u : SERVER_NO_IDLE_TIMEOUT;
+			break;
+		}
+		case 'Z':
+			a.init = true;
+			break;
+		case 'W':
+			if (parse_uint(optarg, 1, 3600, &a.http_timeout_s) < 0)
+				return usage_error("--http-timeout wants seconds from 1 to 3600, not '%s'", optarg);
+			break;
+		case 'Q': {
+			char *end;
+			errno = 0;
+			unsigned long long v = strtoull(optarg, &end, 10);
+			if (errno || !*optarg || *end || optarg[0] == '-')
+				return usage_error("--seq-window wants a number of records (0: no check), not '%s'",
+						   optarg);
+			a.seq_window = v ? (uint64_t)v : SERVER_NO_SEQ_WINDOW;
 			break;
 		}
 		case 'C':

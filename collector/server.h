@@ -1,4 +1,5 @@
-/* The collector's network loop: one thread, epoll, non-blocking sockets.
+/* The collector's network loop: one thread, epoll, non-blocking sockets
+ * (server_priv.h lists its parts).
  * Frames of every connection feed ingest.c; all records handled in one loop
  * iteration go into one store batch (at most ~50 ms / 4096 records), and the
  * acks follow the COMMIT. Bad input closes only the connection it came on. */
@@ -32,6 +33,16 @@ struct server_options {
 	/* TLS (common/tls.h): both set: every connection of the listener is TLS, the
 	 * handshake bounded by hello_timeout_ms. NULL: plain TCP. */
 	const char *tls_cert, *tls_key;
+	/* Budgets of connections that have not sent their Hello yet (issue #18): at most
+	 * max_prehello in all and max_prehello_per_addr from one source address; a new
+	 * connection over either (or over max_conns) evicts the oldest such connection
+	 * (of that address first). 0: SERVER_DEFAULT_PREHELLO_SHARE / _PER_ADDR_SHARE of max_conns. */
+	unsigned max_prehello, max_prehello_per_addr;
+	/* A record whose seq is more than this above the session's highest stored seq is a
+	 * protocol error (Error{ERANGE}, connection closed, nothing stored): a peer cannot push
+	 * the session's ack past records the agent has not sent. 0: SERVER_DEFAULT_SEQ_WINDOW,
+	 * SERVER_NO_SEQ_WINDOW: no check. */
+	uint64_t seq_window;
 };
 
 #define SERVER_DEFAULT_MAX_CONNS 1024u
@@ -41,6 +52,10 @@ struct server_options {
 #define SERVER_DEFAULT_IDLE_TIMEOUT_MS 60000u /* 6 agent heartbeat intervals */
 #define SERVER_NO_IDLE_TIMEOUT 0xffffffffu
 #define SERVER_UNLIMITED_RATE 0xffffffffu /* max_rate: no rate limit */
+#define SERVER_DEFAULT_PREHELLO_SHARE 4u	 /* max_prehello = max_conns / 4 (at least 1) */
+#define SERVER_DEFAULT_PER_ADDR_SHARE 8u	 /* max_prehello_per_addr = max_conns / 8 (at least 1) */
+#define SERVER_DEFAULT_SEQ_WINDOW 65536u
+#define SERVER_NO_SEQ_WINDOW UINT64_MAX
 
 struct server_stats {
 	uint64_t accepted, refused, closed_bad, records, duplicates, commits;
@@ -50,6 +65,9 @@ struct server_stats {
 	uint64_t over_per_agent; /* Hellos refused by --max-sessions-per-agent */
 	uint64_t tls_failed;	 /* failed or unfinished TLS handshakes, TLS/plaintext mismatches */
 	uint64_t idle_timeouts;	 /* peers closed for --idle-timeout */
+	uint64_t session_busy;	 /* Hellos refused: their session has a live connection */
+	uint64_t evicted;	 /* connections without a Hello closed to make room (budgets) */
+	uint64_t seq_refused;	 /* connections closed for a seq beyond the window */
 	unsigned conns;
 };
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "log.h"
@@ -82,8 +83,19 @@ int store_open(const char *path, unsigned flags, struct store **out)
 	if (!s)
 		return -ENOMEM;
 	s->flags = flags;
-	int rc = db_is_pg_uri(path) ? db_open_pg(path, &s->db)
-				    : db_open_sqlite(path, (flags & STORE_READ_ONLY) != 0, &s->db);
+	int rc = 0;
+	struct stat sb;
+	if (!db_is_pg_uri(path) && !(flags & (STORE_READ_ONLY | STORE_INIT)) && stat(path, &sb) == 0 &&
+	    S_ISREG(sb.st_mode) && sb.st_size == 0) {
+		/* An emptied file (truncated by mistake, a failed copy) is not silently a new store. */
+		log_error("store %s is an empty (0-byte) file, not a profiler store: check the path, or pass "
+			  "--init to start a new store in it",
+			  path);
+		rc = -ENODATA;
+	}
+	if (rc == 0)
+		rc = db_is_pg_uri(path) ? db_open_pg(path, &s->db)
+					: db_open_sqlite(path, (flags & STORE_READ_ONLY) != 0, &s->db);
 	if (rc == 0)
 		rc = store_schema_setup(s);
 	if (rc < 0) {

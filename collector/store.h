@@ -29,6 +29,7 @@
 /* store_open() flags */
 #define STORE_SYNC_FULL 0x1u /* PRAGMA synchronous=FULL (default NORMAL) */
 #define STORE_READ_ONLY 0x2u /* query only; the file must exist and be a store */
+#define STORE_INIT 0x4u	     /* an existing 0-byte file may become a new store (else -ENODATA) */
 
 struct store;
 

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "generated/config.h"
-#include "log.h"
 
 #ifdef CONFIG_AUTH
 #include <nettle/hmac.h>
@@ -47,8 +46,20 @@ int auth_token_load(const char *path, struct auth_token *t, char *err, size_t er
 		return -e;
 	}
 	struct stat st;
-	if (fstat(fd, &st) == 0 && (st.st_mode & S_IROTH))
-		log_warn("token file %s is readable by every user: chmod 600 it", path);
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+		close(fd);
+		snprintf(err, errlen, "cannot stat the token file %s: %s", path, strerror(e));
+		return -e;
+	}
+	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+		/* Anyone who can read it can pose as any agent: refuse rather than warn. */
+		close(fd);
+		snprintf(err, errlen,
+			 "token file %s is accessible by group or others (mode %04o): run chmod 600 %s", path,
+			 (unsigned)(st.st_mode & 07777), path);
+		return -EACCES;
+	}
 	size_t len = 0;
 	for (;;) {
 		if (len == sizeof(t->key)) {

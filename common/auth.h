@@ -23,7 +23,8 @@ struct auth_token {
 /* Whether this build has token support (CONFIG_AUTH). */
 bool auth_available(void);
 /* Read the token from path (trailing whitespace dropped; at least
- * AUTH_TOKEN_MIN bytes). Warns when the file is readable by others.
+ * AUTH_TOKEN_MIN bytes). -EACCES when group or others have any access to
+ * the file (the message names the chmod to run).
  * err gets a user-facing reason. */
 int auth_token_load(const char *path, struct auth_token *t, char *err, size_t errlen);
 /* Fill buf with len cryptographically random bytes. */

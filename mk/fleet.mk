@@ -4,8 +4,9 @@
 #   make faults            tests/integration/test_faults with the long variants
 #                          (30 s network partition); `make check` runs the short ones
 #   make bench-load        1000 simulated agents x 100 records/s x 60 s (scripts/bench-load.sh)
-#   make fuzz              decoder fuzzer for FUZZ_SECONDS (default 600 s)
-#   make fuzz-short        the same for 60 s (CI)
+#   make fuzz              the fuzzers (frame decoder, record validators, HTTP parser)
+#                          for FUZZ_SECONDS each (default 600 s)
+#   make fuzz-short        the same for 60 s each (CI)
 
 ifeq ($(CONFIG_AUTH),y)
 AGENT_LIBS += -lnettle

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "calib_stats.h"
+#include "json.h"
 
 static void copy(char *dst, size_t len, const char *src)
 {
@@ -86,22 +87,6 @@ size_t calib_model_cache_levels(const struct calib_model *m, struct calib_cache_
 
 /* ---------------------------------------------------------------- JSON */
 
-static void jstr(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(f, "\\u%04x", *p);
-		else if (*p >= 0x80)
-			fputc('?', f); /* names come from drivers: keep the output ASCII and valid */
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
 static void jnum(FILE *f, double v)
 {
 	if (!isfinite(v))
@@ -115,20 +100,20 @@ static void jnum(FILE *f, double v)
 int calib_model_write_json(const struct calib_model *m, FILE *f)
 {
 	fputs("{\n  \"schema\": \"prof-machine-model/1\",\n  \"device\": ", f);
-	jstr(f, m->device);
+	json_string(f, m->device);
 	fputs(",\n  \"source\": ", f);
-	jstr(f, m->source);
+	json_string(f, m->source);
 	fputs(",\n  \"params\": {", f);
 	for (size_t i = 0; i < m->nparams; i++) {
 		const struct calib_param *p = &m->params[i];
 		fputs(i ? ",\n    " : "\n    ", f);
-		jstr(f, p->name);
+		json_string(f, p->name);
 		fputs(": {\"value\": ", f);
 		jnum(f, p->value);
 		fputs(", \"unit\": ", f);
-		jstr(f, p->unit);
+		json_string(f, p->unit);
 		fputs(", \"method\": ", f);
-		jstr(f, p->method);
+		json_string(f, p->method);
 		fputs(", \"spread\": ", f);
 		jnum(f, p->spread);
 		fputs(", \"confidence\": ", f);

@@ -1,9 +1,111 @@
-/* Writes a few valid frames (Hello, Hello with auth, Challenge, Counters,
- * Heartbeat) as fuzzing seeds. */
+/* Writes fuzzing seeds: a few valid frames (Hello, Hello with auth,
+ * Challenge, Counters, Heartbeat) for fuzz_frame into DIR; with RECORDS_DIR
+ * and HTTP_DIR also one message of each record kind for fuzz_records (kind
+ * byte + packed message) and a few request heads for fuzz_http.
+ * Usage: mkseeds DIR [RECORDS_DIR HTTP_DIR] */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "frame.h"
+
+static void put_raw(const char *dir, const char *name, uint8_t first, const void *data, size_t len)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		exit(1);
+	fputc(first, f);
+	fwrite(data, 1, len, f);
+	fclose(f);
+}
+
+/* fuzz_records input: kind index (fuzz_records.c) + the packed message. */
+static void put_msg(const char *dir, const char *name, uint8_t kind, const ProtobufCMessage *m)
+{
+	size_t len = protobuf_c_message_get_packed_size(m);
+	uint8_t *buf = malloc(len ? len : 1);
+	if (!buf)
+		exit(1);
+	protobuf_c_message_pack(m, buf);
+	put_raw(dir, name, kind, buf, len);
+	free(buf);
+}
+
+static void record_seeds(const char *dir)
+{
+	Prof__Hello h = PROF__HELLO__INIT;
+	h.schema_version = PROF_SCHEMA_VERSION;
+	h.agent_id = "seed";
+	h.boot_id = 1;
+	put_msg(dir, "hello", 0, &h.base);
+	Prof__Counters c = PROF__COUNTERS__INIT;
+	uint32_t ids[2] = {1, 2};
+	uint64_t t[1] = {1000}, v[2] = {5, 6};
+	c.n_event_ids = 2;
+	c.event_ids = ids;
+	c.n_t_ns = 1;
+	c.t_ns = t;
+	c.n_values = 2;
+	c.values = v;
+	put_msg(dir, "counters", 1, &c.base);
+	Prof__Heartbeat hb = PROF__HEARTBEAT__INIT;
+	hb.t_ns = 7;
+	put_msg(dir, "heartbeat", 2, &hb.base);
+	Prof__Samples sm = PROF__SAMPLES__INIT;
+	int32_t pid[1] = {10}, tid[1] = {11};
+	uint64_t ip[1] = {0x400000}, kip[1] = {0}, cnt[1] = {3};
+	uint32_t stk[1] = {0};
+	sm.n_pid = 1;
+	sm.pid = pid;
+	sm.n_tid = 1;
+	sm.tid = tid;
+	sm.n_ip = 1;
+	sm.ip = ip;
+	sm.n_kip = 1;
+	sm.kip = kip;
+	sm.n_stack_id = 1;
+	sm.stack_id = stk;
+	sm.n_count = 1;
+	sm.count = cnt;
+	put_msg(dir, "samples", 3, &sm.base);
+	Prof__ClCommand cl = PROF__CL_COMMAND__INIT;
+	put_msg(dir, "cl_command", 4, &cl.base);
+	Prof__Calibration cal = PROF__CALIBRATION__INIT;
+	put_msg(dir, "calibration", 5, &cal.base);
+	Prof__TraceWindow tw = PROF__TRACE_WINDOW__INIT;
+	put_msg(dir, "trace_window", 6, &tw.base);
+	Prof__Ack ack = PROF__ACK__INIT;
+	ack.seq = 3;
+	put_msg(dir, "ack", 7, &ack.base);
+	Prof__Error er = PROF__ERROR__INIT;
+	er.code = 16;
+	er.message = "busy";
+	put_msg(dir, "error", 8, &er.base);
+	Prof__Challenge ch = PROF__CHALLENGE__INIT;
+	uint8_t nonce[32] = {1, 2, 3};
+	ch.nonce.data = nonce;
+	ch.nonce.len = sizeof(nonce);
+	put_msg(dir, "challenge", 9, &ch.base);
+}
+
+static void http_seeds(const char *dir)
+{
+	static const char *const reqs[] = {
+	    "GET / HTTP/1.1\r\nHost: x\r\n\r\n",
+	    "GET /sessions.json?x=1 HTTP/1.0\r\n\r\n",
+	    "GET /session/12/roofline-gpu.svg HTTP/1.1\r\nUser-Agent: a\r\nAccept: */*\r\n\r\n",
+	    "POST / HTTP/1.1\r\n\r\n",
+	    "GET / HT",
+	    "GET /a\n\n",
+	};
+	for (size_t i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "req%zu", i);
+		put_raw(dir, name, (uint8_t)(i * 5 + 7), reqs[i], strlen(reqs[i]));
+	}
+}
 
 static void put(const char *dir, const char *name, const Prof__Envelope *env)
 {
@@ -87,5 +189,9 @@ int main(int argc, char **argv)
 	env.body_case = PROF__ENVELOPE__BODY_HEARTBEAT;
 	env.heartbeat = &hb;
 	put(dir, "heartbeat", &env);
+	if (argc > 3) {
+		record_seeds(argv[2]);
+		http_seeds(argv[3]);
+	}
 	return 0;
 }

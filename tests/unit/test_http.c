@@ -20,6 +20,7 @@
 #include "frame.h"
 #include "http.h"
 #include "log.h"
+#include "net.h"
 #include "report_fixture.h"
 #include "server.h"
 #include "store.h"
@@ -33,7 +34,7 @@ struct fx {
 	struct http_server *http;
 };
 
-static int setup(void **state)
+static int setup_lim(void **state, const struct http_limits *lim)
 {
 	struct fx *f = calloc(1, sizeof(*f));
 	int64_t sid;
@@ -42,7 +43,7 @@ static int setup(void **state)
 	snprintf(f->db, sizeof(f->db), "%s/p.db", f->dir);
 	if (store_open(f->db, 0, &f->st) < 0 || rf_make_session(f->st, &sid) < 0)
 		return -1;
-	if (http_open("127.0.0.1:0", f->db, &f->http) < 0)
+	if (http_open("127.0.0.1:0", f->db, lim, &f->http) < 0)
 		return -1;
 	struct server_options opt = {.listen = "127.0.0.1:0", .signal_fd = -1, .extra_fd = http_fd(f->http),
 				     .extra_ready = http_ready, .extra_arg = f->http};
@@ -50,6 +51,18 @@ static int setup(void **state)
 		return -1;
 	*state = f;
 	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_lim(state, NULL);
+}
+
+/* 300 ms to send a request head, 4 HTTP connections */
+static int setup_short(void **state)
+{
+	static const struct http_limits lim = {.head_timeout_ms = 300, .max_conns = 4};
+	return setup_lim(state, &lim);
 }
 
 static int teardown(void **state)
@@ -256,6 +269,87 @@ static void test_http_bad_requests_400(void **state)
 	free(r);
 }
 
+/* Strings keep every character, escaped (the list used to delete some). */
+static void test_http_sessions_json_escapes(void **state)
+{
+	struct fx *f = *state;
+	Prof__Hello h = PROF__HELLO__INIT;
+	h.schema_version = PROF_SCHEMA_VERSION;
+	h.agent_id = "q\"b\\s\x01\xe2\x80\xa8" "e";
+	h.boot_id = 5;
+	int64_t sid;
+	uint64_t max_seq;
+	assert_int_equal(store_session_open(f->st, &h, "test", &sid, &max_seq, NULL), 0);
+	assert_int_equal(store_commit(f->st), 0);
+	char *r = get(f, "/sessions.json");
+	expect_status(r, 200);
+	if (!strstr(r, "\"agent_id\":\"q\\\"b\\\\s\\u0001\\u2028e\""))
+		fail_msg("agent id not escaped: %s", r);
+	free(r);
+}
+
+/* Read what fd has until EOF (stepping the loop), at most ms. */
+static char *drain(struct fx *f, int fd, int ms)
+{
+	static char buf[4096];
+	size_t got = 0;
+	uint64_t end = clock_mono_ns() + (uint64_t)ms * 1000000u;
+	while (clock_mono_ns() < end && got < sizeof(buf) - 1) {
+		ssize_t n = recv(fd, buf + got, sizeof(buf) - 1 - got, MSG_DONTWAIT);
+		if (n > 0) {
+			got += (size_t)n;
+			continue;
+		}
+		if (n == 0 || (n < 0 && errno == ECONNRESET))
+			break;
+		assert_true(server_step(f->srv, 5) >= 0);
+	}
+	buf[got] = '\0';
+	return buf;
+}
+
+/* Half-sent requests: over the cap the oldest is evicted (503), the others get
+ * 408 at the deadline, and a whole request is answered meanwhile and after. */
+static void test_http_half_open_requests_408(void **state)
+{
+	struct fx *f = *state;
+	enum { N = 10 };
+	int fd[N];
+	for (int i = 0; i < N; i++) {
+		fd[i] = connect_to(http_port(f->http));
+		assert_int_equal(send(fd[i], "GET / HT", 8, MSG_NOSIGNAL), 8);
+		for (int k = 0; k < 3; k++)
+			assert_true(server_step(f->srv, 1) >= 0);
+	}
+	/* a real request while all 4 slots hold half-sent ones: it is served */
+	char *r = get(f, "/sessions.json");
+	expect_status(r, 200);
+	free(r);
+	for (int i = 0; i < N - 4; i++)
+		expect_status(drain(f, fd[i], 1000), 503);
+	uint64_t t0 = clock_mono_ns();
+	int timeouts = 0;
+	for (int i = N - 4; i < N; i++) {
+		char *a = drain(f, fd[i], 2000);
+		if (strncmp(a, "HTTP/1.1 408 ", 13) == 0)
+			timeouts++;
+		else if (strncmp(a, "HTTP/1.1 503 ", 13) != 0) /* the request above evicted one */
+			fail_msg("want 408 or 503, got: %.100s", a);
+	}
+	double waited_ms = (double)(clock_mono_ns() - t0) / 1e6;
+	assert_true(timeouts >= 3);
+	assert_true(waited_ms < 1500);
+	for (int i = 0; i < N; i++)
+		close(fd[i]);
+	r = get(f, "/sessions.json");
+	expect_status(r, 200);
+	free(r);
+	struct http_stats st;
+	http_get_stats(f->http, &st);
+	assert_int_equal(st.timeouts, (unsigned long long)timeouts);
+	assert_true(st.evicted >= N - 4);
+}
+
 int main(void)
 {
 	log_init("test_http", LOG_LEVEL_WARN);
@@ -263,6 +357,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_http_index_lists_sessions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_report_pages, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_bad_requests_400, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_http_sessions_json_escapes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_http_half_open_requests_408, setup_short, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

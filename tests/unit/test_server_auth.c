@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -303,11 +304,44 @@ static void test_auth_mac_known_answer(void **state)
 	free(t);
 }
 
+/* A token file that group or others may read is refused, naming the chmod to run. */
+static void test_auth_token_file_open_to_others_refused(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/test_token_XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "0123456789abcdef0123\n", 21), 21);
+	close(fd);
+	struct auth_token *t = malloc(sizeof(*t));
+	assert_non_null(t);
+	char err[512];
+	const mode_t bad[] = {0644, 0640, 0604, 0660, 0602};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(chmod(path, bad[i]), 0);
+		err[0] = 0;
+		assert_int_equal(auth_token_load(path, t, err, sizeof(err)), -EACCES);
+		char want[128];
+		snprintf(want, sizeof(want), "chmod 600 %s", path);
+		if (!strstr(err, want))
+			fail_msg("message '%s' does not say '%s'", err, want);
+		assert_int_equal(t->len, 0);
+	}
+	assert_int_equal(chmod(path, 0600), 0);
+	assert_int_equal(auth_token_load(path, t, err, sizeof(err)), auth_available() ? 0 : -ENOTSUP);
+	if (auth_available())
+		assert_int_equal(t->len, 20);
+	auth_token_wipe(t);
+	free(t);
+	unlink(path);
+}
+
 int main(void)
 {
 	log_init("test_server_auth", LOG_LEVEL_WARN);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_auth_mac_known_answer),
+		cmocka_unit_test(test_auth_token_file_open_to_others_refused),
 		cmocka_unit_test(test_auth_mac_binds_nonce_agent_and_boot),
 		cmocka_unit_test(test_server_auth_good_token_acked),
 		cmocka_unit_test(test_server_auth_missing_proof_refused_and_counted),

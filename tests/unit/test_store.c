@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -512,6 +513,54 @@ static void test_store_refuses_foreign_database(void **state)
 	assert_int_equal(store_open("/nonexistent-dir/x.db", STORE_READ_ONLY, &s), -ENOENT);
 }
 
+/* A new store and its WAL and shared-memory files are the owner's only (0600),
+ * whatever the umask; an emptied store file is refused unless STORE_INIT. */
+static void test_store_new_file_0600_empty_refused(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/test_store_dir_XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char path[96], wal[100], shm[100];
+	snprintf(path, sizeof(path), "%s/p.db", dir);
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	snprintf(shm, sizeof(shm), "%s-shm", path);
+	mode_t old = umask(022);
+	struct store *s;
+	assert_int_equal(store_open(path, 0, &s), 0);
+	uint64_t m;
+	int64_t id = open_session(s, "perm", 1, &m, NULL);
+	struct counters_buf cb;
+	assert_int_equal(store_put_record(s, id, make_counters(&cb, 1, true), 10), 1);
+	assert_int_equal(store_commit(s), 0);
+	const char *files[] = {path, wal, shm};
+	for (int i = 0; i < 3; i++) {
+		struct stat st;
+		assert_int_equal(stat(files[i], &st), 0);
+		if ((st.st_mode & 0777) != 0600)
+			fail_msg("%s has mode %03o, want 600", files[i], (unsigned)(st.st_mode & 0777));
+	}
+	store_close(s);
+	umask(old);
+	unlink(wal);
+	unlink(shm);
+	/* emptied: refused (and left as it is) unless STORE_INIT */
+	assert_int_equal(truncate(path, 0), 0);
+	s = (struct store *)1;
+	assert_int_equal(store_open(path, 0, &s), -ENODATA);
+	assert_null(s);
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 0);
+	assert_int_equal(store_open(path, STORE_INIT, &s), 0);
+	open_session(s, "perm", 1, &m, NULL);
+	assert_int_equal(m, 0);
+	store_close(s);
+	unlink(wal);
+	unlink(shm);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	log_init("test_store", LOG_LEVEL_ERROR);
@@ -530,6 +579,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_store_rollback_discards_batch, setup, teardown),
 	    cmocka_unit_test(test_store_file_reopen_read_only),
 	    cmocka_unit_test(test_store_refuses_foreign_database),
+	    cmocka_unit_test(test_store_new_file_0600_empty_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,3 +1,4 @@
+/* JSON output helpers (json.h). */
 #include "json.h"
 
 #include <inttypes.h>
@@ -70,6 +71,9 @@ void json_string(FILE *f, const char *str)
 			if (n == 0) {
 				fputs("\\ufffd", f);
 				s++;
+			} else if (n == 3 && s[0] == 0xe2 && s[1] == 0x80 && (s[2] == 0xa8 || s[2] == 0xa9)) {
+				fputs(s[2] == 0xa8 ? "\\u2028" : "\\u2029", f); /* line / paragraph separator */
+				s += 3;
 			} else {
 				fwrite(s, 1, n, f);
 				s += n;

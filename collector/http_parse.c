@@ -1,0 +1,48 @@
+/* Request-head parser of the HTTP front end (http_parse.h). */
+#include "http_parse.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int bad(const char **why, const char *msg)
+{
+	*why = msg;
+	return 400;
+}
+
+int http_parse_head(const char *buf, size_t len, struct http_request *req, const char **why)
+{
+	memset(req, 0, sizeof(*req));
+	*why = "";
+	if (len > HTTP_MAX_REQUEST)
+		len = HTTP_MAX_REQUEST;
+	if (memchr(buf, '\0', len))
+		return bad(why, "bad request: NUL byte\n");
+	char head[HTTP_MAX_REQUEST + 1];
+	memcpy(head, buf, len);
+	head[len] = '\0';
+	if (!strstr(head, "\r\n\r\n") && !strstr(head, "\n\n"))
+		return len == HTTP_MAX_REQUEST ? bad(why, "bad request: request head over 8 KiB\n") : 0;
+	char *eol = strstr(head, "\r\n");
+	if (!eol)
+		return bad(why, "bad request\n");
+	*eol = '\0';
+	char method[8], path[HTTP_MAX_PATH], version[16];
+	int n = 0;
+	if (sscanf(head, "%7[A-Z] %1023[^ ] HTTP/%15[0-9.]%n", method, path, version, &n) != 3 ||
+	    head[n] != '\0' || path[0] != '/' || (strcmp(version, "1.0") != 0 && strcmp(version, "1.1") != 0))
+		return bad(why, "bad request: want GET /path HTTP/1.1\n");
+	for (const char *p = path; *p; p++)
+		if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f)
+			return bad(why, "bad request: bad character in the path\n");
+	if (strcmp(method, "GET") != 0) {
+		*why = "only GET is served\n";
+		return 405;
+	}
+	char *q = strchr(path, '?');
+	if (q)
+		*q = '\0';
+	memcpy(req->method, method, sizeof(req->method));
+	memcpy(req->path, path, sizeof(req->path));
+	return 200;
+}

@@ -1,0 +1,101 @@
+/* Internals of the collector's network loop, shared by its parts:
+ *   server.c         setup, the epoll loop, drain and stop
+ *   server_conn.c    accept, per-connection state machine (read, frames, acks), batches
+ *   server_limits.c  connection budgets, session ownership, --max-rate, Hello / idle deadlines
+ *   server_tls.c     TLS handshakes and TLS-buffered input
+ * Nothing here is used outside collector/server*.c. */
+#ifndef COLLECTOR_SERVER_PRIV_H
+#define COLLECTOR_SERVER_PRIV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "frame.h"
+#include "ingest.h"
+#include "server.h"
+#include "stream.h"
+
+#define READ_BUDGET (64u * 1024u)	  /* per connection per loop iteration: fairness */
+#define DRAIN_BUDGET (4u * 1024u * 1024u) /* per connection when stopping */
+#define OUT_CAP 2048u			  /* acks are ~14 bytes, an Error < 300 */
+#define BATCH_MAX_RECORDS 4096u
+#define BATCH_MAX_NS (50u * 1000u * 1000u)
+#define MAX_EVENTS 256
+#define ACCEPT_PER_ITERATION 64
+#define SWEEP_NS (250u * 1000u * 1000u)		/* how often Hello and idle deadlines are checked */
+#define EVICT_MIN_AGE_NS (250u * 1000u * 1000u) /* younger connections without a Hello are not evicted */
+
+struct conn {
+	struct conn *prev, *next;
+	struct stream st; /* the socket, plain or TLS */
+	uint32_t events;  /* registered with epoll */
+	bool tls_checked; /* TLS listener: the first byte was seen to start a handshake */
+	bool closing;	  /* close at the end of this iteration (after commit and acks) */
+	bool want_out;	  /* output pending: writing wanted */
+	bool ack_pending;
+	uint64_t ack_seq; /* latest ack not yet in out[]: acks coalesce here */
+	size_t out_off, out_len;
+	uint8_t out[OUT_CAP];
+	struct frame_decoder dec;
+	struct ingest_conn ing;
+	char addr[48];	      /* source address without the port: the per-address budget */
+	uint64_t accepted_ns; /* also the age that picks who is evicted first */
+	uint64_t last_rx_ns;  /* last bytes received: --idle-timeout */
+	/* --max-rate: token bucket of records; reading pauses while it is empty */
+	double tokens;
+	uint64_t refill_ns, resume_ns;
+	bool throttled, throttle_logged;
+};
+
+struct server {
+	struct store *store;
+	int epfd, listen_fd, stop_fd, signal_fd;
+	int extra_fd; /* server_options.extra_fd, -1 for none */
+	void (*extra_ready)(void *arg);
+	void *extra_arg;
+	uint16_t port;
+	char addr[80];
+	size_t max_frame;
+	unsigned max_conns, nconns;
+	unsigned max_prehello, max_prehello_per_addr; /* budgets of connections without a Hello */
+	uint64_t seq_window;			      /* 0: no check */
+	struct conn *conns;			      /* newest first */
+	bool stopping, stopped, accept_paused;
+	uint64_t batch_start_ns;
+	const struct auth_token *token;
+	struct tls_ctx *tls;	  /* NULL: plain TCP listener */
+	uint64_t idle_timeout_ns; /* 0: none */
+	unsigned max_rate, max_per_agent, nthrottled;
+	uint64_t hello_timeout_ns, next_sweep_ns;
+	struct server_stats stats;
+};
+
+/* server_conn.c */
+const char *srv_who(const struct conn *c, char *buf, size_t len);
+int srv_epoll_set(struct server *s, int op, int fd, uint32_t events, void *ptr);
+void srv_conn_update_events(struct server *s, struct conn *c);
+int srv_conn_flush(struct server *s, struct conn *c);
+void srv_conn_close(struct server *s, struct conn *c);
+void srv_conn_failed(struct server *s, struct conn *c);
+void srv_conn_read(struct server *s, struct conn *c, size_t budget);
+void srv_send_challenge(struct server *s, struct conn *c);
+void srv_accept_some(struct server *s);
+void srv_batch_commit(struct server *s);
+
+/* server_limits.c */
+int srv_admit_hello(void *arg, struct ingest_conn *ic, const Prof__Hello *h);
+/* Before accepting a connection from addr: evict the oldest connections without a
+ * Hello as the budgets require; NULL, or why it must be refused (for srv_refuse). */
+const char *srv_admit_conn(struct server *s, const char *addr);
+void srv_refuse(struct server *s, int fd, const char *peer, const char *why);
+bool srv_rate_exhausted(struct server *s, struct conn *c);
+void srv_sweep_deadlines(struct server *s, uint64_t now);
+void srv_resume_throttled(struct server *s, uint64_t now);
+
+/* server_tls.c */
+void srv_conn_handshake(struct server *s, struct conn *c);
+bool srv_tls_input_pending(const struct server *s);
+void srv_read_tls_pending(struct server *s);
+
+#endif
