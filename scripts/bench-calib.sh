@@ -50,14 +50,26 @@ echo "Device: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[
 	"$(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')); load average $load_before before, $load_after after."
 echo "\`agent calibrate --only device,peak,cpu_peak\` ran $runs times: median (min..max). Reference: $clpeak_line, once."
 echo
-echo "| ceiling | agent calibrate | clpeak (max over widths) | agent / clpeak |"
-echo "|---|---|---|---|"
-echo "| pi, device, GFLOP/s (max over float1..16 mad chains) | $(stats peak_gflops) | $cl_gf | $(ratio "$(med peak_gflops)" "$cl_gf") |"
-echo "| beta, device, GB/s (max of read/copy/scale/triad) | $(stats peak_gbps) | $cl_bw | $(ratio "$(med peak_gbps)" "$cl_bw") |"
-echo "| device read GB/s (clpeak's kind of kernel) | $(stats bw_read_gbps) | $cl_bw | $(ratio "$(med bw_read_gbps)" "$cl_bw") |"
-echo "| device triad GB/s | $(stats bw_triad_gbps) | - | - |"
-echo "| pi, CPU (C, FMA chains, all CPUs), GFLOP/s | $(stats cpu_peak_gflops) | - | - |"
-echo "| beta, CPU (C, STREAM triad/copy), GB/s | $(stats cpu_peak_gbps) | - | - |"
+# physical peak (common/calib/calib_phys.c) of run 1 and its method
+phys() { python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["params"].get(sys.argv[2]); print("%.1f" % p["value"] if p else "nan")' "$tmp/run1.json" "$1"; }
+phys_how() { python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["params"].get(sys.argv[2]); print(p["method"] if p else "unknown")' "$tmp/run1.json" "$1"; }
+row() { # label measured-param physical-param clpeak
+	local m p
+	m=$(med "$2") p=$(phys "$3")
+	echo "| $1 | $(stats "$2") | $p | $(ratio "$m" "$p") | ${4:--} | $(ratio "$m" "${4:-nan}") |"
+}
+echo "| ceiling | agent calibrate | physical peak | measured / physical | clpeak (max over widths) | agent / clpeak |"
+echo "|---|---|---|---|---|---|"
+row "pi, device, GFLOP/s (max over float1..16 mad chains)" peak_gflops phys_peak_gflops "$cl_gf"
+row "beta, device, GB/s (max of read/copy/scale/triad)" peak_gbps phys_peak_gbps "$cl_bw"
+row "device read GB/s (clpeak's kind of kernel)" bw_read_gbps phys_peak_gbps "$cl_bw"
+row "device triad GB/s" bw_triad_gbps phys_peak_gbps
+row "pi, CPU (C, FMA chains, all CPUs), GFLOP/s" cpu_peak_gflops cpu_phys_peak_gflops
+row "beta, CPU (C, STREAM triad/copy), GB/s" cpu_peak_gbps cpu_phys_peak_gbps
+echo
+echo "Physical peaks (never measured; a ceiling above one is flagged and not used as a roof):"
+echo "device compute: $(phys_how phys_peak_gflops); device bandwidth: $(phys_how phys_peak_gbps);"
+echo "CPU compute: $(phys_how cpu_phys_peak_gflops) (clock measured: $(med cpu_clock_measured_mhz) MHz); CPU bandwidth: $(phys_how cpu_phys_peak_gbps)."
 echo
 echo "Per vector width (agent, median GFLOP/s): float1 $(med gflops_float1), float2 $(med gflops_float2)," \
 	"float4 $(med gflops_float4), float8 $(med gflops_float8), float16 $(med gflops_float16)."
