@@ -29,6 +29,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
 AUDITED_ROOTS = ("/usr/", "/lib", "/bin/", "/sbin/", "/etc/")
 NATIVE = subprocess.run(["dpkg", "--print-architecture"], capture_output=True,
@@ -98,9 +99,7 @@ def cmd_probe(argv):
     if len(argv) != 1:
         die("usage: deps-audit.py probe OUTDIR")
     outdir = argv[0]
-    tmp = os.path.join(outdir, "probe-tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    os.makedirs(tmp)
+    tmp = tempfile.mkdtemp(prefix="deps-audit-")  # under /tmp: the postgres user must reach it
     os.chmod(tmp, 0o777)
     for name, cmd in probe_commands(tmp):
         if not shutil.which(cmd[0]) and not os.path.exists(cmd[0]):

@@ -122,9 +122,10 @@ static void test_e2e_counters_plausible(void **state)
 		wall);
 	/* The profiler's task-clock is the workload's own CPU time... */
 	assert_true(fabs(tc - cpu) <= 0.10 * cpu);
-	/* ...which is about wall time x CPUs used: one busy thread on a 2-core machine whose other
-	 * core serves the agent and the collector. */
-	assert_true(tc > 0.5 * wall && tc < 1.1 * wall); /* load-dependent: a loose bound */
+	/* ...and one thread cannot use more CPU than wall time. (How much less depends on what
+	 * else runs: on a loaded 2-core host the workload got 42% of a CPU, so no lower bound;
+	 * the comparison with the workload's own getrusage() above is the plausibility check.) */
+	assert_true(tc > 0 && tc < 1.1 * wall);
 	/* Session metadata came from the agent's Hello. */
 	assert_int_equal(tp_db_int(e->t.db, "SELECT COUNT(*) FROM sessions WHERE id=%lld AND board='host' AND "
 					  "kernel_release<>'' AND hostname<>''",
