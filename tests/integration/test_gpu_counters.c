@@ -185,6 +185,18 @@ static void test_gpu_run_t628_uk_dump_roofline(void **state)
 	assert_non_null(strstr(json, "\"interface\":\"uk-dump\""));
 	check_dot(json, "matmul", 6.0, 16);
 	free(json);
+	/* the same session's Perfetto export has the GPU counter tracks */
+	char coll[512], trace[400], cmd[1600];
+	tp_bin("collector", coll, sizeof(coll));
+	tp_env_path(&e->t, "trace.json", trace, sizeof(trace));
+	snprintf(cmd, sizeof(cmd), "%s export --store %s --session %lld --perfetto %s >/dev/null 2>&1", coll, e->t.db,
+		 (long long)sid, trace);
+	assert_int_equal(system(cmd), 0);
+	char *tr = tp_slurp(trace);
+	assert_non_null(tr);
+	assert_non_null(strstr(tr, "\"name\":\"GPU L2_EXT_READ_BEATS /ms\""));
+	assert_non_null(strstr(tr, "\"name\":\"GPU ARITH_WORDS /ms\""));
+	free(tr);
 }
 
 /* A G-series phone GPU: G71 MP8 on the ioctl interface, the driver's reader
