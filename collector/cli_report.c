@@ -106,17 +106,13 @@ int cli_report(int argc, char **argv)
 	if (rc == 0 && opencl)
 		rc = report_opencl(st, id, &ro, stdout);
 	if (rc == 0 && gpu) {
-		struct gpu_report gr;
-		rc = gpu_report_load(st, id, &gr);
+		if (ro.json)
+			fputs("{\"gpu\":", stdout);
+		rc = report_gpu(st, id, &ro, stdout);
 		if (rc < 0)
 			log_error("cannot load the GPU counters of session %lld: %s", id, strerror(-rc));
-		else if (ro.json) {
-			fputs("{\"gpu\":", stdout);
-			gpu_report_json(&gr, stdout);
+		else if (ro.json)
 			fputs("}\n", stdout);
-		} else
-			gpu_report_text(&gr, stdout);
-		gpu_report_free(&gr);
 	}
 	store_close(st);
 	return rc < 0 ? 1 : 0;

@@ -7,6 +7,7 @@
 #include "gpu_attrib.h"
 #include "json.h"
 #include "report/cl_data.h"
+#include "report/report.h"
 
 /* enum mali_role (agent/gpu/mali_gpu.h), as GpuCounterDesc.role carries it */
 enum { R_GPU_ACTIVE = 1, R_CORE_ACTIVE, R_COMPUTE_ACTIVE, R_ARITH, R_LS, R_TEX, R_READ_BEATS, R_WRITE_BEATS };
@@ -206,4 +207,26 @@ void gpu_report_json(const struct gpu_report *r, FILE *out)
 		fputc('}', out);
 	}
 	fputs("]}", out);
+}
+
+int report_gpu(struct store *st, int64_t sid, const struct report_opts *o, FILE *out)
+{
+	struct gpu_report gr;
+	int rc = gpu_report_load(st, sid, &gr);
+	if (rc < 0)
+		return rc;
+	if (o->json)
+		gpu_report_json(&gr, out);
+	else
+		gpu_report_text(&gr, out);
+	gpu_report_free(&gr);
+	return 0;
+}
+
+bool report_gpu_present(struct store *st, int64_t sid)
+{
+	struct store_gpu_series g;
+	bool yes = store_gpu_load(st, sid, &g) == 0 && g.nrows > 0;
+	store_gpu_free(&g);
+	return yes;
 }

@@ -39,5 +39,10 @@ void gpu_report_free(struct gpu_report *r);
 void gpu_report_text(const struct gpu_report *r, FILE *out);
 /* The "gpu" object (without a key). */
 void gpu_report_json(const struct gpu_report *r, FILE *out);
+struct report_opts;
+/* Load and render (JSON object or text), for `report --gpu` and the overview. */
+int report_gpu(struct store *st, int64_t sid, const struct report_opts *o, FILE *out);
+/* Does the session have GPU counters? */
+bool report_gpu_present(struct store *st, int64_t sid);
 
 #endif

@@ -197,6 +197,24 @@ static void test_gpu_run_t628_uk_dump_roofline(void **state)
 	assert_non_null(strstr(tr, "\"name\":\"GPU L2_EXT_READ_BEATS /ms\""));
 	assert_non_null(strstr(tr, "\"name\":\"GPU ARITH_WORDS /ms\""));
 	free(tr);
+	/* and the overview (json, html) carries the GPU section */
+	char ov[400];
+	tp_env_path(&e->t, "overview.html", ov, sizeof(ov));
+	snprintf(cmd, sizeof(cmd), "%s report --store %s --session %lld --format html > %s 2>&1", coll, e->t.db,
+		 (long long)sid, ov);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tp_file_count(ov, "<h2 id=\"gpu-counters\">"), 1);
+	assert_true(tp_file_count(ov, "matmul") >= 1);
+	tp_env_path(&e->t, "overview.json", ov, sizeof(ov));
+	snprintf(cmd, sizeof(cmd), "%s report --store %s --session %lld --format json > %s 2>&1", coll, e->t.db,
+		 (long long)sid, ov);
+	assert_int_equal(system(cmd), 0);
+	char *oj = tp_slurp(ov);
+	assert_non_null(oj);
+	const char *g = strstr(oj, "\"gpu_counters\":{");
+	assert_non_null(g);
+	check_dot(g, "matmul", 6.0, 16);
+	free(oj);
 }
 
 /* A G-series phone GPU: G71 MP8 on the ioctl interface, the driver's reader
