@@ -197,6 +197,12 @@ int gpu_sampler_flush(struct gpu_sampler *g)
 	return rc;
 }
 
+void gpu_sampler_discard(struct gpu_sampler *g)
+{
+	g->rows.nrows = 0;
+	g->rec_dumps = g->rec_late = 0;
+}
+
 static int gpu_prepare(void *ctx, struct pollfd *pfd, int max, uint64_t now, int *timeout_ms)
 {
 	struct gpu_sampler *g = ctx;

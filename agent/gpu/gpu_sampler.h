@@ -53,6 +53,8 @@ int gpu_sampler_final_dump(struct gpu_sampler *g);
  * of the record through the session (declaring the counters when needed),
  * then forgets the rows. 0 or -errno. */
 int gpu_sampler_flush(struct gpu_sampler *g);
+/* Forget the waiting rows (benchmarks, tests without a session). */
+void gpu_sampler_discard(struct gpu_sampler *g);
 /* Register the reader fd / dump timer and the flush timer with the loop;
  * records go to s. */
 int gpu_sampler_attach(struct gpu_sampler *g, struct session *s, struct loop *l);
