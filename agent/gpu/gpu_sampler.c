@@ -19,7 +19,7 @@ struct gpu_sampler {
 	struct loop_timer dump_timer, flush_timer;
 	bool declared;
 	uint64_t drop_gen;
-	uint64_t records, rows_sent, values_sent, bytes_sent;
+	uint64_t records, rows_sent, values_sent, bytes_sent, rows_dropped;
 	uint32_t rec_dumps, rec_late; /* folded into the waiting rows */
 	int error;
 };
@@ -63,6 +63,12 @@ const struct mali_counter *gpu_sampler_column(const struct gpu_sampler *g, size_
 	return c < g->rows.ncols ? &g->dev.fam->counters[c] : NULL;
 }
 
+void gpu_sampler_discard(struct gpu_sampler *g)
+{
+	g->rows.nrows = 0;
+	g->rec_dumps = g->rec_late = 0;
+}
+
 static bool row_zero(const struct gpu_rows *r, size_t i)
 {
 	for (size_t c = 0; c < r->ncols; c++)
@@ -77,9 +83,11 @@ static int on_sample(void *ctx, uint64_t t0, uint64_t t1, const uint32_t *delta)
 	struct gpu_sampler *g = ctx;
 	struct gpu_rows *r = &g->rows;
 	if (r->nrows == GPU_MAX_ROWS) {
-		int rc = gpu_sampler_flush(g);
-		if (rc < 0 && r->nrows == GPU_MAX_ROWS)
-			return rc;
+		gpu_sampler_flush(g);
+		if (r->nrows == GPU_MAX_ROWS) { /* not sent (no session, or it failed): keep going, count the loss */
+			g->rows_dropped += r->nrows;
+			gpu_sampler_discard(g);
+		}
 	}
 	size_t i = r->nrows;
 	uint64_t *v = &r->values[i * r->ncols];
@@ -197,12 +205,6 @@ int gpu_sampler_flush(struct gpu_sampler *g)
 	return rc;
 }
 
-void gpu_sampler_discard(struct gpu_sampler *g)
-{
-	g->rows.nrows = 0;
-	g->rec_dumps = g->rec_late = 0;
-}
-
 static int gpu_prepare(void *ctx, struct pollfd *pfd, int max, uint64_t now, int *timeout_ms)
 {
 	struct gpu_sampler *g = ctx;
@@ -257,6 +259,8 @@ void gpu_sampler_print_summary(const struct gpu_sampler *g, FILE *out)
 		(unsigned long long)g->values_sent, (unsigned long long)g->bytes_sent);
 	if (g->dev.dumps)
 		fprintf(out, " (%.1f bytes/dump)", (double)g->bytes_sent / (double)g->dev.dumps);
+	if (g->rows_dropped)
+		fprintf(out, "; %llu rows not sent", (unsigned long long)g->rows_dropped);
 	fprintf(out, "\n");
 }
 
