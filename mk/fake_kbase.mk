@@ -1,7 +1,8 @@
 # The fake Mali kbase device as an LD_PRELOAD library (tests/fake_kbase/,
 # tests/lib/fake_kbase.c): the integration tests run the agent on it. Built
-# without sanitizers (it is preloaded in front of them).
-ifeq ($(CONFIG_AGENT_MALI),y)
+# without sanitizers (it is preloaded in front of them). Not for static
+# agents (the board builds): LD_PRELOAD does not reach a static binary.
+ifeq ($(CONFIG_AGENT_MALI)$(CONFIG_STATIC),y)
 FAKE_KBASE_SO := $(O)/lib/libfake_kbase.so
 FAKE_KBASE_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -g -O2 -fPIC \
 	-fvisibility=hidden $(if $(WERROR),-Werror) $(BOARD_CFLAGS) -Iagent -Itests/lib -I$(O)/include
