@@ -62,8 +62,8 @@ int main(int argc, char **argv)
 	}
 	double fake = now_s() - a;
 	printf("gpu=%s dumps=%d buffer_bytes=%zu columns=%zu total_us=%.3f fake_us=%.3f agent_us=%.3f\n",
-	       d->fam->name, n, d->layout.words * 4, gpu_sampler_rows(g)->ncols, total / n * 1e6, fake / n * 1e6,
-	       (total - fake) / n * 1e6);
+	       d->fam->name, n, d->layout.words * 4, gpu_sampler_rows(g)->ncols, total / n * 1e6,
+	       fake / n * 1e6, (total - fake) / n * 1e6);
 	gpu_sampler_close(g);
 	return 0;
 }

@@ -10,33 +10,34 @@
 #include "store_priv.h"
 
 static const char gpu_schema[] =
-	"CREATE TABLE IF NOT EXISTS gpu_info (session_id INTEGER PRIMARY KEY, family TEXT, arch TEXT,"
-	" gpu_id INTEGER, shader_present INTEGER, num_l2 INTEGER, bus_bytes INTEGER, iface TEXT,"
-	" interval_ns INTEGER);"
-	"CREATE TABLE IF NOT EXISTS gpu_counters (session_id INTEGER NOT NULL, counter_id INTEGER NOT NULL,"
-	" name TEXT NOT NULL, block INTEGER, idx INTEGER, role INTEGER,"
-	" PRIMARY KEY(session_id, counter_id)) WITHOUT ROWID;"
-	"CREATE TABLE IF NOT EXISTS gpu_records (session_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
-	" t0_ns INTEGER, t1_ns INTEGER, nrows INTEGER, dumps INTEGER, late_dumps INTEGER);"
-	"CREATE TABLE IF NOT EXISTS gpu_samples (session_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
-	" t0_ns INTEGER NOT NULL, t1_ns INTEGER NOT NULL, counter_id INTEGER NOT NULL, value INTEGER NOT NULL);"
-	"CREATE INDEX IF NOT EXISTS gpu_samples_session ON gpu_samples(session_id, t0_ns);";
+    "CREATE TABLE IF NOT EXISTS gpu_info (session_id INTEGER PRIMARY KEY, family TEXT, arch TEXT,"
+    " gpu_id INTEGER, shader_present INTEGER, num_l2 INTEGER, bus_bytes INTEGER, iface TEXT,"
+    " interval_ns INTEGER);"
+    "CREATE TABLE IF NOT EXISTS gpu_counters (session_id INTEGER NOT NULL, counter_id INTEGER NOT NULL,"
+    " name TEXT NOT NULL, block INTEGER, idx INTEGER, role INTEGER,"
+    " PRIMARY KEY(session_id, counter_id)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS gpu_records (session_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
+    " t0_ns INTEGER, t1_ns INTEGER, nrows INTEGER, dumps INTEGER, late_dumps INTEGER);"
+    "CREATE TABLE IF NOT EXISTS gpu_samples (session_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
+    " t0_ns INTEGER NOT NULL, t1_ns INTEGER NOT NULL, counter_id INTEGER NOT NULL, value INTEGER NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS gpu_samples_session ON gpu_samples(session_id, t0_ns);";
 
 static const char info_insert[] =
-	"INSERT INTO gpu_info (session_id, family, arch, gpu_id, shader_present, num_l2, bus_bytes, iface,"
-	" interval_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (session_id) DO UPDATE SET"
-	" family = excluded.family, arch = excluded.arch, gpu_id = excluded.gpu_id,"
-	" shader_present = excluded.shader_present, num_l2 = excluded.num_l2, bus_bytes = excluded.bus_bytes,"
-	" iface = excluded.iface, interval_ns = excluded.interval_ns";
+    "INSERT INTO gpu_info (session_id, family, arch, gpu_id, shader_present, num_l2, bus_bytes, iface,"
+    " interval_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (session_id) DO UPDATE SET"
+    " family = excluded.family, arch = excluded.arch, gpu_id = excluded.gpu_id,"
+    " shader_present = excluded.shader_present, num_l2 = excluded.num_l2, bus_bytes = excluded.bus_bytes,"
+    " iface = excluded.iface, interval_ns = excluded.interval_ns";
 static const char counter_insert[] =
-	"INSERT INTO gpu_counters (session_id, counter_id, name, block, idx, role) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
-	" ON CONFLICT (session_id, counter_id) DO UPDATE SET name = excluded.name, block = excluded.block,"
-	" idx = excluded.idx, role = excluded.role";
+    "INSERT INTO gpu_counters (session_id, counter_id, name, block, idx, role) VALUES (?1, ?2, ?3, ?4, ?5, "
+    "?6)"
+    " ON CONFLICT (session_id, counter_id) DO UPDATE SET name = excluded.name, block = excluded.block,"
+    " idx = excluded.idx, role = excluded.role";
 static const char record_insert[] =
-	"INSERT INTO gpu_records (session_id, seq, t0_ns, t1_ns, nrows, dumps, late_dumps)"
-	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
-static const char sample_insert[] =
-	"INSERT INTO gpu_samples (session_id, seq, t0_ns, t1_ns, counter_id, value) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+    "INSERT INTO gpu_records (session_id, seq, t0_ns, t1_ns, nrows, dumps, late_dumps)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+static const char sample_insert[] = "INSERT INTO gpu_samples (session_id, seq, t0_ns, t1_ns, counter_id, "
+				    "value) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
 
 static int put_gpu(struct store *s, int64_t sid, const Prof__Envelope *env)
 {
@@ -106,10 +107,10 @@ static int put_gpu(struct store *s, int64_t sid, const Prof__Envelope *env)
 }
 
 const struct store_kind store_kind_gpu_counters = {
-	.body_case = PROF__ENVELOPE__BODY_GPU_COUNTERS,
-	.name = "gpu_counters",
-	.schema_sql = gpu_schema,
-	.put = put_gpu,
+    .body_case = PROF__ENVELOPE__BODY_GPU_COUNTERS,
+    .name = "gpu_counters",
+    .schema_sql = gpu_schema,
+    .put = put_gpu,
 };
 
 /* ---------------------------------------------------------------- queries */
@@ -140,8 +141,9 @@ int store_gpu_load(struct store *s, int64_t sid, struct store_gpu_series *g)
 	memset(g, 0, sizeof(*g));
 	if (!db_has_table(s->db, "gpu_samples"))
 		return 0;
-	struct db_stmt *st = store_query(s, "SELECT family, arch, gpu_id, shader_present, num_l2, bus_bytes, iface,"
-					    " interval_ns FROM gpu_info WHERE session_id = ?1");
+	struct db_stmt *st =
+	    store_query(s, "SELECT family, arch, gpu_id, shader_present, num_l2, bus_bytes, iface,"
+			   " interval_ns FROM gpu_info WHERE session_id = ?1");
 	if (!st)
 		return -EIO;
 	db_bind_i64(st, 1, sid);
@@ -159,8 +161,9 @@ int store_gpu_load(struct store *s, int64_t sid, struct store_gpu_series *g)
 	db_finalize(st);
 	if (rc <= 0)
 		return rc < 0 ? rc : 0; /* no GPU counters in this session */
-	st = store_query(s, "SELECT COUNT(*), COALESCE(SUM(dumps), 0), COALESCE(SUM(late_dumps), 0) FROM gpu_records"
-			    " WHERE session_id = ?1");
+	st = store_query(
+	    s, "SELECT COUNT(*), COALESCE(SUM(dumps), 0), COALESCE(SUM(late_dumps), 0) FROM gpu_records"
+	       " WHERE session_id = ?1");
 	if (!st)
 		return -EIO;
 	db_bind_i64(st, 1, sid);
@@ -170,8 +173,9 @@ int store_gpu_load(struct store *s, int64_t sid, struct store_gpu_series *g)
 		g->late_dumps = db_col_u64(st, 2);
 	}
 	db_finalize(st);
-	st = store_query(s, "SELECT counter_id, name, block, idx, role FROM gpu_counters WHERE session_id = ?1"
-			    " ORDER BY counter_id");
+	st =
+	    store_query(s, "SELECT counter_id, name, block, idx, role FROM gpu_counters WHERE session_id = ?1"
+			   " ORDER BY counter_id");
 	if (!st)
 		return -EIO;
 	db_bind_i64(st, 1, sid);
@@ -219,7 +223,8 @@ int store_gpu_load(struct store *s, int64_t sid, struct store_gpu_series *g)
 				uint64_t *b = realloc(g->t1, cap * sizeof(*b));
 				if (b)
 					g->t1 = b;
-				uint64_t *c = realloc(g->values, cap * (g->ncols ? g->ncols : 1) * sizeof(*c));
+				uint64_t *c =
+				    realloc(g->values, cap * (g->ncols ? g->ncols : 1) * sizeof(*c));
 				if (c)
 					g->values = c;
 				if (!a || !b || !c) {

@@ -28,7 +28,8 @@ int validate_gpu_counters(const Prof__GpuCounters *g, char *err, size_t errlen)
 	if (rows > VALIDATE_GPU_MAX_ROWS)
 		return fail(err, errlen, "gpu_counters: %zu rows (max %u)", rows, VALIDATE_GPU_MAX_ROWS);
 	if (g->n_values != rows * cols)
-		return fail(err, errlen, "gpu_counters: %zu values for %zu rows x %zu columns", g->n_values, rows, cols);
+		return fail(err, errlen, "gpu_counters: %zu values for %zu rows x %zu columns", g->n_values,
+			    rows, cols);
 	for (size_t i = 0; i < cols; i++) {
 		if (g->counter_ids[i] == 0)
 			return fail(err, errlen, "gpu_counters: column id 0");
@@ -55,10 +56,11 @@ int validate_gpu_counters(const Prof__GpuCounters *g, char *err, size_t errlen)
 	for (size_t i = 0; i < g->n_new_counters; i++) {
 		const Prof__GpuCounterDesc *d = g->new_counters[i];
 		if (d->id == 0 || !d->name || !d->name[0] || !str_ok(d->name, VALIDATE_GPU_MAX_NAME))
-			return fail(err, errlen, "gpu_counters: declaration %zu without id or with a bad name", i);
+			return fail(err, errlen,
+				    "gpu_counters: declaration %zu without id or with a bad name", i);
 		if (d->block > 3 || d->index < 4 || d->index > 63 || d->role > 31)
-			return fail(err, errlen, "gpu_counters: counter %u at block %u word %u role %u", d->id, d->block,
-				    d->index, d->role);
+			return fail(err, errlen, "gpu_counters: counter %u at block %u word %u role %u",
+				    d->id, d->block, d->index, d->role);
 		for (size_t j = 0; j < i; j++)
 			if (g->new_counters[j]->id == d->id)
 				return fail(err, errlen, "gpu_counters: counter %u declared twice", d->id);

@@ -8,10 +8,10 @@
 #include "log.h"
 
 const char gpu_cli_help[] =
-	"  --gpu                  also read the Mali GPU's hardware counters (kbase driver), dumped every\n"
-	"                         --gpu-interval and attributed to OpenCL kernels by the collector\n"
-	"  --gpu-interval US      microseconds between counter dumps (default 1000, min 100)\n"
-	"  --gpu-device PATH      the kbase device node (default $PROF_MALI_DEVICE or /dev/mali0)\n";
+    "  --gpu                  also read the Mali GPU's hardware counters (kbase driver), dumped every\n"
+    "                         --gpu-interval and attributed to OpenCL kernels by the collector\n"
+    "  --gpu-interval US      microseconds between counter dumps (default 1000, min 100)\n"
+    "  --gpu-device PATH      the kbase device node (default $PROF_MALI_DEVICE or /dev/mali0)\n";
 
 int gpu_cli_option(struct gpu_cli *c, int opt, const char *arg)
 {
@@ -58,7 +58,8 @@ int gpu_cli_start(struct gpu_cli *c, struct session *s, struct loop *l)
 	}
 #else
 	(void)s, (void)l;
-	log_warn("--gpu: Mali counter support is not compiled in (CONFIG_AGENT_MALI); the session goes on without it");
+	log_warn("--gpu: Mali counter support is not compiled in (CONFIG_AGENT_MALI); the session goes on "
+		 "without it");
 #endif
 	return 0;
 }

@@ -56,8 +56,14 @@ int gpu_sampler_open(struct gpu_sampler **out, const struct gpu_sampler_opts *o,
 	return 0;
 }
 
-const struct kbase_dev *gpu_sampler_dev(const struct gpu_sampler *g) { return &g->dev; }
-const struct gpu_rows *gpu_sampler_rows(const struct gpu_sampler *g) { return &g->rows; }
+const struct kbase_dev *gpu_sampler_dev(const struct gpu_sampler *g)
+{
+	return &g->dev;
+}
+const struct gpu_rows *gpu_sampler_rows(const struct gpu_sampler *g)
+{
+	return &g->rows;
+}
 const struct mali_counter *gpu_sampler_column(const struct gpu_sampler *g, size_t c)
 {
 	return c < g->rows.ncols ? &g->dev.fam->counters[c] : NULL;
@@ -84,7 +90,8 @@ static int on_sample(void *ctx, uint64_t t0, uint64_t t1, const uint32_t *delta)
 	struct gpu_rows *r = &g->rows;
 	if (r->nrows == GPU_MAX_ROWS) {
 		gpu_sampler_flush(g);
-		if (r->nrows == GPU_MAX_ROWS) { /* not sent (no session, or it failed): keep going, count the loss */
+		if (r->nrows ==
+		    GPU_MAX_ROWS) { /* not sent (no session, or it failed): keep going, count the loss */
 			g->rows_dropped += r->nrows;
 			gpu_sampler_discard(g);
 		}
@@ -184,7 +191,8 @@ int gpu_sampler_flush(struct gpu_sampler *g)
 	Prof__Envelope env = PROF__ENVELOPE__INIT;
 	env.body_case = PROF__ENVELOPE__BODY_GPU_COUNTERS;
 	env.gpu_counters = &gc;
-	bool declare = !g->declared || session_would_drop(g->s, prof__gpu_counters__get_packed_size(&gc) + 64);
+	bool declare =
+	    !g->declared || session_would_drop(g->s, prof__gpu_counters__get_packed_size(&gc) + 64);
 	if (declare) {
 		gc.info = &info;
 		gc.n_new_counters = nc;
@@ -228,7 +236,8 @@ static int gpu_dispatch(void *ctx, struct pollfd *pfd, int n, uint64_t now)
 		rc = gpu_sampler_poll(g);
 	if (rc < 0 && !g->error) {
 		g->error = rc;
-		log_error("gpu counters: reading a dump failed: %s; the session goes on without them", strerror(-rc));
+		log_error("gpu counters: reading a dump failed: %s; the session goes on without them",
+			  strerror(-rc));
 		loop_remove(g->l, g);
 		return 0;
 	}
@@ -253,7 +262,8 @@ int gpu_sampler_attach(struct gpu_sampler *g, struct session *s, struct loop *l)
 void gpu_sampler_print_summary(const struct gpu_sampler *g, FILE *out)
 {
 	fprintf(out, " GPU counters: %s\n", g->dev.desc);
-	fprintf(out, "   %llu dumps (%llu late), %llu records, %llu rows, %llu values, %llu bytes on the wire",
+	fprintf(out,
+		"   %llu dumps (%llu late), %llu records, %llu rows, %llu values, %llu bytes on the wire",
 		(unsigned long long)g->dev.dumps, (unsigned long long)g->dev.late_dumps,
 		(unsigned long long)g->records, (unsigned long long)g->rows_sent,
 		(unsigned long long)g->values_sent, (unsigned long long)g->bytes_sent);

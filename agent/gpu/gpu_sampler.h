@@ -21,9 +21,9 @@ struct loop;
 #define GPU_MAX_ROWS 1024u /* a record is sent early when this many rows are waiting */
 
 struct gpu_sampler_opts {
-	const char *device;   /* NULL: gpu_device_path(NULL) */
-	uint32_t interval_ns; /* 0: default */
-	uint32_t flush_ms;    /* 0: default */
+	const char *device;	     /* NULL: gpu_device_path(NULL) */
+	uint32_t interval_ns;	     /* 0: default */
+	uint32_t flush_ms;	     /* 0: default */
 	const struct kbase_sys *sys; /* NULL: the C library's */
 };
 

@@ -97,7 +97,7 @@ union kbase_uk_header {
 /* The command number: the id lands in (and overlaps) the nr/type bits, as
  * the driver's user library computes it; the driver reads the id from the
  * header, and the size from the number. */
-#define KBASE_UK_CMD(id, size) \
+#define KBASE_UK_CMD(id, size)                                                                               \
 	((unsigned long)((3u << 30) | ((uint32_t)(size) << 16) | (KBASE_IOCTL_TYPE << 8) | (uint32_t)(id)))
 
 struct kbase_uk_version_check {
@@ -184,8 +184,8 @@ _Static_assert(sizeof(struct kbase_uk_mem_alloc) == 56, "kbase_uk_mem_alloc layo
 _Static_assert(sizeof(struct kbase_uk_hwcnt_reader_setup) == 32, "kbase_uk_hwcnt_reader_setup layout");
 
 /* ---- counter blocks (mali_kbase_vinstr.c, mali_kbase_gator_api.c) */
-#define MALI_CNT_PER_BLOCK 64  /* u32 words per block */
-#define MALI_CNT_HEADER 4      /* the first 4 words: timestamp (2), enable mask (1), reserved */
+#define MALI_CNT_PER_BLOCK 64 /* u32 words per block */
+#define MALI_CNT_HEADER 4     /* the first 4 words: timestamp (2), enable mask (1), reserved */
 #define MALI_CNT_ENABLE_WORD 2
 #define MALI_BLOCK_BYTES (MALI_CNT_PER_BLOCK * 4)
 #define MALI_V4_BLOCKS_PER_GROUP 8 /* SC0..SC3, tiler, MMU/L2, (unused), JM */

@@ -13,26 +13,43 @@
 
 #include "kbase_abi.h"
 
-static int libc_open(const char *p, int f) { return open(p, f); }
-static int libc_ioctl(int fd, unsigned long r, void *a) { return ioctl(fd, r, a); }
+static int libc_open(const char *p, int f)
+{
+	return open(p, f);
+}
+static int libc_ioctl(int fd, unsigned long r, void *a)
+{
+	return ioctl(fd, r, a);
+}
 static uint64_t clock_ns(clockid_t c)
 {
 	struct timespec ts;
 	clock_gettime(c, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
-static uint64_t libc_mono(void) { return clock_ns(CLOCK_MONOTONIC); }
-static uint64_t libc_raw(void) { return clock_ns(CLOCK_MONOTONIC_RAW); }
+static uint64_t libc_mono(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+static uint64_t libc_raw(void)
+{
+	return clock_ns(CLOCK_MONOTONIC_RAW);
+}
 
-const struct kbase_sys kbase_sys_libc = {libc_open, libc_ioctl, mmap, munmap, poll, close, libc_mono, libc_raw};
+const struct kbase_sys kbase_sys_libc = {libc_open, libc_ioctl, mmap,	   munmap,
+					 poll,	    close,	libc_mono, libc_raw};
 
 const char *kbase_iface_name(enum kbase_iface i)
 {
 	switch (i) {
-	case KBASE_IFACE_IOCTL: return "ioctl+reader";
-	case KBASE_IFACE_UK_READER: return "uk+reader";
-	case KBASE_IFACE_UK_DUMP: return "uk-dump";
-	default: return "none";
+	case KBASE_IFACE_IOCTL:
+		return "ioctl+reader";
+	case KBASE_IFACE_UK_READER:
+		return "uk+reader";
+	case KBASE_IFACE_UK_DUMP:
+		return "uk-dump";
+	default:
+		return "none";
 	}
 }
 
@@ -112,7 +129,8 @@ static int props_ioctl(struct kbase_dev *d, char *err, size_t errlen)
 	d->shader_present = prop_get(buf, len, KBASE_GPUPROP_RAW_SHADER_PRESENT, NULL);
 	d->num_l2 = (unsigned)prop_get(buf, len, KBASE_GPUPROP_L2_NUM_L2_SLICES, NULL);
 	if (!d->num_l2)
-		d->num_l2 = (unsigned)__builtin_popcountll(prop_get(buf, len, KBASE_GPUPROP_RAW_L2_PRESENT, NULL));
+		d->num_l2 =
+		    (unsigned)__builtin_popcountll(prop_get(buf, len, KBASE_GPUPROP_RAW_L2_PRESENT, NULL));
 	d->l2_features = (uint32_t)prop_get(buf, len, KBASE_GPUPROP_RAW_L2_FEATURES, NULL);
 	d->ngroups = (unsigned)prop_get(buf, len, KBASE_GPUPROP_COHERENCY_NUM_CORE_GROUPS, NULL);
 	if (d->ngroups > MALI_MAX_GROUPS)
@@ -159,11 +177,13 @@ static int reader_setup(struct kbase_dev *d, uint32_t interval_ns, char *err, si
 	d->map_len = (size_t)d->buf_count * d->buf_bytes;
 	void *m = d->sys->mmap(NULL, d->map_len, PROT_READ, MAP_PRIVATE, d->rfd, 0);
 	if (m == MAP_FAILED)
-		return fail(err, errlen, -errno, "hwcnt reader mmap of %zu bytes: %s", d->map_len, strerror(errno));
+		return fail(err, errlen, -errno, "hwcnt reader mmap of %zu bytes: %s", d->map_len,
+			    strerror(errno));
 	d->map = m;
 	rc = xioctl(d, d->rfd, KBASE_HWCNT_READER_SET_INTERVAL, &interval_ns);
 	if (rc < 0)
-		return fail(err, errlen, rc, "hwcnt reader SET_INTERVAL %u ns: %s", interval_ns, strerror(-rc));
+		return fail(err, errlen, rc, "hwcnt reader SET_INTERVAL %u ns: %s", interval_ns,
+			    strerror(-rc));
 	return 0;
 }
 
@@ -185,8 +205,10 @@ static int uk_dump_setup(struct kbase_dev *d, size_t bytes, char *err, size_t er
 	s.jm_bm = s.shader_bm = s.tiler_bm = s.mmu_l2_bm = 0xffffffffu;
 	rc = uk_call(d, &s, KBASE_FUNC_HWCNT_SETUP, sizeof(s));
 	if (rc < 0)
-		return fail(err, errlen, rc, "the Mali driver refused counter setup (HWCNT_SETUP: %s): another "
-			    "profiler (gatord, a vendor tool) may hold the counters", strerror(-rc));
+		return fail(err, errlen, rc,
+			    "the Mali driver refused counter setup (HWCNT_SETUP: %s): another "
+			    "profiler (gatord, a vendor tool) may hold the counters",
+			    strerror(-rc));
 	struct kbase_uk_hwcnt_simple c = {0};
 	rc = uk_call(d, &c, KBASE_FUNC_HWCNT_CLEAR, sizeof(c));
 	if (rc < 0)
@@ -219,8 +241,10 @@ static int setup_counting(struct kbase_dev *d, uint32_t interval_ns, char *err, 
 		struct kbase_ioctl_hwcnt_reader_setup s = {KBASE_READER_BUFFERS, ~0u, ~0u, ~0u, ~0u};
 		rc = xioctl(d, d->fd, KBASE_IOCTL_HWCNT_READER_SETUP, &s);
 		if (rc < 0)
-			return fail(err, errlen, rc, "the Mali driver refused counter setup (HWCNT_READER_SETUP: %s): "
-				    "another profiler may hold the counters, or the kernel disables them", strerror(-rc));
+			return fail(err, errlen, rc,
+				    "the Mali driver refused counter setup (HWCNT_READER_SETUP: %s): "
+				    "another profiler may hold the counters, or the kernel disables them",
+				    strerror(-rc));
 		d->rfd = rc;
 		return reader_setup(d, interval_ns, err, errlen);
 	}
@@ -250,10 +274,13 @@ int kbase_dev_open(struct kbase_dev *d, const char *path, const struct kbase_sys
 		int e = errno;
 		d->fd = -1;
 		if (e == ENOENT || e == ENXIO || e == ENODEV)
-			return fail(err, errlen, -e, "no Mali GPU counters: %s does not exist (no kbase driver)", path);
+			return fail(err, errlen, -e,
+				    "no Mali GPU counters: %s does not exist (no kbase driver)", path);
 		if (e == EACCES || e == EPERM)
-			return fail(err, errlen, -e, "no Mali GPU counters: permission denied opening %s (device mode "
-				    "or SELinux policy; run as root / `adb root`)", path);
+			return fail(err, errlen, -e,
+				    "no Mali GPU counters: permission denied opening %s (device mode "
+				    "or SELinux policy; run as root / `adb root`)",
+				    path);
 		return fail(err, errlen, -e, "no Mali GPU counters: cannot open %s: %s", path, strerror(e));
 	}
 	char why[256] = "";
@@ -269,9 +296,10 @@ int kbase_dev_open(struct kbase_dev *d, const char *path, const struct kbase_sys
 		rc = uk_call(d, &u, UKP_FUNC_ID_CHECK_VERSION, sizeof(u));
 		if (rc < 0) {
 			kbase_dev_close(d);
-			return fail(err, errlen, rc, "no Mali GPU counters: %s answers neither the kbase ioctl nor the UK "
-				    "version check (%s): not a Midgard/Bifrost job-manager kbase driver", path,
-				    strerror(-rc));
+			return fail(err, errlen, rc,
+				    "no Mali GPU counters: %s answers neither the kbase ioctl nor the UK "
+				    "version check (%s): not a Midgard/Bifrost job-manager kbase driver",
+				    path, strerror(-rc));
 		}
 		d->iface = KBASE_IFACE_UK_READER; /* until setup says otherwise */
 		d->drv_major = u.major;
@@ -286,15 +314,18 @@ int kbase_dev_open(struct kbase_dev *d, const char *path, const struct kbase_sys
 	if (!d->fam) {
 		uint32_t id = d->gpu_id;
 		kbase_dev_close(d);
-		return fail(err, errlen, -ENODEV, "no Mali GPU counters: unknown GPU id 0x%08x (product 0x%04x): no "
-			    "counter table for it (known: T60x T62x T72x T76x T82x T83x T86x G71)", id, id >> 16);
+		return fail(err, errlen, -ENODEV,
+			    "no Mali GPU counters: unknown GPU id 0x%08x (product 0x%04x): no "
+			    "counter table for it (known: T60x T62x T72x T76x T82x T83x T86x G71)",
+			    id, id >> 16);
 	}
 	rc = setup_counting(d, interval_ns, why, sizeof(why));
 	if (rc == 0) {
 		rc = mali_layout_build(&d->layout, d->hw_version, d->shader_present, d->num_l2, d->group_mask,
 				       d->ngroups);
 		if (rc < 0)
-			snprintf(why, sizeof(why), "cannot lay out the dump: hw version %u, shader_present 0x%llx",
+			snprintf(why, sizeof(why),
+				 "cannot lay out the dump: hw version %u, shader_present 0x%llx",
 				 d->hw_version, (unsigned long long)d->shader_present);
 	}
 	if (rc == 0 && d->iface != KBASE_IFACE_UK_DUMP && d->buf_bytes < d->layout.words * 4) {
@@ -318,9 +349,9 @@ int kbase_dev_open(struct kbase_dev *d, const char *path, const struct kbase_sys
 	d->bus_bytes = bb ? bb : d->fam->bus_bytes;
 	d->raw_to_mono = (int64_t)(d->sys->mono_ns() - d->sys->raw_ns());
 	d->last_ns = d->sys->mono_ns();
-	snprintf(d->desc, sizeof(d->desc), "Mali-%s (%s) gpu_id 0x%08x, %d cores, %u L2, driver %u.%u, %s", d->fam->name,
-		 d->fam->arch, d->gpu_id, __builtin_popcountll(d->shader_present), d->num_l2 ? d->num_l2 : 1,
-		 d->drv_major, d->drv_minor, kbase_iface_name(d->iface));
+	snprintf(d->desc, sizeof(d->desc), "Mali-%s (%s) gpu_id 0x%08x, %d cores, %u L2, driver %u.%u, %s",
+		 d->fam->name, d->fam->arch, d->gpu_id, __builtin_popcountll(d->shader_present),
+		 d->num_l2 ? d->num_l2 : 1, d->drv_major, d->drv_minor, kbase_iface_name(d->iface));
 	return 0;
 }
 

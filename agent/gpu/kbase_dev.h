@@ -32,7 +32,7 @@ extern const struct kbase_sys kbase_sys_libc;
 
 enum kbase_iface {
 	KBASE_IFACE_NONE = 0,
-	KBASE_IFACE_IOCTL = 1,     /* ioctl interface + hwcnt reader */
+	KBASE_IFACE_IOCTL = 1,	   /* ioctl interface + hwcnt reader */
 	KBASE_IFACE_UK_READER = 2, /* UK interface + hwcnt reader */
 	KBASE_IFACE_UK_DUMP = 3,   /* UK interface, dump buffer, agent-timed dumps */
 };
@@ -42,7 +42,7 @@ const char *kbase_iface_name(enum kbase_iface i);
 
 struct kbase_dev {
 	const struct kbase_sys *sys;
-	int fd;  /* /dev/mali0 */
+	int fd;	 /* /dev/mali0 */
 	int rfd; /* reader fd, -1 for KBASE_IFACE_UK_DUMP */
 	enum kbase_iface iface;
 	uint16_t drv_major, drv_minor;
@@ -59,7 +59,7 @@ struct kbase_dev {
 	size_t map_len;
 	uint32_t buf_bytes, buf_count;
 	int64_t raw_to_mono; /* mono = raw + raw_to_mono */
-	uint32_t *prev; /* UK dump: the previous cumulative dump */
+	uint32_t *prev;	     /* UK dump: the previous cumulative dump */
 	uint32_t *delta;
 	uint64_t last_ns; /* end of the last sample (start of the next) */
 	uint64_t dumps, late_dumps;

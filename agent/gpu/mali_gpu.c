@@ -22,8 +22,8 @@ const char *mali_block_name(unsigned block)
 
 const char *mali_role_name(unsigned role)
 {
-	static const char *const n[] = {"",      "gpu_active", "core_active",     "compute_active",  "arith",
-					"ls",    "tex",        "ext_read_beats", "ext_write_beats"};
+	static const char *const n[] = {"",   "gpu_active", "core_active",    "compute_active", "arith",
+					"ls", "tex",	    "ext_read_beats", "ext_write_beats"};
 	return role < MALI_ROLE_COUNT ? n[role] : "";
 }
 

@@ -16,14 +16,14 @@ enum mali_block { MALI_BLOCK_JM, MALI_BLOCK_TILER, MALI_BLOCK_L2, MALI_BLOCK_SC,
  * reading of GpuCounterDesc.role (proto/gpu.proto). */
 enum mali_role {
 	MALI_ROLE_NONE = 0,
-	MALI_ROLE_GPU_ACTIVE = 1,     /* JM: cycles the GPU had work */
-	MALI_ROLE_CORE_ACTIVE = 2,    /* SC: cycles a shader core was active (tripipe / exec core) */
-	MALI_ROLE_COMPUTE_ACTIVE = 3, /* SC: cycles with compute work */
-	MALI_ROLE_ARITH = 4,          /* SC: arithmetic instruction words issued */
-	MALI_ROLE_LS = 5,             /* SC: load/store instruction words issued */
-	MALI_ROLE_TEX = 6,            /* SC: texture instruction words issued */
-	MALI_ROLE_EXT_READ_BEATS = 7, /* L2: external bus read beats */
-	MALI_ROLE_EXT_WRITE_BEATS = 8,/* L2: external bus write beats */
+	MALI_ROLE_GPU_ACTIVE = 1,      /* JM: cycles the GPU had work */
+	MALI_ROLE_CORE_ACTIVE = 2,     /* SC: cycles a shader core was active (tripipe / exec core) */
+	MALI_ROLE_COMPUTE_ACTIVE = 3,  /* SC: cycles with compute work */
+	MALI_ROLE_ARITH = 4,	       /* SC: arithmetic instruction words issued */
+	MALI_ROLE_LS = 5,	       /* SC: load/store instruction words issued */
+	MALI_ROLE_TEX = 6,	       /* SC: texture instruction words issued */
+	MALI_ROLE_EXT_READ_BEATS = 7,  /* L2: external bus read beats */
+	MALI_ROLE_EXT_WRITE_BEATS = 8, /* L2: external bus write beats */
 	MALI_ROLE_COUNT = 9,
 };
 
@@ -35,12 +35,12 @@ struct mali_counter {
 };
 
 struct mali_family {
-	const char *name;       /* "T62x", "G71" */
-	const char *arch;       /* "Midgard", "Bifrost" */
-	uint16_t product_id;    /* GPU_ID[31:16] after masking */
-	uint16_t product_mask;  /* 0xffff for Midgard ids, 0xf00f for the arch/product ids of Bifrost on */
-	uint8_t layout;         /* dump layout: 4 (core groups of 8 blocks) or 5 (JM, tiler, L2s, cores) */
-	uint8_t bus_bytes;      /* default external bus width in bytes (L2_FEATURES overrides) */
+	const char *name;      /* "T62x", "G71" */
+	const char *arch;      /* "Midgard", "Bifrost" */
+	uint16_t product_id;   /* GPU_ID[31:16] after masking */
+	uint16_t product_mask; /* 0xffff for Midgard ids, 0xf00f for the arch/product ids of Bifrost on */
+	uint8_t layout;	       /* dump layout: 4 (core groups of 8 blocks) or 5 (JM, tiler, L2s, cores) */
+	uint8_t bus_bytes;     /* default external bus width in bytes (L2_FEATURES overrides) */
 	const struct mali_counter *counters;
 	size_t ncounters;
 };
@@ -59,9 +59,9 @@ unsigned mali_bus_bytes_from_l2_features(uint32_t l2_features);
 #define MALI_MAX_GROUPS 16
 
 struct mali_block_loc {
-	uint8_t type;     /* enum mali_block */
+	uint8_t type;	  /* enum mali_block */
 	uint8_t instance; /* L2 slice, core number (bit of shader_present) */
-	uint32_t word;    /* first word of the block in the dump buffer */
+	uint32_t word;	  /* first word of the block in the dump buffer */
 };
 
 struct mali_layout {

@@ -67,7 +67,8 @@ int gpu_report_load(struct store *st, int64_t sid, struct gpu_report *r)
 		const struct store_cl_command_row *c = &cd.cmds[i].r;
 		if (c->kernel_id == 0 || !c->start_ns || c->end_ns <= c->start_ns)
 			continue;
-		int64_t a = (int64_t)c->start_ns + cd.device_to_host_ns, b = (int64_t)c->end_ns + cd.device_to_host_ns;
+		int64_t a = (int64_t)c->start_ns + cd.device_to_host_ns,
+			b = (int64_t)c->end_ns + cd.device_to_host_ns;
 		if (a < 0 || b <= a)
 			continue;
 		k0[nk] = (uint64_t)a;
@@ -122,29 +123,38 @@ static const char *unit(const struct gpu_report *r)
 void gpu_report_text(const struct gpu_report *r, FILE *out)
 {
 	if (r->s.nrows == 0) {
-		fprintf(out, "GPU counters: none in this session (agent run --gpu on a board with a Mali kbase driver)\n");
+		fprintf(out, "GPU counters: none in this session (agent run --gpu on a board with a Mali "
+			     "kbase driver)\n");
 		return;
 	}
-	fprintf(out, "GPU counters: Mali-%s (%s), gpu_id 0x%08x, %d cores, %u-byte external bus, %s, %llu dumps "
-		     "(%llu late) every %u us\n",
-		r->s.family, r->s.arch, r->s.gpu_id, __builtin_popcountll(r->s.shader_present), r->s.bus_bytes,
-		r->s.iface, (unsigned long long)r->s.dumps, (unsigned long long)r->s.late_dumps, r->s.interval_ns / 1000);
-	fprintf(out, "  per kernel (counts attributed to launches by time overlap; work = %s, not FLOPs):\n", unit(r));
+	fprintf(out,
+		"GPU counters: Mali-%s (%s), gpu_id 0x%08x, %d cores, %u-byte external bus, %s, %llu dumps "
+		"(%llu late) every %u us\n",
+		r->s.family, r->s.arch, r->s.gpu_id, __builtin_popcountll(r->s.shader_present),
+		r->s.bus_bytes, r->s.iface, (unsigned long long)r->s.dumps,
+		(unsigned long long)r->s.late_dumps, r->s.interval_ns / 1000);
+	fprintf(out, "  per kernel (counts attributed to launches by time overlap; work = %s, not FLOPs):\n",
+		unit(r));
 	fprintf(out, "  %-28s %8s %10s %12s %12s %12s %12s %12s %12s %12s %10s %10s\n", "kernel", "launches",
-		"time ms", "gpu active", "core active", "arith", "load/store", "texture", "rd beats", "wr beats",
-		"words/B", "Gwords/s");
+		"time ms", "gpu active", "core active", "arith", "load/store", "texture", "rd beats",
+		"wr beats", "words/B", "Gwords/s");
 	for (size_t i = 0; i < r->nk; i++) {
 		const struct gpu_kernel_row *k = &r->k[i];
-		fprintf(out, "  %-28.28s %8llu %10.3f %12.0f %12.0f %12.0f %12.0f %12.0f %12.0f %12.0f %10.4f %10.4f\n",
+		fprintf(out,
+			"  %-28.28s %8llu %10.3f %12.0f %12.0f %12.0f %12.0f %12.0f %12.0f %12.0f %10.4f "
+			"%10.4f\n",
 			k->name, (unsigned long long)k->launches, (double)k->time_ns / 1e6, k->gpu_active,
-			k->core_active, k->arith, k->ls, k->tex, k->read_beats, k->write_beats, k->words_per_byte,
-			k->words_per_s / 1e9);
+			k->core_active, k->arith, k->ls, k->tex, k->read_beats, k->write_beats,
+			k->words_per_byte, k->words_per_s / 1e9);
 	}
 	if (r->total_arith > 0)
-		fprintf(out, "  %.1f%% of the arithmetic words fell in dumps without a kernel of this session\n",
+		fprintf(out,
+			"  %.1f%% of the arithmetic words fell in dumps without a kernel of this session\n",
 			100.0 * r->unattributed_arith / r->total_arith);
-	fprintf(out, "  roofline dot per kernel: x = words/B ((rd + wr beats) x %u B of DRAM traffic), y = words/s\n",
-		r->s.bus_bytes);
+	fprintf(
+	    out,
+	    "  roofline dot per kernel: x = words/B ((rd + wr beats) x %u B of DRAM traffic), y = words/s\n",
+	    r->s.bus_bytes);
 }
 
 void gpu_report_json(const struct gpu_report *r, FILE *out)
@@ -158,6 +168,8 @@ void gpu_report_json(const struct gpu_report *r, FILE *out)
 	json_u64(out, r->s.gpu_id);
 	json_key(out, 0, "shader_present");
 	json_u64(out, r->s.shader_present);
+	json_key(out, 0, "cores");
+	json_u64(out, (uint64_t)__builtin_popcountll(r->s.shader_present));
 	json_key(out, 0, "bus_bytes");
 	json_u64(out, r->s.bus_bytes);
 	json_key(out, 0, "interface");
@@ -185,8 +197,8 @@ void gpu_report_json(const struct gpu_report *r, FILE *out)
 		json_u64(out, k->launches);
 		json_key(out, 0, "time_ns");
 		json_u64(out, k->time_ns);
-#define D(key, v)                   \
-	json_key(out, 0, key);      \
+#define D(key, v)                                                                                            \
+	json_key(out, 0, key);                                                                               \
 	json_double(out, v)
 		D("gpu_active_cycles", k->gpu_active);
 		D("core_active_cycles", k->core_active);
@@ -194,6 +206,12 @@ void gpu_report_json(const struct gpu_report *r, FILE *out)
 		D("arith", k->arith);
 		D("load_store", k->ls);
 		D("texture", k->tex);
+		{
+			double nc = (double)__builtin_popcountll(r->s.shader_present);
+			D("arith_per_core", nc > 0 ? k->arith / nc : 0);
+			D("load_store_per_core", nc > 0 ? k->ls / nc : 0);
+			D("texture_per_core", nc > 0 ? k->tex / nc : 0);
+		}
 		D("ext_read_beats", k->read_beats);
 		D("ext_write_beats", k->write_beats);
 		D("dram_bytes", k->dram_bytes);

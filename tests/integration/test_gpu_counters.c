@@ -64,7 +64,8 @@ static int group_setup(void **state)
 	pid_t pid = access(p, X_OK) == 0 ? tp_spawn(argv, "/dev/null") : -1;
 	int status = -1;
 	if (pid < 0 || tp_wait(pid, 60000, &status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		no_opencl = "no working OpenCL device (cl_matmul fails without the profiler): install pocl-opencl-icd";
+		no_opencl = "no working OpenCL device (cl_matmul fails without the profiler): install "
+			    "pocl-opencl-icd";
 	return 0;
 }
 
@@ -122,8 +123,8 @@ static char *report_json(struct env *e, int64_t sid)
 	char coll[512], out[400], cmd[1600];
 	tp_bin("collector", coll, sizeof(coll));
 	tp_env_path(&e->t, "gpu.json", out, sizeof(out));
-	snprintf(cmd, sizeof(cmd), "%s report --store %s --session %lld --gpu --json > %s 2>&1", coll, e->t.db,
-		 (long long)sid, out);
+	snprintf(cmd, sizeof(cmd), "%s report --store %s --session %lld --gpu --json > %s 2>&1", coll,
+		 e->t.db, (long long)sid, out);
 	assert_int_equal(system(cmd), 0);
 	char *s = tp_slurp(out);
 	assert_non_null(s);
@@ -150,12 +151,12 @@ static void check_dot(const char *json, const char *kernel, double want_wpb, dou
 		fail_msg("kernel %s not in %s", kernel, json);
 	double rb = num(p, "ext_read_beats"), wb = num(p, "ext_write_beats"), bytes = num(p, "dram_bytes");
 	double arith = num(p, "arith"), wpb = num(p, "words_per_byte");
-	fprintf(stderr, "%s: arith %.0f, beats %.0f + %.0f, %.0f bytes, %.6f words/B (want %.6f)\n", kernel, arith, rb,
-		wb, bytes, wpb, want_wpb);
+	fprintf(stderr, "%s: arith %.0f, beats %.0f + %.0f, %.0f bytes, %.6f words/B (want %.6f)\n", kernel,
+		arith, rb, wb, bytes, wpb, want_wpb);
 	assert_true(arith > 0 && rb > 0);
 	assert_true(fabs(bytes - (rb + wb) * bus) <= 1e-6 * bytes); /* bytes = beats x bus width */
-	assert_true(fabs(wpb - arith / bytes) <= 1e-9 * wpb);        /* the dot the report prints */
-	assert_true(fabs(wpb - want_wpb) <= 1e-6 * want_wpb);        /* = the scripted rates' ratio */
+	assert_true(fabs(wpb - arith / bytes) <= 1e-9 * wpb);	    /* the dot the report prints */
+	assert_true(fabs(wpb - want_wpb) <= 1e-6 * want_wpb);	    /* = the scripted rates' ratio */
 }
 
 /* The Arndale Octa's GPU: T628 MP6 on the UK dump buffer. 6 cores x 2e9
@@ -172,14 +173,16 @@ static void test_gpu_run_t628_uk_dump_roofline(void **state)
 			"rate l2 0 31 100000000\nrate l2 0 30 25000000\nrate jm 0 6 600000000\n");
 	char wl[512];
 	tp_bin("cl-workloads/cl_matmul", wl, sizeof(wl));
-	char *args[] = {"run", "--collector", e->t.coll, "--spool", e->t.spool, "--agent-id", "gpu-t628", "--gpu",
-			"--gpu-device", e->dev, "--", wl, NULL};
+	char *args[] = {"run",	 "--collector",	 e->t.coll, "--spool", e->t.spool, "--agent-id", "gpu-t628",
+			"--gpu", "--gpu-device", e->dev,    "--",      wl,	   NULL};
 	assert_int_equal(run_agent(e, args), 0);
 	assert_true(tp_file_count(e->t.alog, "Mali-T62x (Midgard)") >= 1);
 	int64_t sid = session_of(e, "gpu-t628");
 	assert_true(sid > 0);
-	assert_true(tp_db_int(e->t.db, "SELECT COUNT(*) FROM gpu_samples WHERE session_id=%lld", (long long)sid) > 0);
-	assert_int_equal(tp_db_int(e->t.db, "SELECT bus_bytes FROM gpu_info WHERE session_id=%lld", (long long)sid), 16);
+	assert_true(
+	    tp_db_int(e->t.db, "SELECT COUNT(*) FROM gpu_samples WHERE session_id=%lld", (long long)sid) > 0);
+	assert_int_equal(
+	    tp_db_int(e->t.db, "SELECT bus_bytes FROM gpu_info WHERE session_id=%lld", (long long)sid), 16);
 	char *json = report_json(e, sid);
 	assert_non_null(strstr(json, "\"family\":\"T62x\""));
 	assert_non_null(strstr(json, "\"interface\":\"uk-dump\""));
@@ -189,8 +192,8 @@ static void test_gpu_run_t628_uk_dump_roofline(void **state)
 	char coll[512], trace[400], cmd[1600];
 	tp_bin("collector", coll, sizeof(coll));
 	tp_env_path(&e->t, "trace.json", trace, sizeof(trace));
-	snprintf(cmd, sizeof(cmd), "%s export --store %s --session %lld --perfetto %s >/dev/null 2>&1", coll, e->t.db,
-		 (long long)sid, trace);
+	snprintf(cmd, sizeof(cmd), "%s export --store %s --session %lld --perfetto %s >/dev/null 2>&1", coll,
+		 e->t.db, (long long)sid, trace);
 	assert_int_equal(system(cmd), 0);
 	char *tr = tp_slurp(trace);
 	assert_non_null(tr);
@@ -200,14 +203,14 @@ static void test_gpu_run_t628_uk_dump_roofline(void **state)
 	/* and the overview (json, html) carries the GPU section */
 	char ov[400];
 	tp_env_path(&e->t, "overview.html", ov, sizeof(ov));
-	snprintf(cmd, sizeof(cmd), "%s report --store %s --session %lld --format html > %s 2>&1", coll, e->t.db,
-		 (long long)sid, ov);
+	snprintf(cmd, sizeof(cmd), "%s report --store %s --session %lld --format html > %s 2>&1", coll,
+		 e->t.db, (long long)sid, ov);
 	assert_int_equal(system(cmd), 0);
 	assert_int_equal(tp_file_count(ov, "<h2 id=\"gpu-counters\">"), 1);
 	assert_true(tp_file_count(ov, "matmul") >= 1);
 	tp_env_path(&e->t, "overview.json", ov, sizeof(ov));
-	snprintf(cmd, sizeof(cmd), "%s report --store %s --session %lld --format json > %s 2>&1", coll, e->t.db,
-		 (long long)sid, ov);
+	snprintf(cmd, sizeof(cmd), "%s report --store %s --session %lld --format json > %s 2>&1", coll,
+		 e->t.db, (long long)sid, ov);
 	assert_int_equal(system(cmd), 0);
 	char *oj = tp_slurp(ov);
 	assert_non_null(oj);
@@ -231,8 +234,10 @@ static void test_gpu_run_g71_reader_roofline(void **state)
 			"rate l2 * 47 10000000\nrate jm 0 6 500000000\n");
 	char wl[512];
 	tp_bin("cl-workloads/cl_matmul", wl, sizeof(wl));
-	char *args[] = {"run", "--collector", e->t.coll, "--spool", e->t.spool, "--agent-id", "gpu-g71", "--gpu",
-			"--gpu-interval", "500", "--gpu-device", e->dev, "--", wl, NULL};
+	char *args[] = {
+	    "run",   "--collector",    e->t.coll, "--spool",	  e->t.spool, "--agent-id", "gpu-g71",
+	    "--gpu", "--gpu-interval", "500",	  "--gpu-device", e->dev,     "--",	    wl,
+	    NULL};
 	assert_int_equal(run_agent(e, args), 0);
 	int64_t sid = session_of(e, "gpu-g71");
 	assert_true(sid > 0);
@@ -254,19 +259,26 @@ static void test_gpu_missing_or_refused_goes_on(void **state)
 		skip();
 	}
 	write_script(e, "gpu g71mp8\nmissing\n");
-	char *args[] = {"stat", "--collector", e->t.coll, "--spool", e->t.spool, "--agent-id", "gpu-missing",
-			"-e", "task-clock", "--gpu", "--gpu-device", e->dev, "--", "/bin/sleep", "0.2", NULL};
+	char *args[] = {"stat",	       "--collector", e->t.coll,    "--spool", e->t.spool,     "--agent-id",
+			"gpu-missing", "-e",	      "task-clock", "--gpu",   "--gpu-device", e->dev,
+			"--",	       "/bin/sleep",  "0.2",	    NULL};
 	assert_int_equal(run_agent(e, args), 0);
-	assert_int_equal(tp_file_count(e->t.alog, "does not exist (no kbase driver); the session goes on"), 1);
+	assert_int_equal(tp_file_count(e->t.alog, "does not exist (no kbase driver); the session goes on"),
+			 1);
 	write_script(e, "gpu g71mp8\nrefuse 1\n");
-	char *args2[] = {"stat", "--collector", e->t.coll, "--spool", e->t.spool, "--agent-id", "gpu-refused",
-			 "-e", "task-clock", "--gpu", "--gpu-device", e->dev, "--", "/bin/sleep", "0.2", NULL};
+	char *args2[] = {"stat",	"--collector", e->t.coll,    "--spool", e->t.spool,	"--agent-id",
+			 "gpu-refused", "-e",	       "task-clock", "--gpu",	"--gpu-device", e->dev,
+			 "--",		"/bin/sleep",  "0.2",	     NULL};
 	assert_int_equal(run_agent(e, args2), 0);
-	assert_int_equal(tp_file_count(e->t.alog, "refused counter setup (HWCNT_READER_SETUP: Operation not permitted)"), 1);
+	assert_int_equal(
+	    tp_file_count(e->t.alog, "refused counter setup (HWCNT_READER_SETUP: Operation not permitted)"),
+	    1);
 	int64_t sid = session_of(e, "gpu-refused");
 	assert_true(sid > 0);
-	assert_int_equal(tp_db_int(e->t.db, "SELECT COUNT(*) FROM gpu_samples WHERE session_id=%lld", (long long)sid), 0);
-	assert_true(tp_db_int(e->t.db, "SELECT COUNT(*) FROM records WHERE session_id=%lld AND kind='counters'",
+	assert_int_equal(
+	    tp_db_int(e->t.db, "SELECT COUNT(*) FROM gpu_samples WHERE session_id=%lld", (long long)sid), 0);
+	assert_true(tp_db_int(e->t.db,
+			      "SELECT COUNT(*) FROM records WHERE session_id=%lld AND kind='counters'",
 			      (long long)sid) > 0);
 }
 
@@ -279,29 +291,32 @@ static void test_gpu_stat_stores_counters(void **state)
 		skip();
 	}
 	write_script(e, "gpu t628mp6\niface uk-reader\nrate l2 0 31 1000000\n");
-	char *args[] = {"stat", "--collector", e->t.coll, "--spool", e->t.spool, "--agent-id", "gpu-stat", "-e",
-			"task-clock", "--gpu", "--gpu-device", e->dev, "--", "/bin/sleep", "0.3", NULL};
+	char *args[] = {"stat",	    "--collector", e->t.coll,	 "--spool", e->t.spool,	    "--agent-id",
+			"gpu-stat", "-e",	   "task-clock", "--gpu",   "--gpu-device", e->dev,
+			"--",	    "/bin/sleep",  "0.3",	 NULL};
 	assert_int_equal(run_agent(e, args), 0);
 	int64_t sid = session_of(e, "gpu-stat");
 	assert_true(sid > 0);
 	/* about 0.3 s x 1e6 beats/s, all in the L2 column */
-	int64_t beats = tp_db_int(e->t.db,
-				  "SELECT SUM(s.value) FROM gpu_samples s JOIN gpu_counters c ON c.session_id=s.session_id"
-				  " AND c.counter_id=s.counter_id WHERE s.session_id=%lld AND c.name='L2_EXT_READ_BEATS'",
-				  (long long)sid);
+	int64_t beats = tp_db_int(
+	    e->t.db,
+	    "SELECT SUM(s.value) FROM gpu_samples s JOIN gpu_counters c ON c.session_id=s.session_id"
+	    " AND c.counter_id=s.counter_id WHERE s.session_id=%lld AND c.name='L2_EXT_READ_BEATS'",
+	    (long long)sid);
 	fprintf(stderr, "stat: %lld read beats\n", (long long)beats);
 	assert_true(beats > 200000 && beats < 2000000);
-	assert_true(tp_db_int(e->t.db, "SELECT COUNT(*) FROM gpu_info WHERE session_id=%lld AND iface='uk+reader'",
+	assert_true(tp_db_int(e->t.db,
+			      "SELECT COUNT(*) FROM gpu_info WHERE session_id=%lld AND iface='uk+reader'",
 			      (long long)sid) == 1);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_gpu_run_t628_uk_dump_roofline, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_gpu_run_g71_reader_roofline, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_gpu_missing_or_refused_goes_on, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_gpu_stat_stores_counters, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_gpu_run_t628_uk_dump_roofline, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_gpu_run_g71_reader_roofline, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_gpu_missing_or_refused_goes_on, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_gpu_stat_stores_counters, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, group_setup, NULL);
 }

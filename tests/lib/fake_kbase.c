@@ -144,7 +144,8 @@ static double cumulative(unsigned block, unsigned inst, unsigned word, uint64_t 
 	double v = 0;
 	for (size_t i = 0; i < F.nact; i++) {
 		const struct act *a = &F.act[i];
-		if (a->block != block || a->word != word || (a->instance >= 0 && (unsigned)a->instance != inst))
+		if (a->block != block || a->word != word ||
+		    (a->instance >= 0 && (unsigned)a->instance != inst))
 			continue;
 		if (t <= a->t0)
 			continue;
@@ -219,8 +220,9 @@ static void fill(uint32_t *buf, uint64_t t_prev, uint64_t t)
 			continue;
 		for (unsigned w = 4; w < 64; w++) {
 			double cur = floor(cumulative(type, inst, w, t) + 1e-6);
-			double prev = t_prev == UINT64_MAX ? floor(cumulative(type, inst, w, F.clear_time) + 1e-6)
-							   : floor(cumulative(type, inst, w, t_prev) + 1e-6);
+			double prev = t_prev == UINT64_MAX
+					  ? floor(cumulative(type, inst, w, F.clear_time) + 1e-6)
+					  : floor(cumulative(type, inst, w, t_prev) + 1e-6);
 			uint64_t d = (uint64_t)(cur - prev);
 			blk[w] = (uint32_t)d;
 		}
@@ -247,7 +249,8 @@ static void produce(void)
 		}
 		fill((uint32_t *)(F.ring + (size_t)idx * F.buf_bytes), F.last_dump, F.next_dump);
 		F.busy[idx] = true;
-		F.ready[(F.head + F.nready) % NBUF] = (struct kbase_hwcnt_reader_metadata){F.next_dump, 1, idx};
+		F.ready[(F.head + F.nready) % NBUF] =
+		    (struct kbase_hwcnt_reader_metadata){F.next_dump, 1, idx};
 		F.nready++;
 		F.st.dumps++;
 		F.last_dump = F.next_dump;
@@ -341,9 +344,15 @@ static int reader_ioctl(unsigned long req, void *arg)
 {
 	produce();
 	switch (req) {
-	case KBASE_HWCNT_READER_GET_API_VERSION: *(uint32_t *)arg = KBASE_HWCNT_READER_API; return 0;
-	case KBASE_HWCNT_READER_GET_HWVER: *(uint32_t *)arg = F.cfg.hw_version; return 0;
-	case KBASE_HWCNT_READER_GET_BUFFER_SIZE: *(uint32_t *)arg = F.buf_bytes; return 0;
+	case KBASE_HWCNT_READER_GET_API_VERSION:
+		*(uint32_t *)arg = KBASE_HWCNT_READER_API;
+		return 0;
+	case KBASE_HWCNT_READER_GET_HWVER:
+		*(uint32_t *)arg = F.cfg.hw_version;
+		return 0;
+	case KBASE_HWCNT_READER_GET_BUFFER_SIZE:
+		*(uint32_t *)arg = F.buf_bytes;
+		return 0;
 	case KBASE_HWCNT_READER_SET_INTERVAL: {
 		uint32_t iv = *(uint32_t *)arg;
 		F.interval_ns = iv;
@@ -356,8 +365,11 @@ static int reader_ioctl(unsigned long req, void *arg)
 		}
 		return 0;
 	}
-	case KBASE_HWCNT_READER_DUMP: return manual_dump();
-	case KBASE_HWCNT_READER_CLEAR: F.last_dump = fake_kbase_now(); return 0;
+	case KBASE_HWCNT_READER_DUMP:
+		return manual_dump();
+	case KBASE_HWCNT_READER_CLEAR:
+		F.last_dump = fake_kbase_now();
+		return 0;
 	case KBASE_HWCNT_READER_GET_BUFFER:
 		if (F.nready == 0 || F.hold) {
 			uint64_t junk;
@@ -379,7 +391,8 @@ static int reader_ioctl(unsigned long req, void *arg)
 		F.st.puts++;
 		return 0;
 	}
-	default: return -ENOTTY;
+	default:
+		return -ENOTTY;
 	}
 }
 
@@ -397,7 +410,8 @@ static int uk_ioctl(unsigned long req, void *arg)
 		v->major = 10, v->minor = 4;
 		break;
 	}
-	case KBASE_FUNC_SET_FLAGS: break;
+	case KBASE_FUNC_SET_FLAGS:
+		break;
 	case KBASE_FUNC_GPU_PROPS_REG_DUMP: {
 		if (size != sizeof(struct kbase_uk_gpuprops))
 			return -EINVAL;
@@ -454,7 +468,8 @@ static int uk_ioctl(unsigned long req, void *arg)
 		fill((uint32_t *)F.dumpbuf, UINT64_MAX, fake_kbase_now());
 		F.st.dumps++;
 		break;
-	default: return -EINVAL;
+	default:
+		return -EINVAL;
 	}
 	h->ret = ret;
 	return 0;
@@ -545,8 +560,14 @@ int fake_kbase_close(int fd)
 	return close(fd);
 }
 
-static int sys_open(const char *p, int f) { return fake_kbase_open(p, f); }
-static int sys_ioctl(int fd, unsigned long r, void *a) { return fake_kbase_ioctl(fd, r, a); }
+static int sys_open(const char *p, int f)
+{
+	return fake_kbase_open(p, f);
+}
+static int sys_ioctl(int fd, unsigned long r, void *a)
+{
+	return fake_kbase_ioctl(fd, r, a);
+}
 static int sys_poll(struct pollfd *p, nfds_t n, int t)
 {
 	(void)t;
@@ -559,8 +580,8 @@ static int sys_poll(struct pollfd *p, nfds_t n, int t)
 	return ready;
 }
 
-const struct kbase_sys fake_kbase_sys = {sys_open, sys_ioctl, fake_kbase_mmap, fake_munmap, sys_poll,
-					 fake_kbase_close, fake_mono, fake_kbase_now};
+const struct kbase_sys fake_kbase_sys = {sys_open, sys_ioctl,	     fake_kbase_mmap, fake_munmap,
+					 sys_poll, fake_kbase_close, fake_mono,	      fake_kbase_now};
 
 int fake_kbase_load_script(const char *file)
 {
@@ -586,8 +607,9 @@ int fake_kbase_load_script(const char *file)
 				fake_kbase_cfg_g71mp8(&c);
 			c.iface = keep == FAKE_IFACE_UK_DUMP && !t628 ? FAKE_IFACE_IOCTL : keep;
 		} else if (!strcmp(a, "iface")) {
-			c.iface = !strcmp(b, "ioctl") ? FAKE_IFACE_IOCTL
-				  : !strcmp(b, "uk-reader") ? FAKE_IFACE_UK_READER : FAKE_IFACE_UK_DUMP;
+			c.iface = !strcmp(b, "ioctl")	    ? FAKE_IFACE_IOCTL
+				  : !strcmp(b, "uk-reader") ? FAKE_IFACE_UK_READER
+							    : FAKE_IFACE_UK_DUMP;
 		} else if (!strcmp(a, "path")) {
 			snprintf(path, sizeof(path), "%s", b);
 		} else if (!strcmp(a, "refuse")) {
@@ -595,10 +617,13 @@ int fake_kbase_load_script(const char *file)
 		} else if (!strcmp(a, "missing")) {
 			c.open_errno = ENOENT;
 		} else if (!strcmp(a, "rate") && nr < 32) {
-			unsigned blk = !strcmp(b, "jm") ? FAKE_JM : !strcmp(b, "tiler") ? FAKE_TILER
-								  : !strcmp(b, "l2")    ? FAKE_L2 : FAKE_SC;
-			rates[nr++] = (struct act){0, UINT64_MAX, blk, strcmp(cc, "*") ? atoi(cc) : -1,
-						   (unsigned)atoi(d), 0, atof(e) / 1e9};
+			unsigned blk = !strcmp(b, "jm")	     ? FAKE_JM
+				       : !strcmp(b, "tiler") ? FAKE_TILER
+				       : !strcmp(b, "l2")    ? FAKE_L2
+							     : FAKE_SC;
+			rates[nr++] = (struct act){
+			    0, UINT64_MAX,   blk, strcmp(cc, "*") ? atoi(cc) : -1, (unsigned)atoi(d),
+			    0, atof(e) / 1e9};
 		}
 	}
 	fclose(f);

@@ -23,17 +23,17 @@ enum fake_block { FAKE_JM, FAKE_TILER, FAKE_L2, FAKE_SC };
 
 struct fake_kbase_cfg {
 	enum fake_iface iface;
-	const char *path;        /* device node the fake answers for */
+	const char *path; /* device node the fake answers for */
 	uint32_t gpu_id;
 	uint64_t shader_present;
 	unsigned num_l2;
 	unsigned ngroups;
 	uint64_t group_mask[4];
 	uint32_t l2_features;
-	unsigned hw_version;     /* 4: core groups of 8 blocks; 5: JM, tiler, L2s, cores */
-	int open_errno;          /* open fails with it (0: opens) */
-	int refuse_setup_errno;  /* counter setup fails with it (0: accepted) */
-	bool real_clock;         /* CLOCK_MONOTONIC(_RAW) instead of fake_kbase_set_time (preload) */
+	unsigned hw_version;	/* 4: core groups of 8 blocks; 5: JM, tiler, L2s, cores */
+	int open_errno;		/* open fails with it (0: opens) */
+	int refuse_setup_errno; /* counter setup fails with it (0: accepted) */
+	bool real_clock;	/* CLOCK_MONOTONIC(_RAW) instead of fake_kbase_set_time (preload) */
 };
 
 /* Mali-T628 MP6 (Exynos 5420): 6 cores in 2 core groups (4 + 2), 1 L2, v4
@@ -48,7 +48,8 @@ void fake_kbase_set_time(uint64_t ns);
 uint64_t fake_kbase_now(void);
 /* count events of (block, instance, word) spread evenly over (t0, t1];
  * instance -1: every instance present (each gets count). */
-int fake_kbase_activity(uint64_t t0, uint64_t t1, unsigned block, int instance, unsigned word, uint64_t count);
+int fake_kbase_activity(uint64_t t0, uint64_t t1, unsigned block, int instance, unsigned word,
+			uint64_t count);
 /* Hold periodic dumps back (they are taken on time, with their timestamps,
  * but not handed out) until released: a dump that arrives late. */
 void fake_kbase_hold_dumps(bool hold);

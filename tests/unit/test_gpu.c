@@ -47,7 +47,8 @@ static struct gpu_sampler *open_sampler(const struct fake_kbase_cfg *cfg, uint32
 	fake_kbase_set_time(BASE);
 	struct gpu_sampler *g = NULL;
 	char err[320];
-	struct gpu_sampler_opts o = {.device = "/dev/mali0", .interval_ns = interval_ns, .sys = &fake_kbase_sys};
+	struct gpu_sampler_opts o = {
+	    .device = "/dev/mali0", .interval_ns = interval_ns, .sys = &fake_kbase_sys};
 	int rc = gpu_sampler_open(&g, &o, err, sizeof(err));
 	if (rc < 0)
 		fail_msg("open: %s", err);
@@ -96,7 +97,7 @@ static void test_gpu_family_lookup(void **state)
 	assert_string_equal(mali_family_find(0x07500000)->name, "T76x");
 	assert_string_equal(mali_family_find(0x60000010)->name, "G71");
 	assert_string_equal(mali_family_find(0x60a00002)->name, "G71"); /* arch_minor/rev masked */
-	assert_null(mali_family_find(0x72120000));                     /* G52: no table */
+	assert_null(mali_family_find(0x72120000));			/* G52: no table */
 	assert_int_equal(mali_bus_bytes_from_l2_features(0x07120206), 16);
 	assert_int_equal(mali_bus_bytes_from_l2_features(0x08000000), 32);
 	assert_int_equal(mali_bus_bytes_from_l2_features(0), 0);
@@ -187,8 +188,10 @@ static void test_gpu_g71_reader_per_kernel(void **state)
 	assert_int_equal(d->drv_major, 11);
 	assert_int_equal(fake_kbase_stats().interval_ns, MS);
 	/* kernel A [1, 3) ms, kernel B [3, 4) ms */
-	fake_kbase_activity(BASE + 1 * MS, BASE + 3 * MS, FAKE_SC, -1, 28, 2000); /* EXEC_INSTR_COUNT, each core */
-	fake_kbase_activity(BASE + 1 * MS, BASE + 3 * MS, FAKE_L2, -1, 32, 400);  /* L2_EXT_READ_BEATS, each slice */
+	fake_kbase_activity(BASE + 1 * MS, BASE + 3 * MS, FAKE_SC, -1, 28,
+			    2000); /* EXEC_INSTR_COUNT, each core */
+	fake_kbase_activity(BASE + 1 * MS, BASE + 3 * MS, FAKE_L2, -1, 32,
+			    400); /* L2_EXT_READ_BEATS, each slice */
 	fake_kbase_activity(BASE + 3 * MS, BASE + 4 * MS, FAKE_SC, -1, 28, 1000);
 	fake_kbase_activity(BASE + 3 * MS, BASE + 4 * MS, FAKE_L2, -1, 47, 100); /* L2_EXT_WRITE_BEATS */
 	for (int t = 1; t <= 5; t++) {
@@ -210,7 +213,8 @@ static void test_gpu_g71_reader_per_kernel(void **state)
 	double *out = calloc(2 * r->ncols, sizeof(double));
 	double *un = calloc(r->ncols, sizeof(double));
 	assert_int_equal(gpu_attrib(r->t0, r->t1, r->values, r->nrows, r->ncols, k0, k1, 2, out, un), 0);
-	size_t ci = col(g, "EXEC_INSTR_COUNT"), cr = col(g, "L2_EXT_READ_BEATS"), cw = col(g, "L2_EXT_WRITE_BEATS");
+	size_t ci = col(g, "EXEC_INSTR_COUNT"), cr = col(g, "L2_EXT_READ_BEATS"),
+	       cw = col(g, "L2_EXT_WRITE_BEATS");
 	assert_true(out[ci] == 16000.0);
 	assert_true(out[cr] == 800.0);
 	assert_true(out[cw] == 0.0);
@@ -382,7 +386,8 @@ static void test_validate_gpu_shapes(void **state)
 	Prof__GpuInfo info = PROF__GPU_INFO__INIT;
 	info.family = "T62x", info.bus_bytes = 16;
 	Prof__GpuCounters g = PROF__GPU_COUNTERS__INIT;
-	g.n_counter_ids = 2, g.counter_ids = ids, g.n_t_ns = 2, g.t_ns = lens, g.n_values = 4, g.values = vals;
+	g.n_counter_ids = 2, g.counter_ids = ids, g.n_t_ns = 2, g.t_ns = lens, g.n_values = 4,
+	g.values = vals;
 	g.n_new_counters = 2, g.new_counters = descs, g.info = &info;
 	assert_int_equal(validate_gpu_counters(&g, err, sizeof(err)), 0);
 	g.n_values = 3;
@@ -407,17 +412,17 @@ static void test_validate_gpu_shapes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_gpu_layout_v4_t628mp6),
-		cmocka_unit_test(test_gpu_family_lookup),
-		cmocka_unit_test(test_gpu_t628_uk_dump_block_deltas),
-		cmocka_unit_test(test_gpu_g71_reader_per_kernel),
-		cmocka_unit_test(test_gpu_kernel_shorter_than_dump),
-		cmocka_unit_test(test_gpu_counter_wrap),
-		cmocka_unit_test(test_gpu_driver_refuses_setup),
-		cmocka_unit_test(test_gpu_late_dump),
-		cmocka_unit_test(test_gpu_idle_rows_merge),
-		cmocka_unit_test(test_gpu_attrib_conservation),
-		cmocka_unit_test(test_validate_gpu_shapes),
+	    cmocka_unit_test(test_gpu_layout_v4_t628mp6),
+	    cmocka_unit_test(test_gpu_family_lookup),
+	    cmocka_unit_test(test_gpu_t628_uk_dump_block_deltas),
+	    cmocka_unit_test(test_gpu_g71_reader_per_kernel),
+	    cmocka_unit_test(test_gpu_kernel_shorter_than_dump),
+	    cmocka_unit_test(test_gpu_counter_wrap),
+	    cmocka_unit_test(test_gpu_driver_refuses_setup),
+	    cmocka_unit_test(test_gpu_late_dump),
+	    cmocka_unit_test(test_gpu_idle_rows_merge),
+	    cmocka_unit_test(test_gpu_attrib_conservation),
+	    cmocka_unit_test(test_validate_gpu_shapes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
