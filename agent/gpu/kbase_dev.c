@@ -316,7 +316,7 @@ int kbase_dev_open(struct kbase_dev *d, const char *path, const struct kbase_sys
 		kbase_dev_close(d);
 		return fail(err, errlen, -ENODEV,
 			    "no Mali GPU counters: unknown GPU id 0x%08x (product 0x%04x): no "
-			    "counter table for it (known: T60x T62x T72x T76x T82x T83x T86x G71)",
+			    "counter table for it (known: T60x T62x T72x T76x T82x T83x T86x T88x G71 G51)",
 			    id, id >> 16);
 	}
 	rc = setup_counting(d, interval_ns, why, sizeof(why));

@@ -1,6 +1,7 @@
 /* Counter tables per Mali family: (block, word, role, name). Word positions
  * come from the counter name tables of the public kbase driver sources
- * (mali_kbase_gator_hwcnt_names.h for T60x..T86x, ..._names_tmix.h for G71;
+ * (mali_kbase_gator_hwcnt_names.h for T60x..T88x, ..._names_tmix.h for G71,
+ * ..._names_tsix.h for G51;
  * agent/gpu/README.md says which versions). Only the counters the derived
  * metrics and the reports use are listed; the positions of the others are in
  * those files. Words 0..3 of every block are its header. */
@@ -69,7 +70,7 @@ static const struct mali_counter t72x[] = {
 	{L2, 9, 0, "L2_WRITE_HIT"},
 };
 
-/* T76x, T86x: T60x positions, LSC_*_OP instead of *_MISSES. */
+/* T76x, T86x, T88x: T60x positions, LSC_*_OP instead of *_MISSES. */
 static const struct mali_counter t76x[] = {
 	{JM, 6, MALI_ROLE_GPU_ACTIVE, "GPU_ACTIVE"},
 	{JM, 8, 0, "JS0_JOBS"},
@@ -154,6 +155,36 @@ static const struct mali_counter g71[] = {
 	{L2, 47, MALI_ROLE_EXT_WRITE_BEATS, "L2_EXT_WRITE_BEATS"},
 };
 
+/* G51 (tSIx): G71's positions except the texture block (words 35..43), which
+ * counts quads, passes and operations instead of instructions: the texture
+ * role is the filtering operations (TEX_FILT_NUM_OPERATIONS). */
+static const struct mali_counter g51[] = {
+	{JM, 6, MALI_ROLE_GPU_ACTIVE, "GPU_ACTIVE"},
+	{JM, 8, 0, "JS0_JOBS"},
+	{JM, 10, 0, "JS0_ACTIVE"},
+	{JM, 16, 0, "JS1_JOBS"},
+	{JM, 18, 0, "JS1_ACTIVE"},
+	{TI, 4, 0, "TILER_ACTIVE"},
+	{SC, 4, 0, "FRAG_ACTIVE"},
+	{SC, 22, MALI_ROLE_COMPUTE_ACTIVE, "COMPUTE_ACTIVE"},
+	{SC, 23, 0, "COMPUTE_TASKS"},
+	{SC, 24, 0, "COMPUTE_WARPS"},
+	{SC, 26, MALI_ROLE_CORE_ACTIVE, "EXEC_CORE_ACTIVE"},
+	{SC, 28, MALI_ROLE_ARITH, "EXEC_INSTR_COUNT"},
+	{SC, 31, 0, "ARITH_INSTR_SINGLE_FMA"},
+	{SC, 35, 0, "TEX_MSGI_NUM_QUADS"},
+	{SC, 43, MALI_ROLE_TEX, "TEX_FILT_NUM_OPERATIONS"},
+	{SC, 44, MALI_ROLE_LS, "LS_MEM_READ_FULL"},
+	{SC, 45, MALI_ROLE_LS, "LS_MEM_READ_SHORT"},
+	{SC, 46, MALI_ROLE_LS, "LS_MEM_WRITE_FULL"},
+	{SC, 47, MALI_ROLE_LS, "LS_MEM_WRITE_SHORT"},
+	{SC, 48, MALI_ROLE_LS, "LS_MEM_ATOMIC"},
+	{L2, 26, 0, "L2_READ_LOOKUP"},
+	{L2, 27, 0, "L2_WRITE_LOOKUP"},
+	{L2, 32, MALI_ROLE_EXT_READ_BEATS, "L2_EXT_READ_BEATS"},
+	{L2, 47, MALI_ROLE_EXT_WRITE_BEATS, "L2_EXT_WRITE_BEATS"},
+};
+
 /* Product ids: GPU_ID[31:16]. Midgard parts have fixed ids; from Bifrost on
  * the id is arch_major[15:12] arch_minor[11:8] arch_rev[7:4] product[3:0] and
  * is matched on arch_major and product (mali_kbase_gpu_id.h). Bus width:
@@ -166,6 +197,8 @@ const struct mali_family mali_families[] = {
 	{"T82x", "Midgard", 0x0820, 0xffff, 5, 16, t82x, N(t82x)},
 	{"T83x", "Midgard", 0x0830, 0xffff, 5, 16, t82x, N(t82x)},
 	{"T86x", "Midgard", 0x0860, 0xffff, 5, 16, t76x, N(t76x)},
+	{"T88x", "Midgard", 0x0880, 0xffff, 5, 16, t76x, N(t76x)},
 	{"G71", "Bifrost", 0x6000, 0xf00f, 5, 16, g71, N(g71)},
+	{"G51", "Bifrost", 0x7000, 0xf00f, 5, 16, g51, N(g51)},
 };
 const size_t mali_nfamilies = N(mali_families);

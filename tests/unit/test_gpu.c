@@ -97,7 +97,9 @@ static void test_gpu_family_lookup(void **state)
 	assert_string_equal(mali_family_find(0x07500000)->name, "T76x");
 	assert_string_equal(mali_family_find(0x60000010)->name, "G71");
 	assert_string_equal(mali_family_find(0x60a00002)->name, "G71"); /* arch_minor/rev masked */
-	assert_null(mali_family_find(0x72120000));			/* G52: no table */
+	assert_string_equal(mali_family_find(0x70000000)->name, "G51");
+	assert_string_equal(mali_family_find(0x08800000)->name, "T88x");
+	assert_null(mali_family_find(0x72120000)); /* G52: no table */
 	assert_int_equal(mali_bus_bytes_from_l2_features(0x07120206), 16);
 	assert_int_equal(mali_bus_bytes_from_l2_features(0x08000000), 32);
 	assert_int_equal(mali_bus_bytes_from_l2_features(0), 0);
