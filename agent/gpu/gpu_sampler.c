@@ -178,36 +178,54 @@ int gpu_sampler_flush(struct gpu_sampler *g)
 	info.bus_bytes = d->bus_bytes;
 	info.interface = (char *)kbase_iface_name(d->iface);
 	info.interval_ns = g->interval_ns;
-	Prof__GpuCounters gc = PROF__GPU_COUNTERS__INIT;
-	gc.n_counter_ids = nc;
-	gc.counter_ids = ids;
-	gc.t0_ns = r->t0[0] > base ? r->t0[0] - base : 0;
-	gc.n_t_ns = nr;
-	gc.t_ns = lens;
-	gc.n_values = nr * nc;
-	gc.values = r->values;
-	gc.dumps = g->rec_dumps;
-	gc.late_dumps = g->rec_late > g->rec_dumps ? g->rec_dumps : g->rec_late;
-	Prof__Envelope env = PROF__ENVELOPE__INIT;
-	env.body_case = PROF__ENVELOPE__BODY_GPU_COUNTERS;
-	env.gpu_counters = &gc;
-	bool declare =
-	    !g->declared || session_would_drop(g->s, prof__gpu_counters__get_packed_size(&gc) + 64);
-	if (declare) {
-		gc.info = &info;
-		gc.n_new_counters = nc;
-		gc.new_counters = dptr;
-	}
-	size_t bytes = prof__envelope__get_packed_size(&env);
-	int rc = session_send(g->s, &env);
-	if (rc == 0) {
+	/* Rows in as few records as the frame size allows: a record the session
+	 * refuses as too large (-EMSGSIZE) is sent in halves. */
+	size_t start = 0, chunk = nr;
+	int rc = 0;
+	while (start < nr) {
+		size_t n = chunk < nr - start ? chunk : nr - start;
+		Prof__GpuCounters gc = PROF__GPU_COUNTERS__INIT;
+		gc.n_counter_ids = nc;
+		gc.counter_ids = ids;
+		gc.t0_ns = r->t0[start] > base ? r->t0[start] - base : 0;
+		gc.n_t_ns = n;
+		gc.t_ns = lens + start;
+		gc.n_values = n * nc;
+		gc.values = r->values + start * nc;
+		gc.dumps = g->rec_dumps;
+		gc.late_dumps = g->rec_late > g->rec_dumps ? g->rec_dumps : g->rec_late;
+		Prof__Envelope env = PROF__ENVELOPE__INIT;
+		env.body_case = PROF__ENVELOPE__BODY_GPU_COUNTERS;
+		env.gpu_counters = &gc;
+		bool declare =
+		    !g->declared || session_would_drop(g->s, prof__gpu_counters__get_packed_size(&gc) + 64);
+		if (declare) {
+			gc.info = &info;
+			gc.n_new_counters = nc;
+			gc.new_counters = dptr;
+		}
+		size_t bytes = prof__envelope__get_packed_size(&env);
+		rc = session_send(g->s, &env);
+		if (rc == -EMSGSIZE && n > 1) {
+			chunk = n / 2;
+			continue;
+		}
+		if (rc < 0)
+			break;
 		g->declared = true;
 		g->records++;
-		g->rows_sent += nr;
-		g->values_sent += nr * nc;
+		g->rows_sent += n;
+		g->values_sent += n * nc;
 		g->bytes_sent += bytes;
-		r->nrows = 0;
 		g->rec_dumps = g->rec_late = 0;
+		start += n;
+	}
+	if (start > 0) { /* forget what was sent */
+		size_t left = nr - start;
+		memmove(r->t0, r->t0 + start, left * sizeof(r->t0[0]));
+		memmove(r->t1, r->t1 + start, left * sizeof(r->t1[0]));
+		memmove(r->values, r->values + start * nc, left * nc * sizeof(r->values[0]));
+		r->nrows = left;
 	}
 	free(ids), free(lens), free(descs), free(dptr);
 	return rc;
