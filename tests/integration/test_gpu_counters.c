@@ -310,6 +310,32 @@ static void test_gpu_stat_stores_counters(void **state)
 			      (long long)sid) == 1);
 }
 
+/* agent --features says what it found: the GPU, or why there is none. */
+static void test_gpu_features_report_device(void **state)
+{
+	struct env *e = *state;
+	if (no_fake) {
+		fprintf(stderr, "skipped: %s\n", no_fake);
+		skip();
+	}
+	write_script(e, "gpu g71mp8\niface ioctl\n");
+	setenv("PROF_MALI_DEVICE", e->dev, 1);
+	char *args[] = {"--features", NULL};
+	int rc = run_agent(e, args);
+	unsetenv("PROF_MALI_DEVICE");
+	assert_int_equal(rc, 0);
+	assert_int_equal(tp_file_count(e->t.alog, "mali counters:  yes"), 1);
+	assert_int_equal(tp_file_count(e->t.alog, "Mali-G71 (Bifrost) gpu_id 0x60000010, 8 cores, 2 L2"), 1);
+	assert_int_equal(tp_file_count(e->t.alog, "ioctl+reader, 16-byte bus, dump layout v5"), 1);
+	write_script(e, "gpu t628mp6\niface uk-dump\n");
+	setenv("PROF_MALI_DEVICE", e->dev, 1);
+	rc = run_agent(e, args);
+	unsetenv("PROF_MALI_DEVICE");
+	assert_int_equal(rc, 0);
+	assert_int_equal(tp_file_count(e->t.alog, "Mali-T62x (Midgard) gpu_id 0x06201000, 6 cores"), 1);
+	assert_int_equal(tp_file_count(e->t.alog, "uk-dump, 16-byte bus, dump layout v4"), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -317,6 +343,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_gpu_run_g71_reader_roofline, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_gpu_missing_or_refused_goes_on, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_gpu_stat_stores_counters, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_gpu_features_report_device, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, group_setup, NULL);
 }
