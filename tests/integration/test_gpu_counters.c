@@ -156,7 +156,9 @@ static void check_dot(const char *json, const char *kernel, double want_wpb, dou
 	assert_true(arith > 0 && rb > 0);
 	assert_true(fabs(bytes - (rb + wb) * bus) <= 1e-6 * bytes); /* bytes = beats x bus width */
 	assert_true(fabs(wpb - arith / bytes) <= 1e-9 * wpb);	    /* the dot the report prints */
-	assert_true(fabs(wpb - want_wpb) <= 1e-6 * want_wpb);	    /* = the scripted rates' ratio */
+	assert_true(fabs(wpb - want_wpb) <=
+		    1e-4 * want_wpb); /* = the scripted rates' ratio (the fake floors
+					 each counter per dump: about a count per kernel edge) */
 }
 
 /* The Arndale Octa's GPU: T628 MP6 on the UK dump buffer. 6 cores x 2e9
