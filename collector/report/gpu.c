@@ -48,6 +48,30 @@ int gpu_report_load(struct store *st, int64_t sid, struct gpu_report *r)
 	int rc = store_gpu_load(st, sid, &r->s);
 	if (rc < 0 || r->s.nrows == 0 || r->s.ncols == 0)
 		return rc;
+	/* The whole session's totals, whatever ran. */
+	{
+		struct gpu_kernel_row *t = &r->session;
+		snprintf(t->name, sizeof(t->name), "(session)");
+		double *v = calloc(r->s.ncols, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		for (size_t i = 0; i < r->s.nrows; i++)
+			for (size_t c = 0; c < r->s.ncols; c++)
+				v[c] += (double)r->s.values[i * r->s.ncols + c];
+		t->time_ns = r->s.t1[r->s.nrows - 1] - r->s.t0[0];
+		t->gpu_active = role_sum(&r->s, v, R_GPU_ACTIVE);
+		t->core_active = role_sum(&r->s, v, R_CORE_ACTIVE);
+		t->compute_active = role_sum(&r->s, v, R_COMPUTE_ACTIVE);
+		t->arith = role_sum(&r->s, v, R_ARITH);
+		t->ls = role_sum(&r->s, v, R_LS);
+		t->tex = role_sum(&r->s, v, R_TEX);
+		t->read_beats = role_sum(&r->s, v, R_READ_BEATS);
+		t->write_beats = role_sum(&r->s, v, R_WRITE_BEATS);
+		t->dram_bytes = (t->read_beats + t->write_beats) * r->s.bus_bytes;
+		t->words_per_byte = t->dram_bytes > 0 ? t->arith / t->dram_bytes : 0;
+		t->words_per_s = t->time_ns ? t->arith / ((double)t->time_ns / 1e9) : 0;
+		free(v);
+	}
 	struct cl_data cd;
 	rc = cl_data_load(st, sid, &cd);
 	if (rc < 0)
@@ -147,14 +171,57 @@ void gpu_report_text(const struct gpu_report *r, FILE *out)
 			k->core_active, k->arith, k->ls, k->tex, k->read_beats, k->write_beats,
 			k->words_per_byte, k->words_per_s / 1e9);
 	}
+	{
+		const struct gpu_kernel_row *k = &r->session;
+		fprintf(
+		    out,
+		    "  %-28.28s %8s %10.3f %12.0f %12.0f %12.0f %12.0f %12.0f %12.0f %12.0f %10.4f %10.4f\n",
+		    k->name, "-", (double)k->time_ns / 1e6, k->gpu_active, k->core_active, k->arith, k->ls,
+		    k->tex, k->read_beats, k->write_beats, k->words_per_byte, k->words_per_s / 1e9);
+	}
 	if (r->total_arith > 0)
 		fprintf(out,
 			"  %.1f%% of the arithmetic words fell in dumps without a kernel of this session\n",
 			100.0 * r->unattributed_arith / r->total_arith);
-	fprintf(
-	    out,
-	    "  roofline dot per kernel: x = words/B ((rd + wr beats) x %u B of DRAM traffic), y = words/s\n",
-	    r->s.bus_bytes);
+	fprintf(out,
+		"  (session) = every dump of the session, time = its span; roofline dot per kernel: x = "
+		"words/B ((rd + wr beats) x %u B of DRAM traffic), y = words/s\n",
+		r->s.bus_bytes);
+}
+
+static void kernel_json(const struct gpu_report *r, const struct gpu_kernel_row *k, FILE *out)
+{
+	fputc('{', out);
+	json_key(out, 1, "name");
+	json_string(out, k->name);
+	json_key(out, 0, "launches");
+	json_u64(out, k->launches);
+	json_key(out, 0, "time_ns");
+	json_u64(out, k->time_ns);
+#define D(key, v)                                                                                            \
+	json_key(out, 0, key);                                                                               \
+	json_double(out, v)
+	D("gpu_active_cycles", k->gpu_active);
+	D("core_active_cycles", k->core_active);
+	D("compute_active_cycles", k->compute_active);
+	D("arith", k->arith);
+	D("load_store", k->ls);
+	D("texture", k->tex);
+	double nc = (double)__builtin_popcountll(r->s.shader_present);
+	D("arith_per_core", nc > 0 ? k->arith / nc : 0);
+	D("load_store_per_core", nc > 0 ? k->ls / nc : 0);
+	D("texture_per_core", nc > 0 ? k->tex / nc : 0);
+	D("ext_read_beats", k->read_beats);
+	D("ext_write_beats", k->write_beats);
+	D("dram_bytes", k->dram_bytes);
+	json_key(out, 0, "roofline");
+	fputc('{', out);
+	json_key(out, 1, "words_per_byte");
+	json_double(out, k->words_per_byte);
+	D("words_per_s", k->words_per_s);
+	fputc('}', out);
+#undef D
+	fputc('}', out);
 }
 
 void gpu_report_json(const struct gpu_report *r, FILE *out)
@@ -186,43 +253,14 @@ void gpu_report_json(const struct gpu_report *r, FILE *out)
 	json_string(out, r->s.nrows ? unit(r) : NULL);
 	json_key(out, 0, "unattributed_arith");
 	json_double(out, r->unattributed_arith);
+	json_key(out, 0, "session");
+	kernel_json(r, &r->session, out);
 	json_key(out, 0, "kernels");
 	fputc('[', out);
 	for (size_t i = 0; i < r->nk; i++) {
-		const struct gpu_kernel_row *k = &r->k[i];
-		fputs(i ? ",{" : "{", out);
-		json_key(out, 1, "name");
-		json_string(out, k->name);
-		json_key(out, 0, "launches");
-		json_u64(out, k->launches);
-		json_key(out, 0, "time_ns");
-		json_u64(out, k->time_ns);
-#define D(key, v)                                                                                            \
-	json_key(out, 0, key);                                                                               \
-	json_double(out, v)
-		D("gpu_active_cycles", k->gpu_active);
-		D("core_active_cycles", k->core_active);
-		D("compute_active_cycles", k->compute_active);
-		D("arith", k->arith);
-		D("load_store", k->ls);
-		D("texture", k->tex);
-		{
-			double nc = (double)__builtin_popcountll(r->s.shader_present);
-			D("arith_per_core", nc > 0 ? k->arith / nc : 0);
-			D("load_store_per_core", nc > 0 ? k->ls / nc : 0);
-			D("texture_per_core", nc > 0 ? k->tex / nc : 0);
-		}
-		D("ext_read_beats", k->read_beats);
-		D("ext_write_beats", k->write_beats);
-		D("dram_bytes", k->dram_bytes);
-		json_key(out, 0, "roofline");
-		fputc('{', out);
-		json_key(out, 1, "words_per_byte");
-		json_double(out, k->words_per_byte);
-		D("words_per_s", k->words_per_s);
-		fputc('}', out);
-#undef D
-		fputc('}', out);
+		if (i)
+			fputc(',', out);
+		kernel_json(r, &r->k[i], out);
 	}
 	fputs("]}", out);
 }

@@ -30,6 +30,7 @@ struct gpu_report {
 	struct gpu_kernel_row *k;
 	size_t nk;
 	double unattributed_arith, total_arith;
+	struct gpu_kernel_row session; /* every dump of the session, kernels or not */
 	uint64_t launches_attributed;
 };
 

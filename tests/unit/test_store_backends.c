@@ -544,6 +544,9 @@ static void test_store_backend_every_kind_and_queries(void **state)
 	assert_true(gr.k[0].read_beats == 14.0);
 	assert_true(gr.k[0].dram_bytes == 14.0 * 16);
 	assert_true(gr.k[0].words_per_byte == 140.0 / 224.0);
+	assert_true(gr.session.arith == 140.0);
+	assert_int_equal(gr.session.time_ns, 2000); /* (5000, 7000] */
+	assert_true(gr.unattributed_arith == 0.0);
 	gpu_report_free(&gr);
 	/* report --top: 2 x sum(1..40) samples, resolved against the mapping (no file: module+offset) */
 	char *buf = NULL;
