@@ -27,13 +27,16 @@ port=$(cat "$tmp/port")
 # agent stat --gpu for 2 s at 1 ms dumps: busy (every role counter counting in every dump) and idle
 run() { # $1 = name, $2 = script body
 	printf 'path %s/mali0\n%s' "$tmp" "$2" >"$tmp/$1.script"
+	local timer=()
+	[ -x /usr/bin/time ] && timer=(/usr/bin/time -f 'maxrss_kib=%M')
 	PROF_FAKE_KBASE_SCRIPT="$tmp/$1.script" LD_PRELOAD="$PWD/$out/lib/libfake_kbase.so" \
-		/usr/bin/time -f 'maxrss_kib=%M' "$out/agent" stat --collector "127.0.0.1:$port" --spool "$tmp/spool" \
+		"${timer[@]}" "$out/agent" stat --collector "127.0.0.1:$port" --spool "$tmp/spool" \
 		--agent-id "bench-$1" -e task-clock --gpu --gpu-device "$tmp/mali0" -- sleep 2 >/dev/null 2>"$tmp/$1.log"
 	dumps=$(sed -n 's/^ *\([0-9]*\) dumps (.*/\1/p' "$tmp/$1.log" | tail -n 1)
 	bytes=$(sed -n 's/.* values, \([0-9]*\) bytes on the wire.*/\1/p' "$tmp/$1.log" | tail -n 1)
 	rows=$(sed -n 's/.* records, \([0-9]*\) rows.*/\1/p' "$tmp/$1.log" | tail -n 1)
 	rss=$(sed -n 's/^maxrss_kib=//p' "$tmp/$1.log" | tail -n 1)
+	rss=${rss:--}
 	echo "$1 $dumps $rows $bytes $rss"
 }
 busy_t628=$(run t628-busy "gpu t628mp6
