@@ -89,10 +89,15 @@ int gpu_report_load(struct store *st, int64_t sid, struct gpu_report *r)
 	 * device -> host offset. */
 	for (size_t i = 0; i < cd.n; i++) {
 		const struct store_cl_command_row *c = &cd.cmds[i].r;
-		if (c->kernel_id == 0 || !c->start_ns || c->end_ns <= c->start_ns)
+		if (c->kernel_id == 0)
 			continue;
 		int64_t a = (int64_t)c->start_ns + cd.device_to_host_ns,
 			b = (int64_t)c->end_ns + cd.device_to_host_ns;
+		if (!c->start_ns || c->end_ns <= c->start_ns) {
+			/* no device times: the layer's host bracket (enqueue .. completion callback) */
+			a = (int64_t)c->host_enqueue_ns;
+			b = (int64_t)c->host_complete_ns;
+		}
 		if (a < 0 || b <= a)
 			continue;
 		k0[nk] = (uint64_t)a;
