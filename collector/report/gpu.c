@@ -1,6 +1,7 @@
 #include "report/gpu.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +9,7 @@
 #include "json.h"
 #include "report/cl_data.h"
 #include "report/report.h"
+#include "report/svg.h"
 
 /* enum mali_role (agent/gpu/mali_gpu.h), as GpuCounterDesc.role carries it */
 enum { R_GPU_ACTIVE = 1, R_CORE_ACTIVE, R_COMPUTE_ACTIVE, R_ARITH, R_LS, R_TEX, R_READ_BEATS, R_WRITE_BEATS };
@@ -290,4 +292,73 @@ bool report_gpu_present(struct store *st, int64_t sid)
 	bool yes = store_gpu_load(st, sid, &g) == 0 && g.nrows > 0;
 	store_gpu_free(&g);
 	return yes;
+}
+
+static void widen(double *lo, double *hi, double v)
+{
+	if (v <= 0)
+		return;
+	if (*lo == 0 || v < *lo)
+		*lo = v;
+	if (v > *hi)
+		*hi = v;
+}
+
+int gpu_report_svg(const struct gpu_report *r, FILE *out)
+{
+	double x0 = 0, x1 = 0, y0 = 0, y1 = 0;
+	for (size_t i = 0; i <= r->nk; i++) {
+		const struct gpu_kernel_row *k = i < r->nk ? &r->k[i] : &r->session;
+		if (k->words_per_byte > 0 && k->words_per_s > 0) {
+			widen(&x0, &x1, k->words_per_byte);
+			widen(&y0, &y1, k->words_per_s);
+		}
+	}
+	if (x1 <= 0 || y1 <= 0)
+		return -ENODATA;
+	/* whole decades around the dots */
+	x0 = pow(10, floor(log10(x0)) - (x0 == x1 ? 1 : 0));
+	x1 = pow(10, ceil(log10(x1)) + (x0 * 10 >= x1 ? 1 : 0));
+	y0 = pow(10, floor(log10(y0)) - 1);
+	y1 = pow(10, ceil(log10(y1)) + 1);
+	const int w = 760, h = 480;
+	char title[160];
+	snprintf(title, sizeof(title), "Mali-%s: counter-derived dots (%s per DRAM byte)", r->s.family,
+		 unit(r));
+	svg_begin(out, w, h, title);
+	struct svg_plot p = {x0, x1, y0, y1, true, true, 80, 40, w - 120, h - 100};
+	svg_axes(out, &p, "intensity: arithmetic words / DRAM byte", "arithmetic words / s");
+	for (size_t i = 0; i <= r->nk; i++) {
+		const struct gpu_kernel_row *k = i < r->nk ? &r->k[i] : &r->session;
+		if (k->words_per_byte <= 0 || k->words_per_s <= 0)
+			continue;
+		double cx = svg_px(&p, k->words_per_byte), cy = svg_py(&p, k->words_per_s);
+		char data[256];
+		snprintf(data, sizeof(data), "data-name=\"%s\" data-i=\"%.6g\" data-p=\"%.6g\"",
+			 i < r->nk ? "kernel" : "session", k->words_per_byte, k->words_per_s);
+		svg_circle(out, cx, cy, 5, i < r->nk ? "#c0392b" : "#7f8c8d", "gpu-dot", data);
+		svg_text(out, cx + 8, i < r->nk ? cy - 6 : cy + 14, "start", 11, "#222", "gpu-dot-label",
+			 k->name);
+	}
+	svg_end(out);
+	return 0;
+}
+
+char *gpu_report_svg_string(struct store *st, int64_t sid)
+{
+	struct gpu_report gr;
+	if (gpu_report_load(st, sid, &gr) < 0)
+		return NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	int rc = m ? gpu_report_svg(&gr, m) : -ENOMEM;
+	if (m && fclose(m) != 0)
+		rc = -EIO;
+	gpu_report_free(&gr);
+	if (rc < 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
 }

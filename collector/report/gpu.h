@@ -40,6 +40,12 @@ void gpu_report_free(struct gpu_report *r);
 void gpu_report_text(const struct gpu_report *r, FILE *out);
 /* The "gpu" object (without a key). */
 void gpu_report_json(const struct gpu_report *r, FILE *out);
+/* The counter-derived dots (words/B, words/s) of the kernels and the whole
+ * session on log axes (no roof: the calibrated roofs are in FLOP/s).
+ * -ENODATA when no kernel has DRAM traffic. */
+int gpu_report_svg(const struct gpu_report *r, FILE *out);
+/* The session's chart as a malloc'd SVG string, NULL when there is none. */
+char *gpu_report_svg_string(struct store *st, int64_t sid);
 struct report_opts;
 /* Load and render (JSON object or text), for `report --gpu` and the overview. */
 int report_gpu(struct store *st, int64_t sid, const struct report_opts *o, FILE *out);

@@ -63,6 +63,7 @@ struct overview {
 	/* captured sections (malloc'd, may be NULL) */
 	char *top, *opencl;
 	char *gpu_counters; /* the --gpu section, NULL when the session has no Mali counters */
+	char *gpu_svg;      /* its dots chart (HTML), NULL without one */
 };
 
 /* Load and analyse session sid. Problems that only leave a section empty

@@ -90,6 +90,8 @@ int overview_html(const struct overview *ov, FILE *f)
 	pre_text(f, ov->opencl, "not available");
 	if (ov->gpu_counters) {
 		fputs("<h2 id=\"gpu-counters\">Mali GPU counters per kernel</h2>\n", f);
+		if (ov->gpu_svg)
+			fprintf(f, "<figure class=\"plot gpu-dots\">\n%s</figure>\n", ov->gpu_svg);
 		pre_text(f, ov->gpu_counters, "not available");
 	}
 	fputs("<h2 id=\"roofline\">Roofline</h2>\n", f);

@@ -596,6 +596,7 @@ int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, 
 			ov->opencl = NULL;
 		if (report_gpu_present(st, sid)) {
 			ov->gpu_counters = capture(report_gpu, st, sid, o);
+			ov->gpu_svg = gpu_report_svg_string(st, sid);
 			overview_note(ov, "Mali counters: per-kernel dots in arithmetic instruction words per DRAM byte "
 					  "are in the GPU counters section (Mali counts instruction words, not FLOPs; "
 					  "this FLOP chart takes them only through --kernel-model)");
@@ -613,7 +614,8 @@ void overview_free(struct overview *ov)
 	free(ov->top);
 	free(ov->opencl);
 	free(ov->gpu_counters);
-	ov->gpu_counters = NULL;
+	free(ov->gpu_svg);
+	ov->gpu_counters = ov->gpu_svg = NULL;
 	ov->calib = NULL;
 	ov->top = ov->opencl = NULL;
 }

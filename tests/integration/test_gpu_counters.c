@@ -209,6 +209,8 @@ static void test_gpu_run_t628_uk_dump_roofline(void **state)
 		 e->t.db, (long long)sid, ov);
 	assert_int_equal(system(cmd), 0);
 	assert_int_equal(tp_file_count(ov, "<h2 id=\"gpu-counters\">"), 1);
+	assert_int_equal(tp_file_count(ov, "data-name=\"kernel\" data-i=\"6\""),
+			 1); /* the dot on the chart */
 	assert_true(tp_file_count(ov, "matmul") >= 1);
 	tp_env_path(&e->t, "overview.json", ov, sizeof(ov));
 	snprintf(cmd, sizeof(cmd), "%s report --store %s --session %lld --format json > %s 2>&1", coll,
