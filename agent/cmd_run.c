@@ -14,6 +14,7 @@
 #include "cli_opts.h"
 #include "commands.h"
 #include "generated/config.h"
+#include "gpu/gpu_cli.h"
 #include "log.h"
 #include "net.h"
 #include "session.h"
@@ -28,7 +29,7 @@
 #define OPT_LIBDIR 1001
 
 static const char run_usage[] =
-	"usage: agent run --collector HOST:PORT [--mode layer|preload|auto] [--cl-lib DIR] -- CMD [ARGS...]\n"
+	"usage: agent run --collector HOST:PORT [--mode layer|preload|auto] [--cl-lib DIR] [--gpu] -- CMD [ARGS...]\n"
 	"                 [--duration S] [--spool DIR] [--spool-max MB] [--agent-id ID] [--flush-timeout S] [-v|-q]\n"
 	"\n"
 	"Runs CMD with OpenCL command timing: every kernel launch and buffer transfer, with device\n"
@@ -44,6 +45,7 @@ enum run_mode { MODE_AUTO, MODE_LAYER, MODE_PRELOAD };
 
 struct run_cmd {
 	struct agent_cli cli;
+	struct gpu_cli gpu;
 	enum run_mode mode;
 	const char *libdir;
 };
@@ -51,6 +53,9 @@ struct run_cmd {
 static int run_option(void *ctx, int opt, const char *arg)
 {
 	struct run_cmd *c = ctx;
+	int g = gpu_cli_option(&c->gpu, opt, arg);
+	if (g <= 0 || g == EXIT_USAGE)
+		return g;
 	switch (opt) {
 	case OPT_MODE:
 		if (strcmp(arg, "layer") == 0)
@@ -177,6 +182,7 @@ static int run_opencl(struct run_cmd *c)
 	uint64_t start = clock_mono_ns();
 	if (loop_create(&l) < 0 || session_attach(s, l) < 0 || cl_receiver_attach(rx, s, l) < 0)
 		goto out;
+	gpu_cli_start(&c->gpu, s, l);
 	rc = target_release(t);
 	if (rc != 0) {
 		exit_code = rc;
@@ -189,12 +195,15 @@ static int run_opencl(struct run_cmd *c)
 	if (session_fatal(s) || rc < 0)
 		goto out;
 	cl_receiver_drain(rx);
+	gpu_cli_finish(&c->gpu);
 	session_flush(s);
 	fprintf(stderr, "\n OpenCL timing of '%s' (%.3f s):\n", target_describe(t), (double)(end - start) / 1e9);
 	cl_receiver_print_summary(rx, stderr);
+	gpu_cli_print_summary(&c->gpu, stderr);
 	session_print_summary(s, stderr);
 	exit_code = target_exit_code(t);
 out:
+	gpu_cli_close(&c->gpu);
 	session_close(s);
 	loop_destroy(l);
 	target_close(t);
@@ -210,11 +219,13 @@ int cmd_run(int argc, char **argv)
 	static const struct option extra[] = {
 		{"mode", required_argument, NULL, OPT_MODE},
 		{"cl-lib", required_argument, NULL, OPT_LIBDIR},
+		GPU_CLI_OPTIONS,
 		{NULL, 0, NULL, 0},
 	};
 	struct run_cmd c = {.mode = MODE_AUTO};
-	char usage[4096];
-	snprintf(usage, sizeof(usage), "%s%s%s", run_usage, agent_cli_target_help, agent_cli_common_help);
+	char usage[6144];
+	snprintf(usage, sizeof(usage), "%s%s%s%s", run_usage, gpu_cli_help, agent_cli_target_help,
+		 agent_cli_common_help);
 	c.cli.need_target = true;
 	int ex = agent_cli_parse(argc, argv, &c.cli, usage, extra, "", run_option, &c);
 	if (ex >= 0)

@@ -8,6 +8,7 @@
 #include "cli_opts.h"
 #include "commands.h"
 #include "events.h"
+#include "gpu/gpu_cli.h"
 #include "log.h"
 #include "net.h"
 #include "perf.h"
@@ -20,7 +21,7 @@
 #define OPT_INTERVAL 'I'
 
 static const char stat_usage[] =
-	"usage: agent [stat] --collector HOST:PORT [-p PID | -a | -- CMD [ARGS...]] [-e EVENTS] [-I MS]\n"
+	"usage: agent [stat] --collector HOST:PORT [-p PID | -a | -- CMD [ARGS...]] [-e EVENTS] [-I MS] [--gpu]\n"
 	"                    [--duration S] [--spool DIR] [--spool-max MB] [--agent-id ID]\n"
 	"                    [--flush-timeout S] [-v|-q]\n"
 	"\n"
@@ -32,6 +33,7 @@ static const char stat_usage[] =
 
 struct stat_cmd {
 	struct agent_cli cli;
+	struct gpu_cli gpu;
 	const char *events;
 	unsigned interval_ms;
 	struct event_desc ev[EVENTS_MAX];
@@ -52,6 +54,9 @@ static int stat_option(void *ctx, int opt, const char *arg)
 {
 	struct stat_cmd *c = ctx;
 	unsigned long v;
+	int g = gpu_cli_option(&c->gpu, opt, arg);
+	if (g <= 0 || g == EXIT_USAGE)
+		return g;
 	switch (opt) {
 	case OPT_EVENTS:
 		c->events = arg;
@@ -190,10 +195,12 @@ int cmd_stat(int argc, char **argv)
 	static const struct option extra[] = {
 		{"events", required_argument, NULL, OPT_EVENTS},
 		{"interval", required_argument, NULL, OPT_INTERVAL},
+		GPU_CLI_OPTIONS,
 		{NULL, 0, NULL, 0},
 	};
-	char usage[4096];
-	snprintf(usage, sizeof(usage), "%s%s%s", stat_usage, agent_cli_target_help, agent_cli_common_help);
+	char usage[6144];
+	snprintf(usage, sizeof(usage), "%s%s%s%s", stat_usage, gpu_cli_help, agent_cli_target_help,
+		 agent_cli_common_help);
 	c->interval_ms = 1000;
 	c->cli.need_target = true;
 	int ex = agent_cli_parse(argc, argv, &c->cli, usage, extra, "e:I:", stat_option, c);
@@ -243,6 +250,7 @@ int cmd_stat(int argc, char **argv)
 	loop_timer_start(&c->timer, (uint64_t)c->interval_ms * 1000000ull, c->start_ns);
 	if (session_attach(c->s, l) < 0 || target_attach(t, l) < 0 || loop_add(l, &src) < 0)
 		goto out;
+	gpu_cli_start(&c->gpu, c->s, l);
 
 	rc = loop_run(l);
 	uint64_t end_ns = clock_mono_ns();
@@ -254,10 +262,13 @@ int cmd_stat(int argc, char **argv)
 		goto out;
 	take_row(c, end_ns); /* the final row */
 	perf_counters_disable(c->pc);
+	gpu_cli_finish(&c->gpu);
 	session_flush(c->s);
 	print_summary(c, end_ns, target_describe(t));
+	gpu_cli_print_summary(&c->gpu, stderr);
 	exit_code = target_exit_code(t);
 out:
+	gpu_cli_close(&c->gpu);
 	perf_counters_close(c->pc);
 	session_close(c->s);
 	loop_destroy(l);

@@ -7,6 +7,8 @@
 
 #include "frame.h"
 #include "generated/config.h"
+#include "gpu/gpu_sampler.h"
+#include "gpu/kbase_dev.h"
 #include "opencl_probe.h"
 #include "perf.h"
 #include "sysinfo.h"
@@ -68,6 +70,24 @@ static void print_opencl(FILE *out)
 	}
 }
 
+static void print_mali(FILE *out)
+{
+#ifdef CONFIG_AGENT_MALI
+	struct kbase_dev d;
+	char err[320];
+	const char *path = gpu_device_path(NULL);
+	if (kbase_dev_open(&d, path, NULL, 1000000, err, sizeof(err)) < 0) {
+		fprintf(out, "  Mali counters:  %s\n", err);
+		return;
+	}
+	fprintf(out, "  Mali counters:  %s: %s, %u-byte bus, dump layout v%u\n", path, d.desc, d.bus_bytes,
+		d.hw_version);
+	kbase_dev_close(&d);
+#else
+	(void)out;
+#endif
+}
+
 int feature_report_print(FILE *out)
 {
 	fprintf(out, "agent %s (schema version %u)\n", AGENT_VERSION, PROF_SCHEMA_VERSION);
@@ -84,6 +104,11 @@ int feature_report_print(FILE *out)
 	fprintf(out, "  opencl:         yes (libOpenCL.so.1 loaded at run time)\n");
 #else
 	fprintf(out, "  opencl:         not compiled in\n");
+#endif
+#ifdef CONFIG_AGENT_MALI
+	fprintf(out, "  mali counters:  yes (kbase ioctl + UK interfaces; T60x T62x T72x T76x T82x T83x T86x T88x G71 G51)\n");
+#else
+	fprintf(out, "  mali counters:  not compiled in\n");
 #endif
 #ifdef CONFIG_AGENT_TRACER
 #ifdef CONFIG_STATIC
@@ -140,5 +165,6 @@ int feature_report_print(FILE *out)
 		access("/sys/kernel/btf/vmlinux", R_OK) == 0 ? "yes (/sys/kernel/btf/vmlinux)"
 							      : "no (/sys/kernel/btf/vmlinux missing)");
 	print_opencl(out);
+	print_mali(out);
 	return 0;
 }

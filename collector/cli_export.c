@@ -5,6 +5,7 @@
  *     the offset estimated from enqueue times), critical-path commands flagged;
  *   - flow arrows for the DAG's wait-list and buffer dependencies;
  *   - CPU counter rows (counter_samples) as counter tracks.
+ *   - Mali GPU counter dumps (gpu_samples) as counter tracks, per millisecond.
  * Timestamps: microseconds after the session's Hello.base_ns. */
 #include <errno.h>
 #include <getopt.h>
@@ -15,6 +16,7 @@
 
 #include "cli.h"
 #include "json.h"
+#include "store_gpu.h"
 #include "log.h"
 #include "report/cl_data.h"
 
@@ -23,7 +25,7 @@
 static const char export_usage[] =
 	"usage: collector export --store PATH --session N --perfetto OUT.json\n"
 	"  --perfetto FILE  write Chrome/Perfetto trace JSON (open it in ui.perfetto.dev); '-' = stdout\n"
-	"Tracks: OpenCL commands (one per queue, per process), CPU counters.\n";
+	"Tracks: OpenCL commands (one per queue, per process), CPU counters, Mali GPU counters (rates per ms).\n";
 
 static void ts_us(FILE *f, int64_t ns)
 {
@@ -156,6 +158,47 @@ static int emit_sample(const struct store_sample_row *row, void *arg)
 	return 0;
 }
 
+#define GPU_PID 1000000
+
+static void gpu_point(struct emit *e, const char *name, uint64_t t_ns, double v)
+{
+	sep(e);
+	fprintf(e->f, "{\"ph\":\"C\",\"pid\":%d,\"name\":", GPU_PID);
+	json_string(e->f, name);
+	fputs(",\"ts\":", e->f);
+	ts_us(e->f, (int64_t)t_ns);
+	fputs(",\"args\":{\"per_ms\":", e->f);
+	json_double(e->f, v);
+	fputs("}}", e->f);
+}
+
+/* Mali counters (the ones with a role in the derived metrics) as counter
+ * tracks: each dump interval's increment as a rate per millisecond, 0 where
+ * no dump had counts. */
+static int emit_gpu(struct emit *e, struct store *st, int64_t sid)
+{
+	struct store_gpu_series g;
+	int rc = store_gpu_load(st, sid, &g);
+	if (rc < 0 || g.nrows == 0)
+		return rc;
+	meta(e, GPU_PID, 0, "process_name", "Mali GPU counters (agent --gpu)");
+	for (size_t c = 0; c < g.ncols; c++) {
+		if (!g.cols[c].role)
+			continue;
+		char name[96];
+		snprintf(name, sizeof(name), "GPU %s /ms", g.cols[c].name);
+		for (size_t r = 0; r < g.nrows; r++) {
+			if (r > 0 && g.t0[r] != g.t1[r - 1])
+				gpu_point(e, name, g.t1[r - 1], 0);
+			double ms = (double)(g.t1[r] - g.t0[r]) / 1e6;
+			gpu_point(e, name, g.t0[r], ms > 0 ? (double)g.values[r * g.ncols + c] / ms : 0);
+		}
+		gpu_point(e, name, g.t1[g.nrows - 1], 0);
+	}
+	store_gpu_free(&g);
+	return 0;
+}
+
 static int export_perfetto(struct store *st, int64_t sid, FILE *f, uint64_t *events)
 {
 	struct cl_data d;
@@ -167,6 +210,8 @@ static int export_perfetto(struct store *st, int64_t sid, FILE *f, uint64_t *eve
 	meta(&e, COUNTER_PID, 0, "process_name", "CPU counters (agent)");
 	emit_commands(&e, &d);
 	rc = store_list_samples(st, sid, emit_sample, &e);
+	if (rc == 0)
+		rc = emit_gpu(&e, st, sid);
 	fputs("\n]}\n", f);
 	*events = e.n;
 	cl_data_free(&d);

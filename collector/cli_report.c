@@ -8,12 +8,14 @@
 #include "cli.h"
 #include "log.h"
 #include "report/overview.h"
+#include "report/gpu.h"
 #include "report/report.h"
 
 static const char report_usage[] =
-	"usage: collector report --store PATH --session N [--top] [--opencl] [--json] [--symfs DIR] [--limit N]\n"
+	"usage: collector report --store PATH --session N [--top] [--opencl] [--gpu] [--json] [--symfs DIR] [--limit N]\n"
 	"  --top      functions with the most CPU samples (symbols resolved on this host)\n"
 	"  --opencl   OpenCL kernels: count, total, mean, p50/p95 device time, queue delay, GPU share\n"
+	"  --gpu      Mali GPU counters per kernel (agent run --gpu) and the counter-derived roofline dot\n"
 	"  --symfs    look for the profiled binaries under DIR (like perf --symfs)\n"
 	"  --limit    rows per table (default 20)\n"
 	"Without a section flag: the overview (board and kernel, top functions, OpenCL kernels, roofline,\n"
@@ -53,10 +55,11 @@ int cli_report(int argc, char **argv)
 		{"json", no_argument, NULL, 'j'},        {"symfs", required_argument, NULL, 'f'},
 		{"limit", required_argument, NULL, 'l'}, {"help", no_argument, NULL, 'h'},
 		{"format", required_argument, NULL, 'F'}, {"machine", required_argument, NULL, 'M'},
-		{"kernel-model", required_argument, NULL, 'k'}, {NULL, 0, NULL, 0},
+		{"kernel-model", required_argument, NULL, 'k'}, {"gpu", no_argument, NULL, 'g'},
+		{NULL, 0, NULL, 0},
 	};
 	const char *path = NULL, *sess = NULL, *format = NULL, *machine = NULL, *kmodel = NULL;
-	bool top = false, opencl = false;
+	bool top = false, opencl = false, gpu = false;
 	struct report_opts ro = {.limit = 20};
 	int ch;
 	optind = 1;
@@ -66,6 +69,7 @@ int cli_report(int argc, char **argv)
 		case 'n': sess = optarg; break;
 		case 't': top = true; break;
 		case 'o': opencl = true; break;
+		case 'g': gpu = true; break;
 		case 'j': ro.json = true; break;
 		case 'f': ro.symfs = optarg; break;
 		case 'l': ro.limit = (unsigned)strtoul(optarg, NULL, 10); break;
@@ -92,7 +96,7 @@ int cli_report(int argc, char **argv)
 	if (cli_open_store(path, &st) < 0)
 		return 1;
 	int rc = 0;
-	if (!top && !opencl) {
+	if (!top && !opencl && !gpu) {
 		rc = overview(st, id, &ro, format ? format : ro.json ? "json" : "text", machine, kmodel);
 		store_close(st);
 		return rc < 0 ? 1 : 0;
@@ -101,6 +105,15 @@ int cli_report(int argc, char **argv)
 		rc = report_top(st, id, &ro, stdout);
 	if (rc == 0 && opencl)
 		rc = report_opencl(st, id, &ro, stdout);
+	if (rc == 0 && gpu) {
+		if (ro.json)
+			fputs("{\"gpu\":", stdout);
+		rc = report_gpu(st, id, &ro, stdout);
+		if (rc < 0)
+			log_error("cannot load the GPU counters of session %lld: %s", id, strerror(-rc));
+		else if (ro.json)
+			fputs("}\n", stdout);
+	}
 	store_close(st);
 	return rc < 0 ? 1 : 0;
 }

@@ -8,6 +8,7 @@ extern const struct store_kind store_kind_samples;
 extern const struct store_kind store_kind_cl_command;
 extern const struct store_kind store_kind_calibration;
 extern const struct store_kind store_kind_trace_window;
+extern const struct store_kind store_kind_gpu_counters;
 
 const struct store_kind *const store_kinds[] = {
 	&store_kind_counters,
@@ -16,6 +17,7 @@ const struct store_kind *const store_kinds[] = {
 	&store_kind_cl_command,
 	&store_kind_calibration,
 	&store_kind_trace_window,
+	&store_kind_gpu_counters,
 	NULL,
 };
 

@@ -20,7 +20,7 @@ BOARD_SIZE_MAX ?= $(BOARD_SIZE_TARGET)
 # Unit suites run under qemu-user: agent-side code without collector/SQLite or helper
 # processes. test_perf is left out: qemu-user has no perf_event_open (ENOSYS); the
 # counting path runs for real in the emulated boards' kernels (board-test).
-BOARD_UNIT_TESTS ?= events frame loop record spool sysinfo transport
+BOARD_UNIT_TESTS ?= events frame loop record spool sysinfo transport gpu
 BOARD_TEST_TIMEOUT ?= 300
 BOARD_TEST_SECONDS ?= 3
 BOARD_BUILD_BOARDS ?= arndale-octa android-arm64
@@ -164,6 +164,9 @@ $(O)/xtests/%: $(O)/obj/tests/unit/%.o $(LIBAGENT) $(LIBCOMMON) $(BOARD_XTEST_OB
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS_BASE) $(BOARD_XTEST_LDFLAGS) $(LDFLAGS) -o $@ $^ -lcmocka $(AGENT_LIBS) -lm
+
+# test_gpu runs the agent's Mali code on the fake kbase device, linked in (no LD_PRELOAD: static-friendly).
+$(O)/xtests/test_gpu: $(O)/obj/tests/lib/fake_kbase.o
 
 board-unit: $(BOARD_UNIT_BINS)
 	$(Q)scripts/board-unit.sh $(BOARD_QEMU_USER) $(BOARD_UNIT_BINS)

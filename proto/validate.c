@@ -1,6 +1,7 @@
 #include "validate.h"
 #include "validate_calib.h"
 #include "validate_trace.h"
+#include "validate_gpu.h"
 #include "validate_opencl.h"
 #include "validate_samples.h"
 
@@ -36,6 +37,7 @@ const char *envelope_kind(const Prof__Envelope *env)
 	case PROF__ENVELOPE__BODY_CALIBRATION: return "calibration";
 	case PROF__ENVELOPE__BODY_TRACE_WINDOW: return "trace_window";
 	case PROF__ENVELOPE__BODY_CHALLENGE: return "challenge";
+	case PROF__ENVELOPE__BODY_GPU_COUNTERS: return "gpu_counters";
 	default: return "unknown";
 	}
 }
@@ -124,6 +126,10 @@ int envelope_validate(const Prof__Envelope *env, char *err, size_t errlen)
 		if (env->seq == 0)
 			return fail(err, errlen, "%s record with seq 0", envelope_kind(env));
 		return validate_trace_window(env->trace_window, err, errlen);
+	case PROF__ENVELOPE__BODY_GPU_COUNTERS:
+		if (env->seq == 0)
+			return fail(err, errlen, "%s record with seq 0", envelope_kind(env));
+		return validate_gpu_counters(env->gpu_counters, err, errlen);
 	case PROF__ENVELOPE__BODY_HEARTBEAT:
 	case PROF__ENVELOPE__BODY_ACK:
 		return 0;

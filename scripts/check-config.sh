@@ -25,13 +25,13 @@ if grep -q 'libOpenCL.so' $out/agent; then
 	echo "check-config: FAIL: minimal agent still contains the OpenCL loader (dlopen of libOpenCL.so)"; fail=1
 fi
 feat=$($out/agent --features 2>&1 || true)
-for f in bpf opencl tracer 'token auth' tls; do
+for f in bpf opencl 'mali counters' tracer 'token auth' tls; do
 	if ! echo "$feat" | grep -i "$f" | grep -qi "not compiled in"; then
 		echo "check-config: FAIL: 'agent --features' does not say $f is not compiled in"; fail=1
 	fi
 done
 if [ $fail -eq 0 ]; then
-	echo "check-config: minimal build ok: bpf, opencl, tracer, token auth, tls reported as not compiled in; no libbpf/libOpenCL/libssl/libnettle linked"
+	echo "check-config: minimal build ok: bpf, opencl, mali counters, tracer, token auth, tls reported as not compiled in; no libbpf/libOpenCL/libssl/libnettle linked"
 else
 	echo "$feat"
 	exit 1

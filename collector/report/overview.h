@@ -62,6 +62,8 @@ struct overview {
 	char sens_note[OV_NOTE_MAX];
 	/* captured sections (malloc'd, may be NULL) */
 	char *top, *opencl;
+	char *gpu_counters; /* the --gpu section, NULL when the session has no Mali counters */
+	char *gpu_svg;      /* its dots chart (HTML), NULL without one */
 };
 
 /* Load and analyse session sid. Problems that only leave a section empty

@@ -88,6 +88,12 @@ int overview_html(const struct overview *ov, FILE *f)
 	pre_text(f, ov->top, "not available");
 	fputs("<h2 id=\"opencl\">OpenCL kernels</h2>\n", f);
 	pre_text(f, ov->opencl, "not available");
+	if (ov->gpu_counters) {
+		fputs("<h2 id=\"gpu-counters\">Mali GPU counters per kernel</h2>\n", f);
+		if (ov->gpu_svg)
+			fprintf(f, "<figure class=\"plot gpu-dots\">\n%s</figure>\n", ov->gpu_svg);
+		pre_text(f, ov->gpu_counters, "not available");
+	}
 	fputs("<h2 id=\"roofline\">Roofline</h2>\n", f);
 	for (int gpu = 1; gpu >= 0; gpu--) {
 		fprintf(f, "<figure class=\"plot roofline-%s\">\n", gpu ? "gpu" : "cpu");

@@ -8,6 +8,7 @@
 
 #include "calib/calib_io.h"
 #include "cl_data.h"
+#include "gpu.h"
 #include "log.h"
 #include "overview.h"
 #include "report.h"
@@ -593,6 +594,13 @@ int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, 
 		else if (asprintf(&ov->opencl, "OpenCL: no commands in session %lld (profile with `agent run -- ./app`)",
 				  (long long)sid) < 0)
 			ov->opencl = NULL;
+		if (report_gpu_present(st, sid)) {
+			ov->gpu_counters = capture(report_gpu, st, sid, o);
+			ov->gpu_svg = gpu_report_svg_string(st, sid);
+			overview_note(ov, "Mali counters: per-kernel dots in arithmetic instruction words per DRAM byte "
+					  "are in the GPU counters section (Mali counts instruction words, not FLOPs; "
+					  "this FLOP chart takes them only through --kernel-model)");
+		}
 	}
 	return 0;
 fail:
@@ -605,6 +613,9 @@ void overview_free(struct overview *ov)
 	free(ov->calib);
 	free(ov->top);
 	free(ov->opencl);
+	free(ov->gpu_counters);
+	free(ov->gpu_svg);
+	ov->gpu_counters = ov->gpu_svg = NULL;
 	ov->calib = NULL;
 	ov->top = ov->opencl = NULL;
 }

@@ -119,6 +119,10 @@ int overview_text(const struct overview *ov, FILE *f)
 	fputc('\n', f);
 	section_text(f, "OpenCL: not available", ov->opencl);
 	fputc('\n', f);
+	if (ov->gpu_counters) {
+		section_text(f, "", ov->gpu_counters);
+		fputc('\n', f);
+	}
 	overview_roofline_text(ov, f);
 	fputc('\n', f);
 	overview_sensitivity_text(ov, f);
@@ -204,6 +208,10 @@ int overview_json(const struct overview *ov, FILE *f)
 	embed(f, ov->top);
 	json_key(f, 0, "opencl");
 	embed(f, ov->opencl);
+	if (ov->gpu_counters) {
+		json_key(f, 0, "gpu_counters");
+		embed(f, ov->gpu_counters);
+	}
 	json_key(f, 0, "roofline");
 	fputc('{', f);
 	json_key(f, 1, "gpu");

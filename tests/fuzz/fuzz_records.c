@@ -12,7 +12,7 @@
 
 #include "validate.h"
 
-#define KINDS 10
+#define KINDS 11
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -58,8 +58,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 8:
 		UNPACK(PROF__ENVELOPE__BODY_ERROR, error, prof__error__unpack);
 		break;
-	default:
+	case 9:
 		UNPACK(PROF__ENVELOPE__BODY_CHALLENGE, challenge, prof__challenge__unpack);
+		break;
+	default:
+		UNPACK(PROF__ENVELOPE__BODY_GPU_COUNTERS, gpu_counters, prof__gpu_counters__unpack);
 		break;
 	}
 	if (!m)

@@ -1,7 +1,7 @@
 /* Writes fuzzing seeds: a few valid frames (Hello, Hello with auth,
- * Challenge, Counters, Heartbeat) for fuzz_frame into DIR; with RECORDS_DIR
- * and HTTP_DIR also one message of each record kind for fuzz_records (kind
- * byte + packed message) and a few request heads for fuzz_http.
+ * Challenge, Counters, Heartbeat, GpuCounters) for fuzz_frame into DIR; with
+ * RECORDS_DIR and HTTP_DIR also one message of each record kind for
+ * fuzz_records (kind byte + packed message) and a few request heads for fuzz_http.
  * Usage: mkseeds DIR [RECORDS_DIR HTTP_DIR] */
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,6 +189,41 @@ int main(int argc, char **argv)
 	env.body_case = PROF__ENVELOPE__BODY_HEARTBEAT;
 	env.heartbeat = &hb;
 	put(dir, "heartbeat", &env);
+
+	Prof__GpuCounterDesc gd = PROF__GPU_COUNTER_DESC__INIT, *gds[1] = {&gd};
+	gd.id = 1;
+	gd.name = "L2_EXT_READ_BEATS";
+	gd.block = 2;
+	gd.index = 31;
+	gd.role = 7;
+	Prof__GpuInfo gi = PROF__GPU_INFO__INIT;
+	gi.family = "T62x";
+	gi.arch = "Midgard";
+	gi.gpu_id = 0x06201000;
+	gi.shader_present = 0x3f;
+	gi.bus_bytes = 16;
+	gi.interface = "uk-dump";
+	gi.interval_ns = 1000000;
+	uint32_t gids[1] = {1};
+	uint64_t glen[2] = {1000000, 4000000}, gv[2] = {300, 0};
+	Prof__GpuCounters gc = PROF__GPU_COUNTERS__INIT;
+	gc.info = &gi;
+	gc.n_new_counters = 1;
+	gc.new_counters = gds;
+	gc.n_counter_ids = 1;
+	gc.counter_ids = gids;
+	gc.t0_ns = 5000;
+	gc.n_t_ns = 2;
+	gc.t_ns = glen;
+	gc.n_values = 2;
+	gc.values = gv;
+	gc.dumps = 5;
+	env.seq = 3;
+	env.body_case = PROF__ENVELOPE__BODY_GPU_COUNTERS;
+	env.gpu_counters = &gc;
+	put(dir, "gpu_counters", &env);
+	if (argc > 3)
+		put_msg(argv[2], "gpu_counters", 10, &gc.base);
 	if (argc > 3) {
 		record_seeds(argv[2]);
 		http_seeds(argv[3]);

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "log.h"
+#include "report/gpu.h"
 #include "report/report.h"
 #include "report/overview.h"
 #include "report_fixture.h"
@@ -370,6 +371,33 @@ static int put_cl(struct store *s, int64_t sid, uint64_t seq)
 	return store_put_record(s, sid, &env, 80);
 }
 
+/* A GpuCounters record: 2 rows x 3 columns (ARITH_WORDS, the two beat counters)
+ * covering (5000 + 1000 (seq - 7), +1000], declared in the first one. */
+static int put_gpu(struct store *s, int64_t sid, uint64_t seq)
+{
+	Prof__GpuCounterDesc a = PROF__GPU_COUNTER_DESC__INIT, r = PROF__GPU_COUNTER_DESC__INIT,
+			     w = PROF__GPU_COUNTER_DESC__INIT, *d[3] = {&a, &r, &w};
+	a.id = 1, a.name = "ARITH_WORDS", a.block = 3, a.index = 27, a.role = 4;
+	r.id = 2, r.name = "L2_EXT_READ_BEATS", r.block = 2, r.index = 31, r.role = 7;
+	w.id = 3, w.name = "L2_EXT_WRITE_BEATS", w.block = 2, w.index = 30, w.role = 8;
+	Prof__GpuInfo info = PROF__GPU_INFO__INIT;
+	info.family = "T62x", info.arch = "Midgard", info.interface = "uk-dump", info.gpu_id = 0x06201000;
+	info.shader_present = 0x3f, info.bus_bytes = 16, info.interval_ns = 500;
+	uint32_t ids[3] = {1, 2, 3};
+	uint64_t lens[2] = {500, 500}, vals[6] = {30, 3, 0, 40, 4, 0};
+	Prof__GpuCounters g = PROF__GPU_COUNTERS__INIT;
+	g.t0_ns = 5000 + 1000 * (seq - 7);
+	g.n_counter_ids = 3, g.counter_ids = ids, g.n_t_ns = 2, g.t_ns = lens, g.n_values = 6, g.values = vals;
+	g.dumps = 2;
+	if (seq == 7)
+		g.info = &info, g.n_new_counters = 3, g.new_counters = d;
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.seq = seq;
+	env.body_case = PROF__ENVELOPE__BODY_GPU_COUNTERS;
+	env.gpu_counters = &g;
+	return store_put_record(s, sid, &env, 60);
+}
+
 static int cl_cmd_cb(const struct store_cl_command_row *r, void *arg)
 {
 	int *n = arg;
@@ -460,10 +488,13 @@ static void test_store_backend_every_kind_and_queries(void **state)
 		assert_int_equal(put_samples(s, sid, 4), want);
 		assert_int_equal(put_cl(s, sid, 5), want);
 		assert_int_equal(put_cl(s, sid, 6), want);
+		assert_int_equal(put_gpu(s, sid, 7), want);
+		assert_int_equal(put_gpu(s, sid, 8), want);
 		assert_int_equal(store_commit(s), 0);
 	}
 	store_close(s);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 6);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 8);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM gpu_samples"), 8); /* non-zero values only */
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM cpu_samples"), 80);
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_mappings"), 1);
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM task_times"), 2);
@@ -474,7 +505,7 @@ static void test_store_backend_every_kind_and_queries(void **state)
 	memset(&row, 0, sizeof(row));
 	assert_int_equal(store_list_sessions(s, session_cb, &row), 0);
 	assert_int_equal(row.id, sid);
-	assert_int_equal(row.records, 6);
+	assert_int_equal(row.records, 8);
 	assert_int_equal(row.samples, 8); /* counter samples */
 	assert_int_equal(row.last_t_ns, 2000);
 	assert_int_equal(row.boot_id, 3);
@@ -497,6 +528,26 @@ static void test_store_backend_every_kind_and_queries(void **state)
 	n = 0;
 	assert_int_equal(store_cl_commands(s, sid, cl_cmd_cb, &n), 0);
 	assert_int_equal(n, 2);
+	/* GPU counters back as a series, and attributed to the two launches
+	 * ([5000, 5700) and [6000, 6700) ns): every row holds one launch. */
+	struct gpu_report gr;
+	assert_int_equal(gpu_report_load(s, sid, &gr), 0);
+	assert_int_equal(gr.s.nrows, 4);
+	assert_int_equal(gr.s.ncols, 3);
+	assert_int_equal(gr.s.bus_bytes, 16);
+	assert_string_equal(gr.s.family, "T62x");
+	assert_int_equal(gr.s.dumps, 4);
+	assert_int_equal(gr.s.t0[2], 6000);
+	assert_int_equal(gr.nk, 1);
+	assert_string_equal(gr.k[0].name, "matmul");
+	assert_true(gr.k[0].arith == 140.0);
+	assert_true(gr.k[0].read_beats == 14.0);
+	assert_true(gr.k[0].dram_bytes == 14.0 * 16);
+	assert_true(gr.k[0].words_per_byte == 140.0 / 224.0);
+	assert_true(gr.session.arith == 140.0);
+	assert_int_equal(gr.session.time_ns, 2000); /* (5000, 7000] */
+	assert_true(gr.unattributed_arith == 0.0);
+	gpu_report_free(&gr);
 	/* report --top: 2 x sum(1..40) samples, resolved against the mapping (no file: module+offset) */
 	char *buf = NULL;
 	size_t len = 0;

@@ -1,0 +1,446 @@
+#include "kbase_dev.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kbase_abi.h"
+
+static int libc_open(const char *p, int f)
+{
+	return open(p, f);
+}
+static int libc_ioctl(int fd, unsigned long r, void *a)
+{
+	return ioctl(fd, r, a);
+}
+static uint64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+static uint64_t libc_mono(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+static uint64_t libc_raw(void)
+{
+	return clock_ns(CLOCK_MONOTONIC_RAW);
+}
+
+const struct kbase_sys kbase_sys_libc = {libc_open, libc_ioctl, mmap,	   munmap,
+					 poll,	    close,	libc_mono, libc_raw};
+
+const char *kbase_iface_name(enum kbase_iface i)
+{
+	switch (i) {
+	case KBASE_IFACE_IOCTL:
+		return "ioctl+reader";
+	case KBASE_IFACE_UK_READER:
+		return "uk+reader";
+	case KBASE_IFACE_UK_DUMP:
+		return "uk-dump";
+	default:
+		return "none";
+	}
+}
+
+static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+static int xioctl(struct kbase_dev *d, int fd, unsigned long req, void *arg)
+{
+	int rc = d->sys->ioctl(fd, req, arg);
+	return rc < 0 ? -errno : rc;
+}
+
+/* A UK call: the driver's answer is in header.ret as well as the return code. */
+static int uk_call(struct kbase_dev *d, void *arg, uint32_t id, size_t size)
+{
+	union kbase_uk_header *h = arg;
+	h->sizer = 0;
+	h->id = id;
+	int rc = xioctl(d, d->fd, KBASE_UK_CMD(id, size), arg);
+	if (rc < 0)
+		return rc;
+	return h->ret ? -EINVAL : 0;
+}
+
+static uint64_t prop_get(const uint8_t *buf, size_t len, uint32_t key, bool *found)
+{
+	size_t i = 0;
+	while (i + 4 <= len) {
+		uint32_t k;
+		memcpy(&k, buf + i, 4);
+		i += 4;
+		size_t sz = (size_t)1 << (k & 3);
+		if (i + sz > len)
+			break;
+		uint64_t v = 0;
+		memcpy(&v, buf + i, sz); /* little-endian host (ARM, x86) */
+		i += sz;
+		if ((k >> 2) == key) {
+			if (found)
+				*found = true;
+			return v;
+		}
+	}
+	return 0;
+}
+
+static int props_ioctl(struct kbase_dev *d, char *err, size_t errlen)
+{
+	struct kbase_ioctl_get_gpuprops q = {0};
+	int size = xioctl(d, d->fd, KBASE_IOCTL_GET_GPUPROPS, &q);
+	if (size <= 0 || size > 65536)
+		return fail(err, errlen, size < 0 ? size : -EPROTO, "GET_GPUPROPS: %s",
+			    size < 0 ? strerror(-size) : "bad size");
+	uint8_t *buf = calloc(1, (size_t)size);
+	if (!buf)
+		return -ENOMEM;
+	q.buffer = (uint64_t)(uintptr_t)buf;
+	q.size = (uint32_t)size;
+	int rc = xioctl(d, d->fd, KBASE_IOCTL_GET_GPUPROPS, &q);
+	if (rc < 0) {
+		free(buf);
+		return fail(err, errlen, rc, "GET_GPUPROPS: %s", strerror(-rc));
+	}
+	size_t len = (size_t)size;
+	bool have_id = false;
+	d->gpu_id = (uint32_t)prop_get(buf, len, KBASE_GPUPROP_RAW_GPU_ID, &have_id);
+	if (!have_id)
+		d->gpu_id = (uint32_t)prop_get(buf, len, KBASE_GPUPROP_PRODUCT_ID, NULL) << 16 |
+			    ((uint32_t)prop_get(buf, len, KBASE_GPUPROP_MAJOR_REVISION, NULL) & 0xf) << 12 |
+			    ((uint32_t)prop_get(buf, len, KBASE_GPUPROP_MINOR_REVISION, NULL) & 0xff) << 4;
+	d->shader_present = prop_get(buf, len, KBASE_GPUPROP_RAW_SHADER_PRESENT, NULL);
+	d->num_l2 = (unsigned)prop_get(buf, len, KBASE_GPUPROP_L2_NUM_L2_SLICES, NULL);
+	if (!d->num_l2)
+		d->num_l2 =
+		    (unsigned)__builtin_popcountll(prop_get(buf, len, KBASE_GPUPROP_RAW_L2_PRESENT, NULL));
+	d->l2_features = (uint32_t)prop_get(buf, len, KBASE_GPUPROP_RAW_L2_FEATURES, NULL);
+	d->ngroups = (unsigned)prop_get(buf, len, KBASE_GPUPROP_COHERENCY_NUM_CORE_GROUPS, NULL);
+	if (d->ngroups > MALI_MAX_GROUPS)
+		d->ngroups = MALI_MAX_GROUPS;
+	for (unsigned g = 0; g < d->ngroups; g++)
+		d->group_mask[g] = prop_get(buf, len, KBASE_GPUPROP_COHERENCY_GROUP_0 + g, NULL);
+	free(buf);
+	return 0;
+}
+
+static int props_uk(struct kbase_dev *d, char *err, size_t errlen)
+{
+	struct kbase_uk_gpuprops *p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	int rc = uk_call(d, p, KBASE_FUNC_GPU_PROPS_REG_DUMP, sizeof(*p));
+	if (rc < 0) {
+		free(p);
+		return fail(err, errlen, rc, "GPU_PROPS_REG_DUMP: %s", strerror(-rc));
+	}
+	d->gpu_id = p->gpu_id ? p->gpu_id : p->product_id << 16;
+	d->shader_present = p->shader_present;
+	d->num_l2 = p->num_l2_slices ? p->num_l2_slices : (unsigned)__builtin_popcountll(p->l2_present);
+	d->l2_features = p->l2_features;
+	d->ngroups = p->num_core_groups > MALI_MAX_GROUPS ? MALI_MAX_GROUPS : p->num_core_groups;
+	for (unsigned g = 0; g < d->ngroups; g++)
+		d->group_mask[g] = p->group[g].core_mask;
+	free(p);
+	return 0;
+}
+
+static int reader_setup(struct kbase_dev *d, uint32_t interval_ns, char *err, size_t errlen)
+{
+	uint32_t v = 0;
+	if (xioctl(d, d->rfd, KBASE_HWCNT_READER_GET_API_VERSION, &v) == 0 && v != KBASE_HWCNT_READER_API)
+		return fail(err, errlen, -EPROTO, "hwcnt reader API version %u (this agent knows 1)", v);
+	int rc = xioctl(d, d->rfd, KBASE_HWCNT_READER_GET_HWVER, &d->hw_version);
+	if (rc < 0)
+		return fail(err, errlen, rc, "hwcnt reader GET_HWVER: %s", strerror(-rc));
+	rc = xioctl(d, d->rfd, KBASE_HWCNT_READER_GET_BUFFER_SIZE, &d->buf_bytes);
+	if (rc < 0)
+		return fail(err, errlen, rc, "hwcnt reader GET_BUFFER_SIZE: %s", strerror(-rc));
+	d->buf_count = KBASE_READER_BUFFERS;
+	d->map_len = (size_t)d->buf_count * d->buf_bytes;
+	void *m = d->sys->mmap(NULL, d->map_len, PROT_READ, MAP_PRIVATE, d->rfd, 0);
+	if (m == MAP_FAILED)
+		return fail(err, errlen, -errno, "hwcnt reader mmap of %zu bytes: %s", d->map_len,
+			    strerror(errno));
+	d->map = m;
+	rc = xioctl(d, d->rfd, KBASE_HWCNT_READER_SET_INTERVAL, &interval_ns);
+	if (rc < 0)
+		return fail(err, errlen, rc, "hwcnt reader SET_INTERVAL %u ns: %s", interval_ns,
+			    strerror(-rc));
+	return 0;
+}
+
+static int uk_dump_setup(struct kbase_dev *d, size_t bytes, char *err, size_t errlen)
+{
+	struct kbase_uk_mem_alloc a = {0};
+	a.va_pages = a.commit_pages = (bytes + 4095) / 4096;
+	a.flags = BASE_MEM_PROT_CPU_RD | BASE_MEM_PROT_GPU_WR;
+	int rc = uk_call(d, &a, KBASE_FUNC_MEM_ALLOC, sizeof(a));
+	if (rc < 0)
+		return fail(err, errlen, rc, "MEM_ALLOC for the dump buffer: %s", strerror(-rc));
+	d->map_len = (size_t)a.va_pages * 4096;
+	void *m = d->sys->mmap(NULL, d->map_len, PROT_READ, MAP_SHARED, d->fd, (off_t)a.gpu_va);
+	if (m == MAP_FAILED)
+		return fail(err, errlen, -errno, "mmap of the dump buffer: %s", strerror(errno));
+	d->map = m;
+	struct kbase_uk_hwcnt_setup s = {0};
+	s.dump_buffer = a.gpu_va;
+	s.jm_bm = s.shader_bm = s.tiler_bm = s.mmu_l2_bm = 0xffffffffu;
+	rc = uk_call(d, &s, KBASE_FUNC_HWCNT_SETUP, sizeof(s));
+	if (rc < 0)
+		return fail(err, errlen, rc,
+			    "the Mali driver refused counter setup (HWCNT_SETUP: %s): another "
+			    "profiler (gatord, a vendor tool) may hold the counters",
+			    strerror(-rc));
+	struct kbase_uk_hwcnt_simple c = {0};
+	rc = uk_call(d, &c, KBASE_FUNC_HWCNT_CLEAR, sizeof(c));
+	if (rc < 0)
+		return fail(err, errlen, rc, "HWCNT_CLEAR: %s", strerror(-rc));
+	return 0;
+}
+
+static int open_ioctl_iface(struct kbase_dev *d, char *err, size_t errlen)
+{
+	struct kbase_ioctl_set_flags f = {0};
+	int rc = xioctl(d, d->fd, KBASE_IOCTL_SET_FLAGS, &f);
+	if (rc < 0)
+		return fail(err, errlen, rc, "SET_FLAGS: %s", strerror(-rc));
+	return props_ioctl(d, err, errlen);
+}
+
+static int open_uk_iface(struct kbase_dev *d, char *err, size_t errlen)
+{
+	struct kbase_uk_set_flags f = {0};
+	int rc = uk_call(d, &f, KBASE_FUNC_SET_FLAGS, sizeof(f));
+	if (rc < 0)
+		return fail(err, errlen, rc, "SET_FLAGS (UK): %s", strerror(-rc));
+	return props_uk(d, err, errlen);
+}
+
+static int setup_counting(struct kbase_dev *d, uint32_t interval_ns, char *err, size_t errlen)
+{
+	int rc;
+	if (d->iface == KBASE_IFACE_IOCTL) {
+		struct kbase_ioctl_hwcnt_reader_setup s = {KBASE_READER_BUFFERS, ~0u, ~0u, ~0u, ~0u};
+		rc = xioctl(d, d->fd, KBASE_IOCTL_HWCNT_READER_SETUP, &s);
+		if (rc < 0)
+			return fail(err, errlen, rc,
+				    "the Mali driver refused counter setup (HWCNT_READER_SETUP: %s): "
+				    "another profiler may hold the counters, or the kernel disables them",
+				    strerror(-rc));
+		d->rfd = rc;
+		return reader_setup(d, interval_ns, err, errlen);
+	}
+	struct kbase_uk_hwcnt_reader_setup s = {.buffer_count = KBASE_READER_BUFFERS};
+	s.jm_bm = s.shader_bm = s.tiler_bm = s.mmu_l2_bm = ~0u;
+	s.fd = -1;
+	rc = uk_call(d, &s, KBASE_FUNC_HWCNT_READER_SETUP, sizeof(s));
+	if (rc == 0 && s.fd >= 0) {
+		d->iface = KBASE_IFACE_UK_READER;
+		d->rfd = s.fd;
+		return reader_setup(d, interval_ns, err, errlen);
+	}
+	/* No reader (drivers before vinstr): the dump buffer. */
+	d->iface = KBASE_IFACE_UK_DUMP;
+	d->hw_version = d->fam->layout;
+	return 0;
+}
+
+int kbase_dev_open(struct kbase_dev *d, const char *path, const struct kbase_sys *sys, uint32_t interval_ns,
+		   char *err, size_t errlen)
+{
+	memset(d, 0, sizeof(*d));
+	d->sys = sys ? sys : &kbase_sys_libc;
+	d->rfd = -1;
+	d->fd = d->sys->open(path, O_RDWR | O_CLOEXEC);
+	if (d->fd < 0) {
+		int e = errno;
+		d->fd = -1;
+		if (e == ENOENT || e == ENXIO || e == ENODEV)
+			return fail(err, errlen, -e,
+				    "no Mali GPU counters: %s does not exist (no kbase driver)", path);
+		if (e == EACCES || e == EPERM)
+			return fail(err, errlen, -e,
+				    "no Mali GPU counters: permission denied opening %s (device mode "
+				    "or SELinux policy; run as root / `adb root`)",
+				    path);
+		return fail(err, errlen, -e, "no Mali GPU counters: cannot open %s: %s", path, strerror(e));
+	}
+	char why[256] = "";
+	int rc;
+	struct kbase_ioctl_version_check v = {11, 0};
+	if (xioctl(d, d->fd, KBASE_IOCTL_VERSION_CHECK, &v) == 0) {
+		d->iface = KBASE_IFACE_IOCTL;
+		d->drv_major = v.major;
+		d->drv_minor = v.minor;
+		rc = open_ioctl_iface(d, why, sizeof(why));
+	} else {
+		struct kbase_uk_version_check u = {.major = 10, .minor = 0};
+		rc = uk_call(d, &u, UKP_FUNC_ID_CHECK_VERSION, sizeof(u));
+		if (rc < 0) {
+			kbase_dev_close(d);
+			return fail(err, errlen, rc,
+				    "no Mali GPU counters: %s answers neither the kbase ioctl nor the UK "
+				    "version check (%s): not a Midgard/Bifrost job-manager kbase driver",
+				    path, strerror(-rc));
+		}
+		d->iface = KBASE_IFACE_UK_READER; /* until setup says otherwise */
+		d->drv_major = u.major;
+		d->drv_minor = u.minor;
+		rc = open_uk_iface(d, why, sizeof(why));
+	}
+	if (rc < 0) {
+		kbase_dev_close(d);
+		return fail(err, errlen, rc, "no Mali GPU counters: %s", why);
+	}
+	d->fam = mali_family_find(d->gpu_id);
+	if (!d->fam) {
+		uint32_t id = d->gpu_id;
+		kbase_dev_close(d);
+		return fail(err, errlen, -ENODEV,
+			    "no Mali GPU counters: unknown GPU id 0x%08x (product 0x%04x): no "
+			    "counter table for it (known: T60x T62x T72x T76x T82x T83x T86x T88x G71 G51)",
+			    id, id >> 16);
+	}
+	rc = setup_counting(d, interval_ns, why, sizeof(why));
+	if (rc == 0) {
+		rc = mali_layout_build(&d->layout, d->hw_version, d->shader_present, d->num_l2, d->group_mask,
+				       d->ngroups);
+		if (rc < 0)
+			snprintf(why, sizeof(why),
+				 "cannot lay out the dump: hw version %u, shader_present 0x%llx",
+				 d->hw_version, (unsigned long long)d->shader_present);
+	}
+	if (rc == 0 && d->iface != KBASE_IFACE_UK_DUMP && d->buf_bytes < d->layout.words * 4) {
+		snprintf(why, sizeof(why), "reader buffers of %u bytes, the layout needs %zu", d->buf_bytes,
+			 d->layout.words * 4);
+		rc = -EPROTO;
+	}
+	if (rc == 0 && d->iface == KBASE_IFACE_UK_DUMP)
+		rc = uk_dump_setup(d, d->layout.words * 4, why, sizeof(why));
+	if (rc == 0) {
+		d->prev = calloc(d->layout.words, 4);
+		d->delta = calloc(d->layout.words, 4);
+		if (!d->prev || !d->delta)
+			rc = -ENOMEM;
+	}
+	if (rc < 0) {
+		kbase_dev_close(d);
+		return fail(err, errlen, rc, "no Mali GPU counters: %s", why);
+	}
+	unsigned bb = mali_bus_bytes_from_l2_features(d->l2_features);
+	d->bus_bytes = bb ? bb : d->fam->bus_bytes;
+	d->raw_to_mono = (int64_t)(d->sys->mono_ns() - d->sys->raw_ns());
+	d->last_ns = d->sys->mono_ns();
+	snprintf(d->desc, sizeof(d->desc), "Mali-%s (%s) gpu_id 0x%08x, %d cores, %u L2, driver %u.%u, %s",
+		 d->fam->name, d->fam->arch, d->gpu_id, __builtin_popcountll(d->shader_present),
+		 d->num_l2 ? d->num_l2 : 1, d->drv_major, d->drv_minor, kbase_iface_name(d->iface));
+	return 0;
+}
+
+int kbase_dev_poll_fd(const struct kbase_dev *d)
+{
+	return d->rfd;
+}
+
+static int deliver(struct kbase_dev *d, uint64_t t1, const uint32_t *delta, kbase_sample_fn cb, void *ctx)
+{
+	if (t1 <= d->last_ns) { /* out of order: keep intervals disjoint and ordered */
+		d->late_dumps++;
+		t1 = d->last_ns + 1;
+	}
+	uint64_t t0 = d->last_ns;
+	d->last_ns = t1;
+	d->dumps++;
+	return cb(ctx, t0, t1, delta);
+}
+
+int kbase_dev_read(struct kbase_dev *d, kbase_sample_fn cb, void *ctx)
+{
+	if (d->rfd < 0)
+		return 0;
+	int n = 0;
+	for (int guard = 0; guard < (int)d->buf_count * 2; guard++) {
+		struct kbase_hwcnt_reader_metadata m = {0};
+		int rc = xioctl(d, d->rfd, KBASE_HWCNT_READER_GET_BUFFER, &m);
+		if (rc == -EAGAIN || rc == -EWOULDBLOCK)
+			break;
+		if (rc < 0)
+			return rc;
+		if (m.buffer_idx >= d->buf_count) {
+			xioctl(d, d->rfd, KBASE_HWCNT_READER_PUT_BUFFER, &m);
+			return -EPROTO;
+		}
+		const uint32_t *buf = (const uint32_t *)(d->map + (size_t)m.buffer_idx * d->buf_bytes);
+		uint64_t t1 = m.timestamp + (uint64_t)d->raw_to_mono;
+		/* A reader buffer holds the increments since the previous dump. */
+		rc = deliver(d, t1, buf, cb, ctx);
+		int prc = xioctl(d, d->rfd, KBASE_HWCNT_READER_PUT_BUFFER, &m);
+		if (rc < 0)
+			return rc;
+		if (prc < 0)
+			return prc;
+		n++;
+	}
+	return n;
+}
+
+int kbase_dev_dump(struct kbase_dev *d, kbase_sample_fn cb, void *ctx)
+{
+	if (d->iface != KBASE_IFACE_UK_DUMP) {
+		uint32_t unused = 0;
+		int rc = xioctl(d, d->rfd, KBASE_HWCNT_READER_DUMP, &unused);
+		if (rc < 0)
+			return rc;
+		return kbase_dev_read(d, cb, ctx);
+	}
+	uint64_t a = d->sys->mono_ns();
+	struct kbase_uk_hwcnt_simple h = {0};
+	int rc = uk_call(d, &h, KBASE_FUNC_HWCNT_DUMP, sizeof(h));
+	if (rc < 0)
+		return rc;
+	uint64_t b = d->sys->mono_ns();
+	const uint32_t *cur = (const uint32_t *)d->map;
+	/* The dump buffer is cumulative since the CLEAR at setup: increments
+	 * modulo 2^32, so a counter that wrapped still gives its increment. */
+	for (size_t i = 0; i < d->layout.words; i++) {
+		d->delta[i] = cur[i] - d->prev[i];
+		d->prev[i] = cur[i];
+	}
+	rc = deliver(d, a + (b - a) / 2, d->delta, cb, ctx);
+	return rc < 0 ? rc : 1;
+}
+
+void kbase_dev_close(struct kbase_dev *d)
+{
+	if (!d->sys)
+		return;
+	if (d->map)
+		d->sys->munmap(d->map, d->map_len);
+	if (d->rfd >= 0)
+		d->sys->close(d->rfd);
+	if (d->fd >= 0)
+		d->sys->close(d->fd);
+	free(d->prev);
+	free(d->delta);
+	d->map = NULL;
+	d->prev = d->delta = NULL;
+	d->fd = d->rfd = -1;
+}

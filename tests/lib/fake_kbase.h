@@ -1,0 +1,79 @@
+/* A fake Mali kbase device for tests, written from the same public layouts
+ * as agent/gpu/kbase_abi.h (but with its own block placement, so a layout
+ * mistake in the agent shows): serves the ioctl interface with the hwcnt
+ * reader, the UK interface with the reader, and the UK dump buffer, with GPU
+ * properties of a Mali-T628 MP6 or a Mali-G71 MP8 and counter values
+ * scripted per test as activity spread evenly over time spans.
+ *
+ * Two ways in: fake_kbase_sys (a struct kbase_sys the unit tests hand to
+ * kbase_dev_open, on a clock the test moves), and the LD_PRELOAD library
+ * build/<board>/lib/libfake_kbase.so (tests/fake_kbase/preload.c), which
+ * interposes open/ioctl/mmap/close on the device node and reads its script
+ * from $PROF_FAKE_KBASE_SCRIPT. One device at a time. */
+#ifndef TESTS_LIB_FAKE_KBASE_H
+#define TESTS_LIB_FAKE_KBASE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum fake_iface { FAKE_IFACE_IOCTL, FAKE_IFACE_UK_READER, FAKE_IFACE_UK_DUMP };
+enum fake_block { FAKE_JM, FAKE_TILER, FAKE_L2, FAKE_SC };
+
+struct fake_kbase_cfg {
+	enum fake_iface iface;
+	const char *path; /* device node the fake answers for */
+	uint32_t gpu_id;
+	uint64_t shader_present;
+	unsigned num_l2;
+	unsigned ngroups;
+	uint64_t group_mask[4];
+	uint32_t l2_features;
+	unsigned hw_version;	/* 4: core groups of 8 blocks; 5: JM, tiler, L2s, cores */
+	int open_errno;		/* open fails with it (0: opens) */
+	int refuse_setup_errno; /* counter setup fails with it (0: accepted) */
+	bool real_clock;	/* CLOCK_MONOTONIC(_RAW) instead of fake_kbase_set_time (preload) */
+};
+
+/* Mali-T628 MP6 (Exynos 5420): 6 cores in 2 core groups (4 + 2), 1 L2, v4
+ * layout, UK dump interface unless changed. */
+void fake_kbase_cfg_t628mp6(struct fake_kbase_cfg *c);
+/* Mali-G71 MP8: 8 cores, 2 L2 slices, v5 layout, ioctl interface. */
+void fake_kbase_cfg_g71mp8(struct fake_kbase_cfg *c);
+
+void fake_kbase_reset(const struct fake_kbase_cfg *c);
+/* The fake's clock (ns) when !real_clock. */
+void fake_kbase_set_time(uint64_t ns);
+uint64_t fake_kbase_now(void);
+/* count events of (block, instance, word) spread evenly over (t0, t1];
+ * instance -1: every instance present (each gets count). */
+int fake_kbase_activity(uint64_t t0, uint64_t t1, unsigned block, int instance, unsigned word,
+			uint64_t count);
+/* Hold periodic dumps back (they are taken on time, with their timestamps,
+ * but not handed out) until released: a dump that arrives late. */
+void fake_kbase_hold_dumps(bool hold);
+/* Counters of the calls the fake served. */
+struct fake_kbase_stats {
+	unsigned opens, dumps, clears, setups, gets, puts, dropped;
+	uint32_t interval_ns;
+};
+struct fake_kbase_stats fake_kbase_stats(void);
+/* Read a script (preload): "gpu t628mp6|g71mp8", "iface ioctl|uk-reader|uk-dump",
+ * "path P", "refuse ERRNO", "missing", "rate BLOCK INSTANCE|* WORD PER_SECOND" (from open on). */
+int fake_kbase_load_script(const char *file);
+
+/* The calls, as the device node's driver would answer them. fake_kbase_is_ours
+ * says whether an fd is one of the fake's. */
+int fake_kbase_open(const char *path, int flags);
+int fake_kbase_ioctl(int fd, unsigned long req, void *arg);
+void *fake_kbase_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+int fake_kbase_close(int fd);
+bool fake_kbase_is_ours(int fd);
+bool fake_kbase_path_is_ours(const char *path);
+
+/* struct kbase_sys (agent/gpu/kbase_dev.h) on the fake, for unit tests. */
+struct kbase_sys;
+extern const struct kbase_sys fake_kbase_sys;
+
+#endif

@@ -1,0 +1,430 @@
+/* Unit tests of agent/gpu (kbase device, dump layouts, sampling rows) on the
+ * fake kbase device (tests/lib/fake_kbase.c), of common/gpu_attrib.c (per
+ * kernel attribution) and of proto/validate_gpu.c. Scripted counts are
+ * spread evenly over their spans, so every expected value below is exact. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fake_kbase.h"
+#include "gpu/gpu_sampler.h"
+#include "gpu/kbase_abi.h"
+#include "gpu/kbase_dev.h"
+#include "gpu/mali_gpu.h"
+#include "gpu_attrib.h"
+#include "validate_gpu.h"
+
+#define MS 1000000ull
+#define BASE (1000 * MS) /* the fake clock starts here */
+
+/* Column of a counter by name in the sampler's rows. */
+static size_t col(const struct gpu_sampler *g, const char *name)
+{
+	for (size_t c = 0;; c++) {
+		const struct mali_counter *m = gpu_sampler_column(g, c);
+		assert_non_null(m);
+		if (!strcmp(m->name, name))
+			return c;
+	}
+}
+
+static uint64_t cell(const struct gpu_sampler *g, size_t row, const char *name)
+{
+	const struct gpu_rows *r = gpu_sampler_rows(g);
+	assert_true(row < r->nrows);
+	return r->values[row * r->ncols + col(g, name)];
+}
+
+static struct gpu_sampler *open_sampler(const struct fake_kbase_cfg *cfg, uint32_t interval_ns)
+{
+	fake_kbase_reset(cfg);
+	fake_kbase_set_time(BASE);
+	struct gpu_sampler *g = NULL;
+	char err[320];
+	struct gpu_sampler_opts o = {
+	    .device = "/dev/mali0", .interval_ns = interval_ns, .sys = &fake_kbase_sys};
+	int rc = gpu_sampler_open(&g, &o, err, sizeof(err));
+	if (rc < 0)
+		fail_msg("open: %s", err);
+	return g;
+}
+
+static void test_gpu_layout_v4_t628mp6(void **state)
+{
+	(void)state;
+	struct mali_layout l;
+	const uint64_t groups[2] = {0x0f, 0x30};
+	assert_int_equal(mali_layout_build(&l, 4, 0x3f, 1, groups, 2), 0);
+	assert_int_equal(l.words, 2 * 8 * 64);
+	unsigned sc = 0, l2 = 0, jm = 0, ti = 0;
+	for (size_t b = 0; b < l.nblocks; b++) {
+		const struct mali_block_loc *k = &l.blocks[b];
+		if (k->type == MALI_BLOCK_SC) {
+			sc++;
+			/* cores 4, 5 are group 1's first two blocks */
+			if (k->instance == 4)
+				assert_int_equal(k->word, 8 * 64);
+			if (k->instance == 5)
+				assert_int_equal(k->word, 9 * 64);
+		}
+		if (k->type == MALI_BLOCK_JM)
+			jm++, assert_int_equal(k->word, 7 * 64);
+		if (k->type == MALI_BLOCK_TILER)
+			ti++, assert_int_equal(k->word, 4 * 64);
+		l2 += k->type == MALI_BLOCK_L2;
+	}
+	assert_int_equal(sc, 6);
+	assert_int_equal(jm, 1);
+	assert_int_equal(ti, 1);
+	assert_int_equal(l2, 2);
+	/* v5 with a hole in the core mask: a block per bit up to the highest */
+	assert_int_equal(mali_layout_build(&l, 5, 0x15, 2, NULL, 0), 0);
+	assert_int_equal(l.words, (2 + 2 + 5) * 64);
+	assert_int_equal(mali_layout_build(&l, 3, 0x1, 1, NULL, 0), -EINVAL);
+	assert_int_equal(mali_layout_build(&l, 5, 0, 1, NULL, 0), -EINVAL);
+}
+
+static void test_gpu_family_lookup(void **state)
+{
+	(void)state;
+	assert_string_equal(mali_family_find(0x06201000)->name, "T62x");
+	assert_string_equal(mali_family_find(0x07500000)->name, "T76x");
+	assert_string_equal(mali_family_find(0x60000010)->name, "G71");
+	assert_string_equal(mali_family_find(0x60a00002)->name, "G71"); /* arch_minor/rev masked */
+	assert_string_equal(mali_family_find(0x70000000)->name, "G51");
+	assert_string_equal(mali_family_find(0x08800000)->name, "T88x");
+	assert_null(mali_family_find(0x72120000)); /* G52: no table */
+	assert_int_equal(mali_bus_bytes_from_l2_features(0x07120206), 16);
+	assert_int_equal(mali_bus_bytes_from_l2_features(0x08000000), 32);
+	assert_int_equal(mali_bus_bytes_from_l2_features(0), 0);
+}
+
+struct capture {
+	uint32_t buf[16 * 64];
+	size_t words;
+	uint64_t t0, t1;
+	int n;
+};
+
+static int capture(void *ctx, uint64_t t0, uint64_t t1, const uint32_t *delta)
+{
+	struct capture *c = ctx;
+	memcpy(c->buf, delta, c->words * 4);
+	c->t0 = t0, c->t1 = t1;
+	c->n++;
+	return 0;
+}
+
+static uint32_t block_word(const struct kbase_dev *d, const struct capture *c, unsigned type, unsigned inst,
+			   unsigned word)
+{
+	for (size_t b = 0; b < d->layout.nblocks; b++)
+		if (d->layout.blocks[b].type == type && d->layout.blocks[b].instance == inst)
+			return c->buf[d->layout.blocks[b].word + word];
+	fail_msg("no block %u/%u", type, inst);
+	return 0;
+}
+
+/* T628 MP6 on the UK dump buffer: exact increments per block. */
+static void test_gpu_t628_uk_dump_block_deltas(void **state)
+{
+	(void)state;
+	struct fake_kbase_cfg cfg;
+	fake_kbase_cfg_t628mp6(&cfg);
+	fake_kbase_reset(&cfg);
+	fake_kbase_set_time(BASE);
+	fake_kbase_activity(BASE, BASE + MS, FAKE_SC, 0, 27, 1000); /* ARITH_WORDS core 0 */
+	fake_kbase_activity(BASE, BASE + MS, FAKE_SC, 5, 27, 500);  /* core 5: group 1 */
+	fake_kbase_activity(BASE, BASE + MS, FAKE_L2, 0, 31, 300);  /* L2_EXT_READ_BEATS */
+	fake_kbase_activity(BASE, BASE + MS, FAKE_L2, 0, 30, 100);  /* L2_EXT_WRITE_BEATS */
+	fake_kbase_activity(BASE, BASE + MS, FAKE_JM, 0, 6, 600);   /* GPU_ACTIVE */
+	struct kbase_dev d;
+	char err[320];
+	assert_int_equal(kbase_dev_open(&d, "/dev/mali0", &fake_kbase_sys, MS, err, sizeof(err)), 0);
+	assert_int_equal(d.iface, KBASE_IFACE_UK_DUMP);
+	assert_int_equal(d.hw_version, 4);
+	assert_int_equal(d.bus_bytes, 16);
+	assert_string_equal(d.fam->name, "T62x");
+	assert_non_null(strstr(d.desc, "6 cores"));
+	assert_int_equal(kbase_dev_poll_fd(&d), -1);
+	static struct capture c;
+	c.words = d.layout.words;
+	fake_kbase_set_time(BASE + MS);
+	assert_int_equal(kbase_dev_dump(&d, capture, &c), 1);
+	assert_int_equal(c.t0, BASE);
+	assert_int_equal(c.t1, BASE + MS);
+	assert_int_equal(block_word(&d, &c, MALI_BLOCK_SC, 0, 27), 1000);
+	assert_int_equal(block_word(&d, &c, MALI_BLOCK_SC, 5, 27), 500);
+	assert_int_equal(block_word(&d, &c, MALI_BLOCK_SC, 1, 27), 0);
+	assert_int_equal(block_word(&d, &c, MALI_BLOCK_L2, 0, 31), 300);
+	assert_int_equal(block_word(&d, &c, MALI_BLOCK_L2, 0, 30), 100);
+	assert_int_equal(block_word(&d, &c, MALI_BLOCK_L2, 1, 31), 0);
+	assert_int_equal(block_word(&d, &c, MALI_BLOCK_JM, 0, 6), 600);
+	/* a second dump: increments only (the buffer itself is cumulative) */
+	fake_kbase_activity(BASE + MS, BASE + 2 * MS, FAKE_SC, 0, 27, 7);
+	fake_kbase_set_time(BASE + 2 * MS);
+	assert_int_equal(kbase_dev_dump(&d, capture, &c), 1);
+	assert_int_equal(block_word(&d, &c, MALI_BLOCK_SC, 0, 27), 7);
+	assert_int_equal(block_word(&d, &c, MALI_BLOCK_L2, 0, 31), 0);
+	assert_int_equal(fake_kbase_stats().clears, 1);
+	kbase_dev_close(&d);
+}
+
+/* G71 MP8 on the ioctl interface + reader: sampler rows and per-kernel
+ * increments for a scripted kernel sequence. */
+static void test_gpu_g71_reader_per_kernel(void **state)
+{
+	(void)state;
+	struct fake_kbase_cfg cfg;
+	fake_kbase_cfg_g71mp8(&cfg);
+	struct gpu_sampler *g = open_sampler(&cfg, MS);
+	const struct kbase_dev *d = gpu_sampler_dev(g);
+	assert_int_equal(d->iface, KBASE_IFACE_IOCTL);
+	assert_int_equal(d->hw_version, 5);
+	assert_int_equal(d->drv_major, 11);
+	assert_int_equal(fake_kbase_stats().interval_ns, MS);
+	/* kernel A [1, 3) ms, kernel B [3, 4) ms */
+	fake_kbase_activity(BASE + 1 * MS, BASE + 3 * MS, FAKE_SC, -1, 28,
+			    2000); /* EXEC_INSTR_COUNT, each core */
+	fake_kbase_activity(BASE + 1 * MS, BASE + 3 * MS, FAKE_L2, -1, 32,
+			    400); /* L2_EXT_READ_BEATS, each slice */
+	fake_kbase_activity(BASE + 3 * MS, BASE + 4 * MS, FAKE_SC, -1, 28, 1000);
+	fake_kbase_activity(BASE + 3 * MS, BASE + 4 * MS, FAKE_L2, -1, 47, 100); /* L2_EXT_WRITE_BEATS */
+	for (int t = 1; t <= 5; t++) {
+		fake_kbase_set_time(BASE + (uint64_t)t * MS);
+		assert_int_equal(gpu_sampler_poll(g), 1);
+	}
+	const struct gpu_rows *r = gpu_sampler_rows(g);
+	assert_int_equal(r->nrows, 5);
+	assert_int_equal(r->t0[0], BASE);
+	for (size_t i = 0; i < 5; i++)
+		assert_int_equal(r->t1[i], BASE + (i + 1) * MS);
+	assert_int_equal(cell(g, 0, "EXEC_INSTR_COUNT"), 0);
+	assert_int_equal(cell(g, 1, "EXEC_INSTR_COUNT"), 8 * 1000);
+	assert_int_equal(cell(g, 2, "EXEC_INSTR_COUNT"), 8 * 1000);
+	assert_int_equal(cell(g, 3, "EXEC_INSTR_COUNT"), 8 * 1000);
+	assert_int_equal(cell(g, 1, "L2_EXT_READ_BEATS"), 2 * 200);
+	assert_int_equal(cell(g, 3, "L2_EXT_WRITE_BEATS"), 2 * 100);
+	const uint64_t k0[] = {BASE + 1 * MS, BASE + 3 * MS}, k1[] = {BASE + 3 * MS, BASE + 4 * MS};
+	double *out = calloc(2 * r->ncols, sizeof(double));
+	double *un = calloc(r->ncols, sizeof(double));
+	assert_int_equal(gpu_attrib(r->t0, r->t1, r->values, r->nrows, r->ncols, k0, k1, 2, out, un), 0);
+	size_t ci = col(g, "EXEC_INSTR_COUNT"), cr = col(g, "L2_EXT_READ_BEATS"),
+	       cw = col(g, "L2_EXT_WRITE_BEATS");
+	assert_true(out[ci] == 16000.0);
+	assert_true(out[cr] == 800.0);
+	assert_true(out[cw] == 0.0);
+	assert_true(out[r->ncols + ci] == 8000.0);
+	assert_true(out[r->ncols + cw] == 200.0);
+	assert_true(un[ci] == 0.0);
+	free(out), free(un);
+	gpu_sampler_close(g);
+	assert_int_equal(fake_kbase_stats().gets, fake_kbase_stats().puts);
+}
+
+/* Two kernels inside one 1 ms dump: split by their overlaps. */
+static void test_gpu_kernel_shorter_than_dump(void **state)
+{
+	(void)state;
+	struct fake_kbase_cfg cfg;
+	fake_kbase_cfg_g71mp8(&cfg);
+	struct gpu_sampler *g = open_sampler(&cfg, MS);
+	uint64_t a0 = BASE + 200000, a1 = BASE + 400000, b0 = BASE + 600000, b1 = BASE + 700000;
+	fake_kbase_activity(a0, a1, FAKE_SC, -1, 28, 100);
+	fake_kbase_activity(b0, b1, FAKE_SC, -1, 28, 50);
+	fake_kbase_set_time(BASE + MS);
+	assert_int_equal(gpu_sampler_poll(g), 1);
+	const struct gpu_rows *r = gpu_sampler_rows(g);
+	assert_int_equal(r->nrows, 1);
+	assert_int_equal(cell(g, 0, "EXEC_INSTR_COUNT"), 8 * 150);
+	const uint64_t k0[] = {a0, b0}, k1[] = {a1, b1};
+	double out[2 * 64];
+	assert_int_equal(gpu_attrib(r->t0, r->t1, r->values, r->nrows, r->ncols, k0, k1, 2, out, NULL), 0);
+	size_t c = col(g, "EXEC_INSTR_COUNT");
+	assert_true(out[c] == 800.0);
+	assert_true(out[r->ncols + c] == 400.0);
+	gpu_sampler_close(g);
+}
+
+/* The UK dump buffer is cumulative: a counter that passes 2^32 between two
+ * dumps still gives its increment. */
+static void test_gpu_counter_wrap(void **state)
+{
+	(void)state;
+	struct fake_kbase_cfg cfg;
+	fake_kbase_cfg_t628mp6(&cfg);
+	struct gpu_sampler *g = open_sampler(&cfg, MS);
+	fake_kbase_activity(BASE, BASE + MS, FAKE_L2, 0, 31, 0xfffffff0u);
+	fake_kbase_activity(BASE + MS, BASE + 2 * MS, FAKE_L2, 0, 31, 0x20);
+	fake_kbase_set_time(BASE + MS);
+	assert_int_equal(gpu_sampler_poll(g), 1);
+	fake_kbase_set_time(BASE + 2 * MS);
+	assert_int_equal(gpu_sampler_poll(g), 1);
+	assert_int_equal(cell(g, 0, "L2_EXT_READ_BEATS"), 0xfffffff0u);
+	assert_int_equal(cell(g, 1, "L2_EXT_READ_BEATS"), 0x20);
+	gpu_sampler_close(g);
+}
+
+static void expect_open_error(const struct fake_kbase_cfg *cfg, int rc, const char *what)
+{
+	fake_kbase_reset(cfg);
+	struct kbase_dev d;
+	char err[320] = "";
+	assert_int_equal(kbase_dev_open(&d, "/dev/mali0", &fake_kbase_sys, MS, err, sizeof(err)), rc);
+	if (!strstr(err, what))
+		fail_msg("error '%s' does not say '%s'", err, what);
+	assert_null(strchr(err, '\n'));
+	assert_int_equal(fake_kbase_stats().opens, cfg->open_errno ? 0 : 1);
+}
+
+static void test_gpu_driver_refuses_setup(void **state)
+{
+	(void)state;
+	struct fake_kbase_cfg cfg;
+	fake_kbase_cfg_g71mp8(&cfg);
+	cfg.refuse_setup_errno = EPERM;
+	expect_open_error(&cfg, -EPERM, "refused counter setup");
+	fake_kbase_cfg_t628mp6(&cfg);
+	cfg.refuse_setup_errno = EBUSY;
+	expect_open_error(&cfg, -EINVAL, "refused counter setup");
+	fake_kbase_cfg_t628mp6(&cfg);
+	cfg.open_errno = ENOENT;
+	expect_open_error(&cfg, -ENOENT, "does not exist");
+	cfg.open_errno = EACCES;
+	expect_open_error(&cfg, -EACCES, "permission denied");
+	fake_kbase_cfg_g71mp8(&cfg);
+	cfg.gpu_id = 0x72120000; /* a G52: no counter table */
+	expect_open_error(&cfg, -ENODEV, "unknown GPU id 0x72120000");
+}
+
+/* Dumps held back by the driver and handed out late keep their own
+ * timestamps: the rows and the attribution are as if they had come on time. */
+static void test_gpu_late_dump(void **state)
+{
+	(void)state;
+	struct fake_kbase_cfg cfg;
+	fake_kbase_cfg_g71mp8(&cfg);
+	cfg.iface = FAKE_IFACE_UK_READER; /* the UK interface with the reader, too */
+	struct gpu_sampler *g = open_sampler(&cfg, MS);
+	assert_int_equal(gpu_sampler_dev(g)->iface, KBASE_IFACE_UK_READER);
+	fake_kbase_activity(BASE + MS, BASE + 2 * MS, FAKE_SC, 3, 28, 900);
+	fake_kbase_hold_dumps(true);
+	fake_kbase_set_time(BASE + 3 * MS);
+	assert_int_equal(gpu_sampler_poll(g), 0);
+	fake_kbase_hold_dumps(false);
+	fake_kbase_set_time(BASE + 3 * MS + 400000); /* they arrive 0.4 ms after the last was taken */
+	assert_int_equal(gpu_sampler_poll(g), 3);
+	const struct gpu_rows *r = gpu_sampler_rows(g);
+	assert_int_equal(r->nrows, 3);
+	assert_int_equal(r->t1[0], BASE + MS);
+	assert_int_equal(r->t1[1], BASE + 2 * MS);
+	assert_int_equal(r->t1[2], BASE + 3 * MS);
+	assert_int_equal(cell(g, 1, "EXEC_INSTR_COUNT"), 900);
+	const uint64_t k0[] = {BASE + MS}, k1[] = {BASE + 2 * MS};
+	double out[64];
+	assert_int_equal(gpu_attrib(r->t0, r->t1, r->values, r->nrows, r->ncols, k0, k1, 1, out, NULL), 0);
+	assert_true(out[col(g, "EXEC_INSTR_COUNT")] == 900.0);
+	assert_int_equal(gpu_sampler_dev(g)->late_dumps, 0);
+	gpu_sampler_close(g);
+}
+
+/* Idle dumps merge into one row; the final manual dump takes the tail. */
+static void test_gpu_idle_rows_merge(void **state)
+{
+	(void)state;
+	struct fake_kbase_cfg cfg;
+	fake_kbase_cfg_g71mp8(&cfg);
+	struct gpu_sampler *g = open_sampler(&cfg, MS);
+	fake_kbase_activity(BASE + 5 * MS, BASE + 5 * MS + 500000, FAKE_JM, 0, 6, 42);
+	fake_kbase_set_time(BASE + 5 * MS + 500000);
+	assert_int_equal(gpu_sampler_poll(g), 5);
+	assert_true(gpu_sampler_final_dump(g) >= 1);
+	const struct gpu_rows *r = gpu_sampler_rows(g);
+	assert_int_equal(r->nrows, 2);
+	assert_int_equal(r->t0[0], BASE);
+	assert_int_equal(r->t1[0], BASE + 5 * MS);
+	assert_int_equal(r->t1[1], BASE + 5 * MS + 500000);
+	assert_int_equal(cell(g, 1, "GPU_ACTIVE"), 42);
+	gpu_sampler_close(g);
+}
+
+static void test_gpu_attrib_conservation(void **state)
+{
+	(void)state;
+	/* rows: (0,10] (10,20] (25,30]; kernels overlapping each other and a gap */
+	const uint64_t t0[] = {0, 10, 25}, t1[] = {10, 20, 30}, v[] = {100, 7, 50, 0, 9, 9};
+	const uint64_t k0[] = {2, 5, 18, 40}, k1[] = {8, 12, 22, 50};
+	double out[8], un[2];
+	assert_int_equal(gpu_attrib(t0, t1, v, 3, 2, k0, k1, 4, out, un), 0);
+	double s0 = un[0], s1 = un[1];
+	for (int k = 0; k < 4; k++)
+		s0 += out[2 * k], s1 += out[2 * k + 1];
+	assert_true(s0 > 158.999 && s0 < 159.001);
+	assert_true(s1 > 15.999 && s1 < 16.001);
+	assert_true(un[0] == 9.0); /* (25,30]: no kernel */
+	assert_true(out[6] == 0.0);
+	/* row 1: kernel time 6 + 5 (concurrent [2,8) and [5,12)); kernel 0 overlaps 6 */
+	assert_true(out[0] > 100.0 * 6 / 11 - 1e-9 && out[0] < 100.0 * 6 / 11 + 1e-9);
+	const uint64_t bad0[] = {0, 5}, bad1[] = {10, 20};
+	assert_int_equal(gpu_attrib(bad0, bad1, v, 2, 2, k0, k1, 4, out, un), -EINVAL);
+}
+
+static void test_validate_gpu_shapes(void **state)
+{
+	(void)state;
+	char err[256];
+	uint32_t ids[2] = {1, 2};
+	uint64_t lens[2] = {1000, 2000}, vals[4] = {1, 2, 3, 4};
+	Prof__GpuCounterDesc d1 = PROF__GPU_COUNTER_DESC__INIT, d2 = PROF__GPU_COUNTER_DESC__INIT;
+	d1.id = 1, d1.name = "GPU_ACTIVE", d1.block = 0, d1.index = 6;
+	d2.id = 2, d2.name = "L2_EXT_READ_BEATS", d2.block = 2, d2.index = 31, d2.role = 7;
+	Prof__GpuCounterDesc *descs[2] = {&d1, &d2};
+	Prof__GpuInfo info = PROF__GPU_INFO__INIT;
+	info.family = "T62x", info.bus_bytes = 16;
+	Prof__GpuCounters g = PROF__GPU_COUNTERS__INIT;
+	g.n_counter_ids = 2, g.counter_ids = ids, g.n_t_ns = 2, g.t_ns = lens, g.n_values = 4,
+	g.values = vals;
+	g.n_new_counters = 2, g.new_counters = descs, g.info = &info;
+	assert_int_equal(validate_gpu_counters(&g, err, sizeof(err)), 0);
+	g.n_values = 3;
+	assert_int_equal(validate_gpu_counters(&g, err, sizeof(err)), -EINVAL);
+	g.n_values = 4;
+	lens[1] = 0;
+	assert_int_equal(validate_gpu_counters(&g, err, sizeof(err)), -EINVAL);
+	lens[1] = 2000;
+	d2.index = 2; /* a header word */
+	assert_int_equal(validate_gpu_counters(&g, err, sizeof(err)), -EINVAL);
+	d2.index = 31;
+	ids[1] = 1;
+	assert_int_equal(validate_gpu_counters(&g, err, sizeof(err)), -EINVAL);
+	ids[1] = 2;
+	g.info = NULL;
+	assert_int_equal(validate_gpu_counters(&g, err, sizeof(err)), -EINVAL);
+	g.info = &info;
+	info.bus_bytes = 0;
+	assert_int_equal(validate_gpu_counters(&g, err, sizeof(err)), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_gpu_layout_v4_t628mp6),
+	    cmocka_unit_test(test_gpu_family_lookup),
+	    cmocka_unit_test(test_gpu_t628_uk_dump_block_deltas),
+	    cmocka_unit_test(test_gpu_g71_reader_per_kernel),
+	    cmocka_unit_test(test_gpu_kernel_shorter_than_dump),
+	    cmocka_unit_test(test_gpu_counter_wrap),
+	    cmocka_unit_test(test_gpu_driver_refuses_setup),
+	    cmocka_unit_test(test_gpu_late_dump),
+	    cmocka_unit_test(test_gpu_idle_rows_merge),
+	    cmocka_unit_test(test_gpu_attrib_conservation),
+	    cmocka_unit_test(test_validate_gpu_shapes),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
