@@ -370,9 +370,12 @@ static int insn_check(const struct edag_insn *in)
 	return 0;
 }
 
-/* One instruction; `all` (all_deps) is a constant in each instantiation. */
+/* One instruction; `all` (all_deps) is a constant in each instantiation.
+ * hint: the last-writer slot of the access's first word when the caller
+ * looked it up and no insertion has moved it since, else NULL. */
 static inline __attribute__((always_inline)) int step(struct edag_state *st, const struct edag_insn *in,
-						      struct edag_vertex *vout, const bool all)
+						      struct edag_vertex *vout, const bool all,
+						      struct edag_rec *hint)
 {
 	const unsigned mem = in->mem;
 	const uint64_t addr = in->addr, last = addr + in->size - 1;
@@ -388,10 +391,11 @@ static inline __attribute__((always_inline)) int step(struct edag_state *st, con
 		    edag_mtab_reserve_splits(mem & EDAG_MEM_WRITE ? &st->w : &st->r, (size_t)(w1 - w0 + 1)) < 0)
 			return -ENOMEM;
 		for (uint64_t wd = w0; wd <= w1; wd++)
-			if (!(pw = edag_mtab_get(&st->w, wd)) || (all && !(pr = edag_mtab_get(&st->r, wd))))
+			if (!(pw = wd == w0 && hint ? hint : edag_mtab_get(&st->w, wd)) ||
+			    (all && !(pr = edag_mtab_get(&st->r, wd))))
 				return -ENOMEM;
 	} else if (mem && one) {
-		pw = edag_mtab_find(&st->w, w0);
+		pw = hint ? hint : edag_mtab_find(&st->w, w0);
 	}
 
 	/* predecessors */
@@ -499,36 +503,57 @@ static inline __attribute__((always_inline)) int step(struct edag_state *st, con
 	return a.stop ? -ECANCELED : 0;
 }
 
-static int step_true(struct edag_state *st, const struct edag_insn *in, struct edag_vertex *vout)
+static int step_true(struct edag_state *st, const struct edag_insn *in, struct edag_vertex *vout,
+		     struct edag_rec *hint)
 {
-	return step(st, in, vout, false);
+	return step(st, in, vout, false, hint);
 }
 
-static int step_all(struct edag_state *st, const struct edag_insn *in, struct edag_vertex *vout)
+static int step_all(struct edag_state *st, const struct edag_insn *in, struct edag_vertex *vout,
+		    struct edag_rec *hint)
 {
-	return step(st, in, vout, true);
+	return step(st, in, vout, true, hint);
 }
 
 int edag_step(struct edag_state *st, const struct edag_insn *in, struct edag_vertex *vout)
 {
 	if (insn_check(in) < 0)
 		return -EINVAL;
-	return st->cfg.all_deps ? step_all(st, in, vout) : step_true(st, in, vout);
+	return st->cfg.all_deps ? step_all(st, in, vout, NULL) : step_true(st, in, vout, NULL);
 }
 
 int edag_step_batch(struct edag_state *st, const struct edag_insn *ins, size_t n)
 {
-	/* software pipelining: start loading the key and record lines of the
-	 * word an access AHEAD steps ahead will probe first */
-	enum { AHEAD = 12 };
-	int (*fn)(struct edag_state *, const struct edag_insn *, struct edag_vertex *) =
+	/* software pipelining in two stages: (big tables) the index entry of the
+	 * page of the access FAR steps ahead starts loading; NEAR steps ahead (that entry
+	 * loaded by now) the access's word slot is looked up, its line starts
+	 * loading, and the step gets the slot (a ring of NEAR hints) instead of
+	 * looking it up again, unless an insertion may have moved it since */
+	enum { FAR = 32, NEAR = 12 };
+	struct edag_rec *hint[NEAR] = {NULL};
+	uint64_t epoch[NEAR] = {0};
+	/* stage 1 only pays when the index outgrows the CPU's L2 */
+	const bool far = st->w.cap * sizeof(struct edag_pent) > ((size_t)256 << 10);
+	int (*fn)(struct edag_state *, const struct edag_insn *, struct edag_vertex *, struct edag_rec *) =
 	    st->cfg.all_deps ? step_all : step_true;
+	for (size_t i = 0; i < n && i < NEAR; i++)
+		if (ins[i].mem) {
+			hint[i] = edag_mtab_prefetch(&st->w, ins[i].addr);
+			epoch[i] = st->w.epoch;
+		}
 	for (size_t i = 0; i < n; i++) {
-		if (i + AHEAD < n && ins[i + AHEAD].mem)
-			edag_mtab_prefetch(&st->w, ins[i + AHEAD].addr);
+		unsigned k = (unsigned)(i % NEAR);
+		struct edag_rec *h = ins[i].mem && epoch[k] == st->w.epoch ? hint[k] : NULL;
+		if (far && i + FAR < n && ins[i + FAR].mem)
+			edag_mtab_prefetch_index(&st->w, ins[i + FAR].addr);
+		hint[k] = NULL;
+		if (i + NEAR < n && ins[i + NEAR].mem) {
+			hint[k] = edag_mtab_prefetch(&st->w, ins[i + NEAR].addr);
+			epoch[k] = st->w.epoch;
+		}
 		if (insn_check(&ins[i]) < 0)
 			return -EINVAL;
-		int rc = fn(st, &ins[i], NULL);
+		int rc = fn(st, &ins[i], NULL, h);
 		if (rc < 0)
 			return rc;
 	}

@@ -1,21 +1,42 @@
 /* Internal to collector/edag: the per-byte last-writer (and last-reader)
- * table of the streaming engine, built for the hot path.
+ * table of the streaming engine, built for the hot path and for large
+ * working sets.
  *
- * Layout. One 40-byte entry (key and word record) per touched 8-byte word,
- * in an open-addressing table (linear probing, multiplicative hash,
- * power-of-two capacity, load <= 1/2). The hash keeps the 8 words of a
- * 64-byte granule in 8 adjacent slots (5 CPU cache lines), so streaming
- * accesses walk the table sequentially and a random access touches one or
- * two adjacent lines, whose address the hash alone gives (edag_step_batch
- * prefetches them ahead). (Keys and records in two arrays measured slower:
- * two lines far apart per access.) A word record holds its bytes'
- * shared record while they all have the same one (the common case); when
- * they do not, it points to 8 per-byte records in a split pool (recycled
- * through a free list).
+ * Layout: page-grouped. Addresses are cut into pages of 64 8-byte words
+ * (512 bytes). An open-addressing index (linear probing, multiplicative
+ * hash, power-of-two capacity, load <= 1/2) holds one 32-byte entry per
+ * touched page: its key, a 64-bit bitmap of the words of the page that have
+ * a slot, and an array of slots: sparse, the slots of those words in word
+ * order (slot of word i = array[popcount(bitmap & below i)]), grown by
+ * doubling (4, 8, 16, 32 slots); past 32 words, dense (64 slots, slot of word i
+ * = array[i]: no popcount, insertions move nothing). The arrays come from
+ * an arena of 4 MiB chunks (transparent huge pages where the kernel allows:
+ * random slot accesses would miss the TLB) with a free list per size.
+ * Memory is 32 bytes per touched word in sparse pages (plus at most as much
+ * again of slack), 2 KiB per dense page, plus 64 bytes of index per page;
+ * no hashing of single words (the previous layout, one hashed
+ * 40-byte key+record slot per word at load <= 1/2, took 80-160 bytes per
+ * word and a full rehash of every record on growth: 16 M instr/s at a
+ * 64 MiB working set, 8 M at 1 GiB; on this VM first-touching memory costs
+ * about 2-3 s per GiB of system time, so bytes are time).
+ * A direct-mapped cache of 256 recently used index entries (a software
+ * "TLB") sits in front of the index: streaming accesses stay in one page
+ * for 64 words and skip the hash even with random accesses in between.
+ * Sequential words are adjacent slots (the hardware prefetcher follows); a
+ * random access costs one index entry and one slot line, both prefetched
+ * ahead by edag_step_batch in two stages.
  *
- * Word record flags live in the top bits of its id (vertex ids are < 2^55):
- * bits 56..63 = bytes of the word that have a record, bit 55 = split
- * (then `finish` is the index of its 8 per-byte records in the split pool).
+ * Slots move (an insertion into a sparse page shifts its later slots,
+ * growth reallocates the array): a slot pointer is valid until the next
+ * insertion into its table; `epoch` counts the insertions that moved slots,
+ * so a caller can tell.
+ *
+ * A word slot holds its bytes' shared record while they all have the same
+ * one (the common case); when they do not, it points to 8 per-byte records
+ * in a split pool (recycled through a free list). Word record flags live in
+ * the top bits of its id (vertex ids are < 2^55): bits 56..63 = bytes of
+ * the word that have a record, bit 55 = split (then `finish` is the index
+ * of its 8 per-byte records in the split pool).
  * Memory: O(touched words + split words), never O(trace length). */
 #ifndef COLLECTOR_EDAG_EDAG_MEM_H
 #define COLLECTOR_EDAG_EDAG_MEM_H
@@ -36,29 +57,47 @@ struct edag_rec {
 #define EDAG_REC_ID ((1ull << 55) - 1)
 #define EDAG_REC_SPLIT (1ull << 55)
 #define EDAG_REC_MASK_SHIFT 56
-struct edag_ment {
-	uint64_t key; /* word (address >> 3) + 1, 0 = empty */
-	struct edag_rec rec;
+
+#define EDAG_PAGE_SHIFT 6 /* log2 words per page */
+#define EDAG_PAGE_WORDS 64
+#define EDAG_SPARSE_MAX 32 /* largest sparse slot array; then dense */
+#define EDAG_NSIZES 5 /* slot-array sizes: 4, 8, 16, 32 (sparse), 64 (dense) */
+#define EDAG_CHUNK ((size_t)4 << 20) /* arena chunk */
+#define EDAG_TLB 256
+
+/* One touched page: words with a slot (bit i = word i of the page) and their slots. */
+struct edag_pent {
+	uint64_t key;	      /* page (word >> EDAG_PAGE_SHIFT) + 1, 0 = empty */
+	uint64_t bits;	      /* words with a slot */
+	struct edag_rec *rec; /* popcount(bits) slots in word order, room for cap */
+	uint32_t cap;
+	uint32_t pad;
 };
 
 struct edag_mtab {
-	struct edag_ment *e;
-	size_t cap, used;     /* slots (a power of two, >= 64), used slots */
-	unsigned shift;	      /* 64 - log2(cap) + 3 */
-	struct edag_rec (*sp)[8]; /* split words: 8 per-byte records each */
-	size_t nsp, capsp;	  /* high-water mark, capacity */
-	size_t free_sp;		  /* free list head + 1 (linked through [0].finish) */
-	size_t splits;		  /* split words now */
+	struct edag_pent *idx;
+	size_t cap, used;	       /* index slots (a power of two, >= 64), pages */
+	unsigned shift;		       /* 64 - log2(cap) */
+	size_t words, slot_bytes;      /* words with a slot; bytes of the slot arrays */
+	uint64_t epoch;		       /* insertions that moved slots so far */
+	struct edag_rec *free_list[EDAG_NSIZES]; /* freed slot arrays by size class (linked through .id) */
+	char **chunk;			       /* slot-array arena: chunks of EDAG_CHUNK bytes */
+	size_t nchunk, capchunk, cur, cur_used; /* chunks, capacity of chunk[], chunk in use, bytes used in it */
+	struct edag_pent *tlb[EDAG_TLB]; /* recently used entries (key & (EDAG_TLB - 1)); never NULL */
+	struct edag_rec (*sp)[8];	 /* split words: 8 per-byte records each */
+	size_t nsp, capsp;		 /* high-water mark, capacity */
+	size_t free_sp;			 /* free list head + 1 (linked through [0].finish) */
+	size_t splits;			 /* split words now */
 };
 
 int edag_mtab_init(struct edag_mtab *t);
 void edag_mtab_free(struct edag_mtab *t);
-/* Forget every granule (the arrays are kept for reuse). */
+/* Forget every word (the index is kept for reuse, the slot arrays freed). */
 void edag_mtab_clear(struct edag_mtab *t);
-/* Bytes the table holds now. */
+/* Bytes the table holds now (index, slot arrays, split pool). */
 size_t edag_mtab_bytes(const struct edag_mtab *t);
 /* Slow paths of the inline functions below. */
-int edag_mtab_grow(struct edag_mtab *t);
+struct edag_pent *edag_mtab_probe(struct edag_mtab *t, uint64_t key);
 struct edag_rec *edag_mtab_insert(struct edag_mtab *t, uint64_t word);
 /* Make room for n more split words (so setting bytes cannot fail halfway). */
 int edag_mtab_reserve_splits(struct edag_mtab *t, size_t n);
@@ -67,28 +106,55 @@ void edag_mtab_split(struct edag_mtab *t, struct edag_rec *w);
 /* Return a split word's per-byte records to the pool (w keeps no record). */
 void edag_mtab_unsplit(struct edag_mtab *t, struct edag_rec *w);
 
-/* Home slot of word: the 8 words of a 64-byte granule share a run of 8 slots. */
-static inline size_t edag_mtab_home(const struct edag_mtab *t, uint64_t word)
+/* Index slot where the probe for page key (page + 1) starts. */
+static inline size_t edag_mtab_home(const struct edag_mtab *t, uint64_t key)
 {
-	return (size_t)((((word >> 3) * 0x9e3779b97f4a7c15ull) >> t->shift) << 3 | (word & 7));
+	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> t->shift);
 }
 
-/* The record of word (address >> 3), NULL if it has none. */
-static inline struct edag_rec *edag_mtab_find(const struct edag_mtab *t, uint64_t word)
+/* Entry of page key, NULL if the page has none; through the TLB. */
+static inline struct edag_pent *edag_mtab_page(struct edag_mtab *t, uint64_t key)
 {
-	size_t j = edag_mtab_home(t, word);
-	for (;;) {
-		uint64_t k = t->e[j].key;
-		if (k == word + 1)
-			return &t->e[j].rec;
-		if (!k)
-			return NULL;
-		j = (j + 1) & (t->cap - 1);
-	}
+	struct edag_pent *e = t->tlb[key & (EDAG_TLB - 1)];
+	if (__builtin_expect(e->key == key, 1))
+		return e;
+	return edag_mtab_probe(t, key);
 }
 
-/* The record of word, created (empty) if absent; NULL on ENOMEM. Creating
- * may move every record of t: record pointers held from before are stale. */
+/* Bits set in x (a libgcc call without -mpopcnt: SWAR instead). */
+static inline unsigned edag_popcount(uint64_t x)
+{
+#if defined(__POPCNT__) || defined(__aarch64__)
+	return (unsigned)__builtin_popcountll(x);
+#else
+	x = x - ((x >> 1) & 0x5555555555555555ull);
+	x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+	return (unsigned)((x * 0x0101010101010101ull) >> 56);
+#endif
+}
+
+/* Slot of word i of page e, NULL if the word has none. */
+static inline struct edag_rec *edag_page_slot(const struct edag_pent *e, unsigned i)
+{
+	uint64_t b = 1ull << i;
+	if (!(e->bits & b))
+		return NULL;
+	if (e->cap == EDAG_PAGE_WORDS) /* dense */
+		return &e->rec[i];
+	return &e->rec[edag_popcount(e->bits & (b - 1))];
+}
+
+/* The slot of word (address >> 3), NULL if it has none. */
+static inline struct edag_rec *edag_mtab_find(struct edag_mtab *t, uint64_t word)
+{
+	struct edag_pent *e = edag_mtab_page(t, (word >> EDAG_PAGE_SHIFT) + 1);
+	return e ? edag_page_slot(e, (unsigned)(word & 63)) : NULL;
+}
+
+/* The slot of word, created (empty) if absent; NULL on ENOMEM. Creating
+ * may move slots of the same page: slot pointers held from before are
+ * stale if t->epoch changed. */
 static inline struct edag_rec *edag_mtab_get(struct edag_mtab *t, uint64_t word)
 {
 	struct edag_rec *r = edag_mtab_find(t, word);
@@ -106,12 +172,22 @@ static inline void edag_prefetch(const void *p)
 #endif
 }
 
-/* Start loading the lines of the home slot of addr's word. */
-static inline void edag_mtab_prefetch(const struct edag_mtab *t, uint64_t addr)
+/* Stage 1 (far ahead): start loading the index entry of addr's page. */
+static inline void edag_mtab_prefetch_index(const struct edag_mtab *t, uint64_t addr)
 {
-	const char *p = (const char *)&t->e[edag_mtab_home(t, addr >> 3)];
-	edag_prefetch(p);
-	edag_prefetch(p + sizeof(struct edag_ment) - 1);
+	uint64_t key = (addr >> (3 + EDAG_PAGE_SHIFT)) + 1;
+	if (t->tlb[key & (EDAG_TLB - 1)]->key != key)
+		edag_prefetch(&t->idx[edag_mtab_home(t, key)]);
+}
+
+/* Stage 2 (nearer): addr's word slot (NULL if none yet), whose line starts
+ * loading. Valid while t->epoch does not change. */
+static inline struct edag_rec *edag_mtab_prefetch(struct edag_mtab *t, uint64_t addr)
+{
+	struct edag_rec *r = edag_mtab_find(t, addr >> 3);
+	if (r)
+		edag_prefetch(r);
+	return r;
 }
 
 /* Per-byte records of word w for bytes mask m (bit i = byte i). */

@@ -31,7 +31,7 @@ static void test_edag_mtab_growth_and_lookup(void **state)
 	assert_int_equal(edag_mtab_init(&t), 0);
 	size_t cap0 = t.cap;
 	enum { N = 50000 };
-	/* words spread over a wide range, with runs of neighbours (same granule) */
+	/* words spread over a wide range, with runs of neighbours (same page) */
 	for (uint64_t i = 0; i < N; i++) {
 		uint64_t word = (i / 5) * 977 + (i % 5);
 		struct edag_rec *r = edag_mtab_get(&t, word);
@@ -40,8 +40,9 @@ static void test_edag_mtab_growth_and_lookup(void **state)
 		struct edag_rec self = {.id = i + 1, .finish = i * 3, .depth = (uint32_t)i};
 		edag_word_set(&t, r, 0xff, &self);
 	}
-	assert_int_equal(t.used, N);
-	assert_true(t.cap > cap0 && t.used * 2 <= t.cap); /* grew, load <= 1/2 */
+	assert_int_equal(t.words, N);
+	assert_true(t.used >= N / 5 && t.used <= 2 * (N / 5)); /* a run spans one or two pages */
+	assert_true(t.cap > cap0 && t.used * 2 <= t.cap);	/* the index grew, load <= 1/2 */
 	for (uint64_t i = 0; i < N; i++) {
 		uint64_t word = (i / 5) * 977 + (i % 5);
 		const struct edag_rec *r = edag_mtab_find(&t, word);
@@ -50,16 +51,75 @@ static void test_edag_mtab_growth_and_lookup(void **state)
 		assert_int_equal(r->finish, i * 3);
 		assert_int_equal(edag_word_mask(r), 0xff);
 	}
-	assert_null(edag_mtab_find(&t, 5));	     /* between runs */
+	assert_null(edag_mtab_find(&t, 5));	     /* a page that has words, but not this one */
 	assert_null(edag_mtab_find(&t, 1ull << 60)); /* far away */
+	assert_null(edag_mtab_find(&t, ~0ull));	     /* the last word there is */
 	/* get of an existing word returns it, no new slot */
 	assert_ptr_equal(edag_mtab_get(&t, 977), edag_mtab_find(&t, 977));
-	assert_int_equal(t.used, N);
+	assert_int_equal(t.words, N);
 	size_t bytes = edag_mtab_bytes(&t);
 	edag_mtab_clear(&t);
 	assert_null(edag_mtab_find(&t, 0));
+	assert_null(edag_mtab_find(&t, 977));
+	assert_int_equal(t.words, 0);
 	assert_int_equal(t.used, 0);
-	assert_int_equal(edag_mtab_bytes(&t), bytes); /* arrays kept for reuse */
+	assert_int_equal(edag_mtab_bytes(&t), bytes); /* index and arena kept for reuse */
+	/* and reused: the same words again take no more memory */
+	for (uint64_t i = 0; i < N; i++)
+		assert_non_null(edag_mtab_get(&t, (i / 5) * 977 + (i % 5)));
+	assert_int_equal(edag_mtab_bytes(&t), bytes);
+	edag_mtab_free(&t);
+}
+
+/* One page filled in a scrambled order: sparse slots stay in word order
+ * while they are inserted in between (epoch moves exactly when slots move),
+ * then the page turns dense past EDAG_SPARSE_MAX words; every record
+ * survives every step. */
+static void test_edag_mtab_page_sparse_then_dense(void **state)
+{
+	(void)state;
+	struct edag_mtab t;
+	assert_int_equal(edag_mtab_init(&t), 0);
+	const uint64_t page = 0x123456;
+	unsigned order[EDAG_PAGE_WORDS];
+	for (unsigned i = 0; i < EDAG_PAGE_WORDS; i++)
+		order[i] = (i * 37 + 11) % EDAG_PAGE_WORDS; /* 37 is odd: a permutation */
+	for (unsigned k = 0; k < EDAG_PAGE_WORDS; k++) {
+		uint64_t word = page * EDAG_PAGE_WORDS + order[k];
+		uint64_t e0 = t.epoch;
+		bool in_between = false, full = false;
+		const struct edag_pent *pe = NULL;
+		for (size_t j = 0; j < t.cap; j++)
+			if (t.idx[j].key == page + 1)
+				pe = &t.idx[j];
+		if (pe) {
+			full = pe->cap < EDAG_PAGE_WORDS && (unsigned)edag_popcount(pe->bits) == pe->cap;
+			in_between = pe->cap < EDAG_PAGE_WORDS && (pe->bits >> order[k]) > 1;
+		}
+		struct edag_rec *r = edag_mtab_get(&t, word);
+		assert_non_null(r);
+		assert_int_equal(edag_word_mask(r), 0);
+		struct edag_rec self = {.id = 1000 + order[k], .finish = order[k], .comp = k};
+		edag_word_set(&t, r, (uint8_t)(1u << (order[k] & 7)), &self);
+		/* slots moved (growth, or an insertion before later words) exactly when epoch moved */
+		assert_int_equal(t.epoch != e0, full || in_between);
+		for (unsigned q = 0; q <= k; q++) {
+			const struct edag_rec *x = edag_mtab_find(&t, page * EDAG_PAGE_WORDS + order[q]);
+			assert_non_null(x);
+			assert_int_equal(x->id & EDAG_REC_ID, 1000 + order[q]);
+			assert_int_equal(x->finish, order[q]);
+			assert_int_equal(x->comp, q);
+			assert_int_equal(edag_word_mask(x), 1u << (order[q] & 7));
+		}
+	}
+	assert_int_equal(t.words, EDAG_PAGE_WORDS);
+	assert_int_equal(t.used, 1);
+	for (size_t j = 0; j < t.cap; j++)
+		if (t.idx[j].key == page + 1)
+			assert_int_equal(t.idx[j].cap, EDAG_PAGE_WORDS); /* dense */
+	/* neighbours' pages untouched */
+	assert_null(edag_mtab_find(&t, page * EDAG_PAGE_WORDS - 1));
+	assert_null(edag_mtab_find(&t, (page + 1) * EDAG_PAGE_WORDS));
 	edag_mtab_free(&t);
 }
 
@@ -338,6 +398,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_edag_mtab_growth_and_lookup),
+	    cmocka_unit_test(test_edag_mtab_page_sparse_then_dense),
 	    cmocka_unit_test(test_edag_mtab_split_words),
 	    cmocka_unit_test(test_edag_engine_matches_byte_reference),
 	    cmocka_unit_test(test_edag_engine_matches_reference_with_cache),
