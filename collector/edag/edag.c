@@ -83,6 +83,22 @@ int edag_arch_parse(const char *name)
 
 /* ---------------------------------------------------------------- configuration */
 
+const char *edag_cache_model_name(const struct edag_config *cfg)
+{
+	if (!cfg->nlevels)
+		return "none";
+	return cfg->cache_model == EDAG_CACHE_EDAN ? "edan" : "project";
+}
+
+int edag_cache_model_parse(const char *name)
+{
+	if (strcmp(name, "project") == 0 || strcmp(name, "default") == 0)
+		return EDAG_CACHE_PROJECT;
+	if (strcmp(name, "edan") == 0)
+		return EDAG_CACHE_EDAN;
+	return -EINVAL;
+}
+
 void edag_config_default(struct edag_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -110,6 +126,8 @@ int edag_config_check(const struct edag_config *cfg, char *err, size_t errlen)
 {
 	if (cfg->nlevels > EDAG_MAX_LEVELS)
 		return cfg_fail(err, errlen, "more than %u cache levels", EDAG_MAX_LEVELS);
+	if (cfg->cache_model > EDAG_CACHE_EDAN)
+		return cfg_fail(err, errlen, "unknown cache model %u", cfg->cache_model);
 	if (cfg->alpha0 == 0)
 		return cfg_fail(err, errlen, "alpha0 (memory latency) must be positive%.0u", 0);
 	if (!(cfg->m >= 1) || !isfinite(cfg->m))
@@ -146,6 +164,8 @@ static int cache_init(struct edag_state *st)
 		c->latency = l->latency;
 		c->line_shift = (uint32_t)__builtin_ctz(l->line);
 		c->nsets = l->size / ((uint64_t)l->assoc * l->line);
+		if (st->cfg.cache_model == EDAG_CACHE_EDAN) /* set bits = int(log(sets, 2)) */
+			c->nsets = 1ull << (63 - __builtin_clzll(c->nsets));
 		c->set_mask = pow2(c->nsets) ? c->nsets - 1 : 0;
 		c->tag = calloc(c->nsets * c->assoc, sizeof(uint64_t));
 		if (!c->tag)
@@ -435,7 +455,17 @@ static inline __attribute__((always_inline)) int step(struct edag_state *st, con
 	int hit = -1;
 	uint32_t cost = st->cfg.class_cost[in->cls];
 	if (mem) {
-		hit = st->cfg.nlevels ? cache_access(st, addr, in->size) : -1;
+		if (!st->cfg.nlevels) {
+			hit = -1;
+		} else if (st->cfg.cache_model != EDAG_CACHE_EDAN) {
+			hit = cache_access(st, addr, in->size);
+		} else if (mem & EDAG_MEM_WRITE) { /* EDAN: stores bypass, a miss at every level */
+			hit = -1;
+			for (unsigned i = 0; i < st->cfg.nlevels; i++)
+				st->mt.level_miss[i]++;
+		} else { /* EDAN: loads probe with their first byte */
+			hit = cache_access(st, addr, 1);
+		}
 		memv = hit < 0;
 		cost = memv ? st->cfg.alpha0 : st->cfg.level[hit].latency;
 	}
