@@ -24,7 +24,6 @@ struct edag_state {
 	struct edag_mtab r; /* last reader since that write (all_deps only) */
 	struct cache_level lv[EDAG_MAX_LEVELS];
 	struct edag_metrics mt;
-	double inv_depth, inv_time; /* 1 / the histograms' bin widths, 0 = not computed yet */
 };
 
 /* ---------------------------------------------------------------- names */
@@ -201,7 +200,6 @@ void edag_reset(struct edag_state *st)
 		memset(c->tag, 0, c->nsets * c->assoc * sizeof(uint64_t));
 	}
 	metrics_init(&st->mt, st->cfg.time_slice ? st->cfg.time_slice : st->cfg.alpha0);
-	st->inv_depth = st->inv_time = 0;
 }
 
 int edag_new(const struct edag_config *cfg, struct edag_state **out)
@@ -359,26 +357,9 @@ static int cache_access(struct edag_state *st, uint64_t addr, uint32_t size)
 
 /* ---------------------------------------------------------------- histograms */
 
-/* x / w, exactly, without a 64-bit division in the common case: with
- * x < 2^52 the product with inv = 1/w (both doubles) is off by less than
- * one, so one correction step is enough. */
-static inline uint64_t div_by(uint64_t x, uint64_t w, double inv)
+static void hist_add(struct edag_histogram *h, uint64_t x, uint64_t bytes)
 {
-	if (x >= (1ull << 52))
-		return x / w;
-	uint64_t q = (uint64_t)((double)x * inv);
-	if (q * w > x)
-		q--;
-	else if ((q + 1) * w <= x)
-		q++;
-	return q;
-}
-
-static void hist_add(struct edag_histogram *h, double *inv, uint64_t x, uint64_t bytes)
-{
-	if (!*inv)
-		*inv = 1.0 / (double)h->width;
-	uint64_t i = div_by(x, h->width, *inv);
+	uint64_t i = x / h->width;
 	while (i >= EDAG_LAYER_BINS) {
 		for (unsigned k = 0; k < EDAG_LAYER_BINS / 2; k++) {
 			h->count[k] = h->count[2 * k] + h->count[2 * k + 1];
@@ -388,8 +369,7 @@ static void hist_add(struct edag_histogram *h, double *inv, uint64_t x, uint64_t
 		memset(&h->bytes[EDAG_LAYER_BINS / 2], 0, sizeof(h->bytes) / 2);
 		h->nbins = (h->nbins + 1) / 2;
 		h->width *= 2;
-		*inv = 1.0 / (double)h->width;
-		i = div_by(x, h->width, *inv);
+		i = x / h->width;
 	}
 	h->count[i]++;
 	h->bytes[i] += bytes;
@@ -530,8 +510,8 @@ static inline __attribute__((always_inline)) int step(struct edag_state *st, con
 		mt->accesses++;
 		if (memv) {
 			mt->W++;
-			hist_add(&mt->by_depth, &st->inv_depth, self.depth - 1, in->size);
-			hist_add(&mt->by_time, &st->inv_time, self.finish - cost, in->size);
+			hist_add(&mt->by_depth, self.depth - 1, in->size);
+			hist_add(&mt->by_time, self.finish - cost, in->size);
 		}
 	}
 	if (self.depth > mt->D)
