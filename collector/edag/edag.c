@@ -379,7 +379,7 @@ static void hist_add(struct edag_histogram *h, uint64_t x, uint64_t bytes)
 
 /* ---------------------------------------------------------------- the step */
 
-static int insn_check(const struct edag_insn *in)
+static inline __attribute__((always_inline)) int insn_check(const struct edag_insn *in)
 {
 	if (in->cls >= EDAG_NCLASS || in->nread > EDAG_MAX_REGS || in->nwrite > EDAG_MAX_REGS)
 		return -EINVAL;
@@ -562,10 +562,24 @@ int edag_step_batch(struct edag_state *st, const struct edag_insn *ins, size_t n
 	enum { FAR = 32, NEAR = 12 };
 	struct edag_rec *hint[NEAR] = {NULL};
 	uint64_t epoch[NEAR] = {0};
-	/* stage 1 only pays when the index outgrows the CPU's L2 */
-	const bool far = st->w.cap * sizeof(struct edag_pent) > ((size_t)256 << 10);
+	/* pipelining only pays when the table outgrows the CPU's caches (a
+	 * 256 KiB working set ran 10% faster without, 4 MiB 15% slower), and
+	 * stage 1 only when the page entries do (4 MiB: 7% slower with it) */
+	const size_t entries = st->w.nreg * EDAG_REGION_PAGES * sizeof(struct edag_pent);
+	const bool near = entries + st->w.words * sizeof(struct edag_rec) > ((size_t)2 << 20);
+	const bool far = entries > ((size_t)256 << 10);
 	int (*fn)(struct edag_state *, const struct edag_insn *, struct edag_vertex *, struct edag_rec *) =
 	    st->cfg.all_deps ? step_all : step_true;
+	if (!near) { /* a table this small is in cache: no pipelining */
+		for (size_t i = 0; i < n; i++) {
+			if (insn_check(&ins[i]) < 0)
+				return -EINVAL;
+			int rc = fn(st, &ins[i], NULL, NULL);
+			if (rc < 0)
+				return rc;
+		}
+		return 0;
+	}
 	for (size_t i = 0; i < n && i < NEAR; i++)
 		if (ins[i].mem) {
 			hint[i] = edag_mtab_prefetch(&st->w, ins[i].addr);

@@ -1,5 +1,6 @@
-/* The engine's per-byte last-writer table: slow paths (index probes and
- * growth, slot insertion, split words). Layout and hot paths: edag_mem.h. */
+/* The engine's per-byte last-writer table: slow paths (regions, slot
+ * arrays and their arena, insertion, split words). Layout and hot paths:
+ * edag_mem.h. */
 #include "edag/edag_mem.h"
 
 #include <errno.h>
@@ -7,29 +8,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
-enum { SLOTS0 = 64, SPLITS0 = 16 };
+enum { SPLITS0 = 16 };
 
 #define HUGE_PAGE ((size_t)2 << 20)
-
-/* Never matches (keys are >= 1): what TLB entries point to when empty. */
-static const struct edag_pent no_page;
-
-/* The index: transparent huge pages where the kernel allows (random
- * probes, far fewer TLB misses). Zeroed. */
-static void *big_calloc(size_t n, size_t elem)
-{
-	size_t bytes = n * elem;
-	if (bytes >= 2 * HUGE_PAGE) {
-		size_t round = (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1); /* C11: a multiple */
-		void *p = aligned_alloc(HUGE_PAGE, round);
-		if (p) {
-			madvise(p, round, MADV_HUGEPAGE);
-			memset(p, 0, bytes);
-		}
-		return p;
-	}
-	return calloc(n, elem);
-}
 
 /* ---------------------------------------------------------------- slot arrays */
 
@@ -69,7 +50,6 @@ static struct edag_rec *slots_alloc(struct edag_mtab *t, uint32_t cap)
 	}
 	p = (struct edag_rec *)(t->chunk[t->cur] + t->cur_used);
 	t->cur_used += bytes;
-	t->slot_bytes += bytes;
 	return p;
 }
 
@@ -80,33 +60,30 @@ static void slots_release(struct edag_mtab *t, struct edag_rec *p, uint32_t cap)
 	t->free_list[c] = p;
 }
 
-/* ---------------------------------------------------------------- index */
+/* ---------------------------------------------------------------- regions */
 
-static void tlb_clear(struct edag_mtab *t)
-{
-	for (unsigned i = 0; i < EDAG_TLB; i++)
-		t->tlb[i] = (struct edag_pent *)&no_page; /* only ever read */
-}
+enum { REGIONS0 = 16 };
 
 static int index_alloc(struct edag_mtab *t, size_t cap)
 {
-	t->idx = big_calloc(cap, sizeof(struct edag_pent));
+	t->idx = calloc(cap, sizeof(struct edag_region));
 	if (!t->idx)
 		return -ENOMEM;
 	t->cap = cap;
 	t->shift = 64 - (unsigned)__builtin_ctzll(cap);
-	tlb_clear(t);
 	return 0;
 }
 
 int edag_mtab_init(struct edag_mtab *t)
 {
 	memset(t, 0, sizeof(*t));
-	return index_alloc(t, SLOTS0);
+	return index_alloc(t, REGIONS0);
 }
 
 void edag_mtab_free(struct edag_mtab *t)
 {
+	for (size_t i = 0; t->idx && i < t->cap; i++)
+		free(t->idx[i].page);
 	for (size_t i = 0; i < t->nchunk; i++)
 		free(t->chunk[i]);
 	free(t->chunk);
@@ -117,9 +94,10 @@ void edag_mtab_free(struct edag_mtab *t)
 
 void edag_mtab_clear(struct edag_mtab *t)
 {
-	memset(t->idx, 0, t->cap * sizeof(struct edag_pent));
-	tlb_clear(t);
-	t->used = t->words = t->slot_bytes = 0;
+	for (size_t i = 0; i < t->cap; i++)
+		if (t->idx[i].page)
+			memset(t->idx[i].page, 0, EDAG_REGION_PAGES * sizeof(struct edag_pent));
+	t->used = t->words = 0;
 	t->epoch++;
 	memset(t->free_list, 0, sizeof(t->free_list));
 	t->cur = t->cur_used = 0; /* the chunks are reused */
@@ -128,19 +106,20 @@ void edag_mtab_clear(struct edag_mtab *t)
 
 size_t edag_mtab_bytes(const struct edag_mtab *t)
 {
-	return t->cap * sizeof(struct edag_pent) + t->nchunk * EDAG_CHUNK + t->capsp * sizeof(t->sp[0]);
+	return t->cap * sizeof(struct edag_region) + t->nreg * EDAG_REGION_PAGES * sizeof(struct edag_pent) +
+	       t->nchunk * EDAG_CHUNK + t->capsp * sizeof(t->sp[0]);
 }
 
-struct edag_pent *edag_mtab_probe(struct edag_mtab *t, uint64_t key)
+struct edag_pent *edag_mtab_region_probe(struct edag_mtab *t, uint64_t key)
 {
 	size_t j = edag_mtab_home(t, key);
 	for (;;) {
-		struct edag_pent *e = &t->idx[j];
-		if (e->key == key) {
-			t->tlb[key & (EDAG_TLB - 1)] = e;
-			return e;
+		const struct edag_region *r = &t->idx[j];
+		if (r->key == key) {
+			t->tlb[key & (EDAG_TLB - 1)] = *r;
+			return r->page;
 		}
-		if (!e->key)
+		if (!r->key)
 			return NULL;
 		j = (j + 1) & (t->cap - 1);
 	}
@@ -148,89 +127,102 @@ struct edag_pent *edag_mtab_probe(struct edag_mtab *t, uint64_t key)
 
 static int index_grow(struct edag_mtab *t)
 {
-	struct edag_mtab o = *t;
-	if (index_alloc(t, o.cap * 2) < 0) {
-		*t = o;
+	struct edag_region *o = t->idx;
+	size_t ocap = t->cap;
+	if (index_alloc(t, ocap * 2) < 0) {
+		t->idx = o;
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < o.cap; i++) {
-		if (!o.idx[i].key)
+	for (size_t i = 0; i < ocap; i++) {
+		if (!o[i].key)
 			continue;
-		size_t j = edag_mtab_home(t, o.idx[i].key);
+		size_t j = edag_mtab_home(t, o[i].key);
 		while (t->idx[j].key)
 			j = (j + 1) & (t->cap - 1);
-		t->idx[j] = o.idx[i];
+		t->idx[j] = o[i];
 	}
-	free(o.idx);
+	free(o);
 	return 0;
 }
 
-/* The entry of page key, created (no words) if absent. */
-static struct edag_pent *page_get(struct edag_mtab *t, uint64_t key)
+/* The entry of word's page, its region created (empty) if absent. */
+static struct edag_pent *page_get(struct edag_mtab *t, uint64_t word)
 {
-	struct edag_pent *e = edag_mtab_page(t, key);
+	struct edag_pent *e = edag_mtab_page(t, word);
 	if (e)
 		return e;
-	if ((t->used + 1) * 2 > t->cap && index_grow(t) < 0)
+	uint64_t key = (word >> (EDAG_PAGE_SHIFT + EDAG_REGION_SHIFT)) + 1;
+	if ((t->nreg + 1) * 2 > t->cap && index_grow(t) < 0)
+		return NULL;
+	struct edag_pent *p = calloc(EDAG_REGION_PAGES, sizeof(*p));
+	if (!p)
 		return NULL;
 	size_t j = edag_mtab_home(t, key);
 	while (t->idx[j].key)
 		j = (j + 1) & (t->cap - 1);
-	e = &t->idx[j];
-	e->key = key;
-	t->used++;
-	t->tlb[key & (EDAG_TLB - 1)] = e;
-	return e;
+	t->idx[j] = (struct edag_region){.key = key, .page = p};
+	t->nreg++;
+	t->tlb[key & (EDAG_TLB - 1)] = t->idx[j];
+	return &p[(word >> EDAG_PAGE_SHIFT) & (EDAG_REGION_PAGES - 1)];
+}
+
+/* Size of the sparse array holding n slots (n >= 1): 4, 8, 16 or 32. */
+static uint32_t sparse_cap(unsigned n)
+{
+	return n <= 4 ? 4 : 1u << (32 - __builtin_clz(n - 1));
 }
 
 struct edag_rec *edag_mtab_insert(struct edag_mtab *t, uint64_t word)
 {
-	struct edag_pent *e = page_get(t, (word >> EDAG_PAGE_SHIFT) + 1);
+	struct edag_pent *e = page_get(t, word);
 	if (!e)
 		return NULL;
 	unsigned i = (unsigned)(word & (EDAG_PAGE_WORDS - 1));
 	uint64_t b = 1ull << i;
-	unsigned n = edag_popcount(e->bits);
-	if (e->cap == EDAG_PAGE_WORDS) { /* dense: the slot is there */
-		memset(&e->rec[i], 0, sizeof(e->rec[0]));
+	struct edag_rec *a = (struct edag_rec *)(e->rec & ~(uintptr_t)1);
+	if (e->rec & 1) { /* dense: the slot is there */
+		memset(&a[i], 0, sizeof(a[0]));
 		e->bits |= b;
 		t->words++;
-		return &e->rec[i];
+		return &a[i];
 	}
-	if (n == e->cap) {
-		uint32_t ncap = !e->cap ? 4 : e->cap < EDAG_SPARSE_MAX ? 2 * e->cap : EDAG_PAGE_WORDS;
+	unsigned n = edag_popcount(e->bits);
+	if (n == 0 || (n >= 4 && sparse_cap(n) == n)) { /* full (or none yet) */
+		uint32_t ncap = n == 0 ? 4 : n < EDAG_SPARSE_MAX ? 2 * n : EDAG_PAGE_WORDS;
 		struct edag_rec *p = slots_alloc(t, ncap);
 		if (!p)
 			return NULL;
-		if (ncap == EDAG_PAGE_WORDS) { /* becomes dense: slot of word w = p[w] */
-			memset(p, 0, EDAG_PAGE_WORDS * sizeof(*p));
-			uint64_t bits = e->bits;
-			for (unsigned k = 0; k < n; k++, bits &= bits - 1)
-				p[__builtin_ctzll(bits)] = e->rec[k];
-		} else if (n) {
-			memcpy(p, e->rec, n * sizeof(*p));
+		if (n == 0) {
+			t->used++;
+		} else {
+			if (ncap == EDAG_PAGE_WORDS) { /* becomes dense: slot of word w = p[w] */
+				memset(p, 0, EDAG_PAGE_WORDS * sizeof(*p));
+				uint64_t bits = e->bits;
+				for (unsigned k = 0; k < n; k++, bits &= bits - 1)
+					p[__builtin_ctzll(bits)] = a[k];
+			} else {
+				memcpy(p, a, n * sizeof(*p));
+			}
+			slots_release(t, a, n); /* n == its size */
+			t->epoch++;		/* the slots moved */
 		}
-		if (e->cap) { /* the slots moved */
-			slots_release(t, e->rec, e->cap);
-			t->epoch++;
-		}
-		e->rec = p;
-		e->cap = ncap;
+		e->rec = (uintptr_t)p | (ncap == EDAG_PAGE_WORDS);
+		a = p;
 		if (ncap == EDAG_PAGE_WORDS) {
 			e->bits |= b;
 			t->words++;
-			return &p[i]; /* zeroed above */
+			return &a[i]; /* zeroed above */
 		}
 	}
 	unsigned at = edag_popcount(e->bits & (b - 1));
 	if (at < n) {
-		memmove(&e->rec[at + 1], &e->rec[at], (n - at) * sizeof(e->rec[0]));
+		memmove(&a[at + 1], &a[at], (n - at) * sizeof(a[0]));
 		t->epoch++;
 	}
-	memset(&e->rec[at], 0, sizeof(e->rec[0]));
+	memset(&a[at], 0, sizeof(a[0]));
 	e->bits |= b;
 	t->words++;
-	return &e->rec[at];
+	return &a[at];
 }
 
 int edag_mtab_reserve_splits(struct edag_mtab *t, size_t n)

@@ -2,28 +2,27 @@
  * table of the streaming engine, built for the hot path and for large
  * working sets.
  *
- * Layout: page-grouped. Addresses are cut into pages of 64 8-byte words
- * (512 bytes). An open-addressing index (linear probing, multiplicative
- * hash, power-of-two capacity, load <= 1/2) holds one 32-byte entry per
- * touched page: its key, a 64-bit bitmap of the words of the page that have
- * a slot, and an array of slots: sparse, the slots of those words in word
- * order (slot of word i = array[popcount(bitmap & below i)]), grown by
- * doubling (4, 8, 16, 32 slots); past 32 words, dense (64 slots, slot of word i
- * = array[i]: no popcount, insertions move nothing). The arrays come from
- * an arena of 4 MiB chunks (transparent huge pages where the kernel allows:
+ * Layout: page-grouped, under a radix. Addresses are cut into pages of 64
+ * 8-byte words (512 bytes) and regions of 1024 pages (512 KiB). A touched
+ * region gets a dense array of 1024 16-byte page entries (16 KiB), found
+ * through a small open-addressing hash of regions with a direct-mapped
+ * cache of 256 regions in front (a software "TLB": a 128 MiB working set
+ * never leaves it, so the hot path has no hash probe and no key compare).
+ * A page entry is a 64-bit bitmap of the words of the page that have a
+ * slot and a pointer to their slots: sparse, the slots of those words in
+ * word order (slot of word i = array[popcount(bitmap & below i)]) in an
+ * array of 4, 8, 16 or 32; past 32 words, dense (64 slots, slot of word i =
+ * array[i]: no popcount, insertions move nothing). The arrays come from an
+ * arena of 4 MiB chunks (transparent huge pages where the kernel allows:
  * random slot accesses would miss the TLB) with a free list per size.
  * Memory is 32 bytes per touched word in sparse pages (plus at most as much
- * again of slack), 2 KiB per dense page, plus 64 bytes of index per page;
- * no hashing of single words (the previous layout, one hashed
- * 40-byte key+record slot per word at load <= 1/2, took 80-160 bytes per
- * word and a full rehash of every record on growth: 16 M instr/s at a
- * 64 MiB working set, 8 M at 1 GiB; on this VM first-touching memory costs
- * about 2-3 s per GiB of system time, so bytes are time).
- * A direct-mapped cache of 256 recently used index entries (a software
- * "TLB") sits in front of the index: streaming accesses stay in one page
- * for 64 words and skip the hash even with random accesses in between.
+ * again of slack), 2 KiB per dense page, plus 16 KiB per touched region;
+ * no hashing of single words (the previous layout, one hashed 40-byte
+ * key+record slot per word at load <= 1/2, took 80-160 bytes per word and
+ * a full rehash of every record on growth; on this VM first-touching memory
+ * costs 1-3 s of system time per GiB, so bytes are time).
  * Sequential words are adjacent slots (the hardware prefetcher follows); a
- * random access costs one index entry and one slot line, both prefetched
+ * random access costs one page entry and one slot line, both prefetched
  * ahead by edag_step_batch in two stages.
  *
  * Slots move (an insertion into a sparse page shifts its later slots,
@@ -60,44 +59,52 @@ struct edag_rec {
 
 #define EDAG_PAGE_SHIFT 6 /* log2 words per page */
 #define EDAG_PAGE_WORDS 64
-#define EDAG_SPARSE_MAX 32 /* largest sparse slot array; then dense */
-#define EDAG_NSIZES 5 /* slot-array sizes: 4, 8, 16, 32 (sparse), 64 (dense) */
-#define EDAG_CHUNK ((size_t)4 << 20) /* arena chunk */
+#define EDAG_REGION_SHIFT 10 /* log2 pages per region (512 KiB of addresses) */
+#define EDAG_REGION_PAGES (1u << EDAG_REGION_SHIFT)
 #define EDAG_TLB 256
+#define EDAG_SPARSE_MAX 32 /* largest sparse slot array; then dense */
+#define EDAG_NSIZES 5	   /* slot-array sizes: 4, 8, 16, 32 (sparse), 64 (dense) */
+#define EDAG_CHUNK ((size_t)4 << 20) /* arena chunk */
 
-/* One touched page: words with a slot (bit i = word i of the page) and their slots. */
+/* One page: words with a slot (bit i = word i of the page) and their slots.
+ * rec: the slot array, bit 0 set when dense (64 slots, slot of word i =
+ * [i]); sparse, popcount(bits) slots in word order in an array of the
+ * smallest size of 4, 8, 16, 32 that holds them. */
 struct edag_pent {
-	uint64_t key;	      /* page (word >> EDAG_PAGE_SHIFT) + 1, 0 = empty */
-	uint64_t bits;	      /* words with a slot */
-	struct edag_rec *rec; /* popcount(bits) slots in word order, room for cap */
-	uint32_t cap;
-	uint32_t pad;
+	uint64_t bits;
+	uintptr_t rec;
+};
+
+/* A region: EDAG_REGION_PAGES page entries, all allocated at its first word. */
+struct edag_region {
+	uint64_t key; /* region (word >> (EDAG_PAGE_SHIFT + EDAG_REGION_SHIFT)) + 1, 0 = empty */
+	struct edag_pent *page;
 };
 
 struct edag_mtab {
-	struct edag_pent *idx;
-	size_t cap, used;	       /* index slots (a power of two, >= 64), pages */
-	unsigned shift;		       /* 64 - log2(cap) */
-	size_t words, slot_bytes;      /* words with a slot; bytes of the slot arrays */
-	uint64_t epoch;		       /* insertions that moved slots so far */
-	struct edag_rec *free_list[EDAG_NSIZES]; /* freed slot arrays by size class (linked through .id) */
-	char **chunk;			       /* slot-array arena: chunks of EDAG_CHUNK bytes */
-	size_t nchunk, capchunk, cur, cur_used; /* chunks, capacity of chunk[], chunk in use, bytes used in it */
-	struct edag_pent *tlb[EDAG_TLB]; /* recently used entries (key & (EDAG_TLB - 1)); never NULL */
-	struct edag_rec (*sp)[8];	 /* split words: 8 per-byte records each */
-	size_t nsp, capsp;		 /* high-water mark, capacity */
-	size_t free_sp;			 /* free list head + 1 (linked through [0].finish) */
-	size_t splits;			 /* split words now */
+	struct edag_region *idx; /* regions: open addressing, load <= 1/2 */
+	size_t cap, nreg;	 /* index slots (a power of two, >= 16), regions */
+	unsigned shift;		 /* 64 - log2(cap) */
+	size_t used, words;	 /* pages with words, words with a slot */
+	uint64_t epoch;		 /* insertions that moved slots so far */
+	struct edag_region tlb[EDAG_TLB]; /* copies of recently used regions (key & (EDAG_TLB - 1)) */
+	struct edag_rec *free_list[EDAG_NSIZES]; /* freed slot arrays by size (linked through .id) */
+	char **chunk;				 /* slot-array arena: chunks of EDAG_CHUNK bytes */
+	size_t nchunk, capchunk, cur, cur_used;	 /* chunks, capacity of chunk[], chunk in use, bytes used */
+	struct edag_rec (*sp)[8];		 /* split words: 8 per-byte records each */
+	size_t nsp, capsp;			 /* high-water mark, capacity */
+	size_t free_sp;				 /* free list head + 1 (linked through [0].finish) */
+	size_t splits;				 /* split words now */
 };
 
 int edag_mtab_init(struct edag_mtab *t);
 void edag_mtab_free(struct edag_mtab *t);
-/* Forget every word (the index is kept for reuse, the slot arrays freed). */
+/* Forget every word (regions and the arena are kept for reuse). */
 void edag_mtab_clear(struct edag_mtab *t);
-/* Bytes the table holds now (index, slot arrays, split pool). */
+/* Bytes the table holds now (regions, arena, split pool). */
 size_t edag_mtab_bytes(const struct edag_mtab *t);
 /* Slow paths of the inline functions below. */
-struct edag_pent *edag_mtab_probe(struct edag_mtab *t, uint64_t key);
+struct edag_pent *edag_mtab_region_probe(struct edag_mtab *t, uint64_t key);
 struct edag_rec *edag_mtab_insert(struct edag_mtab *t, uint64_t word);
 /* Make room for n more split words (so setting bytes cannot fail halfway). */
 int edag_mtab_reserve_splits(struct edag_mtab *t, size_t n);
@@ -106,19 +113,27 @@ void edag_mtab_split(struct edag_mtab *t, struct edag_rec *w);
 /* Return a split word's per-byte records to the pool (w keeps no record). */
 void edag_mtab_unsplit(struct edag_mtab *t, struct edag_rec *w);
 
-/* Index slot where the probe for page key (page + 1) starts. */
+/* Index slot where the probe for region key starts. */
 static inline size_t edag_mtab_home(const struct edag_mtab *t, uint64_t key)
 {
 	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> t->shift);
 }
 
-/* Entry of page key, NULL if the page has none; through the TLB. */
-static inline struct edag_pent *edag_mtab_page(struct edag_mtab *t, uint64_t key)
+/* Page entries of the region of word (through the TLB), NULL if it has none. */
+static inline struct edag_pent *edag_mtab_region(struct edag_mtab *t, uint64_t word)
 {
-	struct edag_pent *e = t->tlb[key & (EDAG_TLB - 1)];
-	if (__builtin_expect(e->key == key, 1))
-		return e;
-	return edag_mtab_probe(t, key);
+	uint64_t key = (word >> (EDAG_PAGE_SHIFT + EDAG_REGION_SHIFT)) + 1;
+	const struct edag_region *r = &t->tlb[key & (EDAG_TLB - 1)];
+	if (__builtin_expect(r->key == key, 1))
+		return r->page;
+	return edag_mtab_region_probe(t, key);
+}
+
+/* Entry of word's page, NULL if its region has none. */
+static inline struct edag_pent *edag_mtab_page(struct edag_mtab *t, uint64_t word)
+{
+	struct edag_pent *p = edag_mtab_region(t, word);
+	return p ? &p[(word >> EDAG_PAGE_SHIFT) & (EDAG_REGION_PAGES - 1)] : NULL;
 }
 
 /* Bits set in x (a libgcc call without -mpopcnt: SWAR instead). */
@@ -140,16 +155,17 @@ static inline struct edag_rec *edag_page_slot(const struct edag_pent *e, unsigne
 	uint64_t b = 1ull << i;
 	if (!(e->bits & b))
 		return NULL;
-	if (e->cap == EDAG_PAGE_WORDS) /* dense */
-		return &e->rec[i];
-	return &e->rec[edag_popcount(e->bits & (b - 1))];
+	struct edag_rec *a = (struct edag_rec *)(e->rec & ~(uintptr_t)1);
+	if (e->rec & 1) /* dense */
+		return &a[i];
+	return &a[edag_popcount(e->bits & (b - 1))];
 }
 
 /* The slot of word (address >> 3), NULL if it has none. */
 static inline struct edag_rec *edag_mtab_find(struct edag_mtab *t, uint64_t word)
 {
-	struct edag_pent *e = edag_mtab_page(t, (word >> EDAG_PAGE_SHIFT) + 1);
-	return e ? edag_page_slot(e, (unsigned)(word & 63)) : NULL;
+	struct edag_pent *e = edag_mtab_page(t, word);
+	return e ? edag_page_slot(e, (unsigned)(word & (EDAG_PAGE_WORDS - 1))) : NULL;
 }
 
 /* The slot of word, created (empty) if absent; NULL on ENOMEM. Creating
@@ -172,12 +188,14 @@ static inline void edag_prefetch(const void *p)
 #endif
 }
 
-/* Stage 1 (far ahead): start loading the index entry of addr's page. */
+/* Stage 1 (far ahead): start loading the page entry of addr (when its
+ * region is in the TLB; regions are few). */
 static inline void edag_mtab_prefetch_index(const struct edag_mtab *t, uint64_t addr)
 {
-	uint64_t key = (addr >> (3 + EDAG_PAGE_SHIFT)) + 1;
-	if (t->tlb[key & (EDAG_TLB - 1)]->key != key)
-		edag_prefetch(&t->idx[edag_mtab_home(t, key)]);
+	uint64_t word = addr >> 3, key = (word >> (EDAG_PAGE_SHIFT + EDAG_REGION_SHIFT)) + 1;
+	const struct edag_region *r = &t->tlb[key & (EDAG_TLB - 1)];
+	if (r->key == key)
+		edag_prefetch(&r->page[(word >> EDAG_PAGE_SHIFT) & (EDAG_REGION_PAGES - 1)]);
 }
 
 /* Stage 2 (nearer): addr's word slot (NULL if none yet), whose line starts
