@@ -19,6 +19,12 @@ static unsigned size_class(uint32_t cap)
 	return (unsigned)__builtin_ctz(cap) - 2; /* 4 -> 0 ... 64 -> 4 */
 }
 
+/* Arena chunk i: 64 KiB, 256 KiB, 1 MiB, then EDAG_CHUNK (a small trace stays small). */
+static size_t chunk_bytes(size_t i)
+{
+	return i < 3 ? ((size_t)64 << 10) << (2 * i) : EDAG_CHUNK;
+}
+
 static struct edag_rec *slots_alloc(struct edag_mtab *t, uint32_t cap)
 {
 	unsigned c = size_class(cap);
@@ -28,7 +34,7 @@ static struct edag_rec *slots_alloc(struct edag_mtab *t, uint32_t cap)
 		return p;
 	}
 	size_t bytes = cap * sizeof(struct edag_rec);
-	if (t->cur < t->nchunk && t->cur_used + bytes > EDAG_CHUNK) {
+	if (t->cur < t->nchunk && t->cur_used + bytes > chunk_bytes(t->cur)) {
 		t->cur++;
 		t->cur_used = 0;
 	}
@@ -41,10 +47,12 @@ static struct edag_rec *slots_alloc(struct edag_mtab *t, uint32_t cap)
 			t->chunk = q;
 			t->capchunk = ncap;
 		}
-		char *ch = aligned_alloc(HUGE_PAGE, EDAG_CHUNK);
+		size_t cb = chunk_bytes(t->nchunk);
+		char *ch = aligned_alloc(cb >= HUGE_PAGE ? HUGE_PAGE : 64, cb);
 		if (!ch)
 			return NULL;
-		madvise(ch, EDAG_CHUNK, MADV_HUGEPAGE);
+		if (cb >= HUGE_PAGE)
+			madvise(ch, cb, MADV_HUGEPAGE);
 		t->chunk[t->nchunk++] = ch;
 		t->cur_used = 0;
 	}
@@ -106,8 +114,11 @@ void edag_mtab_clear(struct edag_mtab *t)
 
 size_t edag_mtab_bytes(const struct edag_mtab *t)
 {
-	return t->cap * sizeof(struct edag_region) + t->nreg * EDAG_REGION_PAGES * sizeof(struct edag_pent) +
-	       t->nchunk * EDAG_CHUNK + t->capsp * sizeof(t->sp[0]);
+	size_t b = t->cap * sizeof(struct edag_region) + t->nreg * EDAG_REGION_PAGES * sizeof(struct edag_pent) +
+	       t->capsp * sizeof(t->sp[0]);
+	for (size_t i = 0; i < t->nchunk; i++)
+		b += chunk_bytes(i);
+	return b;
 }
 
 struct edag_pent *edag_mtab_region_probe(struct edag_mtab *t, uint64_t key)

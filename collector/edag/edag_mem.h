@@ -13,8 +13,9 @@
  * word order (slot of word i = array[popcount(bitmap & below i)]) in an
  * array of 4, 8, 16 or 32; past 32 words, dense (64 slots, slot of word i =
  * array[i]: no popcount, insertions move nothing). The arrays come from an
- * arena of 4 MiB chunks (transparent huge pages where the kernel allows:
- * random slot accesses would miss the TLB) with a free list per size.
+ * arena of chunks (64 KiB, 256 KiB, 1 MiB, then 4 MiB ones on transparent
+ * huge pages where the kernel allows: random slot accesses would miss the
+ * TLB) with a free list per size.
  * Memory is 32 bytes per touched word in sparse pages (plus at most as much
  * again of slack), 2 KiB per dense page, plus 16 KiB per touched region;
  * no hashing of single words (the previous layout, one hashed 40-byte
@@ -64,7 +65,7 @@ struct edag_rec {
 #define EDAG_TLB 256
 #define EDAG_SPARSE_MAX 32 /* largest sparse slot array; then dense */
 #define EDAG_NSIZES 5	   /* slot-array sizes: 4, 8, 16, 32 (sparse), 64 (dense) */
-#define EDAG_CHUNK ((size_t)4 << 20) /* arena chunk */
+#define EDAG_CHUNK ((size_t)4 << 20) /* largest arena chunk */
 
 /* One page: words with a slot (bit i = word i of the page) and their slots.
  * rec: the slot array, bit 0 set when dense (64 slots, slot of word i =
@@ -89,7 +90,7 @@ struct edag_mtab {
 	uint64_t epoch;		 /* insertions that moved slots so far */
 	struct edag_region tlb[EDAG_TLB]; /* copies of recently used regions (key & (EDAG_TLB - 1)) */
 	struct edag_rec *free_list[EDAG_NSIZES]; /* freed slot arrays by size (linked through .id) */
-	char **chunk;				 /* slot-array arena: chunks of EDAG_CHUNK bytes */
+	char **chunk;				 /* slot-array arena (chunk sizes: edag_mem.c) */
 	size_t nchunk, capchunk, cur, cur_used;	 /* chunks, capacity of chunk[], chunk in use, bytes used */
 	struct edag_rec (*sp)[8];		 /* split words: 8 per-byte records each */
 	size_t nsp, capsp;			 /* high-water mark, capacity */
