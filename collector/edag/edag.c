@@ -357,7 +357,8 @@ static int cache_access(struct edag_state *st, uint64_t addr, uint32_t size)
 
 /* ---------------------------------------------------------------- histograms */
 
-static void hist_add(struct edag_histogram *h, uint64_t x, uint64_t bytes)
+/* The histogram outgrew its bins: merge pairs (double the width) until x fits. */
+static __attribute__((noinline)) uint64_t hist_widen(struct edag_histogram *h, uint64_t x)
 {
 	uint64_t i = x / h->width;
 	while (i >= EDAG_LAYER_BINS) {
@@ -371,6 +372,14 @@ static void hist_add(struct edag_histogram *h, uint64_t x, uint64_t bytes)
 		h->width *= 2;
 		i = x / h->width;
 	}
+	return i;
+}
+
+static inline void hist_add(struct edag_histogram *h, uint64_t x, uint64_t bytes)
+{
+	uint64_t i = x / h->width;
+	if (__builtin_expect(i >= EDAG_LAYER_BINS, 0))
+		i = hist_widen(h, x);
 	h->count[i]++;
 	h->bytes[i] += bytes;
 	if (i + 1 > h->nbins)
