@@ -189,14 +189,14 @@ static inline void edag_prefetch(const void *p)
 #endif
 }
 
-/* Stage 1 (far ahead): start loading the page entry of addr (when its
- * region is in the TLB; regions are few). */
-static inline void edag_mtab_prefetch_index(const struct edag_mtab *t, uint64_t addr)
+/* Stage 1 (far ahead): start loading the page entry of addr (its region
+ * through the TLB, else the region hash, which is small and cached). */
+static inline void edag_mtab_prefetch_index(struct edag_mtab *t, uint64_t addr)
 {
-	uint64_t word = addr >> 3, key = (word >> (EDAG_PAGE_SHIFT + EDAG_REGION_SHIFT)) + 1;
-	const struct edag_region *r = &t->tlb[key & (EDAG_TLB - 1)];
-	if (r->key == key)
-		edag_prefetch(&r->page[(word >> EDAG_PAGE_SHIFT) & (EDAG_REGION_PAGES - 1)]);
+	uint64_t word = addr >> 3;
+	struct edag_pent *p = edag_mtab_region(t, word);
+	if (p)
+		edag_prefetch(&p[(word >> EDAG_PAGE_SHIFT) & (EDAG_REGION_PAGES - 1)]);
 }
 
 /* Stage 2 (nearer): addr's word slot (NULL if none yet), whose line starts
