@@ -743,7 +743,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'K': {
 			int cm = edag_cache_model_parse(optarg);
 			if (cm < 0) {
-				fprintf(stderr, "collector edag: --cache-model wants project or edan, not '%s'\n",
+				fprintf(stderr,
+					"collector edag: --cache-model wants project or edan, not '%s'\n",
 					optarg);
 				return 2;
 			}

@@ -112,8 +112,8 @@ enum edag_cache_model {
 };
 
 struct edag_config {
-	bool all_deps;	  /* add WAR, WAW and RAR edges (the seed's comparison) */
-	unsigned nlevels; /* 0: no cache model, every access is a memory vertex */
+	bool all_deps;	      /* add WAR, WAW and RAR edges (the seed's comparison) */
+	unsigned nlevels;     /* 0: no cache model, every access is a memory vertex */
 	unsigned cache_model; /* enum edag_cache_model (with nlevels > 0) */
 	struct edag_cache_level level[EDAG_MAX_LEVELS];
 	uint32_t alpha0;		  /* cost of a memory vertex (baseline latency), > 0 */

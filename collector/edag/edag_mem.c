@@ -114,8 +114,8 @@ void edag_mtab_clear(struct edag_mtab *t)
 
 size_t edag_mtab_bytes(const struct edag_mtab *t)
 {
-	size_t b = t->cap * sizeof(struct edag_region) + t->nreg * EDAG_REGION_PAGES * sizeof(struct edag_pent) +
-	       t->capsp * sizeof(t->sp[0]);
+	size_t b = t->cap * sizeof(struct edag_region) +
+		   t->nreg * EDAG_REGION_PAGES * sizeof(struct edag_pent) + t->capsp * sizeof(t->sp[0]);
 	for (size_t i = 0; i < t->nchunk; i++)
 		b += chunk_bytes(i);
 	return b;

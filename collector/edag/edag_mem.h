@@ -63,8 +63,8 @@ struct edag_rec {
 #define EDAG_REGION_SHIFT 10 /* log2 pages per region (512 KiB of addresses) */
 #define EDAG_REGION_PAGES (1u << EDAG_REGION_SHIFT)
 #define EDAG_TLB 256
-#define EDAG_SPARSE_MAX 32 /* largest sparse slot array; then dense */
-#define EDAG_NSIZES 5	   /* slot-array sizes: 4, 8, 16, 32 (sparse), 64 (dense) */
+#define EDAG_SPARSE_MAX 32	     /* largest sparse slot array; then dense */
+#define EDAG_NSIZES 5		     /* slot-array sizes: 4, 8, 16, 32 (sparse), 64 (dense) */
 #define EDAG_CHUNK ((size_t)4 << 20) /* largest arena chunk */
 
 /* One page: words with a slot (bit i = word i of the page) and their slots.
@@ -83,12 +83,12 @@ struct edag_region {
 };
 
 struct edag_mtab {
-	struct edag_region *idx; /* regions: open addressing, load <= 1/2 */
-	size_t cap, nreg;	 /* index slots (a power of two, >= 16), regions */
-	unsigned shift;		 /* 64 - log2(cap) */
-	size_t used, words;	 /* pages with words, words with a slot */
-	uint64_t epoch;		 /* insertions that moved slots so far */
-	struct edag_region tlb[EDAG_TLB]; /* copies of recently used regions (key & (EDAG_TLB - 1)) */
+	struct edag_region *idx;		 /* regions: open addressing, load <= 1/2 */
+	size_t cap, nreg;			 /* index slots (a power of two, >= 16), regions */
+	unsigned shift;				 /* 64 - log2(cap) */
+	size_t used, words;			 /* pages with words, words with a slot */
+	uint64_t epoch;				 /* insertions that moved slots so far */
+	struct edag_region tlb[EDAG_TLB];	 /* copies of recently used regions (key & (EDAG_TLB - 1)) */
 	struct edag_rec *free_list[EDAG_NSIZES]; /* freed slot arrays by size (linked through .id) */
 	char **chunk;				 /* slot-array arena (chunk sizes: edag_mem.c) */
 	size_t nchunk, capchunk, cur, cur_used;	 /* chunks, capacity of chunk[], chunk in use, bytes used */

@@ -384,7 +384,7 @@ static void test_edag_cache_model_edan_vs_project(void **state)
 	(void)state;
 	struct edag_insn tr[5] = {
 	    memop(EDAG_STORE, -1, 1, 2, 0x000, 8), memop(EDAG_LOAD, 3, 2, -1, 0x000, 8),
-	    memop(EDAG_LOAD, 4, 2, -1, 0x0c0, 8), memop(EDAG_LOAD, 5, 3, -1, 0x008, 8),
+	    memop(EDAG_LOAD, 4, 2, -1, 0x0c0, 8),  memop(EDAG_LOAD, 5, 3, -1, 0x008, 8),
 	    memop(EDAG_LOAD, 6, 5, -1, 0x03c, 8),
 	};
 	struct {
@@ -403,7 +403,8 @@ static void test_edag_cache_model_edan_vs_project(void **state)
 		c.m = 2;
 		c.nlevels = want[k].nlevels;
 		c.cache_model = want[k].model;
-		c.level[0] = (struct edag_cache_level){.name = "L1", .size = 192, .assoc = 1, .line = 64, .latency = 2};
+		c.level[0] = (struct edag_cache_level){
+		    .name = "L1", .size = 192, .assoc = 1, .line = 64, .latency = 2};
 		assert_int_equal(edag_config_check(&c, NULL, 0), 0);
 		struct edag_state *st;
 		assert_int_equal(edag_new(&c, &st), 0);

@@ -326,8 +326,8 @@ static void test_edag_cli_cache_model(void **state)
 	int status;
 	for (unsigned k = 0; k < 2; k++) {
 		char *model = (char *)want[k].model;
-		char *a1[] = {"--trace", path, "--format", "edan", "--cache", "192:1:64:2", "-m", "2",
-			      "--cache-model", model, "--json", NULL};
+		char *a1[] = {"--trace", path, "--format",	"edan", "--cache", "192:1:64:2",
+			      "-m",	 "2",  "--cache-model", model,	"--json",  NULL};
 		char *out = run_collector(dir, a1, &status);
 		assert_non_null(out);
 		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -337,8 +337,8 @@ static void test_edag_cli_cache_model(void **state)
 		snprintf(key, sizeof(key), "\"cache_model\":\"%s\"", want[k].model);
 		assert_non_null(strstr(out, key));
 		free(out);
-		char *a2[] = {"--trace", path, "--format", "edan", "--cache", "192:1:64:2", "-m", "2",
-			      "--cache-model", model, NULL};
+		char *a2[] = {"--trace", path, "--format",	"edan", "--cache", "192:1:64:2",
+			      "-m",	 "2",  "--cache-model", model,	NULL};
 		out = run_collector(dir, a2, &status);
 		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 		snprintf(key, sizeof(key), "cache model: %s (", want[k].model);
