@@ -175,7 +175,10 @@ struct ref_rec {
 
 struct ref {
 	struct ref_rec reg[EDAG_NREGS];
-	struct ref_rec *byte;
+	struct ref_rec *byte; /* BASE .. BASE + SPAN, or NULL: the hash below */
+	uint64_t *hkey;	      /* wide traces: open addressing, byte address + 1 */
+	struct ref_rec *hval;
+	size_t hcap, hused;
 	unsigned nlevels;
 	struct {
 		uint64_t nsets, assoc, shift, latency;
@@ -183,6 +186,44 @@ struct ref {
 	} lv[EDAG_MAX_LEVELS];
 	uint64_t clock;
 };
+
+/* The reference record of byte x (created when make). */
+static struct ref_rec *ref_byte(struct ref *r, uint64_t x, bool make)
+{
+	if (r->byte)
+		return &r->byte[x - BASE];
+	if (make && (r->hused + 1) * 2 > r->hcap) {
+		size_t ocap = r->hcap;
+		uint64_t *ok = r->hkey;
+		struct ref_rec *ov = r->hval;
+		r->hcap = ocap ? 2 * ocap : 1024;
+		r->hkey = calloc(r->hcap, sizeof(*r->hkey));
+		r->hval = calloc(r->hcap, sizeof(*r->hval));
+		for (size_t i = 0; i < ocap; i++) {
+			if (!ok[i])
+				continue;
+			size_t j = (size_t)((ok[i] * 0x9e3779b97f4a7c15ull) >> 20) & (r->hcap - 1);
+			while (r->hkey[j])
+				j = (j + 1) & (r->hcap - 1);
+			r->hkey[j] = ok[i];
+			r->hval[j] = ov[i];
+		}
+		free(ok);
+		free(ov);
+	}
+	if (!r->hcap)
+		return NULL;
+	size_t j = (size_t)(((x + 1) * 0x9e3779b97f4a7c15ull) >> 20) & (r->hcap - 1);
+	while (r->hkey[j] && r->hkey[j] != x + 1)
+		j = (j + 1) & (r->hcap - 1);
+	if (r->hkey[j])
+		return &r->hval[j];
+	if (!make)
+		return NULL;
+	r->hkey[j] = x + 1;
+	r->hused++;
+	return &r->hval[j];
+}
 
 static void ref_add(const struct ref_rec *p, struct ref_rec *acc)
 {
@@ -202,7 +243,8 @@ static int ref_line(struct ref *r, uint64_t addr, bool *missed)
 	uint64_t now = ++r->clock;
 	for (unsigned i = 0; i < r->nlevels; i++) {
 		uint64_t line = addr >> r->lv[i].shift, set = line % r->lv[i].nsets;
-		uint64_t *tag = &r->lv[i].tag[set * r->lv[i].assoc], *st = &r->lv[i].stamp[set * r->lv[i].assoc];
+		uint64_t *tag = &r->lv[i].tag[set * r->lv[i].assoc],
+			 *st = &r->lv[i].stamp[set * r->lv[i].assoc];
 		uint64_t victim = 0;
 		for (uint64_t w = 0; w < r->lv[i].assoc; w++) {
 			if (tag[w] == line + 1) {
@@ -233,7 +275,8 @@ static int ref_cache(struct ref *r, uint64_t addr, uint32_t size)
 	return worst;
 }
 
-static void ref_step(struct ref *r, const struct edag_config *c, const struct edag_insn *in, struct edag_vertex *v)
+static void ref_step(struct ref *r, const struct edag_config *c, const struct edag_insn *in,
+		     struct edag_vertex *v)
 {
 	struct ref_rec acc = {0};
 	for (unsigned i = 0; i < in->nread; i++)
@@ -241,7 +284,8 @@ static void ref_step(struct ref *r, const struct edag_config *c, const struct ed
 			ref_add(&r->reg[in->rd[i]], &acc);
 	if (in->mem & EDAG_MEM_READ)
 		for (uint64_t x = in->addr; x < in->addr + in->size; x++)
-			ref_add(&r->byte[x - BASE], &acc);
+			if (ref_byte(r, x, false))
+				ref_add(ref_byte(r, x, false), &acc);
 	int hit = in->mem ? ref_cache(r, in->addr, in->size) : -1;
 	bool memv = in->mem && hit < 0;
 	uint32_t cost = !in->mem ? c->class_cost[in->cls] : memv ? c->alpha0 : c->level[hit].latency;
@@ -255,7 +299,7 @@ static void ref_step(struct ref *r, const struct edag_config *c, const struct ed
 			r->reg[in->wr[i]] = self;
 	if (in->mem & EDAG_MEM_WRITE)
 		for (uint64_t x = in->addr; x < in->addr + in->size; x++)
-			r->byte[x - BASE] = self;
+			*ref_byte(r, x, true) = self;
 	v->memory = memv;
 	v->hit_level = hit;
 	v->cost = cost;
@@ -296,12 +340,35 @@ static void random_insn(struct edag_insn *in, uint64_t i, uint64_t *stream)
 	in->addr = BASE + off;
 }
 
-static void run_against_reference(const struct edag_config *c, uint64_t seed, size_t n, bool batch)
+/* Wide traces: streaming over 48 MiB, a hot set of 3 pages, random words
+ * over 64 MiB, and scattered accesses over 2^40 bytes (hundreds of regions:
+ * region hash growth, TLB collisions). Big enough that edag_step_batch
+ * pipelines (the table outgrows 2 MiB, its page entries 256 KiB). */
+static void wide_insn(struct edag_insn *in, uint64_t i, uint64_t *stream)
 {
+	random_insn(in, i, stream);
+	if (!in->mem)
+		return;
+	unsigned k = rnd() % 64;
+	uint64_t base = 0x10000000;
+	if (k == 0) /* scattered: about one new region each */
+		in->addr = (((uint64_t)rnd() << 12) ^ rnd()) & ((1ull << 40) - 1);
+	else if (k < 24) /* streaming */
+		in->addr = base + (*stream = (*stream + 8) % (48u << 20)) + (rnd() % 8 == 0 ? rnd() % 8 : 0);
+	else if (k < 32) /* hot: 3 pages, dense, lots of overlap */
+		in->addr = base + 4096 + rnd() % 1536;
+	else /* random words over 64 MiB: sparse pages, insertions in between */
+		in->addr =
+		    base + (((uint64_t)rnd() << 3) & ((64u << 20) - 1)) + (rnd() % 4 == 0 ? rnd() % 8 : 0);
+}
+
+static void run_against_reference(const struct edag_config *c, uint64_t seed, size_t n, bool batch, bool wide)
+{
+	void (*gen)(struct edag_insn *, uint64_t, uint64_t *) = wide ? wide_insn : random_insn;
 	struct edag_state *st;
 	assert_int_equal(edag_new(c, &st), 0);
 	struct ref *r = calloc(1, sizeof(*r));
-	r->byte = calloc(SPAN, sizeof(struct ref_rec));
+	r->byte = wide ? NULL : calloc(SPAN, sizeof(struct ref_rec));
 	r->nlevels = c->nlevels;
 	for (unsigned i = 0; i < c->nlevels; i++) {
 		r->lv[i].assoc = c->level[i].assoc;
@@ -313,12 +380,12 @@ static void run_against_reference(const struct edag_config *c, uint64_t seed, si
 	}
 	rng = seed;
 	uint64_t stream = 0, W = 0, D = 0, cp = 0;
-	enum { B = 64 };
-	struct edag_insn blk[B];
+	const size_t B = wide ? 2048 : 64; /* wide: batches long enough to pipeline */
+	static struct edag_insn blk[2048];
 	for (size_t i = 0; i < n; i += B) {
 		size_t cnt = n - i < B ? n - i : B;
 		for (size_t j = 0; j < cnt; j++)
-			random_insn(&blk[j], i + j, &stream);
+			gen(&blk[j], i + j, &stream);
 		if (batch)
 			assert_int_equal(edag_step_batch(st, blk, cnt), 0);
 		for (size_t j = 0; j < cnt; j++) {
@@ -351,7 +418,7 @@ static void run_against_reference(const struct edag_config *c, uint64_t seed, si
 	rng = seed;
 	stream = 0;
 	for (size_t i = 0; i < n; i++) {
-		random_insn(&blk[0], i, &stream);
+		gen(&blk[0], i, &stream);
 		assert_int_equal(edag_step(st, &blk[0], NULL), 0);
 	}
 	struct edag_metrics again;
@@ -361,12 +428,16 @@ static void run_against_reference(const struct edag_config *c, uint64_t seed, si
 	assert_int_equal(again.cp_cost, mt.cp_cost);
 	assert_int_equal(again.cp_compute, mt.cp_compute);
 	assert_int_equal(again.edges_mem, mt.edges_mem);
+	if (wide) /* big enough that edag_step_batch pipelined (table > 2 MiB, entries > 256 KiB) */
+		assert_true(edag_state_bytes(st) > ((size_t)4 << 20));
 	edag_free(st);
 	for (unsigned i = 0; i < c->nlevels; i++) {
 		free(r->lv[i].tag);
 		free(r->lv[i].stamp);
 	}
 	free(r->byte);
+	free(r->hkey);
+	free(r->hval);
 	free(r);
 }
 
@@ -376,7 +447,7 @@ static void test_edag_engine_matches_byte_reference(void **state)
 	struct edag_config c;
 	edag_config_default(&c);
 	for (uint64_t seed = 1; seed <= 3; seed++)
-		run_against_reference(&c, seed, 60000, seed == 3);
+		run_against_reference(&c, seed, 60000, seed == 3, false);
 }
 
 static void test_edag_engine_matches_reference_with_cache(void **state)
@@ -389,7 +460,23 @@ static void test_edag_engine_matches_reference_with_cache(void **state)
 	c.level[1] = (struct edag_cache_level){.size = 3 * 64 * 40, .assoc = 3, .line = 64, .latency = 10};
 	c.level[2] = (struct edag_cache_level){.size = 64 * 1024, .assoc = 16, .line = 64, .latency = 30};
 	for (uint64_t seed = 11; seed <= 12; seed++)
-		run_against_reference(&c, seed, 60000, seed == 12);
+		run_against_reference(&c, seed, 60000, seed == 12, false);
+}
+
+/* Wide traces (hundreds of regions, 64 MiB of sparse and dense pages):
+ * stepped one by one against the reference, then pipelined in long
+ * batches (slot hints, insertions moving slots in between) against it. */
+static void test_edag_engine_matches_reference_wide_pipelined(void **state)
+{
+	(void)state;
+	struct edag_config c;
+	edag_config_default(&c);
+	run_against_reference(&c, 21, 150000, false, true);
+	run_against_reference(&c, 22, 150000, true, true);
+	c.nlevels = 2;
+	c.level[0] = (struct edag_cache_level){.size = 4096, .assoc = 4, .line = 64, .latency = 3};
+	c.level[1] = (struct edag_cache_level){.size = 64 * 1024, .assoc = 8, .line = 64, .latency = 12};
+	run_against_reference(&c, 23, 150000, true, true);
 }
 
 int main(void)
@@ -400,6 +487,7 @@ int main(void)
 	    cmocka_unit_test(test_edag_mtab_split_words),
 	    cmocka_unit_test(test_edag_engine_matches_byte_reference),
 	    cmocka_unit_test(test_edag_engine_matches_reference_with_cache),
+	    cmocka_unit_test(test_edag_engine_matches_reference_wide_pipelined),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
