@@ -2,11 +2,14 @@
  * fly, nothing stored) through edag_step and prints one line:
  *   insns=N seconds=S cpu_seconds=C insns_per_s=R cpu_insns_per_s=RC peak_rss_kib=K state_bytes=B W=.. D=..
  * (cpu_*: user + system CPU time of the process, less sensitive than wall time to a loaded machine)
- * Usage: edag N [cache|nocache] [WS_KIB]
- *   cache: a 32K/8-way L1 + 1M/16-way L2 model; WS_KIB: working set (default 4096, a power of two)
+ * Usage: edag N [cache|edan|nocache] [WS_KIB]
+ *   cache: a 32K/8-way L1 + 1M/16-way L2 model (the project's cache model);
+ *   edan: the same levels used as EDAN does (--cache-model edan);
+ *   WS_KIB: working set (default 4096, a power of two)
  * The trace mixes loads, stores, int, float and branches over the working set
  * (3/4 of the accesses streaming, 1/4 random), so memory depends on the
  * working set, not on N. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,13 +28,15 @@ static double now(void)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: edag N [cache|nocache] [WS_KIB]\n");
+		fprintf(stderr, "usage: edag N [cache|edan|nocache] [WS_KIB]\n");
 		return 2;
 	}
 	uint64_t n = strtoull(argv[1], NULL, 10);
 	struct edag_config cfg;
 	edag_config_default(&cfg);
-	if (argc > 2 && strcmp(argv[2], "cache") == 0) {
+	bool edan = argc > 2 && strcmp(argv[2], "edan") == 0;
+	if (argc > 2 && (strcmp(argv[2], "cache") == 0 || edan)) {
+		cfg.cache_model = edan ? EDAG_CACHE_EDAN : EDAG_CACHE_PROJECT;
 		cfg.nlevels = 2;
 		cfg.level[0] = (struct edag_cache_level){
 		    .name = "L1", .size = 32768, .assoc = 8, .line = 64, .latency = 4};

@@ -22,6 +22,8 @@ static const char edag_usage[] =
     "  -m M              memory issue slots for the bounds (default 1)\n"
     "  --alpha A         latency for the bounds M (default alpha0)\n"
     "  --cost CLASS=N    cost of a non-memory vertex of CLASS (int, float, branch, other, load, store)\n"
+    "  --cache-model M   project (default: loads and stores probe the caches) or edan (EDAN's: loads\n"
+    "                    probe by their first byte, stores are always memory vertices, sets 2^floor(log2))\n"
     "  --all-deps        also WAR, WAW and RAR edges (false dependencies)\n"
     "  --json            metrics as JSON\n"
     "  --dot FILE        write the first window's graph (Graphviz); --graph-json FILE likewise as JSON\n"
@@ -56,6 +58,21 @@ struct run {
 };
 
 /* ---------------------------------------------------------------- output */
+
+static void print_cache_model_text(const struct edag_config *c)
+{
+	const char *how = !c->nlevels ? "no caches: every access is a memory vertex"
+			  : c->cache_model == EDAG_CACHE_EDAN
+			      ? "EDAN's: loads probe the line of their first byte, stores are always memory "
+				"vertices, sets rounded down to a power of two"
+			      : "loads and stores probe every line they touch, misses fill";
+	printf("cache model: %s (%s)", edag_cache_model_name(c), how);
+	for (unsigned i = 0; i < c->nlevels; i++)
+		printf("%s %s %llu B %u-way %u B lines latency %u", i ? ";" : ":", c->level[i].name,
+		       (unsigned long long)c->level[i].size, c->level[i].assoc, c->level[i].line,
+		       c->level[i].latency);
+	putchar('\n');
+}
 
 static void print_window_text(const struct opts *o, const struct edag_window_result *r)
 {
@@ -106,6 +123,8 @@ static void print_json(const struct opts *o, const struct run *r, const struct e
 	fputc('{', f);
 	json_key(f, 1, "all_deps");
 	fputs(c->all_deps ? "true" : "false", f);
+	json_key(f, 0, "cache_model");
+	json_string(f, edag_cache_model_name(c));
 	json_key(f, 0, "alpha0");
 	json_u64(f, c->alpha0);
 	json_key(f, 0, "m");
@@ -611,6 +630,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	    {"alpha", required_argument, NULL, 'a'},
 	    {"cost", required_argument, NULL, 'C'},
 	    {"all-deps", no_argument, NULL, 'A'},
+	    {"cache-model", required_argument, NULL, 'K'},
 	    {"json", no_argument, NULL, 'j'},
 	    {"dot", required_argument, NULL, 'd'},
 	    {"graph-json", required_argument, NULL, 'g'},
@@ -720,6 +740,17 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'A':
 			o->cfg.all_deps = true;
 			break;
+		case 'K': {
+			int cm = edag_cache_model_parse(optarg);
+			if (cm < 0) {
+				fprintf(stderr,
+					"collector edag: --cache-model wants project or edan, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			o->cfg.cache_model = (unsigned)cm;
+			break;
+		}
 		case 'j':
 			o->json = true;
 			break;
@@ -848,6 +879,7 @@ int cli_edag(int argc, char **argv)
 		if (o.json) {
 			print_json(&o, &r, have_ap ? &ap : NULL);
 		} else {
+			print_cache_model_text(&o.cfg);
 			for (size_t i = 0; i < r.nres; i++)
 				print_window_text(&o, &r.res[i]);
 			if (have_ap && (r.nres > 1 || ap.coverage_known))

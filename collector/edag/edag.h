@@ -97,9 +97,24 @@ struct edag_cache_level {
 	uint32_t latency; /* cost of a hit at this level */
 };
 
+/* How the cache levels are used (edag_config.cache_model; README "Cache models"). */
+enum edag_cache_model {
+	/* the project's: every access (load or store) probes the levels, line by
+	 * line over all the bytes it touches; a miss fills (write-allocate);
+	 * sets = size / (ways x line), any count */
+	EDAG_CACHE_PROJECT = 0,
+	/* EDAN's (eDAG_generator/cache_model.py): only accesses that read and do
+	 * not write (loads) probe, with their first byte only; stores (and
+	 * read-modify-writes) never probe or fill and are always memory vertices;
+	 * set index = the low floor(log2(size / (ways x line))) bits of the line
+	 * number, so a set count that is no power of two is rounded down to one */
+	EDAG_CACHE_EDAN = 1,
+};
+
 struct edag_config {
-	bool all_deps;	  /* add WAR, WAW and RAR edges (the seed's comparison) */
-	unsigned nlevels; /* 0: no cache model, every access is a memory vertex */
+	bool all_deps;	      /* add WAR, WAW and RAR edges (the seed's comparison) */
+	unsigned nlevels;     /* 0: no cache model, every access is a memory vertex */
+	unsigned cache_model; /* enum edag_cache_model (with nlevels > 0) */
 	struct edag_cache_level level[EDAG_MAX_LEVELS];
 	uint32_t alpha0;		  /* cost of a memory vertex (baseline latency), > 0 */
 	uint32_t class_cost[EDAG_NCLASS]; /* cost of non-memory vertices per class */
@@ -107,6 +122,11 @@ struct edag_config {
 	double alpha;			  /* latency for the bounds M */
 	uint64_t time_slice; /* width of a time slice (cost units) for the time layering; 0: alpha0 */
 };
+
+/* "project" / "edan" (and "none" when nlevels is 0, for output). */
+const char *edag_cache_model_name(const struct edag_config *cfg);
+/* "project" (or "default") / "edan"; -EINVAL if unknown. */
+int edag_cache_model_parse(const char *name);
 
 /* Defaults: no cache, alpha0 = alpha = 100, m = 1, class costs 1 (float 4). */
 void edag_config_default(struct edag_config *cfg);

@@ -348,6 +348,100 @@ static void test_edag_cache_direct_mapped_and_lru(void **state)
 
 /* ---------------------------------------------------------------- bounds */
 
+/* The EDAN-compatible cache model against the project's, on a 5-instruction
+ * trace computed by hand. One level: 192 B, direct-mapped, 64 B lines, hit
+ * latency 2; alpha0 100, m 2. The project's model has 192 / 64 = 3 sets
+ * (set = line % 3); EDAN's has 2^floor(log2 3) = 2 (set = line & 1).
+ *
+ *   I0 store [0x000]/8            line 0
+ *   I1 load  r3 <- [0x000]/8      line 0, memory RAW on I0
+ *   I2 load  r4 <- [0x0c0]/8      line 3
+ *   I3 load  r5 <- [0x008]/8, reads r3 (I1)   line 0
+ *   I4 load  r6 <- [0x03c]/8, reads r5 (I3)   bytes 0x3c..0x43: lines 0 and 1
+ *
+ * project: I0 probes line 0: miss (fills it)            -> memory vertex
+ *          I1 line 0 is there: hit, cost 2              -> not memory
+ *          I2 line 3, set 0: miss, evicts line 0        -> memory
+ *          I3 line 0, set 0 holds 3: miss               -> memory
+ *          I4 line 0 hits, line 1 (set 1) misses        -> memory (worst line)
+ *   W = 4 (I0 I2 I3 I4). Depths: I0 1, I1 1 (I0's 1 + 0), I2 1, I3 1 + 1 = 2,
+ *   I4 2 + 1 = 3: D = 3. lambda = (W - D)/m + D = (4 - 3)/2 + 3 = 3.5.
+ *   Cost path I0 100 -> I1 102 -> I3 202 -> I4 302, C = 2 (I1's hit):
+ *   Lambda = 3.5 / (3.5 * 100 + 2). L1: 1 hit, 4 misses.
+ * edan:    I0 store: never probes or fills            -> memory vertex
+ *          I1 line 0 not there (the store did not fill): miss, fills -> memory
+ *          I2 line 3, set 1: miss                       -> memory (line 0 stays in set 0)
+ *          I3 line 0, set 0: hit                        -> not memory
+ *          I4 first byte 0x3c only: line 0 hit          -> not memory
+ *   W = 3 (I0 I1 I2). Depths: I0 1, I1 2, I2 1, I3 2 + 0 = 2, I4 2: D = 2.
+ *   lambda = (3 - 2)/2 + 2 = 2.5. Cost path I0 100 -> I1 200 -> I3 202 ->
+ *   I4 204, C = 4: Lambda = 2.5 / (2.5 * 100 + 4). L1: 2 hits, 3 misses (the
+ *   store counts as a miss: it is W whatever the last level).
+ * no cache: W = 5, depths 1 2 1 3 4: D = 4, lambda = (5 - 4)/2 + 4 = 4.5;
+ *   cost path I0 100 -> I1 200 -> I3 300 -> I4 400, C = 0. */
+static void test_edag_cache_model_edan_vs_project(void **state)
+{
+	(void)state;
+	struct edag_insn tr[5] = {
+	    memop(EDAG_STORE, -1, 1, 2, 0x000, 8), memop(EDAG_LOAD, 3, 2, -1, 0x000, 8),
+	    memop(EDAG_LOAD, 4, 2, -1, 0x0c0, 8),  memop(EDAG_LOAD, 5, 3, -1, 0x008, 8),
+	    memop(EDAG_LOAD, 6, 5, -1, 0x03c, 8),
+	};
+	struct {
+		unsigned nlevels, model;
+		uint64_t W, D, cp_cost, C, hits, misses;
+		double lambda;
+		int hit_level[5];
+	} want[] = {
+	    {1, EDAG_CACHE_PROJECT, 4, 3, 302, 2, 1, 4, 3.5, {-1, 0, -1, -1, -1}},
+	    {1, EDAG_CACHE_EDAN, 3, 2, 204, 4, 2, 3, 2.5, {-1, -1, -1, 0, 0}},
+	    {0, EDAG_CACHE_EDAN, 5, 4, 400, 0, 0, 0, 4.5, {-1, -1, -1, -1, -1}}, /* no levels: model moot */
+	};
+	for (unsigned k = 0; k < 3; k++) {
+		struct edag_config c = unit_cfg();
+		c.alpha0 = 100;
+		c.m = 2;
+		c.nlevels = want[k].nlevels;
+		c.cache_model = want[k].model;
+		c.level[0] = (struct edag_cache_level){
+		    .name = "L1", .size = 192, .assoc = 1, .line = 64, .latency = 2};
+		assert_int_equal(edag_config_check(&c, NULL, 0), 0);
+		struct edag_state *st;
+		assert_int_equal(edag_new(&c, &st), 0);
+		for (unsigned i = 0; i < 5; i++) {
+			struct edag_vertex v;
+			assert_int_equal(edag_step(st, &tr[i], &v), 0);
+			assert_int_equal(v.hit_level, want[k].hit_level[i]);
+		}
+		struct edag_metrics mt;
+		edag_metrics_get(st, &mt);
+		assert_int_equal(mt.W, want[k].W);
+		assert_int_equal(mt.D, want[k].D);
+		assert_int_equal(mt.cp_cost, want[k].cp_cost);
+		assert_int_equal(mt.cp_compute, want[k].C);
+		assert_int_equal(mt.level_hit[0], want[k].hits);
+		assert_int_equal(mt.level_miss[0], want[k].misses);
+		struct edag_bounds b;
+		edag_bounds(&mt, c.m, c.alpha0, c.alpha0, &b);
+		assert_true(fabs(b.lambda - want[k].lambda) < 1e-12);
+		double L = want[k].lambda / (want[k].lambda * 100 + (double)want[k].C);
+		assert_true(fabs(b.Lambda - L) < 1e-12);
+		edag_free(st);
+	}
+	struct edag_config c = unit_cfg();
+	assert_string_equal(edag_cache_model_name(&c), "none");
+	c.nlevels = 1;
+	assert_string_equal(edag_cache_model_name(&c), "project");
+	c.cache_model = EDAG_CACHE_EDAN;
+	assert_string_equal(edag_cache_model_name(&c), "edan");
+	assert_int_equal(edag_cache_model_parse("edan"), EDAG_CACHE_EDAN);
+	assert_int_equal(edag_cache_model_parse("project"), EDAG_CACHE_PROJECT);
+	assert_int_equal(edag_cache_model_parse("EDAN!"), -EINVAL);
+	c.cache_model = 7;
+	c.level[0] = (struct edag_cache_level){.size = 192, .assoc = 1, .line = 64, .latency = 2};
+	assert_int_equal(edag_config_check(&c, NULL, 0), -EINVAL);
+}
+
 static void test_edag_bounds_ordering_and_Lambda_range(void **state)
 {
 	(void)state;
@@ -868,6 +962,7 @@ int main(void)
 	    cmocka_unit_test(test_edag_zero_register_is_no_dependency),
 	    cmocka_unit_test(test_edag_memory_raw_overlapping_sizes),
 	    cmocka_unit_test(test_edag_cache_direct_mapped_and_lru),
+	    cmocka_unit_test(test_edag_cache_model_edan_vs_project),
 	    cmocka_unit_test(test_edag_bounds_ordering_and_Lambda_range),
 	    cmocka_unit_test(test_edag_streaming_equals_graph_random),
 	    cmocka_unit_test(test_edag_graph_bounded),

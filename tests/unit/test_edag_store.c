@@ -302,6 +302,64 @@ static void test_edag_cli_offline_native_and_edan(void **state)
 	tp_rm_rf(dir);
 }
 
+/* --cache-model on an EDAN trace: the hand-computed example of
+ * test_edag.c (test_edag_cache_model_edan_vs_project) moved to 0x1800, whose
+ * line 96 is set 0 in both models (96 % 3 == 96 & 1 == 0): project W 4, D 3,
+ * lambda (m 2) 3.5; edan W 3, D 2, lambda 2.5; and the output names the model. */
+static void test_edag_cli_cache_model(void **state)
+{
+	(void)state;
+	char dir[256], path[512];
+	assert_int_equal(tp_tmpdir(dir, sizeof(dir), "edag"), 0);
+	snprintf(path, sizeof(path), "%s/cm.edan", dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "0;0x10000;sd a1,0(a2);0x1800\n0;0x10004;ld a3,0(a2);0x1800\n"
+		   "0;0x10008;ld a4,192(a2);0x18c0\n0;0x1000c;ld a5,8(a3);0x1808\n"
+		   "0;0x10010;ld a6,60(a5);0x183c\n");
+	fclose(f);
+	static const struct {
+		const char *model;
+		uint64_t W, D;
+		const char *lambda;
+	} want[] = {{"project", 4, 3, "lambda 3.5;"}, {"edan", 3, 2, "lambda 2.5;"}};
+	int status;
+	for (unsigned k = 0; k < 2; k++) {
+		char *model = (char *)want[k].model;
+		char *a1[] = {"--trace", path, "--format",	"edan", "--cache", "192:1:64:2",
+			      "-m",	 "2",  "--cache-model", model,	"--json",  NULL};
+		char *out = run_collector(dir, a1, &status);
+		assert_non_null(out);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		assert_int_equal(json_u64_field(out, "W"), want[k].W);
+		assert_int_equal(json_u64_field(out, "D"), want[k].D);
+		char key[64];
+		snprintf(key, sizeof(key), "\"cache_model\":\"%s\"", want[k].model);
+		assert_non_null(strstr(out, key));
+		free(out);
+		char *a2[] = {"--trace", path, "--format",	"edan", "--cache", "192:1:64:2",
+			      "-m",	 "2",  "--cache-model", model,	NULL};
+		out = run_collector(dir, a2, &status);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		snprintf(key, sizeof(key), "cache model: %s (", want[k].model);
+		assert_non_null(strstr(out, key));
+		assert_non_null(strstr(out, want[k].lambda));
+		free(out);
+	}
+	/* without caches the model is moot, and says so; a bad name is a usage error */
+	char *a3[] = {"--trace", path, "--format", "edan", "--cache-model", "edan", NULL};
+	char *out = run_collector(dir, a3, &status);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_non_null(strstr(out, "cache model: none ("));
+	free(out);
+	char *a4[] = {"--trace", path, "--format", "edan", "--cache-model", "lru", NULL};
+	out = run_collector(dir, a4, &status);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 2);
+	assert_non_null(strstr(out, "--cache-model wants project or edan"));
+	free(out);
+	tp_rm_rf(dir);
+}
+
 static void test_edag_cli_store_session(void **state)
 {
 	(void)state;
@@ -345,6 +403,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_edag_store_trace_window_roundtrip),
 	    cmocka_unit_test(test_edag_cli_offline_native_and_edan),
+	    cmocka_unit_test(test_edag_cli_cache_model),
 	    cmocka_unit_test(test_edag_cli_store_session),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
