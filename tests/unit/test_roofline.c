@@ -217,7 +217,9 @@ static size_t find_tags(const char *svg, const char *open, const char *needle, c
 	return n;
 }
 
-static char *render_roofline(const struct roofline *r, const struct rl_dot *d, size_t nd,
+/* noinline: inlined, GCC 12 takes the returned buffer for the local `buf` that
+ * open_memstream() filled and warns of dangling pointers (-Wdangling-pointer). */
+__attribute__((noinline)) static char *render_roofline(const struct roofline *r, const struct rl_dot *d, size_t nd,
 			     const struct roofline_wall *w, size_t nw)
 {
 	char *buf = NULL;
