@@ -17,6 +17,10 @@ const char agent_cli_target_help[] =
 	"  -- CMD [ARGS...]       run CMD and profile it (the exit code is CMD's)\n"
 	"  --duration S           stop after S seconds\n";
 
+const char agent_cli_cmd_help[] =
+	"  -- CMD [ARGS...]       run CMD and profile it (the exit code is CMD's)\n"
+	"  --duration S           stop after S seconds\n";
+
 const char agent_cli_common_help[] =
 	"  --collector HOST:PORT  where the collector listens (e.g. 127.0.0.1:7412)\n"
 	"  --spool DIR            on-disk spool for unacknowledged records (default " DEFAULT_SPOOL_DIR ")\n"

@@ -39,5 +39,7 @@ int agent_cli_ulong(const char *s, unsigned long max, unsigned long *out);  /* 0
  * (-p, -a, -- CMD, --duration) and the session options (collector, spool...). */
 extern const char agent_cli_target_help[];
 extern const char agent_cli_common_help[];
+/* The target options of subcommands that only start a command (run, profile). */
+extern const char agent_cli_cmd_help[];
 
 #endif

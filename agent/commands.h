@@ -9,5 +9,6 @@ int cmd_trace_import(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
+int cmd_profile(int argc, char **argv);
 
 #endif

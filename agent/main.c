@@ -25,6 +25,7 @@ static const struct command commands[] = {
 	{"trace-import", cmd_trace_import, "stream a full native trace (QEMU plugin, file or pipe) to the collector"},
 	{"run", cmd_run, "run a command with OpenCL kernel/transfer timing (layer or LD_PRELOAD shim)"},
 	{"record", cmd_record, "sample a target's CPU at -F HZ (bpf or perf ring back end), aggregated per interval"},
+	{"profile", cmd_profile, "one command, one session: counters, CPU samples, OpenCL timing and trace windows"},
 	{"calibrate", cmd_calibrate, "measure the machine (OpenCL device and CPU) for the simulator, roofline and eDAG"},
 };
 

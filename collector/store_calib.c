@@ -130,3 +130,27 @@ int store_calib_params(struct store *s, int64_t session_id, store_calib_param_cb
 	db_finalize(st);
 	return rc < 0 ? rc : n;
 }
+
+int store_calib_for_session(struct store *s, int64_t sid, int64_t *calib_sid, bool *later)
+{
+	if (!db_has_table(s->db, "calib_params"))
+		return 0;
+	struct db_stmt *st = store_query(s,
+			       "SELECT c.id FROM sessions s JOIN sessions c ON c.agent_id = s.agent_id"
+			       " AND COALESCE(c.board, '') = COALESCE(s.board, '')"
+			       " AND COALESCE(c.machine, '') = COALESCE(s.machine, '')"
+			       " WHERE s.id = ?1 AND c.id <> ?1"
+			       " AND EXISTS (SELECT 1 FROM calib_params p WHERE p.session_id = c.id)"
+			       " ORDER BY CASE WHEN c.id < ?1 THEN 0 ELSE 1 END,"
+			       " CASE WHEN c.id < ?1 THEN -c.id ELSE c.id END LIMIT 1");
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, sid);
+	int rc = db_step(st);
+	if (rc == 1) {
+		*calib_sid = db_col_i64(st, 0);
+		*later = *calib_sid > sid;
+	}
+	db_finalize(st);
+	return rc;
+}

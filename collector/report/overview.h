@@ -26,7 +26,7 @@
 #define OV_JSON_SCHEMA "prof-report/1"
 
 struct overview_opts {
-	const char *machine;	  /* --machine FILE: calibration when the session has none */
+	const char *machine;	  /* --machine FILE: overrides the calibration of the session's profile */
 	const char *kernel_model; /* --kernel-model FILE */
 	const char *symfs;	  /* for --top */
 	unsigned limit;		  /* rows of the --top / --opencl tables */
@@ -45,6 +45,7 @@ struct overview {
 	/* calibration ("" source: none) */
 	char calib_source[OV_NOTE_MAX];
 	struct calib_model *calib; /* NULL when there is none */
+	int64_t calib_session;	   /* the session whose calibration records it is; 0: --machine or none */
 	/* roofline */
 	struct roofline roof_cpu, roof_gpu;
 	struct roofline_wall walls[ROOFLINE_MAX_WALLS]; /* on the CPU chart (eDAG cache model) */

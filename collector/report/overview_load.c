@@ -11,6 +11,7 @@
 #include "log.h"
 #include "overview.h"
 #include "report.h"
+#include "store_opencl.h"
 #include "store_calib.h"
 #include "store_trace.h"
 #include "work_model.h"
@@ -124,48 +125,81 @@ static int calib_cb(const struct store_calib_param_row *r, void *arg)
 	return 0;
 }
 
-static int load_calibration(struct store *st, int64_t sid, const struct overview_opts *o, struct overview *ov)
+static struct calib_model *calib_of_session(struct store *st, int64_t sid, int *rc)
 {
 	struct calib_model *m = calloc(1, sizeof(*m));
-	if (!m)
-		return -ENOMEM;
+	if (!m) {
+		*rc = -ENOMEM;
+		return NULL;
+	}
 	int n = store_calib_params(st, sid, calib_cb, m);
 	if (n > 0 && m->nparams > 0) {
-		snprintf(ov->calib_source, sizeof(ov->calib_source), "session %lld calibration records (%zu parameters)",
-			 (long long)sid, m->nparams);
 		copy(m->source, sizeof(m->source), "stored Calibration records");
-		ov->calib = m;
+		return m;
 	}
-	char *json = NULL;
-	size_t len = 0;
+	*rc = n < 0 && n != -ENOENT ? n : 0;
+	free(m);
+	return NULL;
+}
+
+/* The calibration: --machine FILE (an override), else the session's own
+ * Calibration records, else the latest calibration of its profile (same agent
+ * id, board and machine: store_calib_for_session). */
+static int load_calibration(struct store *st, int64_t sid, const struct overview_opts *o, struct overview *ov)
+{
+	int rc = 0;
 	if (o->machine) {
-		int rc = read_text(o->machine, &json, &len);
+		char *json = NULL;
+		size_t len = 0;
+		rc = read_text(o->machine, &json, &len);
 		if (rc < 0) {
 			log_error("cannot read the machine model %s: %s", o->machine, strerror(-rc));
-			free(m);
-			ov->calib = NULL;
 			return -EINVAL;
 		}
 		char err[256];
 		/* the EDAN part (alpha0, m, caches), whatever else the file holds */
 		if (edag_machine_parse(json, len, &ov->edag, err, sizeof(err)) < 0)
 			log_warn("%s: no eDAG machine parameters used: %s", o->machine, err);
-		if (!ov->calib) {
-			memset(m, 0, sizeof(*m));
-			if (calib_model_parse_json(json, len, m, err, sizeof(err)) == 0 && m->nparams > 0) {
-				snprintf(ov->calib_source, sizeof(ov->calib_source), "--machine %.200s (%zu parameters)",
-					 o->machine, m->nparams);
-				ov->calib = m;
-			} else {
-				log_warn("%s: not a calibrated machine model (%s): no roofline ceilings from it",
-					 o->machine, m->nparams ? "no parameters" : err);
-			}
+		struct calib_model *m = calloc(1, sizeof(*m));
+		if (!m) {
+			free(json);
+			return -ENOMEM;
 		}
+		if (calib_model_parse_json(json, len, m, err, sizeof(err)) == 0 && m->nparams > 0) {
+			snprintf(ov->calib_source, sizeof(ov->calib_source), "--machine %.200s (%zu parameters)",
+				 o->machine, m->nparams);
+			ov->calib = m;
+		} else {
+			log_warn("%s: not a calibrated machine model (%s): no roofline ceilings from it", o->machine,
+				 m->nparams ? "no parameters" : err);
+			free(m);
+		}
+		free(json);
+		if (ov->calib)
+			return 0;
 	}
-	free(json);
-	if (!ov->calib)
-		free(m);
-	return 0;
+	if ((ov->calib = calib_of_session(st, sid, &rc))) {
+		ov->calib_session = sid;
+		snprintf(ov->calib_source, sizeof(ov->calib_source), "this session's calibration records (%zu parameters)",
+			 ov->calib->nparams);
+		return 0;
+	}
+	if (rc < 0)
+		return rc;
+	int64_t cs = 0;
+	bool later = false;
+	rc = store_calib_for_session(st, sid, &cs, &later);
+	if (rc < 0)
+		return rc;
+	if (rc == 1 && (ov->calib = calib_of_session(st, cs, &rc))) {
+		ov->calib_session = cs;
+		snprintf(ov->calib_source, sizeof(ov->calib_source),
+			 "session %lld, the %s calibration of this board (agent %.60s, board %.40s; %zu parameters)",
+			 (long long)cs, later ? "first (made after this session)" : "latest", ov->agent_id,
+			 ov->board[0] ? ov->board : "-", ov->calib->nparams);
+		return 0;
+	}
+	return rc < 0 ? rc : 0;
 }
 
 /* EDAN inputs from the calibration when no --machine gave them. */
@@ -262,35 +296,31 @@ struct kmodel {
 
 static int load_kernel_model(const char *path, struct kmodel *km)
 {
-	FILE *f = fopen(path, "r");
-	if (!f) {
-		log_error("cannot read the kernel model %s: %s", path, strerror(errno));
+	char err[512];
+	int rc = kernel_model_load(path, &km->e, &km->n, err, sizeof(err));
+	if (rc < 0) {
+		log_error("%s", err);
 		return -EINVAL;
 	}
-	char line[512], err[200];
-	unsigned lineno = 0;
-	int rc = 0;
-	while (fgets(line, sizeof(line), f)) {
-		lineno++;
-		struct kernel_model_entry e;
-		int k = kernel_model_parse_line(line, &e, err, sizeof(err));
-		if (k < 0) {
-			log_error("%s:%u: %s", path, lineno, err);
-			rc = -EINVAL;
-			break;
-		}
-		if (k == 0)
-			continue;
-		struct kernel_model_entry *ne = realloc(km->e, (km->n + 1) * sizeof(*ne));
-		if (!ne) {
-			rc = -ENOMEM;
-			break;
-		}
-		km->e = ne;
-		km->e[km->n++] = e;
-	}
-	fclose(f);
-	return rc;
+	return 0;
+}
+
+/* The models sent with the kernel declarations (agent profile --kernel-model). */
+static int stored_model_cb(const struct store_cl_kernel_row *r, void *arg)
+{
+	struct kmodel *km = arg;
+	if (!(r->model_ops > 0 || r->model_bytes > 0) || km->n >= KERNEL_MODEL_MAX_ENTRIES)
+		return 0;
+	struct kernel_model_entry *ne = realloc(km->e, (km->n + 1) * sizeof(*ne));
+	if (!ne)
+		return -ENOMEM;
+	km->e = ne;
+	memset(&km->e[km->n], 0, sizeof(km->e[0]));
+	copy(km->e[km->n].name, sizeof(km->e[0].name), r->name);
+	km->e[km->n].ops = r->model_ops;
+	km->e[km->n].bytes = r->model_bytes;
+	km->n++;
+	return 0;
 }
 
 struct kgroup {
@@ -307,8 +337,14 @@ static int kernel_dots(struct store *st, int64_t sid, const struct overview_opts
 	if (rc < 0)
 		return rc == -ENOENT ? 0 : rc;
 	*ncmds = d.n;
-	struct kmodel km = {0};
+	struct kmodel km = {0}, stored = {0};
 	if (o->kernel_model && (rc = load_kernel_model(o->kernel_model, &km)) < 0) {
+		cl_data_free(&d);
+		return rc;
+	}
+	if ((rc = store_cl_kernels(st, sid, stored_model_cb, &stored)) < 0) {
+		free(km.e);
+		free(stored.e);
 		cl_data_free(&d);
 		return rc;
 	}
@@ -335,13 +371,15 @@ static int kernel_dots(struct store *st, int64_t sid, const struct overview_opts
 	if (rc == 0 && ng && !roofline_complete(&ov->roof_gpu))
 		overview_note(ov, "OpenCL kernels: no GPU roof (no calibrated peak_gflops and peak_gbps)");
 	for (size_t j = 0; rc == 0 && j < ng; j++) {
-		const struct kernel_model_entry *e = NULL;
-		for (size_t k = 0; k < km.n; k++)
-			if (strcmp(km.e[k].name, g[j].name) == 0)
-				e = &km.e[k];
+		const struct kernel_model_entry *e = kernel_model_find(km.e, km.n, g[j].name);
+		const char *from = o->kernel_model;
+		if (!e) {
+			e = kernel_model_find(stored.e, stored.n, g[j].name);
+			from = "of the session (agent profile --kernel-model)";
+		}
 		if (!e) {
 			overview_note(ov, "kernel %.60s: no W/Q model: add \"%.60s ops=N bytes=N\" (per work-item) to a "
-					  "--kernel-model FILE",
+					  "--kernel-model FILE (of agent profile, or of this command)",
 				      g[j].name, g[j].name);
 			continue;
 		}
@@ -357,7 +395,7 @@ static int kernel_dots(struct store *st, int64_t sid, const struct overview_opts
 		snprintf(dot->source, sizeof(dot->source),
 			 "kernel model %.80s: %g ops, %g bytes per work-item x %.0f work-items; time from %zu OpenCL "
 			 "commands",
-			 o->kernel_model, e->ops, e->bytes, g[j].items, g[j].n);
+			 from, e->ops, e->bytes, g[j].items, g[j].n);
 		if (roofline_place(&ov->roof_gpu, e->ops * g[j].items, e->bytes * g[j].items, g[j].seconds,
 				   &dot->p) == 0)
 			ov->ndots++;
@@ -366,6 +404,7 @@ static int kernel_dots(struct store *st, int64_t sid, const struct overview_opts
 	}
 	free(g);
 	free(km.e);
+	free(stored.e);
 	cl_data_free(&d);
 	return rc;
 }

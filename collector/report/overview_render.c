@@ -47,6 +47,7 @@ static void roof_text(const struct roofline *r, FILE *f)
 void overview_roofline_text(const struct overview *ov, FILE *f)
 {
 	fprintf(f, "roofline (P = min(pi, beta*I)):\n");
+	fprintf(f, "  ceilings from: %s\n", ov->calib ? ov->calib_source : "no calibration (run agent calibrate on the board, or pass --machine FILE)");
 	if (ov->calib) {
 		roof_text(&ov->roof_gpu, f);
 		roof_text(&ov->roof_cpu, f);
@@ -287,6 +288,11 @@ int overview_json(const struct overview *ov, FILE *f)
 	} else {
 		fputc('{', f);
 		json_str_key(f, 1, "source", ov->calib_source);
+		json_key(f, 0, "session");
+		if (ov->calib_session > 0)
+			json_u64(f, (uint64_t)ov->calib_session);
+		else
+			fputs("null", f);
 		json_str_key(f, 0, "device", ov->calib->device);
 		json_key(f, 0, "parameters");
 		json_u64(f, ov->calib->nparams);

@@ -118,7 +118,8 @@ static void test_report_text_sections(void **state)
 		"no counters in this session",
 		"latency sensitivity (eDAG, alpha0 = 100 cycles, m = 2)",
 		"pid 100 tid 101",
-		"calibration: session 1 calibration records (9 parameters)",
+		"calibration: this session's calibration records (9 parameters)",
+		"ceilings from: this session's calibration records",
 	};
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 		if (!strstr(txt, want[i]))

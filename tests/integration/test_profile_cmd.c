@@ -1,0 +1,253 @@
+/* agent profile end to end on PoCL: `agent calibrate --quick` and then
+ * `agent profile -- cl_matmul` against one collector (with --http); the
+ * profile session, with no --machine anywhere, gets the board's calibration:
+ * `collector report` shows which calibration session it used, the roofline
+ * with the kernel's dot (kernel model sent by agent profile) and the CPU dot
+ * (when the session has hardware FP and refill counters; this VM has none:
+ * then the report must say why), the trace windows' latency sensitivity, and
+ * the live /session/N/roofline-gpu.svg draws the kernel's dot. Skipped with
+ * a reason when no OpenCL device works here. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "testproc.h"
+
+static const char *no_opencl; /* why the suite is skipped, NULL if it runs */
+
+struct env {
+	struct tp_env t;
+	int http_port;
+};
+
+static int free_port(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t sl = sizeof(sa);
+	int port = -1;
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
+		port = ntohs(sa.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+static int setup(void **state)
+{
+	struct env *e = calloc(1, sizeof(*e));
+	if (!e || tp_env_setup(&e->t, "profile", false) < 0) {
+		free(e);
+		return -1;
+	}
+	if (!no_opencl) {
+		e->http_port = free_port();
+		char http[64];
+		snprintf(http, sizeof(http), "127.0.0.1:%d", e->http_port);
+		const char *extra[] = {"--http", http, NULL};
+		e->t.collector = tp_start_collector_args(e->t.dir, e->t.db, 0, &e->t.port, e->t.clog, extra);
+		if (e->t.collector < 0) {
+			tp_dump_file(e->t.clog);
+			return -1;
+		}
+		snprintf(e->t.coll, sizeof(e->t.coll), "127.0.0.1:%d", e->t.port);
+	}
+	*state = e;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct env *e = *state;
+	tp_env_teardown(&e->t);
+	free(e);
+	return 0;
+}
+
+static int group_setup(void **state)
+{
+	(void)state;
+	char mm[512];
+	tp_bin("cl-workloads/cl_matmul", mm, sizeof(mm));
+	if (access(mm, X_OK) != 0) {
+		no_opencl = "cl-workloads not built (CONFIG_AGENT_OPENCL off?)";
+		return 0;
+	}
+	char *argv[] = {mm, "16", "1", NULL};
+	pid_t p = tp_spawn(argv, "/dev/null");
+	int status = -1;
+	if (p < 0 || tp_wait(p, 60000, &status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		no_opencl = "no working OpenCL device (cl_matmul fails without the profiler): install pocl-opencl-icd";
+	return 0;
+}
+
+/* Run argv to its end (limit ms), output to log; the exit code. */
+static int run(char **argv, const char *log, int ms)
+{
+	pid_t p = tp_spawn(argv, log);
+	assert_true(p > 0);
+	int status = -1;
+	if (tp_wait(p, ms, &status) < 0) {
+		tp_stop(p, 2000);
+		tp_dump_file(log);
+		fail_msg("%s %s did not finish in %d ms", argv[0], argv[1], ms);
+	}
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+/* GET path from the collector's HTTP server: the status code, body in *body (malloc'd). */
+static int http_get(int port, const char *path, char **body)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	struct timeval tv = {.tv_sec = 30};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return -1;
+	char req[256];
+	int n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", path);
+	if (write(fd, req, (size_t)n) != n) {
+		close(fd);
+		return -1;
+	}
+	size_t cap = 1 << 20, len = 0;
+	char *buf = malloc(cap + 1);
+	ssize_t got;
+	while (buf && len < cap && (got = read(fd, buf + len, cap - len)) > 0)
+		len += (size_t)got;
+	close(fd);
+	if (!buf)
+		return -1;
+	buf[len] = '\0';
+	int code = -1;
+	if (sscanf(buf, "HTTP/1.%*d %d", &code) != 1)
+		code = -1;
+	char *b = strstr(buf, "\r\n\r\n");
+	*body = strdup(b ? b + 4 : "");
+	free(buf);
+	return code;
+}
+
+static void must_have(const char *text, const char *what, const char *where)
+{
+	if (!strstr(text, what))
+		fail_msg("%s lacks \"%s\":\n%.6000s", where, what, text);
+}
+
+static void test_profile_cmd_calibrate_then_profile_reports_without_machine(void **state)
+{
+	struct env *e = *state;
+	if (no_opencl) {
+		fprintf(stderr, "skipped: %s\n", no_opencl);
+		skip();
+	}
+	char agent[512], coll_bin[512], mm[512], kmodel[300], out[300], log[300];
+	tp_bin("agent", agent, sizeof(agent));
+	tp_bin("collector", coll_bin, sizeof(coll_bin));
+	tp_bin("cl-workloads/cl_matmul", mm, sizeof(mm));
+	tp_env_path(&e->t, "kernels.model", kmodel, sizeof(kmodel));
+	tp_env_path(&e->t, "report.txt", out, sizeof(out));
+	tp_env_path(&e->t, "calibrate.log", log, sizeof(log));
+
+	/* 1. the board's calibration, in a session of its own */
+	char *cal[] = {agent, "calibrate", "--collector", e->t.coll, "--spool", e->t.spool, "--agent-id", "board-a",
+		       "--quick", "--only", "device,peak,cpu_peak,mem_slots", NULL};
+	int rc = run(cal, log, 180000);
+	if (rc != 0)
+		tp_dump_file(log);
+	assert_int_equal(rc, 0);
+	int64_t cal_sid = tp_db_int(e->t.db, "SELECT MAX(id) FROM sessions WHERE agent_id='board-a'");
+	assert_true(cal_sid > 0);
+
+	/* 2. the whole capture of one OpenCL program, one session; the naive matmul of
+	 * n = 256 does 2n flops and reads 2n + writes 1 floats per work-item */
+	FILE *f = fopen(kmodel, "w");
+	assert_non_null(f);
+	fprintf(f, "# per work-item of cl_matmul 256\nmatmul ops=512 bytes=2052\n");
+	fclose(f);
+	char *prof[] = {agent, "profile", "--collector", e->t.coll, "--spool", e->t.spool, "--agent-id", "board-a",
+			"--kernel-model", kmodel, "--every", "0.05", "--window", "400", "--max-duty", "20", "--",
+			mm, "256", "12", NULL};
+	rc = run(prof, e->t.alog, 180000);
+	if (rc != 0 || tp_file_count(e->t.alog, "cl_matmul: 256x256 x12") < 1)
+		tp_dump_file(e->t.alog);
+	assert_int_equal(rc, 0);
+	int64_t sid = tp_db_int(e->t.db, "SELECT MAX(id) FROM sessions WHERE agent_id='board-a'");
+	assert_true(sid > cal_sid);
+	/* one session holds every kind */
+	assert_true(tp_db_int(e->t.db, "SELECT COUNT(*) FROM counter_samples WHERE session_id=%lld", (long long)sid) > 0);
+	assert_true(tp_db_int(e->t.db, "SELECT COUNT(*) FROM records WHERE session_id=%lld AND kind='samples'",
+			      (long long)sid) > 0);
+	assert_true(tp_db_int(e->t.db, "SELECT COUNT(*) FROM cl_commands WHERE session_id=%lld AND kernel_id>0",
+			      (long long)sid) == 12);
+	int64_t windows = tp_db_int(e->t.db, "SELECT COUNT(*) FROM trace_windows WHERE session_id=%lld", (long long)sid);
+	if (windows < 1)
+		tp_dump_file(e->t.alog);
+	assert_true(windows >= 1);
+
+	/* 3. the report, no --machine, no --kernel-model */
+	char sidarg[32];
+	snprintf(sidarg, sizeof(sidarg), "%lld", (long long)sid);
+	char *rep[] = {coll_bin, "report", "--store", e->t.db, "--session", sidarg, NULL};
+	assert_int_equal(run(rep, out, 60000), 0);
+	char *text = tp_slurp(out);
+	assert_non_null(text);
+	char want[160];
+	snprintf(want, sizeof(want), "ceilings from: session %lld, the latest calibration of this board", (long long)cal_sid);
+	must_have(text, want, "the report");
+	must_have(text, "  matmul                   GPU ", "the report's roofline");
+	must_have(text, "kernel model of the session (agent profile --kernel-model)", "the report's roofline");
+	must_have(text, "added latency costing 10%", "the report's sensitivity section");
+	if (strstr(text, "no trace windows in this session"))
+		fail_msg("the sensitivity section is empty:\n%s", text);
+	int64_t hw = tp_db_int(e->t.db, "SELECT COUNT(*) FROM events WHERE session_id=%lld AND type IN (0, 3, 4)",
+			       (long long)sid);
+	if (strstr(text, " CPU ") && strstr(text, "counters: W from")) {
+		fprintf(stderr, "CPU dot placed from hardware counters\n");
+	} else if (hw == 0) {
+		must_have(text, "no hardware counters: cannot place CPU dot", "the report (software-only session)");
+		fprintf(stderr, "CPU dot not checked: this machine has no hardware PMU (the report says so)\n");
+	} else {
+		must_have(text, "CPU dot:", "the report (hardware counters without FP/refill events)");
+		fprintf(stderr, "CPU dot not placed: the PMU lacks FP or refill events (the report says why)\n");
+	}
+	free(text);
+
+	/* 4. the live page, which cannot take --machine */
+	char path[96], *body = NULL;
+	snprintf(path, sizeof(path), "/session/%lld/roofline-gpu.svg", (long long)sid);
+	int code = http_get(e->http_port, path, &body);
+	assert_non_null(body);
+	if (code != 200)
+		fail_msg("GET %s: %d\n%.2000s", path, code, body);
+	must_have(body, "<svg", path);
+	must_have(body, "class=\"dot", path);
+	must_have(body, "data-name=\"matmul\"", path);
+	free(body);
+	assert_true(tp_alive(e->t.collector));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_profile_cmd_calibrate_then_profile_reports_without_machine, setup,
+						teardown),
+	};
+	return cmocka_run_group_tests(tests, group_setup, NULL);
+}
