@@ -39,7 +39,7 @@ static const char trace_usage[] =
 	"collector for `collector edag`. Threads of -p are taken in turn unless --tid.\n"
 	"  --window N      instructions per window (default 2000, max 60000)\n"
 	"  --every S       seconds between windows (default 1)\n"
-	"  --max-duty PCT  refuse settings that stop the thread more than PCT %% of the time (default 2)\n";
+	"  --max-duty PCT  refuse settings that stop the thread more than PCT % of the time (default 2)\n";
 
 struct trace_cmd {
 	struct agent_cli cli;

@@ -24,7 +24,7 @@ static const char roofline_usage[] =
 static const char sensitivity_usage[] =
 	"usage: collector sensitivity --store PATH --session N [--machine FILE] [-o PREFIX] [--json]\n"
 	"  Per traced thread (the session's trace windows through the eDAG engine): W, D, W/D, lambda,\n"
-	"  Lambda and the added latency that costs 10%%; -o writes PREFIX.K.svg, the predicted slowdown vs\n"
+	"  Lambda and the added latency that costs 10 %; -o writes PREFIX.K.svg, the predicted slowdown vs\n"
 	"  added latency for m = 1, 2, 4, one per thread (K = 1, 2, ...).\n";
 
 struct aopts {

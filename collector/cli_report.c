@@ -12,6 +12,7 @@
 
 static const char report_usage[] =
 	"usage: collector report --store PATH --session N [--top] [--opencl] [--json] [--symfs DIR] [--limit N]\n"
+	"                        [--format text|json|html] [--machine FILE] [--kernel-model FILE]\n"
 	"  --top      functions with the most CPU samples (symbols resolved on this host)\n"
 	"  --opencl   OpenCL kernels: count, total, mean, p50/p95 device time, queue delay, GPU share\n"
 	"  --symfs    look for the profiled binaries under DIR (like perf --symfs)\n"

@@ -138,6 +138,10 @@ static void test_e2e_counters_plausible(void **state)
 				   "AND v.name IS NULL",
 				   (long long)sid),
 			 0);
+	/* -I 200 prints each interval as perf stat -I does: one task-clock line per row (~10 over 2 s) */
+	int lines = tp_file_count(e->t.alog, " msec  task-clock");
+	fprintf(stderr, "%d per-interval task-clock lines printed\n", lines);
+	assert_true(lines >= 5);
 }
 
 static void test_e2e_exit_code_and_no_collector(void **state)
