@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "edag/edag.h"
 #include "json.h"
+#include "report/cache_model.h"
 #include "log.h"
 #include "store_trace.h"
 
@@ -36,6 +37,7 @@ struct opts {
 	int64_t session, window;
 	struct edag_config cfg;
 	bool json, alpha_set;
+	const char *cache_from; /* where the cache levels came from */
 	unsigned arch;
 	int cpu;
 	size_t max_vertices;
@@ -676,6 +678,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			if (!caches_from_flags) {
 				o->cfg.nlevels = 0;
 				caches_from_flags = true;
+				o->cache_from = "--cache";
 			}
 			if (o->cfg.nlevels >= EDAG_MAX_LEVELS ||
 			    edag_cache_level_parse(optarg, &o->cfg.level[o->cfg.nlevels]) < 0) {
@@ -848,6 +851,9 @@ int cli_edag(int argc, char **argv)
 		if (o.json) {
 			print_json(&o, &r, have_ap ? &ap : NULL);
 		} else {
+			char cm[512];
+			cache_model_describe(&o.cfg, o.cache_from ? o.cache_from : o.machine ? o.machine : "no --cache or --machine", cm, sizeof(cm));
+			printf("cache model: %s\n", cm);
 			for (size_t i = 0; i < r.nres; i++)
 				print_window_text(&o, &r.res[i]);
 			if (have_ap && (r.nres > 1 || ap.coverage_known))

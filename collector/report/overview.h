@@ -56,6 +56,7 @@ struct overview {
 	size_t nnotes;
 	/* latency sensitivity */
 	struct edag_config edag;
+	char edag_source[OV_NOTE_MAX]; /* where its cache levels came from ("" : defaults) */
 	char sens_unit[16]; /* unit of alpha0 and delta10 */
 	double sens_ns_per_unit; /* 0 when unknown */
 	struct sens_row sens[OV_MAX_SENS];

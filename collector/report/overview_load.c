@@ -160,6 +160,8 @@ static int load_calibration(struct store *st, int64_t sid, const struct overview
 		/* the EDAN part (alpha0, m, caches), whatever else the file holds */
 		if (edag_machine_parse(json, len, &ov->edag, err, sizeof(err)) < 0)
 			log_warn("%s: no eDAG machine parameters used: %s", o->machine, err);
+		else
+			snprintf(ov->edag_source, sizeof(ov->edag_source), "--machine %.200s", o->machine);
 		struct calib_model *m = calloc(1, sizeof(*m));
 		if (!m) {
 			free(json);
@@ -530,6 +532,31 @@ static void locality_walls(struct overview *ov, const struct tgroup *g, size_t n
 	ov->nwalls = roofline_walls((double)flops, names, bytes, ov->edag.nlevels, ov->walls, ROOFLINE_MAX_WALLS);
 }
 
+/* The program a session traced, from its target ("cmd ./app args", "riscv64
+ * trace by qemu-plugin: qemu-riscv64 ./prog args"): "app", "prog"; "" if unknown. */
+static void program_of(const char *target, char *out, size_t len)
+{
+	out[0] = '\0';
+	const char *p = NULL;
+	if (strncmp(target, "cmd ", 4) == 0)
+		p = target + 4;
+	else if (strstr(target, " trace by ") && strstr(target, ": "))
+		p = strstr(target, ": ") + 2;
+	for (int word = 0; p && *p && word < 2; word++) {
+		while (*p == ' ')
+			p++;
+		size_t n = strcspn(p, " ");
+		const char *base = p;
+		for (const char *q = p; q < p + n; q++)
+			if (*q == '/')
+				base = q + 1;
+		snprintf(out, len, "%.*s", (int)(p + n - base), base);
+		if (strncmp(out, "qemu-", 5) != 0)
+			return; /* qemu-ARCH runs the program named next */
+		p += n;
+	}
+}
+
 static int sensitivity(struct store *st, int64_t sid, struct overview *ov)
 {
 	struct trace_acc a = {.ov = ov};
@@ -550,7 +577,14 @@ static int sensitivity(struct store *st, int64_t sid, struct overview *ov)
 			continue;
 		struct sens_row *r = &ov->sens[ov->nsens];
 		memset(r, 0, sizeof(*r));
-		snprintf(r->name, sizeof(r->name), "pid %d tid %d", g->pid, g->tid);
+		char prog[40];
+		program_of(ov->target, prog, sizeof(prog));
+		if (prog[0] && g->pid <= 0 && g->tid <= 0)
+			snprintf(r->name, sizeof(r->name), "%s (whole run)", prog);
+		else if (prog[0])
+			snprintf(r->name, sizeof(r->name), "%s tid %d", prog, g->tid);
+		else
+			snprintf(r->name, sizeof(r->name), "pid %d tid %d", g->pid, g->tid);
 		r->windows = ap.windows;
 		r->insns = ap.sampled_insns;
 		r->W = ap.W.value;
@@ -620,6 +654,15 @@ int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, 
 	size_t ncmds = 0;
 	if ((rc = kernel_dots(st, sid, o, ov, &ncmds)) < 0)
 		goto fail;
+	for (size_t i = 0; i < ov->ndots; i++)
+		if (ov->dots[i].p.fraction > 1)
+			overview_note(ov,
+				      "%.60s is ABOVE its roof (%.3g%% of the attainable %.4g GFLOP/s): no program beats the "
+				      "roof, so its W/Q model is wrong (%s) or the %s ceiling is too low (recalibrate)",
+				      ov->dots[i].name, ov->dots[i].p.fraction * 100, ov->dots[i].p.attainable,
+				      ov->dots[i].cpu ? "the FP or refill events over- or under-count"
+						      : "check ops= and bytes= in the kernel model",
+				      ov->dots[i].cpu ? "CPU" : "GPU");
 	if ((rc = sensitivity(st, sid, ov)) < 0)
 		goto fail;
 	if (o->sections) {

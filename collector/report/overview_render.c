@@ -5,6 +5,7 @@
 
 #include "json.h"
 #include "overview.h"
+#include "report/cache_model.h"
 
 /* Calibration parameters shown in the summary, in this order. */
 static const char *const calib_keys[] = {
@@ -60,9 +61,9 @@ void overview_roofline_text(const struct overview *ov, FILE *f)
 			"attainable", "achieved", "bound");
 	for (size_t i = 0; i < ov->ndots; i++) {
 		const struct rl_dot *d = &ov->dots[i];
-		fprintf(f, "  %-24.24s %-4s %11.4g %11.4g %11.4g %8.1f%%  %s\n", d->name, d->cpu ? "CPU" : "GPU",
+		fprintf(f, "  %-24.24s %-4s %11.4g %11.4g %11.4g %8.1f%%  %s%s\n", d->name, d->cpu ? "CPU" : "GPU",
 			d->p.intensity, d->p.achieved, d->p.attainable, d->p.fraction * 100,
-			roofline_bound_name(d->p.bound));
+			roofline_bound_name(d->p.bound), d->p.fraction > 1 ? "  ABOVE ITS ROOF (see the note)" : "");
 		fprintf(f, "      W = %.4g FLOP, Q = %.4g B, t = %.4g s; %s\n", d->p.W, d->p.Q, d->p.seconds, d->source);
 	}
 	for (size_t i = 0; i < ov->nnotes; i++)
@@ -83,8 +84,10 @@ void overview_sensitivity_text(const struct overview *ov, FILE *f)
 {
 	fprintf(f, "latency sensitivity (eDAG, alpha0 = %u %s, m = %g):\n", ov->edag.alpha0, ov->sens_unit,
 		ov->edag.m);
-	if (ov->edag.nlevels == 0)
-		fprintf(f, "  cache model: none (every memory access is a memory vertex; caches come from --machine)\n");
+	char cm[512];
+	cache_model_describe(&ov->edag, ov->edag_source[0] ? ov->edag_source : "no --machine FILE with caches", cm,
+			     sizeof(cm));
+	fprintf(f, "  cache model: %s\n", cm);
 	if (!ov->nsens) {
 		fprintf(f, "  %s\n", ov->sens_note[0] ? ov->sens_note : "no traced threads");
 		return;
@@ -98,7 +101,7 @@ void overview_sensitivity_text(const struct overview *ov, FILE *f)
 		fprintf(f, "  %-20.20s %7zu %12.4g %12.4g %8.3g %12.4g %10.4g %8.3f  %s\n", r->name, r->windows, r->W,
 			r->D, r->w_over_d, r->lambda, r->Lambda, r->mem_share, d10);
 	}
-	fprintf(f, "  (Lambda*a0 is the seed's relative sensitivity: 0.2 means +50%% latency costs 10%%)\n");
+	fprintf(f, "  (Lambda*a0 is the relative sensitivity: 0.2 means +50%% latency costs 10%%)\n");
 }
 
 static void section_text(FILE *f, const char *title, const char *body)
@@ -259,6 +262,12 @@ int overview_json(const struct overview *ov, FILE *f)
 	json_str_key(f, 0, "unit", ov->sens_unit);
 	json_num_key(f, 0, "ns_per_unit", ov->sens_ns_per_unit > 0 ? ov->sens_ns_per_unit : NAN);
 	json_str_key(f, 0, "note", ov->sens_note[0] ? ov->sens_note : NULL);
+	{
+		char cm[512];
+		cache_model_describe(&ov->edag, ov->edag_source[0] ? ov->edag_source : "no --machine FILE with caches",
+				     cm, sizeof(cm));
+		json_str_key(f, 0, "cache_model", cm);
+	}
 	json_key(f, 0, "threads");
 	fputc('[', f);
 	for (size_t i = 0; i < ov->nsens; i++) {

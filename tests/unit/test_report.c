@@ -117,7 +117,7 @@ static void test_report_text_sections(void **state)
 		"pi = 100 GFLOP/s, beta = 10 GB/s, ridge point pi/beta = 10 FLOP/byte",
 		"no counters in this session",
 		"latency sensitivity (eDAG, alpha0 = 100 cycles, m = 2)",
-		"pid 100 tid 101",
+		"fixture tid 101",
 		"calibration: this session's calibration records (9 parameters)",
 		"ceilings from: this session's calibration records",
 	};
