@@ -20,6 +20,7 @@ struct agent_cli {
 	int verbose;        /* -1 quiet, 0 normal, 1 debug */
 	bool need_target;   /* the subcommand profiles a target (exactly one of -p/-a/--CMD) */
 	bool target_optional; /* with need_target: zero targets are accepted too (the subcommand checks) */
+	char spool_buf[512];  /* the default spool: DEFAULT_SPOOL_DIR/<agent id>@<collector> */
 };
 
 /* Called for each option in `extra` (and for extra short options); return 0,

@@ -11,6 +11,7 @@ int cmd_run(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
+int cmd_spool(int argc, char **argv);
 
 #include <stdio.h>
 

@@ -174,6 +174,15 @@ static void test_e2e_exit_code_and_no_collector(void **state)
 	char cmd[512];
 	snprintf(cmd, sizeof(cmd), "test -n \"$(find %s -name '*.spl' -size +0c)\"", e->t.spool);
 	assert_int_equal(system(cmd), 0);
+	/* agent spool ls shows them, agent spool drop removes them */
+	char ls[1024];
+	snprintf(ls, sizeof(ls), "%s spool ls --spool %s | grep -c -- '-[0-9a-f]\\{16\\} ' | grep -qx 1", agent,
+		 e->t.spool);
+	assert_int_equal(system(ls), 0);
+	snprintf(ls, sizeof(ls), "%s spool drop --spool %s >/dev/null", agent, e->t.spool);
+	assert_int_equal(system(ls), 0);
+	snprintf(cmd, sizeof(cmd), "test -z \"$(find %s -name '*.spl')\"", e->t.spool);
+	assert_int_equal(system(cmd), 0);
 }
 
 static void test_e2e_collector_sigkill_restart(void **state)
