@@ -243,10 +243,118 @@ static void test_profile_cmd_calibrate_then_profile_reports_without_machine(void
 	assert_true(tp_alive(e->t.collector));
 }
 
+/* Measures, in the browser, every text of the report's roofline charts (real
+ * font metrics, getBoundingClientRect) and writes "CHARTS n TEXTS a,b OVERLAPS k"
+ * and the overlapping pairs into the page, which --dump-dom then returns. */
+static const char overlap_script[] =
+	"<script>(function(){var out=[],bad=[];"
+	"document.querySelectorAll('figure[class*=roofline] svg').forEach(function(svg){"
+	"var ts=Array.prototype.slice.call(svg.querySelectorAll('text'));"
+	"var bs=ts.map(function(t){return t.getBoundingClientRect();});"
+	"for(var i=0;i<bs.length;i++)for(var j=i+1;j<bs.length;j++){var a=bs[i],b=bs[j];"
+	"if(!a.width||!b.width)continue;"
+	"var ox=Math.min(a.right,b.right)-Math.max(a.left,b.left),oy=Math.min(a.bottom,b.bottom)-Math.max(a.top,b.top);"
+	"if(ox>0.5&&oy>0.5)bad.push(ts[i].textContent+' | '+ts[j].textContent);}"
+	"out.push(ts.length);});"
+	"var d=document.createElement('pre');d.id='overlap-result';"
+	"d.textContent='CHARTS '+out.length+' TEXTS '+out.join(',')+' OVERLAPS '+bad.length+' END\\n'+bad.join('\\n');"
+	"document.body.appendChild(d);})();</script>";
+
+static int chromium(const char *dir, const char *url, const char *opt, const char *out_path)
+{
+	char cmd[2048];
+	snprintf(cmd, sizeof(cmd),
+		 "timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
+		 "--disable-component-update --disable-sync --no-first-run --disable-dev-shm-usage "
+		 "--user-data-dir=%s/chrome-profile %s '%s' >%s 2>%s/chromium.err",
+		 dir, opt, url, out_path, dir);
+	int st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The HTML report of a real profile session (PoCL's close bandwidth ceilings, a kernel
+ * dot) in headless Chromium: a screenshot, and no two texts of a roofline chart overlap. */
+static void test_profile_cmd_report_labels_do_not_overlap_in_chromium(void **state)
+{
+	struct env *e = *state;
+	if (no_opencl) {
+		fprintf(stderr, "skipped: %s\n", no_opencl);
+		skip();
+	}
+	if (system("command -v chromium >/dev/null 2>&1") != 0) {
+		print_message("chromium not installed (apt-get install chromium): browser test skipped\n");
+		skip();
+	}
+	char agent[512], coll_bin[512], mm[512], kmodel[300], html[300], log[300], dom[300], shot[300];
+	tp_bin("agent", agent, sizeof(agent));
+	tp_bin("collector", coll_bin, sizeof(coll_bin));
+	tp_bin("cl-workloads/cl_matmul", mm, sizeof(mm));
+	tp_env_path(&e->t, "kernels.model", kmodel, sizeof(kmodel));
+	tp_env_path(&e->t, "report.html", html, sizeof(html));
+	tp_env_path(&e->t, "calibrate.log", log, sizeof(log));
+	tp_env_path(&e->t, "dom.html", dom, sizeof(dom));
+	tp_env_path(&e->t, "report.png", shot, sizeof(shot));
+	char *cal[] = {agent, "calibrate", "--collector", e->t.coll, "--spool", e->t.spool, "--agent-id", "board-b",
+		       "--quick", "--only", "device,peak,cpu_peak,mem_slots", NULL};
+	assert_int_equal(run(cal, log, 180000), 0);
+	FILE *f = fopen(kmodel, "w");
+	assert_non_null(f);
+	fprintf(f, "matmul ops=512 bytes=2052\n");
+	fclose(f);
+	char *prof[] = {agent, "profile", "--collector", e->t.coll, "--spool", e->t.spool, "--agent-id", "board-b",
+			"--kernel-model", kmodel, "--no-trace", "--", mm, "256", "4", NULL};
+	assert_int_equal(run(prof, e->t.alog, 180000), 0);
+	int64_t sid = tp_db_int(e->t.db, "SELECT MAX(id) FROM sessions WHERE agent_id='board-b'");
+	char sidarg[32];
+	snprintf(sidarg, sizeof(sidarg), "%lld", (long long)sid);
+	char *rep[] = {coll_bin, "report", "--store", e->t.db, "--session", sidarg, "--format", "html", NULL};
+	assert_int_equal(run(rep, html, 60000), 0);
+	/* the page as the collector wrote it, plus the measuring script at its end */
+	f = fopen(html, "a");
+	assert_non_null(f);
+	fputs(overlap_script, f);
+	fclose(f);
+	char url[400];
+	snprintf(url, sizeof(url), "file://%s", html);
+	assert_int_equal(chromium(e->t.dir, url, "--dump-dom", dom), 0);
+	char *text = tp_slurp(dom);
+	assert_non_null(text);
+	const char *res = strstr(text, "id=\"overlap-result\">");
+	if (!res) {
+		tp_dump_file(dom);
+		free(text);
+		fail_msg("the measuring script did not run in chromium");
+	}
+	res = strchr(res, '>') + 1;
+	int charts = 0, overlaps = -1;
+	char texts[64] = "";
+	assert_int_equal(sscanf(res, "CHARTS %d TEXTS %63s OVERLAPS %d", &charts, texts, &overlaps), 3);
+	fprintf(stderr, "chromium: %d roofline chart(s), texts per chart %s, %d overlapping pair(s)\n", charts, texts,
+		overlaps);
+	assert_int_equal(charts, 2); /* the GPU and the CPU roof */
+	if (overlaps != 0)
+		fprintf(stderr, "%.3000s\n", res);
+	free(text);
+	assert_int_equal(overlaps, 0);
+	/* and a screenshot of it */
+	char opt[400];
+	snprintf(opt, sizeof(opt), "--window-size=1200,1800 --screenshot=%s", shot);
+	assert_int_equal(chromium(e->t.dir, url, opt, dom), 0);
+	assert_int_equal(access(shot, R_OK), 0);
+	const char *keep = getenv("PROF_REPORT_SAMPLES");
+	if (keep) {
+		char cmd[1024];
+		snprintf(cmd, sizeof(cmd), "cp %s %s/profile-report-screenshot.png", shot, keep);
+		assert_int_equal(system(cmd), 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_profile_cmd_calibrate_then_profile_reports_without_machine, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_profile_cmd_report_labels_do_not_overlap_in_chromium, setup,
 						teardown),
 	};
 	return cmocka_run_group_tests(tests, group_setup, NULL);
