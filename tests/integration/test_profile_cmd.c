@@ -201,6 +201,21 @@ static void test_profile_cmd_calibrate_then_profile_reports_without_machine(void
 		tp_dump_file(e->t.alog);
 	assert_true(windows >= 1);
 
+	/* the session list names the calibration each session gets */
+	char slist[300];
+	tp_env_path(&e->t, "sessions.json", slist, sizeof(slist));
+	char *ses[] = {coll_bin, "sessions", "--store", e->t.db, "--json", NULL};
+	assert_int_equal(run(ses, slist, 60000), 0);
+	char *sj = tp_slurp(slist);
+	assert_non_null(sj);
+	char needle[64];
+	snprintf(needle, sizeof(needle), "\"calibration_session\":%lld}", (long long)cal_sid);
+	int n_with = 0;
+	for (const char *p = strstr(sj, needle); p; p = strstr(p + 1, needle))
+		n_with++;
+	free(sj);
+	assert_int_equal(n_with, 2); /* the calibration session itself and the profile session */
+
 	/* 3. the report, no --machine, no --kernel-model */
 	char sidarg[32];
 	snprintf(sidarg, sizeof(sidarg), "%lld", (long long)sid);

@@ -17,6 +17,8 @@
 #include "report/overview.h"
 #include "report_fixture.h"
 #include "store.h"
+#include "store_calib.h"
+#include "frame.h"
 
 #define GOLDEN "tests/data/report_overview.golden.json"
 
@@ -153,6 +155,92 @@ static void test_report_missing_session(void **state)
 	assert_int_equal(overview_load(f->st, 99, &oo, &ov), -ENOENT);
 }
 
+/* A session of agent id / board: its Hello, optionally one Calibration record. */
+static int64_t profile_session(struct store *st, const char *agent, const char *board, uint64_t boot, double peak)
+{
+	Prof__Hello h;
+	prof__hello__init(&h);
+	h.schema_version = PROF_SCHEMA_VERSION;
+	h.agent_id = (char *)agent;
+	h.boot_id = boot;
+	h.board = (char *)board;
+	h.machine = "x86_64";
+	h.target = "cmd ./x";
+	h.clock_id = 1;
+	int64_t sid;
+	uint64_t max_seq;
+	assert_int_equal(store_session_open(st, &h, "test", &sid, &max_seq, NULL), 0);
+	if (peak > 0) {
+		Prof__CalibParam p[2], *pp[2];
+		const char *names[2] = {"peak_gflops", "peak_gbps"};
+		for (int i = 0; i < 2; i++) {
+			prof__calib_param__init(&p[i]);
+			p[i].name = (char *)names[i];
+			p[i].unit = i ? "GB/s" : "GFLOP/s";
+			p[i].value = i ? peak / 10 : peak;
+			p[i].method = "test";
+			p[i].confidence = 1;
+			pp[i] = &p[i];
+		}
+		Prof__Calibration cal = PROF__CALIBRATION__INIT;
+		cal.device = "G";
+		cal.benchmark = "peak";
+		cal.n_params = 2;
+		cal.params = pp;
+		Prof__Envelope env = PROF__ENVELOPE__INIT;
+		env.seq = 1;
+		env.body_case = PROF__ENVELOPE__BODY_CALIBRATION;
+		env.calibration = &cal;
+		assert_int_equal(store_put_record(st, sid, &env, 100), 1);
+	}
+	assert_int_equal(store_commit(st), 0);
+	return sid;
+}
+
+static int64_t calib_source_session(struct store *st, int64_t sid, char *src, size_t len)
+{
+	struct overview_opts oo = {.limit = 5};
+	struct overview ov;
+	assert_int_equal(overview_load(st, sid, &oo, &ov), 0);
+	snprintf(src, len, "%s", ov.calib_source);
+	int64_t cs = ov.calib_session;
+	overview_free(&ov);
+	return cs;
+}
+
+/* A profile (agent id + board + machine): the latest calibration before a session
+ * applies to it, a later one when there is none before; other agents' never. */
+static void test_report_profile_calibration_applies_to_later_sessions(void **state)
+{
+	(void)state;
+	struct store *st;
+	assert_int_equal(store_open(":memory:", 0, &st), 0);
+	int64_t c1 = profile_session(st, "board-a", "host", 1, 100);
+	int64_t p2 = profile_session(st, "board-a", "host", 2, 0);
+	int64_t c3 = profile_session(st, "board-a", "host", 3, 200);
+	int64_t p4 = profile_session(st, "board-a", "host", 4, 0);
+	int64_t o5 = profile_session(st, "board-b", "host", 5, 0);	 /* another agent: no calibration */
+	int64_t q6 = profile_session(st, "board-c", "host", 6, 0);	 /* profiled before... */
+	int64_t c7 = profile_session(st, "board-c", "host", 7, 300); /* ...its board was calibrated */
+	char src[OV_NOTE_MAX];
+	assert_int_equal(calib_source_session(st, c1, src, sizeof(src)), c1);
+	assert_non_null(strstr(src, "this session's calibration records"));
+	assert_int_equal(calib_source_session(st, p2, src, sizeof(src)), c1);
+	assert_int_equal(calib_source_session(st, p4, src, sizeof(src)), c3);
+	assert_non_null(strstr(src, "the latest calibration of this board"));
+	assert_int_equal(calib_source_session(st, o5, src, sizeof(src)), 0);
+	assert_int_equal(calib_source_session(st, q6, src, sizeof(src)), c7);
+	assert_non_null(strstr(src, "made after this session"));
+	/* the same choice for the session list */
+	int64_t calib_sid = 0;
+	bool later = false;
+	assert_int_equal(store_calib_for_session(st, p4, &calib_sid, &later), 1);
+	assert_int_equal(calib_sid, c3);
+	assert_false(later);
+	assert_int_equal(store_calib_for_session(st, o5, &calib_sid, &later), 0);
+	store_close(st);
+}
+
 int main(void)
 {
 	log_init("test_report", LOG_LEVEL_WARN);
@@ -162,6 +250,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_report_text_sections, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_report_html_self_contained, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_report_missing_session, setup, teardown),
+		cmocka_unit_test(test_report_profile_calibration_applies_to_later_sessions),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
