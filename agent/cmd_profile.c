@@ -242,7 +242,9 @@ int cmd_profile(int argc, char **argv)
 	struct sampler *sp = NULL;
 #ifdef CONFIG_AGENT_TRACER
 	struct trace_source *ts = NULL;
-	struct trace_source_opts tso = {.window = c->window, .every_s = c->every_s, .max_duty = c->max_duty};
+	/* a short slack: the same loop moves the OpenCL records and the samples */
+	struct trace_source_opts tso = {.window = c->window, .every_s = c->every_s, .max_duty = c->max_duty,
+					.block_slack_ms = 10};
 	if (!c->no_trace && trace_source_new(&ts, &tso, err, sizeof(err)) < 0)
 		log_warn("profile: no trace windows (no latency sensitivity): %s", err);
 #else

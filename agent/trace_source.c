@@ -119,7 +119,8 @@ static void take_window(struct trace_source *ts)
 	pid_t tid = pick_thread(ts);
 	struct trace_window w;
 	char err[256];
-	uint64_t budget = (uint64_t)(budget_ns * 2) + 100000000ull; /* a blocked thread ends the window */
+	uint64_t slack_ns = (uint64_t)(ts->o.block_slack_ms ? ts->o.block_slack_ms : 100) * 1000000ull;
+	uint64_t budget = (uint64_t)(budget_ns * 2) + slack_ns; /* a blocked thread ends the window */
 	int rc = trace_window_capture(ts->dec, tid, n, budget, &w, err, sizeof(err));
 	if (rc < 0) {
 		log_warn("trace: %s", err);

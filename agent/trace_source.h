@@ -24,6 +24,8 @@ struct trace_source_opts {
 	unsigned long window;	/* instructions per window */
 	double every_s;		/* seconds between windows */
 	double max_duty;	/* percent of the time a thread may be stopped */
+	unsigned block_slack_ms; /* a thread blocked in a system call ends its window after twice the
+				    duty budget plus this (0: 100 ms); the agent's loop waits that long */
 };
 
 struct trace_source;
