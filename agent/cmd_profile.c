@@ -255,12 +255,14 @@ int cmd_profile(int argc, char **argv)
 	struct cl_launch cl = {0};
 	bool have_cl = false;
 	if (!c->no_opencl) {
-		if (cl_launch_open(&cl, (enum cl_launch_mode)c->cl_mode, c->libdir, c->cli.so.spool_dir) < 0)
-			goto out;
-		have_cl = true;
-		c->cli.to.extra_env = cl.env;
-		if (nkm && cl_receiver_set_kernel_model(cl.rx, km, nkm) < 0)
-			goto out;
+		if (cl_launch_open(&cl, (enum cl_launch_mode)c->cl_mode, c->libdir, c->cli.so.spool_dir) < 0) {
+			log_warn("profile: no OpenCL timing (see above); the rest is captured");
+		} else {
+			have_cl = true;
+			c->cli.to.extra_env = cl.env;
+			if (nkm && cl_receiver_set_kernel_model(cl.rx, km, nkm) < 0)
+				goto out;
+		}
 	}
 #else
 	if (!c->no_opencl)
@@ -272,7 +274,10 @@ int cmd_profile(int argc, char **argv)
 		goto out;
 	}
 	c->cli.so.target = target_describe(t);
-	c->cli.so.opencl_probe = !c->no_opencl;
+	c->cli.so.opencl_probe = false;
+#ifdef CONFIG_AGENT_OPENCL
+	c->cli.so.opencl_probe = have_cl;
+#endif
 	rc = session_open(&c->s, &c->cli.so, err, sizeof(err));
 	if (rc < 0) {
 		log_error("%s", err);
@@ -294,8 +299,8 @@ int cmd_profile(int argc, char **argv)
 		.ctx = c,
 	};
 	if (sampler_open(&sp, &so, err, sizeof(err)) < 0) {
-		log_error("%s", err);
-		goto out;
+		log_warn("profile: no CPU samples (top functions): %s", err);
+		sp = NULL;
 	}
 	if (loop_create(&l) < 0 || session_attach(c->s, l) < 0)
 		goto out;
@@ -310,8 +315,9 @@ int cmd_profile(int argc, char **argv)
 		goto out;
 	}
 	struct loop_source src;
-	sampler_loop_source(sp, &src);
-	if (target_attach(t, l) < 0 || counter_source_start(cs, l, start_ns) < 0 || loop_add(l, &src) < 0)
+	if (sp)
+		sampler_loop_source(sp, &src);
+	if (target_attach(t, l) < 0 || counter_source_start(cs, l, start_ns) < 0 || (sp && loop_add(l, &src) < 0))
 		goto out;
 #ifdef CONFIG_AGENT_TRACER
 	if (ts && trace_source_start(ts, t, c->s, l, start_ns) < 0)
@@ -322,19 +328,22 @@ int cmd_profile(int argc, char **argv)
 	if (session_fatal(c->s) || rc < 0)
 		goto out;
 	counter_source_finish(cs, end_ns);
-	sampler_flush(sp, end_ns);
-	struct sampler_stats sst;
-	sampler_get_stats(sp, &sst);
+	struct sampler_stats sst = {0};
+	if (sp) {
+		sampler_flush(sp, end_ns);
+		sampler_get_stats(sp, &sst);
+	}
 #ifdef CONFIG_AGENT_OPENCL
 	if (have_cl)
 		cl_receiver_drain(cl.rx);
 #endif
 	session_flush(c->s);
 	counter_source_print_summary(cs, end_ns, target_describe(t), stderr);
-	fprintf(stderr, " samples: %llu of %s at %u Hz (%s back end), %llu lost, %llu records\n",
-		(unsigned long long)sst.samples, sampler_event(sp)->name, c->freq,
-		sampler_backend_name(sampler_backend(sp)), (unsigned long long)sst.lost,
-		(unsigned long long)sst.records);
+	if (sp)
+		fprintf(stderr, " samples: %llu of %s at %u Hz (%s back end), %llu lost, %llu records\n",
+			(unsigned long long)sst.samples, sampler_event(sp)->name, c->freq,
+			sampler_backend_name(sampler_backend(sp)), (unsigned long long)sst.lost,
+			(unsigned long long)sst.records);
 #ifdef CONFIG_AGENT_OPENCL
 	if (have_cl)
 		cl_receiver_print_summary(cl.rx, stderr);

@@ -151,7 +151,7 @@ int cli_roofline(int argc, char **argv)
 		if (!roofline_complete(r.gpu ? &ov.roof_gpu : &ov.roof_cpu)) {
 			log_error("no %s roof to draw: %s", r.gpu ? "GPU" : "CPU",
 				  ov.calib ? "the calibration lacks its peak compute or bandwidth"
-					   : "no calibration: run agent calibrate or pass --machine FILE");
+					   : "no calibration of this board: run agent calibrate on it (same --agent-id) or pass --machine FILE");
 			status = 1;
 		} else if (write_chart(a.out, roof_chart, &r) < 0) {
 			status = 1;

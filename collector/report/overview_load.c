@@ -647,8 +647,10 @@ int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, 
 		roofline_from_calib(ov->calib, true, &ov->roof_cpu);
 		roofline_from_calib(ov->calib, false, &ov->roof_gpu);
 	} else {
-		overview_note(ov, "no calibration: run agent calibrate or pass --machine FILE (the machine model JSON of "
-				  "collector calibrate --model)");
+		overview_note(ov,
+			      "no calibration of this board (agent %.60s, board %.40s): run `agent calibrate --agent-id "
+			      "%.60s` on it (its later sessions then use it), or pass --machine FILE",
+			      ov->agent_id, ov->board[0] ? ov->board : "-", ov->agent_id);
 	}
 	cpu_dot(st, sid, ov);
 	size_t ncmds = 0;
