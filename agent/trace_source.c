@@ -26,7 +26,18 @@ struct trace_source {
 	uint32_t windows, skipped;
 	uint64_t insns, stop_ns;
 	size_t next_task;
+	pid_t tids[64]; /* threads traced (the first 64) */
+	size_t ntids;
 };
+
+static void note_tid(struct trace_source *ts, pid_t tid)
+{
+	for (size_t i = 0; i < ts->ntids; i++)
+		if (ts->tids[i] == tid)
+			return;
+	if (ts->ntids < sizeof(ts->tids) / sizeof(ts->tids[0]))
+		ts->tids[ts->ntids++] = tid;
+}
 
 double trace_source_predicted_duty(const struct trace_source_opts *o)
 {
@@ -132,6 +143,8 @@ static void take_window(struct trace_source *ts)
 		ts->step_ns = 0.5 * ts->step_ns + 0.5 * (double)w.stop_ns / (double)w.n;
 	ts->insns += w.n;
 	ts->stop_ns += w.stop_ns;
+	if (w.n > 0)
+		note_tid(ts, tid);
 	log_debug("trace: window %u of thread %d: %zu instructions, stopped %.2f ms (%s)", ts->windows, (int)tid, w.n,
 		  (double)w.stop_ns / 1e6,
 		  w.end == TRACE_END_COMPLETE ? "complete"
@@ -195,11 +208,20 @@ uint32_t trace_source_windows(const struct trace_source *ts)
 
 void trace_source_print_summary(const struct trace_source *ts, double elapsed, FILE *out)
 {
-	fprintf(out,
-		"\n trace: %u window(s), %llu instructions, thread stopped %.1f ms in %.1f s (%.2f%% duty, cap %g%%)%s\n",
-		ts->windows, (unsigned long long)ts->insns, (double)ts->stop_ns / 1e6, elapsed,
-		elapsed > 0 ? (double)ts->stop_ns / 1e7 / elapsed : 0.0, ts->o.max_duty,
-		ts->skipped ? " — some windows were cut or skipped to respect the cap" : "");
+	double duty = elapsed > 0 ? (double)ts->stop_ns / 1e7 / elapsed : 0.0;
+	if (ts->ntids > 1)
+		fprintf(out,
+			"\n trace: %u window(s), %llu instructions from %zu threads, stopped %.1f ms in %.1f s (%.2f%% "
+			"summed over the threads, %.2f%% each on average; cap %g%% per thread)%s\n",
+			ts->windows, (unsigned long long)ts->insns, ts->ntids, (double)ts->stop_ns / 1e6, elapsed, duty,
+			duty / (double)ts->ntids, ts->o.max_duty,
+			ts->skipped ? " — some windows were cut or skipped to respect the cap" : "");
+	else
+		fprintf(out,
+			"\n trace: %u window(s), %llu instructions, thread stopped %.1f ms in %.1f s (%.2f%% duty, cap "
+			"%g%%)%s\n",
+			ts->windows, (unsigned long long)ts->insns, (double)ts->stop_ns / 1e6, elapsed, duty,
+			ts->o.max_duty, ts->skipped ? " — some windows were cut or skipped to respect the cap" : "");
 }
 
 void trace_source_close(struct trace_source *ts)
