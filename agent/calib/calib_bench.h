@@ -73,6 +73,9 @@ int bench_cache(struct calib_ctx *c, struct calib_result *r);
 int bench_peak(struct calib_ctx *c, struct calib_result *r);
 int bench_cpu_peak(struct calib_ctx *c, struct calib_result *r);
 int bench_mem_slots(struct calib_ctx *c, struct calib_result *r);
+/* The CPU's data caches from sysfs as cpu_cache_l{1,2,3}_{bytes,ways,line_bytes}
+ * and cpu_line_bytes (cpu_caches.c). Returns the levels added. */
+int cpu_caches_params(struct calib_result *r);
 
 /* Helpers shared by the benchmarks (bench_util.c). */
 /* Sattolo: one random cycle through nodes 0..n-1 visited in page-clustered

@@ -204,12 +204,55 @@ static int load_calibration(struct store *st, int64_t sid, const struct overview
 	return rc < 0 ? rc : 0;
 }
 
+#define CAL_L3_MAX_BYTES (32u << 20) /* a larger last level is left out of the model (memory, time) */
+
+/* The CPU's data caches of the calibration (cpu_cache_l*_*, from sysfs) as the
+ * eDAG cache model, when no --machine gave one. Hit latencies are not
+ * measured: 4, 12 and 40 cycles are assumed, and the source says so. */
+static void caches_from_calib(struct overview *ov)
+{
+	static const uint32_t hit[3] = {4, 12, 40};
+	struct edag_config cfg = ov->edag;
+	cfg.nlevels = 0;
+	for (int lv = 1; lv <= 3 && cfg.nlevels < EDAG_MAX_LEVELS; lv++) {
+		char k[48];
+		snprintf(k, sizeof(k), "cpu_cache_l%d_bytes", lv);
+		double b = calib_model_value(ov->calib, k, NAN);
+		snprintf(k, sizeof(k), "cpu_cache_l%d_ways", lv);
+		double w = calib_model_value(ov->calib, k, NAN);
+		snprintf(k, sizeof(k), "cpu_cache_l%d_line_bytes", lv);
+		double l = calib_model_value(ov->calib, k, NAN);
+		if (!(b > 0 && w > 0 && l > 0) || b > (lv == 3 ? CAL_L3_MAX_BYTES : (1u << 30)))
+			break;
+		struct edag_cache_level *c = &cfg.level[cfg.nlevels++];
+		memset(c, 0, sizeof(*c));
+		snprintf(c->name, sizeof(c->name), lv == 1 ? "L1d" : "L%d", lv);
+		c->size = (uint64_t)b;
+		c->assoc = (uint32_t)w;
+		c->line = (uint32_t)l;
+		c->latency = hit[lv - 1];
+		char err[128];
+		if (edag_config_check(&cfg, err, sizeof(err)) < 0) {
+			cfg.nlevels--; /* keep the levels above it */
+			break;
+		}
+	}
+	if (cfg.nlevels == 0)
+		return;
+	ov->edag.nlevels = cfg.nlevels;
+	memcpy(ov->edag.level, cfg.level, sizeof(cfg.level));
+	snprintf(ov->edag_source, sizeof(ov->edag_source),
+		 "the calibration's CPU caches (sizes from the kernel; hit latencies 4/12/40 cycles assumed)");
+}
+
 /* EDAN inputs from the calibration when no --machine gave them. */
 static void edag_from_calib(struct overview *ov, bool machine_given)
 {
 	copy(ov->sens_unit, sizeof(ov->sens_unit), "cost units");
 	if (!ov->calib)
 		return;
+	if (ov->edag.nlevels == 0) /* --machine gave no caches */
+		caches_from_calib(ov);
 	double a0 = calib_model_value(ov->calib, "mem_latency_cycles", NAN);
 	double slots = calib_model_value(ov->calib, "mem_issue_slots", NAN);
 	double ns = calib_model_value(ov->calib, "mem_latency_ns", NAN);

@@ -241,6 +241,73 @@ static void test_report_profile_calibration_applies_to_later_sessions(void **sta
 	store_close(st);
 }
 
+/* The calibration's CPU caches (sysfs, via agent calibrate) become the eDAG
+ * cache model when no --machine gives one, and the report says so; a last
+ * level too large to simulate is left out. */
+static void test_report_cache_model_from_calibration(void **state)
+{
+	(void)state;
+	struct store *st;
+	assert_int_equal(store_open(":memory:", 0, &st), 0);
+	Prof__Hello h;
+	prof__hello__init(&h);
+	h.schema_version = PROF_SCHEMA_VERSION;
+	h.agent_id = "board-x";
+	h.boot_id = 1;
+	h.board = "host";
+	h.clock_id = 1;
+	int64_t sid;
+	uint64_t max_seq;
+	assert_int_equal(store_session_open(st, &h, "test", &sid, &max_seq, NULL), 0);
+	static const struct {
+		const char *name;
+		double v;
+	} pv[] = {{"mem_latency_cycles", 200},	   {"mem_issue_slots", 4},	     {"cpu_cache_l1_bytes", 49152},
+		  {"cpu_cache_l1_ways", 12},	   {"cpu_cache_l1_line_bytes", 64}, {"cpu_cache_l2_bytes", 2097152},
+		  {"cpu_cache_l2_ways", 16},	   {"cpu_cache_l2_line_bytes", 64}, {"cpu_cache_l3_bytes", 503316480},
+		  {"cpu_cache_l3_ways", 16},	   {"cpu_cache_l3_line_bytes", 64}};
+	enum { NP = sizeof(pv) / sizeof(pv[0]) };
+	Prof__CalibParam p[NP], *pp[NP];
+	for (size_t i = 0; i < NP; i++) {
+		prof__calib_param__init(&p[i]);
+		p[i].name = (char *)pv[i].name;
+		p[i].unit = "x";
+		p[i].value = pv[i].v;
+		p[i].method = "test";
+		p[i].confidence = 1;
+		pp[i] = &p[i];
+	}
+	Prof__Calibration cal = PROF__CALIBRATION__INIT;
+	cal.device = "cpu";
+	cal.benchmark = "mem_slots";
+	cal.n_params = NP;
+	cal.params = pp;
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.seq = 1;
+	env.body_case = PROF__ENVELOPE__BODY_CALIBRATION;
+	env.calibration = &cal;
+	assert_int_equal(store_put_record(st, sid, &env, 100), 1);
+	assert_int_equal(store_commit(st), 0);
+	struct overview_opts oo = {.limit = 5};
+	struct overview ov;
+	assert_int_equal(overview_load(st, sid, &oo, &ov), 0);
+	assert_int_equal(ov.edag.nlevels, 2); /* 480 MiB L3 left out */
+	assert_int_equal(ov.edag.level[0].size, 49152);
+	assert_int_equal(ov.edag.level[0].assoc, 12);
+	assert_int_equal(ov.edag.level[1].size, 2097152);
+	assert_int_equal(ov.edag.alpha0, 200);
+	char *txt = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&txt, &len);
+	overview_sensitivity_text(&ov, f);
+	fclose(f);
+	assert_non_null(strstr(txt, "cache model: L1d 48 KiB 12-way 64 B lines (hit 4), L2 2 MiB 16-way"));
+	assert_non_null(strstr(txt, "from the calibration's CPU caches"));
+	free(txt);
+	overview_free(&ov);
+	store_close(st);
+}
+
 int main(void)
 {
 	log_init("test_report", LOG_LEVEL_WARN);
@@ -251,6 +318,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_report_html_self_contained, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_report_missing_session, setup, teardown),
 		cmocka_unit_test(test_report_profile_calibration_applies_to_later_sessions),
+		cmocka_unit_test(test_report_cache_model_from_calibration),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
