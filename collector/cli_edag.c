@@ -11,6 +11,7 @@
 #include "edag/edag.h"
 #include "json.h"
 #include "report/cache_model.h"
+#include "report/program_name.h"
 #include "log.h"
 #include "store_trace.h"
 
@@ -38,6 +39,7 @@ struct opts {
 	struct edag_config cfg;
 	bool json, alpha_set;
 	const char *cache_from; /* where the cache levels came from */
+	char prog[40];		/* the program the stored session traced ("" unknown) */
 	unsigned arch;
 	int cpu;
 	size_t max_vertices;
@@ -65,9 +67,10 @@ static void print_window_text(const struct opts *o, const struct edag_window_res
 	const struct edag_config *c = &o->cfg;
 	struct edag_bounds b;
 	edag_bounds(mt, c->m, c->alpha, c->alpha0, &b);
-	printf("window %u (pid %d, tid %d, t %.6f s, share %.4g, %llu instructions):\n", r->info.index,
-	       r->info.pid, r->info.tid, (double)r->info.t_ns / 1e9, r->info.share,
-	       (unsigned long long)r->n_insns);
+	char who[96];
+	thread_label(o->prog, r->info.pid, r->info.tid, who, sizeof(who));
+	printf("window %u (%s, t %.6f s, share %.4g, %llu instructions):\n", r->info.index, who,
+	       (double)r->info.t_ns / 1e9, r->info.share, (unsigned long long)r->n_insns);
 	printf("  vertices %llu, memory accesses %llu, W %llu memory vertices, D %llu (memory depth)\n",
 	       (unsigned long long)mt->vertices, (unsigned long long)mt->accesses, (unsigned long long)mt->W,
 	       (unsigned long long)mt->D);
@@ -423,11 +426,18 @@ static int store_window(const struct store_trace_row *row, void *arg)
 	return 0;
 }
 
+static int target_cb(const struct store_session_row *row, void *arg)
+{
+	program_of_target(row->target, arg, sizeof(((struct opts *)0)->prog));
+	return 0;
+}
+
 static int run_store(struct run *r)
 {
 	struct store *st;
 	if (cli_open_store(r->o->store, &st) < 0)
 		return -EIO;
+
 	int rc = store_list_trace_windows(st, r->o->session, r->o->window, store_window, r);
 	store_close(st);
 	if (rc == 0)
@@ -824,6 +834,13 @@ int cli_edag(int argc, char **argv)
 	int st = parse_args(argc, argv, &o);
 	if (st >= 0)
 		return st;
+	if (o.store) { /* the traced program names the windows */
+		struct store *sst;
+		if (cli_open_store(o.store, &sst) == 0) {
+			store_get_session(sst, o.session, target_cb, o.prog);
+			store_close(sst);
+		}
+	}
 	struct run r = {.o = &o};
 	if (o.layers) {
 		r.layers = fopen(o.layers, "w");

@@ -10,6 +10,7 @@
 #include "cl_data.h"
 #include "log.h"
 #include "overview.h"
+#include "program_name.h"
 #include "report.h"
 #include "store_opencl.h"
 #include "store_calib.h"
@@ -575,31 +576,6 @@ static void locality_walls(struct overview *ov, const struct tgroup *g, size_t n
 	ov->nwalls = roofline_walls((double)flops, names, bytes, ov->edag.nlevels, ov->walls, ROOFLINE_MAX_WALLS);
 }
 
-/* The program a session traced, from its target ("cmd ./app args", "riscv64
- * trace by qemu-plugin: qemu-riscv64 ./prog args"): "app", "prog"; "" if unknown. */
-static void program_of(const char *target, char *out, size_t len)
-{
-	out[0] = '\0';
-	const char *p = NULL;
-	if (strncmp(target, "cmd ", 4) == 0)
-		p = target + 4;
-	else if (strstr(target, " trace by ") && strstr(target, ": "))
-		p = strstr(target, ": ") + 2;
-	for (int word = 0; p && *p && word < 2; word++) {
-		while (*p == ' ')
-			p++;
-		size_t n = strcspn(p, " ");
-		const char *base = p;
-		for (const char *q = p; q < p + n; q++)
-			if (*q == '/')
-				base = q + 1;
-		snprintf(out, len, "%.*s", (int)(p + n - base), base);
-		if (strncmp(out, "qemu-", 5) != 0)
-			return; /* qemu-ARCH runs the program named next */
-		p += n;
-	}
-}
-
 static int sensitivity(struct store *st, int64_t sid, struct overview *ov)
 {
 	struct trace_acc a = {.ov = ov};
@@ -621,13 +597,8 @@ static int sensitivity(struct store *st, int64_t sid, struct overview *ov)
 		struct sens_row *r = &ov->sens[ov->nsens];
 		memset(r, 0, sizeof(*r));
 		char prog[40];
-		program_of(ov->target, prog, sizeof(prog));
-		if (prog[0] && g->pid <= 0 && g->tid <= 0)
-			snprintf(r->name, sizeof(r->name), "%s (whole run)", prog);
-		else if (prog[0])
-			snprintf(r->name, sizeof(r->name), "%s tid %d", prog, g->tid);
-		else
-			snprintf(r->name, sizeof(r->name), "pid %d tid %d", g->pid, g->tid);
+		program_of_target(ov->target, prog, sizeof(prog));
+		thread_label(prog, g->pid, g->tid, r->name, sizeof(r->name));
 		r->windows = ap.windows;
 		r->insns = ap.sampled_insns;
 		r->W = ap.W.value;
