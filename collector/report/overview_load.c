@@ -298,7 +298,7 @@ static void cpu_dot(struct store *st, int64_t sid, struct overview *ov)
 	if (store_event_summaries(st, sid, event_cb, &a) < 0)
 		return;
 	if (a.nevents == 0) {
-		overview_note(ov, "no counters in this session: no CPU dot (count with agent stat)");
+		overview_note(ov, "no counters in this session: no CPU dot (capture with agent profile, or agent stat)");
 		return;
 	}
 	if (a.hw_events == 0) {
@@ -615,7 +615,7 @@ static int sensitivity(struct store *st, int64_t sid, struct overview *ov)
 		locality_walls(ov, a.g, a.ng);
 		if (a.ng == 0)
 			snprintf(ov->sens_note, sizeof(ov->sens_note),
-				 "no trace windows in this session (record them with the agent's tracer)");
+				 "no trace windows in this session (capture them with agent profile, or agent trace)");
 	}
 	for (size_t i = 0; i < a.ng; i++)
 		free(a.g[i].w);
@@ -688,7 +688,7 @@ int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, 
 			ov->opencl = capture(report_opencl, st, sid, o);
 		else if (o->json)
 			ov->opencl = strdup("{\"commands\":0}");
-		else if (asprintf(&ov->opencl, "OpenCL: no commands in session %lld (profile with `agent run -- ./app`)",
+		else if (asprintf(&ov->opencl, "OpenCL: no commands in session %lld (capture them with `agent profile -- ./app`)",
 				  (long long)sid) < 0)
 			ov->opencl = NULL;
 	}
