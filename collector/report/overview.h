@@ -60,6 +60,7 @@ struct overview {
 	char sens_unit[16]; /* unit of alpha0 and delta10 */
 	double sens_ns_per_unit; /* 0 when unknown */
 	struct sens_row sens[OV_MAX_SENS];
+	uint64_t trace_insns, trace_flops; /* instructions of the trace windows, of which floating point */
 	size_t nsens;
 	char sens_note[OV_NOTE_MAX];
 	/* captured sections (malloc'd, may be NULL) */

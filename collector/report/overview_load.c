@@ -276,6 +276,7 @@ struct cpu_acc {
 	int best;
 	unsigned hw_events, nevents;
 	char hw_names[128];
+	uint64_t instructions; /* the hardware instructions counter's total, 0 if none */
 };
 
 static int event_cb(const struct store_event_summary *ev, void *arg)
@@ -287,6 +288,8 @@ static int event_cb(const struct store_event_summary *ev, void *arg)
 		size_t n = strlen(a->hw_names);
 		snprintf(a->hw_names + n, sizeof(a->hw_names) - n, "%s%s", n ? "," : "", ev->name);
 	}
+	if (ev->type == PERF_TYPE_HW && ev->config == 1 /* PERF_COUNT_HW_INSTRUCTIONS */)
+		a->instructions = ev->total;
 	work_cpu_add(&a->w, ev->name, ev->total, &a->best);
 	return 0;
 }
@@ -305,10 +308,19 @@ static void cpu_dot(struct store *st, int64_t sid, struct overview *ov)
 		overview_note(ov, "no hardware counters: cannot place CPU dot (the session has software events only)");
 		return;
 	}
+	if (!a.w.have_flops && a.instructions > 0 && ov->trace_insns > 0) {
+		/* No FP event (an x86 host, a core without VFP_SPEC): the counted instructions x the share
+		 * of floating-point instructions in the session's trace windows. */
+		a.w.W = (double)a.instructions * (double)ov->trace_flops / (double)ov->trace_insns;
+		a.w.have_flops = ov->trace_flops > 0;
+		snprintf(a.w.flops_from, sizeof(a.w.flops_from), "instructions x FP share %.3g of %llu traced",
+			 (double)ov->trace_flops / (double)ov->trace_insns, (unsigned long long)ov->trace_insns);
+	}
 	if (!a.w.have_flops || !a.w.have_bytes) {
 		overview_note(ov,
 			      "CPU dot: the counters (%s) have no %s events: record FP events (VFP_SPEC/ASE_SPEC, "
-			      "fp_arith_inst_retired.*) and L2D_CACHE_REFILL/LLC misses",
+			      "fp_arith_inst_retired.*; or instructions plus trace windows, as agent profile does) and "
+			      "L2D_CACHE_REFILL/LLC misses",
 			      a.hw_names, !a.w.have_flops ? "floating-point" : "memory-traffic");
 		return;
 	}
@@ -532,8 +544,11 @@ static int trace_cb(const struct store_trace_row *row, void *arg)
 		if ((rc = edag_step(a->st, &in, NULL)) < 0)
 			break;
 		w->n_insns++;
-		if (in.cls == EDAG_FLOAT)
+		a->ov->trace_insns++;
+		if (in.cls == EDAG_FLOAT) {
 			g->flops++;
+			a->ov->trace_flops++;
+		}
 	}
 	if (rc < 0) {
 		log_warn("trace window %u (seq %llu) skipped: %s", tw->window_index, (unsigned long long)row->seq,
@@ -666,10 +681,12 @@ int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, 
 			      "%.60s` on it (its later sessions then use it), or pass --machine FILE",
 			      ov->agent_id, ov->board[0] ? ov->board : "-", ov->agent_id);
 	}
-	cpu_dot(st, sid, ov);
 	size_t ncmds = 0;
 	if ((rc = kernel_dots(st, sid, o, ov, &ncmds)) < 0)
 		goto fail;
+	if ((rc = sensitivity(st, sid, ov)) < 0)
+		goto fail;
+	cpu_dot(st, sid, ov); /* after the traces: their FP share may stand in for an FP counter */
 	for (size_t i = 0; i < ov->ndots; i++)
 		if (ov->dots[i].p.fraction > 1)
 			overview_note(ov,
@@ -679,8 +696,6 @@ int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, 
 				      ov->dots[i].cpu ? "the FP or refill events over- or under-count"
 						      : "check ops= and bytes= in the kernel model",
 				      ov->dots[i].cpu ? "CPU" : "GPU");
-	if ((rc = sensitivity(st, sid, ov)) < 0)
-		goto fail;
 	if (o->sections) {
 		ov->top = capture(report_top, st, sid, o);
 		/* sessions without commands get a hint on how to make some */

@@ -308,6 +308,69 @@ static void test_report_cache_model_from_calibration(void **state)
 	store_close(st);
 }
 
+/* Counters with an instructions and a cache-miss count but no FP event (an x86
+ * host): the trace windows' FP share (1 in 3 of the fixture's instructions)
+ * stands in, and the CPU dot is placed and says where W came from. */
+static void test_report_cpu_dot_from_instructions_and_trace_fp_share(void **state)
+{
+	(void)state;
+	struct store *st;
+	int64_t sid;
+	assert_int_equal(store_open(":memory:", 0, &st), 0);
+	assert_int_equal(rf_make_session(st, &sid), 0);
+	Prof__EventDesc ev[3], *evp[3];
+	static const struct {
+		const char *name, *unit;
+		uint32_t type;
+		uint64_t config;
+	} e[3] = {{"instructions", "", 0, 1}, {"cache-misses", "", 0, 3}, {"task-clock", "ns", 1, 1}};
+	uint32_t ids[3];
+	for (int i = 0; i < 3; i++) {
+		prof__event_desc__init(&ev[i]);
+		ev[i].id = (uint32_t)i + 1;
+		ev[i].name = (char *)e[i].name;
+		ev[i].unit = (char *)e[i].unit;
+		ev[i].type = e[i].type;
+		ev[i].config = e[i].config;
+		evp[i] = &ev[i];
+		ids[i] = (uint32_t)i + 1;
+	}
+	uint64_t t[1] = {1000000000ull}, v[3] = {3000000000ull, 10000000ull, 1000000000ull};
+	Prof__Counters c = PROF__COUNTERS__INIT;
+	c.n_new_events = 3;
+	c.new_events = evp;
+	c.n_event_ids = 3;
+	c.event_ids = ids;
+	c.n_t_ns = 1;
+	c.t_ns = t;
+	c.n_values = 3;
+	c.values = v;
+	c.pid = 100;
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.seq = 10;
+	env.body_case = PROF__ENVELOPE__BODY_COUNTERS;
+	env.counters = &c;
+	assert_int_equal(store_put_record(st, sid, &env, 100), 1);
+	assert_int_equal(store_commit(st), 0);
+	struct overview_opts oo = {.limit = 5};
+	struct overview ov;
+	assert_int_equal(overview_load(st, sid, &oo, &ov), 0);
+	assert_int_equal(ov.trace_insns, 798);
+	assert_int_equal(ov.trace_flops, 266);
+	const struct rl_dot *d = NULL;
+	for (size_t i = 0; i < ov.ndots; i++)
+		if (ov.dots[i].cpu)
+			d = &ov.dots[i];
+	if (!d)
+		fail_msg("no CPU dot; notes: %s", ov.nnotes ? ov.notes[0] : "-");
+	assert_float_equal(d->p.W, 1e9, 1e3);  /* 3e9 instructions x 266/798 */
+	assert_float_equal(d->p.Q, 6.4e8, 1);  /* 1e7 misses x 64 B */
+	assert_float_equal(d->p.seconds, 1, 1e-9);
+	assert_non_null(strstr(d->source, "instructions x FP share 0.333 of 798 traced"));
+	overview_free(&ov);
+	store_close(st);
+}
+
 int main(void)
 {
 	log_init("test_report", LOG_LEVEL_WARN);
@@ -319,6 +382,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_report_missing_session, setup, teardown),
 		cmocka_unit_test(test_report_profile_calibration_applies_to_later_sessions),
 		cmocka_unit_test(test_report_cache_model_from_calibration),
+		cmocka_unit_test(test_report_cpu_dot_from_instructions_and_trace_fp_share),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
