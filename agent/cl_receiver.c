@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cl_layer/cl_msg.h"
+#include "kernel_model.h"
 #include "log.h"
 #include "net.h"
 #include "opencl.pb-c.h"
@@ -49,6 +50,8 @@ struct cl_receiver {
 	uint64_t commands, layer_dropped, bad, not_sent, processes;
 	uint8_t buf[PCL_MSG_MAX + 1];
 	struct pcl_cmd cmd;
+	struct kernel_model_entry *model; /* agent profile --kernel-model */
+	size_t nmodel;
 };
 
 int cl_receiver_open(struct cl_receiver **out, char *err, size_t errlen)
@@ -128,6 +131,28 @@ static uint64_t rel(const struct cl_receiver *r, uint64_t abs_ns)
 	return abs_ns > base ? abs_ns - base : 0;
 }
 
+static void model_of(const struct cl_receiver *r, const struct kernel *k, Prof__ClKernelDesc *kd)
+{
+	const struct kernel_model_entry *e = kernel_model_find(r->model, r->nmodel, k->name);
+	if (e) {
+		kd->model_ops = e->ops;
+		kd->model_bytes = e->bytes;
+	}
+}
+
+int cl_receiver_set_kernel_model(struct cl_receiver *r, const struct kernel_model_entry *e, size_t n)
+{
+	struct kernel_model_entry *c = n ? malloc(n * sizeof(*c)) : NULL;
+	if (n && !c)
+		return -ENOMEM;
+	if (n)
+		memcpy(c, e, n * sizeof(*c));
+	free(r->model);
+	r->model = c;
+	r->nmodel = n;
+	return 0;
+}
+
 static void forward(struct cl_receiver *r, const struct pcl_cmd *c)
 {
 	if (session_drop_generation(r->s) != r->drop_gen) {
@@ -162,6 +187,7 @@ static void forward(struct cl_receiver *r, const struct pcl_cmd *c)
 				kd.name = k->name;
 				kd.program_hash = k->program_hash;
 				kd.build_options = k->options;
+				model_of(r, k, &kd);
 				m.n_new_kernels = 1;
 				m.new_kernels = kds;
 			}
@@ -202,6 +228,7 @@ static void forward(struct cl_receiver *r, const struct pcl_cmd *c)
 		kd.name = k->name;
 		kd.program_hash = k->program_hash;
 		kd.build_options = k->options;
+		model_of(r, k, &kd);
 		m.n_new_kernels = 1;
 		m.new_kernels = kds;
 		k->declared = true;
@@ -371,6 +398,7 @@ void cl_receiver_close(struct cl_receiver *r)
 		free(r->kernels[i].options);
 	}
 	free(r->kernels);
+	free(r->model);
 	free(r);
 }
 

@@ -6,6 +6,7 @@
 #ifndef AGENT_CL_RECEIVER_H
 #define AGENT_CL_RECEIVER_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -21,6 +22,10 @@ int cl_receiver_open(struct cl_receiver **out, char *err, size_t errlen);
 const char *cl_receiver_address(const struct cl_receiver *r);
 /* Forward through s from now on; register with the loop. */
 int cl_receiver_attach(struct cl_receiver *r, struct session *s, struct loop *l);
+/* Declare kernels with this work model (agent profile --kernel-model); the
+ * entries are copied. */
+struct kernel_model_entry;
+int cl_receiver_set_kernel_model(struct cl_receiver *r, const struct kernel_model_entry *e, size_t n);
 /* After the target ended: read what the processes left in their sockets. */
 void cl_receiver_drain(struct cl_receiver *r);
 uint64_t cl_receiver_commands(const struct cl_receiver *r);

@@ -10,6 +10,7 @@
 #include "generated/config.h"
 #include "log.h"
 #include "net.h"
+#include "spool_scope.h"
 
 const char agent_cli_target_help[] =
 	"  -p PID                 all threads of PID (and children they start)\n"
@@ -17,9 +18,14 @@ const char agent_cli_target_help[] =
 	"  -- CMD [ARGS...]       run CMD and profile it (the exit code is CMD's)\n"
 	"  --duration S           stop after S seconds\n";
 
+const char agent_cli_cmd_help[] =
+	"  -- CMD [ARGS...]       run CMD and profile it (the exit code is CMD's)\n"
+	"  --duration S           stop after S seconds\n";
+
 const char agent_cli_common_help[] =
 	"  --collector HOST:PORT  where the collector listens (e.g. 127.0.0.1:7412)\n"
-	"  --spool DIR            on-disk spool for unacknowledged records (default " DEFAULT_SPOOL_DIR ")\n"
+	"  --spool DIR            on-disk spool for unacknowledged records (default\n"
+	"                         " DEFAULT_SPOOL_DIR "/<agent id>@<collector>; see agent spool ls)\n"
 	"  --spool-max MB         spool size cap\n"
 	"  --agent-id ID          name of this agent (default: hostname)\n"
 	"  --token-file F         shared token of a collector started with --token-file\n"
@@ -88,7 +94,7 @@ int agent_cli_parse(int argc, char **argv, struct agent_cli *cli, const char *us
 	memset(cli, 0, sizeof(*cli));
 	cli->need_target = need_target;
 	cli->target_optional = target_optional;
-	cli->so.spool_dir = DEFAULT_SPOOL_DIR;
+	cli->so.spool_dir = NULL;
 	cli->so.spool_mb = CONFIG_SPOOL_MAX_MB;
 	cli->so.flush_timeout_s = 5;
 	bool have_pid = false;
@@ -193,6 +199,14 @@ int agent_cli_parse(int argc, char **argv, struct agent_cli *cli, const char *us
 			  "127.0.0.1:7412)",
 			  cli->so.collector);
 		return EXIT_USAGE;
+	}
+	if (!cli->so.spool_dir) {
+		if (spool_scope_dir(cli->spool_buf, sizeof(cli->spool_buf), DEFAULT_SPOOL_DIR, cli->so.agent_id,
+				    cli->so.collector) < 0) {
+			log_error("the default spool path is too long: pass --spool DIR");
+			return EXIT_USAGE;
+		}
+		cli->so.spool_dir = cli->spool_buf;
 	}
 	int ntargets = have_pid + cli->to.all + (cli->to.cmd != NULL);
 	if (cli->need_target && ntargets != 1 && !(cli->target_optional && ntargets == 0)) {

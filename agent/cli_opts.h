@@ -20,6 +20,7 @@ struct agent_cli {
 	int verbose;        /* -1 quiet, 0 normal, 1 debug */
 	bool need_target;   /* the subcommand profiles a target (exactly one of -p/-a/--CMD) */
 	bool target_optional; /* with need_target: zero targets are accepted too (the subcommand checks) */
+	char spool_buf[512];  /* the default spool: DEFAULT_SPOOL_DIR/<agent id>@<collector> */
 };
 
 /* Called for each option in `extra` (and for extra short options); return 0,
@@ -39,5 +40,7 @@ int agent_cli_ulong(const char *s, unsigned long max, unsigned long *out);  /* 0
  * (-p, -a, -- CMD, --duration) and the session options (collector, spool...). */
 extern const char agent_cli_target_help[];
 extern const char agent_cli_common_help[];
+/* The target options of subcommands that only start a command (run, profile). */
+extern const char agent_cli_cmd_help[];
 
 #endif

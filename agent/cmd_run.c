@@ -21,8 +21,7 @@
 #include "target.h"
 
 #ifdef CONFIG_AGENT_OPENCL
-#include "cl_layer/cl_msg.h"
-#include "cl_receiver.h"
+#include "cl_launch.h"
 #endif
 
 #define OPT_MODE 1000
@@ -41,12 +40,10 @@ static const char run_usage[] =
 	"  --cl-lib DIR    where libprofcl_layer.so / libprofcl_preload.so are (default: lib/ next to\n"
 	"                  the agent binary, or $PROF_CL_LIB_DIR)\n";
 
-enum run_mode { MODE_AUTO, MODE_LAYER, MODE_PRELOAD };
-
 struct run_cmd {
 	struct agent_cli cli;
 	struct gpu_cli gpu;
-	enum run_mode mode;
+	int mode; /* enum cl_launch_mode */
 	const char *libdir;
 };
 
@@ -58,16 +55,16 @@ static int run_option(void *ctx, int opt, const char *arg)
 		return g;
 	switch (opt) {
 	case OPT_MODE:
-		if (strcmp(arg, "layer") == 0)
-			c->mode = MODE_LAYER;
-		else if (strcmp(arg, "preload") == 0)
-			c->mode = MODE_PRELOAD;
-		else if (strcmp(arg, "auto") == 0)
-			c->mode = MODE_AUTO;
-		else {
+#ifdef CONFIG_AGENT_OPENCL
+	{
+		enum cl_launch_mode m;
+		if (cl_launch_parse_mode(arg, &m) < 0) {
 			log_error("--mode: '%s' is not one of layer, preload, auto", arg);
 			return EXIT_USAGE;
 		}
+		c->mode = (int)m;
+	}
+#endif
 		return 0;
 	case OPT_LIBDIR:
 		c->libdir = arg;
@@ -78,95 +75,17 @@ static int run_option(void *ctx, int opt, const char *arg)
 }
 
 #ifdef CONFIG_AGENT_OPENCL
-/* The capture library: DIR/name, checked readable. */
-static int find_library(const char *libdir, const char *name, char *out, size_t len)
-{
-	char dirs[3][PATH_MAX + 32];
-	size_t nd = 0;
-	if (libdir)
-		snprintf(dirs[nd++], sizeof(dirs[0]), "%s", libdir);
-	else if (getenv("PROF_CL_LIB_DIR"))
-		snprintf(dirs[nd++], sizeof(dirs[0]), "%s", getenv("PROF_CL_LIB_DIR"));
-	else {
-		char exe[PATH_MAX - 64];
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-		if (n > 0) {
-			exe[n] = 0;
-			char *slash = strrchr(exe, '/');
-			if (slash)
-				*slash = 0;
-			snprintf(dirs[nd++], sizeof(dirs[0]), "%s/lib", exe);
-			snprintf(dirs[nd++], sizeof(dirs[0]), "%s/../lib/profcl", exe);
-		}
-	}
-	for (size_t i = 0; i < nd; i++) {
-		char path[PATH_MAX + 64];
-		if (snprintf(path, sizeof(path), "%s/%s", dirs[i], name) >= (int)sizeof(path))
-			continue;
-		if (access(path, R_OK) == 0 && realpath(path, out) && strlen(out) < len)
-			return 0;
-	}
-	log_error("cannot find %s (looked in %s%s%s): build it with `make`, or pass --cl-lib DIR", name,
-		  nd ? dirs[0] : "nothing", nd > 1 ? " and " : "", nd > 1 ? dirs[1] : "");
-	return -ENOENT;
-}
-
-/* NAME=ours[:what the environment already has] */
-static char *env_list(const char *name, const char *ours)
-{
-	const char *old = getenv(name);
-	size_t len = strlen(name) + strlen(ours) + (old ? strlen(old) + 1 : 0) + 2;
-	char *s = malloc(len);
-	if (s)
-		snprintf(s, len, "%s=%s%s%s", name, ours, old && *old ? ":" : "", old && *old ? old : "");
-	return s;
-}
-
-static char *env_pair(const char *name, const char *value)
-{
-	size_t len = strlen(name) + strlen(value) + 2;
-	char *s = malloc(len);
-	if (s)
-		snprintf(s, len, "%s=%s", name, value);
-	return s;
-}
-
 static int run_opencl(struct run_cmd *c)
 {
 	char err[1536];
-	char droppath[PATH_MAX + 32];
-	snprintf(droppath, sizeof(droppath), "%s/opencl-dropped.log", c->cli.so.spool_dir);
-	cl_receiver_report_dropfile(droppath);
-
-	enum run_mode mode = c->mode;
-	if (mode == MODE_AUTO)
-		mode = access("/etc/OpenCL/vendors", F_OK) == 0 && !getenv("PROF_CL_LIBRARY") ? MODE_LAYER
-											 : MODE_PRELOAD;
-	char lib[PATH_MAX];
-	if (find_library(c->libdir, mode == MODE_LAYER ? "libprofcl_layer.so" : "libprofcl_preload.so", lib,
-			 sizeof(lib)) < 0)
-		return EXIT_AGENT_ERROR;
-
-	struct cl_receiver *rx = NULL;
+	struct cl_launch cl;
 	struct target *t = NULL;
 	struct session *s = NULL;
 	struct loop *l = NULL;
-	char *env[5] = {NULL};
 	int exit_code = EXIT_AGENT_ERROR;
-	if (cl_receiver_open(&rx, err, sizeof(err)) < 0) {
-		log_error("%s", err);
+	if (cl_launch_open(&cl, (enum cl_launch_mode)c->mode, c->libdir, c->cli.so.spool_dir) < 0)
 		return EXIT_AGENT_ERROR;
-	}
-	env[0] = mode == MODE_LAYER ? env_list("OPENCL_LAYERS", lib) : env_list("LD_PRELOAD", lib);
-	env[1] = env_pair(PCL_ENV_SOCKET, cl_receiver_address(rx));
-	env[2] = env_pair(PCL_ENV_DROPFILE, droppath);
-	if (!env[0] || !env[1] || !env[2]) {
-		log_error("out of memory");
-		goto out;
-	}
-	c->cli.to.extra_env = env;
-	log_info("opencl: %s mode, %s", mode == MODE_LAYER ? "layer" : "preload", lib);
-
+	c->cli.to.extra_env = cl.env;
 	int rc = target_prepare(&t, &c->cli.to, err, sizeof(err));
 	if (rc < 0) {
 		log_error("%s", err);
@@ -180,7 +99,7 @@ static int run_opencl(struct run_cmd *c)
 		goto out;
 	}
 	uint64_t start = clock_mono_ns();
-	if (loop_create(&l) < 0 || session_attach(s, l) < 0 || cl_receiver_attach(rx, s, l) < 0)
+	if (loop_create(&l) < 0 || session_attach(s, l) < 0 || cl_receiver_attach(cl.rx, s, l) < 0)
 		goto out;
 	gpu_cli_start(&c->gpu, s, l);
 	rc = target_release(t);
@@ -194,11 +113,11 @@ static int run_opencl(struct run_cmd *c)
 	uint64_t end = clock_mono_ns();
 	if (session_fatal(s) || rc < 0)
 		goto out;
-	cl_receiver_drain(rx);
+	cl_receiver_drain(cl.rx);
 	gpu_cli_finish(&c->gpu);
 	session_flush(s);
 	fprintf(stderr, "\n OpenCL timing of '%s' (%.3f s):\n", target_describe(t), (double)(end - start) / 1e9);
-	cl_receiver_print_summary(rx, stderr);
+	cl_receiver_print_summary(cl.rx, stderr);
 	gpu_cli_print_summary(&c->gpu, stderr);
 	session_print_summary(s, stderr);
 	exit_code = target_exit_code(t);
@@ -207,9 +126,7 @@ out:
 	session_close(s);
 	loop_destroy(l);
 	target_close(t);
-	cl_receiver_close(rx);
-	for (size_t i = 0; i < 3; i++)
-		free(env[i]);
+	cl_launch_close(&cl);
 	return exit_code;
 }
 #endif
@@ -222,9 +139,9 @@ int cmd_run(int argc, char **argv)
 		GPU_CLI_OPTIONS,
 		{NULL, 0, NULL, 0},
 	};
-	struct run_cmd c = {.mode = MODE_AUTO};
+	struct run_cmd c = {.mode = 0};
 	char usage[6144];
-	snprintf(usage, sizeof(usage), "%s%s%s%s", run_usage, gpu_cli_help, agent_cli_target_help,
+	snprintf(usage, sizeof(usage), "%s%s%s%s", run_usage, gpu_cli_help, agent_cli_cmd_help,
 		 agent_cli_common_help);
 	c.cli.need_target = true;
 	int ex = agent_cli_parse(argc, argv, &c.cli, usage, extra, "", run_option, &c);

@@ -13,29 +13,11 @@
 #include "log.h"
 #include "sysinfo.h"
 
-struct command {
-	const char *name;
-	int (*run)(int argc, char **argv);
-	const char *help;
-};
-
-static const struct command commands[] = {
-	{"stat", cmd_stat, "count perf events of a target, one row per interval (default)"},
-	{"trace", cmd_trace, "sampled instruction-trace windows of a thread (ptrace), for the eDAG analysis"},
-	{"trace-import", cmd_trace_import, "stream a full native trace (QEMU plugin, file or pipe) to the collector"},
-	{"run", cmd_run, "run a command with OpenCL kernel/transfer timing (layer or LD_PRELOAD shim)"},
-	{"record", cmd_record, "sample a target's CPU at -F HZ (bpf or perf ring back end), aggregated per interval"},
-	{"calibrate", cmd_calibrate, "measure the machine (OpenCL device and CPU) for the simulator, roofline and eDAG"},
-};
-
-#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
-
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: agent [SUBCOMMAND] --collector HOST:PORT [options] [-p PID | -a | -- CMD [ARGS...]]\n"
-		     "       agent --version | --features | --help\n\nsubcommands:\n");
-	for (size_t i = 0; i < NCOMMANDS; i++)
-		fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].help);
+		     "       agent --version | --features | --help\n\n");
+	agent_commands_help(out);
 	fprintf(out, "\n'agent SUBCOMMAND --help' shows its options. Without a subcommand: stat.\n");
 }
 
@@ -57,9 +39,9 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		}
-		for (size_t i = 0; i < NCOMMANDS; i++)
-			if (strcmp(argv[1], commands[i].name) == 0)
-				return commands[i].run(argc - 1, argv + 1);
+		const struct agent_command *c = agent_command_find(argv[1]);
+		if (c)
+			return c->run(argc - 1, argv + 1);
 		if (argv[1][0] != '-') {
 			log_error("unknown subcommand '%s' (see agent --help)", argv[1]);
 			return EXIT_USAGE;

@@ -103,6 +103,16 @@ static int add(struct proc_maps *pm, pid_t pid, uint64_t s, uint64_t e, uint64_t
 	return 0;
 }
 
+int proc_maps_add(struct proc_maps *pm, pid_t pid, uint64_t start, uint64_t end, uint64_t pgoff, const char *path)
+{
+	if (end <= start || pid <= 0 || path[0] != '/')
+		return -EINVAL;
+	if (known(pm, pid, start, end, pgoff, path))
+		return 0;
+	int rc = add(pm, pid, start, end, pgoff, path);
+	return rc < 0 ? rc : 1;
+}
+
 int proc_maps_scan(struct proc_maps *pm, pid_t pid, uint64_t now_ns)
 {
 	char fn[64];

@@ -44,6 +44,9 @@ int proc_maps_scan(struct proc_maps *pm, pid_t pid, uint64_t now_ns);
 /* Scan pid if ip is not inside a known mapping of pid and pid was not scanned
  * in the last min_gap_ns. Returns what proc_maps_scan returned, or 0. */
 int proc_maps_ensure(struct proc_maps *pm, pid_t pid, uint64_t ip, uint64_t now_ns, uint64_t min_gap_ns);
+/* One executable file mapping seen as it happened (a perf MMAP/MMAP2 record):
+ * 1 added (undeclared), 0 already known, -errno. */
+int proc_maps_add(struct proc_maps *pm, pid_t pid, uint64_t start, uint64_t end, uint64_t pgoff, const char *path);
 const struct proc_mapping *proc_maps_find(const struct proc_maps *pm, pid_t pid, uint64_t ip);
 /* Parse one /proc/PID/maps line; returns true for an executable file mapping
  * (path starts with '/'). path points into line. */

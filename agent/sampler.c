@@ -170,6 +170,13 @@ int sampler_open(struct sampler **out, const struct sampler_opts *o, char *err, 
 	}
 	if (rc < 0)
 		goto fail;
+	{
+		char why[512];
+		if (mmap_watch_open(&s->mw, o->kind, o->pid, why, sizeof(why)) < 0)
+			log_warn("%s: mappings are read from /proc when first sampled (a program that ends first "
+				 "stays unsymbolized)",
+				 why);
+	}
 	s->last_emit_ns = clock_mono_ns();
 	loop_timer_start(&s->timer, o->interval_ns, s->last_emit_ns);
 	log_info("sampling %s at %u Hz with the %s back end%s", s->ev.name, o->freq_hz, sampler_backend_name(s->ops->id),
@@ -385,6 +392,8 @@ out:
 
 int sampler_flush(struct sampler *s, uint64_t now_ns)
 {
+	if (s->mw)
+		mmap_watch_drain(s->mw, &s->maps); /* mappings first: samples then find them */
 	int rc = s->ops->drain(s, now_ns);
 	if (rc < 0)
 		log_warn("reading samples: %s", strerror(-rc));
@@ -395,13 +404,22 @@ static int src_prepare(void *ctx, struct pollfd *pfd, int max, uint64_t now_ns, 
 {
 	struct sampler *s = ctx;
 	loop_timer_timeout(&s->timer, now_ns, timeout_ms);
-	return s->ops->fds ? s->ops->fds(s, pfd, max, now_ns, timeout_ms) : 0;
+	int n = s->ops->fds ? s->ops->fds(s, pfd, max, now_ns, timeout_ms) : 0;
+	s->mw_first = n;
+	s->mw_n = s->mw && n >= 0 ? mmap_watch_fds(s->mw, pfd + n, max - n) : 0;
+	return n < 0 ? n : n + s->mw_n;
 }
 
 static int src_dispatch(void *ctx, struct pollfd *pfd, int n, uint64_t now_ns)
 {
 	struct sampler *s = ctx;
 	bool ready = false;
+	if (s->mw) {
+		if (s->mw_first < n)
+			mmap_watch_revents(s->mw, pfd + s->mw_first, n - s->mw_first);
+		mmap_watch_drain(s->mw, &s->maps);
+		n = s->mw_first < n ? s->mw_first : n; /* the back end's own fds */
+	}
 	for (int i = 0; i < n; i++)
 		ready |= pfd[i].revents != 0;
 	if (loop_timer_expired(&s->timer, now_ns)) {
@@ -436,6 +454,7 @@ void sampler_close(struct sampler *s)
 		return;
 	if (s->ops && s->ops->close)
 		s->ops->close(s);
+	mmap_watch_close(s->mw);
 	sample_agg_free(&s->agg);
 	stack_table_free(&s->stacks);
 	proc_maps_free(&s->maps);

@@ -7,6 +7,7 @@
 
 #include "generated/config.h"
 
+#include "mmap_watch.h"
 #include "proc_maps.h"
 #include "sample_agg.h"
 #include "sampler.h"
@@ -38,6 +39,8 @@ struct sampler {
 	struct sample_agg agg;
 	struct stack_table stacks;
 	struct proc_maps maps;
+	struct mmap_watch *mw; /* mappings as they happen (NULL: only the lazy /proc scan) */
+	int mw_first, mw_n;    /* its pollfds in the source's array */
 	Prof__TaskTime *tt;  /* task times of the interval (bpf) */
 	size_t ntt, captt;
 	uint64_t lost;       /* since the last record */

@@ -229,6 +229,11 @@ void session_print_summary(const struct session *s, FILE *out)
 		(unsigned long long)st->records_replayed, (unsigned long long)acked,
 		(unsigned long long)spool_records(s->spool),
 		(unsigned long long)(spool_dropped(s->spool) + s->not_spooled), (unsigned long long)st->bytes_sent);
+	if (st->records_replayed)
+		fprintf(out,
+			" (replayed: this run's own records, re-read from its spool %s and sent again after the "
+			"connection was not up or was lost; the collector keeps each once)\n",
+			spool_path(s->spool));
 }
 
 void session_close(struct session *s)

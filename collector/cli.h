@@ -19,6 +19,20 @@ int cli_edag(int argc, char **argv);
 int cli_roofline(int argc, char **argv);    /* cli_analysis.c */
 int cli_sensitivity(int argc, char **argv); /* cli_analysis.c */
 
+/* The subcommand table (cli_commands.c): main() dispatches from it and
+ * `collector --help` lists it. NULL-name terminated. */
+struct cli_command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *synopsis; /* arguments, one line */
+	const char *help;     /* what it does, one line */
+};
+extern const struct cli_command cli_commands[];
+const struct cli_command *cli_command_find(const char *name);
+/* "       collector NAME SYNOPSIS" lines, and the "commands:" list of NAME + help. */
+void cli_commands_usage(FILE *f);
+void cli_commands_help(FILE *f);
+
 /* Open an existing store read-only; errors are logged with what to do. */
 int cli_open_store(const char *path, struct store **out);
 /* Copy s for terminal output: control characters become '?', empty is "-". */

@@ -24,7 +24,7 @@ static const char roofline_usage[] =
 static const char sensitivity_usage[] =
 	"usage: collector sensitivity --store PATH --session N [--machine FILE] [-o PREFIX] [--json]\n"
 	"  Per traced thread (the session's trace windows through the eDAG engine): W, D, W/D, lambda,\n"
-	"  Lambda and the added latency that costs 10%%; -o writes PREFIX.K.svg, the predicted slowdown vs\n"
+	"  Lambda and the added latency that costs 10 %; -o writes PREFIX.K.svg, the predicted slowdown vs\n"
 	"  added latency for m = 1, 2, 4, one per thread (K = 1, 2, ...).\n";
 
 struct aopts {
@@ -151,7 +151,7 @@ int cli_roofline(int argc, char **argv)
 		if (!roofline_complete(r.gpu ? &ov.roof_gpu : &ov.roof_cpu)) {
 			log_error("no %s roof to draw: %s", r.gpu ? "GPU" : "CPU",
 				  ov.calib ? "the calibration lacks its peak compute or bandwidth"
-					   : "no calibration: run agent calibrate or pass --machine FILE");
+					   : "no calibration of this board: run agent calibrate on it (same --agent-id) or pass --machine FILE");
 			status = 1;
 		} else if (write_chart(a.out, roof_chart, &r) < 0) {
 			status = 1;

@@ -10,6 +10,8 @@
 #include "cli.h"
 #include "edag/edag.h"
 #include "json.h"
+#include "report/cache_model.h"
+#include "report/program_name.h"
 #include "log.h"
 #include "store_trace.h"
 
@@ -38,6 +40,8 @@ struct opts {
 	int64_t session, window;
 	struct edag_config cfg;
 	bool json, alpha_set;
+	const char *cache_from; /* where the cache levels came from */
+	char prog[40];		/* the program the stored session traced ("" unknown) */
 	unsigned arch;
 	int cpu;
 	size_t max_vertices;
@@ -59,30 +63,16 @@ struct run {
 
 /* ---------------------------------------------------------------- output */
 
-static void print_cache_model_text(const struct edag_config *c)
-{
-	const char *how = !c->nlevels ? "no caches: every access is a memory vertex"
-			  : c->cache_model == EDAG_CACHE_EDAN
-			      ? "EDAN's: loads probe the line of their first byte, stores are always memory "
-				"vertices, sets rounded down to a power of two"
-			      : "loads and stores probe every line they touch, misses fill";
-	printf("cache model: %s (%s)", edag_cache_model_name(c), how);
-	for (unsigned i = 0; i < c->nlevels; i++)
-		printf("%s %s %llu B %u-way %u B lines latency %u", i ? ";" : ":", c->level[i].name,
-		       (unsigned long long)c->level[i].size, c->level[i].assoc, c->level[i].line,
-		       c->level[i].latency);
-	putchar('\n');
-}
-
 static void print_window_text(const struct opts *o, const struct edag_window_result *r)
 {
 	const struct edag_metrics *mt = &r->mt;
 	const struct edag_config *c = &o->cfg;
 	struct edag_bounds b;
 	edag_bounds(mt, c->m, c->alpha, c->alpha0, &b);
-	printf("window %u (pid %d, tid %d, t %.6f s, share %.4g, %llu instructions):\n", r->info.index,
-	       r->info.pid, r->info.tid, (double)r->info.t_ns / 1e9, r->info.share,
-	       (unsigned long long)r->n_insns);
+	char who[96];
+	thread_label(o->prog, r->info.pid, r->info.tid, who, sizeof(who));
+	printf("window %u (%s, t %.6f s, share %.4g, %llu instructions):\n", r->info.index, who,
+	       (double)r->info.t_ns / 1e9, r->info.share, (unsigned long long)r->n_insns);
 	printf("  vertices %llu, memory accesses %llu, W %llu memory vertices, D %llu (memory depth)\n",
 	       (unsigned long long)mt->vertices, (unsigned long long)mt->accesses, (unsigned long long)mt->W,
 	       (unsigned long long)mt->D);
@@ -440,11 +430,18 @@ static int store_window(const struct store_trace_row *row, void *arg)
 	return 0;
 }
 
+static int target_cb(const struct store_session_row *row, void *arg)
+{
+	program_of_target(row->target, arg, sizeof(((struct opts *)0)->prog));
+	return 0;
+}
+
 static int run_store(struct run *r)
 {
 	struct store *st;
 	if (cli_open_store(r->o->store, &st) < 0)
 		return -EIO;
+
 	int rc = store_list_trace_windows(st, r->o->session, r->o->window, store_window, r);
 	store_close(st);
 	if (rc == 0)
@@ -696,6 +693,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			if (!caches_from_flags) {
 				o->cfg.nlevels = 0;
 				caches_from_flags = true;
+				o->cache_from = "--cache";
 			}
 			if (o->cfg.nlevels >= EDAG_MAX_LEVELS ||
 			    edag_cache_level_parse(optarg, &o->cfg.level[o->cfg.nlevels]) < 0) {
@@ -852,6 +850,13 @@ int cli_edag(int argc, char **argv)
 	int st = parse_args(argc, argv, &o);
 	if (st >= 0)
 		return st;
+	if (o.store) { /* the traced program names the windows */
+		struct store *sst;
+		if (cli_open_store(o.store, &sst) == 0) {
+			store_get_session(sst, o.session, target_cb, o.prog);
+			store_close(sst);
+		}
+	}
 	struct run r = {.o = &o};
 	if (o.layers) {
 		r.layers = fopen(o.layers, "w");
@@ -879,7 +884,9 @@ int cli_edag(int argc, char **argv)
 		if (o.json) {
 			print_json(&o, &r, have_ap ? &ap : NULL);
 		} else {
-			print_cache_model_text(&o.cfg);
+			char cm[512];
+			cache_model_describe(&o.cfg, o.cache_from ? o.cache_from : o.machine ? o.machine : "no --cache or --machine", cm, sizeof(cm));
+			printf("cache model: %s\n", cm);
 			for (size_t i = 0; i < r.nres; i++)
 				print_window_text(&o, &r.res[i]);
 			if (have_ap && (r.nres > 1 || ap.coverage_known))

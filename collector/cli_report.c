@@ -13,6 +13,7 @@
 
 static const char report_usage[] =
 	"usage: collector report --store PATH --session N [--top] [--opencl] [--gpu] [--json] [--symfs DIR] [--limit N]\n"
+	"                        [--format text|json|html] [--machine FILE] [--kernel-model FILE]\n"
 	"  --top      functions with the most CPU samples (symbols resolved on this host)\n"
 	"  --opencl   OpenCL kernels: count, total, mean, p50/p95 device time, queue delay, GPU share\n"
 	"  --gpu      Mali GPU counters per kernel (agent run --gpu) and the counter-derived roofline dot\n"

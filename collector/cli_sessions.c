@@ -1,18 +1,49 @@
 /* `collector sessions`: one line (or JSON object) per session. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 #include "json.h"
+#include "store_calib.h"
 
 static const char sessions_usage[] = "usage: collector sessions --store PATH [--json]\n"
-				     "  List the sessions (one agent process each) stored in PATH.\n";
+				     "  List the sessions (one agent process each) stored in PATH. CALIB: the session\n"
+				     "  whose calibration the reports use (the latest of the same agent id, board and\n"
+				     "  machine; the session itself when it was a calibration).\n";
 
 struct sessions_out {
 	bool json;
 	unsigned n;
+	int64_t *calib; /* by session id: the calibration session of its profile (0: none) */
+	size_t ncalib;
 };
+
+static int calib_cb(int64_t sid, int64_t cal, void *arg)
+{
+	struct sessions_out *o = arg;
+	if (sid <= 0 || sid > 10000000)
+		return 0;
+	if ((size_t)sid >= o->ncalib) {
+		size_t n = (size_t)sid * 2 + 16;
+		int64_t *nc = realloc(o->calib, n * sizeof(*nc));
+		if (!nc)
+			return -ENOMEM;
+		memset(nc + o->ncalib, 0, (n - o->ncalib) * sizeof(*nc));
+		o->calib = nc;
+		o->ncalib = n;
+	}
+	o->calib[sid] = cal;
+	return 0;
+}
+
+static int64_t calib_of(const struct sessions_out *o, int64_t sid)
+{
+	return sid > 0 && (size_t)sid < o->ncalib ? o->calib[sid] : 0;
+}
 
 static int print_session(const struct store_session_row *r, void *arg)
 {
@@ -47,20 +78,27 @@ static int print_session(const struct store_session_row *r, void *arg)
 		json_u64(stdout, r->spool_dropped);
 		json_key(stdout, 0, "samples");
 		json_u64(stdout, r->samples);
+		json_key(stdout, 0, "calibration_session");
+		if (calib_of(o, r->id))
+			json_i64(stdout, calib_of(o, r->id));
+		else
+			fputs("null", stdout);
 		fputc('}', stdout);
 	} else {
-		char agent[64], board[64], kernel[64], target[256], first[32], last[32];
+		char agent[64], board[64], kernel[64], target[256], first[32], last[32], cal[24] = "-";
 		if (o->n == 0)
-			printf("%-4s %-20s %-14s %-20s %-20s %-20s %9s %11s %9s %s\n", "ID", "AGENT", "BOARD",
-			       "KERNEL", "FIRST_SEEN", "LAST_SEEN", "RECORDS", "WIRE_BYTES", "SAMPLES",
+			printf("%-4s %-20s %-14s %-20s %-20s %-20s %9s %11s %9s %-5s %s\n", "ID", "AGENT", "BOARD",
+			       "KERNEL", "FIRST_SEEN", "LAST_SEEN", "RECORDS", "WIRE_BYTES", "SAMPLES", "CALIB",
 			       "TARGET");
+		if (calib_of(o, r->id))
+			snprintf(cal, sizeof(cal), "%lld", (long long)calib_of(o, r->id));
 		printf(
-		    "%-4lld %-20s %-14s %-20s %-20s %-20s %9llu %11llu %9llu %s\n", (long long)r->id,
+		    "%-4lld %-20s %-14s %-20s %-20s %-20s %9llu %11llu %9llu %-5s %s\n", (long long)r->id,
 		    cli_clean(agent, sizeof(agent), r->agent_id), cli_clean(board, sizeof(board), r->board),
 		    cli_clean(kernel, sizeof(kernel), r->kernel_release),
 		    cli_time(first, sizeof(first), r->first_seen), cli_time(last, sizeof(last), r->last_seen),
 		    (unsigned long long)r->records, (unsigned long long)r->wire_bytes,
-		    (unsigned long long)r->samples, cli_clean(target, sizeof(target), r->target));
+		    (unsigned long long)r->samples, cal, cli_clean(target, sizeof(target), r->target));
 	}
 	o->n++;
 	return 0;
@@ -99,13 +137,20 @@ int cli_sessions(int argc, char **argv)
 	struct store *st;
 	if (cli_open_store(path, &st) < 0)
 		return 1;
+	int rc = store_calib_map(st, calib_cb, &o);
+	if (rc < 0) {
+		free(o.calib);
+		store_close(st);
+		return 1;
+	}
 	if (o.json)
 		fputc('[', stdout);
-	int rc = store_list_sessions(st, print_session, &o);
+	rc = store_list_sessions(st, print_session, &o);
 	if (o.json)
 		fputs(o.n ? "\n]\n" : "]\n", stdout);
 	else if (rc == 0 && o.n == 0)
 		fprintf(stderr, "no sessions in %s yet (agents appear after their first Hello)\n", path);
 	store_close(st);
+	free(o.calib);
 	return rc < 0 ? 1 : 0;
 }

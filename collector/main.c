@@ -23,63 +23,65 @@
 #define COLLECTOR_VERSION "0.1.0"
 #define DEFAULT_LISTEN "127.0.0.1:7412"
 
-#define SYNOPSIS                                                                                             \
+#define SERVE_SYNOPSIS                                                                                       \
 	"usage: collector [--listen HOST:PORT] --store PATH [--port-file FILE] [--sync full|normal]\n"       \
-	"                 [--max-conns N] [--http HOST:PORT] [--token-file F] [--max-rate N]\n"           \
+	"                 [--max-conns N] [--http HOST:PORT] [--token-file F] [--max-rate N]\n"              \
 	"                 [--max-sessions-per-agent N] [--hello-timeout S] [--idle-timeout S]\n"             \
-	"                 [--tls-cert F --tls-key F] [--max-frame-kb N] [--http-timeout S]\n"        \
-	"                 [--seq-window N] [--init] [-v] [-q]\n"                                                       \
-	"       collector sessions --store PATH [--json]\n"                                                  \
-	"       collector dump --store PATH --session N [--json] [--rows]\n"                                 \
-	"       collector report --store PATH --session N [--top] [--opencl] [--json]\n"                     \
-	"       collector export --store PATH --session N --perfetto OUT.json\n"                            \
-	"       collector roofline --store PATH --session N [--machine F] [-o OUT.svg|.png]\n"           \
-	"       collector sensitivity --store PATH --session N [--machine F] [-o PREFIX]\n"                             \
-	"       collector --help | --version\n"
+	"                 [--tls-cert F --tls-key F] [--max-frame-kb N] [--http-timeout S]\n"              \
+	"                 [--seq-window N] [--init] [-v] [-q]\n"
 
-static const char short_usage[] = SYNOPSIS "Run 'collector --help' for details.\n";
+static const char serve_help[] =
+	"\n"
+	"Receive agent records on HOST:PORT (default " DEFAULT_LISTEN "; port 0 picks a free port)\n"
+	"and store them in PATH: an SQLite file (created if missing, mode 0600) or a postgresql:// URI.\n"
+	"  --port-file FILE  write the port actually bound (decimal + newline) to FILE\n"
+	"  --sync MODE       full (default): an ack means the record survives a power cut;\n"
+	"                    normal: faster, an ack survives a collector crash only\n"
+	"  --max-conns N     simultaneous agent connections (default 1024)\n"
+	"  --http HOST:PORT  also serve the session list and reports (HTML, JSON, SVG) over HTTP\n"
+	"  --http-timeout S  HTTP requests must arrive whole within S seconds, else 408 (default 10)\n"
+	"  --token-file F    agents must prove this shared token (HMAC of a per-connection\n"
+	"                    challenge); required to listen on a non-loopback address\n"
+	"  --max-rate N      records/s per connection; reading pauses above it (default 5000,\n"
+	"                    0: unlimited)\n"
+	"  --max-sessions-per-agent N  open connections per agent id (default 4)\n"
+	"  --hello-timeout S close connections that sent no Hello (or did not finish the TLS\n"
+	"                    handshake) after S seconds (default 10)\n"
+	"  --idle-timeout S  close agents that sent nothing (not even a heartbeat, every 10 s)\n"
+	"                    for S seconds (default 60; 0: never)\n"
+	"  --tls-cert F --tls-key F  TLS on every connection: certificate chain and private key\n"
+	"                    (PEM); agents then need --tls-ca (the CA that signed it)\n"
+	"  --max-frame-kb N  largest frame accepted, KiB (default CONFIG_MAX_FRAME_KB)\n"
+	"  --seq-window N    a record seq more than N above its session's highest stored seq\n"
+	"                    is refused and the connection closed (default 65536; 0: no check)\n"
+	"  --init            an existing empty (0-byte) --store file may become a new store\n"
+	"                    (without it such a file is refused: it is no store)\n"
+	"  -v, -q            more (debug) / less (warnings only) logging\n"
+	"Connections without a Hello may hold 1/4 of --max-conns, 1/8 from one address; more\n"
+	"evict the oldest of them. One connection per session (agent id + boot id) at a time.\n"
+	"SIGINT/SIGTERM: stop accepting, commit what is buffered, send the last acks, exit 0.\n"
+	"\n";
 
-static const char usage_text[] =
-    SYNOPSIS "\n"
-	     "Receive agent records on HOST:PORT (default " DEFAULT_LISTEN "; port 0 picks a free port)\n"
-	     "and store them in the SQLite database PATH (created if missing, mode 0600).\n"
-	     "  --port-file FILE  write the port actually bound (decimal + newline) to FILE\n"
-	     "  --sync MODE       full (default): an ack means the record survives a power cut;\n"
-	     "                    normal: faster, an ack survives a collector crash only\n"
-	     "  --max-conns N     simultaneous agent connections (default 1024)\n"
-	     "  --http HOST:PORT  also serve the session list and reports (HTML, JSON) over HTTP\n"
-	     "  --http-timeout S  HTTP requests must arrive whole within S seconds, else 408 (default 10)\n"
-	     "  --token-file F    agents must prove this shared token (HMAC of a per-connection\n"
-	     "                    challenge); required to listen on a non-loopback address\n"
-	     "  --max-rate N      records/s per connection; reading pauses above it (default 5000,\n"
-	     "                    0: unlimited)\n"
-	     "  --max-sessions-per-agent N  open connections per agent id (default 4)\n"
-	     "  --hello-timeout S close connections that sent no Hello (or did not finish the TLS\n"
-	     "                    handshake) after S seconds (default 10)\n"
-	     "  --idle-timeout S  close agents that sent nothing (not even a heartbeat, every 10 s)\n"
-	     "                    for S seconds (default 60; 0: never)\n"
-	     "  --tls-cert F --tls-key F  TLS on every connection: certificate chain and private key\n"
-	     "                    (PEM); agents then need --tls-ca (the CA that signed it)\n"
-	     "  --max-frame-kb N  largest frame accepted, KiB (default CONFIG_MAX_FRAME_KB)\n"
-	     "  --seq-window N    a record seq more than N above its session's highest stored seq\n"
-	     "                    is refused and the connection closed (default 65536; 0: no check)\n"
-	     "Connections without a Hello may hold 1/4 of --max-conns, 1/8 from one address; more\n"
-	     "evict the oldest of them. One connection per session (agent id + boot id) at a time.\n"
-	     "  --init            an existing empty (0-byte) --store file may become a new store\n"
-	     "                    (without it such a file is refused: it is no store)\n"
-	     "  -v, -q            more (debug) / less (warnings only) logging\n"
-	     "SIGINT/SIGTERM: stop accepting, commit what is buffered, send the last acks, exit 0.\n"
-	     "\n"
-	     "  sessions          list the sessions in a store\n"
-	     "  dump              show one session: hardware, per-event totals and rates, rows\n"
-	     "  report            analyses of one session (collector report --help)\n";
+/* The usage, generated from the command table (cli_commands.c). */
+static void usage(FILE *f, bool full)
+{
+	fputs(SERVE_SYNOPSIS, f);
+	cli_commands_usage(f);
+	fputs("       collector --help | --version\n", f);
+	if (!full) {
+		fputs("Run 'collector --help' for details.\n", f);
+		return;
+	}
+	fputs(serve_help, f);
+	cli_commands_help(f);
+}
 
 static int usage_error(const char *fmt, const char *arg)
 {
 	fputs("collector: ", stderr);
 	fprintf(stderr, fmt, arg);
 	fputs("\n", stderr);
-	fputs(short_usage, stderr);
+	usage(stderr, false);
 	return 2;
 }
 
@@ -217,20 +219,10 @@ int main(int argc, char **argv)
 {
 	log_init("collector", LOG_LEVEL_INFO);
 	if (argc > 1 && argv[1][0] != '-') {
-		if (strcmp(argv[1], "sessions") == 0)
-			return cli_sessions(argc - 1, argv + 1);
-		if (strcmp(argv[1], "dump") == 0)
-			return cli_dump(argc - 1, argv + 1);
-		if (strcmp(argv[1], "report") == 0)
-			return cli_report(argc - 1, argv + 1);
-		if (strcmp(argv[1], "export") == 0)
-			return cli_export(argc - 1, argv + 1);
-		if (strcmp(argv[1], "calibrate") == 0) return cli_calibrate(argc - 1, argv + 1);
-		if (strcmp(argv[1], "edag") == 0)
-			return cli_edag(argc - 1, argv + 1);
-		if (strcmp(argv[1], "roofline") == 0) return cli_roofline(argc - 1, argv + 1);
-		if (strcmp(argv[1], "sensitivity") == 0) return cli_sensitivity(argc - 1, argv + 1);
-		return usage_error("unknown command '%s'", argv[1]);
+		const struct cli_command *c = cli_command_find(argv[1]);
+		if (!c)
+			return usage_error("unknown command '%s'", argv[1]);
+		return c->run(argc - 1, argv + 1);
 	}
 	static const struct option opts[] = {
 	    {"listen", required_argument, NULL, 'l'},	 {"store", required_argument, NULL, 's'},
@@ -337,14 +329,14 @@ int main(int argc, char **argv)
 			log_set_level(LOG_LEVEL_WARN);
 			break;
 		case 'h':
-			fputs(usage_text, stdout);
+			usage(stdout, true);
 			return 0;
 		case 'V':
 			printf("collector %s (wire schema %u, store schema %d)\n", COLLECTOR_VERSION,
 			       PROF_SCHEMA_VERSION, STORE_SCHEMA_VERSION);
 			return 0;
 		default:
-			fputs(short_usage, stderr);
+			usage(stderr, false);
 			return 2;
 		}
 	}

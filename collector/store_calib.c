@@ -130,3 +130,53 @@ int store_calib_params(struct store *s, int64_t session_id, store_calib_param_cb
 	db_finalize(st);
 	return rc < 0 ? rc : n;
 }
+
+/* Calibrated sessions c of the profile of session s (the outer query's row):
+ * same agent id, board and machine. */
+#define SAME_PROFILE_CALIBRATED                                                                                \
+	" FROM sessions c WHERE c.agent_id = s.agent_id AND COALESCE(c.board, '') = COALESCE(s.board, '')"      \
+	" AND COALESCE(c.machine, '') = COALESCE(s.machine, '')"                                                 \
+	" AND EXISTS (SELECT 1 FROM calib_params p WHERE p.session_id = c.id)"
+
+int store_calib_for_session(struct store *s, int64_t sid, int64_t *calib_sid, bool *later)
+{
+	if (!db_has_table(s->db, "calib_params"))
+		return 0;
+	struct db_stmt *st = store_query(s,
+			       "SELECT COALESCE((SELECT MAX(c.id)" SAME_PROFILE_CALIBRATED " AND c.id < s.id),"
+			       " (SELECT MIN(c.id)" SAME_PROFILE_CALIBRATED " AND c.id > s.id), 0)"
+			       " FROM sessions s WHERE s.id = ?1");
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, sid);
+	int rc = db_step(st);
+	if (rc == 1) {
+		*calib_sid = db_col_i64(st, 0);
+		*later = *calib_sid > sid;
+		rc = *calib_sid > 0;
+	}
+	db_finalize(st);
+	return rc;
+}
+
+int store_calib_map(struct store *s, store_calib_map_cb cb, void *arg)
+{
+	if (!db_has_table(s->db, "calib_params"))
+		return 0;
+	struct db_stmt *st = store_query(s,
+			       "SELECT s.id, COALESCE((SELECT MAX(c.id)" SAME_PROFILE_CALIBRATED " AND c.id <= s.id),"
+			       " (SELECT MIN(c.id)" SAME_PROFILE_CALIBRATED " AND c.id > s.id), 0)"
+			       " FROM sessions s ORDER BY s.id");
+	if (!st)
+		return -EIO;
+	int rc;
+	while ((rc = db_step(st)) == 1) {
+		int stop = cb(db_col_i64(st, 0), db_col_i64(st, 1), arg);
+		if (stop) {
+			db_finalize(st);
+			return stop;
+		}
+	}
+	db_finalize(st);
+	return rc;
+}

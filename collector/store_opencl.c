@@ -21,7 +21,13 @@ static const char cl_schema[] =
 	" end_ns INTEGER, host_enqueue_ns INTEGER, host_complete_ns INTEGER, bytes INTEGER,"
 	" prev_in_queue INTEGER, wait_ids BLOB, mem_read BLOB, mem_written BLOB, dropped_before INTEGER,"
 	" forced_profiling INTEGER, layer_event INTEGER);"
-	"CREATE INDEX IF NOT EXISTS cl_commands_session ON cl_commands(session_id, pid, cmd_id);";
+	"CREATE INDEX IF NOT EXISTS cl_commands_session ON cl_commands(session_id, pid, cmd_id);"
+	"CREATE TABLE IF NOT EXISTS cl_kernel_models (session_id INTEGER NOT NULL, kernel_id INTEGER NOT NULL,"
+	" ops REAL, bytes REAL, PRIMARY KEY(session_id, kernel_id)) WITHOUT ROWID;";
+
+static const char model_insert[] =
+	"INSERT INTO cl_kernel_models (session_id, kernel_id, ops, bytes) VALUES (?1, ?2, ?3, ?4)"
+	" ON CONFLICT (session_id, kernel_id) DO UPDATE SET ops = excluded.ops, bytes = excluded.bytes";
 
 static const char kernel_insert[] =
 	"INSERT INTO cl_kernels (session_id, kernel_id, name, program_hash, build_options)"
@@ -72,6 +78,17 @@ static int put_cl(struct store *s, int64_t sid, const Prof__Envelope *env)
 		int rc = db_run(st);
 		if (rc < 0)
 			return rc;
+		if (k->model_ops > 0 || k->model_bytes > 0) {
+			struct db_stmt *ms = store_stmt(s, model_insert);
+			if (!ms)
+				return -EIO;
+			db_bind_i64(ms, 1, sid);
+			db_bind_i64(ms, 2, k->id);
+			db_bind_double(ms, 3, k->model_ops);
+			db_bind_double(ms, 4, k->model_bytes);
+			if ((rc = db_run(ms)) < 0)
+				return rc;
+		}
 	}
 	st = store_stmt(s, command_insert);
 	if (!st)
@@ -125,9 +142,13 @@ int store_cl_kernels(struct store *s, int64_t sid, store_cl_kernel_cb cb, void *
 {
 	if (!have_tables(s))
 		return 0;
-	struct db_stmt *st = store_query(s,
-			       "SELECT kernel_id, name, program_hash, build_options FROM cl_kernels"
-			       " WHERE session_id = ?1 ORDER BY kernel_id");
+	bool models = db_has_table(s->db, "cl_kernel_models"); /* stores written before kernel models */
+	struct db_stmt *st = store_query(s, models ? "SELECT k.kernel_id, k.name, k.program_hash, k.build_options,"
+						     " m.ops, m.bytes FROM cl_kernels k LEFT JOIN cl_kernel_models m"
+						     " ON m.session_id = k.session_id AND m.kernel_id = k.kernel_id"
+						     " WHERE k.session_id = ?1 ORDER BY k.kernel_id"
+						   : "SELECT kernel_id, name, program_hash, build_options FROM cl_kernels"
+						     " WHERE session_id = ?1 ORDER BY kernel_id");
 	if (!st)
 		return -EIO;
 	db_bind_i64(st, 1, sid);
@@ -138,6 +159,8 @@ int store_cl_kernels(struct store *s, int64_t sid, store_cl_kernel_cb cb, void *
 			.name = db_col_text(st, 1),
 			.program_hash = db_col_u64(st, 2),
 			.build_options = db_col_text(st, 3),
+			.model_ops = models ? db_col_double(st, 4) : 0,
+			.model_bytes = models ? db_col_double(st, 5) : 0,
 		};
 		int stop = cb(&r, arg);
 		if (stop) {

@@ -16,6 +16,7 @@ struct store_cl_kernel_row {
 	const char *name;
 	uint64_t program_hash;
 	const char *build_options;
+	double model_ops, model_bytes; /* per work-item, from agent profile --kernel-model; 0: none */
 };
 typedef int (*store_cl_kernel_cb)(const struct store_cl_kernel_row *row, void *arg);
 

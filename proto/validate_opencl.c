@@ -1,6 +1,7 @@
 #include "validate_opencl.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,6 +24,10 @@ static int check_kernel(const Prof__ClKernelDesc *k, char *err, size_t errlen)
 	if (k->build_options && strlen(k->build_options) > VALIDATE_CL_MAX_OPTIONS)
 		return fail(err, errlen, "cl_command: kernel %u build options longer than %u bytes", k->id,
 			    VALIDATE_CL_MAX_OPTIONS);
+	if (!isfinite(k->model_ops) || !isfinite(k->model_bytes) || k->model_ops < 0 || k->model_bytes < 0 ||
+	    k->model_ops > 1e15 || k->model_bytes > 1e15)
+		return fail(err, errlen, "cl_command: kernel %u model ops %g / bytes %g outside [0, 1e15]", k->id,
+			    k->model_ops, k->model_bytes);
 	return 0;
 }
 

@@ -281,7 +281,7 @@ static int ways(struct chase *ch, struct calib_result *r, double line, double l1
 		 WAYS_JUMP);
 	if (drc == 0) {
 		cr_param(r, "l1_assoc", d.value, "ways", method, spread, d.confidence);
-		cr_param(r, "l1_set_bytes", d.value * line, "bytes", "l1_assoc x l1_line_bytes (the seed's set size)", spread,
+		cr_param(r, "l1_set_bytes", d.value * line, "bytes", "l1_assoc x l1_line_bytes (the set size)", spread,
 			 d.confidence);
 	} else {
 		cr_param(r, "l1_assoc", (double)kmax, "ways", "no jump up to the sweep's end: lower bound", INFINITY, 0);

@@ -102,7 +102,7 @@ int bench_granularity(struct calib_ctx *c, struct calib_result *r)
 			 top, d.aux);
 	else
 		snprintf(method, sizeof(method),
-			 "branch-order flag test (seed 2.4), W = %zu..2: largest group whose halves run lock-stepped", top);
+			 "branch-order flag test, W = %zu..2: largest group whose halves run lock-stepped", top);
 	cr_param(r, "granularity", d.value, "work-items", method, 0, d.confidence);
 	size_t mult = cl_kernel_wg_multiple(p, "gran");
 	if (mult)

@@ -18,7 +18,7 @@ int cr_param(struct calib_result *r, const char *name, double value, const char 
 	snprintf(p->method, sizeof(p->method), "%s", method);
 	p->value = value;
 	p->spread = isnan(spread) ? 0 : spread < 0 ? INFINITY : spread;
-	p->confidence = !(confidence >= 0) ? 0 : confidence > 1 ? 1 : confidence;
+	p->confidence = calib_confidence_bounded(confidence, p->spread);
 	p->flagged = p->spread > CALIB_SPREAD_MAX || p->confidence < CALIB_CONFIDENCE_MIN;
 	return 0;
 }

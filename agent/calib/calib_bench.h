@@ -75,6 +75,9 @@ int bench_cache(struct calib_ctx *c, struct calib_result *r);
 int bench_peak(struct calib_ctx *c, struct calib_result *r);
 int bench_cpu_peak(struct calib_ctx *c, struct calib_result *r);
 int bench_mem_slots(struct calib_ctx *c, struct calib_result *r);
+/* The CPU's data caches from sysfs as cpu_cache_l{1,2,3}_{bytes,ways,line_bytes}
+ * and cpu_line_bytes (cpu_caches.c). Returns the levels added. */
+int cpu_caches_params(struct calib_result *r);
 
 /* Physical peaks (phys_probe.c, common/calib/calib_phys.h): the clock measured
  * with dependent adds (MHz, NAN if it cannot), the CPU as the formulas need it,

@@ -133,5 +133,6 @@ int bench_mem_slots(struct calib_ctx *c, struct calib_result *r)
 		 "1..32 independent chains in one thread: first count reaching 90%% of the peak throughput (x%.1f over one)",
 		 d.aux);
 	cr_param(r, "mem_issue_slots", d.value, "chains", method, st.spread, d.confidence);
+	cpu_caches_params(r); /* the cache model the eDAG analysis of this CPU's traces uses */
 	return 0;
 }

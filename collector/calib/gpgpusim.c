@@ -126,7 +126,7 @@ int calib_gpgpusim_write(const struct calib_model *m, const char *base, FILE *f)
 		src(why, sizeof(why), cu);
 		set(c, "-gpgpu_n_clusters", v, why);
 		set(c, "-gpgpu_n_cores_per_cluster", "1",
-		    "one SIMT core per cluster: each OpenCL compute unit is one core (seed 2.2)");
+		    "one SIMT core per cluster: each OpenCL compute unit is one core");
 	} else {
 		keep(c, "-gpgpu_n_clusters", "compute_units not measured");
 		keep(c, "-gpgpu_n_cores_per_cluster", "compute_units not measured");
@@ -190,7 +190,7 @@ int calib_gpgpusim_write(const struct calib_model *m, const char *base, FILE *f)
 			 l2size, l2line, l2assoc);
 		set(c, "-gpgpu_cache:dl2", v, why);
 	} else {
-		keep(c, "-gpgpu_cache:dl2", "the L2 set structure is not measured (the seed keeps it too)");
+		keep(c, "-gpgpu_cache:dl2", "the L2 set structure is not measured: kept from the base configuration");
 	}
 	const struct calib_param *clk = calib_model_get(m, "clock_mhz");
 	struct opt *cd = find(c, "-gpgpu_clock_domains");

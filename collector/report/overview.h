@@ -26,7 +26,7 @@
 #define OV_JSON_SCHEMA "prof-report/1"
 
 struct overview_opts {
-	const char *machine;	  /* --machine FILE: calibration when the session has none */
+	const char *machine;	  /* --machine FILE: overrides the calibration of the session's profile */
 	const char *kernel_model; /* --kernel-model FILE */
 	const char *symfs;	  /* for --top */
 	unsigned limit;		  /* rows of the --top / --opencl tables */
@@ -45,6 +45,7 @@ struct overview {
 	/* calibration ("" source: none) */
 	char calib_source[OV_NOTE_MAX];
 	struct calib_model *calib; /* NULL when there is none */
+	int64_t calib_session;	   /* the session whose calibration records it is; 0: --machine or none */
 	/* roofline */
 	struct roofline roof_cpu, roof_gpu;
 	struct roofline_wall walls[ROOFLINE_MAX_WALLS]; /* on the CPU chart (eDAG cache model) */
@@ -55,9 +56,11 @@ struct overview {
 	size_t nnotes;
 	/* latency sensitivity */
 	struct edag_config edag;
+	char edag_source[OV_NOTE_MAX]; /* where its cache levels came from ("" : defaults) */
 	char sens_unit[16]; /* unit of alpha0 and delta10 */
 	double sens_ns_per_unit; /* 0 when unknown */
 	struct sens_row sens[OV_MAX_SENS];
+	uint64_t trace_insns, trace_flops; /* instructions of the trace windows, of which floating point */
 	size_t nsens;
 	char sens_note[OV_NOTE_MAX];
 	/* captured sections (malloc'd, may be NULL) */

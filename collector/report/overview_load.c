@@ -11,7 +11,9 @@
 #include "gpu.h"
 #include "log.h"
 #include "overview.h"
+#include "program_name.h"
 #include "report.h"
+#include "store_opencl.h"
 #include "store_calib.h"
 #include "store_trace.h"
 #include "work_model.h"
@@ -125,48 +127,124 @@ static int calib_cb(const struct store_calib_param_row *r, void *arg)
 	return 0;
 }
 
-static int load_calibration(struct store *st, int64_t sid, const struct overview_opts *o, struct overview *ov)
+static struct calib_model *calib_of_session(struct store *st, int64_t sid, int *rc)
 {
 	struct calib_model *m = calloc(1, sizeof(*m));
-	if (!m)
-		return -ENOMEM;
+	if (!m) {
+		*rc = -ENOMEM;
+		return NULL;
+	}
 	int n = store_calib_params(st, sid, calib_cb, m);
 	if (n > 0 && m->nparams > 0) {
-		snprintf(ov->calib_source, sizeof(ov->calib_source), "session %lld calibration records (%zu parameters)",
-			 (long long)sid, m->nparams);
 		copy(m->source, sizeof(m->source), "stored Calibration records");
-		ov->calib = m;
+		return m;
 	}
-	char *json = NULL;
-	size_t len = 0;
+	*rc = n < 0 && n != -ENOENT ? n : 0;
+	free(m);
+	return NULL;
+}
+
+/* The calibration: --machine FILE (an override), else the session's own
+ * Calibration records, else the latest calibration of its profile (same agent
+ * id, board and machine: store_calib_for_session). */
+static int load_calibration(struct store *st, int64_t sid, const struct overview_opts *o, struct overview *ov)
+{
+	int rc = 0;
 	if (o->machine) {
-		int rc = read_text(o->machine, &json, &len);
+		char *json = NULL;
+		size_t len = 0;
+		rc = read_text(o->machine, &json, &len);
 		if (rc < 0) {
 			log_error("cannot read the machine model %s: %s", o->machine, strerror(-rc));
-			free(m);
-			ov->calib = NULL;
 			return -EINVAL;
 		}
 		char err[256];
 		/* the EDAN part (alpha0, m, caches), whatever else the file holds */
 		if (edag_machine_parse(json, len, &ov->edag, err, sizeof(err)) < 0)
 			log_warn("%s: no eDAG machine parameters used: %s", o->machine, err);
-		if (!ov->calib) {
-			memset(m, 0, sizeof(*m));
-			if (calib_model_parse_json(json, len, m, err, sizeof(err)) == 0 && m->nparams > 0) {
-				snprintf(ov->calib_source, sizeof(ov->calib_source), "--machine %.200s (%zu parameters)",
-					 o->machine, m->nparams);
-				ov->calib = m;
-			} else {
-				log_warn("%s: not a calibrated machine model (%s): no roofline ceilings from it",
-					 o->machine, m->nparams ? "no parameters" : err);
-			}
+		else
+			snprintf(ov->edag_source, sizeof(ov->edag_source), "--machine %.200s", o->machine);
+		struct calib_model *m = calloc(1, sizeof(*m));
+		if (!m) {
+			free(json);
+			return -ENOMEM;
+		}
+		if (calib_model_parse_json(json, len, m, err, sizeof(err)) == 0 && m->nparams > 0) {
+			snprintf(ov->calib_source, sizeof(ov->calib_source), "--machine %.200s (%zu parameters)",
+				 o->machine, m->nparams);
+			ov->calib = m;
+		} else {
+			log_warn("%s: not a calibrated machine model (%s): no roofline ceilings from it", o->machine,
+				 m->nparams ? "no parameters" : err);
+			free(m);
+		}
+		free(json);
+		if (ov->calib)
+			return 0;
+	}
+	if ((ov->calib = calib_of_session(st, sid, &rc))) {
+		ov->calib_session = sid;
+		snprintf(ov->calib_source, sizeof(ov->calib_source), "this session's calibration records (%zu parameters)",
+			 ov->calib->nparams);
+		return 0;
+	}
+	if (rc < 0)
+		return rc;
+	int64_t cs = 0;
+	bool later = false;
+	rc = store_calib_for_session(st, sid, &cs, &later);
+	if (rc < 0)
+		return rc;
+	if (rc == 1 && (ov->calib = calib_of_session(st, cs, &rc))) {
+		ov->calib_session = cs;
+		snprintf(ov->calib_source, sizeof(ov->calib_source),
+			 "session %lld, the %s calibration of this board (agent %.60s, board %.40s; %zu parameters)",
+			 (long long)cs, later ? "first (made after this session)" : "latest", ov->agent_id,
+			 ov->board[0] ? ov->board : "-", ov->calib->nparams);
+		return 0;
+	}
+	return rc < 0 ? rc : 0;
+}
+
+#define CAL_L3_MAX_BYTES (32u << 20) /* a larger last level is left out of the model (memory, time) */
+
+/* The CPU's data caches of the calibration (cpu_cache_l*_*, from sysfs) as the
+ * eDAG cache model, when no --machine gave one. Hit latencies are not
+ * measured: 4, 12 and 40 cycles are assumed, and the source says so. */
+static void caches_from_calib(struct overview *ov)
+{
+	static const uint32_t hit[3] = {4, 12, 40};
+	struct edag_config cfg = ov->edag;
+	cfg.nlevels = 0;
+	for (int lv = 1; lv <= 3 && cfg.nlevels < EDAG_MAX_LEVELS; lv++) {
+		char k[48];
+		snprintf(k, sizeof(k), "cpu_cache_l%d_bytes", lv);
+		double b = calib_model_value(ov->calib, k, NAN);
+		snprintf(k, sizeof(k), "cpu_cache_l%d_ways", lv);
+		double w = calib_model_value(ov->calib, k, NAN);
+		snprintf(k, sizeof(k), "cpu_cache_l%d_line_bytes", lv);
+		double l = calib_model_value(ov->calib, k, NAN);
+		if (!(b > 0 && w > 0 && l > 0) || b > (lv == 3 ? CAL_L3_MAX_BYTES : (1u << 30)))
+			break;
+		struct edag_cache_level *c = &cfg.level[cfg.nlevels++];
+		memset(c, 0, sizeof(*c));
+		snprintf(c->name, sizeof(c->name), lv == 1 ? "L1d" : "L%d", lv);
+		c->size = (uint64_t)b;
+		c->assoc = (uint32_t)w;
+		c->line = (uint32_t)l;
+		c->latency = hit[lv - 1];
+		char err[128];
+		if (edag_config_check(&cfg, err, sizeof(err)) < 0) {
+			cfg.nlevels--; /* keep the levels above it */
+			break;
 		}
 	}
-	free(json);
-	if (!ov->calib)
-		free(m);
-	return 0;
+	if (cfg.nlevels == 0)
+		return;
+	ov->edag.nlevels = cfg.nlevels;
+	memcpy(ov->edag.level, cfg.level, sizeof(cfg.level));
+	snprintf(ov->edag_source, sizeof(ov->edag_source),
+		 "the calibration's CPU caches (sizes from the kernel; hit latencies 4/12/40 cycles assumed)");
 }
 
 /* EDAN inputs from the calibration when no --machine gave them. */
@@ -175,6 +253,8 @@ static void edag_from_calib(struct overview *ov, bool machine_given)
 	copy(ov->sens_unit, sizeof(ov->sens_unit), "cost units");
 	if (!ov->calib)
 		return;
+	if (ov->edag.nlevels == 0) /* --machine gave no caches */
+		caches_from_calib(ov);
 	double a0 = calib_model_value(ov->calib, "mem_latency_cycles", NAN);
 	double slots = calib_model_value(ov->calib, "mem_issue_slots", NAN);
 	double ns = calib_model_value(ov->calib, "mem_latency_ns", NAN);
@@ -197,6 +277,7 @@ struct cpu_acc {
 	int best;
 	unsigned hw_events, nevents;
 	char hw_names[128];
+	uint64_t instructions; /* the hardware instructions counter's total, 0 if none */
 };
 
 static int event_cb(const struct store_event_summary *ev, void *arg)
@@ -208,6 +289,8 @@ static int event_cb(const struct store_event_summary *ev, void *arg)
 		size_t n = strlen(a->hw_names);
 		snprintf(a->hw_names + n, sizeof(a->hw_names) - n, "%s%s", n ? "," : "", ev->name);
 	}
+	if (ev->type == PERF_TYPE_HW && ev->config == 1 /* PERF_COUNT_HW_INSTRUCTIONS */)
+		a->instructions = ev->total;
 	work_cpu_add(&a->w, ev->name, ev->total, &a->best);
 	return 0;
 }
@@ -219,17 +302,26 @@ static void cpu_dot(struct store *st, int64_t sid, struct overview *ov)
 	if (store_event_summaries(st, sid, event_cb, &a) < 0)
 		return;
 	if (a.nevents == 0) {
-		overview_note(ov, "no counters in this session: no CPU dot (count with agent stat)");
+		overview_note(ov, "no counters in this session: no CPU dot (capture with agent profile, or agent stat)");
 		return;
 	}
 	if (a.hw_events == 0) {
 		overview_note(ov, "no hardware counters: cannot place CPU dot (the session has software events only)");
 		return;
 	}
+	if (!a.w.have_flops && a.instructions > 0 && ov->trace_insns > 0) {
+		/* No FP event (an x86 host, a core without VFP_SPEC): the counted instructions x the share
+		 * of floating-point instructions in the session's trace windows. */
+		a.w.W = (double)a.instructions * (double)ov->trace_flops / (double)ov->trace_insns;
+		a.w.have_flops = ov->trace_flops > 0;
+		snprintf(a.w.flops_from, sizeof(a.w.flops_from), "instructions x FP share %.3g of %llu traced",
+			 (double)ov->trace_flops / (double)ov->trace_insns, (unsigned long long)ov->trace_insns);
+	}
 	if (!a.w.have_flops || !a.w.have_bytes) {
 		overview_note(ov,
 			      "CPU dot: the counters (%s) have no %s events: record FP events (VFP_SPEC/ASE_SPEC, "
-			      "fp_arith_inst_retired.*) and L2D_CACHE_REFILL/LLC misses",
+			      "fp_arith_inst_retired.*; or instructions plus trace windows, as agent profile does) and "
+			      "L2D_CACHE_REFILL/LLC misses",
 			      a.hw_names, !a.w.have_flops ? "floating-point" : "memory-traffic");
 		return;
 	}
@@ -263,35 +355,31 @@ struct kmodel {
 
 static int load_kernel_model(const char *path, struct kmodel *km)
 {
-	FILE *f = fopen(path, "r");
-	if (!f) {
-		log_error("cannot read the kernel model %s: %s", path, strerror(errno));
+	char err[512];
+	int rc = kernel_model_load(path, &km->e, &km->n, err, sizeof(err));
+	if (rc < 0) {
+		log_error("%s", err);
 		return -EINVAL;
 	}
-	char line[512], err[200];
-	unsigned lineno = 0;
-	int rc = 0;
-	while (fgets(line, sizeof(line), f)) {
-		lineno++;
-		struct kernel_model_entry e;
-		int k = kernel_model_parse_line(line, &e, err, sizeof(err));
-		if (k < 0) {
-			log_error("%s:%u: %s", path, lineno, err);
-			rc = -EINVAL;
-			break;
-		}
-		if (k == 0)
-			continue;
-		struct kernel_model_entry *ne = realloc(km->e, (km->n + 1) * sizeof(*ne));
-		if (!ne) {
-			rc = -ENOMEM;
-			break;
-		}
-		km->e = ne;
-		km->e[km->n++] = e;
-	}
-	fclose(f);
-	return rc;
+	return 0;
+}
+
+/* The models sent with the kernel declarations (agent profile --kernel-model). */
+static int stored_model_cb(const struct store_cl_kernel_row *r, void *arg)
+{
+	struct kmodel *km = arg;
+	if (!(r->model_ops > 0 || r->model_bytes > 0) || km->n >= KERNEL_MODEL_MAX_ENTRIES)
+		return 0;
+	struct kernel_model_entry *ne = realloc(km->e, (km->n + 1) * sizeof(*ne));
+	if (!ne)
+		return -ENOMEM;
+	km->e = ne;
+	memset(&km->e[km->n], 0, sizeof(km->e[0]));
+	copy(km->e[km->n].name, sizeof(km->e[0].name), r->name);
+	km->e[km->n].ops = r->model_ops;
+	km->e[km->n].bytes = r->model_bytes;
+	km->n++;
+	return 0;
 }
 
 struct kgroup {
@@ -308,8 +396,14 @@ static int kernel_dots(struct store *st, int64_t sid, const struct overview_opts
 	if (rc < 0)
 		return rc == -ENOENT ? 0 : rc;
 	*ncmds = d.n;
-	struct kmodel km = {0};
+	struct kmodel km = {0}, stored = {0};
 	if (o->kernel_model && (rc = load_kernel_model(o->kernel_model, &km)) < 0) {
+		cl_data_free(&d);
+		return rc;
+	}
+	if ((rc = store_cl_kernels(st, sid, stored_model_cb, &stored)) < 0) {
+		free(km.e);
+		free(stored.e);
 		cl_data_free(&d);
 		return rc;
 	}
@@ -336,13 +430,15 @@ static int kernel_dots(struct store *st, int64_t sid, const struct overview_opts
 	if (rc == 0 && ng && !roofline_complete(&ov->roof_gpu))
 		overview_note(ov, "OpenCL kernels: no GPU roof (no calibrated peak_gflops and peak_gbps)");
 	for (size_t j = 0; rc == 0 && j < ng; j++) {
-		const struct kernel_model_entry *e = NULL;
-		for (size_t k = 0; k < km.n; k++)
-			if (strcmp(km.e[k].name, g[j].name) == 0)
-				e = &km.e[k];
+		const struct kernel_model_entry *e = kernel_model_find(km.e, km.n, g[j].name);
+		const char *from = o->kernel_model;
+		if (!e) {
+			e = kernel_model_find(stored.e, stored.n, g[j].name);
+			from = "of the session (agent profile --kernel-model)";
+		}
 		if (!e) {
 			overview_note(ov, "kernel %.60s: no W/Q model: add \"%.60s ops=N bytes=N\" (per work-item) to a "
-					  "--kernel-model FILE",
+					  "--kernel-model FILE (of agent profile, or of this command)",
 				      g[j].name, g[j].name);
 			continue;
 		}
@@ -358,7 +454,7 @@ static int kernel_dots(struct store *st, int64_t sid, const struct overview_opts
 		snprintf(dot->source, sizeof(dot->source),
 			 "kernel model %.80s: %g ops, %g bytes per work-item x %.0f work-items; time from %zu OpenCL "
 			 "commands",
-			 o->kernel_model, e->ops, e->bytes, g[j].items, g[j].n);
+			 from, e->ops, e->bytes, g[j].items, g[j].n);
 		if (roofline_place(&ov->roof_gpu, e->ops * g[j].items, e->bytes * g[j].items, g[j].seconds,
 				   &dot->p) == 0)
 			ov->ndots++;
@@ -367,6 +463,7 @@ static int kernel_dots(struct store *st, int64_t sid, const struct overview_opts
 	}
 	free(g);
 	free(km.e);
+	free(stored.e);
 	cl_data_free(&d);
 	return rc;
 }
@@ -448,8 +545,11 @@ static int trace_cb(const struct store_trace_row *row, void *arg)
 		if ((rc = edag_step(a->st, &in, NULL)) < 0)
 			break;
 		w->n_insns++;
-		if (in.cls == EDAG_FLOAT)
+		a->ov->trace_insns++;
+		if (in.cls == EDAG_FLOAT) {
 			g->flops++;
+			a->ov->trace_flops++;
+		}
 	}
 	if (rc < 0) {
 		log_warn("trace window %u (seq %llu) skipped: %s", tw->window_index, (unsigned long long)row->seq,
@@ -512,7 +612,9 @@ static int sensitivity(struct store *st, int64_t sid, struct overview *ov)
 			continue;
 		struct sens_row *r = &ov->sens[ov->nsens];
 		memset(r, 0, sizeof(*r));
-		snprintf(r->name, sizeof(r->name), "pid %d tid %d", g->pid, g->tid);
+		char prog[40];
+		program_of_target(ov->target, prog, sizeof(prog));
+		thread_label(prog, g->pid, g->tid, r->name, sizeof(r->name));
 		r->windows = ap.windows;
 		r->insns = ap.sampled_insns;
 		r->W = ap.W.value;
@@ -529,7 +631,7 @@ static int sensitivity(struct store *st, int64_t sid, struct overview *ov)
 		locality_walls(ov, a.g, a.ng);
 		if (a.ng == 0)
 			snprintf(ov->sens_note, sizeof(ov->sens_note),
-				 "no trace windows in this session (record them with the agent's tracer)");
+				 "no trace windows in this session (capture them with agent profile, or agent trace)");
 	}
 	for (size_t i = 0; i < a.ng; i++)
 		free(a.g[i].w);
@@ -575,15 +677,26 @@ int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, 
 		roofline_from_calib(ov->calib, true, &ov->roof_cpu);
 		roofline_from_calib(ov->calib, false, &ov->roof_gpu);
 	} else {
-		overview_note(ov, "no calibration: run agent calibrate or pass --machine FILE (the machine model JSON of "
-				  "collector calibrate --model)");
+		overview_note(ov,
+			      "no calibration of this board (agent %.60s, board %.40s): run `agent calibrate --agent-id "
+			      "%.60s` on it (its later sessions then use it), or pass --machine FILE",
+			      ov->agent_id, ov->board[0] ? ov->board : "-", ov->agent_id);
 	}
-	cpu_dot(st, sid, ov);
 	size_t ncmds = 0;
 	if ((rc = kernel_dots(st, sid, o, ov, &ncmds)) < 0)
 		goto fail;
 	if ((rc = sensitivity(st, sid, ov)) < 0)
 		goto fail;
+	cpu_dot(st, sid, ov); /* after the traces: their FP share may stand in for an FP counter */
+	for (size_t i = 0; i < ov->ndots; i++)
+		if (ov->dots[i].p.fraction > 1)
+			overview_note(ov,
+				      "%.60s is ABOVE its roof (%.3g%% of the attainable %.4g GFLOP/s): no program beats the "
+				      "roof, so its W/Q model is wrong (%s) or the %s ceiling is too low (recalibrate)",
+				      ov->dots[i].name, ov->dots[i].p.fraction * 100, ov->dots[i].p.attainable,
+				      ov->dots[i].cpu ? "the FP or refill events over- or under-count"
+						      : "check ops= and bytes= in the kernel model",
+				      ov->dots[i].cpu ? "CPU" : "GPU");
 	if (o->sections) {
 		ov->top = capture(report_top, st, sid, o);
 		/* sessions without commands get a hint on how to make some */
@@ -591,7 +704,7 @@ int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, 
 			ov->opencl = capture(report_opencl, st, sid, o);
 		else if (o->json)
 			ov->opencl = strdup("{\"commands\":0}");
-		else if (asprintf(&ov->opencl, "OpenCL: no commands in session %lld (profile with `agent run -- ./app`)",
+		else if (asprintf(&ov->opencl, "OpenCL: no commands in session %lld (capture them with `agent profile -- ./app`)",
 				  (long long)sid) < 0)
 			ov->opencl = NULL;
 		if (report_gpu_present(st, sid)) {

@@ -5,6 +5,7 @@
 
 #include "json.h"
 #include "overview.h"
+#include "report/cache_model.h"
 
 /* Calibration parameters shown in the summary, in this order. */
 static const char *const calib_keys[] = {
@@ -49,6 +50,7 @@ static void roof_text(const struct roofline *r, FILE *f)
 void overview_roofline_text(const struct overview *ov, FILE *f)
 {
 	fprintf(f, "roofline (P = min(pi, beta*I)):\n");
+	fprintf(f, "  ceilings from: %s\n", ov->calib ? ov->calib_source : "no calibration (run agent calibrate on the board, or pass --machine FILE)");
 	if (ov->calib) {
 		roof_text(&ov->roof_gpu, f);
 		roof_text(&ov->roof_cpu, f);
@@ -61,9 +63,9 @@ void overview_roofline_text(const struct overview *ov, FILE *f)
 			"attainable", "achieved", "bound");
 	for (size_t i = 0; i < ov->ndots; i++) {
 		const struct rl_dot *d = &ov->dots[i];
-		fprintf(f, "  %-24.24s %-4s %11.4g %11.4g %11.4g %8.1f%%  %s\n", d->name, d->cpu ? "CPU" : "GPU",
+		fprintf(f, "  %-24.24s %-4s %11.4g %11.4g %11.4g %8.1f%%  %s%s\n", d->name, d->cpu ? "CPU" : "GPU",
 			d->p.intensity, d->p.achieved, d->p.attainable, d->p.fraction * 100,
-			roofline_bound_name(d->p.bound));
+			roofline_bound_name(d->p.bound), d->p.fraction > 1 ? "  ABOVE ITS ROOF (see the note)" : "");
 		fprintf(f, "      W = %.4g FLOP, Q = %.4g B, t = %.4g s; %s\n", d->p.W, d->p.Q, d->p.seconds, d->source);
 	}
 	for (size_t i = 0; i < ov->nnotes; i++)
@@ -84,8 +86,10 @@ void overview_sensitivity_text(const struct overview *ov, FILE *f)
 {
 	fprintf(f, "latency sensitivity (eDAG, alpha0 = %u %s, m = %g):\n", ov->edag.alpha0, ov->sens_unit,
 		ov->edag.m);
-	if (ov->edag.nlevels == 0)
-		fprintf(f, "  cache model: none (every memory access is a memory vertex; caches come from --machine)\n");
+	char cm[512];
+	cache_model_describe(&ov->edag, ov->edag_source[0] ? ov->edag_source : "no --machine FILE with caches", cm,
+			     sizeof(cm));
+	fprintf(f, "  cache model: %s\n", cm);
 	if (!ov->nsens) {
 		fprintf(f, "  %s\n", ov->sens_note[0] ? ov->sens_note : "no traced threads");
 		return;
@@ -99,7 +103,7 @@ void overview_sensitivity_text(const struct overview *ov, FILE *f)
 		fprintf(f, "  %-20.20s %7zu %12.4g %12.4g %8.3g %12.4g %10.4g %8.3f  %s\n", r->name, r->windows, r->W,
 			r->D, r->w_over_d, r->lambda, r->Lambda, r->mem_share, d10);
 	}
-	fprintf(f, "  (Lambda*a0 is the seed's relative sensitivity: 0.2 means +50%% latency costs 10%%)\n");
+	fprintf(f, "  (Lambda*a0 is the relative sensitivity: 0.2 means +50%% latency costs 10%%)\n");
 }
 
 static void section_text(FILE *f, const char *title, const char *body)
@@ -268,6 +272,12 @@ int overview_json(const struct overview *ov, FILE *f)
 	json_str_key(f, 0, "unit", ov->sens_unit);
 	json_num_key(f, 0, "ns_per_unit", ov->sens_ns_per_unit > 0 ? ov->sens_ns_per_unit : NAN);
 	json_str_key(f, 0, "note", ov->sens_note[0] ? ov->sens_note : NULL);
+	{
+		char cm[512];
+		cache_model_describe(&ov->edag, ov->edag_source[0] ? ov->edag_source : "no --machine FILE with caches",
+				     cm, sizeof(cm));
+		json_str_key(f, 0, "cache_model", cm);
+	}
 	json_key(f, 0, "threads");
 	fputc('[', f);
 	for (size_t i = 0; i < ov->nsens; i++) {
@@ -297,6 +307,11 @@ int overview_json(const struct overview *ov, FILE *f)
 	} else {
 		fputc('{', f);
 		json_str_key(f, 1, "source", ov->calib_source);
+		json_key(f, 0, "session");
+		if (ov->calib_session > 0)
+			json_u64(f, (uint64_t)ov->calib_session);
+		else
+			fputs("null", f);
 		json_str_key(f, 0, "device", ov->calib->device);
 		json_key(f, 0, "parameters");
 		json_u64(f, ov->calib->nparams);

@@ -3,7 +3,10 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "report/svg_layout.h"
 
 static double decade_floor(double v)
 {
@@ -64,6 +67,18 @@ int roofline_plot_svg(FILE *f, const struct roofline *roof, const struct rooflin
 		return rc;
 	double pi = roofline_pi(roof), beta = roofline_beta(roof), ridge = pi / beta;
 	char buf[160], n1[32], n2[32];
+	/* every label goes through one layout, so that none overlaps another */
+	struct svg_labels *ls = calloc(1, sizeof(*ls));
+	struct svg_labels *cl = calloc(1, sizeof(*cl)); /* the compute ceilings: placed after the roof's */
+	if (!ls || !cl) {
+		free(ls);
+		free(cl);
+		return -ENOMEM;
+	}
+	ls->left = p.left + 2;
+	ls->right = p.left + p.width - 2;
+	ls->top = p.top + 2;
+	ls->bottom = p.top + p.height - 2;
 	svg_begin(f, RL_PLOT_WIDTH, RL_PLOT_HEIGHT, title);
 	svg_axes(f, &p, "arithmetic intensity I = W/Q (FLOP/byte)", "performance P (GFLOP/s)");
 	svg_clip(f, &p, "rlclip");
@@ -97,10 +112,10 @@ int roofline_plot_svg(FILE *f, const struct roofline *roof, const struct rooflin
 			double ly = p.top + p.height - 8 - 13.0 * (double)(nbw - 1 - k);
 			svg_line(f, p.left + p.width - 200, ly - 4, p.left + p.width - 180, ly - 4, "#888888", 1.2, "6,4",
 				 NULL);
-			svg_text(f, p.left + p.width - 176, ly, "start", 10, "#555555", "ceiling-label", buf);
+			svg_labels_add(ls, p.left + p.width - 176, ly, "start", 10, "#555555", "ceiling-label", buf);
 			k++;
 		} else {
-			svg_text(f, p.left + p.width - 4, ys[0] - 3, "end", 10, "#555555", "ceiling-label", buf);
+			svg_labels_add(cl, p.left + p.width - 4, ys[0] - 3, "end", 10, "#555555", "ceiling-label", buf);
 		}
 	}
 	/* the roof */
@@ -108,21 +123,21 @@ int roofline_plot_svg(FILE *f, const struct roofline *roof, const struct rooflin
 	double ys[3] = {svg_py(&p, beta * p.x0), svg_py(&p, pi), svg_py(&p, pi)};
 	svg_polyline(f, xs, ys, 3, "black", 2.5, NULL, "roof", "rlclip");
 	snprintf(buf, sizeof(buf), "pi = %s GFLOP/s", svg_num(n1, sizeof(n1), pi));
-	svg_text(f, p.left + p.width - 4, ys[1] - 6, "end", 12, "black", "roof-label", buf);
+	svg_labels_add(ls, p.left + p.width - 4, ys[1] - 6, "end", 12, "black", "roof-label", buf);
 	snprintf(buf, sizeof(buf), "beta = %s GB/s", svg_num(n1, sizeof(n1), beta));
 	double lx = p.x0 * 2 < ridge ? p.x0 * 2 : p.x0;
-	svg_text(f, svg_px(&p, lx) + 4, svg_py(&p, beta * lx) - 8, "start", 12, "black", "roof-label", buf);
+	svg_labels_add(ls, svg_px(&p, lx) + 4, svg_py(&p, beta * lx) - 8, "start", 12, "black", "roof-label", buf);
 	/* ridge point */
 	double rx = svg_px(&p, ridge);
 	svg_line(f, rx, ys[1], rx, p.top + p.height, "black", 1, "2,3", "ridge");
 	snprintf(buf, sizeof(buf), "ridge %s FLOP/B", svg_num(n1, sizeof(n1), ridge));
-	svg_text(f, rx + 4, p.top + p.height - 6, "start", 11, "black", "ridge-label", buf);
+	svg_labels_add(ls, rx + 4, p.top + p.height - 6, "start", 11, "black", "ridge-label", buf);
 	/* locality walls */
 	for (size_t i = 0; i < nwalls; i++) {
 		double x = svg_px(&p, walls[i].intensity);
 		svg_line(f, x, p.top, x, p.top + p.height, "#9467bd", 1.5, "8,3", "wall");
 		snprintf(buf, sizeof(buf), "%s wall", walls[i].name);
-		svg_text(f, x + 3, p.top + 14 + 12.0 * (double)i, "start", 10, "#9467bd", "wall-label", buf);
+		svg_labels_add(cl, x + 3, p.top + 14 + 12.0 * (double)i, "start", 10, "#9467bd", "wall-label", buf);
 	}
 	/* dots */
 	for (size_t i = 0; i < ndots; i++) {
@@ -137,10 +152,21 @@ int roofline_plot_svg(FILE *f, const struct roofline *roof, const struct rooflin
 		fprintf(f, "\" data-i=\"%.9g\" data-p=\"%.9g\"><title>", d->p.intensity, d->p.achieved);
 		svg_escape(f, d->source);
 		fputs("</title></circle>\n", f);
-		snprintf(buf, sizeof(buf), "%s (%s%% of %s)", d->name, svg_num(n1, sizeof(n1), d->p.fraction * 100),
-			 svg_num(n2, sizeof(n2), d->p.attainable));
-		svg_text(f, cx + 9, cy + 4, "start", 11, dot_color(d), "dot-label", buf);
+		if (d->p.fraction > 1)
+			snprintf(buf, sizeof(buf), "%s: ABOVE its roof (%s%%): W/Q model or ceiling wrong", d->name,
+				 svg_num(n1, sizeof(n1), d->p.fraction * 100));
+		else
+			snprintf(buf, sizeof(buf), "%s (%s%% of %s)", d->name, svg_num(n1, sizeof(n1), d->p.fraction * 100),
+				 svg_num(n2, sizeof(n2), d->p.attainable));
+		svg_labels_add(ls, cx + 9, cy + 4, "start", 11, d->p.fraction > 1 ? "#d62728" : dot_color(d),
+			       d->p.fraction > 1 ? "dot-label above-roof" : "dot-label", buf);
 	}
+	for (size_t i = 0; i < cl->n; i++)
+		svg_labels_add(ls, cl->l[i].x, cl->l[i].y, cl->l[i].anchor, cl->l[i].size, cl->l[i].fill, cl->l[i].cls,
+			       cl->l[i].text);
+	svg_labels_write(ls, f);
+	free(ls);
+	free(cl);
 	svg_end(f);
 	return ferror(f) ? -EIO : 0;
 }

@@ -36,13 +36,6 @@ void work_cpu_add(struct work_cpu *w, const char *name, uint64_t total, int *bes
 /* Q = lines x line_bytes. */
 void work_cpu_finish(struct work_cpu *w, double line_bytes);
 
-#define KERNEL_MODEL_NAME_MAX 128
-struct kernel_model_entry {
-	char name[KERNEL_MODEL_NAME_MAX];
-	double ops, bytes; /* per work-item */
-};
-/* Parse one line: 1 and *out filled, 0 for a blank or comment line, -EINVAL
- * with a reason in err. */
-int kernel_model_parse_line(const char *line, struct kernel_model_entry *out, char *err, size_t errlen);
+#include "kernel_model.h" /* the per-kernel model file (common/) */
 
 #endif

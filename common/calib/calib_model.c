@@ -30,10 +30,7 @@ int calib_model_set(struct calib_model *m, const struct calib_param *p)
 	slot->name[CALIB_NAME_MAX - 1] = slot->unit[CALIB_UNIT_MAX - 1] = slot->method[CALIB_METHOD_MAX - 1] = 0;
 	if (!isfinite(slot->spread) || slot->spread < 0)
 		slot->spread = isnan(slot->spread) ? 0 : INFINITY;
-	if (!(slot->confidence >= 0))
-		slot->confidence = 0;
-	if (slot->confidence > 1)
-		slot->confidence = 1;
+	slot->confidence = calib_confidence_bounded(slot->confidence, slot->spread);
 	slot->flagged = p->flagged || slot->spread > CALIB_SPREAD_MAX || slot->confidence < CALIB_CONFIDENCE_MIN;
 	return 0;
 }

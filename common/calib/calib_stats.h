@@ -11,6 +11,23 @@
 /* ... and so is a detector result with a confidence below this. */
 #define CALIB_CONFIDENCE_MIN 0.5
 
+/* A detector's confidence in [0,1], bounded by the measurement's spread: a
+ * value whose repetitions disagree by a relative spread s cannot be trusted
+ * more than 1 / (1 + s) (a 688 % spread allows at most 0.13). NaN: 0. */
+static inline double calib_confidence_bounded(double confidence, double spread)
+{
+	if (!(confidence >= 0))
+		return 0;
+	if (confidence > 1)
+		confidence = 1;
+	if (spread > 0) {
+		double cap = 1.0 / (1.0 + spread); /* 0 for an infinite spread */
+		if (confidence > cap)
+			confidence = cap;
+	}
+	return confidence;
+}
+
 struct calib_stat {
 	double median;
 	double min, max;

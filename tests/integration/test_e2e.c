@@ -139,6 +139,10 @@ static void test_e2e_counters_plausible(void **state)
 				   "AND v.name IS NULL",
 				   (long long)sid),
 			 0);
+	/* -I 200 prints each interval as perf stat -I does: one task-clock line per row (~10 over 2 s) */
+	int lines = tp_file_count(e->t.alog, " msec  task-clock");
+	fprintf(stderr, "%d per-interval task-clock lines printed\n", lines);
+	assert_true(lines >= 5);
 }
 
 static void test_e2e_exit_code_and_no_collector(void **state)
@@ -170,6 +174,15 @@ static void test_e2e_exit_code_and_no_collector(void **state)
 	/* unacked records are kept on disk */
 	char cmd[512];
 	snprintf(cmd, sizeof(cmd), "test -n \"$(find %s -name '*.spl' -size +0c)\"", e->t.spool);
+	assert_int_equal(system(cmd), 0);
+	/* agent spool ls shows them, agent spool drop removes them */
+	char ls[1024];
+	snprintf(ls, sizeof(ls), "%s spool ls --spool %s | grep -c -- '-[0-9a-f]\\{16\\} ' | grep -qx 1", agent,
+		 e->t.spool);
+	assert_int_equal(system(ls), 0);
+	snprintf(ls, sizeof(ls), "%s spool drop --spool %s >/dev/null", agent, e->t.spool);
+	assert_int_equal(system(ls), 0);
+	snprintf(cmd, sizeof(cmd), "test -z \"$(find %s -name '*.spl')\"", e->t.spool);
 	assert_int_equal(system(cmd), 0);
 }
 

@@ -153,11 +153,68 @@ static void test_record_bpf_backend_busy(void **state)
 	assert_true(tt > 0);
 }
 
+/* A program that lives ~100 ms exits before the agent would read its
+ * /proc/PID/maps: its mappings must come from the mmap records, and its hot
+ * function must still resolve by name. */
+static void short_program(struct env *e, const char *backend, const char *agent_id)
+{
+	char agent[512], busy[512], coll_bin[512], sidbuf[32];
+	tp_bin("agent", agent, sizeof(agent));
+	tp_bin("workloads/busy", busy, sizeof(busy));
+	tp_bin("collector", coll_bin, sizeof(coll_bin));
+	unlink(e->t.alog);
+	char *argv[] = {agent, "record", "--collector", e->t.coll, "--spool", e->t.spool, "--agent-id", (char *)agent_id,
+			"-F", "2000", "-I", "5000", "--backend", (char *)backend, "--", busy, "0.1", "1", "0", NULL};
+	pid_t pid = tp_spawn(argv, e->t.alog);
+	int status;
+	assert_int_equal(tp_wait(pid, 30000, &status), 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		char *log = tp_slurp(e->t.alog);
+		bool skip_it = log && (strstr(log, "run as root") || strstr(log, "not compiled in"));
+		free(log);
+		tp_dump_file(e->t.alog);
+		if (skip_it)
+			skip();
+		fail_msg("agent record --backend %s failed (status 0x%x)", backend, status);
+	}
+	int64_t sid = session_of(e, agent_id);
+	assert_true(sid > 0);
+	snprintf(sidbuf, sizeof(sidbuf), "%lld", (long long)sid);
+	char *rep[] = {coll_bin, "report", "--store", e->t.db, "--session", sidbuf, "--top", "--limit", "5", NULL};
+	unlink(e->rlog);
+	pid = tp_spawn(rep, e->rlog);
+	assert_int_equal(tp_wait(pid, 20000, &status), 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	char *out = tp_slurp(e->rlog);
+	assert_non_null(out);
+	fprintf(stderr, "%s", out);
+	char *first = tp_top_first_row(out);
+	bool named = first && strstr(first, " spin") && strstr(first, "busy");
+	if (!named) {
+		tp_dump_file(e->t.alog);
+		free(out);
+		fail_msg("the hot function of a 100 ms program is not resolved (--backend %s): see above", backend);
+	}
+	free(out);
+}
+
+static void test_record_ring_short_program_symbolized(void **state)
+{
+	short_program(*state, "ring", "rec-short-ring");
+}
+
+static void test_record_bpf_short_program_symbolized(void **state)
+{
+	short_program(*state, "bpf", "rec-short-bpf");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_record_ring_backend_busy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_record_bpf_backend_busy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_record_ring_short_program_symbolized, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_record_bpf_short_program_symbolized, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -122,7 +122,7 @@ static void test_report_http_chromium_renders_report(void **state)
 	html = tp_slurp(dom);
 	assert_non_null(html);
 	static const char *const want[] = {"Session 1", "class=\"plot roofline-gpu\"", "class=\"roof\"",
-					   "class=\"plot sensitivity\"", "class=\"curve m4\"", "pid 100 tid 101"};
+					   "class=\"plot sensitivity\"", "class=\"curve m4\"", "fixture tid 101"};
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 		if (!strstr(html, want[i]))
 			fail_msg("the rendered report lacks %s:\n%.3000s", want[i], html);

@@ -160,7 +160,9 @@ static void test_trace_import_session_equals_file(void **state)
 	status = run(rep, out, 60000);
 	char *text = tp_slurp(out);
 	assert_non_null(text);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !strstr(text, "\"windows\":1,\"insns\":50000,")) {
+	/* ...labelled by the traced program, not "pid 0 tid 0" */
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !strstr(text, "\"windows\":1,\"insns\":50000,") ||
+	    !strstr(text, "\"name\":\"synthetic (whole run)\"")) {
 		fprintf(stderr, "%s\n", text);
 		fail_msg("collector report: status 0x%x, expected one sensitivity window of 50000 instructions", status);
 	}

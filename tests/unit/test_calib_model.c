@@ -249,6 +249,24 @@ static void test_calib_store_keeps_params_and_curves(void **state)
 	store_close(s);
 }
 
+/* A parameter whose repetitions spread by 688 % cannot claim confidence 1. */
+static void test_calib_model_large_spread_bounds_confidence(void **state)
+{
+	(void)state;
+	struct calib_model *m = calloc(1, sizeof(*m));
+	assert_non_null(m);
+	assert_int_equal(calib_model_put(m, "peak_gbps", 12.5, "GB/s", "test", 6.88, 1.0), 0);
+	assert_int_equal(calib_model_put(m, "clock_mhz", 2600, "MHz", "test", 0.01, 1.0), 0);
+	const struct calib_param *p = calib_model_get(m, "peak_gbps");
+	assert_non_null(p);
+	assert_true(p->confidence <= 1.0 / 7.88 + 1e-12);
+	assert_true(p->flagged);
+	p = calib_model_get(m, "clock_mhz");
+	assert_true(p->confidence > 0.98 && p->confidence < 1.0);
+	assert_false(p->flagged);
+	free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -257,6 +275,7 @@ int main(void)
 		cmocka_unit_test(test_calib_model_json_round_trip),
 		cmocka_unit_test(test_calib_validate_rejects_bad_records),
 		cmocka_unit_test(test_calib_store_keeps_params_and_curves),
+		cmocka_unit_test(test_calib_model_large_spread_bounds_confidence),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -163,7 +163,7 @@ static void test_http_report_pages(void **state)
 	const char *fig = strstr(r, "class=\"plot roofline-gpu\">");
 	assert_non_null(fig);
 	assert_ptr_equal(strstr(fig, "<svg "), strchr(fig, '\n') + 1); /* the chart is inline */
-	assert_non_null(strstr(r, "pid 100 tid 101"));
+	assert_non_null(strstr(r, "fixture tid 101"));
 	free(r);
 	r = get(f, "/session/1.json");
 	expect_status(r, 200);

@@ -17,6 +17,8 @@
 #include "report/overview.h"
 #include "report_fixture.h"
 #include "store.h"
+#include "store_calib.h"
+#include "frame.h"
 
 #define GOLDEN "tests/data/report_overview.golden.json"
 
@@ -117,8 +119,9 @@ static void test_report_text_sections(void **state)
 		"pi = 100 GFLOP/s, beta = 10 GB/s, ridge point pi/beta = 10 FLOP/byte",
 		"no counters in this session",
 		"latency sensitivity (eDAG, alpha0 = 100 cycles, m = 2)",
-		"pid 100 tid 101",
-		"calibration: session 1 calibration records (9 parameters)",
+		"fixture tid 101",
+		"calibration: this session's calibration records (9 parameters)",
+		"ceilings from: this session's calibration records",
 	};
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 		if (!strstr(txt, want[i]))
@@ -152,6 +155,223 @@ static void test_report_missing_session(void **state)
 	assert_int_equal(overview_load(f->st, 99, &oo, &ov), -ENOENT);
 }
 
+/* A session of agent id / board: its Hello, optionally one Calibration record. */
+static int64_t profile_session(struct store *st, const char *agent, const char *board, uint64_t boot, double peak)
+{
+	Prof__Hello h;
+	prof__hello__init(&h);
+	h.schema_version = PROF_SCHEMA_VERSION;
+	h.agent_id = (char *)agent;
+	h.boot_id = boot;
+	h.board = (char *)board;
+	h.machine = "x86_64";
+	h.target = "cmd ./x";
+	h.clock_id = 1;
+	int64_t sid;
+	uint64_t max_seq;
+	assert_int_equal(store_session_open(st, &h, "test", &sid, &max_seq, NULL), 0);
+	if (peak > 0) {
+		Prof__CalibParam p[2], *pp[2];
+		const char *names[2] = {"peak_gflops", "peak_gbps"};
+		for (int i = 0; i < 2; i++) {
+			prof__calib_param__init(&p[i]);
+			p[i].name = (char *)names[i];
+			p[i].unit = i ? "GB/s" : "GFLOP/s";
+			p[i].value = i ? peak / 10 : peak;
+			p[i].method = "test";
+			p[i].confidence = 1;
+			pp[i] = &p[i];
+		}
+		Prof__Calibration cal = PROF__CALIBRATION__INIT;
+		cal.device = "G";
+		cal.benchmark = "peak";
+		cal.n_params = 2;
+		cal.params = pp;
+		Prof__Envelope env = PROF__ENVELOPE__INIT;
+		env.seq = 1;
+		env.body_case = PROF__ENVELOPE__BODY_CALIBRATION;
+		env.calibration = &cal;
+		assert_int_equal(store_put_record(st, sid, &env, 100), 1);
+	}
+	assert_int_equal(store_commit(st), 0);
+	return sid;
+}
+
+static int64_t calib_source_session(struct store *st, int64_t sid, char *src, size_t len)
+{
+	struct overview_opts oo = {.limit = 5};
+	struct overview ov;
+	assert_int_equal(overview_load(st, sid, &oo, &ov), 0);
+	snprintf(src, len, "%s", ov.calib_source);
+	int64_t cs = ov.calib_session;
+	overview_free(&ov);
+	return cs;
+}
+
+/* A profile (agent id + board + machine): the latest calibration before a session
+ * applies to it, a later one when there is none before; other agents' never. */
+static void test_report_profile_calibration_applies_to_later_sessions(void **state)
+{
+	(void)state;
+	struct store *st;
+	assert_int_equal(store_open(":memory:", 0, &st), 0);
+	int64_t c1 = profile_session(st, "board-a", "host", 1, 100);
+	int64_t p2 = profile_session(st, "board-a", "host", 2, 0);
+	int64_t c3 = profile_session(st, "board-a", "host", 3, 200);
+	int64_t p4 = profile_session(st, "board-a", "host", 4, 0);
+	int64_t o5 = profile_session(st, "board-b", "host", 5, 0);	 /* another agent: no calibration */
+	int64_t q6 = profile_session(st, "board-c", "host", 6, 0);	 /* profiled before... */
+	int64_t c7 = profile_session(st, "board-c", "host", 7, 300); /* ...its board was calibrated */
+	char src[OV_NOTE_MAX];
+	assert_int_equal(calib_source_session(st, c1, src, sizeof(src)), c1);
+	assert_non_null(strstr(src, "this session's calibration records"));
+	assert_int_equal(calib_source_session(st, p2, src, sizeof(src)), c1);
+	assert_int_equal(calib_source_session(st, p4, src, sizeof(src)), c3);
+	assert_non_null(strstr(src, "the latest calibration of this board"));
+	assert_int_equal(calib_source_session(st, o5, src, sizeof(src)), 0);
+	assert_int_equal(calib_source_session(st, q6, src, sizeof(src)), c7);
+	assert_non_null(strstr(src, "made after this session"));
+	/* the same choice for the session list */
+	int64_t calib_sid = 0;
+	bool later = false;
+	assert_int_equal(store_calib_for_session(st, p4, &calib_sid, &later), 1);
+	assert_int_equal(calib_sid, c3);
+	assert_false(later);
+	assert_int_equal(store_calib_for_session(st, o5, &calib_sid, &later), 0);
+	store_close(st);
+}
+
+/* The calibration's CPU caches (sysfs, via agent calibrate) become the eDAG
+ * cache model when no --machine gives one, and the report says so; a last
+ * level too large to simulate is left out. */
+static void test_report_cache_model_from_calibration(void **state)
+{
+	(void)state;
+	struct store *st;
+	assert_int_equal(store_open(":memory:", 0, &st), 0);
+	Prof__Hello h;
+	prof__hello__init(&h);
+	h.schema_version = PROF_SCHEMA_VERSION;
+	h.agent_id = "board-x";
+	h.boot_id = 1;
+	h.board = "host";
+	h.clock_id = 1;
+	int64_t sid;
+	uint64_t max_seq;
+	assert_int_equal(store_session_open(st, &h, "test", &sid, &max_seq, NULL), 0);
+	static const struct {
+		const char *name;
+		double v;
+	} pv[] = {{"mem_latency_cycles", 200},	   {"mem_issue_slots", 4},	     {"cpu_cache_l1_bytes", 49152},
+		  {"cpu_cache_l1_ways", 12},	   {"cpu_cache_l1_line_bytes", 64}, {"cpu_cache_l2_bytes", 2097152},
+		  {"cpu_cache_l2_ways", 16},	   {"cpu_cache_l2_line_bytes", 64}, {"cpu_cache_l3_bytes", 503316480},
+		  {"cpu_cache_l3_ways", 16},	   {"cpu_cache_l3_line_bytes", 64}};
+	enum { NP = sizeof(pv) / sizeof(pv[0]) };
+	Prof__CalibParam p[NP], *pp[NP];
+	for (size_t i = 0; i < NP; i++) {
+		prof__calib_param__init(&p[i]);
+		p[i].name = (char *)pv[i].name;
+		p[i].unit = "x";
+		p[i].value = pv[i].v;
+		p[i].method = "test";
+		p[i].confidence = 1;
+		pp[i] = &p[i];
+	}
+	Prof__Calibration cal = PROF__CALIBRATION__INIT;
+	cal.device = "cpu";
+	cal.benchmark = "mem_slots";
+	cal.n_params = NP;
+	cal.params = pp;
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.seq = 1;
+	env.body_case = PROF__ENVELOPE__BODY_CALIBRATION;
+	env.calibration = &cal;
+	assert_int_equal(store_put_record(st, sid, &env, 100), 1);
+	assert_int_equal(store_commit(st), 0);
+	struct overview_opts oo = {.limit = 5};
+	struct overview ov;
+	assert_int_equal(overview_load(st, sid, &oo, &ov), 0);
+	assert_int_equal(ov.edag.nlevels, 2); /* 480 MiB L3 left out */
+	assert_int_equal(ov.edag.level[0].size, 49152);
+	assert_int_equal(ov.edag.level[0].assoc, 12);
+	assert_int_equal(ov.edag.level[1].size, 2097152);
+	assert_int_equal(ov.edag.alpha0, 200);
+	char *txt = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&txt, &len);
+	overview_sensitivity_text(&ov, f);
+	fclose(f);
+	assert_non_null(strstr(txt, "cache model: project ("));
+	assert_non_null(strstr(txt, "fill): L1d 48 KiB 12-way 64 B lines (hit 4), L2 2 MiB 16-way"));
+	assert_non_null(strstr(txt, "from the calibration's CPU caches"));
+	free(txt);
+	overview_free(&ov);
+	store_close(st);
+}
+
+/* Counters with an instructions and a cache-miss count but no FP event (an x86
+ * host): the trace windows' FP share (1 in 3 of the fixture's instructions)
+ * stands in, and the CPU dot is placed and says where W came from. */
+static void test_report_cpu_dot_from_instructions_and_trace_fp_share(void **state)
+{
+	(void)state;
+	struct store *st;
+	int64_t sid;
+	assert_int_equal(store_open(":memory:", 0, &st), 0);
+	assert_int_equal(rf_make_session(st, &sid), 0);
+	Prof__EventDesc ev[3], *evp[3];
+	static const struct {
+		const char *name, *unit;
+		uint32_t type;
+		uint64_t config;
+	} e[3] = {{"instructions", "", 0, 1}, {"cache-misses", "", 0, 3}, {"task-clock", "ns", 1, 1}};
+	uint32_t ids[3];
+	for (int i = 0; i < 3; i++) {
+		prof__event_desc__init(&ev[i]);
+		ev[i].id = (uint32_t)i + 1;
+		ev[i].name = (char *)e[i].name;
+		ev[i].unit = (char *)e[i].unit;
+		ev[i].type = e[i].type;
+		ev[i].config = e[i].config;
+		evp[i] = &ev[i];
+		ids[i] = (uint32_t)i + 1;
+	}
+	uint64_t t[1] = {1000000000ull}, v[3] = {3000000000ull, 10000000ull, 1000000000ull};
+	Prof__Counters c = PROF__COUNTERS__INIT;
+	c.n_new_events = 3;
+	c.new_events = evp;
+	c.n_event_ids = 3;
+	c.event_ids = ids;
+	c.n_t_ns = 1;
+	c.t_ns = t;
+	c.n_values = 3;
+	c.values = v;
+	c.pid = 100;
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.seq = 10;
+	env.body_case = PROF__ENVELOPE__BODY_COUNTERS;
+	env.counters = &c;
+	assert_int_equal(store_put_record(st, sid, &env, 100), 1);
+	assert_int_equal(store_commit(st), 0);
+	struct overview_opts oo = {.limit = 5};
+	struct overview ov;
+	assert_int_equal(overview_load(st, sid, &oo, &ov), 0);
+	assert_int_equal(ov.trace_insns, 798);
+	assert_int_equal(ov.trace_flops, 266);
+	const struct rl_dot *d = NULL;
+	for (size_t i = 0; i < ov.ndots; i++)
+		if (ov.dots[i].cpu)
+			d = &ov.dots[i];
+	if (!d)
+		fail_msg("no CPU dot; notes: %s", ov.nnotes ? ov.notes[0] : "-");
+	assert_float_equal(d->p.W, 1e9, 1e3);  /* 3e9 instructions x 266/798 */
+	assert_float_equal(d->p.Q, 6.4e8, 1);  /* 1e7 misses x 64 B */
+	assert_float_equal(d->p.seconds, 1, 1e-9);
+	assert_non_null(strstr(d->source, "instructions x FP share 0.333 of 798 traced"));
+	overview_free(&ov);
+	store_close(st);
+}
+
 int main(void)
 {
 	log_init("test_report", LOG_LEVEL_WARN);
@@ -161,6 +381,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_report_text_sections, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_report_html_self_contained, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_report_missing_session, setup, teardown),
+		cmocka_unit_test(test_report_profile_calibration_applies_to_later_sessions),
+		cmocka_unit_test(test_report_cache_model_from_calibration),
+		cmocka_unit_test(test_report_cpu_dot_from_instructions_and_trace_fp_share),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

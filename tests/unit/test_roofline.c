@@ -18,6 +18,7 @@
 #include "report/roofline_plot.h"
 #include "report/sens_plot.h"
 #include "report/sensitivity.h"
+#include "report/svg_layout.h"
 #include "report/svg_png.h"
 #include "report/work_model.h"
 #include "roofline/roofline.h"
@@ -301,6 +302,80 @@ static void test_roofline_svg_axes_and_dots(void **state)
 /* ---------------------------------------------------------------- sensitivity */
 
 /* The seed's example: Lambda*alpha0 = 0.2 with alpha0 = 100 ns: +50 ns costs 10%. */
+/* The chart's labels inside the plot (class "...-label"), as the layout estimates their boxes. */
+static size_t chart_labels(const char *svg, struct svg_label *out, size_t max)
+{
+	const char *t[SVG_LABELS_MAX];
+	size_t n = find_tags(svg, "<text", "-label", t, SVG_LABELS_MAX), k = 0;
+	for (size_t i = 0; i < n && k < max; i++) {
+		struct svg_label *l = &out[k++];
+		memset(l, 0, sizeof(*l));
+		l->x = attr(t[i], "x");
+		l->y = attr(t[i], "y");
+		l->size = (int)attr(t[i], "font-size");
+		l->anchor = strstr(t[i], "text-anchor=\"end\"") && strstr(t[i], "text-anchor=\"end\"") < strchr(t[i], '>')
+				    ? "end"
+				    : "start";
+		const char *b = strchr(t[i], '>') + 1, *e = strstr(b, "</text>");
+		snprintf(l->text, sizeof(l->text), "%.*s", (int)(e - b), b);
+	}
+	return k;
+}
+
+static void assert_no_overlap(const struct svg_label *l, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++) {
+			double a0, a1, a2, a3, b0, b1, b2, b3;
+			svg_label_box(&l[i], &a0, &a1, &a2, &a3);
+			svg_label_box(&l[j], &b0, &b1, &b2, &b3);
+			if (a0 < b2 && b0 < a2 && a1 < b3 && b1 < a3)
+				fail_msg("labels overlap: '%s' at (%.1f, %.1f) and '%s' at (%.1f, %.1f)", l[i].text, l[i].x,
+					 l[i].y, l[j].text, l[j].x, l[j].y);
+		}
+}
+
+/* Close ceilings (their labels wanted the same place), several dots, one above its roof. */
+static void test_roofline_svg_labels_do_not_overlap(void **state)
+{
+	(void)state;
+	struct roofline r;
+	memset(&r, 0, sizeof(r));
+	snprintf(r.device, sizeof(r.device), "test");
+	assert_int_equal(roofline_add(&r, ROOFLINE_COMPUTE, "peak", 100, "peak_gflops"), 0);
+	assert_int_equal(roofline_add(&r, ROOFLINE_COMPUTE, "float4", 97, "gflops_float4"), 0);
+	assert_int_equal(roofline_add(&r, ROOFLINE_COMPUTE, "float2", 94, "gflops_float2"), 0);
+	assert_int_equal(roofline_add(&r, ROOFLINE_BANDWIDTH, "DRAM", 10, "peak_gbps"), 0);
+	assert_int_equal(roofline_add(&r, ROOFLINE_BANDWIDTH, "copy", 9.8, "bw_copy_gbps"), 0);
+	assert_int_equal(roofline_add(&r, ROOFLINE_BANDWIDTH, "triad", 9.6, "bw_triad_gbps"), 0);
+	struct rl_dot d[3];
+	memset(d, 0, sizeof(d));
+	snprintf(d[0].name, sizeof(d[0].name), "matmul");
+	assert_int_equal(roofline_place(&r, 1e9, 2e9, 1, &d[0].p), 0);
+	snprintf(d[1].name, sizeof(d[1].name), "matmul_coarse");
+	assert_int_equal(roofline_place(&r, 1.05e9, 2e9, 1, &d[1].p), 0); /* next to the first */
+	snprintf(d[2].name, sizeof(d[2].name), "too_fast");
+	assert_int_equal(roofline_place(&r, 100e9, 2e9, 1, &d[2].p), 0); /* 100 GFLOP/s at I = 50... */
+	assert_int_equal(roofline_place(&r, 100e9, 20e9, 0.5, &d[2].p), 0); /* ...200 GFLOP/s at I = 5: above */
+	assert_true(d[2].p.fraction > 1);
+	char *svg = render_roofline(&r, d, 3, NULL, 0);
+	struct svg_label l[SVG_LABELS_MAX];
+	size_t n = chart_labels(svg, l, SVG_LABELS_MAX);
+	assert_true(n >= 2 + 2 + 3 + 3); /* 2 ceilings, 2 legend entries, pi, beta, ridge, 3 dots */
+	assert_no_overlap(l, n);
+	/* inside the picture */
+	for (size_t i = 0; i < n; i++) {
+		double x0, y0, x1, y1;
+		svg_label_box(&l[i], &x0, &y0, &x1, &y1);
+		assert_true(x0 >= 0 && x1 <= RL_PLOT_WIDTH && y0 >= 0 && y1 <= RL_PLOT_HEIGHT);
+	}
+	/* the dot above its roof says so */
+	const char *above[2];
+	assert_int_equal(find_tags(svg, "<text", "above-roof", above, 2), 1);
+	assert_non_null(strstr(svg, "too_fast: ABOVE its roof"));
+	free(svg);
+}
+
 static void test_sensitivity_seed_example(void **state)
 {
 	(void)state;
@@ -338,7 +413,28 @@ static void test_sensitivity_svg_curves(void **state)
 	assert_non_null(strstr(buf, "class=\"curve m1\""));
 	assert_non_null(strstr(buf, "class=\"curve m2\""));
 	assert_non_null(strstr(buf, "class=\"curve m4\""));
-	assert_non_null(strstr(buf, "+50 ns costs 10%"));
+	assert_non_null(strstr(buf, "+50 ns costs 10 %"));
+	free(buf);
+	/* a calibrated m that is not 1, 2 or 4: its curve is drawn, so the 10 % marker sits on a plotted line */
+	struct sens_row q = {.W = 4000, .D = 100, .m = 12, .alpha0 = 100, .C = 40000};
+	snprintf(q.name, sizeof(q.name), "t2");
+	assert_int_equal(sens_compute(&q), 0);
+	f = open_memstream(&buf, &len);
+	assert_int_equal(sens_plot_svg(f, &q, "cycles", 1), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "class=\"curve m12\""));
+	assert_float_equal(sens_slowdown(&q, 12, q.delta10), 0.1, 1e-9);
+	const char *c[2];
+	assert_int_equal(find_tags(buf, "<circle", "delta10", c, 2), 1);
+	struct svg_label l[SVG_LABELS_MAX];
+	size_t n = chart_labels(buf, l, SVG_LABELS_MAX);
+	assert_true(n >= 2); /* the marker's label and the 10 % line's */
+	assert_no_overlap(l, n);
+	for (size_t i = 0; i < n; i++) {
+		double x0, y0, x1, y1;
+		svg_label_box(&l[i], &x0, &y0, &x1, &y1);
+		assert_true(x0 >= 0 && x1 <= SENS_PLOT_WIDTH && y0 >= 0 && y1 <= SENS_PLOT_HEIGHT);
+	}
 	free(buf);
 }
 
@@ -430,6 +526,7 @@ int main(void)
 		cmocka_unit_test(test_roofline_svg_axes_and_dots),
 		cmocka_unit_test(test_sensitivity_seed_example),
 		cmocka_unit_test(test_sensitivity_svg_curves),
+		cmocka_unit_test(test_roofline_svg_labels_do_not_overlap),
 		cmocka_unit_test(test_work_model_kernel_file_lines),
 		cmocka_unit_test(test_work_model_cpu_events),
 		cmocka_unit_test(test_roofline_png_size),

@@ -12,7 +12,10 @@
 
 #include <cmocka.h>
 
+#include <math.h>
+
 #include "log.h"
+#include "validate_opencl.h"
 #include "report/cl_data.h"
 #include "store.h"
 #include "store_opencl.h"
@@ -127,12 +130,68 @@ static void test_store_opencl_overflowing_time_refused(void **state)
 	store_close(s);
 }
 
+static int model_cb(const struct store_cl_kernel_row *r, void *arg)
+{
+	double *m = arg;
+	m[0] = r->model_ops;
+	m[1] = r->model_bytes;
+	return 0;
+}
+
+/* The kernel work model of agent profile --kernel-model: validated, stored with the declaration. */
+static void test_store_opencl_kernel_model_kept(void **state)
+{
+	(void)state;
+	Prof__ClCommand c = PROF__CL_COMMAND__INIT;
+	Prof__ClKernelDesc k = PROF__CL_KERNEL_DESC__INIT, *ks[1] = {&k};
+	uint64_t g[1] = {64};
+	c.id = 1;
+	c.pid = 100;
+	c.queue_id = 1;
+	c.type = 0x11F0;
+	c.kernel_id = 1;
+	c.work_dim = 1;
+	c.n_global_size = 1;
+	c.global_size = g;
+	c.start_ns = 1000;
+	c.end_ns = 2000;
+	k.id = 1;
+	k.name = "matmul";
+	c.new_kernels = ks;
+	c.n_new_kernels = 1;
+	char err[256];
+	const double bad[] = {-1, NAN, INFINITY, 1e16};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		k.model_ops = bad[i];
+		k.model_bytes = 4;
+		assert_int_equal(validate_cl_command(&c, err, sizeof(err)), -EINVAL);
+	}
+	k.model_ops = 768;
+	k.model_bytes = 3076;
+	assert_int_equal(validate_cl_command(&c, err, sizeof(err)), 0);
+	struct store *s;
+	assert_int_equal(store_open(":memory:", 0, &s), 0);
+	int64_t sid = open_session(s);
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.seq = 1;
+	env.body_case = PROF__ENVELOPE__BODY_CL_COMMAND;
+	env.cl_command = &c;
+	assert_int_equal(store_put_record(s, sid, &env, 100), 1);
+	assert_int_equal(store_commit(s), 0);
+	double m[2] = {0, 0};
+	assert_int_equal(store_cl_kernels(s, sid, model_cb, m), 0);
+	assert_float_equal(m[0], 768, 0);
+	assert_float_equal(m[1], 3076, 0);
+	store_close(s);
+}
+
 int main(void)
 {
 	log_init("test", LOG_LEVEL_WARN);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_store_opencl_commands_roundtrip),
 		cmocka_unit_test(test_store_opencl_overflowing_time_refused),
+		cmocka_unit_test(test_store_opencl_kernel_model_kept),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,122 @@
+/* OpenCL capture set-up for a command (cl_launch.h). */
+#include "generated/config.h"
+
+#ifdef CONFIG_AGENT_OPENCL
+#include "cl_launch.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cl_layer/cl_msg.h"
+#include "log.h"
+
+int cl_launch_parse_mode(const char *s, enum cl_launch_mode *out)
+{
+	if (strcmp(s, "layer") == 0)
+		*out = CL_MODE_LAYER;
+	else if (strcmp(s, "preload") == 0)
+		*out = CL_MODE_PRELOAD;
+	else if (strcmp(s, "auto") == 0)
+		*out = CL_MODE_AUTO;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* The capture library: DIR/name, checked readable. */
+static int find_library(const char *libdir, const char *name, char *out, size_t len)
+{
+	char dirs[3][PATH_MAX + 32];
+	size_t nd = 0;
+	if (libdir)
+		snprintf(dirs[nd++], sizeof(dirs[0]), "%s", libdir);
+	else if (getenv("PROF_CL_LIB_DIR"))
+		snprintf(dirs[nd++], sizeof(dirs[0]), "%s", getenv("PROF_CL_LIB_DIR"));
+	else {
+		char exe[PATH_MAX - 64];
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		if (n > 0) {
+			exe[n] = 0;
+			char *slash = strrchr(exe, '/');
+			if (slash)
+				*slash = 0;
+			snprintf(dirs[nd++], sizeof(dirs[0]), "%s/lib", exe);
+			snprintf(dirs[nd++], sizeof(dirs[0]), "%s/../lib/profcl", exe);
+		}
+	}
+	for (size_t i = 0; i < nd; i++) {
+		char path[PATH_MAX + 64];
+		if (snprintf(path, sizeof(path), "%s/%s", dirs[i], name) >= (int)sizeof(path))
+			continue;
+		if (access(path, R_OK) == 0 && realpath(path, out) && strlen(out) < len)
+			return 0;
+	}
+	log_error("cannot find %s (looked in %s%s%s): build it with `make`, or pass --cl-lib DIR", name,
+		  nd ? dirs[0] : "nothing", nd > 1 ? " and " : "", nd > 1 ? dirs[1] : "");
+	return -ENOENT;
+}
+
+/* NAME=ours[:what the environment already has] */
+static char *env_list(const char *name, const char *ours)
+{
+	const char *old = getenv(name);
+	size_t len = strlen(name) + strlen(ours) + (old ? strlen(old) + 1 : 0) + 2;
+	char *s = malloc(len);
+	if (s)
+		snprintf(s, len, "%s=%s%s%s", name, ours, old && *old ? ":" : "", old && *old ? old : "");
+	return s;
+}
+
+static char *env_pair(const char *name, const char *value)
+{
+	size_t len = strlen(name) + strlen(value) + 2;
+	char *s = malloc(len);
+	if (s)
+		snprintf(s, len, "%s=%s", name, value);
+	return s;
+}
+
+int cl_launch_open(struct cl_launch *cl, enum cl_launch_mode mode, const char *libdir, const char *spool_dir)
+{
+	char err[1536];
+	char droppath[PATH_MAX + 32];
+	memset(cl, 0, sizeof(*cl));
+	snprintf(droppath, sizeof(droppath), "%s/opencl-dropped.log", spool_dir);
+	cl_receiver_report_dropfile(droppath);
+	if (mode == CL_MODE_AUTO)
+		mode = access("/etc/OpenCL/vendors", F_OK) == 0 && !getenv("PROF_CL_LIBRARY") ? CL_MODE_LAYER
+											 : CL_MODE_PRELOAD;
+	cl->mode = mode;
+	if (find_library(libdir, mode == CL_MODE_LAYER ? "libprofcl_layer.so" : "libprofcl_preload.so", cl->lib,
+			 sizeof(cl->lib)) < 0)
+		return -ENOENT;
+	if (cl_receiver_open(&cl->rx, err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		return -EIO;
+	}
+	cl->env[0] = mode == CL_MODE_LAYER ? env_list("OPENCL_LAYERS", cl->lib) : env_list("LD_PRELOAD", cl->lib);
+	cl->env[1] = env_pair(PCL_ENV_SOCKET, cl_receiver_address(cl->rx));
+	cl->env[2] = env_pair(PCL_ENV_DROPFILE, droppath);
+	if (!cl->env[0] || !cl->env[1] || !cl->env[2]) {
+		log_error("out of memory");
+		cl_launch_close(cl);
+		return -ENOMEM;
+	}
+	log_info("opencl: %s mode, %s", mode == CL_MODE_LAYER ? "layer" : "preload", cl->lib);
+	return 0;
+}
+
+void cl_launch_close(struct cl_launch *cl)
+{
+	cl_receiver_close(cl->rx);
+	cl->rx = NULL;
+	for (size_t i = 0; i < 3; i++) {
+		free(cl->env[i]);
+		cl->env[i] = NULL;
+	}
+}
+#endif

@@ -1,0 +1,374 @@
+/* agent profile: the whole capture of one command in one session: counters
+ * (as agent stat), CPU samples (as agent record), OpenCL command timing (as
+ * agent run, layer or preload) and instruction-trace windows of the
+ * command's threads (as agent trace). With the board's calibration session
+ * (agent calibrate, same agent id and board), `collector report` then has
+ * everything for the overview: top functions, kernels, roofline, latency
+ * sensitivity. */
+#include "generated/config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_opts.h"
+#include "commands.h"
+#include "counter_source.h"
+#include "frame.h"
+#include "kernel_model.h"
+#include "log.h"
+#include "net.h"
+#include "sampler.h"
+#include "session.h"
+#include "target.h"
+#ifdef CONFIG_AGENT_OPENCL
+#include "cl_launch.h"
+#endif
+#ifdef CONFIG_AGENT_TRACER
+#include "trace_source.h"
+#endif
+
+enum {
+	OPT_FREQ = 'F',
+	OPT_EVENTS = 'e',
+	OPT_INTERVAL = 'I',
+	OPT_BACKEND = 1000,
+	OPT_MODE,
+	OPT_LIBDIR,
+	OPT_KMODEL,
+	OPT_WINDOW,
+	OPT_EVERY,
+	OPT_MAX_DUTY,
+	OPT_NO_TRACE,
+	OPT_NO_OPENCL,
+};
+
+static const char profile_usage[] =
+	"usage: agent profile --collector HOST:PORT [options] -- CMD [ARGS...]\n"
+	"\n"
+	"Profiles one command into ONE session: counters (agent stat), CPU samples (agent record),\n"
+	"OpenCL kernel and transfer timing (agent run) and instruction-trace windows of its threads\n"
+	"(agent trace). `collector report --session N` then shows top functions, OpenCL kernels,\n"
+	"the roofline and the latency sensitivity, with the ceilings of this board's latest\n"
+	"`agent calibrate` (same --agent-id and board).\n"
+	"  --kernel-model FILE    'KERNEL ops=N bytes=N' lines (per work-item), sent with the kernel\n"
+	"                         declarations: the roofline places those kernels\n"
+	"  -e EVENTS              counters (default: the stat defaults, plus the floating-point and\n"
+	"                         last-level refill events the CPU has, for the roofline)\n"
+	"  -I MS                  counter interval (default 500)\n"
+	"  -F HZ                  CPU samples per second (default 499)\n"
+	"  --backend auto|bpf|ring  sampling back end (default auto)\n"
+	"  --mode layer|preload|auto  OpenCL capture (default auto); --cl-lib DIR: its library\n"
+	"  --no-opencl            no OpenCL capture\n"
+	"  --window N             instructions per trace window (default 1000)\n"
+	"  --every S              seconds between trace windows (default 0.25)\n"
+	"  --max-duty PCT         stop a thread at most PCT % of the time for tracing (default 5)\n"
+	"  --no-trace             no trace windows (no latency sensitivity then)\n";
+
+struct profile_cmd {
+	struct agent_cli cli;
+	struct counter_source_opts co;
+	unsigned freq;
+	enum sampler_backend backend;
+	int cl_mode;
+	const char *libdir, *kmodel_path;
+	bool no_trace, no_opencl;
+	unsigned long window;
+	double every_s, max_duty;
+	struct session *s;
+};
+
+static int profile_option(void *ctx, int opt, const char *arg)
+{
+	struct profile_cmd *c = ctx;
+	unsigned long v;
+	switch (opt) {
+	case OPT_FREQ:
+		if (agent_cli_ulong(arg, 100000, &v) < 0 || v == 0) {
+			log_error("-F: sampling frequency must be 1..100000 Hz (got '%s')", arg);
+			return EXIT_USAGE;
+		}
+		c->freq = (unsigned)v;
+		return 0;
+	case OPT_EVENTS:
+		c->co.events = arg;
+		return 0;
+	case OPT_INTERVAL:
+		if (agent_cli_ulong(arg, 86400000ul, &v) < 0 || v < 10) {
+			log_error("-I: interval must be a whole number of milliseconds >= 10 (got '%s')", arg);
+			return EXIT_USAGE;
+		}
+		c->co.interval_ms = (unsigned)v;
+		return 0;
+	case OPT_BACKEND:
+		if (sampler_parse_backend(arg, &c->backend) < 0) {
+			log_error("--backend: expected auto, bpf or ring (got '%s')", arg);
+			return EXIT_USAGE;
+		}
+		return 0;
+	case OPT_MODE:
+#ifdef CONFIG_AGENT_OPENCL
+	{
+		enum cl_launch_mode m;
+		if (cl_launch_parse_mode(arg, &m) < 0) {
+			log_error("--mode: '%s' is not one of layer, preload, auto", arg);
+			return EXIT_USAGE;
+		}
+		c->cl_mode = (int)m;
+	}
+#endif
+		return 0;
+	case OPT_LIBDIR:
+		c->libdir = arg;
+		return 0;
+	case OPT_KMODEL:
+		c->kmodel_path = arg;
+		return 0;
+	case OPT_WINDOW:
+		if (agent_cli_ulong(arg, 60000, &v) < 0 || v == 0) {
+			log_error("--window: expected 1..60000 instructions (got '%s')", arg);
+			return EXIT_USAGE;
+		}
+		c->window = v;
+		return 0;
+	case OPT_EVERY:
+		if (agent_cli_double(arg, &c->every_s) < 0 || c->every_s < 0.01) {
+			log_error("--every: expected seconds >= 0.01 (got '%s')", arg);
+			return EXIT_USAGE;
+		}
+		return 0;
+	case OPT_MAX_DUTY:
+		if (agent_cli_double(arg, &c->max_duty) < 0 || c->max_duty <= 0 || c->max_duty > 100) {
+			log_error("--max-duty: expected a percentage in (0, 100] (got '%s')", arg);
+			return EXIT_USAGE;
+		}
+		return 0;
+	case OPT_NO_TRACE:
+		c->no_trace = true;
+		return 0;
+	case OPT_NO_OPENCL:
+		c->no_opencl = true;
+		return 0;
+	default:
+		return EXIT_USAGE;
+	}
+}
+
+static int emit_to_session(void *ctx, Prof__Envelope *env)
+{
+	struct profile_cmd *c = ctx;
+	size_t len = prof__envelope__get_packed_size(env) + FRAME_VARINT_MAX + 10;
+	if (session_would_drop(c->s, len))
+		return -ESTALE; /* the sampler declares everything again in this record */
+	return session_send(c->s, env);
+}
+
+static uint64_t drop_generation(void *ctx)
+{
+	struct profile_cmd *c = ctx;
+	return session_drop_generation(c->s);
+}
+
+int cmd_profile(int argc, char **argv)
+{
+	struct profile_cmd *c = calloc(1, sizeof(*c));
+	if (!c) {
+		log_error("out of memory");
+		return EXIT_AGENT_ERROR;
+	}
+	static const struct option extra[] = {
+		{"freq", required_argument, NULL, OPT_FREQ},
+		{"events", required_argument, NULL, OPT_EVENTS},
+		{"interval", required_argument, NULL, OPT_INTERVAL},
+		{"backend", required_argument, NULL, OPT_BACKEND},
+		{"mode", required_argument, NULL, OPT_MODE},
+		{"cl-lib", required_argument, NULL, OPT_LIBDIR},
+		{"kernel-model", required_argument, NULL, OPT_KMODEL},
+		{"window", required_argument, NULL, OPT_WINDOW},
+		{"every", required_argument, NULL, OPT_EVERY},
+		{"max-duty", required_argument, NULL, OPT_MAX_DUTY},
+		{"no-trace", no_argument, NULL, OPT_NO_TRACE},
+		{"no-opencl", no_argument, NULL, OPT_NO_OPENCL},
+		{NULL, 0, NULL, 0},
+	};
+	char usage[4096];
+	snprintf(usage, sizeof(usage), "%s%s%s", profile_usage, agent_cli_cmd_help, agent_cli_common_help);
+	c->freq = 499;
+	c->co.interval_ms = 500;
+	c->co.roofline_events = true;
+	c->window = 1000;
+	c->every_s = 0.25;
+	c->max_duty = 5;
+	c->cli.need_target = true;
+	int ex = agent_cli_parse(argc, argv, &c->cli, usage, extra, "F:e:I:", profile_option, c);
+	if (ex >= 0) {
+		free(c);
+		return ex;
+	}
+	if (!c->cli.to.cmd) {
+		log_error("agent profile profiles a command it starts: agent profile --collector HOST:PORT -- ./app args");
+		free(c);
+		return EXIT_USAGE;
+	}
+#ifdef CONFIG_AGENT_TRACER
+	struct trace_source_opts duty = {.window = c->window, .every_s = c->every_s};
+	if (!c->no_trace && trace_source_predicted_duty(&duty) > c->max_duty) {
+		log_error("profile: %lu instructions every %g s would stop a thread about %.2g%% of the time, above "
+			  "--max-duty %g%%: use a smaller --window or a larger --every",
+			  c->window, c->every_s, trace_source_predicted_duty(&duty), c->max_duty);
+		free(c);
+		return EXIT_USAGE;
+	}
+#endif
+	char err[1536];
+	struct kernel_model_entry *km = NULL;
+	size_t nkm = 0;
+	if (c->kmodel_path && kernel_model_load(c->kmodel_path, &km, &nkm, err, sizeof(err)) < 0) {
+		log_error("--kernel-model: %s", err);
+		free(c);
+		return EXIT_USAGE;
+	}
+	struct counter_source *cs = NULL;
+	if (counter_source_new(&cs, &c->co, err, sizeof(err)) < 0) {
+		log_error("-e: %s", err);
+		free(km);
+		free(c);
+		return EXIT_USAGE;
+	}
+	int exit_code = EXIT_AGENT_ERROR;
+	struct target *t = NULL;
+	struct loop *l = NULL;
+	struct sampler *sp = NULL;
+#ifdef CONFIG_AGENT_TRACER
+	struct trace_source *ts = NULL;
+	/* a short slack: the same loop moves the OpenCL records and the samples */
+	struct trace_source_opts tso = {.window = c->window, .every_s = c->every_s, .max_duty = c->max_duty,
+					.block_slack_ms = 10};
+	if (!c->no_trace && trace_source_new(&ts, &tso, err, sizeof(err)) < 0)
+		log_warn("profile: no trace windows (no latency sensitivity): %s", err);
+#else
+	if (!c->no_trace)
+		log_warn("profile: the instruction tracer is not compiled in (CONFIG_AGENT_TRACER): no trace windows");
+#endif
+#ifdef CONFIG_AGENT_OPENCL
+	struct cl_launch cl = {0};
+	bool have_cl = false;
+	if (!c->no_opencl) {
+		if (cl_launch_open(&cl, (enum cl_launch_mode)c->cl_mode, c->libdir, c->cli.so.spool_dir) < 0) {
+			log_warn("profile: no OpenCL timing (see above); the rest is captured");
+		} else {
+			have_cl = true;
+			c->cli.to.extra_env = cl.env;
+			if (nkm && cl_receiver_set_kernel_model(cl.rx, km, nkm) < 0)
+				goto out;
+		}
+	}
+#else
+	if (!c->no_opencl)
+		log_warn("profile: OpenCL support is not compiled in (CONFIG_AGENT_OPENCL): no kernel timing");
+#endif
+	int rc = target_prepare(&t, &c->cli.to, err, sizeof(err));
+	if (rc < 0) {
+		log_error("%s", err);
+		goto out;
+	}
+	c->cli.so.target = target_describe(t);
+	c->cli.so.opencl_probe = false;
+#ifdef CONFIG_AGENT_OPENCL
+	c->cli.so.opencl_probe = have_cl;
+#endif
+	rc = session_open(&c->s, &c->cli.so, err, sizeof(err));
+	if (rc < 0) {
+		log_error("%s", err);
+		goto out;
+	}
+	if (counter_source_open(cs, t, c->s, err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		goto out;
+	}
+	struct sampler_opts so = {
+		.backend = c->backend,
+		.freq_hz = c->freq,
+		.kind = PERF_TARGET_EXEC,
+		.pid = target_pid(t),
+		.interval_ns = 1000000000ull,
+		.base_ns = session_base_ns(c->s),
+		.emit = emit_to_session,
+		.generation = drop_generation,
+		.ctx = c,
+	};
+	if (sampler_open(&sp, &so, err, sizeof(err)) < 0) {
+		log_warn("profile: no CPU samples (top functions): %s", err);
+		sp = NULL;
+	}
+	if (loop_create(&l) < 0 || session_attach(c->s, l) < 0)
+		goto out;
+#ifdef CONFIG_AGENT_OPENCL
+	if (have_cl && cl_receiver_attach(cl.rx, c->s, l) < 0)
+		goto out;
+#endif
+	uint64_t start_ns = clock_mono_ns();
+	rc = target_release(t);
+	if (rc != 0) {
+		exit_code = rc;
+		goto out;
+	}
+	struct loop_source src;
+	if (sp)
+		sampler_loop_source(sp, &src);
+	if (target_attach(t, l) < 0 || counter_source_start(cs, l, start_ns) < 0 || (sp && loop_add(l, &src) < 0))
+		goto out;
+#ifdef CONFIG_AGENT_TRACER
+	if (ts && trace_source_start(ts, t, c->s, l, start_ns) < 0)
+		goto out;
+#endif
+	rc = loop_run(l);
+	uint64_t end_ns = clock_mono_ns();
+	if (session_fatal(c->s) || rc < 0)
+		goto out;
+	counter_source_finish(cs, end_ns);
+	struct sampler_stats sst = {0};
+	if (sp) {
+		sampler_flush(sp, end_ns);
+		sampler_get_stats(sp, &sst);
+	}
+#ifdef CONFIG_AGENT_OPENCL
+	if (have_cl)
+		cl_receiver_drain(cl.rx);
+#endif
+	session_flush(c->s);
+	counter_source_print_summary(cs, end_ns, target_describe(t), stderr);
+	if (sp)
+		fprintf(stderr, " samples: %llu of %s at %u Hz (%s back end), %llu lost, %llu records\n",
+			(unsigned long long)sst.samples, sampler_event(sp)->name, c->freq,
+			sampler_backend_name(sampler_backend(sp)), (unsigned long long)sst.lost,
+			(unsigned long long)sst.records);
+#ifdef CONFIG_AGENT_OPENCL
+	if (have_cl)
+		cl_receiver_print_summary(cl.rx, stderr);
+#endif
+#ifdef CONFIG_AGENT_TRACER
+	if (ts)
+		trace_source_print_summary(ts, (double)(end_ns - start_ns) / 1e9, stderr);
+#endif
+	session_print_summary(c->s, stderr);
+	fprintf(stderr, " report: collector report --store STORE --session N (the newest of collector sessions)\n");
+	exit_code = target_exit_code(t);
+out:
+	sampler_close(sp);
+	session_close(c->s);
+	loop_destroy(l);
+	target_close(t);
+#ifdef CONFIG_AGENT_OPENCL
+	if (have_cl)
+		cl_launch_close(&cl);
+#endif
+#ifdef CONFIG_AGENT_TRACER
+	trace_source_close(ts);
+#endif
+	counter_source_close(cs);
+	free(km);
+	free(c);
+	return exit_code;
+}

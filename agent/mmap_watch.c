@@ -1,0 +1,199 @@
+/* Mapping records from a dummy perf event per CPU (mmap_watch.h). */
+#include "mmap_watch.h"
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "log.h"
+
+#define WATCH_PAGES 8 /* data pages per CPU */
+#define WATCH_MAX_CPUS 1024
+
+struct wring {
+	int fd;
+	uint8_t *base;
+	bool hup; /* POLLHUP (the target exited): drained on the sampler's timer only */
+};
+
+struct mmap_watch {
+	struct wring *r;
+	size_t n;
+	size_t polled[WATCH_MAX_CPUS]; /* ring of each pollfd handed out */
+	size_t npolled;
+	size_t page, data_size;
+	uint64_t seen;
+	uint8_t tmp[4096 + 256]; /* a record that wraps around the ring's end */
+};
+
+void mmap_watch_close(struct mmap_watch *w)
+{
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->n; i++) {
+		if (w->r[i].base)
+			munmap(w->r[i].base, w->page + w->data_size);
+		close(w->r[i].fd);
+	}
+	free(w->r);
+	free(w);
+}
+
+int mmap_watch_open(struct mmap_watch **out, enum perf_target_kind kind, pid_t pid, char *err, size_t errlen)
+{
+	*out = NULL;
+	struct mmap_watch *w = calloc(1, sizeof(*w));
+	int cpus[WATCH_MAX_CPUS];
+	int ncpu = perf_online_cpus(cpus, WATCH_MAX_CPUS);
+	if (!w || ncpu <= 0 || !(w->r = calloc((size_t)ncpu, sizeof(*w->r)))) {
+		snprintf(err, errlen, "mmap watch: %s", ncpu <= 0 ? "cannot list online CPUs" : "out of memory");
+		mmap_watch_close(w);
+		return ncpu <= 0 ? -ENOENT : -ENOMEM;
+	}
+	w->page = (size_t)sysconf(_SC_PAGESIZE);
+	w->data_size = WATCH_PAGES * w->page;
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_DUMMY;
+	a.sample_period = 1;
+	a.mmap = 1;
+	a.mmap2 = 1;
+	a.exclude_kernel = 1;
+	a.inherit = kind != PERF_TARGET_SYSTEM;
+	a.enable_on_exec = kind == PERF_TARGET_EXEC;
+	a.disabled = kind == PERF_TARGET_EXEC;
+	a.watermark = 1;
+	a.wakeup_watermark = (uint32_t)(w->data_size / 2);
+	pid_t target = kind == PERF_TARGET_SYSTEM ? -1 : pid;
+	int rc = 0;
+	for (int c = 0; c < ncpu; c++) {
+		long fd = perf_event_open_cloexec(&a, target, cpus[c], -1, 0);
+		if (fd < 0 && errno == EINVAL && a.mmap2) {
+			a.mmap2 = 0; /* Linux < 3.16: MMAP records */
+			fd = perf_event_open_cloexec(&a, target, cpus[c], -1, 0);
+		}
+		if (fd < 0) {
+			rc = -errno;
+			break;
+		}
+		struct wring *r = &w->r[w->n++];
+		r->fd = (int)fd;
+		void *m = mmap(NULL, w->page + w->data_size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+		if (m == MAP_FAILED) {
+			rc = -errno;
+			break;
+		}
+		r->base = m;
+	}
+	if (rc < 0) {
+		snprintf(err, errlen, "mmap watch: perf_event_open/mmap of a dummy event: %s", strerror(-rc));
+		mmap_watch_close(w);
+		return rc;
+	}
+	*out = w;
+	return 0;
+}
+
+int mmap_watch_fds(struct mmap_watch *w, struct pollfd *pfd, int max)
+{
+	int n = 0;
+	w->npolled = 0;
+	for (size_t i = 0; i < w->n && n < max; i++) {
+		if (w->r[i].hup)
+			continue;
+		pfd[n++] = (struct pollfd){.fd = w->r[i].fd, .events = POLLIN};
+		w->polled[w->npolled++] = i;
+	}
+	return n;
+}
+
+void mmap_watch_revents(struct mmap_watch *w, const struct pollfd *pfd, int n)
+{
+	for (int i = 0; i < n && (size_t)i < w->npolled; i++)
+		if (pfd[i].revents & (POLLHUP | POLLERR))
+			w->r[w->polled[i]].hup = true;
+}
+
+/* One MMAP or MMAP2 record body (after the header). */
+static int handle(struct mmap_watch *w, struct proc_maps *pm, uint32_t type, const uint8_t *p, size_t len)
+{
+	uint32_t pid, tid;
+	uint64_t addr, mlen, pgoff;
+	size_t off = type == PERF_RECORD_MMAP2 ? 8 + 3 * 8 + 4 + 4 + 8 + 8 + 4 + 4 : 8 + 3 * 8;
+	if (len < off + 1)
+		return 0;
+	memcpy(&pid, p, 4);
+	memcpy(&tid, p + 4, 4);
+	memcpy(&addr, p + 8, 8);
+	memcpy(&mlen, p + 16, 8);
+	memcpy(&pgoff, p + 24, 8);
+	if (type == PERF_RECORD_MMAP2) {
+		uint32_t prot;
+		memcpy(&prot, p + off - 8, 4);
+		if (!(prot & 0x4 /* PROT_EXEC */))
+			return 0;
+	}
+	char path[4096];
+	size_t plen = strnlen((const char *)p + off, len - off);
+	if (plen == 0 || plen >= sizeof(path))
+		return 0;
+	memcpy(path, p + off, plen);
+	path[plen] = '\0';
+	w->seen++;
+	if (path[0] != '/')
+		return 0; /* [vdso], anonymous JIT code: nothing to symbolize with */
+	int rc = proc_maps_add(pm, (pid_t)pid, addr, addr + mlen, pgoff, path);
+	if (rc > 0)
+		log_debug("mapping of pid %u: %s at 0x%llx", pid, path, (unsigned long long)addr);
+	return rc < 0 ? 0 : rc;
+}
+
+int mmap_watch_drain(struct mmap_watch *w, struct proc_maps *pm)
+{
+	int added = 0;
+	size_t mask = w->data_size - 1;
+	for (size_t i = 0; i < w->n; i++) {
+		struct perf_event_mmap_page *mp = (struct perf_event_mmap_page *)w->r[i].base;
+		uint8_t *data = w->r[i].base + w->page;
+		uint64_t head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
+		uint64_t tail = mp->data_tail;
+		while (tail < head) {
+			struct perf_event_header h;
+			size_t off = (size_t)(tail & mask);
+			memcpy(&h, data + off, sizeof(h));
+			if (h.size < sizeof(h) || h.size > head - tail) {
+				tail = head; /* corrupt: skip what is pending */
+				break;
+			}
+			const uint8_t *rec = data + off;
+			if (off + h.size > w->data_size) {
+				if (h.size > sizeof(w->tmp)) {
+					tail += h.size;
+					continue;
+				}
+				size_t first = w->data_size - off;
+				memcpy(w->tmp, data + off, first);
+				memcpy(w->tmp + first, data, h.size - first);
+				rec = w->tmp;
+			}
+			if (h.type == PERF_RECORD_MMAP2 || h.type == PERF_RECORD_MMAP)
+				added += handle(w, pm, h.type, rec + sizeof(h), h.size - sizeof(h));
+			tail += h.size;
+		}
+		__atomic_store_n(&mp->data_tail, tail, __ATOMIC_RELEASE);
+	}
+	return added;
+}
+
+uint64_t mmap_watch_seen(const struct mmap_watch *w)
+{
+	return w ? w->seen : 0;
+}

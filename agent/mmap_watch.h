@@ -1,0 +1,31 @@
+/* Executable mappings of the sampled processes as they happen: a
+ * PERF_COUNT_SW_DUMMY event per CPU with mmap2 (mmap on kernels before 3.16)
+ * on the sampler's target, whose ring carries the kernel's MMAP2/MMAP
+ * records. So a program that exits before the agent reads /proc/PID/maps
+ * (lazily, at the first sample of an unknown address) is still symbolized.
+ * Used by the sampler for both back ends. */
+#ifndef AGENT_MMAP_WATCH_H
+#define AGENT_MMAP_WATCH_H
+
+#include <poll.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "perf.h"
+#include "proc_maps.h"
+
+struct mmap_watch;
+
+/* Open for a target (EXEC: enabled at its exec; PID: its main thread and
+ * the threads it starts from now; SYSTEM: every process). */
+int mmap_watch_open(struct mmap_watch **out, enum perf_target_kind kind, pid_t pid, char *err, size_t errlen);
+/* pollfds (POLLIN when a ring is half full). */
+int mmap_watch_fds(struct mmap_watch *w, struct pollfd *pfd, int max);
+/* What poll said about those fds: a ring whose event hung up is not polled again. */
+void mmap_watch_revents(struct mmap_watch *w, const struct pollfd *pfd, int n);
+/* Move the records into pm. Returns mappings added, or -errno. */
+int mmap_watch_drain(struct mmap_watch *w, struct proc_maps *pm);
+uint64_t mmap_watch_seen(const struct mmap_watch *w); /* mapping records read */
+void mmap_watch_close(struct mmap_watch *w);
+
+#endif

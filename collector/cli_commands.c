@@ -1,0 +1,46 @@
+/* The collector's subcommands: one table that main() dispatches from and
+ * that `collector --help` is printed from (cli.h). */
+#include <string.h>
+
+#include "cli.h"
+
+const struct cli_command cli_commands[] = {
+	{"sessions", cli_sessions, "--store PATH [--json]", "list the sessions in a store"},
+	{"dump", cli_dump, "--store PATH --session N [--json] [--rows]",
+	 "one session: hardware, per-event totals and rates, rows"},
+	{"report", cli_report,
+	 "--store PATH --session N [--top] [--opencl] [--format text|json|html] [--machine F] [--kernel-model F]",
+	 "the overview (top functions, OpenCL kernels, roofline, latency sensitivity, calibration), or a section"},
+	{"export", cli_export, "--store PATH --session N --perfetto OUT.json", "OpenCL commands as a Perfetto trace"},
+	{"calibrate", cli_calibrate, "--store PATH --session N [--model OUT.json] [--emit OUT.config]",
+	 "the machine model of a calibration session, and a GPGPU-sim configuration from it"},
+	{"edag", cli_edag, "--store PATH --session N [-m M] [--cache SPEC] [--json]",
+	 "eDAG metrics (work, depth, latency sensitivity) of the session's instruction traces"},
+	{"roofline", cli_roofline,
+	 "--store PATH --session N [--machine F] [--kernel-model F] [--device gpu|cpu] [-o OUT.svg|.png]",
+	 "roofline ceilings and dots, and the chart"},
+	{"sensitivity", cli_sensitivity, "--store PATH --session N [--machine F] [-o PREFIX]",
+	 "latency sensitivity per traced thread, and its slowdown charts"},
+	{NULL, NULL, NULL, NULL},
+};
+
+const struct cli_command *cli_command_find(const char *name)
+{
+	for (const struct cli_command *c = cli_commands; c->name; c++)
+		if (strcmp(c->name, name) == 0)
+			return c;
+	return NULL;
+}
+
+void cli_commands_usage(FILE *f)
+{
+	for (const struct cli_command *c = cli_commands; c->name; c++)
+		fprintf(f, "       collector %s %s\n", c->name, c->synopsis);
+}
+
+void cli_commands_help(FILE *f)
+{
+	fputs("commands ('collector COMMAND --help' shows its options):\n", f);
+	for (const struct cli_command *c = cli_commands; c->name; c++)
+		fprintf(f, "  %-13s %s\n", c->name, c->help);
+}

@@ -1,0 +1,376 @@
+/* agent profile end to end on PoCL: `agent calibrate --quick` and then
+ * `agent profile -- cl_matmul` against one collector (with --http); the
+ * profile session, with no --machine anywhere, gets the board's calibration:
+ * `collector report` shows which calibration session it used, the roofline
+ * with the kernel's dot (kernel model sent by agent profile) and the CPU dot
+ * (when the session has hardware FP and refill counters; this VM has none:
+ * then the report must say why), the trace windows' latency sensitivity, and
+ * the live /session/N/roofline-gpu.svg draws the kernel's dot. Skipped with
+ * a reason when no OpenCL device works here. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "testproc.h"
+
+static const char *no_opencl; /* why the suite is skipped, NULL if it runs */
+
+struct env {
+	struct tp_env t;
+	int http_port;
+};
+
+static int free_port(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t sl = sizeof(sa);
+	int port = -1;
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
+		port = ntohs(sa.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+static int setup(void **state)
+{
+	struct env *e = calloc(1, sizeof(*e));
+	if (!e || tp_env_setup(&e->t, "profile", false) < 0) {
+		free(e);
+		return -1;
+	}
+	if (!no_opencl) {
+		e->http_port = free_port();
+		char http[64];
+		snprintf(http, sizeof(http), "127.0.0.1:%d", e->http_port);
+		const char *extra[] = {"--http", http, NULL};
+		e->t.collector = tp_start_collector_args(e->t.dir, e->t.db, 0, &e->t.port, e->t.clog, extra);
+		if (e->t.collector < 0) {
+			tp_dump_file(e->t.clog);
+			return -1;
+		}
+		snprintf(e->t.coll, sizeof(e->t.coll), "127.0.0.1:%d", e->t.port);
+	}
+	*state = e;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct env *e = *state;
+	tp_env_teardown(&e->t);
+	free(e);
+	return 0;
+}
+
+static int group_setup(void **state)
+{
+	(void)state;
+	char mm[512];
+	tp_bin("cl-workloads/cl_matmul", mm, sizeof(mm));
+	if (access(mm, X_OK) != 0) {
+		no_opencl = "cl-workloads not built (CONFIG_AGENT_OPENCL off?)";
+		return 0;
+	}
+	char *argv[] = {mm, "16", "1", NULL};
+	pid_t p = tp_spawn(argv, "/dev/null");
+	int status = -1;
+	if (p < 0 || tp_wait(p, 60000, &status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		no_opencl = "no working OpenCL device (cl_matmul fails without the profiler): install pocl-opencl-icd";
+	return 0;
+}
+
+/* Run argv to its end (limit ms), output to log; the exit code. */
+static int run(char **argv, const char *log, int ms)
+{
+	pid_t p = tp_spawn(argv, log);
+	assert_true(p > 0);
+	int status = -1;
+	if (tp_wait(p, ms, &status) < 0) {
+		tp_stop(p, 2000);
+		tp_dump_file(log);
+		fail_msg("%s %s did not finish in %d ms", argv[0], argv[1], ms);
+	}
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+/* GET path from the collector's HTTP server: the status code, body in *body (malloc'd). */
+static int http_get(int port, const char *path, char **body)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	struct timeval tv = {.tv_sec = 30};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return -1;
+	char req[256];
+	int n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", path);
+	if (write(fd, req, (size_t)n) != n) {
+		close(fd);
+		return -1;
+	}
+	size_t cap = 1 << 20, len = 0;
+	char *buf = malloc(cap + 1);
+	ssize_t got;
+	while (buf && len < cap && (got = read(fd, buf + len, cap - len)) > 0)
+		len += (size_t)got;
+	close(fd);
+	if (!buf)
+		return -1;
+	buf[len] = '\0';
+	int code = -1;
+	if (sscanf(buf, "HTTP/1.%*d %d", &code) != 1)
+		code = -1;
+	char *b = strstr(buf, "\r\n\r\n");
+	*body = strdup(b ? b + 4 : "");
+	free(buf);
+	return code;
+}
+
+static void must_have(const char *text, const char *what, const char *where)
+{
+	if (!strstr(text, what))
+		fail_msg("%s lacks \"%s\":\n%.6000s", where, what, text);
+}
+
+static void test_profile_cmd_calibrate_then_profile_reports_without_machine(void **state)
+{
+	struct env *e = *state;
+	if (no_opencl) {
+		fprintf(stderr, "skipped: %s\n", no_opencl);
+		skip();
+	}
+	char agent[512], coll_bin[512], mm[512], kmodel[300], out[300], log[300];
+	tp_bin("agent", agent, sizeof(agent));
+	tp_bin("collector", coll_bin, sizeof(coll_bin));
+	tp_bin("cl-workloads/cl_matmul", mm, sizeof(mm));
+	tp_env_path(&e->t, "kernels.model", kmodel, sizeof(kmodel));
+	tp_env_path(&e->t, "report.txt", out, sizeof(out));
+	tp_env_path(&e->t, "calibrate.log", log, sizeof(log));
+
+	/* 1. the board's calibration, in a session of its own */
+	char *cal[] = {agent, "calibrate", "--collector", e->t.coll, "--spool", e->t.spool, "--agent-id", "board-a",
+		       "--quick", "--only", "device,peak,cpu_peak,mem_slots", NULL};
+	int rc = run(cal, log, 180000);
+	if (rc != 0)
+		tp_dump_file(log);
+	assert_int_equal(rc, 0);
+	int64_t cal_sid = tp_db_int(e->t.db, "SELECT MAX(id) FROM sessions WHERE agent_id='board-a'");
+	assert_true(cal_sid > 0);
+
+	/* 2. the whole capture of one OpenCL program, one session; the naive matmul of
+	 * n = 256 does 2n flops and reads 2n + writes 1 floats per work-item */
+	FILE *f = fopen(kmodel, "w");
+	assert_non_null(f);
+	fprintf(f, "# per work-item of cl_matmul 256\nmatmul ops=512 bytes=2052\n");
+	fclose(f);
+	char *prof[] = {agent, "profile", "--collector", e->t.coll, "--spool", e->t.spool, "--agent-id", "board-a",
+			"--kernel-model", kmodel, "--every", "0.05", "--window", "400", "--max-duty", "20", "--",
+			mm, "256", "12", NULL};
+	rc = run(prof, e->t.alog, 180000);
+	if (rc != 0 || tp_file_count(e->t.alog, "cl_matmul: 256x256 x12") < 1)
+		tp_dump_file(e->t.alog);
+	assert_int_equal(rc, 0);
+	int64_t sid = tp_db_int(e->t.db, "SELECT MAX(id) FROM sessions WHERE agent_id='board-a'");
+	assert_true(sid > cal_sid);
+	/* one session holds every kind */
+	assert_true(tp_db_int(e->t.db, "SELECT COUNT(*) FROM counter_samples WHERE session_id=%lld", (long long)sid) > 0);
+	assert_true(tp_db_int(e->t.db, "SELECT COUNT(*) FROM records WHERE session_id=%lld AND kind='samples'",
+			      (long long)sid) > 0);
+	assert_true(tp_db_int(e->t.db, "SELECT COUNT(*) FROM cl_commands WHERE session_id=%lld AND kernel_id>0",
+			      (long long)sid) == 12);
+	int64_t windows = tp_db_int(e->t.db, "SELECT COUNT(*) FROM trace_windows WHERE session_id=%lld", (long long)sid);
+	if (windows < 1)
+		tp_dump_file(e->t.alog);
+	assert_true(windows >= 1);
+
+	/* the session list names the calibration each session gets */
+	char slist[300];
+	tp_env_path(&e->t, "sessions.json", slist, sizeof(slist));
+	char *ses[] = {coll_bin, "sessions", "--store", e->t.db, "--json", NULL};
+	assert_int_equal(run(ses, slist, 60000), 0);
+	char *sj = tp_slurp(slist);
+	assert_non_null(sj);
+	char needle[64];
+	snprintf(needle, sizeof(needle), "\"calibration_session\":%lld}", (long long)cal_sid);
+	int n_with = 0;
+	for (const char *p = strstr(sj, needle); p; p = strstr(p + 1, needle))
+		n_with++;
+	free(sj);
+	assert_int_equal(n_with, 2); /* the calibration session itself and the profile session */
+
+	/* 3. the report, no --machine, no --kernel-model */
+	char sidarg[32];
+	snprintf(sidarg, sizeof(sidarg), "%lld", (long long)sid);
+	char *rep[] = {coll_bin, "report", "--store", e->t.db, "--session", sidarg, NULL};
+	assert_int_equal(run(rep, out, 60000), 0);
+	char *text = tp_slurp(out);
+	assert_non_null(text);
+	char want[160];
+	snprintf(want, sizeof(want), "ceilings from: session %lld, the latest calibration of this board", (long long)cal_sid);
+	must_have(text, want, "the report");
+	must_have(text, "  matmul                   GPU ", "the report's roofline");
+	must_have(text, "kernel model of the session (agent profile --kernel-model)", "the report's roofline");
+	must_have(text, "added latency costing 10%", "the report's sensitivity section");
+	if (strstr(text, "no trace windows in this session"))
+		fail_msg("the sensitivity section is empty:\n%s", text);
+	int64_t hw = tp_db_int(e->t.db, "SELECT COUNT(*) FROM events WHERE session_id=%lld AND type IN (0, 3, 4)",
+			       (long long)sid);
+	if (strstr(text, " CPU ") && strstr(text, "counters: W from")) {
+		fprintf(stderr, "CPU dot placed from hardware counters\n");
+	} else if (hw == 0) {
+		must_have(text, "no hardware counters: cannot place CPU dot", "the report (software-only session)");
+		fprintf(stderr, "CPU dot not checked: this machine has no hardware PMU (the report says so)\n");
+	} else {
+		must_have(text, "CPU dot:", "the report (hardware counters without FP/refill events)");
+		fprintf(stderr, "CPU dot not placed: the PMU lacks FP or refill events (the report says why)\n");
+	}
+	free(text);
+
+	/* 4. the live page, which cannot take --machine */
+	char path[96], *body = NULL;
+	snprintf(path, sizeof(path), "/session/%lld/roofline-gpu.svg", (long long)sid);
+	int code = http_get(e->http_port, path, &body);
+	assert_non_null(body);
+	if (code != 200)
+		fail_msg("GET %s: %d\n%.2000s", path, code, body);
+	must_have(body, "<svg", path);
+	must_have(body, "class=\"dot", path);
+	must_have(body, "data-name=\"matmul\"", path);
+	free(body);
+	assert_true(tp_alive(e->t.collector));
+}
+
+/* Measures, in the browser, every text of the report's roofline charts (real
+ * font metrics, getBoundingClientRect) and writes "CHARTS n TEXTS a,b OVERLAPS k"
+ * and the overlapping pairs into the page, which --dump-dom then returns. */
+static const char overlap_script[] =
+	"<script>(function(){var out=[],bad=[];"
+	"document.querySelectorAll('figure[class*=roofline] svg').forEach(function(svg){"
+	"var ts=Array.prototype.slice.call(svg.querySelectorAll('text'));"
+	"var bs=ts.map(function(t){return t.getBoundingClientRect();});"
+	"for(var i=0;i<bs.length;i++)for(var j=i+1;j<bs.length;j++){var a=bs[i],b=bs[j];"
+	"if(!a.width||!b.width)continue;"
+	"var ox=Math.min(a.right,b.right)-Math.max(a.left,b.left),oy=Math.min(a.bottom,b.bottom)-Math.max(a.top,b.top);"
+	"if(ox>0.5&&oy>0.5)bad.push(ts[i].textContent+' | '+ts[j].textContent);}"
+	"out.push(ts.length);});"
+	"var d=document.createElement('pre');d.id='overlap-result';"
+	"d.textContent='CHARTS '+out.length+' TEXTS '+out.join(',')+' OVERLAPS '+bad.length+' END\\n'+bad.join('\\n');"
+	"document.body.appendChild(d);})();</script>";
+
+static int chromium(const char *dir, const char *url, const char *opt, const char *out_path)
+{
+	char cmd[2048];
+	snprintf(cmd, sizeof(cmd),
+		 "timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
+		 "--disable-component-update --disable-sync --no-first-run --disable-dev-shm-usage "
+		 "--user-data-dir=%s/chrome-profile %s '%s' >%s 2>%s/chromium.err",
+		 dir, opt, url, out_path, dir);
+	int st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The HTML report of a real profile session (PoCL's close bandwidth ceilings, a kernel
+ * dot) in headless Chromium: a screenshot, and no two texts of a roofline chart overlap. */
+static void test_profile_cmd_report_labels_do_not_overlap_in_chromium(void **state)
+{
+	struct env *e = *state;
+	if (no_opencl) {
+		fprintf(stderr, "skipped: %s\n", no_opencl);
+		skip();
+	}
+	if (system("command -v chromium >/dev/null 2>&1") != 0) {
+		print_message("chromium not installed (apt-get install chromium): browser test skipped\n");
+		skip();
+	}
+	char agent[512], coll_bin[512], mm[512], kmodel[300], html[300], log[300], dom[300], shot[300];
+	tp_bin("agent", agent, sizeof(agent));
+	tp_bin("collector", coll_bin, sizeof(coll_bin));
+	tp_bin("cl-workloads/cl_matmul", mm, sizeof(mm));
+	tp_env_path(&e->t, "kernels.model", kmodel, sizeof(kmodel));
+	tp_env_path(&e->t, "report.html", html, sizeof(html));
+	tp_env_path(&e->t, "calibrate.log", log, sizeof(log));
+	tp_env_path(&e->t, "dom.html", dom, sizeof(dom));
+	tp_env_path(&e->t, "report.png", shot, sizeof(shot));
+	char *cal[] = {agent, "calibrate", "--collector", e->t.coll, "--spool", e->t.spool, "--agent-id", "board-b",
+		       "--quick", "--only", "device,peak,cpu_peak,mem_slots", NULL};
+	assert_int_equal(run(cal, log, 180000), 0);
+	FILE *f = fopen(kmodel, "w");
+	assert_non_null(f);
+	fprintf(f, "matmul ops=512 bytes=2052\n");
+	fclose(f);
+	char *prof[] = {agent, "profile", "--collector", e->t.coll, "--spool", e->t.spool, "--agent-id", "board-b",
+			"--kernel-model", kmodel, "--no-trace", "--", mm, "256", "4", NULL};
+	assert_int_equal(run(prof, e->t.alog, 180000), 0);
+	int64_t sid = tp_db_int(e->t.db, "SELECT MAX(id) FROM sessions WHERE agent_id='board-b'");
+	char sidarg[32];
+	snprintf(sidarg, sizeof(sidarg), "%lld", (long long)sid);
+	char *rep[] = {coll_bin, "report", "--store", e->t.db, "--session", sidarg, "--format", "html", NULL};
+	assert_int_equal(run(rep, html, 60000), 0);
+	/* the page as the collector wrote it, plus the measuring script at its end */
+	f = fopen(html, "a");
+	assert_non_null(f);
+	fputs(overlap_script, f);
+	fclose(f);
+	char url[400];
+	snprintf(url, sizeof(url), "file://%s", html);
+	assert_int_equal(chromium(e->t.dir, url, "--dump-dom", dom), 0);
+	char *text = tp_slurp(dom);
+	assert_non_null(text);
+	const char *res = strstr(text, "id=\"overlap-result\">");
+	if (!res) {
+		tp_dump_file(dom);
+		free(text);
+		fail_msg("the measuring script did not run in chromium");
+	}
+	res = strchr(res, '>') + 1;
+	int charts = 0, overlaps = -1;
+	char texts[64] = "";
+	assert_int_equal(sscanf(res, "CHARTS %d TEXTS %63s OVERLAPS %d", &charts, texts, &overlaps), 3);
+	fprintf(stderr, "chromium: %d roofline chart(s), texts per chart %s, %d overlapping pair(s)\n", charts, texts,
+		overlaps);
+	assert_int_equal(charts, 2); /* the GPU and the CPU roof */
+	if (overlaps != 0)
+		fprintf(stderr, "%.3000s\n", res);
+	free(text);
+	assert_int_equal(overlaps, 0);
+	/* and a screenshot of it */
+	char opt[400];
+	snprintf(opt, sizeof(opt), "--window-size=1200,1800 --screenshot=%s", shot);
+	assert_int_equal(chromium(e->t.dir, url, opt, dom), 0);
+	assert_int_equal(access(shot, R_OK), 0);
+	const char *keep = getenv("PROF_REPORT_SAMPLES");
+	if (keep) {
+		char cmd[1024];
+		snprintf(cmd, sizeof(cmd), "cp %s %s/profile-report-screenshot.png", shot, keep);
+		assert_int_equal(system(cmd), 0);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_profile_cmd_calibrate_then_profile_reports_without_machine, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_profile_cmd_report_labels_do_not_overlap_in_chromium, setup,
+						teardown),
+	};
+	return cmocka_run_group_tests(tests, group_setup, NULL);
+}
