@@ -272,6 +272,22 @@ size_t edag_bin_encode(const struct edag_insn *in, uint8_t *out);
 int edag_parse_edan_line(const char *line, size_t len, struct edag_insn *in, int *cpu, char *err,
 			 size_t errlen);
 
+/* The same with what the reader reports: edag_edan_parse returns 1 for an
+ * instruction, 0 for a blank or '#' comment line, -EINVAL (reason in err)
+ * for a line that is no instruction (bad columns, mnemonic or operand
+ * bytes, too few operands for a memory access). An instruction whose
+ * mnemonic is not in the parser's table is still returned (class guessed
+ * from its first letter, first operand written) with unknown set. */
+struct edag_edan_info {
+	int cpu;	     /* the CPU column, -1 if the line has none */
+	bool unknown;	     /* mnemonic not known: class guessed */
+	bool no_addr;	     /* a memory instruction without an address column: no access */
+	const char *mnem;    /* the mnemonic ("c." stripped), into the line */
+	size_t mnem_len;
+};
+int edag_edan_parse(const char *line, size_t len, struct edag_insn *in, struct edag_edan_info *info, char *err,
+		    size_t errlen);
+
 /* ---------------------------------------------------------------- TraceWindow records */
 
 /* Iterate the instructions of a (validated) TraceWindow. */
@@ -279,9 +295,12 @@ struct edag_window_iter {
 	const Prof__TraceWindow *tw;
 	size_t i, ir, iw, im;
 	uint64_t pc, addr;
+	const char *why; /* after an error: what is wrong */
 };
 void edag_window_iter_init(struct edag_window_iter *it, const Prof__TraceWindow *tw);
-/* 1 and *in filled, 0 at the end, -EINVAL if the columns are inconsistent. */
+/* 1 and *in filled, 0 at the end, -EBADMSG for a bad instruction (class,
+ * register or size out of range: skipped, the next call goes on after it),
+ * -EINVAL if the columns are inconsistent (nothing more can be read). */
 int edag_window_next(struct edag_window_iter *it, struct edag_insn *in);
 
 /* Encode n instructions into tw (columns malloc'd; free with

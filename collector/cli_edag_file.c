@@ -1,0 +1,325 @@
+/* `collector edag --trace FILE --format edan|native`: trace files read in
+ * large blocks (plain, gzip or zstd: trace_in.h), split into lines in place
+ * (no per-line allocation or copy) and classified: an instruction, a
+ * comment/directive, or a bad line (reported as FILE:LINE: why, printable,
+ * counted, and over the --max-bad limit the run fails with status 2). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_edag.h"
+#include "log.h"
+#include "trace_in.h"
+
+#define BLOCK (1u << 20)	 /* bytes asked of the reader at once */
+#define LINE_MAX_BYTES (64u << 10) /* a longer line is bad (and skipped to its end) */
+#define SNIFF_BYTES 65536	 /* what the binary check looks at */
+#define UNK_KEPT 64		 /* distinct unknown mnemonics counted by name */
+#define UNK_SHOWN 20		 /* ... and reported one by one */
+
+struct unk {
+	char name[24];
+	uint64_t count, first_line;
+};
+
+struct text {
+	struct run *r;
+	bool edan;
+	unsigned arch;
+	int cpu_sel;
+	uint64_t lineno, other_cpu, no_addr, no_addr_line;
+	struct unk unk[UNK_KEPT];
+	size_t nunk;
+	uint64_t unk_other; /* instructions of unknown mnemonics beyond UNK_KEPT names */
+};
+
+static int bad_line(struct text *t, const char *why_raw, size_t len)
+{
+	char why[400], where[300];
+	trace_escape(why_raw, len, 200, why, sizeof(why));
+	char name[256];
+	trace_escape(t->r->o->trace, strlen(t->r->o->trace), 200, name, sizeof(name));
+	snprintf(where, sizeof(where), "%s:%llu", name, (unsigned long long)t->lineno);
+	return cli_edag_bad(t->r, where, why);
+}
+
+static void unknown_mnemonic(struct text *t, const char *m, size_t len)
+{
+	t->r->unknown++;
+	if (len >= sizeof(t->unk[0].name))
+		len = sizeof(t->unk[0].name) - 1;
+	for (size_t i = 0; i < t->nunk; i++)
+		if (strlen(t->unk[i].name) == len && memcmp(t->unk[i].name, m, len) == 0) {
+			t->unk[i].count++;
+			return;
+		}
+	if (t->nunk == UNK_KEPT) {
+		t->unk_other++;
+		return;
+	}
+	struct unk *u = &t->unk[t->nunk++];
+	memcpy(u->name, m, len);
+	u->name[len] = 0;
+	u->count = 1;
+	u->first_line = t->lineno;
+}
+
+static int cmp_unk(const void *a, const void *b)
+{
+	const struct unk *x = a, *y = b;
+	return x->count < y->count ? 1 : x->count > y->count ? -1 : strcmp(x->name, y->name);
+}
+
+static void report_unknown(struct text *t)
+{
+	const char *f = t->r->o->trace;
+	qsort(t->unk, t->nunk, sizeof(t->unk[0]), cmp_unk);
+	uint64_t rest = t->unk_other;
+	for (size_t i = 0; i < t->nunk; i++) {
+		if (i >= UNK_SHOWN) {
+			rest += t->unk[i].count;
+			continue;
+		}
+		log_warn("%s: unknown mnemonic '%s': %llu instructions (first at line %llu), class guessed", f,
+			 t->unk[i].name, (unsigned long long)t->unk[i].count, (unsigned long long)t->unk[i].first_line);
+	}
+	if (rest)
+		log_warn("%s: %llu more instructions of other unknown mnemonics", f, (unsigned long long)rest);
+}
+
+static int text_line(struct text *t, const char *line, size_t len)
+{
+	struct run *r = t->r;
+	struct edag_insn in;
+	char err[300];
+	int k;
+	t->lineno++;
+	if (t->edan) {
+		struct edag_edan_info info;
+		k = edag_edan_parse(line, len, &in, &info, err, sizeof(err));
+		if (k == 0)
+			return 0;
+		r->items++;
+		if (k < 0)
+			return bad_line(t, err, strlen(err));
+		if (info.cpu >= 0) {
+			if (t->cpu_sel < 0)
+				t->cpu_sel = info.cpu;
+			if (info.cpu != t->cpu_sel) {
+				t->other_cpu++;
+				return 0;
+			}
+		}
+		if (info.unknown)
+			unknown_mnemonic(t, info.mnem, info.mnem_len);
+		if (info.no_addr && t->no_addr++ == 0)
+			t->no_addr_line = t->lineno;
+		return cli_edag_window_step(r, &in);
+	}
+	struct edag_window_info wi;
+	k = edag_parse_native_line(line, len, &t->arch, &in, &wi, err, sizeof(err));
+	if (k == 0)
+		return 0;
+	r->items++;
+	if (k < 0)
+		return bad_line(t, err, strlen(err));
+	if (k == 2) {
+		int rc = cli_edag_window_end(r);
+		return rc < 0 ? rc : cli_edag_window_begin(r, &wi);
+	}
+	return cli_edag_window_step(r, &in);
+}
+
+/* Lines of buf[0..*have): the complete ones are handled, a partial last
+ * one moved to the front. *skipping: inside an over-long line. */
+static int text_lines(struct text *t, char *buf, size_t *have, bool *skipping, bool last)
+{
+	size_t off = 0, n = *have;
+	while (off < n) {
+		char *nl = memchr(buf + off, '\n', n - off);
+		if (!nl && !last)
+			break;
+		size_t end = nl ? (size_t)(nl - buf) : n;
+		if (*skipping) {
+			*skipping = false;
+		} else {
+			int rc = text_line(t, buf + off, end - off);
+			if (rc < 0)
+				return rc;
+		}
+		off = end + 1;
+	}
+	if (off >= n) {
+		*have = 0;
+		return 0;
+	}
+	size_t rest = n - off;
+	if (rest >= LINE_MAX_BYTES) { /* no newline in sight: a bad line, skipped to its end */
+		int rc = 0;
+		if (!*skipping) {
+			t->lineno++;
+			t->r->items++;
+			char why[80];
+			snprintf(why, sizeof(why), "a line longer than %u bytes", LINE_MAX_BYTES);
+			rc = bad_line(t, why, strlen(why));
+			*skipping = true;
+		}
+		*have = 0;
+		return rc;
+	}
+	memmove(buf, buf + off, rest);
+	*have = rest;
+	return 0;
+}
+
+static int run_text(struct run *r, struct trace_in *in, char *buf, size_t have, bool edan)
+{
+	struct text *t = calloc(1, sizeof(*t));
+	if (!t) {
+		log_error("edag: out of memory");
+		return -EIO;
+	}
+	t->r = r;
+	t->edan = edan;
+	t->arch = r->o->arch ? r->o->arch : EDAG_ARCH_RISCV64;
+	t->cpu_sel = r->o->cpu;
+	struct edag_window_info info = {.share = 1};
+	int rc = cli_edag_window_begin(r, &info);
+	bool skipping = false;
+	char err[300];
+	for (;;) {
+		if (rc < 0)
+			break;
+		ssize_t got = 0;
+		if (have < BLOCK + LINE_MAX_BYTES) {
+			got = trace_in_read(in, (uint8_t *)buf + have, BLOCK + LINE_MAX_BYTES - have, err, sizeof(err));
+			if (got < 0) {
+				log_error("%s", err);
+				rc = -EIO;
+				break;
+			}
+		}
+		have += (size_t)got;
+		rc = text_lines(t, buf, &have, &skipping, got == 0);
+		if (got == 0)
+			break;
+	}
+	const char *f = r->o->trace;
+	if (rc == 0 && t->other_cpu)
+		log_warn("%s: %llu instructions of other vCPUs than %d skipped (one register file per run: pick "
+			 "one with --cpu N)",
+			 f, (unsigned long long)t->other_cpu, t->cpu_sel);
+	if (rc == 0 && t->no_addr)
+		log_warn("%s: %llu memory instructions without an address column (first at line %llu): vertices "
+			 "without a memory access",
+			 f, (unsigned long long)t->no_addr, (unsigned long long)t->no_addr_line);
+	if (rc == 0)
+		report_unknown(t);
+	free(t);
+	if (rc == 0)
+		rc = cli_edag_window_end(r);
+	if (rc == 0)
+		rc = cli_edag_bad_check(r, "lines");
+	return rc;
+}
+
+static int run_native_bin(struct run *r, struct trace_in *in, uint8_t *buf, size_t have)
+{
+	const char *f = r->o->trace;
+	unsigned arch;
+	if (have < EDAG_BIN_HEADER || edag_bin_header_decode(buf, have, &arch) < 0) {
+		log_error("%s: a truncated native binary trace header", f);
+		return -EBADMSG;
+	}
+	struct edag_window_info info = {.share = 1};
+	int rc = cli_edag_window_begin(r, &info);
+	size_t off = EDAG_BIN_HEADER;
+	uint64_t rec = 0, pos = 0; /* pos: file offset of buf[0] */
+	char err[300];
+	bool eof = false;
+	while (rc == 0) {
+		struct edag_insn ins;
+		int used = edag_bin_decode(buf + off, have - off, &ins);
+		if (used < 0) {
+			log_error("%s: binary record %llu (byte %llu) is malformed: not a native binary trace from here "
+				  "on",
+				  f, (unsigned long long)rec, (unsigned long long)(pos + off));
+			return -EBADMSG;
+		}
+		if (used > 0) {
+			off += (size_t)used;
+			rec++;
+			r->items++;
+			rc = cli_edag_window_step(r, &ins);
+			continue;
+		}
+		if (eof) {
+			if (have > off)
+				log_warn("%s: %zu trailing bytes (a truncated record) ignored", f, have - off);
+			break;
+		}
+		memmove(buf, buf + off, have - off);
+		pos += off;
+		have -= off;
+		off = 0;
+		ssize_t got = trace_in_read(in, buf + have, BLOCK - have, err, sizeof(err));
+		if (got < 0) {
+			log_error("%s", err);
+			return -EIO;
+		}
+		have += (size_t)got;
+		eof = got == 0;
+	}
+	return rc < 0 ? rc : cli_edag_window_end(r);
+}
+
+int cli_edag_run_file(struct run *r)
+{
+	const char *f = r->o->trace;
+	struct trace_in *in;
+	char err[400];
+	int rc = trace_in_open(f, &in, err, sizeof(err));
+	if (rc < 0) {
+		log_error("%s", err);
+		return -EIO;
+	}
+	char *buf = malloc(BLOCK + LINE_MAX_BYTES);
+	if (!buf) {
+		trace_in_close(in);
+		log_error("edag: out of memory");
+		return -EIO;
+	}
+	/* the first block: what is it? */
+	size_t have = 0;
+	while (have < SNIFF_BYTES) {
+		ssize_t got = trace_in_read(in, (uint8_t *)buf + have, BLOCK - have, err, sizeof(err));
+		if (got < 0) {
+			log_error("%s", err);
+			rc = -EIO;
+			goto out;
+		}
+		if (got == 0)
+			break;
+		have += (size_t)got;
+	}
+	const char *what;
+	const char *comp = trace_in_comp(in) == TRACE_IN_GZIP ? " (gzip)" : trace_in_comp(in) == TRACE_IN_ZSTD ? " (zstd)" : "";
+	enum trace_sniff kind = trace_sniff((const uint8_t *)buf, have < SNIFF_BYTES ? have : SNIFF_BYTES, &what);
+	bool edan = strcmp(r->o->format, "edan") == 0;
+	if (kind == TRACE_SNIFF_BINARY) {
+		log_error("%s%s: not a text trace: it looks like %s", f, comp, what);
+		rc = -EBADMSG;
+	} else if (kind == TRACE_SNIFF_EDAG_BIN && edan) {
+		log_error("%s%s: a native binary trace (EDAGTRC1), not EDAN text: use --format native", f, comp);
+		rc = -EBADMSG;
+	} else if (kind == TRACE_SNIFF_EDAG_BIN) {
+		rc = run_native_bin(r, in, (uint8_t *)buf, have);
+	} else {
+		rc = run_text(r, in, buf, have, edan);
+	}
+out:
+	free(buf);
+	trace_in_close(in);
+	return rc;
+}
