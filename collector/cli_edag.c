@@ -326,6 +326,28 @@ int cli_edag_window_step(struct run *r, const struct edag_insn *in)
 	return r->nbatch == EDAG_BATCH ? step_flush(r) : 0;
 }
 
+int cli_edag_window_steps(struct run *r, const struct edag_insn *ins, size_t n)
+{
+	if (r->g && !r->graph_done) {
+		for (size_t i = 0; i < n; i++) {
+			int rc = cli_edag_window_step(r, &ins[i]);
+			if (rc < 0)
+				return rc;
+		}
+		return 0;
+	}
+	if (step_flush(r) < 0)
+		return -EIO;
+	r->n += n;
+	int rc = edag_step_batch(r->st, ins, n);
+	if (rc < 0) {
+		log_error("%s: the eDAG engine refused an instruction: %s", r->o->trace ? r->o->trace : r->o->store,
+			  strerror(-rc));
+		return -EIO;
+	}
+	return 0;
+}
+
 static void layers_csv(struct run *r, const struct edag_metrics *mt)
 {
 	if (!r->layers)

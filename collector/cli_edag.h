@@ -50,6 +50,22 @@ int cli_edag_window_end(struct run *r);
 int cli_edag_bad(struct run *r, const char *where, const char *why);
 /* Over the --max-bad limit at the end of the input? Logs and returns -EBADMSG. */
 int cli_edag_bad_check(struct run *r, const char *what);
+/* n instructions at once (edag_step_batch straight from ins when no graph
+ * is being built). */
+int cli_edag_window_steps(struct run *r, const struct edag_insn *ins, size_t n);
+
+/* Trace files: parse in this thread, run the engine in another
+ * (cli_edag_pipe.c). start begins the first window; slot is where to parse
+ * the next instruction, commit hands it on; window ends the current window
+ * and begins info's; finish ends the last (ok) and waits for the engine.
+ * All return 0 or a logged error (-EIO, -EBADMSG). */
+struct edag_pipe;
+int cli_edag_pipe_start(struct run *r, const struct edag_window_info *first, struct edag_pipe **out);
+struct edag_insn *cli_edag_pipe_slot(struct edag_pipe *p);
+int cli_edag_pipe_commit(struct edag_pipe *p, bool unknown);
+int cli_edag_pipe_window(struct edag_pipe *p, const struct edag_window_info *info);
+int cli_edag_pipe_finish(struct edag_pipe *p, bool ok);
+
 /* --trace FILE --format edan|native */
 int cli_edag_run_file(struct run *r);
 

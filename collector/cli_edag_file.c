@@ -25,6 +25,7 @@ struct unk {
 
 struct text {
 	struct run *r;
+	struct edag_pipe *pipe;
 	bool edan;
 	unsigned arch;
 	int cpu_sel;
@@ -46,7 +47,6 @@ static int bad_line(struct text *t, const char *why_raw, size_t len)
 
 static void unknown_mnemonic(struct text *t, const char *m, size_t len)
 {
-	t->r->unknown++;
 	if (len >= sizeof(t->unk[0].name))
 		len = sizeof(t->unk[0].name) - 1;
 	for (size_t i = 0; i < t->nunk; i++)
@@ -88,47 +88,73 @@ static void report_unknown(struct text *t)
 		log_warn("%s: %llu more instructions of other unknown mnemonics", f, (unsigned long long)rest);
 }
 
-static int text_line(struct text *t, const char *line, size_t len)
+/* An EDAN line parsed (k as edag_edan_parse returns) into in. */
+static int edan_result(struct text *t, int k, const struct edag_insn *in, const struct edag_edan_info *info,
+		       const char *err)
 {
 	struct run *r = t->r;
-	struct edag_insn in;
-	char err[300];
-	int k;
-	t->lineno++;
-	if (t->edan) {
-		struct edag_edan_info info;
-		k = edag_edan_parse(line, len, &in, &info, err, sizeof(err));
-		if (k == 0)
-			return 0;
-		r->items++;
-		if (k < 0)
-			return bad_line(t, err, strlen(err));
-		if (info.cpu >= 0) {
-			if (t->cpu_sel < 0)
-				t->cpu_sel = info.cpu;
-			if (info.cpu != t->cpu_sel) {
-				t->other_cpu++;
-				return 0;
-			}
-		}
-		if (info.unknown)
-			unknown_mnemonic(t, info.mnem, info.mnem_len);
-		if (info.no_addr && t->no_addr++ == 0)
-			t->no_addr_line = t->lineno;
-		return cli_edag_window_step(r, &in);
-	}
-	struct edag_window_info wi;
-	k = edag_parse_native_line(line, len, &t->arch, &in, &wi, err, sizeof(err));
 	if (k == 0)
 		return 0;
 	r->items++;
 	if (k < 0)
 		return bad_line(t, err, strlen(err));
-	if (k == 2) {
-		int rc = cli_edag_window_end(r);
-		return rc < 0 ? rc : cli_edag_window_begin(r, &wi);
+	if (info->cpu >= 0) {
+		if (t->cpu_sel < 0)
+			t->cpu_sel = info->cpu;
+		if (info->cpu != t->cpu_sel) {
+			t->other_cpu++;
+			return 0;
+		}
 	}
-	return cli_edag_window_step(r, &in);
+	if (info->unknown)
+		unknown_mnemonic(t, info->mnem, info->mnem_len);
+	if (info->no_addr && t->no_addr++ == 0)
+		t->no_addr_line = t->lineno;
+	(void)in; /* parsed in place: cli_edag_pipe_slot */
+	return cli_edag_pipe_commit(t->pipe, info->unknown);
+}
+
+static int text_line(struct text *t, const char *line, size_t len)
+{
+	struct run *r = t->r;
+	struct edag_insn *in = cli_edag_pipe_slot(t->pipe);
+	char err[300];
+	int k;
+	t->lineno++;
+	if (t->edan) {
+		struct edag_edan_info info;
+		k = edag_edan_parse(line, len, in, &info, err, sizeof(err));
+		return edan_result(t, k, in, &info, err);
+	}
+	struct edag_window_info wi;
+	k = edag_parse_native_line(line, len, &t->arch, in, &wi, err, sizeof(err));
+	if (k == 0)
+		return 0;
+	r->items++;
+	if (k < 0)
+		return bad_line(t, err, strlen(err));
+	if (k == 2)
+		return cli_edag_pipe_window(t->pipe, &wi);
+	return cli_edag_pipe_commit(t->pipe, false);
+}
+
+/* EDAN lines of buf[off..n): split and parsed in one pass. */
+static size_t edan_lines(struct text *t, const char *buf, size_t off, size_t n, int *rc)
+{
+	char err[300];
+	while (off < n) {
+		struct edag_insn *in = cli_edag_pipe_slot(t->pipe);
+		struct edag_edan_info info;
+		size_t used;
+		int k = edag_edan_parse_next(buf + off, n - off, &used, in, &info, err, sizeof(err));
+		if (k == -EAGAIN)
+			break;
+		off += used;
+		t->lineno++;
+		if ((*rc = edan_result(t, k, in, &info, err)) < 0)
+			break;
+	}
+	return off;
 }
 
 /* Lines of buf[0..*have): the complete ones are handled, a partial last
@@ -136,6 +162,12 @@ static int text_line(struct text *t, const char *line, size_t len)
 static int text_lines(struct text *t, char *buf, size_t *have, bool *skipping, bool last)
 {
 	size_t off = 0, n = *have;
+	if (t->edan && !*skipping) {
+		int rc = 0;
+		off = edan_lines(t, buf, 0, n, &rc);
+		if (rc < 0)
+			return rc;
+	}
 	while (off < n) {
 		char *nl = memchr(buf + off, '\n', n - off);
 		if (!nl && !last)
@@ -185,7 +217,11 @@ static int run_text(struct run *r, struct trace_in *in, char *buf, size_t have, 
 	t->arch = r->o->arch ? r->o->arch : EDAG_ARCH_RISCV64;
 	t->cpu_sel = r->o->cpu;
 	struct edag_window_info info = {.share = 1};
-	int rc = cli_edag_window_begin(r, &info);
+	int rc = cli_edag_pipe_start(r, &info, &t->pipe);
+	if (rc < 0) {
+		free(t);
+		return rc;
+	}
 	bool skipping = false;
 	char err[300];
 	for (;;) {
@@ -216,9 +252,10 @@ static int run_text(struct run *r, struct trace_in *in, char *buf, size_t have, 
 			 f, (unsigned long long)t->no_addr, (unsigned long long)t->no_addr_line);
 	if (rc == 0)
 		report_unknown(t);
+	int erc = cli_edag_pipe_finish(t->pipe, rc == 0);
 	free(t);
 	if (rc == 0)
-		rc = cli_edag_window_end(r);
+		rc = erc;
 	if (rc == 0)
 		rc = cli_edag_bad_check(r, "lines");
 	return rc;
@@ -233,25 +270,29 @@ static int run_native_bin(struct run *r, struct trace_in *in, uint8_t *buf, size
 		return -EBADMSG;
 	}
 	struct edag_window_info info = {.share = 1};
-	int rc = cli_edag_window_begin(r, &info);
+	struct edag_pipe *pipe;
+	int rc = cli_edag_pipe_start(r, &info, &pipe);
+	if (rc < 0)
+		return rc;
 	size_t off = EDAG_BIN_HEADER;
 	uint64_t rec = 0, pos = 0; /* pos: file offset of buf[0] */
 	char err[300];
 	bool eof = false;
 	while (rc == 0) {
-		struct edag_insn ins;
-		int used = edag_bin_decode(buf + off, have - off, &ins);
+		struct edag_insn *ins = cli_edag_pipe_slot(pipe);
+		int used = edag_bin_decode(buf + off, have - off, ins);
 		if (used < 0) {
 			log_error("%s: binary record %llu (byte %llu) is malformed: not a native binary trace from here "
 				  "on",
 				  f, (unsigned long long)rec, (unsigned long long)(pos + off));
-			return -EBADMSG;
+			rc = -EBADMSG;
+			break;
 		}
 		if (used > 0) {
 			off += (size_t)used;
 			rec++;
 			r->items++;
-			rc = cli_edag_window_step(r, &ins);
+			rc = cli_edag_pipe_commit(pipe, false);
 			continue;
 		}
 		if (eof) {
@@ -266,12 +307,14 @@ static int run_native_bin(struct run *r, struct trace_in *in, uint8_t *buf, size
 		ssize_t got = trace_in_read(in, buf + have, BLOCK - have, err, sizeof(err));
 		if (got < 0) {
 			log_error("%s", err);
-			return -EIO;
+			rc = -EIO;
+			break;
 		}
 		have += (size_t)got;
 		eof = got == 0;
 	}
-	return rc < 0 ? rc : cli_edag_window_end(r);
+	int erc = cli_edag_pipe_finish(pipe, rc == 0);
+	return rc < 0 ? rc : erc;
 }
 
 int cli_edag_run_file(struct run *r)

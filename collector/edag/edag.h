@@ -287,6 +287,12 @@ struct edag_edan_info {
 };
 int edag_edan_parse(const char *line, size_t len, struct edag_insn *in, struct edag_edan_info *info, char *err,
 		    size_t errlen);
+/* The first line of buf[0..len) (up to and with its '\n'), split and
+ * parsed in one pass: *used = its bytes. Returns as edag_edan_parse (same
+ * results), or -EAGAIN when buf holds no whole line (give more bytes, or
+ * the last line to edag_edan_parse). */
+int edag_edan_parse_next(const char *buf, size_t len, size_t *used, struct edag_insn *in,
+			 struct edag_edan_info *info, char *err, size_t errlen);
 
 /* ---------------------------------------------------------------- TraceWindow records */
 

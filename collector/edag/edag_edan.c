@@ -102,10 +102,13 @@ static pthread_once_t mtab_once = PTHREAD_ONCE_INIT;
 
 static inline void mkey(const char *s, size_t len, uint64_t *k0, uint64_t *k1)
 {
-	unsigned char b[MNEM_MAX] = {0};
-	memcpy(b, s, len);
-	memcpy(k0, b, 8);
-	memcpy(k1, b + 8, 8);
+	uint64_t a = 0, b = 0;
+	for (size_t i = 0; i < len && i < 8; i++)
+		a |= (uint64_t)(unsigned char)s[i] << (8 * i);
+	for (size_t i = 8; i < len; i++)
+		b |= (uint64_t)(unsigned char)s[i] << (8 * (i - 8));
+	*k0 = a;
+	*k1 = b;
 }
 
 static inline unsigned mhash(uint64_t k0, uint64_t k1)
@@ -125,7 +128,7 @@ static void mtab_fill(void)
 	}
 }
 
-static const struct mslot *mlookup(const char *s, size_t len)
+static inline const struct mslot *mlookup(const char *s, size_t len)
 {
 	if (len == 0 || len > MNEM_MAX)
 		return NULL;
@@ -164,7 +167,7 @@ static int rv_reg(const char *s, size_t len)
 	return r != -2 ? r : edag_reg_number(EDAG_ARCH_RISCV64, s, len);
 }
 
-static void add_reg(struct edag_insn *in, bool write, const char *s, size_t len)
+static inline void add_reg(struct edag_insn *in, bool write, const char *s, size_t len)
 {
 	int r = rv_reg(s, len);
 	if (r < 0)
@@ -175,11 +178,19 @@ static void add_reg(struct edag_insn *in, bool write, const char *s, size_t len)
 		in->rd[in->nread++] = (uint8_t)r;
 }
 
+static inline const char *find_ch(const char *s, size_t len, char c)
+{
+	for (size_t i = 0; i < len; i++)
+		if (s[i] == c)
+			return s + i;
+	return NULL;
+}
+
 /* "off(reg)" or "(reg)": the base register, read. */
 static void add_base(struct edag_insn *in, struct operand o)
 {
-	const char *p = memchr(o.s, '(', o.len);
-	const char *q = p ? memchr(p, ')', o.len - (size_t)(p - o.s)) : NULL;
+	const char *p = find_ch(o.s, o.len, '(');
+	const char *q = p ? find_ch(p, o.len - (size_t)(p - o.s), ')') : NULL;
 	if (p && q) {
 		const char *b = p + 1;
 		size_t bl = (size_t)(q - p - 1);
@@ -191,12 +202,22 @@ static void add_base(struct edag_insn *in, struct operand o)
 }
 
 /* Bytes an operand may hold: registers, immediates, CSR names, off(reg),
- * vector suffixes (v0.t, e32, m1) and symbols (sym+4, <sym>). */
-static bool operand_char(unsigned char c)
+ * vector suffixes (v0.t, e32, m1) and symbols (sym+4, <sym>); bit 2: bytes
+ * of a mnemonic. */
+#define CH_OP 1
+#define CH_MN 2
+#define R(a, b, f) [a... b] = f
+static const uint8_t ch_class[256] = {
+    R('a', 'z', CH_OP | CH_MN), R('0', '9', CH_OP | CH_MN), R('A', 'Z', CH_OP), ['_'] = CH_OP | CH_MN,
+    ['.'] = CH_OP | CH_MN,	['-'] = CH_OP,		    ['+'] = CH_OP,	  ['('] = CH_OP,
+    [')'] = CH_OP,		['<'] = CH_OP,		    ['>'] = CH_OP,	  ['@'] = CH_OP,
+    ['$'] = CH_OP,		[':'] = CH_OP,
+};
+#undef R
+
+static inline bool operand_char(unsigned char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-	       c == '-' || c == '+' || c == '(' || c == ')' || c == '<' || c == '>' || c == '@' || c == '$' ||
-	       c == ':';
+	return ch_class[c] & CH_OP;
 }
 
 static bool operand_ok(struct operand o)
@@ -215,9 +236,9 @@ static bool operand_ok(struct operand o)
 	return true;
 }
 
-static bool mnem_char(unsigned char c)
+static inline bool mnem_char(unsigned char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_';
+	return ch_class[c] & CH_MN;
 }
 
 /* ---------------------------------------------------------------- lines */
@@ -229,92 +250,13 @@ static int need_ops(const char *m, size_t ml, size_t nop, size_t want, const cha
 	return perr(err, errlen, "'%.*s' wants %zu operands (%s), not %zu", (int)ml, m, want, shape, nop);
 }
 
-int edag_edan_parse(const char *line, size_t len, struct edag_insn *in, struct edag_edan_info *info, char *err,
-		    size_t errlen)
+/* What the mnemonic and operands of an instruction mean (both tokenisers
+ * below end here). in is zeroed, pc/addr/cpu already set. */
+static int decode(const char *m, size_t ml, const struct operand *op, size_t nop, bool has_addr,
+		  struct edag_insn *in, struct edag_edan_info *info, char *err, size_t errlen)
 {
-	pthread_once(&mtab_once, mtab_fill);
-	trim(&line, &len);
-	memset(in, 0, sizeof(*in));
-	info->cpu = -1;
-	info->unknown = info->no_addr = false;
-	info->mnem = NULL;
-	info->mnem_len = 0;
-	if (!len || line[0] == '#')
-		return 0;
-	/* split on ';' */
-	struct operand f[8];
-	size_t nf = 0;
-	for (const char *s = line, *e = line + len; nf < 8;) {
-		const char *c = memchr(s, ';', (size_t)(e - s));
-		size_t l = c ? (size_t)(c - s) : (size_t)(e - s);
-		f[nf].s = s;
-		f[nf].len = l;
-		trim(&f[nf].s, &f[nf].len);
-		nf++;
-		if (!c)
-			break;
-		s = c + 1;
-	}
-	size_t k = 0;
-	uint64_t v;
-	if (nf > 1 && f[0].len && f[0].len <= 4 && lx_dec(f[0].s, f[0].len, &v) == 0) {
-		info->cpu = (int)v;
-		k++;
-	}
-	if (k < nf && f[k].len > 2 && f[k].s[0] == '0' && f[k].s[1] == 'x') {
-		if (lx_hex(f[k].s, f[k].len, &in->pc) < 0)
-			return perr(err, errlen, "bad pc '%.*s'", (int)f[k].len, f[k].s);
-		k++;
-	}
-	if (k >= nf || !f[k].len)
-		return perr(err, errlen, "no instruction in '%.*s'", (int)len, line);
-	struct operand dis = f[k++];
-	bool has_addr = false;
-	if (k < nf && f[k].len) {
-		if (lx_hex(f[k].s, f[k].len, &in->addr) < 0)
-			return perr(err, errlen, "bad address '%.*s'", (int)f[k].len, f[k].s);
-		has_addr = true;
-	}
-	/* strip "# comment" */
-	const char *hash = memchr(dis.s, '#', dis.len);
-	if (hash)
-		dis.len = (size_t)(hash - dis.s);
-	trim(&dis.s, &dis.len);
-	size_t ml = 0;
-	while (ml < dis.len && !lx_space((unsigned char)dis.s[ml]))
-		ml++;
-	const char *m = dis.s;
-	for (size_t i = 0; i < ml; i++)
-		if (!mnem_char((unsigned char)m[i]))
-			return perr(err, errlen, "bad mnemonic '%.*s'", (int)ml, m);
-	if (ml == 0)
-		return perr(err, errlen, "no instruction in '%.*s'", (int)len, line);
-	if (ml > 2 && m[0] == 'c' && m[1] == '.') {
-		m += 2;
-		ml -= 2;
-	}
 	info->mnem = m;
 	info->mnem_len = ml;
-	struct operand op[8];
-	size_t nop = 0;
-	const char *r = m + ml;
-	size_t rl = dis.len - (size_t)(r - dis.s);
-	trim(&r, &rl);
-	while (rl && nop < 8) {
-		const char *c = memchr(r, ',', rl);
-		size_t l = c ? (size_t)(c - r) : rl;
-		op[nop].s = r;
-		op[nop].len = l;
-		trim(&op[nop].s, &op[nop].len);
-		if (!operand_ok(op[nop]))
-			return perr(err, errlen, "bad operand '%.*s' of '%.*s'", (int)op[nop].len, op[nop].s, (int)ml, m);
-		nop++;
-		if (!c)
-			break;
-		r = c + 1;
-		rl -= l + 1;
-	}
-
 	const struct mslot *ms = mlookup(m, ml);
 	if (!ms) {
 		const char *dot = memchr(m, '.', ml);
@@ -394,7 +336,7 @@ int edag_edan_parse(const char *line, size_t len, struct edag_insn *in, struct e
 		else
 			in->cls = EDAG_INT;
 		for (size_t i = 0; i < nop; i++) {
-			if (memchr(op[i].s, '(', op[i].len))
+			if (find_ch(op[i].s, op[i].len, '('))
 				add_base(in, op[i]);
 			else
 				add_reg(in, i == 0, op[i].s, op[i].len);
@@ -414,10 +356,221 @@ int edag_edan_parse(const char *line, size_t len, struct edag_insn *in, struct e
 	return 1;
 }
 
+int edag_edan_parse(const char *line, size_t len, struct edag_insn *in, struct edag_edan_info *info, char *err,
+		    size_t errlen)
+{
+	pthread_once(&mtab_once, mtab_fill);
+	trim(&line, &len);
+	memset(in, 0, sizeof(*in));
+	info->cpu = -1;
+	info->unknown = info->no_addr = false;
+	info->mnem = NULL;
+	info->mnem_len = 0;
+	if (!len || line[0] == '#')
+		return 0;
+	/* split on ';' */
+	struct operand f[8];
+	size_t nf = 0;
+	for (const char *s = line, *e = line + len; nf < 8;) {
+		const char *c = memchr(s, ';', (size_t)(e - s));
+		size_t l = c ? (size_t)(c - s) : (size_t)(e - s);
+		f[nf].s = s;
+		f[nf].len = l;
+		trim(&f[nf].s, &f[nf].len);
+		nf++;
+		if (!c)
+			break;
+		s = c + 1;
+	}
+	size_t k = 0;
+	uint64_t v;
+	if (nf > 1 && f[0].len && f[0].len <= 4 && lx_dec(f[0].s, f[0].len, &v) == 0) {
+		info->cpu = (int)v;
+		k++;
+	}
+	if (k < nf && f[k].len > 2 && f[k].s[0] == '0' && f[k].s[1] == 'x') {
+		if (lx_hex(f[k].s, f[k].len, &in->pc) < 0)
+			return perr(err, errlen, "bad pc '%.*s'", (int)f[k].len, f[k].s);
+		k++;
+	}
+	if (k >= nf || !f[k].len)
+		return perr(err, errlen, "no instruction in '%.*s'", (int)len, line);
+	struct operand dis = f[k++];
+	bool has_addr = false;
+	if (k < nf && f[k].len) {
+		if (lx_hex(f[k].s, f[k].len, &in->addr) < 0)
+			return perr(err, errlen, "bad address '%.*s'", (int)f[k].len, f[k].s);
+		has_addr = true;
+	}
+	/* strip "# comment" */
+	const char *hash = memchr(dis.s, '#', dis.len);
+	if (hash)
+		dis.len = (size_t)(hash - dis.s);
+	trim(&dis.s, &dis.len);
+	size_t ml = 0;
+	while (ml < dis.len && !lx_space((unsigned char)dis.s[ml]))
+		ml++;
+	const char *m = dis.s;
+	for (size_t i = 0; i < ml; i++)
+		if (!mnem_char((unsigned char)m[i]))
+			return perr(err, errlen, "bad mnemonic '%.*s'", (int)ml, m);
+	if (ml == 0)
+		return perr(err, errlen, "no instruction in '%.*s'", (int)len, line);
+	if (ml > 2 && m[0] == 'c' && m[1] == '.') {
+		m += 2;
+		ml -= 2;
+	}
+	struct operand op[8];
+	size_t nop = 0;
+	const char *r = m + ml;
+	size_t rl = dis.len - (size_t)(r - dis.s);
+	trim(&r, &rl);
+	while (rl && nop < 8) {
+		const char *c = memchr(r, ',', rl);
+		size_t l = c ? (size_t)(c - r) : rl;
+		op[nop].s = r;
+		op[nop].len = l;
+		trim(&op[nop].s, &op[nop].len);
+		if (!operand_ok(op[nop]))
+			return perr(err, errlen, "bad operand '%.*s' of '%.*s'", (int)op[nop].len, op[nop].s, (int)ml, m);
+		nop++;
+		if (!c)
+			break;
+		r = c + 1;
+		rl -= l + 1;
+	}
+
+	return decode(m, ml, op, nop, has_addr, in, info, err, errlen);
+}
+
 int edag_parse_edan_line(const char *line, size_t len, struct edag_insn *in, int *cpu, char *err, size_t errlen)
 {
 	struct edag_edan_info info;
 	int rc = edag_edan_parse(line, len, in, &info, err, errlen);
 	*cpu = info.cpu;
 	return rc;
+}
+
+/* ---------------------------------------------------------------- one pass over a buffer */
+
+/* The common shape of a line, tokenised in one pass with the line split:
+ * [CPU;][0xPC;]MNEMONIC[ OP,OP...][ # comment][;[0x]ADDR[;...]]\n, operands
+ * without spaces. -ENOTSUP for any other shape (edag_edan_parse decides
+ * then, so both give the same answer), -EINVAL for a bad instruction. */
+static int fast_line(const char *p, const char *end, size_t *used, struct edag_insn *in,
+		     struct edag_edan_info *info, char *err, size_t errlen)
+{
+	const char *s = p;
+	memset(in, 0, sizeof(*in));
+	info->cpu = -1;
+	info->unknown = info->no_addr = false;
+	info->mnem = NULL;
+	info->mnem_len = 0;
+	if (s < end && *s >= '0' && *s <= '9' && !(s + 1 < end && s[0] == '0' && s[1] == 'x')) {
+		const char *d = s;
+		int v = 0;
+		while (s < end && *s >= '0' && *s <= '9' && s - d < 5)
+			v = v * 10 + (*s++ - '0');
+		if (s - d > 4 || s >= end || *s != ';')
+			return -ENOTSUP;
+		info->cpu = v;
+		s++;
+	}
+	if (s + 1 < end && s[0] == '0' && s[1] == 'x') {
+		s += 2;
+		const char *d = s;
+		uint64_t v = 0;
+		int h;
+		while (s < end && s - d <= 16 && (h = lx_hexval((unsigned char)*s)) >= 0)
+			v = v << 4 | (unsigned)h, s++;
+		if (s == d || s - d > 16 || s >= end || *s != ';')
+			return -ENOTSUP;
+		in->pc = v;
+		s++;
+	}
+	const char *m = s;
+	while (s < end && mnem_char((unsigned char)*s))
+		s++;
+	size_t ml = (size_t)(s - m);
+	if (ml == 0 || s >= end || (*s != ' ' && *s != ';' && *s != '\n'))
+		return -ENOTSUP;
+	struct operand op[8];
+	size_t nop = 0;
+	if (*s == ' ') {
+		while (s < end && *s == ' ')
+			s++;
+		while (s < end && *s != ';' && *s != '\n' && *s != '#') {
+			if (nop == 8)
+				return -ENOTSUP;
+			const char *o = s;
+			while (s < end && operand_char((unsigned char)*s))
+				s++;
+			if (s >= end)
+				return -ENOTSUP;
+			op[nop].s = o;
+			op[nop].len = (size_t)(s - o);
+			nop++;
+			if (*s == ',') {
+				s++;
+				continue;
+			}
+			if (*s == ' ') {
+				while (s < end && *s == ' ')
+					s++;
+				if (s < end && (*s == '#' || *s == ';' || *s == '\n'))
+					break;
+				return -ENOTSUP;
+			}
+			if (*s != ';' && *s != '\n' && *s != '#')
+				return -ENOTSUP;
+		}
+		if (s < end && *s == '#')
+			while (s < end && *s != ';' && *s != '\n')
+				s++;
+		if (s >= end)
+			return -ENOTSUP;
+	}
+	bool has_addr = false;
+	if (*s == ';') {
+		s++;
+		if (s + 1 < end && s[0] == '0' && s[1] == 'x')
+			s += 2;
+		const char *d = s;
+		uint64_t v = 0;
+		int h;
+		while (s < end && s - d <= 16 && (h = lx_hexval((unsigned char)*s)) >= 0)
+			v = v << 4 | (unsigned)h, s++;
+		if (s == d || s - d > 16 || s >= end)
+			return -ENOTSUP;
+		if (*s == ';') {
+			const char *nl = memchr(s, '\n', (size_t)(end - s));
+			if (!nl)
+				return -ENOTSUP;
+			s = nl;
+		}
+		in->addr = v;
+		has_addr = true;
+	}
+	if (s >= end || *s != '\n')
+		return -ENOTSUP;
+	*used = (size_t)(s + 1 - p);
+	if (ml > 2 && m[0] == 'c' && m[1] == '.') {
+		m += 2;
+		ml -= 2;
+	}
+	return decode(m, ml, op, nop, has_addr, in, info, err, errlen);
+}
+
+int edag_edan_parse_next(const char *buf, size_t len, size_t *used, struct edag_insn *in,
+			 struct edag_edan_info *info, char *err, size_t errlen)
+{
+	pthread_once(&mtab_once, mtab_fill);
+	int rc = fast_line(buf, buf + len, used, in, info, err, errlen);
+	if (rc != -ENOTSUP)
+		return rc;
+	const char *nl = memchr(buf, '\n', len);
+	if (!nl)
+		return -EAGAIN;
+	*used = (size_t)(nl - buf) + 1;
+	return edag_edan_parse(buf, (size_t)(nl - buf), in, info, err, errlen);
 }
