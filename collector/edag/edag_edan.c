@@ -503,6 +503,8 @@ static int fast_line(const char *p, const char *end, size_t *used, struct edag_i
 			if (nop == 8)
 				return -ENOTSUP;
 			const char *o = s;
+			if (*s == ' ')
+				return -ENOTSUP; /* "a0, a1" */
 			while (s < end && operand_char((unsigned char)*s))
 				s++;
 			if (s >= end)
