@@ -66,6 +66,13 @@ int cli_edag_pipe_commit(struct edag_pipe *p, bool unknown);
 int cli_edag_pipe_window(struct edag_pipe *p, const struct edag_window_info *info);
 int cli_edag_pipe_finish(struct edag_pipe *p, bool ok);
 
+/* Output (cli_edag_out.c). */
+void cli_edag_print_window_text(const struct opts *o, const struct edag_window_result *r, uint64_t unknown);
+void cli_edag_print_json(const struct opts *o, const struct run *r, const struct edag_approx *ap);
+void cli_edag_print_approx_text(const struct edag_approx *ap);
+int cli_edag_write_graph(const struct opts *o, const struct edag_graph *g);
+int cli_edag_write_sweep(const struct opts *o, const struct edag_metrics *mt, const char *label, FILE *f);
+
 /* --trace FILE --format edan|native */
 int cli_edag_run_file(struct run *r);
 
