@@ -5,7 +5,7 @@
 #   make olddefconfig     update an old .config with defaults for new options
 #   make check            install deps, -Werror build, unit + integration tests under ASan+UBSan
 #   make demo             install deps, build, profile a sample OpenCL workload, print the report
-#   make fuzz             libFuzzer on the frame + envelope decoder, 600 s (FUZZ_SECONDS=N; make fuzz-short: 60 s)
+#   make fuzz             libFuzzer on the frame decoder and the trace readers, 600 s in all (FUZZ_SECONDS=N; make fuzz-short: 60 s)
 #   make bench            benchmarks, results in bench/RESULTS.md
 #   make deps             install the Debian packages the build needs (idempotent)
 # Variables: BOARD=<name> (board/<name>/), DEFCONFIG=<file>, O=<dir> (output dir), SAN=1 (sanitizers), V=1.
