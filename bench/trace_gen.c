@@ -4,7 +4,11 @@
  * ("0xPC CLASS r=.. w=.. m=0xADDR/SIZE"), the same instruction stream in
  * both. Mix: 25% loads, 10% stores, 45% integer, 10% float, 10% branches;
  * addresses 3/4 streaming, 1/4 random over a working set of WS KiB.
- * Usage: trace_gen edan|native N [WS_KIB] > FILE   (deterministic) */
+ * Shape "loop" (the default): a program of 48 instructions drawn once from
+ * that mix, executed over and over (as real traces are: loops), each memory
+ * instruction with its own address stream; "random": every line drawn anew
+ * (no repetition at all: the worst case for a parser's branch predictors).
+ * Usage: trace_gen edan|native N [WS_KIB [loop|random]] > FILE   (deterministic) */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,9 +44,16 @@ int main(int argc, char **argv)
 	setvbuf(stdout, out, _IOFBF, sizeof(out));
 	if (!edan)
 		fputs("# trace_gen\narch riscv64\n", stdout);
+	int loop = !(argc > 4 && strcmp(argv[4], "random") == 0);
+	enum { BODY = 48 };
+	uint64_t body[BODY];
+	for (int i = 0; i < BODY; i++)
+		body[i] = next();
 	uint64_t pc = 0x10000, base = 0x4000800000ull, stream = 0;
 	for (unsigned long long i = 0; i < n; i++) {
-		uint64_t r = next();
+		uint64_t r = loop ? body[i % BODY] : next();
+		if (loop && i % BODY == 0)
+			pc = 0x10000;
 		unsigned kind = (unsigned)(r % 100);
 		const char *d = xr[(r >> 8) % NX], *a = xr[(r >> 16) % NX], *b = xr[(r >> 24) % NX];
 		const char *fd = fr[(r >> 32) % NF], *fa = fr[(r >> 40) % NF], *fb = fr[(r >> 48) % NF];

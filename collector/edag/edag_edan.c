@@ -99,6 +99,7 @@ struct mslot {
 };
 static struct mslot mtab[MT_SLOTS];
 static pthread_once_t mtab_once = PTHREAD_ONCE_INIT;
+static int mtab_ready; /* set (release) once mtab is filled: skips pthread_once per line */
 
 static inline void mkey(const char *s, size_t len, uint64_t *k0, uint64_t *k1)
 {
@@ -126,6 +127,13 @@ static void mtab_fill(void)
 			h = (h + 1) & (MT_SLOTS - 1);
 		mtab[h] = (struct mslot){k0, k1, mnems[i].kind, mnems[i].size};
 	}
+	__atomic_store_n(&mtab_ready, 1, __ATOMIC_RELEASE);
+}
+
+static inline void mtab_init(void)
+{
+	if (!__atomic_load_n(&mtab_ready, __ATOMIC_ACQUIRE))
+		pthread_once(&mtab_once, mtab_fill);
 }
 
 static inline const struct mslot *mlookup(const char *s, size_t len)
@@ -359,7 +367,7 @@ static int decode(const char *m, size_t ml, const struct operand *op, size_t nop
 int edag_edan_parse(const char *line, size_t len, struct edag_insn *in, struct edag_edan_info *info, char *err,
 		    size_t errlen)
 {
-	pthread_once(&mtab_once, mtab_fill);
+	mtab_init();
 	trim(&line, &len);
 	memset(in, 0, sizeof(*in));
 	info->cpu = -1;
@@ -566,7 +574,7 @@ static int fast_line(const char *p, const char *end, size_t *used, struct edag_i
 int edag_edan_parse_next(const char *buf, size_t len, size_t *used, struct edag_insn *in,
 			 struct edag_edan_info *info, char *err, size_t errlen)
 {
-	pthread_once(&mtab_once, mtab_fill);
+	mtab_init();
 	int rc = fast_line(buf, buf + len, used, in, info, err, errlen);
 	if (rc != -ENOTSUP)
 		return rc;

@@ -111,7 +111,7 @@ static inline int lx_num2(const char *s, size_t len, int max)
 	return -1;
 }
 
-static inline int lx_rv_reg(const char *s, size_t len)
+static inline __attribute__((always_inline)) int lx_rv_reg(const char *s, size_t len)
 {
 	if (len < 2 || len > 4)
 		return -2;
