@@ -26,6 +26,7 @@ struct unk {
 struct text {
 	struct run *r;
 	struct edag_pipe *pipe;
+	struct edag_edan_cache *cache; /* decoded instructions by PC (NULL: none) */
 	bool edan;
 	unsigned arch;
 	int cpu_sel;
@@ -146,7 +147,7 @@ static size_t edan_lines(struct text *t, const char *buf, size_t off, size_t n, 
 		struct edag_insn *in = cli_edag_pipe_slot(t->pipe);
 		struct edag_edan_info info;
 		size_t used;
-		int k = edag_edan_parse_next(buf + off, n - off, &used, in, &info, err, sizeof(err));
+		int k = edag_edan_parse_next(buf + off, n - off, &used, in, &info, t->cache, err, sizeof(err));
 		if (k == -EAGAIN)
 			break;
 		off += used;
@@ -216,6 +217,7 @@ static int run_text(struct run *r, struct trace_in *in, char *buf, size_t have, 
 	t->edan = edan;
 	t->arch = r->o->arch ? r->o->arch : EDAG_ARCH_RISCV64;
 	t->cpu_sel = r->o->cpu;
+	t->cache = edan ? edag_edan_cache_new() : NULL; /* without one: slower, same results */
 	struct edag_window_info info = {.share = 1};
 	int rc = cli_edag_pipe_start(r, &info, &t->pipe);
 	if (rc < 0) {
@@ -253,6 +255,7 @@ static int run_text(struct run *r, struct trace_in *in, char *buf, size_t have, 
 	if (rc == 0)
 		report_unknown(t);
 	int erc = cli_edag_pipe_finish(t->pipe, rc == 0);
+	edag_edan_cache_free(t->cache);
 	free(t);
 	if (rc == 0)
 		rc = erc;

@@ -290,9 +290,14 @@ int edag_edan_parse(const char *line, size_t len, struct edag_insn *in, struct e
 /* The first line of buf[0..len) (up to and with its '\n'), split and
  * parsed in one pass: *used = its bytes. Returns as edag_edan_parse (same
  * results), or -EAGAIN when buf holds no whole line (give more bytes, or
- * the last line to edag_edan_parse). */
+ * the last line to edag_edan_parse). cache (may be NULL): decoded
+ * instructions by PC, reused when a line repeats the disassembly text of
+ * the last line seen at that PC (loops); about 512 KiB. */
+struct edag_edan_cache;
+struct edag_edan_cache *edag_edan_cache_new(void);
+void edag_edan_cache_free(struct edag_edan_cache *c);
 int edag_edan_parse_next(const char *buf, size_t len, size_t *used, struct edag_insn *in,
-			 struct edag_edan_info *info, char *err, size_t errlen);
+			 struct edag_edan_info *info, struct edag_edan_cache *cache, char *err, size_t errlen);
 
 /* ---------------------------------------------------------------- TraceWindow records */
 

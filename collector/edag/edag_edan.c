@@ -461,15 +461,74 @@ int edag_parse_edan_line(const char *line, size_t len, struct edag_insn *in, int
 
 /* ---------------------------------------------------------------- one pass over a buffer */
 
+/* A decoded-instruction cache by PC: a loop's lines repeat their
+ * disassembly, so a line whose text after the PC equals the cached one's
+ * gets the cached decoding (only pc and addr differ). */
+#define DC_SLOTS 4096
+#define DC_TEXT 46
+
+struct dc_entry {
+	uint64_t pc;
+	struct edag_insn in; /* pc and addr not used */
+	uint8_t dlen, has_addr, unknown, no_addr, mnem_off, mnem_len;
+	char dis[DC_TEXT];
+};
+
+struct edag_edan_cache {
+	struct dc_entry e[DC_SLOTS];
+	uint32_t lookups, hits; /* of the current period of 65536 lookups */
+	uint32_t bypass;	/* lines left without the cache (it hit under 1/8 in the last period) */
+};
+
+struct edag_edan_cache *edag_edan_cache_new(void)
+{
+	return calloc(1, sizeof(struct edag_edan_cache));
+}
+
+void edag_edan_cache_free(struct edag_edan_cache *c)
+{
+	free(c);
+}
+
+/* ";[0x]ADDR[;...]" or nothing, then '\n': -ENOTSUP for another shape. */
+static inline int addr_part(const char **sp, const char *end, bool *has_addr, uint64_t *addr)
+{
+	const char *s = *sp;
+	*has_addr = false;
+	if (*s == ';') {
+		s++;
+		if (s + 1 < end && s[0] == '0' && s[1] == 'x')
+			s += 2;
+		const char *d = s;
+		uint64_t v = 0;
+		int h;
+		while (s < end && s - d <= 16 && (h = lx_hexval((unsigned char)*s)) >= 0)
+			v = v << 4 | (unsigned)h, s++;
+		if (s == d || s - d > 16 || s >= end)
+			return -ENOTSUP;
+		if (*s == ';') {
+			const char *nl = memchr(s, '\n', (size_t)(end - s));
+			if (!nl)
+				return -ENOTSUP;
+			s = nl;
+		}
+		*addr = v;
+		*has_addr = true;
+	}
+	if (s >= end || *s != '\n')
+		return -ENOTSUP;
+	*sp = s;
+	return 0;
+}
+
 /* The common shape of a line, tokenised in one pass with the line split:
  * [CPU;][0xPC;]MNEMONIC[ OP,OP...][ # comment][;[0x]ADDR[;...]]\n, operands
  * without spaces. -ENOTSUP for any other shape (edag_edan_parse decides
  * then, so both give the same answer), -EINVAL for a bad instruction. */
 static int fast_line(const char *p, const char *end, size_t *used, struct edag_insn *in,
-		     struct edag_edan_info *info, char *err, size_t errlen)
+		     struct edag_edan_info *info, struct edag_edan_cache *cache, char *err, size_t errlen)
 {
 	const char *s = p;
-	memset(in, 0, sizeof(*in));
 	info->cpu = -1;
 	info->unknown = info->no_addr = false;
 	info->mnem = NULL;
@@ -484,18 +543,54 @@ static int fast_line(const char *p, const char *end, size_t *used, struct edag_i
 		info->cpu = v;
 		s++;
 	}
+	uint64_t pc = 0;
 	if (s + 1 < end && s[0] == '0' && s[1] == 'x') {
 		s += 2;
 		const char *d = s;
-		uint64_t v = 0;
 		int h;
 		while (s < end && s - d <= 16 && (h = lx_hexval((unsigned char)*s)) >= 0)
-			v = v << 4 | (unsigned)h, s++;
+			pc = pc << 4 | (unsigned)h, s++;
 		if (s == d || s - d > 16 || s >= end || *s != ';')
 			return -ENOTSUP;
-		in->pc = v;
 		s++;
 	}
+	const char *dis = s; /* the disassembly: up to the next ';' or '\n' */
+	struct dc_entry *ce = NULL;
+	bool has_addr;
+	uint64_t addr = 0;
+	if (cache && cache->bypass) {
+		cache->bypass--;
+	} else if (cache) {
+		if (++cache->lookups == 65536) {
+			cache->bypass = cache->hits < 65536 / 8 ? 1u << 20 : 0;
+			cache->lookups = cache->hits = 0;
+		}
+		const char *e = s;
+		while (e < end && *e != ';' && *e != '\n')
+			e++;
+		if (e >= end)
+			return -ENOTSUP;
+		size_t dl = (size_t)(e - dis);
+		if (addr_part(&e, end, &has_addr, &addr) < 0)
+			return -ENOTSUP;
+		ce = &cache->e[(pc >> 1) & (DC_SLOTS - 1)];
+		if (ce->dlen == dl && ce->pc == pc && ce->has_addr == has_addr && memcmp(ce->dis, dis, dl) == 0) {
+			*in = ce->in;
+			in->pc = pc;
+			in->addr = has_addr ? addr : 0;
+			info->unknown = ce->unknown;
+			info->no_addr = ce->no_addr;
+			info->mnem = dis + ce->mnem_off;
+			info->mnem_len = ce->mnem_len;
+			*used = (size_t)(e + 1 - p);
+			cache->hits++;
+			return 1;
+		}
+		if (dl == 0 || dl > DC_TEXT)
+			ce = NULL;
+	}
+	memset(in, 0, sizeof(*in));
+	in->pc = pc;
 	const char *m = s;
 	while (s < end && mnem_char((unsigned char)*s))
 		s++;
@@ -540,42 +635,35 @@ static int fast_line(const char *p, const char *end, size_t *used, struct edag_i
 		if (s >= end)
 			return -ENOTSUP;
 	}
-	bool has_addr = false;
-	if (*s == ';') {
-		s++;
-		if (s + 1 < end && s[0] == '0' && s[1] == 'x')
-			s += 2;
-		const char *d = s;
-		uint64_t v = 0;
-		int h;
-		while (s < end && s - d <= 16 && (h = lx_hexval((unsigned char)*s)) >= 0)
-			v = v << 4 | (unsigned)h, s++;
-		if (s == d || s - d > 16 || s >= end)
-			return -ENOTSUP;
-		if (*s == ';') {
-			const char *nl = memchr(s, '\n', (size_t)(end - s));
-			if (!nl)
-				return -ENOTSUP;
-			s = nl;
-		}
-		in->addr = v;
-		has_addr = true;
-	}
-	if (s >= end || *s != '\n')
+	size_t dl = (size_t)(s - dis);
+	if (addr_part(&s, end, &has_addr, &addr) < 0)
 		return -ENOTSUP;
+	in->addr = has_addr ? addr : 0;
 	*used = (size_t)(s + 1 - p);
 	if (ml > 2 && m[0] == 'c' && m[1] == '.') {
 		m += 2;
 		ml -= 2;
 	}
-	return decode(m, ml, op, nop, has_addr, in, info, err, errlen);
+	int rc = decode(m, ml, op, nop, has_addr, in, info, err, errlen);
+	if (rc == 1 && ce) {
+		ce->pc = pc;
+		ce->in = *in;
+		ce->dlen = (uint8_t)dl;
+		ce->has_addr = has_addr;
+		ce->unknown = info->unknown;
+		ce->no_addr = info->no_addr;
+		ce->mnem_off = (uint8_t)(m - dis);
+		ce->mnem_len = (uint8_t)ml;
+		memcpy(ce->dis, dis, dl);
+	}
+	return rc;
 }
 
 int edag_edan_parse_next(const char *buf, size_t len, size_t *used, struct edag_insn *in,
-			 struct edag_edan_info *info, char *err, size_t errlen)
+			 struct edag_edan_info *info, struct edag_edan_cache *cache, char *err, size_t errlen)
 {
 	mtab_init();
-	int rc = fast_line(buf, buf + len, used, in, info, err, errlen);
+	int rc = fast_line(buf, buf + len, used, in, info, cache, err, errlen);
 	if (rc != -ENOTSUP)
 		return rc;
 	const char *nl = memchr(buf, '\n', len);

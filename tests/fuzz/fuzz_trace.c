@@ -12,9 +12,13 @@
 #include "edag/edag.h"
 #include "trace_in.h"
 
+static struct edag_edan_cache *cache;
+
 static void edan_lines(const char *s, size_t n)
 {
 	size_t off = 0;
+	if (!cache)
+		cache = edag_edan_cache_new(); /* kept across inputs: stale entries must never answer */
 	while (off < n) {
 		const char *nl = memchr(s + off, '\n', n - off);
 		size_t len = nl ? (size_t)(nl - (s + off)) : n - off;
@@ -24,7 +28,7 @@ static void edan_lines(const char *s, size_t n)
 		int ra = edag_edan_parse(s + off, len, &a, &ia, ea, sizeof(ea));
 		if (nl) {
 			size_t used = 0;
-			int rb = edag_edan_parse_next(s + off, n - off, &used, &b, &ib, eb, sizeof(eb));
+			int rb = edag_edan_parse_next(s + off, n - off, &used, &b, &ib, cache, eb, sizeof(eb));
 			if (rb != ra || used != len + 1 || (ra < 0 && strcmp(ea, eb) != 0) ||
 			    (ra > 0 && (memcmp(&a, &b, sizeof(a)) != 0 || ia.cpu != ib.cpu || ia.unknown != ib.unknown ||
 					ia.no_addr != ib.no_addr || ia.mnem_len != ib.mnem_len)))

@@ -89,8 +89,14 @@ static void test_edag_read_edan_fast_path_equals_general(void **state)
 	};
 	static const char noise[] = " ;,#()x0a9\r\t.-<>zA\x01\xff";
 	uint64_t rng = 42;
+	struct edag_edan_cache *cache = edag_edan_cache_new(); /* hit by the repeated lines, checked by the mutated */
+	assert_non_null(cache);
 	char line[128], buf[160];
 	for (int iter = 0; iter < 200000; iter++) {
+		if (iter % 30000 == 0) { /* fresh: under 65536 lookups, the cache never bypasses itself */
+			edag_edan_cache_free(cache);
+			cache = edag_edan_cache_new();
+		}
 		const char *b = base[iter % (sizeof(base) / sizeof(base[0]))];
 		size_t len = strlen(b);
 		memcpy(line, b, len);
@@ -117,7 +123,7 @@ static void test_edag_read_edan_fast_path_equals_general(void **state)
 		char ea[200] = "", eb[200] = "";
 		size_t used = 0;
 		int ra = edag_edan_parse(line, len, &a, &ia, ea, sizeof(ea));
-		int rb = edag_edan_parse_next(buf, len + 11, &used, &b2, &ib, eb, sizeof(eb));
+		int rb = edag_edan_parse_next(buf, len + 11, &used, &b2, &ib, iter % 2 ? cache : NULL, eb, sizeof(eb));
 		if (ra != rb || used != len + 1)
 			fail_msg("'%.*s': general %d, one pass %d (used %zu)", (int)len, line, ra, rb, used);
 		if (ra < 0) {
@@ -132,11 +138,41 @@ static void test_edag_read_edan_fast_path_equals_general(void **state)
 		if (ia.mnem_len)
 			assert_int_equal(ia.mnem - line, ib.mnem - buf);
 	}
+	edag_edan_cache_free(cache);
+	/* the cache: the same PC with other text, or without the address, is decoded anew */
+	cache = edag_edan_cache_new();
+	struct {
+		const char *line;
+		uint8_t cls, mem, nread, nwrite;
+		uint64_t addr;
+	} seq[] = {
+	    {"0;0x40;ld a0,8(a1);0x100\n", EDAG_LOAD, EDAG_MEM_READ, 1, 1, 0x100},
+	    {"0;0x40;ld a0,8(a1);0x108\n", EDAG_LOAD, EDAG_MEM_READ, 1, 1, 0x108}, /* hit */
+	    {"0;0x40;ld a0,8(a1)\n", EDAG_LOAD, 0, 1, 1, 0},			   /* no address */
+	    {"0;0x40;sd a0,8(a1);0x110\n", EDAG_STORE, EDAG_MEM_WRITE, 2, 0, 0x110}, /* other text */
+	    {"0;0x1040;add a0,a1,a2\n", EDAG_INT, 0, 2, 1, 0},		   /* same slot, other pc */
+	    {"0;0x40;sd a0,8(a1);0x118\n", EDAG_STORE, EDAG_MEM_WRITE, 2, 0, 0x118},
+	};
+	for (size_t i = 0; i < sizeof(seq) / sizeof(seq[0]); i++) {
+		struct edag_insn in;
+		struct edag_edan_info info;
+		size_t used;
+		const char *l = seq[i].line;
+		assert_int_equal(edag_edan_parse_next(l, strlen(l), &used, &in, &info, cache, NULL, 0), 1);
+		assert_int_equal(used, strlen(l));
+		assert_int_equal(in.cls, seq[i].cls);
+		assert_int_equal(in.mem, seq[i].mem);
+		assert_int_equal(in.nread, seq[i].nread);
+		assert_int_equal(in.nwrite, seq[i].nwrite);
+		assert_int_equal(in.addr, seq[i].addr);
+		assert_int_equal(info.no_addr, seq[i].mem == 0 && seq[i].cls == EDAG_LOAD);
+	}
+	edag_edan_cache_free(cache);
 	/* no whole line: ask for more */
 	struct edag_insn in;
 	struct edag_edan_info info;
 	size_t used;
-	assert_int_equal(edag_edan_parse_next("0;0x1;add a0,a1,a2", 18, &used, &in, &info, NULL, 0), -EAGAIN);
+	assert_int_equal(edag_edan_parse_next("0;0x1;add a0,a1,a2", 18, &used, &in, &info, NULL, NULL, 0), -EAGAIN);
 }
 
 /* The RISC-V register fast path gives what the register table gives, for
