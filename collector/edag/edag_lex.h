@@ -22,6 +22,15 @@ static inline bool lx_eq(const char *s, size_t len, const char *lit)
 	return strlen(lit) == len && memcmp(s, lit, len) == 0;
 }
 
+/* memchr for the short spans of one line (no call) */
+static inline const char *lx_chr(const char *s, size_t len, char c)
+{
+	for (size_t i = 0; i < len; i++)
+		if (s[i] == c)
+			return s + i;
+	return NULL;
+}
+
 static inline void lx_trim(const char **s, size_t *len)
 {
 	while (*len && lx_space((unsigned char)**s)) {

@@ -36,7 +36,7 @@ static int reg_list(unsigned arch, const char *s, size_t len, uint8_t *regs, uin
 		    size_t errlen)
 {
 	while (len) {
-		const char *c = memchr(s, ',', len);
+		const char *c = lx_chr(s, len, ',');
 		size_t l = c ? (size_t)(c - s) : len;
 		if (l) {
 			int r = edag_reg_number(arch, s, l);
@@ -54,6 +54,26 @@ static int reg_list(unsigned arch, const char *s, size_t len, uint8_t *regs, uin
 }
 
 /* ---------------------------------------------------------------- native text */
+
+/* edag_class_parse without a walk over the names */
+static inline int class_fast(const char *t, size_t l)
+{
+	switch (l) {
+	case 3:
+		return memcmp(t, "int", 3) == 0 ? EDAG_INT : -EINVAL;
+	case 4:
+		return memcmp(t, "load", 4) == 0 ? EDAG_LOAD : -EINVAL;
+	case 5:
+		return memcmp(t, "store", 5) == 0   ? EDAG_STORE
+		       : memcmp(t, "float", 5) == 0 ? EDAG_FLOAT
+		       : memcmp(t, "other", 5) == 0 ? EDAG_OTHER
+						    : -EINVAL;
+	case 6:
+		return memcmp(t, "branch", 6) == 0 ? EDAG_BRANCH : -EINVAL;
+	default:
+		return edag_class_parse(t, l); /* "integer", "fp" */
+	}
+}
 
 static int native_window(const char *s, size_t len, struct edag_window_info *win, char *err, size_t errlen)
 {
@@ -143,9 +163,9 @@ int edag_parse_native_line(const char *line, size_t len, unsigned *arch, struct 
 			if (lx_hex(t, l, &in->pc) < 0)
 				return perr(err, errlen, "bad pc '%.*s' (hex)", (int)l, t);
 		} else if (field == 1) {
-			const char *plus = memchr(t, '+', l);
+			const char *plus = lx_chr(t, l, '+');
 			size_t cl = plus ? (size_t)(plus - t) : l;
-			int c = edag_class_parse(t, cl);
+			int c = class_fast(t, cl);
 			if (c < 0)
 				return perr(err, errlen,
 					    "unknown class '%.*s' (load, store, int, float, branch, other)",
@@ -175,7 +195,7 @@ int edag_parse_native_line(const char *line, size_t len, unsigned *arch, struct 
 			if (rc < 0)
 				return rc;
 		} else if (l > 2 && t[0] == 'm' && t[1] == '=') {
-			const char *slash = memchr(t, '/', l);
+			const char *slash = lx_chr(t, l, '/');
 			uint64_t sz;
 			if (!slash || lx_hex(t + 2, (size_t)(slash - t - 2), &in->addr) < 0 ||
 			    lx_dec(slash + 1, (size_t)(t + l - slash - 1), &sz) < 0 || sz == 0 ||
