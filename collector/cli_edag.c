@@ -581,7 +581,7 @@ int cli_edag(int argc, char **argv)
 				  "--session and --window; the agent records them with the tracer)",
 				  o.store, (long long)o.session);
 		else
-			log_error("%s: no instructions found (%llu lines read)", o.trace, (unsigned long long)r.items);
+			log_error("%s: no instructions found (%llu lines read)", o.trace, (unsigned long long)r.lines);
 		status = 1;
 	} else {
 		struct edag_approx ap;

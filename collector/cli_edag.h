@@ -36,6 +36,7 @@ struct run {
 	size_t nres, capres;
 	FILE *layers;
 	uint64_t items, bad; /* lines (instructions of stored windows) read, and bad ones skipped */
+	uint64_t lines;	     /* text traces: all lines, comments and blank ones too */
 	struct edag_insn batch[EDAG_BATCH];
 	size_t nbatch;
 };

@@ -255,6 +255,7 @@ static int run_text(struct run *r, struct trace_in *in, char *buf, size_t have, 
 	if (rc == 0)
 		report_unknown(t);
 	int erc = cli_edag_pipe_finish(t->pipe, rc == 0);
+	r->lines = t->lineno;
 	edag_edan_cache_free(t->cache);
 	free(t);
 	if (rc == 0)

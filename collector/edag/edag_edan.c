@@ -574,7 +574,8 @@ static int fast_line(const char *p, const char *end, size_t *used, struct edag_i
 		if (addr_part(&e, end, &has_addr, &addr) < 0)
 			return -ENOTSUP;
 		ce = &cache->e[(pc >> 1) & (DC_SLOTS - 1)];
-		if (ce->dlen == dl && ce->pc == pc && ce->has_addr == has_addr && memcmp(ce->dis, dis, dl) == 0) {
+		/* empty slots (dlen 0) never answer */
+		if (dl && ce->dlen == dl && ce->pc == pc && ce->has_addr == has_addr && memcmp(ce->dis, dis, dl) == 0) {
 			*in = ce->in;
 			in->pc = pc;
 			in->addr = has_addr ? addr : 0;

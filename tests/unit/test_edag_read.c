@@ -153,6 +153,18 @@ static void test_edag_read_edan_fast_path_equals_general(void **state)
 	    {"0;0x1040;add a0,a1,a2\n", EDAG_INT, 0, 2, 1, 0},		   /* same slot, other pc */
 	    {"0;0x40;sd a0,8(a1);0x118\n", EDAG_STORE, EDAG_MEM_WRITE, 2, 0, 0x118},
 	};
+	/* a fresh cache's empty slots match no line: blank, comment, no disassembly */
+	const char *none[] = {"\n", "0;\n", "0x0;\n", "# c\n", "  \n", "0;;0x10\n"};
+	for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
+		struct edag_insn in;
+		struct edag_edan_info info;
+		size_t used;
+		char err[200];
+		int want = edag_edan_parse(none[i], strlen(none[i]) - 1, &in, &info, err, sizeof(err));
+		assert_int_equal(edag_edan_parse_next(none[i], strlen(none[i]), &used, &in, &info, cache, err, sizeof(err)),
+				 want);
+		assert_true(want <= 0);
+	}
 	for (size_t i = 0; i < sizeof(seq) / sizeof(seq[0]); i++) {
 		struct edag_insn in;
 		struct edag_edan_info info;
