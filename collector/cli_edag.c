@@ -353,14 +353,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		char err[256];
 		int rc = read_file(o->machine, &json, &len);
 		if (rc < 0) {
-			log_error("cannot read the machine model %s: %s", o->machine, strerror(-rc));
+			log_error("--machine '%s': cannot read the machine model: %s", o->machine, strerror(-rc));
 			return 1;
 		}
 		rc = edag_machine_parse(json, len, &o->cfg, err, sizeof(err));
 		o->alpha_set = memmem(json, len, "\"alpha\"", 7) != NULL;
 		free(json);
 		if (rc < 0) {
-			log_error("%s: %s", o->machine, err);
+			log_error("--machine '%s': %s", o->machine, err);
 			return 1;
 		}
 	}

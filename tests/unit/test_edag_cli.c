@@ -293,7 +293,20 @@ static void test_edag_cli_option_errors_name_option_and_value(void **state)
 		free(out);
 	}
 	int rc;
-	char *out = run(&rc, "--trace", f, "--format", "edan", "--bogus", NULL);
+	const char *mj = put("m.json", "{\"alpha0\": \"x\"}", 15);
+	char *out = run(&rc, "--trace", f, "--format", "edan", "--machine", mj, NULL);
+	assert_int_equal(rc, 1);
+	char want[700];
+	snprintf(want, sizeof(want), "--machine '%s': machine model:", mj);
+	has(out, want);
+	assert_int_equal(lines(out), 1);
+	free(out);
+	out = run(&rc, "--trace", f, "--format", "edan", "--machine", "/nonexistent/m.json", NULL);
+	assert_int_equal(rc, 1);
+	has(out, "--machine '/nonexistent/m.json': cannot read the machine model: No such file or directory");
+	assert_int_equal(lines(out), 1);
+	free(out);
+	out = run(&rc, "--trace", f, "--format", "edan", "--bogus", NULL);
 	assert_int_equal(rc, 2);
 	has(out, "unknown option '--bogus'");
 	assert_int_equal(lines(out), 1);
