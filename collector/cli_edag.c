@@ -31,6 +31,7 @@ static const char edag_usage[] =
     "  --arch A          register names of a native text trace without an 'arch' line (riscv64 for edan)\n"
     "  --cpu N           edan: the vCPU to analyse (default: the first one in the file)\n"
     "  --max-bad N       accept up to N bad trace lines (default: 100 and at most 1% of the lines)\n"
+    "  --threads N       trace files: 1 one thread, 2 parser + engine, 3 (default) two EDAN parsers + engine\n"
     "Trace files may be gzip (.gz) or zstd (.zst) compressed.\n";
 
 /* ---------------------------------------------------------------- running windows */
@@ -340,6 +341,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	    {"arch", required_argument, NULL, 'r'},
 	    {"cpu", required_argument, NULL, 'u'},
 	    {"max-bad", required_argument, NULL, 'B'},
+	    {"threads", required_argument, NULL, 'T'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -505,6 +507,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				goto bad;
 			}
 			break;
+		case 'T':
+			o->threads = (int)strtol(optarg, &end, 10);
+			if (end == optarg || *end || o->threads < 1 || o->threads > 3) {
+				want = "1 (one thread), 2 (parser + engine) or 3 (two parsers + engine)";
+				goto bad;
+			}
+			break;
 		case 'h':
 			fputs(edag_usage, stdout);
 			return 0;
@@ -555,7 +564,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 
 int cli_edag(int argc, char **argv)
 {
-	struct opts o = {.window = -1, .cpu = -1, .max_bad = -1};
+	struct opts o = {.window = -1, .cpu = -1, .max_bad = -1, .threads = 3};
 	edag_config_default(&o.cfg);
 	int st = parse_args(argc, argv, &o);
 	if (st >= 0)

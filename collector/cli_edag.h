@@ -20,6 +20,7 @@ struct opts {
 	int cpu;
 	size_t max_vertices;
 	int64_t max_bad; /* -1: the default limit (100 lines or 1% of them) */
+	int threads;	 /* trace files: 1 all in one, 2 parser + engine, 3 (default) two EDAN parsers + engine */
 };
 
 struct run {
@@ -66,6 +67,23 @@ struct edag_insn *cli_edag_pipe_slot(struct edag_pipe *p);
 int cli_edag_pipe_commit(struct edag_pipe *p, bool unknown);
 int cli_edag_pipe_window(struct edag_pipe *p, const struct edag_window_info *info);
 int cli_edag_pipe_finish(struct edag_pipe *p, bool ok);
+
+/* A second EDAN parser thread (cli_edag_split.c): begin parses
+ * buf[from..to) (whole lines) into records, wait returns them and where it
+ * stopped (at most 16384 lines: the caller parses the rest). start returns
+ * NULL when no thread could be had. */
+struct edan_rec {
+	struct edag_insn in;
+	struct edag_edan_info info;
+	int k;	 /* as edag_edan_parse returns */
+	int err; /* its reason (k < 0): cli_edag_split_err */
+};
+struct edan_split;
+struct edan_split *cli_edag_split_start(void);
+void cli_edag_split_begin(struct edan_split *s, const char *buf, size_t from, size_t to);
+size_t cli_edag_split_wait(struct edan_split *s, const struct edan_rec **rec, size_t *n);
+const char *cli_edag_split_err(const struct edan_split *s, const struct edan_rec *r);
+void cli_edag_split_stop(struct edan_split *s);
 
 /* Output (cli_edag_out.c). */
 void cli_edag_print_window_text(const struct opts *o, const struct edag_window_result *r, uint64_t unknown);

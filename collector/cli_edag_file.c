@@ -17,6 +17,7 @@
 #define SNIFF_BYTES 65536	 /* what the binary check looks at */
 #define UNK_KEPT 64		 /* distinct unknown mnemonics counted by name */
 #define UNK_SHOWN 20		 /* ... and reported one by one */
+#define SPLIT_MIN (256u << 10)	 /* blocks at least this long are parsed by two threads */
 
 struct unk {
 	char name[24];
@@ -27,6 +28,7 @@ struct text {
 	struct run *r;
 	struct edag_pipe *pipe;
 	struct edag_edan_cache *cache; /* decoded instructions by PC (NULL: none) */
+	struct edan_split *split;      /* a second EDAN parser (NULL: none) */
 	bool edan;
 	unsigned arch;
 	int cpu_sel;
@@ -111,7 +113,9 @@ static int edan_result(struct text *t, int k, const struct edag_insn *in, const 
 		unknown_mnemonic(t, info->mnem, info->mnem_len);
 	if (info->no_addr && t->no_addr++ == 0)
 		t->no_addr_line = t->lineno;
-	(void)in; /* parsed in place: cli_edag_pipe_slot */
+	struct edag_insn *slot = cli_edag_pipe_slot(t->pipe);
+	if (in != slot) /* parsed elsewhere (cli_edag_split.c) */
+		*slot = *in;
 	return cli_edag_pipe_commit(t->pipe, info->unknown);
 }
 
@@ -158,6 +162,41 @@ static size_t edan_lines(struct text *t, const char *buf, size_t off, size_t n, 
 	return off;
 }
 
+/* The whole lines of buf[0..n), EDAN: the first half parsed here, the
+ * second by the other parser at the same time, then its records handed on
+ * in order. *off: where the caller goes on. */
+static int split_lines(struct text *t, char *buf, size_t n, size_t *off)
+{
+	const char *last = memrchr(buf, '\n', n);
+	if (!last)
+		return 0;
+	size_t lim = (size_t)(last - buf) + 1;
+	const char *m = memchr(buf + lim / 2, '\n', lim - lim / 2);
+	size_t mid = (size_t)(m - buf) + 1; /* m is found: buf[lim - 1] is '\n' */
+	if (mid >= lim)
+		return 0;
+	cli_edag_split_begin(t->split, buf, mid, lim);
+	int rc = 0;
+	size_t done = edan_lines(t, buf, 0, mid, &rc);
+	const struct edan_rec *rec;
+	size_t nrec;
+	size_t end = cli_edag_split_wait(t->split, &rec, &nrec);
+	if (rc < 0)
+		return rc;
+	if (done != mid) { /* not reached (whole lines up to mid): parse it all here */
+		*off = done;
+		return 0;
+	}
+	for (size_t i = 0; i < nrec; i++) {
+		t->lineno++;
+		rc = edan_result(t, rec[i].k, &rec[i].in, &rec[i].info, cli_edag_split_err(t->split, &rec[i]));
+		if (rc < 0)
+			return rc;
+	}
+	*off = end;
+	return 0;
+}
+
 /* Lines of buf[0..*have): the complete ones are handled, a partial last
  * one moved to the front. *skipping: inside an over-long line. */
 static int text_lines(struct text *t, char *buf, size_t *have, bool *skipping, bool last)
@@ -165,7 +204,9 @@ static int text_lines(struct text *t, char *buf, size_t *have, bool *skipping, b
 	size_t off = 0, n = *have;
 	if (t->edan && !*skipping) {
 		int rc = 0;
-		off = edan_lines(t, buf, 0, n, &rc);
+		if (t->split && n >= SPLIT_MIN && (rc = split_lines(t, buf, n, &off)) < 0)
+			return rc;
+		off = edan_lines(t, buf, off, n, &rc);
 		if (rc < 0)
 			return rc;
 	}
@@ -218,6 +259,7 @@ static int run_text(struct run *r, struct trace_in *in, char *buf, size_t have, 
 	t->arch = r->o->arch ? r->o->arch : EDAG_ARCH_RISCV64;
 	t->cpu_sel = r->o->cpu;
 	t->cache = edan ? edag_edan_cache_new() : NULL; /* without one: slower, same results */
+	t->split = edan && r->o->threads >= 3 ? cli_edag_split_start() : NULL;
 	struct edag_window_info info = {.share = 1};
 	int rc = cli_edag_pipe_start(r, &info, &t->pipe);
 	if (rc < 0) {
@@ -254,6 +296,7 @@ static int run_text(struct run *r, struct trace_in *in, char *buf, size_t have, 
 			 f, (unsigned long long)t->no_addr, (unsigned long long)t->no_addr_line);
 	if (rc == 0)
 		report_unknown(t);
+	cli_edag_split_stop(t->split);
 	int erc = cli_edag_pipe_finish(t->pipe, rc == 0);
 	r->lines = t->lineno;
 	edag_edan_cache_free(t->cache);

@@ -98,7 +98,7 @@ int cli_edag_pipe_start(struct run *r, const struct edag_window_info *first, str
 	}
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
-	p->threaded = pthread_create(&p->th, NULL, engine_main, p) == 0;
+	p->threaded = r->o->threads != 1 && pthread_create(&p->th, NULL, engine_main, p) == 0;
 	*out = p;
 	return 0;
 }

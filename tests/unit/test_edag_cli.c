@@ -279,6 +279,7 @@ static void test_edag_cli_option_errors_name_option_and_value(void **state)
 	    {"--arch", "vax", "--arch 'vax': expected x86_64, aarch64, arm or riscv64"},
 	    {"--max-vertices", "", "--max-vertices '': expected an integer in 1..10000000"},
 	    {"--slice", "0", "--slice '0': expected a positive integer"},
+	    {"--threads", "4", "--threads '4': expected 1 (one thread)"},
 	};
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		int rc;
@@ -390,6 +391,110 @@ static void test_edag_cli_gzip_zstd_same_metrics(void **state)
 	free(text);
 }
 
+/* Text from the first "collector: " on each line (drops log timestamps). */
+static char *strip_times(const char *s)
+{
+	char *out = malloc(strlen(s) + 1), *o = out;
+	while (*s) {
+		const char *e = strchr(s, '\n');
+		size_t len = e ? (size_t)(e - s) + 1 : strlen(s);
+		const char *c = memmem(s, len, "collector: ", 11);
+		const char *from = c ? c : s;
+		memcpy(o, from, len - (size_t)(from - s));
+		o += len - (size_t)(from - s);
+		s += len;
+	}
+	*o = 0;
+	return out;
+}
+
+/* A 3 MB trace with bad lines, unknown mnemonics, other vCPUs, loads
+ * without addresses, comments, blank and CRLF lines spread over its
+ * blocks: one thread, parser + engine, and two parsers + engine print the
+ * same, reports and line numbers included. */
+static void test_edag_cli_threads_same_output(void **state)
+{
+	(void)state;
+	size_t cap = 4u << 20, len = 0;
+	char *text = malloc(cap);
+	uint64_t x = 1;
+	for (int i = 0; len + 200 < cap && i < 110000; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		unsigned r = (unsigned)(x >> 40) % 1000;
+		unsigned pc = 0x10000 + 4 * (unsigned)(i % 64);
+		const char *l;
+		char tmp[160];
+		if (r == 0 && (i & 1))
+			l = "0;ld a1\n"; /* bad: 0.05% */
+		else if (r <= 1)
+			l = "0;0x10;frobnicate a0,a1\n";
+		else if (r == 2)
+			l = "1;0x10;addi a0,a0,1\n"; /* another vCPU */
+		else if (r == 3)
+			l = "0;0x20;fld fa5,0(a5)\n"; /* no address */
+		else if (r == 4)
+			l = "# comment\n";
+		else if (r == 5)
+			l = "\n";
+		else if (r == 6)
+			l = "0;0x30;add a0, a1,a2\r\n"; /* the general parser's shapes */
+		else {
+			snprintf(tmp, sizeof(tmp), "0;0x%x;%s a%u,%u(a%u);0x%x\n", pc, r % 2 ? "ld" : "sd", r % 8, r % 64,
+				 (r / 8) % 8, 0x40000 + 8 * (r % 512));
+			l = tmp;
+		}
+		size_t ll = strlen(l);
+		memcpy(text + len, l, ll);
+		len += ll;
+	}
+	const char *f = put("big.edan", text, len);
+	assert_true(len > (2u << 20));
+	char *want = NULL;
+	for (int th = 1; th <= 3; th++) {
+		char ths[4];
+		snprintf(ths, sizeof(ths), "%d", th);
+		int rc;
+		char *out = run(&rc, "--trace", f, "--format", "edan", "--json", "--threads", ths, NULL);
+		assert_int_equal(rc, 0);
+		has(out, "\"unknown_class\":");
+		has(out, "lines bad and skipped");
+		has(out, "of other vCPUs");
+		has(out, "without an address column");
+		char *s = strip_times(out);
+		free(out);
+		if (!want)
+			want = s;
+		else {
+			assert_string_equal(s, want);
+			free(s);
+		}
+	}
+	free(want);
+	/* over the limit: the same stop, at the same line */
+	for (size_t i = 0; i + 8 < len; i += 9000)
+		memcpy(text + i, "0;ld a\n\n", 8); /* bad lines every 9 KB (and blank ones) */
+	f = put("bad.edan", text, len);
+	want = NULL;
+	for (int th = 1; th <= 3; th++) {
+		char ths[4];
+		snprintf(ths, sizeof(ths), "%d", th);
+		int rc;
+		char *out = run(&rc, "--trace", f, "--format", "edan", "--threads", ths, NULL);
+		assert_int_equal(rc, 2);
+		has(out, "more than 100 bad lines: stopped");
+		char *s = strip_times(out);
+		free(out);
+		if (!want)
+			want = s;
+		else {
+			assert_string_equal(s, want);
+			free(s);
+		}
+	}
+	free(want);
+	free(text);
+}
+
 int main(void)
 {
 	log_init("test_edag_cli", LOG_LEVEL_WARN);
@@ -406,6 +511,7 @@ int main(void)
 	    cmocka_unit_test(test_edag_cli_option_errors_name_option_and_value),
 	    cmocka_unit_test(test_edag_cli_native_bad_line_and_binary_as_edan),
 	    cmocka_unit_test(test_edag_cli_gzip_zstd_same_metrics),
+	    cmocka_unit_test(test_edag_cli_threads_same_output),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
