@@ -26,12 +26,14 @@ echo "*random*: every line drawn anew (worst case for the parser's branch predic
 echo "CPU = user + system of both threads (reader/parser and engine). Text MB/s counts the uncompressed bytes."
 echo "Targets (issue 17): >= 10 M lines/s end to end on a 1e7-line EDAN trace, RSS flat in trace length."
 echo
-echo "| format | shape | lines | file | file MB | wall s | CPU s | M lines/s | text MB/s | peak RSS MiB |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
-run() { # FORMAT SHAPE N FILE TEXTBYTES
+echo "threads: \`--threads\` (3, the default: reader/parser + second EDAN parser + engine; 2: parser + engine; 1: one thread)."
+echo
+echo "| format | shape | lines | file | threads | file MB | wall s | CPU s | M lines/s | text MB/s | peak RSS MiB |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
+run() { # FORMAT SHAPE N FILE TEXTBYTES [THREADS]
 	local best="" line
 	for _ in 1 2; do
-		/usr/bin/time -o "$tmp/time" -f "%e %U %S %M" "$coll" edag --trace "$4" --format "$1" -m 4 >/dev/null 2>"$tmp/err" ||
+		/usr/bin/time -o "$tmp/time" -f "%e %U %S %M" "$coll" edag --trace "$4" --format "$1" -m 4 --threads "${6:-3}" >/dev/null 2>"$tmp/err" ||
 			{ echo "bench-edag-read: collector edag failed on $4: $(cat "$tmp/err")" >&2; exit 1; }
 		line=$(tail -n 1 "$tmp/time")
 		if [ -z "$best" ] || awk -v a="$line" -v b="$best" 'BEGIN { split(a, x, " "); split(b, y, " "); exit !(x[1] < y[1]) }'; then
@@ -42,9 +44,9 @@ run() { # FORMAT SHAPE N FILE TEXTBYTES
 	case $4 in *.gz) comp=gzip ;; *.zst) comp=zstd ;; esac
 	local fbytes
 	fbytes=$(stat -c %s "$4")
-	awk -v f="$1" -v sh="$2" -v n="$3" -v c="$comp" -v fb="$fbytes" -v tb="$5" -v r="$best" 'BEGIN {
+	awk -v f="$1" -v sh="$2" -v n="$3" -v c="$comp" -v th="${6:-3}" -v fb="$fbytes" -v tb="$5" -v r="$best" 'BEGIN {
 		split(r, x, " ");
-		printf "| %s | %s | %d | %s | %.0f | %.2f | %.2f | %.1f | %.0f | %.1f |\n", f, sh, n, c, fb / 1e6, x[1], x[2] + x[3],
+		printf "| %s | %s | %d | %s | %d | %.0f | %.2f | %.2f | %.1f | %.0f | %.1f |\n", f, sh, n, c, th, fb / 1e6, x[1], x[2] + x[3],
 			n / x[1] / 1e6, tb / x[1] / 1e6, x[4] / 1024 }'
 }
 for n in $sizes; do
@@ -56,6 +58,9 @@ for n in $sizes; do
 			"$gen" "$fmt" "$n" 256 "$shape" >"$f"
 			tb=$(stat -c %s "$f")
 			run "$fmt" "$shape" "$n" "$f" "$tb"
+			if [ "$n" = 10000000 ]; then
+				for th in 2 1; do run "$fmt" "$shape" "$n" "$f" "$tb" "$th"; done
+			fi
 			if [ "$shape" = loop ]; then
 				gzip -1 -c "$f" >"$f.gz"
 				run "$fmt" "$shape" "$n" "$f.gz" "$tb"
