@@ -7,7 +7,7 @@
 #                         boards, deps audit (every package used is installed by scripts/deps.sh)
 #   make check-fast       the unit suites only (sanitizer build), no deps/boards/integration
 #   make demo             install deps, build, profile a sample OpenCL workload, print the report
-#   make fuzz             libFuzzer: frame + envelope decoder, record validators, HTTP parser, 600 s each (FUZZ_SECONDS=N)
+#   make fuzz             libFuzzer: frame + envelope decoder, record validators, HTTP parser, trace readers, 600 s each (FUZZ_SECONDS=N)
 #   make bench            benchmarks, results in bench/RESULTS.md
 #   make deps             install the Debian packages the build needs (idempotent)
 # Variables: BOARD=<name> (board/<name>/), DEFCONFIG=<file>, O=<dir> (output dir), SAN=1 (sanitizers), V=1.

@@ -8,11 +8,11 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_edag.h"
 #include "edag/edag.h"
-#include "json.h"
+#include "log.h"
 #include "report/cache_model.h"
 #include "report/program_name.h"
-#include "log.h"
 #include "store_trace.h"
 
 static const char edag_usage[] =
@@ -33,294 +33,48 @@ static const char edag_usage[] =
     "  --layers-csv FILE memory vertices per memory-depth layer and per time slice (--slice T cost units)\n"
     "  --sweep-csv FILE  bounds, lambda and Lambda for m in 1..64 and alpha in alpha0 x {0.5,1,2,4,8}\n"
     "  --arch A          register names of a native text trace without an 'arch' line (riscv64 for edan)\n"
-    "  --cpu N           edan: the vCPU to analyse (default: the first one in the file)\n";
-
-struct opts {
-	const char *store, *trace, *format, *machine, *dot, *gjson, *layers, *sweep;
-	int64_t session, window;
-	struct edag_config cfg;
-	bool json, alpha_set;
-	const char *cache_from; /* where the cache levels came from */
-	char prog[40];		/* the program the stored session traced ("" unknown) */
-	unsigned arch;
-	int cpu;
-	size_t max_vertices;
-};
-
-struct run {
-	const struct opts *o;
-	struct edag_state *st;
-	struct edag_graph *g; /* the first window, when a graph was asked for */
-	bool graph_done, graph_too_big, in_window;
-	struct edag_window_info info;
-	uint64_t n;
-	uint64_t pos_next; /* store: trace_pos that continues the current window, 0 if none */
-	struct edag_window_result *res;
-	size_t nres, capres;
-	FILE *layers;
-	uint64_t bad; /* lines skipped */
-};
-
-/* ---------------------------------------------------------------- output */
-
-static void print_window_text(const struct opts *o, const struct edag_window_result *r)
-{
-	const struct edag_metrics *mt = &r->mt;
-	const struct edag_config *c = &o->cfg;
-	struct edag_bounds b;
-	edag_bounds(mt, c->m, c->alpha, c->alpha0, &b);
-	char who[96];
-	thread_label(o->prog, r->info.pid, r->info.tid, who, sizeof(who));
-	printf("window %u (%s, t %.6f s, share %.4g, %llu instructions):\n", r->info.index, who,
-	       (double)r->info.t_ns / 1e9, r->info.share, (unsigned long long)r->n_insns);
-	printf("  vertices %llu, memory accesses %llu, W %llu memory vertices, D %llu (memory depth)\n",
-	       (unsigned long long)mt->vertices, (unsigned long long)mt->accesses, (unsigned long long)mt->W,
-	       (unsigned long long)mt->D);
-	for (unsigned i = 0; i < c->nlevels; i++)
-		printf("  %-5s %llu hits, %llu misses (W if it were the last level)\n", c->level[i].name,
-		       (unsigned long long)mt->level_hit[i], (unsigned long long)mt->level_miss[i]);
-	printf("  critical path %llu vertices, cost %llu (C = %llu compute, %llu memory vertices), "
-	       "parallelism %.4g\n",
-	       (unsigned long long)mt->cp_vertices, (unsigned long long)mt->cp_cost,
-	       (unsigned long long)mt->cp_compute, (unsigned long long)mt->cp_memory, mt->parallelism);
-	printf("  edges: %llu register RAW, %llu memory RAW%s", (unsigned long long)mt->edges_reg,
-	       (unsigned long long)mt->edges_mem, c->all_deps ? "" : "\n");
-	if (c->all_deps)
-		printf(", %llu WAR/WAW/RAR\n", (unsigned long long)mt->edges_false);
-	printf("  m=%g alpha=%g: %.6g <= M <= %.6g; lambda %.6g; Lambda(alpha0=%u) %.4f\n", b.m, b.alpha,
-	       b.lower, b.upper, b.lambda, c->alpha0, b.Lambda);
-}
-
-static void json_est(FILE *f, int first, const char *key, const struct edag_estimate *e)
-{
-	json_key(f, first, key);
-	fputc('{', f);
-	json_key(f, 1, "value");
-	json_double(f, e->value);
-	json_key(f, 0, "lo");
-	json_double(f, e->lo);
-	json_key(f, 0, "hi");
-	json_double(f, e->hi);
-	fputc('}', f);
-}
-
-static void print_json(const struct opts *o, const struct run *r, const struct edag_approx *ap)
-{
-	const struct edag_config *c = &o->cfg;
-	FILE *f = stdout;
-	fputc('{', f);
-	json_key(f, 1, "config");
-	fputc('{', f);
-	json_key(f, 1, "all_deps");
-	fputs(c->all_deps ? "true" : "false", f);
-	json_key(f, 0, "cache_model");
-	json_string(f, edag_cache_model_name(c));
-	json_key(f, 0, "alpha0");
-	json_u64(f, c->alpha0);
-	json_key(f, 0, "m");
-	json_double(f, c->m);
-	json_key(f, 0, "alpha");
-	json_double(f, c->alpha);
-	json_key(f, 0, "caches");
-	fputc('[', f);
-	for (unsigned i = 0; i < c->nlevels; i++) {
-		fputs(i ? ",{" : "{", f);
-		json_key(f, 1, "name");
-		json_string(f, c->level[i].name);
-		json_key(f, 0, "size");
-		json_u64(f, c->level[i].size);
-		json_key(f, 0, "assoc");
-		json_u64(f, c->level[i].assoc);
-		json_key(f, 0, "line");
-		json_u64(f, c->level[i].line);
-		json_key(f, 0, "latency");
-		json_u64(f, c->level[i].latency);
-		fputc('}', f);
-	}
-	fputs("]}", f);
-	json_key(f, 0, "windows");
-	fputc('[', f);
-	for (size_t i = 0; i < r->nres; i++) {
-		const struct edag_window_result *w = &r->res[i];
-		const struct edag_metrics *mt = &w->mt;
-		struct edag_bounds b;
-		edag_bounds(mt, c->m, c->alpha, c->alpha0, &b);
-		fputs(i ? ",{" : "{", f);
-		json_key(f, 1, "index");
-		json_u64(f, w->info.index);
-		json_key(f, 0, "pid");
-		json_i64(f, w->info.pid);
-		json_key(f, 0, "tid");
-		json_i64(f, w->info.tid);
-		json_key(f, 0, "t_ns");
-		json_u64(f, w->info.t_ns);
-		json_key(f, 0, "share");
-		json_double(f, w->info.share);
-		json_key(f, 0, "represented_insns");
-		json_u64(f, w->info.represented_insns);
-		const char *k[] = {"vertices",	  "accesses", "W",	    "D",
-				   "cp_vertices", "cp_cost",  "cp_compute", "cp_memory"};
-		uint64_t v[] = {mt->vertices,	 mt->accesses, mt->W,	       mt->D,
-				mt->cp_vertices, mt->cp_cost,  mt->cp_compute, mt->cp_memory};
-		for (size_t j = 0; j < sizeof(v) / sizeof(v[0]); j++) {
-			json_key(f, 0, k[j]);
-			json_u64(f, v[j]);
-		}
-		json_key(f, 0, "parallelism");
-		json_double(f, mt->parallelism);
-		json_key(f, 0, "levels");
-		fputc('[', f);
-		for (unsigned l = 0; l < c->nlevels; l++) {
-			fputs(l ? ",{" : "{", f);
-			json_key(f, 1, "hits");
-			json_u64(f, mt->level_hit[l]);
-			json_key(f, 0, "misses");
-			json_u64(f, mt->level_miss[l]);
-			fputc('}', f);
-		}
-		fputc(']', f);
-		json_key(f, 0, "lower");
-		json_double(f, b.lower);
-		json_key(f, 0, "upper");
-		json_double(f, b.upper);
-		json_key(f, 0, "lambda");
-		json_double(f, b.lambda);
-		json_key(f, 0, "Lambda");
-		json_double(f, b.Lambda);
-		fputc('}', f);
-	}
-	fputc(']', f);
-	if (ap) {
-		json_key(f, 0, "estimate");
-		fputc('{', f);
-		json_key(f, 1, "windows");
-		json_u64(f, ap->windows);
-		json_key(f, 0, "sampled_insns");
-		json_u64(f, ap->sampled_insns);
-		json_key(f, 0, "represented_insns");
-		json_double(f, ap->represented_insns);
-		json_key(f, 0, "coverage");
-		json_double(f, ap->coverage);
-		json_key(f, 0, "coverage_known");
-		fputs(ap->coverage_known ? "true" : "false", f);
-		json_est(f, 0, "V", &ap->V);
-		json_est(f, 0, "W", &ap->W);
-		json_est(f, 0, "D", &ap->D);
-		json_est(f, 0, "cp_vertices", &ap->cp_vertices);
-		json_est(f, 0, "C", &ap->cp_compute);
-		json_est(f, 0, "lambda", &ap->lambda);
-		json_est(f, 0, "Lambda", &ap->Lambda);
-		json_key(f, 0, "D_per_window");
-		fputc('{', f);
-		json_key(f, 1, "min");
-		json_double(f, ap->D_min);
-		json_key(f, 0, "mean");
-		json_double(f, ap->D_mean);
-		json_key(f, 0, "max");
-		json_double(f, ap->D_max);
-		fputs("}}", f);
-	}
-	fputs("}\n", f);
-}
-
-static void print_approx_text(const struct edag_approx *ap)
-{
-	printf("whole-run estimate from %zu windows (%llu sampled instructions for %.6g represented, "
-	       "coverage %.4g%s; "
-	       "95%% intervals):\n",
-	       ap->windows, (unsigned long long)ap->sampled_insns, ap->represented_insns, ap->coverage,
-	       ap->coverage_known ? "" : ", unknown for some windows: taken as 1");
-	const struct edag_estimate *e[] = {&ap->V,	     &ap->W,	  &ap->D,
-					   &ap->cp_vertices, &ap->lambda, &ap->Lambda};
-	const char *n[] = {"vertices", "W", "D", "critical path", "lambda", "Lambda"};
-	for (int i = 0; i < 6; i++)
-		printf("  %-14s %.6g [%.6g, %.6g]\n", n[i], e[i]->value, e[i]->lo, e[i]->hi);
-	printf("  D per window: min %.6g, mean %.6g, max %.6g\n", ap->D_min, ap->D_mean, ap->D_max);
-}
-
-static int write_graph(const struct opts *o, const struct edag_graph *g)
-{
-	static const char *const kinds[] = {"raw_reg", "raw_mem", "false_reg", "false_mem"};
-	for (int pass = 0; pass < 2; pass++) {
-		const char *path = pass == 0 ? o->dot : o->gjson;
-		if (!path)
-			continue;
-		FILE *f = fopen(path, "w");
-		if (!f) {
-			log_error("cannot write %s: %s", path, strerror(errno));
-			return -errno;
-		}
-		if (pass == 0) {
-			fprintf(f, "digraph edag {\n  node [shape=box, fontname=monospace];\n");
-			for (size_t i = 0; i < g->nv; i++) {
-				const struct edag_gvertex *v = &g->v[i];
-				fprintf(f, "  v%zu [label=\"%zu %s\\n0x%llx\"%s];\n", i, i,
-					edag_class_name(v->cls), (unsigned long long)v->pc,
-					v->memory ? ", style=filled, fillcolor=salmon" : "");
-				for (uint32_t k = 0; k < v->nedges; k++) {
-					const struct edag_gedge *e = &g->e[v->first_edge + k];
-					fprintf(f, "  v%llu -> v%zu%s;\n", (unsigned long long)e->from, i,
-						e->kind >= EDAG_DEP_FALSE_REG ? " [style=dashed]" : "");
-				}
-			}
-			fputs("}\n", f);
-		} else {
-			fputs("{\"vertices\":[", f);
-			for (size_t i = 0; i < g->nv; i++) {
-				const struct edag_gvertex *v = &g->v[i];
-				fprintf(f,
-					"%s{\"id\":%zu,\"pc\":%llu,\"class\":\"%s\",\"memory\":%s,\"hit_"
-					"level\":%d,\"cost\":%u",
-					i ? "," : "", i, (unsigned long long)v->pc, edag_class_name(v->cls),
-					v->memory ? "true" : "false", v->hit_level, v->cost);
-				if (v->size)
-					fprintf(f, ",\"addr\":%llu,\"size\":%u", (unsigned long long)v->addr,
-						v->size);
-				fputc('}', f);
-			}
-			fputs("],\"edges\":[", f);
-			int first = 1;
-			for (size_t i = 0; i < g->nv; i++)
-				for (uint32_t k = 0; k < g->v[i].nedges; k++) {
-					const struct edag_gedge *e = &g->e[g->v[i].first_edge + k];
-					fprintf(f, "%s{\"from\":%llu,\"to\":%zu,\"kind\":\"%s\"}",
-						first ? "" : ",", (unsigned long long)e->from, i,
-						kinds[e->kind & 3]);
-					first = 0;
-				}
-			fputs("]}\n", f);
-		}
-		if (fclose(f) != 0) {
-			log_error("cannot write %s: %s", path, strerror(errno));
-			return -EIO;
-		}
-	}
-	return 0;
-}
+    "  --cpu N           edan: the vCPU to analyse (default: the first one in the file)\n"
+    "  --max-bad N       accept up to N bad trace lines (default: 100 and at most 1% of the lines)\n"
+    "  --threads N       trace files: 1 one thread, 2 parser + engine, 3 (default) two EDAN parsers + engine\n"
+    "Trace files may be gzip (.gz) or zstd (.zst) compressed.\n";
 
 /* ---------------------------------------------------------------- running windows */
 
-static int window_begin(struct run *r, const struct edag_window_info *info)
+static int step_flush(struct run *r)
 {
-	r->info = *info;
-	r->n = 0;
-	r->in_window = true;
-	if ((r->o->dot || r->o->gjson) && !r->graph_done && !r->g) {
-		int rc = edag_graph_new(&r->o->cfg, r->o->max_vertices, &r->g);
-		if (rc < 0)
-			return rc;
-	}
-	if (!r->st) {
-		int rc = edag_new(&r->o->cfg, &r->st);
-		if (rc < 0)
-			return rc;
-	} else {
-		edag_reset(r->st);
+	if (r->nbatch == 0)
+		return 0;
+	int rc = edag_step_batch(r->st, r->batch, r->nbatch);
+	r->nbatch = 0;
+	if (rc < 0) {
+		log_error("%s: the eDAG engine refused an instruction: %s", r->o->trace ? r->o->trace : r->o->store,
+			  strerror(-rc));
+		return -EIO;
 	}
 	return 0;
 }
 
-static int window_step(struct run *r, const struct edag_insn *in)
+int cli_edag_window_begin(struct run *r, const struct edag_window_info *info)
+{
+	r->info = *info;
+	r->n = 0;
+	r->unknown = 0;
+	r->in_window = true;
+	int rc = 0;
+	if ((r->o->dot || r->o->gjson) && !r->graph_done && !r->g)
+		rc = edag_graph_new(&r->o->cfg, r->o->max_vertices, &r->g);
+	if (rc == 0 && !r->st)
+		rc = edag_new(&r->o->cfg, &r->st);
+	else if (rc == 0)
+		edag_reset(r->st);
+	if (rc < 0) {
+		log_error("edag: %s", strerror(-rc));
+		return -EIO;
+	}
+	return 0;
+}
+
+int cli_edag_window_step(struct run *r, const struct edag_insn *in)
 {
 	if (r->g && !r->graph_done) {
 		int rc = edag_graph_add(r->g, in);
@@ -328,11 +82,35 @@ static int window_step(struct run *r, const struct edag_insn *in)
 			r->graph_too_big = true;
 			r->graph_done = true;
 		} else if (rc < 0) {
-			return rc;
+			log_error("edag: graph: %s", strerror(-rc));
+			return -EIO;
 		}
 	}
 	r->n++;
-	return edag_step(r->st, in, NULL);
+	r->batch[r->nbatch++] = *in;
+	return r->nbatch == EDAG_BATCH ? step_flush(r) : 0;
+}
+
+int cli_edag_window_steps(struct run *r, const struct edag_insn *ins, size_t n)
+{
+	if (r->g && !r->graph_done) {
+		for (size_t i = 0; i < n; i++) {
+			int rc = cli_edag_window_step(r, &ins[i]);
+			if (rc < 0)
+				return rc;
+		}
+		return 0;
+	}
+	if (step_flush(r) < 0)
+		return -EIO;
+	r->n += n;
+	int rc = edag_step_batch(r->st, ins, n);
+	if (rc < 0) {
+		log_error("%s: the eDAG engine refused an instruction: %s", r->o->trace ? r->o->trace : r->o->store,
+			  strerror(-rc));
+		return -EIO;
+	}
+	return 0;
 }
 
 static void layers_csv(struct run *r, const struct edag_metrics *mt)
@@ -350,30 +128,82 @@ static void layers_csv(struct run *r, const struct edag_metrics *mt)
 		}
 }
 
-static int window_end(struct run *r)
+int cli_edag_window_end(struct run *r)
 {
 	if (!r->in_window)
 		return 0;
 	r->in_window = false;
-	if (r->g && !r->graph_done) {
+	if (r->g && !r->graph_done)
 		r->graph_done = true;
-	}
+	if (step_flush(r) < 0)
+		return -EIO;
 	if (r->n == 0)
 		return 0;
 	if (r->nres == r->capres) {
 		size_t nc = r->capres ? r->capres * 2 : 16;
 		struct edag_window_result *nr = realloc(r->res, nc * sizeof(*nr));
-		if (!nr)
-			return -ENOMEM;
-		r->res = nr;
+		if (nr)
+			r->res = nr;
+		uint64_t *nu = nr ? realloc(r->res_unknown, nc * sizeof(*nu)) : NULL;
+		if (!nu) {
+			log_error("edag: out of memory");
+			return -EIO;
+		}
+		r->res_unknown = nu;
 		r->capres = nc;
 	}
+	r->res_unknown[r->nres] = r->unknown;
 	struct edag_window_result *w = &r->res[r->nres++];
 	memset(w, 0, sizeof(*w));
 	w->info = r->info;
 	w->n_insns = r->n;
 	edag_metrics_get(r->st, &w->mt);
 	layers_csv(r, &w->mt);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- bad input */
+
+#define BAD_SHOWN 10 /* bad items logged one by one; the rest only counted */
+
+static uint64_t bad_limit(const struct run *r, bool at_end)
+{
+	if (r->o->max_bad >= 0)
+		return (uint64_t)r->o->max_bad;
+	/* default: 100 items, and at the end also no more than 1% of them */
+	uint64_t pct = r->items / 100;
+	return at_end && pct < 100 ? pct : 100;
+}
+
+int cli_edag_bad(struct run *r, const char *where, const char *why)
+{
+	r->bad++;
+	if (r->bad <= BAD_SHOWN)
+		log_warn("%s: %s (skipped)", where, why);
+	else if (r->bad == BAD_SHOWN + 1)
+		log_warn("%s: further bad lines are counted, not shown", r->o->trace ? r->o->trace : r->o->store);
+	if (r->bad > bad_limit(r, false)) {
+		log_error("%s: more than %llu bad lines: stopped, no metrics (--max-bad N accepts more)",
+			  r->o->trace ? r->o->trace : r->o->store, (unsigned long long)bad_limit(r, false));
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+int cli_edag_bad_check(struct run *r, const char *what)
+{
+	const char *name = r->o->trace ? r->o->trace : r->o->store;
+	if (r->bad == 0)
+		return 0;
+	uint64_t lim = bad_limit(r, true);
+	if (r->bad > lim) {
+		log_error("%s: %llu of %llu %s are bad (the limit is %llu%s): no metrics (--max-bad N accepts more)",
+			  name, (unsigned long long)r->bad, (unsigned long long)r->items, what,
+			  (unsigned long long)lim, r->o->max_bad >= 0 ? "" : ", 1% or 100");
+		return -EBADMSG;
+	}
+	log_warn("%s: %llu of %llu %s bad and skipped", name, (unsigned long long)r->bad,
+		 (unsigned long long)r->items, what);
 	return 0;
 }
 
@@ -401,7 +231,7 @@ static int store_window(const struct store_trace_row *row, void *arg)
 				 "previous part %s: analysed as a separate window",
 				 tw->window_index, (unsigned long long)row->seq, (unsigned long long)tw->trace_pos,
 				 r->in_window && r->info.tid == tw->tid ? "ended elsewhere (a gap)" : "is missing");
-		if ((rc = window_end(r)) < 0)
+		if ((rc = cli_edag_window_end(r)) < 0)
 			return rc;
 		struct edag_window_info info = {.index = tw->window_index,
 						.pid = tw->pid,
@@ -409,22 +239,36 @@ static int store_window(const struct store_trace_row *row, void *arg)
 						.t_ns = tw->t_ns,
 						.share = tw->sampled_share,
 						.represented_insns = tw->represented_insns};
-		if ((rc = window_begin(r, &info)) < 0)
+		if ((rc = cli_edag_window_begin(r, &info)) < 0)
 			return rc;
 	}
 	struct edag_window_iter it;
 	struct edag_insn in;
 	uint64_t n = 0;
 	edag_window_iter_init(&it, tw);
-	while ((rc = edag_window_next(&it, &in)) > 0) {
-		if ((rc = window_step(r, &in)) < 0)
+	for (;;) {
+		rc = edag_window_next(&it, &in);
+		if (rc == 0)
 			break;
+		r->items++;
 		n++;
-	}
-	if (rc < 0) {
-		log_error("trace window %u (seq %llu): %s", tw->window_index, (unsigned long long)row->seq,
-			  strerror(-rc));
-		return rc;
+		if (rc == -EBADMSG) {
+			char where[160];
+			snprintf(where, sizeof(where), "%s: session %lld, trace window %u (seq %llu), instruction %zu",
+				 r->o->store, (long long)r->o->session, tw->window_index, (unsigned long long)row->seq,
+				 it.i);
+			if ((rc = cli_edag_bad(r, where, it.why)) < 0)
+				return rc;
+			continue;
+		}
+		if (rc < 0) {
+			log_error("%s: session %lld, trace window %u (seq %llu): a malformed record: %s",
+				  r->o->store, (long long)r->o->session, tw->window_index,
+				  (unsigned long long)row->seq, it.why ? it.why : strerror(-rc));
+			return -EIO;
+		}
+		if ((rc = cli_edag_window_step(r, &in)) < 0)
+			return rc;
 	}
 	r->pos_next = tw->trace_pos ? tw->trace_pos + n : 0;
 	return 0;
@@ -441,144 +285,12 @@ static int run_store(struct run *r)
 	struct store *st;
 	if (cli_open_store(r->o->store, &st) < 0)
 		return -EIO;
-
 	int rc = store_list_trace_windows(st, r->o->session, r->o->window, store_window, r);
 	store_close(st);
 	if (rc == 0)
-		rc = window_end(r); /* the last window (or joined run) */
-	return rc;
-}
-
-static int run_native_bin(struct run *r, FILE *f)
-{
-	uint8_t hdr[EDAG_BIN_HEADER];
-	unsigned arch;
-	if (fread(hdr, 1, sizeof(hdr), f) != sizeof(hdr) ||
-	    edag_bin_header_decode(hdr, sizeof(hdr), &arch) < 0)
-		return -EINVAL;
-	struct edag_window_info info = {.share = 1};
-	int rc = window_begin(r, &info);
-	static uint8_t buf[1 << 16];
-	size_t have = 0, off = 0;
-	uint64_t rec = 0;
-	for (;;) {
-		struct edag_insn in;
-		int used = edag_bin_decode(buf + off, have - off, &in);
-		if (used < 0) {
-			log_error("%s: record %llu is malformed", r->o->trace, (unsigned long long)rec);
-			return -EINVAL;
-		}
-		if (used == 0) {
-			memmove(buf, buf + off, have - off);
-			have -= off;
-			off = 0;
-			size_t got = fread(buf + have, 1, sizeof(buf) - have, f);
-			if (got == 0) {
-				if (have)
-					log_warn("%s: %zu trailing bytes (a truncated record) ignored",
-						 r->o->trace, have);
-				break;
-			}
-			have += got;
-			continue;
-		}
-		off += (size_t)used;
-		rec++;
-		if ((rc = window_step(r, &in)) < 0)
-			return rc;
-	}
-	return window_end(r);
-}
-
-static int run_text(struct run *r, FILE *f, bool edan)
-{
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	uint64_t lineno = 0;
-	unsigned arch = r->o->arch ? r->o->arch : EDAG_ARCH_RISCV64;
-	int cpu_sel = r->o->cpu;
-	uint64_t other_cpu = 0;
-	struct edag_window_info info = {.share = 1};
-	int rc = window_begin(r, &info);
-	while (rc == 0 && (len = getline(&line, &cap, f)) >= 0) {
-		lineno++;
-		struct edag_insn in;
-		char err[200];
-		int k;
-		if (edan) {
-			int cpu;
-			k = edag_parse_edan_line(line, (size_t)len, &in, &cpu, err, sizeof(err));
-			if (k > 0 && cpu >= 0) {
-				if (cpu_sel < 0)
-					cpu_sel = cpu;
-				if (cpu != cpu_sel) {
-					other_cpu++;
-					continue;
-				}
-			}
-		} else {
-			struct edag_window_info wi;
-			k = edag_parse_native_line(line, (size_t)len, &arch, &in, &wi, err, sizeof(err));
-			if (k == 2) {
-				if ((rc = window_end(r)) == 0)
-					rc = window_begin(r, &wi);
-				continue;
-			}
-		}
-		if (k < 0) {
-			/* EDAN traces hold instructions we cannot model (vector ops with odd syntax): skip
-			 * them */
-			if (!edan) {
-				log_error("%s:%llu: %s", r->o->trace, (unsigned long long)lineno, err);
-				rc = -EINVAL;
-				break;
-			}
-			if (r->bad++ < 5)
-				log_warn("%s:%llu: %s (line skipped)", r->o->trace,
-					 (unsigned long long)lineno, err);
-			continue;
-		}
-		if (k == 1)
-			rc = window_step(r, &in);
-	}
-	free(line);
-	if (other_cpu)
-		log_warn(
-		    "%s: %llu instructions of other vCPUs than %d skipped (one register file per run: pick "
-		    "one with --cpu N)",
-		    r->o->trace, (unsigned long long)other_cpu, cpu_sel);
-	if (r->bad > 5)
-		log_warn("%s: %llu lines skipped in all", r->o->trace, (unsigned long long)r->bad);
+		rc = cli_edag_window_end(r); /* the last window (or joined run) */
 	if (rc == 0)
-		rc = window_end(r);
-	return rc;
-}
-
-static int run_file(struct run *r)
-{
-	FILE *f = fopen(r->o->trace, "rb");
-	if (!f) {
-		int err = errno;
-		log_error("cannot open the trace %s: %s", r->o->trace, strerror(err));
-		return -err;
-	}
-	int rc;
-	if (strcmp(r->o->format, "edan") == 0) {
-		rc = run_text(r, f, true);
-	} else {
-		char magic[8] = {0};
-		size_t got = fread(magic, 1, 8, f);
-		rewind(f);
-		if (got == 8 && memcmp(magic, EDAG_BIN_MAGIC, 8) == 0) {
-			rc = run_native_bin(r, f);
-			if (rc == -EINVAL)
-				log_error("%s: not a valid native binary trace", r->o->trace);
-		} else {
-			rc = run_text(r, f, false);
-		}
-	}
-	fclose(f);
+		rc = cli_edag_bad_check(r, "stored instructions");
 	return rc;
 }
 
@@ -613,6 +325,8 @@ static int read_file(const char *path, char **out, size_t *len)
 	return 0;
 }
 
+#define USAGE_HINT " (collector edag --help)"
+
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	static const struct option opts[] = {
@@ -637,6 +351,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	    {"sweep-csv", required_argument, NULL, 'W'},
 	    {"arch", required_argument, NULL, 'r'},
 	    {"cpu", required_argument, NULL, 'u'},
+	    {"max-bad", required_argument, NULL, 'B'},
+	    {"threads", required_argument, NULL, 'T'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -650,22 +366,24 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		char err[256];
 		int rc = read_file(o->machine, &json, &len);
 		if (rc < 0) {
-			log_error("cannot read the machine model %s: %s", o->machine, strerror(-rc));
+			log_error("--machine '%s': cannot read the machine model: %s", o->machine, strerror(-rc));
 			return 1;
 		}
 		rc = edag_machine_parse(json, len, &o->cfg, err, sizeof(err));
 		o->alpha_set = memmem(json, len, "\"alpha\"", 7) != NULL;
 		free(json);
 		if (rc < 0) {
-			log_error("%s: %s", o->machine, err);
+			log_error("--machine '%s': %s", o->machine, err);
 			return 1;
 		}
 	}
 	bool caches_from_flags = false;
-	int ch;
+	int ch, li = -1;
 	char *end;
+	const char *want = NULL;
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "m:h", opts, NULL)) != -1) {
+	opterr = 0; /* getopt's own messages are replaced by one line below */
+	while ((ch = getopt_long(argc, argv, ":m:h", opts, &li)) != -1) {
 		errno = 0;
 		switch (ch) {
 		case 's':
@@ -673,13 +391,17 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case 'n':
 			o->session = strtoll(optarg, &end, 10);
-			if (*end || o->session <= 0)
+			if (end == optarg || *end || o->session <= 0) {
+				want = "a positive session id";
 				goto bad;
+			}
 			break;
 		case 'w':
 			o->window = strtoll(optarg, &end, 10);
-			if (*end || o->window < 0)
+			if (end == optarg || *end || o->window < 0) {
+				want = "a window index >= 0";
 				goto bad;
+			}
 			break;
 		case 't':
 			o->trace = optarg;
@@ -697,11 +419,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			}
 			if (o->cfg.nlevels >= EDAG_MAX_LEVELS ||
 			    edag_cache_level_parse(optarg, &o->cfg.level[o->cfg.nlevels]) < 0) {
-				fprintf(
-				    stderr,
-				    "collector edag: --cache wants SIZE:WAYS:LINE:LATENCY (e.g. 32K:8:64:4), "
-				    "at most %d levels, not '%s'\n",
-				    EDAG_MAX_LEVELS, optarg);
+				fprintf(stderr,
+					"collector edag: --cache '%s': expected SIZE:WAYS:LINE:LATENCY (e.g. 32K:8:64:4), "
+					"at most %d levels%s\n",
+					optarg, EDAG_MAX_LEVELS, USAGE_HINT);
 				return 2;
 			}
 			snprintf(o->cfg.level[o->cfg.nlevels].name, sizeof(o->cfg.level[0].name), "L%u",
@@ -710,28 +431,36 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case '0': {
 			unsigned long v = strtoul(optarg, &end, 10);
-			if (*end || v == 0 || v > (1u << 24))
+			if (end == optarg || *end || v == 0 || v > (1u << 24)) {
+				want = "an integer in 1..16777216";
 				goto bad;
+			}
 			o->cfg.alpha0 = (uint32_t)v;
 			break;
 		}
 		case 'm':
 			o->cfg.m = strtod(optarg, &end);
-			if (*end || !(o->cfg.m >= 1) || !isfinite(o->cfg.m))
+			if (end == optarg || *end || !(o->cfg.m >= 1) || !isfinite(o->cfg.m)) {
+				want = "a number >= 1";
 				goto bad;
+			}
 			break;
 		case 'a':
 			o->cfg.alpha = strtod(optarg, &end);
-			if (*end || !(o->cfg.alpha >= 0) || !isfinite(o->cfg.alpha))
+			if (end == optarg || *end || !(o->cfg.alpha >= 0) || !isfinite(o->cfg.alpha)) {
+				want = "a number >= 0";
 				goto bad;
+			}
 			o->alpha_set = true;
 			break;
 		case 'C': {
 			const char *eqs = strchr(optarg, '=');
 			int c = eqs ? edag_class_parse(optarg, (size_t)(eqs - optarg)) : -EINVAL;
 			unsigned long v = eqs ? strtoul(eqs + 1, &end, 10) : 0;
-			if (c < 0 || !eqs[1] || *end || v > (1u << 20))
+			if (c < 0 || !eqs[1] || *end || v > (1u << 20)) {
+				want = "CLASS=N, CLASS one of int, float, branch, other, load, store and N in 0..1048576";
 				goto bad;
+			}
 			o->cfg.class_cost[c] = (uint32_t)v;
 			break;
 		}
@@ -741,10 +470,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'K': {
 			int cm = edag_cache_model_parse(optarg);
 			if (cm < 0) {
-				fprintf(stderr,
-					"collector edag: --cache-model wants project or edan, not '%s'\n",
-					optarg);
-				return 2;
+				want = "project or edan";
+				goto bad;
 			}
 			o->cfg.cache_model = (unsigned)cm;
 			break;
@@ -760,92 +487,105 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case 'x':
 			o->max_vertices = strtoul(optarg, &end, 10);
-			if (*end || o->max_vertices == 0 || o->max_vertices > 10000000)
+			if (end == optarg || *end || o->max_vertices == 0 || o->max_vertices > 10000000) {
+				want = "an integer in 1..10000000";
 				goto bad;
+			}
 			break;
 		case 'l':
 			o->layers = optarg;
 			break;
 		case 'S':
 			o->cfg.time_slice = strtoull(optarg, &end, 10);
-			if (*end || o->cfg.time_slice == 0)
+			if (end == optarg || *end || o->cfg.time_slice == 0) {
+				want = "a positive integer (cost units)";
 				goto bad;
+			}
 			break;
 		case 'W':
 			o->sweep = optarg;
 			break;
 		case 'r': {
 			int a = edag_arch_parse(optarg);
-			if (a < 0)
+			if (a < 0) {
+				want = "x86_64, aarch64, arm or riscv64";
 				goto bad;
+			}
 			o->arch = (unsigned)a;
 			break;
 		}
 		case 'u':
 			o->cpu = (int)strtol(optarg, &end, 10);
-			if (*end || o->cpu < 0)
+			if (end == optarg || *end || o->cpu < 0) {
+				want = "a vCPU number >= 0";
 				goto bad;
+			}
+			break;
+		case 'B':
+			o->max_bad = strtoll(optarg, &end, 10);
+			if (end == optarg || *end || !*optarg || o->max_bad < 0) {
+				want = "a number of lines >= 0";
+				goto bad;
+			}
+			break;
+		case 'T':
+			o->threads = (int)strtol(optarg, &end, 10);
+			if (end == optarg || *end || o->threads < 1 || o->threads > 3) {
+				want = "1 (one thread), 2 (parser + engine) or 3 (two parsers + engine)";
+				goto bad;
+			}
 			break;
 		case 'h':
 			fputs(edag_usage, stdout);
 			return 0;
+		case ':':
+			fprintf(stderr, "collector edag: %s needs a value%s\n", argv[optind - 1], USAGE_HINT);
+			return 2;
 		default:
-			fputs(edag_usage, stderr);
+			fprintf(stderr, "collector edag: unknown option '%s'%s\n", argv[optind - 1], USAGE_HINT);
 			return 2;
 		}
+		li = -1;
 		continue;
 	bad:
-		fprintf(stderr, "collector edag: bad value '%s' for an option\n%s", optarg, edag_usage);
+		fprintf(stderr, "collector edag: %s%s '%s': expected %s%s\n", li >= 0 ? "--" : "-",
+			li >= 0 ? opts[li].name : (char[]){(char)ch, 0}, optarg, want, USAGE_HINT);
 		return 2;
 	}
 	if (optind != argc) {
-		fprintf(stderr, "collector edag: unexpected argument '%s'\n%s", argv[optind], edag_usage);
+		fprintf(stderr, "collector edag: unexpected argument '%s'%s\n", argv[optind], USAGE_HINT);
 		return 2;
 	}
 	if (!!o->store == !!o->trace) {
-		fprintf(stderr,
-			"collector edag: give either --store PATH --session N or --trace FILE --format F\n%s",
-			edag_usage);
+		fprintf(stderr, "collector edag: give either --store PATH --session N or --trace FILE --format F%s\n",
+			USAGE_HINT);
 		return 2;
 	}
 	if (o->store && o->session <= 0) {
-		fprintf(stderr, "collector edag: --store needs a positive --session N\n%s", edag_usage);
+		fprintf(stderr, "collector edag: --store needs a positive --session N%s\n", USAGE_HINT);
 		return 2;
 	}
-	if (o->trace &&
-	    (!o->format || (strcmp(o->format, "edan") != 0 && strcmp(o->format, "native") != 0))) {
-		fprintf(stderr, "collector edag: --trace needs --format edan or --format native\n%s",
-			edag_usage);
+	if (o->trace && !o->format) {
+		fprintf(stderr, "collector edag: --trace needs --format edan or --format native%s\n", USAGE_HINT);
+		return 2;
+	}
+	if (o->format && strcmp(o->format, "edan") != 0 && strcmp(o->format, "native") != 0) {
+		fprintf(stderr, "collector edag: --format '%s': expected edan or native%s\n", o->format, USAGE_HINT);
 		return 2;
 	}
 	if (!o->alpha_set)
 		o->cfg.alpha = o->cfg.alpha0;
 	char err[200];
 	if (edag_config_check(&o->cfg, err, sizeof(err)) < 0) {
-		fprintf(stderr, "collector edag: %s\n", err);
+		fprintf(stderr, "collector edag: %s%s\n", err, USAGE_HINT);
 		return 2;
 	}
 	return -1; /* go on */
 }
 
-static int write_sweep(const struct opts *o, const struct edag_metrics *mt, const char *label, FILE *f)
-{
-	static const double ms[] = {1, 2, 4, 8, 16, 32, 64};
-	static const double af[] = {0.5, 1, 2, 4, 8};
-	double as[5];
-	for (int i = 0; i < 5; i++)
-		as[i] = af[i] * o->cfg.alpha0;
-	struct edag_bounds b[7 * 5];
-	edag_sweep(mt, o->cfg.alpha0, ms, 7, as, 5, b);
-	for (int i = 0; i < 35; i++)
-		fprintf(f, "%s,%g,%g,%.9g,%.9g,%.9g,%.9g\n", label, b[i].m, b[i].alpha, b[i].lower,
-			b[i].upper, b[i].lambda, b[i].Lambda);
-	return 0;
-}
-
 int cli_edag(int argc, char **argv)
 {
-	struct opts o = {.window = -1, .cpu = -1};
+	struct opts o = {.window = -1, .cpu = -1, .max_bad = -1, .threads = 3};
 	edag_config_default(&o.cfg);
 	int st = parse_args(argc, argv, &o);
 	if (st >= 0)
@@ -866,31 +606,35 @@ int cli_edag(int argc, char **argv)
 		}
 		fprintf(r.layers, "window,kind,from,to,memory_vertices,bytes\n");
 	}
-	int rc = o.store ? run_store(&r) : run_file(&r);
+	int rc = o.store ? run_store(&r) : cli_edag_run_file(&r);
 	int status = 0;
 	if (rc < 0) {
-		status = 1;
-		if (rc != -EIO)
+		status = rc == -EBADMSG ? 2 : 1; /* bad input: 2, like a usage error */
+		if (rc != -EIO && rc != -EBADMSG)
 			log_error("edag: %s", strerror(-rc));
 	} else if (r.nres == 0) {
-		log_error("no instructions found%s",
-			  o.store ? ": the session has no trace windows (check --session "
-				    "and --window; the agent records them with the tracer)"
-				  : "");
+		if (o.store)
+			log_error("%s: session %lld: no instructions found: the session has no trace windows (check "
+				  "--session and --window; the agent records them with the tracer)",
+				  o.store, (long long)o.session);
+		else
+			log_error("%s: no instructions found (%llu lines read)", o.trace, (unsigned long long)r.lines);
 		status = 1;
 	} else {
 		struct edag_approx ap;
 		bool have_ap = edag_approx_combine(r.res, r.nres, o.cfg.m, o.cfg.alpha0, &ap) == 0;
 		if (o.json) {
-			print_json(&o, &r, have_ap ? &ap : NULL);
+			cli_edag_print_json(&o, &r, have_ap ? &ap : NULL);
 		} else {
 			char cm[512];
-			cache_model_describe(&o.cfg, o.cache_from ? o.cache_from : o.machine ? o.machine : "no --cache or --machine", cm, sizeof(cm));
+			cache_model_describe(&o.cfg,
+					     o.cache_from ? o.cache_from : o.machine ? o.machine : "no --cache or --machine",
+					     cm, sizeof(cm));
 			printf("cache model: %s\n", cm);
 			for (size_t i = 0; i < r.nres; i++)
-				print_window_text(&o, &r.res[i]);
+				cli_edag_print_window_text(&o, &r.res[i], r.res_unknown[i]);
 			if (have_ap && (r.nres > 1 || ap.coverage_known))
-				print_approx_text(&ap);
+				cli_edag_print_approx_text(&ap);
 		}
 		if (r.g) {
 			if (r.graph_too_big) {
@@ -899,7 +643,7 @@ int cli_edag(int argc, char **argv)
 				    "--max-vertices)",
 				    r.g->max_vertices);
 				status = 1;
-			} else if (write_graph(&o, r.g) < 0) {
+			} else if (cli_edag_write_graph(&o, r.g) < 0) {
 				status = 1;
 			}
 		}
@@ -913,7 +657,7 @@ int cli_edag(int argc, char **argv)
 				for (size_t i = 0; i < r.nres; i++) {
 					char label[16];
 					snprintf(label, sizeof(label), "%u", r.res[i].info.index);
-					write_sweep(&o, &r.res[i].mt, label, f);
+					cli_edag_write_sweep(&o, &r.res[i].mt, label, f);
 				}
 				if (fclose(f) != 0)
 					status = 1;
@@ -925,5 +669,6 @@ int cli_edag(int argc, char **argv)
 	edag_free(r.st);
 	edag_graph_free(r.g);
 	free(r.res);
+	free(r.res_unknown);
 	return status;
 }

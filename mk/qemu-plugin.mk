@@ -10,7 +10,7 @@
 
 QP_SO := $(O)/qemu-plugin/edag_tracer.so
 QP_SRC := tools/qemu-plugin/edag_tracer.c agent/trace/decode.c agent/trace/decode_riscv.c agent/trace/cs_api.c \
-	$(wildcard common/isa_regs.c) collector/edag/edag.c collector/edag/edag_mem.c collector/edag/edag_parse.c
+	$(wildcard common/isa_regs.c) collector/edag/edag.c collector/edag/edag_mem.c collector/edag/edag_native.c
 QP_OBJ := $(patsubst %.c,$(O)/obj-qp/%.o,$(QP_SRC))
 QP_CFLAGS = $(filter-out $(SAN_FLAGS) -fno-sanitize-recover=undefined,$(CFLAGS_BASE)) -fPIC -fvisibility=hidden
 
@@ -23,9 +23,9 @@ XK_ARCHES := $(foreach a,aarch64 riscv64 arm,$(if $(shell command -v $(XK_CC_$(a
 XK_BINS := $(foreach a,$(XK_ARCHES),$(addprefix $(O)/xkernels/$(a)/,$(XK_NAMES)))
 
 # `agent trace-import` (agent/cmd_trace_import.c) reads the native format with
-# collector/edag's codec (edag_parse.c; pure, no I/O) instead of a copy of it:
+# collector/edag's codec (edag_native.c; pure, no I/O) instead of a copy of it:
 # the agent links the collector archive after its own, which pulls in only the
-# members it needs (edag_parse.o and what that uses).
+# members it needs (edag_native.o and what that uses).
 ifeq ($(CONFIG_AGENT_TRACE_IMPORT),y)
 AGENT_ARCHIVES += $(LIBCOLLECTOR)
 AGENT_LIBS += -lm

@@ -292,6 +292,33 @@ size_t edag_bin_encode(const struct edag_insn *in, uint8_t *out);
 int edag_parse_edan_line(const char *line, size_t len, struct edag_insn *in, int *cpu, char *err,
 			 size_t errlen);
 
+/* The same with what the reader reports: edag_edan_parse returns 1 for an
+ * instruction, 0 for a blank or '#' comment line, -EINVAL (reason in err)
+ * for a line that is no instruction (bad columns, mnemonic or operand
+ * bytes, too few operands for a memory access). An instruction whose
+ * mnemonic is not in the parser's table is still returned (class guessed
+ * from its first letter, first operand written) with unknown set. */
+struct edag_edan_info {
+	int cpu;	     /* the CPU column, -1 if the line has none */
+	bool unknown;	     /* mnemonic not known: class guessed */
+	bool no_addr;	     /* a memory instruction without an address column: no access */
+	const char *mnem;    /* the mnemonic ("c." stripped), into the line */
+	size_t mnem_len;
+};
+int edag_edan_parse(const char *line, size_t len, struct edag_insn *in, struct edag_edan_info *info, char *err,
+		    size_t errlen);
+/* The first line of buf[0..len) (up to and with its '\n'), split and
+ * parsed in one pass: *used = its bytes. Returns as edag_edan_parse (same
+ * results), or -EAGAIN when buf holds no whole line (give more bytes, or
+ * the last line to edag_edan_parse). cache (may be NULL): decoded
+ * instructions by PC, reused when a line repeats the disassembly text of
+ * the last line seen at that PC (loops); about 512 KiB. */
+struct edag_edan_cache;
+struct edag_edan_cache *edag_edan_cache_new(void);
+void edag_edan_cache_free(struct edag_edan_cache *c);
+int edag_edan_parse_next(const char *buf, size_t len, size_t *used, struct edag_insn *in,
+			 struct edag_edan_info *info, struct edag_edan_cache *cache, char *err, size_t errlen);
+
 /* ---------------------------------------------------------------- TraceWindow records */
 
 /* Iterate the instructions of a (validated) TraceWindow. */
@@ -299,9 +326,12 @@ struct edag_window_iter {
 	const Prof__TraceWindow *tw;
 	size_t i, ir, iw, im;
 	uint64_t pc, addr;
+	const char *why; /* after an error: what is wrong */
 };
 void edag_window_iter_init(struct edag_window_iter *it, const Prof__TraceWindow *tw);
-/* 1 and *in filled, 0 at the end, -EINVAL if the columns are inconsistent. */
+/* 1 and *in filled, 0 at the end, -EBADMSG for a bad instruction (class,
+ * register or size out of range: skipped, the next call goes on after it),
+ * -EINVAL if the columns are inconsistent (nothing more can be read). */
 int edag_window_next(struct edag_window_iter *it, struct edag_insn *in);
 
 /* Encode n instructions into tw (columns malloc'd; free with

@@ -15,51 +15,66 @@ void edag_window_iter_init(struct edag_window_iter *it, const Prof__TraceWindow 
 	it->tw = tw;
 }
 
+static int wbad(struct edag_window_iter *it, int rc, const char *why)
+{
+	it->why = why;
+	return rc;
+}
+
 int edag_window_next(struct edag_window_iter *it, struct edag_insn *in)
 {
 	const Prof__TraceWindow *tw = it->tw;
 	size_t i = it->i;
+	it->why = NULL;
 	if (i >= tw->n_pc_delta)
 		return 0;
 	if (i >= tw->n_iclass || i >= tw->n_nreads || i >= tw->n_nwrites)
-		return -EINVAL;
+		return wbad(it, -EINVAL, "the iclass/nreads/nwrites columns are shorter than pc_delta");
 	memset(in, 0, sizeof(*in));
+	/* the columns this instruction takes: consumed even when it is bad, so
+	 * that the next one is read from the right place */
+	uint32_t c = tw->iclass[i];
+	uint32_t nr = tw->nreads[i], nw = tw->nwrites[i];
+	if (nr > EDAG_MAX_REGS || nw > EDAG_MAX_REGS)
+		return wbad(it, -EINVAL, "more than 16 registers read or written");
+	if (it->ir + nr > tw->n_regs_read || it->iw + nw > tw->n_regs_written)
+		return wbad(it, -EINVAL, "the register columns are shorter than nreads/nwrites say");
+	unsigned cls = c & 7;
+	unsigned mem = (c & 0x20) ? (c >> 3) & 3 : (cls < EDAG_NCLASS ? edag_default_mem(cls) : 0);
+	if (mem && (it->im >= tw->n_addr_delta || it->im >= tw->n_size))
+		return wbad(it, -EINVAL, "the addr_delta/size columns are shorter than the memory instructions");
 	it->pc += (uint64_t)tw->pc_delta[i];
 	in->pc = it->pc;
-	uint32_t c = tw->iclass[i];
-	if ((c & 7) >= EDAG_NCLASS || c > 0x3f)
-		return -EINVAL;
-	in->cls = (uint8_t)(c & 7);
-	in->mem = (uint8_t)((c & 0x20) ? (c >> 3) & 3 : edag_default_mem(in->cls));
-	uint32_t nr = tw->nreads[i], nw = tw->nwrites[i];
-	if (nr > EDAG_MAX_REGS || nw > EDAG_MAX_REGS || it->ir + nr > tw->n_regs_read ||
-	    it->iw + nw > tw->n_regs_written)
-		return -EINVAL;
+	const char *why = NULL;
+	if (cls >= EDAG_NCLASS || c > 0x3f)
+		why = "bad iclass (class 0..5, memory mode bits 3..5)";
+	in->cls = (uint8_t)cls;
+	in->mem = (uint8_t)mem;
 	for (uint32_t k = 0; k < nr; k++) {
 		uint32_t r = tw->regs_read[it->ir++];
 		if (r >= EDAG_NREGS)
-			return -EINVAL;
+			why = "register number over 255";
 		in->rd[k] = (uint8_t)r;
 	}
 	for (uint32_t k = 0; k < nw; k++) {
 		uint32_t r = tw->regs_written[it->iw++];
 		if (r >= EDAG_NREGS)
-			return -EINVAL;
+			why = "register number over 255";
 		in->wr[k] = (uint8_t)r;
 	}
 	in->nread = (uint8_t)nr;
 	in->nwrite = (uint8_t)nw;
 	if (in->mem) {
-		if (it->im >= tw->n_addr_delta || it->im >= tw->n_size)
-			return -EINVAL;
 		it->addr += (uint64_t)tw->addr_delta[it->im];
 		in->addr = it->addr;
 		in->size = tw->size[it->im];
 		it->im++;
 		if (in->size == 0 || in->size > 4096)
-			return -EINVAL;
+			why = "access size outside 1..4096";
 	}
 	it->i++;
+	if (why)
+		return wbad(it, -EBADMSG, why);
 	return 1;
 }
 

@@ -355,7 +355,7 @@ static void test_edag_cli_cache_model(void **state)
 	char *a4[] = {"--trace", path, "--format", "edan", "--cache-model", "lru", NULL};
 	out = run_collector(dir, a4, &status);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 2);
-	assert_non_null(strstr(out, "--cache-model wants project or edan"));
+	assert_non_null(strstr(out, "--cache-model 'lru': expected project or edan"));
 	free(out);
 	tp_rm_rf(dir);
 }
@@ -397,6 +397,61 @@ static void test_edag_cli_store_session(void **state)
 	tp_rm_rf(dir);
 }
 
+/* A stored window with an instruction that reads register 300: reported
+ * with the store, session, window and position, skipped and counted; over
+ * the limit (--max-bad 0) the run fails with status 2. */
+static void test_edag_cli_store_bad_instruction(void **state)
+{
+	(void)state;
+	char dir[256], db[512];
+	assert_int_equal(tp_tmpdir(dir, sizeof(dir), "edag"), 0);
+	snprintf(db, sizeof(db), "%s/p.db", dir);
+	struct edag_insn ins[400];
+	size_t n = make_trace(ins, 100);
+	struct store *st;
+	assert_int_equal(store_open(db, 0, &st), 0);
+	Prof__Hello h;
+	hello_init(&h);
+	int64_t sid;
+	uint64_t max_seq;
+	assert_int_equal(store_session_open(st, &h, "test", &sid, &max_seq, NULL), 0);
+	Prof__TraceWindow tw = PROF__TRACE_WINDOW__INIT;
+	assert_int_equal(edag_window_encode(ins, n, &tw), 0);
+	tw.arch = EDAG_ARCH_RISCV64;
+	tw.sampled_share = 1;
+	assert_true(tw.n_regs_read > 5);
+	tw.regs_read[5] = 300;
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.seq = 1;
+	env.body_case = PROF__ENVELOPE__BODY_TRACE_WINDOW;
+	env.trace_window = &tw;
+	assert_int_equal(store_put_record(st, sid, &env, 100), 1);
+	assert_int_equal(store_commit(st), 0);
+	edag_window_encode_free(&tw);
+	store_close(st);
+	char sess[16];
+	snprintf(sess, sizeof(sess), "%lld", (long long)sid);
+	int status;
+	char *args[] = {"--store", db, "--session", sess, NULL};
+	char *out = run_collector(dir, args, &status);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	char want[700];
+	snprintf(want, sizeof(want), "%s: session %s, trace window 0 (seq 1), instruction ", db, sess);
+	assert_non_null(strstr(out, want));
+	assert_non_null(strstr(out, "register number over 255 (skipped)"));
+	snprintf(want, sizeof(want), "1 of %zu stored instructions bad and skipped", n);
+	assert_non_null(strstr(out, want));
+	snprintf(want, sizeof(want), "%zu instructions", n - 1);
+	assert_non_null(strstr(out, want));
+	free(out);
+	char *a2[] = {"--store", db, "--session", sess, "--max-bad", "0", NULL};
+	out = run_collector(dir, a2, &status);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 2);
+	assert_null(strstr(out, "vertices"));
+	free(out);
+	tp_rm_rf(dir);
+}
+
 int main(void)
 {
 	log_init("test_edag_store", LOG_LEVEL_WARN);
@@ -405,6 +460,7 @@ int main(void)
 	    cmocka_unit_test(test_edag_cli_offline_native_and_edan),
 	    cmocka_unit_test(test_edag_cli_cache_model),
 	    cmocka_unit_test(test_edag_cli_store_session),
+	    cmocka_unit_test(test_edag_cli_store_bad_instruction),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
