@@ -1,45 +1,113 @@
 #!/usr/bin/env bash
-# make demo: start a collector on loopback, calibrate the OpenCL device (PoCL
-# here) and the CPU, profile the sample OpenCL workload (matrix multiply) with
-# the OpenCL layer, and print the report: OpenCL kernel table with the command
-# DAG, roofline position against the measured ceilings, calibration summary.
+# make demo: the whole mission in one run on the embedded defaults (SQLite store,
+# PoCL as the OpenCL device, a collector on loopback):
+#   1 collector   2 calibration of the OpenCL device and the CPU (every benchmark, quick)
+#   3 agent profile of the sample OpenCL app: kernel timings, CPU counters and samples and
+#     instruction-trace windows in ONE session   4 the report: top functions, OpenCL kernels,
+#     roofline with a kernel dot and a CPU dot, eDAG W, D, W/D, lambda, Lambda and the latency
+#     sensitivity with the calibrated alpha0   5 the GPGPU-sim config from the calibration
+#   6 HTML report, roofline SVG, Perfetto trace, and where every figure came from.
+# Fails (exit 1) if the report lacks a kernel dot, a CPU dot or a sensitivity row.
 # Usage: demo.sh OUT
 set -euo pipefail
 out=$1
 dir=build/demo
+n=512  # matrix size of the sample app (cl_matmul N REPEATS cpu)
+reps=8
 mkdir -p "$dir"
-rm -f "$dir"/profile.db* "$dir/port"
+rm -rf "$dir"/profile.db* "$dir/port" "$dir/spool"
+start=$(date +%s.%N)
+since() { awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
+phase() { printf '\n== [%s/6] %s (at %s s)\n' "$1" "$2" "$(since)"; }
+sql() { sqlite3 "$dir/profile.db" "$1"; }
+
+phase 1 "collector on loopback"
 "$out/collector" --listen 127.0.0.1:0 --store "$dir/profile.db" --port-file "$dir/port" 2>"$dir/collector.log" &
 cpid=$!
 trap 'kill $cpid 2>/dev/null || true' EXIT
 for _ in $(seq 500); do [ -s "$dir/port" ] && break; sleep 0.02; done
 port=$(cat "$dir/port")
 coll="--collector 127.0.0.1:$port --spool $dir/spool"
-echo "== collector listening on 127.0.0.1:$port (store $dir/profile.db, log $dir/collector.log)"
-echo
-echo "== agent calibrate --quick --only device,peak,cpu_peak,mem_slots -o $dir/machine.json"
-"$out/agent" calibrate $coll --quick --only device,peak,cpu_peak,mem_slots -o "$dir/machine.json"
-echo
-n=384
-echo "== agent run -- $out/workloads/cl_matmul $n 12     (OpenCL layer: every command timed on the device)"
-"$out/agent" run $coll -- "$out/workloads/cl_matmul" $n 12
+echo "collector listening on 127.0.0.1:$port (store $dir/profile.db, log $dir/collector.log)"
+
+phase 2 "agent calibrate --quick -o $dir/machine.json: the OpenCL device and the CPU, one line per benchmark"
+"$out/agent" calibrate $coll --quick -o "$dir/machine.json" 2>&1 |
+	grep -E '^calibrate:|^\[[0-9]+/[0-9]+\]|^  \(|_of_physical|phys_peak|peak_g|mem_latency_cycles|mem_issue_slots|compute_units|FLAGGED|IMPOSSIBLE|note:|skipped' || true
+
+phase 3 "agent profile -- cl_matmul $n $reps cpu: OpenCL timing + counters + CPU samples + trace windows, one session"
+# Work per work-item of the naive matmul kernel: n multiply-adds (2n flops), 2n floats read + 1
+# written (no reuse); the CPU reference (matmul_ref, the same loop nest over the whole matrix):
+# 2 n^3 flops and 8 n^3 bytes, for the whole run.
+printf 'matmul ops=%d bytes=%d\ncpu:matmul_ref ops=%d bytes=%d\n' $((2 * n)) $((8 * n + 4)) \
+	$((2 * n * n * n)) $((8 * n * n * n)) >"$dir/kernels.model"
+"$out/agent" profile $coll --kernel-model "$dir/kernels.model" -- "$out/workloads/cl_matmul" $n $reps cpu
 kill -TERM $cpid && wait $cpid || true
 trap - EXIT
-sid=$(sqlite3 "$dir/profile.db" "SELECT MAX(id) FROM sessions")
-# Work per work-item of the naive matmul: n multiply-adds (2n flops); 2n floats read + 1 written, no reuse.
-echo "matmul ops=$((2 * n)) bytes=$((8 * n + 4))" >"$dir/kernels.model"
-echo
-echo "== collector sessions --store $dir/profile.db"
+sid=$(sql "SELECT MAX(id) FROM sessions")
+cal=$(sql "SELECT MIN(id) FROM sessions")
+
+phase 4 "collector report --store $dir/profile.db --session $sid --kernel-model $dir/kernels.model"
 "$out/collector" sessions --store "$dir/profile.db"
 echo
-echo "== collector report --store $dir/profile.db --session $sid --machine $dir/machine.json --kernel-model $dir/kernels.model"
-"$out/collector" report --store "$dir/profile.db" --session "$sid" --machine "$dir/machine.json" \
-	--kernel-model "$dir/kernels.model"
-"$out/collector" report --store "$dir/profile.db" --session "$sid" --machine "$dir/machine.json" \
-	--kernel-model "$dir/kernels.model" --format html >"$dir/report.html"
-"$out/collector" roofline --store "$dir/profile.db" --session "$sid" --machine "$dir/machine.json" \
-	--kernel-model "$dir/kernels.model" -o "$dir/roofline.svg" >/dev/null
+report=(--store "$dir/profile.db" --session "$sid" --kernel-model "$dir/kernels.model")
+"$out/collector" report "${report[@]}"
+
+phase 5 "GPGPU-sim config from the calibration: $dir/gpgpusim.config"
+"$out/collector" calibrate --store "$dir/profile.db" --session "$cal" --emit "$dir/gpgpusim.config"
+# each option is preceded by a comment saying where its value came from
+awk '/^# / {c=$0; next} /^-/ {print ((c ~ /kept from the base/) ? "kept" : "measured") "\t" $1 "\t" $2; c=""}' \
+	"$dir/gpgpusim.config" >"$dir/gpgpusim.sources"
+echo "measured ($(grep -c '^measured' "$dir/gpgpusim.sources")): $(awk '$1=="measured" {printf "%s %s  ", $2, $3}' "$dir/gpgpusim.sources")"
+echo "kept from the base config ($(grep -c '^kept' "$dir/gpgpusim.sources")): $(awk '$1=="kept" {printf "%s ", $2}' "$dir/gpgpusim.sources")"
+
+phase 6 "HTML report, roofline, Perfetto trace, and where each figure came from"
+"$out/collector" report "${report[@]}" --format html >"$dir/report.html"
+"$out/collector" report "${report[@]}" --format json >"$dir/report.json"
+"$out/collector" roofline "${report[@]}" -o "$dir/roofline.svg" >/dev/null
 "$out/collector" export --store "$dir/profile.db" --session "$sid" --perfetto "$dir/trace.json"
+python3 - "$dir/report.json" "$dir/profile.db" "$sid" "$cal" <<'EOF'
+import json, sqlite3, sys
+rep = json.load(open(sys.argv[1]))
+db = sqlite3.connect(sys.argv[2])
+sid, cal = int(sys.argv[3]), int(sys.argv[4])
+one = lambda q: db.execute(q, (sid,)).fetchone()[0]
+dots = rep["roofline"]["dots"]
+sens = rep["sensitivity"]["threads"]
+print("where each figure came from (session %d; ceilings from calibration session %d):" % (sid, cal))
+print("  kernel timings:   %d OpenCL commands timed on the device by the OpenCL layer" %
+      one("SELECT COUNT(*) FROM cl_commands WHERE session_id=?"))
+print("  CPU samples:      %d samples (agent profile's sampler), resolved on this host" %
+      (one("SELECT COALESCE(SUM(count),0) FROM cpu_samples WHERE session_id=?")))
+print("  counters:         %s" % ", ".join(r[0] for r in db.execute(
+      "SELECT name FROM events WHERE session_id=? ORDER BY event_id", (sid,))))
+print("  trace windows:    %d windows of the app's threads -> eDAG (alpha0 = %s %s and m = %s from the calibration)" %
+      (one("SELECT COUNT(*) FROM trace_windows WHERE session_id=?"), rep["sensitivity"]["alpha0"],
+       rep["sensitivity"]["unit"], rep["sensitivity"]["m"]))
+print("  cache model:      %s" % rep["sensitivity"]["cache_model"])
+for d in dots:
+    print("  %-16s  %s roof, I = %.3g FLOP/B, %.3g GFLOP/s: %s" % (d["name"] + ":", d["roof"].upper(),
+          d["intensity"], d["achieved_gflops"], d["source"]))
+for roof in ("gpu", "cpu"):
+    r = rep["roofline"][roof]
+    print("  %s roof:          pi %.4g GFLOP/s, beta %.4g GB/s (calibration session %d; measured/physical below)" %
+          (roof.upper(), r["pi_gflops"], r["beta_gbps"], cal))
+s = rep["calibration"]["summary"]
+for k in ("peak_gflops", "peak_gbps", "cpu_peak_gflops", "cpu_peak_gbps"):
+    if k in s and k + "_of_physical" in s:
+        phys = "cpu_phys_" + k[4:] if k.startswith("cpu_") else "phys_" + k
+        print("  %-16s  measured %.4g %s = %.2f of the physical peak %.4g" % (k + ":", s[k]["value"], s[k]["unit"],
+              s[k + "_of_physical"]["value"], s[phys]["value"]))
+missing = []
+if not any(d["roof"] == "gpu" for d in dots): missing.append("a kernel dot")
+if not any(d["roof"] == "cpu" for d in dots): missing.append("a CPU dot")
+if not sens: missing.append("a latency-sensitivity row (trace windows)")
+if missing:
+    print("demo: FAIL: the report has no " + ", no ".join(missing))
+    sys.exit(1)
+print("demo: the report has %d kernel dot(s), %d CPU dot(s) and %d sensitivity row(s)" %
+      (sum(d["roof"] == "gpu" for d in dots), sum(d["roof"] == "cpu" for d in dots), len(sens)))
+EOF
 echo
-echo "== also written: $dir/report.html (open in a browser), $dir/roofline.svg, $dir/trace.json (ui.perfetto.dev),"
-echo "   $dir/machine.json (machine model); GPGPU-sim config: collector calibrate --from-model $dir/machine.json --emit FILE"
+echo "written: $dir/report.html (every section, SVG charts inline), $dir/report.json, $dir/roofline.svg,"
+echo "  $dir/trace.json (ui.perfetto.dev), $dir/machine.json (machine model), $dir/gpgpusim.config"
+echo "demo: done in $(since) s"

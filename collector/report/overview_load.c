@@ -295,19 +295,19 @@ static int event_cb(const struct store_event_summary *ev, void *arg)
 	return 0;
 }
 
-static void cpu_dot(struct store *st, int64_t sid, struct overview *ov)
+static bool cpu_dot(struct store *st, int64_t sid, struct overview *ov)
 {
 	struct cpu_acc a;
 	memset(&a, 0, sizeof(a));
 	if (store_event_summaries(st, sid, event_cb, &a) < 0)
-		return;
+		return false;
 	if (a.nevents == 0) {
 		overview_note(ov, "no counters in this session: no CPU dot (capture with agent profile, or agent stat)");
-		return;
+		return false;
 	}
 	if (a.hw_events == 0) {
 		overview_note(ov, "no hardware counters: cannot place CPU dot (the session has software events only)");
-		return;
+		return false;
 	}
 	if (!a.w.have_flops && a.instructions > 0 && ov->trace_insns > 0) {
 		/* No FP event (an x86 host, a core without VFP_SPEC): the counted instructions x the share
@@ -323,18 +323,18 @@ static void cpu_dot(struct store *st, int64_t sid, struct overview *ov)
 			      "fp_arith_inst_retired.*; or instructions plus trace windows, as agent profile does) and "
 			      "L2D_CACHE_REFILL/LLC misses",
 			      a.hw_names, !a.w.have_flops ? "floating-point" : "memory-traffic");
-		return;
+		return false;
 	}
 	double line = ov->calib ? calib_model_value(ov->calib, "cpu_line_bytes", 64) : 64;
 	work_cpu_finish(&a.w, line);
 	if (!(a.w.seconds > 0)) {
 		overview_note(ov, "CPU dot: no task-clock event, so no CPU time to divide the work by");
-		return;
+		return false;
 	}
 	if (!roofline_complete(&ov->roof_cpu)) {
 		overview_note(ov, "CPU dot: I = %.3g FLOP/byte, %.3g GFLOP/s, but no CPU roof (calibrate the CPU)",
 			      a.w.W / a.w.Q, a.w.W / a.w.seconds / 1e9);
-		return;
+		return false;
 	}
 	struct rl_dot *d = &ov->dots[ov->ndots];
 	memset(d, 0, sizeof(*d));
@@ -342,9 +342,57 @@ static void cpu_dot(struct store *st, int64_t sid, struct overview *ov)
 	d->cpu = true;
 	snprintf(d->source, sizeof(d->source), "counters: W from %.60s, Q from %.50s x %g B", a.w.flops_from,
 		 a.w.bytes_from, line);
-	if (roofline_place(&ov->roof_cpu, a.w.W, a.w.Q, a.w.seconds, &d->p) == 0)
-		ov->ndots++;
+	if (roofline_place(&ov->roof_cpu, a.w.W, a.w.Q, a.w.seconds, &d->p) != 0)
+		return false;
+	ov->ndots++;
+	return true;
 }
+
+/* No dot from counters (no hardware PMU, as in most VMs): the CPU functions of the work
+ * model, "cpu:FUNCTION ops=N bytes=N" lines (totals over the run, not per work-item), over
+ * the CPU time their samples show (samples / sampling frequency). */
+static void cpu_dot_from_model(struct store *st, int64_t sid, const struct overview_opts *o, struct overview *ov)
+{
+	if (!o->kernel_model)
+		return;
+	struct kernel_model_entry *e = NULL;
+	size_t n = 0;
+	char err[512];
+	if (kernel_model_load(o->kernel_model, &e, &n, err, sizeof(err)) < 0)
+		return; /* kernel_dots() says why */
+	for (size_t i = 0; i < n && ov->ndots < OV_MAX_DOTS; i++) {
+		const char *fn = e[i].name;
+		if (strncmp(fn, "cpu:", 4) != 0)
+			continue;
+		fn += 4;
+		uint64_t samples = 0;
+		int64_t freq = 0;
+		if (report_function_samples(st, sid, o->symfs, fn, &samples, &freq) < 0 || samples == 0 || freq <= 0) {
+			overview_note(ov, "CPU dot of %.60s: %s", fn,
+				      freq <= 0 ? "no CPU samples at a known frequency in this session"
+						: "no CPU samples resolved to that function");
+			continue;
+		}
+		double seconds = (double)samples / (double)freq;
+		if (!roofline_complete(&ov->roof_cpu)) {
+			overview_note(ov, "CPU dot of %.60s: no CPU roof (calibrate the CPU)", fn);
+			continue;
+		}
+		struct rl_dot *d = &ov->dots[ov->ndots];
+		memset(d, 0, sizeof(*d));
+		snprintf(d->name, sizeof(d->name), "%.50s (CPU)", fn);
+		d->cpu = true;
+		snprintf(d->source, sizeof(d->source),
+			 "work model %.60s: %g ops, %g bytes; time from %llu CPU samples at %lld Hz (no FP or "
+			 "memory-traffic counters)",
+			 o->kernel_model, e[i].ops, e[i].bytes, (unsigned long long)samples, (long long)freq);
+		if (roofline_place(&ov->roof_cpu, e[i].ops, e[i].bytes, seconds, &d->p) == 0)
+			ov->ndots++;
+	}
+	free(e);
+}
+
+
 
 /* ---------------------------------------------------------------- kernel dots */
 
@@ -687,7 +735,8 @@ int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, 
 		goto fail;
 	if ((rc = sensitivity(st, sid, ov)) < 0)
 		goto fail;
-	cpu_dot(st, sid, ov); /* after the traces: their FP share may stand in for an FP counter */
+	if (!cpu_dot(st, sid, ov)) /* after the traces: their FP share may stand in for an FP counter */
+		cpu_dot_from_model(st, sid, o, ov);
 	for (size_t i = 0; i < ov->ndots; i++)
 		if (ov->dots[i].p.fraction > 1)
 			overview_note(ov,

@@ -17,6 +17,10 @@ struct report_opts {
 
 /* Top functions from CPU samples (--top). */
 int report_top(struct store *st, int64_t sid, const struct report_opts *o, FILE *out);
+/* CPU samples of the function named func (resolved as --top does, symfs as there) and
+ * the session's sampling frequency (0: sampled by period). 0 or -errno. */
+int report_function_samples(struct store *st, int64_t sid, const char *symfs, const char *func, uint64_t *count,
+			    int64_t *freq_hz);
 /* OpenCL command table (--opencl). */
 int report_opencl(struct store *st, int64_t sid, const struct report_opts *o, FILE *out);
 

@@ -191,6 +191,46 @@ static void free_top(struct top *t)
 	free(t->rows);
 }
 
+/* Every sampled IP of the session resolved into t (rows unsorted). */
+static int top_load(struct store *st, int64_t sid, const char *symfs, struct top *t)
+{
+	struct sym_resolver *sr = NULL;
+	int rc = sym_resolver_create(symfs, &sr);
+	if (rc == 0)
+		rc = load_maps(st, sid, t);
+	if (rc == 0)
+		rc = resolve_all(st, sid, t, sr);
+	sym_resolver_free(sr);
+	return rc;
+}
+
+int report_function_samples(struct store *st, int64_t sid, const char *symfs, const char *func, uint64_t *count,
+			    int64_t *freq_hz)
+{
+	*count = 0;
+	*freq_hz = 0;
+	struct db_stmt *q = store_stmt(st, q_info);
+	if (!q)
+		return -EIO;
+	db_bind_i64(q, 1, sid);
+	int64_t nrec = 0;
+	if (db_step(q) == 1) {
+		nrec = db_col_i64(q, 0);
+		*freq_hz = db_col_i64(q, 4);
+	}
+	db_reset(q);
+	if (nrec == 0)
+		return 0;
+	struct top t;
+	memset(&t, 0, sizeof(t));
+	int rc = top_load(st, sid, symfs, &t);
+	for (size_t i = 0; rc == 0 && i < t.nrows; i++)
+		if (strcmp(t.rows[i].name, func) == 0)
+			*count += t.rows[i].count;
+	free_top(&t);
+	return rc;
+}
+
 int report_top(struct store *st, int64_t sid, const struct report_opts *o, FILE *out)
 {
 	struct top t;
@@ -225,12 +265,7 @@ int report_top(struct store *st, int64_t sid, const struct report_opts *o, FILE 
 				(long long)sid);
 		return 0;
 	}
-	struct sym_resolver *sr = NULL;
-	int rc = sym_resolver_create(o->symfs, &sr);
-	if (rc == 0)
-		rc = load_maps(st, sid, &t);
-	if (rc == 0)
-		rc = resolve_all(st, sid, &t, sr);
+	int rc = top_load(st, sid, o->symfs, &t);
 	if (rc < 0) {
 		log_error("report --top: %s", strerror(-rc));
 		goto out;
@@ -263,7 +298,6 @@ int report_top(struct store *st, int64_t sid, const struct report_opts *o, FILE 
 				(unsigned long long)t.rows[i].count, t.rows[i].module, t.rows[i].name);
 	}
 out:
-	sym_resolver_free(sr);
 	free_top(&t);
 	return rc;
 }

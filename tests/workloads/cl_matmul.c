@@ -1,6 +1,9 @@
 /* Sample OpenCL workload: C = A x B (one work-item per element), repeated,
  * checked against a CPU reference. Runs on any OpenCL device (PoCL here).
- * Usage: cl_matmul [N] [REPEATS]  -- exit 0 if the result is correct. */
+ * Usage: cl_matmul [N] [REPEATS] [cpu]  -- exit 0 if the result is correct.
+ * With "cpu" the whole product is also computed on the CPU (matmul_ref: the
+ * same naive loop, 2 N^3 flops) and every element compared; without it, a
+ * 16 x 16 sample of elements is checked. */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <math.h>
@@ -16,6 +19,18 @@ static const char *src =
 	"  c[i * n + j] = acc;\n"
 	"}\n";
 
+/* The CPU reference: the kernel's loop nest, one output element at a time. */
+__attribute__((noinline)) static void matmul_ref(const float *a, const float *b, float *c, int n)
+{
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++) {
+			float acc = 0.0f;
+			for (int k = 0; k < n; k++)
+				acc += a[i * n + k] * b[k * n + j];
+			c[i * n + j] = acc;
+		}
+}
+
 #define CHECK(x)                                                                                           \
 	do {                                                                                               \
 		cl_int e_ = (x);                                                                           \
@@ -29,6 +44,7 @@ int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 256;
 	int reps = argc > 2 ? atoi(argv[2]) : 10;
+	int full = argc > 3 && argv[3][0] == 'c';
 	if (n < 16 || n > 4096 || reps < 1)
 		return 2;
 	size_t bytes = (size_t)n * n * sizeof(float);
@@ -70,7 +86,19 @@ int main(int argc, char **argv)
 	CHECK(clEnqueueReadBuffer(q, dc, CL_TRUE, 0, bytes, c, 0, NULL, NULL));
 	CHECK(clFinish(q));
 	int bad = 0;
-	for (int i = 0; i < n && !bad; i += n / 16) {
+	if (full) {
+		float *ref = malloc(bytes);
+		if (!ref)
+			return 1;
+		matmul_ref(a, b, ref, n);
+		for (int i = 0; i < n * n && !bad; i++)
+			if (fabsf(ref[i] - c[i]) > 1e-3f * fabsf(ref[i]) + 1e-3f) {
+				fprintf(stderr, "cl_matmul: mismatch at %d,%d: %f vs %f\n", i / n, i % n, c[i], ref[i]);
+				bad = 1;
+			}
+		free(ref);
+	}
+	for (int i = 0; i < n && !bad && !full; i += n / 16) {
 		for (int j = 0; j < n; j += n / 16) {
 			double ref = 0;
 			for (int kk = 0; kk < n; kk++)
