@@ -8,8 +8,13 @@
 #include <string.h>
 
 #include "generated/config.h"
+#ifdef CONFIG_AGENT_OPENCL
+#include "cl_launch.h"
+#endif
+#include "commands.h"
 #include "log.h"
 #include "net.h"
+#include "sampler.h"
 #include "spool_scope.h"
 
 const char agent_cli_target_help[] =
@@ -42,6 +47,55 @@ int agent_cli_double(const char *s, double *out)
 	if (errno || end == s || *end || !isfinite(v) || v < 0)
 		return -EINVAL;
 	*out = v;
+	return 0;
+}
+
+int agent_cli_freq(const char *s, unsigned *hz)
+{
+	unsigned long v;
+	if (agent_cli_ulong(s, 100000, &v) < 0 || v == 0) {
+		log_error("-F: sampling frequency must be 1..100000 Hz (got '%s')", s);
+		return EXIT_USAGE;
+	}
+	*hz = (unsigned)v;
+	return 0;
+}
+
+int agent_cli_interval_ms(const char *s, unsigned *ms)
+{
+	unsigned long v;
+	if (agent_cli_ulong(s, 86400000ul, &v) < 0 || v < 10) {
+		log_error("-I: interval must be a whole number of milliseconds >= 10 (got '%s')", s);
+		return EXIT_USAGE;
+	}
+	*ms = (unsigned)v;
+	return 0;
+}
+
+int agent_cli_backend(const char *s, int *backend)
+{
+	enum sampler_backend b;
+	if (sampler_parse_backend(s, &b) < 0) {
+		log_error("--backend: expected auto, bpf or ring (got '%s')", s);
+		return EXIT_USAGE;
+	}
+	*backend = (int)b;
+	return 0;
+}
+
+int agent_cli_cl_mode(const char *s, int *mode)
+{
+#ifdef CONFIG_AGENT_OPENCL
+	enum cl_launch_mode m;
+	if (cl_launch_parse_mode(s, &m) < 0) {
+		log_error("--mode: '%s' is not one of layer, preload, auto", s);
+		return EXIT_USAGE;
+	}
+	*mode = (int)m;
+#else
+	(void)s;
+	(void)mode;
+#endif
 	return 0;
 }
 

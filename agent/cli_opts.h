@@ -36,6 +36,12 @@ int agent_cli_parse(int argc, char **argv, struct agent_cli *cli, const char *us
 /* Helpers for subcommands' own options. */
 int agent_cli_double(const char *s, double *out);                         /* >= 0 */
 int agent_cli_ulong(const char *s, unsigned long max, unsigned long *out);  /* 0..max */
+/* Values of options several subcommands take, parsed once: 0, or EXIT_USAGE after
+ * logging what is wrong (the message names the option and echoes the value). */
+int agent_cli_freq(const char *s, unsigned *hz);          /* -F HZ: 1..100000 */
+int agent_cli_interval_ms(const char *s, unsigned *ms);   /* -I MS: 10..86400000 */
+int agent_cli_backend(const char *s, int *backend);       /* --backend auto|bpf|ring (enum sampler_backend) */
+int agent_cli_cl_mode(const char *s, int *mode);          /* --mode layer|preload|auto (enum cl_launch_mode) */
 /* Text of the shared options, for usage messages: the target options
  * (-p, -a, -- CMD, --duration) and the session options (collector, spool...). */
 extern const char agent_cli_target_help[];

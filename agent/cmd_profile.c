@@ -70,7 +70,7 @@ struct profile_cmd {
 	struct agent_cli cli;
 	struct counter_source_opts co;
 	unsigned freq;
-	enum sampler_backend backend;
+	int backend; /* enum sampler_backend */
 	int cl_mode;
 	const char *libdir, *kmodel_path;
 	bool no_trace, no_opencl;
@@ -85,40 +85,16 @@ static int profile_option(void *ctx, int opt, const char *arg)
 	unsigned long v;
 	switch (opt) {
 	case OPT_FREQ:
-		if (agent_cli_ulong(arg, 100000, &v) < 0 || v == 0) {
-			log_error("-F: sampling frequency must be 1..100000 Hz (got '%s')", arg);
-			return EXIT_USAGE;
-		}
-		c->freq = (unsigned)v;
-		return 0;
+		return agent_cli_freq(arg, &c->freq);
 	case OPT_EVENTS:
 		c->co.events = arg;
 		return 0;
 	case OPT_INTERVAL:
-		if (agent_cli_ulong(arg, 86400000ul, &v) < 0 || v < 10) {
-			log_error("-I: interval must be a whole number of milliseconds >= 10 (got '%s')", arg);
-			return EXIT_USAGE;
-		}
-		c->co.interval_ms = (unsigned)v;
-		return 0;
+		return agent_cli_interval_ms(arg, &c->co.interval_ms);
 	case OPT_BACKEND:
-		if (sampler_parse_backend(arg, &c->backend) < 0) {
-			log_error("--backend: expected auto, bpf or ring (got '%s')", arg);
-			return EXIT_USAGE;
-		}
-		return 0;
+		return agent_cli_backend(arg, &c->backend);
 	case OPT_MODE:
-#ifdef CONFIG_AGENT_OPENCL
-	{
-		enum cl_launch_mode m;
-		if (cl_launch_parse_mode(arg, &m) < 0) {
-			log_error("--mode: '%s' is not one of layer, preload, auto", arg);
-			return EXIT_USAGE;
-		}
-		c->cl_mode = (int)m;
-	}
-#endif
-		return 0;
+		return agent_cli_cl_mode(arg, &c->cl_mode);
 	case OPT_LIBDIR:
 		c->libdir = arg;
 		return 0;
@@ -153,21 +129,6 @@ static int profile_option(void *ctx, int opt, const char *arg)
 	default:
 		return EXIT_USAGE;
 	}
-}
-
-static int emit_to_session(void *ctx, Prof__Envelope *env)
-{
-	struct profile_cmd *c = ctx;
-	size_t len = prof__envelope__get_packed_size(env) + FRAME_VARINT_MAX + 10;
-	if (session_would_drop(c->s, len))
-		return -ESTALE; /* the sampler declares everything again in this record */
-	return session_send(c->s, env);
-}
-
-static uint64_t drop_generation(void *ctx)
-{
-	struct profile_cmd *c = ctx;
-	return session_drop_generation(c->s);
 }
 
 int cmd_profile(int argc, char **argv)
@@ -294,9 +255,9 @@ int cmd_profile(int argc, char **argv)
 		.pid = target_pid(t),
 		.interval_ns = 1000000000ull,
 		.base_ns = session_base_ns(c->s),
-		.emit = emit_to_session,
-		.generation = drop_generation,
-		.ctx = c,
+		.emit = session_emit_sampled,
+		.generation = session_generation_cb,
+		.ctx = c->s,
 	};
 	if (sampler_open(&sp, &so, err, sizeof(err)) < 0) {
 		log_warn("profile: no CPU samples (top functions): %s", err);

@@ -39,7 +39,7 @@ struct record_cmd {
 	struct agent_cli cli;
 	unsigned freq;
 	bool callgraph;
-	enum sampler_backend backend;
+	int backend; /* enum sampler_backend */
 	const char *event;
 	unsigned interval_ms;
 	struct session *s;
@@ -49,15 +49,9 @@ struct record_cmd {
 static int record_option(void *ctx, int opt, const char *arg)
 {
 	struct record_cmd *c = ctx;
-	unsigned long v;
 	switch (opt) {
 	case OPT_FREQ:
-		if (agent_cli_ulong(arg, 100000, &v) < 0 || v == 0) {
-			log_error("-F: sampling frequency must be 1..100000 Hz (got '%s')", arg);
-			return EXIT_USAGE;
-		}
-		c->freq = (unsigned)v;
-		return 0;
+		return agent_cli_freq(arg, &c->freq);
 	case OPT_CALLGRAPH:
 		c->callgraph = true;
 		return 0;
@@ -65,36 +59,12 @@ static int record_option(void *ctx, int opt, const char *arg)
 		c->event = arg;
 		return 0;
 	case OPT_INTERVAL:
-		if (agent_cli_ulong(arg, 86400000ul, &v) < 0 || v < 10) {
-			log_error("-I: interval must be a whole number of milliseconds >= 10 (got '%s')", arg);
-			return EXIT_USAGE;
-		}
-		c->interval_ms = (unsigned)v;
-		return 0;
+		return agent_cli_interval_ms(arg, &c->interval_ms);
 	case OPT_BACKEND:
-		if (sampler_parse_backend(arg, &c->backend) < 0) {
-			log_error("--backend: expected auto, bpf or ring (got '%s')", arg);
-			return EXIT_USAGE;
-		}
-		return 0;
+		return agent_cli_backend(arg, &c->backend);
 	default:
 		return EXIT_USAGE;
 	}
-}
-
-static int emit_to_session(void *ctx, Prof__Envelope *env)
-{
-	struct record_cmd *c = ctx;
-	size_t len = prof__envelope__get_packed_size(env) + FRAME_VARINT_MAX + 10;
-	if (session_would_drop(c->s, len))
-		return -ESTALE; /* the sampler declares everything again in this record */
-	return session_send(c->s, env);
-}
-
-static uint64_t drop_generation(void *ctx)
-{
-	struct record_cmd *c = ctx;
-	return session_drop_generation(c->s);
 }
 
 int cmd_record(int argc, char **argv)
@@ -147,9 +117,9 @@ int cmd_record(int argc, char **argv)
 		.interval_ns = (uint64_t)c->interval_ms * 1000000ull,
 		.base_ns = session_base_ns(c->s),
 		.event = c->event,
-		.emit = emit_to_session,
-		.generation = drop_generation,
-		.ctx = c,
+		.emit = session_emit_sampled,
+		.generation = session_generation_cb,
+		.ctx = c->s,
 	};
 	rc = sampler_open(&c->sp, &so, err, sizeof(err));
 	if (rc < 0) {

@@ -55,17 +55,7 @@ static int run_option(void *ctx, int opt, const char *arg)
 		return g;
 	switch (opt) {
 	case OPT_MODE:
-#ifdef CONFIG_AGENT_OPENCL
-	{
-		enum cl_launch_mode m;
-		if (cl_launch_parse_mode(arg, &m) < 0) {
-			log_error("--mode: '%s' is not one of layer, preload, auto", arg);
-			return EXIT_USAGE;
-		}
-		c->mode = (int)m;
-	}
-#endif
-		return 0;
+		return agent_cli_cl_mode(arg, &c->mode);
 	case OPT_LIBDIR:
 		c->libdir = arg;
 		return 0;

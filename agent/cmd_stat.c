@@ -38,7 +38,6 @@ struct stat_cmd {
 static int stat_option(void *ctx, int opt, const char *arg)
 {
 	struct stat_cmd *c = ctx;
-	unsigned long v;
 	int g = gpu_cli_option(&c->gpu, opt, arg);
 	if (g <= 0 || g == EXIT_USAGE)
 		return g;
@@ -47,13 +46,8 @@ static int stat_option(void *ctx, int opt, const char *arg)
 		c->co.events = arg;
 		return 0;
 	case OPT_INTERVAL:
-		if (agent_cli_ulong(arg, 86400000ul, &v) < 0 || v < 10) {
-			log_error("-I: interval must be a whole number of milliseconds >= 10 (got '%s')", arg);
-			return EXIT_USAGE;
-		}
-		c->co.interval_ms = (unsigned)v;
 		c->interval_given = true;
-		return 0;
+		return agent_cli_interval_ms(arg, &c->co.interval_ms);
 	default:
 		return EXIT_USAGE;
 	}

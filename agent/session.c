@@ -142,6 +142,20 @@ uint64_t session_drop_generation(const struct session *s)
 	return s->drop_gen;
 }
 
+int session_emit_sampled(void *session, Prof__Envelope *env)
+{
+	struct session *s = session;
+	size_t len = prof__envelope__get_packed_size(env) + FRAME_VARINT_MAX + 10;
+	if (session_would_drop(s, len))
+		return -ESTALE;
+	return session_send(s, env);
+}
+
+uint64_t session_generation_cb(void *session)
+{
+	return session_drop_generation(session);
+}
+
 bool session_fatal(const struct session *s)
 {
 	return s->fatal;

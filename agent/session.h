@@ -48,6 +48,11 @@ int session_submit_frame(struct session *s, uint64_t seq, uint8_t *frame, size_t
  * in such a record, and whenever session_drop_generation() changed. */
 bool session_would_drop(const struct session *s, size_t len);
 uint64_t session_drop_generation(const struct session *s);
+/* Callbacks of a sampler streaming into session ctx (struct sampler_opts .emit,
+ * .generation, .ctx = the session): a record that would be dropped returns -ESTALE
+ * (the sampler then declares everything again in its next record). */
+int session_emit_sampled(void *session, Prof__Envelope *env);
+uint64_t session_generation_cb(void *session);
 
 /* The collector refused this agent for good (schema version, token); the loop
  * was stopped with -EPROTONOSUPPORT or -EACCES. */

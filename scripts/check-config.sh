@@ -3,6 +3,7 @@
 # features are really out: not linked, and reported as such by the agent.
 set -euo pipefail
 out=build/host-minimal
+rm -f $out/.config # always the defconfig's choices (an old .config keeps options the defconfig has since turned off)
 make --no-print-directory O=$out DEFCONFIG=configs/host-minimal_defconfig WERROR=1 all >/dev/null
 fail=0
 if ldd $out/agent | grep -Eq 'libbpf|libOpenCL'; then
@@ -41,6 +42,7 @@ fi
 # boards; host_defconfig has it on): no libbpf/libelf/zlib linked, and --features says so.
 # Also: a dynamic agent loads Capstone when `agent trace` starts, it does not link it.
 out=build/host-bpf-light
+rm -f $out/.config
 make --no-print-directory O=$out DEFCONFIG=configs/host-bpf-light_defconfig WERROR=1 $out/agent >/dev/null
 needed=$(readelf -d $out/agent | grep NEEDED || true)
 if echo "$needed" | grep -Eq 'libbpf|libelf|libz\.'; then
