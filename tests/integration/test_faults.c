@@ -28,48 +28,25 @@
 #include "loadgen.h"
 #include "testproc.h"
 
-struct env {
-	char dir[256], db[300], clog[300], spool[300];
-	pid_t collector;
-	int port;
-};
-
 static int setup(void **state)
 {
-	struct env *e = calloc(1, sizeof(*e));
-	if (!e || tp_tmpdir(e->dir, sizeof(e->dir), "faults") < 0)
+	struct tp_env *e = calloc(1, sizeof(*e));
+	if (!e || tp_env_setup(e, "faults", false) < 0)
 		return -1;
-	snprintf(e->db, sizeof(e->db), "%s/profile.db", e->dir);
-	snprintf(e->clog, sizeof(e->clog), "%s/collector.log", e->dir);
-	snprintf(e->spool, sizeof(e->spool), "%s/spool", e->dir);
 	*state = e;
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	struct env *e = *state;
-	if (e->collector > 0) {
-		kill(e->collector, SIGCONT);
-		if (tp_alive(e->collector))
-			tp_stop(e->collector, 5000);
-	}
-	if (getenv("PROF_KEEP_TMP"))
-		fprintf(stderr, "kept %s\n", e->dir);
-	else
-		tp_rm_rf(e->dir);
-	free(e);
+	tp_env_teardown(*state);
+	free(*state);
 	return 0;
 }
 
-static void start_collector(struct env *e, int port, const char *const *extra)
+static void start_collector(struct tp_env *e, int port, const char *const *extra)
 {
-	int bound = 0;
-	e->collector = tp_start_collector_args(e->dir, e->db, port, &bound, e->clog, extra);
-	assert_true(e->collector > 0);
-	if (port)
-		assert_int_equal(bound, port);
-	e->port = bound;
+	assert_int_equal(tp_env_start_collector(e, port, extra), 0);
 }
 
 /* loadgen in a child process; the result comes back through a pipe. */
@@ -106,7 +83,7 @@ static void loadgen_finish(struct lg_child c, struct loadgen_result *r)
 }
 
 /* Every simulated record is in the store exactly once. */
-static void assert_loadgen_stored(struct env *e, const struct loadgen_result *r, const char *prefix)
+static void assert_loadgen_stored(struct tp_env *e, const struct loadgen_result *r, const char *prefix)
 {
 	int64_t stored = tp_db_int(e->db,
 				   "SELECT COUNT(*) FROM records r JOIN sessions s ON s.id = r.session_id "
@@ -127,7 +104,7 @@ static void assert_loadgen_stored(struct env *e, const struct loadgen_result *r,
 	assert_int_equal(samples, (int64_t)r->generated);  /* and no row written twice */
 }
 
-static void assert_agent_complete(struct env *e, const char *id, const char *log)
+static void assert_agent_complete(struct tp_env *e, const char *id, const char *log)
 {
 	int complete = 0;
 	int64_t n = fl_records(e->db, id, &complete);
@@ -140,7 +117,7 @@ static void assert_agent_complete(struct env *e, const char *id, const char *log
 
 static void test_faults_collector_sigkill_under_load(void **state)
 {
-	struct env *e = *state;
+	struct tp_env *e = *state;
 	start_collector(e, 0, NULL);
 	char alog[2][320], id[2][32];
 	pid_t agents[2];
@@ -172,7 +149,7 @@ static void test_faults_collector_sigkill_under_load(void **state)
 
 static void test_faults_spool_disk_full(void **state)
 {
-	struct env *e = *state;
+	struct tp_env *e = *state;
 	mkdir(e->spool, 0755);
 	if (geteuid() != 0 || mount("tmpfs", e->spool, "tmpfs", 0, "size=1m") < 0) {
 		fprintf(stderr, "skipped: cannot mount a small tmpfs for the spool (%s): needs root\n",
@@ -215,7 +192,7 @@ static void test_faults_spool_disk_full(void **state)
 
 static void test_faults_network_partition(void **state)
 {
-	struct env *e = *state;
+	struct tp_env *e = *state;
 	const char *ps = getenv("FAULTS_PARTITION_S");
 	int secs = ps ? atoi(ps) : 3;
 	if (secs < 1 || secs > 120)
@@ -256,7 +233,7 @@ static int connect_loopback(int port)
 
 static void test_faults_slowloris_does_not_starve(void **state)
 {
-	struct env *e = *state;
+	struct tp_env *e = *state;
 	const char *extra[] = {"--hello-timeout", "2", NULL};
 	start_collector(e, 0, extra);
 	enum { NSLOW = 60 };

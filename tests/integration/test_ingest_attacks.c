@@ -37,51 +37,25 @@
 #include "testproc.h"
 #include "validate.h"
 
-struct env {
-	char dir[256], db[300], clog[300], spool[300], alog[300];
-	pid_t collector, agent;
-	int port;
-};
-
 static int setup(void **state)
 {
-	struct env *e = calloc(1, sizeof(*e));
-	if (!e || tp_tmpdir(e->dir, sizeof(e->dir), "attacks") < 0)
+	struct tp_env *e = calloc(1, sizeof(*e));
+	if (!e || tp_env_setup(e, "attacks", false) < 0)
 		return -1;
-	snprintf(e->db, sizeof(e->db), "%s/profile.db", e->dir);
-	snprintf(e->clog, sizeof(e->clog), "%s/collector.log", e->dir);
-	snprintf(e->spool, sizeof(e->spool), "%s/spool", e->dir);
-	snprintf(e->alog, sizeof(e->alog), "%s/agent.log", e->dir);
 	*state = e;
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	struct env *e = *state;
-	if (e->agent > 0) {
-		kill(e->agent, SIGCONT);
-		if (tp_alive(e->agent))
-			tp_stop(e->agent, 5000);
-	}
-	if (e->collector > 0 && tp_alive(e->collector))
-		tp_stop(e->collector, 5000);
-	if (getenv("PROF_KEEP_TMP"))
-		fprintf(stderr, "kept %s\n", e->dir);
-	else
-		tp_rm_rf(e->dir);
-	free(e);
+	tp_env_teardown(*state);
+	free(*state);
 	return 0;
 }
 
-static void start_collector(struct env *e, int port, const char *const *extra)
+static void start_collector(struct tp_env *e, int port, const char *const *extra)
 {
-	int bound = 0;
-	e->collector = tp_start_collector_args(e->dir, e->db, port, &bound, e->clog, extra);
-	assert_true(e->collector > 0);
-	if (port)
-		assert_int_equal(bound, port);
-	e->port = bound;
+	assert_int_equal(tp_env_start_collector(e, port, extra), 0);
 }
 
 /* Non-blocking connect to 127.0.0.1:port; -1 on failure. */
@@ -191,7 +165,7 @@ static void expect_error(int fd, struct frame_decoder *d, const char *text)
 	assert_null(next_env(fd, d));
 }
 
-static int64_t victim_records(struct env *e)
+static int64_t victim_records(struct tp_env *e)
 {
 	return tp_db_int(e->db, "SELECT COUNT(*) FROM records r JOIN sessions s ON s.id = r.session_id "
 				"WHERE s.agent_id = 'victim'");
@@ -199,7 +173,7 @@ static int64_t victim_records(struct env *e)
 
 static void test_ingest_attack_forged_seq_loses_nothing(void **state)
 {
-	struct env *e = *state;
+	struct tp_env *e = *state;
 	start_collector(e, 0, NULL);
 	e->agent = fl_start_agent(e->port, e->spool, "victim", "20", "5", NULL, e->alog, NULL);
 	assert_true(e->agent > 0);
@@ -310,7 +284,7 @@ static int http_get_status(int port, const char *path, int ms, double *took_ms)
 
 static void test_ingest_attack_http_half_open_requests(void **state)
 {
-	struct env *e = *state;
+	struct tp_env *e = *state;
 	enum { N = 2000 };
 	assert_true(loadgen_raise_nofile(N + 256) >= N + 64);
 	int hp = http_port_free();
@@ -373,7 +347,7 @@ static void test_ingest_attack_http_half_open_requests(void **state)
 
 static void test_ingest_attack_prehello_flood_one_address(void **state)
 {
-	struct env *e = *state;
+	struct tp_env *e = *state;
 	enum { N = 1100 };
 	assert_true(loadgen_raise_nofile(N + 256) >= N + 64);
 	start_collector(e, 0, NULL); /* --max-conns 1024 */
@@ -420,7 +394,7 @@ static int file_mode(const char *path)
  * unless --init, a token file others can read is refused with the fix. */
 static void test_ingest_attack_store_and_token_files(void **state)
 {
-	struct env *e = *state;
+	struct tp_env *e = *state;
 	mode_t old = umask(022);
 	start_collector(e, 0, NULL);
 	char wal[320], shm[320];

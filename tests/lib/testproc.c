@@ -263,10 +263,27 @@ int tp_env_setup(struct tp_env *e, const char *tag, bool start_collector)
 	return 0;
 }
 
+int tp_env_start_collector(struct tp_env *e, int port, const char *const *extra)
+{
+	int bound = 0;
+	e->collector = tp_start_collector_args(e->dir, e->db, port, &bound, e->clog, extra);
+	if (e->collector <= 0 || (port && bound != port))
+		return -1;
+	e->port = bound;
+	snprintf(e->coll, sizeof(e->coll), "127.0.0.1:%d", e->port);
+	return 0;
+}
+
 void tp_env_teardown(struct tp_env *e)
 {
-	if (e->collector > 0 && tp_alive(e->collector))
-		tp_stop(e->collector, 5000);
+	for (int i = 0; i < 2; i++) {
+		pid_t p = i ? e->collector : e->agent;
+		if (p > 0) {
+			kill(p, SIGCONT);
+			if (tp_alive(p))
+				tp_stop(p, 5000);
+		}
+	}
 	if (getenv("PROF_KEEP_TMP"))
 		fprintf(stderr, "kept %s\n", e->dir);
 	else if (e->dir[0])

@@ -38,11 +38,16 @@ struct tp_env {
 	char db[300], clog[300], alog[300], spool[300];
 	char coll[64]; /* "127.0.0.1:PORT" */
 	pid_t collector;
+	pid_t agent; /* an agent the test started (0: none), stopped by tp_env_teardown */
 	int port;
 };
 /* Returns 0, or -1 (the reason printed) when the dir or the collector could not be made. */
 int tp_env_setup(struct tp_env *e, const char *tag, bool start_collector);
+/* Stops the agent and the collector (continued first if a test stopped them). */
 void tp_env_teardown(struct tp_env *e);
+/* (Re)start the env's collector on 127.0.0.1:port (0 = any) with extra arguments
+ * (NULL-terminated, or NULL); 0, or -1 if it did not start or bound another port. */
+int tp_env_start_collector(struct tp_env *e, int port, const char *const *extra);
 /* DIR/name of the env, into buf. */
 const char *tp_env_path(const struct tp_env *e, const char *name, char *buf, size_t len);
 /* Print a file (a log) to stderr, for failing tests. */
