@@ -56,7 +56,9 @@ phys_how() { python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["params
 row() { # label measured-param physical-param clpeak
 	local m p
 	m=$(med "$2") p=$(phys "$3")
-	echo "| $1 | $(stats "$2") | $p | $(ratio "$m" "$p") | ${4:--} | $(ratio "$m" "${4:-nan}") |"
+	local vs=-
+	[ -n "${4:-}" ] && vs=$(ratio "$m" "$4")
+	echo "| $1 | $(stats "$2") | $p | $(ratio "$m" "$p") | ${4:--} | $vs |"
 }
 echo "| ceiling | agent calibrate | physical peak | measured / physical | clpeak (max over widths) | agent / clpeak |"
 echo "|---|---|---|---|---|---|"
