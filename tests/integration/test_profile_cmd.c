@@ -176,16 +176,17 @@ static void test_profile_cmd_calibrate_then_profile_reports_without_machine(void
 	assert_true(cal_sid > 0);
 
 	/* 2. the whole capture of one OpenCL program, one session; the naive matmul of
-	 * n = 256 does 2n flops and reads 2n + writes 1 floats per work-item */
+	 * n = 384 does 2n flops and reads 2n + writes 1 floats per work-item; with "cpu"
+	 * the program also runs the whole product on the CPU (matmul_ref: 2 n^3 flops) */
 	FILE *f = fopen(kmodel, "w");
 	assert_non_null(f);
-	fprintf(f, "# per work-item of cl_matmul 256\nmatmul ops=512 bytes=2052\n");
+	fprintf(f, "# per work-item of cl_matmul 384\nmatmul ops=768 bytes=3076\n");
 	fclose(f);
 	char *prof[] = {agent, "profile", "--collector", e->t.coll, "--spool", e->t.spool, "--agent-id", "board-a",
-			"--kernel-model", kmodel, "--every", "0.05", "--window", "400", "--max-duty", "20", "--",
-			mm, "256", "12", NULL};
+			"--kernel-model", kmodel, "--every", "0.05", "--window", "400", "--max-duty", "20", "-F", "999",
+			"--", mm, "384", "12", "cpu", NULL};
 	rc = run(prof, e->t.alog, 180000);
-	if (rc != 0 || tp_file_count(e->t.alog, "cl_matmul: 256x256 x12") < 1)
+	if (rc != 0 || tp_file_count(e->t.alog, "cl_matmul: 384x384 x12") < 1)
 		tp_dump_file(e->t.alog);
 	assert_int_equal(rc, 0);
 	int64_t sid = tp_db_int(e->t.db, "SELECT MAX(id) FROM sessions WHERE agent_id='board-a'");
@@ -237,7 +238,22 @@ static void test_profile_cmd_calibrate_then_profile_reports_without_machine(void
 		fprintf(stderr, "CPU dot placed from hardware counters\n");
 	} else if (hw == 0) {
 		must_have(text, "no hardware counters: cannot place CPU dot", "the report (software-only session)");
-		fprintf(stderr, "CPU dot not checked: this machine has no hardware PMU (the report says so)\n");
+		/* no PMU: the CPU dot of the reference function from a work model over its sampled CPU time */
+		char cmodel[300], cout[300];
+		tp_env_path(&e->t, "cpu.model", cmodel, sizeof(cmodel));
+		tp_env_path(&e->t, "report-cpu.txt", cout, sizeof(cout));
+		f = fopen(cmodel, "w");
+		assert_non_null(f);
+		fprintf(f, "cpu:matmul_ref ops=%.0f bytes=%.0f\n", 2.0 * 384 * 384 * 384, 8.0 * 384 * 384 * 384);
+		fclose(f);
+		char *rep2[] = {coll_bin, "report", "--store", e->t.db, "--session", sidarg, "--kernel-model", cmodel, NULL};
+		assert_int_equal(run(rep2, cout, 60000), 0);
+		char *ct = tp_slurp(cout);
+		assert_non_null(ct);
+		must_have(ct, "  matmul_ref (CPU)         CPU ", "the report's roofline (work model)");
+		must_have(ct, "CPU samples at 999 Hz (no FP or memory-traffic counters)", "the CPU dot's source");
+		free(ct);
+		fprintf(stderr, "no hardware PMU: CPU dot of matmul_ref from the work model and its CPU samples\n");
 	} else {
 		must_have(text, "CPU dot:", "the report (hardware counters without FP/refill events)");
 		fprintf(stderr, "CPU dot not placed: the PMU lacks FP or refill events (the report says why)\n");
