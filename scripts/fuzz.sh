@@ -18,7 +18,8 @@ gen=$(ls "$out"/gen/*.pb-c.c)
 inc="-I$out/include -I$out/gen -Iproto -Icommon -Icollector"
 src="$(ls proto/*.c) $gen"
 trace_src="collector/edag/edag.c collector/edag/edag_mem.c common/trace/native.c collector/edag/edag_edan.c
-	collector/edag/edag_window.c collector/trace_in.c common/isa_regs.c common/trace/insn.c"
+	collector/edag/edag_approx.c collector/trace_in.c common/isa_regs.c common/trace/insn.c
+	common/trace/window_codec.c"
 flags="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer"
 fz="-fsanitize=fuzzer,address,undefined"
 clang $flags $fz $inc tests/fuzz/fuzz_frame.c $src -lprotobuf-c -o "$out/fuzz_frame"

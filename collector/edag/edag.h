@@ -35,6 +35,7 @@
 
 #include "profiler.pb-c.h"
 #include "trace/native.h"
+#include "trace/window_codec.h"
 
 /* Instructions (struct edag_insn, classes, arches, register names) and the
  * native trace codec are shared with the agent: common/trace/native.h. */
@@ -249,25 +250,8 @@ void edag_edan_cache_free(struct edag_edan_cache *c);
 int edag_edan_parse_next(const char *buf, size_t len, size_t *used, struct edag_insn *in,
 			 struct edag_edan_info *info, struct edag_edan_cache *cache, char *err, size_t errlen);
 
-/* ---------------------------------------------------------------- TraceWindow records */
-
-/* Iterate the instructions of a (validated) TraceWindow. */
-struct edag_window_iter {
-	const Prof__TraceWindow *tw;
-	size_t i, ir, iw, im;
-	uint64_t pc, addr;
-	const char *why; /* after an error: what is wrong */
-};
-void edag_window_iter_init(struct edag_window_iter *it, const Prof__TraceWindow *tw);
-/* 1 and *in filled, 0 at the end, -EBADMSG for a bad instruction (class,
- * register or size out of range: skipped, the next call goes on after it),
- * -EINVAL if the columns are inconsistent (nothing more can be read). */
-int edag_window_next(struct edag_window_iter *it, struct edag_insn *in);
-
-/* Encode n instructions into tw (columns malloc'd; free with
- * edag_window_encode_free). Metadata (arch, tid, share, ...) is left to the caller. */
-int edag_window_encode(const struct edag_insn *ins, size_t n, Prof__TraceWindow *tw);
-void edag_window_encode_free(Prof__TraceWindow *tw);
+/* TraceWindow records <-> instructions (edag_window_iter, edag_window_next,
+ * edag_window_encode): common/trace/window_codec.h. */
 
 /* ---------------------------------------------------------------- approximate eDAG */
 
