@@ -24,7 +24,7 @@ flags="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer"
 fz="-fsanitize=fuzzer,address,undefined"
 clang $flags $fz $inc tests/fuzz/fuzz_frame.c $src -lprotobuf-c -o "$out/fuzz_frame"
 clang $flags $fz $inc tests/fuzz/fuzz_records.c $src -lprotobuf-c -o "$out/fuzz_records"
-clang $flags $fz $inc tests/fuzz/fuzz_http.c collector/http_parse.c -o "$out/fuzz_http"
+clang $flags $fz $inc tests/fuzz/fuzz_http.c collector/server/http_parse.c -o "$out/fuzz_http"
 clang $flags $fz $inc tests/fuzz/fuzz_trace.c $trace_src $gen -lprotobuf-c -lz -lzstd -lm -lpthread -o "$out/fuzz_trace"
 clang $flags $inc tests/fuzz/mkseeds.c $src -lprotobuf-c -o "$out/mkseeds"
 mkdir -p tests/fuzz/corpus tests/fuzz/corpus-records tests/fuzz/corpus-http tests/fuzz/corpus-trace

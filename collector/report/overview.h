@@ -17,7 +17,7 @@
 #include "report/roofline_plot.h"
 #include "report/sensitivity.h"
 #include "roofline/roofline.h"
-#include "store.h"
+#include "store/store.h"
 
 #define OV_MAX_DOTS 32
 #define OV_MAX_SENS 16

@@ -13,9 +13,9 @@
 #include "overview.h"
 #include "program_name.h"
 #include "report.h"
-#include "store_opencl.h"
-#include "store_calib.h"
-#include "store_trace.h"
+#include "store/store_opencl.h"
+#include "store/store_calib.h"
+#include "store/store_trace.h"
 #include "work_model.h"
 
 #define PERF_TYPE_HW 0u
