@@ -34,7 +34,7 @@ int cmd_trace_import(int argc, char **argv)
 }
 #else
 
-#include "edag/edag.h"
+#include "trace/native.h"
 #include "net.h"
 #include "trace/import.h"
 

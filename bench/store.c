@@ -15,7 +15,7 @@
 
 #include "log.h"
 #include "pgserver.h"
-#include "store.h"
+#include "store/store.h"
 
 static double now_s(void)
 {

@@ -12,13 +12,13 @@
 #include <unistd.h>
 
 #include "auth.h"
-#include "cli.h"
+#include "cli/cli.h"
 #include "frame.h"
 #include "generated/config.h"
-#include "http.h"
+#include "server/http.h"
 #include "log.h"
-#include "server.h"
-#include "store.h"
+#include "server/server.h"
+#include "store/store.h"
 
 #define COLLECTOR_VERSION "0.1.0"
 #define DEFAULT_LISTEN "127.0.0.1:7412"

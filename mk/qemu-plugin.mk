@@ -4,13 +4,13 @@
 #   make trace-demo                    trace every kernel under qemu-user, print `collector edag` results,
 #                                      and stream one through `agent trace-import` to a collector
 # The plugin links the decoder (agent/trace/decode*.c, Capstone: linked, not loaded at run
-# time as in the dynamic agent, agent/trace/cs_api.h) and the eDAG
-# encoder (collector/edag/) compiled position-independent, never with sanitizers
+# time as in the dynamic agent, agent/trace/cs_api.h) and the native trace
+# encoder (common/trace/) compiled position-independent, never with sanitizers
 # (it is loaded into a plain qemu-user).
 
 QP_SO := $(O)/qemu-plugin/edag_tracer.so
 QP_SRC := tools/qemu-plugin/edag_tracer.c agent/trace/decode.c agent/trace/decode_riscv.c agent/trace/cs_api.c \
-	$(wildcard common/isa_regs.c) collector/edag/edag.c collector/edag/edag_mem.c collector/edag/edag_native.c
+	common/isa_regs.c common/trace/insn.c common/trace/native.c
 QP_OBJ := $(patsubst %.c,$(O)/obj-qp/%.o,$(QP_SRC))
 QP_CFLAGS = $(filter-out $(SAN_FLAGS) -fno-sanitize-recover=undefined,$(CFLAGS_BASE)) -fPIC -fvisibility=hidden
 
@@ -23,13 +23,8 @@ XK_ARCHES := $(foreach a,aarch64 riscv64 arm,$(if $(shell command -v $(XK_CC_$(a
 XK_BINS := $(foreach a,$(XK_ARCHES),$(addprefix $(O)/xkernels/$(a)/,$(XK_NAMES)))
 
 # `agent trace-import` (agent/cmd_trace_import.c) reads the native format with
-# collector/edag's codec (edag_native.c; pure, no I/O) instead of a copy of it:
-# the agent links the collector archive after its own, which pulls in only the
-# members it needs (edag_native.o and what that uses).
-ifeq ($(CONFIG_AGENT_TRACE_IMPORT),y)
-AGENT_ARCHIVES += $(LIBCOLLECTOR)
-AGENT_LIBS += -lm
-endif
+# the shared codec common/trace/ (in libcommon, mk/trace.mk); the agent links
+# no collector code.
 
 # Only where the agent's tracer (Capstone) is configured and the build is native.
 ifeq ($(CONFIG_AGENT_TRACER)$(CROSS_COMPILE),y)

@@ -17,13 +17,14 @@ make --no-print-directory O="$out" "$out/gen/profiler.pb-c.c" "$out/include/gene
 gen=$(ls "$out"/gen/*.pb-c.c)
 inc="-I$out/include -I$out/gen -Iproto -Icommon -Icollector"
 src="$(ls proto/*.c) $gen"
-trace_src="collector/edag/edag.c collector/edag/edag_mem.c collector/edag/edag_native.c collector/edag/edag_edan.c
-	collector/edag/edag_window.c collector/trace_in.c common/isa_regs.c"
+trace_src="collector/edag/edag.c collector/edag/edag_mem.c common/trace/native.c collector/edag/edag_edan.c
+	collector/edag/edag_approx.c collector/trace_in.c common/isa_regs.c common/trace/insn.c
+	common/trace/window_codec.c"
 flags="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer"
 fz="-fsanitize=fuzzer,address,undefined"
 clang $flags $fz $inc tests/fuzz/fuzz_frame.c $src -lprotobuf-c -o "$out/fuzz_frame"
 clang $flags $fz $inc tests/fuzz/fuzz_records.c $src -lprotobuf-c -o "$out/fuzz_records"
-clang $flags $fz $inc tests/fuzz/fuzz_http.c collector/http_parse.c -o "$out/fuzz_http"
+clang $flags $fz $inc tests/fuzz/fuzz_http.c collector/server/http_parse.c -o "$out/fuzz_http"
 clang $flags $fz $inc tests/fuzz/fuzz_trace.c $trace_src $gen -lprotobuf-c -lz -lzstd -lm -lpthread -o "$out/fuzz_trace"
 clang $flags $inc tests/fuzz/mkseeds.c $src -lprotobuf-c -o "$out/mkseeds"
 mkdir -p tests/fuzz/corpus tests/fuzz/corpus-records tests/fuzz/corpus-http tests/fuzz/corpus-trace

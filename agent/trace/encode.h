@@ -1,7 +1,8 @@
 /* A captured window as a TraceWindow record (proto/trace.proto): column-wise,
  * delta-encoded pcs and addresses, register numbers as decoded. The agent's
  * one TraceWindow encoder: ptrace windows (agent trace) and imported full
- * traces (agent trace-import) both go through it. */
+ * traces (agent trace-import) both go through it; the column codec itself is
+ * common/trace/window_codec.c, shared with the collector. */
 #ifndef AGENT_TRACE_ENCODE_H
 #define AGENT_TRACE_ENCODE_H
 

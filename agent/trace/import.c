@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "edag/edag.h"
+#include "trace/native.h"
 
 #define LINE_MAX_BYTES 4096 /* longest text line accepted */
 

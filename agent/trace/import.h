@@ -3,8 +3,8 @@
  * bytes and cut into pieces of at most N instructions, each ready for the
  * TraceWindow encoder (encode.h). Pure: bytes in, pieces out through a
  * callback; memory is one piece plus one partial input record or line,
- * whatever the trace's length. The codec itself is collector/edag's
- * (edag_bin_decode, edag_parse_native_line), not a copy.
+ * whatever the trace's length. The codec itself is common/trace/native.c
+ * (edag_bin_decode, edag_parse_native_line), shared with the collector.
  *
  * Pieces of one continuous run carry trace_pos (position of their first
  * instruction in the run, from 1), so the collector joins them back into one

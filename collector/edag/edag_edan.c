@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "edag/edag.h"
-#include "edag_lex.h"
+#include "trace/lex.h"
 
 #define perr lx_err
 #define eq lx_eq

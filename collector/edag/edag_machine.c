@@ -1,5 +1,5 @@
-/* The machine model JSON (collector/edag/README.md) and --cache level specs. */
-#include <ctype.h>
+/* The machine model JSON (collector/edag/README.md), read with the one JSON
+ * reader (common/json_read.h), and --cache level specs. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -7,66 +7,19 @@
 #include <string.h>
 
 #include "edag/edag.h"
-#include "edag_lex.h"
-
-#define perr lx_err
-
-struct jp {
-	const char *start, *s, *e;
-	char *err;
-	size_t errlen;
-};
-
-static void jws(struct jp *p)
-{
-	while (p->s < p->e && isspace((unsigned char)*p->s))
-		p->s++;
-}
-
-static int jexpect(struct jp *p, char c)
-{
-	jws(p);
-	if (p->s >= p->e || *p->s != c)
-		return perr(p->err, p->errlen, "machine model: expected '%c' at offset %td", c,
-			    p->s - p->start);
-	p->s++;
-	return 0;
-}
-
-static int jstring(struct jp *p, char *out, size_t outlen)
-{
-	jws(p);
-	if (p->s >= p->e || *p->s != '"')
-		return perr(p->err, p->errlen, "machine model: expected a string");
-	p->s++;
-	size_t n = 0;
-	while (p->s < p->e && *p->s != '"') {
-		char c = *p->s++;
-		if (c == '\\' && p->s < p->e)
-			c = *p->s++;
-		if (n + 1 < outlen)
-			out[n++] = c;
-	}
-	if (p->s >= p->e)
-		return perr(p->err, p->errlen, "machine model: unterminated string");
-	p->s++;
-	if (outlen)
-		out[n] = 0;
-	return 0;
-}
+#include "json_read.h"
 
 /* A number, or a string "32K"/"1M"/"64" (sizes). */
-static int jnumber(struct jp *p, double *out)
+static int jnumber(struct json_rd *p, double *out)
 {
-	jws(p);
-	char buf[40];
-	if (p->s < p->e && *p->s == '"') {
-		if (jstring(p, buf, sizeof(buf)) < 0)
+	if (json_rd_peek(p, '"')) {
+		char buf[40];
+		if (json_rd_string(p, buf, sizeof(buf)) < 0)
 			return -EINVAL;
 		char *end;
 		double v = strtod(buf, &end);
 		if (end == buf)
-			return perr(p->err, p->errlen, "machine model: '%s' is not a number", buf);
+			return json_rd_fail(p, "'%s' is not a number", buf);
 		if (*end == 'K' || *end == 'k')
 			v *= 1024, end++;
 		else if (*end == 'M' || *end == 'm')
@@ -76,94 +29,17 @@ static int jnumber(struct jp *p, double *out)
 		else if (*end == 'B')
 			end++;
 		if (*end)
-			return perr(p->err, p->errlen, "machine model: '%s' is not a size", buf);
+			return json_rd_fail(p, "'%s' is not a size", buf);
 		*out = v;
 		return 0;
 	}
-	size_t n = 0;
-	while (p->s + n < p->e && n + 1 < sizeof(buf) && strchr("+-0123456789.eE", p->s[n]))
-		n++;
-	memcpy(buf, p->s, n);
-	buf[n] = 0;
-	char *end;
-	double v = strtod(buf, &end);
-	if (n == 0 || *end || !isfinite(v))
-		return perr(p->err, p->errlen, "machine model: expected a number");
-	p->s += n;
+	double v;
+	if (json_rd_number(p, &v) < 0)
+		return -EINVAL;
+	if (!isfinite(v))
+		return json_rd_fail(p, "expected a number");
 	*out = v;
 	return 0;
-}
-
-static int jskip(struct jp *p, int depth)
-{
-	jws(p);
-	if (p->s >= p->e || depth > 64)
-		return perr(p->err, p->errlen, "machine model: unexpected end or nesting too deep");
-	char c = *p->s;
-	if (c == '"') {
-		char tmp[1];
-		return jstring(p, tmp, 0);
-	}
-	if (c == '{' || c == '[') {
-		char close = c == '{' ? '}' : ']';
-		p->s++;
-		jws(p);
-		if (p->s < p->e && *p->s == close) {
-			p->s++;
-			return 0;
-		}
-		for (;;) {
-			if (c == '{') {
-				char tmp[1];
-				if (jstring(p, tmp, 0) < 0 || jexpect(p, ':') < 0)
-					return -EINVAL;
-			}
-			if (jskip(p, depth + 1) < 0)
-				return -EINVAL;
-			jws(p);
-			if (p->s < p->e && *p->s == ',') {
-				p->s++;
-				continue;
-			}
-			return jexpect(p, close);
-		}
-	}
-	static const char *const lits[] = {"true", "false", "null"};
-	for (int i = 0; i < 3; i++) {
-		size_t l = strlen(lits[i]);
-		if ((size_t)(p->e - p->s) >= l && memcmp(p->s, lits[i], l) == 0) {
-			p->s += l;
-			return 0;
-		}
-	}
-	double d;
-	return jnumber(p, &d);
-}
-
-/* Iterate an object: calls fn(p, key, arg) positioned on each value, which
- * must consume it. */
-static int jobject(struct jp *p, int (*fn)(struct jp *, const char *, void *), void *arg)
-{
-	if (jexpect(p, '{') < 0)
-		return -EINVAL;
-	jws(p);
-	if (p->s < p->e && *p->s == '}') {
-		p->s++;
-		return 0;
-	}
-	for (;;) {
-		char key[64];
-		if (jstring(p, key, sizeof(key)) < 0 || jexpect(p, ':') < 0)
-			return -EINVAL;
-		if (fn(p, key, arg) < 0)
-			return -EINVAL;
-		jws(p);
-		if (p->s < p->e && *p->s == ',') {
-			p->s++;
-			continue;
-		}
-		return jexpect(p, '}');
-	}
 }
 
 struct jlevel {
@@ -171,44 +47,33 @@ struct jlevel {
 	unsigned idx;
 };
 
-static int jnum_u32(struct jp *p, const char *what, uint64_t max, uint64_t *out)
+static int jnum_u32(struct json_rd *p, const char *what, uint64_t max, uint64_t *out)
 {
 	double v;
 	if (jnumber(p, &v) < 0)
 		return -EINVAL;
 	if (!(v >= 0) || v > (double)max || v != floor(v))
-		return perr(p->err, p->errlen, "machine model: %s must be an integer in 0..%llu", what,
+		return json_rd_fail(p, "%s must be an integer in 0..%llu", what,
 			    (unsigned long long)max);
 	*out = (uint64_t)v;
 	return 0;
 }
 
-/* A JSON null (an unknown value in a calibrated model): consumed, returns 1. */
-static int jnull(struct jp *p)
-{
-	jws(p);
-	if (p->e - p->s >= 4 && memcmp(p->s, "null", 4) == 0) {
-		p->s += 4;
-		return 1;
-	}
-	return 0;
-}
-
-static int level_key(struct jp *p, const char *key, void *arg)
+static int level_key(struct json_rd *p, const char *key, void *arg)
 {
 	struct jlevel *jl = arg;
 	uint64_t v;
 	double d;
-	if (jnull(p))
+	if (json_rd_null(p))
 		return 0; /* unknown: filled in by level_complete() */
 	if (strcmp(key, "latency_cycles") == 0) { /* calibration: measured, fractional */
 		if (jnumber(p, &d) < 0 || !(d >= 0) || d > (double)(1u << 20))
-			return perr(p->err, p->errlen, "machine model: latency_cycles must be in 0..%u", 1u << 20);
+			return json_rd_fail(p, "latency_cycles must be in 0..%u", 1u << 20);
 		jl->l->latency = (uint32_t)lround(d);
 		return 0;
 	}
 	if (strcmp(key, "name") == 0)
-		return jstring(p, jl->l->name, sizeof(jl->l->name));
+		return json_rd_string(p, jl->l->name, sizeof(jl->l->name));
 	if (strcmp(key, "size") == 0 || strcmp(key, "size_bytes") == 0) {
 		if (jnum_u32(p, "size", 1ull << 34, &v) < 0)
 			return -EINVAL;
@@ -226,7 +91,7 @@ static int level_key(struct jp *p, const char *key, void *arg)
 			return -EINVAL;
 		jl->l->latency = (uint32_t)v;
 	} else {
-		return jskip(p, 1);
+		return json_rd_skip(p);
 	}
 	return 0;
 }
@@ -245,12 +110,12 @@ static void level_complete(struct edag_cache_level *l)
 	l->size = l->size < set ? set : l->size / set * set;
 }
 
-static int cost_key(struct jp *p, const char *key, void *arg)
+static int cost_key(struct json_rd *p, const char *key, void *arg)
 {
 	struct edag_config *cfg = arg;
 	int c = edag_class_parse(key, strlen(key));
 	if (c < 0)
-		return jskip(p, 1);
+		return json_rd_skip(p);
 	uint64_t v;
 	if (jnum_u32(p, "a class cost", 1u << 20, &v) < 0)
 		return -EINVAL;
@@ -258,11 +123,36 @@ static int cost_key(struct jp *p, const char *key, void *arg)
 	return 0;
 }
 
-static int machine_key(struct jp *p, const char *key, void *arg)
+struct caches {
+	struct edag_config *cfg;
+	bool measured;
+};
+
+static int cache_elem(struct json_rd *p, size_t i, void *arg)
+{
+	struct caches *c = arg;
+	struct edag_config *cfg = c->cfg;
+	(void)i;
+	if (cfg->nlevels >= EDAG_MAX_LEVELS)
+		return json_rd_fail(p, "more than %d cache levels", EDAG_MAX_LEVELS);
+	struct jlevel jl = {.l = &cfg->level[cfg->nlevels], .idx = cfg->nlevels};
+	memset(jl.l, 0, sizeof(*jl.l));
+	snprintf(jl.l->name, sizeof(jl.l->name), "L%u", cfg->nlevels + 1);
+	if (json_rd_object(p, level_key, &jl) < 0)
+		return -EINVAL;
+	if (jl.l->size == 0)
+		return json_rd_fail(p, "cache level %u without a size", cfg->nlevels + 1);
+	if (c->measured)
+		level_complete(jl.l);
+	cfg->nlevels++;
+	return 0;
+}
+
+static int machine_key(struct json_rd *p, const char *key, void *arg)
 {
 	struct edag_config *cfg = arg;
 	double v;
-	if (jnull(p))
+	if (json_rd_null(p))
 		return 0; /* unknown: keep the default */
 	if (strcmp(key, "alpha0") == 0 || strcmp(key, "memory_latency") == 0) {
 		uint64_t u;
@@ -284,54 +174,25 @@ static int machine_key(struct jp *p, const char *key, void *arg)
 		return 0;
 	}
 	if (strcmp(key, "costs") == 0)
-		return jobject(p, cost_key, cfg);
+		return json_rd_object(p, cost_key, cfg);
 	/* "caches": hand-written, checked as written; "cache_levels": measured by
 	 * `collector calibrate --model`, completed into a geometry the model can simulate */
 	bool measured = strcmp(key, "cache_levels") == 0;
 	if (strcmp(key, "caches") == 0 || measured) {
-		if (jexpect(p, '[') < 0)
-			return -EINVAL;
+		struct caches c = {cfg, measured};
 		cfg->nlevels = 0;
-		jws(p);
-		if (p->s < p->e && *p->s == ']') {
-			p->s++;
-			return 0;
-		}
-		for (;;) {
-			if (cfg->nlevels >= EDAG_MAX_LEVELS)
-				return perr(p->err, p->errlen, "machine model: more than %d cache levels",
-					    EDAG_MAX_LEVELS);
-			struct jlevel jl = {.l = &cfg->level[cfg->nlevels], .idx = cfg->nlevels};
-			memset(jl.l, 0, sizeof(*jl.l));
-			snprintf(jl.l->name, sizeof(jl.l->name), "L%u", cfg->nlevels + 1);
-			if (jobject(p, level_key, &jl) < 0)
-				return -EINVAL;
-			if (jl.l->size == 0)
-				return perr(p->err, p->errlen, "machine model: cache level %u without a size",
-					    cfg->nlevels + 1);
-			if (measured)
-				level_complete(jl.l);
-			cfg->nlevels++;
-			jws(p);
-			if (p->s < p->e && *p->s == ',') {
-				p->s++;
-				continue;
-			}
-			return jexpect(p, ']');
-		}
+		return json_rd_array(p, cache_elem, &c);
 	}
-	return jskip(p, 1);
+	return json_rd_skip(p);
 }
 
 int edag_machine_parse(const char *json, size_t len, struct edag_config *cfg, char *err, size_t errlen)
 {
 	struct edag_config tmp = *cfg;
-	struct jp p = {.start = json, .s = json, .e = json + len, .err = err, .errlen = errlen};
-	if (jobject(&p, machine_key, &tmp) < 0)
+	struct json_rd p;
+	json_rd_init(&p, json, len, "machine model", err, errlen);
+	if (json_rd_object(&p, machine_key, &tmp) < 0 || json_rd_end(&p) < 0)
 		return -EINVAL;
-	jws(&p);
-	if (p.s != p.e)
-		return perr(err, errlen, "machine model: trailing data after the object");
 	if (edag_config_check(&tmp, err, errlen) < 0)
 		return -EINVAL;
 	*cfg = tmp;

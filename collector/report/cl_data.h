@@ -8,8 +8,8 @@
 #include <stdint.h>
 
 #include "cldag/cldag.h"
-#include "store.h"
-#include "store_opencl.h"
+#include "store/store.h"
+#include "store/store_opencl.h"
 
 struct cl_data_cmd {
 	struct store_cl_command_row r; /* arrays point into the owned copies below */

@@ -13,8 +13,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "store.h"
-#include "store_gpu.h"
+#include "store/store.h"
+#include "store/store_gpu.h"
 
 struct gpu_kernel_row {
 	char name[128];

@@ -17,7 +17,7 @@
 #include "report/roofline_plot.h"
 #include "report/sensitivity.h"
 #include "roofline/roofline.h"
-#include "store.h"
+#include "store/store.h"
 
 #define OV_MAX_DOTS 32
 #define OV_MAX_SENS 16
@@ -76,6 +76,9 @@ int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, 
 void overview_free(struct overview *ov);
 /* Add a note (printf format). */
 void overview_note(struct overview *ov, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The sensitivity rows, sens_note and locality walls from the session's trace
+ * windows (overview_sens.c; called by overview_load). */
+int overview_sensitivity(struct store *st, int64_t sid, struct overview *ov);
 
 /* Renderers (sections: every section; the roofline and sensitivity commands print theirs). */
 int overview_text(const struct overview *ov, FILE *f);

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "store.h"
+#include "store/store.h"
 
 struct report_opts {
 	bool json;

@@ -8,9 +8,9 @@
 
 #include "json.h"
 #include "log.h"
-#include "db.h"
+#include "store/db.h"
 #include "report.h"
-#include "store_kinds.h"
+#include "store/store_kinds.h"
 #include "symbols.h"
 
 struct map_row {

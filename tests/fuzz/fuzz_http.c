@@ -1,11 +1,11 @@
 /* libFuzzer target: the collector's HTTP request-head parser
- * (collector/http_parse.c), fed whole and as growing prefixes the way
+ * (collector/server/http_parse.c), fed whole and as growing prefixes the way
  * http.c calls it while bytes arrive. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "http_parse.h"
+#include "server/http_parse.h"
 
 static void check(const char *buf, size_t len)
 {

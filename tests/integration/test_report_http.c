@@ -21,7 +21,7 @@
 
 #include "report/svg_png.h"
 #include "report_fixture.h"
-#include "store.h"
+#include "store/store.h"
 #include "testproc.h"
 
 struct env {

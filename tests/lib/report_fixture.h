@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "store.h"
+#include "store/store.h"
 
 /* Writes the session into st and commits; returns 0 and *sid, or -errno. */
 int rf_make_session(struct store *st, int64_t *sid);

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "frame.h"
-#include "server.h"
+#include "server/server.h"
 
 #define SRVCLIENT_MAX_FRAME (64u * 1024u)
 

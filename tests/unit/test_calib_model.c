@@ -18,8 +18,8 @@
 #include "calib/calib_io.h"
 #include "calib/calib_model.h"
 #include "log.h"
-#include "store.h"
-#include "store_calib.h"
+#include "store/store.h"
+#include "store/store_calib.h"
 #include "validate.h"
 #include "validate_calib.h"
 

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "commands.h"
 #include "testproc.h"
 

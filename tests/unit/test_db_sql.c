@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "db_priv.h"
+#include "store/db_priv.h"
 
 static void check_dollar(const char *in, const char *want, int want_n)
 {

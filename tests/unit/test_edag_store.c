@@ -18,8 +18,8 @@
 
 #include "edag/edag.h"
 #include "log.h"
-#include "store.h"
-#include "store_trace.h"
+#include "store/store.h"
+#include "store/store_trace.h"
 #include "testproc.h"
 #include "validate.h"
 

@@ -1,4 +1,4 @@
-/* Unit tests of collector/http.c in the agents' loop (server.c): real
+/* Unit tests of collector/server/http.c in the agents' loop (server.c): real
  * sockets on 127.0.0.1, the loop driven with server_step(). The session list
  * and a report page are served with 200; oversized and garbage requests get
  * 400 and an agent connection open meanwhile keeps being acked. */
@@ -18,12 +18,12 @@
 #include <cmocka.h>
 
 #include "frame.h"
-#include "http.h"
+#include "server/http.h"
 #include "log.h"
 #include "net.h"
 #include "report_fixture.h"
-#include "server.h"
-#include "store.h"
+#include "server/server.h"
+#include "store/store.h"
 #include "testproc.h"
 #include "validate.h"
 

@@ -1,4 +1,4 @@
-/* Unit tests of collector/ingest.c: the per-connection protocol state
+/* Unit tests of collector/server/ingest.c: the per-connection protocol state
  * machine against an in-memory store. */
 #include <errno.h>
 #include <setjmp.h>
@@ -11,9 +11,9 @@
 #include <cmocka.h>
 
 #include "frame.h"
-#include "ingest.h"
+#include "server/ingest.h"
 #include "log.h"
-#include "store.h"
+#include "store/store.h"
 
 #define MAX_FRAME (1024u * 1024u)
 

@@ -16,8 +16,8 @@
 #include "log.h"
 #include "report/overview.h"
 #include "report_fixture.h"
-#include "store.h"
-#include "store_calib.h"
+#include "store/store.h"
+#include "store/store_calib.h"
 #include "frame.h"
 
 #define GOLDEN "tests/data/report_overview.golden.json"

@@ -1,4 +1,4 @@
-/* Unit tests of collector/server.c, in process: the server listens on
+/* Unit tests of collector/server/server.c, in process: the server listens on
  * 127.0.0.1:0 and the test drives its loop with server_step() while talking
  * to it through real sockets. */
 #include <arpa/inet.h>
@@ -17,9 +17,9 @@
 
 #include "frame.h"
 #include "log.h"
-#include "server.h"
+#include "server/server.h"
 #include "srvclient.h"
-#include "store.h"
+#include "store/store.h"
 
 #define MAX_FRAME (64u * 1024u)
 

@@ -20,9 +20,9 @@
 
 #include "frame.h"
 #include "log.h"
-#include "server.h"
+#include "server/server.h"
 #include "srvclient.h"
-#include "store.h"
+#include "store/store.h"
 
 #define MAX_FRAME (64u * 1024u)
 #include "auth.h"

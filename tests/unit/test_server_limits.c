@@ -1,4 +1,4 @@
-/* Unit tests of the collector's ingest limits (collector/server_limits.c,
+/* Unit tests of the collector's ingest limits (collector/server/server_limits.c,
  * issue #18), in process with real sockets on 127.0.0.1: one live connection
  * per session, the seq window, the pre-Hello connection budgets. */
 #include <errno.h>
@@ -15,9 +15,9 @@
 
 #include "frame.h"
 #include "log.h"
-#include "server.h"
+#include "server/server.h"
 #include "srvclient.h"
-#include "store.h"
+#include "store/store.h"
 
 struct fixture {
 	struct store *store;

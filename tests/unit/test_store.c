@@ -1,4 +1,4 @@
-/* Unit tests of collector/store.c: sessions, exactly-once ledger, counter
+/* Unit tests of collector/store/store.c: sessions, exactly-once ledger, counter
  * delta decoding, interned events, heartbeats, read-only reopen. */
 #include <errno.h>
 #include <setjmp.h>
@@ -15,7 +15,7 @@
 #include <sqlite3.h>
 
 #include "log.h"
-#include "store.h"
+#include "store/store.h"
 
 /* ---------------------------------------------------------------- fixtures */
 

@@ -23,11 +23,11 @@
 #include "report/report.h"
 #include "report/overview.h"
 #include "report_fixture.h"
-#include "store_calib.h"
-#include "store_opencl.h"
-#include "store_trace.h"
+#include "store/store_calib.h"
+#include "store/store_opencl.h"
+#include "store/store_trace.h"
 #include "pgserver.h"
-#include "store.h"
+#include "store/store.h"
 #include "testproc.h"
 
 enum backend { B_SQLITE, B_PG };

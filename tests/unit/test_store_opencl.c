@@ -1,4 +1,4 @@
-/* Unit tests of collector/store_opencl.c: ClCommand records into cl_kernels /
+/* Unit tests of collector/store/store_opencl.c: ClCommand records into cl_kernels /
  * cl_commands, exactly once, read back with their dependency lists; and
  * collector/report/cl_data.c on top (names, busy time, clock offset). */
 #include <errno.h>
@@ -17,8 +17,8 @@
 #include "log.h"
 #include "validate_opencl.h"
 #include "report/cl_data.h"
-#include "store.h"
-#include "store_opencl.h"
+#include "store/store.h"
+#include "store/store_opencl.h"
 
 static int64_t open_session(struct store *s)
 {

@@ -34,7 +34,7 @@
 
 #include <capstone/capstone.h>
 
-#include "edag/edag.h"
+#include "trace/native.h"
 #include "qemu_plugin_api.h"
 #include "trace/decode.h"
 

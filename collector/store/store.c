@@ -1,6 +1,8 @@
-/* Store: opening, batch transactions and the write path (sessions, the
- * exactly-once records ledger, the core record kinds counters and
- * heartbeat), on either database engine (db.h). */
+/* Store core: opening, the statement cache, batch transactions and the write
+ * path (sessions, the exactly-once records ledger, dispatch to the record
+ * kinds of store_kinds.c), on either database engine (db.h). Depends only on
+ * the db layer, the schema set-up and the kinds table; kind modules
+ * (store_counters.c, store_samples.c, ...) call it, never the reverse. */
 #include "store.h"
 
 #include <errno.h>
@@ -14,7 +16,6 @@
 #include "log.h"
 #include "store_kinds.h"
 #include "store_priv.h"
-#include "store_rows.h"
 
 static const char session_upsert[] =
     "INSERT INTO sessions (agent_id, boot_id, board, kernel_release, hostname, machine,"
@@ -35,39 +36,37 @@ static const char record_insert[] = "INSERT INTO records (session_id, seq, kind,
 				    " ON CONFLICT DO NOTHING";
 static const char event_insert[] = "INSERT INTO events (session_id, event_id, name, type, config, unit)"
 				   " VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING";
-static const char sample_rows[] = "INSERT INTO counter_samples (session_id, seq, t_ns, event_id, value, running_pct)"
-				  " VALUES ";
 static const char session_record[] = "UPDATE sessions SET records = records + 1, wire_bytes = wire_bytes + ?1,"
 				     " last_seen = ?2 WHERE id = ?3";
-static const char heartbeat_update[] = "UPDATE sessions SET last_seen = ?1, spool_dropped = ?2 WHERE id = ?3";
 
-struct db_stmt *store_stmt(struct store *s, const char *sql)
-{
-	return store_stmt_rows(s, sql, 0, 0);
-}
-
-struct db_stmt *store_stmt_rows(struct store *s, const char *head, int ncols, int nrows)
+struct db_stmt *store_stmt_find(struct store *s, const char *key, int rows)
 {
 	for (int i = 0; i < s->ncache; i++)
-		if (s->cache[i].sql == head && s->cache[i].rows == nrows)
+		if (s->cache[i].sql == key && s->cache[i].rows == rows)
 			return s->cache[i].st;
+	return NULL;
+}
+
+struct db_stmt *store_stmt_add(struct store *s, const char *key, int rows, const char *sql)
+{
 	if (s->ncache == STORE_STMT_CACHE) {
 		log_error("store %s: more than %d cached statements", db_name(s->db), STORE_STMT_CACHE);
 		return NULL;
 	}
-	char *sql = nrows ? store_rows_sql(head, ncols, nrows) : NULL;
-	if (nrows && !sql)
-		return NULL;
 	struct db_stmt *st;
-	int rc = db_prepare(s->db, sql ? sql : head, head, &st);
-	free(sql);
-	if (rc < 0)
+	if (db_prepare(s->db, sql, key, &st) < 0)
 		return NULL;
-	s->cache[s->ncache].sql = head;
-	s->cache[s->ncache].rows = nrows;
+	s->cache[s->ncache].sql = key;
+	s->cache[s->ncache].rows = rows;
 	s->cache[s->ncache].st = st;
 	s->ncache++;
 	return st;
+}
+
+struct db_stmt *store_stmt(struct store *s, const char *sql)
+{
+	struct db_stmt *st = store_stmt_find(s, sql, 0);
+	return st ? st : store_stmt_add(s, sql, 0, sql);
 }
 
 struct db_stmt *store_query(struct store *s, const char *sql)
@@ -276,83 +275,6 @@ int store_put_event_descs(struct store *s, int64_t sid, Prof__EventDesc *const *
 	return 0;
 }
 
-/* Undo the delta encoding of the row times first, so that an overflowing
- * record is refused before anything of it is written. */
-static int check_counters(const Prof__Envelope *env)
-{
-	const Prof__Counters *c = env->counters;
-	uint64_t t = 0;
-	for (size_t r = 0; r < c->n_t_ns; r++) {
-		if (c->t_ns[r] > (uint64_t)INT64_MAX - t)
-			return -ERANGE;
-		t += c->t_ns[r];
-	}
-	return 0;
-}
-
-struct counter_rows {
-	int64_t sid;
-	uint64_t seq;
-	const Prof__Counters *c;
-	uint64_t *t; /* absolute time of each row */
-};
-
-static void bind_counter_row(struct db_stmt *st, int base, size_t i, void *arg)
-{
-	const struct counter_rows *cr = arg;
-	const Prof__Counters *c = cr->c;
-	/* validate.c guarantees n_values == n_t_ns * n_event_ids and running_pct
-	 * empty or n_values long. */
-	size_t ncols = c->n_event_ids;
-	db_bind_i64(st, base + 1, cr->sid);
-	db_bind_u64(st, base + 2, cr->seq);
-	db_bind_u64(st, base + 3, cr->t[i / ncols]);
-	db_bind_i64(st, base + 4, c->event_ids[i % ncols]);
-	db_bind_u64(st, base + 5, c->values[i]);
-	db_bind_i64(st, base + 6, c->n_running_pct ? c->running_pct[i] : 100);
-}
-
-static int put_counters(struct store *s, int64_t sid, const Prof__Envelope *env)
-{
-	const Prof__Counters *c = env->counters;
-	int rc = store_put_event_descs(s, sid, c->new_events, c->n_new_events);
-	if (rc < 0 || c->n_t_ns == 0 || c->n_event_ids == 0)
-		return rc;
-	struct counter_rows cr = {.sid = sid, .seq = env->seq, .c = c, .t = malloc(c->n_t_ns * sizeof(uint64_t))};
-	if (!cr.t)
-		return -ENOMEM;
-	uint64_t t = 0;
-	for (size_t r = 0; r < c->n_t_ns; r++)
-		cr.t[r] = t += c->t_ns[r];
-	rc = store_insert_rows(s, sample_rows, 6, c->n_t_ns * c->n_event_ids, bind_counter_row, &cr);
-	free(cr.t);
-	return rc;
-}
-
-static int put_heartbeat(struct store *s, int64_t sid, const Prof__Envelope *env)
-{
-	struct db_stmt *st = store_stmt(s, heartbeat_update);
-	if (!st)
-		return -EIO;
-	db_bind_i64(st, 1, (int64_t)time(NULL));
-	db_bind_u64(st, 2, env->heartbeat->spool_dropped);
-	db_bind_i64(st, 3, sid);
-	return db_run(st);
-}
-
-const struct store_kind store_kind_counters = {
-	.body_case = PROF__ENVELOPE__BODY_COUNTERS,
-	.name = "counters",
-	.check = check_counters,
-	.put = put_counters,
-};
-
-const struct store_kind store_kind_heartbeat = {
-	.body_case = PROF__ENVELOPE__BODY_HEARTBEAT,
-	.name = "heartbeat",
-	.put = put_heartbeat,
-};
-
 int store_put_record(struct store *s, int64_t sid, const Prof__Envelope *env, size_t frame_bytes)
 {
 	const struct store_kind *kind = store_kind_find(env->body_case);
@@ -372,7 +294,7 @@ int store_put_record(struct store *s, int64_t sid, const Prof__Envelope *env, si
 		/* Only heartbeats may travel outside the sequence (nothing to replay). */
 		if (env->body_case != PROF__ENVELOPE__BODY_HEARTBEAT)
 			return -EINVAL;
-		rc = put_heartbeat(s, sid, env);
+		rc = kind->put(s, sid, env);
 		return rc < 0 ? rc : 1;
 	}
 	struct db_stmt *st = store_stmt(s, record_insert);

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "store.h"
+#include "store/store.h"
 
 int cli_sessions(int argc, char **argv);
 int cli_dump(int argc, char **argv);

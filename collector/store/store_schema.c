@@ -65,9 +65,17 @@ static const char *const pg_migrations[] = {
 };
 #define PG_NMIGRATIONS ((int)(sizeof(pg_migrations) / sizeof(pg_migrations[0])))
 
+/* One statement, not cached (db layer directly: the schema sits below the
+ * store core, which calls it from store_open). db_finalize it. */
+static struct db_stmt *schema_query(struct store *s, const char *sql)
+{
+	struct db_stmt *st;
+	return db_prepare(s->db, sql, sql, &st) < 0 ? NULL : st;
+}
+
 static int query_int(struct store *s, const char *sql, int64_t *out)
 {
-	struct db_stmt *st = store_query(s, sql);
+	struct db_stmt *st = schema_query(s, sql);
 	if (!st)
 		return -EIO;
 	int rc = db_step(st);
@@ -95,7 +103,7 @@ static int sqlite_configure(struct store *s)
 	int rc = db_exec(s->db, "PRAGMA foreign_keys = OFF", "pragma");
 	if (rc < 0 || (s->flags & STORE_READ_ONLY))
 		return rc;
-	struct db_stmt *st = store_query(s, "PRAGMA journal_mode = WAL");
+	struct db_stmt *st = schema_query(s, "PRAGMA journal_mode = WAL");
 	if (!st)
 		return -EIO;
 	rc = db_step(st);

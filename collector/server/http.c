@@ -13,7 +13,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "json.h"
 #include "log.h"
 #include "net.h"

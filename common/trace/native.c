@@ -1,12 +1,12 @@
-/* The native trace formats (collector/edag/README.md): text lines and binary
+/* The native trace formats (format: collector/edag/README.md; API: native.h): text lines and binary
  * records, and register names. Pure: no I/O. The text parser neither copies
  * nor allocates: fields are (pointer, length) into the caller's line. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "edag/edag.h"
-#include "edag_lex.h"
+#include "trace/native.h"
+#include "trace/lex.h"
 #include "isa_regs.h"
 
 #define perr lx_err

@@ -13,7 +13,7 @@
 #include "log.h"
 #include "report/cache_model.h"
 #include "report/program_name.h"
-#include "store_trace.h"
+#include "store/store_trace.h"
 
 static const char edag_usage[] =
     "usage: collector edag --store PATH --session N [--window K] [options]\n"

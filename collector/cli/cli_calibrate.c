@@ -11,7 +11,7 @@
 #include "calib/calib_io.h"
 #include "cli.h"
 #include "log.h"
-#include "store_calib.h"
+#include "store/store_calib.h"
 
 static const char calibrate_usage[] =
 	"usage: collector calibrate --store PATH --session N [--model OUT.json] [--emit OUT.config] [--base BASE]\n"

@@ -1,8 +1,8 @@
-/* Lexing helpers shared by the trace-format parsers (edag_native.c,
- * edag_edan.c, edag_machine.c). Internal to collector/edag. No copies, no
+/* Lexing helpers shared by the trace-format parsers (common/trace/native.c,
+ * collector/edag/edag_edan.c, collector/edag/edag_machine.c). No copies, no
  * locale: bytes are compared as ASCII. */
-#ifndef COLLECTOR_EDAG_EDAG_LEX_H
-#define COLLECTOR_EDAG_EDAG_LEX_H
+#ifndef COMMON_TRACE_LEX_H
+#define COMMON_TRACE_LEX_H
 
 #include <errno.h>
 #include <stdarg.h>

@@ -16,7 +16,7 @@
 
 #include "cli.h"
 #include "json.h"
-#include "store_gpu.h"
+#include "store/store_gpu.h"
 #include "log.h"
 #include "report/cl_data.h"
 

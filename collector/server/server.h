@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "auth.h"
-#include "store.h"
+#include "store/store.h"
 
 struct server_options {
 	const char *listen; /* "HOST:PORT", port 0 picks a free one */

@@ -11,7 +11,7 @@
 
 #include "auth.h"
 #include "profiler.pb-c.h"
-#include "store.h"
+#include "store/store.h"
 
 enum ingest_failure {
 	INGEST_OK,

@@ -1,5 +1,6 @@
-/* Internals shared by the store's files (store.c: open, batches, writes;
- * store_schema.c; store_query.c and the record kinds' queries). Not part of
+/* Internals shared by the store's files (store.c: open, statement cache,
+ * batches, writes; store_schema.c; store_rows.c; store_query.c and the record
+ * kinds' queries). Not part of
  * the store API: include store.h. */
 #ifndef COLLECTOR_STORE_PRIV_H
 #define COLLECTOR_STORE_PRIV_H
@@ -29,6 +30,11 @@ struct store {
 /* Create or check the schema (core tables, versioned; then the record kinds'
  * tables). store_schema.c. */
 int store_schema_setup(struct store *s);
+
+/* The statement cache: the statement for (key, rows), or NULL; add one
+ * prepared from sql under (key, rows) (NULL on error, logged). */
+struct db_stmt *store_stmt_find(struct store *s, const char *key, int rows);
+struct db_stmt *store_stmt_add(struct store *s, const char *key, int rows, const char *sql);
 
 /* A prepared statement for sql, cached in the store by the address of sql
  * (pass a string literal or a static const array). NULL on error (logged). */

@@ -9,7 +9,7 @@
 
 #include "frame.h"
 #include "validate.h"
-#include "store_kinds.h"
+#include "store/store_kinds.h"
 
 /* Copy s into out replacing control characters, so that wire strings cannot
  * split or forge log lines. */

@@ -8,7 +8,7 @@
 
 #include "cli.h"
 #include "json.h"
-#include "store_calib.h"
+#include "store/store_calib.h"
 
 static const char sessions_usage[] = "usage: collector sessions --store PATH [--json]\n"
 				     "  List the sessions (one agent process each) stored in PATH. CALIB: the session\n"

@@ -1,5 +1,6 @@
 /* Multi-row INSERTs (store_rows.h). */
 #include "store_rows.h"
+#include "store_priv.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -47,4 +48,17 @@ int store_insert_rows(struct store *s, const char *head, int ncols, size_t nrows
 		row += (size_t)n;
 	}
 	return 0;
+}
+
+struct db_stmt *store_stmt_rows(struct store *s, const char *head, int ncols, int nrows)
+{
+	struct db_stmt *st = store_stmt_find(s, head, nrows);
+	if (st)
+		return st;
+	char *sql = nrows ? store_rows_sql(head, ncols, nrows) : NULL;
+	if (nrows && !sql)
+		return NULL;
+	st = store_stmt_add(s, head, nrows, sql ? sql : head);
+	free(sql);
+	return st;
 }

@@ -1,0 +1,181 @@
+/* The overview's sensitivity section: the session's trace windows grouped
+ * per thread, each group's approximate eDAG (EDAN's lambda/Lambda), and the
+ * locality walls of the roofline from the cache misses the windows saw. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "overview.h"
+#include "program_name.h"
+#include "store/store_trace.h"
+
+struct tgroup {
+	int32_t pid, tid;
+	struct edag_window_result *w;
+	size_t n;
+	uint64_t flops, misses[EDAG_MAX_LEVELS];
+};
+
+struct trace_acc {
+	struct overview *ov;
+	struct edag_state *st;
+	struct tgroup *g;
+	size_t ng;
+	int rc;
+	size_t last_g;	   /* group of the previous record (index + 1; 0: none) */
+	uint64_t pos_next; /* trace_pos that continues it (pieces of a full trace), 0 if none */
+};
+
+static struct tgroup *tgroup_for(struct trace_acc *a, int32_t pid, int32_t tid)
+{
+	for (size_t i = 0; i < a->ng; i++)
+		if (a->g[i].pid == pid && a->g[i].tid == tid)
+			return &a->g[i];
+	if (a->ng >= OV_MAX_SENS)
+		return NULL;
+	struct tgroup *ng = realloc(a->g, (a->ng + 1) * sizeof(*ng));
+	if (!ng)
+		return NULL;
+	a->g = ng;
+	struct tgroup *g = &a->g[a->ng++];
+	memset(g, 0, sizeof(*g));
+	g->pid = pid;
+	g->tid = tid;
+	return g;
+}
+
+static int trace_cb(const struct store_trace_row *row, void *arg)
+{
+	struct trace_acc *a = arg;
+	const Prof__TraceWindow *tw = row->tw;
+	struct tgroup *g = tgroup_for(a, tw->pid, tw->tid);
+	if (!g)
+		return 0; /* more threads than the table holds: the first ones are shown */
+	/* Pieces of one full trace (agent trace-import, trace_pos) are one window, as in collector edag. */
+	bool joined = tw->trace_pos > 1 && a->last_g == (size_t)(g - a->g) + 1 && a->pos_next == tw->trace_pos &&
+		      g->n > 0;
+	struct edag_window_result *w;
+	if (joined) {
+		w = &g->w[--g->n]; /* re-opened: its metrics are taken again below */
+		for (unsigned k = 0; k < EDAG_MAX_LEVELS; k++)
+			g->misses[k] -= w->mt.level_miss[k];
+		w->info.represented_insns += tw->represented_insns;
+	} else {
+		struct edag_window_result *nw = realloc(g->w, (g->n + 1) * sizeof(*nw));
+		if (!nw)
+			return -ENOMEM;
+		g->w = nw;
+		w = &g->w[g->n];
+		memset(w, 0, sizeof(*w));
+		w->info = (struct edag_window_info){.index = tw->window_index, .pid = tw->pid, .tid = tw->tid,
+						    .t_ns = tw->t_ns, .share = tw->sampled_share,
+						    .represented_insns = tw->represented_insns};
+		if (!(w->info.share > 0 && w->info.share <= 1))
+			w->info.share = 1;
+		edag_reset(a->st);
+	}
+	a->last_g = 0;
+	uint64_t n0 = w->n_insns;
+	struct edag_window_iter it;
+	struct edag_insn in;
+	int rc;
+	edag_window_iter_init(&it, tw);
+	while ((rc = edag_window_next(&it, &in)) > 0) {
+		if ((rc = edag_step(a->st, &in, NULL)) < 0)
+			break;
+		w->n_insns++;
+		a->ov->trace_insns++;
+		if (in.cls == EDAG_FLOAT) {
+			g->flops++;
+			a->ov->trace_flops++;
+		}
+	}
+	if (rc < 0) {
+		log_warn("trace window %u (seq %llu) skipped: %s", tw->window_index, (unsigned long long)row->seq,
+			 strerror(-rc));
+		if (joined) { /* keep what the run had before this piece */
+			w->n_insns = n0;
+			for (unsigned k = 0; k < EDAG_MAX_LEVELS; k++)
+				g->misses[k] += w->mt.level_miss[k];
+			g->n++;
+		}
+		return 0;
+	}
+	if (w->n_insns == 0)
+		return 0;
+	edag_metrics_get(a->st, &w->mt);
+	for (unsigned k = 0; k < EDAG_MAX_LEVELS; k++)
+		g->misses[k] += w->mt.level_miss[k];
+	g->n++;
+	a->last_g = (size_t)(g - a->g) + 1;
+	a->pos_next = tw->trace_pos ? tw->trace_pos + (w->n_insns - n0) : 0;
+	return 0;
+}
+
+static void locality_walls(struct overview *ov, const struct tgroup *g, size_t ng)
+{
+	uint64_t flops = 0, miss[EDAG_MAX_LEVELS] = {0};
+	for (size_t i = 0; i < ng; i++) {
+		flops += g[i].flops;
+		for (unsigned k = 0; k < EDAG_MAX_LEVELS; k++)
+			miss[k] += g[i].misses[k];
+	}
+	if (ov->edag.nlevels == 0 || flops == 0)
+		return;
+	const char *names[EDAG_MAX_LEVELS];
+	double bytes[EDAG_MAX_LEVELS];
+	for (unsigned k = 0; k < ov->edag.nlevels; k++) {
+		names[k] = ov->edag.level[k].name;
+		bytes[k] = (double)miss[k] * ov->edag.level[k].line;
+	}
+	ov->nwalls = roofline_walls((double)flops, names, bytes, ov->edag.nlevels, ov->walls, ROOFLINE_MAX_WALLS);
+}
+
+int overview_sensitivity(struct store *st, int64_t sid, struct overview *ov)
+{
+	struct trace_acc a = {.ov = ov};
+	char err[200];
+	if (edag_config_check(&ov->edag, err, sizeof(err)) < 0) {
+		snprintf(ov->sens_note, sizeof(ov->sens_note), "bad eDAG machine parameters: %.200s", err);
+		return 0;
+	}
+	int rc = edag_new(&ov->edag, &a.st);
+	if (rc < 0)
+		return rc;
+	rc = store_list_trace_windows(st, sid, -1, trace_cb, &a);
+	edag_free(a.st);
+	for (size_t i = 0; rc >= 0 && i < a.ng; i++) {
+		struct tgroup *g = &a.g[i];
+		struct edag_approx ap;
+		if (g->n == 0 || edag_approx_combine(g->w, g->n, ov->edag.m, ov->edag.alpha0, &ap) < 0)
+			continue;
+		struct sens_row *r = &ov->sens[ov->nsens];
+		memset(r, 0, sizeof(*r));
+		char prog[40];
+		program_of_target(ov->target, prog, sizeof(prog));
+		thread_label(prog, g->pid, g->tid, r->name, sizeof(r->name));
+		r->windows = ap.windows;
+		r->insns = ap.sampled_insns;
+		r->W = ap.W.value;
+		r->D = fmin(ap.D.value, ap.W.value);
+		r->C = ap.cp_compute.value;
+		r->m = ov->edag.m;
+		r->alpha0 = ov->edag.alpha0;
+		r->Lambda_lo = ap.Lambda.lo;
+		r->Lambda_hi = ap.Lambda.hi;
+		if (sens_compute(r) == 0)
+			ov->nsens++;
+	}
+	if (rc >= 0) {
+		locality_walls(ov, a.g, a.ng);
+		if (a.ng == 0)
+			snprintf(ov->sens_note, sizeof(ov->sens_note),
+				 "no trace windows in this session (capture them with agent profile, or agent trace)");
+	}
+	for (size_t i = 0; i < a.ng; i++)
+		free(a.g[i].w);
+	free(a.g);
+	return rc < 0 ? rc : 0;
+}
