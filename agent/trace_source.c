@@ -66,19 +66,25 @@ int trace_source_new(struct trace_source **out, const struct trace_source_opts *
 	return 0;
 }
 
-/* Is thread tid of pid running (state R) now? */
-static bool thread_running(pid_t pid, pid_t tid)
+/* State letter of thread tid of pid (R, S, Z, ...), 0 when it is gone. */
+static char thread_state(pid_t pid, pid_t tid)
 {
 	char path[96], buf[512];
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
 	FILE *f = fopen(path, "r");
 	if (!f)
-		return false;
+		return 0;
 	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = '\0';
 	const char *p = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
-	return p && p[1] == ' ' && p[2] == 'R';
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* Is thread tid of pid running (state R) now? */
+static bool thread_running(pid_t pid, pid_t tid)
+{
+	return thread_state(pid, tid) == 'R';
 }
 
 /* The next thread to trace: --tid, else the target's threads in turn,
@@ -134,7 +140,12 @@ static void take_window(struct trace_source *ts)
 	uint64_t budget = (uint64_t)(budget_ns * 2) + slack_ns; /* a blocked thread ends the window */
 	int rc = trace_window_capture(ts->dec, tid, n, budget, &w, err, sizeof(err));
 	if (rc < 0) {
-		log_warn("trace: %s", err);
+		/* ptrace refuses a thread that is exiting (EPERM) or gone (ESRCH): not a permission problem */
+		char st = thread_state(target_pid(ts->t), tid);
+		if ((rc == -EPERM || rc == -ESRCH) && (st == 0 || st == 'Z' || st == 'X'))
+			log_debug("trace: thread %d exited before its window", (int)tid);
+		else
+			log_warn("trace: %s", err);
 		return;
 	}
 	if (w.reaped)

@@ -64,7 +64,8 @@ static void test_trace_cmd_windows_reach_store_and_edag(void **state)
 	assert_int_equal(tp_wait(pid, 60000, &status), 0);
 	char *log = tp_slurp(e->t.alog);
 	assert_non_null(log);
-	if (strstr(log, "not compiled in") || strstr(log, "ptrace(SEIZE)")) {
+	if (strstr(log, "not compiled in") ||
+	    (strstr(log, "ptrace(SEIZE)") && tp_db_int(e->t.db, "SELECT COUNT(*) FROM trace_windows") <= 0)) {
 		fprintf(stderr, "skipping: the agent cannot trace here\n");
 		tp_dump_file(e->t.alog);
 		free(log);
