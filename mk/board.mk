@@ -188,10 +188,26 @@ $(GUEST)/busy: tests/workloads/busy.c
 	@echo "  LD      $@ (static)"
 	$(Q)$(CC) $(ALL_CFLAGS) -s -static -pthread -o $@ $<
 
-$(GUEST)/initramfs.cpio.gz: $(AGENT_STRIPPED) $(GUEST)/busy $(GUEST)/busybox $(O)/kernel/.stamp \
-			    scripts/board-initramfs.sh scripts/board-guest-init.sh
+# The Mali counters on the booted board: a test-only static agent whose own open/ioctl/mmap/
+# close calls go to the fake kbase device (tests/fake_kbase/wrap.c, linked with --wrap; LD_PRELOAD
+# cannot reach a static binary), serving a T628 MP6 from tests/fake_kbase/guest.script.
+ifeq ($(CONFIG_AGENT_MALI),y)
+FAKEGPU_AGENT := $(GUEST)/agent-fakegpu
+FAKEGPU_WRAP := open open64 ioctl mmap mmap64 close
+$(FAKEGPU_AGENT): $(O)/obj/agent/main.o $(O)/obj/tests/fake_kbase/wrap.o $(O)/obj/tests/lib/fake_kbase.o \
+		  $(LIBAGENT) $(AGENT_ARCHIVES) $(LIBCOMMON) $(filter %.o,$(CAPSTONE_STUBS_O) $(MUSL_COMPAT_O))
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@ (static, fake Mali device)"
+	$(Q)$(CC) $(LDFLAGS_BASE) $(AGENT_LDFLAGS) $(LDFLAGS) $(foreach f,$(FAKEGPU_WRAP),-Wl,--wrap=$(f)) -o $@ $^ \
+		$(AGENT_LIBS) -lm
+	$(Q)$(STRIP) $@
+endif
+
+$(GUEST)/initramfs.cpio.gz: $(AGENT_STRIPPED) $(GUEST)/busy $(GUEST)/busybox $(O)/kernel/.stamp $(FAKEGPU_AGENT) \
+			    scripts/board-initramfs.sh scripts/board-guest-init.sh tests/fake_kbase/guest.script
 	@echo "  CPIO    $@"
-	$(Q)scripts/board-initramfs.sh $@ $(GUEST)/busybox $(AGENT_STRIPPED) $(GUEST)/busy $(O)/kernel/modules
+	$(Q)scripts/board-initramfs.sh $@ $(GUEST)/busybox $(AGENT_STRIPPED) $(GUEST)/busy $(O)/kernel/modules \
+		$(if $(FAKEGPU_AGENT),$(FAKEGPU_AGENT) tests/fake_kbase/guest.script)
 
 board-guest: $(GUEST)/initramfs.cpio.gz
 

@@ -50,6 +50,12 @@ if /bin/agent --help | grep -q '^  record '; then
 		--flush-timeout 20 -- /bin/busy 1 1 0
 	echo "PROF-GUEST record-rc=$?"
 fi
+# Mali counters through the kbase code of the agent, on the fake T628 (test-only agent).
+if [ -x /bin/agent-fakegpu ]; then
+	PROF_FAKE_KBASE_SCRIPT=/etc/fake_kbase.script /bin/agent-fakegpu stat --collector "$collector" \
+		--agent-id "$id-gpu" --spool /tmp/spool-gpu --gpu --flush-timeout 20 -- /bin/busy 1 1 0
+	echo "PROF-GUEST gpu-rc=$?"
+fi
 sync
 echo "PROF-GUEST done"
 poweroff -f

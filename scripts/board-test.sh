@@ -129,6 +129,18 @@ if [ -n "$rec_rc" ]; then
 else
 	echo "board-test: info: this agent has no 'record' subcommand: counting (agent stat) only"
 fi
+# Mali counters (test-only agent on the fake T628, mk/board.mk), when the board has CONFIG_AGENT_MALI.
+gpu_rc=$(sed -n 's/.*PROF-GUEST gpu-rc=\([0-9]*\).*/\1/p' "$dir/console.log" | head -n1)
+if [ -n "$gpu_rc" ]; then
+	gsid=$(q "SELECT MAX(id) FROM sessions WHERE agent_id='$agent_id-gpu'")
+	check agent_gpu_exit_0 test "$gpu_rc" = 0
+	gsid=${gsid:-0}
+	ngpu=$(q "SELECT COUNT(*) FROM gpu_samples WHERE session_id=$gsid")
+	check gpu_counters_stored test "${ngpu:-0}" -gt 0
+	echo "board-test: gpu session $gsid: ${ngpu:-0} GPU counter rows from $(q "SELECT family || ' ' || iface FROM gpu_info WHERE session_id=$gsid")"
+else
+	echo "board-test: info: no Mali counter run in this guest (CONFIG_AGENT_MALI off)"
+fi
 if [ "$fail" -ne 0 ]; then
 	echo "---- guest console ($dir/console.log) ----"
 	tail -n 80 "$dir/console.log"
