@@ -32,21 +32,6 @@ struct env {
 	int http_port;
 };
 
-static int free_port(void)
-{
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_in sa = {.sin_family = AF_INET};
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	socklen_t sl = sizeof(sa);
-	int port = -1;
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
-		port = ntohs(sa.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return port;
-}
-
 static int setup(void **state)
 {
 	struct env *e = calloc(1, sizeof(*e));
@@ -54,18 +39,8 @@ static int setup(void **state)
 		free(e);
 		return -1;
 	}
-	if (!no_opencl) {
-		e->http_port = free_port();
-		char http[64];
-		snprintf(http, sizeof(http), "127.0.0.1:%d", e->http_port);
-		const char *extra[] = {"--http", http, NULL};
-		e->t.collector = tp_start_collector_args(e->t.dir, e->t.db, 0, &e->t.port, e->t.clog, extra);
-		if (e->t.collector < 0) {
-			tp_dump_file(e->t.clog);
-			return -1;
-		}
-		snprintf(e->t.coll, sizeof(e->t.coll), "127.0.0.1:%d", e->t.port);
-	}
+	if (!no_opencl && tp_env_start_collector_http(&e->t, &e->http_port) < 0)
+		return -1;
 	*state = e;
 	return 0;
 }

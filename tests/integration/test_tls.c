@@ -81,8 +81,8 @@ static void expect_stored(struct env *e, pid_t agent, const char *log, const cha
 {
 	int rc = fl_wait_exit(agent, 60000);
 	if (rc != 0) {
-		fl_dump(log);
-		fl_dump(e->t.clog);
+		tp_dump_file(log);
+		tp_dump_file(e->t.clog);
 	}
 	assert_int_equal(rc, 0);
 	int complete = 0;
@@ -95,7 +95,7 @@ static void expect_stored(struct env *e, pid_t agent, const char *log, const cha
 static void expect_refused(struct env *e, pid_t agent, const char *log, const char *text)
 {
 	int rc = fl_wait_exit(agent, 30000);
-	fl_dump(log);
+	tp_dump_file(log);
 	assert_int_equal(rc, 1); /* refused for good: exit 1, not a reconnect loop */
 	assert_true(tp_file_count(log, text) >= 1);
 }
@@ -125,7 +125,7 @@ static void test_tls_wrong_ca_refused_and_counted(void **state)
 	assert_true(tp_file_count(e->t.alog, "--tls-ca") >= 1);
 	assert_int_equal(tp_db_int(e->t.db, "SELECT COUNT(*) FROM sessions"), 0);
 	stop_collector(e);
-	fl_dump(e->t.clog);
+	tp_dump_file(e->t.clog);
 	assert_int_equal(tp_file_count(e->t.clog, " 1 TLS failures"), 1);
 }
 
@@ -248,7 +248,7 @@ static void test_idle_timeout_closes_silent_peer_not_agent(void **state)
 	assert_true(strncmp(err, code, strlen(code)) == 0);
 	int rc = fl_wait_exit(a, 60000);
 	if (rc != 0)
-		fl_dump(e->t.alog);
+		tp_dump_file(e->t.alog);
 	assert_int_equal(rc, 0);
 	int complete = 0;
 	assert_true(fl_records(e->t.db, "slow-agent", &complete) >= 2);
