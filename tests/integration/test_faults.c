@@ -30,18 +30,7 @@
 
 static int setup(void **state)
 {
-	struct tp_env *e = calloc(1, sizeof(*e));
-	if (!e || tp_env_setup(e, "faults", false) < 0)
-		return -1;
-	*state = e;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	tp_env_teardown(*state);
-	free(*state);
-	return 0;
+	return tp_env_new(state, "faults", false);
 }
 
 static void start_collector(struct tp_env *e, int port, const char *const *extra)
@@ -278,10 +267,10 @@ int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_faults_collector_sigkill_under_load, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_faults_spool_disk_full, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_faults_network_partition, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_faults_slowloris_does_not_starve, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_faults_collector_sigkill_under_load, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_faults_spool_disk_full, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_faults_network_partition, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_faults_slowloris_does_not_starve, setup, tp_env_free),
 	};
 	return cmocka_run_group_tests_name("faults", tests, NULL, NULL);
 }

@@ -39,18 +39,7 @@
 
 static int setup(void **state)
 {
-	struct tp_env *e = calloc(1, sizeof(*e));
-	if (!e || tp_env_setup(e, "attacks", false) < 0)
-		return -1;
-	*state = e;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	tp_env_teardown(*state);
-	free(*state);
-	return 0;
+	return tp_env_new(state, "attacks", false);
 }
 
 static void start_collector(struct tp_env *e, int port, const char *const *extra)
@@ -447,10 +436,11 @@ int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_ingest_attack_forged_seq_loses_nothing, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_ingest_attack_http_half_open_requests, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_ingest_attack_prehello_flood_one_address, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_ingest_attack_store_and_token_files, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ingest_attack_forged_seq_loses_nothing, setup, tp_env_free),
+	    cmocka_unit_test_setup_teardown(test_ingest_attack_http_half_open_requests, setup, tp_env_free),
+	    cmocka_unit_test_setup_teardown(test_ingest_attack_prehello_flood_one_address, setup,
+	    				tp_env_free),
+	    cmocka_unit_test_setup_teardown(test_ingest_attack_store_and_token_files, setup, tp_env_free),
 	};
 	return cmocka_run_group_tests_name("ingest_attacks", tests, NULL, NULL);
 }

@@ -292,6 +292,24 @@ int tp_env_start_collector(struct tp_env *e, int port, const char *const *extra)
 	return 0;
 }
 
+int tp_env_new(void **state, const char *tag, bool start_collector)
+{
+	struct tp_env *e = calloc(1, sizeof(*e));
+	if (!e || tp_env_setup(e, tag, start_collector) < 0) {
+		free(e);
+		return -1;
+	}
+	*state = e;
+	return 0;
+}
+
+int tp_env_free(void **state)
+{
+	tp_env_teardown(*state);
+	free(*state);
+	return 0;
+}
+
 int tp_env_start_collector_http(struct tp_env *e, int *http_port)
 {
 	*http_port = tp_free_port();
