@@ -30,7 +30,7 @@
 
 static int setup(void **state)
 {
-	return tp_env_new(state, "faults", false);
+	return tp_env_new(state, sizeof(struct tp_env), "faults", false);
 }
 
 static void start_collector(struct tp_env *e, int port, const char *const *extra)

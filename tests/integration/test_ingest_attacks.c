@@ -39,7 +39,7 @@
 
 static int setup(void **state)
 {
-	return tp_env_new(state, "attacks", false);
+	return tp_env_new(state, sizeof(struct tp_env), "attacks", false);
 }
 
 static void start_collector(struct tp_env *e, int port, const char *const *extra)

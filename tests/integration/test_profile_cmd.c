@@ -34,22 +34,11 @@ struct env {
 
 static int setup(void **state)
 {
-	struct env *e = calloc(1, sizeof(*e));
-	if (!e || tp_env_setup(&e->t, "profile", false) < 0) {
-		free(e);
+	if (tp_env_new(state, sizeof(struct env), "profile", false) < 0)
 		return -1;
-	}
+	struct env *e = *state;
 	if (!no_opencl && tp_env_start_collector_http(&e->t, &e->http_port) < 0)
 		return -1;
-	*state = e;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct env *e = *state;
-	tp_env_teardown(&e->t);
-	free(e);
 	return 0;
 }
 
@@ -359,9 +348,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_profile_cmd_calibrate_then_profile_reports_without_machine, setup,
-						teardown),
+						tp_env_free),
 		cmocka_unit_test_setup_teardown(test_profile_cmd_report_labels_do_not_overlap_in_chromium, setup,
-						teardown),
+						tp_env_free),
 	};
 	return cmocka_run_group_tests(tests, group_setup, NULL);
 }

@@ -31,9 +31,9 @@ struct env {
 
 static int setup(void **state)
 {
-	struct env *e = calloc(1, sizeof(*e));
-	if (!e || tp_env_setup(&e->t, "rephttp", false) < 0)
+	if (tp_env_new(state, sizeof(struct env), "rephttp", false) < 0)
 		return -1;
+	struct env *e = *state;
 	struct store *st;
 	int64_t sid;
 	if (store_open(e->t.db, 0, &st) < 0 || rf_make_session(st, &sid) < 0)
@@ -41,15 +41,6 @@ static int setup(void **state)
 	store_close(st);
 	if (tp_env_start_collector_http(&e->t, &e->http_port) < 0)
 		return -1;
-	*state = e;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct env *e = *state;
-	tp_env_teardown(&e->t);
-	free(e);
 	return 0;
 }
 
@@ -139,8 +130,8 @@ static void test_report_http_roofline_png(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_report_http_chromium_renders_report, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_report_http_roofline_png, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_report_http_chromium_renders_report, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_report_http_roofline_png, setup, tp_env_free),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,9 +33,9 @@ struct env {
 
 static int setup(void **state)
 {
-	struct env *e = calloc(1, sizeof(*e));
-	if (!e || tp_env_setup(&e->t, "tls", false) < 0)
+	if (tp_env_new(state, sizeof(struct env), "tls", false) < 0)
 		return -1;
+	struct env *e = *state;
 	tp_env_path(&e->t, "token", e->token, sizeof(e->token));
 	tp_env_path(&e->t, "agent2.log", e->alog2, sizeof(e->alog2));
 	tp_env_path(&e->t, "spool2", e->spool2, sizeof(e->spool2));
@@ -47,15 +47,6 @@ static int setup(void **state)
 	    tc_make_cert(e->t.dir, "far", "IP:10.9.8.7,DNS:far.example", e->far, sizeof(e->far), e->far_key,
 			 sizeof(e->far_key)) < 0)
 		return -1;
-	*state = e;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct env *e = *state;
-	tp_env_teardown(&e->t);
-	free(e);
 	return 0;
 }
 
@@ -265,12 +256,12 @@ int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_tls_session_stored_with_token, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_tls_wrong_ca_refused_and_counted, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_tls_certificate_for_other_address_refused, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_tls_plain_agent_to_tls_collector_refused, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_tls_agent_to_plain_collector_refused, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_idle_timeout_closes_silent_peer_not_agent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tls_session_stored_with_token, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_tls_wrong_ca_refused_and_counted, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_tls_certificate_for_other_address_refused, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_tls_plain_agent_to_tls_collector_refused, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_tls_agent_to_plain_collector_refused, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_idle_timeout_closes_silent_peer_not_agent, setup, tp_env_free),
 	};
 	return cmocka_run_group_tests_name("tls", tests, NULL, NULL);
 }

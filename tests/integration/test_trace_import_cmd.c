@@ -30,7 +30,7 @@
 
 static int setup(void **state)
 {
-	return tp_env_new(state, "trace-import", true);
+	return tp_env_new(state, sizeof(struct tp_env), "trace-import", true);
 }
 
 /* Run argv (NULL-terminated), its output into out (truncated first); returns the wait status. */

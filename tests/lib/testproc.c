@@ -292,9 +292,9 @@ int tp_env_start_collector(struct tp_env *e, int port, const char *const *extra)
 	return 0;
 }
 
-int tp_env_new(void **state, const char *tag, bool start_collector)
+int tp_env_new(void **state, size_t size, const char *tag, bool start_collector)
 {
-	struct tp_env *e = calloc(1, sizeof(*e));
+	struct tp_env *e = calloc(1, size > sizeof(*e) ? size : sizeof(*e));
 	if (!e || tp_env_setup(e, tag, start_collector) < 0) {
 		free(e);
 		return -1;

@@ -47,9 +47,10 @@ struct tp_env {
 int tp_env_setup(struct tp_env *e, const char *tag, bool start_collector);
 /* Stops the agent and the collector (continued first if a test stopped them). */
 void tp_env_teardown(struct tp_env *e);
-/* cmocka setup/teardown for suites whose state is a bare tp_env: *state = a
- * new env (tp_env_setup); 0 or -1. tp_env_free: tp_env_teardown, free; 0. */
-int tp_env_new(void **state, const char *tag, bool start_collector);
+/* cmocka setup/teardown for suites whose state is a tp_env, or a struct of
+ * size bytes that begins with one: *state = a new zeroed one, its env set up
+ * (tp_env_setup); 0 or -1. tp_env_free: tp_env_teardown, free; 0. */
+int tp_env_new(void **state, size_t size, const char *tag, bool start_collector);
 int tp_env_free(void **state);
 /* (Re)start the env's collector on 127.0.0.1:port (0 = any) with extra arguments
  * (NULL-terminated, or NULL); 0, or -1 if it did not start or bound another port. */
