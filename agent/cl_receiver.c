@@ -131,8 +131,14 @@ static uint64_t rel(const struct cl_receiver *r, uint64_t abs_ns)
 	return abs_ns > base ? abs_ns - base : 0;
 }
 
-static void model_of(const struct cl_receiver *r, const struct kernel *k, Prof__ClKernelDesc *kd)
+/* The declaration of kernel k sent with a command record: id, name, program,
+ * build options and, when known, the kernel model's ops and bytes. */
+static void describe_kernel(const struct cl_receiver *r, const struct kernel *k, Prof__ClKernelDesc *kd)
 {
+	kd->id = k->id;
+	kd->name = k->name;
+	kd->program_hash = k->program_hash;
+	kd->build_options = k->options;
 	const struct kernel_model_entry *e = kernel_model_find(r->model, r->nmodel, k->name);
 	if (e) {
 		kd->model_ops = e->ops;
@@ -183,11 +189,7 @@ static void forward(struct cl_receiver *r, const struct pcl_cmd *c)
 				m.global_offset = (uint64_t *)c->offset;
 			}
 			if (!k->declared) {
-				kd.id = k->id;
-				kd.name = k->name;
-				kd.program_hash = k->program_hash;
-				kd.build_options = k->options;
-				model_of(r, k, &kd);
+				describe_kernel(r, k, &kd);
 				m.n_new_kernels = 1;
 				m.new_kernels = kds;
 			}
@@ -224,11 +226,7 @@ static void forward(struct cl_receiver *r, const struct pcl_cmd *c)
 		/* This record pushes old ones (and their declarations) out of the spool. */
 		for (size_t i = 0; i < r->nkernels; i++)
 			r->kernels[i].declared = false;
-		kd.id = k->id;
-		kd.name = k->name;
-		kd.program_hash = k->program_hash;
-		kd.build_options = k->options;
-		model_of(r, k, &kd);
+		describe_kernel(r, k, &kd);
 		m.n_new_kernels = 1;
 		m.new_kernels = kds;
 		k->declared = true;

@@ -98,6 +98,19 @@ int perf_paranoid(void)
 	return v;
 }
 
+void perf_open_error(int rc, pid_t pid, const char *what, char *err, size_t errlen)
+{
+	if (rc == -EACCES || rc == -EPERM)
+		snprintf(err, errlen,
+			 "perf_event_open: %s (perf_event_paranoid=%d): run as root or lower "
+			 "/proc/sys/kernel/perf_event_paranoid",
+			 strerror(-rc), perf_paranoid());
+	else if (rc == -ESRCH)
+		snprintf(err, errlen, "perf_event_open: target process %d has exited", (int)pid);
+	else
+		snprintf(err, errlen, "%s: %s", what, strerror(-rc));
+}
+
 int perf_online_cpus(int *cpus, size_t max)
 {
 	FILE *f = fopen("/sys/devices/system/cpu/online", "r");
@@ -349,15 +362,7 @@ int perf_counters_open(const struct event_desc *ev, size_t nev, const struct per
 	if (rc == 0 && pc->ngroups == 0)
 		rc = -ESRCH;
 	if (rc < 0) {
-		if (rc == -EACCES || rc == -EPERM)
-			snprintf(err, errlen,
-				 "perf_event_open: %s (perf_event_paranoid=%d): run as root or lower "
-				 "/proc/sys/kernel/perf_event_paranoid",
-				 strerror(-rc), perf_paranoid());
-		else if (rc == -ESRCH)
-			snprintf(err, errlen, "perf_event_open: target process %d has exited", (int)target->pid);
-		else
-			snprintf(err, errlen, "perf_event_open: %s", strerror(-rc));
+		perf_open_error(rc, target->pid, "perf_event_open", err, errlen);
 		goto fail;
 	}
 	if (target->kind != PERF_TARGET_EXEC) {

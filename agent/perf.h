@@ -68,6 +68,9 @@ int perf_probe_event(const struct event_desc *ev, pid_t pid, int cpu);
 int perf_probe_hw(pid_t pid, int cpu);
 /* /proc/sys/kernel/perf_event_paranoid, or INT32_MIN if unreadable. */
 int perf_paranoid(void);
+/* The message for a failed perf_event_open on pid (rc = -errno): what to do
+ * about a permission error, a target that exited, else "<what>: <strerror>". */
+void perf_open_error(int rc, pid_t pid, const char *what, char *err, size_t errlen);
 /* Online CPU numbers (from /sys/devices/system/cpu/online). Returns count or -errno. */
 int perf_online_cpus(int *cpus, size_t max);
 

@@ -39,6 +39,16 @@ struct ring_state {
 	size_t tmpcap;
 };
 
+/* Close a ring's fds (before it is mapped) and forget them. */
+static void ring_drop_fds(struct ring *r)
+{
+	for (size_t j = 0; j < r->nfds; j++)
+		close(r->fds[j]);
+	free(r->fds);
+	r->fds = NULL;
+	r->nfds = 0;
+}
+
 static void ring_close(struct sampler *s)
 {
 	struct ring_state *rs = s->be;
@@ -133,11 +143,7 @@ static int ring_open(struct sampler *s, char *err, size_t errlen)
 		if (rc < 0 || r->nfds == 0) {
 			if (rc == 0)
 				rc = -ESRCH;
-			for (size_t j = 0; j < r->nfds; j++)
-				close(r->fds[j]);
-			free(r->fds);
-			r->fds = NULL;
-			r->nfds = 0;
+			ring_drop_fds(r);
 			break;
 		}
 		r->fd = r->fds[0];
@@ -145,11 +151,7 @@ static int ring_open(struct sampler *s, char *err, size_t errlen)
 		void *m = mmap(NULL, rs->page + r->data_size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
 		if (m == MAP_FAILED) {
 			rc = -errno;
-			for (size_t j = 0; j < r->nfds; j++)
-				close(r->fds[j]);
-			free(r->fds);
-			r->fds = NULL;
-			r->nfds = 0;
+			ring_drop_fds(r);
 			break;
 		}
 		r->base = m;
@@ -157,15 +159,7 @@ static int ring_open(struct sampler *s, char *err, size_t errlen)
 	}
 	free(tids);
 	if (rc < 0) {
-		if (rc == -EACCES || rc == -EPERM)
-			snprintf(err, errlen,
-				 "perf_event_open: %s (perf_event_paranoid=%d): run as root or lower "
-				 "/proc/sys/kernel/perf_event_paranoid",
-				 strerror(-rc), perf_paranoid());
-		else if (rc == -ESRCH)
-			snprintf(err, errlen, "perf_event_open: target process %d has exited", (int)s->o.pid);
-		else
-			snprintf(err, errlen, "perf ring back end: %s", strerror(-rc));
+		perf_open_error(rc, s->o.pid, "perf ring back end", err, errlen);
 		ring_close(s);
 		return rc;
 	}

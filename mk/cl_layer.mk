@@ -8,7 +8,7 @@
 # (a sanitizer runtime cannot be loaded into an uninstrumented process).
 ifeq ($(CONFIG_AGENT_OPENCL),y)
 
-CL_LAYER_COMMON := agent/cl_layer/layer/intercept.c agent/cl_layer/layer/tables.c \
+CL_LAYER_COMMON := agent/cl_layer/layer/base.c agent/cl_layer/layer/intercept.c agent/cl_layer/layer/tables.c \
 	agent/cl_layer/layer/track.c agent/cl_layer/layer/send.c agent/cl_layer/cl_msg.c
 CL_LAYER_SO := $(O)/lib/libprofcl_layer.so
 CL_PRELOAD_SO := $(O)/lib/libprofcl_preload.so

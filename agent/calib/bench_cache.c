@@ -107,6 +107,23 @@ static double to_cycles(double seconds, double mhz)
 	return seconds * mhz * 1e6;
 }
 
+/* The spread over the repetitions of where the cliff (a step up by jump)
+ * is: its aux (the x of the step) or its value; INFINITY unless every
+ * repetition shows one. */
+static double cliff_spread(const struct calib_curve *cv, double jump, bool use_aux)
+{
+	double per[CR_MAX_REPS], y[CR_MAX_POINTS];
+	unsigned np = 0;
+	for (unsigned k = 0; k < cv->reps; k++) {
+		struct calib_detect dk;
+		cr_rep_y(cv, k, y);
+		if (calib_detect_cliff(cv->x, y, cv->n, jump, &dk) == 0)
+			per[np++] = use_aux ? dk.aux : dk.value;
+	}
+	struct calib_stat st;
+	return np == cv->reps && calib_stat(per, np, &st) == 0 ? st.spread : INFINITY;
+}
+
 static int line_size(struct chase *ch, struct calib_result *r, double region, double *line)
 {
 	struct calib_ctx *c = ch->c;
@@ -154,16 +171,7 @@ static int line_size(struct chase *ch, struct calib_result *r, double region, do
 		return rc;
 	struct calib_detect d;
 	int drc = calib_detect_cliff(cv->x, cv->y, cv->n, LINE_JUMP, &d);
-	double per[CR_MAX_REPS], y[CR_MAX_POINTS];
-	unsigned np = 0;
-	for (unsigned k = 0; k < cv->reps; k++) {
-		struct calib_detect dk;
-		cr_rep_y(cv, k, y);
-		if (calib_detect_cliff(cv->x, y, cv->n, LINE_JUMP, &dk) == 0)
-			per[np++] = dk.aux;
-	}
-	struct calib_stat st;
-	double spread = np == cv->reps && calib_stat(per, np, &st) == 0 ? st.spread : INFINITY;
+	double spread = cliff_spread(cv, LINE_JUMP, true);
 	*line = drc == 0 ? d.aux : 64;
 	char method[CALIB_METHOD_MAX];
 	snprintf(method, sizeof(method),
@@ -266,16 +274,7 @@ static int ways(struct chase *ch, struct calib_result *r, double line, double l1
 		return rc;
 	struct calib_detect d;
 	int drc = calib_detect_cliff(cv->x, cv->y, cv->n, WAYS_JUMP, &d);
-	double per[CR_MAX_REPS], y[CR_MAX_POINTS];
-	unsigned np = 0;
-	for (unsigned k = 0; k < cv->reps; k++) {
-		struct calib_detect dk;
-		cr_rep_y(cv, k, y);
-		if (calib_detect_cliff(cv->x, y, cv->n, WAYS_JUMP, &dk) == 0)
-			per[np++] = dk.value;
-	}
-	struct calib_stat st;
-	double spread = np == cv->reps && calib_stat(per, np, &st) == 0 ? st.spread : INFINITY;
+	double spread = cliff_spread(cv, WAYS_JUMP, false);
 	char method[CALIB_METHOD_MAX];
 	snprintf(method, sizeof(method), "k lines %zu B apart (one set): last k before time per access jumps x%.1f", stride,
 		 WAYS_JUMP);

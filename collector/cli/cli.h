@@ -35,6 +35,9 @@ void cli_commands_help(FILE *f);
 
 /* Open an existing store read-only; errors are logged with what to do. */
 int cli_open_store(const char *path, struct store **out);
+/* The session id in s ("--session N"): N when s is a whole positive decimal
+ * number, else 0 (NULL, empty, trailing text, zero or negative). */
+long long cli_session_id(const char *s);
 /* Copy s for terminal output: control characters become '?', empty is "-". */
 const char *cli_clean(char *buf, size_t len, const char *s);
 /* "2024-05-01T12:00:00Z" (UTC) or "-" for 0. */

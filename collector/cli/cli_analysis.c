@@ -84,6 +84,24 @@ static int load(const struct aopts *a, struct overview *ov)
 	return rc;
 }
 
+/* What both commands start with: parse, load the session's overview, print
+ * it (JSON, or text by the command's printer). -1 when the command goes on
+ * with *ov loaded (the caller frees it), else the exit status. */
+static int load_and_print(int argc, char **argv, const char *usage, struct aopts *a, struct overview *ov,
+			  void (*text)(const struct overview *, FILE *))
+{
+	int st = parse(argc, argv, usage, a);
+	if (st >= 0)
+		return st;
+	if (load(a, ov) < 0)
+		return 1;
+	if (a->json)
+		overview_json(ov, stdout);
+	else
+		text(ov, stdout);
+	return -1;
+}
+
 static bool ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), k = strlen(suffix);
@@ -132,17 +150,11 @@ static int roof_chart(const void *arg, FILE *f)
 int cli_roofline(int argc, char **argv)
 {
 	struct aopts a = {0};
-	int st = parse(argc, argv, roofline_usage, &a);
+	struct overview ov;
+	int st = load_and_print(argc, argv, roofline_usage, &a, &ov, overview_roofline_text);
 	if (st >= 0)
 		return st;
-	struct overview ov;
-	if (load(&a, &ov) < 0)
-		return 1;
 	int status = 0;
-	if (a.json)
-		overview_json(&ov, stdout);
-	else
-		overview_roofline_text(&ov, stdout);
 	if (a.out) {
 		bool kernel_dot = false;
 		for (size_t i = 0; i < ov.ndots; i++)
@@ -176,17 +188,11 @@ static int sens_chart(const void *arg, FILE *f)
 int cli_sensitivity(int argc, char **argv)
 {
 	struct aopts a = {0};
-	int st = parse(argc, argv, sensitivity_usage, &a);
+	struct overview ov;
+	int st = load_and_print(argc, argv, sensitivity_usage, &a, &ov, overview_sensitivity_text);
 	if (st >= 0)
 		return st;
-	struct overview ov;
-	if (load(&a, &ov) < 0)
-		return 1;
 	int status = 0;
-	if (a.json)
-		overview_json(&ov, stdout);
-	else
-		overview_sensitivity_text(&ov, stdout);
 	if (ov.nsens == 0)
 		status = 1;
 	for (size_t i = 0; a.out && i < ov.nsens; i++) {

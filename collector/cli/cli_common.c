@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "cli.h"
@@ -22,6 +23,13 @@ const char *cli_clean(char *buf, size_t len, const char *s)
 		buf[n++] = ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' : *s;
 	buf[n] = 0;
 	return buf;
+}
+
+long long cli_session_id(const char *s)
+{
+	char *end = NULL;
+	long long id = s ? strtoll(s, &end, 10) : 0;
+	return id > 0 && *end == 0 ? id : 0;
 }
 
 const char *cli_time(char *buf, size_t len, int64_t unix_s)

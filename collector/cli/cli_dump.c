@@ -316,9 +316,8 @@ int cli_dump(int argc, char **argv)
 			return 2;
 		}
 	}
-	char *end = NULL;
-	long long id = sess ? strtoll(sess, &end, 10) : 0;
-	if (optind != argc || !path || !sess || !*sess || *end || id <= 0) {
+	long long id = cli_session_id(sess);
+	if (optind != argc || !path || !sess || id <= 0) {
 		fprintf(stderr, "collector dump: %s\n%s",
 			!path		 ? "--store PATH is required"
 			: !sess		 ? "--session N is required (ids from `collector sessions`)"

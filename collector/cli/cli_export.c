@@ -244,9 +244,8 @@ int cli_export(int argc, char **argv)
 		default: fputs(export_usage, stderr); return 2;
 		}
 	}
-	char *end = NULL;
-	long long id = sess ? strtoll(sess, &end, 10) : 0;
-	if (optind != argc || !path || !sess || *end || id <= 0 || !outp) {
+	long long id = cli_session_id(sess);
+	if (optind != argc || !path || id <= 0 || !outp) {
 		fprintf(stderr, "collector export: --store PATH, a positive --session N and --perfetto FILE are required\n%s",
 			export_usage);
 		return 2;

@@ -81,9 +81,8 @@ int cli_report(int argc, char **argv)
 		default: fputs(report_usage, stderr); return 2;
 		}
 	}
-	char *end = NULL;
-	long long id = sess ? strtoll(sess, &end, 10) : 0;
-	if (optind != argc || !path || !sess || *end || id <= 0 || ro.limit == 0) {
+	long long id = cli_session_id(sess);
+	if (optind != argc || !path || id <= 0 || ro.limit == 0) {
 		fprintf(stderr, "collector report: --store PATH and a positive --session N are required\n%s",
 			report_usage);
 		return 2;

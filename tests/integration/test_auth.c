@@ -71,8 +71,8 @@ static void test_auth_right_token_stores_records(void **state)
 	pid_t a = fl_start_agent(e->port, e->spool, "tok-board", "50", "2", e->token, e->alog, NULL);
 	int rc = fl_wait_exit(a, 60000);
 	if (rc != 0) {
-		fl_dump(e->alog);
-		fl_dump(e->clog);
+		tp_dump_file(e->alog);
+		tp_dump_file(e->clog);
 	}
 	assert_int_equal(rc, 0);
 	int complete;
@@ -89,7 +89,7 @@ static void test_auth_missing_token_refused_clearly(void **state)
 	struct env *e = *state;
 	pid_t a = fl_start_agent(e->port, e->spool, "no-token", "50", "5", NULL, e->alog, NULL);
 	int rc = fl_wait_exit(a, 30000);
-	fl_dump(e->alog);
+	tp_dump_file(e->alog);
 	assert_int_equal(rc, 1); /* refused for good: exit 1, not a reconnect loop */
 	assert_true(tp_file_count(e->alog, "--token-file") >= 1);
 	assert_true(tp_file_count(e->clog, "authentication required") >= 1);
@@ -103,7 +103,7 @@ static void test_auth_wrong_token_refused_clearly(void **state)
 	struct env *e = *state;
 	pid_t a = fl_start_agent(e->port, e->spool, "bad-token", "50", "5", e->wrong, e->alog, NULL);
 	int rc = fl_wait_exit(a, 30000);
-	fl_dump(e->alog);
+	tp_dump_file(e->alog);
 	assert_int_equal(rc, 1);
 	assert_true(tp_file_count(e->alog, "refused this agent (token authentication)") >= 1);
 	assert_true(tp_file_count(e->clog, "HMAC mismatch") >= 1);
@@ -117,7 +117,7 @@ static void test_auth_token_agent_with_plain_collector(void **state)
 	pid_t a = fl_start_agent(e->port, e->spool, "tok-board", "50", "2", e->token, e->alog, NULL);
 	int rc = fl_wait_exit(a, 60000);
 	if (rc != 0)
-		fl_dump(e->alog);
+		tp_dump_file(e->alog);
 	assert_int_equal(rc, 0);
 	int complete;
 	assert_true(fl_records(e->db, "tok-board", &complete) > 10);

@@ -31,21 +31,7 @@ struct env {
 
 static int setup(void **state)
 {
-	struct env *e = calloc(1, sizeof(*e));
-	if (!e || tp_env_setup(&e->t, "e2e", true) < 0) {
-		free(e);
-		return -1;
-	}
-	*state = e;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct env *e = *state;
-	tp_env_teardown(&e->t);
-	free(e);
-	return 0;
+	return tp_env_new(state, sizeof(struct env), "e2e", true);
 }
 
 /* Start the agent on the busy workload; returns its pid. */
@@ -427,10 +413,10 @@ int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_e2e_counters_plausible, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_e2e_exit_code_and_no_collector, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_e2e_collector_sigkill_restart, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_e2e_bad_peers_do_not_hurt_good_agent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_e2e_counters_plausible, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_e2e_exit_code_and_no_collector, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_e2e_collector_sigkill_restart, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_e2e_bad_peers_do_not_hurt_good_agent, setup, tp_env_free),
 	};
 	return cmocka_run_group_tests_name("e2e", tests, NULL, NULL);
 }

@@ -30,18 +30,7 @@
 
 static int setup(void **state)
 {
-	struct tp_env *e = calloc(1, sizeof(*e));
-	if (!e || tp_env_setup(e, "faults", false) < 0)
-		return -1;
-	*state = e;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	tp_env_teardown(*state);
-	free(*state);
-	return 0;
+	return tp_env_new(state, sizeof(struct tp_env), "faults", false);
 }
 
 static void start_collector(struct tp_env *e, int port, const char *const *extra)
@@ -138,7 +127,7 @@ static void test_faults_collector_sigkill_under_load(void **state)
 	for (int i = 0; i < 2; i++) {
 		int rc = fl_wait_exit(agents[i], 60000);
 		if (rc != 0)
-			fl_dump(alog[i]);
+			tp_dump_file(alog[i]);
 		assert_int_equal(rc, 0);
 	}
 	assert_true(r.disconnects >= 100); /* every simulated agent lost its connection and replayed */
@@ -161,7 +150,7 @@ static void test_faults_spool_disk_full(void **state)
 	snprintf(filler, sizeof(filler), "%s/filler", e->spool);
 	snprintf(cmd, sizeof(cmd), "dd if=/dev/zero of=%s bs=1k count=1016 2>/dev/null; true", filler);
 	assert_int_equal(system(cmd), 0);
-	int port = fl_free_port();
+	int port = tp_free_port();
 	char alog[320];
 	snprintf(alog, sizeof(alog), "%s/agent.log", e->dir);
 	const char *extra[] = {"--spool-max", "64", NULL};
@@ -172,7 +161,7 @@ static void test_faults_spool_disk_full(void **state)
 	int rc = fl_wait_exit(a, 60000);
 	umount2(e->spool, MNT_DETACH);
 	if (rc != 0)
-		fl_dump(alog);
+		tp_dump_file(alog);
 	assert_int_equal(rc, 0);
 	int warned = tp_file_count(alog, "before the cap: dropped the");
 	fprintf(stderr, "disk-full warnings: %d\n", warned);
@@ -212,7 +201,7 @@ static void test_faults_network_partition(void **state)
 	loadgen_finish(lg, &r);
 	int rc = fl_wait_exit(a, 60000 + secs * 1000);
 	if (rc != 0)
-		fl_dump(alog);
+		tp_dump_file(alog);
 	assert_int_equal(rc, 0);
 	assert_loadgen_stored(e, &r, "simpart");
 	assert_agent_complete(e, "part-board", alog);
@@ -260,7 +249,7 @@ static void test_faults_slowloris_does_not_starve(void **state)
 	loadgen_finish(lg, &r);
 	int rc = fl_wait_exit(a, 60000);
 	if (rc != 0)
-		fl_dump(alog);
+		tp_dump_file(alog);
 	assert_int_equal(rc, 0);
 	for (int i = 0; i < NSLOW; i++)
 		if (slow[i] >= 0)
@@ -278,10 +267,10 @@ int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_faults_collector_sigkill_under_load, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_faults_spool_disk_full, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_faults_network_partition, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_faults_slowloris_does_not_starve, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_faults_collector_sigkill_under_load, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_faults_spool_disk_full, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_faults_network_partition, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_faults_slowloris_does_not_starve, setup, tp_env_free),
 	};
 	return cmocka_run_group_tests_name("faults", tests, NULL, NULL);
 }

@@ -39,18 +39,7 @@
 
 static int setup(void **state)
 {
-	struct tp_env *e = calloc(1, sizeof(*e));
-	if (!e || tp_env_setup(e, "attacks", false) < 0)
-		return -1;
-	*state = e;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	tp_env_teardown(*state);
-	free(*state);
-	return 0;
+	return tp_env_new(state, sizeof(struct tp_env), "attacks", false);
 }
 
 static void start_collector(struct tp_env *e, int port, const char *const *extra)
@@ -223,7 +212,7 @@ static void test_ingest_attack_forged_seq_loses_nothing(void **state)
 	assert_int_equal(kill(e->agent, SIGCONT), 0);
 	int rc = fl_wait_exit(e->agent, 60000);
 	if (rc != 0)
-		fl_dump(e->alog);
+		tp_dump_file(e->alog);
 	assert_int_equal(rc, 0);
 	e->agent = 0;
 	int complete = 0;
@@ -234,7 +223,7 @@ static void test_ingest_attack_forged_seq_loses_nothing(void **state)
 		"victim: %lld created, %lld stored, seqs 1..N exactly once: %s, forged records: %lld\n",
 		(long long)created, (long long)n, complete ? "yes" : "no", (long long)forged);
 	if (!complete || n != created)
-		fl_dump(e->clog);
+		tp_dump_file(e->clog);
 	assert_true(complete);
 	assert_int_equal(n, created);
 	assert_int_equal(forged, 0);
@@ -243,7 +232,7 @@ static void test_ingest_attack_forged_seq_loses_nothing(void **state)
 
 static int http_port_free(void)
 {
-	return fl_free_port();
+	return tp_free_port();
 }
 
 /* GET path on port: the status code, -1 if no answer within ms. */
@@ -365,8 +354,8 @@ static void test_ingest_attack_prehello_flood_one_address(void **state)
 	e->agent = fl_start_agent(e->port, e->spool, "flooded", "20", "3", NULL, e->alog, NULL);
 	int rc = fl_wait_exit(e->agent, 60000);
 	if (rc != 0) {
-		fl_dump(e->alog);
-		fl_dump(e->clog);
+		tp_dump_file(e->alog);
+		tp_dump_file(e->clog);
 	}
 	assert_int_equal(rc, 0);
 	e->agent = 0;
@@ -447,10 +436,11 @@ int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_ingest_attack_forged_seq_loses_nothing, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_ingest_attack_http_half_open_requests, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_ingest_attack_prehello_flood_one_address, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_ingest_attack_store_and_token_files, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ingest_attack_forged_seq_loses_nothing, setup, tp_env_free),
+	    cmocka_unit_test_setup_teardown(test_ingest_attack_http_half_open_requests, setup, tp_env_free),
+	    cmocka_unit_test_setup_teardown(test_ingest_attack_prehello_flood_one_address, setup,
+	    				tp_env_free),
+	    cmocka_unit_test_setup_teardown(test_ingest_attack_store_and_token_files, setup, tp_env_free),
 	};
 	return cmocka_run_group_tests_name("ingest_attacks", tests, NULL, NULL);
 }

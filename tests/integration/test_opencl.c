@@ -28,21 +28,7 @@ struct env {
 
 static int setup(void **state)
 {
-	struct env *e = calloc(1, sizeof(*e));
-	if (!e || tp_env_setup(&e->t, "opencl", !no_opencl) < 0) {
-		free(e);
-		return -1;
-	}
-	*state = e;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct env *e = *state;
-	tp_env_teardown(&e->t);
-	free(e);
-	return 0;
+	return tp_env_new(state, sizeof(struct env), "opencl", !no_opencl);
 }
 
 
@@ -323,13 +309,13 @@ static void test_opencl_agent_killed_app_finishes_drops_reported(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_opencl_workloads_under_layer, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_opencl_workloads_under_preload_shim, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_opencl_queue_without_profiling_still_timed, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_opencl_app_events_released_early_still_timed, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_opencl_queue_with_properties_and_exit_code, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_opencl_dag_critical_path_is_longest_chain, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_opencl_agent_killed_app_finishes_drops_reported, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_opencl_workloads_under_layer, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_opencl_workloads_under_preload_shim, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_opencl_queue_without_profiling_still_timed, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_opencl_app_events_released_early_still_timed, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_opencl_queue_with_properties_and_exit_code, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_opencl_dag_critical_path_is_longest_chain, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_opencl_agent_killed_app_finishes_drops_reported, setup, tp_env_free),
 	};
 	return cmocka_run_group_tests(tests, group_setup, NULL);
 }

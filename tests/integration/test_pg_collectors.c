@@ -77,7 +77,7 @@ static void test_pg_two_collectors_one_database(void **state)
 		snprintf(clog[i], sizeof(clog[i]), "%s/collector.log", sub);
 		coll[i] = tp_start_collector(sub, uri, 0, &port[i], clog[i]);
 		if (coll[i] < 0)
-			fl_dump(clog[i]);
+			tp_dump_file(clog[i]);
 		assert_true(coll[i] > 0);
 	}
 	/* A real agent on collector 1; simulated agents on collector 0 (in a child) and 1. */
@@ -97,8 +97,8 @@ static void test_pg_two_collectors_one_database(void **state)
 	assert_int_equal(fl_wait_exit(child, 60000), 0);
 	int rc = fl_wait_exit(a, 60000);
 	if (rc != 0) {
-		fl_dump(alog);
-		fl_dump(clog[1]);
+		tp_dump_file(alog);
+		tp_dump_file(clog[1]);
 	}
 	assert_int_equal(rc, 0);
 	int64_t pgb = pg_int(uri, "SELECT COUNT(*) FROM records r JOIN sessions s ON s.id = r.session_id "
@@ -255,7 +255,7 @@ static void test_pg_record_report_top_and_sessions(void **state)
 		tp_stop(c, 5000);
 		if (perm)
 			skip();
-		fl_dump(clog);
+		tp_dump_file(clog);
 		fail_msg("agent record failed (status 0x%x)", status);
 	}
 	tp_stop(c, 5000);

@@ -32,49 +32,13 @@ struct env {
 	int http_port;
 };
 
-static int free_port(void)
-{
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_in sa = {.sin_family = AF_INET};
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	socklen_t sl = sizeof(sa);
-	int port = -1;
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
-		port = ntohs(sa.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return port;
-}
-
 static int setup(void **state)
 {
-	struct env *e = calloc(1, sizeof(*e));
-	if (!e || tp_env_setup(&e->t, "profile", false) < 0) {
-		free(e);
+	if (tp_env_new(state, sizeof(struct env), "profile", false) < 0)
 		return -1;
-	}
-	if (!no_opencl) {
-		e->http_port = free_port();
-		char http[64];
-		snprintf(http, sizeof(http), "127.0.0.1:%d", e->http_port);
-		const char *extra[] = {"--http", http, NULL};
-		e->t.collector = tp_start_collector_args(e->t.dir, e->t.db, 0, &e->t.port, e->t.clog, extra);
-		if (e->t.collector < 0) {
-			tp_dump_file(e->t.clog);
-			return -1;
-		}
-		snprintf(e->t.coll, sizeof(e->t.coll), "127.0.0.1:%d", e->t.port);
-	}
-	*state = e;
-	return 0;
-}
-
-static int teardown(void **state)
-{
 	struct env *e = *state;
-	tp_env_teardown(&e->t);
-	free(e);
+	if (!no_opencl && tp_env_start_collector_http(&e->t, &e->http_port) < 0)
+		return -1;
 	return 0;
 }
 
@@ -384,9 +348,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_profile_cmd_calibrate_then_profile_reports_without_machine, setup,
-						teardown),
+						tp_env_free),
 		cmocka_unit_test_setup_teardown(test_profile_cmd_report_labels_do_not_overlap_in_chromium, setup,
-						teardown),
+						tp_env_free),
 	};
 	return cmocka_run_group_tests(tests, group_setup, NULL);
 }

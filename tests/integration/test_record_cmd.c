@@ -27,21 +27,10 @@ struct env {
 
 static int setup(void **state)
 {
-	struct env *e = calloc(1, sizeof(*e));
-	if (!e || tp_env_setup(&e->t, "record", true) < 0) {
-		free(e);
+	if (tp_env_new(state, sizeof(struct env), "record", true) < 0)
 		return -1;
-	}
-	tp_env_path(&e->t, "report.txt", e->rlog, sizeof(e->rlog));
-	*state = e;
-	return 0;
-}
-
-static int teardown(void **state)
-{
 	struct env *e = *state;
-	tp_env_teardown(&e->t);
-	free(e);
+	tp_env_path(&e->t, "report.txt", e->rlog, sizeof(e->rlog));
 	return 0;
 }
 
@@ -211,10 +200,10 @@ static void test_record_bpf_short_program_symbolized(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_record_ring_backend_busy, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_record_bpf_backend_busy, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_record_ring_short_program_symbolized, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_record_bpf_short_program_symbolized, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_record_ring_backend_busy, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_record_bpf_backend_busy, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_record_ring_short_program_symbolized, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_record_bpf_short_program_symbolized, setup, tp_env_free),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

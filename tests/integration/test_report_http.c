@@ -25,64 +25,22 @@
 #include "testproc.h"
 
 struct env {
-	char dir[256], db[300], clog[300], portfile[300];
-	pid_t collector;
+	struct tp_env t;
 	int http_port;
 };
 
-/* A free TCP port on 127.0.0.1 (bound then released). */
-static int free_port(void)
-{
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_in sa = {.sin_family = AF_INET};
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	socklen_t sl = sizeof(sa);
-	int port = -1;
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
-		port = ntohs(sa.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return port;
-}
-
 static int setup(void **state)
 {
-	struct env *e = calloc(1, sizeof(*e));
-	if (!e || tp_tmpdir(e->dir, sizeof(e->dir), "rephttp") < 0)
+	if (tp_env_new(state, sizeof(struct env), "rephttp", false) < 0)
 		return -1;
-	snprintf(e->db, sizeof(e->db), "%s/profile.db", e->dir);
-	snprintf(e->clog, sizeof(e->clog), "%s/collector.log", e->dir);
-	snprintf(e->portfile, sizeof(e->portfile), "%s/port", e->dir);
+	struct env *e = *state;
 	struct store *st;
 	int64_t sid;
-	if (store_open(e->db, 0, &st) < 0 || rf_make_session(st, &sid) < 0)
+	if (store_open(e->t.db, 0, &st) < 0 || rf_make_session(st, &sid) < 0)
 		return -1;
 	store_close(st);
-	e->http_port = free_port();
-	char bin[512], http[64];
-	tp_bin("collector", bin, sizeof(bin));
-	snprintf(http, sizeof(http), "127.0.0.1:%d", e->http_port);
-	char *argv[] = {bin, "--listen", "127.0.0.1:0", "--store", e->db, "--port-file", e->portfile, "--http", http,
-			NULL};
-	e->collector = tp_spawn(argv, e->clog);
-	for (int i = 0; i < 1000 && e->collector > 0; i++) {
-		if (access(e->portfile, R_OK) == 0)
-			break;
-		tp_sleep_ms(10);
-	}
-	if (e->collector < 0 || access(e->portfile, R_OK) != 0)
+	if (tp_env_start_collector_http(&e->t, &e->http_port) < 0)
 		return -1;
-	*state = e;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct env *e = *state;
-	tp_stop(e->collector, 3000);
-	tp_rm_rf(e->dir);
-	free(e);
 	return 0;
 }
 
@@ -90,12 +48,12 @@ static int teardown(void **state)
 static int chromium(struct env *e, const char *url, const char *opt, const char *out_path)
 {
 	char profile[300], cmd[2048];
-	snprintf(profile, sizeof(profile), "%s/chrome-profile", e->dir);
+	snprintf(profile, sizeof(profile), "%s/chrome-profile", e->t.dir);
 	snprintf(cmd, sizeof(cmd),
 		 "timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
 		 "--disable-component-update --disable-sync --no-first-run --disable-dev-shm-usage "
 		 "--user-data-dir=%s %s '%s' >%s 2>%s/chromium.err",
-		 profile, opt, url, out_path, e->dir);
+		 profile, opt, url, out_path, e->t.dir);
 	int st = system(cmd);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
@@ -108,7 +66,7 @@ static void test_report_http_chromium_renders_report(void **state)
 		skip();
 	}
 	char url[128], dom[300];
-	snprintf(dom, sizeof(dom), "%s/index.html", e->dir);
+	snprintf(dom, sizeof(dom), "%s/index.html", e->t.dir);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", e->http_port);
 	assert_int_equal(chromium(e, url, "--dump-dom", dom), 0);
 	char *html = tp_slurp(dom);
@@ -130,7 +88,7 @@ static void test_report_http_chromium_renders_report(void **state)
 
 	/* a screenshot of the page: a PNG of the default window size */
 	char shot[300], opt[400];
-	snprintf(shot, sizeof(shot), "%s/report.png", e->dir);
+	snprintf(shot, sizeof(shot), "%s/report.png", e->t.dir);
 	snprintf(opt, sizeof(opt), "--window-size=1200,1600 --screenshot=%s", shot);
 	assert_int_equal(chromium(e, url, opt, dom), 0);
 	uint32_t w = 0, h = 0;
@@ -143,7 +101,7 @@ static void test_report_http_chromium_renders_report(void **state)
 		snprintf(cmd, sizeof(cmd), "cp %s %s/report-screenshot.png", shot, keep);
 		assert_int_equal(system(cmd), 0);
 	}
-	assert_true(tp_alive(e->collector));
+	assert_true(tp_alive(e->t.collector));
 }
 
 static void test_report_http_roofline_png(void **state)
@@ -155,9 +113,9 @@ static void test_report_http_roofline_png(void **state)
 	}
 	char bin[512], png[300], log[300];
 	tp_bin("collector", bin, sizeof(bin));
-	snprintf(png, sizeof(png), "%s/roofline.png", e->dir);
-	snprintf(log, sizeof(log), "%s/roofline.txt", e->dir);
-	char *argv[] = {bin, "roofline", "--store", e->db, "--session", "1", "--device", "gpu", "-o", png, NULL};
+	snprintf(png, sizeof(png), "%s/roofline.png", e->t.dir);
+	snprintf(log, sizeof(log), "%s/roofline.txt", e->t.dir);
+	char *argv[] = {bin, "roofline", "--store", e->t.db, "--session", "1", "--device", "gpu", "-o", png, NULL};
 	pid_t pid = tp_spawn(argv, log);
 	int st;
 	assert_int_equal(tp_wait(pid, 30000, &st), 0);
@@ -172,8 +130,8 @@ static void test_report_http_roofline_png(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_report_http_chromium_renders_report, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_report_http_roofline_png, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_report_http_chromium_renders_report, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_report_http_roofline_png, setup, tp_env_free),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

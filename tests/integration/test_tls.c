@@ -33,9 +33,9 @@ struct env {
 
 static int setup(void **state)
 {
-	struct env *e = calloc(1, sizeof(*e));
-	if (!e || tp_env_setup(&e->t, "tls", false) < 0)
+	if (tp_env_new(state, sizeof(struct env), "tls", false) < 0)
 		return -1;
+	struct env *e = *state;
 	tp_env_path(&e->t, "token", e->token, sizeof(e->token));
 	tp_env_path(&e->t, "agent2.log", e->alog2, sizeof(e->alog2));
 	tp_env_path(&e->t, "spool2", e->spool2, sizeof(e->spool2));
@@ -47,15 +47,6 @@ static int setup(void **state)
 	    tc_make_cert(e->t.dir, "far", "IP:10.9.8.7,DNS:far.example", e->far, sizeof(e->far), e->far_key,
 			 sizeof(e->far_key)) < 0)
 		return -1;
-	*state = e;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct env *e = *state;
-	tp_env_teardown(&e->t);
-	free(e);
 	return 0;
 }
 
@@ -81,8 +72,8 @@ static void expect_stored(struct env *e, pid_t agent, const char *log, const cha
 {
 	int rc = fl_wait_exit(agent, 60000);
 	if (rc != 0) {
-		fl_dump(log);
-		fl_dump(e->t.clog);
+		tp_dump_file(log);
+		tp_dump_file(e->t.clog);
 	}
 	assert_int_equal(rc, 0);
 	int complete = 0;
@@ -95,7 +86,7 @@ static void expect_stored(struct env *e, pid_t agent, const char *log, const cha
 static void expect_refused(struct env *e, pid_t agent, const char *log, const char *text)
 {
 	int rc = fl_wait_exit(agent, 30000);
-	fl_dump(log);
+	tp_dump_file(log);
 	assert_int_equal(rc, 1); /* refused for good: exit 1, not a reconnect loop */
 	assert_true(tp_file_count(log, text) >= 1);
 }
@@ -125,7 +116,7 @@ static void test_tls_wrong_ca_refused_and_counted(void **state)
 	assert_true(tp_file_count(e->t.alog, "--tls-ca") >= 1);
 	assert_int_equal(tp_db_int(e->t.db, "SELECT COUNT(*) FROM sessions"), 0);
 	stop_collector(e);
-	fl_dump(e->t.clog);
+	tp_dump_file(e->t.clog);
 	assert_int_equal(tp_file_count(e->t.clog, " 1 TLS failures"), 1);
 }
 
@@ -248,7 +239,7 @@ static void test_idle_timeout_closes_silent_peer_not_agent(void **state)
 	assert_true(strncmp(err, code, strlen(code)) == 0);
 	int rc = fl_wait_exit(a, 60000);
 	if (rc != 0)
-		fl_dump(e->t.alog);
+		tp_dump_file(e->t.alog);
 	assert_int_equal(rc, 0);
 	int complete = 0;
 	assert_true(fl_records(e->t.db, "slow-agent", &complete) >= 2);
@@ -265,12 +256,12 @@ int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_tls_session_stored_with_token, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_tls_wrong_ca_refused_and_counted, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_tls_certificate_for_other_address_refused, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_tls_plain_agent_to_tls_collector_refused, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_tls_agent_to_plain_collector_refused, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_idle_timeout_closes_silent_peer_not_agent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tls_session_stored_with_token, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_tls_wrong_ca_refused_and_counted, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_tls_certificate_for_other_address_refused, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_tls_plain_agent_to_tls_collector_refused, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_tls_agent_to_plain_collector_refused, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_idle_timeout_closes_silent_peer_not_agent, setup, tp_env_free),
 	};
 	return cmocka_run_group_tests_name("tls", tests, NULL, NULL);
 }

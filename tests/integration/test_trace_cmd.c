@@ -25,21 +25,10 @@ struct env {
 
 static int setup(void **state)
 {
-	struct env *e = calloc(1, sizeof(*e));
-	if (!e || tp_env_setup(&e->t, "trace-cmd", true) < 0) {
-		free(e);
+	if (tp_env_new(state, sizeof(struct env), "trace-cmd", true) < 0)
 		return -1;
-	}
-	tp_env_path(&e->t, "edag.json", e->elog, sizeof(e->elog));
-	*state = e;
-	return 0;
-}
-
-static int teardown(void **state)
-{
 	struct env *e = *state;
-	tp_env_teardown(&e->t);
-	free(e);
+	tp_env_path(&e->t, "edag.json", e->elog, sizeof(e->elog));
 	return 0;
 }
 
@@ -158,8 +147,8 @@ static void test_trace_cmd_exit_inside_window(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_trace_cmd_windows_reach_store_and_edag, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_trace_cmd_exit_inside_window, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_trace_cmd_windows_reach_store_and_edag, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_trace_cmd_exit_inside_window, setup, tp_env_free),
 	};
 	return cmocka_run_group_tests_name("trace_cmd", tests, NULL, NULL);
 }

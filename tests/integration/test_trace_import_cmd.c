@@ -30,21 +30,7 @@
 
 static int setup(void **state)
 {
-	struct tp_env *e = calloc(1, sizeof(*e));
-	if (!e || tp_env_setup(e, "trace-import", true) < 0) {
-		free(e);
-		return -1;
-	}
-	*state = e;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct tp_env *e = *state;
-	tp_env_teardown(e);
-	free(e);
-	return 0;
+	return tp_env_new(state, sizeof(struct tp_env), "trace-import", true);
 }
 
 /* Run argv (NULL-terminated), its output into out (truncated first); returns the wait status. */
@@ -294,11 +280,13 @@ static void test_trace_import_qemu_riscv64_triad(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_trace_import_session_equals_file, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_trace_import_waits_for_late_collector, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_trace_import_never_stalls_past_max_stall, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_trace_import_qemu_aarch64_chase, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_trace_import_qemu_riscv64_triad, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_trace_import_session_equals_file, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_trace_import_waits_for_late_collector, setup,
+						tp_env_free),
+		cmocka_unit_test_setup_teardown(test_trace_import_never_stalls_past_max_stall, setup,
+						tp_env_free),
+		cmocka_unit_test_setup_teardown(test_trace_import_qemu_aarch64_chase, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_trace_import_qemu_riscv64_triad, setup, tp_env_free),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

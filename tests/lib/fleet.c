@@ -1,14 +1,11 @@
 #include "fleet.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -76,21 +73,6 @@ int64_t fl_records(const char *db, const char *id, int *complete)
 	return n;
 }
 
-int fl_free_port(void)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in sa = {.sin_family = AF_INET};
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	socklen_t sl = sizeof(sa);
-	int port = -1;
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
-		port = ntohs(sa.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return port;
-}
-
 int fl_write_token(const char *path, int variant)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -100,13 +82,4 @@ int fl_write_token(const char *path, int variant)
 	ssize_t w = write(fd, tok, strlen(tok));
 	close(fd);
 	return w == (ssize_t)strlen(tok) ? 0 : -EIO;
-}
-
-void fl_dump(const char *path)
-{
-	char *s = tp_slurp(path);
-	if (s) {
-		fprintf(stderr, "---- %s ----\n%s---- end ----\n", path, s);
-		free(s);
-	}
 }

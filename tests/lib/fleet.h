@@ -16,10 +16,7 @@ int fl_wait_exit(pid_t pid, int ms);
 int64_t fl_created(const char *log);
 /* Records of agent id: count, and whether seqs are exactly 1..count (no gap, no duplicate). */
 int64_t fl_records(const char *db, const char *id, int *complete);
-/* A free loopback port (bound then closed). */
-int fl_free_port(void);
 /* Write a token file (0600) with a fixed test secret (variant selects another one). */
 int fl_write_token(const char *path, int variant);
-void fl_dump(const char *path);
 
 #endif

@@ -14,6 +14,29 @@
 
 #include <cmocka.h>
 
+int srv_fixture_open(void **state, struct server_options opt)
+{
+	struct srv_fixture *f = calloc(1, sizeof(*f));
+	if (!f || store_open(":memory:", 0, &f->store) < 0)
+		return -1;
+	if (!opt.listen)
+		opt.listen = "127.0.0.1:0";
+	opt.signal_fd = -1;
+	if (server_open(f->store, &opt, &f->srv) < 0)
+		return -1;
+	*state = f;
+	return 0;
+}
+
+int srv_fixture_teardown(void **state)
+{
+	struct srv_fixture *f = *state;
+	server_close(f->srv);
+	store_close(f->store);
+	free(f);
+	return 0;
+}
+
 void client_open(struct client *c, struct server *srv)
 {
 	memset(c, 0, sizeof(*c));
@@ -123,6 +146,24 @@ void expect_error_and_close(struct client *c, struct server *srv, const char *te
 		fail_msg("error '%s' does not contain '%s'", env->error->message, text);
 	prof__envelope__free_unpacked(env, NULL);
 	assert_null(client_next(c, srv));
+}
+
+void add_hello_frame(uint8_t **buf, size_t *len, const struct hello_spec *hs)
+{
+	Prof__Hello h = PROF__HELLO__INIT;
+	h.schema_version = hs->schema ? hs->schema : PROF_SCHEMA_VERSION;
+	h.agent_id = (char *)hs->agent;
+	h.boot_id = hs->boot;
+	if (hs->board)
+		h.board = (char *)hs->board;
+	if (hs->mac) {
+		h.auth.data = (uint8_t *)hs->mac;
+		h.auth.len = hs->mac_len;
+	}
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.body_case = PROF__ENVELOPE__BODY_HELLO;
+	env.hello = &h;
+	frames_add(buf, len, &env);
 }
 
 void add_counters(uint8_t **buf, size_t *len, uint64_t seq)

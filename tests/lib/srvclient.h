@@ -10,8 +10,20 @@
 
 #include "frame.h"
 #include "server/server.h"
+#include "store/store.h"
 
 #define SRVCLIENT_MAX_FRAME (64u * 1024u)
+
+/* The server under test: an in-memory store and a server on 127.0.0.1:0
+ * (unless opt.listen says otherwise) that the test steps itself. */
+struct srv_fixture {
+	struct store *store;
+	struct server *srv;
+};
+/* cmocka setup helper: *state = a new fixture with opt (signal_fd forced to -1); 0 or -1. */
+int srv_fixture_open(void **state, struct server_options opt);
+/* cmocka teardown: closes the server and the store, frees the fixture; 0. */
+int srv_fixture_teardown(void **state);
 
 struct client {
 	int fd;
@@ -31,6 +43,18 @@ uint64_t expect_ack(struct client *c, struct server *srv);
 void expect_ack_reaching(struct client *c, struct server *srv, uint64_t want);
 /* An Error envelope (checked to contain text), then EOF. */
 void expect_error_and_close(struct client *c, struct server *srv, const char *text);
+
+/* A Hello envelope's fields; zero fields are left out of the message. */
+struct hello_spec {
+	const char *agent;
+	uint64_t boot;
+	uint32_t schema; /* 0: PROF_SCHEMA_VERSION */
+	const char *board;
+	const uint8_t *mac; /* the auth proof, mac_len bytes */
+	size_t mac_len;
+};
+/* Append a Hello frame. */
+void add_hello_frame(uint8_t **buf, size_t *len, const struct hello_spec *h);
 
 /* Append a one-row Counters record (event "cycles", declared in seq 1). */
 void add_counters(uint8_t **buf, size_t *len, uint64_t seq);

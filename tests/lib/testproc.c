@@ -1,14 +1,17 @@
 #include "testproc.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -104,6 +107,21 @@ int tp_alive(pid_t pid)
 pid_t tp_start_collector(const char *dir, const char *db, int port, int *bound_port, const char *log)
 {
 	return tp_start_collector_args(dir, db, port, bound_port, log, NULL);
+}
+
+int tp_free_port(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t sl = sizeof(sa);
+	int port = -1;
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
+		port = ntohs(sa.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
 }
 
 long tp_peak_rss_kib(pid_t pid)
@@ -271,6 +289,37 @@ int tp_env_start_collector(struct tp_env *e, int port, const char *const *extra)
 		return -1;
 	e->port = bound;
 	snprintf(e->coll, sizeof(e->coll), "127.0.0.1:%d", e->port);
+	return 0;
+}
+
+int tp_env_new(void **state, size_t size, const char *tag, bool start_collector)
+{
+	struct tp_env *e = calloc(1, size > sizeof(*e) ? size : sizeof(*e));
+	if (!e || tp_env_setup(e, tag, start_collector) < 0) {
+		free(e);
+		return -1;
+	}
+	*state = e;
+	return 0;
+}
+
+int tp_env_free(void **state)
+{
+	tp_env_teardown(*state);
+	free(*state);
+	return 0;
+}
+
+int tp_env_start_collector_http(struct tp_env *e, int *http_port)
+{
+	*http_port = tp_free_port();
+	char http[64];
+	snprintf(http, sizeof(http), "127.0.0.1:%d", *http_port);
+	const char *extra[] = {"--http", http, NULL};
+	if (tp_env_start_collector(e, 0, extra) < 0) {
+		tp_dump_file(e->clog);
+		return -1;
+	}
 	return 0;
 }
 

@@ -28,6 +28,8 @@ pid_t tp_start_collector(const char *dir, const char *db, int port, int *bound_p
 /* The same with extra collector arguments (NULL-terminated list, NULL for none). */
 pid_t tp_start_collector_args(const char *dir, const char *db, int port, int *bound_port, const char *log,
 			      const char *const *extra);
+/* A free TCP port on 127.0.0.1 (bound then released), -1 if none. */
+int tp_free_port(void);
 /* Peak resident set of a live process in KiB (VmHWM), -1 if unknown. */
 long tp_peak_rss_kib(pid_t pid);
 
@@ -45,9 +47,17 @@ struct tp_env {
 int tp_env_setup(struct tp_env *e, const char *tag, bool start_collector);
 /* Stops the agent and the collector (continued first if a test stopped them). */
 void tp_env_teardown(struct tp_env *e);
+/* cmocka setup/teardown for suites whose state is a tp_env, or a struct of
+ * size bytes that begins with one: *state = a new zeroed one, its env set up
+ * (tp_env_setup); 0 or -1. tp_env_free: tp_env_teardown, free; 0. */
+int tp_env_new(void **state, size_t size, const char *tag, bool start_collector);
+int tp_env_free(void **state);
 /* (Re)start the env's collector on 127.0.0.1:port (0 = any) with extra arguments
  * (NULL-terminated, or NULL); 0, or -1 if it did not start or bound another port. */
 int tp_env_start_collector(struct tp_env *e, int port, const char *const *extra);
+/* The same with --http on a free 127.0.0.1 port, stored in *http_port; 0, or -1
+ * (the collector's log printed) if it did not start. */
+int tp_env_start_collector_http(struct tp_env *e, int *http_port);
 /* DIR/name of the env, into buf. */
 const char *tp_env_path(const struct tp_env *e, const char *name, char *buf, size_t len);
 /* Print a file (a log) to stderr, for failing tests. */

@@ -23,57 +23,22 @@
 
 #define MAX_FRAME (64u * 1024u)
 
-struct fixture {
-	struct store *store;
-	struct server *srv;
-};
-
-static int open_server(void **state, unsigned max_conns)
-{
-	struct fixture *f = calloc(1, sizeof(*f));
-	if (!f || store_open(":memory:", 0, &f->store) < 0)
-		return -1;
-	struct server_options opt = {
-	    .listen = "127.0.0.1:0", .max_conns = max_conns, .max_frame = MAX_FRAME, .signal_fd = -1};
-	if (server_open(f->store, &opt, &f->srv) < 0)
-		return -1;
-	*state = f;
-	return 0;
-}
-
 static int setup(void **state)
 {
-	return open_server(state, 0);
+	return srv_fixture_open(state, (struct server_options){.max_frame = MAX_FRAME});
 }
 
 static int setup_one_conn(void **state)
 {
-	return open_server(state, 1);
+	return srv_fixture_open(state, (struct server_options){.max_conns = 1, .max_frame = MAX_FRAME});
 }
-
-static int teardown(void **state)
-{
-	struct fixture *f = *state;
-	server_close(f->srv);
-	store_close(f->store);
-	free(f);
-	return 0;
-}
-
 
 /* ---------------------------------------------------------------- envelopes */
 
 static void add_hello(uint8_t **buf, size_t *len, const char *agent, uint32_t schema)
 {
-	Prof__Hello h = PROF__HELLO__INIT;
-	h.schema_version = schema;
-	h.agent_id = (char *)agent;
-	h.boot_id = 77;
-	h.board = "host";
-	Prof__Envelope env = PROF__ENVELOPE__INIT;
-	env.body_case = PROF__ENVELOPE__BODY_HELLO;
-	env.hello = &h;
-	frames_add(buf, len, &env);
+	add_hello_frame(buf, len,
+			&(struct hello_spec){.agent = agent, .boot = 77, .schema = schema, .board = "host"});
 }
 
 struct counts {
@@ -101,7 +66,7 @@ static struct counts store_counts(struct store *s)
 
 static void test_server_hello_records_acked(void **state)
 {
-	struct fixture *f = *state;
+	struct srv_fixture *f = *state;
 	struct client c;
 	client_open(&c, f->srv);
 	uint8_t *buf = NULL;
@@ -143,7 +108,7 @@ static void test_server_hello_records_acked(void **state)
 
 static void test_server_garbage_isolated(void **state)
 {
-	struct fixture *f = *state;
+	struct srv_fixture *f = *state;
 	struct client good, bad;
 	client_open(&good, f->srv);
 	client_open(&bad, f->srv);
@@ -167,7 +132,7 @@ static void test_server_garbage_isolated(void **state)
 
 static void test_server_commits_frames_before_bad_one(void **state)
 {
-	struct fixture *f = *state;
+	struct srv_fixture *f = *state;
 	struct client c;
 	client_open(&c, f->srv);
 	uint8_t *buf = NULL;
@@ -190,7 +155,7 @@ static void test_server_commits_frames_before_bad_one(void **state)
 
 static void test_server_schema_mismatch(void **state)
 {
-	struct fixture *f = *state;
+	struct srv_fixture *f = *state;
 	struct client c;
 	client_open(&c, f->srv);
 	uint8_t *buf = NULL;
@@ -204,7 +169,7 @@ static void test_server_schema_mismatch(void **state)
 
 static void test_server_record_before_hello(void **state)
 {
-	struct fixture *f = *state;
+	struct srv_fixture *f = *state;
 	struct client c;
 	client_open(&c, f->srv);
 	uint8_t *buf = NULL;
@@ -217,7 +182,7 @@ static void test_server_record_before_hello(void **state)
 
 static void test_server_oversized_frame(void **state)
 {
-	struct fixture *f = *state;
+	struct srv_fixture *f = *state;
 	struct client c;
 	client_open(&c, f->srv);
 	uint8_t hdr[FRAME_VARINT_MAX];
@@ -229,7 +194,7 @@ static void test_server_oversized_frame(void **state)
 
 static void test_server_split_frames(void **state)
 {
-	struct fixture *f = *state;
+	struct srv_fixture *f = *state;
 	struct client c;
 	client_open(&c, f->srv);
 	uint8_t *buf = NULL;
@@ -247,7 +212,7 @@ static void test_server_split_frames(void **state)
 
 static void test_server_truncated_frame_at_eof(void **state)
 {
-	struct fixture *f = *state;
+	struct srv_fixture *f = *state;
 	struct client c;
 	client_open(&c, f->srv);
 	uint8_t *buf = NULL;
@@ -269,7 +234,7 @@ static void test_server_truncated_frame_at_eof(void **state)
 
 static void test_server_max_conns(void **state)
 {
-	struct fixture *f = *state;
+	struct srv_fixture *f = *state;
 	struct client a, b;
 	client_open(&a, f->srv);
 	uint8_t *buf = NULL;
@@ -288,7 +253,7 @@ static void test_server_max_conns(void **state)
 
 static void test_server_stop_drains_and_acks(void **state)
 {
-	struct fixture *f = *state;
+	struct srv_fixture *f = *state;
 	struct client c;
 	client_open(&c, f->srv);
 	uint8_t *buf = NULL;
@@ -318,16 +283,17 @@ int main(void)
 {
 	log_init("test_server", LOG_LEVEL_WARN);
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_server_hello_records_acked, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_server_garbage_isolated, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_server_commits_frames_before_bad_one, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_server_schema_mismatch, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_server_record_before_hello, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_server_oversized_frame, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_server_split_frames, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_server_truncated_frame_at_eof, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_server_max_conns, setup_one_conn, teardown),
-	    cmocka_unit_test_setup_teardown(test_server_stop_drains_and_acks, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_server_hello_records_acked, setup, srv_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_server_garbage_isolated, setup, srv_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_server_commits_frames_before_bad_one, setup,
+					    srv_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_server_schema_mismatch, setup, srv_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_server_record_before_hello, setup, srv_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_server_oversized_frame, setup, srv_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_server_split_frames, setup, srv_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_server_truncated_frame_at_eof, setup, srv_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_server_max_conns, setup_one_conn, srv_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_server_stop_drains_and_acks, setup, srv_fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

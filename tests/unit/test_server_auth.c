@@ -62,19 +62,9 @@ static void close_fixture(struct fixture *f)
 
 static void add_hello_auth(uint8_t **buf, size_t *len, const char *agent, uint64_t boot, const uint8_t *mac)
 {
-	Prof__Hello h = PROF__HELLO__INIT;
-	h.schema_version = PROF_SCHEMA_VERSION;
-	h.agent_id = (char *)agent;
-	h.boot_id = boot;
-	h.board = "host";
-	if (mac) {
-		h.auth.data = (uint8_t *)mac;
-		h.auth.len = AUTH_MAC_LEN;
-	}
-	Prof__Envelope env = PROF__ENVELOPE__INIT;
-	env.body_case = PROF__ENVELOPE__BODY_HELLO;
-	env.hello = &h;
-	frames_add(buf, len, &env);
+	add_hello_frame(buf, len,
+			&(struct hello_spec){.agent = agent, .boot = boot, .board = "host", .mac = mac,
+					     .mac_len = mac ? AUTH_MAC_LEN : 0});
 }
 
 /* The Challenge every connection of a server with a token starts with; returns its nonce. */

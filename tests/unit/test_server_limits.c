@@ -19,57 +19,25 @@
 #include "srvclient.h"
 #include "store/store.h"
 
-struct fixture {
-	struct store *store;
-	struct server *srv;
-};
-
-static int open_server(void **state, unsigned max_conns)
-{
-	struct fixture *f = calloc(1, sizeof(*f));
-	if (!f || store_open(":memory:", 0, &f->store) < 0)
-		return -1;
-	struct server_options opt = {.listen = "127.0.0.1:0", .max_conns = max_conns, .signal_fd = -1};
-	if (server_open(f->store, &opt, &f->srv) < 0)
-		return -1;
-	*state = f;
-	return 0;
-}
-
 static int setup(void **state)
 {
-	return open_server(state, 0);
+	return srv_fixture_open(state, (struct server_options){0});
 }
 
 static int setup_16(void **state)
 {
-	return open_server(state, 16); /* 4 without a Hello, 2 of them per address */
+	/* 4 without a Hello, 2 of them per address */
+	return srv_fixture_open(state, (struct server_options){.max_conns = 16});
 }
 
 static int setup_2(void **state)
 {
-	return open_server(state, 2);
-}
-
-static int teardown(void **state)
-{
-	struct fixture *f = *state;
-	server_close(f->srv);
-	store_close(f->store);
-	free(f);
-	return 0;
+	return srv_fixture_open(state, (struct server_options){.max_conns = 2});
 }
 
 static void add_hello(uint8_t **buf, size_t *len, const char *agent, uint64_t boot)
 {
-	Prof__Hello h = PROF__HELLO__INIT;
-	h.schema_version = PROF_SCHEMA_VERSION;
-	h.agent_id = (char *)agent;
-	h.boot_id = boot;
-	Prof__Envelope env = PROF__ENVELOPE__INIT;
-	env.body_case = PROF__ENVELOPE__BODY_HELLO;
-	env.hello = &h;
-	frames_add(buf, len, &env);
+	add_hello_frame(buf, len, &(struct hello_spec){.agent = agent, .boot = boot});
 }
 
 static void add_heartbeat(uint8_t **buf, size_t *len, uint64_t seq)
@@ -83,7 +51,7 @@ static void add_heartbeat(uint8_t **buf, size_t *len, uint64_t seq)
 }
 
 /* Connect, send the Hello, return the Hello's ack. */
-static uint64_t hello(struct client *c, struct fixture *f, const char *agent, uint64_t boot)
+static uint64_t hello(struct client *c, struct srv_fixture *f, const char *agent, uint64_t boot)
 {
 	client_open(c, f->srv);
 	uint8_t *buf = NULL;
@@ -95,7 +63,7 @@ static uint64_t hello(struct client *c, struct fixture *f, const char *agent, ui
 
 static void test_server_second_hello_for_live_session_refused(void **state)
 {
-	struct fixture *f = *state;
+	struct srv_fixture *f = *state;
 	struct client a, b, c;
 	assert_int_equal(hello(&a, f, "owner", 42), 0);
 	uint8_t *buf = NULL;
@@ -131,7 +99,7 @@ static void test_server_second_hello_for_live_session_refused(void **state)
 
 static void test_server_seq_beyond_window_refused(void **state)
 {
-	struct fixture *f = *state;
+	struct srv_fixture *f = *state;
 	struct client a, b;
 	assert_int_equal(hello(&a, f, "windowed", 7), 0);
 	uint8_t *buf = NULL;
@@ -168,7 +136,7 @@ static void test_server_seq_beyond_window_refused(void **state)
  * connection, so an agent connecting after the flood gets in. */
 static void test_server_prehello_flood_evicted(void **state)
 {
-	struct fixture *f = *state;
+	struct srv_fixture *f = *state;
 	enum { NSILENT = 40 };
 	struct client silent[NSILENT];
 	for (int i = 0; i < NSILENT; i++) {
@@ -204,7 +172,7 @@ static void test_server_prehello_flood_evicted(void **state)
 /* Every slot taken: a connection without a Hello gives its slot up, one with a Hello does not. */
 static void test_server_full_evicts_prehello_not_agents(void **state)
 {
-	struct fixture *f = *state;
+	struct srv_fixture *f = *state;
 	struct client a, silent, b, c;
 	assert_int_equal(hello(&a, f, "first", 1), 0);
 	client_open(&silent, f->srv);
@@ -230,10 +198,13 @@ int main(void)
 	log_init("test_server_limits", LOG_LEVEL_ERROR);
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_server_second_hello_for_live_session_refused, setup,
-					    teardown),
-	    cmocka_unit_test_setup_teardown(test_server_seq_beyond_window_refused, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_server_prehello_flood_evicted, setup_16, teardown),
-	    cmocka_unit_test_setup_teardown(test_server_full_evicts_prehello_not_agents, setup_2, teardown),
+					    srv_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_server_seq_beyond_window_refused, setup,
+					    srv_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_server_prehello_flood_evicted, setup_16,
+					    srv_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_server_full_evicts_prehello_not_agents, setup_2,
+					    srv_fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,7 +10,6 @@
 
 #include <CL/cl_layer.h>
 
-PCL_HIDDEN cl_icd_dispatch pcl_next;
 static cl_icd_dispatch layer_dispatch;
 
 #define LAYER_NAME "profcl: OpenCL command timing for the mali-board profiler"

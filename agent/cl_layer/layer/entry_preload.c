@@ -10,7 +10,6 @@
 
 #include "pcl.h"
 
-PCL_HIDDEN cl_icd_dispatch pcl_next;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 #define NEXT_FUNCS(X)                                                                                      \

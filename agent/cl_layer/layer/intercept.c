@@ -261,6 +261,20 @@ static uint64_t mem_id(cl_mem m)
 	return pcl_mem_lookup(m, &mi) ? mi.id : 0;
 }
 
+/* A transfer's record: its bytes, the buffer it reads and the one it writes (NULL: none). */
+static void enq_transfer(struct enq *e, uint64_t bytes, cl_mem rd, cl_mem wr)
+{
+	if (!e->p)
+		return;
+	struct pcl_cmd *c = &e->p->cmd;
+	c->bytes = bytes;
+	uint64_t r = rd ? mem_id(rd) : 0, w = wr ? mem_id(wr) : 0;
+	if (r)
+		add_mem(c->read, &c->n_read, r);
+	if (w)
+		add_mem(c->written, &c->n_written, w);
+}
+
 cl_int CL_API_CALL pcl_clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dim, const size_t *offset,
 					      const size_t *global, const size_t *local, cl_uint nwait,
 					      const cl_event *wait, cl_event *ev)
@@ -310,12 +324,7 @@ cl_int CL_API_CALL pcl_clEnqueueReadBuffer(cl_command_queue q, cl_mem m, cl_bool
 	depth++;
 	struct enq e;
 	enq_begin(&e, q, CL_COMMAND_READ_BUFFER, nwait, wait, ev);
-	if (e.p) {
-		e.p->cmd.bytes = cb;
-		uint64_t id = mem_id(m);
-		if (id)
-			add_mem(e.p->cmd.read, &e.p->cmd.n_read, id);
-	}
+	enq_transfer(&e, cb, m, NULL);
 	cl_int rc = pcl_next.clEnqueueReadBuffer(q, m, block, off, cb, ptr, nwait, wait, e.evp);
 	enq_end(&e, rc, ev);
 	depth--;
@@ -329,12 +338,7 @@ cl_int CL_API_CALL pcl_clEnqueueWriteBuffer(cl_command_queue q, cl_mem m, cl_boo
 	depth++;
 	struct enq e;
 	enq_begin(&e, q, CL_COMMAND_WRITE_BUFFER, nwait, wait, ev);
-	if (e.p) {
-		e.p->cmd.bytes = cb;
-		uint64_t id = mem_id(m);
-		if (id)
-			add_mem(e.p->cmd.written, &e.p->cmd.n_written, id);
-	}
+	enq_transfer(&e, cb, NULL, m);
 	cl_int rc = pcl_next.clEnqueueWriteBuffer(q, m, block, off, cb, ptr, nwait, wait, e.evp);
 	enq_end(&e, rc, ev);
 	depth--;
@@ -348,14 +352,7 @@ cl_int CL_API_CALL pcl_clEnqueueCopyBuffer(cl_command_queue q, cl_mem src, cl_me
 	depth++;
 	struct enq e;
 	enq_begin(&e, q, CL_COMMAND_COPY_BUFFER, nwait, wait, ev);
-	if (e.p) {
-		e.p->cmd.bytes = cb;
-		uint64_t s = mem_id(src), d = mem_id(dst);
-		if (s)
-			add_mem(e.p->cmd.read, &e.p->cmd.n_read, s);
-		if (d)
-			add_mem(e.p->cmd.written, &e.p->cmd.n_written, d);
-	}
+	enq_transfer(&e, cb, src, dst);
 	cl_int rc = pcl_next.clEnqueueCopyBuffer(q, src, dst, soff, doff, cb, nwait, wait, e.evp);
 	enq_end(&e, rc, ev);
 	depth--;
@@ -370,12 +367,7 @@ void *CL_API_CALL pcl_clEnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_bool b
 	depth++;
 	struct enq e;
 	enq_begin(&e, q, CL_COMMAND_MAP_BUFFER, nwait, wait, ev);
-	if (e.p) {
-		e.p->cmd.bytes = cb;
-		uint64_t id = mem_id(m);
-		if (id)
-			add_mem(e.p->cmd.read, &e.p->cmd.n_read, id);
-	}
+	enq_transfer(&e, cb, m, NULL);
 	cl_int rc = CL_SUCCESS;
 	void *ptr = pcl_next.clEnqueueMapBuffer(q, m, block, flags, off, cb, nwait, wait, e.evp, &rc);
 	if (ptr)
@@ -397,12 +389,9 @@ cl_int CL_API_CALL pcl_clEnqueueUnmapMemObject(cl_command_queue q, cl_mem m, voi
 	cl_mem mm;
 	uint64_t bytes = 0;
 	bool write = false;
-	if (pcl_map_forget(ptr, &mm, &bytes, &write) && e.p) {
-		e.p->cmd.bytes = write ? bytes : 0;
-		uint64_t id = mem_id(m);
-		if (id && write)
-			add_mem(e.p->cmd.written, &e.p->cmd.n_written, id);
-	}
+	/* a write-back only if it was mapped for writing */
+	if (pcl_map_forget(ptr, &mm, &bytes, &write))
+		enq_transfer(&e, write ? bytes : 0, NULL, write ? m : NULL);
 	cl_int rc = pcl_next.clEnqueueUnmapMemObject(q, m, ptr, nwait, wait, e.evp);
 	enq_end(&e, rc, ev);
 	depth--;

@@ -18,16 +18,29 @@
 #define PCL_HIDDEN __attribute__((visibility("hidden")))
 #define PCL_EXPORT __attribute__((visibility("default")))
 
+/* Files call downwards only, never back up:
+ *   entry_layer.c | entry_preload.c -> intercept.c -> tables.c, track.c
+ *   track.c -> send.c -> ../cl_msg.c; every file -> base.c (which calls none). */
+
+/* ---- shared state and helpers (base.c: calls nothing else in the layer) */
 /* The next implementation: the loader's target dispatch (layer) or the
- * functions found with dlsym(RTLD_NEXT) (preload). */
+ * functions found with dlsym(RTLD_NEXT) (preload); filled by the entry file. */
 extern PCL_HIDDEN cl_icd_dispatch pcl_next;
 extern PCL_HIDDEN int pcl_mode; /* enum pcl_mode */
 extern PCL_HIDDEN int pcl_debug;
 
 void pcl_log(const char *fmt, ...) __attribute__((format(printf, 1, 2))) PCL_HIDDEN;
 uint64_t pcl_now_ns(void) PCL_HIDDEN;
-/* Reads the environment once (idempotent). */
-void pcl_init(void) PCL_HIDDEN;
+/* Debug level from the environment, start time (from pcl_init). */
+void pcl_base_init(void) PCL_HIDDEN;
+/* Counters and start time from scratch (in a forked child). */
+void pcl_base_after_fork(void) PCL_HIDDEN;
+/* Commands dropped (never sent to the agent) and sent. */
+uint64_t pcl_dropped(void) PCL_HIDDEN;
+uint64_t pcl_sent(void) PCL_HIDDEN;
+void pcl_count_dropped(uint64_t n) PCL_HIDDEN;
+void pcl_count_sent(uint64_t n) PCL_HIDDEN;
+uint64_t pcl_start_ns(void) PCL_HIDDEN;
 
 /* ---- object tables (tables.c); all lookups take the table lock */
 #define PCL_MAX_ARGS 64
@@ -100,7 +113,8 @@ void pcl_track(struct pcl_pending *p, cl_event ev, bool own_event) PCL_HIDDEN;
 struct pcl_pending *pcl_pending_new(void) PCL_HIDDEN;
 void pcl_pending_abandon(struct pcl_pending *p) PCL_HIDDEN; /* enqueue failed */
 uint64_t pcl_next_cmd_id(void) PCL_HIDDEN;
-uint64_t pcl_dropped(void) PCL_HIDDEN;
+/* Reads the environment once and sets up the fork handler (idempotent). */
+void pcl_init(void) PCL_HIDDEN;
 /* Nudge the sender (after clFinish / clWaitForEvents). */
 void pcl_kick(void) PCL_HIDDEN;
 

@@ -19,9 +19,4 @@ int pcl_send_wait(int timeout_ms);
 bool pcl_send_connected(void);
 void pcl_send_after_fork(void);
 
-/* Counters kept by track.c. */
-void pcl_count_dropped(uint64_t n) PCL_HIDDEN;
-void pcl_count_sent(uint64_t n) PCL_HIDDEN;
-uint64_t pcl_start_ns(void) PCL_HIDDEN;
-
 #endif

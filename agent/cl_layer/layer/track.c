@@ -8,7 +8,6 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,9 +22,6 @@
 #define EXIT_COMPLETE_WAIT_NS 300000000ull /* at exit: for enqueued commands to complete */
 #define EXIT_SEND_WAIT_NS 300000000ull     /* at exit: for the socket to take the rest */
 
-PCL_HIDDEN int pcl_mode;
-PCL_HIDDEN int pcl_debug;
-
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER; /* reaper: work or stop */
 static pthread_cond_t idle = PTHREAD_COND_INITIALIZER; /* exit: an outstanding command completed */
@@ -35,33 +31,9 @@ static bool reaper_running, stopping, reaper_done;
 static pthread_t reaper;
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-static _Atomic uint64_t next_id = 1, n_dropped, n_sent, n_captured;
-static uint64_t start_ns;
-
-uint64_t pcl_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-void pcl_log(const char *fmt, ...)
-{
-	if (!pcl_debug)
-		return;
-	char buf[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "profcl[%d]: %s\n", (int)getpid(), buf);
-}
+static _Atomic uint64_t next_id = 1, n_captured;
 
 uint64_t pcl_next_cmd_id(void) { return atomic_fetch_add(&next_id, 1); }
-uint64_t pcl_dropped(void) { return atomic_load(&n_dropped); }
-void pcl_count_dropped(uint64_t n) { atomic_fetch_add(&n_dropped, n); }
-void pcl_count_sent(uint64_t n) { atomic_fetch_add(&n_sent, n); }
-uint64_t pcl_start_ns(void) { return start_ns; }
 
 static void after_fork_child(void)
 {
@@ -73,19 +45,15 @@ static void after_fork_child(void)
 	outstanding = 0;
 	reaper_running = stopping = reaper_done = false;
 	start_once = (pthread_once_t)PTHREAD_ONCE_INIT; /* the reaper did not survive the fork */
-	atomic_store(&n_dropped, 0);
-	atomic_store(&n_sent, 0);
 	atomic_store(&n_captured, 0);
 	atomic_store(&next_id, 1);
-	start_ns = pcl_now_ns();
+	pcl_base_after_fork(); /* drop/sent counters, start time */
 	pcl_send_after_fork();
 }
 
 static void init_once_fn(void)
 {
-	const char *d = getenv(PCL_ENV_DEBUG);
-	pcl_debug = d && *d && strcmp(d, "0") != 0 ? atoi(d) > 0 ? atoi(d) : 1 : 0;
-	start_ns = pcl_now_ns();
+	pcl_base_init(); /* debug level, start time */
 	pthread_atfork(NULL, NULL, after_fork_child);
 }
 
@@ -118,7 +86,7 @@ static void process(struct pcl_pending *p)
 		free(p);
 		return;
 	}
-	p->cmd.dropped_before = atomic_load(&n_dropped);
+	p->cmd.dropped_before = pcl_dropped();
 	if (pcl_debug > 1)
 		pcl_log("cmd %llu type 0x%x q%u %s %llu..%llu (%llu ns)", (unsigned long long)p->cmd.id,
 			p->cmd.type, p->cmd.queue_id, p->cmd.kernel, (unsigned long long)p->cmd.start,
@@ -170,7 +138,7 @@ static void *reaper_main(void *arg)
 	/* Last words: totals, so the agent can report the drops. */
 	pcl_send_flush(pcl_now_ns());
 	struct pcl_proc bye = {.pid = (int32_t)getpid(), .mode = (uint32_t)pcl_mode,
-			       .commands = atomic_load(&n_captured), .dropped = atomic_load(&n_dropped)};
+			       .commands = atomic_load(&n_captured), .dropped = pcl_dropped()};
 	uint8_t buf[64];
 	int len = pcl_encode_proc(PCL_MSG_BYE, &bye, buf, sizeof(buf));
 	bool told = len > 0 && pcl_send_queue(buf, (size_t)len, false) && pcl_send_flush(pcl_now_ns()) &&
@@ -236,9 +204,9 @@ static void at_exit(void)
 			pthread_mutex_unlock(&mu);
 		}
 	}
-	uint64_t dropped = atomic_load(&n_dropped), captured = atomic_load(&n_captured);
+	uint64_t dropped = pcl_dropped(), captured = atomic_load(&n_captured);
 	pcl_log("exit: %llu commands captured, %llu sent, %llu dropped%s", (unsigned long long)captured,
-		(unsigned long long)atomic_load(&n_sent), (unsigned long long)dropped,
+		(unsigned long long)pcl_sent(), (unsigned long long)dropped,
 		told ? "" : " (agent not told)");
 	if (dropped > 0 && !told)
 		write_dropfile(dropped, captured + left);
