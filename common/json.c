@@ -108,3 +108,27 @@ void json_double(FILE *f, double v)
 	else
 		fputs("null", f);
 }
+
+void json_str_key(FILE *f, int first, const char *key, const char *v)
+{
+	json_key(f, first, key);
+	json_string(f, v);
+}
+
+void json_u64_key(FILE *f, int first, const char *key, uint64_t v)
+{
+	json_key(f, first, key);
+	json_u64(f, v);
+}
+
+void json_i64_key(FILE *f, int first, const char *key, int64_t v)
+{
+	json_key(f, first, key);
+	json_i64(f, v);
+}
+
+void json_num_key(FILE *f, int first, const char *key, double v)
+{
+	json_key(f, first, key);
+	json_double(f, v);
+}

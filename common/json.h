@@ -18,5 +18,10 @@ void json_u64(FILE *f, uint64_t v);
 void json_i64(FILE *f, int64_t v);
 /* A finite double with enough digits, null if not finite. */
 void json_double(FILE *f, double v);
+/* "key": value in one call (json_key, then the value as above). */
+void json_str_key(FILE *f, int first, const char *key, const char *v);
+void json_u64_key(FILE *f, int first, const char *key, uint64_t v);
+void json_i64_key(FILE *f, int first, const char *key, int64_t v);
+void json_num_key(FILE *f, int first, const char *key, double v);
 
 #endif

@@ -47,12 +47,9 @@ static void json_est(FILE *f, int first, const char *key, const struct edag_esti
 {
 	json_key(f, first, key);
 	fputc('{', f);
-	json_key(f, 1, "value");
-	json_double(f, e->value);
-	json_key(f, 0, "lo");
-	json_double(f, e->lo);
-	json_key(f, 0, "hi");
-	json_double(f, e->hi);
+	json_num_key(f, 1, "value", e->value);
+	json_num_key(f, 0, "lo", e->lo);
+	json_num_key(f, 0, "hi", e->hi);
 	fputc('}', f);
 }
 
@@ -65,28 +62,19 @@ void cli_edag_print_json(const struct opts *o, const struct run *r, const struct
 	fputc('{', f);
 	json_key(f, 1, "all_deps");
 	fputs(c->all_deps ? "true" : "false", f);
-	json_key(f, 0, "cache_model");
-	json_string(f, edag_cache_model_name(c));
-	json_key(f, 0, "alpha0");
-	json_u64(f, c->alpha0);
-	json_key(f, 0, "m");
-	json_double(f, c->m);
-	json_key(f, 0, "alpha");
-	json_double(f, c->alpha);
+	json_str_key(f, 0, "cache_model", edag_cache_model_name(c));
+	json_u64_key(f, 0, "alpha0", c->alpha0);
+	json_num_key(f, 0, "m", c->m);
+	json_num_key(f, 0, "alpha", c->alpha);
 	json_key(f, 0, "caches");
 	fputc('[', f);
 	for (unsigned i = 0; i < c->nlevels; i++) {
 		fputs(i ? ",{" : "{", f);
-		json_key(f, 1, "name");
-		json_string(f, c->level[i].name);
-		json_key(f, 0, "size");
-		json_u64(f, c->level[i].size);
-		json_key(f, 0, "assoc");
-		json_u64(f, c->level[i].assoc);
-		json_key(f, 0, "line");
-		json_u64(f, c->level[i].line);
-		json_key(f, 0, "latency");
-		json_u64(f, c->level[i].latency);
+		json_str_key(f, 1, "name", c->level[i].name);
+		json_u64_key(f, 0, "size", c->level[i].size);
+		json_u64_key(f, 0, "assoc", c->level[i].assoc);
+		json_u64_key(f, 0, "line", c->level[i].line);
+		json_u64_key(f, 0, "latency", c->level[i].latency);
 		fputc('}', f);
 	}
 	fputs("]}", f);
@@ -98,18 +86,12 @@ void cli_edag_print_json(const struct opts *o, const struct run *r, const struct
 		struct edag_bounds b;
 		edag_bounds(mt, c->m, c->alpha, c->alpha0, &b);
 		fputs(i ? ",{" : "{", f);
-		json_key(f, 1, "index");
-		json_u64(f, w->info.index);
-		json_key(f, 0, "pid");
-		json_i64(f, w->info.pid);
-		json_key(f, 0, "tid");
-		json_i64(f, w->info.tid);
-		json_key(f, 0, "t_ns");
-		json_u64(f, w->info.t_ns);
-		json_key(f, 0, "share");
-		json_double(f, w->info.share);
-		json_key(f, 0, "represented_insns");
-		json_u64(f, w->info.represented_insns);
+		json_u64_key(f, 1, "index", w->info.index);
+		json_i64_key(f, 0, "pid", w->info.pid);
+		json_i64_key(f, 0, "tid", w->info.tid);
+		json_u64_key(f, 0, "t_ns", w->info.t_ns);
+		json_num_key(f, 0, "share", w->info.share);
+		json_u64_key(f, 0, "represented_insns", w->info.represented_insns);
 		const char *k[] = {"vertices",	  "accesses", "W",	    "D",
 				   "cp_vertices", "cp_cost",  "cp_compute", "cp_memory"};
 		uint64_t v[] = {mt->vertices,	 mt->accesses, mt->W,	       mt->D,
@@ -118,43 +100,31 @@ void cli_edag_print_json(const struct opts *o, const struct run *r, const struct
 			json_key(f, 0, k[j]);
 			json_u64(f, v[j]);
 		}
-		json_key(f, 0, "unknown_class");
-		json_u64(f, r->res_unknown[i]);
-		json_key(f, 0, "parallelism");
-		json_double(f, mt->parallelism);
+		json_u64_key(f, 0, "unknown_class", r->res_unknown[i]);
+		json_num_key(f, 0, "parallelism", mt->parallelism);
 		json_key(f, 0, "levels");
 		fputc('[', f);
 		for (unsigned l = 0; l < c->nlevels; l++) {
 			fputs(l ? ",{" : "{", f);
-			json_key(f, 1, "hits");
-			json_u64(f, mt->level_hit[l]);
-			json_key(f, 0, "misses");
-			json_u64(f, mt->level_miss[l]);
+			json_u64_key(f, 1, "hits", mt->level_hit[l]);
+			json_u64_key(f, 0, "misses", mt->level_miss[l]);
 			fputc('}', f);
 		}
 		fputc(']', f);
-		json_key(f, 0, "lower");
-		json_double(f, b.lower);
-		json_key(f, 0, "upper");
-		json_double(f, b.upper);
-		json_key(f, 0, "lambda");
-		json_double(f, b.lambda);
-		json_key(f, 0, "Lambda");
-		json_double(f, b.Lambda);
+		json_num_key(f, 0, "lower", b.lower);
+		json_num_key(f, 0, "upper", b.upper);
+		json_num_key(f, 0, "lambda", b.lambda);
+		json_num_key(f, 0, "Lambda", b.Lambda);
 		fputc('}', f);
 	}
 	fputc(']', f);
 	if (ap) {
 		json_key(f, 0, "estimate");
 		fputc('{', f);
-		json_key(f, 1, "windows");
-		json_u64(f, ap->windows);
-		json_key(f, 0, "sampled_insns");
-		json_u64(f, ap->sampled_insns);
-		json_key(f, 0, "represented_insns");
-		json_double(f, ap->represented_insns);
-		json_key(f, 0, "coverage");
-		json_double(f, ap->coverage);
+		json_u64_key(f, 1, "windows", ap->windows);
+		json_u64_key(f, 0, "sampled_insns", ap->sampled_insns);
+		json_num_key(f, 0, "represented_insns", ap->represented_insns);
+		json_num_key(f, 0, "coverage", ap->coverage);
 		json_key(f, 0, "coverage_known");
 		fputs(ap->coverage_known ? "true" : "false", f);
 		json_est(f, 0, "V", &ap->V);
@@ -166,12 +136,9 @@ void cli_edag_print_json(const struct opts *o, const struct run *r, const struct
 		json_est(f, 0, "Lambda", &ap->Lambda);
 		json_key(f, 0, "D_per_window");
 		fputc('{', f);
-		json_key(f, 1, "min");
-		json_double(f, ap->D_min);
-		json_key(f, 0, "mean");
-		json_double(f, ap->D_mean);
-		json_key(f, 0, "max");
-		json_double(f, ap->D_max);
+		json_num_key(f, 1, "min", ap->D_min);
+		json_num_key(f, 0, "mean", ap->D_mean);
+		json_num_key(f, 0, "max", ap->D_max);
 		fputs("}}", f);
 	}
 	fputs("}\n", f);

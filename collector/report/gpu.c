@@ -199,12 +199,9 @@ void gpu_report_text(const struct gpu_report *r, FILE *out)
 static void kernel_json(const struct gpu_report *r, const struct gpu_kernel_row *k, FILE *out)
 {
 	fputc('{', out);
-	json_key(out, 1, "name");
-	json_string(out, k->name);
-	json_key(out, 0, "launches");
-	json_u64(out, k->launches);
-	json_key(out, 0, "time_ns");
-	json_u64(out, k->time_ns);
+	json_str_key(out, 1, "name", k->name);
+	json_u64_key(out, 0, "launches", k->launches);
+	json_u64_key(out, 0, "time_ns", k->time_ns);
 #define D(key, v)                                                                                            \
 	json_key(out, 0, key);                                                                               \
 	json_double(out, v)
@@ -223,8 +220,7 @@ static void kernel_json(const struct gpu_report *r, const struct gpu_kernel_row 
 	D("dram_bytes", k->dram_bytes);
 	json_key(out, 0, "roofline");
 	fputc('{', out);
-	json_key(out, 1, "words_per_byte");
-	json_double(out, k->words_per_byte);
+	json_num_key(out, 1, "words_per_byte", k->words_per_byte);
 	D("words_per_s", k->words_per_s);
 	fputc('}', out);
 #undef D
@@ -234,32 +230,19 @@ static void kernel_json(const struct gpu_report *r, const struct gpu_kernel_row 
 void gpu_report_json(const struct gpu_report *r, FILE *out)
 {
 	fputc('{', out);
-	json_key(out, 1, "family");
-	json_string(out, r->s.nrows ? r->s.family : NULL);
-	json_key(out, 0, "arch");
-	json_string(out, r->s.nrows ? r->s.arch : NULL);
-	json_key(out, 0, "gpu_id");
-	json_u64(out, r->s.gpu_id);
-	json_key(out, 0, "shader_present");
-	json_u64(out, r->s.shader_present);
-	json_key(out, 0, "cores");
-	json_u64(out, (uint64_t)__builtin_popcountll(r->s.shader_present));
-	json_key(out, 0, "bus_bytes");
-	json_u64(out, r->s.bus_bytes);
-	json_key(out, 0, "interface");
-	json_string(out, r->s.iface);
-	json_key(out, 0, "interval_ns");
-	json_u64(out, r->s.interval_ns);
-	json_key(out, 0, "dumps");
-	json_u64(out, r->s.dumps);
-	json_key(out, 0, "late_dumps");
-	json_u64(out, r->s.late_dumps);
-	json_key(out, 0, "rows");
-	json_u64(out, r->s.nrows);
-	json_key(out, 0, "work_unit");
-	json_string(out, r->s.nrows ? unit(r) : NULL);
-	json_key(out, 0, "unattributed_arith");
-	json_double(out, r->unattributed_arith);
+	json_str_key(out, 1, "family", r->s.nrows ? r->s.family : NULL);
+	json_str_key(out, 0, "arch", r->s.nrows ? r->s.arch : NULL);
+	json_u64_key(out, 0, "gpu_id", r->s.gpu_id);
+	json_u64_key(out, 0, "shader_present", r->s.shader_present);
+	json_u64_key(out, 0, "cores", (uint64_t)__builtin_popcountll(r->s.shader_present));
+	json_u64_key(out, 0, "bus_bytes", r->s.bus_bytes);
+	json_str_key(out, 0, "interface", r->s.iface);
+	json_u64_key(out, 0, "interval_ns", r->s.interval_ns);
+	json_u64_key(out, 0, "dumps", r->s.dumps);
+	json_u64_key(out, 0, "late_dumps", r->s.late_dumps);
+	json_u64_key(out, 0, "rows", r->s.nrows);
+	json_str_key(out, 0, "work_unit", r->s.nrows ? unit(r) : NULL);
+	json_num_key(out, 0, "unattributed_arith", r->unattributed_arith);
 	json_key(out, 0, "session");
 	kernel_json(r, &r->session, out);
 	json_key(out, 0, "kernels");

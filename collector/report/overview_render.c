@@ -144,18 +144,6 @@ int overview_text(const struct overview *ov, FILE *f)
 
 /* ---------------------------------------------------------------- JSON */
 
-static void json_str_key(FILE *f, int first, const char *k, const char *v)
-{
-	json_key(f, first, k);
-	json_string(f, v);
-}
-
-static void json_num_key(FILE *f, int first, const char *k, double v)
-{
-	json_key(f, first, k);
-	json_double(f, v);
-}
-
 static void roof_json(FILE *f, const struct roofline *r)
 {
 	fputc('{', f);
@@ -190,8 +178,7 @@ int overview_json(const struct overview *ov, FILE *f)
 {
 	fputc('{', f);
 	json_str_key(f, 1, "schema", OV_JSON_SCHEMA);
-	json_key(f, 0, "session");
-	json_i64(f, ov->session);
+	json_i64_key(f, 0, "session", ov->session);
 	json_key(f, 0, "board");
 	fputc('{', f);
 	json_str_key(f, 1, "agent_id", ov->agent_id);
@@ -202,11 +189,9 @@ int overview_json(const struct overview *ov, FILE *f)
 	json_str_key(f, 0, "target", ov->target);
 	json_str_key(f, 0, "agent_version", ov->agent_version);
 	json_str_key(f, 0, "cpu_model", ov->cpu_model);
-	json_key(f, 0, "cpus");
-	json_u64(f, ov->ncpus);
+	json_u64_key(f, 0, "cpus", ov->ncpus);
 	json_str_key(f, 0, "gpu", ov->ngpus ? ov->gpu : NULL);
-	json_key(f, 0, "records");
-	json_u64(f, ov->records);
+	json_u64_key(f, 0, "records", ov->records);
 	fputc('}', f);
 	json_key(f, 0, "top");
 	embed(f, ov->top);
@@ -266,8 +251,7 @@ int overview_json(const struct overview *ov, FILE *f)
 	fputs("]}", f);
 	json_key(f, 0, "sensitivity");
 	fputc('{', f);
-	json_key(f, 1, "alpha0");
-	json_u64(f, ov->edag.alpha0);
+	json_u64_key(f, 1, "alpha0", ov->edag.alpha0);
 	json_num_key(f, 0, "m", ov->edag.m);
 	json_str_key(f, 0, "unit", ov->sens_unit);
 	json_num_key(f, 0, "ns_per_unit", ov->sens_ns_per_unit > 0 ? ov->sens_ns_per_unit : NAN);
@@ -284,10 +268,8 @@ int overview_json(const struct overview *ov, FILE *f)
 		const struct sens_row *r = &ov->sens[i];
 		fputs(i ? ",{" : "{", f);
 		json_str_key(f, 1, "name", r->name);
-		json_key(f, 0, "windows");
-		json_u64(f, r->windows);
-		json_key(f, 0, "insns");
-		json_u64(f, r->insns);
+		json_u64_key(f, 0, "windows", r->windows);
+		json_u64_key(f, 0, "insns", r->insns);
 		json_num_key(f, 0, "W", r->W);
 		json_num_key(f, 0, "D", r->D);
 		json_num_key(f, 0, "C", r->C);
@@ -313,10 +295,8 @@ int overview_json(const struct overview *ov, FILE *f)
 		else
 			fputs("null", f);
 		json_str_key(f, 0, "device", ov->calib->device);
-		json_key(f, 0, "parameters");
-		json_u64(f, ov->calib->nparams);
-		json_key(f, 0, "flagged");
-		json_u64(f, calib_flagged(ov->calib));
+		json_u64_key(f, 0, "parameters", ov->calib->nparams);
+		json_u64_key(f, 0, "flagged", calib_flagged(ov->calib));
 		json_key(f, 0, "summary");
 		fputc('{', f);
 		int first = 1;
