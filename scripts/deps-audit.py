@@ -224,6 +224,16 @@ OPTIONAL = [re.compile(p) for p in (
     r"/security/pam_[a-z0-9_]+\.so$",            # PAM modules added by pam-auth-update
     r"^/usr/lib/python3/dist-packages/[^/]+\.pth$",  # site-packages path hooks
 )]
+# The same for one program: libraries it dlopens when they are there and does without
+# otherwise (seen on a standard Debian 12, where pciutils brings libpci3).
+OPTIONAL_FOR = [(prog, re.compile(p)) for prog, p in (
+    ("chromium", r"/libpci\.so\.3$"),                # GPU blocklist probe; headless runs without it
+)]
+
+
+def optional(path, prog):
+    return any(o.search(path) for o in OPTIONAL) or \
+        any(prog == name and o.search(path) for name, o in OPTIONAL_FOR)
 
 
 # ------------------------------------------------------------------ traces
@@ -303,7 +313,7 @@ def trace_procs(lines):
             p.prog = os.path.basename(path)
             p.installer = p.prog in INSTALLERS
         path = os.path.normpath(path)
-        if path.startswith(AUDITED_ROOTS) and not any(o.search(path) for o in OPTIONAL):
+        if path.startswith(AUDITED_ROOTS) and not optional(path, p.prog):
             p.opens.append((path, p.prog, p.installer))
     return procs
 

@@ -12,6 +12,7 @@ if [ "${1:-}" = --list ]; then list=1; shift; fi
 [ $# -gt 0 ] || set -- host
 
 pkgs=(
+	apt  # deps.sh's apt-get; apt-cache and apt-get download fetch the emulated boards' kernels (board-fetch.sh)
 	build-essential make pkg-config python3 python3-kconfiglib
 	protobuf-c-compiler libprotobuf-c-dev
 	libsqlite3-dev sqlite3 libcmocka-dev libssl-dev nettle-dev libpq-dev postgresql  # TLS (OpenSSL), token auth (nettle), PostgreSQL store + its tests (issue 10)
