@@ -9,6 +9,7 @@
 #include "json.h"
 #include "log.h"
 #include "report.h"
+#include "text_safe.h"
 
 struct group {
 	const char *name;
@@ -294,8 +295,11 @@ int report_opencl(struct store *st, int64_t sid, const struct report_opts *o, FI
 		size_t ndr = collect_drops(&d, dr, 64);
 		if (o->json)
 			print_json(&d, &s, dr, ndr, out);
-		else
-			print_text(&d, &s, dr, ndr, o->limit ? o->limit : 20, out);
+		else {
+			FILE *t = text_safe_open(out); /* kernel names are the agent's */
+			print_text(&d, &s, dr, ndr, o->limit ? o->limit : 20, t);
+			rc = text_safe_close(t, out);
+		}
 	}
 	free_stats(&s);
 	cl_data_free(&d);
