@@ -249,9 +249,11 @@ check: check-deps
 	$(Q)scripts/check-step.sh $(CHECK_RESULTS) --summary
 
 # The unit suites alone, against the sanitizer build (no deps, boards or integration tests).
+# (The names are this make's, under $(O); the sanitizer build's are under build/$(BOARD)-san.)
+SAN_O := build/$(BOARD)-san
 check-fast:
-	$(Q)$(MAKE) --no-print-directory SAN=1 WERROR=1 $(PROGRAMS) $(UNIT_BINS)
-	$(Q)scripts/run-tests.sh unit build/$(BOARD)-san
+	$(Q)$(MAKE) --no-print-directory SAN=1 WERROR=1 $(patsubst $(O)/%,$(SAN_O)/%,$(PROGRAMS) $(UNIT_BINS))
+	$(Q)scripts/run-tests.sh unit $(SAN_O)
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all tests
