@@ -28,7 +28,7 @@
 	"                 [--max-conns N] [--http HOST:PORT] [--token-file F] [--max-rate N]\n"              \
 	"                 [--max-sessions-per-agent N] [--hello-timeout S] [--idle-timeout S]\n"             \
 	"                 [--tls-cert F --tls-key F] [--max-frame-kb N] [--http-timeout S]\n"              \
-	"                 [--seq-window N] [--init] [-v] [-q]\n"
+	"                 [--http-render-timeout S] [--http-no-auth] [--seq-window N] [--init] [-v] [-q]\n"
 
 static const char serve_help[] =
 	"\n"
@@ -40,6 +40,12 @@ static const char serve_help[] =
 	"  --max-conns N     simultaneous agent connections (default 1024)\n"
 	"  --http HOST:PORT  also serve the session list and reports (HTML, JSON, SVG) over HTTP\n"
 	"  --http-timeout S  HTTP requests must arrive whole within S seconds, else 408 (default 10)\n"
+	"  --http-render-timeout S  a page not rendered within S seconds gets 503 (default 30; pages\n"
+	"                    are rendered by worker threads, never on the agents' loop)\n"
+	"  --http-no-auth    allow a non-loopback --http address without --token-file: the reports\n"
+	"                    are then served to anyone who can reach it (logged as a warning).\n"
+	"                    With --token-file, a non-loopback --http needs the HTTP key (Bearer, or\n"
+	"                    any user name with the key as password): collector http-key prints it\n"
 	"  --token-file F    agents must prove this shared token (HMAC of a per-connection\n"
 	"                    challenge); required to listen on a non-loopback address\n"
 	"  --max-rate N      records/s per connection; reading pauses above it (default 5000,\n"
@@ -52,6 +58,7 @@ static const char serve_help[] =
 	"  --tls-cert F --tls-key F  TLS on every connection: certificate chain and private key\n"
 	"                    (PEM); agents then need --tls-ca (the CA that signed it)\n"
 	"  --max-frame-kb N  largest frame accepted, KiB (default CONFIG_MAX_FRAME_KB)\n"
+
 	"  --seq-window N    a record seq more than N above its session's highest stored seq\n"
 	"                    is refused and the connection closed (default 65536; 0: no check)\n"
 	"  --init            an existing empty (0-byte) --store file may become a new store\n"
@@ -131,8 +138,9 @@ static void raise_fd_limit(unsigned max_conns)
 
 struct serve_args {
 	const char *listen, *store, *port_file, *http, *token_file, *tls_cert, *tls_key;
-	bool sync_full, init;
+	bool sync_full, init, http_no_auth;
 	unsigned max_conns, max_rate, max_per_agent, hello_timeout_s, max_frame_kb, idle_timeout_ms, http_timeout_s;
+	unsigned http_render_timeout_s;
 	uint64_t seq_window;
 };
 
@@ -181,7 +189,10 @@ static int serve(const struct serve_args *a)
 	if (store_open(a->store, (a->sync_full ? STORE_SYNC_FULL : 0) | (a->init ? STORE_INIT : 0), &st) < 0)
 		goto out;
 	if (a->http) {
-		struct http_limits hl = {.head_timeout_ms = a->http_timeout_s * 1000u};
+		struct http_limits hl = {.head_timeout_ms = a->http_timeout_s * 1000u,
+					 .render_timeout_ms = a->http_render_timeout_s * 1000u,
+					 .token = a->token_file ? &token : NULL,
+					 .no_auth = a->http_no_auth};
 		if (http_open(a->http, a->store, &hl, &http) < 0)
 			goto out;
 		opt.extra_fd = http_fd(http);
@@ -236,6 +247,7 @@ int main(int argc, char **argv)
 	    {"idle-timeout", required_argument, NULL, 'I'}, {"tls-cert", required_argument, NULL, 'C'},
 	    {"tls-key", required_argument, NULL, 'K'}, {"init", no_argument, NULL, 'Z'},
 	    {"http-timeout", required_argument, NULL, 'W'}, {"seq-window", required_argument, NULL, 'Q'},
+	    {"http-render-timeout", required_argument, NULL, 'X'}, {"http-no-auth", no_argument, NULL, 'N'},
 	    {NULL, 0, NULL, 0}};
 	struct serve_args a = {
 	    .listen = DEFAULT_LISTEN, .sync_full = true, .max_conns = SERVER_DEFAULT_MAX_CONNS};
@@ -299,6 +311,13 @@ int main(int argc, char **argv)
 		case 'W':
 			if (parse_uint(optarg, 1, 3600, &a.http_timeout_s) < 0)
 				return usage_error("--http-timeout wants seconds from 1 to 3600, not '%s'", optarg);
+			break;
+		case 'X':
+			if (parse_uint(optarg, 1, 3600, &a.http_render_timeout_s) < 0)
+				return usage_error("--http-render-timeout wants seconds from 1 to 3600, not '%s'", optarg);
+			break;
+		case 'N':
+			a.http_no_auth = true;
 			break;
 		case 'Q': {
 			char *end;

@@ -18,6 +18,7 @@ int cli_calibrate(int argc, char **argv); /* cli_calibrate.c */
 int cli_edag(int argc, char **argv);
 int cli_roofline(int argc, char **argv);    /* cli_analysis.c */
 int cli_sensitivity(int argc, char **argv); /* cli_analysis.c */
+int cli_http_key(int argc, char **argv);
 
 /* The subcommand table (cli_commands.c): main() dispatches from it and
  * `collector --help` lists it. NULL-name terminated. */

@@ -21,6 +21,8 @@ const struct cli_command cli_commands[] = {
 	 "roofline ceilings and dots, and the chart"},
 	{"sensitivity", cli_sensitivity, "--store PATH --session N [--machine F] [-o PREFIX]",
 	 "latency sensitivity per traced thread, and its slowdown charts"},
+	{"http-key", cli_http_key, "--token-file FILE",
+	 "the key the --http pages want on a non-loopback address (derived from the token)"},
 	{NULL, NULL, NULL, NULL},
 };
 

@@ -180,15 +180,6 @@ uint16_t server_port(const struct server *s)
 	return s->port;
 }
 
-static bool is_loopback(const struct sockaddr_storage *ss)
-{
-	if (ss->ss_family == AF_INET)
-		return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr) >> 24) == 127;
-	if (ss->ss_family == AF_INET6)
-		return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)ss)->sin6_addr);
-	return false;
-}
-
 static int listen_on(struct server *s, const char *spec)
 {
 	struct sockaddr_storage ss;
@@ -199,7 +190,7 @@ static int listen_on(struct server *s, const char *spec)
 		    spec ? spec : "(none)");
 		return -EINVAL;
 	}
-	if (!is_loopback(&ss) && !s->token) {
+	if (!net_is_loopback(&ss) && !s->token) {
 		/* checked before binding: no socket ever listens there without a token */
 		log_error("%s is not a loopback address: listening there requires --token-file FILE (agents "
 			  "then prove the shared token); or listen on 127.0.0.1",
