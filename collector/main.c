@@ -27,7 +27,8 @@
 	"usage: collector [--listen HOST:PORT] --store PATH [--port-file FILE] [--sync full|normal]\n"       \
 	"                 [--max-conns N] [--http HOST:PORT] [--token-file F] [--max-rate N]\n"              \
 	"                 [--max-sessions-per-agent N] [--hello-timeout S] [--idle-timeout S]\n"             \
-	"                 [--tls-cert F --tls-key F] [--max-frame-kb N] [--http-timeout S]\n"              \
+	"                 [--tls-cert F --tls-key F] [--max-frame-kb N] [--max-frame-memory MB]\n"         \
+	"                 [--http-timeout S]\n"                                                              \
 	"                 [--http-render-timeout S] [--http-no-auth] [--seq-window N] [--init] [-v] [-q]\n"
 
 static const char serve_help[] =
@@ -58,14 +59,18 @@ static const char serve_help[] =
 	"  --tls-cert F --tls-key F  TLS on every connection: certificate chain and private key\n"
 	"                    (PEM); agents then need --tls-ca (the CA that signed it)\n"
 	"  --max-frame-kb N  largest frame accepted, KiB (default CONFIG_MAX_FRAME_KB)\n"
-
+	"  --max-frame-memory MB  memory of all connections together for frames larger than 4 KiB\n"
+	"                    being received (default 64; at least two frames): over it, connections\n"
+	"                    that have held a partial frame longest (1 s at least) are closed\n"
 	"  --seq-window N    a record seq more than N above its session's highest stored seq\n"
 	"                    is refused and the connection closed (default 65536; 0: no check)\n"
 	"  --init            an existing empty (0-byte) --store file may become a new store\n"
 	"                    (without it such a file is refused: it is no store)\n"
 	"  -v, -q            more (debug) / less (warnings only) logging\n"
-	"Connections without a Hello may hold 1/4 of --max-conns, 1/8 from one address; more\n"
-	"evict the oldest of them. One connection per session (agent id + boot id) at a time.\n"
+	"Connections that have not sent a record yet (before and after their Hello) may hold 1/4 of\n"
+	"--max-conns, 1/8 from one address; more evict one of them, from the address that holds the\n"
+	"most. A Hello alone writes nothing: a session row is created by its first record. One\n"
+	"connection per session (agent id + boot id) at a time.\n"
 	"SIGINT/SIGTERM: stop accepting, commit what is buffered, send the last acks, exit 0.\n"
 	"\n";
 
@@ -140,7 +145,7 @@ struct serve_args {
 	const char *listen, *store, *port_file, *http, *token_file, *tls_cert, *tls_key;
 	bool sync_full, init, http_no_auth;
 	unsigned max_conns, max_rate, max_per_agent, hello_timeout_s, max_frame_kb, idle_timeout_ms, http_timeout_s;
-	unsigned http_render_timeout_s;
+	unsigned http_render_timeout_s, max_frame_memory_mb;
 	uint64_t seq_window;
 };
 
@@ -185,6 +190,7 @@ static int serve(const struct serve_args *a)
 				     .tls_cert = a->tls_cert,
 				     .tls_key = a->tls_key,
 				     .max_frame = (size_t)a->max_frame_kb * 1024u,
+				     .max_frame_memory = (size_t)a->max_frame_memory_mb << 20,
 				     .seq_window = a->seq_window};
 	if (store_open(a->store, (a->sync_full ? STORE_SYNC_FULL : 0) | (a->init ? STORE_INIT : 0), &st) < 0)
 		goto out;
@@ -248,6 +254,7 @@ int main(int argc, char **argv)
 	    {"tls-key", required_argument, NULL, 'K'}, {"init", no_argument, NULL, 'Z'},
 	    {"http-timeout", required_argument, NULL, 'W'}, {"seq-window", required_argument, NULL, 'Q'},
 	    {"http-render-timeout", required_argument, NULL, 'X'}, {"http-no-auth", no_argument, NULL, 'N'},
+	    {"max-frame-memory", required_argument, NULL, 'M'},
 	    {NULL, 0, NULL, 0}};
 	struct serve_args a = {
 	    .listen = DEFAULT_LISTEN, .sync_full = true, .max_conns = SERVER_DEFAULT_MAX_CONNS};
@@ -318,6 +325,10 @@ int main(int argc, char **argv)
 			break;
 		case 'N':
 			a.http_no_auth = true;
+			break;
+		case 'M':
+			if (parse_uint(optarg, 1, 1048576, &a.max_frame_memory_mb) < 0)
+				return usage_error("--max-frame-memory wants MiB from 1 to 1048576, not '%s'", optarg);
 			break;
 		case 'Q': {
 			char *end;
