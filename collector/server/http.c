@@ -421,7 +421,7 @@ int http_open(const char *listen_spec, const char *store_path, const struct http
 	if (!h)
 		return -ENOMEM;
 	h->listen_fd = h->workers_fd = -1;
-	h->token = loopback ? NULL : token;
+	h->token = loopback && !(lim && lim->key_on_loopback) ? NULL : token;
 	h->render_timeout_ns =
 	    (uint64_t)(lim && lim->render_timeout_ms ? lim->render_timeout_ms : HTTP_RENDER_TIMEOUT_MS) * 1000000u;
 	h->max_conns = lim && lim->max_conns ? lim->max_conns : HTTP_MAX_CONNS;
@@ -472,7 +472,7 @@ int http_open(const char *listen_spec, const char *store_path, const struct http
 		 "worker threads within %llu s, at most %u MiB; %s)",
 		 addr, h->max_conns, (unsigned long long)(h->head_timeout_ns / 1000000u), HTTP_WORKERS,
 		 (unsigned long long)(h->render_timeout_ns / 1000000000u), (unsigned)(HTTP_MAX_PAGE >> 20),
-		 h->token ? "requests need the HTTP key" : loopback ? "loopback only" : "NO AUTHENTICATION");
+		 h->token ? "requests need the HTTP key" : loopback ? "loopback: no key" : "NO AUTHENTICATION");
 	if (!loopback && !h->token)
 		log_warn("--http-no-auth: the reports of every session in %s are served WITHOUT AUTHENTICATION to anyone "
 			 "who can reach %s; give the collector --token-file FILE instead to require the HTTP key",

@@ -41,6 +41,7 @@ struct http_limits {
 	 * or no_auth (served to anyone, logged as a warning); not owned. */
 	const struct auth_token *token;
 	bool no_auth;
+	bool key_on_loopback; /* with token: require the key on a loopback address too (tests) */
 };
 
 struct http_stats {

@@ -57,20 +57,26 @@ static FILE *bounded_open(struct bounded *b, size_t max)
 	return fopencookie(b, "w", io);
 }
 
-/* Close f; 0 and the body taken, or -EFBIG / -EIO (the body freed). */
+/* Close f; 0 and the body taken (NUL-terminated), or -EFBIG / -EIO (the body freed). */
 static int bounded_close(FILE *f, struct bounded *b, int rc, char **body, size_t *len)
 {
 	if (fclose(f) != 0 && rc == 0)
-		rc = b->over ? -EFBIG : -EIO;
-	if (b->over && rc >= 0)
+		rc = -EIO;
+	if (b->over) /* whatever the renderer made of its failed writes */
 		rc = -EFBIG;
 	if (rc < 0) {
 		free(b->buf);
 		return rc;
 	}
-	*body = b->buf ? b->buf : strdup("");
+	char *nb = realloc(b->buf, b->len + 1); /* NUL-terminated, for callers that print it */
+	if (!nb) {
+		free(b->buf);
+		return -ENOMEM;
+	}
+	nb[b->len] = '\0';
+	*body = nb;
 	*len = b->len;
-	return *body ? 0 : -ENOMEM;
+	return 0;
 }
 
 /* ---------------------------------------------------------------- the cache */

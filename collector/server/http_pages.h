@@ -46,7 +46,7 @@ void page_cache_get_stats(struct page_cache *c, struct page_cache_stats *st);
 void page_cache_wake(struct page_cache *c);
 
 /* Render page r from st (the calling worker's own store connection) into a new
- * buffer *body of *len bytes. Returns 0, -ENOENT (no such session), -ENODATA (no
+ * buffer *body of *len bytes (and a NUL). Returns 0, -ENOENT (no such session), -ENODATA (no
  * roof calibrated for that chart), -ETIMEDOUT (past b->deadline_ns), -EFBIG
  * (over b->max_bytes), or another negative errno. */
 int page_render(struct page_cache *c, struct store *st, const struct http_route *r, const struct page_budget *b,
