@@ -469,8 +469,8 @@ int http_open(const char *listen_spec, const char *store_path, const struct http
 	char addr[80];
 	net_format_addr((struct sockaddr *)&ss, addr, sizeof(addr));
 	log_info("serving reports on http://%s/ (%u connections, request head within %llu ms; pages rendered by %u "
-		 "worker threads within %llu s, at most %u MiB; %s)",
-		 addr, h->max_conns, (unsigned long long)(h->head_timeout_ns / 1000000u), HTTP_WORKERS,
+		 "worker threads, %u analyses at once, each page within %llu s and %u MiB; %s)",
+		 addr, h->max_conns, (unsigned long long)(h->head_timeout_ns / 1000000u), HTTP_WORKERS, HTTP_ANALYSES,
 		 (unsigned long long)(h->render_timeout_ns / 1000000000u), (unsigned)(HTTP_MAX_PAGE >> 20),
 		 h->token ? "requests need the HTTP key" : loopback ? "loopback: no key" : "NO AUTHENTICATION");
 	if (!loopback && !h->token)

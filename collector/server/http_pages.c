@@ -82,27 +82,34 @@ static int bounded_close(FILE *f, struct bounded *b, int rc, char **body, size_t
 /* ---------------------------------------------------------------- the cache */
 
 struct stamp {
-	uint64_t records;      /* of the session */
-	int64_t calib_sid;     /* the calibration session that gives its ceilings, 0: none */
+	uint64_t records;	/* of the session */
+	int64_t calib_sid;	/* the calibration session that gives its ceilings, 0: none */
 	uint64_t calib_records; /* of that one */
 };
 
-struct entry {
+/* One analysis of a session: shared by the renders using it and its slot. */
+struct analysis {
+	struct stamp stamp;
+	struct overview *ov; /* NULL while building or when the build failed */
+	bool building;
+	int rc;	       /* the build's result */
+	unsigned refs; /* the slot's (while it is the slot's) and each render's */
+};
+
+struct slot {
 	bool used;
-	bool building; /* a worker is loading ov */
 	long long sid;
 	bool json;
-	struct stamp stamp;
-	struct overview *ov; /* NULL while building */
-	unsigned refs;	     /* renders using ov now */
+	struct analysis *cur; /* the latest analysis of (sid, json), NULL if none */
 	uint64_t last_use;
 };
 
 struct page_cache {
 	pthread_mutex_t mu;
-	pthread_cond_t cv; /* an entry finished building */
-	struct entry *e;
+	pthread_cond_t cv; /* an analysis finished building */
+	struct slot *slot;
 	unsigned n;
+	unsigned building; /* analyses being built now: at most HTTP_ANALYSES */
 	uint64_t tick;
 	struct page_cache_stats stats;
 };
@@ -114,9 +121,9 @@ int page_cache_new(unsigned max_entries, struct page_cache **out)
 	if (!c)
 		return -ENOMEM;
 	c->n = max_entries ? max_entries : HTTP_CACHE_ENTRIES;
-	c->e = calloc(c->n, sizeof(*c->e));
+	c->slot = calloc(c->n, sizeof(*c->slot));
 	pthread_condattr_t ca;
-	int rc = c->e ? pthread_condattr_init(&ca) : ENOMEM;
+	int rc = c->slot ? pthread_condattr_init(&ca) : ENOMEM;
 	if (rc == 0) {
 		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* deadlines are clock_mono_ns() */
 		rc = pthread_cond_init(&c->cv, &ca);
@@ -125,7 +132,7 @@ int page_cache_new(unsigned max_entries, struct page_cache **out)
 	if (rc == 0 && (rc = pthread_mutex_init(&c->mu, NULL)) != 0)
 		pthread_cond_destroy(&c->cv);
 	if (rc != 0) {
-		free(c->e);
+		free(c->slot);
 		free(c);
 		return -rc;
 	}
@@ -133,11 +140,15 @@ int page_cache_new(unsigned max_entries, struct page_cache **out)
 	return 0;
 }
 
-static void ov_release(struct overview *ov)
+/* Under c->mu (or alone): drop one reference. */
+static void unref(struct analysis *a)
 {
-	if (ov) {
-		overview_free(ov);
-		free(ov);
+	if (a && --a->refs == 0) {
+		if (a->ov) {
+			overview_free(a->ov);
+			free(a->ov);
+		}
+		free(a);
 	}
 }
 
@@ -146,8 +157,8 @@ void page_cache_free(struct page_cache *c)
 	if (!c)
 		return;
 	for (unsigned i = 0; i < c->n; i++)
-		ov_release(c->e[i].ov);
-	free(c->e);
+		unref(c->slot[i].cur);
+	free(c->slot);
 	pthread_cond_destroy(&c->cv);
 	pthread_mutex_destroy(&c->mu);
 	free(c);
@@ -210,65 +221,117 @@ static int cache_wait(struct page_cache *c, const _Atomic uint64_t *deadline)
 	return rc == ETIMEDOUT ? -ETIMEDOUT : 0;
 }
 
-/* A slot for a new entry: a free one, else the least recently used idle one; NULL if all are busy. */
-static struct entry *cache_slot(struct page_cache *c)
+/* A slot for (sid, json): its own, a free one, else the least recently used one whose
+ * analysis nobody uses; NULL if every slot is busy. */
+static struct slot *cache_slot(struct page_cache *c, long long sid, bool json)
 {
-	struct entry *lru = NULL;
+	struct slot *lru = NULL;
 	for (unsigned i = 0; i < c->n; i++) {
-		struct entry *e = &c->e[i];
-		if (!e->used)
-			return e;
-		if (!e->building && e->refs == 0 && (!lru || e->last_use < lru->last_use))
-			lru = e;
+		struct slot *s = &c->slot[i];
+		if (s->used && s->sid == sid && s->json == json)
+			return s;
+	}
+	for (unsigned i = 0; i < c->n; i++) {
+		struct slot *s = &c->slot[i];
+		if (!s->used)
+			return s;
+		if ((!s->cur || (!s->cur->building && s->cur->refs == 1)) && (!lru || s->last_use < lru->last_use))
+			lru = s;
 	}
 	return lru;
 }
 
-enum acquired { A_READY, A_BUILD, A_PRIVATE };
-
-/* Under c->mu: the entry of (sid, json) for stamp s, ready (A_READY, referenced),
- * reserved for the caller to build (A_BUILD), or none: the caller analyses for
- * itself (A_PRIVATE, *out NULL). Waits for another worker's build of the same one. */
+/* Under c->mu: the analysis of (sid, json) for the session as stamp s says, with a
+ * reference for the caller: *out ready (0), or new and building for the caller to
+ * load (1), or -ETIMEDOUT. A request that finds an analysis being built waits for it
+ * and uses it even when the session got records meanwhile (it is then at most one
+ * analysis old): however fast records arrive, one analysis per session and variant
+ * runs at a time. */
 static int cache_acquire(struct page_cache *c, long long sid, bool json, const struct stamp *s,
-			 const _Atomic uint64_t *deadline_ns, struct entry **out)
+			 const _Atomic uint64_t *deadline_ns, struct analysis **out)
 {
 	bool waited = false;
 	for (;;) {
-		struct entry *e = NULL;
-		for (unsigned i = 0; i < c->n && !e; i++)
-			if (c->e[i].used && c->e[i].sid == sid && c->e[i].json == json)
-				e = &c->e[i];
-		*out = e;
-		if (e && stamp_eq(&e->stamp, s)) {
-			if (!e->building) {
-				e->refs++;
-				e->last_use = ++c->tick;
-				c->stats.hits++;
-				return A_READY;
-			}
+		struct slot *sl = cache_slot(c, sid, json);
+		struct analysis *a = sl && sl->used && sl->sid == sid && sl->json == json ? sl->cur : NULL;
+		if (a && a->building) {
+			a->refs++;
 			if (!waited)
 				c->stats.waits++;
 			waited = true;
+			int rc = 0;
+			while (a->building && rc == 0)
+				rc = cache_wait(c, deadline_ns);
+			if (rc == 0 && a->ov) {
+				*out = a;
+				c->stats.hits++;
+				return 0;
+			}
+			unref(a);
+			if (rc < 0)
+				return rc;
+			continue; /* its build failed: try again */
+		}
+		if (a && a->ov && stamp_eq(&a->stamp, s)) {
+			a->refs++;
+			sl->last_use = ++c->tick;
+			c->stats.hits++;
+			*out = a;
+			return 0;
+		}
+		if (c->building >= HTTP_ANALYSES) { /* the CPU is for that many; wait for one to end */
 			int rc = cache_wait(c, deadline_ns);
 			if (rc < 0)
 				return rc;
 			continue;
 		}
-		if (e && (e->building || e->refs > 0)) {
-			*out = NULL; /* a stale one still in use, or a build for another stamp */
-			c->stats.builds++;
-			return A_PRIVATE;
-		}
-		if (!e)
-			e = cache_slot(c);
-		*out = e;
 		c->stats.builds++;
-		if (!e)
-			return A_PRIVATE;
-		ov_release(e->ov);
-		*e = (struct entry){.used = true, .building = true, .sid = sid, .json = json, .stamp = *s};
-		return A_BUILD;
+		struct analysis *n = calloc(1, sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		n->stamp = *s;
+		n->building = true;
+		c->building++;
+		n->refs = 1; /* the caller's */
+		if (sl) {
+			if (!(sl->used && sl->sid == sid && sl->json == json)) {
+				unref(sl->cur);
+				*sl = (struct slot){.used = true, .sid = sid, .json = json};
+			} else {
+				unref(sl->cur); /* a stale one: freed once its renders are done */
+			}
+			sl->cur = n;
+			sl->last_use = ++c->tick;
+			n->refs++; /* the slot's */
+		}
+		*out = n;
+		return 1;
 	}
+}
+
+/* The caller built a (ov, or failed with rc): publish it and wake the waiters. */
+static void cache_built(struct page_cache *c, struct analysis *a, struct overview *ov, int rc)
+{
+	pthread_mutex_lock(&c->mu);
+	a->ov = ov;
+	a->rc = rc;
+	a->building = false;
+	c->building--;
+	if (rc < 0)
+		for (unsigned i = 0; i < c->n; i++)
+			if (c->slot[i].cur == a) { /* not kept: the next request tries again */
+				c->slot[i].cur = NULL;
+				unref(a);
+			}
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+}
+
+static void cache_release(struct page_cache *c, struct analysis *a)
+{
+	pthread_mutex_lock(&c->mu);
+	unref(a);
+	pthread_mutex_unlock(&c->mu);
 }
 
 /* ---------------------------------------------------------------- pages */
@@ -359,39 +422,20 @@ static int page_session(struct page_cache *c, struct store *st, const struct htt
 	if (rc < 0)
 		return rc;
 	bool json = r->page == HP_JSON; /* the SVG charts use the text variant's analysis */
-	struct entry *e;
+	struct analysis *a;
 	pthread_mutex_lock(&c->mu);
-	int how = cache_acquire(c, r->session, json, &s, deadline_ns, &e);
+	int how = cache_acquire(c, r->session, json, &s, deadline_ns, &a);
 	pthread_mutex_unlock(&c->mu);
 	if (how < 0)
 		return how;
-	struct overview *ov = how == A_READY ? e->ov : NULL;
-	if (how != A_READY) {
+	if (how == 1) {
+		struct overview *ov = NULL;
 		rc = load(st, r->session, json, deadline_ns, &ov);
-		if (how == A_BUILD) {
-			pthread_mutex_lock(&c->mu);
-			e->building = false;
-			if (rc == 0) {
-				e->ov = ov;
-				e->refs = 1;
-				e->last_use = ++c->tick;
-			} else {
-				e->used = false;
-			}
-			pthread_cond_broadcast(&c->cv);
-			pthread_mutex_unlock(&c->mu);
-		}
-		if (rc < 0)
-			return rc;
+		cache_built(c, a, ov, rc);
 	}
-	rc = render_overview(ov, r->page, f);
-	if (how == A_PRIVATE) {
-		ov_release(ov);
-	} else {
-		pthread_mutex_lock(&c->mu);
-		e->refs--;
-		pthread_mutex_unlock(&c->mu);
-	}
+	if (rc == 0)
+		rc = render_overview(a->ov, r->page, f);
+	cache_release(c, a);
 	return rc;
 }
 

@@ -6,8 +6,11 @@
  * gives its ceilings, with that one's record count. So a session that gets new
  * records (or whose profile gets a new calibration) is analysed again on its
  * next request; one that does not is analysed once. Several workers share one
- * cache (thread-safe); one that wants an entry another is building waits for
- * it instead of building it twice.
+ * cache (thread-safe); one that wants an analysis another is building waits
+ * for it and uses it instead of building it twice, even when the session got
+ * records meanwhile (the page is then at most one analysis old), so one
+ * analysis per session and variant runs at a time however fast records come,
+ * and at most HTTP_ANALYSES in all.
  * Budgets: every render stops past its deadline (-ETIMEDOUT) and a page over
  * max_bytes is not kept (-EFBIG); memory is bounded by the cache's entry count
  * and max_bytes per render. */
@@ -22,6 +25,7 @@
 #include "store/store.h"
 
 #define HTTP_CACHE_ENTRIES 16u
+#define HTTP_ANALYSES 2u /* analyses built at once; other requests that need one wait */
 
 struct page_cache;
 
@@ -33,9 +37,9 @@ struct page_budget {
 };
 
 struct page_cache_stats {
-	unsigned long long hits;   /* session pages rendered from a cached analysis */
+	unsigned long long hits;   /* session pages rendered from an analysis already built or being built */
 	unsigned long long builds; /* analyses run (cache misses, stale entries) */
-	unsigned long long waits;  /* requests that waited for another worker's analysis */
+	unsigned long long waits;  /* of the hits, requests that waited for another worker's analysis */
 };
 
 /* A cache of at most max_entries analyses (0: HTTP_CACHE_ENTRIES). */

@@ -16,7 +16,10 @@
 #include "http_pages.h"
 #include "http_route.h"
 
-#define HTTP_WORKERS 2u
+/* Threads: a request waiting for an analysis (http_pages.h) holds one, so there are
+ * more of them than analyses at once (HTTP_ANALYSES): cached pages and the session
+ * list are served while analyses run. */
+#define HTTP_WORKERS 8u
 
 struct http_job {
 	struct http_route route;
