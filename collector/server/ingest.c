@@ -88,7 +88,7 @@ const char *ingest_who(const struct ingest_conn *c, char *buf, size_t len)
 	if (c->hello_done && c->session_id)
 		snprintf(buf, len, "agent %s session %lld", id, (long long)c->session_id);
 	else if (c->hello_done)
-		snprintf(buf, len, "agent %s, new session", id);
+		snprintf(buf, len, "agent %s, session row at its first record", id);
 	else if (c->agent_id)
 		snprintf(buf, len, "agent %s, Hello refused", id);
 	else

@@ -354,7 +354,7 @@ static void conn_frames(struct server *s, struct conn *c)
 		if (!was_hello && c->ing.hello_done) {
 			char b[128];
 			log_info("%s: %s (%s), highest committed seq %llu", c->ing.peer, srv_who(c, b, sizeof(b)),
-				 c->ing.session_id ? "resumed" : "its row comes with its first record",
+				 c->ing.session_id ? "resumed" : "new",
 				 (unsigned long long)c->ing.seq_hi);
 		}
 		batch_check(s);
