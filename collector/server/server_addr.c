@@ -4,7 +4,9 @@
  * proven; a connection marked closing no longer counts (srv_conn_closing; one
  * marked directly counts until it is freed at the end of the loop iteration).
  * One hash table of the source addresses that hold connections (at most one
- * entry per connection). */
+ * entry per connection); the addresses holding unproven connections are also
+ * on a list, and each keeps its unproven connections oldest first, so that the
+ * admission's choices are O(addresses), not O(connections). */
 #include "server_priv.h"
 
 #include <errno.h>
@@ -52,6 +54,50 @@ struct srv_addr *srv_addr_find(const struct server *s, const char *addr)
 	return NULL;
 }
 
+static void unproven_add(struct server *s, struct conn *c)
+{
+	struct srv_addr *a = c->from;
+	c->unext = NULL;
+	c->uprev = a->utail;
+	if (a->utail)
+		a->utail->unext = c;
+	else
+		a->uhead = c;
+	a->utail = c;
+	if (a->unproven++ == 0) {
+		a->uprev = NULL;
+		a->unext = s->unproven_addrs;
+		if (s->unproven_addrs)
+			s->unproven_addrs->uprev = a;
+		s->unproven_addrs = a;
+	}
+	s->nunproven++;
+}
+
+static void unproven_remove(struct server *s, struct conn *c)
+{
+	struct srv_addr *a = c->from;
+	if (c->uprev)
+		c->uprev->unext = c->unext;
+	else
+		a->uhead = c->unext;
+	if (c->unext)
+		c->unext->uprev = c->uprev;
+	else
+		a->utail = c->uprev;
+	c->uprev = c->unext = NULL;
+	if (--a->unproven == 0) {
+		if (a->uprev)
+			a->uprev->unext = a->unext;
+		else
+			s->unproven_addrs = a->unext;
+		if (a->unext)
+			a->unext->uprev = a->uprev;
+		a->uprev = a->unext = NULL;
+	}
+	s->nunproven--;
+}
+
 int srv_conn_enter(struct server *s, struct conn *c, const char *addr)
 {
 	struct srv_addr *a = srv_addr_find(s, addr);
@@ -66,10 +112,9 @@ int srv_conn_enter(struct server *s, struct conn *c, const char *addr)
 	}
 	a->refs++;
 	a->open++;
-	a->unproven++;
 	s->nopen++;
-	s->nunproven++;
 	c->from = a;
+	unproven_add(s, c);
 	return 0;
 }
 
@@ -81,10 +126,8 @@ void srv_conn_closing(struct server *s, struct conn *c)
 	c->uncounted = true;
 	c->from->open--;
 	s->nopen--;
-	if (!c->counted_proven) {
-		c->from->unproven--;
-		s->nunproven--;
-	}
+	if (!c->counted_proven)
+		unproven_remove(s, c);
 	srv_frame_release(s, c); /* its buffers are freed at the end of the iteration */
 }
 
@@ -93,10 +136,8 @@ void srv_conn_check_proven(struct server *s, struct conn *c)
 	if (c->counted_proven || !c->ing.proven)
 		return;
 	c->counted_proven = true;
-	if (!c->uncounted) {
-		c->from->unproven--;
-		s->nunproven--;
-	}
+	if (!c->uncounted)
+		unproven_remove(s, c);
 }
 
 void srv_conn_leave(struct server *s, struct conn *c)

@@ -51,45 +51,27 @@ static void evict(struct server *s, struct conn *c, const char *why)
 			 c->ing.err, (unsigned long long)s->stats.evicted);
 }
 
-static bool is_unproven(const struct conn *c)
-{
-	return !c->closing && !c->counted_proven;
-}
-
 static bool old_enough(const struct conn *c, uint64_t now)
 {
 	return now - c->accepted_ns >= EVICT_MIN_AGE_NS;
-}
-
-/* The oldest unproven connection from address a (the list is newest first). */
-static struct conn *oldest_of(struct server *s, const struct srv_addr *a)
-{
-	struct conn *old = NULL;
-	for (struct conn *c = s->conns; c; c = c->next)
-		if (c->from == a && is_unproven(c))
-			old = c;
-	return old;
 }
 
 /* The victim for a newcomer whose address holds mine unproven connections: the
  * oldest of the address holding the most (of those, the oldest), or NULL. */
 static struct conn *fair_victim(struct server *s, unsigned mine, uint64_t now)
 {
-	struct conn *best = NULL;
-	for (struct conn *c = s->conns; c; c = c->next) {
-		if (!is_unproven(c))
-			continue;
-		if (!best || c->from->unproven > best->from->unproven ||
-		    (c->from->unproven == best->from->unproven && c->accepted_ns <= best->accepted_ns))
-			best = c;
-	}
+	struct srv_addr *best = NULL;
+	for (struct srv_addr *a = s->unproven_addrs; a; a = a->unext)
+		if (!best || a->unproven > best->unproven ||
+		    (a->unproven == best->unproven && a->uhead->accepted_ns < best->uhead->accepted_ns))
+			best = a;
 	if (!best)
 		return NULL;
-	if (best->from->unproven >= mine + 2) {
+	if (best->unproven >= mine + 2) {
 		s->stats.evicted_fair++;
-		return best;
+		return best->uhead;
 	}
-	return old_enough(best, now) ? best : NULL;
+	return old_enough(best->uhead, now) ? best->uhead : NULL;
 }
 
 const char *srv_admit_conn(struct server *s, const char *addr)
@@ -100,7 +82,7 @@ const char *srv_admit_conn(struct server *s, const char *addr)
 		unsigned mine = a ? a->unproven : 0;
 		struct conn *v;
 		if (mine >= s->max_prehello_per_addr) {
-			v = oldest_of(s, a);
+			v = a->uhead; /* its oldest unproven one */
 			if (!v || !old_enough(v, now))
 				return "too many new connections from this address";
 			evict(s, v, "too many unproven connections from this address");

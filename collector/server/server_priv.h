@@ -33,13 +33,17 @@
 /* A connection holding frame memory is closed for another's frame only after this long. */
 #define FRAME_HOLD_MIN_NS (1000u * 1000u * 1000u)
 
+struct conn;
+
 /* Connections of one source address (server_addr.c). */
 struct srv_addr {
-	struct srv_addr *next; /* hash chain */
-	char addr[48];	       /* without the port */
-	unsigned refs;	       /* connections in the list from here */
-	unsigned open;	       /* of which not closing */
-	unsigned unproven;     /* of which without a valid record yet */
+	struct srv_addr *next;		/* hash chain */
+	struct srv_addr *uprev, *unext; /* in server.unproven_addrs while unproven > 0 */
+	struct conn *uhead, *utail;	/* its unproven connections, oldest first */
+	char addr[48];			/* without the port */
+	unsigned refs;			/* connections in the list from here */
+	unsigned open;			/* of which not closing */
+	unsigned unproven;		/* of which without a valid record yet */
 };
 
 struct conn {
@@ -56,6 +60,7 @@ struct conn {
 	struct frame_decoder dec;
 	struct ingest_conn ing;
 	struct srv_addr *from;	 /* source address: the per-address budget */
+	struct conn *uprev, *unext; /* in from's unproven list while counted unproven */
 	bool counted_proven;	 /* counted as proven (server_addr.c) */
 	bool uncounted;		 /* no longer counted: marked closing through srv_conn_closing */
 	size_t held;		 /* frame memory counted against --max-frame-memory */
@@ -82,6 +87,7 @@ struct server {
 	unsigned max_prehello, max_prehello_per_addr; /* budgets of unproven connections */
 	struct srv_addr **addr_buckets;
 	unsigned addr_nbuckets;
+	struct srv_addr *unproven_addrs; /* the addresses holding unproven connections */
 	size_t frame_mem, frame_budget; /* server_memory.c */
 	uint64_t seq_window;			      /* 0: no check */
 	struct conn *conns;			      /* newest first */
