@@ -9,18 +9,11 @@
 
 #include "frame.h"
 #include "validate.h"
+#include "report/text_safe.h"
 #include "store/store_kinds.h"
 
 /* Copy s into out replacing control characters, so that wire strings cannot
  * split or forge log lines. */
-static void copy_printable(char *out, size_t outlen, const char *s)
-{
-	size_t n = 0;
-	for (; s && *s && n + 1 < outlen; s++)
-		out[n++] = ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' : *s;
-	out[n] = 0;
-}
-
 void ingest_init(struct ingest_conn *c, struct store *store, const char *peer)
 {
 	memset(c, 0, sizeof(*c));
@@ -40,7 +33,7 @@ static int check_auth(struct ingest_conn *c, const Prof__Hello *h)
 	if (!c->token)
 		return 0;
 	char id[96];
-	copy_printable(id, sizeof(id), h->agent_id);
+	text_safe_copy(id, sizeof(id), h->agent_id);
 	if (h->auth.len == 0)
 		return ingest_fail(c, INGEST_PROTOCOL, EACCES, true,
 				   "authentication required: agent %s sent no token proof; this collector runs "
@@ -84,7 +77,7 @@ int ingest_fail(struct ingest_conn *c, enum ingest_failure kind, uint32_t code, 
 const char *ingest_who(const struct ingest_conn *c, char *buf, size_t len)
 {
 	char id[96];
-	copy_printable(id, sizeof(id), c->agent_id);
+	text_safe_copy(id, sizeof(id), c->agent_id);
 	if (c->hello_done && c->session_id)
 		snprintf(buf, len, "agent %s session %lld", id, (long long)c->session_id);
 	else if (c->hello_done)
@@ -232,7 +225,7 @@ int ingest_envelope(struct ingest_conn *c, const Prof__Envelope *env, size_t fra
 				   "agent sent a Challenge: only the collector challenges");
 	case PROF__ENVELOPE__BODY_ERROR: {
 		char msg[200];
-		copy_printable(msg, sizeof(msg), env->error->message);
+		text_safe_copy(msg, sizeof(msg), env->error->message);
 		return ingest_fail(c, INGEST_PROTOCOL, EPROTO, false, "agent sent Error %u: %s",
 				   env->error->code, msg);
 	}
