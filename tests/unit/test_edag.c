@@ -800,6 +800,79 @@ static void test_edag_edan_lines(void **state)
 	assert_int_equal(edag_parse_edan_line("0;0x1;;", 7, &in, &cpu, err, sizeof(err)), -EINVAL);
 }
 
+/* QEMU 7.2 prints an explicit rounding mode as the first operand of RISC-V
+ * floating-point instructions (fadd.d dyn,fa3,fa5,fa5): the destination is the
+ * register after it. It used to be lost (the rounding mode is no register), which
+ * cut every chain through floating-point arithmetic: on a riscv64 lu trace D
+ * came out 4 where EDAN gives 129. Here: a chain load -> fadd -> store -> load
+ * -> fmul -> store has memory depth 4 (2 when the destinations are lost). */
+static void test_edag_edan_rounding_mode_before_destination(void **state)
+{
+	(void)state;
+	static const char *const lines[] = {
+	    "0;0x100;fld fa5,0(a0);0x1000",  "0;0x104;fadd.d dyn,fa3,fa5,fa5", "0;0x108;fsd fa3,8(a0);0x1008",
+	    "0;0x10c;fld fa4,8(a0);0x1008",  "0;0x110;fmul.d rne,fa2,fa4,fa4", "0;0x114;fsd fa2,16(a0);0x1010",
+	    "0;0x118;fcvt.w.d a1,fa2,rtz",
+	};
+	enum { N = sizeof(lines) / sizeof(lines[0]) };
+	struct edag_insn in[N];
+	int cpu;
+	char err[128];
+	for (size_t i = 0; i < N; i++)
+		assert_int_equal(edag_parse_edan_line(lines[i], strlen(lines[i]), &in[i], &cpu, err, sizeof(err)), 1);
+	assert_int_equal(in[1].cls, EDAG_FLOAT);
+	assert_int_equal(in[1].nwrite, 1);
+	assert_int_equal(in[1].wr[0], 64 + 13); /* fa3 = f13 */
+	assert_int_equal(in[1].nread, 2);
+	assert_int_equal(in[1].rd[0], 64 + 15);
+	assert_int_equal(in[4].wr[0], 64 + 12);
+	assert_int_equal(in[6].nwrite, 1); /* a rounding mode last is no register either */
+	assert_int_equal(in[6].wr[0], 11);
+	assert_int_equal(in[6].nread, 1);
+	struct edag_config cfg;
+	edag_config_default(&cfg);
+	struct edag_metrics mt;
+	assert_int_equal(edag_build_window(&cfg, in, N, &mt), 0);
+	assert_int_equal(mt.W, 4);
+	assert_int_equal(mt.D, 4);
+}
+
+/* EDAN's default cache (-c: SingleLevelSetAssociativeCache(), 64 B lines, 2
+ * ways, 32000 bytes = 250 sets of which int(log2 250) = 7 index bits reach
+ * 128): --cache 32000:2:64:L --cache-model edan is the same cache as
+ * 16K:2:64:L, access by access (README "Cache models"). */
+static void test_edag_edan_default_cache_is_16k(void **state)
+{
+	(void)state;
+	struct edag_config a, b;
+	edag_config_default(&a);
+	a.nlevels = 1;
+	a.cache_model = EDAG_CACHE_EDAN;
+	assert_int_equal(edag_cache_level_parse("32000:2:64:3", &a.level[0]), 0);
+	assert_int_equal(a.level[0].size, 32000);
+	assert_int_equal(edag_config_check(&a, NULL, 0), 0);
+	b = a;
+	assert_int_equal(edag_cache_level_parse("16K:2:64:3", &b.level[0]), 0);
+	enum { N = 20000 };
+	struct edag_insn *in = calloc(N, sizeof(*in));
+	assert_non_null(in);
+	uint64_t x = 7;
+	for (size_t i = 0; i < N; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		in[i].cls = EDAG_LOAD;
+		in[i].mem = EDAG_MEM_READ;
+		in[i].size = 8;
+		in[i].addr = 0x10000 + ((x >> 33) % (64 * 1024)) * 8; /* 512 KiB: misses and hits */
+	}
+	struct edag_metrics ma, mb;
+	assert_int_equal(edag_build_window(&a, in, N, &ma), 0);
+	assert_int_equal(edag_build_window(&b, in, N, &mb), 0);
+	assert_true(ma.W > N / 2 && ma.level_hit[0] > 0);
+	assert_int_equal(ma.W, mb.W);
+	assert_int_equal(ma.level_hit[0], mb.level_hit[0]);
+	free(in);
+}
+
 static void test_edag_machine_json(void **state)
 {
 	(void)state;
@@ -900,6 +973,7 @@ static void test_edag_approx_scales_by_coverage(void **state)
 		w[i].mt.vertices = 1000;
 		w[i].mt.W = 200;
 		w[i].mt.D = 20;
+		w[i].mt.D_at_pow2[8] = 5; /* D grew 15 over vertices 256..1000: the steady-state rate */
 		w[i].mt.cp_compute = 300;
 	}
 	struct edag_approx ap;
@@ -908,7 +982,10 @@ static void test_edag_approx_scales_by_coverage(void **state)
 	assert_true(fabs(ap.coverage - 0.01) < 1e-12);
 	assert_true(fabs(ap.W.value - 200 * 100 * 4) < 1e-6);
 	assert_true(ap.W.lo == ap.W.value && ap.W.hi == ap.W.value); /* identical windows: no spread */
-	assert_true(fabs(ap.lambda.value - ((200 - 20) / 2.0 + 20) * 400) < 1e-6);
+	const double rate = 15.0 / 744;
+	assert_true(fabs(ap.D.value - rate * 400000) < 1e-6);
+	assert_true(fabs(ap.D_series.value - 20 * 400) < 1e-6);
+	assert_true(fabs(ap.lambda.value - ((0.2 - rate) / 2 + rate) * 400000) < 1e-6);
 	assert_true(fabs(ap.D_mean - 20) < 1e-12);
 	assert_true(ap.Lambda.value > 0 && ap.Lambda.value <= 1);
 	/* different windows: the interval contains the estimate and widens with the spread */
@@ -969,6 +1046,8 @@ int main(void)
 	    cmocka_unit_test(test_edag_state_memory_flat_in_trace_length),
 	    cmocka_unit_test(test_edag_native_text_and_binary),
 	    cmocka_unit_test(test_edag_edan_lines),
+	    cmocka_unit_test(test_edag_edan_rounding_mode_before_destination),
+	    cmocka_unit_test(test_edag_edan_default_cache_is_16k),
 	    cmocka_unit_test(test_edag_machine_json),
 	    cmocka_unit_test(test_edag_machine_json_from_calibration),
 	    cmocka_unit_test(test_edag_window_encode_decode_validate),

@@ -5,8 +5,8 @@
  *   qemu-riscv64 -plugin edag_tracer.so,out=trace.bin[,format=bin|text][,limit=N][,stats=FILE] ./prog
  *
  * At translation, each instruction's bytes are decoded once (agent/trace/
- * decode.h: Capstone for aarch64 and arm (ARM or Thumb state, told apart per
- * translation block), our own RV64GC decoder for riscv64) into its class and
+ * decode.h: Capstone for aarch64, x86_64 and arm (ARM or Thumb state, told apart
+ * per translation block), our own RV64GC decoder for riscv64) into its class and
  * the registers it reads and writes. At execution, an instruction callback
  * starts a record and memory callbacks add the accesses QEMU performed (the
  * addresses are the real ones, not recomputed): the memory mode (read, write,
@@ -402,8 +402,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		g.arch = TRACE_ARCH_ARM;
 	} else if (strcmp(info->target_name, "riscv64") == 0) {
 		g.arch = TRACE_ARCH_RISCV64;
+	} else if (strcmp(info->target_name, "x86_64") == 0) {
+		g.arch = TRACE_ARCH_X86_64;
 	} else {
-		say("target %s is not supported (aarch64, arm, riscv64)", info->target_name);
+		say("target %s is not supported (aarch64, arm, riscv64, x86_64)", info->target_name);
 		return -1;
 	}
 	int rc = trace_decoder_open(&g.dec, g.arch);
