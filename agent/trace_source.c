@@ -44,11 +44,13 @@ struct trace_source {
 	size_t next_task;
 	pid_t tids[64]; /* threads traced (the first 64) */
 	size_t ntids;
+	struct trace_rec *buf; /* replay: the records of every window (touched once) */
+	size_t buf_cap;
 };
 
 const char trace_source_help[] =
-	"  --window N      instructions recorded per window (replay: default 50000; single steps: see above;\n"
-	"                  max 60000)\n"
+	"  --window N      instructions recorded per window (replay: default 200000; single steps: see\n"
+	"                  above; max 1000000, sent in records of 60000)\n"
 	"  --warmup N      replay: instructions run before them only to warm the cache model (default\n"
 	"                  500000, max 4000000; 0: none)\n"
 	"  --capture M     auto (default: replay in Unicorn where it can, else single steps), replay, step\n"
@@ -59,8 +61,8 @@ int trace_source_option(struct trace_source_opts *o, const char *name, const cha
 {
 	unsigned long v;
 	if (strcmp(name, "window") == 0) {
-		if (agent_cli_ulong(arg, TRACE_SOURCE_WINDOW_MAX, &v) < 0 || v == 0) {
-			log_error("--window: expected 1..%u instructions (got '%s')", TRACE_SOURCE_WINDOW_MAX, arg);
+		if (agent_cli_ulong(arg, TRACE_WINDOW_MAX, &v) < 0 || v == 0) {
+			log_error("--window: expected 1..%u instructions (got '%s')", TRACE_WINDOW_MAX, arg);
 			return EXIT_USAGE;
 		}
 		o->window = v;
@@ -206,23 +208,42 @@ static pid_t pick_thread(struct trace_source *ts)
 	return tid;
 }
 
+/* The window as TraceWindow records of at most TRACE_SOURCE_WINDOW_MAX
+ * instructions (a 1 MiB frame): pieces after the first continue it
+ * (trace_pos 1, 1 + n1, ...: the collector joins them into one stream) and
+ * carry no warm-up lines or stop time of their own. */
 static void send_window(struct trace_source *ts, const struct trace_window *w)
 {
-	struct trace_encode_info info = {
-		.arch = trace_native_arch(),
-		.pid = target_pid(ts->t),
-		.t_ns = w->start_ns - session_base_ns(ts->s),
-		.window_index = ts->windows,
-	};
-	Prof__TraceWindow tw;
-	if (trace_encode_window(w, &info, &tw) == 0) {
+	for (size_t off = 0; off < w->n; off += TRACE_SOURCE_WINDOW_MAX) {
+		struct trace_window piece = *w;
+		piece.rec = w->rec + off;
+		piece.n = w->n - off < TRACE_SOURCE_WINDOW_MAX ? w->n - off : TRACE_SOURCE_WINDOW_MAX;
+		if (off) {
+			piece.nwarm = 0;
+			piece.warm_insns = 0;
+			piece.stop_ns = 0;
+		}
+		struct trace_encode_info info = {
+			.arch = trace_native_arch(),
+			.pid = target_pid(ts->t),
+			.t_ns = w->start_ns - session_base_ns(ts->s),
+			.window_index = ts->windows,
+			.trace_pos = w->n > TRACE_SOURCE_WINDOW_MAX ? 1 + off : 0,
+		};
+		Prof__TraceWindow tw;
+		if (trace_encode_window(&piece, &info, &tw) < 0) {
+			log_warn("trace: window %u not sent: out of memory", ts->windows);
+			break;
+		}
 		Prof__Envelope env = PROF__ENVELOPE__INIT;
 		env.body_case = PROF__ENVELOPE__BODY_TRACE_WINDOW;
 		env.trace_window = &tw;
 		int rc = session_send(ts->s, &env);
-		if (rc < 0)
-			log_warn("trace: window %u not sent: %s", ts->windows, strerror(-rc));
 		trace_encode_free(&tw);
+		if (rc < 0) {
+			log_warn("trace: window %u not sent: %s", ts->windows, strerror(-rc));
+			break;
+		}
 	}
 	ts->windows++;
 }
@@ -233,7 +254,7 @@ static void budget_accrue(struct trace_source *ts, uint64_t now, double cost)
 {
 	double add = ts->o.max_duty / 100.0 * (double)(now - ts->last_ns);
 	ts->last_ns = now;
-	double cap = cost * 1.25;
+	double cap = cost * 2; /* a slow window (a loaded machine) may finish: the overspend delays the next */
 	double period = ts->o.max_duty / 100.0 * ts->o.every_s * 1e9;
 	if (cap < period)
 		cap = period;
@@ -268,11 +289,21 @@ static void take_window(struct trace_source *ts)
 	pid_t tid = pick_thread(ts);
 	struct trace_window w;
 	char err[320];
-	uint64_t max_ns = ts->budget_ns > OVERHEAD_GUESS_NS ? (uint64_t)(ts->budget_ns - OVERHEAD_GUESS_NS / 2) : 1;
+	/* what the budget allows, less a margin for detaching and the emulator's stop latency */
+	double margin = ts->budget_ns * 0.1 > 5e6 ? ts->budget_ns * 0.1 : 5e6;
+	uint64_t max_ns = ts->budget_ns > margin + 1e6 ? (uint64_t)(ts->budget_ns - margin) : 1000000;
 	int rc;
 #ifdef CONFIG_AGENT_TRACE_REPLAY
 	if (ts->replay) {
-		struct trace_replay_opts ro = {.warm = ts->warmup, .n = n, .max_ns = max_ns};
+		if (ts->buf_cap < n) {
+			free(ts->buf);
+			ts->buf = malloc(n * sizeof(*ts->buf));
+			ts->buf_cap = ts->buf ? n : 0;
+			if (ts->buf) /* its pages faulted in now, not while a thread waits */
+				memset(ts->buf, 0, n * sizeof(*ts->buf));
+		}
+		struct trace_replay_opts ro = {
+			.warm = ts->warmup, .n = n, .max_ns = max_ns, .buf = ts->buf, .buf_cap = ts->buf_cap};
 		rc = trace_replay_capture(ts->dec, tid, &ro, &w, err, sizeof(err));
 	} else
 #endif
@@ -292,7 +323,9 @@ static void take_window(struct trace_source *ts)
 	ts->stop_ns += w.stop_ns;
 	if (w.end < NENDS)
 		ts->ends[w.end]++;
-	uint64_t ran = w.n + w.warm_insns;
+	/* what an instruction costs here (a loaded machine, a program whose memory the emulator
+	 * maps slowly), from what this window ran, also when it ran out of time */
+	uint64_t ran = ts->replay ? w.emulated : w.n;
 	if (ran > 1000 && w.stop_ns > 0) {
 		double per = (double)w.stop_ns / (double)ran;
 		if (ts->replay)
@@ -392,6 +425,7 @@ void trace_source_close(struct trace_source *ts)
 	if (!ts)
 		return;
 	trace_decoder_close(ts->dec);
+	free(ts->buf);
 	free(ts);
 }
 #endif

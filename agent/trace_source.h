@@ -25,9 +25,9 @@
 #include "session.h"
 #include "target.h"
 
-#define TRACE_SOURCE_WINDOW_MAX 60000u	  /* recorded instructions per record: fits a 1 MiB frame */
+#define TRACE_SOURCE_WINDOW_MAX 60000u	  /* instructions per record (a window is sent in pieces): 1 MiB frame */
 #define TRACE_SOURCE_STEP_GUESS_NS 10000u /* before the first window: 10 us per single step */
-#define TRACE_SOURCE_REPLAY_WINDOW 50000u /* replay: recorded instructions by default */
+#define TRACE_SOURCE_REPLAY_WINDOW 200000u /* replay: recorded instructions by default */
 #define TRACE_SOURCE_REPLAY_WARMUP 500000u /* replay: warm-up instructions by default */
 
 struct trace_source;

@@ -47,6 +47,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	int rc = 0;
+	o.buf = malloc(o.n * sizeof(*o.buf)); /* kept across windows, as the agent does */
+	if (!o.buf) {
+		kill(pid, SIGKILL);
+		return 1;
+	}
+	memset(o.buf, 0, o.n * sizeof(*o.buf));
+	o.buf_cap = o.n;
 	for (int i = 0; i < k && rc == 0; i++) {
 		struct trace_window w;
 		rc = trace_replay_capture(d, pid, &o, &w, err, sizeof(err));
@@ -65,6 +72,7 @@ int main(int argc, char **argv)
 	}
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
+	free(o.buf);
 	trace_decoder_close(d);
 	return rc < 0;
 }

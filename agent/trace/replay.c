@@ -13,14 +13,18 @@
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 #include <sys/user.h>
+#include <unistd.h>
 
 #include "net.h"
 #include "trace/warm.h"
 #include "uc_api.h"
 
 #define PAGE 4096u
-#define CHUNK (64u * 1024u)	   /* read from the process at a time */
-#define BLOCK (4u * 1024u * 1024u) /* host memory is taken in blocks of this */
+/* Read from the process at a time: 1 MiB when all of it is readable (few, large
+ * regions: Unicorn looks a region up on every miss of its TLB, in a list), else
+ * 64 KiB, else the page. */
+static const uint64_t chunk_size[3] = {1u << 20, 64u << 10, PAGE};
+#define BLOCK (4u * 1024u * 1024u) /* host memory is taken in blocks of this (>= the largest chunk) */
 #define MERGE_SPAN 64		   /* accesses of one instruction within this become one range */
 
 struct block {
@@ -40,16 +44,41 @@ struct replay {
 	size_t copied;
 	uint64_t *pages; /* set of mapped page numbers + 1 (open addressing) */
 	size_t npages, cap;
-	uint64_t *chunks; /* set of chunk numbers + 1 tried whole (mapped or not) */
-	size_t nchunks, ccap;
+	uint64_t *chunks[2]; /* per chunk size: chunk numbers + 1 tried whole (mapped or not) */
+	size_t nchunks[2], ccap[2];
 	bool over_budget;
 	/* recording */
 	bool measuring;
 	size_t limit;
+	uint64_t warm_done; /* warm-up instructions run */
 	struct trace_warm warm;
 	bool warm_failed; /* out of memory for the summary */
 	enum trace_end stopped; /* set by a hook that stopped the emulation */
 };
+
+#if defined(__x86_64__)
+/* Unicorn's first emulation in a process pays one-time set-up (about 0.1-0.3 s
+ * here): run a few instructions of a local loop once, before any thread is
+ * stopped. */
+static void prime(const struct uc_api *uc)
+{
+	static const uint8_t loop[] = {0x48, 0xff, 0xc0, 0x48, 0x39, 0xc8, 0x75, 0xf8, 0xf4}; /* inc rax; cmp rax,rcx; jne; hlt */
+	uint8_t *page = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uc_engine *e;
+	if (page == MAP_FAILED)
+		return;
+	memcpy(page, loop, sizeof(loop));
+	if (uc->open(UC_ARCH_X86, UC_MODE_64, &e) == UC_ERR_OK) {
+		uint64_t n = 1000, zero = 0;
+		uc->reg_write(e, UC_X86_REG_RCX, &n);
+		uc->reg_write(e, UC_X86_REG_RAX, &zero);
+		if (uc->mem_map_ptr(e, 0x10000, PAGE, UC_PROT_ALL, page) == UC_ERR_OK)
+			uc->emu_start(e, 0x10000, UINT64_MAX, 1000000, 3000);
+		uc->close(e);
+	}
+	munmap(page, PAGE);
+}
+#endif
 
 int trace_replay_supported(char *err, size_t errlen)
 {
@@ -58,6 +87,11 @@ int trace_replay_supported(char *err, size_t errlen)
 	if (uc_api_load(&uc) < 0) {
 		snprintf(err, errlen, "%s", uc_api_error());
 		return -ELIBACC;
+	}
+	static bool primed;
+	if (!primed) {
+		prime(uc);
+		primed = true;
 	}
 	return 0;
 #else
@@ -156,24 +190,93 @@ static bool map_copy(struct replay *r, uint64_t addr, size_t len)
 	return true;
 }
 
-/* Map the page of addr: its whole 64 KiB chunk when all of it is readable and
- * none of it mapped yet, else the page alone. */
+/* [lo, hi) of the mapping named name ("[vvar]") in /proc/PID/maps (pid 0:
+ * this process); false when there is none. */
+static bool special_range(pid_t pid, const char *name, uint64_t *lo, uint64_t *hi)
+{
+	char path[64], line[512];
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/maps");
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	bool found = false;
+	size_t nl = strlen(name);
+	while (!found && fgets(line, sizeof(line), f)) {
+		size_t l = strlen(line);
+		while (l && (line[l - 1] == '\n' || line[l - 1] == ' '))
+			line[--l] = '\0';
+		unsigned long long a, b;
+		if (l > nl && strcmp(line + l - nl, name) == 0 && line[l - nl - 1] == ' ' &&
+		    sscanf(line, "%llx-%llx", &a, &b) == 2) {
+			*lo = a;
+			*hi = b;
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* Copy len bytes at src of this process into dst without faulting: through a
+ * pipe, so an unreadable page is an error (EFAULT), not a signal. */
+static bool safe_copy(void *dst, const void *src, size_t len)
+{
+	int p[2];
+	if (pipe(p) < 0)
+		return false;
+	bool ok = write(p[1], src, len) == (ssize_t)len && read(p[0], dst, len) == (ssize_t)len;
+	close(p[0]);
+	close(p[1]);
+	return ok;
+}
+
+/* The kernel's time data pages ([vvar], [vvar_vclock], read by the vDSO's
+ * clock_gettime) are special mappings process_vm_readv cannot read. They are
+ * the same in every process of this system: the page of addr is copied from
+ * this process's own mapping of the same name. */
+static bool map_special(struct replay *r, uint64_t addr)
+{
+	static const char *const names[] = {"[vvar]", "[vvar_vclock]"};
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		uint64_t lo, hi, mlo, mhi;
+		if (!special_range(r->tid, names[k], &lo, &hi) || addr < lo || addr >= hi ||
+		    !special_range(0, names[k], &mlo, &mhi) || mhi - mlo != hi - lo)
+			continue;
+		uint64_t page = addr / PAGE * PAGE;
+		uint8_t *p = host_alloc(r, PAGE);
+		if (!p || !safe_copy(p, (const void *)(uintptr_t)(mlo + (page - lo)), PAGE))
+			return false;
+		if (r->uc->mem_map_ptr(r->e, page, PAGE, UC_PROT_ALL, p) != UC_ERR_OK)
+			return false;
+		return set_add(&r->pages, &r->npages, &r->cap, page / PAGE) == 0;
+	}
+	return false;
+}
+
+/* Map the page of addr: its whole 1 MiB chunk when all of it is readable and
+ * none of it is mapped yet, else its 64 KiB chunk likewise, else the page
+ * alone. */
 static bool map_page(struct replay *r, uint64_t addr)
 {
 	uint64_t page = addr / PAGE;
 	if (set_has(r->pages, r->cap, page))
 		return true;
-	uint64_t chunk = addr / CHUNK;
-	if (!set_has(r->chunks, r->ccap, chunk)) {
-		if (set_add(&r->chunks, &r->nchunks, &r->ccap, chunk) < 0)
+	for (int k = 0; k < 2; k++) {
+		uint64_t size = chunk_size[k], chunk = addr / size;
+		if (set_has(r->chunks[k], r->ccap[k], chunk))
+			continue; /* tried before: not all readable, or partly mapped */
+		if (set_add(&r->chunks[k], &r->nchunks[k], &r->ccap[k], chunk) < 0)
 			return false;
 		bool none = true;
-		for (uint64_t p = chunk * (CHUNK / PAGE); p < (chunk + 1) * (CHUNK / PAGE) && none; p++)
+		for (uint64_t p = chunk * (size / PAGE); p < (chunk + 1) * (size / PAGE) && none; p++)
 			none = !set_has(r->pages, r->cap, p);
-		if (none && map_copy(r, chunk * CHUNK, CHUNK))
+		if (none && map_copy(r, chunk * size, size))
 			return true;
 	}
-	return map_copy(r, page * PAGE, PAGE);
+	return map_copy(r, page * PAGE, PAGE) || map_special(r, addr);
 }
 
 static bool on_unmapped(uc_engine *uc, uc_mem_type type, uint64_t addr, int size, int64_t value, void *arg)
@@ -191,8 +294,10 @@ static bool on_unmapped(uc_engine *uc, uc_mem_type type, uint64_t addr, int size
 static void on_code(uc_engine *uc, uint64_t addr, uint32_t size, void *arg)
 {
 	struct replay *r = arg;
-	if (!r->measuring)
-		return; /* the warm-up */
+	if (!r->measuring) {
+		r->warm_done++; /* the warm-up: only counted */
+		return;
+	}
 	struct trace_window *w = r->w;
 	if (w->n >= r->limit) {
 		r->uc->emu_stop(uc);
@@ -373,14 +478,16 @@ static enum trace_end run(struct replay *r, uint64_t pc, size_t count, uint64_t 
 		return TRACE_END_TIME;
 	r->stopped = TRACE_END_COMPLETE;
 	uint64_t us = (deadline - now) / 1000 + 1;
+	uint64_t before = r->measuring ? r->w->n : r->warm_done;
 	uc_err ue = r->uc->emu_start(r->e, pc, UINT64_MAX, us, count);
+	uint64_t ran = (r->measuring ? r->w->n : r->warm_done) - before;
 	if (r->over_budget)
 		return TRACE_END_FAULT;
 	if (ue != UC_ERR_OK)
 		return end_of(ue);
 	if (r->stopped != TRACE_END_COMPLETE)
 		return r->stopped;
-	return clock_mono_ns() >= deadline ? TRACE_END_TIME : TRACE_END_COMPLETE;
+	return ran >= count ? TRACE_END_COMPLETE : TRACE_END_TIME; /* else the time limit stopped it */
 }
 
 static void replay_free(struct replay *r)
@@ -394,7 +501,8 @@ static void replay_free(struct replay *r)
 		r->blocks = b;
 	}
 	free(r->pages);
-	free(r->chunks);
+	free(r->chunks[0]);
+	free(r->chunks[1]);
 	trace_warm_free(&r->warm);
 }
 
@@ -414,7 +522,8 @@ int trace_replay_capture(struct trace_decoder *d, pid_t tid, const struct trace_
 		snprintf(err, errlen, "%s", uc_api_error());
 		return -ELIBACC;
 	}
-	w->rec = malloc(o->n * sizeof(*w->rec));
+	w->rec_borrowed = o->buf && o->buf_cap >= o->n;
+	w->rec = w->rec_borrowed ? o->buf : malloc(o->n * sizeof(*w->rec));
 	if (!w->rec || trace_warm_init(&r.warm, TRACE_REPLAY_LINE, TRACE_REPLAY_WARM_LINES) < 0) {
 		snprintf(err, errlen, "out of memory for a %zu-instruction window", o->n);
 		trace_window_free(w);
@@ -459,7 +568,7 @@ int trace_replay_capture(struct trace_decoder *d, pid_t tid, const struct trace_
 		enum trace_end e = TRACE_END_COMPLETE;
 		if (o->warm) {
 			e = run(&r, pc, o->warm, deadline);
-			w->warm_insns = o->warm; /* all of them, or up to where it ended (no window then) */
+			w->warm_insns = r.warm_done;
 			pc = read_pc(&r);
 		}
 		if (e == TRACE_END_COMPLETE) {
@@ -470,8 +579,7 @@ int trace_replay_capture(struct trace_decoder *d, pid_t tid, const struct trace_
 				if (e != TRACE_END_COMPLETE && e != TRACE_END_SYSCALL && e != TRACE_END_TIME && w->n > 0 &&
 				    w->rec[w->n - 1].pc == read_pc(&r))
 					w->n--;
-				if (e == TRACE_END_COMPLETE && w->n < o->n)
-					e = TRACE_END_ERROR;
+
 			}
 		} else {
 			w->n = 0;
@@ -480,6 +588,7 @@ int trace_replay_capture(struct trace_decoder *d, pid_t tid, const struct trace_
 	}
 	/* let the thread go before anything else */
 	ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig);
+	w->emulated = r.warm_done + w->n;
 	w->stop_ns = clock_mono_ns() - w->start_ns;
 	if (rc == 0 && w->n > 0 && (r.warm_failed || trace_warm_lines(&r.warm, &w->warm_lines, &w->nwarm) < 0)) {
 		snprintf(err, errlen, "out of memory for the warm-up summary");

@@ -37,6 +37,10 @@ struct trace_replay_opts {
 	size_t warm;	 /* instructions run first, summarised (0: none) */
 	size_t n;	 /* instructions recorded after them, 1..TRACE_WINDOW_MAX */
 	uint64_t max_ns; /* the thread is stopped at most this long (plus attach and detach) */
+	/* optional: a buffer of buf_cap >= n records the window uses instead of its own
+	 * (kept from window to window: no fresh pages to fault in while the thread waits) */
+	struct trace_rec *buf;
+	size_t buf_cap;
 };
 
 /* 0 when replay windows can be taken here (Unicorn 2 loadable, this

@@ -278,7 +278,8 @@ int trace_window_capture(struct trace_decoder *d, pid_t tid, size_t n, uint64_t 
 
 void trace_window_free(struct trace_window *w)
 {
-	free(w->rec);
+	if (!w->rec_borrowed)
+		free(w->rec);
 	free(w->warm_lines);
 	w->rec = NULL;
 	w->warm_lines = NULL;

@@ -63,10 +63,12 @@ struct trace_window {
 	/* replay windows: the instructions run before the recorded ones only to warm
 	 * the caches, summarised as their distinct lines (common/trace/warm.h) */
 	uint64_t warm_insns;
+	uint64_t emulated;    /* replay: instructions run in the emulator, warm-up included (even when lost) */
 	uint64_t *warm_lines; /* line << 2 | mode, oldest last access first (malloc'd) */
 	size_t nwarm;
 	uint32_t warm_line_bytes;
 	unsigned dropped_accesses; /* a third access of one instruction (not carried) */
+	bool rec_borrowed;	   /* rec is the caller's buffer: trace_window_free leaves it */
 };
 
 /* The architecture this agent was built for (what it can ptrace). */

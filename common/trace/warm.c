@@ -37,6 +37,7 @@ void trace_warm_clear(struct trace_warm *w)
 		memset(w->slot, 0, w->hcap * sizeof(*w->slot));
 	w->n = 0;
 	w->oldest = w->newest = 0;
+	w->last_line = 0;
 }
 
 static inline size_t hash(uint64_t line, size_t cap)
@@ -105,6 +106,11 @@ static void unhash(struct trace_warm *w, uint32_t e)
 
 static int touch(struct trace_warm *w, uint64_t line, unsigned mode)
 {
+	if (line + 1 == w->last_line) { /* the newest already: only its mode */
+		w->line[w->newest - 1] |= mode & 3;
+		return 0;
+	}
+	w->last_line = line + 1;
 	size_t i = hash(line, w->hcap);
 	while (w->slot[i] && w->line[w->slot[i] - 1] >> 2 != line)
 		i = (i + 1) & (w->hcap - 1);

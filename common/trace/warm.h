@@ -26,6 +26,7 @@ struct trace_warm {
 	uint64_t *line;	  /* per entry: line << 2 | mode */
 	uint32_t *prev, *next; /* per entry: the list from the oldest last access to the newest */
 	uint32_t oldest, newest; /* entry index + 1, 0 = none */
+	uint64_t last_line;	 /* the newest entry's line + 1 (0: none): repeats skip the hash */
 };
 
 /* line_bytes: a power of two (64 fits every cache model line of 64 B or more;

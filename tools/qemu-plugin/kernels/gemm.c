@@ -20,7 +20,8 @@ int main(int argc, char **argv)
 			d.C[i][j] = (double)((i * (j + 2) + 3) % n) / n;
 		}
 	const double alpha = 1.5, beta = 1.2;
-	for (int rep = 0; rep < r; rep++)
+	for (int rep = 0; rep < r; rep++) {
+		kernel_mark();
 		for (int i = 0; i < n; i++)
 			for (int j = 0; j < n; j++) {
 				double acc = 0;
@@ -28,6 +29,8 @@ int main(int argc, char **argv)
 					acc += d.A[i][k] * d.B[k][j];
 				d.C[i][j] = alpha * acc + beta * d.C[i][j];
 			}
+	}
+	kernel_mark();
 	double sum = 0;
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < n; j++)
