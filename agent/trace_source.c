@@ -46,7 +46,36 @@ struct trace_source {
 	size_t ntids;
 	struct trace_rec *buf; /* replay: the records of every window (touched once) */
 	size_t buf_cap;
+	pid_t no_replay[8]; /* threads whose last replay met an instruction the emulator lacks */
+	uint32_t fallbacks; /* single-step windows taken in their place */
 };
+
+static bool replay_failed(const struct trace_source *ts, pid_t tid)
+{
+	for (size_t i = 0; i < sizeof(ts->no_replay) / sizeof(ts->no_replay[0]); i++)
+		if (ts->no_replay[i] == tid)
+			return true;
+	return false;
+}
+
+static void note_replay(struct trace_source *ts, pid_t tid, bool failed)
+{
+	size_t n = sizeof(ts->no_replay) / sizeof(ts->no_replay[0]);
+	for (size_t i = 0; i < n; i++)
+		if (ts->no_replay[i] == tid) {
+			if (!failed)
+				ts->no_replay[i] = 0;
+			return;
+		}
+	if (!failed)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (!ts->no_replay[i]) {
+			ts->no_replay[i] = tid;
+			return;
+		}
+	ts->no_replay[ts->fallbacks % n] = tid;
+}
 
 const char trace_source_help[] =
 	"  --window N      instructions recorded per window (replay: default 200000; single steps: see\n"
@@ -194,13 +223,19 @@ static pid_t pick_thread(struct trace_source *ts)
 		return pid;
 	if (n > 0) {
 		tid = tids[ts->next_task % n];
-		for (size_t k = 0; k < n; k++) {
-			pid_t cand = tids[(ts->next_task + k) % n];
-			if (thread_running(pid, cand)) {
-				tid = cand;
-				ts->next_task += k;
-				break;
+		/* running ones first; replay: those whose last window the emulator could run first */
+		for (int pass = ts->replay ? 0 : 1; pass < 2; pass++) {
+			size_t k = 0;
+			for (; k < n; k++) {
+				pid_t cand = tids[(ts->next_task + k) % n];
+				if (thread_running(pid, cand) && (pass || !replay_failed(ts, cand))) {
+					tid = cand;
+					ts->next_task += k;
+					break;
+				}
 			}
+			if (k < n)
+				break;
 		}
 		ts->next_task++;
 	}
@@ -320,6 +355,40 @@ static void take_window(struct trace_source *ts)
 	if (w.reaped)
 		target_child_reaped(ts->t, tid, w.exit_status);
 	ts->budget_ns -= (double)w.stop_ns;
+	if (ts->replay)
+		note_replay(ts, tid, w.end == TRACE_END_UNSUPPORTED && w.n == 0);
+	if (ts->replay && w.end == TRACE_END_UNSUPPORTED && w.n == 0) {
+		/* code the emulator cannot run (AVX): single steps of what is left of the budget, a
+		 * window the report marks as cold (its cache figures are upper bounds) */
+		ts->stop_ns += w.stop_ns;
+		ts->ends[w.end]++;
+		trace_window_free(&w);
+		double left = ts->budget_ns - OVERHEAD_GUESS_NS;
+		unsigned long steps = left > 0 ? (unsigned long)(left / ts->step_ns) : 0;
+		if (steps > ts->o.step_window)
+			steps = ts->o.step_window;
+		if (steps < 100)
+			return;
+		rc = trace_window_capture(ts->dec, tid, steps, (uint64_t)left, &w, err, sizeof(err));
+		if (rc < 0)
+			return;
+		ts->fallbacks++;
+		if (w.reaped)
+			target_child_reaped(ts->t, tid, w.exit_status);
+		ts->budget_ns -= (double)w.stop_ns;
+		if (w.n > 0 && w.stop_ns > 0)
+			ts->step_ns = 0.5 * ts->step_ns + 0.5 * (double)w.stop_ns / (double)w.n;
+		ts->stop_ns += w.stop_ns;
+		if (w.end < NENDS)
+			ts->ends[w.end]++;
+		if (w.n > 0) {
+			ts->insns += w.n;
+			note_tid(ts, tid);
+			send_window(ts, &w);
+		}
+		trace_window_free(&w);
+		return;
+	}
 	ts->stop_ns += w.stop_ns;
 	if (w.end < NENDS)
 		ts->ends[w.end]++;
@@ -415,6 +484,10 @@ void trace_source_print_summary(const struct trace_source *ts, double elapsed, F
 		if (ts->lost)
 			fprintf(out, " (%u of them in the warm-up: not sent)\n", ts->lost);
 	}
+	if (ts->fallbacks)
+		fprintf(out, "  %u single-stepped window(s) where the emulator met an instruction it lacks (cold: their "
+			     "cache figures are upper bounds)\n",
+			ts->fallbacks);
 	if (ts->waited || ts->cut)
 		fprintf(out, "  %u period(s) without a window and %u window(s) cut, to keep the duty cap\n", ts->waited,
 			ts->cut);

@@ -92,6 +92,8 @@ void cli_edag_print_json(const struct opts *o, const struct run *r, const struct
 		json_u64_key(f, 0, "t_ns", w->info.t_ns);
 		json_num_key(f, 0, "share", w->info.share);
 		json_u64_key(f, 0, "represented_insns", w->info.represented_insns);
+		json_u64_key(f, 0, "capture", w->capture); /* how it was taken, before its metrics */
+		json_u64_key(f, 0, "warm_insns", w->warm_insns);
 		const char *k[] = {"vertices",	  "accesses", "W",	    "D",
 				   "cp_vertices", "cp_cost",  "cp_compute", "cp_memory"};
 		uint64_t v[] = {mt->vertices,	 mt->accesses, mt->W,	       mt->D,
@@ -102,8 +104,6 @@ void cli_edag_print_json(const struct opts *o, const struct run *r, const struct
 		}
 		json_u64_key(f, 0, "W_cold", mt->W_cold);
 		json_num_key(f, 0, "D_rate", edag_depth_rate(mt));
-		json_u64_key(f, 0, "capture", r->res[i].capture);
-		json_u64_key(f, 0, "warm_insns", r->res[i].warm_insns);
 		json_u64_key(f, 0, "unknown_class", r->res_unknown[i]);
 		json_num_key(f, 0, "parallelism", mt->parallelism);
 		json_key(f, 0, "levels");

@@ -4,10 +4,11 @@
  * model in that order (edag_cache_warm), they leave each set holding the
  * same most recent distinct lines as the whole access stream would: the
  * state an LRU level is in depends only on the order of the last accesses
- * to distinct lines (exact for one level; for a lower level of a hierarchy
- * the order of its fills can differ, see collector/edag/README.md). So the
- * agent sends one entry per distinct line instead of every instruction of
- * the warm-up. Pure: no I/O, no logging; memory bounded by max_lines. */
+ * to distinct lines. Exact for one level when the summary holds every line
+ * the warm-up touched, or at least each set's most recent ways lines (a
+ * summary several times the cache's capacity); for a lower level of a
+ * hierarchy the order of its fills can differ. So the agent sends one entry
+ * per distinct line instead of every instruction of the warm-up. Pure: no I/O, no logging; memory bounded by max_lines. */
 #ifndef COMMON_TRACE_WARM_H
 #define COMMON_TRACE_WARM_H
 

@@ -3,7 +3,8 @@
  * trace's accesses to the kernel's arrays can be told from the C library's:
  *   KERNEL n=N data=0xLO-0xHI
  * The kernels are scalar on purpose (built with -fno-tree-vectorize
- * -fno-unroll-loops): one load or store per array element access, so their
+ * -fno-unroll-loops -fno-tree-loop-distribute-patterns: no memcpy for a copy
+ * loop): one load or store per array element access, so their
  * access counts are analytic (tests/integration/test_qemu_plugin.c). Each
  * repeats its work R times (an argument, 1 by default), calling kernel_mark()
  * before each repetition and after the last. */
