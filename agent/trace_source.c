@@ -22,7 +22,7 @@
 #include "trace/replay.h"
 #endif
 
-#define REPLAY_GUESS_NS 150.0	    /* per emulated instruction, before the first window */
+#define REPLAY_GUESS_NS 50.0	    /* per emulated instruction, before the first window (learnt after) */
 #define OVERHEAD_GUESS_NS 2000000.0 /* attach, registers, detach */
 #define NENDS (TRACE_END_IN_SYSCALL + 1)
 
