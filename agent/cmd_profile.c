@@ -141,13 +141,12 @@ int cmd_profile(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	char usage[6144];
-	snprintf(usage, sizeof(usage), "%s%s%s%s", profile_usage,
 #ifdef CONFIG_AGENT_TRACER
-		 trace_source_help,
+	const char *trace_help = trace_source_help;
 #else
-		 "",
+	const char *trace_help = "";
 #endif
-		 agent_cli_cmd_help, agent_cli_common_help);
+	snprintf(usage, sizeof(usage), "%s%s%s%s", profile_usage, trace_help, agent_cli_cmd_help, agent_cli_common_help);
 	c->freq = 499;
 	c->co.interval_ms = 500;
 	c->co.roofline_events = true;
