@@ -42,7 +42,6 @@ struct trace_source_opts {
 	int capture;		 /* enum trace_source_capture */
 	double every_s;		 /* seconds between windows, at least */
 	double max_duty;	 /* percent of the time a thread may be stopped */
-	unsigned block_slack_ms; /* unused: the budget bounds a blocked thread's window too */
 };
 
 /* The options every command with trace windows takes (--window, --warmup,

@@ -331,7 +331,8 @@ struct edag_approx {
 double edag_depth_rate(const struct edag_metrics *mt);
 
 /* Whole-run estimates from n windows. Per-instruction rates (W/n, lambda/n,
- * ...) are averaged with the windows' sampled share as weights; totals are the
+ * ...) are averaged with weights sampled share x instructions (a window cut
+ * short weighs less; windows of one length weigh by their share); totals are the
  * rate times the represented instructions (so W and lambda scale with
  * 1/coverage). D's rate is each window's steady-state growth
  * (edag_depth_rate; D_series: D/n, windows in series); lambda's rate is

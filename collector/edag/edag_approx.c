@@ -103,7 +103,9 @@ int edag_approx_combine(const struct edag_window_result *w, size_t n, double m, 
 		x[WC * n + used] = wc;
 		x[DS * n + used] = (double)r->mt.D / ni;
 		x[LAMC * n + used] = (wr - wc - dlo) / m + dlo;
-		wt[used] = r->info.share > 0 ? r->info.share : 1;
+		/* a window's rate weighs by the share of the run it stands for and by its length:
+		 * one cut short (a time limit) says little about its slice of the run */
+		wt[used] = (r->info.share > 0 ? r->info.share : 1) * ni;
 		double d = (double)r->mt.D;
 		out->D_min = fmin(out->D_min, d);
 		out->D_max = fmax(out->D_max, d);

@@ -1055,6 +1055,26 @@ static void test_edag_approx_cold_bound(void **state)
 	assert_true(fabs(ap.W_cold.value - 800) < 1e-9);
 }
 
+/* A window cut short (here 1 instruction, by a stop-time limit) weighs by its
+ * length: it cannot pull the estimate (it once took a triad's W/instr from
+ * 0.4286 to 0.2857 as one of three equal votes). */
+static void test_edag_approx_weighs_windows_by_length(void **state)
+{
+	(void)state;
+	struct edag_window_result w[3];
+	memset(w, 0, sizeof(w));
+	w[0].n_insns = w[0].mt.vertices = 1;
+	for (int i = 1; i < 3; i++) {
+		w[i].n_insns = w[i].mt.vertices = 200000;
+		w[i].mt.W = 85714;
+	}
+	struct edag_approx ap;
+	assert_int_equal(edag_approx_combine(w, 3, 4, 100, &ap), 0);
+	double rate = ap.W.value / ap.represented_insns;
+	assert_true(fabs(rate - 85714.0 * 2 / 400001) < 1e-9);
+	assert_true(rate > 0.4285);
+}
+
 /* The warm-up summary (common/trace/warm.h): distinct lines in the order of
  * their last access, modes merged, an access over two lines is both; with
  * max_lines entries the oldest is forgotten. Replayed into an LRU cache it
@@ -1305,6 +1325,7 @@ int main(void)
 	    cmocka_unit_test(test_edag_depth_rate_ignores_the_window_start),
 	    cmocka_unit_test(test_edag_window_start_warms_from_summary),
 	    cmocka_unit_test(test_edag_approx_cold_bound),
+	    cmocka_unit_test(test_edag_approx_weighs_windows_by_length),
 	    cmocka_unit_test(test_trace_warm_lines_in_last_access_order),
 	    cmocka_unit_test(test_edag_machine_json),
 	    cmocka_unit_test(test_edag_machine_json_from_calibration),
