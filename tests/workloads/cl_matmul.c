@@ -1,6 +1,7 @@
 /* Sample OpenCL workload: C = A x B (one work-item per element), repeated,
  * checked against a CPU reference. Runs on any OpenCL device (PoCL here).
  * Usage: cl_matmul [N] [REPEATS] [cpu [CPU_REPEATS]]  -- exit 0 if the result is correct.
+ *        cl_matmul N REPEATS ref  -- the CPU reference alone, REPEATS times, no OpenCL.
  * With "cpu" the whole product is also computed on the CPU (matmul_ref: the
  * same naive loop, 2 N^3 flops), CPU_REPEATS times (default 1), in a thread of
  * its own named cpu_ref (its trace windows are a row of their own in the
@@ -12,6 +13,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -65,6 +67,28 @@ int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 256;
 	int reps = argc > 2 ? atoi(argv[2]) : 10;
+	if (argc > 3 && strcmp(argv[3], "ref") == 0) {
+		/* the CPU reference alone, REPEATS times, in this thread, without OpenCL: its full
+		 * trace under qemu-user (the plugin records the first thread) is the reference the
+		 * cpu_ref thread's trace windows are checked against (bench/RESULTS.md) */
+		int n0 = argc > 1 ? atoi(argv[1]) : 256, r0 = argc > 2 ? atoi(argv[2]) : 1;
+		if (n0 < 16 || n0 > 4096 || r0 < 1)
+			return 2;
+		size_t sz = (size_t)n0 * n0 * sizeof(float);
+		float *a0 = malloc(sz), *b0 = malloc(sz), *c0 = malloc(sz);
+		if (!a0 || !b0 || !c0)
+			return 1;
+		for (int i = 0; i < n0 * n0; i++) {
+			a0[i] = (float)(i % 7) * 0.5f;
+			b0[i] = (float)(i % 5) * 0.25f;
+		}
+		printf("cl_matmul: ref matmul_ref=%p\n", (void *)matmul_ref);
+		fflush(stdout);
+		for (int r = 0; r < r0; r++)
+			matmul_ref(a0, b0, c0, n0);
+		printf("cl_matmul: ref %dx%d x%d: c[1] %f\n", n0, n0, r0, c0[1]);
+		return 0;
+	}
 	int full = argc > 3 && argv[3][0] == 'c';
 	int ref_repeats = full && argc > 4 ? atoi(argv[4]) : 1;
 	if (ref_repeats < 1)
