@@ -8,6 +8,7 @@
 #include "generated/config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,9 +38,8 @@ enum {
 	OPT_MODE,
 	OPT_LIBDIR,
 	OPT_KMODEL,
-	OPT_WINDOW,
-	OPT_EVERY,
-	OPT_MAX_DUTY,
+	OPT_TRACE, /* --window, --warmup, --every, --max-duty, --capture: trace_source_option */
+	OPT_TRACE_LAST = OPT_TRACE + 4,
 	OPT_NO_TRACE,
 	OPT_NO_OPENCL,
 };
@@ -61,10 +61,8 @@ static const char profile_usage[] =
 	"  --backend auto|bpf|ring  sampling back end (default auto)\n"
 	"  --mode layer|preload|auto  OpenCL capture (default auto); --cl-lib DIR: its library\n"
 	"  --no-opencl            no OpenCL capture\n"
-	"  --window N             instructions per trace window (default 1000)\n"
-	"  --every S              seconds between trace windows (default 0.25)\n"
-	"  --max-duty PCT         stop a thread at most PCT % of the time for tracing (default 5)\n"
-	"  --no-trace             no trace windows (no latency sensitivity then)\n";
+	"  --no-trace             no trace windows (no latency sensitivity then)\n"
+	"Trace windows (defaults here: --every 0.25 --max-duty 5; single steps: 1000 a window):\n";
 
 struct profile_cmd {
 	struct agent_cli cli;
@@ -74,15 +72,15 @@ struct profile_cmd {
 	int cl_mode;
 	const char *libdir, *kmodel_path;
 	bool no_trace, no_opencl;
-	unsigned long window;
-	double every_s, max_duty;
+#ifdef CONFIG_AGENT_TRACER
+	struct trace_source_opts to;
+#endif
 	struct session *s;
 };
 
 static int profile_option(void *ctx, int opt, const char *arg)
 {
 	struct profile_cmd *c = ctx;
-	unsigned long v;
 	switch (opt) {
 	case OPT_FREQ:
 		return agent_cli_freq(arg, &c->freq);
@@ -101,25 +99,6 @@ static int profile_option(void *ctx, int opt, const char *arg)
 	case OPT_KMODEL:
 		c->kmodel_path = arg;
 		return 0;
-	case OPT_WINDOW:
-		if (agent_cli_ulong(arg, 60000, &v) < 0 || v == 0) {
-			log_error("--window: expected 1..60000 instructions (got '%s')", arg);
-			return EXIT_USAGE;
-		}
-		c->window = v;
-		return 0;
-	case OPT_EVERY:
-		if (agent_cli_double(arg, &c->every_s) < 0 || c->every_s < 0.01) {
-			log_error("--every: expected seconds >= 0.01 (got '%s')", arg);
-			return EXIT_USAGE;
-		}
-		return 0;
-	case OPT_MAX_DUTY:
-		if (agent_cli_double(arg, &c->max_duty) < 0 || c->max_duty <= 0 || c->max_duty > 100) {
-			log_error("--max-duty: expected a percentage in (0, 100] (got '%s')", arg);
-			return EXIT_USAGE;
-		}
-		return 0;
 	case OPT_NO_TRACE:
 		c->no_trace = true;
 		return 0;
@@ -127,6 +106,12 @@ static int profile_option(void *ctx, int opt, const char *arg)
 		c->no_opencl = true;
 		return 0;
 	default:
+#ifdef CONFIG_AGENT_TRACER
+		if (opt >= OPT_TRACE && opt <= OPT_TRACE_LAST) {
+			static const char *const names[] = {"window", "warmup", "every", "max-duty", "capture"};
+			return trace_source_option(&c->to, names[opt - OPT_TRACE], arg);
+		}
+#endif
 		return EXIT_USAGE;
 	}
 }
@@ -146,21 +131,31 @@ int cmd_profile(int argc, char **argv)
 		{"mode", required_argument, NULL, OPT_MODE},
 		{"cl-lib", required_argument, NULL, OPT_LIBDIR},
 		{"kernel-model", required_argument, NULL, OPT_KMODEL},
-		{"window", required_argument, NULL, OPT_WINDOW},
-		{"every", required_argument, NULL, OPT_EVERY},
-		{"max-duty", required_argument, NULL, OPT_MAX_DUTY},
+		{"window", required_argument, NULL, OPT_TRACE},
+		{"warmup", required_argument, NULL, OPT_TRACE + 1},
+		{"every", required_argument, NULL, OPT_TRACE + 2},
+		{"max-duty", required_argument, NULL, OPT_TRACE + 3},
+		{"capture", required_argument, NULL, OPT_TRACE + 4},
 		{"no-trace", no_argument, NULL, OPT_NO_TRACE},
 		{"no-opencl", no_argument, NULL, OPT_NO_OPENCL},
 		{NULL, 0, NULL, 0},
 	};
-	char usage[4096];
-	snprintf(usage, sizeof(usage), "%s%s%s", profile_usage, agent_cli_cmd_help, agent_cli_common_help);
+	char usage[6144];
+#ifdef CONFIG_AGENT_TRACER
+	const char *trace_help = trace_source_help;
+#else
+	const char *trace_help = "";
+#endif
+	snprintf(usage, sizeof(usage), "%s%s%s%s", profile_usage, trace_help, agent_cli_cmd_help, agent_cli_common_help);
 	c->freq = 499;
 	c->co.interval_ms = 500;
 	c->co.roofline_events = true;
-	c->window = 1000;
-	c->every_s = 0.25;
-	c->max_duty = 5;
+#ifdef CONFIG_AGENT_TRACER
+	c->to.step_window = 1000;
+	c->to.warmup = ULONG_MAX;
+	c->to.every_s = 0.25;
+	c->to.max_duty = 5;
+#endif
 	c->cli.need_target = true;
 	int ex = agent_cli_parse(argc, argv, &c->cli, usage, extra, "F:e:I:", profile_option, c);
 	if (ex >= 0) {
@@ -172,16 +167,6 @@ int cmd_profile(int argc, char **argv)
 		free(c);
 		return EXIT_USAGE;
 	}
-#ifdef CONFIG_AGENT_TRACER
-	struct trace_source_opts duty = {.window = c->window, .every_s = c->every_s};
-	if (!c->no_trace && trace_source_predicted_duty(&duty) > c->max_duty) {
-		log_error("profile: %lu instructions every %g s would stop a thread about %.2g%% of the time, above "
-			  "--max-duty %g%%: use a smaller --window or a larger --every",
-			  c->window, c->every_s, trace_source_predicted_duty(&duty), c->max_duty);
-		free(c);
-		return EXIT_USAGE;
-	}
-#endif
 	char err[1536];
 	struct kernel_model_entry *km = NULL;
 	size_t nkm = 0;
@@ -203,10 +188,7 @@ int cmd_profile(int argc, char **argv)
 	struct sampler *sp = NULL;
 #ifdef CONFIG_AGENT_TRACER
 	struct trace_source *ts = NULL;
-	/* a short slack: the same loop moves the OpenCL records and the samples */
-	struct trace_source_opts tso = {.window = c->window, .every_s = c->every_s, .max_duty = c->max_duty,
-					.block_slack_ms = 10};
-	if (!c->no_trace && trace_source_new(&ts, &tso, err, sizeof(err)) < 0)
+	if (!c->no_trace && trace_source_new(&ts, &c->to, err, sizeof(err)) < 0)
 		log_warn("profile: no trace windows (no latency sensitivity): %s", err);
 #else
 	if (!c->no_trace)
@@ -228,6 +210,17 @@ int cmd_profile(int argc, char **argv)
 #else
 	if (!c->no_opencl)
 		log_warn("profile: OpenCL support is not compiled in (CONFIG_AGENT_OPENCL): no kernel timing");
+#endif
+#ifdef CONFIG_AGENT_TRACER
+	/* refuse single steps that would stop the program too much, before starting it */
+	if (ts && !trace_source_replays(ts) && trace_source_predicted_duty(&c->to) > c->to.max_duty) {
+		log_error("profile: %lu instructions every %g s would stop a thread about %.2g%% of the time, above "
+			  "--max-duty %g%%: use a smaller --window or a larger --every",
+			  c->to.window ? c->to.window : c->to.step_window, c->to.every_s,
+			  trace_source_predicted_duty(&c->to), c->to.max_duty);
+		exit_code = EXIT_USAGE;
+		goto out;
+	}
 #endif
 	int rc = target_prepare(&t, &c->cli.to, err, sizeof(err));
 	if (rc < 0) {

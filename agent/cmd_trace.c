@@ -26,20 +26,18 @@ int cmd_trace(int argc, char **argv)
 #include "trace_source.h"
 
 #define OPT_TID 1000
-#define OPT_WINDOW 1001
-#define OPT_EVERY 1002
-#define OPT_MAX_DUTY 1003
+#define OPT_TRACE 1001 /* --window, --warmup, --every, --max-duty, --capture: trace_source_option */
 
 static const char trace_usage[] =
 	"usage: agent trace --collector HOST:PORT (-p PID [--tid TID] | --tid TID | -- CMD [ARGS...])\n"
-	"                   [--window N] [--every S] [--max-duty PCT] [--duration S] [...]\n"
+	"                   [--window N] [--warmup N] [--capture auto|replay|step] [--every S] [--max-duty PCT]\n"
+	"                   [--duration S] [...]\n"
 	"\n"
-	"Every S seconds, stops one thread, single-steps N instructions recording\n"
-	"registers and memory addresses, and lets it go; the windows go to the\n"
-	"collector for `collector edag`. Threads of -p are taken in turn unless --tid.\n"
-	"  --window N      instructions per window (default 2000, max 60000)\n"
-	"  --every S       seconds between windows (default 1)\n"
-	"  --max-duty PCT  refuse settings that stop the thread more than PCT % of the time (default 2)\n";
+	"Every S seconds at most, stops one thread and records its next instructions (registers and\n"
+	"memory addresses): replayed in Unicorn on a copy of its memory after a cache warm-up, or\n"
+	"single-stepped (2000 a window by default); the windows go to the collector for\n"
+	"`collector edag`. Threads of -p are taken in turn unless --tid.\n"
+	"Defaults here: --every 1 --max-duty 2.\n";
 
 struct trace_cmd {
 	struct agent_cli cli;
@@ -58,26 +56,11 @@ static int trace_option(void *ctx, int opt, const char *arg)
 		}
 		c->to.tid = (pid_t)v;
 		return 0;
-	case OPT_WINDOW:
-		if (agent_cli_ulong(arg, TRACE_SOURCE_WINDOW_MAX, &v) < 0 || v == 0) {
-			log_error("--window: expected 1..%u instructions (got '%s')", TRACE_SOURCE_WINDOW_MAX, arg);
-			return EXIT_USAGE;
-		}
-		c->to.window = v;
-		return 0;
-	case OPT_EVERY:
-		if (agent_cli_double(arg, &c->to.every_s) < 0 || c->to.every_s < 0.01) {
-			log_error("--every: expected seconds >= 0.01 (got '%s')", arg);
-			return EXIT_USAGE;
-		}
-		return 0;
-	case OPT_MAX_DUTY:
-		if (agent_cli_double(arg, &c->to.max_duty) < 0 || c->to.max_duty <= 0 || c->to.max_duty > 100) {
-			log_error("--max-duty: expected a percentage in (0, 100] (got '%s')", arg);
-			return EXIT_USAGE;
-		}
-		return 0;
 	default:
+		if (opt >= OPT_TRACE && opt < OPT_TRACE + 5) {
+			static const char *const names[] = {"window", "warmup", "every", "max-duty", "capture"};
+			return trace_source_option(&c->to, names[opt - OPT_TRACE], arg);
+		}
 		return EXIT_USAGE;
 	}
 }
@@ -107,14 +90,18 @@ int cmd_trace(int argc, char **argv)
 	}
 	static const struct option extra[] = {
 		{"tid", required_argument, NULL, OPT_TID},
-		{"window", required_argument, NULL, OPT_WINDOW},
-		{"every", required_argument, NULL, OPT_EVERY},
-		{"max-duty", required_argument, NULL, OPT_MAX_DUTY},
+		{"window", required_argument, NULL, OPT_TRACE},
+		{"warmup", required_argument, NULL, OPT_TRACE + 1},
+		{"every", required_argument, NULL, OPT_TRACE + 2},
+		{"max-duty", required_argument, NULL, OPT_TRACE + 3},
+		{"capture", required_argument, NULL, OPT_TRACE + 4},
 		{NULL, 0, NULL, 0},
 	};
-	char usage[4096];
-	snprintf(usage, sizeof(usage), "%s%s%s", trace_usage, agent_cli_target_help, agent_cli_common_help);
-	c->to.window = 2000;
+	char usage[6144];
+	snprintf(usage, sizeof(usage), "%s%s%s%s", trace_usage, trace_source_help, agent_cli_target_help,
+		 agent_cli_common_help);
+	c->to.step_window = 2000;
+	c->to.warmup = ULONG_MAX;
 	c->to.every_s = 1;
 	c->to.max_duty = 2;
 	c->cli.need_target = true;
@@ -152,16 +139,6 @@ int cmd_trace(int argc, char **argv)
 		free(c);
 		return EXIT_USAGE;
 	}
-	/* Refuse what would stop the program too much, before touching it. */
-	double predicted = trace_source_predicted_duty(&c->to);
-	if (predicted > c->to.max_duty) {
-		log_error("trace: %lu instructions every %g s would stop the thread about %.2g%% of the time "
-			  "(at ~%u us a step), above --max-duty %g%%: use a smaller --window or a larger --every",
-			  c->to.window, c->to.every_s, predicted, TRACE_SOURCE_STEP_GUESS_NS / 1000, c->to.max_duty);
-		free(c);
-		return EXIT_USAGE;
-	}
-
 	struct loop *l = NULL;
 	struct target *t = NULL;
 	struct session *s = NULL;
@@ -171,6 +148,18 @@ int cmd_trace(int argc, char **argv)
 	int rc = trace_source_new(&ts, &c->to, err, sizeof(err));
 	if (rc < 0) {
 		log_error("%s", err);
+		exit_code = rc == -ENOTSUP || rc == -ELIBACC ? EXIT_USAGE : EXIT_AGENT_ERROR;
+		goto out;
+	}
+	/* Refuse single steps that would stop the program too much, before touching it
+	 * (replay windows are spaced by the duty budget). */
+	double predicted = trace_source_predicted_duty(&c->to);
+	if (!trace_source_replays(ts) && predicted > c->to.max_duty) {
+		log_error("trace: %lu instructions every %g s would stop the thread about %.2g%% of the time "
+			  "(at ~%u us a step), above --max-duty %g%%: use a smaller --window or a larger --every",
+			  c->to.window ? c->to.window : c->to.step_window, c->to.every_s, predicted,
+			  TRACE_SOURCE_STEP_GUESS_NS / 1000, c->to.max_duty);
+		exit_code = EXIT_USAGE;
 		goto out;
 	}
 	rc = target_prepare(&t, &c->cli.to, err, sizeof(err));

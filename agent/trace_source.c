@@ -5,16 +5,26 @@
 #include "trace_source.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_opts.h"
 #include "log.h"
+#include "net.h"
 #include "proc_tasks.h"
 #include "trace/cs_api.h"
 #include "trace/decode.h"
 #include "trace/encode.h"
 #include "trace/window.h"
+#ifdef CONFIG_AGENT_TRACE_REPLAY
+#include "trace/replay.h"
+#endif
+
+#define REPLAY_GUESS_NS 50.0	    /* per emulated instruction, before the first window (learnt after) */
+#define OVERHEAD_GUESS_NS 2000000.0 /* attach, registers, detach */
+#define NENDS (TRACE_END_IN_SYSCALL + 1)
 
 struct trace_source {
 	struct trace_source_opts o;
@@ -22,13 +32,101 @@ struct trace_source {
 	struct target *t;
 	struct trace_decoder *dec;
 	struct loop_timer timer;
-	double step_ns; /* measured cost of one step */
-	uint32_t windows, skipped;
-	uint64_t insns, stop_ns;
+	bool replay;
+	unsigned long window, warmup;
+	double step_ns;	  /* measured cost of one step */
+	double insn_ns;	  /* replay: measured cost of one emulated instruction */
+	double budget_ns; /* stop time the duty cap allows now */
+	uint64_t last_ns;
+	uint32_t windows, waited, cut, lost;
+	uint64_t insns, warm_insns, stop_ns;
+	unsigned ends[NENDS];
 	size_t next_task;
 	pid_t tids[64]; /* threads traced (the first 64) */
 	size_t ntids;
+	struct trace_rec *buf; /* replay: the records of every window (touched once) */
+	size_t buf_cap;
+	pid_t no_replay[8]; /* threads whose last replay met an instruction the emulator lacks */
+	uint32_t fallbacks; /* single-step windows taken in their place */
 };
+
+static bool replay_failed(const struct trace_source *ts, pid_t tid)
+{
+	for (size_t i = 0; i < sizeof(ts->no_replay) / sizeof(ts->no_replay[0]); i++)
+		if (ts->no_replay[i] == tid)
+			return true;
+	return false;
+}
+
+static void note_replay(struct trace_source *ts, pid_t tid, bool failed)
+{
+	size_t n = sizeof(ts->no_replay) / sizeof(ts->no_replay[0]);
+	for (size_t i = 0; i < n; i++)
+		if (ts->no_replay[i] == tid) {
+			if (!failed)
+				ts->no_replay[i] = 0;
+			return;
+		}
+	if (!failed)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (!ts->no_replay[i]) {
+			ts->no_replay[i] = tid;
+			return;
+		}
+	ts->no_replay[ts->fallbacks % n] = tid;
+}
+
+const char trace_source_help[] =
+	"  --window N      instructions recorded per window (replay: default 200000; single steps: see\n"
+	"                  above; max 1000000, sent in records of 60000)\n"
+	"  --warmup N      replay: instructions run before them only to warm the cache model (default\n"
+	"                  500000, max 4000000; 0: none)\n"
+	"  --capture M     auto (default: replay in Unicorn where it can, else single steps), replay, step\n"
+	"  --every S       seconds between windows at least (the duty budget may space them more)\n"
+	"  --max-duty PCT  stop the traced threads at most PCT % of the time, attach to detach\n";
+
+int trace_source_option(struct trace_source_opts *o, const char *name, const char *arg)
+{
+	unsigned long v;
+	if (strcmp(name, "window") == 0) {
+		if (agent_cli_ulong(arg, TRACE_WINDOW_MAX, &v) < 0 || v == 0) {
+			log_error("--window: expected 1..%u instructions (got '%s')", TRACE_WINDOW_MAX, arg);
+			return EXIT_USAGE;
+		}
+		o->window = v;
+	} else if (strcmp(name, "warmup") == 0) {
+		if (agent_cli_ulong(arg, 4000000, &v) < 0) {
+			log_error("--warmup: expected 0..4000000 instructions (got '%s')", arg);
+			return EXIT_USAGE;
+		}
+		o->warmup = v;
+	} else if (strcmp(name, "every") == 0) {
+		if (agent_cli_double(arg, &o->every_s) < 0 || o->every_s < 0.01) {
+			log_error("--every: expected seconds >= 0.01 (got '%s')", arg);
+			return EXIT_USAGE;
+		}
+	} else if (strcmp(name, "max-duty") == 0) {
+		if (agent_cli_double(arg, &o->max_duty) < 0 || o->max_duty <= 0 || o->max_duty > 100) {
+			log_error("--max-duty: expected a percentage in (0, 100] (got '%s')", arg);
+			return EXIT_USAGE;
+		}
+	} else if (strcmp(name, "capture") == 0) {
+		if (strcmp(arg, "auto") == 0)
+			o->capture = TRACE_SOURCE_AUTO;
+		else if (strcmp(arg, "replay") == 0)
+			o->capture = TRACE_SOURCE_REPLAY;
+		else if (strcmp(arg, "step") == 0)
+			o->capture = TRACE_SOURCE_STEP;
+		else {
+			log_error("--capture: expected auto, replay or step (got '%s')", arg);
+			return EXIT_USAGE;
+		}
+	} else {
+		return 1;
+	}
+	return 0;
+}
 
 static void note_tid(struct trace_source *ts, pid_t tid)
 {
@@ -41,7 +139,8 @@ static void note_tid(struct trace_source *ts, pid_t tid)
 
 double trace_source_predicted_duty(const struct trace_source_opts *o)
 {
-	return (double)o->window * TRACE_SOURCE_STEP_GUESS_NS / (o->every_s * 1e9) * 100.0;
+	unsigned long n = o->window ? o->window : o->step_window;
+	return (double)n * TRACE_SOURCE_STEP_GUESS_NS / (o->every_s * 1e9) * 100.0;
 }
 
 int trace_source_new(struct trace_source **out, const struct trace_source_opts *o, char *err, size_t errlen)
@@ -53,6 +152,7 @@ int trace_source_new(struct trace_source **out, const struct trace_source_opts *
 	}
 	ts->o = *o;
 	ts->step_ns = TRACE_SOURCE_STEP_GUESS_NS;
+	ts->insn_ns = REPLAY_GUESS_NS;
 	int rc = trace_decoder_open(&ts->dec, trace_native_arch());
 	if (rc < 0) {
 		if (rc == -ELIBACC)
@@ -62,6 +162,29 @@ int trace_source_new(struct trace_source **out, const struct trace_source_opts *
 		free(ts);
 		return rc;
 	}
+	if (o->capture != TRACE_SOURCE_STEP) {
+		char why[320];
+#ifdef CONFIG_AGENT_TRACE_REPLAY
+		rc = trace_replay_supported(why, sizeof(why));
+#else
+		snprintf(why, sizeof(why), "replay windows are not compiled in (CONFIG_AGENT_TRACE_REPLAY)");
+		rc = -ENOTSUP;
+#endif
+		if (rc == 0) {
+			ts->replay = true;
+		} else if (o->capture == TRACE_SOURCE_REPLAY) {
+			snprintf(err, errlen, "trace: --capture replay: %s", why);
+			trace_decoder_close(ts->dec);
+			free(ts);
+			return rc;
+		} else {
+			log_info("trace: single-stepped windows (%s); with a cache model they start cold, and the "
+				 "report marks their cache figures as upper bounds",
+				 why);
+		}
+	}
+	ts->window = o->window ? o->window : ts->replay ? TRACE_SOURCE_REPLAY_WINDOW : o->step_window;
+	ts->warmup = !ts->replay ? 0 : o->warmup == ULONG_MAX ? TRACE_SOURCE_REPLAY_WARMUP : o->warmup;
 	*out = ts;
 	return 0;
 }
@@ -100,13 +223,19 @@ static pid_t pick_thread(struct trace_source *ts)
 		return pid;
 	if (n > 0) {
 		tid = tids[ts->next_task % n];
-		for (size_t k = 0; k < n; k++) {
-			pid_t cand = tids[(ts->next_task + k) % n];
-			if (thread_running(pid, cand)) {
-				tid = cand;
-				ts->next_task += k;
-				break;
+		/* running ones first; replay: those whose last window the emulator could run first */
+		for (int pass = ts->replay ? 0 : 1; pass < 2; pass++) {
+			size_t k = 0;
+			for (; k < n; k++) {
+				pid_t cand = tids[(ts->next_task + k) % n];
+				if (thread_running(pid, cand) && (pass || !replay_failed(ts, cand))) {
+					tid = cand;
+					ts->next_task += k;
+					break;
+				}
 			}
+			if (k < n)
+				break;
 		}
 		ts->next_task++;
 	}
@@ -114,31 +243,106 @@ static pid_t pick_thread(struct trace_source *ts)
 	return tid;
 }
 
+/* The window as TraceWindow records of at most TRACE_SOURCE_WINDOW_MAX
+ * instructions (a 1 MiB frame): pieces after the first continue it
+ * (trace_pos 1, 1 + n1, ...: the collector joins them into one stream) and
+ * carry no warm-up lines or stop time of their own. */
+static void send_window(struct trace_source *ts, const struct trace_window *w)
+{
+	for (size_t off = 0; off < w->n; off += TRACE_SOURCE_WINDOW_MAX) {
+		struct trace_window piece = *w;
+		piece.rec = w->rec + off;
+		piece.n = w->n - off < TRACE_SOURCE_WINDOW_MAX ? w->n - off : TRACE_SOURCE_WINDOW_MAX;
+		if (off) {
+			piece.nwarm = 0;
+			piece.warm_insns = 0;
+			piece.stop_ns = 0;
+		}
+		struct trace_encode_info info = {
+			.arch = trace_native_arch(),
+			.pid = target_pid(ts->t),
+			.t_ns = w->start_ns - session_base_ns(ts->s),
+			.window_index = ts->windows,
+			.trace_pos = w->n > TRACE_SOURCE_WINDOW_MAX ? 1 + off : 0,
+		};
+		Prof__TraceWindow tw;
+		if (trace_encode_window(&piece, &info, &tw) < 0) {
+			log_warn("trace: window %u not sent: out of memory", ts->windows);
+			break;
+		}
+		Prof__Envelope env = PROF__ENVELOPE__INIT;
+		env.body_case = PROF__ENVELOPE__BODY_TRACE_WINDOW;
+		env.trace_window = &tw;
+		int rc = session_send(ts->s, &env);
+		trace_encode_free(&tw);
+		if (rc < 0) {
+			log_warn("trace: window %u not sent: %s", ts->windows, strerror(-rc));
+			break;
+		}
+	}
+	ts->windows++;
+}
+
+/* Grow the budget by the duty share of the time since the last call; it holds
+ * at most the larger of one window's predicted cost and one period's share. */
+static void budget_accrue(struct trace_source *ts, uint64_t now, double cost)
+{
+	double add = ts->o.max_duty / 100.0 * (double)(now - ts->last_ns);
+	ts->last_ns = now;
+	double cap = cost * 2; /* a slow window (a loaded machine) may finish: the overspend delays the next */
+	double period = ts->o.max_duty / 100.0 * ts->o.every_s * 1e9;
+	if (cap < period)
+		cap = period;
+	ts->budget_ns += add;
+	if (ts->budget_ns > cap)
+		ts->budget_ns = cap;
+}
+
 static void take_window(struct trace_source *ts)
 {
-	uint64_t period_ns = (uint64_t)(ts->o.every_s * 1e9);
-	/* Keep the stop time under the duty cap with what single steps cost here. */
-	unsigned long n = ts->o.window;
-	double budget_ns = ts->o.max_duty / 100.0 * (double)period_ns;
-	if ((double)n * ts->step_ns > budget_ns) {
-		unsigned long fit = (unsigned long)(budget_ns / ts->step_ns);
-		if (fit == 0) {
-			ts->skipped++;
+	unsigned long n = ts->window;
+	double cost = ts->replay ? (double)(ts->warmup + n) * ts->insn_ns + OVERHEAD_GUESS_NS
+				 : (double)n * ts->step_ns + OVERHEAD_GUESS_NS;
+	budget_accrue(ts, clock_mono_ns(), cost);
+	if (ts->replay && ts->budget_ns < cost) {
+		ts->waited++; /* the budget is still growing */
+		return;
+	}
+	if (!ts->replay && ts->budget_ns < cost) {
+		/* cut the window to what the budget pays for, with what single steps cost here */
+		double fit = (ts->budget_ns - OVERHEAD_GUESS_NS) / ts->step_ns;
+		if (fit < 1 || fit < (double)n / 10) {
+			ts->waited++;
 			return;
 		}
-		if (ts->windows == 0 || ts->skipped == 0)
+		if (ts->cut++ == 0)
 			log_warn("trace: one step costs %.1f us here: windows cut to %lu instructions to stay under "
 				 "%.3g%% duty",
-				 ts->step_ns / 1e3, fit, ts->o.max_duty);
-		n = fit;
-		ts->skipped++;
+				 ts->step_ns / 1e3, (unsigned long)fit, ts->o.max_duty);
+		n = (unsigned long)fit;
 	}
 	pid_t tid = pick_thread(ts);
 	struct trace_window w;
-	char err[256];
-	uint64_t slack_ns = (uint64_t)(ts->o.block_slack_ms ? ts->o.block_slack_ms : 100) * 1000000ull;
-	uint64_t budget = (uint64_t)(budget_ns * 2) + slack_ns; /* a blocked thread ends the window */
-	int rc = trace_window_capture(ts->dec, tid, n, budget, &w, err, sizeof(err));
+	char err[320];
+	/* what the budget allows, less a margin for detaching and the emulator's stop latency */
+	double margin = ts->budget_ns * 0.1 > 5e6 ? ts->budget_ns * 0.1 : 5e6;
+	uint64_t max_ns = ts->budget_ns > margin + 1e6 ? (uint64_t)(ts->budget_ns - margin) : 1000000;
+	int rc;
+#ifdef CONFIG_AGENT_TRACE_REPLAY
+	if (ts->replay) {
+		if (ts->buf_cap < n) {
+			free(ts->buf);
+			ts->buf = malloc(n * sizeof(*ts->buf));
+			ts->buf_cap = ts->buf ? n : 0;
+			if (ts->buf) /* its pages faulted in now, not while a thread waits */
+				memset(ts->buf, 0, n * sizeof(*ts->buf));
+		}
+		struct trace_replay_opts ro = {
+			.warm = ts->warmup, .n = n, .max_ns = max_ns, .buf = ts->buf, .buf_cap = ts->buf_cap};
+		rc = trace_replay_capture(ts->dec, tid, &ro, &w, err, sizeof(err));
+	} else
+#endif
+		rc = trace_window_capture(ts->dec, tid, n, max_ns, &w, err, sizeof(err));
 	if (rc < 0) {
 		/* ptrace refuses a thread that is exiting (EPERM) or gone (ESRCH): not a permission problem */
 		char st = thread_state(target_pid(ts->t), tid);
@@ -150,36 +354,65 @@ static void take_window(struct trace_source *ts)
 	}
 	if (w.reaped)
 		target_child_reaped(ts->t, tid, w.exit_status);
-	if (w.n > 0 && w.stop_ns > 0)
-		ts->step_ns = 0.5 * ts->step_ns + 0.5 * (double)w.stop_ns / (double)w.n;
-	ts->insns += w.n;
-	ts->stop_ns += w.stop_ns;
-	if (w.n > 0)
-		note_tid(ts, tid);
-	log_debug("trace: window %u of thread %d: %zu instructions, stopped %.2f ms (%s)", ts->windows, (int)tid, w.n,
-		  (double)w.stop_ns / 1e6,
-		  w.end == TRACE_END_COMPLETE ? "complete"
-		  : w.end == TRACE_END_EXITED ? "thread exited"
-		  : w.end == TRACE_END_BLOCKED ? "thread blocked"
-					       : "error");
-	if (w.n > 0) {
-		struct trace_encode_info info = {
-			.arch = trace_native_arch(),
-			.pid = target_pid(ts->t),
-			.t_ns = w.start_ns - session_base_ns(ts->s),
-			.window_index = ts->windows,
-		};
-		Prof__TraceWindow tw;
-		if (trace_encode_window(&w, &info, &tw) == 0) {
-			Prof__Envelope env = PROF__ENVELOPE__INIT;
-			env.body_case = PROF__ENVELOPE__BODY_TRACE_WINDOW;
-			env.trace_window = &tw;
-			rc = session_send(ts->s, &env);
-			if (rc < 0)
-				log_warn("trace: window %u not sent: %s", ts->windows, strerror(-rc));
-			trace_encode_free(&tw);
+	ts->budget_ns -= (double)w.stop_ns;
+	if (ts->replay)
+		note_replay(ts, tid, w.end == TRACE_END_UNSUPPORTED && w.n == 0);
+	if (ts->replay && w.end == TRACE_END_UNSUPPORTED && w.n == 0) {
+		/* code the emulator cannot run (AVX): single steps of what is left of the budget, a
+		 * window the report marks as cold (its cache figures are upper bounds) */
+		ts->stop_ns += w.stop_ns;
+		ts->ends[w.end]++;
+		trace_window_free(&w);
+		double left = ts->budget_ns - OVERHEAD_GUESS_NS;
+		unsigned long steps = left > 0 ? (unsigned long)(left / ts->step_ns) : 0;
+		if (steps > ts->o.step_window)
+			steps = ts->o.step_window;
+		if (steps < 100)
+			return;
+		rc = trace_window_capture(ts->dec, tid, steps, (uint64_t)left, &w, err, sizeof(err));
+		if (rc < 0)
+			return;
+		ts->fallbacks++;
+		if (w.reaped)
+			target_child_reaped(ts->t, tid, w.exit_status);
+		ts->budget_ns -= (double)w.stop_ns;
+		if (w.n > 0 && w.stop_ns > 0)
+			ts->step_ns = 0.5 * ts->step_ns + 0.5 * (double)w.stop_ns / (double)w.n;
+		ts->stop_ns += w.stop_ns;
+		if (w.end < NENDS)
+			ts->ends[w.end]++;
+		if (w.n > 0) {
+			ts->insns += w.n;
+			note_tid(ts, tid);
+			send_window(ts, &w);
 		}
-		ts->windows++;
+		trace_window_free(&w);
+		return;
+	}
+	ts->stop_ns += w.stop_ns;
+	if (w.end < NENDS)
+		ts->ends[w.end]++;
+	/* what an instruction costs here (a loaded machine, a program whose memory the emulator
+	 * maps slowly), from what this window ran, also when it ran out of time */
+	uint64_t ran = ts->replay ? w.emulated : w.n;
+	if (ran > 1000 && w.stop_ns > 0) {
+		double per = (double)w.stop_ns / (double)ran;
+		if (ts->replay)
+			ts->insn_ns = 0.5 * ts->insn_ns + 0.5 * per;
+		else
+			ts->step_ns = 0.5 * ts->step_ns + 0.5 * per;
+	} else if (!ts->replay && w.n > 0 && w.stop_ns > 0) {
+		ts->step_ns = 0.5 * ts->step_ns + 0.5 * (double)w.stop_ns / (double)w.n;
+	}
+	log_debug("trace: window %u of thread %d: %llu + %zu instructions, stopped %.2f ms (%s)", ts->windows,
+		  (int)tid, (unsigned long long)w.warm_insns, w.n, (double)w.stop_ns / 1e6, trace_end_name(w.end));
+	if (w.n > 0) {
+		ts->insns += w.n;
+		ts->warm_insns += w.warm_insns;
+		note_tid(ts, tid);
+		send_window(ts, &w);
+	} else if (w.end != TRACE_END_EXITED && w.end != TRACE_END_IN_SYSCALL) {
+		ts->lost++; /* ended in the warm-up */
 	}
 	trace_window_free(&w);
 }
@@ -207,6 +440,7 @@ int trace_source_start(struct trace_source *ts, struct target *t, struct session
 {
 	ts->t = t;
 	ts->s = s;
+	ts->last_ns = now_ns;
 	loop_timer_start(&ts->timer, (uint64_t)(ts->o.every_s * 1e9), now_ns);
 	struct loop_source src = {.name = "trace", .prepare = ts_prepare, .dispatch = ts_dispatch, .ctx = ts};
 	return loop_add(l, &src);
@@ -217,22 +451,46 @@ uint32_t trace_source_windows(const struct trace_source *ts)
 	return ts->windows;
 }
 
+int trace_source_replays(const struct trace_source *ts)
+{
+	return ts->replay;
+}
+
+double trace_source_duty(const struct trace_source *ts, double elapsed_s)
+{
+	return elapsed_s > 0 ? (double)ts->stop_ns / 1e7 / elapsed_s : 0.0;
+}
+
 void trace_source_print_summary(const struct trace_source *ts, double elapsed, FILE *out)
 {
-	double duty = elapsed > 0 ? (double)ts->stop_ns / 1e7 / elapsed : 0.0;
+	double duty = trace_source_duty(ts, elapsed);
+	fprintf(out, "\n trace: %u window(s) (%s), %llu instructions recorded", ts->windows,
+		ts->replay ? "replayed in Unicorn" : "single steps", (unsigned long long)ts->insns);
+	if (ts->replay)
+		fprintf(out, " after %llu of warm-up", (unsigned long long)ts->warm_insns);
 	if (ts->ntids > 1)
-		fprintf(out,
-			"\n trace: %u window(s), %llu instructions from %zu threads, stopped %.1f ms in %.1f s (%.2f%% "
-			"summed over the threads, %.2f%% each on average; cap %g%% per thread)%s\n",
-			ts->windows, (unsigned long long)ts->insns, ts->ntids, (double)ts->stop_ns / 1e6, elapsed, duty,
-			duty / (double)ts->ntids, ts->o.max_duty,
-			ts->skipped ? " — some windows were cut or skipped to respect the cap" : "");
-	else
-		fprintf(out,
-			"\n trace: %u window(s), %llu instructions, thread stopped %.1f ms in %.1f s (%.2f%% duty, cap "
-			"%g%%)%s\n",
-			ts->windows, (unsigned long long)ts->insns, (double)ts->stop_ns / 1e6, elapsed, duty,
-			ts->o.max_duty, ts->skipped ? " — some windows were cut or skipped to respect the cap" : "");
+		fprintf(out, " from %zu threads", ts->ntids);
+	fprintf(out, "; threads stopped %.1f ms in %.1f s: %.2f%% duty (cap %g%%, attach to detach)\n",
+		(double)ts->stop_ns / 1e6, elapsed, duty, ts->o.max_duty);
+	unsigned other = 0;
+	for (int e = 0; e < NENDS; e++)
+		other += e != TRACE_END_COMPLETE ? ts->ends[e] : 0;
+	if (other || ts->lost || ts->waited) {
+		fprintf(out, "  windows ended: %u complete", ts->ends[TRACE_END_COMPLETE]);
+		for (int e = 1; e < NENDS; e++)
+			if (ts->ends[e])
+				fprintf(out, ", %u %s", ts->ends[e], trace_end_name((enum trace_end)e));
+		fprintf(out, "%s", ts->lost ? "" : "\n");
+		if (ts->lost)
+			fprintf(out, " (%u of them in the warm-up: not sent)\n", ts->lost);
+	}
+	if (ts->fallbacks)
+		fprintf(out, "  %u single-stepped window(s) where the emulator met an instruction it lacks (cold: their "
+			     "cache figures are upper bounds)\n",
+			ts->fallbacks);
+	if (ts->waited || ts->cut)
+		fprintf(out, "  %u period(s) without a window and %u window(s) cut, to keep the duty cap\n", ts->waited,
+			ts->cut);
 }
 
 void trace_source_close(struct trace_source *ts)
@@ -240,6 +498,7 @@ void trace_source_close(struct trace_source *ts)
 	if (!ts)
 		return;
 	trace_decoder_close(ts->dec);
+	free(ts->buf);
 	free(ts);
 }
 #endif

@@ -15,11 +15,14 @@ QP_OBJ := $(patsubst %.c,$(O)/obj-qp/%.o,$(QP_SRC))
 QP_CFLAGS = $(filter-out $(SAN_FLAGS) -fno-sanitize-recover=undefined,$(CFLAGS_BASE)) -fPIC -fvisibility=hidden
 
 XK_NAMES := gemm lu chase triad
-XK_CFLAGS := -std=c11 -O2 -g -static -fno-tree-vectorize -fno-unroll-loops -Wall -Wextra
+XK_CFLAGS := -std=c11 -O2 -g -static -fno-tree-vectorize -fno-unroll-loops -fno-tree-loop-distribute-patterns -Wall -Wextra
 XK_CC_aarch64 := aarch64-linux-gnu-gcc
 XK_CC_riscv64 := riscv64-linux-gnu-gcc
 XK_CC_arm := arm-linux-gnueabihf-gcc
-XK_ARCHES := $(foreach a,aarch64 riscv64 arm,$(if $(shell command -v $(XK_CC_$(a)) 2>/dev/null),$(a)))
+# x86_64: the host's own compiler on an x86_64 build machine; the same static binary runs
+# natively (agent trace's replay windows) and under qemu-x86_64 (the full trace), issue 26
+XK_CC_x86_64 := x86_64-linux-gnu-gcc
+XK_ARCHES := $(foreach a,aarch64 riscv64 arm x86_64,$(if $(shell command -v $(XK_CC_$(a)) 2>/dev/null),$(a)))
 XK_BINS := $(foreach a,$(XK_ARCHES),$(addprefix $(O)/xkernels/$(a)/,$(XK_NAMES)))
 
 # `agent trace-import` (agent/cmd_trace_import.c) reads the native format with

@@ -1,5 +1,7 @@
 #include "validate_trace.h"
 
+#include "trace/window_codec.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -13,6 +15,27 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
 	return -EINVAL;
+}
+
+/* The warm-up summary: a line size, modes 1..3, lines whose addresses fit 64 bits. */
+static int validate_warm(const Prof__TraceWindow *tw, char *err, size_t errlen)
+{
+	if (tw->n_warm_lines == 0)
+		return 0;
+	uint32_t lb = tw->warm_line_bytes;
+	if (lb < 4 || lb > 4096 || (lb & (lb - 1)))
+		return fail(err, errlen, "trace_window: warm-up line size %u (a power of two in 4..4096)", lb);
+	if (tw->n_warm_lines > VALIDATE_TRACE_MAX_WARM)
+		return fail(err, errlen, "trace_window: %zu warm-up lines (max %u)", tw->n_warm_lines,
+			    VALIDATE_TRACE_MAX_WARM);
+	uint64_t line = 0, max = UINT64_MAX / lb;
+	for (size_t i = 0; i < tw->n_warm_lines; i++) {
+		if (trace_window_warm_next(tw, i, &line) == 0)
+			return fail(err, errlen, "trace_window: warm-up line %zu without a mode", i);
+		if (line > max)
+			return fail(err, errlen, "trace_window: warm-up line %zu beyond the address space", i);
+	}
+	return 0;
 }
 
 int validate_trace_window(const Prof__TraceWindow *tw, char *err, size_t errlen)
@@ -63,5 +86,7 @@ int validate_trace_window(const Prof__TraceWindow *tw, char *err, size_t errlen)
 		if (tw->size[i] == 0 || tw->size[i] > VALIDATE_TRACE_MAX_ACCESS)
 			return fail(err, errlen, "trace_window: access size %u outside 1..%u", tw->size[i],
 				    VALIDATE_TRACE_MAX_ACCESS);
-	return 0;
+	if (tw->capture > 3)
+		return fail(err, errlen, "trace_window: unknown capture %u", tw->capture);
+	return validate_warm(tw, err, errlen);
 }

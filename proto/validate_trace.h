@@ -9,6 +9,7 @@
 #define VALIDATE_TRACE_MAX_INSNS (1u << 20) /* instructions per window */
 #define VALIDATE_TRACE_MAX_REGS 16u	    /* registers read (written) per instruction */
 #define VALIDATE_TRACE_MAX_ACCESS 4096u	    /* bytes per memory access */
+#define VALIDATE_TRACE_MAX_WARM (1u << 22) /* warm-up lines of one window */
 
 /* 0 if tw is consistent (column lengths, classes, registers, sizes, share),
  * -EINVAL with a reason in err otherwise. */

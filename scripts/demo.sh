@@ -12,8 +12,9 @@
 set -euo pipefail
 out=$1
 dir=build/demo
-n=512  # matrix size of the sample app (cl_matmul N REPEATS cpu)
+n=512  # matrix size of the sample app (cl_matmul N REPEATS cpu CPU_REPEATS)
 reps=8
+refs=4 # the CPU reference's repetitions: its thread (cpu_ref) runs long enough for replay windows
 mkdir -p "$dir"
 rm -rf "$dir"/profile.db* "$dir/port" "$dir/spool"
 start=$(date +%s.%N)
@@ -34,13 +35,15 @@ phase 2 "agent calibrate --quick -o $dir/machine.json: the OpenCL device and the
 "$out/agent" calibrate $coll --quick -o "$dir/machine.json" 2>&1 |
 	grep -E '^calibrate:|^\[[0-9]+/[0-9]+\]|^  \(|_of_physical|phys_peak|peak_g|mem_latency_cycles|mem_issue_slots|compute_units|FLAGGED|IMPOSSIBLE|note:|skipped' || true
 
-phase 3 "agent profile -- cl_matmul $n $reps cpu: OpenCL timing + counters + CPU samples + trace windows, one session"
+phase 3 "agent profile -- cl_matmul $n $reps cpu $refs: OpenCL timing + counters + CPU samples + trace windows, one session"
 # Work per work-item of the naive matmul kernel: n multiply-adds (2n flops), 2n floats read + 1
 # written (no reuse); the CPU reference (matmul_ref, the same loop nest over the whole matrix):
-# 2 n^3 flops and 8 n^3 bytes, for the whole run.
+# 2 n^3 flops and 8 n^3 bytes each time, for the whole run.
 printf 'matmul ops=%d bytes=%d\ncpu:matmul_ref ops=%d bytes=%d\n' $((2 * n)) $((8 * n + 4)) \
-	$((2 * n * n * n)) $((8 * n * n * n)) >"$dir/kernels.model"
-"$out/agent" profile $coll --kernel-model "$dir/kernels.model" -- "$out/workloads/cl_matmul" $n $reps cpu
+	$((2 * n * n * n * refs)) $((8 * n * n * n * refs)) >"$dir/kernels.model"
+"$out/agent" profile $coll --kernel-model "$dir/kernels.model" -- "$out/workloads/cl_matmul" $n $reps cpu $refs 2>&1 |
+	tee "$dir/profile.log"
+cpu_ref_tid=$(sed -n 's/^cl_matmul: cpu reference: thread \([0-9]*\).*/\1/p' "$dir/profile.log" | head -n1)
 kill -TERM $cpid && wait $cpid || true
 trap - EXIT
 sid=$(sql "SELECT MAX(id) FROM sessions")
@@ -65,7 +68,7 @@ phase 6 "HTML report, roofline, Perfetto trace, and where each figure came from"
 "$out/collector" report "${report[@]}" --format json >"$dir/report.json"
 "$out/collector" roofline "${report[@]}" -o "$dir/roofline.svg" >/dev/null
 "$out/collector" export --store "$dir/profile.db" --session "$sid" --perfetto "$dir/trace.json"
-python3 - "$dir/report.json" "$dir/profile.db" "$sid" "$cal" <<'EOF'
+python3 - "$dir/report.json" "$dir/profile.db" "$sid" "$cal" "${cpu_ref_tid:-0}" <<'EOF'
 import json, sqlite3, sys
 rep = json.load(open(sys.argv[1]))
 db = sqlite3.connect(sys.argv[2])
@@ -84,6 +87,11 @@ print("  trace windows:    %d windows of the app's threads -> eDAG (alpha0 = %s 
       (one("SELECT COUNT(*) FROM trace_windows WHERE session_id=?"), rep["sensitivity"]["alpha0"],
        rep["sensitivity"]["unit"], rep["sensitivity"]["m"]))
 print("  cache model:      %s" % rep["sensitivity"]["cache_model"])
+for t in sens:
+    mark = " (the CPU reference, thread cpu_ref)" if t["name"].endswith(" tid " + sys.argv[5]) else ""
+    print("  sensitivity:      %s%s: %s; Lambda*a0 %.3f [%.3f, %.3f]%s" % (t["name"], mark, t["how"],
+          t["Lambda_alpha0"], t["Lambda_lo"] * rep["sensitivity"]["alpha0"], t["Lambda_hi"] * rep["sensitivity"]["alpha0"],
+          ", UPPER BOUND (cold misses %.3g per instruction)" % t["cold_per_insn"] if t["upper_bound"] else ""))
 for d in dots:
     print("  %-16s  %s roof, I = %.3g FLOP/B, %.3g GFLOP/s: %s" % (d["name"] + ":", d["roof"].upper(),
           d["intensity"], d["achieved_gflops"], d["source"]))

@@ -20,6 +20,7 @@ pkgs=(
 	ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo clpeak
 	linux-perf procps iproute2 time strace  # strace: the deps audit (scripts/deps-audit.py)
 	libcapstone-dev
+	libunicorn-dev  # replay trace windows (issue 26): headers; the agent loads libunicorn.so.2 (libunicorn2) with dlopen
 	libzstd-dev  # .zst instruction traces (collector edag --trace, issue 17; zlib1g-dev above for .gz)
 	librsvg2-bin chromium
 	qemu-user gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu gcc-arm-linux-gnueabihf  # QEMU plugin traces (issue 7):

@@ -561,18 +561,25 @@ static int cache_grow(struct trace_decoder *d)
 	return 0;
 }
 
-int trace_decode(struct trace_decoder *d, uint64_t pc, const uint8_t *code, size_t len,
-		 const struct trace_decoded **out)
+int trace_decode_lookup(struct trace_decoder *d, uint64_t pc, const struct trace_decoded **out)
 {
-	size_t j = hash_pc(pc) & (d->cap - 1);
-	while (d->slots[j]) {
+	for (size_t j = hash_pc(pc) & (d->cap - 1); d->slots[j]; j = (j + 1) & (d->cap - 1))
 		if (d->keys[j] == pc) {
 			d->hits++;
 			*out = &d->items[d->slots[j] - 1];
 			return 0;
 		}
+	return -ENOENT;
+}
+
+int trace_decode(struct trace_decoder *d, uint64_t pc, const uint8_t *code, size_t len,
+		 const struct trace_decoded **out)
+{
+	if (trace_decode_lookup(d, pc, out) == 0)
+		return 0;
+	size_t j = hash_pc(pc) & (d->cap - 1);
+	while (d->slots[j])
 		j = (j + 1) & (d->cap - 1);
-	}
 	d->misses++;
 	if (d->nitems == CACHE_MAX) { /* self-modifying or huge code: start over */
 		memset(d->slots, 0, d->cap * sizeof(*d->slots));

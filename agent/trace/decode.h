@@ -62,6 +62,9 @@ void trace_decoder_close(struct trace_decoder *d);
  * an instruction. */
 int trace_decode(struct trace_decoder *d, uint64_t pc, const uint8_t *code, size_t len,
 		 const struct trace_decoded **out);
+/* The cached decoding of pc, without reading its bytes: 0 and *out, or
+ * -ENOENT when pc has not been decoded yet (then call trace_decode). */
+int trace_decode_lookup(struct trace_decoder *d, uint64_t pc, const struct trace_decoded **out);
 /* Cache statistics. */
 uint64_t trace_decoder_hits(const struct trace_decoder *d);
 uint64_t trace_decoder_misses(const struct trace_decoder *d);

@@ -41,7 +41,16 @@ int trace_encode_window(const struct trace_window *w, const struct trace_encode_
 	tw->stop_ns = w->stop_ns;
 	tw->represented_insns = info->represented_insns;
 	tw->trace_pos = info->trace_pos;
-	return trace_window_encode_cols(w->n, rec_get, (void *)w, tw);
+	tw->capture = w->capture;
+	tw->end_reason = (uint32_t)w->end;
+	int rc = trace_window_encode_cols(w->n, rec_get, (void *)w, tw);
+	if (rc == 0 && w->nwarm) {
+		tw->warm_insns = w->warm_insns;
+		rc = trace_window_encode_warm(tw, w->warm_lines, w->nwarm, w->warm_line_bytes);
+		if (rc < 0)
+			edag_window_encode_free(tw);
+	}
+	return rc;
 }
 
 void trace_encode_free(Prof__TraceWindow *tw)

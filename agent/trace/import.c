@@ -100,6 +100,7 @@ static int flush_piece(struct trace_import *ti)
 	}
 	ti->pos += n;
 	ti->st.pieces++;
+	ti->w.capture = ti->run_full ? TRACE_CAPTURE_FULL : 0;
 	int rc = ti->emit(ti->ctx, &ti->w, &info);
 	ti->w.n = 0;
 	return rc;

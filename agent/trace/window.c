@@ -186,6 +186,37 @@ static int detach_clean(pid_t tid, int sig, bool step_outstanding, int *status)
 	return 0;
 }
 
+int trace_seize(pid_t tid, uint64_t deadline, struct trace_window *w, int *sig, char *err, size_t errlen)
+{
+	*sig = 0;
+	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0) {
+		int e = errno;
+		snprintf(err, errlen, "ptrace(SEIZE) thread %d: %s%s", (int)tid, strerror(e),
+			 e == EPERM ? " (run as root, or lower /proc/sys/kernel/yama/ptrace_scope)" : "");
+		return -e;
+	}
+	int status = 0;
+	ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
+	int rc = wait_stop(tid, deadline + 1000000000ull, &status);
+	if (rc < 0) {
+		snprintf(err, errlen, "thread %d did not stop for tracing: %s", (int)tid, strerror(-rc));
+		ptrace(PTRACE_DETACH, tid, NULL, NULL);
+		return rc;
+	}
+	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		w->end = TRACE_END_EXITED;
+		w->exit_status = status;
+		w->reaped = true;
+		w->stop_ns = clock_mono_ns() - w->start_ns;
+		return 1;
+	}
+	if (WIFSTOPPED(status) && (status >> 16) == 0 && WSTOPSIG(status) != SIGTRAP) {
+		*sig = WSTOPSIG(status); /* a signal arrived before our interrupt: pass it on */
+		w->signals_redelivered++;
+	}
+	return 0;
+}
+
 static int record_step(struct trace_decoder *d, pid_t tid, const struct regs *r, struct trace_window *w)
 {
 	uint64_t pc = reg_pc(r);
@@ -244,34 +275,15 @@ int trace_window_capture(struct trace_decoder *d, pid_t tid, size_t n, uint64_t 
 		return -ENOMEM;
 	}
 	w->cap = n;
+	w->capture = TRACE_CAPTURE_STEP;
 	w->start_ns = clock_mono_ns();
 	uint64_t deadline = w->start_ns + max_ns;
-	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0) {
-		int e = errno;
-		snprintf(err, errlen, "ptrace(SEIZE) thread %d: %s%s", (int)tid, strerror(e),
-			 e == EPERM ? " (run as root, or lower /proc/sys/kernel/yama/ptrace_scope)" : "");
-		trace_window_free(w);
-		return -e;
-	}
 	int status = 0, rc = 0, sig = 0;
-	ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
-	rc = wait_stop(tid, deadline + 1000000000ull, &status);
-	if (rc < 0) {
-		snprintf(err, errlen, "thread %d did not stop for tracing: %s", (int)tid, strerror(-rc));
-		ptrace(PTRACE_DETACH, tid, NULL, NULL);
-		trace_window_free(w);
-		return rc;
-	}
-	if (WIFEXITED(status) || WIFSIGNALED(status)) {
-		w->end = TRACE_END_EXITED;
-		w->exit_status = status;
-		w->reaped = true;
-		w->stop_ns = clock_mono_ns() - w->start_ns;
-		return 0;
-	}
-	if (WIFSTOPPED(status) && (status >> 16) == 0 && WSTOPSIG(status) != SIGTRAP) {
-		sig = WSTOPSIG(status); /* a signal arrived before our interrupt: pass it on */
-		w->signals_redelivered++;
+	rc = trace_seize(tid, deadline, w, &sig, err, errlen);
+	if (rc != 0) {
+		if (rc < 0)
+			trace_window_free(w);
+		return rc < 0 ? rc : 0;
 	}
 	w->end = TRACE_END_COMPLETE;
 	bool stepping = false; /* a PTRACE_SINGLESTEP whose stop we have not seen */
@@ -343,9 +355,28 @@ int trace_window_capture(struct trace_decoder *d, pid_t tid, size_t n, uint64_t 
 
 void trace_window_free(struct trace_window *w)
 {
-	free(w->rec);
+	if (!w->rec_borrowed)
+		free(w->rec);
+	free(w->warm_lines);
 	w->rec = NULL;
-	w->n = w->cap = 0;
+	w->warm_lines = NULL;
+	w->n = w->cap = w->nwarm = 0;
+}
+
+const char *trace_end_name(enum trace_end e)
+{
+	switch (e) {
+	case TRACE_END_COMPLETE: return "complete";
+	case TRACE_END_EXITED: return "thread exited";
+	case TRACE_END_BLOCKED: return "thread blocked";
+	case TRACE_END_SYSCALL: return "system call";
+	case TRACE_END_UNSUPPORTED: return "instruction the emulator lacks";
+	case TRACE_END_FAULT: return "unreadable memory";
+	case TRACE_END_TIME: return "stop-time limit";
+	case TRACE_END_IN_SYSCALL: return "stopped in a system call";
+	case TRACE_END_ERROR: break;
+	}
+	return "error";
 }
 
 #endif /* CONFIG_AGENT_TRACER */

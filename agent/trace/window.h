@@ -34,7 +34,19 @@ enum trace_end {
 	TRACE_END_EXITED,   /* the thread exited */
 	TRACE_END_BLOCKED,  /* the time limit passed (thread blocked in a system call) */
 	TRACE_END_ERROR,
+	/* replay windows (replay.h) */
+	TRACE_END_SYSCALL,     /* the next instruction enters the kernel: the emulator stops there */
+	TRACE_END_UNSUPPORTED, /* an instruction the emulator cannot execute (e.g. AVX in Unicorn 2) */
+	TRACE_END_FAULT,       /* an access to memory the process does not have readable */
+	TRACE_END_TIME,        /* the stop-time limit (duty budget) passed */
+	TRACE_END_IN_SYSCALL,  /* stopped inside a system call: nothing to replay */
 };
+
+/* How a window was taken (TraceWindow.capture). */
+enum trace_capture { TRACE_CAPTURE_STEP = 1, TRACE_CAPTURE_REPLAY = 2, TRACE_CAPTURE_FULL = 3 };
+
+/* Why a window ended, in words. */
+const char *trace_end_name(enum trace_end e);
 
 struct trace_window {
 	pid_t tid;
@@ -47,6 +59,16 @@ struct trace_window {
 	unsigned undecodable; /* steps whose bytes Capstone did not decode */
 	int exit_status;      /* TRACE_END_EXITED: waitpid status */
 	bool reaped;          /* exit_status was collected here: the thread's parent will not see it */
+	uint8_t capture;      /* enum trace_capture */
+	/* replay windows: the instructions run before the recorded ones only to warm
+	 * the caches, summarised as their distinct lines (common/trace/warm.h) */
+	uint64_t warm_insns;
+	uint64_t emulated;    /* replay: instructions run in the emulator, warm-up included (even when lost) */
+	uint64_t *warm_lines; /* line << 2 | mode, oldest last access first (malloc'd) */
+	size_t nwarm;
+	uint32_t warm_line_bytes;
+	unsigned dropped_accesses; /* a third access of one instruction (not carried) */
+	bool rec_borrowed;	   /* rec is the caller's buffer: trace_window_free leaves it */
 };
 
 /* The architecture this agent was built for (what it can ptrace). */
@@ -58,5 +80,12 @@ enum trace_arch trace_native_arch(void);
 int trace_window_capture(struct trace_decoder *d, pid_t tid, size_t n, uint64_t max_ns, struct trace_window *w,
 			 char *err, size_t errlen);
 void trace_window_free(struct trace_window *w);
+
+/* Seize thread tid and stop it (PTRACE_SEIZE + PTRACE_INTERRUPT), waiting up
+ * to deadline + 1 s. 0: stopped, *sig is a signal that arrived first (pass it
+ * on with PTRACE_DETACH); 1: the thread exited instead (w->end, exit_status,
+ * reaped, stop_ns set; nothing to detach from); -errno with the reason in err
+ * (it is not attached then). w->start_ns must be set. */
+int trace_seize(pid_t tid, uint64_t deadline, struct trace_window *w, int *sig, char *err, size_t errlen);
 
 #endif

@@ -58,6 +58,8 @@ static int step_flush(struct run *r)
 int cli_edag_window_begin(struct run *r, const struct edag_window_info *info)
 {
 	r->info = *info;
+	r->capture = 0;
+	r->warm_insns = r->stop_ns = 0;
 	r->n = 0;
 	r->unknown = 0;
 	r->in_window = true;
@@ -158,6 +160,9 @@ int cli_edag_window_end(struct run *r)
 	memset(w, 0, sizeof(*w));
 	w->info = r->info;
 	w->n_insns = r->n;
+	w->capture = r->capture;
+	w->warm_insns = r->warm_insns;
+	w->stop_ns = r->stop_ns;
 	edag_metrics_get(r->st, &w->mt);
 	layers_csv(r, &w->mt);
 	return 0;
@@ -242,7 +247,11 @@ static int store_window(const struct store_trace_row *row, void *arg)
 						.represented_insns = tw->represented_insns};
 		if ((rc = cli_edag_window_begin(r, &info)) < 0)
 			return rc;
+		edag_window_start(r->st, tw); /* its warm-up lines, if any */
+		r->capture = tw->capture;
+		r->warm_insns = tw->warm_insns;
 	}
+	r->stop_ns += tw->stop_ns;
 	struct edag_window_iter it;
 	struct edag_insn in;
 	uint64_t n = 0;

@@ -32,6 +32,8 @@ struct run {
 	struct edag_graph *g; /* the first window, when a graph was asked for */
 	bool graph_done, graph_too_big, in_window;
 	struct edag_window_info info;
+	uint32_t capture;	 /* the current window's TraceWindow.capture, warm-up and stop time */
+	uint64_t warm_insns, stop_ns;
 	uint64_t n;
 	uint64_t unknown;  /* instructions of the current window whose class is a guess */
 	uint64_t pos_next; /* store: trace_pos that continues the current window, 0 if none */

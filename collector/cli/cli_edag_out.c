@@ -92,6 +92,8 @@ void cli_edag_print_json(const struct opts *o, const struct run *r, const struct
 		json_u64_key(f, 0, "t_ns", w->info.t_ns);
 		json_num_key(f, 0, "share", w->info.share);
 		json_u64_key(f, 0, "represented_insns", w->info.represented_insns);
+		json_u64_key(f, 0, "capture", w->capture); /* how it was taken, before its metrics */
+		json_u64_key(f, 0, "warm_insns", w->warm_insns);
 		const char *k[] = {"vertices",	  "accesses", "W",	    "D",
 				   "cp_vertices", "cp_cost",  "cp_compute", "cp_memory"};
 		uint64_t v[] = {mt->vertices,	 mt->accesses, mt->W,	       mt->D,
@@ -100,6 +102,8 @@ void cli_edag_print_json(const struct opts *o, const struct run *r, const struct
 			json_key(f, 0, k[j]);
 			json_u64(f, v[j]);
 		}
+		json_u64_key(f, 0, "W_cold", mt->W_cold);
+		json_num_key(f, 0, "D_rate", edag_depth_rate(mt));
 		json_u64_key(f, 0, "unknown_class", r->res_unknown[i]);
 		json_num_key(f, 0, "parallelism", mt->parallelism);
 		json_key(f, 0, "levels");
@@ -134,6 +138,13 @@ void cli_edag_print_json(const struct opts *o, const struct run *r, const struct
 		json_est(f, 0, "C", &ap->cp_compute);
 		json_est(f, 0, "lambda", &ap->lambda);
 		json_est(f, 0, "Lambda", &ap->Lambda);
+		json_est(f, 0, "W_cold", &ap->W_cold);
+		json_est(f, 0, "D_series", &ap->D_series);
+		json_num_key(f, 0, "lambda_cold_hits", ap->lambda_cold_hits);
+		json_key(f, 0, "cold_bound");
+		fputs(ap->cold_bound ? "true" : "false", f);
+		json_u64_key(f, 0, "warm_insns", ap->warm_insns);
+		json_u64_key(f, 0, "stop_ns", ap->stop_ns);
 		json_key(f, 0, "D_per_window");
 		fputc('{', f);
 		json_num_key(f, 1, "min", ap->D_min);
@@ -151,12 +162,23 @@ void cli_edag_print_approx_text(const struct edag_approx *ap, FILE *f)
 	       "95%% intervals):\n",
 	       ap->windows, (unsigned long long)ap->sampled_insns, ap->represented_insns, ap->coverage,
 	       ap->coverage_known ? "" : ", unknown for some windows: taken as 1");
-	const struct edag_estimate *e[] = {&ap->V,	     &ap->W,	  &ap->D,
-					   &ap->cp_vertices, &ap->lambda, &ap->Lambda};
+	const struct edag_estimate *e[] = {&ap->V, &ap->W, &ap->D, &ap->cp_vertices, &ap->lambda, &ap->Lambda};
 	const char *n[] = {"vertices", "W", "D", "critical path", "lambda", "Lambda"};
 	for (int i = 0; i < 6; i++)
-		fprintf(f, "  %-14s %.6g [%.6g, %.6g]\n", n[i], e[i]->value, e[i]->lo, e[i]->hi);
+		fprintf(f, "  %-14s %.6g [%.6g, %.6g]%s\n", n[i], e[i]->value, e[i]->lo, e[i]->hi,
+		        ap->cold_bound && (i == 1 || i >= 4) ? " (upper bound: cold misses, below)" : "");
+	fprintf(f, "  D: steady-state growth of each window (windows in series: %.6g)\n", ap->D_series.value);
 	fprintf(f, "  D per window: min %.6g, mean %.6g, max %.6g\n", ap->D_min, ap->D_mean, ap->D_max);
+	fprintf(f, "  cold misses (into sets the window had not filled: they might have hit a warmer cache): %.6g, "
+	       "%.3g per instruction%s\n",
+	       ap->W_cold.value, ap->represented_insns > 0 ? ap->W_cold.value / ap->represented_insns : 0,
+	       ap->cold_bound ? "; above max(10% of W, 0.001 per instruction): W, lambda, Lambda are upper bounds"
+			      : "");
+	if (ap->cold_bound)
+		fprintf(f, "  lambda with the cold misses taken as hits: %.6g\n", ap->lambda_cold_hits);
+	if (ap->warm_insns)
+		fprintf(f, "  the windows ran %llu instructions before their recorded ones to warm the cache model\n",
+		       (unsigned long long)ap->warm_insns);
 }
 
 int cli_edag_write_graph(const struct opts *o, const struct edag_graph *g)

@@ -147,6 +147,15 @@ void edag_reset(struct edag_state *st)
 	metrics_init(&st->mt, st->cfg.time_slice ? st->cfg.time_slice : st->cfg.alpha0);
 }
 
+void edag_reset_keep_cache(struct edag_state *st)
+{
+	edag_mtab_clear(&st->w);
+	edag_mtab_clear(&st->r);
+	memset(st->reg_w, 0, sizeof(st->reg_w));
+	memset(st->reg_r, 0, sizeof(st->reg_r));
+	metrics_init(&st->mt, st->cfg.time_slice ? st->cfg.time_slice : st->cfg.alpha0);
+}
+
 int edag_new(const struct edag_config *cfg, struct edag_state **out)
 {
 	*out = NULL;
@@ -255,8 +264,11 @@ static inline uint8_t word_mask(uint64_t addr, uint64_t last, uint64_t word)
 
 /* Level that hits for an access of one line (-1: memory); every level above
  * it missed (marked in missed[]) and now holds the line. Sets are kept most
- * recently used first, so LRU is the last way. */
-static int cache_line(struct edag_state *st, uint64_t addr, bool *missed)
+ * recently used first, so LRU is the last way. *cold: the miss of the last
+ * level went into a set that still had an empty way (fewer distinct lines
+ * than ways since the cache was last emptied): with an unknown cache before
+ * that, the line might have been there. */
+static int cache_line(struct edag_state *st, uint64_t addr, bool *missed, bool *cold)
 {
 	for (unsigned i = 0; i < st->cfg.nlevels; i++) {
 		struct cache_level *c = &st->lv[i];
@@ -269,8 +281,10 @@ static int cache_line(struct edag_state *st, uint64_t addr, bool *missed)
 		while (w < c->assoc && tag[w] != key)
 			w++;
 		bool miss = w == c->assoc;
-		if (miss)
+		if (miss) {
 			w = c->assoc - 1;
+			*cold = tag[w] == 0;
+		}
 		memmove(tag + 1, tag, w * sizeof(uint64_t));
 		tag[0] = key;
 		if (!miss)
@@ -280,24 +294,45 @@ static int cache_line(struct edag_state *st, uint64_t addr, bool *missed)
 	return -1;
 }
 
-/* Returns the worst level hit by the access (-1 = a miss of the last level). */
-static int cache_access(struct edag_state *st, uint64_t addr, uint32_t size)
+/* Returns the worst level hit by the access (-1 = a miss of the last level).
+ * *cold: every line that missed the last level was a cold miss (cache_line),
+ * so the access might have hit a cache warmed by what came before. */
+static int cache_access(struct edag_state *st, uint64_t addr, uint32_t size, bool *cold)
 {
 	bool missed[EDAG_MAX_LEVELS] = {false};
 	uint32_t shift = st->lv[0].line_shift;
 	int worst = 0;
+	bool certain = false;
 	for (uint64_t l = addr >> shift, e = (addr + size - 1) >> shift; l <= e; l++) {
-		int h = cache_line(st, l << shift, missed);
+		bool c = false;
+		int h = cache_line(st, l << shift, missed, &c);
 		if (h < 0 || worst < 0)
 			worst = -1;
 		else if (h > worst)
 			worst = h;
+		certain |= h < 0 && !c;
 	}
 	for (unsigned i = 0; i < st->cfg.nlevels; i++)
 		st->mt.level_miss[i] += missed[i];
 	if (worst >= 0)
 		st->mt.level_hit[worst]++;
+	*cold = worst < 0 && !certain;
 	return worst;
+}
+
+void edag_cache_warm(struct edag_state *st, uint64_t addr, uint32_t size, bool write)
+{
+	if (!st->cfg.nlevels || size == 0 || addr > UINT64_MAX - size)
+		return;
+	if (st->cfg.cache_model == EDAG_CACHE_EDAN) {
+		if (write)
+			return; /* EDAN: stores never fill */
+		size = 1;  /* loads probe with their first byte */
+	}
+	bool missed[EDAG_MAX_LEVELS] = {false}, cold;
+	uint32_t shift = st->lv[0].line_shift;
+	for (uint64_t l = addr >> shift, e = (addr + size - 1) >> shift; l <= e; l++)
+		cache_line(st, l << shift, missed, &cold);
 }
 
 /* ---------------------------------------------------------------- histograms */
@@ -405,20 +440,20 @@ static inline __attribute__((always_inline)) int step(struct edag_state *st, con
 		}
 
 	/* the vertex */
-	bool memv = false;
+	bool memv = false, cold = false;
 	int hit = -1;
 	uint32_t cost = st->cfg.class_cost[in->cls];
 	if (mem) {
 		if (!st->cfg.nlevels) {
 			hit = -1;
 		} else if (st->cfg.cache_model != EDAG_CACHE_EDAN) {
-			hit = cache_access(st, addr, in->size);
+			hit = cache_access(st, addr, in->size, &cold);
 		} else if (mem & EDAG_MEM_WRITE) { /* EDAN: stores bypass, a miss at every level */
 			hit = -1;
 			for (unsigned i = 0; i < st->cfg.nlevels; i++)
 				st->mt.level_miss[i]++;
 		} else { /* EDAN: loads probe with their first byte */
-			hit = cache_access(st, addr, 1);
+			hit = cache_access(st, addr, 1, &cold);
 		}
 		memv = hit < 0;
 		cost = memv ? st->cfg.alpha0 : st->cfg.level[hit].latency;
@@ -459,11 +494,18 @@ static inline __attribute__((always_inline)) int step(struct edag_state *st, con
 
 	/* metrics */
 	struct edag_metrics *mt = &st->mt;
+	uint64_t nv = mt->vertices;
+	if (__builtin_expect((nv & (nv - 1)) == 0, 0) && nv) { /* D before vertex 2^k + 1 */
+		unsigned k = (unsigned)__builtin_ctzll(nv);
+		if (k < EDAG_DEPTH_MARKS)
+			mt->D_at_pow2[k] = mt->D;
+	}
 	mt->vertices++;
 	if (mem) {
 		mt->accesses++;
 		if (memv) {
 			mt->W++;
+			mt->W_cold += cold;
 			hist_add(&mt->by_depth, self.depth - 1, in->size);
 			hist_add(&mt->by_time, self.finish - cost, in->size);
 		}

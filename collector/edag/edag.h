@@ -96,6 +96,7 @@ int edag_cache_level_parse(const char *spec, struct edag_cache_level *out);
 /* ---------------------------------------------------------------- metrics */
 
 #define EDAG_LAYER_BINS 1024 /* bins of each layering histogram (they widen to fit) */
+#define EDAG_DEPTH_MARKS 48  /* edag_metrics.D_at_pow2 */
 
 struct edag_histogram {
 	uint64_t width;			 /* units per bin (doubles when the range outgrows the bins) */
@@ -108,9 +109,18 @@ struct edag_metrics {
 	uint64_t vertices;
 	uint64_t accesses;		      /* instructions that access memory */
 	uint64_t W;			      /* memory vertices (misses of the last level) */
+	/* of which cold: every line of the access that missed the last level went into a
+	 * set with an empty way (fewer distinct lines than ways since the cache was last
+	 * emptied). LRU keeps a set's most recent distinct lines, so a miss into a full
+	 * set is a miss whatever the cache held before; a cold one might have hit a cache
+	 * warmed by what ran before the trace: W - W_cold is a lower bound on W there. */
+	uint64_t W_cold;
 	uint64_t D;			      /* memory depth */
 	uint64_t level_miss[EDAG_MAX_LEVELS]; /* accesses missing each level (W per level) */
 	uint64_t level_hit[EDAG_MAX_LEVELS];
+	/* D when the vertex count reached 2^k (k < EDAG_DEPTH_MARKS): the growth of D
+	 * over a window's later part, without its start (edag_approx_combine) */
+	uint64_t D_at_pow2[EDAG_DEPTH_MARKS];
 	uint64_t cp_vertices;		/* longest path, in vertices */
 	uint64_t cp_cost;		/* longest path, in cost */
 	uint64_t cp_compute;		/* C: non-memory cost on that path */
@@ -162,6 +172,14 @@ int edag_new(const struct edag_config *cfg, struct edag_state **out);
 void edag_free(struct edag_state *st);
 /* Forget the trace (registers, memory, cache, metrics), keep the configuration. */
 void edag_reset(struct edag_state *st);
+/* Forget registers, memory and metrics but keep what the cache model holds: the
+ * instructions so far only warmed the caches (a window's warm-up part). */
+void edag_reset_keep_cache(struct edag_state *st);
+/* Touch the cache model as an access of [addr, addr+size) would (a store when
+ * write; the cache model's rules: edan stores do not fill), without a vertex or
+ * metrics: warming the caches from a summary of the lines a window's warm-up
+ * touched. */
+void edag_cache_warm(struct edag_state *st, uint64_t addr, uint32_t size, bool write);
 void edag_set_edge_cb(struct edag_state *st, edag_edge_cb cb, void *arg);
 /* Add one instruction. -EINVAL for a malformed instruction (class, size,
  * register counts); the state is unchanged then. v may be NULL. */
@@ -260,12 +278,30 @@ struct edag_window_result {
 	struct edag_window_info info;
 	uint64_t n_insns;
 	struct edag_metrics mt; /* histograms not used */
+	/* how it was taken (TraceWindow): capture 0 unknown, 1 single steps, 2 replay, 3 full
+	 * trace; instructions that only warmed the cache before it; the thread's stop time */
+	uint32_t capture;
+	uint64_t warm_insns;
+	uint64_t stop_ns;
 };
+
+/* Start a window of a TraceWindow record: forget the previous one (edag_reset),
+ * then, when the record carries a warm-up summary (warm_lines), touch the cache
+ * model with its lines in order and forget registers and memory again
+ * (edag_reset_keep_cache): the window's instructions find the caches as the
+ * warm-up left them. Returns the number of warm-up lines used. */
+size_t edag_window_start(struct edag_state *st, const Prof__TraceWindow *tw);
 
 struct edag_estimate {
 	double value;  /* whole-run estimate */
 	double lo, hi; /* 95% confidence interval */
 };
+
+/* The cold-miss tolerance: the windows support a cache-model W when their cold
+ * misses (edag_metrics.W_cold, which might have hit a cache warmed before the
+ * window) are at most max(EDAG_COLD_REL * W, EDAG_COLD_ABS per instruction). */
+#define EDAG_COLD_REL 0.10
+#define EDAG_COLD_ABS 0.001
 
 struct edag_approx {
 	size_t windows;
@@ -273,16 +309,36 @@ struct edag_approx {
 	double represented_insns; /* instructions they stand for (sampled_insns if unknown) */
 	double coverage;	  /* sampled / represented */
 	bool coverage_known;	  /* every window carried represented_insns */
+	/* D (and lambda, Lambda) from each window's steady-state depth growth
+	 * (edag_depth_rate); D_series adds the windows' D in series, an upper side */
 	struct edag_estimate V, W, D, cp_vertices, cp_compute, lambda, Lambda;
+	struct edag_estimate W_cold, D_series;
+	double lambda_cold_hits; /* lambda with every cold miss taken as a hit (the low end) */
+	bool cold_bound;	 /* cold misses above the tolerance: W, lambda, Lambda are upper bounds */
 	double D_min, D_max, D_mean; /* per-window memory depth */
+	/* how the windows were taken (edag_window_result.capture: counts per kind) */
+	size_t by_capture[4];
+	uint64_t warm_insns; /* all the windows' warm-up instructions */
+	uint64_t stop_ns;    /* all the windows' stop time */
 };
 
+/* Growth of the memory depth per instruction over the later part of a window
+ * (from vertex 2^k, the largest power of two <= vertices/2, to its end): the
+ * steady-state rate D grows at in a long run, without the window's start,
+ * where chains begin from nothing and D/vertices overstates it. A window of
+ * fewer than EDAG_DEPTH_RATE_MIN vertices gives D / vertices. */
+#define EDAG_DEPTH_RATE_MIN 256
+double edag_depth_rate(const struct edag_metrics *mt);
+
 /* Whole-run estimates from n windows. Per-instruction rates (W/n, lambda/n,
- * ...) are averaged with the windows' sampled share as weights; totals are the
+ * ...) are averaged with weights sampled share x instructions (a window cut
+ * short weighs less; windows of one length weigh by their share); totals are the
  * rate times the represented instructions (so W and lambda scale with
- * 1/coverage); D is estimated the same way (windows in series) and also
- * summarised per window. The interval is mean +- t(0.975, k-1) * weighted
- * standard error (none for a single window: lo = hi = value). */
+ * 1/coverage). D's rate is each window's steady-state growth
+ * (edag_depth_rate; D_series: D/n, windows in series); lambda's rate is
+ * (W/n - D rate)/m + D rate. The interval is mean +- t(0.975, k-1) * weighted
+ * standard error (none for a single window: lo = hi = value). cold_bound is
+ * set when the cold misses exceed EDAG_COLD_REL / EDAG_COLD_ABS. */
 int edag_approx_combine(const struct edag_window_result *w, size_t n, double m, double alpha0,
 			struct edag_approx *out);
 

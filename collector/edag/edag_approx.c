@@ -45,18 +45,33 @@ static void estimate(const double *x, const double *w, size_t n, double total, s
 	out->hi = out->value + half;
 }
 
+double edag_depth_rate(const struct edag_metrics *mt)
+{
+	uint64_t n = mt->vertices;
+	if (n == 0)
+		return 0;
+	if (n < EDAG_DEPTH_RATE_MIN)
+		return (double)mt->D / (double)n;
+	unsigned k = 63u - (unsigned)__builtin_clzll(n / 2);
+	if (k >= EDAG_DEPTH_MARKS)
+		k = EDAG_DEPTH_MARKS - 1;
+	uint64_t n0 = 1ull << k;
+	return (double)(mt->D - mt->D_at_pow2[k]) / (double)(n - n0);
+}
+
 int edag_approx_combine(const struct edag_window_result *w, size_t n, double m, double alpha0,
 			struct edag_approx *out)
 {
+	enum { V, W, D, CPV, CPC, LAM, WC, DS, LAMC, NX };
 	memset(out, 0, sizeof(*out));
 	if (n == 0)
 		return -EINVAL;
 	if (!(m >= 1))
 		m = 1;
-	double *x = calloc(n * 7, sizeof(double));
+	double *x = calloc(n * (NX + 1), sizeof(double));
 	if (!x)
 		return -ENOMEM;
-	double *wt = x + n * 6;
+	double *wt = x + n * NX;
 	out->windows = n;
 	out->coverage_known = true;
 	out->D_min = INFINITY;
@@ -73,14 +88,24 @@ int edag_approx_combine(const struct edag_window_result *w, size_t n, double m, 
 			out->represented_insns += ni;
 			out->coverage_known = false;
 		}
-		double lambda = ((double)r->mt.W - (double)r->mt.D) / m + (double)r->mt.D;
-		x[0 * n + used] = (double)r->mt.vertices / ni;
-		x[1 * n + used] = (double)r->mt.W / ni;
-		x[2 * n + used] = (double)r->mt.D / ni;
-		x[3 * n + used] = (double)r->mt.cp_vertices / ni;
-		x[4 * n + used] = (double)r->mt.cp_compute / ni;
-		x[5 * n + used] = lambda / ni;
-		wt[used] = r->info.share > 0 ? r->info.share : 1;
+		out->by_capture[r->capture < 4 ? r->capture : 0]++;
+		out->warm_insns += r->warm_insns;
+		out->stop_ns += r->stop_ns;
+		double wr = (double)r->mt.W / ni, wc = (double)r->mt.W_cold / ni;
+		double dr = fmin(edag_depth_rate(&r->mt), wr); /* a depth grows by memory vertices */
+		double dlo = fmax(0, fmin(dr, wr - wc));
+		x[V * n + used] = (double)r->mt.vertices / ni;
+		x[W * n + used] = wr;
+		x[D * n + used] = dr;
+		x[CPV * n + used] = (double)r->mt.cp_vertices / ni;
+		x[CPC * n + used] = (double)r->mt.cp_compute / ni;
+		x[LAM * n + used] = (wr - dr) / m + dr;
+		x[WC * n + used] = wc;
+		x[DS * n + used] = (double)r->mt.D / ni;
+		x[LAMC * n + used] = (wr - wc - dlo) / m + dlo;
+		/* a window's rate weighs by the share of the run it stands for and by its length:
+		 * one cut short (a time limit) says little about its slice of the run */
+		wt[used] = (r->info.share > 0 ? r->info.share : 1) * ni;
 		double d = (double)r->mt.D;
 		out->D_min = fmin(out->D_min, d);
 		out->D_max = fmax(out->D_max, d);
@@ -95,12 +120,18 @@ int edag_approx_combine(const struct edag_window_result *w, size_t n, double m, 
 	out->D_mean /= (double)used;
 	/* rates live in the first `used` slots of each row of n */
 	double R = out->represented_insns;
-	estimate(x + 0 * n, wt, used, R, &out->V);
-	estimate(x + 1 * n, wt, used, R, &out->W);
-	estimate(x + 2 * n, wt, used, R, &out->D);
-	estimate(x + 3 * n, wt, used, R, &out->cp_vertices);
-	estimate(x + 4 * n, wt, used, R, &out->cp_compute);
-	estimate(x + 5 * n, wt, used, R, &out->lambda);
+	estimate(x + V * n, wt, used, R, &out->V);
+	estimate(x + W * n, wt, used, R, &out->W);
+	estimate(x + D * n, wt, used, R, &out->D);
+	estimate(x + CPV * n, wt, used, R, &out->cp_vertices);
+	estimate(x + CPC * n, wt, used, R, &out->cp_compute);
+	estimate(x + LAM * n, wt, used, R, &out->lambda);
+	estimate(x + WC * n, wt, used, R, &out->W_cold);
+	estimate(x + DS * n, wt, used, R, &out->D_series);
+	struct edag_estimate lc;
+	estimate(x + LAMC * n, wt, used, R, &lc);
+	out->lambda_cold_hits = lc.value;
+	out->cold_bound = out->W_cold.value > fmax(EDAG_COLD_REL * out->W.value, EDAG_COLD_ABS * R);
 	out->coverage = R > 0 ? (double)out->sampled_insns / R : 0;
 	double C = out->cp_compute.value;
 	struct edag_estimate *L = &out->Lambda;
@@ -115,4 +146,19 @@ int edag_approx_combine(const struct edag_window_result *w, size_t n, double m, 
 	L->hi = Lv[2];
 	free(x);
 	return 0;
+}
+
+size_t edag_window_start(struct edag_state *st, const Prof__TraceWindow *tw)
+{
+	edag_reset(st);
+	if (tw->n_warm_lines == 0)
+		return 0;
+	uint32_t lb = tw->warm_line_bytes;
+	uint64_t line = 0;
+	for (size_t i = 0; i < tw->n_warm_lines; i++) {
+		unsigned mode = trace_window_warm_next(tw, i, &line);
+		edag_cache_warm(st, line * lb, lb, mode == EDAG_MEM_WRITE);
+	}
+	edag_reset_keep_cache(st);
+	return tw->n_warm_lines;
 }

@@ -194,6 +194,18 @@ static inline const char *find_ch(const char *s, size_t len, char c)
 	return NULL;
 }
 
+/* A RISC-V rounding-mode operand (rne, rtz, rdn, rup, rmm, dyn): no register. */
+static bool rounding_mode(struct operand o)
+{
+	static const char names[6][4] = {"rne", "rtz", "rdn", "rup", "rmm", "dyn"};
+	if (o.len != 3)
+		return false;
+	for (size_t i = 0; i < 6; i++)
+		if (memcmp(o.s, names[i], 3) == 0)
+			return true;
+	return false;
+}
+
 /* "off(reg)" or "(reg)": the base register, read. */
 static void add_base(struct edag_insn *in, struct operand o)
 {
@@ -343,11 +355,16 @@ static int decode(const char *m, size_t ml, const struct operand *op, size_t nop
 			in->cls = EDAG_OTHER;
 		else
 			in->cls = EDAG_INT;
-		for (size_t i = 0; i < nop; i++) {
+		/* QEMU 7.2 prints an explicit rounding mode first (fadd.d dyn,fa5,fa5,fa4): the
+		 * destination is the first operand after it */
+		size_t dst = 0;
+		while (dst < nop && rounding_mode(op[dst]))
+			dst++;
+		for (size_t i = dst; i < nop; i++) {
 			if (find_ch(op[i].s, op[i].len, '('))
 				add_base(in, op[i]);
 			else
-				add_reg(in, i == 0, op[i].s, op[i].len);
+				add_reg(in, i == dst, op[i].s, op[i].len);
 		}
 	}
 	if (in->mem) {

@@ -176,13 +176,15 @@ static int load_calibration(struct store *st, int64_t sid, const struct overview
 			free(json);
 			return -ENOMEM;
 		}
-		if (calib_model_parse_json(json, len, m, err, sizeof(err)) == 0 && m->nparams > 0) {
+		int prc = calib_model_parse_json(json, len, m, err, sizeof(err));
+		if (prc == 0 && m->nparams > 0) {
 			snprintf(ov->calib_source, sizeof(ov->calib_source), "--machine %.200s (%zu parameters)",
 				 o->machine, m->nparams);
 			ov->calib = m;
 		} else {
+			/* parsed but without calibration parameters (an eDAG-only model): err was not set */
 			log_warn("%s: not a calibrated machine model (%s): no roofline ceilings from it", o->machine,
-				 m->nparams ? "no parameters" : err);
+				 prc < 0 ? err : "no calibration parameters");
 			free(m);
 		}
 		free(json);

@@ -95,16 +95,35 @@ static void sensitivity_text(const struct overview *ov, FILE *f)
 		fprintf(f, "  %s\n", ov->sens_note[0] ? ov->sens_note : "no traced threads");
 		return;
 	}
-	fprintf(f, "  %-20s %7s %12s %12s %8s %12s %10s %8s  %s\n", "thread", "windows", "W", "D", "W/D", "lambda",
+	fprintf(f, "  %-20s %7s %12s %12s %8s %12s %10s %9s  %s\n", "thread", "windows", "W", "D", "W/D", "lambda",
 		"Lambda", "Lambda*a0", "added latency costing 10%");
+	bool bound = false;
 	for (size_t i = 0; i < ov->nsens; i++) {
 		const struct sens_row *r = &ov->sens[i];
-		char d10[64];
+		char d10[64], share[16];
 		delta_text(ov, r, d10, sizeof(d10));
-		fprintf(f, "  %-20.20s %7zu %12.4g %12.4g %8.3g %12.4g %10.4g %8.3f  %s\n", r->name, r->windows, r->W,
-			r->D, r->w_over_d, r->lambda, r->Lambda, r->mem_share, d10);
+		snprintf(share, sizeof(share), "%s%.3f", r->upper_bound ? "<=" : "", r->mem_share);
+		fprintf(f, "  %-20.20s %7zu %12.4g %12.4g %8.3g %12.4g %10.4g %9s  %s%s\n", r->name, r->windows, r->W,
+			r->D, r->w_over_d, r->lambda, r->Lambda, share, r->upper_bound ? ">=" : "", d10);
+		bound |= r->upper_bound;
 	}
 	fprintf(f, "  (Lambda*a0 is the relative sensitivity: 0.2 means +50%% latency costs 10%%)\n");
+	fprintf(f, "  how each row was obtained (95%% intervals over the windows):\n");
+	for (size_t i = 0; i < ov->nsens; i++) {
+		const struct sens_row *r = &ov->sens[i];
+		fprintf(f, "    %s: %s; lambda %.4g [%.4g, %.4g], Lambda*a0 %.3f [%.3f, %.3f]", r->name, r->how, r->lambda,
+			r->lambda_lo, r->lambda_hi, r->mem_share, r->Lambda_lo * r->alpha0, r->Lambda_hi * r->alpha0);
+		if (ov->edag.nlevels)
+			fprintf(f, "; cold misses %.3g per instruction", r->cold_per_insn);
+		if (r->upper_bound)
+			fprintf(f, ": UPPER BOUND, the windows cannot support the cache model's W (with the cold misses "
+				   "as hits Lambda*a0 would be %.3f)",
+				r->Lambda_cold_hits * r->alpha0);
+		fputc('\n', f);
+	}
+	if (bound)
+		fprintf(f, "  (<=: cold misses above max(10%% of W, 0.001 per instruction): windows that started with "
+			   "an empty cache model; replay windows warm it first, agent trace --capture replay)\n");
 }
 
 static void section_text(FILE *f, const char *title, const char *body)
@@ -303,6 +322,12 @@ int overview_json(const struct overview *ov, FILE *f)
 		json_num_key(f, 0, "Lambda_hi", r->Lambda_hi);
 		json_num_key(f, 0, "Lambda_alpha0", r->mem_share);
 		json_num_key(f, 0, "delta_10pct", r->delta10);
+		json_num_key(f, 0, "lambda_lo", r->lambda_lo);
+		json_num_key(f, 0, "lambda_hi", r->lambda_hi);
+		json_num_key(f, 0, "cold_per_insn", r->cold_per_insn);
+		json_key(f, 0, "upper_bound");
+		fputs(r->upper_bound ? "true" : "false", f);
+		json_str_key(f, 0, "how", r->how);
 		fputc('}', f);
 	}
 	fputs("]}", f);

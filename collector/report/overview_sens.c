@@ -76,8 +76,11 @@ static int trace_cb(const struct store_trace_row *row, void *arg)
 						    .represented_insns = tw->represented_insns};
 		if (!(w->info.share > 0 && w->info.share <= 1))
 			w->info.share = 1;
-		edag_reset(a->st);
+		edag_window_start(a->st, tw); /* reset, and its warm-up lines if any */
+		w->capture = tw->capture;
+		w->warm_insns = tw->warm_insns;
 	}
+	w->stop_ns += tw->stop_ns;
 	a->last_g = 0;
 	uint64_t n0 = w->n_insns;
 	struct edag_window_iter it;
@@ -135,6 +138,30 @@ static void locality_walls(struct overview *ov, const struct tgroup *g, size_t n
 	ov->nwalls = roofline_walls((double)flops, names, bytes, ov->edag.nlevels, ov->walls, ROOFLINE_MAX_WALLS);
 }
 
+/* "6 replay windows (500000 warm-up + 50000 recorded instructions each), stopped 264 ms" */
+static void how_obtained(const struct edag_approx *ap, char *buf, size_t len)
+{
+	static const char *const kinds[4] = {"single-step", "single-step", "replay", "full-trace"};
+	int n = 0;
+	for (int k = 0; k < 4; k++) {
+		size_t c = ap->by_capture[k] + (k == 0 ? ap->by_capture[1] : 0);
+		if (k == 1 || c == 0)
+			continue;
+		n += snprintf(buf + n, len - (size_t)n, "%s%zu %s %s", n ? ", " : "", c, kinds[k],
+			      k == 3 ? (c > 1 ? "runs" : "run") : c > 1 ? "windows" : "window");
+		if (n < 0 || (size_t)n >= len)
+			return;
+	}
+	double per = (double)ap->sampled_insns / (double)ap->windows;
+	if (ap->warm_insns)
+		n += snprintf(buf + n, len - (size_t)n, " (%.0f warm-up + %.0f recorded instructions each)",
+			      (double)ap->warm_insns / (double)ap->windows, per);
+	else
+		n += snprintf(buf + n, len - (size_t)n, " (%.0f instructions each, no warm-up)", per);
+	if (n > 0 && (size_t)n < len && ap->stop_ns)
+		snprintf(buf + n, len - (size_t)n, ", thread stopped %.1f ms", (double)ap->stop_ns / 1e6);
+}
+
 int overview_sensitivity(struct store *st, int64_t sid, struct overview *ov)
 {
 	struct trace_acc a = {.ov = ov};
@@ -167,6 +194,13 @@ int overview_sensitivity(struct store *st, int64_t sid, struct overview *ov)
 		r->alpha0 = ov->edag.alpha0;
 		r->Lambda_lo = ap.Lambda.lo;
 		r->Lambda_hi = ap.Lambda.hi;
+		r->lambda_lo = ap.lambda.lo;
+		r->lambda_hi = ap.lambda.hi;
+		r->cold_per_insn = ap.represented_insns > 0 ? ap.W_cold.value / ap.represented_insns : 0;
+		r->upper_bound = ov->edag.nlevels > 0 && ap.cold_bound;
+		double den = ap.lambda_cold_hits * ov->edag.alpha0 + ap.cp_compute.value;
+		r->Lambda_cold_hits = den > 0 ? ap.lambda_cold_hits / den : 0;
+		how_obtained(&ap, r->how, sizeof(r->how));
 		if (sens_compute(r) == 0)
 			ov->nsens++;
 	}

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #define SENS_NAME_MAX 64
+#define SENS_HOW_MAX 200
 
 struct sens_row {
 	char name[SENS_NAME_MAX]; /* "pid 12 tid 13", a kernel name */
@@ -26,6 +27,12 @@ struct sens_row {
 	double Lambda_lo, Lambda_hi; /* 95% interval (= Lambda for one window) */
 	double mem_share;	 /* Lambda * alpha0, in [0,1] */
 	double delta10;		 /* added latency (units of alpha0) that costs 10%; INFINITY if Lambda is 0 */
+	/* how the figures were obtained (filled by the caller) */
+	char how[SENS_HOW_MAX];	 /* "6 replay windows: 500000 warm-up + 50000 recorded instructions each, ..." */
+	double lambda_lo, lambda_hi; /* 95% interval of lambda */
+	double cold_per_insn;	     /* cold misses per instruction (might have hit a warmer cache) */
+	bool upper_bound;	     /* cold misses above the tolerance: W, lambda, Lambda are upper bounds */
+	double Lambda_cold_hits;     /* Lambda with every cold miss taken as a hit (the low end then) */
 };
 
 /* Fill the derived fields of r from W, D, C, m, alpha0 (already set);

@@ -158,8 +158,33 @@ void edag_window_encode_free(Prof__TraceWindow *tw)
 	free(tw->regs_written);
 	free(tw->addr_delta);
 	free(tw->size);
+	free(tw->warm_lines);
+	tw->warm_lines = NULL;
+	tw->n_warm_lines = 0;
 	tw->pc_delta = tw->addr_delta = NULL;
 	tw->iclass = tw->nreads = tw->nwrites = tw->regs_read = tw->regs_written = tw->size = NULL;
 	tw->n_pc_delta = tw->n_iclass = tw->n_nreads = tw->n_nwrites = 0;
 	tw->n_regs_read = tw->n_regs_written = tw->n_addr_delta = tw->n_size = 0;
+}
+
+int trace_window_encode_warm(Prof__TraceWindow *tw, const uint64_t *lines, size_t n, uint32_t line_bytes)
+{
+	free(tw->warm_lines);
+	tw->warm_lines = NULL;
+	tw->n_warm_lines = 0;
+	if (n == 0)
+		return 0;
+	tw->warm_lines = malloc(n * sizeof(*tw->warm_lines));
+	if (!tw->warm_lines)
+		return -ENOMEM;
+	uint64_t prev = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t line = lines[i] >> 2;
+		/* (line - prev) * 4 + mode, as a signed difference (two's complement) */
+		tw->warm_lines[i] = (int64_t)(((line - prev) << 2) | (lines[i] & 3));
+		prev = line;
+	}
+	tw->n_warm_lines = n;
+	tw->warm_line_bytes = line_bytes;
+	return 0;
 }

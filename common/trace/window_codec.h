@@ -44,4 +44,17 @@ int edag_window_encode(const struct edag_insn *ins, size_t n, Prof__TraceWindow 
 /* Free the columns and zero their counts (metadata kept). */
 void edag_window_encode_free(Prof__TraceWindow *tw);
 
+/* The warm-up summary (lines as common/trace/warm.h gives them: line << 2 |
+ * mode, oldest last access first) into tw's warm_lines and warm_line_bytes
+ * (freed by edag_window_encode_free). 0 or -ENOMEM. */
+int trace_window_encode_warm(Prof__TraceWindow *tw, const uint64_t *lines, size_t n, uint32_t line_bytes);
+/* Entry i of a validated window's warm_lines, decoded in order: *line starts
+ * at 0 and follows the entries; the entry's mode (1 read, 2 written, 3 both). */
+static inline unsigned trace_window_warm_next(const Prof__TraceWindow *tw, size_t i, uint64_t *line)
+{
+	int64_t v = tw->warm_lines[i];
+	*line += (uint64_t)v >> 2 | ((uint64_t)(v < 0) << 62 | (uint64_t)(v < 0) << 63);
+	return (unsigned)(v & 3);
+}
+
 #endif

@@ -144,8 +144,8 @@ static void test_trace_cmd_exit_inside_window(void **state)
 	free(log);
 }
 
-/* Windows on a thread blocked in a system call (sleep_loop naps 20 ms at a time; every
- * window steps into nanosleep and ends at its time limit with the step outstanding).
+/* Single-stepped windows on a thread blocked in a system call (sleep_loop naps 20 ms at
+ * a time; every window steps into nanosleep and ends at its time limit with the step outstanding).
  * The step's SIGTRAP, queued on the way out of the interrupted call, used to be left
  * pending at detach and killed the program with a core dump (rc 133; 5 of 10
  * `agent profile` runs of cl_matmul). The program must end as it would alone. */
@@ -156,8 +156,9 @@ static void test_trace_cmd_blocked_thread_survives(void **state)
 	tp_bin("agent", agent, sizeof(agent));
 	tp_bin("workloads/sleep_loop", prog, sizeof(prog));
 	snprintf(coll, sizeof(coll), "127.0.0.1:%d", e->t.port);
-	char *argv[] = {agent, "trace", "--collector", coll, "--window", "2000", "--every", "0.05", "--max-duty", "50",
-			"--", prog, "1.5", "20", NULL};
+	/* single steps: a replay window never steps (a thread in a system call ends it at once) */
+	char *argv[] = {agent, "trace", "--collector", coll, "--capture", "step", "--window", "2000", "--every", "0.05",
+			"--max-duty", "50", "--", prog, "1.5", "20", NULL};
 	unlink(e->t.alog);
 	pid_t pid = tp_spawn(argv, e->t.alog);
 	int status;

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "edag/edag.h"
+#include "trace/warm.h"
 #include "validate_trace.h"
 
 /* ---------------------------------------------------------------- helpers */
@@ -800,6 +801,351 @@ static void test_edag_edan_lines(void **state)
 	assert_int_equal(edag_parse_edan_line("0;0x1;;", 7, &in, &cpu, err, sizeof(err)), -EINVAL);
 }
 
+/* QEMU 7.2 prints an explicit rounding mode as the first operand of RISC-V
+ * floating-point instructions (fadd.d dyn,fa3,fa5,fa5): the destination is the
+ * register after it. It used to be lost (the rounding mode is no register), which
+ * cut every chain through floating-point arithmetic: on a riscv64 lu trace D
+ * came out 4 where EDAN gives 129. Here: a chain load -> fadd -> store -> load
+ * -> fmul -> store has memory depth 4 (2 when the destinations are lost). */
+static void test_edag_edan_rounding_mode_before_destination(void **state)
+{
+	(void)state;
+	static const char *const lines[] = {
+	    "0;0x100;fld fa5,0(a0);0x1000",  "0;0x104;fadd.d dyn,fa3,fa5,fa5", "0;0x108;fsd fa3,8(a0);0x1008",
+	    "0;0x10c;fld fa4,8(a0);0x1008",  "0;0x110;fmul.d rne,fa2,fa4,fa4", "0;0x114;fsd fa2,16(a0);0x1010",
+	    "0;0x118;fcvt.w.d a1,fa2,rtz",
+	};
+	enum { N = sizeof(lines) / sizeof(lines[0]) };
+	struct edag_insn in[N];
+	int cpu;
+	char err[128];
+	for (size_t i = 0; i < N; i++)
+		assert_int_equal(edag_parse_edan_line(lines[i], strlen(lines[i]), &in[i], &cpu, err, sizeof(err)), 1);
+	assert_int_equal(in[1].cls, EDAG_FLOAT);
+	assert_int_equal(in[1].nwrite, 1);
+	assert_int_equal(in[1].wr[0], 64 + 13); /* fa3 = f13 */
+	assert_int_equal(in[1].nread, 2);
+	assert_int_equal(in[1].rd[0], 64 + 15);
+	assert_int_equal(in[4].wr[0], 64 + 12);
+	assert_int_equal(in[6].nwrite, 1); /* a rounding mode last is no register either */
+	assert_int_equal(in[6].wr[0], 11);
+	assert_int_equal(in[6].nread, 1);
+	struct edag_config cfg;
+	edag_config_default(&cfg);
+	struct edag_metrics mt;
+	assert_int_equal(edag_build_window(&cfg, in, N, &mt), 0);
+	assert_int_equal(mt.W, 4);
+	assert_int_equal(mt.D, 4);
+}
+
+/* EDAN's default cache (-c: SingleLevelSetAssociativeCache(), 64 B lines, 2
+ * ways, 32000 bytes = 250 sets of which int(log2 250) = 7 index bits reach
+ * 128): --cache 32000:2:64:L --cache-model edan is the same cache as
+ * 16K:2:64:L, access by access (README "Cache models"). */
+static void test_edag_edan_default_cache_is_16k(void **state)
+{
+	(void)state;
+	struct edag_config a, b;
+	edag_config_default(&a);
+	a.nlevels = 1;
+	a.cache_model = EDAG_CACHE_EDAN;
+	assert_int_equal(edag_cache_level_parse("32000:2:64:3", &a.level[0]), 0);
+	assert_int_equal(a.level[0].size, 32000);
+	assert_int_equal(edag_config_check(&a, NULL, 0), 0);
+	b = a;
+	assert_int_equal(edag_cache_level_parse("16K:2:64:3", &b.level[0]), 0);
+	enum { N = 20000 };
+	struct edag_insn *in = calloc(N, sizeof(*in));
+	assert_non_null(in);
+	uint64_t x = 7;
+	for (size_t i = 0; i < N; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		in[i].cls = EDAG_LOAD;
+		in[i].mem = EDAG_MEM_READ;
+		in[i].size = 8;
+		in[i].addr = 0x10000 + ((x >> 33) % (64 * 1024)) * 8; /* 512 KiB: misses and hits */
+	}
+	struct edag_metrics ma, mb;
+	assert_int_equal(edag_build_window(&a, in, N, &ma), 0);
+	assert_int_equal(edag_build_window(&b, in, N, &mb), 0);
+	assert_true(ma.W > N / 2 && ma.level_hit[0] > 0);
+	assert_int_equal(ma.W, mb.W);
+	assert_int_equal(ma.level_hit[0], mb.level_hit[0]);
+	free(in);
+}
+
+/* Cold misses (edag_metrics.W_cold): a miss into a set that still has an empty
+ * way might have hit a cache warmed before the trace; a miss into a full set
+ * cannot. One level, direct-mapped, 4 lines of 64 B: the first touch of each
+ * set is cold; once a set is full, a new line there is a certain miss. */
+static void test_edag_cold_misses_only_into_sets_not_full(void **state)
+{
+	(void)state;
+	struct edag_config cfg;
+	edag_config_default(&cfg);
+	cfg.nlevels = 1;
+	assert_int_equal(edag_cache_level_parse("256:1:64:2", &cfg.level[0]), 0);
+	/* lines 0..3 (one per set), then line 4 (set 0, now full), then line 0 again */
+	const uint64_t addrs[] = {0, 64, 128, 192, 256, 0};
+	struct edag_insn in[6];
+	memset(in, 0, sizeof(in));
+	for (int i = 0; i < 6; i++) {
+		in[i].cls = EDAG_LOAD;
+		in[i].mem = EDAG_MEM_READ;
+		in[i].size = 8;
+		in[i].addr = 0x10000 + addrs[i];
+	}
+	struct edag_metrics mt;
+	assert_int_equal(edag_build_window(&cfg, in, 6, &mt), 0);
+	assert_int_equal(mt.W, 6);
+	assert_int_equal(mt.W_cold, 4);
+	/* warmed with the lines first (a window's warm-up summary): the same accesses find them */
+	struct edag_state *st;
+	assert_int_equal(edag_new(&cfg, &st), 0);
+	for (int i = 0; i < 4; i++)
+		edag_cache_warm(st, 0x10000 + addrs[i], 64, false);
+	edag_reset_keep_cache(st);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(edag_step(st, &in[i], NULL), 0);
+	edag_metrics_get(st, &mt);
+	assert_int_equal(mt.vertices, 4);
+	assert_int_equal(mt.W, 0);
+	assert_int_equal(mt.level_hit[0], 4);
+	/* edan model: a warm store does not fill */
+	edag_free(st);
+	cfg.cache_model = EDAG_CACHE_EDAN;
+	assert_int_equal(edag_new(&cfg, &st), 0);
+	edag_cache_warm(st, 0x10000, 64, true);
+	edag_reset_keep_cache(st);
+	assert_int_equal(edag_step(st, &in[0], NULL), 0);
+	edag_metrics_get(st, &mt);
+	assert_int_equal(mt.W, 1);
+	edag_free(st);
+}
+
+/* edag_depth_rate: the growth of D over a window's later part. A pointer chase
+ * (each load's address from the previous load) grows by one per load; many
+ * independent chains of 8 loads (restarting) have D = 8 whatever the length:
+ * in series D/n overstates it, the later growth is 0. */
+static void test_edag_depth_rate_ignores_the_window_start(void **state)
+{
+	(void)state;
+	enum { N = 4096 };
+	struct edag_insn *in = calloc(N, sizeof(*in));
+	assert_non_null(in);
+	struct edag_config cfg;
+	edag_config_default(&cfg);
+	struct edag_metrics mt;
+	for (int kind = 0; kind < 2; kind++) {
+		for (size_t i = 0; i < N; i++) {
+			in[i].cls = EDAG_LOAD;
+			in[i].mem = EDAG_MEM_READ;
+			in[i].size = 8;
+			in[i].addr = 0x1000 + 8 * (i % 512);
+			in[i].nwrite = 1;
+			in[i].wr[0] = 1;
+			/* chase: read r1 (the last load); chains: read r1 except every 8th, which starts afresh */
+			in[i].nread = kind == 0 || i % 8 ? 1 : 0;
+			in[i].rd[0] = 1;
+		}
+		assert_int_equal(edag_build_window(&cfg, in, N, &mt), 0);
+		double rate = edag_depth_rate(&mt);
+		fprintf(stderr, "# %s: D %llu, D/n %.4f, later growth %.4f per instruction\n",
+			kind ? "chains of 8" : "chase", (unsigned long long)mt.D, (double)mt.D / N, rate);
+		if (kind == 0) {
+			assert_int_equal(mt.D, N);
+			assert_true(fabs(rate - 1.0) < 1e-12);
+		} else {
+			assert_int_equal(mt.D, 8);
+			assert_true(rate == 0);
+		}
+	}
+	/* shorter than EDAG_DEPTH_RATE_MIN: D/n */
+	assert_int_equal(edag_build_window(&cfg, in, 100, &mt), 0);
+	assert_true(fabs(edag_depth_rate(&mt) - (double)mt.D / 100) < 1e-12);
+	free(in);
+}
+
+/* A TraceWindow with a warm-up summary: encoded (trace_window_encode_warm),
+ * validated, and replayed into the cache model by edag_window_start before the
+ * window's instructions (which then hit); bad summaries are refused. */
+static void test_edag_window_start_warms_from_summary(void **state)
+{
+	(void)state;
+	struct edag_insn ins[3];
+	memset(ins, 0, sizeof(ins));
+	for (int i = 0; i < 3; i++) {
+		ins[i].cls = EDAG_LOAD;
+		ins[i].mem = EDAG_MEM_READ;
+		ins[i].size = 8;
+		ins[i].addr = 0x7f0000001000ull + 4096 * (uint64_t)i;
+	}
+	Prof__TraceWindow tw = PROF__TRACE_WINDOW__INIT;
+	assert_int_equal(edag_window_encode(ins, 3, &tw), 0);
+	/* lines in last-access order, mode read; one far below (a negative difference) */
+	uint64_t lines[4] = {(0x1000ull >> 6) << 2 | 1, (0x7f0000003000ull >> 6) << 2 | 1,
+			     (0x7f0000002000ull >> 6) << 2 | 3, (0x7f0000001000ull >> 6) << 2 | 1};
+	assert_int_equal(trace_window_encode_warm(&tw, lines, 4, 64), 0);
+	tw.warm_insns = 1000;
+	tw.capture = 2;
+	char err[200];
+	assert_int_equal(validate_trace_window(&tw, err, sizeof(err)), 0);
+	uint64_t line = 0;
+	for (size_t i = 0; i < 4; i++) {
+		assert_int_equal(trace_window_warm_next(&tw, i, &line), (unsigned)(lines[i] & 3));
+		assert_int_equal(line, lines[i] >> 2);
+	}
+	struct edag_config cfg;
+	edag_config_default(&cfg);
+	cfg.nlevels = 1;
+	assert_int_equal(edag_cache_level_parse("32K:8:64:4", &cfg.level[0]), 0);
+	struct edag_state *st;
+	assert_int_equal(edag_new(&cfg, &st), 0);
+	assert_int_equal(edag_window_start(st, &tw), 4);
+	struct edag_window_iter it;
+	struct edag_insn in;
+	edag_window_iter_init(&it, &tw);
+	while (edag_window_next(&it, &in) > 0)
+		assert_int_equal(edag_step(st, &in, NULL), 0);
+	struct edag_metrics mt;
+	edag_metrics_get(st, &mt);
+	assert_int_equal(mt.vertices, 3);
+	assert_int_equal(mt.W, 0); /* all three lines were warmed */
+	edag_free(st);
+	/* refused: a line without a mode, a line size that is no power of two */
+	int64_t keep = tw.warm_lines[1];
+	tw.warm_lines[1] &= ~(int64_t)3;
+	assert_int_equal(validate_trace_window(&tw, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "without a mode"));
+	tw.warm_lines[1] = keep;
+	tw.warm_line_bytes = 48;
+	assert_int_equal(validate_trace_window(&tw, err, sizeof(err)), -EINVAL);
+	tw.warm_line_bytes = 64;
+	tw.capture = 9;
+	assert_int_equal(validate_trace_window(&tw, err, sizeof(err)), -EINVAL);
+	edag_window_encode_free(&tw);
+}
+
+/* The approximate eDAG marks a cache figure the windows cannot support: cold
+ * misses above max(10% of W, 0.001 per instruction) make W and lambda upper
+ * bounds; lambda with the cold misses as hits is the low end. */
+static void test_edag_approx_cold_bound(void **state)
+{
+	(void)state;
+	struct edag_window_result w[2];
+	memset(w, 0, sizeof(w));
+	for (int i = 0; i < 2; i++) {
+		w[i].n_insns = 100000;
+		w[i].mt.vertices = 100000;
+		w[i].mt.W = 1000;
+		w[i].mt.W_cold = 50; /* 0.0005 per instruction, 5% of W: supported */
+		w[i].capture = 2;
+		w[i].warm_insns = 500000;
+	}
+	struct edag_approx ap;
+	assert_int_equal(edag_approx_combine(w, 2, 4, 100, &ap), 0);
+	assert_false(ap.cold_bound);
+	assert_int_equal(ap.by_capture[2], 2);
+	assert_int_equal(ap.warm_insns, 1000000);
+	for (int i = 0; i < 2; i++)
+		w[i].mt.W_cold = 400; /* 0.004 per instruction, 40% of W */
+	assert_int_equal(edag_approx_combine(w, 2, 4, 100, &ap), 0);
+	assert_true(ap.cold_bound);
+	assert_true(ap.lambda_cold_hits < ap.lambda.value);
+	assert_true(fabs(ap.W_cold.value - 800) < 1e-9);
+}
+
+/* A window cut short (here 1 instruction, by a stop-time limit) weighs by its
+ * length: it cannot pull the estimate (it once took a triad's W/instr from
+ * 0.4286 to 0.2857 as one of three equal votes). */
+static void test_edag_approx_weighs_windows_by_length(void **state)
+{
+	(void)state;
+	struct edag_window_result w[3];
+	memset(w, 0, sizeof(w));
+	w[0].n_insns = w[0].mt.vertices = 1;
+	for (int i = 1; i < 3; i++) {
+		w[i].n_insns = w[i].mt.vertices = 200000;
+		w[i].mt.W = 85714;
+	}
+	struct edag_approx ap;
+	assert_int_equal(edag_approx_combine(w, 3, 4, 100, &ap), 0);
+	double rate = ap.W.value / ap.represented_insns;
+	assert_true(fabs(rate - 85714.0 * 2 / 400001) < 1e-9);
+	assert_true(rate > 0.4285);
+}
+
+/* The warm-up summary (common/trace/warm.h): distinct lines in the order of
+ * their last access, modes merged, an access over two lines is both; with
+ * max_lines entries the oldest is forgotten. Replayed into an LRU cache it
+ * leaves the same lines as the accesses themselves. */
+static void test_trace_warm_lines_in_last_access_order(void **state)
+{
+	(void)state;
+	struct trace_warm w;
+	assert_int_equal(trace_warm_init(&w, 64, 4), 0);
+	assert_int_equal(trace_warm_add(&w, 0x1000, 8, TRACE_WARM_READ), 0);  /* line 0x40 */
+	assert_int_equal(trace_warm_add(&w, 0x2000, 8, TRACE_WARM_WRITE), 0); /* 0x80 */
+	assert_int_equal(trace_warm_add(&w, 0x1008, 8, TRACE_WARM_WRITE), 0); /* 0x40 again: newest, rw */
+	assert_int_equal(trace_warm_add(&w, 0x303c, 8, TRACE_WARM_READ), 0);  /* 0xc0 and 0xc1 */
+	uint64_t *l;
+	size_t n;
+	assert_int_equal(trace_warm_lines(&w, &l, &n), 0);
+	assert_int_equal(n, 4);
+	const uint64_t want[4] = {0x80 << 2 | 2, 0x40 << 2 | 3, 0xc0 << 2 | 1, 0xc1 << 2 | 1};
+	for (size_t i = 0; i < 4; i++)
+		assert_int_equal(l[i], want[i]);
+	free(l);
+	/* full: a new line forgets the oldest (0x80) */
+	assert_int_equal(trace_warm_add(&w, 0x5000, 4, TRACE_WARM_READ), 0);
+	assert_int_equal(trace_warm_lines(&w, &l, &n), 0);
+	assert_int_equal(n, 4);
+	assert_int_equal(l[0], 0x40 << 2 | 3);
+	assert_int_equal(l[3], 0x140 << 2 | 1);
+	free(l);
+	trace_warm_free(&w);
+	/* a random stream over 4096 lines (256 KiB), summarised in full, replayed into an 8-way
+	 * cache of 512 lines: the same state as the stream itself leaves */
+	assert_int_equal(trace_warm_init(&w, 64, 4096), 0);
+	struct edag_config cfg;
+	edag_config_default(&cfg);
+	cfg.nlevels = 1;
+	assert_int_equal(edag_cache_level_parse("32K:8:64:4", &cfg.level[0]), 0); /* 512 lines */
+	struct edag_state *a, *b;
+	assert_int_equal(edag_new(&cfg, &a), 0);
+	assert_int_equal(edag_new(&cfg, &b), 0);
+	uint64_t x = 1;
+	for (int i = 0; i < 20000; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		uint64_t addr = 0x100000 + ((x >> 33) % 4096) * 64; /* 256 KiB */
+		trace_warm_add(&w, addr, 8, TRACE_WARM_READ);
+		edag_cache_warm(a, addr, 8, false);
+	}
+	assert_int_equal(trace_warm_lines(&w, &l, &n), 0);
+	assert_true(n > 3500 && n <= 4096);
+	for (size_t i = 0; i < n; i++)
+		edag_cache_warm(b, (l[i] >> 2) * 64, 64, false);
+	free(l);
+	/* the same state in both: every probe of the range hits or misses alike (a
+	 * deterministic cache from the same state) */
+	edag_reset_keep_cache(a);
+	edag_reset_keep_cache(b);
+	size_t hits = 0;
+	for (uint64_t i = 0; i < 4096; i++) {
+		struct edag_insn in = {.cls = EDAG_LOAD, .mem = EDAG_MEM_READ, .size = 8, .addr = 0x100000 + i * 64};
+		struct edag_vertex va, vb;
+		assert_int_equal(edag_step(a, &in, &va), 0);
+		assert_int_equal(edag_step(b, &in, &vb), 0);
+		assert_int_equal(va.memory, vb.memory);
+		hits += !va.memory;
+	}
+	fprintf(stderr, "# %zu of the 4096 probes hit in both\n", hits);
+	assert_true(hits > 0);
+	edag_free(a);
+	edag_free(b);
+	trace_warm_free(&w);
+}
+
 static void test_edag_machine_json(void **state)
 {
 	(void)state;
@@ -900,6 +1246,7 @@ static void test_edag_approx_scales_by_coverage(void **state)
 		w[i].mt.vertices = 1000;
 		w[i].mt.W = 200;
 		w[i].mt.D = 20;
+		w[i].mt.D_at_pow2[8] = 5; /* D grew 15 over vertices 256..1000: the steady-state rate */
 		w[i].mt.cp_compute = 300;
 	}
 	struct edag_approx ap;
@@ -908,7 +1255,10 @@ static void test_edag_approx_scales_by_coverage(void **state)
 	assert_true(fabs(ap.coverage - 0.01) < 1e-12);
 	assert_true(fabs(ap.W.value - 200 * 100 * 4) < 1e-6);
 	assert_true(ap.W.lo == ap.W.value && ap.W.hi == ap.W.value); /* identical windows: no spread */
-	assert_true(fabs(ap.lambda.value - ((200 - 20) / 2.0 + 20) * 400) < 1e-6);
+	const double rate = 15.0 / 744;
+	assert_true(fabs(ap.D.value - rate * 400000) < 1e-6);
+	assert_true(fabs(ap.D_series.value - 20 * 400) < 1e-6);
+	assert_true(fabs(ap.lambda.value - ((0.2 - rate) / 2 + rate) * 400000) < 1e-6);
 	assert_true(fabs(ap.D_mean - 20) < 1e-12);
 	assert_true(ap.Lambda.value > 0 && ap.Lambda.value <= 1);
 	/* different windows: the interval contains the estimate and widens with the spread */
@@ -969,6 +1319,14 @@ int main(void)
 	    cmocka_unit_test(test_edag_state_memory_flat_in_trace_length),
 	    cmocka_unit_test(test_edag_native_text_and_binary),
 	    cmocka_unit_test(test_edag_edan_lines),
+	    cmocka_unit_test(test_edag_edan_rounding_mode_before_destination),
+	    cmocka_unit_test(test_edag_edan_default_cache_is_16k),
+	    cmocka_unit_test(test_edag_cold_misses_only_into_sets_not_full),
+	    cmocka_unit_test(test_edag_depth_rate_ignores_the_window_start),
+	    cmocka_unit_test(test_edag_window_start_warms_from_summary),
+	    cmocka_unit_test(test_edag_approx_cold_bound),
+	    cmocka_unit_test(test_edag_approx_weighs_windows_by_length),
+	    cmocka_unit_test(test_trace_warm_lines_in_last_access_order),
 	    cmocka_unit_test(test_edag_machine_json),
 	    cmocka_unit_test(test_edag_machine_json_from_calibration),
 	    cmocka_unit_test(test_edag_window_encode_decode_validate),

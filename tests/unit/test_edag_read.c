@@ -86,6 +86,7 @@ static void test_edag_read_edan_fast_path_equals_general(void **state)
 	    "12;0x00000000000010000;add a0,a1,a2", "0;0x10;jal ra,0x10450 <main>;",
 	    "0;0x10;mv a0,a1;;",		   "0;0x1;lr.w.aq a0,(a1);0x40",
 	    "0;0x1;add a0,,a1",			   "0;0x1;add a0,a1,",
+	    "0;0x1;fadd.d dyn,fa5,fa5,fa4",	   "0;0x1;fcvt.w.d a0,fa0,rtz",
 	};
 	static const char noise[] = " ;,#()x0a9\r\t.-<>zA\x01\xff";
 	uint64_t rng = 42;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -309,6 +310,44 @@ static void test_report_cache_model_from_calibration(void **state)
 	store_close(st);
 }
 
+/* A --machine file with the eDAG part only (alpha0, m, caches) and no
+ * calibration parameters: its eDAG parameters are used, and the warning says
+ * that it has no calibration parameters (it used to print an uninitialised
+ * buffer there). */
+static void test_report_machine_without_calibration_says_so(void **state)
+{
+	struct fx *f = *state;
+	char path[] = "/tmp/prof-machine-XXXXXX", logp[] = "/tmp/prof-machine-log-XXXXXX";
+	int fd = mkstemp(path), lfd = mkstemp(logp);
+	assert_true(fd >= 0 && lfd >= 0);
+	static const char json[] = "{\"alpha0\": 150, \"m\": 2, \"caches\": [{\"size\": \"32K\", \"assoc\": 8, "
+				   "\"line\": 64, \"latency\": 4}]}";
+	assert_int_equal(write(fd, json, sizeof(json) - 1), (ssize_t)(sizeof(json) - 1));
+	close(fd);
+	fflush(stderr);
+	int saved = dup(2);
+	assert_true(saved >= 0);
+	dup2(lfd, 2);
+	struct overview_opts oo = {.limit = 5, .machine = path};
+	struct overview ov;
+	int rc = overview_load(f->st, f->sid, &oo, &ov);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	close(lfd);
+	assert_int_equal(rc, 0);
+	assert_int_equal(ov.edag.alpha0, 150);
+	assert_int_equal(ov.edag.nlevels, 1);
+	overview_free(&ov);
+	char *log = slurp(logp);
+	assert_non_null(log);
+	if (!strstr(log, "not a calibrated machine model (no calibration parameters): no roofline ceilings"))
+		fail_msg("warning not as expected: %s", log);
+	free(log);
+	unlink(path);
+	unlink(logp);
+}
+
 /* Counters with an instructions and a cache-miss count but no FP event (an x86
  * host): the trace windows' FP share (1 in 3 of the fixture's instructions)
  * stands in, and the CPU dot is placed and says where W came from. */
@@ -384,6 +423,7 @@ int main(void)
 		cmocka_unit_test(test_report_profile_calibration_applies_to_later_sessions),
 		cmocka_unit_test(test_report_cache_model_from_calibration),
 		cmocka_unit_test(test_report_cpu_dot_from_instructions_and_trace_fp_share),
+		cmocka_unit_test_setup_teardown(test_report_machine_without_calibration_says_so, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,4 +1,6 @@
-/* Instruction decoding (Capstone) and ptrace trace windows on this machine. */
+/* Instruction decoding (Capstone), ptrace trace windows and replay windows on this machine. */
+#include "generated/config.h"
+
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -17,6 +19,9 @@
 #include "trace/decode.h"
 #include "trace/decode_riscv.h"
 #include "trace/window.h"
+#ifdef CONFIG_AGENT_TRACE_REPLAY
+#include "trace/replay.h"
+#endif
 
 static const struct trace_decoded *dec(struct trace_decoder *d, uint64_t pc, const uint8_t *b, size_t n)
 {
@@ -228,6 +233,43 @@ static void test_trace_decode_aarch64_alias_registers(void **state)
 	trace_decoder_close(d);
 }
 
+/* The trace_loop a test started: killed by the teardown if the test failed with it
+ * still there (stopped by SIGSTOP it would never end, and it holds the test's stderr,
+ * so scripts/run-tests.sh's tee would wait for it forever). */
+static pid_t loop_pid;
+
+static int kill_loop(void **state)
+{
+	(void)state;
+	/* still our child and not reaped by the test (a reaped pid may be another process now) */
+	if (loop_pid > 0 && waitpid(loop_pid, NULL, WNOHANG) == 0 && kill(loop_pid, SIGKILL) == 0)
+		waitpid(loop_pid, NULL, 0);
+	loop_pid = 0;
+	return 0;
+}
+
+/* Wait until pid has run ms of CPU time (user + system, /proc/PID/stat), at most 10 s:
+ * a loaded machine can take longer than any fixed sleep to reach the loop. */
+static void wait_cpu(pid_t pid, long ms)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	long hz = sysconf(_SC_CLK_TCK);
+	for (int i = 0; i < 1000; i++) {
+		FILE *f = fopen(path, "re");
+		size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+		if (f)
+			fclose(f);
+		buf[n] = 0;
+		const char *p = strrchr(buf, ')');
+		unsigned long ut = 0, st = 0;
+		if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) == 2 &&
+		    (long)(ut + st) * 1000 / hz >= ms)
+			return;
+		tp_sleep_ms(10);
+	}
+}
+
 /* Start trace_loop with its stdout on a pipe; returns the pid and the array's
  * (and the SIGUSR1 handler's) address. */
 static pid_t start_loop_h(const char *secs, const char *code, uintptr_t *array, uintptr_t *handler, int *outfd)
@@ -245,6 +287,7 @@ static pid_t start_loop_h(const char *secs, const char *code, uintptr_t *array, 
 		_exit(127);
 	}
 	close(p[1]);
+	loop_pid = pid;
 	FILE *f = fdopen(p[0], "r");
 	char line[128];
 	assert_non_null(fgets(line, sizeof(line), f));
@@ -263,6 +306,102 @@ static pid_t start_loop(const char *secs, const char *code, uintptr_t *array, in
 {
 	return start_loop_h(secs, code, array, NULL, outfd);
 }
+
+#ifdef CONFIG_AGENT_TRACE_REPLAY
+/* A replay window (Unicorn, agent/trace/replay.h) records the instructions the
+ * thread then runs: with the process held in a group stop (SIGSTOP), a replay
+ * window and then a single-stepped window from the same state give the same
+ * pcs, classes, registers and addresses, instruction by instruction; the
+ * replay's warm-up summary holds the array's lines; the program goes on and
+ * ends as it would have. */
+static void test_trace_replay_equals_single_steps(void **state)
+{
+	(void)state;
+	if (trace_native_arch() != TRACE_ARCH_X86_64)
+		skip();
+	char err[320];
+	if (trace_replay_supported(err, sizeof(err)) < 0) {
+		fprintf(stderr, "skipping: %s\n", err);
+		skip();
+	}
+	uintptr_t array;
+	int outfd, status;
+	pid_t pid = start_loop("2", "7", &array, &outfd);
+	wait_cpu(pid, 100); /* let it reach the summing loop */
+	kill(pid, SIGSTOP);
+	assert_int_equal(waitpid(pid, &status, WUNTRACED), pid);
+	assert_true(WIFSTOPPED(status));
+	struct trace_decoder *d;
+	assert_int_equal(trace_decoder_open(&d, TRACE_ARCH_X86_64), 0);
+	struct trace_window r, st, wu;
+	/* the warm-up summary of 50000 instructions: the summed array's lines */
+	struct trace_replay_opts o = {.warm = 50000, .n = 1000, .max_ns = 5000000000ull};
+	int rc = trace_replay_capture(d, pid, &o, &wu, err, sizeof(err));
+	if (rc == -EPERM) {
+		fprintf(stderr, "skipping: %s\n", err);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		trace_decoder_close(d);
+		skip();
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(wu.end, TRACE_END_COMPLETE);
+	assert_int_equal(wu.capture, TRACE_CAPTURE_REPLAY);
+	assert_int_equal(wu.warm_insns, 50000);
+	assert_int_equal(wu.n, 1000);
+	size_t in_array = 0;
+	for (size_t i = 0; i < wu.nwarm; i++) {
+		uint64_t a = (wu.warm_lines[i] >> 2) * wu.warm_line_bytes;
+		in_array += a >= (array & ~63ull) && a < array + 4096 * 8;
+		assert_true((wu.warm_lines[i] & 3) != 0);
+	}
+	fprintf(stderr, "replay: %llu + %zu instructions in %.1f ms, %zu warm-up lines (%zu of the array)\n",
+		(unsigned long long)wu.warm_insns, wu.n, (double)wu.stop_ns / 1e6, wu.nwarm, in_array);
+	assert_true(in_array >= 400); /* 50000 instructions sum most of the 4096 elements: 512 lines */
+	trace_window_free(&wu);
+	/* the replay did not move the thread: 5000 recorded now, then single-stepped */
+	o.warm = 0;
+	o.n = 5000;
+	assert_int_equal(trace_replay_capture(d, pid, &o, &r, err, sizeof(err)), 0);
+	assert_int_equal(r.end, TRACE_END_COMPLETE);
+	assert_int_equal(r.n, 5000);
+	rc = trace_window_capture(d, pid, 5000, 60000000000ull, &st, err, sizeof(err));
+	assert_int_equal(rc, 0);
+	assert_int_equal(st.n, 5000);
+	size_t same = 0;
+	for (size_t i = 0; i < r.n; i++) {
+		const struct trace_rec *a = &r.rec[i], *b = &st.rec[i];
+		if (a->pc != b->pc || a->iclass != b->iclass || a->nread != b->nread || a->nwrite != b->nwrite ||
+		    memcmp(a->read, b->read, a->nread) || memcmp(a->written, b->written, a->nwrite)) {
+			fail_msg("instruction %zu: replay pc 0x%llx class %u, single step pc 0x%llx class %u", i,
+				 (unsigned long long)a->pc, a->iclass, (unsigned long long)b->pc, b->iclass);
+		}
+		/* the emulator's accesses: the decoder's first operand address (single steps) is one of them */
+		if (b->nmem && (b->rw[0] & 3)) {
+			bool found = false;
+			for (uint8_t k = 0; k < a->nmem; k++)
+				found |= a->addr[k] <= b->addr[0] && b->addr[0] < a->addr[k] + a->size[k];
+			if (!found)
+				fail_msg("instruction %zu (pc 0x%llx): single step accessed 0x%llx, replay did not",
+					 i, (unsigned long long)a->pc, (unsigned long long)b->addr[0]);
+		}
+		same++;
+	}
+	assert_int_equal(same, 5000);
+	trace_window_free(&r);
+	trace_window_free(&st);
+	trace_decoder_close(d);
+	kill(pid, SIGCONT);
+	assert_int_equal(tp_wait(pid, 20000, &status), 0);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 7);
+	char out[256] = "";
+	ssize_t n = read(outfd, out, sizeof(out) - 1);
+	close(outfd);
+	assert_true(n > 0);
+	assert_non_null(strstr(out, "trace_loop: "));
+}
+#endif
 
 /* A signal that arrives while the thread is single-stepped is delivered: the
  * window records its handler running, and the program counts every signal. */
@@ -327,7 +466,7 @@ static void test_trace_window_sees_array_loads(void **state)
 	uintptr_t array;
 	int outfd;
 	pid_t pid = start_loop("3", "7", &array, &outfd);
-	tp_sleep_ms(100); /* let it reach the summing loop */
+	wait_cpu(pid, 100); /* let it reach the summing loop */
 	struct trace_decoder *d;
 	assert_int_equal(trace_decoder_open(&d, TRACE_ARCH_X86_64), 0);
 	struct trace_window w;
@@ -438,9 +577,12 @@ int main(void)
 		cmocka_unit_test(test_trace_register_names_fold),
 		cmocka_unit_test(test_trace_decode_riscv_rv64gc),
 		cmocka_unit_test(test_trace_decode_aarch64_alias_registers),
-		cmocka_unit_test(test_trace_window_sees_array_loads),
-		cmocka_unit_test(test_trace_window_ends_when_thread_exits),
-		cmocka_unit_test(test_trace_window_redelivers_signals),
+		cmocka_unit_test_teardown(test_trace_window_sees_array_loads, kill_loop),
+		cmocka_unit_test_teardown(test_trace_window_ends_when_thread_exits, kill_loop),
+		cmocka_unit_test_teardown(test_trace_window_redelivers_signals, kill_loop),
+#ifdef CONFIG_AGENT_TRACE_REPLAY
+		cmocka_unit_test_teardown(test_trace_replay_equals_single_steps, kill_loop),
+#endif
 	};
 	return cmocka_run_group_tests_name("trace", tests, NULL, NULL);
 }

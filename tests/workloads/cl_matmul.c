@@ -1,14 +1,21 @@
 /* Sample OpenCL workload: C = A x B (one work-item per element), repeated,
  * checked against a CPU reference. Runs on any OpenCL device (PoCL here).
- * Usage: cl_matmul [N] [REPEATS] [cpu]  -- exit 0 if the result is correct.
+ * Usage: cl_matmul [N] [REPEATS] [cpu [CPU_REPEATS]]  -- exit 0 if the result is correct.
+ *        cl_matmul N REPEATS ref  -- the CPU reference alone, REPEATS times, no OpenCL.
  * With "cpu" the whole product is also computed on the CPU (matmul_ref: the
- * same naive loop, 2 N^3 flops) and every element compared; without it, a
+ * same naive loop, 2 N^3 flops), CPU_REPEATS times (default 1), in a thread of
+ * its own named cpu_ref (its trace windows are a row of their own in the
+ * latency-sensitivity table), and every element compared; without it, a
  * 16 x 16 sample of elements is checked. */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 static const char *src =
 	"__kernel void matmul(__global const float *a, __global const float *b,\n"
@@ -31,6 +38,22 @@ __attribute__((noinline)) static void matmul_ref(const float *a, const float *b,
 		}
 }
 
+struct ref_job {
+	const float *a, *b;
+	float *c;
+	int n, repeats;
+};
+
+static void *ref_thread(void *arg)
+{
+	struct ref_job *j = arg;
+	printf("cl_matmul: cpu reference: thread %ld, %d time(s)\n", (long)syscall(SYS_gettid), j->repeats);
+	fflush(stdout);
+	for (int r = 0; r < j->repeats; r++)
+		matmul_ref(j->a, j->b, j->c, j->n);
+	return NULL;
+}
+
 #define CHECK(x)                                                                                           \
 	do {                                                                                               \
 		cl_int e_ = (x);                                                                           \
@@ -44,7 +67,32 @@ int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 256;
 	int reps = argc > 2 ? atoi(argv[2]) : 10;
+	if (argc > 3 && strcmp(argv[3], "ref") == 0) {
+		/* the CPU reference alone, REPEATS times, in this thread, without OpenCL: its full
+		 * trace under qemu-user (the plugin records the first thread) is the reference the
+		 * cpu_ref thread's trace windows are checked against (bench/RESULTS.md) */
+		int n0 = argc > 1 ? atoi(argv[1]) : 256, r0 = argc > 2 ? atoi(argv[2]) : 1;
+		if (n0 < 16 || n0 > 4096 || r0 < 1)
+			return 2;
+		size_t sz = (size_t)n0 * n0 * sizeof(float);
+		float *a0 = malloc(sz), *b0 = malloc(sz), *c0 = malloc(sz);
+		if (!a0 || !b0 || !c0)
+			return 1;
+		for (int i = 0; i < n0 * n0; i++) {
+			a0[i] = (float)(i % 7) * 0.5f;
+			b0[i] = (float)(i % 5) * 0.25f;
+		}
+		printf("cl_matmul: ref matmul_ref=%p\n", (void *)matmul_ref);
+		fflush(stdout);
+		for (int r = 0; r < r0; r++)
+			matmul_ref(a0, b0, c0, n0);
+		printf("cl_matmul: ref %dx%d x%d: c[1] %f\n", n0, n0, r0, c0[1]);
+		return 0;
+	}
 	int full = argc > 3 && argv[3][0] == 'c';
+	int ref_repeats = full && argc > 4 ? atoi(argv[4]) : 1;
+	if (ref_repeats < 1)
+		return 2;
 	if (n < 16 || n > 4096 || reps < 1)
 		return 2;
 	size_t bytes = (size_t)n * n * sizeof(float);
@@ -90,7 +138,12 @@ int main(int argc, char **argv)
 		float *ref = malloc(bytes);
 		if (!ref)
 			return 1;
-		matmul_ref(a, b, ref, n);
+		struct ref_job job = {a, b, ref, n, ref_repeats};
+		pthread_t th;
+		if (pthread_create(&th, NULL, ref_thread, &job) != 0)
+			return 1;
+		pthread_setname_np(th, "cpu_ref");
+		pthread_join(th, NULL);
 		for (int i = 0; i < n * n && !bad; i++)
 			if (fabsf(ref[i] - c[i]) > 1e-3f * fabsf(ref[i]) + 1e-3f) {
 				fprintf(stderr, "cl_matmul: mismatch at %d,%d: %f vs %f\n", i / n, i % n, c[i], ref[i]);

@@ -2,11 +2,11 @@
  * executed instruction of the first vCPU with its memory access, in the
  * eDAG engine's native trace format (collector/edag/README.md).
  *
- *   qemu-riscv64 -plugin edag_tracer.so,out=trace.bin[,format=bin|text][,limit=N][,stats=FILE] ./prog
+ *   qemu-riscv64 -plugin edag_tracer.so,out=trace.bin[,format=bin|text][,limit=N][,start=ADDR][,stats=FILE] ./prog
  *
  * At translation, each instruction's bytes are decoded once (agent/trace/
- * decode.h: Capstone for aarch64 and arm (ARM or Thumb state, told apart per
- * translation block), our own RV64GC decoder for riscv64) into its class and
+ * decode.h: Capstone for aarch64, x86_64 and arm (ARM or Thumb state, told apart
+ * per translation block), our own RV64GC decoder for riscv64) into its class and
  * the registers it reads and writes. At execution, an instruction callback
  * starts a record and memory callbacks add the accesses QEMU performed (the
  * addresses are the real ones, not recomputed): the memory mode (read, write,
@@ -60,6 +60,8 @@ static struct {
 	enum trace_arch arch;
 	bool text;
 	uint64_t limit; /* 0: no limit */
+	uint64_t start; /* start=ADDR: record from the first execution of ADDR on */
+	bool recording;
 	char *stats_path;
 	int out;     /* the trace: a file, or a pipe to agent trace-import (tools/qemu-plugin/qemu-trace) */
 	uint8_t *buf; /* OUT_BUF bytes, written out when full */
@@ -210,6 +212,11 @@ static void on_exec(unsigned int vcpu, void *udata)
 	if (vcpu != 0) {
 		__atomic_fetch_add(&g.other_vcpu, 1, __ATOMIC_RELAXED);
 		return;
+	}
+	if (!g.recording) { /* start=ADDR: nothing before the first execution of ADDR */
+		if (((const struct pinsn *)udata)->pc != g.start)
+			return;
+		g.recording = true;
 	}
 	flush_current();
 	g.cur = udata;
@@ -364,7 +371,7 @@ static void on_exit_cb(qemu_plugin_id_t id, void *udata)
 
 static int usage(const char *why)
 {
-	say("%s; usage: -plugin edag_tracer.so,out=FILE[,format=bin|text][,limit=N][,stats=FILE]", why);
+	say("%s; usage: -plugin edag_tracer.so,out=FILE[,format=bin|text][,limit=N][,start=ADDR][,stats=FILE]", why);
 	return -1;
 }
 
@@ -384,6 +391,11 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			g.limit = strtoull(a + 6, &end, 10);
 			if (*end || !a[6])
 				return usage("limit= expects a number of instructions");
+		} else if (strncmp(a, "start=", 6) == 0) {
+			char *end;
+			g.start = strtoull(a + 6, &end, 0);
+			if (*end || !a[6] || !g.start)
+				return usage("start= expects an instruction address (0x...)");
 		} else if (strncmp(a, "stats=", 6) == 0) {
 			g.stats_path = strdup(a + 6);
 		} else {
@@ -394,6 +406,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	}
 	if (!out || !*out)
 		return usage("out= is required");
+	g.recording = g.start == 0;
 	if (info->system_emulation)
 		return usage("qemu-user only (one process)");
 	if (strcmp(info->target_name, "aarch64") == 0) {
@@ -402,8 +415,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		g.arch = TRACE_ARCH_ARM;
 	} else if (strcmp(info->target_name, "riscv64") == 0) {
 		g.arch = TRACE_ARCH_RISCV64;
+	} else if (strcmp(info->target_name, "x86_64") == 0) {
+		g.arch = TRACE_ARCH_X86_64;
 	} else {
-		say("target %s is not supported (aarch64, arm, riscv64)", info->target_name);
+		say("target %s is not supported (aarch64, arm, riscv64, x86_64)", info->target_name);
 		return -1;
 	}
 	int rc = trace_decoder_open(&g.dec, g.arch);

@@ -18,9 +18,12 @@ int main(int argc, char **argv)
 		d.c[i] = 2.0 * i;
 	}
 	const double s = 3.0;
-	for (int k = 0; k < r; k++)
+	for (int k = 0; k < r; k++) {
+		kernel_mark();
 		for (int i = 0; i < n; i++)
 			d.a[i] = d.b[i] + s * d.c[i];
+	}
+	kernel_mark();
 	double sum = 0;
 	for (int i = 0; i < n; i++)
 		sum += d.a[i];

@@ -1,0 +1,460 @@
+/* On-device trace windows against the full trace of the same program (issue
+ * 26). The x86_64 sample kernels (tools/qemu-plugin/kernels: gemm 128, lu
+ * 128, a pointer chase over 4 MiB, triad over 768 KiB; static binaries) run
+ * natively under `agent trace` (replay windows in Unicorn: the default 500000
+ * warm-up + 200000 recorded instructions, the chase 200000 + 100000; at the
+ * 5 % duty cap) and, with a
+ * repetition count of 2, under qemu-x86_64 with the eDAG tracer plugin. The
+ * full trace's steady state is its second repetition (between the second and
+ * the third call of kernel_mark(), whose address the kernel prints: the
+ * plugin starts recording at the first call, the first repetition warms the
+ * caches); the windows sample a run of many repetitions. Asserted: W and
+ * lambda per instruction of the windows (collector edag, m = 4) within 5 % of
+ * the full trace's without a cache model, and within max(10 %, 0.001 per
+ * instruction) with `--cache 32K:8:64:4 --cache 1M:8:64:12`, which the
+ * windows' cold misses must support (no upper bound); the duty the agent
+ * reports at most 5 %. Single-stepped windows of gemm (cold caches) are
+ * flagged as upper bounds. The native runs use the release agent when it is
+ * built (timing_agent: stop times under ASan are not the agent's). Skips
+ * (with the reason) without qemu-x86_64, the plugin, the kernels or Unicorn. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "edag/edag.h"
+#include "testproc.h"
+
+#define M_SLOTS 4.0
+#define CACHE1 "32K:8:64:4"
+#define CACHE2 "1M:8:64:12"
+#define MAX_DUTY 5.0
+
+struct rates {
+	double W, lambda; /* per instruction */
+	double cold;	  /* windows: cold misses per instruction */
+	bool bound;	  /* windows: the cache figure is an upper bound */
+	size_t windows;
+};
+
+struct kcase {
+	const char *name;
+	const char *full[3];   /* arguments of the full trace: 2 repetitions */
+	const char *native[3]; /* arguments of the native run: many */
+	int seconds;	       /* native run length at most (the run stops when it has enough windows) */
+	size_t min_windows;    /* a kernel whose windows agree with each other needs fewer */
+	const char *warmup, *window; /* replay window sizes (NULL: the agent's defaults) */
+};
+
+struct env {
+	struct tp_env t;
+};
+
+static int setup(void **state)
+{
+	return tp_env_new(state, sizeof(struct env), "trace-accuracy", true);
+}
+
+static bool have_tools(char *qemu, char *so, char *kdir, size_t len)
+{
+	snprintf(qemu, len, "/usr/bin/qemu-x86_64");
+	tp_bin("qemu-plugin/edag_tracer.so", so, len);
+	tp_bin("xkernels/x86_64", kdir, len);
+	char gemm[600];
+	snprintf(gemm, sizeof(gemm), "%s/gemm", kdir);
+	const char *miss = access(qemu, X_OK) ? qemu : access(so, R_OK) ? so : access(gemm, X_OK) ? gemm : NULL;
+	if (miss)
+		fprintf(stderr, "skipping: %s is missing (make deps; the x86_64 kernels are built on x86_64 hosts)\n",
+			miss);
+	return !miss;
+}
+
+/* The kernel's kernel_mark() address, from its own first line (a tiny run). */
+static uint64_t mark_of(const char *bin, const char *log)
+{
+	char *argv[] = {(char *)bin, "1", "1", NULL};
+	pid_t pid = tp_spawn(argv, log);
+	int status;
+	assert_int_equal(tp_wait(pid, 10000, &status), 0);
+	char *text = tp_slurp(log);
+	assert_non_null(text);
+	const char *p = strstr(text, " mark=");
+	uint64_t mark = 0;
+	if (!p || sscanf(p, " mark=%" SCNx64, &mark) != 1)
+		fail_msg("%s printed no mark= address: %s", bin, text);
+	free(text);
+	return mark;
+}
+
+/* ---------------------------------------------------------------- full trace */
+
+struct snap {
+	uint64_t n, W, D;
+};
+
+/* Step the two engines over buf's records; at each record at the mark, note
+ * the metrics before it. */
+static void feed(struct edag_state *st[2], const uint8_t *buf, size_t len, size_t *used, uint64_t mark,
+		 struct snap marks[2][4], unsigned *nmark, uint64_t *n)
+{
+	size_t off = 0;
+	struct edag_insn in;
+	for (;;) {
+		int u = edag_bin_decode(buf + off, len - off, &in);
+		assert_true(u >= 0);
+		if (u == 0)
+			break;
+		off += (size_t)u;
+		if (in.pc == mark && *nmark < 4) {
+			for (int k = 0; k < 2; k++) {
+				struct edag_metrics mt;
+				edag_metrics_get(st[k], &mt);
+				marks[k][*nmark] = (struct snap){.n = *n, .W = mt.W, .D = mt.D};
+			}
+			(*nmark)++;
+		}
+		for (int k = 0; k < 2; k++)
+			assert_int_equal(edag_step(st[k], &in, NULL), 0);
+		(*n)++;
+	}
+	*used = off;
+}
+
+/* The full trace of `bin full...` under qemu-x86_64, recorded from the first
+ * mark (a pipe, not a file); steady-state rates without (out[0]) and with
+ * (out[1]) the cache model. */
+static void full_trace(const char *qemu, const char *so, const char *bin, const char *const *args, uint64_t mark,
+		       const char *log, struct rates out[2])
+{
+	int fds[2];
+	assert_int_equal(pipe(fds), 0);
+	char plugin[900];
+	snprintf(plugin, sizeof(plugin), "%s,out=/dev/fd/3,start=0x%" PRIx64, so, mark);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int lf = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (lf >= 0) {
+			dup2(lf, 1);
+			dup2(lf, 2);
+		}
+		dup2(fds[1], 3);
+		if (fds[0] != 3)
+			close(fds[0]);
+		char *argv[] = {(char *)qemu, "-plugin", plugin, (char *)bin, (char *)args[0], (char *)args[1],
+				(char *)args[2], NULL};
+		execv(qemu, argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	struct edag_config cfg[2];
+	struct edag_state *st[2];
+	for (int k = 0; k < 2; k++) {
+		edag_config_default(&cfg[k]);
+		cfg[k].m = M_SLOTS;
+	}
+	cfg[1].nlevels = 2;
+	assert_int_equal(edag_cache_level_parse(CACHE1, &cfg[1].level[0]), 0);
+	assert_int_equal(edag_cache_level_parse(CACHE2, &cfg[1].level[1]), 0);
+	for (int k = 0; k < 2; k++)
+		assert_int_equal(edag_new(&cfg[k], &st[k]), 0);
+	size_t cap = 1 << 20, len = 0;
+	uint8_t *buf = malloc(cap);
+	assert_non_null(buf);
+	struct snap marks[2][4];
+	unsigned nmark = 0;
+	uint64_t n = 0;
+	bool header = false;
+	for (;;) {
+		ssize_t got = read(fds[0], buf + len, cap - len);
+		if (got < 0 && errno == EINTR)
+			continue;
+		assert_true(got >= 0);
+		if (got == 0)
+			break;
+		len += (size_t)got;
+		size_t off = 0;
+		if (!header) {
+			if (len < EDAG_BIN_HEADER)
+				continue;
+			unsigned arch;
+			assert_int_equal(edag_bin_header_decode(buf, len, &arch), 0);
+			assert_int_equal(arch, (unsigned)EDAG_ARCH_X86_64);
+			header = true;
+			off = EDAG_BIN_HEADER;
+		}
+		size_t used;
+		feed(st, buf + off, len - off, &used, mark, marks, &nmark, &n);
+		off += used;
+		memmove(buf, buf + off, len - off);
+		len -= off;
+	}
+	close(fds[0]);
+	int status;
+	assert_int_equal(tp_wait(pid, 120000, &status), 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		tp_dump_file(log);
+		fail_msg("qemu-x86_64 %s: status 0x%x", bin, status);
+	}
+	assert_int_equal(len, 0);
+	assert_true(nmark >= 3); /* repetition 0 starts, 1 starts, the loop ends */
+	for (int k = 0; k < 2; k++) {
+		const struct snap *a = &marks[k][1], *b = &marks[k][2];
+		double dn = (double)(b->n - a->n), dW = (double)(b->W - a->W), dD = (double)(b->D - a->D);
+		out[k].W = dW / dn;
+		out[k].lambda = ((dW - dD) / M_SLOTS + dD) / dn;
+		edag_free(st[k]);
+	}
+	fprintf(stderr, "#   full trace: %" PRIu64 " instructions, steady state %" PRIu64 " (the second repetition)\n", n,
+		marks[0][2].n - marks[0][1].n);
+	free(buf);
+}
+
+/* ---------------------------------------------------------------- windows */
+
+static double json_after(const char *js, const char *section, const char *key)
+{
+	const char *s = strstr(js, section);
+	const char *p = s ? strstr(s, key) : NULL;
+	return p ? atof(p + strlen(key)) : NAN;
+}
+
+/* collector edag of the session: rates of the estimate. */
+static void windows_rates(struct env *e, int64_t sid, bool cache, struct rates *r)
+{
+	char cbin[512], sidbuf[32], out[400];
+	tp_bin("collector", cbin, sizeof(cbin));
+	snprintf(sidbuf, sizeof(sidbuf), "%lld", (long long)sid);
+	tp_env_path(&e->t, cache ? "edag-cache.json" : "edag.json", out, sizeof(out));
+	unlink(out);
+	char *argv[] = {cbin, "edag", "--store", e->t.db, "--session", sidbuf, "-m", "4", "--json", NULL, NULL,
+			NULL, NULL, NULL};
+	if (cache) {
+		argv[9] = "--cache";
+		argv[10] = CACHE1;
+		argv[11] = "--cache";
+		argv[12] = CACHE2;
+	}
+	pid_t pid = tp_spawn(argv, out);
+	int status;
+	assert_int_equal(tp_wait(pid, 60000, &status), 0);
+	char *js = tp_slurp(out);
+	assert_non_null(js);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		tp_dump_file(out);
+		fail_msg("collector edag failed (status 0x%x)", status);
+	}
+	double n = json_after(js, "\"estimate\":", "\"sampled_insns\":");
+	r->windows = (size_t)json_after(js, "\"estimate\":", "\"windows\":");
+	r->W = json_after(js, "\"estimate\":", "\"W\":{\"value\":") / n;
+	r->lambda = json_after(js, "\"estimate\":", "\"lambda\":{\"value\":") / n;
+	r->cold = json_after(js, "\"estimate\":", "\"W_cold\":{\"value\":") / n;
+	const char *b = strstr(js, "\"cold_bound\":");
+	r->bound = b && strncmp(b + 13, "true", 4) == 0;
+	free(js);
+}
+
+/* The release build's agent (the sanitizer build's directory without "-san",
+ * built first by make check) when there is one: under ASan the replay hooks
+ * run 3-4 times slower, so each window stops the thread that much longer and
+ * the duty budget allows too few windows to compare; else the one tested. */
+static const char *timing_agent(char *buf, size_t len)
+{
+	tp_bin("agent", buf, len);
+	const char *dir = getenv("PROF_BIN_DIR");
+	size_t n = dir ? strlen(dir) : 0;
+	if (n > 4 && strcmp(dir + n - 4, "-san") == 0) {
+		char rel[600];
+		snprintf(rel, sizeof(rel), "%.*s/agent", (int)(n - 4), dir);
+		if (access(rel, X_OK) == 0)
+			snprintf(buf, len, "%s", rel);
+	}
+	return buf;
+}
+
+/* Run the kernel natively under agent trace; the session id, and the duty the agent reported. */
+static int64_t native_windows(struct env *e, const char *bin, const struct kcase *kc, const char *capture,
+			      double *duty)
+{
+	char agent[700], dur[16];
+	timing_agent(agent, sizeof(agent));
+	snprintf(dur, sizeof(dur), "%d", kc->seconds);
+	unlink(e->t.alog);
+	/* single steps: windows of 300 instructions every 0.1 s (~5 ms of steps) fit the cap */
+	bool step = strcmp(capture, "step") == 0;
+	char *argv[32] = {agent, "trace", "--collector", e->t.coll, "--spool", e->t.spool, "--capture", (char *)capture,
+			  "--every", "0.1", "--max-duty", "5", "--duration", dur};
+	int a = 14;
+	if (step) {
+		argv[a++] = "--window";
+		argv[a++] = "300";
+	}
+	if (kc->warmup) {
+		argv[a++] = "--warmup";
+		argv[a++] = (char *)kc->warmup;
+	}
+	if (kc->window) {
+		argv[a++] = "--window";
+		argv[a++] = (char *)kc->window;
+	}
+	argv[a++] = "--";
+	argv[a++] = (char *)bin;
+	for (int i = 0; i < 3 && kc->native[i]; i++)
+		argv[a++] = (char *)kc->native[i];
+	argv[a] = NULL;
+	pid_t pid = tp_spawn(argv, e->t.alog);
+	/* until the windows the comparison needs are in the store (and one more), or
+	 * the --duration cap: on a loaded machine each window stops the thread
+	 * longer, and the duty budget spaces them further apart */
+	int status;
+	for (;;) {
+		int rc = tp_wait(pid, 500, &status);
+		if (rc == 0)
+			break;
+		assert_int_equal(rc, -ETIMEDOUT);
+		int64_t have = tp_db_int(e->t.db, "SELECT COUNT(DISTINCT window_index) FROM trace_windows");
+		if (have >= (int64_t)kc->min_windows + 1) {
+			kill(pid, SIGTERM); /* the agent stops the command, sends what it has, prints its summary */
+			assert_int_equal(tp_wait(pid, 30000, &status), 0);
+			break;
+		}
+	}
+	char *log = tp_slurp(e->t.alog);
+	assert_non_null(log);
+	const char *no = strstr(log, "--capture replay:");
+	if (no) {
+		fprintf(stderr, "skipping: %.300s", no);
+		free(log);
+		skip();
+	}
+	const char *d = strstr(log, "% duty");
+	const char *p = d;
+	while (p && p > log && p[-1] != ' ' && p[-1] != '(')
+		p--;
+	*duty = p ? atof(p) : NAN;
+	free(log);
+	if (!d) {
+		tp_dump_file(e->t.alog);
+		fail_msg("agent trace printed no duty");
+	}
+	return tp_db_int(e->t.db, "SELECT MAX(session_id) FROM trace_windows");
+}
+
+static bool within(double got, double want, double rel, double abs_tol)
+{
+	return fabs(got - want) <= fmax(rel * fabs(want), abs_tol);
+}
+
+static void check_kernel(void **state, const struct kcase *kc)
+{
+	struct env *e = *state;
+	char qemu[512], so[512], kdir[512], bin[600], log[400];
+	if (!have_tools(qemu, so, kdir, sizeof(qemu)))
+		skip();
+	snprintf(bin, sizeof(bin), "%s/%s", kdir, kc->name);
+	tp_env_path(&e->t, "kernel.log", log, sizeof(log));
+	uint64_t mark = mark_of(bin, log);
+	double duty;
+	int64_t sid = native_windows(e, bin, kc, "replay", &duty);
+	assert_true(sid > 0);
+	struct rates win[2], full[2];
+	windows_rates(e, sid, false, &win[0]);
+	windows_rates(e, sid, true, &win[1]);
+	tp_env_path(&e->t, "qemu.log", log, sizeof(log));
+	full_trace(qemu, so, bin, kc->full, mark, log, full);
+	for (int k = 0; k < 2; k++)
+		fprintf(stderr,
+			"# %s %s: full W/i %.5f lambda/i %.5f | %zu replay windows W/i %.5f (%+.1f%%) lambda/i %.5f "
+			"(%+.1f%%), cold %.5f/i%s; duty %.2f%%\n",
+			kc->name, k ? "cache " CACHE1 "+" CACHE2 : "no cache", full[k].W, full[k].lambda, win[k].windows,
+			win[k].W, 100 * (win[k].W - full[k].W) / full[k].W, win[k].lambda,
+			100 * (win[k].lambda - full[k].lambda) / full[k].lambda, win[k].cold,
+			win[k].bound ? " (UPPER BOUND)" : "", duty);
+	assert_true(duty <= MAX_DUTY);
+	if (win[0].windows < kc->min_windows)
+		fail_msg("%s: %zu windows in %d s at %g%% duty, fewer than the %zu the comparison needs (a loaded "
+			 "machine: each window stopped the thread longer)",
+			 kc->name, win[0].windows, kc->seconds, MAX_DUTY, kc->min_windows);
+	assert_true(within(win[0].W, full[0].W, 0.05, 0));
+	assert_true(within(win[0].lambda, full[0].lambda, 0.05, 0));
+	assert_false(win[1].bound);
+	assert_true(within(win[1].W, full[1].W, 0.10, 0.001));
+	assert_true(within(win[1].lambda, full[1].lambda, 0.10, 0.001));
+}
+
+static void test_trace_accuracy_gemm(void **state)
+{
+	static const struct kcase kc = {"gemm", {"128", "2", NULL}, {"128", "1000000", NULL}, 40, 2, NULL, NULL};
+	check_kernel(state, &kc);
+}
+
+static void test_trace_accuracy_lu(void **state)
+{
+	static const struct kcase kc = {"lu", {"128", "2", NULL}, {"128", "1000000", NULL}, 40, 4, NULL, NULL};
+	check_kernel(state, &kc);
+}
+
+static void test_trace_accuracy_chase(void **state)
+{
+	/* a random walk over 1024 pages misses the emulator's software TLB at nearly every load:
+	 * its instructions cost 5-10 times a loop's (bench/RESULTS.md), so smaller windows keep the
+	 * run within the time at 5 % duty; 200000 instructions of warm-up still fill the 1 MiB
+	 * level (the cold misses are checked) */
+	static const struct kcase kc = {"chase", {"1048576", "1000000", "2"}, {"1048576", "1000000", "100000"}, 60, 2,
+					"200000", "100000"};
+	check_kernel(state, &kc);
+}
+
+static void test_trace_accuracy_triad(void **state)
+{
+	static const struct kcase kc = {"triad", {"32768", "2", NULL}, {"32768", "1000000", NULL}, 40, 2, NULL, NULL};
+	check_kernel(state, &kc);
+}
+
+/* Single-stepped windows start with an empty cache model: with it, the
+ * windows' cold misses are far above the tolerance, and the estimate says
+ * that its cache figures are upper bounds (the report prints them as such). */
+static void test_trace_accuracy_single_steps_are_upper_bounds(void **state)
+{
+	struct env *e = *state;
+	char qemu[512], so[512], kdir[512], bin[600];
+	if (!have_tools(qemu, so, kdir, sizeof(qemu)))
+		skip();
+	snprintf(bin, sizeof(bin), "%s/gemm", kdir);
+	static const struct kcase kc = {"gemm", {NULL, NULL, NULL}, {"128", "1000000", NULL}, 20, 3, NULL, NULL};
+	double duty;
+	int64_t sid = native_windows(e, bin, &kc, "step", &duty);
+	assert_true(sid > 0);
+	struct rates r;
+	windows_rates(e, sid, true, &r);
+	fprintf(stderr, "# gemm single-step windows: %zu, W/i %.4f, cold %.4f/i, upper bound %s; duty %.2f%%\n",
+		r.windows, r.W, r.cold, r.bound ? "yes" : "no", duty);
+	assert_true(r.windows >= 1);
+	assert_true(r.bound);
+	assert_true(duty <= MAX_DUTY);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_trace_accuracy_gemm, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_trace_accuracy_lu, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_trace_accuracy_chase, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_trace_accuracy_triad, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_trace_accuracy_single_steps_are_upper_bounds, setup, tp_env_free),
+	};
+	return cmocka_run_group_tests_name("trace_accuracy", tests, NULL, NULL);
+}
