@@ -29,8 +29,12 @@ log=$(mktemp)
 for s in "${suites[@]}"; do
 	echo "== $(basename "$s")"
 	start=$(date +%s)
-	"$s" 2>&1 | tee "$log"
-	rc=${PIPESTATUS[0]}
+	# Into a file, not a pipe: a process a failed test left behind (holding its stderr) cannot
+	# keep this script waiting; a suite that hangs is stopped after SUITE_TIMEOUT seconds.
+	timeout -k 10 "${SUITE_TIMEOUT:-900}" "$s" >"$log" 2>&1
+	rc=$?
+	cat "$log"
+	[ "$rc" -eq 124 ] && echo "-- $(basename "$s"): stopped after ${SUITE_TIMEOUT:-900} s"
 	p=$(grep -c '^\[       OK \]' "$log")
 	# cmocka repeats failed/skipped names in its closing list: count each name once
 	f=$(grep '^\[  FAILED  \] test_' "$log" | sort -u | wc -l)
