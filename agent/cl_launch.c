@@ -11,8 +11,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/wait.h>
+
 #include "cl_layer/cl_msg.h"
+#include "cl_state_file.h"
 #include "log.h"
+#include "signame.h"
+#include "target_end.h"
 
 int cl_launch_parse_mode(const char *s, enum cl_launch_mode *out)
 {
@@ -101,7 +106,20 @@ int cl_launch_open(struct cl_launch *cl, enum cl_launch_mode mode, const char *l
 	cl->env[0] = mode == CL_MODE_LAYER ? env_list("OPENCL_LAYERS", cl->lib) : env_list("LD_PRELOAD", cl->lib);
 	cl->env[1] = env_pair(PCL_ENV_SOCKET, cl_receiver_address(cl->rx));
 	cl->env[2] = env_pair(PCL_ENV_DROPFILE, droppath);
-	if (!cl->env[0] || !cl->env[1] || !cl->env[2]) {
+	/* The state file: in $TMPDIR, /tmp, or the spool (which may not exist yet). */
+	const char *dirs[] = {getenv("TMPDIR"), "/tmp", spool_dir};
+	int rc = -ENOENT;
+	for (size_t i = 0; i < 3 && rc < 0; i++)
+		if (dirs[i] && *dirs[i])
+			rc = cl_state_file_create(dirs[i], cl->state, sizeof(cl->state));
+	if (rc < 0) {
+		log_warn("opencl: cannot create the library's state file (%s): a crash will not say whether the "
+			 "library was inside a call",
+			 strerror(-rc));
+		cl->state[0] = 0;
+	}
+	cl->env[3] = cl->state[0] ? env_pair(PCL_ENV_STATE, cl->state) : NULL;
+	if (!cl->env[0] || !cl->env[1] || !cl->env[2] || (cl->state[0] && !cl->env[3])) {
 		log_error("out of memory");
 		cl_launch_close(cl);
 		return -ENOMEM;
@@ -114,9 +132,33 @@ void cl_launch_close(struct cl_launch *cl)
 {
 	cl_receiver_close(cl->rx);
 	cl->rx = NULL;
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < 4; i++) {
 		free(cl->env[i]);
 		cl->env[i] = NULL;
 	}
+	if (cl->state[0])
+		unlink(cl->state);
+	cl->state[0] = 0;
+}
+
+void cl_launch_outcome(const struct cl_launch *cl, struct target_end *e)
+{
+	if (WIFSIGNALED(e->status)) {
+		e->capture_inside = cl->state[0] ? (int)cl_state_file_inside(cl->state, e->pid, e->capture_detail,
+									     sizeof(e->capture_detail))
+						 : CL_INSIDE_UNKNOWN;
+		if (e->capture_inside == CL_INSIDE_UNKNOWN && !e->capture_detail[0])
+			snprintf(e->capture_detail, sizeof(e->capture_detail),
+				 "cannot tell whether it was inside a call (no state file, or threads without a slot)");
+	}
+	char why[384];
+	cl_receiver_why_none(cl->rx, cl->mode == CL_MODE_LAYER, why, sizeof(why));
+	if (why[0] && WIFSIGNALED(e->status))
+		snprintf(e->opencl_note, sizeof(e->opencl_note),
+			 "the program died by %s before any command reached the agent (the library sends what "
+			 "completed every few ms); before that: %s",
+			 sig_name(WTERMSIG(e->status)), why);
+	else
+		snprintf(e->opencl_note, sizeof(e->opencl_note), "%s", why);
 }
 #endif

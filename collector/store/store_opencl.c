@@ -1,6 +1,7 @@
-/* Record kind ClCommand: kernel declarations into cl_kernels, one row per
- * command into cl_commands (dependency lists as packed little-endian u64
- * blobs), and the queries over them. */
+/* Record kinds ClCommand and ClCommandBatch: kernel declarations into
+ * cl_kernels, one row per command into cl_commands (dependency lists as
+ * packed little-endian u64 blobs; the commands of a batch share its seq),
+ * and the queries over them. */
 #include "store_opencl.h"
 
 #include <errno.h>
@@ -51,9 +52,8 @@ static void bind_u64s(struct db_stmt *st, int i, const uint64_t *v, size_t n)
 	db_bind_blob(st, i, buf, len);
 }
 
-static int check_cl(const Prof__Envelope *env)
+static int check_command(const Prof__ClCommand *c)
 {
-	const Prof__ClCommand *c = env->cl_command;
 	const uint64_t t[] = {c->queued_ns, c->submit_ns, c->start_ns, c->end_ns, c->host_enqueue_ns,
 			      c->host_complete_ns, c->bytes, c->id, c->prev_in_queue, c->dropped_before};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
@@ -62,9 +62,21 @@ static int check_cl(const Prof__Envelope *env)
 	return 0;
 }
 
-static int put_cl(struct store *s, int64_t sid, const Prof__Envelope *env)
+static int check_cl(const Prof__Envelope *env)
 {
-	const Prof__ClCommand *c = env->cl_command;
+	return check_command(env->cl_command);
+}
+
+static int check_batch(const Prof__Envelope *env)
+{
+	for (size_t i = 0; i < env->cl_batch->n_commands; i++)
+		if (check_command(env->cl_batch->commands[i]) < 0)
+			return -ERANGE;
+	return 0;
+}
+
+static int put_command(struct store *s, int64_t sid, uint64_t seq, const Prof__ClCommand *c)
+{
 	struct db_stmt *st = store_stmt(s, kernel_insert);
 	if (!st)
 		return -EIO;
@@ -94,7 +106,7 @@ static int put_cl(struct store *s, int64_t sid, const Prof__Envelope *env)
 	if (!st)
 		return -EIO;
 	db_bind_i64(st, 1, sid);
-	db_bind_u64(st, 2, env->seq);
+	db_bind_u64(st, 2, seq);
 	db_bind_i64(st, 3, c->pid);
 	db_bind_u64(st, 4, c->id);
 	db_bind_i64(st, 5, c->queue_id);
@@ -123,12 +135,36 @@ static int put_cl(struct store *s, int64_t sid, const Prof__Envelope *env)
 	return db_run(st);
 }
 
+static int put_cl(struct store *s, int64_t sid, const Prof__Envelope *env)
+{
+	return put_command(s, sid, env->seq, env->cl_command);
+}
+
+static int put_batch(struct store *s, int64_t sid, const Prof__Envelope *env)
+{
+	for (size_t i = 0; i < env->cl_batch->n_commands; i++) {
+		int rc = put_command(s, sid, env->seq, env->cl_batch->commands[i]);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 const struct store_kind store_kind_cl_command = {
 	.body_case = PROF__ENVELOPE__BODY_CL_COMMAND,
 	.name = "cl_command",
 	.schema_sql = cl_schema,
 	.check = check_cl,
 	.put = put_cl,
+};
+
+/* Its tables are the ClCommand kind's (created by it: the kinds' schemas all run at open). */
+const struct store_kind store_kind_cl_batch = {
+	.body_case = PROF__ENVELOPE__BODY_CL_BATCH,
+	.name = "cl_batch",
+	.schema_sql = NULL,
+	.check = check_batch,
+	.put = put_batch,
 };
 
 /* ---------------------------------------------------------------- queries */

@@ -1,14 +1,20 @@
 /* Commands from enqueue to the agent. The layer keeps a reference on each
  * command's event and asks for a completion callback; the callback (a
- * driver thread) only timestamps the record and hands it to the reaper
- * thread, which reads the profiling info (the event is complete: no wait),
- * releases the reference and queues the message for the agent. The app's
- * threads never wait for any of it. At exit, a bounded drain. */
+ * runtime thread) only timestamps the record and appends it to the done
+ * list. The reaper thread takes the done list in batches (when BATCH
+ * commands are done, or every REAP_EVERY_NS while commands are outstanding,
+ * or when the app calls clFinish/clWaitForEvents), reads each command's
+ * profiling info (the event is complete: no wait), releases the reference,
+ * encodes the batch into as few datagrams as it fits in (a kernel's
+ * declaration before its first command) and hands them to send.c. The
+ * app's threads never wait for any of it; per command they take a record
+ * from a free list and register one callback. At exit, a bounded drain. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,22 +24,34 @@
 #include "pcl.h"
 #include "send.h"
 
-#define MAX_OUTSTANDING 65536u        /* commands tracked at once; more are dropped */
+#define MAX_OUTSTANDING 65536u		   /* commands tracked at once; more are dropped */
+#define BATCH 64u			   /* completed commands that wake the reaper at once */
+#define REAP_EVERY_NS 5000000ull	   /* otherwise it comes by this often while commands are outstanding */
+#define REAP_IDLE_NS 100000000ull	   /* ... backing off to this while none completes */
+#define FREE_MAX 1024u			   /* records kept for reuse */
 #define EXIT_COMPLETE_WAIT_NS 300000000ull /* at exit: for enqueued commands to complete */
-#define EXIT_SEND_WAIT_NS 300000000ull     /* at exit: for the socket to take the rest */
+#define EXIT_SEND_WAIT_NS 300000000ull	   /* at exit: for the socket to take the rest */
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER; /* reaper: work or stop */
 static pthread_cond_t idle = PTHREAD_COND_INITIALIZER; /* exit: an outstanding command completed */
-static struct pcl_pending *done_head, *done_tail;
+static struct pcl_pending *done_head, *done_tail, *free_list;
+static unsigned ndone, nfree;
 static unsigned outstanding; /* tracked, callback not yet run */
-static bool reaper_running, stopping, reaper_done;
+static bool reaper_running, stopping, reaper_done, exit_waiting;
+static bool reaper_sleeping; /* without a timer: a completion must wake it */
 static pthread_t reaper;
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static _Atomic uint64_t next_id = 1, n_captured;
 
-uint64_t pcl_next_cmd_id(void) { return atomic_fetch_add(&next_id, 1); }
+/* The reaper's datagram under construction and the kernels this connection has been told about. */
+static uint8_t dgram[PCL_DGRAM_MAX];
+static size_t dgram_len;
+static uint32_t dgram_cmds;
+static uint8_t *declared; /* [kernel id] */
+static size_t declared_cap;
+static uint64_t declared_gen; /* send.c's drop count when the flags were last valid */
 
 static void after_fork_child(void)
 {
@@ -41,19 +59,30 @@ static void after_fork_child(void)
 	pthread_mutex_init(&mu, NULL);
 	pthread_cond_init(&wake, NULL);
 	pthread_cond_init(&idle, NULL);
-	done_head = done_tail = NULL;
+	done_head = done_tail = NULL; /* the parent's records: not ours (leaked, bounded) */
+	free_list = NULL;
+	ndone = nfree = 0;
 	outstanding = 0;
-	reaper_running = stopping = reaper_done = false;
+	reaper_running = stopping = reaper_done = reaper_sleeping = exit_waiting = false;
 	start_once = (pthread_once_t)PTHREAD_ONCE_INIT; /* the reaper did not survive the fork */
 	atomic_store(&n_captured, 0);
 	atomic_store(&next_id, 1);
-	pcl_base_after_fork(); /* drop/sent counters, start time */
+	dgram_len = 0;
+	dgram_cmds = 0;
+	if (declared)
+		memset(declared, 0, declared_cap);
+	pcl_base_after_fork(); /* drop/sent counters, pid, start time */
+	pcl_state_after_fork();
+	pcl_tables_after_fork();
+	pcl_kernels_after_fork();
 	pcl_send_after_fork();
+	declared_gen = pcl_send_drops();
 }
 
 static void init_once_fn(void)
 {
-	pcl_base_init(); /* debug level, start time */
+	pcl_base_init(); /* debug level, pid, start time */
+	pcl_state_init();
 	pthread_atfork(NULL, NULL, after_fork_child);
 }
 
@@ -62,56 +91,127 @@ void pcl_init(void)
 	pthread_once(&init_once, init_once_fn);
 }
 
-/* ---------------------------------------------------------------- reaper */
-static void read_profiling(struct pcl_pending *p)
+/* ---------------------------------------------------------------- records */
+static void recycle(struct pcl_pending *p)
 {
-	cl_ulong t[4] = {0};
-	static const cl_profiling_info what[4] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
-						  CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
-	for (int i = 0; i < 4; i++)
-		if (pcl_next.clGetEventProfilingInfo(p->ev, what[i], sizeof(t[i]), &t[i], NULL) != CL_SUCCESS)
-			t[i] = 0;
-	p->cmd.queued = t[0];
-	p->cmd.submit = t[1];
-	p->cmd.start = t[2];
-	p->cmd.end = t[3];
+	pthread_mutex_lock(&mu);
+	if (nfree < FREE_MAX) {
+		p->next = free_list;
+		free_list = p;
+		nfree++;
+		p = NULL;
+	}
+	pthread_mutex_unlock(&mu);
+	free(p);
+}
+
+/* ---------------------------------------------------------------- reaper */
+static void dgram_push(void)
+{
+	if (dgram_len)
+		pcl_send_queue(dgram, dgram_len, dgram_cmds);
+	dgram_len = 0;
+	dgram_cmds = 0;
+}
+
+/* Room for one more message (a declaration and a command at most). */
+static void dgram_room(void)
+{
+	if (dgram_len + 2 * PCL_MSG_MAX > sizeof(dgram))
+		dgram_push();
+}
+
+/* The declaration of kernel id, once per connection (again after send.c dropped anything). */
+static void declare(uint32_t id)
+{
+	if (pcl_send_drops() != declared_gen) {
+		declared_gen = pcl_send_drops();
+		if (declared)
+			memset(declared, 0, declared_cap);
+	}
+	if (id < declared_cap && declared[id])
+		return;
+	if (id >= declared_cap) {
+		size_t cap = declared_cap ? declared_cap : 256;
+		while (cap <= id)
+			cap *= 2;
+		uint8_t *nd = realloc(declared, cap);
+		if (!nd)
+			return; /* declared again next time */
+		memset(nd + declared_cap, 0, cap - declared_cap);
+		declared = nd;
+		declared_cap = cap;
+	}
+	struct pcl_kdesc kd;
+	if (!pcl_kdesc_get(id, &kd))
+		return;
+	int len = pcl_encode_kernel(&kd, dgram + dgram_len, sizeof(dgram) - dgram_len);
+	if (len > 0) {
+		dgram_len += (size_t)len;
+		declared[id] = 1;
+	}
 }
 
 static void process(struct pcl_pending *p)
 {
-	read_profiling(p);
-	pcl_next.clReleaseEvent(p->ev);
+	uint64_t t[4];
+	pcl_rt_profiling(p->ev, t);
+	pcl_rt_release_event(p->ev);
 	if (p->status < 0) {
 		pcl_log("command %llu ended with error %d: not recorded", (unsigned long long)p->cmd.id, p->status);
-		free(p);
+		recycle(p);
 		return;
 	}
-	p->cmd.dropped_before = pcl_dropped();
+	struct pcl_cmd *c = &p->cmd;
+	c->queued = t[0], c->submit = t[1], c->start = t[2], c->end = t[3];
+	c->dropped_before = pcl_dropped();
 	if (pcl_debug > 1)
-		pcl_log("cmd %llu type 0x%x q%u %s %llu..%llu (%llu ns)", (unsigned long long)p->cmd.id,
-			p->cmd.type, p->cmd.queue_id, p->cmd.kernel, (unsigned long long)p->cmd.start,
-			(unsigned long long)p->cmd.end, (unsigned long long)(p->cmd.end - p->cmd.start));
-	uint8_t buf[PCL_MSG_MAX];
-	int len = pcl_encode_cmd(&p->cmd, buf, sizeof(buf));
+		pcl_log("cmd %llu type 0x%x q%u kernel %u %llu..%llu (%llu ns)", (unsigned long long)c->id, c->type,
+			c->queue_id, c->kernel, (unsigned long long)c->start, (unsigned long long)c->end,
+			(unsigned long long)(c->end - c->start));
 	atomic_fetch_add(&n_captured, 1);
-	if (len < 0 || !pcl_send_queue(buf, (size_t)len, true))
+	dgram_room();
+	if (c->kernel)
+		declare(c->kernel);
+	int len = pcl_encode_cmd(c, dgram + dgram_len, sizeof(dgram) - dgram_len);
+	if (len > 0) {
+		dgram_len += (size_t)len;
+		dgram_cmds++;
+	} else {
 		pcl_count_dropped(1);
-	free(p);
+	}
+	recycle(p);
+}
+
+static struct timespec in_ns(uint64_t ns)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += (long)(ns % 1000000000ull);
+	ts.tv_sec += (time_t)(ns / 1000000000ull) + ts.tv_nsec / 1000000000L;
+	ts.tv_nsec %= 1000000000L;
+	return ts;
 }
 
 static void *reaper_main(void *arg)
 {
 	(void)arg;
 	pthread_mutex_lock(&mu);
-	uint64_t deadline = 0;
+	uint64_t deadline = 0, period = REAP_EVERY_NS;
 	for (;;) {
 		struct pcl_pending *list = done_head;
 		done_head = done_tail = NULL;
+		ndone = 0;
 		bool stop = stopping;
 		pthread_mutex_unlock(&mu);
-		for (struct pcl_pending *p = list, *next; p; p = next) {
-			next = p->next;
-			process(p);
+		if (list) {
+			pcl_enter(PCL_FN_REAPER);
+			for (struct pcl_pending *p = list, *next; p; p = next) {
+				next = p->next;
+				process(p);
+			}
+			dgram_push();
+			pcl_leave();
 		}
 		uint64_t now = pcl_now_ns();
 		bool empty = pcl_send_flush(now);
@@ -122,7 +222,7 @@ static void *reaper_main(void *arg)
 			if ((empty && !done_head) || now >= deadline)
 				break;
 		}
-		if (done_head || stopping != stop)
+		if (done_head && (ndone >= BATCH || stopping))
 			continue;
 		if (!empty) {
 			/* The socket is full (or not connected yet): come back soon. */
@@ -132,16 +232,29 @@ static void *reaper_main(void *arg)
 			pthread_mutex_lock(&mu);
 			continue;
 		}
-		pthread_cond_wait(&wake, &mu);
+		if (stopping != stop)
+			continue;
+		/* Come back every period while there is or was work (a batch per visit, not a wake-up per
+		 * command); the period doubles while nothing completes. With nothing outstanding and nothing
+		 * done since the last visit, sleep until a completion or the exit wakes us. */
+		period = list ? REAP_EVERY_NS : period * 2 > REAP_IDLE_NS ? REAP_IDLE_NS : period * 2;
+		if (outstanding > 0 || done_head || list) {
+			struct timespec ts = in_ns(period);
+			pthread_cond_timedwait(&wake, &mu, &ts);
+		} else {
+			reaper_sleeping = true;
+			pthread_cond_wait(&wake, &mu);
+			reaper_sleeping = false;
+		}
 	}
 	pthread_mutex_unlock(&mu);
 	/* Last words: totals, so the agent can report the drops. */
 	pcl_send_flush(pcl_now_ns());
-	struct pcl_proc bye = {.pid = (int32_t)getpid(), .mode = (uint32_t)pcl_mode,
+	struct pcl_proc bye = {.pid = pcl_pid(), .mode = (uint32_t)pcl_mode,
 			       .commands = atomic_load(&n_captured), .dropped = pcl_dropped()};
-	uint8_t buf[64];
+	uint8_t buf[PCL_MSG_MAX];
 	int len = pcl_encode_proc(PCL_MSG_BYE, &bye, buf, sizeof(buf));
-	bool told = len > 0 && pcl_send_queue(buf, (size_t)len, false) && pcl_send_flush(pcl_now_ns()) &&
+	bool told = len > 0 && pcl_send_queue(buf, (size_t)len, 0) && pcl_send_flush(pcl_now_ns()) &&
 		    pcl_send_connected();
 	pthread_mutex_lock(&mu);
 	reaper_done = told;
@@ -159,7 +272,7 @@ static void write_dropfile(uint64_t dropped, uint64_t captured)
 	if (fd < 0)
 		return;
 	char line[160];
-	int n = snprintf(line, sizeof(line), "pid %d dropped %llu of %llu OpenCL commands\n", (int)getpid(),
+	int n = snprintf(line, sizeof(line), "pid %d dropped %llu of %llu OpenCL commands\n", (int)pcl_pid(),
 			 (unsigned long long)dropped, (unsigned long long)captured);
 	if (n > 0 && write(fd, line, (size_t)n) < 0)
 		pcl_log("cannot write %s", path);
@@ -174,16 +287,12 @@ static void at_exit(void)
 	done = true;
 	pthread_mutex_lock(&mu);
 	uint64_t deadline = pcl_now_ns() + EXIT_COMPLETE_WAIT_NS;
+	exit_waiting = true;
 	while (outstanding > 0) {
 		uint64_t now = pcl_now_ns();
 		if (now >= deadline)
 			break;
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		uint64_t wait = deadline - now < 20000000ull ? deadline - now : 20000000ull;
-		ts.tv_nsec += (long)wait;
-		ts.tv_sec += ts.tv_nsec / 1000000000L;
-		ts.tv_nsec %= 1000000000L;
+		struct timespec ts = in_ns(deadline - now < 20000000ull ? deadline - now : 20000000ull);
 		pthread_cond_timedwait(&idle, &mu, &ts);
 	}
 	unsigned left = outstanding;
@@ -195,9 +304,7 @@ static void at_exit(void)
 		pcl_count_dropped(left); /* still running on the device at exit */
 	bool told = false;
 	if (running) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += 1; /* the reaper itself gives up after EXIT_SEND_WAIT_NS */
+		struct timespec ts = in_ns(1000000000ull); /* the reaper itself gives up after EXIT_SEND_WAIT_NS */
 		if (pthread_timedjoin_np(reaper, NULL, &ts) == 0) {
 			pthread_mutex_lock(&mu);
 			told = reaper_done;
@@ -206,8 +313,7 @@ static void at_exit(void)
 	}
 	uint64_t dropped = pcl_dropped(), captured = atomic_load(&n_captured);
 	pcl_log("exit: %llu commands captured, %llu sent, %llu dropped%s", (unsigned long long)captured,
-		(unsigned long long)pcl_sent(), (unsigned long long)dropped,
-		told ? "" : " (agent not told)");
+		(unsigned long long)pcl_sent(), (unsigned long long)dropped, told ? "" : " (agent not told)");
 	if (dropped > 0 && !told)
 		write_dropfile(dropped, captured + left);
 }
@@ -215,6 +321,7 @@ static void at_exit(void)
 static void start_fn(void)
 {
 	pcl_init();
+	declared_gen = pcl_send_drops();
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old); /* the app's signals are not for the reaper */
@@ -229,12 +336,19 @@ static void start_fn(void)
 struct pcl_pending *pcl_pending_new(void)
 {
 	pthread_once(&start_once, start_fn);
+	struct pcl_pending *p = NULL;
 	pthread_mutex_lock(&mu);
 	bool full = outstanding >= MAX_OUTSTANDING || stopping || !reaper_running;
-	if (!full)
+	if (!full) {
 		outstanding++;
+		if ((p = free_list) != NULL) {
+			free_list = p->next;
+			nfree--;
+		}
+	}
 	pthread_mutex_unlock(&mu);
-	struct pcl_pending *p = full ? NULL : calloc(1, sizeof(*p));
+	if (!p && !full)
+		p = malloc(sizeof(*p));
 	if (!p) {
 		if (!full) {
 			pthread_mutex_lock(&mu);
@@ -244,8 +358,13 @@ struct pcl_pending *pcl_pending_new(void)
 		pcl_count_dropped(1);
 		return NULL;
 	}
-	p->cmd.pid = (int32_t)getpid();
-	p->cmd.id = pcl_next_cmd_id();
+	/* Everything but the dependency arrays (only their first n_* entries are used). */
+	memset(&p->cmd, 0, offsetof(struct pcl_cmd, wait));
+	p->ev = NULL;
+	p->status = 0;
+	p->next = NULL;
+	p->cmd.pid = pcl_pid();
+	p->cmd.id = atomic_fetch_add(&next_id, 1);
 	return p;
 }
 
@@ -253,27 +372,35 @@ void pcl_pending_abandon(struct pcl_pending *p)
 {
 	pthread_mutex_lock(&mu);
 	outstanding--;
-	pthread_cond_broadcast(&idle);
+	if (exit_waiting)
+		pthread_cond_broadcast(&idle);
 	pthread_mutex_unlock(&mu);
-	free(p);
+	recycle(p);
 }
 
 static void CL_CALLBACK on_complete(cl_event ev, cl_int status, void *user)
 {
 	(void)ev;
+	pcl_enter(PCL_FN_CALLBACK);
 	struct pcl_pending *p = user;
 	p->cmd.host_complete = pcl_now_ns();
 	p->status = status;
+	p->next = NULL;
 	pthread_mutex_lock(&mu);
 	if (done_tail)
 		done_tail->next = p;
 	else
 		done_head = p;
 	done_tail = p;
+	ndone++;
 	outstanding--;
-	pthread_cond_signal(&wake);
-	pthread_cond_broadcast(&idle);
+	/* Wake the reaper for a full batch, when it sleeps without a timer, or at exit. */
+	if (ndone == BATCH || reaper_sleeping || stopping)
+		pthread_cond_signal(&wake);
+	if (exit_waiting)
+		pthread_cond_broadcast(&idle);
 	pthread_mutex_unlock(&mu);
+	pcl_leave();
 }
 
 void pcl_track(struct pcl_pending *p, cl_event ev, bool own_event)
@@ -281,12 +408,13 @@ void pcl_track(struct pcl_pending *p, cl_event ev, bool own_event)
 	/* The app's event gets a reference of our own: the app may release it
 	 * before it completes. Our own event already carries the one we drop. */
 	if (!own_event)
-		pcl_next.clRetainEvent(ev);
+		pcl_rt_retain_event(ev);
 	p->ev = ev;
 	p->cmd.layer_event = own_event;
-	if (pcl_next.clSetEventCallback(ev, CL_COMPLETE, on_complete, p) != CL_SUCCESS) {
-		pcl_next.clReleaseEvent(ev);
-		pcl_log("clSetEventCallback failed: command %llu not recorded", (unsigned long long)p->cmd.id);
+	uint64_t id = p->cmd.id;
+	if (pcl_rt_set_callback(ev, on_complete, p) != CL_SUCCESS) {
+		pcl_rt_release_event(ev);
+		pcl_log("clSetEventCallback failed: command %llu not recorded", (unsigned long long)id);
 		pcl_pending_abandon(p);
 		pcl_count_dropped(1);
 	}
@@ -294,7 +422,9 @@ void pcl_track(struct pcl_pending *p, cl_event ev, bool own_event)
 
 void pcl_kick(void)
 {
+	/* The app waits for nothing of ours: only a full batch is worth a wake-up now. */
 	pthread_mutex_lock(&mu);
-	pthread_cond_signal(&wake);
+	if (ndone >= BATCH)
+		pthread_cond_signal(&wake);
 	pthread_mutex_unlock(&mu);
 }
