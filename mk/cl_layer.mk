@@ -48,6 +48,13 @@ EXTRA_TARGETS += $(CL_LAYER_SO) $(CL_PRELOAD_SO) $(CL_BRIDGE_SO)
 
 endif
 
+# The unit test of the layer's argument tracking (tests/unit/test_cl_layer_args.c) links
+# the layer's own files, built as the test is (sanitized in the test build), and drives
+# them through clInitLayer with a fake runtime.
+CL_LAYER_DIR ?= agent/cl_layer/layer
+$(O)/tests/test_cl_layer_args: $(call obj,$(addprefix $(CL_LAYER_DIR)/,base.c state.c runtime.c tables.c kernels.c \
+	track.c send.c intercept_objects.c intercept_enqueue.c entry_layer.c) agent/cl_layer/cl_msg.c agent/cl_layer/cl_state.c)
+
 # The OpenCL workloads once more without sanitizers, as real apps are built:
 # the LD_PRELOAD shim cannot go in front of an ASan runtime. Tests and the
 # benchmark run these ($(O)/cl-workloads/cl_*).
