@@ -260,7 +260,7 @@ static int run(struct env *e, const struct prog *p, const char *mode, const char
 	argv[n++] = "-c";
 	argv[n++] = script;
 	argv[n++] = "sh";
-	static char args[16][600];
+	static char args[16][4200];
 	for (size_t i = 0; p->argv[i] && n < 46; i++) {
 		const char *a = p->argv[i];
 		if (strncmp(a, "@SRC@", 5) == 0)
