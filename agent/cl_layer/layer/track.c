@@ -1,14 +1,16 @@
 /* Commands from enqueue to the agent. The layer keeps a reference on each
  * command's event and asks for a completion callback; the callback (a
- * runtime thread) only timestamps the record and appends it to the done
- * list. The reaper thread takes the done list in batches (when BATCH
- * commands are done, or every REAP_EVERY_NS while commands are outstanding,
- * or when the app calls clFinish/clWaitForEvents), reads each command's
- * profiling info (the event is complete: no wait), releases the reference,
- * encodes the batch into as few datagrams as it fits in (a kernel's
- * declaration before its first command) and hands them to send.c. The
- * app's threads never wait for any of it; per command they take a record
- * from a free list and register one callback. At exit, a bounded drain. */
+ * runtime thread) only timestamps the record and pushes it on the done stack
+ * (one atomic exchange, no lock). The reaper thread takes the whole stack in
+ * batches (when BATCH commands are done, or every REAP_EVERY_NS while
+ * commands are outstanding), reads each command's profiling info (the event
+ * is complete: no wait), releases the reference, encodes the batch into as
+ * few datagrams as it fits in (a kernel's declaration before its first
+ * command), hands them to send.c and gives the records back to the free
+ * list in one go. The app's threads never wait for any of it; per command
+ * they take a record from their own cache of the free list and register one
+ * callback. The mutex is only for sleeping and waking the reaper and for the
+ * free list's refills (once per batch). At exit, a bounded drain. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -28,22 +30,26 @@
 #define BATCH 64u			   /* completed commands that wake the reaper at once */
 #define REAP_EVERY_NS 5000000ull	   /* otherwise it comes by this often while commands are outstanding */
 #define REAP_IDLE_NS 100000000ull	   /* ... backing off to this while none completes */
-#define FREE_MAX 1024u			   /* records kept for reuse */
+#define SLAB 256u			   /* records allocated at once */
 #define EXIT_COMPLETE_WAIT_NS 300000000ull /* at exit: for enqueued commands to complete */
 #define EXIT_SEND_WAIT_NS 300000000ull	   /* at exit: for the socket to take the rest */
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER; /* reaper: work or stop */
 static pthread_cond_t idle = PTHREAD_COND_INITIALIZER; /* exit: an outstanding command completed */
-static struct pcl_pending *done_head, *done_tail, *free_list;
-static unsigned ndone, nfree;
-static unsigned outstanding; /* tracked, callback not yet run */
-static bool reaper_running, stopping, reaper_done, exit_waiting;
-static bool reaper_sleeping; /* without a timer: a completion must wake it */
+static _Atomic(struct pcl_pending *) done_stack;      /* completed, newest first */
+static _Atomic(struct pcl_pending *) free_stack;      /* processed, for reuse */
+static _Atomic unsigned ndone;			       /* on the done stack */
+static _Atomic unsigned outstanding;		       /* tracked, callback not yet run */
+static bool reaper_running, reaper_done;
+static _Atomic bool stopping, exit_waiting;
+static _Atomic bool reaper_sleeping; /* without a timer: a completion must wake it */
 static pthread_t reaper;
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static _Atomic uint64_t next_id = 1, n_captured;
+/* Each app thread's records, taken from the free list a batch at a time. */
+static __thread struct pcl_pending *cache;
 
 /* The reaper's datagram under construction and the kernels this connection has been told about. */
 static uint8_t dgram[PCL_DGRAM_MAX];
@@ -59,11 +65,15 @@ static void after_fork_child(void)
 	pthread_mutex_init(&mu, NULL);
 	pthread_cond_init(&wake, NULL);
 	pthread_cond_init(&idle, NULL);
-	done_head = done_tail = NULL; /* the parent's records: not ours (leaked, bounded) */
-	free_list = NULL;
-	ndone = nfree = 0;
-	outstanding = 0;
-	reaper_running = stopping = reaper_done = reaper_sleeping = exit_waiting = false;
+	atomic_store(&done_stack, NULL); /* the parent's records: not ours (leaked, bounded) */
+	atomic_store(&ndone, 0);
+	atomic_store(&outstanding, 0);
+	atomic_store(&free_stack, NULL); /* shared with the parent's threads before: dropped (leaked, bounded) */
+	cache = NULL;
+	reaper_running = reaper_done = false;
+	atomic_store(&stopping, false);
+	atomic_store(&exit_waiting, false);
+	atomic_store(&reaper_sleeping, false);
 	start_once = (pthread_once_t)PTHREAD_ONCE_INIT; /* the reaper did not survive the fork */
 	atomic_store(&n_captured, 0);
 	atomic_store(&next_id, 1);
@@ -92,17 +102,53 @@ void pcl_init(void)
 }
 
 /* ---------------------------------------------------------------- records */
-static void recycle(struct pcl_pending *p)
+/* Records come from slabs (never freed: at most MAX_OUTSTANDING are in use, the rest wait on the
+ * free stack or in the app threads' caches). The reaper pushes a processed batch on the free
+ * stack; an app thread whose cache is empty takes the whole stack. Both are one atomic operation:
+ * no lock, no malloc per command. */
+static void recycle_list(struct pcl_pending *head, struct pcl_pending *tail)
 {
-	pthread_mutex_lock(&mu);
-	if (nfree < FREE_MAX) {
-		p->next = free_list;
-		free_list = p;
-		nfree++;
-		p = NULL;
+	if (!head)
+		return;
+	tail->next = atomic_load(&free_stack);
+	while (!atomic_compare_exchange_weak(&free_stack, &tail->next, head))
+		;
+}
+
+/* A record for this thread: from its cache, refilled with the whole free stack, or a new slab. */
+static struct pcl_pending *take_record(void)
+{
+	if (!cache)
+		cache = atomic_exchange(&free_stack, NULL);
+	if (!cache) {
+		struct pcl_pending *slab = malloc(SLAB * sizeof(*slab));
+		if (!slab)
+			return NULL;
+		for (unsigned i = 0; i < SLAB; i++)
+			slab[i].next = i + 1 < SLAB ? &slab[i + 1] : NULL;
+		cache = slab;
 	}
-	pthread_mutex_unlock(&mu);
-	free(p);
+	struct pcl_pending *p = cache;
+	cache = p->next;
+	return p;
+}
+
+/* A record the app thread did not use (the enqueue failed): back to its cache. */
+static void return_record(struct pcl_pending *p)
+{
+	p->next = cache;
+	cache = p;
+}
+
+/* One command fewer outstanding: tell an exit that waits for them. */
+static void settled(void)
+{
+	atomic_fetch_sub(&outstanding, 1);
+	if (atomic_load(&exit_waiting)) {
+		pthread_mutex_lock(&mu);
+		pthread_cond_broadcast(&idle);
+		pthread_mutex_unlock(&mu);
+	}
 }
 
 /* ---------------------------------------------------------------- reaper */
@@ -159,7 +205,6 @@ static void process(struct pcl_pending *p)
 	pcl_rt_release_event(p->ev);
 	if (p->status < 0) {
 		pcl_log("command %llu ended with error %d: not recorded", (unsigned long long)p->cmd.id, p->status);
-		recycle(p);
 		return;
 	}
 	struct pcl_cmd *c = &p->cmd;
@@ -180,7 +225,6 @@ static void process(struct pcl_pending *p)
 	} else {
 		pcl_count_dropped(1);
 	}
-	recycle(p);
 }
 
 static struct timespec in_ns(uint64_t ns)
@@ -193,61 +237,76 @@ static struct timespec in_ns(uint64_t ns)
 	return ts;
 }
 
+/* The done stack, oldest first, and its length. */
+static struct pcl_pending *take_done(unsigned *n)
+{
+	struct pcl_pending *p = atomic_exchange(&done_stack, NULL), *rev = NULL;
+	*n = 0;
+	while (p) {
+		struct pcl_pending *next = p->next;
+		p->next = rev;
+		rev = p;
+		p = next;
+		(*n)++;
+	}
+	atomic_fetch_sub(&ndone, *n);
+	return rev;
+}
+
 static void *reaper_main(void *arg)
 {
 	(void)arg;
-	pthread_mutex_lock(&mu);
 	uint64_t deadline = 0, period = REAP_EVERY_NS;
 	for (;;) {
-		struct pcl_pending *list = done_head;
-		done_head = done_tail = NULL;
-		ndone = 0;
-		bool stop = stopping;
-		pthread_mutex_unlock(&mu);
+		bool stop = atomic_load(&stopping);
+		unsigned n;
+		struct pcl_pending *list = take_done(&n), *last = NULL;
 		if (list) {
 			pcl_enter(PCL_FN_REAPER);
-			for (struct pcl_pending *p = list, *next; p; p = next) {
-				next = p->next;
+			for (struct pcl_pending *p = list; p; p = p->next) {
 				process(p);
+				last = p;
 			}
 			dgram_push();
 			pcl_leave();
+			recycle_list(list, last);
 		}
 		uint64_t now = pcl_now_ns();
 		bool empty = pcl_send_flush(now);
-		pthread_mutex_lock(&mu);
 		if (stop) {
 			if (!deadline)
 				deadline = now + EXIT_SEND_WAIT_NS;
-			if ((empty && !done_head) || now >= deadline)
+			if ((empty && !atomic_load(&done_stack)) || now >= deadline)
 				break;
 		}
-		if (done_head && (ndone >= BATCH || stopping))
+		if (atomic_load(&ndone) >= BATCH || (stop && atomic_load(&done_stack)))
 			continue;
 		if (!empty) {
 			/* The socket is full (or not connected yet): come back soon. */
-			pthread_mutex_unlock(&mu);
 			if (pcl_send_wait(5) == 0 && !pcl_send_connected())
 				usleep(5000);
-			pthread_mutex_lock(&mu);
 			continue;
 		}
-		if (stopping != stop)
+		if (atomic_load(&stopping) != stop)
 			continue;
 		/* Come back every period while there is or was work (a batch per visit, not a wake-up per
 		 * command); the period doubles while nothing completes. With nothing outstanding and nothing
 		 * done since the last visit, sleep until a completion or the exit wakes us. */
 		period = list ? REAP_EVERY_NS : period * 2 > REAP_IDLE_NS ? REAP_IDLE_NS : period * 2;
-		if (outstanding > 0 || done_head || list) {
+		pthread_mutex_lock(&mu);
+		if (atomic_load(&outstanding) > 0 || list) {
 			struct timespec ts = in_ns(period);
 			pthread_cond_timedwait(&wake, &mu, &ts);
 		} else {
-			reaper_sleeping = true;
-			pthread_cond_wait(&wake, &mu);
-			reaper_sleeping = false;
+			/* Announce the sleep, then look again (a completion that did not see the flag is
+			 * on the stack by now: both sides are sequentially consistent). */
+			atomic_store(&reaper_sleeping, true);
+			if (!atomic_load(&done_stack) && !atomic_load(&stopping))
+				pthread_cond_wait(&wake, &mu);
+			atomic_store(&reaper_sleeping, false);
 		}
+		pthread_mutex_unlock(&mu);
 	}
-	pthread_mutex_unlock(&mu);
 	/* Last words: totals, so the agent can report the drops. */
 	pcl_send_flush(pcl_now_ns());
 	struct pcl_proc bye = {.pid = pcl_pid(), .mode = (uint32_t)pcl_mode,
@@ -287,16 +346,16 @@ static void at_exit(void)
 	done = true;
 	pthread_mutex_lock(&mu);
 	uint64_t deadline = pcl_now_ns() + EXIT_COMPLETE_WAIT_NS;
-	exit_waiting = true;
-	while (outstanding > 0) {
+	atomic_store(&exit_waiting, true);
+	while (atomic_load(&outstanding) > 0) {
 		uint64_t now = pcl_now_ns();
 		if (now >= deadline)
 			break;
 		struct timespec ts = in_ns(deadline - now < 20000000ull ? deadline - now : 20000000ull);
 		pthread_cond_timedwait(&idle, &mu, &ts);
 	}
-	unsigned left = outstanding;
-	stopping = true;
+	unsigned left = atomic_load(&outstanding);
+	atomic_store(&stopping, true);
 	pthread_cond_signal(&wake);
 	bool running = reaper_running;
 	pthread_mutex_unlock(&mu);
@@ -327,6 +386,8 @@ static void start_fn(void)
 	pthread_sigmask(SIG_SETMASK, &all, &old); /* the app's signals are not for the reaper */
 	reaper_running = pthread_create(&reaper, NULL, reaper_main, NULL) == 0;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (reaper_running)
+		pthread_setname_np(reaper, "profcl-reaper"); /* in top -H, perf, gdb */
 	if (!reaper_running)
 		pcl_log("cannot start the reaper thread: commands are not recorded");
 	atexit(at_exit);
@@ -337,24 +398,12 @@ struct pcl_pending *pcl_pending_new(void)
 {
 	pthread_once(&start_once, start_fn);
 	struct pcl_pending *p = NULL;
-	pthread_mutex_lock(&mu);
-	bool full = outstanding >= MAX_OUTSTANDING || stopping || !reaper_running;
-	if (!full) {
-		outstanding++;
-		if ((p = free_list) != NULL) {
-			free_list = p->next;
-			nfree--;
-		}
-	}
-	pthread_mutex_unlock(&mu);
-	if (!p && !full)
-		p = malloc(sizeof(*p));
+	bool counted = reaper_running && !atomic_load(&stopping);
+	if (counted && atomic_fetch_add(&outstanding, 1) < MAX_OUTSTANDING)
+		p = take_record();
 	if (!p) {
-		if (!full) {
-			pthread_mutex_lock(&mu);
-			outstanding--;
-			pthread_mutex_unlock(&mu);
-		}
+		if (counted)
+			atomic_fetch_sub(&outstanding, 1); /* too many outstanding, or out of memory */
 		pcl_count_dropped(1);
 		return NULL;
 	}
@@ -370,12 +419,8 @@ struct pcl_pending *pcl_pending_new(void)
 
 void pcl_pending_abandon(struct pcl_pending *p)
 {
-	pthread_mutex_lock(&mu);
-	outstanding--;
-	if (exit_waiting)
-		pthread_cond_broadcast(&idle);
-	pthread_mutex_unlock(&mu);
-	recycle(p);
+	settled();
+	return_record(p);
 }
 
 static void CL_CALLBACK on_complete(cl_event ev, cl_int status, void *user)
@@ -385,21 +430,17 @@ static void CL_CALLBACK on_complete(cl_event ev, cl_int status, void *user)
 	struct pcl_pending *p = user;
 	p->cmd.host_complete = pcl_now_ns();
 	p->status = status;
-	p->next = NULL;
-	pthread_mutex_lock(&mu);
-	if (done_tail)
-		done_tail->next = p;
-	else
-		done_head = p;
-	done_tail = p;
-	ndone++;
-	outstanding--;
+	p->next = atomic_load(&done_stack);
+	while (!atomic_compare_exchange_weak(&done_stack, &p->next, p))
+		;
+	unsigned n = atomic_fetch_add(&ndone, 1) + 1;
+	settled();
 	/* Wake the reaper for a full batch, when it sleeps without a timer, or at exit. */
-	if (ndone == BATCH || reaper_sleeping || stopping)
+	if (n == BATCH || atomic_load(&reaper_sleeping) || atomic_load(&stopping)) {
+		pthread_mutex_lock(&mu);
 		pthread_cond_signal(&wake);
-	if (exit_waiting)
-		pthread_cond_broadcast(&idle);
-	pthread_mutex_unlock(&mu);
+		pthread_mutex_unlock(&mu);
+	}
 	pcl_leave();
 }
 
@@ -423,8 +464,9 @@ void pcl_track(struct pcl_pending *p, cl_event ev, bool own_event)
 void pcl_kick(void)
 {
 	/* The app waits for nothing of ours: only a full batch is worth a wake-up now. */
-	pthread_mutex_lock(&mu);
-	if (ndone >= BATCH)
+	if (atomic_load(&ndone) >= BATCH) {
+		pthread_mutex_lock(&mu);
 		pthread_cond_signal(&wake);
-	pthread_mutex_unlock(&mu);
+		pthread_mutex_unlock(&mu);
+	}
 }
