@@ -6,11 +6,10 @@ static const char *const names[PCL_FN__N] = {
 	PCL_FNS(PCL_FN_NAME)
 #undef PCL_FN_NAME
 	[PCL_FN_REAPER] = "the capture library's reaper thread",
-	[PCL_FN_CALLBACK] = "the capture library's completion callback",
 	[PCL_FN_clGetKernelInfo] = "clGetKernelInfo",
 	[PCL_FN_clGetKernelArgInfo] = "clGetKernelArgInfo",
 	[PCL_FN_clGetCommandQueueInfo] = "clGetCommandQueueInfo",
-	[PCL_FN_clSetEventCallback] = "clSetEventCallback",
+	[PCL_FN_clGetEventInfo] = "clGetEventInfo",
 	[PCL_FN_clGetEventProfilingInfo] = "clGetEventProfilingInfo",
 };
 

@@ -75,13 +75,12 @@ enum pcl_fn {
 #define PCL_FN_ENUM(f) PCL_FN_##f,
 	PCL_FNS(PCL_FN_ENUM)
 #undef PCL_FN_ENUM
-	PCL_FN_REAPER,	 /* the library's own thread: reads completed commands' times, sends them */
-	PCL_FN_CALLBACK, /* the library's completion callback, on a runtime thread */
+	PCL_FN_REAPER, /* the library's own thread: finds completed commands, reads their times, sends them */
 	/* runtime functions only the library itself calls (own_fn) */
 	PCL_FN_clGetKernelInfo,
 	PCL_FN_clGetKernelArgInfo,
 	PCL_FN_clGetCommandQueueInfo,
-	PCL_FN_clSetEventCallback,
+	PCL_FN_clGetEventInfo,
 	PCL_FN_clGetEventProfilingInfo,
 	PCL_FN__N,
 };

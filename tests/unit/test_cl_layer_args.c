@@ -17,7 +17,8 @@
  * still be alive inside the runtime — a kernel argument keeps its buffer —
  * but the app may no longer use it, OpenCL 3.0 section 5.5.1, and neither
  * may the layer). Runtime functions the fake does not implement count as
- * unexpected calls. */
+ * unexpected calls. Every command is complete at once; the checks wait until
+ * the layer's reaper thread has let go of every event. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,6 +28,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <pthread.h>
+#include <unistd.h>
 
 #include "cl_layer/layer/pcl.h"
 
@@ -57,33 +60,46 @@ static struct {
 	bool live;
 } svm[64];
 
+/* The layer's reaper thread calls the fake too: one lock around its state. */
+static pthread_mutex_t fake_mu = PTHREAD_MUTEX_INITIALIZER;
+
 static struct fake_obj *made(enum fk kind)
 {
 	struct fake_obj *o = calloc(1, sizeof(*o));
 	assert_non_null(o);
-	assert_true(nobjs < MAX_OBJS);
 	o->magic = FAKE_MAGIC;
 	o->kind = kind;
 	o->app_refs = 1;
 	o->accepted = true;
-	objs[nobjs++] = o;
+	pthread_mutex_lock(&fake_mu);
+	bool room = nobjs < MAX_OBJS;
+	if (room)
+		objs[nobjs++] = o;
+	pthread_mutex_unlock(&fake_mu);
+	assert_true(room);
 	return o;
 }
 
 static void violation(const char *fn, const void *h)
 {
+	pthread_mutex_lock(&fake_mu);
 	if (violations++ == 0)
 		snprintf(first_violation, sizeof(first_violation), "%s(%p)", fn, h);
+	pthread_mutex_unlock(&fake_mu);
 }
 
 /* The handle h of kind, usable by its holder: else a violation (the real stack would crash or misbehave). */
 static struct fake_obj *use(const char *fn, const void *h, enum fk kind)
 {
-	for (size_t i = 0; i < nobjs; i++)
+	struct fake_obj *found = NULL;
+	pthread_mutex_lock(&fake_mu);
+	for (size_t i = 0; i < nobjs && !found; i++)
 		if (objs[i] == h && objs[i]->kind == kind && objs[i]->app_refs > 0)
-			return objs[i];
-	violation(fn, h);
-	return NULL;
+			found = objs[i];
+	pthread_mutex_unlock(&fake_mu);
+	if (!found)
+		violation(fn, h);
+	return found;
 }
 
 #define USE(h, kind) use(__func__, (h), (kind))
@@ -102,7 +118,7 @@ static struct fake_obj *accept(const char *fn, const void *h, enum fk kind)
 /* In a call of the layer's own: only a handle the layer can know. */
 static struct fake_obj *own(const char *fn, const void *h, enum fk kind)
 {
-	own_calls++;
+	__atomic_fetch_add(&own_calls, 1, __ATOMIC_SEQ_CST);
 	struct fake_obj *o = use(fn, h, kind);
 	if (o && !o->accepted)
 		violation(fn, h);
@@ -113,7 +129,7 @@ static struct fake_obj *own(const char *fn, const void *h, enum fk kind)
 
 static void unexpected_call(void)
 {
-	unexpected++;
+	__atomic_fetch_add(&unexpected, 1, __ATOMIC_SEQ_CST);
 }
 
 /* ---------------------------------------------------------------- the fake runtime */
@@ -271,7 +287,7 @@ static void CL_API_CALL f_svm_free(cl_context c, void *p)
 		struct fake_obj *o = USE(h, kind);                                                         \
 		if (!o)                                                                                    \
 			return CL_INVALID_VALUE;                                                           \
-		o->app_refs++;                                                                             \
+		__atomic_fetch_add(&o->app_refs, 1, __ATOMIC_SEQ_CST);                                     \
 		return CL_SUCCESS;                                                                         \
 	}                                                                                                  \
 	static cl_int CL_API_CALL f_release_##Obj(void *h)                                                 \
@@ -279,7 +295,7 @@ static void CL_API_CALL f_svm_free(cl_context c, void *p)
 		struct fake_obj *o = USE(h, kind);                                                         \
 		if (!o)                                                                                    \
 			return CL_INVALID_VALUE;                                                           \
-		o->app_refs--;                                                                             \
+		__atomic_fetch_sub(&o->app_refs, 1, __ATOMIC_SEQ_CST);                                     \
 		return CL_SUCCESS;                                                                         \
 	}
 
@@ -302,14 +318,14 @@ static cl_int CL_API_CALL f_ndrange(cl_command_queue q, cl_kernel k, cl_uint dim
 	return CL_SUCCESS;
 }
 
-/* The command is complete at once: the callback runs in the caller's thread (the OpenCL spec
- * allows it, and a runtime does so for an event that is already complete). */
-static cl_int CL_API_CALL f_set_callback(cl_event e, cl_int type, void(CL_CALLBACK *fn)(cl_event, cl_int, void *),
-					 void *arg)
+/* Every command is complete at once. */
+static cl_int CL_API_CALL f_event_info(cl_event e, cl_event_info what, size_t size, void *v, size_t *ret)
 {
 	if (!OWN(e, FK_EVENT))
 		return CL_INVALID_EVENT;
-	fn(e, CL_COMPLETE, arg);
+	if (what != CL_EVENT_COMMAND_EXECUTION_STATUS || size < sizeof(cl_int))
+		return CL_INVALID_VALUE;
+	*(cl_int *)v = CL_COMPLETE;
 	return CL_SUCCESS;
 }
 
@@ -366,7 +382,7 @@ static int group_setup(void **state)
 	target.clRetainEvent = (cl_int(CL_API_CALL *)(cl_event))f_retain_event;
 	target.clReleaseEvent = (cl_int(CL_API_CALL *)(cl_event))f_release_event;
 	target.clEnqueueNDRangeKernel = f_ndrange;
-	target.clSetEventCallback = f_set_callback;
+	target.clGetEventInfo = f_event_info;
 	target.clGetEventProfilingInfo = f_profiling;
 	target.clFinish = f_finish;
 	cl_uint n = 0;
@@ -390,8 +406,25 @@ static int setup(void **state)
 	return 0;
 }
 
+/* Until the layer has let go of every event (its reaper looks every few ms), at most 5 s. */
+static void wait_for_reaper(void)
+{
+	for (int waited = 0; waited < 5000; waited += 5) {
+		bool held = false;
+		pthread_mutex_lock(&fake_mu);
+		for (size_t i = 0; i < nobjs && !held; i++)
+			held = objs[i]->kind == FK_EVENT && __atomic_load_n(&objs[i]->app_refs, __ATOMIC_SEQ_CST) > 0;
+		pthread_mutex_unlock(&fake_mu);
+		if (!held)
+			return;
+		usleep(5000);
+	}
+	fail_msg("the layer still holds events after 5 s");
+}
+
 static void assert_clean(void)
 {
+	wait_for_reaper(); /* its calls count too */
 	if (violations || unexpected)
 		fprintf(stderr, "violations %d (first: %s), unexpected runtime calls %d\n", violations, first_violation,
 			unexpected);

@@ -20,7 +20,7 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 	X(clGetKernelInfo)                                                                                   \
 	X(clGetKernelArgInfo)                                                                                \
 	X(clGetCommandQueueInfo)                                                                             \
-	X(clSetEventCallback)                                                                                \
+	X(clGetEventInfo)                                                                                    \
 	X(clGetEventProfilingInfo)
 
 static void resolve(void)

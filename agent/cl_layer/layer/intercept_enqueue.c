@@ -35,6 +35,7 @@ static void enq_begin(struct enq *e, cl_command_queue q, cl_uint type, cl_uint n
 		c->queue_id = qi.id;
 		c->prev_in_queue = qi.last_cmd;
 		c->forced_profiling = qi.forced_profiling;
+		e->p->in_order = qi.in_order;
 	}
 	for (cl_uint i = 0; wait && i < nwait && c->n_wait < PCL_MAX_DEPS; i++) {
 		uint64_t id = pcl_event_cmd(wait[i]);
@@ -59,6 +60,7 @@ static void enq_end(struct enq *e, cl_int rc, cl_command_queue q, cl_event *app_
 		pcl_queue_learn(q, c->id, &qi);
 		c->queue_id = qi.id;
 		c->prev_in_queue = qi.last_cmd;
+		e->p->in_order = qi.in_order;
 	}
 	cl_event ev = *e->evp;
 	if (app_ev)
@@ -256,7 +258,6 @@ cl_int CL_API_CALL pcl_clFinish(cl_command_queue q)
 {
 	PCL_BEGIN(clFinish, pcl_next.clFinish(q));
 	cl_int rc = pcl_next.clFinish(q);
-	pcl_kick();
 	pcl_leave();
 	return rc;
 }
@@ -265,7 +266,6 @@ cl_int CL_API_CALL pcl_clWaitForEvents(cl_uint n, const cl_event *list)
 {
 	PCL_BEGIN(clWaitForEvents, pcl_next.clWaitForEvents(n, list));
 	cl_int rc = pcl_next.clWaitForEvents(n, list);
-	pcl_kick();
 	pcl_leave();
 	return rc;
 }

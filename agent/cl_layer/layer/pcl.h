@@ -76,9 +76,10 @@ bool pcl_rt_arg_qualifiers(cl_kernel k, cl_uint idx, cl_kernel_arg_address_quali
 			   cl_kernel_arg_type_qualifier *type) PCL_HIDDEN;
 /* CL_QUEUE_PROPERTIES of a queue the runtime accepted. */
 cl_command_queue_properties pcl_rt_queue_properties(cl_command_queue q) PCL_HIDDEN;
-/* Events the runtime returned: a reference of the library's, its callback, its times, its release. */
+/* Events the runtime returned: a reference of the library's, its status, its times, its release. */
 cl_int pcl_rt_retain_event(cl_event e) PCL_HIDDEN;
-cl_int pcl_rt_set_callback(cl_event e, void(CL_CALLBACK *fn)(cl_event, cl_int, void *), void *arg) PCL_HIDDEN;
+/* CL_EVENT_COMMAND_EXECUTION_STATUS: CL_QUEUED .. CL_COMPLETE, or a negative error (CL_COMPLETE if unknown). */
+cl_int pcl_rt_event_status(cl_event e) PCL_HIDDEN;
 void pcl_rt_profiling(cl_event e, uint64_t t[4]) PCL_HIDDEN; /* QUEUED, SUBMIT, START, END (0 if unknown) */
 void pcl_rt_release_event(cl_event e) PCL_HIDDEN;
 
@@ -176,13 +177,14 @@ bool pcl_kdesc_get(uint32_t id, struct pcl_kdesc *out) PCL_HIDDEN;
 /* ---- tracking of commands until they complete (track.c) */
 struct pcl_pending {
 	struct pcl_cmd cmd;
-	cl_event ev; /* our reference */
-	cl_int status;
+	cl_event ev;   /* our reference */
+	bool in_order; /* its queue's: completes after the one before it */
 	struct pcl_pending *next;
 };
 
 /* Start tracking: called after a successful enqueue with the event (the
- * app's, retained here, or the layer's own). Takes ownership of p. */
+ * app's, retained here, or the layer's own). Takes ownership of p; the
+ * reaper looks at it until the runtime says it completed. */
 void pcl_track(struct pcl_pending *p, cl_event ev, bool own_event) PCL_HIDDEN;
 /* A new record (NULL when too many are outstanding: the command is counted
  * as dropped). Only id, pid and the dependency counts are set. */
@@ -190,8 +192,6 @@ struct pcl_pending *pcl_pending_new(void) PCL_HIDDEN;
 void pcl_pending_abandon(struct pcl_pending *p) PCL_HIDDEN; /* enqueue failed */
 /* Reads the environment once and sets up the fork handler (idempotent). */
 void pcl_init(void) PCL_HIDDEN;
-/* Nudge the reaper (after clFinish / clWaitForEvents). */
-void pcl_kick(void) PCL_HIDDEN;
 
 /* ---- the one-shot note to the agent (send.c): what the library found at start */
 void pcl_send_note(uint32_t flags, const char *detail) PCL_HIDDEN;

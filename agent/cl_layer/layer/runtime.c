@@ -5,7 +5,8 @@
  *     InProgram, clCloneKernel) or just accepted by the runtime in the app's
  *     own clSetKernelArg / clEnqueueNDRangeKernel (which returned CL_SUCCESS);
  *   - queues: just accepted by the runtime in the app's enqueue;
- *   - events: returned by the runtime from an enqueue the library forwarded.
+ *   - events: returned by the runtime from an enqueue the library forwarded,
+ *     and held with the library's own reference until it is done with them.
  * Application values that are not such handles (kernel argument bytes, SVM
  * pointers, wait-list events, user events, callbacks and their data, image
  * descriptions, host pointers) are only ever forwarded, never passed here.
@@ -75,12 +76,14 @@ cl_int pcl_rt_retain_event(cl_event e)
 	return rc;
 }
 
-cl_int pcl_rt_set_callback(cl_event e, void(CL_CALLBACK *fn)(cl_event, cl_int, void *), void *arg)
+cl_int pcl_rt_event_status(cl_event e)
 {
-	pcl_own_begin(PCL_FN_clSetEventCallback);
-	cl_int rc = pcl_next.clSetEventCallback(e, CL_COMPLETE, fn, arg);
+	cl_int st = CL_COMPLETE;
+	pcl_own_begin(PCL_FN_clGetEventInfo);
+	if (pcl_next.clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st, NULL) != CL_SUCCESS)
+		st = CL_COMPLETE; /* the runtime cannot say: take it as done (its times tell the rest) */
 	pcl_own_end();
-	return rc;
+	return st;
 }
 
 void pcl_rt_profiling(cl_event e, uint64_t t[4])

@@ -1,16 +1,22 @@
 /* Commands from enqueue to the agent. The layer keeps a reference on each
- * command's event and asks for a completion callback; the callback (a
- * runtime thread) only timestamps the record and pushes it on the done stack
- * (one atomic exchange, no lock). The reaper thread takes the whole stack in
- * batches (when BATCH commands are done, or every REAP_EVERY_NS while
- * commands are outstanding), reads each command's profiling info (the event
- * is complete: no wait), releases the reference, encodes the batch into as
- * few datagrams as it fits in (a kernel's declaration before its first
- * command), hands them to send.c and gives the records back to the free
- * list in one go. The app's threads never wait for any of it; per command
- * they take a record from their own cache of the free list and register one
- * callback. The mutex is only for sleeping and waking the reaper and for the
- * free list's refills (once per batch). At exit, a bounded drain. */
+ * command's event and hands the record to the reaper thread (one atomic push
+ * on the submitted stack). The reaper keeps the records in per-queue FIFOs
+ * and, every REAP_EVERY_NS while commands are outstanding, asks the runtime
+ * whether they completed (an in-order queue's commands complete in order:
+ * it stops at the first one still running; out-of-order queues are looked at
+ * up to SCAN_MAX commands a visit). A completed command's profiling info is
+ * read (no wait), the reference released, and the command encoded into the
+ * datagram under construction (a kernel's declaration before its first
+ * command), which goes to send.c when full (64 KiB, some 500 commands) or
+ * SEND_EVERY_NS after its first command: the agent wakes per datagram.
+ *
+ * No completion callbacks: PoCL runs every event callback on its own
+ * callback thread (lib/CL/pocl_util.c, pocl_event_cb_push: a malloc, a lock
+ * and a condition signal per callback), a wake-up and two context switches
+ * per command; polling costs one clGetEventInfo per completed command on the
+ * reaper. The app's threads never wait for any of it; per command they take
+ * a record from their own cache of the free stack (records come from slabs)
+ * and push it: no lock, no malloc. At exit, a bounded drain. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -27,53 +33,61 @@
 #include "send.h"
 
 #define MAX_OUTSTANDING 65536u		   /* commands tracked at once; more are dropped */
-#define BATCH 64u			   /* completed commands that wake the reaper at once */
-#define REAP_EVERY_NS 5000000ull	   /* otherwise it comes by this often while commands are outstanding */
-#define REAP_IDLE_NS 100000000ull	   /* ... backing off to this while none completes */
 #define SLAB 256u			   /* records allocated at once */
+#define REAP_EVERY_NS 5000000ull	   /* the reaper's visits while commands are outstanding */
+#define SEND_EVERY_NS 50000000ull	   /* a datagram goes when full, or when its oldest command is this old */
+#define MAX_QUEUES 256u			   /* per-queue FIFOs; more queues share the last one */
+#define SCAN_MAX 1024u			   /* commands of an out-of-order queue looked at per visit */
 #define EXIT_COMPLETE_WAIT_NS 300000000ull /* at exit: for enqueued commands to complete */
 #define EXIT_SEND_WAIT_NS 300000000ull	   /* at exit: for the socket to take the rest */
 
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t wake = PTHREAD_COND_INITIALIZER; /* reaper: work or stop */
-static pthread_cond_t idle = PTHREAD_COND_INITIALIZER; /* exit: an outstanding command completed */
-static _Atomic(struct pcl_pending *) done_stack;      /* completed, newest first */
-static _Atomic(struct pcl_pending *) free_stack;      /* processed, for reuse */
-static _Atomic unsigned ndone;			       /* on the done stack */
-static _Atomic unsigned outstanding;		       /* tracked, callback not yet run */
-static bool reaper_running, reaper_done;
-static _Atomic bool stopping, exit_waiting;
-static _Atomic bool reaper_sleeping; /* without a timer: a completion must wake it */
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER; /* the reaper's sleep, and the exit */
+static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
+static _Atomic(struct pcl_pending *) submitted; /* tracked, newest first */
+static _Atomic(struct pcl_pending *) free_stack; /* processed, for reuse */
+static _Atomic unsigned outstanding;		 /* tracked and not processed yet */
+static bool reaper_running;
+static _Atomic bool stopping, reaper_done, reaper_idle;
 static pthread_t reaper;
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static _Atomic uint64_t next_id = 1, n_captured;
-/* Each app thread's records, taken from the free list a batch at a time. */
+/* Each app thread's records, taken from the free stack all at once. */
 static __thread struct pcl_pending *cache;
+
+/* The reaper's own state: per-queue FIFOs of commands not seen complete yet. */
+struct fifo {
+	uint32_t queue_id;
+	bool in_order;
+	struct pcl_pending *head, *tail;
+};
+static struct fifo fifos[MAX_QUEUES];
+static unsigned nfifos;
 
 /* The reaper's datagram under construction and the kernels this connection has been told about. */
 static uint8_t dgram[PCL_DGRAM_MAX];
 static size_t dgram_len;
 static uint32_t dgram_cmds;
+static uint64_t dgram_since; /* when its first message was encoded */
 static uint8_t *declared; /* [kernel id] */
 static size_t declared_cap;
 static uint64_t declared_gen; /* send.c's drop count when the flags were last valid */
 
 static void after_fork_child(void)
 {
-	/* Only this thread exists in the child: start from scratch. */
+	/* Only this thread exists in the child: start from scratch. The parent's records (on the
+	 * stacks, in the FIFOs, in this thread's cache) are not ours: dropped (leaked, bounded). */
 	pthread_mutex_init(&mu, NULL);
 	pthread_cond_init(&wake, NULL);
-	pthread_cond_init(&idle, NULL);
-	atomic_store(&done_stack, NULL); /* the parent's records: not ours (leaked, bounded) */
-	atomic_store(&ndone, 0);
+	atomic_store(&submitted, NULL);
+	atomic_store(&free_stack, NULL);
 	atomic_store(&outstanding, 0);
-	atomic_store(&free_stack, NULL); /* shared with the parent's threads before: dropped (leaked, bounded) */
 	cache = NULL;
-	reaper_running = reaper_done = false;
+	nfifos = 0;
+	reaper_running = false;
 	atomic_store(&stopping, false);
-	atomic_store(&exit_waiting, false);
-	atomic_store(&reaper_sleeping, false);
+	atomic_store(&reaper_done, false);
+	atomic_store(&reaper_idle, false);
 	start_once = (pthread_once_t)PTHREAD_ONCE_INIT; /* the reaper did not survive the fork */
 	atomic_store(&n_captured, 0);
 	atomic_store(&next_id, 1);
@@ -102,16 +116,11 @@ void pcl_init(void)
 }
 
 /* ---------------------------------------------------------------- records */
-/* Records come from slabs (never freed: at most MAX_OUTSTANDING are in use, the rest wait on the
- * free stack or in the app threads' caches). The reaper pushes a processed batch on the free
- * stack; an app thread whose cache is empty takes the whole stack. Both are one atomic operation:
- * no lock, no malloc per command. */
-static void recycle_list(struct pcl_pending *head, struct pcl_pending *tail)
+/* Push the list head..tail on a stack (one compare-and-swap; the takers take the whole stack). */
+static void push_list(_Atomic(struct pcl_pending *) *stack, struct pcl_pending *head, struct pcl_pending *tail)
 {
-	if (!head)
-		return;
-	tail->next = atomic_load(&free_stack);
-	while (!atomic_compare_exchange_weak(&free_stack, &tail->next, head))
+	tail->next = atomic_load(stack);
+	while (!atomic_compare_exchange_weak(stack, &tail->next, head))
 		;
 }
 
@@ -133,24 +142,6 @@ static struct pcl_pending *take_record(void)
 	return p;
 }
 
-/* A record the app thread did not use (the enqueue failed): back to its cache. */
-static void return_record(struct pcl_pending *p)
-{
-	p->next = cache;
-	cache = p;
-}
-
-/* One command fewer outstanding: tell an exit that waits for them. */
-static void settled(void)
-{
-	atomic_fetch_sub(&outstanding, 1);
-	if (atomic_load(&exit_waiting)) {
-		pthread_mutex_lock(&mu);
-		pthread_cond_broadcast(&idle);
-		pthread_mutex_unlock(&mu);
-	}
-}
-
 /* ---------------------------------------------------------------- reaper */
 static void dgram_push(void)
 {
@@ -158,6 +149,13 @@ static void dgram_push(void)
 		pcl_send_queue(dgram, dgram_len, dgram_cmds);
 	dgram_len = 0;
 	dgram_cmds = 0;
+}
+
+/* The datagram goes when it is old enough (or at exit): fewer, larger sends, fewer wake-ups of the agent. */
+static void dgram_maybe_push(uint64_t now, bool stop)
+{
+	if (dgram_len && (stop || now - dgram_since >= SEND_EVERY_NS))
+		dgram_push();
 }
 
 /* Room for one more message (a declaration and a command at most). */
@@ -198,17 +196,21 @@ static void declare(uint32_t id)
 	}
 }
 
-static void process(struct pcl_pending *p)
+/* A completed command: its times, our reference released, its message. */
+static void process(struct pcl_pending *p, cl_int status, uint64_t seen_ns)
 {
 	uint64_t t[4];
 	pcl_rt_profiling(p->ev, t);
 	pcl_rt_release_event(p->ev);
-	if (p->status < 0) {
-		pcl_log("command %llu ended with error %d: not recorded", (unsigned long long)p->cmd.id, p->status);
+	atomic_fetch_sub(&outstanding, 1);
+	if (status < 0 || !t[3]) {
+		pcl_log("command %llu ended with error %d (or has no end time): not recorded",
+			(unsigned long long)p->cmd.id, status);
 		return;
 	}
 	struct pcl_cmd *c = &p->cmd;
 	c->queued = t[0], c->submit = t[1], c->start = t[2], c->end = t[3];
+	c->host_complete = seen_ns;
 	c->dropped_before = pcl_dropped();
 	if (pcl_debug > 1)
 		pcl_log("cmd %llu type 0x%x q%u kernel %u %llu..%llu (%llu ns)", (unsigned long long)c->id, c->type,
@@ -216,6 +218,8 @@ static void process(struct pcl_pending *p)
 			(unsigned long long)(c->end - c->start));
 	atomic_fetch_add(&n_captured, 1);
 	dgram_room();
+	if (!dgram_len)
+		dgram_since = seen_ns;
 	if (c->kernel)
 		declare(c->kernel);
 	int len = pcl_encode_cmd(c, dgram + dgram_len, sizeof(dgram) - dgram_len);
@@ -225,6 +229,99 @@ static void process(struct pcl_pending *p)
 	} else {
 		pcl_count_dropped(1);
 	}
+}
+
+/* Newly tracked commands into their queue's FIFO, in enqueue order. */
+static void take_submitted(void)
+{
+	struct pcl_pending *p = atomic_exchange(&submitted, NULL), *rev = NULL;
+	while (p) { /* newest first: reverse */
+		struct pcl_pending *next = p->next;
+		p->next = rev;
+		rev = p;
+		p = next;
+	}
+	for (p = rev; p;) {
+		struct pcl_pending *next = p->next;
+		p->next = NULL;
+		unsigned i = 0;
+		while (i < nfifos && fifos[i].queue_id != p->cmd.queue_id)
+			i++;
+		if (i == nfifos) {
+			if (nfifos < MAX_QUEUES)
+				fifos[nfifos++] = (struct fifo){.queue_id = p->cmd.queue_id, .in_order = p->in_order};
+			else
+				i = MAX_QUEUES - 1; /* shared: looked at as out of order */
+		}
+		struct fifo *f = &fifos[i];
+		if (i == MAX_QUEUES - 1 && f->queue_id != p->cmd.queue_id)
+			f->in_order = false;
+		if (f->tail)
+			f->tail->next = p;
+		else
+			f->head = p;
+		f->tail = p;
+		p = next;
+	}
+}
+
+static void done_append(struct pcl_pending **done, struct pcl_pending **done_tail, struct pcl_pending *p)
+{
+	p->next = NULL;
+	if (*done_tail)
+		(*done_tail)->next = p;
+	else
+		*done = p;
+	*done_tail = p;
+}
+
+/* Visit the FIFOs: process what completed; the processed records go on *done..*done_tail. An
+ * in-order queue whose newest command completed has completed them all: one question for the
+ * whole FIFO (a command that failed has no times and is not recorded). */
+static unsigned visit(struct pcl_pending **done, struct pcl_pending **done_tail)
+{
+	unsigned n = 0;
+	uint64_t now = pcl_now_ns();
+	for (unsigned i = 0; i < nfifos; i++) {
+		struct fifo *f = &fifos[i];
+		if (f->in_order && f->tail && f->tail != f->head && pcl_rt_event_status(f->tail->ev) == CL_COMPLETE) {
+			for (struct pcl_pending *p = f->head, *next; p; p = next) {
+				next = p->next;
+				process(p, CL_COMPLETE, now);
+				done_append(done, done_tail, p);
+				n++;
+			}
+			f->head = f->tail = NULL;
+			continue;
+		}
+		struct pcl_pending **pp = &f->head, *prev = NULL;
+		for (unsigned scanned = 0; *pp && scanned < SCAN_MAX; scanned++) {
+			struct pcl_pending *p = *pp;
+			cl_int st = pcl_rt_event_status(p->ev);
+			if (st > CL_COMPLETE) { /* queued, submitted or running */
+				if (f->in_order)
+					break; /* the later ones of an in-order queue are not done either */
+				prev = p;
+				pp = &p->next;
+				continue;
+			}
+			*pp = p->next;
+			if (f->tail == p)
+				f->tail = prev;
+			process(p, st, now);
+			done_append(done, done_tail, p);
+			n++;
+		}
+	}
+	return n;
+}
+
+static bool fifos_empty(void)
+{
+	for (unsigned i = 0; i < nfifos; i++)
+		if (fifos[i].head)
+			return false;
+	return true;
 }
 
 static struct timespec in_ns(uint64_t ns)
@@ -237,77 +334,68 @@ static struct timespec in_ns(uint64_t ns)
 	return ts;
 }
 
-/* The done stack, oldest first, and its length. */
-static struct pcl_pending *take_done(unsigned *n)
+/* Sleep a period while commands are outstanding or a datagram waits; else until pcl_track or the
+ * exit wakes us. */
+static void reaper_sleep(void)
 {
-	struct pcl_pending *p = atomic_exchange(&done_stack, NULL), *rev = NULL;
-	*n = 0;
-	while (p) {
-		struct pcl_pending *next = p->next;
-		p->next = rev;
-		rev = p;
-		p = next;
-		(*n)++;
+	pthread_mutex_lock(&mu);
+	if (!fifos_empty() || atomic_load(&outstanding) > 0 || dgram_len) {
+		struct timespec ts = in_ns(REAP_EVERY_NS);
+		pthread_cond_timedwait(&wake, &mu, &ts);
+	} else {
+		/* Announce the sleep, then look again: a command tracked by a thread that did not
+		 * see the flag is on the stack by now (both sides are sequentially consistent). */
+		atomic_store(&reaper_idle, true);
+		if (!atomic_load(&submitted) && !atomic_load(&stopping))
+			pthread_cond_wait(&wake, &mu);
+		atomic_store(&reaper_idle, false);
 	}
-	atomic_fetch_sub(&ndone, *n);
-	return rev;
+	pthread_mutex_unlock(&mu);
 }
 
 static void *reaper_main(void *arg)
 {
 	(void)arg;
-	uint64_t deadline = 0, period = REAP_EVERY_NS;
+	uint64_t complete_deadline = 0, send_deadline = 0;
 	for (;;) {
 		bool stop = atomic_load(&stopping);
-		unsigned n;
-		struct pcl_pending *list = take_done(&n), *last = NULL;
-		if (list) {
-			pcl_enter(PCL_FN_REAPER);
-			for (struct pcl_pending *p = list; p; p = p->next) {
-				process(p);
-				last = p;
-			}
-			dgram_push();
-			pcl_leave();
-			recycle_list(list, last);
-		}
+		take_submitted();
+		struct pcl_pending *done = NULL, *done_tail = NULL;
+		pcl_enter(PCL_FN_REAPER);
+		unsigned n = visit(&done, &done_tail);
 		uint64_t now = pcl_now_ns();
-		bool empty = pcl_send_flush(now);
+		dgram_maybe_push(now, stop);
+		pcl_leave();
+		if (done)
+			push_list(&free_stack, done, done_tail);
+		bool sent = pcl_send_flush(now);
 		if (stop) {
-			if (!deadline)
-				deadline = now + EXIT_SEND_WAIT_NS;
-			if ((empty && !atomic_load(&done_stack)) || now >= deadline)
+			/* At exit: wait a bounded time for the commands still running, then for the socket. */
+			if (!complete_deadline)
+				complete_deadline = now + EXIT_COMPLETE_WAIT_NS;
+			bool pending = !fifos_empty() || atomic_load(&submitted);
+			if (pending && now < complete_deadline) {
+				usleep(1000);
+				continue;
+			}
+			if (!send_deadline)
+				send_deadline = now + EXIT_SEND_WAIT_NS;
+			if (sent || now >= send_deadline)
 				break;
 		}
-		if (atomic_load(&ndone) >= BATCH || (stop && atomic_load(&done_stack)))
-			continue;
-		if (!empty) {
+		if (!sent) {
 			/* The socket is full (or not connected yet): come back soon. */
 			if (pcl_send_wait(5) == 0 && !pcl_send_connected())
 				usleep(5000);
 			continue;
 		}
-		if (atomic_load(&stopping) != stop)
-			continue;
-		/* Come back every period while there is or was work (a batch per visit, not a wake-up per
-		 * command); the period doubles while nothing completes. With nothing outstanding and nothing
-		 * done since the last visit, sleep until a completion or the exit wakes us. */
-		period = list ? REAP_EVERY_NS : period * 2 > REAP_IDLE_NS ? REAP_IDLE_NS : period * 2;
-		pthread_mutex_lock(&mu);
-		if (atomic_load(&outstanding) > 0 || list) {
-			struct timespec ts = in_ns(period);
-			pthread_cond_timedwait(&wake, &mu, &ts);
-		} else {
-			/* Announce the sleep, then look again (a completion that did not see the flag is
-			 * on the stack by now: both sides are sequentially consistent). */
-			atomic_store(&reaper_sleeping, true);
-			if (!atomic_load(&done_stack) && !atomic_load(&stopping))
-				pthread_cond_wait(&wake, &mu);
-			atomic_store(&reaper_sleeping, false);
-		}
-		pthread_mutex_unlock(&mu);
+		(void)n;
+		reaper_sleep();
 	}
 	/* Last words: totals, so the agent can report the drops. */
+	unsigned left = atomic_load(&outstanding);
+	if (left)
+		pcl_count_dropped(left); /* still running on the device at exit */
 	pcl_send_flush(pcl_now_ns());
 	struct pcl_proc bye = {.pid = pcl_pid(), .mode = (uint32_t)pcl_mode,
 			       .commands = atomic_load(&n_captured), .dropped = pcl_dropped()};
@@ -315,9 +403,7 @@ static void *reaper_main(void *arg)
 	int len = pcl_encode_proc(PCL_MSG_BYE, &bye, buf, sizeof(buf));
 	bool told = len > 0 && pcl_send_queue(buf, (size_t)len, 0) && pcl_send_flush(pcl_now_ns()) &&
 		    pcl_send_connected();
-	pthread_mutex_lock(&mu);
-	reaper_done = told;
-	pthread_mutex_unlock(&mu);
+	atomic_store(&reaper_done, told);
 	return NULL;
 }
 
@@ -345,36 +431,21 @@ static void at_exit(void)
 		return;
 	done = true;
 	pthread_mutex_lock(&mu);
-	uint64_t deadline = pcl_now_ns() + EXIT_COMPLETE_WAIT_NS;
-	atomic_store(&exit_waiting, true);
-	while (atomic_load(&outstanding) > 0) {
-		uint64_t now = pcl_now_ns();
-		if (now >= deadline)
-			break;
-		struct timespec ts = in_ns(deadline - now < 20000000ull ? deadline - now : 20000000ull);
-		pthread_cond_timedwait(&idle, &mu, &ts);
-	}
-	unsigned left = atomic_load(&outstanding);
 	atomic_store(&stopping, true);
 	pthread_cond_signal(&wake);
-	bool running = reaper_running;
 	pthread_mutex_unlock(&mu);
-	if (left)
-		pcl_count_dropped(left); /* still running on the device at exit */
 	bool told = false;
-	if (running) {
-		struct timespec ts = in_ns(1000000000ull); /* the reaper itself gives up after EXIT_SEND_WAIT_NS */
-		if (pthread_timedjoin_np(reaper, NULL, &ts) == 0) {
-			pthread_mutex_lock(&mu);
-			told = reaper_done;
-			pthread_mutex_unlock(&mu);
-		}
+	if (reaper_running) {
+		/* The reaper gives up after EXIT_COMPLETE_WAIT_NS + EXIT_SEND_WAIT_NS. */
+		struct timespec ts = in_ns(EXIT_COMPLETE_WAIT_NS + EXIT_SEND_WAIT_NS + 400000000ull);
+		if (pthread_timedjoin_np(reaper, NULL, &ts) == 0)
+			told = atomic_load(&reaper_done);
 	}
 	uint64_t dropped = pcl_dropped(), captured = atomic_load(&n_captured);
 	pcl_log("exit: %llu commands captured, %llu sent, %llu dropped%s", (unsigned long long)captured,
 		(unsigned long long)pcl_sent(), (unsigned long long)dropped, told ? "" : " (agent not told)");
 	if (dropped > 0 && !told)
-		write_dropfile(dropped, captured + left);
+		write_dropfile(dropped, captured + atomic_load(&outstanding));
 }
 
 static void start_fn(void)
@@ -388,7 +459,7 @@ static void start_fn(void)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (reaper_running)
 		pthread_setname_np(reaper, "profcl-reaper"); /* in top -H, perf, gdb */
-	if (!reaper_running)
+	else
 		pcl_log("cannot start the reaper thread: commands are not recorded");
 	atexit(at_exit);
 }
@@ -410,7 +481,7 @@ struct pcl_pending *pcl_pending_new(void)
 	/* Everything but the dependency arrays (only their first n_* entries are used). */
 	memset(&p->cmd, 0, offsetof(struct pcl_cmd, wait));
 	p->ev = NULL;
-	p->status = 0;
+	p->in_order = true;
 	p->next = NULL;
 	p->cmd.pid = pcl_pid();
 	p->cmd.id = atomic_fetch_add(&next_id, 1);
@@ -419,29 +490,9 @@ struct pcl_pending *pcl_pending_new(void)
 
 void pcl_pending_abandon(struct pcl_pending *p)
 {
-	settled();
-	return_record(p);
-}
-
-static void CL_CALLBACK on_complete(cl_event ev, cl_int status, void *user)
-{
-	(void)ev;
-	pcl_enter(PCL_FN_CALLBACK);
-	struct pcl_pending *p = user;
-	p->cmd.host_complete = pcl_now_ns();
-	p->status = status;
-	p->next = atomic_load(&done_stack);
-	while (!atomic_compare_exchange_weak(&done_stack, &p->next, p))
-		;
-	unsigned n = atomic_fetch_add(&ndone, 1) + 1;
-	settled();
-	/* Wake the reaper for a full batch, when it sleeps without a timer, or at exit. */
-	if (n == BATCH || atomic_load(&reaper_sleeping) || atomic_load(&stopping)) {
-		pthread_mutex_lock(&mu);
-		pthread_cond_signal(&wake);
-		pthread_mutex_unlock(&mu);
-	}
-	pcl_leave();
+	atomic_fetch_sub(&outstanding, 1);
+	p->next = cache; /* back to this thread's cache */
+	cache = p;
 }
 
 void pcl_track(struct pcl_pending *p, cl_event ev, bool own_event)
@@ -452,19 +503,8 @@ void pcl_track(struct pcl_pending *p, cl_event ev, bool own_event)
 		pcl_rt_retain_event(ev);
 	p->ev = ev;
 	p->cmd.layer_event = own_event;
-	uint64_t id = p->cmd.id;
-	if (pcl_rt_set_callback(ev, on_complete, p) != CL_SUCCESS) {
-		pcl_rt_release_event(ev);
-		pcl_log("clSetEventCallback failed: command %llu not recorded", (unsigned long long)id);
-		pcl_pending_abandon(p);
-		pcl_count_dropped(1);
-	}
-}
-
-void pcl_kick(void)
-{
-	/* The app waits for nothing of ours: only a full batch is worth a wake-up now. */
-	if (atomic_load(&ndone) >= BATCH) {
+	push_list(&submitted, p, p);
+	if (atomic_load(&reaper_idle)) { /* the first command after a quiet time */
 		pthread_mutex_lock(&mu);
 		pthread_cond_signal(&wake);
 		pthread_mutex_unlock(&mu);
