@@ -250,8 +250,10 @@ static void print_program_json(const struct store_target_end_row *te, FILE *out)
 	json_str_key(out, 0, "signal_name", te->signal ? sig_name((int)te->signal) : "");
 	json_key(out, 0, "crashed");
 	fputs(te->signal && sig_is_crash((int)te->signal) ? "true" : "false", out);
-	json_str_key(out, 0, "capture_inside", inside_words(te->capture_inside));
-	json_str_key(out, 0, "capture_detail", te->capture_detail);
+	if (te->signal) { /* what the capture library was doing when the signal came */
+		json_str_key(out, 0, "capture_inside", inside_words(te->capture_inside));
+		json_str_key(out, 0, "capture_detail", te->capture_detail);
+	}
 	fputc('}', out);
 }
 
