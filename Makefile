@@ -100,7 +100,7 @@ EXTRA_TARGETS :=
 EXTRA_CHECK :=
 -include $(sort $(wildcard mk/*.mk))
 
-.PHONY: all deps defconfig menuconfig olddefconfig savedefconfig tests check check-fast unit integration demo fuzz bench clean distclean help
+.PHONY: all deps check-deps defconfig menuconfig olddefconfig savedefconfig tests check check-fast unit integration demo fuzz bench clean distclean help
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -154,7 +154,9 @@ $(O)/obj/%.o: %.c $(CONFIG_H) $(PROTO_H)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
 
-$(O)/obj/gen/%.pb-c.o: $(GEN)/%.pb-c.c $(PROTO_H)
+# CONFIG_H: every object waits for it, and with it for what it depends on (a board's musl
+# sysroot, whose headers the generated code includes; -j2 once compiled these first)
+$(O)/obj/gen/%.pb-c.o: $(GEN)/%.pb-c.c $(PROTO_H) $(CONFIG_H)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CPPFLAGS) $(filter-out -Werror,$(ALL_CFLAGS)) -c $< -o $@
 
@@ -219,23 +221,39 @@ AUDIT_DIR := build/deps-audit
 AUDIT = $(if $(filter 0,$(DEPS_AUDIT)),,scripts/deps-audit.py trace $(AUDIT_DIR)/$(1).trace --)
 AUDIT_BOARDS = $(addprefix --board ,$(BOARD_BUILD_BOARDS) $(BOARD_CHECK_BOARDS))
 
-check: deps
-	$(Q)rm -rf $(AUDIT_DIR)
+# make check's first step installs every package of the host and of every board it checks,
+# so that nothing is installed while its builds run under the audit's strace (the audit also
+# leaves out what the package manager's processes open: scripts/deps-audit.py).
+CHECK_DEPS_BOARDS = host $(if $(filter host,$(BOARD)),$(if $(filter 0,$(BOARD_CHECK)),,$(BOARD_BUILD_BOARDS) $(BOARD_CHECK_BOARDS)),$(BOARD))
+CHECK_RESULTS := build/check-results
+# $(call CHECK_STEP,name,command): run it whatever the others did; the summary names each result
+CHECK_STEP = scripts/check-step.sh $(CHECK_RESULTS) '$(1)' $(2)
+
+check-deps:
+	@scripts/deps.sh $(CHECK_DEPS_BOARDS)
+
+# The builds stop make check (nothing to test without them); every later step runs whatever
+# the others did, and the end names every result.
+check: check-deps
+	$(Q)rm -rf $(AUDIT_DIR) && mkdir -p build && rm -f $(CHECK_RESULTS)
 	@echo "== -Werror build ($(O)) =="
 	$(Q)$(call AUDIT,build) $(MAKE) --no-print-directory WERROR=1 all
 	@echo "== sanitizer build + tests =="
 	$(Q)$(call AUDIT,build-san) $(MAKE) --no-print-directory SAN=1 WERROR=1 tests
 	@echo "== minimal configuration (every optional feature off) =="
-	$(Q)$(call AUDIT,config) scripts/check-config.sh
-	$(Q)$(foreach c,$(EXTRA_CHECK),$(call AUDIT,$(notdir $(c))) $(c) &&) true
-	$(Q)$(if $(filter 0,$(DEPS_AUDIT)),,echo "== deps audit ==" && scripts/deps-audit.py probe $(AUDIT_DIR) && \
-		scripts/deps-audit.py check --self-test $(AUDIT_BOARDS) $(AUDIT_DIR)/*.trace)
-	$(Q)scripts/run-tests.sh all build/$(BOARD)-san
+	$(Q)$(call CHECK_STEP,minimal configuration,$(call AUDIT,config) scripts/check-config.sh)
+	$(Q)$(foreach c,$(EXTRA_CHECK),$(call CHECK_STEP,$(notdir $(c)),$(call AUDIT,$(notdir $(c))) $(c)) &&) true
+	$(Q)$(if $(filter 0,$(DEPS_AUDIT)),,echo "== deps audit ==" && $(call CHECK_STEP,deps audit,sh -c \
+		'scripts/deps-audit.py probe $(AUDIT_DIR) && scripts/deps-audit.py check --self-test $(AUDIT_BOARDS) $(AUDIT_DIR)/*.trace'))
+	$(Q)$(call CHECK_STEP,tests,scripts/run-tests.sh all build/$(BOARD)-san)
+	$(Q)scripts/check-step.sh $(CHECK_RESULTS) --summary
 
 # The unit suites alone, against the sanitizer build (no deps, boards or integration tests).
+# (The names are this make's, under $(O); the sanitizer build's are under build/$(BOARD)-san.)
+SAN_O := build/$(BOARD)-san
 check-fast:
-	$(Q)$(MAKE) --no-print-directory SAN=1 WERROR=1 $(PROGRAMS) $(UNIT_BINS)
-	$(Q)scripts/run-tests.sh unit build/$(BOARD)-san
+	$(Q)$(MAKE) --no-print-directory SAN=1 WERROR=1 $(patsubst $(O)/%,$(SAN_O)/%,$(PROGRAMS) $(UNIT_BINS))
+	$(Q)scripts/run-tests.sh unit $(SAN_O)
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all tests

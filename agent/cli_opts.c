@@ -273,3 +273,8 @@ int agent_cli_parse(int argc, char **argv, struct agent_cli *cli, const char *us
 	}
 	return -1;
 }
+
+int agent_cli_exit_status(const struct session *s, int status)
+{
+	return status ? status : session_left(s) ? EXIT_AGENT_ERROR : 0;
+}

@@ -33,6 +33,10 @@ typedef int (*agent_cli_extra_fn)(void *ctx, int opt, const char *arg);
  * Returns -1 to go on, or the exit code to return (0 after --help). Applies -v/-q. */
 int agent_cli_parse(int argc, char **argv, struct agent_cli *cli, const char *usage,
 		    const struct option *extra, const char *extra_short, agent_cli_extra_fn fn, void *ctx);
+/* A run's exit status: status (the target's), or EXIT_AGENT_ERROR when it is 0
+ * but records of the run are left unacknowledged in the spool (the summary's
+ * NOT DELIVERED line says so). */
+int agent_cli_exit_status(const struct session *s, int status);
 /* Helpers for subcommands' own options. */
 int agent_cli_double(const char *s, double *out);                         /* >= 0 */
 int agent_cli_ulong(const char *s, unsigned long max, unsigned long *out);  /* 0..max */

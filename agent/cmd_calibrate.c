@@ -182,7 +182,7 @@ int cmd_calibrate(int argc, char **argv)
 	fprintf(stderr, "calibrate: %d benchmark(s), %zu parameters, %u record(s) sent%s\n", n, model->nparams, c->sent,
 		left ? " (some not yet acknowledged: they stay in the spool)" : "");
 	session_print_summary(c->s, stderr);
-	ex = c->failed ? EXIT_AGENT_ERROR : 0;
+	ex = agent_cli_exit_status(c->s, c->failed ? EXIT_AGENT_ERROR : 0);
 done:
 	session_close(c->s);
 	loop_destroy(c->l);

@@ -324,7 +324,7 @@ int cmd_profile(int argc, char **argv)
 #endif
 	session_print_summary(c->s, stderr);
 	fprintf(stderr, " report: collector report --store STORE --session N (the newest of collector sessions)\n");
-	exit_code = target_exit_code(t);
+	exit_code = agent_cli_exit_status(c->s, target_exit_code(t));
 out:
 	sampler_close(sp);
 	session_close(c->s);

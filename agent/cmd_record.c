@@ -159,7 +159,7 @@ int cmd_record(int argc, char **argv)
 		(unsigned long long)st.lost, (unsigned long long)st.records, (unsigned long long)st.keys,
 		(unsigned long long)st.mappings, (unsigned long long)st.stacks);
 	session_print_summary(c->s, stderr);
-	exit_code = target_exit_code(t);
+	exit_code = agent_cli_exit_status(c->s, target_exit_code(t));
 out:
 	sampler_close(c->sp);
 	session_close(c->s);

@@ -117,7 +117,7 @@ static int run_opencl(struct run_cmd *c)
 	}
 	session_flush(s);
 	session_print_summary(s, stderr);
-	exit_code = target_exit_code(t);
+	exit_code = agent_cli_exit_status(s, target_exit_code(t));
 out:
 	gpu_cli_close(&c->gpu);
 	session_close(s);

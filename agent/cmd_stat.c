@@ -130,7 +130,7 @@ int cmd_stat(int argc, char **argv)
 	counter_source_print_summary(cs, end_ns, target_describe(t), stderr);
 	gpu_cli_print_summary(&c->gpu, stderr);
 	session_print_summary(s, stderr);
-	exit_code = target_exit_code(t);
+	exit_code = agent_cli_exit_status(s, target_exit_code(t));
 out:
 	gpu_cli_close(&c->gpu);
 	counter_source_close(cs);

@@ -201,7 +201,7 @@ int cmd_trace(int argc, char **argv)
 	session_flush(s);
 	trace_source_print_summary(ts, elapsed, stderr);
 	session_print_summary(s, stderr);
-	exit_code = target_exit_code(t);
+	exit_code = agent_cli_exit_status(s, target_exit_code(t));
 out:
 	session_close(s);
 	loop_destroy(l);

@@ -11,7 +11,7 @@ const struct agent_command agent_commands[] = {
 	{"trace-import", cmd_trace_import, "stream a full native trace (QEMU plugin, file or pipe) to the collector"},
 	{"profile", cmd_profile, "one command, one session: counters, CPU samples, OpenCL timing and trace windows"},
 	{"calibrate", cmd_calibrate, "measure the machine (OpenCL device and CPU) for the roofline and the eDAG"},
-	{"spool", cmd_spool, "list (ls) or remove (drop) the records agents left unacknowledged in their spools"},
+	{"spool", cmd_spool, "list (ls), send (send) or remove (drop) the records agents left unacknowledged in their spools"},
 	{NULL, NULL, NULL},
 };
 

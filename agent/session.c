@@ -11,6 +11,7 @@
 #include "net.h"
 #include "record.h"
 #include "spool.h"
+#include "spool_orphans.h"
 #include "sysinfo.h"
 #include "transport.h"
 
@@ -21,6 +22,7 @@ struct session {
 	Prof__Hello *hello;
 	struct spool *spool;
 	struct transport *tr;
+	struct orphans *orphans; /* what earlier runs left in the spool, sent beside this run's records */
 	size_t max_frame;
 	uint64_t base_ns;
 	uint64_t seq;
@@ -69,19 +71,15 @@ int session_open(struct session **out, const struct session_opts *o, char *err, 
 	rc = transport_create(&s->tr, o->collector, s->spool, hello_frame, hello_len, s->max_frame, err, errlen);
 	if (rc < 0)
 		goto fail;
-	if (o->tls_ca && (rc = transport_set_tls_ca(s->tr, o->tls_ca, err, errlen)) < 0)
+	if ((rc = transport_secure(s->tr, o->tls_ca, o->token_file, err, errlen)) < 0)
 		goto fail;
-	if (o->token_file) {
-		struct auth_token *tok = malloc(sizeof(*tok));
-		rc = tok ? auth_token_load(o->token_file, tok, err, errlen) : -ENOMEM;
-		if (rc == 0)
-			transport_set_token(s->tr, tok);
-		if (tok)
-			auth_token_wipe(tok);
-		free(tok);
-		if (rc < 0)
-			goto fail;
-	}
+	/* If this run ends with records unacked, a later one sends them in this session. */
+	spool_set_meta(s->spool, hello_frame, hello_len, o->collector);
+	struct orphan_opts oo = {.spool_dir = o->spool_dir, .collector = o->collector, .agent_id = s->hello->agent_id,
+				 .tls_ca = o->tls_ca, .token_file = o->token_file, .max_frame = s->max_frame};
+	char oerr[256];
+	if (orphans_open(&s->orphans, &oo, oerr, sizeof(oerr)) < 0)
+		log_warn("spool: %s: records earlier runs left there are not sent by this run", oerr);
 	free(hello_frame);
 	*out = s;
 	return 0;
@@ -203,7 +201,10 @@ int session_attach(struct session *s, struct loop *l)
 {
 	struct loop_source src = {.name = "collector", .prepare = session_prepare, .dispatch = session_dispatch, .ctx = s};
 	loop_timer_start(&s->heartbeat, HEARTBEAT_NS, clock_mono_ns());
-	return loop_add(l, &src);
+	int rc = loop_add(l, &src);
+	if (rc == 0 && s->orphans)
+		rc = orphans_attach(s->orphans, l);
+	return rc;
 }
 
 uint64_t session_flush(struct session *s)
@@ -215,9 +216,11 @@ uint64_t session_flush(struct session *s)
 		return spool_records(s->spool);
 	struct loop_source src = {.name = "flush", .prepare = session_prepare, .dispatch = session_dispatch, .ctx = s};
 	loop_add(l, &src);
+	if (s->orphans)
+		orphans_attach(s->orphans, l);
 	s->heartbeat.next_ns = 0; /* no heartbeats while flushing */
 	uint64_t end = clock_mono_ns() + (uint64_t)(s->o.flush_timeout_s * 1e9);
-	while (spool_records(s->spool) > 0 && !s->fatal) {
+	while ((spool_records(s->spool) > 0 || orphans_pending(s->orphans)) && !s->fatal) {
 		uint64_t now = clock_mono_ns();
 		if (now >= end)
 			break;
@@ -225,11 +228,12 @@ uint64_t session_flush(struct session *s)
 			break;
 	}
 	loop_destroy(l);
-	uint64_t left = spool_records(s->spool);
-	if (left > 0)
-		log_warn("%llu record(s) not acknowledged by the collector within %g s; they stay in %s",
-			 (unsigned long long)left, s->o.flush_timeout_s, spool_path(s->spool));
-	return left;
+	return session_left(s);
+}
+
+uint64_t session_left(const struct session *s)
+{
+	return spool_records(s->spool);
 }
 
 void session_print_summary(const struct session *s, FILE *out)
@@ -248,12 +252,32 @@ void session_print_summary(const struct session *s, FILE *out)
 			" (replayed: this run's own records, re-read from its spool %s and sent again after the "
 			"connection was not up or was lost; the collector keeps each once)\n",
 			spool_path(s->spool));
+	if (st->acks_refused)
+		fprintf(out,
+			" %llu ack(s) from the collector above this run's highest seq were refused (forged or "
+			"confused): nothing was dropped for them\n",
+			(unsigned long long)st->acks_refused);
+	const struct orphans_stats *os = s->orphans ? orphans_get_stats(s->orphans) : NULL;
+	unsigned waiting = os ? os->found - os->delivered : 0;
+	if (os && os->found)
+		fprintf(out, " earlier runs: %llu record(s) they left in the spool delivered (%u of %u session(s))%s\n",
+			(unsigned long long)os->records, os->delivered, os->found,
+			waiting ? "; the rest waits there for the next run (or `agent spool send`)" : "");
+	uint64_t left = session_left(s);
+	if (left)
+		fprintf(out,
+			" NOT DELIVERED: %llu record(s) of this run are not acknowledged by collector %s; they stay "
+			"in %s; the next run of agent id %s with this collector sends them (or `agent spool send "
+			"--collector %s --agent-id %s`); exit status 1\n",
+			(unsigned long long)left, s->o.collector, spool_path(s->spool), s->hello->agent_id,
+			s->o.collector, s->hello->agent_id);
 }
 
 void session_close(struct session *s)
 {
 	if (!s)
 		return;
+	orphans_close(s->orphans);
 	transport_destroy(s->tr);
 	if (s->spool)
 		spool_close(s->spool, true);

@@ -57,10 +57,15 @@ uint64_t session_generation_cb(void *session);
 /* The collector refused this agent for good (schema version, token); the loop
  * was stopped with -EPROTONOSUPPORT or -EACCES. */
 bool session_fatal(const struct session *s);
-/* At the end: wait up to flush_timeout_s for every record to be acked,
- * running only the session's own source. Returns the records left unacked. */
+/* At the end: wait up to flush_timeout_s for every record to be acked (and
+ * for the records earlier runs left in the spool to be sent), running only
+ * the session's own sources. Returns the records of this run left unacked. */
 uint64_t session_flush(struct session *s);
-/* " records: N created, N sent (N replayed), N acked, N spooled, N dropped; N bytes on the wire" */
+/* Records of this run not acknowledged (they stay in the spool for a later run). */
+uint64_t session_left(const struct session *s);
+/* " records: N created, N sent (N replayed), N acked, N spooled, N dropped; N bytes on the wire",
+ * refused acks, what earlier runs left and was delivered, and, when records of
+ * this run are left, a NOT DELIVERED line saying where and how they will be sent. */
 void session_print_summary(const struct session *s, FILE *out);
 void session_close(struct session *s);
 

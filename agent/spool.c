@@ -1,11 +1,13 @@
 #include "spool.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,7 +24,39 @@ struct spool {
 	uint32_t next_id;
 	uint64_t bytes, records, dropped, last_seq, acked;
 	uint64_t disk_full_drops; /* segments dropped because the disk was full */
+	int dir_fd;		  /* the session directory, flock'ed while this process owns it */
+	uint8_t *hello;		  /* adopted: the saved Hello frame */
+	size_t hello_len;
+	char collector[256]; /* adopted: the saved collector HOST:PORT */
 };
+
+static void seg_path(const struct spool *s, uint32_t id, char *out, size_t outlen);
+
+#define HELLO_FILE "hello.frame"
+#define COLLECTOR_FILE "collector"
+#define META_MAX (2u << 20) /* a Hello frame is at most a frame (CONFIG_MAX_FRAME_KB) */
+
+/* Open dir and take its lock without waiting: 0, -EBUSY (another process holds it) or -errno. */
+static int lock_dir(const char *dir, int *fd_out)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno == EINTR)
+			continue;
+		int e = errno == EWOULDBLOCK ? EBUSY : errno;
+		close(fd);
+		return -e;
+	}
+	*fd_out = fd;
+	return 0;
+}
+
+static void meta_path(const char *dir, const char *name, char *out, size_t len)
+{
+	snprintf(out, len, "%s/%s", dir, name);
+}
 
 static int mkdir_p(const char *path)
 {
@@ -71,9 +105,242 @@ int spool_open(struct spool **out, const char *base_dir, const char *agent_id, u
 		free(s);
 		return rc;
 	}
+	rc = lock_dir(s->dir, &s->dir_fd);
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot lock spool directory %s: %s%s", s->dir, strerror(-rc),
+			 rc == -EBUSY ? " (another agent process with the same agent id and boot id?)" : "");
+		free(s);
+		return rc;
+	}
 	s->max_bytes = max_bytes;
 	s->seg_bytes = seg_bytes ? seg_bytes : SPOOL_SEGMENT_BYTES;
 	s->active_fd = -1;
+	*out = s;
+	return 0;
+}
+
+/* Write len bytes to dir/name through a temporary file and a rename. */
+static int write_meta(const char *dir, const char *name, const void *data, size_t len)
+{
+	char path[PATH_MAX + 32], tmp[PATH_MAX + 48];
+	meta_path(dir, name, path, sizeof(path));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	ssize_t w = write(fd, data, len);
+	int rc = w == (ssize_t)len ? 0 : w < 0 ? -errno : -EIO;
+	if (close(fd) < 0 && rc == 0)
+		rc = -errno;
+	if (rc == 0 && rename(tmp, path) < 0)
+		rc = -errno;
+	if (rc < 0)
+		unlink(tmp);
+	return rc;
+}
+
+int spool_set_meta(struct spool *s, const uint8_t *hello, size_t len, const char *collector)
+{
+	/* the collector first: a Hello file is what makes the directory an orphan once unlocked */
+	int rc = write_meta(s->dir, COLLECTOR_FILE, collector, strlen(collector));
+	if (rc == 0)
+		rc = write_meta(s->dir, HELLO_FILE, hello, len);
+	if (rc < 0)
+		log_warn("spool %s: cannot save the session's Hello (%s): if this run ends with records left, "
+			 "no later run can send them",
+			 s->dir, strerror(-rc));
+	return rc;
+}
+
+/* The whole file (at most max bytes, else -EFBIG), NUL-terminated. */
+static int read_file(const char *path, size_t max, uint8_t **data, size_t *len)
+{
+	*data = NULL;
+	*len = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct stat sb;
+	int rc = fstat(fd, &sb) < 0 ? -errno : (uint64_t)sb.st_size > max ? -EFBIG : 0;
+	uint8_t *b = rc == 0 ? malloc((size_t)sb.st_size + 1) : NULL;
+	if (rc == 0 && !b)
+		rc = -ENOMEM;
+	size_t got = 0;
+	while (rc == 0 && got < (size_t)sb.st_size) {
+		ssize_t r = pread(fd, b + got, (size_t)sb.st_size - got, (off_t)got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			rc = r < 0 ? -errno : -EIO;
+		else
+			got += (size_t)r;
+	}
+	close(fd);
+	if (rc < 0) {
+		free(b);
+		return rc;
+	}
+	b[got] = 0;
+	*data = b;
+	*len = got;
+	return 0;
+}
+
+int spool_read_meta(const char *dir, uint8_t **hello, size_t *len, char *collector, size_t clen)
+{
+	char path[PATH_MAX + 32];
+	meta_path(dir, HELLO_FILE, path, sizeof(path));
+	int rc = read_file(path, META_MAX, hello, len);
+	if (rc < 0)
+		return rc;
+	uint8_t *c = NULL;
+	size_t n = 0;
+	meta_path(dir, COLLECTOR_FILE, path, sizeof(path));
+	if (clen)
+		snprintf(collector, clen, "%s", read_file(path, 1024, &c, &n) == 0 ? (char *)c : "");
+	free(c);
+	return 0;
+}
+
+const uint8_t *spool_hello(const struct spool *s, size_t *len)
+{
+	*len = s->hello_len;
+	return s->hello;
+}
+
+const char *spool_collector(const struct spool *s)
+{
+	return s->collector;
+}
+
+enum spool_state spool_probe(const char *dir)
+{
+	char path[PATH_MAX + 32];
+	meta_path(dir, HELLO_FILE, path, sizeof(path));
+	if (access(path, F_OK) != 0)
+		return SPOOL_NO_HELLO;
+	int fd = -1;
+	if (lock_dir(dir, &fd) == -EBUSY)
+		return SPOOL_LIVE;
+	if (fd >= 0)
+		close(fd); /* releases the lock */
+	return SPOOL_ORPHAN;
+}
+
+/* The whole frames of a segment file: their count, first/last seq and bytes.
+ * A torn last frame (the agent died while writing it) is left out. */
+static int scan_segment(const char *path, struct spool_segment *g)
+{
+	uint8_t *b;
+	size_t len;
+	int rc = read_file(path, 64u << 20, &b, &len); /* a segment: ~256 KiB and one frame over */
+	if (rc < 0)
+		return rc;
+	size_t off = 0;
+	while (off < len) {
+		uint32_t body;
+		uint64_t seq;
+		int h = frame_get_varint(b + off, len - off, &body);
+		if (h <= 0 || (size_t)h + body > len - off || spool_frame_seq(b + off, (size_t)h + body, &seq) < 0)
+			break;
+		if (g->records == 0)
+			g->first_seq = seq;
+		g->last_seq = seq;
+		g->records++;
+		off += (size_t)h + body;
+	}
+	g->bytes = off;
+	free(b);
+	return 0;
+}
+
+static int by_id(const void *a, const void *b)
+{
+	const struct spool_segment *x = a, *y = b;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The segments of an adopted directory, oldest first. */
+static int load_segments(struct spool *s)
+{
+	DIR *d = opendir(s->dir);
+	if (!d)
+		return -errno;
+	struct dirent *de;
+	int rc = 0;
+	while (rc == 0 && (de = readdir(d))) {
+		unsigned id;
+		char tail;
+		if (sscanf(de->d_name, "seg-%8u.spl%c", &id, &tail) != 1)
+			continue;
+		if (s->nsegs == s->cap) {
+			size_t nc = s->cap ? s->cap * 2 : 16;
+			struct spool_segment *n = realloc(s->segs, nc * sizeof(*n));
+			if (!n) {
+				rc = -ENOMEM;
+				break;
+			}
+			s->segs = n;
+			s->cap = nc;
+		}
+		struct spool_segment *g = &s->segs[s->nsegs];
+		memset(g, 0, sizeof(*g));
+		g->id = id;
+		char path[PATH_MAX + 32];
+		seg_path(s, id, path, sizeof(path));
+		rc = scan_segment(path, g);
+		if (rc == 0 && g->records == 0)
+			unlink(path); /* nothing whole in it */
+		else if (rc == 0)
+			s->nsegs++;
+	}
+	closedir(d);
+	if (s->nsegs > 1)
+		qsort(s->segs, s->nsegs, sizeof(*s->segs), by_id);
+	for (size_t i = 0; i < s->nsegs; i++) {
+		s->records += s->segs[i].records;
+		s->bytes += s->segs[i].bytes;
+		if (s->segs[i].last_seq > s->last_seq)
+			s->last_seq = s->segs[i].last_seq;
+		if (s->segs[i].id >= s->next_id)
+			s->next_id = s->segs[i].id + 1;
+	}
+	return rc;
+}
+
+int spool_adopt(struct spool **out, const char *dir, char *err, size_t errlen)
+{
+	*out = NULL;
+	struct spool *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->active_fd = -1;
+	s->dir_fd = -1;
+	s->max_bytes = UINT64_MAX;
+	s->seg_bytes = SPOOL_SEGMENT_BYTES;
+	if (snprintf(s->dir, sizeof(s->dir), "%s", dir) >= (int)sizeof(s->dir)) {
+		free(s);
+		return -ENAMETOOLONG;
+	}
+	char path[PATH_MAX + 32];
+	meta_path(dir, HELLO_FILE, path, sizeof(path));
+	int rc = access(path, F_OK) == 0 ? lock_dir(dir, &s->dir_fd) : -ENOENT;
+	if (rc == 0)
+		rc = spool_read_meta(dir, &s->hello, &s->hello_len, s->collector, sizeof(s->collector));
+	if (rc == 0)
+		rc = load_segments(s);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: %s", dir,
+			 rc == -ENOENT ? "no saved Hello (left by an older agent): `agent spool drop` removes it"
+			 : rc == -EBUSY ? "its agent is still running"
+					: strerror(-rc));
+		if (s->dir_fd >= 0)
+			close(s->dir_fd);
+		free(s->hello);
+		free(s->segs);
+		free(s);
+		return rc;
+	}
 	*out = s;
 	return 0;
 }
@@ -267,10 +534,18 @@ uint64_t spool_close(struct spool *s, bool remove_if_empty)
 		close(s->active_fd);
 	uint64_t left = s->records;
 	if (remove_if_empty && left == 0) {
-		/* Segments of zero records cannot exist; remove the directory. */
+		/* Segments of zero records cannot exist; remove the directory (still locked). */
+		char path[PATH_MAX + 32];
+		meta_path(s->dir, HELLO_FILE, path, sizeof(path));
+		unlink(path);
+		meta_path(s->dir, COLLECTOR_FILE, path, sizeof(path));
+		unlink(path);
 		if (rmdir(s->dir) < 0)
 			log_warn("spool: cannot remove %s: %s", s->dir, strerror(errno));
 	}
+	if (s->dir_fd >= 0)
+		close(s->dir_fd);
+	free(s->hello);
 	free(s->segs);
 	free(s);
 	return left;

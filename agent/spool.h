@@ -1,10 +1,17 @@
 /* Bounded on-disk spool of one agent session's encoded frames.
  *   DIR/<agent_id>-<boot_id hex>/seg-%08u.spl
+ *   DIR/<agent_id>-<boot_id hex>/hello.frame, collector   (spool_set_meta)
  * Each segment is a plain concatenation of wire frames (varint length +
  * Envelope), appended with write(2); a new segment starts at ~256 KiB. The
  * memory index holds one entry per segment (first/last seq, bytes, records),
  * never one per record. Acks delete whole segments; the size cap deletes the
- * oldest segments and counts the records lost. Functions return 0 or -errno. */
+ * oldest segments and counts the records lost. Functions return 0 or -errno.
+ *
+ * The running agent holds an exclusive flock(2) on its session directory: a
+ * directory with a saved Hello and no lock is an orphan, records a run left
+ * behind when it ended; a later process adopts it (spool_adopt: takes the
+ * lock, rebuilds the index from the segment files) to send them in the
+ * orphan's own session (agent/spool_orphans.c). */
 #ifndef AGENT_SPOOL_H
 #define AGENT_SPOOL_H
 
@@ -24,10 +31,27 @@ struct spool_segment {
 
 struct spool;
 
-/* Create the session directory under base_dir (created if missing).
+/* Create the session directory under base_dir (created if missing) and lock it.
  * seg_bytes 0 = SPOOL_SEGMENT_BYTES. err gets a user-facing reason. */
 int spool_open(struct spool **out, const char *base_dir, const char *agent_id, uint64_t boot_id,
 	       uint64_t max_bytes, size_t seg_bytes, char *err, size_t errlen);
+/* Save the session's Hello frame and collector HOST:PORT beside its segments,
+ * so that another process can send them if this one ends with records left. */
+int spool_set_meta(struct spool *s, const uint8_t *hello, size_t len, const char *collector);
+/* Adopt the orphaned session directory dir: -ENOENT no saved Hello (not an
+ * orphan: made by an agent without spool_set_meta), -EBUSY its agent still
+ * runs (it holds the lock), else 0 and a spool of the records left there (no
+ * cap; appending is not for adopted spools). err gets a reason. */
+int spool_adopt(struct spool **out, const char *dir, char *err, size_t errlen);
+/* The saved Hello frame (malloc'd) and collector of a session directory,
+ * without adopting it (they never change once saved). 0, -ENOENT or -errno. */
+int spool_read_meta(const char *dir, uint8_t **hello, size_t *len, char *collector, size_t clen);
+/* The saved Hello frame and collector of an adopted spool (NULL / "" if none). */
+const uint8_t *spool_hello(const struct spool *s, size_t *len);
+const char *spool_collector(const struct spool *s);
+/* What a session directory is, without adopting it (for `agent spool ls`). */
+enum spool_state { SPOOL_LIVE, SPOOL_ORPHAN, SPOOL_NO_HELLO };
+enum spool_state spool_probe(const char *dir);
 /* Would appending len bytes now delete records to stay under the cap? */
 bool spool_would_drop(const struct spool *s, size_t len);
 /* Append one frame whose envelope has this seq (seqs must increase). */
@@ -44,8 +68,8 @@ size_t spool_nsegments(const struct spool *s);
 const struct spool_segment *spool_segment_at(const struct spool *s, size_t i);
 const char *spool_path(const struct spool *s);
 
-/* Close; when remove_if_empty and no record is held, delete the directory.
- * Returns the number of records left on disk. */
+/* Close (and unlock); when remove_if_empty and no record is held, delete the
+ * directory. Returns the number of records left on disk. */
 uint64_t spool_close(struct spool *s, bool remove_if_empty);
 
 /* Replay: frames with seq > after, in order, reading one segment at a time.

@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "spool.h"
+
 static void safe_append(char *buf, size_t len, size_t *n, const char *s)
 {
 	for (; *s && *n + 1 < len; s++) {
@@ -109,11 +111,13 @@ int spool_scope_list(const char *dir, FILE *out)
 			unsigned segs;
 			time_t newest;
 			dir_usage(p, &bytes, &segs, &newest);
+			static const char *const states[] = {[SPOOL_LIVE] = "running", [SPOOL_ORPHAN] = "left",
+							     [SPOOL_NO_HELLO] = "old"};
 			if (n++ == 0)
-				fprintf(out, "%-40s %8s %12s %10s\n", "session (agent-bootid)", "segments", "bytes",
-					"age s");
-			fprintf(out, "%-40s %8u %12llu %10lld\n", de->d_name, segs, (unsigned long long)bytes,
-				(long long)(newest ? now - newest : 0));
+				fprintf(out, "%-40s %-8s %8s %12s %10s\n", "session (agent-bootid)", "state", "segments",
+					"bytes", "age s");
+			fprintf(out, "%-40s %-8s %8u %12llu %10lld\n", de->d_name, states[spool_probe(p)], segs,
+				(unsigned long long)bytes, (long long)(newest ? now - newest : 0));
 		} else if (strcmp(de->d_name, "opencl-dropped.log") == 0) {
 			fprintf(out, "opencl-dropped.log: OpenCL drop counts a layer could not tell its agent (%lld bytes)\n",
 				(long long)st.st_size);
@@ -123,8 +127,10 @@ int spool_scope_list(const char *dir, FILE *out)
 	if (n == 0)
 		fprintf(out, "no spooled sessions in %s\n", dir);
 	else
-		fprintf(out, "(records of a session whose agent is gone are not sent by later runs; "
-			     "`agent spool drop` removes them)\n");
+		fprintf(out, "(running: its agent still runs; left: a run ended with these records unacknowledged, "
+			     "the next run of the same agent id and collector sends them, or `agent spool send`; "
+			     "old: from an agent that saved no Hello, cannot be sent; `agent spool drop` removes "
+			     "sessions)\n");
 	return n;
 }
 

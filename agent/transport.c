@@ -47,6 +47,7 @@ struct transport {
 	size_t out_cap, out_len, out_off;
 	uint64_t out_frames, out_replayed;
 	uint64_t sent_seq; /* highest seq put into out on this connection */
+	uint64_t created;  /* highest seq given to transport_submit (sent or not, spooled or not) */
 
 	struct transport_stats st;
 	char error[512];
@@ -120,6 +121,21 @@ int transport_set_tls_ca(struct transport *t, const char *ca_file, char *err, si
 	tls_ctx_free(t->tls);
 	t->tls = NULL;
 	return tls_ctx_client(&t->tls, ca_file, err, errlen);
+}
+
+int transport_secure(struct transport *t, const char *ca_file, const char *token_file, char *err, size_t errlen)
+{
+	int rc = ca_file ? transport_set_tls_ca(t, ca_file, err, errlen) : 0;
+	if (rc < 0 || !token_file)
+		return rc;
+	struct auth_token *tok = malloc(sizeof(*tok));
+	rc = tok ? auth_token_load(token_file, tok, err, errlen) : -ENOMEM;
+	if (rc == 0)
+		transport_set_token(t, tok);
+	if (tok)
+		auth_token_wipe(tok);
+	free(tok);
+	return rc;
 }
 
 bool transport_streaming(const struct transport *t) { return t->state == T_STREAMING; }
@@ -431,6 +447,19 @@ static int on_envelope(struct transport *t, const Prof__Envelope *env, uint64_t 
 	}
 	if (env->body_case == PROF__ENVELOPE__BODY_ACK) {
 		uint64_t a = env->ack->seq;
+		uint64_t last = spool_last_seq(t->spool), top = t->created > last ? t->created : last;
+		if (a > top) {
+			/* An ack of records this agent never made (forged, or a collector that lost track):
+			 * trusting it would delete unacked records from the spool. */
+			t->st.acks_refused++;
+			log_error("collector %s acked seq %llu, but this agent's highest seq is %llu: refused, "
+				  "nothing dropped from the spool; reconnecting (a forged ack, or a collector "
+				  "whose store is not the one it acked into)",
+				  t->peer, (unsigned long long)a, (unsigned long long)top);
+			t->fail_logged = true; /* the line above is this outage's log line */
+			conn_fail(t, now, "ack above every record this agent sent", 0);
+			return -EPIPE;
+		}
 		if (a > t->st.acked)
 			t->st.acked = a;
 		spool_ack(t->spool, a);
@@ -543,6 +572,8 @@ static int do_read(struct transport *t, uint64_t now)
 int transport_submit(struct transport *t, uint64_t seq, const uint8_t *frame, size_t len)
 {
 	int rc = spool_append(t->spool, seq, frame, len);
+	if (seq > t->created)
+		t->created = seq;
 	if (t->state == T_STREAMING && seq == t->sent_seq + 1 && t->out_len - t->out_off < DIRECT_MAX_PENDING) {
 		if (out_append(t, frame, len) == 0) {
 			t->sent_seq = seq;

@@ -32,6 +32,7 @@ struct transport_stats {
 	uint64_t connects;         /* Hellos acked */
 	uint64_t failures;         /* connection attempts or connections that failed */
 	uint64_t acked;            /* highest seq the collector committed */
+	uint64_t acks_refused;     /* acks above every seq this transport was given: connection closed */
 };
 
 struct transport;
@@ -48,10 +49,15 @@ void transport_set_token(struct transport *t, const struct auth_token *token);
  * ca_file and names the HOST of HOST:PORT. -ENOTSUP without CONFIG_TLS; err
  * gets a user-facing reason. Call before the first transport_process(). */
 int transport_set_tls_ca(struct transport *t, const char *ca_file, char *err, size_t errlen);
+/* Both of the above from the agent's options: TLS when ca_file, the token of
+ * token_file when set (NULL: neither). 0 or -errno with err set. */
+int transport_secure(struct transport *t, const char *ca_file, const char *token_file, char *err, size_t errlen);
 
 /* Append the record to the spool, then send it if the connection is caught
  * up (otherwise the replay picks it up from the spool). Returns 0 or the
- * spool's -errno (the record could not be kept). */
+ * spool's -errno (the record could not be kept). An Ack above every seq given
+ * here (and in the spool) is refused: logged, the connection closed, the spool
+ * untouched, a reconnect scheduled. */
 int transport_submit(struct transport *t, uint64_t seq, const uint8_t *frame, size_t len);
 
 /* Before poll(): the socket (fd -1 if none) and events to wait for; returns

@@ -28,7 +28,7 @@
 	"                 [--max-conns N] [--http HOST:PORT] [--token-file F] [--max-rate N]\n"              \
 	"                 [--max-sessions-per-agent N] [--hello-timeout S] [--idle-timeout S]\n"             \
 	"                 [--tls-cert F --tls-key F] [--max-frame-kb N] [--http-timeout S]\n"              \
-	"                 [--seq-window N] [--init] [-v] [-q]\n"
+	"                 [--seq-window N] [--init] [--check full|quick|off] [-v] [-q]\n"
 
 static const char serve_help[] =
 	"\n"
@@ -56,6 +56,9 @@ static const char serve_help[] =
 	"                    is refused and the connection closed (default 65536; 0: no check)\n"
 	"  --init            an existing empty (0-byte) --store file may become a new store\n"
 	"                    (without it such a file is refused: it is no store)\n"
+	"  --check MODE      check the SQLite store before writing into it: quick (default;\n"
+	"                    quick_check, at most 5 s), full (integrity_check, however long) or\n"
+	"                    off; a damaged store is refused with how to recover it\n"
 	"  -v, -q            more (debug) / less (warnings only) logging\n"
 	"Connections without a Hello may hold 1/4 of --max-conns, 1/8 from one address; more\n"
 	"evict the oldest of them. One connection per session (agent id + boot id) at a time.\n"
@@ -132,6 +135,7 @@ static void raise_fd_limit(unsigned max_conns)
 struct serve_args {
 	const char *listen, *store, *port_file, *http, *token_file, *tls_cert, *tls_key;
 	bool sync_full, init;
+	unsigned check; /* STORE_CHECK_* flags */
 	unsigned max_conns, max_rate, max_per_agent, hello_timeout_s, max_frame_kb, idle_timeout_ms, http_timeout_s;
 	uint64_t seq_window;
 };
@@ -178,7 +182,8 @@ static int serve(const struct serve_args *a)
 				     .tls_key = a->tls_key,
 				     .max_frame = (size_t)a->max_frame_kb * 1024u,
 				     .seq_window = a->seq_window};
-	if (store_open(a->store, (a->sync_full ? STORE_SYNC_FULL : 0) | (a->init ? STORE_INIT : 0), &st) < 0)
+	if (store_open(a->store, (a->sync_full ? STORE_SYNC_FULL : 0) | (a->init ? STORE_INIT : 0) | a->check, &st) <
+	    0)
 		goto out;
 	if (a->http) {
 		struct http_limits hl = {.head_timeout_ms = a->http_timeout_s * 1000u};
@@ -236,9 +241,11 @@ int main(int argc, char **argv)
 	    {"idle-timeout", required_argument, NULL, 'I'}, {"tls-cert", required_argument, NULL, 'C'},
 	    {"tls-key", required_argument, NULL, 'K'}, {"init", no_argument, NULL, 'Z'},
 	    {"http-timeout", required_argument, NULL, 'W'}, {"seq-window", required_argument, NULL, 'Q'},
+	    {"check", required_argument, NULL, 'X'},
 	    {NULL, 0, NULL, 0}};
 	struct serve_args a = {
-	    .listen = DEFAULT_LISTEN, .sync_full = true, .max_conns = SERVER_DEFAULT_MAX_CONNS};
+	    .listen = DEFAULT_LISTEN, .sync_full = true, .max_conns = SERVER_DEFAULT_MAX_CONNS,
+	    .check = STORE_CHECK_QUICK};
 	int ch;
 	while ((ch = getopt_long(argc, argv, "vqh", opts, NULL)) != -1) {
 		switch (ch) {
@@ -295,6 +302,10 @@ int main(int argc, char **argv)
 		}
 		case 'Z':
 			a.init = true;
+			break;
+		case 'X':
+			if (store_check_flags(optarg, &a.check) < 0)
+				return usage_error("--check wants full, quick or off, not '%s'", optarg);
 			break;
 		case 'W':
 			if (parse_uint(optarg, 1, 3600, &a.http_timeout_s) < 0)

@@ -55,7 +55,8 @@ int gpu_attrib(const uint64_t *t0, const uint64_t *t1, const uint64_t *values, s
 	for (size_t k = 0; k < nk; k++)
 		if (k1[k] > k0[k])
 			sp[ns++] = (struct span){k0[k], k1[k], k};
-	qsort(sp, ns, sizeof(*sp), by_start);
+	if (ns > 1) /* qsort must not see sp NULL (no kernels), even with a count of 0 */
+		qsort(sp, ns, sizeof(*sp), by_start);
 	/* Kernel time in each interval: the sum of the overlaps (concurrent
 	 * kernels each count), so the shares of an interval add up to one. */
 	for (size_t i = 0; i < ns; i++)

@@ -45,8 +45,10 @@ def die(msg, rc=2):
 # ------------------------------------------------------------------ tracing
 def strace_cmd(out):
     # -z: successful calls only; --seccomp-bpf: untraced syscalls do not stop the tracee
-    return ["strace", "-f", "-qq", "-z", "--seccomp-bpf", "-s", "0", "-e", "signal=none",
-            "-e", "trace=openat,open,execve", "-o", out]
+    # -q (not -qq): keeps "+++ exited" lines, which end a pid's life (pids are reused);
+    # clone/fork lines give each process its parent (read_traces follows the tree)
+    return ["strace", "-f", "-q", "-z", "--seccomp-bpf", "-s", "0", "-e", "signal=none",
+            "-e", "trace=openat,open,execve,clone,clone3,fork,vfork", "-o", out]
 
 
 def cmd_trace(argv):
@@ -225,29 +227,115 @@ OPTIONAL = [re.compile(p) for p in (
     r"/security/pam_[a-z0-9_]+\.so$",            # PAM modules added by pam-auth-update
     r"^/usr/lib/python3/dist-packages/[^/]+\.pth$",  # site-packages path hooks
 )]
+# The same for one program: libraries it dlopens when they are there and does without
+# otherwise (seen on a standard Debian 12, where pciutils brings libpci3).
+OPTIONAL_FOR = [(prog, re.compile(p)) for prog, p in (
+    ("chromium", r"/libpci\.so\.3$"),                # GPU blocklist probe; headless runs without it
+)]
+
+
+def optional(path, prog):
+    return any(o.search(path) for o in OPTIONAL) or \
+        any(prog == name and o.search(path) for name, o in OPTIONAL_FOR)
 
 
 # ------------------------------------------------------------------ traces
 LINE = re.compile(r'^(\d+)\s+(openat|open|execve)\((?:AT_FDCWD, |\d+, )?"([^"]*)"')
+SPAWN = re.compile(r'^(\d+)\s+(?:clone3?|v?fork)\(.*\)\s+= (\d+)$')
+EXIT = re.compile(r'^(\d+)\s+\+\+\+ (?:exited with|killed by) ')
+
+# The package manager and everything it starts (maintainer scripts, triggers: mandb reads
+# every man page, ldconfig, update-alternatives, apt-listchanges, ...) open files because
+# they are installing, not because the project uses them (issue 23: man-db on a standard
+# system). Files opened by a process below one of these are not counted.
+INSTALLERS = {"apt", "apt-get", "aptitude", "dpkg", "unattended-upgrade"}
+
+
+class Proc:
+    """One life of a pid in a trace: its parent, what it runs, what it opened (path, the
+    program then, whether that program was the package manager)."""
+    __slots__ = ("parent", "prog", "installer", "spawned_by_installer", "opens")
+
+    def __init__(self):
+        self.parent, self.prog, self.installer, self.spawned_by_installer = None, "?", False, False
+        self.opens = []
+
+    def below_installer(self):
+        """Started by the package manager, or by something it started."""
+        p, depth = self, 0
+        while p is not None and depth < 100000:
+            if p.spawned_by_installer:
+                return True
+            p, depth = p.parent, depth + 1
+        return False
+
+
+def trace_procs(lines):
+    """Every process life of one strace -f trace. A child's lines can come before the
+    parent's clone/vfork line (vfork returns after the child's exec; a short child may
+    even exit first), so a pid that exited stays findable until its pid shows up again."""
+    live, dead, procs, root = {}, {}, [], None
+
+    def life(pid):
+        nonlocal root
+        p = live.get(pid)
+        if p is None:
+            p = live[pid] = Proc()
+            dead.pop(pid, None)
+            procs.append(p)
+            if root is None:
+                root = p  # the traced command itself: no parent
+        return p
+
+    for line in lines:
+        m = SPAWN.match(line)
+        if m:
+            parent, child = life(m.group(1)), m.group(2)
+            c = live.get(child)
+            if c is None and child in dead and dead[child].parent is None \
+                    and dead[child] is not root:
+                c = dead[child]  # it ran and exited before this line
+            if c is None:
+                c = life(child)
+            c.parent, c.spawned_by_installer = parent, parent.installer
+            if c.prog == "?":
+                c.prog = parent.prog
+            continue
+        m = EXIT.match(line)
+        if m:
+            p = live.pop(m.group(1), None)
+            if p is not None:
+                dead[m.group(1)] = p
+            continue
+        m = LINE.match(line)
+        if not m:
+            continue
+        pid, call, path = m.groups()
+        p = life(pid)
+        if call == "execve":
+            p.prog = os.path.basename(path)
+            p.installer = p.prog in INSTALLERS
+        path = os.path.normpath(path)
+        if path.startswith(AUDITED_ROOTS) and not optional(path, p.prog):
+            p.opens.append((path, p.prog, p.installer))
+    return procs
 
 
 def read_traces(files):
-    """{path: program that first opened it} for every audited file the traces show."""
-    used, prog = {}, {}
+    """({path: program that first opened it} for every audited file the traces show,
+    number of files only the package manager's processes opened)."""
+    used, by_installer = {}, set()
     for tf in files:
         with open(tf, errors="replace") as f:
-            for line in f:
-                m = LINE.match(line)
-                if not m:
-                    continue
-                pid, call, path = m.groups()
-                path = os.path.normpath(path)
-                if call == "execve":
-                    prog[pid] = os.path.basename(path)
-                if path.startswith(AUDITED_ROOTS) and path not in used and \
-                        not any(o.search(path) for o in OPTIONAL):
-                    used[path] = prog.get(pid, "?")
-    return used
+            procs = trace_procs(f)
+        for p in procs:
+            below = p.below_installer()
+            for path, prog, installer in p.opens:
+                if below or installer:
+                    by_installer.add(path)
+                elif path not in used:
+                    used[path] = prog
+    return used, len(by_installer - used.keys())
 
 
 def audit(db, owners, used, listed):
@@ -269,7 +357,9 @@ def audit(db, owners, used, listed):
             found = True
             seen.update(own)
             if not any(o in have_names for o in own):
-                missing.setdefault(own[0], (path, program))
+                # a multiarch file (a header of :amd64 and :arm64): named by the native owner
+                first = min(own, key=lambda o: o[1] not in (NATIVE, "all", None))
+                missing.setdefault(first, (path, program))
         nfiles += found
     return missing, nfiles, len(seen), len(have)
 
@@ -313,12 +403,16 @@ def cmd_check(argv):
             die(f"--without {w}: not in scripts/deps.sh's list")
     listed = [p for p in listed if p not in without]
 
-    db, owners, used = Db(), file_owners(), read_traces(traces)
+    db, owners = Db(), file_owners()
+    used, n_installer = read_traces(traces)
     missing, nfiles, npkgs, nhave = audit(db, owners, used, listed)
     what = (f"{nfiles} files of {npkgs} packages from {len(traces)} traces, "
             f"boards {' '.join(dict.fromkeys(boards))}")
     if without:
         what += f", without {' '.join(without)}"
+    if n_installer:
+        what += (f"; {n_installer} more files opened only by the package manager's processes "
+                 f"({'/'.join(sorted(INSTALLERS))} and what they start) not counted")
     if missing:
         for line in fail_lines(missing):
             print(line)

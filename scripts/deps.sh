@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Install the Debian 12 packages the build, tests, demo and benchmarks need.
 # Idempotent: does nothing when everything is present.
-# Usage: deps.sh [BOARD]          install what is missing
-#        deps.sh --list [BOARD]   print the package list (one a line, foreign ones as NAME:ARCH)
+# Usage: deps.sh [BOARD...]          install what is missing for the host and each BOARD (one
+#                                   apt-get run; `make check` passes every board it checks, so
+#                                   nothing is installed while its builds are traced)
+#        deps.sh --list [BOARD...]   print the package list (one a line, foreign ones as NAME:ARCH)
 # scripts/deps-audit.py checks this list against what the builds and tests really use.
 set -euo pipefail
 list=0
 if [ "${1:-}" = --list ]; then list=1; shift; fi
-board=${1:-host}
+[ $# -gt 0 ] || set -- host
 
 pkgs=(
+	apt  # deps.sh's apt-get; apt-cache and apt-get download fetch the emulated boards' kernels (board-fetch.sh)
 	build-essential make pkg-config python3 python3-kconfiglib
 	protobuf-c-compiler libprotobuf-c-dev
 	libsqlite3-dev sqlite3 libcmocka-dev libssl-dev nettle-dev libpq-dev postgresql  # TLS (OpenSSL), token auth (nettle), PostgreSQL store + its tests (issue 10)
@@ -27,15 +30,16 @@ pkgs=(
 # multiarch :armhf/:arm64 -dev packages, linked statically into the agent), cmocka for
 # the cross unit suites, qemu-user to run them; emulated boards also qemu-system and cpio
 # (their kernel and busybox are fetched with apt-get download at build time, not installed).
-deb_arch='' foreign=()
-if [ "$board" != host ]; then
+deb_arches=()
+add_board() {
+	local board=$1 deb_arch='' defconfig foreign=() p
+	[ "$board" = host ] && return 0
 	if [ ! -f "board/$board/board.mk" ]; then
 		echo "deps: unknown board '$board' (no board/$board/board.mk)" >&2
 		exit 2
 	fi
 	deb_arch=$(sed -n 's/^BOARD_DEB_ARCH *:*= *\([a-z0-9]*\).*/\1/p' "board/$board/board.mk" | head -n1)
-fi
-if [ -n "$deb_arch" ]; then
+	[ -n "$deb_arch" ] || return 0
 	defconfig=configs/${board}_defconfig
 	has() { grep -q "^CONFIG_$1=y" "$defconfig" 2>/dev/null; }
 	case "$deb_arch" in
@@ -43,6 +47,7 @@ if [ -n "$deb_arch" ]; then
 	arm64) pkgs+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static) ;;
 	*) echo "deps: board $board: unsupported BOARD_DEB_ARCH '$deb_arch'" >&2; exit 2 ;;
 	esac
+	deb_arches+=("$deb_arch")
 	foreign+=(libprotobuf-c-dev libcmocka-dev libc6)
 	# libbpf (+ libelf, zlib) only for the libbpf fallback loader (Kconfig default: on unless
 	# static); the light skeletons need just libbpf's headers, which the host's libbpf-dev has.
@@ -58,7 +63,10 @@ if [ -n "$deb_arch" ]; then
 		pkgs+=(qemu-system-arm cpio socat)
 	fi
 	for p in "${foreign[@]}"; do pkgs+=("$p:$deb_arch"); done
-fi
+}
+for b in "$@"; do add_board "$b"; done
+# one line per package, first mention kept
+mapfile -t pkgs < <(printf '%s\n' "${pkgs[@]}" | awk '!seen[$0]++')
 
 if [ $list -eq 1 ]; then
 	printf '%s\n' "${pkgs[@]}"
@@ -79,10 +87,12 @@ if [ "$(id -u)" -ne 0 ]; then
 	SUDO=sudo
 fi
 export DEBIAN_FRONTEND=noninteractive
-if [ -n "$deb_arch" ] && ! dpkg --print-foreign-architectures | grep -qx "$deb_arch"; then
-	echo "deps: enabling the $deb_arch architecture (dpkg multiarch)"
-	$SUDO dpkg --add-architecture "$deb_arch"
-fi
+for a in $(printf '%s\n' "${deb_arches[@]}" | sort -u); do
+	if ! dpkg --print-foreign-architectures | grep -qx "$a"; then
+		echo "deps: enabling the $a architecture (dpkg multiarch)"
+		$SUDO dpkg --add-architecture "$a"
+	fi
+done
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 echo "deps: done"

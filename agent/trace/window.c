@@ -122,6 +122,70 @@ static int wait_stop(pid_t tid, uint64_t deadline, int *status)
 	}
 }
 
+/* SIGTRAP among tid's own pending signals (/proc/TID/status, SigPnd: a hex mask, bit
+ * SIGTRAP - 1). */
+static bool trap_pending(pid_t tid)
+{
+	char path[48], line[128];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	bool pending = false;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "SigPnd:", 7) == 0) {
+			pending = (strtoull(line + 7, NULL, 16) >> (SIGTRAP - 1)) & 1;
+			break;
+		}
+	}
+	fclose(f);
+	return pending;
+}
+
+/* A SIGTRAP the kernel raised for our single step (not the program's own int3/brk or
+ * kill): x86 sends TRAP_BRKPT/TRAP_TRACE; the generic user_single_step_report()
+ * (include/linux/ptrace.h, arm64 and arm) sends SI_USER with si_pid 0. */
+static bool trap_is_ours(pid_t tid)
+{
+	siginfo_t si;
+	if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) < 0)
+		return true;
+	return si.si_code == TRAP_BRKPT || si.si_code == TRAP_TRACE || (si.si_code == SI_USER && si.si_pid == 0);
+}
+
+/* Let go of tid, which is in a ptrace stop, passing sig on. When a single step was
+ * outstanding (its trap not seen: the stepped instruction was a system call that blocked,
+ * or the thread was slow, and our PTRACE_INTERRUPT stopped it first), the step's SIGTRAP
+ * may already be queued to the thread: kernel/entry/syscall-common.c, syscall_exit_work()
+ * -> ptrace_report_syscall_exit(regs, step) -> user_single_step_report() queues it on the
+ * way out of the system call, and get_signal() (kernel/signal.c) reports the pending
+ * jobctl trap (our interrupt) before it dequeues signals. Detached with that SIGTRAP
+ * pending, the thread takes it untraced and its default action kills the program with a
+ * core dump (seen: 5 of 10 `agent profile` runs of cl_matmul). So take it while still
+ * attached: resume the thread, which dequeues the pending SIGTRAP before running any
+ * instruction and reports it as a signal-delivery stop, and detach suppressing it.
+ * Returns 0, or 1 when the thread exited meanwhile (*status its wait status). */
+static int detach_clean(pid_t tid, int sig, bool step_outstanding, int *status)
+{
+	for (int i = 0; step_outstanding && i < 4 && trap_pending(tid); i++) {
+		if (ptrace(PTRACE_CONT, tid, NULL, (void *)(long)sig) < 0)
+			break;
+		sig = 0;
+		if (wait_stop(tid, clock_mono_ns() + 1000000000ull, status) < 0)
+			break; /* did not stop within 1 s: let it go as it is */
+		if (WIFEXITED(*status) || WIFSIGNALED(*status))
+			return 1;
+		if (WIFSTOPPED(*status) && (*status >> 16) == 0) {
+			int s = WSTOPSIG(*status);
+			if (s == SIGTRAP && trap_is_ours(tid))
+				break; /* consumed: detach with no signal */
+			sig = s; /* the program's own signal came first: pass it on */
+		}
+	}
+	ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig);
+	return 0;
+}
+
 static int record_step(struct trace_decoder *d, pid_t tid, const struct regs *r, struct trace_window *w)
 {
 	uint64_t pc = reg_pc(r);
@@ -210,6 +274,7 @@ int trace_window_capture(struct trace_decoder *d, pid_t tid, size_t n, uint64_t 
 		w->signals_redelivered++;
 	}
 	w->end = TRACE_END_COMPLETE;
+	bool stepping = false; /* a PTRACE_SINGLESTEP whose stop we have not seen */
 	while (w->n < n) {
 		struct regs r;
 		rc = get_regs(tid, &r);
@@ -223,18 +288,25 @@ int trace_window_capture(struct trace_decoder *d, pid_t tid, size_t n, uint64_t 
 			break;
 		}
 		sig = 0;
+		stepping = true;
 		rc = wait_stop(tid, deadline, &status);
 		if (rc == -ETIMEDOUT) {
 			/* Blocked (a system call that waits): stop it where it is and let go. */
 			ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
 			status = 0;
-			if (wait_stop(tid, clock_mono_ns() + 1000000000ull, &status) == 0 &&
-			    (WIFEXITED(status) || WIFSIGNALED(status))) {
+			bool stopped = wait_stop(tid, clock_mono_ns() + 1000000000ull, &status) == 0;
+			if (stopped && (WIFEXITED(status) || WIFSIGNALED(status))) {
 				w->end = TRACE_END_EXITED; /* it exited instead of stopping */
 				w->exit_status = status;
 				w->reaped = true;
 				w->stop_ns = clock_mono_ns() - w->start_ns;
 				return 0;
+			}
+			if (stopped && WIFSTOPPED(status) && (status >> 16) == 0) {
+				if (WSTOPSIG(status) == SIGTRAP)
+					stepping = false; /* the step ended after all: its trap */
+				else
+					sig = WSTOPSIG(status); /* the program's signal: pass it on */
 			}
 			w->end = TRACE_END_BLOCKED;
 			break;
@@ -256,10 +328,15 @@ int trace_window_capture(struct trace_decoder *d, pid_t tid, size_t n, uint64_t 
 			w->n--; /* this stop did not execute an instruction: trace it again */
 		} else if (WIFSTOPPED(status) && (status >> 16) == PTRACE_EVENT_STOP) {
 			w->n--; /* group-stop or interrupt: nothing executed */
+		} else {
+			stepping = false; /* the step's own trap */
 		}
 	}
-	if (w->end != TRACE_END_EXITED)
-		ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig);
+	if (w->end != TRACE_END_EXITED && detach_clean(tid, sig, stepping, &status) == 1) {
+		w->end = TRACE_END_EXITED;
+		w->exit_status = status;
+		w->reaped = true;
+	}
 	w->stop_ns = clock_mono_ns() - w->start_ns;
 	return 0;
 }

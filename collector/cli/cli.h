@@ -18,6 +18,7 @@ int cli_calibrate(int argc, char **argv); /* cli_calibrate.c */
 int cli_edag(int argc, char **argv);
 int cli_roofline(int argc, char **argv);    /* cli_analysis.c */
 int cli_sensitivity(int argc, char **argv); /* cli_analysis.c */
+int cli_recover(int argc, char **argv);
 
 /* The subcommand table (cli_commands.c): main() dispatches from it and
  * `collector --help` lists it. NULL-name terminated. */
@@ -33,13 +34,20 @@ const struct cli_command *cli_command_find(const char *name);
 void cli_commands_usage(FILE *f);
 void cli_commands_help(FILE *f);
 
-/* Open an existing store read-only; errors are logged with what to do. */
-int cli_open_store(const char *path, struct store **out);
+/* Open an existing store read-only, checked first as check says (STORE_CHECK_*
+ * flags, 0: not checked); errors are logged with what to do. */
+int cli_open_store(const char *path, unsigned check, struct store **out);
+/* --check full|quick|off, taken by every command that opens a store (default
+ * quick): the value as STORE_CHECK_* flags into *check; 0, or 2 after printing
+ * the usage error. CLI_CHECK_HELP is its line in the commands' usage. */
+int cli_check_arg(const char *cmd, const char *arg, unsigned *check);
+#define CLI_CHECK_DEFAULT STORE_CHECK_QUICK
+#define CLI_CHECK_HELP                                                                                      \
+	"  --check MODE  check the store before reading it: quick (default), full, or off (read a\n"       \
+	"                damaged store as far as it goes)\n"
 /* The session id in s ("--session N"): N when s is a whole positive decimal
  * number, else 0 (NULL, empty, trailing text, zero or negative). */
 long long cli_session_id(const char *s);
-/* Copy s for terminal output: control characters become '?', empty is "-". */
-const char *cli_clean(char *buf, size_t len, const char *s);
 /* "2024-05-01T12:00:00Z" (UTC) or "-" for 0. */
 const char *cli_time(char *buf, size_t len, int64_t unix_s);
 

@@ -19,17 +19,18 @@ static const char roofline_usage[] =
 	"  collector calibrate --model); one dot per process (CPU counters) and per OpenCL kernel.\n"
 	"  --kernel-model FILE  lines 'KERNEL ops=N bytes=N' (per work-item) give the kernels' W and Q\n"
 	"  --device   which roof -o draws (default: gpu when a kernel has a dot, else cpu)\n"
-	"  -o         write the chart; .png goes through rsvg-convert (librsvg2-bin)\n";
+	"  -o         write the chart; .png goes through rsvg-convert (librsvg2-bin)\n" CLI_CHECK_HELP;
 
 static const char sensitivity_usage[] =
 	"usage: collector sensitivity --store PATH --session N [--machine FILE] [-o PREFIX] [--json]\n"
 	"  Per traced thread (the session's trace windows through the eDAG engine): W, D, W/D, lambda,\n"
 	"  Lambda and the added latency that costs 10 %; -o writes PREFIX.K.svg, the predicted slowdown vs\n"
-	"  added latency for m = 1, 2, 4, one per thread (K = 1, 2, ...).\n";
+	"  added latency for m = 1, 2, 4, one per thread (K = 1, 2, ...).\n" CLI_CHECK_HELP;
 
 struct aopts {
 	const char *store, *out, *device;
 	long long session;
+	unsigned check;
 	bool json;
 	struct overview_opts o;
 };
@@ -41,11 +42,12 @@ static int parse(int argc, char **argv, const char *usage, struct aopts *a)
 		{"machine", required_argument, NULL, 'M'},	{"kernel-model", required_argument, NULL, 'k'},
 		{"device", required_argument, NULL, 'd'},	{"json", no_argument, NULL, 'j'},
 		{"output", required_argument, NULL, 'o'},	{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{"check", required_argument, NULL, 'K'},	{NULL, 0, NULL, 0},
 	};
 	int ch;
 	char *end = NULL;
 	optind = 1;
+	a->check = CLI_CHECK_DEFAULT;
 	while ((ch = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 's': a->store = optarg; break;
@@ -55,6 +57,7 @@ static int parse(int argc, char **argv, const char *usage, struct aopts *a)
 		case 'd': a->device = optarg; break;
 		case 'j': a->json = true; break;
 		case 'o': a->out = optarg; break;
+		case 'K': if (cli_check_arg(argv[0], optarg, &a->check)) return 2; break;
 		case 'h': fputs(usage, stdout); return 0;
 		default: fputs(usage, stderr); return 2;
 		}
@@ -73,7 +76,7 @@ static int parse(int argc, char **argv, const char *usage, struct aopts *a)
 static int load(const struct aopts *a, struct overview *ov)
 {
 	struct store *st;
-	if (cli_open_store(a->store, &st) < 0)
+	if (cli_open_store(a->store, a->check, &st) < 0)
 		return -EIO;
 	int rc = overview_load(st, a->session, &a->o, ov);
 	store_close(st);

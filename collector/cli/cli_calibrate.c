@@ -11,6 +11,7 @@
 #include "calib/calib_io.h"
 #include "cli.h"
 #include "log.h"
+#include "report/text_safe.h"
 #include "store/store_calib.h"
 
 static const char calibrate_usage[] =
@@ -22,7 +23,7 @@ static const char calibrate_usage[] =
 	"  --emit FILE    write a GPGPU-sim config (gpgpusim.config); each option is commented\n"
 	"                 with the parameter it comes from, or why it was kept from the base\n"
 	"  --base FILE    base gpgpusim.config (default: built-in QuadroFX5800-like defaults)\n"
-	"  Without --model/--emit: print the parameters.\n";
+	"  Without --model/--emit: print the parameters.\n" CLI_CHECK_HELP;
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -125,16 +126,19 @@ static int write_sim(FILE *f, const void *arg)
 	return calib_gpgpusim_write(e->m, e->base, f);
 }
 
+/* Device, names, units and methods may come from the agent's Calibration records. */
 static void print_model(const struct calib_model *m)
 {
-	printf("machine model of %s (%s), %zu parameters\n", m->device[0] ? m->device : "-",
-	       m->source[0] ? m->source : "-", m->nparams);
-	printf("%-32s %14s %-10s %8s %6s  %s\n", "PARAMETER", "VALUE", "UNIT", "SPREAD", "CONF", "METHOD");
+	FILE *f = text_safe_open(stdout);
+	fprintf(f, "machine model of %s (%s), %zu parameters\n", m->device[0] ? m->device : "-",
+		m->source[0] ? m->source : "-", m->nparams);
+	fprintf(f, "%-32s %14s %-10s %8s %6s  %s\n", "PARAMETER", "VALUE", "UNIT", "SPREAD", "CONF", "METHOD");
 	for (size_t i = 0; i < m->nparams; i++) {
 		const struct calib_param *p = &m->params[i];
-		printf("%-32s %14.6g %-10s %7.1f%% %6.2f  %s%s\n", p->name, p->value, p->unit, p->spread * 100,
-		       p->confidence, p->method, p->flagged ? "  [FLAGGED]" : "");
+		fprintf(f, "%-32s %14.6g %-10s %7.1f%% %6.2f  %s%s\n", p->name, p->value, p->unit, p->spread * 100,
+			p->confidence, p->method, p->flagged ? "  [FLAGGED]" : "");
 	}
+	text_safe_close(f, stdout);
 }
 
 int cli_calibrate(int argc, char **argv)
@@ -146,8 +150,10 @@ int cli_calibrate(int argc, char **argv)
 					     {"emit", required_argument, NULL, 'e'},
 					     {"base", required_argument, NULL, 'b'},
 					     {"help", no_argument, NULL, 'h'},
+					     {"check", required_argument, NULL, 'K'},
 					     {NULL, 0, NULL, 0}};
 	const char *store_path = NULL, *from = NULL, *model_out = NULL, *emit = NULL, *base_path = NULL;
+	unsigned check = CLI_CHECK_DEFAULT;
 	long long session = -1;
 	int ch;
 	optind = 1;
@@ -158,6 +164,7 @@ int cli_calibrate(int argc, char **argv)
 		case 'm': model_out = optarg; break;
 		case 'e': emit = optarg; break;
 		case 'b': base_path = optarg; break;
+		case 'K': if (cli_check_arg("calibrate", optarg, &check)) return 2; break;
 		case 'n': {
 			char *end;
 			session = strtoll(optarg, &end, 10);
@@ -201,7 +208,7 @@ int cli_calibrate(int argc, char **argv)
 		}
 	} else {
 		struct store *st;
-		if (cli_open_store(store_path, &st) < 0)
+		if (cli_open_store(store_path, check, &st) < 0)
 			goto out;
 		struct from_store fs = {.m = m};
 		int n = store_calib_params(st, session, take_param, &fs);
@@ -224,11 +231,13 @@ int cli_calibrate(int argc, char **argv)
 	struct emit_args ea = {.m = m, .base = base};
 	if (emit && write_file(emit, write_sim, &ea) < 0)
 		goto out;
+	char dev[sizeof(m->device)];
 	if (!model_out && !emit)
 		print_model(m);
 	else
-		fprintf(stderr, "calibrate: %zu parameters of %s%s%s%s%s\n", m->nparams, m->device[0] ? m->device : "-",
-			model_out ? " -> " : "", model_out ? model_out : "", emit ? " -> " : "", emit ? emit : "");
+		fprintf(stderr, "calibrate: %zu parameters of %s%s%s%s%s\n", m->nparams,
+			text_safe_copy(dev, sizeof(dev), m->device), model_out ? " -> " : "", model_out ? model_out : "",
+			emit ? " -> " : "", emit ? emit : "");
 	status = 0;
 out:
 	free(base);

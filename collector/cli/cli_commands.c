@@ -21,6 +21,8 @@ const struct cli_command cli_commands[] = {
 	 "roofline ceilings and dots, and the chart"},
 	{"sensitivity", cli_sensitivity, "--store PATH --session N [--machine F] [-o PREFIX]",
 	 "latency sensitivity per traced thread, and its slowdown charts"},
+	{"recover", cli_recover, "--store DAMAGED.db --out NEW.db",
+	 "copy what a damaged SQLite store still holds into a new store"},
 	{NULL, NULL, NULL, NULL},
 };
 
@@ -43,4 +45,7 @@ void cli_commands_help(FILE *f)
 	fputs("commands ('collector COMMAND --help' shows its options):\n", f);
 	for (const struct cli_command *c = cli_commands; c->name; c++)
 		fprintf(f, "  %-13s %s\n", c->name, c->help);
+	fputs("Each command that reads a store takes --check full|quick|off (default quick): a damaged\n"
+	      "store is refused with how to recover it.\n",
+	      f);
 }

@@ -1,28 +1,26 @@
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "cli.h"
 #include "log.h"
 
-int cli_open_store(const char *path, struct store **out)
+int cli_open_store(const char *path, unsigned check, struct store **out)
 {
 	if (!path) {
 		log_error("no store given: pass --store PATH (the file the collector writes)");
 		return -EINVAL;
 	}
-	return store_open(path, STORE_READ_ONLY, out);
+	return store_open(path, STORE_READ_ONLY | check, out);
 }
 
-const char *cli_clean(char *buf, size_t len, const char *s)
+int cli_check_arg(const char *cmd, const char *arg, unsigned *check)
 {
-	size_t n = 0;
-	if (!s || !*s)
-		s = "-";
-	for (; *s && n + 1 < len; s++)
-		buf[n++] = ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' : *s;
-	buf[n] = 0;
-	return buf;
+	if (store_check_flags(arg, check) == 0)
+		return 0;
+	fprintf(stderr, "collector %s: --check wants full, quick or off, not '%s'\n", cmd, arg);
+	return 2;
 }
 
 long long cli_session_id(const char *s)

@@ -10,11 +10,12 @@
 #include "cli.h"
 #include "json.h"
 #include "log.h"
+#include "report/text_safe.h"
 
 static const char dump_usage[] =
-    "usage: collector dump --store PATH --session N [--json] [--rows]\n"
+    "usage: collector dump --store PATH --session N [--json] [--rows] [--check full|quick|off]\n"
     "  Show session N (see `collector sessions`): board, kernel, CPUs, GPUs, target,\n"
-    "  per-event totals and rates; --rows adds every counter row.\n";
+    "  per-event totals and rates; --rows adds every counter row.\n" CLI_CHECK_HELP;
 
 struct dump {
 	bool json, rows;
@@ -30,14 +31,14 @@ static int text_session(const struct store_session_row *r, void *arg)
 	char a[256], b[256], c[256], t1[32], t2[32];
 	d->span_s = (double)r->last_t_ns / 1e9;
 	printf("session %lld: agent %s, boot id %016llx, %llu connects, last peer %s\n", (long long)r->id,
-	       cli_clean(a, sizeof(a), r->agent_id), (unsigned long long)r->boot_id,
-	       (unsigned long long)r->connects, cli_clean(b, sizeof(b), r->peer));
-	printf("  board:    %s\n", cli_clean(a, sizeof(a), r->board));
-	printf("  kernel:   %s (%s) on host %s\n", cli_clean(a, sizeof(a), r->kernel_release),
-	       cli_clean(b, sizeof(b), r->machine), cli_clean(c, sizeof(c), r->hostname));
-	printf("  agent:    version %s, features %s, schema %u\n", cli_clean(a, sizeof(a), r->agent_version),
-	       cli_clean(b, sizeof(b), r->features), r->schema_version);
-	printf("  target:   %s\n", cli_clean(a, sizeof(a), r->target));
+	       text_safe_copy(a, sizeof(a), r->agent_id), (unsigned long long)r->boot_id,
+	       (unsigned long long)r->connects, text_safe_copy(b, sizeof(b), r->peer));
+	printf("  board:    %s\n", text_safe_copy(a, sizeof(a), r->board));
+	printf("  kernel:   %s (%s) on host %s\n", text_safe_copy(a, sizeof(a), r->kernel_release),
+	       text_safe_copy(b, sizeof(b), r->machine), text_safe_copy(c, sizeof(c), r->hostname));
+	printf("  agent:    version %s, features %s, schema %u\n", text_safe_copy(a, sizeof(a), r->agent_version),
+	       text_safe_copy(b, sizeof(b), r->features), r->schema_version);
+	printf("  target:   %s\n", text_safe_copy(a, sizeof(a), r->target));
 	printf("  clock:    id %u, base_ns %llu", r->clock_id, (unsigned long long)r->base_ns);
 	if (r->realtime_ns)
 		printf(", wall time at base %s + %.9f s",
@@ -60,7 +61,7 @@ static int text_cpu(const struct store_cpu_row *r, void *arg)
 	if (d->n++ == 0)
 		printf("  cpus:\n");
 	printf("    cpu%-3u %s (implementer 0x%02x part 0x%03x), max %llu kHz\n", r->cpu,
-	       cli_clean(m, sizeof(m), r->model), r->implementer, r->part,
+	       text_safe_copy(m, sizeof(m), r->model), r->implementer, r->part,
 	       (unsigned long long)r->max_freq_khz);
 	return 0;
 }
@@ -73,9 +74,9 @@ static int text_gpu(const struct store_gpu_row *r, void *arg)
 		printf("  gpus:\n");
 	printf("    gpu%-3u %s (%s, platform %s), %s, driver %s, %u compute units, %llu MiB, %u MHz, type "
 	       "0x%x\n",
-	       r->idx, cli_clean(n, sizeof(n), r->name), cli_clean(v, sizeof(v), r->vendor),
-	       cli_clean(p, sizeof(p), r->platform), cli_clean(ver, sizeof(ver), r->version),
-	       cli_clean(drv, sizeof(drv), r->driver), r->compute_units,
+	       r->idx, text_safe_copy(n, sizeof(n), r->name), text_safe_copy(v, sizeof(v), r->vendor),
+	       text_safe_copy(p, sizeof(p), r->platform), text_safe_copy(ver, sizeof(ver), r->version),
+	       text_safe_copy(drv, sizeof(drv), r->driver), r->compute_units,
 	       (unsigned long long)(r->global_mem_bytes >> 20), r->max_clock_mhz, r->type);
 	return 0;
 }
@@ -90,8 +91,8 @@ static int text_event(const struct store_event_summary *e, void *arg)
 	char rate[32] = "-";
 	if (d->span_s > 0)
 		snprintf(rate, sizeof(rate), "%.6g", (double)e->total / d->span_s);
-	printf("%-6u %-28s %-6s %10llu %20llu %14s\n", e->event_id, cli_clean(n, sizeof(n), e->name),
-	       e->unit[0] ? cli_clean(u, sizeof(u), e->unit) : "", (unsigned long long)e->samples,
+	printf("%-6u %-28s %-6s %10llu %20llu %14s\n", e->event_id, text_safe_copy(n, sizeof(n), e->name),
+	       e->unit[0] ? text_safe_copy(u, sizeof(u), e->unit) : "", (unsigned long long)e->samples,
 	       (unsigned long long)e->total, rate);
 	return 0;
 }
@@ -102,7 +103,7 @@ static int text_row(const struct store_sample_row *r, void *arg)
 	char n[160];
 	if (d->n++ == 0)
 		printf("%-16s %-28s %20s %8s %8s\n", "T_S", "EVENT", "VALUE", "RUNNING%", "SEQ");
-	printf("%-16.9f %-28s %20llu %8u %8llu\n", (double)r->t_ns / 1e9, cli_clean(n, sizeof(n), r->name),
+	printf("%-16.9f %-28s %20llu %8u %8llu\n", (double)r->t_ns / 1e9, text_safe_copy(n, sizeof(n), r->name),
 	       (unsigned long long)r->value, r->running_pct, (unsigned long long)r->seq);
 	return 0;
 }
@@ -290,8 +291,10 @@ int cli_dump(int argc, char **argv)
 	static const struct option opts[] = {
 	    {"store", required_argument, NULL, 's'}, {"session", required_argument, NULL, 'n'},
 	    {"json", no_argument, NULL, 'j'},	     {"rows", no_argument, NULL, 'r'},
-	    {"help", no_argument, NULL, 'h'},	     {NULL, 0, NULL, 0}};
+	    {"help", no_argument, NULL, 'h'},	     {"check", required_argument, NULL, 'K'},
+	    {NULL, 0, NULL, 0}};
 	const char *path = NULL, *sess = NULL;
+	unsigned check = CLI_CHECK_DEFAULT;
 	struct dump d = {0};
 	int ch;
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -307,6 +310,10 @@ int cli_dump(int argc, char **argv)
 			break;
 		case 'r':
 			d.rows = true;
+			break;
+		case 'K':
+			if (cli_check_arg("dump", optarg, &check))
+				return 2;
 			break;
 		case 'h':
 			fputs(dump_usage, stdout);
@@ -327,7 +334,7 @@ int cli_dump(int argc, char **argv)
 		return 2;
 	}
 	struct store *st;
-	if (cli_open_store(path, &st) < 0)
+	if (cli_open_store(path, check, &st) < 0)
 		return 1;
 	int rc = d.json ? dump_json(st, id, &d) : dump_text(st, id, &d);
 	if (rc == -ENOENT)

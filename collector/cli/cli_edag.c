@@ -13,6 +13,7 @@
 #include "log.h"
 #include "report/cache_model.h"
 #include "report/program_name.h"
+#include "report/text_safe.h"
 #include "store/store_trace.h"
 
 static const char edag_usage[] =
@@ -36,7 +37,7 @@ static const char edag_usage[] =
     "  --cpu N           edan: the vCPU to analyse (default: the first one in the file)\n"
     "  --max-bad N       accept up to N bad trace lines (default: 100 and at most 1% of the lines)\n"
     "  --threads N       trace files: 1 one thread, 2 parser + engine, 3 (default) two EDAN parsers + engine\n"
-    "Trace files may be gzip (.gz) or zstd (.zst) compressed.\n";
+    CLI_CHECK_HELP "Trace files may be gzip (.gz) or zstd (.zst) compressed.\n";
 
 /* ---------------------------------------------------------------- running windows */
 
@@ -283,7 +284,7 @@ static int target_cb(const struct store_session_row *row, void *arg)
 static int run_store(struct run *r)
 {
 	struct store *st;
-	if (cli_open_store(r->o->store, &st) < 0)
+	if (cli_open_store(r->o->store, 0, &st) < 0) /* checked by the first open (cli_edag) */
 		return -EIO;
 	int rc = store_list_trace_windows(st, r->o->session, r->o->window, store_window, r);
 	store_close(st);
@@ -353,6 +354,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	    {"cpu", required_argument, NULL, 'u'},
 	    {"max-bad", required_argument, NULL, 'B'},
 	    {"threads", required_argument, NULL, 'T'},
+	    {"check", required_argument, NULL, 'k'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -388,6 +390,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		switch (ch) {
 		case 's':
 			o->store = optarg;
+			break;
+		case 'k':
+			if (cli_check_arg("edag", optarg, &o->check))
+				return 2;
 			break;
 		case 'n':
 			o->session = strtoll(optarg, &end, 10);
@@ -585,17 +591,17 @@ static int parse_args(int argc, char **argv, struct opts *o)
 
 int cli_edag(int argc, char **argv)
 {
-	struct opts o = {.window = -1, .cpu = -1, .max_bad = -1, .threads = 3};
+	struct opts o = {.window = -1, .cpu = -1, .max_bad = -1, .threads = 3, .check = CLI_CHECK_DEFAULT};
 	edag_config_default(&o.cfg);
 	int st = parse_args(argc, argv, &o);
 	if (st >= 0)
 		return st;
 	if (o.store) { /* the traced program names the windows */
 		struct store *sst;
-		if (cli_open_store(o.store, &sst) == 0) {
-			store_get_session(sst, o.session, target_cb, o.prog);
-			store_close(sst);
-		}
+		if (cli_open_store(o.store, o.check, &sst) < 0)
+			return 1;
+		store_get_session(sst, o.session, target_cb, o.prog);
+		store_close(sst);
 	}
 	struct run r = {.o = &o};
 	if (o.layers) {
@@ -630,11 +636,14 @@ int cli_edag(int argc, char **argv)
 			cache_model_describe(&o.cfg,
 					     o.cache_from ? o.cache_from : o.machine ? o.machine : "no --cache or --machine",
 					     cm, sizeof(cm));
-			printf("cache model: %s\n", cm);
+			FILE *t = text_safe_open(stdout); /* the windows are named after the agent's program */
+			fprintf(t, "cache model: %s\n", cm);
 			for (size_t i = 0; i < r.nres; i++)
-				cli_edag_print_window_text(&o, &r.res[i], r.res_unknown[i]);
+				cli_edag_print_window_text(&o, &r.res[i], r.res_unknown[i], t);
 			if (have_ap && (r.nres > 1 || ap.coverage_known))
-				cli_edag_print_approx_text(&ap);
+				cli_edag_print_approx_text(&ap, t);
+			if (text_safe_close(t, stdout) < 0)
+				status = 1;
 		}
 		if (r.g) {
 			if (r.graph_too_big) {

@@ -23,6 +23,7 @@ struct opts {
 	size_t max_vertices;
 	int64_t max_bad; /* -1: the default limit (100 lines or 1% of them) */
 	int threads;	 /* trace files: 1 all in one, 2 parser + engine, 3 (default) two EDAN parsers + engine */
+	unsigned check;	 /* --check: STORE_CHECK_* flags */
 };
 
 struct run {
@@ -88,9 +89,9 @@ const char *cli_edag_split_err(const struct edan_split *s, const struct edan_rec
 void cli_edag_split_stop(struct edan_split *s);
 
 /* Output (cli_edag_out.c). */
-void cli_edag_print_window_text(const struct opts *o, const struct edag_window_result *r, uint64_t unknown);
+void cli_edag_print_window_text(const struct opts *o, const struct edag_window_result *r, uint64_t unknown, FILE *f);
 void cli_edag_print_json(const struct opts *o, const struct run *r, const struct edag_approx *ap);
-void cli_edag_print_approx_text(const struct edag_approx *ap);
+void cli_edag_print_approx_text(const struct edag_approx *ap, FILE *f);
 int cli_edag_write_graph(const struct opts *o, const struct edag_graph *g);
 int cli_edag_write_sweep(const struct opts *o, const struct edag_metrics *mt, const char *label, FILE *f);
 

@@ -12,7 +12,7 @@
 
 /* ---------------------------------------------------------------- output */
 
-void cli_edag_print_window_text(const struct opts *o, const struct edag_window_result *r, uint64_t unknown)
+void cli_edag_print_window_text(const struct opts *o, const struct edag_window_result *r, uint64_t unknown, FILE *f)
 {
 	const struct edag_metrics *mt = &r->mt;
 	const struct edag_config *c = &o->cfg;
@@ -20,26 +20,26 @@ void cli_edag_print_window_text(const struct opts *o, const struct edag_window_r
 	edag_bounds(mt, c->m, c->alpha, c->alpha0, &b);
 	char who[96];
 	thread_label(o->prog, r->info.pid, r->info.tid, who, sizeof(who));
-	printf("window %u (%s, t %.6f s, share %.4g, %llu instructions):\n", r->info.index, who,
+	fprintf(f, "window %u (%s, t %.6f s, share %.4g, %llu instructions):\n", r->info.index, who,
 	       (double)r->info.t_ns / 1e9, r->info.share, (unsigned long long)r->n_insns);
-	printf("  vertices %llu, memory accesses %llu, W %llu memory vertices, D %llu (memory depth)\n",
+	fprintf(f, "  vertices %llu, memory accesses %llu, W %llu memory vertices, D %llu (memory depth)\n",
 	       (unsigned long long)mt->vertices, (unsigned long long)mt->accesses, (unsigned long long)mt->W,
 	       (unsigned long long)mt->D);
 	for (unsigned i = 0; i < c->nlevels; i++)
-		printf("  %-5s %llu hits, %llu misses (W if it were the last level)\n", c->level[i].name,
+		fprintf(f, "  %-5s %llu hits, %llu misses (W if it were the last level)\n", c->level[i].name,
 		       (unsigned long long)mt->level_hit[i], (unsigned long long)mt->level_miss[i]);
-	printf("  critical path %llu vertices, cost %llu (C = %llu compute, %llu memory vertices), "
+	fprintf(f, "  critical path %llu vertices, cost %llu (C = %llu compute, %llu memory vertices), "
 	       "parallelism %.4g\n",
 	       (unsigned long long)mt->cp_vertices, (unsigned long long)mt->cp_cost,
 	       (unsigned long long)mt->cp_compute, (unsigned long long)mt->cp_memory, mt->parallelism);
-	printf("  edges: %llu register RAW, %llu memory RAW%s", (unsigned long long)mt->edges_reg,
+	fprintf(f, "  edges: %llu register RAW, %llu memory RAW%s", (unsigned long long)mt->edges_reg,
 	       (unsigned long long)mt->edges_mem, c->all_deps ? "" : "\n");
 	if (c->all_deps)
-		printf(", %llu WAR/WAW/RAR\n", (unsigned long long)mt->edges_false);
-	printf("  m=%g alpha=%g: %.6g <= M <= %.6g; lambda %.6g; Lambda(alpha0=%u) %.4f\n", b.m, b.alpha,
+		fprintf(f, ", %llu WAR/WAW/RAR\n", (unsigned long long)mt->edges_false);
+	fprintf(f, "  m=%g alpha=%g: %.6g <= M <= %.6g; lambda %.6g; Lambda(alpha0=%u) %.4f\n", b.m, b.alpha,
 	       b.lower, b.upper, b.lambda, c->alpha0, b.Lambda);
 	if (unknown)
-		printf("  unknown class: %llu vertices (mnemonics the parser does not know: class guessed)\n",
+		fprintf(f, "  unknown class: %llu vertices (mnemonics the parser does not know: class guessed)\n",
 		       (unsigned long long)unknown);
 }
 
@@ -144,9 +144,9 @@ void cli_edag_print_json(const struct opts *o, const struct run *r, const struct
 	fputs("}\n", f);
 }
 
-void cli_edag_print_approx_text(const struct edag_approx *ap)
+void cli_edag_print_approx_text(const struct edag_approx *ap, FILE *f)
 {
-	printf("whole-run estimate from %zu windows (%llu sampled instructions for %.6g represented, "
+	fprintf(f, "whole-run estimate from %zu windows (%llu sampled instructions for %.6g represented, "
 	       "coverage %.4g%s; "
 	       "95%% intervals):\n",
 	       ap->windows, (unsigned long long)ap->sampled_insns, ap->represented_insns, ap->coverage,
@@ -155,8 +155,8 @@ void cli_edag_print_approx_text(const struct edag_approx *ap)
 					   &ap->cp_vertices, &ap->lambda, &ap->Lambda};
 	const char *n[] = {"vertices", "W", "D", "critical path", "lambda", "Lambda"};
 	for (int i = 0; i < 6; i++)
-		printf("  %-14s %.6g [%.6g, %.6g]\n", n[i], e[i]->value, e[i]->lo, e[i]->hi);
-	printf("  D per window: min %.6g, mean %.6g, max %.6g\n", ap->D_min, ap->D_mean, ap->D_max);
+		fprintf(f, "  %-14s %.6g [%.6g, %.6g]\n", n[i], e[i]->value, e[i]->lo, e[i]->hi);
+	fprintf(f, "  D per window: min %.6g, mean %.6g, max %.6g\n", ap->D_min, ap->D_mean, ap->D_max);
 }
 
 int cli_edag_write_graph(const struct opts *o, const struct edag_graph *g)

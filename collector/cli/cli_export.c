@@ -23,8 +23,9 @@
 #define COUNTER_PID 0
 
 static const char export_usage[] =
-	"usage: collector export --store PATH --session N --perfetto OUT.json\n"
+	"usage: collector export --store PATH --session N --perfetto OUT.json [--check full|quick|off]\n"
 	"  --perfetto FILE  write Chrome/Perfetto trace JSON (open it in ui.perfetto.dev); '-' = stdout\n"
+	CLI_CHECK_HELP
 	"Tracks: OpenCL commands (one per queue, per process), CPU counters, Mali GPU counters (rates per ms).\n";
 
 static void ts_us(FILE *f, int64_t ns)
@@ -230,9 +231,11 @@ int cli_export(int argc, char **argv)
 		{"session", required_argument, NULL, 'n'},
 		{"perfetto", required_argument, NULL, 'p'},
 		{"help", no_argument, NULL, 'h'},
+		{"check", required_argument, NULL, 'K'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *path = NULL, *sess = NULL, *outp = NULL;
+	unsigned check = CLI_CHECK_DEFAULT;
 	int ch;
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -240,6 +243,7 @@ int cli_export(int argc, char **argv)
 		case 's': path = optarg; break;
 		case 'n': sess = optarg; break;
 		case 'p': outp = optarg; break;
+		case 'K': if (cli_check_arg("export", optarg, &check)) return 2; break;
 		case 'h': fputs(export_usage, stdout); return 0;
 		default: fputs(export_usage, stderr); return 2;
 		}
@@ -251,7 +255,7 @@ int cli_export(int argc, char **argv)
 		return 2;
 	}
 	struct store *st;
-	if (cli_open_store(path, &st) < 0)
+	if (cli_open_store(path, check, &st) < 0)
 		return 1;
 	if (store_get_session(st, id, session_exists, NULL) == -ENOENT) {
 		log_error("no session %lld in %s: see `collector sessions --store %s`", id, path, path);

@@ -13,7 +13,8 @@
 
 static const char report_usage[] =
 	"usage: collector report --store PATH --session N [--top] [--opencl] [--gpu] [--json] [--symfs DIR] [--limit N]\n"
-	"                        [--format text|json|html] [--machine FILE] [--kernel-model FILE] [--sort KEY]\n"
+	"                        [--format text|json|html] [--machine FILE] [--kernel-model FILE] [--check full|quick|off]\n"
+	"                        [--sort KEY]\n"
 	"  --top      functions with the most CPU samples (symbols resolved on this host)\n"
 	"  --opencl   OpenCL kernels: count, total, mean, p50/p95 device time, queue delay, GPU share; one row\n"
 	"             per kernel, program and NDRange shape (global / local work sizes); whether the program\n"
@@ -26,7 +27,7 @@ static const char report_usage[] =
 	"latency sensitivity, calibration summary) in --format text (default), json or html (one\n"
 	"self-contained page with the charts inline; --json is --format json).\n"
 	"  --machine FILE       calibration when the session has none (collector calibrate --model)\n"
-	"  --kernel-model FILE  per-kernel 'NAME ops=N bytes=N' (per work-item) for the roofline dots\n";
+	"  --kernel-model FILE  per-kernel 'NAME ops=N bytes=N' (per work-item) for the roofline dots\n" CLI_CHECK_HELP;
 
 static int overview(struct store *st, long long id, const struct report_opts *ro, const char *format,
 		    const char *machine, const char *kmodel)
@@ -60,10 +61,12 @@ int cli_report(int argc, char **argv)
 		{"limit", required_argument, NULL, 'l'}, {"help", no_argument, NULL, 'h'},
 		{"format", required_argument, NULL, 'F'}, {"machine", required_argument, NULL, 'M'},
 		{"kernel-model", required_argument, NULL, 'k'}, {"gpu", no_argument, NULL, 'g'},
-		{"sort", required_argument, NULL, 'S'},  {NULL, 0, NULL, 0},
+		{"check", required_argument, NULL, 'K'}, {"sort", required_argument, NULL, 'S'},
+		{NULL, 0, NULL, 0},
 	};
 	const char *path = NULL, *sess = NULL, *format = NULL, *machine = NULL, *kmodel = NULL;
 	bool top = false, opencl = false, gpu = false;
+	unsigned check = CLI_CHECK_DEFAULT;
 	struct report_opts ro = {.limit = 20};
 	int ch;
 	optind = 1;
@@ -80,6 +83,7 @@ int cli_report(int argc, char **argv)
 		case 'F': format = optarg; break;
 		case 'M': machine = optarg; break;
 		case 'k': kmodel = optarg; break;
+		case 'K': if (cli_check_arg("report", optarg, &check)) return 2; break;
 		case 'S':
 			if (strcmp(optarg, "total") == 0)
 				ro.sort = REPORT_SORT_TOTAL;
@@ -113,7 +117,7 @@ int cli_report(int argc, char **argv)
 	if (format && strcmp(format, "json") == 0)
 		ro.json = true; /* the sections too */
 	struct store *st;
-	if (cli_open_store(path, &st) < 0)
+	if (cli_open_store(path, check, &st) < 0)
 		return 1;
 	int rc = 0;
 	if (!top && !opencl && !gpu) {

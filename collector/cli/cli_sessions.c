@@ -8,12 +8,13 @@
 
 #include "cli.h"
 #include "json.h"
+#include "report/text_safe.h"
 #include "store/store_calib.h"
 
-static const char sessions_usage[] = "usage: collector sessions --store PATH [--json]\n"
+static const char sessions_usage[] = "usage: collector sessions --store PATH [--json] [--check full|quick|off]\n"
 				     "  List the sessions (one agent process each) stored in PATH. CALIB: the session\n"
 				     "  whose calibration the reports use (the latest of the same agent id, board and\n"
-				     "  machine; the session itself when it was a calibration).\n";
+				     "  machine; the session itself when it was a calibration).\n" CLI_CHECK_HELP;
 
 struct sessions_out {
 	bool json;
@@ -94,11 +95,11 @@ static int print_session(const struct store_session_row *r, void *arg)
 			snprintf(cal, sizeof(cal), "%lld", (long long)calib_of(o, r->id));
 		printf(
 		    "%-4lld %-20s %-14s %-20s %-20s %-20s %9llu %11llu %9llu %-5s %s\n", (long long)r->id,
-		    cli_clean(agent, sizeof(agent), r->agent_id), cli_clean(board, sizeof(board), r->board),
-		    cli_clean(kernel, sizeof(kernel), r->kernel_release),
+		    text_safe_copy(agent, sizeof(agent), r->agent_id), text_safe_copy(board, sizeof(board), r->board),
+		    text_safe_copy(kernel, sizeof(kernel), r->kernel_release),
 		    cli_time(first, sizeof(first), r->first_seen), cli_time(last, sizeof(last), r->last_seen),
 		    (unsigned long long)r->records, (unsigned long long)r->wire_bytes,
-		    (unsigned long long)r->samples, cal, cli_clean(target, sizeof(target), r->target));
+		    (unsigned long long)r->samples, cal, text_safe_copy(target, sizeof(target), r->target));
 	}
 	o->n++;
 	return 0;
@@ -109,8 +110,10 @@ int cli_sessions(int argc, char **argv)
 	static const struct option opts[] = {{"store", required_argument, NULL, 's'},
 					     {"json", no_argument, NULL, 'j'},
 					     {"help", no_argument, NULL, 'h'},
+					     {"check", required_argument, NULL, 'K'},
 					     {NULL, 0, NULL, 0}};
 	const char *path = NULL;
+	unsigned check = CLI_CHECK_DEFAULT;
 	struct sessions_out o = {0};
 	int ch;
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -120,6 +123,10 @@ int cli_sessions(int argc, char **argv)
 			break;
 		case 'j':
 			o.json = true;
+			break;
+		case 'K':
+			if (cli_check_arg("sessions", optarg, &check))
+				return 2;
 			break;
 		case 'h':
 			fputs(sessions_usage, stdout);
@@ -135,7 +142,7 @@ int cli_sessions(int argc, char **argv)
 		return 2;
 	}
 	struct store *st;
-	if (cli_open_store(path, &st) < 0)
+	if (cli_open_store(path, check, &st) < 0)
 		return 1;
 	int rc = store_calib_map(st, calib_cb, &o);
 	if (rc < 0) {

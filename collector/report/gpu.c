@@ -10,6 +10,7 @@
 #include "report/cl_data.h"
 #include "report/report.h"
 #include "report/svg.h"
+#include "report/text_safe.h"
 
 /* enum mali_role (agent/gpu/mali_gpu.h), as GpuCounterDesc.role carries it */
 enum { R_GPU_ACTIVE = 1, R_CORE_ACTIVE, R_COMPUTE_ACTIVE, R_ARITH, R_LS, R_TEX, R_READ_BEATS, R_WRITE_BEATS };
@@ -151,7 +152,7 @@ static const char *unit(const struct gpu_report *r)
 	return strcmp(r->s.arch, "Midgard") == 0 ? "arithmetic instruction words" : "instructions issued";
 }
 
-void gpu_report_text(const struct gpu_report *r, FILE *out)
+static void gpu_text(const struct gpu_report *r, FILE *out)
 {
 	if (r->s.nrows == 0) {
 		fprintf(out, "GPU counters: none in this session (agent run --gpu on a board with a Mali "
@@ -264,9 +265,16 @@ int report_gpu(struct store *st, int64_t sid, const struct report_opts *o, FILE 
 	if (o->json)
 		gpu_report_json(&gr, out);
 	else
-		gpu_report_text(&gr, out);
+		rc = gpu_report_text(&gr, out);
 	gpu_report_free(&gr);
-	return 0;
+	return rc;
+}
+
+int gpu_report_text(const struct gpu_report *r, FILE *out)
+{
+	FILE *t = text_safe_open(out); /* kernel names are the agent's */
+	gpu_text(r, t);
+	return text_safe_close(t, out);
 }
 
 bool report_gpu_present(struct store *st, int64_t sid)

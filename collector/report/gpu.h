@@ -37,7 +37,8 @@ struct gpu_report {
 /* 0 (nk = 0 and s.nrows = 0 when the session has no GPU counters), or -errno. */
 int gpu_report_load(struct store *st, int64_t sid, struct gpu_report *r);
 void gpu_report_free(struct gpu_report *r);
-void gpu_report_text(const struct gpu_report *r, FILE *out);
+/* Text, through the control-character filter (report/text_safe.h); 0 or -EIO. */
+int gpu_report_text(const struct gpu_report *r, FILE *out);
 /* The "gpu" object (without a key). */
 void gpu_report_json(const struct gpu_report *r, FILE *out);
 /* The counter-derived dots (words/B, words/s) of the kernels and the whole

@@ -16,6 +16,7 @@
 #include "report.h"
 #include "signame.h"
 #include "store/store_target.h"
+#include "text_safe.h"
 
 #define NAME_COL_MIN 16
 #define NAME_COL_MAX 40 /* longer names get a line of their own */
@@ -438,13 +439,14 @@ int report_opencl(struct store *st, int64_t sid, const struct report_opts *o, FI
 		return have_te;
 	}
 	if (d.n == 0 && !o->json) {
-		fprintf(out, "OpenCL: no commands in session %lld: %s\n", (long long)sid,
+		FILE *t = text_safe_open(out); /* the note and the detail are the agent's */
+		fprintf(t, "OpenCL: no commands in session %lld: %s\n", (long long)sid,
 			have_te && te->opencl_note[0] ? te->opencl_note : "profile with `agent run -- ./app`");
 		if (have_te)
-			print_program_text(te, out);
+			print_program_text(te, t);
 		cl_data_free(&d);
 		free(te);
-		return 0;
+		return text_safe_close(t, out);
 	}
 	struct stats s = {0};
 	struct drops dr[64];
@@ -453,8 +455,11 @@ int report_opencl(struct store *st, int64_t sid, const struct report_opts *o, FI
 		size_t ndr = collect_drops(&d, dr, 64);
 		if (o->json)
 			print_json(&d, &s, dr, ndr, te, have_te == 1, out);
-		else
-			print_text(&d, &s, dr, ndr, o->limit ? o->limit : 20, te, out);
+		else {
+			FILE *t = text_safe_open(out); /* kernel names are the agent's */
+			print_text(&d, &s, dr, ndr, o->limit ? o->limit : 20, te, t);
+			rc = text_safe_close(t, out);
+		}
 	}
 	free_stats(&s);
 	cl_data_free(&d);

@@ -6,6 +6,7 @@
 #include "json.h"
 #include "overview.h"
 #include "report/cache_model.h"
+#include "report/text_safe.h"
 
 /* Calibration parameters shown in the summary, in this order. */
 static const char *const calib_keys[] = {
@@ -47,7 +48,7 @@ static void roof_text(const struct roofline *r, FILE *f)
 			r->c[i].kind == ROOFLINE_COMPUTE ? "GFLOP/s" : "GB/s", r->c[i].source);
 }
 
-void overview_roofline_text(const struct overview *ov, FILE *f)
+static void roofline_text(const struct overview *ov, FILE *f)
 {
 	fprintf(f, "roofline (P = min(pi, beta*I)):\n");
 	fprintf(f, "  ceilings from: %s\n", ov->calib ? ov->calib_source : "no calibration (run agent calibrate on the board, or pass --machine FILE)");
@@ -82,7 +83,7 @@ static void delta_text(const struct overview *ov, const struct sens_row *r, char
 		snprintf(buf, len, "+%.4g %s", r->delta10, ov->sens_unit);
 }
 
-void overview_sensitivity_text(const struct overview *ov, FILE *f)
+static void sensitivity_text(const struct overview *ov, FILE *f)
 {
 	fprintf(f, "latency sensitivity (eDAG, alpha0 = %u %s, m = %g):\n", ov->edag.alpha0, ov->sens_unit,
 		ov->edag.m);
@@ -111,7 +112,7 @@ static void section_text(FILE *f, const char *title, const char *body)
 	fprintf(f, "%s\n", body ? body : title);
 }
 
-int overview_text(const struct overview *ov, FILE *f)
+static void overview_text_raw(const struct overview *ov, FILE *f)
 {
 	fprintf(f, "session %lld: %s on %s (%s), kernel %s, agent %s %s\n", (long long)ov->session,
 		or_dash(ov->target), or_dash(ov->hostname), or_dash(ov->board), or_dash(ov->kernel_release),
@@ -127,9 +128,9 @@ int overview_text(const struct overview *ov, FILE *f)
 		section_text(f, "", ov->gpu_counters);
 		fputc('\n', f);
 	}
-	overview_roofline_text(ov, f);
+	roofline_text(ov, f);
 	fputc('\n', f);
-	overview_sensitivity_text(ov, f);
+	sensitivity_text(ov, f);
 	fputc('\n', f);
 	fprintf(f, "calibration: %s\n", ov->calib ? ov->calib_source : "none (run agent calibrate or pass --machine)");
 	for (size_t i = 0; ov->calib && i < N_CALIB_KEYS; i++) {
@@ -139,7 +140,29 @@ int overview_text(const struct overview *ov, FILE *f)
 	}
 	if (ov->calib)
 		fprintf(f, "  %zu parameters, %zu flagged as untrustworthy\n", ov->calib->nparams, calib_flagged(ov->calib));
-	return ferror(f) ? -EIO : 0;
+}
+
+/* The text renderings write through the control-character filter (text_safe.h):
+ * the board, agent, program, kernel and thread names are the agent's. */
+int overview_text(const struct overview *ov, FILE *f)
+{
+	FILE *t = text_safe_open(f);
+	overview_text_raw(ov, t);
+	return text_safe_close(t, f);
+}
+
+void overview_roofline_text(const struct overview *ov, FILE *f)
+{
+	FILE *t = text_safe_open(f);
+	roofline_text(ov, t);
+	text_safe_close(t, f);
+}
+
+void overview_sensitivity_text(const struct overview *ov, FILE *f)
+{
+	FILE *t = text_safe_open(f);
+	sensitivity_text(ov, t);
+	text_safe_close(t, f);
 }
 
 /* ---------------------------------------------------------------- JSON */

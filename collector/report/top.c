@@ -12,6 +12,7 @@
 #include "report.h"
 #include "store/store_kinds.h"
 #include "symbols.h"
+#include "text_safe.h"
 
 struct map_row {
 	int64_t id;
@@ -288,14 +289,16 @@ int report_top(struct store *st, int64_t sid, const struct report_opts *o, FILE 
 		}
 		fprintf(out, "]}\n");
 	} else {
-		fprintf(out, "top functions: %llu samples of %s at %lld Hz over %.3f s (%s back end, %lld records, %lld lost)\n",
+		FILE *ts = text_safe_open(out); /* module and function names come from the agent's mappings */
+		fprintf(ts, "top functions: %llu samples of %s at %lld Hz over %.3f s (%s back end, %lld records, %lld lost)\n",
 			(unsigned long long)t.total, event[0] ? event : "?", (long long)freq, (double)dur / 1e9, be,
 			(long long)nrec, (long long)lost);
-		fprintf(out, "  %7s %10s  %-24s %s\n", "share", "samples", "module", "function");
+		fprintf(ts, "  %7s %10s  %-24s %s\n", "share", "samples", "module", "function");
 		for (size_t i = 0; i < t.nrows && i < limit; i++)
-			fprintf(out, "  %6.2f%% %10llu  %-24s %s\n",
+			fprintf(ts, "  %6.2f%% %10llu  %-24s %s\n",
 				t.total ? 100.0 * (double)t.rows[i].count / (double)t.total : 0.0,
 				(unsigned long long)t.rows[i].count, t.rows[i].module, t.rows[i].name);
+		rc = text_safe_close(ts, out);
 	}
 out:
 	free_top(&t);

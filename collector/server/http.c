@@ -247,7 +247,7 @@ static void route(struct http_server *h, struct hconn *c, const char *path)
 		return;
 	}
 	struct store *st;
-	if (cli_open_store(h->store_path, &st) < 0) {
+	if (cli_open_store(h->store_path, 0, &st) < 0) { /* checked when the collector opened it */
 		respond_text(h, c, 500, "cannot open the store (see the collector's log)\n");
 		return;
 	}

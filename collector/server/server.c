@@ -103,6 +103,8 @@ int server_step(struct server *s, int timeout_ms)
 {
 	if (s->stopped)
 		return 1;
+	if (s->store_damaged)
+		return -EUCLEAN;
 	struct epoll_event evs[MAX_EVENTS];
 	int n = epoll_wait(s->epfd, evs, MAX_EVENTS,
 			   s->stopping ? 0 : step_timeout(s, timeout_ms, clock_mono_ns()));
@@ -142,6 +144,10 @@ int server_step(struct server *s, int timeout_ms)
 				srv_conn_read(s, c, READ_BUDGET);
 		}
 	}
+	if (s->store_damaged) { /* no drain: nothing more goes into the store */
+		end_iteration(s);
+		return -EUCLEAN;
+	}
 	if (s->stopping) {
 		drain_and_stop(s);
 		return 1;
@@ -152,7 +158,7 @@ int server_step(struct server *s, int timeout_ms)
 	srv_read_tls_pending(s);
 	srv_sweep_deadlines(s, now);
 	end_iteration(s);
-	return 0;
+	return s->store_damaged ? -EUCLEAN : 0;
 }
 
 int server_run(struct server *s)

@@ -78,7 +78,8 @@ int server_open(struct store *store, const struct server_options *opt, struct se
 /* The bound port (useful with port 0). */
 uint16_t server_port(const struct server *s);
 /* Run until a stop is requested; then drain, commit, ack, close. Returns 0
- * or a negative errno on a fatal error (epoll failure). */
+ * or a negative errno on a fatal error (epoll failure; -EUCLEAN: the store
+ * reported damage, every agent was told and nothing more was acked). */
 int server_run(struct server *s);
 /* One loop iteration waiting at most timeout_ms; returns 1 once stopped
  * (after the drain), 0 otherwise, negative on fatal errors. For tests. */

@@ -251,9 +251,40 @@ void srv_accept_some(struct server *s)
 	}
 }
 
+/* The store reported damage (corrupt pages, an I/O error): nothing more is
+ * written or acked, not even the acks of earlier commits still queued (the
+ * agents replay those records to the recovered store, which keeps each once).
+ * Every agent gets an Error and keeps its unacked records in its spool; the
+ * loop stops (server_step returns -EUCLEAN) and the collector exits non-zero. */
+static void stop_on_damage(struct server *s)
+{
+	if (s->store_damaged)
+		return;
+	s->store_damaged = true;
+	log_error("the store reported damage while running (the store error above): stopped storing and acking; "
+		  "the %u connected agent(s) keep their unacknowledged records in their spools and send them to "
+		  "the next collector; copy what the store holds into a new one (`collector recover --store STORE "
+		  "--out NEW`) and restart the collector with --store NEW",
+		  s->nconns);
+	for (struct conn *c = s->conns; c; c = c->next) {
+		c->ing.ack_due = false;
+		c->ack_pending = false;
+		if (c->closing && c->ing.failure == INGEST_OK)
+			continue;
+		ingest_fail(&c->ing, INGEST_PROTOCOL, EIO, !c->st.handshaking,
+			    "the collector's store is damaged: nothing more is stored; keep the records and retry "
+			    "later");
+		c->closing = true;
+	}
+}
+
 static void batch_abort(struct server *s)
 {
 	store_rollback(s->store);
+	if (store_damaged(s->store)) {
+		stop_on_damage(s);
+		return;
+	}
 	/* Whatever the batch held for a connection is gone: close those so their
 	 * agents reconnect and replay from what is really committed. */
 	for (struct conn *c = s->conns; c; c = c->next) {

@@ -161,16 +161,25 @@ bool srv_rate_exhausted(struct server *s, struct conn *c)
 	return true;
 }
 
+/* Nanoseconds from t to now; 0 when t is later: a connection read in this
+ * iteration (a throttled one resumed after the caller took now) stamps its
+ * last_rx_ns after now, and now - t would wrap to ~584 years (issue 25 item 8). */
+static uint64_t since(uint64_t now, uint64_t t)
+{
+	return now > t ? now - t : 0;
+}
+
 /* After the Hello: a peer silent for --idle-timeout (agents send a Heartbeat
  * every 10 s) gets an Error and is closed. Throttled ones are not read, so not idle. */
 static void close_idle(struct server *s, struct conn *c, uint64_t now)
 {
-	if (!s->idle_timeout_ns || c->throttled || now - c->last_rx_ns < s->idle_timeout_ns)
+	uint64_t idle = since(now, c->last_rx_ns);
+	if (!s->idle_timeout_ns || c->throttled || idle < s->idle_timeout_ns)
 		return;
 	s->stats.idle_timeouts++;
 	ingest_fail(&c->ing, INGEST_PROTOCOL, ETIMEDOUT, true,
 		    "nothing received for %llu s (--idle-timeout; agents send a heartbeat every 10 s)",
-		    (unsigned long long)((now - c->last_rx_ns) / 1000000000u));
+		    (unsigned long long)(idle / 1000000000u));
 	char b[128];
 	log_warn("%s (%s): idle: %s; closing (%llu idle timeouts so far)", c->ing.peer, srv_who(c, b, sizeof(b)),
 		 c->ing.err, (unsigned long long)s->stats.idle_timeouts);
@@ -191,7 +200,7 @@ void srv_sweep_deadlines(struct server *s, uint64_t now)
 			close_idle(s, c, now);
 			continue;
 		}
-		if (now - c->accepted_ns < s->hello_timeout_ns)
+		if (since(now, c->accepted_ns) < s->hello_timeout_ns)
 			continue;
 		s->stats.hello_timeouts++;
 		if (c->st.handshaking) {

@@ -62,6 +62,7 @@ struct server {
 	uint64_t seq_window;			      /* 0: no check */
 	struct conn *conns;			      /* newest first */
 	bool stopping, stopped, accept_paused;
+	bool store_damaged; /* the store reported damage: nothing more is acked, the loop stops */
 	uint64_t batch_start_ns;
 	const struct auth_token *token;
 	struct tls_ctx *tls;	  /* NULL: plain TCP listener */

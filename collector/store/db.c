@@ -32,6 +32,14 @@ void db_close(struct db *d)
 		d->ops->close(d);
 }
 
+int db_check(struct db *d, enum db_check how, unsigned budget_ms, char *why, size_t whylen)
+{
+	if (whylen)
+		why[0] = 0;
+	return d->ops->check(d, how, budget_ms, why, whylen);
+}
+
+bool db_damaged(const struct db *d) { return d->damaged; }
 enum db_engine db_engine(const struct db *d) { return d->engine; }
 const char *db_name(const struct db *d) { return d->name; }
 int db_exec(struct db *d, const char *sql, const char *what) { return d->ops->exec(d, sql, what); }

@@ -38,6 +38,20 @@ bool db_is_pg_uri(const char *path);
 void db_redact_uri(const char *uri, char *out, size_t outlen);
 /* Rolls back an open transaction. NULL is fine. */
 void db_close(struct db *d);
+
+/* Integrity check of the whole database, before anything is written.
+ * SQLite: DB_CHECK_QUICK runs PRAGMA quick_check (page structure, not index
+ * contents), DB_CHECK_FULL PRAGMA integrity_check; budget_ms > 0 interrupts
+ * the check after that long (a large store). PostgreSQL verifies its own pages
+ * (data checksums): nothing to run, the setting is logged. Returns 0 sound, 1
+ * stopped by the budget (sound as far as it read), -EUCLEAN damaged (the first
+ * problems in why), or another -errno (logged). */
+enum db_check { DB_CHECK_QUICK, DB_CHECK_FULL };
+int db_check(struct db *d, enum db_check how, unsigned budget_ms, char *why, size_t whylen);
+/* Whether an engine error since the open said the database is damaged
+ * (SQLite: corrupt, not a database, an I/O error; PostgreSQL: SQLSTATE XX001
+ * data corrupted, XX002 index corrupted, 58030 I/O error). Sticky. */
+bool db_damaged(const struct db *d);
 enum db_engine db_engine(const struct db *d);
 /* Path or redacted URI, for messages. */
 const char *db_name(const struct db *d);

@@ -104,6 +104,9 @@ static int pg_fail(struct pg *p, const PGresult *res, const char *what)
 	m[strcspn(m, "\n")] = 0;
 	log_error("store %s: %.80s: %s%s%s%s", p->base.name, what, m, state ? " (SQLSTATE " : "", state ? state : "",
 		  state ? ")" : "");
+	/* data_corrupted, index_corrupted, io_error: the server cannot vouch for what it holds */
+	if (state && (!strcmp(state, "XX001") || !strcmp(state, "XX002") || !strcmp(state, "58030")))
+		p->base.damaged = true;
 	return pg_errno(p, res);
 }
 
@@ -528,8 +531,31 @@ static bool pg_has_table(struct db *d, const char *table)
 	return ok;
 }
 
+/* PostgreSQL checks its own pages as it reads them (with data checksums, a
+ * damaged page is an error, SQLSTATE XX001, which db_damaged() reports):
+ * there is no whole-database check to run from a client. Say what the server
+ * does, once. */
+static int pg_check(struct db *d, enum db_check how, unsigned budget_ms, char *why, size_t whylen)
+{
+	(void)how, (void)budget_ms, (void)why, (void)whylen;
+	struct db_stmt *st;
+	int rc = pg_prepare(d, "SHOW data_checksums", "show data_checksums", &st);
+	if (rc < 0)
+		return rc;
+	rc = pg_step(st);
+	if (rc == 1)
+		log_info("store %s: PostgreSQL checks its pages itself (data_checksums = %s%s); --check has nothing "
+			 "more to run here",
+			 d->name, pg_col_text(st, 0),
+			 strcmp(pg_col_text(st, 0), "on") == 0 ? "" : ": a damaged page may go unnoticed; initdb "
+								      "--data-checksums or pg_checksums --enable");
+	pg_finalize(st);
+	return rc < 0 ? rc : 0;
+}
+
 static const struct db_ops pg_ops = {
     .close = pg_close,
+    .check = pg_check,
     .exec = pg_exec,
     .has_table = pg_has_table,
     .begin = pg_begin,

@@ -22,6 +22,7 @@ struct db_value {
 
 struct db_ops {
 	void (*close)(struct db *d);
+	int (*check)(struct db *d, enum db_check how, unsigned budget_ms, char *why, size_t whylen);
 	int (*exec)(struct db *d, const char *sql, const char *what);
 	bool (*has_table)(struct db *d, const char *table);
 	int (*begin)(struct db *d);
@@ -46,6 +47,7 @@ struct db_ops {
 struct db {
 	const struct db_ops *ops;
 	enum db_engine engine;
+	bool damaged; /* db_damaged(): set by the engines' error paths */
 	char name[512];
 };
 

@@ -1,15 +1,18 @@
 /* Database layer, SQLite engine: a thin wrapper over sqlite3. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "db_priv.h"
 #include "log.h"
+#include "net.h"
 
 struct sq {
 	struct db base;
@@ -46,9 +49,19 @@ static int sq_errno(int rc)
 	}
 }
 
+/* Errors that mean the file cannot be trusted any more: its pages are
+ * malformed, it is no database, or the disk failed to read or write it. */
+static bool sq_damage(int rc)
+{
+	int primary = rc & 0xff;
+	return primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB ||
+	       (primary == SQLITE_IOERR && rc != SQLITE_IOERR_NOMEM);
+}
+
 static int sq_fail(struct db *d, const char *what, int rc)
 {
 	log_error("store %s: %.80s: %s (sqlite code %d)", d->name, what, sqlite3_errmsg(conn(d)), rc);
+	d->damaged = d->damaged || sq_damage(rc);
 	return sq_errno(rc);
 }
 
@@ -66,9 +79,118 @@ static int sq_exec(struct db *d, const char *sql, const char *what)
 	if (rc != SQLITE_OK) {
 		log_error("store %s: %s: %s", d->name, what, msg ? msg : sqlite3_errstr(rc));
 		sqlite3_free(msg);
+		d->damaged = d->damaged || sq_damage(rc);
 		return sq_errno(rc);
 	}
 	return 0;
+}
+
+/* The check's time budget: SQLite (3.40) runs a b-tree check as one VM
+ * instruction, so a progress handler is not called during it; a watchdog
+ * thread calls sqlite3_interrupt() (thread-safe) when the budget is spent. */
+struct watchdog {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool done, fired;
+	uint64_t deadline_ns;
+	sqlite3 *db;
+};
+
+static void *watchdog_run(void *arg)
+{
+	struct watchdog *w = arg;
+	struct timespec ts = {.tv_sec = (time_t)(w->deadline_ns / 1000000000u), .tv_nsec = (long)(w->deadline_ns % 1000000000u)};
+	pthread_mutex_lock(&w->mu);
+	while (!w->done && pthread_cond_timedwait(&w->cv, &w->mu, &ts) != ETIMEDOUT)
+		;
+	if (!w->done) {
+		w->fired = true;
+		sqlite3_interrupt(w->db);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+/* Append "; " and s to why, on one line (newlines become spaces), cut to whylen. */
+static void why_add(char *why, size_t whylen, const char *s)
+{
+	if (!whylen)
+		return;
+	size_t n = strlen(why);
+	if (n && n + 2 < whylen) {
+		memcpy(why + n, "; ", 2);
+		n += 2;
+	}
+	for (; *s && n + 1 < whylen; s++)
+		why[n++] = *s == '\n' || *s == '\r' ? ' ' : *s;
+	why[n] = 0;
+}
+
+static int sq_check(struct db *d, enum db_check how, unsigned budget_ms, char *why, size_t whylen)
+{
+	sqlite3 *db = conn(d);
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(db, how == DB_CHECK_FULL ? "PRAGMA integrity_check(8)" : "PRAGMA quick_check(8)", -1,
+				    &st, NULL);
+	if (rc != SQLITE_OK) { /* the schema itself is unreadable (a damaged first page, or no database) */
+		why_add(why, whylen, sqlite3_errmsg(db));
+		if (!sq_damage(rc))
+			return sq_fail(d, "integrity check", rc);
+		d->damaged = true;
+		return -EUCLEAN;
+	}
+	struct watchdog w = {.mu = PTHREAD_MUTEX_INITIALIZER, .db = db};
+	pthread_t th;
+	bool timed = false;
+	if (budget_ms) {
+		pthread_condattr_t ca;
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&w.cv, &ca);
+		pthread_condattr_destroy(&ca);
+		w.deadline_ns = clock_mono_ns() + (uint64_t)budget_ms * 1000000u;
+		timed = pthread_create(&th, NULL, watchdog_run, &w) == 0;
+		if (!timed)
+			pthread_cond_destroy(&w.cv);
+	}
+	int nbad = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *line = (const char *)sqlite3_column_text(st, 0);
+		if (!line || strcmp(line, "ok") == 0)
+			continue;
+		static const char prefix[] = "*** in database main ***\n";
+		if (strncmp(line, prefix, sizeof(prefix) - 1) == 0)
+			line += sizeof(prefix) - 1;
+		if (nbad++ < 2) /* the first two problems */
+			why_add(why, whylen, line);
+	}
+	if (timed) {
+		pthread_mutex_lock(&w.mu);
+		w.done = true;
+		pthread_cond_signal(&w.cv);
+		pthread_mutex_unlock(&w.mu);
+		pthread_join(th, NULL);
+		pthread_cond_destroy(&w.cv);
+	}
+	int err = rc == SQLITE_DONE ? 0 : rc, ext = sqlite3_extended_errcode(db);
+	char msg[256];
+	snprintf(msg, sizeof(msg), "%s", sqlite3_errmsg(db));
+	sqlite3_finalize(st); /* also clears an interrupt that came after the last row */
+	if (err == SQLITE_INTERRUPT && w.fired && !nbad)
+		return 1;
+	if (err && sq_damage(ext)) {
+		why_add(why, whylen, msg);
+		nbad++;
+	} else if (err && !nbad) {
+		log_error("store %s: integrity check: %s (sqlite code %d)", d->name, msg, ext);
+		return sq_errno(ext);
+	}
+	if (!nbad)
+		return 0;
+	d->damaged = true;
+	if (nbad > 2)
+		why_add(why, whylen, "more");
+	return -EUCLEAN;
 }
 
 static bool sq_has_table(struct db *d, const char *table)
@@ -193,6 +315,7 @@ static const void *sq_col_blob(struct db_stmt *st, int col, size_t *len)
 
 static const struct db_ops sq_ops = {
     .close = sq_close,
+    .check = sq_check,
     .exec = sq_exec,
     .has_table = sq_has_table,
     .begin = sq_begin,

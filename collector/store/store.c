@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "net.h"
 #include "store_kinds.h"
 #include "store_priv.h"
 
@@ -75,6 +76,54 @@ struct db_stmt *store_query(struct store *s, const char *sql)
 	return db_prepare(s->db, sql, sql, &st) < 0 ? NULL : st;
 }
 
+int store_check_flags(const char *mode, unsigned *flags)
+{
+	if (strcmp(mode, "full") == 0)
+		*flags = STORE_CHECK_FULL;
+	else if (strcmp(mode, "quick") == 0)
+		*flags = STORE_CHECK_QUICK;
+	else if (strcmp(mode, "off") == 0)
+		*flags = 0;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* The integrity check on open, before the schema set-up (which may write). */
+static int check(struct store *s, const char *path)
+{
+	const char *name = db_name(s->db); /* the path, or the URI without its password */
+	bool full = (s->flags & STORE_CHECK_FULL) != 0;
+	char why[512];
+	uint64_t t0 = clock_mono_ns();
+	int rc = db_check(s->db, full ? DB_CHECK_FULL : DB_CHECK_QUICK, full ? 0 : STORE_CHECK_QUICK_MS, why,
+			  sizeof(why));
+	double took = (double)(clock_mono_ns() - t0) / 1e9;
+	struct stat sb;
+	double mib = db_engine(s->db) == DB_SQLITE && stat(path, &sb) == 0 ? (double)sb.st_size / 1048576.0 : 0;
+	if (rc == 1) {
+		log_warn("store %s: quick check stopped after %.1f s (%.0f MiB): no damage in the part it read; run "
+			 "once with --check full to check all of it (it takes longer)",
+			 name, took, mib);
+		return 0;
+	}
+	if (rc == -EUCLEAN)
+		log_error("store %s is damaged (%s: %s): refused, nothing was written into it; copy what it holds "
+			  "into a new store with `collector recover --store %s --out %s.recovered` and use --store "
+			  "%s.recovered%s",
+			  name, full ? "integrity_check" : "quick_check", why, name, name, name,
+			  (s->flags & STORE_READ_ONLY) ? " (or --check off to read what is still readable)" : "");
+	else if (rc == 0 && db_engine(s->db) == DB_SQLITE)
+		log_debug("store %s: %s ok in %.2f s (%.0f MiB)", name, full ? "integrity_check" : "quick_check", took,
+			  mib);
+	return rc;
+}
+
+bool store_damaged(const struct store *s)
+{
+	return s && db_damaged(s->db);
+}
+
 int store_open(const char *path, unsigned flags, struct store **out)
 {
 	*out = NULL;
@@ -95,6 +144,8 @@ int store_open(const char *path, unsigned flags, struct store **out)
 	if (rc == 0)
 		rc = db_is_pg_uri(path) ? db_open_pg(path, &s->db)
 					: db_open_sqlite(path, (flags & STORE_READ_ONLY) != 0, &s->db);
+	if (rc == 0 && (flags & (STORE_CHECK_QUICK | STORE_CHECK_FULL)) && strcmp(path, ":memory:") != 0)
+		rc = check(s, path);
 	if (rc == 0)
 		rc = store_schema_setup(s);
 	if (rc < 0) {

@@ -30,6 +30,11 @@
 #define STORE_SYNC_FULL 0x1u /* PRAGMA synchronous=FULL (default NORMAL) */
 #define STORE_READ_ONLY 0x2u /* query only; the file must exist and be a store */
 #define STORE_INIT 0x4u	     /* an existing 0-byte file may become a new store (else -ENODATA) */
+/* Check the store before anything touches it (db_check): a damaged one is refused
+ * with -EUCLEAN and one line saying how to recover it (nothing is written into it). */
+#define STORE_CHECK_QUICK 0x8u /* SQLite quick_check, stopped after STORE_CHECK_QUICK_MS */
+#define STORE_CHECK_FULL 0x10u /* SQLite integrity_check, however long it takes */
+#define STORE_CHECK_QUICK_MS 5000u
 
 struct store;
 
@@ -39,6 +44,23 @@ struct store;
 int store_open(const char *path, unsigned flags, struct store **out);
 /* Rolls back an uncommitted batch. NULL is fine. */
 void store_close(struct store *s);
+
+/* Copy what can still be read of the damaged SQLite store at from into a new
+ * store at to (which must not exist): every table, row by row where pages are
+ * unreadable (store_salvage.c). 0 with the counts, or -errno (logged). */
+struct store_salvage_stats {
+	uint64_t rows;	       /* rows copied */
+	size_t tables;	       /* tables copied */
+	size_t damaged_tables; /* of which some pages could not be read */
+};
+int store_salvage(const char *from, const char *to, struct store_salvage_stats *out);
+/* --check MODE: "full", "quick" or "off" as STORE_CHECK_* flags (0 for off);
+ * -EINVAL for anything else. */
+int store_check_flags(const char *mode, unsigned *flags);
+/* The store reported damage since it was opened (corrupt pages, I/O errors:
+ * db_damaged): the caller must stop writing and acking; what is committed
+ * stays as it is, recover it as store_open's refusal says. */
+bool store_damaged(const struct store *s);
 
 /* Begin a batch explicitly (writes do it implicitly). 0 if one is already open. */
 int store_begin(struct store *s);

@@ -312,6 +312,30 @@ static void test_gpu_stat_stores_counters(void **state)
 	assert_true(tp_db_int(e->t.db,
 			      "SELECT COUNT(*) FROM gpu_info WHERE session_id=%lld AND iface='uk+reader'",
 			      (long long)sid) == 1);
+	/* A GPU session without OpenCL kernels: every count is unattributed. The reports
+	 * attribute over zero kernels (issue 25 item 9: the sanitizer collector aborted
+	 * on qsort(NULL, 0) in common/gpu_attrib.c, on GET /session/N and in report). */
+	char coll[512], out[400], cmd[1600];
+	tp_bin("collector", coll, sizeof(coll));
+	tp_env_path(&e->t, "gpu.txt", out, sizeof(out));
+	snprintf(cmd, sizeof(cmd), "%s report --store %s --session %lld --gpu > %s 2>&1", coll, e->t.db,
+		 (long long)sid, out);
+	int st = system(cmd);
+	if (st != 0)
+		tp_dump_file(out);
+	assert_int_equal(st, 0);
+	tp_stop(e->t.collector, 5000);
+	int hp;
+	assert_int_equal(tp_env_start_collector_http(&e->t, &hp), 0);
+	char path[64], *body = NULL;
+	snprintf(path, sizeof(path), "/session/%lld", (long long)sid);
+	int code = tp_http_get(hp, path, &body);
+	if (code != 200)
+		tp_dump_file(e->t.clog);
+	assert_int_equal(code, 200);
+	assert_non_null(strstr(body, "Mali GPU counters"));
+	free(body);
+	assert_true(tp_alive(e->t.collector));
 }
 
 /* agent --features says what it found: the GPU, or why there is none. */

@@ -74,40 +74,6 @@ static int run(char **argv, const char *log, int ms)
 	return WEXITSTATUS(status);
 }
 
-/* GET path from the collector's HTTP server: the status code, body in *body (malloc'd). */
-static int http_get(int port, const char *path, char **body)
-{
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	struct timeval tv = {.tv_sec = 30};
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		return -1;
-	char req[256];
-	int n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", path);
-	if (write(fd, req, (size_t)n) != n) {
-		close(fd);
-		return -1;
-	}
-	size_t cap = 1 << 20, len = 0;
-	char *buf = malloc(cap + 1);
-	ssize_t got;
-	while (buf && len < cap && (got = read(fd, buf + len, cap - len)) > 0)
-		len += (size_t)got;
-	close(fd);
-	if (!buf)
-		return -1;
-	buf[len] = '\0';
-	int code = -1;
-	if (sscanf(buf, "HTTP/1.%*d %d", &code) != 1)
-		code = -1;
-	char *b = strstr(buf, "\r\n\r\n");
-	*body = strdup(b ? b + 4 : "");
-	free(buf);
-	return code;
-}
-
 static void must_have(const char *text, const char *what, const char *where)
 {
 	if (!strstr(text, what))
@@ -227,7 +193,7 @@ static void test_profile_cmd_calibrate_then_profile_reports_without_machine(void
 	/* 4. the live page, which cannot take --machine */
 	char path[96], *body = NULL;
 	snprintf(path, sizeof(path), "/session/%lld/roofline-gpu.svg", (long long)sid);
-	int code = http_get(e->http_port, path, &body);
+	int code = tp_http_get(e->http_port, path, &body);
 	assert_non_null(body);
 	if (code != 200)
 		fail_msg("GET %s: %d\n%.2000s", path, code, body);

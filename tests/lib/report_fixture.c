@@ -50,20 +50,61 @@ static int put(struct store *st, int64_t sid, Prof__Envelope *env)
 	return rc < 0 ? rc : 0;
 }
 
+static const char *or_default(const char *s, const char *def)
+{
+	return s ? s : def;
+}
+
+/* One NDRange launch of kernel name (declared with it), 1 ms on the device. */
+static int put_kernel(struct store *st, int64_t sid, uint64_t seq, const char *name)
+{
+	Prof__ClKernelDesc k = PROF__CL_KERNEL_DESC__INIT, *kp = &k;
+	k.id = 1;
+	k.name = (char *)name;
+	uint64_t gs = 1024;
+	Prof__ClCommand c = PROF__CL_COMMAND__INIT;
+	c.id = 1;
+	c.pid = 100;
+	c.queue_id = 1;
+	c.type = 0x11F0; /* CL_COMMAND_NDRANGE_KERNEL */
+	c.kernel_id = 1;
+	c.work_dim = 1;
+	c.n_global_size = 1;
+	c.global_size = &gs;
+	c.queued_ns = 1000000;
+	c.submit_ns = 1100000;
+	c.start_ns = 1200000;
+	c.end_ns = 2200000;
+	c.host_enqueue_ns = 1000000;
+	c.host_complete_ns = 2300000;
+	c.n_new_kernels = 1;
+	c.new_kernels = &kp;
+	Prof__Envelope e = PROF__ENVELOPE__INIT;
+	e.seq = seq;
+	e.body_case = PROF__ENVELOPE__BODY_CL_COMMAND;
+	e.cl_command = &c;
+	return put(st, sid, &e);
+}
+
 int rf_make_session(struct store *st, int64_t *sid)
+{
+	return rf_make_session_names(st, &(struct rf_names){0}, sid);
+}
+
+int rf_make_session_names(struct store *st, const struct rf_names *nm, int64_t *sid)
 {
 	Prof__Hello h;
 	prof__hello__init(&h);
 	h.schema_version = PROF_SCHEMA_VERSION;
-	h.agent_id = "report-test";
+	h.agent_id = (char *)or_default(nm->agent_id, "report-test");
 	h.boot_id = 42;
-	h.board = "host";
+	h.board = (char *)or_default(nm->board, "host");
 	h.kernel_release = "6.1.0-test";
-	h.hostname = "testhost";
+	h.hostname = (char *)or_default(nm->hostname, "testhost");
 	h.machine = "x86_64";
 	h.agent_version = "0.1.0";
 	h.features = "tracer";
-	h.target = "cmd ./fixture";
+	h.target = (char *)or_default(nm->target, "cmd ./fixture");
 	h.clock_id = 1;
 	uint64_t max_seq;
 	int rc = store_session_open(st, &h, "test", sid, &max_seq, NULL);
@@ -76,20 +117,21 @@ int rf_make_session(struct store *st, int64_t *sid)
 		{"peak_gflops", "GFLOP/s", 100}, {"peak_gbps", "GB/s", 10}, {"bw_triad_gbps", "GB/s", 8},
 		{"gflops_float1", "GFLOP/s", 25}, {"cpu_peak_gflops", "GFLOP/s", 20}, {"cpu_peak_gbps", "GB/s", 5},
 		{"mem_latency_cycles", "cycles", 100}, {"mem_latency_ns", "ns", 50}, {"mem_issue_slots", "chains", 2},
+		{NULL, "GB/s", 7}, /* names->calib_param, when given */
 	};
-	size_t np = sizeof(pv) / sizeof(pv[0]);
+	size_t np = sizeof(pv) / sizeof(pv[0]) - (nm->calib_param ? 0 : 1);
 	Prof__CalibParam p[sizeof(pv) / sizeof(pv[0])], *pp[sizeof(pv) / sizeof(pv[0])];
 	for (size_t i = 0; i < np; i++) {
 		prof__calib_param__init(&p[i]);
-		p[i].name = (char *)pv[i].name;
+		p[i].name = (char *)(pv[i].name ? pv[i].name : nm->calib_param);
 		p[i].unit = (char *)pv[i].unit;
 		p[i].value = pv[i].v;
-		p[i].method = "fixture";
+		p[i].method = (char *)or_default(nm->calib_method, "fixture");
 		p[i].confidence = 1;
 		pp[i] = &p[i];
 	}
 	Prof__Calibration cal = PROF__CALIBRATION__INIT;
-	cal.device = "TestGPU";
+	cal.device = (char *)or_default(nm->calib_device, "TestGPU");
 	cal.benchmark = "peak";
 	cal.n_params = np;
 	cal.params = pp;
@@ -121,5 +163,7 @@ int rf_make_session(struct store *st, int64_t *sid)
 		if (rc < 0)
 			return rc;
 	}
+	if (nm->kernel && (rc = put_kernel(st, *sid, 4, nm->kernel)) < 0)
+		return rc;
 	return store_commit(st);
 }

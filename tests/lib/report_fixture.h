@@ -1,6 +1,6 @@
 /* A small stored session for the report tests: Hello, one Calibration
- * record (GPU and CPU roofline ceilings, alpha0 and m) and two trace windows
- * of a pointer-chasing thread. */
+ * record (GPU and CPU roofline ceilings, alpha0 and m), two trace windows
+ * of a pointer-chasing thread and, when named, one OpenCL kernel launch. */
 #ifndef TESTS_LIB_REPORT_FIXTURE_H
 #define TESTS_LIB_REPORT_FIXTURE_H
 
@@ -8,7 +8,16 @@
 
 #include "store/store.h"
 
+/* The agent-supplied strings of the session (NULL: the defaults). */
+struct rf_names {
+	const char *agent_id, *board, *hostname, *target;
+	const char *calib_device, *calib_method, *calib_param; /* calib_param: one more parameter's name */
+	const char *kernel; /* NULL: no OpenCL command */
+};
+
 /* Writes the session into st and commits; returns 0 and *sid, or -errno. */
 int rf_make_session(struct store *st, int64_t *sid);
+/* The same with these strings (names may be NULL). */
+int rf_make_session_names(struct store *st, const struct rf_names *names, int64_t *sid);
 
 #endif

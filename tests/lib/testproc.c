@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -346,4 +347,42 @@ void tp_dump_file(const char *path)
 		fprintf(stderr, "---- %s ----\n%s---- end ----\n", path, s);
 		free(s);
 	}
+}
+
+int tp_http_get(int port, const char *path, char **body)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	struct timeval tv = {.tv_sec = 30};
+	*body = NULL;
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		return -1;
+	}
+	char req[256];
+	int n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", path);
+	if (write(fd, req, (size_t)n) != n) {
+		close(fd);
+		return -1;
+	}
+	size_t cap = 1 << 20, len = 0;
+	char *buf = malloc(cap + 1);
+	ssize_t got;
+	while (buf && len < cap && (got = read(fd, buf + len, cap - len)) > 0)
+		len += (size_t)got;
+	close(fd);
+	if (!buf)
+		return -1;
+	buf[len] = '\0';
+	int code = -1;
+	if (sscanf(buf, "HTTP/1.%*d %d", &code) != 1)
+		code = -1;
+	char *b = strstr(buf, "\r\n\r\n");
+	*body = strdup(b ? b + 4 : "");
+	free(buf);
+	return code;
 }

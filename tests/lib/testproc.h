@@ -73,5 +73,8 @@ char *tp_slurp(const char *path);
  * "function" header line), cut at its newline inside out; NULL if no header. */
 char *tp_top_first_row(char *out);
 void tp_sleep_ms(int ms);
+/* GET path from the collector's HTTP server on 127.0.0.1:port (30 s at most): the status
+ * code (-1 if none), the body in *body (malloc'd; NULL when the connection failed). */
+int tp_http_get(int port, const char *path, char **body);
 
 #endif

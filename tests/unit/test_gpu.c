@@ -375,6 +375,20 @@ static void test_gpu_attrib_conservation(void **state)
 	assert_int_equal(gpu_attrib(bad0, bad1, v, 2, 2, k0, k1, 4, out, un), -EINVAL);
 }
 
+/* A GPU session without OpenCL kernels (agent stat --gpu): no spans to sort
+ * (the caller passes no kernel arrays), every count is unattributed. Under
+ * UBSan, qsort(NULL, 0, ...) aborted here (issue 25 item 9). */
+static void test_gpu_attrib_no_kernels(void **state)
+{
+	(void)state;
+	const uint64_t t0[] = {0, 10}, t1[] = {10, 20}, v[] = {5, 6, 7, 8};
+	double un[2] = {-1, -1};
+	assert_int_equal(gpu_attrib(t0, t1, v, 2, 2, NULL, NULL, 0, NULL, un), 0);
+	assert_true(un[0] == 12.0 && un[1] == 14.0);
+	assert_int_equal(gpu_attrib(NULL, NULL, NULL, 0, 2, NULL, NULL, 0, NULL, un), 0); /* no rows either */
+	assert_true(un[0] == 0.0 && un[1] == 0.0);
+}
+
 static void test_validate_gpu_shapes(void **state)
 {
 	(void)state;
@@ -424,6 +438,7 @@ int main(void)
 	    cmocka_unit_test(test_gpu_late_dump),
 	    cmocka_unit_test(test_gpu_idle_rows_merge),
 	    cmocka_unit_test(test_gpu_attrib_conservation),
+	    cmocka_unit_test(test_gpu_attrib_no_kernels),
 	    cmocka_unit_test(test_validate_gpu_shapes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -213,6 +213,78 @@ static void test_spool_open_fails_clearly(void **state)
 	assert_non_null(strstr(err, "--spool"));
 }
 
+/* A run that ends with records unacked leaves an orphan (saved Hello, no
+ * lock): another process adopts it with the records, their seqs and a torn
+ * last frame left out; while its agent runs it is not adoptable; acking
+ * everything removes it (issue 25 item 7). */
+static void test_spool_orphan_adopted(void **state)
+{
+	(void)state;
+	char base[] = "/tmp/test_spool_XXXXXX";
+	assert_non_null(mkdtemp(base));
+	struct spool *s, *a;
+	char err[512], dir[600];
+	assert_int_equal(spool_open(&s, base, "board", 0x77, 1 << 20, 512, err, sizeof(err)), 0);
+	snprintf(dir, sizeof(dir), "%s", spool_path(s));
+	const uint8_t hello[] = {3, 'h', 'e', 'y'};
+	assert_int_equal(spool_set_meta(s, hello, sizeof(hello), "127.0.0.1:7412"), 0);
+	append_range(s, 1, 50);
+	spool_ack(s, 20);
+	assert_int_equal(spool_probe(dir), SPOOL_LIVE);
+	assert_int_equal(spool_adopt(&a, dir, err, sizeof(err)), -EBUSY); /* its agent still runs */
+	uint64_t left = spool_records(s), last = spool_last_seq(s), first = spool_segment_at(s, 0)->first_seq;
+	assert_true(spool_nsegments(s) > 1);
+	assert_int_equal(spool_close(s, true), left); /* the run ends: the directory stays */
+	assert_int_equal(spool_probe(dir), SPOOL_ORPHAN);
+	assert_int_equal(spool_adopt(&a, dir, err, sizeof(err)), 0);
+	assert_int_equal(spool_records(a), left);
+	assert_int_equal(spool_last_seq(a), last);
+	size_t hlen;
+	const uint8_t *h = spool_hello(a, &hlen);
+	assert_int_equal(hlen, sizeof(hello));
+	assert_memory_equal(h, hello, sizeof(hello));
+	assert_string_equal(spool_collector(a), "127.0.0.1:7412");
+	assert_int_equal(replay_check(a, 0, first, last), left);
+	assert_int_equal(spool_probe(dir), SPOOL_LIVE); /* adopted: locked by this process */
+	spool_ack(a, last);
+	assert_int_equal(spool_close(a, true), 0);
+	struct stat st;
+	assert_true(stat(dir, &st) < 0 && errno == ENOENT); /* delivered: gone */
+	assert_int_equal(rmdir(base), 0);
+}
+
+/* A torn last frame (the agent was killed mid-write) is not adopted. */
+static void test_spool_orphan_torn_frame(void **state)
+{
+	(void)state;
+	char base[] = "/tmp/test_spool_XXXXXX";
+	assert_non_null(mkdtemp(base));
+	struct spool *s, *a;
+	char err[512], seg[700];
+	assert_int_equal(spool_open(&s, base, "board", 0x78, 1 << 20, 0, err, sizeof(err)), 0);
+	const uint8_t hello[] = {1, 0};
+	assert_int_equal(spool_set_meta(s, hello, sizeof(hello), "c"), 0);
+	append_range(s, 1, 10);
+	snprintf(seg, sizeof(seg), "%s/seg-00000000.spl", spool_path(s));
+	char dir[600];
+	snprintf(dir, sizeof(dir), "%s", spool_path(s));
+	assert_int_equal(spool_close(s, true), 10);
+	size_t len;
+	uint8_t *f = make_frame(11, &len);
+	FILE *fp = fopen(seg, "ab");
+	assert_non_null(fp);
+	assert_int_equal(fwrite(f, 1, len / 2, fp), len / 2);
+	fclose(fp);
+	free(f);
+	assert_int_equal(spool_adopt(&a, dir, err, sizeof(err)), 0);
+	assert_int_equal(spool_records(a), 10);
+	assert_int_equal(spool_last_seq(a), 10);
+	assert_int_equal(replay_check(a, 0, 1, 10), 10);
+	spool_ack(a, 10);
+	assert_int_equal(spool_close(a, true), 0);
+	assert_int_equal(rmdir(base), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -220,6 +292,8 @@ int main(void)
 		cmocka_unit_test(test_spool_cap_drops_oldest_and_counts),
 		cmocka_unit_test(test_spool_frame_seq_parse),
 		cmocka_unit_test(test_spool_open_fails_clearly),
+		cmocka_unit_test(test_spool_orphan_adopted),
+		cmocka_unit_test(test_spool_orphan_torn_frame),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -623,6 +623,37 @@ static void test_store_backend_pg_migrations_versioned(void **state)
 	assert_null(s);
 }
 
+/* --check on open (issue 25 item 5): a sound store opens with quick and full checks,
+ * for writing and read-only; PostgreSQL takes the option (its server checks its own
+ * pages) and says so, SQLite runs quick_check / integrity_check. */
+static void test_store_backend_check_on_open(void **state)
+{
+	struct fx *f = *state;
+	struct store *s = open_store(f);
+	int64_t sid;
+	uint64_t max_seq;
+	Prof__Hello h;
+	hello(&h, "checked", 1);
+	assert_int_equal(store_session_open(s, &h, "peer", &sid, &max_seq, NULL), 0);
+	assert_int_equal(store_commit(s), 0);
+	store_close(s);
+	const unsigned modes[] = {STORE_CHECK_QUICK, STORE_CHECK_FULL, STORE_CHECK_QUICK | STORE_READ_ONLY,
+				  STORE_CHECK_FULL | STORE_READ_ONLY};
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		assert_int_equal(store_open(f->uri, modes[i], &s), 0);
+		assert_false(store_damaged(s));
+		store_close(s);
+	}
+	unsigned fl = 99;
+	assert_int_equal(store_check_flags("quick", &fl), 0);
+	assert_int_equal(fl, STORE_CHECK_QUICK);
+	assert_int_equal(store_check_flags("full", &fl), 0);
+	assert_int_equal(fl, STORE_CHECK_FULL);
+	assert_int_equal(store_check_flags("off", &fl), 0);
+	assert_int_equal(fl, 0);
+	assert_int_equal(store_check_flags("fast", &fl), -EINVAL);
+}
+
 /* Each test twice, named test_..._sqlite and test_..._postgresql. */
 #define BOTH(t)                                                                                              \
 	{#t "_sqlite", t, setup_sqlite, teardown, NULL}, { #t "_postgresql", t, setup_pg, teardown, NULL }
@@ -638,6 +669,7 @@ int main(void)
 		BOTH(test_store_backend_heartbeat_and_refusals),
 		BOTH(test_store_backend_every_kind_and_queries),
 		BOTH(test_store_backend_overview_report),
+		BOTH(test_store_backend_check_on_open),
 		cmocka_unit_test_setup_teardown(test_store_backend_pg_migrations_versioned, setup_pg, teardown),
 	};
 	return cmocka_run_group_tests_name("store_backends", tests, group_setup, group_teardown);

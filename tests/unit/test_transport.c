@@ -304,6 +304,45 @@ static void test_transport_version_mismatch_is_fatal(void **state)
 	teardown_ctx(&c);
 }
 
+static bool reconnected(struct transport *t, struct fake *f)
+{
+	return f->hellos >= 2 && transport_streaming(t);
+}
+
+/* An ack above every seq the agent created (issue 25 item 6: a forged Ack of
+ * 60308 after ~500 records made the agent delete unacked records and report
+ * them acked): refused, the spool untouched, the connection closed and made
+ * again; the honest acks that follow take every record. */
+static void test_transport_refuses_ack_above_created(void **state)
+{
+	(void)state;
+	struct ctx c;
+	setup_ctx(&c, NULL);
+	c.f.auto_ack = false;
+	submit_range(c.t, 1, 40);
+	want_received = 40;
+	assert_int_equal(pump(c.t, &c.f, 3000, received_enough), 1);
+	fake_ack(&c.f, 60308);
+	assert_int_equal(pump(c.t, &c.f, 3000, reconnected), 1);
+	const struct transport_stats *st = transport_get_stats(c.t);
+	assert_int_equal(st->acks_refused, 1);
+	assert_int_equal(st->acked, 0);
+	assert_int_equal(spool_records(c.spool), 40); /* nothing dropped */
+	want_received = 40; /* the replay on the new connection */
+	for (int i = 0; i < 300 && c.f.received[40] < 2; i++)
+		pump(c.t, &c.f, 10, NULL);
+	assert_int_equal(c.f.received[40], 2);
+	fake_ack(&c.f, 40); /* the honest ack */
+	want_acked = 40;
+	assert_int_equal(pump(c.t, &c.f, 5000, acked_enough), 1);
+	for (int q = 1; q <= 40; q++)
+		assert_true(c.f.received[q] >= 1);
+	assert_int_equal(st->acked, 40);
+	assert_int_equal(spool_records(c.spool), 0);
+	assert_int_equal(spool_dropped(c.spool), 0);
+	teardown_ctx(&c);
+}
+
 static void test_transport_unreachable_backs_off(void **state)
 {
 	(void)state;
@@ -341,6 +380,7 @@ int main(void)
 		cmocka_unit_test(test_transport_reconnect_replays_unacked),
 		cmocka_unit_test(test_transport_version_mismatch_is_fatal),
 		cmocka_unit_test(test_transport_unreachable_backs_off),
+		cmocka_unit_test(test_transport_refuses_ack_above_created),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,272 @@
+/* A damaged SQLite store (issue 25 item 5): --check on open refuses it and
+ * writes nothing into it; the quick check stops at its time budget; damage
+ * met while writing marks the store damaged, and the collector's loop then
+ * acks nothing more (every agent gets an Error and keeps its records);
+ * `collector recover` copies what can still be read into a new store. Real
+ * files under /tmp, damaged by overwriting pages with (seeded) random bytes. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "log.h"
+#include "net.h"
+#include "server/server.h"
+#include "srvclient.h"
+#include "store/db.h"
+#include "store/store.h"
+#include "testproc.h"
+
+#define PAGE 4096
+#define NREC 20000 /* heartbeats: the records ledger spans most of the file's pages */
+
+struct fx {
+	char dir[256], db[300], out[300];
+};
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	if (!f || tp_tmpdir(f->dir, sizeof(f->dir), "stcheck") < 0)
+		return -1;
+	snprintf(f->db, sizeof(f->db), "%s/store.db", f->dir);
+	snprintf(f->out, sizeof(f->out), "%s/recovered.db", f->dir);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	tp_rm_rf(f->dir);
+	free(f);
+	return 0;
+}
+
+/* A store with one session of n heartbeat records (seq 1..n). */
+static void make_store(const char *path, uint64_t n)
+{
+	struct store *s;
+	assert_int_equal(store_open(path, 0, &s), 0);
+	Prof__Hello h = PROF__HELLO__INIT;
+	h.schema_version = PROF_SCHEMA_VERSION;
+	h.agent_id = "board";
+	h.boot_id = 1;
+	int64_t sid;
+	uint64_t max_seq;
+	assert_int_equal(store_session_open(s, &h, "peer", &sid, &max_seq, NULL), 0);
+	for (uint64_t q = 1; q <= n; q++) {
+		Prof__Heartbeat hb = PROF__HEARTBEAT__INIT;
+		hb.t_ns = q;
+		Prof__Envelope env = PROF__ENVELOPE__INIT;
+		env.seq = q;
+		env.body_case = PROF__ENVELOPE__BODY_HEARTBEAT;
+		env.heartbeat = &hb;
+		assert_int_equal(store_put_record(s, sid, &env, 20), 1);
+		if (q % 1000 == 0)
+			assert_int_equal(store_commit(s), 0);
+	}
+	assert_int_equal(store_commit(s), 0);
+	store_close(s); /* the last connection: the WAL is checkpointed into the file */
+}
+
+static off_t file_size(const char *path)
+{
+	struct stat sb;
+	assert_int_equal(stat(path, &sb), 0);
+	return sb.st_size;
+}
+
+/* Overwrite [off, off + len) with bytes of a fixed xorshift sequence. */
+static void damage(const char *path, off_t off, size_t len)
+{
+	uint8_t *b = malloc(len);
+	assert_non_null(b);
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	for (size_t i = 0; i < len; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		b[i] = (uint8_t)x;
+	}
+	int fd = open(path, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, b, len, off), (ssize_t)len);
+	close(fd);
+	free(b);
+}
+
+static char *slurp_bytes(const char *path, size_t *len)
+{
+	*len = (size_t)file_size(path);
+	char *b = malloc(*len ? *len : 1);
+	int fd = open(path, O_RDONLY);
+	assert_true(b && fd >= 0);
+	assert_int_equal(read(fd, b, *len), (ssize_t)*len);
+	close(fd);
+	return b;
+}
+
+/* 4 KiB of random bytes in the middle of the file (one page): refused by the
+ * quick and the full check, for writing and reading; not a byte written. */
+static void test_store_check_refuses_damaged_store(void **state)
+{
+	struct fx *f = *state;
+	make_store(f->db, NREC);
+	off_t size = file_size(f->db);
+	assert_true(size >= 16 * PAGE);
+	damage(f->db, size / 2 / PAGE * PAGE, PAGE);
+	size_t before_len;
+	char *before = slurp_bytes(f->db, &before_len);
+	struct store *s = (struct store *)1;
+	assert_int_equal(store_open(f->db, STORE_CHECK_QUICK, &s), -EUCLEAN);
+	assert_null(s);
+	assert_int_equal(store_open(f->db, STORE_CHECK_FULL, &s), -EUCLEAN);
+	assert_int_equal(store_open(f->db, STORE_CHECK_QUICK | STORE_READ_ONLY, &s), -EUCLEAN);
+	size_t after_len;
+	char *after = slurp_bytes(f->db, &after_len);
+	assert_int_equal(after_len, before_len);
+	assert_memory_equal(after, before, before_len); /* nothing written into it */
+	free(before);
+	free(after);
+	char wal[320];
+	snprintf(wal, sizeof(wal), "%s-wal", f->db);
+	assert_true(access(wal, F_OK) != 0 || file_size(wal) == 0);
+	/* --check off opens it (reading what is still readable is the user's choice) */
+	assert_int_equal(store_open(f->db, STORE_READ_ONLY, &s), 0);
+	store_close(s);
+}
+
+/* The quick check of a large store stops at its budget (a watchdog interrupts
+ * SQLite's b-tree check) and says so; without a budget it runs through. */
+static void test_store_check_quick_budget(void **state)
+{
+	struct fx *f = *state;
+	struct db *d;
+	assert_int_equal(db_open_sqlite(f->db, false, &d), 0);
+	assert_int_equal(db_exec(d,
+				 "CREATE TABLE t (a INTEGER PRIMARY KEY, b BLOB); CREATE INDEX tb ON t(b);"
+				 "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 30000)"
+				 " INSERT INTO t (b) SELECT randomblob(500) FROM c;",
+				 "fill"),
+			 0);
+	char why[256];
+	uint64_t t0 = clock_mono_ns();
+	assert_int_equal(db_check(d, DB_CHECK_QUICK, 1, why, sizeof(why)), 1);
+	double ms = (double)(clock_mono_ns() - t0) / 1e6;
+	uint64_t t1 = clock_mono_ns();
+	assert_int_equal(db_check(d, DB_CHECK_QUICK, 0, why, sizeof(why)), 0);
+	double whole = (double)(clock_mono_ns() - t1) / 1e6;
+	fprintf(stderr, "quick_check of %lld KiB: stopped after %.1f ms (budget 1 ms), whole %.1f ms\n",
+		(long long)(file_size(f->db) / 1024), ms, whole);
+	assert_false(db_damaged(d));
+	db_close(d);
+}
+
+/* Damage met while writing (checks off): the write fails and the store says it is damaged. */
+static void test_store_check_damage_found_while_writing(void **state)
+{
+	struct fx *f = *state;
+	make_store(f->db, NREC);
+	off_t size = file_size(f->db);
+	damage(f->db, size / 2 / PAGE * PAGE, (size_t)(size - size / 2 / PAGE * PAGE)); /* the newest pages */
+	struct store *s;
+	assert_int_equal(store_open(f->db, 0, &s), 0);
+	assert_false(store_damaged(s));
+	Prof__Hello h = PROF__HELLO__INIT;
+	h.schema_version = PROF_SCHEMA_VERSION;
+	h.agent_id = "board";
+	h.boot_id = 1;
+	int64_t sid;
+	uint64_t max_seq;
+	int rc = store_session_open(s, &h, "peer", &sid, &max_seq, NULL);
+	Prof__Heartbeat hb = PROF__HEARTBEAT__INIT;
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.seq = NREC + 1;
+	env.body_case = PROF__ENVELOPE__BODY_HEARTBEAT;
+	env.heartbeat = &hb;
+	if (rc == 0)
+		rc = store_put_record(s, sid, &env, 20);
+	if (rc >= 0)
+		rc = store_commit(s);
+	assert_true(rc < 0);
+	assert_true(store_damaged(s));
+	store_close(s);
+}
+
+/* The collector's loop over a store that turns out damaged: the agent's Hello
+ * and record are not acked, it gets an Error saying so, and the loop stops. */
+static void test_store_check_server_stops_acking_on_damage(void **state)
+{
+	struct fx *f = *state;
+	make_store(f->db, NREC);
+	off_t size = file_size(f->db);
+	damage(f->db, size / 2 / PAGE * PAGE, (size_t)(size - size / 2 / PAGE * PAGE));
+	struct store *st;
+	assert_int_equal(store_open(f->db, 0, &st), 0); /* --check off */
+	struct server *srv;
+	assert_int_equal(server_open(st, &(struct server_options){.listen = "127.0.0.1:0", .signal_fd = -1}, &srv), 0);
+	struct client c;
+	client_open(&c, srv);
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	add_hello_frame(&buf, &len, &(struct hello_spec){.agent = "board", .boot = 1});
+	add_counters(&buf, &len, NREC + 1);
+	send_and_free(&c, &buf, &len);
+	int rc = 0;
+	for (int i = 0; i < 400 && rc == 0; i++)
+		rc = server_step(srv, 5);
+	assert_int_equal(rc, -EUCLEAN);
+	assert_int_equal(server_step(srv, 0), -EUCLEAN); /* stays stopped */
+	Prof__Envelope *env = client_next(&c, srv);
+	assert_non_null(env);
+	assert_int_equal(env->body_case, PROF__ENVELOPE__BODY_ERROR); /* no Ack first */
+	assert_non_null(strstr(env->error->message, "store is damaged"));
+	prof__envelope__free_unpacked(env, NULL);
+	assert_null(client_next(&c, srv));
+	client_close(&c);
+	server_close(srv);
+	store_close(st);
+}
+
+/* collector recover's copy: a store with one damaged page gives a sound new
+ * store (it passes the full check) with every row that could be read. */
+static void test_store_check_salvage_copies_what_is_readable(void **state)
+{
+	struct fx *f = *state;
+	make_store(f->db, NREC);
+	off_t size = file_size(f->db);
+	damage(f->db, size / 2 / PAGE * PAGE, PAGE); /* a leaf of the records ledger */
+	struct store_salvage_stats ss;
+	assert_int_equal(store_salvage(f->db, f->out, &ss), 0);
+	assert_true(ss.damaged_tables >= 1);
+	struct store *s;
+	assert_int_equal(store_open(f->out, STORE_CHECK_FULL, &s), 0);
+	store_close(s);
+	int64_t records = tp_db_int(f->out, "SELECT COUNT(*) FROM records");
+	fprintf(stderr, "recovered %lld of %d records (%llu rows in all)\n", (long long)records, NREC,
+		(unsigned long long)ss.rows);
+	assert_true(records > NREC - PAGE / 8 && records < NREC); /* one leaf page holds a few hundred */
+	assert_int_equal(tp_db_int(f->out, "SELECT COUNT(*) FROM sessions"), 1);
+	assert_int_equal(store_salvage(f->db, f->out, &ss), -EEXIST); /* never over an existing file */
+}
+
+int main(void)
+{
+	log_init("test_store_check", LOG_LEVEL_ERROR);
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_store_check_refuses_damaged_store, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_store_check_quick_budget, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_store_check_damage_found_while_writing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_store_check_server_stops_acking_on_damage, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_store_check_salvage_copies_what_is_readable, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
