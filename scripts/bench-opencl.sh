@@ -60,6 +60,7 @@ workloads=(
 	"cl_matmul_coarse 256 4"
 	"cl_sobel 1024 768 20"
 	"cl_hog 1024 768 8"
+	"cl_matmul 16 1"
 	"cl_matmul 16 2000"
 )
 echo "## OpenCL capture overhead"
@@ -77,6 +78,7 @@ echo
 echo "| workload | commands | kernel ms | plain ms med / min | layer ms med / min | layer overhead med / min | preload ms med / min | preload overhead med / min |"
 echo "|---|---|---|---|---|---|---|---|"
 percmd=
+one_p= one_l= one_s= one_bp= one_bl= one_bs=
 for w in "${workloads[@]}"; do
 	read -r -a argv <<<"$w"
 	prog="$out/cl-workloads/${argv[0]}"
@@ -104,14 +106,28 @@ for w in "${workloads[@]}"; do
 		printf "| `%s` | %d | %s | %.1f / %.1f | %.1f / %.1f | %+.1f%% / %+.1f%% | %.1f / %.1f | %+.1f%% / %+.1f%% |\n",
 			w, n, k, p / 1e6, bp / 1e6, l / 1e6, bl / 1e6, 100 * (l - p) / p, 100 * (bl - bp) / bp,
 			s / 1e6, bs / 1e6, 100 * (s - p) / p, 100 * (bs - bp) / bp }'
+	if [ "$w" = "cl_matmul 16 1" ]; then # the per-process constant (start, set-up, exit) with one command
+		one_p=${med[plain]} one_l=${med[layer]} one_s=${med[preload]}
+		one_bp=${best[plain]} one_bl=${best[layer]} one_bs=${best[preload]}
+	fi
 	if [ "$w" = "cl_matmul 16 2000" ]; then
 		percmd=$(awk -v n="$ncmd" -v p="${med[plain]}" -v l="${med[layer]}" -v s="${med[preload]}" \
 			-v bp="${best[plain]}" -v bl="${best[layer]}" -v bs="${best[preload]}" \
 			-v qp="${pmed[plain]}" -v ql="${pmed[layer]}" -v qs="${pmed[preload]}" \
-			-v cp="${pbest[plain]}" -v cl="${pbest[layer]}" -v cs="${pbest[preload]}" 'BEGIN {
+			-v cp="${pbest[plain]}" -v cl="${pbest[layer]}" -v cs="${pbest[preload]}" \
+			-v op="$one_p" -v ol="$one_l" -v os="$one_s" -v obp="$one_bp" -v obl="$one_bl" -v obs="$one_bs" 'BEGIN {
 			printf "| whole process | %.1f / %.1f | %+.2f / %+.2f (%.3fx / %.3fx) | %+.2f / %+.2f (%.3fx / %.3fx) |\n",
 				p / 1e6, bp / 1e6, (l - p) / n / 1e3, (bl - bp) / n / 1e3, l / p, bl / bp,
 				(s - p) / n / 1e3, (bs - bp) / n / 1e3, s / p, bs / bp
+			if (op != "") {
+				m = n - 2 # commands beyond those of the one-command run (its kernel and its read)
+				printf "| whole process, per command beyond the first: (T(2000) - T(1)) of the mode minus that of plain | %.1f / %.1f | %+.2f / %+.2f | %+.2f / %+.2f |\n",
+					(p - op) / 1e6, (bp - obp) / 1e6, ((l - ol) - (p - op)) / m / 1e3,
+					((bl - obl) - (bp - obp)) / m / 1e3, ((s - os) - (p - op)) / m / 1e3,
+					((bs - obs) - (bp - obp)) / m / 1e3
+				printf "| whole process, the constant: `cl_matmul 16 1` | %.1f / %.1f | %+.2f / %+.2f ms | %+.2f / %+.2f ms |\n",
+					op / 1e6, obp / 1e6, (ol - op) / 1e6, (obl - obp) / 1e6, (os - op) / 1e6, (obs - obp) / 1e6
+			}
 			printf "| commands phase (enqueues to the blocking read) | %.1f / %.1f | %+.2f / %+.2f (%.3fx / %.3fx) | %+.2f / %+.2f (%.3fx / %.3fx) |\n",
 				qp / 1e6, cp / 1e6, (ql - qp) / n / 1e3, (cl - cp) / n / 1e3, ql / qp, cl / cp,
 				(qs - qp) / n / 1e3, (cs - cp) / n / 1e3, qs / qp, cs / cp }')
@@ -128,7 +144,9 @@ if [ -n "$percmd" ]; then
 	echo "(mode - plain) / commands, in µs, median / best of $reps, and the ratio mode / plain. The"
 	echo "commands phase is timed by the workload itself (\`cl_matmul: commands N ns\`: the 2000 enqueues and"
 	echo "the blocking read), so process start, PoCL's set-up and the kernel build are out of it; the whole"
-	echo "process includes them and the library's bounded drain at exit."
+	echo "process includes them and the library's bounded drain at exit. The run with one command gives"
+	echo "that per-process constant (its row: mode - plain, in ms), and the row above it the added time"
+	echo "per command beyond it: the 2000-command run's added time minus the one-command run's, per command."
 	echo
 	echo "| measured over | plain ms med / min | layer µs/command med / min (ratio) | preload µs/command med / min (ratio) |"
 	echo "|---|---|---|---|"
