@@ -274,7 +274,11 @@ static void batch_add(struct cl_receiver *r, const struct client *cl, const stru
 {
 	size_t i = r->nb;
 	struct pcl_cmd *bc = &r->bcmd[i];
-	*bc = *c;
+	/* the fields and the used part of each dependency list (not the whole 1.5 KiB of arrays) */
+	memcpy(bc, c, offsetof(struct pcl_cmd, wait));
+	memcpy(bc->wait, c->wait, c->n_wait * sizeof(c->wait[0]));
+	memcpy(bc->read, c->read, c->n_read * sizeof(c->read[0]));
+	memcpy(bc->written, c->written, c->n_written * sizeof(c->written[0]));
 	Prof__ClCommand *m = &r->bm[i];
 	prof__cl_command__init(m);
 	r->bmp[i] = m;
