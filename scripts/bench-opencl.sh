@@ -38,11 +38,13 @@ cpid=$!
 for _ in $(seq 500); do [ -s "$tmp/port" ] && break; sleep 0.02; done
 port=$(cat "$tmp/port")
 
-# Wall time of the app alone (ns), measured inside the profiled environment, and
-# the commands' phase when the workload prints one ("...: commands N ns").
+# Wall time of the app alone (ns), measured inside the profiled environment, and,
+# when the workload prints them ("...: commands N ns, from R ns (CLOCK_REALTIME)"),
+# the commands' phase and the time from its start to the end of the process.
 clock='s=$(date +%s%N); "$@" >"$OUTFILE" || exit 1; e=$(date +%s%N); echo "WALL $((e - s))";
-sed -n "s/.*: commands \([0-9]*\) ns/PHASE \1/p" "$OUTFILE"'
-run_once() { # mode workload args... -> "WALL ns" and maybe "PHASE ns" lines
+sed -n "s/.*: commands \([0-9]*\) ns.*/PHASE \1/p" "$OUTFILE";
+r=$(sed -n "s/.*: commands [0-9]* ns, from \([0-9]*\) ns.*/\1/p" "$OUTFILE"); if [ -n "$r" ]; then echo "TOEND $((e - r))"; fi'
+run_once() { # mode workload args... -> "WALL ns" and maybe "PHASE ns", "TOEND ns" lines
 	local mode=$1
 	shift
 	if [ "$mode" = plain ]; then
@@ -78,18 +80,18 @@ echo
 echo "| workload | commands | kernel ms | plain ms med / min | layer ms med / min | layer overhead med / min | preload ms med / min | preload overhead med / min |"
 echo "|---|---|---|---|---|---|---|---|"
 percmd=
-one_p= one_l= one_s= one_bp= one_bl= one_bs=
 for w in "${workloads[@]}"; do
 	read -r -a argv <<<"$w"
 	prog="$out/cl-workloads/${argv[0]}"
 	run_once plain "$prog" "${argv[@]:1}" >/dev/null || true # warm the kernel cache
-	declare -A med=() best=() pmed=() pbest=()
-	for mode in plain layer preload; do : >"$tmp/t.$mode"; : >"$tmp/p.$mode"; done
+	declare -A med=() best=() pmed=() pbest=() emed=() ebest=()
+	for mode in plain layer preload; do : >"$tmp/t.$mode"; : >"$tmp/p.$mode"; : >"$tmp/e.$mode"; done
 	for _ in $(seq "$reps"); do # interleaved, so that load from elsewhere hits all modes alike
 		for mode in plain layer preload; do
 			run_once "$mode" "$prog" "${argv[@]:1}" >"$tmp/once" || true
 			sed -n 's/^WALL //p' "$tmp/once" >>"$tmp/t.$mode"
 			sed -n 's/^PHASE //p' "$tmp/once" >>"$tmp/p.$mode"
+			sed -n 's/^TOEND //p' "$tmp/once" >>"$tmp/e.$mode"
 		done
 	done
 	for mode in plain layer preload; do
@@ -97,6 +99,8 @@ for w in "${workloads[@]}"; do
 		best[$mode]=$(minimum <"$tmp/t.$mode")
 		pmed[$mode]=$(median <"$tmp/p.$mode")
 		pbest[$mode]=$(minimum <"$tmp/p.$mode")
+		emed[$mode]=$(median <"$tmp/e.$mode")
+		ebest[$mode]=$(minimum <"$tmp/e.$mode")
 	done
 	sid=$(sqlite3 "$tmp/bench.db" "SELECT MAX(session_id) FROM cl_commands")
 	ncmd=$(sqlite3 "$tmp/bench.db" "SELECT COUNT(*) FROM cl_commands WHERE session_id=$sid")
@@ -106,33 +110,24 @@ for w in "${workloads[@]}"; do
 		printf "| `%s` | %d | %s | %.1f / %.1f | %.1f / %.1f | %+.1f%% / %+.1f%% | %.1f / %.1f | %+.1f%% / %+.1f%% |\n",
 			w, n, k, p / 1e6, bp / 1e6, l / 1e6, bl / 1e6, 100 * (l - p) / p, 100 * (bl - bp) / bp,
 			s / 1e6, bs / 1e6, 100 * (s - p) / p, 100 * (bs - bp) / bp }'
-	if [ "$w" = "cl_matmul 16 1" ]; then # the per-process constant (start, set-up, exit) with one command
-		one_p=${med[plain]} one_l=${med[layer]} one_s=${med[preload]}
-		one_bp=${best[plain]} one_bl=${best[layer]} one_bs=${best[preload]}
-	fi
 	if [ "$w" = "cl_matmul 16 2000" ]; then
 		percmd=$(awk -v n="$ncmd" -v p="${med[plain]}" -v l="${med[layer]}" -v s="${med[preload]}" \
 			-v bp="${best[plain]}" -v bl="${best[layer]}" -v bs="${best[preload]}" \
 			-v qp="${pmed[plain]}" -v ql="${pmed[layer]}" -v qs="${pmed[preload]}" \
 			-v cp="${pbest[plain]}" -v cl="${pbest[layer]}" -v cs="${pbest[preload]}" \
-			-v op="$one_p" -v ol="$one_l" -v os="$one_s" -v obp="$one_bp" -v obl="$one_bl" -v obs="$one_bs" 'BEGIN {
+			-v ep="${emed[plain]}" -v el="${emed[layer]}" -v es="${emed[preload]}" \
+			-v fp="${ebest[plain]}" -v fl="${ebest[layer]}" -v fs="${ebest[preload]}" 'BEGIN {
 			printf "| whole process | %.1f / %.1f | %+.2f / %+.2f (%.3fx / %.3fx) | %+.2f / %+.2f (%.3fx / %.3fx) |\n",
 				p / 1e6, bp / 1e6, (l - p) / n / 1e3, (bl - bp) / n / 1e3, l / p, bl / bp,
 				(s - p) / n / 1e3, (bs - bp) / n / 1e3, s / p, bs / bp
-			if (op != "") {
-				m = n - 2 # commands beyond those of the one-command run (its kernel and its read)
-				printf "| whole process, per command beyond the first: (T(2000) - T(1)) of the mode minus that of plain | %.1f / %.1f | %+.2f / %+.2f | %+.2f / %+.2f |\n",
-					(p - op) / 1e6, (bp - obp) / 1e6, ((l - ol) - (p - op)) / m / 1e3,
-					((bl - obl) - (bp - obp)) / m / 1e3, ((s - os) - (p - op)) / m / 1e3,
-					((bs - obs) - (bp - obp)) / m / 1e3
-				printf "| whole process, the constant: `cl_matmul 16 1` | %.1f / %.1f | %+.2f / %+.2f ms | %+.2f / %+.2f ms |\n",
-					op / 1e6, obp / 1e6, (ol - op) / 1e6, (obl - obp) / 1e6, (os - op) / 1e6, (obs - obp) / 1e6
-			}
+			printf "| from the first enqueue to the end of the process | %.1f / %.1f | %+.2f / %+.2f (%.3fx / %.3fx) | %+.2f / %+.2f (%.3fx / %.3fx) |\n",
+				ep / 1e6, fp / 1e6, (el - ep) / n / 1e3, (fl - fp) / n / 1e3, el / ep, fl / fp,
+				(es - ep) / n / 1e3, (fs - fp) / n / 1e3, es / ep, fs / fp
 			printf "| commands phase (enqueues to the blocking read) | %.1f / %.1f | %+.2f / %+.2f (%.3fx / %.3fx) | %+.2f / %+.2f (%.3fx / %.3fx) |\n",
 				qp / 1e6, cp / 1e6, (ql - qp) / n / 1e3, (cl - cp) / n / 1e3, ql / qp, cl / cp,
 				(qs - qp) / n / 1e3, (cs - cp) / n / 1e3, qs / qp, cs / cp }')
 	fi
-	unset med best pmed pbest
+	unset med best pmed pbest emed ebest
 done
 dropped=$(sqlite3 "$tmp/bench.db" "SELECT COALESCE(MAX(dropped_before),0) FROM cl_commands")
 echo
@@ -142,11 +137,11 @@ if [ -n "$percmd" ]; then
 	echo "### Added application wall time per command (\`cl_matmul 16 2000\`, 2001 commands)"
 	echo
 	echo "(mode - plain) / commands, in µs, median / best of $reps, and the ratio mode / plain. The"
-	echo "commands phase is timed by the workload itself (\`cl_matmul: commands N ns\`: the 2000 enqueues and"
-	echo "the blocking read), so process start, PoCL's set-up and the kernel build are out of it; the whole"
-	echo "process includes them and the library's bounded drain at exit. The run with one command gives"
-	echo "that per-process constant (its row: mode - plain, in ms), and the row above it the added time"
-	echo "per command beyond it: the 2000-command run's added time minus the one-command run's, per command."
+	echo "workload times its commands' phase itself (\`cl_matmul: commands N ns\`: the 2000 enqueues and"
+	echo "the blocking read) and prints when it began; \"to the end of the process\" adds its exit (the"
+	echo "library's bounded drain of what it has not sent yet, PoCL's teardown). Both leave out process"
+	echo "start, PoCL's set-up and the kernel build, which vary by tens of ms from run to run and do not"
+	echo "depend on the commands (the \`cl_matmul 16 1\` row above: one command); the whole process has them."
 	echo
 	echo "| measured over | plain ms med / min | layer µs/command med / min (ratio) | preload µs/command med / min (ratio) |"
 	echo "|---|---|---|---|"
