@@ -48,6 +48,7 @@ static _Atomic(struct pcl_pending *) free_stack; /* processed, for reuse */
 static _Atomic unsigned outstanding;		 /* tracked and not processed yet */
 static bool reaper_running;
 static _Atomic bool stopping, reaper_done, reaper_idle;
+static _Atomic bool abandoned; /* the exit stopped waiting for the reaper: no more calls into the runtime */
 static pthread_t reaper;
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -196,12 +197,14 @@ static void declare(uint32_t id)
 	}
 }
 
-/* A completed command: its times, our reference released, its message. */
-static void process(struct pcl_pending *p, cl_int status, uint64_t seen_ns)
+/* A completed command: its times, our reference released (not at exit: the process is going, and
+ * with it the runtime's memory), its message. */
+static void process(struct pcl_pending *p, cl_int status, uint64_t seen_ns, bool exiting)
 {
 	uint64_t t[4];
 	pcl_rt_profiling(p->ev, t);
-	pcl_rt_release_event(p->ev);
+	if (!exiting)
+		pcl_rt_release_event(p->ev);
 	atomic_fetch_sub(&outstanding, 1);
 	if (status < 0 || !t[3]) {
 		pcl_log("command %llu ended with error %d (or has no end time): not recorded",
@@ -278,16 +281,16 @@ static void done_append(struct pcl_pending **done, struct pcl_pending **done_tai
 /* Visit the FIFOs: process what completed; the processed records go on *done..*done_tail. An
  * in-order queue whose newest command completed has completed them all: one question for the
  * whole FIFO (a command that failed has no times and is not recorded). */
-static unsigned visit(struct pcl_pending **done, struct pcl_pending **done_tail)
+static unsigned visit(struct pcl_pending **done, struct pcl_pending **done_tail, bool exiting)
 {
 	unsigned n = 0;
 	uint64_t now = pcl_now_ns();
-	for (unsigned i = 0; i < nfifos; i++) {
+	for (unsigned i = 0; i < nfifos && !atomic_load(&abandoned); i++) {
 		struct fifo *f = &fifos[i];
 		if (f->in_order && f->tail && f->tail != f->head && pcl_rt_event_status(f->tail->ev) == CL_COMPLETE) {
-			for (struct pcl_pending *p = f->head, *next; p; p = next) {
+			for (struct pcl_pending *p = f->head, *next; p && !atomic_load(&abandoned); p = next) {
 				next = p->next;
-				process(p, CL_COMPLETE, now);
+				process(p, CL_COMPLETE, now, exiting);
 				done_append(done, done_tail, p);
 				n++;
 			}
@@ -295,7 +298,7 @@ static unsigned visit(struct pcl_pending **done, struct pcl_pending **done_tail)
 			continue;
 		}
 		struct pcl_pending **pp = &f->head, *prev = NULL;
-		for (unsigned scanned = 0; *pp && scanned < SCAN_MAX; scanned++) {
+		for (unsigned scanned = 0; *pp && scanned < SCAN_MAX && !atomic_load(&abandoned); scanned++) {
 			struct pcl_pending *p = *pp;
 			cl_int st = pcl_rt_event_status(p->ev);
 			if (st > CL_COMPLETE) { /* queued, submitted or running */
@@ -308,7 +311,7 @@ static unsigned visit(struct pcl_pending **done, struct pcl_pending **done_tail)
 			*pp = p->next;
 			if (f->tail == p)
 				f->tail = prev;
-			process(p, st, now);
+			process(p, st, now, exiting);
 			done_append(done, done_tail, p);
 			n++;
 		}
@@ -362,7 +365,7 @@ static void *reaper_main(void *arg)
 		take_submitted();
 		struct pcl_pending *done = NULL, *done_tail = NULL;
 		pcl_enter(PCL_FN_REAPER);
-		unsigned n = visit(&done, &done_tail);
+		unsigned n = visit(&done, &done_tail, stop);
 		uint64_t now = pcl_now_ns();
 		dgram_maybe_push(now, stop);
 		pcl_leave();
@@ -440,6 +443,8 @@ static void at_exit(void)
 		struct timespec ts = in_ns(EXIT_COMPLETE_WAIT_NS + EXIT_SEND_WAIT_NS + 400000000ull);
 		if (pthread_timedjoin_np(reaper, NULL, &ts) == 0)
 			told = atomic_load(&reaper_done);
+		else
+			atomic_store(&abandoned, true); /* it may still be in a call: let it make no more */
 	}
 	uint64_t dropped = pcl_dropped(), captured = atomic_load(&n_captured);
 	pcl_log("exit: %llu commands captured, %llu sent, %llu dropped%s", (unsigned long long)captured,
