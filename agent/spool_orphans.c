@@ -207,6 +207,18 @@ static int orphans_dispatch(void *ctx, struct pollfd *pfd, int n, uint64_t now)
 		drop_current(o);
 		return 0;
 	}
+	if (transport_get_stats(o->tr)->acks_refused) {
+		/* The collector holds a seq above every record this spool kept: the run that left it
+		 * sent records it could not spool (a full disk), or the ack is forged. Either way no
+		 * retry of this run changes it: leave the session for a later run or `agent spool
+		 * drop`, without waiting on it. */
+		log_warn("spool: %s: the collector acked records beyond what this spool kept; its %llu record(s) "
+			 "stay there (`agent spool ls`, `agent spool drop`)",
+			 o->cur, (unsigned long long)spool_records(o->sp));
+		o->st.skipped++;
+		drop_current(o);
+		return 0;
+	}
 	if (spool_records(o->sp) == 0) {
 		log_info("spool: the %llu record(s) left in %s are delivered", (unsigned long long)o->cur_records,
 			 o->cur);

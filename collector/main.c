@@ -27,7 +27,8 @@
 	"usage: collector [--listen HOST:PORT] --store PATH [--port-file FILE] [--sync full|normal]\n"       \
 	"                 [--max-conns N] [--http HOST:PORT] [--token-file F] [--max-rate N]\n"              \
 	"                 [--max-sessions-per-agent N] [--hello-timeout S] [--idle-timeout S]\n"             \
-	"                 [--tls-cert F --tls-key F] [--max-frame-kb N] [--http-timeout S]\n"              \
+	"                 [--tls-cert F --tls-key F] [--max-frame-kb N] [--max-frame-memory MB]\n"         \
+	"                 [--http-timeout S] [--http-render-timeout S] [--http-no-auth]\n"                \
 	"                 [--seq-window N] [--init] [--check full|quick|off] [-v] [-q]\n"
 
 static const char serve_help[] =
@@ -40,6 +41,12 @@ static const char serve_help[] =
 	"  --max-conns N     simultaneous agent connections (default 1024)\n"
 	"  --http HOST:PORT  also serve the session list and reports (HTML, JSON, SVG) over HTTP\n"
 	"  --http-timeout S  HTTP requests must arrive whole within S seconds, else 408 (default 10)\n"
+	"  --http-render-timeout S  a page not rendered within S seconds gets 503 (default 30; pages\n"
+	"                    are rendered by worker threads, never on the agents' loop)\n"
+	"  --http-no-auth    allow a non-loopback --http address without --token-file: the reports\n"
+	"                    are then served to anyone who can reach it (logged as a warning).\n"
+	"                    With --token-file, a non-loopback --http needs the HTTP key (Bearer, or\n"
+	"                    any user name with the key as password): collector http-key prints it\n"
 	"  --token-file F    agents must prove this shared token (HMAC of a per-connection\n"
 	"                    challenge); required to listen on a non-loopback address\n"
 	"  --max-rate N      records/s per connection; reading pauses above it (default 5000,\n"
@@ -52,6 +59,9 @@ static const char serve_help[] =
 	"  --tls-cert F --tls-key F  TLS on every connection: certificate chain and private key\n"
 	"                    (PEM); agents then need --tls-ca (the CA that signed it)\n"
 	"  --max-frame-kb N  largest frame accepted, KiB (default CONFIG_MAX_FRAME_KB)\n"
+	"  --max-frame-memory MB  memory of all connections together for frames larger than 4 KiB\n"
+	"                    being received (default 64; at least two frames): over it, connections\n"
+	"                    that have held a partial frame longest (1 s at least) are closed\n"
 	"  --seq-window N    a record seq more than N above its session's highest stored seq\n"
 	"                    is refused and the connection closed (default 65536; 0: no check)\n"
 	"  --init            an existing empty (0-byte) --store file may become a new store\n"
@@ -60,8 +70,10 @@ static const char serve_help[] =
 	"                    quick_check, at most 5 s), full (integrity_check, however long) or\n"
 	"                    off; a damaged store is refused with how to recover it\n"
 	"  -v, -q            more (debug) / less (warnings only) logging\n"
-	"Connections without a Hello may hold 1/4 of --max-conns, 1/8 from one address; more\n"
-	"evict the oldest of them. One connection per session (agent id + boot id) at a time.\n"
+	"Connections that have not sent a record yet (before and after their Hello) may hold 1/4 of\n"
+	"--max-conns, 1/8 from one address; more evict one of them, from the address that holds the\n"
+	"most. A Hello alone writes nothing: a session row is created by its first record. One\n"
+	"connection per session (agent id + boot id) at a time.\n"
 	"SIGINT/SIGTERM: stop accepting, commit what is buffered, send the last acks, exit 0.\n"
 	"\n";
 
@@ -134,9 +146,10 @@ static void raise_fd_limit(unsigned max_conns)
 
 struct serve_args {
 	const char *listen, *store, *port_file, *http, *token_file, *tls_cert, *tls_key;
-	bool sync_full, init;
+	bool sync_full, init, http_no_auth;
 	unsigned check; /* STORE_CHECK_* flags */
 	unsigned max_conns, max_rate, max_per_agent, hello_timeout_s, max_frame_kb, idle_timeout_ms, http_timeout_s;
+	unsigned http_render_timeout_s, max_frame_memory_mb;
 	uint64_t seq_window;
 };
 
@@ -181,12 +194,16 @@ static int serve(const struct serve_args *a)
 				     .tls_cert = a->tls_cert,
 				     .tls_key = a->tls_key,
 				     .max_frame = (size_t)a->max_frame_kb * 1024u,
+				     .max_frame_memory = (size_t)a->max_frame_memory_mb << 20,
 				     .seq_window = a->seq_window};
 	if (store_open(a->store, (a->sync_full ? STORE_SYNC_FULL : 0) | (a->init ? STORE_INIT : 0) | a->check, &st) <
 	    0)
 		goto out;
 	if (a->http) {
-		struct http_limits hl = {.head_timeout_ms = a->http_timeout_s * 1000u};
+		struct http_limits hl = {.head_timeout_ms = a->http_timeout_s * 1000u,
+					 .render_timeout_ms = a->http_render_timeout_s * 1000u,
+					 .token = a->token_file ? &token : NULL,
+					 .no_auth = a->http_no_auth};
 		if (http_open(a->http, a->store, &hl, &http) < 0)
 			goto out;
 		opt.extra_fd = http_fd(http);
@@ -241,7 +258,9 @@ int main(int argc, char **argv)
 	    {"idle-timeout", required_argument, NULL, 'I'}, {"tls-cert", required_argument, NULL, 'C'},
 	    {"tls-key", required_argument, NULL, 'K'}, {"init", no_argument, NULL, 'Z'},
 	    {"http-timeout", required_argument, NULL, 'W'}, {"seq-window", required_argument, NULL, 'Q'},
-	    {"check", required_argument, NULL, 'X'},
+	    {"check", required_argument, NULL, 'k'},
+	    {"http-render-timeout", required_argument, NULL, 'X'}, {"http-no-auth", no_argument, NULL, 'N'},
+	    {"max-frame-memory", required_argument, NULL, 'M'},
 	    {NULL, 0, NULL, 0}};
 	struct serve_args a = {
 	    .listen = DEFAULT_LISTEN, .sync_full = true, .max_conns = SERVER_DEFAULT_MAX_CONNS,
@@ -303,13 +322,24 @@ int main(int argc, char **argv)
 		case 'Z':
 			a.init = true;
 			break;
-		case 'X':
+		case 'k':
 			if (store_check_flags(optarg, &a.check) < 0)
 				return usage_error("--check wants full, quick or off, not '%s'", optarg);
 			break;
 		case 'W':
 			if (parse_uint(optarg, 1, 3600, &a.http_timeout_s) < 0)
 				return usage_error("--http-timeout wants seconds from 1 to 3600, not '%s'", optarg);
+			break;
+		case 'X':
+			if (parse_uint(optarg, 1, 3600, &a.http_render_timeout_s) < 0)
+				return usage_error("--http-render-timeout wants seconds from 1 to 3600, not '%s'", optarg);
+			break;
+		case 'N':
+			a.http_no_auth = true;
+			break;
+		case 'M':
+			if (parse_uint(optarg, 1, 1048576, &a.max_frame_memory_mb) < 0)
+				return usage_error("--max-frame-memory wants MiB from 1 to 1048576, not '%s'", optarg);
 			break;
 		case 'Q': {
 			char *end;

@@ -157,3 +157,43 @@ int auth_verify(const struct auth_token *t, const uint8_t *nonce, size_t nonce_l
 	return -ENOTSUP;
 #endif
 }
+
+int auth_derive_hex(const struct auth_token *t, const char *label, char out[AUTH_DERIVED_HEX])
+{
+#ifdef CONFIG_AUTH
+	uint8_t mac[AUTH_MAC_LEN];
+	struct hmac_sha256_ctx ctx;
+	hmac_sha256_set_key(&ctx, t->len, t->key);
+	hmac_sha256_update(&ctx, strlen(label), (const uint8_t *)label);
+	hmac_sha256_digest(&ctx, AUTH_MAC_LEN, mac);
+	explicit_bzero(&ctx, sizeof(ctx));
+	static const char hex[] = "0123456789abcdef";
+	for (size_t i = 0; i < AUTH_MAC_LEN; i++) {
+		out[2 * i] = hex[mac[i] >> 4];
+		out[2 * i + 1] = hex[mac[i] & 15];
+	}
+	out[2 * AUTH_MAC_LEN] = '\0';
+	explicit_bzero(mac, sizeof(mac));
+	return 0;
+#else
+	(void)t, (void)label;
+	out[0] = '\0';
+	return -ENOTSUP;
+#endif
+}
+
+int auth_check_derived(const struct auth_token *t, const char *label, const char *given, size_t len)
+{
+#ifdef CONFIG_AUTH
+	char want[AUTH_DERIVED_HEX];
+	int rc = auth_derive_hex(t, label, want);
+	if (rc < 0)
+		return rc;
+	rc = len == AUTH_DERIVED_HEX - 1 && memeql_sec(want, given, len) ? 0 : -EACCES;
+	explicit_bzero(want, sizeof(want));
+	return rc;
+#else
+	(void)t, (void)label, (void)given, (void)len;
+	return -ENOTSUP;
+#endif
+}

@@ -35,6 +35,14 @@ int auth_mac(const struct auth_token *t, const uint8_t *nonce, size_t nonce_len,
 /* 0 if mac (mac_len bytes) is the right answer, -EACCES otherwise (constant time). */
 int auth_verify(const struct auth_token *t, const uint8_t *nonce, size_t nonce_len, const char *agent_id,
 		uint64_t boot_id, const uint8_t *mac, size_t mac_len);
+/* A key for another use of the token (the HTTP pages' password), so that
+ * showing or sending it never shows the token: HMAC-SHA256(token, label) as 64
+ * lowercase hex digits and a NUL. */
+#define AUTH_DERIVED_HEX (2u * AUTH_MAC_LEN + 1u)
+#define AUTH_HTTP_LABEL "prof-collector-http/1" /* the collector's HTTP key (collector http-key) */
+int auth_derive_hex(const struct auth_token *t, const char *label, char out[AUTH_DERIVED_HEX]);
+/* 0 if given (len bytes) is auth_derive_hex(t, label), -EACCES otherwise (constant time). */
+int auth_check_derived(const struct auth_token *t, const char *label, const char *given, size_t len);
 /* Overwrite the key. */
 void auth_token_wipe(struct auth_token *t);
 

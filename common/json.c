@@ -50,6 +50,9 @@ void json_string(FILE *f, const char *str)
 			fputc('\\', f);
 			fputc(c, f);
 			s++;
+		} else if (c == '<' || c == '>' || c == '&') {
+			fprintf(f, "\\u%04x", c); /* no "</script>" or "<!--" inside an HTML page */
+			s++;
 		} else if (c < 0x20 || c == 0x7f) {
 			switch (c) {
 			case '\n':

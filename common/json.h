@@ -2,8 +2,10 @@
  * every JSON writer (collector CLI, HTTP, reports; agent calibration files):
  * '"' and '\\' are backslash-escaped, control characters and DEL become
  * \n \r \t or \u00XX, U+2028 / U+2029 become \u2028 / \u2029 (so the output
- * is also a valid JavaScript literal), and bytes that are not valid UTF-8
- * become \ufffd. Nothing is dropped. */
+ * is also a valid JavaScript literal), '<', '>' and '&' become \u003c, \u003e
+ * and \u0026 (a string never closes a <script> element or opens an HTML
+ * comment or entity when JSON is embedded in, or sniffed as, HTML), and bytes
+ * that are not valid UTF-8 become \ufffd. Nothing is dropped. */
 #ifndef COMMON_JSON_H
 #define COMMON_JSON_H
 

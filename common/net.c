@@ -54,6 +54,15 @@ int net_parse_hostport(const char *s, struct sockaddr_storage *ss, socklen_t *le
 	return -EINVAL;
 }
 
+bool net_is_loopback(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr) >> 24) == 127;
+	if (ss->ss_family == AF_INET6)
+		return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)ss)->sin6_addr);
+	return false;
+}
+
 void net_format_addr(const struct sockaddr *sa, char *out, size_t outlen)
 {
 	char host[INET6_ADDRSTRLEN] = "?";

@@ -7,8 +7,6 @@
 
 #include "validate.h"
 
-#define FRAME_INITIAL_CAP 4096u
-
 size_t frame_put_varint(uint8_t *out, uint32_t v)
 {
 	size_t n = 0;
@@ -94,7 +92,7 @@ static long frame_needed(const struct frame_decoder *d)
 	return (long)h + (long)len;
 }
 
-uint8_t *frame_decoder_space(struct frame_decoder *d, size_t *avail)
+size_t frame_decoder_want(const struct frame_decoder *d)
 {
 	long need = frame_needed(d);
 	size_t want = need > 0 ? (size_t)need : FRAME_VARINT_MAX;
@@ -104,16 +102,21 @@ uint8_t *frame_decoder_space(struct frame_decoder *d, size_t *avail)
 	 * and the caller would spin. Bounded by what the caller has put in. */
 	if (need > 0 && (size_t)need <= pending)
 		want = pending + FRAME_INITIAL_CAP;
-	if (want < FRAME_INITIAL_CAP)
-		want = FRAME_INITIAL_CAP;
+	return want < FRAME_INITIAL_CAP ? FRAME_INITIAL_CAP : want;
+}
+
+uint8_t *frame_decoder_space(struct frame_decoder *d, size_t *avail)
+{
+	size_t want = frame_decoder_want(d);
 	/* Compact first: consumed bytes at the front are free space. */
 	if (d->start > 0 && (d->cap - d->end < want || d->start == d->end)) {
 		memmove(d->buf, d->buf + d->start, d->end - d->start);
 		d->end -= d->start;
 		d->start = 0;
 	}
-	/* An idle decoder that grew for one large frame gives the memory back. */
-	if (d->start == d->end && d->cap > 16 * FRAME_INITIAL_CAP && want <= FRAME_INITIAL_CAP) {
+	/* An idle decoder that grew for a larger frame gives the memory back at once: what a
+	 * connection holds between frames is FRAME_INITIAL_CAP (a collector budgets the rest). */
+	if (d->start == d->end && d->cap > FRAME_INITIAL_CAP && want <= FRAME_INITIAL_CAP) {
 		uint8_t *nb = realloc(d->buf, FRAME_INITIAL_CAP);
 		if (nb) {
 			d->buf = nb;

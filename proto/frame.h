@@ -12,6 +12,7 @@
 
 #define PROF_SCHEMA_VERSION 1u
 #define FRAME_VARINT_MAX 5u /* a 32-bit length needs at most 5 varint bytes */
+#define FRAME_INITIAL_CAP 4096u /* a decoder's buffer until a larger frame arrives */
 
 /* Encode a length prefix into out (>= FRAME_VARINT_MAX bytes); returns bytes used. */
 size_t frame_put_varint(uint8_t *out, uint32_t v);
@@ -47,6 +48,10 @@ void frame_decoder_free(struct frame_decoder *d);
 uint8_t *frame_decoder_space(struct frame_decoder *d, size_t *avail);
 /* Account n bytes just written into the space returned above. */
 void frame_decoder_commit(struct frame_decoder *d, size_t n);
+/* The buffer size the next frame_decoder_space() call needs: above d->cap it will grow
+ * to that (at most the frame being received, header included), so a caller can check a
+ * memory budget first. */
+size_t frame_decoder_want(const struct frame_decoder *d);
 /* Copy bytes in (convenience for tests and in-memory input). Returns 0 or -ENOMEM. */
 int frame_decoder_feed(struct frame_decoder *d, const void *data, size_t n);
 

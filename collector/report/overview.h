@@ -7,6 +7,7 @@
 #ifndef COLLECTOR_REPORT_OVERVIEW_H
 #define COLLECTOR_REPORT_OVERVIEW_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -32,6 +33,10 @@ struct overview_opts {
 	unsigned limit;		  /* rows of the --top / --opencl tables */
 	bool sections;		  /* also capture the --top and --opencl sections */
 	bool json;		  /* capture them as JSON (else text) */
+	/* Time budget (CLOCK_MONOTONIC ns, clock_mono_ns(); another thread may move it): past it
+	 * the load stops at its next checkpoint (between its stages, between trace windows) with
+	 * -ETIMEDOUT. NULL or 0: none. */
+	const _Atomic uint64_t *deadline_ns;
 };
 
 struct overview {
@@ -67,6 +72,7 @@ struct overview {
 	char *top, *opencl;
 	char *gpu_counters; /* the --gpu section, NULL when the session has no Mali counters */
 	char *gpu_svg;      /* its dots chart (HTML), NULL without one */
+	const _Atomic uint64_t *deadline_ns; /* overview_opts.deadline_ns, during the load */
 };
 
 /* Load and analyse session sid. Problems that only leave a section empty
@@ -76,6 +82,8 @@ int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, 
 void overview_free(struct overview *ov);
 /* Add a note (printf format). */
 void overview_note(struct overview *ov, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Whether the load's time budget is spent (overview_opts.deadline_ns). */
+bool overview_past_deadline(const struct overview *ov);
 /* The sensitivity rows, sens_note and locality walls from the session's trace
  * windows (overview_sens.c; called by overview_load). */
 int overview_sensitivity(struct store *st, int64_t sid, struct overview *ov);

@@ -10,6 +10,7 @@
 #include "cl_data.h"
 #include "gpu.h"
 #include "log.h"
+#include "net.h"
 #include "overview.h"
 #include "program_name.h"
 #include "report.h"
@@ -32,6 +33,12 @@ void overview_note(struct overview *ov, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(ov->notes[ov->nnotes++], OV_NOTE_MAX, fmt, ap);
 	va_end(ap);
+}
+
+bool overview_past_deadline(const struct overview *ov)
+{
+	uint64_t d = ov->deadline_ns ? atomic_load(ov->deadline_ns) : 0;
+	return d && clock_mono_ns() >= d;
 }
 
 static void copy(char *dst, size_t len, const char *s)
@@ -560,6 +567,7 @@ int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, 
 {
 	memset(ov, 0, sizeof(*ov));
 	ov->session = sid;
+	ov->deadline_ns = o->deadline_ns;
 	edag_config_default(&ov->edag);
 	int rc = store_get_session(st, sid, session_cb, ov);
 	if (rc < 0)
@@ -584,8 +592,10 @@ int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, 
 	char why_none[1025] = "";
 	if ((rc = program_end(st, sid, ov, why_none, sizeof(why_none))) < 0)
 		goto fail;
-	if ((rc = overview_sensitivity(st, sid, ov)) < 0)
+	if (overview_past_deadline(ov) || (rc = overview_sensitivity(st, sid, ov)) < 0) {
+		rc = rc < 0 ? rc : -ETIMEDOUT;
 		goto fail;
+	}
 	if (!cpu_dot(st, sid, ov)) /* after the traces: their FP share may stand in for an FP counter */
 		cpu_dot_from_model(st, sid, o, ov);
 	for (size_t i = 0; i < ov->ndots; i++)
@@ -597,6 +607,10 @@ int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, 
 				      ov->dots[i].cpu ? "the FP or refill events over- or under-count"
 						      : "check ops= and bytes= in the kernel model",
 				      ov->dots[i].cpu ? "CPU" : "GPU");
+	if (o->sections && overview_past_deadline(ov)) {
+		rc = -ETIMEDOUT;
+		goto fail;
+	}
 	if (o->sections) {
 		ov->top = capture(report_top, st, sid, o);
 		/* sessions without commands say why (what the agent found), or how to make some */
@@ -615,6 +629,7 @@ int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, 
 					  "this FLOP chart takes them only through --kernel-model)");
 		}
 	}
+	ov->deadline_ns = NULL; /* the caller's, valid during the load only */
 	return 0;
 fail:
 	overview_free(ov);

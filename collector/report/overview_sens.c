@@ -50,6 +50,8 @@ static int trace_cb(const struct store_trace_row *row, void *arg)
 {
 	struct trace_acc *a = arg;
 	const Prof__TraceWindow *tw = row->tw;
+	if (overview_past_deadline(a->ov))
+		return -ETIMEDOUT;
 	struct tgroup *g = tgroup_for(a, tw->pid, tw->tid);
 	if (!g)
 		return 0; /* more threads than the table holds: the first ones are shown */

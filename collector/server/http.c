@@ -13,12 +13,11 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
-#include "json.h"
+#include "http_auth.h"
+#include "http_route.h"
+#include "http_worker.h"
 #include "log.h"
 #include "net.h"
-#include "report/overview.h"
-#include "report/svg.h"
 
 struct hconn {
 	struct hconn *prev, *next; /* newest first */
@@ -26,15 +25,18 @@ struct hconn {
 	uint64_t deadline_ns; /* head received whole by then (408), later the response taken */
 	size_t in_len;
 	char in[HTTP_MAX_REQUEST + 1];
-	char *out; /* the whole response */
+	struct http_job *job; /* the page being rendered by a worker (http_worker.h) */
+	char *out;	      /* the whole response */
 	size_t out_len, out_off;
 };
 
 struct http_server {
-	int epfd, listen_fd, timer_fd;
+	int epfd, listen_fd, timer_fd, workers_fd;
+	struct http_workers *workers;
+	uint64_t render_timeout_ns;
+	const struct auth_token *token; /* non-loopback with --token-file: requests need the HTTP key */
 	bool timer_armed;
 	uint16_t port;
-	char *store_path;
 	struct hconn *conns;
 	unsigned nconns, max_conns;
 	uint64_t head_timeout_ns;
@@ -43,6 +45,7 @@ struct http_server {
 
 #define SWEEP_MS 100u /* how often deadlines are checked while connections are open */
 #define WRITE_TIMEOUT_MIN_NS (10ull * 1000000000ull)
+#define RENDER_GRACE_NS (1000ull * 1000000ull) /* a render past its budget answers by then, or the sweep does */
 
 static void timer_update(struct http_server *h);
 
@@ -58,6 +61,8 @@ uint16_t http_port(const struct http_server *h)
 
 static void conn_close(struct http_server *h, struct hconn *c)
 {
+	if (c->job)
+		http_workers_cancel(h->workers, c->job);
 	epoll_ctl(h->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	if (c->prev)
@@ -95,6 +100,7 @@ static const char *status_text(int code)
 	switch (code) {
 	case 200: return "OK";
 	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
 	case 408: return "Request Timeout";
@@ -105,17 +111,19 @@ static const char *status_text(int code)
 
 static void conn_write(struct http_server *h, struct hconn *c);
 
-/* Queue a response and switch the connection to writing. body is taken. */
-static void respond(struct http_server *h, struct hconn *c, int code, const char *type, char *body, size_t len)
+/* Queue a response and switch the connection to writing. body is taken; extra: more header
+ * lines ("Name: value\r\n"...), or "". */
+static void respond_with(struct http_server *h, struct hconn *c, int code, const char *type, const char *extra,
+			 char *body, size_t len)
 {
 	char *buf = NULL;
 	size_t blen = 0;
 	FILE *m = open_memstream(&buf, &blen);
 	if (m) {
 		fprintf(m,
-			"HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n"
-			"Cache-Control: no-store\r\n\r\n",
-			code, status_text(code), type, len);
+			"HTTP/1.1 %d %s\r\nContent-Type: %s\r\nX-Content-Type-Options: nosniff\r\n"
+			"Content-Length: %zu\r\nConnection: close\r\nCache-Control: no-store\r\n%s\r\n",
+			code, status_text(code), type, len, extra);
 		fwrite(body, 1, len, m);
 		if (fclose(m) != 0) {
 			free(buf);
@@ -137,6 +145,11 @@ static void respond(struct http_server *h, struct hconn *c, int code, const char
 	conn_write(h, c); /* usually all of it at once; c may be gone */
 }
 
+static void respond(struct http_server *h, struct hconn *c, int code, const char *type, char *body, size_t len)
+{
+	respond_with(h, c, code, type, "", body, len);
+}
+
 static void respond_text(struct http_server *h, struct hconn *c, int code, const char *msg)
 {
 	char *body = strdup(msg);
@@ -145,132 +158,68 @@ static void respond_text(struct http_server *h, struct hconn *c, int code, const
 
 /* ---------------------------------------------------------------- pages */
 
-struct list_ctx {
-	FILE *f;
-	bool json;
-	int n;
-};
-
-static int list_cb(const struct store_session_row *r, void *arg)
-{
-	struct list_ctx *x = arg;
-	char t[32];
-	if (x->json) {
-		fprintf(x->f, "%s{\"id\":%lld,\"agent_id\":", x->n ? "," : "", (long long)r->id);
-		json_string(x->f, r->agent_id);
-		fprintf(x->f, ",\"records\":%llu,\"last_seen\":%lld}", (unsigned long long)r->records,
-			(long long)r->last_seen);
-	} else {
-		fprintf(x->f, "<tr><td><a href=\"/session/%lld\">%lld</a></td><td>", (long long)r->id, (long long)r->id);
-		svg_escape(x->f, r->agent_id);
-		fputs("</td><td>", x->f);
-		svg_escape(x->f, r->board);
-		fputs("</td><td>", x->f);
-		svg_escape(x->f, r->target);
-		fprintf(x->f, "</td><td>%llu</td><td>%s</td></tr>\n", (unsigned long long)r->records,
-			cli_time(t, sizeof(t), r->last_seen));
-	}
-	x->n++;
-	return 0;
-}
-
-static int page_sessions(struct store *st, FILE *f, bool json)
-{
-	struct list_ctx x = {.f = f, .json = json};
-	if (json) {
-		fputs("{\"sessions\":[", f);
-	} else {
-		fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>profiler sessions</title></head>"
-		      "<body style=\"font-family:sans-serif\"><h1>Sessions</h1>\n<table border=\"1\" cellpadding=\"4\" "
-		      "id=\"sessions\">\n<tr><th>session</th><th>agent</th><th>board</th><th>target</th><th>records</th>"
-		      "<th>last seen</th></tr>\n",
-		      f);
-	}
-	int rc = store_list_sessions(st, list_cb, &x);
-	fputs(json ? "]}\n" : "</table></body></html>\n", f);
-	return rc;
-}
-
-enum page { P_HTML, P_JSON, P_TEXT, P_SVG_GPU, P_SVG_CPU };
-
-static int page_session(struct store *st, long long id, enum page p, FILE *f)
-{
-	struct overview_opts oo = {.sections = p != P_SVG_GPU && p != P_SVG_CPU, .json = p == P_JSON, .limit = 20};
-	struct overview ov;
-	int rc = overview_load(st, id, &oo, &ov);
-	if (rc < 0)
-		return rc;
-	switch (p) {
-	case P_HTML: rc = overview_html(&ov, f); break;
-	case P_JSON: rc = overview_json(&ov, f); break;
-	case P_TEXT: rc = overview_text(&ov, f); break;
-	case P_SVG_GPU: rc = overview_roofline_svg(&ov, true, f); break;
-	case P_SVG_CPU: rc = overview_roofline_svg(&ov, false, f); break;
-	}
-	overview_free(&ov);
-	return rc;
-}
-
-static const char *const types[] = {"text/html; charset=utf-8", "application/json", "text/plain; charset=utf-8",
-				    "image/svg+xml", "image/svg+xml"};
-
+/* Hand the page to a worker; the answer comes back through http_ready. */
 static void route(struct http_server *h, struct hconn *c, const char *path)
 {
-	long long id = 0;
-	enum page p = P_HTML;
-	bool list = false;
-	int n = 0;
-	char rest[32] = "";
-	if (strcmp(path, "/") == 0 || strcmp(path, "/index.html") == 0) {
-		list = true;
-	} else if (strcmp(path, "/sessions.json") == 0) {
-		list = true;
-		p = P_JSON;
-	} else if (sscanf(path, "/session/%lld%n", &id, &n) == 1 && id > 0 && path[n] != '-' && path[n] != '+' &&
-		   strlen(path + n) < sizeof(rest)) {
-		strcpy(rest, path + n);
-		if (strcmp(rest, "") == 0)
-			p = P_HTML;
-		else if (strcmp(rest, ".json") == 0)
-			p = P_JSON;
-		else if (strcmp(rest, ".txt") == 0)
-			p = P_TEXT;
-		else if (strcmp(rest, "/roofline-gpu.svg") == 0)
-			p = P_SVG_GPU;
-		else if (strcmp(rest, "/roofline-cpu.svg") == 0)
-			p = P_SVG_CPU;
-		else
-			id = 0;
-	}
-	if (!list && id <= 0) {
+	struct http_route r;
+	if (http_route_parse(path, &r) < 0) {
 		respond_text(h, c, 404, "not found: try / for the session list\n");
 		return;
 	}
-	struct store *st;
-	if (cli_open_store(h->store_path, 0, &st) < 0) { /* checked when the collector opened it */
-		respond_text(h, c, 500, "cannot open the store (see the collector's log)\n");
+	struct http_job *j = calloc(1, sizeof(*j));
+	if (!j) {
+		respond_text(h, c, 503, "out of memory: retry later\n");
 		return;
 	}
-	char *body = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&body, &len);
-	int rc = m ? 0 : -ENOMEM;
-	if (m)
-		rc = list ? page_sessions(st, m, p == P_JSON) : page_session(st, id, p, m);
-	if (m && fclose(m) != 0 && rc == 0)
-		rc = -EIO;
-	store_close(st);
-	if (rc == -ENOENT) {
-		free(body);
-		respond_text(h, c, 404, "no such session: see / for the list\n");
-	} else if (rc == -ENODATA) {
-		free(body);
-		respond_text(h, c, 404, "no roof calibrated for that device\n");
-	} else if (rc < 0) {
-		free(body);
+	j->route = r;
+	j->owner = c;
+	uint64_t now = clock_mono_ns();
+	atomic_store(&j->deadline_ns, now + h->render_timeout_ns);
+	c->job = j;
+	c->deadline_ns = now + h->render_timeout_ns + RENDER_GRACE_NS;
+	/* Nothing to read meanwhile (a half-closed client still gets its page); a reset is seen. */
+	struct epoll_event ev = {.events = 0, .data.ptr = c};
+	epoll_ctl(h->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+	http_workers_submit(h->workers, j);
+}
+
+/* A worker finished c's page. */
+static void page_done(struct http_server *h, struct hconn *c, struct http_job *j)
+{
+	c->job = NULL;
+	char msg[160];
+	switch (j->rc) {
+	case 0:
+		respond(h, c, 200, http_page_type(j->route.page), j->body, j->len);
+		j->body = NULL;
+		return;
+	case -ENOENT: respond_text(h, c, 404, "no such session: see / for the list\n"); return;
+	case -ENODATA: respond_text(h, c, 404, "no roof calibrated for that device\n"); return;
+	case -ETIMEDOUT:
+		h->stats.render_timeouts++;
+		snprintf(msg, sizeof(msg),
+			 "the page took longer than --http-render-timeout (%llu s): retry later, raise it, or use "
+			 "collector report on the store\n",
+			 (unsigned long long)(h->render_timeout_ns / 1000000000u));
+		respond_text(h, c, 503, msg);
+		return;
+	case -EFBIG:
+		snprintf(msg, sizeof(msg), "the page is larger than %u MiB: use collector report on the store\n",
+			 (unsigned)(HTTP_MAX_PAGE >> 20));
+		respond_text(h, c, 500, msg);
+		return;
+	default:
+		log_warn("http: %s: %s", j->route.session ? "session page" : "session list", strerror(-j->rc));
 		respond_text(h, c, 500, "the report failed (see the collector's log)\n");
-	} else {
-		respond(h, c, 200, types[p], body, len);
+	}
+}
+
+static void take_pages(struct http_server *h)
+{
+	struct http_job *j;
+	while ((j = http_workers_done(h->workers))) {
+		page_done(h, j->owner, j);
+		http_job_free(j);
 	}
 }
 
@@ -293,6 +242,17 @@ static void conn_read(struct http_server *h, struct hconn *c)
 		struct http_request req;
 		const char *why;
 		int code = http_parse_head(c->in, c->in_len, &req, &why);
+		if (code == 200 && h->token && !http_auth_ok(h->token, req.authorization)) {
+			h->stats.unauthorized++;
+			static const char msg[] = "this collector's pages need its HTTP key: send Authorization: Bearer "
+						  "KEY, or user name any and password KEY (collector http-key "
+						  "--token-file FILE prints KEY)\n";
+			char *body = strdup(msg);
+			respond_with(h, c, 401, "text/plain; charset=utf-8",
+				     "WWW-Authenticate: Basic realm=\"profiler collector\", charset=\"UTF-8\"\r\n", body,
+				     body ? strlen(body) : 0);
+			return;
+		}
 		if (code == 200) {
 			route(h, c, req.path);
 			return;
@@ -317,6 +277,13 @@ static void sweep(struct http_server *h)
 			continue;
 		if (c->out) {
 			conn_close(h, c);
+			continue;
+		}
+		if (c->job) { /* the worker is stuck in one step of the analysis: answer anyway */
+			http_workers_cancel(h->workers, c->job);
+			c->job = NULL;
+			h->stats.render_timeouts++;
+			respond_text(h, c, 503, "the page took longer than --http-render-timeout: retry later\n");
 			continue;
 		}
 		h->stats.timeouts++;
@@ -353,7 +320,7 @@ static void accept_some(struct http_server *h)
 			/* Full: the oldest connection still sending its head makes room. */
 			struct hconn *old = NULL;
 			for (struct hconn *o = h->conns; o; o = o->next)
-				if (!o->out)
+				if (!o->out && !o->job)
 					old = o;
 			if (old) {
 				h->stats.evicted++;
@@ -363,7 +330,8 @@ static void accept_some(struct http_server *h)
 		struct hconn *c = h->nconns < h->max_conns ? calloc(1, sizeof(*c)) : NULL;
 		if (!c) {
 			h->stats.busy++;
-			static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
+			static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
+						   "X-Content-Type-Options: nosniff\r\nContent-Length: 0\r\n"
 						   "Connection: close\r\n\r\n";
 			(void)!send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 			close(fd);
@@ -391,7 +359,7 @@ void http_ready(void *arg)
 	struct http_server *h = arg;
 	struct epoll_event evs[32];
 	int n = epoll_wait(h->epfd, evs, 32, 0);
-	bool accept = false, timer = false;
+	bool accept = false, timer = false, pages = false;
 	/* Connections first: accepting (evictions) and the sweep free connections
 	 * that later entries of evs[] could still point to. */
 	for (int i = 0; i < n; i++) {
@@ -403,12 +371,20 @@ void http_ready(void *arg)
 			timer = true;
 			continue;
 		}
+		if (evs[i].data.ptr == &h->workers_fd) {
+			pages = true;
+			continue;
+		}
 		struct hconn *c = evs[i].data.ptr;
 		if (c->out)
 			conn_write(h, c);
-		else
+		else if (c->job && (evs[i].events & (EPOLLHUP | EPOLLERR)))
+			conn_close(h, c); /* the client went away: its page is not wanted */
+		else if (!c->job)
 			conn_read(h, c);
 	}
+	if (pages)
+		take_pages(h);
 	if (timer)
 		sweep(h);
 	if (accept)
@@ -431,20 +407,38 @@ int http_open(const char *listen_spec, const char *store_path, const struct http
 			  listen_spec);
 		return -EINVAL;
 	}
+	bool loopback = net_is_loopback(&ss);
+	const struct auth_token *token = lim ? lim->token : NULL;
+	if (!loopback && !token && !(lim && lim->no_auth)) {
+		/* as for --listen: checked before binding, nothing listens there unprotected */
+		log_error("--http %s is not a loopback address: serving the reports there requires --token-file FILE "
+			  "(browsers then need the HTTP key, which collector http-key --token-file FILE prints), or "
+			  "--http-no-auth to serve them to anyone who can reach it; or use --http 127.0.0.1:PORT",
+			  listen_spec);
+		return -EACCES;
+	}
 	struct http_server *h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
-	h->listen_fd = -1;
+	h->listen_fd = h->workers_fd = -1;
+	h->token = loopback && !(lim && lim->key_on_loopback) ? NULL : token;
+	h->render_timeout_ns =
+	    (uint64_t)(lim && lim->render_timeout_ms ? lim->render_timeout_ms : HTTP_RENDER_TIMEOUT_MS) * 1000000u;
 	h->max_conns = lim && lim->max_conns ? lim->max_conns : HTTP_MAX_CONNS;
 	h->head_timeout_ns =
 	    (uint64_t)(lim && lim->head_timeout_ms ? lim->head_timeout_ms : HTTP_HEAD_TIMEOUT_MS) * 1000000u;
-	h->store_path = strdup(store_path);
 	h->epfd = epoll_create1(EPOLL_CLOEXEC);
 	h->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	int rc = h->epfd < 0 || h->timer_fd < 0 || !h->store_path ? -errno : 0;
+	int rc = h->epfd < 0 || h->timer_fd < 0 ? -errno : 0;
 	if (rc == 0) {
 		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &h->timer_fd};
 		if (epoll_ctl(h->epfd, EPOLL_CTL_ADD, h->timer_fd, &ev) < 0)
+			rc = -errno;
+	}
+	if (rc == 0 && (rc = http_workers_start(store_path, 0, HTTP_MAX_PAGE, &h->workers)) == 0) {
+		h->workers_fd = http_workers_fd(h->workers);
+		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &h->workers_fd};
+		if (epoll_ctl(h->epfd, EPOLL_CTL_ADD, h->workers_fd, &ev) < 0)
 			rc = -errno;
 	}
 	if (rc == 0) {
@@ -474,8 +468,15 @@ int http_open(const char *listen_spec, const char *store_path, const struct http
 						 : ((struct sockaddr_in *)&ss)->sin_port);
 	char addr[80];
 	net_format_addr((struct sockaddr *)&ss, addr, sizeof(addr));
-	log_info("serving reports on http://%s/ (%u connections, request head within %llu ms)", addr, h->max_conns,
-		 (unsigned long long)(h->head_timeout_ns / 1000000u));
+	log_info("serving reports on http://%s/ (%u connections, request head within %llu ms; pages rendered by %u "
+		 "worker threads, %u analyses at once, each page within %llu s and %u MiB; %s)",
+		 addr, h->max_conns, (unsigned long long)(h->head_timeout_ns / 1000000u), HTTP_WORKERS, HTTP_ANALYSES,
+		 (unsigned long long)(h->render_timeout_ns / 1000000000u), (unsigned)(HTTP_MAX_PAGE >> 20),
+		 h->token ? "requests need the HTTP key" : loopback ? "loopback: no key" : "NO AUTHENTICATION");
+	if (!loopback && !h->token)
+		log_warn("--http-no-auth: the reports of every session in %s are served WITHOUT AUTHENTICATION to anyone "
+			 "who can reach %s; give the collector --token-file FILE instead to require the HTTP key",
+			 store_path, addr);
 	*out = h;
 	return 0;
 }
@@ -484,18 +485,24 @@ void http_close(struct http_server *h)
 {
 	if (!h)
 		return;
-	if (h->listen_fd >= 0)
+	if (h->listen_fd >= 0) {
+		struct page_cache_stats ps = {0};
+		if (h->workers)
+			http_workers_get_stats(h->workers, &ps);
 		log_info("http stats: %llu request heads timed out (408), %llu half-sent requests evicted (503), "
-			 "%llu connections refused (503)",
-			 h->stats.timeouts, h->stats.evicted, h->stats.busy);
+			 "%llu connections refused (503), %llu pages over their time budget (503), %llu requests "
+			 "without the HTTP key (401); analyses: %llu run, %llu served from the cache",
+			 h->stats.timeouts, h->stats.evicted, h->stats.busy, h->stats.render_timeouts,
+			 h->stats.unauthorized, ps.builds, ps.hits);
+	}
 	while (h->conns)
 		conn_close(h, h->conns);
+	http_workers_stop(h->workers);
 	if (h->listen_fd >= 0)
 		close(h->listen_fd);
 	if (h->epfd >= 0)
 		close(h->epfd);
 	if (h->timer_fd >= 0)
 		close(h->timer_fd);
-	free(h->store_path);
 	free(h);
 }

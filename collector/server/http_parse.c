@@ -3,11 +3,37 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 static int bad(const char **why, const char *msg)
 {
 	*why = msg;
 	return 400;
+}
+
+/* The value of the first Authorization header among the lines after the request line. */
+static void find_authorization(const char *lines, char *out, size_t len)
+{
+	static const char name[] = "authorization:";
+	out[0] = '\0';
+	for (const char *l = lines; l && *l && *l != '\r' && *l != '\n';) {
+		const char *eol = strpbrk(l, "\r\n");
+		size_t n = eol ? (size_t)(eol - l) : strlen(l);
+		if (n > sizeof(name) - 1 && strncasecmp(l, name, sizeof(name) - 1) == 0) {
+			const char *v = l + sizeof(name) - 1;
+			while (*v == ' ' || *v == '\t')
+				v++;
+			size_t vn = (size_t)(l + n - v);
+			while (vn > 0 && (v[vn - 1] == ' ' || v[vn - 1] == '\t'))
+				vn--;
+			if (vn >= len)
+				vn = len - 1; /* cut: it cannot be a valid key */
+			memcpy(out, v, vn);
+			out[vn] = '\0';
+			return;
+		}
+		l = eol ? eol + (eol[0] == '\r' && eol[1] == '\n' ? 2 : 1) : NULL;
+	}
 }
 
 int http_parse_head(const char *buf, size_t len, struct http_request *req, const char **why)
@@ -27,6 +53,7 @@ int http_parse_head(const char *buf, size_t len, struct http_request *req, const
 	if (!eol)
 		return bad(why, "bad request\n");
 	*eol = '\0';
+	find_authorization(eol + 2, req->authorization, sizeof(req->authorization));
 	char method[8], path[HTTP_MAX_PATH], version[16];
 	int n = 0;
 	if (sscanf(head, "%7[A-Z] %1023[^ ] HTTP/%15[0-9.]%n", method, path, version, &n) != 3 ||

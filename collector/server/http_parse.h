@@ -7,10 +7,13 @@
 
 #define HTTP_MAX_REQUEST 8192u /* the whole request head */
 #define HTTP_MAX_PATH 1024u
+#define HTTP_MAX_AUTH 512u
 
 struct http_request {
 	char method[8];
 	char path[HTTP_MAX_PATH]; /* without the query string */
+	/* The Authorization header's value ("" without one; a longer one is cut and can never match). */
+	char authorization[HTTP_MAX_AUTH];
 };
 
 /* Look at the bytes received so far, buf[0..len) (len <= HTTP_MAX_REQUEST, no

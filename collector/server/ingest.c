@@ -9,18 +9,11 @@
 
 #include "frame.h"
 #include "validate.h"
+#include "report/text_safe.h"
 #include "store/store_kinds.h"
 
 /* Copy s into out replacing control characters, so that wire strings cannot
  * split or forge log lines. */
-static void copy_printable(char *out, size_t outlen, const char *s)
-{
-	size_t n = 0;
-	for (; s && *s && n + 1 < outlen; s++)
-		out[n++] = ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' : *s;
-	out[n] = 0;
-}
-
 void ingest_init(struct ingest_conn *c, struct store *store, const char *peer)
 {
 	memset(c, 0, sizeof(*c));
@@ -40,7 +33,7 @@ static int check_auth(struct ingest_conn *c, const Prof__Hello *h)
 	if (!c->token)
 		return 0;
 	char id[96];
-	copy_printable(id, sizeof(id), h->agent_id);
+	text_safe_copy(id, sizeof(id), h->agent_id);
 	if (h->auth.len == 0)
 		return ingest_fail(c, INGEST_PROTOCOL, EACCES, true,
 				   "authentication required: agent %s sent no token proof; this collector runs "
@@ -63,6 +56,9 @@ void ingest_free(struct ingest_conn *c)
 {
 	free(c->agent_id);
 	c->agent_id = NULL;
+	free(c->hello);
+	c->hello = NULL;
+	c->hello_len = 0;
 }
 
 int ingest_fail(struct ingest_conn *c, enum ingest_failure kind, uint32_t code, bool send_error,
@@ -81,9 +77,11 @@ int ingest_fail(struct ingest_conn *c, enum ingest_failure kind, uint32_t code, 
 const char *ingest_who(const struct ingest_conn *c, char *buf, size_t len)
 {
 	char id[96];
-	copy_printable(id, sizeof(id), c->agent_id);
-	if (c->hello_done)
+	text_safe_copy(id, sizeof(id), c->agent_id);
+	if (c->hello_done && c->session_id)
 		snprintf(buf, len, "agent %s session %lld", id, (long long)c->session_id);
+	else if (c->hello_done)
+		snprintf(buf, len, "agent %s, session row at its first record", id);
 	else if (c->agent_id)
 		snprintf(buf, len, "agent %s, Hello refused", id);
 	else
@@ -113,22 +111,57 @@ static int on_hello(struct ingest_conn *c, const Prof__Hello *h)
 		return rc;
 	}
 	char *id = strdup(h->agent_id); /* non-empty and bounded: validate.c */
-	if (!id)
+	size_t hlen = prof__hello__get_packed_size(h); /* bounded by the frame it came in */
+	uint8_t *blob = malloc(hlen ? hlen : 1);
+	if (!id || !blob) {
+		free(id);
+		free(blob);
 		return ingest_fail(c, INGEST_STORE, ENOMEM, false, "out of memory");
+	}
+	prof__hello__pack(h, blob);
 	uint64_t max_seq = 0;
 	int64_t sid = 0;
-	rc = store_session_open(c->store, h, c->peer, &sid, &max_seq, &c->session_created);
+	rc = store_session_find(c->store, h->agent_id, h->boot_id, &sid, &max_seq);
 	if (rc < 0) {
 		free(id);
-		return ingest_fail(c, INGEST_STORE, (uint32_t)-rc, false,
-				   "store: cannot open the session: %s", strerror(-rc));
+		free(blob);
+		return ingest_fail(c, INGEST_STORE, (uint32_t)-rc, false, "store: cannot look the session up: %s",
+				   strerror(-rc));
 	}
 	c->agent_id = id;
+	c->hello = blob;
+	c->hello_len = hlen;
 	c->boot_id = h->boot_id;
 	c->session_id = sid;
+	c->session_created = rc == 0;
 	c->hello_done = true;
 	c->seq_hi = max_seq;
 	c->ack_due = true; /* the Hello is always answered */
+	return 0;
+}
+
+/* The first ledger record: the session's row is created (or its connect counted). */
+static int open_session(struct ingest_conn *c)
+{
+	Prof__Hello *h = prof__hello__unpack(NULL, c->hello_len, c->hello);
+	if (!h)
+		return ingest_fail(c, INGEST_STORE, ENOMEM, false, "cannot unpack the kept Hello");
+	uint64_t max_seq = 0;
+	int64_t sid = 0;
+	bool created = false;
+	int rc = store_session_open(c->store, h, c->peer, &sid, &max_seq, &created);
+	prof__hello__free_unpacked(h, NULL);
+	if (rc < 0)
+		return ingest_fail(c, INGEST_STORE, (uint32_t)-rc, false, "store: cannot open the session: %s",
+				   strerror(-rc));
+	c->session_id = sid;
+	c->session_created = created;
+	c->session_open = true;
+	if (max_seq > c->seq_hi) /* another collector of a shared database stored more meanwhile */
+		c->seq_hi = max_seq;
+	free(c->hello);
+	c->hello = NULL;
+	c->hello_len = 0;
 	return 0;
 }
 
@@ -145,6 +178,15 @@ static int on_record(struct ingest_conn *c, const Prof__Envelope *env, size_t fr
 				   "agent's spool dropped more records than that, raise --seq-window)",
 				   kind, (unsigned long long)env->seq, (unsigned long long)c->seq_window,
 				   (unsigned long long)c->seq_hi);
+	if (!c->session_open) {
+		if (env->seq == 0 && !c->session_id)
+			return 0; /* a heartbeat before any record of a new session: no row to update */
+		if (env->seq != 0) {
+			int orc = open_session(c);
+			if (orc < 0)
+				return orc;
+		}
+	}
 	int rc = store_put_record(c->store, c->session_id, env, frame_bytes);
 	if (rc == -ERANGE)
 		return ingest_fail(c, INGEST_PROTOCOL, EINVAL, true,
@@ -160,6 +202,7 @@ static int on_record(struct ingest_conn *c, const Prof__Envelope *env, size_t fr
 		c->stored++;
 	else
 		c->duplicates++;
+	c->proven = true;
 	if (env->seq > c->seq_hi)
 		c->seq_hi = env->seq;
 	c->ack_due = true; /* duplicates too: a replaying agent can drop them */
@@ -182,7 +225,7 @@ int ingest_envelope(struct ingest_conn *c, const Prof__Envelope *env, size_t fra
 				   "agent sent a Challenge: only the collector challenges");
 	case PROF__ENVELOPE__BODY_ERROR: {
 		char msg[200];
-		copy_printable(msg, sizeof(msg), env->error->message);
+		text_safe_copy(msg, sizeof(msg), env->error->message);
 		return ingest_fail(c, INGEST_PROTOCOL, EPROTO, false, "agent sent Error %u: %s",
 				   env->error->code, msg);
 	}

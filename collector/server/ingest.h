@@ -23,9 +23,18 @@ struct ingest_conn {
 	struct store *store;
 	char peer[64];
 	char *agent_id;	    /* from Hello (bounded by validate.c), NULL before */
-	int64_t session_id; /* valid once hello_done */
+	/* The session's row: found by the Hello (resumed), else created by the connection's
+	 * first ledger record, so a Hello alone writes nothing (a crowd of Hellos leaves no
+	 * rows). 0 until then. */
+	int64_t session_id;
 	bool hello_done;
-	bool session_created; /* the Hello created the session (first connect) */
+	bool session_created; /* the session is new: created by this connection's first record */
+	bool session_open;    /* the row is open for this connection (connects counted, peer noted) */
+	/* Sent a valid ledger record (stored or a duplicate): an agent, as far as a peer
+	 * without a token can show; until then the connection is evictable (server_limits.c). */
+	bool proven;
+	uint8_t *hello;	      /* the packed Hello until the session is open (its row's columns) */
+	size_t hello_len;
 	uint64_t boot_id;     /* from Hello, valid once hello_done */
 	uint64_t seq_hi;      /* highest seq of the session known stored (after the batch commits) */
 	/* A record with a seq more than seq_window above seq_hi is refused (Error{ERANGE}):

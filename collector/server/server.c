@@ -60,7 +60,7 @@ static void drain_and_stop(struct server *s)
 		if (!c->closing)
 			srv_conn_read(s, c, DRAIN_BUDGET);
 	for (struct conn *c = s->conns; c; c = c->next)
-		c->closing = true;
+		srv_conn_closing(s, c);
 	end_iteration(s);
 	s->stopped = true;
 	log_info("stopped: %llu records stored, %llu duplicates, %llu connections, %llu closed for bad input",
@@ -69,12 +69,17 @@ static void drain_and_stop(struct server *s)
 	log_info("stats: %llu authentication failures, %llu Hello timeouts, %llu refused by "
 		 "--max-sessions-per-agent, %llu throttled by --max-rate, %llu refused by --max-conns, "
 		 "%llu TLS failures, %llu idle timeouts, %llu Hellos for a session already connected, %llu "
-		 "evicted before their Hello, %llu closed for a seq beyond the window",
+		 "evicted before their first record (%llu young ones for fairness, %llu holding a session or agent "
+		 "id), %llu closed for a seq beyond the window, %llu closed and %llu paused for frame memory (peak "
+		 "%llu KiB)",
 		 (unsigned long long)s->stats.auth_failed, (unsigned long long)s->stats.hello_timeouts,
 		 (unsigned long long)s->stats.over_per_agent, (unsigned long long)s->stats.throttled,
 		 (unsigned long long)s->stats.refused, (unsigned long long)s->stats.tls_failed,
 		 (unsigned long long)s->stats.idle_timeouts, (unsigned long long)s->stats.session_busy,
-		 (unsigned long long)s->stats.evicted, (unsigned long long)s->stats.seq_refused);
+		 (unsigned long long)s->stats.evicted, (unsigned long long)s->stats.evicted_fair,
+		 (unsigned long long)s->stats.squatters_evicted, (unsigned long long)s->stats.seq_refused,
+		 (unsigned long long)s->stats.frame_evicted, (unsigned long long)s->stats.frame_waits,
+		 (unsigned long long)(s->stats.frame_mem_peak >> 10));
 }
 
 /* The epoll timeout: the caller's, shortened for the next throttle resume,
@@ -186,15 +191,6 @@ uint16_t server_port(const struct server *s)
 	return s->port;
 }
 
-static bool is_loopback(const struct sockaddr_storage *ss)
-{
-	if (ss->ss_family == AF_INET)
-		return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr) >> 24) == 127;
-	if (ss->ss_family == AF_INET6)
-		return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)ss)->sin6_addr);
-	return false;
-}
-
 static int listen_on(struct server *s, const char *spec)
 {
 	struct sockaddr_storage ss;
@@ -205,7 +201,7 @@ static int listen_on(struct server *s, const char *spec)
 		    spec ? spec : "(none)");
 		return -EINVAL;
 	}
-	if (!is_loopback(&ss) && !s->token) {
+	if (!net_is_loopback(&ss) && !s->token) {
 		/* checked before binding: no socket ever listens there without a token */
 		log_error("%s is not a loopback address: listening there requires --token-file FILE (agents "
 			  "then prove the shared token); or listen on 127.0.0.1",
@@ -255,6 +251,9 @@ int server_open(struct store *store, const struct server_options *opt, struct se
 		s->max_prehello = 1;
 	if (s->max_prehello_per_addr == 0)
 		s->max_prehello_per_addr = 1;
+	s->frame_budget = opt->max_frame_memory ? opt->max_frame_memory : SERVER_DEFAULT_FRAME_MEMORY;
+	if (s->frame_budget < 2 * (s->max_frame + FRAME_VARINT_MAX))
+		s->frame_budget = 2 * (s->max_frame + FRAME_VARINT_MAX); /* one frame and one kept Hello */
 	s->seq_window = opt->seq_window == SERVER_NO_SEQ_WINDOW ? 0
 			: opt->seq_window			 ? opt->seq_window
 								 : SERVER_DEFAULT_SEQ_WINDOW;
@@ -284,6 +283,8 @@ int server_open(struct store *store, const struct server_options *opt, struct se
 	if (s->epfd < 0 || s->stop_fd < 0) {
 		rc = -errno;
 		log_error("cannot create the event loop: %s", strerror(-rc));
+	} else if ((rc = srv_addrs_init(s)) < 0) {
+		log_error("cannot create the event loop: %s", strerror(-rc));
 	}
 	if (rc == 0)
 		rc = listen_on(s, opt->listen);
@@ -308,12 +309,12 @@ int server_open(struct store *store, const struct server_options *opt, struct se
 	char idle_s[32] = "never";
 	if (s->idle_timeout_ns)
 		snprintf(idle_s, sizeof(idle_s), "after %llu s", (unsigned long long)(s->idle_timeout_ns / 1000000000u));
-	log_info("listening on %s (%s, %s; limits: frame %zu KiB, %s records/s and %u connections per agent id, "
-		 "Hello within %llu ms, idle close %s, %u connections of which %u (%u per address) before the "
-		 "Hello, seq window %llu)",
+	log_info("listening on %s (%s, %s; limits: frame %zu KiB, frame memory %zu MiB, %s records/s and %u "
+		 "connections per agent id, Hello within %llu ms, idle close %s, %u connections of which %u (%u per "
+		 "address) before their first record, seq window %llu)",
 		 s->addr, s->tls ? "TLS" : "plain TCP", s->token ? "token required" : "no token", s->max_frame / 1024,
-		 rate, s->max_per_agent, (unsigned long long)(s->hello_timeout_ns / 1000000u), idle_s, s->max_conns,
-		 s->max_prehello, s->max_prehello_per_addr, (unsigned long long)s->seq_window);
+		 s->frame_budget >> 20, rate, s->max_per_agent, (unsigned long long)(s->hello_timeout_ns / 1000000u),
+		 idle_s, s->max_conns, s->max_prehello, s->max_prehello_per_addr, (unsigned long long)s->seq_window);
 	*out = s;
 	return 0;
 }
@@ -336,5 +337,6 @@ void server_close(struct server *s)
 	if (s->epfd >= 0)
 		close(s->epfd);
 	tls_ctx_free(s->tls);
+	srv_addrs_free(s);
 	free(s);
 }

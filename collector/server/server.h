@@ -33,11 +33,16 @@ struct server_options {
 	/* TLS (common/tls.h): both set: every connection of the listener is TLS, the
 	 * handshake bounded by hello_timeout_ms. NULL: plain TCP. */
 	const char *tls_cert, *tls_key;
-	/* Budgets of connections that have not sent their Hello yet (issue #18): at most
-	 * max_prehello in all and max_prehello_per_addr from one source address; a new
-	 * connection over either (or over max_conns) evicts the oldest such connection
-	 * (of that address first). 0: SERVER_DEFAULT_PREHELLO_SHARE / _PER_ADDR_SHARE of max_conns. */
+	/* Budgets of unproven connections, those that have not sent a valid record yet
+	 * (before their Hello and after it until their first record; issues #18, #25): at
+	 * most max_prehello in all and max_prehello_per_addr from one source address; a new
+	 * connection over either (or over max_conns) evicts one of them, fairly across
+	 * addresses (server_admit.c). 0: SERVER_DEFAULT_PREHELLO_SHARE / _PER_ADDR_SHARE of
+	 * max_conns. */
 	unsigned max_prehello, max_prehello_per_addr;
+	/* Frame memory of all connections together beyond their 4 KiB buffers (large frames
+	 * being received, kept Hellos): 0: SERVER_DEFAULT_FRAME_MEMORY; at least 2 frames. */
+	size_t max_frame_memory;
 	/* A record whose seq is more than this above the session's highest stored seq is a
 	 * protocol error (Error{ERANGE}, connection closed, nothing stored): a peer cannot push
 	 * the session's ack past records the agent has not sent. 0: SERVER_DEFAULT_SEQ_WINDOW,
@@ -55,6 +60,7 @@ struct server_options {
 #define SERVER_DEFAULT_PREHELLO_SHARE 4u	 /* max_prehello = max_conns / 4 (at least 1) */
 #define SERVER_DEFAULT_PER_ADDR_SHARE 8u	 /* max_prehello_per_addr = max_conns / 8 (at least 1) */
 #define SERVER_DEFAULT_SEQ_WINDOW 65536u
+#define SERVER_DEFAULT_FRAME_MEMORY (64u << 20)
 #define SERVER_NO_SEQ_WINDOW UINT64_MAX
 
 struct server_stats {
@@ -66,7 +72,12 @@ struct server_stats {
 	uint64_t tls_failed;	 /* failed or unfinished TLS handshakes, TLS/plaintext mismatches */
 	uint64_t idle_timeouts;	 /* peers closed for --idle-timeout */
 	uint64_t session_busy;	 /* Hellos refused: their session has a live connection */
-	uint64_t evicted;	 /* connections without a Hello closed to make room (budgets) */
+	uint64_t evicted;	 /* unproven connections closed to make room (budgets) */
+	uint64_t evicted_fair;	 /* of which young ones, from an address holding more than the newcomer's */
+	uint64_t squatters_evicted; /* unproven connections that held a session or agent id a Hello wanted */
+	uint64_t frame_evicted;	 /* connections closed for holding frame memory another needed */
+	uint64_t frame_waits;	 /* times a connection waited for frame memory */
+	uint64_t frame_mem_peak; /* most frame memory counted at once (bytes) */
 	uint64_t seq_refused;	 /* connections closed for a seq beyond the window */
 	unsigned conns;
 };

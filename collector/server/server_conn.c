@@ -78,7 +78,7 @@ int srv_conn_flush(struct server *s, struct conn *c)
 			char b[128];
 			log_info("%s (%s): cannot send: %s; closing", c->ing.peer, srv_who(c, b, sizeof(b)),
 				 stream_error(&c->st, -err));
-			c->closing = true;
+			srv_conn_closing(s, c);
 		}
 		return -err;
 	}
@@ -103,6 +103,7 @@ static void conn_free(struct server *s, struct conn *c)
 		s->conns = c->next;
 	if (c->next)
 		c->next->prev = c->prev;
+	srv_conn_leave(s, c);
 	frame_decoder_free(&c->dec);
 	ingest_free(&c->ing);
 	if (c->throttled)
@@ -152,7 +153,7 @@ void srv_send_challenge(struct server *s, struct conn *c)
 		ingest_fail(&c->ing, INGEST_STORE, (uint32_t)-n, false, "cannot make a challenge: %s",
 			    strerror(-n));
 		log_error("%s: %s; closing the connection", c->ing.peer, c->ing.err);
-		c->closing = true;
+		srv_conn_closing(s, c);
 		return;
 	}
 	ingest_set_auth(&c->ing, s->token, nonce);
@@ -190,7 +191,6 @@ static void conn_new(struct server *s, int fd, const char *peer, const char *add
 		return;
 	}
 	ingest_init(&c->ing, s->store, peer);
-	snprintf(c->addr, sizeof(c->addr), "%s", addr);
 	c->ing.seq_window = s->seq_window;
 	c->ing.admit = srv_admit_hello;
 	c->ing.admit_arg = s;
@@ -200,8 +200,11 @@ static void conn_new(struct server *s, int fd, const char *peer, const char *add
 	c->tokens = s->max_rate;
 	c->events = EPOLLIN;
 	int erc = srv_epoll_set(s, EPOLL_CTL_ADD, fd, EPOLLIN, c);
+	if (erc == 0 && (erc = srv_conn_enter(s, c, addr)) < 0)
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, fd, NULL);
 	if (erc < 0) {
-		log_error("%s: epoll: %s; closing the connection", peer, strerror(-erc));
+		log_error("%s: %s: %s; closing the connection", peer, erc == -ENOMEM ? "accounting" : "epoll",
+			  strerror(-erc));
 		frame_decoder_free(&c->dec);
 		ingest_free(&c->ing);
 		stream_close(&c->st);
@@ -295,7 +298,7 @@ static void batch_abort(struct server *s)
 			char b[128];
 			log_warn("%s (%s): store batch rolled back; closing so that the agent replays",
 				 c->ing.peer, srv_who(c, b, sizeof(b)));
-			c->closing = true;
+			srv_conn_closing(s, c);
 		}
 	}
 }
@@ -332,7 +335,7 @@ static void batch_check(struct server *s)
 void srv_conn_failed(struct server *s, struct conn *c)
 {
 	char b[128];
-	c->closing = true;
+	srv_conn_closing(s, c);
 	if (c->ing.failure == INGEST_STORE) {
 		log_error("%s (%s): %s; closing the connection", c->ing.peer, srv_who(c, b, sizeof(b)),
 			  c->ing.err);
@@ -376,12 +379,13 @@ static void conn_frames(struct server *s, struct conn *c)
 		}
 		s->stats.records += c->ing.stored - stored;
 		s->stats.duplicates += c->ing.duplicates - dups;
+		srv_conn_check_proven(s, c);
 		if (was_hello)
 			c->tokens -= 1.0;
 		if (!was_hello && c->ing.hello_done) {
 			char b[128];
 			log_info("%s: %s (%s), highest committed seq %llu", c->ing.peer, srv_who(c, b, sizeof(b)),
-				 c->ing.session_created ? "new" : "resumed",
+				 c->ing.session_id ? "resumed" : "new",
 				 (unsigned long long)c->ing.seq_hi);
 		}
 		batch_check(s);
@@ -391,8 +395,8 @@ static void conn_frames(struct server *s, struct conn *c)
 static void conn_eof(struct server *s, struct conn *c)
 {
 	char b[128];
-	c->closing =
-	    true; /* still gets the acks of this iteration: the peer may only have shut down writing */
+	/* still gets the acks of this iteration: the peer may only have shut down writing */
+	srv_conn_closing(s, c);
 	if (frame_decoder_finish(&c->dec) < 0) {
 		log_warn("%s (%s): %s; closing the connection", c->ing.peer, srv_who(c, b, sizeof(b)),
 			 c->dec.err);
@@ -405,8 +409,12 @@ void srv_conn_read(struct server *s, struct conn *c, size_t budget)
 	while (budget > 0 && !c->closing) {
 		if (srv_rate_exhausted(s, c))
 			return;
+		size_t want = frame_decoder_want(&c->dec);
+		if (want > c->dec.cap && !srv_frame_room(s, c, want))
+			return; /* paused until memory is free */
 		size_t avail;
 		uint8_t *p = frame_decoder_space(&c->dec, &avail);
+		srv_frame_update(s, c);
 		if (!p) {
 			ingest_fail(&c->ing, INGEST_PROTOCOL, ENOMEM, true, "out of memory for a frame");
 			srv_conn_failed(s, c);
@@ -431,6 +439,7 @@ void srv_conn_read(struct server *s, struct conn *c, size_t budget)
 			frame_decoder_commit(&c->dec, (size_t)n);
 			budget -= (size_t)n;
 			conn_frames(s, c);
+			srv_frame_update(s, c); /* a kept Hello, or one given back */
 			continue;
 		}
 		if (n == 0) {
@@ -444,7 +453,7 @@ void srv_conn_read(struct server *s, struct conn *c, size_t budget)
 		char b[128];
 		log_info("%s (%s): receive failed: %s; closing", c->ing.peer, srv_who(c, b, sizeof(b)),
 			 stream_error(&c->st, (int)n));
-		c->closing = true;
+		srv_conn_closing(s, c);
 		return;
 	}
 }

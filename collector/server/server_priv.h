@@ -1,7 +1,10 @@
 /* Internals of the collector's network loop, shared by its parts:
  *   server.c         setup, the epoll loop, drain and stop
  *   server_conn.c    accept, per-connection state machine (read, frames, acks), batches
- *   server_limits.c  connection budgets, session ownership, --max-rate, Hello / idle deadlines
+ *   server_addr.c    connections counted by class (unproven, proven) and source address
+ *   server_admit.c   admission: connection budgets, fair eviction, session ownership at the Hello
+ *   server_memory.c  the frame memory budget shared by all connections
+ *   server_limits.c  --max-rate, Hello / idle deadlines
  *   server_tls.c     TLS handshakes and TLS-buffered input
  * Nothing here is used outside collector/server*.c. */
 #ifndef COLLECTOR_SERVER_PRIV_H
@@ -24,7 +27,24 @@
 #define MAX_EVENTS 256
 #define ACCEPT_PER_ITERATION 64
 #define SWEEP_NS (250u * 1000u * 1000u)		/* how often Hello and idle deadlines are checked */
-#define EVICT_MIN_AGE_NS (250u * 1000u * 1000u) /* younger connections without a Hello are not evicted */
+/* Younger unproven connections are evicted only by a newcomer from an address holding
+ * fewer of them (server_admit.c). */
+#define EVICT_MIN_AGE_NS (250u * 1000u * 1000u)
+/* A connection holding frame memory is closed for another's frame only after this long. */
+#define FRAME_HOLD_MIN_NS (1000u * 1000u * 1000u)
+
+struct conn;
+
+/* Connections of one source address (server_addr.c). */
+struct srv_addr {
+	struct srv_addr *next;		/* hash chain */
+	struct srv_addr *uprev, *unext; /* in server.unproven_addrs while unproven > 0 */
+	struct conn *uhead, *utail;	/* its unproven connections, oldest first */
+	char addr[48];			/* without the port */
+	unsigned refs;			/* connections in the list from here */
+	unsigned open;			/* of which not closing */
+	unsigned unproven;		/* of which without a valid record yet */
+};
 
 struct conn {
 	struct conn *prev, *next;
@@ -39,8 +59,13 @@ struct conn {
 	uint8_t out[OUT_CAP];
 	struct frame_decoder dec;
 	struct ingest_conn ing;
-	char addr[48];	      /* source address without the port: the per-address budget */
-	uint64_t accepted_ns; /* also the age that picks who is evicted first */
+	struct srv_addr *from;	 /* source address: the per-address budget */
+	struct conn *uprev, *unext; /* in from's unproven list while counted unproven */
+	bool counted_proven;	 /* counted as proven (server_addr.c) */
+	bool uncounted;		 /* no longer counted: marked closing through srv_conn_closing */
+	size_t held;		 /* frame memory counted against --max-frame-memory */
+	uint64_t held_since_ns;	 /* when it began holding it */
+	uint64_t accepted_ns;	 /* also the age that picks who is evicted first */
 	uint64_t last_rx_ns;  /* last bytes received: --idle-timeout */
 	/* --max-rate: token bucket of records; reading pauses while it is empty */
 	double tokens;
@@ -57,8 +82,13 @@ struct server {
 	uint16_t port;
 	char addr[80];
 	size_t max_frame;
-	unsigned max_conns, nconns;
-	unsigned max_prehello, max_prehello_per_addr; /* budgets of connections without a Hello */
+	unsigned max_conns, nconns;		      /* nconns: in the list, closing ones too */
+	unsigned nopen, nunproven;		      /* not closing; of which unproven (server_addr.c) */
+	unsigned max_prehello, max_prehello_per_addr; /* budgets of unproven connections */
+	struct srv_addr **addr_buckets;
+	unsigned addr_nbuckets;
+	struct srv_addr *unproven_addrs; /* the addresses holding unproven connections */
+	size_t frame_mem, frame_budget; /* server_memory.c */
 	uint64_t seq_window;			      /* 0: no check */
 	struct conn *conns;			      /* newest first */
 	bool stopping, stopped, accept_paused;
@@ -84,12 +114,35 @@ void srv_send_challenge(struct server *s, struct conn *c);
 void srv_accept_some(struct server *s);
 void srv_batch_commit(struct server *s);
 
-/* server_limits.c */
+/* server_addr.c */
+int srv_addrs_init(struct server *s);
+void srv_addrs_free(struct server *s);
+struct srv_addr *srv_addr_find(const struct server *s, const char *addr);
+/* A new connection from addr: counted as open and unproven. */
+int srv_conn_enter(struct server *s, struct conn *c, const char *addr);
+/* Mark c closing (closed at the end of the iteration); it no longer counts. */
+void srv_conn_closing(struct server *s, struct conn *c);
+/* After a frame: c has just become proven (ing.proven)? count it so. */
+void srv_conn_check_proven(struct server *s, struct conn *c);
+/* c is being freed. */
+void srv_conn_leave(struct server *s, struct conn *c);
+
+/* server_admit.c */
 int srv_admit_hello(void *arg, struct ingest_conn *ic, const Prof__Hello *h);
-/* Before accepting a connection from addr: evict the oldest connections without a
- * Hello as the budgets require; NULL, or why it must be refused (for srv_refuse). */
+/* Before accepting a connection from addr: evict unproven connections as the budgets
+ * require; NULL, or why it must be refused (for srv_refuse). */
 const char *srv_admit_conn(struct server *s, const char *addr);
 void srv_refuse(struct server *s, int fd, const char *peer, const char *why);
+
+/* server_memory.c */
+/* Before frame_decoder_space(): may c's buffer become want_cap bytes? true, or false
+ * (older holders closed or none closable yet): c is paused and read again later. */
+bool srv_frame_room(struct server *s, struct conn *c, size_t want_cap);
+/* After c's buffer or kept Hello changed: recount what it holds. */
+void srv_frame_update(struct server *s, struct conn *c);
+void srv_frame_release(struct server *s, struct conn *c);
+
+/* server_limits.c */
 bool srv_rate_exhausted(struct server *s, struct conn *c);
 void srv_sweep_deadlines(struct server *s, uint64_t now);
 void srv_resume_throttled(struct server *s, uint64_t now);

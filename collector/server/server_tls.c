@@ -36,7 +36,7 @@ void srv_conn_handshake(struct server *s, struct conn *c)
 		s->stats.closed_bad++;
 		log_error("%s: %s; closing the connection (%llu TLS failures so far)", c->ing.peer,
 			  stream_error(&c->st, rc), (unsigned long long)s->stats.tls_failed);
-		c->closing = true;
+		srv_conn_closing(s, c);
 		return;
 	}
 	char d[96];

@@ -26,6 +26,7 @@ static const char session_upsert[] =
     " ON CONFLICT (agent_id, boot_id) DO UPDATE SET connects = sessions.connects + 1,"
     " last_seen = excluded.last_seen, peer = excluded.peer"
     " RETURNING id, connects";
+static const char session_select[] = "SELECT id FROM sessions WHERE agent_id = ?1 AND boot_id = ?2";
 static const char max_seq_select[] = "SELECT COALESCE(MAX(seq), 0) FROM records WHERE session_id = ?1";
 static const char cpu_insert[] = "INSERT INTO cpus (session_id, cpu, model, implementer, part, max_freq_khz)"
 				 " VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
@@ -250,6 +251,25 @@ static int session_max_seq(struct store *s, int64_t id, uint64_t *max_seq)
 		*max_seq = db_col_u64(st, 0);
 	db_reset(st);
 	return rc == 1 ? 0 : rc < 0 ? rc : -EIO;
+}
+
+int store_session_find(struct store *s, const char *agent_id, uint64_t boot_id, int64_t *session_id,
+		       uint64_t *max_seq)
+{
+	struct db_stmt *st = store_stmt(s, session_select);
+	if (!st)
+		return -EIO;
+	db_bind_text(st, 1, agent_id);
+	db_bind_u64(st, 2, boot_id);
+	int rc = db_step(st);
+	int64_t id = rc == 1 ? db_col_i64(st, 0) : 0;
+	db_reset(st);
+	if (rc <= 0)
+		return rc;
+	if ((rc = session_max_seq(s, id, max_seq)) < 0)
+		return rc;
+	*session_id = id;
+	return 1;
 }
 
 int store_session_open(struct store *s, const Prof__Hello *h, const char *peer, int64_t *session_id,

@@ -79,6 +79,11 @@ uint64_t store_tx_records(const struct store *s);
 int store_session_open(struct store *s, const Prof__Hello *hello, const char *peer, int64_t *session_id,
 		       uint64_t *max_seq, bool *created);
 
+/* Look the session (agent_id, boot_id) up without writing anything: 1 with its id and
+ * highest stored seq, 0 if there is none yet, or a negative errno. */
+int store_session_find(struct store *s, const char *agent_id, uint64_t boot_id, int64_t *session_id,
+		       uint64_t *max_seq);
+
 /* Store one validated record (counters, heartbeat) of a session.
  * Returns 1 if stored, 0 if (session, seq) was already stored (duplicate,
  * nothing changed), -ERANGE if the decoded timestamps overflow 2^63 ns,
@@ -151,6 +156,8 @@ typedef int (*store_sample_cb)(const struct store_sample_row *row, void *arg);
 int store_list_sessions(struct store *s, store_session_cb cb, void *arg);
 /* One session; -ENOENT if there is none with that id. */
 int store_get_session(struct store *s, int64_t session_id, store_session_cb cb, void *arg);
+/* The session's count of ledger records (cheap: one row); -ENOENT if there is no such session. */
+int store_session_records(struct store *s, int64_t session_id, uint64_t *records);
 int store_list_cpus(struct store *s, int64_t session_id, store_cpu_cb cb, void *arg);
 int store_list_gpus(struct store *s, int64_t session_id, store_gpu_cb cb, void *arg);
 /* Per-event totals of a session, by event id. */

@@ -105,6 +105,19 @@ int store_get_session(struct store *s, int64_t session_id, store_session_cb cb, 
 	return rc == 0 && n == 0 ? -ENOENT : rc;
 }
 
+int store_session_records(struct store *s, int64_t session_id, uint64_t *records)
+{
+	struct db_stmt *st = store_query(s, "SELECT records FROM sessions WHERE id = ?1");
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, session_id);
+	int rc = db_step(st);
+	if (rc == 1)
+		*records = col_u64(st, 0);
+	db_finalize(st);
+	return rc == 1 ? 0 : rc == 0 ? -ENOENT : rc;
+}
+
 static int cpu_row(struct db_stmt *st, const struct row_ctx *ctx)
 {
 	struct store_cpu_row r = {

@@ -9,7 +9,15 @@
  *  - 1,100 connections from one address that never send a Hello: a real agent
  *    connecting after them still stores every record;
  *  - store files 0600, an emptied store refused unless --init, a token file
- *    others can read refused. */
+ *    others can read refused.
+ * Issue #25, scaled down (the same mechanisms; bench/attacks.c runs them full size):
+ *  - Hellos with distinct agent ids and no record from 4 addresses: they leave no
+ *    session rows and a real agent connecting after them gets every record acked;
+ *  - connections each holding most of a 1 MiB frame: the collector's frame memory
+ *    stays within --max-frame-memory and a real agent is still served;
+ *  - a sustained pre-Hello flood from 3 addresses: new agents from another address
+ *    are all admitted while it lasts;
+ *  - --http on a non-loopback address without a token is refused before binding. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +38,7 @@
 
 #include <cmocka.h>
 
+#include "attack.h"
 #include "fleet.h"
 #include "frame.h"
 #include "loadgen.h"
@@ -432,6 +441,198 @@ static void test_ingest_attack_store_and_token_files(void **state)
 	assert_int_equal(tp_file_count(log2, want), 1);
 }
 
+static const char *const atk_src[] = {"127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"};
+
+/* The number in the collector's final stats line after key (e.g. "evicted before"), -1 if absent. */
+static long long stat_of(const char *log, const char *key)
+{
+	char *s = tp_slurp(log);
+	long long v = -1;
+	char *p = s ? strstr(s, key) : NULL;
+	while (p && p > s && p[-1] == ' ' && p - s > 1 && p[-2] >= '0' && p[-2] <= '9') {
+		char *q = p - 2;
+		while (q > s && q[-1] >= '0' && q[-1] <= '9')
+			q--;
+		v = strtoll(q, NULL, 10);
+		break;
+	}
+	free(s);
+	return v;
+}
+
+static void stop_collector(struct tp_env *e)
+{
+	tp_stop(e->collector, 10000);
+	e->collector = 0;
+}
+
+static void test_ingest_attack_hello_squatters(void **state)
+{
+	struct tp_env *e = *state;
+	enum { PER_ADDR = 64 };
+	const char *extra[] = {"--max-conns", "64", NULL}; /* 16 unproven, 8 per address */
+	start_collector(e, 0, extra);
+	static int fd[4 * PER_ADDR];
+	int acked = 0, n = 0;
+	char id[32], why[256];
+	for (int a = 0; a < 4; a++)
+		for (int i = 0; i < PER_ADDR; i++) {
+			snprintf(id, sizeof(id), "squatter-%d-%d", a, i);
+			if (atk_hello_ack(atk_src[a], e->port, id, 1, 2000, why, sizeof(why), &fd[n]) >= 0)
+				acked++;
+			n++;
+		}
+	int open_now = 0; /* the acked ones the collector has not closed (evicted) since */
+	for (int i = 0; i < n; i++) {
+		struct pollfd p = {.fd = fd[i], .events = POLLIN};
+		open_now += fd[i] >= 0 && poll(&p, 1, 0) == 0;
+	}
+	fprintf(stderr, "%d Hellos with distinct agent ids from 4 addresses: %d acked, %d of them still open\n", n,
+		acked, open_now);
+	assert_true(open_now >= 1 && open_now <= 16); /* the unproven share */
+	tp_sleep_ms(300);
+	e->agent = fl_start_agent(e->port, e->spool, "real", "50", "1", NULL, e->alog, NULL);
+	int rc = fl_wait_exit(e->agent, 60000);
+	e->agent = 0;
+	for (int i = 0; i < n; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+	int complete = 0;
+	int64_t stored = fl_records(e->db, "real", &complete);
+	int64_t created = fl_created(e->alog);
+	int refused = tp_file_count(e->alog, "error 16:");
+	int64_t rows = tp_db_int(e->db, "SELECT COUNT(*) FROM sessions");
+	fprintf(stderr, "real agent: %lld created, %lld stored, complete: %s, refused %d times; session rows: %lld\n",
+		(long long)created, (long long)stored, complete ? "yes" : "no", refused, (long long)rows);
+	if (rc != 0 || !complete)
+		tp_dump_file(e->alog);
+	assert_int_equal(rc, 0);
+	assert_true(complete);
+	assert_true(created >= 10);
+	assert_int_equal(stored, created);
+	assert_int_equal(refused, 0);
+	assert_int_equal(rows, 1); /* the squatters' Hellos wrote nothing */
+	stop_collector(e);
+	assert_true(stat_of(e->clog, "evicted before their first record") >= 1);
+}
+
+static void test_ingest_attack_partial_frames_budget(void **state)
+{
+	struct tp_env *e = *state;
+	enum { N = 96, FRAME = 1 << 20 };
+	assert_true(loadgen_raise_nofile(N + 256) >= N + 64);
+	const char *extra[] = {"--max-conns", "256", "--max-frame-memory", "16", NULL};
+	/* Under ASan, freed buffers (of connections closed for memory) wait in a 256 MiB
+	 * quarantine instead of being reused: keep it small so that the collector's resident
+	 * memory means what it does in a release build. */
+	const char *asan = getenv("ASAN_OPTIONS");
+	char *saved = asan ? strdup(asan) : NULL, opts[512];
+	snprintf(opts, sizeof(opts), "%s%squarantine_size_mb=4", asan ? asan : "", asan ? ":" : "");
+	setenv("ASAN_OPTIONS", opts, 1);
+	start_collector(e, 0, extra);
+	if (saved)
+		setenv("ASAN_OPTIONS", saved, 1);
+	else
+		unsetenv("ASAN_OPTIONS");
+	free(saved);
+	tp_sleep_ms(200);
+	long base = tp_peak_rss_kib(e->collector);
+	static int fd[N];
+	char id[32], why[256];
+	size_t sent = 0;
+	int holding = 0;
+	for (int i = 0; i < N; i++) {
+		snprintf(id, sizeof(id), "holder-%d", i);
+		fd[i] = -1;
+		if (atk_hello_ack(atk_src[i % 4], e->port, id, 1, 3000, why, sizeof(why), &fd[i]) < 0 ||
+		    atk_send_records(fd[i], 1, 1, 3000) < 0)
+			continue;
+		sent += atk_partial_frame(fd[i], 2, FRAME, 1024);
+		holding++;
+	}
+	tp_sleep_ms(500);
+	long peak = tp_peak_rss_kib(e->collector);
+	fprintf(stderr, "%d connections sent %zu MiB of 1 MiB frames (1 KiB short each); collector VmHWM %ld -> %ld KiB\n",
+		holding, sent >> 20, base, peak);
+	assert_true(holding >= N / 2);
+	assert_true(sent >= (size_t)holding * (FRAME / 2));
+	/* an agent is still served meanwhile */
+	e->agent = fl_start_agent(e->port, e->spool, "beside", "50", "1", NULL, e->alog, NULL);
+	int rc = fl_wait_exit(e->agent, 60000);
+	e->agent = 0;
+	int complete = 0;
+	int64_t stored = fl_records(e->db, "beside", &complete);
+	for (int i = 0; i < N; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+	stop_collector(e);
+	long long peak_kib = stat_of(e->clog, "KiB)");
+	fprintf(stderr, "collector's frame memory peak: %lld KiB (--max-frame-memory 16 MiB); agent beside: %lld stored\n",
+		peak_kib, (long long)stored);
+	assert_int_equal(rc, 0);
+	assert_true(complete && stored >= 10);
+	assert_true(peak_kib > 0 && peak_kib <= 16 * 1024);
+	/* the budget plus what ASan and SQLite add, far below the ~96 MiB the frames would take */
+	assert_true(peak - base < 48 * 1024);
+}
+
+static void test_ingest_attack_sustained_flood_fair(void **state)
+{
+	struct tp_env *e = *state;
+	enum { PROBES = 20 };
+	assert_true(loadgen_raise_nofile(4096) >= 2048);
+	start_collector(e, 0, NULL); /* --max-conns 1024: 256 unproven, 128 per address */
+	struct atk_flood fl;
+	assert_int_equal(atk_flood_start(&fl, e->port, atk_src, 3, 2000, 400), 0);
+	uint64_t t0 = clock_mono_ns();
+	tp_sleep_ms(300);
+	int admitted = 0;
+	double ms[PROBES];
+	char why[256], id[32];
+	for (int i = 0; i < PROBES; i++) {
+		snprintf(id, sizeof(id), "probe-%d", i);
+		double t = atk_hello_ack("127.0.0.1", e->port, id, 1, 3000, why, sizeof(why), NULL);
+		if (t >= 0)
+			ms[admitted++] = t;
+		else
+			fprintf(stderr, "probe %d not admitted: %s\n", i, why);
+		tp_sleep_ms(100);
+	}
+	unsigned long long opened = atk_flood_stop(&fl);
+	double secs = (double)(clock_mono_ns() - t0) / 1e9;
+	stop_collector(e);
+	long long refused = stat_of(e->clog, "refused by --max-conns");
+	long long fair = stat_of(e->clog, "young ones for fairness");
+	fprintf(stderr,
+		"flood: %llu connections from 3 addresses in %.1f s (%.0f/s), %lld refused; new agents from "
+		"127.0.0.1: %d of %d admitted, Hello ack p50 %.1f ms, max %.1f ms; %lld young flood connections "
+		"evicted for them\n",
+		opened, secs, (double)opened / secs, refused, admitted, PROBES, atk_quantile(ms, (size_t)admitted, 0.5),
+		atk_quantile(ms, (size_t)admitted, 1), fair);
+	assert_true(opened >= 1000);
+	assert_true(refused >= 1); /* the flood filled its shares: the condition that refused agents before */
+	assert_int_equal(admitted, PROBES);
+}
+
+static void test_ingest_attack_http_non_loopback_refused(void **state)
+{
+	struct tp_env *e = *state;
+	int hp = tp_free_port();
+	char http[64], bin[512], log[320];
+	snprintf(http, sizeof(http), "0.0.0.0:%d", hp);
+	snprintf(log, sizeof(log), "%s/collector-http.log", e->dir);
+	tp_bin("collector", bin, sizeof(bin));
+	char *argv[] = {bin, "--listen", "127.0.0.1:0", "--store", e->db, "--http", http, NULL};
+	pid_t c = tp_spawn(argv, log);
+	int status = 0;
+	assert_int_equal(tp_wait(c, 10000, &status), 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+	assert_int_equal(tp_file_count(log, "is not a loopback address: serving the reports there requires --token-file"),
+			 1);
+	int fd = atk_connect(NULL, hp);
+	assert_true(fd < 0); /* nothing ever listened there */
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -441,6 +642,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_ingest_attack_prehello_flood_one_address, setup,
 	    				tp_env_free),
 	    cmocka_unit_test_setup_teardown(test_ingest_attack_store_and_token_files, setup, tp_env_free),
+	    cmocka_unit_test_setup_teardown(test_ingest_attack_hello_squatters, setup, tp_env_free),
+	    cmocka_unit_test_setup_teardown(test_ingest_attack_partial_frames_budget, setup, tp_env_free),
+	    cmocka_unit_test_setup_teardown(test_ingest_attack_sustained_flood_fair, setup, tp_env_free),
+	    cmocka_unit_test_setup_teardown(test_ingest_attack_http_non_loopback_refused, setup, tp_env_free),
 	};
 	return cmocka_run_group_tests_name("ingest_attacks", tests, NULL, NULL);
 }

@@ -2,7 +2,12 @@
  * (report fixture) and headless Chromium (Debian package chromium) loads the
  * session list and the HTML report: the page renders and its charts are
  * there. Skipped, with the reason, when chromium is not installed. Also
- * `collector roofline -o x.png` writes a PNG of the expected size. */
+ * `collector roofline -o x.png` writes a PNG of the expected size.
+ * Issue #25: pages of a large session (a million trace instructions, a live
+ * agent adding records so that its analysis is redone) requested in a loop by
+ * 6 clients never hold a new agent's Hello ack: the pages are rendered by the
+ * collector's workers, not on its agents' loop. /session/+1 and /session/01 are
+ * no pages; answers carry nosniff. */
 #include <errno.h>
 #include <netinet/in.h>
 #include <setjmp.h>
@@ -19,6 +24,8 @@
 
 #include <cmocka.h>
 
+#include "attack.h"
+#include "net.h"
 #include "report/svg_png.h"
 #include "report_fixture.h"
 #include "store/store.h"
@@ -29,7 +36,7 @@ struct env {
 	int http_port;
 };
 
-static int setup(void **state)
+static int setup_with(void **state, unsigned trace_windows)
 {
 	if (tp_env_new(state, sizeof(struct env), "rephttp", false) < 0)
 		return -1;
@@ -38,10 +45,23 @@ static int setup(void **state)
 	int64_t sid;
 	if (store_open(e->t.db, 0, &st) < 0 || rf_make_session(st, &sid) < 0)
 		return -1;
+	if (trace_windows && rf_make_trace_session(st, "big", trace_windows, 10000, &sid) < 0)
+		return -1;
 	store_close(st);
 	if (tp_env_start_collector_http(&e->t, &e->http_port) < 0)
 		return -1;
 	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_with(state, 0);
+}
+
+/* session 2: 100 windows of 10,000 instructions */
+static int setup_big(void **state)
+{
+	return setup_with(state, 100);
 }
 
 /* Run chromium headless on url with one output option; stdout to out_path. */
@@ -127,11 +147,65 @@ static void test_report_http_roofline_png(void **state)
 	assert_int_equal(tp_file_count(log, "ridge point pi/beta = 10 FLOP/byte"), 1);
 }
 
+static void test_report_http_pages_never_hold_acks(void **state)
+{
+	struct env *e = *state;
+	enum { PROBES = 15, CLIENTS = 6 };
+	char buf[8192], why[256], id[32];
+	/* the real collector's routes and headers */
+	assert_int_equal(atk_http_get(e->http_port, "/session/+1", 5000, buf, sizeof(buf)), 404);
+	assert_int_equal(atk_http_get(e->http_port, "/session/01", 5000, buf, sizeof(buf)), 404);
+	assert_int_equal(atk_http_get(e->http_port, "/session/1.json", 5000, buf, sizeof(buf)), 200);
+	assert_non_null(strstr(buf, "X-Content-Type-Options: nosniff"));
+	/* one page of the large session alone: the analysis' cost */
+	uint64_t t0 = clock_mono_ns();
+	assert_int_equal(atk_http_get(e->http_port, "/session/2.txt", 120000, buf, sizeof(buf)), 200);
+	double render_ms = (double)(clock_mono_ns() - t0) / 1e6;
+	assert_non_null(strstr(buf, "chase tid 201")); /* its sensitivity row: the 100 windows analysed */
+	/* the session's agent goes on sending records: every page request analyses it again */
+	int live = -1;
+	assert_true(atk_hello_ack(NULL, e->t.port, "big", 1, 5000, why, sizeof(why), &live) >= 0);
+	struct atk_http_load load;
+	assert_int_equal(atk_http_load_start(&load, e->http_port, "/session/2", CLIENTS), 0);
+	tp_sleep_ms(300);
+	double ms[PROBES];
+	int acked = 0;
+	uint64_t seq = 101;
+	for (int i = 0; i < PROBES; i++) {
+		assert_int_equal(atk_send_records(live, seq, seq, 10000), 0);
+		seq++;
+		snprintf(id, sizeof(id), "new-agent-%d", i);
+		double t = atk_hello_ack(NULL, e->t.port, id, 1, 10000, why, sizeof(why), NULL);
+		if (t >= 0)
+			ms[acked++] = t;
+		else
+			fprintf(stderr, "Hello %d not acked: %s\n", i, why);
+		tp_sleep_ms(150);
+	}
+	atk_http_load_stop(&load);
+	close(live);
+	double p50 = atk_quantile(ms, (size_t)acked, 0.5), mx = atk_quantile(ms, (size_t)acked, 1);
+	fprintf(stderr,
+		"one page of the 1M-instruction session alone: %.0f ms; %d clients requested %llu pages (%llu answered "
+		"200, median %.0f ms) while the agent added records; new agents' Hello acks: %d of %d, median %.1f ms, "
+		"max %.1f ms\n",
+		render_ms, CLIENTS, load.requests, load.ok, atk_quantile(load.ms, load.nms, 0.5), acked, PROBES, p50, mx);
+	assert_int_equal(acked, PROBES);
+	assert_true(load.ok >= 1);
+	/* before the workers, each Hello waited for the page being built on the loop (the
+	 * whole render, render_ms); now only for CPU time shared with the workers */
+	assert_true(p50 < 300);
+	assert_true(mx < 2000);
+	atk_http_load_free(&load);
+	assert_true(tp_alive(e->t.collector));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_report_http_chromium_renders_report, setup, tp_env_free),
 		cmocka_unit_test_setup_teardown(test_report_http_roofline_png, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_report_http_pages_never_hold_acks, setup_big, tp_env_free),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,6 +2,7 @@
 #include "report_fixture.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "edag/edag.h"
@@ -166,4 +167,45 @@ int rf_make_session_names(struct store *st, const struct rf_names *nm, int64_t *
 	if (nm->kernel && (rc = put_kernel(st, *sid, 4, nm->kernel)) < 0)
 		return rc;
 	return store_commit(st);
+}
+
+int rf_make_trace_session(struct store *st, const char *agent_id, unsigned nwin, unsigned per, int64_t *sid)
+{
+	Prof__Hello h;
+	prof__hello__init(&h);
+	h.schema_version = PROF_SCHEMA_VERSION;
+	h.agent_id = (char *)agent_id;
+	h.boot_id = 1;
+	h.board = "host";
+	h.target = "cmd ./chase";
+	uint64_t max_seq;
+	int rc = store_session_open(st, &h, "test", sid, &max_seq, NULL);
+	if (rc < 0)
+		return rc;
+	struct edag_insn *ins = calloc(per, sizeof(*ins));
+	if (!ins)
+		return -ENOMEM;
+	size_t n = chase(ins, per);
+	for (unsigned w = 0; w < nwin && rc >= 0; w++) {
+		Prof__TraceWindow tw = PROF__TRACE_WINDOW__INIT;
+		if ((rc = edag_window_encode(ins, n, &tw)) < 0)
+			break;
+		tw.arch = EDAG_ARCH_X86_64;
+		tw.pid = 200;
+		tw.tid = 201;
+		tw.window_index = w;
+		tw.sampled_share = 1;
+		tw.represented_insns = n;
+		tw.t_ns = 1000000u * (uint64_t)w;
+		Prof__Envelope e = PROF__ENVELOPE__INIT;
+		e.seq = 1 + (uint64_t)w;
+		e.body_case = PROF__ENVELOPE__BODY_TRACE_WINDOW;
+		e.trace_window = &tw;
+		rc = put(st, *sid, &e);
+		edag_window_encode_free(&tw);
+		if (rc >= 0 && w % 64 == 63)
+			rc = store_commit(st);
+	}
+	free(ins);
+	return rc < 0 ? rc : store_commit(st);
 }

@@ -19,5 +19,9 @@ struct rf_names {
 int rf_make_session(struct store *st, int64_t *sid);
 /* The same with these strings (names may be NULL). */
 int rf_make_session_names(struct store *st, const struct rf_names *names, int64_t *sid);
+/* A large session of agent_id (boot 1): nwin trace windows of per instructions
+ * each (the same pointer chase) of one thread, as agent trace would upload them,
+ * committed; 0 and *sid, or -errno. */
+int rf_make_trace_session(struct store *st, const char *agent_id, unsigned nwin, unsigned per, int64_t *sid);
 
 #endif

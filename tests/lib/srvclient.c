@@ -39,9 +39,19 @@ int srv_fixture_teardown(void **state)
 
 void client_open(struct client *c, struct server *srv)
 {
+	client_open_from(c, srv, NULL);
+}
+
+void client_open_from(struct client *c, struct server *srv, const char *src)
+{
 	memset(c, 0, sizeof(*c));
 	c->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	assert_true(c->fd >= 0);
+	if (src) {
+		struct sockaddr_in me = {.sin_family = AF_INET};
+		assert_int_equal(inet_pton(AF_INET, src, &me.sin_addr), 1);
+		assert_int_equal(bind(c->fd, (struct sockaddr *)&me, sizeof(me)), 0);
+	}
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(server_port(srv))};
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	assert_int_equal(connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)), 0); /* the backlog accepts it */

@@ -32,6 +32,8 @@ struct client {
 };
 
 void client_open(struct client *c, struct server *srv);
+/* The same from source address src (another loopback address, e.g. "127.0.0.2"; NULL: any). */
+void client_open_from(struct client *c, struct server *srv, const char *src);
 void client_close(struct client *c);
 void client_send(struct client *c, const void *buf, size_t len);
 /* Append env as a frame to a growing buffer (several frames in one write). */

@@ -341,6 +341,33 @@ static void test_frame_buffer_shrinks_to_need(void **state)
 	free(f);
 }
 
+static void test_frame_decoder_want_before_growth(void **state)
+{
+	/* A caller learns how large the buffer must become before any allocation, and a
+	 * decoder that grew for a frame of a few KiB gives the memory back once idle. */
+	(void)state;
+	size_t len;
+	uint8_t *f = encode_counters(1, 600, &len);
+	assert_non_null(f);
+	assert_true(len > FRAME_INITIAL_CAP && len < 16 * FRAME_INITIAL_CAP);
+	struct frame_decoder d;
+	assert_int_equal(frame_decoder_init(&d, MAXF), 0);
+	assert_int_equal(frame_decoder_want(&d), FRAME_INITIAL_CAP);
+	assert_int_equal(frame_decoder_feed(&d, f, 3), 0); /* the length prefix */
+	assert_int_equal(frame_decoder_want(&d), len);
+	assert_int_equal(d.cap, FRAME_INITIAL_CAP); /* nothing allocated yet */
+	assert_int_equal(frame_decoder_feed(&d, f + 3, len - 3), 0);
+	assert_int_equal(d.cap, len);
+	const uint8_t *p;
+	size_t plen;
+	assert_int_equal(frame_decoder_next(&d, &p, &plen), 1);
+	size_t avail;
+	assert_non_null(frame_decoder_space(&d, &avail));
+	assert_int_equal(d.cap, FRAME_INITIAL_CAP);
+	frame_decoder_free(&d);
+	free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -359,6 +386,7 @@ int main(void)
 		cmocka_unit_test(test_frame_validate_hello),
 		cmocka_unit_test(test_frame_empty_envelope_rejected),
 		cmocka_unit_test(test_frame_buffer_shrinks_to_need),
+		cmocka_unit_test(test_frame_decoder_want_before_growth),
 	};
 	return cmocka_run_group_tests_name("frame", tests, NULL, NULL);
 }

@@ -16,6 +16,9 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <nettle/base64.h>
+
+#include "auth.h"
 
 #include "frame.h"
 #include "server/http.h"
@@ -56,6 +59,15 @@ static int setup_lim(void **state, const struct http_limits *lim)
 static int setup(void **state)
 {
 	return setup_lim(state, NULL);
+}
+
+static struct auth_token key_token = {.len = 20, .key = "0123456789abcdefghij"};
+
+/* The HTTP key required (as on a non-loopback address) */
+static int setup_key(void **state)
+{
+	static const struct http_limits lim = {.token = &key_token, .key_on_loopback = true};
+	return setup_lim(state, &lim);
 }
 
 /* 300 ms to send a request head, 4 HTTP connections */
@@ -350,6 +362,142 @@ static void test_http_half_open_requests_408(void **state)
 	assert_true(st.evicted >= N - 4);
 }
 
+/* /session/N takes N in strict decimal only. */
+static void test_http_strict_session_ids(void **state)
+{
+	struct fx *f = *state;
+	static const char *const bad[] = {"/session/+1",      "/session/01",	"/session/-1",
+					  "/session/0",	      "/session/1x",	"/session/ 1",
+					  "/session/1.json.x", "/session/1234567890123456789", "/session/",
+					  "/session/0x1",      "/session/1/roofline-gpu.svgx"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *r = get(f, bad[i]);
+		if (strncmp(r, "HTTP/1.1 404 ", 13) != 0 && strncmp(r, "HTTP/1.1 400 ", 13) != 0)
+			fail_msg("%s: want 404 or 400, got %.60s", bad[i], r);
+		assert_null(strstr(r, "Session 1"));
+		free(r);
+	}
+	char *r = get(f, "/session/1.txt");
+	expect_status(r, 200);
+	free(r);
+}
+
+/* Every answer says what it is and that it must not be sniffed as something else. */
+static void test_http_content_type_nosniff(void **state)
+{
+	struct fx *f = *state;
+	static const struct {
+		const char *path;
+		int code;
+		const char *type;
+	} pages[] = {
+	    {"/", 200, "text/html; charset=utf-8"},
+	    {"/sessions.json", 200, "application/json; charset=utf-8"},
+	    {"/session/1.json", 200, "application/json; charset=utf-8"},
+	    {"/session/1.txt", 200, "text/plain; charset=utf-8"},
+	    {"/session/1/roofline-gpu.svg", 200, "image/svg+xml; charset=utf-8"},
+	    {"/session/9", 404, "text/plain; charset=utf-8"},
+	    {"/nowhere", 404, "text/plain; charset=utf-8"},
+	};
+	for (size_t i = 0; i < sizeof(pages) / sizeof(pages[0]); i++) {
+		char *r = get(f, pages[i].path);
+		expect_status(r, pages[i].code);
+		char want[96];
+		snprintf(want, sizeof(want), "\r\nContent-Type: %s\r\n", pages[i].type);
+		if (!strstr(r, want) || !strstr(r, "\r\nX-Content-Type-Options: nosniff\r\n"))
+			fail_msg("%s: headers %.300s", pages[i].path, r);
+		free(r);
+	}
+	char *r = http_exchange(f, "GET /a b HTTP/1.1\r\n\r\n", 21);
+	expect_status(r, 400);
+	assert_non_null(strstr(r, "X-Content-Type-Options: nosniff"));
+	free(r);
+}
+
+/* An agent id that closes a <script> element reaches the JSON pages escaped. */
+static void test_http_json_no_raw_script(void **state)
+{
+	struct fx *f = *state;
+	Prof__Hello h = PROF__HELLO__INIT;
+	h.schema_version = PROF_SCHEMA_VERSION;
+	h.agent_id = "</script><script>alert(1)</script>";
+	h.boot_id = 6;
+	int64_t sid;
+	uint64_t max_seq;
+	assert_int_equal(store_session_open(f->st, &h, "test", &sid, &max_seq, NULL), 0);
+	assert_int_equal(store_commit(f->st), 0);
+	char path[64];
+	snprintf(path, sizeof(path), "/session/%lld.json", (long long)sid);
+	const char *const paths[] = {"/sessions.json", path};
+	for (int i = 0; i < 2; i++) {
+		char *r = get(f, paths[i]);
+		expect_status(r, 200);
+		if (strstr(r, "<script") || strstr(r, "</script") || !strstr(r, "\\u003c/script\\u003e"))
+			fail_msg("%s: %.400s", paths[i], r);
+		free(r);
+	}
+}
+
+/* A non-loopback --http without a token (or the explicit opt-out) is refused before binding. */
+static void test_http_non_loopback_needs_token(void **state)
+{
+	(void)state;
+	struct http_server *h = NULL;
+	assert_int_equal(http_open("0.0.0.0:0", "/nonexistent.db", NULL, &h), -EACCES);
+	assert_null(h);
+	static const struct http_limits lim = {.max_conns = 1};
+	assert_int_equal(http_open("0.0.0.0:0", "/nonexistent.db", &lim, &h), -EACCES);
+	assert_null(h);
+}
+
+static char *get_auth(struct fx *f, const char *path, const char *auth)
+{
+	char req[1024];
+	int n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: x\r\nAuthorization: %s\r\n\r\n", path, auth);
+	return http_exchange(f, req, (size_t)n);
+}
+
+/* With the token, every request needs the HTTP key (Bearer, or Basic's password); the
+ * key is not the token. */
+static void test_http_key_required(void **state)
+{
+	struct fx *f = *state;
+	char key[AUTH_DERIVED_HEX];
+	assert_int_equal(auth_derive_hex(&key_token, AUTH_HTTP_LABEL, key), 0);
+	assert_null(strstr(key, "0123456789abcdef"));
+	char *r = get(f, "/sessions.json");
+	expect_status(r, 401);
+	assert_non_null(strstr(r, "\r\nWWW-Authenticate: Basic realm="));
+	assert_null(strstr(r, "\"sessions\""));
+	free(r);
+	char auth[256];
+	snprintf(auth, sizeof(auth), "Bearer %.63s0", key); /* one digit off */
+	r = get_auth(f, "/sessions.json", auth);
+	expect_status(r, 401);
+	free(r);
+	r = get_auth(f, "/sessions.json", "Bearer 0123456789abcdefghij"); /* the token itself */
+	expect_status(r, 401);
+	free(r);
+	snprintf(auth, sizeof(auth), "Bearer %s", key);
+	r = get_auth(f, "/sessions.json", auth);
+	expect_status(r, 200);
+	assert_non_null(strstr(r, "\"sessions\""));
+	free(r);
+	/* Basic: any user name, the key as password */
+	char plain[128];
+	int n = snprintf(plain, sizeof(plain), "browser:%s", key);
+	char b64[BASE64_ENCODE_RAW_LENGTH(128) + 1];
+	base64_encode_raw(b64, (size_t)n, (const uint8_t *)plain);
+	b64[BASE64_ENCODE_RAW_LENGTH((size_t)n)] = '\0';
+	snprintf(auth, sizeof(auth), "Basic %s", b64);
+	r = get_auth(f, "/session/1.txt", auth);
+	expect_status(r, 200);
+	free(r);
+	struct http_stats st;
+	http_get_stats(f->http, &st);
+	assert_int_equal(st.unauthorized, 3);
+}
+
 int main(void)
 {
 	log_init("test_http", LOG_LEVEL_WARN);
@@ -359,6 +507,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_http_bad_requests_400, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_sessions_json_escapes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_half_open_requests_408, setup_short, teardown),
+		cmocka_unit_test_setup_teardown(test_http_strict_session_ids, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_http_content_type_nosniff, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_http_json_no_raw_script, setup, teardown),
+		cmocka_unit_test(test_http_non_loopback_needs_token),
+		cmocka_unit_test_setup_teardown(test_http_key_required, setup_key, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

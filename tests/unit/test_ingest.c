@@ -153,7 +153,7 @@ static void test_ingest_second_hello(void **state)
 	assert_int_equal(feed(&c, make_hello(&env, &h, "a", PROF_SCHEMA_VERSION)), -EPROTO);
 	assert_non_null(strstr(c.err, "second Hello"));
 	char who[128];
-	assert_string_equal(ingest_who(&c, who, sizeof(who)), "agent a session 1");
+	assert_string_equal(ingest_who(&c, who, sizeof(who)), "agent a, session row at its first record");
 	ingest_free(&c);
 }
 

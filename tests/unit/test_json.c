@@ -61,6 +61,15 @@ static void test_json_string_line_separators(void **state)
 	expect("caf\xc3\xa9 \xf0\x9f\x98\x80", "\"caf\xc3\xa9 \xf0\x9f\x98\x80\"");
 }
 
+static void test_json_string_html_specials(void **state)
+{
+	(void)state;
+	/* JSON that a browser sniffs as HTML, or that is embedded in a <script>, cannot close or open a tag */
+	expect("</script><script>alert(1)</script>",
+	       "\"\\u003c/script\\u003e\\u003cscript\\u003ealert(1)\\u003c/script\\u003e\"");
+	expect("a&amp;<!--", "\"a\\u0026amp;\\u003c!--\"");
+}
+
 static void test_json_string_invalid_utf8(void **state)
 {
 	(void)state;
@@ -78,6 +87,7 @@ int main(void)
 	    cmocka_unit_test(test_json_string_quotes_and_backslashes),
 	    cmocka_unit_test(test_json_string_control_characters),
 	    cmocka_unit_test(test_json_string_line_separators),
+	    cmocka_unit_test(test_json_string_html_specials),
 	    cmocka_unit_test(test_json_string_invalid_utf8),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -242,6 +242,9 @@ static void test_server_max_conns(void **state)
 	add_hello(&buf, &len, "first", PROF_SCHEMA_VERSION);
 	send_and_free(&a, &buf, &len);
 	assert_int_equal(expect_ack(&a, f->srv), 0);
+	add_counters(&buf, &len, 1); /* a record: an agent, never evicted for a newcomer */
+	send_and_free(&a, &buf, &len);
+	expect_ack_reaching(&a, f->srv, 1);
 	client_open(&b, f->srv);
 	expect_error_and_close(&b, f->srv, "connection limit");
 	client_close(&b);

@@ -169,19 +169,30 @@ static void test_server_prehello_flood_evicted(void **state)
 		client_close(&silent[i]);
 }
 
-/* Every slot taken: a connection without a Hello gives its slot up, one with a Hello does not. */
-static void test_server_full_evicts_prehello_not_agents(void **state)
+/* Connect, send the Hello and one record: an agent (proven). */
+static void agent(struct client *c, struct srv_fixture *f, const char *id, uint64_t boot)
+{
+	assert_int_equal(hello(c, f, id, boot), 0);
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	add_counters(&buf, &len, 1);
+	send_and_free(c, &buf, &len);
+	expect_ack_reaching(c, f->srv, 1);
+}
+
+/* Every slot taken: a connection without a record gives its slot up, an agent that sent one does not. */
+static void test_server_full_evicts_unproven_not_agents(void **state)
 {
 	struct srv_fixture *f = *state;
 	struct client a, silent, b, c;
-	assert_int_equal(hello(&a, f, "first", 1), 0);
+	agent(&a, f, "first", 1);
 	client_open(&silent, f->srv);
 	for (int i = 0; i < 5; i++)
 		server_step(f->srv, 1);
 	usleep(300 * 1000);
-	assert_int_equal(hello(&b, f, "second", 1), 0); /* evicts the silent one */
+	agent(&b, f, "second", 1); /* evicts the silent one */
 	expect_error_and_close(&silent, f->srv, "evicted after");
-	client_open(&c, f->srv); /* both slots have a Hello: refused */
+	client_open(&c, f->srv); /* both slots hold agents: refused */
 	expect_error_and_close(&c, f->srv, "connection limit");
 	struct server_stats st;
 	server_get_stats(f->srv, &st);
@@ -203,7 +214,7 @@ int main(void)
 					    srv_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_server_prehello_flood_evicted, setup_16,
 					    srv_fixture_teardown),
-	    cmocka_unit_test_setup_teardown(test_server_full_evicts_prehello_not_agents, setup_2,
+	    cmocka_unit_test_setup_teardown(test_server_full_evicts_unproven_not_agents, setup_2,
 					    srv_fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
