@@ -66,3 +66,12 @@ uint64_t pcl_sent(void) { return atomic_load(&n_sent); }
 void pcl_count_dropped(uint64_t n) { atomic_fetch_add(&n_dropped, n); }
 void pcl_count_sent(uint64_t n) { atomic_fetch_add(&n_sent, n); }
 uint64_t pcl_start_ns(void) { return start_ns; }
+
+void pcl_add_id(uint64_t *list, uint32_t *n, uint64_t id)
+{
+	for (uint32_t i = 0; i < *n; i++)
+		if (list[i] == id)
+			return;
+	if (*n < PCL_MAX_DEPS)
+		list[(*n)++] = id;
+}

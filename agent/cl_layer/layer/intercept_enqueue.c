@@ -22,9 +22,10 @@ static void enq_begin(struct enq *e, cl_command_queue q, cl_uint type, cl_uint n
 		      cl_event *app_ev)
 {
 	e->own = NULL;
-	e->evp = app_ev ? app_ev : &e->own;
 	e->queue_known = false;
 	e->p = pcl_pending_new();
+	/* an event of the layer's own only for a command it tracks (nobody would release it otherwise) */
+	e->evp = app_ev ? app_ev : e->p ? &e->own : NULL;
 	if (!e->p)
 		return;
 	struct pcl_cmd *c = &e->p->cmd;
@@ -68,15 +69,6 @@ static void enq_end(struct enq *e, cl_int rc, cl_command_queue q, cl_event *app_
 	pcl_track(e->p, ev, app_ev == NULL);
 }
 
-static void add_mem(uint64_t *list, uint32_t *n, uint64_t id)
-{
-	for (uint32_t i = 0; i < *n; i++)
-		if (list[i] == id)
-			return;
-	if (*n < PCL_MAX_DEPS)
-		list[(*n)++] = id;
-}
-
 static uint64_t mem_id(cl_mem m)
 {
 	struct pcl_mem_info mi;
@@ -92,9 +84,9 @@ static void enq_transfer(struct enq *e, uint64_t bytes, cl_mem rd, cl_mem wr)
 	c->bytes = bytes;
 	uint64_t r = rd ? mem_id(rd) : 0, w = wr ? mem_id(wr) : 0;
 	if (r)
-		add_mem(c->read, &c->n_read, r);
+		pcl_add_id(c->read, &c->n_read, r);
 	if (w)
-		add_mem(c->written, &c->n_written, w);
+		pcl_add_id(c->written, &c->n_written, w);
 }
 
 /* A kernel launch: shape and arguments (a kernel unknown until the runtime accepts it is learned after). */

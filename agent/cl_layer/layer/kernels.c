@@ -269,15 +269,6 @@ enum pcl_arg_kind pcl_kernel_arg_kind(cl_kernel k, cl_uint idx)
 	return kind;
 }
 
-static void add_id(uint64_t *list, uint32_t *n, uint64_t id)
-{
-	for (uint32_t i = 0; i < *n; i++)
-		if (list[i] == id)
-			return;
-	if (*n < PCL_MAX_DEPS)
-		list[(*n)++] = id;
-}
-
 bool pcl_kernel_launch(cl_kernel k, struct pcl_cmd *c)
 {
 	pthread_mutex_lock(&lock);
@@ -289,9 +280,9 @@ bool pcl_kernel_launch(cl_kernel k, struct pcl_cmd *c)
 			if (!a->mem_id)
 				continue;
 			if (a->read)
-				add_id(c->read, &c->n_read, a->mem_id);
+				pcl_add_id(c->read, &c->n_read, a->mem_id);
 			if (a->written)
-				add_id(c->written, &c->n_written, a->mem_id);
+				pcl_add_id(c->written, &c->n_written, a->mem_id);
 		}
 	}
 	pthread_mutex_unlock(&lock);

@@ -57,6 +57,8 @@ uint64_t pcl_sent(void) PCL_HIDDEN;
 void pcl_count_dropped(uint64_t n) PCL_HIDDEN;
 void pcl_count_sent(uint64_t n) PCL_HIDDEN;
 uint64_t pcl_start_ns(void) PCL_HIDDEN;
+/* Add id to a command's dependency list of *n entries (once; at most PCL_MAX_DEPS). */
+void pcl_add_id(uint64_t *list, uint32_t *n, uint64_t id) PCL_HIDDEN;
 
 /* ---- where this thread is (state.c; the shared slots of ../cl_state.h) */
 void pcl_state_init(void) PCL_HIDDEN;	    /* maps PROF_CL_STATE when set */
