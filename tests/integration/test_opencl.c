@@ -415,6 +415,40 @@ static void test_opencl_sessions_without_commands_say_why(void **state)
 			 1);
 }
 
+/* A program that dlopens an OpenCL library the shim cannot stand in for (here PoCL itself under the
+ * name libOpenCL.so: its soname is not libOpenCL.so.1, the bridge's dependency): the agent says so
+ * in one line, and why the session has no commands. */
+static void test_opencl_preload_says_when_it_cannot_follow_a_dlopen(void **state)
+{
+	SKIP_WITHOUT_OPENCL();
+	struct env *e = *state;
+	static const char *const pocl[] = {"/usr/lib/x86_64-linux-gnu/libpocl.so.2", "/usr/lib/aarch64-linux-gnu/libpocl.so.2",
+					   "/usr/lib/arm-linux-gnueabihf/libpocl.so.2", "/usr/lib/libpocl.so.2"};
+	const char *lib = NULL;
+	for (size_t i = 0; i < sizeof(pocl) / sizeof(pocl[0]) && !lib; i++)
+		if (access(pocl[i], R_OK) == 0)
+			lib = pocl[i];
+	if (!lib) {
+		fprintf(stderr, "skipped: no libpocl.so.2 here (pocl-opencl-icd)\n");
+		skip();
+	}
+	char link[400];
+	snprintf(link, sizeof(link), "%s/libOpenCL.so", e->t.dir);
+	assert_int_equal(symlink(lib, link), 0);
+	const char *const cmd[] = {"/usr/bin/python3", "-c",
+				   "import ctypes, sys; ctypes.CDLL(sys.argv[1]); print('loaded' + ' it')",
+				   link, NULL};
+	assert_int_equal(run_cmd(e, "preload", "unbridged", cmd), 0); /* the program's own status */
+	assert_int_equal(tp_file_count(e->t.alog, "loaded it"), 1);
+	assert_int_equal(tp_file_count(e->t.alog, "itself (dlopen) and the preload shim cannot stand in for it: its OpenCL"
+						  " calls are not seen; use --mode layer"),
+			 1);
+	assert_int_equal(Q("SELECT COUNT(*) FROM target_ends WHERE session_id=%lld AND opencl_note LIKE"
+			   " '%%cannot stand in for it: use --mode layer%%'",
+			   (long long)sid_of(e, "unbridged")),
+			 1);
+}
+
 /* --mode auto: Debian's libOpenCL is ocl-icd, an ICD loader with layers: layer mode, commands captured. */
 static void test_opencl_auto_mode_picks_what_works(void **state)
 {
@@ -440,6 +474,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_opencl_agent_killed_app_finishes_drops_reported, setup, tp_env_free),
 		cmocka_unit_test_setup_teardown(test_opencl_crashed_program_is_reported, setup, tp_env_free),
 		cmocka_unit_test_setup_teardown(test_opencl_sessions_without_commands_say_why, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_opencl_preload_says_when_it_cannot_follow_a_dlopen, setup, tp_env_free),
 		cmocka_unit_test_setup_teardown(test_opencl_auto_mode_picks_what_works, setup, tp_env_free),
 	};
 	return cmocka_run_group_tests(tests, group_setup, NULL);
