@@ -11,8 +11,26 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/wait.h>
+
+/* The multiarch triplet of this build's libraries (Debian's /usr/lib/<triplet>). */
+#if defined(__x86_64__)
+#define MULTIARCH "x86_64-linux-gnu"
+#elif defined(__aarch64__)
+#define MULTIARCH "aarch64-linux-gnu"
+#elif defined(__arm__)
+#define MULTIARCH "arm-linux-gnueabihf"
+#elif defined(__riscv)
+#define MULTIARCH "riscv64-linux-gnu"
+#else
+#define MULTIARCH "."
+#endif
+
 #include "cl_layer/cl_msg.h"
+#include "cl_state_file.h"
 #include "log.h"
+#include "signame.h"
+#include "target_end.h"
 
 int cl_launch_parse_mode(const char *s, enum cl_launch_mode *out)
 {
@@ -80,6 +98,80 @@ static char *env_pair(const char *name, const char *value)
 	return s;
 }
 
+/* Does the file contain needle? (read in 1 MiB blocks, overlapping by the needle's length) */
+static bool file_contains(const char *path, const char *needle)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return false;
+	static char buf[(1 << 20) + 64];
+	size_t n = strlen(needle), have = 0;
+	bool found = false;
+	for (;;) {
+		size_t got = fread(buf + have, 1, sizeof(buf) - have - 1, f);
+		if (got == 0)
+			break;
+		have += got;
+		if (memmem(buf, have, needle, n)) {
+			found = true;
+			break;
+		}
+		if (have >= n) { /* keep the tail: a needle may straddle two blocks */
+			memmove(buf, buf + have - (n - 1), n - 1);
+			have = n - 1;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* The libOpenCL a program would load: LD_LIBRARY_PATH, then the usual library directories
+ * (the multiarch ones, Android's vendor and system ones). */
+static bool find_libopencl(char *out, size_t len)
+{
+	static const char *const names[] = {"libOpenCL.so.1", "libOpenCL.so"};
+	static const char *const dirs[] = {"/usr/local/lib", "/usr/lib/" MULTIARCH, "/lib/" MULTIARCH, "/usr/lib64",
+					   "/usr/lib", "/lib64", "/lib", "/vendor/lib64", "/vendor/lib",
+					   "/system/vendor/lib64", "/system/lib64", "/system/vendor/lib", "/system/lib"};
+	char llp[4096];
+	snprintf(llp, sizeof(llp), "%s", getenv("LD_LIBRARY_PATH") ? getenv("LD_LIBRARY_PATH") : "");
+	for (int pass = 0; pass < 2; pass++) {
+		char *save = NULL;
+		for (char *d = pass == 0 ? strtok_r(llp, ":", &save) : NULL; pass == 0 && d; d = strtok_r(NULL, ":", &save))
+			for (size_t i = 0; i < 2; i++)
+				if (snprintf(out, len, "%s/%s", d, names[i]) < (int)len && access(out, R_OK) == 0)
+					return true;
+		for (size_t k = 0; pass == 1 && k < sizeof(dirs) / sizeof(dirs[0]); k++)
+			for (size_t i = 0; i < 2; i++)
+				if (snprintf(out, len, "%s/%s", dirs[k], names[i]) < (int)len && access(out, R_OK) == 0)
+					return true;
+	}
+	return false;
+}
+
+/* --mode auto: layer mode when the program's libOpenCL is an ICD loader that reads
+ * OPENCL_LAYERS (ocl-icd >= 2.3, the Khronos loader), else the preload shim (a vendor
+ * library the program links directly, Android; PROF_CL_LIBRARY names one). */
+static enum cl_launch_mode auto_mode(void)
+{
+	char lib[PATH_MAX];
+	if (getenv("PROF_CL_LIBRARY") && *getenv("PROF_CL_LIBRARY")) {
+		log_info("opencl: --mode auto: PROF_CL_LIBRARY names the vendor library: preload mode");
+		return CL_MODE_PRELOAD;
+	}
+	if (!find_libopencl(lib, sizeof(lib))) {
+		log_info("opencl: --mode auto: no libOpenCL in the library path: preload mode (for a program that "
+			 "brings its own)");
+		return CL_MODE_PRELOAD;
+	}
+	if (file_contains(lib, "OPENCL_LAYERS")) {
+		log_info("opencl: --mode auto: %s is an ICD loader with layers: layer mode", lib);
+		return CL_MODE_LAYER;
+	}
+	log_info("opencl: --mode auto: %s is not an ICD loader with layers (a vendor library?): preload mode", lib);
+	return CL_MODE_PRELOAD;
+}
+
 int cl_launch_open(struct cl_launch *cl, enum cl_launch_mode mode, const char *libdir, const char *spool_dir)
 {
 	char err[1536];
@@ -88,8 +180,7 @@ int cl_launch_open(struct cl_launch *cl, enum cl_launch_mode mode, const char *l
 	snprintf(droppath, sizeof(droppath), "%s/opencl-dropped.log", spool_dir);
 	cl_receiver_report_dropfile(droppath);
 	if (mode == CL_MODE_AUTO)
-		mode = access("/etc/OpenCL/vendors", F_OK) == 0 && !getenv("PROF_CL_LIBRARY") ? CL_MODE_LAYER
-											 : CL_MODE_PRELOAD;
+		mode = auto_mode();
 	cl->mode = mode;
 	if (find_library(libdir, mode == CL_MODE_LAYER ? "libprofcl_layer.so" : "libprofcl_preload.so", cl->lib,
 			 sizeof(cl->lib)) < 0)
@@ -101,7 +192,20 @@ int cl_launch_open(struct cl_launch *cl, enum cl_launch_mode mode, const char *l
 	cl->env[0] = mode == CL_MODE_LAYER ? env_list("OPENCL_LAYERS", cl->lib) : env_list("LD_PRELOAD", cl->lib);
 	cl->env[1] = env_pair(PCL_ENV_SOCKET, cl_receiver_address(cl->rx));
 	cl->env[2] = env_pair(PCL_ENV_DROPFILE, droppath);
-	if (!cl->env[0] || !cl->env[1] || !cl->env[2]) {
+	/* The state file: in $TMPDIR, /tmp, or the spool (which may not exist yet). */
+	const char *dirs[] = {getenv("TMPDIR"), "/tmp", spool_dir};
+	int rc = -ENOENT;
+	for (size_t i = 0; i < 3 && rc < 0; i++)
+		if (dirs[i] && *dirs[i])
+			rc = cl_state_file_create(dirs[i], cl->state, sizeof(cl->state));
+	if (rc < 0) {
+		log_warn("opencl: cannot create the library's state file (%s): a crash will not say whether the "
+			 "library was inside a call",
+			 strerror(-rc));
+		cl->state[0] = 0;
+	}
+	cl->env[3] = cl->state[0] ? env_pair(PCL_ENV_STATE, cl->state) : NULL;
+	if (!cl->env[0] || !cl->env[1] || !cl->env[2] || (cl->state[0] && !cl->env[3])) {
 		log_error("out of memory");
 		cl_launch_close(cl);
 		return -ENOMEM;
@@ -114,9 +218,33 @@ void cl_launch_close(struct cl_launch *cl)
 {
 	cl_receiver_close(cl->rx);
 	cl->rx = NULL;
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < 4; i++) {
 		free(cl->env[i]);
 		cl->env[i] = NULL;
 	}
+	if (cl->state[0])
+		unlink(cl->state);
+	cl->state[0] = 0;
+}
+
+void cl_launch_outcome(const struct cl_launch *cl, struct target_end *e)
+{
+	if (WIFSIGNALED(e->status)) {
+		e->capture_inside = cl->state[0] ? (int)cl_state_file_inside(cl->state, e->pid, e->capture_detail,
+									     sizeof(e->capture_detail))
+						 : CL_INSIDE_UNKNOWN;
+		if (e->capture_inside == CL_INSIDE_UNKNOWN && !e->capture_detail[0])
+			snprintf(e->capture_detail, sizeof(e->capture_detail),
+				 "cannot tell whether it was inside a call (no state file, or threads without a slot)");
+	}
+	char why[384];
+	cl_receiver_why_none(cl->rx, cl->mode == CL_MODE_LAYER, why, sizeof(why));
+	if (why[0] && WIFSIGNALED(e->status))
+		snprintf(e->opencl_note, sizeof(e->opencl_note),
+			 "the program died by %s before any command reached the agent (the library sends what "
+			 "completed every few ms); before that: %s",
+			 sig_name(WTERMSIG(e->status)), why);
+	else
+		snprintf(e->opencl_note, sizeof(e->opencl_note), "%s", why);
 }
 #endif

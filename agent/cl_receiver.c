@@ -20,15 +20,27 @@
 #include "profiler.pb-c.h"
 
 #define MAX_CLIENTS 64
-#define MAX_KERNELS 4096
-#define MSGS_PER_DISPATCH 512
+#define MAX_KERNELS 65536
+#define MAX_CLIENT_KERNEL_ID (1u << 20)
+#define DGRAMS_PER_DISPATCH 64
+#define BATCH_MAX 256 /* commands per ClCommandBatch record */
+#define MAX_NOTES 64
 
 struct client {
 	int fd;
 	int32_t pid;
 	uint32_t mode;
 	uint64_t commands, dropped;
-	bool said_bye;
+	bool said_hello, said_bye;
+	uint32_t *kmap; /* the process's kernel declaration id -> receiver kernel id */
+	size_t nkmap;
+};
+
+/* What a process's library found when it started (PCL_MSG_NOTE). */
+struct note {
+	int32_t pid;
+	uint32_t mode, flags;
+	char detail[PCL_MAX_DETAIL + 1];
 };
 
 struct kernel {
@@ -48,16 +60,31 @@ struct cl_receiver {
 	size_t nkernels;
 	uint64_t drop_gen;
 	uint64_t commands, layer_dropped, bad, not_sent, processes;
-	uint8_t buf[PCL_MSG_MAX + 1];
-	struct pcl_cmd cmd;
+	uint8_t buf[PCL_DGRAM_MAX + 1];
+	struct pcl_msg msg;
 	struct kernel_model_entry *model; /* agent profile --kernel-model */
 	size_t nmodel;
+	struct note notes[MAX_NOTES];
+	size_t nnotes;
+	/* The batch being built: the commands, their receiver kernel ids, their records. */
+	struct pcl_cmd *bcmd;
+	uint32_t bkernel[BATCH_MAX];
+	Prof__ClCommand bm[BATCH_MAX];
+	Prof__ClCommand *bmp[BATCH_MAX];
+	Prof__ClKernelDesc bkd[BATCH_MAX];
+	Prof__ClKernelDesc *bkdp[BATCH_MAX];
+	uint64_t bwaits[BATCH_MAX][PCL_MAX_DEPS];
+	size_t nb, bbytes;
 };
 
 int cl_receiver_open(struct cl_receiver **out, char *err, size_t errlen)
 {
 	*out = NULL;
 	struct cl_receiver *r = calloc(1, sizeof(*r));
+	if (r && !(r->bcmd = malloc(BATCH_MAX * sizeof(*r->bcmd)))) {
+		free(r);
+		r = NULL;
+	}
 	if (!r) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
@@ -70,6 +97,7 @@ int cl_receiver_open(struct cl_receiver **out, char *err, size_t errlen)
 	if (r->lfd < 0) {
 		int e = errno;
 		snprintf(err, errlen, "opencl: cannot create the layer socket: %s", strerror(e));
+		free(r->bcmd);
 		free(r);
 		return -e;
 	}
@@ -82,6 +110,7 @@ int cl_receiver_open(struct cl_receiver **out, char *err, size_t errlen)
 		int e = errno;
 		snprintf(err, errlen, "opencl: cannot listen on %s: %s", r->address, strerror(e));
 		close(r->lfd);
+		free(r->bcmd);
 		free(r);
 		return -e;
 	}
@@ -94,15 +123,13 @@ const char *cl_receiver_address(const struct cl_receiver *r)
 	return r->address;
 }
 
-static uint32_t intern(struct cl_receiver *r, const struct pcl_cmd *c, struct kernel **out)
+/* The session-wide id of a kernel declaration (name, program, build options); 0 when out of room. */
+static uint32_t intern(struct cl_receiver *r, const char *name, uint64_t program_hash, const char *options)
 {
 	for (size_t i = 0; i < r->nkernels; i++) {
 		struct kernel *k = &r->kernels[i];
-		if (k->program_hash == c->program_hash && strcmp(k->name, c->kernel) == 0 &&
-		    strcmp(k->options, c->options) == 0) {
-			*out = k;
+		if (k->program_hash == program_hash && strcmp(k->name, name) == 0 && strcmp(k->options, options) == 0)
 			return k->id;
-		}
 	}
 	if (r->nkernels == MAX_KERNELS)
 		return 0;
@@ -111,18 +138,43 @@ static uint32_t intern(struct cl_receiver *r, const struct pcl_cmd *c, struct ke
 		return 0;
 	r->kernels = nk;
 	struct kernel *k = &r->kernels[r->nkernels];
-	k->name = strdup(c->kernel);
-	k->options = strdup(c->options);
+	k->name = strdup(name[0] ? name : "?");
+	k->options = strdup(options);
 	if (!k->name || !k->options) {
 		free(k->name);
 		free(k->options);
 		return 0;
 	}
-	k->program_hash = c->program_hash;
+	k->program_hash = program_hash;
 	k->id = (uint32_t)++r->nkernels;
 	k->declared = false;
-	*out = k;
 	return k->id;
+}
+
+/* A process declared its kernel kd: remember which session kernel it is. */
+static void client_kernel(struct cl_receiver *r, struct client *cl, const struct pcl_kdesc *kd)
+{
+	if (kd->id >= MAX_CLIENT_KERNEL_ID)
+		return;
+	if (kd->id >= cl->nkmap) {
+		size_t n = cl->nkmap ? cl->nkmap : 64;
+		while (n <= kd->id)
+			n *= 2;
+		uint32_t *nm = realloc(cl->kmap, n * sizeof(*nm));
+		if (!nm)
+			return;
+		memset(nm + cl->nkmap, 0, (n - cl->nkmap) * sizeof(*nm));
+		cl->kmap = nm;
+		cl->nkmap = n;
+	}
+	cl->kmap[kd->id] = intern(r, kd->name, kd->program_hash, kd->options);
+}
+
+/* The session kernel of a process's command (a declaration the agent never got: "?"). */
+static uint32_t command_kernel(struct cl_receiver *r, const struct client *cl, const struct pcl_cmd *c)
+{
+	uint32_t id = c->kernel < cl->nkmap ? cl->kmap[c->kernel] : 0;
+	return id ? id : intern(r, "?", 0, "");
 }
 
 static uint64_t rel(const struct cl_receiver *r, uint64_t abs_ns)
@@ -159,143 +211,225 @@ int cl_receiver_set_kernel_model(struct cl_receiver *r, const struct kernel_mode
 	return 0;
 }
 
-static void forward(struct cl_receiver *r, const struct pcl_cmd *c)
+/* Declare each kernel of the batch in its first command, unless the session already has. */
+static void attach_declarations(struct cl_receiver *r)
 {
+	for (size_t i = 0; i < r->nb; i++) {
+		struct kernel *k = r->bkernel[i] ? &r->kernels[r->bkernel[i] - 1] : NULL;
+		r->bm[i].n_new_kernels = 0;
+		r->bm[i].new_kernels = NULL;
+		if (k && !k->declared) {
+			prof__cl_kernel_desc__init(&r->bkd[i]);
+			describe_kernel(r, k, &r->bkd[i]);
+			r->bkdp[i] = &r->bkd[i];
+			r->bm[i].n_new_kernels = 1;
+			r->bm[i].new_kernels = &r->bkdp[i];
+			k->declared = true;
+		}
+	}
+}
+
+static void undeclare_all(struct cl_receiver *r)
+{
+	for (size_t i = 0; i < r->nkernels; i++)
+		r->kernels[i].declared = false;
+}
+
+/* Send the batch as one ClCommandBatch record. */
+static void batch_flush(struct cl_receiver *r)
+{
+	if (!r->nb)
+		return;
 	if (session_drop_generation(r->s) != r->drop_gen) {
 		r->drop_gen = session_drop_generation(r->s);
-		for (size_t i = 0; i < r->nkernels; i++)
-			r->kernels[i].declared = false;
+		undeclare_all(r); /* the spool dropped records, declarations with them */
 	}
-	Prof__ClCommand m = PROF__CL_COMMAND__INIT;
-	Prof__ClKernelDesc kd = PROF__CL_KERNEL_DESC__INIT;
-	Prof__ClKernelDesc *kds[1] = {&kd};
-	struct kernel *k = NULL;
-	m.id = c->id;
-	m.pid = c->pid;
-	m.queue_id = c->queue_id ? c->queue_id : 1;
-	m.type = c->type;
-	if (c->work_dim > 0 && c->kernel[0]) {
-		m.kernel_id = intern(r, c, &k);
-		if (m.kernel_id) {
-			m.work_dim = c->work_dim;
-			m.n_global_size = c->work_dim;
-			m.global_size = (uint64_t *)c->global;
-			if (c->has_local) {
-				m.n_local_size = c->work_dim;
-				m.local_size = (uint64_t *)c->local;
+	attach_declarations(r);
+	Prof__ClCommandBatch b = PROF__CL_COMMAND_BATCH__INIT;
+	b.n_commands = r->nb;
+	b.commands = r->bmp;
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.body_case = PROF__ENVELOPE__BODY_CL_BATCH;
+	env.cl_batch = &b;
+	if (session_would_drop(r->s, prof__envelope__get_packed_size(&env) + 16)) {
+		/* This record pushes old ones (and their declarations) out of the spool. */
+		undeclare_all(r);
+		attach_declarations(r);
+	}
+	int rc = session_send(r->s, &env);
+	if (rc < 0) {
+		if (r->not_sent++ == 0)
+			log_warn("opencl: cannot send command records: %s", strerror(-rc));
+		for (size_t i = 0; i < r->nb; i++)
+			if (r->bm[i].n_new_kernels)
+				r->kernels[r->bkernel[i] - 1].declared = false;
+	}
+	r->commands += r->nb;
+	r->nb = 0;
+	r->bbytes = 0;
+}
+
+/* A completed command into the batch (sent when full, or at the end of a dispatch). */
+static void batch_add(struct cl_receiver *r, const struct client *cl, const struct pcl_cmd *c)
+{
+	size_t i = r->nb;
+	struct pcl_cmd *bc = &r->bcmd[i];
+	/* the fields and the used part of each dependency list (not the whole 1.5 KiB of arrays) */
+	memcpy(bc, c, offsetof(struct pcl_cmd, wait));
+	memcpy(bc->wait, c->wait, c->n_wait * sizeof(c->wait[0]));
+	memcpy(bc->read, c->read, c->n_read * sizeof(c->read[0]));
+	memcpy(bc->written, c->written, c->n_written * sizeof(c->written[0]));
+	Prof__ClCommand *m = &r->bm[i];
+	prof__cl_command__init(m);
+	r->bmp[i] = m;
+	r->bkernel[i] = 0;
+	m->id = bc->id;
+	m->pid = bc->pid;
+	m->queue_id = bc->queue_id ? bc->queue_id : 1;
+	m->type = bc->type;
+	if (bc->work_dim > 0) {
+		m->kernel_id = r->bkernel[i] = command_kernel(r, cl, bc);
+		if (m->kernel_id) {
+			m->work_dim = bc->work_dim;
+			m->n_global_size = bc->work_dim;
+			m->global_size = (uint64_t *)bc->global;
+			if (bc->has_local) {
+				m->n_local_size = bc->work_dim;
+				m->local_size = (uint64_t *)bc->local;
 			}
-			if (c->has_offset) {
-				m.n_global_offset = c->work_dim;
-				m.global_offset = (uint64_t *)c->offset;
-			}
-			if (!k->declared) {
-				describe_kernel(r, k, &kd);
-				m.n_new_kernels = 1;
-				m.new_kernels = kds;
+			if (bc->has_offset) {
+				m->n_global_offset = bc->work_dim;
+				m->global_offset = (uint64_t *)bc->offset;
 			}
 		}
 	}
-	m.queued_ns = c->queued;
-	m.submit_ns = c->submit;
-	m.start_ns = c->start;
-	m.end_ns = c->end;
-	m.host_enqueue_ns = rel(r, c->host_enqueue);
-	m.host_complete_ns = rel(r, c->host_complete);
-	m.bytes = c->bytes;
-	m.prev_in_queue = c->prev_in_queue < c->id ? c->prev_in_queue : 0;
-	uint64_t waits[PCL_MAX_DEPS];
+	m->queued_ns = bc->queued;
+	m->submit_ns = bc->submit;
+	m->start_ns = bc->start;
+	m->end_ns = bc->end;
+	m->host_enqueue_ns = rel(r, bc->host_enqueue);
+	m->host_complete_ns = rel(r, bc->host_complete);
+	m->bytes = bc->bytes;
+	m->prev_in_queue = bc->prev_in_queue < bc->id ? bc->prev_in_queue : 0;
 	size_t nw = 0;
-	for (uint32_t i = 0; i < c->n_wait; i++)
-		if (c->wait[i] && c->wait[i] < c->id)
-			waits[nw++] = c->wait[i];
-	m.n_wait_ids = nw;
-	m.wait_ids = waits;
-	m.n_mem_read = c->n_read;
-	m.mem_read = (uint64_t *)c->read;
-	m.n_mem_written = c->n_written;
-	m.mem_written = (uint64_t *)c->written;
-	m.dropped_before = c->dropped_before;
-	m.forced_profiling = c->forced_profiling;
-	m.layer_event = c->layer_event;
-	Prof__Envelope env = PROF__ENVELOPE__INIT;
-	env.body_case = PROF__ENVELOPE__BODY_CL_COMMAND;
-	env.cl_command = &m;
-	if (k && !k->declared) {
-		k->declared = true;
-	} else if (k && session_would_drop(r->s, prof__envelope__get_packed_size(&env) + 16)) {
-		/* This record pushes old ones (and their declarations) out of the spool. */
-		for (size_t i = 0; i < r->nkernels; i++)
-			r->kernels[i].declared = false;
-		describe_kernel(r, k, &kd);
-		m.n_new_kernels = 1;
-		m.new_kernels = kds;
-		k->declared = true;
-	}
-	int rc = session_send(r->s, &env);
-	if (rc < 0 && r->not_sent++ == 0)
-		log_warn("opencl: cannot send a command record: %s", strerror(-rc));
-	if (rc < 0 && k && m.n_new_kernels)
-		k->declared = false;
-	r->commands++;
+	for (uint32_t w = 0; w < bc->n_wait; w++)
+		if (bc->wait[w] && bc->wait[w] < bc->id)
+			r->bwaits[i][nw++] = bc->wait[w];
+	m->n_wait_ids = nw;
+	m->wait_ids = r->bwaits[i];
+	m->n_mem_read = bc->n_read;
+	m->mem_read = bc->read;
+	m->n_mem_written = bc->n_written;
+	m->mem_written = bc->written;
+	m->dropped_before = bc->dropped_before;
+	m->forced_profiling = bc->forced_profiling;
+	m->layer_event = bc->layer_event;
+	r->nb++;
+	/* a kernel declaration may join it: name and options at most */
+	r->bbytes += prof__cl_command__get_packed_size(m) + 16 + PCL_MAX_NAME + PCL_MAX_OPTIONS;
+	if (r->nb == BATCH_MAX || r->bbytes > session_max_frame(r->s) / 2)
+		batch_flush(r);
 }
 
 static void close_client(struct cl_receiver *r, size_t i)
 {
 	struct client *c = &r->clients[i];
-	if (c->pid && !c->said_bye)
+	if (c->said_hello && !c->said_bye)
 		log_warn("opencl: pid %d closed its connection without totals (%llu commands received)", c->pid,
 			 (unsigned long long)c->commands);
 	close(c->fd);
+	free(c->kmap);
 	r->clients[i] = r->clients[--r->nclients];
 }
 
-static void handle(struct cl_receiver *r, struct client *cl, const uint8_t *buf, size_t len)
+static void note(struct cl_receiver *r, const struct pcl_proc *p)
 {
-	struct pcl_proc p;
-	int type = pcl_decode(buf, len, &p, &r->cmd);
-	if (type < 0) {
-		if (r->bad++ == 0)
-			log_warn("opencl: malformed message from pid %d (%zu bytes): ignored", cl->pid, len);
-		return;
+	if (r->nnotes < MAX_NOTES) {
+		struct note *n = &r->notes[r->nnotes++];
+		n->pid = p->pid;
+		n->mode = p->mode;
+		n->flags = p->flags;
+		snprintf(n->detail, sizeof(n->detail), "%s", p->detail);
 	}
-	if (type == PCL_MSG_HELLO) {
-		cl->pid = p.pid;
-		cl->mode = p.mode;
+	if (p->flags & PCL_NOTE_DLOPEN_UNBRIDGED)
+		log_warn("opencl: pid %d loaded %s itself (dlopen) and the preload shim cannot stand in for it: its "
+			 "OpenCL calls are not seen; use --mode layer",
+			 p->pid, p->detail);
+	else if (p->flags & PCL_NOTE_DLOPEN_BRIDGED)
+		log_info("opencl: pid %d loaded %s itself (dlopen): the preload shim stands in for it", p->pid,
+			 p->detail);
+}
+
+static void handle(struct cl_receiver *r, struct client *cl, const struct pcl_msg *m)
+{
+	const struct pcl_proc *p = &m->u.proc;
+	switch (m->type) {
+	case PCL_MSG_HELLO:
+		cl->pid = p->pid;
+		cl->mode = p->mode;
+		cl->said_hello = true;
 		r->processes++;
-		log_info("opencl: pid %d connected (%s)%s", p.pid, p.mode == PCL_MODE_PRELOAD ? "preload shim" : "layer",
-			 p.dropped ? ", some commands already dropped" : "");
-	} else if (type == PCL_MSG_BYE) {
+		log_info("opencl: pid %d connected (%s)%s", p->pid, p->mode == PCL_MODE_PRELOAD ? "preload shim" : "layer",
+			 p->dropped ? ", some commands already dropped" : "");
+		break;
+	case PCL_MSG_NOTE:
+		note(r, p);
+		break;
+	case PCL_MSG_KERNEL:
+		client_kernel(r, cl, &m->u.kernel);
+		break;
+	case PCL_MSG_BYE:
 		cl->said_bye = true;
-		if (p.dropped > cl->dropped) {
-			r->layer_dropped += p.dropped - cl->dropped;
-			cl->dropped = p.dropped;
+		if (p->dropped > cl->dropped) {
+			r->layer_dropped += p->dropped - cl->dropped;
+			cl->dropped = p->dropped;
 		}
-		if (p.dropped)
+		if (p->dropped)
 			log_warn("opencl: pid %d: %llu commands captured, %llu dropped by the layer (queue full or "
 				 "agent too slow)",
-				 p.pid, (unsigned long long)p.commands, (unsigned long long)p.dropped);
+				 p->pid, (unsigned long long)p->commands, (unsigned long long)p->dropped);
 		else
-			log_info("opencl: pid %d: %llu commands captured, none dropped", p.pid,
-				 (unsigned long long)p.commands);
-	} else {
-		if (r->cmd.dropped_before > cl->dropped) {
-			r->layer_dropped += r->cmd.dropped_before - cl->dropped;
-			cl->dropped = r->cmd.dropped_before;
+			log_info("opencl: pid %d: %llu commands captured, none dropped", p->pid,
+				 (unsigned long long)p->commands);
+		break;
+	case PCL_MSG_CMD:
+		if (m->u.cmd.dropped_before > cl->dropped) {
+			r->layer_dropped += m->u.cmd.dropped_before - cl->dropped;
+			cl->dropped = m->u.cmd.dropped_before;
 		}
 		if (!cl->pid)
-			cl->pid = r->cmd.pid;
+			cl->pid = m->u.cmd.pid;
 		cl->commands++;
-		forward(r, &r->cmd);
+		batch_add(r, cl, &m->u.cmd);
+		break;
 	}
 }
 
-/* Read up to budget messages from client i; false when it is gone. */
+/* The messages of one datagram, in order; a malformed one ends it. */
+static void handle_datagram(struct cl_receiver *r, struct client *cl, const uint8_t *buf, size_t len)
+{
+	size_t off = 0;
+	while (off < len) {
+		int n = pcl_decode(buf + off, len - off, &r->msg);
+		if (n < 0) {
+			if (r->bad++ == 0)
+				log_warn("opencl: malformed message from pid %d (%zu bytes at offset %zu): the rest of its "
+					 "datagram is ignored",
+					 cl->pid, len, off);
+			return;
+		}
+		handle(r, cl, &r->msg);
+		off += (size_t)n;
+	}
+}
+
+/* Read up to budget datagrams from client i; false when it is gone. */
 static bool read_client(struct cl_receiver *r, size_t i, int budget)
 {
 	while (budget-- > 0) {
 		ssize_t n = recv(r->clients[i].fd, r->buf, sizeof(r->buf), MSG_DONTWAIT);
 		if (n > 0) {
-			handle(r, &r->clients[i], r->buf, (size_t)n);
+			handle_datagram(r, &r->clients[i], r->buf, (size_t)n);
 			continue;
 		}
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -342,9 +476,10 @@ static int rx_dispatch(void *ctx, struct pollfd *pfd, int n, uint64_t now)
 		size_t i = (size_t)(k - 1);
 		if (i >= r->nclients || !(pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
 			continue;
-		if (!read_client(r, i, MSGS_PER_DISPATCH))
+		if (!read_client(r, i, DGRAMS_PER_DISPATCH))
 			close_client(r, i);
 	}
+	batch_flush(r);
 	if (n >= 1 && (pfd[0].revents & POLLIN))
 		accept_all(r);
 	return 0;
@@ -364,6 +499,7 @@ void cl_receiver_drain(struct cl_receiver *r)
 	for (size_t i = r->nclients; i-- > 0;)
 		if (!read_client(r, i, 1 << 30))
 			close_client(r, i);
+	batch_flush(r);
 }
 
 uint64_t cl_receiver_commands(const struct cl_receiver *r)
@@ -376,11 +512,47 @@ uint64_t cl_receiver_layer_dropped(const struct cl_receiver *r)
 	return r->layer_dropped;
 }
 
-void cl_receiver_print_summary(const struct cl_receiver *r, FILE *out)
+void cl_receiver_why_none(const struct cl_receiver *r, bool layer_mode, char *buf, size_t len)
+{
+	buf[0] = 0;
+	if (r->commands)
+		return;
+	for (size_t i = 0; i < r->nnotes; i++)
+		if (r->notes[i].flags & PCL_NOTE_DLOPEN_UNBRIDGED) {
+			snprintf(buf, len,
+				 "pid %d loaded %s itself (dlopen) and the preload shim cannot stand in for it: use --mode "
+				 "layer",
+				 r->notes[i].pid, r->notes[i].detail);
+			return;
+		}
+	if (r->nnotes || r->processes) {
+		char who[32] = "the program";
+		if (r->nnotes == 1)
+			snprintf(who, sizeof(who), "pid %d", (int)r->notes[0].pid);
+		snprintf(buf, len, "%s loaded the capture library (%s) but completed no kernel launch or buffer "
+				   "transfer it captures",
+			 who, layer_mode ? "layer" : "preload shim");
+		return;
+	}
+	if (layer_mode)
+		snprintf(buf, len,
+			 "no process initialised the layer: the program made no OpenCL call through an ICD loader "
+			 "(not an OpenCL program, or linked to a vendor library: try --mode preload)");
+	else
+		snprintf(buf, len,
+			 "the preload shim saw no OpenCL call: the program does not use OpenCL, or reaches it in a way "
+			 "the shim cannot see (try --mode layer)");
+}
+
+void cl_receiver_print_summary(const struct cl_receiver *r, bool layer_mode, FILE *out)
 {
 	fprintf(out, " opencl: %llu commands from %llu process(es), %zu kernel(s), %llu dropped by the layer\n",
 		(unsigned long long)r->commands, (unsigned long long)r->processes, r->nkernels,
 		(unsigned long long)r->layer_dropped);
+	char why[512];
+	cl_receiver_why_none(r, layer_mode, why, sizeof(why));
+	if (why[0])
+		fprintf(out, " opencl: no commands: %s\n", why);
 }
 
 void cl_receiver_close(struct cl_receiver *r)
@@ -397,6 +569,7 @@ void cl_receiver_close(struct cl_receiver *r)
 	}
 	free(r->kernels);
 	free(r->model);
+	free(r->bcmd);
 	free(r);
 }
 

@@ -6,6 +6,7 @@
 #ifndef AGENT_CL_RECEIVER_H
 #define AGENT_CL_RECEIVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,8 +32,13 @@ void cl_receiver_drain(struct cl_receiver *r);
 uint64_t cl_receiver_commands(const struct cl_receiver *r);
 /* Drops the layers reported (BYE or the last command's counter). */
 uint64_t cl_receiver_layer_dropped(const struct cl_receiver *r);
-/* " opencl: N commands from N process(es), N kernels, N dropped by the layer" */
-void cl_receiver_print_summary(const struct cl_receiver *r, FILE *out);
+/* Why the run has no commands, in one line ("" when it has some): no process
+ * loaded the library, one loaded it but enqueued nothing, one dlopen'ed
+ * libOpenCL where the preload shim cannot follow. layer_mode: the mode used. */
+void cl_receiver_why_none(const struct cl_receiver *r, bool layer_mode, char *buf, size_t len);
+/* " opencl: N commands from N process(es), N kernels, N dropped by the layer",
+ * and the reason when N is 0. */
+void cl_receiver_print_summary(const struct cl_receiver *r, bool layer_mode, FILE *out);
 void cl_receiver_close(struct cl_receiver *r);
 
 /* Drop counts a previous run's layer could not tell its agent (it was gone):

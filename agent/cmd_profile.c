@@ -23,6 +23,7 @@
 #include "sampler.h"
 #include "session.h"
 #include "target.h"
+#include "target_end.h"
 #ifdef CONFIG_AGENT_OPENCL
 #include "cl_launch.h"
 #endif
@@ -291,6 +292,14 @@ int cmd_profile(int argc, char **argv)
 	if (have_cl)
 		cl_receiver_drain(cl.rx);
 #endif
+	struct target_end te = {.pid = target_pid(t)};
+	bool ended = target_wait_status(t, &te.status);
+#ifdef CONFIG_AGENT_OPENCL
+	if (ended && have_cl)
+		cl_launch_outcome(&cl, &te);
+#endif
+	if (ended)
+		target_end_report(c->s, &te, stderr);
 	session_flush(c->s);
 	counter_source_print_summary(cs, end_ns, target_describe(t), stderr);
 	if (sp)
@@ -300,7 +309,7 @@ int cmd_profile(int argc, char **argv)
 			(unsigned long long)sst.records);
 #ifdef CONFIG_AGENT_OPENCL
 	if (have_cl)
-		cl_receiver_print_summary(cl.rx, stderr);
+		cl_receiver_print_summary(cl.rx, cl.mode == CL_MODE_LAYER, stderr);
 #endif
 #ifdef CONFIG_AGENT_TRACER
 	if (ts)

@@ -19,6 +19,7 @@
 #include "net.h"
 #include "session.h"
 #include "target.h"
+#include "target_end.h"
 
 #ifdef CONFIG_AGENT_OPENCL
 #include "cl_launch.h"
@@ -36,7 +37,8 @@ static const char run_usage[] =
 	"  --mode layer    load the capture library as an OpenCL layer (OPENCL_LAYERS; ICD loader)\n"
 	"  --mode preload  LD_PRELOAD shim (app linked to the vendor library; PROF_CL_LIBRARY=path\n"
 	"                  names the vendor library when it is not found as the next libOpenCL)\n"
-	"  --mode auto     layer when an ICD loader is configured (/etc/OpenCL/vendors), else preload (default)\n"
+	"  --mode auto     layer when the program reaches OpenCL through an ICD loader (ocl-icd, the Khronos\n"
+	"                  loader: /etc/OpenCL/vendors), else preload (default)\n"
 	"  --cl-lib DIR    where libprofcl_layer.so / libprofcl_preload.so are (default: lib/ next to\n"
 	"                  the agent binary, or $PROF_CL_LIB_DIR)\n";
 
@@ -105,10 +107,15 @@ static int run_opencl(struct run_cmd *c)
 		goto out;
 	cl_receiver_drain(cl.rx);
 	gpu_cli_finish(&c->gpu);
-	session_flush(s);
 	fprintf(stderr, "\n OpenCL timing of '%s' (%.3f s):\n", target_describe(t), (double)(end - start) / 1e9);
-	cl_receiver_print_summary(cl.rx, stderr);
+	cl_receiver_print_summary(cl.rx, cl.mode == CL_MODE_LAYER, stderr);
 	gpu_cli_print_summary(&c->gpu, stderr);
+	struct target_end te = {.pid = target_pid(t)};
+	if (target_wait_status(t, &te.status)) {
+		cl_launch_outcome(&cl, &te);
+		target_end_report(s, &te, stderr);
+	}
+	session_flush(s);
 	session_print_summary(s, stderr);
 	exit_code = agent_cli_exit_status(s, target_exit_code(t));
 out:

@@ -308,21 +308,29 @@ bool target_interrupted(const struct target *t)
 	return t->interrupted;
 }
 
+bool target_wait_status(struct target *t, int *status)
+{
+	if (t->kind != TARGET_EXEC)
+		return false;
+	if (!t->child_done) {
+		int st;
+		if (waitpid(t->child, &st, WNOHANG) == t->child) {
+			t->child_done = true;
+			t->child_status = st;
+		}
+	}
+	if (t->child_done)
+		*status = t->child_status;
+	return t->child_done;
+}
+
 int target_exit_code(struct target *t)
 {
 	if (t->kind != TARGET_EXEC)
 		return 0;
-	if (!t->child_done) {
-		int status;
-		if (waitpid(t->child, &status, WNOHANG) == t->child) {
-			t->child_done = true;
-			t->child_status = status;
-		}
-	}
-	if (t->child_done) {
-		int st = t->child_status;
+	int st;
+	if (target_wait_status(t, &st))
 		return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
-	}
 	return 128 + (t->stop_signal ? t->stop_signal : SIGTERM);
 }
 

@@ -44,6 +44,8 @@ int target_attach(struct target *t, struct loop *l);
 bool target_interrupted(const struct target *t); /* ended by SIGINT/SIGTERM to the agent */
 /* The command's exit code (128+signal if killed); 0 for -p and -a. */
 int target_exit_code(struct target *t);
+/* The command's wait status (waitpid) once it ended: true and *status set. */
+bool target_wait_status(struct target *t, int *status);
 /* Someone else (the tracer's waitpid) collected the exit status of pid: if it
  * is the command's, the command is done (ends the loop, keeps the status). */
 void target_child_reaped(struct target *t, pid_t pid, int status);

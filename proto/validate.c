@@ -4,6 +4,7 @@
 #include "validate_gpu.h"
 #include "validate_opencl.h"
 #include "validate_samples.h"
+#include "validate_target.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -38,6 +39,8 @@ const char *envelope_kind(const Prof__Envelope *env)
 	case PROF__ENVELOPE__BODY_TRACE_WINDOW: return "trace_window";
 	case PROF__ENVELOPE__BODY_CHALLENGE: return "challenge";
 	case PROF__ENVELOPE__BODY_GPU_COUNTERS: return "gpu_counters";
+	case PROF__ENVELOPE__BODY_CL_BATCH: return "cl_batch";
+	case PROF__ENVELOPE__BODY_TARGET_END: return "target_end";
 	default: return "unknown";
 	}
 }
@@ -130,6 +133,14 @@ int envelope_validate(const Prof__Envelope *env, char *err, size_t errlen)
 		if (env->seq == 0)
 			return fail(err, errlen, "%s record with seq 0", envelope_kind(env));
 		return validate_gpu_counters(env->gpu_counters, err, errlen);
+	case PROF__ENVELOPE__BODY_CL_BATCH:
+		if (env->seq == 0)
+			return fail(err, errlen, "%s record with seq 0", envelope_kind(env));
+		return validate_cl_batch(env->cl_batch, err, errlen);
+	case PROF__ENVELOPE__BODY_TARGET_END:
+		if (env->seq == 0)
+			return fail(err, errlen, "%s record with seq 0", envelope_kind(env));
+		return validate_target_end(env->target_end, err, errlen);
 	case PROF__ENVELOPE__BODY_HEARTBEAT:
 	case PROF__ENVELOPE__BODY_ACK:
 		return 0;

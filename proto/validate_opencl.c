@@ -77,3 +77,27 @@ int validate_cl_command(const Prof__ClCommand *c, char *err, size_t errlen)
 			    (unsigned long long)c->id, c->kernel_id, c->work_dim);
 	return 0;
 }
+
+int validate_cl_batch(const Prof__ClCommandBatch *b, char *err, size_t errlen)
+{
+	if (b->n_commands == 0 || b->n_commands > VALIDATE_CL_MAX_BATCH)
+		return fail(err, errlen, "cl_batch: %zu commands (need 1..%u)", b->n_commands, VALIDATE_CL_MAX_BATCH);
+	size_t declared = 0;
+	for (size_t i = 0; i < b->n_commands; i++) {
+		int rc = validate_cl_command(b->commands[i], err, errlen);
+		if (rc < 0)
+			return rc;
+		declared += b->commands[i]->n_new_kernels;
+	}
+	if (declared > VALIDATE_CL_MAX_KERNELS)
+		return fail(err, errlen, "cl_batch: %zu kernel declarations (max %u)", declared, VALIDATE_CL_MAX_KERNELS);
+	/* the same id twice in one batch: which declaration holds would depend on the order of the rows */
+	for (size_t i = 0; i < b->n_commands; i++)
+		for (size_t a = 0; a < b->commands[i]->n_new_kernels; a++)
+			for (size_t j = i + 1; j < b->n_commands; j++)
+				for (size_t c = 0; c < b->commands[j]->n_new_kernels; c++)
+					if (b->commands[i]->new_kernels[a]->id == b->commands[j]->new_kernels[c]->id)
+						return fail(err, errlen, "cl_batch: kernel id %u declared twice",
+							    b->commands[j]->new_kernels[c]->id);
+	return 0;
+}

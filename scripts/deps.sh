@@ -18,6 +18,7 @@ pkgs=(
 	libsqlite3-dev sqlite3 libcmocka-dev libssl-dev nettle-dev libpq-dev postgresql  # TLS (OpenSSL), token auth (nettle), PostgreSQL store + its tests (issue 10)
 	libbpf-dev libelf-dev zlib1g-dev bpftool clang llvm libclang-rt-14-dev
 	ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo clpeak
+	hashcat clblast-utils python3-pyopencl  # third-party OpenCL programs of tests/integration/test_opencl_corpus.c (issue 24)
 	linux-perf procps iproute2 time strace  # strace: the deps audit (scripts/deps-audit.py)
 	libcapstone-dev
 	libunicorn-dev  # replay trace windows (issue 26): headers; the agent loads libunicorn.so.2 (libunicorn2) with dlopen

@@ -9,9 +9,10 @@ BOARD_CFLAGS += -D_FILE_OFFSET_BITS=64
 # Size (board-size): drop unused sections; align ELF segments to 4 KiB (the kernel's page
 # size) instead of the linker's 64 KiB default, which pads the file.
 BOARD_LDFLAGS := -Wl,--gc-sections -Wl,-z,max-page-size=4096
-# Stripped agent, all subcommands, musl: 796 KiB (target 1 MiB; board/README.md).
-# board-size fails above this cap (size + 100 KiB), to catch growth.
-BOARD_SIZE_MAX := 917504
+# Stripped agent, all subcommands, musl: 796 KiB (target 1 MiB; board/README.md); 904 KiB with
+# issue 25's spool and limits and issue 24's OpenCL crash reports, batches and --mode auto.
+# board-size fails above this cap (size + 20 KiB since issue 24), to catch growth.
+BOARD_SIZE_MAX := 946176
 BOARD_DESC := Arndale Octa (armv7 hard-float, Linux 3.4, no eBPF)
 # Debian architecture of the cross libraries (scripts/deps.sh) and qemu-user for the cross unit tests.
 BOARD_DEB_ARCH := armhf

@@ -1,4 +1,4 @@
-/* collector report --store PATH --session N [--top] [--opencl] [--json] [--symfs DIR] [--limit N]
+/* collector report --store PATH --session N [--top] [--opencl] [--json] [--symfs DIR] [--limit N] [--sort K]
  *                  [--format text|json|html] [--machine FILE] [--kernel-model FILE] */
 #include <errno.h>
 #include <getopt.h>
@@ -14,8 +14,12 @@
 static const char report_usage[] =
 	"usage: collector report --store PATH --session N [--top] [--opencl] [--gpu] [--json] [--symfs DIR] [--limit N]\n"
 	"                        [--format text|json|html] [--machine FILE] [--kernel-model FILE] [--check full|quick|off]\n"
+	"                        [--sort KEY]\n"
 	"  --top      functions with the most CPU samples (symbols resolved on this host)\n"
-	"  --opencl   OpenCL kernels: count, total, mean, p50/p95 device time, queue delay, GPU share\n"
+	"  --opencl   OpenCL kernels: count, total, mean, p50/p95 device time, queue delay, GPU share; one row\n"
+	"             per kernel, program and NDRange shape (global / local work sizes); whether the program\n"
+	"             crashed, and why a session has no commands\n"
+	"  --sort     order of the --opencl rows: total (default), count, mean or name\n"
 	"  --gpu      Mali GPU counters per kernel (agent run --gpu) and the counter-derived roofline dot\n"
 	"  --symfs    look for the profiled binaries under DIR (like perf --symfs)\n"
 	"  --limit    rows per table (default 20)\n"
@@ -57,7 +61,7 @@ int cli_report(int argc, char **argv)
 		{"limit", required_argument, NULL, 'l'}, {"help", no_argument, NULL, 'h'},
 		{"format", required_argument, NULL, 'F'}, {"machine", required_argument, NULL, 'M'},
 		{"kernel-model", required_argument, NULL, 'k'}, {"gpu", no_argument, NULL, 'g'},
-		{"check", required_argument, NULL, 'K'},
+		{"check", required_argument, NULL, 'K'}, {"sort", required_argument, NULL, 'S'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *path = NULL, *sess = NULL, *format = NULL, *machine = NULL, *kmodel = NULL;
@@ -80,6 +84,21 @@ int cli_report(int argc, char **argv)
 		case 'M': machine = optarg; break;
 		case 'k': kmodel = optarg; break;
 		case 'K': if (cli_check_arg("report", optarg, &check)) return 2; break;
+		case 'S':
+			if (strcmp(optarg, "total") == 0)
+				ro.sort = REPORT_SORT_TOTAL;
+			else if (strcmp(optarg, "count") == 0)
+				ro.sort = REPORT_SORT_COUNT;
+			else if (strcmp(optarg, "mean") == 0)
+				ro.sort = REPORT_SORT_MEAN;
+			else if (strcmp(optarg, "name") == 0)
+				ro.sort = REPORT_SORT_NAME;
+			else {
+				fprintf(stderr, "collector report: --sort wants total, count, mean or name, not '%s'\n%s",
+					optarg, report_usage);
+				return 2;
+			}
+			break;
 		case 'h': fputs(report_usage, stdout); return 0;
 		default: fputs(report_usage, stderr); return 2;
 		}
@@ -95,6 +114,8 @@ int cli_report(int argc, char **argv)
 			report_usage);
 		return 2;
 	}
+	if (format && strcmp(format, "json") == 0)
+		ro.json = true; /* the sections too */
 	struct store *st;
 	if (cli_open_store(path, check, &st) < 0)
 		return 1;

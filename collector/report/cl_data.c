@@ -15,6 +15,7 @@ const char *cl_command_type_name(uint32_t type)
 	case 0x11F5: return "copy buffer";
 	case 0x11F6: return "read image";
 	case 0x11F7: return "write image";
+	case 0x1207: return "fill buffer";
 	case 0x11FB: return "map buffer";
 	case 0x11FD: return "unmap";
 	case 0x11FE: return "marker";
@@ -32,18 +33,22 @@ static int add_kernel(const struct store_cl_kernel_row *k, void *arg)
 	struct cl_data *d = arg;
 	if (k->id >= 1u << 20)
 		return 0;
-	if (k->id >= d->n_kernel_names) {
+	if (k->id >= d->n_kernels) {
 		size_t n = k->id + 1;
-		char **nn = realloc(d->kernel_names, n * sizeof(*nn));
-		if (!nn)
+		struct cl_data_kernel *nk = realloc(d->kernels, n * sizeof(*nk));
+		if (!nk)
 			return -ENOMEM;
-		memset(nn + d->n_kernel_names, 0, (n - d->n_kernel_names) * sizeof(*nn));
-		d->kernel_names = nn;
-		d->n_kernel_names = n;
+		memset(nk + d->n_kernels, 0, (n - d->n_kernels) * sizeof(*nk));
+		d->kernels = nk;
+		d->n_kernels = n;
 	}
-	free(d->kernel_names[k->id]);
-	d->kernel_names[k->id] = strdup(k->name);
-	return d->kernel_names[k->id] ? 0 : -ENOMEM;
+	struct cl_data_kernel *dk = &d->kernels[k->id];
+	free(dk->name);
+	free(dk->options);
+	dk->name = strdup(k->name);
+	dk->options = strdup(k->build_options ? k->build_options : "");
+	dk->program_hash = k->program_hash;
+	return dk->name && dk->options ? 0 : -ENOMEM;
 }
 
 struct load {
@@ -156,7 +161,7 @@ int cl_data_load(struct store *st, int64_t sid, struct cl_data *d)
 	for (size_t i = 0; rc == 0 && i < d->n; i++) {
 		struct cl_data_cmd *c = &d->cmds[i];
 		uint32_t k = c->r.kernel_id;
-		c->name = k && k < d->n_kernel_names && d->kernel_names[k] ? d->kernel_names[k]
+		c->name = k && k < d->n_kernels && d->kernels[k].name ? d->kernels[k].name
 			  : k ? "?" : cl_command_type_name(c->r.type);
 	}
 	if (rc == 0)
@@ -171,9 +176,11 @@ void cl_data_free(struct cl_data *d)
 	for (size_t i = 0; i < d->n; i++)
 		free(d->cmds[i].lists);
 	free(d->cmds);
-	for (size_t i = 0; i < d->n_kernel_names; i++)
-		free(d->kernel_names[i]);
-	free(d->kernel_names);
+	for (size_t i = 0; i < d->n_kernels; i++) {
+		free(d->kernels[i].name);
+		free(d->kernels[i].options);
+	}
+	free(d->kernels);
 	cldag_free(&d->dag);
 	memset(d, 0, sizeof(*d));
 }

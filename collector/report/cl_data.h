@@ -17,11 +17,18 @@ struct cl_data_cmd {
 	uint64_t *lists;	       /* wait, read, written, back to back */
 };
 
+/* A kernel declaration: what a user means by "a kernel" is this plus the NDRange shape. */
+struct cl_data_kernel {
+	char *name; /* NULL where undeclared */
+	uint64_t program_hash;
+	char *options;
+};
+
 struct cl_data {
 	struct cl_data_cmd *cmds; /* by (pid, id) */
 	size_t n;
-	char **kernel_names; /* by kernel id (NULL where undeclared) */
-	size_t n_kernel_names;
+	struct cl_data_kernel *kernels; /* by kernel id */
+	size_t n_kernels;
 	struct cldag dag; /* nodes in the order of cmds */
 	/* host_ns ~ device_ns + offset (median over commands of host_enqueue - queued) */
 	int64_t device_to_host_ns;

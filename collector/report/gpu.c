@@ -97,7 +97,7 @@ int gpu_report_load(struct store *st, int64_t sid, struct gpu_report *r)
 		int64_t a = (int64_t)c->start_ns + cd.device_to_host_ns,
 			b = (int64_t)c->end_ns + cd.device_to_host_ns;
 		if (!c->start_ns || c->end_ns <= c->start_ns) {
-			/* no device times: the layer's host bracket (enqueue .. completion callback) */
+			/* no device times: the layer's host bracket (enqueue .. completion seen by the layer) */
 			a = (int64_t)c->host_enqueue_ns;
 			b = (int64_t)c->host_complete_ns;
 		}

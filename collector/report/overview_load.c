@@ -15,6 +15,8 @@
 #include "program_name.h"
 #include "report.h"
 #include "store/store_opencl.h"
+#include "store/store_target.h"
+#include "signame.h"
 #include "store/store_calib.h"
 #include "store/store_trace.h"
 #include "work_model.h"
@@ -546,6 +548,23 @@ static char *capture(int (*fn)(struct store *, int64_t, const struct report_opts
 	return buf;
 }
 
+/* What became of the program: a note when a signal ended it; why it has no OpenCL commands into why. */
+static int program_end(struct store *st, int64_t sid, struct overview *ov, char *why, size_t len)
+{
+	struct store_target_end_row *te = calloc(1, sizeof(*te));
+	int rc = te ? store_target_end(st, sid, te) : -ENOMEM;
+	if (rc == 1 && te->signal)
+		overview_note(ov, "the profiled program %s signal %u (%s)%s%.300s",
+			      sig_is_crash((int)te->signal) ? "CRASHED:" : "was killed by", te->signal,
+			      sig_name((int)te->signal),
+			      te->capture_inside == 3 ? "; the OpenCL capture library was in a call of its own then: " : "",
+			      te->capture_inside == 3 ? te->capture_detail : "");
+	if (rc == 1)
+		snprintf(why, len, "%s", te->opencl_note);
+	free(te);
+	return rc < 0 ? rc : 0;
+}
+
 int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, struct overview *ov)
 {
 	memset(ov, 0, sizeof(*ov));
@@ -572,6 +591,9 @@ int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, 
 	size_t ncmds = 0;
 	if ((rc = kernel_dots(st, sid, o, ov, &ncmds)) < 0)
 		goto fail;
+	char why_none[1025] = "";
+	if ((rc = program_end(st, sid, ov, why_none, sizeof(why_none))) < 0)
+		goto fail;
 	if (overview_past_deadline(ov) || (rc = overview_sensitivity(st, sid, ov)) < 0) {
 		rc = rc < 0 ? rc : -ETIMEDOUT;
 		goto fail;
@@ -593,13 +615,13 @@ int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, 
 	}
 	if (o->sections) {
 		ov->top = capture(report_top, st, sid, o);
-		/* sessions without commands get a hint on how to make some */
+		/* sessions without commands say why (what the agent found), or how to make some */
+		const char *why = why_none[0] ? why_none : "capture them with `agent profile -- ./app`";
 		if (ncmds)
 			ov->opencl = capture(report_opencl, st, sid, o);
 		else if (o->json)
 			ov->opencl = strdup("{\"commands\":0}");
-		else if (asprintf(&ov->opencl, "OpenCL: no commands in session %lld (capture them with `agent profile -- ./app`)",
-				  (long long)sid) < 0)
+		else if (asprintf(&ov->opencl, "OpenCL: no commands in session %lld (%s)", (long long)sid, why) < 0)
 			ov->opencl = NULL;
 		if (report_gpu_present(st, sid)) {
 			ov->gpu_counters = capture(report_gpu, st, sid, o);

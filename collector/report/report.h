@@ -9,10 +9,13 @@
 
 #include "store/store.h"
 
+enum report_sort { REPORT_SORT_TOTAL, REPORT_SORT_COUNT, REPORT_SORT_MEAN, REPORT_SORT_NAME };
+
 struct report_opts {
 	bool json;
-	const char *symfs; /* --symfs DIR: where to look for binaries with symbols */
-	unsigned limit;    /* --limit N: rows per table (0 = default) */
+	const char *symfs;     /* --symfs DIR: where to look for binaries with symbols */
+	unsigned limit;        /* --limit N: rows per table (0 = default) */
+	enum report_sort sort; /* --sort: the OpenCL table's order (kernels first, then transfers) */
 };
 
 /* Top functions from CPU samples (--top). */

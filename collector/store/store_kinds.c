@@ -6,6 +6,8 @@ extern const struct store_kind store_kind_counters;
 extern const struct store_kind store_kind_heartbeat;
 extern const struct store_kind store_kind_samples;
 extern const struct store_kind store_kind_cl_command;
+extern const struct store_kind store_kind_cl_batch;
+extern const struct store_kind store_kind_target_end;
 extern const struct store_kind store_kind_calibration;
 extern const struct store_kind store_kind_trace_window;
 extern const struct store_kind store_kind_gpu_counters;
@@ -15,6 +17,8 @@ const struct store_kind *const store_kinds[] = {
 	&store_kind_heartbeat,
 	&store_kind_samples,
 	&store_kind_cl_command,
+	&store_kind_cl_batch,
+	&store_kind_target_end,
 	&store_kind_calibration,
 	&store_kind_trace_window,
 	&store_kind_gpu_counters,

@@ -1,6 +1,7 @@
-/* Record kind ClCommand: kernel declarations into cl_kernels, one row per
- * command into cl_commands (dependency lists as packed little-endian u64
- * blobs), and the queries over them. */
+/* Record kinds ClCommand and ClCommandBatch: kernel declarations into
+ * cl_kernels, one row per command into cl_commands (dependency lists as
+ * packed little-endian u64 blobs; the commands of a batch share its seq,
+ * and go in through multi-row INSERTs), and the queries over them. */
 #include "store_opencl.h"
 
 #include <errno.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include "store_kinds.h"
+#include "store_rows.h"
 #include "store_priv.h"
 
 static const char cl_schema[] =
@@ -34,12 +36,11 @@ static const char kernel_insert[] =
 	" VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (session_id, kernel_id) DO UPDATE SET name = excluded.name,"
 	" program_hash = excluded.program_hash, build_options = excluded.build_options";
 
-static const char command_insert[] =
+static const char command_rows[] =
 	"INSERT INTO cl_commands (session_id, seq, pid, cmd_id, queue_id, type, kernel_id, work_dim,"
 	" gx, gy, gz, lx, ly, lz, ox, oy, oz, queued_ns, submit_ns, start_ns, end_ns, host_enqueue_ns,"
 	" host_complete_ns, bytes, prev_in_queue, wait_ids, mem_read, mem_written, dropped_before,"
-	" forced_profiling, layer_event) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
-	" ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31)";
+	" forced_profiling, layer_event) VALUES ";
 
 static void bind_u64s(struct db_stmt *st, int i, const uint64_t *v, size_t n)
 {
@@ -51,9 +52,8 @@ static void bind_u64s(struct db_stmt *st, int i, const uint64_t *v, size_t n)
 	db_bind_blob(st, i, buf, len);
 }
 
-static int check_cl(const Prof__Envelope *env)
+static int check_command(const Prof__ClCommand *c)
 {
-	const Prof__ClCommand *c = env->cl_command;
 	const uint64_t t[] = {c->queued_ns, c->submit_ns, c->start_ns, c->end_ns, c->host_enqueue_ns,
 			      c->host_complete_ns, c->bytes, c->id, c->prev_in_queue, c->dropped_before};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
@@ -62,9 +62,22 @@ static int check_cl(const Prof__Envelope *env)
 	return 0;
 }
 
-static int put_cl(struct store *s, int64_t sid, const Prof__Envelope *env)
+static int check_cl(const Prof__Envelope *env)
 {
-	const Prof__ClCommand *c = env->cl_command;
+	return check_command(env->cl_command);
+}
+
+static int check_batch(const Prof__Envelope *env)
+{
+	for (size_t i = 0; i < env->cl_batch->n_commands; i++)
+		if (check_command(env->cl_batch->commands[i]) < 0)
+			return -ERANGE;
+	return 0;
+}
+
+/* The kernel declarations a command carries. */
+static int put_kernels(struct store *s, int64_t sid, const Prof__ClCommand *c)
+{
 	struct db_stmt *st = store_stmt(s, kernel_insert);
 	if (!st)
 		return -EIO;
@@ -90,37 +103,75 @@ static int put_cl(struct store *s, int64_t sid, const Prof__Envelope *env)
 				return rc;
 		}
 	}
-	st = store_stmt(s, command_insert);
-	if (!st)
-		return -EIO;
-	db_bind_i64(st, 1, sid);
-	db_bind_u64(st, 2, env->seq);
-	db_bind_i64(st, 3, c->pid);
-	db_bind_u64(st, 4, c->id);
-	db_bind_i64(st, 5, c->queue_id);
-	db_bind_i64(st, 6, c->type);
-	db_bind_i64(st, 7, c->kernel_id);
-	db_bind_i64(st, 8, c->work_dim);
+	return 0;
+}
+
+#define COMMAND_COLS 31
+
+/* The command's row at parameters base+1 .. base+COMMAND_COLS. */
+static void bind_command(struct db_stmt *st, int base, int64_t sid, uint64_t seq, const Prof__ClCommand *c)
+{
+	db_bind_i64(st, base + 1, sid);
+	db_bind_u64(st, base + 2, seq);
+	db_bind_i64(st, base + 3, c->pid);
+	db_bind_u64(st, base + 4, c->id);
+	db_bind_i64(st, base + 5, c->queue_id);
+	db_bind_i64(st, base + 6, c->type);
+	db_bind_i64(st, base + 7, c->kernel_id);
+	db_bind_i64(st, base + 8, c->work_dim);
 	for (int d = 0; d < 3; d++) {
-		db_bind_u64(st, 9 + d, d < (int)c->n_global_size ? c->global_size[d] : 0);
-		db_bind_u64(st, 12 + d, d < (int)c->n_local_size ? c->local_size[d] : 0);
-		db_bind_u64(st, 15 + d, d < (int)c->n_global_offset ? c->global_offset[d] : 0);
+		db_bind_u64(st, base + 9 + d, d < (int)c->n_global_size ? c->global_size[d] : 0);
+		db_bind_u64(st, base + 12 + d, d < (int)c->n_local_size ? c->local_size[d] : 0);
+		db_bind_u64(st, base + 15 + d, d < (int)c->n_global_offset ? c->global_offset[d] : 0);
 	}
-	db_bind_u64(st, 18, c->queued_ns);
-	db_bind_u64(st, 19, c->submit_ns);
-	db_bind_u64(st, 20, c->start_ns);
-	db_bind_u64(st, 21, c->end_ns);
-	db_bind_u64(st, 22, c->host_enqueue_ns);
-	db_bind_u64(st, 23, c->host_complete_ns);
-	db_bind_u64(st, 24, c->bytes);
-	db_bind_u64(st, 25, c->prev_in_queue);
-	bind_u64s(st, 26, c->wait_ids, c->n_wait_ids);
-	bind_u64s(st, 27, c->mem_read, c->n_mem_read);
-	bind_u64s(st, 28, c->mem_written, c->n_mem_written);
-	db_bind_u64(st, 29, c->dropped_before);
-	db_bind_i64(st, 30, c->forced_profiling);
-	db_bind_i64(st, 31, c->layer_event);
-	return db_run(st);
+	db_bind_u64(st, base + 18, c->queued_ns);
+	db_bind_u64(st, base + 19, c->submit_ns);
+	db_bind_u64(st, base + 20, c->start_ns);
+	db_bind_u64(st, base + 21, c->end_ns);
+	db_bind_u64(st, base + 22, c->host_enqueue_ns);
+	db_bind_u64(st, base + 23, c->host_complete_ns);
+	db_bind_u64(st, base + 24, c->bytes);
+	db_bind_u64(st, base + 25, c->prev_in_queue);
+	bind_u64s(st, base + 26, c->wait_ids, c->n_wait_ids);
+	bind_u64s(st, base + 27, c->mem_read, c->n_mem_read);
+	bind_u64s(st, base + 28, c->mem_written, c->n_mem_written);
+	db_bind_u64(st, base + 29, c->dropped_before);
+	db_bind_i64(st, base + 30, c->forced_profiling);
+	db_bind_i64(st, base + 31, c->layer_event);
+}
+
+struct command_rows {
+	int64_t sid;
+	uint64_t seq;
+	Prof__ClCommand *const *c;
+};
+
+static void bind_row(struct db_stmt *st, int base, size_t row, void *arg)
+{
+	const struct command_rows *r = arg;
+	bind_command(st, base, r->sid, r->seq, r->c[row]);
+}
+
+/* The commands' declarations, then their rows through multi-row INSERTs. */
+static int put_commands(struct store *s, int64_t sid, uint64_t seq, Prof__ClCommand *const *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int rc = put_kernels(s, sid, c[i]);
+		if (rc < 0)
+			return rc;
+	}
+	struct command_rows r = {.sid = sid, .seq = seq, .c = c};
+	return store_insert_rows(s, command_rows, COMMAND_COLS, n, bind_row, &r);
+}
+
+static int put_cl(struct store *s, int64_t sid, const Prof__Envelope *env)
+{
+	return put_commands(s, sid, env->seq, &env->cl_command, 1);
+}
+
+static int put_batch(struct store *s, int64_t sid, const Prof__Envelope *env)
+{
+	return put_commands(s, sid, env->seq, env->cl_batch->commands, env->cl_batch->n_commands);
 }
 
 const struct store_kind store_kind_cl_command = {
@@ -129,6 +180,15 @@ const struct store_kind store_kind_cl_command = {
 	.schema_sql = cl_schema,
 	.check = check_cl,
 	.put = put_cl,
+};
+
+/* Its tables are the ClCommand kind's (created by it: the kinds' schemas all run at open). */
+const struct store_kind store_kind_cl_batch = {
+	.body_case = PROF__ENVELOPE__BODY_CL_BATCH,
+	.name = "cl_batch",
+	.schema_sql = NULL,
+	.check = check_batch,
+	.put = put_batch,
 };
 
 /* ---------------------------------------------------------------- queries */

@@ -2,7 +2,8 @@
  * first byte picks the body kind, the rest is unpacked as that message and
  * checked through envelope_validate(), which calls the kind's validator
  * (hello, counters, heartbeat, samples, cl_command, calibration,
- * trace_window, and the control bodies ack, error, challenge). Messages the
+ * trace_window, gpu_counters, cl_batch, target_end, and the control bodies
+ * ack, error, challenge). Messages the
  * frame decoder would reject as a whole envelope still reach the validator
  * here, with any field combination protobuf accepts. */
 #include <errno.h>
@@ -12,7 +13,7 @@
 
 #include "validate.h"
 
-#define KINDS 11
+#define KINDS 13
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -61,8 +62,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 9:
 		UNPACK(PROF__ENVELOPE__BODY_CHALLENGE, challenge, prof__challenge__unpack);
 		break;
-	default:
+	case 10:
 		UNPACK(PROF__ENVELOPE__BODY_GPU_COUNTERS, gpu_counters, prof__gpu_counters__unpack);
+		break;
+	case 11:
+		UNPACK(PROF__ENVELOPE__BODY_CL_BATCH, cl_batch, prof__cl_command_batch__unpack);
+		break;
+	default:
+		UNPACK(PROF__ENVELOPE__BODY_TARGET_END, target_end, prof__target_end__unpack);
 		break;
 	}
 	if (!m)

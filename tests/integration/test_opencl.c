@@ -324,6 +324,144 @@ static void test_opencl_agent_killed_app_finishes_drops_reported(void **state)
 	assert_int_not_equal(access(drop, F_OK), 0);
 }
 
+/* agent run --mode MODE --agent-id ID -- ARGV (any program); returns the agent's exit code. */
+static int run_cmd(struct env *e, const char *mode, const char *id, const char *const *cmd)
+{
+	static char agent[512];
+	tp_bin("agent", agent, sizeof(agent));
+	char *argv[32] = {agent, "run", "--collector", e->t.coll, "--spool", e->t.spool, "--agent-id", (char *)id,
+			  "--mode", (char *)mode, "--"};
+	size_t n = 11;
+	for (size_t i = 0; cmd[i] && n < 30; i++)
+		argv[n++] = (char *)cmd[i];
+	argv[n] = NULL;
+	pid_t a = tp_spawn(argv, e->t.alog);
+	assert_true(a > 0);
+	int status = -1;
+	assert_int_equal(tp_wait(a, 120000, &status), 0);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+/* `collector report --opencl` of the agent id's session, into a malloc'd string. */
+static char *opencl_report(struct env *e, const char *id)
+{
+	char out[400], cmd[4096], coll[512];
+	tp_bin("collector", coll, sizeof(coll));
+	snprintf(out, sizeof(out), "%s/report-%s.txt", e->t.dir, id);
+	snprintf(cmd, sizeof(cmd), "%s report --store %s --session %lld --opencl > %s 2>&1", coll, e->t.db,
+		 (long long)sid_of(e, id), out);
+	assert_int_equal(system(cmd), 0);
+	char *rep = tp_slurp(out);
+	assert_non_null(rep);
+	return rep;
+}
+
+/* A program that crashes on its own: the agent says so with the signal, says the capture library
+ * was not inside any call then, exits with the program's status, and the report says it crashed.
+ * One whose thread waits in clFinish when it aborts: the library was only forwarding that call. */
+static void test_opencl_crashed_program_is_reported(void **state)
+{
+	SKIP_WITHOUT_OPENCL();
+	struct env *e = *state;
+	static const char *const crash[] = {"cl_edge", "crash", NULL};
+	assert_int_equal(run_to_end(e, "layer", "crash", crash, NULL), 128 + SIGSEGV);
+	assert_int_equal(tp_file_count(e->t.alog, "cl_edge crash: 4 kernels"), 1);
+	assert_int_equal(tp_file_count(e->t.alog, "the program crashed: signal 11 (SIGSEGV"), 1);
+	assert_int_equal(tp_file_count(e->t.alog, "capture library: no thread of the program was inside it"), 1);
+	int64_t sid = sid_of(e, "crash");
+	assert_int_equal(Q("SELECT COUNT(*) FROM target_ends WHERE session_id=%lld AND term_signal=11 AND exit_code=139"
+			   " AND capture_inside=1",
+			   (long long)sid),
+			 1);
+	char *rep = opencl_report(e, "crash");
+	fprintf(stderr, "%s", rep);
+	assert_non_null(strstr(rep, "program: CRASHED by signal 11 (SIGSEGV)"));
+	free(rep);
+
+	static const char *const inside[] = {"cl_edge", "crash-inside", NULL};
+	assert_int_equal(run_to_end(e, "preload", "crash-inside", inside, NULL), 128 + SIGABRT);
+	if (tp_file_count(e->t.alog, "only forwarding the program's own calls when it died: thread") != 1)
+		tp_dump_file(e->t.alog);
+	assert_int_equal(tp_file_count(e->t.alog, "the program crashed: signal 6 (SIGABRT"), 1);
+	assert_int_equal(tp_file_count(e->t.alog, "only forwarding the program's own calls when it died: thread"), 1);
+	assert_true(tp_file_count(e->t.alog, "in clFinish (forwarding the program's call)") >= 1);
+	assert_int_equal(Q("SELECT COUNT(*) FROM target_ends WHERE session_id=%lld AND term_signal=6 AND capture_inside=2"
+			   " AND capture_detail LIKE '%%clFinish%%'",
+			   (long long)sid_of(e, "crash-inside")),
+			 1);
+}
+
+/* A session without commands says why: no OpenCL at all, or OpenCL loaded and nothing enqueued. */
+static void test_opencl_sessions_without_commands_say_why(void **state)
+{
+	SKIP_WITHOUT_OPENCL();
+	struct env *e = *state;
+	static const char *const none[] = {"/bin/true", NULL};
+	assert_int_equal(run_cmd(e, "layer", "no-opencl", none), 0);
+	assert_int_equal(tp_file_count(e->t.alog, "opencl: no commands: no process initialised the layer"), 1);
+	char *rep = opencl_report(e, "no-opencl");
+	fprintf(stderr, "%s", rep);
+	assert_non_null(strstr(rep, "no commands in session"));
+	assert_non_null(strstr(rep, "no process initialised the layer"));
+	free(rep);
+
+	static const char *const idle[] = {"cl_edge", "idle", NULL};
+	assert_int_equal(run_to_end(e, "preload", "idle", idle, NULL), 0);
+	assert_int_equal(tp_file_count(e->t.alog, "loaded the capture library (preload shim) but completed no kernel"), 1);
+	assert_int_equal(Q("SELECT COUNT(*) FROM target_ends WHERE session_id=%lld AND opencl_note LIKE"
+			   " '%%loaded the capture library (preload shim)%%'",
+			   (long long)sid_of(e, "idle")),
+			 1);
+}
+
+/* A program that dlopens an OpenCL library the shim cannot stand in for (here PoCL itself under the
+ * name libOpenCL.so: its soname is not libOpenCL.so.1, the bridge's dependency): the agent says so
+ * in one line, and why the session has no commands. */
+static void test_opencl_preload_says_when_it_cannot_follow_a_dlopen(void **state)
+{
+	SKIP_WITHOUT_OPENCL();
+	struct env *e = *state;
+	static const char *const pocl[] = {"/usr/lib/x86_64-linux-gnu/libpocl.so.2", "/usr/lib/aarch64-linux-gnu/libpocl.so.2",
+					   "/usr/lib/arm-linux-gnueabihf/libpocl.so.2", "/usr/lib/libpocl.so.2"};
+	const char *lib = NULL;
+	for (size_t i = 0; i < sizeof(pocl) / sizeof(pocl[0]) && !lib; i++)
+		if (access(pocl[i], R_OK) == 0)
+			lib = pocl[i];
+	if (!lib) {
+		fprintf(stderr, "skipped: no libpocl.so.2 here (pocl-opencl-icd)\n");
+		skip();
+	}
+	char link[400];
+	snprintf(link, sizeof(link), "%s/libOpenCL.so", e->t.dir);
+	assert_int_equal(symlink(lib, link), 0);
+	const char *const cmd[] = {"/usr/bin/python3", "-c",
+				   "import ctypes, sys; ctypes.CDLL(sys.argv[1]); print('loaded' + ' it')",
+				   link, NULL};
+	assert_int_equal(run_cmd(e, "preload", "unbridged", cmd), 0); /* the program's own status */
+	assert_int_equal(tp_file_count(e->t.alog, "loaded it"), 1);
+	assert_int_equal(tp_file_count(e->t.alog, "itself (dlopen) and the preload shim cannot stand in for it: its OpenCL"
+						  " calls are not seen; use --mode layer"),
+			 1);
+	assert_int_equal(Q("SELECT COUNT(*) FROM target_ends WHERE session_id=%lld AND opencl_note LIKE"
+			   " '%%cannot stand in for it: use --mode layer%%'",
+			   (long long)sid_of(e, "unbridged")),
+			 1);
+}
+
+/* --mode auto: Debian's libOpenCL is ocl-icd, an ICD loader with layers: layer mode, commands captured. */
+static void test_opencl_auto_mode_picks_what_works(void **state)
+{
+	SKIP_WITHOUT_OPENCL();
+	struct env *e = *state;
+	static const char *const wl[] = {"cl_edge", "noprof", NULL};
+	assert_int_equal(run_to_end(e, "auto", "auto", wl, NULL), 0);
+	assert_int_equal(tp_file_count(e->t.alog, "is an ICD loader with layers: layer mode"), 1);
+	assert_int_equal(Q("SELECT COUNT(*) FROM cl_commands WHERE session_id=%lld AND kernel_id>0",
+			   (long long)sid_of(e, "auto")),
+			 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -334,6 +472,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_opencl_queue_with_properties_and_exit_code, setup, tp_env_free),
 		cmocka_unit_test_setup_teardown(test_opencl_dag_critical_path_is_longest_chain, setup, tp_env_free),
 		cmocka_unit_test_setup_teardown(test_opencl_agent_killed_app_finishes_drops_reported, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_opencl_crashed_program_is_reported, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_opencl_sessions_without_commands_say_why, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_opencl_preload_says_when_it_cannot_follow_a_dlopen, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_opencl_auto_mode_picks_what_works, setup, tp_env_free),
 	};
 	return cmocka_run_group_tests(tests, group_setup, NULL);
 }

@@ -1,6 +1,9 @@
-/* Unit tests of collector/store/store_opencl.c: ClCommand records into cl_kernels /
- * cl_commands, exactly once, read back with their dependency lists; and
- * collector/report/cl_data.c on top (names, busy time, clock offset). */
+/* Unit tests of collector/store/store_opencl.c: ClCommand and ClCommandBatch
+ * records into cl_kernels / cl_commands, exactly once, read back with their
+ * dependency lists; collector/report/cl_data.c on top (names, busy time,
+ * clock offset); store_target.c (TargetEnd); and the --opencl report's rows
+ * (one per kernel declaration and NDRange shape, full names) and its words
+ * on a crashed program and on a session without commands. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,10 +18,13 @@
 #include <math.h>
 
 #include "log.h"
+#include "validate.h"
 #include "validate_opencl.h"
 #include "report/cl_data.h"
 #include "store/store.h"
+#include "report/report.h"
 #include "store/store_opencl.h"
+#include "store/store_target.h"
 
 static int64_t open_session(struct store *s)
 {
@@ -185,6 +191,155 @@ static void test_store_opencl_kernel_model_kept(void **state)
 	store_close(s);
 }
 
+/* One launch of kernel id (declared with name and program hash when declare), NDRange global x local. */
+static void launch(Prof__ClCommand *c, uint64_t *g, uint64_t *l, uint64_t id, uint32_t kernel, uint64_t global,
+		   uint64_t local, uint64_t start)
+{
+	prof__cl_command__init(c);
+	g[0] = global;
+	l[0] = local;
+	c->id = id;
+	c->pid = 7;
+	c->queue_id = 1;
+	c->type = 0x11F0;
+	c->kernel_id = kernel;
+	c->work_dim = 1;
+	c->n_global_size = 1;
+	c->global_size = g;
+	c->n_local_size = local ? 1 : 0;
+	c->local_size = l;
+	c->queued_ns = start - 10;
+	c->submit_ns = start - 5;
+	c->start_ns = start;
+	c->end_ns = start + 100 * kernel;
+}
+
+static char *report_text(struct store *s, int64_t sid, bool json, enum report_sort sort)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	struct report_opts o = {.json = json, .limit = 20, .sort = sort};
+	assert_int_equal(report_opencl(s, sid, &o, f), 0);
+	fclose(f);
+	return buf;
+}
+
+/* CLBlast's tuner: one kernel name in several programs (its tuned variants) and shapes: a row each,
+ * with the work sizes; a long name whole; the rows of a batch record, exactly once. */
+static void test_store_opencl_batch_rows_per_variant_and_shape(void **state)
+{
+	(void)state;
+	static const char long_name[] = "gemm_kernel_with_a_name_much_longer_than_twenty_eight_characters";
+	Prof__ClKernelDesc k1 = PROF__CL_KERNEL_DESC__INIT, k2 = PROF__CL_KERNEL_DESC__INIT,
+			   k3 = PROF__CL_KERNEL_DESC__INIT;
+	Prof__ClKernelDesc *d1[1] = {&k1}, *d2[1] = {&k2}, *d3[1] = {&k3};
+	k1.id = 1, k1.name = "XaxpyFastest", k1.program_hash = 0x1111111100000000ull, k1.build_options = "-DWGS=64";
+	k2.id = 2, k2.name = "XaxpyFastest", k2.program_hash = 0x2222222200000000ull, k2.build_options = "-DWGS=128";
+	k3.id = 3, k3.name = (char *)long_name, k3.program_hash = 0x3333333300000000ull;
+	Prof__ClCommand c[6], *cp[6];
+	uint64_t g[6][1], l[6][1];
+	launch(&c[0], g[0], l[0], 1, 1, 1024, 64, 1000); /* variant 1, 1024 x 64: twice */
+	launch(&c[1], g[1], l[1], 2, 1, 1024, 64, 2000);
+	launch(&c[2], g[2], l[2], 3, 1, 2048, 64, 3000); /* variant 1, another shape */
+	launch(&c[3], g[3], l[3], 4, 2, 1024, 128, 4000); /* variant 2 */
+	launch(&c[4], g[4], l[4], 5, 3, 64, 0, 5000);	  /* the long name, local chosen by the runtime */
+	launch(&c[5], g[5], l[5], 6, 3, 64, 0, 6000);
+	c[0].new_kernels = d1, c[0].n_new_kernels = 1;
+	c[3].new_kernels = d2, c[3].n_new_kernels = 1;
+	c[4].new_kernels = d3, c[4].n_new_kernels = 1;
+	for (int i = 0; i < 6; i++)
+		cp[i] = &c[i];
+	Prof__ClCommandBatch b = PROF__CL_COMMAND_BATCH__INIT;
+	b.n_commands = 6;
+	b.commands = cp;
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.seq = 1;
+	env.body_case = PROF__ENVELOPE__BODY_CL_BATCH;
+	env.cl_batch = &b;
+	char err[256];
+	assert_int_equal(envelope_validate(&env, err, sizeof(err)), 0);
+	struct store *s;
+	assert_int_equal(store_open(":memory:", 0, &s), 0);
+	int64_t sid = open_session(s);
+	assert_int_equal(store_put_record(s, sid, &env, 100), 1);
+	assert_int_equal(store_put_record(s, sid, &env, 100), 0); /* a replay: nothing twice */
+	assert_int_equal(store_commit(s), 0);
+	struct seen seen = {0};
+	assert_int_equal(store_cl_commands(s, sid, count_cmd, &seen), 0);
+	assert_int_equal(seen.n, 6);
+
+	char *txt = report_text(s, sid, false, REPORT_SORT_TOTAL);
+	fprintf(stderr, "%s", txt);
+	int rows = 0;
+	for (const char *p = txt; (p = strstr(p, "\nXaxpyFastest ")) != NULL; p++)
+		rows++;
+	assert_int_equal(rows, 3); /* two programs, and two shapes of the first */
+	assert_non_null(strstr(txt, long_name));
+	assert_non_null(strstr(txt, "11111111"));
+	assert_non_null(strstr(txt, "2048"));
+	free(txt);
+	char *js = report_text(s, sid, true, REPORT_SORT_COUNT);
+	assert_non_null(strstr(js, "\"global\":[1024],\"local\":[64],\"count\":2"));
+	assert_non_null(strstr(js, "\"build_options\":\"-DWGS=128\""));
+	assert_non_null(strstr(js, "\"local\":null"));
+	/* sorted by count: the two-launch rows first */
+	assert_true(strstr(js, "\"count\":2") < strstr(js, "\"count\":1"));
+	free(js);
+	store_close(s);
+}
+
+static void put_target_end(struct store *s, int64_t sid, uint64_t seq, uint32_t sig, uint32_t inside,
+			   const char *detail, const char *note)
+{
+	Prof__TargetEnd t = PROF__TARGET_END__INIT;
+	t.pid = 42;
+	t.signal = sig;
+	t.exit_code = sig ? 128 + (int)sig : 0;
+	t.capture_inside = inside;
+	t.capture_detail = (char *)detail;
+	t.opencl_note = (char *)note;
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.seq = seq;
+	env.body_case = PROF__ENVELOPE__BODY_TARGET_END;
+	env.target_end = &t;
+	char err[256];
+	assert_int_equal(envelope_validate(&env, err, sizeof(err)), 0);
+	assert_int_equal(store_put_record(s, sid, &env, 100), 1);
+	assert_int_equal(store_commit(s), 0);
+}
+
+/* What became of the program: a crash with the library inside a call of its own, and a session
+ * without commands that says why. */
+static void test_store_opencl_program_end_in_the_report(void **state)
+{
+	(void)state;
+	struct store *s;
+	assert_int_equal(store_open(":memory:", 0, &s), 0);
+	int64_t sid = open_session(s);
+	put_target_end(s, sid, 1, 11, 3, "thread 12 in clSetKernelArg, in the library's own call to clGetKernelArgInfo",
+		       "no process initialised the layer: the program made no OpenCL call through an ICD loader");
+	struct store_target_end_row r;
+	assert_int_equal(store_target_end(s, sid, &r), 1);
+	assert_int_equal(r.signal, 11);
+	assert_int_equal(r.exit_code, 139);
+	assert_int_equal(r.capture_inside, 3);
+	char *txt = report_text(s, sid, false, REPORT_SORT_TOTAL);
+	fprintf(stderr, "%s", txt);
+	assert_non_null(strstr(txt, "no commands in session"));
+	assert_non_null(strstr(txt, "no process initialised the layer"));
+	assert_non_null(strstr(txt, "program: CRASHED by signal 11 (SIGSEGV), exit code 139"));
+	assert_non_null(strstr(txt, "in a call of its own then: thread 12 in clSetKernelArg"));
+	free(txt);
+	char *js = report_text(s, sid, true, REPORT_SORT_TOTAL);
+	assert_non_null(strstr(js, "\"crashed\":true"));
+	assert_non_null(strstr(js, "\"capture_inside\":\"own\""));
+	assert_non_null(strstr(js, "\"why_no_commands\":\"no process initialised the layer"));
+	free(js);
+	store_close(s);
+}
+
 int main(void)
 {
 	log_init("test", LOG_LEVEL_WARN);
@@ -192,6 +347,8 @@ int main(void)
 		cmocka_unit_test(test_store_opencl_commands_roundtrip),
 		cmocka_unit_test(test_store_opencl_overflowing_time_refused),
 		cmocka_unit_test(test_store_opencl_kernel_model_kept),
+		cmocka_unit_test(test_store_opencl_batch_rows_per_variant_and_shape),
+		cmocka_unit_test(test_store_opencl_program_end_in_the_report),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

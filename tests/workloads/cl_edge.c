@@ -5,11 +5,18 @@
  *            after the enqueue (before completion), and reads its own timing of one
  *   props    clCreateCommandQueueWithProperties (OpenCL 2.0 API), no profiling property
  *   copy     copy buffer, map for writing + unmap, then a kernel on the result
+ *   idle     builds its kernel and enqueues nothing (a session without commands)
+ *   crash    as noprof, then dies by SIGSEGV of its own (no OpenCL call running)
+ *   crash-inside  a long kernel; another thread waits for it in clFinish while
+ *            the main thread aborts (SIGABRT) 300 ms later
  * Each mode runs 4 kernels of ~1 ms and checks the result; on success the
  * exit code is EXIT_CODE (default 0), so a wrapper's pass-through shows. */
 #define CL_TARGET_OPENCL_VERSION 200
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cl_common.h"
 
@@ -21,6 +28,33 @@ static const char *src = "__kernel void relax(__global float *v, int iters) {\n"
 			 "  for (int k = 0; k < iters; k++) x = x * 0.5f + 1.0f;\n"
 			 "  v[i] = x;\n"
 			 "}\n";
+
+static cl_command_queue finish_q;
+
+static void *finisher(void *arg)
+{
+	(void)arg;
+	clFinish(finish_q); /* still waiting when the main thread aborts */
+	return NULL;
+}
+
+/* A kernel of several seconds, a thread waiting for it inside clFinish, and an abort. */
+static void crash_inside(cl_command_queue q, cl_kernel k, cl_mem v)
+{
+	int iters = 100000;
+	size_t global = N;
+	CHECK(clSetKernelArg(k, 0, sizeof(v), &v));
+	CHECK(clSetKernelArg(k, 1, sizeof(iters), &iters));
+	CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, NULL));
+	finish_q = q;
+	pthread_t t;
+	if (pthread_create(&t, NULL, finisher, NULL) != 0)
+		exit(1);
+	usleep(300000);
+	printf("cl_edge crash-inside: aborting while a thread waits in clFinish\n");
+	fflush(stdout);
+	abort();
+}
 
 int main(int argc, char **argv)
 {
@@ -35,7 +69,8 @@ int main(int argc, char **argv)
 	else if (strcmp(mode, "props") == 0) {
 		const cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, 0, 0};
 		q = clCreateCommandQueueWithProperties(w.ctx, w.dev, props, &err);
-	} else if (strcmp(mode, "noprof") == 0 || strcmp(mode, "copy") == 0)
+	} else if (strcmp(mode, "noprof") == 0 || strcmp(mode, "copy") == 0 || strcmp(mode, "idle") == 0 ||
+		   strncmp(mode, "crash", 5) == 0)
 		q = clCreateCommandQueue(w.ctx, w.dev, 0, &err);
 	else {
 		fprintf(stderr, "cl_edge: unknown mode '%s'\n", mode);
@@ -61,6 +96,12 @@ int main(int argc, char **argv)
 		for (int i = 0; i < N; i++)
 			host[i] += 1.0f;
 	}
+	if (strcmp(mode, "idle") == 0) {
+		printf("cl_edge idle: built, nothing enqueued\n");
+		return code;
+	}
+	if (strcmp(mode, "crash-inside") == 0)
+		crash_inside(q, k, v);
 	int iters = 200;
 	CHECK(clSetKernelArg(k, 0, sizeof(v), &v));
 	CHECK(clSetKernelArg(k, 1, sizeof(iters), &iters));
@@ -102,6 +143,11 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("cl_edge %s: %d kernels on %s: %s\n", mode, KERNELS, w.name, bad ? "WRONG" : "ok");
+	if (strcmp(mode, "crash") == 0) {
+		fflush(stdout);
+		signal(SIGSEGV, SIG_DFL); /* whatever the runtime installed: the default, a crash */
+		raise(SIGSEGV);
+	}
 	clReleaseMemObject(v);
 	clReleaseKernel(k);
 	clReleaseProgram(prog);

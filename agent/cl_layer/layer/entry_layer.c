@@ -52,32 +52,16 @@ static cl_int init_layer(cl_uint num_entries, const cl_icd_dispatch *target, cl_
 	memset(&pcl_next, 0, sizeof(pcl_next));
 	memcpy(&pcl_next, target, n * sizeof(void *));
 	layer_dispatch = pcl_next;
-#define HOOK(f) layer_dispatch.f = pcl_##f
-	HOOK(clCreateCommandQueue);
-	if (pcl_next.clCreateCommandQueueWithProperties)
-		HOOK(clCreateCommandQueueWithProperties);
-	HOOK(clReleaseCommandQueue);
-	HOOK(clCreateProgramWithSource);
-	HOOK(clCreateProgramWithBinary);
-	HOOK(clBuildProgram);
-	HOOK(clCreateKernel);
-	HOOK(clReleaseKernel);
-	HOOK(clSetKernelArg);
-	HOOK(clCreateBuffer);
-	HOOK(clReleaseMemObject);
-	HOOK(clEnqueueNDRangeKernel);
-	HOOK(clEnqueueReadBuffer);
-	HOOK(clEnqueueWriteBuffer);
-	HOOK(clEnqueueCopyBuffer);
-	HOOK(clEnqueueMapBuffer);
-	HOOK(clEnqueueUnmapMemObject);
-	HOOK(clFinish);
-	HOOK(clWaitForEvents);
-	HOOK(clReleaseEvent);
+	/* Every intercepted function the target has; the others stay the target's. */
+#define HOOK(f)                                                                                            \
+	if (pcl_next.f)                                                                                    \
+		layer_dispatch.f = pcl_##f;
+	PCL_FNS(HOOK)
 #undef HOOK
 	*num_entries_ret = (cl_uint)n;
 	*layer_ret = &layer_dispatch;
 	pcl_log("layer initialised (%u dispatch entries)", (unsigned)n);
+	pcl_send_note(PCL_NOTE_LAYER_LOADED, NULL);
 	return CL_SUCCESS;
 }
 

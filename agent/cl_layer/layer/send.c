@@ -1,8 +1,10 @@
 /* The capture library's link to the agent: a non-blocking SOCK_SEQPACKET
  * unix socket (PROF_CL_SOCKET, "@name" = abstract) and a bounded queue of
- * encoded messages in front of it. Used by the reaper thread only, never by
- * the app's threads. When the agent is absent, gone or too slow, messages
- * are dropped and counted; nothing here ever waits past a deadline. */
+ * datagrams (each a batch of encoded messages) in front of it. Used by the
+ * reaper thread only, never by the app's threads, except the one-shot note
+ * a process sends when the library starts (pcl_send_note). When the agent
+ * is absent, gone or too slow, datagrams are dropped and their commands
+ * counted; nothing here ever waits past a deadline. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -15,14 +17,13 @@
 
 #include "send.h"
 
-#define OUT_MAX 8192u              /* messages waiting for the socket (~4 MiB at most) */
+#define OUT_MAX_BYTES (8u << 20)   /* datagrams waiting for the socket, in bytes */
 #define SNDBUF_BYTES (1 << 20)
 #define RECONNECT_NS 1000000000ull /* between connection attempts */
 
 struct msg {
 	struct msg *next;
-	uint16_t len;
-	uint8_t is_cmd;
+	uint32_t len, ncmd; /* bytes; commands in it */
 	uint8_t buf[];
 };
 
@@ -30,7 +31,8 @@ static int sock = -1;
 static bool ever_connected;
 static uint64_t next_try_ns;
 static struct msg *head, *tail;
-static unsigned nout;
+static size_t out_bytes;
+static uint64_t drops; /* datagrams dropped: the kernels they declared must be declared again */
 
 static int connect_agent(void)
 {
@@ -62,12 +64,12 @@ static void drop_all(void)
 	while (head) {
 		struct msg *m = head;
 		head = m->next;
-		if (m->is_cmd)
-			pcl_count_dropped(1);
+		pcl_count_dropped(m->ncmd);
+		drops++;
 		free(m);
 	}
 	tail = NULL;
-	nout = 0;
+	out_bytes = 0;
 }
 
 static void disconnect(const char *why, int err)
@@ -96,8 +98,8 @@ static bool ensure_connected(uint64_t now)
 	}
 	sock = fd;
 	ever_connected = true;
-	struct pcl_proc p = {.pid = (int32_t)getpid(), .mode = (uint32_t)pcl_mode, .dropped = pcl_dropped()};
-	uint8_t buf[64];
+	struct pcl_proc p = {.pid = pcl_pid(), .mode = (uint32_t)pcl_mode, .dropped = pcl_dropped()};
+	uint8_t buf[PCL_MSG_MAX];
 	int len = pcl_encode_proc(PCL_MSG_HELLO, &p, buf, sizeof(buf));
 	if (len < 0 || send(sock, buf, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL) != len) {
 		disconnect("hello", errno ? errno : EIO);
@@ -107,24 +109,32 @@ static bool ensure_connected(uint64_t now)
 	return true;
 }
 
-bool pcl_send_queue(const uint8_t *buf, size_t len, bool is_cmd)
+bool pcl_send_queue(const uint8_t *buf, size_t len, uint32_t ncmd)
 {
-	if (nout >= OUT_MAX || (sock < 0 && ever_connected))
+	struct msg *m = NULL;
+	if (out_bytes + len <= OUT_MAX_BYTES && !(sock < 0 && ever_connected))
+		m = malloc(sizeof(*m) + len);
+	if (!m) {
+		pcl_count_dropped(ncmd);
+		drops++;
 		return false;
-	struct msg *m = malloc(sizeof(*m) + len);
-	if (!m)
-		return false;
+	}
 	m->next = NULL;
-	m->len = (uint16_t)len;
-	m->is_cmd = is_cmd;
+	m->len = (uint32_t)len;
+	m->ncmd = ncmd;
 	memcpy(m->buf, buf, len);
 	if (tail)
 		tail->next = m;
 	else
 		head = m;
 	tail = m;
-	nout++;
+	out_bytes += len;
 	return true;
+}
+
+uint64_t pcl_send_drops(void)
+{
+	return drops;
 }
 
 bool pcl_send_flush(uint64_t now)
@@ -150,9 +160,8 @@ bool pcl_send_flush(uint64_t now)
 		head = m->next;
 		if (!head)
 			tail = NULL;
-		nout--;
-		if (m->is_cmd)
-			pcl_count_sent(1);
+		out_bytes -= m->len;
+		pcl_count_sent(m->ncmd);
 		free(m);
 	}
 	return true;
@@ -179,5 +188,19 @@ void pcl_send_after_fork(void)
 	ever_connected = false;
 	next_try_ns = 0;
 	head = tail = NULL; /* the parent's messages: not ours to send (leaked, bounded) */
-	nout = 0;
+	out_bytes = 0;
+}
+
+void pcl_send_note(uint32_t flags, const char *detail)
+{
+	int fd = connect_agent();
+	if (fd < 0)
+		return;
+	struct pcl_proc p = {.pid = pcl_pid(), .mode = (uint32_t)pcl_mode, .flags = flags};
+	snprintf(p.detail, sizeof(p.detail), "%s", detail ? detail : "");
+	uint8_t buf[PCL_MSG_MAX];
+	int len = pcl_encode_proc(PCL_MSG_NOTE, &p, buf, sizeof(buf));
+	if (len > 0 && send(fd, buf, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL) != len)
+		pcl_log("cannot tell the agent what the library found: %s", strerror(errno));
+	close(fd);
 }

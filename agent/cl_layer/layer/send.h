@@ -8,9 +8,12 @@
 
 #include "pcl.h"
 
-/* Queue one encoded message; false (caller counts a drop) when the queue is
- * full or the agent went away. */
-bool pcl_send_queue(const uint8_t *buf, size_t len, bool is_cmd);
+/* Queue one datagram holding ncmd commands; false when the queue is full or
+ * the agent went away (the commands are counted as dropped). */
+bool pcl_send_queue(const uint8_t *buf, size_t len, uint32_t ncmd);
+/* How many datagrams were dropped so far (queued or not): a kernel declared
+ * in one of them must be declared again. */
+uint64_t pcl_send_drops(void);
 /* Send what the socket takes now (connecting first if needed). True when
  * the queue is empty afterwards (sent, or dropped because there is no agent). */
 bool pcl_send_flush(uint64_t now_ns);

@@ -1,48 +1,23 @@
-/* Object tables of the capture library: what the layer knows about the
- * app's queues, programs, kernels (name, buffer arguments), buffers (id,
- * size, flags), events (which command they belong to) and mapped pointers.
- * Keyed by the OpenCL handle. A create call replaces a stale entry of a
- * reused address; a release that drops the last reference removes it. One
- * lock; every operation is short. */
+/* Object tables of the capture library: the app's queues, programs, memory
+ * objects (buffers, sub-buffers, images, pipes), samplers, SVM allocations,
+ * events (which command each belongs to) and mapped pointers, as the runtime
+ * created them for the app. Keyed by the handle (SVM by address range). An
+ * entry lives from the create call to the app's last release, counted with
+ * the app's own clRetain* / clRelease* calls; a create that returns an
+ * address still in the table (the runtime reused it) replaces the entry.
+ * Nothing here calls the runtime except pcl_queue_learn (runtime.c). One
+ * lock; every operation is short. The hash table itself (pcl_table_*) is
+ * shared with kernels.c. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pcl.h"
+#include "table.h"
 
-#define NBUCKETS 1024u
 #define EVENT_SLOTS 16384u
-
-enum kind { K_QUEUE, K_PROGRAM, K_KERNEL, K_MEM, K_MAP, K__N };
-
-struct node {
-	const void *key;
-	struct node *next;
-	union {
-		struct pcl_queue_info q;
-		struct {
-			uint64_t hash;
-			char options[PCL_MAX_OPTIONS + 1];
-		} prog;
-		struct pcl_kernel_info *k;
-		struct pcl_mem_info m;
-		struct {
-			cl_mem mem;
-			uint64_t bytes;
-			bool write;
-		} map;
-	} v;
-};
-
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct node *buckets[K__N][NBUCKETS];
-static uint32_t next_queue_id = 1;
-static uint64_t next_mem_id = 1;
-static struct {
-	const void *ev;
-	uint64_t cmd;
-} events[EVENT_SLOTS];
+#define SVM_MAX 4096u
 
 static size_t slot(const void *key, size_t n)
 {
@@ -52,41 +27,106 @@ static size_t slot(const void *key, size_t n)
 	return (size_t)(x >> 40) % n;
 }
 
-static struct node *find(enum kind k, const void *key)
+/* ---------------------------------------------------------------- the hash table */
+struct pcl_node *pcl_table_find(struct pcl_table *t, const void *key)
 {
-	for (struct node *n = buckets[k][slot(key, NBUCKETS)]; n; n = n->next)
+	for (struct pcl_node *n = t->b[slot(key, PCL_TABLE_BUCKETS)]; n; n = n->next)
 		if (n->key == key)
 			return n;
 	return NULL;
 }
 
-static void drop(enum kind k, const void *key)
+struct pcl_node *pcl_table_take(struct pcl_table *t, const void *key)
 {
-	struct node **pp = &buckets[k][slot(key, NBUCKETS)];
-	for (; *pp; pp = &(*pp)->next) {
+	for (struct pcl_node **pp = &t->b[slot(key, PCL_TABLE_BUCKETS)]; *pp; pp = &(*pp)->next) {
 		if ((*pp)->key == key) {
-			struct node *n = *pp;
+			struct pcl_node *n = *pp;
 			*pp = n->next;
-			if (k == K_KERNEL)
-				free(n->v.k);
-			free(n);
-			return;
+			return n;
 		}
 	}
+	return NULL;
 }
 
-/* A fresh node for key (a stale one is replaced); NULL when out of memory. */
-static struct node *fresh(enum kind k, const void *key)
+void pcl_table_put(struct pcl_table *t, struct pcl_node *n, const void *key)
 {
-	drop(k, key);
-	struct node *n = calloc(1, sizeof(*n));
-	if (!n)
-		return NULL;
 	n->key = key;
-	size_t b = slot(key, NBUCKETS);
-	n->next = buckets[k][b];
-	buckets[k][b] = n;
+	n->refs = 1;
+	size_t b = slot(key, PCL_TABLE_BUCKETS);
+	n->next = t->b[b];
+	t->b[b] = n;
+}
+
+/* ---------------------------------------------------------------- tables */
+struct queue_node {
+	struct pcl_node n;
+	struct pcl_queue_info q;
+};
+
+struct program_node {
+	struct pcl_node n;
+	uint64_t hash;
+	char options[PCL_MAX_OPTIONS + 1];
+};
+
+struct mem_node {
+	struct pcl_node n;
+	struct pcl_mem_info m;
+};
+
+struct map_node {
+	struct pcl_node n;
+	cl_mem mem;
+	uint64_t bytes;
+	bool write;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pcl_table tables[PCL_OBJ__N], maps;
+static uint32_t next_queue_id = 1;
+static uint64_t next_mem_id = 1;
+static struct {
+	const void *ev;
+	uint64_t cmd;
+	uint32_t refs; /* the app's references */
+} events[EVENT_SLOTS];
+static struct {
+	uintptr_t lo, hi; /* [lo, hi) */
+	struct pcl_mem_info m;
+} svm[SVM_MAX];
+static size_t nsvm;
+
+void pcl_tables_after_fork(void)
+{
+	pthread_mutex_init(&lock, NULL); /* another thread may have held it at fork() */
+}
+
+/* A fresh zeroed node of size bytes for key (a stale entry of a reused address is dropped). */
+static void *fresh(enum pcl_obj kind, const void *key, size_t size)
+{
+	free(pcl_table_take(&tables[kind], key));
+	struct pcl_node *n = calloc(1, size);
+	if (n)
+		pcl_table_put(&tables[kind], n, key);
 	return n;
+}
+
+void pcl_retained(enum pcl_obj kind, const void *h)
+{
+	pthread_mutex_lock(&lock);
+	struct pcl_node *n = h ? pcl_table_find(&tables[kind], h) : NULL;
+	if (n)
+		n->refs++;
+	pthread_mutex_unlock(&lock);
+}
+
+void pcl_released(enum pcl_obj kind, const void *h)
+{
+	pthread_mutex_lock(&lock);
+	struct pcl_node *n = h ? pcl_table_find(&tables[kind], h) : NULL;
+	if (n && --n->refs == 0)
+		free(pcl_table_take(&tables[kind], h));
+	pthread_mutex_unlock(&lock);
 }
 
 uint64_t pcl_hash(uint64_t h, const void *p, size_t n)
@@ -102,12 +142,12 @@ uint64_t pcl_hash(uint64_t h, const void *p, size_t n)
 /* ---------------------------------------------------------------- queues */
 static void queue_insert(cl_command_queue q, bool in_order, bool forced)
 {
-	struct node *n = fresh(K_QUEUE, q);
+	struct queue_node *n = fresh(PCL_OBJ_QUEUE, q, sizeof(*n));
 	if (!n)
 		return;
-	n->v.q.id = next_queue_id++;
-	n->v.q.in_order = in_order;
-	n->v.q.forced_profiling = forced;
+	n->q.id = next_queue_id++;
+	n->q.in_order = in_order;
+	n->q.forced_profiling = forced;
 }
 
 void pcl_queue_created(cl_command_queue q, bool in_order, bool forced)
@@ -117,33 +157,37 @@ void pcl_queue_created(cl_command_queue q, bool in_order, bool forced)
 	pthread_mutex_unlock(&lock);
 }
 
+/* Lock held. */
+static bool queue_next(cl_command_queue q, uint64_t cmd, struct pcl_queue_info *out)
+{
+	struct queue_node *n = (struct queue_node *)pcl_table_find(&tables[PCL_OBJ_QUEUE], q);
+	if (!n)
+		return false;
+	*out = n->q;
+	if (n->q.in_order)
+		n->q.last_cmd = cmd;
+	else
+		out->last_cmd = 0;
+	return true;
+}
+
 bool pcl_queue_next(cl_command_queue q, uint64_t cmd, struct pcl_queue_info *out)
 {
 	pthread_mutex_lock(&lock);
-	struct node *n = find(K_QUEUE, q);
-	if (!n) {
-		/* Created before the layer saw it: ask the queue. */
-		cl_command_queue_properties props = 0;
-		pcl_next.clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof(props), &props, NULL);
-		queue_insert(q, !(props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE), false);
-		n = find(K_QUEUE, q);
-	}
-	bool ok = n != NULL;
-	if (ok) {
-		*out = n->v.q;
-		if (n->v.q.in_order)
-			n->v.q.last_cmd = cmd;
-		else
-			out->last_cmd = 0;
-	}
+	bool ok = queue_next(q, cmd, out);
 	pthread_mutex_unlock(&lock);
 	return ok;
 }
 
-void pcl_queue_released(cl_command_queue q)
+void pcl_queue_learn(cl_command_queue q, uint64_t cmd, struct pcl_queue_info *out)
 {
+	/* The runtime has just accepted q in an enqueue: it is a queue, and may be asked. */
+	cl_command_queue_properties props = pcl_rt_queue_properties(q);
 	pthread_mutex_lock(&lock);
-	drop(K_QUEUE, q);
+	if (!pcl_table_find(&tables[PCL_OBJ_QUEUE], q))
+		queue_insert(q, !(props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE), false);
+	if (!queue_next(q, cmd, out))
+		memset(out, 0, sizeof(*out));
 	pthread_mutex_unlock(&lock);
 }
 
@@ -151,182 +195,123 @@ void pcl_queue_released(cl_command_queue q)
 void pcl_program_created(cl_program p, uint64_t hash)
 {
 	pthread_mutex_lock(&lock);
-	struct node *n = fresh(K_PROGRAM, p);
+	struct program_node *n = fresh(PCL_OBJ_PROGRAM, p, sizeof(*n));
 	if (n)
-		n->v.prog.hash = hash;
+		n->hash = hash;
 	pthread_mutex_unlock(&lock);
 }
 
 void pcl_program_built(cl_program p, const char *options)
 {
 	pthread_mutex_lock(&lock);
-	struct node *n = find(K_PROGRAM, p);
-	if (!n && (n = fresh(K_PROGRAM, p)) != NULL)
-		n->v.prog.hash = 0;
+	struct program_node *n = (struct program_node *)pcl_table_find(&tables[PCL_OBJ_PROGRAM], p);
 	if (n)
-		snprintf(n->v.prog.options, sizeof(n->v.prog.options), "%s", options ? options : "");
+		snprintf(n->options, sizeof(n->options), "%s", options ? options : "");
 	pthread_mutex_unlock(&lock);
 }
 
-/* ---------------------------------------------------------------- kernels */
-static struct pcl_kernel_info *kernel_get(cl_kernel k, bool replace)
-{
-	struct node *n = replace ? NULL : find(K_KERNEL, k);
-	if (n)
-		return n->v.k;
-	struct pcl_kernel_info *ki = calloc(1, sizeof(*ki));
-	if (!ki)
-		return NULL;
-	if (pcl_next.clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof(ki->name), ki->name, NULL) != CL_SUCCESS)
-		snprintf(ki->name, sizeof(ki->name), "kernel@%p", (void *)k);
-	ki->name[PCL_MAX_NAME] = 0;
-	cl_uint nargs = 0;
-	pcl_next.clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof(nargs), &nargs, NULL);
-	ki->nargs = nargs > PCL_MAX_ARGS ? PCL_MAX_ARGS : nargs;
-	cl_program prog = NULL;
-	if (pcl_next.clGetKernelInfo(k, CL_KERNEL_PROGRAM, sizeof(prog), &prog, NULL) == CL_SUCCESS && prog) {
-		struct node *pn = find(K_PROGRAM, prog);
-		if (pn) {
-			ki->program_hash = pn->v.prog.hash;
-			memcpy(ki->options, pn->v.prog.options, sizeof(ki->options));
-		}
-	}
-	n = fresh(K_KERNEL, k);
-	if (!n) {
-		free(ki);
-		return NULL;
-	}
-	n->v.k = ki;
-	return ki;
-}
-
-void pcl_kernel_created(cl_kernel k)
+bool pcl_program_lookup(cl_program p, uint64_t *hash, char *options, size_t cap)
 {
 	pthread_mutex_lock(&lock);
-	kernel_get(k, true);
-	pthread_mutex_unlock(&lock);
-}
-
-/* Read, written or both: from the buffer's flags and, where the driver
- * tells, the argument's const qualifier. */
-static void arg_access(cl_kernel k, cl_uint idx, const struct pcl_mem_info *m, struct pcl_arg *a)
-{
-	a->read = 1;
-	a->written = 1;
-	if (m->flags & CL_MEM_READ_ONLY) {
-		a->written = 0;
-		return;
-	}
-	if (m->flags & CL_MEM_WRITE_ONLY) {
-		a->read = 0;
-		return;
-	}
-	cl_kernel_arg_type_qualifier tq = 0;
-	if (pcl_next.clGetKernelArgInfo &&
-	    pcl_next.clGetKernelArgInfo(k, idx, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof(tq), &tq, NULL) == CL_SUCCESS &&
-	    (tq & CL_KERNEL_ARG_TYPE_CONST))
-		a->written = 0;
-}
-
-static bool mem_find(cl_mem m, struct pcl_mem_info *out);
-
-void pcl_kernel_set_arg(cl_kernel k, cl_uint idx, size_t size, const void *value)
-{
-	pthread_mutex_lock(&lock);
-	struct pcl_kernel_info *ki = kernel_get(k, false);
-	if (ki && idx < PCL_MAX_ARGS) {
-		struct pcl_arg *a = &ki->args[idx];
-		memset(a, 0, sizeof(*a));
-		struct pcl_mem_info mi;
-		if (size == sizeof(cl_mem) && value && *(const cl_mem *)value &&
-		    mem_find(*(const cl_mem *)value, &mi)) {
-			a->mem_id = mi.id;
-			arg_access(k, idx, &mi, a);
-		}
-		if (idx >= ki->nargs)
-			ki->nargs = idx + 1;
+	struct program_node *n = (struct program_node *)pcl_table_find(&tables[PCL_OBJ_PROGRAM], p);
+	if (n) {
+		*hash = n->hash;
+		snprintf(options, cap, "%s", n->options);
 	}
 	pthread_mutex_unlock(&lock);
-}
-
-bool pcl_kernel_snapshot(cl_kernel k, struct pcl_kernel_info *out)
-{
-	pthread_mutex_lock(&lock);
-	struct pcl_kernel_info *ki = kernel_get(k, false);
-	if (ki)
-		*out = *ki;
-	pthread_mutex_unlock(&lock);
-	return ki != NULL;
-}
-
-void pcl_kernel_released(cl_kernel k)
-{
-	pthread_mutex_lock(&lock);
-	drop(K_KERNEL, k);
-	pthread_mutex_unlock(&lock);
-}
-
-/* ---------------------------------------------------------------- buffers */
-static struct node *mem_insert(cl_mem m)
-{
-	struct node *n = fresh(K_MEM, m);
-	if (!n)
-		return NULL;
-	n->v.m.id = next_mem_id++;
-	size_t size = 0;
-	pcl_next.clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof(size), &size, NULL);
-	n->v.m.size = size;
-	pcl_next.clGetMemObjectInfo(m, CL_MEM_FLAGS, sizeof(n->v.m.flags), &n->v.m.flags, NULL);
-	return n;
-}
-
-/* Lock held. Buffers the layer did not see created are learned on first use. */
-static bool mem_find(cl_mem m, struct pcl_mem_info *out)
-{
-	struct node *n = find(K_MEM, m);
-	if (!n) {
-		cl_mem_object_type t = 0;
-		if (pcl_next.clGetMemObjectInfo(m, CL_MEM_TYPE, sizeof(t), &t, NULL) != CL_SUCCESS ||
-		    t != CL_MEM_OBJECT_BUFFER)
-			return false; /* an image, a sampler or not a cl_mem at all */
-		n = mem_insert(m);
-	}
-	if (n)
-		*out = n->v.m;
 	return n != NULL;
 }
 
-void pcl_mem_created(cl_mem m)
+/* ---------------------------------------------------------------- memory objects, samplers */
+void pcl_mem_created(cl_mem m, enum pcl_mem_kind kind, cl_mem_flags flags, uint64_t size, cl_mem parent)
 {
 	pthread_mutex_lock(&lock);
-	mem_insert(m);
+	struct mem_node *pn = parent ? (struct mem_node *)pcl_table_find(&tables[PCL_OBJ_MEM], parent) : NULL;
+	struct mem_node *n = fresh(PCL_OBJ_MEM, m, sizeof(*n));
+	if (n) {
+		n->m.id = pn ? pn->m.id : next_mem_id++;
+		n->m.size = size;
+		n->m.flags = flags;
+		n->m.kind = (uint8_t)kind;
+	}
 	pthread_mutex_unlock(&lock);
 }
 
 bool pcl_mem_lookup(cl_mem m, struct pcl_mem_info *out)
 {
 	pthread_mutex_lock(&lock);
-	bool ok = m && mem_find(m, out);
+	struct mem_node *n = m ? (struct mem_node *)pcl_table_find(&tables[PCL_OBJ_MEM], m) : NULL;
+	if (n)
+		*out = n->m;
+	pthread_mutex_unlock(&lock);
+	return n != NULL;
+}
+
+void pcl_sampler_created(cl_sampler s)
+{
+	pthread_mutex_lock(&lock);
+	fresh(PCL_OBJ_SAMPLER, s, sizeof(struct pcl_node));
+	pthread_mutex_unlock(&lock);
+}
+
+bool pcl_sampler_known(cl_sampler s)
+{
+	pthread_mutex_lock(&lock);
+	bool ok = s && pcl_table_find(&tables[PCL_OBJ_SAMPLER], s) != NULL;
 	pthread_mutex_unlock(&lock);
 	return ok;
 }
 
-void pcl_mem_released(cl_mem m)
+/* ---------------------------------------------------------------- shared virtual memory */
+void pcl_svm_allocated(void *p, size_t size, cl_svm_mem_flags flags)
 {
 	pthread_mutex_lock(&lock);
-	drop(K_MEM, m);
+	if (nsvm < SVM_MAX) {
+		svm[nsvm].lo = (uintptr_t)p;
+		svm[nsvm].hi = (uintptr_t)p + size;
+		svm[nsvm].m = (struct pcl_mem_info){.id = next_mem_id++, .size = size, .flags = flags,
+						     .kind = PCL_MEM_SVM};
+		nsvm++;
+	}
 	pthread_mutex_unlock(&lock);
+}
+
+void pcl_svm_freed(void *p)
+{
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < nsvm; i++)
+		if (svm[i].lo == (uintptr_t)p) {
+			svm[i] = svm[--nsvm];
+			break;
+		}
+	pthread_mutex_unlock(&lock);
+}
+
+bool pcl_svm_lookup(const void *p, struct pcl_mem_info *out)
+{
+	uintptr_t a = (uintptr_t)p;
+	bool ok = false;
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < nsvm && !ok; i++)
+		if (a >= svm[i].lo && a < svm[i].hi) {
+			*out = svm[i].m;
+			ok = true;
+		}
+	pthread_mutex_unlock(&lock);
+	return ok;
 }
 
 /* ---------------------------------------------------------------- mapped pointers */
 void pcl_map_remember(void *ptr, cl_mem m, uint64_t bytes, bool write)
 {
 	pthread_mutex_lock(&lock);
-	struct node *n = fresh(K_MAP, ptr);
+	free(pcl_table_take(&maps, ptr));
+	struct map_node *n = calloc(1, sizeof(*n));
 	if (n) {
-		n->v.map.mem = m;
-		n->v.map.bytes = bytes;
-		n->v.map.write = write;
+		pcl_table_put(&maps, &n->n, ptr);
+		n->mem = m;
+		n->bytes = bytes;
+		n->write = write;
 	}
 	pthread_mutex_unlock(&lock);
 }
@@ -334,28 +319,28 @@ void pcl_map_remember(void *ptr, cl_mem m, uint64_t bytes, bool write)
 bool pcl_map_forget(void *ptr, cl_mem *m, uint64_t *bytes, bool *write)
 {
 	pthread_mutex_lock(&lock);
-	struct node *n = find(K_MAP, ptr);
-	bool ok = n != NULL;
-	if (ok) {
-		*m = n->v.map.mem;
-		*bytes = n->v.map.bytes;
-		*write = n->v.map.write;
-		drop(K_MAP, ptr);
+	struct map_node *n = (struct map_node *)pcl_table_take(&maps, ptr);
+	if (n) {
+		*m = n->mem;
+		*bytes = n->bytes;
+		*write = n->write;
+		free(n);
 	}
 	pthread_mutex_unlock(&lock);
-	return ok;
+	return n != NULL;
 }
 
 /* ---------------------------------------------------------------- events
- * Direct-mapped: an event handle maps to the command that created it. An
- * entry is only ever overwritten by a newer event (a reused address, or a
- * collision, which loses one dependency edge at worst). */
+ * Direct-mapped: an event the app got from an enqueue maps to its command
+ * while the app holds a reference. A collision overwrites the older entry
+ * (one dependency edge lost at worst). */
 void pcl_event_map(cl_event e, uint64_t cmd)
 {
 	size_t i = slot(e, EVENT_SLOTS);
 	pthread_mutex_lock(&lock);
 	events[i].ev = e;
 	events[i].cmd = cmd;
+	events[i].refs = 1;
 	pthread_mutex_unlock(&lock);
 }
 
@@ -363,7 +348,25 @@ uint64_t pcl_event_cmd(cl_event e)
 {
 	size_t i = slot(e, EVENT_SLOTS);
 	pthread_mutex_lock(&lock);
-	uint64_t cmd = events[i].ev == e ? events[i].cmd : 0;
+	uint64_t cmd = e && events[i].ev == e ? events[i].cmd : 0;
 	pthread_mutex_unlock(&lock);
 	return cmd;
+}
+
+void pcl_event_retained(cl_event e)
+{
+	size_t i = slot(e, EVENT_SLOTS);
+	pthread_mutex_lock(&lock);
+	if (e && events[i].ev == e)
+		events[i].refs++;
+	pthread_mutex_unlock(&lock);
+}
+
+void pcl_event_released(cl_event e)
+{
+	size_t i = slot(e, EVENT_SLOTS);
+	pthread_mutex_lock(&lock);
+	if (e && events[i].ev == e && --events[i].refs == 0)
+		events[i].ev = NULL;
+	pthread_mutex_unlock(&lock);
 }

@@ -1,14 +1,28 @@
 /* Commands from enqueue to the agent. The layer keeps a reference on each
- * command's event and asks for a completion callback; the callback (a
- * driver thread) only timestamps the record and hands it to the reaper
- * thread, which reads the profiling info (the event is complete: no wait),
- * releases the reference and queues the message for the agent. The app's
- * threads never wait for any of it. At exit, a bounded drain. */
+ * command's event and hands the record to the reaper thread (one atomic push
+ * on the submitted stack). The reaper keeps the records in per-queue FIFOs
+ * and, every REAP_EVERY_NS while commands are outstanding, asks the runtime
+ * whether they completed (an in-order queue's commands complete in order:
+ * it stops at the first one still running; out-of-order queues are looked at
+ * up to SCAN_MAX commands a visit). A completed command's profiling info is
+ * read (no wait), the reference released, and the command encoded into the
+ * datagram under construction (a kernel's declaration before its first
+ * command), which goes to send.c when full (64 KiB, some 500 commands) or
+ * SEND_EVERY_NS after its first command: the agent wakes per datagram.
+ *
+ * No completion callbacks: PoCL runs every event callback on its own
+ * callback thread (lib/CL/pocl_util.c, pocl_event_cb_push: a malloc, a lock
+ * and a condition signal per callback), a wake-up and two context switches
+ * per command; polling costs one clGetEventInfo per completed command on the
+ * reaper. The app's threads never wait for any of it; per command they take
+ * a record from their own cache of the free stack (records come from slabs)
+ * and push it: no lock, no malloc. At exit, a bounded drain. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,42 +32,82 @@
 #include "pcl.h"
 #include "send.h"
 
-#define MAX_OUTSTANDING 65536u        /* commands tracked at once; more are dropped */
+#define MAX_OUTSTANDING 65536u		   /* commands tracked at once; more are dropped */
+#define SLAB 256u			   /* records allocated at once */
+#define REAP_EVERY_NS 5000000ull	   /* the reaper's visits while commands are outstanding */
+#define SEND_EVERY_NS 50000000ull	   /* a datagram goes when full, or when its oldest command is this old */
+#define MAX_QUEUES 256u			   /* per-queue FIFOs; more queues share the last one */
+#define SCAN_MAX 1024u			   /* commands of an out-of-order queue looked at per visit */
 #define EXIT_COMPLETE_WAIT_NS 300000000ull /* at exit: for enqueued commands to complete */
-#define EXIT_SEND_WAIT_NS 300000000ull     /* at exit: for the socket to take the rest */
+#define EXIT_SEND_WAIT_NS 300000000ull	   /* at exit: for the socket to take the rest */
 
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t wake = PTHREAD_COND_INITIALIZER; /* reaper: work or stop */
-static pthread_cond_t idle = PTHREAD_COND_INITIALIZER; /* exit: an outstanding command completed */
-static struct pcl_pending *done_head, *done_tail;
-static unsigned outstanding; /* tracked, callback not yet run */
-static bool reaper_running, stopping, reaper_done;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER; /* the reaper's sleep, and the exit */
+static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
+static _Atomic(struct pcl_pending *) submitted; /* tracked, newest first */
+static _Atomic(struct pcl_pending *) free_stack; /* processed, for reuse */
+static _Atomic unsigned outstanding;		 /* tracked and not processed yet */
+static bool reaper_running;
+static _Atomic bool stopping, reaper_done, reaper_idle;
+static _Atomic bool abandoned; /* the exit stopped waiting for the reaper: no more calls into the runtime */
 static pthread_t reaper;
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static _Atomic uint64_t next_id = 1, n_captured;
+/* Each app thread's records, taken from the free stack all at once. */
+static __thread struct pcl_pending *cache;
 
-uint64_t pcl_next_cmd_id(void) { return atomic_fetch_add(&next_id, 1); }
+/* The reaper's own state: per-queue FIFOs of commands not seen complete yet. */
+struct fifo {
+	uint32_t queue_id;
+	bool in_order;
+	struct pcl_pending *head, *tail;
+};
+static struct fifo fifos[MAX_QUEUES];
+static unsigned nfifos;
+
+/* The reaper's datagram under construction and the kernels this connection has been told about. */
+static uint8_t dgram[PCL_DGRAM_MAX];
+static size_t dgram_len;
+static uint32_t dgram_cmds;
+static uint64_t dgram_since; /* when its first message was encoded */
+static uint8_t *declared; /* [kernel id] */
+static size_t declared_cap;
+static uint64_t declared_gen; /* send.c's drop count when the flags were last valid */
 
 static void after_fork_child(void)
 {
-	/* Only this thread exists in the child: start from scratch. */
+	/* Only this thread exists in the child: start from scratch. The parent's records (on the
+	 * stacks, in the FIFOs, in this thread's cache) are not ours: dropped (leaked, bounded). */
 	pthread_mutex_init(&mu, NULL);
 	pthread_cond_init(&wake, NULL);
-	pthread_cond_init(&idle, NULL);
-	done_head = done_tail = NULL;
-	outstanding = 0;
-	reaper_running = stopping = reaper_done = false;
+	atomic_store(&submitted, NULL);
+	atomic_store(&free_stack, NULL);
+	atomic_store(&outstanding, 0);
+	cache = NULL;
+	nfifos = 0;
+	reaper_running = false;
+	atomic_store(&stopping, false);
+	atomic_store(&reaper_done, false);
+	atomic_store(&reaper_idle, false);
 	start_once = (pthread_once_t)PTHREAD_ONCE_INIT; /* the reaper did not survive the fork */
 	atomic_store(&n_captured, 0);
 	atomic_store(&next_id, 1);
-	pcl_base_after_fork(); /* drop/sent counters, start time */
+	dgram_len = 0;
+	dgram_cmds = 0;
+	if (declared)
+		memset(declared, 0, declared_cap);
+	pcl_base_after_fork(); /* drop/sent counters, pid, start time */
+	pcl_state_after_fork();
+	pcl_tables_after_fork();
+	pcl_kernels_after_fork();
 	pcl_send_after_fork();
+	declared_gen = pcl_send_drops();
 }
 
 static void init_once_fn(void)
 {
-	pcl_base_init(); /* debug level, start time */
+	pcl_base_init(); /* debug level, pid, start time */
+	pcl_state_init();
 	pthread_atfork(NULL, NULL, after_fork_child);
 }
 
@@ -62,90 +116,297 @@ void pcl_init(void)
 	pthread_once(&init_once, init_once_fn);
 }
 
-/* ---------------------------------------------------------------- reaper */
-static void read_profiling(struct pcl_pending *p)
+/* ---------------------------------------------------------------- records */
+/* Push the list head..tail on a stack (one compare-and-swap; the takers take the whole stack). */
+static void push_list(_Atomic(struct pcl_pending *) *stack, struct pcl_pending *head, struct pcl_pending *tail)
 {
-	cl_ulong t[4] = {0};
-	static const cl_profiling_info what[4] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
-						  CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
-	for (int i = 0; i < 4; i++)
-		if (pcl_next.clGetEventProfilingInfo(p->ev, what[i], sizeof(t[i]), &t[i], NULL) != CL_SUCCESS)
-			t[i] = 0;
-	p->cmd.queued = t[0];
-	p->cmd.submit = t[1];
-	p->cmd.start = t[2];
-	p->cmd.end = t[3];
+	tail->next = atomic_load(stack);
+	while (!atomic_compare_exchange_weak(stack, &tail->next, head))
+		;
 }
 
-static void process(struct pcl_pending *p)
+/* A record for this thread: from its cache, refilled with the whole free stack, or a new slab. */
+static struct pcl_pending *take_record(void)
 {
-	read_profiling(p);
-	pcl_next.clReleaseEvent(p->ev);
-	if (p->status < 0) {
-		pcl_log("command %llu ended with error %d: not recorded", (unsigned long long)p->cmd.id, p->status);
-		free(p);
+	if (!cache)
+		cache = atomic_exchange(&free_stack, NULL);
+	if (!cache) {
+		struct pcl_pending *slab = malloc(SLAB * sizeof(*slab));
+		if (!slab)
+			return NULL;
+		for (unsigned i = 0; i < SLAB; i++)
+			slab[i].next = i + 1 < SLAB ? &slab[i + 1] : NULL;
+		cache = slab;
+	}
+	struct pcl_pending *p = cache;
+	cache = p->next;
+	return p;
+}
+
+/* ---------------------------------------------------------------- reaper */
+static void dgram_push(void)
+{
+	if (dgram_len)
+		pcl_send_queue(dgram, dgram_len, dgram_cmds);
+	dgram_len = 0;
+	dgram_cmds = 0;
+}
+
+/* The datagram goes when it is old enough (or at exit): fewer, larger sends, fewer wake-ups of the agent. */
+static void dgram_maybe_push(uint64_t now, bool stop)
+{
+	if (dgram_len && (stop || now - dgram_since >= SEND_EVERY_NS))
+		dgram_push();
+}
+
+/* Room for one more message (a declaration and a command at most). */
+static void dgram_room(void)
+{
+	if (dgram_len + 2 * PCL_MSG_MAX > sizeof(dgram))
+		dgram_push();
+}
+
+/* The declaration of kernel id, once per connection (again after send.c dropped anything). */
+static void declare(uint32_t id)
+{
+	if (pcl_send_drops() != declared_gen) {
+		declared_gen = pcl_send_drops();
+		if (declared)
+			memset(declared, 0, declared_cap);
+	}
+	if (id < declared_cap && declared[id])
+		return;
+	if (id >= declared_cap) {
+		size_t cap = declared_cap ? declared_cap : 256;
+		while (cap <= id)
+			cap *= 2;
+		uint8_t *nd = realloc(declared, cap);
+		if (!nd)
+			return; /* declared again next time */
+		memset(nd + declared_cap, 0, cap - declared_cap);
+		declared = nd;
+		declared_cap = cap;
+	}
+	struct pcl_kdesc kd;
+	if (!pcl_kdesc_get(id, &kd))
+		return;
+	int len = pcl_encode_kernel(&kd, dgram + dgram_len, sizeof(dgram) - dgram_len);
+	if (len > 0) {
+		dgram_len += (size_t)len;
+		declared[id] = 1;
+	}
+}
+
+/* A completed command: its times, our reference released (not at exit: the process is going, and
+ * with it the runtime's memory), its message. */
+static void process(struct pcl_pending *p, cl_int status, uint64_t seen_ns, bool exiting)
+{
+	uint64_t t[4];
+	pcl_rt_profiling(p->ev, t);
+	if (!exiting)
+		pcl_rt_release_event(p->ev);
+	atomic_fetch_sub(&outstanding, 1);
+	if (status < 0 || !t[3]) {
+		pcl_log("command %llu ended with error %d (or has no end time): not recorded",
+			(unsigned long long)p->cmd.id, status);
 		return;
 	}
-	p->cmd.dropped_before = pcl_dropped();
+	struct pcl_cmd *c = &p->cmd;
+	c->queued = t[0], c->submit = t[1], c->start = t[2], c->end = t[3];
+	c->host_complete = seen_ns;
+	c->dropped_before = pcl_dropped();
 	if (pcl_debug > 1)
-		pcl_log("cmd %llu type 0x%x q%u %s %llu..%llu (%llu ns)", (unsigned long long)p->cmd.id,
-			p->cmd.type, p->cmd.queue_id, p->cmd.kernel, (unsigned long long)p->cmd.start,
-			(unsigned long long)p->cmd.end, (unsigned long long)(p->cmd.end - p->cmd.start));
-	uint8_t buf[PCL_MSG_MAX];
-	int len = pcl_encode_cmd(&p->cmd, buf, sizeof(buf));
+		pcl_log("cmd %llu type 0x%x q%u kernel %u %llu..%llu (%llu ns)", (unsigned long long)c->id, c->type,
+			c->queue_id, c->kernel, (unsigned long long)c->start, (unsigned long long)c->end,
+			(unsigned long long)(c->end - c->start));
 	atomic_fetch_add(&n_captured, 1);
-	if (len < 0 || !pcl_send_queue(buf, (size_t)len, true))
+	dgram_room();
+	if (!dgram_len)
+		dgram_since = seen_ns;
+	if (c->kernel)
+		declare(c->kernel);
+	int len = pcl_encode_cmd(c, dgram + dgram_len, sizeof(dgram) - dgram_len);
+	if (len > 0) {
+		dgram_len += (size_t)len;
+		dgram_cmds++;
+	} else {
 		pcl_count_dropped(1);
-	free(p);
+	}
+}
+
+/* Newly tracked commands into their queue's FIFO, in enqueue order. */
+static void take_submitted(void)
+{
+	struct pcl_pending *p = atomic_exchange(&submitted, NULL), *rev = NULL;
+	while (p) { /* newest first: reverse */
+		struct pcl_pending *next = p->next;
+		p->next = rev;
+		rev = p;
+		p = next;
+	}
+	for (p = rev; p;) {
+		struct pcl_pending *next = p->next;
+		p->next = NULL;
+		unsigned i = 0;
+		while (i < nfifos && fifos[i].queue_id != p->cmd.queue_id)
+			i++;
+		if (i == nfifos) {
+			if (nfifos < MAX_QUEUES)
+				fifos[nfifos++] = (struct fifo){.queue_id = p->cmd.queue_id, .in_order = p->in_order};
+			else
+				i = MAX_QUEUES - 1; /* shared: looked at as out of order */
+		}
+		struct fifo *f = &fifos[i];
+		if (i == MAX_QUEUES - 1 && f->queue_id != p->cmd.queue_id)
+			f->in_order = false;
+		if (f->tail)
+			f->tail->next = p;
+		else
+			f->head = p;
+		f->tail = p;
+		p = next;
+	}
+}
+
+static void done_append(struct pcl_pending **done, struct pcl_pending **done_tail, struct pcl_pending *p)
+{
+	p->next = NULL;
+	if (*done_tail)
+		(*done_tail)->next = p;
+	else
+		*done = p;
+	*done_tail = p;
+}
+
+/* Visit the FIFOs: process what completed; the processed records go on *done..*done_tail. An
+ * in-order queue whose newest command completed has completed them all: one question for the
+ * whole FIFO (a command that failed has no times and is not recorded). */
+static unsigned visit(struct pcl_pending **done, struct pcl_pending **done_tail, bool exiting)
+{
+	unsigned n = 0;
+	uint64_t now = pcl_now_ns();
+	for (unsigned i = 0; i < nfifos && !atomic_load(&abandoned); i++) {
+		struct fifo *f = &fifos[i];
+		if (f->in_order && f->tail && f->tail != f->head && pcl_rt_event_status(f->tail->ev) == CL_COMPLETE) {
+			for (struct pcl_pending *p = f->head, *next; p && !atomic_load(&abandoned); p = next) {
+				next = p->next;
+				process(p, CL_COMPLETE, now, exiting);
+				done_append(done, done_tail, p);
+				n++;
+			}
+			f->head = f->tail = NULL;
+			continue;
+		}
+		struct pcl_pending **pp = &f->head, *prev = NULL;
+		for (unsigned scanned = 0; *pp && scanned < SCAN_MAX && !atomic_load(&abandoned); scanned++) {
+			struct pcl_pending *p = *pp;
+			cl_int st = pcl_rt_event_status(p->ev);
+			if (st > CL_COMPLETE) { /* queued, submitted or running */
+				if (f->in_order)
+					break; /* the later ones of an in-order queue are not done either */
+				prev = p;
+				pp = &p->next;
+				continue;
+			}
+			*pp = p->next;
+			if (f->tail == p)
+				f->tail = prev;
+			process(p, st, now, exiting);
+			done_append(done, done_tail, p);
+			n++;
+		}
+	}
+	return n;
+}
+
+static bool fifos_empty(void)
+{
+	for (unsigned i = 0; i < nfifos; i++)
+		if (fifos[i].head)
+			return false;
+	return true;
+}
+
+static struct timespec in_ns(uint64_t ns)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += (long)(ns % 1000000000ull);
+	ts.tv_sec += (time_t)(ns / 1000000000ull) + ts.tv_nsec / 1000000000L;
+	ts.tv_nsec %= 1000000000L;
+	return ts;
+}
+
+/* Sleep a period while commands are outstanding or a datagram waits; else until pcl_track or the
+ * exit wakes us. */
+static void reaper_sleep(void)
+{
+	pthread_mutex_lock(&mu);
+	if (!fifos_empty() || atomic_load(&outstanding) > 0 || dgram_len) {
+		struct timespec ts = in_ns(REAP_EVERY_NS);
+		pthread_cond_timedwait(&wake, &mu, &ts);
+	} else {
+		/* Announce the sleep, then look again: a command tracked by a thread that did not
+		 * see the flag is on the stack by now (both sides are sequentially consistent). */
+		atomic_store(&reaper_idle, true);
+		if (!atomic_load(&submitted) && !atomic_load(&stopping))
+			pthread_cond_wait(&wake, &mu);
+		atomic_store(&reaper_idle, false);
+	}
+	pthread_mutex_unlock(&mu);
 }
 
 static void *reaper_main(void *arg)
 {
 	(void)arg;
-	pthread_mutex_lock(&mu);
-	uint64_t deadline = 0;
+	uint64_t complete_deadline = 0, send_deadline = 0;
 	for (;;) {
-		struct pcl_pending *list = done_head;
-		done_head = done_tail = NULL;
-		bool stop = stopping;
-		pthread_mutex_unlock(&mu);
-		for (struct pcl_pending *p = list, *next; p; p = next) {
-			next = p->next;
-			process(p);
-		}
+		bool stop = atomic_load(&stopping);
+		take_submitted();
+		struct pcl_pending *done = NULL, *done_tail = NULL;
+		pcl_enter(PCL_FN_REAPER);
+		unsigned n = visit(&done, &done_tail, stop);
 		uint64_t now = pcl_now_ns();
-		bool empty = pcl_send_flush(now);
-		pthread_mutex_lock(&mu);
+		dgram_maybe_push(now, stop);
+		pcl_leave();
+		if (done)
+			push_list(&free_stack, done, done_tail);
+		bool sent = pcl_send_flush(now);
 		if (stop) {
-			if (!deadline)
-				deadline = now + EXIT_SEND_WAIT_NS;
-			if ((empty && !done_head) || now >= deadline)
+			/* At exit: wait a bounded time for the commands still running, then for the socket. */
+			if (!complete_deadline)
+				complete_deadline = now + EXIT_COMPLETE_WAIT_NS;
+			bool pending = !fifos_empty() || atomic_load(&submitted);
+			if (pending && now < complete_deadline) {
+				usleep(1000);
+				continue;
+			}
+			if (!send_deadline)
+				send_deadline = now + EXIT_SEND_WAIT_NS;
+			if (sent || now >= send_deadline)
 				break;
 		}
-		if (done_head || stopping != stop)
-			continue;
-		if (!empty) {
+		if (!sent) {
 			/* The socket is full (or not connected yet): come back soon. */
-			pthread_mutex_unlock(&mu);
 			if (pcl_send_wait(5) == 0 && !pcl_send_connected())
 				usleep(5000);
-			pthread_mutex_lock(&mu);
 			continue;
 		}
-		pthread_cond_wait(&wake, &mu);
+		(void)n;
+		reaper_sleep();
 	}
-	pthread_mutex_unlock(&mu);
 	/* Last words: totals, so the agent can report the drops. */
+	unsigned left = atomic_load(&outstanding);
+	if (left)
+		pcl_count_dropped(left); /* still running on the device at exit */
 	pcl_send_flush(pcl_now_ns());
-	struct pcl_proc bye = {.pid = (int32_t)getpid(), .mode = (uint32_t)pcl_mode,
+	struct pcl_proc bye = {.pid = pcl_pid(), .mode = (uint32_t)pcl_mode,
 			       .commands = atomic_load(&n_captured), .dropped = pcl_dropped()};
-	uint8_t buf[64];
+	uint8_t buf[PCL_MSG_MAX];
 	int len = pcl_encode_proc(PCL_MSG_BYE, &bye, buf, sizeof(buf));
-	bool told = len > 0 && pcl_send_queue(buf, (size_t)len, false) && pcl_send_flush(pcl_now_ns()) &&
+	bool told = len > 0 && pcl_send_queue(buf, (size_t)len, 0) && pcl_send_flush(pcl_now_ns()) &&
 		    pcl_send_connected();
-	pthread_mutex_lock(&mu);
-	reaper_done = told;
-	pthread_mutex_unlock(&mu);
+	atomic_store(&reaper_done, told);
 	return NULL;
 }
 
@@ -159,7 +420,7 @@ static void write_dropfile(uint64_t dropped, uint64_t captured)
 	if (fd < 0)
 		return;
 	char line[160];
-	int n = snprintf(line, sizeof(line), "pid %d dropped %llu of %llu OpenCL commands\n", (int)getpid(),
+	int n = snprintf(line, sizeof(line), "pid %d dropped %llu of %llu OpenCL commands\n", (int)pcl_pid(),
 			 (unsigned long long)dropped, (unsigned long long)captured);
 	if (n > 0 && write(fd, line, (size_t)n) < 0)
 		pcl_log("cannot write %s", path);
@@ -173,54 +434,37 @@ static void at_exit(void)
 		return;
 	done = true;
 	pthread_mutex_lock(&mu);
-	uint64_t deadline = pcl_now_ns() + EXIT_COMPLETE_WAIT_NS;
-	while (outstanding > 0) {
-		uint64_t now = pcl_now_ns();
-		if (now >= deadline)
-			break;
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		uint64_t wait = deadline - now < 20000000ull ? deadline - now : 20000000ull;
-		ts.tv_nsec += (long)wait;
-		ts.tv_sec += ts.tv_nsec / 1000000000L;
-		ts.tv_nsec %= 1000000000L;
-		pthread_cond_timedwait(&idle, &mu, &ts);
-	}
-	unsigned left = outstanding;
-	stopping = true;
+	atomic_store(&stopping, true);
 	pthread_cond_signal(&wake);
-	bool running = reaper_running;
 	pthread_mutex_unlock(&mu);
-	if (left)
-		pcl_count_dropped(left); /* still running on the device at exit */
 	bool told = false;
-	if (running) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += 1; /* the reaper itself gives up after EXIT_SEND_WAIT_NS */
-		if (pthread_timedjoin_np(reaper, NULL, &ts) == 0) {
-			pthread_mutex_lock(&mu);
-			told = reaper_done;
-			pthread_mutex_unlock(&mu);
-		}
+	if (reaper_running) {
+		/* The reaper gives up after EXIT_COMPLETE_WAIT_NS + EXIT_SEND_WAIT_NS. */
+		struct timespec ts = in_ns(EXIT_COMPLETE_WAIT_NS + EXIT_SEND_WAIT_NS + 400000000ull);
+		if (pthread_timedjoin_np(reaper, NULL, &ts) == 0)
+			told = atomic_load(&reaper_done);
+		else
+			atomic_store(&abandoned, true); /* it may still be in a call: let it make no more */
 	}
 	uint64_t dropped = pcl_dropped(), captured = atomic_load(&n_captured);
 	pcl_log("exit: %llu commands captured, %llu sent, %llu dropped%s", (unsigned long long)captured,
-		(unsigned long long)pcl_sent(), (unsigned long long)dropped,
-		told ? "" : " (agent not told)");
+		(unsigned long long)pcl_sent(), (unsigned long long)dropped, told ? "" : " (agent not told)");
 	if (dropped > 0 && !told)
-		write_dropfile(dropped, captured + left);
+		write_dropfile(dropped, captured + atomic_load(&outstanding));
 }
 
 static void start_fn(void)
 {
 	pcl_init();
+	declared_gen = pcl_send_drops();
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old); /* the app's signals are not for the reaper */
 	reaper_running = pthread_create(&reaper, NULL, reaper_main, NULL) == 0;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!reaper_running)
+	if (reaper_running)
+		pthread_setname_np(reaper, "profcl-reaper"); /* in top -H, perf, gdb */
+	else
 		pcl_log("cannot start the reaper thread: commands are not recorded");
 	atexit(at_exit);
 }
@@ -229,51 +473,31 @@ static void start_fn(void)
 struct pcl_pending *pcl_pending_new(void)
 {
 	pthread_once(&start_once, start_fn);
-	pthread_mutex_lock(&mu);
-	bool full = outstanding >= MAX_OUTSTANDING || stopping || !reaper_running;
-	if (!full)
-		outstanding++;
-	pthread_mutex_unlock(&mu);
-	struct pcl_pending *p = full ? NULL : calloc(1, sizeof(*p));
+	struct pcl_pending *p = NULL;
+	bool counted = reaper_running && !atomic_load(&stopping);
+	if (counted && atomic_fetch_add(&outstanding, 1) < MAX_OUTSTANDING)
+		p = take_record();
 	if (!p) {
-		if (!full) {
-			pthread_mutex_lock(&mu);
-			outstanding--;
-			pthread_mutex_unlock(&mu);
-		}
+		if (counted)
+			atomic_fetch_sub(&outstanding, 1); /* too many outstanding, or out of memory */
 		pcl_count_dropped(1);
 		return NULL;
 	}
-	p->cmd.pid = (int32_t)getpid();
-	p->cmd.id = pcl_next_cmd_id();
+	/* Everything but the dependency arrays (only their first n_* entries are used). */
+	memset(&p->cmd, 0, offsetof(struct pcl_cmd, wait));
+	p->ev = NULL;
+	p->in_order = true;
+	p->next = NULL;
+	p->cmd.pid = pcl_pid();
+	p->cmd.id = atomic_fetch_add(&next_id, 1);
 	return p;
 }
 
 void pcl_pending_abandon(struct pcl_pending *p)
 {
-	pthread_mutex_lock(&mu);
-	outstanding--;
-	pthread_cond_broadcast(&idle);
-	pthread_mutex_unlock(&mu);
-	free(p);
-}
-
-static void CL_CALLBACK on_complete(cl_event ev, cl_int status, void *user)
-{
-	(void)ev;
-	struct pcl_pending *p = user;
-	p->cmd.host_complete = pcl_now_ns();
-	p->status = status;
-	pthread_mutex_lock(&mu);
-	if (done_tail)
-		done_tail->next = p;
-	else
-		done_head = p;
-	done_tail = p;
-	outstanding--;
-	pthread_cond_signal(&wake);
-	pthread_cond_broadcast(&idle);
-	pthread_mutex_unlock(&mu);
+	atomic_fetch_sub(&outstanding, 1);
+	p->next = cache; /* back to this thread's cache */
+	cache = p;
 }
 
 void pcl_track(struct pcl_pending *p, cl_event ev, bool own_event)
@@ -281,20 +505,13 @@ void pcl_track(struct pcl_pending *p, cl_event ev, bool own_event)
 	/* The app's event gets a reference of our own: the app may release it
 	 * before it completes. Our own event already carries the one we drop. */
 	if (!own_event)
-		pcl_next.clRetainEvent(ev);
+		pcl_rt_retain_event(ev);
 	p->ev = ev;
 	p->cmd.layer_event = own_event;
-	if (pcl_next.clSetEventCallback(ev, CL_COMPLETE, on_complete, p) != CL_SUCCESS) {
-		pcl_next.clReleaseEvent(ev);
-		pcl_log("clSetEventCallback failed: command %llu not recorded", (unsigned long long)p->cmd.id);
-		pcl_pending_abandon(p);
-		pcl_count_dropped(1);
+	push_list(&submitted, p, p);
+	if (atomic_load(&reaper_idle)) { /* the first command after a quiet time */
+		pthread_mutex_lock(&mu);
+		pthread_cond_signal(&wake);
+		pthread_mutex_unlock(&mu);
 	}
-}
-
-void pcl_kick(void)
-{
-	pthread_mutex_lock(&mu);
-	pthread_cond_signal(&wake);
-	pthread_mutex_unlock(&mu);
 }
