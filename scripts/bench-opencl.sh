@@ -55,6 +55,9 @@ run_once() { # mode workload args... -> "WALL ns" and maybe "PHASE ns", "TOEND n
 	fi
 }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR + 1) / 2)]}'; }
+# Median of the pairwise differences B - A of two files of per-rep values (same order: the
+# modes run in turn within each rep, so a slow stretch of the machine hits both of a pair).
+paired() { paste "$1" "$2" | awk 'NF == 2 {print $2 - $1}' | median; }
 minimum() { sort -n | head -1; }
 
 workloads=(
@@ -111,6 +114,13 @@ for w in "${workloads[@]}"; do
 			w, n, k, p / 1e6, bp / 1e6, l / 1e6, bl / 1e6, 100 * (l - p) / p, 100 * (bl - bp) / bp,
 			s / 1e6, bs / 1e6, 100 * (s - p) / p, 100 * (bs - bp) / bp }'
 	if [ "$w" = "cl_matmul 16 2000" ]; then
+		# the "med" figures per command: medians of the paired differences (mode - plain)
+		dl=$(paired "$tmp/t.plain" "$tmp/t.layer") ds=$(paired "$tmp/t.plain" "$tmp/t.preload")
+		el_=$(paired "$tmp/e.plain" "$tmp/e.layer") es_=$(paired "$tmp/e.plain" "$tmp/e.preload")
+		ql_=$(paired "$tmp/p.plain" "$tmp/p.layer") qs_=$(paired "$tmp/p.plain" "$tmp/p.preload")
+		med[layer]=$((med[plain] + dl)) med[preload]=$((med[plain] + ds))
+		emed[layer]=$((emed[plain] + el_)) emed[preload]=$((emed[plain] + es_))
+		pmed[layer]=$((pmed[plain] + ql_)) pmed[preload]=$((pmed[plain] + qs_))
 		percmd=$(awk -v n="$ncmd" -v p="${med[plain]}" -v l="${med[layer]}" -v s="${med[preload]}" \
 			-v bp="${best[plain]}" -v bl="${best[layer]}" -v bs="${best[preload]}" \
 			-v qp="${pmed[plain]}" -v ql="${pmed[layer]}" -v qs="${pmed[preload]}" \
@@ -136,7 +146,8 @@ if [ -n "$percmd" ]; then
 	echo
 	echo "### Added application wall time per command (\`cl_matmul 16 2000\`, 2001 commands)"
 	echo
-	echo "(mode - plain) / commands, in µs, median / best of $reps, and the ratio mode / plain. The"
+	echo "(mode - plain) / commands, in µs: the median of the $reps paired differences (each rep runs the"
+	echo "three modes in turn) / the difference of the bests; and the ratio mode / plain. The"
 	echo "workload times its commands' phase itself (\`cl_matmul: commands N ns\`: the 2000 enqueues and"
 	echo "the blocking read) and prints when it began; \"to the end of the process\" adds its exit (the"
 	echo "library's bounded drain of what it has not sent yet, PoCL's teardown). Both leave out process"
