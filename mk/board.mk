@@ -183,7 +183,7 @@ $(GUEST)/busybox: scripts/board-fetch.sh
 	$(Q)scripts/board-fetch.sh busybox $(BOARD_DEB_ARCH) $(GUEST)
 	@touch $@
 
-$(GUEST)/busy: tests/workloads/busy.c
+$(GUEST)/busy: tests/workloads/busy.c tests/workloads/wl_clock.h
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@ (static)"
 	$(Q)$(CC) $(ALL_CFLAGS) -s -static -pthread -o $@ $<

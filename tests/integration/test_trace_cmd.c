@@ -108,6 +108,33 @@ static void test_trace_cmd_windows_reach_store_and_edag(void **state)
 	free(js);
 }
 
+/* Run `agent trace ARGS -- PROG...` (argv from "trace" on, agent and collector filled in here)
+ * for at most 30 s: 0 with its wait status and its log (malloc'd), or skips the test when the
+ * agent cannot trace here. */
+static int trace_run(struct env *e, const char *const *args, int *status, char **log)
+{
+	char agent[512], coll[64];
+	tp_bin("agent", agent, sizeof(agent));
+	snprintf(coll, sizeof(coll), "127.0.0.1:%d", e->t.port);
+	char *argv[32] = {agent, "trace", "--collector", coll};
+	size_t n = 4;
+	for (size_t i = 0; args[i] && n + 1 < sizeof(argv) / sizeof(argv[0]); i++)
+		argv[n++] = (char *)args[i];
+	argv[n] = NULL;
+	unlink(e->t.alog);
+	pid_t pid = tp_spawn(argv, e->t.alog);
+	int rc = tp_wait(pid, 30000, status);
+	if (rc != 0)
+		tp_stop(pid, 2000);
+	*log = tp_slurp(e->t.alog);
+	assert_non_null(*log);
+	if (rc == 0 && (strstr(*log, "not compiled in") || strstr(*log, "ptrace(SEIZE) thread") == *log)) {
+		free(*log);
+		skip();
+	}
+	return rc;
+}
+
 /* The command exits while a window single-steps it: the tracer's waitpid
  * collects the exit status, and the agent must still end with the command's
  * exit code (it used to wait forever for a SIGCHLD status that was gone,
@@ -117,23 +144,13 @@ static void test_trace_cmd_windows_reach_store_and_edag(void **state)
 static void test_trace_cmd_exit_inside_window(void **state)
 {
 	struct env *e = *state;
-	char agent[512], loop[512], coll[64];
-	tp_bin("agent", agent, sizeof(agent));
+	char loop[512];
 	tp_bin("workloads/trace_loop", loop, sizeof(loop));
-	snprintf(coll, sizeof(coll), "127.0.0.1:%d", e->t.port);
-	char *argv[] = {agent, "trace", "-v", "--collector", coll, "--window", "60000", "--every", "3", "--max-duty",
-			"90", "--", loop, "3.2", "7", NULL};
-	pid_t pid = tp_spawn(argv, e->t.alog);
+	const char *args[] = {"-v", "--capture", "step", "--window", "60000", "--every", "3", "--max-duty", "90",
+			      "--", loop, "3.2", "7", NULL};
 	int status;
-	int rc = tp_wait(pid, 30000, &status);
-	if (rc != 0)
-		tp_stop(pid, 2000);
-	char *log = tp_slurp(e->t.alog);
-	assert_non_null(log);
-	if (rc == 0 && (strstr(log, "not compiled in") || strstr(log, "ptrace(SEIZE) thread") == log)) {
-		free(log);
-		skip();
-	}
+	char *log;
+	int rc = trace_run(e, args, &status, &log);
 	if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 7) {
 		tp_dump_file(e->t.alog);
 		fail_msg("agent trace: %s (status 0x%x), expected the command's exit code 7",
@@ -152,25 +169,14 @@ static void test_trace_cmd_exit_inside_window(void **state)
 static void test_trace_cmd_blocked_thread_survives(void **state)
 {
 	struct env *e = *state;
-	char agent[512], prog[512], coll[64];
-	tp_bin("agent", agent, sizeof(agent));
+	char prog[512];
 	tp_bin("workloads/sleep_loop", prog, sizeof(prog));
-	snprintf(coll, sizeof(coll), "127.0.0.1:%d", e->t.port);
 	/* single steps: a replay window never steps (a thread in a system call ends it at once) */
-	char *argv[] = {agent, "trace", "--collector", coll, "--capture", "step", "--window", "2000", "--every", "0.05",
-			"--max-duty", "50", "--", prog, "1.5", "20", NULL};
-	unlink(e->t.alog);
-	pid_t pid = tp_spawn(argv, e->t.alog);
+	const char *args[] = {"--capture", "step", "--window", "2000", "--every", "0.05", "--max-duty", "50",
+			      "--", prog, "1.5", "20", NULL};
 	int status;
-	int rc = tp_wait(pid, 30000, &status);
-	if (rc != 0)
-		tp_stop(pid, 2000);
-	char *log = tp_slurp(e->t.alog);
-	assert_non_null(log);
-	if (rc == 0 && (strstr(log, "not compiled in") || strstr(log, "ptrace(SEIZE) thread") == log)) {
-		free(log);
-		skip();
-	}
+	char *log;
+	int rc = trace_run(e, args, &status, &log);
 	bool said = strstr(log, "sleep_loop: all naps done") != NULL;
 	free(log);
 	if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || !said) {

@@ -6,20 +6,15 @@
 #include <stdlib.h>
 #include <time.h>
 
-static double secs;
+#include "wl_clock.h"
 
-static double now(clockid_t id)
-{
-	struct timespec ts;
-	clock_gettime(id, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+static double secs;
 
 static void *spin(void *arg)
 {
 	volatile unsigned long x = 0;
-	double end = now(CLOCK_MONOTONIC) + secs;
-	while (now(CLOCK_MONOTONIC) < end)
+	double end = wl_seconds(CLOCK_MONOTONIC) + secs;
+	while (wl_seconds(CLOCK_MONOTONIC) < end)
 		for (int i = 0; i < 100000; i++)
 			x += (unsigned long)i * 2654435761u;
 	return NULL;
@@ -32,14 +27,14 @@ int main(int argc, char **argv)
 	int code = argc > 3 ? atoi(argv[3]) : 0;
 	if (threads < 1 || threads > 64)
 		threads = 1;
-	double t0 = now(CLOCK_MONOTONIC);
+	double t0 = wl_seconds(CLOCK_MONOTONIC);
 	pthread_t tid[64];
 	for (int i = 1; i < threads; i++)
 		pthread_create(&tid[i], NULL, spin, NULL);
 	spin(NULL);
 	for (int i = 1; i < threads; i++)
 		pthread_join(tid[i], NULL);
-	printf("busy: wall %.6f s cpu %.6f s threads %d\n", now(CLOCK_MONOTONIC) - t0,
-	       now(CLOCK_PROCESS_CPUTIME_ID), threads);
+	printf("busy: wall %.6f s cpu %.6f s threads %d\n", wl_seconds(CLOCK_MONOTONIC) - t0,
+	       wl_seconds(CLOCK_PROCESS_CPUTIME_ID), threads);
 	return code;
 }

@@ -7,12 +7,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+#include "wl_clock.h"
 
 int main(int argc, char **argv)
 {
@@ -20,8 +15,8 @@ int main(int argc, char **argv)
 	long ms = argc > 2 ? atol(argv[2]) : 20;
 	struct timespec nap = {ms / 1000, (ms % 1000) * 1000000L};
 	unsigned long naps = 0;
-	double end = now() + secs;
-	while (now() < end) {
+	double end = wl_seconds(CLOCK_MONOTONIC) + secs;
+	while (wl_seconds(CLOCK_MONOTONIC) < end) {
 		nanosleep(&nap, NULL);
 		naps++;
 	}

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "wl_clock.h"
+
 #define N 4096
 
 static uint64_t array[N];
@@ -17,13 +19,6 @@ static void on_usr1(int sig)
 {
 	(void)sig;
 	signals++;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 int main(int argc, char **argv)
@@ -39,8 +34,8 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	volatile uint64_t *p = array;
 	uint64_t sum = 0, rounds = 0;
-	double end = now() + secs;
-	while (now() < end) {
+	double end = wl_seconds(CLOCK_MONOTONIC) + secs;
+	while (wl_seconds(CLOCK_MONOTONIC) < end) {
 		for (int i = 0; i < N; i++)
 			sum += p[i];
 		rounds++;
