@@ -21,6 +21,8 @@ BOARD_SIZE_MAX ?= $(BOARD_SIZE_TARGET)
 # processes. test_perf is left out: qemu-user has no perf_event_open (ENOSYS); the
 # counting path runs for real in the emulated boards' kernels (board-test).
 BOARD_UNIT_TESTS ?= events frame loop record spool sysinfo transport gpu
+# the fake kbase device: the core and one file per driver generation
+FAKE_KBASE_OBJ = $(patsubst %.c,$(O)/obj/%.o,$(wildcard tests/lib/fake_kbase*.c))
 BOARD_TEST_TIMEOUT ?= 300
 BOARD_TEST_SECONDS ?= 3
 BOARD_BUILD_BOARDS ?= arndale-octa android-arm64
@@ -166,7 +168,7 @@ $(O)/xtests/%: $(O)/obj/tests/unit/%.o $(LIBAGENT) $(LIBCOMMON) $(BOARD_XTEST_OB
 	$(Q)$(CC) $(LDFLAGS_BASE) $(BOARD_XTEST_LDFLAGS) $(LDFLAGS) -o $@ $^ -lcmocka $(AGENT_LIBS) -lm
 
 # test_gpu runs the agent's Mali code on the fake kbase device, linked in (no LD_PRELOAD: static-friendly).
-$(O)/xtests/test_gpu: $(O)/obj/tests/lib/fake_kbase.o
+$(O)/xtests/test_gpu: $(FAKE_KBASE_OBJ)
 
 board-unit: $(BOARD_UNIT_BINS)
 	$(Q)scripts/board-unit.sh $(BOARD_QEMU_USER) $(BOARD_UNIT_BINS)
@@ -193,8 +195,8 @@ $(GUEST)/busy: tests/workloads/busy.c tests/workloads/wl_clock.h
 # cannot reach a static binary), serving a T628 MP6 from tests/fake_kbase/guest.script.
 ifeq ($(CONFIG_AGENT_MALI),y)
 FAKEGPU_AGENT := $(GUEST)/agent-fakegpu
-FAKEGPU_WRAP := open open64 ioctl mmap mmap64 close
-$(FAKEGPU_AGENT): $(O)/obj/agent/main.o $(O)/obj/tests/fake_kbase/wrap.o $(O)/obj/tests/lib/fake_kbase.o \
+FAKEGPU_WRAP := open open64 ioctl mmap mmap64 munmap close
+$(FAKEGPU_AGENT): $(O)/obj/agent/main.o $(O)/obj/tests/fake_kbase/wrap.o $(FAKE_KBASE_OBJ) \
 		  $(LIBAGENT) $(AGENT_ARCHIVES) $(LIBCOMMON) $(filter %.o,$(CAPSTONE_STUBS_O) $(MUSL_COMPAT_O))
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@ (static, fake Mali device)"

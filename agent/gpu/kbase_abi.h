@@ -147,38 +147,83 @@ struct kbase_uk_hwcnt_reader_setup {
 };
 
 /* struct mali_base_gpu_props of the UK GPU_PROPS_REG_DUMP call, the fields
- * this agent reads at their offsets (528 bytes in all). */
-struct kbase_uk_gpu_coherent_group {
-	uint64_t core_mask;
-	uint16_t num_cores;
-	uint16_t padding[3];
-};
-struct kbase_uk_gpuprops {
-	union kbase_uk_header header;
-	/* core props (48 bytes) */
+ * this agent reads at their offsets. Midgard r4p0 on (mali_base_kernel.h,
+ * e.g. LineageOS android_kernel_samsung_manta drivers/gpu/arm/midgard, UK 7.0):
+ * core 48, l2 8, l3 (unused) 8, tiler 8, thread 24, raw 160, coherency 272 =
+ * 528 bytes. The t6xx r3p0 driver (UK 3.0: drivers/gpu/arm/t6xx/kbase/
+ * mali_base_kernel.h of the Galaxy Tab S exynos5420 trees) has an 8-byte
+ * thread props struct: 512 bytes, the raw and coherency parts 16 bytes
+ * earlier. */
+struct kbase_uk_core_props { /* 48 */
 	uint32_t product_id;
 	uint16_t version_status, minor_revision, major_revision, padding0;
 	uint32_t gpu_speed_mhz, gpu_freq_khz_max, gpu_freq_khz_min, log2_program_counter_size;
 	uint32_t texture_features[3];
 	uint64_t gpu_available_memory_size;
-	/* l2 cache props (8) */
-	uint8_t l2_log2_line_size, l2_log2_cache_size, num_l2_slices, l2_padding[5];
-	uint64_t unused;
-	/* tiler props (8), thread props (24) */
-	uint32_t tiler_bin_size_bytes, tiler_max_active_levels;
-	uint8_t thread_props[24];
-	/* raw props (160) */
-	uint64_t shader_present, tiler_present, l2_present, raw_unused;
-	uint32_t l2_features, suspend_size, mem_features, mmu_features;
-	uint32_t as_present, js_present, js_features[16], tiler_features, raw_texture_features[3];
+};
+struct kbase_uk_raw_props { /* 160: midg_raw_gpu_props */
+	uint64_t shader_present, tiler_present, l2_present, l3_present;
+	uint32_t l2_features, l3_features, mem_features, mmu_features;
+	uint32_t as_present, js_present, js_features[16], tiler_features, texture_features[3];
 	uint32_t gpu_id;
 	uint32_t thread_max_threads, thread_max_workgroup_size, thread_max_barrier_size, thread_features;
-	uint32_t coherency_mode;
-	/* coherent group info (272) */
+	uint32_t coherency_mode; /* "padding" before r5 */
+};
+struct kbase_uk_gpu_coherent_group {
+	uint64_t core_mask;
+	uint16_t num_cores;
+	uint16_t padding[3];
+};
+struct kbase_uk_coherent_info { /* 272 */
 	uint32_t num_groups, num_core_groups, coherency, coherency_padding;
 	struct kbase_uk_gpu_coherent_group group[16];
 };
+struct kbase_uk_gpuprops {
+	union kbase_uk_header header;
+	struct kbase_uk_core_props core;
+	uint8_t l2_log2_line_size, l2_log2_cache_size, num_l2_slices, l2_padding[5];
+	uint64_t l3_unused;
+	uint32_t tiler_bin_size_bytes, tiler_max_active_levels;
+	uint8_t thread_props[24];
+	struct kbase_uk_raw_props raw;
+	struct kbase_uk_coherent_info coh;
+};
+struct kbase_uk_t6xx_gpuprops {
+	union kbase_uk_header header;
+	struct kbase_uk_core_props core;
+	uint8_t l2_log2_line_size, l2_log2_cache_size, num_l2_slices, l2_padding[5];
+	uint8_t l3_props[8];
+	uint32_t tiler_bin_size_bytes, tiler_max_active_levels;
+	uint8_t thread_props[8]; /* max_registers u16, 3 x u8, padding[3] */
+	struct kbase_uk_raw_props raw;
+	struct kbase_uk_coherent_info coh;
+};
+
+/* ---- t6xx r3p0 (UK 3.0; drivers/gpu/arm/t6xx/kbase/src/mali_kbase_uku.h,
+ * enum kbase_uk_function_id: TMEM_ALLOC, TMEM_IMPORT, PMEM_ALLOC, MEM_FREE,
+ * JOB_SUBMIT, SYNC, POST_TERM, HWCNT_SETUP, ..., SET_FLAGS in order) */
+#define KBASE_T6XX_FUNC_TMEM_ALLOC (KBASE_UK_FUNC_ID + 0)
+#define KBASE_T6XX_FUNC_HWCNT_SETUP (KBASE_UK_FUNC_ID + 7)
+#define KBASE_T6XX_FUNC_HWCNT_DUMP (KBASE_UK_FUNC_ID + 8)
+#define KBASE_T6XX_FUNC_HWCNT_CLEAR (KBASE_UK_FUNC_ID + 9)
+#define KBASE_T6XX_FUNC_GPU_PROPS_REG_DUMP (KBASE_UK_FUNC_ID + 11)
+#define KBASE_T6XX_FUNC_SET_FLAGS (KBASE_UK_FUNC_ID + 16)
+struct kbase_uk_t6xx_tmem_alloc {
+	union kbase_uk_header header;
+	uint32_t vsize, psize, extent, flags, is_growable, padding;
+	uint64_t gpu_addr; /* out: GPU address, also the region's mmap offset */
+};
+
+/* Memory (mali_base_kernel.h, mali_kbase_mem_linux.c kbase_mmap) */
+#define BASE_MEM_SAME_VA (1u << 13)		 /* out of MEM_ALLOC: GPU VA = the CPU mapping */
+#define BASE_MEM_MAP_TRACKING_HANDLE 0x3000ull	 /* r5p0: mmap it before any other */
+#define BASE_MEM_COOKIE_BASE 0x40000ull		 /* SAME_VA allocations answer a cookie offset */
+#define KBASE_HWCNT_DUMP_ALIGN 2048		 /* kbase_instr_hwcnt_enable_internal */
+
 _Static_assert(sizeof(struct kbase_uk_gpuprops) == 8 + 528, "mali_base_gpu_props layout");
+_Static_assert(sizeof(struct kbase_uk_t6xx_gpuprops) == 8 + 512, "t6xx mali_base_gpu_props layout");
+_Static_assert(sizeof(struct kbase_uk_t6xx_tmem_alloc) == 40, "t6xx kbase_uk_tmem_alloc layout");
+_Static_assert(sizeof(struct kbase_uk_raw_props) == 160, "midg_raw_gpu_props layout");
 _Static_assert(sizeof(struct kbase_uk_hwcnt_setup) == 40, "kbase_uk_hwcnt_setup layout");
 _Static_assert(sizeof(struct kbase_uk_mem_alloc) == 56, "kbase_uk_mem_alloc layout");
 _Static_assert(sizeof(struct kbase_uk_hwcnt_reader_setup) == 32, "kbase_uk_hwcnt_reader_setup layout");

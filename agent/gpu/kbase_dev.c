@@ -36,8 +36,43 @@ static uint64_t libc_raw(void)
 	return clock_ns(CLOCK_MONOTONIC_RAW);
 }
 
-const struct kbase_sys kbase_sys_libc = {libc_open, libc_ioctl, mmap,	   munmap,
-					 poll,	    close,	libc_mono, libc_raw};
+const struct kbase_sys kbase_sys_libc = {libc_open, libc_ioctl, mmap,	   munmap, poll,
+					 close,	    libc_mono,	libc_raw, geteuid};
+
+/* The UK generations this agent implements. t6xx r3p0: UK 3.0, function ids of
+ * drivers/gpu/arm/t6xx/kbase/src/mali_kbase_uku.h (exynos5420 3.4 kernels).
+ * Midgard r4p0..r15: UK 6..10, ids of drivers/gpu/arm/midgard/mali_kbase_uku.h
+ * (UK 7.0 in LineageOS android_kernel_samsung_manta, r5p0-02rel0); the hwcnt
+ * reader (512+36) exists from the vinstr drivers on, older ones answer it
+ * "unknown ioctl" (kbase_dispatch default case) and the dump buffer is used. */
+static const struct kbase_uk_gen uk_t6xx = {
+    "t6xx r3p0",
+    3,
+    3,
+    KBASE_T6XX_FUNC_SET_FLAGS,
+    KBASE_T6XX_FUNC_GPU_PROPS_REG_DUMP,
+    KBASE_T6XX_FUNC_TMEM_ALLOC,
+    KBASE_T6XX_FUNC_HWCNT_SETUP,
+    KBASE_T6XX_FUNC_HWCNT_DUMP,
+    KBASE_T6XX_FUNC_HWCNT_CLEAR,
+    0,
+    true,
+    false,
+};
+static const struct kbase_uk_gen uk_midgard = {
+    "midgard r4p0-r15",
+    6,
+    10,
+    KBASE_FUNC_SET_FLAGS,
+    KBASE_FUNC_GPU_PROPS_REG_DUMP,
+    KBASE_FUNC_MEM_ALLOC,
+    KBASE_FUNC_HWCNT_SETUP,
+    KBASE_FUNC_HWCNT_DUMP,
+    KBASE_FUNC_HWCNT_CLEAR,
+    KBASE_FUNC_HWCNT_READER_SETUP,
+    false,
+    true,
+};
 
 const char *kbase_iface_name(enum kbase_iface i)
 {
@@ -141,24 +176,41 @@ static int props_ioctl(struct kbase_dev *d, char *err, size_t errlen)
 	return 0;
 }
 
+static void props_from_raw(struct kbase_dev *d, uint32_t product_id, uint8_t num_l2_slices,
+			   const struct kbase_uk_raw_props *r, const struct kbase_uk_coherent_info *c)
+{
+	d->gpu_id = r->gpu_id ? r->gpu_id : product_id << 16;
+	d->shader_present = r->shader_present;
+	d->num_l2 = num_l2_slices ? num_l2_slices : (unsigned)__builtin_popcountll(r->l2_present);
+	d->l2_features = r->l2_features;
+	d->ngroups = c->num_core_groups > MALI_MAX_GROUPS ? MALI_MAX_GROUPS : c->num_core_groups;
+	for (unsigned g = 0; g < d->ngroups; g++)
+		d->group_mask[g] = c->group[g].core_mask;
+}
+
 static int props_uk(struct kbase_dev *d, char *err, size_t errlen)
 {
-	struct kbase_uk_gpuprops *p = calloc(1, sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	int rc = uk_call(d, p, KBASE_FUNC_GPU_PROPS_REG_DUMP, sizeof(*p));
-	if (rc < 0) {
+	int rc;
+	if (d->uk->t6xx) {
+		struct kbase_uk_t6xx_gpuprops *p = calloc(1, sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		rc = uk_call(d, p, d->uk->gpu_props, sizeof(*p));
+		if (rc == 0)
+			props_from_raw(d, p->core.product_id, p->num_l2_slices, &p->raw, &p->coh);
 		free(p);
-		return fail(err, errlen, rc, "GPU_PROPS_REG_DUMP: %s", strerror(-rc));
+	} else {
+		struct kbase_uk_gpuprops *p = calloc(1, sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		rc = uk_call(d, p, d->uk->gpu_props, sizeof(*p));
+		if (rc == 0)
+			props_from_raw(d, p->core.product_id, p->num_l2_slices, &p->raw, &p->coh);
+		free(p);
 	}
-	d->gpu_id = p->gpu_id ? p->gpu_id : p->product_id << 16;
-	d->shader_present = p->shader_present;
-	d->num_l2 = p->num_l2_slices ? p->num_l2_slices : (unsigned)__builtin_popcountll(p->l2_present);
-	d->l2_features = p->l2_features;
-	d->ngroups = p->num_core_groups > MALI_MAX_GROUPS ? MALI_MAX_GROUPS : p->num_core_groups;
-	for (unsigned g = 0; g < d->ngroups; g++)
-		d->group_mask[g] = p->group[g].core_mask;
-	free(p);
+	if (rc < 0)
+		return fail(err, errlen, rc, "GPU_PROPS_REG_DUMP (UK %u.%u): %s", d->drv_major, d->drv_minor,
+			    strerror(-rc));
 	return 0;
 }
 
@@ -187,30 +239,73 @@ static int reader_setup(struct kbase_dev *d, uint32_t interval_ns, char *err, si
 	return 0;
 }
 
+static int hwcnt_refused(struct kbase_dev *d, int rc, char *err, size_t errlen)
+{
+	/* kbase_instr_hwcnt_enable: kbase_security_has_capability(..,
+	 * KBASE_SEC_INSTR_HW_COUNTERS_COLLECT) is kbasep_am_i_root on these drivers. */
+	if (d->sys->euid && d->sys->euid() != 0)
+		return fail(err, errlen, rc,
+			    "the Mali driver refused counter setup (HWCNT_SETUP: %s): it gives the "
+			    "counters to root only; run the agent as root (`adb root`, sudo)",
+			    strerror(-rc));
+	return fail(err, errlen, rc,
+		    "the Mali driver refused counter setup (HWCNT_SETUP: %s): another process "
+		    "(gatord, a vendor tool) holds the counters",
+		    strerror(-rc));
+}
+
+/* The dump buffer of the UK drivers before vinstr: allocate CPU-readable,
+ * GPU-writable pages, map them, give their GPU address to HWCNT_SETUP. */
 static int uk_dump_setup(struct kbase_dev *d, size_t bytes, char *err, size_t errlen)
 {
-	struct kbase_uk_mem_alloc a = {0};
-	a.va_pages = a.commit_pages = (bytes + 4095) / 4096;
-	a.flags = BASE_MEM_PROT_CPU_RD | BASE_MEM_PROT_GPU_WR;
-	int rc = uk_call(d, &a, KBASE_FUNC_MEM_ALLOC, sizeof(a));
+	size_t pages = (bytes + 4095) / 4096;
+	uint64_t off;
+	uint64_t flags_out = 0;
+	int rc;
+	if (d->uk->tracking_page) {
+		/* r5p0 kbase_mmap: every mmap but the tracking page's fails with
+		 * EINVAL until the context's tracking page is mapped
+		 * (kbase_tracking_page_setup). Drivers without it refuse this one
+		 * mapping; the dump buffer's own mmap then says whether it mattered. */
+		void *t = d->sys->mmap(NULL, 4096, PROT_NONE, MAP_SHARED, d->fd,
+				       (off_t)BASE_MEM_MAP_TRACKING_HANDLE);
+		d->track = t == MAP_FAILED ? NULL : t;
+	}
+	if (d->uk->t6xx) {
+		struct kbase_uk_t6xx_tmem_alloc a = {0};
+		a.vsize = a.psize = (uint32_t)pages;
+		a.flags = BASE_MEM_PROT_CPU_RD | BASE_MEM_PROT_GPU_WR;
+		rc = uk_call(d, &a, d->uk->mem_alloc, sizeof(a));
+		off = a.gpu_addr;
+	} else {
+		struct kbase_uk_mem_alloc a = {0};
+		a.va_pages = a.commit_pages = pages;
+		a.flags = BASE_MEM_PROT_CPU_RD | BASE_MEM_PROT_GPU_WR;
+		rc = uk_call(d, &a, d->uk->mem_alloc, sizeof(a));
+		off = a.gpu_va;
+		flags_out = a.flags;
+	}
 	if (rc < 0)
 		return fail(err, errlen, rc, "MEM_ALLOC for the dump buffer: %s", strerror(-rc));
-	d->map_len = (size_t)a.va_pages * 4096;
-	void *m = d->sys->mmap(NULL, d->map_len, PROT_READ, MAP_SHARED, d->fd, (off_t)a.gpu_va);
+	d->map_len = pages * 4096;
+	void *m = d->sys->mmap(NULL, d->map_len, PROT_READ, MAP_SHARED, d->fd, (off_t)off);
 	if (m == MAP_FAILED)
-		return fail(err, errlen, -errno, "mmap of the dump buffer: %s", strerror(errno));
+		return fail(err, errlen, -errno, "mmap of the dump buffer (offset 0x%llx): %s",
+			    (unsigned long long)off, strerror(errno));
 	d->map = m;
+	/* 64-bit kernels force SAME_VA on a 64-bit process (kbase_mem_alloc):
+	 * MEM_ALLOC answers an mmap cookie, and the GPU address is the CPU
+	 * address the mmap returned (mali_kbase_mem_linux.c). */
+	d->dump_va = (flags_out & BASE_MEM_SAME_VA) ? (uint64_t)(uintptr_t)m : off;
 	struct kbase_uk_hwcnt_setup s = {0};
-	s.dump_buffer = a.gpu_va;
+	s.dump_buffer = d->dump_va;
 	s.jm_bm = s.shader_bm = s.tiler_bm = s.mmu_l2_bm = 0xffffffffu;
-	rc = uk_call(d, &s, KBASE_FUNC_HWCNT_SETUP, sizeof(s));
+	rc = uk_call(d, &s, d->uk->hwcnt_setup, sizeof(s));
 	if (rc < 0)
-		return fail(err, errlen, rc,
-			    "the Mali driver refused counter setup (HWCNT_SETUP: %s): another "
-			    "profiler (gatord, a vendor tool) may hold the counters",
-			    strerror(-rc));
+		return hwcnt_refused(d, rc, err, errlen);
+	d->hwcnt_on = true;
 	struct kbase_uk_hwcnt_simple c = {0};
-	rc = uk_call(d, &c, KBASE_FUNC_HWCNT_CLEAR, sizeof(c));
+	rc = uk_call(d, &c, d->uk->hwcnt_clear, sizeof(c));
 	if (rc < 0)
 		return fail(err, errlen, rc, "HWCNT_CLEAR: %s", strerror(-rc));
 	return 0;
@@ -228,7 +323,7 @@ static int open_ioctl_iface(struct kbase_dev *d, char *err, size_t errlen)
 static int open_uk_iface(struct kbase_dev *d, char *err, size_t errlen)
 {
 	struct kbase_uk_set_flags f = {0};
-	int rc = uk_call(d, &f, KBASE_FUNC_SET_FLAGS, sizeof(f));
+	int rc = uk_call(d, &f, d->uk->set_flags, sizeof(f));
 	if (rc < 0)
 		return fail(err, errlen, rc, "SET_FLAGS (UK): %s", strerror(-rc));
 	return props_uk(d, err, errlen);
@@ -251,7 +346,9 @@ static int setup_counting(struct kbase_dev *d, uint32_t interval_ns, char *err, 
 	struct kbase_uk_hwcnt_reader_setup s = {.buffer_count = KBASE_READER_BUFFERS};
 	s.jm_bm = s.shader_bm = s.tiler_bm = s.mmu_l2_bm = ~0u;
 	s.fd = -1;
-	rc = uk_call(d, &s, KBASE_FUNC_HWCNT_READER_SETUP, sizeof(s));
+	/* After SET_FLAGS an unknown UK id fails without touching the context
+	 * (kbase_dispatch: default case, "unknown ioctl"), so asking is safe. */
+	rc = d->uk->reader_setup ? uk_call(d, &s, d->uk->reader_setup, sizeof(s)) : -ENOTTY;
 	if (rc == 0 && s.fd >= 0) {
 		d->iface = KBASE_IFACE_UK_READER;
 		d->rfd = s.fd;
@@ -263,49 +360,86 @@ static int setup_counting(struct kbase_dev *d, uint32_t interval_ns, char *err, 
 	return 0;
 }
 
+static int open_node(struct kbase_dev *d, const char *path, char *err, size_t errlen)
+{
+	d->fd = d->sys->open(path, O_RDWR | O_CLOEXEC);
+	if (d->fd >= 0)
+		return 0;
+	int e = errno;
+	d->fd = -1;
+	if (e == ENOENT || e == ENXIO || e == ENODEV)
+		return fail(err, errlen, -e, "no Mali GPU counters: %s does not exist (no kbase driver)", path);
+	if (e == EACCES || e == EPERM)
+		return fail(err, errlen, -e,
+			    "no Mali GPU counters: permission denied opening %s (device mode "
+			    "or SELinux policy; run as root / `adb root`)",
+			    path);
+	return fail(err, errlen, -e, "no Mali GPU counters: cannot open %s: %s", path, strerror(e));
+}
+
+/* Which interface answers, probed the way the drivers expect it:
+ *  1. the UK version check (id 0) first. The UK drivers (t6xx r3p0, Midgard
+ *     r4p0..r15) read every type-0x80 call as a UK call whose id is its first
+ *     word; in r3p0..r5p0 kbase_dispatch, any call but the version check made
+ *     before SET_FLAGS sets setup_in_progress for the life of the file, so the
+ *     ioctl interface's VERSION_CHECK (its first word, major 11, reads as UK
+ *     id 11) must never come first there. gator and HWCPipe do the same.
+ *  2. if the UK check is refused: a fresh open (nothing a refused call did
+ *     stays), then the ioctl interface's VERSION_CHECK (r16 on). */
+static int probe(struct kbase_dev *d, const char *path, char *err, size_t errlen)
+{
+	struct kbase_uk_version_check u = {.major = 10, .minor = 0};
+	int rc = uk_call(d, &u, UKP_FUNC_ID_CHECK_VERSION, sizeof(u));
+	if (rc == 0) {
+		d->drv_major = u.major;
+		d->drv_minor = u.minor;
+		if (u.major >= uk_t6xx.major_min && u.major <= uk_t6xx.major_max)
+			d->uk = &uk_t6xx;
+		else if (u.major >= uk_midgard.major_min && u.major <= uk_midgard.major_max)
+			d->uk = &uk_midgard;
+		else
+			return fail(err, errlen, -EPROTONOSUPPORT,
+				    "no Mali GPU counters: %s is a kbase UK %u.%u driver, which this agent "
+				    "does not implement (it knows UK 3 = t6xx r3p0 and UK 6-10 = Midgard "
+				    "r4p0-r15)",
+				    path, u.major, u.minor);
+		d->iface = KBASE_IFACE_UK_READER; /* until setup says otherwise */
+		return 0;
+	}
+	d->sys->close(d->fd);
+	d->fd = -1;
+	rc = open_node(d, path, err, errlen);
+	if (rc < 0)
+		return rc;
+	struct kbase_ioctl_version_check v = {11, 0};
+	rc = xioctl(d, d->fd, KBASE_IOCTL_VERSION_CHECK, &v);
+	if (rc < 0)
+		return fail(err, errlen, rc,
+			    "no Mali GPU counters: %s answers neither the UK version check nor the kbase "
+			    "ioctl one (%s): not a Midgard/Bifrost job-manager kbase driver",
+			    path, strerror(-rc));
+	d->iface = KBASE_IFACE_IOCTL;
+	d->drv_major = v.major;
+	d->drv_minor = v.minor;
+	return 0;
+}
+
 int kbase_dev_open(struct kbase_dev *d, const char *path, const struct kbase_sys *sys, uint32_t interval_ns,
 		   char *err, size_t errlen)
 {
 	memset(d, 0, sizeof(*d));
 	d->sys = sys ? sys : &kbase_sys_libc;
 	d->rfd = -1;
-	d->fd = d->sys->open(path, O_RDWR | O_CLOEXEC);
-	if (d->fd < 0) {
-		int e = errno;
-		d->fd = -1;
-		if (e == ENOENT || e == ENXIO || e == ENODEV)
-			return fail(err, errlen, -e,
-				    "no Mali GPU counters: %s does not exist (no kbase driver)", path);
-		if (e == EACCES || e == EPERM)
-			return fail(err, errlen, -e,
-				    "no Mali GPU counters: permission denied opening %s (device mode "
-				    "or SELinux policy; run as root / `adb root`)",
-				    path);
-		return fail(err, errlen, -e, "no Mali GPU counters: cannot open %s: %s", path, strerror(e));
+	int rc = open_node(d, path, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = probe(d, path, err, errlen);
+	if (rc < 0) {
+		kbase_dev_close(d);
+		return rc;
 	}
 	char why[256] = "";
-	int rc;
-	struct kbase_ioctl_version_check v = {11, 0};
-	if (xioctl(d, d->fd, KBASE_IOCTL_VERSION_CHECK, &v) == 0) {
-		d->iface = KBASE_IFACE_IOCTL;
-		d->drv_major = v.major;
-		d->drv_minor = v.minor;
-		rc = open_ioctl_iface(d, why, sizeof(why));
-	} else {
-		struct kbase_uk_version_check u = {.major = 10, .minor = 0};
-		rc = uk_call(d, &u, UKP_FUNC_ID_CHECK_VERSION, sizeof(u));
-		if (rc < 0) {
-			kbase_dev_close(d);
-			return fail(err, errlen, rc,
-				    "no Mali GPU counters: %s answers neither the kbase ioctl nor the UK "
-				    "version check (%s): not a Midgard/Bifrost job-manager kbase driver",
-				    path, strerror(-rc));
-		}
-		d->iface = KBASE_IFACE_UK_READER; /* until setup says otherwise */
-		d->drv_major = u.major;
-		d->drv_minor = u.minor;
-		rc = open_uk_iface(d, why, sizeof(why));
-	}
+	rc = d->iface == KBASE_IFACE_IOCTL ? open_ioctl_iface(d, why, sizeof(why)) : open_uk_iface(d, why, sizeof(why));
 	if (rc < 0) {
 		kbase_dev_close(d);
 		return fail(err, errlen, rc, "no Mali GPU counters: %s", why);
@@ -335,12 +469,6 @@ int kbase_dev_open(struct kbase_dev *d, const char *path, const struct kbase_sys
 	}
 	if (rc == 0 && d->iface == KBASE_IFACE_UK_DUMP)
 		rc = uk_dump_setup(d, d->layout.words * 4, why, sizeof(why));
-	if (rc == 0) {
-		d->prev = calloc(d->layout.words, 4);
-		d->delta = calloc(d->layout.words, 4);
-		if (!d->prev || !d->delta)
-			rc = -ENOMEM;
-	}
 	if (rc < 0) {
 		kbase_dev_close(d);
 		return fail(err, errlen, rc, "no Mali GPU counters: %s", why);
@@ -349,9 +477,10 @@ int kbase_dev_open(struct kbase_dev *d, const char *path, const struct kbase_sys
 	d->bus_bytes = bb ? bb : d->fam->bus_bytes;
 	d->raw_to_mono = (int64_t)(d->sys->mono_ns() - d->sys->raw_ns());
 	d->last_ns = d->sys->mono_ns();
-	snprintf(d->desc, sizeof(d->desc), "Mali-%s (%s) gpu_id 0x%08x, %d cores, %u L2, driver %u.%u, %s",
+	snprintf(d->desc, sizeof(d->desc), "Mali-%s (%s) gpu_id 0x%08x, %d cores, %u L2, driver %s%u.%u%s, %s",
 		 d->fam->name, d->fam->arch, d->gpu_id, __builtin_popcountll(d->shader_present),
-		 d->num_l2 ? d->num_l2 : 1, d->drv_major, d->drv_minor, kbase_iface_name(d->iface));
+		 d->num_l2 ? d->num_l2 : 1, d->uk ? "UK " : "", d->drv_major, d->drv_minor,
+		 d->uk && d->uk->t6xx ? " (t6xx r3p0)" : "", kbase_iface_name(d->iface));
 	return 0;
 }
 
@@ -413,18 +542,16 @@ int kbase_dev_dump(struct kbase_dev *d, kbase_sample_fn cb, void *ctx)
 	}
 	uint64_t a = d->sys->mono_ns();
 	struct kbase_uk_hwcnt_simple h = {0};
-	int rc = uk_call(d, &h, KBASE_FUNC_HWCNT_DUMP, sizeof(h));
+	int rc = uk_call(d, &h, d->uk->hwcnt_dump, sizeof(h));
 	if (rc < 0)
 		return rc;
 	uint64_t b = d->sys->mono_ns();
-	const uint32_t *cur = (const uint32_t *)d->map;
-	/* The dump buffer is cumulative since the CLEAR at setup: increments
-	 * modulo 2^32, so a counter that wrapped still gives its increment. */
-	for (size_t i = 0; i < d->layout.words; i++) {
-		d->delta[i] = cur[i] - d->prev[i];
-		d->prev[i] = cur[i];
-	}
-	rc = deliver(d, a + (b - a) / 2, d->delta, cb, ctx);
+	/* The GPU resets its counter blocks at every dump request
+	 * (mali_kbase_vinstr.c: "The GPU resets the counter block every time
+	 * there is a request to dump it"; gator uses each dump as the
+	 * interval's counts): the buffer holds the increments since the
+	 * previous dump (the CLEAR at setup for the first). */
+	rc = deliver(d, a + (b - a) / 2, (const uint32_t *)d->map, cb, ctx);
 	return rc < 0 ? rc : 1;
 }
 
@@ -432,15 +559,23 @@ void kbase_dev_close(struct kbase_dev *d)
 {
 	if (!d->sys)
 		return;
+	if (d->hwcnt_on && d->fd >= 0) {
+		/* HWCNT_SETUP with a zero buffer disables the counters
+		 * (kbase_instr_hwcnt_setup -> kbase_instr_hwcnt_disable); a context
+		 * closed with them on makes the driver warn the client forgot it. */
+		struct kbase_uk_hwcnt_setup s = {0};
+		uk_call(d, &s, d->uk->hwcnt_setup, sizeof(s));
+		d->hwcnt_on = false;
+	}
 	if (d->map)
 		d->sys->munmap(d->map, d->map_len);
+	if (d->track)
+		d->sys->munmap(d->track, 4096);
 	if (d->rfd >= 0)
 		d->sys->close(d->rfd);
 	if (d->fd >= 0)
 		d->sys->close(d->fd);
-	free(d->prev);
-	free(d->delta);
 	d->map = NULL;
-	d->prev = d->delta = NULL;
+	d->track = NULL;
 	d->fd = d->rfd = -1;
 }

@@ -27,6 +27,7 @@ struct kbase_sys {
 	int (*close)(int fd);
 	uint64_t (*mono_ns)(void); /* CLOCK_MONOTONIC: the session's clock */
 	uint64_t (*raw_ns)(void);  /* CLOCK_MONOTONIC_RAW: the reader's timestamps */
+	uid_t (*euid)(void);	   /* HWCNT_SETUP is root-only on the UK drivers */
 };
 extern const struct kbase_sys kbase_sys_libc;
 
@@ -40,11 +41,23 @@ const char *kbase_iface_name(enum kbase_iface i);
 
 #define KBASE_READER_BUFFERS 16
 
+/* A generation of the UK interface: the function ids and struct sizes differ
+ * between the t6xx r3p0 driver (UK 3.0) and the Midgard r4p0..r15 drivers. */
+struct kbase_uk_gen {
+	const char *name;
+	unsigned major_min, major_max; /* UK majors it stands for */
+	uint32_t set_flags, gpu_props, mem_alloc, hwcnt_setup, hwcnt_dump, hwcnt_clear;
+	uint32_t reader_setup; /* 0: no hwcnt reader in this generation */
+	bool t6xx;	       /* TMEM_ALLOC and the 512-byte GPU props */
+	bool tracking_page;    /* map BASE_MEM_MAP_TRACKING_HANDLE before the dump buffer */
+};
+
 struct kbase_dev {
 	const struct kbase_sys *sys;
 	int fd;	 /* /dev/mali0 */
 	int rfd; /* reader fd, -1 for KBASE_IFACE_UK_DUMP */
 	enum kbase_iface iface;
+	const struct kbase_uk_gen *uk; /* UK generation (ids, struct sizes), NULL on ioctl */
 	uint16_t drv_major, drv_minor;
 	uint32_t gpu_id;
 	uint64_t shader_present;
@@ -57,10 +70,11 @@ struct kbase_dev {
 	struct mali_layout layout;
 	uint8_t *map; /* reader ring, or the dump buffer */
 	size_t map_len;
+	void *track;	      /* r5p0 UK: the context's tracking page, mapped first */
+	uint64_t dump_va;     /* UK dump: the GPU address given to HWCNT_SETUP */
+	bool hwcnt_on;	      /* UK dump: counters enabled (disabled again at close) */
 	uint32_t buf_bytes, buf_count;
 	int64_t raw_to_mono; /* mono = raw + raw_to_mono */
-	uint32_t *prev;	     /* UK dump: the previous cumulative dump */
-	uint32_t *delta;
 	uint64_t last_ns; /* end of the last sample (start of the next) */
 	uint64_t dumps, late_dumps;
 	char desc[128];

@@ -78,13 +78,19 @@ int mali_layout_build(struct mali_layout *l, unsigned version, uint64_t shader_p
 	int rc = 0;
 	for (unsigned g = 0; g < ngroups; g++) {
 		size_t base = (size_t)g * MALI_V4_BLOCKS_PER_GROUP;
-		unsigned slot = 0;
+		/* A core's block is its bit position in the group's 4 shader slots,
+		 * not the k-th set bit of the mask (issue 29 item 6: gator's
+		 * gator_events_mali_t6xx_hw.c / _midgard_hw.c place cores by bit
+		 * position; the two agree for contiguous masks only). */
+		unsigned used = 0;
 		for (unsigned c = 0; c < 64; c++) {
 			if (!(group_masks[g] >> c & 1))
 				continue;
-			if (slot >= 4)
+			unsigned slot = c % 4;
+			if (used >> slot & 1)
 				return -EINVAL;
-			rc |= add(l, MALI_BLOCK_SC, c, base + slot++);
+			used |= 1u << slot;
+			rc |= add(l, MALI_BLOCK_SC, c, base + slot);
 		}
 		if (g == 0) {
 			rc |= add(l, MALI_BLOCK_TILER, 0, base + 4);

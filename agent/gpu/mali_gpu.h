@@ -73,7 +73,7 @@ struct mali_layout {
 
 /* Layout of a dump for `version` (4 or 5): v5 is JM, tiler, num_l2 L2 blocks,
  * then one block per bit up to the highest of shader_present; v4 is one group
- * of 8 blocks per core group (cores of group g in g's first 4 blocks, tiler
+ * of 8 blocks per core group (core c of group g in slot c % 4 of g's first 4 blocks, tiler
  * at 4, MMU/L2 at 5, JM at 7; JM and tiler read from group 0 only).
  * Returns 0, or -EINVAL (no cores, too many blocks, bad version). */
 int mali_layout_build(struct mali_layout *l, unsigned version, uint64_t shader_present, unsigned num_l2,

@@ -1,5 +1,5 @@
 /* LD_PRELOAD face of the fake kbase device (tests/lib/fake_kbase.h): open,
- * ioctl, mmap and close of the device node named by the script
+ * ioctl, mmap, munmap and close of the device node named by the script
  * ($PROF_FAKE_KBASE_SCRIPT, see fake_kbase_load_script) and of the reader fd
  * it hands out are served by the fake; every other call goes to the C
  * library. The reader fd is a timerfd that ticks at the dump interval, so
@@ -86,6 +86,14 @@ EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off
 		return fake_kbase_mmap(addr, len, prot, flags, fd, off);
 	void *(*real)(void *, size_t, int, int, int, off_t) = next("mmap");
 	return real(addr, len, prot, flags, fd, off);
+}
+
+EXPORT int munmap(void *addr, size_t len)
+{
+	if (loaded && fake_kbase_munmap(addr, len) == 0)
+		return 0;
+	int (*real)(void *, size_t) = next("munmap");
+	return real(addr, len);
 }
 
 EXPORT int close(int fd)

@@ -1,7 +1,7 @@
 /* Link-time face of the fake kbase device (tests/lib/fake_kbase.h) for static
  * agents, which LD_PRELOAD cannot reach: the emulated boards' test agent
  * (mk/board.mk, guest/agent-fakegpu) is linked with -Wl,--wrap= for open,
- * open64, ioctl, mmap, mmap64 and close, so the agent's own calls come here;
+ * open64, ioctl, mmap, mmap64, munmap and close, so the agent's own calls come here;
  * the device node named by the script ($PROF_FAKE_KBASE_SCRIPT) and the reader
  * fd it hands out are served by the fake, everything else goes to the C
  * library (__real_*). Never part of the product: only that test binary. */
@@ -18,6 +18,7 @@ int __real_open64(const char *path, int flags, ...);
 int __real_ioctl(int fd, unsigned long req, ...);
 void *__real_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 void *__real_mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+int __real_munmap(void *addr, size_t len);
 int __real_close(int fd);
 
 static int loaded = -1;
@@ -81,6 +82,11 @@ void *__wrap_mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t o
 {
 	return ours_fd(fd) ? fake_kbase_mmap(addr, len, prot, flags, fd, off)
 			   : __real_mmap64(addr, len, prot, flags, fd, off);
+}
+
+int __wrap_munmap(void *addr, size_t len)
+{
+	return loaded > 0 && fake_kbase_munmap(addr, len) == 0 ? 0 : __real_munmap(addr, len);
 }
 
 int __wrap_close(int fd)

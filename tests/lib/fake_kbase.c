@@ -1,3 +1,9 @@
+/* The fake kbase device's core: the GPU (counter activity, the dump it writes
+ * at a dump request, the hwcnt reader's ring), the device-wide
+ * instrumentation state, the open file and the ways in (struct kbase_sys for
+ * unit tests, fake_kbase_open/ioctl/mmap/munmap/close for the LD_PRELOAD and
+ * --wrap faces). Each driver generation's dispatch is in its own file
+ * (fake_kbase_int.h). */
 #include "fake_kbase.h"
 
 #include <errno.h>
@@ -11,12 +17,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fake_kbase_int.h"
 #include "gpu/kbase_abi.h"
 #include "gpu/kbase_dev.h"
 
 #define MAX_ACT 256
 #define NBUF 16
-#define MAX_WORDS (64 * 64)
 
 struct act {
 	uint64_t t0, t1;
@@ -29,28 +35,33 @@ struct act {
 
 static struct {
 	struct fake_kbase_cfg cfg;
+	const struct fake_gen *gen;
 	uint64_t now;
 	struct act act[MAX_ACT];
 	size_t nact;
 	int dev_fd, reader_fd;
-	bool ioctl_ok; /* the ioctl interface answered VERSION_CHECK */
+	struct fake_ctx ctx; /* the open file's context */
+	/* the GPU's counters: counting since the last reset (clear or dump) */
+	uint64_t last_reset;
+	/* device-wide instrumentation (kbase_device.hwcnt) */
+	enum fake_hwcnt_state hwcnt;
+	struct fake_ctx *hwcnt_kctx;
+	uint64_t hwcnt_addr;
 	/* reader */
 	uint8_t *ring;
 	size_t ring_len;
 	uint32_t buf_bytes;
 	uint32_t interval_ns;
-	uint64_t last_dump, next_dump;
+	uint64_t next_dump;
 	struct kbase_hwcnt_reader_metadata ready[NBUF];
-	unsigned nready, head; /* queue of filled buffers */
+	unsigned nready, head;
 	bool busy[NBUF];
-	bool hold;
-	/* UK dump buffer */
-	uint8_t *dumpbuf;
-	size_t dumpbuf_len;
-	uint64_t gpu_va;
-	uint64_t clear_time;
-	bool setup;
-	uint64_t open_time;
+	bool hold, reader_on;
+	/* mappings handed out */
+	struct {
+		void *p;
+		size_t len;
+	} maps[32];
 	struct fake_kbase_stats st;
 } F = {.dev_fd = -1, .reader_fd = -1};
 
@@ -75,6 +86,21 @@ void fake_kbase_set_time(uint64_t ns)
 	F.now = ns;
 }
 
+const struct fake_kbase_cfg *fake_cfg(void)
+{
+	return &F.cfg;
+}
+
+uid_t fake_euid(void)
+{
+	return F.cfg.euid >= 0 ? (uid_t)F.cfg.euid : geteuid();
+}
+
+struct fake_kbase_stats *fake_stats(void)
+{
+	return &F.st;
+}
+
 void fake_kbase_cfg_t628mp6(struct fake_kbase_cfg *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -88,6 +114,7 @@ void fake_kbase_cfg_t628mp6(struct fake_kbase_cfg *c)
 	c->group_mask[1] = 0x30;
 	c->l2_features = 0x07120206; /* bus width 2^7 = 128 bits */
 	c->hw_version = 4;
+	c->euid = -1;
 }
 
 void fake_kbase_cfg_g71mp8(struct fake_kbase_cfg *c)
@@ -102,20 +129,43 @@ void fake_kbase_cfg_g71mp8(struct fake_kbase_cfg *c)
 	c->group_mask[0] = 0xff;
 	c->l2_features = 0x07130206;
 	c->hw_version = 5;
+	c->euid = -1;
+}
+
+static const struct fake_gen *gen_of(enum fake_iface i)
+{
+	switch (i) {
+	case FAKE_IFACE_T6XX:
+		return &fake_gen_t6xx;
+	case FAKE_IFACE_UK_DUMP:
+		return &fake_gen_midgard_uk;
+	case FAKE_IFACE_UK_READER:
+		return &fake_gen_vinstr_uk;
+	default:
+		return &fake_gen_ioctl;
+	}
+}
+
+static void unmap_all(void)
+{
+	for (size_t i = 0; i < sizeof(F.maps) / sizeof(F.maps[0]); i++)
+		if (F.maps[i].p) {
+			void *p = F.maps[i].p; /* cleared first: munmap may be the interposed one */
+			F.maps[i].p = NULL;
+			munmap(p, F.maps[i].len);
+		}
 }
 
 void fake_kbase_reset(const struct fake_kbase_cfg *c)
 {
-	if (F.ring)
-		free(F.ring);
-	if (F.dumpbuf)
-		free(F.dumpbuf);
+	unmap_all();
 	if (F.dev_fd >= 0)
 		close(F.dev_fd);
 	if (F.reader_fd >= 0)
 		close(F.reader_fd);
 	memset(&F, 0, sizeof(F));
 	F.cfg = *c;
+	F.gen = gen_of(c->iface);
 	F.dev_fd = F.reader_fd = -1;
 }
 
@@ -138,7 +188,47 @@ struct fake_kbase_stats fake_kbase_stats(void)
 	return F.st;
 }
 
-/* ---- the counter model: cumulative value of a counter at time t */
+bool fake_kbase_wedged(void)
+{
+	return F.dev_fd >= 0 && F.ctx.setup_in_progress && !F.ctx.setup_complete;
+}
+
+/* ---- fake memory */
+void *fake_pages(size_t len)
+{
+	for (size_t i = 0; i < sizeof(F.maps) / sizeof(F.maps[0]); i++)
+		if (!F.maps[i].p) {
+			void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (p == MAP_FAILED)
+				return NULL;
+			F.maps[i].p = p;
+			F.maps[i].len = len;
+			return p;
+		}
+	return NULL;
+}
+
+int fake_kbase_munmap(void *addr, size_t len)
+{
+	(void)len;
+	for (size_t i = 0; i < sizeof(F.maps) / sizeof(F.maps[0]); i++)
+		if (addr && F.maps[i].p == addr) {
+			F.maps[i].p = NULL; /* first: munmap may be the interposed one */
+			munmap(addr, F.maps[i].len);
+			/* the CPU mapping of a region is gone (the GPU's stays until free) */
+			for (unsigned r = 0; r < F.ctx.nreg; r++)
+				if (F.ctx.reg[r].cpu == addr)
+					F.ctx.reg[r].cpu = NULL;
+			if (F.ctx.tracking == addr)
+				F.ctx.tracking = NULL;
+			if (F.ring == addr)
+				F.ring = NULL;
+			return 0;
+		}
+	return -1;
+}
+
+/* ---- the counter model: value of a counter accumulated over (t0, t] */
 static double cumulative(unsigned block, unsigned inst, unsigned word, uint64_t t)
 {
 	double v = 0;
@@ -167,46 +257,43 @@ static size_t nblocks_total(void)
 	return 2 + F.cfg.num_l2 + (size_t)(64 - __builtin_clzll(F.cfg.shader_present));
 }
 
-/* Fill buf with the counters' values as (cumulative(t) - cumulative(t_prev)),
- * or cumulative since clear when t_prev == UINT64_MAX (mod 2^32). */
+/* The dump the GPU writes at a dump request: each block's counters since the
+ * previous reset, which the request then resets (mali_kbase_vinstr.c: "The
+ * GPU resets the counter block every time there is a request to dump it").
+ * The counters are 32 bits wide. v4 (mali_kbase_vinstr.c
+ * patch_dump_buffer_hdr_v4): 8 blocks per core group, shader core c of group
+ * g in slot c % 4 (its position, absent cores' slots stay zero), tiler 4,
+ * MMU/L2 5, JM 7. v5: JM, tiler, L2 slices, a block per core bit up to the
+ * highest. */
 static void fill(uint32_t *buf, uint64_t t_prev, uint64_t t)
 {
 	size_t nb = nblocks_total();
 	memset(buf, 0, nb * 256);
 	for (size_t b = 0; b < nb; b++) {
-		unsigned type, inst;
+		unsigned type = 0, inst = 0;
 		bool present = true;
 		if (F.cfg.hw_version == 4) {
 			unsigned g = (unsigned)(b / 8), slot = (unsigned)(b % 8);
 			if (slot < 4) {
-				/* slot-th set bit of the group's mask */
-				uint64_t m = F.cfg.group_mask[g];
-				int core = -1;
-				for (unsigned k = 0, seen = 0; k < 64; k++)
-					if (m >> k & 1) {
-						if (seen++ == slot) {
-							core = (int)k;
-							break;
-						}
-					}
-				if (core < 0)
-					present = false;
 				type = FAKE_SC;
-				inst = core < 0 ? 0 : (unsigned)core;
+				present = false;
+				for (unsigned k = 0; k < 64; k++)
+					if ((F.cfg.group_mask[g] >> k & 1) && k % 4 == slot)
+						present = true, inst = k;
 			} else if (slot == 4) {
-				type = FAKE_TILER, inst = 0, present = g == 0;
+				type = FAKE_TILER, present = g == 0;
 			} else if (slot == 5) {
 				type = FAKE_L2, inst = g;
 			} else if (slot == 7) {
-				type = FAKE_JM, inst = 0, present = g == 0;
+				type = FAKE_JM, present = g == 0;
 			} else {
-				present = false, type = 0, inst = 0;
+				present = false;
 			}
 		} else {
 			if (b == 0)
-				type = FAKE_JM, inst = 0;
+				type = FAKE_JM;
 			else if (b == 1)
-				type = FAKE_TILER, inst = 0;
+				type = FAKE_TILER;
 			else if (b < 2 + F.cfg.num_l2)
 				type = FAKE_L2, inst = (unsigned)(b - 2);
 			else {
@@ -220,19 +307,94 @@ static void fill(uint32_t *buf, uint64_t t_prev, uint64_t t)
 			continue;
 		for (unsigned w = 4; w < 64; w++) {
 			double cur = floor(cumulative(type, inst, w, t) + 1e-6);
-			double prev = t_prev == UINT64_MAX
-					  ? floor(cumulative(type, inst, w, F.clear_time) + 1e-6)
-					  : floor(cumulative(type, inst, w, t_prev) + 1e-6);
-			uint64_t d = (uint64_t)(cur - prev);
-			blk[w] = (uint32_t)d;
+			double prev = floor(cumulative(type, inst, w, t_prev) + 1e-6);
+			blk[w] = (uint32_t)(uint64_t)(cur - prev);
 		}
 	}
 }
 
-/* Periodic dumps up to now: into free ring buffers, with their timestamps. */
+/* ---- device-wide instrumentation (Midgard r5p0 mali_kbase_instr.c; the
+ * t6xx r3p0 driver's kbase_instr.c has the same entry points) */
+int fake_hwcnt_enable(struct fake_ctx *c, uint64_t dump_va)
+{
+	/* kbase_instr_hwcnt_enable: kbase_security_has_capability(kctx,
+	 * KBASE_SEC_INSTR_HW_COUNTERS_COLLECT) -> kbasep_am_i_root */
+	if (fake_euid() != 0)
+		return -1;
+	if (F.cfg.refuse_setup_errno)
+		return -1; /* scripted: the counters are held elsewhere */
+	/* kbase_instr_hwcnt_enable_internal: "alignment failure" */
+	if (dump_va == 0 || (dump_va & (KBASE_HWCNT_DUMP_ALIGN - 1)))
+		return -1;
+	/* "Instrumentation is already enabled" (another context holds it) */
+	if (F.hwcnt != FAKE_HWCNT_DISABLED)
+		return -1;
+	F.hwcnt = FAKE_HWCNT_IDLE;
+	F.hwcnt_kctx = c;
+	F.hwcnt_addr = dump_va;
+	F.st.setups++;
+	return 0;
+}
+
+int fake_hwcnt_disable(struct fake_ctx *c)
+{
+	/* kbase_instr_hwcnt_disable: not enabled, or another context's: nothing */
+	if (F.hwcnt == FAKE_HWCNT_DISABLED || F.hwcnt_kctx != c)
+		return 0;
+	F.hwcnt = FAKE_HWCNT_DISABLED;
+	F.hwcnt_kctx = NULL;
+	F.hwcnt_addr = 0;
+	F.st.disables++;
+	return 0;
+}
+
+/* The GPU writes the dump at hwcnt.addr through the context's GPU mapping:
+ * an address no GPU-writable region covers is a page fault
+ * (KBASE_INSTR_STATE_FAULT in kbase_instr_hwcnt_dump). */
+static uint8_t *gpu_target(struct fake_ctx *c, uint64_t va, size_t bytes)
+{
+	for (unsigned r = 0; r < c->nreg; r++) {
+		const struct fake_region *g = &c->reg[r];
+		if (!g->gpu_va || !g->gpu_wr || va < g->gpu_va || va + bytes > g->gpu_va + g->pages * 4096)
+			continue;
+		return g->cpu ? g->cpu + (va - g->gpu_va) : NULL;
+	}
+	return NULL;
+}
+
+int fake_hwcnt_dump(struct fake_ctx *c)
+{
+	/* kbase_instr_hwcnt_dump_irq: "The instrumentation has been setup for
+	 * another context" / "HW counters are disabled" */
+	if (F.hwcnt_kctx != c || F.hwcnt != FAKE_HWCNT_IDLE)
+		return -1;
+	size_t bytes = nblocks_total() * 256;
+	uint8_t *dst = gpu_target(c, F.hwcnt_addr, bytes);
+	uint64_t now = fake_kbase_now();
+	if (!dst) {
+		F.st.faults++;
+		return -1;
+	}
+	fill((uint32_t *)dst, F.last_reset, now);
+	F.last_reset = now;
+	F.st.dumps++;
+	return 0;
+}
+
+int fake_hwcnt_clear(struct fake_ctx *c)
+{
+	/* kbase_instr_hwcnt_clear: only the owner, only when idle */
+	if (F.hwcnt_kctx != c || F.hwcnt != FAKE_HWCNT_IDLE)
+		return -1;
+	F.last_reset = fake_kbase_now();
+	F.st.clears++;
+	return 0;
+}
+
+/* ---- the hwcnt reader (mali_kbase_vinstr.c): periodic dumps into a ring */
 static void produce(void)
 {
-	if (!F.setup || !F.ring || F.interval_ns == 0)
+	if (!F.reader_on || !F.ring || F.interval_ns == 0)
 		return;
 	uint64_t now = fake_kbase_now();
 	while (F.next_dump && F.next_dump <= now) {
@@ -247,13 +409,13 @@ static void produce(void)
 			F.next_dump += F.interval_ns;
 			continue;
 		}
-		fill((uint32_t *)(F.ring + (size_t)idx * F.buf_bytes), F.last_dump, F.next_dump);
+		fill((uint32_t *)(F.ring + (size_t)idx * F.buf_bytes), F.last_reset, F.next_dump);
 		F.busy[idx] = true;
 		F.ready[(F.head + F.nready) % NBUF] =
 		    (struct kbase_hwcnt_reader_metadata){F.next_dump, 1, idx};
 		F.nready++;
 		F.st.dumps++;
-		F.last_dump = F.next_dump;
+		F.last_reset = F.next_dump;
 		F.next_dump += F.interval_ns;
 	}
 }
@@ -261,7 +423,7 @@ static void produce(void)
 static int manual_dump(void)
 {
 	uint64_t now = fake_kbase_now();
-	if (now <= F.last_dump)
+	if (now <= F.last_reset)
 		return 0;
 	uint32_t saved = F.interval_ns;
 	uint64_t saved_next = F.next_dump;
@@ -273,59 +435,7 @@ static int manual_dump(void)
 	return 0;
 }
 
-bool fake_kbase_path_is_ours(const char *path)
-{
-	return path && F.cfg.path && strcmp(path, F.cfg.path) == 0;
-}
-
-bool fake_kbase_is_ours(int fd)
-{
-	return fd >= 0 && (fd == F.dev_fd || fd == F.reader_fd);
-}
-
-int fake_kbase_open(const char *path, int flags)
-{
-	(void)flags;
-	if (!fake_kbase_path_is_ours(path) || F.cfg.open_errno) {
-		errno = F.cfg.open_errno ? F.cfg.open_errno : ENOENT;
-		return -1;
-	}
-	if (F.dev_fd >= 0) {
-		errno = EBUSY;
-		return -1;
-	}
-	F.dev_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	F.st.opens++;
-	F.open_time = fake_kbase_now();
-	F.ioctl_ok = false;
-	return F.dev_fd;
-}
-
-static void put_prop(uint8_t *b, size_t *n, uint32_t key, unsigned szcode, uint64_t v)
-{
-	uint32_t k = key << 2 | szcode;
-	if (b) {
-		memcpy(b + *n, &k, 4);
-		memcpy(b + *n + 4, &v, (size_t)1 << szcode);
-	}
-	*n += 4 + ((size_t)1 << szcode);
-}
-
-static size_t props(uint8_t *b)
-{
-	size_t n = 0;
-	put_prop(b, &n, KBASE_GPUPROP_PRODUCT_ID, 2, F.cfg.gpu_id >> 16);
-	put_prop(b, &n, KBASE_GPUPROP_RAW_GPU_ID, 2, F.cfg.gpu_id);
-	put_prop(b, &n, KBASE_GPUPROP_RAW_SHADER_PRESENT, 3, F.cfg.shader_present);
-	put_prop(b, &n, KBASE_GPUPROP_L2_NUM_L2_SLICES, 0, F.cfg.num_l2);
-	put_prop(b, &n, KBASE_GPUPROP_RAW_L2_FEATURES, 2, F.cfg.l2_features);
-	put_prop(b, &n, KBASE_GPUPROP_COHERENCY_NUM_CORE_GROUPS, 2, F.cfg.ngroups);
-	for (unsigned g = 0; g < F.cfg.ngroups; g++)
-		put_prop(b, &n, KBASE_GPUPROP_COHERENCY_GROUP_0 + g, 3, F.cfg.group_mask[g]);
-	return n;
-}
-
-static int make_reader(void)
+int fake_reader_create(void)
 {
 	if (F.cfg.refuse_setup_errno)
 		return -F.cfg.refuse_setup_errno;
@@ -334,8 +444,8 @@ static int make_reader(void)
 	F.reader_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	F.buf_bytes = (uint32_t)(nblocks_total() * 256);
 	F.ring_len = (size_t)NBUF * F.buf_bytes;
-	F.setup = true;
-	F.last_dump = fake_kbase_now();
+	F.reader_on = true;
+	F.last_reset = fake_kbase_now();
 	F.st.setups++;
 	return F.reader_fd;
 }
@@ -356,9 +466,9 @@ static int reader_ioctl(unsigned long req, void *arg)
 	case KBASE_HWCNT_READER_SET_INTERVAL: {
 		uint32_t iv = *(uint32_t *)arg;
 		F.interval_ns = iv;
-		F.next_dump = iv ? F.last_dump + iv : 0;
+		F.next_dump = iv ? F.last_reset + iv : 0;
 		if (F.cfg.real_clock && iv) {
-			struct itimerspec its = {{0, iv}, {0, iv}};
+			struct itimerspec its;
 			its.it_interval.tv_sec = its.it_value.tv_sec = iv / 1000000000u;
 			its.it_interval.tv_nsec = its.it_value.tv_nsec = iv % 1000000000u;
 			timerfd_settime(F.reader_fd, 0, &its, NULL);
@@ -368,7 +478,7 @@ static int reader_ioctl(unsigned long req, void *arg)
 	case KBASE_HWCNT_READER_DUMP:
 		return manual_dump();
 	case KBASE_HWCNT_READER_CLEAR:
-		F.last_dump = fake_kbase_now();
+		F.last_reset = fake_kbase_now();
 		return 0;
 	case KBASE_HWCNT_READER_GET_BUFFER:
 		if (F.nready == 0 || F.hold) {
@@ -396,83 +506,117 @@ static int reader_ioctl(unsigned long req, void *arg)
 	}
 }
 
-static int uk_ioctl(unsigned long req, void *arg)
+/* ---- GPU properties */
+static void put_prop(uint8_t *b, size_t *n, uint32_t key, unsigned szcode, uint64_t v)
 {
-	size_t size = (req >> 16) & 0x3fff;
-	union kbase_uk_header *h = arg;
-	if (size < sizeof(*h) || (req >> 30) != 3)
-		return -EINVAL;
-	uint32_t id = h->id;
-	uint32_t ret = 0;
-	switch (id) {
-	case UKP_FUNC_ID_CHECK_VERSION: {
-		struct kbase_uk_version_check *v = arg;
-		v->major = 10, v->minor = 4;
-		break;
+	uint32_t k = key << 2 | szcode;
+	if (b) {
+		memcpy(b + *n, &k, 4);
+		memcpy(b + *n + 4, &v, (size_t)1 << szcode);
 	}
-	case KBASE_FUNC_SET_FLAGS:
-		break;
-	case KBASE_FUNC_GPU_PROPS_REG_DUMP: {
-		if (size != sizeof(struct kbase_uk_gpuprops))
-			return -EINVAL;
-		struct kbase_uk_gpuprops *p = arg;
-		memset((char *)p + sizeof(*h), 0, sizeof(*p) - sizeof(*h));
-		p->product_id = F.cfg.gpu_id >> 16;
-		p->gpu_id = F.cfg.gpu_id;
-		p->shader_present = F.cfg.shader_present;
-		p->l2_present = (1ull << F.cfg.num_l2) - 1;
+	*n += 4 + ((size_t)1 << szcode);
+}
+
+size_t fake_props_kv(uint8_t *b)
+{
+	size_t n = 0;
+	put_prop(b, &n, KBASE_GPUPROP_PRODUCT_ID, 2, F.cfg.gpu_id >> 16);
+	put_prop(b, &n, KBASE_GPUPROP_RAW_GPU_ID, 2, F.cfg.gpu_id);
+	put_prop(b, &n, KBASE_GPUPROP_RAW_SHADER_PRESENT, 3, F.cfg.shader_present);
+	put_prop(b, &n, KBASE_GPUPROP_L2_NUM_L2_SLICES, 0, F.cfg.num_l2);
+	put_prop(b, &n, KBASE_GPUPROP_RAW_L2_FEATURES, 2, F.cfg.l2_features);
+	put_prop(b, &n, KBASE_GPUPROP_COHERENCY_NUM_CORE_GROUPS, 2, F.cfg.ngroups);
+	for (unsigned g = 0; g < F.cfg.ngroups; g++)
+		put_prop(b, &n, KBASE_GPUPROP_COHERENCY_GROUP_0 + g, 3, F.cfg.group_mask[g]);
+	return n;
+}
+
+static void fill_raw(struct kbase_uk_raw_props *r, struct kbase_uk_coherent_info *c)
+{
+	r->gpu_id = F.cfg.gpu_id;
+	r->shader_present = F.cfg.shader_present;
+	r->l2_present = (1ull << F.cfg.num_l2) - 1;
+	r->l2_features = F.cfg.l2_features;
+	c->num_groups = c->num_core_groups = F.cfg.ngroups;
+	for (unsigned g = 0; g < F.cfg.ngroups; g++) {
+		c->group[g].core_mask = F.cfg.group_mask[g];
+		c->group[g].num_cores = (uint16_t)__builtin_popcountll(F.cfg.group_mask[g]);
+	}
+}
+
+/* kbase_gpuprops_uk_get_props: the whole struct after the header. */
+void fake_props_uk(void *props, bool t6xx)
+{
+	if (t6xx) {
+		struct kbase_uk_t6xx_gpuprops *p = props;
+		memset((char *)p + 8, 0, sizeof(*p) - 8);
+		p->core.product_id = F.cfg.gpu_id >> 16;
 		p->num_l2_slices = (uint8_t)F.cfg.num_l2;
-		p->l2_features = F.cfg.l2_features;
-		p->num_groups = p->num_core_groups = F.cfg.ngroups;
-		for (unsigned g = 0; g < F.cfg.ngroups; g++) {
-			p->group[g].core_mask = F.cfg.group_mask[g];
-			p->group[g].num_cores = (uint16_t)__builtin_popcountll(F.cfg.group_mask[g]);
-		}
-		break;
+		fill_raw(&p->raw, &p->coh);
+	} else {
+		struct kbase_uk_gpuprops *p = props;
+		memset((char *)p + 8, 0, sizeof(*p) - 8);
+		p->core.product_id = F.cfg.gpu_id >> 16;
+		p->num_l2_slices = (uint8_t)F.cfg.num_l2;
+		fill_raw(&p->raw, &p->coh);
 	}
-	case KBASE_FUNC_HWCNT_READER_SETUP: {
-		struct kbase_uk_hwcnt_reader_setup *s = arg;
-		if (F.cfg.iface != FAKE_IFACE_UK_READER) { /* a driver before vinstr: no such function */
-			ret = 3;
-			break;
-		}
-		int fd = make_reader();
-		if (fd < 0)
-			ret = 3;
-		s->fd = fd;
-		break;
+}
+
+/* ---- the UK calling convention (kbase_ioctl of the UK drivers: t6xx
+ * src/linux/mali_kbase_core_linux.c and midgard/mali_kbase_core_linux.c) */
+#define CALL_MAX_SIZE 536
+int fake_uk_call(struct fake_ctx *c, unsigned long req, void *arg,
+		 int (*dispatch)(struct fake_ctx *c, void *msg, uint32_t size))
+{
+	uint64_t msg[(CALL_MAX_SIZE + 7) >> 3];
+	uint32_t size = (uint32_t)(req >> 16) & 0x3fff; /* _IOC_SIZE */
+	if (size > CALL_MAX_SIZE)
+		return -ENOTTY;
+	for (size_t i = 0; i < sizeof(msg) / 8; i++)
+		msg[i] = 0xdeadbeefdeadbeefull; /* "alignment fixup" prefill */
+	memcpy(msg, arg, size);
+	int rc = dispatch(c, msg, size);
+	if (rc < -1)
+		return rc; /* the r6+ handshake gate returns an errno itself */
+	if (rc != 0) {
+		F.st.efaults++;
+		return -EFAULT; /* "if (MALI_ERROR_NONE != kbase_dispatch(..)) return -EFAULT" */
 	}
-	case KBASE_FUNC_MEM_ALLOC: {
-		struct kbase_uk_mem_alloc *a = arg;
-		F.gpu_va = 0x41000000ull;
-		a->gpu_va = F.gpu_va;
-		break;
-	}
-	case KBASE_FUNC_HWCNT_SETUP: {
-		struct kbase_uk_hwcnt_setup *s = arg;
-		if (F.cfg.refuse_setup_errno || s->dump_buffer != F.gpu_va || !F.dumpbuf)
-			ret = 3;
-		else
-			F.setup = true, F.st.setups++;
-		break;
-	}
-	case KBASE_FUNC_HWCNT_CLEAR:
-		F.clear_time = fake_kbase_now();
-		F.st.clears++;
-		break;
-	case KBASE_FUNC_HWCNT_DUMP:
-		if (!F.setup) {
-			ret = 3;
-			break;
-		}
-		fill((uint32_t *)F.dumpbuf, UINT64_MAX, fake_kbase_now());
-		F.st.dumps++;
-		break;
-	default:
-		return -EINVAL;
-	}
-	h->ret = ret;
+	memcpy(arg, msg, size);
 	return 0;
+}
+
+/* ---- the files */
+bool fake_kbase_path_is_ours(const char *path)
+{
+	return path && F.cfg.path && strcmp(path, F.cfg.path) == 0;
+}
+
+bool fake_kbase_is_ours(int fd)
+{
+	return fd >= 0 && (fd == F.dev_fd || fd == F.reader_fd);
+}
+
+int fake_kbase_open(const char *path, int flags)
+{
+	(void)flags;
+	if (!fake_kbase_path_is_ours(path) || F.cfg.open_errno) {
+		errno = F.cfg.open_errno ? F.cfg.open_errno : ENOENT;
+		return -1;
+	}
+	if (F.dev_fd >= 0) { /* one context at a time in this fake */
+		errno = EBUSY;
+		return -1;
+	}
+	if (!F.gen)
+		F.gen = gen_of(F.cfg.iface);
+	F.dev_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	/* kbase_open -> kbase_create_context: a fresh context per open */
+	memset(&F.ctx, 0, sizeof(F.ctx));
+	F.ctx.next_gpu_pfn = 0x41000; /* the GPU VA zone's first free page (32-bit) */
+	F.ctx.next_cookie = 1;
+	F.st.opens++;
+	return F.dev_fd;
 }
 
 int fake_kbase_ioctl(int fd, unsigned long req, void *arg)
@@ -482,31 +626,8 @@ int fake_kbase_ioctl(int fd, unsigned long req, void *arg)
 		rc = reader_ioctl(req, arg);
 	else if (fd != F.dev_fd || fd < 0)
 		rc = -EBADF;
-	else if (req == KBASE_IOCTL_VERSION_CHECK && F.cfg.iface == FAKE_IFACE_IOCTL) {
-		struct kbase_ioctl_version_check *v = arg;
-		v->major = 11, v->minor = 13;
-		F.ioctl_ok = true;
-		rc = 0;
-	} else if (F.cfg.iface == FAKE_IFACE_IOCTL) {
-		if (!F.ioctl_ok)
-			rc = -EPERM;
-		else if (req == KBASE_IOCTL_SET_FLAGS)
-			rc = 0;
-		else if (req == KBASE_IOCTL_GET_GPUPROPS) {
-			struct kbase_ioctl_get_gpuprops *g = arg;
-			size_t need = props(NULL);
-			if (g->size == 0)
-				rc = (int)need;
-			else if (g->size < need)
-				rc = -EINVAL;
-			else
-				rc = (int)props((uint8_t *)(uintptr_t)g->buffer);
-		} else if (req == KBASE_IOCTL_HWCNT_READER_SETUP)
-			rc = make_reader();
-		else
-			rc = -ENOTTY;
-	} else
-		rc = uk_ioctl(req, arg); /* a UK driver reads any 0x80 call as a UK call */
+	else
+		rc = F.gen->ioctl(&F.ctx, req, arg);
 	if (rc < 0) {
 		errno = -rc;
 		return -1;
@@ -516,45 +637,49 @@ int fake_kbase_ioctl(int fd, unsigned long req, void *arg)
 
 void *fake_kbase_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-	(void)addr, (void)prot, (void)flags;
-	if (fd == F.reader_fd && fd >= 0 && off == 0 && len == F.ring_len && !F.ring) {
-		F.ring = calloc(1, len);
-		return F.ring ? (void *)F.ring : MAP_FAILED;
+	(void)addr;
+	if (fd == F.reader_fd && fd >= 0) {
+		/* kbasep_vinstr_hwcnt_reader_mmap: the whole ring, offset 0 */
+		if (off != 0 || len != F.ring_len || F.ring) {
+			errno = EINVAL;
+			return MAP_FAILED;
+		}
+		F.ring = fake_pages(len);
+		if (!F.ring) {
+			errno = ENOMEM;
+			return MAP_FAILED;
+		}
+		return F.ring;
 	}
-	if (fd == F.dev_fd && fd >= 0 && F.gpu_va && (uint64_t)off == F.gpu_va && !F.dumpbuf &&
-	    len >= nblocks_total() * 256) {
-		F.dumpbuf = calloc(1, len);
-		F.dumpbuf_len = len;
-		return F.dumpbuf ? (void *)F.dumpbuf : MAP_FAILED;
+	if (fd != F.dev_fd || fd < 0) {
+		errno = EBADF;
+		return MAP_FAILED;
 	}
-	errno = EINVAL;
-	return MAP_FAILED;
-}
-
-static int fake_munmap(void *addr, size_t len)
-{
-	(void)len;
-	if (addr && addr == F.ring) {
-		free(F.ring);
-		F.ring = NULL;
-		return 0;
+	int err = 0;
+	void *p = F.gen->mmap(&F.ctx, len, prot, flags, off, &err);
+	if (!p) {
+		errno = err ? err : EINVAL;
+		return MAP_FAILED;
 	}
-	if (addr && addr == F.dumpbuf) {
-		free(F.dumpbuf);
-		F.dumpbuf = NULL;
-		return 0;
-	}
-	return munmap(addr, len);
+	return p;
 }
 
 int fake_kbase_close(int fd)
 {
 	if (fd == F.reader_fd && fd >= 0) {
 		F.reader_fd = -1;
-		F.setup = false;
+		F.reader_on = false;
 		F.nready = 0;
 		memset(F.busy, 0, sizeof(F.busy));
 	} else if (fd == F.dev_fd && fd >= 0) {
+		/* kbase_destroy_context: "The privileged process asking for
+		 * instrumentation forgot to disable it before exiting" */
+		if (F.hwcnt_kctx == &F.ctx) {
+			F.st.forgot_disable++;
+			fake_hwcnt_disable(&F.ctx);
+		}
+		if (F.ctx.setup_in_progress && !F.ctx.setup_complete)
+			F.st.wedged++;
 		F.dev_fd = -1;
 	}
 	return close(fd);
@@ -568,6 +693,10 @@ static int sys_ioctl(int fd, unsigned long r, void *a)
 {
 	return fake_kbase_ioctl(fd, r, a);
 }
+static int sys_munmap(void *addr, size_t len)
+{
+	return fake_kbase_munmap(addr, len) == 0 ? 0 : munmap(addr, len);
+}
 static int sys_poll(struct pollfd *p, nfds_t n, int t)
 {
 	(void)t;
@@ -580,8 +709,8 @@ static int sys_poll(struct pollfd *p, nfds_t n, int t)
 	return ready;
 }
 
-const struct kbase_sys fake_kbase_sys = {sys_open, sys_ioctl,	     fake_kbase_mmap, fake_munmap,
-					 sys_poll, fake_kbase_close, fake_mono,	      fake_kbase_now};
+const struct kbase_sys fake_kbase_sys = {sys_open,	   sys_ioctl, fake_kbase_mmap, sys_munmap, sys_poll,
+					 fake_kbase_close, fake_mono, fake_kbase_now,  fake_euid};
 
 int fake_kbase_load_script(const char *file)
 {
@@ -600,16 +729,21 @@ int fake_kbase_load_script(const char *file)
 			continue;
 		if (!strcmp(a, "gpu")) {
 			enum fake_iface keep = c.iface;
+			bool k64 = c.kernel64;
 			bool t628 = !strcmp(b, "t628mp6");
 			if (t628)
 				fake_kbase_cfg_t628mp6(&c);
 			else
 				fake_kbase_cfg_g71mp8(&c);
 			c.iface = keep == FAKE_IFACE_UK_DUMP && !t628 ? FAKE_IFACE_IOCTL : keep;
+			c.kernel64 = k64;
 		} else if (!strcmp(a, "iface")) {
 			c.iface = !strcmp(b, "ioctl")	    ? FAKE_IFACE_IOCTL
 				  : !strcmp(b, "uk-reader") ? FAKE_IFACE_UK_READER
+				  : !strcmp(b, "t6xx")	    ? FAKE_IFACE_T6XX
 							    : FAKE_IFACE_UK_DUMP;
+		} else if (!strcmp(a, "kernel64")) {
+			c.kernel64 = true;
 		} else if (!strcmp(a, "path")) {
 			snprintf(path, sizeof(path), "%s", b);
 		} else if (!strcmp(a, "refuse")) {

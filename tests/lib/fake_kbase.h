@@ -1,9 +1,12 @@
-/* A fake Mali kbase device for tests, written from the same public layouts
- * as agent/gpu/kbase_abi.h (but with its own block placement, so a layout
- * mistake in the agent shows): serves the ioctl interface with the hwcnt
- * reader, the UK interface with the reader, and the UK dump buffer, with GPU
- * properties of a Mali-T628 MP6 or a Mali-G71 MP8 and counter values
- * scripted per test as activity spread evenly over time spans.
+/* A fake Mali kbase device for tests: a replay of the real drivers' logic,
+ * one file per driver generation (tests/lib/fake_kbase_t6xx.c: t6xx r3p0,
+ * UK 3.0; fake_kbase_midgard_uk.c: Midgard r4p0-r5p0 UK dump buffer;
+ * fake_kbase_vinstr_uk.c: UK with the vinstr hwcnt reader; fake_kbase_ioctl.c:
+ * the ioctl interface of r16 on), each behaviour citing the driver file and
+ * function it follows; the GPU (tests/lib/fake_kbase.c) resets its counters at
+ * every dump request, as the hardware does. GPU properties of a Mali-T628 MP6
+ * or a Mali-G71 MP8, counter values scripted per test as activity spread
+ * evenly over time spans.
  *
  * Two ways in: fake_kbase_sys (a struct kbase_sys the unit tests hand to
  * kbase_dev_open, on a clock the test moves), and the LD_PRELOAD library
@@ -18,7 +21,13 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-enum fake_iface { FAKE_IFACE_IOCTL, FAKE_IFACE_UK_READER, FAKE_IFACE_UK_DUMP };
+/* The driver generation the fake stands for. */
+enum fake_iface {
+	FAKE_IFACE_IOCTL,     /* r16+ ioctl interface, hwcnt reader */
+	FAKE_IFACE_UK_READER, /* UK 10 (r9-r15 vinstr drivers), hwcnt reader */
+	FAKE_IFACE_UK_DUMP,   /* Midgard r5p0 UK 7.0 (r4p0-r5p0), dump buffer */
+	FAKE_IFACE_T6XX,      /* t6xx r3p0 UK 3.0, dump buffer */
+};
 enum fake_block { FAKE_JM, FAKE_TILER, FAKE_L2, FAKE_SC };
 
 struct fake_kbase_cfg {
@@ -34,6 +43,9 @@ struct fake_kbase_cfg {
 	int open_errno;		/* open fails with it (0: opens) */
 	int refuse_setup_errno; /* counter setup fails with it (0: accepted) */
 	bool real_clock;	/* CLOCK_MONOTONIC(_RAW) instead of fake_kbase_set_time (preload) */
+	bool kernel64;		/* a 64-bit kernel (UK MEM_ALLOC forced SAME_VA) */
+	int euid;		/* the caller's uid as the driver sees it (-1: geteuid()) */
+	unsigned uk_major;	/* a UK driver of another version (0: the generation's own) */
 };
 
 /* Mali-T628 MP6 (Exynos 5420): 6 cores in 2 core groups (4 + 2), 1 L2, v4
@@ -56,10 +68,15 @@ void fake_kbase_hold_dumps(bool hold);
 /* Counters of the calls the fake served. */
 struct fake_kbase_stats {
 	unsigned opens, dumps, clears, setups, gets, puts, dropped;
+	unsigned disables;	 /* HWCNT_SETUP with a zero buffer */
+	unsigned forgot_disable; /* contexts closed with the counters on (the driver's warning) */
+	unsigned faults;	 /* dumps that faulted (buffer not GPU-writable at dump_va) */
+	unsigned wedged;	 /* contexts closed stuck in setup (setup_in_progress, never complete) */
+	unsigned efaults;	 /* UK calls answered -EFAULT */
 	uint32_t interval_ns;
 };
 struct fake_kbase_stats fake_kbase_stats(void);
-/* Read a script (preload): "gpu t628mp6|g71mp8", "iface ioctl|uk-reader|uk-dump",
+/* Read a script (preload): "gpu t628mp6|g71mp8", "iface ioctl|uk-reader|uk-dump|t6xx", "kernel64",
  * "path P", "refuse ERRNO", "missing", "rate BLOCK INSTANCE|* WORD PER_SECOND" (from open on). */
 int fake_kbase_load_script(const char *file);
 
@@ -69,6 +86,11 @@ int fake_kbase_open(const char *path, int flags);
 int fake_kbase_ioctl(int fd, unsigned long req, void *arg);
 void *fake_kbase_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 int fake_kbase_close(int fd);
+/* munmap of a mapping the fake handed out: 0, or -1 when addr is not one. */
+int fake_kbase_munmap(void *addr, size_t len);
+/* Whether the open device file is stuck in setup (r3p0-r5p0 kbase_dispatch:
+ * setup_in_progress set, SET_FLAGS never accepted). */
+bool fake_kbase_wedged(void);
 bool fake_kbase_is_ours(int fd);
 bool fake_kbase_path_is_ours(const char *path);
 

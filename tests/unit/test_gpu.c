@@ -3,12 +3,14 @@
  * kernel attribution) and of proto/validate_gpu.c. Scripted counts are
  * spread evenly over their spans, so every expected value below is exact. */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <cmocka.h>
 
@@ -166,7 +168,7 @@ static void test_gpu_t628_uk_dump_block_deltas(void **state)
 	assert_int_equal(block_word(&d, &c, MALI_BLOCK_L2, 0, 30), 100);
 	assert_int_equal(block_word(&d, &c, MALI_BLOCK_L2, 1, 31), 0);
 	assert_int_equal(block_word(&d, &c, MALI_BLOCK_JM, 0, 6), 600);
-	/* a second dump: increments only (the buffer itself is cumulative) */
+	/* a second dump: the counts since the first (the GPU reset its counters then) */
 	fake_kbase_activity(BASE + MS, BASE + 2 * MS, FAKE_SC, 0, 27, 7);
 	fake_kbase_set_time(BASE + 2 * MS);
 	assert_int_equal(kbase_dev_dump(&d, capture, &c), 1);
@@ -252,23 +254,216 @@ static void test_gpu_kernel_shorter_than_dump(void **state)
 	gpu_sampler_close(g);
 }
 
-/* The UK dump buffer is cumulative: a counter that passes 2^32 between two
- * dumps still gives its increment. */
-static void test_gpu_counter_wrap(void **state)
+/* Every UK dump-buffer generation: the agent opens it in the order the
+ * driver expects, reads per-dump counts (the GPU resets its counters at each
+ * dump), and disables the counters before it closes. */
+struct uk_case {
+	const char *what;
+	enum fake_iface iface;
+	bool kernel64;
+	unsigned major;
+};
+static const struct uk_case uk_cases[] = {
+    {"t6xx r3p0", FAKE_IFACE_T6XX, false, 3},
+    {"midgard r5p0 32-bit", FAKE_IFACE_UK_DUMP, false, 7},
+    {"midgard r5p0 64-bit SAME_VA", FAKE_IFACE_UK_DUMP, true, 7},
+};
+
+/* Steady load: the scripted rate in every dump (not 0). Falling load: each
+ * dump its own smaller count (no 2^32 - x values). Per kernel: the exact
+ * increments of two kernels, one per load phase. */
+static void test_gpu_uk_dump_steady_and_falling_load(void **state)
+{
+	(void)state;
+	for (size_t k = 0; k < sizeof(uk_cases) / sizeof(uk_cases[0]); k++) {
+		const struct uk_case *u = &uk_cases[k];
+		struct fake_kbase_cfg cfg;
+		fake_kbase_cfg_t628mp6(&cfg);
+		cfg.iface = u->iface;
+		cfg.kernel64 = u->kernel64;
+		struct gpu_sampler *g = open_sampler(&cfg, MS);
+		const struct kbase_dev *d = gpu_sampler_dev(g);
+		assert_int_equal(d->iface, KBASE_IFACE_UK_DUMP);
+		assert_int_equal(d->drv_major, u->major);
+		assert_int_equal(fake_kbase_stats().opens, 1); /* the UK check answered at once */
+		/* r5p0: the one refused call is the asked-for reader ("unknown ioctl") */
+		assert_int_equal(fake_kbase_stats().efaults, u->iface == FAKE_IFACE_UK_DUMP ? 1 : 0);
+		assert_false(fake_kbase_wedged());
+		/* steady: 4 ms at 1000 ARITH_WORDS per ms per core, 300 read beats per ms */
+		fake_kbase_activity(BASE, BASE + 4 * MS, FAKE_SC, -1, 27, 4000);
+		fake_kbase_activity(BASE, BASE + 4 * MS, FAKE_L2, 0, 31, 1200);
+		/* falling: 3 ms of 500, 250, 0 per ms per core */
+		fake_kbase_activity(BASE + 4 * MS, BASE + 5 * MS, FAKE_SC, -1, 27, 500);
+		fake_kbase_activity(BASE + 5 * MS, BASE + 6 * MS, FAKE_SC, -1, 27, 250);
+		for (int t = 1; t <= 7; t++) {
+			fake_kbase_set_time(BASE + (uint64_t)t * MS);
+			int rc = gpu_sampler_poll(g);
+			if (rc != 1)
+				fail_msg("%s: poll %d: %d (faults %u)", u->what, t, rc, fake_kbase_stats().faults);
+		}
+		const struct gpu_rows *r = gpu_sampler_rows(g);
+		if (r->nrows != 7)
+			fail_msg("%s: %zu rows", u->what, r->nrows);
+		const uint64_t want[7] = {6000, 6000, 6000, 6000, 3000, 1500, 0};
+		for (size_t i = 0; i < 7; i++) {
+			if (cell(g, i, "ARITH_WORDS") != want[i])
+				fail_msg("%s: dump %zu: %llu ARITH_WORDS, want %llu", u->what, i,
+					 (unsigned long long)cell(g, i, "ARITH_WORDS"), (unsigned long long)want[i]);
+			assert_int_equal(cell(g, i, "L2_EXT_READ_BEATS"), i < 4 ? 300 : 0);
+		}
+		const uint64_t k0[] = {BASE, BASE + 4 * MS}, k1[] = {BASE + 4 * MS, BASE + 6 * MS};
+		double out[2 * 64];
+		assert_int_equal(gpu_attrib(r->t0, r->t1, r->values, r->nrows, r->ncols, k0, k1, 2, out, NULL), 0);
+		size_t ca = col(g, "ARITH_WORDS");
+		assert_true(out[ca] == 24000.0);
+		assert_true(out[r->ncols + ca] == 4500.0);
+		assert_int_equal(fake_kbase_stats().faults, 0);
+		gpu_sampler_close(g);
+		/* disabled before close: the driver has nothing to warn about */
+		assert_int_equal(fake_kbase_stats().disables, 1);
+		assert_int_equal(fake_kbase_stats().forgot_disable, 0);
+	}
+}
+
+/* A raw UK call as the agent would make it. */
+static int uk(int fd, void *arg, uint32_t id, size_t size)
+{
+	union kbase_uk_header *h = arg;
+	h->id = id;
+	return fake_kbase_ioctl(fd, KBASE_UK_CMD(id, size), arg) < 0 ? -errno : (int)h->ret;
+}
+
+/* The probe order that wedges the r3p0..r5p0 drivers: the ioctl interface's
+ * VERSION_CHECK first reads as UK id 11 before SET_FLAGS; kbase_dispatch
+ * then keeps setup_in_progress and SET_FLAGS fails for the life of the file.
+ * The fake refuses it as the drivers do; the agent never does it. */
+static void test_gpu_wrong_probe_order_wedges_uk(void **state)
+{
+	(void)state;
+	const enum fake_iface wedging[] = {FAKE_IFACE_T6XX, FAKE_IFACE_UK_DUMP};
+	const uint32_t set_flags[] = {KBASE_T6XX_FUNC_SET_FLAGS, KBASE_FUNC_SET_FLAGS};
+	for (size_t k = 0; k < 2; k++) {
+		struct fake_kbase_cfg cfg;
+		fake_kbase_cfg_t628mp6(&cfg);
+		cfg.iface = wedging[k];
+		fake_kbase_reset(&cfg);
+		int fd = fake_kbase_open("/dev/mali0", O_RDWR);
+		assert_true(fd >= 0);
+		struct kbase_ioctl_version_check v = {11, 0};
+		assert_int_equal(fake_kbase_ioctl(fd, KBASE_IOCTL_VERSION_CHECK, &v), -1);
+		assert_int_equal(errno, EFAULT); /* "SET_FLAGS (UK): Bad address" to come */
+		struct kbase_uk_version_check u = {.major = 10};
+		assert_int_equal(uk(fd, &u, UKP_FUNC_ID_CHECK_VERSION, sizeof(u)), 0);
+		struct kbase_uk_set_flags f = {0};
+		assert_int_equal(uk(fd, &f, set_flags[k], sizeof(f)), -EFAULT);
+		assert_true(fake_kbase_wedged());
+		fake_kbase_close(fd);
+		assert_int_equal(fake_kbase_stats().wedged, 1);
+		/* a fresh open is a fresh context: the right order works */
+		fd = fake_kbase_open("/dev/mali0", O_RDWR);
+		assert_int_equal(uk(fd, &u, UKP_FUNC_ID_CHECK_VERSION, sizeof(u)), 0);
+		assert_int_equal(uk(fd, &f, set_flags[k], sizeof(f)), 0);
+		assert_false(fake_kbase_wedged());
+		fake_kbase_close(fd);
+	}
+	/* the vinstr UK drivers gate calls before the handshake without touching setup */
+	struct fake_kbase_cfg cfg;
+	fake_kbase_cfg_g71mp8(&cfg);
+	cfg.iface = FAKE_IFACE_UK_READER;
+	fake_kbase_reset(&cfg);
+	int fd = fake_kbase_open("/dev/mali0", O_RDWR);
+	struct kbase_ioctl_version_check v = {11, 0};
+	assert_int_equal(fake_kbase_ioctl(fd, KBASE_IOCTL_VERSION_CHECK, &v), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_false(fake_kbase_wedged());
+	fake_kbase_close(fd);
+	/* and the agent, on every generation, leaves no context wedged */
+	const enum fake_iface all[] = {FAKE_IFACE_T6XX, FAKE_IFACE_UK_DUMP, FAKE_IFACE_UK_READER, FAKE_IFACE_IOCTL};
+	const enum kbase_iface got[] = {KBASE_IFACE_UK_DUMP, KBASE_IFACE_UK_DUMP, KBASE_IFACE_UK_READER,
+					KBASE_IFACE_IOCTL};
+	for (size_t k = 0; k < 4; k++) {
+		if (all[k] == FAKE_IFACE_UK_READER || all[k] == FAKE_IFACE_IOCTL)
+			fake_kbase_cfg_g71mp8(&cfg);
+		else
+			fake_kbase_cfg_t628mp6(&cfg);
+		cfg.iface = all[k];
+		fake_kbase_reset(&cfg);
+		struct kbase_dev d;
+		char err[320];
+		if (kbase_dev_open(&d, "/dev/mali0", &fake_kbase_sys, MS, err, sizeof(err)) < 0)
+			fail_msg("generation %zu: %s", k, err);
+		assert_int_equal(d.iface, got[k]);
+		kbase_dev_close(&d);
+		assert_int_equal(fake_kbase_stats().wedged, 0);
+		assert_int_equal(fake_kbase_stats().forgot_disable, 0);
+		/* the ioctl drivers take a second open: the UK check is refused first */
+		assert_int_equal(fake_kbase_stats().opens, all[k] == FAKE_IFACE_IOCTL ? 2 : 1);
+	}
+}
+
+/* On a 64-bit kernel MEM_ALLOC answers an mmap cookie: given as the dump
+ * buffer, every dump faults. The agent gives the mapping's address. */
+static void test_gpu_same_va_cookie_faults(void **state)
 {
 	(void)state;
 	struct fake_kbase_cfg cfg;
 	fake_kbase_cfg_t628mp6(&cfg);
-	struct gpu_sampler *g = open_sampler(&cfg, MS);
-	fake_kbase_activity(BASE, BASE + MS, FAKE_L2, 0, 31, 0xfffffff0u);
-	fake_kbase_activity(BASE + MS, BASE + 2 * MS, FAKE_L2, 0, 31, 0x20);
+	cfg.kernel64 = true;
+	fake_kbase_reset(&cfg);
+	int fd = fake_kbase_open("/dev/mali0", O_RDWR);
+	struct kbase_uk_version_check u = {.major = 10};
+	struct kbase_uk_set_flags f = {0};
+	assert_int_equal(uk(fd, &u, UKP_FUNC_ID_CHECK_VERSION, sizeof(u)), 0);
+	assert_int_equal(uk(fd, &f, KBASE_FUNC_SET_FLAGS, sizeof(f)), 0);
+	struct kbase_uk_mem_alloc a = {.va_pages = 4, .commit_pages = 4};
+	a.flags = BASE_MEM_PROT_CPU_RD | BASE_MEM_PROT_GPU_WR;
+	assert_int_equal(uk(fd, &a, KBASE_FUNC_MEM_ALLOC, sizeof(a)), 0);
+	assert_true(a.flags & BASE_MEM_SAME_VA);
+	assert_int_equal(a.gpu_va, 0x41000);
+	/* no mmap before the tracking page (r5p0 kbase_mmap) */
+	assert_true(fake_kbase_mmap(NULL, 4 * 4096, PROT_READ, MAP_SHARED, fd, 0x41000) == MAP_FAILED);
+	void *t = fake_kbase_mmap(NULL, 4096, PROT_NONE, MAP_SHARED, fd, 0x3000);
+	assert_true(t != MAP_FAILED);
+	void *m = fake_kbase_mmap(NULL, 4 * 4096, PROT_READ, MAP_SHARED, fd, 0x41000);
+	assert_true(m != MAP_FAILED);
+	struct kbase_uk_hwcnt_setup s = {.dump_buffer = a.gpu_va};
+	assert_int_equal(uk(fd, &s, KBASE_FUNC_HWCNT_SETUP, sizeof(s)), 0);
+	struct kbase_uk_hwcnt_simple h = {0};
+	assert_int_equal(uk(fd, &h, KBASE_FUNC_HWCNT_DUMP, sizeof(h)), 3); /* the page fault */
+	assert_int_equal(fake_kbase_stats().faults, 1);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(uk(fd, &s, KBASE_FUNC_HWCNT_SETUP, sizeof(s)), 0); /* disable */
+	s.dump_buffer = (uint64_t)(uintptr_t)m;
+	assert_int_equal(uk(fd, &s, KBASE_FUNC_HWCNT_SETUP, sizeof(s)), 0);
+	assert_int_equal(uk(fd, &h, KBASE_FUNC_HWCNT_DUMP, sizeof(h)), 0);
+	assert_int_equal(fake_kbase_stats().faults, 1);
+	fake_kbase_close(fd);
+	assert_int_equal(fake_kbase_stats().forgot_disable, 1); /* this raw client forgot */
+	fake_kbase_munmap(m, 4 * 4096);
+	fake_kbase_munmap(t, 4096);
+}
+
+/* v4 shader blocks by bit position: a group with a hole in its mask. */
+static void test_gpu_v4_noncontiguous_core_mask(void **state)
+{
+	(void)state;
+	struct fake_kbase_cfg cfg;
+	fake_kbase_cfg_t628mp6(&cfg);
+	cfg.shader_present = 0x3b; /* cores 0, 1, 3 | 4, 5 */
+	cfg.group_mask[0] = 0x0b;
+	fake_kbase_reset(&cfg);
+	fake_kbase_set_time(BASE);
+	fake_kbase_activity(BASE, BASE + MS, FAKE_SC, 3, 27, 777);
+	struct kbase_dev d;
+	char err[320];
+	assert_int_equal(kbase_dev_open(&d, "/dev/mali0", &fake_kbase_sys, MS, err, sizeof(err)), 0);
+	static struct capture c;
+	c.words = d.layout.words;
 	fake_kbase_set_time(BASE + MS);
-	assert_int_equal(gpu_sampler_poll(g), 1);
-	fake_kbase_set_time(BASE + 2 * MS);
-	assert_int_equal(gpu_sampler_poll(g), 1);
-	assert_int_equal(cell(g, 0, "L2_EXT_READ_BEATS"), 0xfffffff0u);
-	assert_int_equal(cell(g, 1, "L2_EXT_READ_BEATS"), 0x20);
-	gpu_sampler_close(g);
+	assert_int_equal(kbase_dev_dump(&d, capture, &c), 1);
+	assert_int_equal(block_word(&d, &c, MALI_BLOCK_SC, 3, 27), 777);
+	assert_int_equal(c.buf[3 * 64 + 27], 777); /* slot 3 of group 0, not slot 2 */
+	kbase_dev_close(&d);
 }
 
 static void expect_open_error(const struct fake_kbase_cfg *cfg, int rc, const char *what)
@@ -280,7 +475,8 @@ static void expect_open_error(const struct fake_kbase_cfg *cfg, int rc, const ch
 	if (!strstr(err, what))
 		fail_msg("error '%s' does not say '%s'", err, what);
 	assert_null(strchr(err, '\n'));
-	assert_int_equal(fake_kbase_stats().opens, cfg->open_errno ? 0 : 1);
+	assert_int_equal(fake_kbase_stats().opens,
+			 cfg->open_errno ? 0 : cfg->iface == FAKE_IFACE_IOCTL ? 2 : 1);
 }
 
 static void test_gpu_driver_refuses_setup(void **state)
@@ -292,7 +488,17 @@ static void test_gpu_driver_refuses_setup(void **state)
 	expect_open_error(&cfg, -EPERM, "refused counter setup");
 	fake_kbase_cfg_t628mp6(&cfg);
 	cfg.refuse_setup_errno = EBUSY;
-	expect_open_error(&cfg, -EINVAL, "refused counter setup");
+	expect_open_error(&cfg, -EINVAL, "another process (gatord, a vendor tool) holds the counters");
+	/* HWCNT_SETUP is root-only (kbasep_am_i_root): the message says so */
+	fake_kbase_cfg_t628mp6(&cfg);
+	cfg.euid = 1000;
+	expect_open_error(&cfg, -EINVAL, "root only; run the agent as root");
+	cfg.iface = FAKE_IFACE_T6XX;
+	expect_open_error(&cfg, -EINVAL, "root only");
+	/* a UK version this agent does not implement: one clear line */
+	fake_kbase_cfg_t628mp6(&cfg);
+	cfg.uk_major = 2;
+	expect_open_error(&cfg, -EPROTONOSUPPORT, "UK 2.0 driver, which this agent does not implement");
 	fake_kbase_cfg_t628mp6(&cfg);
 	cfg.open_errno = ENOENT;
 	expect_open_error(&cfg, -ENOENT, "does not exist");
@@ -433,7 +639,10 @@ int main(void)
 	    cmocka_unit_test(test_gpu_t628_uk_dump_block_deltas),
 	    cmocka_unit_test(test_gpu_g71_reader_per_kernel),
 	    cmocka_unit_test(test_gpu_kernel_shorter_than_dump),
-	    cmocka_unit_test(test_gpu_counter_wrap),
+	    cmocka_unit_test(test_gpu_uk_dump_steady_and_falling_load),
+	    cmocka_unit_test(test_gpu_wrong_probe_order_wedges_uk),
+	    cmocka_unit_test(test_gpu_same_va_cookie_faults),
+	    cmocka_unit_test(test_gpu_v4_noncontiguous_core_mask),
 	    cmocka_unit_test(test_gpu_driver_refuses_setup),
 	    cmocka_unit_test(test_gpu_late_dump),
 	    cmocka_unit_test(test_gpu_idle_rows_merge),

@@ -1,0 +1,78 @@
+/* Inside the fake kbase device (tests/lib/fake_kbase.c): what the per-
+ * generation driver files (fake_kbase_t6xx.c, fake_kbase_midgard_uk.c,
+ * fake_kbase_vinstr_uk.c, fake_kbase_ioctl.c) share with the core. The core
+ * holds the GPU (counter activity, the dump written at a dump request, the
+ * hwcnt reader's ring) and the device-wide instrumentation state; each
+ * generation file replays its driver's dispatch of the calls on one open
+ * file (one kbase context), citing the driver source it follows. */
+#ifndef TESTS_LIB_FAKE_KBASE_INT_H
+#define TESTS_LIB_FAKE_KBASE_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "fake_kbase.h"
+
+#define FAKE_MAX_REGIONS 8
+
+/* One GPU memory region of a context. */
+struct fake_region {
+	uint64_t handle;   /* what MEM_ALLOC answered: GPU address, or the SAME_VA cookie */
+	uint64_t gpu_va;   /* 0 until the GPU can address it (SAME_VA: set at mmap) */
+	size_t pages;
+	uint64_t flags;
+	uint8_t *cpu;	   /* the CPU mapping (fake memory), NULL until mmap */
+	bool gpu_wr;
+};
+
+/* The per-file state of the driver (struct kbase_context). */
+struct fake_ctx {
+	uint32_t api_version; /* r6+ handshake: 0 until the version check */
+	int setup_in_progress, setup_complete;
+	bool tracking_mapped;
+	void *tracking;
+	struct fake_region reg[FAKE_MAX_REGIONS];
+	unsigned nreg;
+	uint64_t next_gpu_pfn, next_cookie;
+};
+
+/* A driver generation: the device file's ioctl and mmap. */
+struct fake_gen {
+	const char *name;
+	int (*ioctl)(struct fake_ctx *c, unsigned long req, void *arg); /* >= 0 or -errno */
+	void *(*mmap)(struct fake_ctx *c, size_t len, int prot, int flags, off_t off, int *err);
+};
+extern const struct fake_gen fake_gen_t6xx, fake_gen_midgard_uk, fake_gen_vinstr_uk, fake_gen_ioctl;
+
+const struct fake_kbase_cfg *fake_cfg(void);
+uid_t fake_euid(void);
+
+/* The GPU's instrumentation (kbase_device's hwcnt state), device-wide. */
+enum fake_hwcnt_state { FAKE_HWCNT_DISABLED, FAKE_HWCNT_IDLE };
+/* kbase_instr_hwcnt_enable/_disable/_dump/_clear: 0 or -1 (MALI_ERROR_FUNCTION_FAILED). */
+int fake_hwcnt_enable(struct fake_ctx *c, uint64_t dump_va);
+int fake_hwcnt_disable(struct fake_ctx *c);
+int fake_hwcnt_dump(struct fake_ctx *c);
+int fake_hwcnt_clear(struct fake_ctx *c);
+/* The reader (vinstr): returns the reader fd or -errno. */
+int fake_reader_create(void);
+
+/* GPU properties in the drivers' layouts. */
+void fake_props_uk(void *props, bool t6xx);   /* struct kbase_uk_gpuprops / kbase_uk_t6xx_gpuprops */
+size_t fake_props_kv(uint8_t *buf);	       /* GET_GPUPROPS key/value buffer (NULL: size) */
+
+/* Fake memory for mappings (page-aligned, released by fake_kbase_munmap). */
+void *fake_pages(size_t len);
+/* The UK calling convention of kbase_ioctl on the UK drivers: the argument is
+ * copied into a message buffer of CALL_MAX_SIZE bytes prefilled with
+ * 0xdeadbeef, kbase_dispatch runs on it, a failure returns -EFAULT and
+ * nothing is copied back. dispatch returns 0 (MALI_ERROR_NONE) or -1, or a
+ * negative errno of its own (< -1) returned as is. */
+int fake_uk_call(struct fake_ctx *c, unsigned long req, void *arg,
+		 int (*dispatch)(struct fake_ctx *c, void *msg, uint32_t size));
+/* Stats of the calls, for tests (fake_kbase_stats). */
+struct fake_kbase_stats *fake_stats(void);
+
+#endif

@@ -1,0 +1,95 @@
+/* The fake kbase device as a UK driver with the vinstr hwcnt reader answers
+ * it (Midgard r9p0..r15p0, UK 10.x, e.g. the Midgard trees whose
+ * kbase_dispatch calls kbase_api_handshake). Sources, read not copied:
+ *  - mali_kbase_core_linux.c: kbase_dispatch: the version check runs
+ *    kbase_api_handshake and records kctx->api_version; "block calls until
+ *    version handshake" (any other call before it: -EINVAL, no state
+ *    touched); then the same setup state machine as r3p0..r5p0; then
+ *    KBASE_FUNC_HWCNT_READER_SETUP (512 + 36) ->
+ *    kbase_vinstr_hwcnt_reader_setup, which answers the reader fd;
+ *  - mali_kbase_uku.h: struct kbase_uk_hwcnt_reader_setup (32 bytes);
+ *  - mali_kbase_vinstr.c, mali_kbase_hwcnt_reader.h: the reader, in the core
+ *    (fake_kbase.c). */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "fake_kbase_int.h"
+#include "gpu/kbase_abi.h"
+
+#define VINSTR_UK_MAJOR 10
+#define VINSTR_UK_MINOR 6
+
+static int dispatch(struct fake_ctx *c, void *args, uint32_t size)
+{
+	union kbase_uk_header *ukh = args;
+	uint32_t id = ukh->id;
+	ukh->ret = 0;
+
+	if (id == UKP_FUNC_ID_CHECK_VERSION) {
+		if (size != sizeof(struct kbase_uk_version_check)) {
+			ukh->ret = 3;
+			return 0;
+		}
+		struct kbase_uk_version_check *v = args;
+		/* kbase_api_handshake: the driver's own version; the proposed one
+		 * is kept as kctx->api_version */
+		c->api_version = (uint32_t)v->major << 20 | v->minor;
+		if (!c->api_version)
+			c->api_version = 1;
+		v->major = VINSTR_UK_MAJOR;
+		v->minor = VINSTR_UK_MINOR;
+		return 0;
+	}
+	if (c->api_version == 0)
+		return -EINVAL; /* "block calls until version handshake" */
+
+	if (!c->setup_complete) {
+		if (c->setup_in_progress)
+			return -EINVAL;
+		c->setup_in_progress = 1;
+		if (id != KBASE_FUNC_SET_FLAGS)
+			return -EINVAL;
+		if (size != sizeof(struct kbase_uk_set_flags))
+			return -1;
+		const struct kbase_uk_set_flags *f = args;
+		if (f->create_flags & ~6u)
+			ukh->ret = 3;
+		c->setup_complete = 1;
+		return 0;
+	}
+
+	switch (id) {
+	case KBASE_FUNC_GPU_PROPS_REG_DUMP:
+		if (size != sizeof(struct kbase_uk_gpuprops))
+			return -1;
+		fake_props_uk(args, false);
+		return 0;
+	case KBASE_FUNC_HWCNT_READER_SETUP: {
+		struct kbase_uk_hwcnt_reader_setup *s = args;
+		if (size != sizeof(*s))
+			return -1;
+		int fd = fake_reader_create();
+		if (fd < 0)
+			ukh->ret = 3;
+		s->fd = fd;
+		return 0;
+	}
+	default:
+		return -1;
+	}
+}
+
+static int vinstr_ioctl(struct fake_ctx *c, unsigned long req, void *arg)
+{
+	return fake_uk_call(c, req, arg, dispatch);
+}
+
+static void *vinstr_mmap(struct fake_ctx *c, size_t len, int prot, int flags, off_t off, int *err)
+{
+	(void)c, (void)len, (void)prot, (void)flags, (void)off;
+	*err = EINVAL; /* the agent maps nothing on the device file here */
+	return NULL;
+}
+
+const struct fake_gen fake_gen_vinstr_uk = {"vinstr UK 10", vinstr_ioctl, vinstr_mmap};
