@@ -338,6 +338,52 @@ static void test_gpu_stat_stores_counters(void **state)
 	assert_true(tp_alive(e->t.collector));
 }
 
+/* agent stat --gpu on the UK dump-buffer generations (tests/lib/fake_kbase_t6xx.c,
+ * fake_kbase_midgard_uk.c on a 64-bit kernel: SAME_VA): every dump holds the
+ * interval's counts under a steady rate (none 0, none near 2^32), their sum is the
+ * rate x the run. */
+static void test_gpu_stat_uk_generations(void **state)
+{
+	struct env *e = *state;
+	if (no_fake) {
+		fprintf(stderr, "skipped: %s\n", no_fake);
+		skip();
+	}
+	const char *scripts[] = {"gpu t628mp6\niface t6xx\nrate l2 0 31 100000000\n",
+				 "gpu t628mp6\niface uk-dump\nkernel64\nrate l2 0 31 100000000\n"};
+	const char *ids[] = {"gpu-t6xx", "gpu-r5p0-64"};
+	for (int k = 0; k < 2; k++) {
+		write_script(e, scripts[k]);
+		char *args[] = {"stat",	 "--collector", e->t.coll, "--spool",	    e->t.spool,
+				"--agent-id", (char *)ids[k], "-e",	      "task-clock", "--gpu",
+				"--gpu-device", e->dev,		"--",	      "/bin/sleep", "0.3",
+				NULL};
+		assert_int_equal(run_agent(e, args), 0);
+		assert_int_equal(tp_file_count(e->t.alog, "no Mali GPU counters"), 0);
+		assert_int_equal(tp_file_count(e->t.alog, "dump failed"), 0);
+		int64_t sid = session_of(e, ids[k]);
+		assert_true(sid > 0);
+		const char *q = "FROM gpu_samples s JOIN gpu_counters c ON c.session_id=s.session_id"
+				" AND c.counter_id=s.counter_id WHERE s.session_id=%lld AND "
+				"c.name='L2_EXT_READ_BEATS'";
+		char sql[512];
+		snprintf(sql, sizeof(sql), "SELECT SUM(s.value) %s", q);
+		int64_t beats = tp_db_int(e->t.db, sql, (long long)sid);
+		snprintf(sql, sizeof(sql), "SELECT MIN(s.value) %s", q);
+		int64_t lo = tp_db_int(e->t.db, sql, (long long)sid);
+		snprintf(sql, sizeof(sql), "SELECT MAX(s.value) %s", q);
+		int64_t hi = tp_db_int(e->t.db, sql, (long long)sid);
+		fprintf(stderr, "%s: %lld read beats, per dump %lld..%lld\n", ids[k], (long long)beats,
+			(long long)lo, (long long)hi);
+		/* 0.3 s of sleep plus the agent's start and end: 3e7 .. 2e8 */
+		assert_true(beats > 25000000 && beats < 200000000);
+		assert_true(lo > 0);		/* steady load is never 0 */
+		assert_true(hi < 1000000000);	/* and never a 2^32 - x value */
+		assert_true(tp_db_int(e->t.db, "SELECT COUNT(*) FROM gpu_info WHERE session_id=%lld AND iface='uk-dump'",
+				      (long long)sid) == 1);
+	}
+}
+
 /* agent --features says what it found: the GPU, or why there is none. */
 static void test_gpu_features_report_device(void **state)
 {
@@ -371,6 +417,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_gpu_run_g71_reader_roofline, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_gpu_missing_or_refused_goes_on, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_gpu_stat_stores_counters, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_gpu_stat_uk_generations, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_gpu_features_report_device, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, group_setup, NULL);
