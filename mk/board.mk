@@ -206,10 +206,11 @@ $(FAKEGPU_AGENT): $(O)/obj/agent/main.o $(O)/obj/tests/fake_kbase/wrap.o $(FAKE_
 endif
 
 $(GUEST)/initramfs.cpio.gz: $(AGENT_STRIPPED) $(GUEST)/busy $(GUEST)/busybox $(O)/kernel/.stamp $(FAKEGPU_AGENT) \
-			    scripts/board-initramfs.sh scripts/board-guest-init.sh tests/fake_kbase/guest.script
+			    scripts/board-initramfs.sh scripts/board-guest-init.sh tests/fake_kbase/guest.script \
+			    tests/fake_kbase/guest-t6xx.script
 	@echo "  CPIO    $@"
 	$(Q)scripts/board-initramfs.sh $@ $(GUEST)/busybox $(AGENT_STRIPPED) $(GUEST)/busy $(O)/kernel/modules \
-		$(if $(FAKEGPU_AGENT),$(FAKEGPU_AGENT) tests/fake_kbase/guest.script)
+		$(if $(FAKEGPU_AGENT),$(FAKEGPU_AGENT) tests/fake_kbase/guest.script tests/fake_kbase/guest-t6xx.script)
 
 board-guest: $(GUEST)/initramfs.cpio.gz
 

@@ -50,12 +50,20 @@ if /bin/agent --help | grep -q '^  record '; then
 		--flush-timeout 20 -- /bin/busy 1 1 0
 	echo "PROF-GUEST record-rc=$?"
 fi
-# Mali counters through the kbase code of the agent, on the fake T628 (test-only agent).
+# ---- Mali counters (issue 29) ----
+# The agent's kbase code on the fake T628 (test-only agent), one run per driver generation:
+# Midgard r5p0 UK 7.0 (/etc/fake_kbase.script) and t6xx r3p0 UK 3.0 (/etc/fake_kbase_t6xx.script).
 if [ -x /bin/agent-fakegpu ]; then
 	PROF_FAKE_KBASE_SCRIPT=/etc/fake_kbase.script /bin/agent-fakegpu stat --collector "$collector" \
 		--agent-id "$id-gpu" --spool /tmp/spool-gpu --gpu --flush-timeout 20 -- /bin/busy 1 1 0
 	echo "PROF-GUEST gpu-rc=$?"
+	if [ -f /etc/fake_kbase_t6xx.script ]; then
+		PROF_FAKE_KBASE_SCRIPT=/etc/fake_kbase_t6xx.script /bin/agent-fakegpu stat --collector "$collector" \
+			--agent-id "$id-gpu-t6xx" --spool /tmp/spool-gpu-t6xx --gpu --flush-timeout 20 -- /bin/busy 1 1 0
+		echo "PROF-GUEST gpu-t6xx-rc=$?"
+	fi
 fi
+# ---- end Mali counters ----
 sync
 echo "PROF-GUEST done"
 poweroff -f

@@ -4,11 +4,12 @@
 #   (the stripped static agent), /bin/busy (static busy-loop workload), /lib/modules/*.ko
 #   (the virtio-mmio network modules of the guest kernel and their dependencies).
 # With FAKEGPU_AGENT and SCRIPT also /bin/agent-fakegpu and /etc/fake_kbase.script (the
-# Mali counter test on a fake device, mk/board.mk).
-# Usage: board-initramfs.sh OUT.cpio.gz BUSYBOX AGENT BUSY KERNEL_MODULES_DIR [FAKEGPU_AGENT SCRIPT]
+# Mali counter test on a fake device, mk/board.mk); with T6XX_SCRIPT also
+# /etc/fake_kbase_t6xx.script (the t6xx r3p0 generation, issue 29).
+# Usage: board-initramfs.sh OUT.cpio.gz BUSYBOX AGENT BUSY KERNEL_MODULES_DIR [FAKEGPU_AGENT SCRIPT [T6XX_SCRIPT]]
 set -euo pipefail
-[ $# -eq 5 ] || [ $# -eq 7 ] ||
-	{ echo "usage: $0 OUT.cpio.gz BUSYBOX AGENT BUSY KERNEL_MODULES_DIR [FAKEGPU_AGENT SCRIPT]" >&2; exit 2; }
+[ $# -eq 5 ] || [ $# -eq 7 ] || [ $# -eq 8 ] ||
+	{ echo "usage: $0 OUT.cpio.gz BUSYBOX AGENT BUSY KERNEL_MODULES_DIR [FAKEGPU_AGENT SCRIPT [T6XX_SCRIPT]]" >&2; exit 2; }
 out=$1 busybox=$2 agent=$3 busy=$4 mods=$5
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
@@ -17,10 +18,11 @@ install -m 0755 scripts/board-guest-init.sh "$root/init"
 install -m 0755 "$busybox" "$root/bin/busybox"
 install -m 0755 "$agent" "$root/bin/agent"
 install -m 0755 "$busy" "$root/bin/busy"
-if [ $# -eq 7 ]; then
+if [ $# -ge 7 ]; then
 	mkdir -p "$root/etc"
 	install -m 0755 "$6" "$root/bin/agent-fakegpu"
 	install -m 0644 "$7" "$root/etc/fake_kbase.script"
+	[ $# -eq 8 ] && install -m 0644 "$8" "$root/etc/fake_kbase_t6xx.script"
 fi
 # The virtio-mmio network drivers and what they depend on (the depends= of .modinfo),
 # in load order; /lib/modules/order lists them for /init. Built-in ones are not there.

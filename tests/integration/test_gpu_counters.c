@@ -339,7 +339,7 @@ static void test_gpu_stat_stores_counters(void **state)
 }
 
 /* agent stat --gpu on the UK dump-buffer generations (tests/lib/fake_kbase_t6xx.c,
- * fake_kbase_midgard_uk.c on a 64-bit kernel: SAME_VA): every dump holds the
+ * fake_kbase_midgard_uk.c: SAME_VA for this 64-bit process): every dump holds the
  * interval's counts under a steady rate (none 0, none near 2^32), their sum is the
  * rate x the run. */
 static void test_gpu_stat_uk_generations(void **state)
@@ -350,7 +350,7 @@ static void test_gpu_stat_uk_generations(void **state)
 		skip();
 	}
 	const char *scripts[] = {"gpu t628mp6\niface t6xx\nrate l2 0 31 100000000\n",
-				 "gpu t628mp6\niface uk-dump\nkernel64\nrate l2 0 31 100000000\n"};
+				 "gpu t628mp6\niface uk-dump\nrate l2 0 31 100000000\n"};
 	const char *ids[] = {"gpu-t6xx", "gpu-r5p0-64"};
 	for (int k = 0; k < 2; k++) {
 		write_script(e, scripts[k]);

@@ -729,21 +729,21 @@ int fake_kbase_load_script(const char *file)
 			continue;
 		if (!strcmp(a, "gpu")) {
 			enum fake_iface keep = c.iface;
-			bool k64 = c.kernel64;
+			bool c32 = c.compat32;
 			bool t628 = !strcmp(b, "t628mp6");
 			if (t628)
 				fake_kbase_cfg_t628mp6(&c);
 			else
 				fake_kbase_cfg_g71mp8(&c);
 			c.iface = keep == FAKE_IFACE_UK_DUMP && !t628 ? FAKE_IFACE_IOCTL : keep;
-			c.kernel64 = k64;
+			c.compat32 = c32;
 		} else if (!strcmp(a, "iface")) {
 			c.iface = !strcmp(b, "ioctl")	    ? FAKE_IFACE_IOCTL
 				  : !strcmp(b, "uk-reader") ? FAKE_IFACE_UK_READER
 				  : !strcmp(b, "t6xx")	    ? FAKE_IFACE_T6XX
 							    : FAKE_IFACE_UK_DUMP;
-		} else if (!strcmp(a, "kernel64")) {
-			c.kernel64 = true;
+		} else if (!strcmp(a, "compat32")) {
+			c.compat32 = true;
 		} else if (!strcmp(a, "path")) {
 			snprintf(path, sizeof(path), "%s", b);
 		} else if (!strcmp(a, "refuse")) {

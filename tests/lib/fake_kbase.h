@@ -43,7 +43,8 @@ struct fake_kbase_cfg {
 	int open_errno;		/* open fails with it (0: opens) */
 	int refuse_setup_errno; /* counter setup fails with it (0: accepted) */
 	bool real_clock;	/* CLOCK_MONOTONIC(_RAW) instead of fake_kbase_set_time (preload) */
-	bool kernel64;		/* a 64-bit kernel (UK MEM_ALLOC forced SAME_VA) */
+	bool compat32;		/* the caller as a 32-bit process (kctx->is_compat): no forced
+				 * SAME_VA; a 64-bit process on the (64-bit) kernel gets it */
 	int euid;		/* the caller's uid as the driver sees it (-1: geteuid()) */
 	unsigned uk_major;	/* a UK driver of another version (0: the generation's own) */
 };
@@ -76,7 +77,7 @@ struct fake_kbase_stats {
 	uint32_t interval_ns;
 };
 struct fake_kbase_stats fake_kbase_stats(void);
-/* Read a script (preload): "gpu t628mp6|g71mp8", "iface ioctl|uk-reader|uk-dump|t6xx", "kernel64",
+/* Read a script (preload): "gpu t628mp6|g71mp8", "iface ioctl|uk-reader|uk-dump|t6xx", "compat32",
  * "path P", "refuse ERRNO", "missing", "rate BLOCK INSTANCE|* WORD PER_SECOND" (from open on). */
 int fake_kbase_load_script(const char *file);
 

@@ -11,8 +11,8 @@
  *    file; then MEM_ALLOC, HWCNT_SETUP/DUMP/CLEAR, GPU_PROPS_REG_DUMP with
  *    their size checks; an unknown id is "unknown ioctl");
  *  - mali_kbase_uku.h: BASE_UK_VERSION 7.0, ids 512 + n, kbase_uk_mem_alloc;
- *  - mali_kbase_mem_linux.c: kbase_mem_alloc (a 64-bit process on a 64-bit
- *    kernel gets SAME_VA: the answer is an mmap cookie, BASE_MEM_COOKIE_BASE
+ *  - mali_kbase_mem_linux.c: kbase_mem_alloc (a 64-bit process, !is_compat,
+ *    gets SAME_VA: the answer is an mmap cookie, BASE_MEM_COOKIE_BASE
  *    + n pages, and the GPU address is where the mmap lands), kbase_mmap
  *    (MAP_SHARED only; nothing but the tracking page, offset
  *    BASE_MEM_MAP_TRACKING_HANDLE, until it is mapped);
@@ -76,7 +76,7 @@ static int dispatch(struct fake_ctx *c, void *args, uint32_t size)
 		memset(r, 0, sizeof(*r));
 		r->pages = (size_t)m->va_pages;
 		r->gpu_wr = (m->flags & BASE_MEM_PROT_GPU_WR) != 0;
-		if (fake_cfg()->kernel64) {
+		if (sizeof(void *) == 8 && !fake_cfg()->compat32) {
 			/* kbase_mem_alloc: "if (!kctx->is_compat) *flags |= BASE_MEM_SAME_VA";
 			 * the region waits for its mmap, the caller gets a cookie */
 			m->flags |= BASE_MEM_SAME_VA;
