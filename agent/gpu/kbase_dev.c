@@ -384,12 +384,14 @@ static int open_node(struct kbase_dev *d, const char *path, char *err, size_t er
  *     before SET_FLAGS sets setup_in_progress for the life of the file, so the
  *     ioctl interface's VERSION_CHECK (its first word, major 11, reads as UK
  *     id 11) must never come first there. gator and HWCPipe do the same.
- *  2. if the UK check is refused: a fresh open (nothing a refused call did
- *     stays), then the ioctl interface's VERSION_CHECK (r16 on). */
+ *  2. if the UK check is refused, or answers a UK version not implemented
+ *     here: a fresh open (nothing the first file did stays), then the ioctl
+ *     interface's VERSION_CHECK (r16 on). */
 static int probe(struct kbase_dev *d, const char *path, char *err, size_t errlen)
 {
 	struct kbase_uk_version_check u = {.major = 10, .minor = 0};
 	int rc = uk_call(d, &u, UKP_FUNC_ID_CHECK_VERSION, sizeof(u));
+	bool uk_unknown = false;
 	if (rc == 0) {
 		d->drv_major = u.major;
 		d->drv_minor = u.minor;
@@ -397,14 +399,13 @@ static int probe(struct kbase_dev *d, const char *path, char *err, size_t errlen
 			d->uk = &uk_t6xx;
 		else if (u.major >= uk_midgard.major_min && u.major <= uk_midgard.major_max)
 			d->uk = &uk_midgard;
-		else
-			return fail(err, errlen, -EPROTONOSUPPORT,
-				    "no Mali GPU counters: %s is a kbase UK %u.%u driver, which this agent "
-				    "does not implement (it knows UK 3 = t6xx r3p0 and UK 6-10 = Midgard "
-				    "r4p0-r15)",
-				    path, u.major, u.minor);
-		d->iface = KBASE_IFACE_UK_READER; /* until setup says otherwise */
-		return 0;
+		if (d->uk) {
+			d->iface = KBASE_IFACE_UK_READER; /* until setup says otherwise */
+			return 0;
+		}
+		/* a UK version this agent does not implement: the ioctl interface
+		 * may still answer (a driver keeping a legacy UK path); else refuse */
+		uk_unknown = true;
 	}
 	d->sys->close(d->fd);
 	d->fd = -1;
@@ -413,6 +414,12 @@ static int probe(struct kbase_dev *d, const char *path, char *err, size_t errlen
 		return rc;
 	struct kbase_ioctl_version_check v = {11, 0};
 	rc = xioctl(d, d->fd, KBASE_IOCTL_VERSION_CHECK, &v);
+	if (rc < 0 && uk_unknown)
+		return fail(err, errlen, -EPROTONOSUPPORT,
+			    "no Mali GPU counters: %s is a kbase UK %u.%u driver, which this agent "
+			    "does not implement (it knows UK 3 = t6xx r3p0 and UK 6-10 = Midgard "
+			    "r4p0-r15)",
+			    path, u.major, u.minor);
 	if (rc < 0)
 		return fail(err, errlen, rc,
 			    "no Mali GPU counters: %s answers neither the UK version check nor the kbase "
