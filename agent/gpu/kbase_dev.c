@@ -57,7 +57,7 @@ static const struct kbase_uk_gen uk_t6xx = {
     KBASE_T6XX_FUNC_HWCNT_CLEAR,
     0,
     true,
-    false,
+    true, /* t6xx src/linux/mali_kbase_mem_linux.c kbase_mmap: KBASE_REG_COOKIE_MTP (3) first */
 };
 static const struct kbase_uk_gen uk_midgard = {
     "midgard r4p0-r15",
@@ -239,6 +239,11 @@ static int reader_setup(struct kbase_dev *d, uint32_t interval_ns, char *err, si
 	return 0;
 }
 
+/* The t6xx TMEM zone starts at GPU address 2^33 and the region's mmap offset
+ * is its GPU address (kbase_mmap: vm_pgoff = the GPU page number). */
+_Static_assert(sizeof(off_t) >= 8, "the dump buffer's mmap offset can pass 4 GiB: build with "
+				    "-D_FILE_OFFSET_BITS=64 on 32-bit glibc");
+
 static int hwcnt_refused(struct kbase_dev *d, int rc, char *err, size_t errlen)
 {
 	/* kbase_instr_hwcnt_enable: kbase_security_has_capability(..,
@@ -263,10 +268,12 @@ static int uk_dump_setup(struct kbase_dev *d, size_t bytes, char *err, size_t er
 	uint64_t flags_out = 0;
 	int rc;
 	if (d->uk->tracking_page) {
-		/* r5p0 kbase_mmap: every mmap but the tracking page's fails with
+		/* kbase_mmap (t6xx r3p0: KBASE_REG_COOKIE_MTP, page 3; Midgard:
+		 * BASE_MEM_MAP_TRACKING_HANDLE, 0x3000): every other mmap fails with
 		 * EINVAL until the context's tracking page is mapped
-		 * (kbase_tracking_page_setup). Drivers without it refuse this one
-		 * mapping; the dump buffer's own mmap then says whether it mattered. */
+		 * (kbase_tracking_page_setup: "if not the MTP, verify that the MTP has
+		 * been mapped"). A driver without it refuses this one mapping; the dump
+		 * buffer's own mmap then says whether it mattered. */
 		void *t = d->sys->mmap(NULL, 4096, PROT_NONE, MAP_SHARED, d->fd,
 				       (off_t)BASE_MEM_MAP_TRACKING_HANDLE);
 		d->track = t == MAP_FAILED ? NULL : t;

@@ -49,7 +49,7 @@ struct kbase_uk_gen {
 	uint32_t set_flags, gpu_props, mem_alloc, hwcnt_setup, hwcnt_dump, hwcnt_clear;
 	uint32_t reader_setup; /* 0: no hwcnt reader in this generation */
 	bool t6xx;	       /* TMEM_ALLOC and the 512-byte GPU props */
-	bool tracking_page;    /* map BASE_MEM_MAP_TRACKING_HANDLE before the dump buffer */
+	bool tracking_page;    /* map the tracking page (offset 0x3000) before the dump buffer */
 };
 
 struct kbase_dev {

@@ -9,6 +9,12 @@
  *    512 .. SET_FLAGS 528), kbase_uk_tmem_alloc (40 bytes);
  *  - mali_base_kernel.h: mali_base_gpu_props with the 8-byte thread props
  *    (512 bytes);
+ *  - src/linux/mali_kbase_mem_linux.c (exynos5420/android_kernel_samsung_exynos5420):
+ *    kbase_mmap: the tracking page (vm_pgoff KBASE_REG_COOKIE_MTP = 3) first,
+ *    "if not the MTP, verify that the MTP has been mapped" (-EINVAL); a TMEM
+ *    region is mapped at its GPU page number (vm_pgoff >= the TMEM zone base);
+ *    kbase_tracking_page_setup: a second tracking page is -EFAULT;
+ *  - mali_kbase_mem.h: KBASE_REG_ZONE_TMEM_BASE = (1 << 33) >> PAGE_SHIFT;
  *  - the instrumentation (kbase_instr_hwcnt_setup/_dump/_clear) is the core's
  *    (fake_kbase.c), the same entry points as the Midgard driver's. */
 #include <errno.h>
@@ -18,6 +24,7 @@
 #include "fake_kbase_int.h"
 #include "gpu/kbase_abi.h"
 
+#define T6XX_TMEM_BASE_PFN ((1ull << 33) >> 12) /* KBASE_REG_ZONE_TMEM_BASE */
 #define T6XX_UK_MAJOR 3
 #define T6XX_UK_MINOR 0
 
@@ -77,6 +84,8 @@ static int dispatch(struct fake_ctx *c, void *args, uint32_t size)
 		r->pages = t->vsize;
 		r->flags = t->flags;
 		r->gpu_wr = (t->flags & BASE_MEM_PROT_GPU_WR) != 0;
+		if (c->next_gpu_pfn < T6XX_TMEM_BASE_PFN)
+			c->next_gpu_pfn = T6XX_TMEM_BASE_PFN;
 		r->gpu_va = r->handle = c->next_gpu_pfn << 12;
 		c->next_gpu_pfn += t->vsize;
 		t->gpu_addr = r->gpu_va;
@@ -117,11 +126,32 @@ static int t6xx_ioctl(struct fake_ctx *c, unsigned long req, void *arg)
 	return fake_uk_call(c, req, arg, dispatch);
 }
 
-/* kbase_mmap (t6xx src/linux/mali_kbase_mem_linux.c): the offset is the
- * region's GPU page number; no tracking page in this generation. */
+#define KBASE_REG_COOKIE_MTP 3
+
+/* kbase_mmap (t6xx src/linux/mali_kbase_mem_linux.c): no VM_SHARED check in
+ * this generation; the tracking page first; a TMEM region at its GPU page. */
 static void *t6xx_mmap(struct fake_ctx *c, size_t len, int prot, int flags, off_t off, int *err)
 {
 	(void)prot, (void)flags;
+	if (len == 0) {
+		*err = EINVAL;
+		return NULL;
+	}
+	if ((uint64_t)off == KBASE_REG_COOKIE_MTP << 12) {
+		if (c->tracking_mapped) {
+			*err = EFAULT; /* "check that this is the only tracking page" */
+			return NULL;
+		}
+		c->tracking = fake_pages(len);
+		c->tracking_mapped = c->tracking != NULL;
+		if (!c->tracking)
+			*err = ENOMEM;
+		return c->tracking;
+	}
+	if (!c->tracking_mapped) {
+		*err = EINVAL; /* "verify that the MTP has been mapped" */
+		return NULL;
+	}
 	for (unsigned i = 0; i < c->nreg; i++) {
 		struct fake_region *r = &c->reg[i];
 		if ((uint64_t)off != r->gpu_va || len > r->pages * 4096 || r->cpu)
@@ -131,7 +161,7 @@ static void *t6xx_mmap(struct fake_ctx *c, size_t len, int prot, int flags, off_
 			*err = ENOMEM;
 		return r->cpu;
 	}
-	*err = EINVAL;
+	*err = ENOMEM; /* no TMEM region encloses the range */
 	return NULL;
 }
 

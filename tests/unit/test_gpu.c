@@ -447,6 +447,47 @@ static void test_gpu_same_va_cookie_faults(void **state)
 	fake_kbase_munmap(t, 4096);
 }
 
+/* t6xx r3p0: TMEM regions live above 2^33 on the GPU and are mapped at their
+ * GPU page number, after the tracking page (KBASE_REG_COOKIE_MTP). */
+static void test_gpu_t6xx_tmem_and_tracking_page(void **state)
+{
+	(void)state;
+	struct fake_kbase_cfg cfg;
+	fake_kbase_cfg_t628mp6(&cfg);
+	cfg.iface = FAKE_IFACE_T6XX;
+	fake_kbase_reset(&cfg);
+	int fd = fake_kbase_open("/dev/mali0", O_RDWR);
+	struct kbase_uk_version_check u = {.major = 10};
+	struct kbase_uk_set_flags f = {0};
+	assert_int_equal(uk(fd, &u, UKP_FUNC_ID_CHECK_VERSION, sizeof(u)), 0);
+	assert_int_equal(u.major, 3);
+	assert_int_equal(uk(fd, &f, KBASE_T6XX_FUNC_SET_FLAGS, sizeof(f)), 0);
+	/* the Midgard MEM_ALLOC struct at the same id is the wrong size here */
+	struct kbase_uk_mem_alloc wrong = {.va_pages = 1, .commit_pages = 1};
+	assert_int_equal(uk(fd, &wrong, KBASE_T6XX_FUNC_TMEM_ALLOC, sizeof(wrong)), -EFAULT);
+	struct kbase_uk_t6xx_tmem_alloc t = {.vsize = 2, .psize = 2};
+	t.flags = BASE_MEM_PROT_CPU_RD | BASE_MEM_PROT_GPU_WR;
+	assert_int_equal(uk(fd, &t, KBASE_T6XX_FUNC_TMEM_ALLOC, sizeof(t)), 0);
+	assert_true(t.gpu_addr >= 1ull << 33);
+	assert_true(fake_kbase_mmap(NULL, 8192, PROT_READ, MAP_SHARED, fd, (off_t)t.gpu_addr) == MAP_FAILED);
+	assert_int_equal(errno, EINVAL);
+	void *mtp = fake_kbase_mmap(NULL, 4096, PROT_NONE, MAP_SHARED, fd, 0x3000);
+	assert_true(mtp != MAP_FAILED);
+	assert_true(fake_kbase_mmap(NULL, 4096, PROT_NONE, MAP_SHARED, fd, 0x3000) == MAP_FAILED);
+	assert_int_equal(errno, EFAULT);
+	void *m = fake_kbase_mmap(NULL, 8192, PROT_READ, MAP_SHARED, fd, (off_t)t.gpu_addr);
+	assert_true(m != MAP_FAILED);
+	/* the Midgard ids mean other calls here: 526 is no GPU_PROPS */
+	struct kbase_uk_t6xx_gpuprops p;
+	assert_int_equal(uk(fd, &p, KBASE_FUNC_GPU_PROPS_REG_DUMP, sizeof(p)), -EFAULT);
+	assert_int_equal(uk(fd, &p, KBASE_T6XX_FUNC_GPU_PROPS_REG_DUMP, sizeof(p)), 0);
+	assert_int_equal(p.raw.gpu_id, 0x06201000);
+	assert_int_equal(p.coh.group[1].core_mask, 0x30);
+	fake_kbase_munmap(m, 8192);
+	fake_kbase_munmap(mtp, 4096);
+	fake_kbase_close(fd);
+}
+
 /* v4 shader blocks by bit position: a group with a hole in its mask. */
 static void test_gpu_v4_noncontiguous_core_mask(void **state)
 {
@@ -647,6 +688,7 @@ int main(void)
 	    cmocka_unit_test(test_gpu_uk_dump_steady_and_falling_load),
 	    cmocka_unit_test(test_gpu_wrong_probe_order_wedges_uk),
 	    cmocka_unit_test(test_gpu_same_va_cookie_faults),
+	    cmocka_unit_test(test_gpu_t6xx_tmem_and_tracking_page),
 	    cmocka_unit_test(test_gpu_v4_noncontiguous_core_mask),
 	    cmocka_unit_test(test_gpu_driver_refuses_setup),
 	    cmocka_unit_test(test_gpu_late_dump),
