@@ -106,7 +106,8 @@ int feature_report_print(FILE *out)
 	fprintf(out, "  opencl:         not compiled in\n");
 #endif
 #ifdef CONFIG_AGENT_MALI
-	fprintf(out, "  mali counters:  yes (kbase ioctl + UK interfaces; T60x T62x T72x T76x T82x T83x T86x T88x G71 G51)\n");
+	fprintf(out, "  mali counters:  yes (kbase ioctl r16+, UK 6-10 Midgard, UK 3 t6xx r3p0; "
+		     "T60x T62x T72x T76x T82x T83x T86x T88x G71 G51)\n");
 #else
 	fprintf(out, "  mali counters:  not compiled in\n");
 #endif

@@ -19,11 +19,11 @@
 
 /* One GPU memory region of a context. */
 struct fake_region {
-	uint64_t handle;   /* what MEM_ALLOC answered: GPU address, or the SAME_VA cookie */
-	uint64_t gpu_va;   /* 0 until the GPU can address it (SAME_VA: set at mmap) */
+	uint64_t handle; /* what MEM_ALLOC answered: GPU address, or the SAME_VA cookie */
+	uint64_t gpu_va; /* 0 until the GPU can address it (SAME_VA: set at mmap) */
 	size_t pages;
 	uint64_t flags;
-	uint8_t *cpu;	   /* the CPU mapping (fake memory), NULL until mmap */
+	uint8_t *cpu; /* the CPU mapping (fake memory), NULL until mmap */
 	bool gpu_wr;
 };
 
@@ -60,8 +60,8 @@ int fake_hwcnt_clear(struct fake_ctx *c);
 int fake_reader_create(void);
 
 /* GPU properties in the drivers' layouts. */
-void fake_props_uk(void *props, bool t6xx);   /* struct kbase_uk_gpuprops / kbase_uk_t6xx_gpuprops */
-size_t fake_props_kv(uint8_t *buf);	       /* GET_GPUPROPS key/value buffer (NULL: size) */
+void fake_props_uk(void *props, bool t6xx); /* struct kbase_uk_gpuprops / kbase_uk_t6xx_gpuprops */
+size_t fake_props_kv(uint8_t *buf);	    /* GET_GPUPROPS key/value buffer (NULL: size) */
 
 /* Fake memory for mappings (page-aligned, released by fake_kbase_munmap). */
 void *fake_pages(size_t len);
