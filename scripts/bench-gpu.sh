@@ -67,16 +67,18 @@ kill $cpid; wait $cpid 2>/dev/null || true; cpid=
 echo "## Mali GPU counters: dump cost and wire size (fake kbase device)"
 echo
 echo "Produced by \`scripts/bench-gpu.sh $out\` on $(date -u +%Y-%m-%d), $(nproc) CPUs, Linux $(uname -r)."
-echo "No Mali board here: the device is the fake kbase driver of the tests (tests/lib/fake_kbase.c), so the"
+echo "No Mali board here: the device is the fake kbase driver of the tests (tests/lib/fake_kbase*.c, the Midgard r5p0 UK generation), so the"
 echo "driver's own work (the GPU writing the counter blocks, the cache flush) is **not** in these numbers."
 echo
 echo "Agent-side cost per dump (\`$out/bench/gpu_dump GPU $n\`): \`gpu_sampler_poll\` = UK DUMP ioctl +"
-echo "increments of the whole dump buffer + column sums into a row, minus the fake's time for the same ioctl."
+echo "column sums of the dump (each dump holds its interval's counts, issue 29) into a row, minus the fake's time for the same ioctl."
 echo
-echo "| GPU | dump buffer bytes | columns | total us/dump | fake's ioctl us | agent us/dump |"
-echo "|---|---|---|---|---|---|"
+echo "The last column times the agent's work alone: the same polls with the DUMP ioctl answered at once."
+echo
+echo "| GPU | dump buffer bytes | columns | total us/dump | fake's ioctl us | agent us/dump (difference) | agent us/dump (alone) |"
+echo "|---|---|---|---|---|---|---|"
 for l in "$t628" "$g71"; do
-	echo "| $(kv "$l" gpu) | $(kv "$l" buffer_bytes) | $(kv "$l" columns) | $(kv "$l" total_us) | $(kv "$l" fake_us) | $(kv "$l" agent_us) |"
+	echo "| $(kv "$l" gpu) | $(kv "$l" buffer_bytes) | $(kv "$l" columns) | $(kv "$l" total_us) | $(kv "$l" fake_us) | $(kv "$l" agent_us) | $(kv "$l" agent_alone_us) |"
 done
 echo
 echo "Wire size: \`agent stat --gpu -e task-clock -- sleep 2\` (dumps every 1 ms) with the fake preloaded;"
