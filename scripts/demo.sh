@@ -63,7 +63,7 @@ echo "  the file and $dir/config_calib_islip.icnt checked against that version's
 "$out/collector" calibrate --store "$dir/profile.db" --session "$cal" --emit "$dir/gpgpusim.config" \
 	--gpgpusim-version $gsv --clamp
 # each option is preceded by a comment saying whether it was measured or is a fallback / mapping
-awk '/^# / {c=$0; next} /^-/ {print ((c ~ /^# measured:/) ? "measured" : "stated") "\t" $1 "\t" $2 ((c ~ /CLAMPED/) ? "(clamped)" : ""); c=""}' \
+awk '/^# / {c=$0; next} /^-/ {print ((c ~ /^# (measured|partly measured|derived from measured):/) ? "measured" : "stated") "\t" $1 "\t" $2 ((c ~ /CLAMPED/) ? "(clamped)" : ""); c=""}' \
 	"$dir/gpgpusim.config" >"$dir/gpgpusim.sources"
 echo "measured ($(grep -c '^measured' "$dir/gpgpusim.sources")): $(awk '$1=="measured" {printf "%s %s  ", $2, $3}' "$dir/gpgpusim.sources")"
 echo "stated fallbacks and mappings ($(grep -c '^stated' "$dir/gpgpusim.sources")): $(awk '$1=="stated" {printf "%s %s  ", $2, $3}' "$dir/gpgpusim.sources")"

@@ -59,14 +59,29 @@ static const struct calib_param *param(struct em *e, const char *name, char *not
 	if (p->flagged) {
 		e->o->flagged_out++;
 		if (!e->o->use_flagged) {
-			snprintf(note, nlen, "; %s = %g %s is FLAGGED (spread %.0f%%, confidence %.2f): not used", name,
-				 p->value, p->unit, p->spread * 100, p->confidence);
+			char sp[48];
+			if (isfinite(p->spread))
+				snprintf(sp, sizeof(sp), "spread %.0f%%", p->spread * 100);
+			else
+				snprintf(sp, sizeof(sp), "repetitions disagree");
+			snprintf(note, nlen, "; %s = %g %s is FLAGGED (%s, confidence %.2f): not used", name, p->value, p->unit,
+				 sp, p->confidence);
 			return NULL;
 		}
 		snprintf(note, nlen, "; FLAGGED (spread %.0f%%, confidence %.2f), used because of --use-flagged",
 			 p->spread * 100, p->confidence);
 	}
 	return p;
+}
+
+/* Why a parameter is not used: its FLAGGED note, or "NAME not measured". */
+static const char *missing(const char *name, const char *note, char *buf, size_t len)
+{
+	if (note[0])
+		snprintf(buf, len, "%s", note + 2);
+	else
+		snprintf(buf, len, "%s not measured", name);
+	return buf;
 }
 
 static void src(char *buf, size_t len, const struct calib_param *p)
@@ -168,7 +183,8 @@ static void emit_cores(struct em *e, unsigned *clusters)
 		snprintf(why, sizeof(why), "fallback: compute_units_reported = %g (clGetDeviceInfo)%s", rep->value, note);
 	} else {
 		*clusters = 1;
-		snprintf(why, sizeof(why), "fallback: 1 (compute units not measured%s)", note);
+		char mb[400];
+		snprintf(why, sizeof(why), "fallback: 1 (%s)", missing("compute_units", note, mb, sizeof(mb)));
 	}
 	snprintf(v, sizeof(v), "%u", *clusters);
 	opt(e, "-gpgpu_n_clusters", v, "%s; one cluster per OpenCL compute unit", why);
@@ -180,8 +196,9 @@ static void emit_cores(struct em *e, unsigned *clusters)
 		src(why, sizeof(why), r);
 		opt(e, "-gpgpu_shader_registers", v, "%s; GPGPU-sim: 32-bit registers per core", why);
 	} else {
-		opt(e, "-gpgpu_shader_registers", "16384",
-		    "fallback: 16384 (the QuadroFX5800 example's); regs_per_cu not measured%s", note);
+		char mb[400];
+		opt(e, "-gpgpu_shader_registers", "16384", "fallback: 16384 (the QuadroFX5800 example's); %s",
+		    missing("regs_per_cu", note, mb, sizeof(mb)));
 	}
 }
 
@@ -200,13 +217,15 @@ static void emit_pipeline(struct em *e)
 			 " over a work-group, not lanes sharing a PC. 32 is the warp of every shipped GPGPU-sim config",
 			 gr ? gr->value : NAN);
 	} else if (is_midgard(e->m)) {
-		w = 4;
+		const struct calib_param *vb = calib_model_get(e->m, "vector_width_bits");
+		double bits = vb && vb->value >= 32 ? vb->value : 128;
+		w = floor(bits / 32);
 		snprintf(wwhy, sizeof(wwhy),
-			 "W = 4, mapped as the seed did: Midgard threads have their own program counters (granularity"
-			 " %g), and the seed's instruction detector gives each instruction the width of the 128-bit"
-			 " vector core for its data type; stock GPGPU-sim has one width, so 128 / 32-bit = 4 lanes"
-			 " (fp16 would be 8, 64-bit 2: not expressible without the seed's patch)",
-			 gr ? gr->value : NAN);
+			 "W = %.0f, mapped as the seed did: Midgard threads have their own program counters (granularity"
+			 " %g), and the seed's instruction detector gives each instruction the width of the %.0f-bit"
+			 " vector core (%s) for its data type; stock GPGPU-sim has one width, so %.0f / 32-bit = %.0f lanes"
+			 " (fp16 would be twice, 64-bit half: not expressible without the seed's patch)",
+			 w, gr ? gr->value : NAN, bits, vb ? vb->method : "Midgard's, not in the model", bits, w);
 	} else if (gr) {
 		w = round(gr->value);
 		snprintf(wwhy, sizeof(wwhy), "W = granularity = %g (%s)%s", gr->value, gr->method, wn);
@@ -215,7 +234,8 @@ static void emit_pipeline(struct em *e)
 			return;
 	} else {
 		w = 32;
-		snprintf(wwhy, sizeof(wwhy), "W = 32, fallback: granularity not measured%s", wn);
+		char mb[400];
+		snprintf(wwhy, sizeof(wwhy), "W = 32, fallback (%s)", missing("granularity", wn, mb, sizeof(mb)));
 	}
 	/* T: threads resident on one core */
 	char tn[400] = "", twhy[600];
@@ -225,13 +245,16 @@ static void emit_pipeline(struct em *e)
 	double threads;
 	if (tpc) {
 		threads = tpc->value;
-		snprintf(twhy, sizeof(twhy), "T from threads_per_cu = %g (%s)", tpc->value, tpc->method);
+		snprintf(twhy, sizeof(twhy), "measured: T from threads_per_cu = %g (%s)", tpc->value, tpc->method);
 	} else if (rcu && rwi) {
 		threads = round(rcu->value / rwi->value);
-		snprintf(twhy, sizeof(twhy), "T from regs_per_cu / regs_per_work_item = %g / %g", rcu->value, rwi->value);
+		snprintf(twhy, sizeof(twhy), "measured: T from regs_per_cu / regs_per_work_item = %g / %g", rcu->value,
+			 rwi->value);
 	} else {
 		threads = w * fmin(warps_max, 2048 / w);
-		snprintf(twhy, sizeof(twhy), "T = %g, fallback: threads per core not measured%s", threads, tn);
+		char mb[400];
+		snprintf(twhy, sizeof(twhy), "fallback: T = %g, the most the version allows (%s)", threads,
+			 missing("threads_per_cu (or regs_per_cu and regs_per_work_item)", tn, mb, sizeof(mb)));
 	}
 	if (hold(e, GS_THREADS_MAX, &threads, gs_limit_bound(GS_THREADS_MAX, e->o->version), false, "threads per core",
 		 note, sizeof(note)) < 0)
@@ -284,12 +307,12 @@ static void emit_caches(struct em *e)
 	snprintf(pol, sizeof(pol), "L:L:m:N:L");
 	cache_str(v, sizeof(v), ver, sets, (unsigned)line, (unsigned)assoc, pol, "A:32:8,8");
 	snprintf(why, sizeof(why),
-		 "dl1: line %s, assoc %s, size %s; sets = size / (line x assoc) = %g rounded to the power of two %u"
-		 " (GPGPU-sim indexes sets with a mask): %u x %.0f x %.0f = %.0f B modelled vs %g B measured;"
+		 "%s: dl1 line %s, assoc %s, size %s; sets = size / (line x assoc) = %g rounded to the power of two %u"
+		 " (GPGPU-sim indexes sets with a mask): %u x %.0f x %.0f = %.0f B modelled vs %g B %s;"
 		 " policy L:L:m:N:L (LRU, local write-back/global write-through, allocate on miss, linear set"
 		 " index) and MSHRs A:32:8,8 are GPGPU-sim's usual dl1 values, not measured%s",
-		 lp ? "measured" : "fallback 128", ap ? "measured l1_assoc" : (setp && lp) ? "= l1_set_bytes / line" : "fallback 4",
-		 sp ? "measured" : "fallback 16 KiB", exact, sets, sets, line, assoc, sets * line * assoc, size, note);
+		 lp && sp ? "measured" : lp || sp ? "partly measured" : "fallback", lp ? "measured" : "fallback 128", ap ? "measured l1_assoc" : (setp && lp) ? "= l1_set_bytes / line" : "fallback 4",
+		 sp ? "measured" : "fallback 16 KiB", exact, sets, sets, line, assoc, sets * line * assoc, size, sp ? "measured" : "(fallback)", note);
 	(void)mline;
 	opt(e, "-gpgpu_cache:dl1", v, "%s", why);
 	opt(e, "-gpgpu_cache:dl2", "none",
@@ -333,11 +356,14 @@ static void emit_memory(struct em *e, unsigned clusters, FILE *icnt)
 		    " measured and a base's would not belong with it), so the latencies below are in its cycles",
 		    why);
 	} else if (base_value(e->o->base, "-gpgpu_clock_domains", b, sizeof(b))) {
-		opt(e, "-gpgpu_clock_domains", b, "fallback: all four clocks from the --base file (clock_mhz not measured%s)",
-		    note);
+		char mb[400];
+		opt(e, "-gpgpu_clock_domains", b, "fallback: all four clocks from the --base file (%s)",
+		    missing("clock_mhz", note, mb, sizeof(mb)));
 	} else {
+		char mb[400];
 		opt(e, "-gpgpu_clock_domains", "325.0:650.0:650.0:800.0",
-		    "fallback: all four clocks of GPGPU-sim's QuadroFX5800 example (clock_mhz not measured%s)", note);
+		    "fallback: all four clocks of GPGPU-sim's QuadroFX5800 example (%s)",
+		    missing("clock_mhz", note, mb, sizeof(mb)));
 	}
 	snprintf(v, sizeof(v), "%d", ROP_LATENCY);
 	opt(e, "-rop_latency", v, "GPGPU-sim's default ROP queue latency, written out (part of the modelled path below)");
@@ -359,15 +385,16 @@ static void emit_memory(struct em *e, unsigned clusters, FILE *icnt)
 		double extra = meas - MODELLED_PATH;
 		snprintf(v, sizeof(v), "%.0f", extra > 0 ? extra : 0);
 		opt(e, "-dram_latency", v,
-		    "measured load latency minus the modelled path: %s - (rop %d + interconnect round trip %d + DRAM"
+		    "derived from measured: load latency minus the modelled path: %s - (rop %d + interconnect round trip %d + DRAM"
 		    " row miss %d = %d) = %.0f%s; GPGPU-sim adds -dram_latency on top of that path",
 		    mwhy, ROP_LATENCY, ICNT_ROUND_TRIP, DRAM_ROW_MISS, MODELLED_PATH, extra,
 		    extra < 0 ? " (below the modelled path: 0)" : "");
 	} else {
+		char mb[400];
 		opt(e, "-dram_latency", "30",
-		    "fallback: GPGPU-sim's default 30, written out (DRAM latency%s not measured%s); the modelled path is"
-		    " %d core cycles before it",
-		    core > 0 ? "" : " or core clock", dn, MODELLED_PATH);
+		    "fallback: GPGPU-sim's default 30, written out (%s%s); the modelled path is %d core cycles before it",
+		    missing("dram_latency_ns", dn, mb, sizeof(mb)), core > 0 ? "" : "; core clock not measured",
+		    MODELLED_PATH);
 	}
 	const char *name = e->o->icnt_name ? e->o->icnt_name : DEFAULT_ICNT;
 	unsigned nodes = clusters + 2 * 1;

@@ -139,6 +139,7 @@ static void test_calib_mali_t628_maps_to_a_loadable_config(void **state)
 		assert_string_equal(opt_line(cfg, "-inter_config_file", v, sizeof(v)), "config_calib_islip.icnt");
 		assert_non_null(strstr(icnt, "\nk = 6;\nn = 1;\n")); /* 4 clusters + 2 memory sub-partitions */
 		assert_non_null(strstr(cfg, "mapped as the seed did"));
+		assert_non_null(strstr(cfg, "128-bit vector core (seed 1.2"));
 		assert_non_null(strstr(cfg, "fallback: GPGPU-sim's default 30"));
 		/* every init step of the version: the limits table accepts it */
 		enum gs_limit_id which = GS_NLIMITS;
