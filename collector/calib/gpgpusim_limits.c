@@ -15,10 +15,10 @@ static const struct gs_limit limits[GS_NLIMITS] = {
 	[GS_THREADS_MAX] = {GS_THREADS_MAX, "-gpgpu_shader_core_pipeline", "threads per core T <= MAX_THREAD_PER_SM",
 			    2048, 2048,
 			    "src/gpgpu-sim/shader.h shader_core_config::init(): n_thread_per_shader > MAX_THREAD_PER_SM"
-			    " -> \"increase MAX_THREAD_PER_SM\", abort(); MAX_THREAD_PER_SM 2048 in"
-			    " src/abstract_hardware_model.h",
+			    " -> \"increase MAX_THREAD_PER_SM\", abort(); #define MAX_THREAD_PER_SM 2048 in"
+			    " src/abstract_hardware_model.h (1024 before 3.2)",
 			    "src/gpgpu-sim/shader.h shader_core_config::init(): same check and abort();"
-			    " MAX_THREAD_PER_SM (1 << 11) in src/abstract_hardware_model.h"},
+			    " #define MAX_THREAD_PER_SM 2048 in src/abstract_hardware_model.h"},
 	[GS_THREADS_MULTIPLE] = {GS_THREADS_MULTIPLE, "-gpgpu_shader_core_pipeline", "T a multiple of the warp size W", 0,
 				 0, "src/gpgpu-sim/shader.h shader_core_config::init(): assert(!(n_thread_per_shader % warp_size))",
 				 "src/gpgpu-sim/shader.h shader_core_config::init(): assert(!(n_thread_per_shader % warp_size))"},
@@ -28,9 +28,10 @@ static const struct gs_limit limits[GS_NLIMITS] = {
 			 "src/abstract_hardware_model.h: MAX_WARP_SIZE 32, active_mask_t = std::bitset<MAX_WARP_SIZE>"},
 	[GS_WARPS_MAX] = {GS_WARPS_MAX, "-gpgpu_shader_core_pipeline", "warps per core T / W <= WARP_PER_CTA_MAX", 48, 64,
 			  "src/gpgpu-sim/shader.cc barrier_set_t::barrier_set_t(): max_warps_per_core > WARP_PER_CTA_MAX"
-			  " -> \"increase WARP_PER_CTA_MAX in shader.h\", exit(1); WARP_PER_CTA_MAX 48 in shader.h",
+			  " -> \"increase WARP_PER_CTA_MAX in shader.h\", exit(1); src/gpgpu-sim/shader.h:"
+			  " const unsigned WARP_PER_CTA_MAX = 48 (sizes warp_set_t)",
 			  "src/gpgpu-sim/shader.cc barrier_set_t::barrier_set_t(): same check, exit(1);"
-			  " WARP_PER_CTA_MAX 64 in src/abstract_hardware_model.h"},
+			  " src/gpgpu-sim/shader.h: const unsigned WARP_PER_CTA_MAX = 64"},
 	[GS_SUBWARP_MIN] = {GS_SUBWARP_MIN, "-gpgpu_shmem_warp_parts", "W / -gpgpu_shmem_warp_parts >= 1", 1, 1,
 			    "src/abstract_hardware_model.cc warp_inst_t::generate_mem_accesses(): subwarp_size ="
 			    " warp_size / mem_warp_parts; the per-subwarp loops generate no access when it is 0",
