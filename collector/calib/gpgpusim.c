@@ -20,7 +20,9 @@
  * butterfly both ways (1-flit request, 5-flit 136 B reply, one router each
  * way), and a DRAM row miss of the timing written (tRP + tRCD + CL + BL/2). */
 #define ROP_LATENCY 85
-#define DRAM_TIMING "4:2:8:12:21:13:34:9:4:5:13:1:0:0" /* nbk:tCCD:tRRD:tRCD:tRAS:tRP:tRC:CL:WL:tCDLR:tWR:nbkgrp:tCCDL:tRTPL */
+#define DRAM_TIMING                                                                                              \
+	"4:2:8:12:21:13:34:9:4:5:13:1:0:0" /* nbk:tCCD:tRRD:tRCD:tRAS:tRP:tRC:CL:WL:tCDLR:tWR:nbkgrp:tCCDL:tRTPL \
+					    */
 #define DRAM_BURST 4
 #define ICNT_ROUND_TRIP 8
 #define DRAM_ROW_MISS (13 + 12 + 9 + DRAM_BURST / 2)
@@ -64,11 +66,12 @@ static const struct calib_param *param(struct em *e, const char *name, char *not
 				snprintf(sp, sizeof(sp), "spread %.0f%%", p->spread * 100);
 			else
 				snprintf(sp, sizeof(sp), "repetitions disagree");
-			snprintf(note, nlen, "; %s = %g %s is FLAGGED (%s, confidence %.2f): not used", name, p->value, p->unit,
-				 sp, p->confidence);
+			snprintf(note, nlen, "; %s = %g %s is FLAGGED (%s, confidence %.2f): not used", name,
+				 p->value, p->unit, sp, p->confidence);
 			return NULL;
 		}
-		snprintf(note, nlen, "; FLAGGED (spread %.0f%%, confidence %.2f), used because of --use-flagged",
+		snprintf(note, nlen,
+			 "; FLAGGED (spread %.0f%%, confidence %.2f), used because of --use-flagged",
 			 p->spread * 100, p->confidence);
 	}
 	return p;
@@ -91,23 +94,23 @@ static void src(char *buf, size_t len, const struct calib_param *p)
 
 /* Hold v to a limit: *v > max (or < min when is_min). Refuse with the limit
  * named, or clamp and say so in note. */
-static int hold(struct em *e, enum gs_limit_id id, double *v, double bound, bool is_min, const char *what, char *note,
-		size_t nlen)
+static int hold(struct em *e, enum gs_limit_id id, double *v, double bound, bool is_min, const char *what,
+		char *note, size_t nlen)
 {
 	if (is_min ? *v >= bound : *v <= bound)
 		return 0;
 	const struct gs_limit *l = gs_limit(id);
 	const char *source = e->o->version == 4 ? l->source4 : l->source3;
 	if (!e->o->clamp) {
-		snprintf(e->err, e->errlen, "%s %s %g: GPGPU-sim %s allows %s %g (%s: %s); --clamp writes %g", l->option,
-			 what, *v, gs_version_name(e->o->version), is_min ? "at least" : "at most", bound, l->rule, source,
-			 bound);
+		snprintf(e->err, e->errlen, "%s %s %g: GPGPU-sim %s allows %s %g (%s: %s); --clamp writes %g",
+			 l->option, what, *v, gs_version_name(e->o->version), is_min ? "at least" : "at most",
+			 bound, l->rule, source, bound);
 		e->rc = -ERANGE;
 		return -ERANGE;
 	}
 	size_t used = strlen(note);
-	snprintf(note + used, nlen - used, "; CLAMPED: measured %s %g, GPGPU-sim %s allows %s %g (%s)", what, *v,
-		 gs_version_name(e->o->version), is_min ? "at least" : "at most", bound, source);
+	snprintf(note + used, nlen - used, "; CLAMPED: measured %s %g, GPGPU-sim %s allows %s %g (%s)", what,
+		 *v, gs_version_name(e->o->version), is_min ? "at least" : "at most", bound, source);
 	*v = bound;
 	e->o->clamped_out++;
 	return 0;
@@ -129,8 +132,8 @@ static unsigned pow2_up(double v)
 }
 
 /* "3.2.2: S:L:A,policy:sif,mshr" or "4.0: N:S:L:A,..." */
-static void cache_str(char *buf, size_t len, int version, unsigned sets, unsigned line, unsigned assoc, const char *pol,
-		      const char *rest)
+static void cache_str(char *buf, size_t len, int version, unsigned sets, unsigned line, unsigned assoc,
+		      const char *pol, const char *rest)
 {
 	snprintf(buf, len, "%s%u:%u:%u,%s,%s", version == 4 ? "N:" : "", sets, line, assoc, pol, rest);
 }
@@ -145,7 +148,8 @@ static const char *base_value(const char *base, const char *name, char *buf, siz
 		const char *p = s;
 		while (*p == ' ' || *p == '\t')
 			p++;
-		if ((size_t)(p - s) + nl < ll && strncmp(p, name, nl) == 0 && (p[nl] == ' ' || p[nl] == '\t')) {
+		if ((size_t)(p - s) + nl < ll && strncmp(p, name, nl) == 0 &&
+		    (p[nl] == ' ' || p[nl] == '\t')) {
 			p += nl;
 			while (*p == ' ' || *p == '\t')
 				p++;
@@ -180,15 +184,18 @@ static void emit_cores(struct em *e, unsigned *clusters)
 		strncat(why, note, sizeof(why) - strlen(why) - 1);
 	} else if (rep && rep->value >= 1) {
 		*clusters = (unsigned)lround(rep->value);
-		snprintf(why, sizeof(why), "fallback: compute_units_reported = %g (clGetDeviceInfo)%s", rep->value, note);
+		snprintf(why, sizeof(why), "fallback: compute_units_reported = %g (clGetDeviceInfo)%s",
+			 rep->value, note);
 	} else {
 		*clusters = 1;
 		char mb[400];
-		snprintf(why, sizeof(why), "fallback: 1 (%s)", missing("compute_units", note, mb, sizeof(mb)));
+		snprintf(why, sizeof(why), "fallback: 1 (%s)",
+			 missing("compute_units", note, mb, sizeof(mb)));
 	}
 	snprintf(v, sizeof(v), "%u", *clusters);
 	opt(e, "-gpgpu_n_clusters", v, "%s; one cluster per OpenCL compute unit", why);
-	opt(e, "-gpgpu_n_cores_per_cluster", "1", "mapping: one SIMT core per cluster, each OpenCL compute unit is one core");
+	opt(e, "-gpgpu_n_cores_per_cluster", "1",
+	    "mapping: one SIMT core per cluster, each OpenCL compute unit is one core");
 	note[0] = 0;
 	const struct calib_param *r = param(e, "regs_per_cu", note, sizeof(note));
 	if (r) {
@@ -213,29 +220,36 @@ static void emit_pipeline(struct em *e)
 	if (is_cpu_device(e->m)) {
 		w = 32;
 		snprintf(wwhy, sizeof(wwhy),
-			 "W = 32, fallback: a CPU device has no SIMT width; its granularity (%g) is PoCL's serial loop"
-			 " over a work-group, not lanes sharing a PC. 32 is the warp of every shipped GPGPU-sim config",
+			 "W = 32, fallback: a CPU device has no SIMT width; its granularity (%g) is PoCL's "
+			 "serial loop"
+			 " over a work-group, not lanes sharing a PC. 32 is the warp of every shipped "
+			 "GPGPU-sim config",
 			 gr ? gr->value : NAN);
 	} else if (is_midgard(e->m)) {
 		const struct calib_param *vb = calib_model_get(e->m, "vector_width_bits");
 		double bits = vb && vb->value >= 32 ? vb->value : 128;
 		w = floor(bits / 32);
 		snprintf(wwhy, sizeof(wwhy),
-			 "W = %.0f, mapped as the seed did: Midgard threads have their own program counters (granularity"
-			 " %g), and the seed's instruction detector gives each instruction the width of the %.0f-bit"
-			 " vector core (%s) for its data type; stock GPGPU-sim has one width, so %.0f / 32-bit = %.0f lanes"
+			 "W = %.0f, mapped as the seed did: Midgard threads have their own program counters "
+			 "(granularity"
+			 " %g), and the seed's instruction detector gives each instruction the width of the "
+			 "%.0f-bit"
+			 " vector core (%s) for its data type; stock GPGPU-sim has one width, so %.0f / "
+			 "32-bit = %.0f lanes"
 			 " (fp16 would be twice, 64-bit half: not expressible without the seed's patch)",
-			 w, gr ? gr->value : NAN, bits, vb ? vb->method : "Midgard's, not in the model", bits, w);
+			 w, gr ? gr->value : NAN, bits, vb ? vb->method : "Midgard's, not in the model", bits,
+			 w);
 	} else if (gr) {
 		w = round(gr->value);
 		snprintf(wwhy, sizeof(wwhy), "W = granularity = %g (%s)%s", gr->value, gr->method, wn);
-		if (hold(e, GS_WARP_MAX, &w, gs_limit_bound(GS_WARP_MAX, e->o->version), false, "warp size", note,
-			 sizeof(note)) < 0)
+		if (hold(e, GS_WARP_MAX, &w, gs_limit_bound(GS_WARP_MAX, e->o->version), false, "warp size",
+			 note, sizeof(note)) < 0)
 			return;
 	} else {
 		w = 32;
 		char mb[400];
-		snprintf(wwhy, sizeof(wwhy), "W = 32, fallback (%s)", missing("granularity", wn, mb, sizeof(mb)));
+		snprintf(wwhy, sizeof(wwhy), "W = 32, fallback (%s)",
+			 missing("granularity", wn, mb, sizeof(mb)));
 	}
 	/* T: threads resident on one core */
 	char tn[400] = "", twhy[600];
@@ -245,24 +259,27 @@ static void emit_pipeline(struct em *e)
 	double threads;
 	if (tpc) {
 		threads = tpc->value;
-		snprintf(twhy, sizeof(twhy), "measured: T from threads_per_cu = %g (%s)", tpc->value, tpc->method);
+		snprintf(twhy, sizeof(twhy), "measured: T from threads_per_cu = %g (%s)", tpc->value,
+			 tpc->method);
 	} else if (rcu && rwi) {
 		threads = round(rcu->value / rwi->value);
-		snprintf(twhy, sizeof(twhy), "measured: T from regs_per_cu / regs_per_work_item = %g / %g", rcu->value,
-			 rwi->value);
+		snprintf(twhy, sizeof(twhy), "measured: T from regs_per_cu / regs_per_work_item = %g / %g",
+			 rcu->value, rwi->value);
 	} else {
 		threads = w * fmin(warps_max, 2048 / w);
 		char mb[400];
-		snprintf(twhy, sizeof(twhy), "fallback: T = %g, the most the version allows (%s)", threads,
-			 missing("threads_per_cu (or regs_per_cu and regs_per_work_item)", tn, mb, sizeof(mb)));
+		snprintf(
+		    twhy, sizeof(twhy), "fallback: T = %g, the most the version allows (%s)", threads,
+		    missing("threads_per_cu (or regs_per_cu and regs_per_work_item)", tn, mb, sizeof(mb)));
 	}
-	if (hold(e, GS_THREADS_MAX, &threads, gs_limit_bound(GS_THREADS_MAX, e->o->version), false, "threads per core",
-		 note, sizeof(note)) < 0)
+	if (hold(e, GS_THREADS_MAX, &threads, gs_limit_bound(GS_THREADS_MAX, e->o->version), false,
+		 "threads per core", note, sizeof(note)) < 0)
 		return;
 	double t = floor(threads / w) * w;
 	if (t < w) {
 		size_t used = strlen(note);
-		snprintf(note + used, sizeof(note) - used, "; %g threads are less than one warp: one warp", threads);
+		snprintf(note + used, sizeof(note) - used, "; %g threads are less than one warp: one warp",
+			 threads);
 		t = w;
 	}
 	double warps = t / w;
@@ -274,7 +291,8 @@ static void emit_pipeline(struct em *e)
 	opt(e, "-gpgpu_shader_core_pipeline", v, "%s", why);
 	opt(e, "-gpgpu_shmem_warp_parts", "1",
 	    "mapping: the whole warp in one memory pass; W / parts must be >= 1 or no access is generated");
-	opt(e, "-gpgpu_shader_cta", "8", "fallback: 8 work-groups per core at most (not measured; GPGPU-sim allows <= 32)");
+	opt(e, "-gpgpu_shader_cta", "8",
+	    "fallback: 8 work-groups per core at most (not measured; GPGPU-sim allows <= 32)");
 	opt(e, "-gpgpu_simd_model", "1", "GPGPU-sim implements only 1 (post-dominator reconvergence)");
 }
 
@@ -292,12 +310,13 @@ static void emit_caches(struct em *e)
 	double size = sp ? sp->value : 16384;
 	if (!gs_pow2((unsigned long)line) || line != floor(line)) {
 		double up = pow2_up(line);
-		if (hold(e, GS_CACHE_LINE_POW2, &line, up, true, "dl1 line (not a power of two)", note, sizeof(note)) < 0)
+		if (hold(e, GS_CACHE_LINE_POW2, &line, up, true, "dl1 line (not a power of two)", note,
+			 sizeof(note)) < 0)
 			return;
 		line = up;
 	}
-	if (hold(e, GS_DL1_LINE_MIN, &line, gs_limit_bound(GS_DL1_LINE_MIN, ver), true, "dl1 line bytes", note,
-		 sizeof(note)) < 0)
+	if (hold(e, GS_DL1_LINE_MIN, &line, gs_limit_bound(GS_DL1_LINE_MIN, ver), true, "dl1 line bytes",
+		 note, sizeof(note)) < 0)
 		return;
 	if (assoc < 1)
 		assoc = 1;
@@ -307,33 +326,43 @@ static void emit_caches(struct em *e)
 	snprintf(pol, sizeof(pol), "L:L:m:N:L");
 	cache_str(v, sizeof(v), ver, sets, (unsigned)line, (unsigned)assoc, pol, "A:32:8,8");
 	snprintf(why, sizeof(why),
-		 "%s: dl1 line %s, assoc %s, size %s; sets = size / (line x assoc) = %g rounded to the power of two %u"
+		 "%s: dl1 line %s, assoc %s, size %s; sets = size / (line x assoc) = %g rounded to the power "
+		 "of two %u"
 		 " (GPGPU-sim indexes sets with a mask): %u x %.0f x %.0f = %.0f B modelled vs %g B %s;"
 		 " policy L:L:m:N:L (LRU, local write-back/global write-through, allocate on miss, linear set"
 		 " index) and MSHRs A:32:8,8 are GPGPU-sim's usual dl1 values, not measured%s",
-		 lp && sp ? "measured" : lp || sp ? "partly measured" : "fallback", lp ? "measured" : "fallback 128", ap ? "measured l1_assoc" : (setp && lp) ? "= l1_set_bytes / line" : "fallback 4",
-		 sp ? "measured" : "fallback 16 KiB", exact, sets, sets, line, assoc, sets * line * assoc, size, sp ? "measured" : "(fallback)", note);
+		 lp && sp   ? "measured"
+		 : lp || sp ? "partly measured"
+			    : "fallback",
+		 lp ? "measured" : "fallback 128",
+		 ap		? "measured l1_assoc"
+		 : (setp && lp) ? "= l1_set_bytes / line"
+				: "fallback 4",
+		 sp ? "measured" : "fallback 16 KiB", exact, sets, sets, line, assoc, sets * line * assoc,
+		 size, sp ? "measured" : "(fallback)", note);
 	(void)mline;
 	opt(e, "-gpgpu_cache:dl1", v, "%s", why);
 	opt(e, "-gpgpu_cache:dl2", "none",
 	    "no L2 modelled: the L2 set structure is not measured; the measured memory latency (-dram_latency"
 	    " below) includes what an L2 would add");
 	cache_str(v, sizeof(v), ver, 4, 128, 4, "L:R:f:N:L", "A:2:32,4");
-	opt(e, "-gpgpu_cache:il1", v, "fallback: instruction cache not measured (GPGPU-sim's usual il1, %s syntax)",
+	opt(e, "-gpgpu_cache:il1", v,
+	    "fallback: instruction cache not measured (GPGPU-sim's usual il1, %s syntax)",
 	    gs_version_name(ver));
 	cache_str(v, sizeof(v), ver, 8, 128, 4, "L:R:m:N:L", "F:128:4,128:2");
-	opt(e, "-gpgpu_tex_cache:l1", v, "fallback: texture cache not measured (GPGPU-sim's usual, %s syntax)",
-	    gs_version_name(ver));
+	opt(e, "-gpgpu_tex_cache:l1", v,
+	    "fallback: texture cache not measured (GPGPU-sim's usual, %s syntax)", gs_version_name(ver));
 	cache_str(v, sizeof(v), ver, 64, 64, 2, "L:R:f:N:L", "A:2:32,4");
-	opt(e, "-gpgpu_const_cache:l1", v, "fallback: constant cache not measured (GPGPU-sim's usual, %s syntax)",
-	    gs_version_name(ver));
+	opt(e, "-gpgpu_const_cache:l1", v,
+	    "fallback: constant cache not measured (GPGPU-sim's usual, %s syntax)", gs_version_name(ver));
 }
 
 static void emit_memory(struct em *e, unsigned clusters, FILE *icnt)
 {
 	char note[400] = "", why[1400], v[128], b[128];
 	opt(e, "-gpgpu_n_mem", "2",
-	    "fallback: 2 memory channels (not measured; dual-channel like the Exynos 5420's LPDDR3; a power of"
+	    "fallback: 2 memory channels (not measured; dual-channel like the Exynos 5420's LPDDR3; a power "
+	    "of"
 	    " two, as the address decoder needs)");
 	opt(e, "-gpgpu_n_sub_partition_per_mchannel", "1", "one L2/ROP sub-partition per channel");
 	opt(e, "-gpgpu_n_mem_per_ctrlr", "1", "one DRAM chip per controller");
@@ -341,7 +370,8 @@ static void emit_memory(struct em *e, unsigned clusters, FILE *icnt)
 	snprintf(v, sizeof(v), "%d", DRAM_BURST);
 	opt(e, "-gpgpu_dram_burst_length", v, "GPGPU-sim's default burst, written out");
 	opt(e, "-gpgpu_dram_timing_opt", DRAM_TIMING,
-	    "GPGPU-sim's compiled-in default timing, written out (nbk:tCCD:tRRD:tRCD:tRAS:tRP:tRC:CL:WL:tCDLR:tWR:"
+	    "GPGPU-sim's compiled-in default timing, written out "
+	    "(nbk:tCCD:tRRD:tRCD:tRAS:tRP:tRC:CL:WL:tCDLR:tWR:"
 	    "nbkgrp:tCCDL:tRTPL, DRAM cycles); a row miss costs tRP + tRCD + CL + BL/2 = %d",
 	    DRAM_ROW_MISS);
 	/* clocks: one measured clock for all four domains, or the base's four, or a stated set */
@@ -353,7 +383,8 @@ static void emit_memory(struct em *e, unsigned clusters, FILE *icnt)
 		src(why, sizeof(why), clk);
 		opt(e, "-gpgpu_clock_domains", v,
 		    "%s; core, interconnect, L2 and DRAM all at this one measured clock (the others are not"
-		    " measured and a base's would not belong with it), so the latencies below are in its cycles",
+		    " measured and a base's would not belong with it), so the latencies below are in its "
+		    "cycles",
 		    why);
 	} else if (base_value(e->o->base, "-gpgpu_clock_domains", b, sizeof(b))) {
 		char mb[400];
@@ -366,7 +397,8 @@ static void emit_memory(struct em *e, unsigned clusters, FILE *icnt)
 		    missing("clock_mhz", note, mb, sizeof(mb)));
 	}
 	snprintf(v, sizeof(v), "%d", ROP_LATENCY);
-	opt(e, "-rop_latency", v, "GPGPU-sim's default ROP queue latency, written out (part of the modelled path below)");
+	opt(e, "-rop_latency", v,
+	    "GPGPU-sim's default ROP queue latency, written out (part of the modelled path below)");
 	/* -dram_latency is an extra delay on top of the modelled path */
 	char dn[400] = "";
 	const struct calib_param *ns = param(e, "dram_latency_ns", dn, sizeof(dn));
@@ -375,49 +407,56 @@ static void emit_memory(struct em *e, unsigned clusters, FILE *icnt)
 	char mwhy[700] = "";
 	if (ns && core > 0) {
 		meas = ns->value * core / 1000;
-		snprintf(mwhy, sizeof(mwhy), "dram_latency_ns = %g ns x %.1f MHz = %.0f core cycles (%s)", ns->value, core,
-			 meas, ns->method);
+		snprintf(mwhy, sizeof(mwhy), "dram_latency_ns = %g ns x %.1f MHz = %.0f core cycles (%s)",
+			 ns->value, core, meas, ns->method);
 	} else if (cy && core > 0) {
 		meas = cy->value;
-		snprintf(mwhy, sizeof(mwhy), "dram_latency_cycles = %g at clock_mhz (%s)", cy->value, cy->method);
+		snprintf(mwhy, sizeof(mwhy), "dram_latency_cycles = %g at clock_mhz (%s)", cy->value,
+			 cy->method);
 	}
 	if (isfinite(meas)) {
 		double extra = meas - MODELLED_PATH;
 		snprintf(v, sizeof(v), "%.0f", extra > 0 ? extra : 0);
 		opt(e, "-dram_latency", v,
-		    "derived from measured: load latency minus the modelled path: %s - (rop %d + interconnect round trip %d + DRAM"
+		    "derived from measured: load latency minus the modelled path: %s - (rop %d + "
+		    "interconnect round trip %d + DRAM"
 		    " row miss %d = %d) = %.0f%s; GPGPU-sim adds -dram_latency on top of that path",
 		    mwhy, ROP_LATENCY, ICNT_ROUND_TRIP, DRAM_ROW_MISS, MODELLED_PATH, extra,
 		    extra < 0 ? " (below the modelled path: 0)" : "");
 	} else {
 		char mb[400];
 		opt(e, "-dram_latency", "30",
-		    "fallback: GPGPU-sim's default 30, written out (%s%s); the modelled path is %d core cycles before it",
-		    missing("dram_latency_ns", dn, mb, sizeof(mb)), core > 0 ? "" : "; core clock not measured",
-		    MODELLED_PATH);
+		    "fallback: GPGPU-sim's default 30, written out (%s%s); the modelled path is %d core "
+		    "cycles before it",
+		    missing("dram_latency_ns", dn, mb, sizeof(mb)),
+		    core > 0 ? "" : "; core clock not measured", MODELLED_PATH);
 	}
 	const char *name = e->o->icnt_name ? e->o->icnt_name : DEFAULT_ICNT;
 	unsigned nodes = clusters + 2 * 1;
 	opt(e, "-network_mode", "1", "intersim2, configured by the file below");
 	opt(e, "-inter_config_file", name,
-	    "written beside this file by collector calibrate: a one-stage butterfly of k = %u nodes (%u clusters +"
-	    " 2 memory sub-partitions), as the shipped configs; GPGPU-sim opens it relative to the run directory",
+	    "written beside this file by collector calibrate: a one-stage butterfly of k = %u nodes (%u "
+	    "clusters +"
+	    " 2 memory sub-partitions), as the shipped configs; GPGPU-sim opens it relative to the run "
+	    "directory",
 	    nodes, clusters);
-	fprintf(icnt,
-		"// interconnect for %s, written by collector calibrate with gpgpusim.config\n"
-		"// a one-stage butterfly (fly, n = 1) with k = clusters + memory sub-partitions = %u + 2\n"
-		"use_map = 0;\nflit_size = 32;\nnetwork_count = 2;\n\ntopology = fly;\nk = %u;\nn = 1;\n\n"
-		"routing_function = dest_tag;\n\nnum_vcs = 1;\nvc_buf_size = 8;\nwait_for_tail_credit = 0;\n\n"
-		"vc_allocator = islip;\nsw_allocator = islip;\nalloc_iters = 1;\n\n"
-		"credit_delay = 0;\nrouting_delay = 0;\nvc_alloc_delay = 1;\nsw_alloc_delay = 1;\n\n"
-		"input_speedup = 1;\noutput_speedup = 1;\ninternal_speedup = 1.0;\n\n"
-		"traffic = uniform;\npacket_size = {{1}};\npacket_size_rate = {{1}};\n\n"
-		"sim_type = gpgpusim;\ninjection_rate = 0.1;\n\nsubnets = 2;\n\n"
-		"read_request_subnet = 0;\nread_reply_subnet = 1;\nwrite_request_subnet = 0;\nwrite_reply_subnet = 1;\n\n"
-		"read_request_begin_vc = 0;\nread_request_end_vc = 0;\nwrite_request_begin_vc = 0;\n"
-		"write_request_end_vc = 0;\nread_reply_begin_vc = 0;\nread_reply_end_vc = 0;\n"
-		"write_reply_begin_vc = 0;\nwrite_reply_end_vc = 0;\n",
-		e->m->device[0] ? e->m->device : "(unnamed device)", clusters, nodes);
+	fprintf(
+	    icnt,
+	    "// interconnect for %s, written by collector calibrate with gpgpusim.config\n"
+	    "// a one-stage butterfly (fly, n = 1) with k = clusters + memory sub-partitions = %u + 2\n"
+	    "use_map = 0;\nflit_size = 32;\nnetwork_count = 2;\n\ntopology = fly;\nk = %u;\nn = 1;\n\n"
+	    "routing_function = dest_tag;\n\nnum_vcs = 1;\nvc_buf_size = 8;\nwait_for_tail_credit = 0;\n\n"
+	    "vc_allocator = islip;\nsw_allocator = islip;\nalloc_iters = 1;\n\n"
+	    "credit_delay = 0;\nrouting_delay = 0;\nvc_alloc_delay = 1;\nsw_alloc_delay = 1;\n\n"
+	    "input_speedup = 1;\noutput_speedup = 1;\ninternal_speedup = 1.0;\n\n"
+	    "traffic = uniform;\npacket_size = {{1}};\npacket_size_rate = {{1}};\n\n"
+	    "sim_type = gpgpusim;\ninjection_rate = 0.1;\n\nsubnets = 2;\n\n"
+	    "read_request_subnet = 0;\nread_reply_subnet = 1;\nwrite_request_subnet = 0;\nwrite_reply_subnet "
+	    "= 1;\n\n"
+	    "read_request_begin_vc = 0;\nread_request_end_vc = 0;\nwrite_request_begin_vc = 0;\n"
+	    "write_request_end_vc = 0;\nread_reply_begin_vc = 0;\nread_reply_end_vc = 0;\n"
+	    "write_reply_begin_vc = 0;\nwrite_reply_end_vc = 0;\n",
+	    e->m->device[0] ? e->m->device : "(unnamed device)", clusters, nodes);
 }
 
 /* Options of the --base file that were not written: kept, with a comment. */
@@ -447,8 +486,8 @@ static void emit_base_rest(struct em *e)
 	}
 }
 
-int calib_gpgpusim_write(const struct calib_model *m, struct calib_gpgpusim_opts *o, FILE *cfg, FILE *icnt, char *err,
-			 size_t errlen)
+int calib_gpgpusim_write(const struct calib_model *m, struct calib_gpgpusim_opts *o, FILE *cfg, FILE *icnt,
+			 char *err, size_t errlen)
 {
 	if (o->version != 3 && o->version != 4) {
 		snprintf(err, errlen, "GPGPU-sim version %d: 3 (3.2.2) or 4 (4.0)", o->version);
@@ -473,10 +512,12 @@ int calib_gpgpusim_write(const struct calib_model *m, struct calib_gpgpusim_opts
 		m->device[0] ? m->device : "(unnamed device)");
 	fprintf(e.f, "# generated by `collector calibrate` from the machine model (%s)\n",
 		m->source[0] ? m->source : "no source given");
-	fprintf(e.f, "# every option below is measured or a stated fallback; options not written take GPGPU-sim's\n"
-		     "# compiled-in defaults%s. Checked against the %s limits (collector/calib/README.md)%s.\n",
-		o->base ? " unless the --base file sets them" : "", gs_version_name(o->version),
-		o->clamp ? "; --clamp: out-of-range values are written clamped, marked CLAMPED" : "");
+	fprintf(
+	    e.f,
+	    "# every option below is measured or a stated fallback; options not written take GPGPU-sim's\n"
+	    "# compiled-in defaults%s. Checked against the %s limits (collector/calib/README.md)%s.\n",
+	    o->base ? " unless the --base file sets them" : "", gs_version_name(o->version),
+	    o->clamp ? "; --clamp: out-of-range values are written clamped, marked CLAMPED" : "");
 	unsigned clusters = 1;
 	emit_cores(&e, &clusters);
 	if (e.rc == 0)
