@@ -182,6 +182,22 @@ static void test_calibrate_collector_writes_model_and_config(void **state)
 		fail_msg("the PoCL config breaks a GPGPU-sim 4.0 limit: %s", err);
 	free(icnt);
 	free(c);
+	/* the seed's Mali-T628 model: refused without --clamp (exit 1, the 128 B dl1 limit named,
+	 * nothing written), written with it */
+	char mali[1024], out3[300];
+	const char *srcdir = getenv("PROF_SRC_DIR");
+	snprintf(mali, sizeof(mali), "%s/board/arndale-octa/mali-t628.json", srcdir ? srcdir : ".");
+	tp_env_path(&e->t, "mali.config", out3, sizeof(out3));
+	char *argv3[] = {coll, "calibrate", "--from-model", mali, "--emit", out3, NULL};
+	assert_int_equal(run_cmd(argv3, e->ccal, 30000), 1);
+	assert_int_equal(tp_file_count(e->ccal, "GPGPU-sim 3.2.2 allows at least 128"), 1);
+	assert_int_equal(access(out3, F_OK), -1);
+	char *argv4[] = {coll, "calibrate", "--from-model", mali, "--emit", out3, "--clamp", NULL};
+	assert_int_equal(run_cmd(argv4, e->ccal, 30000), 0);
+	c = tp_slurp(out3);
+	assert_non_null(c);
+	assert_non_null(strstr(c, "\n-gpgpu_shader_core_pipeline 72:4\n"));
+	free(c);
 }
 
 int main(void)
