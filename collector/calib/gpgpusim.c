@@ -37,6 +37,8 @@ struct em {
 	int rc;
 	char written[64][64];
 	size_t nwritten;
+	char flagged[32][CALIB_NAME_MAX]; /* FLAGGED parameters met, each counted once */
+	size_t nflagged;
 };
 
 static void opt(struct em *e, const char *name, const char *value, const char *fmt, ...)
@@ -59,7 +61,13 @@ static const struct calib_param *param(struct em *e, const char *name, char *not
 	if (!p || !isfinite(p->value) || p->value <= 0)
 		return NULL;
 	if (p->flagged) {
-		e->o->flagged_out++;
+		bool seen = false;
+		for (size_t i = 0; i < e->nflagged && !seen; i++)
+			seen = strcmp(e->flagged[i], name) == 0;
+		if (!seen && e->nflagged < 32) {
+			snprintf(e->flagged[e->nflagged++], CALIB_NAME_MAX, "%s", name);
+			e->o->flagged_out++;
+		}
 		if (!e->o->use_flagged) {
 			char sp[48];
 			if (isfinite(p->spread))

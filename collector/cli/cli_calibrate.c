@@ -140,8 +140,11 @@ static int emit_sim(const struct calib_model *m, const char *path, struct calib_
 	char icnt_path[4096];
 	const char *slash = strrchr(path, '/');
 	int dl = slash ? (int)(slash - path + 1) : 0;
-	if (snprintf(icnt_path, sizeof(icnt_path), "%.*s%s", dl, path, "config_calib_islip.icnt") >= (int)sizeof(icnt_path))
+	if (snprintf(icnt_path, sizeof(icnt_path), "%.*s%s", dl, path, "config_calib_islip.icnt") >=
+	    (int)sizeof(icnt_path)) {
+		log_error("%s: path too long", path);
 		return -ENAMETOOLONG;
+	}
 	o->icnt_name = "config_calib_islip.icnt";
 	char *cfg = NULL, *icnt = NULL, err[2048] = "";
 	size_t clen = 0, ilen = 0;
@@ -160,7 +163,7 @@ static int emit_sim(const struct calib_model *m, const char *path, struct calib_
 		if (rc == 0)
 			rc = write_file(icnt_path, write_text, &i);
 		if (rc == 0 && o->flagged_out)
-			log_warn("%s: %u FLAGGED parameter use(s) %s (see its comments)", path, o->flagged_out,
+			log_warn("%s: %u FLAGGED parameter(s) %s (see its comments)", path, o->flagged_out,
 				 o->use_flagged ? "taken because of --use-flagged" : "replaced by stated fallbacks");
 		if (rc == 0 && o->clamped_out)
 			log_warn("%s: %u value(s) written CLAMPED to GPGPU-sim %s's limits", path, o->clamped_out,
