@@ -5,7 +5,8 @@
 #   3 agent profile of the sample OpenCL app: kernel timings, CPU counters and samples and
 #     instruction-trace windows in ONE session   4 the report: top functions, OpenCL kernels,
 #     roofline with a kernel dot and a CPU dot, eDAG W, D, W/D, lambda, Lambda and the latency
-#     sensitivity with the calibrated alpha0   5 the GPGPU-sim config from the calibration
+#     sensitivity with the calibrated alpha0   5 the GPGPU-sim config from the calibration (for
+#     GPGPU-sim 3.2.2, checked against its limits; see collector/calib/README.md)
 #   6 HTML report, roofline SVG, Perfetto trace, and where every figure came from.
 # Fails (exit 1) if the report lacks a kernel dot, a CPU dot or a sensitivity row.
 # Usage: demo.sh OUT
@@ -55,13 +56,17 @@ echo
 report=(--store "$dir/profile.db" --session "$sid" --kernel-model "$dir/kernels.model")
 "$out/collector" report "${report[@]}"
 
-phase 5 "GPGPU-sim config from the calibration: $dir/gpgpusim.config"
-"$out/collector" calibrate --store "$dir/profile.db" --session "$cal" --emit "$dir/gpgpusim.config"
-# each option is preceded by a comment saying where its value came from
-awk '/^# / {c=$0; next} /^-/ {print ((c ~ /kept from the base/) ? "kept" : "measured") "\t" $1 "\t" $2; c=""}' \
+gsv=3 # GPGPU-sim version the config targets: 3 = 3.2.2 (the seed's baseline), 4 = 4.0
+phase 5 "GPGPU-sim $([ $gsv = 3 ] && echo 3.2.2 || echo 4.0) config from the calibration: $dir/gpgpusim.config"
+echo "target: GPGPU-sim $([ $gsv = 3 ] && echo 3.2.2 || echo 4.0) (--gpgpusim-version $gsv); out-of-range values written clamped (--clamp),"
+echo "  the file and $dir/config_calib_islip.icnt checked against that version's limits before they are written"
+"$out/collector" calibrate --store "$dir/profile.db" --session "$cal" --emit "$dir/gpgpusim.config" \
+	--gpgpusim-version $gsv --clamp
+# each option is preceded by a comment saying whether it was measured or is a fallback / mapping
+awk '/^# / {c=$0; next} /^-/ {print ((c ~ /^# (measured|partly measured|derived from measured):/) ? "measured" : "stated") "\t" $1 "\t" $2 ((c ~ /CLAMPED/) ? "(clamped)" : ""); c=""}' \
 	"$dir/gpgpusim.config" >"$dir/gpgpusim.sources"
 echo "measured ($(grep -c '^measured' "$dir/gpgpusim.sources")): $(awk '$1=="measured" {printf "%s %s  ", $2, $3}' "$dir/gpgpusim.sources")"
-echo "kept from the base config ($(grep -c '^kept' "$dir/gpgpusim.sources")): $(awk '$1=="kept" {printf "%s ", $2}' "$dir/gpgpusim.sources")"
+echo "stated fallbacks and mappings ($(grep -c '^stated' "$dir/gpgpusim.sources")): $(awk '$1=="stated" {printf "%s %s  ", $2, $3}' "$dir/gpgpusim.sources")"
 
 phase 6 "HTML report, roofline, Perfetto trace, and where each figure came from"
 "$out/collector" report "${report[@]}" --format html >"$dir/report.html"
@@ -118,4 +123,5 @@ EOF
 echo
 echo "written: $dir/report.html (every section, SVG charts inline), $dir/report.json, $dir/roofline.svg,"
 echo "  $dir/trace.json (ui.perfetto.dev), $dir/machine.json (machine model), $dir/gpgpusim.config"
+echo "  + $dir/config_calib_islip.icnt (GPGPU-sim $([ $gsv = 3 ] && echo 3.2.2 || echo 4.0))"
 echo "demo: done in $(since) s"

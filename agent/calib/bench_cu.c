@@ -125,9 +125,16 @@ int bench_compute_units(struct calib_ctx *c, struct calib_result *r)
 	bool busy = c->dev->is_cpu && par < 0.75 * cus;
 	if (busy)
 		conf *= 0.3;
+	/* a CPU device runs at most its reported CUs' worth of work-groups at once
+	 * (PoCL's pthread device has one worker per reported CU): a wider step is
+	 * noise, never a measurement; it is flagged, not passed on */
+	bool wider = c->dev->is_cpu && drc == 0 && d.value > cus;
+	if (wider)
+		conf *= 0.3;
 	snprintf(method, sizeof(method),
-		 "staircase of time vs 1..%zu groups of %zu item(s), %d mads each; step width (%u/%u reps agree)%s",
-		 maxg, local, run.n * 8, (unsigned)np, cv->reps, busy ? "; HOST BUSY: confidence lowered" : "");
+		 "staircase of time vs 1..%zu groups of %zu item(s), %d mads each; step width (%u/%u reps agree)%s%s",
+		 maxg, local, run.n * 8, (unsigned)np, cv->reps, busy ? "; HOST BUSY: confidence lowered" : "",
+		 wider ? "; WIDER THAN THE REPORTED CUs: confidence lowered" : "");
 	cr_param(r, "compute_units", drc == 0 ? d.value : (double)cus, "count", method,
 		 np ? st.spread : INFINITY, conf);
 	if (c->dev->is_cpu)

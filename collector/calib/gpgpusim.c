@@ -1,225 +1,559 @@
-/* GPGPU-sim configuration from a machine model: the options the seed's
- * Table 2 sets (clusters, cores per cluster, registers, pipeline, dl1, clock,
- * DRAM latency) come from measured parameters; everything else, and every
- * option whose parameter is unknown, is the base config's, and says so. */
+/* GPGPU-sim configuration from a machine model (calib_io.h). Every option
+ * that matters is written, with a comment saying whether it was measured
+ * or is a fallback and why; values are mapped onto what GPGPU-sim means by
+ * them (collector/calib/README.md) and checked against the version's limits
+ * (gpgpusim_limits.c) before anything is written. */
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "calib/calib_io.h"
+#include "calib/gpgpusim_limits.h"
 
-/* Approximates the QuadroFX5800 example config of GPGPU-sim 3.x (the seed's
- * baseline); pass the real file of your GPGPU-sim tree as the base. */
-static const char builtin_base[] = "-gpgpu_n_clusters 10\n"
-				   "-gpgpu_n_cores_per_cluster 3\n"
-				   "-gpgpu_n_mem 8\n"
-				   "-gpgpu_clock_domains 325.0:650.0:650.0:800.0\n"
-				   "-gpgpu_shader_registers 16384\n"
-				   "-gpgpu_shader_core_pipeline 1024:32\n"
-				   "-gpgpu_shader_cta 8\n"
-				   "-gpgpu_simd_model 1\n"
-				   "-gpgpu_cache:dl1 none\n"
-				   "-gpgpu_cache:dl2 none\n"
-				   "-gpgpu_cache:il1 4:256:4,L:R:f:N,A:2:32,4\n"
-				   "-gpgpu_tex_cache:l1 8:128:5,L:R:m:N,F:128:4,128:2\n"
-				   "-gpgpu_const_cache:l1 64:64:2,L:R:f:N,A:2:32,4\n"
-				   "-dram_latency 30\n";
+#define DEFAULT_ICNT "config_calib_islip.icnt"
 
-#define MAX_OPTS 256
-#define DL1_POLICY "L:L:m:N,A:32:8,8"
+/* Modelled memory path, in core cycles (all four clock domains are the
+ * core clock when it is measured): ROP queue (-rop_latency), the one-stage
+ * butterfly both ways (1-flit request, 5-flit 136 B reply, one router each
+ * way), and a DRAM row miss of the timing written (tRP + tRCD + CL + BL/2). */
+#define ROP_LATENCY 85
+#define DRAM_TIMING                                                                                              \
+	"4:2:8:12:21:13:34:9:4:5:13:1:0:0" /* nbk:tCCD:tRRD:tRCD:tRAS:tRP:tRC:CL:WL:tCDLR:tWR:nbkgrp:tCCDL:tRTPL \
+					    */
+#define DRAM_BURST 4
+#define ICNT_ROUND_TRIP 8
+#define DRAM_ROW_MISS (13 + 12 + 9 + DRAM_BURST / 2)
+#define MODELLED_PATH (ROP_LATENCY + ICNT_ROUND_TRIP + DRAM_ROW_MISS)
 
-struct opt {
-	char name[64];
-	char value[192];
-	char why[1200];
-	bool measured;
+struct em {
+	const struct calib_model *m;
+	struct calib_gpgpusim_opts *o;
+	FILE *f;
+	char *err;
+	size_t errlen;
+	int rc;
+	char written[64][64];
+	size_t nwritten;
+	char flagged[32][CALIB_NAME_MAX]; /* FLAGGED parameters met, each counted once */
+	size_t nflagged;
 };
 
-struct cfg {
-	struct opt o[MAX_OPTS];
-	size_t n;
-};
-
-static struct opt *find(struct cfg *c, const char *name)
+static void opt(struct em *e, const char *name, const char *value, const char *fmt, ...)
 {
-	for (size_t i = 0; i < c->n; i++)
-		if (strcmp(c->o[i].name, name) == 0)
-			return &c->o[i];
+	char why[1600];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	fprintf(e->f, "\n# %s\n%s %s\n", why, name, value);
+	if (e->nwritten < 64)
+		snprintf(e->written[e->nwritten++], 64, "%s", name);
+}
+
+/* A parameter that may be used: present, finite, > 0, and not FLAGGED
+ * (unless use_flagged). note gets what happened to a FLAGGED one. */
+static const struct calib_param *param(struct em *e, const char *name, char *note, size_t nlen)
+{
+	const struct calib_param *p = calib_model_get(e->m, name);
+	if (!p || !isfinite(p->value) || p->value <= 0)
+		return NULL;
+	if (p->flagged) {
+		bool seen = false;
+		for (size_t i = 0; i < e->nflagged && !seen; i++)
+			seen = strcmp(e->flagged[i], name) == 0;
+		if (!seen && e->nflagged < 32) {
+			snprintf(e->flagged[e->nflagged++], CALIB_NAME_MAX, "%s", name);
+			e->o->flagged_out++;
+		}
+		if (!e->o->use_flagged) {
+			char sp[48];
+			if (isfinite(p->spread))
+				snprintf(sp, sizeof(sp), "spread %.0f%%", p->spread * 100);
+			else
+				snprintf(sp, sizeof(sp), "repetitions disagree");
+			snprintf(note, nlen, "; %s = %g %s is FLAGGED (%s, confidence %.2f): not used", name,
+				 p->value, p->unit, sp, p->confidence);
+			return NULL;
+		}
+		snprintf(note, nlen,
+			 "; FLAGGED (spread %.0f%%, confidence %.2f), used because of --use-flagged",
+			 p->spread * 100, p->confidence);
+	}
+	return p;
+}
+
+/* Why a parameter is not used: its FLAGGED note, or "NAME not measured". */
+static const char *missing(const char *name, const char *note, char *buf, size_t len)
+{
+	if (note[0])
+		snprintf(buf, len, "%s", note + 2);
+	else
+		snprintf(buf, len, "%s not measured", name);
+	return buf;
+}
+
+static void src(char *buf, size_t len, const struct calib_param *p)
+{
+	snprintf(buf, len, "measured: %s = %g %s (%s)", p->name, p->value, p->unit, p->method);
+}
+
+/* Hold v to a limit: *v > max (or < min when is_min). Refuse with the limit
+ * named, or clamp and say so in note. */
+static int hold(struct em *e, enum gs_limit_id id, double *v, double bound, bool is_min, const char *what,
+		char *note, size_t nlen)
+{
+	if (is_min ? *v >= bound : *v <= bound)
+		return 0;
+	const struct gs_limit *l = gs_limit(id);
+	const char *source = e->o->version == 4 ? l->source4 : l->source3;
+	if (!e->o->clamp) {
+		snprintf(e->err, e->errlen, "%s %s %g: GPGPU-sim %s allows %s %g (%s: %s); --clamp writes %g",
+			 l->option, what, *v, gs_version_name(e->o->version), is_min ? "at least" : "at most",
+			 bound, l->rule, source, bound);
+		e->rc = -ERANGE;
+		return -ERANGE;
+	}
+	size_t used = strlen(note);
+	snprintf(note + used, nlen - used, "; CLAMPED: measured %s %g, GPGPU-sim %s allows %s %g (%s)", what,
+		 *v, gs_version_name(e->o->version), is_min ? "at least" : "at most", bound, source);
+	*v = bound;
+	e->o->clamped_out++;
+	return 0;
+}
+
+static unsigned pow2_round(double v)
+{
+	if (!(v >= 1))
+		return 1;
+	return 1u << (unsigned)lround(log2(v));
+}
+
+static unsigned pow2_up(double v)
+{
+	unsigned p = 1;
+	while (p < v && p < (1u << 30))
+		p <<= 1;
+	return p;
+}
+
+/* "3.2.2: S:L:A,policy:sif,mshr" or "4.0: N:S:L:A,..." */
+static void cache_str(char *buf, size_t len, int version, unsigned sets, unsigned line, unsigned assoc,
+		      const char *pol, const char *rest)
+{
+	snprintf(buf, len, "%s%u:%u:%u,%s,%s", version == 4 ? "N:" : "", sets, line, assoc, pol, rest);
+}
+
+static const char *base_value(const char *base, const char *name, char *buf, size_t len)
+{
+	if (!base)
+		return NULL;
+	size_t nl = strlen(name);
+	for (const char *s = base; *s;) {
+		size_t ll = strcspn(s, "\n");
+		const char *p = s;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if ((size_t)(p - s) + nl < ll && strncmp(p, name, nl) == 0 &&
+		    (p[nl] == ' ' || p[nl] == '\t')) {
+			p += nl;
+			while (*p == ' ' || *p == '\t')
+				p++;
+			size_t vl = strcspn(p, "#\n \t\r");
+			snprintf(buf, len, "%.*s", (int)vl, p);
+			return buf;
+		}
+		s += ll + (s[ll] ? 1 : 0);
+	}
 	return NULL;
 }
 
-static void parse_base(struct cfg *c, const char *text)
+static bool is_cpu_device(const struct calib_model *m)
 {
-	const char *s = text;
-	while (*s && c->n < MAX_OPTS) {
-		const char *eol = strchr(s, '\n');
-		size_t len = eol ? (size_t)(eol - s) : strlen(s);
+	/* agent/calib/bench_cu.c records host_parallel_speedup on CPU devices only */
+	return calib_model_get(m, "host_parallel_speedup") != NULL;
+}
+
+static bool is_midgard(const struct calib_model *m)
+{
+	return strstr(m->device, "Mali-T") != NULL;
+}
+
+static void emit_cores(struct em *e, unsigned *clusters)
+{
+	char note[400] = "", why[1200], v[64];
+	const struct calib_param *cu = param(e, "compute_units", note, sizeof(note));
+	const struct calib_param *rep = calib_model_get(e->m, "compute_units_reported");
+	if (cu) {
+		*clusters = (unsigned)lround(cu->value);
+		src(why, sizeof(why), cu);
+		strncat(why, note, sizeof(why) - strlen(why) - 1);
+	} else if (rep && rep->value >= 1) {
+		*clusters = (unsigned)lround(rep->value);
+		snprintf(why, sizeof(why), "fallback: compute_units_reported = %g (clGetDeviceInfo)%s",
+			 rep->value, note);
+	} else {
+		*clusters = 1;
+		char mb[400];
+		snprintf(why, sizeof(why), "fallback: 1 (%s)",
+			 missing("compute_units", note, mb, sizeof(mb)));
+	}
+	snprintf(v, sizeof(v), "%u", *clusters);
+	opt(e, "-gpgpu_n_clusters", v, "%s; one cluster per OpenCL compute unit", why);
+	opt(e, "-gpgpu_n_cores_per_cluster", "1",
+	    "mapping: one SIMT core per cluster, each OpenCL compute unit is one core");
+	note[0] = 0;
+	const struct calib_param *r = param(e, "regs_per_cu", note, sizeof(note));
+	if (r) {
+		snprintf(v, sizeof(v), "%.0f", r->value);
+		src(why, sizeof(why), r);
+		opt(e, "-gpgpu_shader_registers", v, "%s; GPGPU-sim: 32-bit registers per core", why);
+	} else {
+		char mb[400];
+		opt(e, "-gpgpu_shader_registers", "16384", "fallback: 16384 (the QuadroFX5800 example's); %s",
+		    missing("regs_per_cu", note, mb, sizeof(mb)));
+	}
+}
+
+static void emit_pipeline(struct em *e)
+{
+	char note[600] = "", wn[400] = "", why[1400], v[64];
+	double warps_max = gs_limit_bound(GS_WARPS_MAX, e->o->version);
+	/* W: GPGPU-sim's warp is a SIMT width, lanes that share one PC */
+	double w;
+	char wwhy[700];
+	const struct calib_param *gr = param(e, "granularity", wn, sizeof(wn));
+	if (is_cpu_device(e->m)) {
+		w = 32;
+		snprintf(wwhy, sizeof(wwhy),
+			 "W = 32, fallback: a CPU device has no SIMT width; its granularity (%g) is PoCL's "
+			 "serial loop"
+			 " over a work-group, not lanes sharing a PC. 32 is the warp of every shipped "
+			 "GPGPU-sim config",
+			 gr ? gr->value : NAN);
+	} else if (is_midgard(e->m)) {
+		const struct calib_param *vb = calib_model_get(e->m, "vector_width_bits");
+		double bits = vb && vb->value >= 32 ? vb->value : 128;
+		w = floor(bits / 32);
+		snprintf(wwhy, sizeof(wwhy),
+			 "W = %.0f, mapped as the seed did: Midgard threads have their own program counters "
+			 "(granularity"
+			 " %g), and the seed's instruction detector gives each instruction the width of the "
+			 "%.0f-bit"
+			 " vector core (%s) for its data type; stock GPGPU-sim has one width, so %.0f / "
+			 "32-bit = %.0f lanes"
+			 " (fp16 would be twice, 64-bit half: not expressible without the seed's patch)",
+			 w, gr ? gr->value : NAN, bits, vb ? vb->method : "Midgard's, not in the model", bits,
+			 w);
+	} else if (gr) {
+		w = round(gr->value);
+		snprintf(wwhy, sizeof(wwhy), "W = granularity = %g (%s)%s", gr->value, gr->method, wn);
+		if (hold(e, GS_WARP_MAX, &w, gs_limit_bound(GS_WARP_MAX, e->o->version), false, "warp size",
+			 note, sizeof(note)) < 0)
+			return;
+	} else {
+		w = 32;
+		char mb[400];
+		snprintf(wwhy, sizeof(wwhy), "W = 32, fallback (%s)",
+			 missing("granularity", wn, mb, sizeof(mb)));
+	}
+	/* T: threads resident on one core */
+	char tn[400] = "", twhy[600];
+	const struct calib_param *tpc = param(e, "threads_per_cu", tn, sizeof(tn));
+	const struct calib_param *rcu = param(e, "regs_per_cu", tn, sizeof(tn));
+	const struct calib_param *rwi = param(e, "regs_per_work_item", tn, sizeof(tn));
+	double threads;
+	if (tpc) {
+		threads = tpc->value;
+		snprintf(twhy, sizeof(twhy), "measured: T from threads_per_cu = %g (%s)", tpc->value,
+			 tpc->method);
+	} else if (rcu && rwi) {
+		threads = round(rcu->value / rwi->value);
+		snprintf(twhy, sizeof(twhy), "measured: T from regs_per_cu / regs_per_work_item = %g / %g",
+			 rcu->value, rwi->value);
+	} else {
+		threads = w * fmin(warps_max, 2048 / w);
+		char mb[400];
+		snprintf(
+		    twhy, sizeof(twhy), "fallback: T = %g, the most the version allows (%s)", threads,
+		    missing("threads_per_cu (or regs_per_cu and regs_per_work_item)", tn, mb, sizeof(mb)));
+	}
+	if (hold(e, GS_THREADS_MAX, &threads, gs_limit_bound(GS_THREADS_MAX, e->o->version), false,
+		 "threads per core", note, sizeof(note)) < 0)
+		return;
+	double t = floor(threads / w) * w;
+	if (t < w) {
+		size_t used = strlen(note);
+		snprintf(note + used, sizeof(note) - used, "; %g threads are less than one warp: one warp",
+			 threads);
+		t = w;
+	}
+	double warps = t / w;
+	if (hold(e, GS_WARPS_MAX, &warps, warps_max, false, "warps per core", note, sizeof(note)) < 0)
+		return;
+	t = warps * w;
+	snprintf(v, sizeof(v), "%.0f:%.0f", t, w);
+	snprintf(why, sizeof(why), "%s, rounded down to a multiple of W; %s%s", twhy, wwhy, note);
+	opt(e, "-gpgpu_shader_core_pipeline", v, "%s", why);
+	opt(e, "-gpgpu_shmem_warp_parts", "1",
+	    "mapping: the whole warp in one memory pass; W / parts must be >= 1 or no access is generated");
+	opt(e, "-gpgpu_shader_cta", "8",
+	    "fallback: 8 work-groups per core at most (not measured; GPGPU-sim allows <= 32)");
+	opt(e, "-gpgpu_simd_model", "1", "GPGPU-sim implements only 1 (post-dominator reconvergence)");
+}
+
+static void emit_caches(struct em *e)
+{
+	int ver = e->o->version;
+	char note[900] = "", why[1600], v[128];
+	const struct calib_param *lp = param(e, "l1_line_bytes", note, sizeof(note));
+	const struct calib_param *sp = param(e, "l1_size_bytes", note, sizeof(note));
+	const struct calib_param *ap = param(e, "l1_assoc", note, sizeof(note));
+	const struct calib_param *setp = param(e, "l1_set_bytes", note, sizeof(note));
+	double line = lp ? lp->value : 128;
+	double mline = line;
+	double assoc = ap ? round(ap->value) : (setp && lp) ? round(setp->value / lp->value) : 4;
+	double size = sp ? sp->value : 16384;
+	if (!gs_pow2((unsigned long)line) || line != floor(line)) {
+		double up = pow2_up(line);
+		if (hold(e, GS_CACHE_LINE_POW2, &line, up, true, "dl1 line (not a power of two)", note,
+			 sizeof(note)) < 0)
+			return;
+		line = up;
+	}
+	if (hold(e, GS_DL1_LINE_MIN, &line, gs_limit_bound(GS_DL1_LINE_MIN, ver), true, "dl1 line bytes",
+		 note, sizeof(note)) < 0)
+		return;
+	if (assoc < 1)
+		assoc = 1;
+	double exact = size / (line * assoc);
+	unsigned sets = pow2_round(exact);
+	char pol[32];
+	snprintf(pol, sizeof(pol), "L:L:m:N:L");
+	cache_str(v, sizeof(v), ver, sets, (unsigned)line, (unsigned)assoc, pol, "A:32:8,8");
+	snprintf(why, sizeof(why),
+		 "%s: dl1 line %s, assoc %s, size %s; sets = size / (line x assoc) = %g rounded to the power "
+		 "of two %u"
+		 " (GPGPU-sim indexes sets with a mask): %u x %.0f x %.0f = %.0f B modelled vs %g B %s;"
+		 " policy L:L:m:N:L (LRU, local write-back/global write-through, allocate on miss, linear set"
+		 " index) and MSHRs A:32:8,8 are GPGPU-sim's usual dl1 values, not measured%s",
+		 lp && sp   ? "measured"
+		 : lp || sp ? "partly measured"
+			    : "fallback",
+		 lp ? "measured" : "fallback 128",
+		 ap		? "measured l1_assoc"
+		 : (setp && lp) ? "= l1_set_bytes / line"
+				: "fallback 4",
+		 sp ? "measured" : "fallback 16 KiB", exact, sets, sets, line, assoc, sets * line * assoc,
+		 size, sp ? "measured" : "(fallback)", note);
+	(void)mline;
+	opt(e, "-gpgpu_cache:dl1", v, "%s", why);
+	opt(e, "-gpgpu_cache:dl2", "none",
+	    "no L2 modelled: the L2 set structure is not measured; the measured memory latency (-dram_latency"
+	    " below) includes what an L2 would add");
+	cache_str(v, sizeof(v), ver, 4, 128, 4, "L:R:f:N:L", "A:2:32,4");
+	opt(e, "-gpgpu_cache:il1", v,
+	    "fallback: instruction cache not measured (GPGPU-sim's usual il1, %s syntax)",
+	    gs_version_name(ver));
+	cache_str(v, sizeof(v), ver, 8, 128, 4, "L:R:m:N:L", "F:128:4,128:2");
+	opt(e, "-gpgpu_tex_cache:l1", v,
+	    "fallback: texture cache not measured (GPGPU-sim's usual, %s syntax)", gs_version_name(ver));
+	cache_str(v, sizeof(v), ver, 64, 64, 2, "L:R:f:N:L", "A:2:32,4");
+	opt(e, "-gpgpu_const_cache:l1", v,
+	    "fallback: constant cache not measured (GPGPU-sim's usual, %s syntax)", gs_version_name(ver));
+}
+
+static void emit_memory(struct em *e, unsigned clusters, FILE *icnt)
+{
+	char note[400] = "", why[1400], v[128], b[128];
+	opt(e, "-gpgpu_n_mem", "2",
+	    "fallback: 2 memory channels (not measured; dual-channel like the Exynos 5420's LPDDR3; a power "
+	    "of"
+	    " two, as the address decoder needs)");
+	opt(e, "-gpgpu_n_sub_partition_per_mchannel", "1", "one L2/ROP sub-partition per channel");
+	opt(e, "-gpgpu_n_mem_per_ctrlr", "1", "one DRAM chip per controller");
+	opt(e, "-gpgpu_dram_buswidth", "4", "GPGPU-sim's default 4 B bus per chip, written out");
+	snprintf(v, sizeof(v), "%d", DRAM_BURST);
+	opt(e, "-gpgpu_dram_burst_length", v, "GPGPU-sim's default burst, written out");
+	opt(e, "-gpgpu_dram_timing_opt", DRAM_TIMING,
+	    "GPGPU-sim's compiled-in default timing, written out "
+	    "(nbk:tCCD:tRRD:tRCD:tRAS:tRP:tRC:CL:WL:tCDLR:tWR:"
+	    "nbkgrp:tCCDL:tRTPL, DRAM cycles); a row miss costs tRP + tRCD + CL + BL/2 = %d",
+	    DRAM_ROW_MISS);
+	/* clocks: one measured clock for all four domains, or the base's four, or a stated set */
+	const struct calib_param *clk = param(e, "clock_mhz", note, sizeof(note));
+	double core = 0;
+	if (clk) {
+		core = clk->value;
+		snprintf(v, sizeof(v), "%.1f:%.1f:%.1f:%.1f", core, core, core, core);
+		src(why, sizeof(why), clk);
+		opt(e, "-gpgpu_clock_domains", v,
+		    "%s; core, interconnect, L2 and DRAM all at this one measured clock (the others are not"
+		    " measured and a base's would not belong with it), so the latencies below are in its "
+		    "cycles",
+		    why);
+	} else if (base_value(e->o->base, "-gpgpu_clock_domains", b, sizeof(b))) {
+		char mb[400];
+		opt(e, "-gpgpu_clock_domains", b, "fallback: all four clocks from the --base file (%s)",
+		    missing("clock_mhz", note, mb, sizeof(mb)));
+	} else {
+		char mb[400];
+		opt(e, "-gpgpu_clock_domains", "325.0:650.0:650.0:800.0",
+		    "fallback: all four clocks of GPGPU-sim's QuadroFX5800 example (%s)",
+		    missing("clock_mhz", note, mb, sizeof(mb)));
+	}
+	snprintf(v, sizeof(v), "%d", ROP_LATENCY);
+	opt(e, "-rop_latency", v,
+	    "GPGPU-sim's default ROP queue latency, written out (part of the modelled path below)");
+	/* -dram_latency is an extra delay on top of the modelled path */
+	char dn[400] = "";
+	const struct calib_param *ns = param(e, "dram_latency_ns", dn, sizeof(dn));
+	const struct calib_param *cy = param(e, "dram_latency_cycles", dn, sizeof(dn));
+	double meas = NAN;
+	char mwhy[700] = "";
+	if (ns && core > 0) {
+		meas = ns->value * core / 1000;
+		snprintf(mwhy, sizeof(mwhy), "dram_latency_ns = %g ns x %.1f MHz = %.0f core cycles (%s)",
+			 ns->value, core, meas, ns->method);
+	} else if (cy && core > 0) {
+		meas = cy->value;
+		snprintf(mwhy, sizeof(mwhy), "dram_latency_cycles = %g at clock_mhz (%s)", cy->value,
+			 cy->method);
+	}
+	if (isfinite(meas)) {
+		double extra = meas - MODELLED_PATH;
+		snprintf(v, sizeof(v), "%.0f", extra > 0 ? extra : 0);
+		opt(e, "-dram_latency", v,
+		    "derived from measured: load latency minus the modelled path: %s - (rop %d + "
+		    "interconnect round trip %d + DRAM"
+		    " row miss %d = %d) = %.0f%s; GPGPU-sim adds -dram_latency on top of that path",
+		    mwhy, ROP_LATENCY, ICNT_ROUND_TRIP, DRAM_ROW_MISS, MODELLED_PATH, extra,
+		    extra < 0 ? " (below the modelled path: 0)" : "");
+	} else {
+		char mb[400];
+		opt(e, "-dram_latency", "30",
+		    "fallback: GPGPU-sim's default 30, written out (%s%s); the modelled path is %d core "
+		    "cycles before it",
+		    missing("dram_latency_ns", dn, mb, sizeof(mb)),
+		    core > 0 ? "" : "; core clock not measured", MODELLED_PATH);
+	}
+	const char *name = e->o->icnt_name ? e->o->icnt_name : DEFAULT_ICNT;
+	unsigned nodes = clusters + 2 * 1;
+	opt(e, "-network_mode", "1", "intersim2, configured by the file below");
+	opt(e, "-inter_config_file", name,
+	    "written beside this file by collector calibrate: a one-stage butterfly of k = %u nodes (%u "
+	    "clusters +"
+	    " 2 memory sub-partitions), as the shipped configs; GPGPU-sim opens it relative to the run "
+	    "directory",
+	    nodes, clusters);
+	fprintf(
+	    icnt,
+	    "// interconnect for %s, written by collector calibrate with gpgpusim.config\n"
+	    "// a one-stage butterfly (fly, n = 1) with k = clusters + memory sub-partitions = %u + 2\n"
+	    "use_map = 0;\nflit_size = 32;\nnetwork_count = 2;\n\ntopology = fly;\nk = %u;\nn = 1;\n\n"
+	    "routing_function = dest_tag;\n\nnum_vcs = 1;\nvc_buf_size = 8;\nwait_for_tail_credit = 0;\n\n"
+	    "vc_allocator = islip;\nsw_allocator = islip;\nalloc_iters = 1;\n\n"
+	    "credit_delay = 0;\nrouting_delay = 0;\nvc_alloc_delay = 1;\nsw_alloc_delay = 1;\n\n"
+	    "input_speedup = 1;\noutput_speedup = 1;\ninternal_speedup = 1.0;\n\n"
+	    "traffic = uniform;\npacket_size = {{1}};\npacket_size_rate = {{1}};\n\n"
+	    "sim_type = gpgpusim;\ninjection_rate = 0.1;\n\nsubnets = 2;\n\n"
+	    "read_request_subnet = 0;\nread_reply_subnet = 1;\nwrite_request_subnet = 0;\nwrite_reply_subnet "
+	    "= 1;\n\n"
+	    "read_request_begin_vc = 0;\nread_request_end_vc = 0;\nwrite_request_begin_vc = 0;\n"
+	    "write_request_end_vc = 0;\nread_reply_begin_vc = 0;\nread_reply_end_vc = 0;\n"
+	    "write_reply_begin_vc = 0;\nwrite_reply_end_vc = 0;\n",
+	    e->m->device[0] ? e->m->device : "(unnamed device)", clusters, nodes);
+}
+
+/* Options of the --base file that were not written: kept, with a comment. */
+static void emit_base_rest(struct em *e)
+{
+	const char *s = e->o->base;
+	while (s && *s) {
+		size_t ll = strcspn(s, "\n");
 		char line[512];
-		snprintf(line, sizeof(line), "%.*s", (int)(len < sizeof(line) ? len : sizeof(line) - 1), s);
-		s += len + (eol ? 1 : 0);
+		snprintf(line, sizeof(line), "%.*s", (int)(ll < sizeof(line) ? ll : sizeof(line) - 1), s);
+		s += ll + (s[ll] ? 1 : 0);
 		char *hash = strchr(line, '#');
 		if (hash)
 			*hash = 0;
-		char *name = strtok(line, " \t\r");
-		if (!name || name[0] != '-')
+		char name[64], value[400];
+		if (sscanf(line, " %63s %399[^\r]", name, value) != 2 || name[0] != '-')
 			continue;
-		char *val = strtok(NULL, "\r");
-		while (val && (*val == ' ' || *val == '\t'))
-			val++;
-		struct opt *o = find(c, name);
-		if (!o)
-			o = &c->o[c->n++];
-		snprintf(o->name, sizeof(o->name), "%s", name);
-		snprintf(o->value, sizeof(o->value), "%s", val ? val : "");
-		size_t vl = strlen(o->value);
-		while (vl && (o->value[vl - 1] == ' ' || o->value[vl - 1] == '\t'))
-			o->value[--vl] = 0;
+		bool done = false;
+		for (size_t i = 0; i < e->nwritten && !done; i++)
+			done = strcmp(e->written[i], name) == 0;
+		if (done)
+			continue;
+		size_t vl = strlen(value);
+		while (vl && (value[vl - 1] == ' ' || value[vl - 1] == '\t'))
+			value[--vl] = 0;
+		opt(e, name, value, "from the --base file (not mapped from the model)");
 	}
 }
 
-static struct opt *slot(struct cfg *c, const char *name)
+int calib_gpgpusim_write(const struct calib_model *m, struct calib_gpgpusim_opts *o, FILE *cfg, FILE *icnt,
+			 char *err, size_t errlen)
 {
-	struct opt *o = find(c, name);
-	if (!o && c->n < MAX_OPTS) {
-		o = &c->o[c->n++];
-		snprintf(o->name, sizeof(o->name), "%s", name);
+	if (o->version != 3 && o->version != 4) {
+		snprintf(err, errlen, "GPGPU-sim version %d: 3 (3.2.2) or 4 (4.0)", o->version);
+		return -EINVAL;
 	}
-	return o;
-}
-
-static void set(struct cfg *c, const char *name, const char *value, const char *why)
-{
-	struct opt *o = slot(c, name);
-	if (!o)
-		return;
-	snprintf(o->value, sizeof(o->value), "%s", value);
-	snprintf(o->why, sizeof(o->why), "%s", why);
-	o->measured = true;
-}
-
-static void keep(struct cfg *c, const char *name, const char *why)
-{
-	struct opt *o = find(c, name);
-	if (o && !o->measured)
-		snprintf(o->why, sizeof(o->why), "kept from the base config: %s", why);
-}
-
-/* "name = value unit (method[, flagged])" for comments */
-static void src(char *buf, size_t len, const struct calib_param *p)
-{
-	snprintf(buf, len, "%s = %g %s (%s%s)", p->name, p->value, p->unit, p->method,
-		 p->flagged ? "; FLAGGED: spread or confidence out of bounds" : "");
-}
-
-int calib_gpgpusim_write(const struct calib_model *m, const char *base, FILE *f)
-{
-	struct cfg *c = calloc(1, sizeof(*c));
-	if (!c)
+	o->flagged_out = o->clamped_out = 0;
+	char *text = NULL, *itext = NULL;
+	size_t tlen = 0, ilen = 0;
+	struct em e = {.m = m, .o = o, .err = err, .errlen = errlen};
+	e.f = open_memstream(&text, &tlen);
+	FILE *fi = open_memstream(&itext, &ilen);
+	if (!e.f || !fi) {
+		if (e.f)
+			fclose(e.f);
+		if (fi)
+			fclose(fi);
+		free(text);
+		free(itext);
 		return -ENOMEM;
-	parse_base(c, base ? base : builtin_base);
-	char why[1200], v[192];
-	const struct calib_param *cu = calib_model_get(m, "compute_units");
-	if (cu && cu->value >= 1) {
-		snprintf(v, sizeof(v), "%.0f", cu->value);
-		src(why, sizeof(why), cu);
-		set(c, "-gpgpu_n_clusters", v, why);
-		set(c, "-gpgpu_n_cores_per_cluster", "1",
-		    "one SIMT core per cluster: each OpenCL compute unit is one core");
-	} else {
-		keep(c, "-gpgpu_n_clusters", "compute_units not measured");
-		keep(c, "-gpgpu_n_cores_per_cluster", "compute_units not measured");
 	}
-	const struct calib_param *rcu = calib_model_get(m, "regs_per_cu");
-	const struct calib_param *rwi = calib_model_get(m, "regs_per_work_item");
-	const struct calib_param *gr = calib_model_get(m, "granularity");
-	const struct calib_param *tpc = calib_model_get(m, "threads_per_cu");
-	if (rcu && rcu->value >= 1) {
-		snprintf(v, sizeof(v), "%.0f", rcu->value);
-		src(why, sizeof(why), rcu);
-		set(c, "-gpgpu_shader_registers", v, why);
-	} else {
-		keep(c, "-gpgpu_shader_registers", "regs_per_cu not measured");
-	}
-	double threads = tpc ? tpc->value : (rcu && rwi && rwi->value >= 1) ? round(rcu->value / rwi->value) : NAN;
-	if (isfinite(threads) && threads >= 1 && gr && gr->value >= 1) {
-		double warp = gr->value;
-		double t = floor(threads / warp) * warp;
-		if (t < warp)
-			t = warp;
-		snprintf(v, sizeof(v), "%.0f:%.0f", t, warp);
-		char a[400], b[400];
-		if (tpc)
-			src(a, sizeof(a), tpc);
-		else
-			snprintf(a, sizeof(a), "threads per core = regs_per_cu / regs_per_work_item = %g / %g", rcu->value,
-				 rwi->value);
-		src(b, sizeof(b), gr);
-		snprintf(why, sizeof(why), "%s; warp size = %s", a, b);
-		set(c, "-gpgpu_shader_core_pipeline", v, why);
-	} else {
-		keep(c, "-gpgpu_shader_core_pipeline", "threads per core or granularity not measured");
-	}
-	/* dl1: <nsets>:<line>:<assoc>,<policy> from line, set size (line x assoc) and total size */
-	double line = calib_model_value(m, "l1_line_bytes", NAN), size = calib_model_value(m, "l1_size_bytes", NAN);
-	double setb = calib_model_value(m, "l1_set_bytes", NAN), assoc = calib_model_value(m, "l1_assoc", NAN);
-	if (isnan(setb) && isfinite(assoc) && isfinite(line))
-		setb = assoc * line;
-	if (isnan(assoc) && isfinite(setb) && isfinite(line))
-		assoc = round(setb / line);
-	if (isfinite(line) && isfinite(size) && isfinite(setb) && line >= 1 && setb >= line && assoc >= 1) {
-		double nsets = round(size / setb);
-		if (nsets < 1)
-			nsets = 1;
-		snprintf(v, sizeof(v), "%.0f:%.0f:%.0f," DL1_POLICY, nsets, line, assoc);
-		snprintf(why, sizeof(why),
-			 "nsets = l1_size_bytes / set = %g / %g, line = l1_line_bytes = %g, assoc = set / line = %g;"
-			 " policy " DL1_POLICY " is GPGPU-sim's usual dl1 policy (not measured)",
-			 size, setb, line, assoc);
-		set(c, "-gpgpu_cache:dl1", v, why);
-	} else {
-		keep(c, "-gpgpu_cache:dl1", "l1 line, set or size not measured");
-	}
-	double l2size = calib_model_value(m, "l2_size_bytes", NAN), l2assoc = calib_model_value(m, "l2_assoc", NAN);
-	double l2line = calib_model_value(m, "l2_line_bytes", line);
-	if (isfinite(l2size) && isfinite(l2assoc) && isfinite(l2line) && l2assoc >= 1 && l2line >= 1) {
-		snprintf(v, sizeof(v), "%.0f:%.0f:%.0f,L:B:m:W,A:32:4,4", round(l2size / (l2line * l2assoc)), l2line,
-			 l2assoc);
-		snprintf(why, sizeof(why), "from l2_size_bytes %g, l2_line_bytes %g, l2_assoc %g (policy not measured)",
-			 l2size, l2line, l2assoc);
-		set(c, "-gpgpu_cache:dl2", v, why);
-	} else {
-		keep(c, "-gpgpu_cache:dl2", "the L2 set structure is not measured: kept from the base configuration");
-	}
-	const struct calib_param *clk = calib_model_get(m, "clock_mhz");
-	struct opt *cd = find(c, "-gpgpu_clock_domains");
-	if (clk && clk->value > 0) {
-		const char *rest = cd ? strchr(cd->value, ':') : NULL;
-		snprintf(v, sizeof(v), "%.1f%s", clk->value, rest ? rest : ":650.0:650.0:800.0");
-		src(why, sizeof(why), clk);
-		strncat(why, "; interconnect, L2 and DRAM clocks kept from the base config", sizeof(why) - strlen(why) - 1);
-		set(c, "-gpgpu_clock_domains", v, why);
-	} else {
-		keep(c, "-gpgpu_clock_domains", "clock_mhz unknown");
-	}
-	const struct calib_param *dl = calib_model_get(m, "dram_latency_cycles");
-	if (dl && dl->value > 0) {
-		snprintf(v, sizeof(v), "%.0f", dl->value);
-		src(why, sizeof(why), dl);
-		set(c, "-dram_latency", v, why);
-	} else {
-		keep(c, "-dram_latency", "dram_latency_cycles not measured");
-	}
-	fprintf(f, "# GPGPU-sim configuration for %s\n", m->device[0] ? m->device : "(unnamed device)");
-	fprintf(f, "# generated by `collector calibrate` from the machine model (%s)\n",
+	fprintf(e.f, "# GPGPU-sim %s configuration for %s\n", gs_version_name(o->version),
+		m->device[0] ? m->device : "(unnamed device)");
+	fprintf(e.f, "# generated by `collector calibrate` from the machine model (%s)\n",
 		m->source[0] ? m->source : "no source given");
-	fprintf(f, "# base: %s\n", base ? "the --base file" : "built-in approximation of GPGPU-sim's QuadroFX5800 example");
-	for (size_t i = 0; i < c->n; i++) {
-		const struct opt *o = &c->o[i];
-		fprintf(f, "\n# %s\n", o->why[0] ? o->why : "kept from the base config");
-		fprintf(f, "%s %s\n", o->name, o->value);
+	fprintf(
+	    e.f,
+	    "# every option below is measured or a stated fallback; options not written take GPGPU-sim's\n"
+	    "# compiled-in defaults%s. Checked against the %s limits (collector/calib/README.md)%s.\n",
+	    o->base ? " unless the --base file sets them" : "", gs_version_name(o->version),
+	    o->clamp ? "; --clamp: out-of-range values are written clamped, marked CLAMPED" : "");
+	unsigned clusters = 1;
+	emit_cores(&e, &clusters);
+	if (e.rc == 0)
+		emit_pipeline(&e);
+	if (e.rc == 0)
+		emit_caches(&e);
+	if (e.rc == 0)
+		emit_memory(&e, clusters, fi);
+	if (e.rc == 0)
+		emit_base_rest(&e);
+	fclose(e.f);
+	fclose(fi);
+	int rc = e.rc;
+	if (rc == 0) {
+		enum gs_limit_id which;
+		char why[1024];
+		rc = gs_check_config(text, itext, o->version, &which, why, sizeof(why));
+		if (rc < 0)
+			snprintf(err, errlen, "%s%s", o->base ? "with the --base file's options: " : "", why);
 	}
-	free(c);
-	return ferror(f) ? -EIO : 0;
+	if (rc == 0) {
+		fwrite(text, 1, tlen, cfg);
+		if (icnt)
+			fwrite(itext, 1, ilen, icnt);
+		if (ferror(cfg) || (icnt && ferror(icnt)))
+			rc = -EIO;
+	}
+	free(text);
+	free(itext);
+	return rc;
 }

@@ -15,14 +15,21 @@
 #include "store/store_calib.h"
 
 static const char calibrate_usage[] =
-	"usage: collector calibrate --store PATH --session N [--model OUT.json] [--emit OUT.config] [--base BASE]\n"
-	"       collector calibrate --from-model MODEL.json [--model OUT.json] [--emit OUT.config] [--base BASE]\n"
+	"usage: collector calibrate --store PATH --session N [--model OUT.json] [--emit OUT.config] [SIM OPTIONS]\n"
+	"       collector calibrate --from-model MODEL.json [--model OUT.json] [--emit OUT.config] [SIM OPTIONS]\n"
 	"  Build the machine model of session N from its calibration records (agent calibrate),\n"
 	"  or read one (--from-model, offline), then:\n"
 	"  --model FILE   write the machine model as JSON (shape: collector/calib/README.md)\n"
-	"  --emit FILE    write a GPGPU-sim config (gpgpusim.config); each option is commented\n"
-	"                 with the parameter it comes from, or why it was kept from the base\n"
-	"  --base FILE    base gpgpusim.config (default: built-in QuadroFX5800-like defaults)\n"
+	"  --emit FILE    write a GPGPU-sim config (gpgpusim.config) and its interconnect file\n"
+	"                 (config_calib_islip.icnt, beside it); each option is commented with the\n"
+	"                 parameter it comes from or the fallback and why; checked against the\n"
+	"                 version's limits before it is written (collector/calib/README.md)\n"
+	"  SIM OPTIONS:\n"
+	"  --gpgpusim-version 3|4  GPGPU-sim 3.2.2 (default) or 4.0: limits and cache-string syntax\n"
+	"  --clamp        write out-of-range values clamped, commented \"measured X, GPGPU-sim allows\n"
+	"                 at most Y\" (default: refuse, naming the limit, exit 1)\n"
+	"  --use-flagged  use FLAGGED parameters (commented) instead of their stated fallbacks\n"
+	"  --base FILE    a real gpgpusim.config: its options that are not written are kept (checked)\n"
 	"  Without --model/--emit: print the parameters.\n" CLI_CHECK_HELP;
 
 static char *slurp(const char *path, size_t *len)
@@ -115,15 +122,56 @@ static int write_model(FILE *f, const void *arg)
 	return calib_model_write_json(arg, f);
 }
 
-struct emit_args {
-	const struct calib_model *m;
-	const char *base;
+struct text {
+	const char *s;
+	size_t len;
 };
 
-static int write_sim(FILE *f, const void *arg)
+static int write_text(FILE *f, const void *arg)
 {
-	const struct emit_args *e = arg;
-	return calib_gpgpusim_write(e->m, e->base, f);
+	const struct text *t = arg;
+	return fwrite(t->s, 1, t->len, f) == t->len ? 0 : -EIO;
+}
+
+/* gpgpusim.config at path, its interconnect file beside it; both checked
+ * before either is written. */
+static int emit_sim(const struct calib_model *m, const char *path, struct calib_gpgpusim_opts *o)
+{
+	char icnt_path[4096];
+	const char *slash = strrchr(path, '/');
+	int dl = slash ? (int)(slash - path + 1) : 0;
+	if (snprintf(icnt_path, sizeof(icnt_path), "%.*s%s", dl, path, "config_calib_islip.icnt") >=
+	    (int)sizeof(icnt_path)) {
+		log_error("%s: path too long", path);
+		return -ENAMETOOLONG;
+	}
+	o->icnt_name = "config_calib_islip.icnt";
+	char *cfg = NULL, *icnt = NULL, err[2048] = "";
+	size_t clen = 0, ilen = 0;
+	FILE *cf = open_memstream(&cfg, &clen), *inf = open_memstream(&icnt, &ilen);
+	int rc = cf && inf ? calib_gpgpusim_write(m, o, cf, inf, err, sizeof(err)) : -ENOMEM;
+	if (cf)
+		fclose(cf);
+	if (inf)
+		fclose(inf);
+	if (rc < 0) {
+		char safe[2048];
+		log_error("not writing %s: %s", path, err[0] ? text_safe_copy(safe, sizeof(safe), err) : strerror(-rc));
+	} else {
+		struct text c = {cfg, clen}, i = {icnt, ilen};
+		rc = write_file(path, write_text, &c);
+		if (rc == 0)
+			rc = write_file(icnt_path, write_text, &i);
+		if (rc == 0 && o->flagged_out)
+			log_warn("%s: %u FLAGGED parameter(s) %s (see its comments)", path, o->flagged_out,
+				 o->use_flagged ? "taken because of --use-flagged" : "replaced by stated fallbacks");
+		if (rc == 0 && o->clamped_out)
+			log_warn("%s: %u value(s) written CLAMPED to GPGPU-sim %s's limits", path, o->clamped_out,
+				 o->version == 4 ? "4.0" : "3.2.2");
+	}
+	free(cfg);
+	free(icnt);
+	return rc;
 }
 
 /* Device, names, units and methods may come from the agent's Calibration records. */
@@ -149,11 +197,15 @@ int cli_calibrate(int argc, char **argv)
 					     {"model", required_argument, NULL, 'm'},
 					     {"emit", required_argument, NULL, 'e'},
 					     {"base", required_argument, NULL, 'b'},
+					     {"gpgpusim-version", required_argument, NULL, 'V'},
+					     {"clamp", no_argument, NULL, 'C'},
+					     {"use-flagged", no_argument, NULL, 'F'},
 					     {"help", no_argument, NULL, 'h'},
 					     {"check", required_argument, NULL, 'K'},
 					     {NULL, 0, NULL, 0}};
 	const char *store_path = NULL, *from = NULL, *model_out = NULL, *emit = NULL, *base_path = NULL;
 	unsigned check = CLI_CHECK_DEFAULT;
+	struct calib_gpgpusim_opts so = {.version = 3};
 	long long session = -1;
 	int ch;
 	optind = 1;
@@ -164,6 +216,15 @@ int cli_calibrate(int argc, char **argv)
 		case 'm': model_out = optarg; break;
 		case 'e': emit = optarg; break;
 		case 'b': base_path = optarg; break;
+		case 'C': so.clamp = true; break;
+		case 'F': so.use_flagged = true; break;
+		case 'V':
+			if (strcmp(optarg, "3") != 0 && strcmp(optarg, "4") != 0) {
+				fprintf(stderr, "collector calibrate: --gpgpusim-version wants 3 (3.2.2) or 4 (4.0)\n");
+				return 2;
+			}
+			so.version = optarg[0] - '0';
+			break;
 		case 'K': if (cli_check_arg("calibrate", optarg, &check)) return 2; break;
 		case 'n': {
 			char *end;
@@ -228,8 +289,8 @@ int cli_calibrate(int argc, char **argv)
 		goto out;
 	if (model_out && write_file(model_out, write_model, m) < 0)
 		goto out;
-	struct emit_args ea = {.m = m, .base = base};
-	if (emit && write_file(emit, write_sim, &ea) < 0)
+	so.base = base;
+	if (emit && emit_sim(m, emit, &so) < 0)
 		goto out;
 	char dev[sizeof(m->device)];
 	if (!model_out && !emit)

@@ -63,23 +63,26 @@ int calib_detect_staircase(const double *x, const double *y, size_t n, struct ca
 	double best = INFINITY, second = INFINITY, best_b = 0, best_a = 0;
 	long best_s = 0;
 	for (long s = 1; s <= smax; s++) {
-		/* least squares of y on c = ceil(x/s) */
-		double sc = 0, sy = 0, scc = 0, scy = 0;
+		/* least squares of y on c = ceil(x/s), weighted by 1/y^2: timing noise is
+		 * relative (a busy host stretches long runs as much as short ones), so
+		 * unweighted residuals let the tallest steps decide the width alone */
+		double sw = 0, sc = 0, sy = 0, scc = 0, scy = 0;
 		for (size_t i = 0; i < n; i++) {
-			double c = ceil(x[i] / (double)s);
-			sc += c;
-			sy += y[i];
-			scc += c * c;
-			scy += c * y[i];
+			double c = ceil(x[i] / (double)s), w = 1 / (y[i] * y[i]);
+			sw += w;
+			sc += w * c;
+			sy += w * y[i];
+			scc += w * c * c;
+			scy += w * c * y[i];
 		}
-		double den = (double)n * scc - sc * sc;
+		double den = sw * scc - sc * sc;
 		if (den <= 0)
 			continue;
-		double b = ((double)n * scy - sc * sy) / den;
-		double a = (sy - b * sc) / (double)n;
+		double b = (sw * scy - sc * sy) / den;
+		double a = (sy - b * sc) / sw;
 		double sse = 0;
 		for (size_t i = 0; i < n; i++) {
-			double r = y[i] - (a + b * ceil(x[i] / (double)s));
+			double r = (y[i] - (a + b * ceil(x[i] / (double)s))) / y[i];
 			sse += r * r;
 		}
 		if (sse < best) {

@@ -22,7 +22,8 @@ struct calib_detect {
 
 /* Compute units. x: numbers of work-groups (ascending, positive integers),
  * y: time for x work-groups of equal work. The time rises as a staircase
- * 1..S, S+1..2S, ...: fits y = a + b*ceil(x/S) (least squares) for every S
+ * 1..S, S+1..2S, ...: fits y = a + b*ceil(x/S) (least squares of the
+ * relative residuals, weights 1/y^2: timing noise is relative) for every S
  * in 1..max(x)/2 and returns the best S. confidence = 1 - sse_best /
  * sse_runner_up (0 if the steps do not rise); aux = b / a (step height
  * relative to the first step). */

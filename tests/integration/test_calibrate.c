@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "calib/gpgpusim_limits.h"
 #include "testproc.h"
 
 #define QUICK_LIMIT_S 60.0
@@ -135,7 +136,8 @@ static void test_calibrate_collector_writes_model_and_config(void **state)
 	char coll[512], sid[32];
 	tp_bin("collector", coll, sizeof(coll));
 	snprintf(sid, sizeof(sid), "%lld", (long long)e->session);
-	char *argv[] = {coll, "calibrate", "--store", e->t.db, "--session", sid, "--emit", e->cfg, "--model", e->model, NULL};
+	char *argv[] = {coll, "calibrate", "--store", e->t.db, "--session", sid, "--emit", e->cfg, "--model", e->model,
+			"--gpgpusim-version", "3", "--clamp", NULL};
 	int rc = run_cmd(argv, e->ccal, 30000);
 	if (rc != 0)
 		tp_dump_file(e->ccal);
@@ -152,18 +154,49 @@ static void test_calibrate_collector_writes_model_and_config(void **state)
 	char *c = tp_slurp(e->cfg);
 	assert_non_null(c);
 	const char *opts[] = {"\n-gpgpu_n_clusters ", "\n-gpgpu_n_cores_per_cluster 1\n", "\n-gpgpu_shader_registers ",
-			      "\n-gpgpu_shader_core_pipeline ", "\n-gpgpu_cache:dl1 ", "# clock_mhz = ",
-			      "\n-dram_latency ", "# compute_units = "};
+			      "\n-gpgpu_shader_core_pipeline ", "\n-gpgpu_cache:dl1 ", "# measured: clock_mhz = ",
+			      "\n-dram_latency ", "compute_units", "# GPGPU-sim 3.2.2 configuration for "};
 	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
 		if (!strstr(c, opts[i]))
 			fail_msg("gpgpusim.config lacks %s", opts[i]);
+	/* the interconnect file beside it, and GPGPU-sim 3.2.2's limits hold (collector/calib/gpgpusim_limits.c) */
+	char icnt_path[300], err[2048];
+	snprintf(icnt_path, sizeof(icnt_path), "%.*sconfig_calib_islip.icnt", (int)(strrchr(e->cfg, '/') - e->cfg + 1),
+		 e->cfg);
+	char *icnt = tp_slurp(icnt_path);
+	assert_non_null(icnt);
+	if (gs_check_config(c, icnt, 3, NULL, err, sizeof(err)) != 0)
+		fail_msg("the PoCL config breaks a GPGPU-sim 3.2.2 limit: %s", err);
 	free(c);
-	/* offline, from the agent's own JSON */
-	char *argv2[] = {coll, "calibrate", "--from-model", e->ajson, "--emit", e->cfg2, NULL};
+	/* offline, from the agent's own JSON, for 4.0 */
+	char *argv2[] = {coll, "calibrate", "--from-model", e->ajson, "--emit", e->cfg2, "--gpgpusim-version", "4",
+			 "--clamp", NULL};
 	assert_int_equal(run_cmd(argv2, e->ccal, 30000), 0);
 	c = tp_slurp(e->cfg2);
 	assert_non_null(c);
-	assert_non_null(strstr(c, "\n-gpgpu_cache:dl1 "));
+	assert_non_null(strstr(c, "\n-gpgpu_cache:dl1 N:"));
+	free(icnt);
+	icnt = tp_slurp(icnt_path); /* rewritten beside cfg2 */
+	assert_non_null(icnt);
+	if (gs_check_config(c, icnt, 4, NULL, err, sizeof(err)) != 0)
+		fail_msg("the PoCL config breaks a GPGPU-sim 4.0 limit: %s", err);
+	free(icnt);
+	free(c);
+	/* the seed's Mali-T628 model: refused without --clamp (exit 1, the 128 B dl1 limit named,
+	 * nothing written), written with it */
+	char mali[1024], out3[300];
+	const char *srcdir = getenv("PROF_SRC_DIR");
+	snprintf(mali, sizeof(mali), "%s/board/arndale-octa/mali-t628.json", srcdir ? srcdir : ".");
+	tp_env_path(&e->t, "mali.config", out3, sizeof(out3));
+	char *argv3[] = {coll, "calibrate", "--from-model", mali, "--emit", out3, NULL};
+	assert_int_equal(run_cmd(argv3, e->ccal, 30000), 1);
+	assert_int_equal(tp_file_count(e->ccal, "GPGPU-sim 3.2.2 allows at least 128"), 1);
+	assert_int_equal(access(out3, F_OK), -1);
+	char *argv4[] = {coll, "calibrate", "--from-model", mali, "--emit", out3, "--clamp", NULL};
+	assert_int_equal(run_cmd(argv4, e->ccal, 30000), 0);
+	c = tp_slurp(out3);
+	assert_non_null(c);
+	assert_non_null(strstr(c, "\n-gpgpu_shader_core_pipeline 72:4\n"));
 	free(c);
 }
 

@@ -1,8 +1,10 @@
 /* Machine model (common/calib/calib_model.c), its JSON reader and the
  * GPGPU-sim config writer (collector/calib/), the Calibration record checks
  * (proto/validate_calib.c) and the store's calibration tables. The seed's
- * Mali-T628 values (board/arndale-octa/mali-t628.json) must give the seed's
- * Table 2 settings. */
+ * Mali-T628 values (board/arndale-octa/mali-t628.json) and a PoCL calibration
+ * must give configs that GPGPU-sim 3.2.2 and 4.0 load (the limits table of
+ * collector/calib/gpgpusim_limits.c, each row from the source line that
+ * enforces it). */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -17,6 +19,7 @@
 
 #include "calib/calib_io.h"
 #include "calib/calib_model.h"
+#include "calib/gpgpusim_limits.h"
 #include "log.h"
 #include "store/store.h"
 #include "store/store_calib.h"
@@ -37,14 +40,39 @@ static char *read_file(const char *rel, size_t *len)
 	return buf;
 }
 
+/* Emit for version with opts; returns the config text (and icnt text in *icnt), or NULL with err set. */
+static char *emit_v(const struct calib_model *m, struct calib_gpgpusim_opts *o, char **icnt, int *rc, char *err,
+		    size_t errlen)
+{
+	char *out = NULL, *ic = NULL;
+	size_t len = 0, ilen = 0;
+	FILE *f = open_memstream(&out, &len), *fi = open_memstream(&ic, &ilen);
+	assert_non_null(f);
+	assert_non_null(fi);
+	*rc = calib_gpgpusim_write(m, o, f, fi, err, errlen);
+	fclose(f);
+	fclose(fi);
+	if (*rc < 0) {
+		assert_int_equal(len, 0); /* nothing written when refused */
+		free(out);
+		free(ic);
+		return NULL;
+	}
+	if (icnt)
+		*icnt = ic;
+	else
+		free(ic);
+	return out;
+}
+
 static char *emit(const struct calib_model *m, const char *base)
 {
-	char *out = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&out, &len);
-	assert_non_null(f);
-	assert_int_equal(calib_gpgpusim_write(m, base, f), 0);
-	fclose(f);
+	struct calib_gpgpusim_opts o = {.version = 3, .clamp = true, .base = base};
+	char err[2048];
+	int rc;
+	char *out = emit_v(m, &o, NULL, &rc, err, sizeof(err));
+	if (rc)
+		fail_msg("emit: %s", err);
 	return out;
 }
 
@@ -62,9 +90,8 @@ static const char *opt_line(const char *cfg, const char *opt, char *buf, size_t 
 	return buf;
 }
 
-static void test_calib_mali_t628_gives_seed_table2(void **state)
+static struct calib_model *mali_model(void)
 {
-	(void)state;
 	size_t len = 0;
 	char *json = read_file("board/arndale-octa/mali-t628.json", &len);
 	assert_non_null(json);
@@ -72,26 +99,266 @@ static void test_calib_mali_t628_gives_seed_table2(void **state)
 	char err[256];
 	assert_int_equal(calib_model_parse_json(json, len, m, err, sizeof(err)), 0);
 	free(json);
+	return m;
+}
+
+/* The seed's section-2 values map onto a config GPGPU-sim 3.2.2 and 4.0 load:
+ * 73 threads with per-thread PCs become 72:4 (the seed's 128-bit vector core
+ * as 4 lanes; 73:1 broke WARP_PER_CTA_MAX and generated no memory access),
+ * and the 30 KB dl1 of 1 KB sets (64 B lines, 16 ways) becomes 16 sets of
+ * 16 x 128 B lines (30 sets do not index; 64 B lines are below the 128 B a
+ * coalesced access needs, so only --clamp writes it). */
+static void test_calib_mali_t628_maps_to_a_loadable_config(void **state)
+{
+	(void)state;
+	struct calib_model *m = mali_model();
 	assert_int_equal(calib_model_value(m, "compute_units", 0), 4);
-	char *cfg = emit(m, NULL);
-	char v[256];
-	/* Table 2 (from the seed's section 2 values): 4 clusters of 1 core, 2774 registers,
-	 * 73 threads per core with warp (granularity) 1, dl1 = 30 sets x 64 B lines x 16 ways
-	 * (1 KB set, ~30 KB), core clock 533 MHz. */
-	assert_string_equal(opt_line(cfg, "-gpgpu_n_clusters", v, sizeof(v)), "4");
-	assert_string_equal(opt_line(cfg, "-gpgpu_n_cores_per_cluster", v, sizeof(v)), "1");
-	assert_string_equal(opt_line(cfg, "-gpgpu_shader_registers", v, sizeof(v)), "2774");
-	assert_string_equal(opt_line(cfg, "-gpgpu_shader_core_pipeline", v, sizeof(v)), "73:1");
-	assert_string_equal(opt_line(cfg, "-gpgpu_cache:dl1", v, sizeof(v)), "30:64:16,L:L:m:N,A:32:8,8");
-	assert_string_equal(opt_line(cfg, "-gpgpu_clock_domains", v, sizeof(v)), "533.0:650.0:650.0:800.0");
-	/* unknown values keep the base config's, and say so */
-	assert_string_equal(opt_line(cfg, "-gpgpu_cache:dl2", v, sizeof(v)), "none");
-	assert_non_null(strstr(cfg, "kept from the base config: the L2 set structure is not measured"));
-	assert_non_null(strstr(cfg, "kept from the base config: dram_latency_cycles not measured"));
-	/* every option carries its source */
-	assert_non_null(strstr(cfg, "# compute_units = 4 count (seed 2.2"));
-	free(cfg);
+	for (int ver = 3; ver <= 4; ver++) {
+		struct calib_gpgpusim_opts o = {.version = ver};
+		char err[2048], *icnt = NULL, v[256];
+		int rc;
+		/* without --clamp: refused, the limit named */
+		assert_null(emit_v(m, &o, NULL, &rc, err, sizeof(err)));
+		assert_int_equal(rc, -ERANGE);
+		assert_non_null(strstr(err, "-gpgpu_cache:dl1 dl1 line bytes 64"));
+		assert_non_null(strstr(err, "allows at least 128"));
+		o.clamp = true;
+		char *cfg = emit_v(m, &o, &icnt, &rc, err, sizeof(err));
+		assert_int_equal(rc, 0);
+		assert_non_null(cfg);
+		assert_string_equal(opt_line(cfg, "-gpgpu_n_clusters", v, sizeof(v)), "4");
+		assert_string_equal(opt_line(cfg, "-gpgpu_n_cores_per_cluster", v, sizeof(v)), "1");
+		assert_string_equal(opt_line(cfg, "-gpgpu_shader_registers", v, sizeof(v)), "2774");
+		assert_string_equal(opt_line(cfg, "-gpgpu_shader_core_pipeline", v, sizeof(v)), "72:4");
+		assert_string_equal(opt_line(cfg, "-gpgpu_shmem_warp_parts", v, sizeof(v)), "1");
+		assert_string_equal(opt_line(cfg, "-gpgpu_cache:dl1", v, sizeof(v)),
+				    ver == 3 ? "16:128:16,L:L:m:N:L,A:32:8,8" : "N:16:128:16,L:L:m:N:L,A:32:8,8");
+		assert_non_null(strstr(cfg, "CLAMPED: measured dl1 line bytes 64, GPGPU-sim"));
+		assert_non_null(strstr(cfg, "16 x 128 x 16 = 32768 B modelled vs 30720 B measured"));
+		assert_string_equal(opt_line(cfg, "-gpgpu_clock_domains", v, sizeof(v)), "533.0:533.0:533.0:533.0");
+		assert_string_equal(opt_line(cfg, "-inter_config_file", v, sizeof(v)), "config_calib_islip.icnt");
+		assert_non_null(strstr(icnt, "\nk = 6;\nn = 1;\n")); /* 4 clusters + 2 memory sub-partitions */
+		assert_non_null(strstr(cfg, "mapped as the seed did"));
+		assert_non_null(strstr(cfg, "128-bit vector core (seed 1.2"));
+		assert_non_null(strstr(cfg, "fallback: GPGPU-sim's default 30"));
+		/* every init step of the version: the limits table accepts it */
+		enum gs_limit_id which = GS_NLIMITS;
+		assert_int_equal(gs_check_config(cfg, icnt, ver, &which, err, sizeof(err)), 0);
+		/* and the other version's syntax does not */
+		assert_int_equal(gs_check_config(cfg, icnt, 7 - ver, &which, err, sizeof(err)), -ERANGE);
+		assert_int_equal(which, GS_CACHE_SYNTAX);
+		free(cfg);
+		free(icnt);
+	}
 	free(m);
+}
+
+/* What `agent calibrate --quick` recorded for PoCL on this host (three runs
+ * of issue 28: granularity 4096, 128 threads, clock 2596 MHz, CUs 1-4). */
+static void put_pocl(struct calib_model *m, double cus, double cu_spread)
+{
+	snprintf(m->device, sizeof(m->device), "cpu-haswell-AMD EPYC 7B13 64-Core Processor");
+	calib_model_put(m, "compute_units", cus, "count", "staircase", cu_spread, 0.9);
+	calib_model_put(m, "compute_units_reported", 2, "count", "clGetDeviceInfo", 0, 1);
+	calib_model_put(m, "host_parallel_speedup", 1.9, "x", "spin", 0, 1);
+	calib_model_put(m, "granularity", 4096, "work-items", "branch order", 0, 1);
+	calib_model_put(m, "threads_per_cu", 128, "work-items", "cliff", 0.05, 0.8);
+	calib_model_put(m, "regs_per_cu", 4096, "registers", "cliff", 0.05, 0.8);
+	calib_model_put(m, "l1_line_bytes", 64, "bytes", "pair", 0, 0.95);
+	calib_model_put(m, "l1_size_bytes", 32768, "bytes", "chase", 0.02, 0.9);
+	calib_model_put(m, "l1_assoc", 8, "ways", "set", 0, 1);
+	calib_model_put(m, "clock_mhz", 2596, "MHz", "clGetDeviceInfo", 0, 1);
+	calib_model_put(m, "dram_latency_ns", 110, "ns", "chase", 0.05, 0.9);
+}
+
+static void test_calib_pocl_calibration_maps_to_a_loadable_config(void **state)
+{
+	(void)state;
+	struct calib_model *m = calloc(1, sizeof(*m));
+	put_pocl(m, 2, 0.0);
+	for (int ver = 3; ver <= 4; ver++) {
+		struct calib_gpgpusim_opts o = {.version = ver, .clamp = true};
+		char err[2048], *icnt = NULL, v[256];
+		int rc;
+		char *cfg = emit_v(m, &o, &icnt, &rc, err, sizeof(err));
+		if (rc)
+			fail_msg("%s", err);
+		/* 128 threads stay 128 (the old writer made them 4096:4096) */
+		assert_string_equal(opt_line(cfg, "-gpgpu_shader_core_pipeline", v, sizeof(v)), "128:32");
+		assert_non_null(strstr(cfg, "PoCL's serial loop"));
+		assert_string_equal(opt_line(cfg, "-gpgpu_n_clusters", v, sizeof(v)), "2");
+		/* one clock for the four domains, never 2596 next to 650/650/800 */
+		assert_string_equal(opt_line(cfg, "-gpgpu_clock_domains", v, sizeof(v)), "2596.0:2596.0:2596.0:2596.0");
+		/* 110 ns x 2596 MHz = 286 cycles, minus the modelled path 85 + 8 + 36 = 129 */
+		assert_string_equal(opt_line(cfg, "-dram_latency", v, sizeof(v)), "157");
+		assert_string_equal(opt_line(cfg, "-gpgpu_cache:dl1", v, sizeof(v)),
+				    ver == 3 ? "32:128:8,L:L:m:N:L,A:32:8,8" : "N:32:128:8,L:L:m:N:L,A:32:8,8");
+		assert_int_equal(gs_check_config(cfg, icnt, ver, NULL, err, sizeof(err)), 0);
+		free(cfg);
+		free(icnt);
+	}
+	/* a FLAGGED compute-unit count (the runs disagreed) never reaches the config silently */
+	struct calib_model *f = calloc(1, sizeof(*f));
+	put_pocl(f, 4, 0.5);
+	assert_true(calib_model_get(f, "compute_units")->flagged);
+	struct calib_gpgpusim_opts o = {.version = 3, .clamp = true};
+	char err[2048], v[256];
+	int rc;
+	char *cfg = emit_v(f, &o, NULL, &rc, err, sizeof(err));
+	assert_int_equal(rc, 0);
+	assert_string_equal(opt_line(cfg, "-gpgpu_n_clusters", v, sizeof(v)), "2");
+	assert_non_null(strstr(cfg, "compute_units = 4 count is FLAGGED"));
+	assert_true(o.flagged_out >= 1);
+	free(cfg);
+	o.use_flagged = true;
+	cfg = emit_v(f, &o, NULL, &rc, err, sizeof(err));
+	assert_string_equal(opt_line(cfg, "-gpgpu_n_clusters", v, sizeof(v)), "4");
+	assert_non_null(strstr(cfg, "used because of --use-flagged"));
+	free(cfg);
+	free(f);
+	free(m);
+}
+
+/* Out-of-range measurements: refused with the limit named, or clamped with
+ * "measured X, GPGPU-sim allows at most Y". */
+static void test_calib_gpgpusim_refuses_or_clamps(void **state)
+{
+	(void)state;
+	struct {
+		const char *param;
+		double value;
+		int version;
+		const char *refusal;
+		const char *pipeline; /* with --clamp */
+	} cases[] = {
+		{"granularity", 64, 3, "warp size 64: GPGPU-sim 3.2.2 allows at most 32", "1024:32"},
+		{"threads_per_cu", 4096, 3, "threads per core 4096: GPGPU-sim 3.2.2 allows at most 2048", "1536:32"},
+		{"threads_per_cu", 4096, 4, "threads per core 4096: GPGPU-sim 4.0 allows at most 2048", "2048:32"},
+		{"threads_per_cu", 1600, 3, "warps per core 50: GPGPU-sim 3.2.2 allows at most 48", "1536:32"},
+		{"threads_per_cu", 1600, 4, NULL, "1600:32"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct calib_model *m = calloc(1, sizeof(*m));
+		snprintf(m->device, sizeof(m->device), "some GPU");
+		calib_model_put(m, "granularity", 32, "work-items", "t", 0, 1);
+		calib_model_put(m, "threads_per_cu", 1024, "work-items", "t", 0, 1);
+		calib_model_put(m, "l1_line_bytes", 128, "bytes", "t", 0, 1);
+		calib_model_put(m, cases[i].param, cases[i].value, "x", "t", 0, 1);
+		struct calib_gpgpusim_opts o = {.version = cases[i].version};
+		char err[2048], v[64], *icnt = NULL;
+		int rc;
+		char *cfg = emit_v(m, &o, NULL, &rc, err, sizeof(err));
+		if (cases[i].refusal) {
+			assert_null(cfg);
+			assert_int_equal(rc, -ERANGE);
+			if (!strstr(err, cases[i].refusal))
+				fail_msg("case %zu: %s", i, err);
+		} else {
+			assert_int_equal(rc, 0);
+			free(cfg);
+		}
+		o.clamp = true;
+		cfg = emit_v(m, &o, &icnt, &rc, err, sizeof(err));
+		assert_int_equal(rc, 0);
+		assert_string_equal(opt_line(cfg, "-gpgpu_shader_core_pipeline", v, sizeof(v)), cases[i].pipeline);
+		if (cases[i].refusal)
+			assert_non_null(strstr(cfg, "CLAMPED: measured"));
+		assert_int_equal(gs_check_config(cfg, icnt, cases[i].version, NULL, err, sizeof(err)), 0);
+		free(cfg);
+		free(icnt);
+		free(m);
+	}
+}
+
+/* A config that loads, for editing one value at a time. */
+static const char good3[] = "-gpgpu_n_clusters 2\n-gpgpu_n_cores_per_cluster 1\n-gpgpu_n_mem 2\n"
+			    "-gpgpu_n_sub_partition_per_mchannel 1\n-gpgpu_clock_domains 500.0:500.0:500.0:500.0\n"
+			    "-gpgpu_shader_registers 16384\n-gpgpu_shader_core_pipeline 1024:32\n-gpgpu_shader_cta 8\n"
+			    "-gpgpu_simd_model 1\n-gpgpu_shmem_warp_parts 1\n"
+			    "-gpgpu_cache:dl1 32:128:4,L:L:m:N:L,A:32:8,8\n-gpgpu_cache:dl2 none\n"
+			    "-gpgpu_cache:il1 4:128:4,L:R:f:N:L,A:2:32,4\n-gpgpu_tex_cache:l1 8:128:4,L:R:m:N:L,F:128:4,128:2\n"
+			    "-gpgpu_const_cache:l1 64:64:2,L:R:f:N:L,A:2:32,4\n-network_mode 1\n"
+			    "-inter_config_file x.icnt\n-gpgpu_dram_timing_opt 4:2:8:12:21:13:34:9:4:5:13:1:0:0\n"
+			    "-gpgpu_n_mem_per_ctrlr 1\n-gpgpu_dram_buswidth 4\n-gpgpu_dram_burst_length 4\n"
+			    "-rop_latency 85\n-dram_latency 30\n";
+static const char good4_caches[] = "-gpgpu_cache:dl1 N:32:128:4,L:L:m:N:L,A:32:8,8\n"
+				   "-gpgpu_cache:il1 N:4:128:4,L:R:f:N:L,A:2:32,4\n"
+				   "-gpgpu_tex_cache:l1 N:8:128:4,L:R:m:N:L,F:128:4,128:2\n"
+				   "-gpgpu_const_cache:l1 N:64:64:2,L:R:f:N:L,A:2:32,4\n";
+static const char icnt4[] = "topology = fly;\nk = 4;\nn = 1;\n";
+
+/* good3 (with the 4.x cache strings for version 4) and option name set to
+ * value (appended: the last one counts). */
+static char *with(int version, const char *name, const char *value)
+{
+	size_t len = sizeof(good3) + sizeof(good4_caches) + 256;
+	char *s = malloc(len);
+	snprintf(s, len, "%s%s%s %s\n", good3, version == 4 ? good4_caches : "", name, value);
+	return s;
+}
+
+/* Every row of the limits table, value by value: the last legal value passes,
+ * the first illegal one is refused with that row's id. */
+static void test_gpgpusim_limits_table_value_by_value(void **state)
+{
+	(void)state;
+	char err[2048];
+	enum gs_limit_id which;
+	assert_int_equal(gs_check_config(good3, icnt4, 3, &which, err, sizeof(err)), 0);
+	struct {
+		const char *name, *ok, *bad;
+		int version;
+		enum gs_limit_id id;
+	} rows[] = {
+		{"-gpgpu_shader_core_pipeline", "1536:32", "2080:32", 3, GS_THREADS_MAX},
+		{"-gpgpu_shader_core_pipeline", "2048:32", "2080:32", 4, GS_THREADS_MAX},
+		{"-gpgpu_shader_core_pipeline", "128:32", "130:32", 3, GS_THREADS_MULTIPLE},
+		{"-gpgpu_shader_core_pipeline", "128:32", "4096:4096", 3, GS_WARP_MAX},
+		{"-gpgpu_shader_core_pipeline", "64:32", "64:64", 4, GS_WARP_MAX},
+		{"-gpgpu_shader_core_pipeline", "48:1", "49:1", 3, GS_WARPS_MAX},
+		{"-gpgpu_shader_core_pipeline", "64:1", "65:1", 4, GS_WARPS_MAX},
+		{"-gpgpu_shader_core_pipeline", "1536:32", "1568:32", 3, GS_WARPS_MAX},
+		{"-gpgpu_shmem_warp_parts", "32", "64", 3, GS_SUBWARP_MIN},
+		{"-gpgpu_shader_cta", "32", "33", 3, GS_CTA_MAX},
+		{"-gpgpu_shader_cta", "32", "33", 4, GS_CTA_MAX},
+		{"-gpgpu_simd_model", "1", "2", 3, GS_SIMD_MODEL},
+		{"-gpgpu_cache:dl1", "32:128:4,L:L:m:N:L,A:32:8,8", "32:128:4,L:L:m:N,A:32:8,8", 3, GS_CACHE_SYNTAX},
+		{"-gpgpu_cache:dl1", "N:32:128:4,L:L:m:N:L,A:32:8,8", "32:128:4,L:L:m:N:L,A:32:8,8", 4, GS_CACHE_SYNTAX},
+		{"-gpgpu_cache:dl2", "64:128:8,L:B:m:W:L,A:32:4,4", "64:128:8,L:B:f:W:L,A:32:4,4", 3, GS_CACHE_SYNTAX},
+		{"-gpgpu_cache:dl1", "32:128:16,L:L:m:N:L,A:32:8,8", "30:128:16,L:L:m:N:L,A:32:8,8", 3, GS_CACHE_SETS_POW2},
+		{"-gpgpu_cache:il1", "4:128:4,L:R:f:N:L,A:2:32,4", "4:96:4,L:R:f:N:L,A:2:32,4", 3, GS_CACHE_LINE_POW2},
+		{"-gpgpu_cache:dl1", "32:128:4,L:L:m:N:L,A:32:8,8", "32:64:4,L:L:m:N:L,A:32:8,8", 3, GS_DL1_LINE_MIN},
+		{"-gpgpu_cache:dl1", "S:32:128:4,L:L:m:N:L,A:32:8,8", "S:32:256:4,L:L:m:N:L,A:32:8,8", 4, GS_DL1_LINE_MIN},
+		{"-gpgpu_n_mem", "2", "3", 3, GS_N_MEM_POW2},
+		{"-network_mode", "1", "2", 3, GS_ICNT_FILE},
+		{"-gpgpu_n_clusters", "2", "3", 3, GS_ICNT_NODES}, /* k = 4 holds 2 + 2, not 3 + 2 */
+		{"-gpgpu_clock_domains", "1.0:1.0:1.0:1.0", "533.0:0:650.0:800.0", 3, GS_CLOCKS},
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char *ok = with(rows[i].version, rows[i].name, rows[i].ok),
+		     *bad = with(rows[i].version, rows[i].name, rows[i].bad);
+		if (gs_check_config(ok, icnt4, rows[i].version, &which, err, sizeof(err)) != 0)
+			fail_msg("row %zu: %s %s refused: %s", i, rows[i].name, rows[i].ok, err);
+		which = GS_NLIMITS;
+		assert_int_equal(gs_check_config(bad, icnt4, rows[i].version, &which, err, sizeof(err)), -ERANGE);
+		if (which != rows[i].id)
+			fail_msg("row %zu: %s %s: limit %d, want %d (%s)", i, rows[i].name, rows[i].bad, which, rows[i].id, err);
+		/* the message names the version's source */
+		assert_non_null(strstr(err, rows[i].version == 4 ? "GPGPU-sim 4.0: src/" : "GPGPU-sim 3.2.2: src/"));
+		free(ok);
+		free(bad);
+	}
+	/* the interconnect file must exist; every option that matters must be written */
+	assert_int_equal(gs_check_config(good3, NULL, 3, &which, err, sizeof(err)), -ERANGE);
+	assert_int_equal(which, GS_ICNT_FILE);
+	assert_int_equal(gs_check_config("-gpgpu_n_clusters 2\n", icnt4, 3, &which, err, sizeof(err)), -ERANGE);
+	assert_int_equal(which, GS_REQUIRED);
+	assert_non_null(strstr(err, "is not written"));
+	/* each row cites a source for both versions */
+	for (int id = 0; id < GS_NLIMITS; id++) {
+		assert_non_null(strstr(gs_limit(id)->source3, "src/"));
+		assert_non_null(strstr(gs_limit(id)->source4, "src/"));
+	}
 }
 
 static void test_calib_gpgpusim_base_file_is_kept(void **state)
@@ -99,14 +366,24 @@ static void test_calib_gpgpusim_base_file_is_kept(void **state)
 	(void)state;
 	struct calib_model *m = calloc(1, sizeof(*m));
 	calib_model_put(m, "compute_units", 8, "count", "test", 0, 1);
-	const char base[] = "# my base\n-gpgpu_n_clusters 15\n-gpgpu_n_mem 6 # six\n-gpgpu_shader_registers 32768\n";
+	const char base[] = "# my base\n-gpgpu_n_clusters 15\n-gpgpu_ptx_force_max_capability 20 # cap\n"
+			    "-gpgpu_clock_domains 700.0:700.0:700.0:924.0\n";
 	char *cfg = emit(m, base);
 	char v[256];
 	assert_string_equal(opt_line(cfg, "-gpgpu_n_clusters", v, sizeof(v)), "8");
-	assert_string_equal(opt_line(cfg, "-gpgpu_n_mem", v, sizeof(v)), "6");
-	assert_string_equal(opt_line(cfg, "-gpgpu_shader_registers", v, sizeof(v)), "32768");
-	assert_non_null(strstr(cfg, "kept from the base config: regs_per_cu not measured"));
+	assert_string_equal(opt_line(cfg, "-gpgpu_ptx_force_max_capability", v, sizeof(v)), "20");
+	/* clock_mhz not measured: the base's four clocks, not mixed */
+	assert_string_equal(opt_line(cfg, "-gpgpu_clock_domains", v, sizeof(v)), "700.0:700.0:700.0:924.0");
+	assert_non_null(strstr(cfg, "fallback: 16384 (the QuadroFX5800 example's); regs_per_cu not measured"));
 	free(cfg);
+	/* a base whose cache string is of the wrong version is refused */
+	struct calib_gpgpusim_opts o = {.version = 4, .clamp = true,
+					.base = "-gpgpu_cache:dl1PrefL1 32:128:4,L:L:m:N:L,A:32:8,8\n"};
+	char err[2048];
+	int rc;
+	assert_null(emit_v(m, &o, NULL, &rc, err, sizeof(err)));
+	assert_int_equal(rc, -ERANGE);
+	assert_non_null(strstr(err, "with the --base file's options: -gpgpu_cache:dl1PrefL1"));
 	free(m);
 }
 
@@ -270,7 +547,10 @@ static void test_calib_model_large_spread_bounds_confidence(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_calib_mali_t628_gives_seed_table2),
+		cmocka_unit_test(test_calib_mali_t628_maps_to_a_loadable_config),
+		cmocka_unit_test(test_calib_pocl_calibration_maps_to_a_loadable_config),
+		cmocka_unit_test(test_calib_gpgpusim_refuses_or_clamps),
+		cmocka_unit_test(test_gpgpusim_limits_table_value_by_value),
 		cmocka_unit_test(test_calib_gpgpusim_base_file_is_kept),
 		cmocka_unit_test(test_calib_model_json_round_trip),
 		cmocka_unit_test(test_calib_validate_rejects_bad_records),
