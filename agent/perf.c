@@ -42,13 +42,12 @@ long perf_event_open_cloexec(struct perf_event_attr *a, pid_t pid, int cpu, int 
 {
 	long fd = sys_perf_event_open(a, pid, cpu, group_fd, flags | PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0 && errno == EINVAL) {
-		/* Kernels before 3.14 (Arndale's 3.4) refuse the flag: set close-on-exec afterwards. */
-		int e = errno;
+		/* Kernels before 3.14 (Arndale's 3.4) refuse the flag: set close-on-exec afterwards.
+		 * A failure now is the attr's own answer (ENOENT for an event the PMU lacks, ...):
+		 * errno is kept from this call, not the flag's EINVAL. */
 		fd = sys_perf_event_open(a, pid, cpu, group_fd, flags);
-		if (fd < 0) {
-			errno = e; /* the attr's own problem: report the first answer */
+		if (fd < 0)
 			return -1;
-		}
 		fcntl((int)fd, F_SETFD, FD_CLOEXEC);
 	}
 	return fd;
