@@ -123,7 +123,11 @@ static void test_linux34_stat(void **state)
 	const char *args[] = {"stat",	    "--collector", e->t.coll, "--spool", e->t.spool,
 			      "--agent-id", "l34-stat",	   "--",      busy,	 NULL};
 	assert_int_equal(run34(e, args, 60000), 0);
-	expect_34(e, "= EINVAL: flags outside PERF_FLAG_ALL");
+	/* The flag is learned from the first open that works without it: before that, the
+	 * cycles probe (no PMU: ENOENT without the flag too) and the inherited group (EINVAL
+	 * without it too) try it; the four events' own opens no longer do. */
+	int refused = tp_file_count(e->l34log, "= EINVAL: flags outside PERF_FLAG_ALL");
+	assert_true(refused >= 1 && refused <= 3);
 	expect_34(e, "= EINVAL: inherit with PERF_FORMAT_GROUP");
 	assert_int_equal(tp_file_count(e->t.alog, "cycles: Invalid argument"), 0); /* the flag's answer */
 	int64_t sid = session_of(e, "l34-stat");
