@@ -298,3 +298,71 @@ int l34_perf_ioctl_check(unsigned long cmd)
 		return 0;
 	return (cmd & 0xff) <= 6 ? 0 : -ENOTTY;
 }
+
+/* ------------------------------------------------------------------ files */
+
+static bool has_prefix(const char *s, const char *p)
+{
+	return strncmp(s, p, strlen(p)) == 0;
+}
+
+bool l34_path_exists(const char *path, unsigned opts)
+{
+	if (!path || path[0] != '/')
+		return true;
+	/* kernel/bpf/sysfs_btf.c (Linux 5.4) */
+	if (has_prefix(path, "/sys/kernel/btf"))
+		return false;
+	/* kernel/events/core.c at 3.4: pmu_bus .dev_attrs = pmu_dev_attrs = { __ATTR_RO(type) };
+	 * pmu_dev_alloc() adds pmu->attr_groups, which 3.4's ARM CPU PMU and software PMUs
+	 * leave empty (format/events groups came with later PMU drivers). A device directory
+	 * holds type, and the driver core's uevent, subsystem, power. */
+	static const char *pmu_dirs[] = {"/sys/bus/event_source/devices/", "/sys/devices/"};
+	for (size_t i = 0; i < sizeof(pmu_dirs) / sizeof(pmu_dirs[0]); i++) {
+		if (!has_prefix(path, pmu_dirs[i]))
+			continue;
+		const char *rest = path + strlen(pmu_dirs[i]);
+		const char *slash = strchr(rest, '/');
+		if (!slash || !slash[1])
+			return true; /* the PMU's directory itself */
+		const char *leaf = slash + 1;
+		/* only event_source devices: /sys/devices/<pmu>/ is where they live too (cpu,
+		 * software, tracepoint, breakpoint, armv7_cortex_a15...), but /sys/devices/system
+		 * and the platform tree are not PMUs */
+		if (i == 1) {
+			size_t n = (size_t)(slash - rest);
+			static const char *pmus[] = {
+			    "software",		"tracepoint",	  "breakpoint", "cpu",
+			    "kprobe",		"uprobe",	  "msr",	"power",
+			    "armv7_cortex_a15", "armv7_cortex_a7"};
+			bool is_pmu = false;
+			for (size_t k = 0; k < sizeof(pmus) / sizeof(pmus[0]); k++)
+				if (strlen(pmus[k]) == n && strncmp(rest, pmus[k], n) == 0)
+					is_pmu = true;
+			if (!is_pmu)
+				continue;
+		}
+		static const char *kept[] = {"type", "uevent", "subsystem", "power"};
+		for (size_t k = 0; k < sizeof(kept) / sizeof(kept[0]); k++) {
+			size_t n = strlen(kept[k]);
+			if (strncmp(leaf, kept[k], n) == 0 && (leaf[n] == '\0' || leaf[n] == '/'))
+				return true;
+		}
+		return false;
+	}
+	/* drivers/base/cacheinfo.c (Linux 3.19): ARM had no cpuN/cache before it */
+	if ((opts & L34_NO_CPU_CACHES) && has_prefix(path, "/sys/devices/system/cpu/cpu")) {
+		const char *p = path + strlen("/sys/devices/system/cpu/cpu");
+		while (*p >= '0' && *p <= '9')
+			p++;
+		if (has_prefix(p, "/cache"))
+			return false;
+	}
+	/* kernel/sysctl.c: perf_cpu_time_max_percent (3.11), perf_event_max_stack (4.8),
+	 * perf_event_max_contexts_per_stack (4.8) */
+	if (has_prefix(path, "/proc/sys/kernel/perf_cpu_time_max_percent") ||
+	    has_prefix(path, "/proc/sys/kernel/perf_event_max_stack") ||
+	    has_prefix(path, "/proc/sys/kernel/perf_event_max_contexts_per_stack"))
+		return false;
+	return true;
+}

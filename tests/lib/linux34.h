@@ -38,6 +38,18 @@ const char *l34_syscall_name(enum l34_arch arch, long nr);
 int l34_perf_event_open_check(const uint8_t *attr, size_t avail, int pid, int cpu, unsigned long flags,
 			      uint32_t *size_back, const char **why);
 
+/* Did the file or directory at path (absolute, as the program named it) exist on the
+ * Arndale's 3.4? false for the sysfs and procfs files later kernels added that the agent
+ * (or a library under it) looks at: /sys/kernel/btf (5.4); a PMU's sysfs directory other
+ * than type/uevent/subsystem/power (format, events, caps, cpus: 3.4's core.c registers
+ * "type" alone, pmu_dev_attrs, and the ARM CPU PMU no attr_groups);
+ * perf_cpu_time_max_percent (3.11), perf_event_max_stack (4.8); with L34_NO_CPU_CACHES
+ * also the CPUs' cache directories (ARM had none before drivers/base/cacheinfo.c, 3.19; off
+ * by default: x86 OpenCL runtimes such as PoCL, which never run on the board, need them).
+ * Anything else: true (left to the host). */
+#define L34_NO_CPU_CACHES 1u
+bool l34_path_exists(const char *path, unsigned opts);
+
 /* 3.4's perf_ioctl(): ENABLE..SET_FILTER ('$' 0..6) only; any other '$' command: -ENOTTY. */
 int l34_perf_ioctl_check(unsigned long cmd);
 

@@ -1,23 +1,25 @@
 /* linux34: run a program as if on Linux 3.4 (the Arndale Octa's kernel), for tests.
  *
- *   linux34 [--log FILE] [--quiet] -- PROGRAM ARGS...
+ *   linux34 [--log FILE] [--quiet] [--no-cpu-caches] -- PROGRAM ARGS...
  *
- * A seccomp filter, inherited by every thread and child, sends to this tracer (ptrace,
- * PTRACE_EVENT_SECCOMP) every system call 3.4 did not have, perf_event_open, and the
- * perf ioctls 3.4 did not know; the tracer answers them as 3.4 did (tests/lib/linux34.c,
- * each rule citing the 3.4 source): ENOSYS for the missing calls, EINVAL / E2BIG / ENOENT /
- * EOPNOTSUPP for the perf attributes 3.4 refused, ENOTTY for the ioctls; everything 3.4
- * accepted goes on to the host kernel. Each refusal is logged (one line each, --log FILE,
- * default stderr) so a test can tell that the personality was met.
+ * A seccomp filter, inherited by every thread and child of PROGRAM, hands this supervisor
+ * (seccomp user notification, SECCOMP_RET_USER_NOTIF) every system call 3.4 did not have,
+ * perf_event_open, the perf ioctls and the calls that name a file; it answers them as 3.4
+ * did (tests/lib/linux34.c, each rule citing the 3.4 source): ENOSYS for the missing calls,
+ * EINVAL / E2BIG / ENOENT / EOPNOTSUPP for the perf attributes 3.4 refused, ENOTTY for the
+ * ioctls 3.4 did not know, ENOENT for the sysfs/procfs files it did not have; everything 3.4
+ * accepted goes on to the host kernel (SECCOMP_USER_NOTIF_FLAG_CONTINUE). Each answer is
+ * logged (one line each, --log FILE, default stderr) so a test can tell that the
+ * personality was met. It reads the caller's memory (attr, paths) as root does
+ * (process_vm_readv), and writes back attr.size for E2BIG as 3.4's perf_copy_attr did.
  *
- * Processes: the program and all its threads and children are traced; a process that a
- * traced process attaches to with ptrace (the agent's trace windows) is let go first, so
- * that attach works: from then on its missing calls still get ENOSYS from the filter, and
- * its perf_event_open gets ENOSYS (no tracer), which only a profiled program would call.
+ * Not ptrace: a seccomp RET_TRACE filter answers ENOSYS for every traced call of a process
+ * that another tracer holds (the agent's trace windows ptrace the program), and a
+ * ptrace-based interposer would have to let the program go for the agent to attach.
+ * Directory listings are not filtered (a file 3.4 lacked is refused when opened, not hidden).
  *
- * x86_64 host only (the syscall numbers and registers are x86_64's); the armhf agent under
- * qemu-arm can run under it too: qemu-user turns the guest's calls into the host's. */
-
+ * x86_64 host only (the syscall numbers are x86_64's); the armhf agent under qemu-arm can
+ * run under it too, but qemu-user has no perf_event_open (ENOSYS) whatever the kernel. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -31,18 +33,20 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <poll.h>
 #include <stddef.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
-#include <sys/ptrace.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
-#include <sys/user.h>
 #include <sys/wait.h>
 
 #include "linux34.h"
 
 static FILE *logf_;
 static bool quiet;
+static unsigned path_opts;
 static unsigned long n_refused;
 
 static void logline(pid_t pid, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -62,47 +66,54 @@ static void logline(pid_t pid, const char *fmt, ...)
 
 #define PERF_IOC_TYPE ((unsigned)'$')
 
-/* The filter: x86_64 calls only (others pass: 3.4's compat tables are not modelled);
- * perf_event_open, ptrace, the perf ioctls past SET_FILTER and every number past 311
- * (below the x32 range) go to the tracer. */
-static int install_filter(void)
+/* System calls that name a path (statx, faccessat2 and openat2 are past 311: ENOSYS). */
+static const int path_calls[] = {__NR_open,   __NR_stat,       __NR_lstat,     __NR_access,    __NR_readlink,
+				 __NR_openat, __NR_newfstatat, __NR_faccessat, __NR_readlinkat};
+#define NPATH_CALLS (sizeof(path_calls) / sizeof(path_calls[0]))
+
+static bool is_path_call(long nr)
 {
-	struct sock_filter f[] = {
-	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_perf_event_open, 0, 1),
-	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRACE),
-	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ptrace, 0, 1),
-	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRACE),
-	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ioctl, 0, 4),
-	    /* cmd (args[1], low 32 bits): type '$' and nr > 6 */
-	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
-	    BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xff00),
-	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PERF_IOC_TYPE << 8, 0, 3),
-	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRACE),
-	    BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 1, 0), /* x32: pass */
-	    BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, 311, 1, 0),
-	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRACE),
-	};
-	struct sock_fprog prog = {.len = sizeof(f) / sizeof(f[0]), .filter = f};
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return -errno;
-	if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
-		return -errno;
-	return 0;
+	for (size_t i = 0; i < NPATH_CALLS; i++)
+		if (path_calls[i] == nr)
+			return true;
+	return false;
 }
 
-/* Skip the call the tracee stopped in, returning rc (seccomp(2): "the tracer can skip the
- * system call by changing the system call number to -1 ... the system call will appear to
- * return the value that the tracer puts in the return value register"). */
-static int skip_with(pid_t pid, struct user_regs_struct *r, long rc)
+/* The filter: x86_64 calls only (3.4's compat tables are not modelled); perf_event_open,
+ * the path calls, ioctls of type '$' and every number past 311 (below x32's) go to the
+ * supervisor. Returns the listener fd or -errno. */
+static int install_filter(void)
 {
-	r->orig_rax = (unsigned long long)-1;
-	r->rax = (unsigned long long)rc;
-	return ptrace(PTRACE_SETREGS, pid, 0, r) < 0 ? -errno : 0;
+	struct sock_filter f[32 + NPATH_CALLS];
+	size_t n = 0;
+#define ADD(x) (f[n++] = (struct sock_filter)x)
+	ADD(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)));
+	ADD(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0));
+	ADD(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+	ADD(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
+	ADD(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_perf_event_open, 0, 1));
+	ADD(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF));
+	for (size_t i = 0; i < NPATH_CALLS; i++) {
+		ADD(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)path_calls[i], 0, 1));
+		ADD(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF));
+	}
+	/* ioctl: cmd (args[1], low 32 bits) of type '$' */
+	ADD(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ioctl, 0, 4));
+	ADD(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])));
+	ADD(BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xff00));
+	ADD(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PERF_IOC_TYPE << 8, 0, 3));
+	ADD(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF));
+	/* numbers past 311 (below x32's) */
+	ADD(BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 1, 0));
+	ADD(BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, 311, 1, 0));
+	ADD(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+	ADD(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF));
+#undef ADD
+	struct sock_fprog prog = {.len = (unsigned short)n, .filter = f};
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
+	long fd = syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	return fd < 0 ? -errno : (int)fd;
 }
 
 static const char *errname(int e)
@@ -127,10 +138,12 @@ static const char *errname(int e)
 	}
 }
 
-static void on_perf_event_open(pid_t pid, struct user_regs_struct *r)
+/* Each handler: 0 to let the call go on to the host kernel, or -errno to answer it. */
+
+static int on_perf_event_open(pid_t pid, const struct seccomp_data *d)
 {
 	uint8_t attr[4096];
-	struct iovec local = {attr, sizeof(attr)}, remote = {(void *)(uintptr_t)r->rdi, 64};
+	struct iovec local = {attr, 64}, remote = {(void *)(uintptr_t)d->args[0], 64};
 	ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
 	size_t avail = got > 0 ? (size_t)got : 0;
 	if (avail == 64) {
@@ -145,82 +158,100 @@ static void on_perf_event_open(pid_t pid, struct user_regs_struct *r)
 	}
 	uint32_t size_back = 0;
 	const char *why = "";
-	int rc = l34_perf_event_open_check(attr, avail, (int)r->rsi, (int)r->rdx, (unsigned long)r->r8,
-					   &size_back, &why);
+	int rc = l34_perf_event_open_check(attr, avail, (int)d->args[1], (int)d->args[2],
+					   (unsigned long)d->args[4], &size_back, &why);
 	if (rc == 0)
-		return;
+		return 0;
 	if (rc == -E2BIG && size_back) {
-		struct iovec l2 = {&size_back, 4}, r2 = {(void *)(uintptr_t)(r->rdi + 4), 4};
+		struct iovec l2 = {&size_back, 4}, r2 = {(void *)(uintptr_t)(d->args[0] + 4), 4};
 		process_vm_writev(pid, &l2, 1, &r2, 1, 0);
 	}
 	uint32_t type = 0;
 	uint64_t config = 0;
-	memcpy(&type, attr, 4);
-	memcpy(&config, attr + 8, 8);
+	if (avail >= 16) {
+		memcpy(&type, attr, 4);
+		memcpy(&config, attr + 8, 8);
+	}
 	logline(pid, "perf_event_open(type %u, config 0x%llx, flags 0x%llx) = %s: %s", type,
-		(unsigned long long)config, (unsigned long long)r->r8, errname(-rc), why);
-	skip_with(pid, r, rc);
+		(unsigned long long)config, (unsigned long long)d->args[4], errname(-rc), why);
+	return rc;
 }
 
-static void on_ioctl(pid_t pid, struct user_regs_struct *r)
+static int on_ioctl(pid_t pid, const struct seccomp_data *d)
 {
 	char path[64], target[128];
-	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, (int)r->rdi);
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, (int)d->args[0]);
 	ssize_t n = readlink(path, target, sizeof(target) - 1);
 	if (n <= 0)
-		return;
+		return 0;
 	target[n] = '\0';
 	if (strcmp(target, "anon_inode:[perf_event]") != 0)
-		return;
-	int rc = l34_perf_ioctl_check((unsigned long)(uint32_t)r->rsi);
-	if (rc == 0)
-		return;
-	logline(pid, "ioctl(perf fd, '$' %u) = ENOTTY: perf_ioctl() knows ENABLE..SET_FILTER only",
-		(unsigned)(r->rsi & 0xff));
-	skip_with(pid, r, rc);
+		return 0;
+	int rc = l34_perf_ioctl_check((unsigned long)(uint32_t)d->args[1]);
+	if (rc < 0)
+		logline(pid, "ioctl(perf fd, '$' %u) = ENOTTY: perf_ioctl() knows ENABLE..SET_FILTER only",
+			(unsigned)(d->args[1] & 0xff));
+	return rc;
 }
 
-/* The tracee attaches to pid: if we trace it, let it go first (stop it, detach). */
-static void release(pid_t pid)
+/* A NUL-terminated string of the caller's at addr, read page by page; false if unreadable. */
+static bool read_str(pid_t pid, unsigned long long addr, char *out, size_t max)
 {
-	if (ptrace(PTRACE_INTERRUPT, pid, 0, 0) < 0)
-		return; /* not ours */
-	for (int i = 0; i < 100; i++) {
-		int st;
-		pid_t w = waitpid(pid, &st, __WALL);
-		if (w < 0)
-			return;
-		if (WIFEXITED(st) || WIFSIGNALED(st))
-			return;
-		if (!WIFSTOPPED(st))
-			continue;
-		int sig = WSTOPSIG(st);
-		int event = st >> 16;
-		/* a signal-delivery stop keeps its signal; event and group stops none */
-		int pass = (event == 0 && sig != SIGTRAP && sig != (SIGTRAP | 0x80)) ? sig : 0;
-		if (event == PTRACE_EVENT_STOP || event == 0 || event == PTRACE_EVENT_SECCOMP) {
-			ptrace(PTRACE_DETACH, pid, 0, (void *)(long)pass);
-			return;
-		}
-		ptrace(PTRACE_CONT, pid, 0, 0);
+	size_t got = 0;
+	while (got + 1 < max) {
+		size_t room = 4096 - (size_t)((addr + got) & 4095);
+		if (room > max - 1 - got)
+			room = max - 1 - got;
+		struct iovec l = {out + got, room}, r = {(void *)(uintptr_t)(addr + got), room};
+		ssize_t n = process_vm_readv(pid, &l, 1, &r, 1, 0);
+		if (n <= 0)
+			return false;
+		if (memchr(out + got, '\0', (size_t)n))
+			return true;
+		got += (size_t)n;
 	}
+	out[max - 1] = '\0';
+	return true;
 }
 
-static void on_seccomp(pid_t pid)
+static int on_path(pid_t pid, const struct seccomp_data *d)
 {
-	struct user_regs_struct r;
-	if (ptrace(PTRACE_GETREGS, pid, 0, &r) < 0)
-		return;
-	long nr = (long)r.orig_rax;
-	if (nr == __NR_perf_event_open) {
-		on_perf_event_open(pid, &r);
-	} else if (nr == __NR_ioctl) {
-		on_ioctl(pid, &r);
-	} else if (nr == __NR_ptrace) {
-		long req = (long)r.rdi;
-		if (req == PTRACE_ATTACH || req == PTRACE_SEIZE)
-			release((pid_t)r.rsi);
-	} else if (!l34_has_syscall(L34_X86_64, nr)) {
+	long nr = d->nr;
+	bool at = nr == __NR_openat || nr == __NR_newfstatat || nr == __NR_faccessat || nr == __NR_readlinkat;
+	int dirfd = at ? (int)d->args[0] : AT_FDCWD;
+	char path[4096], full[8192];
+	if (!read_str(pid, at ? d->args[1] : d->args[0], path, sizeof(path)) || !path[0])
+		return 0;
+	const char *abs = path;
+	if (path[0] != '/') {
+		char link[64], base[4096];
+		if (dirfd == AT_FDCWD)
+			snprintf(link, sizeof(link), "/proc/%d/cwd", (int)pid);
+		else
+			snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)pid, dirfd);
+		ssize_t n = readlink(link, base, sizeof(base) - 1);
+		if (n <= 0)
+			return 0;
+		base[n] = '\0';
+		snprintf(full, sizeof(full), "%s/%s", base, path);
+		abs = full;
+	}
+	if (l34_path_exists(abs, path_opts))
+		return 0;
+	logline(pid, "%s = ENOENT: not in Linux 3.4's sysfs/procfs", abs);
+	return -ENOENT;
+}
+
+static int decide(pid_t pid, const struct seccomp_data *d)
+{
+	long nr = d->nr;
+	if (nr == __NR_perf_event_open)
+		return on_perf_event_open(pid, d);
+	if (nr == __NR_ioctl)
+		return on_ioctl(pid, d);
+	if (is_path_call(nr))
+		return on_path(pid, d);
+	if (!l34_has_syscall(L34_X86_64, nr)) {
 		const char *name = l34_syscall_name(L34_X86_64, nr);
 		char num[32];
 		if (!name) {
@@ -228,8 +259,9 @@ static void on_seccomp(pid_t pid)
 			name = num;
 		}
 		logline(pid, "%s = ENOSYS: not in Linux 3.4's syscall table", name);
-		skip_with(pid, &r, -ENOSYS);
+		return -ENOSYS;
 	}
+	return 0;
 }
 
 static volatile pid_t main_child;
@@ -242,11 +274,50 @@ static void forward(int sig)
 
 static int usage(void)
 {
-	fputs("usage: linux34 [--log FILE] [--quiet] -- PROGRAM ARGS...\n"
-	      "runs PROGRAM with Linux 3.4's answers for the system calls 3.4 lacked and for\n"
-	      "perf_event_open/perf ioctls (tests only; x86_64)\n",
+	fputs("usage: linux34 [--log FILE] [--quiet] [--no-cpu-caches] -- PROGRAM ARGS...\n"
+	      "runs PROGRAM with Linux 3.4's answers for the system calls 3.4 lacked, perf_event_open,\n"
+	      "the perf ioctls and the sysfs/procfs files 3.4 did not have (tests only; x86_64)\n",
 	      stderr);
 	return 2;
+}
+
+static int send_fd(int sock, int fd)
+{
+	char data = 'F';
+	struct iovec iov = {&data, 1};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	memset(&u, 0, sizeof(u));
+	struct msghdr m = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(sock, &m, 0) == 1 ? 0 : -errno;
+}
+
+static int recv_fd(int sock)
+{
+	char data;
+	struct iovec iov = {&data, 1};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr m = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
+	if (recvmsg(sock, &m, 0) != 1)
+		return -1;
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	if (!c || c->cmsg_type != SCM_RIGHTS)
+		return -1;
+	int fd;
+	memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
 }
 
 int main(int argc, char **argv)
@@ -263,6 +334,8 @@ int main(int argc, char **argv)
 				fprintf(stderr, "linux34: %s: %s\n", argv[i], strerror(errno));
 				return 2;
 			}
+		} else if (strcmp(argv[i], "--no-cpu-caches") == 0) {
+			path_opts |= L34_NO_CPU_CACHES;
 		} else if (strcmp(argv[i], "--quiet") == 0) {
 			quiet = true;
 		} else {
@@ -274,35 +347,45 @@ int main(int argc, char **argv)
 	if (logf_ != stderr)
 		setvbuf(logf_, NULL, _IOLBF, 0);
 
+	struct seccomp_notif_sizes sizes;
+	if (syscall(__NR_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0) {
+		fprintf(stderr, "linux34: seccomp user notification unsupported here: %s\n", strerror(errno));
+		return 2;
+	}
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		fprintf(stderr, "linux34: socketpair: %s\n", strerror(errno));
+		return 2;
+	}
 	pid_t child = fork();
 	if (child < 0) {
 		fprintf(stderr, "linux34: fork: %s\n", strerror(errno));
 		return 2;
 	}
 	if (child == 0) {
-		raise(SIGSTOP); /* until the tracer has seized us */
-		int rc = install_filter();
-		if (rc < 0) {
-			fprintf(stderr, "linux34: seccomp filter: %s\n", strerror(-rc));
+		close(sv[0]);
+		int lfd = install_filter();
+		if (lfd < 0) {
+			fprintf(stderr, "linux34: seccomp filter: %s\n", strerror(-lfd));
 			_exit(127);
 		}
+		if (send_fd(sv[1], lfd) < 0)
+			_exit(127);
+		close(lfd);
+		close(sv[1]);
 		execvp(argv[i], argv + i);
 		fprintf(stderr, "linux34: %s: %s\n", argv[i], strerror(errno));
 		_exit(127);
 	}
-	int st;
-	if (waitpid(child, &st, WSTOPPED) != child || !WIFSTOPPED(st)) {
-		fprintf(stderr, "linux34: child did not stop\n");
-		return 2;
-	}
-	long opts = PTRACE_O_TRACESECCOMP | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE |
-		    PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL;
-	if (ptrace(PTRACE_SEIZE, child, 0, (void *)opts) < 0) {
-		fprintf(stderr, "linux34: PTRACE_SEIZE: %s\n", strerror(errno));
+	close(sv[1]);
+	int lfd = recv_fd(sv[0]);
+	close(sv[0]);
+	if (lfd < 0) {
+		fprintf(stderr, "linux34: no listener from the child\n");
 		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
 		return 2;
 	}
-	kill(child, SIGCONT);
 	/* Forward SIGINT/SIGTERM to the program (tests stop the agent with SIGTERM). */
 	main_child = child;
 	struct sigaction sa;
@@ -310,38 +393,42 @@ int main(int argc, char **argv)
 	sa.sa_handler = forward;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+
+	struct seccomp_notif *req =
+	    calloc(1, sizes.seccomp_notif > sizeof(*req) ? sizes.seccomp_notif : sizeof(*req));
+	struct seccomp_notif_resp *resp =
+	    calloc(1, sizes.seccomp_notif_resp > sizeof(*resp) ? sizes.seccomp_notif_resp : sizeof(*resp));
+	if (!req || !resp)
+		return 2;
 	int exit_code = 0;
 	for (;;) {
-		pid_t pid = waitpid(-1, &st, __WALL);
-		if (pid < 0) {
-			if (errno == EINTR)
-				continue;
-			break; /* ECHILD: every tracee gone */
+		int st;
+		pid_t w = waitpid(child, &st, WNOHANG);
+		if (w == child) {
+			exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+			break;
 		}
-		if (WIFEXITED(st) || WIFSIGNALED(st)) {
-			if (pid == child)
-				exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		struct pollfd pfd = {.fd = lfd, .events = POLLIN};
+		int pr = poll(&pfd, 1, 100);
+		if (pr <= 0 || !(pfd.revents & POLLIN))
 			continue;
-		}
-		if (!WIFSTOPPED(st))
-			continue;
-		int sig = WSTOPSIG(st), event = st >> 16;
-		if (event == PTRACE_EVENT_SECCOMP) {
-			on_seccomp(pid);
-			ptrace(PTRACE_CONT, pid, 0, 0);
-		} else if (event == PTRACE_EVENT_STOP) {
-			if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
-				ptrace(PTRACE_LISTEN, pid, 0, 0); /* group-stop */
-			else
-				ptrace(PTRACE_CONT, pid, 0, 0);
-		} else if (event != 0) {
-			ptrace(PTRACE_CONT, pid, 0, 0); /* fork, clone, exec events */
+		memset(req, 0, sizes.seccomp_notif);
+		if (ioctl(lfd, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
+			continue; /* EINTR, or the caller was killed meanwhile */
+		int rc = decide((pid_t)req->pid, &req->data);
+		memset(resp, 0, sizes.seccomp_notif_resp);
+		resp->id = req->id;
+		if (rc == 0) {
+			resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 		} else {
-			ptrace(PTRACE_CONT, pid, 0, (void *)(long)sig); /* signal-delivery stop */
+			resp->error = rc;
 		}
+		ioctl(lfd, SECCOMP_IOCTL_NOTIF_SEND, resp); /* ENOENT: the caller is gone */
 	}
 	if (!quiet && logf_)
 		fprintf(logf_, "linux34: %lu call(s) answered as Linux 3.4\n", n_refused);
+	free(req);
+	free(resp);
 	return exit_code;
 }
 

@@ -182,6 +182,33 @@ static void test_linux34_perf_ioctls(void **state)
 	assert_int_equal(l34_perf_ioctl_check(FIONREAD), 0); /* not a perf ioctl */
 }
 
+/* Files: the sysfs/procfs entries later kernels added are absent; the rest is the host's. */
+static void test_linux34_paths(void **state)
+{
+	(void)state;
+	assert_false(l34_path_exists("/sys/kernel/btf/vmlinux", 0));
+	assert_true(l34_path_exists("/sys/bus/event_source/devices/software", 0));
+	assert_true(l34_path_exists("/sys/bus/event_source/devices/software/", 0));
+	assert_true(l34_path_exists("/sys/bus/event_source/devices/armv7_cortex_a15/type", 0));
+	assert_false(l34_path_exists("/sys/bus/event_source/devices/armv7_cortex_a15/events", 0));
+	assert_false(l34_path_exists("/sys/bus/event_source/devices/armv7_cortex_a15/events/cpu_cycles", 0));
+	assert_false(l34_path_exists("/sys/bus/event_source/devices/cpu/format/event", 0));
+	assert_false(l34_path_exists("/sys/bus/event_source/devices/software/perf_event_mux_interval_ms", 0));
+	assert_true(l34_path_exists("/sys/devices/software/type", 0));
+	assert_false(l34_path_exists("/sys/devices/armv7_cortex_a7/events", 0));
+	assert_true(l34_path_exists("/sys/devices/system/cpu/online", 0));
+	assert_true(l34_path_exists("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", 0));
+	assert_true(l34_path_exists("/sys/devices/system/cpu/cpu0/cache/index0/size", 0));
+	assert_false(l34_path_exists("/sys/devices/system/cpu/cpu0/cache/index0/size", L34_NO_CPU_CACHES));
+	assert_false(l34_path_exists("/sys/devices/system/cpu/cpu12/cache", L34_NO_CPU_CACHES));
+	assert_true(l34_path_exists("/sys/devices/system/cpu/cpu0/cpufreq", L34_NO_CPU_CACHES));
+	assert_true(l34_path_exists("/sys/devices/platform/foo/events", 0));
+	assert_false(l34_path_exists("/proc/sys/kernel/perf_cpu_time_max_percent", 0));
+	assert_true(l34_path_exists("/proc/sys/kernel/perf_event_paranoid", 0));
+	assert_true(l34_path_exists("/proc/sys/kernel/perf_event_max_sample_rate", 0));
+	assert_true(l34_path_exists("relative/path", 0));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -189,6 +216,7 @@ int main(void)
 	    cmocka_unit_test(test_linux34_refuses_what_came_later),
 	    cmocka_unit_test(test_linux34_syscall_tables),
 	    cmocka_unit_test(test_linux34_perf_ioctls),
+	    cmocka_unit_test(test_linux34_paths),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
