@@ -42,10 +42,23 @@ static int setup(void **state)
 
 static bool have_interposer(const struct env *e)
 {
-	if (access(e->l34, X_OK) == 0)
-		return true;
-	fprintf(stderr, "skipping: %s not built (x86_64 hosts only)\n", e->l34);
-	return false;
+	if (access(e->l34, X_OK) != 0) {
+		fprintf(stderr, "skipping: %s not built (x86_64 hosts only)\n", e->l34);
+		return false;
+	}
+	/* seccomp user notification with CONTINUE: Linux 5.5 on the host */
+	char out[400];
+	tp_env_path(&e->t, "probe.log", out, sizeof(out));
+	char *argv[] = {(char *)e->l34, "--quiet", "--", "true", NULL};
+	pid_t pid = tp_spawn(argv, out);
+	int status = -1;
+	if (pid <= 0 || tp_wait(pid, 10000, &status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr,
+			"skipping: linux34 cannot run here (needs seccomp user notification, Linux 5.5+):\n");
+		tp_dump_file(out);
+		return false;
+	}
+	return true;
 }
 
 /* Run `linux34 --log L -- agent ARGS...` (args NULL-terminated) to its end; the exit code. */
