@@ -1,7 +1,7 @@
 # linux34: the Linux 3.4 personality for tests (tests/linux34/linux34.c, the rules in
 # tests/lib/linux34.c): a seccomp user-notification interposer that answers the agent as
 # the Arndale's 3.4 kernel did. x86_64 host builds only (not the static board agents).
-ifneq ($(CONFIG_STATIC),y)
+ifeq ($(CROSS_COMPILE)$(CONFIG_STATIC),)
 ifeq ($(shell uname -m),x86_64)
 LINUX34_BIN := $(O)/tools/linux34
 $(LINUX34_BIN): tests/linux34/linux34.c tests/lib/linux34.c tests/lib/linux34.h
