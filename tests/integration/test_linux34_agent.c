@@ -165,6 +165,14 @@ static void test_linux34_stat(void **state)
 	assert_int_equal(rc, 0);
 	expect_34(e, "pidfd_open = ENOSYS");
 	assert_true(records_of(e, session_of(e, "l34-stat-p"), "counters") > 0);
+
+	/* -a: per-CPU groups (no inherit: 3.4 takes PERF_FORMAT_GROUP there) */
+	const char *aargs[] = {"stat",	     "--collector", e->t.coll, "--spool", e->t.spool,
+			       "--agent-id", "l34-stat-a",  "-a",      "-I",	  "200",
+			       "--duration", "1",	    NULL};
+	assert_int_equal(run34(e, aargs, 60000), 0);
+	assert_int_equal(tp_file_count(e->l34log, "inherit with PERF_FORMAT_GROUP"), 0);
+	assert_true(records_of(e, session_of(e, "l34-stat-a"), "counters") > 0);
 }
 
 /* record -g: bpf() missing (3.18): the ring back end, said in one line; the dummy event
@@ -193,6 +201,24 @@ static void test_linux34_record_callchains(void **state)
 	int64_t sid = session_of(e, "l34-record");
 	assert_true(sid > 0);
 	assert_true(records_of(e, sid, "samples") > 0);
+
+	/* -p PID of a running program: one event per thread and CPU, redirected into the CPU's
+	 * ring with PERF_EVENT_IOC_SET_OUTPUT, which 3.4 has: no ioctl refused */
+	char sl[512];
+	tp_bin("workloads/busy", sl, sizeof(sl));
+	char *wargv[] = {sl, "3", NULL};
+	pid_t w = tp_spawn(wargv, NULL);
+	assert_true(w > 0);
+	char pidbuf[16];
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)w);
+	const char *pargs[] = {"record",     "--collector",  e->t.coll,	  "--spool", e->t.spool,
+			       "--agent-id", "l34-record-p", "--backend", "ring",    "-p",
+			       pidbuf,	     "--duration",   "1",	  NULL};
+	int rc = run34(e, pargs, 60000);
+	tp_stop(w, 1000);
+	assert_int_equal(rc, 0);
+	assert_int_equal(tp_file_count(e->l34log, "ENOTTY"), 0);
+	assert_true(records_of(e, session_of(e, "l34-record-p"), "samples") > 0);
 }
 
 /* run: OpenCL timing through the layer; the layer's process under 3.4 too. */
