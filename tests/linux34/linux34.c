@@ -364,6 +364,10 @@ int main(int argc, char **argv)
 	}
 	if (child == 0) {
 		close(sv[0]);
+		/* without this supervisor its calls would fail: go with it */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() == 1)
+			_exit(127);
 		int lfd = install_filter();
 		if (lfd < 0) {
 			fprintf(stderr, "linux34: seccomp filter: %s\n", strerror(-lfd));
