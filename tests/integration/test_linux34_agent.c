@@ -1,10 +1,10 @@
 /* Every agent subcommand under Linux 3.4's rules (the Arndale Octa's kernel): the agent runs
  * under build/<board>/tools/linux34 (tests/linux34/linux34.c), which answers perf_event_open,
- * the perf ioctls and every system call 3.4 did not have as 3.4 did (tests/lib/linux34.c,
- * from 3.4's kernel/events/core.c and syscall tables). Each subcommand must either work
- * with what 3.4 has, or say in one line what the kernel lacks and go on; and the
- * interposer's log must show that 3.4's answers were met (a run that never met them proves
- * nothing). Against a real collector on 127.0.0.1. */
+ * the perf ioctls, every system call 3.4 did not have and the sysfs/procfs files it lacked
+ * as 3.4 did (tests/lib/linux34.c, from 3.4's kernel/events/core.c and syscall tables). Each
+ * subcommand must either work with what 3.4 has, or say in one line what the kernel lacks
+ * and go on; and the interposer's log must show that 3.4's answers were met (a run that
+ * never met them proves nothing). Against a real collector on 127.0.0.1. */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
