@@ -221,6 +221,46 @@ static void test_linux34_record_callchains(void **state)
 	assert_true(records_of(e, session_of(e, "l34-record-p"), "samples") > 0);
 }
 
+/* A program of ~100 ms exits before the agent reads its /proc/PID/maps: its mappings come
+ * from the mmap watch, on 3.4 the counting context-switches event (no dummy event), and its
+ * hot function must resolve by name (as test_record_cmd's short program on today's kernels). */
+static void test_linux34_record_short_program_symbolized(void **state)
+{
+	struct env *e = *state;
+	if (!have_interposer(e))
+		skip();
+	char busy[512], coll_bin[512], sidbuf[32], rlog[300];
+	tp_bin("workloads/busy", busy, sizeof(busy));
+	tp_bin("collector", coll_bin, sizeof(coll_bin));
+	const char *args[] = {"record",	    "--collector", e->t.coll, "--spool", e->t.spool,
+			      "--agent-id", "l34-short",   "-F",      "2000",	 "-I",
+			      "5000",	    "--backend",   "ring",    "--",	 busy,
+			      "0.1",	    "1",	   "0",	      NULL};
+	assert_int_equal(run34(e, args, 30000), 0);
+	expect_agent(e, "no dummy event");
+	int64_t sid = session_of(e, "l34-short");
+	assert_true(sid > 0);
+	snprintf(sidbuf, sizeof(sidbuf), "%lld", (long long)sid);
+	tp_env_path(&e->t, "report.txt", rlog, sizeof(rlog));
+	char *rep[] = {coll_bin, "report", "--store", e->t.db, "--session",
+		       sidbuf,	 "--top",  "--limit", "5",     NULL};
+	pid_t pid = tp_spawn(rep, rlog);
+	int status;
+	assert_int_equal(tp_wait(pid, 20000, &status), 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	char *out = tp_slurp(rlog);
+	assert_non_null(out);
+	char *first = tp_top_first_row(out);
+	bool named = first && strstr(first, " spin") && strstr(first, "busy");
+	if (!named) {
+		fprintf(stderr, "%s", out);
+		tp_dump_file(e->t.alog);
+		free(out);
+		fail_msg("the hot function of a 100 ms program is not resolved under 3.4's rules");
+	}
+	free(out);
+}
+
 /* run: OpenCL timing through the layer; the layer's process under 3.4 too. */
 static void test_linux34_run_opencl(void **state)
 {
@@ -391,10 +431,15 @@ static void test_linux34_spool_features_help(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_linux34_stat),	 cmocka_unit_test(test_linux34_record_callchains),
-	    cmocka_unit_test(test_linux34_run_opencl),	 cmocka_unit_test(test_linux34_trace),
-	    cmocka_unit_test(test_linux34_trace_import), cmocka_unit_test(test_linux34_profile),
-	    cmocka_unit_test(test_linux34_calibrate),	 cmocka_unit_test(test_linux34_spool_features_help),
+		cmocka_unit_test(test_linux34_stat),
+		cmocka_unit_test(test_linux34_record_callchains),
+		cmocka_unit_test(test_linux34_record_short_program_symbolized),
+		cmocka_unit_test(test_linux34_run_opencl),
+		cmocka_unit_test(test_linux34_trace),
+		cmocka_unit_test(test_linux34_trace_import),
+		cmocka_unit_test(test_linux34_profile),
+		cmocka_unit_test(test_linux34_calibrate),
+		cmocka_unit_test(test_linux34_spool_features_help),
 	};
 	return cmocka_run_group_tests(tests, setup, tp_env_free);
 }
