@@ -284,8 +284,21 @@ int l34_perf_event_open_check(const uint8_t *attr, size_t avail, int pid, int cp
 			return -ENOENT;
 		}
 	}
-	/* hardware, cache and raw events: what the CPU PMU says (the host kernel answers; with no
-	 * PMU, -ENOENT, as 3.4 without one) */
+	/* arch/arm/kernel/perf_event.c at 3.4 (vendor tree), armpmu_event_init() ->
+	 * map_cpu_event(): PERF_TYPE_HARDWARE through armpmu_map_event(): "if (config >=
+	 * PERF_COUNT_HW_MAX) return -ENOENT;"; PERF_TYPE_HW_CACHE through armpmu_map_cache_event():
+	 * a cache type, op or result out of range: -EINVAL. Which events the core maps, and raw
+	 * events (config & raw_event_mask, never refused), are the PMU's: the host kernel answers
+	 * (with no PMU, -ENOENT, as 3.4 without one). */
+	if (type == 0 /* PERF_TYPE_HARDWARE */ && config >= 10 /* PERF_COUNT_HW_MAX */) {
+		*why = "hardware config past PERF_COUNT_HW_REF_CPU_CYCLES (armpmu_map_event)";
+		return -ENOENT;
+	}
+	if (type == 3 /* PERF_TYPE_HW_CACHE */ &&
+	    ((config & 0xff) >= 7 || ((config >> 8) & 0xff) >= 3 || ((config >> 16) & 0xff) >= 2)) {
+		*why = "cache event fields out of range (armpmu_map_cache_event)";
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -317,6 +330,11 @@ bool l34_path_exists(const char *path, unsigned opts)
 	 * pmu_dev_alloc() adds pmu->attr_groups, which 3.4's ARM CPU PMU and software PMUs
 	 * leave empty (format/events groups came with later PMU drivers). A device directory
 	 * holds type, and the driver core's uevent, subsystem, power. */
+	/* arch/arm/kernel/perf_event.c at 3.4, init_hw_perf_events(): armpmu_register(cpu_pmu,
+	 * "cpu", PERF_TYPE_RAW): the CPU PMU (one, the boot CPU's type) is "cpu"; the
+	 * armv7_cortex_a15-style names came later */
+	if (has_prefix(path, "/sys/bus/event_source/devices/armv") || has_prefix(path, "/sys/devices/armv"))
+		return false;
 	static const char *pmu_dirs[] = {"/sys/bus/event_source/devices/", "/sys/devices/"};
 	for (size_t i = 0; i < sizeof(pmu_dirs) / sizeof(pmu_dirs[0]); i++) {
 		if (!has_prefix(path, pmu_dirs[i]))

@@ -42,7 +42,8 @@ int l34_perf_event_open_check(const uint8_t *attr, size_t avail, int pid, int cp
  * Arndale's 3.4? false for the sysfs and procfs files later kernels added that the agent
  * (or a library under it) looks at: /sys/kernel/btf (5.4); a PMU's sysfs directory other
  * than type/uevent/subsystem/power (format, events, caps, cpus: 3.4's core.c registers
- * "type" alone, pmu_dev_attrs, and the ARM CPU PMU no attr_groups);
+ * "type" alone, pmu_dev_attrs, and the ARM CPU PMU no attr_groups); PMU directories named
+ * armv* (3.4's ARM CPU PMU is "cpu", type PERF_TYPE_RAW);
  * perf_cpu_time_max_percent (3.11), perf_event_max_stack (4.8); with L34_NO_CPU_CACHES
  * also the CPUs' cache directories (ARM had none before drivers/base/cacheinfo.c, 3.19; off
  * by default: x86 OpenCL runtimes such as PoCL, which never run on the board, need them).

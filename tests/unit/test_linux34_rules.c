@@ -63,11 +63,18 @@ static void test_linux34_accepts_what_34_knew(void **state)
 	assert_int_equal(check(&a, 0, NULL), 0);
 	a.size = PERF_ATTR_SIZE_VER1;
 	assert_int_equal(check(&a, 0, NULL), 0);
-	/* hardware events: the PMU's (the host kernel's) answer */
+	/* hardware, cache and raw events in range: the PMU's (the host kernel's) answer */
 	memset(&a, 0, sizeof(a));
 	a.size = sizeof(a);
 	a.type = PERF_TYPE_HARDWARE;
 	a.config = PERF_COUNT_HW_REF_CPU_CYCLES;
+	assert_int_equal(check(&a, 0, NULL), 0);
+	a.type = PERF_TYPE_HW_CACHE;
+	a.config = PERF_COUNT_HW_CACHE_LL | (PERF_COUNT_HW_CACHE_OP_READ << 8) |
+		   (PERF_COUNT_HW_CACHE_RESULT_MISS << 16);
+	assert_int_equal(check(&a, 0, NULL), 0);
+	a.type = PERF_TYPE_RAW;
+	a.config = 0x11;
 	assert_int_equal(check(&a, 0, NULL), 0);
 }
 
@@ -129,6 +136,15 @@ static void test_linux34_refuses_what_came_later(void **state)
 	sw(&a, PERF_COUNT_SW_CPU_CLOCK);
 	a.sample_regs_user = 1;
 	assert_int_equal(check(&a, 0, NULL), -E2BIG);
+	/* hardware config past PERF_COUNT_HW_MAX (10), cache fields out of range */
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_HARDWARE;
+	a.config = 10;
+	assert_int_equal(check(&a, 0, NULL), -ENOENT);
+	a.type = PERF_TYPE_HW_CACHE;
+	a.config = 7; /* PERF_COUNT_HW_CACHE_MAX in 3.4 */
+	assert_int_equal(check(&a, 0, NULL), -EINVAL);
 	/* a dynamic PMU type (kprobe, uprobe, ...): none on 3.4's board */
 	sw(&a, 0);
 	a.type = 8;
@@ -189,7 +205,11 @@ static void test_linux34_paths(void **state)
 	assert_false(l34_path_exists("/sys/kernel/btf/vmlinux", 0));
 	assert_true(l34_path_exists("/sys/bus/event_source/devices/software", 0));
 	assert_true(l34_path_exists("/sys/bus/event_source/devices/software/", 0));
-	assert_true(l34_path_exists("/sys/bus/event_source/devices/armv7_cortex_a15/type", 0));
+	assert_true(l34_path_exists("/sys/bus/event_source/devices/cpu/type", 0));
+	assert_false(l34_path_exists("/sys/bus/event_source/devices/cpu/events/cpu-cycles", 0));
+	/* 3.4's ARM CPU PMU is "cpu": no armv7_cortex_a15 directory at all */
+	assert_false(l34_path_exists("/sys/bus/event_source/devices/armv7_cortex_a15", 0));
+	assert_false(l34_path_exists("/sys/bus/event_source/devices/armv7_cortex_a15/type", 0));
 	assert_false(l34_path_exists("/sys/bus/event_source/devices/armv7_cortex_a15/events", 0));
 	assert_false(l34_path_exists("/sys/bus/event_source/devices/armv7_cortex_a15/events/cpu_cycles", 0));
 	assert_false(l34_path_exists("/sys/bus/event_source/devices/cpu/format/event", 0));
@@ -212,11 +232,11 @@ static void test_linux34_paths(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_linux34_accepts_what_34_knew),
-	    cmocka_unit_test(test_linux34_refuses_what_came_later),
-	    cmocka_unit_test(test_linux34_syscall_tables),
-	    cmocka_unit_test(test_linux34_perf_ioctls),
-	    cmocka_unit_test(test_linux34_paths),
+		cmocka_unit_test(test_linux34_accepts_what_34_knew),
+		cmocka_unit_test(test_linux34_refuses_what_came_later),
+		cmocka_unit_test(test_linux34_syscall_tables),
+		cmocka_unit_test(test_linux34_perf_ioctls),
+		cmocka_unit_test(test_linux34_paths),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
