@@ -80,6 +80,15 @@ int mmap_watch_open(struct mmap_watch **out, enum perf_target_kind kind, pid_t p
 			a.mmap2 = 0; /* Linux < 3.16: MMAP records */
 			fd = perf_event_open_cloexec(&a, target, cpus[c], -1, 0);
 		}
+		if (fd < 0 && errno == ENOENT && a.config == PERF_COUNT_SW_DUMMY) {
+			/* Linux < 3.12 (the Arndale's 3.4) has no dummy event: a counting (never
+			 * sampling) context-switches event carries the MMAP records instead */
+			a.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+			a.sample_period = 0;
+			log_info("mmap watch: no dummy event (PERF_COUNT_SW_DUMMY is Linux 3.12): "
+				 "watching mappings through a counting context-switches event");
+			fd = perf_event_open_cloexec(&a, target, cpus[c], -1, 0);
+		}
 		if (fd < 0) {
 			rc = -errno;
 			break;

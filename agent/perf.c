@@ -38,19 +38,27 @@ static void fill_attr(struct perf_event_attr *a, const struct event_desc *ev, bo
 	a->exclude_hv = exclude_kernel;
 }
 
+/* Set once the kernel has refused PERF_FLAG_FD_CLOEXEC and taken the same attr without it
+ * (Linux < 3.14, the Arndale's 3.4): later opens go without the flag at once. */
+static int cloexec_flag_refused;
+
 long perf_event_open_cloexec(struct perf_event_attr *a, pid_t pid, int cpu, int group_fd, unsigned long flags)
 {
-	long fd = sys_perf_event_open(a, pid, cpu, group_fd, flags | PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0 && errno == EINVAL) {
-		/* Kernels before 3.14 (Arndale's 3.4) refuse the flag: set close-on-exec afterwards. */
-		int e = errno;
-		fd = sys_perf_event_open(a, pid, cpu, group_fd, flags);
-		if (fd < 0) {
-			errno = e; /* the attr's own problem: report the first answer */
-			return -1;
-		}
-		fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+	bool tried = false;
+	if (!__atomic_load_n(&cloexec_flag_refused, __ATOMIC_RELAXED)) {
+		long fd = sys_perf_event_open(a, pid, cpu, group_fd, flags | PERF_FLAG_FD_CLOEXEC);
+		if (fd >= 0 || errno != EINVAL)
+			return fd;
+		tried = true;
 	}
+	/* Without the flag, close-on-exec set afterwards. A failure now is the attr's own
+	 * answer (ENOENT for an event the PMU lacks, ...), not the flag's EINVAL. */
+	long fd = sys_perf_event_open(a, pid, cpu, group_fd, flags);
+	if (fd < 0)
+		return -1;
+	if (tried)
+		__atomic_store_n(&cloexec_flag_refused, 1, __ATOMIC_RELAXED);
+	fcntl((int)fd, F_SETFD, FD_CLOEXEC);
 	return fd;
 }
 

@@ -27,7 +27,9 @@
 static void set_load_err(char *err, size_t errlen, int rc)
 {
 	snprintf(err, errlen, "loading the sampling BPF program: %s%s", strerror(-rc),
-		 rc == -EPERM ? " (run as root: needs CAP_BPF and CAP_PERFMON)" : "");
+		 rc == -EPERM	 ? " (run as root: needs CAP_BPF and CAP_PERFMON)"
+		 : rc == -ENOSYS ? " (this kernel has no bpf() system call: Linux 3.18+)"
+				 : "");
 }
 
 /* ---- light skeletons: the kernel runs the loader and relocates */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "calib_bench.h"
+#include "log.h"
 
 static int read_text(const char *dir, const char *name, char *buf, size_t len)
 {
@@ -69,5 +70,8 @@ int cpu_caches_params(struct calib_result *r)
 	}
 	if (last_line > 0)
 		cr_param(r, "cpu_line_bytes", last_line, "bytes", method, 0, 1);
+	else
+		log_info("calibrate: no CPU caches reported (/sys/devices/system/cpu/cpu0/cache: ARM has "
+			 "it from Linux 3.19): give collector edag a --cache or a machine model");
 	return added;
 }
