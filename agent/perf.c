@@ -99,16 +99,30 @@ int perf_probe_event(const struct event_desc *ev, pid_t pid, int cpu)
 
 int perf_group_fits(const struct event_desc *ev, size_t n, pid_t pid, int cpu)
 {
-	int fds[EVENTS_MAX + 1];
+	/* The ARM driver's validate_group (drivers/perf/arm_pmu.c; arch/arm/kernel/perf_event.c
+	 * in 3.4) skips events in state OFF (a disabled event) when it counts the counters a
+	 * group needs: so the leader is a disabled task-clock, which keeps the group from
+	 * counting, and the hardware members are opened enabled (state INACTIVE), each one
+	 * validated against the others. */
+	int fds[EVENTS_MAX + 2];
 	size_t k = 0;
 	int rc = 0;
-	for (size_t i = 0; i < n && k < EVENTS_MAX + 1; i++) {
+	struct event_desc lead;
+	events_lookup("task-clock", &lead);
+	struct perf_event_attr la;
+	fill_attr(&la, &lead, false);
+	la.disabled = 1;
+	int lfd = open_attr(&la, pid, cpu, -1);
+	if (lfd < 0)
+		return lfd;
+	fds[k++] = lfd;
+	for (size_t i = 0; i < n && k < EVENTS_MAX + 2; i++) {
 		if (!events_is_hardware(&ev[i]))
 			continue;
 		struct perf_event_attr a;
 		fill_attr(&a, &ev[i], false);
-		a.disabled = 1;
-		int fd = open_attr(&a, pid, cpu, k ? fds[0] : -1);
+		a.disabled = 0;
+		int fd = open_attr(&a, pid, cpu, fds[0]);
 		if (fd < 0) {
 			rc = fd;
 			break;

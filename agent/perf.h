@@ -67,9 +67,10 @@ int perf_probe_event(const struct event_desc *ev, pid_t pid, int cpu);
 /* The same, first refusing a hardware event the CPU's PMU does not advertise
  * (pmu_sysfs.h: -EOPNOTSUPP); why gets a one-line reason on failure. */
 int perf_probe_event_why(const struct event_desc *ev, pid_t pid, int cpu, char *why, size_t whylen);
-/* Open the hardware events of ev[0..n) as one disabled group and close it: 0 if
- * the PMU has counters for all of them at once (the ARM driver's validate_group
- * refuses a group that does not fit with EINVAL), else -errno. */
+/* Open the hardware events of ev[0..n) as one group under a disabled task-clock
+ * leader (nothing counts) and close it: 0 if the PMU has counters for all of them
+ * at once (the ARM driver's validate_group refuses a group that does not fit with
+ * EINVAL), else -errno. */
 int perf_group_fits(const struct event_desc *ev, size_t n, pid_t pid, int cpu);
 /* Probe PERF_COUNT_HW_CPU_CYCLES on the target: 0 if the hardware PMU works. */
 int perf_probe_hw(pid_t pid, int cpu);

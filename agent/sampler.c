@@ -87,8 +87,8 @@ static void clamp_to_max_rate(struct sampler *s)
 	if (max == 0 || s->o.freq_hz <= max)
 		return;
 	log_warn("-F %u is above the kernel's perf_event_max_sample_rate (%lu; the kernel lowers it after "
-		 "'perf: interrupt took too long', see dmesg): sampling at %lu Hz. To keep -F %u: sysctl "
-		 "kernel.perf_event_max_sample_rate=%u (root), or kernel.perf_cpu_time_max_percent=0 so it stays",
+		 "'perf: interrupt took too long', see dmesg): sampling at %lu Hz. To keep -F %u, as root: sysctl "
+		 "kernel.perf_event_max_sample_rate=%u, then kernel.perf_cpu_time_max_percent=0 (no more lowering)",
 		 s->o.freq_hz, max, max, s->o.freq_hz, s->o.freq_hz);
 	s->o.freq_hz = (unsigned)max;
 }

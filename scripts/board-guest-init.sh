@@ -78,9 +78,19 @@ if [ -n "$pmu_n" ] && [ -x /bin/pmu_loop ]; then
 	pmu_run stat1 stat $c --agent-id "$id-pmu" --spool /tmp/sp1 -e instructions,INST_RETIRED,cycles -- /bin/pmu_loop "$pmu_n"
 	pmu_run stat2 stat $c --agent-id "$id-pmu" --spool /tmp/sp2 -e instructions,INST_RETIRED,cycles -- /bin/pmu_loop "$((pmu_n * 2))"
 	pmu_run record record --collector "$collector" --flush-timeout 20 --agent-id "$id-pmu-record" --spool /tmp/sp3 -F 499 -- /bin/pmu_loop "$pmu_rec"
-	pmu_run profile profile --collector "$collector" --flush-timeout 20 --agent-id "$id-pmu-profile" --spool /tmp/sp4 --no-opencl --every 0.05 -- /bin/pmu_loop "$pmu_rec"
+	pmu_run profile profile --collector "$collector" --flush-timeout 20 --agent-id "$id-pmu-profile" --spool /tmp/sp4 --no-opencl --every 0.05 --window 200 -- /bin/pmu_loop "$pmu_rec"
 	pmu_run refuse stat $c --agent-id "$id-pmu" --spool /tmp/sp5 -e "$pmu_refuse" -- /bin/pmu_loop 1000
 	pmu_run zero stat --collector "$collector" --flush-timeout 20 --agent-id "$id-pmu" --spool /tmp/sp6 -e "cycles,$pmu_zero" -- /bin/pmu_loop "$pmu_n"
+	# the kernel's lowered sample-rate limit (as after "perf: interrupt took too long"): -F 499 goes on at it
+	# (the kernel takes a new limit only while throttling is on: perf_cpu_time_max_percent not 0 or 100,
+	# kernel/events/core.c perf_proc_update_handler)
+	max_rate=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
+	echo 25 >/proc/sys/kernel/perf_cpu_time_max_percent
+	echo 250 >/proc/sys/kernel/perf_event_max_sample_rate
+	echo "PROF-PMU rate: max_rate=$(cat /proc/sys/kernel/perf_event_max_sample_rate)"
+	pmu_run rate record --collector "$collector" --flush-timeout 20 --agent-id "$id-pmu-rate" --spool /tmp/sp7 -F 499 -- /bin/pmu_loop "$pmu_n"
+	echo "$max_rate" >/proc/sys/kernel/perf_event_max_sample_rate
+	echo 0 >/proc/sys/kernel/perf_cpu_time_max_percent
 	echo "PROF-PMU done"
 fi
 if [ "$only" = pmu ]; then

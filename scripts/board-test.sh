@@ -216,7 +216,7 @@ pmu_checks() { # pmu_checks CONSOLE-LOG CPU AGENT-ID
 	# agent profile: counters unscaled (no "% of the time counted"), on ARMv7 the sampler off CCNT
 	check "pmu_${cpu}_profile_exit_0" test "$(prc profile)" = 0
 	check "pmu_${cpu}_profile_no_multiplexing" bash -c "! grep -q '^PROF-PMU profile: .*of the time counted' '$log' && grep -q '^PROF-PMU profile: .*instructions\|^PROF-PMU profile: .*cycles' '$log'"
-	# its trace windows (every 0.05 s) keep to the 5 % duty cap from the first window on (issue 30, 8)
+	# its trace windows (200 single steps every 0.05 s) keep to the 5 % duty cap from the first window on (issue 30, 8)
 	local tw duty cap
 	read -r tw duty cap <<<"$(pl profile | sed -n 's/.*trace: \([0-9]*\) window(s).*: \([0-9.]*\)% duty (cap \([0-9.]*\)%.*/\1 \2 \3/p' | head -n1)"
 	echo "board-test: pmu $cpu: profile trace: ${tw:-?} window(s), ${duty:-?}% duty (cap ${cap:-?}%)"
@@ -227,6 +227,14 @@ pmu_checks() { # pmu_checks CONSOLE-LOG CPU AGENT-ID
 	# an event the core lacks: refused; one that opens and reads 0: warned about
 	check "pmu_${cpu}_refuses_missing_event" bash -c "[ '$(prc refuse)' != 0 ] && grep -q '^PROF-PMU refuse: .*\(not implemented by\|does not count it\)' '$log'"
 	check "pmu_${cpu}_warns_zero_event" bash -c "[ '$(prc zero)' = 0 ] && grep -q '^PROF-PMU zero: .*read 0 while cycles advanced' '$log'"
+	# perf_event_max_sample_rate lowered to 250 (the kernel may lower it further): record -F 499
+	# samples at the limit and says why, instead of failing with EINVAL
+	local rhz
+	rhz=$(pl rate | sed -n 's/.* samples of cycles at \([0-9]*\) Hz.*/\1/p' | head -n1)
+	echo "board-test: pmu $cpu: record -F 499 with perf_event_max_sample_rate lowered to 250: rc $(prc rate), sampled at ${rhz:-?} Hz"
+	check "pmu_${cpu}_record_at_lowered_max_rate" bash -c "[ '$(prc rate)' = 0 ] && [ '${rhz:-999}' -le 250 ] && grep -q '^PROF-PMU rate: .*above the kernel.s perf_event_max_sample_rate (' '$log'"
+	# cycles opens on every core here: no message may blame a missing PMU
+	check "pmu_${cpu}_no_missing_pmu_claim" bash -c "! grep -q '^PROF-PMU .*\(PMU may be missing\|PMU is missing\)' '$log'"
 }
 if [ -n "${QEMU_ICOUNT:-}" ]; then
 	pmu_checks "$dir/console.log" "$QEMU_CPU" "$agent_id"
