@@ -302,7 +302,7 @@ static void budget_accrue(struct trace_source *ts, uint64_t now, double cost)
 /* Single steps of the first window, before any step was timed: under an emulator one step
  * can cost 100x the guess (issue 30, 8: 44 % duty under TCG against a 5 % cap), so the first
  * window is a short probe that measures it; the next windows are sized from that. */
-#define FIRST_PROBE_STEPS 32ul
+#define FIRST_PROBE_STEPS 200ul
 
 static void take_window(struct trace_source *ts)
 {
