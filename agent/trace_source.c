@@ -403,12 +403,15 @@ static void take_window(struct trace_source *ts)
 	/* what an instruction costs here (a loaded machine, a program whose memory the emulator
 	 * maps slowly), from what this window ran, also when it ran out of time */
 	uint64_t ran = ts->replay ? w.emulated : w.n;
-	if (!ts->replay && !ts->step_measured && w.n > 0 && w.stop_ns > 0) {
-		/* the probe: its stop time per step, attach and detach included (an upper bound) */
+	if (!ts->replay && !ts->step_measured && w.n >= 16 && w.stop_ns > 0) {
+		/* the probe: its stop time per step, attach and detach included (an upper bound); a
+		 * window that ended after a few steps measures mostly the attach: the next one probes again */
 		ts->step_ns = (double)w.stop_ns / (double)w.n;
 		ts->step_measured = true;
 		log_debug("trace: one single step costs %.1f us here (first window, %zu steps)", ts->step_ns / 1e3,
 			  w.n);
+	} else if (!ts->replay && !ts->step_measured) {
+		/* no measurement yet: keep the guess */
 	} else if (ran > 1000 && w.stop_ns > 0) {
 		double per = (double)w.stop_ns / (double)ran;
 		if (ts->replay)
