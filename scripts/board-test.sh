@@ -179,7 +179,7 @@ else
 fi
 # ---- issue 30: the hardware-counter checks of one boot's PROF-PMU block (board-guest-init.sh)
 pmu_checks() { # pmu_checks CONSOLE-LOG CPU AGENT-ID
-	local log=$1 cpu=$2 aid=$3 n=c i1 i2 r1 r2 cy1 exp diff tol
+	local log=$1 cpu=$2 aid=$3 i1 i2 r1 r2 cy1 exp diff tol
 	pl() { sed -n "s/^PROF-PMU $1: //p" "$log"; } # the output lines of one run
 	prc() { sed -n "s/^PROF-PMU $1-rc=\([0-9]*\).*/\1/p" "$log" | head -n1; }
 	cnt() { pl "$1" | awk -v e="$2" '$2 == e && $1 ~ /^[0-9]+$/ { print $1; exit }'; }
