@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,13 +126,23 @@ static int profile_option(void *ctx, int opt, const char *arg)
  * refuses with -EAGAIN when it is taken; a raw event goes to a general counter),
  * sample CPU_CYCLES (raw 0x11) on a general counter and leave CCNT to the counting
  * group. Returns true and the event's name for the sampler when it opens. */
-static bool profile_armv7_sampler(struct event_desc *ev, const char **name)
+static bool profile_armv7_sampler(const char *events, struct event_desc *ev, const char **name)
 {
 	struct utsname u;
 	if (uname(&u) < 0 || (strncmp(u.machine, "armv7", 5) != 0 && strncmp(u.machine, "armv6", 5) != 0))
 		return false;
 	size_t n = 0;
 	char err[512];
+	if (events) { /* -e: only when it counts cycles (the defaults do) */
+		struct event_desc list[EVENTS_MAX];
+		bool cycles = false;
+		if (events_parse_here(events, list, EVENTS_MAX, &n, err, sizeof(err)) < 0)
+			return false; /* counter_source_new says why */
+		for (size_t i = 0; i < n; i++)
+			cycles |= list[i].type == PERF_TYPE_HARDWARE && list[i].config == PERF_COUNT_HW_CPU_CYCLES;
+		if (!cycles)
+			return false;
+	}
 	*name = "CPU_CYCLES";
 	if (events_parse_here(*name, ev, 1, &n, err, sizeof(err)) < 0 || n != 1) {
 		*name = "r11"; /* no table for this core: the architectural number */
@@ -214,7 +225,7 @@ int cmd_profile(int argc, char **argv)
 	 * cycles would take turns on it, and every counter would be multiplexed (issue 30, 2). */
 	struct event_desc samp_ev;
 	const char *samp_event = NULL;
-	if (profile_armv7_sampler(&samp_ev, &samp_event))
+	if (profile_armv7_sampler(c->co.events, &samp_ev, &samp_event))
 		c->co.share_pmu = &samp_ev;
 	struct counter_source *cs = NULL;
 	if (counter_source_new(&cs, &c->co, err, sizeof(err)) < 0) {
