@@ -9,9 +9,11 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 
 #include "cli_opts.h"
 #include "commands.h"
@@ -19,6 +21,8 @@
 #include "frame.h"
 #include "kernel_model.h"
 #include "log.h"
+#include "perf.h"
+#include "pmu_events.h"
 #include "net.h"
 #include "sampler.h"
 #include "session.h"
@@ -117,6 +121,47 @@ static int profile_option(void *ctx, int opt, const char *arg)
 	}
 }
 
+/* On a 32-bit ARM kernel (the ARMv7 PMU driver, arch/arm/kernel/perf_event_v7.c:
+ * armv7pmu_get_event_idx gives PERF_COUNT_HW_CPU_CYCLES only the cycle counter and
+ * refuses with -EAGAIN when it is taken; a raw event goes to a general counter),
+ * sample CPU_CYCLES (raw 0x11) on a general counter and leave CCNT to the counting
+ * group. Returns true and the event's name for the sampler when it opens. */
+static bool profile_armv7_sampler(const char *events, struct event_desc *ev, const char **name)
+{
+	struct utsname u;
+	if (uname(&u) < 0 || (strncmp(u.machine, "armv7", 5) != 0 && strncmp(u.machine, "armv6", 5) != 0))
+		return false;
+	size_t n = 0;
+	char err[512];
+	if (events) { /* -e: only when it counts cycles (the defaults do) */
+		struct event_desc list[EVENTS_MAX];
+		bool cycles = false;
+		if (events_parse_here(events, list, EVENTS_MAX, &n, err, sizeof(err)) < 0)
+			return false; /* counter_source_new says why */
+		for (size_t i = 0; i < n; i++)
+			cycles |= list[i].type == PERF_TYPE_HARDWARE && list[i].config == PERF_COUNT_HW_CPU_CYCLES;
+		if (!cycles)
+			return false;
+	}
+	*name = "CPU_CYCLES";
+	if (events_parse_here(*name, ev, 1, &n, err, sizeof(err)) < 0 || n != 1) {
+		*name = "r11"; /* no table for this core: the architectural number */
+		if (events_parse_here(*name, ev, 1, &n, err, sizeof(err)) < 0 || n != 1)
+			return false;
+	}
+	char why[512];
+	if (perf_probe_event_why(ev, 0, -1, why, sizeof(why)) < 0) {
+		log_warn("profile: ARMv7 PMU: %s (raw 0x11) does not open (%s): the sampler and the counters share "
+			 "the one cycle counter and will be multiplexed",
+			 *name, why);
+		return false;
+	}
+	log_info("profile: ARMv7 PMU (%s): one cycle counter, kept by the counting group's cycles; sampling %s "
+		 "(raw 0x11) on a general counter",
+		 u.machine, *name);
+	return true;
+}
+
 int cmd_profile(int argc, char **argv)
 {
 	struct profile_cmd *c = calloc(1, sizeof(*c));
@@ -176,6 +221,12 @@ int cmd_profile(int argc, char **argv)
 		free(c);
 		return EXIT_USAGE;
 	}
+	/* ARMv7 has one cycle counter (CCNT): the counting group's cycles and a sampler on
+	 * cycles would take turns on it, and every counter would be multiplexed (issue 30, 2). */
+	struct event_desc samp_ev;
+	const char *samp_event = NULL;
+	if (profile_armv7_sampler(c->co.events, &samp_ev, &samp_event))
+		c->co.share_pmu = &samp_ev;
 	struct counter_source *cs = NULL;
 	if (counter_source_new(&cs, &c->co, err, sizeof(err)) < 0) {
 		log_error("-e: %s", err);
@@ -249,6 +300,7 @@ int cmd_profile(int argc, char **argv)
 		.pid = target_pid(t),
 		.interval_ns = 1000000000ull,
 		.base_ns = session_base_ns(c->s),
+		.event = samp_event,
 		.emit = session_emit_sampled,
 		.generation = session_generation_cb,
 		.ctx = c->s,
@@ -304,7 +356,7 @@ int cmd_profile(int argc, char **argv)
 	counter_source_print_summary(cs, end_ns, target_describe(t), stderr);
 	if (sp)
 		fprintf(stderr, " samples: %llu of %s at %u Hz (%s back end), %llu lost, %llu records\n",
-			(unsigned long long)sst.samples, sampler_event(sp)->name, c->freq,
+			(unsigned long long)sst.samples, sampler_event(sp)->name, sst.freq_hz,
 			sampler_backend_name(sampler_backend(sp)), (unsigned long long)sst.lost,
 			(unsigned long long)sst.records);
 #ifdef CONFIG_AGENT_OPENCL

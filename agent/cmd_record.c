@@ -155,7 +155,7 @@ int cmd_record(int argc, char **argv)
 		"\n sampled '%s' for %.3f s: %llu samples of %s at %u Hz (%s back end), %llu lost;\n"
 		" %llu records, %llu keys, %llu mappings, %llu call chains\n",
 		target_describe(t), (double)(end_ns - start_ns) / 1e9, (unsigned long long)st.samples,
-		evname, c->freq, sampler_backend_name(used),
+		evname, st.freq_hz, sampler_backend_name(used),
 		(unsigned long long)st.lost, (unsigned long long)st.records, (unsigned long long)st.keys,
 		(unsigned long long)st.mappings, (unsigned long long)st.stacks);
 	session_print_summary(c->s, stderr);

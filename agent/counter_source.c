@@ -2,6 +2,7 @@
 #include "counter_source.h"
 
 #include <errno.h>
+#include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,7 @@ struct counter_source {
 	struct event_desc ev[EVENTS_MAX];
 	size_t nev;
 	bool user_events;
+	size_t nadded; /* roofline events appended to the defaults (the last nadded of ev) */
 	struct perf_counters *pc;
 	struct perf_value prev[EVENTS_MAX];
 	struct perf_value last[EVENTS_MAX];
@@ -70,7 +72,33 @@ static void add_roofline_events(struct counter_source *c, pid_t pid, int cpu)
 		c->ev[c->nev++] = e;
 		added++;
 	}
+	c->nadded = added;
 	log_debug("counters: %zu roofline event(s) added to the defaults", added);
+}
+
+/* Keep the hardware events and `other` (the sampler's event) within the PMU's
+ * counters: drop the roofline extras from the end while the kernel refuses them as
+ * one group; user-named events are kept, with a warning that they will be multiplexed. */
+static void fit_next_to(struct counter_source *c, const struct event_desc *other, pid_t pid, int cpu)
+{
+	struct event_desc all[EVENTS_MAX + 1];
+	for (;;) {
+		memcpy(all, c->ev, c->nev * sizeof(all[0]));
+		all[c->nev] = *other;
+		int rc = perf_group_fits(all, c->nev + 1, pid, cpu);
+		if (rc == 0)
+			return;
+		if (c->user_events || c->nadded == 0) {
+			log_warn("counters: the hardware events and the sampler's %s do not fit in this PMU's counters "
+				 "at once (%s): the kernel will multiplex them (see the %% of time counted)",
+				 other->name, strerror(-rc));
+			return;
+		}
+		c->nev--;
+		c->nadded--;
+		log_info("counters: %s left out: with the sampler's %s it does not fit in this PMU's counters",
+			 c->ev[c->nev].name, other->name);
+	}
 }
 
 int counter_source_open(struct counter_source *c, struct target *t, struct session *s, char *err, size_t errlen)
@@ -99,6 +127,8 @@ int counter_source_open(struct counter_source *c, struct target *t, struct sessi
 		if (c->o.roofline_events && !fell_back)
 			add_roofline_events(c, pid, probe_cpu);
 	}
+	if (c->o.share_pmu)
+		fit_next_to(c, c->o.share_pmu, pid, probe_cpu);
 	struct perf_target pt = {
 		.kind = kind == TARGET_SYSTEM ? PERF_TARGET_SYSTEM : kind == TARGET_EXEC ? PERF_TARGET_EXEC
 											 : PERF_TARGET_PID,
@@ -201,10 +231,50 @@ int counter_source_start(struct counter_source *c, struct loop *l, uint64_t star
 	return loop_add(l, &src);
 }
 
+/* The event that shows the CPU ran: hardware cycles (generic or raw CPU_CYCLES 0x11),
+ * else task-clock. -1 if none is counted. */
+static int progress_event(const struct counter_source *c)
+{
+	int tc = -1;
+	for (size_t i = 0; i < c->nev; i++) {
+		const struct event_desc *e = &c->ev[i];
+		if ((e->type == PERF_TYPE_HARDWARE && e->config == PERF_COUNT_HW_CPU_CYCLES) ||
+		    (e->type == PERF_TYPE_RAW && e->config == 0x11))
+			return (int)i;
+		if (events_is_time(e) && tc < 0)
+			tc = (int)i;
+	}
+	return tc;
+}
+
+/* Issue 30, 1: an emulated PMU (QEMU counts only CPU_CYCLES, and INST_RETIRED with
+ * -icount) or a core without the event opens it and reads 0. Say so once, at the end,
+ * for each hardware event that stayed 0 while the CPU ran. */
+static void warn_zero_events(const struct counter_source *c)
+{
+	int p = progress_event(c);
+	if (p < 0 || c->totals[p] == 0)
+		return;
+	for (size_t i = 0; i < c->nev; i++) {
+		if ((int)i == p || !events_is_hardware(&c->ev[i]) || c->totals[i] != 0)
+			continue;
+		if (c->last[i].running == 0) {
+			log_warn("event '%s' never got a hardware counter (multiplexed out: %llu ns enabled, 0 running): "
+				 "its 0 means not counted; name fewer hardware events",
+				 c->ev[i].name, (unsigned long long)c->last[i].enabled);
+			continue;
+		}
+		log_warn("event '%s' read 0 while %s advanced to %llu: this core or the emulator does not count it "
+			 "(QEMU's PMU counts only CPU_CYCLES, and INST_RETIRED under -icount); its 0 is no measurement",
+			 c->ev[i].name, c->ev[p].name, (unsigned long long)c->totals[p]);
+	}
+}
+
 void counter_source_finish(struct counter_source *c, uint64_t end_ns)
 {
 	take_row(c, end_ns);
 	perf_counters_disable(c->pc);
+	warn_zero_events(c);
 }
 
 size_t counter_source_nevents(const struct counter_source *c)

@@ -22,6 +22,9 @@ struct counter_source_opts {
 	FILE *interval_out;    /* non-NULL: print every row there as it is taken (perf stat -I) */
 	bool roofline_events;  /* with the defaults: add the floating-point and last-level refill
 				  events this CPU's PMU table knows (for the roofline's CPU dot) */
+	const struct event_desc *share_pmu; /* non-NULL: a sampler will hold this hardware event
+				  at the same time (agent profile): keep the counting events to what
+				  fits next to it, so nothing is multiplexed (ARMv7: 4-6 counters) */
 };
 
 /* Parse the event list (no system calls yet). -EINVAL with a reason in err. */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "pmu_sysfs.h"
 #include "proc_tasks.h"
 
 #define READ_FMT (PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING)
@@ -75,6 +76,23 @@ static int open_attr(struct perf_event_attr *a, pid_t pid, int cpu, int group_fd
 	return fd < 0 ? -errno : (int)fd;
 }
 
+/* PERF_TYPE_HARDWARE/RAW events the CPU's PMU does not advertise (issue 30: the kernel
+ * opens them and they read 0): -EOPNOTSUPP, with the reason in why. */
+int perf_probe_event_why(const struct event_desc *ev, pid_t pid, int cpu, char *why, size_t whylen)
+{
+	if (whylen)
+		why[0] = 0;
+	char tmp[512];
+	if (pmu_sysfs_advertised(PMU_SYSFS_ROOT, ev, tmp, sizeof(tmp)) == 0) {
+		snprintf(why, whylen, "%s", tmp);
+		return -EOPNOTSUPP;
+	}
+	int rc = perf_probe_event(ev, pid, cpu);
+	if (rc < 0)
+		snprintf(why, whylen, "perf_event_open: %s", strerror(-rc));
+	return rc;
+}
+
 int perf_probe_event(const struct event_desc *ev, pid_t pid, int cpu)
 {
 	struct perf_event_attr a;
@@ -85,6 +103,43 @@ int perf_probe_event(const struct event_desc *ev, pid_t pid, int cpu)
 		return fd;
 	close(fd);
 	return 0;
+}
+
+int perf_group_fits(const struct event_desc *ev, size_t n, pid_t pid, int cpu)
+{
+	/* The ARM driver's validate_group (drivers/perf/arm_pmu.c; arch/arm/kernel/perf_event.c
+	 * in 3.4) skips events in state OFF (a disabled event) when it counts the counters a
+	 * group needs: so the leader is a disabled task-clock, which keeps the group from
+	 * counting, and the hardware members are opened enabled (state INACTIVE), each one
+	 * validated against the others. */
+	int fds[EVENTS_MAX + 2];
+	size_t k = 0;
+	int rc = 0;
+	struct event_desc lead;
+	events_lookup("task-clock", &lead);
+	struct perf_event_attr la;
+	fill_attr(&la, &lead, false);
+	la.disabled = 1;
+	int lfd = open_attr(&la, pid, cpu, -1);
+	if (lfd < 0)
+		return lfd;
+	fds[k++] = lfd;
+	for (size_t i = 0; i < n && k < EVENTS_MAX + 2; i++) {
+		if (!events_is_hardware(&ev[i]))
+			continue;
+		struct perf_event_attr a;
+		fill_attr(&a, &ev[i], false);
+		a.disabled = 0;
+		int fd = open_attr(&a, pid, cpu, fds[0]);
+		if (fd < 0) {
+			rc = fd;
+			break;
+		}
+		fds[k++] = fd;
+	}
+	while (k)
+		close(fds[--k]);
+	return rc;
 }
 
 int perf_probe_hw(pid_t pid, int cpu)
@@ -205,13 +260,14 @@ size_t perf_default_events(pid_t pid, int cpu, struct event_desc *out, size_t ma
 			msg[0] = 0;
 		size_t n = events_default_hw(out, max), k = 0, off = 0;
 		for (size_t i = 0; i < n; i++) {
-			int erc = perf_probe_event(&out[i], pid, cpu);
+			char why[512];
+			int erc = perf_probe_event_why(&out[i], pid, cpu, why, sizeof(why));
 			if (erc == 0) {
 				out[k++] = out[i];
 			} else if (off < msglen) {
 				off += (size_t)snprintf(msg + off, msglen - off, "%s%s (%s)",
 							off ? ", " : "default events not counted here: ", out[i].name,
-							strerror(-erc));
+							erc == -EOPNOTSUPP ? "not advertised by this CPU's PMU" : strerror(-erc));
 			}
 		}
 		return k;
@@ -225,14 +281,23 @@ size_t perf_default_events(pid_t pid, int cpu, struct event_desc *out, size_t ma
 int perf_filter_supported(struct event_desc *ev, size_t *n, pid_t pid, int cpu, char *err, size_t errlen)
 {
 	size_t k = 0;
-	char first_err[128] = "";
+	char first_err[600] = "";
+	int hw = 1; /* cycles probe, done once when a hardware event fails */
 	for (size_t i = 0; i < *n; i++) {
-		int rc = perf_probe_event(&ev[i], pid, cpu);
+		char why[512];
+		int rc = perf_probe_event_why(&ev[i], pid, cpu, why, sizeof(why));
 		if (rc < 0) {
-			log_warn("event '%s' is not supported here (perf_event_open: %s)%s: dropped", ev[i].name,
-				 strerror(-rc), events_is_hardware(&ev[i]) ? "; the hardware PMU may be missing" : "");
+			/* "the PMU may be missing" only when cycles cannot be opened either (issue 30, 4) */
+			if (hw == 1 && events_is_hardware(&ev[i]) && rc != -EOPNOTSUPP)
+				hw = perf_probe_hw(pid, cpu) == 0 ? 0 : -1;
+			log_warn("event '%s' is not supported here (%s)%s: dropped", ev[i].name, why,
+				 hw < 0 && events_is_hardware(&ev[i]) && rc != -EOPNOTSUPP
+					 ? "; the hardware PMU is missing (cycles does not open either)"
+				 : events_is_hardware(&ev[i]) && rc != -EOPNOTSUPP
+					 ? "; cycles opens: this core or its kernel driver lacks this event"
+					 : "");
 			if (!first_err[0])
-				snprintf(first_err, sizeof(first_err), "%s: %s", ev[i].name, strerror(-rc));
+				snprintf(first_err, sizeof(first_err), "%s: %s", ev[i].name, why);
 			continue;
 		}
 		ev[k++] = ev[i];

@@ -64,6 +64,14 @@ void perf_interval(struct perf_value *prev, const struct perf_value *cur, size_t
 /* Open ev alone on the target (pid, or cpu for system-wide) and close it:
  * 0 if the kernel accepts it, else -errno. */
 int perf_probe_event(const struct event_desc *ev, pid_t pid, int cpu);
+/* The same, first refusing a hardware event the CPU's PMU does not advertise
+ * (pmu_sysfs.h: -EOPNOTSUPP); why gets a one-line reason on failure. */
+int perf_probe_event_why(const struct event_desc *ev, pid_t pid, int cpu, char *why, size_t whylen);
+/* Open the hardware events of ev[0..n) as one group under a disabled task-clock
+ * leader (nothing counts) and close it: 0 if the PMU has counters for all of them
+ * at once (the ARM driver's validate_group refuses a group that does not fit with
+ * EINVAL), else -errno. */
+int perf_group_fits(const struct event_desc *ev, size_t n, pid_t pid, int cpu);
 /* Probe PERF_COUNT_HW_CPU_CYCLES on the target: 0 if the hardware PMU works. */
 int perf_probe_hw(pid_t pid, int cpu);
 /* /proc/sys/kernel/perf_event_paranoid, or INT32_MIN if unreadable. */

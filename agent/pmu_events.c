@@ -129,8 +129,14 @@ int events_parse_pmu(const char *list, const struct cpu_desc *cpus, size_t ncpu,
 	free(copy);
 	for (size_t i = 0; rc == 0 && i < k; i++)
 		for (size_t j = 0; j < i; j++)
-			if (strcmp(out[i].name, out[j].name) == 0) {
-				snprintf(err, errlen, "event '%s' given twice", out[i].name);
+			if (strcmp(out[i].name, out[j].name) == 0 ||
+			    (out[i].type == out[j].type && out[i].config == out[j].config)) {
+				/* INST_RETIRED and r8 are one raw event: counting it twice is a mistake */
+				if (strcmp(out[i].name, out[j].name) == 0)
+					snprintf(err, errlen, "event '%s' given twice", out[i].name);
+				else
+					snprintf(err, errlen, "event '%s' given twice (as '%s': the same raw event 0x%llx)",
+						 out[i].name, out[j].name, (unsigned long long)out[i].config);
 				rc = -EINVAL;
 			}
 	*n = rc == 0 ? k : 0;

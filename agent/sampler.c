@@ -70,6 +70,29 @@ void sampler_fill_attr(const struct sampler *s, struct perf_event_attr *a, uint6
 	a->disabled = 1;
 }
 
+/* perf_event_open refuses attr.freq with sample_freq above
+ * /proc/sys/kernel/perf_event_max_sample_rate with a bare EINVAL (kernel/events/core.c,
+ * perf_event_open: "if (attr.sample_freq > sysctl_perf_event_sample_rate)"), and the
+ * kernel lowers that limit itself after "perf: interrupt took too long" (slow emulated
+ * or small cores): sample at the limit instead, and say so (issue 30, 3). */
+static void clamp_to_max_rate(struct sampler *s)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
+	unsigned long max = 0;
+	if (!f)
+		return;
+	if (fscanf(f, "%lu", &max) != 1)
+		max = 0;
+	fclose(f);
+	if (max == 0 || s->o.freq_hz <= max)
+		return;
+	log_warn("-F %u is above the kernel's perf_event_max_sample_rate (%lu; the kernel lowers it after "
+		 "'perf: interrupt took too long', see dmesg): sampling at %lu Hz. To keep -F %u, as root: sysctl "
+		 "kernel.perf_event_max_sample_rate=%u, then kernel.perf_cpu_time_max_percent=0 (no more lowering)",
+		 s->o.freq_hz, max, max, s->o.freq_hz, s->o.freq_hz);
+	s->o.freq_hz = (unsigned)max;
+}
+
 /* The sampled event: the user's, else hardware cycles, else cpu-clock. */
 static int choose_event(struct sampler *s, char *err, size_t errlen)
 {
@@ -79,10 +102,15 @@ static int choose_event(struct sampler *s, char *err, size_t errlen)
 		size_t n;
 		if (events_parse_here(s->o.event, &s->ev, 1, &n, err, errlen) < 0)
 			return -EINVAL; /* err: unknown name (valid names listed) or not in this CPU's PMU table */
-		int rc = perf_probe_event(&s->ev, probe_pid, probe_cpu);
+		char why[512];
+		int rc = perf_probe_event_why(&s->ev, probe_pid, probe_cpu, why, sizeof(why));
 		if (rc < 0) {
-			snprintf(err, errlen, "cannot sample '%s' here (perf_event_open: %s)%s", s->ev.name, strerror(-rc),
-				 events_is_hardware(&s->ev) ? "; the hardware PMU may be missing: try -e cpu-clock" : "");
+			bool hw = events_is_hardware(&s->ev) && rc != -EOPNOTSUPP;
+			snprintf(err, errlen, "cannot sample '%s' here (%s)%s", s->ev.name, why,
+				 !hw ? "; try -e cpu-clock"
+				 : perf_probe_hw(probe_pid, probe_cpu) < 0
+					 ? "; the hardware PMU is missing (cycles does not open either): try -e cpu-clock"
+					 : "; cycles opens: this core or its kernel driver lacks this event");
 			return rc;
 		}
 	} else {
@@ -103,6 +131,7 @@ static int choose_event(struct sampler *s, char *err, size_t errlen)
 		s->period = 1000000000ull / s->o.freq_hz;
 	} else {
 		s->by_freq = true;
+		clamp_to_max_rate(s);
 	}
 	return 0;
 }
@@ -179,7 +208,7 @@ int sampler_open(struct sampler **out, const struct sampler_opts *o, char *err, 
 	}
 	s->last_emit_ns = clock_mono_ns();
 	loop_timer_start(&s->timer, o->interval_ns, s->last_emit_ns);
-	log_info("sampling %s at %u Hz with the %s back end%s", s->ev.name, o->freq_hz, sampler_backend_name(s->ops->id),
+	log_info("sampling %s at %u Hz with the %s back end%s", s->ev.name, s->o.freq_hz, sampler_backend_name(s->ops->id),
 		 o->callgraph ? " (user call chains)" : "");
 	*out = s;
 	return 0;
@@ -446,6 +475,7 @@ void sampler_loop_source(struct sampler *s, struct loop_source *src)
 void sampler_get_stats(const struct sampler *s, struct sampler_stats *st)
 {
 	*st = s->st;
+	st->freq_hz = s->o.freq_hz;
 }
 
 void sampler_close(struct sampler *s)

@@ -46,6 +46,7 @@ struct sampler_stats {
 	uint64_t records;  /* Samples records emitted */
 	uint64_t keys;     /* aggregated keys sent */
 	uint64_t mappings, stacks;
+	unsigned freq_hz;  /* the rate used (below -F when the kernel's limit is lower) */
 };
 
 struct sampler;

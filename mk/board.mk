@@ -205,11 +205,19 @@ $(FAKEGPU_AGENT): $(O)/obj/agent/main.o $(O)/obj/tests/fake_kbase/wrap.o $(FAKE_
 	$(Q)$(STRIP) $@
 endif
 
+# ---- issue 30 (hardware counters in the guest): the loop of known length, /bin/pmu_loop
+$(GUEST)/pmu_loop: tests/workloads/pmu_loop.c tests/workloads/wl_clock.h
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@ (static)"
+	$(Q)$(CC) $(ALL_CFLAGS) -s -static -o $@ $<
+# ---- end issue 30
+
 $(GUEST)/initramfs.cpio.gz: $(AGENT_STRIPPED) $(GUEST)/busy $(GUEST)/busybox $(O)/kernel/.stamp $(FAKEGPU_AGENT) \
+			    $(GUEST)/pmu_loop \
 			    scripts/board-initramfs.sh scripts/board-guest-init.sh tests/fake_kbase/guest.script \
 			    tests/fake_kbase/guest-t6xx.script
 	@echo "  CPIO    $@"
-	$(Q)scripts/board-initramfs.sh $@ $(GUEST)/busybox $(AGENT_STRIPPED) $(GUEST)/busy $(O)/kernel/modules \
+	$(Q)PMU_LOOP=$(GUEST)/pmu_loop scripts/board-initramfs.sh $@ $(GUEST)/busybox $(AGENT_STRIPPED) $(GUEST)/busy $(O)/kernel/modules \
 		$(if $(FAKEGPU_AGENT),$(FAKEGPU_AGENT) tests/fake_kbase/guest.script tests/fake_kbase/guest-t6xx.script)
 
 board-guest: $(GUEST)/initramfs.cpio.gz
@@ -218,7 +226,9 @@ board-test: board-guest
 	$(Q)$(MAKE) -s --no-print-directory BOARD=host O=build/host DEFCONFIG=configs/host_defconfig SAN= $(HOST_COLLECTOR)
 	$(Q)BOARD=$(BOARD) OUT=$(O) COLLECTOR=$(HOST_COLLECTOR) QEMU_SYSTEM=$(QEMU_SYSTEM) \
 	  QEMU_MACHINE=$(QEMU_MACHINE) QEMU_CPU=$(QEMU_CPU) QEMU_MEM=$(QEMU_MEM) QEMU_CONSOLE=$(QEMU_CONSOLE) BOARD_BPF=$(CONFIG_AGENT_BPF) \
-	  BOARD_TEST_TIMEOUT=$(BOARD_TEST_TIMEOUT) BOARD_TEST_SECONDS=$(BOARD_TEST_SECONDS) scripts/board-test.sh
+	  BOARD_TEST_TIMEOUT=$(BOARD_TEST_TIMEOUT) BOARD_TEST_SECONDS=$(BOARD_TEST_SECONDS) \
+	  QEMU_ICOUNT="$(QEMU_ICOUNT)" QEMU_PMU_DT="$(QEMU_PMU_DT)" QEMU_PMU_EXTRA_CPU="$(QEMU_PMU_EXTRA_CPU)" \
+	  scripts/board-test.sh
 else
 board-test:
 	@echo "board-test: $(BOARD) is not an emulated board; try BOARD=qemu-virt-arm64 or BOARD=qemu-virt-armhf"

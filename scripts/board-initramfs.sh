@@ -18,6 +18,12 @@ install -m 0755 scripts/board-guest-init.sh "$root/init"
 install -m 0755 "$busybox" "$root/bin/busybox"
 install -m 0755 "$agent" "$root/bin/agent"
 install -m 0755 "$busy" "$root/bin/busy"
+# ---- issue 30: the hardware-counter loop of known length (mk/board.mk sets PMU_LOOP)
+if [ -n "${PMU_LOOP:-}" ]; then
+	install -m 0755 "$PMU_LOOP" "$root/bin/pmu_loop"
+fi
+chmod 0755 "$root" # mktemp -d made / 0700: the guest's non-root user could not run /bin/sh
+# ---- end issue 30
 if [ $# -ge 7 ]; then
 	mkdir -p "$root/etc"
 	install -m 0755 "$6" "$root/bin/agent-fakegpu"

@@ -52,12 +52,48 @@ port=$(cat "$dir/port" 2>/dev/null)
 netdev="user,id=n0,restrict=on,ipv6=off,guestfwd=tcp:10.0.2.100:7412-cmd:socat STDIO TCP4:127.0.0.1:$port"
 append="console=$QEMU_CONSOLE panic=-1 loglevel=3 rdinit=/init prof.collector=10.0.2.100:7412"
 append+=" prof.id=$agent_id prof.seconds=$seconds prof.interval=200"
+# ---- issue 30: hardware counters. QEMU_ICOUNT (e.g. shift=0): exact instruction counts;
+# QEMU_PMU_DT: the compatible for the guest's /pmu node (armhf: QEMU writes it empty);
+# QEMU_PMU_EXTRA_CPU: one more boot on that core type running only the PMU checks.
+# The loop sizes are small: under -icount one instruction is one virtual ns.
+PMU_N=${PMU_N:-1000000} PMU_REC=${PMU_REC:-25000000}
+pmu_qemu=()
+[ -n "${QEMU_ICOUNT:-}" ] && pmu_qemu+=(-icount "$QEMU_ICOUNT")
+pmu_events_for() { # CPU -> "REFUSE ZERO": an event the core (or QEMU's PMU) lacks, one that reads 0
+	case "$1" in
+	cortex-a57) echo "L1D_CACHE_REFILL VFP_SPEC" ;; # QEMU's PMCEID lacks 0x03; 0x75 is never in sysfs
+	cortex-a53) echo "VFP_SPEC r75" ;;              # A53 has no VFP_SPEC (table); raw 0x75 opens, reads 0
+	cortex-a15) echo "STALL_FRONTEND cache-misses" ;; # ARMv7 has no 0x23; the v7 driver opens 0x03
+	*) echo "STALL_FRONTEND r75" ;;
+	esac
+}
+pmu_append() { # CPU -> the kernel command line part for the PMU block of board-guest-init.sh
+	local ev
+	read -r -a ev <<<"$(pmu_events_for "$1")"
+	echo "prof.pmu=$PMU_N prof.pmu.rec=$PMU_REC prof.pmu.refuse=${ev[0]} prof.pmu.zero=${ev[1]}"
+}
+if [ -n "${QEMU_PMU_DT:-}" ]; then
+	command -v dtc >/dev/null || { echo "board-test: no dtc (run: make deps BOARD=$BOARD)" >&2; exit 2; }
+	# The machine's own tree (same -M/-cpu/-m/-smp), its empty /pmu node given the compatible and
+	# the PMU's PPI (QEMU virt: VIRTUAL_PMU_IRQ 7, level-high, CPU 0: <1 7 0x104>).
+	"$QEMU_SYSTEM" -M "$QEMU_MACHINE,dumpdtb=$dir/virt.dtb" -cpu "$QEMU_CPU" -m "$QEMU_MEM" -smp 1 \
+		-accel tcg -nodefaults -no-user-config -display none >"$dir/dumpdtb.log" 2>&1
+	dtc -q -I dtb -O dts -o "$dir/virt.dts" "$dir/virt.dtb" 2>>"$dir/dumpdtb.log"
+	awk -v compat="$QEMU_PMU_DT" '
+		/^\tpmu \{/ { print; print "\t\tcompatible = \"" compat "\";"; print "\t\tinterrupts = <0x01 0x07 0x104>;"; n++; next }
+		{ print } END { if (n != 1) exit 1 }' "$dir/virt.dts" >"$dir/virt-pmu.dts" &&
+		dtc -q -I dts -O dtb -o "$dir/virt-pmu.dtb" "$dir/virt-pmu.dts" 2>>"$dir/dumpdtb.log" ||
+		{ echo "board-test: could not add the PMU node to the device tree"; cat "$dir/dumpdtb.log"; exit 1; }
+	pmu_qemu+=(-dtb "$dir/virt-pmu.dtb")
+fi
+[ -n "${QEMU_ICOUNT:-}" ] && append+=" $(pmu_append "$QEMU_CPU")"
+# ---- end issue 30
 echo "board-test: $BOARD: $QEMU_SYSTEM -M $QEMU_MACHINE -cpu $QEMU_CPU (TCG), kernel $release, collector 127.0.0.1:$port, timeout ${timeout_s}s"
 t0=$(date +%s.%N)
 timeout -k 5 "$timeout_s" "$QEMU_SYSTEM" -M "$QEMU_MACHINE" -cpu "$QEMU_CPU" -m "$QEMU_MEM" -smp 1 \
 	-accel tcg -nodefaults -no-user-config -display none -no-reboot \
 	-serial "file:$dir/console.log" -monitor none \
-	-netdev "$netdev" -device virtio-net-device,netdev=n0 \
+	-netdev "$netdev" -device virtio-net-device,netdev=n0 "${pmu_qemu[@]}" \
 	-kernel "$kernel" -initrd "$initrd" -append "$append" </dev/null >"$dir/qemu.log" 2>&1 &
 qpid=$!
 wait "$qpid"
@@ -154,6 +190,99 @@ for gen in gpu gpu-t6xx; do
 done
 [ "$gpu_runs" -gt 0 ] || echo "board-test: info: no Mali counter run in this guest (CONFIG_AGENT_MALI off)"
 # ---- end Mali counters ----------------------------------------------------------------------
+# ---- issue 30: the hardware-counter checks of one boot's PROF-PMU block (board-guest-init.sh)
+pmu_checks() { # pmu_checks CONSOLE-LOG CPU AGENT-ID
+	local log=$1 cpu=$2 aid=$3 i1 i2 r1 r2 cy1 exp diff tol
+	pl() { sed -n "s/^PROF-PMU $1: //p" "$log"; } # the output lines of one run
+	prc() { sed -n "s/^PROF-PMU $1-rc=\([0-9]*\).*/\1/p" "$log" | head -n1; }
+	cnt() { pl "$1" | awk -v e="$2" '$2 == e && $1 ~ /^[0-9]+$/ { print $1; exit }'; }
+	if ! grep -q '^PROF-PMU done' "$log"; then
+		check "pmu_${cpu}_block_ran" false
+		return
+	fi
+	i1=$(cnt stat1 instructions) i2=$(cnt stat2 instructions)
+	r1=$(cnt stat1 INST_RETIRED) r2=$(cnt stat2 INST_RETIRED) cy1=$(cnt stat1 cycles)
+	exp=$((8 * PMU_N))
+	diff=$(( ${i2:-0} - ${i1:-0} ))
+	tol=$((exp / 10000)) # 0.01 %
+	echo "board-test: pmu $cpu: instructions ${i1:-?} (N=$PMU_N) and ${i2:-?} (2N): difference $diff, 8N = $exp (+-$tol); INST_RETIRED ${r1:-?} / ${r2:-?}; cycles ${cy1:-?}"
+	check "pmu_${cpu}_stat_exit_0" test "$(prc stat1)/$(prc stat2)" = 0/0
+	check "pmu_${cpu}_instructions_8N_exact" test -n "$i1" -a -n "$i2" -a "${diff#-}" -ge 0 -a $((diff > exp ? diff - exp : exp - diff)) -le "$tol"
+	check "pmu_${cpu}_inst_retired_equals_instructions" test -n "$r1" -a "$r1" = "$i1" -a "$r2" = "$i2"
+	check "pmu_${cpu}_cycles_counted" test "${cy1:-0}" -gt 0
+	# agent record on the hardware cycle event: samples = F x CPU seconds +-25 %, > 90 % in the loop
+	local line samples ev hz cpu_s begin end rsid inloop total
+	line=$(pl record | grep -o '[0-9]* samples of [^ ]* at [0-9]* Hz' | head -n1)
+	read -r samples _ _ ev _ hz _ <<<"$line"
+	cpu_s=$(pl record | sed -n 's/.*pmu_loop: n=[0-9]* acc=[0-9]* cpu=\([0-9.]*\) .*/\1/p' | head -n1)
+	begin=$(pl record | sed -n 's/.*pmu_loop: .* begin=0x\([0-9a-f]*\) end=0x\([0-9a-f]*\).*/\1/p' | head -n1)
+	end=$(pl record | sed -n 's/.*pmu_loop: .* begin=0x\([0-9a-f]*\) end=0x\([0-9a-f]*\).*/\2/p' | head -n1)
+	rsid=$(q "SELECT MAX(id) FROM sessions WHERE agent_id='$aid-pmu-record'")
+	inloop=$(q "SELECT COALESCE(SUM(count),0) FROM cpu_samples WHERE session_id=${rsid:-0} AND ip >= $((16#${begin:-0})) AND ip < $((16#${end:-0}))")
+	total=$(q "SELECT COALESCE(SUM(count),0) FROM cpu_samples WHERE session_id=${rsid:-0}")
+	echo "board-test: pmu $cpu: record ${samples:-?} samples of ${ev:-?} at ${hz:-?} Hz for ${cpu_s:-?} s of loop CPU time (expected $(awk -v h="${hz:-0}" -v c="${cpu_s:-0}" 'BEGIN { printf "%.0f", h * c }')); stored ${total:-0}, ${inloop:-0} in the loop"
+	check "pmu_${cpu}_record_exit_0" test "$(prc record)" = 0
+	check "pmu_${cpu}_record_on_cycles" test "$ev" = cycles
+	check "pmu_${cpu}_record_samples_F_x_cpu_25pct" awk -v s="${samples:-0}" -v h="${hz:-0}" -v c="${cpu_s:-0}" \
+		'BEGIN { e = h * c; exit !(e > 0 && s >= 0.75 * e && s <= 1.25 * e) }'
+	check "pmu_${cpu}_record_90pct_in_loop" awk -v a="${inloop:-0}" -v t="${total:-0}" 'BEGIN { exit !(t > 0 && a > 0.9 * t) }'
+	# agent profile: counters unscaled (no "% of the time counted"), on ARMv7 the sampler off CCNT
+	check "pmu_${cpu}_profile_exit_0" test "$(prc profile)" = 0
+	check "pmu_${cpu}_profile_no_multiplexing" bash -c "! grep -q '^PROF-PMU profile: .*of the time counted' '$log' && grep -q '^PROF-PMU profile: .*instructions\|^PROF-PMU profile: .*cycles' '$log'"
+	# its trace windows (200 single steps every 0.05 s) keep to the 5 % duty cap from the first window on (issue 30, 8)
+	local tw duty cap
+	read -r tw duty cap <<<"$(pl profile | sed -n 's/.*trace: \([0-9]*\) window(s).*: \([0-9.]*\)% duty (cap \([0-9.]*\)%.*/\1 \2 \3/p' | head -n1)"
+	echo "board-test: pmu $cpu: profile trace: ${tw:-?} window(s), ${duty:-?}% duty (cap ${cap:-?}%)"
+	check "pmu_${cpu}_profile_trace_within_duty_cap" awk -v w="${tw:-0}" -v d="${duty:-100}" -v c="${cap:-0}" 'BEGIN { exit !(w >= 1 && d <= c) }'
+	if [ -n "${QEMU_PMU_DT:-}" ]; then
+		check "pmu_${cpu}_profile_sampler_on_general_counter" grep -q '^PROF-PMU profile: .*on a general counter' "$log"
+	fi
+	# an event the core lacks: refused; one that opens and reads 0: warned about
+	check "pmu_${cpu}_refuses_missing_event" bash -c "[ '$(prc refuse)' != 0 ] && grep -q '^PROF-PMU refuse: .*\(not implemented by\|does not count it\)' '$log'"
+	check "pmu_${cpu}_warns_zero_event" bash -c "[ '$(prc zero)' = 0 ] && grep -q '^PROF-PMU zero: .*read 0 while cycles advanced' '$log'"
+	# perf_event_max_sample_rate lowered to 250 (the kernel may lower it further): record -F 499
+	# samples at the limit and says why, instead of failing with EINVAL
+	local rhz
+	rhz=$(pl rate | sed -n 's/.* samples of cycles at \([0-9]*\) Hz.*/\1/p' | head -n1)
+	echo "board-test: pmu $cpu: record -F 499 with perf_event_max_sample_rate lowered to 250: rc $(prc rate), sampled at ${rhz:-?} Hz"
+	check "pmu_${cpu}_record_at_lowered_max_rate" bash -c "[ '$(prc rate)' = 0 ] && [ '${rhz:-999}' -le 250 ] && grep -q '^PROF-PMU rate: .*above the kernel.s perf_event_max_sample_rate (' '$log'"
+	# cycles opens on every core here: no message may blame a missing PMU
+	check "pmu_${cpu}_no_missing_pmu_claim" bash -c "! grep -q '^PROF-PMU .*\(PMU may be missing\|PMU is missing\)' '$log'"
+}
+if [ -n "${QEMU_ICOUNT:-}" ]; then
+	pmu_checks "$dir/console.log" "$QEMU_CPU" "$agent_id"
+fi
+if [ -n "${QEMU_PMU_EXTRA_CPU:-}" ]; then
+	# One more boot on another core type, PMU checks only (prof.only=pmu).
+	xcpu=$QEMU_PMU_EXTRA_CPU
+	"$COLLECTOR" --listen 127.0.0.1:0 --store "$db" --port-file "$dir/port2" >"$dir/collector2.log" 2>&1 &
+	cpid=$!
+	for _ in $(seq 500); do [ -s "$dir/port2" ] && break; sleep 0.02; done
+	port2=$(cat "$dir/port2" 2>/dev/null)
+	netdev2="user,id=n0,restrict=on,ipv6=off,guestfwd=tcp:10.0.2.100:7412-cmd:socat STDIO TCP4:127.0.0.1:${port2:-1}"
+	append2="console=$QEMU_CONSOLE panic=-1 loglevel=3 rdinit=/init prof.collector=10.0.2.100:7412"
+	append2+=" prof.id=$BOARD-$xcpu prof.only=pmu $(pmu_append "$xcpu")"
+	t0=$(date +%s.%N)
+	timeout -k 5 "$timeout_s" "$QEMU_SYSTEM" -M "$QEMU_MACHINE" -cpu "$xcpu" -m "$QEMU_MEM" -smp 1 \
+		-accel tcg -nodefaults -no-user-config -display none -no-reboot \
+		-serial "file:$dir/console-$xcpu.log" -monitor none \
+		-netdev "$netdev2" -device virtio-net-device,netdev=n0 "${pmu_qemu[@]}" \
+		-kernel "$kernel" -initrd "$initrd" -append "$append2" </dev/null >"$dir/qemu-$xcpu.log" 2>&1 &
+	qpid=$!
+	wait "$qpid"
+	xrc=$?
+	qpid=
+	kill -TERM "$cpid" 2>/dev/null && wait "$cpid" 2>/dev/null
+	cpid=
+	printf 'board-test: extra boot -cpu %s: QEMU exited with %s after %.1f s\n' "$xcpu" "$xrc" \
+		"$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')"
+	check "pmu_${xcpu}_qemu_powered_off_in_time" test "$xrc" -eq 0
+	pmu_checks "$dir/console-$xcpu.log" "$xcpu" "$BOARD-$xcpu"
+fi
+if [ "$fail" -ne 0 ] || [ -n "${PROF_PMU_SHOW:-}" ]; then
+	for f in "$dir"/console*.log; do grep -a '^PROF-PMU' "$f" | sed "s|^|$(basename "$f"): |" | head -n 150; done
+fi
+# ---- end issue 30
 if [ "$fail" -ne 0 ]; then
 	echo "---- guest console ($dir/console.log) ----"
 	tail -n 80 "$dir/console.log"

@@ -63,6 +63,8 @@ add_board() {
 	if grep -q '^QEMU_SYSTEM' "board/$board/board.mk"; then
 		pkgs+=(qemu-system-arm cpio socat)
 	fi
+	# issue 30: dtc adds the PMU node to the armhf guest's device tree (scripts/board-test.sh)
+	grep -q '^QEMU_PMU_DT' "board/$board/board.mk" && pkgs+=(device-tree-compiler)
 	for p in "${foreign[@]}"; do pkgs+=("$p:$deb_arch"); done
 }
 for b in "$@"; do add_board "$b"; done

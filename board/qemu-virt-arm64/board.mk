@@ -30,3 +30,12 @@ BOARD_CAPSTONE_ARCHS := AArch64
 # C library of the static agent (mk/board.mk, board/README.md): musl; BOARD_LIBC=glibc
 # for in-process OpenCL (static dlopen, only with the target's glibc 2.36).
 BOARD_LIBC ?= musl
+# ---- issue 30: hardware counters (scripts/board-test.sh, PROF-PMU block of board-guest-init.sh).
+# -icount shift=0: one instruction per virtual ns, exact INST_RETIRED (without it QEMU's
+# INST_RETIRED reads 0 and cycles are virtual ns). The main boot (Cortex-A57, VFP_SPEC/ASE_SPEC
+# in its table) and one extra boot on a core without them (Cortex-A53) run the PMU checks.
+QEMU_ICOUNT := shift=0
+# Under -icount the guest runs about 10x slower than real time here (one instruction per
+# virtual ns): the busy loops of the main run take 1 s (of virtual time), not 3.
+BOARD_TEST_SECONDS := 1
+QEMU_PMU_EXTRA_CPU := cortex-a53

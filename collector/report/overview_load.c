@@ -342,6 +342,18 @@ static bool cpu_dot(struct store *st, int64_t sid, struct overview *ov)
 		overview_note(ov, "CPU dot: no task-clock event, so no CPU time to divide the work by");
 		return false;
 	}
+	if (!(a.w.W > 0) || !(a.w.Q > 0)) {
+		/* Issue 30, 7: the events were recorded but read 0 (an emulated PMU such as QEMU's,
+		 * which counts only cycles and instructions, or a core without them): W/Q is no number. */
+		overview_note(ov,
+			      "CPU dot: %s read 0 (W = %.3g FLOP from %s, Q = %.3g bytes from %s): this core or the "
+			      "emulator does not count them, so there is no intensity to place",
+			      !(a.w.W > 0) && !(a.w.Q > 0) ? "the floating-point and traffic counters"
+			      : !(a.w.W > 0)		   ? "the floating-point counters"
+							   : "the traffic counters",
+			      a.w.W, a.w.flops_from, a.w.Q, a.w.bytes_from);
+		return false;
+	}
 	if (!roofline_complete(&ov->roof_cpu)) {
 		overview_note(ov, "CPU dot: I = %.3g FLOP/byte, %.3g GFLOP/s, but no CPU roof (calibrate the CPU)",
 			      a.w.W / a.w.Q, a.w.W / a.w.seconds / 1e9);
@@ -353,8 +365,12 @@ static bool cpu_dot(struct store *st, int64_t sid, struct overview *ov)
 	d->cpu = true;
 	snprintf(d->source, sizeof(d->source), "counters: W from %.60s, Q from %.50s x %g B", a.w.flops_from,
 		 a.w.bytes_from, line);
-	if (roofline_place(&ov->roof_cpu, a.w.W, a.w.Q, a.w.seconds, &d->p) != 0)
+	int prc = roofline_place(&ov->roof_cpu, a.w.W, a.w.Q, a.w.seconds, &d->p);
+	if (prc != 0) {
+		overview_note(ov, "CPU dot: not placed (W = %.3g, Q = %.3g, %.3g s: %s)", a.w.W, a.w.Q, a.w.seconds,
+			      strerror(-prc));
 		return false;
+	}
 	ov->ndots++;
 	return true;
 }

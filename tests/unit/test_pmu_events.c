@@ -53,6 +53,13 @@ static void test_pmu_events_exynos_big_little(void **state)
 	assert_non_null(strstr(err, "unknown event 'cyclez'"));
 	assert_int_equal(events_parse_pmu("CPU_CYCLES,CPU_CYCLES", cpus, n, ev, EVENTS_MAX, &k, err, sizeof(err)),
 			 -EINVAL);
+	/* a table name and its raw number are one event (issue 30, 6) */
+	assert_int_equal(events_parse_pmu("INST_RETIRED,r8", cpus, n, ev, EVENTS_MAX, &k, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "same raw event 0x8"));
+	assert_int_equal(events_parse_pmu("r11,task-clock,CPU_CYCLES", cpus, n, ev, EVENTS_MAX, &k, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(events_parse_pmu("INST_RETIRED,r11", cpus, n, ev, EVENTS_MAX, &k, err, sizeof(err)), 0);
+	assert_int_equal(k, 2);
 	free(cpus);
 }
 

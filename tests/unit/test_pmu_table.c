@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +96,41 @@ static void test_pmu_table_android_a55_a76(void **state)
 	free(c);
 }
 
+/* Issue 30: the cores users have, by MIDR part (tools/perf/pmu-events/arch/arm64/mapfile.csv),
+ * and whether they count VFP_SPEC/ASE_SPEC (<core>/instruction.json lists them or not). */
+static void test_pmu_table_arm64_cores(void **state)
+{
+	static const struct {
+		const char *name;
+		uint32_t part;
+		bool fp;
+	} want[] = {
+		{"Cortex-A53", 0xd03, false}, {"Cortex-A55", 0xd05, true}, {"Cortex-A57", 0xd07, true},
+		{"Cortex-A72", 0xd08, true},  {"Cortex-A73", 0xd09, true}, {"Cortex-A75", 0xd0a, true},
+		{"Cortex-A76", 0xd0b, true},  {"Cortex-A77", 0xd0d, true}, {"Cortex-A78", 0xd41, true},
+		{"Cortex-X1", 0xd44, true},
+	};
+	struct pmu_table t;
+	load("android-arm64", &t);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct pmu_core *c = pmu_table_core(&t, 0x41, want[i].part);
+		assert_non_null(c);
+		assert_string_equal(c->name, want[i].name);
+		uint64_t raw;
+		assert_int_equal(pmu_core_event(c, "CPU_CYCLES", &raw), 0);
+		assert_int_equal(raw, 0x11);
+		assert_int_equal(pmu_core_event(c, "INST_RETIRED", &raw), 0);
+		assert_int_equal(raw, 0x08);
+		assert_int_equal(pmu_core_event(c, "L2D_CACHE_REFILL", &raw), 0);
+		assert_int_equal(raw, 0x17);
+		assert_int_equal(pmu_core_event(c, "VFP_SPEC", &raw), want[i].fp ? 0 : -ENOTSUP);
+		assert_int_equal(pmu_core_event(c, "ASE_SPEC", &raw), want[i].fp ? 0 : -ENOTSUP);
+	}
+	load("arndale-octa", &t);
+	assert_non_null(pmu_table_core(&t, 0x41, 0xc0f)); /* A15 */
+	assert_non_null(pmu_table_core(&t, 0x41, 0xc07)); /* A7 */
+}
+
 static void test_pmu_table_x86_has_no_arm_core(void **state)
 {
 	struct pmu_table t;
@@ -137,6 +173,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pmu_table_exynos5420_big_little),
 		cmocka_unit_test(test_pmu_table_android_a55_a76),
+		cmocka_unit_test(test_pmu_table_arm64_cores),
 		cmocka_unit_test(test_pmu_table_x86_has_no_arm_core),
 		cmocka_unit_test(test_pmu_table_rejects_bad_lines),
 	};

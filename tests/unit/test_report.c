@@ -3,6 +3,7 @@
  * sections and the self-contained HTML page.
  * PROF_UPDATE_GOLDEN=1 rewrites tests/data/report_overview.golden.json. */
 #include <errno.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -411,6 +412,67 @@ static void test_report_cpu_dot_from_instructions_and_trace_fp_share(void **stat
 	store_close(st);
 }
 
+/* Issue 30, 7: VFP_SPEC/ASE_SPEC and L2D_CACHE_REFILL recorded but read 0 (QEMU's PMU counts
+ * only cycles and instructions): a note says so, instead of "I = -nan" or nothing. */
+static void test_report_cpu_dot_zero_counters_say_so(void **state)
+{
+	(void)state;
+	struct store *st;
+	int64_t sid;
+	assert_int_equal(store_open(":memory:", 0, &st), 0);
+	assert_int_equal(rf_make_session(st, &sid), 0);
+	Prof__EventDesc ev[4], *evp[4];
+	static const struct {
+		const char *name, *unit;
+		uint32_t type;
+		uint64_t config;
+	} e[4] = {{"VFP_SPEC", "", 4, 0x75}, {"ASE_SPEC", "", 4, 0x74}, {"L2D_CACHE_REFILL", "", 4, 0x17},
+		  {"task-clock", "ns", 1, 1}};
+	uint32_t ids[4];
+	for (int i = 0; i < 4; i++) {
+		prof__event_desc__init(&ev[i]);
+		ev[i].id = (uint32_t)i + 1;
+		ev[i].name = (char *)e[i].name;
+		ev[i].unit = (char *)e[i].unit;
+		ev[i].type = e[i].type;
+		ev[i].config = e[i].config;
+		evp[i] = &ev[i];
+		ids[i] = (uint32_t)i + 1;
+	}
+	uint64_t t[1] = {1000000000ull}, v[4] = {0, 0, 0, 1000000000ull};
+	Prof__Counters c = PROF__COUNTERS__INIT;
+	c.n_new_events = 4;
+	c.new_events = evp;
+	c.n_event_ids = 4;
+	c.event_ids = ids;
+	c.n_t_ns = 1;
+	c.t_ns = t;
+	c.n_values = 4;
+	c.values = v;
+	c.pid = 100;
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.seq = 10;
+	env.body_case = PROF__ENVELOPE__BODY_COUNTERS;
+	env.counters = &c;
+	assert_int_equal(store_put_record(st, sid, &env, 100), 1);
+	assert_int_equal(store_commit(st), 0);
+	struct overview_opts oo = {.limit = 5};
+	struct overview ov;
+	assert_int_equal(overview_load(st, sid, &oo, &ov), 0);
+	for (size_t i = 0; i < ov.ndots; i++)
+		assert_false(ov.dots[i].cpu);
+	bool said = false;
+	for (size_t i = 0; i < ov.nnotes; i++) {
+		assert_null(strstr(ov.notes[i], "nan"));
+		if (strstr(ov.notes[i], "CPU dot: the floating-point and traffic counters read 0"))
+			said = true;
+	}
+	if (!said)
+		fail_msg("no note for the zero counters; first note: %s", ov.nnotes ? ov.notes[0] : "-");
+	overview_free(&ov);
+	store_close(st);
+}
+
 int main(void)
 {
 	log_init("test_report", LOG_LEVEL_WARN);
@@ -423,6 +485,7 @@ int main(void)
 		cmocka_unit_test(test_report_profile_calibration_applies_to_later_sessions),
 		cmocka_unit_test(test_report_cache_model_from_calibration),
 		cmocka_unit_test(test_report_cpu_dot_from_instructions_and_trace_fp_share),
+		cmocka_unit_test(test_report_cpu_dot_zero_counters_say_so),
 		cmocka_unit_test_setup_teardown(test_report_machine_without_calibration_says_so, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
