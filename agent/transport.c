@@ -48,10 +48,12 @@ struct transport {
 	size_t out_cap, out_len, out_off;
 	uint64_t out_frames, out_replayed;
 	uint64_t sent_seq; /* highest seq put into out on this connection */
-	/* Until a record of this connection is acked, only one record is in flight: a
-	 * collector whose store fails after acking the Hello costs one frame, not the
-	 * whole backlog, per attempt (issue 31). */
+	/* After a retry hint (the collector's store failing), until a record of the new
+	 * connection is acked only one record is in flight: a collector whose store fails
+	 * after acking the Hello costs one frame, not the whole backlog, per attempt
+	 * (issue 31). */
 	bool probing;
+	bool probe_next;    /* a retry hint came: probe on the next connection */
 	uint64_t hello_ack; /* the seq the Hello was answered with on this connection */
 	uint64_t created;  /* highest seq given to transport_submit (sent or not, spooled or not) */
 
@@ -257,7 +259,7 @@ static int refill(struct transport *t)
 		log_warn("spool: replay read failed: %s", strerror(-rc));
 		return rc;
 	}
-	if (rc == 0 && !t->probing && t->sent_seq < spool_last_seq(t->spool))
+	if (rc == 0 && t->sent_seq < spool_last_seq(t->spool))
 		t->sent_seq = spool_last_seq(t->spool); /* nothing left to read up to there */
 	return 0;
 }
@@ -484,9 +486,8 @@ static int on_envelope(struct transport *t, const Prof__Envelope *env, uint64_t 
 		}
 		if (a > t->st.acked)
 			t->st.acked = a;
-		if (a > t->hello_ack)
-			spool_ack(t->spool, a);
-		if (t->state == T_STREAMING && t->probing && a > t->hello_ack) {
+		spool_ack(t->spool, a);
+		if (t->state == T_STREAMING && a > t->hello_ack) {
 			/* A record of this connection is stored: the collector works, stream the rest. */
 			t->probing = false;
 			t->backoff_ns = TRANSPORT_BACKOFF_MIN_NS;
@@ -495,7 +496,8 @@ static int on_envelope(struct transport *t, const Prof__Envelope *env, uint64_t 
 		if (t->state == T_HELLO) {
 			t->state = T_STREAMING;
 			t->hello_ack = a;
-			t->probing = true;
+			t->probing = t->probe_next;
+			t->probe_next = false;
 			uint64_t last = spool_last_seq(t->spool);
 			t->sent_seq = a < last ? a : last;
 			t->st.connects++;
@@ -521,6 +523,7 @@ static int on_envelope(struct transport *t, const Prof__Envelope *env, uint64_t 
 			log_debug("collector %s cannot store now: %s", t->peer, m);
 		t->retry_logged = true;
 		t->fail_logged = true;
+		t->probe_next = true; /* the next connection sends one record first */
 		t->st.retry_hints++;
 		conn_fail(t, now, "collector's store unavailable", 0);
 		uint64_t want = (uint64_t)ms * 1000000u;

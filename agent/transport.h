@@ -1,7 +1,7 @@
 /* Non-blocking TCP client of the collector. Never blocks the caller's poll
  * loop: connect with a timeout, send Hello, wait for the Ack that answers it
- * (the replay point), replay the spooled records above it (one record first:
- * the rest follow once it is acked), then stream new ones; read Acks and delete
+ * (the replay point), replay the spooled records above it (after a retry
+ * hint, one record first: the rest follow once it is acked), then stream new ones; read Acks and delete
  * acked spool segments. On any error: log once, reconnect with exponential
  * backoff (100 ms doubling to 5 s, jittered), reset only when a record is
  * acked (not by the Hello's ack); an Error with retry_after_ms delays the next

@@ -36,7 +36,8 @@ int db_open_sqlite(const char *path, bool read_only, struct db **out);
 /* PostgreSQL sessions (issue 31). Every wait on the server is bounded (timeout_ms + 1 s) and
  * ends early when an interrupt descriptor becomes readable; the session runs with
  * statement_timeout = lock_timeout = timeout_ms. Connections default to
- * application_name=prof-collector, target_session_attrs=read-write and
+ * application_name=prof-collector, target_session_attrs=read-write (any when
+ * read_only) and
  * connect_timeout = timeout_ms (the URI may override each). */
 #define DB_PG_DEFAULT_TIMEOUT_MS 5000u
 struct db_pg_opts {
@@ -44,6 +45,7 @@ struct db_pg_opts {
 	/* SET synchronous_commit = on in every session: a COMMIT returns once the
 	 * commit record is flushed to the server's WAL, whatever the server's default. */
 	bool sync_commit;
+	bool read_only; /* queries only: target_session_attrs defaults to any (a standby will do) */
 };
 /* postgresql:// or postgres:// URI; o NULL: defaults, sync_commit on. -ENOTSUP when built
  * without libpq. */

@@ -73,6 +73,7 @@ struct pg {
 	unsigned timeout_ms; /* statement_timeout / lock_timeout; client waits end 1 s later */
 	int intr_fd[2];	     /* readable: give up waiting (-EINTR), -1 unused */
 	bool sync_commit;    /* SET synchronous_commit = on in every session */
+	bool read_only;	     /* opened for queries: any session will do */
 	bool quiet;	     /* engine errors go to debug (the caller reports outages) */
 	bool async_reconnect; /* begin() does not reconnect; the caller drives db_reconnect_poll() */
 	/* The connection cannot be used any more (lost, timed out, read-only, shut down):
@@ -417,7 +418,7 @@ static int connect_step(struct pg *p, bool block)
 		char tmo[16];
 		snprintf(tmo, sizeof(tmo), "%u", (p->timeout_ms + 999u) / 1000u);
 		const char *keys[] = {"connect_timeout", "application_name", "target_session_attrs", "dbname", NULL};
-		const char *vals[] = {tmo, "prof-collector", "read-write", p->uri, NULL};
+		const char *vals[] = {tmo, "prof-collector", p->read_only ? "any" : "read-write", p->uri, NULL};
 		p->next = PQconnectStartParams(keys, vals, 1);
 		if (!p->next)
 			return -ENOMEM;
@@ -831,6 +832,7 @@ int db_open_pg(const char *uri, const struct db_pg_opts *o, struct db **out)
 	p->intr_fd[0] = p->intr_fd[1] = -1;
 	p->timeout_ms = o && o->timeout_ms ? o->timeout_ms : DB_PG_DEFAULT_TIMEOUT_MS;
 	p->sync_commit = o ? o->sync_commit : true;
+	p->read_only = o && o->read_only;
 	db_redact_uri(uri, p->base.name, sizeof(p->base.name));
 	p->uri = strdup(uri);
 	if (!p->uri) {

@@ -212,7 +212,8 @@ int store_open_timeout(const char *path, unsigned flags, unsigned timeout_ms, st
 	if (rc == 0)
 		rc = db_is_pg_uri(path) ? db_open_pg(path,
 							   &(struct db_pg_opts){.timeout_ms = timeout_ms,
-										.sync_commit = (flags & STORE_SYNC_FULL) != 0},
+										.sync_commit = (flags & STORE_SYNC_FULL) != 0,
+										.read_only = (flags & STORE_READ_ONLY) != 0},
 							   &s->db)
 					: db_open_sqlite(path, (flags & STORE_READ_ONLY) != 0, &s->db);
 	if (rc == 0 && (flags & (STORE_CHECK_QUICK | STORE_CHECK_FULL)) && strcmp(path, ":memory:") != 0)
