@@ -244,6 +244,7 @@ static void teardown_ctx(struct ctx *c)
 	assert_int_equal(rmdir(c->dir), 0);
 }
 
+static bool reconnected(struct transport *t, struct fake *f);
 static uint64_t want_acked;
 static bool acked_enough(struct transport *t, struct fake *f)
 {
@@ -343,6 +344,40 @@ static void test_transport_store_unavailable_hint_and_probe(void **state)
 	teardown_ctx(&c);
 }
 
+/* A collector whose store lost acked records (a server without synchronous commit that
+ * crashed, a restored backup) answers the next Hello below what it acked (issue 31): the
+ * agent logs it, keeps the earlier ack as its own figure, counts it, and re-sends what its
+ * spool still holds above the lower seq. */
+static void test_transport_ack_regression_logged_and_resent(void **state)
+{
+	(void)state;
+	struct ctx c;
+	setup_ctx(&c, NULL);
+	c.f.auto_ack = false;
+	submit_range(c.t, 1, 10);
+	want_received = 10;
+	assert_int_equal(pump(c.t, &c.f, 3000, received_enough), 1);
+	fake_ack(&c.f, 10);
+	want_acked = 10;
+	assert_int_equal(pump(c.t, &c.f, 3000, acked_enough), 1);
+	fake_drop_conn(&c.f);
+	c.f.committed = 6; /* the store kept 1..6 only */
+	c.f.auto_ack = true;
+	assert_int_equal(pump(c.t, &c.f, 5000, reconnected), 1);
+	submit_range(c.t, 11, 12);
+	want_acked = 12;
+	assert_int_equal(pump(c.t, &c.f, 5000, acked_enough), 1);
+	const struct transport_stats *st = transport_get_stats(c.t);
+	assert_int_equal(st->ack_regressions, 1);
+	assert_int_equal(st->acked, 12);
+	for (int q = 11; q <= 12; q++)
+		assert_int_equal(c.f.received[q], 1);
+	/* 7..10 were acked before: re-sent only where the spool still held them */
+	for (int q = 7; q <= 10; q++)
+		assert_true(c.f.received[q] == 1 || c.f.received[q] == 2);
+	teardown_ctx(&c);
+}
+
 static void test_transport_version_mismatch_is_fatal(void **state)
 {
 	(void)state;
@@ -431,6 +466,7 @@ int main(void)
 		cmocka_unit_test(test_transport_hello_ack_then_stream),
 		cmocka_unit_test(test_transport_reconnect_replays_unacked),
 		cmocka_unit_test(test_transport_store_unavailable_hint_and_probe),
+		cmocka_unit_test(test_transport_ack_regression_logged_and_resent),
 		cmocka_unit_test(test_transport_version_mismatch_is_fatal),
 		cmocka_unit_test(test_transport_unreachable_backs_off),
 		cmocka_unit_test(test_transport_refuses_ack_above_created),
