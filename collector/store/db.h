@@ -33,9 +33,11 @@ struct db_stmt;
 
 /* SQLite file (":memory:" works). read_only: the file must exist. */
 int db_open_sqlite(const char *path, bool read_only, struct db **out);
-/* PostgreSQL sessions (issue 31). Every wait on the server is bounded (timeout_ms + 1 s) and
- * ends early when an interrupt descriptor becomes readable; the session runs with
- * statement_timeout = lock_timeout = timeout_ms. Connections default to
+/* PostgreSQL sessions (issue 31). The socket is non-blocking; every wait ends early when an
+ * interrupt descriptor becomes readable, and in the collector's loop (db_set_quiet) after
+ * timeout_ms + 1 s, the session then running with statement_timeout = lock_timeout =
+ * timeout_ms (commands such as reports and migrate may run longer queries). A connection
+ * attempt gives up after timeout_ms + 1 s. Connections default to
  * application_name=prof-collector, target_session_attrs=read-write (any when
  * read_only) and
  * connect_timeout = timeout_ms (the URI may override each). */

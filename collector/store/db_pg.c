@@ -196,8 +196,9 @@ static int wait_sock(struct pg *p, int sock, short events, uint64_t deadline)
 				       {.fd = p->intr_fd[0], .events = POLLIN},
 				       {.fd = p->intr_fd[1], .events = POLLIN}};
 		uint64_t now = now_ns();
-		uint64_t ms = now >= deadline ? 0 : (deadline - now + 999999u) / 1000000u;
-		int n = poll(pf, 3, ms > 60000 ? 60000 : (int)ms);
+		uint64_t left = now >= deadline ? 0 : deadline - now;
+		uint64_t ms = left > 60000000000ull ? 60000 : (left + 999999u) / 1000000u;
+		int n = poll(pf, 3, (int)ms);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -219,7 +220,8 @@ static int next_result(struct pg *p, PGresult **out, const char *what)
 	*out = NULL;
 	if (!p->conn || p->broken)
 		return -ECONNRESET;
-	uint64_t deadline = now_ns() + ((uint64_t)p->timeout_ms + 1000u) * 1000000u;
+	/* In the loop the wait is bounded; commands (reports, migrate) may run long queries. */
+	uint64_t deadline = p->quiet ? now_ns() + ((uint64_t)p->timeout_ms + 1000u) * 1000000u : UINT64_MAX;
 	for (;;) {
 		int f = PQflush(p->conn);
 		if (f < 0)
@@ -382,19 +384,28 @@ static int pg_exec(struct db *d, const char *sql, const char *what)
 
 static int pg_sync(struct db *d) { return drain(pgd(d)); }
 
-/* Session settings of every connection (outside the pipeline): quiet notices,
- * the timeouts, and synchronous_commit = on so that a commit (and the ack that
- * follows it) is flushed to the server's WAL whatever the server's default. */
-static int configure(struct pg *p)
+/* The collector loop's bounds (db_set_quiet): statement and lock timeouts, and no
+ * transaction left open on the server by a collector that went away. */
+static int apply_timeouts(struct pg *p)
 {
 	char sql[256];
 	snprintf(sql, sizeof(sql),
-		 "SET client_min_messages = warning; SET statement_timeout = %u; SET lock_timeout = %u;"
-		 " SET idle_in_transaction_session_timeout = %u",
+		 "SET statement_timeout = %u; SET lock_timeout = %u; SET idle_in_transaction_session_timeout = %u",
 		 p->timeout_ms, p->timeout_ms, p->timeout_ms * 4u);
-	int rc = pg_exec(&p->base, sql, "session settings");
+	return pg_exec(&p->base, sql, "session timeouts");
+}
+
+/* Session settings of every connection (outside the pipeline): quiet notices,
+ * synchronous_commit = on so that a commit (and the ack that follows it) is
+ * flushed to the server's WAL whatever the server's default, and in the loop the
+ * timeouts. */
+static int configure(struct pg *p)
+{
+	int rc = pg_exec(&p->base, "SET client_min_messages = warning", "session settings");
 	if (rc == 0 && p->sync_commit)
 		rc = pg_exec(&p->base, "SET synchronous_commit = on", "set synchronous_commit");
+	if (rc == 0 && p->quiet)
+		rc = apply_timeouts(p);
 	return rc;
 }
 
@@ -861,10 +872,13 @@ void db_pg_set_interrupt(struct db *d, int fd0, int fd1)
 
 void db_set_quiet(struct db *d, bool quiet)
 {
-	if (d->engine == DB_PG) {
-		pgd(d)->quiet = quiet;
-		pgd(d)->async_reconnect = quiet;
-	}
+	if (d->engine != DB_PG)
+		return;
+	struct pg *p = pgd(d);
+	p->quiet = quiet;
+	p->async_reconnect = quiet;
+	if (quiet && p->conn && !p->broken)
+		apply_timeouts(p); /* a failure leaves the connection broken: the loop reconnects */
 }
 
 bool db_needs_reconnect(const struct db *d)
