@@ -90,7 +90,7 @@ static int run(struct pgserver *pg, enum fault f, unsigned agents, unsigned rate
 		waitpid(child, NULL, 0);
 	tp_stop(coll, 5000);
 	int64_t stored = pg_int(uri, "SELECT COUNT(*) FROM records");
-	int lost = tp_file_count(clog, "unavailable:"), back = tp_file_count(clog, " back after ");
+	int lost = tp_file_count(clog, "agents are told to retry after"), back = tp_file_count(clog, " back after ");
 	int lines = tp_file_count(clog, "store postgresql://");
 	printf("| %s | %.1f | %.1f | %.0f | %llu / %llu | %llu | %.2f | %.1f | %d / %d | %d |\n", fault_name[f],
 	       r.p50_ms, r.p99_ms, r.max_ms, (unsigned long long)r.acked, (unsigned long long)r.generated,

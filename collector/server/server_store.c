@@ -46,7 +46,7 @@ void srv_store_failed(struct server *s, int rc)
 			 store_name(s->store), store_strerror(rc), store_last_error(s->store), s->store_retry_ms / 1000u,
 			 STORE_RETRY_MIN_MS / 1000u, STORE_RETRY_MAX_MS / 1000u);
 	} else {
-		log_debug("store still unavailable: %s (%s)", store_strerror(rc), store_last_error(s->store));
+		log_debug("store outage goes on: %s (%s)", store_strerror(rc), store_last_error(s->store));
 		if (!s->store_away) { /* the probe after a pause failed: wait longer */
 			s->store_retry_ms *= 2;
 			if (s->store_retry_ms > STORE_RETRY_MAX_MS)
