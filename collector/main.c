@@ -204,7 +204,7 @@ static int serve(const struct serve_args *a)
 				     .max_frame_memory = (size_t)a->max_frame_memory_mb << 20,
 				     .seq_window = a->seq_window};
 	if (store_open_timeout(a->store, (a->sync_full ? STORE_SYNC_FULL : 0) | (a->init ? STORE_INIT : 0) | a->check,
-			       a->store_timeout_ms, &st) < 0)
+			       a->store_timeout_ms, sfd, &st) < 0)
 		goto out;
 	char durability[320];
 	if (store_durability(st, durability, sizeof(durability)) < 0) {

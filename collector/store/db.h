@@ -48,6 +48,7 @@ struct db_pg_opts {
 	 * commit record is flushed to the server's WAL, whatever the server's default. */
 	bool sync_commit;
 	bool read_only; /* queries only: target_session_attrs defaults to any (a standby will do) */
+	int intr_fd;	/* > 0: readable ends the connection attempt (a stop request at start-up) */
 };
 /* postgresql:// or postgres:// URI; o NULL: defaults, sync_commit on. -ENOTSUP when built
  * without libpq. */

@@ -844,6 +844,8 @@ int db_open_pg(const char *uri, const struct db_pg_opts *o, struct db **out)
 	p->timeout_ms = o && o->timeout_ms ? o->timeout_ms : DB_PG_DEFAULT_TIMEOUT_MS;
 	p->sync_commit = o ? o->sync_commit : true;
 	p->read_only = o && o->read_only;
+	if (o && o->intr_fd > 0)
+		p->intr_fd[0] = o->intr_fd;
 	db_redact_uri(uri, p->base.name, sizeof(p->base.name));
 	p->uri = strdup(uri);
 	if (!p->uri) {
@@ -851,6 +853,11 @@ int db_open_pg(const char *uri, const struct db_pg_opts *o, struct db **out)
 		return -ENOMEM;
 	}
 	int rc = connect_wait(p);
+	if (rc == -EINTR) {
+		log_info("store %s: stop requested while connecting: not started", p->base.name);
+		pg_close(&p->base);
+		return rc;
+	}
 	if (rc < 0) {
 		log_error("store %s: cannot connect: %s: check the URI, that the server runs, accepts this user and "
 			  "is not read-only (target_session_attrs=read-write unless the URI says otherwise)",

@@ -189,10 +189,10 @@ bool store_damaged(const struct store *s)
 
 int store_open(const char *path, unsigned flags, struct store **out)
 {
-	return store_open_timeout(path, flags, 0, out);
+	return store_open_timeout(path, flags, 0, -1, out);
 }
 
-int store_open_timeout(const char *path, unsigned flags, unsigned timeout_ms, struct store **out)
+int store_open_timeout(const char *path, unsigned flags, unsigned timeout_ms, int intr_fd, struct store **out)
 {
 	*out = NULL;
 	struct store *s = calloc(1, sizeof(*s));
@@ -213,7 +213,8 @@ int store_open_timeout(const char *path, unsigned flags, unsigned timeout_ms, st
 		rc = db_is_pg_uri(path) ? db_open_pg(path,
 							   &(struct db_pg_opts){.timeout_ms = timeout_ms,
 										.sync_commit = (flags & STORE_SYNC_FULL) != 0,
-										.read_only = (flags & STORE_READ_ONLY) != 0},
+										.read_only = (flags & STORE_READ_ONLY) != 0,
+										.intr_fd = intr_fd},
 							   &s->db)
 					: db_open_sqlite(path, (flags & STORE_READ_ONLY) != 0, &s->db);
 	if (rc == 0 && (flags & (STORE_CHECK_QUICK | STORE_CHECK_FULL)) && strcmp(path, ":memory:") != 0)

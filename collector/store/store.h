@@ -45,8 +45,9 @@ struct store;
  * (and sequence USAGE) can run a collector once the owner migrated the database
  * (`collector migrate`); STORE_SYNC_FULL sets synchronous_commit = on. */
 int store_open(const char *path, unsigned flags, struct store **out);
-/* The same with the PostgreSQL I/O timeout (db_pg_opts.timeout_ms; 0: default). */
-int store_open_timeout(const char *path, unsigned flags, unsigned timeout_ms, struct store **out);
+/* The same with the PostgreSQL I/O timeout (db_pg_opts.timeout_ms; 0: default) and a
+ * descriptor (> 0) whose readability ends the connection attempt (a stop request). */
+int store_open_timeout(const char *path, unsigned flags, unsigned timeout_ms, int intr_fd, struct store **out);
 
 /* ------------------------------------------------ outages (issue 31)
  * For the collector's loop: waits on a PostgreSQL server end when one of these
