@@ -247,6 +247,13 @@ void session_print_summary(const struct session *s, FILE *out)
 		(unsigned long long)st->records_replayed, (unsigned long long)acked,
 		(unsigned long long)spool_records(s->spool),
 		(unsigned long long)(spool_dropped(s->spool) + s->not_spooled), (unsigned long long)st->bytes_sent);
+	fprintf(out, " connections: %llu acked Hellos, %llu failed or refused attempts, %llu retry hints obeyed\n",
+		(unsigned long long)st->connects, (unsigned long long)st->failures, (unsigned long long)st->retry_hints);
+	if (st->ack_regressions)
+		fprintf(out,
+			" %llu ACK REGRESSION(S): the collector's store answered a Hello below a seq it had acked "
+			"(acked records may be lost there); what the spool still held was re-sent\n",
+			(unsigned long long)st->ack_regressions);
 	if (st->records_replayed)
 		fprintf(out,
 			" (replayed: this run's own records, re-read from its spool %s and sent again after the "

@@ -41,12 +41,20 @@ struct transport {
 	uint64_t backoff_ns;
 	uint64_t rng;
 	bool fail_logged;
+	bool retry_logged; /* a "cannot store now" line was logged for this outage */
 
 	struct frame_decoder dec;
 	uint8_t *out;
 	size_t out_cap, out_len, out_off;
 	uint64_t out_frames, out_replayed;
 	uint64_t sent_seq; /* highest seq put into out on this connection */
+	/* After a retry hint (the collector's store failing), until a record of the new
+	 * connection is acked only one record is in flight: a collector whose store fails
+	 * after acking the Hello costs one frame, not the whole backlog, per attempt
+	 * (issue 31). */
+	bool probing;
+	bool probe_next;    /* a retry hint came: probe on the next connection */
+	uint64_t hello_ack; /* the seq the Hello was answered with on this connection */
 	uint64_t created;  /* highest seq given to transport_submit (sent or not, spooled or not) */
 
 	struct transport_stats st;
@@ -225,6 +233,8 @@ static int refill(struct transport *t)
 {
 	if (spool_last_seq(t->spool) <= t->sent_seq)
 		return 0;
+	if (t->probing && t->sent_seq > t->hello_ack)
+		return 0; /* one record in flight until it is acked */
 	struct spool_iter it;
 	spool_iter_init(&it, t->spool, t->sent_seq);
 	const uint8_t *f;
@@ -241,6 +251,8 @@ static int refill(struct transport *t)
 		t->sent_seq = seq;
 		t->out_frames++;
 		t->out_replayed++;
+		if (t->probing)
+			break;
 	}
 	spool_iter_free(&it);
 	if (rc < 0) {
@@ -460,15 +472,37 @@ static int on_envelope(struct transport *t, const Prof__Envelope *env, uint64_t 
 			conn_fail(t, now, "ack above every record this agent sent", 0);
 			return -EPIPE;
 		}
+		if (t->state == T_HELLO && a < t->st.acked) {
+			/* The collector's store holds less than it acked before (restored from a backup, or a
+			 * server without synchronous commit that crashed): those records may be lost. */
+			t->st.ack_regressions++;
+			log_error("collector %s: ACK REGRESSION: its store says seq %llu is the highest committed, but "
+				  "it acked up to %llu before: records %llu..%llu acked earlier may be lost there; "
+				  "the earlier ack stands for this agent, re-sending from seq %llu what the spool "
+				  "still holds (check the collector's --sync and its database's durability)",
+				  t->peer, (unsigned long long)a, (unsigned long long)t->st.acked,
+				  (unsigned long long)a + 1, (unsigned long long)t->st.acked,
+				  (unsigned long long)a + 1);
+		}
 		if (a > t->st.acked)
 			t->st.acked = a;
 		spool_ack(t->spool, a);
+		if (t->state == T_STREAMING && a > t->hello_ack) {
+			/* A record of this connection is stored: the collector works, stream the rest. */
+			t->probing = false;
+			t->backoff_ns = TRANSPORT_BACKOFF_MIN_NS;
+			t->retry_logged = false; /* the rest follows at this call's flush */
+		}
 		if (t->state == T_HELLO) {
 			t->state = T_STREAMING;
+			t->hello_ack = a;
+			t->probing = t->probe_next;
+			t->probe_next = false;
 			uint64_t last = spool_last_seq(t->spool);
 			t->sent_seq = a < last ? a : last;
 			t->st.connects++;
-			t->backoff_ns = TRANSPORT_BACKOFF_MIN_NS;
+			/* The backoff is reset when a record is acked, not here: a collector that answers
+			 * Hellos but cannot store keeps this agent at its backoff rate. */
 			uint64_t pending = last > t->sent_seq ? last - t->sent_seq : 0;
 			if (t->fail_logged || t->st.connects == 1)
 				log_info("connected to collector %s (committed up to seq %llu; %llu record(s) to send)",
@@ -476,6 +510,27 @@ static int on_envelope(struct transport *t, const Prof__Envelope *env, uint64_t 
 			t->fail_logged = false;
 		}
 		return 0;
+	}
+	if (env->body_case == PROF__ENVELOPE__BODY_ERROR && env->error->retry_after_ms > 0) {
+		/* The collector cannot store now (its database is unavailable): not this agent's fault.
+		 * Keep the records, wait at least as long as it says (plus jitter), say so once. */
+		uint32_t ms = env->error->retry_after_ms > 600000u ? 600000u : env->error->retry_after_ms;
+		const char *m = env->error->message ? env->error->message : "";
+		if (!t->retry_logged)
+			log_warn("collector %s cannot store now: %s; retrying in %u.%u s (records stay in the spool)",
+				 t->peer, m, ms / 1000u, (ms % 1000u) / 100u);
+		else
+			log_debug("collector %s cannot store now: %s", t->peer, m);
+		t->retry_logged = true;
+		t->fail_logged = true;
+		t->probe_next = true; /* the next connection sends one record first */
+		t->st.retry_hints++;
+		conn_fail(t, now, "collector's store unavailable", 0);
+		uint64_t want = (uint64_t)ms * 1000000u;
+		want += next_rand(t) % (want / 4 + 1);
+		if (t->next_attempt_ns < now + want)
+			t->next_attempt_ns = now + want;
+		return -EPIPE;
 	}
 	if (env->body_case == PROF__ENVELOPE__BODY_ERROR) {
 		const char *m = env->error->message ? env->error->message : "";
@@ -574,7 +629,8 @@ int transport_submit(struct transport *t, uint64_t seq, const uint8_t *frame, si
 	int rc = spool_append(t->spool, seq, frame, len);
 	if (seq > t->created)
 		t->created = seq;
-	if (t->state == T_STREAMING && seq == t->sent_seq + 1 && t->out_len - t->out_off < DIRECT_MAX_PENDING) {
+	if (t->state == T_STREAMING && seq == t->sent_seq + 1 && t->out_len - t->out_off < DIRECT_MAX_PENDING &&
+	    !(t->probing && t->sent_seq > t->hello_ack)) {
 		if (out_append(t, frame, len) == 0) {
 			t->sent_seq = seq;
 			t->out_frames++;

@@ -1,8 +1,12 @@
 /* Non-blocking TCP client of the collector. Never blocks the caller's poll
  * loop: connect with a timeout, send Hello, wait for the Ack that answers it
- * (the replay point), replay the spooled records above it, then stream new
- * ones; read Acks and delete acked spool segments. On any error: log once,
- * reconnect with exponential backoff (100 ms doubling to 5 s, jittered).
+ * (the replay point), replay the spooled records above it (after a retry
+ * hint, one record first: the rest follow once it is acked), then stream new ones; read Acks and delete
+ * acked spool segments. On any error: log once, reconnect with exponential
+ * backoff (100 ms doubling to 5 s, jittered), reset only when a record is
+ * acked (not by the Hello's ack); an Error with retry_after_ms delays the next
+ * attempt at least that long. A Hello answered below a seq acked before (ack
+ * regression) is logged loudly and the spool re-sent from there.
  * Optionally over TLS (common/stream.h), handshake first.
  * Every record goes into the spool before it is sent (transport_submit). */
 #ifndef AGENT_TRANSPORT_H
@@ -33,6 +37,8 @@ struct transport_stats {
 	uint64_t failures;         /* connection attempts or connections that failed */
 	uint64_t acked;            /* highest seq the collector committed */
 	uint64_t acks_refused;     /* acks above every seq this transport was given: connection closed */
+	uint64_t ack_regressions;  /* Hellos answered below a seq acked before (logged, re-sent from the spool) */
+	uint64_t retry_hints;      /* Errors with retry_after_ms (collector's store unavailable) obeyed */
 };
 
 struct transport;

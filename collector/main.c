@@ -29,15 +29,21 @@
 	"                 [--max-sessions-per-agent N] [--hello-timeout S] [--idle-timeout S]\n"             \
 	"                 [--tls-cert F --tls-key F] [--max-frame-kb N] [--max-frame-memory MB]\n"         \
 	"                 [--http-timeout S] [--http-render-timeout S] [--http-no-auth]\n"                \
-	"                 [--seq-window N] [--init] [--check full|quick|off] [-v] [-q]\n"
+	"                 [--seq-window N] [--init] [--check full|quick|off] [--store-timeout MS] [-v] [-q]\n"
 
 static const char serve_help[] =
 	"\n"
 	"Receive agent records on HOST:PORT (default " DEFAULT_LISTEN "; port 0 picks a free port)\n"
 	"and store them in PATH: an SQLite file (created if missing, mode 0600) or a postgresql:// URI.\n"
 	"  --port-file FILE  write the port actually bound (decimal + newline) to FILE\n"
-	"  --sync MODE       full (default): an ack means the record survives a power cut;\n"
-	"                    normal: faster, an ack survives a collector crash only\n"
+	"  --sync MODE       full (default): an ack means the record survives a power cut (SQLite\n"
+	"                    synchronous=FULL; PostgreSQL: the collector's sessions run with\n"
+	"                    synchronous_commit=on, whatever the server's default, and the start is\n"
+	"                    refused if that does not hold); normal: faster, an ack survives a\n"
+	"                    collector crash only (PostgreSQL: the server's synchronous_commit applies)\n"
+	"  --store-timeout MS  PostgreSQL: statement and lock timeout of the collector's sessions, and\n"
+	"                    the longest the loop waits for the server (MS + 1 s) before it gives the\n"
+	"                    connection up, tells agents to retry later and reconnects (default 5000)\n"
 	"  --max-conns N     simultaneous agent connections (default 1024)\n"
 	"  --http HOST:PORT  also serve the session list and reports (HTML, JSON, SVG) over HTTP\n"
 	"  --http-timeout S  HTTP requests must arrive whole within S seconds, else 408 (default 10)\n"
@@ -151,6 +157,7 @@ struct serve_args {
 	unsigned max_conns, max_rate, max_per_agent, hello_timeout_s, max_frame_kb, idle_timeout_ms, http_timeout_s;
 	unsigned http_render_timeout_s, max_frame_memory_mb;
 	uint64_t seq_window;
+	unsigned store_timeout_ms;
 };
 
 static int serve(const struct serve_args *a)
@@ -196,9 +203,16 @@ static int serve(const struct serve_args *a)
 				     .max_frame = (size_t)a->max_frame_kb * 1024u,
 				     .max_frame_memory = (size_t)a->max_frame_memory_mb << 20,
 				     .seq_window = a->seq_window};
-	if (store_open(a->store, (a->sync_full ? STORE_SYNC_FULL : 0) | (a->init ? STORE_INIT : 0) | a->check, &st) <
-	    0)
+	if (store_open_timeout(a->store, (a->sync_full ? STORE_SYNC_FULL : 0) | (a->init ? STORE_INIT : 0) | a->check,
+			       a->store_timeout_ms, sfd, &st) < 0)
 		goto out;
+	char durability[320];
+	if (store_durability(st, durability, sizeof(durability)) < 0) {
+		log_error("store %s: %s: refused (an ack must mean a durable commit); use --sync normal to accept "
+			  "the server's setting",
+			  store_name(st), durability);
+		goto out;
+	}
 	if (a->http) {
 		struct http_limits hl = {.head_timeout_ms = a->http_timeout_s * 1000u,
 					 .render_timeout_ms = a->http_render_timeout_s * 1000u,
@@ -214,8 +228,8 @@ static int serve(const struct serve_args *a)
 		goto out;
 	if (a->port_file && write_port_file(a->port_file, server_port(srv)) < 0)
 		goto out;
-	log_info("storing into %s (sync %s), schema %u", a->store, a->sync_full ? "full" : "normal",
-		 PROF_SCHEMA_VERSION);
+	log_info("storing into %s (sync %s: %s), schema %u", store_name(st), a->sync_full ? "full" : "normal",
+		 durability, PROF_SCHEMA_VERSION);
 	status = server_run(srv) < 0 ? 1 : 0;
 out:
 	server_close(srv);
@@ -261,6 +275,7 @@ int main(int argc, char **argv)
 	    {"check", required_argument, NULL, 'k'},
 	    {"http-render-timeout", required_argument, NULL, 'X'}, {"http-no-auth", no_argument, NULL, 'N'},
 	    {"max-frame-memory", required_argument, NULL, 'M'},
+	    {"store-timeout", required_argument, NULL, 'S'},
 	    {NULL, 0, NULL, 0}};
 	struct serve_args a = {
 	    .listen = DEFAULT_LISTEN, .sync_full = true, .max_conns = SERVER_DEFAULT_MAX_CONNS,
@@ -321,6 +336,11 @@ int main(int argc, char **argv)
 		}
 		case 'Z':
 			a.init = true;
+			break;
+		case 'S':
+			if (parse_uint(optarg, 100, 600000, &a.store_timeout_ms) < 0)
+				return usage_error("--store-timeout wants milliseconds from 100 to 600000, not '%s'",
+						   optarg);
 			break;
 		case 'k':
 			if (store_check_flags(optarg, &a.check) < 0)

@@ -23,6 +23,8 @@ const struct cli_command cli_commands[] = {
 	 "latency sensitivity per traced thread, and its slowdown charts"},
 	{"recover", cli_recover, "--store DAMAGED.db --out NEW.db",
 	 "copy what a damaged SQLite store still holds into a new store"},
+	{"migrate", cli_migrate, "--store PATH",
+	 "create or migrate the store's schema and exit (as the database owner; collectors then need no DDL)"},
 	{"http-key", cli_http_key, "--token-file FILE",
 	 "the key the --http pages want on a non-loopback address (derived from the token)"},
 	{NULL, NULL, NULL, NULL},

@@ -82,11 +82,22 @@ const char *ingest_who(const struct ingest_conn *c, char *buf, size_t len)
 		snprintf(buf, len, "agent %s session %lld", id, (long long)c->session_id);
 	else if (c->hello_done)
 		snprintf(buf, len, "agent %s, session row at its first record", id);
-	else if (c->agent_id)
+	else if (c->agent_id && c->failure == INGEST_PROTOCOL)
 		snprintf(buf, len, "agent %s, Hello refused", id);
+	else if (c->agent_id)
+		snprintf(buf, len, "agent %s, Hello not answered", id);
 	else
 		snprintf(buf, len, "no Hello yet");
 	return buf;
+}
+
+/* The store is unavailable: refuse what needs it, with the time to retry after. */
+static int ingest_retry(struct ingest_conn *c, uint32_t wait_ms, const char *what)
+{
+	c->retry_after_ms = wait_ms;
+	return ingest_fail(c, INGEST_RETRY, EAGAIN, true,
+			   "store unavailable: %s refused, nothing stored; keep the records and retry after %u.%u s",
+			   what, wait_ms / 1000u, (wait_ms % 1000u) / 100u);
 }
 
 static int on_hello(struct ingest_conn *c, const Prof__Hello *h)
@@ -119,16 +130,21 @@ static int on_hello(struct ingest_conn *c, const Prof__Hello *h)
 		return ingest_fail(c, INGEST_STORE, ENOMEM, false, "out of memory");
 	}
 	prof__hello__pack(h, blob);
+	free(c->agent_id);
+	c->agent_id = id; /* the Hello arrived: log lines name the agent from here on */
+	uint32_t wait_ms = c->store_retry_ms ? c->store_retry_ms(c->admit_arg) : 0;
+	if (wait_ms) {
+		free(blob);
+		return ingest_retry(c, wait_ms, "Hello");
+	}
 	uint64_t max_seq = 0;
 	int64_t sid = 0;
 	rc = store_session_find(c->store, h->agent_id, h->boot_id, &sid, &max_seq);
 	if (rc < 0) {
-		free(id);
 		free(blob);
-		return ingest_fail(c, INGEST_STORE, (uint32_t)-rc, false, "store: cannot look the session up: %s",
-				   strerror(-rc));
+		return ingest_fail(c, INGEST_STORE, (uint32_t)-rc, false, "cannot look the session up: %s",
+				   store_strerror(rc));
 	}
-	c->agent_id = id;
 	c->hello = blob;
 	c->hello_len = hlen;
 	c->boot_id = h->boot_id;
@@ -152,8 +168,8 @@ static int open_session(struct ingest_conn *c)
 	int rc = store_session_open(c->store, h, c->peer, &sid, &max_seq, &created);
 	prof__hello__free_unpacked(h, NULL);
 	if (rc < 0)
-		return ingest_fail(c, INGEST_STORE, (uint32_t)-rc, false, "store: cannot open the session: %s",
-				   strerror(-rc));
+		return ingest_fail(c, INGEST_STORE, (uint32_t)-rc, false, "cannot open the session: %s",
+				   store_strerror(rc));
 	c->session_id = sid;
 	c->session_created = created;
 	c->session_open = true;
@@ -178,6 +194,12 @@ static int on_record(struct ingest_conn *c, const Prof__Envelope *env, size_t fr
 				   "agent's spool dropped more records than that, raise --seq-window)",
 				   kind, (unsigned long long)env->seq, (unsigned long long)c->seq_window,
 				   (unsigned long long)c->seq_hi);
+	uint32_t wait_ms = c->store_retry_ms ? c->store_retry_ms(c->admit_arg) : 0;
+	if (wait_ms) {
+		if (env->seq == 0)
+			return 0; /* a heartbeat: the connection lives on, nothing to store */
+		return ingest_retry(c, wait_ms, "record");
+	}
 	if (!c->session_open) {
 		if (env->seq == 0 && !c->session_id)
 			return 0; /* a heartbeat before any record of a new session: no row to update */
@@ -193,9 +215,8 @@ static int on_record(struct ingest_conn *c, const Prof__Envelope *env, size_t fr
 				   "%s record seq %llu: seq or timestamps beyond 2^63 (after delta decoding)",
 				   kind, (unsigned long long)env->seq);
 	if (rc < 0)
-		return ingest_fail(c, INGEST_STORE, (uint32_t)-rc, false,
-				   "store: cannot store %s record seq %llu: %s", kind,
-				   (unsigned long long)env->seq, strerror(-rc));
+		return ingest_fail(c, INGEST_STORE, (uint32_t)-rc, false, "cannot store %s record seq %llu: %s",
+				   kind, (unsigned long long)env->seq, store_strerror(rc));
 	if (env->seq == 0)
 		return 0; /* heartbeat outside the ledger: nothing to ack */
 	if (rc == 1)
@@ -291,10 +312,11 @@ int ingest_pack_ack(uint64_t seq, uint8_t *buf, size_t cap)
 	return pack_frame(&env, buf, cap);
 }
 
-int ingest_pack_error(uint32_t code, const char *message, uint8_t *buf, size_t cap)
+int ingest_pack_error(uint32_t code, const char *message, uint32_t retry_after_ms, uint8_t *buf, size_t cap)
 {
 	Prof__Error err = PROF__ERROR__INIT;
 	err.code = code;
+	err.retry_after_ms = retry_after_ms;
 	err.message = (char *)message;
 	Prof__Envelope env = PROF__ENVELOPE__INIT;
 	env.body_case = PROF__ENVELOPE__BODY_ERROR;

@@ -16,7 +16,8 @@
 enum ingest_failure {
 	INGEST_OK,
 	INGEST_PROTOCOL, /* the peer broke the protocol: send Error{err_code, err} (if send_error), close */
-	INGEST_STORE,	 /* the store failed: roll the batch back, close without an answer */
+	INGEST_STORE,	 /* the store failed: roll the batch back, tell the agent to retry later, close */
+	INGEST_RETRY,	 /* the store is unavailable: Error{EAGAIN, retry_after_ms}, close, nothing stored */
 };
 
 struct ingest_conn {
@@ -55,6 +56,11 @@ struct ingest_conn {
 	 * session is opened: return 0, or a negative errno after ingest_fail(). */
 	int (*admit)(void *arg, struct ingest_conn *c, const Prof__Hello *h);
 	void *admit_arg;
+	/* Optional: 0 while the store is available, else the milliseconds after which the
+	 * agent may retry: a Hello or a record is then refused (INGEST_RETRY) without
+	 * touching the store; a heartbeat (seq 0) is taken without the store. */
+	uint32_t (*store_retry_ms)(void *arg);
+	uint32_t retry_after_ms; /* for the Error of an INGEST_RETRY / INGEST_STORE failure */
 };
 
 void ingest_init(struct ingest_conn *c, struct store *store, const char *peer);
@@ -85,7 +91,7 @@ const char *ingest_who(const struct ingest_conn *c, char *buf, size_t len);
 /* Pack an Ack / Error envelope as a whole frame into buf[0..cap); returns the
  * frame length or -ENOBUFS. */
 int ingest_pack_ack(uint64_t seq, uint8_t *buf, size_t cap);
-int ingest_pack_error(uint32_t code, const char *message, uint8_t *buf, size_t cap);
+int ingest_pack_error(uint32_t code, const char *message, uint32_t retry_after_ms, uint8_t *buf, size_t cap);
 int ingest_pack_challenge(const uint8_t *nonce, size_t len, uint8_t *buf, size_t cap);
 
 #endif

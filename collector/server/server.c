@@ -63,9 +63,12 @@ static void drain_and_stop(struct server *s)
 		srv_conn_closing(s, c);
 	end_iteration(s);
 	s->stopped = true;
-	log_info("stopped: %llu records stored, %llu duplicates, %llu connections, %llu closed for bad input",
+	log_info("stopped: %llu records stored, %llu duplicates, %llu connections, %llu closed for bad input; "
+		 "store: %llu failures, %llu outages, %llu Hellos/records refused with a retry hint",
 		 (unsigned long long)s->stats.records, (unsigned long long)s->stats.duplicates,
-		 (unsigned long long)s->stats.accepted, (unsigned long long)s->stats.closed_bad);
+		 (unsigned long long)s->stats.accepted, (unsigned long long)s->stats.closed_bad,
+		 (unsigned long long)s->stats.store_failures, (unsigned long long)s->stats.store_outages,
+		 (unsigned long long)s->stats.store_retry_told);
 	log_info("stats: %llu authentication failures, %llu Hello timeouts, %llu refused by "
 		 "--max-sessions-per-agent, %llu throttled by --max-rate, %llu refused by --max-conns, "
 		 "%llu TLS failures, %llu idle timeouts, %llu Hellos for a session already connected, %llu "
@@ -88,6 +91,7 @@ static int step_timeout(struct server *s, int timeout_ms, uint64_t now)
 {
 	if (srv_tls_input_pending(s))
 		return 0;
+	timeout_ms = srv_store_timeout(s, timeout_ms, now);
 	uint64_t next = UINT64_MAX;
 	for (struct conn *c = s->conns; c && s->nthrottled > 0; c = c->next)
 		if (c->throttled && c->resume_ns < next)
@@ -162,6 +166,7 @@ int server_step(struct server *s, int timeout_ms)
 		srv_resume_throttled(s, now);
 	srv_read_tls_pending(s);
 	srv_sweep_deadlines(s, now);
+	srv_store_tick(s, now);
 	end_iteration(s);
 	return s->store_damaged ? -EUCLEAN : 0;
 }
@@ -303,6 +308,7 @@ int server_open(struct store *store, const struct server_options *opt, struct se
 		server_close(s);
 		return rc;
 	}
+	store_set_loop_mode(s->store, s->stop_fd, s->signal_fd);
 	char rate[32] = "unlimited";
 	if (s->max_rate != SERVER_UNLIMITED_RATE)
 		snprintf(rate, sizeof(rate), "%u", s->max_rate);

@@ -79,6 +79,9 @@ struct server_stats {
 	uint64_t frame_waits;	 /* times a connection waited for frame memory */
 	uint64_t frame_mem_peak; /* most frame memory counted at once (bytes) */
 	uint64_t seq_refused;	 /* connections closed for a seq beyond the window */
+	uint64_t store_failures; /* store calls that failed (not counted as bad input) */
+	uint64_t store_outages;	 /* times the store became unavailable */
+	uint64_t store_retry_told; /* Hellos and records refused with a retry hint */
 	unsigned conns;
 };
 

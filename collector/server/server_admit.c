@@ -113,7 +113,7 @@ void srv_refuse(struct server *s, int fd, const char *peer, const char *why)
 			 "%s (connections without a record yet; limits 1/4 of --max-conns %u, 1/8 per address): "
 			 "retry later",
 			 why, s->max_conns);
-	int n = ingest_pack_error(EBUSY, msg, buf, sizeof(buf));
+	int n = ingest_pack_error(EBUSY, msg, 0, buf, sizeof(buf));
 	if (n > 0 && !s->tls) /* a TLS agent would read a plaintext Error as a broken handshake */
 		(void)!send(fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
 	close(fd);

@@ -117,14 +117,14 @@ static void conn_free(struct server *s, struct conn *c)
 void srv_conn_close(struct server *s, struct conn *c)
 {
 	srv_conn_flush(s, c);
-	if (c->ing.failure == INGEST_PROTOCOL && c->ing.send_error) {
+	if (c->ing.failure != INGEST_OK && c->ing.send_error) {
 		if (c->out_off == c->out_len && c->ack_pending) {
 			int n = ingest_pack_ack(c->ack_seq, c->out, OUT_CAP);
 			c->out_off = 0;
 			c->out_len = n > 0 ? (size_t)n : 0;
 		}
-		int n =
-		    ingest_pack_error(c->ing.err_code, c->ing.err, c->out + c->out_len, OUT_CAP - c->out_len);
+		int n = ingest_pack_error(c->ing.err_code, c->ing.err, c->ing.retry_after_ms, c->out + c->out_len,
+					  OUT_CAP - c->out_len);
 		if (n > 0)
 			c->out_len += (size_t)n;
 		if (c->out_len > c->out_off && c->st.tls && !c->st.handshaking)
@@ -134,7 +134,11 @@ void srv_conn_close(struct server *s, struct conn *c)
 				    MSG_NOSIGNAL | MSG_DONTWAIT);
 	}
 	char b[128];
-	if (c->ing.hello_done)
+	if (c->ing.failure == INGEST_RETRY || c->ing.failure == INGEST_STORE)
+		log_debug("%s: %s disconnected (told to retry): %llu records stored, %llu duplicates", c->ing.peer,
+			  srv_who(c, b, sizeof(b)), (unsigned long long)c->ing.stored,
+			  (unsigned long long)c->ing.duplicates);
+	else if (c->ing.hello_done)
 		log_info("%s: %s disconnected: %llu records stored, %llu duplicates", c->ing.peer,
 			 srv_who(c, b, sizeof(b)), (unsigned long long)c->ing.stored,
 			 (unsigned long long)c->ing.duplicates);
@@ -194,6 +198,7 @@ static void conn_new(struct server *s, int fd, const char *peer, const char *add
 	c->ing.seq_window = s->seq_window;
 	c->ing.admit = srv_admit_hello;
 	c->ing.admit_arg = s;
+	c->ing.store_retry_ms = srv_store_retry_ms;
 	c->accepted_ns = clock_mono_ns();
 	c->last_rx_ns = c->accepted_ns;
 	c->refill_ns = c->accepted_ns;
@@ -281,36 +286,29 @@ static void stop_on_damage(struct server *s)
 	}
 }
 
-static void batch_abort(struct server *s)
+/* Whatever the batch held for a connection is gone: its agents are told to retry
+ * later and replay from what is really committed (server_store.c). */
+static void batch_abort(struct server *s, int rc)
 {
 	store_rollback(s->store);
 	if (store_damaged(s->store)) {
 		stop_on_damage(s);
 		return;
 	}
-	/* Whatever the batch held for a connection is gone: close those so their
-	 * agents reconnect and replay from what is really committed. */
-	for (struct conn *c = s->conns; c; c = c->next) {
-		if (!c->ing.ack_due && c->ing.failure != INGEST_STORE)
-			continue;
-		c->ing.ack_due = false;
-		if (!c->closing) {
-			char b[128];
-			log_warn("%s (%s): store batch rolled back; closing so that the agent replays",
-				 c->ing.peer, srv_who(c, b, sizeof(b)));
-			srv_conn_closing(s, c);
-		}
-	}
+	srv_store_failed(s, rc);
 }
 
 /* Commit the open batch, then queue and send the acks it allows. */
 void srv_batch_commit(struct server *s)
 {
 	if (store_in_tx(s->store)) {
-		if (store_commit(s->store) < 0)
-			batch_abort(s);
-		else
+		int rc = store_commit(s->store);
+		if (rc < 0) {
+			batch_abort(s, rc);
+		} else {
 			s->stats.commits++;
+			srv_store_ok(s);
+		}
 	}
 	for (struct conn *c = s->conns; c; c = c->next) {
 		uint64_t seq;
@@ -336,11 +334,15 @@ void srv_conn_failed(struct server *s, struct conn *c)
 {
 	char b[128];
 	srv_conn_closing(s, c);
-	if (c->ing.failure == INGEST_STORE) {
-		log_error("%s (%s): %s; closing the connection", c->ing.peer, srv_who(c, b, sizeof(b)),
-			  c->ing.err);
-		s->stats.closed_bad++;
-		batch_abort(s);
+	if (c->ing.failure == INGEST_RETRY) { /* the store is away: counted, told, not logged each time */
+		s->stats.store_retry_told++;
+		s->store_told++;
+		log_debug("%s (%s): %s", c->ing.peer, srv_who(c, b, sizeof(b)), c->ing.err);
+		return;
+	}
+	if (c->ing.failure == INGEST_STORE) { /* not the agent's fault: the outage is logged once */
+		log_debug("%s (%s): %s", c->ing.peer, srv_who(c, b, sizeof(b)), c->ing.err);
+		batch_abort(s, -(int)c->ing.err_code);
 		return;
 	}
 	s->stats.closed_bad++;

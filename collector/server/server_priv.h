@@ -6,6 +6,7 @@
  *   server_memory.c  the frame memory budget shared by all connections
  *   server_limits.c  --max-rate, Hello / idle deadlines
  *   server_tls.c     TLS handshakes and TLS-buffered input
+ *   server_store.c   store outages: retry hints to agents, reconnects, one line lost / one back
  * Nothing here is used outside collector/server*.c. */
 #ifndef COLLECTOR_SERVER_PRIV_H
 #define COLLECTOR_SERVER_PRIV_H
@@ -100,7 +101,17 @@ struct server {
 	unsigned max_rate, max_per_agent, nthrottled;
 	uint64_t hello_timeout_ns, next_sweep_ns;
 	struct server_stats stats;
+	/* Store outages (server_store.c) */
+	bool store_lost;	   /* an outage was reported ("unavailable"); "back" at the next good commit */
+	bool store_away;	   /* Hellos and records are refused with a retry hint until store_retry_ns */
+	uint64_t store_lost_ns, store_retry_ns;
+	unsigned store_retry_ms;   /* the current retry interval (doubles while the store keeps failing) */
+	uint64_t store_told;	   /* connections told to retry during this outage */
 };
+
+#define STORE_RETRY_MIN_MS 1000u
+#define STORE_RETRY_MAX_MS 16000u
+#define STORE_RECONNECT_TICK_MS 20
 
 /* server_conn.c */
 const char *srv_who(const struct conn *c, char *buf, size_t len);
@@ -146,6 +157,19 @@ void srv_frame_release(struct server *s, struct conn *c);
 bool srv_rate_exhausted(struct server *s, struct conn *c);
 void srv_sweep_deadlines(struct server *s, uint64_t now);
 void srv_resume_throttled(struct server *s, uint64_t now);
+
+/* server_store.c */
+/* ingest's store_retry_ms hook: 0, or how long agents should wait. */
+uint32_t srv_store_retry_ms(void *arg);
+/* A store failure (rc) that was not damage: report the outage once, tell the agents of
+ * the failed batch to retry later, stop using the store until the retry time. */
+void srv_store_failed(struct server *s, int rc);
+/* After a successful commit: "back" once after an outage. */
+void srv_store_ok(struct server *s);
+/* Each iteration: reconnect or end the pause when it is time. */
+void srv_store_tick(struct server *s, uint64_t now);
+/* The epoll timeout while the store is away. */
+int srv_store_timeout(const struct server *s, int timeout_ms, uint64_t now);
 
 /* server_tls.c */
 void srv_conn_handshake(struct server *s, struct conn *c);

@@ -40,6 +40,7 @@ int db_check(struct db *d, enum db_check how, unsigned budget_ms, char *why, siz
 }
 
 bool db_damaged(const struct db *d) { return d->damaged; }
+const char *db_last_error(const struct db *d) { return d->last_error; }
 enum db_engine db_engine(const struct db *d) { return d->engine; }
 const char *db_name(const struct db *d) { return d->name; }
 int db_exec(struct db *d, const char *sql, const char *what) { return d->ops->exec(d, sql, what); }

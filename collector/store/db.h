@@ -16,7 +16,9 @@
  * Functions return 0 (or a documented positive value) or a negative errno;
  * engine errors are logged once with the database's name and `what`:
  * -ENOSPC disk full, -EBUSY locked/deadlock/serialization, -ECONNRESET
- * connection lost, -EACCES, -ENOMEM, else -EIO. */
+ * connection lost, -EROFS read-only transaction, -ETIMEDOUT no answer in time
+ * (statement_timeout, or the client's wait), -EINTR stop requested, -EACCES,
+ * -ENOMEM, else -EIO. */
 #ifndef COLLECTOR_DB_H
 #define COLLECTOR_DB_H
 
@@ -31,8 +33,44 @@ struct db_stmt;
 
 /* SQLite file (":memory:" works). read_only: the file must exist. */
 int db_open_sqlite(const char *path, bool read_only, struct db **out);
-/* postgresql:// or postgres:// URI; -ENOTSUP when built without libpq. */
-int db_open_pg(const char *uri, struct db **out);
+/* PostgreSQL sessions (issue 31). The socket is non-blocking; every wait ends early when an
+ * interrupt descriptor becomes readable, and in the collector's loop (db_set_quiet) after
+ * timeout_ms + 1 s, the session then running with statement_timeout = lock_timeout =
+ * timeout_ms (commands such as reports and migrate may run longer queries). A connection
+ * attempt gives up after timeout_ms + 1 s. Connections default to
+ * application_name=prof-collector, target_session_attrs=read-write (any when
+ * read_only) and
+ * connect_timeout = timeout_ms (the URI may override each). */
+#define DB_PG_DEFAULT_TIMEOUT_MS 5000u
+struct db_pg_opts {
+	unsigned timeout_ms; /* 0: DB_PG_DEFAULT_TIMEOUT_MS */
+	/* SET synchronous_commit = on in every session: a COMMIT returns once the
+	 * commit record is flushed to the server's WAL, whatever the server's default. */
+	bool sync_commit;
+	bool read_only; /* queries only: target_session_attrs defaults to any (a standby will do) */
+	int intr_fd;	/* > 0: readable ends the connection attempt (a stop request at start-up) */
+};
+/* postgresql:// or postgres:// URI; o NULL: defaults, sync_commit on. -ENOTSUP when built
+ * without libpq. */
+int db_open_pg(const char *uri, const struct db_pg_opts *o, struct db **out);
+/* Readable descriptors (-1: none) that end any wait on the server with -EINTR (a stop
+ * request); the connection is then given up. No-op on SQLite. */
+void db_pg_set_interrupt(struct db *d, int fd0, int fd1);
+/* quiet: engine errors are logged at debug level (the caller reports outages, once) and
+ * a lost connection is not re-made by db_begin: the caller drives db_reconnect_poll(). */
+void db_set_quiet(struct db *d, bool quiet);
+/* The connection was given up (lost, timed out, interrupted, or an error that a new
+ * connection cures: read-only transaction, server shutdown): calls fail fast with
+ * -ECONNRESET / -EROFS until db_reconnect_poll() returns 1. Always false on SQLite. */
+bool db_needs_reconnect(const struct db *d);
+/* Advance a reconnect without blocking: 1 connected (session settings applied), 0 in
+ * progress, negative errno: this attempt failed (db_last_error says why), call again
+ * later to start another. 1 at once when nothing needs reconnecting. */
+int db_reconnect_poll(struct db *d);
+/* current_setting(name) of this session (PostgreSQL only; -ENOTSUP on SQLite). */
+int db_pg_setting(struct db *d, const char *name, char *out, size_t outlen);
+/* The engine's last failure as one line ("" if none). */
+const char *db_last_error(const struct db *d);
 bool db_is_pg_uri(const char *path);
 /* The URI with any password replaced by "***" (for logs). */
 void db_redact_uri(const char *uri, char *out, size_t outlen);

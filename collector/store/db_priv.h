@@ -48,6 +48,7 @@ struct db {
 	const struct db_ops *ops;
 	enum db_engine engine;
 	bool damaged; /* db_damaged(): set by the engines' error paths */
+	char last_error[256]; /* db_last_error(): the engine's last failure, one line */
 	char name[512];
 };
 

@@ -120,12 +120,79 @@ static int check(struct store *s, const char *path)
 	return rc;
 }
 
+void store_set_loop_mode(struct store *s, int intr_fd0, int intr_fd1)
+{
+	db_pg_set_interrupt(s->db, intr_fd0, intr_fd1);
+	db_set_quiet(s->db, true);
+}
+
+bool store_needs_reconnect(const struct store *s) { return db_needs_reconnect(s->db); }
+const char *store_last_error(const struct store *s) { return db_last_error(s->db); }
+const char *store_name(const struct store *s) { return db_name(s->db); }
+
+int store_reconnect_poll(struct store *s)
+{
+	if (s->in_tx)
+		store_rollback(s);
+	return db_reconnect_poll(s->db);
+}
+
+const char *store_strerror(int err)
+{
+	switch (err < 0 ? -err : err) {
+	case ECONNRESET: return "database connection lost";
+	case EROFS: return "database is read-only";
+	case ETIMEDOUT: return "database did not answer in time";
+	case EINTR: return "stop requested while waiting for the database";
+	case EACCES: return "database refused the write (permission denied)";
+	case ENOSPC: return "database is out of disk space";
+	case EBUSY: return "database busy (lock, deadlock or serialization failure)";
+	case ENOMEM: return "out of memory";
+	default: return "database error";
+	}
+}
+
+int store_durability(struct store *s, char *buf, size_t len)
+{
+	if (db_engine(s->db) == DB_SQLITE) {
+		snprintf(buf, len,
+			 (s->flags & STORE_SYNC_FULL)
+			     ? "SQLite synchronous=FULL: an ack means the record is on disk (survives a power cut)"
+			     : "SQLite synchronous=NORMAL (WAL): an ack survives a collector crash, not a power cut");
+		return 0;
+	}
+	char sc[32];
+	int rc = db_pg_setting(s->db, "synchronous_commit", sc, sizeof(sc));
+	if (rc < 0) {
+		snprintf(buf, len, "PostgreSQL: cannot read synchronous_commit");
+		return rc;
+	}
+	bool sync = strcmp(sc, "on") == 0 || strcmp(sc, "remote_apply") == 0 || strcmp(sc, "remote_write") == 0;
+	if ((s->flags & STORE_SYNC_FULL) && !sync) {
+		snprintf(buf, len, "PostgreSQL synchronous_commit=%s although the collector set it on", sc);
+		return -EIO;
+	}
+	snprintf(buf, len,
+		 sync ? "PostgreSQL synchronous_commit=%s: an ack means the commit is flushed to the server's WAL "
+			"(a server crash keeps it; a failover keeps it only with synchronous standbys)"
+		      : "PostgreSQL synchronous_commit=%s (--sync normal keeps the server's setting): an ack may be "
+			"lost if the server crashes; agents see it as an ack regression and re-send what their "
+			"spools still hold",
+		 sc);
+	return 0;
+}
+
 bool store_damaged(const struct store *s)
 {
 	return s && db_damaged(s->db);
 }
 
 int store_open(const char *path, unsigned flags, struct store **out)
+{
+	return store_open_timeout(path, flags, 0, -1, out);
+}
+
+int store_open_timeout(const char *path, unsigned flags, unsigned timeout_ms, int intr_fd, struct store **out)
 {
 	*out = NULL;
 	struct store *s = calloc(1, sizeof(*s));
@@ -143,7 +210,12 @@ int store_open(const char *path, unsigned flags, struct store **out)
 		rc = -ENODATA;
 	}
 	if (rc == 0)
-		rc = db_is_pg_uri(path) ? db_open_pg(path, &s->db)
+		rc = db_is_pg_uri(path) ? db_open_pg(path,
+							   &(struct db_pg_opts){.timeout_ms = timeout_ms,
+										.sync_commit = (flags & STORE_SYNC_FULL) != 0,
+										.read_only = (flags & STORE_READ_ONLY) != 0,
+										.intr_fd = intr_fd},
+							   &s->db)
 					: db_open_sqlite(path, (flags & STORE_READ_ONLY) != 0, &s->db);
 	if (rc == 0 && (flags & (STORE_CHECK_QUICK | STORE_CHECK_FULL)) && strcmp(path, ":memory:") != 0)
 		rc = check(s, path);

@@ -40,8 +40,34 @@ struct store;
 
 /* Open (and create or check the schema of) the store at path (":memory:"
  * works for tests). On failure *out is NULL and the reason is logged with the
- * path and what to do. */
+ * path and what to do. PostgreSQL: schema DDL (migrations, record-kind tables)
+ * runs only when the schema is not current, so a role with SELECT/INSERT/UPDATE
+ * (and sequence USAGE) can run a collector once the owner migrated the database
+ * (`collector migrate`); STORE_SYNC_FULL sets synchronous_commit = on. */
 int store_open(const char *path, unsigned flags, struct store **out);
+/* The same with the PostgreSQL I/O timeout (db_pg_opts.timeout_ms; 0: default) and a
+ * descriptor (> 0) whose readability ends the connection attempt (a stop request). */
+int store_open_timeout(const char *path, unsigned flags, unsigned timeout_ms, int intr_fd, struct store **out);
+
+/* ------------------------------------------------ outages (issue 31)
+ * For the collector's loop: waits on a PostgreSQL server end when one of these
+ * descriptors is readable (a stop request); errors are then logged at debug
+ * level (the loop reports an outage once) and a lost connection is re-made only
+ * by store_reconnect_poll(). No-ops on SQLite. */
+void store_set_loop_mode(struct store *s, int intr_fd0, int intr_fd1);
+bool store_needs_reconnect(const struct store *s);
+/* 1 connected, 0 in progress, negative errno: this attempt failed (store_last_error). */
+int store_reconnect_poll(struct store *s);
+const char *store_last_error(const struct store *s);
+/* The path, or the URI without its password. */
+const char *store_name(const struct store *s);
+/* A store error (negative errno from a store call) in words that name the
+ * database, not the agent's connection ("database connection lost", ...). */
+const char *store_strerror(int err);
+/* What an ack means with this store, one line for the log (reads the
+ * PostgreSQL session's synchronous_commit). -EIO if PostgreSQL does not
+ * commit synchronously although sync full was asked for. */
+int store_durability(struct store *s, char *buf, size_t len);
 /* Rolls back an uncommitted batch. NULL is fine. */
 void store_close(struct store *s);
 

@@ -230,11 +230,46 @@ static int pg_schema(struct store *s)
 		return rc;
 	rc = pg_migrate(s);
 	db_exec(s->db, "SELECT pg_advisory_unlock(" PG_MIGRATION_LOCK ")", "release the migration lock");
+	if (rc == -EACCES)
+		log_error("store %s: the schema is missing or older than this collector's and this role may not "
+			  "create tables: run `collector migrate --store URI` once as the database owner; collectors "
+			  "then need only SELECT, INSERT, UPDATE on the tables and USAGE on the sequences",
+			  db_name(s->db));
 	return rc;
+}
+
+/* Whether every table the collector writes exists and the migrations are all
+ * applied: then a start runs no DDL (an insert-only role suffices). */
+static bool pg_schema_current(struct store *s)
+{
+	int64_t have = 0;
+	if (!db_has_table(s->db, "prof_schema_migrations") ||
+	    query_int(s, "SELECT COALESCE(MAX(version), 0) FROM prof_schema_migrations", &have) < 0 ||
+	    have != PG_NMIGRATIONS)
+		return false;
+	static const char create[] = "CREATE TABLE IF NOT EXISTS ";
+	for (size_t k = 0; store_kinds[k]; k++) {
+		for (const char *p = store_kinds[k]->schema_sql; p && (p = strstr(p, create)) != NULL;) {
+			p += sizeof(create) - 1;
+			char table[64];
+			size_t n = strcspn(p, " (");
+			if (n == 0 || n >= sizeof(table))
+				return false;
+			memcpy(table, p, n);
+			table[n] = 0;
+			if (!db_has_table(s->db, table))
+				return false;
+		}
+	}
+	return true;
 }
 
 int store_schema_setup(struct store *s)
 {
+	if (db_engine(s->db) == DB_PG && !(s->flags & STORE_READ_ONLY) && pg_schema_current(s)) {
+		log_debug("store %s: schema version %d is current: no DDL", db_name(s->db), PG_NMIGRATIONS);
+		return 0;
+	}
 	if (db_engine(s->db) == DB_PG)
 		return pg_schema(s);
 	int rc = sqlite_schema(s);

@@ -302,8 +302,13 @@ static void agent_read(struct lg *g, struct lg_agent *a, uint64_t now)
 				if (!g->o->quiet)
 					fprintf(stderr, "loadgen: %s: collector error %u: %s\n", a->id, env->error->code,
 						env->error->message ? env->error->message : "");
+				uint32_t retry_ms = env->error->retry_after_ms;
 				prof__envelope__free_unpacked(env, NULL);
 				agent_drop(g, a, now, true);
+				/* As the agent does (agent/transport.c, on_envelope: an Error with
+				 * retry_after_ms delays the next attempt at least that long). */
+				if (retry_ms && a->next_connect_ns < now + (uint64_t)retry_ms * 1000000u)
+					a->next_connect_ns = now + (uint64_t)retry_ms * 1000000u;
 				return;
 			}
 			prof__envelope__free_unpacked(env, NULL);

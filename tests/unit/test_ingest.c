@@ -313,7 +313,7 @@ static void test_ingest_pack_ack_and_error(void **state)
 	assert_true(env->ack->seq == UINT64_MAX);
 	prof__envelope__free_unpacked(env, NULL);
 
-	n = ingest_pack_error(EPROTO, "bad thing", buf, sizeof(buf));
+	n = ingest_pack_error(EPROTO, "bad thing", 0, buf, sizeof(buf));
 	assert_true(n > 0);
 	env = decode_frame(buf, (size_t)n);
 	assert_int_equal(env->body_case, PROF__ENVELOPE__BODY_ERROR);

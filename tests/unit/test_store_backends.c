@@ -623,6 +623,57 @@ static void test_store_backend_pg_migrations_versioned(void **state)
 	assert_null(s);
 }
 
+/* PostgreSQL only (issue 31): in the collector's loop mode a killed session fails fast,
+ * says it needs a reconnect, is re-made without blocking and takes writes again; sync full
+ * runs the session with synchronous_commit = on although the test server's default is off,
+ * and the durability line says which. */
+static void test_store_backend_pg_loop_reconnects(void **state)
+{
+	struct fx *f = *state;
+	if (!pg_ok) {
+		fprintf(stderr, "skipped: %s\n", pg_why);
+		skip();
+	}
+	struct store *s = NULL;
+	char d[320];
+	assert_int_equal(store_open(f->uri, 0, &s), 0); /* --sync normal: the server's setting */
+	assert_int_equal(store_durability(s, d, sizeof(d)), 0);
+	assert_non_null(strstr(d, "synchronous_commit=off"));
+	store_close(s);
+	assert_int_equal(store_open(f->uri, STORE_SYNC_FULL, &s), 0);
+	assert_int_equal(store_durability(s, d, sizeof(d)), 0);
+	assert_non_null(strstr(d, "synchronous_commit=on"));
+	store_set_loop_mode(s, -1, -1);
+	uint64_t max;
+	int64_t sid = session(s, "reconnecting", 1, &max, NULL);
+	assert_int_equal(put(s, sid, 1), 1);
+	assert_int_equal(store_commit(s), 0);
+	assert_false(store_needs_reconnect(s));
+	assert_int_equal(pg_exec(f->uri, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+					 "application_name = 'prof-collector' AND datname = current_database()"),
+			 0);
+	int rc = put(s, sid, 2);
+	if (rc >= 0)
+		rc = store_commit(s);
+	assert_true(rc < 0);
+	store_rollback(s);
+	assert_true(store_needs_reconnect(s));
+	assert_true(strlen(store_last_error(s)) > 0);
+	assert_int_equal(put(s, sid, 2), -ECONNRESET); /* fails fast, no reconnect of its own */
+	store_rollback(s);
+	int r = 0;
+	for (int i = 0; i < 500 && (r = store_reconnect_poll(s)) != 1; i++)
+		tp_sleep_ms(10);
+	assert_int_equal(r, 1);
+	assert_false(store_needs_reconnect(s));
+	assert_int_equal(put(s, sid, 2), 1);
+	assert_int_equal(store_commit(s), 0);
+	assert_int_equal(store_durability(s, d, sizeof(d)), 0); /* the new session too */
+	assert_non_null(strstr(d, "synchronous_commit=on"));
+	store_close(s);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 2);
+}
+
 /* --check on open (issue 25 item 5): a sound store opens with quick and full checks,
  * for writing and read-only; PostgreSQL takes the option (its server checks its own
  * pages) and says so, SQLite runs quick_check / integrity_check. */
@@ -671,6 +722,7 @@ int main(void)
 		BOTH(test_store_backend_overview_report),
 		BOTH(test_store_backend_check_on_open),
 		cmocka_unit_test_setup_teardown(test_store_backend_pg_migrations_versioned, setup_pg, teardown),
+		cmocka_unit_test_setup_teardown(test_store_backend_pg_loop_reconnects, setup_pg, teardown),
 	};
 	return cmocka_run_group_tests_name("store_backends", tests, group_setup, group_teardown);
 }

@@ -35,6 +35,12 @@ struct fake {
 	const char *hello_error;
 	int received[MAXSEQ]; /* times each seq arrived */
 	int hellos;
+	/* The collector's store failing (collector/server/server_store.c, srv_store_failed): the
+	 * Hello is acked, the first record then answered with Error{EAGAIN, retry_after_ms} and
+	 * the connection closed, fail_records times. */
+	int fail_records;
+	uint32_t retry_ms;
+	uint64_t hello_ns[8];
 };
 
 static void fake_start(struct fake *f)
@@ -120,6 +126,8 @@ static void fake_step(struct fake *f)
 		if (env->body_case == PROF__ENVELOPE__BODY_HELLO) {
 			assert_false(f->hello_seen);
 			f->hello_seen = true;
+			if (f->hellos < 8)
+				f->hello_ns[f->hellos] = clock_mono_ns();
 			f->hellos++;
 			if (f->hello_error) {
 				Prof__Error e;
@@ -138,6 +146,22 @@ static void fake_step(struct fake *f)
 			assert_true(f->hello_seen); /* Hello first */
 			assert_true(env->seq < MAXSEQ);
 			f->received[env->seq]++;
+			if (f->fail_records > 0) {
+				f->fail_records--;
+				Prof__Error e;
+				prof__error__init(&e);
+				e.code = EAGAIN;
+				e.message = "store unavailable: nothing of the last batch was stored";
+				e.retry_after_ms = f->retry_ms;
+				Prof__Envelope r;
+				prof__envelope__init(&r);
+				r.body_case = PROF__ENVELOPE__BODY_ERROR;
+				r.error = &e;
+				fake_send(f, &r);
+				prof__envelope__free_unpacked(env, NULL);
+				fake_drop_conn(f);
+				return;
+			}
 			if (f->auto_ack && env->seq > f->committed) {
 				f->committed = env->seq;
 				fake_ack(f, f->committed);
@@ -220,6 +244,7 @@ static void teardown_ctx(struct ctx *c)
 	assert_int_equal(rmdir(c->dir), 0);
 }
 
+static bool reconnected(struct transport *t, struct fake *f);
 static uint64_t want_acked;
 static bool acked_enough(struct transport *t, struct fake *f)
 {
@@ -288,6 +313,68 @@ static void test_transport_reconnect_replays_unacked(void **state)
 		assert_int_equal(c.f.received[q], 1);
 	assert_int_equal(spool_records(c.spool), 0);
 	assert_int_equal(transport_get_stats(c.t)->connects, 2);
+	teardown_ctx(&c);
+}
+
+/* A collector that acks Hellos but cannot store (issue 31: REVOKE, disk full): each
+ * attempt waits for its retry hint (the Hello's ack does not reset the backoff), and
+ * the connection after a hint sends one record, not the backlog, until it is acked. */
+static void test_transport_store_unavailable_hint_and_probe(void **state)
+{
+	(void)state;
+	struct ctx c;
+	setup_ctx(&c, NULL);
+	c.f.fail_records = 2;
+	c.f.retry_ms = 300;
+	submit_range(c.t, 1, 30); /* spooled before the first connection */
+	want_acked = 30;
+	assert_int_equal(pump(c.t, &c.f, 8000, acked_enough), 1);
+	const struct transport_stats *st = transport_get_stats(c.t);
+	assert_int_equal(c.f.hellos, 3);
+	assert_int_equal(st->retry_hints, 2);
+	for (int i = 1; i < 3; i++) /* at least the hint between attempts */
+		assert_true(c.f.hello_ns[i] - c.f.hello_ns[i - 1] >= 300000000ull);
+	assert_int_equal(c.f.received[1], 3); /* the first record of each connection */
+	assert_int_equal(c.f.received[30], 1);
+	/* the first connection wrote the backlog (no hint yet: 30 frames), the second only its
+	 * probe (1), the third the probe and, once it was acked, the rest (30) */
+	assert_true(st->records_sent <= 61);
+	assert_true(st->records_sent >= 31);
+	assert_int_equal(spool_records(c.spool), 0);
+	teardown_ctx(&c);
+}
+
+/* A collector whose store lost acked records (a server without synchronous commit that
+ * crashed, a restored backup) answers the next Hello below what it acked (issue 31): the
+ * agent logs it, keeps the earlier ack as its own figure, counts it, and re-sends what its
+ * spool still holds above the lower seq. */
+static void test_transport_ack_regression_logged_and_resent(void **state)
+{
+	(void)state;
+	struct ctx c;
+	setup_ctx(&c, NULL);
+	c.f.auto_ack = false;
+	submit_range(c.t, 1, 10);
+	want_received = 10;
+	assert_int_equal(pump(c.t, &c.f, 3000, received_enough), 1);
+	fake_ack(&c.f, 10);
+	want_acked = 10;
+	assert_int_equal(pump(c.t, &c.f, 3000, acked_enough), 1);
+	fake_drop_conn(&c.f);
+	c.f.committed = 6; /* the store kept 1..6 only */
+	c.f.auto_ack = true;
+	assert_int_equal(pump(c.t, &c.f, 5000, reconnected), 1);
+	submit_range(c.t, 11, 12);
+	want_acked = 12;
+	assert_int_equal(pump(c.t, &c.f, 5000, acked_enough), 1);
+	const struct transport_stats *st = transport_get_stats(c.t);
+	assert_int_equal(st->ack_regressions, 1);
+	assert_int_equal(st->acked, 12);
+	for (int q = 11; q <= 12; q++)
+		assert_int_equal(c.f.received[q], 1);
+	/* 7..10 were acked before: re-sent only where the spool still held them */
+	for (int q = 7; q <= 10; q++)
+		assert_true(c.f.received[q] == 1 || c.f.received[q] == 2);
 	teardown_ctx(&c);
 }
 
@@ -378,6 +465,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_transport_hello_ack_then_stream),
 		cmocka_unit_test(test_transport_reconnect_replays_unacked),
+		cmocka_unit_test(test_transport_store_unavailable_hint_and_probe),
+		cmocka_unit_test(test_transport_ack_regression_logged_and_resent),
 		cmocka_unit_test(test_transport_version_mismatch_is_fatal),
 		cmocka_unit_test(test_transport_unreachable_backs_off),
 		cmocka_unit_test(test_transport_refuses_ack_above_created),
