@@ -1,6 +1,8 @@
 /* CPU-bound test workload: T threads spin for S seconds of wall time, then
  * print the process CPU time measured by the process itself, so tests can
- * compare the profiler's task-clock with it. Usage: busy [SECONDS] [THREADS] [EXIT] */
+ * compare the profiler's task-clock with it. Usage: busy [SECONDS] [THREADS] [EXIT]
+ * A negative SECONDS spins until each thread has had -SECONDS of CPU time (at most 60 s of
+ * wall time), so tests that need a known amount of CPU time get it on a loaded machine. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,13 @@ static double secs;
 static void *spin(void *arg)
 {
 	volatile unsigned long x = 0;
+	if (secs < 0) {
+		double wall_end = wl_seconds(CLOCK_MONOTONIC) + 60;
+		while (wl_seconds(CLOCK_THREAD_CPUTIME_ID) < -secs && wl_seconds(CLOCK_MONOTONIC) < wall_end)
+			for (int i = 0; i < 100000; i++)
+				x += (unsigned long)i * 2654435761u;
+		return NULL;
+	}
 	double end = wl_seconds(CLOCK_MONOTONIC) + secs;
 	while (wl_seconds(CLOCK_MONOTONIC) < end)
 		for (int i = 0; i < 100000; i++)
