@@ -23,6 +23,9 @@
 #include "srvclient.h"
 
 #define RATE 100u
+/* records over the bucket: reading pauses for up to OVER / RATE s. 2 over (20 ms) was not
+ * enough on a loaded machine: reading them took longer than the bucket took to refill. */
+#define OVER 50u
 
 static int setup(void **state)
 {
@@ -46,27 +49,27 @@ static void test_server_idle_sweep_after_throttle_resume(void **state)
 	add_hello_frame(&buf, &len, &(struct hello_spec){.agent = "idle", .boot = 1});
 	send_and_free(&c, &buf, &len);
 	assert_int_equal(expect_ack(&c, s), 0);
-	/* Two records over the bucket: reading pauses for about 20 ms. */
-	for (uint64_t q = 1; q <= RATE + 2; q++)
+	/* OVER records over the bucket: reading pauses for up to OVER / RATE s. */
+	for (uint64_t q = 1; q <= RATE + OVER; q++)
 		add_counters(&buf, &len, q);
 	send_and_free(&c, &buf, &len);
 	for (int i = 0; i < 200 && !s->nthrottled; i++)
 		server_step(s, 10);
 	assert_int_equal(s->nthrottled, 1);
 	/* More records wait in the socket while it is throttled. */
-	for (uint64_t q = RATE + 3; q <= RATE + 5; q++)
+	for (uint64_t q = RATE + OVER + 1; q <= RATE + OVER + 3; q++)
 		add_counters(&buf, &len, q);
 	send_and_free(&c, &buf, &len);
-	sleep_ms(60); /* past the resume time */
+	sleep_ms(OVER * 1000 / RATE + 100); /* past the resume time */
 	s->next_sweep_ns = 0; /* the idle sweep is due in the iteration that resumes the connection */
 	assert_int_equal(server_step(s, 0), 0);
 	struct server_stats st;
 	server_get_stats(s, &st);
 	assert_int_equal(st.idle_timeouts, 0);
-	expect_ack_reaching(&c, s, RATE + 5); /* still connected, every record committed */
+	expect_ack_reaching(&c, s, RATE + OVER + 3); /* still connected, every record committed */
 	server_get_stats(s, &st);
 	assert_int_equal(st.idle_timeouts, 0);
-	assert_int_equal(st.records, RATE + 5);
+	assert_int_equal(st.records, RATE + OVER + 3);
 	client_close(&c);
 }
 
