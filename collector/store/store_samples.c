@@ -45,6 +45,9 @@ static const char ins_task[] = "INSERT INTO task_times (session_id, seq, t_ns, p
 static const char ins_interval[] = "INSERT INTO sample_intervals (session_id, seq, t_ns, interval_ns, backend,"
 				   " event_id, freq_hz, period, lost, keys) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
 				   " ON CONFLICT DO NOTHING";
+static const char ins_task_name[] = "INSERT INTO sample_tasks (session_id, pid, tid, comm, thread)"
+				    " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (session_id, pid, tid)"
+				    " DO UPDATE SET comm = excluded.comm, thread = excluded.thread";
 static int check_samples(const Prof__Envelope *env)
 {
 	return env->samples->t_ns > (uint64_t)INT64_MAX ? -ERANGE : 0;
@@ -96,6 +99,25 @@ static int put_stacks(struct store *s, int64_t sid, const Prof__Samples *sm)
 	return rc;
 }
 
+/* Names of the tasks (latest wins: a task that exec'd is declared again with its new name). */
+static int put_task_names(struct store *s, int64_t sid, const Prof__Samples *sm)
+{
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < sm->n_new_tasks; i++) {
+		const Prof__TaskName *t = sm->new_tasks[i];
+		struct db_stmt *st = store_stmt(s, ins_task_name);
+		if (!st)
+			return -EIO;
+		db_bind_i64(st, 1, sid);
+		db_bind_i64(st, 2, t->pid);
+		db_bind_i64(st, 3, t->tid);
+		db_bind_text(st, 4, t->comm);
+		db_bind_text(st, 5, t->thread);
+		rc = db_run(st);
+	}
+	return rc;
+}
+
 struct sample_rows {
 	int64_t sid;
 	uint64_t seq;
@@ -127,6 +149,8 @@ static int put_samples(struct store *s, int64_t sid, const Prof__Envelope *env)
 		rc = put_mappings(s, sid, sm);
 	if (rc == 0)
 		rc = put_stacks(s, sid, sm);
+	if (rc == 0)
+		rc = put_task_names(s, sid, sm);
 	if (rc < 0)
 		return rc;
 	struct db_stmt *st = store_stmt(s, ins_interval);
