@@ -108,7 +108,9 @@ struct store_session_row {
 	uint64_t base_ns, realtime_ns;
 	int64_t first_seen, last_seen; /* unix seconds */
 	uint64_t connects, records, wire_bytes, spool_dropped;
-	uint64_t samples;   /* counter_samples rows */
+	uint64_t samples;   /* counter_samples + cpu_samples */
+	uint64_t counter_samples; /* counter_samples rows */
+	uint64_t cpu_samples;     /* CPU samples (agent record), the sum of the aggregated counts */
 	uint64_t last_t_ns; /* largest sample time (ns after base_ns), 0 if no samples */
 };
 typedef int (*store_session_cb)(const struct store_session_row *row, void *arg);
