@@ -49,8 +49,7 @@ int sessions_json_begin(struct store *st, FILE *f, struct sessions_json *j)
 void sessions_json_row(struct sessions_json *j, const struct store_session_row *r)
 {
 	FILE *f = j->f;
-	fputs(j->n ? ",\n " : "\n ", f);
-	fputc('{', f);
+	fputs(j->n ? ",{" : "{", f);
 	json_i64_key(f, 1, "id", r->id);
 	const char *names[] = {"agent_id",	"board",    "kernel_release", "hostname", "machine",
 			       "agent_version", "features", "target",	      "peer"};
@@ -82,7 +81,7 @@ void sessions_json_row(struct sessions_json *j, const struct store_session_row *
 void sessions_json_end(struct sessions_json *j)
 {
 	if (j->f)
-		fputs(j->n ? "\n]}\n" : "]}\n", j->f);
+		fputs("]}\n", j->f);
 	free(j->calib);
 	j->calib = NULL;
 }
