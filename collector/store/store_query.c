@@ -121,6 +121,19 @@ int store_session_records(struct store *s, int64_t session_id, uint64_t *records
 	return rc == 1 ? 0 : rc == 0 ? -ENOENT : rc;
 }
 
+int store_session_last_seen(struct store *s, int64_t session_id, int64_t *last_seen)
+{
+	struct db_stmt *st = store_query(s, "SELECT COALESCE(last_seen, 0) FROM sessions WHERE id = ?1");
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, session_id);
+	int rc = db_step(st);
+	if (rc == 1)
+		*last_seen = db_col_i64(st, 0);
+	db_finalize(st);
+	return rc == 1 ? 0 : rc == 0 ? -ENOENT : rc;
+}
+
 static int cpu_row(struct db_stmt *st, const struct row_ctx *ctx)
 {
 	struct store_cpu_row r = {
