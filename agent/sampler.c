@@ -177,6 +177,7 @@ int sampler_open(struct sampler **out, const struct sampler_opts *o, char *err, 
 			log_warn("%s: mappings are read from /proc when first sampled (a program that ends first "
 				 "stays unsymbolized)",
 				 why);
+		mmap_watch_set_names(s->mw, &s->tasks); /* names at exec, before the program can end */
 	}
 	s->last_emit_ns = clock_mono_ns();
 	loop_timer_start(&s->timer, o->interval_ns, s->last_emit_ns);

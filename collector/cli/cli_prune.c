@@ -21,18 +21,20 @@
 #define PRUNE_LIVE_GRACE_S 120 /* 12 agent heartbeats */
 
 static const char prune_usage[] =
-	"usage: collector prune --store PATH --older-than DURATION [--agent ID] [--check full|quick|off]\n"
-	"       collector prune --store PATH --session N[,M...]\n"
+	"usage: collector prune --store PATH --older-than DURATION [--agent ID] [--live-grace S] [--check MODE]\n"
+	"       collector prune --store PATH --session N[,M...] [--live-grace S]\n"
 	"  --older-than D  delete samples older than D (30m, 12h, 7d, 2w: CPU samples and their intervals,\n"
 	"                  task times, counter samples, trace windows), and whole sessions last seen\n"
 	"                  before then; calibration sessions stay (later reports use them)\n"
 	"  --agent ID      only that agent's sessions\n"
 	"  --session LIST  delete these sessions whole\n"
-	"A session whose agent was seen in the last 2 minutes is being written: it only loses old\n"
-	"rows, and --session refuses it. On SQLite the freed pages are reused by new samples (the file\n"
-	"does not shrink; VACUUM it while no collector runs to shrink it).\n";
+	"  --live-grace S  a session whose agent was seen in the last S seconds (default 120) is being\n"
+	"                  written: it only loses old rows, and --session refuses it (0: none is)\n"
+	"  --check MODE    full, quick (default) or off: the store's check before writing\n"
+	"On SQLite the freed pages are reused by new samples (the file does not shrink; VACUUM it\n"
+	"while no collector runs to shrink it).\n";
 
-static int delete_sessions(struct store *st, const struct query_opts *qo)
+static int delete_sessions(struct store *st, const struct query_opts *qo, int64_t grace_s)
 {
 	int64_t now_s = (int64_t)time(NULL);
 	int bad = 0;
@@ -51,7 +53,7 @@ static int delete_sessions(struct store *st, const struct query_opts *qo)
 		rc = store_session_last_seen(st, sid, &last);
 		if (rc < 0)
 			return 1;
-		if (last >= now_s - PRUNE_LIVE_GRACE_S) {
+		if (grace_s && last >= now_s - grace_s) {
 			log_error("prune: session %lld was seen %lld s ago: it is being written, not deleted (stop its "
 				  "agent, or wait)",
 				  (long long)sid, (long long)(now_s - last));
@@ -77,8 +79,10 @@ int cli_prune(int argc, char **argv)
 					     {"help", no_argument, NULL, 'h'},
 					     {"agent", required_argument, NULL, QUERY_OPT_AGENT},
 					     {"session", required_argument, NULL, QUERY_OPT_SESSION},
+					     {"live-grace", required_argument, NULL, 'g'},
 					     {NULL, 0, NULL, 0}};
 	const char *path = NULL, *older = NULL;
+	long long grace_s = PRUNE_LIVE_GRACE_S;
 	unsigned check = CLI_CHECK_DEFAULT;
 	struct query_opts qo;
 	query_opts_init(&qo, 0);
@@ -96,6 +100,15 @@ int cli_prune(int argc, char **argv)
 		switch (ch) {
 		case 's': path = optarg; break;
 		case 'o': older = optarg; break;
+		case 'g': {
+			char *end;
+			grace_s = strtoll(optarg, &end, 10);
+			if (end == optarg || *end || grace_s < 0 || grace_s > 86400 * 365) {
+				fprintf(stderr, "collector prune: --live-grace wants seconds (0: none), not '%s'\n", optarg);
+				goto out;
+			}
+			break;
+		}
 		case 'K':
 			if (cli_check_arg("prune", optarg, &check))
 				goto out;
@@ -126,11 +139,11 @@ int cli_prune(int argc, char **argv)
 	if (store_open(path, check, &st) < 0)
 		goto out;
 	if (qo.f.nsessions) {
-		status = delete_sessions(st, &qo);
+		status = delete_sessions(st, &qo, grace_s);
 	} else {
 		struct store_prune_opts po = {.before_ns = qo.now_ns - older_ns,
 					      .agent_id = qo.f.nagents ? qo.f.agents[0] : NULL,
-					      .live_since_s = (int64_t)time(NULL) - PRUNE_LIVE_GRACE_S};
+					      .live_since_s = grace_s ? (int64_t)time(NULL) - grace_s : 0};
 		struct store_prune_stats ps;
 		int rc = store_prune(st, &po, &ps);
 		if (rc < 0) {
