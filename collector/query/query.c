@@ -23,8 +23,10 @@ static const char q_sessions[] = "SELECT id, agent_id, board, realtime_ns FROM s
 static const char q_maps[] = "SELECT map_id, pid, start, \"end\", pgoff, path, build_id FROM sample_mappings"
 			     " WHERE session_id = ?1 ORDER BY map_id";
 static const char q_tasks[] = "SELECT pid, tid, comm, thread FROM sample_tasks WHERE session_id = ?1";
-static const char q_keys[] = "SELECT pid, tid, ip, kip, stack_id, SUM(count) FROM cpu_samples"
-			     " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3 GROUP BY pid, tid, ip, kip, stack_id";
+/* No GROUP BY: the rows are summed per key in C (a hash), which is several times faster than SQLite's
+ * sorter on millions of rows; the (session_id, t_ns) index bounds the scan. */
+static const char q_keys[] = "SELECT pid, tid, ip, kip, stack_id, count FROM cpu_samples"
+			     " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3";
 static const char q_stack[] = "SELECT ips FROM sample_stacks WHERE session_id = ?1 AND stack_id = ?2";
 static const char q_info[] = "SELECT COUNT(*), COALESCE(SUM(lost), 0), COALESCE(MIN(backend), 0),"
 			     " COALESCE(MAX(backend), 0), COALESCE(MAX(freq_hz), 0), COALESCE(SUM(interval_ns), 0),"
@@ -375,27 +377,40 @@ static int read_keys(struct store *s, struct build *b, struct sess *se, const st
 	db_bind_i64(st, 1, se->id);
 	db_bind_i64(st, 2, lo);
 	db_bind_i64(st, 3, hi);
-	/* Rows first (the statement stays open while stacks are read with another one). */
+	/* Rows first, summed per key (the statement stays open while stacks are read with another one). */
 	struct krow {
 		int32_t pid, tid;
 		uint64_t ip, kip, count;
 		uint32_t stack_id;
 	} *rows = NULL;
 	size_t n = 0, cap = 0;
+	struct key_map seen = {0};
 	int rc;
 	while ((rc = db_step(st)) == 1) {
-		int32_t pid = (int32_t)db_col_i64(st, 0);
-		if (f->npids && !in_pid_list(f->pids, f->npids, pid))
+		struct {
+			int32_t pid, tid;
+			uint32_t stack_id, pad;
+			uint64_t ip, kip;
+		} key = {(int32_t)db_col_i64(st, 0), (int32_t)db_col_i64(st, 1), (uint32_t)db_col_i64(st, 4), 0,
+			 db_col_u64(st, 2), db_col_u64(st, 3)};
+		uint64_t count = db_col_u64(st, 5);
+		if (f->npids && !in_pid_list(f->pids, f->npids, key.pid))
 			continue;
-		if (grow((void **)&rows, &cap, n + 1, sizeof(*rows)) < 0) {
+		uint32_t idx;
+		if (key_map_get(&seen, &key, sizeof(key), &idx)) {
+			rows[idx].count += count;
+			continue;
+		}
+		if (grow((void **)&rows, &cap, n + 1, sizeof(*rows)) < 0 ||
+		    key_map_put(&seen, &key, sizeof(key), (uint32_t)n) < 0) {
 			rc = -ENOMEM;
 			break;
 		}
-		rows[n++] = (struct krow){.pid = pid, .tid = (int32_t)db_col_i64(st, 1), .ip = db_col_u64(st, 2),
-					  .kip = db_col_u64(st, 3), .stack_id = (uint32_t)db_col_i64(st, 4),
-					  .count = db_col_u64(st, 5)};
+		rows[n++] = (struct krow){.pid = key.pid, .tid = key.tid, .ip = key.ip, .kip = key.kip,
+					  .stack_id = key.stack_id, .count = count};
 	}
 	db_reset(st);
+	key_map_free(&seen);
 	for (size_t i = 0; rc >= 0 && i < n; i++) {
 		const struct krow *k = &rows[i];
 		if (f->ncomms) {
