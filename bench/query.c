@@ -8,12 +8,13 @@
  * default interval), PROCS processes x FUNCS functions each (distinct keys
  * pid, tid, ip; one call chain per function), hit with a skewed distribution
  * (a few hot functions, a long tail) as a profile is.
- * Usage: query STORE SAMPLES [NCPU] [PROCS] [FUNCS]
+ * Usage: query STORE SAMPLES [NCPU] [PROCS] [FUNCS]   (SAMPLES 0: query an existing STORE only)
  *   STORE: a new SQLite path, or "pg" for a throwaway PostgreSQL server. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -168,12 +169,20 @@ out:
 	return rc < 0 ? rc : 0;
 }
 
+static double cpu_s(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+	       ru.ru_stime.tv_usec / 1e6;
+}
+
 static int timed_query(struct store *s, const char *what, int64_t since, enum query_group by, double *secs)
 {
 	struct query_opts qo;
 	query_opts_init(&qo, 0);
 	qo.f.since_ns = since;
-	double t0 = now_s();
+	double t0 = now_s(), c0 = cpu_s();
 	struct query_result *r;
 	int rc = query_run(s, &qo, &r);
 	if (rc < 0)
@@ -181,11 +190,13 @@ static int timed_query(struct store *s, const char *what, int64_t since, enum qu
 	struct query_top top;
 	rc = query_top(r, by, &top);
 	*secs = now_s() - t0;
+	double cpu = cpu_s() - c0;
 	if (rc == 0) {
-		printf("query %s --by %s: %llu samples, %zu stacks, %zu rows, first '%s' self %llu: %.3f s\n", what,
-		       query_group_name(by), (unsigned long long)r->total, r->nstacks, top.nrows,
+		printf("query %s --by %s: %llu samples, %zu stacks, %zu rows, first '%s' self %llu: %.3f s wall, "
+		       "%.3f s CPU\n",
+		       what, query_group_name(by), (unsigned long long)r->total, r->nstacks, top.nrows,
 		       top.nrows ? top.rows[0].name : "", top.nrows ? (unsigned long long)top.rows[0].self : 0ull,
-		       *secs);
+		       *secs, cpu);
 		query_top_free(&top);
 	}
 	query_result_free(r);
@@ -214,10 +225,20 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		path = uri;
-	} else {
+	} else if (f.samples) {
 		unlink(path);
 	}
 	struct store *s;
+	if (f.samples == 0 && !use_pg) { /* query an existing store only */
+		if (store_open(path, STORE_READ_ONLY, &s) < 0)
+			return 1;
+		double secs;
+		int rc = timed_query(s, "all", 1, QUERY_BY_FUNCTION, &secs);
+		if (rc == 0)
+			rc = timed_query(s, "all", 1, QUERY_BY_PROCESS, &secs);
+		store_close(s);
+		return rc < 0 ? 1 : 0;
+	}
 	if (store_open(path, 0, &s) < 0)
 		return 1;
 	/* The session starts a wall-clock second per interval before now: the samples end now. */

@@ -24,8 +24,8 @@ static const char q_sessions[] = "SELECT id, agent_id, board, realtime_ns FROM s
 static const char q_maps[] = "SELECT map_id, pid, start, \"end\", pgoff, path, build_id FROM sample_mappings"
 			     " WHERE session_id = ?1 ORDER BY map_id";
 static const char q_tasks[] = "SELECT pid, tid, comm, thread FROM sample_tasks WHERE session_id = ?1";
-/* No GROUP BY: the rows are summed per key in C (a hash), which is several times faster than SQLite's
- * sorter on millions of rows; the (session_id, t_ns) index bounds the scan. */
+/* Sessions stored before sample_blocks: their rows, summed per key in C (no GROUP BY: SQLite's sorter is
+ * several times slower on millions of rows). */
 static const char q_keys[] = "SELECT pid, tid, ip, kip, stack_id, count FROM cpu_samples"
 			     " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3";
 static const char q_blocks[] = "SELECT data FROM sample_blocks WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3";
