@@ -3,9 +3,10 @@
  *
  * Per selected session: its time bounds become t_ns bounds (wall =
  * sessions.realtime_ns + t_ns), the database groups the rows of the range by
- * key (pid, tid, ip, kip, stack_id) over the (session_id, t_ns) index, and
- * each key becomes a stack of interned frames: [kip] + the user chain, or
- * [ip] when there is no chain. Keys that end with the same frames, task and
+ * key (pid, tid, ip, kip, stack_id) from the packed sample_blocks (or the
+ * cpu_samples rows of older sessions), and each key becomes a stack of
+ * interned frames: the kernel chain (or [kip]) + the user chain, or [ip]
+ * when there is no chain. Keys that end with the same frames, task and
  * session are merged. Process and thread names come from sample_tasks (the
  * agent's interned names); without them the process is the basename of the
  * pid's lowest mapped file (its executable), pid 0 is "swapper". */
@@ -32,6 +33,7 @@ static const char q_blocks[] = "SELECT data FROM sample_blocks WHERE session_id 
 static const char q_nblocks[] = "SELECT COUNT(*) FROM sample_blocks WHERE session_id = ?1";
 static const char q_nrecords[] = "SELECT COUNT(*) FROM sample_intervals WHERE session_id = ?1 AND keys > 0";
 static const char q_stack[] = "SELECT ips FROM sample_stacks WHERE session_id = ?1 AND stack_id = ?2";
+static const char q_kstack[] = "SELECT ips FROM sample_kernel_stacks WHERE session_id = ?1 AND stack_id = ?2";
 static const char q_info[] = "SELECT COUNT(*), COALESCE(SUM(lost), 0), COALESCE(MIN(backend), 0),"
 			     " COALESCE(MAX(backend), 0), COALESCE(MAX(freq_hz), 0), COALESCE(SUM(interval_ns), 0),"
 			     " COALESCE(MIN(t_ns), 0), COALESCE(MAX(t_ns), 0), COALESCE(MIN(event_id), 0),"
@@ -243,8 +245,13 @@ static int intern_frame(struct build *b, const char *function, const char *modul
 {
 	char key[1024];
 	int kl = snprintf(key, sizeof(key), "%s%c%s", function, 0, module);
-	if (kl < 0 || (size_t)kl >= sizeof(key))
-		kl = sizeof(key) - 1;
+	if (kl < 0 || (size_t)kl >= sizeof(key) - 10)
+		kl = sizeof(key) - 10;
+	if (kernel) { /* one frame per kernel address: a symbolizer can name each (they all read [kernel] here) */
+		key[kl++] = 0;
+		memcpy(key + kl, &ip, sizeof(ip));
+		kl += sizeof(ip);
+	}
 	if (key_map_get(&b->frame_ids, key, (size_t)kl, out))
 		return 0;
 	struct query_result *r = b->r;
@@ -303,10 +310,11 @@ static int frame_of(struct build *b, struct sess *se, int32_t pid, uint64_t ip, 
 	return rc;
 }
 
-static int load_chain(struct store *s, int64_t sid, uint32_t stack_id, uint64_t *ips, size_t max, size_t *n)
+static int load_chain(struct store *s, const char *sql, int64_t sid, uint32_t stack_id, uint64_t *ips, size_t max,
+		      size_t *n)
 {
 	*n = 0;
-	struct db_stmt *st = store_stmt(s, q_stack);
+	struct db_stmt *st = store_stmt(s, sql);
 	if (!st)
 		return -EIO;
 	db_bind_i64(st, 1, sid);
@@ -525,16 +533,20 @@ static int read_keys(struct store *s, struct build *b, struct sess *se, const st
 			if (!in_str_list(f->comms, f->ncomms, comm))
 				continue;
 		}
-		uint64_t ips[MAX_FRAMES];
-		size_t nchain = 0;
+		uint64_t ips[MAX_FRAMES], kips[MAX_FRAMES / 2];
+		size_t nchain = 0, nk = 0;
 		if (k->stack_id) {
-			rc = load_chain(s, se->id, k->stack_id, ips, MAX_FRAMES - 1, &nchain);
+			rc = load_chain(s, q_stack, se->id, k->stack_id, ips, MAX_FRAMES / 2 - 1, &nchain);
+			if (rc == 0)
+				rc = load_chain(s, q_kstack, se->id, k->stack_id, kips, MAX_FRAMES / 2 - 1, &nk);
 			if (rc < 0)
 				break;
 		}
 		uint32_t fr[MAX_FRAMES];
 		size_t nfr = 0;
-		if (k->kip)
+		for (size_t j = 0; rc == 0 && j < nk; j++) /* the kernel's chain: its first frame is kip */
+			rc = frame_of(b, se, k->pid, kips[j], true, &fr[nfr++]);
+		if (!nk && k->kip)
 			rc = frame_of(b, se, k->pid, k->kip, true, &fr[nfr++]);
 		else if (k->ip && (nchain == 0 || ips[0] != k->ip))
 			rc = frame_of(b, se, k->pid, k->ip, false, &fr[nfr++]);
