@@ -11,6 +11,7 @@
  * agent's interned names); without them the process is the basename of the
  * pid's lowest mapped file (its executable), pid 0 is "swapper". */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +43,7 @@ static const char q_info[] = "SELECT COUNT(*), COALESCE(SUM(lost), 0), COALESCE(
 static const char q_event[] = "SELECT name FROM events WHERE session_id = ?1 AND event_id = ?2";
 
 struct map_row {
+	int64_t id;
 	int32_t pid;
 	uint64_t start, end, pgoff;
 	char *path;
@@ -77,6 +79,7 @@ struct build {
 	size_t capoff;
 	size_t capframes, capstacks, capsessions;
 	struct sym_resolver *sr;
+	bool have_tasks, have_blocks, have_kstacks; /* tables an older collector's store may lack */
 	int event_id; /* -1 none yet, -2 mixed */
 	int64_t event_sid;
 	int be_min, be_max;
@@ -156,6 +159,7 @@ static int load_maps(struct store *s, struct sess *se)
 			break;
 		}
 		struct map_row *m = &se->maps[se->nmaps];
+		m->id = db_col_i64(st, 0);
 		m->pid = (int32_t)db_col_i64(st, 1);
 		m->start = db_col_u64(st, 2);
 		m->end = db_col_u64(st, 3);
@@ -178,6 +182,8 @@ static int load_maps(struct store *s, struct sess *se)
 
 static int load_tasks(struct store *s, struct build *b, struct sess *se)
 {
+	if (!b->have_tasks)
+		return 0;
 	struct db_stmt *st = store_stmt(s, q_tasks);
 	if (!st)
 		return -EIO;
@@ -204,10 +210,54 @@ static int load_tasks(struct store *s, struct build *b, struct sess *se)
 	return rc < 0 ? rc : 0;
 }
 
+/* Maps by (pid, map id), tasks by (pid, tid): a pid's rows are one run, found by bisection
+ * (a system-wide week holds many thousands of both). */
+static int map_cmp(const void *a, const void *b)
+{
+	const struct map_row *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int task_cmp(const void *a, const void *b)
+{
+	const struct task_row *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static void sess_sort(struct sess *se)
+{
+	if (se->nmaps > 1)
+		qsort(se->maps, se->nmaps, sizeof(*se->maps), map_cmp);
+	if (se->ntasks > 1)
+		qsort(se->tasks, se->ntasks, sizeof(*se->tasks), task_cmp);
+}
+
+/* First index in rows (sorted by pid, each elem bytes with the pid at pid_off) whose pid >= pid. */
+static size_t lower_pid(const void *rows, size_t n, size_t elem, size_t pid_off, int32_t pid)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int32_t v;
+		memcpy(&v, (const char *)rows + mid * elem + pid_off, sizeof(v));
+		if (v < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The mapping of pid holding ip; the latest declared wins (a pid's maps are in declaration order). */
 static const struct map_row *find_map(const struct sess *se, int32_t pid, uint64_t ip)
 {
-	for (size_t i = se->nmaps; i-- > 0;)
-		if (se->maps[i].pid == pid && ip >= se->maps[i].start && ip < se->maps[i].end)
+	size_t i = lower_pid(se->maps, se->nmaps, sizeof(*se->maps), offsetof(struct map_row, pid), pid + 1);
+	while (i-- > 0 && se->maps[i].pid == pid)
+		if (ip >= se->maps[i].start && ip < se->maps[i].end)
 			return &se->maps[i];
 	return NULL;
 }
@@ -216,9 +266,8 @@ static const struct map_row *find_map(const struct sess *se, int32_t pid, uint64
 static void task_names(const struct sess *se, int32_t pid, int32_t tid, const char **comm, const char **thread)
 {
 	*comm = *thread = "";
-	for (size_t i = 0; i < se->ntasks; i++) {
-		if (se->tasks[i].pid != pid)
-			continue;
+	size_t i = lower_pid(se->tasks, se->ntasks, sizeof(*se->tasks), offsetof(struct task_row, pid), pid);
+	for (; i < se->ntasks && se->tasks[i].pid == pid; i++) {
 		if (!**comm || se->tasks[i].tid == pid)
 			*comm = se->tasks[i].comm;
 		if (se->tasks[i].tid == tid)
@@ -230,10 +279,10 @@ static void task_names(const struct sess *se, int32_t pid, int32_t tid, const ch
 		} else {
 			/* the executable: the file mapped lowest (programs load below their libraries) */
 			const struct map_row *exe = NULL;
-			for (size_t i = 0; i < se->nmaps; i++)
-				if (se->maps[i].pid == pid && se->maps[i].path[0] == '/' &&
-				    (!exe || se->maps[i].start < exe->start))
-					exe = &se->maps[i];
+			size_t j = lower_pid(se->maps, se->nmaps, sizeof(*se->maps), offsetof(struct map_row, pid), pid);
+			for (; j < se->nmaps && se->maps[j].pid == pid; j++)
+				if (se->maps[j].path[0] == '/' && (!exe || se->maps[j].start < exe->start))
+					exe = &se->maps[j];
 			if (exe)
 				*comm = base_name(exe->path);
 		}
@@ -519,7 +568,7 @@ static int read_keys(struct store *s, struct build *b, struct sess *se, const st
 {
 	struct kset ks = {0};
 	bool blocks = false;
-	int rc = has_blocks(s, se->id, &blocks);
+	int rc = b->have_blocks ? has_blocks(s, se->id, &blocks) : 0;
 	if (rc == 0)
 		rc = blocks ? keys_from_blocks(s, se->id, f, lo, hi, &ks) : keys_from_rows(s, se->id, f, lo, hi, &ks);
 	free(ks.slots);
@@ -537,7 +586,7 @@ static int read_keys(struct store *s, struct build *b, struct sess *se, const st
 		size_t nchain = 0, nk = 0;
 		if (k->stack_id) {
 			rc = load_chain(s, q_stack, se->id, k->stack_id, ips, MAX_FRAMES / 2 - 1, &nchain);
-			if (rc == 0)
+			if (rc == 0 && b->have_kstacks)
 				rc = load_chain(s, q_kstack, se->id, k->stack_id, kips, MAX_FRAMES / 2 - 1, &nk);
 			if (rc < 0)
 				break;
@@ -639,6 +688,8 @@ static int run_session(struct store *s, struct build *b, struct sess *se, const 
 	if (rc == 0)
 		rc = load_tasks(s, b, se);
 	if (rc == 0)
+		sess_sort(se);
+	if (rc == 0)
 		rc = read_keys(s, b, se, f, lo, hi, &si.samples);
 	if (rc == 0) {
 		r->sessions[r->nsessions++] = si;
@@ -667,7 +718,10 @@ int query_run(struct store *s, const struct query_opts *o, struct query_result *
 		return -ENOMEM;
 	}
 	r->priv = p;
-	struct build b = {.r = r};
+	struct build b = {.r = r,
+			  .have_tasks = store_has_table(s, "sample_tasks"),
+			  .have_blocks = store_has_table(s, "sample_blocks"),
+			  .have_kstacks = store_has_table(s, "sample_kernel_stacks")};
 	int rc = sym_resolver_create(o->symfs, &b.sr);
 	struct db_stmt *st = rc == 0 ? store_stmt(s, q_sessions) : NULL;
 	if (rc == 0 && !st)
