@@ -23,7 +23,11 @@ static const char samples_schema[] =
 	"CREATE TABLE IF NOT EXISTS cpu_samples (session_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
 	" t_ns INTEGER NOT NULL, backend INTEGER, event_id INTEGER, pid INTEGER, tid INTEGER, ip INTEGER,"
 	" kip INTEGER, stack_id INTEGER, count INTEGER NOT NULL);"
-	"CREATE INDEX IF NOT EXISTS cpu_samples_session ON cpu_samples(session_id, pid);"
+	/* (session, t_ns): retention deletes by time, every reader selects by session. It replaces
+	 * (session, pid), which no query used beyond its session prefix (built once at the first
+	 * read-write open of an older store). */
+	"CREATE INDEX IF NOT EXISTS cpu_samples_time ON cpu_samples(session_id, t_ns);"
+	"DROP INDEX IF EXISTS cpu_samples_session;"
 	"CREATE TABLE IF NOT EXISTS sample_blocks (session_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
 	" t_ns INTEGER NOT NULL, keys INTEGER, data BLOB, PRIMARY KEY(session_id, seq));"
 	"CREATE INDEX IF NOT EXISTS sample_blocks_time ON sample_blocks(session_id, t_ns);"
@@ -38,6 +42,7 @@ static const char samples_schema[] =
 	" ips BLOB, PRIMARY KEY(session_id, stack_id));"
 	"CREATE TABLE IF NOT EXISTS task_times (session_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
 	" t_ns INTEGER, pid INTEGER, tid INTEGER, on_cpu_ns INTEGER, off_cpu_ns INTEGER, switches INTEGER);"
+	"CREATE INDEX IF NOT EXISTS task_times_time ON task_times(session_id, t_ns);"
 	"CREATE TABLE IF NOT EXISTS sample_intervals (session_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
 	" t_ns INTEGER, interval_ns INTEGER, backend INTEGER, event_id INTEGER, freq_hz INTEGER,"
 	" period INTEGER, lost INTEGER, keys INTEGER, PRIMARY KEY(session_id, seq));";
