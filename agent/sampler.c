@@ -161,6 +161,7 @@ int sampler_open(struct sampler **out, const struct sampler_opts *o, char *err, 
 		return -ENOMEM;
 	s->o = *o;
 	proc_maps_init(&s->maps);
+	task_names_init(&s->tasks, NULL);
 	int rc = sample_agg_init(&s->agg);
 	if (rc == 0)
 		rc = stack_table_init(&s->stacks);
@@ -205,6 +206,7 @@ int sampler_open(struct sampler **out, const struct sampler_opts *o, char *err, 
 			log_warn("%s: mappings are read from /proc when first sampled (a program that ends first "
 				 "stays unsymbolized)",
 				 why);
+		mmap_watch_set_names(s->mw, &s->tasks); /* names at exec, before the program can end */
 	}
 	s->last_emit_ns = clock_mono_ns();
 	loop_timer_start(&s->timer, o->interval_ns, s->last_emit_ns);
@@ -255,6 +257,8 @@ int sampler_add(struct sampler *s, const struct sample_key *k, uint64_t count, u
 	}
 	if (rc == 1 && k->ip)
 		proc_maps_ensure(&s->maps, k->pid, k->ip, now_ns, MAPS_RESCAN_GAP_NS);
+	if (rc == 1)
+		task_names_ensure(&s->tasks, k->pid, k->tid); /* no name is not an error */
 	return 0;
 }
 
@@ -268,6 +272,7 @@ static int emit_record(struct sampler *s, uint64_t now_ns)
 			s->gen = g;
 			s->event_declared = false;
 			proc_maps_redeclare(&s->maps);
+			task_names_redeclare(&s->tasks);
 			stack_table_redeclare(&s->stacks);
 		}
 	}
@@ -283,7 +288,7 @@ static int emit_record(struct sampler *s, uint64_t now_ns)
 	sm.backend = s->ops->id;
 	sm.t_ns = now_ns > s->o.base_ns ? now_ns - s->o.base_ns : 0;
 	sm.interval_ns = now_ns > s->last_emit_ns ? now_ns - s->last_emit_ns : 0;
-	sm.event_id = 1;
+	sm.event_id = s->o.event_id ? s->o.event_id : 1;
 	sm.freq_hz = s->o.freq_hz;
 	sm.period = s->by_freq ? 0 : s->period;
 	sm.lost = s->lost;
@@ -296,7 +301,9 @@ static int emit_record(struct sampler *s, uint64_t now_ns)
 	Prof__Mapping *mp = malloc((s->maps.n + 1) * sizeof(*mp));
 	Prof__Mapping **mpp = malloc((s->maps.n + 1) * sizeof(*mpp));
 	Prof__TaskTime **ttp = malloc((s->ntt + 1) * sizeof(*ttp));
-	if (!pid || !tid || !ip || !kip || !cnt || !sid || !stk || !stkp || !mp || !mpp || !ttp) {
+	Prof__TaskName *tn = malloc((n + 1) * sizeof(*tn)); /* at most one new name per key */
+	Prof__TaskName **tnp = malloc((n + 1) * sizeof(*tnp));
+	if (!pid || !tid || !ip || !kip || !cnt || !sid || !stk || !stkp || !mp || !mpp || !ttp || !tn || !tnp) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -305,7 +312,7 @@ rebuild:
 	sm.n_new_events = 0;
 	if (!s->event_declared) {
 		prof__event_desc__init(&evd);
-		evd.id = 1;
+		evd.id = sm.event_id;
 		evd.name = s->ev.name;
 		evd.type = s->ev.type;
 		evd.config = s->ev.config;
@@ -313,7 +320,7 @@ rebuild:
 		sm.n_new_events = 1;
 		sm.new_events = &evp;
 	}
-	size_t k = 0, nst = 0;
+	size_t k = 0, nst = 0, ntn = 0;
 	bool any_kip = false;
 	for (size_t i = 0; i < s->agg.cap; i++) {
 		const struct sample_entry *e = &s->agg.slots[i];
@@ -327,6 +334,17 @@ rebuild:
 		sid[k] = e->k.stack_id;
 		cnt[k] = e->count;
 		k++;
+		struct task_name *name = task_names_find(&s->tasks, e->k.pid, e->k.tid);
+		if (name && !name->declared && ntn < n) {
+			prof__task_name__init(&tn[ntn]);
+			tn[ntn].pid = name->pid;
+			tn[ntn].tid = name->tid;
+			tn[ntn].comm = name->comm;
+			tn[ntn].thread = name->thread;
+			tnp[ntn] = &tn[ntn];
+			ntn++;
+			name->declared = true;
+		}
 		if (e->k.stack_id && !stack_table_declared(&s->stacks, e->k.stack_id)) {
 			size_t len;
 			const uint64_t *ips = stack_table_get(&s->stacks, e->k.stack_id, &len);
@@ -334,6 +352,14 @@ rebuild:
 			stk[nst].id = e->k.stack_id;
 			stk[nst].ips = (uint64_t *)ips;
 			stk[nst].n_ips = len;
+			for (size_t j = 0; j < len; j++)
+				if (ips[j] == SAMPLE_CHAIN_USER_MARK) { /* kernel frames, then the user's */
+					stk[nst].kernel_ips = (uint64_t *)ips;
+					stk[nst].n_kernel_ips = j;
+					stk[nst].ips = (uint64_t *)ips + j + 1;
+					stk[nst].n_ips = len - j - 1;
+					break;
+				}
 			stkp[nst] = &stk[nst];
 			nst++;
 			stack_table_set_declared(&s->stacks, e->k.stack_id);
@@ -375,6 +401,8 @@ rebuild:
 	sm.new_mappings = mpp;
 	sm.n_task_times = s->ntt;
 	sm.task_times = ttp;
+	sm.n_new_tasks = ntn;
+	sm.new_tasks = tnp;
 	rc = s->o.emit(s->o.ctx, &env);
 	if (rc == -ESTALE && !retried) {
 		/* The sink says this record makes the spool drop older ones, which
@@ -382,6 +410,7 @@ rebuild:
 		retried = true;
 		s->event_declared = false;
 		proc_maps_redeclare(&s->maps);
+		task_names_redeclare(&s->tasks);
 		stack_table_redeclare(&s->stacks);
 		goto rebuild;
 	}
@@ -389,6 +418,7 @@ rebuild:
 		/* Not sent: what it declared must be declared again. */
 		log_warn("sending a samples record: %s", strerror(-rc));
 		proc_maps_redeclare(&s->maps);
+		task_names_redeclare(&s->tasks);
 		stack_table_redeclare(&s->stacks);
 		s->event_declared = false;
 	} else {
@@ -401,6 +431,8 @@ rebuild:
 		s->st.stacks += nst;
 	}
 out:
+	free(tn);
+	free(tnp);
 	free(pid);
 	free(tid);
 	free(ip);
@@ -488,6 +520,7 @@ void sampler_close(struct sampler *s)
 	sample_agg_free(&s->agg);
 	stack_table_free(&s->stacks);
 	proc_maps_free(&s->maps);
+	task_names_free(&s->tasks);
 	free(s->tt);
 	free(s);
 }

@@ -20,6 +20,7 @@ int cli_roofline(int argc, char **argv);    /* cli_analysis.c */
 int cli_sensitivity(int argc, char **argv); /* cli_analysis.c */
 int cli_recover(int argc, char **argv);
 int cli_migrate(int argc, char **argv);
+int cli_prune(int argc, char **argv); /* cli_prune.c */
 int cli_http_key(int argc, char **argv);
 
 /* The subcommand table (cli_commands.c): main() dispatches from it and

@@ -4,13 +4,18 @@
  *   cpu_samples(session_id, seq, t_ns, backend, event_id, pid, tid, ip, kip, stack_id, count)
  *   sample_mappings(session_id, map_id, pid, start, "end", pgoff, path, build_id)
  *   sample_stacks(session_id, stack_id, ips)  -- ips: packed little-endian uint64, innermost first
+ *   sample_kernel_stacks(session_id, stack_id, ips)  -- the chain's kernel frames, where recorded
  *   task_times(session_id, seq, t_ns, pid, tid, on_cpu_ns, off_cpu_ns, switches)
  *   sample_intervals(session_id, seq, t_ns, interval_ns, backend, event_id, freq_hz, period, lost)
+ *   sample_tasks(session_id, pid, tid, comm, thread)  -- process and thread names, interned per task
+ *   sample_blocks(session_id, seq, t_ns, keys, data)  -- the record's keys packed (store_blocks.h), for the
+ *                                                       queries over time (one row per record, not per key)
  * t_ns is absolute (ns after Hello.base_ns): Samples.t_ns is not delta-encoded. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "store_blocks.h"
 #include "store_kinds.h"
 #include "store_rows.h"
 
@@ -18,14 +23,26 @@ static const char samples_schema[] =
 	"CREATE TABLE IF NOT EXISTS cpu_samples (session_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
 	" t_ns INTEGER NOT NULL, backend INTEGER, event_id INTEGER, pid INTEGER, tid INTEGER, ip INTEGER,"
 	" kip INTEGER, stack_id INTEGER, count INTEGER NOT NULL);"
-	"CREATE INDEX IF NOT EXISTS cpu_samples_session ON cpu_samples(session_id, pid);"
+	/* (session, t_ns): retention deletes by time, every reader selects by session. It replaces
+	 * (session, pid), which no query used beyond its session prefix (built once at the first
+	 * read-write open of an older store). */
+	"CREATE INDEX IF NOT EXISTS cpu_samples_time ON cpu_samples(session_id, t_ns);"
+	"DROP INDEX IF EXISTS cpu_samples_session;"
+	"CREATE TABLE IF NOT EXISTS sample_blocks (session_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
+	" t_ns INTEGER NOT NULL, keys INTEGER, data BLOB, PRIMARY KEY(session_id, seq));"
+	"CREATE INDEX IF NOT EXISTS sample_blocks_time ON sample_blocks(session_id, t_ns);"
+	"CREATE TABLE IF NOT EXISTS sample_tasks (session_id INTEGER NOT NULL, pid INTEGER NOT NULL,"
+	" tid INTEGER NOT NULL, comm TEXT, thread TEXT, PRIMARY KEY(session_id, pid, tid));"
 	"CREATE TABLE IF NOT EXISTS sample_mappings (session_id INTEGER NOT NULL, map_id INTEGER NOT NULL,"
 	" pid INTEGER, start INTEGER, \"end\" INTEGER, pgoff INTEGER, path TEXT, build_id BLOB,"
 	" PRIMARY KEY(session_id, map_id));"
 	"CREATE TABLE IF NOT EXISTS sample_stacks (session_id INTEGER NOT NULL, stack_id INTEGER NOT NULL,"
 	" ips BLOB, PRIMARY KEY(session_id, stack_id));"
+	"CREATE TABLE IF NOT EXISTS sample_kernel_stacks (session_id INTEGER NOT NULL, stack_id INTEGER NOT NULL,"
+	" ips BLOB, PRIMARY KEY(session_id, stack_id));"
 	"CREATE TABLE IF NOT EXISTS task_times (session_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
 	" t_ns INTEGER, pid INTEGER, tid INTEGER, on_cpu_ns INTEGER, off_cpu_ns INTEGER, switches INTEGER);"
+	"CREATE INDEX IF NOT EXISTS task_times_time ON task_times(session_id, t_ns);"
 	"CREATE TABLE IF NOT EXISTS sample_intervals (session_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
 	" t_ns INTEGER, interval_ns INTEGER, backend INTEGER, event_id INTEGER, freq_hz INTEGER,"
 	" period INTEGER, lost INTEGER, keys INTEGER, PRIMARY KEY(session_id, seq));";
@@ -36,11 +53,46 @@ static const char ins_mapping[] = "INSERT INTO sample_mappings (session_id, map_
 				  " path, build_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT DO NOTHING";
 static const char ins_stack[] = "INSERT INTO sample_stacks (session_id, stack_id, ips) VALUES (?1, ?2, ?3)"
 				" ON CONFLICT DO NOTHING";
+static const char ins_kstack[] = "INSERT INTO sample_kernel_stacks (session_id, stack_id, ips) VALUES (?1, ?2, ?3)"
+				 " ON CONFLICT DO NOTHING";
 static const char ins_task[] = "INSERT INTO task_times (session_id, seq, t_ns, pid, tid, on_cpu_ns, off_cpu_ns,"
 			       " switches) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
 static const char ins_interval[] = "INSERT INTO sample_intervals (session_id, seq, t_ns, interval_ns, backend,"
 				   " event_id, freq_hz, period, lost, keys) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
 				   " ON CONFLICT DO NOTHING";
+static const char ins_task_name[] = "INSERT INTO sample_tasks (session_id, pid, tid, comm, thread)"
+				    " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (session_id, pid, tid)"
+				    " DO UPDATE SET comm = excluded.comm, thread = excluded.thread";
+static const char ins_block[] = "INSERT INTO sample_blocks (session_id, seq, t_ns, keys, data)"
+				" VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING";
+
+/* The record's keys as one packed row (store_blocks.h). */
+static int put_block(struct store *s, int64_t sid, uint64_t seq, const Prof__Samples *sm)
+{
+	size_t n = sm->n_count, len = 0;
+	uint8_t *buf = malloc(n * STORE_BLOCK_MAX_KEY_BYTES + 1);
+	if (!buf)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct store_block_key k = {.pid = sm->pid[i], .tid = sm->tid[i], .ip = sm->ip[i],
+					    .kip = sm->n_kip ? sm->kip[i] : 0, .stack_id = sm->stack_id[i],
+					    .count = sm->count[i]};
+		len += store_block_put(buf + len, &k);
+	}
+	struct db_stmt *st = store_stmt(s, ins_block);
+	int rc = -EIO;
+	if (st) {
+		db_bind_i64(st, 1, sid);
+		db_bind_u64(st, 2, seq);
+		db_bind_u64(st, 3, sm->t_ns);
+		db_bind_i64(st, 4, (int64_t)n);
+		db_bind_blob(st, 5, buf, len);
+		rc = db_run(st);
+	}
+	free(buf);
+	return rc;
+}
+
 static int check_samples(const Prof__Envelope *env)
 {
 	return env->samples->t_ns > (uint64_t)INT64_MAX ? -ERANGE : 0;
@@ -67,27 +119,54 @@ static int put_mappings(struct store *s, int64_t sid, const Prof__Samples *sm)
 	return rc;
 }
 
+/* One chain as packed little-endian uint64 into the table of sql. */
+static int put_chain(struct store *s, const char *sql, int64_t sid, uint32_t id, const uint64_t *ips, size_t n)
+{
+	uint8_t *blob = malloc(n * 8 + 1);
+	if (!blob)
+		return -ENOMEM;
+	for (size_t j = 0; j < n; j++)
+		for (int b = 0; b < 8; b++)
+			blob[j * 8 + b] = (uint8_t)(ips[j] >> (8 * b));
+	struct db_stmt *st = store_stmt(s, sql);
+	int rc = -EIO;
+	if (st) {
+		db_bind_i64(st, 1, sid);
+		db_bind_i64(st, 2, id);
+		db_bind_blob(st, 3, blob, n * 8);
+		rc = db_run(st);
+	}
+	free(blob);
+	return rc;
+}
+
 static int put_stacks(struct store *s, int64_t sid, const Prof__Samples *sm)
 {
 	int rc = 0;
 	for (size_t i = 0; rc == 0 && i < sm->n_new_stacks; i++) {
 		const Prof__Stack *k = sm->new_stacks[i];
-		uint8_t *blob = malloc(k->n_ips * 8 + 1);
-		if (!blob)
-			return -ENOMEM;
-		for (size_t j = 0; j < k->n_ips; j++)
-			for (int b = 0; b < 8; b++)
-				blob[j * 8 + b] = (uint8_t)(k->ips[j] >> (8 * b));
-		struct db_stmt *st = store_stmt(s, ins_stack);
-		if (!st) {
-			free(blob);
+		rc = put_chain(s, ins_stack, sid, k->id, k->ips, k->n_ips);
+		if (rc == 0 && k->n_kernel_ips)
+			rc = put_chain(s, ins_kstack, sid, k->id, k->kernel_ips, k->n_kernel_ips);
+	}
+	return rc;
+}
+
+/* Names of the tasks (latest wins: a task that exec'd is declared again with its new name). */
+static int put_task_names(struct store *s, int64_t sid, const Prof__Samples *sm)
+{
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < sm->n_new_tasks; i++) {
+		const Prof__TaskName *t = sm->new_tasks[i];
+		struct db_stmt *st = store_stmt(s, ins_task_name);
+		if (!st)
 			return -EIO;
-		}
 		db_bind_i64(st, 1, sid);
-		db_bind_i64(st, 2, k->id);
-		db_bind_blob(st, 3, blob, k->n_ips * 8);
+		db_bind_i64(st, 2, t->pid);
+		db_bind_i64(st, 3, t->tid);
+		db_bind_text(st, 4, t->comm);
+		db_bind_text(st, 5, t->thread);
 		rc = db_run(st);
-		free(blob);
 	}
 	return rc;
 }
@@ -123,6 +202,8 @@ static int put_samples(struct store *s, int64_t sid, const Prof__Envelope *env)
 		rc = put_mappings(s, sid, sm);
 	if (rc == 0)
 		rc = put_stacks(s, sid, sm);
+	if (rc == 0)
+		rc = put_task_names(s, sid, sm);
 	if (rc < 0)
 		return rc;
 	struct db_stmt *st = store_stmt(s, ins_interval);
@@ -142,6 +223,8 @@ static int put_samples(struct store *s, int64_t sid, const Prof__Envelope *env)
 	if (rc == 0)
 		rc = store_insert_rows(s, ins_samples, 11, sm->n_count, bind_sample_row,
 				       &(struct sample_rows){.sid = sid, .seq = env->seq, .sm = sm});
+	if (rc == 0 && sm->n_count)
+		rc = put_block(s, sid, env->seq, sm);
 	for (size_t i = 0; rc == 0 && i < sm->n_task_times; i++) {
 		const Prof__TaskTime *t = sm->task_times[i];
 		st = store_stmt(s, ins_task);
