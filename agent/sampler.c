@@ -132,6 +132,7 @@ int sampler_open(struct sampler **out, const struct sampler_opts *o, char *err, 
 		return -ENOMEM;
 	s->o = *o;
 	proc_maps_init(&s->maps);
+	task_names_init(&s->tasks, NULL);
 	int rc = sample_agg_init(&s->agg);
 	if (rc == 0)
 		rc = stack_table_init(&s->stacks);
@@ -226,6 +227,8 @@ int sampler_add(struct sampler *s, const struct sample_key *k, uint64_t count, u
 	}
 	if (rc == 1 && k->ip)
 		proc_maps_ensure(&s->maps, k->pid, k->ip, now_ns, MAPS_RESCAN_GAP_NS);
+	if (rc == 1)
+		task_names_ensure(&s->tasks, k->pid, k->tid); /* no name is not an error */
 	return 0;
 }
 
@@ -239,6 +242,7 @@ static int emit_record(struct sampler *s, uint64_t now_ns)
 			s->gen = g;
 			s->event_declared = false;
 			proc_maps_redeclare(&s->maps);
+			task_names_redeclare(&s->tasks);
 			stack_table_redeclare(&s->stacks);
 		}
 	}
@@ -267,7 +271,9 @@ static int emit_record(struct sampler *s, uint64_t now_ns)
 	Prof__Mapping *mp = malloc((s->maps.n + 1) * sizeof(*mp));
 	Prof__Mapping **mpp = malloc((s->maps.n + 1) * sizeof(*mpp));
 	Prof__TaskTime **ttp = malloc((s->ntt + 1) * sizeof(*ttp));
-	if (!pid || !tid || !ip || !kip || !cnt || !sid || !stk || !stkp || !mp || !mpp || !ttp) {
+	Prof__TaskName *tn = malloc((n + 1) * sizeof(*tn)); /* at most one new name per key */
+	Prof__TaskName **tnp = malloc((n + 1) * sizeof(*tnp));
+	if (!pid || !tid || !ip || !kip || !cnt || !sid || !stk || !stkp || !mp || !mpp || !ttp || !tn || !tnp) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -284,7 +290,7 @@ rebuild:
 		sm.n_new_events = 1;
 		sm.new_events = &evp;
 	}
-	size_t k = 0, nst = 0;
+	size_t k = 0, nst = 0, ntn = 0;
 	bool any_kip = false;
 	for (size_t i = 0; i < s->agg.cap; i++) {
 		const struct sample_entry *e = &s->agg.slots[i];
@@ -298,6 +304,17 @@ rebuild:
 		sid[k] = e->k.stack_id;
 		cnt[k] = e->count;
 		k++;
+		struct task_name *name = task_names_find(&s->tasks, e->k.pid, e->k.tid);
+		if (name && !name->declared && ntn < n) {
+			prof__task_name__init(&tn[ntn]);
+			tn[ntn].pid = name->pid;
+			tn[ntn].tid = name->tid;
+			tn[ntn].comm = name->comm;
+			tn[ntn].thread = name->thread;
+			tnp[ntn] = &tn[ntn];
+			ntn++;
+			name->declared = true;
+		}
 		if (e->k.stack_id && !stack_table_declared(&s->stacks, e->k.stack_id)) {
 			size_t len;
 			const uint64_t *ips = stack_table_get(&s->stacks, e->k.stack_id, &len);
@@ -346,6 +363,8 @@ rebuild:
 	sm.new_mappings = mpp;
 	sm.n_task_times = s->ntt;
 	sm.task_times = ttp;
+	sm.n_new_tasks = ntn;
+	sm.new_tasks = tnp;
 	rc = s->o.emit(s->o.ctx, &env);
 	if (rc == -ESTALE && !retried) {
 		/* The sink says this record makes the spool drop older ones, which
@@ -353,6 +372,7 @@ rebuild:
 		retried = true;
 		s->event_declared = false;
 		proc_maps_redeclare(&s->maps);
+		task_names_redeclare(&s->tasks);
 		stack_table_redeclare(&s->stacks);
 		goto rebuild;
 	}
@@ -360,6 +380,7 @@ rebuild:
 		/* Not sent: what it declared must be declared again. */
 		log_warn("sending a samples record: %s", strerror(-rc));
 		proc_maps_redeclare(&s->maps);
+		task_names_redeclare(&s->tasks);
 		stack_table_redeclare(&s->stacks);
 		s->event_declared = false;
 	} else {
@@ -372,6 +393,8 @@ rebuild:
 		s->st.stacks += nst;
 	}
 out:
+	free(tn);
+	free(tnp);
 	free(pid);
 	free(tid);
 	free(ip);
@@ -458,6 +481,7 @@ void sampler_close(struct sampler *s)
 	sample_agg_free(&s->agg);
 	stack_table_free(&s->stacks);
 	proc_maps_free(&s->maps);
+	task_names_free(&s->tasks);
 	free(s->tt);
 	free(s);
 }

@@ -10,6 +10,7 @@
 #include "mmap_watch.h"
 #include "proc_maps.h"
 #include "sample_agg.h"
+#include "task_names.h"
 #include "sampler.h"
 
 #ifdef CONFIG_AGENT_BPF
@@ -39,6 +40,7 @@ struct sampler {
 	struct sample_agg agg;
 	struct stack_table stacks;
 	struct proc_maps maps;
+	struct task_names tasks; /* process and thread names, declared once */
 	struct mmap_watch *mw; /* mappings as they happen (NULL: only the lazy /proc scan) */
 	int mw_first, mw_n;    /* its pollfds in the source's array */
 	Prof__TaskTime *tt;  /* task times of the interval (bpf) */

@@ -57,5 +57,14 @@ int validate_samples(const Prof__Samples *s, char *err, size_t errlen)
 			    s->n_pid, s->n_tid, s->n_ip, s->n_kip, s->n_stack_id, n);
 	if (s->n_task_times > VALIDATE_MAX_TASK_TIMES)
 		return fail(err, errlen, "samples: %zu task times (max %u)", s->n_task_times, VALIDATE_MAX_TASK_TIMES);
+	if (s->n_new_tasks > VALIDATE_MAX_SAMPLE_KEYS)
+		return fail(err, errlen, "samples: %zu task names (max %u)", s->n_new_tasks, VALIDATE_MAX_SAMPLE_KEYS);
+	for (size_t i = 0; i < s->n_new_tasks; i++) {
+		const Prof__TaskName *t = s->new_tasks[i];
+		if ((t->comm && strlen(t->comm) > VALIDATE_MAX_TASK_NAME) ||
+		    (t->thread && strlen(t->thread) > VALIDATE_MAX_TASK_NAME))
+			return fail(err, errlen, "samples: task %d/%d: name longer than %u bytes", t->pid, t->tid,
+				    VALIDATE_MAX_TASK_NAME);
+	}
 	return 0;
 }

@@ -12,6 +12,7 @@
 #define VALIDATE_MAX_STACKS 16384u
 #define VALIDATE_MAX_STACK_DEPTH 127u
 #define VALIDATE_MAX_TASK_TIMES 16384u
+#define VALIDATE_MAX_TASK_NAME 64u /* comm is 15 bytes; room for longer names elsewhere */
 
 /* Returns 0, or -EINVAL with a reason in err. */
 int validate_samples(const Prof__Samples *s, char *err, size_t errlen);

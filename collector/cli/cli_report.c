@@ -1,4 +1,6 @@
-/* collector report --store PATH --session N [--top] [--opencl] [--json] [--symfs DIR] [--limit N] [--sort K]
+/* collector report --store PATH [--since T] [--until T] [--agent ID] [--comm NAME | --pid N] [--by G]:
+ *   the top table of the samples the filters select, across sessions and agents (collector/query/);
+ * collector report --store PATH --session N [--top] [--opencl] [--json] [--symfs DIR] [--limit N] [--sort K]
  *                  [--format text|json|html] [--machine FILE] [--kernel-model FILE] */
 #include <errno.h>
 #include <getopt.h>
@@ -7,12 +9,15 @@
 
 #include "cli.h"
 #include "log.h"
+#include "query/query.h"
 #include "report/overview.h"
 #include "report/gpu.h"
 #include "report/report.h"
 
 static const char report_usage[] =
-	"usage: collector report --store PATH --session N [--top] [--opencl] [--gpu] [--json] [--symfs DIR] [--limit N]\n"
+	"usage: collector report --store PATH [--since T] [--until T] [--agent ID] [--comm NAME | --pid N]\n"
+	"                        [--by function|module|process|thread|agent|stack] [--json] [--limit N]\n"
+	"       collector report --store PATH --session N [--top] [--opencl] [--gpu] [--json] [--symfs DIR] [--limit N]\n"
 	"                        [--format text|json|html] [--machine FILE] [--kernel-model FILE] [--check full|quick|off]\n"
 	"                        [--sort KEY]\n"
 	"  --top      functions with the most CPU samples (symbols resolved on this host)\n"
@@ -27,7 +32,10 @@ static const char report_usage[] =
 	"latency sensitivity, calibration summary) in --format text (default), json or html (one\n"
 	"self-contained page with the charts inline; --json is --format json).\n"
 	"  --machine FILE       calibration when the session has none (collector calibrate --model)\n"
-	"  --kernel-model FILE  per-kernel 'NAME ops=N bytes=N' (per work-item) for the roofline dots\n" CLI_CHECK_HELP;
+	"  --kernel-model FILE  per-kernel 'NAME ops=N bytes=N' (per work-item) for the roofline dots\n"
+	"Without --session, with a list of sessions (--session 3,4) or with any filter: the top table of\n"
+	"the CPU samples the filters select across the store's sessions and agents, with self and total\n"
+	"counts and process, pid, agent and module columns.\n" QUERY_OPTS_HELP CLI_CHECK_HELP;
 
 static int overview(struct store *st, long long id, const struct report_opts *ro, const char *format,
 		    const char *machine, const char *kmodel)
@@ -52,6 +60,24 @@ static int overview(struct store *st, long long id, const struct report_opts *ro
 	return rc;
 }
 
+static int fleet_report(const char *path, unsigned check, const struct query_opts *qo,
+			const struct report_opts *ro)
+{
+	struct store *st;
+	if (cli_open_store(path, check, &st) < 0)
+		return 1;
+	struct query_result *r;
+	int rc = query_run(st, qo, &r);
+	if (rc < 0) {
+		log_error("report: cannot query the store: %s", strerror(-rc));
+	} else {
+		rc = report_query_top(r, qo->by, ro->limit, ro->json, stdout);
+		query_result_free(r);
+	}
+	store_close(st);
+	return rc < 0 ? 1 : 0;
+}
+
 int cli_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -62,6 +88,7 @@ int cli_report(int argc, char **argv)
 		{"format", required_argument, NULL, 'F'}, {"machine", required_argument, NULL, 'M'},
 		{"kernel-model", required_argument, NULL, 'k'}, {"gpu", no_argument, NULL, 'g'},
 		{"check", required_argument, NULL, 'K'}, {"sort", required_argument, NULL, 'S'},
+		QUERY_LONG_OPTIONS_FILTERS,
 		{NULL, 0, NULL, 0},
 	};
 	const char *path = NULL, *sess = NULL, *format = NULL, *machine = NULL, *kmodel = NULL;
@@ -69,8 +96,22 @@ int cli_report(int argc, char **argv)
 	unsigned check = CLI_CHECK_DEFAULT;
 	struct report_opts ro = {.limit = 20};
 	int ch;
+	struct query_opts qo;
+	query_opts_init(&qo, 0);
+	bool query = false;
+	char err[256];
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		int q = query_opt(&qo, ch, optarg, err, sizeof(err));
+		if (q < 0) {
+			fprintf(stderr, "collector report: %s\n", err);
+			query_opts_free(&qo);
+			return 2;
+		}
+		if (q > 0) {
+			query = true;
+			continue;
+		}
 		switch (ch) {
 		case 's': path = optarg; break;
 		case 'n': sess = optarg; break;
@@ -99,10 +140,27 @@ int cli_report(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'h': fputs(report_usage, stdout); return 0;
-		default: fputs(report_usage, stderr); return 2;
+		case 'h': fputs(report_usage, stdout); query_opts_free(&qo); return 0;
+		default: fputs(report_usage, stderr); query_opts_free(&qo); return 2;
 		}
 	}
+	/* No --session, a list of sessions, or filters: the top table of a query over the store. */
+	if (optind == argc && path && ro.limit && (query || !sess || strchr(sess, ','))) {
+		int rc = sess ? query_opt(&qo, QUERY_OPT_SESSION, sess, err, sizeof(err)) : 1;
+		if (rc > 0)
+			rc = query_opts_check(&qo, err, sizeof(err));
+		if (rc < 0) {
+			fprintf(stderr, "collector report: %s\n", err);
+			query_opts_free(&qo);
+			return 2;
+		}
+		if (ro.symfs)
+			qo.symfs = ro.symfs;
+		rc = fleet_report(path, check, &qo, &ro);
+		query_opts_free(&qo);
+		return rc;
+	}
+	query_opts_free(&qo);
 	long long id = cli_session_id(sess);
 	if (optind != argc || !path || id <= 0 || ro.limit == 0) {
 		fprintf(stderr, "collector report: --store PATH and a positive --session N are required\n%s",

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "query/query.h"
 #include "store/store.h"
 
 enum report_sort { REPORT_SORT_TOTAL, REPORT_SORT_COUNT, REPORT_SORT_MEAN, REPORT_SORT_NAME };
@@ -24,6 +25,9 @@ int report_top(struct store *st, int64_t sid, const struct report_opts *o, FILE 
  * the session's sampling frequency (0: sampled by period). 0 or -errno. */
 int report_function_samples(struct store *st, int64_t sid, const char *symfs, const char *func, uint64_t *count,
 			    int64_t *freq_hz);
+/* The top table of a query (collector report without --session, or with filters): rows grouped by `by`,
+ * self and total, process, pid and agent columns; text or JSON. */
+int report_query_top(const struct query_result *r, enum query_group by, unsigned limit, bool json, FILE *out);
 /* OpenCL command table (--opencl). */
 int report_opencl(struct store *st, int64_t sid, const struct report_opts *o, FILE *out);
 

@@ -6,6 +6,7 @@
  *   sample_stacks(session_id, stack_id, ips)  -- ips: packed little-endian uint64, innermost first
  *   task_times(session_id, seq, t_ns, pid, tid, on_cpu_ns, off_cpu_ns, switches)
  *   sample_intervals(session_id, seq, t_ns, interval_ns, backend, event_id, freq_hz, period, lost)
+ *   sample_tasks(session_id, pid, tid, comm, thread)  -- process and thread names, interned per task
  * t_ns is absolute (ns after Hello.base_ns): Samples.t_ns is not delta-encoded. */
 #include <errno.h>
 #include <stdint.h>
@@ -19,6 +20,9 @@ static const char samples_schema[] =
 	" t_ns INTEGER NOT NULL, backend INTEGER, event_id INTEGER, pid INTEGER, tid INTEGER, ip INTEGER,"
 	" kip INTEGER, stack_id INTEGER, count INTEGER NOT NULL);"
 	"CREATE INDEX IF NOT EXISTS cpu_samples_session ON cpu_samples(session_id, pid);"
+	"CREATE INDEX IF NOT EXISTS cpu_samples_time ON cpu_samples(session_id, t_ns);"
+	"CREATE TABLE IF NOT EXISTS sample_tasks (session_id INTEGER NOT NULL, pid INTEGER NOT NULL,"
+	" tid INTEGER NOT NULL, comm TEXT, thread TEXT, PRIMARY KEY(session_id, pid, tid));"
 	"CREATE TABLE IF NOT EXISTS sample_mappings (session_id INTEGER NOT NULL, map_id INTEGER NOT NULL,"
 	" pid INTEGER, start INTEGER, \"end\" INTEGER, pgoff INTEGER, path TEXT, build_id BLOB,"
 	" PRIMARY KEY(session_id, map_id));"
@@ -41,6 +45,9 @@ static const char ins_task[] = "INSERT INTO task_times (session_id, seq, t_ns, p
 static const char ins_interval[] = "INSERT INTO sample_intervals (session_id, seq, t_ns, interval_ns, backend,"
 				   " event_id, freq_hz, period, lost, keys) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
 				   " ON CONFLICT DO NOTHING";
+static const char ins_task_name[] = "INSERT INTO sample_tasks (session_id, pid, tid, comm, thread)"
+				    " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (session_id, pid, tid)"
+				    " DO UPDATE SET comm = excluded.comm, thread = excluded.thread";
 static int check_samples(const Prof__Envelope *env)
 {
 	return env->samples->t_ns > (uint64_t)INT64_MAX ? -ERANGE : 0;
@@ -92,6 +99,25 @@ static int put_stacks(struct store *s, int64_t sid, const Prof__Samples *sm)
 	return rc;
 }
 
+/* Names of the tasks (latest wins: a task that exec'd is declared again with its new name). */
+static int put_task_names(struct store *s, int64_t sid, const Prof__Samples *sm)
+{
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < sm->n_new_tasks; i++) {
+		const Prof__TaskName *t = sm->new_tasks[i];
+		struct db_stmt *st = store_stmt(s, ins_task_name);
+		if (!st)
+			return -EIO;
+		db_bind_i64(st, 1, sid);
+		db_bind_i64(st, 2, t->pid);
+		db_bind_i64(st, 3, t->tid);
+		db_bind_text(st, 4, t->comm);
+		db_bind_text(st, 5, t->thread);
+		rc = db_run(st);
+	}
+	return rc;
+}
+
 struct sample_rows {
 	int64_t sid;
 	uint64_t seq;
@@ -123,6 +149,8 @@ static int put_samples(struct store *s, int64_t sid, const Prof__Envelope *env)
 		rc = put_mappings(s, sid, sm);
 	if (rc == 0)
 		rc = put_stacks(s, sid, sm);
+	if (rc == 0)
+		rc = put_task_names(s, sid, sm);
 	if (rc < 0)
 		return rc;
 	struct db_stmt *st = store_stmt(s, ins_interval);

@@ -1,0 +1,621 @@
+/* query_run(): the CPU samples a filter selects, across the sessions of a
+ * store, as aggregated stacks resolved on this host (query.h).
+ *
+ * Per selected session: its time bounds become t_ns bounds (wall =
+ * sessions.realtime_ns + t_ns), the database groups the rows of the range by
+ * key (pid, tid, ip, kip, stack_id) over the (session_id, t_ns) index, and
+ * each key becomes a stack of interned frames: [kip] + the user chain, or
+ * [ip] when there is no chain. Keys that end with the same frames, task and
+ * session are merged. Process and thread names come from sample_tasks (the
+ * agent's interned names); without them the process is the basename of the
+ * pid's first declared mapping (its executable). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "query.h"
+#include "query_pool.h"
+#include "store/store_kinds.h"
+#include "symbols.h"
+
+static const char q_sessions[] = "SELECT id, agent_id, board, realtime_ns FROM sessions ORDER BY id";
+static const char q_maps[] = "SELECT map_id, pid, start, \"end\", pgoff, path, build_id FROM sample_mappings"
+			     " WHERE session_id = ?1 ORDER BY map_id";
+static const char q_tasks[] = "SELECT pid, tid, comm, thread FROM sample_tasks WHERE session_id = ?1";
+static const char q_keys[] = "SELECT pid, tid, ip, kip, stack_id, SUM(count) FROM cpu_samples"
+			     " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3 GROUP BY pid, tid, ip, kip, stack_id";
+static const char q_stack[] = "SELECT ips FROM sample_stacks WHERE session_id = ?1 AND stack_id = ?2";
+static const char q_info[] = "SELECT COUNT(*), COALESCE(SUM(lost), 0), COALESCE(MIN(backend), 0),"
+			     " COALESCE(MAX(backend), 0), COALESCE(MAX(freq_hz), 0), COALESCE(SUM(interval_ns), 0),"
+			     " COALESCE(MIN(t_ns), 0), COALESCE(MAX(t_ns), 0), COALESCE(MIN(event_id), 0),"
+			     " COALESCE(MAX(event_id), 0) FROM sample_intervals"
+			     " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3";
+static const char q_event[] = "SELECT name FROM events WHERE session_id = ?1 AND event_id = ?2";
+
+struct map_row {
+	int32_t pid;
+	uint64_t start, end, pgoff;
+	char *path;
+	uint8_t bid[64];
+	size_t bidlen;
+};
+
+struct task_row {
+	int32_t pid, tid;
+	const char *comm, *thread; /* pooled */
+};
+
+/* The session being read. */
+struct sess {
+	int64_t id;
+	int64_t realtime_ns;
+	const char *agent_id, *board; /* pooled */
+	struct map_row *maps;
+	size_t nmaps;
+	struct task_row *tasks;
+	size_t ntasks;
+	struct key_map frame_of_ip; /* (pid, ip, kernel) -> frame index */
+};
+
+struct build {
+	struct query_result *r;
+	struct str_pool pool;
+	struct key_map frame_ids; /* (function, module) -> frame index */
+	struct key_map stack_ids; /* (session, pid, tid, frames) -> stack index */
+	uint32_t *fidx;		  /* every stack's frame indexes */
+	size_t nfidx, capfidx;
+	size_t *stack_off; /* stacks[i].frames = fidx + stack_off[i] */
+	size_t capoff;
+	size_t capframes, capstacks, capsessions;
+	struct sym_resolver *sr;
+	int event_id; /* -1 none yet, -2 mixed */
+	int64_t event_sid;
+	int be_min, be_max;
+};
+
+struct result_priv {
+	struct str_pool pool;
+	uint32_t *fidx;
+};
+
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t nc = *cap ? *cap * 2 : 64;
+	while (nc < need)
+		nc *= 2;
+	void *n = realloc(*arr, nc * elem);
+	if (!n)
+		return -ENOMEM;
+	*arr = n;
+	*cap = nc;
+	return 0;
+}
+
+static bool in_str_list(const char *const *list, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(list[i], s) == 0)
+			return true;
+	return false;
+}
+
+static bool in_pid_list(const int32_t *list, size_t n, int32_t v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (list[i] == v)
+			return true;
+	return false;
+}
+
+static bool in_sid_list(const int64_t *list, size_t n, int64_t v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (list[i] == v)
+			return true;
+	return false;
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s ? s + 1 : p;
+}
+
+static void sess_free(struct sess *se)
+{
+	for (size_t i = 0; i < se->nmaps; i++)
+		free(se->maps[i].path);
+	free(se->maps);
+	free(se->tasks);
+	key_map_free(&se->frame_of_ip);
+	memset(se, 0, sizeof(*se));
+}
+
+static int load_maps(struct store *s, struct sess *se)
+{
+	struct db_stmt *st = store_stmt(s, q_maps);
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, se->id);
+	size_t cap = 0;
+	int rc;
+	while ((rc = db_step(st)) == 1) {
+		if (grow((void **)&se->maps, &cap, se->nmaps + 1, sizeof(*se->maps)) < 0) {
+			rc = -ENOMEM;
+			break;
+		}
+		struct map_row *m = &se->maps[se->nmaps];
+		m->pid = (int32_t)db_col_i64(st, 1);
+		m->start = db_col_u64(st, 2);
+		m->end = db_col_u64(st, 3);
+		m->pgoff = db_col_u64(st, 4);
+		m->path = strdup(db_col_text(st, 5));
+		size_t bl;
+		const void *bid = db_col_blob(st, 6, &bl);
+		m->bidlen = bl <= sizeof(m->bid) ? bl : 0;
+		if (m->bidlen)
+			memcpy(m->bid, bid, m->bidlen);
+		if (!m->path) {
+			rc = -ENOMEM;
+			break;
+		}
+		se->nmaps++;
+	}
+	db_reset(st);
+	return rc < 0 ? rc : 0;
+}
+
+static int load_tasks(struct store *s, struct build *b, struct sess *se)
+{
+	struct db_stmt *st = store_stmt(s, q_tasks);
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, se->id);
+	size_t cap = 0;
+	int rc;
+	while ((rc = db_step(st)) == 1) {
+		if (grow((void **)&se->tasks, &cap, se->ntasks + 1, sizeof(*se->tasks)) < 0) {
+			rc = -ENOMEM;
+			break;
+		}
+		struct task_row *t = &se->tasks[se->ntasks];
+		t->pid = (int32_t)db_col_i64(st, 0);
+		t->tid = (int32_t)db_col_i64(st, 1);
+		t->comm = str_pool_intern(&b->pool, db_col_text(st, 2));
+		t->thread = str_pool_intern(&b->pool, db_col_text(st, 3));
+		if (!t->comm || !t->thread) {
+			rc = -ENOMEM;
+			break;
+		}
+		se->ntasks++;
+	}
+	db_reset(st);
+	return rc < 0 ? rc : 0;
+}
+
+static const struct map_row *find_map(const struct sess *se, int32_t pid, uint64_t ip)
+{
+	for (size_t i = se->nmaps; i-- > 0;)
+		if (se->maps[i].pid == pid && ip >= se->maps[i].start && ip < se->maps[i].end)
+			return &se->maps[i];
+	return NULL;
+}
+
+/* Process and thread names of (pid, tid). */
+static void task_names(const struct sess *se, int32_t pid, int32_t tid, const char **comm, const char **thread)
+{
+	*comm = *thread = "";
+	for (size_t i = 0; i < se->ntasks; i++) {
+		if (se->tasks[i].pid != pid)
+			continue;
+		if (!**comm || se->tasks[i].tid == pid)
+			*comm = se->tasks[i].comm;
+		if (se->tasks[i].tid == tid)
+			*thread = se->tasks[i].thread;
+	}
+	if (!**comm) {
+		if (pid == 0) {
+			*comm = "swapper";
+		} else {
+			for (size_t i = 0; i < se->nmaps; i++)
+				if (se->maps[i].pid == pid && se->maps[i].path[0] == '/') {
+					*comm = base_name(se->maps[i].path);
+					break;
+				}
+		}
+	}
+}
+
+static int intern_frame(struct build *b, const char *function, const char *module, uint64_t ip, bool kernel,
+			bool resolved, uint32_t *out)
+{
+	char key[1024];
+	int kl = snprintf(key, sizeof(key), "%s%c%s", function, 0, module);
+	if (kl < 0 || (size_t)kl >= sizeof(key))
+		kl = sizeof(key) - 1;
+	if (key_map_get(&b->frame_ids, key, (size_t)kl, out))
+		return 0;
+	struct query_result *r = b->r;
+	if (grow((void **)&r->frames, &b->capframes, r->nframes + 1, sizeof(*r->frames)) < 0)
+		return -ENOMEM;
+	struct query_frame *f = &r->frames[r->nframes];
+	f->function = str_pool_intern(&b->pool, function);
+	f->module = str_pool_intern(&b->pool, module);
+	f->ip = ip;
+	f->kernel = kernel;
+	f->resolved = resolved;
+	if (!f->function || !f->module || key_map_put(&b->frame_ids, key, (size_t)kl, (uint32_t)r->nframes) < 0)
+		return -ENOMEM;
+	*out = (uint32_t)r->nframes++;
+	return 0;
+}
+
+/* The frame of address ip of pid (kernel: a kernel address). */
+static int frame_of(struct build *b, struct sess *se, int32_t pid, uint64_t ip, bool kernel, uint32_t *out)
+{
+	struct {
+		int32_t pid;
+		int32_t kernel;
+		uint64_t ip;
+	} k = {kernel ? 0 : pid, kernel, ip};
+	if (key_map_get(&se->frame_of_ip, &k, sizeof(k), out))
+		return 0;
+	char name[600];
+	const char *module;
+	bool resolved = false;
+	if (kernel) {
+		snprintf(name, sizeof(name), "[kernel]");
+		module = "[kernel]";
+	} else {
+		const struct map_row *m = find_map(se, pid, ip);
+		if (!m) {
+			snprintf(name, sizeof(name), "0x%llx", (unsigned long long)ip);
+			module = "[unknown]";
+		} else {
+			struct sym_mapping sm = {.path = m->path, .build_id = m->bid, .build_id_len = m->bidlen,
+						 .start = m->start, .end = m->end, .pgoff = m->pgoff};
+			uint64_t off = 0;
+			const char *fn = b->sr ? sym_resolve(b->sr, &sm, ip, &off) : NULL;
+			module = base_name(m->path);
+			if (fn) {
+				snprintf(name, sizeof(name), "%s", fn);
+				resolved = true;
+			} else {
+				snprintf(name, sizeof(name), "%s+0x%llx", module, (unsigned long long)off);
+			}
+		}
+	}
+	int rc = intern_frame(b, name, module, ip, kernel, resolved, out);
+	if (rc == 0)
+		rc = key_map_put(&se->frame_of_ip, &k, sizeof(k), *out);
+	return rc;
+}
+
+static int load_chain(struct store *s, int64_t sid, uint32_t stack_id, uint64_t *ips, size_t max, size_t *n)
+{
+	*n = 0;
+	struct db_stmt *st = store_stmt(s, q_stack);
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, sid);
+	db_bind_i64(st, 2, stack_id);
+	int rc = db_step(st);
+	if (rc == 1) {
+		size_t len;
+		const uint8_t *p = db_col_blob(st, 0, &len);
+		for (size_t i = 0; i + 8 <= len && *n < max; i += 8) {
+			uint64_t v = 0;
+			for (int k = 0; k < 8; k++)
+				v |= (uint64_t)p[i + k] << (8 * k);
+			ips[(*n)++] = v;
+		}
+		rc = 0;
+	}
+	db_reset(st);
+	return rc;
+}
+
+#define MAX_FRAMES 256
+
+static int add_stack(struct build *b, struct sess *se, int32_t pid, int32_t tid, const uint32_t *fr, size_t nfr,
+		     uint64_t count)
+{
+	struct query_result *r = b->r;
+	size_t klen = sizeof(int64_t) + 2 * sizeof(int32_t) + nfr * sizeof(uint32_t);
+	unsigned char key[sizeof(int64_t) + 2 * sizeof(int32_t) + MAX_FRAMES * sizeof(uint32_t)];
+	memcpy(key, &se->id, sizeof(int64_t));
+	memcpy(key + 8, &pid, 4);
+	memcpy(key + 12, &tid, 4);
+	memcpy(key + 16, fr, nfr * sizeof(uint32_t));
+	uint32_t idx;
+	if (key_map_get(&b->stack_ids, key, klen, &idx)) {
+		r->stacks[idx].count += count;
+		return 0;
+	}
+	if (grow((void **)&r->stacks, &b->capstacks, r->nstacks + 1, sizeof(*r->stacks)) < 0 ||
+	    grow((void **)&b->stack_off, &b->capoff, r->nstacks + 1, sizeof(*b->stack_off)) < 0)
+		return -ENOMEM;
+	size_t *so = b->stack_off;
+	if (grow((void **)&b->fidx, &b->capfidx, b->nfidx + nfr, sizeof(*b->fidx)) < 0)
+		return -ENOMEM;
+	memcpy(b->fidx + b->nfidx, fr, nfr * sizeof(uint32_t));
+	so[r->nstacks] = b->nfidx;
+	b->nfidx += nfr;
+	struct query_stack *k = &r->stacks[r->nstacks];
+	memset(k, 0, sizeof(*k));
+	k->nframes = nfr;
+	k->count = count;
+	task_names(se, pid, tid, &k->comm, &k->thread);
+	/* names from the mappings are not pooled: pool them (sess memory goes away) */
+	k->comm = str_pool_intern(&b->pool, k->comm);
+	k->thread = str_pool_intern(&b->pool, k->thread);
+	k->pid = pid;
+	k->tid = tid;
+	k->agent_id = se->agent_id;
+	k->board = se->board;
+	k->session_id = se->id;
+	if (!k->comm || !k->thread || key_map_put(&b->stack_ids, key, klen, (uint32_t)r->nstacks) < 0)
+		return -ENOMEM;
+	r->nstacks++;
+	return 0;
+}
+
+static int read_keys(struct store *s, struct build *b, struct sess *se, const struct query_filter *f, int64_t lo,
+		     int64_t hi, uint64_t *samples)
+{
+	struct db_stmt *st = store_stmt(s, q_keys);
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, se->id);
+	db_bind_i64(st, 2, lo);
+	db_bind_i64(st, 3, hi);
+	/* Rows first (the statement stays open while stacks are read with another one). */
+	struct krow {
+		int32_t pid, tid;
+		uint64_t ip, kip, count;
+		uint32_t stack_id;
+	} *rows = NULL;
+	size_t n = 0, cap = 0;
+	int rc;
+	while ((rc = db_step(st)) == 1) {
+		int32_t pid = (int32_t)db_col_i64(st, 0);
+		if (f->npids && !in_pid_list(f->pids, f->npids, pid))
+			continue;
+		if (grow((void **)&rows, &cap, n + 1, sizeof(*rows)) < 0) {
+			rc = -ENOMEM;
+			break;
+		}
+		rows[n++] = (struct krow){.pid = pid, .tid = (int32_t)db_col_i64(st, 1), .ip = db_col_u64(st, 2),
+					  .kip = db_col_u64(st, 3), .stack_id = (uint32_t)db_col_i64(st, 4),
+					  .count = db_col_u64(st, 5)};
+	}
+	db_reset(st);
+	for (size_t i = 0; rc >= 0 && i < n; i++) {
+		const struct krow *k = &rows[i];
+		if (f->ncomms) {
+			const char *comm, *thread;
+			task_names(se, k->pid, k->tid, &comm, &thread);
+			if (!in_str_list(f->comms, f->ncomms, comm))
+				continue;
+		}
+		uint64_t ips[MAX_FRAMES];
+		size_t nchain = 0;
+		if (k->stack_id) {
+			rc = load_chain(s, se->id, k->stack_id, ips, MAX_FRAMES - 1, &nchain);
+			if (rc < 0)
+				break;
+		}
+		uint32_t fr[MAX_FRAMES];
+		size_t nfr = 0;
+		if (k->kip)
+			rc = frame_of(b, se, k->pid, k->kip, true, &fr[nfr++]);
+		else if (k->ip && (nchain == 0 || ips[0] != k->ip))
+			rc = frame_of(b, se, k->pid, k->ip, false, &fr[nfr++]);
+		for (size_t j = 0; rc == 0 && j < nchain && nfr < MAX_FRAMES; j++)
+			rc = frame_of(b, se, k->pid, ips[j], false, &fr[nfr++]);
+		if (rc == 0 && nfr == 0)
+			rc = frame_of(b, se, k->pid, 0, true, &fr[nfr++]); /* ip 0 and no kip: the kernel */
+		if (rc == 0)
+			rc = add_stack(b, se, k->pid, k->tid, fr, nfr, k->count);
+		*samples += k->count;
+	}
+	free(rows);
+	return rc < 0 ? rc : 0;
+}
+
+static int read_info(struct store *s, struct build *b, struct sess *se, int64_t lo, int64_t hi,
+		     struct query_session_info *si)
+{
+	struct query_result *r = b->r;
+	struct db_stmt *st = store_stmt(s, q_info);
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, se->id);
+	db_bind_i64(st, 2, lo);
+	db_bind_i64(st, 3, hi);
+	int rc = db_step(st);
+	int ev_min = 0, ev_max = 0;
+	if (rc == 1 && db_col_i64(st, 0) > 0) {
+		r->intervals += db_col_u64(st, 0);
+		r->lost += db_col_u64(st, 1);
+		int bmin = (int)db_col_i64(st, 2), bmax = (int)db_col_i64(st, 3);
+		if (b->be_min == 0 || bmin < b->be_min)
+			b->be_min = bmin;
+		if (bmax > b->be_max)
+			b->be_max = bmax;
+		uint64_t fq = db_col_u64(st, 4);
+		if (fq > r->freq_hz)
+			r->freq_hz = fq;
+		r->interval_ns += db_col_u64(st, 5);
+		si->first_ns = se->realtime_ns + db_col_i64(st, 6);
+		si->last_ns = se->realtime_ns + db_col_i64(st, 7);
+		ev_min = (int)db_col_i64(st, 8);
+		ev_max = (int)db_col_i64(st, 9);
+	}
+	db_reset(st);
+	if (rc < 0)
+		return rc;
+	if (si->first_ns && (!r->first_ns || si->first_ns < r->first_ns))
+		r->first_ns = si->first_ns;
+	if (si->last_ns > r->last_ns)
+		r->last_ns = si->last_ns;
+	if (ev_min == 0)
+		return 0;
+	char name[128] = "";
+	if (ev_min != ev_max) {
+		snprintf(name, sizeof(name), "mixed");
+	} else {
+		st = store_stmt(s, q_event);
+		if (!st)
+			return -EIO;
+		db_bind_i64(st, 1, se->id);
+		db_bind_i64(st, 2, ev_min);
+		if (db_step(st) == 1)
+			snprintf(name, sizeof(name), "%s", db_col_text(st, 0));
+		else
+			snprintf(name, sizeof(name), "event#%d", ev_min);
+		db_reset(st);
+	}
+	if (!r->event[0])
+		snprintf(r->event, sizeof(r->event), "%s", name);
+	else if (strcmp(r->event, name) != 0)
+		snprintf(r->event, sizeof(r->event), "mixed");
+	return 0;
+}
+
+static int run_session(struct store *s, struct build *b, struct sess *se, const struct query_opts *o)
+{
+	const struct query_filter *f = &o->f;
+	int64_t lo = f->since_ns ? f->since_ns - se->realtime_ns : INT64_MIN;
+	int64_t hi = f->until_ns ? f->until_ns - se->realtime_ns : INT64_MAX;
+	struct query_result *r = b->r;
+	if (grow((void **)&r->sessions, &b->capsessions, r->nsessions + 1, sizeof(*r->sessions)) < 0)
+		return -ENOMEM;
+	struct query_session_info si = {.id = se->id, .agent_id = se->agent_id, .board = se->board};
+	int rc = read_info(s, b, se, lo, hi, &si);
+	if (rc == 0 && si.first_ns == 0)
+		return 0; /* no intervals in range */
+	if (rc == 0)
+		rc = load_maps(s, se);
+	if (rc == 0)
+		rc = load_tasks(s, b, se);
+	if (rc == 0)
+		rc = read_keys(s, b, se, f, lo, hi, &si.samples);
+	if (rc == 0) {
+		r->sessions[r->nsessions++] = si;
+		r->total += si.samples;
+	}
+	return rc;
+}
+
+static void build_free(struct build *b)
+{
+	key_map_free(&b->frame_ids);
+	key_map_free(&b->stack_ids);
+	free(b->stack_off);
+	sym_resolver_free(b->sr);
+}
+
+int query_run(struct store *s, const struct query_opts *o, struct query_result **out)
+{
+	*out = NULL;
+	const struct query_filter *f = &o->f;
+	struct query_result *r = calloc(1, sizeof(*r));
+	struct result_priv *p = calloc(1, sizeof(*p));
+	if (!r || !p) {
+		free(r);
+		free(p);
+		return -ENOMEM;
+	}
+	r->priv = p;
+	struct build b = {.r = r};
+	int rc = sym_resolver_create(o->symfs, &b.sr);
+	struct db_stmt *st = rc == 0 ? store_stmt(s, q_sessions) : NULL;
+	if (rc == 0 && !st)
+		rc = -EIO;
+	/* The sessions first: their statement is done before the per-session ones run. */
+	struct sess *ss = NULL;
+	size_t nss = 0, capss = 0;
+	while (rc == 0 && (rc = db_step(st)) == 1) {
+		rc = 0;
+		int64_t id = db_col_i64(st, 0);
+		const char *agent = db_col_text(st, 1), *board = db_col_text(st, 2);
+		if ((f->nsessions && !in_sid_list(f->sessions, f->nsessions, id)) ||
+		    (f->nagents && !in_str_list(f->agents, f->nagents, agent)) ||
+		    (f->nboards && !in_str_list(f->boards, f->nboards, board)))
+			continue;
+		if (grow((void **)&ss, &capss, nss + 1, sizeof(*ss)) < 0) {
+			rc = -ENOMEM;
+			break;
+		}
+		memset(&ss[nss], 0, sizeof(ss[nss]));
+		ss[nss].id = id;
+		ss[nss].realtime_ns = db_col_i64(st, 3);
+		ss[nss].agent_id = str_pool_intern(&b.pool, agent);
+		ss[nss].board = str_pool_intern(&b.pool, board);
+		if (!ss[nss].agent_id || !ss[nss].board)
+			rc = -ENOMEM;
+		nss++;
+	}
+	if (st)
+		db_reset(st);
+	for (size_t i = 0; rc == 0 && i < nss; i++)
+		rc = run_session(s, &b, &ss[i], o);
+	for (size_t i = 0; i < nss; i++)
+		sess_free(&ss[i]);
+	free(ss);
+	if (rc == 0) {
+		for (size_t i = 0; i < r->nstacks; i++)
+			r->stacks[i].frames = b.fidx + b.stack_off[i];
+		snprintf(r->backend, sizeof(r->backend), "%s",
+			 b.be_min != b.be_max ? "mixed" : b.be_min == 1 ? "bpf" : b.be_min == 2 ? "ring" : "");
+	}
+	p->pool = b.pool;
+	p->fidx = b.fidx;
+	build_free(&b);
+	if (rc < 0) {
+		query_result_free(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+void query_result_free(struct query_result *r)
+{
+	if (!r)
+		return;
+	struct result_priv *p = r->priv;
+	if (p) {
+		str_pool_free(&p->pool);
+		free(p->fidx);
+		free(p);
+	}
+	free(r->frames);
+	free(r->stacks);
+	free(r->sessions);
+	free(r);
+}
+
+int query_stack_folded(const struct query_result *r, const struct query_stack *k, char *buf, size_t len)
+{
+	size_t pos = 0;
+	int total = 0;
+	for (size_t j = k->nframes; j-- > 0;) {
+		const char *fn = r->frames[k->frames[j]].function;
+		if (j + 1 != k->nframes) {
+			if (pos + 1 < len)
+				buf[pos++] = ';';
+			total++;
+		}
+		for (const char *c = fn; *c; c++, total++)
+			if (pos + 1 < len)
+				buf[pos++] = *c == ';' ? ':' : *c;
+	}
+	if (len)
+		buf[pos < len ? pos : len - 1] = 0;
+	return total;
+}

@@ -1,0 +1,102 @@
+/* collector report over a query (no --session, or filters): the top table of
+ * the samples a filter selects across sessions and agents, grouped as --by
+ * says, with self and total counts and the process, module and agent of each
+ * row. Rendering only: the rows come from collector/query/. */
+#include <errno.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "json.h"
+#include "report.h"
+#include "text_safe.h"
+
+static void wall(int64_t ns, char *buf, size_t len)
+{
+	time_t t = (time_t)(ns / 1000000000);
+	struct tm tm;
+	if (ns <= 0 || !gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(buf, len, "-");
+}
+
+static double pct(uint64_t v, uint64_t total)
+{
+	return total ? 100.0 * (double)v / (double)total : 0.0;
+}
+
+static int json_out(const struct query_result *r, const struct query_top *t, enum query_group by, unsigned limit,
+		    FILE *out)
+{
+	fprintf(out, "{\"by\":\"%s\",\"samples\":%llu,\"lost\":%llu,\"intervals\":%llu,\"event\":", query_group_name(by),
+		(unsigned long long)r->total, (unsigned long long)r->lost, (unsigned long long)r->intervals);
+	json_string(out, r->event);
+	fprintf(out, ",\"backend\":\"%s\",\"freq_hz\":%llu,\"first_ns\":%lld,\"last_ns\":%lld,\"sessions\":[",
+		r->backend, (unsigned long long)r->freq_hz, (long long)r->first_ns, (long long)r->last_ns);
+	for (size_t i = 0; i < r->nsessions; i++) {
+		fprintf(out, "%s{\"id\":%lld,\"agent_id\":", i ? "," : "", (long long)r->sessions[i].id);
+		json_string(out, r->sessions[i].agent_id);
+		fprintf(out, ",\"samples\":%llu}", (unsigned long long)r->sessions[i].samples);
+	}
+	fprintf(out, "],\"rows\":[");
+	for (size_t i = 0; i < t->nrows && i < limit; i++) {
+		const struct query_top_row *row = &t->rows[i];
+		fprintf(out, "%s{\"name\":", i ? "," : "");
+		json_string(out, row->name);
+		fprintf(out, ",\"module\":");
+		json_string(out, row->module);
+		fprintf(out, ",\"process\":");
+		json_string(out, row->process);
+		fprintf(out, ",\"pid\":%d,\"agent_id\":", row->pid);
+		json_string(out, row->agent_id);
+		fprintf(out, ",\"self\":%llu,\"total\":%llu}", (unsigned long long)row->self,
+			(unsigned long long)row->total);
+	}
+	fprintf(out, "]}\n");
+	return ferror(out) ? -EIO : 0;
+}
+
+int report_query_top(const struct query_result *r, enum query_group by, unsigned limit, bool json, FILE *out)
+{
+	struct query_top t;
+	int rc = query_top(r, by, &t);
+	if (rc < 0)
+		return rc;
+	if (!limit)
+		limit = 20;
+	if (json) {
+		rc = json_out(r, &t, by, limit, out);
+		query_top_free(&t);
+		return rc;
+	}
+	FILE *ts = text_safe_open(out); /* names come from the agents */
+	char from[32], to[32];
+	wall(r->first_ns, from, sizeof(from));
+	wall(r->last_ns, to, sizeof(to));
+	if (r->total == 0) {
+		fprintf(ts, "no CPU samples match (%zu sessions searched; record them with `agent record`)\n",
+			r->nsessions);
+	} else {
+		fprintf(ts, "top %s: %llu samples of %s from %zu session%s, %s .. %s (%s back end, %llu lost)\n",
+			query_group_name(by), (unsigned long long)r->total, r->event[0] ? r->event : "?",
+			r->nsessions, r->nsessions == 1 ? "" : "s", from, to, r->backend,
+			(unsigned long long)r->lost);
+		bool frames = by == QUERY_BY_FUNCTION || by == QUERY_BY_MODULE;
+		fprintf(ts, "  %7s %10s %7s %10s  %-16s %7s  %-16s %s\n", "self%", "self", "total%", "total", "process",
+			"pid", "agent", frames ? (by == QUERY_BY_FUNCTION ? "module / function" : "module")
+					      : query_group_name(by));
+		for (size_t i = 0; i < t.nrows && i < limit; i++) {
+			const struct query_top_row *row = &t.rows[i];
+			char pid[16];
+			snprintf(pid, sizeof(pid), row->pid ? "%d" : "*", row->pid);
+			fprintf(ts, "  %6.2f%% %10llu %6.2f%% %10llu  %-16s %7s  %-16s ", pct(row->self, r->total),
+				(unsigned long long)row->self, pct(row->total, r->total),
+				(unsigned long long)row->total, row->process, pid, row->agent_id);
+			if (by == QUERY_BY_FUNCTION)
+				fprintf(ts, "%-20s %s\n", row->module, row->name);
+			else
+				fprintf(ts, "%s\n", row->name);
+		}
+	}
+	rc = text_safe_close(ts, out);
+	query_top_free(&t);
+	return rc;
+}
