@@ -229,11 +229,13 @@ static void task_names(const struct sess *se, int32_t pid, int32_t tid, const ch
 	}
 }
 
-static int intern_frame(struct build *b, const char *function, const char *module, uint64_t ip, bool kernel,
-			bool resolved, uint32_t *out)
+static int intern_frame(struct build *b, const struct sym_frame *sf, bool kernel, uint32_t *out)
 {
-	char key[1024];
-	int kl = snprintf(key, sizeof(key), "%s%c%s", function, 0, module);
+	/* one frame per (function, module); unresolved user addresses one per file
+	 * offset (same "[module]" name: views group them, exports keep the address) */
+	char key[1100];
+	int kl = snprintf(key, sizeof(key), "%s%c%s%c%llx", sf->name, 0, sf->module, 0,
+			  sf->resolved || kernel ? 0ull : (unsigned long long)sf->file_off);
 	if (kl < 0 || (size_t)kl >= sizeof(key))
 		kl = sizeof(key) - 1;
 	if (key_map_get(&b->frame_ids, key, (size_t)kl, out))
@@ -242,18 +244,22 @@ static int intern_frame(struct build *b, const char *function, const char *modul
 	if (grow((void **)&r->frames, &b->capframes, r->nframes + 1, sizeof(*r->frames)) < 0)
 		return -ENOMEM;
 	struct query_frame *f = &r->frames[r->nframes];
-	f->function = str_pool_intern(&b->pool, function);
-	f->module = str_pool_intern(&b->pool, module);
-	f->ip = ip;
+	f->function = str_pool_intern(&b->pool, sf->name);
+	f->module = str_pool_intern(&b->pool, sf->module);
+	f->raw = str_pool_intern(&b->pool, sf->raw ? sf->raw : "");
+	f->ip = sf->ip;
+	f->file_off = sf->file_off;
 	f->kernel = kernel;
-	f->resolved = resolved;
-	if (!f->function || !f->module || key_map_put(&b->frame_ids, key, (size_t)kl, (uint32_t)r->nframes) < 0)
+	f->resolved = sf->resolved;
+	if (!f->function || !f->module || !f->raw || key_map_put(&b->frame_ids, key, (size_t)kl, (uint32_t)r->nframes) < 0)
 		return -ENOMEM;
 	*out = (uint32_t)r->nframes++;
 	return 0;
 }
 
-/* The frame of address ip of pid (kernel: a kernel address). */
+/* The frame of address ip of pid (kernel: a kernel address), described by
+ * sym_describe (symbols.h): demangled functions, kallsyms kernel functions,
+ * unresolved addresses grouped per module. */
 static int frame_of(struct build *b, struct sess *se, int32_t pid, uint64_t ip, bool kernel, uint32_t *out)
 {
 	struct {
@@ -263,32 +269,15 @@ static int frame_of(struct build *b, struct sess *se, int32_t pid, uint64_t ip, 
 	} k = {kernel ? 0 : pid, kernel, ip};
 	if (key_map_get(&se->frame_of_ip, &k, sizeof(k), out))
 		return 0;
-	char name[600];
-	const char *module;
-	bool resolved = false;
-	if (kernel) {
-		snprintf(name, sizeof(name), "[kernel]");
-		module = "[kernel]";
-	} else {
-		const struct map_row *m = find_map(se, pid, ip);
-		if (!m) {
-			snprintf(name, sizeof(name), "0x%llx", (unsigned long long)ip);
-			module = "[unknown]";
-		} else {
-			struct sym_mapping sm = {.path = m->path, .build_id = m->bid, .build_id_len = m->bidlen,
-						 .start = m->start, .end = m->end, .pgoff = m->pgoff};
-			uint64_t off = 0;
-			const char *fn = b->sr ? sym_resolve(b->sr, &sm, ip, &off) : NULL;
-			module = base_name(m->path);
-			if (fn) {
-				snprintf(name, sizeof(name), "%s", fn);
-				resolved = true;
-			} else {
-				snprintf(name, sizeof(name), "%s+0x%llx", module, (unsigned long long)off);
-			}
-		}
-	}
-	int rc = intern_frame(b, name, module, ip, kernel, resolved, out);
+	char buf[600];
+	struct sym_frame sf;
+	struct sym_mapping sm;
+	const struct map_row *m = kernel ? NULL : find_map(se, pid, ip);
+	if (m)
+		sm = (struct sym_mapping){.path = m->path, .build_id = m->bid, .build_id_len = m->bidlen,
+					  .start = m->start, .end = m->end, .pgoff = m->pgoff};
+	sym_describe(b->sr, m ? &sm : NULL, ip, kernel, buf, sizeof(buf), &sf);
+	int rc = intern_frame(b, &sf, kernel, out);
 	if (rc == 0)
 		rc = key_map_put(&se->frame_of_ip, &k, sizeof(k), *out);
 	return rc;
@@ -533,6 +522,17 @@ int query_run(struct store *s, const struct query_opts *o, struct query_result *
 	r->priv = p;
 	struct build b = {.r = r};
 	int rc = sym_resolver_create(o->symfs, &b.sr);
+	if (rc == 0 && o->debug_dir)
+		rc = sym_resolver_set_debug_dir(b.sr, o->debug_dir);
+	if (rc == 0 && o->kallsyms) {
+		rc = sym_resolver_load_kallsyms(b.sr, o->kallsyms);
+		if (rc == -ENOENT)
+			log_error("--kallsyms %s: no kernel function with an address in it (read /proc/kallsyms as root "
+				  "on the board: without privilege every address reads 0)",
+				  o->kallsyms);
+		else if (rc < 0)
+			log_error("--kallsyms %s: %s", o->kallsyms, strerror(-rc));
+	}
 	struct db_stmt *st = rc == 0 ? store_stmt(s, q_sessions) : NULL;
 	if (rc == 0 && !st)
 		rc = -EIO;
