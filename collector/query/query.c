@@ -25,6 +25,8 @@ static const char q_maps[] = "SELECT map_id, pid, start, \"end\", pgoff, path, b
 static const char q_tasks[] = "SELECT pid, tid, comm, thread FROM sample_tasks WHERE session_id = ?1";
 static const char q_keys[] = "SELECT pid, tid, ip, kip, stack_id, SUM(count) FROM cpu_samples"
 			     " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3 GROUP BY pid, tid, ip, kip, stack_id";
+static const char q_series[] = "SELECT t_ns, pid, SUM(count) FROM cpu_samples"
+			       " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3 GROUP BY t_ns, pid ORDER BY t_ns";
 static const char q_stack[] = "SELECT ips FROM sample_stacks WHERE session_id = ?1 AND stack_id = ?2";
 static const char q_info[] = "SELECT COUNT(*), COALESCE(SUM(lost), 0), COALESCE(MIN(backend), 0),"
 			     " COALESCE(MAX(backend), 0), COALESCE(MAX(freq_hz), 0), COALESCE(SUM(interval_ns), 0),"
@@ -67,7 +69,7 @@ struct build {
 	size_t nfidx, capfidx;
 	size_t *stack_off; /* stacks[i].frames = fidx + stack_off[i] */
 	size_t capoff;
-	size_t capframes, capstacks, capsessions;
+	size_t capframes, capstacks, capsessions, cappoints;
 	struct sym_resolver *sr;
 	int event_id; /* -1 none yet, -2 mixed */
 	int64_t event_sid;
@@ -475,6 +477,48 @@ static int read_info(struct store *s, struct build *b, struct sess *se, int64_t 
 	return 0;
 }
 
+/* The samples over time of one session (query_opts.series), filtered as the stacks are. */
+static int read_series(struct store *s, struct build *b, struct sess *se, const struct query_filter *f, int64_t lo,
+		       int64_t hi)
+{
+	struct db_stmt *st = store_stmt(s, q_series);
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, se->id);
+	db_bind_i64(st, 2, lo);
+	db_bind_i64(st, 3, hi);
+	struct query_result *r = b->r;
+	int rc;
+	while ((rc = db_step(st)) == 1) {
+		int32_t pid = (int32_t)db_col_i64(st, 1);
+		if (f->npids && !in_pid_list(f->pids, f->npids, pid))
+			continue;
+		const char *comm, *thread;
+		task_names(se, pid, pid, &comm, &thread);
+		if (f->ncomms && !in_str_list(f->comms, f->ncomms, comm))
+			continue;
+		if (grow((void **)&r->points, &b->cappoints, r->npoints + 1, sizeof(*r->points)) < 0) {
+			rc = -ENOMEM;
+			break;
+		}
+		struct query_point *pt = &r->points[r->npoints];
+		pt->session_t_ns = db_col_i64(st, 0);
+		pt->t_ns = se->realtime_ns + pt->session_t_ns;
+		pt->session_id = se->id;
+		pt->count = db_col_u64(st, 2);
+		pt->comm = str_pool_intern(&b->pool, comm);
+		pt->pid = pid;
+		pt->agent_id = se->agent_id;
+		if (!pt->comm) {
+			rc = -ENOMEM;
+			break;
+		}
+		r->npoints++;
+	}
+	db_reset(st);
+	return rc < 0 ? rc : 0;
+}
+
 static int run_session(struct store *s, struct build *b, struct sess *se, const struct query_opts *o)
 {
 	const struct query_filter *f = &o->f;
@@ -493,6 +537,8 @@ static int run_session(struct store *s, struct build *b, struct sess *se, const 
 		rc = load_tasks(s, b, se);
 	if (rc == 0)
 		rc = read_keys(s, b, se, f, lo, hi, &si.samples);
+	if (rc == 0 && o->series)
+		rc = read_series(s, b, se, f, lo, hi);
 	if (rc == 0) {
 		r->sessions[r->nsessions++] = si;
 		r->total += si.samples;
@@ -597,6 +643,7 @@ void query_result_free(struct query_result *r)
 	free(r->frames);
 	free(r->stacks);
 	free(r->sessions);
+	free(r->points);
 	free(r);
 }
 

@@ -55,6 +55,7 @@ struct query_opts {
 	const char *debug_dir; /* --debug-dir DIR: separate debug files by build-id (NULL: /usr/lib/debug) */
 	const char *kallsyms;  /* --kallsyms FILE: kernel symbols of the profiled boot (NULL: kernel is one lump) */
 	int64_t now_ns;	     /* "now" for durations (0: the clock at query_opts_init) */
+	bool series;	     /* also the samples over time (query_result.points): CPU charts, Perfetto */
 	void *priv;	     /* copies of list arguments: query_opts_free() */
 };
 
@@ -151,6 +152,17 @@ struct query_session_info {
 	uint64_t samples;	   /* samples in range */
 };
 
+/* Samples of one sampling interval of one process (with series). */
+struct query_point {
+	int64_t t_ns;	  /* wall clock, unix ns: the interval's start */
+	int64_t session_t_ns; /* the same, on its session's clock (after Hello.base_ns) */
+	int64_t session_id;
+	uint64_t count;
+	const char *comm; /* process name ("" unknown) */
+	int32_t pid;
+	const char *agent_id;
+};
+
 struct query_result {
 	struct query_frame *frames; /* interned: one per (module, function) address group */
 	size_t nframes;
@@ -166,6 +178,8 @@ struct query_result {
 	char event[128];       /* sampled event ("cpu-clock"; "mixed" if several) */
 	char backend[8];       /* "bpf", "ring" or "mixed" */
 	int64_t first_ns, last_ns; /* wall range of the selected intervals */
+	struct query_point *points; /* with query_opts.series: by session, then time */
+	size_t npoints;
 	void *priv;		   /* owned storage */
 };
 
