@@ -191,12 +191,11 @@ static int demo_session(struct store *s, int64_t sid, const char *bin, int32_t p
 	return 0;
 }
 
-int pf_build(struct pf_fixture *f, const char *dir)
+int pf_compile(const char *dir, char *bin, size_t len)
 {
 	char src[600], cmd[2000];
 	snprintf(src, sizeof(src), "%s/demo.cpp", dir);
-	snprintf(f->bin, sizeof(f->bin), "%s/demo", dir);
-	snprintf(f->db, sizeof(f->db), "%s/profile.db", dir);
+	snprintf(bin, len, "%s/demo", dir);
 	if (system("command -v g++ >/dev/null 2>&1") != 0)
 		return -ENOENT;
 	FILE *o = fopen(src, "w");
@@ -204,9 +203,16 @@ int pf_build(struct pf_fixture *f, const char *dir)
 		return -errno;
 	fputs(cxx_src, o);
 	fclose(o);
-	snprintf(cmd, sizeof(cmd), "g++ -O1 -g -o %s %s", f->bin, src);
-	if (system(cmd) != 0)
-		return -EIO;
+	snprintf(cmd, sizeof(cmd), "g++ -O1 -g -Wl,--build-id -o %s %s", bin, src);
+	return system(cmd) == 0 ? 0 : -EIO;
+}
+
+int pf_build(struct pf_fixture *f, const char *dir)
+{
+	snprintf(f->db, sizeof(f->db), "%s/profile.db", dir);
+	int crc = pf_compile(dir, f->bin, sizeof(f->bin));
+	if (crc < 0)
+		return crc;
 	static const char *const syms[5] = {"main", "_ZN4demo6Worker3runEl", "_ZN4demo3hotIlEET_S1_",
 					    "_ZN4demo4coldEPi", "_ZN4demo3hotIiEET_S1_"};
 	uint64_t off[5];

@@ -11,6 +11,7 @@
 #ifndef TESTS_LIB_PROFILE_FIXTURE_H
 #define TESTS_LIB_PROFILE_FIXTURE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct pf_fixture {
@@ -21,6 +22,8 @@ struct pf_fixture {
 	int64_t t0_b_s;
 };
 
+/* Only compile the C++ program into bin (dir/demo). 0, -ENOENT (no g++), -EIO. */
+int pf_compile(const char *dir, char *bin, size_t len);
 /* Build everything under dir. 0, or -errno (-ENOENT: no g++: skip). */
 int pf_build(struct pf_fixture *f, const char *dir);
 /* File offset of the function whose symbol (mangled) is sym in bin. */
