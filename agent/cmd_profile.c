@@ -248,6 +248,7 @@ int cmd_profile(int argc, char **argv)
 		.kind = PERF_TARGET_EXEC,
 		.pid = target_pid(t),
 		.interval_ns = 1000000000ull,
+		.event_id = SAMPLER_EVENT_ID_WITH_COUNTERS, /* the counters use 1.. */
 		.base_ns = session_base_ns(c->s),
 		.emit = session_emit_sampled,
 		.generation = session_generation_cb,

@@ -29,6 +29,7 @@ struct mmap_watch {
 	size_t npolled;
 	size_t page, data_size;
 	uint64_t seen;
+	struct task_names *names; /* COMM records go here (NULL: dropped) */
 	uint8_t tmp[4096 + 256]; /* a record that wraps around the ring's end */
 };
 
@@ -66,6 +67,7 @@ int mmap_watch_open(struct mmap_watch **out, enum perf_target_kind kind, pid_t p
 	a.sample_period = 1;
 	a.mmap = 1;
 	a.mmap2 = 1;
+	a.comm = 1; /* COMM records: a program's name at its exec, a thread's at prctl(PR_SET_NAME) */
 	a.exclude_kernel = 1;
 	a.inherit = kind != PERF_TARGET_SYSTEM;
 	a.enable_on_exec = kind == PERF_TARGET_EXEC;
@@ -156,6 +158,29 @@ static int handle(struct mmap_watch *w, struct proc_maps *pm, uint32_t type, con
 	return rc < 0 ? 0 : rc;
 }
 
+/* One COMM record body: u32 pid, tid; char comm[] (the kernel's perf_event_comm_output). */
+static void handle_comm(struct task_names *tn, const uint8_t *p, size_t len)
+{
+	uint32_t pid, tid;
+	if (!tn || len < 9)
+		return;
+	memcpy(&pid, p, 4);
+	memcpy(&tid, p + 4, 4);
+	char comm[TASK_NAME_LEN];
+	size_t n = strnlen((const char *)p + 8, len - 8);
+	if (n >= sizeof(comm))
+		n = sizeof(comm) - 1;
+	memcpy(comm, p + 8, n);
+	comm[n] = 0;
+	task_names_set(tn, (int32_t)pid, (int32_t)tid, comm);
+}
+
+void mmap_watch_set_names(struct mmap_watch *w, struct task_names *tn)
+{
+	if (w)
+		w->names = tn;
+}
+
 int mmap_watch_drain(struct mmap_watch *w, struct proc_maps *pm)
 {
 	int added = 0;
@@ -186,6 +211,8 @@ int mmap_watch_drain(struct mmap_watch *w, struct proc_maps *pm)
 			}
 			if (h.type == PERF_RECORD_MMAP2 || h.type == PERF_RECORD_MMAP)
 				added += handle(w, pm, h.type, rec + sizeof(h), h.size - sizeof(h));
+			else if (h.type == PERF_RECORD_COMM)
+				handle_comm(w->names, rec + sizeof(h), h.size - sizeof(h));
 			tail += h.size;
 		}
 		__atomic_store_n(&mp->data_tail, tail, __ATOMIC_RELEASE);

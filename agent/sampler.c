@@ -177,6 +177,7 @@ int sampler_open(struct sampler **out, const struct sampler_opts *o, char *err, 
 			log_warn("%s: mappings are read from /proc when first sampled (a program that ends first "
 				 "stays unsymbolized)",
 				 why);
+		mmap_watch_set_names(s->mw, &s->tasks); /* names at exec, before the program can end */
 	}
 	s->last_emit_ns = clock_mono_ns();
 	loop_timer_start(&s->timer, o->interval_ns, s->last_emit_ns);
@@ -258,7 +259,7 @@ static int emit_record(struct sampler *s, uint64_t now_ns)
 	sm.backend = s->ops->id;
 	sm.t_ns = now_ns > s->o.base_ns ? now_ns - s->o.base_ns : 0;
 	sm.interval_ns = now_ns > s->last_emit_ns ? now_ns - s->last_emit_ns : 0;
-	sm.event_id = 1;
+	sm.event_id = s->o.event_id ? s->o.event_id : 1;
 	sm.freq_hz = s->o.freq_hz;
 	sm.period = s->by_freq ? 0 : s->period;
 	sm.lost = s->lost;
@@ -282,7 +283,7 @@ rebuild:
 	sm.n_new_events = 0;
 	if (!s->event_declared) {
 		prof__event_desc__init(&evd);
-		evd.id = 1;
+		evd.id = sm.event_id;
 		evd.name = s->ev.name;
 		evd.type = s->ev.type;
 		evd.config = s->ev.config;

@@ -20,6 +20,8 @@
 #include "perf.h"
 #include "profiler.pb-c.h"
 
+#define SAMPLER_EVENT_ID_WITH_COUNTERS 65536u /* above any counter event id (VALIDATE_MAX_EVENTS) */
+
 enum sampler_backend { SAMPLER_AUTO = 0, SAMPLER_BPF = 1, SAMPLER_RING = 2 }; /* = Samples.backend */
 
 struct sampler_opts {
@@ -31,6 +33,10 @@ struct sampler_opts {
 	uint64_t interval_ns;      /* one record per interval */
 	uint64_t base_ns;          /* Hello.base_ns: record times are relative to it */
 	const char *event;         /* NULL: hardware cycles when the PMU works, else cpu-clock */
+	/* EventDesc id of the sampled event (0: 1). A session that also sends
+	 * Counters (agent profile) gives an id its counters do not use: ids are
+	 * per session, the first declaration of an id is the one stored. */
+	uint32_t event_id;
 	/* Where records go (e.g. session_send). The envelope is freed after the
 	 * call. Return -ESTALE (without sending) to get the same record again
 	 * with every mapping, stack and event it uses declared. */

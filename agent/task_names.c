@@ -75,31 +75,75 @@ struct task_name *task_names_find(struct task_names *t, int32_t pid, int32_t tid
 	return NULL;
 }
 
+/* A new entry for (pid, tid) with empty names, NULL on ENOMEM. */
+static struct task_name *insert(struct task_names *t, int32_t pid, int32_t tid)
+{
+	if (t->n >= TASK_NAMES_MAX) {
+		memset(t->slots, 0, t->cap * sizeof(*t->slots)); /* start over: bounded memory */
+		t->n = 0;
+	}
+	if ((t->n + 1) * 2 > t->cap && grow(t) < 0)
+		return NULL;
+	size_t j = slot_of(t, pid, tid);
+	while (t->slots[j].tid)
+		j = (j + 1) & (t->cap - 1);
+	struct task_name *e = &t->slots[j];
+	memset(e, 0, sizeof(*e));
+	e->pid = pid;
+	e->tid = tid;
+	t->n++;
+	return e;
+}
+
+static void copy_name(char *dst, const char *src)
+{
+	snprintf(dst, TASK_NAME_LEN, "%s", src);
+}
+
+int task_names_set(struct task_names *t, int32_t pid, int32_t tid, const char *comm)
+{
+	if (tid <= 0)
+		return 0;
+	struct task_name *e = task_names_find(t, pid, tid);
+	if (!e && !(e = insert(t, pid, tid)))
+		return -ENOMEM;
+	if (tid == pid) {
+		if (strcmp(e->comm, comm) != 0 || strcmp(e->thread, comm) != 0)
+			e->declared = false;
+		copy_name(e->comm, comm);
+		copy_name(e->thread, comm);
+	} else {
+		if (strcmp(e->thread, comm) != 0)
+			e->declared = false;
+		copy_name(e->thread, comm);
+		struct task_name *leader = task_names_find(t, pid, pid);
+		if (leader && leader->comm[0] && strcmp(e->comm, leader->comm) != 0) {
+			copy_name(e->comm, leader->comm);
+			e->declared = false;
+		}
+	}
+	return 0;
+}
+
 int task_names_ensure(struct task_names *t, int32_t pid, int32_t tid)
 {
 	if (tid <= 0)
 		return 0; /* the idle task: no /proc entry */
 	if (task_names_find(t, pid, tid))
 		return 0;
-	if (t->n >= TASK_NAMES_MAX) {
-		memset(t->slots, 0, t->cap * sizeof(*t->slots)); /* start over: bounded memory */
-		t->n = 0;
-	}
-	if ((t->n + 1) * 2 > t->cap && grow(t) < 0)
+	struct task_name *e = insert(t, pid, tid);
+	if (!e)
 		return -ENOMEM;
-	size_t j = slot_of(t, pid, tid);
-	while (t->slots[j].tid)
-		j = (j + 1) & (t->cap - 1);
-	struct task_name *e = &t->slots[j];
-	e->pid = pid;
-	e->tid = tid;
-	e->declared = false;
 	char path[96];
 	snprintf(path, sizeof(path), "%s/%d/comm", t->proc, pid);
 	read_name(path, e->comm, sizeof(e->comm));
 	snprintf(path, sizeof(path), "%s/%d/task/%d/comm", t->proc, pid, tid);
 	read_name(path, e->thread, sizeof(e->thread));
-	t->n++;
+	if (!e->comm[0]) { /* gone: what a COMM record told of its process, if anything */
+		struct task_name *leader = task_names_find(t, pid, pid);
+		if (leader && leader != e)
+			copy_name(e->comm, leader->comm);
+	}
 	return 1;
 }
 

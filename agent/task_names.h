@@ -30,6 +30,9 @@ void task_names_free(struct task_names *t);
 /* Know (pid, tid): reads its names the first time (a task that is gone keeps
  * empty names). 1 new, 0 known, -ENOMEM. */
 int task_names_ensure(struct task_names *t, int32_t pid, int32_t tid);
+/* What a COMM record says: tid of pid is now named comm (tid == pid: the
+ * process, at its exec). 0 or -ENOMEM. */
+int task_names_set(struct task_names *t, int32_t pid, int32_t tid, const char *comm);
 /* The entry of (pid, tid), NULL if unknown. */
 struct task_name *task_names_find(struct task_names *t, int32_t pid, int32_t tid);
 /* Mark every task undeclared (the spool dropped records, a new generation). */

@@ -17,6 +17,7 @@
 #include "generated/config.h"
 #include "server/http.h"
 #include "log.h"
+#include "query/query.h"
 #include "server/server.h"
 #include "store/store.h"
 
@@ -29,7 +30,7 @@
 	"                 [--max-sessions-per-agent N] [--hello-timeout S] [--idle-timeout S]\n"             \
 	"                 [--tls-cert F --tls-key F] [--max-frame-kb N] [--max-frame-memory MB]\n"         \
 	"                 [--http-timeout S] [--http-render-timeout S] [--http-no-auth]\n"                \
-	"                 [--seq-window N] [--init] [--check full|quick|off] [-v] [-q]\n"
+	"                 [--seq-window N] [--retain DURATION] [--init] [--check full|quick|off] [-v] [-q]\n"
 
 static const char serve_help[] =
 	"\n"
@@ -64,6 +65,9 @@ static const char serve_help[] =
 	"                    that have held a partial frame longest (1 s at least) are closed\n"
 	"  --seq-window N    a record seq more than N above its session's highest stored seq\n"
 	"                    is refused and the connection closed (default 65536; 0: no check)\n"
+	"  --retain D        once a minute, delete samples older than D (30m, 12h, 7d) and sessions\n"
+	"                    last seen before then (as collector prune; sessions being written only\n"
+	"                    lose old rows, calibration sessions stay)\n"
 	"  --init            an existing empty (0-byte) --store file may become a new store\n"
 	"                    (without it such a file is refused: it is no store)\n"
 	"  --check MODE      check the SQLite store before writing into it: quick (default;\n"
@@ -151,6 +155,7 @@ struct serve_args {
 	unsigned max_conns, max_rate, max_per_agent, hello_timeout_s, max_frame_kb, idle_timeout_ms, http_timeout_s;
 	unsigned http_render_timeout_s, max_frame_memory_mb;
 	uint64_t seq_window;
+	uint64_t retain_ns;
 };
 
 static int serve(const struct serve_args *a)
@@ -195,7 +200,8 @@ static int serve(const struct serve_args *a)
 				     .tls_key = a->tls_key,
 				     .max_frame = (size_t)a->max_frame_kb * 1024u,
 				     .max_frame_memory = (size_t)a->max_frame_memory_mb << 20,
-				     .seq_window = a->seq_window};
+				     .seq_window = a->seq_window,
+				     .retain_ns = a->retain_ns};
 	if (store_open(a->store, (a->sync_full ? STORE_SYNC_FULL : 0) | (a->init ? STORE_INIT : 0) | a->check, &st) <
 	    0)
 		goto out;
@@ -261,6 +267,7 @@ int main(int argc, char **argv)
 	    {"check", required_argument, NULL, 'k'},
 	    {"http-render-timeout", required_argument, NULL, 'X'}, {"http-no-auth", no_argument, NULL, 'N'},
 	    {"max-frame-memory", required_argument, NULL, 'M'},
+	    {"retain", required_argument, NULL, 'r'},
 	    {NULL, 0, NULL, 0}};
 	struct serve_args a = {
 	    .listen = DEFAULT_LISTEN, .sync_full = true, .max_conns = SERVER_DEFAULT_MAX_CONNS,
@@ -341,6 +348,13 @@ int main(int argc, char **argv)
 			if (parse_uint(optarg, 1, 1048576, &a.max_frame_memory_mb) < 0)
 				return usage_error("--max-frame-memory wants MiB from 1 to 1048576, not '%s'", optarg);
 			break;
+		case 'r': {
+			int64_t ns;
+			if (query_parse_duration(optarg, &ns) < 0)
+				return usage_error("--retain wants a duration (30m, 12h, 7d, 2w), not '%s'", optarg);
+			a.retain_ns = (uint64_t)ns;
+			break;
+		}
 		case 'Q': {
 			char *end;
 			errno = 0;

@@ -19,6 +19,7 @@ int cli_edag(int argc, char **argv);
 int cli_roofline(int argc, char **argv);    /* cli_analysis.c */
 int cli_sensitivity(int argc, char **argv); /* cli_analysis.c */
 int cli_recover(int argc, char **argv);
+int cli_prune(int argc, char **argv); /* cli_prune.c */
 int cli_http_key(int argc, char **argv);
 int cli_flame(int argc, char **argv); /* cli_flame.c */
 int cli_diff(int argc, char **argv);  /* cli_flame.c */

@@ -9,8 +9,10 @@ const struct cli_command cli_commands[] = {
 	{"dump", cli_dump, "--store PATH --session N [--json] [--rows]",
 	 "one session: hardware, per-event totals and rates, rows"},
 	{"report", cli_report,
-	 "--store PATH --session N [--top] [--opencl] [--format text|json|html] [--machine F] [--kernel-model F]",
-	 "the overview (top functions, OpenCL kernels, roofline, latency sensitivity, calibration), or a section"},
+	 "--store PATH [--session N | --since T --until T --agent ID --comm NAME|--pid N --by G] [--top] [--opencl] "
+	 "[--format text|json|html]",
+	 "the overview of a session (top functions, OpenCL kernels, roofline, latency sensitivity, calibration), "
+	 "or a section; with filters: the top table across sessions and agents"},
 	{"export", cli_export, "--store PATH --session N --perfetto OUT.json", "OpenCL commands as a Perfetto trace"},
 	{"flame", cli_flame, "--store PATH [filters] -o FILE.html|FILE.svg",
 	 "flame graph of the CPU samples the filters select (HTML: zoom, search, callers/callees)"},
@@ -25,6 +27,8 @@ const struct cli_command cli_commands[] = {
 	 "roofline ceilings and dots, and the chart"},
 	{"sensitivity", cli_sensitivity, "--store PATH --session N [--machine F] [-o PREFIX]",
 	 "latency sensitivity per traced thread, and its slowdown charts"},
+	{"prune", cli_prune, "--store PATH --older-than DURATION [--agent ID] | --session N[,M...]",
+	 "retention: delete old samples and sessions, or whole sessions"},
 	{"recover", cli_recover, "--store DAMAGED.db --out NEW.db",
 	 "copy what a damaged SQLite store still holds into a new store"},
 	{"http-key", cli_http_key, "--token-file FILE",

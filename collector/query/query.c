@@ -8,7 +8,7 @@
  * [ip] when there is no chain. Keys that end with the same frames, task and
  * session are merged. Process and thread names come from sample_tasks (the
  * agent's interned names); without them the process is the basename of the
- * pid's first declared mapping (its executable). */
+ * pid's lowest mapped file (its executable), pid 0 is "swapper". */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,11 +222,14 @@ static void task_names(const struct sess *se, int32_t pid, int32_t tid, const ch
 		if (pid == 0) {
 			*comm = "swapper";
 		} else {
+			/* the executable: the file mapped lowest (programs load below their libraries) */
+			const struct map_row *exe = NULL;
 			for (size_t i = 0; i < se->nmaps; i++)
-				if (se->maps[i].pid == pid && se->maps[i].path[0] == '/') {
-					*comm = base_name(se->maps[i].path);
-					break;
-				}
+				if (se->maps[i].pid == pid && se->maps[i].path[0] == '/' &&
+				    (!exe || se->maps[i].start < exe->start))
+					exe = &se->maps[i];
+			if (exe)
+				*comm = base_name(exe->path);
 		}
 	}
 }

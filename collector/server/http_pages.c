@@ -13,6 +13,7 @@
 #include "json.h"
 #include "net.h"
 #include "report/overview.h"
+#include "report/sessions_json.h"
 #include "report/svg.h"
 #include "store/store_calib.h"
 
@@ -341,6 +342,7 @@ struct list_ctx {
 	bool json;
 	int n;
 	const _Atomic uint64_t *deadline_ns;
+	struct sessions_json j;
 };
 
 static int list_cb(const struct store_session_row *r, void *arg)
@@ -351,10 +353,7 @@ static int list_cb(const struct store_session_row *r, void *arg)
 		return -ETIMEDOUT;
 	char t[32];
 	if (x->json) {
-		fprintf(x->f, "%s{\"id\":%lld,\"agent_id\":", x->n ? "," : "", (long long)r->id);
-		json_string(x->f, r->agent_id);
-		fprintf(x->f, ",\"records\":%llu,\"last_seen\":%lld}", (unsigned long long)r->records,
-			(long long)r->last_seen);
+		sessions_json_row(&x->j, r);
 	} else {
 		fprintf(x->f, "<tr><td><a href=\"/session/%lld\">%lld</a></td><td>", (long long)r->id, (long long)r->id);
 		svg_escape(x->f, r->agent_id);
@@ -373,7 +372,9 @@ static int page_sessions(struct store *st, FILE *f, bool json, const _Atomic uin
 {
 	struct list_ctx x = {.f = f, .json = json, .deadline_ns = deadline_ns};
 	if (json) {
-		fputs("{\"sessions\":[", f);
+		int rc = sessions_json_begin(st, f, &x.j);
+		if (rc < 0)
+			return rc;
 	} else {
 		fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>profiler sessions</title></head>"
 		      "<body style=\"font-family:sans-serif\"><h1>Sessions</h1>\n<table border=\"1\" cellpadding=\"4\" "
@@ -382,7 +383,10 @@ static int page_sessions(struct store *st, FILE *f, bool json, const _Atomic uin
 		      f);
 	}
 	int rc = store_list_sessions(st, list_cb, &x);
-	fputs(json ? "]}\n" : "</table></body></html>\n", f);
+	if (json)
+		sessions_json_end(&x.j); /* the same shape as collector sessions --json */
+	else
+		fputs("</table></body></html>\n", f);
 	return rc;
 }
 

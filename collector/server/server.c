@@ -163,6 +163,8 @@ int server_step(struct server *s, int timeout_ms)
 	srv_read_tls_pending(s);
 	srv_sweep_deadlines(s, now);
 	end_iteration(s);
+	if (s->retain_ns && now >= s->next_retain_ns && !s->store_damaged)
+		srv_retain(s, now);
 	return s->store_damaged ? -EUCLEAN : 0;
 }
 
@@ -264,6 +266,8 @@ int server_open(struct store *store, const struct server_options *opt, struct se
 	    (uint64_t)(opt->hello_timeout_ms ? opt->hello_timeout_ms : SERVER_DEFAULT_HELLO_TIMEOUT_MS) * 1000000u;
 	unsigned idle = opt->idle_timeout_ms ? opt->idle_timeout_ms : SERVER_DEFAULT_IDLE_TIMEOUT_MS;
 	s->idle_timeout_ns = idle == SERVER_NO_IDLE_TIMEOUT ? 0 : (uint64_t)idle * 1000000u;
+	s->retain_ns = opt->retain_ns;
+	s->next_retain_ns = 0; /* a first pass at the first step */
 	int rc = 0;
 	if (opt->tls_cert || opt->tls_key) {
 		char err[512];

@@ -48,6 +48,10 @@ struct server_options {
 	 * the session's ack past records the agent has not sent. 0: SERVER_DEFAULT_SEQ_WINDOW,
 	 * SERVER_NO_SEQ_WINDOW: no check. */
 	uint64_t seq_window;
+	/* --retain: every SERVER_RETAIN_EVERY_MS (between batches) delete samples older than
+	 * this and sessions last seen before it (store_prune.h); sessions with a connection,
+	 * or seen in the last SERVER_RETAIN_LIVE_GRACE_S, only lose old rows. 0: keep all. */
+	uint64_t retain_ns;
 };
 
 #define SERVER_DEFAULT_MAX_CONNS 1024u
@@ -62,6 +66,8 @@ struct server_options {
 #define SERVER_DEFAULT_SEQ_WINDOW 65536u
 #define SERVER_DEFAULT_FRAME_MEMORY (64u << 20)
 #define SERVER_NO_SEQ_WINDOW UINT64_MAX
+#define SERVER_RETAIN_EVERY_MS 60000u
+#define SERVER_RETAIN_LIVE_GRACE_S 120
 
 struct server_stats {
 	uint64_t accepted, refused, closed_bad, records, duplicates, commits;

@@ -99,8 +99,12 @@ struct server {
 	uint64_t idle_timeout_ns; /* 0: none */
 	unsigned max_rate, max_per_agent, nthrottled;
 	uint64_t hello_timeout_ns, next_sweep_ns;
+	uint64_t retain_ns, next_retain_ns; /* --retain (0: off); the next pass (monotonic) */
 	struct server_stats stats;
 };
+
+/* server_retain.c: a --retain pass when it is due (after the batch's commit). */
+void srv_retain(struct server *s, uint64_t now);
 
 /* server_conn.c */
 const char *srv_who(const struct conn *c, char *buf, size_t len);

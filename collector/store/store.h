@@ -108,7 +108,9 @@ struct store_session_row {
 	uint64_t base_ns, realtime_ns;
 	int64_t first_seen, last_seen; /* unix seconds */
 	uint64_t connects, records, wire_bytes, spool_dropped;
-	uint64_t samples;   /* counter_samples rows */
+	uint64_t samples;   /* counter_samples + cpu_samples */
+	uint64_t counter_samples; /* counter_samples rows */
+	uint64_t cpu_samples;     /* CPU samples (agent record), the sum of the aggregated counts */
 	uint64_t last_t_ns; /* largest sample time (ns after base_ns), 0 if no samples */
 };
 typedef int (*store_session_cb)(const struct store_session_row *row, void *arg);
@@ -158,6 +160,8 @@ int store_list_sessions(struct store *s, store_session_cb cb, void *arg);
 int store_get_session(struct store *s, int64_t session_id, store_session_cb cb, void *arg);
 /* The session's count of ledger records (cheap: one row); -ENOENT if there is no such session. */
 int store_session_records(struct store *s, int64_t session_id, uint64_t *records);
+/* The session's last_seen (unix s); -ENOENT if there is no such session. */
+int store_session_last_seen(struct store *s, int64_t session_id, int64_t *last_seen);
 int store_list_cpus(struct store *s, int64_t session_id, store_cpu_cb cb, void *arg);
 int store_list_gpus(struct store *s, int64_t session_id, store_gpu_cb cb, void *arg);
 /* Per-event totals of a session, by event id. */

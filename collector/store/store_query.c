@@ -12,7 +12,8 @@
 	" s.agent_version, s.features, s.target, s.peer, s.schema_version, s.clock_id, s.base_ns,"           \
 	" s.realtime_ns, s.first_seen, s.last_seen, s.connects, s.records, s.wire_bytes, s.spool_dropped,"   \
 	" (SELECT COUNT(*) FROM counter_samples c WHERE c.session_id = s.id),"                               \
-	" (SELECT MAX(t_ns) FROM counter_samples c WHERE c.session_id = s.id)"                               \
+	" (SELECT MAX(t_ns) FROM counter_samples c WHERE c.session_id = s.id),"                              \
+	" (SELECT COALESCE(SUM(count), 0) FROM cpu_samples p WHERE p.session_id = s.id)"                     \
 	" FROM sessions s"
 
 static uint64_t col_u64(struct db_stmt *st, int col)
@@ -78,9 +79,11 @@ static int session_row(struct db_stmt *st, const struct row_ctx *ctx)
 	    .records = col_u64(st, 18),
 	    .wire_bytes = col_u64(st, 19),
 	    .spool_dropped = col_u64(st, 20),
-	    .samples = col_u64(st, 21),
+	    .counter_samples = col_u64(st, 21),
 	    .last_t_ns = col_u64(st, 22),
+	    .cpu_samples = col_u64(st, 23),
 	};
+	r.samples = r.counter_samples + r.cpu_samples;
 	return ctx->cb.session(&r, ctx->arg);
 }
 
@@ -114,6 +117,19 @@ int store_session_records(struct store *s, int64_t session_id, uint64_t *records
 	int rc = db_step(st);
 	if (rc == 1)
 		*records = col_u64(st, 0);
+	db_finalize(st);
+	return rc == 1 ? 0 : rc == 0 ? -ENOENT : rc;
+}
+
+int store_session_last_seen(struct store *s, int64_t session_id, int64_t *last_seen)
+{
+	struct db_stmt *st = store_query(s, "SELECT COALESCE(last_seen, 0) FROM sessions WHERE id = ?1");
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, session_id);
+	int rc = db_step(st);
+	if (rc == 1)
+		*last_seen = db_col_i64(st, 0);
 	db_finalize(st);
 	return rc == 1 ? 0 : rc == 0 ? -ENOENT : rc;
 }

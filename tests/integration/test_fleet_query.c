@@ -1,0 +1,478 @@
+/* Field profiling queries end to end (issue 27): a real collector on
+ * 127.0.0.1, two real agents (`agent record -a`, then `agent record -a -g`,
+ * other agent ids), programs coming and going while they record (the busy
+ * workload under two process names, fq_alpha and fq_beta). Then, one command
+ * each, over the whole store:
+ *   - the hottest processes across both agents (report --since 10m --by process),
+ *     each process's samples matching its own CPU time (busy prints it) x HZ;
+ *   - every --by grouping, --agent, --comm and --pid filters, --since/--until as
+ *     epoch seconds and ISO-8601;
+ *   - `collector sessions` counting the CPU samples;
+ *   - prune --older-than between the two recordings: the first agent's rows go,
+ *     the second's stay, row for row (nothing else is touched);
+ *   - prune --session deletes a session whole.
+ * System-wide sampling needs root: skipped with the agent's reason otherwise. */
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "testproc.h"
+
+#define HZ 199
+
+struct fleet {
+	struct tp_env t;
+	bool skipped;
+	char why[256];
+	char out[320];
+	double cpu_alpha_a, cpu_alpha_b, cpu_beta_b; /* CPU seconds the programs measured */
+	int pid_alpha_a;
+	double t_mid; /* wall time between the two recordings, unix s */
+};
+
+static double wall_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* busy's own CPU time from its log ("busy: wall X s cpu Y s"), -1 if none. */
+static double busy_cpu(const char *log_path)
+{
+	char *log = tp_slurp(log_path);
+	double wall = 0, cpu = -1;
+	char *p = log ? strstr(log, "busy: wall ") : NULL;
+	if (p)
+		sscanf(p, "busy: wall %lf s cpu %lf s", &wall, &cpu);
+	free(log);
+	return cpu;
+}
+
+/* Start `agent record -a [-g]` for secs seconds under agent id. */
+static pid_t start_agent(struct fleet *f, const char *id, bool callgraph, const char *secs, const char *log)
+{
+	char agent[512], spool[400];
+	tp_bin("agent", agent, sizeof(agent));
+	snprintf(spool, sizeof(spool), "%s-%s", f->t.spool, id);
+	char *argv[20];
+	int n = 0;
+	argv[n++] = agent;
+	argv[n++] = "record";
+	argv[n++] = "--collector";
+	argv[n++] = f->t.coll;
+	argv[n++] = "--spool";
+	argv[n++] = spool;
+	argv[n++] = "--agent-id";
+	argv[n++] = (char *)id;
+	argv[n++] = "-a";
+	if (callgraph)
+		argv[n++] = "-g";
+	argv[n++] = "-F";
+	argv[n++] = "199";
+	argv[n++] = "-I";
+	argv[n++] = "500";
+	argv[n++] = "--duration";
+	argv[n++] = (char *)secs;
+	argv[n] = NULL;
+	return tp_spawn(argv, log);
+}
+
+/* Run a program under another name (a symlink: the kernel's comm is the name exec'd). */
+static pid_t start_named(struct fleet *f, const char *name, const char *secs, const char *log)
+{
+	char rel[512], busy[PATH_MAX], link_path[400];
+	tp_bin("workloads/busy", rel, sizeof(rel));
+	assert_non_null(realpath(rel, busy)); /* the link must not be relative to its directory */
+	tp_env_path(&f->t, name, link_path, sizeof(link_path));
+	if (access(link_path, F_OK) != 0)
+		assert_int_equal(symlink(busy, link_path), 0);
+	char *argv[] = {link_path, (char *)secs, "1", "0", NULL};
+	return tp_spawn(argv, log);
+}
+
+/* Wait for an agent; false (and the reason kept) when it cannot sample system-wide here. */
+static bool agent_ok(struct fleet *f, pid_t pid, const char *log)
+{
+	int status;
+	assert_int_equal(tp_wait(pid, 60000, &status), 0);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return true;
+	char *text = tp_slurp(log);
+	bool perm = text && (strstr(text, "run as root") || strstr(text, "not compiled in") ||
+			     strstr(text, "perf_event_paranoid") || strstr(text, "Permission denied"));
+	free(text);
+	tp_dump_file(log);
+	if (!perm)
+		fail_msg("agent record -a failed (status 0x%x)", status);
+	snprintf(f->why, sizeof(f->why), "agent record -a cannot sample system-wide here (see its log above)");
+	return false;
+}
+
+static void wait_ok(pid_t pid)
+{
+	int status;
+	assert_int_equal(tp_wait(pid, 60000, &status), 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static int group_setup(void **state)
+{
+	if (tp_env_new(state, sizeof(struct fleet), "fleet", true) < 0)
+		return -1;
+	struct fleet *f = *state;
+	tp_env_path(&f->t, "out.txt", f->out, sizeof(f->out));
+	char alog_a[320], alog_b[320], wlog1[320], wlog2[320], wlog3[320];
+	tp_env_path(&f->t, "agentA.log", alog_a, sizeof(alog_a));
+	tp_env_path(&f->t, "agentB.log", alog_b, sizeof(alog_b));
+	tp_env_path(&f->t, "alpha1.log", wlog1, sizeof(wlog1));
+	tp_env_path(&f->t, "beta.log", wlog2, sizeof(wlog2));
+	tp_env_path(&f->t, "alpha2.log", wlog3, sizeof(wlog3));
+
+	/* Agent A: -a, fq_alpha comes and goes inside its 2.5 s. */
+	pid_t a = start_agent(f, "fleetA", false, "2.5", alog_a);
+	tp_sleep_ms(400);
+	pid_t w = start_named(f, "fq_alpha", "1.2", wlog1);
+	f->pid_alpha_a = (int)w;
+	wait_ok(w);
+	if (!agent_ok(f, a, alog_a)) {
+		f->skipped = true;
+		return 0;
+	}
+	f->cpu_alpha_a = busy_cpu(wlog1);
+	tp_sleep_ms(600);
+	f->t_mid = wall_now();
+	tp_sleep_ms(600);
+
+	/* Agent B: -a -g, fq_beta then fq_alpha again, each briefly. */
+	pid_t b = start_agent(f, "fleetB", true, "2.5", alog_b);
+	tp_sleep_ms(400);
+	w = start_named(f, "fq_beta", "0.5", wlog2);
+	wait_ok(w);
+	w = start_named(f, "fq_alpha", "0.3", wlog3);
+	wait_ok(w);
+	if (!agent_ok(f, b, alog_b)) {
+		f->skipped = true;
+		return 0;
+	}
+	f->cpu_beta_b = busy_cpu(wlog2);
+	f->cpu_alpha_b = busy_cpu(wlog3);
+	fprintf(stderr, "CPU time: fq_alpha %.3f s (agent A) + %.3f s (agent B), fq_beta %.3f s (agent B)\n",
+		f->cpu_alpha_a, f->cpu_alpha_b, f->cpu_beta_b);
+	assert_true(f->cpu_alpha_a > 0 && f->cpu_beta_b > 0 && f->cpu_alpha_b > 0);
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	return tp_env_free(state);
+}
+
+static struct fleet *fleet_of(void **state)
+{
+	struct fleet *f = *state;
+	if (f->skipped) {
+		fprintf(stderr, "skipped: %s\n", f->why);
+		skip();
+	}
+	return f;
+}
+
+/* `collector ARGS...` (NULL-terminated after the store): its stdout, exit 0 required. */
+static char *collector(struct fleet *f, ...)
+{
+	char bin[512];
+	tp_bin("collector", bin, sizeof(bin));
+	char *argv[32];
+	int n = 0;
+	argv[n++] = bin;
+	unlink(f->out); /* tp_spawn appends */
+	va_list ap;
+	va_start(ap, f);
+	const char *a;
+	while ((a = va_arg(ap, const char *)) && n < 30)
+		argv[n++] = (char *)a;
+	va_end(ap);
+	argv[n] = NULL;
+	pid_t pid = tp_spawn(argv, f->out);
+	int status;
+	assert_int_equal(tp_wait(pid, 60000, &status), 0);
+	char *out = tp_slurp(f->out);
+	assert_non_null(out);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("collector %s failed (0x%x):\n%s", argv[1], status, out);
+	return out;
+}
+
+/* In a report --json, the value of field in the row named name (-1 if no such row). */
+static long long row_field(const char *json, const char *name, const char *field)
+{
+	char needle[160];
+	snprintf(needle, sizeof(needle), "{\"name\":\"%s\"", name);
+	const char *row = strstr(json, needle);
+	if (!row)
+		return -1;
+	const char *end = strchr(row, '}');
+	snprintf(needle, sizeof(needle), "\"%s\":", field);
+	const char *p = strstr(row, needle);
+	if (!p || (end && p > end))
+		return -1;
+	return strtoll(p + strlen(needle), NULL, 10);
+}
+
+static long long total_samples(const char *json)
+{
+	const char *p = strstr(json, "\"samples\":");
+	return p ? strtoll(p + 10, NULL, 10) : -1;
+}
+
+static int count_rows(const char *json)
+{
+	int n = 0;
+	for (const char *p = strstr(json, "{\"name\":"); p; p = strstr(p + 1, "{\"name\":"))
+		n++;
+	return n;
+}
+
+/* Samples stored for the processes named comm of agent id (SQL over the tables, as an oracle). */
+static long long stored_for(struct fleet *f, const char *agent, const char *comm)
+{
+	return tp_db_int(f->t.db,
+			 "SELECT COALESCE(SUM(c.count), 0) FROM cpu_samples c JOIN sessions s ON s.id = c.session_id"
+			 " WHERE s.agent_id = '%s' AND c.pid IN (SELECT pid FROM sample_tasks t WHERE"
+			 " t.session_id = c.session_id AND t.comm = '%s')",
+			 agent, comm);
+}
+
+static void assert_near_cpu(long long samples, double cpu_s, const char *what)
+{
+	double expect = cpu_s * HZ;
+	fprintf(stderr, "%s: %lld samples, its CPU time x %d Hz = %.0f\n", what, samples, HZ, expect);
+	assert_true(samples >= 0.7 * expect - 3);
+	assert_true(samples <= 1.3 * expect + 3);
+}
+
+static void test_fleet_hottest_processes_across_agents(void **state)
+{
+	struct fleet *f = fleet_of(state);
+	char *out = collector(f, "report", "--store", f->t.db, "--since", "10m", "--by", "process", "--limit", "500",
+			      NULL);
+	fprintf(stderr, "%s", out);
+	assert_non_null(strstr(out, "top process: "));
+	assert_non_null(strstr(out, "from 2 sessions"));
+	free(out);
+	out = collector(f, "report", "--store", f->t.db, "--since", "10m", "--by", "process", "--limit", "500", "--json",
+			NULL);
+	long long alpha = row_field(out, "fq_alpha", "self"), beta = row_field(out, "fq_beta", "self");
+	/* Each process's samples across both agents match the CPU time it measured itself. */
+	assert_near_cpu(alpha, f->cpu_alpha_a + f->cpu_alpha_b, "fq_alpha, both agents");
+	assert_near_cpu(beta, f->cpu_beta_b, "fq_beta, agent B");
+	assert_int_equal(row_field(out, "fq_alpha", "total"), alpha); /* a process row: total = self */
+	/* ...and what the store holds for them (SQL over the tables). */
+	assert_int_equal(alpha, stored_for(f, "fleetA", "fq_alpha") + stored_for(f, "fleetB", "fq_alpha"));
+	assert_int_equal(beta, stored_for(f, "fleetB", "fq_beta"));
+	long long sum = 0;
+	for (const char *p = strstr(out, "\"self\":"); p; p = strstr(p + 1, "\"self\":"))
+		sum += strtoll(p + 7, NULL, 10);
+	assert_int_equal(sum, total_samples(out)); /* the rows cover every sample */
+	assert_int_equal(total_samples(out),
+			 tp_db_int(f->t.db, "SELECT SUM(count) FROM cpu_samples"));
+	free(out);
+}
+
+static void test_fleet_groupings(void **state)
+{
+	struct fleet *f = fleet_of(state);
+	/* by agent: both agents, adding up to the whole */
+	char *out = collector(f, "report", "--store", f->t.db, "--since", "10m", "--by", "agent", "--json", NULL);
+	long long a = row_field(out, "fleetA", "self"), b = row_field(out, "fleetB", "self");
+	assert_true(a > 0 && b > 0);
+	assert_int_equal(a + b, total_samples(out));
+	assert_int_equal(count_rows(out), 2);
+	free(out);
+	/* by function, one process: busy's spin() first, resolved through its mapping */
+	out = collector(f, "report", "--store", f->t.db, "--comm", "fq_alpha", "--limit", "3", NULL);
+	fprintf(stderr, "%s", out);
+	char *first = tp_top_first_row(out);
+	if (!first)
+		fail_msg("no rows:\n%s", out);
+	free(out);
+	out = collector(f, "report", "--store", f->t.db, "--comm", "fq_alpha", "--json", NULL);
+	const char *row = strstr(out, "\"rows\":[{\"name\":\"spin\"");
+	if (!row)
+		fail_msg("spin is not the first function of fq_alpha:\n%s", out);
+	assert_non_null(strstr(row, "\"module\":\"busy\",\"process\":\"fq_alpha\""));
+	free(out);
+	/* by module: the executable's file */
+	out = collector(f, "report", "--store", f->t.db, "--comm", "fq_beta", "--by", "module", "--json", NULL);
+	assert_true(row_field(out, "busy", "self") > 0);
+	free(out);
+	/* by thread: busy's one thread, named as its process */
+	out = collector(f, "report", "--store", f->t.db, "--pid", "1", "--by", "thread", "--json", NULL);
+	assert_int_equal(total_samples(out), 0); /* init did not spin */
+	free(out);
+	char name[64], pid[16];
+	snprintf(pid, sizeof(pid), "%d", f->pid_alpha_a);
+	snprintf(name, sizeof(name), "fq_alpha (%d)", f->pid_alpha_a);
+	out = collector(f, "report", "--store", f->t.db, "--pid", pid, "--by", "thread", "--json", NULL);
+	assert_int_equal(count_rows(out), 1);
+	assert_int_equal(row_field(out, name, "self"), total_samples(out));
+	assert_int_equal(total_samples(out), stored_for(f, "fleetA", "fq_alpha"));
+	free(out);
+	/* by stack: agent B recorded call chains; the chains of fq_beta end in spin */
+	out = collector(f, "report", "--store", f->t.db, "--agent", "fleetB", "--comm", "fq_beta", "--by", "stack",
+			"--json", NULL);
+	fprintf(stderr, "%.600s\n", out);
+	assert_non_null(strstr(out, "spin\",\"module\""));
+	assert_true(tp_db_int(f->t.db, "SELECT COUNT(*) FROM sample_stacks s JOIN sessions e ON e.id = s.session_id"
+				       " WHERE e.agent_id = 'fleetB'") > 0);
+	free(out);
+}
+
+static void test_fleet_filters(void **state)
+{
+	struct fleet *f = fleet_of(state);
+	/* --agent: one agent's processes only */
+	char *out = collector(f, "report", "--store", f->t.db, "--agent", "fleetA", "--by", "process", "--limit",
+			      "500", "--json", NULL);
+	assert_int_equal(row_field(out, "fq_beta", "self"), -1);
+	assert_int_equal(row_field(out, "fq_alpha", "self"), stored_for(f, "fleetA", "fq_alpha"));
+	assert_null(strstr(out, "\"agent_id\":\"fleetB\""));
+	free(out);
+	/* --comm: every row of that process */
+	out = collector(f, "report", "--store", f->t.db, "--comm", "fq_beta", "--by", "agent", "--json", NULL);
+	assert_int_equal(count_rows(out), 1);
+	assert_int_equal(row_field(out, "fleetB", "self"), stored_for(f, "fleetB", "fq_beta"));
+	free(out);
+	/* --pid and --comm select the same samples of that run */
+	char pid[16];
+	snprintf(pid, sizeof(pid), "%d", f->pid_alpha_a);
+	out = collector(f, "report", "--store", f->t.db, "--pid", pid, "--json", NULL);
+	assert_int_equal(total_samples(out), stored_for(f, "fleetA", "fq_alpha"));
+	free(out);
+	/* --session lists and the other filters together */
+	out = collector(f, "report", "--store", f->t.db, "--session", "1,2", "--comm", "fq_alpha", "--by", "agent",
+			"--json", NULL);
+	assert_true(row_field(out, "fleetA", "self") > 0 && row_field(out, "fleetB", "self") > 0);
+	free(out);
+	/* bad values: a clear error, exit 2 */
+	char bin[512];
+	tp_bin("collector", bin, sizeof(bin));
+	char *bad[] = {bin, "report", "--store", f->t.db, "--since", "yesterday", NULL};
+	unlink(f->out);
+	pid_t p = tp_spawn(bad, f->out);
+	int status;
+	assert_int_equal(tp_wait(p, 30000, &status), 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 2);
+	char *err = tp_slurp(f->out);
+	assert_non_null(strstr(err, "--since wants a duration"));
+	free(err);
+}
+
+static void test_fleet_time_range(void **state)
+{
+	struct fleet *f = fleet_of(state);
+	char mid[64], iso[64], old[64];
+	snprintf(mid, sizeof(mid), "%.3f", f->t_mid);
+	time_t t = (time_t)f->t_mid;
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(iso, sizeof(iso), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(iso + strlen(iso), sizeof(iso) - strlen(iso), ".%03dZ", (int)((f->t_mid - (double)t) * 1000));
+	snprintf(old, sizeof(old), "%lld", (long long)f->t_mid - 3600);
+	/* since the middle (epoch seconds): agent B only */
+	char *out = collector(f, "report", "--store", f->t.db, "--since", mid, "--by", "agent", "--json", NULL);
+	assert_int_equal(count_rows(out), 1);
+	assert_true(row_field(out, "fleetB", "self") > 0);
+	free(out);
+	/* until the middle (ISO-8601): agent A only */
+	out = collector(f, "report", "--store", f->t.db, "--until", iso, "--by", "agent", "--json", NULL);
+	assert_int_equal(count_rows(out), 1);
+	assert_true(row_field(out, "fleetA", "self") > 0);
+	free(out);
+	/* an hour ago for a minute: nothing */
+	out = collector(f, "report", "--store", f->t.db, "--until", old, NULL);
+	assert_non_null(strstr(out, "no CPU samples match"));
+	free(out);
+}
+
+static void test_fleet_sessions_count_cpu_samples(void **state)
+{
+	struct fleet *f = fleet_of(state);
+	char *out = collector(f, "sessions", "--store", f->t.db, "--json", NULL);
+	assert_non_null(strstr(out, "{\"sessions\":[{\"id\":1,"));
+	char want[96];
+	snprintf(want, sizeof(want), "\"cpu_samples\":%lld",
+		 (long long)tp_db_int(f->t.db, "SELECT SUM(count) FROM cpu_samples WHERE session_id = 1"));
+	assert_non_null(strstr(out, want));
+	free(out);
+}
+
+static void test_fleet_prune_removes_older_only(void **state)
+{
+	struct fleet *f = fleet_of(state);
+	long long b_rows = tp_db_int(f->t.db, "SELECT COUNT(*) FROM cpu_samples WHERE session_id = 2");
+	long long b_iv = tp_db_int(f->t.db, "SELECT COUNT(*) FROM sample_intervals WHERE session_id = 2");
+	long long b_maps = tp_db_int(f->t.db, "SELECT COUNT(*) FROM sample_mappings");
+	assert_true(tp_db_int(f->t.db, "SELECT COUNT(*) FROM cpu_samples WHERE session_id = 1") > 0);
+	char older[32];
+	snprintf(older, sizeof(older), "%lldms", (long long)((wall_now() - f->t_mid) * 1000));
+	char *out = collector(f, "prune", "--store", f->t.db, "--older-than", older, NULL);
+	fprintf(stderr, "%s", out);
+	free(out);
+	/* agent A's samples are older: gone; its session (seen a moment ago) stays, with its names */
+	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM cpu_samples WHERE session_id = 1"), 0);
+	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM sample_intervals WHERE session_id = 1"), 0);
+	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM sessions"), 2);
+	/* agent B's: all there */
+	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM cpu_samples WHERE session_id = 2"), b_rows);
+	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM sample_intervals WHERE session_id = 2"), b_iv);
+	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM sample_mappings"), b_maps);
+	out = collector(f, "report", "--store", f->t.db, "--since", "10m", "--by", "agent", "--json", NULL);
+	assert_int_equal(count_rows(out), 1);
+	assert_true(row_field(out, "fleetB", "self") > 0);
+	free(out);
+	/* --session: a session seen in the last 2 minutes is being written: refused */
+	char bin[512];
+	tp_bin("collector", bin, sizeof(bin));
+	char *argv[] = {bin, "prune", "--store", f->t.db, "--session", "2", NULL};
+	unlink(f->out);
+	pid_t p = tp_spawn(argv, f->out);
+	int status;
+	assert_int_equal(tp_wait(p, 30000, &status), 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM cpu_samples WHERE session_id = 2"), b_rows);
+	/* its agent is gone (it exited): with no grace it goes whole */
+	out = collector(f, "prune", "--store", f->t.db, "--session", "2", "--live-grace", "0", NULL);
+	assert_non_null(strstr(out, "deleted session 2"));
+	free(out);
+	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM sessions WHERE id = 2"), 0);
+	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM cpu_samples WHERE session_id = 2"), 0);
+	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM sample_stacks WHERE session_id = 2"), 0);
+	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM sessions WHERE id = 1"), 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fleet_hottest_processes_across_agents),
+		cmocka_unit_test(test_fleet_groupings),
+		cmocka_unit_test(test_fleet_filters),
+		cmocka_unit_test(test_fleet_time_range),
+		cmocka_unit_test(test_fleet_sessions_count_cpu_samples),
+		cmocka_unit_test(test_fleet_prune_removes_older_only), /* last: it deletes */
+	};
+	return cmocka_run_group_tests_name("fleet_query", tests, group_setup, group_teardown);
+}
