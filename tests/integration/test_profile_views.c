@@ -344,6 +344,45 @@ static void test_profile_views_perfetto_has_cpu_track(void **state)
 			 1);
 }
 
+/* The HTML report of a session has its flame graph (callers and callees); the
+ * live pages: the session list refreshes itself, /profile has the CPU-over-time
+ * chart and the flame graph of the last 10 minutes and reloads itself. */
+static void test_profile_views_report_and_live_pages(void **state)
+{
+	struct env *e = *state;
+	SKIP_IF_NEEDED(e);
+	char out[400];
+	tp_env_path(&e->t, "report.html", out, sizeof(out));
+	assert_int_equal(sh(out, "%s report --store %s --session %lld --format html", e->coll, e->f.db,
+			    (long long)e->f.sid_b),
+			 0);
+	assert_int_equal(tp_file_count(out, "id=\"flame-graph\""), 1);
+	assert_int_equal(tp_file_count(out, "class=\"pf-cc\""), 1);
+	assert_true(tp_file_count(out, "int demo::hot\\u003cint\\u003e(int)") >= 1);
+	/* the live pages over the same store */
+	assert_true(strlen(e->f.db) < sizeof(e->t.db));
+	memcpy(e->t.db, e->f.db, strlen(e->f.db) + 1);
+	int port = 0;
+	assert_int_equal(tp_env_start_collector_http(&e->t, &port), 0);
+	char *body = NULL;
+	assert_int_equal(tp_http_get(port, "/", &body), 200);
+	assert_non_null(strstr(body, "http-equiv=\"refresh\""));
+	assert_non_null(strstr(body, "href=\"/profile\""));
+	free(body);
+	assert_int_equal(tp_http_get(port, "/profile", &body), 200);
+	assert_non_null(strstr(body, "class=\"cpu-chart\""));
+	assert_non_null(strstr(body, "<text x=\"60\" y=\"220\" fill=\"#d62728\">demo (board-b)</text>"));
+	assert_non_null(strstr(body, "class=\"pf-flame\" id=\"flame\""));
+	assert_non_null(strstr(body, "int demo::hot\\u003cint\\u003e(int)"));
+	assert_non_null(strstr(body, "location.reload()"));
+	free(body);
+	char path[64];
+	snprintf(path, sizeof(path), "/session/%lld", (long long)e->f.sid_b);
+	assert_int_equal(tp_http_get(port, path, &body), 200);
+	assert_non_null(strstr(body, "id=\"flame-graph\""));
+	free(body);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -353,6 +392,7 @@ int main(void)
 		cmocka_unit_test(test_profile_views_flame_html_zoom_and_search_in_chromium),
 		cmocka_unit_test(test_profile_views_diff_of_two_ranges_and_sessions),
 		cmocka_unit_test(test_profile_views_perfetto_has_cpu_track),
+		cmocka_unit_test(test_profile_views_report_and_live_pages),
 	};
 	return cmocka_run_group_tests(tests, setup, tp_env_free);
 }
