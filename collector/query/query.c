@@ -16,6 +16,7 @@
 #include "log.h"
 #include "query.h"
 #include "query_pool.h"
+#include "store/store_blocks.h"
 #include "store/store_kinds.h"
 #include "symbols.h"
 
@@ -23,10 +24,18 @@ static const char q_sessions[] = "SELECT id, agent_id, board, realtime_ns FROM s
 static const char q_maps[] = "SELECT map_id, pid, start, \"end\", pgoff, path, build_id FROM sample_mappings"
 			     " WHERE session_id = ?1 ORDER BY map_id";
 static const char q_tasks[] = "SELECT pid, tid, comm, thread FROM sample_tasks WHERE session_id = ?1";
-static const char q_keys[] = "SELECT pid, tid, ip, kip, stack_id, SUM(count) FROM cpu_samples"
-			     " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3 GROUP BY pid, tid, ip, kip, stack_id";
+/* The samples over time (query_opts.series): per record and pid, from the rows or the packed blocks. */
 static const char q_series[] = "SELECT t_ns, pid, SUM(count) FROM cpu_samples"
 			       " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3 GROUP BY t_ns, pid ORDER BY t_ns";
+static const char q_series_blocks[] = "SELECT t_ns, data FROM sample_blocks"
+				      " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3 ORDER BY t_ns";
+/* Sessions stored before sample_blocks: their rows, summed per key in C (no GROUP BY: SQLite's sorter is
+ * several times slower on millions of rows). */
+static const char q_keys[] = "SELECT pid, tid, ip, kip, stack_id, count FROM cpu_samples"
+			     " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3";
+static const char q_blocks[] = "SELECT data FROM sample_blocks WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3";
+static const char q_nblocks[] = "SELECT COUNT(*) FROM sample_blocks WHERE session_id = ?1";
+static const char q_nrecords[] = "SELECT COUNT(*) FROM sample_intervals WHERE session_id = ?1 AND keys > 0";
 static const char q_stack[] = "SELECT ips FROM sample_stacks WHERE session_id = ?1 AND stack_id = ?2";
 static const char q_info[] = "SELECT COUNT(*), COALESCE(SUM(lost), 0), COALESCE(MIN(backend), 0),"
 			     " COALESCE(MAX(backend), 0), COALESCE(MAX(freq_hz), 0), COALESCE(SUM(interval_ns), 0),"
@@ -357,38 +366,153 @@ static int add_stack(struct build *b, struct sess *se, int32_t pid, int32_t tid,
 	return 0;
 }
 
-static int read_keys(struct store *s, struct build *b, struct sess *se, const struct query_filter *f, int64_t lo,
-		     int64_t hi, uint64_t *samples)
+/* The keys of a range summed: an open-addressing set on the key's fields. */
+struct kset {
+	struct store_block_key *rows;
+	size_t n, cap;
+	uint32_t *slots; /* row index + 1, 0 free */
+	size_t scap;
+};
+
+static uint64_t khash(const struct store_block_key *k)
+{
+	uint64_t h = ((uint64_t)(uint32_t)k->pid << 32 | (uint32_t)k->tid) * 0x9e3779b97f4a7c15ull;
+	h ^= (k->ip + 0x632be59bd9b4e019ull) * 0xbf58476d1ce4e5b9ull;
+	h ^= (k->kip ^ ((uint64_t)k->stack_id << 40)) * 0x94d049bb133111ebull;
+	return h ^ (h >> 29);
+}
+
+static bool same_key(const struct store_block_key *a, const struct store_block_key *b)
+{
+	return a->pid == b->pid && a->tid == b->tid && a->ip == b->ip && a->kip == b->kip &&
+	       a->stack_id == b->stack_id;
+}
+
+static int kset_add(struct kset *ks, const struct store_block_key *k)
+{
+	if ((ks->n + 1) * 2 > ks->scap) {
+		size_t nc = ks->scap ? ks->scap * 2 : 1024;
+		uint32_t *ns = calloc(nc, sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		for (size_t i = 0; i < ks->n; i++) {
+			size_t j = khash(&ks->rows[i]) & (nc - 1);
+			while (ns[j])
+				j = (j + 1) & (nc - 1);
+			ns[j] = (uint32_t)i + 1;
+		}
+		free(ks->slots);
+		ks->slots = ns;
+		ks->scap = nc;
+	}
+	size_t j = khash(k) & (ks->scap - 1);
+	for (; ks->slots[j]; j = (j + 1) & (ks->scap - 1)) {
+		struct store_block_key *r = &ks->rows[ks->slots[j] - 1];
+		if (same_key(r, k)) {
+			r->count += k->count;
+			return 0;
+		}
+	}
+	if (grow((void **)&ks->rows, &ks->cap, ks->n + 1, sizeof(*ks->rows)) < 0)
+		return -ENOMEM;
+	ks->rows[ks->n] = *k;
+	ks->slots[j] = (uint32_t)++ks->n;
+	return 0;
+}
+
+/* Whether every samples record of the session has its packed block (stores written before
+ * sample_blocks existed have none: their rows are read from cpu_samples). */
+static int has_blocks(struct store *s, int64_t sid, bool *yes)
+{
+	int64_t n[2] = {0, 0};
+	const char *q[2] = {q_nblocks, q_nrecords};
+	for (int i = 0; i < 2; i++) {
+		struct db_stmt *st = store_stmt(s, q[i]);
+		if (!st)
+			return -EIO;
+		db_bind_i64(st, 1, sid);
+		int rc = db_step(st);
+		if (rc == 1)
+			n[i] = db_col_i64(st, 0);
+		db_reset(st);
+		if (rc < 0)
+			return rc;
+	}
+	*yes = n[0] > 0 && n[0] >= n[1];
+	return 0;
+}
+
+static int keys_from_blocks(struct store *s, int64_t sid, const struct query_filter *f, int64_t lo, int64_t hi,
+			    struct kset *ks)
+{
+	struct db_stmt *st = store_stmt(s, q_blocks);
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, sid);
+	db_bind_i64(st, 2, lo);
+	db_bind_i64(st, 3, hi);
+	int rc;
+	while ((rc = db_step(st)) == 1) {
+		size_t len, off = 0;
+		const uint8_t *p = db_col_blob(st, 0, &len);
+		while (off < len) {
+			struct store_block_key k;
+			size_t used = store_block_get(p + off, len - off, &k);
+			if (!used) {
+				log_warn("session %lld: a damaged sample block (ignored from there)", (long long)sid);
+				break;
+			}
+			off += used;
+			if (f->npids && !in_pid_list(f->pids, f->npids, k.pid))
+				continue;
+			if (kset_add(ks, &k) < 0) {
+				db_reset(st);
+				return -ENOMEM;
+			}
+		}
+	}
+	db_reset(st);
+	return rc < 0 ? rc : 0;
+}
+
+static int keys_from_rows(struct store *s, int64_t sid, const struct query_filter *f, int64_t lo, int64_t hi,
+			  struct kset *ks)
 {
 	struct db_stmt *st = store_stmt(s, q_keys);
 	if (!st)
 		return -EIO;
-	db_bind_i64(st, 1, se->id);
+	db_bind_i64(st, 1, sid);
 	db_bind_i64(st, 2, lo);
 	db_bind_i64(st, 3, hi);
-	/* Rows first (the statement stays open while stacks are read with another one). */
-	struct krow {
-		int32_t pid, tid;
-		uint64_t ip, kip, count;
-		uint32_t stack_id;
-	} *rows = NULL;
-	size_t n = 0, cap = 0;
 	int rc;
 	while ((rc = db_step(st)) == 1) {
-		int32_t pid = (int32_t)db_col_i64(st, 0);
-		if (f->npids && !in_pid_list(f->pids, f->npids, pid))
+		struct store_block_key k = {.pid = (int32_t)db_col_i64(st, 0), .tid = (int32_t)db_col_i64(st, 1),
+					    .ip = db_col_u64(st, 2), .kip = db_col_u64(st, 3),
+					    .stack_id = (uint32_t)db_col_i64(st, 4), .count = db_col_u64(st, 5)};
+		if (f->npids && !in_pid_list(f->pids, f->npids, k.pid))
 			continue;
-		if (grow((void **)&rows, &cap, n + 1, sizeof(*rows)) < 0) {
+		if (kset_add(ks, &k) < 0) {
 			rc = -ENOMEM;
 			break;
 		}
-		rows[n++] = (struct krow){.pid = pid, .tid = (int32_t)db_col_i64(st, 1), .ip = db_col_u64(st, 2),
-					  .kip = db_col_u64(st, 3), .stack_id = (uint32_t)db_col_i64(st, 4),
-					  .count = db_col_u64(st, 5)};
 	}
 	db_reset(st);
+	return rc < 0 ? rc : 0;
+}
+
+static int read_keys(struct store *s, struct build *b, struct sess *se, const struct query_filter *f, int64_t lo,
+		     int64_t hi, uint64_t *samples)
+{
+	struct kset ks = {0};
+	bool blocks = false;
+	int rc = has_blocks(s, se->id, &blocks);
+	if (rc == 0)
+		rc = blocks ? keys_from_blocks(s, se->id, f, lo, hi, &ks) : keys_from_rows(s, se->id, f, lo, hi, &ks);
+	free(ks.slots);
+	const struct store_block_key *rows = ks.rows;
+	size_t n = ks.n;
 	for (size_t i = 0; rc >= 0 && i < n; i++) {
-		const struct krow *k = &rows[i];
+		const struct store_block_key *k = &rows[i];
 		if (f->ncomms) {
 			const char *comm, *thread;
 			task_names(se, k->pid, k->tid, &comm, &thread);
@@ -416,7 +540,7 @@ static int read_keys(struct store *s, struct build *b, struct sess *se, const st
 			rc = add_stack(b, se, k->pid, k->tid, fr, nfr, k->count);
 		*samples += k->count;
 	}
-	free(rows);
+	free(ks.rows);
 	return rc < 0 ? rc : 0;
 }
 
@@ -481,44 +605,88 @@ static int read_info(struct store *s, struct build *b, struct sess *se, int64_t 
 }
 
 /* The samples over time of one session (query_opts.series), filtered as the stacks are. */
+/* One point of the series (query_opts.series), filtered as the stacks are. */
+static int add_point(struct build *b, struct sess *se, const struct query_filter *f, int64_t t_ns, int32_t pid,
+		     uint64_t count)
+{
+	if (f->npids && !in_pid_list(f->pids, f->npids, pid))
+		return 0;
+	const char *comm, *thread;
+	task_names(se, pid, pid, &comm, &thread);
+	if (f->ncomms && !in_str_list(f->comms, f->ncomms, comm))
+		return 0;
+	struct query_result *r = b->r;
+	if (grow((void **)&r->points, &b->cappoints, r->npoints + 1, sizeof(*r->points)) < 0)
+		return -ENOMEM;
+	struct query_point *pt = &r->points[r->npoints];
+	pt->session_t_ns = t_ns;
+	pt->t_ns = se->realtime_ns + t_ns;
+	pt->session_id = se->id;
+	pt->count = count;
+	pt->comm = str_pool_intern(&b->pool, comm);
+	pt->pid = pid;
+	pt->agent_id = se->agent_id;
+	if (!pt->comm)
+		return -ENOMEM;
+	r->npoints++;
+	return 0;
+}
+
+/* The samples over time of one session: per record (sampling interval) and
+ * pid, from the packed blocks or, for sessions stored before them, the rows. */
 static int read_series(struct store *s, struct build *b, struct sess *se, const struct query_filter *f, int64_t lo,
 		       int64_t hi)
 {
-	struct db_stmt *st = store_stmt(s, q_series);
+	bool blocks = false;
+	int rc = has_blocks(s, se->id, &blocks);
+	if (rc < 0)
+		return rc;
+	struct db_stmt *st = store_stmt(s, blocks ? q_series_blocks : q_series);
 	if (!st)
 		return -EIO;
 	db_bind_i64(st, 1, se->id);
 	db_bind_i64(st, 2, lo);
 	db_bind_i64(st, 3, hi);
-	struct query_result *r = b->r;
-	int rc;
-	while ((rc = db_step(st)) == 1) {
-		int32_t pid = (int32_t)db_col_i64(st, 1);
-		if (f->npids && !in_pid_list(f->pids, f->npids, pid))
+	/* per block: counts per pid (a record has few processes: a short list) */
+	struct {
+		int32_t pid;
+		uint64_t count;
+	} *per = NULL;
+	size_t nper = 0, capper = 0;
+	while (rc == 0 && (rc = db_step(st)) == 1) {
+		rc = 0;
+		int64_t t = db_col_i64(st, 0);
+		if (!blocks) {
+			rc = add_point(b, se, f, t, (int32_t)db_col_i64(st, 1), db_col_u64(st, 2));
 			continue;
-		const char *comm, *thread;
-		task_names(se, pid, pid, &comm, &thread);
-		if (f->ncomms && !in_str_list(f->comms, f->ncomms, comm))
-			continue;
-		if (grow((void **)&r->points, &b->cappoints, r->npoints + 1, sizeof(*r->points)) < 0) {
-			rc = -ENOMEM;
-			break;
 		}
-		struct query_point *pt = &r->points[r->npoints];
-		pt->session_t_ns = db_col_i64(st, 0);
-		pt->t_ns = se->realtime_ns + pt->session_t_ns;
-		pt->session_id = se->id;
-		pt->count = db_col_u64(st, 2);
-		pt->comm = str_pool_intern(&b->pool, comm);
-		pt->pid = pid;
-		pt->agent_id = se->agent_id;
-		if (!pt->comm) {
-			rc = -ENOMEM;
-			break;
+		size_t len, off = 0;
+		const uint8_t *p = db_col_blob(st, 1, &len);
+		nper = 0;
+		while (off < len) {
+			struct store_block_key k;
+			size_t used = store_block_get(p + off, len - off, &k);
+			if (!used)
+				break; /* damaged: read_keys warned */
+			off += used;
+			size_t i = 0;
+			while (i < nper && per[i].pid != k.pid)
+				i++;
+			if (i == nper) {
+				if (grow((void **)&per, &capper, nper + 1, sizeof(*per)) < 0) {
+					rc = -ENOMEM;
+					break;
+				}
+				per[nper].pid = k.pid;
+				per[nper++].count = 0;
+			}
+			per[i].count += k.count;
 		}
-		r->npoints++;
+		for (size_t i = 0; rc == 0 && i < nper; i++)
+			rc = add_point(b, se, f, t, per[i].pid, per[i].count);
 	}
 	db_reset(st);
+	free(per);
 	return rc < 0 ? rc : 0;
 }
 

@@ -48,7 +48,8 @@ struct server_options {
 	 * the session's ack past records the agent has not sent. 0: SERVER_DEFAULT_SEQ_WINDOW,
 	 * SERVER_NO_SEQ_WINDOW: no check. */
 	uint64_t seq_window;
-	/* --retain: every SERVER_RETAIN_EVERY_MS (between batches) delete samples older than
+	/* --retain: every SERVER_RETAIN_EVERY_MS (a tenth of a shorter retain_ns, at least 1 s;
+	 * between batches) delete samples older than
 	 * this and sessions last seen before it (store_prune.h); sessions with a connection,
 	 * or seen in the last SERVER_RETAIN_LIVE_GRACE_S, only lose old rows. 0: keep all. */
 	uint64_t retain_ns;

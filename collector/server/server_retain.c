@@ -1,4 +1,5 @@
-/* --retain: a prune pass of the store (store_prune.h) once a minute, between
+/* --retain: a prune pass of the store (store_prune.h) once a minute (a tenth
+ * of a shorter --retain, at least a second), between
  * batches on the loop's thread, so no record is half written. Sessions with a
  * connection are being written: they only lose old rows. */
 #include <errno.h>
@@ -12,7 +13,11 @@
 
 void srv_retain(struct server *s, uint64_t now)
 {
-	s->next_retain_ns = now + (uint64_t)SERVER_RETAIN_EVERY_MS * 1000000u;
+	/* once a minute; a shorter --retain, a tenth of it (at least a second) */
+	uint64_t every = (uint64_t)SERVER_RETAIN_EVERY_MS * 1000000u;
+	if (s->retain_ns / 10 < every)
+		every = s->retain_ns / 10 > 1000000000u ? s->retain_ns / 10 : 1000000000u;
+	s->next_retain_ns = now + every;
 	size_t n = 0;
 	for (struct conn *c = s->conns; c; c = c->next)
 		n++;

@@ -7,11 +7,14 @@
  *   task_times(session_id, seq, t_ns, pid, tid, on_cpu_ns, off_cpu_ns, switches)
  *   sample_intervals(session_id, seq, t_ns, interval_ns, backend, event_id, freq_hz, period, lost)
  *   sample_tasks(session_id, pid, tid, comm, thread)  -- process and thread names, interned per task
+ *   sample_blocks(session_id, seq, t_ns, keys, data)  -- the record's keys packed (store_blocks.h), for the
+ *                                                       queries over time (one row per record, not per key)
  * t_ns is absolute (ns after Hello.base_ns): Samples.t_ns is not delta-encoded. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "store_blocks.h"
 #include "store_kinds.h"
 #include "store_rows.h"
 
@@ -20,7 +23,9 @@ static const char samples_schema[] =
 	" t_ns INTEGER NOT NULL, backend INTEGER, event_id INTEGER, pid INTEGER, tid INTEGER, ip INTEGER,"
 	" kip INTEGER, stack_id INTEGER, count INTEGER NOT NULL);"
 	"CREATE INDEX IF NOT EXISTS cpu_samples_session ON cpu_samples(session_id, pid);"
-	"CREATE INDEX IF NOT EXISTS cpu_samples_time ON cpu_samples(session_id, t_ns);"
+	"CREATE TABLE IF NOT EXISTS sample_blocks (session_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
+	" t_ns INTEGER NOT NULL, keys INTEGER, data BLOB, PRIMARY KEY(session_id, seq));"
+	"CREATE INDEX IF NOT EXISTS sample_blocks_time ON sample_blocks(session_id, t_ns);"
 	"CREATE TABLE IF NOT EXISTS sample_tasks (session_id INTEGER NOT NULL, pid INTEGER NOT NULL,"
 	" tid INTEGER NOT NULL, comm TEXT, thread TEXT, PRIMARY KEY(session_id, pid, tid));"
 	"CREATE TABLE IF NOT EXISTS sample_mappings (session_id INTEGER NOT NULL, map_id INTEGER NOT NULL,"
@@ -48,6 +53,36 @@ static const char ins_interval[] = "INSERT INTO sample_intervals (session_id, se
 static const char ins_task_name[] = "INSERT INTO sample_tasks (session_id, pid, tid, comm, thread)"
 				    " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (session_id, pid, tid)"
 				    " DO UPDATE SET comm = excluded.comm, thread = excluded.thread";
+static const char ins_block[] = "INSERT INTO sample_blocks (session_id, seq, t_ns, keys, data)"
+				" VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING";
+
+/* The record's keys as one packed row (store_blocks.h). */
+static int put_block(struct store *s, int64_t sid, uint64_t seq, const Prof__Samples *sm)
+{
+	size_t n = sm->n_count, len = 0;
+	uint8_t *buf = malloc(n * STORE_BLOCK_MAX_KEY_BYTES + 1);
+	if (!buf)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct store_block_key k = {.pid = sm->pid[i], .tid = sm->tid[i], .ip = sm->ip[i],
+					    .kip = sm->n_kip ? sm->kip[i] : 0, .stack_id = sm->stack_id[i],
+					    .count = sm->count[i]};
+		len += store_block_put(buf + len, &k);
+	}
+	struct db_stmt *st = store_stmt(s, ins_block);
+	int rc = -EIO;
+	if (st) {
+		db_bind_i64(st, 1, sid);
+		db_bind_u64(st, 2, seq);
+		db_bind_u64(st, 3, sm->t_ns);
+		db_bind_i64(st, 4, (int64_t)n);
+		db_bind_blob(st, 5, buf, len);
+		rc = db_run(st);
+	}
+	free(buf);
+	return rc;
+}
+
 static int check_samples(const Prof__Envelope *env)
 {
 	return env->samples->t_ns > (uint64_t)INT64_MAX ? -ERANGE : 0;
@@ -170,6 +205,8 @@ static int put_samples(struct store *s, int64_t sid, const Prof__Envelope *env)
 	if (rc == 0)
 		rc = store_insert_rows(s, ins_samples, 11, sm->n_count, bind_sample_row,
 				       &(struct sample_rows){.sid = sid, .seq = env->seq, .sm = sm});
+	if (rc == 0 && sm->n_count)
+		rc = put_block(s, sid, env->seq, sm);
 	for (size_t i = 0; rc == 0 && i < sm->n_task_times; i++) {
 		const Prof__TaskTime *t = sm->task_times[i];
 		st = store_stmt(s, ins_task);

@@ -464,6 +464,34 @@ static void test_fleet_prune_removes_older_only(void **state)
 	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM sessions WHERE id = 1"), 1);
 }
 
+/* The listening collector's --retain: a recording's rows go once older than it, while its session,
+ * names and mappings stay (its agent was seen a moment ago). */
+static void test_fleet_retain_while_listening(void **state)
+{
+	struct fleet *f = fleet_of(state);
+	const char *extra[] = {"--retain", "3s", NULL};
+	assert_int_equal(tp_env_start_collector(&f->t, 0, extra), 0);
+	char log[320];
+	tp_env_path(&f->t, "agentC.log", log, sizeof(log));
+	pid_t c = start_agent(f, "fleetC", false, "1.5", log);
+	if (!agent_ok(f, c, log))
+		fail_msg("agent C failed where A and B worked");
+	long long sid = tp_db_int(f->t.db, "SELECT id FROM sessions WHERE agent_id = 'fleetC'");
+	assert_true(sid > 0);
+	assert_true(tp_db_int(f->t.db, "SELECT records FROM sessions WHERE id = %lld", sid) >= 2);
+	long long left = -1;
+	for (int i = 0; i < 100 && left != 0; i++) { /* 3 s of age + a pass a second: within 10 s */
+		tp_sleep_ms(100);
+		left = tp_db_int(f->t.db, "SELECT COUNT(*) FROM cpu_samples WHERE session_id = %lld", sid);
+	}
+	fprintf(stderr, "--retain 3s: %lld rows of session %lld left\n", left, sid);
+	assert_int_equal(left, 0);
+	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM sample_blocks WHERE session_id = %lld", sid), 0);
+	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM sessions WHERE id = %lld", sid), 1);
+	assert_true(tp_db_int(f->t.db, "SELECT COUNT(*) FROM sample_mappings WHERE session_id = %lld", sid) > 0);
+	assert_true(tp_db_int(f->t.db, "SELECT COUNT(*) FROM sample_tasks WHERE session_id = %lld", sid) > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -472,7 +500,8 @@ int main(void)
 		cmocka_unit_test(test_fleet_filters),
 		cmocka_unit_test(test_fleet_time_range),
 		cmocka_unit_test(test_fleet_sessions_count_cpu_samples),
-		cmocka_unit_test(test_fleet_prune_removes_older_only), /* last: it deletes */
+		cmocka_unit_test(test_fleet_prune_removes_older_only), /* deletes */
+		cmocka_unit_test(test_fleet_retain_while_listening),   /* restarts the collector with --retain */
 	};
 	return cmocka_run_group_tests_name("fleet_query", tests, group_setup, group_teardown);
 }

@@ -282,6 +282,37 @@ static void test_pg_record_report_top_and_sessions(void **state)
 	fprintf(stderr, "%s", out);
 	assert_non_null(strstr(out, "pg-rec"));
 	free(out);
+
+	/* The query model over PostgreSQL (issue 27): the store's top processes without --session; the
+	 * program named from the agent's task names; every sample is the program's. */
+	char *qargv[] = {collector, "report", "--store", uri, "--since", "10m", "--by", "process", "--json", NULL};
+	out = run_cli(qargv, rlog);
+	char want[96];
+	snprintf(want, sizeof(want), "\"samples\":%lld,", (long long)samples);
+	assert_non_null(strstr(out, want));
+	assert_non_null(strstr(out, "{\"name\":\"busy\""));
+	free(out);
+	char *jargv[] = {collector, "sessions", "--store", uri, "--json", NULL};
+	out = run_cli(jargv, rlog);
+	snprintf(want, sizeof(want), "\"cpu_samples\":%lld,", (long long)samples);
+	assert_non_null(strstr(out, want));
+	free(out);
+	/* prune: every sample is older than 1 ms; the session (its agent just left) stays, without them */
+	char *pargv[] = {collector, "prune", "--store", uri, "--older-than", "1ms", NULL};
+	out = run_cli(pargv, rlog);
+	fprintf(stderr, "%s", out);
+	free(out);
+	assert_int_equal(pg_int(uri, "SELECT COUNT(*) FROM cpu_samples"), 0);
+	assert_int_equal(pg_int(uri, "SELECT COUNT(*) FROM sample_intervals"), 0);
+	assert_int_equal(pg_int(uri, "SELECT COUNT(*) FROM sessions"), 1);
+	assert_true(pg_int(uri, "SELECT COUNT(*) FROM sample_mappings") > 0);
+	/* and a session deleted whole */
+	char *dargv[] = {collector, "prune", "--store", uri, "--session", sidbuf, "--live-grace", "0", NULL};
+	out = run_cli(dargv, rlog);
+	free(out);
+	assert_int_equal(pg_int(uri, "SELECT COUNT(*) FROM sessions"), 0);
+	assert_int_equal(pg_int(uri, "SELECT COUNT(*) FROM sample_mappings"), 0);
+	assert_int_equal(pg_int(uri, "SELECT COUNT(*) FROM records"), 0);
 	tp_rm_rf(dir);
 }
 

@@ -1,0 +1,303 @@
+/* Query benchmark (issue 27): a store filled with SAMPLES CPU samples of one
+ * board through the store's own write path (store_put_record of Samples
+ * records, as the collector writes them), then query_run() over all of them
+ * (--since covering the whole range) grouped by function and by process, and
+ * over the last tenth. Also prints the store's size per board-day.
+ *
+ * The board: NCPU CPUs sampled at 99 Hz, one record per second (the agent's
+ * default interval), PROCS processes x FUNCS functions each (distinct keys
+ * pid, tid, ip; one call chain per function), hit with a skewed distribution
+ * (a few hot functions, a long tail) as a profile is.
+ * Usage: query STORE SAMPLES [NCPU] [PROCS] [FUNCS]   (SAMPLES 0: query an existing STORE only)
+ *   STORE: a new SQLite path, or "pg" for a throwaway PostgreSQL server. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "pgserver.h"
+#include "query/query.h"
+#include "store/store.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* xorshift64 */
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint64_t next_rand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+struct fill {
+	unsigned ncpu, procs, funcs;
+	uint64_t samples;
+	uint64_t records, rows;
+};
+
+/* Key index k = proc * funcs + func, skewed: ~half the samples on 1/16 of the keys. */
+static unsigned pick_key(const struct fill *f)
+{
+	unsigned n = f->procs * f->funcs;
+	uint64_t r = next_rand();
+	if (r & 1)
+		return (unsigned)((r >> 1) % (n / 16 ? n / 16 : 1));
+	return (unsigned)((r >> 1) % n);
+}
+
+static int put_interval(struct store *s, int64_t sid, const struct fill *f, uint64_t seq, uint64_t per_interval,
+			uint64_t *rows_out)
+{
+	unsigned nkeys = f->procs * f->funcs;
+	uint64_t *hits = calloc(nkeys, sizeof(*hits));
+	int32_t *pid = malloc(nkeys * sizeof(*pid)), *tid = malloc(nkeys * sizeof(*tid));
+	uint64_t *ip = malloc(nkeys * sizeof(*ip)), *cnt = malloc(nkeys * sizeof(*cnt));
+	uint32_t *stk = malloc(nkeys * sizeof(*stk));
+	Prof__Mapping *mp = calloc(f->procs, sizeof(*mp));
+	Prof__Mapping **mpp = calloc(f->procs, sizeof(*mpp));
+	Prof__Stack *st = calloc(nkeys, sizeof(*st));
+	Prof__Stack **stp = calloc(nkeys, sizeof(*stp));
+	Prof__TaskName *tn = calloc(f->procs, sizeof(*tn));
+	Prof__TaskName **tnp = calloc(f->procs, sizeof(*tnp));
+	uint64_t *chains = calloc((size_t)nkeys * 3, sizeof(*chains));
+	char (*names)[16] = calloc(f->procs, 16);
+	int rc = -ENOMEM;
+	if (!hits || !pid || !tid || !ip || !cnt || !stk || !mp || !mpp || !st || !stp || !tn || !tnp || !chains ||
+	    !names)
+		goto out;
+	for (uint64_t i = 0; i < per_interval; i++)
+		hits[pick_key(f)]++;
+	size_t n = 0;
+	for (unsigned k = 0; k < nkeys; k++) {
+		if (!hits[k])
+			continue;
+		unsigned p = k / f->funcs, fn = k % f->funcs;
+		pid[n] = 1000 + (int32_t)p;
+		tid[n] = 1000 + (int32_t)p;
+		ip[n] = 0x400000ull + fn * 0x40ull + 0x10;
+		stk[n] = k + 1;
+		cnt[n] = hits[k];
+		n++;
+	}
+	Prof__Samples sm = PROF__SAMPLES__INIT;
+	Prof__EventDesc ev = PROF__EVENT_DESC__INIT, *evp = &ev;
+	size_t nm = 0, ns = 0, nt = 0;
+	if (seq == 1) { /* declarations: once per session */
+		ev.id = 1;
+		ev.name = "cpu-clock";
+		sm.n_new_events = 1;
+		sm.new_events = &evp;
+		for (unsigned p = 0; p < f->procs; p++) {
+			prof__mapping__init(&mp[nm]);
+			mp[nm].id = p + 1;
+			mp[nm].pid = 1000 + (int32_t)p;
+			mp[nm].start = 0x400000;
+			mp[nm].end = 0x400000 + 0x40ull * f->funcs + 0x1000;
+			mp[nm].path = "/usr/bin/app";
+			mpp[nm] = &mp[nm];
+			nm++;
+			prof__task_name__init(&tn[nt]);
+			tn[nt].pid = tn[nt].tid = 1000 + (int32_t)p;
+			snprintf(names[p], 16, "proc%u", p);
+			tn[nt].comm = tn[nt].thread = names[p];
+			tnp[nt] = &tn[nt];
+			nt++;
+		}
+		for (unsigned k = 0; k < nkeys; k++) {
+			unsigned fn = k % f->funcs;
+			prof__stack__init(&st[ns]);
+			st[ns].id = k + 1;
+			chains[k * 3] = 0x400000ull + fn * 0x40ull + 0x10;
+			chains[k * 3 + 1] = 0x400000ull + ((fn * 7 + 1) % f->funcs) * 0x40ull + 0x20;
+			chains[k * 3 + 2] = 0x400000ull + 0x30;
+			st[ns].ips = &chains[k * 3];
+			st[ns].n_ips = 3;
+			stp[ns] = &st[ns];
+			ns++;
+		}
+	}
+	sm.backend = 2;
+	sm.t_ns = seq * 1000000000ull;
+	sm.interval_ns = 1000000000ull;
+	sm.event_id = 1;
+	sm.freq_hz = 99;
+	sm.n_new_mappings = nm;
+	sm.new_mappings = mpp;
+	sm.n_new_stacks = ns;
+	sm.new_stacks = stp;
+	sm.n_new_tasks = nt;
+	sm.new_tasks = tnp;
+	sm.n_pid = sm.n_tid = sm.n_ip = sm.n_stack_id = sm.n_count = n;
+	sm.pid = pid;
+	sm.tid = tid;
+	sm.ip = ip;
+	sm.stack_id = stk;
+	sm.count = cnt;
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.seq = seq;
+	env.body_case = PROF__ENVELOPE__BODY_SAMPLES;
+	env.samples = &sm;
+	rc = store_put_record(s, sid, &env, 100 + n * 12);
+	*rows_out = n;
+out:
+	free(hits);
+	free(pid);
+	free(tid);
+	free(ip);
+	free(cnt);
+	free(stk);
+	free(mp);
+	free(mpp);
+	free(st);
+	free(stp);
+	free(tn);
+	free(tnp);
+	free(chains);
+	free(names);
+	return rc < 0 ? rc : 0;
+}
+
+static double cpu_s(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+	       ru.ru_stime.tv_usec / 1e6;
+}
+
+static int timed_query(struct store *s, const char *what, int64_t since, enum query_group by, double *secs)
+{
+	struct query_opts qo;
+	query_opts_init(&qo, 0);
+	qo.f.since_ns = since;
+	double t0 = now_s(), c0 = cpu_s();
+	struct query_result *r;
+	int rc = query_run(s, &qo, &r);
+	if (rc < 0)
+		return rc;
+	struct query_top top;
+	rc = query_top(r, by, &top);
+	*secs = now_s() - t0;
+	double cpu = cpu_s() - c0;
+	if (rc == 0) {
+		printf("query %s --by %s: %llu samples, %zu stacks, %zu rows, first '%s' self %llu: %.3f s wall, "
+		       "%.3f s CPU\n",
+		       what, query_group_name(by), (unsigned long long)r->total, r->nstacks, top.nrows,
+		       top.nrows ? top.rows[0].name : "", top.nrows ? (unsigned long long)top.rows[0].self : 0ull,
+		       *secs, cpu);
+		query_top_free(&top);
+	}
+	query_result_free(r);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	log_init("bench-query", LOG_LEVEL_WARN);
+	if (argc < 3) {
+		fprintf(stderr, "usage: %s STORE|pg SAMPLES [NCPU] [PROCS] [FUNCS]\n", argv[0]);
+		return 2;
+	}
+	struct fill f = {.samples = strtoull(argv[2], NULL, 10),
+			 .ncpu = argc > 3 ? (unsigned)atoi(argv[3]) : 4,
+			 .procs = argc > 4 ? (unsigned)atoi(argv[4]) : 20,
+			 .funcs = argc > 5 ? (unsigned)atoi(argv[5]) : 200};
+	struct pgserver pg;
+	char uri[512];
+	const char *path = argv[1];
+	bool use_pg = strcmp(path, "pg") == 0;
+	if (use_pg) {
+		char why[512];
+		if (pg_start(&pg, why, sizeof(why)) < 0 || pg_new_db(&pg, "query", uri, sizeof(uri)) < 0) {
+			fprintf(stderr, "no PostgreSQL: %s\n", why);
+			return 1;
+		}
+		path = uri;
+	} else if (f.samples) {
+		unlink(path);
+	}
+	struct store *s;
+	if (f.samples == 0 && !use_pg) { /* query an existing store only */
+		if (store_open(path, STORE_READ_ONLY, &s) < 0)
+			return 1;
+		double secs;
+		int rc = timed_query(s, "all", 1, QUERY_BY_FUNCTION, &secs);
+		if (rc == 0)
+			rc = timed_query(s, "all", 1, QUERY_BY_PROCESS, &secs);
+		store_close(s);
+		return rc < 0 ? 1 : 0;
+	}
+	if (store_open(path, 0, &s) < 0)
+		return 1;
+	/* The session starts a wall-clock second per interval before now: the samples end now. */
+	uint64_t per_interval = 99ull * f.ncpu;
+	uint64_t intervals = (f.samples + per_interval - 1) / per_interval;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	int64_t now_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	Prof__Hello h = PROF__HELLO__INIT;
+	h.agent_id = "bench-board";
+	h.boot_id = 42;
+	h.board = "bench";
+	h.schema_version = 1;
+	h.realtime_ns = (uint64_t)(now_ns - (int64_t)(intervals + 1) * 1000000000);
+	int64_t sid;
+	uint64_t max_seq;
+	if (store_session_open(s, &h, "bench", &sid, &max_seq, NULL) < 0 || store_commit(s) < 0)
+		return 1;
+	double t0 = now_s();
+	uint64_t rows = 0;
+	for (uint64_t seq = 1; seq <= intervals; seq++) {
+		uint64_t n = 0;
+		if (put_interval(s, sid, &f, seq, per_interval, &n) < 0)
+			return 1;
+		rows += n;
+		if (seq % 200 == 0 && store_commit(s) < 0)
+			return 1;
+	}
+	if (store_commit(s) < 0)
+		return 1;
+	double fill = now_s() - t0;
+	printf("filled %llu samples (%llu intervals of 1 s, %u CPUs at 99 Hz = %.1f board-hours), %llu rows, in %.1f s\n",
+	       (unsigned long long)(intervals * per_interval), (unsigned long long)intervals, f.ncpu,
+	       (double)intervals / 3600.0, (unsigned long long)rows, fill);
+	if (!use_pg) {
+		store_close(s);
+		char wal[600];
+		snprintf(wal, sizeof(wal), "%s-wal", path);
+		struct stat sb, sw;
+		off_t size = stat(path, &sb) == 0 ? sb.st_size : 0;
+		if (stat(wal, &sw) == 0)
+			size += sw.st_size;
+		double days = (double)intervals / 86400.0;
+		printf("store size: %.1f MB, %.1f bytes/sample, %.1f MB per board-day (%u CPUs at 99 Hz)\n",
+		       (double)size / 1e6, (double)size / (double)(intervals * per_interval), (double)size / 1e6 / days,
+		       f.ncpu);
+		if (store_open(path, STORE_READ_ONLY, &s) < 0)
+			return 1;
+	}
+	double secs;
+	int64_t start = (int64_t)h.realtime_ns;
+	int rc = timed_query(s, "all", start, QUERY_BY_FUNCTION, &secs);
+	if (rc == 0)
+		rc = timed_query(s, "all", start, QUERY_BY_PROCESS, &secs);
+	if (rc == 0)
+		rc = timed_query(s, "last tenth", now_ns - (int64_t)(intervals / 10) * 1000000000, QUERY_BY_FUNCTION,
+				 &secs);
+	store_close(s);
+	if (use_pg)
+		pg_stop(&pg);
+	return rc < 0 ? 1 : 0;
+}

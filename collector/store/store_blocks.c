@@ -1,0 +1,70 @@
+/* Packed sample keys (store_blocks.h). */
+#include "store_blocks.h"
+
+static size_t put_var(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+	while (v >= 0x80) {
+		p[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (uint8_t)v;
+	return n;
+}
+
+static uint64_t zigzag(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static int64_t unzigzag(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+size_t store_block_put(uint8_t *p, const struct store_block_key *k)
+{
+	size_t n = put_var(p, zigzag(k->pid));
+	n += put_var(p + n, zigzag((int64_t)k->tid - k->pid));
+	n += put_var(p + n, k->ip);
+	n += put_var(p + n, k->kip);
+	n += put_var(p + n, k->stack_id);
+	n += put_var(p + n, k->count);
+	return n;
+}
+
+/* 0 when cut or longer than 10 bytes. */
+static size_t get_var(const uint8_t *p, size_t len, uint64_t *v)
+{
+	uint64_t r = 0;
+	for (size_t i = 0; i < len && i < 10; i++) {
+		r |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+		if (!(p[i] & 0x80)) {
+			*v = r;
+			return i + 1;
+		}
+	}
+	return 0;
+}
+
+size_t store_block_get(const uint8_t *p, size_t len, struct store_block_key *k)
+{
+	uint64_t v[6];
+	size_t off = 0;
+	for (int i = 0; i < 6; i++) {
+		size_t n = get_var(p + off, len - off, &v[i]);
+		if (!n)
+			return 0;
+		off += n;
+	}
+	int64_t pid = unzigzag(v[0]), tid = pid + unzigzag(v[1]);
+	if (pid < INT32_MIN || pid > INT32_MAX || tid < INT32_MIN || tid > INT32_MAX || v[4] > UINT32_MAX)
+		return 0;
+	k->pid = (int32_t)pid;
+	k->tid = (int32_t)tid;
+	k->ip = v[2];
+	k->kip = v[3];
+	k->stack_id = (uint32_t)v[4];
+	k->count = v[5];
+	return off;
+}

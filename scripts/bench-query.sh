@@ -1,0 +1,32 @@
+#!/bin/sh
+# Query benchmark (bench/query.c, issue 27): a store of SAMPLES CPU samples of one board (4 CPUs at 99 Hz,
+# 1 s records, 20 processes x 200 functions, skewed) written through store_put_record, then query_run over
+# all of them by function and by process, and the peer: the first implementation's SQL (GROUP BY over the
+# cpu_samples rows) through the sqlite3 shell on the same store. Prints a markdown section for bench/RESULTS.md.
+# Usage: bench-query.sh OUT [SAMPLES]   (OUT: a build dir with bench/query; default 10000000 samples)
+set -eu
+out=$1
+n=${2:-10000000}
+b="$out/bench/query"
+[ -x "$b" ] || { echo "bench-query: $b missing (make $b)" >&2; exit 1; }
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+db="$dir/q.db"
+echo "## Field profiling query over $n stored samples ($(date -u +%Y-%m-%d), $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg))"
+echo
+echo "\`$b $db $n\`, then \`$b $db 0\` twice (query only):"
+echo
+echo '```'
+"$b" "$db" "$n"
+"$b" "$db" 0
+"$b" "$db" 0
+echo '```'
+if command -v sqlite3 >/dev/null; then
+	echo
+	echo "Peer: the first implementation's SQL, GROUP BY over the cpu_samples rows (sqlite3 shell, same store):"
+	echo
+	echo '```'
+	printf '.timer on\nSELECT COUNT(*), SUM(s) FROM (SELECT pid, tid, ip, kip, stack_id, SUM(count) AS s FROM cpu_samples WHERE session_id = 1 GROUP BY pid, tid, ip, kip, stack_id);\n' |
+		sqlite3 "$db"
+	echo '```'
+fi
