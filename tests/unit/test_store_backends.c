@@ -499,6 +499,9 @@ static void test_store_backend_every_kind_and_queries(void **state)
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_mappings"), 1);
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM task_times"), 2);
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM cl_commands"), 2);
+	int64_t cpu_sum = q(f, "SELECT SUM(count) FROM cpu_samples");
+	assert_true(cpu_sum > 0);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), 2); /* one packed row per Samples record */
 
 	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &s), 0);
 	struct store_session_row row;
@@ -506,7 +509,9 @@ static void test_store_backend_every_kind_and_queries(void **state)
 	assert_int_equal(store_list_sessions(s, session_cb, &row), 0);
 	assert_int_equal(row.id, sid);
 	assert_int_equal(row.records, 8);
-	assert_int_equal(row.samples, 8); /* counter samples */
+	assert_int_equal(row.counter_samples, 8);
+	assert_int_equal(row.cpu_samples, cpu_sum); /* agent record's samples count too (issue 27) */
+	assert_int_equal(row.samples, 8 + cpu_sum);
 	assert_int_equal(row.last_t_ns, 2000);
 	assert_int_equal(row.boot_id, 3);
 	assert_int_equal(store_get_session(s, sid + 1000, session_cb, &row), -ENOENT);
