@@ -15,6 +15,7 @@ struct emit_ctx {
 	bool diff;
 	uint64_t min;  /* samples below which a frame is left out */
 	uint64_t left; /* frames left out */
+	uint64_t a_only; /* diff: frames with samples in A only (no width in B) */
 	int rc;
 };
 
@@ -41,6 +42,10 @@ static void emit_node(struct emit_ctx *c, int32_t i, FILE *f)
 	bool first = true;
 	for (int k = 0; k < nk; k++) {
 		const struct flame_node *ch = &c->t->nodes[kids[k]];
+		if (val(c, ch) == 0 && c->diff) {
+			c->a_only++;
+			continue;
+		}
 		if (val(c, ch) < c->min || val(c, ch) == 0) {
 			c->left++;
 			continue;
@@ -54,7 +59,8 @@ static void emit_node(struct emit_ctx *c, int32_t i, FILE *f)
 	fputs("]]", f);
 }
 
-static int emit_data(const struct flame_tree *t, const struct flame_render *r, FILE *f, uint64_t *left)
+static int emit_data(const struct flame_tree *t, const struct flame_render *r, FILE *f, uint64_t *left,
+		     uint64_t *a_only)
 {
 	struct emit_ctx c = {.t = t, .diff = r->diff};
 	double ms = r->min_share > 0 ? r->min_share : 1e-4;
@@ -64,12 +70,14 @@ static int emit_data(const struct flame_tree *t, const struct flame_render *r, F
 	fprintf(f, ",\"left_out\":%llu,\"truncated\":%s}", (unsigned long long)c.left, t->truncated ? "true" : "false");
 	if (left)
 		*left = c.left;
+	if (a_only)
+		*a_only = c.a_only;
 	return c.rc;
 }
 
 int flame_json(const struct flame_tree *t, const struct flame_render *r, FILE *out)
 {
-	int rc = emit_data(t, r, out, NULL);
+	int rc = emit_data(t, r, out, NULL, NULL);
 	fputc('\n', out);
 	return rc;
 }
@@ -87,13 +95,17 @@ int flame_html_embed(const struct flame_tree *t, const struct flame_render *r, c
 		     "<div class=\"pf-status\">hover a frame for its samples; click to zoom</div>\n"
 		     "<svg xmlns=\"http://www.w3.org/2000/svg\"></svg>\n<script type=\"application/json\" class=\"pf-data\">",
 		id);
-	uint64_t left = 0;
-	int rc = emit_data(t, r, out, &left);
+	uint64_t left = 0, a_only = 0;
+	int rc = emit_data(t, r, out, &left, &a_only);
 	fputs("</script>\n<div class=\"pf-cc\"></div>\n", out);
 	if (left || t->truncated)
 		fprintf(out, "<p class=\"pf-note\">%llu frame(s) narrower than %.3g%% of the total left out%s.</p>\n",
 			(unsigned long long)left, 100 * (r->min_share > 0 ? r->min_share : 1e-4),
 			t->truncated ? "; the tree hit its node limit: deeper frames were cut" : "");
+	if (a_only)
+		fprintf(out, "<p class=\"pf-note\">%llu call path(s) have samples in A only: no width in B, not drawn "
+			     "(the table of losses lists their functions).</p>\n",
+			(unsigned long long)a_only);
 	fprintf(out, "</div>\n<script>pfFlame('%s');</script>\n", id);
 	return rc;
 }
