@@ -442,6 +442,8 @@ static int page_session(struct page_cache *c, struct store *st, const struct htt
 	}
 	if (rc == 0)
 		rc = render_overview(a->ov, r->page, f);
+	if (rc == 0 && r->page == HP_HTML)
+		page_reload_script(f, 30); /* cheap: the analysis is cached until the session gets records */
 	cache_release(c, a);
 	return rc;
 }

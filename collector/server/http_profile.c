@@ -14,11 +14,15 @@
 #include "views/profile_page.h"
 #include "views/stacks_query.h"
 
-/* Reload every 15 s, not while the reader is zoomed in or searching. */
-static const char reload_js[] =
-	"<script>setInterval(function(){var b=document.getElementById('flame');"
-	"if(b){var s=b.querySelector('.pf-search'),z=b.querySelector('svg').getAttribute('data-zoom');"
-	"if((s&&s.value)||(z&&z!=='all'))return;}location.reload();},15000);</script>\n";
+/* Reload every s seconds, not while the reader is zoomed in or searching the flame graph. */
+void page_reload_script(FILE *f, unsigned s)
+{
+	fprintf(f,
+		"<script>setInterval(function(){var b=document.getElementById('flame');"
+		"if(b){var s=b.querySelector('.pf-search'),z=b.querySelector('svg').getAttribute('data-zoom');"
+		"if((s&&s.value)||(z&&z!=='all'))return;}location.reload();},%u);</script>\n",
+		s * 1000);
+}
 
 int page_profile(struct store *st, FILE *f, int64_t now_ns)
 {
@@ -67,7 +71,7 @@ int page_profile(struct store *st, FILE *f, int64_t now_ns)
 			flame_tree_free(&t);
 		}
 	}
-	fputs(reload_js, f);
+	page_reload_script(f, 15);
 	fputs("</body></html>\n", f);
 	stack_set_free(&set);
 	if (rc == 0 && ferror(f))

@@ -383,6 +383,7 @@ static void test_profile_views_report_and_live_pages(void **state)
 	snprintf(path, sizeof(path), "/session/%lld", (long long)e->f.sid_b);
 	assert_int_equal(tp_http_get(port, path, &body), 200);
 	assert_non_null(strstr(body, "id=\"flame-graph\""));
+	assert_non_null(strstr(body, "location.reload();},30000)"));
 	free(body);
 }
 
