@@ -14,6 +14,12 @@
 #define SAMPLE_STACK_MAX_DEPTH 127u
 #define SAMPLE_STACKS_MAX 65536u    /* distinct call chains per session */
 
+/* In an interned chain, kernel frames come first, then this mark, then the
+ * user frames (PERF_CONTEXT_USER: never an instruction address). A chain
+ * without the mark is user frames only. */
+#define SAMPLE_CHAIN_USER_MARK 0xfffffffffffffe00ull
+#define SAMPLE_KSTACK_MAX_DEPTH 32u
+
 struct sample_key {
 	int32_t pid, tid;
 	uint64_t ip;       /* user-mode ip, 0 if the sample hit the kernel */

@@ -323,6 +323,14 @@ rebuild:
 			stk[nst].id = e->k.stack_id;
 			stk[nst].ips = (uint64_t *)ips;
 			stk[nst].n_ips = len;
+			for (size_t j = 0; j < len; j++)
+				if (ips[j] == SAMPLE_CHAIN_USER_MARK) { /* kernel frames, then the user's */
+					stk[nst].kernel_ips = (uint64_t *)ips;
+					stk[nst].n_kernel_ips = j;
+					stk[nst].ips = (uint64_t *)ips + j + 1;
+					stk[nst].n_ips = len - j - 1;
+					break;
+				}
 			stkp[nst] = &stk[nst];
 			nst++;
 			stack_table_set_declared(&s->stacks, e->k.stack_id);

@@ -110,7 +110,8 @@ static int ring_open(struct sampler *s, char *err, size_t errlen)
 	a.watermark = 1;
 	size_t pages = s->o.callgraph ? RING_PAGES_CG : RING_PAGES;
 	a.wakeup_watermark = (uint32_t)(pages * rs->page / 2);
-	if (s->o.callgraph)
+	/* kernel frames too, where the event may sample the kernel (the chain then holds both) */
+	if (s->o.callgraph && a.exclude_kernel)
 		a.exclude_callchain_kernel = 1;
 	int rc = 0;
 	for (int c = 0; c < ncpu && rc == 0; c++) {
@@ -201,21 +202,30 @@ static void ring_revents(struct sampler *s, const struct pollfd *pfd, int n, uin
 			rs->rings[i].hup_until_ns = now_ns + HUP_BACKOFF_NS;
 }
 
-/* User part of a callchain (after PERF_CONTEXT_USER, up to the next marker). */
-static size_t user_chain(const uint64_t *ips, uint64_t nr, uint64_t *out, size_t max)
+/* The part of a callchain after the context marker ctx (PERF_CONTEXT_USER or _KERNEL), up to the next marker. */
+static size_t chain_part(const uint64_t *ips, uint64_t nr, uint64_t ctx, uint64_t *out, size_t max)
 {
-	bool user = false;
+	bool in = false;
 	size_t n = 0;
 	for (uint64_t i = 0; i < nr; i++) {
 		uint64_t v = ips[i];
 		if (v >= (uint64_t)PERF_CONTEXT_MAX) {
-			user = v == (uint64_t)PERF_CONTEXT_USER;
+			in = v == ctx;
 			continue;
 		}
-		if (user && n < max)
+		if (in && n < max)
 			out[n++] = v;
 	}
 	return n;
+}
+
+/* [kernel frames, SAMPLE_CHAIN_USER_MARK,] user frames (sample_agg.h). */
+static size_t full_chain(const uint64_t *ips, uint64_t nr, uint64_t *out, size_t max)
+{
+	size_t nk = chain_part(ips, nr, (uint64_t)PERF_CONTEXT_KERNEL, out, SAMPLE_KSTACK_MAX_DEPTH);
+	if (nk)
+		out[nk++] = SAMPLE_CHAIN_USER_MARK;
+	return nk + chain_part(ips, nr, (uint64_t)PERF_CONTEXT_USER, out + nk, max - nk);
 }
 
 static void handle_sample(struct sampler *s, const struct perf_event_header *h, const uint8_t *p, uint64_t now)
@@ -243,7 +253,7 @@ static void handle_sample(struct sampler *s, const struct perf_event_header *h, 
 			uint64_t raw[SAMPLE_STACK_MAX_DEPTH + 8];
 			size_t take = nr < sizeof(raw) / 8 ? (size_t)nr : sizeof(raw) / 8;
 			memcpy(raw, p, take * 8);
-			size_t n = user_chain(raw, take, chain, SAMPLE_STACK_MAX_DEPTH);
+			size_t n = full_chain(raw, take, chain, SAMPLE_STACK_MAX_DEPTH);
 			k.stack_id = stack_table_intern(&s->stacks, chain, n);
 		}
 	}

@@ -45,7 +45,8 @@ int validate_samples(const Prof__Samples *s, char *err, size_t errlen)
 		return fail(err, errlen, "samples: %zu new stacks (max %u)", s->n_new_stacks, VALIDATE_MAX_STACKS);
 	for (size_t i = 0; i < s->n_new_stacks; i++) {
 		const Prof__Stack *st = s->new_stacks[i];
-		if (st->id == 0 || st->n_ips == 0 || st->n_ips > VALIDATE_MAX_STACK_DEPTH)
+		if (st->id == 0 || st->n_ips + st->n_kernel_ips == 0 || st->n_ips > VALIDATE_MAX_STACK_DEPTH ||
+		    st->n_kernel_ips > VALIDATE_MAX_STACK_DEPTH)
 			return fail(err, errlen, "samples: stack %u: id 0 or %zu frames (1..%u)", st->id, st->n_ips,
 				    VALIDATE_MAX_STACK_DEPTH);
 	}

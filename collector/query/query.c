@@ -3,13 +3,15 @@
  *
  * Per selected session: its time bounds become t_ns bounds (wall =
  * sessions.realtime_ns + t_ns), the database groups the rows of the range by
- * key (pid, tid, ip, kip, stack_id) over the (session_id, t_ns) index, and
- * each key becomes a stack of interned frames: [kip] + the user chain, or
- * [ip] when there is no chain. Keys that end with the same frames, task and
+ * key (pid, tid, ip, kip, stack_id) from the packed sample_blocks (or the
+ * cpu_samples rows of older sessions), and each key becomes a stack of
+ * interned frames: the kernel chain (or [kip]) + the user chain, or [ip]
+ * when there is no chain. Keys that end with the same frames, task and
  * session are merged. Process and thread names come from sample_tasks (the
  * agent's interned names); without them the process is the basename of the
  * pid's lowest mapped file (its executable), pid 0 is "swapper". */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +39,7 @@ static const char q_blocks[] = "SELECT data FROM sample_blocks WHERE session_id 
 static const char q_nblocks[] = "SELECT COUNT(*) FROM sample_blocks WHERE session_id = ?1";
 static const char q_nrecords[] = "SELECT COUNT(*) FROM sample_intervals WHERE session_id = ?1 AND keys > 0";
 static const char q_stack[] = "SELECT ips FROM sample_stacks WHERE session_id = ?1 AND stack_id = ?2";
+static const char q_kstack[] = "SELECT ips FROM sample_kernel_stacks WHERE session_id = ?1 AND stack_id = ?2";
 static const char q_info[] = "SELECT COUNT(*), COALESCE(SUM(lost), 0), COALESCE(MIN(backend), 0),"
 			     " COALESCE(MAX(backend), 0), COALESCE(MAX(freq_hz), 0), COALESCE(SUM(interval_ns), 0),"
 			     " COALESCE(MIN(t_ns), 0), COALESCE(MAX(t_ns), 0), COALESCE(MIN(event_id), 0),"
@@ -45,6 +48,7 @@ static const char q_info[] = "SELECT COUNT(*), COALESCE(SUM(lost), 0), COALESCE(
 static const char q_event[] = "SELECT name FROM events WHERE session_id = ?1 AND event_id = ?2";
 
 struct map_row {
+	int64_t id;
 	int32_t pid;
 	uint64_t start, end, pgoff;
 	char *path;
@@ -80,6 +84,7 @@ struct build {
 	size_t capoff;
 	size_t capframes, capstacks, capsessions, cappoints;
 	struct sym_resolver *sr;
+	bool have_tasks, have_blocks, have_kstacks; /* tables an older collector's store may lack */
 	int event_id; /* -1 none yet, -2 mixed */
 	int64_t event_sid;
 	int be_min, be_max;
@@ -159,6 +164,7 @@ static int load_maps(struct store *s, struct sess *se)
 			break;
 		}
 		struct map_row *m = &se->maps[se->nmaps];
+		m->id = db_col_i64(st, 0);
 		m->pid = (int32_t)db_col_i64(st, 1);
 		m->start = db_col_u64(st, 2);
 		m->end = db_col_u64(st, 3);
@@ -181,6 +187,8 @@ static int load_maps(struct store *s, struct sess *se)
 
 static int load_tasks(struct store *s, struct build *b, struct sess *se)
 {
+	if (!b->have_tasks)
+		return 0;
 	struct db_stmt *st = store_stmt(s, q_tasks);
 	if (!st)
 		return -EIO;
@@ -207,10 +215,54 @@ static int load_tasks(struct store *s, struct build *b, struct sess *se)
 	return rc < 0 ? rc : 0;
 }
 
+/* Maps by (pid, map id), tasks by (pid, tid): a pid's rows are one run, found by bisection
+ * (a system-wide week holds many thousands of both). */
+static int map_cmp(const void *a, const void *b)
+{
+	const struct map_row *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int task_cmp(const void *a, const void *b)
+{
+	const struct task_row *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static void sess_sort(struct sess *se)
+{
+	if (se->nmaps > 1)
+		qsort(se->maps, se->nmaps, sizeof(*se->maps), map_cmp);
+	if (se->ntasks > 1)
+		qsort(se->tasks, se->ntasks, sizeof(*se->tasks), task_cmp);
+}
+
+/* First index in rows (sorted by pid, each elem bytes with the pid at pid_off) whose pid >= pid. */
+static size_t lower_pid(const void *rows, size_t n, size_t elem, size_t pid_off, int32_t pid)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int32_t v;
+		memcpy(&v, (const char *)rows + mid * elem + pid_off, sizeof(v));
+		if (v < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The mapping of pid holding ip; the latest declared wins (a pid's maps are in declaration order). */
 static const struct map_row *find_map(const struct sess *se, int32_t pid, uint64_t ip)
 {
-	for (size_t i = se->nmaps; i-- > 0;)
-		if (se->maps[i].pid == pid && ip >= se->maps[i].start && ip < se->maps[i].end)
+	size_t i = lower_pid(se->maps, se->nmaps, sizeof(*se->maps), offsetof(struct map_row, pid), pid + 1);
+	while (i-- > 0 && se->maps[i].pid == pid)
+		if (ip >= se->maps[i].start && ip < se->maps[i].end)
 			return &se->maps[i];
 	return NULL;
 }
@@ -219,9 +271,8 @@ static const struct map_row *find_map(const struct sess *se, int32_t pid, uint64
 static void task_names(const struct sess *se, int32_t pid, int32_t tid, const char **comm, const char **thread)
 {
 	*comm = *thread = "";
-	for (size_t i = 0; i < se->ntasks; i++) {
-		if (se->tasks[i].pid != pid)
-			continue;
+	size_t i = lower_pid(se->tasks, se->ntasks, sizeof(*se->tasks), offsetof(struct task_row, pid), pid);
+	for (; i < se->ntasks && se->tasks[i].pid == pid; i++) {
 		if (!**comm || se->tasks[i].tid == pid)
 			*comm = se->tasks[i].comm;
 		if (se->tasks[i].tid == tid)
@@ -233,10 +284,10 @@ static void task_names(const struct sess *se, int32_t pid, int32_t tid, const ch
 		} else {
 			/* the executable: the file mapped lowest (programs load below their libraries) */
 			const struct map_row *exe = NULL;
-			for (size_t i = 0; i < se->nmaps; i++)
-				if (se->maps[i].pid == pid && se->maps[i].path[0] == '/' &&
-				    (!exe || se->maps[i].start < exe->start))
-					exe = &se->maps[i];
+			size_t j = lower_pid(se->maps, se->nmaps, sizeof(*se->maps), offsetof(struct map_row, pid), pid);
+			for (; j < se->nmaps && se->maps[j].pid == pid; j++)
+				if (se->maps[j].path[0] == '/' && (!exe || se->maps[j].start < exe->start))
+					exe = &se->maps[j];
 			if (exe)
 				*comm = base_name(exe->path);
 		}
@@ -245,11 +296,12 @@ static void task_names(const struct sess *se, int32_t pid, int32_t tid, const ch
 
 static int intern_frame(struct build *b, const struct sym_frame *sf, bool kernel, uint32_t *out)
 {
-	/* one frame per (function, module); unresolved user addresses one per file
-	 * offset (same "[module]" name: views group them, exports keep the address) */
+	/* one frame per (function, module); an unresolved address (user: its file
+	 * offset, kernel: the address) one frame each, under the same "[module]" or
+	 * "[kernel]" name: views group them by name, exports keep the addresses */
 	char key[1100];
-	int kl = snprintf(key, sizeof(key), "%s%c%s%c%llx", sf->name, 0, sf->module, 0,
-			  sf->resolved || kernel ? 0ull : (unsigned long long)sf->file_off);
+	unsigned long long addr = sf->resolved ? 0ull : kernel ? (unsigned long long)sf->ip : (unsigned long long)sf->file_off;
+	int kl = snprintf(key, sizeof(key), "%s%c%s%c%llx", sf->name, 0, sf->module, 0, addr);
 	if (kl < 0 || (size_t)kl >= sizeof(key))
 		kl = sizeof(key) - 1;
 	if (key_map_get(&b->frame_ids, key, (size_t)kl, out))
@@ -297,10 +349,11 @@ static int frame_of(struct build *b, struct sess *se, int32_t pid, uint64_t ip, 
 	return rc;
 }
 
-static int load_chain(struct store *s, int64_t sid, uint32_t stack_id, uint64_t *ips, size_t max, size_t *n)
+static int load_chain(struct store *s, const char *sql, int64_t sid, uint32_t stack_id, uint64_t *ips, size_t max,
+		      size_t *n)
 {
 	*n = 0;
-	struct db_stmt *st = store_stmt(s, q_stack);
+	struct db_stmt *st = store_stmt(s, sql);
 	if (!st)
 		return -EIO;
 	db_bind_i64(st, 1, sid);
@@ -505,7 +558,7 @@ static int read_keys(struct store *s, struct build *b, struct sess *se, const st
 {
 	struct kset ks = {0};
 	bool blocks = false;
-	int rc = has_blocks(s, se->id, &blocks);
+	int rc = b->have_blocks ? has_blocks(s, se->id, &blocks) : 0;
 	if (rc == 0)
 		rc = blocks ? keys_from_blocks(s, se->id, f, lo, hi, &ks) : keys_from_rows(s, se->id, f, lo, hi, &ks);
 	free(ks.slots);
@@ -519,16 +572,20 @@ static int read_keys(struct store *s, struct build *b, struct sess *se, const st
 			if (!in_str_list(f->comms, f->ncomms, comm))
 				continue;
 		}
-		uint64_t ips[MAX_FRAMES];
-		size_t nchain = 0;
+		uint64_t ips[MAX_FRAMES], kips[MAX_FRAMES / 2];
+		size_t nchain = 0, nk = 0;
 		if (k->stack_id) {
-			rc = load_chain(s, se->id, k->stack_id, ips, MAX_FRAMES - 1, &nchain);
+			rc = load_chain(s, q_stack, se->id, k->stack_id, ips, MAX_FRAMES / 2 - 1, &nchain);
+			if (rc == 0 && b->have_kstacks)
+				rc = load_chain(s, q_kstack, se->id, k->stack_id, kips, MAX_FRAMES / 2 - 1, &nk);
 			if (rc < 0)
 				break;
 		}
 		uint32_t fr[MAX_FRAMES];
 		size_t nfr = 0;
-		if (k->kip)
+		for (size_t j = 0; rc == 0 && j < nk; j++) /* the kernel's chain: its first frame is kip */
+			rc = frame_of(b, se, k->pid, kips[j], true, &fr[nfr++]);
+		if (!nk && k->kip)
 			rc = frame_of(b, se, k->pid, k->kip, true, &fr[nfr++]);
 		else if (k->ip && (nchain == 0 || ips[0] != k->ip))
 			rc = frame_of(b, se, k->pid, k->ip, false, &fr[nfr++]);
@@ -638,7 +695,7 @@ static int read_series(struct store *s, struct build *b, struct sess *se, const 
 		       int64_t hi)
 {
 	bool blocks = false;
-	int rc = has_blocks(s, se->id, &blocks);
+	int rc = b->have_blocks ? has_blocks(s, se->id, &blocks) : 0;
 	if (rc < 0)
 		return rc;
 	struct db_stmt *st = store_stmt(s, blocks ? q_series_blocks : q_series);
@@ -707,6 +764,8 @@ static int run_session(struct store *s, struct build *b, struct sess *se, const 
 	if (rc == 0)
 		rc = load_tasks(s, b, se);
 	if (rc == 0)
+		sess_sort(se);
+	if (rc == 0)
 		rc = read_keys(s, b, se, f, lo, hi, &si.samples);
 	if (rc == 0 && o->series)
 		rc = read_series(s, b, se, f, lo, hi);
@@ -737,7 +796,10 @@ int query_run(struct store *s, const struct query_opts *o, struct query_result *
 		return -ENOMEM;
 	}
 	r->priv = p;
-	struct build b = {.r = r};
+	struct build b = {.r = r,
+			  .have_tasks = store_has_table(s, "sample_tasks"),
+			  .have_blocks = store_has_table(s, "sample_blocks"),
+			  .have_kstacks = store_has_table(s, "sample_kernel_stacks")};
 	int rc = sym_resolver_create(o->symfs, &b.sr);
 	if (rc == 0 && o->debug_dir)
 		rc = sym_resolver_set_debug_dir(b.sr, o->debug_dir);

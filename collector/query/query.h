@@ -164,7 +164,7 @@ struct query_point {
 };
 
 struct query_result {
-	struct query_frame *frames; /* interned: one per (module, function) address group */
+	struct query_frame *frames; /* interned: one per (function, module); kernel frames one per address */
 	size_t nframes;
 	struct query_stack *stacks;
 	size_t nstacks;

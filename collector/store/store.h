@@ -160,6 +160,9 @@ int store_list_sessions(struct store *s, store_session_cb cb, void *arg);
 int store_get_session(struct store *s, int64_t session_id, store_session_cb cb, void *arg);
 /* The session's count of ledger records (cheap: one row); -ENOENT if there is no such session. */
 int store_session_records(struct store *s, int64_t session_id, uint64_t *records);
+/* Whether the store has this table (a store written by an older collector, opened read-only, may lack a
+ * newer record kind's tables). */
+bool store_has_table(struct store *s, const char *table);
 /* The session's last_seen (unix s); -ENOENT if there is no such session. */
 int store_session_last_seen(struct store *s, int64_t session_id, int64_t *last_seen);
 int store_list_cpus(struct store *s, int64_t session_id, store_cpu_cb cb, void *arg);

@@ -121,6 +121,11 @@ int store_session_records(struct store *s, int64_t session_id, uint64_t *records
 	return rc == 1 ? 0 : rc == 0 ? -ENOENT : rc;
 }
 
+bool store_has_table(struct store *s, const char *table)
+{
+	return db_has_table(s->db, table);
+}
+
 int store_session_last_seen(struct store *s, int64_t session_id, int64_t *last_seen)
 {
 	struct db_stmt *st = store_query(s, "SELECT COALESCE(last_seen, 0) FROM sessions WHERE id = ?1");

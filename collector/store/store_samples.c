@@ -4,6 +4,7 @@
  *   cpu_samples(session_id, seq, t_ns, backend, event_id, pid, tid, ip, kip, stack_id, count)
  *   sample_mappings(session_id, map_id, pid, start, "end", pgoff, path, build_id)
  *   sample_stacks(session_id, stack_id, ips)  -- ips: packed little-endian uint64, innermost first
+ *   sample_kernel_stacks(session_id, stack_id, ips)  -- the chain's kernel frames, where recorded
  *   task_times(session_id, seq, t_ns, pid, tid, on_cpu_ns, off_cpu_ns, switches)
  *   sample_intervals(session_id, seq, t_ns, interval_ns, backend, event_id, freq_hz, period, lost)
  *   sample_tasks(session_id, pid, tid, comm, thread)  -- process and thread names, interned per task
@@ -33,6 +34,8 @@ static const char samples_schema[] =
 	" PRIMARY KEY(session_id, map_id));"
 	"CREATE TABLE IF NOT EXISTS sample_stacks (session_id INTEGER NOT NULL, stack_id INTEGER NOT NULL,"
 	" ips BLOB, PRIMARY KEY(session_id, stack_id));"
+	"CREATE TABLE IF NOT EXISTS sample_kernel_stacks (session_id INTEGER NOT NULL, stack_id INTEGER NOT NULL,"
+	" ips BLOB, PRIMARY KEY(session_id, stack_id));"
 	"CREATE TABLE IF NOT EXISTS task_times (session_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
 	" t_ns INTEGER, pid INTEGER, tid INTEGER, on_cpu_ns INTEGER, off_cpu_ns INTEGER, switches INTEGER);"
 	"CREATE TABLE IF NOT EXISTS sample_intervals (session_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
@@ -45,6 +48,8 @@ static const char ins_mapping[] = "INSERT INTO sample_mappings (session_id, map_
 				  " path, build_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT DO NOTHING";
 static const char ins_stack[] = "INSERT INTO sample_stacks (session_id, stack_id, ips) VALUES (?1, ?2, ?3)"
 				" ON CONFLICT DO NOTHING";
+static const char ins_kstack[] = "INSERT INTO sample_kernel_stacks (session_id, stack_id, ips) VALUES (?1, ?2, ?3)"
+				 " ON CONFLICT DO NOTHING";
 static const char ins_task[] = "INSERT INTO task_times (session_id, seq, t_ns, pid, tid, on_cpu_ns, off_cpu_ns,"
 			       " switches) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
 static const char ins_interval[] = "INSERT INTO sample_intervals (session_id, seq, t_ns, interval_ns, backend,"
@@ -109,27 +114,35 @@ static int put_mappings(struct store *s, int64_t sid, const Prof__Samples *sm)
 	return rc;
 }
 
+/* One chain as packed little-endian uint64 into the table of sql. */
+static int put_chain(struct store *s, const char *sql, int64_t sid, uint32_t id, const uint64_t *ips, size_t n)
+{
+	uint8_t *blob = malloc(n * 8 + 1);
+	if (!blob)
+		return -ENOMEM;
+	for (size_t j = 0; j < n; j++)
+		for (int b = 0; b < 8; b++)
+			blob[j * 8 + b] = (uint8_t)(ips[j] >> (8 * b));
+	struct db_stmt *st = store_stmt(s, sql);
+	int rc = -EIO;
+	if (st) {
+		db_bind_i64(st, 1, sid);
+		db_bind_i64(st, 2, id);
+		db_bind_blob(st, 3, blob, n * 8);
+		rc = db_run(st);
+	}
+	free(blob);
+	return rc;
+}
+
 static int put_stacks(struct store *s, int64_t sid, const Prof__Samples *sm)
 {
 	int rc = 0;
 	for (size_t i = 0; rc == 0 && i < sm->n_new_stacks; i++) {
 		const Prof__Stack *k = sm->new_stacks[i];
-		uint8_t *blob = malloc(k->n_ips * 8 + 1);
-		if (!blob)
-			return -ENOMEM;
-		for (size_t j = 0; j < k->n_ips; j++)
-			for (int b = 0; b < 8; b++)
-				blob[j * 8 + b] = (uint8_t)(k->ips[j] >> (8 * b));
-		struct db_stmt *st = store_stmt(s, ins_stack);
-		if (!st) {
-			free(blob);
-			return -EIO;
-		}
-		db_bind_i64(st, 1, sid);
-		db_bind_i64(st, 2, k->id);
-		db_bind_blob(st, 3, blob, k->n_ips * 8);
-		rc = db_run(st);
-		free(blob);
+		rc = put_chain(s, ins_stack, sid, k->id, k->ips, k->n_ips);
+		if (rc == 0 && k->n_kernel_ips)
+			rc = put_chain(s, ins_kstack, sid, k->id, k->kernel_ips, k->n_kernel_ips);
 	}
 	return rc;
 }

@@ -1,7 +1,8 @@
 /* Field profiling queries end to end (issue 27): a real collector on
  * 127.0.0.1, two real agents (`agent record -a`, then `agent record -a -g`,
  * other agent ids), programs coming and going while they record (the busy
- * workload under two process names, fq_alpha and fq_beta). Then, one command
+ * workload under two process names, fq_alpha and fq_beta; the second agent
+ * on the ring back end, whose chains hold kernel frames). Then, one command
  * each, over the whole store:
  *   - the hottest processes across both agents (report --since 10m --by process),
  *     each process's samples matching its own CPU time (busy prints it) x HZ;
@@ -78,8 +79,11 @@ static pid_t start_agent(struct fleet *f, const char *id, bool callgraph, const 
 	argv[n++] = "--agent-id";
 	argv[n++] = (char *)id;
 	argv[n++] = "-a";
-	if (callgraph)
+	if (callgraph) { /* the ring back end records kernel frames in the chains too */
 		argv[n++] = "-g";
+		argv[n++] = "--backend";
+		argv[n++] = "ring";
+	}
 	argv[n++] = "-F";
 	argv[n++] = "199";
 	argv[n++] = "-I";
@@ -338,6 +342,13 @@ static void test_fleet_groupings(void **state)
 	assert_non_null(strstr(out, "spin\",\"module\""));
 	assert_true(tp_db_int(f->t.db, "SELECT COUNT(*) FROM sample_stacks s JOIN sessions e ON e.id = s.session_id"
 				       " WHERE e.agent_id = 'fleetB'") > 0);
+	free(out);
+	/* kernel frames below the user frames (system-wide, ring back end, as root: allowed) */
+	assert_true(tp_db_int(f->t.db, "SELECT COUNT(*) FROM sample_kernel_stacks s JOIN sessions e ON"
+				       " e.id = s.session_id WHERE e.agent_id = 'fleetB'") > 0);
+	out = collector(f, "report", "--store", f->t.db, "--agent", "fleetB", "--by", "stack", "--limit", "1000", "--json",
+			NULL);
+	assert_non_null(strstr(out, ";[kernel]\",\"module\""));
 	free(out);
 }
 
