@@ -2,7 +2,8 @@
  * call chains through a real C++ program (tests/lib/profile_fixture.h):
  * `collector export --pprof` read by `go tool pprof -top` (Debian golang-go)
  * names the same top functions, in the same order, as `collector report`;
- * `--folded` lines; `collector flame` HTML in headless Chromium (a click zooms,
+ * `--folded` lines; kernel samples one [kernel] frame, their functions with
+ * `--kallsyms`; `collector flame` HTML in headless Chromium (a click zooms,
  * a search highlights and counts, hover and callers/callees answer) and SVG;
  * `collector diff` of two time ranges and of two sessions; unresolved
  * addresses grouped per module; the Perfetto export's CPU sample track. */
@@ -191,6 +192,32 @@ static void test_profile_views_unresolved_grouped_per_module(void **state)
 	assert_int_equal(report_names(t, names, 10), 1);
 	assert_string_equal(names[0], "[python3.11]");
 	assert_non_null(strstr(t, "\"self\":30,"));
+	free(t);
+}
+
+/* Kernel samples: one [kernel] row without symbols, the function with --kallsyms. */
+static void test_profile_views_kernel_functions_from_kallsyms(void **state)
+{
+	struct env *e = *state;
+	SKIP_IF_NEEDED(e);
+	char ks[400], out[400];
+	tp_env_path(&e->t, "kallsyms", ks, sizeof(ks));
+	tp_env_path(&e->t, "kernel.folded", out, sizeof(out));
+	FILE *f = fopen(ks, "w");
+	assert_non_null(f);
+	fputs(PF_KALLSYMS, f);
+	fclose(f);
+	assert_int_equal(sh(NULL, "%s export --store %s --comm kworker --folded %s", e->coll, e->f.db, out), 0);
+	char *t = tp_slurp(out);
+	assert_non_null(t);
+	assert_string_equal(t, "kworker;[kernel] 70\n");
+	free(t);
+	assert_int_equal(sh(NULL, "%s export --store %s --comm kworker --kallsyms %s --folded %s", e->coll, e->f.db, ks,
+			    out),
+			 0);
+	t = tp_slurp(out);
+	assert_non_null(t);
+	assert_string_equal(t, "kworker;do_syscall_64 70\n");
 	free(t);
 }
 
@@ -393,6 +420,7 @@ int main(void)
 		cmocka_unit_test(test_profile_views_pprof_top_matches_report),
 		cmocka_unit_test(test_profile_views_folded_lines),
 		cmocka_unit_test(test_profile_views_unresolved_grouped_per_module),
+		cmocka_unit_test(test_profile_views_kernel_functions_from_kallsyms),
 		cmocka_unit_test(test_profile_views_flame_html_zoom_and_search_in_chromium),
 		cmocka_unit_test(test_profile_views_diff_of_two_ranges_and_sessions),
 		cmocka_unit_test(test_profile_views_perfetto_has_cpu_track),

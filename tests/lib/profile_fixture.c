@@ -75,13 +75,14 @@ int pf_sym_file_off(const char *bin, const char *sym, uint64_t *off)
 struct rec {
 	Prof__Samples sm;
 	int32_t pid[32], tid[32];
-	uint64_t ip[32], count[32];
+	uint64_t ip[32], count[32], kip[32];
 	uint32_t stack[32];
 	size_t n;
 };
 
 static void key(struct rec *r, int32_t pid, uint64_t ip, uint32_t stack, uint64_t count)
 {
+	r->kip[r->n] = 0;
 	r->pid[r->n] = pid;
 	r->tid[r->n] = pid;
 	r->ip[r->n] = ip;
@@ -103,6 +104,8 @@ static int put(struct store *s, int64_t sid, uint64_t seq, struct rec *r, uint64
 	r->sm.ip = r->ip;
 	r->sm.stack_id = r->stack;
 	r->sm.count = r->count;
+	r->sm.n_kip = r->n;
+	r->sm.kip = r->kip;
 	Prof__Envelope env = PROF__ENVELOPE__INIT;
 	env.seq = seq;
 	env.body_case = PROF__ENVELOPE__BODY_SAMPLES;
@@ -159,7 +162,7 @@ static int demo_session(struct store *s, int64_t sid, const char *bin, int32_t p
 	tn[0].pid = tn[0].tid = pid;
 	tn[0].comm = tn[0].thread = "demo";
 	tn[1].pid = tn[1].tid = pid + 1;
-	tn[1].comm = tn[1].thread = "python3.11";
+	tn[1].comm = tn[1].thread = python ? "python3.11" : "kworker";
 	int nint = phases ? 20 : 10;
 	for (int i = 1; i <= nint; i++) {
 		struct rec r;
@@ -172,7 +175,7 @@ static int demo_session(struct store *s, int64_t sid, const char *bin, int32_t p
 			r.sm.new_mappings = mp;
 			r.sm.n_new_stacks = phases ? 2 : 1;
 			r.sm.new_stacks = kp;
-			r.sm.n_new_tasks = python ? 2 : 1;
+			r.sm.n_new_tasks = 2;
 			r.sm.new_tasks = tnp;
 		}
 		if (phases) {
@@ -184,6 +187,10 @@ static int demo_session(struct store *s, int64_t sid, const char *bin, int32_t p
 		if (python && i == 1)
 			for (int a = 0; a < 15; a++)
 				key(&r, pid + 1, PY_START + 0x1000 + 0x40 * (uint64_t)a, 0, 2);
+		if (!python && i == 1) { /* a kernel thread: 70 samples at one kernel address */
+			key(&r, pid + 1, 0, 0, 70);
+			r.kip[r.n - 1] = PF_KERNEL_IP;
+		}
 		int rc = put(s, sid, (uint64_t)i, &r, (uint64_t)i * 1000000000ull);
 		if (rc < 0)
 			return rc;

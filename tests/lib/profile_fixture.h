@@ -7,12 +7,17 @@
  *     each; 11..20: cold 5, hot<long> 40 each; plus pid 101 "python3.11":
  *     15 addresses of a module with no file here, 2 samples each, interval 1.
  *   session B (agent board-b, pid 200 "demo"): 10 intervals from now - 300 s,
- *     main;run;hot<int> 20 each. */
+ *     main;run;hot<int> 20 each; plus pid 201 "kworker": 70 samples at kernel
+ *     address PF_KERNEL_IP, interval 1. */
 #ifndef TESTS_LIB_PROFILE_FIXTURE_H
 #define TESTS_LIB_PROFILE_FIXTURE_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#define PF_KERNEL_IP 0xffffffff81001010ull /* in do_syscall_64 of PF_KALLSYMS */
+#define PF_KALLSYMS                                                                                        \
+	"ffffffff81000000 T _stext\nffffffff81001000 t do_syscall_64\nffffffff81002000 T __x64_sys_read\n"
 
 struct pf_fixture {
 	char bin[600];  /* the C++ program */
