@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <libiberty/demangle.h>
 #include <libelf.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -11,13 +12,10 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "sym_priv.h"
 
 #define MAX_FILES 256
 
-struct sym {
-	uint64_t addr, size;
-	char *name;
-};
 
 struct segment {
 	uint64_t off, filesz, vaddr;
@@ -34,9 +32,19 @@ struct symfile {
 
 struct sym_resolver {
 	char *symfs;
+	char *debug_dir;
 	struct symfile files[MAX_FILES];
 	size_t nfiles;
+	struct sym *ksyms; /* kallsyms functions, sorted by address */
+	size_t nksyms;
 };
+
+void sym_free(struct sym *s)
+{
+	if (s->raw != s->name)
+		free(s->raw);
+	free(s->name);
+}
 
 const char *sym_build_id_hex(const uint8_t *id, size_t len, char *buf, size_t buflen)
 {
@@ -68,16 +76,50 @@ void sym_resolver_free(struct sym_resolver *r)
 		return;
 	for (size_t i = 0; i < r->nfiles; i++) {
 		for (size_t j = 0; j < r->files[i].nsyms; j++)
-			free(r->files[i].syms[j].name);
+			sym_free(&r->files[i].syms[j]);
 		free(r->files[i].syms);
 		free(r->files[i].segs);
 		free(r->files[i].key);
 	}
+	for (size_t j = 0; j < r->nksyms; j++)
+		sym_free(&r->ksyms[j]);
+	free(r->ksyms);
 	free(r->symfs);
+	free(r->debug_dir);
 	free(r);
 }
 
-static int sym_cmp(const void *a, const void *b)
+int sym_resolver_set_debug_dir(struct sym_resolver *r, const char *dir)
+{
+	char *d = dir ? strdup(dir) : NULL;
+	if (dir && !d)
+		return -ENOMEM;
+	free(r->debug_dir);
+	r->debug_dir = d;
+	return 0;
+}
+
+char *sym_demangle(const char *name)
+{
+	/* _Z: Itanium C++ ABI (and Rust legacy, _ZN...17h<hash>E); _R: Rust v0 */
+	if (!name || name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
+		return NULL;
+	return cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+}
+
+/* name and raw of a symbol as read from a file: raw kept, name demangled. */
+int sym_set_name(struct sym *s, const char *raw)
+{
+	s->raw = strdup(raw);
+	if (!s->raw)
+		return -ENOMEM;
+	s->name = sym_demangle(raw);
+	if (!s->name)
+		s->name = s->raw;
+	return 0;
+}
+
+int sym_cmp(const void *a, const void *b)
 {
 	const struct sym *x = a, *y = b;
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
@@ -163,8 +205,7 @@ static int load_file(struct symfile *f, const char *path, const uint8_t *bid, si
 			}
 			f->syms[f->nsyms].addr = s.st_value;
 			f->syms[f->nsyms].size = s.st_size;
-			f->syms[f->nsyms].name = strdup(name);
-			if (f->syms[f->nsyms].name)
+			if (sym_set_name(&f->syms[f->nsyms], name) == 0)
 				f->nsyms++;
 		}
 	}
@@ -177,6 +218,37 @@ out:
 		elf_end(e);
 	close(fd);
 	return rc;
+}
+
+/* The sorted kernel table, for sym_kallsyms.c. */
+struct sym **sym_resolver_ksyms(struct sym_resolver *r, size_t **n)
+{
+	*n = &r->nksyms;
+	return &r->ksyms;
+}
+
+const struct sym *sym_resolver_ksyms_const(const struct sym_resolver *r, size_t *n)
+{
+	*n = r->nksyms;
+	return r->ksyms;
+}
+
+const struct sym *sym_lookup(const struct sym *syms, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	const struct sym *s = &syms[lo - 1];
+	if (s->size && addr >= s->addr + s->size)
+		return NULL;
+	return s;
 }
 
 static struct symfile *get_file(struct sym_resolver *r, const struct sym_mapping *m)
@@ -195,21 +267,25 @@ static struct symfile *get_file(struct sym_resolver *r, const struct sym_mapping
 	if (!f->key)
 		return NULL;
 	r->nfiles++;
-	char cand[3][4400];
+	char cand[4][4400];
 	int nc = 0;
 	if (r->symfs && m->path)
 		snprintf(cand[nc++], sizeof(cand[0]), "%s%s", r->symfs, m->path);
 	if (hex[0] && strlen(hex) > 2)
-		snprintf(cand[nc++], sizeof(cand[0]), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+		snprintf(cand[nc++], sizeof(cand[0]), "%s/.build-id/%.2s/%s.debug",
+			 r->debug_dir ? r->debug_dir : "/usr/lib/debug", hex, hex + 2);
 	if (m->path && !r->symfs)
 		snprintf(cand[nc++], sizeof(cand[0]), "%s", m->path);
+	/* last: a debuginfod server, where DEBUGINFOD_URLS names one (cached by libdebuginfod) */
+	if (m->build_id_len && sym_debuginfod_find(m->build_id, m->build_id_len, cand[nc], sizeof(cand[0])) == 0)
+		nc++;
 	for (int i = 0; i < nc && !f->ok; i++) {
 		if (load_file(f, cand[i], m->build_id, m->build_id_len) == 0) {
 			f->ok = true;
 			log_debug("symbols: %s from %s (%zu functions)", m->path, cand[i], f->nsyms);
 		} else {
 			for (size_t j = 0; j < f->nsyms; j++)
-				free(f->syms[j].name);
+				sym_free(&f->syms[j]);
 			free(f->syms);
 			free(f->segs);
 			f->syms = NULL;
@@ -222,6 +298,12 @@ static struct symfile *get_file(struct sym_resolver *r, const struct sym_mapping
 
 const char *sym_resolve(struct sym_resolver *r, const struct sym_mapping *m, uint64_t ip, uint64_t *file_off)
 {
+	return sym_resolve_raw(r, m, ip, file_off, NULL);
+}
+
+const char *sym_resolve_raw(struct sym_resolver *r, const struct sym_mapping *m, uint64_t ip, uint64_t *file_off,
+			    const char **raw)
+{
 	uint64_t off = ip - m->start + m->pgoff;
 	*file_off = off;
 	struct symfile *f = get_file(r, m);
@@ -233,18 +315,10 @@ const char *sym_resolve(struct sym_resolver *r, const struct sym_mapping *m, uin
 			vaddr = off - f->segs[i].off + f->segs[i].vaddr;
 			break;
 		}
-	size_t lo = 0, hi = f->nsyms;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (f->syms[mid].addr <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
+	const struct sym *s = sym_lookup(f->syms, f->nsyms, vaddr);
+	if (!s)
 		return NULL;
-	const struct sym *s = &f->syms[lo - 1];
-	if (s->size && vaddr >= s->addr + s->size)
-		return NULL;
+	if (raw)
+		*raw = s->raw;
 	return s->name;
 }

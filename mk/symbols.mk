@@ -1,4 +1,5 @@
-# Host-side symbolization (collector/symbols.c) reads ELF symbol tables with
-# libelf (Debian: libelf-dev). The collector and the tests link it.
-COLLECTOR_LIBS += -lelf
-TEST_LIBS += -lelf
+# Host-side symbolization (collector/symbols.c, sym_*.c) reads ELF symbol tables with
+# libelf (Debian: libelf-dev), demangles with libiberty (libiberty-dev) and asks a
+# debuginfod server through libdebuginfod (libdebuginfod-dev) where DEBUGINFOD_URLS is set.
+COLLECTOR_LIBS += -lelf -liberty -ldebuginfod
+TEST_LIBS += -lelf -liberty -ldebuginfod

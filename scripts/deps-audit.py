@@ -97,6 +97,11 @@ def probe_commands(tmp):
         ("ip", ["ip", "-V"]),
         ("sqlite3", ["sqlite3", "-version"]),
         ("time", ["/usr/bin/time", "-f", "%M", "true"]),
+        # issue 27: the profile views' tests compile a C++ program, split its debug file and read pprof
+        ("g++", ["g++", "--version"]),
+        ("objcopy", ["objcopy", "--version"]),
+        ("go-pprof", ["env", "HOME=" + tmp, "GOCACHE=" + os.path.join(tmp, "gocache"), "timeout", "60",
+                      "go", "tool", "pprof", "-h"]),
     ]
 
 

@@ -22,6 +22,8 @@ int cli_recover(int argc, char **argv);
 int cli_migrate(int argc, char **argv);
 int cli_prune(int argc, char **argv); /* cli_prune.c */
 int cli_http_key(int argc, char **argv);
+int cli_flame(int argc, char **argv); /* cli_flame.c */
+int cli_diff(int argc, char **argv);  /* cli_flame.c */
 
 /* The subcommand table (cli_commands.c): main() dispatches from it and
  * `collector --help` lists it. NULL-name terminated. */

@@ -13,7 +13,12 @@ const struct cli_command cli_commands[] = {
 	 "[--format text|json|html]",
 	 "the overview of a session (top functions, OpenCL kernels, roofline, latency sensitivity, calibration), "
 	 "or a section; with filters: the top table across sessions and agents"},
-	{"export", cli_export, "--store PATH --session N --perfetto OUT.json", "OpenCL commands as a Perfetto trace"},
+	{"export", cli_export, "--store PATH [--session N | filters] [--perfetto OUT.json] [--pprof OUT.pb.gz] [--folded OUT]",
+	 "a session as a Perfetto trace; CPU samples as pprof or folded stacks"},
+	{"flame", cli_flame, "--store PATH [filters] -o FILE.html|FILE.svg",
+	 "flame graph of the CPU samples the filters select (HTML: zoom, search, callers/callees)"},
+	{"diff", cli_diff, "--store PATH A B [filters] [-o FILE.html|.svg] (A, B: --session N or --since/--until)",
+	 "functions that gained and lost CPU share from A to B, and the differential flame graph"},
 	{"calibrate", cli_calibrate, "--store PATH --session N [--model OUT.json] [--emit OUT.config]",
 	 "the machine model of a calibration session, and a GPGPU-sim configuration from it"},
 	{"edag", cli_edag, "--store PATH --session N [-m M] [--cache SPEC] [--json]",

@@ -18,15 +18,25 @@
 #include "json.h"
 #include "store/store_gpu.h"
 #include "log.h"
+#include "query/query.h"
 #include "report/cl_data.h"
+#include "report/text_safe.h"
+#include "views/flame_tree.h"
+#include "views/folded.h"
+#include "views/pprof.h"
+#include "views/stacks_query.h"
 
 #define COUNTER_PID 0
 
 static const char export_usage[] =
 	"usage: collector export --store PATH --session N --perfetto OUT.json [--check full|quick|off]\n"
-	"  --perfetto FILE  write Chrome/Perfetto trace JSON (open it in ui.perfetto.dev); '-' = stdout\n"
-	CLI_CHECK_HELP
-	"Tracks: OpenCL commands (one per queue, per process), CPU counters, Mali GPU counters (rates per ms).\n";
+	"       collector export --store PATH [--session N | filters] [--pprof OUT.pb.gz] [--folded OUT.txt]\n"
+	"  --perfetto FILE  write Chrome/Perfetto trace JSON of one session (open it in ui.perfetto.dev)\n"
+	"  --pprof FILE     the CPU samples as a pprof profile (gzip'd profile.proto: go tool pprof FILE)\n"
+	"  --folded FILE    the CPU samples as folded stacks (FlameGraph's flamegraph.pl, speedscope)\n"
+	"  FILE '-' = stdout\n" QUERY_OPTS_HELP CLI_CHECK_HELP
+	"Perfetto tracks: OpenCL commands (one per queue, per process), CPU counters, Mali GPU counters (rates\n"
+	"per ms), CPU samples per process and sampling interval.\n";
 
 static void ts_us(FILE *f, int64_t ns)
 {
@@ -200,7 +210,49 @@ static int emit_gpu(struct emit *e, struct store *st, int64_t sid)
 	return 0;
 }
 
-static int export_perfetto(struct store *st, int64_t sid, FILE *f, uint64_t *events)
+/* The CPU samples as a counter track of each profiled process (its real pid,
+ * so the track sits beside that process's OpenCL queues): the samples of each
+ * sampling interval, on the session's clock like the rest of the trace. */
+static int emit_cpu(struct emit *e, const struct query_result *cpu)
+{
+	int32_t *seen = NULL; /* pids named so far, sorted */
+	size_t nseen = 0;
+	for (size_t i = 0; i < cpu->npoints; i++) {
+		const struct query_point *p = &cpu->points[i];
+		size_t lo = 0, hi = nseen;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (seen[mid] < p->pid)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == nseen || seen[lo] != p->pid) {
+			int32_t *ns = realloc(seen, (nseen + 1) * sizeof(*ns));
+			if (!ns) {
+				free(seen);
+				return -ENOMEM;
+			}
+			seen = ns;
+			memmove(seen + lo + 1, seen + lo, (nseen - lo) * sizeof(*seen));
+			seen[lo] = p->pid;
+			nseen++;
+			char name[300];
+			snprintf(name, sizeof(name), "%s (pid %d)", p->comm[0] ? p->comm : "?", p->pid);
+			meta(e, p->pid, 0, "process_name", name);
+		}
+		sep(e);
+		fprintf(e->f, "{\"ph\":\"C\",\"pid\":%d,\"name\":\"CPU samples\",\"ts\":", p->pid);
+		ts_us(e->f, p->session_t_ns);
+		fputs(",\"args\":{\"samples\":", e->f);
+		json_u64(e->f, p->count);
+		fputs("}}", e->f);
+	}
+	free(seen);
+	return 0;
+}
+
+static int export_perfetto(struct store *st, int64_t sid, const struct query_result *cpu, FILE *f, uint64_t *events)
 {
 	struct cl_data d;
 	int rc = cl_data_load(st, sid, &d);
@@ -213,6 +265,8 @@ static int export_perfetto(struct store *st, int64_t sid, FILE *f, uint64_t *eve
 	rc = store_list_samples(st, sid, emit_sample, &e);
 	if (rc == 0)
 		rc = emit_gpu(&e, st, sid);
+	if (rc == 0 && cpu)
+		rc = emit_cpu(&e, cpu);
 	fputs("\n]}\n", f);
 	*events = e.n;
 	cl_data_free(&d);
@@ -224,44 +278,10 @@ static int session_exists(const struct store_session_row *row, void *arg)
 	return 0;
 }
 
-int cli_export(int argc, char **argv)
+/* Write through fn into outp ("-": stdout) via a temporary file renamed at
+ * the end, so a failed export leaves no half file. */
+static int write_out(const char *outp, int (*fn)(void *ctx, FILE *f), void *ctx)
 {
-	static const struct option opts[] = {
-		{"store", required_argument, NULL, 's'},
-		{"session", required_argument, NULL, 'n'},
-		{"perfetto", required_argument, NULL, 'p'},
-		{"help", no_argument, NULL, 'h'},
-		{"check", required_argument, NULL, 'K'},
-		{NULL, 0, NULL, 0},
-	};
-	const char *path = NULL, *sess = NULL, *outp = NULL;
-	unsigned check = CLI_CHECK_DEFAULT;
-	int ch;
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (ch) {
-		case 's': path = optarg; break;
-		case 'n': sess = optarg; break;
-		case 'p': outp = optarg; break;
-		case 'K': if (cli_check_arg("export", optarg, &check)) return 2; break;
-		case 'h': fputs(export_usage, stdout); return 0;
-		default: fputs(export_usage, stderr); return 2;
-		}
-	}
-	long long id = cli_session_id(sess);
-	if (optind != argc || !path || id <= 0 || !outp) {
-		fprintf(stderr, "collector export: --store PATH, a positive --session N and --perfetto FILE are required\n%s",
-			export_usage);
-		return 2;
-	}
-	struct store *st;
-	if (cli_open_store(path, check, &st) < 0)
-		return 1;
-	if (store_get_session(st, id, session_exists, NULL) == -ENOENT) {
-		log_error("no session %lld in %s: see `collector sessions --store %s`", id, path, path);
-		store_close(st);
-		return 1;
-	}
 	bool to_stdout = strcmp(outp, "-") == 0;
 	char tmp[4096];
 	FILE *f = stdout;
@@ -270,12 +290,10 @@ int cli_export(int argc, char **argv)
 		    !(f = fopen(tmp, "w"))) {
 			log_error("cannot write %s: %s: check that the directory exists and is writable", outp,
 				  strerror(errno ? errno : ENAMETOOLONG));
-			store_close(st);
-			return 1;
+			return -EIO;
 		}
 	}
-	uint64_t events = 0;
-	int rc = export_perfetto(st, id, f, &events);
+	int rc = fn(ctx, f);
 	if (!to_stdout) {
 		int bad = ferror(f);
 		if (fclose(f) != 0 || bad)
@@ -284,14 +302,159 @@ int cli_export(int argc, char **argv)
 			rc = -errno;
 		if (rc < 0)
 			unlink(tmp);
+	} else if (fflush(stdout) != 0 && rc == 0) {
+		rc = -EIO;
 	}
+	return rc;
+}
+
+struct perfetto_ctx {
+	struct store *st;
+	int64_t sid;
+	const struct query_result *cpu;
+	uint64_t events;
+};
+
+static int perfetto_fn(void *ctx, FILE *f)
+{
+	struct perfetto_ctx *c = ctx;
+	return export_perfetto(c->st, c->sid, c->cpu, f, &c->events);
+}
+
+struct stacks_ctx {
+	const struct stack_set *set;
+	bool pprof;
+	size_t lines;
+};
+
+static int stacks_fn(void *ctx, FILE *f)
+{
+	struct stacks_ctx *c = ctx;
+	if (c->pprof)
+		return pprof_write(c->set, f);
+	struct flame_tree t;
+	int rc = flame_tree_init(&t);
+	if (rc < 0)
+		return rc;
+	struct flame_opts fo = {.process_level = true};
+	rc = flame_tree_add(&t, c->set, 0, &fo);
+	if (rc == 0) {
+		FILE *ts = text_safe_open(f); /* names come from the agent's mappings and tasks */
+		rc = folded_write(&t, 0, ts);
+		int rc2 = text_safe_close(ts, f);
+		if (rc == 0)
+			rc = rc2;
+	}
+	flame_tree_free(&t);
+	return rc;
+}
+
+int cli_export(int argc, char **argv)
+{
+	enum { OPT_STORE = 0x5300, OPT_PERFETTO, OPT_PPROF, OPT_FOLDED, OPT_CHECK };
+	static const struct option opts[] = {
+		QUERY_LONG_OPTIONS,
+		{"store", required_argument, NULL, OPT_STORE},
+		{"perfetto", required_argument, NULL, OPT_PERFETTO},
+		{"pprof", required_argument, NULL, OPT_PPROF},
+		{"folded", required_argument, NULL, OPT_FOLDED},
+		{"help", no_argument, NULL, 'h'},
+		{"check", required_argument, NULL, OPT_CHECK},
+		{NULL, 0, NULL, 0},
+	};
+	const char *path = NULL, *perfetto = NULL, *pprof = NULL, *folded = NULL;
+	unsigned check = CLI_CHECK_DEFAULT;
+	struct query_opts qo;
+	query_opts_init(&qo, 0);
+	char err[256];
+	int ch, rc, status = 2;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if ((rc = query_opt(&qo, ch, optarg, err, sizeof(err))) != 0) {
+			if (rc < 0) {
+				fprintf(stderr, "collector export: %s\n", err);
+				goto out;
+			}
+			continue;
+		}
+		switch (ch) {
+		case OPT_STORE: path = optarg; break;
+		case OPT_PERFETTO: perfetto = optarg; break;
+		case OPT_PPROF: pprof = optarg; break;
+		case OPT_FOLDED: folded = optarg; break;
+		case OPT_CHECK:
+			if (cli_check_arg("export", optarg, &check))
+				goto out;
+			break;
+		case 'h': fputs(export_usage, stdout); status = 0; goto out;
+		default: fputs(export_usage, stderr); goto out;
+		}
+	}
+	if (optind != argc || !path || (!perfetto && !pprof && !folded)) {
+		fprintf(stderr, "collector export: --store PATH and --perfetto, --pprof or --folded FILE are required\n%s",
+			export_usage);
+		goto out;
+	}
+	long long id = qo.f.nsessions == 1 ? qo.f.sessions[0] : 0;
+	if (perfetto && (id <= 0 || query_filter_any(&qo.f))) {
+		fprintf(stderr, "collector export: --perfetto exports one session: give one --session N (no other "
+				"filters)\n%s",
+			export_usage);
+		goto out;
+	}
+	if (!perfetto && qo.f.nsessions == 0 && !query_filter_any(&qo.f))
+		fprintf(stderr, "collector export: no --session and no filter: exporting every CPU sample of the store\n");
+	if (query_opts_check(&qo, err, sizeof(err)) < 0) {
+		fprintf(stderr, "collector export: %s\n", err);
+		goto out;
+	}
+	status = 1;
+	struct store *st;
+	if (cli_open_store(path, check, &st) < 0)
+		goto out;
+	for (size_t i = 0; i < qo.f.nsessions; i++)
+		if (store_get_session(st, qo.f.sessions[i], session_exists, NULL) == -ENOENT) {
+			log_error("no session %lld in %s: see `collector sessions --store %s`",
+				  (long long)qo.f.sessions[i], path, path);
+			store_close(st);
+			goto out;
+		}
+	qo.series = perfetto != NULL;
+	struct query_result *r = NULL;
+	struct stack_set set;
+	stack_set_init(&set);
+	rc = query_run(st, &qo, &r);
+	if (rc == 0)
+		rc = stack_set_from_query(r, &set);
+	if (rc < 0)
+		log_error("export: reading the CPU samples: %s", strerror(-rc));
+	if (rc == 0 && perfetto) {
+		struct perfetto_ctx pc = {.st = st, .sid = id, .cpu = r};
+		rc = write_out(perfetto, perfetto_fn, &pc);
+		if (rc < 0)
+			log_error("export of session %lld failed: %s", id, strerror(-rc));
+		else if (strcmp(perfetto, "-") != 0)
+			fprintf(stderr, "wrote %s: %llu trace events (open it in https://ui.perfetto.dev)\n", perfetto,
+				(unsigned long long)pc.events);
+	}
+	for (int k = 0; k < 2 && rc == 0; k++) {
+		const char *outp = k == 0 ? pprof : folded;
+		if (!outp)
+			continue;
+		struct stacks_ctx sc = {.set = &set, .pprof = k == 0};
+		rc = write_out(outp, stacks_fn, &sc);
+		if (rc < 0)
+			log_error("export to %s failed: %s", outp, strerror(-rc));
+		else if (strcmp(outp, "-") != 0)
+			fprintf(stderr, "wrote %s: %llu samples in %zu stacks%s\n", outp, (unsigned long long)set.total,
+				set.nstacks, k == 0 ? " (read it with `go tool pprof -top FILE`)" : " (folded stacks)");
+	}
+	stack_set_free(&set);
+	query_result_free(r);
 	store_close(st);
-	if (rc < 0) {
-		log_error("export of session %lld failed: %s", id, strerror(-rc));
-		return 1;
-	}
-	if (!to_stdout)
-		fprintf(stderr, "wrote %s: %llu trace events (open it in https://ui.perfetto.dev)\n", outp,
-			(unsigned long long)events);
-	return 0;
+	if (rc == 0)
+		status = 0;
+out:
+	query_opts_free(&qo);
+	return status;
 }

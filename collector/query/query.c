@@ -26,6 +26,11 @@ static const char q_sessions[] = "SELECT id, agent_id, board, realtime_ns FROM s
 static const char q_maps[] = "SELECT map_id, pid, start, \"end\", pgoff, path, build_id FROM sample_mappings"
 			     " WHERE session_id = ?1 ORDER BY map_id";
 static const char q_tasks[] = "SELECT pid, tid, comm, thread FROM sample_tasks WHERE session_id = ?1";
+/* The samples over time (query_opts.series): per record and pid, from the rows or the packed blocks. */
+static const char q_series[] = "SELECT t_ns, pid, SUM(count) FROM cpu_samples"
+			       " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3 GROUP BY t_ns, pid ORDER BY t_ns";
+static const char q_series_blocks[] = "SELECT t_ns, data FROM sample_blocks"
+				      " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3 ORDER BY t_ns";
 /* Sessions stored before sample_blocks: their rows, summed per key in C (no GROUP BY: SQLite's sorter is
  * several times slower on millions of rows). */
 static const char q_keys[] = "SELECT pid, tid, ip, kip, stack_id, count FROM cpu_samples"
@@ -77,7 +82,7 @@ struct build {
 	size_t nfidx, capfidx;
 	size_t *stack_off; /* stacks[i].frames = fidx + stack_off[i] */
 	size_t capoff;
-	size_t capframes, capstacks, capsessions;
+	size_t capframes, capstacks, capsessions, cappoints;
 	struct sym_resolver *sr;
 	bool have_tasks, have_blocks, have_kstacks; /* tables an older collector's store may lack */
 	int event_id; /* -1 none yet, -2 mixed */
@@ -289,36 +294,38 @@ static void task_names(const struct sess *se, int32_t pid, int32_t tid, const ch
 	}
 }
 
-static int intern_frame(struct build *b, const char *function, const char *module, uint64_t ip, bool kernel,
-			bool resolved, uint32_t *out)
+static int intern_frame(struct build *b, const struct sym_frame *sf, bool kernel, uint32_t *out)
 {
-	char key[1024];
-	int kl = snprintf(key, sizeof(key), "%s%c%s", function, 0, module);
-	if (kl < 0 || (size_t)kl >= sizeof(key) - 10)
-		kl = sizeof(key) - 10;
-	if (kernel) { /* one frame per kernel address: a symbolizer can name each (they all read [kernel] here) */
-		key[kl++] = 0;
-		memcpy(key + kl, &ip, sizeof(ip));
-		kl += sizeof(ip);
-	}
+	/* one frame per (function, module); an unresolved address (user: its file
+	 * offset, kernel: the address) one frame each, under the same "[module]" or
+	 * "[kernel]" name: views group them by name, exports keep the addresses */
+	char key[1100];
+	unsigned long long addr = sf->resolved ? 0ull : kernel ? (unsigned long long)sf->ip : (unsigned long long)sf->file_off;
+	int kl = snprintf(key, sizeof(key), "%s%c%s%c%llx", sf->name, 0, sf->module, 0, addr);
+	if (kl < 0 || (size_t)kl >= sizeof(key))
+		kl = sizeof(key) - 1;
 	if (key_map_get(&b->frame_ids, key, (size_t)kl, out))
 		return 0;
 	struct query_result *r = b->r;
 	if (grow((void **)&r->frames, &b->capframes, r->nframes + 1, sizeof(*r->frames)) < 0)
 		return -ENOMEM;
 	struct query_frame *f = &r->frames[r->nframes];
-	f->function = str_pool_intern(&b->pool, function);
-	f->module = str_pool_intern(&b->pool, module);
-	f->ip = ip;
+	f->function = str_pool_intern(&b->pool, sf->name);
+	f->module = str_pool_intern(&b->pool, sf->module);
+	f->raw = str_pool_intern(&b->pool, sf->raw ? sf->raw : "");
+	f->ip = sf->ip;
+	f->file_off = sf->file_off;
 	f->kernel = kernel;
-	f->resolved = resolved;
-	if (!f->function || !f->module || key_map_put(&b->frame_ids, key, (size_t)kl, (uint32_t)r->nframes) < 0)
+	f->resolved = sf->resolved;
+	if (!f->function || !f->module || !f->raw || key_map_put(&b->frame_ids, key, (size_t)kl, (uint32_t)r->nframes) < 0)
 		return -ENOMEM;
 	*out = (uint32_t)r->nframes++;
 	return 0;
 }
 
-/* The frame of address ip of pid (kernel: a kernel address). */
+/* The frame of address ip of pid (kernel: a kernel address), described by
+ * sym_describe (symbols.h): demangled functions, kallsyms kernel functions,
+ * unresolved addresses grouped per module. */
 static int frame_of(struct build *b, struct sess *se, int32_t pid, uint64_t ip, bool kernel, uint32_t *out)
 {
 	struct {
@@ -328,32 +335,15 @@ static int frame_of(struct build *b, struct sess *se, int32_t pid, uint64_t ip, 
 	} k = {kernel ? 0 : pid, kernel, ip};
 	if (key_map_get(&se->frame_of_ip, &k, sizeof(k), out))
 		return 0;
-	char name[600];
-	const char *module;
-	bool resolved = false;
-	if (kernel) {
-		snprintf(name, sizeof(name), "[kernel]");
-		module = "[kernel]";
-	} else {
-		const struct map_row *m = find_map(se, pid, ip);
-		if (!m) {
-			snprintf(name, sizeof(name), "0x%llx", (unsigned long long)ip);
-			module = "[unknown]";
-		} else {
-			struct sym_mapping sm = {.path = m->path, .build_id = m->bid, .build_id_len = m->bidlen,
-						 .start = m->start, .end = m->end, .pgoff = m->pgoff};
-			uint64_t off = 0;
-			const char *fn = b->sr ? sym_resolve(b->sr, &sm, ip, &off) : NULL;
-			module = base_name(m->path);
-			if (fn) {
-				snprintf(name, sizeof(name), "%s", fn);
-				resolved = true;
-			} else {
-				snprintf(name, sizeof(name), "%s+0x%llx", module, (unsigned long long)off);
-			}
-		}
-	}
-	int rc = intern_frame(b, name, module, ip, kernel, resolved, out);
+	char buf[600];
+	struct sym_frame sf;
+	struct sym_mapping sm;
+	const struct map_row *m = kernel ? NULL : find_map(se, pid, ip);
+	if (m)
+		sm = (struct sym_mapping){.path = m->path, .build_id = m->bid, .build_id_len = m->bidlen,
+					  .start = m->start, .end = m->end, .pgoff = m->pgoff};
+	sym_describe(b->sr, m ? &sm : NULL, ip, kernel, buf, sizeof(buf), &sf);
+	int rc = intern_frame(b, &sf, kernel, out);
 	if (rc == 0)
 		rc = key_map_put(&se->frame_of_ip, &k, sizeof(k), *out);
 	return rc;
@@ -671,6 +661,92 @@ static int read_info(struct store *s, struct build *b, struct sess *se, int64_t 
 	return 0;
 }
 
+/* The samples over time of one session (query_opts.series), filtered as the stacks are. */
+/* One point of the series (query_opts.series), filtered as the stacks are. */
+static int add_point(struct build *b, struct sess *se, const struct query_filter *f, int64_t t_ns, int32_t pid,
+		     uint64_t count)
+{
+	if (f->npids && !in_pid_list(f->pids, f->npids, pid))
+		return 0;
+	const char *comm, *thread;
+	task_names(se, pid, pid, &comm, &thread);
+	if (f->ncomms && !in_str_list(f->comms, f->ncomms, comm))
+		return 0;
+	struct query_result *r = b->r;
+	if (grow((void **)&r->points, &b->cappoints, r->npoints + 1, sizeof(*r->points)) < 0)
+		return -ENOMEM;
+	struct query_point *pt = &r->points[r->npoints];
+	pt->session_t_ns = t_ns;
+	pt->t_ns = se->realtime_ns + t_ns;
+	pt->session_id = se->id;
+	pt->count = count;
+	pt->comm = str_pool_intern(&b->pool, comm);
+	pt->pid = pid;
+	pt->agent_id = se->agent_id;
+	if (!pt->comm)
+		return -ENOMEM;
+	r->npoints++;
+	return 0;
+}
+
+/* The samples over time of one session: per record (sampling interval) and
+ * pid, from the packed blocks or, for sessions stored before them, the rows. */
+static int read_series(struct store *s, struct build *b, struct sess *se, const struct query_filter *f, int64_t lo,
+		       int64_t hi)
+{
+	bool blocks = false;
+	int rc = b->have_blocks ? has_blocks(s, se->id, &blocks) : 0;
+	if (rc < 0)
+		return rc;
+	struct db_stmt *st = store_stmt(s, blocks ? q_series_blocks : q_series);
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, se->id);
+	db_bind_i64(st, 2, lo);
+	db_bind_i64(st, 3, hi);
+	/* per block: counts per pid (a record has few processes: a short list) */
+	struct {
+		int32_t pid;
+		uint64_t count;
+	} *per = NULL;
+	size_t nper = 0, capper = 0;
+	while (rc == 0 && (rc = db_step(st)) == 1) {
+		rc = 0;
+		int64_t t = db_col_i64(st, 0);
+		if (!blocks) {
+			rc = add_point(b, se, f, t, (int32_t)db_col_i64(st, 1), db_col_u64(st, 2));
+			continue;
+		}
+		size_t len, off = 0;
+		const uint8_t *p = db_col_blob(st, 1, &len);
+		nper = 0;
+		while (off < len) {
+			struct store_block_key k;
+			size_t used = store_block_get(p + off, len - off, &k);
+			if (!used)
+				break; /* damaged: read_keys warned */
+			off += used;
+			size_t i = 0;
+			while (i < nper && per[i].pid != k.pid)
+				i++;
+			if (i == nper) {
+				if (grow((void **)&per, &capper, nper + 1, sizeof(*per)) < 0) {
+					rc = -ENOMEM;
+					break;
+				}
+				per[nper].pid = k.pid;
+				per[nper++].count = 0;
+			}
+			per[i].count += k.count;
+		}
+		for (size_t i = 0; rc == 0 && i < nper; i++)
+			rc = add_point(b, se, f, t, per[i].pid, per[i].count);
+	}
+	db_reset(st);
+	free(per);
+	return rc < 0 ? rc : 0;
+}
+
 static int run_session(struct store *s, struct build *b, struct sess *se, const struct query_opts *o)
 {
 	const struct query_filter *f = &o->f;
@@ -691,6 +767,8 @@ static int run_session(struct store *s, struct build *b, struct sess *se, const 
 		sess_sort(se);
 	if (rc == 0)
 		rc = read_keys(s, b, se, f, lo, hi, &si.samples);
+	if (rc == 0 && o->series)
+		rc = read_series(s, b, se, f, lo, hi);
 	if (rc == 0) {
 		r->sessions[r->nsessions++] = si;
 		r->total += si.samples;
@@ -723,6 +801,17 @@ int query_run(struct store *s, const struct query_opts *o, struct query_result *
 			  .have_blocks = store_has_table(s, "sample_blocks"),
 			  .have_kstacks = store_has_table(s, "sample_kernel_stacks")};
 	int rc = sym_resolver_create(o->symfs, &b.sr);
+	if (rc == 0 && o->debug_dir)
+		rc = sym_resolver_set_debug_dir(b.sr, o->debug_dir);
+	if (rc == 0 && o->kallsyms) {
+		rc = sym_resolver_load_kallsyms(b.sr, o->kallsyms);
+		if (rc == -ENOENT)
+			log_error("--kallsyms %s: no kernel function with an address in it (read /proc/kallsyms as root "
+				  "on the board: without privilege every address reads 0)",
+				  o->kallsyms);
+		else if (rc < 0)
+			log_error("--kallsyms %s: %s", o->kallsyms, strerror(-rc));
+	}
 	struct db_stmt *st = rc == 0 ? store_stmt(s, q_sessions) : NULL;
 	if (rc == 0 && !st)
 		rc = -EIO;
@@ -787,6 +876,7 @@ void query_result_free(struct query_result *r)
 	free(r->frames);
 	free(r->stacks);
 	free(r->sessions);
+	free(r->points);
 	free(r);
 }
 

@@ -52,7 +52,10 @@ struct query_opts {
 	enum query_group by; /* --by; default QUERY_BY_FUNCTION */
 	bool by_set;	     /* --by was given */
 	const char *symfs;   /* --symfs DIR (NULL: none) */
+	const char *debug_dir; /* --debug-dir DIR: separate debug files by build-id (NULL: /usr/lib/debug) */
+	const char *kallsyms;  /* --kallsyms FILE: kernel symbols of the profiled boot (NULL: kernel is one lump) */
 	int64_t now_ns;	     /* "now" for durations (0: the clock at query_opts_init) */
+	bool series;	     /* also the samples over time (query_result.points): CPU charts, Perfetto */
 	void *priv;	     /* copies of list arguments: query_opts_free() */
 };
 
@@ -67,6 +70,8 @@ enum {
 	QUERY_OPT_SESSION,
 	QUERY_OPT_BY,
 	QUERY_OPT_SYMFS,
+	QUERY_OPT_DEBUG_DIR,
+	QUERY_OPT_KALLSYMS,
 };
 
 /* Entries for a command's struct option table (no terminator). A command
@@ -80,7 +85,9 @@ enum {
 	    {"by", required_argument, NULL, QUERY_OPT_BY}
 #define QUERY_LONG_OPTIONS                                                                                 \
 	QUERY_LONG_OPTIONS_FILTERS, {"session", required_argument, NULL, QUERY_OPT_SESSION},                  \
-	    {"symfs", required_argument, NULL, QUERY_OPT_SYMFS}
+	    {"symfs", required_argument, NULL, QUERY_OPT_SYMFS},                                               \
+	    {"debug-dir", required_argument, NULL, QUERY_OPT_DEBUG_DIR},                                       \
+	    {"kallsyms", required_argument, NULL, QUERY_OPT_KALLSYMS}
 
 #define QUERY_OPTS_HELP                                                                                    \
 	"filters (any combination; lists: comma-separated or the option repeated):\n"                        \
@@ -88,7 +95,10 @@ enum {
 	"                          an ISO-8601 time (2026-12-03T18:00:00Z, +hh:mm offsets) or unix seconds\n"   \
 	"  --agent ID   --board NAME   --comm NAME   --pid N   --session N[,M...]\n"                            \
 	"  --by function|module|process|thread|agent|stack   grouping of the rows (default function)\n"        \
-	"  --symfs DIR  look for the profiled binaries under DIR (like perf --symfs)\n"
+	"  --symfs DIR  look for the profiled binaries under DIR (like perf --symfs)\n"                         \
+	"  --debug-dir DIR  separate debug files under DIR/.build-id/ (default /usr/lib/debug;\n"               \
+	"               DEBUGINFOD_URLS set: a debuginfod server is asked too)\n"                                \
+	"  --kallsyms FILE  kernel functions from FILE (/proc/kallsyms of the profiled board's boot)\n"
 
 /* Zero the options; now_ns 0 = CLOCK_REALTIME now. */
 void query_opts_init(struct query_opts *o, int64_t now_ns);
@@ -113,11 +123,14 @@ const char *query_group_name(enum query_group g);
 /* ------------------------------------------------------------- results */
 
 struct query_frame {
-	const char *function; /* symbol, or "module+0xoffset", or "0xaddr" */
+	const char *function; /* symbol (demangled), "[module]" (unresolved addresses of a module, grouped),
+				 "[kernel]" (no kallsyms) or "[unknown]" (no mapping) */
 	const char *module;   /* file basename, "[kernel]" or "[unknown]" */
 	uint64_t ip;
 	bool kernel;   /* a kernel address */
 	bool resolved; /* function is a symbol name */
+	const char *raw;   /* the symbol as in the file (mangled), "" if unresolved */
+	uint64_t file_off; /* ip's offset in the module's file (unresolved frames: one frame per address) */
 };
 
 /* One aggregated stack: its samples in the range, and the keys it belongs to. */
@@ -139,6 +152,17 @@ struct query_session_info {
 	uint64_t samples;	   /* samples in range */
 };
 
+/* Samples of one sampling interval of one process (with series). */
+struct query_point {
+	int64_t t_ns;	  /* wall clock, unix ns: the interval's start */
+	int64_t session_t_ns; /* the same, on its session's clock (after Hello.base_ns) */
+	int64_t session_id;
+	uint64_t count;
+	const char *comm; /* process name ("" unknown) */
+	int32_t pid;
+	const char *agent_id;
+};
+
 struct query_result {
 	struct query_frame *frames; /* interned: one per (function, module); kernel frames one per address */
 	size_t nframes;
@@ -154,6 +178,8 @@ struct query_result {
 	char event[128];       /* sampled event ("cpu-clock"; "mixed" if several) */
 	char backend[8];       /* "bpf", "ring" or "mixed" */
 	int64_t first_ns, last_ns; /* wall range of the selected intervals */
+	struct query_point *points; /* with query_opts.series: by session, then time */
+	size_t npoints;
 	void *priv;		   /* owned storage */
 };
 

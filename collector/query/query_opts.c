@@ -264,6 +264,8 @@ int query_opt(struct query_opts *o, int ch, const char *arg, char *err, size_t e
 		o->by_set = true;
 		return 1;
 	case QUERY_OPT_SYMFS: o->symfs = arg; return 1;
+	case QUERY_OPT_DEBUG_DIR: o->debug_dir = arg; return 1;
+	case QUERY_OPT_KALLSYMS: o->kallsyms = arg; return 1;
 	default: return 0;
 	}
 }

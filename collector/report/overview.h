@@ -72,6 +72,7 @@ struct overview {
 	char *top, *opencl;
 	char *gpu_counters; /* the --gpu section, NULL when the session has no Mali counters */
 	char *gpu_svg;      /* its dots chart (HTML), NULL without one */
+	char *flame_html;   /* the CPU flame graph with callers/callees (HTML fragment), NULL without samples */
 	const _Atomic uint64_t *deadline_ns; /* overview_opts.deadline_ns, during the load */
 };
 

@@ -86,6 +86,10 @@ int overview_html(const struct overview *ov, FILE *f)
 	svg_escape(f, ov->ngpus ? ov->gpu : "none reported");
 	fputs("</p>\n<h2 id=\"top\">Top functions</h2>\n", f);
 	pre_text(f, ov->top, "not available");
+	if (ov->flame_html) {
+		fputs("<h2 id=\"flame-graph\">CPU flame graph, callers and callees</h2>\n", f);
+		fputs(ov->flame_html, f);
+	}
 	fputs("<h2 id=\"opencl\">OpenCL kernels</h2>\n", f);
 	pre_text(f, ov->opencl, "not available");
 	if (ov->gpu_counters) {

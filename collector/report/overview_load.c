@@ -19,6 +19,7 @@
 #include "signame.h"
 #include "store/store_calib.h"
 #include "store/store_trace.h"
+#include "views/profile_page.h"
 #include "work_model.h"
 
 #define PERF_TYPE_HW 0u
@@ -631,6 +632,17 @@ int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, 
 	}
 	if (o->sections) {
 		ov->top = capture(report_top, st, sid, o);
+		if (!o->json) {
+			/* the flame graph and callers/callees of the session's CPU samples (HTML) */
+			struct query_opts qo;
+			query_opts_init(&qo, 0);
+			qo.f.sessions[0] = sid;
+			qo.f.nsessions = 1;
+			qo.symfs = o->symfs;
+			if (profile_flame_fragment(st, &qo, "flame", &ov->flame_html) < 0)
+				overview_note(ov, "the flame graph could not be rendered");
+			query_opts_free(&qo);
+		}
 		/* sessions without commands say why (what the agent found), or how to make some */
 		const char *why = why_none[0] ? why_none : "capture them with `agent profile -- ./app`";
 		if (ncmds)
@@ -661,7 +673,8 @@ void overview_free(struct overview *ov)
 	free(ov->opencl);
 	free(ov->gpu_counters);
 	free(ov->gpu_svg);
-	ov->gpu_counters = ov->gpu_svg = NULL;
+	free(ov->flame_html);
+	ov->gpu_counters = ov->gpu_svg = ov->flame_html = NULL;
 	ov->calib = NULL;
 	ov->top = ov->opencl = NULL;
 }

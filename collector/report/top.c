@@ -1,7 +1,7 @@
 /* collector report --top: functions with the most CPU samples of a session.
  * Sampled IPs are resolved on this host (symbols.h) through the mappings the
- * agent declared; without symbols a row reads module+offset and build-id;
- * kernel samples are one [kernel] row per address. */
+ * agent declared; C++/Rust names demangled; the addresses of a module without
+ * symbols are one "[module]" row; kernel samples one [kernel] row. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +24,7 @@ struct map_row {
 };
 
 struct func_row {
-	char *name;   /* function, or module+0xoffset */
+	char *name;   /* function, or [module] for its unresolved addresses */
 	char *module; /* basename of the file, "[kernel]", "[unknown]" */
 	uint64_t count;
 };
@@ -133,12 +133,6 @@ static int row_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static const char *base_name(const char *p)
-{
-	const char *s = strrchr(p, '/');
-	return s ? s + 1 : p;
-}
-
 static int resolve_all(struct store *s, int64_t sid, struct top *t, struct sym_resolver *sr)
 {
 	struct db_stmt *st = store_stmt(s, q_keys);
@@ -158,23 +152,15 @@ static int resolve_all(struct store *s, int64_t sid, struct top *t, struct sym_r
 		}
 		const struct map_row *m = find_map(t, pid, ip);
 		if (!m) {
-			snprintf(name, sizeof(name), "0x%llx", (unsigned long long)ip);
-			rc = add_row(t, name, "[unknown]", count);
+			rc = add_row(t, "[unknown]", "[unknown]", count);
 			continue;
 		}
+		/* demangled functions; unresolved addresses one "[module]" row per module (sym_describe) */
 		struct sym_mapping sm = {.path = m->path, .build_id = m->bid, .build_id_len = m->bidlen,
 					 .start = m->start, .end = m->end, .pgoff = m->pgoff};
-		uint64_t off;
-		const char *fn = sym_resolve(sr, &sm, ip, &off);
-		if (fn) {
-			snprintf(name, sizeof(name), "%s", fn);
-		} else {
-			char hex[130];
-			sym_build_id_hex(m->bid, m->bidlen, hex, sizeof(hex));
-			snprintf(name, sizeof(name), "%s+0x%llx%s%s", base_name(m->path), (unsigned long long)off,
-				 hex[0] ? " build-id " : "", hex);
-		}
-		rc = add_row(t, name, base_name(m->path), count);
+		struct sym_frame fr;
+		sym_describe(sr, &sm, ip, 0, name, sizeof(name), &fr);
+		rc = add_row(t, fr.name, fr.module, count);
 	}
 	db_reset(st);
 	return rc;

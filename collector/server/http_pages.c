@@ -376,8 +376,11 @@ static int page_sessions(struct store *st, FILE *f, bool json, const _Atomic uin
 		if (rc < 0)
 			return rc;
 	} else {
-		fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>profiler sessions</title></head>"
-		      "<body style=\"font-family:sans-serif\"><h1>Sessions</h1>\n<table border=\"1\" cellpadding=\"4\" "
+		fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" content=\"10\">"
+		      "<title>profiler sessions</title></head>"
+		      "<body style=\"font-family:sans-serif\"><h1>Sessions</h1>\n<p><a href=\"/profile\">CPU profile of "
+		      "the last 10 minutes</a> (every agent: CPU over time, flame graph, callers and callees). "
+		      "This page refreshes every 10 s.</p>\n<table border=\"1\" cellpadding=\"4\" "
 		      "id=\"sessions\">\n<tr><th>session</th><th>agent</th><th>board</th><th>target</th><th>records</th>"
 		      "<th>last seen</th></tr>\n",
 		      f);
@@ -439,6 +442,8 @@ static int page_session(struct page_cache *c, struct store *st, const struct htt
 	}
 	if (rc == 0)
 		rc = render_overview(a->ov, r->page, f);
+	if (rc == 0 && r->page == HP_HTML)
+		page_reload_script(f, 30); /* cheap: the analysis is cached until the session gets records */
 	cache_release(c, a);
 	return rc;
 }
@@ -453,6 +458,8 @@ int page_render(struct page_cache *c, struct store *st, const struct http_route 
 	int rc;
 	if (r->page == HP_INDEX || r->page == HP_SESSIONS_JSON)
 		rc = page_sessions(st, f, r->page == HP_SESSIONS_JSON, b->deadline_ns);
+	else if (r->page == HP_PROFILE)
+		rc = page_profile(st, f, 0);
 	else
 		rc = page_session(c, st, r, b->deadline_ns, f);
 	return bounded_close(f, &out, rc, body, len);

@@ -20,6 +20,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "http_route.h"
 #include "store/store.h"
@@ -55,5 +56,14 @@ void page_cache_wake(struct page_cache *c);
  * (over b->max_bytes), or another negative errno. */
 int page_render(struct page_cache *c, struct store *st, const struct http_route *r, const struct page_budget *b,
 		char **body, size_t *len);
+
+/* /profile: the CPU samples of every agent over the window before now_ns (0:
+ * the clock), as a CPU-over-time chart and a flame graph with callers and
+ * callees (views/profile_page.h); the page reloads itself every 15 s unless the
+ * reader is zoomed in or searching (http_profile.c). */
+#define HTTP_PROFILE_WINDOW_S 600
+int page_profile(struct store *st, FILE *f, int64_t now_ns);
+/* The script that reloads a live page every s seconds unless its flame graph is zoomed or searched. */
+void page_reload_script(FILE *f, unsigned s);
 
 #endif

@@ -21,6 +21,10 @@ int http_route_parse(const char *path, struct http_route *r)
 		r->page = HP_INDEX;
 		return 0;
 	}
+	if (strcmp(path, "/profile") == 0) {
+		r->page = HP_PROFILE;
+		return 0;
+	}
 	if (strcmp(path, "/sessions.json") == 0) {
 		r->page = HP_SESSIONS_JSON;
 		return 0;
@@ -51,6 +55,7 @@ const char *http_page_type(enum http_page p)
 {
 	switch (p) {
 	case HP_INDEX:
+	case HP_PROFILE:
 	case HP_HTML: return "text/html; charset=utf-8";
 	case HP_SESSIONS_JSON:
 	case HP_JSON: return "application/json; charset=utf-8";

@@ -12,6 +12,7 @@ enum http_page {
 	HP_TEXT,	  /* /session/N.txt */
 	HP_SVG_GPU,	  /* /session/N/roofline-gpu.svg */
 	HP_SVG_CPU,	  /* /session/N/roofline-cpu.svg */
+	HP_PROFILE,	  /* /profile: the last 10 minutes of every agent: CPU over time, flame graph */
 };
 
 struct http_route {
