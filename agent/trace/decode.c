@@ -59,7 +59,9 @@ int trace_decoder_open(struct trace_decoder **out, enum trace_arch arch)
 	case TRACE_ARCH_X86_64: a = CS_ARCH_X86; m = CS_MODE_64; break;
 	case TRACE_ARCH_AARCH64: a = CS_ARCH_ARM64; m = CS_MODE_LITTLE_ENDIAN; break;
 	case TRACE_ARCH_ARM: a = CS_ARCH_ARM; m = CS_MODE_ARM; break;
+#ifdef CONFIG_AGENT_TRACE_RISCV
 	case TRACE_ARCH_RISCV64: a = CS_ARCH_ALL; m = 0; break; /* not in Capstone 4: decode_riscv.c */
+#endif
 	default: return -ENOTSUP;
 	}
 	struct trace_decoder *d = calloc(1, sizeof(*d));
@@ -482,8 +484,10 @@ static void fixup_arm_regs(struct trace_decoder *d, const cs_insn *in, struct tr
 
 static int decode_one(struct trace_decoder *d, uint64_t pc, const uint8_t *code, size_t len, struct trace_decoded *o)
 {
+#ifdef CONFIG_AGENT_TRACE_RISCV
 	if (d->arch == TRACE_ARCH_RISCV64)
 		return trace_decode_riscv(pc, code, len, o);
+#endif
 	const uint8_t *p = code;
 	size_t n = len;
 	uint64_t addr = pc;

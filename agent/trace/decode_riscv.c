@@ -1,3 +1,6 @@
+#include "generated/config.h"
+#ifdef CONFIG_AGENT_TRACE_RISCV
+
 #include "decode_riscv.h"
 
 #include <errno.h>
@@ -383,3 +386,5 @@ int trace_decode_riscv(uint64_t pc, const uint8_t *code, size_t len, struct trac
 		return -EILSEQ;
 	return decode32(h | (uint32_t)code[2] << 16 | (uint32_t)code[3] << 24, o);
 }
+
+#endif /* CONFIG_AGENT_TRACE_RISCV */

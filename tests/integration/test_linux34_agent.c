@@ -196,11 +196,14 @@ static void test_linux34_record_callchains(void **state)
 	expect_34(e, "/sys/kernel/btf/vmlinux = ENOENT");
 	expect_agent(e, "bpf back end unavailable (the kernel has no BTF");
 #endif
-	expect_agent(e, "exclude_callchain_kernel is Linux 3.7");
+	/* The ring back end now asks for kernel frames too where the event samples the kernel
+	 * (issue 27): exclude_callchain_kernel (3.7) is set only for user-only events, so as
+	 * root 3.4 never sees it; the chains still arrive */
 	expect_agent(e, "no dummy event");
 	int64_t sid = session_of(e, "l34-record");
 	assert_true(sid > 0);
 	assert_true(records_of(e, sid, "samples") > 0);
+	assert_true(tp_db_int(e->t.db, "SELECT COUNT(*) FROM sample_stacks WHERE session_id=%lld", (long long)sid) > 0);
 
 	/* -p PID of a running program: one event per thread and CPU, redirected into the CPU's
 	 * ring with PERF_EVENT_IOC_SET_OUTPUT, which 3.4 has: no ioctl refused */
