@@ -116,10 +116,32 @@ static void check_session(struct env *e, const char *agent_id, int backend)
 	char *out = tp_slurp(e->rlog);
 	assert_non_null(out);
 	fprintf(stderr, "%s", out);
+	/* the header's total is every stored sample of the session (the store is the oracle) */
+	unsigned long long top_total = 0, spin_top = 0, spin_fleet = 0;
+	assert_int_equal(sscanf(out, "top functions: %llu samples of", &top_total), 1);
+	assert_int_equal((long long)top_total,
+			 tp_db_int(e->t.db, "SELECT SUM(count) FROM cpu_samples WHERE session_id=%lld", (long long)sid));
 	char *first = tp_top_first_row(out);
 	assert_non_null(first);
 	assert_non_null(strstr(first, " spin"));
 	assert_non_null(strstr(first, "busy"));
+	double share;
+	assert_int_equal(sscanf(first, " %lf%% %llu", &share, &spin_top), 2);
+	free(out);
+	/* --top and the query's function table (collector report --session N --by function) are one
+	 * model (collector/query/): spin's samples are its self samples there */
+	char *fleet[] = {coll, "report", "--store", e->t.db, "--session", sidbuf, "--by", "function", "--limit", "1", NULL};
+	unlink(e->rlog);
+	pid = tp_spawn(fleet, e->rlog);
+	assert_int_equal(tp_wait(pid, 20000, &status), 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	out = tp_slurp(e->rlog);
+	assert_non_null(out);
+	char *row = strstr(out, "function\n");
+	assert_non_null(row);
+	assert_non_null(strstr(row, " spin"));
+	assert_int_equal(sscanf(row + strlen("function\n"), " %lf%% %llu", &share, &spin_fleet), 2);
+	assert_int_equal(spin_top, spin_fleet);
 	free(out);
 }
 
