@@ -219,6 +219,80 @@ static void test_record_bpf_short_program_symbolized(void **state)
 	short_program(*state, "bpf", "rec-short-bpf");
 }
 
+/* Kernel call chains (-g): dd copying /dev/zero spends its time in read(2) and
+ * write(2); the samples that hit the kernel carry the kernel frames below the
+ * user frames (Stack.kernel_ips), the innermost kernel frame being the
+ * sample's own kernel ip (the oracle: the kernel's ip of the sample, which
+ * the unwinder of either back end starts from). */
+static void kernel_chains(struct env *e, const char *backend, const char *agent_id)
+{
+	char agent[512], coll_bin[512], sidbuf[32];
+	tp_bin("agent", agent, sizeof(agent));
+	tp_bin("collector", coll_bin, sizeof(coll_bin));
+	unlink(e->t.alog);
+	char *argv[] = {agent, "record", "--collector", e->t.coll, "--spool", e->t.spool, "--agent-id", (char *)agent_id,
+			"-F", "1000", "-I", "200", "-g", "--backend", (char *)backend, "--", "dd", "if=/dev/zero",
+			"of=/dev/null", "bs=64k", "count=100000", NULL};
+	pid_t pid = tp_spawn(argv, e->t.alog);
+	int status;
+	assert_int_equal(tp_wait(pid, 30000, &status), 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		char *log = tp_slurp(e->t.alog);
+		bool skip_it = log && (strstr(log, "run as root") || strstr(log, "not compiled in"));
+		free(log);
+		tp_dump_file(e->t.alog);
+		if (skip_it)
+			skip();
+		fail_msg("agent record -g --backend %s failed (status 0x%x)", backend, status);
+	}
+	int64_t sid = session_of(e, agent_id);
+	assert_true(sid > 0);
+	int64_t ksamples = tp_db_int(e->t.db, "SELECT COALESCE(SUM(count), 0) FROM cpu_samples WHERE session_id=%lld"
+				     " AND kip<>0", (long long)sid);
+	/* kernel samples with a chain that has kernel frames */
+	static const char with_chain[] =
+		"SELECT COALESCE(SUM(c.count), 0) FROM cpu_samples c JOIN sample_kernel_stacks k ON"
+		" k.session_id = c.session_id AND k.stack_id = c.stack_id WHERE c.session_id=%lld AND c.kip<>0%s";
+	int64_t kchained = tp_db_int(e->t.db, with_chain, (long long)sid, "");
+	/* ... whose innermost kernel frame (little-endian u64 at the start of the blob) is the sample's kip */
+	int64_t kleaf = tp_db_int(e->t.db, with_chain, (long long)sid,
+				  " AND printf('%016X', c.kip) = hex(substr(k.ips, 8, 1)) || hex(substr(k.ips, 7, 1)) ||"
+				  " hex(substr(k.ips, 6, 1)) || hex(substr(k.ips, 5, 1)) || hex(substr(k.ips, 4, 1)) ||"
+				  " hex(substr(k.ips, 3, 1)) || hex(substr(k.ips, 2, 1)) || hex(substr(k.ips, 1, 1))");
+	int64_t deep = tp_db_int(e->t.db, "SELECT COUNT(*) FROM sample_kernel_stacks WHERE session_id=%lld"
+				 " AND length(ips) >= 16", (long long)sid);
+	fprintf(stderr, "# %s: %lld kernel samples, %lld with kernel frames, %lld of them starting at their kip;"
+		" %lld kernel chains of 2+ frames\n", backend, (long long)ksamples, (long long)kchained,
+		(long long)kleaf, (long long)deep);
+	assert_true(ksamples > 50);
+	assert_true(kchained >= ksamples * 9 / 10); /* a walk may fail (stack map bucket taken, ...): rare */
+	assert_int_equal(kleaf, kchained);
+	assert_true(deep > 0);
+	/* the query puts the kernel frames below dd's own (one [kernel] frame per address without kallsyms) */
+	snprintf(sidbuf, sizeof(sidbuf), "%lld", (long long)sid);
+	char *rep[] = {coll_bin, "report", "--store", e->t.db, "--session", sidbuf, "--by", "stack", "--limit", "1000",
+		       "--json", NULL};
+	unlink(e->rlog);
+	pid = tp_spawn(rep, e->rlog);
+	assert_int_equal(tp_wait(pid, 20000, &status), 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	char *out = tp_slurp(e->rlog);
+	assert_non_null(out);
+	if (!strstr(out, ";[kernel];[kernel]"))
+		fail_msg("no stack with two kernel frames in the query's stacks (--backend %s):\n%.3000s", backend, out);
+	free(out);
+}
+
+static void test_record_ring_kernel_call_chains(void **state)
+{
+	kernel_chains(*state, "ring", "rec-kchain-ring");
+}
+
+static void test_record_bpf_kernel_call_chains(void **state)
+{
+	kernel_chains(*state, "bpf", "rec-kchain-bpf");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -226,6 +300,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_record_bpf_backend_busy, setup, tp_env_free),
 		cmocka_unit_test_setup_teardown(test_record_ring_short_program_symbolized, setup, tp_env_free),
 		cmocka_unit_test_setup_teardown(test_record_bpf_short_program_symbolized, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_record_ring_kernel_call_chains, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_record_bpf_kernel_call_chains, setup, tp_env_free),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
