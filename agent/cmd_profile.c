@@ -20,6 +20,7 @@
 #include "counter_source.h"
 #include "frame.h"
 #include "kernel_model.h"
+#include "kallsyms.h"
 #include "log.h"
 #include "perf.h"
 #include "pmu_events.h"
@@ -289,6 +290,9 @@ int cmd_profile(int argc, char **argv)
 		log_error("%s", err);
 		goto out;
 	}
+	/* the kernel's function names, before anything is sampled (kallsyms.h) */
+	struct kallsyms_stats kst;
+	kallsyms_send(c->s, &c->cli.so, session_agent_id(c->s), &kst);
 	if (counter_source_open(cs, t, c->s, err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		goto out;
@@ -353,7 +357,7 @@ int cmd_profile(int argc, char **argv)
 #endif
 	if (ended)
 		target_end_report(c->s, &te, stderr);
-	session_flush(c->s);
+	kallsyms_sent(&kst, session_flush(c->s) == 0);
 	counter_source_print_summary(cs, end_ns, target_describe(t), stderr);
 	if (sp)
 		fprintf(stderr, " samples: %llu of %s at %u Hz (%s back end), %llu lost, %llu records\n",

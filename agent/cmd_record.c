@@ -10,6 +10,7 @@
 #include "cli_opts.h"
 #include "commands.h"
 #include "frame.h"
+#include "kallsyms.h"
 #include "log.h"
 #include "net.h"
 #include "sampler.h"
@@ -108,6 +109,9 @@ int cmd_record(int argc, char **argv)
 		log_error("%s", err);
 		goto out;
 	}
+	/* the kernel's function names, before anything is sampled (kallsyms.h) */
+	struct kallsyms_stats kst;
+	kallsyms_send(c->s, &c->cli.so, session_agent_id(c->s), &kst);
 	enum target_kind kind = target_kind(t);
 	struct sampler_opts so = {
 		.backend = c->backend,
@@ -151,7 +155,7 @@ int cmd_record(int argc, char **argv)
 	enum sampler_backend used = sampler_backend(c->sp);
 	sampler_close(c->sp);
 	c->sp = NULL;
-	session_flush(c->s);
+	kallsyms_sent(&kst, session_flush(c->s) == 0);
 	fprintf(stderr,
 		"\n sampled '%s' for %.3f s: %llu samples of %s at %u Hz (%s back end), %llu lost;\n"
 		" %llu records, %llu keys, %llu mappings, %llu call chains\n",
