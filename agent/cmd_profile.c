@@ -290,9 +290,7 @@ int cmd_profile(int argc, char **argv)
 		log_error("%s", err);
 		goto out;
 	}
-	/* the kernel's function names, before anything is sampled (kallsyms.h) */
-	struct kallsyms_stats kst;
-	kallsyms_send(c->s, &c->cli.so, session_agent_id(c->s), &kst);
+	struct kallsyms_stats kst = {0};
 	if (counter_source_open(cs, t, c->s, err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		goto out;
@@ -314,6 +312,9 @@ int cmd_profile(int argc, char **argv)
 		log_warn("profile: no CPU samples (top functions): %s", err);
 		sp = NULL;
 	}
+	/* the kernel's function names (kallsyms.h): once the sampler runs, so that a system-wide
+	 * sampler does not start later than before; the target is not released yet */
+	kallsyms_send(c->s, &c->cli.so, session_agent_id(c->s), &kst);
 	if (loop_create(&l) < 0 || session_attach(c->s, l) < 0)
 		goto out;
 #ifdef CONFIG_AGENT_OPENCL

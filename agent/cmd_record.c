@@ -109,9 +109,7 @@ int cmd_record(int argc, char **argv)
 		log_error("%s", err);
 		goto out;
 	}
-	/* the kernel's function names, before anything is sampled (kallsyms.h) */
-	struct kallsyms_stats kst;
-	kallsyms_send(c->s, &c->cli.so, session_agent_id(c->s), &kst);
+	struct kallsyms_stats kst = {0};
 	enum target_kind kind = target_kind(t);
 	struct sampler_opts so = {
 		.backend = c->backend,
@@ -131,6 +129,9 @@ int cmd_record(int argc, char **argv)
 		log_error("%s", err);
 		goto out;
 	}
+	/* the kernel's function names (kallsyms.h): once the sampler runs, so that a system-wide
+	 * sampler does not start later than before; the target is not released yet */
+	kallsyms_send(c->s, &c->cli.so, session_agent_id(c->s), &kst);
 	uint64_t start_ns = clock_mono_ns();
 	rc = target_release(t);
 	if (rc != 0) {
