@@ -41,6 +41,8 @@ int ksyms_chunk_decode(const Prof__KernelSymbols *m, ksyms_fn fn, void *arg, cha
 		return bad(err, errlen, "kernel_symbols: %zu symbols in a chunk of a %u-symbol table", n, m->total);
 	if (m->suffixes.len > KSYMS_MAX_SUFFIX_BYTES)
 		return bad(err, errlen, "kernel_symbols: %zu name bytes (max %u)", m->suffixes.len, KSYMS_MAX_SUFFIX_BYTES);
+	if (!m->suffixes.len || !m->suffixes.data) /* (NULL + 0 is undefined: found by fuzz_records) */
+		return bad(err, errlen, "kernel_symbols: %zu symbols without names", n);
 	const uint8_t *p = m->suffixes.data, *end = p + m->suffixes.len;
 	char name[KSYMS_NAME_MAX + 1];
 	size_t prev_len = 0;

@@ -257,6 +257,10 @@ static void test_ksyms_validate_refuses_bad_chunks(void **state)
 	m.suffixes.len = sizeof(names) - 1;
 	refused(&m, "last name not ended");
 	m = good;
+	m.suffixes.data = NULL; /* what protobuf-c leaves for an absent bytes field (found by fuzz_records) */
+	m.suffixes.len = 0;
+	refused(&m, "symbols without names");
+	m = good;
 	uint8_t extra[] = "abc\0d\0e\0zz";
 	m.suffixes.data = extra;
 	m.suffixes.len = sizeof(extra);
