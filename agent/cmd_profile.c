@@ -20,6 +20,7 @@
 #include "counter_source.h"
 #include "frame.h"
 #include "kernel_model.h"
+#include "kallsyms.h"
 #include "log.h"
 #include "perf.h"
 #include "pmu_events.h"
@@ -289,6 +290,7 @@ int cmd_profile(int argc, char **argv)
 		log_error("%s", err);
 		goto out;
 	}
+	struct kallsyms_stats kst = {0};
 	if (counter_source_open(cs, t, c->s, err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		goto out;
@@ -310,6 +312,9 @@ int cmd_profile(int argc, char **argv)
 		log_warn("profile: no CPU samples (top functions): %s", err);
 		sp = NULL;
 	}
+	/* the kernel's function names (kallsyms.h): once the sampler runs, so that a system-wide
+	 * sampler does not start later than before; the target is not released yet */
+	kallsyms_send(c->s, &c->cli.so, session_agent_id(c->s), &kst);
 	if (loop_create(&l) < 0 || session_attach(c->s, l) < 0)
 		goto out;
 #ifdef CONFIG_AGENT_OPENCL
@@ -353,7 +358,7 @@ int cmd_profile(int argc, char **argv)
 #endif
 	if (ended)
 		target_end_report(c->s, &te, stderr);
-	session_flush(c->s);
+	kallsyms_sent(&kst, session_flush(c->s) == 0);
 	counter_source_print_summary(cs, end_ns, target_describe(t), stderr);
 	if (sp)
 		fprintf(stderr, " samples: %llu of %s at %u Hz (%s back end), %llu lost, %llu records\n",

@@ -10,6 +10,7 @@
 #include "cli_opts.h"
 #include "commands.h"
 #include "frame.h"
+#include "kallsyms.h"
 #include "log.h"
 #include "net.h"
 #include "sampler.h"
@@ -29,7 +30,8 @@ static const char record_usage[] =
 	"\n"
 	"Samples where a target spends its CPU time and streams per-interval aggregates.\n"
 	"  -F HZ                  samples per second of CPU time (default 499, max 100000)\n"
-	"  -g                     record user call chains (needs frame pointers in the target)\n"
+	"  -g                     record call chains: the user's (needs frame pointers in the target)\n"
+	"                         and the kernel's where the kernel may be sampled\n"
 	"  --backend B            bpf: in-kernel aggregation + on/off-CPU time (Linux >= 5.x, BTF, root);\n"
 	"                         ring: perf mmap ring buffers (any kernel); auto (default): bpf, else ring\n"
 	"  -e EVENT               event to sample (default: cycles, or cpu-clock without a hardware PMU)\n"
@@ -107,6 +109,7 @@ int cmd_record(int argc, char **argv)
 		log_error("%s", err);
 		goto out;
 	}
+	struct kallsyms_stats kst = {0};
 	enum target_kind kind = target_kind(t);
 	struct sampler_opts so = {
 		.backend = c->backend,
@@ -126,6 +129,9 @@ int cmd_record(int argc, char **argv)
 		log_error("%s", err);
 		goto out;
 	}
+	/* the kernel's function names (kallsyms.h): once the sampler runs, so that a system-wide
+	 * sampler does not start later than before; the target is not released yet */
+	kallsyms_send(c->s, &c->cli.so, session_agent_id(c->s), &kst);
 	uint64_t start_ns = clock_mono_ns();
 	rc = target_release(t);
 	if (rc != 0) {
@@ -150,7 +156,7 @@ int cmd_record(int argc, char **argv)
 	enum sampler_backend used = sampler_backend(c->sp);
 	sampler_close(c->sp);
 	c->sp = NULL;
-	session_flush(c->s);
+	kallsyms_sent(&kst, session_flush(c->s) == 0);
 	fprintf(stderr,
 		"\n sampled '%s' for %.3f s: %llu samples of %s at %u Hz (%s back end), %llu lost;\n"
 		" %llu records, %llu keys, %llu mappings, %llu call chains\n",

@@ -134,18 +134,33 @@ fail:
 	return rc < 0 ? rc : -EIO;
 }
 
+/* Frames of stack id in the stack map (innermost first, up to max); 0 if gone. */
+static size_t stack_frames(struct bpf_state *b, __s32 id, uint64_t *out, size_t max)
+{
+	uint64_t ips[SAMPLE_STACK_DEPTH];
+	if (id < 0 || bpf_sys_map_lookup(b->p.stacks_map, &id, ips) < 0)
+		return 0;
+	size_t n = 0;
+	while (n < SAMPLE_STACK_DEPTH && n < max && ips[n])
+		n++;
+	memcpy(out, ips, n * sizeof(*out));
+	return n;
+}
+
 static void add_key(struct sampler *s, const struct sample_map_key *k, uint64_t v, uint64_t now)
 {
 	struct bpf_state *b = s->be;
 	struct sample_key sk = {.pid = (int32_t)k->pid, .tid = (int32_t)k->tid, .ip = k->ip, .kip = k->kip};
-	if (k->stack_id >= 0) {
-		uint64_t ips[SAMPLE_STACK_DEPTH];
-		if (bpf_sys_map_lookup(b->p.stacks_map, &k->stack_id, ips) == 0) {
-			size_t n = 0;
-			while (n < SAMPLE_STACK_DEPTH && ips[n])
-				n++;
-			sk.stack_id = stack_table_intern(&s->stacks, ips, n);
-		}
+	if (k->stack_id >= 0 || k->kstack_id >= 0) {
+		/* [kernel frames, SAMPLE_CHAIN_USER_MARK,] user frames, as the ring back end's
+		 * chains (sample_agg.h) */
+		uint64_t chain[SAMPLE_STACK_MAX_DEPTH + 1];
+		size_t nk = stack_frames(b, k->kstack_id, chain, SAMPLE_KSTACK_MAX_DEPTH);
+		if (nk)
+			chain[nk++] = SAMPLE_CHAIN_USER_MARK;
+		size_t n = nk + stack_frames(b, k->stack_id, chain + nk, SAMPLE_STACK_MAX_DEPTH - nk);
+		if (n)
+			sk.stack_id = stack_table_intern(&s->stacks, chain, n);
 	}
 	sampler_add(s, &sk, v, now);
 }

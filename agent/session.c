@@ -89,6 +89,11 @@ fail:
 	return rc;
 }
 
+const char *session_agent_id(const struct session *s)
+{
+	return s->hello->agent_id;
+}
+
 uint64_t session_base_ns(const struct session *s)
 {
 	return s->base_ns;

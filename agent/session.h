@@ -34,6 +34,7 @@ int session_open(struct session **out, const struct session_opts *o, char *err, 
 int session_attach(struct session *s, struct loop *l);
 
 uint64_t session_base_ns(const struct session *s); /* Hello.base_ns (CLOCK_MONOTONIC) */
+const char *session_agent_id(const struct session *s); /* Hello.agent_id */
 size_t session_max_frame(const struct session *s);
 
 /* Give env the next seq, encode it and hand it to the spool and transport.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* CPU sampling in the kernel: attached to one perf_event per CPU, counts
  * samples in a hash map keyed by (tgid, tid, user ip or kernel ip, user stack
- * id). The agent drains and resets the map every interval. CO-RE: built
+ * id, kernel stack id). The agent drains and resets the map every interval. CO-RE: built
  * against vmlinux.h, relocated by libbpf on the running kernel. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -45,6 +45,10 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	else
 		k.ip = ip;
 	k.stack_id = want_stack ? (__s32)bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK) : -1;
+	/* the kernel's frames of a sample that hit the kernel (a sample in user
+	 * mode has none: get_perf_callchain walks the kernel only from kernel
+	 * regs); negative when the walk fails */
+	k.kstack_id = want_stack && k.kip ? (__s32)bpf_get_stackid(ctx, &stacks, 0) : -1;
 	__u64 *v = bpf_map_lookup_elem(&counts, &k);
 	if (v) {
 		__sync_fetch_and_add(v, 1);

@@ -13,8 +13,8 @@ struct sample_map_key {
 	__u32 tid;
 	__u64 ip;   /* user ip, 0 if in the kernel */
 	__u64 kip;  /* kernel ip, 0 if in user mode */
-	__s32 stack_id; /* user stack in the stack map, < 0 none */
-	__u32 pad;
+	__s32 stack_id;  /* user stack in the stack map, < 0 none */
+	__s32 kstack_id; /* kernel stack in the stack map (samples in the kernel), < 0 none */
 };
 
 struct task_time_val {

@@ -33,6 +33,22 @@ static int ksym_push(struct sym **v, size_t *n, size_t *cap, uint64_t addr, cons
 	return 0;
 }
 
+/* Sort v, give each symbol its extent and make it r's kernel table (r owns v). */
+static void install(struct sym_resolver *r, struct sym *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), sym_cmp);
+	/* extent: up to the next symbol (the last one gets 1 MiB, past it nothing resolves) */
+	for (size_t i = 0; i < n; i++)
+		v[i].size = i + 1 < n && v[i + 1].addr > v[i].addr ? v[i + 1].addr - v[i].addr : 1u << 20;
+	size_t *pn;
+	struct sym **pv = sym_resolver_ksyms(r, &pn);
+	for (size_t i = 0; i < *pn; i++)
+		sym_free(&(*pv)[i]);
+	free(*pv);
+	*pv = v;
+	*pn = n;
+}
+
 int sym_resolver_load_kallsyms(struct sym_resolver *r, const char *path)
 {
 	FILE *f = fopen(path, "r");
@@ -77,18 +93,32 @@ int sym_resolver_load_kallsyms(struct sym_resolver *r, const char *path)
 		free(v);
 		return rc;
 	}
-	qsort(v, n, sizeof(*v), sym_cmp);
-	/* extent: up to the next symbol (the last one gets 1 MiB, past it nothing resolves) */
-	for (size_t i = 0; i < n; i++)
-		v[i].size = i + 1 < n && v[i + 1].addr > v[i].addr ? v[i + 1].addr - v[i].addr : 1u << 20;
-	size_t *pn;
-	struct sym **pv = sym_resolver_ksyms(r, &pn);
-	for (size_t i = 0; i < *pn; i++)
-		sym_free(&(*pv)[i]);
-	free(*pv);
-	*pv = v;
-	*pn = n;
+	install(r, v, n);
 	log_debug("symbols: %zu kernel functions from %s", n, path);
+	return 0;
+}
+
+int sym_resolver_set_kernel(struct sym_resolver *r, const uint64_t *addr, const char *const *names, size_t n)
+{
+	if (n == 0)
+		return -ENOENT;
+	if (n > KALLSYMS_MAX_SYMS)
+		return -EFBIG;
+	struct sym *v = NULL;
+	size_t nv = 0, cap = 0;
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		if (addr[i])
+			rc = ksym_push(&v, &nv, &cap, addr[i], names[i]);
+	if (rc == 0 && nv == 0)
+		rc = -ENOENT;
+	if (rc < 0) {
+		for (size_t i = 0; i < nv; i++)
+			sym_free(&v[i]);
+		free(v);
+		return rc;
+	}
+	install(r, v, nv);
 	return 0;
 }
 

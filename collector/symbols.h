@@ -33,6 +33,10 @@ int sym_resolver_set_debug_dir(struct sym_resolver *r, const char *dir);
  * /proc/kallsyms of the profiled board's boot). 0 or -errno (-ENOENT: no
  * function symbol in it, e.g. all addresses 0 from a non-root read). */
 int sym_resolver_load_kallsyms(struct sym_resolver *r, const char *path);
+/* Kernel symbols from a table (address and name pairs in any order; address 0
+ * skipped), replacing any loaded: the table an agent sent (KernelSymbols).
+ * 0, -ENOENT (no address), -EFBIG or -ENOMEM. */
+int sym_resolver_set_kernel(struct sym_resolver *r, const uint64_t *addr, const char *const *names, size_t n);
 /* Kernel function of addr, NULL when unknown or no kallsyms loaded. */
 const char *sym_resolve_kernel(const struct sym_resolver *r, uint64_t addr);
 

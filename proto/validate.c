@@ -2,6 +2,7 @@
 #include "validate_calib.h"
 #include "validate_trace.h"
 #include "validate_gpu.h"
+#include "validate_kallsyms.h"
 #include "validate_opencl.h"
 #include "validate_samples.h"
 #include "validate_target.h"
@@ -41,6 +42,7 @@ const char *envelope_kind(const Prof__Envelope *env)
 	case PROF__ENVELOPE__BODY_GPU_COUNTERS: return "gpu_counters";
 	case PROF__ENVELOPE__BODY_CL_BATCH: return "cl_batch";
 	case PROF__ENVELOPE__BODY_TARGET_END: return "target_end";
+	case PROF__ENVELOPE__BODY_KERNEL_SYMBOLS: return "kernel_symbols";
 	default: return "unknown";
 	}
 }
@@ -141,6 +143,10 @@ int envelope_validate(const Prof__Envelope *env, char *err, size_t errlen)
 		if (env->seq == 0)
 			return fail(err, errlen, "%s record with seq 0", envelope_kind(env));
 		return validate_target_end(env->target_end, err, errlen);
+	case PROF__ENVELOPE__BODY_KERNEL_SYMBOLS:
+		if (env->seq == 0)
+			return fail(err, errlen, "%s record with seq 0", envelope_kind(env));
+		return validate_kernel_symbols(env->kernel_symbols, err, errlen);
 	case PROF__ENVELOPE__BODY_HEARTBEAT:
 	case PROF__ENVELOPE__BODY_ACK:
 		return 0;

@@ -19,6 +19,7 @@
 #include "query.h"
 #include "query_pool.h"
 #include "store/store_blocks.h"
+#include "store/store_kallsyms.h"
 #include "store/store_kinds.h"
 #include "symbols.h"
 
@@ -71,6 +72,14 @@ struct sess {
 	struct task_row *tasks;
 	size_t ntasks;
 	struct key_map frame_of_ip; /* (pid, ip, kernel) -> frame index */
+	struct sym_resolver *ksr;   /* kernel functions of its boot (the agent's KernelSymbols), NULL: b->sr's */
+};
+
+/* The kernel tables the agents sent, one per (agent, kernel boot id) met. */
+struct kboot {
+	const char *agent_id; /* pooled */
+	char boot[KSYMS_BOOT_ID_MAX + 1];
+	struct sym_resolver *sr; /* NULL: none stored (or none usable) */
 };
 
 struct build {
@@ -85,6 +94,8 @@ struct build {
 	size_t capframes, capstacks, capsessions, cappoints;
 	struct sym_resolver *sr;
 	bool have_tasks, have_blocks, have_kstacks; /* tables an older collector's store may lack */
+	struct kboot *kboots;
+	size_t nkboots;
 	int event_id; /* -1 none yet, -2 mixed */
 	int64_t event_sid;
 	int be_min, be_max;
@@ -342,7 +353,7 @@ static int frame_of(struct build *b, struct sess *se, int32_t pid, uint64_t ip, 
 	if (m)
 		sm = (struct sym_mapping){.path = m->path, .build_id = m->bid, .build_id_len = m->bidlen,
 					  .start = m->start, .end = m->end, .pgoff = m->pgoff};
-	sym_describe(b->sr, m ? &sm : NULL, ip, kernel, buf, sizeof(buf), &sf);
+	sym_describe(kernel && se->ksr ? se->ksr : b->sr, m ? &sm : NULL, ip, kernel, buf, sizeof(buf), &sf);
 	int rc = intern_frame(b, &sf, kernel, out);
 	if (rc == 0)
 		rc = key_map_put(&se->frame_of_ip, &k, sizeof(k), *out);
@@ -747,6 +758,74 @@ static int read_series(struct store *s, struct build *b, struct sess *se, const 
 	return rc < 0 ? rc : 0;
 }
 
+/* Symbols of a stored table collected for sym_resolver_set_kernel. */
+struct ktab {
+	uint64_t *addr;
+	char **names;
+	size_t n, cap;
+};
+
+static int ktab_add(void *arg, uint64_t addr, const char *name)
+{
+	struct ktab *t = arg;
+	if (t->n == t->cap) {
+		size_t nc = t->cap ? t->cap * 2 : 4096;
+		uint64_t *na = realloc(t->addr, nc * sizeof(*na));
+		if (na)
+			t->addr = na;
+		char **nn = realloc(t->names, nc * sizeof(*nn));
+		if (nn)
+			t->names = nn;
+		if (!na || !nn)
+			return -ENOMEM;
+		t->cap = nc;
+	}
+	t->names[t->n] = strdup(name);
+	if (!t->names[t->n])
+		return -ENOMEM;
+	t->addr[t->n++] = addr;
+	return 0;
+}
+
+/* The resolver of the kernel functions of se's boot, from the table its
+ * agent sent (loaded once per agent and boot; NULL when none is stored). */
+static int kernel_of(struct store *s, struct build *b, struct sess *se)
+{
+	char boot[KSYMS_BOOT_ID_MAX + 1];
+	int rc = store_session_kernel_boot(s, se->id, boot, sizeof(boot));
+	if (rc < 0 || !boot[0])
+		return rc;
+	for (size_t i = 0; i < b->nkboots; i++)
+		if (b->kboots[i].agent_id == se->agent_id && strcmp(b->kboots[i].boot, boot) == 0) {
+			se->ksr = b->kboots[i].sr;
+			return 0;
+		}
+	struct kboot *nk = realloc(b->kboots, (b->nkboots + 1) * sizeof(*nk));
+	if (!nk)
+		return -ENOMEM;
+	b->kboots = nk;
+	struct kboot *kb = &b->kboots[b->nkboots++];
+	kb->agent_id = se->agent_id;
+	snprintf(kb->boot, sizeof(kb->boot), "%s", boot);
+	kb->sr = NULL;
+	struct ktab t = {0};
+	rc = store_kernel_symbols(s, se->agent_id, boot, ktab_add, &t);
+	if (rc == 0)
+		rc = sym_resolver_create(NULL, &kb->sr);
+	if (rc == 0)
+		rc = sym_resolver_set_kernel(kb->sr, t.addr, (const char *const *)t.names, t.n);
+	if (rc == -ENOENT) /* none stored (or no address): the kernel stays [kernel] */
+		rc = 0;
+	else if (rc == 0)
+		log_debug("query: %zu kernel functions of %s boot %s", t.n, se->agent_id, boot);
+	for (size_t i = 0; i < t.n; i++)
+		free(t.names[i]);
+	free(t.names);
+	free(t.addr);
+	se->ksr = kb->sr;
+	return rc;
+}
+
 static int run_session(struct store *s, struct build *b, struct sess *se, const struct query_opts *o)
 {
 	const struct query_filter *f = &o->f;
@@ -761,6 +840,8 @@ static int run_session(struct store *s, struct build *b, struct sess *se, const 
 		return 0; /* no intervals in range */
 	if (rc == 0)
 		rc = load_maps(s, se);
+	if (rc == 0 && !o->kallsyms) /* --kallsyms FILE overrides what the agents sent */
+		rc = kernel_of(s, b, se);
 	if (rc == 0)
 		rc = load_tasks(s, b, se);
 	if (rc == 0)
@@ -782,6 +863,9 @@ static void build_free(struct build *b)
 	key_map_free(&b->stack_ids);
 	free(b->stack_off);
 	sym_resolver_free(b->sr);
+	for (size_t i = 0; i < b->nkboots; i++)
+		sym_resolver_free(b->kboots[i].sr);
+	free(b->kboots);
 }
 
 int query_run(struct store *s, const struct query_opts *o, struct query_result **out)

@@ -11,6 +11,7 @@ extern const struct store_kind store_kind_target_end;
 extern const struct store_kind store_kind_calibration;
 extern const struct store_kind store_kind_trace_window;
 extern const struct store_kind store_kind_gpu_counters;
+extern const struct store_kind store_kind_kernel_symbols;
 
 const struct store_kind *const store_kinds[] = {
 	&store_kind_counters,
@@ -22,6 +23,7 @@ const struct store_kind *const store_kinds[] = {
 	&store_kind_calibration,
 	&store_kind_trace_window,
 	&store_kind_gpu_counters,
+	&store_kind_kernel_symbols,
 	NULL,
 };
 

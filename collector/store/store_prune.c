@@ -82,6 +82,21 @@ static int delete_whole(struct store *s, const struct tables *t, int64_t sid, ui
 		rc = run_delete(s, "DELETE FROM sessions WHERE id = ?1", sid, false, 0, &sess);
 	if (rc == 0 && sess == 0)
 		rc = -ENOENT;
+	/* the kernel tables (KernelSymbols) of boots that no session of their agent ran on any more */
+	if (rc == 0 && db_has_table(s->db, "kernel_symbols") && db_has_table(s->db, "session_kernels")) {
+		struct db_stmt *st;
+		rc = db_prepare(s->db,
+				"DELETE FROM kernel_symbols WHERE NOT EXISTS (SELECT 1 FROM session_kernels k JOIN sessions e"
+				" ON e.id = k.session_id WHERE e.agent_id = kernel_symbols.agent_id"
+				" AND k.kernel_boot_id = kernel_symbols.kernel_boot_id)",
+				"prune", &st);
+		if (rc == 0) {
+			rc = db_run(st);
+			int64_t n = rc == 0 ? db_changes(s->db) : 0;
+			db_finalize(st);
+			*rows += n > 0 ? (uint64_t)n : 0;
+		}
+	}
 	return rc;
 }
 

@@ -2,7 +2,7 @@
  * first byte picks the body kind, the rest is unpacked as that message and
  * checked through envelope_validate(), which calls the kind's validator
  * (hello, counters, heartbeat, samples, cl_command, calibration,
- * trace_window, gpu_counters, cl_batch, target_end, and the control bodies
+ * trace_window, gpu_counters, cl_batch, target_end, kernel_symbols, and the control bodies
  * ack, error, challenge). Messages the
  * frame decoder would reject as a whole envelope still reach the validator
  * here, with any field combination protobuf accepts. */
@@ -13,7 +13,7 @@
 
 #include "validate.h"
 
-#define KINDS 13
+#define KINDS 14
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -68,8 +68,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 11:
 		UNPACK(PROF__ENVELOPE__BODY_CL_BATCH, cl_batch, prof__cl_command_batch__unpack);
 		break;
-	default:
+	case 12:
 		UNPACK(PROF__ENVELOPE__BODY_TARGET_END, target_end, prof__target_end__unpack);
+		break;
+	default:
+		UNPACK(PROF__ENVELOPE__BODY_KERNEL_SYMBOLS, kernel_symbols, prof__kernel_symbols__unpack);
 		break;
 	}
 	if (!m)

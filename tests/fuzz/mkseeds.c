@@ -88,6 +88,20 @@ static void record_seeds(const char *dir)
 	ch.nonce.data = nonce;
 	ch.nonce.len = sizeof(nonce);
 	put_msg(dir, "challenge", 9, &ch.base);
+	/* "abc", "abcd", "abce": front-coded names, delta addresses */
+	Prof__KernelSymbols ks = PROF__KERNEL_SYMBOLS__INIT;
+	int64_t kd[3] = {(int64_t)0xffffffff81000000ull, 16, -8};
+	uint32_t ksh[3] = {0, 3, 3};
+	static uint8_t kn[] = "abc\0d\0e";
+	ks.kernel_boot_id = "3d378104-5cc6-40bd-a643-6c890adeaa7d";
+	ks.chunks = 1;
+	ks.total = 3;
+	ks.n_addr_delta = ks.n_shared = 3;
+	ks.addr_delta = kd;
+	ks.shared = ksh;
+	ks.suffixes.data = kn;
+	ks.suffixes.len = sizeof(kn);
+	put_msg(dir, "kernel_symbols", 13, &ks.base);
 }
 
 static void http_seeds(const char *dir)

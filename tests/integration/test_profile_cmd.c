@@ -168,6 +168,31 @@ static void test_profile_cmd_calibrate_then_profile_reports_without_machine(void
 		fail_msg("the sensitivity section is empty:\n%s", text);
 	int64_t hw = tp_db_int(e->t.db, "SELECT COUNT(*) FROM events WHERE session_id=%lld AND type IN (0, 3, 4)",
 			       (long long)sid);
+	/* the event the agent sampled (its summary line " samples: N of EVENT at F Hz") is the one the
+	 * report names, not one of the session's counting events (task-clock is counted beside it) */
+	char *alog = tp_slurp(e->t.alog);
+	assert_non_null(alog);
+	const char *sl = strstr(alog, " samples: ");
+	char sampled[64] = "", want_ev[96];
+	unsigned long long nsamp = 0;
+	if (!sl || sscanf(sl, " samples: %llu of %63s at", &nsamp, sampled) != 2)
+		fail_msg("agent profile printed no \" samples: N of EVENT at\" line:\n%.4000s", alog);
+	free(alog);
+	if (hw == 0) /* no hardware PMU (this VM): the software sampling event is cpu-clock */
+		assert_string_equal(sampled, "cpu-clock");
+	snprintf(want_ev, sizeof(want_ev), "samples of %s at 999 Hz", sampled);
+	must_have(text, want_ev, "the report's top functions");
+	if (strstr(text, "samples of task-clock"))
+		fail_msg("the report names the counted task-clock as the sampled event:\n%.4000s", text);
+	char *top[] = {coll_bin, "report", "--store", e->t.db, "--session", sidarg, "--top", NULL};
+	char tout[300];
+	tp_env_path(&e->t, "top.txt", tout, sizeof(tout));
+	assert_int_equal(run(top, tout, 60000), 0);
+	char *tt = tp_slurp(tout);
+	assert_non_null(tt);
+	must_have(tt, want_ev, "collector report --top");
+	free(tt);
+	fprintf(stderr, "agent profile sampled %s (%llu samples); the report says \"%s\"\n", sampled, nsamp, want_ev);
 	if (strstr(text, " CPU ") && strstr(text, "counters: W from")) {
 		fprintf(stderr, "CPU dot placed from hardware counters\n");
 	} else if (hw == 0) {

@@ -87,6 +87,7 @@ static void check_session(struct env *e, const char *agent_id, int backend)
 	int64_t busy_samples = tp_db_int(e->t.db,
 		"SELECT SUM(count) FROM cpu_samples WHERE session_id=%lld AND pid=(SELECT pid FROM sample_mappings"
 		" WHERE session_id=%lld AND path LIKE '%%/busy' LIMIT 1)", (long long)sid, (long long)sid);
+	/* samples (and the agent's kernel symbols, where it sees kernel addresses) */
 	int64_t kinds = tp_db_int(e->t.db, "SELECT COUNT(DISTINCT kind) FROM records WHERE session_id=%lld AND kind<>'heartbeat'",
 				  (long long)sid);
 	int64_t be = tp_db_int(e->t.db, "SELECT MIN(backend) FROM cpu_samples WHERE session_id=%lld", (long long)sid);
@@ -98,7 +99,8 @@ static void check_session(struct env *e, const char *agent_id, int backend)
 	assert_true(cpu > 0.3);
 	assert_true(busy_samples >= 0.8 * cpu * HZ);
 	assert_true(busy_samples <= 1.2 * cpu * HZ + 0.2 * HZ); /* + ASan's exit-time leak scan after the print */
-	assert_int_equal(kinds, 1);
+	assert_int_equal(kinds, 1 + (tp_db_int(e->t.db, "SELECT COUNT(*) FROM records WHERE session_id=%lld AND"
+						     " kind='kernel_symbols'", (long long)sid) > 0));
 	assert_true(samples_kind >= 2);
 	assert_int_equal(be, backend);
 	assert_int_equal(be2, backend);
@@ -116,10 +118,32 @@ static void check_session(struct env *e, const char *agent_id, int backend)
 	char *out = tp_slurp(e->rlog);
 	assert_non_null(out);
 	fprintf(stderr, "%s", out);
+	/* the header's total is every stored sample of the session (the store is the oracle) */
+	unsigned long long top_total = 0, spin_top = 0, spin_fleet = 0;
+	assert_int_equal(sscanf(out, "top functions: %llu samples of", &top_total), 1);
+	assert_int_equal((long long)top_total,
+			 tp_db_int(e->t.db, "SELECT SUM(count) FROM cpu_samples WHERE session_id=%lld", (long long)sid));
 	char *first = tp_top_first_row(out);
 	assert_non_null(first);
 	assert_non_null(strstr(first, " spin"));
 	assert_non_null(strstr(first, "busy"));
+	double share;
+	assert_int_equal(sscanf(first, " %lf%% %llu", &share, &spin_top), 2);
+	free(out);
+	/* --top and the query's function table (collector report --session N --by function) are one
+	 * model (collector/query/): spin's samples are its self samples there */
+	char *fleet[] = {coll, "report", "--store", e->t.db, "--session", sidbuf, "--by", "function", "--limit", "1", NULL};
+	unlink(e->rlog);
+	pid = tp_spawn(fleet, e->rlog);
+	assert_int_equal(tp_wait(pid, 20000, &status), 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	out = tp_slurp(e->rlog);
+	assert_non_null(out);
+	char *row = strstr(out, "function\n");
+	assert_non_null(row);
+	assert_non_null(strstr(row, " spin"));
+	assert_int_equal(sscanf(row + strlen("function\n"), " %lf%% %llu", &share, &spin_fleet), 2);
+	assert_int_equal(spin_top, spin_fleet);
 	free(out);
 }
 
@@ -197,6 +221,249 @@ static void test_record_bpf_short_program_symbolized(void **state)
 	short_program(*state, "bpf", "rec-short-bpf");
 }
 
+/* Kernel call chains (-g): dd copying /dev/zero spends its time in read(2) and
+ * write(2); the samples that hit the kernel carry the kernel frames below the
+ * user frames (Stack.kernel_ips), the innermost kernel frame being the
+ * sample's own kernel ip (the oracle: the kernel's ip of the sample, which
+ * the unwinder of either back end starts from). */
+static void kernel_chains(struct env *e, const char *backend, const char *agent_id)
+{
+	char agent[512], coll_bin[512], sidbuf[32];
+	tp_bin("agent", agent, sizeof(agent));
+	tp_bin("collector", coll_bin, sizeof(coll_bin));
+	unlink(e->t.alog);
+	char *argv[] = {agent, "record", "--collector", e->t.coll, "--spool", e->t.spool, "--agent-id", (char *)agent_id,
+			"-F", "1000", "-I", "200", "-g", "--backend", (char *)backend, "--", "dd", "if=/dev/zero",
+			"of=/dev/null", "bs=64k", "count=100000", NULL};
+	pid_t pid = tp_spawn(argv, e->t.alog);
+	int status;
+	assert_int_equal(tp_wait(pid, 30000, &status), 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		char *log = tp_slurp(e->t.alog);
+		bool skip_it = log && (strstr(log, "run as root") || strstr(log, "not compiled in"));
+		free(log);
+		tp_dump_file(e->t.alog);
+		if (skip_it)
+			skip();
+		fail_msg("agent record -g --backend %s failed (status 0x%x)", backend, status);
+	}
+	int64_t sid = session_of(e, agent_id);
+	assert_true(sid > 0);
+	int64_t ksamples = tp_db_int(e->t.db, "SELECT COALESCE(SUM(count), 0) FROM cpu_samples WHERE session_id=%lld"
+				     " AND kip<>0", (long long)sid);
+	/* kernel samples with a chain that has kernel frames */
+	static const char with_chain[] =
+		"SELECT COALESCE(SUM(c.count), 0) FROM cpu_samples c JOIN sample_kernel_stacks k ON"
+		" k.session_id = c.session_id AND k.stack_id = c.stack_id WHERE c.session_id=%lld AND c.kip<>0%s";
+	int64_t kchained = tp_db_int(e->t.db, with_chain, (long long)sid, "");
+	/* ... whose innermost kernel frame (little-endian u64 at the start of the blob) is the sample's kip */
+	int64_t kleaf = tp_db_int(e->t.db, with_chain, (long long)sid,
+				  " AND printf('%016X', c.kip) = hex(substr(k.ips, 8, 1)) || hex(substr(k.ips, 7, 1)) ||"
+				  " hex(substr(k.ips, 6, 1)) || hex(substr(k.ips, 5, 1)) || hex(substr(k.ips, 4, 1)) ||"
+				  " hex(substr(k.ips, 3, 1)) || hex(substr(k.ips, 2, 1)) || hex(substr(k.ips, 1, 1))");
+	int64_t deep = tp_db_int(e->t.db, "SELECT COUNT(*) FROM sample_kernel_stacks WHERE session_id=%lld"
+				 " AND length(ips) >= 16", (long long)sid);
+	fprintf(stderr, "# %s: %lld kernel samples, %lld with kernel frames, %lld of them starting at their kip;"
+		" %lld kernel chains of 2+ frames\n", backend, (long long)ksamples, (long long)kchained,
+		(long long)kleaf, (long long)deep);
+	assert_true(ksamples > 50);
+	assert_true(kchained >= ksamples * 9 / 10); /* a walk may fail (stack map bucket taken, ...): rare */
+	assert_int_equal(kleaf, kchained);
+	assert_true(deep > 0);
+	/* the query puts the kernel frames below dd's own (one [kernel] frame per address without kallsyms) */
+	snprintf(sidbuf, sizeof(sidbuf), "%lld", (long long)sid);
+	char *rep[] = {coll_bin, "report", "--store", e->t.db, "--session", sidbuf, "--by", "stack", "--limit", "1000",
+		       "--json", NULL};
+	unlink(e->rlog);
+	pid = tp_spawn(rep, e->rlog);
+	assert_int_equal(tp_wait(pid, 20000, &status), 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	char *out = tp_slurp(e->rlog);
+	assert_non_null(out);
+	/* two kernel frames: unnamed without the agent's kallsyms, else /dev/zero's read function under its callers */
+	if (!strstr(out, ";[kernel];[kernel]") && !strstr(out, ";read_zero\"") && !strstr(out, ";read_iter_zero\""))
+		fail_msg("no stack with two kernel frames in the query's stacks (--backend %s):\n%.3000s", backend, out);
+	free(out);
+}
+
+static void test_record_ring_kernel_call_chains(void **state)
+{
+	kernel_chains(*state, "ring", "rec-kchain-ring");
+}
+
+static void test_record_bpf_kernel_call_chains(void **state)
+{
+	kernel_chains(*state, "bpf", "rec-kchain-bpf");
+}
+
+/* Runs agent record (ring back end) on dd under agent_id; the session id. */
+static int64_t record_dd(struct env *e, const char *agent_id, const char *extra_env)
+{
+	char agent[512];
+	tp_bin("agent", agent, sizeof(agent));
+	unlink(e->t.alog);
+	if (extra_env)
+		putenv((char *)extra_env);
+	char *argv[] = {agent, "record", "--collector", e->t.coll, "--spool", e->t.spool, "--agent-id", (char *)agent_id,
+			"-F", "1000", "-I", "200", "--backend", "ring", "-v", "--", "dd", "if=/dev/zero", "of=/dev/null",
+			"bs=64k", "count=50000", NULL};
+	pid_t pid = tp_spawn(argv, e->t.alog);
+	if (extra_env)
+		unsetenv("PROF_AGENT_KALLSYMS");
+	int status;
+	assert_int_equal(tp_wait(pid, 30000, &status), 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		tp_dump_file(e->t.alog);
+		fail_msg("agent record failed (status 0x%x)", status);
+	}
+	return session_of(e, agent_id);
+}
+
+/* collector report --session sid --by function --json: its output; with kallsyms, collector
+ * export --folded of the session with --kallsyms FILE. */
+static char *functions_of(struct env *e, int64_t sid, const char *kallsyms)
+{
+	char coll_bin[512], sidbuf[32];
+	tp_bin("collector", coll_bin, sizeof(coll_bin));
+	snprintf(sidbuf, sizeof(sidbuf), "%lld", (long long)sid);
+	char *rep[] = {coll_bin, "report", "--store", e->t.db, "--session", sidbuf, "--by", "function", "--limit", "50",
+		       "--json", NULL};
+	char folded[300];
+	tp_env_path(&e->t, "folded.txt", folded, sizeof(folded));
+	char *exp[] = {coll_bin, "export", "--store", e->t.db, "--session", sidbuf, "--folded", folded,
+		       "--kallsyms", (char *)kallsyms, NULL};
+	if (kallsyms)
+		memcpy(rep, exp, sizeof(exp));
+	unlink(e->rlog);
+	pid_t pid = tp_spawn(rep, e->rlog);
+	int status;
+	assert_int_equal(tp_wait(pid, 20000, &status), 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	char *out = tp_slurp(kallsyms ? folded : e->rlog);
+	assert_non_null(out);
+	return out;
+}
+
+/* The name of the first row under module [kernel] that is a function (not "[kernel]"); NULL if none. */
+static char *first_kernel_function(const char *json, char *buf, size_t len)
+{
+	for (const char *p = strstr(json, "{\"name\":\""); p; p = strstr(p + 1, "{\"name\":\"")) {
+		const char *n = p + strlen("{\"name\":\""), *q = strchr(n, '"');
+		if (!q || (size_t)(q - n) >= len)
+			continue;
+		if (strncmp(q, "\",\"module\":\"[kernel]\"", strlen("\",\"module\":\"[kernel]\"")) != 0 ||
+		    strncmp(n, "[kernel]", 8) == 0)
+			continue;
+		memcpy(buf, n, (size_t)(q - n));
+		buf[q - n] = 0;
+		return buf;
+	}
+	return NULL;
+}
+
+/* Whether name is a text symbol of this host's /proc/kallsyms (the oracle). */
+static bool in_proc_kallsyms(const char *name)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	if (!f)
+		return false;
+	char line[600], n[512], type;
+	unsigned long long a;
+	bool found = false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%llx %c %511s", &a, &type, n) == 3 && strchr("tTwW", type) && strcmp(n, name) == 0;
+	fclose(f);
+	return found;
+}
+
+/* Kernel functions without a file from the user: the agent sends the boot's
+ * /proc/kallsyms once (a marker after the ack; the next session of the same
+ * boot sends a reference), the collector keeps one table per (agent, boot),
+ * and the query names kernel frames from it; --kallsyms FILE overrides it;
+ * an agent that sees no addresses says so in one line and sends nothing. */
+static void test_record_kernel_functions_from_the_agent(void **state)
+{
+	struct env *e = *state;
+	int64_t s1 = record_dd(e, "rec-ksyms", NULL);
+	assert_true(s1 > 0);
+	int64_t chunks = tp_db_int(e->t.db, "SELECT COUNT(*) FROM records WHERE session_id=%lld AND kind='kernel_symbols'",
+				   (long long)s1);
+	if (chunks == 0) {
+		char *log = tp_slurp(e->t.alog);
+		bool no_addr = log && strstr(log, "kernel functions not sent");
+		free(log);
+		if (no_addr) {
+			fprintf(stderr, "skipped: /proc/kallsyms shows no addresses to the agent here\n");
+			skip();
+		}
+		tp_dump_file(e->t.alog);
+		fail_msg("the agent sent no kernel symbols");
+	}
+	assert_int_equal(tp_db_int(e->t.db, "SELECT COUNT(*) FROM kernel_symbols WHERE agent_id='rec-ksyms'"), chunks);
+	int64_t bytes = tp_db_int(e->t.db, "SELECT SUM(length(data)) FROM kernel_symbols WHERE agent_id='rec-ksyms'");
+	/* the marker of this boot in the spool directory */
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "ls -a %s | grep -q '^.kernel-symbols.*rec-ksyms@'", e->t.spool);
+	assert_int_equal(system(cmd), 0);
+	char buf[512];
+	char *out = functions_of(e, s1, NULL);
+	char *fn = first_kernel_function(out, buf, sizeof(buf));
+	if (!fn)
+		fail_msg("no kernel function named in session %lld:\n%.3000s", (long long)s1, out);
+	assert_true(in_proc_kallsyms(fn));
+	free(out);
+
+	/* a later session of the same boot: a reference record, the table kept once, its frames named */
+	int64_t s2 = record_dd(e, "rec-ksyms", NULL);
+	assert_true(s2 > s1);
+	assert_int_equal(tp_db_int(e->t.db, "SELECT COUNT(*) FROM records WHERE session_id=%lld AND kind='kernel_symbols'",
+				   (long long)s2),
+			 1);
+	assert_int_equal(tp_db_int(e->t.db, "SELECT COUNT(*) FROM kernel_symbols WHERE agent_id='rec-ksyms'"), chunks);
+	assert_int_equal(tp_db_int(e->t.db, "SELECT COUNT(DISTINCT kernel_boot_id) FROM session_kernels WHERE"
+				      " session_id IN (%lld, %lld)", (long long)s1, (long long)s2),
+			 1);
+	out = functions_of(e, s2, NULL);
+	fn = first_kernel_function(out, buf, sizeof(buf));
+	if (!fn)
+		fail_msg("no kernel function named in the reference session %lld:\n%.3000s", (long long)s2, out);
+	assert_true(in_proc_kallsyms(fn));
+	free(out);
+	fprintf(stderr, "# kernel symbols: %lld records, %lld bytes stored once; top kernel function %s\n",
+		(long long)chunks, (long long)bytes, buf);
+
+	/* --kallsyms FILE overrides the agent's table: the same addresses under other names */
+	char ovr[300];
+	tp_env_path(&e->t, "kallsyms.ovr", ovr, sizeof(ovr));
+	snprintf(cmd, sizeof(cmd), "awk '$2 ~ /^[tTwW]$/ {print $1, $2, \"ovr_\" $3}' /proc/kallsyms > %s", ovr);
+	assert_int_equal(system(cmd), 0);
+	out = functions_of(e, s2, ovr);
+	if (!strstr(out, ";ovr_"))
+		fail_msg("--kallsyms did not override the agent's table:\n%.3000s", out);
+	snprintf(buf, sizeof(buf), ";%s ", fn);
+	if (strstr(out, buf))
+		fail_msg("a kernel frame still has the agent's name with --kallsyms:\n%.3000s", out);
+	free(out);
+
+	/* an agent that sees no kernel addresses (kptr_restrict) says so and sends none */
+	char zero[300], envs[400];
+	tp_env_path(&e->t, "kallsyms.zero", zero, sizeof(zero));
+	FILE *f = fopen(zero, "w");
+	assert_non_null(f);
+	fprintf(f, "0000000000000000 T _stext\n0000000000000000 t do_one_initcall\n");
+	fclose(f);
+	snprintf(envs, sizeof(envs), "PROF_AGENT_KALLSYMS=%s", zero);
+	int64_t s3 = record_dd(e, "rec-ksyms-hidden", envs);
+	assert_int_equal(tp_db_int(e->t.db, "SELECT COUNT(*) FROM records WHERE session_id=%lld AND kind='kernel_symbols'",
+				   (long long)s3),
+			 0);
+	assert_int_equal(tp_file_count(e->t.alog, "kernel functions not sent"), 1);
+	assert_int_equal(tp_file_count(e->t.alog, "shows no addresses"), 1);
+	out = functions_of(e, s3, NULL);
+	assert_null(first_kernel_function(out, buf, sizeof(buf))); /* its kernel frames stay [kernel] */
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -204,6 +471,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_record_bpf_backend_busy, setup, tp_env_free),
 		cmocka_unit_test_setup_teardown(test_record_ring_short_program_symbolized, setup, tp_env_free),
 		cmocka_unit_test_setup_teardown(test_record_bpf_short_program_symbolized, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_record_ring_kernel_call_chains, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_record_bpf_kernel_call_chains, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_record_kernel_functions_from_the_agent, setup, tp_env_free),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

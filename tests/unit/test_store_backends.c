@@ -28,6 +28,9 @@
 #include "store/store_trace.h"
 #include "pgserver.h"
 #include "store/store.h"
+#include "store/store_kallsyms.h"
+#include "store/store_prune.h"
+#include "query/query.h"
 #include "testproc.h"
 
 enum backend { B_SQLITE, B_PG };
@@ -709,6 +712,127 @@ static void test_store_backend_check_on_open(void **state)
 	assert_int_equal(store_check_flags("fast", &fl), -EINVAL);
 }
 
+/* A KernelSymbols record: three functions ("do_a", "do_b", "do_c" at 0xffffffff81000000 + 0x100 i),
+ * or a reference (no symbols). */
+static int put_ksyms(struct store *s, int64_t sid, uint64_t seq, bool reference)
+{
+	int64_t d[3] = {(int64_t)0xffffffff81000000ull, 0x100, 0x100};
+	uint32_t sh[3] = {0, 3, 3};
+	static uint8_t names[] = "do_a\0b\0c";
+	Prof__KernelSymbols m = PROF__KERNEL_SYMBOLS__INIT;
+	m.kernel_boot_id = "boot-xyz";
+	m.chunks = 1;
+	m.total = 3;
+	if (!reference) {
+		m.n_addr_delta = m.n_shared = 3;
+		m.addr_delta = d;
+		m.shared = sh;
+		m.suffixes.data = names;
+		m.suffixes.len = sizeof(names);
+	}
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.seq = seq;
+	env.body_case = PROF__ENVELOPE__BODY_KERNEL_SYMBOLS;
+	env.kernel_symbols = &m;
+	return store_put_record(s, sid, &env, 60);
+}
+
+/* Samples in the kernel: 5 at do_b + 0x10, 2 at do_c + 0x20. */
+static int put_kernel_samples(struct store *s, int64_t sid, uint64_t seq)
+{
+	Prof__EventDesc ev = PROF__EVENT_DESC__INIT, *evp[1] = {&ev};
+	ev.id = 9;
+	ev.name = "cpu-clock";
+	int32_t pid[2] = {42, 42}, tid[2] = {42, 42};
+	uint64_t ip[2] = {0, 0}, kip[2] = {0xffffffff81000110ull, 0xffffffff81000220ull}, count[2] = {5, 2};
+	uint32_t stack[2] = {0, 0};
+	Prof__Samples sm = PROF__SAMPLES__INIT;
+	sm.t_ns = 1000000 * seq;
+	sm.interval_ns = 1000000;
+	sm.event_id = 9;
+	sm.freq_hz = 99;
+	sm.n_new_events = 1;
+	sm.new_events = evp;
+	sm.n_pid = sm.n_tid = sm.n_ip = sm.n_stack_id = sm.n_count = sm.n_kip = 2;
+	sm.pid = pid;
+	sm.tid = tid;
+	sm.ip = ip;
+	sm.kip = kip;
+	sm.stack_id = stack;
+	sm.count = count;
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.seq = seq;
+	env.body_case = PROF__ENVELOPE__BODY_SAMPLES;
+	env.samples = &sm;
+	return store_put_record(s, sid, &env, 100);
+}
+
+/* Self samples of the function row named fn of session sid (query --by function). */
+static uint64_t kernel_self(struct store *s, int64_t sid, const char *fn)
+{
+	struct query_opts qo;
+	query_opts_init(&qo, 0);
+	qo.f.sessions[0] = sid;
+	qo.f.nsessions = 1;
+	struct query_result *r;
+	assert_int_equal(query_run(s, &qo, &r), 0);
+	struct query_top t;
+	assert_int_equal(query_top(r, QUERY_BY_FUNCTION, &t), 0);
+	uint64_t n = 0;
+	for (size_t i = 0; i < t.nrows; i++)
+		if (strcmp(t.rows[i].name, fn) == 0 && strcmp(t.rows[i].module, "[kernel]") == 0)
+			n += t.rows[i].self;
+	query_top_free(&t);
+	query_result_free(r);
+	query_opts_free(&qo);
+	return n;
+}
+
+/* The agent's kernel table: kept once per (agent, boot), a later session's reference links to it, the
+ * query (and report --top over it) names the kernel samples of both sessions; another agent's session
+ * on a boot of the same id does not see it; a prune of both sessions drops the table. */
+static void test_store_backend_kernel_symbols(void **state)
+{
+	struct fx *f = *state;
+	struct store *s = open_store(f);
+	int64_t s1 = session(s, "board-k", 1, &(uint64_t){0}, NULL);
+	assert_int_equal(put_ksyms(s, s1, 1, false), 1);
+	assert_int_equal(put_kernel_samples(s, s1, 2), 1);
+	int64_t s2 = session(s, "board-k", 2, &(uint64_t){0}, NULL);
+	assert_int_equal(put_ksyms(s, s2, 1, true), 1);
+	assert_int_equal(put_kernel_samples(s, s2, 2), 1);
+	int64_t s3 = session(s, "board-other", 1, &(uint64_t){0}, NULL);
+	assert_int_equal(put_ksyms(s, s3, 1, true), 1); /* a reference to a table this agent never sent */
+	assert_int_equal(put_kernel_samples(s, s3, 2), 1);
+	assert_int_equal(store_commit(s), 0);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM kernel_symbols"), 1);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM session_kernels"), 3);
+	char boot[KSYMS_BOOT_ID_MAX + 1];
+	assert_int_equal(store_session_kernel_boot(s, s2, boot, sizeof(boot)), 0);
+	assert_string_equal(boot, "boot-xyz");
+	assert_int_equal(kernel_self(s, s1, "do_b"), 5);
+	assert_int_equal(kernel_self(s, s1, "do_c"), 2);
+	assert_int_equal(kernel_self(s, s2, "do_b"), 5);
+	assert_int_equal(kernel_self(s, s3, "do_b"), 0);
+	assert_int_equal(kernel_self(s, s3, "[kernel]"), 7);
+	/* report --top renders the same rows */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	assert_non_null(m);
+	struct report_opts ro = {.json = true, .limit = 5};
+	assert_int_equal(report_top(s, s2, &ro, m), 0);
+	fclose(m);
+	assert_non_null(strstr(buf, "{\"function\":\"do_b\",\"module\":\"[kernel]\",\"samples\":5}"));
+	free(buf);
+	uint64_t rows = 0;
+	assert_int_equal(store_delete_session(s, s1, &rows), 0);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM kernel_symbols"), 1); /* s2 still runs on that boot */
+	assert_int_equal(store_delete_session(s, s2, &rows), 0);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM kernel_symbols"), 0);
+	store_close(s);
+}
+
 /* Each test twice, named test_..._sqlite and test_..._postgresql. */
 #define BOTH(t)                                                                                              \
 	{#t "_sqlite", t, setup_sqlite, teardown, NULL}, { #t "_postgresql", t, setup_pg, teardown, NULL }
@@ -725,6 +849,7 @@ int main(void)
 		BOTH(test_store_backend_every_kind_and_queries),
 		BOTH(test_store_backend_overview_report),
 		BOTH(test_store_backend_check_on_open),
+		BOTH(test_store_backend_kernel_symbols),
 		cmocka_unit_test_setup_teardown(test_store_backend_pg_migrations_versioned, setup_pg, teardown),
 		cmocka_unit_test_setup_teardown(test_store_backend_pg_loop_reconnects, setup_pg, teardown),
 	};

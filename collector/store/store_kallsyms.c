@@ -1,0 +1,135 @@
+/* Record kind KernelSymbols: the chunks of a boot's kernel function table
+ * (proto/kallsyms.proto), kept once per (agent, kernel boot id) in
+ * kernel_symbols as the agent packed them (ON CONFLICT DO NOTHING: a table
+ * sent again is kept once), and which boot each session ran on
+ * (session_kernels; a reference record, without symbols, only links). Read back with store_kernel_symbols(). */
+#include "store_kallsyms.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ksyms.h"
+#include "log.h"
+#include "store_kinds.h"
+#include "store_priv.h"
+
+static const char ksyms_schema[] =
+	"CREATE TABLE IF NOT EXISTS kernel_symbols (agent_id TEXT NOT NULL, kernel_boot_id TEXT NOT NULL,"
+	" chunk INTEGER NOT NULL, chunks INTEGER NOT NULL, data BLOB NOT NULL,"
+	" PRIMARY KEY(agent_id, kernel_boot_id, chunk)) WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS session_kernels (session_id INTEGER NOT NULL, kernel_boot_id TEXT NOT NULL,"
+	" PRIMARY KEY(session_id)) WITHOUT ROWID;";
+
+static const char ins_chunk[] =
+	"INSERT INTO kernel_symbols (agent_id, kernel_boot_id, chunk, chunks, data)"
+	" SELECT agent_id, ?2, ?3, ?4, ?5 FROM sessions WHERE id = ?1 ON CONFLICT DO NOTHING";
+static const char ins_session[] =
+	"INSERT INTO session_kernels (session_id, kernel_boot_id) VALUES (?1, ?2) ON CONFLICT DO NOTHING";
+
+static int put_ksyms(struct store *s, int64_t sid, const Prof__Envelope *env)
+{
+	const Prof__KernelSymbols *m = env->kernel_symbols;
+	if (m->n_addr_delta == 0) /* a reference: the table came in an earlier session of this boot */
+		goto link;
+	size_t len = prof__kernel_symbols__get_packed_size(m);
+	uint8_t *buf = malloc(len ? len : 1);
+	if (!buf)
+		return -ENOMEM;
+	prof__kernel_symbols__pack(m, buf);
+	struct db_stmt *st = store_stmt(s, ins_chunk);
+	int rc = -EIO;
+	if (st) {
+		db_bind_i64(st, 1, sid);
+		db_bind_text(st, 2, m->kernel_boot_id);
+		db_bind_i64(st, 3, m->chunk);
+		db_bind_i64(st, 4, m->chunks);
+		db_bind_blob(st, 5, buf, len);
+		rc = db_run(st);
+	}
+	free(buf);
+	if (rc < 0)
+		return rc;
+link:
+	st = store_stmt(s, ins_session);
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, sid);
+	db_bind_text(st, 2, m->kernel_boot_id);
+	return db_run(st);
+}
+
+const struct store_kind store_kind_kernel_symbols = {
+	.body_case = PROF__ENVELOPE__BODY_KERNEL_SYMBOLS,
+	.name = "kernel_symbols",
+	.schema_sql = ksyms_schema,
+	.put = put_ksyms,
+};
+
+static const char q_boot[] = "SELECT k.kernel_boot_id, e.agent_id FROM session_kernels k JOIN sessions e"
+			     " ON e.id = k.session_id WHERE k.session_id = ?1";
+static const char q_chunks[] = "SELECT chunk, chunks, data FROM kernel_symbols WHERE agent_id = ?1"
+			       " AND kernel_boot_id = ?2 ORDER BY chunk";
+
+int store_session_kernel_boot(struct store *s, int64_t sid, char *boot, size_t len)
+{
+	boot[0] = 0;
+	if (!store_has_table(s, "session_kernels")) /* a store written before this kind */
+		return 0;
+	struct db_stmt *st = store_stmt(s, q_boot);
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, sid);
+	int rc = db_step(st);
+	if (rc == 1) {
+		snprintf(boot, len, "%s", db_col_text(st, 0));
+		rc = 0;
+	}
+	db_reset(st);
+	return rc < 0 ? rc : 0;
+}
+
+int store_kernel_symbols(struct store *s, const char *agent_id, const char *boot, ksyms_fn fn, void *arg)
+{
+	struct db_stmt *st = store_stmt(s, q_chunks);
+	if (!st)
+		return -EIO;
+	db_bind_text(st, 1, agent_id);
+	db_bind_text(st, 2, boot);
+	int rc;
+	uint32_t want = 0, chunks = 0;
+	while ((rc = db_step(st)) == 1) {
+		uint32_t c = (uint32_t)db_col_i64(st, 0);
+		chunks = (uint32_t)db_col_i64(st, 1);
+		size_t len;
+		const void *data = db_col_blob(st, 2, &len);
+		Prof__KernelSymbols *m = prof__kernel_symbols__unpack(NULL, len, data);
+		char err[160];
+		rc = m ? ksyms_chunk_decode(m, NULL, NULL, err, sizeof(err)) : -EINVAL;
+		if (rc == 0 && (m->chunk != c || strcmp(m->kernel_boot_id, boot) != 0)) {
+			snprintf(err, sizeof(err), "chunk %u stored as chunk %u of boot %s", m->chunk, c, boot);
+			rc = -EINVAL;
+		}
+		if (rc == 0)
+			rc = ksyms_chunk_decode(m, fn, arg, err, sizeof(err));
+		if (rc == -EINVAL)
+			log_warn("kernel symbols of %s boot %s: %s (skipped)", agent_id, boot, m ? err : "not a KernelSymbols");
+		if (m)
+			prof__kernel_symbols__free_unpacked(m, NULL);
+		if (rc < 0 && rc != -EINVAL)
+			break;
+		rc = 0;
+		if (c == want)
+			want++;
+	}
+	db_reset(st);
+	if (rc < 0)
+		return rc;
+	if (want == 0)
+		return -ENOENT;
+	if (want < chunks)
+		log_warn("kernel symbols of %s boot %s: %u of %u chunks stored (the rest was lost or is still coming)",
+			 agent_id, boot, want, chunks);
+	return 0;
+}

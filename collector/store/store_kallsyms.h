@@ -1,0 +1,18 @@
+/* Kernel function tables the agents sent (KernelSymbols record kind, in
+ * store_kallsyms.c), per (agent, kernel boot id). */
+#ifndef COLLECTOR_STORE_KALLSYMS_H
+#define COLLECTOR_STORE_KALLSYMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ksyms.h"
+#include "store.h"
+
+/* The kernel boot id session sid ran on ("" when its agent sent no kernel symbols). 0 or -errno. */
+int store_session_kernel_boot(struct store *s, int64_t sid, char *boot, size_t len);
+/* Every symbol of (agent_id, boot), chunk by chunk (by name within a chunk); damaged chunks are
+ * skipped with a warning. 0, -ENOENT (none stored) or -errno (fn's error stops it). */
+int store_kernel_symbols(struct store *s, const char *agent_id, const char *boot, ksyms_fn fn, void *arg);
+
+#endif

@@ -1,0 +1,36 @@
+/* KernelSymbols (proto/kallsyms.proto): the front-coded, delta-encoded
+ * chunks of a boot's kernel function table. Shared by the agent (encodes
+ * /proc/kallsyms) and the collector (validates and decodes on ingest, and
+ * again when a query names kernel frames). */
+#ifndef PROTO_KSYMS_H
+#define PROTO_KSYMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kallsyms.pb-c.h"
+
+#define KSYMS_NAME_MAX 511u		  /* bytes of one name (the kernel's KSYM_NAME_LEN is 512 with the 0) */
+#define KSYMS_BOOT_ID_MAX 64u		  /* a boot_id is a 36-character UUID */
+#define KSYMS_MAX_CHUNK_SYMS 16384u	  /* symbols of one chunk (the agent sends 4096) */
+#define KSYMS_MAX_CHUNKS 1024u		  /* chunks of one boot's table */
+#define KSYMS_MAX_SUFFIX_BYTES (1u << 19) /* suffix bytes of one chunk */
+#define KSYMS_CHUNK_SYMS 4096u		  /* what the agent puts in a chunk (~60 KiB packed) */
+
+/* Called per symbol in address order; a negative return stops the decode and is returned. */
+typedef int (*ksyms_fn)(void *arg, uint64_t addr, const char *name);
+
+/* Check m's shape (limits above, equal column lengths, shared prefixes no
+ * longer than the previous name, every suffix ended, names of 1..511 bytes)
+ * and, if fn is not NULL, hand each symbol to it (a reference record, with no
+ * symbols, is well-formed and calls nothing). 0, -EINVAL with a reason
+ * in err (errlen may be 0), or fn's error. */
+int ksyms_chunk_decode(const Prof__KernelSymbols *m, ksyms_fn fn, void *arg, char *err, size_t errlen);
+
+/* Encode n symbols (sorted by name, for the front coding) into chunks of KSYMS_CHUNK_SYMS and
+ * hand each to emit (the message and its arrays are valid during the call
+ * only). 0, -ENOMEM, or emit's error. */
+int ksyms_encode(const uint64_t *addr, const char *const *names, size_t n, const char *boot_id,
+		 int (*emit)(void *arg, const Prof__KernelSymbols *m), void *arg);
+
+#endif
