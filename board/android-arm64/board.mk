@@ -1,7 +1,7 @@
 # Android phones, arm64 (big.LITTLE Cortex-A53/A55/A76 class). Static agent, run as root
 # from /data/local/tmp (board/android-arm64/deploy.sh); BPF where the kernel has BTF.
 CROSS_COMPILE ?= aarch64-linux-gnu-
-BOARD_CFLAGS := -march=armv8-a -ffunction-sections -fdata-sections
+BOARD_CFLAGS := -march=armv8-a -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables -fno-unwind-tables
 # Size (board-size): drop unused sections; align ELF segments to 16 KiB (runs on 4 KiB and
 # 16 KiB page kernels) instead of the linker's 64 KiB default, which pads the file.
 BOARD_LDFLAGS := -Wl,--gc-sections -Wl,-z,max-page-size=16384
