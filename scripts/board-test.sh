@@ -229,11 +229,19 @@ pmu_checks() { # pmu_checks CONSOLE-LOG CPU AGENT-ID
 	# agent profile: counters unscaled (no "% of the time counted"), on ARMv7 the sampler off CCNT
 	check "pmu_${cpu}_profile_exit_0" test "$(prc profile)" = 0
 	check "pmu_${cpu}_profile_no_multiplexing" bash -c "! grep -q '^PROF-PMU profile: .*of the time counted' '$log' && grep -q '^PROF-PMU profile: .*instructions\|^PROF-PMU profile: .*cycles' '$log'"
-	# its trace windows (200 single steps every 0.05 s) keep to the 5 % duty cap from the first window on (issue 30, 8)
-	local tw duty cap
-	read -r tw duty cap <<<"$(pl profile | sed -n 's/.*trace: \([0-9]*\) window(s).*: \([0-9.]*\)% duty (cap \([0-9.]*\)%.*/\1 \2 \3/p' | head -n1)"
-	echo "board-test: pmu $cpu: profile trace: ${tw:-?} window(s), ${duty:-?}% duty (cap ${cap:-?}%)"
-	check "pmu_${cpu}_profile_trace_within_duty_cap" awk -v w="${tw:-0}" -v d="${duty:-100}" -v c="${cap:-0}" 'BEGIN { exit !(w >= 1 && d <= c) }'
+	# its trace windows (200 single steps every 0.2 s, a loop 3x as long: one window costs ~9 ms under TCG) keep to the 5 % duty cap from the first window on (issue 30, 8)
+	# and hold the asked 200 instructions (>= 100 on average; they used to end after one step under TCG);
+	# 32-bit ARM Linux cannot single-step (PTRACE_SINGLESTEP: EIO): no windows there, and one line saying so
+	local tw ti duty cap
+	read -r tw ti duty cap <<<"$(pl profile | sed -n 's/.*trace: \([0-9]*\) window(s) ([^)]*), \([0-9]*\) instructions recorded.*: \([0-9.]*\)% duty (cap \([0-9.]*\)%.*/\1 \2 \3 \4/p' | head -n1)"
+	echo "board-test: pmu $cpu: profile trace: ${tw:-?} window(s), ${ti:-?} instructions, ${duty:-?}% duty (cap ${cap:-?}%)"
+	pl profile | grep 'trace: window [0-9]* of thread\|windows ended\|no windows:\|cannot single-step' | head -n 8 | sed "s/^/board-test: pmu $cpu: /"
+	if [ "$QEMU_SYSTEM" = qemu-system-arm ]; then
+		check "pmu_${cpu}_profile_trace_no_step_says_why" bash -c "[ '${tw:-x}' = 0 ] && [ \$(grep -c '^PROF-PMU profile: .*cannot single-step' '$log') = 1 ]"
+	else
+		check "pmu_${cpu}_profile_trace_within_duty_cap" awk -v w="${tw:-0}" -v d="${duty:-100}" -v c="${cap:-0}" 'BEGIN { exit !(w >= 1 && d <= c) }'
+		check "pmu_${cpu}_profile_trace_windows_of_asked_length" awk -v w="${tw:-0}" -v i="${ti:-0}" 'BEGIN { exit !(w >= 1 && i / w >= 100) }'
+	fi
 	if [ -n "${QEMU_PMU_DT:-}" ]; then
 		check "pmu_${cpu}_profile_sampler_on_general_counter" grep -q '^PROF-PMU profile: .*on a general counter' "$log"
 	fi
