@@ -523,8 +523,8 @@ void trace_source_print_summary(const struct trace_source *ts, double elapsed, F
 		if (ts->lost)
 			fprintf(out, " (%u of them in the warm-up: not sent)\n", ts->lost);
 	}
-	if (ts->off[0])
-		fprintf(out, "  no windows: %s\n", ts->off);
+	if (ts->off[0]) /* the reason was logged once when it was met */
+		fprintf(out, "  no windows: single steps are unavailable on this kernel\n");
 	if (ts->fallbacks)
 		fprintf(out, "  %u single-stepped window(s) where the emulator met an instruction it lacks (cold: their "
 			     "cache figures are upper bounds)\n",

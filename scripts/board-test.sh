@@ -237,7 +237,7 @@ pmu_checks() { # pmu_checks CONSOLE-LOG CPU AGENT-ID
 	echo "board-test: pmu $cpu: profile trace: ${tw:-?} window(s), ${ti:-?} instructions, ${duty:-?}% duty (cap ${cap:-?}%)"
 	pl profile | grep 'trace: window [0-9]* of thread\|windows ended\|no windows:\|cannot single-step' | head -n 8 | sed "s/^/board-test: pmu $cpu: /"
 	if [ "$QEMU_SYSTEM" = qemu-system-arm ]; then
-		check "pmu_${cpu}_profile_trace_no_step_says_why" bash -c "[ '${tw:-x}' = 0 ] && [ \$(grep -c '^PROF-PMU profile: .*cannot single-step' '$log') = 1 ]"
+		check "pmu_${cpu}_profile_trace_no_step_says_why" bash -c "[ '${tw:-x}' = 0 ] && [ \$(grep -c '^PROF-PMU profile: .*cannot single-step (PTRACE_SINGLESTEP' '$log') = 1 ]"
 	else
 		check "pmu_${cpu}_profile_trace_within_duty_cap" awk -v w="${tw:-0}" -v d="${duty:-100}" -v c="${cap:-0}" 'BEGIN { exit !(w >= 1 && d <= c) }'
 		check "pmu_${cpu}_profile_trace_windows_of_asked_length" awk -v w="${tw:-0}" -v i="${ti:-0}" 'BEGIN { exit !(w >= 1 && i / w >= 100) }'
