@@ -254,6 +254,25 @@ pmu_checks() { # pmu_checks CONSOLE-LOG CPU AGENT-ID
 	rhz=$(pl rate | sed -n 's/.* samples of cycles at \([0-9]*\) Hz.*/\1/p' | head -n1)
 	echo "board-test: pmu $cpu: record -F 499 with perf_event_max_sample_rate lowered to 250: rc $(prc rate), sampled at ${rhz:-?} Hz"
 	check "pmu_${cpu}_record_at_lowered_max_rate" bash -c "[ '$(prc rate)' = 0 ] && [ '${rhz:-999}' -le 250 ] && grep -q '^PROF-PMU rate: .*above the kernel.s perf_event_max_sample_rate (' '$log'"
+	# the Linux 3.4 personality (armhf: /bin/linux34 in the guest): stat, record and profile go on
+	# with 3.4's answers (each run's linux34 log shows it met them)
+	if grep -q '^PROF-L34 stat-rc=' "$log"; then
+		l34() { sed -n "s/^PROF-L34 $1: //p" "$log" | tr -d '\r'; } # the serial console ends lines with CR
+		l34rc() { sed -n "s/^PROF-L34 $1-rc=\([0-9]*\).*/\1/p" "$log" | head -n1; }
+		local sub n34 l34i l34s
+		for sub in stat record profile; do
+			n34=$(l34 "$sub-log" | sed -n 's/^linux34: \([0-9]*\) call(s) answered as Linux 3.4/\1/p' | tail -n1)
+			echo "board-test: pmu $cpu: under linux34: $sub rc $(l34rc "$sub"), ${n34:-?} call(s) answered as 3.4: $(l34 "$sub-log" | grep -o '= E[A-Z0-9]*: .*' | sed 's/ (.*//' | sort | uniq -c | sort -rn | head -n 4 | awk '{ $1 = $1 "x"; print }' | paste -sd ';' -)"
+			check "l34_${cpu}_${sub}_exit_0" test "$(l34rc "$sub")" = 0
+			check "l34_${cpu}_${sub}_met_3_4" bash -c "[ '${n34:-0}' -gt 0 ] && grep -q '^PROF-L34 $sub-log: .*perf_event_open(.*PERF_FLAG_FD_CLOEXEC is Linux 3.14' '$log'"
+		done
+		l34i=$(l34 stat | awk '$2 == "instructions" && $1 ~ /^[0-9]+$/ { print $1; exit }')
+		check "l34_${cpu}_stat_counts_instructions" test "${l34i:-0}" -ge $((8 * PMU_N))
+		l34s=$(l34 record | sed -n 's/.*: \([0-9]*\) samples of cycles at.*/\1/p' | head -n1)
+		check "l34_${cpu}_record_samples" test "${l34s:-0}" -gt 0
+		check "l34_${cpu}_profile_counts_and_samples" bash -c "grep -q '^PROF-L34 profile: .* instructions' '$log' && grep -q '^PROF-L34 profile:  samples: [1-9][0-9]* of' '$log'"
+		echo "board-test: pmu $cpu: under linux34: stat instructions ${l34i:-?}, record ${l34s:-?} samples"
+	fi
 	# cycles opens on every core here: no message may blame a missing PMU
 	check "pmu_${cpu}_no_missing_pmu_claim" bash -c "! grep -q '^PROF-PMU .*\(PMU may be missing\|PMU is missing\)' '$log'"
 }
