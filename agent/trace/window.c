@@ -343,10 +343,12 @@ int trace_window_capture(struct trace_decoder *d, pid_t tid, size_t n, uint64_t 
 		sig = 0;
 		stepping = true;
 		rc = wait_stop(tid, deadline, &status);
-		if (rc == -ETIMEDOUT && task_state(tid) == 'R') {
-			/* Out of time with the step still runnable, not asleep in a system call: a slow
-			 * step (an emulator, a loaded machine). Let it finish; the window ends at the
-			 * stop-time limit, not as a blocked thread. */
+		char st = rc == -ETIMEDOUT ? task_state(tid) : 0;
+		if (rc == -ETIMEDOUT && st != 'S' && st != 'D' && st != 0) {
+			/* Out of time with the step not asleep in a system call: still runnable (R: a
+			 * slow step, an emulator or a loaded machine) or just stopped after it (t: its
+			 * trap not yet collected). Let it finish; the window ends at the stop-time
+			 * limit, not as a blocked thread. */
 			rc = wait_stop(tid, clock_mono_ns() + STEP_GRACE_NS, &status);
 			if (rc == 0 && WIFSTOPPED(status) && (status >> 16) == 0 && WSTOPSIG(status) == SIGTRAP) {
 				stepping = false;
