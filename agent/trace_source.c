@@ -35,6 +35,7 @@ struct trace_source {
 	bool replay;
 	unsigned long window, warmup;
 	double step_ns;	  /* measured cost of one step */
+	double overhead_ns; /* single steps: measured cost of attach + detach (OVERHEAD_GUESS_NS before) */
 	bool step_measured; /* false: step_ns is still TRACE_SOURCE_STEP_GUESS_NS */
 	double insn_ns;	  /* replay: measured cost of one emulated instruction */
 	double budget_ns; /* stop time the duty cap allows now */
@@ -49,6 +50,7 @@ struct trace_source {
 	size_t buf_cap;
 	pid_t no_replay[8]; /* threads whose last replay met an instruction the emulator lacks */
 	uint32_t fallbacks; /* single-step windows taken in their place */
+	char off[320];	    /* non-empty: why no window can be taken here (the kernel cannot single-step) */
 };
 
 static bool replay_failed(const struct trace_source *ts, pid_t tid)
@@ -153,6 +155,7 @@ int trace_source_new(struct trace_source **out, const struct trace_source_opts *
 	}
 	ts->o = *o;
 	ts->step_ns = TRACE_SOURCE_STEP_GUESS_NS;
+	ts->overhead_ns = OVERHEAD_GUESS_NS;
 	ts->insn_ns = REPLAY_GUESS_NS;
 	int rc = trace_decoder_open(&ts->dec, trace_native_arch());
 	if (rc < 0) {
@@ -306,20 +309,24 @@ static void budget_accrue(struct trace_source *ts, uint64_t now, double cost)
 
 static void take_window(struct trace_source *ts)
 {
+	if (ts->off[0])
+		return;
 	unsigned long n = ts->window;
 	if (!ts->replay && !ts->step_measured && n > FIRST_PROBE_STEPS)
 		n = FIRST_PROBE_STEPS;
 	double cost = ts->replay ? (double)(ts->warmup + n) * ts->insn_ns + OVERHEAD_GUESS_NS
-				 : (double)n * ts->step_ns + OVERHEAD_GUESS_NS;
+				 : (double)n * ts->step_ns + ts->overhead_ns;
 	budget_accrue(ts, clock_mono_ns(), cost);
 	if (ts->replay && ts->budget_ns < cost) {
 		ts->waited++; /* the budget is still growing */
 		return;
 	}
 	if (!ts->replay && ts->budget_ns < cost) {
-		/* cut the window to what the budget pays for, with what single steps cost here */
-		double fit = (ts->budget_ns - OVERHEAD_GUESS_NS) / ts->step_ns;
-		if (fit < 1 || fit < (double)n / 10) {
+		/* cut the window to what the budget pays for, with what single steps cost here; below
+		 * half the asked length wait instead (the budget grows to twice a window's cost), so
+		 * that windows keep their length where attaching is slow (an emulator: issue 30) */
+		double fit = (ts->budget_ns - ts->overhead_ns) / ts->step_ns;
+		if (fit < 1 || fit < (double)n / 2) {
 			ts->waited++;
 			return;
 		}
@@ -332,8 +339,12 @@ static void take_window(struct trace_source *ts)
 	pid_t tid = pick_thread(ts);
 	struct trace_window w;
 	char err[320];
-	/* what the budget allows, less a margin for detaching and the emulator's stop latency */
-	double margin = ts->budget_ns * 0.1 > 5e6 ? ts->budget_ns * 0.1 : 5e6;
+	/* what the budget allows, less a margin for detaching and the emulator's stop latency
+	 * (replay), or for the detach (single steps: half the measured attach + detach; the
+	 * window was taken because the budget pays for it, so the limit must not undercut that:
+	 * a 5 ms floor used to leave 1 ms, less than attaching takes under QEMU TCG, and every
+	 * window ended after one step) */
+	double margin = ts->replay ? (ts->budget_ns * 0.1 > 5e6 ? ts->budget_ns * 0.1 : 5e6) : ts->overhead_ns / 2;
 	uint64_t max_ns = ts->budget_ns > margin + 1e6 ? (uint64_t)(ts->budget_ns - margin) : 1000000;
 	int rc;
 #ifdef CONFIG_AGENT_TRACE_REPLAY
@@ -351,6 +362,11 @@ static void take_window(struct trace_source *ts)
 	} else
 #endif
 		rc = trace_window_capture(ts->dec, tid, n, max_ns, &w, err, sizeof(err));
+	if (rc == -ENOTSUP) {
+		snprintf(ts->off, sizeof(ts->off), "%s", err); /* said once; no more windows */
+		log_warn("trace: %s", err);
+		return;
+	}
 	if (rc < 0) {
 		/* ptrace refuses a thread that is exiting (EPERM) or gone (ESRCH): not a permission problem */
 		char st = thread_state(target_pid(ts->t), tid);
@@ -384,8 +400,8 @@ static void take_window(struct trace_source *ts)
 		if (w.reaped)
 			target_child_reaped(ts->t, tid, w.exit_status);
 		ts->budget_ns -= (double)w.stop_ns;
-		if (w.n > 0 && w.stop_ns > 0)
-			ts->step_ns = 0.5 * ts->step_ns + 0.5 * (double)w.stop_ns / (double)w.n;
+		if (w.n > 0 && w.steps_ns > 0)
+			ts->step_ns = 0.5 * ts->step_ns + 0.5 * (double)w.steps_ns / (double)w.n;
 		ts->stop_ns += w.stop_ns;
 		if (w.end < NENDS)
 			ts->ends[w.end]++;
@@ -403,23 +419,29 @@ static void take_window(struct trace_source *ts)
 	/* what an instruction costs here (a loaded machine, a program whose memory the emulator
 	 * maps slowly), from what this window ran, also when it ran out of time */
 	uint64_t ran = ts->replay ? w.emulated : w.n;
-	if (!ts->replay && !ts->step_measured && w.n >= 16 && w.stop_ns > 0) {
-		/* the probe: its stop time per step, attach and detach included (an upper bound); a
-		 * window that ended after a few steps measures mostly the attach: the next one probes again */
-		ts->step_ns = (double)w.stop_ns / (double)w.n;
+	if (!ts->replay && w.n > 0 && w.stop_ns > 0) {
+		/* single steps: attach + detach and the steps apart (a window that ends after a few
+		 * steps still measures the attach; the steps need 16 to be worth learning from) */
+		double over = w.stop_ns > w.steps_ns ? (double)(w.stop_ns - w.steps_ns) : 0;
+		ts->overhead_ns = ts->step_measured ? 0.5 * ts->overhead_ns + 0.5 * over : over;
+	}
+	if (!ts->replay && !ts->step_measured && w.n >= 16 && w.steps_ns > 0) {
+		/* the probe: its time per step */
+		ts->step_ns = (double)w.steps_ns / (double)w.n;
 		ts->step_measured = true;
-		log_debug("trace: one single step costs %.1f us here (first window, %zu steps)", ts->step_ns / 1e3,
-			  w.n);
+		log_debug("trace: one single step costs %.1f us here, attach and detach %.2f ms (first window, %zu "
+			  "steps)",
+			  ts->step_ns / 1e3, ts->overhead_ns / 1e6, w.n);
 	} else if (!ts->replay && !ts->step_measured) {
 		/* no measurement yet: keep the guess */
-	} else if (ran > 1000 && w.stop_ns > 0) {
-		double per = (double)w.stop_ns / (double)ran;
+	} else if (ran > 1000 && (ts->replay ? w.stop_ns : w.steps_ns) > 0) {
+		double per = (double)(ts->replay ? w.stop_ns : w.steps_ns) / (double)ran;
 		if (ts->replay)
 			ts->insn_ns = 0.5 * ts->insn_ns + 0.5 * per;
 		else
 			ts->step_ns = 0.5 * ts->step_ns + 0.5 * per;
-	} else if (!ts->replay && w.n > 0 && w.stop_ns > 0) {
-		ts->step_ns = 0.5 * ts->step_ns + 0.5 * (double)w.stop_ns / (double)w.n;
+	} else if (!ts->replay && w.n > 0 && w.steps_ns > 0) {
+		ts->step_ns = 0.5 * ts->step_ns + 0.5 * (double)w.steps_ns / (double)w.n;
 	}
 	log_debug("trace: window %u of thread %d: %llu + %zu instructions, stopped %.2f ms (%s)", ts->windows,
 		  (int)tid, (unsigned long long)w.warm_insns, w.n, (double)w.stop_ns / 1e6, trace_end_name(w.end));
@@ -501,6 +523,8 @@ void trace_source_print_summary(const struct trace_source *ts, double elapsed, F
 		if (ts->lost)
 			fprintf(out, " (%u of them in the warm-up: not sent)\n", ts->lost);
 	}
+	if (ts->off[0]) /* the reason was logged once when it was met */
+		fprintf(out, "  no windows: single steps are unavailable on this kernel\n");
 	if (ts->fallbacks)
 		fprintf(out, "  %u single-stepped window(s) where the emulator met an instruction it lacks (cold: their "
 			     "cache figures are upper bounds)\n",

@@ -210,14 +210,24 @@ $(GUEST)/pmu_loop: tests/workloads/pmu_loop.c tests/workloads/wl_clock.h
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@ (static)"
 	$(Q)$(CC) $(ALL_CFLAGS) -s -static -o $@ $<
+# The Linux 3.4 personality (tests/linux34/) in the armhf guest, /bin/linux34: the Arndale's
+# own architecture (its syscall table, tests/lib/linux34.c); the guest's 6.1 kernel has
+# seccomp user notification. Not for arm64 (3.4 had no arm64).
+ifeq ($(BOARD_DEB_ARCH),armhf)
+GUEST_LINUX34 := $(GUEST)/linux34
+$(GUEST)/linux34: tests/linux34/linux34.c tests/lib/linux34.c tests/lib/linux34.h
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@ (static)"
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib -s -static -o $@ tests/linux34/linux34.c tests/lib/linux34.c
+endif
 # ---- end issue 30
 
 $(GUEST)/initramfs.cpio.gz: $(AGENT_STRIPPED) $(GUEST)/busy $(GUEST)/busybox $(O)/kernel/.stamp $(FAKEGPU_AGENT) \
-			    $(GUEST)/pmu_loop \
+			    $(GUEST)/pmu_loop $(GUEST_LINUX34) \
 			    scripts/board-initramfs.sh scripts/board-guest-init.sh tests/fake_kbase/guest.script \
 			    tests/fake_kbase/guest-t6xx.script
 	@echo "  CPIO    $@"
-	$(Q)PMU_LOOP=$(GUEST)/pmu_loop scripts/board-initramfs.sh $@ $(GUEST)/busybox $(AGENT_STRIPPED) $(GUEST)/busy $(O)/kernel/modules \
+	$(Q)PMU_LOOP=$(GUEST)/pmu_loop LINUX34=$(GUEST_LINUX34) scripts/board-initramfs.sh $@ $(GUEST)/busybox $(AGENT_STRIPPED) $(GUEST)/busy $(O)/kernel/modules \
 		$(if $(FAKEGPU_AGENT),$(FAKEGPU_AGENT) tests/fake_kbase/guest.script tests/fake_kbase/guest-t6xx.script)
 
 board-guest: $(GUEST)/initramfs.cpio.gz

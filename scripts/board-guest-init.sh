@@ -78,7 +78,7 @@ if [ -n "$pmu_n" ] && [ -x /bin/pmu_loop ]; then
 	pmu_run stat1 stat $c --agent-id "$id-pmu" --spool /tmp/sp1 -e instructions,INST_RETIRED,cycles -- /bin/pmu_loop "$pmu_n"
 	pmu_run stat2 stat $c --agent-id "$id-pmu" --spool /tmp/sp2 -e instructions,INST_RETIRED,cycles -- /bin/pmu_loop "$((pmu_n * 2))"
 	pmu_run record record --collector "$collector" --flush-timeout 20 --agent-id "$id-pmu-record" --spool /tmp/sp3 -F 499 -- /bin/pmu_loop "$pmu_rec"
-	pmu_run profile profile -v --collector "$collector" --flush-timeout 20 --agent-id "$id-pmu-profile" --spool /tmp/sp4 --no-opencl --every 0.05 --window 200 -- /bin/pmu_loop "$pmu_rec"
+	pmu_run profile profile -v --collector "$collector" --flush-timeout 20 --agent-id "$id-pmu-profile" --spool /tmp/sp4 --no-opencl --every 0.2 --window 200 -- /bin/pmu_loop "$((pmu_rec * 3))"
 	pmu_run refuse stat $c --agent-id "$id-pmu" --spool /tmp/sp5 -e "$pmu_refuse" -- /bin/pmu_loop 1000
 	pmu_run zero stat --collector "$collector" --flush-timeout 20 --agent-id "$id-pmu" --spool /tmp/sp6 -e "cycles,$pmu_zero" -- /bin/pmu_loop "$pmu_n"
 	# the kernel's lowered sample-rate limit (as after "perf: interrupt took too long"): -F 499 goes on at it
@@ -91,6 +91,23 @@ if [ -n "$pmu_n" ] && [ -x /bin/pmu_loop ]; then
 	pmu_run rate record --collector "$collector" --flush-timeout 20 --agent-id "$id-pmu-rate" --spool /tmp/sp7 -F 499 -- /bin/pmu_loop "$pmu_n"
 	echo "$max_rate" >/proc/sys/kernel/perf_event_max_sample_rate
 	echo 0 >/proc/sys/kernel/perf_cpu_time_max_percent
+	# The Linux 3.4 personality (armhf: /bin/linux34, tests/linux34/): the agent's stat, record
+	# and profile as the same user, each told 3.4's answers. "PROF-L34 TAG: <agent output>",
+	# "PROF-L34 TAG-log: <what linux34 answered>", "PROF-L34 TAG-rc=N".
+	if [ -x /bin/linux34 ]; then
+		l34_run() { # l34_run TAG AGENT-ARGS...
+			tag=$1
+			shift
+			su prof -s /bin/sh -c "cd /tmp && /bin/linux34 --log /tmp/l34-$tag.log -- /bin/agent $* >/tmp/l34-$tag.out 2>&1"
+			rc=$?
+			sed "s/^/PROF-L34 $tag: /" /tmp/l34-$tag.out
+			sed "s/^/PROF-L34 $tag-log: /" /tmp/l34-$tag.log
+			echo "PROF-L34 $tag-rc=$rc"
+		}
+		l34_run stat stat $c --agent-id "$id-l34" --spool /tmp/sl1 -e instructions,cycles -- /bin/pmu_loop "$pmu_n"
+		l34_run record record $c --agent-id "$id-l34-record" --spool /tmp/sl2 -F 499 -- /bin/pmu_loop "$((pmu_n * 10))"
+		l34_run profile profile $c --agent-id "$id-l34-profile" --spool /tmp/sl3 --no-opencl --every 0.2 --window 200 -- /bin/pmu_loop "$((pmu_n * 30))"
+	fi
 	echo "PROF-PMU done"
 fi
 if [ "$only" = pmu ]; then

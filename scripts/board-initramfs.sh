@@ -22,6 +22,9 @@ install -m 0755 "$busy" "$root/bin/busy"
 if [ -n "${PMU_LOOP:-}" ]; then
 	install -m 0755 "$PMU_LOOP" "$root/bin/pmu_loop"
 fi
+if [ -n "${LINUX34:-}" ]; then # the Linux 3.4 personality (armhf)
+	install -m 0755 "$LINUX34" "$root/bin/linux34"
+fi
 chmod 0755 "$root" # mktemp -d made / 0700: the guest's non-root user could not run /bin/sh
 # ---- end issue 30
 if [ $# -ge 7 ]; then

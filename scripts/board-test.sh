@@ -229,11 +229,19 @@ pmu_checks() { # pmu_checks CONSOLE-LOG CPU AGENT-ID
 	# agent profile: counters unscaled (no "% of the time counted"), on ARMv7 the sampler off CCNT
 	check "pmu_${cpu}_profile_exit_0" test "$(prc profile)" = 0
 	check "pmu_${cpu}_profile_no_multiplexing" bash -c "! grep -q '^PROF-PMU profile: .*of the time counted' '$log' && grep -q '^PROF-PMU profile: .*instructions\|^PROF-PMU profile: .*cycles' '$log'"
-	# its trace windows (200 single steps every 0.05 s) keep to the 5 % duty cap from the first window on (issue 30, 8)
-	local tw duty cap
-	read -r tw duty cap <<<"$(pl profile | sed -n 's/.*trace: \([0-9]*\) window(s).*: \([0-9.]*\)% duty (cap \([0-9.]*\)%.*/\1 \2 \3/p' | head -n1)"
-	echo "board-test: pmu $cpu: profile trace: ${tw:-?} window(s), ${duty:-?}% duty (cap ${cap:-?}%)"
-	check "pmu_${cpu}_profile_trace_within_duty_cap" awk -v w="${tw:-0}" -v d="${duty:-100}" -v c="${cap:-0}" 'BEGIN { exit !(w >= 1 && d <= c) }'
+	# its trace windows (200 single steps every 0.2 s, a loop 3x as long: one window costs ~9 ms under TCG) keep to the 5 % duty cap from the first window on (issue 30, 8)
+	# and hold the asked 200 instructions (>= 100 on average; they used to end after one step under TCG);
+	# 32-bit ARM Linux cannot single-step (PTRACE_SINGLESTEP: EIO): no windows there, and one line saying so
+	local tw ti duty cap
+	read -r tw ti duty cap <<<"$(pl profile | sed -n 's/.*trace: \([0-9]*\) window(s) ([^)]*), \([0-9]*\) instructions recorded.*: \([0-9.]*\)% duty (cap \([0-9.]*\)%.*/\1 \2 \3 \4/p' | head -n1)"
+	echo "board-test: pmu $cpu: profile trace: ${tw:-?} window(s), ${ti:-?} instructions, ${duty:-?}% duty (cap ${cap:-?}%)"
+	pl profile | grep 'trace: window [0-9]* of thread\|windows ended\|no windows:\|cannot single-step' | head -n 8 | sed "s/^/board-test: pmu $cpu: /"
+	if [ "$QEMU_SYSTEM" = qemu-system-arm ]; then
+		check "pmu_${cpu}_profile_trace_no_step_says_why" bash -c "[ '${tw:-x}' = 0 ] && [ \$(grep -c '^PROF-PMU profile: .*cannot single-step (PTRACE_SINGLESTEP' '$log') = 1 ]"
+	else
+		check "pmu_${cpu}_profile_trace_within_duty_cap" awk -v w="${tw:-0}" -v d="${duty:-100}" -v c="${cap:-0}" 'BEGIN { exit !(w >= 1 && d <= c) }'
+		check "pmu_${cpu}_profile_trace_windows_of_asked_length" awk -v w="${tw:-0}" -v i="${ti:-0}" 'BEGIN { exit !(w >= 1 && i / w >= 100) }'
+	fi
 	if [ -n "${QEMU_PMU_DT:-}" ]; then
 		check "pmu_${cpu}_profile_sampler_on_general_counter" grep -q '^PROF-PMU profile: .*on a general counter' "$log"
 	fi
@@ -246,6 +254,25 @@ pmu_checks() { # pmu_checks CONSOLE-LOG CPU AGENT-ID
 	rhz=$(pl rate | sed -n 's/.* samples of cycles at \([0-9]*\) Hz.*/\1/p' | head -n1)
 	echo "board-test: pmu $cpu: record -F 499 with perf_event_max_sample_rate lowered to 250: rc $(prc rate), sampled at ${rhz:-?} Hz"
 	check "pmu_${cpu}_record_at_lowered_max_rate" bash -c "[ '$(prc rate)' = 0 ] && [ '${rhz:-999}' -le 250 ] && grep -q '^PROF-PMU rate: .*above the kernel.s perf_event_max_sample_rate (' '$log'"
+	# the Linux 3.4 personality (armhf: /bin/linux34 in the guest): stat, record and profile go on
+	# with 3.4's answers (each run's linux34 log shows it met them)
+	if grep -q '^PROF-L34 stat-rc=' "$log"; then
+		l34() { sed -n "s/^PROF-L34 $1: //p" "$log" | tr -d '\r'; } # the serial console ends lines with CR
+		l34rc() { sed -n "s/^PROF-L34 $1-rc=\([0-9]*\).*/\1/p" "$log" | head -n1; }
+		local sub n34 l34i l34s
+		for sub in stat record profile; do
+			n34=$(l34 "$sub-log" | sed -n 's/^linux34: \([0-9]*\) call(s) answered as Linux 3.4/\1/p' | tail -n1)
+			echo "board-test: pmu $cpu: under linux34: $sub rc $(l34rc "$sub"), ${n34:-?} call(s) answered as 3.4: $(l34 "$sub-log" | grep -o '= E[A-Z0-9]*: .*' | sed 's/ (.*//' | sort | uniq -c | sort -rn | head -n 4 | awk '{ $1 = $1 "x"; print }' | paste -sd ';' -)"
+			check "l34_${cpu}_${sub}_exit_0" test "$(l34rc "$sub")" = 0
+			check "l34_${cpu}_${sub}_met_3_4" bash -c "[ '${n34:-0}' -gt 0 ] && grep -q '^PROF-L34 $sub-log: .*perf_event_open(.*PERF_FLAG_FD_CLOEXEC is Linux 3.14' '$log'"
+		done
+		l34i=$(l34 stat | awk '$2 == "instructions" && $1 ~ /^[0-9]+$/ { print $1; exit }')
+		check "l34_${cpu}_stat_counts_instructions" test "${l34i:-0}" -ge $((8 * PMU_N))
+		l34s=$(l34 record | sed -n 's/.*: \([0-9]*\) samples of cycles at.*/\1/p' | head -n1)
+		check "l34_${cpu}_record_samples" test "${l34s:-0}" -gt 0
+		check "l34_${cpu}_profile_counts_and_samples" bash -c "grep -q '^PROF-L34 profile: .* instructions' '$log' && grep -q '^PROF-L34 profile:  samples: [1-9][0-9]* of' '$log'"
+		echo "board-test: pmu $cpu: under linux34: stat instructions ${l34i:-?}, record ${l34s:-?} samples"
+	fi
 	# cycles opens on every core here: no message may blame a missing PMU
 	check "pmu_${cpu}_no_missing_pmu_claim" bash -c "! grep -q '^PROF-PMU .*\(PMU may be missing\|PMU is missing\)' '$log'"
 }

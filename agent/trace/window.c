@@ -122,6 +122,26 @@ static int wait_stop(pid_t tid, uint64_t deadline, int *status)
 	}
 }
 
+/* State letter of thread tid (R running or runnable, S/D sleeping in the kernel, t traced
+ * stop, ...; /proc/TID/stat, after the name's closing parenthesis), 0 when it is gone. */
+static char task_state(pid_t tid)
+{
+	char path[48], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* How long a single step still runnable at the stop-time limit may take to finish: under
+ * an emulator (QEMU TCG, one vCPU shared with the tracer) one step can take milliseconds. */
+#define STEP_GRACE_NS 50000000ull
+
 /* SIGTRAP among tid's own pending signals (/proc/TID/status, SigPnd: a hex mask, bit
  * SIGTRAP - 1). */
 static bool trap_pending(pid_t tid)
@@ -287,7 +307,12 @@ int trace_window_capture(struct trace_decoder *d, pid_t tid, size_t n, uint64_t 
 	}
 	w->end = TRACE_END_COMPLETE;
 	bool stepping = false; /* a PTRACE_SINGLESTEP whose stop we have not seen */
+	uint64_t steps_from = clock_mono_ns();
 	while (w->n < n) {
+		if (w->n > 0 && clock_mono_ns() >= deadline) {
+			w->end = TRACE_END_TIME; /* the stop time the caller allowed is spent */
+			break;
+		}
 		struct regs r;
 		rc = get_regs(tid, &r);
 		if (rc < 0) {
@@ -296,12 +321,41 @@ int trace_window_capture(struct trace_decoder *d, pid_t tid, size_t n, uint64_t 
 		}
 		record_step(d, tid, &r, w);
 		if (ptrace(PTRACE_SINGLESTEP, tid, NULL, (void *)(long)sig) < 0) {
-			w->end = errno == ESRCH ? TRACE_END_EXITED : TRACE_END_ERROR;
+			int e = errno;
+			if (e == EIO && w->n == 1) {
+				/* kernel/ptrace.c, ptrace_resume(): PTRACE_SINGLESTEP answers EIO where
+				 * arch_has_single_step() is false: 32-bit ARM Linux (no
+				 * user_enable_single_step() in arch/arm since 3.x; 3.4 included) */
+				ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig);
+				snprintf(err, errlen,
+					 "this kernel cannot single-step (PTRACE_SINGLESTEP: %s%s): no single-stepped "
+					 "trace windows here",
+					 strerror(e),
+					 trace_native_arch() == TRACE_ARCH_ARM ? "; 32-bit ARM Linux has no hardware "
+										  "single step for ptrace"
+									    : "");
+				trace_window_free(w);
+				return -ENOTSUP;
+			}
+			w->end = e == ESRCH ? TRACE_END_EXITED : TRACE_END_ERROR;
 			break;
 		}
 		sig = 0;
 		stepping = true;
 		rc = wait_stop(tid, deadline, &status);
+		char st = rc == -ETIMEDOUT ? task_state(tid) : 0;
+		if (rc == -ETIMEDOUT && st != 'S' && st != 'D' && st != 0) {
+			/* Out of time with the step not asleep in a system call: still runnable (R: a
+			 * slow step, an emulator or a loaded machine) or just stopped after it (t: its
+			 * trap not yet collected). Let it finish; the window ends at the stop-time
+			 * limit, not as a blocked thread. */
+			rc = wait_stop(tid, clock_mono_ns() + STEP_GRACE_NS, &status);
+			if (rc == 0 && WIFSTOPPED(status) && (status >> 16) == 0 && WSTOPSIG(status) == SIGTRAP) {
+				stepping = false;
+				w->end = TRACE_END_TIME;
+				break;
+			}
+		}
 		if (rc == -ETIMEDOUT) {
 			/* Blocked (a system call that waits): stop it where it is and let go. */
 			ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
@@ -344,6 +398,7 @@ int trace_window_capture(struct trace_decoder *d, pid_t tid, size_t n, uint64_t 
 			stepping = false; /* the step's own trap */
 		}
 	}
+	w->steps_ns = clock_mono_ns() - steps_from;
 	if (w->end != TRACE_END_EXITED && detach_clean(tid, sig, stepping, &status) == 1) {
 		w->end = TRACE_END_EXITED;
 		w->exit_status = status;

@@ -32,7 +32,7 @@ struct trace_rec {
 enum trace_end {
 	TRACE_END_COMPLETE, /* N instructions traced */
 	TRACE_END_EXITED,   /* the thread exited */
-	TRACE_END_BLOCKED,  /* the time limit passed (thread blocked in a system call) */
+	TRACE_END_BLOCKED,  /* the time limit passed while the thread slept in a system call */
 	TRACE_END_ERROR,
 	/* replay windows (replay.h) */
 	TRACE_END_SYSCALL,     /* the next instruction enters the kernel: the emulator stops there */
@@ -52,6 +52,7 @@ struct trace_window {
 	pid_t tid;
 	uint64_t start_ns; /* CLOCK_MONOTONIC at attach */
 	uint64_t stop_ns;  /* how long the thread was stopped (attach to detach) */
+	uint64_t steps_ns; /* single steps: of stop_ns, the time stepping (attach and detach excluded) */
 	size_t n, cap;
 	struct trace_rec *rec;
 	enum trace_end end;
@@ -75,8 +76,11 @@ struct trace_window {
 enum trace_arch trace_native_arch(void);
 
 /* Trace up to n (<= TRACE_WINDOW_MAX) instructions of thread tid, for at most
- * max_ns. Returns 0 (see w->end), or -errno with a reason in err (-EPERM:
- * not allowed to ptrace; -ESRCH: no such thread). */
+ * max_ns from the attach: past it the window ends at TRACE_END_TIME (a step
+ * still running is let finish), or TRACE_END_BLOCKED when the thread sleeps in
+ * a system call. Returns 0 (see w->end), or -errno with a reason in err
+ * (-EPERM: not allowed to ptrace; -ESRCH: no such thread; -ENOTSUP: the kernel
+ * cannot single-step, e.g. 32-bit ARM Linux). */
 int trace_window_capture(struct trace_decoder *d, pid_t tid, size_t n, uint64_t max_ns, struct trace_window *w,
 			 char *err, size_t errlen);
 void trace_window_free(struct trace_window *w);

@@ -1,4 +1,4 @@
-/* agent trace end to end: a real collector, `agent trace --window 2000 --every
+/* agent trace end to end: a real collector, `agent trace --window 2000 --warmup 20000 --every
  * 0.2 --max-duty 50 -- trace_loop 2 3`; the tracee's output and exit code are
  * unchanged, the windows are in the store (trace_windows), and `collector edag
  * --store DB --session N --json` gives plausible metrics (loads, W > 0). */
@@ -46,8 +46,13 @@ static void test_trace_cmd_windows_reach_store_and_edag(void **state)
 	tp_bin("agent", agent, sizeof(agent));
 	tp_bin("workloads/trace_loop", loop, sizeof(loop));
 	snprintf(coll, sizeof(coll), "127.0.0.1:%d", e->t.port);
-	char *argv[] = {agent, "trace", "--collector", coll, "--window", "2000", "--every", "0.2", "--max-duty", "50",
-			"--", loop, "2", "3", NULL};
+	/* --warmup 20000, not the default 500000: on an overloaded machine (about 10 runnable
+	 * threads per CPU) the replay's wall time per instruction grows with the load, the first
+	 * window ran out of its stop time in the warm-up (nothing sent) and the learnt cost of a
+	 * 502000-instruction window then exceeded what a 50 % cap over 2 s pays for: 0 windows.
+	 * The agent kept its duty cap as designed; this test is about the store and the eDAG. */
+	char *argv[] = {agent,	  "trace", "--collector", coll, "--window", "2000", "--warmup", "20000", "--every",
+			"0.2",	  "--max-duty", "50", "-v", "--", loop, "2", "3", NULL};
 	pid_t pid = tp_spawn(argv, e->t.alog);
 	int status;
 	assert_int_equal(tp_wait(pid, 60000, &status), 0);
@@ -76,9 +81,11 @@ static void test_trace_cmd_windows_reach_store_and_edag(void **state)
 	int64_t arch = tp_db_int(e->t.db, "SELECT MIN(arch) FROM trace_windows WHERE session_id=%lld", (long long)sid);
 	fprintf(stderr, "# session %lld: %lld windows, %lld instructions, arch %lld\n", (long long)sid, (long long)windows,
 		(long long)insns, (long long)arch);
-	assert_true(sid > 0);
 	/* 2 s every 0.2 s: about 9 (the first at 0.2 s; windows are cut, not dropped, to keep the duty) */
-	assert_true(windows >= 3 && windows <= 12);
+	if (sid <= 0 || windows < 3 || windows > 12) {
+		tp_dump_file(e->t.alog); /* the agent's summary says how its windows ended */
+		fail_msg("%lld windows stored, expected 3..12", (long long)windows);
+	}
 	assert_true(insns >= windows && insns <= windows * 2000);
 
 	char cbin[512], sidbuf[32];

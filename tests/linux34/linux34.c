@@ -18,8 +18,9 @@
  * ptrace-based interposer would have to let the program go for the agent to attach.
  * Directory listings are not filtered (a file 3.4 lacked is refused when opened, not hidden).
  *
- * x86_64 host only (the syscall numbers are x86_64's); the armhf agent under qemu-arm can
- * run under it too, but qemu-user has no perf_event_open (ENOSYS) whatever the kernel. */
+ * x86_64 hosts, and 32-bit ARM (a static armhf build runs in the emulated armhf board:
+ * mk/board.mk, scripts/board-guest-init.sh); the armhf agent under qemu-arm on the host
+ * cannot (qemu-user has no perf_event_open, whatever the kernel). */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -29,7 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__arm__)
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -66,9 +67,25 @@ static void logline(pid_t pid, const char *fmt, ...)
 
 #define PERF_IOC_TYPE ((unsigned)'$')
 
+#if defined(__x86_64__)
 /* System calls that name a path (statx, faccessat2 and openat2 are past 311: ENOSYS). */
 static const int path_calls[] = {__NR_open,   __NR_stat,       __NR_lstat,     __NR_access,    __NR_readlink,
 				 __NR_openat, __NR_newfstatat, __NR_faccessat, __NR_readlinkat};
+#define L34_NATIVE L34_X86_64
+#define L34_AUDIT_ARCH AUDIT_ARCH_X86_64
+#define L34_LAST_NR 311 /* process_vm_writev */
+#define NR_FSTATAT __NR_newfstatat
+#else
+/* 32-bit ARM EABI (the Arndale's own userland): statx (397), faccessat2 and openat2 are past
+ * 377: ENOSYS. arch/arm/kernel/calls.S of 3.4 ends at 377 (process_vm_writev). */
+static const int path_calls[] = {__NR_open,	__NR_stat,    __NR_lstat,     __NR_stat64,    __NR_lstat64,
+				 __NR_access,	__NR_readlink, __NR_openat,   __NR_fstatat64, __NR_faccessat,
+				 __NR_readlinkat};
+#define L34_NATIVE L34_ARM
+#define L34_AUDIT_ARCH AUDIT_ARCH_ARM
+#define L34_LAST_NR 377
+#define NR_FSTATAT __NR_fstatat64
+#endif
 #define NPATH_CALLS (sizeof(path_calls) / sizeof(path_calls[0]))
 
 static bool is_path_call(long nr)
@@ -79,8 +96,9 @@ static bool is_path_call(long nr)
 	return false;
 }
 
-/* The filter: x86_64 calls only (3.4's compat tables are not modelled); perf_event_open,
- * the path calls, ioctls of type '$' and every number past 311 (below x32's) go to the
+/* The filter: native calls only (x86_64: 3.4's compat tables are not modelled); perf_event_open,
+ * the path calls, ioctls of type '$' and every number past L34_LAST_NR (x86_64: below x32's;
+ * ARM: the private 0xf0000 range included, the supervisor looks them up) go to the
  * supervisor. Returns the listener fd or -errno. */
 static int install_filter(void)
 {
@@ -88,7 +106,7 @@ static int install_filter(void)
 	size_t n = 0;
 #define ADD(x) (f[n++] = (struct sock_filter)x)
 	ADD(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)));
-	ADD(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0));
+	ADD(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, L34_AUDIT_ARCH, 1, 0));
 	ADD(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
 	ADD(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
 	ADD(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_perf_event_open, 0, 1));
@@ -103,9 +121,9 @@ static int install_filter(void)
 	ADD(BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xff00));
 	ADD(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PERF_IOC_TYPE << 8, 0, 3));
 	ADD(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF));
-	/* numbers past 311 (below x32's) */
+	/* numbers past L34_LAST_NR (below x32's) */
 	ADD(BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 1, 0));
-	ADD(BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, 311, 1, 0));
+	ADD(BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, L34_LAST_NR, 1, 0));
 	ADD(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
 	ADD(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF));
 #undef ADD
@@ -217,7 +235,7 @@ static bool read_str(pid_t pid, unsigned long long addr, char *out, size_t max)
 static int on_path(pid_t pid, const struct seccomp_data *d)
 {
 	long nr = d->nr;
-	bool at = nr == __NR_openat || nr == __NR_newfstatat || nr == __NR_faccessat || nr == __NR_readlinkat;
+	bool at = nr == __NR_openat || nr == NR_FSTATAT || nr == __NR_faccessat || nr == __NR_readlinkat;
 	int dirfd = at ? (int)d->args[0] : AT_FDCWD;
 	char path[4096], full[8192];
 	if (!read_str(pid, at ? d->args[1] : d->args[0], path, sizeof(path)) || !path[0])
@@ -251,8 +269,8 @@ static int decide(pid_t pid, const struct seccomp_data *d)
 		return on_ioctl(pid, d);
 	if (is_path_call(nr))
 		return on_path(pid, d);
-	if (!l34_has_syscall(L34_X86_64, nr)) {
-		const char *name = l34_syscall_name(L34_X86_64, nr);
+	if (!l34_has_syscall(L34_NATIVE, nr)) {
+		const char *name = l34_syscall_name(L34_NATIVE, nr);
 		char num[32];
 		if (!name) {
 			snprintf(num, sizeof(num), "syscall %ld", nr);
@@ -436,10 +454,10 @@ int main(int argc, char **argv)
 	return exit_code;
 }
 
-#else /* !__x86_64__ */
+#else /* neither x86_64 nor arm */
 int main(void)
 {
-	fputs("linux34: x86_64 hosts only\n", stderr);
+	fputs("linux34: x86_64 and 32-bit ARM only\n", stderr);
 	return 2;
 }
 #endif

@@ -601,6 +601,62 @@ static void test_trace_window_ends_when_thread_exits(void **state)
 	close(outfd);
 }
 
+/* The stop-time limit ends a window of a running thread as TRACE_END_TIME after the steps it
+ * paid for, with the stepping time apart from attach and detach; only a thread asleep in a
+ * system call ends as blocked. (Under QEMU TCG every window used to end after one step as
+ * "thread blocked": the limit passed while the step was still runnable, issue 30.) */
+static void test_trace_window_time_limit_is_not_blocked(void **state)
+{
+	(void)state;
+	uintptr_t array;
+	int outfd;
+	pid_t pid = start_loop("0.5", "6", &array, &outfd);
+	wait_cpu(pid, 50);
+	struct trace_decoder *d;
+	assert_int_equal(trace_decoder_open(&d, trace_native_arch()), 0);
+	struct trace_window w;
+	char err[256];
+	int rc = trace_window_capture(d, pid, TRACE_WINDOW_MAX, 30000000ull, &w, err, sizeof(err));
+	if (rc == -EPERM || rc == -ENOTSUP) {
+		fprintf(stderr, "skipping: %s\n", err);
+		trace_decoder_close(d);
+		skip();
+	}
+	assert_int_equal(rc, 0);
+	fprintf(stderr, "30 ms limit: %zu steps, stopped %.1f ms, %.1f ms of it stepping (%s)\n", w.n,
+		(double)w.stop_ns / 1e6, (double)w.steps_ns / 1e6, trace_end_name(w.end));
+	assert_int_equal(w.end, TRACE_END_TIME);
+	assert_true(w.n >= 16 && w.n < TRACE_WINDOW_MAX);
+	assert_true(w.steps_ns > 0 && w.steps_ns <= w.stop_ns);
+	trace_window_free(&w);
+	/* the tracee goes on and ends as it would have */
+	int status;
+	assert_int_equal(tp_wait(pid, 20000, &status), 0);
+	loop_pid = 0;
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 6);
+	close(outfd);
+
+	/* a thread asleep in a system call: blocked, after its one recorded instruction */
+	pid_t sl = fork();
+	if (sl == 0) {
+		pause();
+		_exit(0);
+	}
+	loop_pid = sl;
+	tp_sleep_ms(50);
+	rc = trace_window_capture(d, sl, 1000, 30000000ull, &w, err, sizeof(err));
+	assert_int_equal(rc, 0);
+	assert_int_equal(w.end, TRACE_END_BLOCKED);
+	assert_int_equal(w.n, 1);
+	trace_window_free(&w);
+	trace_decoder_close(d);
+	kill(sl, SIGKILL);
+	assert_int_equal(waitpid(sl, &status, 0), sl);
+	loop_pid = 0;
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -613,6 +669,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_trace_window_sees_array_loads, kill_loop),
 		cmocka_unit_test_teardown(test_trace_window_ends_when_thread_exits, kill_loop),
 		cmocka_unit_test_teardown(test_trace_window_redelivers_signals, kill_loop),
+		cmocka_unit_test_teardown(test_trace_window_time_limit_is_not_blocked, kill_loop),
 #ifdef CONFIG_AGENT_TRACE_REPLAY
 		cmocka_unit_test_teardown(test_trace_replay_equals_single_steps, kill_loop),
 #endif

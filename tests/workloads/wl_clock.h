@@ -7,7 +7,8 @@
 static inline double wl_seconds(clockid_t id)
 {
 	struct timespec ts;
-	clock_gettime(id, &ts);
+	if (clock_gettime(id, &ts) != 0)
+		return -1.0; /* not a reading (seen under the Linux 3.4 personality, armhf: garbage) */
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
