@@ -1,7 +1,8 @@
 /* Tracer test workload: prints its array's address (and its SIGUSR1 handler's),
  * then sums the array with one 8-byte load per element (volatile: no
  * vectorisation) until SECONDS have passed, prints how many SIGUSR1 it
- * handled, and exits with EXIT. Usage: trace_loop [SECONDS] [EXIT] */
+ * handled, and exits with EXIT. Usage: trace_loop [SECONDS] [EXIT] [PASSES]: the clock is
+ * read after every PASSES passes over the array (default 1: every ~20,000 instructions). */
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,6 +26,9 @@ int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 3.0;
 	int code = argc > 2 ? atoi(argv[2]) : 0;
+	int passes = argc > 3 ? atoi(argv[3]) : 1;
+	if (passes < 1)
+		passes = 1;
 	for (int i = 0; i < N; i++)
 		array[i] = (uint64_t)i;
 	struct sigaction sa = {.sa_handler = on_usr1};
@@ -35,11 +39,11 @@ int main(int argc, char **argv)
 	volatile uint64_t *p = array;
 	uint64_t sum = 0, rounds = 0;
 	double end = wl_seconds(CLOCK_MONOTONIC) + secs;
-	/* the clock is read every 64 rounds (about 1.3 M instructions): a traced window of a few
+	/* with PASSES 64 the clock is read every ~1.3 M instructions: a traced window of a few
 	 * thousand instructions then seldom holds a vDSO clock read, whose seqlock retry depends
 	 * on timer ticks and so differs between a replayed and a (slow) single-stepped run */
 	while (wl_seconds(CLOCK_MONOTONIC) < end) {
-		for (int r = 0; r < 64; r++) {
+		for (int r = 0; r < passes; r++) {
 			for (int i = 0; i < N; i++)
 				sum += p[i];
 			rounds++;
