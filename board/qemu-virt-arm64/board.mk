@@ -2,7 +2,7 @@
 # initramfs = static busybox + static agent (mk/board.mk: make BOARD=qemu-virt-arm64 board-test).
 # Same agent build as android-arm64 (static aarch64, BPF compiled in).
 CROSS_COMPILE ?= aarch64-linux-gnu-
-BOARD_CFLAGS := -march=armv8-a -ffunction-sections -fdata-sections
+BOARD_CFLAGS := -march=armv8-a -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables -fno-unwind-tables
 # Size (board-size): drop unused sections; align ELF segments to 16 KiB (runs on 4 KiB and
 # 16 KiB page kernels) instead of the linker's 64 KiB default, which pads the file.
 BOARD_LDFLAGS := -Wl,--gc-sections -Wl,-z,max-page-size=16384

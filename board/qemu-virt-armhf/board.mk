@@ -1,7 +1,7 @@
 # Emulated board for tests, matching the Arndale Octa build: QEMU -M virt, Cortex-A15 (TCG),
 # Debian 12 armmp kernel, initramfs = static busybox + static armv7 hard-float agent, no BPF.
 CROSS_COMPILE ?= arm-linux-gnueabihf-
-BOARD_CFLAGS := -march=armv7-a -mfpu=neon-vfpv4 -mfloat-abi=hard -mthumb -ffunction-sections -fdata-sections
+BOARD_CFLAGS := -march=armv7-a -mfpu=neon-vfpv4 -mfloat-abi=hard -mthumb -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables -fno-unwind-tables
 # 64-bit off_t and ino_t (large spool files; readdir on 64-bit directory cookies, as
 # under qemu-user on a 64-bit host). 64-bit time_t is left out: Linux 3.4 lacks the time64 calls.
 BOARD_CFLAGS += -D_FILE_OFFSET_BITS=64
