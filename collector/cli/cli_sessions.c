@@ -36,13 +36,16 @@ static int print_session(const struct store_session_row *r, void *arg)
 			       "TARGET");
 		if (sessions_json_calib(&o->j, r->id))
 			snprintf(cal, sizeof(cal), "%lld", (long long)sessions_json_calib(&o->j, r->id));
+		char samples[24] = "?"; /* unreadable in a damaged store (--check off) */
+		if (!r->counts_unreadable)
+			snprintf(samples, sizeof(samples), "%llu", (unsigned long long)r->samples);
 		printf(
-		    "%-4lld %-20s %-14s %-20s %-20s %-20s %9llu %11llu %9llu %-5s %s\n", (long long)r->id,
+		    "%-4lld %-20s %-14s %-20s %-20s %-20s %9llu %11llu %9s %-5s %s\n", (long long)r->id,
 		    text_safe_copy(agent, sizeof(agent), r->agent_id), text_safe_copy(board, sizeof(board), r->board),
 		    text_safe_copy(kernel, sizeof(kernel), r->kernel_release),
 		    cli_time(first, sizeof(first), r->first_seen), cli_time(last, sizeof(last), r->last_seen),
 		    (unsigned long long)r->records, (unsigned long long)r->wire_bytes,
-		    (unsigned long long)r->samples, cal, text_safe_copy(target, sizeof(target), r->target));
+		    samples, cal, text_safe_copy(target, sizeof(target), r->target));
 	}
 	o->n++;
 	return 0;

@@ -69,6 +69,10 @@ void sessions_json_row(struct sessions_json *j, const struct store_session_row *
 	json_u64_key(f, 0, "samples", r->samples);
 	json_u64_key(f, 0, "counter_samples", r->counter_samples);
 	json_u64_key(f, 0, "cpu_samples", r->cpu_samples);
+	if (r->counts_unreadable) {
+		json_key(f, 0, "counts_unreadable");
+		fputs("true", f);
+	}
 	json_key(f, 0, "calibration_session");
 	if (sessions_json_calib(j, r->id))
 		json_i64(f, sessions_json_calib(j, r->id));

@@ -138,6 +138,7 @@ struct store_session_row {
 	uint64_t counter_samples; /* counter_samples rows */
 	uint64_t cpu_samples;     /* CPU samples (agent record), the sum of the aggregated counts */
 	uint64_t last_t_ns; /* largest sample time (ns after base_ns), 0 if no samples */
+	bool counts_unreadable; /* the sample counts above could not be read (a damaged store, --check off) */
 };
 typedef int (*store_session_cb)(const struct store_session_row *row, void *arg);
 

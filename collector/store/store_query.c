@@ -10,11 +10,15 @@
 #define SESSION_COLUMNS                                                                                      \
 	"SELECT s.id, s.agent_id, s.boot_id, s.board, s.kernel_release, s.hostname, s.machine,"              \
 	" s.agent_version, s.features, s.target, s.peer, s.schema_version, s.clock_id, s.base_ns,"           \
-	" s.realtime_ns, s.first_seen, s.last_seen, s.connects, s.records, s.wire_bytes, s.spool_dropped,"   \
-	" (SELECT COUNT(*) FROM counter_samples c WHERE c.session_id = s.id),"                               \
-	" (SELECT MAX(t_ns) FROM counter_samples c WHERE c.session_id = s.id),"                              \
-	" (SELECT COALESCE(SUM(count), 0) FROM cpu_samples p WHERE p.session_id = s.id)"                     \
+	" s.realtime_ns, s.first_seen, s.last_seen, s.connects, s.records, s.wire_bytes, s.spool_dropped"    \
 	" FROM sessions s"
+
+/* A session's sample counts, read apart from its row: in a damaged store read with --check off
+ * the sessions are still listed when a page of the sample tables is unreadable. */
+#define SESSION_COUNTS                                                                                       \
+	"SELECT (SELECT COUNT(*) FROM counter_samples c WHERE c.session_id = ?1),"                           \
+	" (SELECT MAX(t_ns) FROM counter_samples c WHERE c.session_id = ?1),"                                \
+	" (SELECT COALESCE(SUM(count), 0) FROM cpu_samples p WHERE p.session_id = ?1)"
 
 static uint64_t col_u64(struct db_stmt *st, int col)
 {
@@ -35,6 +39,7 @@ struct row_ctx {
 		store_sample_cb sample;
 	} cb;
 	void *arg;
+	struct store *store; /* session rows: their counts are read from it */
 };
 
 /* Step through st calling row(st, ctx) for each row; finalizes st. */
@@ -57,6 +62,7 @@ static int each_row(struct db_stmt *st, int (*row)(struct db_stmt *, const struc
 
 static int session_row(struct db_stmt *st, const struct row_ctx *ctx)
 {
+	const struct row_ctx *c = ctx;
 	struct store_session_row r = {
 	    .id = db_col_i64(st, 0),
 	    .agent_id = db_col_text(st, 1),
@@ -79,10 +85,20 @@ static int session_row(struct db_stmt *st, const struct row_ctx *ctx)
 	    .records = col_u64(st, 18),
 	    .wire_bytes = col_u64(st, 19),
 	    .spool_dropped = col_u64(st, 20),
-	    .counter_samples = col_u64(st, 21),
-	    .last_t_ns = col_u64(st, 22),
-	    .cpu_samples = col_u64(st, 23),
 	};
+	struct db_stmt *q = c->store ? store_query(c->store, SESSION_COUNTS) : NULL;
+	int rc = -EIO;
+	if (q) {
+		db_bind_i64(q, 1, r.id);
+		rc = db_step(q);
+		if (rc == 1) {
+			r.counter_samples = col_u64(q, 0);
+			r.last_t_ns = col_u64(q, 1);
+			r.cpu_samples = col_u64(q, 2);
+		}
+		db_finalize(q);
+	}
+	r.counts_unreadable = rc != 1;
 	r.samples = r.counter_samples + r.cpu_samples;
 	return ctx->cb.session(&r, ctx->arg);
 }
@@ -93,7 +109,7 @@ int store_list_sessions(struct store *s, store_session_cb cb, void *arg)
 	st = store_query(s, SESSION_COLUMNS " ORDER BY s.id");
 	if (!st)
 		return -EIO;
-	return each_row(st, session_row, &(struct row_ctx){.cb.session = cb, .arg = arg}, NULL);
+	return each_row(st, session_row, &(struct row_ctx){.cb.session = cb, .arg = arg, .store = s}, NULL);
 }
 
 int store_get_session(struct store *s, int64_t session_id, store_session_cb cb, void *arg)
@@ -104,7 +120,7 @@ int store_get_session(struct store *s, int64_t session_id, store_session_cb cb, 
 		return -EIO;
 	db_bind_i64(st, 1, session_id);
 	int n = 0;
-	int rc = each_row(st, session_row, &(struct row_ctx){.cb.session = cb, .arg = arg}, &n);
+	int rc = each_row(st, session_row, &(struct row_ctx){.cb.session = cb, .arg = arg, .store = s}, &n);
 	return rc == 0 && n == 0 ? -ENOENT : rc;
 }
 
