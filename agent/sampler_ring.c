@@ -110,9 +110,8 @@ static int ring_open(struct sampler *s, char *err, size_t errlen)
 	a.watermark = 1;
 	size_t pages = s->o.callgraph ? RING_PAGES_CG : RING_PAGES;
 	a.wakeup_watermark = (uint32_t)(pages * rs->page / 2);
-	/* kernel frames too, where the event may sample the kernel (the chain then holds both) */
-	if (s->o.callgraph && a.exclude_kernel)
-		a.exclude_callchain_kernel = 1;
+	/* kernel frames too, where the event may sample the kernel (the chain then holds both;
+	 * after a user-only fallback below the kernel records no kernel frames anyway) */
 	int rc = 0;
 	for (int c = 0; c < ncpu && rc == 0; c++) {
 		struct ring *r = &rs->rings[rs->nrings];
@@ -124,14 +123,6 @@ static int ring_open(struct sampler *s, char *err, size_t errlen)
 		for (size_t t = 0; t < ntids; t++) {
 			pid_t pid = tids ? tids[t] : single;
 			long fd = perf_event_open_cloexec(&a, pid, cpus[c], -1, 0);
-			if (fd < 0 && errno == EINVAL && a.exclude_callchain_kernel) {
-				/* Linux < 3.7 (the Arndale's 3.4) reserves the bit: kernel frames come
-				 * too, and only the user part of each chain is read (user_chain()) */
-				a.exclude_callchain_kernel = 0;
-				log_info("call chains: kernel frames recorded and skipped here "
-					 "(exclude_callchain_kernel is Linux 3.7)");
-				fd = perf_event_open_cloexec(&a, pid, cpus[c], -1, 0);
-			}
 			if (fd < 0 && (errno == EACCES || errno == EPERM) && !a.exclude_kernel) {
 				a.exclude_kernel = 1; /* paranoid level: user space only */
 				fd = perf_event_open_cloexec(&a, pid, cpus[c], -1, 0);

@@ -176,8 +176,8 @@ static void test_linux34_stat(void **state)
 }
 
 /* record -g: bpf() missing (3.18): the ring back end, said in one line; the dummy event
- * missing (3.12): mappings through a counting event, said; exclude_callchain_kernel
- * reserved (3.7): chains with kernel frames skipped, said; samples stored. */
+ * missing (3.12): mappings through a counting event, said; samples and their chains
+ * stored (the agent never sets exclude_callchain_kernel, 3.7). */
 static void test_linux34_record_callchains(void **state)
 {
 	struct env *e = *state;
@@ -196,9 +196,8 @@ static void test_linux34_record_callchains(void **state)
 	expect_34(e, "/sys/kernel/btf/vmlinux = ENOENT");
 	expect_agent(e, "bpf back end unavailable (the kernel has no BTF");
 #endif
-	/* The ring back end now asks for kernel frames too where the event samples the kernel
-	 * (issue 27): exclude_callchain_kernel (3.7) is set only for user-only events, so as
-	 * root 3.4 never sees it; the chains still arrive */
+	/* The ring back end asks for kernel frames too (issue 27) and never sets
+	 * exclude_callchain_kernel (3.7): the chains arrive on 3.4 as they are */
 	expect_agent(e, "no dummy event");
 	int64_t sid = session_of(e, "l34-record");
 	assert_true(sid > 0);
