@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Deps audit: every Debian package the build and the test tools really use must be
 installed by scripts/deps.sh on a fresh Debian 12 machine.
 
@@ -13,14 +13,22 @@ plus the packages every Debian system has (Essential: yes, Priority: required), 
 against the packages installed here (an alternative group takes its first installed member,
 a virtual package its installed providers).
 
-A used package outside that closure fails the audit, named with a file it provided and the
-program that opened it. `--without PKG` audits as if PKG were dropped from the list (the
+A package is *required* when a traced process executed one of its files, when its file is in
+the dynamic loader's closure of a traced executable (DT_NEEDED, recursively, and PT_INTERP),
+or when a process opened one of its files in any other way than the loader does (headers,
+link inputs, data, scripts). A shared object the loader opened that no DT_NEEDED chain of
+the process's executable names was dlopened: the program asked for it because it was there
+(Chromium and libva, libpci), so a package seen only through such files is *optional*,
+listed as a note and never a failure (issue 43). A required package outside that closure
+fails the audit, named with a file it provided and the program that opened it. `--without PKG` audits as if PKG were dropped from the list (the
 self-test in `make check` drops one package and expects a failure).
 
 Usage:
   deps-audit.py trace OUTFILE -- CMD ARGS...   run CMD under strace (seccomp-filtered), exit as CMD
   deps-audit.py probe OUTDIR                   run the test run's tools once each under strace
-  deps-audit.py check [--board B]... [--without PKG]... [--self-test] TRACE...
+  deps-audit.py check [--board B]... [--without PKG]... [--hide PKG]... [--self-test] TRACE...
+     --without: audit as if PKG were dropped from deps.sh's list
+     --hide: audit as if PKG were not installed at all (not even through a dependency)
      --self-test: also show that dropping one listed package fails the audit
 """
 import glob
@@ -30,6 +38,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
+
+try:
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.dynamic import DynamicSection
+    from elftools.elf.elffile import ELFFile
+except ImportError:  # deps.sh installs python3-pyelftools
+    sys.exit("deps-audit: python3-pyelftools is missing: run scripts/deps.sh")
 
 AUDITED_ROOTS = ("/usr/", "/lib", "/bin/", "/sbin/", "/etc/")
 NATIVE = subprocess.run(["dpkg", "--print-architecture"], capture_output=True,
@@ -232,20 +247,90 @@ OPTIONAL = [re.compile(p) for p in (
     r"/security/pam_[a-z0-9_]+\.so$",            # PAM modules added by pam-auth-update
     r"^/usr/lib/python3/dist-packages/[^/]+\.pth$",  # site-packages path hooks
 )]
-# The same for one program: libraries it dlopens when they are there and does without
-# otherwise (seen on a standard Debian 12, where pciutils brings libpci3).
-OPTIONAL_FOR = [(prog, re.compile(p)) for prog, p in (
-    ("chromium", r"/libpci\.so\.3$"),                # GPU blocklist probe; headless runs without it
-)]
+def optional(path):
+    return any(o.search(path) for o in OPTIONAL)
 
 
-def optional(path, prog):
-    return any(o.search(path) for o in OPTIONAL) or \
-        any(prog == name and o.search(path) for name, o in OPTIONAL_FOR)
+# ------------------------------------------------------------------ ELF (the loader's view)
+# glibc's loader opens every object it maps with exactly these flags (elf/dl-load.c,
+# open_verify: __open64_nocancel (name, O_RDONLY | O_CLOEXEC)); ld, libdw and the compilers
+# open what they read without O_CLOEXEC, Python opens its sources with it but they are no ELF.
+LOADER_FLAGS = "O_RDONLY|O_CLOEXEC"
+_elf_cache = {}
+
+
+def elf_info(path):
+    """(DT_SONAME, [DT_NEEDED], PT_INTERP) of an ELF file, or None if it is none."""
+    real = os.path.realpath(path)
+    if real in _elf_cache:
+        return _elf_cache[real]
+    info = None
+    try:
+        with open(real, "rb") as f:
+            if f.read(4) == b"\x7fELF":
+                f.seek(0)
+                elf = ELFFile(f)
+                soname, needed, interp = None, [], None
+                for seg in elf.iter_segments():
+                    if seg["p_type"] == "PT_INTERP":
+                        interp = seg.get_interp_name()
+                for sec in elf.iter_sections():
+                    if isinstance(sec, DynamicSection):
+                        for tag in sec.iter_tags():
+                            if tag.entry.d_tag == "DT_NEEDED":
+                                needed.append(tag.needed)
+                            elif tag.entry.d_tag == "DT_SONAME":
+                                soname = tag.soname
+                info = (soname, needed, interp)
+    except (OSError, ELFError, ValueError):
+        info = None
+    _elf_cache[real] = info
+    return info
+
+
+def image_root(exe):
+    """The ELF the kernel started for execve(exe): exe itself, or its #! interpreter."""
+    try:
+        with open(exe, "rb") as f:
+            head = f.read(256)
+    except OSError:
+        return None
+    if head.startswith(b"#!"):
+        words = head[2:].split(b"\n", 1)[0].split()
+        return words[0].decode(errors="replace") if words else None
+    return exe
+
+
+def dlopened(exe, loaded):
+    """The loader-opened objects of one process image (exe) that no DT_NEEDED chain from the
+    image's ELF names: what the program dlopened. An unreadable image counts none as dlopened."""
+    root = image_root(exe) if exe else None
+    info = elf_info(root) if root else None
+    if info is None:
+        return set()
+    by_name = {}
+    for path in loaded:
+        by_name.setdefault(os.path.basename(path), path)
+        i = elf_info(path)
+        if i and i[0]:
+            by_name.setdefault(i[0], path)
+    reached, todo = set(), list(info[1]) + ([info[2]] if info[2] else [])
+    while todo:
+        name = todo.pop()
+        path = by_name.get(os.path.basename(name)) if "/" in name else by_name.get(name)
+        if path is None and "/" in name:
+            path = next((p for p in loaded if os.path.realpath(p) == os.path.realpath(name)), None)
+        if path is None or path in reached:
+            continue
+        reached.add(path)
+        i = elf_info(path)
+        if i:
+            todo.extend(i[1])
+    return {p for p in loaded if p not in reached and elf_info(p) is not None}
 
 
 # ------------------------------------------------------------------ traces
-LINE = re.compile(r'^(\d+)\s+(openat|open|execve)\((?:AT_FDCWD, |\d+, )?"([^"]*)"')
+LINE = re.compile(r'^(\d+)\s+(openat|open|execve)\((?:AT_FDCWD, |\d+, )?"([^"]*)"(?:, ([A-Z0-9_|]+))?')
 SPAWN = re.compile(r'^(\d+)\s+(?:clone3?|v?fork)\(.*\)\s+= (\d+)$')
 EXIT = re.compile(r'^(\d+)\s+\+\+\+ (?:exited with|killed by) ')
 
@@ -257,13 +342,16 @@ INSTALLERS = {"apt", "apt-get", "aptitude", "dpkg", "unattended-upgrade"}
 
 
 class Proc:
-    """One life of a pid in a trace: its parent, what it runs, what it opened (path, the
-    program then, whether that program was the package manager)."""
-    __slots__ = ("parent", "prog", "installer", "spawned_by_installer", "opens")
+    """One life of a pid in a trace: its parent, what it runs, its process images (the path
+    each execve started; a child without one runs its parent's), what it opened (path, the
+    program then, whether that program was the package manager, the image, whether the
+    dynamic loader's flags opened it)."""
+    __slots__ = ("parent", "prog", "installer", "spawned_by_installer", "opens", "images")
 
     def __init__(self):
         self.parent, self.prog, self.installer, self.spawned_by_installer = None, "?", False, False
         self.opens = []
+        self.images = [None]
 
     def below_installer(self):
         """Started by the package manager, or by something it started."""
@@ -305,6 +393,8 @@ def trace_procs(lines):
             c.parent, c.spawned_by_installer = parent, parent.installer
             if c.prog == "?":
                 c.prog = parent.prog
+            if c.images[0] is None:
+                c.images[0] = parent.images[-1]
             continue
         m = EXIT.match(line)
         if m:
@@ -315,43 +405,60 @@ def trace_procs(lines):
         m = LINE.match(line)
         if not m:
             continue
-        pid, call, path = m.groups()
+        pid, call, path, flags = m.groups()
         p = life(pid)
         if call == "execve":
             p.prog = os.path.basename(path)
             p.installer = p.prog in INSTALLERS
+            if p.opens or p.images[-1] is not None:
+                p.images.append(None)
+            p.images[-1] = path
         path = os.path.normpath(path)
-        if path.startswith(AUDITED_ROOTS) and not optional(path, p.prog):
-            p.opens.append((path, p.prog, p.installer))
+        if path.startswith(AUDITED_ROOTS) and not optional(path):
+            p.opens.append((path, p.prog, p.installer, len(p.images) - 1,
+                            call != "execve" and flags == LOADER_FLAGS))
     return procs
 
 
 def read_traces(files):
-    """({path: program that first opened it} for every audited file the traces show,
-    number of files only the package manager's processes opened)."""
+    """({path: (program that first opened it, required)} for every audited file the traces
+    show, number of files only the package manager's processes opened). A file is required
+    unless every process that opened it dlopened it (see dlopened())."""
     used, by_installer = {}, set()
     for tf in files:
         with open(tf, errors="replace") as f:
             procs = trace_procs(f)
         for p in procs:
             below = p.below_installer()
-            for path, prog, installer in p.opens:
+            loaded = {}
+            for path, _, _, image, by_loader in p.opens:
+                if by_loader:
+                    loaded.setdefault(image, set()).add(path)
+            optional_here = set()
+            for image, paths in loaded.items():
+                optional_here |= {(image, q) for q in dlopened(p.images[image], paths)}
+            for path, prog, installer, image, _ in p.opens:
                 if below or installer:
                     by_installer.add(path)
-                elif path not in used:
-                    used[path] = prog
+                    continue
+                required = (image, path) not in optional_here
+                old = used.get(path)
+                if old is None or (required and not old[1]):
+                    used[path] = (prog, required)
     return used, len(by_installer - used.keys())
 
 
-def audit(db, owners, used, listed):
-    """({package: (file, program)} used but not installed by `listed`, files, packages)."""
+def audit(db, owners, used, listed, hidden=()):
+    """({package: (file, program)} required but not installed by `listed`, the same for the
+    packages used only optionally, files, packages seen, packages in the closure). `hidden`
+    packages count as absent from a fresh machine even where the closure has them."""
     roots = db.base()
     for spec in listed:
         roots += db.root(spec)
-    have = db.closure(roots)
+    have = {k for k in db.closure(roots) if k[0] not in hidden}
     have_names = {(n, a) for n, a in have} | {(n, None) for n, _ in have}
-    missing, nfiles, seen = {}, 0, set()
-    for path, program in sorted(used.items()):
+    missing, optional_pkgs, nfiles, seen = {}, {}, 0, set()
+    for path, (program, required) in sorted(used.items()):
         if os.path.isdir(path):
             continue
         found = False
@@ -364,9 +471,10 @@ def audit(db, owners, used, listed):
             if not any(o in have_names for o in own):
                 # a multiarch file (a header of :amd64 and :arm64): named by the native owner
                 first = min(own, key=lambda o: o[1] not in (NATIVE, "all", None))
-                missing.setdefault(first, (path, program))
+                (missing if required else optional_pkgs).setdefault(first, (path, program))
         nfiles += found
-    return missing, nfiles, len(seen), len(have)
+    optional_pkgs = {k: v for k, v in optional_pkgs.items() if k not in missing}
+    return missing, optional_pkgs, nfiles, len(seen), len(have)
 
 
 def fail_lines(missing):
@@ -376,18 +484,27 @@ def fail_lines(missing):
                f"(nor anything that depends on it): {path} (opened by {program})")
 
 
+def note_lines(optional_pkgs):
+    for (name, arch), (path, program) in sorted(optional_pkgs.items(), key=lambda kv: kv[0][0]):
+        spec = name + (f":{arch}" if arch and arch not in (NATIVE, "all") else "")
+        yield (f"deps-audit: note: {spec} is not installed by scripts/deps.sh and was only dlopened "
+               f"because it is here ({path} by {program}): optional, not a failure")
+
+
 # Packages to drop first in the self-test: the one a fresh machine once lacked comes first.
 SELF_TEST_FIRST = ["libc6-dev-arm64-cross", "libc6-dev-armhf-cross", "libprotobuf-c-dev"]
 
 
 def cmd_check(argv):
-    boards, without, traces, self_test = ["host"], [], [], False
+    boards, without, hidden, traces, self_test = ["host"], [], [], [], False
     it = iter(argv)
     for a in it:
         if a == "--board":
             boards.append(next(it))
         elif a == "--without":
             without.append(next(it))
+        elif a == "--hide":
+            hidden.append(next(it))
         elif a == "--self-test":
             self_test = True
         else:
@@ -410,11 +527,15 @@ def cmd_check(argv):
 
     db, owners = Db(), file_owners()
     used, n_installer = read_traces(traces)
-    missing, nfiles, npkgs, nhave = audit(db, owners, used, listed)
+    missing, optional_pkgs, nfiles, npkgs, nhave = audit(db, owners, used, listed, hidden)
     what = (f"{nfiles} files of {npkgs} packages from {len(traces)} traces, "
             f"boards {' '.join(dict.fromkeys(boards))}")
     if without:
         what += f", without {' '.join(without)}"
+    if hidden:
+        what += f", as if {' '.join(hidden)} were not installed"
+    for line in note_lines(optional_pkgs):
+        print(line)
     if n_installer:
         what += (f"; {n_installer} more files opened only by the package manager's processes "
                  f"({'/'.join(sorted(INSTALLERS))} and what they start) not counted")
@@ -431,7 +552,7 @@ def cmd_check(argv):
     order = [p for p in SELF_TEST_FIRST if p in listed] + \
         [p for p in listed if p not in SELF_TEST_FIRST]
     for drop in order:
-        gone, _, _, _ = audit(db, owners, used, [p for p in listed if p != drop])
+        gone = audit(db, owners, used, [p for p in listed if p != drop])[0]
         if gone:
             print(f"deps-audit: self-test ok: without {drop} in the list the audit fails:")
             print("  " + next(fail_lines(gone)))

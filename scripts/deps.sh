@@ -20,7 +20,7 @@ pkgs=(
 	libbpf-dev libelf-dev zlib1g-dev bpftool clang llvm libclang-rt-14-dev
 	ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo clpeak
 	hashcat clblast-utils python3-pyopencl  # third-party OpenCL programs of tests/integration/test_opencl_corpus.c (issue 24)
-	linux-perf procps iproute2 time strace  # strace: the deps audit (scripts/deps-audit.py)
+	linux-perf procps iproute2 time strace python3-pyelftools  # strace, pyelftools: the deps audit (scripts/deps-audit.py: traces, the loader's DT_NEEDED closure)
 	libcapstone-dev
 	libunicorn-dev  # replay trace windows (issue 26): headers; the agent loads libunicorn.so.2 (libunicorn2) with dlopen
 	libzstd-dev  # .zst instruction traces (collector edag --trace, issue 17; zlib1g-dev above for .gz)
