@@ -251,6 +251,20 @@ static void test_gpu_run_g71_reader_roofline(void **state)
 	assert_true(num(json, "dumps") >= 10);
 	check_dot(json, "matmul", 5.0, 16);
 	free(json);
+	/* The interval the agent states is the one the driver reads (by value:
+	 * kbasep_vinstr_hwcnt_reader_ioctl_set_interval(cli, (u32)arg)), and the
+	 * stored dump intervals are that long (the most common length: a dump the
+	 * fake drops when the agent leaves its 16 buffers full makes one row of
+	 * two intervals) */
+	assert_true(tp_file_count(e->t.alog, "gpu counters: Mali-G71") >= 1);
+	assert_true(tp_file_count(e->t.alog, ", every 500 us") >= 1);
+	assert_true(tp_file_count(e->t.alog, "fake_kbase: SET_INTERVAL argument 500000 ns, reader dumps every "
+					     "500000 ns") >= 1);
+	assert_int_equal(tp_db_int(e->t.db,
+				   "SELECT (t1_ns - t0_ns + 500) / 1000 AS us FROM gpu_samples WHERE session_id=%lld "
+				   "GROUP BY us ORDER BY COUNT(DISTINCT t0_ns) DESC LIMIT 1",
+				   (long long)sid),
+			 500);
 }
 
 /* No device, or a driver that refuses: one line saying which and why, and

@@ -217,8 +217,11 @@ int fake_kbase_munmap(void *addr, size_t len)
 			munmap(addr, F.maps[i].len);
 			/* the CPU mapping of a region is gone (the GPU's stays until free) */
 			for (unsigned r = 0; r < F.ctx.nreg; r++)
-				if (F.ctx.reg[r].cpu == addr)
+				if (F.ctx.reg[r].cpu == addr) {
 					F.ctx.reg[r].cpu = NULL;
+					fake_kbase_munmap(F.ctx.reg[r].mem, 0);
+					F.ctx.reg[r].mem = NULL;
+				}
 			if (F.ctx.tracking == addr)
 				F.ctx.tracking = NULL;
 			if (F.ring == addr)
@@ -226,6 +229,18 @@ int fake_kbase_munmap(void *addr, size_t len)
 			return 0;
 		}
 	return -1;
+}
+
+void *fake_region_map(struct fake_region *r, size_t len, bool cpu_cached, int *err)
+{
+	(void)len; /* the whole region is mapped (the fakes check len against it) */
+	r->cpu = fake_pages(r->pages * 4096);
+	r->mem = r->cpu && cpu_cached ? fake_pages(r->pages * 4096) : NULL;
+	if (!r->cpu || (cpu_cached && !r->mem)) {
+		*err = ENOMEM;
+		return NULL;
+	}
+	return r->cpu;
 }
 
 /* ---- the counter model: value of a counter accumulated over (t0, t] */
@@ -357,7 +372,10 @@ static uint8_t *gpu_target(struct fake_ctx *c, uint64_t va, size_t bytes)
 		const struct fake_region *g = &c->reg[r];
 		if (!g->gpu_va || !g->gpu_wr || va < g->gpu_va || va + bytes > g->gpu_va + g->pages * 4096)
 			continue;
-		return g->cpu ? g->cpu + (va - g->gpu_va) : NULL;
+		if (!g->cpu)
+			return NULL;
+		/* memory, which the CPU sees only through an uncached mapping */
+		return (g->mem ? g->mem : g->cpu) + (va - g->gpu_va);
 	}
 	return NULL;
 }
@@ -464,7 +482,18 @@ static int reader_ioctl(unsigned long req, void *arg)
 		*(uint32_t *)arg = F.buf_bytes;
 		return 0;
 	case KBASE_HWCNT_READER_SET_INTERVAL: {
-		uint32_t iv = *(uint32_t *)arg;
+		/* kbasep_vinstr_hwcnt_reader_ioctl: "case KBASE_HWCNT_READER_SET_INTERVAL:
+		 * kbasep_vinstr_hwcnt_reader_ioctl_set_interval(cli, (u32)arg)": the
+		 * argument is the interval itself, never read through */
+		uint32_t iv = (uint32_t)(uintptr_t)arg;
+		F.st.set_interval_arg = iv;
+		/* kbasep_vinstr_hwcnt_reader_ioctl_set_interval: a non-zero interval
+		 * under the release's minimum is raised to it (2011-2015:
+		 * DUMPING_RESOLUTION 500 us; 2011-2019: DUMP_INTERVAL_MIN_NS 100 us);
+		 * the first dump one interval from now ("dump_time =
+		 * kbasep_vinstr_get_timestamp() + cli->dump_interval") */
+		if (iv && iv < F.gen->reader_min_interval_ns)
+			iv = F.gen->reader_min_interval_ns;
 		F.interval_ns = iv;
 		F.next_dump = iv ? F.last_reset + iv : 0;
 		if (F.cfg.real_clock && iv) {

@@ -47,6 +47,8 @@ struct fake_kbase_cfg {
 				 * SAME_VA; a 64-bit process on the (64-bit) kernel gets it */
 	int euid;		/* the caller's uid as the driver sees it (-1: geteuid()) */
 	unsigned uk_major;	/* a UK driver of another version (0: the generation's own) */
+	bool r5p0_02rel0;	/* the Midgard fake's kbase_cpu_mmap as in the r5p0-02rel0 copies
+				 * (write-combine with CPU_RD or CPU_WR), not manta's (CPU_WR only) */
 };
 
 /* Mali-T628 MP6 (Exynos 5420): 6 cores in 2 core groups (4 + 2), 1 L2, v4
@@ -74,7 +76,8 @@ struct fake_kbase_stats {
 	unsigned faults;	 /* dumps that faulted (buffer not GPU-writable at dump_va) */
 	unsigned wedged;	 /* contexts closed stuck in setup (setup_in_progress, never complete) */
 	unsigned efaults;	 /* UK calls answered -EFAULT */
-	uint32_t interval_ns;
+	uint32_t interval_ns;	   /* the reader's dump interval, as the driver keeps it */
+	uint32_t set_interval_arg; /* the last SET_INTERVAL argument, read as the driver reads it */
 };
 struct fake_kbase_stats fake_kbase_stats(void);
 /* Read a script (preload): "gpu t628mp6|g71mp8", "iface ioctl|uk-reader|uk-dump|t6xx", "compat32",

@@ -24,8 +24,17 @@ struct fake_region {
 	size_t pages;
 	uint64_t flags;
 	uint8_t *cpu; /* the CPU mapping (fake memory), NULL until mmap */
+	/* A cacheable CPU mapping (the generation's kbase_cpu_mmap did not make
+	 * it write-combine): the GPU writes memory behind the CPU's cache, here
+	 * `mem`, and the CPU keeps reading the lines it has (the worst case: never
+	 * evicted, never invalidated). NULL: the mapping is uncached, the CPU
+	 * reads what the GPU wrote. */
+	uint8_t *mem;
 	bool gpu_wr;
 };
+/* The CPU mapping of r (len bytes) as the generation's kbase_cpu_mmap makes
+ * it: cached or write-combine. Returns r->cpu, NULL with *err set. */
+void *fake_region_map(struct fake_region *r, size_t len, bool cpu_cached, int *err);
 
 /* The per-file state of the driver (struct kbase_context). */
 struct fake_ctx {
@@ -43,6 +52,7 @@ struct fake_gen {
 	const char *name;
 	int (*ioctl)(struct fake_ctx *c, unsigned long req, void *arg); /* >= 0 or -errno */
 	void *(*mmap)(struct fake_ctx *c, size_t len, int prot, int flags, off_t off, int *err);
+	uint32_t reader_min_interval_ns; /* the vinstr reader's shortest interval (0: no reader) */
 };
 extern const struct fake_gen fake_gen_t6xx, fake_gen_midgard_uk, fake_gen_vinstr_uk, fake_gen_ioctl;
 

@@ -127,6 +127,8 @@ static int t6xx_ioctl(struct fake_ctx *c, unsigned long req, void *arg)
 }
 
 #define KBASE_REG_COOKIE_MTP 3
+#define T6XX_HINT_CPU_RD (1u << 5) /* mali_base_kernel.h: BASE_MEM_HINT_CPU_RD */
+#define T6XX_HINT_CPU_WR (1u << 6) /* BASE_MEM_HINT_CPU_WR */
 
 /* kbase_mmap (t6xx src/linux/mali_kbase_mem_linux.c): no VM_SHARED check in
  * this generation; the tracking page first; a TMEM region at its GPU page. */
@@ -156,13 +158,16 @@ static void *t6xx_mmap(struct fake_ctx *c, size_t len, int prot, int flags, off_
 		struct fake_region *r = &c->reg[i];
 		if ((uint64_t)off != r->gpu_va || len > r->pages * 4096 || r->cpu)
 			continue;
-		r->cpu = fake_pages(r->pages * 4096);
-		if (!r->cpu)
-			*err = ENOMEM;
-		return r->cpu;
+		/* kbase_cpu_mmap: "if (!(reg->flags & KBASE_REG_CPU_CACHED))
+		 * vma->vm_page_prot = pgprot_writecombine(..)"; CPU_CACHED comes from
+		 * kbase_update_region_flags -> kbase_cache_enabled
+		 * (mali_kbase_cache_policy.c): both BASE_MEM_HINT_CPU_RD and _WR */
+		bool cached = (r->flags & (T6XX_HINT_CPU_RD | T6XX_HINT_CPU_WR)) ==
+			      (T6XX_HINT_CPU_RD | T6XX_HINT_CPU_WR);
+		return fake_region_map(r, len, cached, err);
 	}
 	*err = ENOMEM; /* no TMEM region encloses the range */
 	return NULL;
 }
 
-const struct fake_gen fake_gen_t6xx = {"t6xx r3p0 (UK 3.0)", t6xx_ioctl, t6xx_mmap};
+const struct fake_gen fake_gen_t6xx = {"t6xx r3p0 (UK 3.0)", t6xx_ioctl, t6xx_mmap, 0};

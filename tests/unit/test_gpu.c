@@ -586,6 +586,186 @@ static void test_gpu_late_dump(void **state)
 	gpu_sampler_close(g);
 }
 
+/* The reader's interval goes by value (every vinstr release:
+ * kbasep_vinstr_hwcnt_reader_ioctl_set_interval(cli, (u32)arg)): the fake
+ * reads the argument as the driver does, so the interval it keeps is the one
+ * the agent states, and the dumps come at that rate: 10 rows of 2 ms in 20 ms,
+ * each with its 2 ms of a steady 1 count/us. Below the first vinstr's 500 us
+ * resolution the agent asks for 500 us and says so (the driver would raise
+ * it anyway, and dump less often than the agent stated). */
+static void test_gpu_reader_interval_by_value(void **state)
+{
+	(void)state;
+	const enum fake_iface ifaces[] = {FAKE_IFACE_IOCTL, FAKE_IFACE_UK_READER};
+	for (size_t k = 0; k < 2; k++) {
+		struct fake_kbase_cfg cfg;
+		fake_kbase_cfg_g71mp8(&cfg);
+		cfg.iface = ifaces[k];
+		struct gpu_sampler *g = open_sampler(&cfg, 2 * MS);
+		const struct kbase_dev *d = gpu_sampler_dev(g);
+		assert_int_equal(d->interval_ns, 2 * MS);
+		assert_int_equal(fake_kbase_stats().set_interval_arg, 2 * MS);
+		assert_int_equal(fake_kbase_stats().interval_ns, d->interval_ns);
+		fake_kbase_activity(BASE, BASE + 20 * MS, FAKE_JM, 0, 6, 20000); /* GPU_ACTIVE */
+		int got = 0;
+		for (uint64_t t = BASE + 250000; t <= BASE + 20 * MS; t += 250000) {
+			fake_kbase_set_time(t);
+			int n = gpu_sampler_poll(g);
+			assert_true(n >= 0);
+			got += n;
+		}
+		assert_int_equal(got, 10);
+		const struct gpu_rows *r = gpu_sampler_rows(g);
+		assert_int_equal(r->nrows, 10);
+		for (size_t i = 0; i < r->nrows; i++) {
+			assert_int_equal(r->t1[i] - r->t0[i], 2 * MS);
+			assert_int_equal(cell(g, i, "GPU_ACTIVE"), 2000);
+		}
+		gpu_sampler_close(g);
+
+		g = open_sampler(&cfg, 200000);
+		d = gpu_sampler_dev(g);
+		assert_int_equal(d->interval_ns, KBASE_READER_MIN_INTERVAL_NS);
+		assert_int_equal(fake_kbase_stats().set_interval_arg, KBASE_READER_MIN_INTERVAL_NS);
+		assert_int_equal(fake_kbase_stats().interval_ns, KBASE_READER_MIN_INTERVAL_NS);
+		gpu_sampler_close(g);
+	}
+}
+
+/* The fake's reader raises a short interval to its release's minimum, as
+ * kbasep_vinstr_hwcnt_reader_ioctl_set_interval does (2011-2015: 500 us,
+ * 2011-2019: 100 us), and takes the argument itself, never through it. */
+static void test_gpu_fake_reader_set_interval(void **state)
+{
+	(void)state;
+	const enum fake_iface ifaces[] = {FAKE_IFACE_IOCTL, FAKE_IFACE_UK_READER};
+	const uint32_t min[] = {100000, 500000};
+	for (size_t k = 0; k < 2; k++) {
+		struct fake_kbase_cfg cfg;
+		fake_kbase_cfg_g71mp8(&cfg);
+		cfg.iface = ifaces[k];
+		struct gpu_sampler *g = open_sampler(&cfg, MS);
+		int rfd = kbase_dev_poll_fd(gpu_sampler_dev(g));
+		assert_true(rfd >= 0);
+		assert_int_equal(fake_kbase_ioctl(rfd, KBASE_HWCNT_READER_SET_INTERVAL, (void *)(uintptr_t)50000), 0);
+		assert_int_equal(fake_kbase_stats().set_interval_arg, 50000);
+		assert_int_equal(fake_kbase_stats().interval_ns, min[k]);
+		assert_int_equal(fake_kbase_ioctl(rfd, KBASE_HWCNT_READER_SET_INTERVAL, (void *)(uintptr_t)3000000),
+				 0);
+		assert_int_equal(fake_kbase_stats().interval_ns, 3000000);
+		gpu_sampler_close(g);
+	}
+}
+
+/* A UK call straight to the fake (id in the header, size in the request). */
+static int ukc(int fd, void *arg, uint32_t id, size_t size)
+{
+	union kbase_uk_header *h = arg;
+	h->id = id;
+	if (fake_kbase_ioctl(fd, KBASE_UK_CMD(id, size), arg) < 0)
+		return -errno;
+	return h->ret ? -EINVAL : 0;
+}
+
+/* One dump of 777 GPU_ACTIVE into a UK dump buffer allocated with flags, as
+ * the CPU reads it through its mapping (T628 v4: JM is block 7, word 6). */
+static uint32_t raw_dump_gpu_active(const struct fake_kbase_cfg *cfg, uint32_t flags)
+{
+	fake_kbase_reset(cfg);
+	fake_kbase_set_time(BASE);
+	bool t6xx = cfg->iface == FAKE_IFACE_T6XX;
+	int fd = fake_kbase_open("/dev/mali0", O_RDWR);
+	assert_true(fd >= 0);
+	struct kbase_uk_version_check v = {.major = 10};
+	assert_int_equal(ukc(fd, &v, UKP_FUNC_ID_CHECK_VERSION, sizeof(v)), 0);
+	struct kbase_uk_set_flags f = {0};
+	assert_int_equal(ukc(fd, &f, t6xx ? KBASE_T6XX_FUNC_SET_FLAGS : KBASE_FUNC_SET_FLAGS, sizeof(f)), 0);
+	void *track = fake_kbase_mmap(NULL, 4096, PROT_NONE, MAP_SHARED, fd, (off_t)BASE_MEM_MAP_TRACKING_HANDLE);
+	assert_true(track != MAP_FAILED);
+	uint64_t off, out_flags = 0;
+	if (t6xx) {
+		struct kbase_uk_t6xx_tmem_alloc a = {0};
+		a.vsize = a.psize = 1;
+		a.flags = flags;
+		assert_int_equal(ukc(fd, &a, KBASE_T6XX_FUNC_TMEM_ALLOC, sizeof(a)), 0);
+		off = a.gpu_addr;
+	} else {
+		struct kbase_uk_mem_alloc a = {0};
+		a.va_pages = a.commit_pages = 1;
+		a.flags = flags;
+		assert_int_equal(ukc(fd, &a, KBASE_FUNC_MEM_ALLOC, sizeof(a)), 0);
+		off = a.gpu_va;
+		out_flags = a.flags;
+	}
+	const uint32_t *m = fake_kbase_mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, (off_t)off);
+	assert_true(m != MAP_FAILED);
+	struct kbase_uk_hwcnt_setup hs = {0};
+	hs.dump_buffer = (out_flags & BASE_MEM_SAME_VA) ? (uint64_t)(uintptr_t)m : off;
+	hs.jm_bm = hs.shader_bm = hs.tiler_bm = hs.mmu_l2_bm = ~0u;
+	uint32_t setup = t6xx ? KBASE_T6XX_FUNC_HWCNT_SETUP : KBASE_FUNC_HWCNT_SETUP;
+	assert_int_equal(ukc(fd, &hs, setup, sizeof(hs)), 0);
+	fake_kbase_activity(BASE, BASE + MS, FAKE_JM, 0, 6, 777);
+	fake_kbase_set_time(BASE + MS);
+	struct kbase_uk_hwcnt_simple h = {0};
+	assert_int_equal(ukc(fd, &h, t6xx ? KBASE_T6XX_FUNC_HWCNT_DUMP : KBASE_FUNC_HWCNT_DUMP, sizeof(h)), 0);
+	assert_int_equal(fake_kbase_stats().dumps, 1);
+	uint32_t got = m[7 * 64 + 6];
+	struct kbase_uk_hwcnt_setup off_s = {0};
+	assert_int_equal(ukc(fd, &off_s, setup, sizeof(off_s)), 0);
+	fake_kbase_close(fd);
+	return got;
+}
+
+/* Dump buffers the CPU reads fresh on every generation. The fakes map a
+ * region the way each driver's kbase_cpu_mmap does (write-combine, or
+ * cacheable: the CPU then keeps its stale lines, here never refreshed): a
+ * CPU-read-only buffer reads stale on manta's Midgard r5p0 (write-combine
+ * only with CPU_WR) and fresh on the r5p0-02rel0 copies and t6xx r3p0; the
+ * agent's flags (CPU_RD | CPU_WR | GPU_WR) read fresh on all; a cache
+ * flag (t6xx: both CPU hints; Midgard: BASE_MEM_CACHED_CPU) reads stale on
+ * all. Then the agent itself on the r5p0-02rel0 copy (manta's and t6xx are
+ * test_gpu_uk_dump_steady_and_falling_load). */
+static void test_gpu_dump_buffer_coherent(void **state)
+{
+	(void)state;
+	const uint32_t rd = BASE_MEM_PROT_CPU_RD | BASE_MEM_PROT_GPU_WR;
+	const uint32_t agent = rd | BASE_MEM_PROT_CPU_WR;
+	struct {
+		enum fake_iface iface;
+		bool compat32, r02rel0;
+		uint32_t cached_flags; /* the generation's way to ask for a CPU-cached mapping */
+		uint32_t rd_only;      /* what a CPU-read-only buffer reads */
+	} gens[] = {
+	    {FAKE_IFACE_T6XX, false, false, (1u << 5) | (1u << 6), 777},
+	    {FAKE_IFACE_UK_DUMP, true, false, 1u << 12, 0},
+	    {FAKE_IFACE_UK_DUMP, false, false, 1u << 12, 0},
+	    {FAKE_IFACE_UK_DUMP, true, true, 1u << 12, 777},
+	    {FAKE_IFACE_UK_DUMP, false, true, 1u << 12, 777},
+	};
+	for (size_t k = 0; k < sizeof(gens) / sizeof(gens[0]); k++) {
+		struct fake_kbase_cfg cfg;
+		fake_kbase_cfg_t628mp6(&cfg);
+		cfg.iface = gens[k].iface;
+		cfg.compat32 = gens[k].compat32;
+		cfg.r5p0_02rel0 = gens[k].r02rel0;
+		cfg.euid = 0;
+		assert_int_equal(raw_dump_gpu_active(&cfg, rd), gens[k].rd_only);
+		assert_int_equal(raw_dump_gpu_active(&cfg, agent), 777);
+		assert_int_equal(raw_dump_gpu_active(&cfg, agent | gens[k].cached_flags), 0);
+		if (gens[k].iface == FAKE_IFACE_T6XX || !gens[k].r02rel0)
+			continue;
+		struct gpu_sampler *g = open_sampler(&cfg, MS);
+		fake_kbase_activity(BASE, BASE + 3 * MS, FAKE_JM, 0, 6, 3000);
+		for (int t = 1; t <= 3; t++) {
+			fake_kbase_set_time(BASE + (uint64_t)t * MS);
+			assert_int_equal(gpu_sampler_poll(g), 1);
+		}
+		for (size_t i = 0; i < 3; i++)
+			assert_int_equal(cell(g, i, "GPU_ACTIVE"), 1000);
+		gpu_sampler_close(g);
+	}
+}
+
 /* Idle dumps merge into one row; the final manual dump takes the tail. */
 static void test_gpu_idle_rows_merge(void **state)
 {
@@ -692,6 +872,9 @@ int main(void)
 	    cmocka_unit_test(test_gpu_v4_noncontiguous_core_mask),
 	    cmocka_unit_test(test_gpu_driver_refuses_setup),
 	    cmocka_unit_test(test_gpu_late_dump),
+	    cmocka_unit_test(test_gpu_reader_interval_by_value),
+	    cmocka_unit_test(test_gpu_fake_reader_set_interval),
+	    cmocka_unit_test(test_gpu_dump_buffer_coherent),
 	    cmocka_unit_test(test_gpu_idle_rows_merge),
 	    cmocka_unit_test(test_gpu_attrib_conservation),
 	    cmocka_unit_test(test_gpu_attrib_no_kernels),
