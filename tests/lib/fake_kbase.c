@@ -108,10 +108,10 @@ void fake_kbase_cfg_t628mp6(struct fake_kbase_cfg *c)
 	c->path = "/dev/mali0";
 	c->gpu_id = 0x06201000; /* T62x r1p0 */
 	c->shader_present = 0x3f;
-	c->num_l2 = 1;
-	c->ngroups = 2;
-	c->group_mask[0] = 0x0f;
-	c->group_mask[1] = 0x30;
+	/* kbase_gpuprops_construct_coherent_groups: one core group per L2_PRESENT
+	 * bit; with the L2 bits at 0 and 4 the groups are cores 0-3 and 4-5 */
+	c->l2_present = 0x11;
+	c->num_l2 = 1; /* kbase_gpuprops_calculate_props: num_l2_slices 1 but on T76x */
 	c->l2_features = 0x07120206; /* bus width 2^7 = 128 bits */
 	c->hw_version = 4;
 	c->euid = -1;
@@ -124,9 +124,8 @@ void fake_kbase_cfg_g71mp8(struct fake_kbase_cfg *c)
 	c->path = "/dev/mali0";
 	c->gpu_id = 0x60000010; /* tMIx r0p1 */
 	c->shader_present = 0xff;
-	c->num_l2 = 2;
-	c->ngroups = 1;
-	c->group_mask[0] = 0xff;
+	c->l2_present = 0x1; /* one core group */
+	c->num_l2 = 2;	     /* later drivers: num_l2_slices = MEM_FEATURES[11:8] + 1 */
 	c->l2_features = 0x07130206;
 	c->hw_version = 5;
 	c->euid = -1;
@@ -264,11 +263,32 @@ static double cumulative(unsigned block, unsigned inst, unsigned word, uint64_t 
 	return v;
 }
 
+/* The core groups the driver reports: kbase_gpuprops_construct_coherent_groups
+ * (mali_kbase_gpuprops.c, the t6xx tree's src/common/ and the Midgard ones):
+ * num_core_groups = hweight64(l2_present); with GROUPS_L2_COHERENT (the job
+ * manager GPUs here) group n holds the shader_present bits from the nth
+ * L2_PRESENT bit up to the next: group_mask = (first_set - 1) &
+ * ~(first_set_prev - 1), core_mask = group_mask & shader_present. */
+unsigned fake_core_groups(uint64_t mask[FAKE_MAX_GROUPS])
+{
+	uint64_t present = F.cfg.l2_present;
+	uint64_t first = present & ~(present - 1);
+	unsigned n = 0;
+	while (present && n < FAKE_MAX_GROUPS) {
+		present -= first;
+		uint64_t prev = first;
+		first = present & ~(present - 1);
+		mask[n++] = (first - 1) & ~(prev - 1) & F.cfg.shader_present;
+	}
+	return n;
+}
+
 /* Block placement, per the driver sources (independent of agent/gpu/mali_gpu.c). */
 static size_t nblocks_total(void)
 {
+	uint64_t groups[FAKE_MAX_GROUPS];
 	if (F.cfg.hw_version == 4)
-		return (size_t)F.cfg.ngroups * 8;
+		return (size_t)fake_core_groups(groups) * 8;
 	return 2 + F.cfg.num_l2 + (size_t)(64 - __builtin_clzll(F.cfg.shader_present));
 }
 
@@ -283,6 +303,8 @@ static size_t nblocks_total(void)
 static void fill(uint32_t *buf, uint64_t t_prev, uint64_t t)
 {
 	size_t nb = nblocks_total();
+	uint64_t groups[FAKE_MAX_GROUPS];
+	fake_core_groups(groups);
 	memset(buf, 0, nb * 256);
 	for (size_t b = 0; b < nb; b++) {
 		unsigned type = 0, inst = 0;
@@ -293,7 +315,7 @@ static void fill(uint32_t *buf, uint64_t t_prev, uint64_t t)
 				type = FAKE_SC;
 				present = false;
 				for (unsigned k = 0; k < 64; k++)
-					if ((F.cfg.group_mask[g] >> k & 1) && k % 4 == slot)
+					if ((groups[g] >> k & 1) && k % 4 == slot)
 						present = true, inst = k;
 			} else if (slot == 4) {
 				type = FAKE_TILER, present = g == 0;
@@ -353,9 +375,11 @@ int fake_hwcnt_enable(struct fake_ctx *c, uint64_t dump_va)
 
 int fake_hwcnt_disable(struct fake_ctx *c)
 {
-	/* kbase_instr_hwcnt_disable: not enabled, or another context's: nothing */
+	/* kbase_instr_hwcnt_disable (manta r5p0 mali_kbase_instr.c): "Instrumentation
+	 * is not enabled" / "Instrumentation has been setup for another context":
+	 * goto out with err = MALI_ERROR_FUNCTION_FAILED */
 	if (F.hwcnt == FAKE_HWCNT_DISABLED || F.hwcnt_kctx != c)
-		return 0;
+		return -1;
 	F.hwcnt = FAKE_HWCNT_DISABLED;
 	F.hwcnt_kctx = NULL;
 	F.hwcnt_addr = 0;
@@ -554,9 +578,12 @@ size_t fake_props_kv(uint8_t *b)
 	put_prop(b, &n, KBASE_GPUPROP_RAW_SHADER_PRESENT, 3, F.cfg.shader_present);
 	put_prop(b, &n, KBASE_GPUPROP_L2_NUM_L2_SLICES, 0, F.cfg.num_l2);
 	put_prop(b, &n, KBASE_GPUPROP_RAW_L2_FEATURES, 2, F.cfg.l2_features);
-	put_prop(b, &n, KBASE_GPUPROP_COHERENCY_NUM_CORE_GROUPS, 2, F.cfg.ngroups);
-	for (unsigned g = 0; g < F.cfg.ngroups; g++)
-		put_prop(b, &n, KBASE_GPUPROP_COHERENCY_GROUP_0 + g, 3, F.cfg.group_mask[g]);
+	put_prop(b, &n, KBASE_GPUPROP_RAW_L2_PRESENT, 3, F.cfg.l2_present);
+	uint64_t groups[FAKE_MAX_GROUPS];
+	unsigned ng = fake_core_groups(groups);
+	put_prop(b, &n, KBASE_GPUPROP_COHERENCY_NUM_CORE_GROUPS, 2, ng);
+	for (unsigned g = 0; g < ng; g++)
+		put_prop(b, &n, KBASE_GPUPROP_COHERENCY_GROUP_0 + g, 3, groups[g]);
 	return n;
 }
 
@@ -564,12 +591,16 @@ static void fill_raw(struct kbase_uk_raw_props *r, struct kbase_uk_coherent_info
 {
 	r->gpu_id = F.cfg.gpu_id;
 	r->shader_present = F.cfg.shader_present;
-	r->l2_present = (1ull << F.cfg.num_l2) - 1;
+	r->l2_present = F.cfg.l2_present;
 	r->l2_features = F.cfg.l2_features;
-	c->num_groups = c->num_core_groups = F.cfg.ngroups;
-	for (unsigned g = 0; g < F.cfg.ngroups; g++) {
-		c->group[g].core_mask = F.cfg.group_mask[g];
-		c->group[g].num_cores = (uint16_t)__builtin_popcountll(F.cfg.group_mask[g]);
+	uint64_t groups[FAKE_MAX_GROUPS];
+	unsigned ng = fake_core_groups(groups);
+	/* num_core_groups = hweight64(l2_present); num_groups = the groups built */
+	c->num_core_groups = (uint32_t)__builtin_popcountll(F.cfg.l2_present);
+	c->num_groups = ng;
+	for (unsigned g = 0; g < ng; g++) {
+		c->group[g].core_mask = groups[g];
+		c->group[g].num_cores = (uint16_t)__builtin_popcountll(groups[g]);
 	}
 }
 
@@ -592,24 +623,26 @@ void fake_props_uk(void *props, bool t6xx)
 }
 
 /* ---- the UK calling convention (kbase_ioctl of the UK drivers: t6xx
- * src/linux/mali_kbase_core_linux.c and midgard/mali_kbase_core_linux.c) */
-#define CALL_MAX_SIZE 536
+ * src/linux/mali_kbase_core_linux.c, CALL_MAX_SIZE 528; midgard/
+ * mali_kbase_core_linux.c, 536; kbase_legacy_ioctl of the handshake drivers,
+ * 536) */
+#define FAKE_CALL_MAX 536
 int fake_uk_call(struct fake_ctx *c, unsigned long req, void *arg,
 		 int (*dispatch)(struct fake_ctx *c, void *msg, uint32_t size))
 {
-	uint64_t msg[(CALL_MAX_SIZE + 7) >> 3];
+	uint64_t msg[(FAKE_CALL_MAX + 7) >> 3];
 	uint32_t size = (uint32_t)(req >> 16) & 0x3fff; /* _IOC_SIZE */
-	if (size > CALL_MAX_SIZE)
-		return -ENOTTY;
+	if (size > F.gen->uk_call_max || size > FAKE_CALL_MAX)
+		return -ENOTTY; /* "if (size > CALL_MAX_SIZE) return -ENOTTY" */
 	for (size_t i = 0; i < sizeof(msg) / 8; i++)
 		msg[i] = 0xdeadbeefdeadbeefull; /* "alignment fixup" prefill */
 	memcpy(msg, arg, size);
-	int rc = dispatch(c, msg, size);
-	if (rc < -1)
-		return rc; /* the r6+ handshake gate returns an errno itself */
-	if (rc != 0) {
+	/* "if (MALI_ERROR_NONE != kbase_dispatch(..)) return -EFAULT"; the
+	 * handshake drivers' "if (kbase_legacy_dispatch(kctx, &msg, size) != 0)
+	 * return -EFAULT" too: their -EINVAL reaches the caller as EFAULT */
+	if (dispatch(c, msg, size) != 0) {
 		F.st.efaults++;
-		return -EFAULT; /* "if (MALI_ERROR_NONE != kbase_dispatch(..)) return -EFAULT" */
+		return -EFAULT;
 	}
 	memcpy(arg, msg, size);
 	return 0;

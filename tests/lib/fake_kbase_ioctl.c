@@ -54,4 +54,4 @@ static void *ioctl_mmap(struct fake_ctx *c, size_t len, int prot, int flags, off
 
 /* The reader of the hwcnt-virtualizer vinstr (mali_kbase_vinstr.c (C) 2011-2019,
  * kbasep_vinstr_hwcnt_reader_ioctl_set_interval: DUMP_INTERVAL_MIN_NS, 100 us). */
-const struct fake_gen fake_gen_ioctl = {"ioctl r16+", ioctl_ioctl, ioctl_mmap, 100000u};
+const struct fake_gen fake_gen_ioctl = {"ioctl r16+", ioctl_ioctl, ioctl_mmap, 100000u, 0};

@@ -132,12 +132,14 @@ static void *r5p0_mmap(struct fake_ctx *c, size_t len, int prot, int flags, off_
 		return NULL;
 	}
 	if ((uint64_t)off == BASE_MEM_MAP_TRACKING_HANDLE) {
-		/* kbase_tracking_page_setup: once per context */
-		if (c->tracking_mapped || len != 4096) {
+		/* kbase_tracking_page_setup: "check that this is the only tracking
+		 * page" (-EFAULT); the mapping's size is not checked (any non-zero
+		 * number of pages, kbase_mmap) */
+		if (c->tracking_mapped) {
 			*err = EFAULT;
 			return NULL;
 		}
-		c->tracking = fake_pages(4096);
+		c->tracking = fake_pages(len);
 		c->tracking_mapped = c->tracking != NULL;
 		if (!c->tracking)
 			*err = ENOMEM;
@@ -171,4 +173,5 @@ static void *r5p0_mmap(struct fake_ctx *c, size_t len, int prot, int flags, off_
 	return NULL;
 }
 
-const struct fake_gen fake_gen_midgard_uk = {"midgard r5p0 (UK 7.0)", r5p0_ioctl, r5p0_mmap, 0};
+const struct fake_gen fake_gen_midgard_uk = {"midgard r5p0 (UK 7.0)", r5p0_ioctl, r5p0_mmap, 0,
+						 536 /* kbase_ioctl: CALL_MAX_SIZE */};

@@ -2,10 +2,10 @@
  * Exynos 5420 Linux 3.4 kernels' drivers/gpu/arm/t6xx/kbase/ (e.g. the Galaxy
  * Tab S trees, CM-Tab-S/android_kernel_samsung_exynos5420; the Arndale Octa's
  * t6xx tree). Sources, read not copied:
- *  - src/linux/mali_kbase_core_linux.c: kbase_ioctl (CALL_MAX_SIZE, -EFAULT on
- *    a failed dispatch), kbase_dispatch (version check, the setup state
+ *  - src/linux/mali_kbase_core_linux.c: kbase_ioctl (CALL_MAX_SIZE 528,
+ *    -EFAULT on a failed dispatch), kbase_dispatch (version check, the setup state
  *    machine, the calls below);
- *  - src/mali_kbase_uku.h: BASE_UK_VERSION 3.0, the function ids (TMEM_ALLOC
+ *  - src/common/mali_kbase_uku.h: BASE_UK_VERSION 3.0, the function ids (TMEM_ALLOC
  *    512 .. SET_FLAGS 528), kbase_uk_tmem_alloc (40 bytes);
  *  - mali_base_kernel.h: mali_base_gpu_props with the 8-byte thread props
  *    (512 bytes);
@@ -14,9 +14,14 @@
  *    "if not the MTP, verify that the MTP has been mapped" (-EINVAL); a TMEM
  *    region is mapped at its GPU page number (vm_pgoff >= the TMEM zone base);
  *    kbase_tracking_page_setup: a second tracking page is -EFAULT;
- *  - mali_kbase_mem.h: KBASE_REG_ZONE_TMEM_BASE = (1 << 33) >> PAGE_SHIFT;
- *  - the instrumentation (kbase_instr_hwcnt_setup/_dump/_clear) is the core's
- *    (fake_kbase.c), the same entry points as the Midgard driver's. */
+ *    kbase_cpu_mmap: write-combine unless KBASE_REG_CPU_CACHED
+ *    (src/common/mali_kbase_cache_policy.c kbase_cache_enabled: both CPU hints);
+ *  - src/common/mali_kbase_mem.h: KBASE_REG_ZONE_TMEM_BASE = (1 << 33) >> PAGE_SHIFT;
+ *  - src/common/mali_kbase_gpuprops.c: the core groups (fake_kbase.c,
+ *    fake_core_groups);
+ *  - the instrumentation (src/common/mali_kbase_instr.c: kbase_instr_hwcnt_setup/
+ *    _dump/_clear) is the core's (fake_kbase.c), the same entry points as the
+ *    Midgard driver's (read there). */
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -170,4 +175,5 @@ static void *t6xx_mmap(struct fake_ctx *c, size_t len, int prot, int flags, off_
 	return NULL;
 }
 
-const struct fake_gen fake_gen_t6xx = {"t6xx r3p0 (UK 3.0)", t6xx_ioctl, t6xx_mmap, 0};
+const struct fake_gen fake_gen_t6xx = {"t6xx r3p0 (UK 3.0)", t6xx_ioctl, t6xx_mmap, 0,
+					   528 /* kbase_ioctl: "#define CALL_MAX_SIZE 528" */};

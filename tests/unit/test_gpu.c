@@ -375,7 +375,7 @@ static void test_gpu_wrong_probe_order_wedges_uk(void **state)
 	int fd = fake_kbase_open("/dev/mali0", O_RDWR);
 	struct kbase_ioctl_version_check v = {11, 0};
 	assert_int_equal(fake_kbase_ioctl(fd, KBASE_IOCTL_VERSION_CHECK, &v), -1);
-	assert_int_equal(errno, EINVAL);
+	assert_int_equal(errno, EFAULT); /* kbase_legacy_ioctl: any dispatch failure */
 	assert_false(fake_kbase_wedged());
 	fake_kbase_close(fd);
 	/* and the agent, on every generation, leaves no context wedged */
@@ -400,6 +400,111 @@ static void test_gpu_wrong_probe_order_wedges_uk(void **state)
 		/* the ioctl drivers take a second open: the UK check is refused first */
 		assert_int_equal(fake_kbase_stats().opens, all[k] == FAKE_IFACE_IOCTL ? 2 : 1);
 	}
+}
+
+/* A context of the UK fake after the version check and SET_FLAGS (flags). */
+static int uk_open_setup(const struct fake_kbase_cfg *cfg, uint32_t flags, int *set_flags_ret)
+{
+	fake_kbase_reset(cfg);
+	fake_kbase_set_time(BASE);
+	int fd = fake_kbase_open("/dev/mali0", O_RDWR);
+	assert_true(fd >= 0);
+	struct kbase_uk_version_check v = {.major = 10};
+	assert_int_equal(uk(fd, &v, UKP_FUNC_ID_CHECK_VERSION, sizeof(v)), 0);
+	struct kbase_uk_set_flags f = {.create_flags = flags};
+	*set_flags_ret = uk(fd, &f, cfg->iface == FAKE_IFACE_T6XX ? KBASE_T6XX_FUNC_SET_FLAGS : KBASE_FUNC_SET_FLAGS,
+			    sizeof(f));
+	return fd;
+}
+
+/* The fakes' details against the drivers' code (issue 38):
+ *  - SET_FLAGS with flags the driver refuses: t6xx r3p0 and Midgard r5p0
+ *    answer failure and stay stuck in setup (every later call EFAULT); the
+ *    handshake (vinstr UK) drivers' kbase_legacy_dispatch answers failure and
+ *    completes the setup all the same (GPU_PROPS then works);
+ *  - HWCNT_SETUP 0 (disable) without owning the counters fails
+ *    (kbase_instr_hwcnt_disable), and after enabling it succeeds once;
+ *  - a call over CALL_MAX_SIZE is ENOTTY: 528 in t6xx r3p0, 536 in Midgard;
+ *  - the Midgard tracking page may be of any size, and only one;
+ *  - the T628's core groups are derived the driver's way: one per L2_PRESENT
+ *    bit (0x11: cores 0-3 and 4-5). */
+static void test_gpu_fake_uk_driver_details(void **state)
+{
+	(void)state;
+	struct fake_kbase_cfg cfg;
+	int ret;
+	/* bad SET_FLAGS */
+	const enum fake_iface stuck[] = {FAKE_IFACE_T6XX, FAKE_IFACE_UK_DUMP};
+	for (size_t k = 0; k < 2; k++) {
+		fake_kbase_cfg_t628mp6(&cfg);
+		cfg.iface = stuck[k];
+		int fd = uk_open_setup(&cfg, 1, &ret);
+		assert_int_equal(ret, 3); /* MALI_ERROR_FUNCTION_FAILED */
+		assert_true(fake_kbase_wedged());
+		struct kbase_uk_hwcnt_simple h = {0};
+		assert_int_equal(uk(fd, &h, KBASE_UK_FUNC_ID + 11, sizeof(h)), -EFAULT);
+		fake_kbase_close(fd);
+	}
+	fake_kbase_cfg_g71mp8(&cfg);
+	cfg.iface = FAKE_IFACE_UK_READER;
+	int fd = uk_open_setup(&cfg, 1, &ret);
+	assert_int_equal(ret, 3);
+	assert_false(fake_kbase_wedged());
+	static struct kbase_uk_gpuprops props;
+	memset(&props, 0, sizeof(props));
+	assert_int_equal(uk(fd, &props, KBASE_FUNC_GPU_PROPS_REG_DUMP, sizeof(props)), 0);
+	assert_int_equal(props.raw.shader_present, 0xff);
+	fake_kbase_close(fd);
+
+	/* disable without owning; CALL_MAX_SIZE; tracking page; core groups */
+	const enum fake_iface gens[] = {FAKE_IFACE_T6XX, FAKE_IFACE_UK_DUMP};
+	const uint32_t setup_id[] = {KBASE_T6XX_FUNC_HWCNT_SETUP, KBASE_FUNC_HWCNT_SETUP};
+	const uint32_t call_max[] = {528, 536};
+	for (size_t k = 0; k < 2; k++) {
+		fake_kbase_cfg_t628mp6(&cfg);
+		cfg.iface = gens[k];
+		cfg.compat32 = true;
+		cfg.euid = 0;
+		fd = uk_open_setup(&cfg, 0, &ret);
+		assert_int_equal(ret, 0);
+		struct kbase_uk_hwcnt_setup off = {0};
+		assert_int_equal(uk(fd, &off, setup_id[k], sizeof(off)), 3);
+		assert_int_equal(fake_kbase_stats().disables, 0);
+		/* CALL_MAX_SIZE: one byte more is ENOTTY; at the limit the unknown id
+		 * reaches kbase_dispatch ("unknown ioctl": EFAULT) */
+		static uint64_t big[80];
+		memset(big, 0, sizeof(big));
+		assert_int_equal(uk(fd, big, 999, call_max[k] + 1), -ENOTTY);
+		assert_int_equal(uk(fd, big, 999, call_max[k]), -EFAULT);
+		/* a tracking page of two pages is taken; a second one is refused */
+		void *t = fake_kbase_mmap(NULL, 8192, PROT_NONE, MAP_SHARED, fd, (off_t)BASE_MEM_MAP_TRACKING_HANDLE);
+		assert_true(t != MAP_FAILED);
+		assert_true(fake_kbase_mmap(NULL, 4096, PROT_NONE, MAP_SHARED, fd, (off_t)BASE_MEM_MAP_TRACKING_HANDLE) ==
+			    MAP_FAILED);
+		assert_int_equal(errno, EFAULT);
+		fake_kbase_close(fd);
+	}
+	/* core groups from L2_PRESENT, as the UK props and the agent read them */
+	fake_kbase_cfg_t628mp6(&cfg);
+	cfg.iface = FAKE_IFACE_UK_DUMP;
+	fd = uk_open_setup(&cfg, 0, &ret);
+	memset(&props, 0, sizeof(props));
+	assert_int_equal(uk(fd, &props, KBASE_FUNC_GPU_PROPS_REG_DUMP, sizeof(props)), 0);
+	assert_int_equal(props.raw.l2_present, 0x11);
+	assert_int_equal(props.coh.num_core_groups, 2); /* hweight64(l2_present) */
+	assert_int_equal(props.coh.num_groups, 2);
+	assert_int_equal(props.coh.group[0].core_mask, 0x0f);
+	assert_int_equal(props.coh.group[1].core_mask, 0x30);
+	assert_int_equal(props.num_l2_slices, 1);
+	fake_kbase_close(fd);
+	struct kbase_dev d;
+	char err[320];
+	fake_kbase_reset(&cfg);
+	assert_int_equal(kbase_dev_open(&d, "/dev/mali0", &fake_kbase_sys, MS, err, sizeof(err)), 0);
+	assert_int_equal(d.ngroups, 2);
+	assert_int_equal(d.group_mask[0], 0x0f);
+	assert_int_equal(d.group_mask[1], 0x30);
+	kbase_dev_close(&d);
 }
 
 /* On a 64-bit kernel MEM_ALLOC answers an mmap cookie: given as the dump
@@ -494,8 +599,7 @@ static void test_gpu_v4_noncontiguous_core_mask(void **state)
 	(void)state;
 	struct fake_kbase_cfg cfg;
 	fake_kbase_cfg_t628mp6(&cfg);
-	cfg.shader_present = 0x3b; /* cores 0, 1, 3 | 4, 5 */
-	cfg.group_mask[0] = 0x0b;
+	cfg.shader_present = 0x3b; /* cores 0, 1, 3 | 4, 5: the groups 0x0b and 0x30 (L2_PRESENT 0x11) */
 	fake_kbase_reset(&cfg);
 	fake_kbase_set_time(BASE);
 	fake_kbase_activity(BASE, BASE + MS, FAKE_SC, 3, 27, 777);
@@ -867,6 +971,7 @@ int main(void)
 	    cmocka_unit_test(test_gpu_kernel_shorter_than_dump),
 	    cmocka_unit_test(test_gpu_uk_dump_steady_and_falling_load),
 	    cmocka_unit_test(test_gpu_wrong_probe_order_wedges_uk),
+	    cmocka_unit_test(test_gpu_fake_uk_driver_details),
 	    cmocka_unit_test(test_gpu_same_va_cookie_faults),
 	    cmocka_unit_test(test_gpu_t6xx_tmem_and_tracking_page),
 	    cmocka_unit_test(test_gpu_v4_noncontiguous_core_mask),
