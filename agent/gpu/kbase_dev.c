@@ -162,10 +162,10 @@ static int props_ioctl(struct kbase_dev *d, char *err, size_t errlen)
 			    ((uint32_t)prop_get(buf, len, KBASE_GPUPROP_MAJOR_REVISION, NULL) & 0xf) << 12 |
 			    ((uint32_t)prop_get(buf, len, KBASE_GPUPROP_MINOR_REVISION, NULL) & 0xff) << 4;
 	d->shader_present = prop_get(buf, len, KBASE_GPUPROP_RAW_SHADER_PRESENT, NULL);
+	d->l2_present = prop_get(buf, len, KBASE_GPUPROP_RAW_L2_PRESENT, NULL);
 	d->num_l2 = (unsigned)prop_get(buf, len, KBASE_GPUPROP_L2_NUM_L2_SLICES, NULL);
 	if (!d->num_l2)
-		d->num_l2 =
-		    (unsigned)__builtin_popcountll(prop_get(buf, len, KBASE_GPUPROP_RAW_L2_PRESENT, NULL));
+		d->num_l2 = (unsigned)__builtin_popcountll(d->l2_present);
 	d->l2_features = (uint32_t)prop_get(buf, len, KBASE_GPUPROP_RAW_L2_FEATURES, NULL);
 	d->ngroups = (unsigned)prop_get(buf, len, KBASE_GPUPROP_COHERENCY_NUM_CORE_GROUPS, NULL);
 	if (d->ngroups > MALI_MAX_GROUPS)
@@ -181,6 +181,7 @@ static void props_from_raw(struct kbase_dev *d, uint32_t product_id, uint8_t num
 {
 	d->gpu_id = r->gpu_id ? r->gpu_id : product_id << 16;
 	d->shader_present = r->shader_present;
+	d->l2_present = r->l2_present;
 	d->num_l2 = num_l2_slices ? num_l2_slices : (unsigned)__builtin_popcountll(r->l2_present);
 	d->l2_features = r->l2_features;
 	d->ngroups = c->num_core_groups > MALI_MAX_GROUPS ? MALI_MAX_GROUPS : c->num_core_groups;

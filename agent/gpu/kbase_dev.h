@@ -63,7 +63,7 @@ struct kbase_dev {
 	const struct kbase_uk_gen *uk; /* UK generation (ids, struct sizes), NULL on ioctl */
 	uint16_t drv_major, drv_minor;
 	uint32_t gpu_id;
-	uint64_t shader_present;
+	uint64_t shader_present, l2_present;
 	unsigned num_l2, ngroups;
 	uint64_t group_mask[MALI_MAX_GROUPS];
 	uint32_t l2_features;
