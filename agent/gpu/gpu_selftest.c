@@ -130,7 +130,7 @@ int gpu_selftest_main(int argc, char **argv, FILE *out)
 	take_dumps(&d, (unsigned)n, &s);
 	kbase_dev_close(&d);
 	double mean_us = s.dumps > 1 ? (double)(s.last_t1 - s.first_t1) / 1e3 / (s.dumps - 1) : 0;
-	fprintf(out, "dump sanity:     %u of %lu dumps, %.1f us apart (stated %u us); %u block headers with "
+	fprintf(out, "dump sanity:     %u dumps (asked %lu), %.1f us apart (stated %u us); %u block headers with "
 		     "their enable mask, %u without; GPU_ACTIVE max %llu per dump, %u above %d per ns\n",
 		s.dumps, n, mean_us, d.interval_ns / 1000, s.masked_blocks, s.unmasked_blocks,
 		(unsigned long long)s.active_max, s.implausible, GHZ_BOUND);

@@ -412,14 +412,15 @@ static void test_gpu_selftest_reports_driver(void **state)
 	write_script(e, "gpu g71mp8\niface ioctl\nrate jm 0 6 500000000\n");
 	char *args[] = {"--gpu-selftest", "--gpu-device", e->dev, "--gpu-interval", "2000", "--dumps", "5", NULL};
 	assert_int_equal(run_agent(e, args), 0);
-	assert_int_equal(tp_file_count(e->t.alog, "interface:       ioctl+reader, driver ioctl 11.13"), 1);
+	assert_int_equal(tp_file_count(e->t.alog, "interface:       ioctl+reader, driver ioctl 11.0"), 1);
 	assert_int_equal(tp_file_count(e->t.alog, "SHADER_PRESENT:  0xff (8 cores)"), 1);
 	assert_int_equal(tp_file_count(e->t.alog, "L2_PRESENT:      0x1; L2 slices 2"), 1);
 	assert_int_equal(tp_file_count(e->t.alog, "core groups:     1: 0xff"), 1);
 	assert_int_equal(tp_file_count(e->t.alog, "the driver's reader every 2000 us"), 1);
-	assert_int_equal(tp_file_count(e->t.alog, "5 of 5 dumps"), 1);
-	assert_int_equal(tp_file_count(e->t.alog, "(stated 2000 us); 60 block headers with their enable mask, 0 without"),
-			 1);
+	/* a poll may find two dumps ready: at least the 5 asked for */
+	assert_int_equal(tp_file_count(e->t.alog, " dumps (asked 5)"), 1);
+	assert_int_equal(tp_file_count(e->t.alog, "dumps missing"), 0);
+	assert_int_equal(tp_file_count(e->t.alog, "block headers with their enable mask, 0 without"), 1);
 	assert_int_equal(tp_file_count(e->t.alog, "fake_kbase: SET_INTERVAL argument 2000000 ns, reader dumps every "
 						  "2000000 ns"),
 			 1);
@@ -431,6 +432,8 @@ static void test_gpu_selftest_reports_driver(void **state)
 	assert_int_equal(tp_file_count(e->t.alog, "core groups:     2: 0xf 0x30"), 1);
 	assert_int_equal(tp_file_count(e->t.alog, "dump layout:     v4, 10 blocks, 4096 bytes"), 1);
 	assert_int_equal(tp_file_count(e->t.alog, "the agent's HWCNT_DUMP every 2000 us"), 1);
+	assert_int_equal(tp_file_count(e->t.alog, " dumps (asked 5)"), 2);
+	assert_true(tp_file_count(e->t.alog, "sanity:     5 dumps (asked 5)") >= 1); /* one per HWCNT_DUMP */
 	assert_int_equal(tp_file_count(e->t.alog, "50 block headers with their enable mask, 0 without"), 1);
 	assert_int_equal(tp_file_count(e->t.alog, "selftest: ok"), 2);
 	write_script(e, "gpu g71mp8\nmissing\n");

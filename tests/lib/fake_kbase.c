@@ -56,6 +56,8 @@ static struct {
 	struct kbase_hwcnt_reader_metadata ready[NBUF];
 	unsigned nready, head;
 	bool busy[NBUF];
+	bool taken; /* a buffer handed out by GET_BUFFER, not yet put back */
+	uint32_t taken_idx;
 	bool hold, reader_on;
 	/* mappings handed out */
 	struct {
@@ -477,11 +479,16 @@ static int manual_dump(void)
 	return 0;
 }
 
-int fake_reader_create(void)
+int fake_reader_create(uint32_t buffer_count)
 {
 	if (F.cfg.refuse_setup_errno)
 		return -F.cfg.refuse_setup_errno;
-	if (F.reader_fd >= 0)
+	/* kbase_vinstr_hwcnt_reader_setup: "(setup->buffer_count == 0) ||
+	 * (setup->buffer_count > MAX_BUFFER_COUNT)" (32): -EINVAL. The fake's
+	 * ring has NBUF buffers whatever the count (the agent asks for 16). */
+	if (buffer_count == 0 || buffer_count > 32)
+		return -EINVAL;
+	if (F.reader_fd >= 0) /* one reader at a time in this fake (the drivers take several) */
 		return -EBUSY;
 	F.reader_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	F.buf_bytes = (uint32_t)(nblocks_total() * 256);
@@ -492,17 +499,19 @@ int fake_reader_create(void)
 	return F.reader_fd;
 }
 
+/* kbasep_vinstr_hwcnt_reader_ioctl (mali_kbase_vinstr.c, (C) 2011-2015 and
+ * 2011-2019 alike where not said). */
 static int reader_ioctl(unsigned long req, void *arg)
 {
 	produce();
 	switch (req) {
-	case KBASE_HWCNT_READER_GET_API_VERSION:
+	case KBASE_HWCNT_READER_GET_API_VERSION: /* put_user(HWCNT_READER_API, ..) */
 		*(uint32_t *)arg = KBASE_HWCNT_READER_API;
 		return 0;
-	case KBASE_HWCNT_READER_GET_HWVER:
+	case KBASE_HWCNT_READER_GET_HWVER: /* kbasep_vinstr_hwcnt_reader_ioctl_get_hwver: 4 or 5 */
 		*(uint32_t *)arg = F.cfg.hw_version;
 		return 0;
-	case KBASE_HWCNT_READER_GET_BUFFER_SIZE:
+	case KBASE_HWCNT_READER_GET_BUFFER_SIZE: /* put_user(dump_size / dump_buf_bytes, ..) */
 		*(uint32_t *)arg = F.buf_bytes;
 		return 0;
 	case KBASE_HWCNT_READER_SET_INTERVAL: {
@@ -528,12 +537,15 @@ static int reader_ioctl(unsigned long req, void *arg)
 		}
 		return 0;
 	}
-	case KBASE_HWCNT_READER_DUMP:
+	case KBASE_HWCNT_READER_DUMP: /* a manual dump into the next free buffer */
 		return manual_dump();
-	case KBASE_HWCNT_READER_CLEAR:
+	case KBASE_HWCNT_READER_CLEAR: /* the client's counts start again from now */
 		F.last_reset = fake_kbase_now();
 		return 0;
 	case KBASE_HWCNT_READER_GET_BUFFER:
+		/* kbasep_vinstr_hwcnt_reader_ioctl_get_buffer: "Check if there is any
+		 * buffer available" (-EAGAIN), "Check if previously taken buffer was
+		 * put back" (-EBUSY) */
 		if (F.nready == 0 || F.hold) {
 			uint64_t junk;
 			if (F.cfg.real_clock)
@@ -541,21 +553,30 @@ static int reader_ioctl(unsigned long req, void *arg)
 				}
 			return -EAGAIN;
 		}
+		if (F.taken)
+			return -EBUSY;
 		*(struct kbase_hwcnt_reader_metadata *)arg = F.ready[F.head];
+		F.taken = true;
+		F.taken_idx = F.ready[F.head].buffer_idx;
 		F.head = (F.head + 1) % NBUF;
 		F.nready--;
 		F.st.gets++;
 		return 0;
 	case KBASE_HWCNT_READER_PUT_BUFFER: {
+		/* kbasep_vinstr_hwcnt_reader_ioctl_put_buffer: "Check if any buffer
+		 * was taken" (-EPERM), "Check if correct buffer is put back" (-EINVAL) */
 		const struct kbase_hwcnt_reader_metadata *m = arg;
-		if (m->buffer_idx >= NBUF || !F.busy[m->buffer_idx])
+		if (!F.taken)
+			return -EPERM;
+		if (m->buffer_idx != F.taken_idx)
 			return -EINVAL;
+		F.taken = false;
 		F.busy[m->buffer_idx] = false;
 		F.st.puts++;
 		return 0;
 	}
-	default:
-		return -ENOTTY;
+	default: /* "default: rcode = -EINVAL" */
+		return -EINVAL;
 	}
 }
 
@@ -701,7 +722,14 @@ void *fake_kbase_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t
 {
 	(void)addr;
 	if (fd == F.reader_fd && fd >= 0) {
-		/* kbasep_vinstr_hwcnt_reader_mmap: the whole ring, offset 0 */
+		/* kbasep_vinstr_hwcnt_reader_mmap: more than the buffers is refused
+		 * (2011-2015: -ENOMEM; 2011-2019: -EINVAL). The fake serves only the
+		 * whole ring from offset 0, once (the agent's one mapping); the
+		 * drivers also map part of it, or again. */
+		if (len > F.ring_len) {
+			errno = F.gen == &fake_gen_vinstr_uk ? ENOMEM : EINVAL;
+			return MAP_FAILED;
+		}
 		if (off != 0 || len != F.ring_len || F.ring) {
 			errno = EINVAL;
 			return MAP_FAILED;
@@ -731,6 +759,7 @@ int fake_kbase_close(int fd)
 	if (fd == F.reader_fd && fd >= 0) {
 		F.reader_fd = -1;
 		F.reader_on = false;
+		F.taken = false;
 		F.nready = 0;
 		memset(F.busy, 0, sizeof(F.busy));
 	} else if (fd == F.dev_fd && fd >= 0) {

@@ -68,8 +68,8 @@ int fake_hwcnt_enable(struct fake_ctx *c, uint64_t dump_va);
 int fake_hwcnt_disable(struct fake_ctx *c);
 int fake_hwcnt_dump(struct fake_ctx *c);
 int fake_hwcnt_clear(struct fake_ctx *c);
-/* The reader (vinstr): returns the reader fd or -errno. */
-int fake_reader_create(void);
+/* The reader (vinstr) with buffer_count buffers: returns the reader fd or -errno. */
+int fake_reader_create(uint32_t buffer_count);
 
 /* The core groups as the driver builds them from L2_PRESENT and
  * SHADER_PRESENT; returns their number. */

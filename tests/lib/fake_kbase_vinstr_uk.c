@@ -80,7 +80,7 @@ static int dispatch(struct fake_ctx *c, void *args, uint32_t size)
 		struct kbase_uk_hwcnt_reader_setup *s = args;
 		if (size != sizeof(*s))
 			return -1;
-		int fd = fake_reader_create();
+		int fd = fake_reader_create(s->buffer_count);
 		if (fd < 0)
 			ukh->ret = 3;
 		s->fd = fd;

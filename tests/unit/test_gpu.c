@@ -870,6 +870,72 @@ static void test_gpu_dump_buffer_coherent(void **state)
 	}
 }
 
+/* The reader and the ioctl interface as the drivers answer them: GET_BUFFER
+ * with a buffer still out is EBUSY, PUT_BUFFER with none out EPERM and with
+ * another index EINVAL, an unknown reader request EINVAL
+ * (kbasep_vinstr_hwcnt_reader_ioctl); HWCNT_READER_SETUP with 0 or 33
+ * buffers EINVAL (kbase_vinstr_hwcnt_reader_setup); every call but the
+ * version check before the handshake EPERM, a second version check or
+ * SET_FLAGS EPERM, the minor the lower of the two (kbase_api_handshake). */
+static void test_gpu_fake_reader_ioctl_details(void **state)
+{
+	(void)state;
+	struct fake_kbase_cfg cfg;
+	fake_kbase_cfg_g71mp8(&cfg);
+	fake_kbase_reset(&cfg);
+	fake_kbase_set_time(BASE);
+	int fd = fake_kbase_open("/dev/mali0", O_RDWR);
+	struct kbase_ioctl_set_flags f = {0};
+	assert_int_equal(fake_kbase_ioctl(fd, KBASE_IOCTL_SET_FLAGS, &f), -1);
+	assert_int_equal(errno, EPERM);
+	struct kbase_ioctl_version_check v = {11, 40};
+	assert_int_equal(fake_kbase_ioctl(fd, KBASE_IOCTL_VERSION_CHECK, &v), 0);
+	assert_int_equal(v.major, 11);
+	assert_int_equal(v.minor, 13);
+	v = (struct kbase_ioctl_version_check){11, 2};
+	assert_int_equal(fake_kbase_ioctl(fd, KBASE_IOCTL_VERSION_CHECK, &v), -1);
+	assert_int_equal(errno, EPERM);
+	struct kbase_ioctl_hwcnt_reader_setup rs = {16, ~0u, ~0u, ~0u, ~0u};
+	assert_int_equal(fake_kbase_ioctl(fd, KBASE_IOCTL_HWCNT_READER_SETUP, &rs), -1);
+	assert_int_equal(errno, EPERM); /* no context yet */
+	assert_int_equal(fake_kbase_ioctl(fd, KBASE_IOCTL_SET_FLAGS, &f), 0);
+	assert_int_equal(fake_kbase_ioctl(fd, KBASE_IOCTL_SET_FLAGS, &f), -1);
+	assert_int_equal(errno, EPERM);
+	rs.buffer_count = 0;
+	assert_int_equal(fake_kbase_ioctl(fd, KBASE_IOCTL_HWCNT_READER_SETUP, &rs), -1);
+	assert_int_equal(errno, EINVAL);
+	rs.buffer_count = 33;
+	assert_int_equal(fake_kbase_ioctl(fd, KBASE_IOCTL_HWCNT_READER_SETUP, &rs), -1);
+	assert_int_equal(errno, EINVAL);
+	rs.buffer_count = 16;
+	int rfd = fake_kbase_ioctl(fd, KBASE_IOCTL_HWCNT_READER_SETUP, &rs);
+	assert_true(rfd >= 0);
+	uint32_t sz = 0;
+	assert_int_equal(fake_kbase_ioctl(rfd, KBASE_HWCNT_READER_GET_BUFFER_SIZE, &sz), 0);
+	assert_true(fake_kbase_mmap(NULL, 16 * (size_t)sz, PROT_READ, MAP_PRIVATE, rfd, 0) != MAP_FAILED);
+	assert_int_equal(fake_kbase_ioctl(rfd, KBASE_HWCNT_READER_SET_INTERVAL, (void *)(uintptr_t)MS), 0);
+	struct kbase_hwcnt_reader_metadata m = {0}, m2 = {0};
+	assert_int_equal(fake_kbase_ioctl(rfd, KBASE_HWCNT_READER_GET_BUFFER, &m), -1);
+	assert_int_equal(errno, EAGAIN);
+	assert_int_equal(fake_kbase_ioctl(rfd, KBASE_HWCNT_READER_PUT_BUFFER, &m), -1);
+	assert_int_equal(errno, EPERM);
+	fake_kbase_set_time(BASE + 3 * MS);
+	assert_int_equal(fake_kbase_ioctl(rfd, KBASE_HWCNT_READER_GET_BUFFER, &m), 0);
+	assert_int_equal(fake_kbase_ioctl(rfd, KBASE_HWCNT_READER_GET_BUFFER, &m2), -1);
+	assert_int_equal(errno, EBUSY);
+	m2 = m;
+	m2.buffer_idx = m.buffer_idx + 1;
+	assert_int_equal(fake_kbase_ioctl(rfd, KBASE_HWCNT_READER_PUT_BUFFER, &m2), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(fake_kbase_ioctl(rfd, KBASE_HWCNT_READER_PUT_BUFFER, &m), 0);
+	assert_int_equal(fake_kbase_ioctl(rfd, KBASE_HWCNT_READER_GET_BUFFER, &m), 0);
+	assert_int_equal(fake_kbase_ioctl(rfd, KBASE_HWCNT_READER_PUT_BUFFER, &m), 0);
+	assert_int_equal(fake_kbase_ioctl(rfd, _IOW(KBASE_HWCNT_READER, 0x40, uint32_t), &sz), -1);
+	assert_int_equal(errno, EINVAL);
+	fake_kbase_close(rfd);
+	fake_kbase_close(fd);
+}
+
 /* Idle dumps merge into one row; the final manual dump takes the tail. */
 static void test_gpu_idle_rows_merge(void **state)
 {
@@ -980,6 +1046,7 @@ int main(void)
 	    cmocka_unit_test(test_gpu_reader_interval_by_value),
 	    cmocka_unit_test(test_gpu_fake_reader_set_interval),
 	    cmocka_unit_test(test_gpu_dump_buffer_coherent),
+	    cmocka_unit_test(test_gpu_fake_reader_ioctl_details),
 	    cmocka_unit_test(test_gpu_idle_rows_merge),
 	    cmocka_unit_test(test_gpu_attrib_conservation),
 	    cmocka_unit_test(test_gpu_attrib_no_kernels),
