@@ -58,7 +58,7 @@ static struct {
 	bool busy[NBUF];
 	bool taken; /* a buffer handed out by GET_BUFFER, not yet put back */
 	uint32_t taken_idx;
-	bool hold, reader_on;
+	bool hold, reader_on, manual;
 	/* mappings handed out */
 	struct {
 		void *p;
@@ -435,7 +435,10 @@ int fake_hwcnt_clear(struct fake_ctx *c)
 	return 0;
 }
 
-/* ---- the hwcnt reader (mali_kbase_vinstr.c): periodic dumps into a ring */
+/* ---- the hwcnt reader (mali_kbase_vinstr.c): periodic dumps into a ring;
+ * each buffer's metadata: the dump's timestamp (CLOCK_MONOTONIC_RAW:
+ * kbasep_vinstr_timestamp_ns -> getrawmonotonic), event PERIODIC (1) or
+ * MANUAL (0, the DUMP request), the buffer index */
 static void produce(void)
 {
 	if (!F.reader_on || !F.ring || F.interval_ns == 0)
@@ -448,7 +451,11 @@ static void produce(void)
 				idx = i;
 				break;
 			}
-		if (idx == NBUF) { /* ring full: the driver drops the dump, counts carry to the next */
+		/* kbasep_vinstr_client_dump: "Check if there is a place to copy HWC
+		 * block into" (-EBUSY, 2011-2019; the 2011-2015 update_client the
+		 * same): no buffer, and the counts stay in the client's accumulator
+		 * for its next dump */
+		if (idx == NBUF) {
 			F.st.dropped++;
 			F.next_dump += F.interval_ns;
 			continue;
@@ -456,7 +463,7 @@ static void produce(void)
 		fill((uint32_t *)(F.ring + (size_t)idx * F.buf_bytes), F.last_reset, F.next_dump);
 		F.busy[idx] = true;
 		F.ready[(F.head + F.nready) % NBUF] =
-		    (struct kbase_hwcnt_reader_metadata){F.next_dump, 1, idx};
+		    (struct kbase_hwcnt_reader_metadata){F.next_dump, F.manual ? 0u : 1u, idx};
 		F.nready++;
 		F.st.dumps++;
 		F.last_reset = F.next_dump;
@@ -464,16 +471,21 @@ static void produce(void)
 	}
 }
 
+/* kbasep_vinstr_hwcnt_reader_ioctl_dump: a dump now, event
+ * BASE_HWCNT_READER_EVENT_MANUAL (0). Not modelled: a dump at the very time
+ * of the last one (the driver hands out a buffer of zeros; the fake none). */
 static int manual_dump(void)
 {
 	uint64_t now = fake_kbase_now();
 	if (now <= F.last_reset)
 		return 0;
+	F.manual = true;
 	uint32_t saved = F.interval_ns;
 	uint64_t saved_next = F.next_dump;
 	F.next_dump = now;
 	F.interval_ns = 1;
 	produce();
+	F.manual = false;
 	F.interval_ns = saved;
 	F.next_dump = saved_next > now ? saved_next : now + saved;
 	return 0;

@@ -63,6 +63,8 @@ static int ioctl_ioctl(struct fake_ctx *c, unsigned long req, void *arg)
 static void *ioctl_mmap(struct fake_ctx *c, size_t len, int prot, int flags, off_t off, int *err)
 {
 	(void)c, (void)len, (void)prot, (void)flags, (void)off;
+	/* Not modelled: no mapping of the device file (the agent maps only the
+	 * reader's buffers on this interface; kbase_mmap would take others) */
 	*err = EINVAL;
 	return NULL;
 }

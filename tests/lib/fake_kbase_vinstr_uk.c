@@ -99,7 +99,10 @@ static int vinstr_ioctl(struct fake_ctx *c, unsigned long req, void *arg)
 static void *vinstr_mmap(struct fake_ctx *c, size_t len, int prot, int flags, off_t off, int *err)
 {
 	(void)c, (void)len, (void)prot, (void)flags, (void)off;
-	*err = EINVAL; /* the agent maps nothing on the device file here */
+	/* Not modelled: the fake serves no mapping of the device file for this
+	 * generation (the agent maps only the reader's buffers here; the driver's
+	 * kbase_mmap would take the tracking page and regions) */
+	*err = EINVAL;
 	return NULL;
 }
 
