@@ -16,12 +16,13 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: agent [SUBCOMMAND] --collector HOST:PORT [options] [-p PID | -a | -- CMD [ARGS...]]\n"
-		     "       agent --version | --features | --help\n"
+	fprintf(out,
+		"usage: agent [SUBCOMMAND] --collector HOST:PORT [options] [-p PID | -a | -- CMD [ARGS...]]\n"
+		"       agent --version | --features | --help\n"
 #ifdef CONFIG_AGENT_MALI
-		     "       agent --gpu-selftest [--gpu-device PATH] [--gpu-interval US] [--dumps N]\n"
+		"       agent --gpu-selftest [--gpu-device PATH] [--gpu-interval US] [--dumps N]\n"
 #endif
-		     "\n");
+		"\n");
 	agent_commands_help(out);
 	fprintf(out, "\n'agent SUBCOMMAND --help' shows its options. Without a subcommand: stat.\n");
 }

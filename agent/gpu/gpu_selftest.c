@@ -49,15 +49,16 @@ static int on_dump(void *ctx, uint64_t t0, uint64_t t1, const uint32_t *buf)
 static void print_report(const struct kbase_dev *d, const char *path, FILE *out)
 {
 	fprintf(out, "device:          %s\n", path);
-	fprintf(out, "interface:       %s, driver %s %u.%u%s%s\n", kbase_iface_name(d->iface), d->uk ? "UK" : "ioctl",
-		d->drv_major, d->drv_minor, d->uk ? ", " : "", d->uk ? d->uk->name : "");
-	fprintf(out, "GPU_ID:          0x%08x (product 0x%04x, r%up%u): Mali-%s (%s)\n", d->gpu_id, d->gpu_id >> 16,
-		d->gpu_id >> 12 & 0xf, d->gpu_id >> 4 & 0xff, d->fam->name, d->fam->arch);
+	fprintf(out, "interface:       %s, driver %s %u.%u%s%s\n", kbase_iface_name(d->iface),
+		d->uk ? "UK" : "ioctl", d->drv_major, d->drv_minor, d->uk ? ", " : "",
+		d->uk ? d->uk->name : "");
+	fprintf(out, "GPU_ID:          0x%08x (product 0x%04x, r%up%u): Mali-%s (%s)\n", d->gpu_id,
+		d->gpu_id >> 16, d->gpu_id >> 12 & 0xf, d->gpu_id >> 4 & 0xff, d->fam->name, d->fam->arch);
 	fprintf(out, "SHADER_PRESENT:  0x%llx (%d cores)\n", (unsigned long long)d->shader_present,
 		__builtin_popcountll(d->shader_present));
 	fprintf(out, "L2_PRESENT:      0x%llx; L2 slices %u\n", (unsigned long long)d->l2_present, d->num_l2);
-	fprintf(out, "L2_FEATURES:     0x%08x (line 2^%u bytes, size 2^%u bytes, bus %u bytes%s)\n", d->l2_features,
-		d->l2_features & 0xff, d->l2_features >> 16 & 0xff, d->bus_bytes,
+	fprintf(out, "L2_FEATURES:     0x%08x (line 2^%u bytes, size 2^%u bytes, bus %u bytes%s)\n",
+		d->l2_features, d->l2_features & 0xff, d->l2_features >> 16 & 0xff, d->bus_bytes,
 		mali_bus_bytes_from_l2_features(d->l2_features) ? "" : ": field 0, the family's default");
 	fprintf(out, "core groups:     %u:", d->ngroups);
 	for (unsigned g = 0; g < d->ngroups; g++)
@@ -79,8 +80,8 @@ static void take_dumps(struct kbase_dev *d, unsigned n, struct st *s)
 	uint64_t limit_ns = (uint64_t)n * 4 * d->interval_ns + 2000000000ull;
 	while (s->dumps < n) {
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		uint64_t spent = (uint64_t)(now.tv_sec - start.tv_sec) * 1000000000ull + (uint64_t)now.tv_nsec -
-				 (uint64_t)start.tv_nsec;
+		uint64_t spent = (uint64_t)(now.tv_sec - start.tv_sec) * 1000000000ull +
+				 (uint64_t)now.tv_nsec - (uint64_t)start.tv_nsec;
 		if (spent > limit_ns)
 			return;
 		if (d->iface == KBASE_IFACE_UK_DUMP) {
@@ -112,8 +113,9 @@ int gpu_selftest_main(int argc, char **argv, FILE *out)
 		else
 			bad = 1;
 		if (bad) {
-			fprintf(stderr, "usage: agent --gpu-selftest [--gpu-device PATH] [--gpu-interval US >= 100] "
-					"[--dumps N >= 2]\n");
+			fprintf(stderr,
+				"usage: agent --gpu-selftest [--gpu-device PATH] [--gpu-interval US >= 100] "
+				"[--dumps N >= 2]\n");
 			return EXIT_USAGE;
 		}
 		i++;
@@ -130,15 +132,17 @@ int gpu_selftest_main(int argc, char **argv, FILE *out)
 	take_dumps(&d, (unsigned)n, &s);
 	kbase_dev_close(&d);
 	double mean_us = s.dumps > 1 ? (double)(s.last_t1 - s.first_t1) / 1e3 / (s.dumps - 1) : 0;
-	fprintf(out, "dump sanity:     %u dumps (asked %lu), %.1f us apart (stated %u us); %u block headers with "
-		     "their enable mask, %u without; GPU_ACTIVE max %llu per dump, %u above %d per ns\n",
+	fprintf(out,
+		"dump sanity:     %u dumps (asked %lu), %.1f us apart (stated %u us); %u block headers with "
+		"their enable mask, %u without; GPU_ACTIVE max %llu per dump, %u above %d per ns\n",
 		s.dumps, n, mean_us, d.interval_ns / 1000, s.masked_blocks, s.unmasked_blocks,
 		(unsigned long long)s.active_max, s.implausible, GHZ_BOUND);
-	const char *why = s.dumps < n		  ? "dumps missing"
-			  : !s.masked_blocks	  ? "no block header carries an enable mask (layout, or a stale buffer)"
-			  : s.implausible	  ? "GPU_ACTIVE above the interval's cycles (layout or counter width)"
-			  : d.iface != KBASE_IFACE_UK_DUMP && (mean_us > 1.5 * d.interval_ns / 1e3 ||
-							      mean_us < 0.5 * d.interval_ns / 1e3)
+	const char *why = s.dumps < n ? "dumps missing"
+			  : !s.masked_blocks
+			      ? "no block header carries an enable mask (layout, or a stale buffer)"
+			  : s.implausible ? "GPU_ACTIVE above the interval's cycles (layout or counter width)"
+			  : d.iface != KBASE_IFACE_UK_DUMP &&
+				  (mean_us > 1.5 * d.interval_ns / 1e3 || mean_us < 0.5 * d.interval_ns / 1e3)
 			      ? "the reader's dumps are not at the stated interval (its timestamps)"
 			      : NULL;
 	if (why) {
@@ -146,7 +150,8 @@ int gpu_selftest_main(int argc, char **argv, FILE *out)
 		return 1;
 	}
 	if (!s.active_sum)
-		fprintf(out, "note: GPU_ACTIVE 0 in every dump: the GPU was idle; run a GPU program alongside to see the "
+		fprintf(out, "note: GPU_ACTIVE 0 in every dump: the GPU was idle; run a GPU program "
+			     "alongside to see the "
 			     "counts move\n");
 	fprintf(out, "selftest: ok\n");
 	return 0;

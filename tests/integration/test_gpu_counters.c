@@ -258,13 +258,15 @@ static void test_gpu_run_g71_reader_roofline(void **state)
 	 * two intervals) */
 	assert_true(tp_file_count(e->t.alog, "gpu counters: Mali-G71") >= 1);
 	assert_true(tp_file_count(e->t.alog, ", every 500 us") >= 1);
-	assert_true(tp_file_count(e->t.alog, "fake_kbase: SET_INTERVAL argument 500000 ns, reader dumps every "
-					     "500000 ns") >= 1);
-	assert_int_equal(tp_db_int(e->t.db,
-				   "SELECT (t1_ns - t0_ns + 500) / 1000 AS us FROM gpu_samples WHERE session_id=%lld "
-				   "GROUP BY us ORDER BY COUNT(DISTINCT t0_ns) DESC LIMIT 1",
-				   (long long)sid),
-			 500);
+	assert_true(tp_file_count(e->t.alog,
+				  "fake_kbase: SET_INTERVAL argument 500000 ns, reader dumps every "
+				  "500000 ns") >= 1);
+	assert_int_equal(
+	    tp_db_int(e->t.db,
+		      "SELECT (t1_ns - t0_ns + 500) / 1000 AS us FROM gpu_samples WHERE session_id=%lld "
+		      "GROUP BY us ORDER BY COUNT(DISTINCT t0_ns) DESC LIMIT 1",
+		      (long long)sid),
+	    500);
 }
 
 /* No device, or a driver that refuses: one line saying which and why, and
@@ -410,7 +412,8 @@ static void test_gpu_selftest_reports_driver(void **state)
 		skip();
 	}
 	write_script(e, "gpu g71mp8\niface ioctl\nrate jm 0 6 500000000\n");
-	char *args[] = {"--gpu-selftest", "--gpu-device", e->dev, "--gpu-interval", "2000", "--dumps", "5", NULL};
+	char *args[] = {"--gpu-selftest", "--gpu-device", e->dev, "--gpu-interval",
+			"2000",		  "--dumps",	  "5",	  NULL};
 	assert_int_equal(run_agent(e, args), 0);
 	assert_int_equal(tp_file_count(e->t.alog, "interface:       ioctl+reader, driver ioctl 11.0"), 1);
 	assert_int_equal(tp_file_count(e->t.alog, "SHADER_PRESENT:  0xff (8 cores)"), 1);
@@ -421,8 +424,9 @@ static void test_gpu_selftest_reports_driver(void **state)
 	assert_int_equal(tp_file_count(e->t.alog, " dumps (asked 5)"), 1);
 	assert_int_equal(tp_file_count(e->t.alog, "dumps missing"), 0);
 	assert_int_equal(tp_file_count(e->t.alog, "block headers with their enable mask, 0 without"), 1);
-	assert_int_equal(tp_file_count(e->t.alog, "fake_kbase: SET_INTERVAL argument 2000000 ns, reader dumps every "
-						  "2000000 ns"),
+	assert_int_equal(tp_file_count(e->t.alog,
+				       "fake_kbase: SET_INTERVAL argument 2000000 ns, reader dumps every "
+				       "2000000 ns"),
 			 1);
 	assert_int_equal(tp_file_count(e->t.alog, "selftest: ok"), 1);
 	write_script(e, "gpu t628mp6\niface t6xx\nrate jm 0 6 500000000\n");

@@ -113,7 +113,7 @@ void fake_kbase_cfg_t628mp6(struct fake_kbase_cfg *c)
 	/* kbase_gpuprops_construct_coherent_groups: one core group per L2_PRESENT
 	 * bit; with the L2 bits at 0 and 4 the groups are cores 0-3 and 4-5 */
 	c->l2_present = 0x11;
-	c->num_l2 = 1; /* kbase_gpuprops_calculate_props: num_l2_slices 1 but on T76x */
+	c->num_l2 = 1;		     /* kbase_gpuprops_calculate_props: num_l2_slices 1 but on T76x */
 	c->l2_features = 0x07120206; /* bus width 2^7 = 128 bits */
 	c->hw_version = 4;
 	c->euid = -1;

@@ -76,7 +76,7 @@ struct fake_kbase_stats {
 	unsigned faults;	 /* dumps that faulted (buffer not GPU-writable at dump_va) */
 	unsigned wedged;	 /* contexts closed stuck in setup (setup_in_progress, never complete) */
 	unsigned efaults;	 /* UK calls answered -EFAULT */
-	uint32_t interval_ns;	   /* the reader's dump interval, as the driver keeps it */
+	uint32_t interval_ns;	 /* the reader's dump interval, as the driver keeps it */
 	uint32_t set_interval_arg; /* the last SET_INTERVAL argument, read as the driver reads it */
 };
 struct fake_kbase_stats fake_kbase_stats(void);

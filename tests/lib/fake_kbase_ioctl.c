@@ -35,7 +35,8 @@ static int ioctl_ioctl(struct fake_ctx *c, unsigned long req, void *arg)
 			v->minor = v->minor < 13 ? v->minor : 13;
 		else
 			v->major = 11, v->minor = 13;
-		c->api_version = (uint32_t)v->major << 20 | v->minor | 1u << 31; /* non-zero: handshake done */
+		c->api_version =
+		    (uint32_t)v->major << 20 | v->minor | 1u << 31; /* non-zero: handshake done */
 		return 0;
 	}
 	if (req == KBASE_IOCTL_SET_FLAGS) {

@@ -159,7 +159,7 @@ static void *r5p0_mmap(struct fake_ctx *c, size_t len, int prot, int flags, off_
 		 * "(reg->flags & KBASE_REG_CPU_WR)" in manta's copy, "(reg->flags &
 		 * (KBASE_REG_CPU_WR|KBASE_REG_CPU_RD))" in the r5p0-02rel0 ones */
 		uint64_t wc_if = fake_cfg()->r5p0_02rel0 ? BASE_MEM_PROT_CPU_WR | BASE_MEM_PROT_CPU_RD
-							  : BASE_MEM_PROT_CPU_WR;
+							 : BASE_MEM_PROT_CPU_WR;
 		bool cached = (r->flags & MIDGARD_CACHED_CPU) || !(r->flags & wc_if);
 		if (!fake_region_map(r, len, cached, err))
 			return NULL;
@@ -174,4 +174,4 @@ static void *r5p0_mmap(struct fake_ctx *c, size_t len, int prot, int flags, off_
 }
 
 const struct fake_gen fake_gen_midgard_uk = {"midgard r5p0 (UK 7.0)", r5p0_ioctl, r5p0_mmap, 0,
-						 536 /* kbase_ioctl: CALL_MAX_SIZE */};
+					     536 /* kbase_ioctl: CALL_MAX_SIZE */};

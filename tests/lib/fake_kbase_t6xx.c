@@ -176,4 +176,4 @@ static void *t6xx_mmap(struct fake_ctx *c, size_t len, int prot, int flags, off_
 }
 
 const struct fake_gen fake_gen_t6xx = {"t6xx r3p0 (UK 3.0)", t6xx_ioctl, t6xx_mmap, 0,
-					   528 /* kbase_ioctl: "#define CALL_MAX_SIZE 528" */};
+				       528 /* kbase_ioctl: "#define CALL_MAX_SIZE 528" */};

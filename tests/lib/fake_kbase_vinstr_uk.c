@@ -109,4 +109,4 @@ static void *vinstr_mmap(struct fake_ctx *c, size_t len, int prot, int flags, of
 /* The reader of the first vinstr (mali_kbase_vinstr.c (C) 2011-2015,
  * kbasep_vinstr_hwcnt_reader_ioctl_set_interval: DUMPING_RESOLUTION, 500 us). */
 const struct fake_gen fake_gen_vinstr_uk = {"vinstr UK 10", vinstr_ioctl, vinstr_mmap, 500000u,
-						536 /* kbase_legacy_ioctl: CALL_MAX_SIZE */};
+					    536 /* kbase_legacy_ioctl: CALL_MAX_SIZE */};

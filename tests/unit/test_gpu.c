@@ -412,8 +412,9 @@ static int uk_open_setup(const struct fake_kbase_cfg *cfg, uint32_t flags, int *
 	struct kbase_uk_version_check v = {.major = 10};
 	assert_int_equal(uk(fd, &v, UKP_FUNC_ID_CHECK_VERSION, sizeof(v)), 0);
 	struct kbase_uk_set_flags f = {.create_flags = flags};
-	*set_flags_ret = uk(fd, &f, cfg->iface == FAKE_IFACE_T6XX ? KBASE_T6XX_FUNC_SET_FLAGS : KBASE_FUNC_SET_FLAGS,
-			    sizeof(f));
+	*set_flags_ret =
+	    uk(fd, &f, cfg->iface == FAKE_IFACE_T6XX ? KBASE_T6XX_FUNC_SET_FLAGS : KBASE_FUNC_SET_FLAGS,
+	       sizeof(f));
 	return fd;
 }
 
@@ -477,10 +478,11 @@ static void test_gpu_fake_uk_driver_details(void **state)
 		assert_int_equal(uk(fd, big, 999, call_max[k] + 1), -ENOTTY);
 		assert_int_equal(uk(fd, big, 999, call_max[k]), -EFAULT);
 		/* a tracking page of two pages is taken; a second one is refused */
-		void *t = fake_kbase_mmap(NULL, 8192, PROT_NONE, MAP_SHARED, fd, (off_t)BASE_MEM_MAP_TRACKING_HANDLE);
+		void *t = fake_kbase_mmap(NULL, 8192, PROT_NONE, MAP_SHARED, fd,
+					  (off_t)BASE_MEM_MAP_TRACKING_HANDLE);
 		assert_true(t != MAP_FAILED);
-		assert_true(fake_kbase_mmap(NULL, 4096, PROT_NONE, MAP_SHARED, fd, (off_t)BASE_MEM_MAP_TRACKING_HANDLE) ==
-			    MAP_FAILED);
+		assert_true(fake_kbase_mmap(NULL, 4096, PROT_NONE, MAP_SHARED, fd,
+					    (off_t)BASE_MEM_MAP_TRACKING_HANDLE) == MAP_FAILED);
 		assert_int_equal(errno, EFAULT);
 		fake_kbase_close(fd);
 	}
@@ -751,11 +753,12 @@ static void test_gpu_fake_reader_set_interval(void **state)
 		struct gpu_sampler *g = open_sampler(&cfg, MS);
 		int rfd = kbase_dev_poll_fd(gpu_sampler_dev(g));
 		assert_true(rfd >= 0);
-		assert_int_equal(fake_kbase_ioctl(rfd, KBASE_HWCNT_READER_SET_INTERVAL, (void *)(uintptr_t)50000), 0);
+		assert_int_equal(
+		    fake_kbase_ioctl(rfd, KBASE_HWCNT_READER_SET_INTERVAL, (void *)(uintptr_t)50000), 0);
 		assert_int_equal(fake_kbase_stats().set_interval_arg, 50000);
 		assert_int_equal(fake_kbase_stats().interval_ns, min[k]);
-		assert_int_equal(fake_kbase_ioctl(rfd, KBASE_HWCNT_READER_SET_INTERVAL, (void *)(uintptr_t)3000000),
-				 0);
+		assert_int_equal(
+		    fake_kbase_ioctl(rfd, KBASE_HWCNT_READER_SET_INTERVAL, (void *)(uintptr_t)3000000), 0);
 		assert_int_equal(fake_kbase_stats().interval_ns, 3000000);
 		gpu_sampler_close(g);
 	}
@@ -784,7 +787,8 @@ static uint32_t raw_dump_gpu_active(const struct fake_kbase_cfg *cfg, uint32_t f
 	assert_int_equal(ukc(fd, &v, UKP_FUNC_ID_CHECK_VERSION, sizeof(v)), 0);
 	struct kbase_uk_set_flags f = {0};
 	assert_int_equal(ukc(fd, &f, t6xx ? KBASE_T6XX_FUNC_SET_FLAGS : KBASE_FUNC_SET_FLAGS, sizeof(f)), 0);
-	void *track = fake_kbase_mmap(NULL, 4096, PROT_NONE, MAP_SHARED, fd, (off_t)BASE_MEM_MAP_TRACKING_HANDLE);
+	void *track =
+	    fake_kbase_mmap(NULL, 4096, PROT_NONE, MAP_SHARED, fd, (off_t)BASE_MEM_MAP_TRACKING_HANDLE);
 	assert_true(track != MAP_FAILED);
 	uint64_t off, out_flags = 0;
 	if (t6xx) {
@@ -811,7 +815,8 @@ static uint32_t raw_dump_gpu_active(const struct fake_kbase_cfg *cfg, uint32_t f
 	fake_kbase_activity(BASE, BASE + MS, FAKE_JM, 0, 6, 777);
 	fake_kbase_set_time(BASE + MS);
 	struct kbase_uk_hwcnt_simple h = {0};
-	assert_int_equal(ukc(fd, &h, t6xx ? KBASE_T6XX_FUNC_HWCNT_DUMP : KBASE_FUNC_HWCNT_DUMP, sizeof(h)), 0);
+	assert_int_equal(ukc(fd, &h, t6xx ? KBASE_T6XX_FUNC_HWCNT_DUMP : KBASE_FUNC_HWCNT_DUMP, sizeof(h)),
+			 0);
 	assert_int_equal(fake_kbase_stats().dumps, 1);
 	uint32_t got = m[7 * 64 + 6];
 	struct kbase_uk_hwcnt_setup off_s = {0};
