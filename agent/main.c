@@ -10,13 +10,19 @@
 #include "feature_report.h"
 #include "frame.h"
 #include "generated/config.h"
+#include "gpu/gpu_selftest.h"
 #include "log.h"
 #include "sysinfo.h"
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: agent [SUBCOMMAND] --collector HOST:PORT [options] [-p PID | -a | -- CMD [ARGS...]]\n"
-		     "       agent --version | --features | --help\n\n");
+	fprintf(out,
+		"usage: agent [SUBCOMMAND] --collector HOST:PORT [options] [-p PID | -a | -- CMD [ARGS...]]\n"
+		"       agent --version | --features | --help\n"
+#ifdef CONFIG_AGENT_MALI
+		"       agent --gpu-selftest [--gpu-device PATH] [--gpu-interval US] [--dumps N]\n"
+#endif
+		"\n");
 	agent_commands_help(out);
 	fprintf(out, "\n'agent SUBCOMMAND --help' shows its options. Without a subcommand: stat.\n");
 }
@@ -35,6 +41,10 @@ int main(int argc, char **argv)
 			feature_report_print(stdout);
 			return 0;
 		}
+#ifdef CONFIG_AGENT_MALI
+		if (strcmp(argv[1], "--gpu-selftest") == 0)
+			return gpu_selftest_main(argc - 1, argv + 1, stdout);
+#endif
 		if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 			usage(stdout);
 			return 0;

@@ -10,7 +10,8 @@
 const char gpu_cli_help[] =
     "  --gpu                  also read the Mali GPU's hardware counters (kbase driver), dumped every\n"
     "                         --gpu-interval and attributed to OpenCL kernels by the collector\n"
-    "  --gpu-interval US      microseconds between counter dumps (default 1000, min 100)\n"
+    "  --gpu-interval US      microseconds between counter dumps (default 1000, min 100;\n"
+    "                         the driver's hwcnt reader: min 500)\n"
     "  --gpu-device PATH      the kbase device node (default $PROF_MALI_DEVICE or /dev/mali0)\n";
 
 int gpu_cli_option(struct gpu_cli *c, int opt, const char *arg)
@@ -49,8 +50,12 @@ int gpu_cli_start(struct gpu_cli *c, struct session *s, struct loop *l)
 		c->g = NULL;
 		return 0;
 	}
-	log_info("gpu counters: %s, every %u us", gpu_sampler_dev(c->g)->desc,
-		 c->interval_us ? c->interval_us : GPU_DEFAULT_INTERVAL_NS / 1000);
+	const struct kbase_dev *d = gpu_sampler_dev(c->g);
+	if (c->interval_us && d->interval_ns != c->interval_us * 1000u)
+		log_warn("gpu counters: the driver's reader dumps at most every %u us; --gpu-interval %u "
+			 "raised to it",
+			 d->interval_ns / 1000, c->interval_us);
+	log_info("gpu counters: %s, every %u us", d->desc, d->interval_ns / 1000);
 	if (gpu_sampler_attach(c->g, s, l) < 0) {
 		log_warn("gpu counters: cannot attach to the loop; the session goes on without them");
 		gpu_sampler_close(c->g);

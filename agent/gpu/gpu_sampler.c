@@ -43,6 +43,7 @@ int gpu_sampler_open(struct gpu_sampler **out, const struct gpu_sampler_opts *o,
 		free(g);
 		return rc;
 	}
+	g->interval_ns = g->dev.interval_ns; /* the reader may dump less often than asked */
 	g->rows.ncols = g->dev.fam->ncounters;
 	g->rows.values = calloc(GPU_MAX_ROWS * g->rows.ncols, sizeof(uint64_t));
 	if (!g->rows.values) {

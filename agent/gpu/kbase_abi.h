@@ -122,6 +122,7 @@ struct kbase_uk_mem_alloc {
 	uint8_t padding[6];
 };
 #define BASE_MEM_PROT_CPU_RD (1u << 0)
+#define BASE_MEM_PROT_CPU_WR (1u << 1)
 #define BASE_MEM_PROT_GPU_WR (1u << 3)
 struct kbase_uk_hwcnt_setup {
 	union kbase_uk_header header;

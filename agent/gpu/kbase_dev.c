@@ -162,10 +162,10 @@ static int props_ioctl(struct kbase_dev *d, char *err, size_t errlen)
 			    ((uint32_t)prop_get(buf, len, KBASE_GPUPROP_MAJOR_REVISION, NULL) & 0xf) << 12 |
 			    ((uint32_t)prop_get(buf, len, KBASE_GPUPROP_MINOR_REVISION, NULL) & 0xff) << 4;
 	d->shader_present = prop_get(buf, len, KBASE_GPUPROP_RAW_SHADER_PRESENT, NULL);
+	d->l2_present = prop_get(buf, len, KBASE_GPUPROP_RAW_L2_PRESENT, NULL);
 	d->num_l2 = (unsigned)prop_get(buf, len, KBASE_GPUPROP_L2_NUM_L2_SLICES, NULL);
 	if (!d->num_l2)
-		d->num_l2 =
-		    (unsigned)__builtin_popcountll(prop_get(buf, len, KBASE_GPUPROP_RAW_L2_PRESENT, NULL));
+		d->num_l2 = (unsigned)__builtin_popcountll(d->l2_present);
 	d->l2_features = (uint32_t)prop_get(buf, len, KBASE_GPUPROP_RAW_L2_FEATURES, NULL);
 	d->ngroups = (unsigned)prop_get(buf, len, KBASE_GPUPROP_COHERENCY_NUM_CORE_GROUPS, NULL);
 	if (d->ngroups > MALI_MAX_GROUPS)
@@ -181,6 +181,7 @@ static void props_from_raw(struct kbase_dev *d, uint32_t product_id, uint8_t num
 {
 	d->gpu_id = r->gpu_id ? r->gpu_id : product_id << 16;
 	d->shader_present = r->shader_present;
+	d->l2_present = r->l2_present;
 	d->num_l2 = num_l2_slices ? num_l2_slices : (unsigned)__builtin_popcountll(r->l2_present);
 	d->l2_features = r->l2_features;
 	d->ngroups = c->num_core_groups > MALI_MAX_GROUPS ? MALI_MAX_GROUPS : c->num_core_groups;
@@ -232,7 +233,17 @@ static int reader_setup(struct kbase_dev *d, uint32_t interval_ns, char *err, si
 		return fail(err, errlen, -errno, "hwcnt reader mmap of %zu bytes: %s", d->map_len,
 			    strerror(errno));
 	d->map = m;
-	rc = xioctl(d, d->rfd, KBASE_HWCNT_READER_SET_INTERVAL, &interval_ns);
+	/* The interval goes by value: every vinstr release dispatches it as
+	 * kbasep_vinstr_hwcnt_reader_ioctl_set_interval(cli, (u32)arg)
+	 * (mali_kbase_vinstr.c, kbasep_vinstr_hwcnt_reader_ioctl, 2011-2015 and
+	 * 2011-2019), as gator and HWCPipe pass it. The 2011-2015 vinstr raises
+	 * an interval under DUMPING_RESOLUTION (500 us) to it, the later one
+	 * under DUMP_INTERVAL_MIN_NS (100 us): asking for at least 500 us makes
+	 * the interval stated here the one every release dumps at. */
+	if (interval_ns < KBASE_READER_MIN_INTERVAL_NS)
+		interval_ns = KBASE_READER_MIN_INTERVAL_NS;
+	d->interval_ns = interval_ns;
+	rc = xioctl(d, d->rfd, KBASE_HWCNT_READER_SET_INTERVAL, (void *)(uintptr_t)interval_ns);
 	if (rc < 0)
 		return fail(err, errlen, rc, "hwcnt reader SET_INTERVAL %u ns: %s", interval_ns,
 			    strerror(-rc));
@@ -259,8 +270,26 @@ static int hwcnt_refused(struct kbase_dev *d, int rc, char *err, size_t errlen)
 		    strerror(-rc));
 }
 
-/* The dump buffer of the UK drivers before vinstr: allocate CPU-readable,
- * GPU-writable pages, map them, give their GPU address to HWCNT_SETUP. */
+/* The dump buffer's flags: GPU-writable, and CPU-readable *and* -writable so
+ * that every generation maps it uncached (write-combine), and a read after
+ * HWCNT_DUMP sees what the GPU wrote, not lines the CPU cached before:
+ *  - t6xx r3p0 (src/linux/mali_kbase_mem_linux.c, kbase_cpu_mmap): every
+ *    region without KBASE_REG_CPU_CACHED is mapped pgprot_writecombine;
+ *    CPU_CACHED comes only from both BASE_MEM_HINT_CPU_RD and _WR
+ *    (mali_kbase_cache_policy.c, kbase_cache_enabled);
+ *  - Midgard r5p0 as in LineageOS android_kernel_samsung_manta
+ *    (midgard/mali_kbase_mem_linux.c, kbase_cpu_mmap): write-combine only
+ *    "if (!(reg->flags & KBASE_REG_CPU_CACHED) && (reg->flags &
+ *    KBASE_REG_CPU_WR))": a CPU-read-only buffer is mapped cacheable there;
+ *  - r5p0-02rel0 and later Midgard copies (kbase_cpu_mmap): write-combine
+ *    with KBASE_REG_CPU_WR or _RD; CPU_CACHED only from BASE_MEM_CACHED_CPU
+ *    (kbase_cache_enabled).
+ * No cache flag or hint is asked for, and the mapping stays PROT_READ (the
+ * driver refuses VM_WRITE only without CPU_WR: kbase_mmap). */
+#define DUMP_BUFFER_FLAGS (BASE_MEM_PROT_CPU_RD | BASE_MEM_PROT_CPU_WR | BASE_MEM_PROT_GPU_WR)
+
+/* The dump buffer of the UK drivers before vinstr: allocate it, map it, give
+ * its GPU address to HWCNT_SETUP. */
 static int uk_dump_setup(struct kbase_dev *d, size_t bytes, char *err, size_t errlen)
 {
 	size_t pages = (bytes + 4095) / 4096;
@@ -281,13 +310,13 @@ static int uk_dump_setup(struct kbase_dev *d, size_t bytes, char *err, size_t er
 	if (d->uk->t6xx) {
 		struct kbase_uk_t6xx_tmem_alloc a = {0};
 		a.vsize = a.psize = (uint32_t)pages;
-		a.flags = BASE_MEM_PROT_CPU_RD | BASE_MEM_PROT_GPU_WR;
+		a.flags = DUMP_BUFFER_FLAGS;
 		rc = uk_call(d, &a, d->uk->mem_alloc, sizeof(a));
 		off = a.gpu_addr;
 	} else {
 		struct kbase_uk_mem_alloc a = {0};
 		a.va_pages = a.commit_pages = pages;
-		a.flags = BASE_MEM_PROT_CPU_RD | BASE_MEM_PROT_GPU_WR;
+		a.flags = DUMP_BUFFER_FLAGS;
 		rc = uk_call(d, &a, d->uk->mem_alloc, sizeof(a));
 		off = a.gpu_va;
 		flags_out = a.flags;
@@ -444,6 +473,7 @@ int kbase_dev_open(struct kbase_dev *d, const char *path, const struct kbase_sys
 	memset(d, 0, sizeof(*d));
 	d->sys = sys ? sys : &kbase_sys_libc;
 	d->rfd = -1;
+	d->interval_ns = interval_ns; /* the agent's own timer (UK dump); the reader's: reader_setup */
 	int rc = open_node(d, path, err, errlen);
 	if (rc < 0)
 		return rc;
@@ -548,8 +578,8 @@ int kbase_dev_read(struct kbase_dev *d, kbase_sample_fn cb, void *ctx)
 int kbase_dev_dump(struct kbase_dev *d, kbase_sample_fn cb, void *ctx)
 {
 	if (d->iface != KBASE_IFACE_UK_DUMP) {
-		uint32_t unused = 0;
-		int rc = xioctl(d, d->rfd, KBASE_HWCNT_READER_DUMP, &unused);
+		/* kbasep_vinstr_hwcnt_reader_ioctl: DUMP does not read its argument */
+		int rc = xioctl(d, d->rfd, KBASE_HWCNT_READER_DUMP, NULL);
 		if (rc < 0)
 			return rc;
 		return kbase_dev_read(d, cb, ctx);

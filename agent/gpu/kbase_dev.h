@@ -40,6 +40,9 @@ enum kbase_iface {
 const char *kbase_iface_name(enum kbase_iface i);
 
 #define KBASE_READER_BUFFERS 16
+/* The shortest reader interval every vinstr release keeps as asked
+ * (mali_kbase_vinstr.c 2011-2015: DUMPING_RESOLUTION). */
+#define KBASE_READER_MIN_INTERVAL_NS 500000u
 
 /* A generation of the UK interface: the function ids and struct sizes differ
  * between the t6xx r3p0 driver (UK 3.0) and the Midgard r4p0..r15 drivers. */
@@ -60,7 +63,7 @@ struct kbase_dev {
 	const struct kbase_uk_gen *uk; /* UK generation (ids, struct sizes), NULL on ioctl */
 	uint16_t drv_major, drv_minor;
 	uint32_t gpu_id;
-	uint64_t shader_present;
+	uint64_t shader_present, l2_present;
 	unsigned num_l2, ngroups;
 	uint64_t group_mask[MALI_MAX_GROUPS];
 	uint32_t l2_features;
@@ -74,6 +77,7 @@ struct kbase_dev {
 	uint64_t dump_va;     /* UK dump: the GPU address given to HWCNT_SETUP */
 	bool hwcnt_on;	      /* UK dump: counters enabled (disabled again at close) */
 	uint32_t buf_bytes, buf_count;
+	uint32_t interval_ns; /* between dumps: the reader's (as the driver reads it) or the agent's timer */
 	int64_t raw_to_mono; /* mono = raw + raw_to_mono */
 	uint64_t last_ns; /* end of the last sample (start of the next) */
 	uint64_t dumps, late_dumps;

@@ -31,6 +31,19 @@ __attribute__((constructor)) static void fake_init(void)
 	}
 }
 
+/* What the reader's SET_INTERVAL argument reads as, the driver's way, and
+ * the interval the fake dumps at: one line at exit when the agent set one up
+ * (tests/integration/test_gpu_counters.c compares it with the agent's). */
+__attribute__((destructor)) static void fake_fini(void)
+{
+	if (!loaded)
+		return;
+	struct fake_kbase_stats s = fake_kbase_stats();
+	if (s.opens && s.set_interval_arg)
+		fprintf(stderr, "fake_kbase: SET_INTERVAL argument %u ns, reader dumps every %u ns\n",
+			s.set_interval_arg, s.interval_ns);
+}
+
 static void *next(const char *name)
 {
 	return dlsym(RTLD_NEXT, name);

@@ -251,6 +251,22 @@ static void test_gpu_run_g71_reader_roofline(void **state)
 	assert_true(num(json, "dumps") >= 10);
 	check_dot(json, "matmul", 5.0, 16);
 	free(json);
+	/* The interval the agent states is the one the driver reads (by value:
+	 * kbasep_vinstr_hwcnt_reader_ioctl_set_interval(cli, (u32)arg)), and the
+	 * stored dump intervals are that long (the most common length: a dump the
+	 * fake drops when the agent leaves its 16 buffers full makes one row of
+	 * two intervals) */
+	assert_true(tp_file_count(e->t.alog, "gpu counters: Mali-G71") >= 1);
+	assert_true(tp_file_count(e->t.alog, ", every 500 us") >= 1);
+	assert_true(tp_file_count(e->t.alog,
+				  "fake_kbase: SET_INTERVAL argument 500000 ns, reader dumps every "
+				  "500000 ns") >= 1);
+	assert_int_equal(
+	    tp_db_int(e->t.db,
+		      "SELECT (t1_ns - t0_ns + 500) / 1000 AS us FROM gpu_samples WHERE session_id=%lld "
+		      "GROUP BY us ORDER BY COUNT(DISTINCT t0_ns) DESC LIMIT 1",
+		      (long long)sid),
+	    500);
 }
 
 /* No device, or a driver that refuses: one line saying which and why, and
@@ -385,6 +401,51 @@ static void test_gpu_stat_uk_generations(void **state)
 }
 
 /* agent --features says what it found: the GPU, or why there is none. */
+/* agent --gpu-selftest: what the driver reports and a few dumps' sanity, on
+ * the ioctl reader (G71) and the t6xx r3p0 UK dump buffer (T628: the two core
+ * groups of L2_PRESENT 0x11); a missing device fails in one line. */
+static void test_gpu_selftest_reports_driver(void **state)
+{
+	struct env *e = *state;
+	if (no_fake) {
+		fprintf(stderr, "skipped: %s\n", no_fake);
+		skip();
+	}
+	write_script(e, "gpu g71mp8\niface ioctl\nrate jm 0 6 500000000\n");
+	char *args[] = {"--gpu-selftest", "--gpu-device", e->dev, "--gpu-interval",
+			"2000",		  "--dumps",	  "5",	  NULL};
+	assert_int_equal(run_agent(e, args), 0);
+	assert_int_equal(tp_file_count(e->t.alog, "interface:       ioctl+reader, driver ioctl 11.0"), 1);
+	assert_int_equal(tp_file_count(e->t.alog, "SHADER_PRESENT:  0xff (8 cores)"), 1);
+	assert_int_equal(tp_file_count(e->t.alog, "L2_PRESENT:      0x1; L2 slices 2"), 1);
+	assert_int_equal(tp_file_count(e->t.alog, "core groups:     1: 0xff"), 1);
+	assert_int_equal(tp_file_count(e->t.alog, "the driver's reader every 2000 us"), 1);
+	/* a poll may find two dumps ready: at least the 5 asked for */
+	assert_int_equal(tp_file_count(e->t.alog, " dumps (asked 5)"), 1);
+	assert_int_equal(tp_file_count(e->t.alog, "dumps missing"), 0);
+	assert_int_equal(tp_file_count(e->t.alog, "block headers with their enable mask, 0 without"), 1);
+	assert_int_equal(tp_file_count(e->t.alog,
+				       "fake_kbase: SET_INTERVAL argument 2000000 ns, reader dumps every "
+				       "2000000 ns"),
+			 1);
+	assert_int_equal(tp_file_count(e->t.alog, "selftest: ok"), 1);
+	write_script(e, "gpu t628mp6\niface t6xx\nrate jm 0 6 500000000\n");
+	assert_int_equal(run_agent(e, args), 0);
+	assert_int_equal(tp_file_count(e->t.alog, "driver UK 3.0, t6xx r3p0"), 1);
+	assert_int_equal(tp_file_count(e->t.alog, "L2_PRESENT:      0x11; L2 slices 1"), 1);
+	assert_int_equal(tp_file_count(e->t.alog, "core groups:     2: 0xf 0x30"), 1);
+	assert_int_equal(tp_file_count(e->t.alog, "dump layout:     v4, 10 blocks, 4096 bytes"), 1);
+	assert_int_equal(tp_file_count(e->t.alog, "the agent's HWCNT_DUMP every 2000 us"), 1);
+	assert_int_equal(tp_file_count(e->t.alog, " dumps (asked 5)"), 2);
+	assert_true(tp_file_count(e->t.alog, "sanity:     5 dumps (asked 5)") >= 1); /* one per HWCNT_DUMP */
+	assert_int_equal(tp_file_count(e->t.alog, "50 block headers with their enable mask, 0 without"), 1);
+	assert_int_equal(tp_file_count(e->t.alog, "selftest: ok"), 2);
+	write_script(e, "gpu g71mp8\nmissing\n");
+	assert_int_equal(run_agent(e, args), 1);
+	assert_int_equal(tp_file_count(e->t.alog, "does not exist (no kbase driver)"), 1);
+	assert_int_equal(tp_file_count(e->t.alog, "selftest: FAILED (the device did not open)"), 1);
+}
+
 static void test_gpu_features_report_device(void **state)
 {
 	struct env *e = *state;
@@ -419,6 +480,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_gpu_stat_stores_counters, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_gpu_stat_uk_generations, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_gpu_features_report_device, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_gpu_selftest_reports_driver, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, group_setup, NULL);
 }

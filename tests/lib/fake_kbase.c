@@ -56,7 +56,9 @@ static struct {
 	struct kbase_hwcnt_reader_metadata ready[NBUF];
 	unsigned nready, head;
 	bool busy[NBUF];
-	bool hold, reader_on;
+	bool taken; /* a buffer handed out by GET_BUFFER, not yet put back */
+	uint32_t taken_idx;
+	bool hold, reader_on, manual;
 	/* mappings handed out */
 	struct {
 		void *p;
@@ -108,10 +110,10 @@ void fake_kbase_cfg_t628mp6(struct fake_kbase_cfg *c)
 	c->path = "/dev/mali0";
 	c->gpu_id = 0x06201000; /* T62x r1p0 */
 	c->shader_present = 0x3f;
-	c->num_l2 = 1;
-	c->ngroups = 2;
-	c->group_mask[0] = 0x0f;
-	c->group_mask[1] = 0x30;
+	/* kbase_gpuprops_construct_coherent_groups: one core group per L2_PRESENT
+	 * bit; with the L2 bits at 0 and 4 the groups are cores 0-3 and 4-5 */
+	c->l2_present = 0x11;
+	c->num_l2 = 1;		     /* kbase_gpuprops_calculate_props: num_l2_slices 1 but on T76x */
 	c->l2_features = 0x07120206; /* bus width 2^7 = 128 bits */
 	c->hw_version = 4;
 	c->euid = -1;
@@ -124,9 +126,8 @@ void fake_kbase_cfg_g71mp8(struct fake_kbase_cfg *c)
 	c->path = "/dev/mali0";
 	c->gpu_id = 0x60000010; /* tMIx r0p1 */
 	c->shader_present = 0xff;
-	c->num_l2 = 2;
-	c->ngroups = 1;
-	c->group_mask[0] = 0xff;
+	c->l2_present = 0x1; /* one core group */
+	c->num_l2 = 2;	     /* later drivers: num_l2_slices = MEM_FEATURES[11:8] + 1 */
 	c->l2_features = 0x07130206;
 	c->hw_version = 5;
 	c->euid = -1;
@@ -217,8 +218,11 @@ int fake_kbase_munmap(void *addr, size_t len)
 			munmap(addr, F.maps[i].len);
 			/* the CPU mapping of a region is gone (the GPU's stays until free) */
 			for (unsigned r = 0; r < F.ctx.nreg; r++)
-				if (F.ctx.reg[r].cpu == addr)
+				if (F.ctx.reg[r].cpu == addr) {
 					F.ctx.reg[r].cpu = NULL;
+					fake_kbase_munmap(F.ctx.reg[r].mem, 0);
+					F.ctx.reg[r].mem = NULL;
+				}
 			if (F.ctx.tracking == addr)
 				F.ctx.tracking = NULL;
 			if (F.ring == addr)
@@ -226,6 +230,18 @@ int fake_kbase_munmap(void *addr, size_t len)
 			return 0;
 		}
 	return -1;
+}
+
+void *fake_region_map(struct fake_region *r, size_t len, bool cpu_cached, int *err)
+{
+	(void)len; /* the whole region is mapped (the fakes check len against it) */
+	r->cpu = fake_pages(r->pages * 4096);
+	r->mem = r->cpu && cpu_cached ? fake_pages(r->pages * 4096) : NULL;
+	if (!r->cpu || (cpu_cached && !r->mem)) {
+		*err = ENOMEM;
+		return NULL;
+	}
+	return r->cpu;
 }
 
 /* ---- the counter model: value of a counter accumulated over (t0, t] */
@@ -249,11 +265,32 @@ static double cumulative(unsigned block, unsigned inst, unsigned word, uint64_t 
 	return v;
 }
 
+/* The core groups the driver reports: kbase_gpuprops_construct_coherent_groups
+ * (mali_kbase_gpuprops.c, the t6xx tree's src/common/ and the Midgard ones):
+ * num_core_groups = hweight64(l2_present); with GROUPS_L2_COHERENT (the job
+ * manager GPUs here) group n holds the shader_present bits from the nth
+ * L2_PRESENT bit up to the next: group_mask = (first_set - 1) &
+ * ~(first_set_prev - 1), core_mask = group_mask & shader_present. */
+unsigned fake_core_groups(uint64_t mask[FAKE_MAX_GROUPS])
+{
+	uint64_t present = F.cfg.l2_present;
+	uint64_t first = present & ~(present - 1);
+	unsigned n = 0;
+	while (present && n < FAKE_MAX_GROUPS) {
+		present -= first;
+		uint64_t prev = first;
+		first = present & ~(present - 1);
+		mask[n++] = (first - 1) & ~(prev - 1) & F.cfg.shader_present;
+	}
+	return n;
+}
+
 /* Block placement, per the driver sources (independent of agent/gpu/mali_gpu.c). */
 static size_t nblocks_total(void)
 {
+	uint64_t groups[FAKE_MAX_GROUPS];
 	if (F.cfg.hw_version == 4)
-		return (size_t)F.cfg.ngroups * 8;
+		return (size_t)fake_core_groups(groups) * 8;
 	return 2 + F.cfg.num_l2 + (size_t)(64 - __builtin_clzll(F.cfg.shader_present));
 }
 
@@ -268,6 +305,8 @@ static size_t nblocks_total(void)
 static void fill(uint32_t *buf, uint64_t t_prev, uint64_t t)
 {
 	size_t nb = nblocks_total();
+	uint64_t groups[FAKE_MAX_GROUPS];
+	fake_core_groups(groups);
 	memset(buf, 0, nb * 256);
 	for (size_t b = 0; b < nb; b++) {
 		unsigned type = 0, inst = 0;
@@ -278,7 +317,7 @@ static void fill(uint32_t *buf, uint64_t t_prev, uint64_t t)
 				type = FAKE_SC;
 				present = false;
 				for (unsigned k = 0; k < 64; k++)
-					if ((F.cfg.group_mask[g] >> k & 1) && k % 4 == slot)
+					if ((groups[g] >> k & 1) && k % 4 == slot)
 						present = true, inst = k;
 			} else if (slot == 4) {
 				type = FAKE_TILER, present = g == 0;
@@ -338,9 +377,11 @@ int fake_hwcnt_enable(struct fake_ctx *c, uint64_t dump_va)
 
 int fake_hwcnt_disable(struct fake_ctx *c)
 {
-	/* kbase_instr_hwcnt_disable: not enabled, or another context's: nothing */
+	/* kbase_instr_hwcnt_disable (manta r5p0 mali_kbase_instr.c): "Instrumentation
+	 * is not enabled" / "Instrumentation has been setup for another context":
+	 * goto out with err = MALI_ERROR_FUNCTION_FAILED */
 	if (F.hwcnt == FAKE_HWCNT_DISABLED || F.hwcnt_kctx != c)
-		return 0;
+		return -1;
 	F.hwcnt = FAKE_HWCNT_DISABLED;
 	F.hwcnt_kctx = NULL;
 	F.hwcnt_addr = 0;
@@ -357,7 +398,10 @@ static uint8_t *gpu_target(struct fake_ctx *c, uint64_t va, size_t bytes)
 		const struct fake_region *g = &c->reg[r];
 		if (!g->gpu_va || !g->gpu_wr || va < g->gpu_va || va + bytes > g->gpu_va + g->pages * 4096)
 			continue;
-		return g->cpu ? g->cpu + (va - g->gpu_va) : NULL;
+		if (!g->cpu)
+			return NULL;
+		/* memory, which the CPU sees only through an uncached mapping */
+		return (g->mem ? g->mem : g->cpu) + (va - g->gpu_va);
 	}
 	return NULL;
 }
@@ -391,7 +435,10 @@ int fake_hwcnt_clear(struct fake_ctx *c)
 	return 0;
 }
 
-/* ---- the hwcnt reader (mali_kbase_vinstr.c): periodic dumps into a ring */
+/* ---- the hwcnt reader (mali_kbase_vinstr.c): periodic dumps into a ring;
+ * each buffer's metadata: the dump's timestamp (CLOCK_MONOTONIC_RAW:
+ * kbasep_vinstr_timestamp_ns -> getrawmonotonic), event PERIODIC (1) or
+ * MANUAL (0, the DUMP request), the buffer index */
 static void produce(void)
 {
 	if (!F.reader_on || !F.ring || F.interval_ns == 0)
@@ -404,7 +451,11 @@ static void produce(void)
 				idx = i;
 				break;
 			}
-		if (idx == NBUF) { /* ring full: the driver drops the dump, counts carry to the next */
+		/* kbasep_vinstr_client_dump: "Check if there is a place to copy HWC
+		 * block into" (-EBUSY, 2011-2019; the 2011-2015 update_client the
+		 * same): no buffer, and the counts stay in the client's accumulator
+		 * for its next dump */
+		if (idx == NBUF) {
 			F.st.dropped++;
 			F.next_dump += F.interval_ns;
 			continue;
@@ -412,7 +463,7 @@ static void produce(void)
 		fill((uint32_t *)(F.ring + (size_t)idx * F.buf_bytes), F.last_reset, F.next_dump);
 		F.busy[idx] = true;
 		F.ready[(F.head + F.nready) % NBUF] =
-		    (struct kbase_hwcnt_reader_metadata){F.next_dump, 1, idx};
+		    (struct kbase_hwcnt_reader_metadata){F.next_dump, F.manual ? 0u : 1u, idx};
 		F.nready++;
 		F.st.dumps++;
 		F.last_reset = F.next_dump;
@@ -420,26 +471,36 @@ static void produce(void)
 	}
 }
 
+/* kbasep_vinstr_hwcnt_reader_ioctl_dump: a dump now, event
+ * BASE_HWCNT_READER_EVENT_MANUAL (0). Not modelled: a dump at the very time
+ * of the last one (the driver hands out a buffer of zeros; the fake none). */
 static int manual_dump(void)
 {
 	uint64_t now = fake_kbase_now();
 	if (now <= F.last_reset)
 		return 0;
+	F.manual = true;
 	uint32_t saved = F.interval_ns;
 	uint64_t saved_next = F.next_dump;
 	F.next_dump = now;
 	F.interval_ns = 1;
 	produce();
+	F.manual = false;
 	F.interval_ns = saved;
 	F.next_dump = saved_next > now ? saved_next : now + saved;
 	return 0;
 }
 
-int fake_reader_create(void)
+int fake_reader_create(uint32_t buffer_count)
 {
 	if (F.cfg.refuse_setup_errno)
 		return -F.cfg.refuse_setup_errno;
-	if (F.reader_fd >= 0)
+	/* kbase_vinstr_hwcnt_reader_setup: "(setup->buffer_count == 0) ||
+	 * (setup->buffer_count > MAX_BUFFER_COUNT)" (32): -EINVAL. The fake's
+	 * ring has NBUF buffers whatever the count (the agent asks for 16). */
+	if (buffer_count == 0 || buffer_count > 32)
+		return -EINVAL;
+	if (F.reader_fd >= 0) /* one reader at a time in this fake (the drivers take several) */
 		return -EBUSY;
 	F.reader_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	F.buf_bytes = (uint32_t)(nblocks_total() * 256);
@@ -450,21 +511,34 @@ int fake_reader_create(void)
 	return F.reader_fd;
 }
 
+/* kbasep_vinstr_hwcnt_reader_ioctl (mali_kbase_vinstr.c, (C) 2011-2015 and
+ * 2011-2019 alike where not said). */
 static int reader_ioctl(unsigned long req, void *arg)
 {
 	produce();
 	switch (req) {
-	case KBASE_HWCNT_READER_GET_API_VERSION:
+	case KBASE_HWCNT_READER_GET_API_VERSION: /* put_user(HWCNT_READER_API, ..) */
 		*(uint32_t *)arg = KBASE_HWCNT_READER_API;
 		return 0;
-	case KBASE_HWCNT_READER_GET_HWVER:
+	case KBASE_HWCNT_READER_GET_HWVER: /* kbasep_vinstr_hwcnt_reader_ioctl_get_hwver: 4 or 5 */
 		*(uint32_t *)arg = F.cfg.hw_version;
 		return 0;
-	case KBASE_HWCNT_READER_GET_BUFFER_SIZE:
+	case KBASE_HWCNT_READER_GET_BUFFER_SIZE: /* put_user(dump_size / dump_buf_bytes, ..) */
 		*(uint32_t *)arg = F.buf_bytes;
 		return 0;
 	case KBASE_HWCNT_READER_SET_INTERVAL: {
-		uint32_t iv = *(uint32_t *)arg;
+		/* kbasep_vinstr_hwcnt_reader_ioctl: "case KBASE_HWCNT_READER_SET_INTERVAL:
+		 * kbasep_vinstr_hwcnt_reader_ioctl_set_interval(cli, (u32)arg)": the
+		 * argument is the interval itself, never read through */
+		uint32_t iv = (uint32_t)(uintptr_t)arg;
+		F.st.set_interval_arg = iv;
+		/* kbasep_vinstr_hwcnt_reader_ioctl_set_interval: a non-zero interval
+		 * under the release's minimum is raised to it (2011-2015:
+		 * DUMPING_RESOLUTION 500 us; 2011-2019: DUMP_INTERVAL_MIN_NS 100 us);
+		 * the first dump one interval from now ("dump_time =
+		 * kbasep_vinstr_get_timestamp() + cli->dump_interval") */
+		if (iv && iv < F.gen->reader_min_interval_ns)
+			iv = F.gen->reader_min_interval_ns;
 		F.interval_ns = iv;
 		F.next_dump = iv ? F.last_reset + iv : 0;
 		if (F.cfg.real_clock && iv) {
@@ -475,12 +549,15 @@ static int reader_ioctl(unsigned long req, void *arg)
 		}
 		return 0;
 	}
-	case KBASE_HWCNT_READER_DUMP:
+	case KBASE_HWCNT_READER_DUMP: /* a manual dump into the next free buffer */
 		return manual_dump();
-	case KBASE_HWCNT_READER_CLEAR:
+	case KBASE_HWCNT_READER_CLEAR: /* the client's counts start again from now */
 		F.last_reset = fake_kbase_now();
 		return 0;
 	case KBASE_HWCNT_READER_GET_BUFFER:
+		/* kbasep_vinstr_hwcnt_reader_ioctl_get_buffer: "Check if there is any
+		 * buffer available" (-EAGAIN), "Check if previously taken buffer was
+		 * put back" (-EBUSY) */
 		if (F.nready == 0 || F.hold) {
 			uint64_t junk;
 			if (F.cfg.real_clock)
@@ -488,21 +565,30 @@ static int reader_ioctl(unsigned long req, void *arg)
 				}
 			return -EAGAIN;
 		}
+		if (F.taken)
+			return -EBUSY;
 		*(struct kbase_hwcnt_reader_metadata *)arg = F.ready[F.head];
+		F.taken = true;
+		F.taken_idx = F.ready[F.head].buffer_idx;
 		F.head = (F.head + 1) % NBUF;
 		F.nready--;
 		F.st.gets++;
 		return 0;
 	case KBASE_HWCNT_READER_PUT_BUFFER: {
+		/* kbasep_vinstr_hwcnt_reader_ioctl_put_buffer: "Check if any buffer
+		 * was taken" (-EPERM), "Check if correct buffer is put back" (-EINVAL) */
 		const struct kbase_hwcnt_reader_metadata *m = arg;
-		if (m->buffer_idx >= NBUF || !F.busy[m->buffer_idx])
+		if (!F.taken)
+			return -EPERM;
+		if (m->buffer_idx != F.taken_idx)
 			return -EINVAL;
+		F.taken = false;
 		F.busy[m->buffer_idx] = false;
 		F.st.puts++;
 		return 0;
 	}
-	default:
-		return -ENOTTY;
+	default: /* "default: rcode = -EINVAL" */
+		return -EINVAL;
 	}
 }
 
@@ -525,9 +611,12 @@ size_t fake_props_kv(uint8_t *b)
 	put_prop(b, &n, KBASE_GPUPROP_RAW_SHADER_PRESENT, 3, F.cfg.shader_present);
 	put_prop(b, &n, KBASE_GPUPROP_L2_NUM_L2_SLICES, 0, F.cfg.num_l2);
 	put_prop(b, &n, KBASE_GPUPROP_RAW_L2_FEATURES, 2, F.cfg.l2_features);
-	put_prop(b, &n, KBASE_GPUPROP_COHERENCY_NUM_CORE_GROUPS, 2, F.cfg.ngroups);
-	for (unsigned g = 0; g < F.cfg.ngroups; g++)
-		put_prop(b, &n, KBASE_GPUPROP_COHERENCY_GROUP_0 + g, 3, F.cfg.group_mask[g]);
+	put_prop(b, &n, KBASE_GPUPROP_RAW_L2_PRESENT, 3, F.cfg.l2_present);
+	uint64_t groups[FAKE_MAX_GROUPS];
+	unsigned ng = fake_core_groups(groups);
+	put_prop(b, &n, KBASE_GPUPROP_COHERENCY_NUM_CORE_GROUPS, 2, ng);
+	for (unsigned g = 0; g < ng; g++)
+		put_prop(b, &n, KBASE_GPUPROP_COHERENCY_GROUP_0 + g, 3, groups[g]);
 	return n;
 }
 
@@ -535,12 +624,16 @@ static void fill_raw(struct kbase_uk_raw_props *r, struct kbase_uk_coherent_info
 {
 	r->gpu_id = F.cfg.gpu_id;
 	r->shader_present = F.cfg.shader_present;
-	r->l2_present = (1ull << F.cfg.num_l2) - 1;
+	r->l2_present = F.cfg.l2_present;
 	r->l2_features = F.cfg.l2_features;
-	c->num_groups = c->num_core_groups = F.cfg.ngroups;
-	for (unsigned g = 0; g < F.cfg.ngroups; g++) {
-		c->group[g].core_mask = F.cfg.group_mask[g];
-		c->group[g].num_cores = (uint16_t)__builtin_popcountll(F.cfg.group_mask[g]);
+	uint64_t groups[FAKE_MAX_GROUPS];
+	unsigned ng = fake_core_groups(groups);
+	/* num_core_groups = hweight64(l2_present); num_groups = the groups built */
+	c->num_core_groups = (uint32_t)__builtin_popcountll(F.cfg.l2_present);
+	c->num_groups = ng;
+	for (unsigned g = 0; g < ng; g++) {
+		c->group[g].core_mask = groups[g];
+		c->group[g].num_cores = (uint16_t)__builtin_popcountll(groups[g]);
 	}
 }
 
@@ -563,24 +656,26 @@ void fake_props_uk(void *props, bool t6xx)
 }
 
 /* ---- the UK calling convention (kbase_ioctl of the UK drivers: t6xx
- * src/linux/mali_kbase_core_linux.c and midgard/mali_kbase_core_linux.c) */
-#define CALL_MAX_SIZE 536
+ * src/linux/mali_kbase_core_linux.c, CALL_MAX_SIZE 528; midgard/
+ * mali_kbase_core_linux.c, 536; kbase_legacy_ioctl of the handshake drivers,
+ * 536) */
+#define FAKE_CALL_MAX 536
 int fake_uk_call(struct fake_ctx *c, unsigned long req, void *arg,
 		 int (*dispatch)(struct fake_ctx *c, void *msg, uint32_t size))
 {
-	uint64_t msg[(CALL_MAX_SIZE + 7) >> 3];
+	uint64_t msg[(FAKE_CALL_MAX + 7) >> 3];
 	uint32_t size = (uint32_t)(req >> 16) & 0x3fff; /* _IOC_SIZE */
-	if (size > CALL_MAX_SIZE)
-		return -ENOTTY;
+	if (size > F.gen->uk_call_max || size > FAKE_CALL_MAX)
+		return -ENOTTY; /* "if (size > CALL_MAX_SIZE) return -ENOTTY" */
 	for (size_t i = 0; i < sizeof(msg) / 8; i++)
 		msg[i] = 0xdeadbeefdeadbeefull; /* "alignment fixup" prefill */
 	memcpy(msg, arg, size);
-	int rc = dispatch(c, msg, size);
-	if (rc < -1)
-		return rc; /* the r6+ handshake gate returns an errno itself */
-	if (rc != 0) {
+	/* "if (MALI_ERROR_NONE != kbase_dispatch(..)) return -EFAULT"; the
+	 * handshake drivers' "if (kbase_legacy_dispatch(kctx, &msg, size) != 0)
+	 * return -EFAULT" too: their -EINVAL reaches the caller as EFAULT */
+	if (dispatch(c, msg, size) != 0) {
 		F.st.efaults++;
-		return -EFAULT; /* "if (MALI_ERROR_NONE != kbase_dispatch(..)) return -EFAULT" */
+		return -EFAULT;
 	}
 	memcpy(arg, msg, size);
 	return 0;
@@ -639,7 +734,14 @@ void *fake_kbase_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t
 {
 	(void)addr;
 	if (fd == F.reader_fd && fd >= 0) {
-		/* kbasep_vinstr_hwcnt_reader_mmap: the whole ring, offset 0 */
+		/* kbasep_vinstr_hwcnt_reader_mmap: more than the buffers is refused
+		 * (2011-2015: -ENOMEM; 2011-2019: -EINVAL). The fake serves only the
+		 * whole ring from offset 0, once (the agent's one mapping); the
+		 * drivers also map part of it, or again. */
+		if (len > F.ring_len) {
+			errno = F.gen == &fake_gen_vinstr_uk ? ENOMEM : EINVAL;
+			return MAP_FAILED;
+		}
 		if (off != 0 || len != F.ring_len || F.ring) {
 			errno = EINVAL;
 			return MAP_FAILED;
@@ -669,6 +771,7 @@ int fake_kbase_close(int fd)
 	if (fd == F.reader_fd && fd >= 0) {
 		F.reader_fd = -1;
 		F.reader_on = false;
+		F.taken = false;
 		F.nready = 0;
 		memset(F.busy, 0, sizeof(F.busy));
 	} else if (fd == F.dev_fd && fd >= 0) {

@@ -35,9 +35,8 @@ struct fake_kbase_cfg {
 	const char *path; /* device node the fake answers for */
 	uint32_t gpu_id;
 	uint64_t shader_present;
-	unsigned num_l2;
-	unsigned ngroups;
-	uint64_t group_mask[4];
+	uint64_t l2_present; /* L2_PRESENT: one core group per bit (the fake derives the groups) */
+	unsigned num_l2;     /* num_l2_slices as the driver reports it */
 	uint32_t l2_features;
 	unsigned hw_version;	/* 4: core groups of 8 blocks; 5: JM, tiler, L2s, cores */
 	int open_errno;		/* open fails with it (0: opens) */
@@ -47,10 +46,13 @@ struct fake_kbase_cfg {
 				 * SAME_VA; a 64-bit process on the (64-bit) kernel gets it */
 	int euid;		/* the caller's uid as the driver sees it (-1: geteuid()) */
 	unsigned uk_major;	/* a UK driver of another version (0: the generation's own) */
+	bool r5p0_02rel0;	/* the Midgard fake's kbase_cpu_mmap as in the r5p0-02rel0 copies
+				 * (write-combine with CPU_RD or CPU_WR), not manta's (CPU_WR only) */
 };
 
-/* Mali-T628 MP6 (Exynos 5420): 6 cores in 2 core groups (4 + 2), 1 L2, v4
- * layout, UK dump interface unless changed. */
+/* Mali-T628 MP6 (Exynos 5420): 6 cores in 2 core groups (4 + 2), so
+ * L2_PRESENT 0x11 (one L2 per core group), 1 L2 slice reported, v4 layout, UK
+ * dump interface unless changed. */
 void fake_kbase_cfg_t628mp6(struct fake_kbase_cfg *c);
 /* Mali-G71 MP8: 8 cores, 2 L2 slices, v5 layout, ioctl interface. */
 void fake_kbase_cfg_g71mp8(struct fake_kbase_cfg *c);
@@ -74,7 +76,8 @@ struct fake_kbase_stats {
 	unsigned faults;	 /* dumps that faulted (buffer not GPU-writable at dump_va) */
 	unsigned wedged;	 /* contexts closed stuck in setup (setup_in_progress, never complete) */
 	unsigned efaults;	 /* UK calls answered -EFAULT */
-	uint32_t interval_ns;
+	uint32_t interval_ns;	 /* the reader's dump interval, as the driver keeps it */
+	uint32_t set_interval_arg; /* the last SET_INTERVAL argument, read as the driver reads it */
 };
 struct fake_kbase_stats fake_kbase_stats(void);
 /* Read a script (preload): "gpu t628mp6|g71mp8", "iface ioctl|uk-reader|uk-dump|t6xx", "compat32",

@@ -16,6 +16,7 @@
 #include "fake_kbase.h"
 
 #define FAKE_MAX_REGIONS 8
+#define FAKE_MAX_GROUPS 16 /* BASE_MAX_COHERENT_GROUPS */
 
 /* One GPU memory region of a context. */
 struct fake_region {
@@ -24,8 +25,17 @@ struct fake_region {
 	size_t pages;
 	uint64_t flags;
 	uint8_t *cpu; /* the CPU mapping (fake memory), NULL until mmap */
+	/* A cacheable CPU mapping (the generation's kbase_cpu_mmap did not make
+	 * it write-combine): the GPU writes memory behind the CPU's cache, here
+	 * `mem`, and the CPU keeps reading the lines it has (the worst case: never
+	 * evicted, never invalidated). NULL: the mapping is uncached, the CPU
+	 * reads what the GPU wrote. */
+	uint8_t *mem;
 	bool gpu_wr;
 };
+/* The CPU mapping of r (len bytes) as the generation's kbase_cpu_mmap makes
+ * it: cached or write-combine. Returns r->cpu, NULL with *err set. */
+void *fake_region_map(struct fake_region *r, size_t len, bool cpu_cached, int *err);
 
 /* The per-file state of the driver (struct kbase_context). */
 struct fake_ctx {
@@ -43,6 +53,8 @@ struct fake_gen {
 	const char *name;
 	int (*ioctl)(struct fake_ctx *c, unsigned long req, void *arg); /* >= 0 or -errno */
 	void *(*mmap)(struct fake_ctx *c, size_t len, int prot, int flags, off_t off, int *err);
+	uint32_t reader_min_interval_ns; /* the vinstr reader's shortest interval (0: no reader) */
+	uint32_t uk_call_max;		 /* kbase_ioctl's CALL_MAX_SIZE (0: no UK calls) */
 };
 extern const struct fake_gen fake_gen_t6xx, fake_gen_midgard_uk, fake_gen_vinstr_uk, fake_gen_ioctl;
 
@@ -56,20 +68,24 @@ int fake_hwcnt_enable(struct fake_ctx *c, uint64_t dump_va);
 int fake_hwcnt_disable(struct fake_ctx *c);
 int fake_hwcnt_dump(struct fake_ctx *c);
 int fake_hwcnt_clear(struct fake_ctx *c);
-/* The reader (vinstr): returns the reader fd or -errno. */
-int fake_reader_create(void);
+/* The reader (vinstr) with buffer_count buffers: returns the reader fd or -errno. */
+int fake_reader_create(uint32_t buffer_count);
 
+/* The core groups as the driver builds them from L2_PRESENT and
+ * SHADER_PRESENT; returns their number. */
+unsigned fake_core_groups(uint64_t mask[FAKE_MAX_GROUPS]);
 /* GPU properties in the drivers' layouts. */
 void fake_props_uk(void *props, bool t6xx); /* struct kbase_uk_gpuprops / kbase_uk_t6xx_gpuprops */
 size_t fake_props_kv(uint8_t *buf);	    /* GET_GPUPROPS key/value buffer (NULL: size) */
 
 /* Fake memory for mappings (page-aligned, released by fake_kbase_munmap). */
 void *fake_pages(size_t len);
-/* The UK calling convention of kbase_ioctl on the UK drivers: the argument is
- * copied into a message buffer of CALL_MAX_SIZE bytes prefilled with
- * 0xdeadbeef, kbase_dispatch runs on it, a failure returns -EFAULT and
- * nothing is copied back. dispatch returns 0 (MALI_ERROR_NONE) or -1, or a
- * negative errno of its own (< -1) returned as is. */
+/* The UK calling convention of kbase_ioctl on the UK drivers: a call larger
+ * than the generation's CALL_MAX_SIZE is -ENOTTY; the argument is copied into
+ * a message buffer prefilled with 0xdeadbeef, kbase_dispatch runs on it, any
+ * failure returns -EFAULT and nothing is copied back. dispatch returns 0
+ * (MALI_ERROR_NONE) or non-zero (MALI_ERROR_FUNCTION_FAILED, or the errno of
+ * the handshake drivers' kbase_legacy_dispatch). */
 int fake_uk_call(struct fake_ctx *c, unsigned long req, void *arg,
 		 int (*dispatch)(struct fake_ctx *c, void *msg, uint32_t size));
 /* Stats of the calls, for tests (fake_kbase_stats). */

@@ -25,6 +25,7 @@
 #include "gpu/kbase_abi.h"
 
 #define R5P0_UK_MAJOR 7
+#define MIDGARD_CACHED_CPU (1u << 12) /* mali_base_kernel.h: BASE_MEM_CACHED_CPU */
 #define R5P0_UK_MINOR 0
 
 static int dispatch(struct fake_ctx *c, void *args, uint32_t size)
@@ -131,12 +132,14 @@ static void *r5p0_mmap(struct fake_ctx *c, size_t len, int prot, int flags, off_
 		return NULL;
 	}
 	if ((uint64_t)off == BASE_MEM_MAP_TRACKING_HANDLE) {
-		/* kbase_tracking_page_setup: once per context */
-		if (c->tracking_mapped || len != 4096) {
+		/* kbase_tracking_page_setup: "check that this is the only tracking
+		 * page" (-EFAULT); the mapping's size is not checked (any non-zero
+		 * number of pages, kbase_mmap) */
+		if (c->tracking_mapped) {
 			*err = EFAULT;
 			return NULL;
 		}
-		c->tracking = fake_pages(4096);
+		c->tracking = fake_pages(len);
 		c->tracking_mapped = c->tracking != NULL;
 		if (!c->tracking)
 			*err = ENOMEM;
@@ -151,11 +154,15 @@ static void *r5p0_mmap(struct fake_ctx *c, size_t len, int prot, int flags, off_
 		struct fake_region *r = &c->reg[i];
 		if ((uint64_t)off != r->handle || len > r->pages * 4096 || r->cpu)
 			continue;
-		r->cpu = fake_pages(r->pages * 4096);
-		if (!r->cpu) {
-			*err = ENOMEM;
+		/* kbase_cpu_mmap: write-combine unless KBASE_REG_CPU_CACHED (from
+		 * BASE_MEM_CACHED_CPU, kbase_cache_enabled), and then only
+		 * "(reg->flags & KBASE_REG_CPU_WR)" in manta's copy, "(reg->flags &
+		 * (KBASE_REG_CPU_WR|KBASE_REG_CPU_RD))" in the r5p0-02rel0 ones */
+		uint64_t wc_if = fake_cfg()->r5p0_02rel0 ? BASE_MEM_PROT_CPU_WR | BASE_MEM_PROT_CPU_RD
+							 : BASE_MEM_PROT_CPU_WR;
+		bool cached = (r->flags & MIDGARD_CACHED_CPU) || !(r->flags & wc_if);
+		if (!fake_region_map(r, len, cached, err))
 			return NULL;
-		}
 		/* SAME_VA (kbase_mmap cookie case): the region is mapped on the
 		 * GPU at the CPU address just chosen */
 		if (r->flags & BASE_MEM_SAME_VA)
@@ -166,4 +173,5 @@ static void *r5p0_mmap(struct fake_ctx *c, size_t len, int prot, int flags, off_
 	return NULL;
 }
 
-const struct fake_gen fake_gen_midgard_uk = {"midgard r5p0 (UK 7.0)", r5p0_ioctl, r5p0_mmap};
+const struct fake_gen fake_gen_midgard_uk = {"midgard r5p0 (UK 7.0)", r5p0_ioctl, r5p0_mmap, 0,
+					     536 /* kbase_ioctl: CALL_MAX_SIZE */};

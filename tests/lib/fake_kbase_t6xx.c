@@ -2,10 +2,10 @@
  * Exynos 5420 Linux 3.4 kernels' drivers/gpu/arm/t6xx/kbase/ (e.g. the Galaxy
  * Tab S trees, CM-Tab-S/android_kernel_samsung_exynos5420; the Arndale Octa's
  * t6xx tree). Sources, read not copied:
- *  - src/linux/mali_kbase_core_linux.c: kbase_ioctl (CALL_MAX_SIZE, -EFAULT on
- *    a failed dispatch), kbase_dispatch (version check, the setup state
+ *  - src/linux/mali_kbase_core_linux.c: kbase_ioctl (CALL_MAX_SIZE 528,
+ *    -EFAULT on a failed dispatch), kbase_dispatch (version check, the setup state
  *    machine, the calls below);
- *  - src/mali_kbase_uku.h: BASE_UK_VERSION 3.0, the function ids (TMEM_ALLOC
+ *  - src/common/mali_kbase_uku.h: BASE_UK_VERSION 3.0, the function ids (TMEM_ALLOC
  *    512 .. SET_FLAGS 528), kbase_uk_tmem_alloc (40 bytes);
  *  - mali_base_kernel.h: mali_base_gpu_props with the 8-byte thread props
  *    (512 bytes);
@@ -14,9 +14,14 @@
  *    "if not the MTP, verify that the MTP has been mapped" (-EINVAL); a TMEM
  *    region is mapped at its GPU page number (vm_pgoff >= the TMEM zone base);
  *    kbase_tracking_page_setup: a second tracking page is -EFAULT;
- *  - mali_kbase_mem.h: KBASE_REG_ZONE_TMEM_BASE = (1 << 33) >> PAGE_SHIFT;
- *  - the instrumentation (kbase_instr_hwcnt_setup/_dump/_clear) is the core's
- *    (fake_kbase.c), the same entry points as the Midgard driver's. */
+ *    kbase_cpu_mmap: write-combine unless KBASE_REG_CPU_CACHED
+ *    (src/common/mali_kbase_cache_policy.c kbase_cache_enabled: both CPU hints);
+ *  - src/common/mali_kbase_mem.h: KBASE_REG_ZONE_TMEM_BASE = (1 << 33) >> PAGE_SHIFT;
+ *  - src/common/mali_kbase_gpuprops.c: the core groups (fake_kbase.c,
+ *    fake_core_groups);
+ *  - the instrumentation (src/common/mali_kbase_instr.c: kbase_instr_hwcnt_setup/
+ *    _dump/_clear) is the core's (fake_kbase.c), the same entry points as the
+ *    Midgard driver's (read there). */
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -127,6 +132,8 @@ static int t6xx_ioctl(struct fake_ctx *c, unsigned long req, void *arg)
 }
 
 #define KBASE_REG_COOKIE_MTP 3
+#define T6XX_HINT_CPU_RD (1u << 5) /* mali_base_kernel.h: BASE_MEM_HINT_CPU_RD */
+#define T6XX_HINT_CPU_WR (1u << 6) /* BASE_MEM_HINT_CPU_WR */
 
 /* kbase_mmap (t6xx src/linux/mali_kbase_mem_linux.c): no VM_SHARED check in
  * this generation; the tracking page first; a TMEM region at its GPU page. */
@@ -156,13 +163,17 @@ static void *t6xx_mmap(struct fake_ctx *c, size_t len, int prot, int flags, off_
 		struct fake_region *r = &c->reg[i];
 		if ((uint64_t)off != r->gpu_va || len > r->pages * 4096 || r->cpu)
 			continue;
-		r->cpu = fake_pages(r->pages * 4096);
-		if (!r->cpu)
-			*err = ENOMEM;
-		return r->cpu;
+		/* kbase_cpu_mmap: "if (!(reg->flags & KBASE_REG_CPU_CACHED))
+		 * vma->vm_page_prot = pgprot_writecombine(..)"; CPU_CACHED comes from
+		 * kbase_update_region_flags -> kbase_cache_enabled
+		 * (mali_kbase_cache_policy.c): both BASE_MEM_HINT_CPU_RD and _WR */
+		bool cached = (r->flags & (T6XX_HINT_CPU_RD | T6XX_HINT_CPU_WR)) ==
+			      (T6XX_HINT_CPU_RD | T6XX_HINT_CPU_WR);
+		return fake_region_map(r, len, cached, err);
 	}
 	*err = ENOMEM; /* no TMEM region encloses the range */
 	return NULL;
 }
 
-const struct fake_gen fake_gen_t6xx = {"t6xx r3p0 (UK 3.0)", t6xx_ioctl, t6xx_mmap};
+const struct fake_gen fake_gen_t6xx = {"t6xx r3p0 (UK 3.0)", t6xx_ioctl, t6xx_mmap, 0,
+				       528 /* kbase_ioctl: "#define CALL_MAX_SIZE 528" */};

@@ -1,10 +1,13 @@
 /* The fake kbase device as a UK driver with the vinstr hwcnt reader answers
  * it (Midgard r9p0..r15p0, UK 10.x, e.g. the Midgard trees whose
  * kbase_dispatch calls kbase_api_handshake). Sources, read not copied:
- *  - mali_kbase_core_linux.c: kbase_dispatch: the version check runs
+ *  - mali_kbase_core_linux.c: kbase_legacy_ioctl (CALL_MAX_SIZE 536; any
+ *    failure of the dispatch is -EFAULT), kbase_legacy_dispatch (kbase_dispatch
+ *    in the first handshake trees): the version check runs
  *    kbase_api_handshake and records kctx->api_version; "block calls until
- *    version handshake" (any other call before it: -EINVAL, no state
- *    touched); then the same setup state machine as r3p0..r5p0; then
+ *    version handshake" (any other call before it fails, no state touched);
+ *    then the setup state machine of r3p0..r5p0 but for bad SET_FLAGS flags,
+ *    which complete the setup here (see dispatch); then
  *    KBASE_FUNC_HWCNT_READER_SETUP (512 + 36) ->
  *    kbase_vinstr_hwcnt_reader_setup, which answers the reader fd;
  *  - mali_kbase_uku.h: struct kbase_uk_hwcnt_reader_setup (32 bytes);
@@ -45,15 +48,23 @@ static int dispatch(struct fake_ctx *c, void *args, uint32_t size)
 		return -EINVAL; /* "block calls until version handshake" */
 
 	if (!c->setup_complete) {
+		/* "if (atomic_cmpxchg(&kctx->setup_in_progress, 0, 1) != 0) return -EINVAL" */
 		if (c->setup_in_progress)
 			return -EINVAL;
 		c->setup_in_progress = 1;
+		/* "if unexpected call, will stay stuck in setup mode" */
 		if (id != KBASE_FUNC_SET_FLAGS)
 			return -EINVAL;
 		if (size != sizeof(struct kbase_uk_set_flags))
-			return -1;
+			return -EINVAL; /* bad_size */
 		const struct kbase_uk_set_flags *f = args;
-		if (f->create_flags & ~6u)
+		/* kbase_legacy_dispatch ((C) 2010-2017; the earlier handshake
+		 * kbase_dispatch reads the same): despite its comment "if bad flags,
+		 * will stay stuck in setup mode", bad flags only set ukh->ret =
+		 * MALI_ERROR_FUNCTION_FAILED and the code goes on to
+		 * "atomic_set(&kctx->setup_complete, 1); return 0;": setup completes
+		 * (r3p0..r5p0 returned before it and stayed stuck) */
+		if (f->create_flags & ~6u) /* kbase_context_set_create_flags: kernel flags only */
 			ukh->ret = 3;
 		c->setup_complete = 1;
 		return 0;
@@ -69,7 +80,7 @@ static int dispatch(struct fake_ctx *c, void *args, uint32_t size)
 		struct kbase_uk_hwcnt_reader_setup *s = args;
 		if (size != sizeof(*s))
 			return -1;
-		int fd = fake_reader_create();
+		int fd = fake_reader_create(s->buffer_count);
 		if (fd < 0)
 			ukh->ret = 3;
 		s->fd = fd;
@@ -88,8 +99,14 @@ static int vinstr_ioctl(struct fake_ctx *c, unsigned long req, void *arg)
 static void *vinstr_mmap(struct fake_ctx *c, size_t len, int prot, int flags, off_t off, int *err)
 {
 	(void)c, (void)len, (void)prot, (void)flags, (void)off;
-	*err = EINVAL; /* the agent maps nothing on the device file here */
+	/* Not modelled: the fake serves no mapping of the device file for this
+	 * generation (the agent maps only the reader's buffers here; the driver's
+	 * kbase_mmap would take the tracking page and regions) */
+	*err = EINVAL;
 	return NULL;
 }
 
-const struct fake_gen fake_gen_vinstr_uk = {"vinstr UK 10", vinstr_ioctl, vinstr_mmap};
+/* The reader of the first vinstr (mali_kbase_vinstr.c (C) 2011-2015,
+ * kbasep_vinstr_hwcnt_reader_ioctl_set_interval: DUMPING_RESOLUTION, 500 us). */
+const struct fake_gen fake_gen_vinstr_uk = {"vinstr UK 10", vinstr_ioctl, vinstr_mmap, 500000u,
+					    536 /* kbase_legacy_ioctl: CALL_MAX_SIZE */};

@@ -375,7 +375,7 @@ static void test_gpu_wrong_probe_order_wedges_uk(void **state)
 	int fd = fake_kbase_open("/dev/mali0", O_RDWR);
 	struct kbase_ioctl_version_check v = {11, 0};
 	assert_int_equal(fake_kbase_ioctl(fd, KBASE_IOCTL_VERSION_CHECK, &v), -1);
-	assert_int_equal(errno, EINVAL);
+	assert_int_equal(errno, EFAULT); /* kbase_legacy_ioctl: any dispatch failure */
 	assert_false(fake_kbase_wedged());
 	fake_kbase_close(fd);
 	/* and the agent, on every generation, leaves no context wedged */
@@ -400,6 +400,113 @@ static void test_gpu_wrong_probe_order_wedges_uk(void **state)
 		/* the ioctl drivers take a second open: the UK check is refused first */
 		assert_int_equal(fake_kbase_stats().opens, all[k] == FAKE_IFACE_IOCTL ? 2 : 1);
 	}
+}
+
+/* A context of the UK fake after the version check and SET_FLAGS (flags). */
+static int uk_open_setup(const struct fake_kbase_cfg *cfg, uint32_t flags, int *set_flags_ret)
+{
+	fake_kbase_reset(cfg);
+	fake_kbase_set_time(BASE);
+	int fd = fake_kbase_open("/dev/mali0", O_RDWR);
+	assert_true(fd >= 0);
+	struct kbase_uk_version_check v = {.major = 10};
+	assert_int_equal(uk(fd, &v, UKP_FUNC_ID_CHECK_VERSION, sizeof(v)), 0);
+	struct kbase_uk_set_flags f = {.create_flags = flags};
+	*set_flags_ret =
+	    uk(fd, &f, cfg->iface == FAKE_IFACE_T6XX ? KBASE_T6XX_FUNC_SET_FLAGS : KBASE_FUNC_SET_FLAGS,
+	       sizeof(f));
+	return fd;
+}
+
+/* The fakes' details against the drivers' code (issue 38):
+ *  - SET_FLAGS with flags the driver refuses: t6xx r3p0 and Midgard r5p0
+ *    answer failure and stay stuck in setup (every later call EFAULT); the
+ *    handshake (vinstr UK) drivers' kbase_legacy_dispatch answers failure and
+ *    completes the setup all the same (GPU_PROPS then works);
+ *  - HWCNT_SETUP 0 (disable) without owning the counters fails
+ *    (kbase_instr_hwcnt_disable), and after enabling it succeeds once;
+ *  - a call over CALL_MAX_SIZE is ENOTTY: 528 in t6xx r3p0, 536 in Midgard;
+ *  - the Midgard tracking page may be of any size, and only one;
+ *  - the T628's core groups are derived the driver's way: one per L2_PRESENT
+ *    bit (0x11: cores 0-3 and 4-5). */
+static void test_gpu_fake_uk_driver_details(void **state)
+{
+	(void)state;
+	struct fake_kbase_cfg cfg;
+	int ret;
+	/* bad SET_FLAGS */
+	const enum fake_iface stuck[] = {FAKE_IFACE_T6XX, FAKE_IFACE_UK_DUMP};
+	for (size_t k = 0; k < 2; k++) {
+		fake_kbase_cfg_t628mp6(&cfg);
+		cfg.iface = stuck[k];
+		int fd = uk_open_setup(&cfg, 1, &ret);
+		assert_int_equal(ret, 3); /* MALI_ERROR_FUNCTION_FAILED */
+		assert_true(fake_kbase_wedged());
+		struct kbase_uk_hwcnt_simple h = {0};
+		assert_int_equal(uk(fd, &h, KBASE_UK_FUNC_ID + 11, sizeof(h)), -EFAULT);
+		fake_kbase_close(fd);
+	}
+	fake_kbase_cfg_g71mp8(&cfg);
+	cfg.iface = FAKE_IFACE_UK_READER;
+	int fd = uk_open_setup(&cfg, 1, &ret);
+	assert_int_equal(ret, 3);
+	assert_false(fake_kbase_wedged());
+	static struct kbase_uk_gpuprops props;
+	memset(&props, 0, sizeof(props));
+	assert_int_equal(uk(fd, &props, KBASE_FUNC_GPU_PROPS_REG_DUMP, sizeof(props)), 0);
+	assert_int_equal(props.raw.shader_present, 0xff);
+	fake_kbase_close(fd);
+
+	/* disable without owning; CALL_MAX_SIZE; tracking page; core groups */
+	const enum fake_iface gens[] = {FAKE_IFACE_T6XX, FAKE_IFACE_UK_DUMP};
+	const uint32_t setup_id[] = {KBASE_T6XX_FUNC_HWCNT_SETUP, KBASE_FUNC_HWCNT_SETUP};
+	const uint32_t call_max[] = {528, 536};
+	for (size_t k = 0; k < 2; k++) {
+		fake_kbase_cfg_t628mp6(&cfg);
+		cfg.iface = gens[k];
+		cfg.compat32 = true;
+		cfg.euid = 0;
+		fd = uk_open_setup(&cfg, 0, &ret);
+		assert_int_equal(ret, 0);
+		struct kbase_uk_hwcnt_setup off = {0};
+		assert_int_equal(uk(fd, &off, setup_id[k], sizeof(off)), 3);
+		assert_int_equal(fake_kbase_stats().disables, 0);
+		/* CALL_MAX_SIZE: one byte more is ENOTTY; at the limit the unknown id
+		 * reaches kbase_dispatch ("unknown ioctl": EFAULT) */
+		static uint64_t big[80];
+		memset(big, 0, sizeof(big));
+		assert_int_equal(uk(fd, big, 999, call_max[k] + 1), -ENOTTY);
+		assert_int_equal(uk(fd, big, 999, call_max[k]), -EFAULT);
+		/* a tracking page of two pages is taken; a second one is refused */
+		void *t = fake_kbase_mmap(NULL, 8192, PROT_NONE, MAP_SHARED, fd,
+					  (off_t)BASE_MEM_MAP_TRACKING_HANDLE);
+		assert_true(t != MAP_FAILED);
+		assert_true(fake_kbase_mmap(NULL, 4096, PROT_NONE, MAP_SHARED, fd,
+					    (off_t)BASE_MEM_MAP_TRACKING_HANDLE) == MAP_FAILED);
+		assert_int_equal(errno, EFAULT);
+		fake_kbase_close(fd);
+	}
+	/* core groups from L2_PRESENT, as the UK props and the agent read them */
+	fake_kbase_cfg_t628mp6(&cfg);
+	cfg.iface = FAKE_IFACE_UK_DUMP;
+	fd = uk_open_setup(&cfg, 0, &ret);
+	memset(&props, 0, sizeof(props));
+	assert_int_equal(uk(fd, &props, KBASE_FUNC_GPU_PROPS_REG_DUMP, sizeof(props)), 0);
+	assert_int_equal(props.raw.l2_present, 0x11);
+	assert_int_equal(props.coh.num_core_groups, 2); /* hweight64(l2_present) */
+	assert_int_equal(props.coh.num_groups, 2);
+	assert_int_equal(props.coh.group[0].core_mask, 0x0f);
+	assert_int_equal(props.coh.group[1].core_mask, 0x30);
+	assert_int_equal(props.num_l2_slices, 1);
+	fake_kbase_close(fd);
+	struct kbase_dev d;
+	char err[320];
+	fake_kbase_reset(&cfg);
+	assert_int_equal(kbase_dev_open(&d, "/dev/mali0", &fake_kbase_sys, MS, err, sizeof(err)), 0);
+	assert_int_equal(d.ngroups, 2);
+	assert_int_equal(d.group_mask[0], 0x0f);
+	assert_int_equal(d.group_mask[1], 0x30);
+	kbase_dev_close(&d);
 }
 
 /* On a 64-bit kernel MEM_ALLOC answers an mmap cookie: given as the dump
@@ -494,8 +601,7 @@ static void test_gpu_v4_noncontiguous_core_mask(void **state)
 	(void)state;
 	struct fake_kbase_cfg cfg;
 	fake_kbase_cfg_t628mp6(&cfg);
-	cfg.shader_present = 0x3b; /* cores 0, 1, 3 | 4, 5 */
-	cfg.group_mask[0] = 0x0b;
+	cfg.shader_present = 0x3b; /* cores 0, 1, 3 | 4, 5: the groups 0x0b and 0x30 (L2_PRESENT 0x11) */
 	fake_kbase_reset(&cfg);
 	fake_kbase_set_time(BASE);
 	fake_kbase_activity(BASE, BASE + MS, FAKE_SC, 3, 27, 777);
@@ -584,6 +690,255 @@ static void test_gpu_late_dump(void **state)
 	assert_true(out[col(g, "EXEC_INSTR_COUNT")] == 900.0);
 	assert_int_equal(gpu_sampler_dev(g)->late_dumps, 0);
 	gpu_sampler_close(g);
+}
+
+/* The reader's interval goes by value (every vinstr release:
+ * kbasep_vinstr_hwcnt_reader_ioctl_set_interval(cli, (u32)arg)): the fake
+ * reads the argument as the driver does, so the interval it keeps is the one
+ * the agent states, and the dumps come at that rate: 10 rows of 2 ms in 20 ms,
+ * each with its 2 ms of a steady 1 count/us. Below the first vinstr's 500 us
+ * resolution the agent asks for 500 us and says so (the driver would raise
+ * it anyway, and dump less often than the agent stated). */
+static void test_gpu_reader_interval_by_value(void **state)
+{
+	(void)state;
+	const enum fake_iface ifaces[] = {FAKE_IFACE_IOCTL, FAKE_IFACE_UK_READER};
+	for (size_t k = 0; k < 2; k++) {
+		struct fake_kbase_cfg cfg;
+		fake_kbase_cfg_g71mp8(&cfg);
+		cfg.iface = ifaces[k];
+		struct gpu_sampler *g = open_sampler(&cfg, 2 * MS);
+		const struct kbase_dev *d = gpu_sampler_dev(g);
+		assert_int_equal(d->interval_ns, 2 * MS);
+		assert_int_equal(fake_kbase_stats().set_interval_arg, 2 * MS);
+		assert_int_equal(fake_kbase_stats().interval_ns, d->interval_ns);
+		fake_kbase_activity(BASE, BASE + 20 * MS, FAKE_JM, 0, 6, 20000); /* GPU_ACTIVE */
+		int got = 0;
+		for (uint64_t t = BASE + 250000; t <= BASE + 20 * MS; t += 250000) {
+			fake_kbase_set_time(t);
+			int n = gpu_sampler_poll(g);
+			assert_true(n >= 0);
+			got += n;
+		}
+		assert_int_equal(got, 10);
+		const struct gpu_rows *r = gpu_sampler_rows(g);
+		assert_int_equal(r->nrows, 10);
+		for (size_t i = 0; i < r->nrows; i++) {
+			assert_int_equal(r->t1[i] - r->t0[i], 2 * MS);
+			assert_int_equal(cell(g, i, "GPU_ACTIVE"), 2000);
+		}
+		gpu_sampler_close(g);
+
+		g = open_sampler(&cfg, 200000);
+		d = gpu_sampler_dev(g);
+		assert_int_equal(d->interval_ns, KBASE_READER_MIN_INTERVAL_NS);
+		assert_int_equal(fake_kbase_stats().set_interval_arg, KBASE_READER_MIN_INTERVAL_NS);
+		assert_int_equal(fake_kbase_stats().interval_ns, KBASE_READER_MIN_INTERVAL_NS);
+		gpu_sampler_close(g);
+	}
+}
+
+/* The fake's reader raises a short interval to its release's minimum, as
+ * kbasep_vinstr_hwcnt_reader_ioctl_set_interval does (2011-2015: 500 us,
+ * 2011-2019: 100 us), and takes the argument itself, never through it. */
+static void test_gpu_fake_reader_set_interval(void **state)
+{
+	(void)state;
+	const enum fake_iface ifaces[] = {FAKE_IFACE_IOCTL, FAKE_IFACE_UK_READER};
+	const uint32_t min[] = {100000, 500000};
+	for (size_t k = 0; k < 2; k++) {
+		struct fake_kbase_cfg cfg;
+		fake_kbase_cfg_g71mp8(&cfg);
+		cfg.iface = ifaces[k];
+		struct gpu_sampler *g = open_sampler(&cfg, MS);
+		int rfd = kbase_dev_poll_fd(gpu_sampler_dev(g));
+		assert_true(rfd >= 0);
+		assert_int_equal(
+		    fake_kbase_ioctl(rfd, KBASE_HWCNT_READER_SET_INTERVAL, (void *)(uintptr_t)50000), 0);
+		assert_int_equal(fake_kbase_stats().set_interval_arg, 50000);
+		assert_int_equal(fake_kbase_stats().interval_ns, min[k]);
+		assert_int_equal(
+		    fake_kbase_ioctl(rfd, KBASE_HWCNT_READER_SET_INTERVAL, (void *)(uintptr_t)3000000), 0);
+		assert_int_equal(fake_kbase_stats().interval_ns, 3000000);
+		gpu_sampler_close(g);
+	}
+}
+
+/* A UK call straight to the fake (id in the header, size in the request). */
+static int ukc(int fd, void *arg, uint32_t id, size_t size)
+{
+	union kbase_uk_header *h = arg;
+	h->id = id;
+	if (fake_kbase_ioctl(fd, KBASE_UK_CMD(id, size), arg) < 0)
+		return -errno;
+	return h->ret ? -EINVAL : 0;
+}
+
+/* One dump of 777 GPU_ACTIVE into a UK dump buffer allocated with flags, as
+ * the CPU reads it through its mapping (T628 v4: JM is block 7, word 6). */
+static uint32_t raw_dump_gpu_active(const struct fake_kbase_cfg *cfg, uint32_t flags)
+{
+	fake_kbase_reset(cfg);
+	fake_kbase_set_time(BASE);
+	bool t6xx = cfg->iface == FAKE_IFACE_T6XX;
+	int fd = fake_kbase_open("/dev/mali0", O_RDWR);
+	assert_true(fd >= 0);
+	struct kbase_uk_version_check v = {.major = 10};
+	assert_int_equal(ukc(fd, &v, UKP_FUNC_ID_CHECK_VERSION, sizeof(v)), 0);
+	struct kbase_uk_set_flags f = {0};
+	assert_int_equal(ukc(fd, &f, t6xx ? KBASE_T6XX_FUNC_SET_FLAGS : KBASE_FUNC_SET_FLAGS, sizeof(f)), 0);
+	void *track =
+	    fake_kbase_mmap(NULL, 4096, PROT_NONE, MAP_SHARED, fd, (off_t)BASE_MEM_MAP_TRACKING_HANDLE);
+	assert_true(track != MAP_FAILED);
+	uint64_t off, out_flags = 0;
+	if (t6xx) {
+		struct kbase_uk_t6xx_tmem_alloc a = {0};
+		a.vsize = a.psize = 1;
+		a.flags = flags;
+		assert_int_equal(ukc(fd, &a, KBASE_T6XX_FUNC_TMEM_ALLOC, sizeof(a)), 0);
+		off = a.gpu_addr;
+	} else {
+		struct kbase_uk_mem_alloc a = {0};
+		a.va_pages = a.commit_pages = 1;
+		a.flags = flags;
+		assert_int_equal(ukc(fd, &a, KBASE_FUNC_MEM_ALLOC, sizeof(a)), 0);
+		off = a.gpu_va;
+		out_flags = a.flags;
+	}
+	const uint32_t *m = fake_kbase_mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, (off_t)off);
+	assert_true(m != MAP_FAILED);
+	struct kbase_uk_hwcnt_setup hs = {0};
+	hs.dump_buffer = (out_flags & BASE_MEM_SAME_VA) ? (uint64_t)(uintptr_t)m : off;
+	hs.jm_bm = hs.shader_bm = hs.tiler_bm = hs.mmu_l2_bm = ~0u;
+	uint32_t setup = t6xx ? KBASE_T6XX_FUNC_HWCNT_SETUP : KBASE_FUNC_HWCNT_SETUP;
+	assert_int_equal(ukc(fd, &hs, setup, sizeof(hs)), 0);
+	fake_kbase_activity(BASE, BASE + MS, FAKE_JM, 0, 6, 777);
+	fake_kbase_set_time(BASE + MS);
+	struct kbase_uk_hwcnt_simple h = {0};
+	assert_int_equal(ukc(fd, &h, t6xx ? KBASE_T6XX_FUNC_HWCNT_DUMP : KBASE_FUNC_HWCNT_DUMP, sizeof(h)),
+			 0);
+	assert_int_equal(fake_kbase_stats().dumps, 1);
+	uint32_t got = m[7 * 64 + 6];
+	struct kbase_uk_hwcnt_setup off_s = {0};
+	assert_int_equal(ukc(fd, &off_s, setup, sizeof(off_s)), 0);
+	fake_kbase_close(fd);
+	return got;
+}
+
+/* Dump buffers the CPU reads fresh on every generation. The fakes map a
+ * region the way each driver's kbase_cpu_mmap does (write-combine, or
+ * cacheable: the CPU then keeps its stale lines, here never refreshed): a
+ * CPU-read-only buffer reads stale on manta's Midgard r5p0 (write-combine
+ * only with CPU_WR) and fresh on the r5p0-02rel0 copies and t6xx r3p0; the
+ * agent's flags (CPU_RD | CPU_WR | GPU_WR) read fresh on all; a cache
+ * flag (t6xx: both CPU hints; Midgard: BASE_MEM_CACHED_CPU) reads stale on
+ * all. Then the agent itself on the r5p0-02rel0 copy (manta's and t6xx are
+ * test_gpu_uk_dump_steady_and_falling_load). */
+static void test_gpu_dump_buffer_coherent(void **state)
+{
+	(void)state;
+	const uint32_t rd = BASE_MEM_PROT_CPU_RD | BASE_MEM_PROT_GPU_WR;
+	const uint32_t agent = rd | BASE_MEM_PROT_CPU_WR;
+	struct {
+		enum fake_iface iface;
+		bool compat32, r02rel0;
+		uint32_t cached_flags; /* the generation's way to ask for a CPU-cached mapping */
+		uint32_t rd_only;      /* what a CPU-read-only buffer reads */
+	} gens[] = {
+	    {FAKE_IFACE_T6XX, false, false, (1u << 5) | (1u << 6), 777},
+	    {FAKE_IFACE_UK_DUMP, true, false, 1u << 12, 0},
+	    {FAKE_IFACE_UK_DUMP, false, false, 1u << 12, 0},
+	    {FAKE_IFACE_UK_DUMP, true, true, 1u << 12, 777},
+	    {FAKE_IFACE_UK_DUMP, false, true, 1u << 12, 777},
+	};
+	for (size_t k = 0; k < sizeof(gens) / sizeof(gens[0]); k++) {
+		struct fake_kbase_cfg cfg;
+		fake_kbase_cfg_t628mp6(&cfg);
+		cfg.iface = gens[k].iface;
+		cfg.compat32 = gens[k].compat32;
+		cfg.r5p0_02rel0 = gens[k].r02rel0;
+		cfg.euid = 0;
+		assert_int_equal(raw_dump_gpu_active(&cfg, rd), gens[k].rd_only);
+		assert_int_equal(raw_dump_gpu_active(&cfg, agent), 777);
+		assert_int_equal(raw_dump_gpu_active(&cfg, agent | gens[k].cached_flags), 0);
+		if (gens[k].iface == FAKE_IFACE_T6XX || !gens[k].r02rel0)
+			continue;
+		struct gpu_sampler *g = open_sampler(&cfg, MS);
+		fake_kbase_activity(BASE, BASE + 3 * MS, FAKE_JM, 0, 6, 3000);
+		for (int t = 1; t <= 3; t++) {
+			fake_kbase_set_time(BASE + (uint64_t)t * MS);
+			assert_int_equal(gpu_sampler_poll(g), 1);
+		}
+		for (size_t i = 0; i < 3; i++)
+			assert_int_equal(cell(g, i, "GPU_ACTIVE"), 1000);
+		gpu_sampler_close(g);
+	}
+}
+
+/* The reader and the ioctl interface as the drivers answer them: GET_BUFFER
+ * with a buffer still out is EBUSY, PUT_BUFFER with none out EPERM and with
+ * another index EINVAL, an unknown reader request EINVAL
+ * (kbasep_vinstr_hwcnt_reader_ioctl); HWCNT_READER_SETUP with 0 or 33
+ * buffers EINVAL (kbase_vinstr_hwcnt_reader_setup); every call but the
+ * version check before the handshake EPERM, a second version check or
+ * SET_FLAGS EPERM, the minor the lower of the two (kbase_api_handshake). */
+static void test_gpu_fake_reader_ioctl_details(void **state)
+{
+	(void)state;
+	struct fake_kbase_cfg cfg;
+	fake_kbase_cfg_g71mp8(&cfg);
+	fake_kbase_reset(&cfg);
+	fake_kbase_set_time(BASE);
+	int fd = fake_kbase_open("/dev/mali0", O_RDWR);
+	struct kbase_ioctl_set_flags f = {0};
+	assert_int_equal(fake_kbase_ioctl(fd, KBASE_IOCTL_SET_FLAGS, &f), -1);
+	assert_int_equal(errno, EPERM);
+	struct kbase_ioctl_version_check v = {11, 40};
+	assert_int_equal(fake_kbase_ioctl(fd, KBASE_IOCTL_VERSION_CHECK, &v), 0);
+	assert_int_equal(v.major, 11);
+	assert_int_equal(v.minor, 13);
+	v = (struct kbase_ioctl_version_check){11, 2};
+	assert_int_equal(fake_kbase_ioctl(fd, KBASE_IOCTL_VERSION_CHECK, &v), -1);
+	assert_int_equal(errno, EPERM);
+	struct kbase_ioctl_hwcnt_reader_setup rs = {16, ~0u, ~0u, ~0u, ~0u};
+	assert_int_equal(fake_kbase_ioctl(fd, KBASE_IOCTL_HWCNT_READER_SETUP, &rs), -1);
+	assert_int_equal(errno, EPERM); /* no context yet */
+	assert_int_equal(fake_kbase_ioctl(fd, KBASE_IOCTL_SET_FLAGS, &f), 0);
+	assert_int_equal(fake_kbase_ioctl(fd, KBASE_IOCTL_SET_FLAGS, &f), -1);
+	assert_int_equal(errno, EPERM);
+	rs.buffer_count = 0;
+	assert_int_equal(fake_kbase_ioctl(fd, KBASE_IOCTL_HWCNT_READER_SETUP, &rs), -1);
+	assert_int_equal(errno, EINVAL);
+	rs.buffer_count = 33;
+	assert_int_equal(fake_kbase_ioctl(fd, KBASE_IOCTL_HWCNT_READER_SETUP, &rs), -1);
+	assert_int_equal(errno, EINVAL);
+	rs.buffer_count = 16;
+	int rfd = fake_kbase_ioctl(fd, KBASE_IOCTL_HWCNT_READER_SETUP, &rs);
+	assert_true(rfd >= 0);
+	uint32_t sz = 0;
+	assert_int_equal(fake_kbase_ioctl(rfd, KBASE_HWCNT_READER_GET_BUFFER_SIZE, &sz), 0);
+	assert_true(fake_kbase_mmap(NULL, 16 * (size_t)sz, PROT_READ, MAP_PRIVATE, rfd, 0) != MAP_FAILED);
+	assert_int_equal(fake_kbase_ioctl(rfd, KBASE_HWCNT_READER_SET_INTERVAL, (void *)(uintptr_t)MS), 0);
+	struct kbase_hwcnt_reader_metadata m = {0}, m2 = {0};
+	assert_int_equal(fake_kbase_ioctl(rfd, KBASE_HWCNT_READER_GET_BUFFER, &m), -1);
+	assert_int_equal(errno, EAGAIN);
+	assert_int_equal(fake_kbase_ioctl(rfd, KBASE_HWCNT_READER_PUT_BUFFER, &m), -1);
+	assert_int_equal(errno, EPERM);
+	fake_kbase_set_time(BASE + 3 * MS);
+	assert_int_equal(fake_kbase_ioctl(rfd, KBASE_HWCNT_READER_GET_BUFFER, &m), 0);
+	assert_int_equal(fake_kbase_ioctl(rfd, KBASE_HWCNT_READER_GET_BUFFER, &m2), -1);
+	assert_int_equal(errno, EBUSY);
+	m2 = m;
+	m2.buffer_idx = m.buffer_idx + 1;
+	assert_int_equal(fake_kbase_ioctl(rfd, KBASE_HWCNT_READER_PUT_BUFFER, &m2), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(fake_kbase_ioctl(rfd, KBASE_HWCNT_READER_PUT_BUFFER, &m), 0);
+	assert_int_equal(fake_kbase_ioctl(rfd, KBASE_HWCNT_READER_GET_BUFFER, &m), 0);
+	assert_int_equal(fake_kbase_ioctl(rfd, KBASE_HWCNT_READER_PUT_BUFFER, &m), 0);
+	assert_int_equal(fake_kbase_ioctl(rfd, _IOW(KBASE_HWCNT_READER, 0x40, uint32_t), &sz), -1);
+	assert_int_equal(errno, EINVAL);
+	fake_kbase_close(rfd);
+	fake_kbase_close(fd);
 }
 
 /* Idle dumps merge into one row; the final manual dump takes the tail. */
@@ -687,11 +1042,16 @@ int main(void)
 	    cmocka_unit_test(test_gpu_kernel_shorter_than_dump),
 	    cmocka_unit_test(test_gpu_uk_dump_steady_and_falling_load),
 	    cmocka_unit_test(test_gpu_wrong_probe_order_wedges_uk),
+	    cmocka_unit_test(test_gpu_fake_uk_driver_details),
 	    cmocka_unit_test(test_gpu_same_va_cookie_faults),
 	    cmocka_unit_test(test_gpu_t6xx_tmem_and_tracking_page),
 	    cmocka_unit_test(test_gpu_v4_noncontiguous_core_mask),
 	    cmocka_unit_test(test_gpu_driver_refuses_setup),
 	    cmocka_unit_test(test_gpu_late_dump),
+	    cmocka_unit_test(test_gpu_reader_interval_by_value),
+	    cmocka_unit_test(test_gpu_fake_reader_set_interval),
+	    cmocka_unit_test(test_gpu_dump_buffer_coherent),
+	    cmocka_unit_test(test_gpu_fake_reader_ioctl_details),
 	    cmocka_unit_test(test_gpu_idle_rows_merge),
 	    cmocka_unit_test(test_gpu_attrib_conservation),
 	    cmocka_unit_test(test_gpu_attrib_no_kernels),
