@@ -142,8 +142,9 @@ int cmd_spool(int argc, char **argv)
 		case 't': token_file = optarg; break;
 		case 'T': tls_ca = optarg; break;
 		case 'w':
-			if (agent_cli_double(optarg, &timeout_s) < 0 || timeout_s <= 0) {
-				log_error("spool send: --timeout wants seconds > 0, not '%s'", optarg);
+			if (agent_cli_seconds(optarg, 0.001, &timeout_s) < 0) {
+				log_error("spool send: --timeout wants seconds from 0.001 to %.0f, not '%s'",
+					  AGENT_CLI_MAX_SECONDS, optarg);
 				return EXIT_USAGE;
 			}
 			break;

@@ -105,8 +105,8 @@ int trace_source_option(struct trace_source_opts *o, const char *name, const cha
 		}
 		o->warmup = v;
 	} else if (strcmp(name, "every") == 0) {
-		if (agent_cli_double(arg, &o->every_s) < 0 || o->every_s < 0.01) {
-			log_error("--every: expected seconds >= 0.01 (got '%s')", arg);
+		if (agent_cli_seconds(arg, 0.01, &o->every_s) < 0) {
+			log_error("--every: expected seconds from 0.01 to %.0f (got '%s')", AGENT_CLI_MAX_SECONDS, arg);
 			return EXIT_USAGE;
 		}
 	} else if (strcmp(name, "max-duty") == 0) {
