@@ -15,6 +15,7 @@
 
 #include "calib/calib_model.h"
 #include "edag/edag.h"
+#include "report/calib_drift.h"
 #include "report/roofline_plot.h"
 #include "report/sensitivity.h"
 #include "roofline/roofline.h"
@@ -51,6 +52,8 @@ struct overview {
 	char calib_source[OV_NOTE_MAX];
 	struct calib_model *calib; /* NULL when there is none */
 	int64_t calib_session;	   /* the session whose calibration records it is; 0: --machine or none */
+	int64_t calib_time;	   /* when that calibration was made (its last_seen, unix s); 0 unknown */
+	struct calib_drift calib_drift; /* against the board's calibration before it (none with --machine) */
 	/* roofline */
 	struct roofline roof_cpu, roof_gpu;
 	struct roofline_wall walls[ROOFLINE_MAX_WALLS]; /* on the CPU chart (eDAG cache model) */

@@ -52,6 +52,7 @@ static void calib_block(const struct overview *ov, FILE *f)
 		return;
 	}
 	fprintf(f, "%s\n", ov->calib_source);
+	calib_drift_text(&ov->calib_drift, ov->calib_session, "", f);
 	for (size_t i = 0; i < ov->calib->nparams; i++) {
 		const struct calib_param *p = &ov->calib->params[i];
 		fprintf(f, "  %-28s %12.6g %-10s %s%s\n", p->name, p->value, p->unit, p->method,

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "calib/calib_io.h"
 #include "cl_data.h"
@@ -154,6 +155,26 @@ static struct calib_model *calib_of_session(struct store *st, int64_t sid, int *
 	return NULL;
 }
 
+/* The board's calibration before the one the report uses (same profile), compared with it:
+ * a new calibration replaces the previous one for every later session, and the report
+ * says when that moved its key figures beyond their spread (issue 42). */
+static void calib_against_previous(struct store *st, struct overview *ov)
+{
+	int64_t prev = 0;
+	bool later = false;
+	int rc = 0;
+	if (store_calib_for_session(st, ov->calib_session, &prev, &later) != 1 || later)
+		return;
+	struct calib_model *pm = calib_of_session(st, prev, &rc);
+	if (!pm)
+		return;
+	ov->calib_drift.prev_session = prev;
+	if (store_session_last_seen(st, prev, &ov->calib_drift.prev_time) < 0)
+		ov->calib_drift.prev_time = 0;
+	calib_drift_compare(pm, ov->calib, &ov->calib_drift);
+	free(pm);
+}
+
 /* The calibration: --machine FILE (an override), else the session's own
  * Calibration records, else the latest calibration of its profile (same agent
  * id, board and machine: store_calib_for_session). */
@@ -198,6 +219,7 @@ static int load_calibration(struct store *st, int64_t sid, const struct overview
 		ov->calib_session = sid;
 		snprintf(ov->calib_source, sizeof(ov->calib_source), "this session's calibration records (%zu parameters)",
 			 ov->calib->nparams);
+		calib_against_previous(st, ov);
 		return 0;
 	}
 	if (rc < 0)
@@ -209,10 +231,18 @@ static int load_calibration(struct store *st, int64_t sid, const struct overview
 		return rc;
 	if (rc == 1 && (ov->calib = calib_of_session(st, cs, &rc))) {
 		ov->calib_session = cs;
+		char made[40] = "";
+		if (store_session_last_seen(st, cs, &ov->calib_time) == 0 && ov->calib_time > 0) {
+			struct tm tm;
+			time_t t = (time_t)ov->calib_time;
+			if (gmtime_r(&t, &tm))
+				strftime(made, sizeof(made), "made %Y-%m-%dT%H:%M:%SZ; ", &tm);
+		}
 		snprintf(ov->calib_source, sizeof(ov->calib_source),
-			 "session %lld, the %s calibration of this board (agent %.60s, board %.40s; %zu parameters)",
-			 (long long)cs, later ? "first (made after this session)" : "latest", ov->agent_id,
+			 "session %lld, the %s calibration of this board (%sagent %.60s, board %.40s; %zu parameters)",
+			 (long long)cs, later ? "first (made after this session)" : "latest", made, ov->agent_id,
 			 ov->board[0] ? ov->board : "-", ov->calib->nparams);
+		calib_against_previous(st, ov);
 		return 0;
 	}
 	return rc < 0 ? rc : 0;

@@ -52,6 +52,7 @@ static void roofline_text(const struct overview *ov, FILE *f)
 {
 	fprintf(f, "roofline (P = min(pi, beta*I)):\n");
 	fprintf(f, "  ceilings from: %s\n", ov->calib ? ov->calib_source : "no calibration (run agent calibrate on the board, or pass --machine FILE)");
+	calib_drift_text(&ov->calib_drift, ov->calib_session, "  ", f);
 	if (ov->calib) {
 		roof_text(&ov->roof_gpu, f);
 		roof_text(&ov->roof_cpu, f);
@@ -152,6 +153,7 @@ static void overview_text_raw(const struct overview *ov, FILE *f)
 	sensitivity_text(ov, f);
 	fputc('\n', f);
 	fprintf(f, "calibration: %s\n", ov->calib ? ov->calib_source : "none (run agent calibrate or pass --machine)");
+	calib_drift_text(&ov->calib_drift, ov->calib_session, "  ", f);
 	for (size_t i = 0; ov->calib && i < N_CALIB_KEYS; i++) {
 		const struct calib_param *p = calib_model_get(ov->calib, calib_keys[i]);
 		if (p)
@@ -342,6 +344,28 @@ int overview_json(const struct overview *ov, FILE *f)
 			json_u64(f, (uint64_t)ov->calib_session);
 		else
 			fputs("null", f);
+		/* the board's calibration before it and the key figures that moved beyond their spread */
+		json_key(f, 0, "previous_session");
+		if (ov->calib_drift.prev_session > 0)
+			json_u64(f, (uint64_t)ov->calib_drift.prev_session);
+		else
+			fputs("null", f);
+		json_key(f, 0, "moved");
+		fputc('[', f);
+		for (size_t i = 0; i < ov->calib_drift.n; i++) {
+			const struct calib_drift_item *m = &ov->calib_drift.moved[i];
+			if (i)
+				fputc(',', f);
+			fputc('{', f);
+			json_str_key(f, 1, "name", m->name);
+			json_str_key(f, 0, "unit", m->unit);
+			json_num_key(f, 0, "before", m->before);
+			json_num_key(f, 0, "after", m->after);
+			json_num_key(f, 0, "rel", m->rel);
+			json_num_key(f, 0, "tolerance", m->tol);
+			fputc('}', f);
+		}
+		fputc(']', f);
 		json_str_key(f, 0, "device", ov->calib->device);
 		json_u64_key(f, 0, "parameters", ov->calib->nparams);
 		json_u64_key(f, 0, "flagged", calib_flagged(ov->calib));

@@ -243,6 +243,81 @@ static void test_report_profile_calibration_applies_to_later_sessions(void **sta
 	store_close(st);
 }
 
+/* Issue 42 item 5: a report says which calibration it used (session, when it was made) and
+ * warns when that one moved from the board's previous calibration beyond the spread (two
+ * quick calibrations 14 min apart gave a CPU peak of 13.0 and 86.5 GFLOP/s). */
+static void test_report_calibration_moved_is_said(void **state)
+{
+	(void)state;
+	struct store *st;
+	assert_int_equal(store_open(":memory:", 0, &st), 0);
+	int64_t c1 = profile_session(st, "drift", "host", 1, 13.0);
+	int64_t c2 = profile_session(st, "drift", "host", 2, 13.3); /* +2.3 %: within */
+	int64_t p3 = profile_session(st, "drift", "host", 3, 0);
+	struct overview_opts oo = {.limit = 5};
+	struct overview ov;
+	assert_int_equal(overview_load(st, p3, &oo, &ov), 0);
+	assert_int_equal(ov.calib_session, c2);
+	assert_int_equal(ov.calib_drift.prev_session, c1);
+	assert_int_equal(ov.calib_drift.n, 0);
+	assert_non_null(strstr(ov.calib_source, "(made 20")); /* when the calibration was made, UTC */
+	overview_free(&ov);
+
+	int64_t c4 = profile_session(st, "drift", "host", 4, 86.5);
+	int64_t p5 = profile_session(st, "drift", "host", 5, 0);
+	assert_int_equal(overview_load(st, p5, &oo, &ov), 0);
+	assert_int_equal(ov.calib_session, c4);
+	assert_int_equal(ov.calib_drift.prev_session, c2);
+	assert_int_equal(ov.calib_drift.n, 2); /* peak_gflops and peak_gbps */
+	assert_string_equal(ov.calib_drift.moved[0].name, "peak_gflops");
+	assert_true(ov.calib_drift.moved[0].before == 13.3 && ov.calib_drift.moved[0].after == 86.5);
+	char *text = NULL, *json = NULL;
+	size_t tl = 0, jl = 0;
+	FILE *t = open_memstream(&text, &tl), *j = open_memstream(&json, &jl);
+	assert_int_equal(overview_text(&ov, t), 0);
+	assert_int_equal(overview_json(&ov, j), 0);
+	fclose(t);
+	fclose(j);
+	char want[160];
+	snprintf(want, sizeof(want), "WARNING: this calibration (session %lld) moved from the board's previous one "
+		 "(session %lld) beyond its spread", (long long)c4, (long long)c2);
+	if (!strstr(text, want) || !strstr(text, "13.3 -> 86.5"))
+		fail_msg("want '%s' and the peak's move in:\n%s", want, text);
+	snprintf(want, sizeof(want), "\"previous_session\":%lld,\"moved\":[{\"name\":\"peak_gflops\"", (long long)c2);
+	if (!strstr(json, want))
+		fail_msg("want '%s' in:\n%s", want, json);
+	free(text);
+	free(json);
+	overview_free(&ov);
+	/* the calibration session's own report compares it with the one before it too */
+	assert_int_equal(overview_load(st, c4, &oo, &ov), 0);
+	assert_int_equal(ov.calib_drift.prev_session, c2);
+	assert_int_equal(ov.calib_drift.n, 2);
+	overview_free(&ov);
+	/* and the first calibration of a board has nothing to compare with */
+	assert_int_equal(overview_load(st, c1, &oo, &ov), 0);
+	assert_int_equal(ov.calib_drift.prev_session, 0);
+	overview_free(&ov);
+	store_close(st);
+}
+
+/* The spread of the measurements widens the tolerance: a move within it is no warning. */
+static void test_report_calib_drift_within_spread(void **state)
+{
+	(void)state;
+	struct calib_model a = {0}, b = {0};
+	assert_int_equal(calib_model_put(&a, "cpu_peak_gflops", 10, "GFLOP/s", "t", 0.3, 1), 0);
+	assert_int_equal(calib_model_put(&b, "cpu_peak_gflops", 12, "GFLOP/s", "t", 0.01, 1), 0);
+	assert_int_equal(calib_model_put(&a, "mem_issue_slots", 4, "chains", "t", 0, 1), 0);
+	assert_int_equal(calib_model_put(&b, "mem_issue_slots", 3, "chains", "t", 0, 1), 0);
+	assert_int_equal(calib_model_put(&a, "l1_latency_cycles", 4, "cycles", "t", 0, 1), 0); /* not a key figure */
+	assert_int_equal(calib_model_put(&b, "l1_latency_cycles", 9, "cycles", "t", 0, 1), 0);
+	struct calib_drift d;
+	assert_int_equal(calib_drift_compare(&a, &b, &d), 1); /* +20 % within 30 %; -25 % beyond 5 % */
+	assert_string_equal(d.moved[0].name, "mem_issue_slots");
+	assert_true(d.moved[0].rel == -0.25 && d.moved[0].tol == CALIB_DRIFT_MIN_REL);
+}
+
 /* The calibration's CPU caches (sysfs, via agent calibrate) become the eDAG
  * cache model when no --machine gives one, and the report says so; a last
  * level too large to simulate is left out. */
@@ -483,6 +558,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_report_html_self_contained, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_report_missing_session, setup, teardown),
 		cmocka_unit_test(test_report_profile_calibration_applies_to_later_sessions),
+		cmocka_unit_test(test_report_calibration_moved_is_said),
+		cmocka_unit_test(test_report_calib_drift_within_spread),
 		cmocka_unit_test(test_report_cache_model_from_calibration),
 		cmocka_unit_test(test_report_cpu_dot_from_instructions_and_trace_fp_share),
 		cmocka_unit_test(test_report_cpu_dot_zero_counters_say_so),
