@@ -293,6 +293,13 @@ static void caches_from_calib(struct overview *ov)
 static void edag_from_calib(struct overview *ov, bool machine_given)
 {
 	copy(ov->sens_unit, sizeof(ov->sens_unit), "cost units");
+	if (machine_given && ov->edag_source[0])
+		copy(ov->edag_params_from, sizeof(ov->edag_params_from), ov->edag_source);
+	else
+		snprintf(ov->edag_params_from, sizeof(ov->edag_params_from),
+			 "the eDAG engine's defaults (alpha0 %u, m %g): no calibration gives mem_latency_cycles or "
+			 "mem_issue_slots",
+			 ov->edag.alpha0, ov->edag.m);
 	if (!ov->calib)
 		return;
 	if (ov->edag.nlevels == 0) /* --machine gave no caches */
@@ -304,6 +311,15 @@ static void edag_from_calib(struct overview *ov, bool machine_given)
 		ov->edag.alpha0 = (uint32_t)lround(a0);
 	if (!machine_given && isfinite(slots) && slots >= 1)
 		ov->edag.m = slots;
+	bool a0_ok = isfinite(a0) && a0 >= 1 && a0 < (1u << 24), m_ok = isfinite(slots) && slots >= 1;
+	if (!machine_given && (a0_ok || m_ok)) {
+		char sess[48] = "";
+		if (ov->calib_session > 0)
+			snprintf(sess, sizeof(sess), " of session %lld", (long long)ov->calib_session);
+		snprintf(ov->edag_params_from, sizeof(ov->edag_params_from), "the calibration%s (%s%s%s)%s", sess,
+			 a0_ok ? "mem_latency_cycles" : "", a0_ok && m_ok ? ", " : "", m_ok ? "mem_issue_slots" : "",
+			 a0_ok && m_ok ? "" : a0_ok ? "; m: the engine's default" : "; alpha0: the engine's default");
+	}
 	ov->edag.alpha = ov->edag.alpha0;
 	if (isfinite(a0) && a0 > 0 && (double)ov->edag.alpha0 == round(a0)) {
 		copy(ov->sens_unit, sizeof(ov->sens_unit), "cycles");
@@ -610,6 +626,30 @@ static int program_end(struct store *st, int64_t sid, struct overview *ov, char 
 		snprintf(why, len, "%s", te->opencl_note);
 	free(te);
 	return rc < 0 ? rc : 0;
+}
+
+int overview_edag_settings(struct store *st, int64_t sid, const char *machine, struct overview_edag_settings *out)
+{
+	memset(out, 0, sizeof(*out));
+	struct overview *ov = calloc(1, sizeof(*ov));
+	if (!ov)
+		return -ENOMEM;
+	ov->session = sid;
+	edag_config_default(&ov->edag);
+	int rc = store_get_session(st, sid, session_cb, ov);
+	if (rc == 0)
+		rc = load_calibration(st, sid, &(struct overview_opts){.machine = machine}, ov);
+	if (rc == 0) {
+		edag_from_calib(ov, machine != NULL);
+		out->cfg = ov->edag;
+		copy(out->unit, sizeof(out->unit), ov->sens_unit);
+		copy(out->params_from, sizeof(out->params_from), ov->edag_params_from);
+		copy(out->cache_from, sizeof(out->cache_from),
+		     ov->edag_source[0] ? ov->edag_source : "no --machine FILE with caches");
+	}
+	overview_free(ov);
+	free(ov);
+	return rc;
 }
 
 int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, struct overview *ov)

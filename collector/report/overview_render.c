@@ -84,10 +84,18 @@ static void delta_text(const struct overview *ov, const struct sens_row *r, char
 		snprintf(buf, len, "+%.4g %s", r->delta10, ov->sens_unit);
 }
 
+void overview_edag_params_line(const struct edag_config *cfg, const char *unit, const char *from, char *buf,
+			       size_t len)
+{
+	snprintf(buf, len, "alpha0 = %u %s, m = %g (from %s)", cfg->alpha0, unit, cfg->m, from);
+}
+
 static void sensitivity_text(const struct overview *ov, FILE *f)
 {
 	fprintf(f, "latency sensitivity (eDAG, alpha0 = %u %s, m = %g):\n", ov->edag.alpha0, ov->sens_unit,
 		ov->edag.m);
+	/* the same settings as `collector edag --store --session` (overview_edag_settings) */
+	fprintf(f, "  alpha0 and m from: %s\n", ov->edag_params_from);
 	char cm[512];
 	cache_model_describe(&ov->edag, ov->edag_source[0] ? ov->edag_source : "no --machine FILE with caches", cm,
 			     sizeof(cm));
@@ -298,6 +306,7 @@ int overview_json(const struct overview *ov, FILE *f)
 	json_u64_key(f, 1, "alpha0", ov->edag.alpha0);
 	json_num_key(f, 0, "m", ov->edag.m);
 	json_str_key(f, 0, "unit", ov->sens_unit);
+	json_str_key(f, 0, "params_from", ov->edag_params_from);
 	json_num_key(f, 0, "ns_per_unit", ov->sens_ns_per_unit > 0 ? ov->sens_ns_per_unit : NAN);
 	json_str_key(f, 0, "note", ov->sens_note[0] ? ov->sens_note : NULL);
 	{

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -21,6 +22,7 @@
 #include "store/store.h"
 #include "store/store_calib.h"
 #include "frame.h"
+#include "testproc.h"
 
 #define GOLDEN "tests/data/report_overview.golden.json"
 
@@ -301,6 +303,73 @@ static void test_report_calibration_moved_is_said(void **state)
 	store_close(st);
 }
 
+/* Output of `collector ARGS` from the build (stdout only), its exit status in *status. */
+static char *collector_out(const char *args, int *status)
+{
+	char bin[512], cmd[2048];
+	tp_bin("collector", bin, sizeof(bin));
+	snprintf(cmd, sizeof(cmd), "timeout 120 %s %s 2>/dev/null", bin, args);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	char *buf = calloc(1, 1 << 20);
+	assert_non_null(buf);
+	size_t n = fread(buf, 1, (1 << 20) - 1, p);
+	(void)n;
+	int st = pclose(p);
+	*status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	return buf;
+}
+
+/* Issue 42 item 4: `collector edag --store --session` takes the report's eDAG settings (the
+ * fixture's calibration: alpha0 100 cycles, m 2; the engine's default m is 1) and every
+ * output says where they came from; flags still override them. */
+static void test_report_edag_cli_same_settings_as_report(void **state)
+{
+	(void)state;
+	char dir[256], db[300], args[600];
+	assert_int_equal(tp_tmpdir(dir, sizeof(dir), "report-edag"), 0);
+	snprintf(db, sizeof(db), "%s/s.db", dir);
+	struct store *st;
+	int64_t sid;
+	assert_int_equal(store_open(db, 0, &st), 0);
+	assert_int_equal(rf_make_session(st, &sid), 0);
+	store_close(st);
+	int status;
+	snprintf(args, sizeof(args), "edag --store %s --session %lld --json", db, (long long)sid);
+	char *edag = collector_out(args, &status);
+	assert_int_equal(status, 0);
+	snprintf(args, sizeof(args), "sensitivity --store %s --session %lld --json", db, (long long)sid);
+	char *sens = collector_out(args, &status);
+	assert_int_equal(status, 0);
+	if (!strstr(edag, "\"alpha0\":100,\"m\":2,") ||
+	    !strstr(edag, "\"params_from\":\"the calibration of session 1 (mem_latency_cycles, mem_issue_slots)\"") ||
+	    !strstr(sens, "\"alpha0\":100,\"m\":2,") ||
+	    !strstr(sens, "\"params_from\":\"the calibration of session 1 (mem_latency_cycles, mem_issue_slots)\""))
+		fail_msg("edag and sensitivity differ:\n%s\n%s", edag, sens);
+	free(edag);
+	free(sens);
+	snprintf(args, sizeof(args), "edag --store %s --session %lld", db, (long long)sid);
+	char *text = collector_out(args, &status);
+	assert_int_equal(status, 0);
+	if (!strstr(text, "eDAG settings: alpha0 = 100 cycles, m = 2 (from the calibration of session 1"))
+		fail_msg("%s", text);
+	free(text);
+	snprintf(args, sizeof(args), "report --store %s --session %lld", db, (long long)sid);
+	text = collector_out(args, &status);
+	assert_int_equal(status, 0);
+	if (!strstr(text, "latency sensitivity (eDAG, alpha0 = 100 cycles, m = 2):\n  alpha0 and m from: the "
+			  "calibration of session 1"))
+		fail_msg("%s", text);
+	free(text);
+	snprintf(args, sizeof(args), "edag --store %s --session %lld -m 4", db, (long long)sid);
+	text = collector_out(args, &status);
+	assert_int_equal(status, 0);
+	if (!strstr(text, "eDAG settings: alpha0 = 100 cycles, m = 4 (from the command line (--alpha0, -m))"))
+		fail_msg("%s", text);
+	free(text);
+	tp_rm_rf(dir);
+}
+
 /* The spread of the measurements widens the tolerance: a move within it is no warning. */
 static void test_report_calib_drift_within_spread(void **state)
 {
@@ -560,6 +629,7 @@ int main(void)
 		cmocka_unit_test(test_report_profile_calibration_applies_to_later_sessions),
 		cmocka_unit_test(test_report_calibration_moved_is_said),
 		cmocka_unit_test(test_report_calib_drift_within_spread),
+		cmocka_unit_test(test_report_edag_cli_same_settings_as_report),
 		cmocka_unit_test(test_report_cache_model_from_calibration),
 		cmocka_unit_test(test_report_cpu_dot_from_instructions_and_trace_fp_share),
 		cmocka_unit_test(test_report_cpu_dot_zero_counters_say_so),
