@@ -57,10 +57,8 @@ static int edag_settings_of_session(struct opts *o, const char *path, long long 
 		o->cache_from = o->cache_from_buf;
 	}
 	free(es);
-	if (rc == -ENOENT) {
-		log_error("%s: no session %lld (see collector sessions --store %s)", path, sid, path);
-		return 1;
-	}
+	if (rc == -ENOENT)
+		return 0; /* no such session: the defaults, and reading its windows says so */
 	if (rc < 0) {
 		if (rc != -EINVAL)
 			log_error("%s: session %lld: %s", path, sid, strerror(-rc));
