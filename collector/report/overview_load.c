@@ -353,18 +353,30 @@ static int event_cb(const struct store_event_summary *ev, void *arg)
 	return 0;
 }
 
-static bool cpu_dot(struct store *st, int64_t sid, struct overview *ov)
+/* A reason into why (cut to fit, like overview_note). */
+static void say(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+}
+
+/* The CPU dot from the session's counters: true when placed; else why not, into why (the
+ * caller notes it, or, when the work model places a dot instead, says that). */
+static bool cpu_dot(struct store *st, int64_t sid, struct overview *ov, char *why, size_t whylen)
 {
 	struct cpu_acc a;
 	memset(&a, 0, sizeof(a));
 	if (store_event_summaries(st, sid, event_cb, &a) < 0)
 		return false;
 	if (a.nevents == 0) {
-		overview_note(ov, "no counters in this session: no CPU dot (capture with agent profile, or agent stat)");
+		say(why, whylen, "no counters in this session: no CPU dot (capture with agent profile, or agent stat)");
 		return false;
 	}
 	if (a.hw_events == 0) {
-		overview_note(ov, "no hardware counters: cannot place CPU dot (the session has software events only)");
+		say(why, whylen, "no hardware counters (the session has software events only)");
 		return false;
 	}
 	if (!a.w.have_flops && a.instructions > 0 && ov->trace_insns > 0) {
@@ -376,7 +388,7 @@ static bool cpu_dot(struct store *st, int64_t sid, struct overview *ov)
 			 (double)ov->trace_flops / (double)ov->trace_insns, (unsigned long long)ov->trace_insns);
 	}
 	if (!a.w.have_flops || !a.w.have_bytes) {
-		overview_note(ov,
+		say(why, whylen,
 			      "CPU dot: the counters (%s) have no %s events: record FP events (VFP_SPEC/ASE_SPEC, "
 			      "fp_arith_inst_retired.*; or instructions plus trace windows, as agent profile does) and "
 			      "L2D_CACHE_REFILL/LLC misses",
@@ -386,13 +398,13 @@ static bool cpu_dot(struct store *st, int64_t sid, struct overview *ov)
 	double line = ov->calib ? calib_model_value(ov->calib, "cpu_line_bytes", 64) : 64;
 	work_cpu_finish(&a.w, line);
 	if (!(a.w.seconds > 0)) {
-		overview_note(ov, "CPU dot: no task-clock event, so no CPU time to divide the work by");
+		say(why, whylen, "CPU dot: no task-clock event, so no CPU time to divide the work by");
 		return false;
 	}
 	if (!(a.w.W > 0) || !(a.w.Q > 0)) {
 		/* Issue 30, 7: the events were recorded but read 0 (an emulated PMU such as QEMU's,
 		 * which counts only cycles and instructions, or a core without them): W/Q is no number. */
-		overview_note(ov,
+		say(why, whylen,
 			      "CPU dot: %s read 0 (W = %.3g FLOP from %s, Q = %.3g bytes from %s): this core or the "
 			      "emulator does not count them, so there is no intensity to place",
 			      !(a.w.W > 0) && !(a.w.Q > 0) ? "the floating-point and traffic counters"
@@ -402,7 +414,7 @@ static bool cpu_dot(struct store *st, int64_t sid, struct overview *ov)
 		return false;
 	}
 	if (!roofline_complete(&ov->roof_cpu)) {
-		overview_note(ov, "CPU dot: I = %.3g FLOP/byte, %.3g GFLOP/s, but no CPU roof (calibrate the CPU)",
+		say(why, whylen, "CPU dot: I = %.3g FLOP/byte, %.3g GFLOP/s, but no CPU roof (calibrate the CPU)",
 			      a.w.W / a.w.Q, a.w.W / a.w.seconds / 1e9);
 		return false;
 	}
@@ -414,7 +426,7 @@ static bool cpu_dot(struct store *st, int64_t sid, struct overview *ov)
 		 a.w.bytes_from, line);
 	int prc = roofline_place(&ov->roof_cpu, a.w.W, a.w.Q, a.w.seconds, &d->p);
 	if (prc != 0) {
-		overview_note(ov, "CPU dot: not placed (W = %.3g, Q = %.3g, %.3g s: %s)", a.w.W, a.w.Q, a.w.seconds,
+		say(why, whylen, "CPU dot: not placed (W = %.3g, Q = %.3g, %.3g s: %s)", a.w.W, a.w.Q, a.w.seconds,
 			      strerror(-prc));
 		return false;
 	}
@@ -685,8 +697,21 @@ int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, 
 		rc = rc < 0 ? rc : -ETIMEDOUT;
 		goto fail;
 	}
-	if (!cpu_dot(st, sid, ov)) /* after the traces: their FP share may stand in for an FP counter */
+	char why_no_cpu[OV_NOTE_MAX] = "";
+	if (!cpu_dot(st, sid, ov, why_no_cpu, sizeof(why_no_cpu))) { /* after the traces: their FP share may
+								       * stand in for an FP counter */
+		size_t dots0 = ov->ndots;
 		cpu_dot_from_model(st, sid, o, ov);
+		/* one statement about the CPU dot: where it came from, or why there is none */
+		if (ov->ndots > dots0)
+			overview_note(ov, "the CPU dot is from the work model (cpu: lines of --kernel-model), not from the "
+					  "counters: %s", why_no_cpu);
+		else if (strstr(why_no_cpu, "no hardware counters") == why_no_cpu)
+			overview_note(ov, "%s: no CPU dot from counters (cpu:FUNCTION lines in --kernel-model place one "
+					  "from a work model)", why_no_cpu);
+		else if (why_no_cpu[0])
+			overview_note(ov, "%s", why_no_cpu);
+	}
 	for (size_t i = 0; i < ov->ndots; i++)
 		if (ov->dots[i].p.fraction > 1)
 			overview_note(ov,
