@@ -135,6 +135,18 @@ static void test_profile_cmd_calibrate_then_profile_reports_without_machine(void
 	if (windows < 1)
 		tp_dump_file(e->t.alog);
 	assert_true(windows >= 1);
+	/* one count of windows (issue 42 item 4): the agent's summary, the windows stored (a long
+	 * window is several records of one window_index) and the report's sensitivity rows */
+	int64_t distinct = tp_db_int(e->t.db, "SELECT COUNT(DISTINCT window_index) FROM trace_windows WHERE session_id=%lld",
+				     (long long)sid);
+	char *sumlog = tp_slurp(e->t.alog);
+	assert_non_null(sumlog);
+	const char *tw = strstr(sumlog, " trace: ");
+	unsigned agent_windows = 0;
+	assert_non_null(tw);
+	assert_int_equal(sscanf(tw, " trace: %u window(s)", &agent_windows), 1);
+	free(sumlog);
+	assert_int_equal(agent_windows, distinct);
 
 	/* the session list names the calibration each session gets */
 	char slist[300];
@@ -162,6 +174,22 @@ static void test_profile_cmd_calibrate_then_profile_reports_without_machine(void
 	snprintf(want, sizeof(want), "ceilings from: session %lld, the latest calibration of this board", (long long)cal_sid);
 	must_have(text, want, "the report");
 	must_have(text, "  matmul                   GPU ", "the report's roofline");
+	{
+		char jout[300];
+		tp_env_path(&e->t, "report.json", jout, sizeof(jout));
+		char *jrep[] = {coll_bin, "report", "--store", e->t.db, "--session", sidarg, "--format", "json", NULL};
+		assert_int_equal(run(jrep, jout, 60000), 0);
+		char *js = tp_slurp(jout);
+		assert_non_null(js);
+		const char *p = strstr(js, "\"sensitivity\":");
+		assert_non_null(p);
+		long sum = 0, w;
+		for (p = strstr(p, "\"windows\":"); p && sscanf(p, "\"windows\":%ld", &w) == 1; p = strstr(p + 1, "\"windows\":"))
+			sum += w;
+		free(js);
+		if (sum != distinct)
+			fail_msg("the report's rows count %ld windows, the store holds %lld", sum, (long long)distinct);
+	}
 	must_have(text, "kernel model of the session (agent profile --kernel-model)", "the report's roofline");
 	must_have(text, "added latency costing 10%", "the report's sensitivity section");
 	if (strstr(text, "no trace windows in this session"))
