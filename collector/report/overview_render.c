@@ -162,10 +162,18 @@ static void overview_text_raw(const struct overview *ov, FILE *f)
 	fputc('\n', f);
 	fprintf(f, "calibration: %s\n", ov->calib ? ov->calib_source : "none (run agent calibrate or pass --machine)");
 	calib_drift_text(&ov->calib_drift, ov->calib_session, "  ", f);
+	int nw = 4, uw = 4; /* the name and unit columns as wide as their longest entry */
+	for (size_t i = 0; ov->calib && i < N_CALIB_KEYS; i++) {
+		const struct calib_param *p = calib_model_get(ov->calib, calib_keys[i]);
+		if (p && strlen(p->name) > (size_t)nw)
+			nw = (int)strlen(p->name);
+		if (p && strlen(p->unit) > (size_t)uw)
+			uw = (int)strlen(p->unit);
+	}
 	for (size_t i = 0; ov->calib && i < N_CALIB_KEYS; i++) {
 		const struct calib_param *p = calib_model_get(ov->calib, calib_keys[i]);
 		if (p)
-			fprintf(f, "  %-20s %12.6g %-8s%s\n", p->name, p->value, p->unit, p->flagged ? "  (flagged)" : "");
+			fprintf(f, "  %-*s %12.6g %-*s%s\n", nw, p->name, p->value, uw, p->unit, p->flagged ? "  (flagged)" : "");
 	}
 	if (ov->calib)
 		fprintf(f, "  %zu parameters, %zu flagged as untrustworthy\n", ov->calib->nparams, calib_flagged(ov->calib));

@@ -303,6 +303,52 @@ static void test_report_calibration_moved_is_said(void **state)
 	store_close(st);
 }
 
+/* Issue 42 item 6: the calibration table keeps its columns aligned when a name is longer
+ * than the old fixed width (cpu_peak_gflops_of_physical: 27 characters against 20). */
+static void test_report_calibration_columns_aligned(void **state)
+{
+	(void)state;
+	struct store *st;
+	int64_t sid;
+	assert_int_equal(store_open(":memory:", 0, &st), 0);
+	struct rf_names nm = {.calib_param = "cpu_peak_gflops_of_physical"};
+	assert_int_equal(rf_make_session_names(st, &nm, &sid), 0);
+	struct overview_opts oo = {.limit = 5};
+	struct overview ov;
+	assert_int_equal(overview_load(st, sid, &oo, &ov), 0);
+	char *text = NULL;
+	size_t tl = 0;
+	FILE *t = open_memstream(&text, &tl);
+	assert_int_equal(overview_text(&ov, t), 0);
+	fclose(t);
+	overview_free(&ov);
+	store_close(st);
+	const char *p = strstr(text, "\ncalibration: ");
+	assert_non_null(p);
+	p = strchr(p + 1, '\n') + 1;
+	int rows = 0, value_end = -1;
+	/* the rows up to the "N parameters, N flagged" line: each value ends in the same column */
+	for (; strncmp(p, "  ", 2) == 0 && p[2] != ' ' && !(p[2] >= '0' && p[2] <= '9'); p = strchr(p, '\n') + 1) {
+		const char *e = p + 2 + strcspn(p + 2, " "); /* the name */
+		e += strspn(e, " ");
+		e += strcspn(e, " "); /* the value, right-aligned: its end is the column */
+		int ve = (int)(e - p);
+		if (value_end < 0)
+			value_end = ve;
+		if (ve != value_end) {
+			fprintf(stderr, "%s", text);
+			fail_msg("row %d ends its value at column %d, the first at %d (above)", rows, ve, value_end);
+		}
+		rows++;
+	}
+	if (rows < 8) {
+		fprintf(stderr, "%s", text);
+		fail_msg("%d rows under calibration (above)", rows);
+	}
+	assert_non_null(strstr(text, "  cpu_peak_gflops_of_physical "));
+	free(text);
+}
+
 /* Output of `collector ARGS` from the build (stdout only), its exit status in *status. */
 static char *collector_out(const char *args, int *status)
 {
@@ -630,6 +676,7 @@ int main(void)
 		cmocka_unit_test(test_report_calibration_moved_is_said),
 		cmocka_unit_test(test_report_calib_drift_within_spread),
 		cmocka_unit_test(test_report_edag_cli_same_settings_as_report),
+		cmocka_unit_test(test_report_calibration_columns_aligned),
 		cmocka_unit_test(test_report_cache_model_from_calibration),
 		cmocka_unit_test(test_report_cpu_dot_from_instructions_and_trace_fp_share),
 		cmocka_unit_test(test_report_cpu_dot_zero_counters_say_so),
