@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "cli/cli.h"
 #include "kernel_model.h"
 #include "testproc.h"
 
@@ -206,6 +207,40 @@ static void test_cli_input_machine_help_says_override(void **state)
 	}
 }
 
+/* Item 6: an output file whose name says another format than the one written gets one warning
+ * (collector roofline -o, flame/diff -o, export --perfetto/--pprof call this check). */
+static void test_cli_input_output_extension_warned(void **state)
+{
+	(void)state;
+	char dir[256], errf[320];
+	assert_int_equal(tp_tmpdir(dir, sizeof(dir), "cli-ext"), 0);
+	snprintf(errf, sizeof(errf), "%s/stderr", dir);
+	fflush(stderr);
+	int saved = dup(2), fd = open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(saved >= 0 && fd >= 0);
+	dup2(fd, 2);
+	close(fd);
+	const char *const chart[] = {".svg", ".png", NULL};
+	bool ok_svg = cli_out_ext_check("-o", "roof.svg", "SVG", chart);
+	bool ok_stdout = cli_out_ext_check("-o", "-", "SVG", chart);
+	bool ok_txt = cli_out_ext_check("-o", "roof.txt", "SVG", chart);
+	bool ok_upper = cli_out_ext_check("-o", "roof.SVG", "an HTML page", (const char *const[]){".html", ".svg", NULL});
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	assert_true(ok_svg && ok_stdout);
+	assert_false(ok_txt);
+	assert_false(ok_upper); /* the writers pick the format by the exact suffix: .SVG is written as HTML */
+	char *err = tp_slurp(errf);
+	assert_non_null(err);
+	if (!strstr(err, "-o: roof.txt is written as SVG, but its name does not end in .svg or .png") ||
+	    !strstr(err, "roof.SVG is written as an HTML page, but its name does not end in .html or .svg") ||
+	    strstr(err, "roof.svg "))
+		fail_msg("warnings:\n%s", err);
+	free(err);
+	tp_rm_rf(dir);
+}
+
 /* Item 6: the boards' deploy scripts print their comment block as usage, and nothing of
  * the script after it (android-arm64 printed its `set -euo pipefail`). */
 static void test_cli_input_deploy_usage(void **state)
@@ -239,6 +274,7 @@ int main(void)
 	    cmocka_unit_test(test_cli_input_kernel_model_not_a_model),
 	    cmocka_unit_test(test_cli_input_store_is_a_directory),
 	    cmocka_unit_test(test_cli_input_machine_help_says_override),
+	    cmocka_unit_test(test_cli_input_output_extension_warned),
 	    cmocka_unit_test(test_cli_input_deploy_usage),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
