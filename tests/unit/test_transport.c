@@ -314,10 +314,11 @@ static void test_transport_reconnect_replays_unacked(void **state)
 		assert_int_equal(c.f.received[q], 1);
 	assert_int_equal(spool_records(c.spool), 0);
 	assert_int_equal(transport_get_stats(c.t)->connects, 2);
-	/* 5..10 on the wire twice; 11 too when the socket took it before it saw the drop (the first
-	 * write after the peer closed succeeds, the next fails) */
+	/* 5..10 on the wire twice; 11 and 12 too when the socket took them whole before the agent
+	 * saw the drop (the first write after the peer closed succeeds; a later one fails once the
+	 * reset is in) */
 	uint64_t resent = transport_get_stats(c.t)->records_resent;
-	assert_true(resent == 6 || resent == 7);
+	assert_true(resent >= 6 && resent <= 8);
 	teardown_ctx(&c);
 }
 
