@@ -50,8 +50,9 @@ static int send_orphans(const char *dir, const char *collector, const char *agen
 		return EXIT_AGENT_ERROR;
 	}
 	if (orphans_pending(o) == 0) {
-		printf("nothing to send in %s%s%s (sessions of running agents are theirs to send)\n", dir,
-		       session ? " for " : "", session ? session : "");
+		printf("nothing to send in %s%s%s (sessions of running agents are theirs to send; a run given "
+		       "--spool DIR left its records there: pass the same --spool)\n",
+		       dir, session ? " for " : "", session ? session : "");
 		orphans_close(o);
 		return session ? EXIT_AGENT_ERROR : 0;
 	}

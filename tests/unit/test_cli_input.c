@@ -241,6 +241,22 @@ static void test_cli_input_output_extension_warned(void **state)
 	tp_rm_rf(dir);
 }
 
+/* Item 6: agent calibrate -o writes JSON: another name is warned about (before anything runs). */
+static void test_cli_input_calibrate_output_extension(void **state)
+{
+	(void)state;
+	int st;
+	size_t n;
+	char *out = run_bin("agent", "calibrate --collector 127.0.0.1:1 -o /nonexistent/model.txt --only none", &st, &n);
+	assert_int_equal(st, 2); /* --only none: stops before any benchmark */
+	expect_text("calibrate -o", out, n, "-o: /nonexistent/model.txt is written as JSON (the machine model)");
+	free(out);
+	out = run_bin("agent", "calibrate --collector 127.0.0.1:1 -o /nonexistent/model.json --only none", &st, &n);
+	assert_int_equal(st, 2);
+	assert_null(strstr(out, "is written as JSON"));
+	free(out);
+}
+
 /* Item 6: the boards' deploy scripts print their comment block as usage, and nothing of
  * the script after it (android-arm64 printed its `set -euo pipefail`). */
 static void test_cli_input_deploy_usage(void **state)
@@ -275,6 +291,7 @@ int main(void)
 	    cmocka_unit_test(test_cli_input_store_is_a_directory),
 	    cmocka_unit_test(test_cli_input_machine_help_says_override),
 	    cmocka_unit_test(test_cli_input_output_extension_warned),
+	    cmocka_unit_test(test_cli_input_calibrate_output_extension),
 	    cmocka_unit_test(test_cli_input_deploy_usage),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
