@@ -50,6 +50,15 @@ int agent_cli_double(const char *s, double *out)
 	return 0;
 }
 
+int agent_cli_seconds(const char *s, double min, double *out)
+{
+	double v;
+	if (agent_cli_double(s, &v) < 0 || v < min || v > AGENT_CLI_MAX_SECONDS)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
 int agent_cli_freq(const char *s, unsigned *hz)
 {
 	unsigned long v;
@@ -173,8 +182,9 @@ int agent_cli_parse(int argc, char **argv, struct agent_cli *cli, const char *us
 			cli->to.all = true;
 			break;
 		case OPT_DURATION:
-			if (agent_cli_double(optarg, &cli->to.duration_s) < 0 || cli->to.duration_s <= 0) {
-				log_error("--duration: expected seconds > 0 (got '%s')", optarg);
+			if (agent_cli_seconds(optarg, 0.001, &cli->to.duration_s) < 0) {
+				log_error("--duration: expected seconds from 0.001 to %.0f (10 years) (got '%s')",
+					  AGENT_CLI_MAX_SECONDS, optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -196,8 +206,9 @@ int agent_cli_parse(int argc, char **argv, struct agent_cli *cli, const char *us
 			cli->so.agent_id = optarg;
 			break;
 		case OPT_FLUSH:
-			if (agent_cli_double(optarg, &cli->so.flush_timeout_s) < 0) {
-				log_error("--flush-timeout: expected seconds >= 0 (got '%s')", optarg);
+			if (agent_cli_seconds(optarg, 0, &cli->so.flush_timeout_s) < 0) {
+				log_error("--flush-timeout: expected seconds from 0 to %.0f (got '%s')", AGENT_CLI_MAX_SECONDS,
+					  optarg);
 				return EXIT_USAGE;
 			}
 			break;

@@ -39,6 +39,10 @@ int agent_cli_parse(int argc, char **argv, struct agent_cli *cli, const char *us
 int agent_cli_exit_status(const struct session *s, int status);
 /* Helpers for subcommands' own options. */
 int agent_cli_double(const char *s, double *out);                         /* >= 0 */
+/* A time in seconds, min..AGENT_CLI_MAX_SECONDS: every such option becomes CLOCK_MONOTONIC
+ * nanoseconds in a uint64_t, and 1e30 s did not fit (it ended the run at once). */
+#define AGENT_CLI_MAX_SECONDS 315360000.0 /* 10 years */
+int agent_cli_seconds(const char *s, double min, double *out);
 int agent_cli_ulong(const char *s, unsigned long max, unsigned long *out);  /* 0..max */
 /* Values of options several subcommands take, parsed once: 0, or EXIT_USAGE after
  * logging what is wrong (the message names the option and echoes the value). */

@@ -63,9 +63,13 @@ static int cal_option(void *ctx, int opt, const char *arg)
 		}
 		c->ro.reps = (unsigned)v;
 		return 0;
-	case 'o':
+	case 'o': {
+		size_t n = strlen(arg);
+		if (n < 6 || strcmp(arg + n - 5, ".json") != 0)
+			log_warn("-o: %s is written as JSON (the machine model), but its name does not end in .json", arg);
 		c->out = arg;
 		return 0;
+	}
 	default:
 		return EXIT_USAGE;
 	}

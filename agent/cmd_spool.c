@@ -50,8 +50,9 @@ static int send_orphans(const char *dir, const char *collector, const char *agen
 		return EXIT_AGENT_ERROR;
 	}
 	if (orphans_pending(o) == 0) {
-		printf("nothing to send in %s%s%s (sessions of running agents are theirs to send)\n", dir,
-		       session ? " for " : "", session ? session : "");
+		printf("nothing to send in %s%s%s (sessions of running agents are theirs to send; a run given "
+		       "--spool DIR left its records there: pass the same --spool)\n",
+		       dir, session ? " for " : "", session ? session : "");
 		orphans_close(o);
 		return session ? EXIT_AGENT_ERROR : 0;
 	}
@@ -142,8 +143,9 @@ int cmd_spool(int argc, char **argv)
 		case 't': token_file = optarg; break;
 		case 'T': tls_ca = optarg; break;
 		case 'w':
-			if (agent_cli_double(optarg, &timeout_s) < 0 || timeout_s <= 0) {
-				log_error("spool send: --timeout wants seconds > 0, not '%s'", optarg);
+			if (agent_cli_seconds(optarg, 0.001, &timeout_s) < 0) {
+				log_error("spool send: --timeout wants seconds from 0.001 to %.0f, not '%s'",
+					  AGENT_CLI_MAX_SECONDS, optarg);
 				return EXIT_USAGE;
 			}
 			break;

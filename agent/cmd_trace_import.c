@@ -109,8 +109,8 @@ static int import_option(void *ctx, int opt, const char *arg)
 		c->what = arg;
 		return 0;
 	case OPT_MAX_STALL:
-		if (agent_cli_double(arg, &c->max_stall_s) < 0) {
-			log_error("--max-stall: expected seconds >= 0 (got '%s')", arg);
+		if (agent_cli_seconds(arg, 0, &c->max_stall_s) < 0) {
+			log_error("--max-stall: expected seconds from 0 to %.0f (got '%s')", AGENT_CLI_MAX_SECONDS, arg);
 			return EXIT_USAGE;
 		}
 		return 0;

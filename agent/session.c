@@ -241,15 +241,33 @@ uint64_t session_left(const struct session *s)
 	return spool_records(s->spool);
 }
 
+/* " NAME VALUE", VALUE single-quoted for a shell when it needs it; nothing for a NULL value. */
+static void print_opt(FILE *out, const char *name, const char *v)
+{
+	if (!v)
+		return;
+	if (v[0] && !v[strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/._-+:@,=%")]) {
+		fprintf(out, " %s %s", name, v);
+		return;
+	}
+	fprintf(out, " %s '", name);
+	for (; *v; v++)
+		fputs(*v == '\'' ? "'\\''" : (char[2]){*v, 0}, out);
+	fputc('\'', out);
+}
+
 void session_print_summary(const struct session *s, FILE *out)
 {
 	const struct transport_stats *st = transport_get_stats(s->tr);
 	uint64_t acked = st->acked < s->seq ? st->acked : s->seq;
+	/* Records read back from the spool because they were written there before the connection was
+	 * up (or faster than the socket took them) are a healthy run's normal path: only records sent
+	 * again after a lost connection are counted apart. */
 	fprintf(out,
-		" records: %llu created, %llu sent (%llu replayed), %llu acked, %llu spooled (unacked), %llu "
-		"dropped; %llu bytes on the wire\n",
+		" records: %llu created, %llu sent (%llu of them again after a lost connection), %llu acked, %llu "
+		"spooled (unacked), %llu dropped; %llu bytes on the wire\n",
 		(unsigned long long)s->seq, (unsigned long long)st->records_sent,
-		(unsigned long long)st->records_replayed, (unsigned long long)acked,
+		(unsigned long long)st->records_resent, (unsigned long long)acked,
 		(unsigned long long)spool_records(s->spool),
 		(unsigned long long)(spool_dropped(s->spool) + s->not_spooled), (unsigned long long)st->bytes_sent);
 	fprintf(out, " connections: %llu acked Hellos, %llu failed or refused attempts, %llu retry hints obeyed\n",
@@ -259,10 +277,10 @@ void session_print_summary(const struct session *s, FILE *out)
 			" %llu ACK REGRESSION(S): the collector's store answered a Hello below a seq it had acked "
 			"(acked records may be lost there); what the spool still held was re-sent\n",
 			(unsigned long long)st->ack_regressions);
-	if (st->records_replayed)
+	if (st->records_resent)
 		fprintf(out,
-			" (replayed: this run's own records, re-read from its spool %s and sent again after the "
-			"connection was not up or was lost; the collector keeps each once)\n",
+			" (sent again: this run's own records, written before a connection was lost and not yet "
+			"acknowledged, re-read from its spool %s; the collector keeps each once)\n",
 			spool_path(s->spool));
 	if (st->acks_refused)
 		fprintf(out,
@@ -276,13 +294,20 @@ void session_print_summary(const struct session *s, FILE *out)
 			(unsigned long long)os->records, os->delivered, os->found,
 			waiting ? "; the rest waits there for the next run (or `agent spool send`)" : "");
 	uint64_t left = session_left(s);
-	if (left)
+	if (left) {
 		fprintf(out,
 			" NOT DELIVERED: %llu record(s) of this run are not acknowledged by collector %s; they stay "
 			"in %s; the next run of agent id %s with this collector sends them (or `agent spool send "
-			"--collector %s --agent-id %s`); exit status 1\n",
+			"--collector %s",
 			(unsigned long long)left, s->o.collector, spool_path(s->spool), s->hello->agent_id,
-			s->o.collector, s->hello->agent_id);
+			s->o.collector);
+		/* the spool, token and CA this run used: the command works as printed */
+		print_opt(out, "--spool", s->o.spool_dir);
+		print_opt(out, "--agent-id", s->hello->agent_id);
+		print_opt(out, "--token-file", s->o.token_file);
+		print_opt(out, "--tls-ca", s->o.tls_ca);
+		fprintf(out, "`); exit status 1\n");
+	}
 }
 
 void session_close(struct session *s)

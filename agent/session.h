@@ -64,7 +64,7 @@ bool session_fatal(const struct session *s);
 uint64_t session_flush(struct session *s);
 /* Records of this run not acknowledged (they stay in the spool for a later run). */
 uint64_t session_left(const struct session *s);
-/* " records: N created, N sent (N replayed), N acked, N spooled, N dropped; N bytes on the wire",
+/* " records: N created, N sent (N of them again after a lost connection), N acked, N spooled, N dropped; N bytes on the wire",
  * refused acks, what earlier runs left and was delivered, and, when records of
  * this run are left, a NOT DELIVERED line saying where and how they will be sent. */
 void session_print_summary(const struct session *s, FILE *out);

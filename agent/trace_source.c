@@ -41,6 +41,7 @@ struct trace_source {
 	double budget_ns; /* stop time the duty cap allows now */
 	uint64_t last_ns;
 	uint32_t windows, waited, cut, lost;
+	uint32_t unsent; /* attempts that recorded nothing (lost among them): not windows */
 	uint64_t insns, warm_insns, stop_ns;
 	unsigned ends[NENDS];
 	size_t next_task;
@@ -105,8 +106,8 @@ int trace_source_option(struct trace_source_opts *o, const char *name, const cha
 		}
 		o->warmup = v;
 	} else if (strcmp(name, "every") == 0) {
-		if (agent_cli_double(arg, &o->every_s) < 0 || o->every_s < 0.01) {
-			log_error("--every: expected seconds >= 0.01 (got '%s')", arg);
+		if (agent_cli_seconds(arg, 0.01, &o->every_s) < 0) {
+			log_error("--every: expected seconds from 0.01 to %.0f (got '%s')", AGENT_CLI_MAX_SECONDS, arg);
 			return EXIT_USAGE;
 		}
 	} else if (strcmp(name, "max-duty") == 0) {
@@ -385,7 +386,7 @@ static void take_window(struct trace_source *ts)
 		/* code the emulator cannot run (AVX): single steps of what is left of the budget, a
 		 * window the report marks as cold (its cache figures are upper bounds) */
 		ts->stop_ns += w.stop_ns;
-		ts->ends[w.end]++;
+		ts->unsent++;
 		trace_window_free(&w);
 		double left = ts->budget_ns - OVERHEAD_GUESS_NS;
 		unsigned long steps = left > 0 ? (unsigned long)(left / ts->step_ns) : 0;
@@ -403,19 +404,24 @@ static void take_window(struct trace_source *ts)
 		if (w.n > 0 && w.steps_ns > 0)
 			ts->step_ns = 0.5 * ts->step_ns + 0.5 * (double)w.steps_ns / (double)w.n;
 		ts->stop_ns += w.stop_ns;
-		if (w.end < NENDS)
-			ts->ends[w.end]++;
 		if (w.n > 0) {
+			if (w.end < NENDS)
+				ts->ends[w.end]++;
 			ts->insns += w.n;
 			note_tid(ts, tid);
 			send_window(ts, &w);
+		} else {
+			ts->unsent++;
 		}
 		trace_window_free(&w);
 		return;
 	}
 	ts->stop_ns += w.stop_ns;
-	if (w.end < NENDS)
+	/* how the windows sent ended: one count of windows everywhere (issue 42) */
+	if (w.end < NENDS && w.n > 0)
 		ts->ends[w.end]++;
+	else if (w.n == 0)
+		ts->unsent++;
 	/* what an instruction costs here (a loaded machine, a program whose memory the emulator
 	 * maps slowly), from what this window ran, also when it ran out of time */
 	uint64_t ran = ts->replay ? w.emulated : w.n;
@@ -514,15 +520,16 @@ void trace_source_print_summary(const struct trace_source *ts, double elapsed, F
 	unsigned other = 0;
 	for (int e = 0; e < NENDS; e++)
 		other += e != TRACE_END_COMPLETE ? ts->ends[e] : 0;
-	if (other || ts->lost || ts->waited) {
+	if (other) {
 		fprintf(out, "  windows ended: %u complete", ts->ends[TRACE_END_COMPLETE]);
 		for (int e = 1; e < NENDS; e++)
 			if (ts->ends[e])
 				fprintf(out, ", %u %s", ts->ends[e], trace_end_name((enum trace_end)e));
-		fprintf(out, "%s", ts->lost ? "" : "\n");
-		if (ts->lost)
-			fprintf(out, " (%u of them in the warm-up: not sent)\n", ts->lost);
+		fputc('\n', out);
 	}
+	if (ts->unsent)
+		fprintf(out, "  %u attempt(s) recorded nothing and are no window (%u ended in the warm-up)\n", ts->unsent,
+			ts->lost);
 	if (ts->off[0]) /* the reason was logged once when it was met */
 		fprintf(out, "  no windows: single steps are unavailable on this kernel\n");
 	if (ts->fallbacks)

@@ -46,7 +46,9 @@ struct transport {
 	struct frame_decoder dec;
 	uint8_t *out;
 	size_t out_cap, out_len, out_off;
-	uint64_t out_frames, out_replayed;
+	uint64_t out_frames, out_replayed, out_resent;
+	uint64_t out_max_seq; /* highest seq in out */
+	uint64_t written_seq; /* highest seq whose frame a socket took whole, on any connection */
 	uint64_t sent_seq; /* highest seq put into out on this connection */
 	/* After a retry hint (the collector's store failing), until a record of the new
 	 * connection is acked only one record is in flight: a collector whose store fails
@@ -166,7 +168,7 @@ static void reset_conn(struct transport *t)
 	frame_decoder_free(&t->dec);
 	frame_decoder_init(&t->dec, t->max_frame);
 	t->out_len = t->out_off = 0;
-	t->out_frames = t->out_replayed = 0;
+	t->out_frames = t->out_replayed = t->out_resent = t->out_max_seq = 0;
 }
 
 /* The connection failed: log once per outage, schedule the next attempt. */
@@ -251,6 +253,10 @@ static int refill(struct transport *t)
 		t->sent_seq = seq;
 		t->out_frames++;
 		t->out_replayed++;
+		if (seq <= t->written_seq)
+			t->out_resent++; /* written on an earlier connection and not acked there */
+		if (seq > t->out_max_seq)
+			t->out_max_seq = seq;
 		if (t->probing)
 			break;
 	}
@@ -271,7 +277,10 @@ static int flush(struct transport *t, uint64_t now)
 		if (t->out_off == t->out_len) {
 			t->st.records_sent += t->out_frames;
 			t->st.records_replayed += t->out_replayed;
-			t->out_frames = t->out_replayed = 0;
+			t->st.records_resent += t->out_resent;
+			if (t->out_max_seq > t->written_seq)
+				t->written_seq = t->out_max_seq;
+			t->out_frames = t->out_replayed = t->out_resent = t->out_max_seq = 0;
 			t->out_off = t->out_len = 0;
 			if (t->state != T_STREAMING)
 				return 0;
@@ -330,7 +339,7 @@ static int hello_with_proof(struct transport *t, const Prof__Challenge *ch, uint
 static void on_ready(struct transport *t, uint64_t now)
 {
 	t->out_len = t->out_off = 0;
-	t->out_frames = t->out_replayed = 0;
+	t->out_frames = t->out_replayed = t->out_resent = t->out_max_seq = 0;
 	if (t->token) {
 		t->state = T_CHALLENGE;
 		t->deadline_ns = now + TRANSPORT_CHALLENGE_WAIT_NS;
@@ -340,7 +349,7 @@ static void on_ready(struct transport *t, uint64_t now)
 	t->state = T_HELLO;
 	t->deadline_ns = now + TRANSPORT_HELLO_TIMEOUT_NS;
 	t->out_len = t->out_off = 0;
-	t->out_frames = t->out_replayed = 0;
+	t->out_frames = t->out_replayed = t->out_resent = t->out_max_seq = 0;
 	out_append(t, t->hello, t->hello_len);
 	log_debug("collector %s: connected, Hello sent", t->peer);
 }
@@ -634,6 +643,7 @@ int transport_submit(struct transport *t, uint64_t seq, const uint8_t *frame, si
 		if (out_append(t, frame, len) == 0) {
 			t->sent_seq = seq;
 			t->out_frames++;
+			t->out_max_seq = seq;
 			flush(t, clock_mono_ns());
 		}
 	}

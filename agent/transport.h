@@ -32,7 +32,10 @@ struct transport_stats {
 	uint64_t bytes_sent;
 	uint64_t bytes_received;
 	uint64_t records_sent;     /* frames written whole to a socket (replays count again) */
-	uint64_t records_replayed; /* of which re-read from the spool */
+	uint64_t records_replayed; /* of which re-read from the spool (written there while no connection
+				    * was up, or faster than the socket took them) */
+	uint64_t records_resent;   /* of which written whole on an earlier connection that was lost
+				    * before they were acked (sent again after a reconnect) */
 	uint64_t connects;         /* Hellos acked */
 	uint64_t failures;         /* connection attempts or connections that failed */
 	uint64_t acked;            /* highest seq the collector committed */

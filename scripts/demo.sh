@@ -88,9 +88,14 @@ print("  CPU samples:      %d samples (agent profile's sampler), resolved on thi
       (one("SELECT COALESCE(SUM(count),0) FROM cpu_samples WHERE session_id=?")))
 print("  counters:         %s" % ", ".join(r[0] for r in db.execute(
       "SELECT name FROM events WHERE session_id=? ORDER BY event_id", (sid,))))
-print("  trace windows:    %d windows of the app's threads -> eDAG (alpha0 = %s %s and m = %s from the calibration)" %
-      (one("SELECT COUNT(*) FROM trace_windows WHERE session_id=?"), rep["sensitivity"]["alpha0"],
-       rep["sensitivity"]["unit"], rep["sensitivity"]["m"]))
+# one count of windows: a window longer than one record is stored as several (same window_index),
+# and the report's rows count windows, as the agent's summary does
+stored = one("SELECT COUNT(DISTINCT window_index) FROM trace_windows WHERE session_id=?")
+used = sum(t["windows"] for t in sens)
+print("  trace windows:    %d windows of the app's threads -> eDAG (alpha0 = %s %s and m = %s from %s)%s" %
+      (used, rep["sensitivity"]["alpha0"], rep["sensitivity"]["unit"], rep["sensitivity"]["m"],
+       rep["sensitivity"].get("params_from", "the calibration"),
+       "" if stored == used else "; %d stored, %d of them unreadable (see the report's warnings)" % (stored, stored - used)))
 print("  cache model:      %s" % rep["sensitivity"]["cache_model"])
 for t in sens:
     mark = " (the CPU reference, thread cpu_ref)" if t["name"].endswith(" tid " + sys.argv[5]) else ""

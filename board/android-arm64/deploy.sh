@@ -9,6 +9,8 @@
 # this machine's loopback, `adb reverse tcp:7412 tcp:7412` first, then use 127.0.0.1:7412.
 # Build first: make BOARD=android-arm64. Every adb step has a time bound.
 set -euo pipefail
+# usage: the comment block above, up to its first line that is not a comment
+usage() { sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; }
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 agent=${AGENT:-$top/build/android-arm64/agent.stripped}
@@ -19,7 +21,7 @@ while [ $# -gt 0 ]; do
 	--serial) adb+=(-s "${2:?}"); shift 2 ;;
 	--collector) collector=${2:?}; shift 2 ;;
 	--run) run=${2:?}; shift 2 ;;
-	-h | --help) sed -n '2,11p' "$0"; exit 0 ;;
+	-h | --help) usage; exit 0 ;;
 	*) echo "deploy: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 done

@@ -11,11 +11,18 @@
 #      prints the init.rc snippet to add (prof-agent.rc): Android 4.2 has no runtime service install.
 # Build first: make BOARD=arndale-octa. Every remote step has a time bound.
 set -euo pipefail
+# usage: the comment block above, up to its first line that is not a comment
+usage() { sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; }
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 agent=${AGENT:-$top/build/arndale-octa/agent.stripped}
 mode=${1:-}
-[ -n "$mode" ] || { sed -n '2,13p' "$0"; exit 2; }
+case "$mode" in
+-h | --help) usage; exit 0 ;;
+ssh | adb) ;;
+'') usage >&2; exit 2 ;;
+*) echo "deploy: say ssh USER@BOARD or adb (got '$mode'; --help for more)" >&2; exit 2 ;;
+esac
 shift
 target=
 if [ "$mode" = ssh ]; then

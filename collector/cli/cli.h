@@ -4,6 +4,7 @@
 #ifndef COLLECTOR_CLI_H
 #define COLLECTOR_CLI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -53,6 +54,10 @@ int cli_check_arg(const char *cmd, const char *arg, unsigned *check);
 /* The session id in s ("--session N"): N when s is a whole positive decimal
  * number, else 0 (NULL, empty, trailing text, zero or negative). */
 long long cli_session_id(const char *s);
+/* An output file whose format its name's extension picks: true when path ends in one of exts
+ * (NULL-terminated, e.g. ".svg", ".png"; "-" for stdout counts as a match), else one warning
+ * saying which format was written and which names would say so (cli_out_ext.c). */
+bool cli_out_ext_check(const char *cmd, const char *path, const char *written_as, const char *const *exts);
 /* "2024-05-01T12:00:00Z" (UTC) or "-" for 0. */
 const char *cli_time(char *buf, size_t len, int64_t unix_s);
 

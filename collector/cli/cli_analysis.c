@@ -15,8 +15,9 @@
 static const char roofline_usage[] =
 	"usage: collector roofline --store PATH --session N [--machine FILE] [--kernel-model FILE]\n"
 	"                          [--device gpu|cpu] [-o OUT.svg|OUT.png] [--json]\n"
-	"  Ceilings from the session's calibration records, else --machine (a machine model JSON of\n"
-	"  collector calibrate --model); one dot per process (CPU counters) and per OpenCL kernel.\n"
+	"  Ceilings from --machine FILE (a machine model JSON of collector calibrate --model), which\n"
+	"  overrides the session's calibration records, else its board's latest calibration; one dot\n"
+	"  per process (CPU counters) and per OpenCL kernel.\n"
 	"  --kernel-model FILE  lines 'KERNEL ops=N bytes=N' (per work-item) give the kernels' W and Q\n"
 	"  --device   which roof -o draws (default: gpu when a kernel has a dot, else cpu)\n"
 	"  -o         write the chart; .png goes through rsvg-convert (librsvg2-bin)\n" CLI_CHECK_HELP;
@@ -25,7 +26,8 @@ static const char sensitivity_usage[] =
 	"usage: collector sensitivity --store PATH --session N [--machine FILE] [-o PREFIX] [--json]\n"
 	"  Per traced thread (the session's trace windows through the eDAG engine): W, D, W/D, lambda,\n"
 	"  Lambda and the added latency that costs 10 %; -o writes PREFIX.K.svg, the predicted slowdown vs\n"
-	"  added latency for m = 1, 2, 4, one per thread (K = 1, 2, ...).\n" CLI_CHECK_HELP;
+	"  added latency for m = 1, 2, 4, one per thread (K = 1, 2, ...).\n"
+	"  --machine FILE  a machine model (alpha0, m, caches) that overrides the session's calibration\n" CLI_CHECK_HELP;
 
 struct aopts {
 	const char *store, *out, *device;
@@ -115,6 +117,7 @@ static bool ends_with(const char *s, const char *suffix)
 static int write_chart(const char *path, int (*fn)(const void *, FILE *), const void *arg)
 {
 	bool png = ends_with(path, ".png");
+	cli_out_ext_check("-o", path, png ? "PNG" : "SVG", (const char *const[]){".svg", ".png", NULL});
 	char svg[4096];
 	if (snprintf(svg, sizeof(svg), png ? "%s.tmp.svg" : "%s", path) >= (int)sizeof(svg))
 		return -ENAMETOOLONG;

@@ -12,6 +12,7 @@
 #include "edag/edag.h"
 #include "log.h"
 #include "report/cache_model.h"
+#include "report/overview.h"
 #include "report/program_name.h"
 #include "report/text_safe.h"
 #include "store/store_trace.h"
@@ -38,6 +39,33 @@ static const char edag_usage[] =
     "  --max-bad N       accept up to N bad trace lines (default: 100 and at most 1% of the lines)\n"
     "  --threads N       trace files: 1 one thread, 2 parser + engine, 3 (default) two EDAN parsers + engine\n"
     CLI_CHECK_HELP "Trace files may be gzip (.gz) or zstd (.zst) compressed.\n";
+
+/* The report's eDAG settings of a stored session (overview_edag_settings): 0, or the exit status. */
+static int edag_settings_of_session(struct opts *o, const char *path, long long sid)
+{
+	struct store *st;
+	if (cli_open_store(path, 0, &st) < 0) /* checked when the windows are read (--check) */
+		return 1;
+	struct overview_edag_settings *es = calloc(1, sizeof(*es));
+	int rc = es ? overview_edag_settings(st, sid, o->machine, es) : -ENOMEM;
+	store_close(st);
+	if (rc == 0) {
+		o->cfg = es->cfg;
+		snprintf(o->params_from, sizeof(o->params_from), "%s", es->params_from);
+		snprintf(o->cache_from_buf, sizeof(o->cache_from_buf), "%s", es->cache_from);
+		snprintf(o->unit, sizeof(o->unit), "%s", es->unit);
+		o->cache_from = o->cache_from_buf;
+	}
+	free(es);
+	if (rc == -ENOENT)
+		return 0; /* no such session: the defaults, and reading its windows says so */
+	if (rc < 0) {
+		if (rc != -EINVAL)
+			log_error("%s: session %lld: %s", path, sid, strerror(-rc));
+		return 1;
+	}
+	return 0;
+}
 
 /* ---------------------------------------------------------------- running windows */
 
@@ -368,10 +396,28 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	    {NULL, 0, NULL, 0},
 	};
 	/* the machine model first, so that flags override it */
-	for (int i = 1; i < argc; i++)
+	const char *pre_store = NULL, *pre_session = NULL;
+	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--machine") == 0 && i + 1 < argc)
 			o->machine = argv[i + 1];
-	if (o->machine) {
+		else if (strncmp(argv[i], "--machine=", 10) == 0)
+			o->machine = argv[i] + 10;
+		else if (strcmp(argv[i], "--store") == 0 && i + 1 < argc)
+			pre_store = argv[i + 1];
+		else if (strncmp(argv[i], "--store=", 8) == 0)
+			pre_store = argv[i] + 8;
+		else if (strcmp(argv[i], "--session") == 0 && i + 1 < argc)
+			pre_session = argv[i + 1];
+		else if (strncmp(argv[i], "--session=", 10) == 0)
+			pre_session = argv[i] + 10;
+	}
+	long long pre_sid = cli_session_id(pre_session);
+	if (pre_store && pre_sid > 0) {
+		/* a stored session: the settings the report and `collector sensitivity` use for it */
+		int rc = edag_settings_of_session(o, pre_store, pre_sid);
+		if (rc)
+			return rc;
+	} else if (o->machine) {
 		char *json = NULL;
 		size_t len = 0;
 		char err[256];
@@ -451,6 +497,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				goto bad;
 			}
 			o->cfg.alpha0 = (uint32_t)v;
+			o->params_flags = true;
 			break;
 		}
 		case 'm':
@@ -459,6 +506,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				want = "a number >= 1";
 				goto bad;
 			}
+			o->params_flags = true;
 			break;
 		case 'a':
 			o->cfg.alpha = strtod(optarg, &end);
@@ -598,6 +646,15 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	return -1; /* go on */
 }
 
+const char *cli_edag_params_from(const struct opts *o)
+{
+	if (o->params_flags)
+		return "the command line (--alpha0, -m)";
+	if (o->params_from[0])
+		return o->params_from;
+	return o->machine ? o->machine : "the eDAG engine's defaults (no --store session, --machine or flags)";
+}
+
 int cli_edag(int argc, char **argv)
 {
 	struct opts o = {.window = -1, .cpu = -1, .max_bad = -1, .threads = 3, .check = CLI_CHECK_DEFAULT};
@@ -646,6 +703,10 @@ int cli_edag(int argc, char **argv)
 					     o.cache_from ? o.cache_from : o.machine ? o.machine : "no --cache or --machine",
 					     cm, sizeof(cm));
 			FILE *t = text_safe_open(stdout); /* the windows are named after the agent's program */
+			char pl[OV_NOTE_MAX + 96];
+			overview_edag_params_line(&o.cfg, o.unit[0] ? o.unit : "cost units", cli_edag_params_from(&o), pl,
+						  sizeof(pl));
+			fprintf(t, "eDAG settings: %s\n", pl);
 			fprintf(t, "cache model: %s\n", cm);
 			for (size_t i = 0; i < r.nres; i++)
 				cli_edag_print_window_text(&o, &r.res[i], r.res_unknown[i], t);

@@ -17,6 +17,9 @@ struct opts {
 	struct edag_config cfg;
 	bool json, alpha_set;
 	const char *cache_from; /* where the cache levels came from */
+	/* a stored session: the report's settings for it (overview_edag_settings) */
+	char params_from[256], cache_from_buf[256], unit[16];
+	bool params_flags; /* --alpha0 or -m given */
 	char prog[40];		/* the program the stored session traced ("" unknown) */
 	unsigned arch;
 	int cpu;
@@ -25,6 +28,9 @@ struct opts {
 	int threads;	 /* trace files: 1 all in one, 2 parser + engine, 3 (default) two EDAN parsers + engine */
 	unsigned check;	 /* --check: STORE_CHECK_* flags */
 };
+
+/* Where alpha0 and m came from, for the output (cli_edag.c). */
+const char *cli_edag_params_from(const struct opts *o);
 
 struct run {
 	const struct opts *o;

@@ -66,6 +66,7 @@ void cli_edag_print_json(const struct opts *o, const struct run *r, const struct
 	json_u64_key(f, 0, "alpha0", c->alpha0);
 	json_num_key(f, 0, "m", c->m);
 	json_num_key(f, 0, "alpha", c->alpha);
+	json_str_key(f, 0, "params_from", cli_edag_params_from(o));
 	json_key(f, 0, "caches");
 	fputc('[', f);
 	for (unsigned i = 0; i < c->nlevels; i++) {

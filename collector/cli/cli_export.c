@@ -408,6 +408,11 @@ int cli_export(int argc, char **argv)
 		fprintf(stderr, "collector export: %s\n", err);
 		goto out;
 	}
+	if (perfetto)
+		cli_out_ext_check("export --perfetto", perfetto, "trace-event JSON", (const char *const[]){".json", NULL});
+	if (pprof)
+		cli_out_ext_check("export --pprof", pprof, "a gzip'd profile.proto",
+				  (const char *const[]){".pb.gz", ".pprof", NULL});
 	status = 1;
 	struct store *st;
 	if (cli_open_store(path, check, &st) < 0)

@@ -66,7 +66,9 @@ static int write_flame(const char *out, const struct flame_tree *t, const struct
 		log_error("cannot write %s: %s", out, strerror(errno));
 		return -errno;
 	}
-	int rc = ends_with(out, ".svg") ? flame_svg(t, fr, f) : flame_html(t, fr, f);
+	bool svg = ends_with(out, ".svg");
+	cli_out_ext_check("-o", out, svg ? "SVG" : "an HTML page", (const char *const[]){".html", ".htm", ".svg", NULL});
+	int rc = svg ? flame_svg(t, fr, f) : flame_html(t, fr, f);
 	if (f != stdout && fclose(f) != 0 && rc == 0)
 		rc = -EIO;
 	if (rc < 0)

@@ -4,6 +4,7 @@
  * row. Rendering only: the rows come from collector/query/. */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "json.h"
@@ -16,6 +17,13 @@ static void wall(int64_t ns, char *buf, size_t len)
 	struct tm tm;
 	if (ns <= 0 || !gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
 		snprintf(buf, len, "-");
+}
+
+/* w widened to s's length, at most cap. */
+static int col_width(int w, const char *s, int cap)
+{
+	size_t n = strlen(s);
+	return n > (size_t)w ? (n < (size_t)cap ? (int)n : cap) : w;
 }
 
 static double pct(uint64_t v, uint64_t total)
@@ -80,18 +88,28 @@ int report_query_top(const struct query_result *r, enum query_group by, unsigned
 			r->nsessions, r->nsessions == 1 ? "" : "s", from, to, r->backend,
 			(unsigned long long)r->lost);
 		bool frames = by == QUERY_BY_FUNCTION || by == QUERY_BY_MODULE;
-		fprintf(ts, "  %7s %10s %7s %10s  %-16s %7s  %-16s %s\n", "self%", "self", "total%", "total", "process",
-			"pid", "agent", frames ? (by == QUERY_BY_FUNCTION ? "module / function" : "module")
-					      : query_group_name(by));
+		/* columns as wide as the longest value shown (capped), so that the last one stays aligned */
+		int pw = 7, aw = 5, mw = 6;
+		for (size_t i = 0; i < t.nrows && i < limit; i++) {
+			pw = col_width(pw, t.rows[i].process, 32);
+			aw = col_width(aw, t.rows[i].agent_id, 32);
+			mw = col_width(mw, t.rows[i].module, 40);
+		}
+		fprintf(ts, "  %7s %10s %7s %10s  %-*s %7s  %-*s ", "self%", "self", "total%", "total", pw, "process", "pid",
+			aw, "agent");
+		if (by == QUERY_BY_FUNCTION)
+			fprintf(ts, "%-*s function\n", mw, "module");
+		else
+			fprintf(ts, "%s\n", frames ? "module" : query_group_name(by));
 		for (size_t i = 0; i < t.nrows && i < limit; i++) {
 			const struct query_top_row *row = &t.rows[i];
 			char pid[16];
 			snprintf(pid, sizeof(pid), row->pid ? "%d" : "*", row->pid);
-			fprintf(ts, "  %6.2f%% %10llu %6.2f%% %10llu  %-16s %7s  %-16s ", pct(row->self, r->total),
+			fprintf(ts, "  %6.2f%% %10llu %6.2f%% %10llu  %-*.32s %7s  %-*.32s ", pct(row->self, r->total),
 				(unsigned long long)row->self, pct(row->total, r->total),
-				(unsigned long long)row->total, row->process, pid, row->agent_id);
+				(unsigned long long)row->total, pw, row->process, pid, aw, row->agent_id);
 			if (by == QUERY_BY_FUNCTION)
-				fprintf(ts, "%-20s %s\n", row->module, row->name);
+				fprintf(ts, "%-*.40s %s\n", mw, row->module, row->name);
 			else
 				fprintf(ts, "%s\n", row->name);
 		}

@@ -15,6 +15,7 @@
 
 #include "calib/calib_model.h"
 #include "edag/edag.h"
+#include "report/calib_drift.h"
 #include "report/roofline_plot.h"
 #include "report/sensitivity.h"
 #include "roofline/roofline.h"
@@ -51,6 +52,8 @@ struct overview {
 	char calib_source[OV_NOTE_MAX];
 	struct calib_model *calib; /* NULL when there is none */
 	int64_t calib_session;	   /* the session whose calibration records it is; 0: --machine or none */
+	int64_t calib_time;	   /* when that calibration was made (its last_seen, unix s); 0 unknown */
+	struct calib_drift calib_drift; /* against the board's calibration before it (none with --machine) */
 	/* roofline */
 	struct roofline roof_cpu, roof_gpu;
 	struct roofline_wall walls[ROOFLINE_MAX_WALLS]; /* on the CPU chart (eDAG cache model) */
@@ -62,6 +65,7 @@ struct overview {
 	/* latency sensitivity */
 	struct edag_config edag;
 	char edag_source[OV_NOTE_MAX]; /* where its cache levels came from ("" : defaults) */
+	char edag_params_from[OV_NOTE_MAX]; /* where alpha0 and m came from */
 	char sens_unit[16]; /* unit of alpha0 and delta10 */
 	double sens_ns_per_unit; /* 0 when unknown */
 	struct sens_row sens[OV_MAX_SENS];
@@ -88,6 +92,21 @@ bool overview_past_deadline(const struct overview *ov);
 /* The sensitivity rows, sens_note and locality walls from the session's trace
  * windows (overview_sens.c; called by overview_load). */
 int overview_sensitivity(struct store *st, int64_t sid, struct overview *ov);
+
+/* The eDAG settings of session sid, one set for the report, `collector sensitivity` and
+ * `collector edag --store` (issue 42): --machine FILE, else the calibration the report
+ * chooses (alpha0 = mem_latency_cycles, m = mem_issue_slots, the CPU caches), else the
+ * engine's defaults (edag_config_default); where each came from in params_from (alpha0, m)
+ * and cache_from (the levels). 0, -ENOENT (no such session), -EINVAL (bad --machine). */
+struct overview_edag_settings {
+	struct edag_config cfg;
+	char unit[16]; /* of alpha0: "cycles" or "cost units" */
+	char params_from[OV_NOTE_MAX], cache_from[OV_NOTE_MAX];
+};
+int overview_edag_settings(struct store *st, int64_t sid, const char *machine, struct overview_edag_settings *out);
+/* "alpha0 = 100 cycles, m = 2 (from ...)" */
+void overview_edag_params_line(const struct edag_config *cfg, const char *unit, const char *from, char *buf,
+			       size_t len);
 
 /* Renderers (sections: every section; the roofline and sensitivity commands print theirs). */
 int overview_text(const struct overview *ov, FILE *f);

@@ -2,6 +2,7 @@
  * inline SVG (see overview.h). */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "overview.h"
 #include "report/sens_plot.h"
@@ -52,9 +53,16 @@ static void calib_block(const struct overview *ov, FILE *f)
 		return;
 	}
 	fprintf(f, "%s\n", ov->calib_source);
+	calib_drift_text(&ov->calib_drift, ov->calib_session, "", f);
+	int nw = 4, uw = 4;
 	for (size_t i = 0; i < ov->calib->nparams; i++) {
 		const struct calib_param *p = &ov->calib->params[i];
-		fprintf(f, "  %-28s %12.6g %-10s %s%s\n", p->name, p->value, p->unit, p->method,
+		nw = strlen(p->name) > (size_t)nw ? (int)strlen(p->name) : nw;
+		uw = strlen(p->unit) > (size_t)uw ? (int)strlen(p->unit) : uw;
+	}
+	for (size_t i = 0; i < ov->calib->nparams; i++) {
+		const struct calib_param *p = &ov->calib->params[i];
+		fprintf(f, "  %-*s %12.6g %-*s %s%s\n", nw, p->name, p->value, uw, p->unit, p->method,
 			p->flagged ? "  (flagged)" : "");
 	}
 }

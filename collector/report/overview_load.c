@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "calib/calib_io.h"
 #include "cl_data.h"
@@ -154,6 +155,26 @@ static struct calib_model *calib_of_session(struct store *st, int64_t sid, int *
 	return NULL;
 }
 
+/* The board's calibration before the one the report uses (same profile), compared with it:
+ * a new calibration replaces the previous one for every later session, and the report
+ * says when that moved its key figures beyond their spread (issue 42). */
+static void calib_against_previous(struct store *st, struct overview *ov)
+{
+	int64_t prev = 0;
+	bool later = false;
+	int rc = 0;
+	if (store_calib_for_session(st, ov->calib_session, &prev, &later) != 1 || later)
+		return;
+	struct calib_model *pm = calib_of_session(st, prev, &rc);
+	if (!pm)
+		return;
+	ov->calib_drift.prev_session = prev;
+	if (store_session_last_seen(st, prev, &ov->calib_drift.prev_time) < 0)
+		ov->calib_drift.prev_time = 0;
+	calib_drift_compare(pm, ov->calib, &ov->calib_drift);
+	free(pm);
+}
+
 /* The calibration: --machine FILE (an override), else the session's own
  * Calibration records, else the latest calibration of its profile (same agent
  * id, board and machine: store_calib_for_session). */
@@ -198,6 +219,7 @@ static int load_calibration(struct store *st, int64_t sid, const struct overview
 		ov->calib_session = sid;
 		snprintf(ov->calib_source, sizeof(ov->calib_source), "this session's calibration records (%zu parameters)",
 			 ov->calib->nparams);
+		calib_against_previous(st, ov);
 		return 0;
 	}
 	if (rc < 0)
@@ -209,10 +231,18 @@ static int load_calibration(struct store *st, int64_t sid, const struct overview
 		return rc;
 	if (rc == 1 && (ov->calib = calib_of_session(st, cs, &rc))) {
 		ov->calib_session = cs;
+		char made[40] = "";
+		if (store_session_last_seen(st, cs, &ov->calib_time) == 0 && ov->calib_time > 0) {
+			struct tm tm;
+			time_t t = (time_t)ov->calib_time;
+			if (gmtime_r(&t, &tm))
+				strftime(made, sizeof(made), "made %Y-%m-%dT%H:%M:%SZ; ", &tm);
+		}
 		snprintf(ov->calib_source, sizeof(ov->calib_source),
-			 "session %lld, the %s calibration of this board (agent %.60s, board %.40s; %zu parameters)",
-			 (long long)cs, later ? "first (made after this session)" : "latest", ov->agent_id,
+			 "session %lld, the %s calibration of this board (%sagent %.60s, board %.40s; %zu parameters)",
+			 (long long)cs, later ? "first (made after this session)" : "latest", made, ov->agent_id,
 			 ov->board[0] ? ov->board : "-", ov->calib->nparams);
+		calib_against_previous(st, ov);
 		return 0;
 	}
 	return rc < 0 ? rc : 0;
@@ -263,6 +293,13 @@ static void caches_from_calib(struct overview *ov)
 static void edag_from_calib(struct overview *ov, bool machine_given)
 {
 	copy(ov->sens_unit, sizeof(ov->sens_unit), "cost units");
+	if (machine_given && ov->edag_source[0])
+		copy(ov->edag_params_from, sizeof(ov->edag_params_from), ov->edag_source);
+	else
+		snprintf(ov->edag_params_from, sizeof(ov->edag_params_from),
+			 "the eDAG engine's defaults (alpha0 %u, m %g): no calibration gives mem_latency_cycles or "
+			 "mem_issue_slots",
+			 ov->edag.alpha0, ov->edag.m);
 	if (!ov->calib)
 		return;
 	if (ov->edag.nlevels == 0) /* --machine gave no caches */
@@ -274,6 +311,15 @@ static void edag_from_calib(struct overview *ov, bool machine_given)
 		ov->edag.alpha0 = (uint32_t)lround(a0);
 	if (!machine_given && isfinite(slots) && slots >= 1)
 		ov->edag.m = slots;
+	bool a0_ok = isfinite(a0) && a0 >= 1 && a0 < (1u << 24), m_ok = isfinite(slots) && slots >= 1;
+	if (!machine_given && (a0_ok || m_ok)) {
+		char sess[48] = "";
+		if (ov->calib_session > 0)
+			snprintf(sess, sizeof(sess), " of session %lld", (long long)ov->calib_session);
+		snprintf(ov->edag_params_from, sizeof(ov->edag_params_from), "the calibration%s (%s%s%s)%s", sess,
+			 a0_ok ? "mem_latency_cycles" : "", a0_ok && m_ok ? ", " : "", m_ok ? "mem_issue_slots" : "",
+			 a0_ok && m_ok ? "" : a0_ok ? "; m: the engine's default" : "; alpha0: the engine's default");
+	}
 	ov->edag.alpha = ov->edag.alpha0;
 	if (isfinite(a0) && a0 > 0 && (double)ov->edag.alpha0 == round(a0)) {
 		copy(ov->sens_unit, sizeof(ov->sens_unit), "cycles");
@@ -307,18 +353,30 @@ static int event_cb(const struct store_event_summary *ev, void *arg)
 	return 0;
 }
 
-static bool cpu_dot(struct store *st, int64_t sid, struct overview *ov)
+/* A reason into why (cut to fit, like overview_note). */
+static void say(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+}
+
+/* The CPU dot from the session's counters: true when placed; else why not, into why (the
+ * caller notes it, or, when the work model places a dot instead, says that). */
+static bool cpu_dot(struct store *st, int64_t sid, struct overview *ov, char *why, size_t whylen)
 {
 	struct cpu_acc a;
 	memset(&a, 0, sizeof(a));
 	if (store_event_summaries(st, sid, event_cb, &a) < 0)
 		return false;
 	if (a.nevents == 0) {
-		overview_note(ov, "no counters in this session: no CPU dot (capture with agent profile, or agent stat)");
+		say(why, whylen, "no counters in this session: no CPU dot (capture with agent profile, or agent stat)");
 		return false;
 	}
 	if (a.hw_events == 0) {
-		overview_note(ov, "no hardware counters: cannot place CPU dot (the session has software events only)");
+		say(why, whylen, "no hardware counters (the session has software events only)");
 		return false;
 	}
 	if (!a.w.have_flops && a.instructions > 0 && ov->trace_insns > 0) {
@@ -330,7 +388,7 @@ static bool cpu_dot(struct store *st, int64_t sid, struct overview *ov)
 			 (double)ov->trace_flops / (double)ov->trace_insns, (unsigned long long)ov->trace_insns);
 	}
 	if (!a.w.have_flops || !a.w.have_bytes) {
-		overview_note(ov,
+		say(why, whylen,
 			      "CPU dot: the counters (%s) have no %s events: record FP events (VFP_SPEC/ASE_SPEC, "
 			      "fp_arith_inst_retired.*; or instructions plus trace windows, as agent profile does) and "
 			      "L2D_CACHE_REFILL/LLC misses",
@@ -340,13 +398,13 @@ static bool cpu_dot(struct store *st, int64_t sid, struct overview *ov)
 	double line = ov->calib ? calib_model_value(ov->calib, "cpu_line_bytes", 64) : 64;
 	work_cpu_finish(&a.w, line);
 	if (!(a.w.seconds > 0)) {
-		overview_note(ov, "CPU dot: no task-clock event, so no CPU time to divide the work by");
+		say(why, whylen, "CPU dot: no task-clock event, so no CPU time to divide the work by");
 		return false;
 	}
 	if (!(a.w.W > 0) || !(a.w.Q > 0)) {
 		/* Issue 30, 7: the events were recorded but read 0 (an emulated PMU such as QEMU's,
 		 * which counts only cycles and instructions, or a core without them): W/Q is no number. */
-		overview_note(ov,
+		say(why, whylen,
 			      "CPU dot: %s read 0 (W = %.3g FLOP from %s, Q = %.3g bytes from %s): this core or the "
 			      "emulator does not count them, so there is no intensity to place",
 			      !(a.w.W > 0) && !(a.w.Q > 0) ? "the floating-point and traffic counters"
@@ -356,7 +414,7 @@ static bool cpu_dot(struct store *st, int64_t sid, struct overview *ov)
 		return false;
 	}
 	if (!roofline_complete(&ov->roof_cpu)) {
-		overview_note(ov, "CPU dot: I = %.3g FLOP/byte, %.3g GFLOP/s, but no CPU roof (calibrate the CPU)",
+		say(why, whylen, "CPU dot: I = %.3g FLOP/byte, %.3g GFLOP/s, but no CPU roof (calibrate the CPU)",
 			      a.w.W / a.w.Q, a.w.W / a.w.seconds / 1e9);
 		return false;
 	}
@@ -368,7 +426,7 @@ static bool cpu_dot(struct store *st, int64_t sid, struct overview *ov)
 		 a.w.bytes_from, line);
 	int prc = roofline_place(&ov->roof_cpu, a.w.W, a.w.Q, a.w.seconds, &d->p);
 	if (prc != 0) {
-		overview_note(ov, "CPU dot: not placed (W = %.3g, Q = %.3g, %.3g s: %s)", a.w.W, a.w.Q, a.w.seconds,
+		say(why, whylen, "CPU dot: not placed (W = %.3g, Q = %.3g, %.3g s: %s)", a.w.W, a.w.Q, a.w.seconds,
 			      strerror(-prc));
 		return false;
 	}
@@ -582,6 +640,30 @@ static int program_end(struct store *st, int64_t sid, struct overview *ov, char 
 	return rc < 0 ? rc : 0;
 }
 
+int overview_edag_settings(struct store *st, int64_t sid, const char *machine, struct overview_edag_settings *out)
+{
+	memset(out, 0, sizeof(*out));
+	struct overview *ov = calloc(1, sizeof(*ov));
+	if (!ov)
+		return -ENOMEM;
+	ov->session = sid;
+	edag_config_default(&ov->edag);
+	int rc = store_get_session(st, sid, session_cb, ov);
+	if (rc == 0)
+		rc = load_calibration(st, sid, &(struct overview_opts){.machine = machine}, ov);
+	if (rc == 0) {
+		edag_from_calib(ov, machine != NULL);
+		out->cfg = ov->edag;
+		copy(out->unit, sizeof(out->unit), ov->sens_unit);
+		copy(out->params_from, sizeof(out->params_from), ov->edag_params_from);
+		copy(out->cache_from, sizeof(out->cache_from),
+		     ov->edag_source[0] ? ov->edag_source : "no --machine FILE with caches");
+	}
+	overview_free(ov);
+	free(ov);
+	return rc;
+}
+
 int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, struct overview *ov)
 {
 	memset(ov, 0, sizeof(*ov));
@@ -615,8 +697,21 @@ int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, 
 		rc = rc < 0 ? rc : -ETIMEDOUT;
 		goto fail;
 	}
-	if (!cpu_dot(st, sid, ov)) /* after the traces: their FP share may stand in for an FP counter */
+	char why_no_cpu[OV_NOTE_MAX] = "";
+	if (!cpu_dot(st, sid, ov, why_no_cpu, sizeof(why_no_cpu))) { /* after the traces: their FP share may
+								       * stand in for an FP counter */
+		size_t dots0 = ov->ndots;
 		cpu_dot_from_model(st, sid, o, ov);
+		/* one statement about the CPU dot: where it came from, or why there is none */
+		if (ov->ndots > dots0)
+			overview_note(ov, "the CPU dot is from the work model (cpu: lines of --kernel-model), not from the "
+					  "counters: %s", why_no_cpu);
+		else if (strstr(why_no_cpu, "no hardware counters") == why_no_cpu)
+			overview_note(ov, "%s: no CPU dot from counters (cpu:FUNCTION lines in --kernel-model place one "
+					  "from a work model)", why_no_cpu);
+		else if (why_no_cpu[0])
+			overview_note(ov, "%s", why_no_cpu);
+	}
 	for (size_t i = 0; i < ov->ndots; i++)
 		if (ov->dots[i].p.fraction > 1)
 			overview_note(ov,

@@ -52,6 +52,7 @@ static void roofline_text(const struct overview *ov, FILE *f)
 {
 	fprintf(f, "roofline (P = min(pi, beta*I)):\n");
 	fprintf(f, "  ceilings from: %s\n", ov->calib ? ov->calib_source : "no calibration (run agent calibrate on the board, or pass --machine FILE)");
+	calib_drift_text(&ov->calib_drift, ov->calib_session, "  ", f);
 	if (ov->calib) {
 		roof_text(&ov->roof_gpu, f);
 		roof_text(&ov->roof_cpu, f);
@@ -83,10 +84,18 @@ static void delta_text(const struct overview *ov, const struct sens_row *r, char
 		snprintf(buf, len, "+%.4g %s", r->delta10, ov->sens_unit);
 }
 
+void overview_edag_params_line(const struct edag_config *cfg, const char *unit, const char *from, char *buf,
+			       size_t len)
+{
+	snprintf(buf, len, "alpha0 = %u %s, m = %g (from %s)", cfg->alpha0, unit, cfg->m, from);
+}
+
 static void sensitivity_text(const struct overview *ov, FILE *f)
 {
 	fprintf(f, "latency sensitivity (eDAG, alpha0 = %u %s, m = %g):\n", ov->edag.alpha0, ov->sens_unit,
 		ov->edag.m);
+	/* the same settings as `collector edag --store --session` (overview_edag_settings) */
+	fprintf(f, "  alpha0 and m from: %s\n", ov->edag_params_from);
 	char cm[512];
 	cache_model_describe(&ov->edag, ov->edag_source[0] ? ov->edag_source : "no --machine FILE with caches", cm,
 			     sizeof(cm));
@@ -152,10 +161,19 @@ static void overview_text_raw(const struct overview *ov, FILE *f)
 	sensitivity_text(ov, f);
 	fputc('\n', f);
 	fprintf(f, "calibration: %s\n", ov->calib ? ov->calib_source : "none (run agent calibrate or pass --machine)");
+	calib_drift_text(&ov->calib_drift, ov->calib_session, "  ", f);
+	int nw = 4, uw = 4; /* the name and unit columns as wide as their longest entry */
+	for (size_t i = 0; ov->calib && i < N_CALIB_KEYS; i++) {
+		const struct calib_param *p = calib_model_get(ov->calib, calib_keys[i]);
+		if (p && strlen(p->name) > (size_t)nw)
+			nw = (int)strlen(p->name);
+		if (p && strlen(p->unit) > (size_t)uw)
+			uw = (int)strlen(p->unit);
+	}
 	for (size_t i = 0; ov->calib && i < N_CALIB_KEYS; i++) {
 		const struct calib_param *p = calib_model_get(ov->calib, calib_keys[i]);
 		if (p)
-			fprintf(f, "  %-20s %12.6g %-8s%s\n", p->name, p->value, p->unit, p->flagged ? "  (flagged)" : "");
+			fprintf(f, "  %-*s %12.6g %-*s%s\n", nw, p->name, p->value, uw, p->unit, p->flagged ? "  (flagged)" : "");
 	}
 	if (ov->calib)
 		fprintf(f, "  %zu parameters, %zu flagged as untrustworthy\n", ov->calib->nparams, calib_flagged(ov->calib));
@@ -296,6 +314,7 @@ int overview_json(const struct overview *ov, FILE *f)
 	json_u64_key(f, 1, "alpha0", ov->edag.alpha0);
 	json_num_key(f, 0, "m", ov->edag.m);
 	json_str_key(f, 0, "unit", ov->sens_unit);
+	json_str_key(f, 0, "params_from", ov->edag_params_from);
 	json_num_key(f, 0, "ns_per_unit", ov->sens_ns_per_unit > 0 ? ov->sens_ns_per_unit : NAN);
 	json_str_key(f, 0, "note", ov->sens_note[0] ? ov->sens_note : NULL);
 	{
@@ -342,6 +361,28 @@ int overview_json(const struct overview *ov, FILE *f)
 			json_u64(f, (uint64_t)ov->calib_session);
 		else
 			fputs("null", f);
+		/* the board's calibration before it and the key figures that moved beyond their spread */
+		json_key(f, 0, "previous_session");
+		if (ov->calib_drift.prev_session > 0)
+			json_u64(f, (uint64_t)ov->calib_drift.prev_session);
+		else
+			fputs("null", f);
+		json_key(f, 0, "moved");
+		fputc('[', f);
+		for (size_t i = 0; i < ov->calib_drift.n; i++) {
+			const struct calib_drift_item *m = &ov->calib_drift.moved[i];
+			if (i)
+				fputc(',', f);
+			fputc('{', f);
+			json_str_key(f, 1, "name", m->name);
+			json_str_key(f, 0, "unit", m->unit);
+			json_num_key(f, 0, "before", m->before);
+			json_num_key(f, 0, "after", m->after);
+			json_num_key(f, 0, "rel", m->rel);
+			json_num_key(f, 0, "tolerance", m->tol);
+			fputc('}', f);
+		}
+		fputc(']', f);
 		json_str_key(f, 0, "device", ov->calib->device);
 		json_u64_key(f, 0, "parameters", ov->calib->nparams);
 		json_u64_key(f, 0, "flagged", calib_flagged(ov->calib));

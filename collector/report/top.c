@@ -158,11 +158,18 @@ int report_top(struct store *st, int64_t sid, const struct report_opts *o, FILE 
 			(unsigned long long)r->total, r->event[0] ? r->event : "?", (unsigned long long)r->freq_hz,
 			(double)r->interval_ns / 1e9, r->backend, (unsigned long long)r->intervals,
 			(unsigned long long)r->lost);
-		fprintf(ts, "  %7s %10s  %-24s %s\n", "share", "samples", "module", "function");
+		/* the module column as wide as its longest name shown (at most 48): the function column
+		 * stays aligned */
+		int mw = 6;
+		for (size_t i = 0; i < t.nrows && i < limit; i++) {
+			size_t n = strlen(t.rows[i].module);
+			mw = n > (size_t)mw ? (n < 48 ? (int)n : 48) : mw;
+		}
+		fprintf(ts, "  %7s %10s  %-*s %s\n", "share", "samples", mw, "module", "function");
 		for (size_t i = 0; i < t.nrows && i < limit; i++)
-			fprintf(ts, "  %6.2f%% %10llu  %-24s %s\n",
+			fprintf(ts, "  %6.2f%% %10llu  %-*.48s %s\n",
 				r->total ? 100.0 * (double)t.rows[i].count / (double)r->total : 0.0,
-				(unsigned long long)t.rows[i].count, t.rows[i].module, t.rows[i].name);
+				(unsigned long long)t.rows[i].count, mw, t.rows[i].module, t.rows[i].name);
 		rc = text_safe_close(ts, out);
 	}
 out:

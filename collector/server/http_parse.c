@@ -54,11 +54,20 @@ int http_parse_head(const char *buf, size_t len, struct http_request *req, const
 		return bad(why, "bad request\n");
 	*eol = '\0';
 	find_authorization(eol + 2, req->authorization, sizeof(req->authorization));
-	char method[8], path[HTTP_MAX_PATH], version[16];
-	int n = 0;
-	if (sscanf(head, "%7[A-Z] %1023[^ ] HTTP/%15[0-9.]%n", method, path, version, &n) != 3 ||
-	    head[n] != '\0' || path[0] != '/' || (strcmp(version, "1.0") != 0 && strcmp(version, "1.1") != 0))
+	/* RFC 9112 section 3: request-line = method SP request-target SP HTTP-version, one SP each
+	 * (sscanf's ' ' took any run of blanks, or none: "GET  /" and "GET/ HTTP/1.1" were served). */
+	char method[8], path[HTTP_MAX_PATH];
+	size_t ml = strspn(head, "ABCDEFGHIJKLMNOPQRSTUVWXYZ");
+	const char *target = head + ml + 1;
+	size_t pl = ml > 0 && ml < sizeof(method) && head[ml] == ' ' ? strcspn(target, " ") : 0;
+	const char *version = target + pl + 1;
+	if (pl == 0 || pl >= sizeof(path) || target[0] != '/' || target[pl] != ' ' ||
+	    (strcmp(version, "HTTP/1.0") != 0 && strcmp(version, "HTTP/1.1") != 0))
 		return bad(why, "bad request: want GET /path HTTP/1.1\n");
+	memcpy(method, head, ml);
+	method[ml] = '\0';
+	memcpy(path, target, pl);
+	path[pl] = '\0';
 	for (const char *p = path; *p; p++)
 		if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f)
 			return bad(why, "bad request: bad character in the path\n");

@@ -201,8 +201,13 @@ int store_open_timeout(const char *path, unsigned flags, unsigned timeout_ms, in
 	s->flags = flags;
 	int rc = 0;
 	struct stat sb;
-	if (!db_is_pg_uri(path) && !(flags & (STORE_READ_ONLY | STORE_INIT)) && stat(path, &sb) == 0 &&
-	    S_ISREG(sb.st_mode) && sb.st_size == 0) {
+	if (!db_is_pg_uri(path) && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		/* SQLite says only "disk I/O error" (or "unable to open") for a directory. */
+		log_error("store %s is a directory: --store takes the database file, e.g. %s/profile.db", path,
+			  path);
+		rc = -EISDIR;
+	} else if (!db_is_pg_uri(path) && !(flags & (STORE_READ_ONLY | STORE_INIT)) && stat(path, &sb) == 0 &&
+		   S_ISREG(sb.st_mode) && sb.st_size == 0) {
 		/* An emptied file (truncated by mistake, a failed copy) is not silently a new store. */
 		log_error("store %s is an empty (0-byte) file, not a profiler store: check the path, or pass "
 			  "--init to start a new store in it",

@@ -94,6 +94,9 @@ static void test_spool_orphans_next_run_delivers(void **state)
 
 	assert_int_equal(tp_env_start_collector(e, port, NULL), 0);
 	assert_int_equal(run(e, port, "orph", "0.3", "10", log2), 0);
+	/* a healthy run: records spooled before its connection was up are not "sent again" (issue 42) */
+	assert_int_equal(tp_file_count(log2, "sent (0 of them again after a lost connection)"), 1);
+	assert_int_equal(tp_file_count(log2, "sent again:"), 0);
 	assert_int_equal(tp_file_count(log2, "earlier runs: "), 1);
 	assert_int_equal(tp_file_count(log2, "(1 of 1 session(s))"), 1);
 	check_complete(e, sid1, created1); /* the rest of run 1, in run 1's session */
@@ -154,11 +157,59 @@ static void test_spool_orphans_spool_send(void **state)
 	check_complete(e, sidl, fl_created(logl));
 }
 
+/* Issue 42 item 3: the command the NOT DELIVERED line prints names the spool and the token
+ * file the run used, and run as printed (once the collector is there) it sends the records. */
+static void test_spool_orphans_printed_command_sends(void **state)
+{
+	struct tp_env *e = *state;
+	int port = tp_free_port();
+	char log1[320], logs[320], token[320], spool[400];
+	snprintf(log1, sizeof(log1), "%s/run1.log", e->dir);
+	snprintf(logs, sizeof(logs), "%s/send.log", e->dir);
+	snprintf(token, sizeof(token), "%s/token", e->dir);
+	snprintf(spool, sizeof(spool), "%s/own spool", e->dir); /* a blank: the printed command quotes it */
+	assert_int_equal(fl_write_token(token, 0), 0);
+	char args[1400];
+	snprintf(args, sizeof(args),
+		 "stat --collector 127.0.0.1:%d --spool '%s' --agent-id printed --token-file %s -I 20 "
+		 "--flush-timeout 0.3 -- /bin/sleep 0.2",
+		 port, spool, token);
+	assert_int_equal(agent_cmd(args, log1), 1); /* no collector yet */
+	int64_t created = fl_created(log1);
+	assert_true(created > 0);
+	char *text = tp_slurp(log1);
+	assert_non_null(text);
+	const char *from = strstr(text, "(or `agent spool send ");
+	if (!from)
+		tp_dump_file(log1);
+	assert_non_null(from);
+	from += strlen("(or `agent ");
+	const char *to = strchr(from, '`');
+	assert_non_null(to);
+	char printed[1024];
+	snprintf(printed, sizeof(printed), "%.*s", (int)(to - from), from);
+	free(text);
+	fprintf(stderr, "printed: agent %s\n", printed);
+	assert_non_null(strstr(printed, "--token-file "));
+	assert_non_null(strstr(printed, "--spool '"));
+
+	const char *extra[] = {"--token-file", token, NULL};
+	assert_int_equal(tp_env_start_collector(e, port, extra), 0);
+	assert_int_equal(agent_cmd(printed, logs), 0);
+	char want[96];
+	snprintf(want, sizeof(want), "sent %lld record(s) of 1 session(s)", (long long)created);
+	if (tp_file_count(logs, want) != 1)
+		tp_dump_file(logs);
+	assert_int_equal(tp_file_count(logs, want), 1);
+	check_complete(e, tp_db_int(e->db, "SELECT id FROM sessions WHERE agent_id = 'printed'"), created);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_spool_orphans_next_run_delivers, setup, tp_env_free),
 	    cmocka_unit_test_setup_teardown(test_spool_orphans_spool_send, setup, tp_env_free),
+	    cmocka_unit_test_setup_teardown(test_spool_orphans_printed_command_sends, setup, tp_env_free),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -224,6 +224,12 @@ static void test_http_bad_requests_400(void **state)
 		{"GET  HTTP/1.1\r\n\r\n", 17},
 		{"GET /x HTTP/9.9\r\n\r\n", 19},
 		{"GET /a b HTTP/1.1\r\n\r\n", 21},
+		/* the request line has one SP between its three parts (RFC 9112 section 3): these were 200 */
+		{"GET  / HTTP/1.1\r\n\r\n", 19},
+		{"GET/ HTTP/1.1\r\n\r\n", 17},
+		{"GET /  HTTP/1.1\r\n\r\n", 19},
+		{"GET / HTTP/1.1 \r\n\r\n", 19},
+		{"GET\t/ HTTP/1.1\r\n\r\n", 18},
 	};
 	for (size_t i = 0; i < sizeof(garbage) / sizeof(garbage[0]); i++) {
 		char *r = http_exchange(f, garbage[i].req, garbage[i].len);

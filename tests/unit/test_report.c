@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -21,6 +22,7 @@
 #include "store/store.h"
 #include "store/store_calib.h"
 #include "frame.h"
+#include "testproc.h"
 
 #define GOLDEN "tests/data/report_overview.golden.json"
 
@@ -241,6 +243,194 @@ static void test_report_profile_calibration_applies_to_later_sessions(void **sta
 	assert_false(later);
 	assert_int_equal(store_calib_for_session(st, o5, &calib_sid, &later), 0);
 	store_close(st);
+}
+
+/* Issue 42 item 5: a report says which calibration it used (session, when it was made) and
+ * warns when that one moved from the board's previous calibration beyond the spread (two
+ * quick calibrations 14 min apart gave a CPU peak of 13.0 and 86.5 GFLOP/s). */
+static void test_report_calibration_moved_is_said(void **state)
+{
+	(void)state;
+	struct store *st;
+	assert_int_equal(store_open(":memory:", 0, &st), 0);
+	int64_t c1 = profile_session(st, "drift", "host", 1, 13.0);
+	int64_t c2 = profile_session(st, "drift", "host", 2, 13.3); /* +2.3 %: within */
+	int64_t p3 = profile_session(st, "drift", "host", 3, 0);
+	struct overview_opts oo = {.limit = 5};
+	struct overview ov;
+	assert_int_equal(overview_load(st, p3, &oo, &ov), 0);
+	assert_int_equal(ov.calib_session, c2);
+	assert_int_equal(ov.calib_drift.prev_session, c1);
+	assert_int_equal(ov.calib_drift.n, 0);
+	assert_non_null(strstr(ov.calib_source, "(made 20")); /* when the calibration was made, UTC */
+	overview_free(&ov);
+
+	int64_t c4 = profile_session(st, "drift", "host", 4, 86.5);
+	int64_t p5 = profile_session(st, "drift", "host", 5, 0);
+	assert_int_equal(overview_load(st, p5, &oo, &ov), 0);
+	assert_int_equal(ov.calib_session, c4);
+	assert_int_equal(ov.calib_drift.prev_session, c2);
+	assert_int_equal(ov.calib_drift.n, 2); /* peak_gflops and peak_gbps */
+	assert_string_equal(ov.calib_drift.moved[0].name, "peak_gflops");
+	assert_true(ov.calib_drift.moved[0].before == 13.3 && ov.calib_drift.moved[0].after == 86.5);
+	char *text = NULL, *json = NULL;
+	size_t tl = 0, jl = 0;
+	FILE *t = open_memstream(&text, &tl), *j = open_memstream(&json, &jl);
+	assert_int_equal(overview_text(&ov, t), 0);
+	assert_int_equal(overview_json(&ov, j), 0);
+	fclose(t);
+	fclose(j);
+	char want[160];
+	snprintf(want, sizeof(want), "WARNING: this calibration (session %lld) moved from the board's previous one "
+		 "(session %lld) beyond its spread", (long long)c4, (long long)c2);
+	if (!strstr(text, want) || !strstr(text, "13.3 -> 86.5"))
+		fail_msg("want '%s' and the peak's move in:\n%s", want, text);
+	snprintf(want, sizeof(want), "\"previous_session\":%lld,\"moved\":[{\"name\":\"peak_gflops\"", (long long)c2);
+	if (!strstr(json, want))
+		fail_msg("want '%s' in:\n%s", want, json);
+	free(text);
+	free(json);
+	overview_free(&ov);
+	/* the calibration session's own report compares it with the one before it too */
+	assert_int_equal(overview_load(st, c4, &oo, &ov), 0);
+	assert_int_equal(ov.calib_drift.prev_session, c2);
+	assert_int_equal(ov.calib_drift.n, 2);
+	overview_free(&ov);
+	/* and the first calibration of a board has nothing to compare with */
+	assert_int_equal(overview_load(st, c1, &oo, &ov), 0);
+	assert_int_equal(ov.calib_drift.prev_session, 0);
+	overview_free(&ov);
+	store_close(st);
+}
+
+/* Issue 42 item 6: the calibration table keeps its columns aligned when a name is longer
+ * than the old fixed width (cpu_peak_gflops_of_physical: 27 characters against 20). */
+static void test_report_calibration_columns_aligned(void **state)
+{
+	(void)state;
+	struct store *st;
+	int64_t sid;
+	assert_int_equal(store_open(":memory:", 0, &st), 0);
+	struct rf_names nm = {.calib_param = "cpu_peak_gflops_of_physical"};
+	assert_int_equal(rf_make_session_names(st, &nm, &sid), 0);
+	struct overview_opts oo = {.limit = 5};
+	struct overview ov;
+	assert_int_equal(overview_load(st, sid, &oo, &ov), 0);
+	char *text = NULL;
+	size_t tl = 0;
+	FILE *t = open_memstream(&text, &tl);
+	assert_int_equal(overview_text(&ov, t), 0);
+	fclose(t);
+	overview_free(&ov);
+	store_close(st);
+	const char *p = strstr(text, "\ncalibration: ");
+	assert_non_null(p);
+	p = strchr(p + 1, '\n') + 1;
+	int rows = 0, value_end = -1;
+	/* the rows up to the "N parameters, N flagged" line: each value ends in the same column */
+	for (; strncmp(p, "  ", 2) == 0 && p[2] != ' ' && !(p[2] >= '0' && p[2] <= '9'); p = strchr(p, '\n') + 1) {
+		const char *e = p + 2 + strcspn(p + 2, " "); /* the name */
+		e += strspn(e, " ");
+		e += strcspn(e, " "); /* the value, right-aligned: its end is the column */
+		int ve = (int)(e - p);
+		if (value_end < 0)
+			value_end = ve;
+		if (ve != value_end) {
+			fprintf(stderr, "%s", text);
+			fail_msg("row %d ends its value at column %d, the first at %d (above)", rows, ve, value_end);
+		}
+		rows++;
+	}
+	if (rows < 8) {
+		fprintf(stderr, "%s", text);
+		fail_msg("%d rows under calibration (above)", rows);
+	}
+	assert_non_null(strstr(text, "  cpu_peak_gflops_of_physical "));
+	free(text);
+}
+
+/* Output of `collector ARGS` from the build (stdout only), its exit status in *status. */
+static char *collector_out(const char *args, int *status)
+{
+	char bin[512], cmd[2048];
+	tp_bin("collector", bin, sizeof(bin));
+	snprintf(cmd, sizeof(cmd), "timeout 120 %s %s 2>/dev/null", bin, args);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	char *buf = calloc(1, 1 << 20);
+	assert_non_null(buf);
+	size_t n = fread(buf, 1, (1 << 20) - 1, p);
+	(void)n;
+	int st = pclose(p);
+	*status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	return buf;
+}
+
+/* Issue 42 item 4: `collector edag --store --session` takes the report's eDAG settings (the
+ * fixture's calibration: alpha0 100 cycles, m 2; the engine's default m is 1) and every
+ * output says where they came from; flags still override them. */
+static void test_report_edag_cli_same_settings_as_report(void **state)
+{
+	(void)state;
+	char dir[256], db[300], args[600];
+	assert_int_equal(tp_tmpdir(dir, sizeof(dir), "report-edag"), 0);
+	snprintf(db, sizeof(db), "%s/s.db", dir);
+	struct store *st;
+	int64_t sid;
+	assert_int_equal(store_open(db, 0, &st), 0);
+	assert_int_equal(rf_make_session(st, &sid), 0);
+	store_close(st);
+	int status;
+	snprintf(args, sizeof(args), "edag --store %s --session %lld --json", db, (long long)sid);
+	char *edag = collector_out(args, &status);
+	assert_int_equal(status, 0);
+	snprintf(args, sizeof(args), "sensitivity --store %s --session %lld --json", db, (long long)sid);
+	char *sens = collector_out(args, &status);
+	assert_int_equal(status, 0);
+	if (!strstr(edag, "\"alpha0\":100,\"m\":2,") ||
+	    !strstr(edag, "\"params_from\":\"the calibration of session 1 (mem_latency_cycles, mem_issue_slots)\"") ||
+	    !strstr(sens, "\"alpha0\":100,\"m\":2,") ||
+	    !strstr(sens, "\"params_from\":\"the calibration of session 1 (mem_latency_cycles, mem_issue_slots)\""))
+		fail_msg("edag and sensitivity differ:\n%s\n%s", edag, sens);
+	free(edag);
+	free(sens);
+	snprintf(args, sizeof(args), "edag --store %s --session %lld", db, (long long)sid);
+	char *text = collector_out(args, &status);
+	assert_int_equal(status, 0);
+	if (!strstr(text, "eDAG settings: alpha0 = 100 cycles, m = 2 (from the calibration of session 1"))
+		fail_msg("%s", text);
+	free(text);
+	snprintf(args, sizeof(args), "report --store %s --session %lld", db, (long long)sid);
+	text = collector_out(args, &status);
+	assert_int_equal(status, 0);
+	if (!strstr(text, "latency sensitivity (eDAG, alpha0 = 100 cycles, m = 2):\n  alpha0 and m from: the "
+			  "calibration of session 1"))
+		fail_msg("%s", text);
+	free(text);
+	snprintf(args, sizeof(args), "edag --store %s --session %lld -m 4", db, (long long)sid);
+	text = collector_out(args, &status);
+	assert_int_equal(status, 0);
+	if (!strstr(text, "eDAG settings: alpha0 = 100 cycles, m = 4 (from the command line (--alpha0, -m))"))
+		fail_msg("%s", text);
+	free(text);
+	tp_rm_rf(dir);
+}
+
+/* The spread of the measurements widens the tolerance: a move within it is no warning. */
+static void test_report_calib_drift_within_spread(void **state)
+{
+	(void)state;
+	struct calib_model a = {0}, b = {0};
+	assert_int_equal(calib_model_put(&a, "cpu_peak_gflops", 10, "GFLOP/s", "t", 0.3, 1), 0);
+	assert_int_equal(calib_model_put(&b, "cpu_peak_gflops", 12, "GFLOP/s", "t", 0.01, 1), 0);
+	assert_int_equal(calib_model_put(&a, "mem_issue_slots", 4, "chains", "t", 0, 1), 0);
+	assert_int_equal(calib_model_put(&b, "mem_issue_slots", 3, "chains", "t", 0, 1), 0);
+	assert_int_equal(calib_model_put(&a, "l1_latency_cycles", 4, "cycles", "t", 0, 1), 0); /* not a key figure */
+	assert_int_equal(calib_model_put(&b, "l1_latency_cycles", 9, "cycles", "t", 0, 1), 0);
+	struct calib_drift d;
+	assert_int_equal(calib_drift_compare(&a, &b, &d), 1); /* +20 % within 30 %; -25 % beyond 5 % */
+	assert_string_equal(d.moved[0].name, "mem_issue_slots");
+	assert_true(d.moved[0].rel == -0.25 && d.moved[0].tol == CALIB_DRIFT_MIN_REL);
 }
 
 /* The calibration's CPU caches (sysfs, via agent calibrate) become the eDAG
@@ -483,6 +673,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_report_html_self_contained, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_report_missing_session, setup, teardown),
 		cmocka_unit_test(test_report_profile_calibration_applies_to_later_sessions),
+		cmocka_unit_test(test_report_calibration_moved_is_said),
+		cmocka_unit_test(test_report_calib_drift_within_spread),
+		cmocka_unit_test(test_report_edag_cli_same_settings_as_report),
+		cmocka_unit_test(test_report_calibration_columns_aligned),
 		cmocka_unit_test(test_report_cache_model_from_calibration),
 		cmocka_unit_test(test_report_cpu_dot_from_instructions_and_trace_fp_share),
 		cmocka_unit_test(test_report_cpu_dot_zero_counters_say_so),
