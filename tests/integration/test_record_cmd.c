@@ -34,7 +34,8 @@ static int setup(void **state)
 	return 0;
 }
 
-/* Runs agent record on busy 1.5 s; returns the agent's exit status or -1 if skipped. */
+/* Runs agent record on busy until it has had 1 s of CPU time (not 1.5 s of wall time: under
+ * load it got 0.24-0.29 s of CPU there and the cpu > 0.3 check failed; issue 43); returns the agent's exit status or -1 if skipped. */
 static int run_record(struct env *e, const char *backend, const char *agent_id)
 {
 	char agent[512], busy[512], coll[64];
@@ -43,10 +44,10 @@ static int run_record(struct env *e, const char *backend, const char *agent_id)
 	snprintf(coll, sizeof(coll), "127.0.0.1:%d", e->t.port);
 	unlink(e->t.alog);
 	char *argv[] = {agent, "record", "--collector", coll, "--spool", e->t.spool, "--agent-id", (char *)agent_id,
-			"-F", "500", "-I", "300", "--backend", (char *)backend, "--", busy, "1.5", "1", "0", NULL};
+			"-F", "500", "-I", "300", "--backend", (char *)backend, "--", busy, "-1", "1", "0", NULL};
 	pid_t pid = tp_spawn(argv, e->t.alog);
 	int status;
-	assert_int_equal(tp_wait(pid, 30000, &status), 0);
+	assert_int_equal(tp_wait(pid, 90000, &status), 0);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		char *log = tp_slurp(e->t.alog);
 		bool perm = log && (strstr(log, "run as root") || strstr(log, "not compiled in"));
