@@ -132,7 +132,7 @@ static void test_calib_mali_t628_maps_to_a_loadable_config(void **state)
 		assert_string_equal(opt_line(cfg, "-gpgpu_shader_core_pipeline", v, sizeof(v)), "72:4");
 		assert_string_equal(opt_line(cfg, "-gpgpu_shmem_warp_parts", v, sizeof(v)), "1");
 		assert_string_equal(opt_line(cfg, "-gpgpu_cache:dl1", v, sizeof(v)),
-				    ver == 3 ? "16:128:16,L:L:m:N:L,A:32:8,8" : "N:16:128:16,L:L:m:N:L,A:32:8,8");
+				    ver == 3 ? "16:128:16,L:L:m:N,A:32:8,8" : "N:16:128:16,L:L:m:N:L,A:32:8,8");
 		assert_non_null(strstr(cfg, "CLAMPED: measured dl1 line bytes 64, GPGPU-sim"));
 		assert_non_null(strstr(cfg, "16 x 128 x 16 = 32768 B modelled vs 30720 B measured"));
 		assert_string_equal(opt_line(cfg, "-gpgpu_clock_domains", v, sizeof(v)), "533.0:533.0:533.0:533.0");
@@ -192,7 +192,7 @@ static void test_calib_pocl_calibration_maps_to_a_loadable_config(void **state)
 		/* 110 ns x 2596 MHz = 286 cycles, minus the modelled path 85 + 8 + 36 = 129 */
 		assert_string_equal(opt_line(cfg, "-dram_latency", v, sizeof(v)), "157");
 		assert_string_equal(opt_line(cfg, "-gpgpu_cache:dl1", v, sizeof(v)),
-				    ver == 3 ? "32:128:8,L:L:m:N:L,A:32:8,8" : "N:32:128:8,L:L:m:N:L,A:32:8,8");
+				    ver == 3 ? "32:128:8,L:L:m:N,A:32:8,8" : "N:32:128:8,L:L:m:N:L,A:32:8,8");
 		assert_int_equal(gs_check_config(cfg, icnt, ver, NULL, err, sizeof(err)), 0);
 		free(cfg);
 		free(icnt);
@@ -275,13 +275,15 @@ static const char good3[] = "-gpgpu_n_clusters 2\n-gpgpu_n_cores_per_cluster 1\n
 			    "-gpgpu_n_sub_partition_per_mchannel 1\n-gpgpu_clock_domains 500.0:500.0:500.0:500.0\n"
 			    "-gpgpu_shader_registers 16384\n-gpgpu_shader_core_pipeline 1024:32\n-gpgpu_shader_cta 8\n"
 			    "-gpgpu_simd_model 1\n-gpgpu_shmem_warp_parts 1\n"
-			    "-gpgpu_cache:dl1 32:128:4,L:L:m:N:L,A:32:8,8\n-gpgpu_cache:dl2 none\n"
-			    "-gpgpu_cache:il1 4:128:4,L:R:f:N:L,A:2:32,4\n-gpgpu_tex_cache:l1 8:128:4,L:R:m:N:L,F:128:4,128:2\n"
-			    "-gpgpu_const_cache:l1 64:64:2,L:R:f:N:L,A:2:32,4\n-network_mode 1\n"
+			    "-gpgpu_cache:dl1 32:128:4,L:L:m:N,A:32:8,8\n-gpgpu_cache:dl2 none\n"
+			    "-gpgpu_cache:il1 4:128:4,L:R:f:N,A:2:32,4\n-gpgpu_tex_cache:l1 8:128:4,L:R:m:N,F:128:4,128:2\n"
+			    "-gpgpu_const_cache:l1 64:64:2,L:R:f:N,A:2:32,4\n-network_mode 1\n"
 			    "-inter_config_file x.icnt\n-gpgpu_dram_timing_opt 4:2:8:12:21:13:34:9:4:5:13:1:0:0\n"
 			    "-gpgpu_n_mem_per_ctrlr 1\n-gpgpu_dram_buswidth 4\n-gpgpu_dram_burst_length 4\n"
-			    "-rop_latency 85\n-dram_latency 30\n";
-static const char good4_caches[] = "-gpgpu_cache:dl1 N:32:128:4,L:L:m:N:L,A:32:8,8\n"
+			    "-dram_latency 30\n";
+/* 3.2.2 as released registers -rop_latency; 4.0 renamed it -gpgpu_l2_rop_latency */
+static const char good3_rop[] = "-rop_latency 85\n";
+static const char good4_caches[] = "-gpgpu_l2_rop_latency 85\n-gpgpu_cache:dl1 N:32:128:4,L:L:m:N:L,A:32:8,8\n"
 				   "-gpgpu_cache:il1 N:4:128:4,L:R:f:N:L,A:2:32,4\n"
 				   "-gpgpu_tex_cache:l1 N:8:128:4,L:R:m:N:L,F:128:4,128:2\n"
 				   "-gpgpu_const_cache:l1 N:64:64:2,L:R:f:N:L,A:2:32,4\n";
@@ -291,9 +293,9 @@ static const char icnt4[] = "topology = fly;\nk = 4;\nn = 1;\n";
  * value (appended: the last one counts). */
 static char *with(int version, const char *name, const char *value)
 {
-	size_t len = sizeof(good3) + sizeof(good4_caches) + 256;
+	size_t len = sizeof(good3) + sizeof(good3_rop) + sizeof(good4_caches) + 256;
 	char *s = malloc(len);
-	snprintf(s, len, "%s%s%s %s\n", good3, version == 4 ? good4_caches : "", name, value);
+	snprintf(s, len, "%s%s%s %s\n", good3, version == 4 ? good4_caches : good3_rop, name, value);
 	return s;
 }
 
@@ -304,7 +306,8 @@ static void test_gpgpusim_limits_table_value_by_value(void **state)
 	(void)state;
 	char err[2048];
 	enum gs_limit_id which;
-	assert_int_equal(gs_check_config(good3, icnt4, 3, &which, err, sizeof(err)), 0);
+	char *g3 = with(3, "-gpgpu_shader_cta", "8");
+	assert_int_equal(gs_check_config(g3, icnt4, 3, &which, err, sizeof(err)), 0);
 	struct {
 		const char *name, *ok, *bad;
 		int version;
@@ -322,12 +325,16 @@ static void test_gpgpusim_limits_table_value_by_value(void **state)
 		{"-gpgpu_shader_cta", "32", "33", 3, GS_CTA_MAX},
 		{"-gpgpu_shader_cta", "32", "33", 4, GS_CTA_MAX},
 		{"-gpgpu_simd_model", "1", "2", 3, GS_SIMD_MODEL},
-		{"-gpgpu_cache:dl1", "32:128:4,L:L:m:N:L,A:32:8,8", "32:128:4,L:L:m:N,A:32:8,8", 3, GS_CACHE_SYNTAX},
+		/* 3.2.2 as released: four policy letters (its GTX480 config); the fifth (set index) is the
+		 * later 3.x tree's, and the release's sscanf stops short of the MSHR fields */
+		{"-gpgpu_cache:dl1", "32:128:4,L:L:m:N,A:32:8,8", "32:128:4,L:L:m:N:L,A:32:8,8", 3, GS_CACHE_SYNTAX},
+		{"-gpgpu_cache:dl1", "32:128:4,L:L:m:N,A:32:8,8", "32:128:4,L:L:m:N,A:32:8", 3, GS_CACHE_SYNTAX},
 		{"-gpgpu_cache:dl1", "N:32:128:4,L:L:m:N:L,A:32:8,8", "32:128:4,L:L:m:N:L,A:32:8,8", 4, GS_CACHE_SYNTAX},
-		{"-gpgpu_cache:dl2", "64:128:8,L:B:m:W:L,A:32:4,4", "64:128:8,L:B:f:W:L,A:32:4,4", 3, GS_CACHE_SYNTAX},
-		{"-gpgpu_cache:dl1", "32:128:16,L:L:m:N:L,A:32:8,8", "30:128:16,L:L:m:N:L,A:32:8,8", 3, GS_CACHE_SETS_POW2},
-		{"-gpgpu_cache:il1", "4:128:4,L:R:f:N:L,A:2:32,4", "4:96:4,L:R:f:N:L,A:2:32,4", 3, GS_CACHE_LINE_POW2},
-		{"-gpgpu_cache:dl1", "32:128:4,L:L:m:N:L,A:32:8,8", "32:64:4,L:L:m:N:L,A:32:8,8", 3, GS_DL1_LINE_MIN},
+		{"-gpgpu_cache:dl1", "N:32:128:4,L:L:m:N:L,A:32:8,8", "N:32:128:4,L:L:m:N,A:32:8,8", 4, GS_CACHE_SYNTAX},
+		{"-gpgpu_cache:dl2", "64:128:8,L:B:m:W,A:32:4,4", "64:128:8,L:B:f:W,A:32:4,4", 3, GS_CACHE_SYNTAX},
+		{"-gpgpu_cache:dl1", "32:128:16,L:L:m:N,A:32:8,8", "30:128:16,L:L:m:N,A:32:8,8", 3, GS_CACHE_SETS_POW2},
+		{"-gpgpu_cache:il1", "4:128:4,L:R:f:N,A:2:32,4", "4:96:4,L:R:f:N,A:2:32,4", 3, GS_CACHE_LINE_POW2},
+		{"-gpgpu_cache:dl1", "32:128:4,L:L:m:N,A:32:8,8", "32:64:4,L:L:m:N,A:32:8,8", 3, GS_DL1_LINE_MIN},
 		{"-gpgpu_cache:dl1", "S:32:128:4,L:L:m:N:L,A:32:8,8", "S:32:256:4,L:L:m:N:L,A:32:8,8", 4, GS_DL1_LINE_MIN},
 		{"-gpgpu_n_mem", "2", "3", 3, GS_N_MEM_POW2},
 		{"-network_mode", "1", "2", 3, GS_ICNT_FILE},
@@ -348,8 +355,20 @@ static void test_gpgpusim_limits_table_value_by_value(void **state)
 		free(ok);
 		free(bad);
 	}
+	/* an option the version does not register: its parser exits (4.0 renamed -rop_latency) */
+	char *r4 = with(4, "-rop_latency", "85"), *r3 = with(3, "-gpgpu_l2_rop_latency", "85");
+	assert_int_equal(gs_check_config(r4, icnt4, 4, &which, err, sizeof(err)), -ERANGE);
+	assert_int_equal(which, GS_OPTION_NAME);
+	assert_non_null(strstr(err, "-rop_latency is not an option of GPGPU-sim 4.0"));
+	assert_int_equal(gs_check_config(r3, icnt4, 3, &which, err, sizeof(err)), -ERANGE);
+	assert_int_equal(which, GS_OPTION_NAME);
+	assert_int_equal(gs_check_config(good3, icnt4, 3, &which, err, sizeof(err)), -ERANGE); /* no ROP latency */
+	assert_int_equal(which, GS_REQUIRED);
+	free(r4);
+	free(r3);
 	/* the interconnect file must exist; every option that matters must be written */
-	assert_int_equal(gs_check_config(good3, NULL, 3, &which, err, sizeof(err)), -ERANGE);
+	assert_int_equal(gs_check_config(g3, NULL, 3, &which, err, sizeof(err)), -ERANGE);
+	free(g3);
 	assert_int_equal(which, GS_ICNT_FILE);
 	assert_int_equal(gs_check_config("-gpgpu_n_clusters 2\n", icnt4, 3, &which, err, sizeof(err)), -ERANGE);
 	assert_int_equal(which, GS_REQUIRED);
@@ -378,7 +397,7 @@ static void test_calib_gpgpusim_base_file_is_kept(void **state)
 	free(cfg);
 	/* a base whose cache string is of the wrong version is refused */
 	struct calib_gpgpusim_opts o = {.version = 4, .clamp = true,
-					.base = "-gpgpu_cache:dl1PrefL1 32:128:4,L:L:m:N:L,A:32:8,8\n"};
+					.base = "-gpgpu_cache:dl1PrefL1 32:128:4,L:L:m:N,A:32:8,8\n"};
 	char err[2048];
 	int rc;
 	assert_null(emit_v(m, &o, NULL, &rc, err, sizeof(err)));
