@@ -143,7 +143,7 @@ int bench_arith(struct calib_ctx *c, struct calib_result *r)
 		snprintf(r->skipped, sizeof(r->skipped), "cannot allocate the output buffer");
 		goto out;
 	}
-	double mhz = c->dev->clock_mhz;
+	double mhz = c->clock_mhz;
 	char method[CALIB_METHOD_MAX], name[CALIB_NAME_MAX];
 	unsigned done = 0;
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {

@@ -162,7 +162,7 @@ static int line_size(struct chase *ch, struct calib_result *r, double region, do
 		if ((rc = chase_measure(ch, next, nblocks * block, (unsigned)(perm[0] * block + block - 1), steps, v)) < 0)
 			break;
 		for (unsigned k = 0; k < c->reps; k++)
-			v[k] = to_cycles(v[k], c->dev->clock_mhz);
+			v[k] = to_cycles(v[k], c->clock_mhz);
 		cr_point(cv, ds[di], v, c->reps);
 	}
 	release(ch, next);
@@ -207,7 +207,7 @@ static int sizes(struct chase *ch, struct calib_result *r, struct calib_level *l
 		if ((rc = chase_measure(ch, next, nodes * le, 0, steps, v)) < 0)
 			break;
 		for (unsigned k = 0; k < c->reps; k++)
-			v[k] = to_cycles(v[k], c->dev->clock_mhz);
+			v[k] = to_cycles(v[k], c->clock_mhz);
 		cr_point(cv, (double)bytes, v, c->reps);
 	}
 	release(ch, next);
@@ -231,7 +231,7 @@ static void report_levels(struct calib_ctx *c, struct calib_result *r, const str
 				 maxb >> 20);
 			double conf = maxb >= (64u << 20) ? lv[i].confidence : lv[i].confidence * 0.5;
 			cr_param(r, "dram_latency_cycles", lv[i].latency, "cycles", method, cv->spread[lv[i].last], conf);
-			cr_param(r, "dram_latency_ns", lv[i].latency / c->dev->clock_mhz * 1e3, "ns", method,
+			cr_param(r, "dram_latency_ns", lv[i].latency / c->clock_mhz * 1e3, "ns", method,
 				 cv->spread[lv[i].last], conf);
 			continue;
 		}
@@ -266,7 +266,7 @@ static int ways(struct chase *ch, struct calib_result *r, double line, double l1
 		if ((rc = chase_measure(ch, next, kmax * se, 0, c->quick ? 200000 : 1000000, v)) < 0)
 			break;
 		for (unsigned j = 0; j < c->reps; j++)
-			v[j] = to_cycles(v[j], c->dev->clock_mhz);
+			v[j] = to_cycles(v[j], c->clock_mhz);
 		cr_point(cv, (double)k, v, c->reps);
 	}
 	release(ch, next);
