@@ -60,6 +60,12 @@ static const struct calib_param *param(struct em *e, const char *name, char *not
 	const struct calib_param *p = calib_model_get(e->m, name);
 	if (!p || !isfinite(p->value) || p->value <= 0)
 		return NULL;
+	if (p->flagged && strstr(p->method, "lower bound")) {
+		/* not a measurement: never an option, even with --use-flagged (issue 37) */
+		snprintf(note, nlen, "; %s = %g %s is a FLAGGED lower bound (%s): never used", name, p->value, p->unit,
+			 p->method);
+		return NULL;
+	}
 	if (p->flagged) {
 		bool seen = false;
 		for (size_t i = 0; i < e->nflagged && !seen; i++)

@@ -219,6 +219,39 @@ static void test_calib_pocl_calibration_maps_to_a_loadable_config(void **state)
 	free(m);
 }
 
+/* A FLAGGED lower bound ("no cliff up to ...: lower bound", or a value built on
+ * one) is not a measurement: no option takes it, not even with --use-flagged
+ * (issue 37: regs_per_cu from the lower bound of regs_per_work_item made the
+ * pipeline 1536:32, 64:32 or 96:32 between runs). */
+static void test_calib_gpgpusim_never_uses_a_lower_bound(void **state)
+{
+	(void)state;
+	struct calib_model *m = calloc(1, sizeof(*m));
+	put_pocl(m, 2, 0.0);
+	calib_model_put(m, "threads_per_cu", 1536, "work-items",
+			"second cliff at 128 vars; at 128 vars, the lower bound of regs_per_work_item: not a measurement",
+			0.05, 0);
+	calib_model_put(m, "regs_per_cu", 196608, "registers",
+			"second cliff at 128 vars; at 128 vars, the lower bound of regs_per_work_item: not a measurement",
+			0.05, 0);
+	calib_model_put(m, "regs_per_work_item", 128, "registers",
+			"no cliff of time/op up to 128 live private floats: lower bound", INFINITY, 0);
+	for (int use = 0; use <= 1; use++) {
+		struct calib_gpgpusim_opts o = {.version = 3, .clamp = true, .use_flagged = use};
+		char err[2048], v[256];
+		int rc;
+		char *cfg = emit_v(m, &o, NULL, &rc, err, sizeof(err));
+		assert_int_equal(rc, 0);
+		assert_string_equal(opt_line(cfg, "-gpgpu_shader_registers", v, sizeof(v)), "16384");
+		assert_string_equal(opt_line(cfg, "-gpgpu_shader_core_pipeline", v, sizeof(v)), "1536:32"); /* 3.2.2's most */
+		assert_non_null(strstr(cfg, "fallback: T = 1536, the most the version allows"));
+		assert_non_null(strstr(cfg, "is a FLAGGED lower bound"));
+		assert_null(strstr(cfg, "measured: T from"));
+		free(cfg);
+	}
+	free(m);
+}
+
 /* Out-of-range measurements: refused with the limit named, or clamped with
  * "measured X, GPGPU-sim allows at most Y". */
 static void test_calib_gpgpusim_refuses_or_clamps(void **state)
@@ -569,6 +602,7 @@ int main(void)
 		cmocka_unit_test(test_calib_mali_t628_maps_to_a_loadable_config),
 		cmocka_unit_test(test_calib_pocl_calibration_maps_to_a_loadable_config),
 		cmocka_unit_test(test_calib_gpgpusim_refuses_or_clamps),
+		cmocka_unit_test(test_calib_gpgpusim_never_uses_a_lower_bound),
 		cmocka_unit_test(test_gpgpusim_limits_table_value_by_value),
 		cmocka_unit_test(test_calib_gpgpusim_base_file_is_kept),
 		cmocka_unit_test(test_calib_model_json_round_trip),
