@@ -134,6 +134,78 @@ static void test_calib_gsim_mali_t628_loads(void **state)
 	free(m);
 }
 
+/* The value line of option opt in cfg, or "" */
+static const char *opt_line(const char *cfg, const char *opt, char *buf, size_t len)
+{
+	char key[128];
+	snprintf(key, sizeof(key), "\n%s ", opt);
+	const char *p = strstr(cfg, key);
+	buf[0] = 0;
+	if (p) {
+		p += strlen(key);
+		snprintf(buf, len, "%.*s", (int)strcspn(p, "\n"), p);
+	}
+	return buf;
+}
+
+/* A CPU device (PoCL) with every timing input measured, as `agent calibrate`
+ * records them on a 2-core host at a 4000 MHz running clock: the L2 becomes a
+ * dl2, the DRAM miss of the random page chase becomes -dram_latency, the L2
+ * latency the ROP path, and the arithmetic latencies and throughputs the
+ * opcode latencies and initiation intervals; both targets load it. */
+static void test_calib_gsim_measured_cpu_model_loads(void **state)
+{
+	(void)state;
+	NEED_GSIM(3);
+	NEED_GSIM(4);
+	struct calib_model *m = calloc(1, sizeof(*m));
+	snprintf(m->device, sizeof(m->device), "cpu-znver5-AMD EPYC");
+	calib_model_put(m, "compute_units", 2, "count", "staircase", 0, 0.9);
+	calib_model_put(m, "compute_units_reported", 2, "count", "clGetDeviceInfo", 0, 1);
+	calib_model_put(m, "host_parallel_speedup", 1.9, "x", "spin", 0, 1);
+	calib_model_put(m, "clock_mhz", 4000, "MHz", "running clock: add chain", 0.01, 1);
+	calib_model_put(m, "l1_line_bytes", 64, "bytes", "pair", 0, 0.95);
+	calib_model_put(m, "l1_size_bytes", 49152, "bytes", "chase", 0.02, 0.9);
+	calib_model_put(m, "l1_assoc", 12, "ways", "set", 0, 1);
+	calib_model_put(m, "l2_size_bytes", 1048576, "bytes", "chase", 0.02, 0.9);
+	calib_model_put(m, "l2_latency_cycles", 14, "cycles", "chase", 0.02, 0.9);
+	calib_model_put(m, "cpu_cache_l2_ways", 16, "ways", "sysfs", 0, 1);
+	calib_model_put(m, "mem_latency_ns", 110, "ns", "random page chase", 0.03, 1);
+	calib_model_put(m, "dram_latency_ns", 60, "ns", "plateau", 0.4, 0.3); /* FLAGGED */
+	const char *ops[] = {"add", "mul", "mad", "div"};
+	double lat[] = {1, 3, 4, 13}, tput[] = {16, 8, 8, 0.5};
+	for (int i = 0; i < 4; i++) {
+		char n[64];
+		snprintf(n, sizeof(n), "lat_float_%s_cycles", ops[i]);
+		calib_model_put(m, n, lat[i] + 1, "cycles", "chain", 0.02, 1);
+		snprintf(n, sizeof(n), "tput_float_%s_per_cycle_cu", ops[i]);
+		calib_model_put(m, n, tput[i], "ops/cycle/CU", "chains", 0.02, 1);
+		snprintf(n, sizeof(n), "lat_int_%s_cycles", ops[i]);
+		calib_model_put(m, n, lat[i], "cycles", "chain", 0.02, 1);
+	}
+	for (int ver = 3; ver <= 4; ver++) {
+		static char cfg[1 << 16];
+		char v[256];
+		char *dir = write_config(m, ver, cfg, sizeof(cfg));
+		/* 2 cores x 1 MiB over 2 sub-partitions of 16 ways x 128 B: 512 sets */
+		assert_string_equal(opt_line(cfg, "-gpgpu_cache:dl2", v, sizeof(v)),
+				    ver == 3 ? "512:128:16,L:B:m:W,A:32:4,4" : "N:512:128:16,L:B:m:W:L,A:32:4,4");
+		/* L2 hit 14 cycles - interconnect 8 = 6; DRAM 110 ns x 4000 MHz = 440 - (6 + 8 + 36) = 390 */
+		assert_string_equal(opt_line(cfg, gs_rop_option(ver), v, sizeof(v)), "6");
+		assert_string_equal(opt_line(cfg, "-dram_latency", v, sizeof(v)), "390");
+		assert_non_null(strstr(cfg, "mem_latency_ns = 110 ns x 4000.0 MHz"));
+		/* fp <ADD,MAX,MUL,MAD,DIV>: measured 2,-,4,5,14; MAX the shipped 13; initiation 32 / tput */
+		assert_string_equal(opt_line(cfg, "-ptx_opcode_latency_fp", v, sizeof(v)), "2,13,4,5,14");
+		assert_string_equal(opt_line(cfg, "-ptx_opcode_initiation_fp", v, sizeof(v)), "2,2,4,4,64");
+		assert_string_equal(opt_line(cfg, "-ptx_opcode_latency_int", v, sizeof(v)),
+				    ver == 3 ? "1,13,3,4,13" : "1,13,3,4,13,21");
+		assert_string_equal(opt_line(cfg, "-gpgpu_clock_domains", v, sizeof(v)), "4000.0:4000.0:4000.0:4000.0");
+		assert_int_equal(loads(ver, dir, "gpgpusim.config"), 0);
+		remove_dir(dir);
+	}
+	free(m);
+}
+
 /* The oracle is not vacuous: what issue 37 found is caught by it. The later
  * 3.x tree's five policy letters abort 3.2.2's cache parser, and 4.0 does not
  * know -rop_latency (its parser exits before any step runs). */
@@ -174,6 +246,7 @@ int main(void)
 	log_init("test", LOG_LEVEL_WARN);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_calib_gsim_mali_t628_loads),
+		cmocka_unit_test(test_calib_gsim_measured_cpu_model_loads),
 		cmocka_unit_test(test_calib_gsim_catches_wrong_version_syntax),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

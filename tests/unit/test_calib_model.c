@@ -134,7 +134,10 @@ static void test_calib_mali_t628_maps_to_a_loadable_config(void **state)
 		assert_string_equal(opt_line(cfg, "-gpgpu_cache:dl1", v, sizeof(v)),
 				    ver == 3 ? "16:128:16,L:L:m:N,A:32:8,8" : "N:16:128:16,L:L:m:N:L,A:32:8,8");
 		assert_non_null(strstr(cfg, "CLAMPED: measured dl1 line bytes 64, GPGPU-sim"));
-		assert_non_null(strstr(cfg, "16 x 128 x 16 = 32768 B modelled vs 30720 B measured"));
+		assert_non_null(strstr(cfg, "16 x 128 x 16 = 32768 B modelled vs 30720 B published"));
+		/* the seed's values are labelled published, never measured */
+		assert_non_null(strstr(cfg, "# published: compute_units = 4"));
+		assert_null(strstr(cfg, "# measured:"));
 		assert_string_equal(opt_line(cfg, "-gpgpu_clock_domains", v, sizeof(v)), "533.0:533.0:533.0:533.0");
 		assert_string_equal(opt_line(cfg, "-inter_config_file", v, sizeof(v)), "config_calib_islip.icnt");
 		assert_non_null(strstr(icnt, "\nk = 6;\nn = 1;\n")); /* 4 clusters + 2 memory sub-partitions */
