@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "calib/calib_history.h"
 #include "calib/calib_io.h"
 #include "calib/calib_model.h"
 #include "calib/gpgpusim_limits.h"
@@ -253,6 +254,49 @@ static void test_calib_gpgpusim_never_uses_a_lower_bound(void **state)
 		free(cfg);
 	}
 	free(m);
+}
+
+/* Stability across runs: a key that moved beyond its spread against the recent
+ * calibrations is FLAGGED (so the config falls back, said so); keys within
+ * their spread, and keys the earlier runs did not have, are left alone. */
+static void test_calib_history_flags_moved_keys(void **state)
+{
+	(void)state;
+	struct calib_model *prev[3], *cur = calloc(1, sizeof(*cur));
+	double cus[3] = {2, 2, 2}, lat[3] = {110, 118, 104};
+	for (int i = 0; i < 3; i++) {
+		prev[i] = calloc(1, sizeof(*prev[i]));
+		put_pocl(prev[i], cus[i], 0.0);
+		calib_model_put(prev[i], "mem_latency_ns", lat[i], "ns", "random page chase", 0.03, 1);
+		calib_model_put(prev[i], "l1_assoc", 12, "ways", "set", 0, 1);
+	}
+	put_pocl(cur, 4, 0.0); /* the staircase read 4 this time */
+	calib_model_put(cur, "mem_latency_ns", 116, "ns", "random page chase", 0.03, 1); /* within spread */
+	calib_model_put(cur, "l1_assoc", 6, "ways", "set", 0, 1);			/* moved */
+	calib_model_put(cur, "l2_size_bytes", 1 << 20, "bytes", "chase", 0.02, 0.9);	/* new key */
+	assert_false(calib_model_get(cur, "compute_units")->flagged);
+	const struct calib_model *const pv[3] = {prev[0], prev[1], prev[2]};
+	assert_int_equal(calib_history_flag_moved(cur, pv, 3), 2);
+	const struct calib_param *cu = calib_model_get(cur, "compute_units");
+	assert_true(cu->flagged);
+	assert_non_null(strstr(cu->method, "MOVED: 4 here vs 2 (2..2) in the 3 previous calibrations"));
+	assert_true(calib_model_get(cur, "l1_assoc")->flagged);
+	assert_false(calib_model_get(cur, "mem_latency_ns")->flagged);
+	assert_false(calib_model_get(cur, "l2_size_bytes")->flagged);
+	/* the moved count never reaches the config: the reported CUs stand in, said so */
+	struct calib_gpgpusim_opts o = {.version = 3, .clamp = true};
+	char err[2048], v[256];
+	int rc;
+	char *cfg = emit_v(cur, &o, NULL, &rc, err, sizeof(err));
+	assert_int_equal(rc, 0);
+	assert_string_equal(opt_line(cfg, "-gpgpu_n_clusters", v, sizeof(v)), "2");
+	assert_non_null(strstr(cfg, "compute_units = 4 count is FLAGGED"));
+	free(cfg);
+	/* no history: nothing flagged */
+	assert_int_equal(calib_history_flag_moved(prev[0], NULL, 0), 0);
+	for (int i = 0; i < 3; i++)
+		free(prev[i]);
+	free(cur);
 }
 
 /* Out-of-range measurements: refused with the limit named, or clamped with
@@ -606,6 +650,7 @@ int main(void)
 		cmocka_unit_test(test_calib_pocl_calibration_maps_to_a_loadable_config),
 		cmocka_unit_test(test_calib_gpgpusim_refuses_or_clamps),
 		cmocka_unit_test(test_calib_gpgpusim_never_uses_a_lower_bound),
+		cmocka_unit_test(test_calib_history_flags_moved_keys),
 		cmocka_unit_test(test_gpgpusim_limits_table_value_by_value),
 		cmocka_unit_test(test_calib_gpgpusim_base_file_is_kept),
 		cmocka_unit_test(test_calib_model_json_round_trip),
