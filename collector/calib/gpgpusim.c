@@ -513,7 +513,7 @@ static void emit_memory(struct em *e, unsigned clusters, FILE *icnt)
 		snprintf(v, sizeof(v), "%.1f:%.1f:%.1f:%.1f", core, core, core, core);
 		src(e, why, sizeof(why), clk);
 		opt(e, "-gpgpu_clock_domains", v,
-		    "%s; core, interconnect, L2 and DRAM all at this one measured clock (the others are not"
+		    "%s; core, interconnect, L2 and DRAM all at this one clock (the others are not"
 		    " measured and a base's would not belong with it), so the latencies below are in its "
 		    "cycles",
 		    why);
