@@ -507,16 +507,30 @@ static void emit_memory(struct em *e, unsigned clusters, FILE *icnt)
 	    DRAM_ROW_MISS);
 	/* clocks: one measured clock for all four domains, or the base's four, or a stated set */
 	const struct calib_param *clk = param(e, "clock_mhz", note, sizeof(note));
-	double core = 0;
+	double core = 0, dram = 0;
 	if (clk) {
 		core = clk->value;
-		snprintf(v, sizeof(v), "%.1f:%.1f:%.1f:%.1f", core, core, core, core);
+		/* the DRAM clock from the measured bandwidth: GPGPU-sim moves n_mem x chips x bus width x 2
+		 * (DDR) bytes per DRAM cycle (its GTX480: 6 x 2 x 4 B x 2 x 924 MHz = 177 GB/s) */
+		char bn[400] = "", bwhy[700];
+		const struct calib_param *bw = param(e, "peak_gbps", bn, sizeof(bn));
+		if (!bw && is_cpu_device(e->m))
+			bw = param(e, "cpu_peak_gbps", bn, sizeof(bn));
+		dram = bw ? bw->value * 1e3 / (N_MEM * 1 * 4 * 2) : core;
+		if (bw)
+			snprintf(bwhy, sizeof(bwhy),
+				 "; DRAM at %.1f MHz, derived from %s %s = %g GB/s (%s): GPGPU-sim moves 2 channels x 1"
+				 " chip x 4 B x 2 (DDR) = 16 B per DRAM cycle, so its peak is the measured one",
+				 dram, label(e), bw->name, bw->value, bw->method);
+		else
+			snprintf(bwhy, sizeof(bwhy), "; DRAM at the core clock too (%s)",
+				 bn[0] ? bn + 2 : "peak_gbps not measured");
+		snprintf(v, sizeof(v), "%.1f:%.1f:%.1f:%.1f", core, core, core, dram);
 		src(e, why, sizeof(why), clk);
 		opt(e, "-gpgpu_clock_domains", v,
-		    "%s; core, interconnect, L2 and DRAM all at this one clock (the others are not"
-		    " measured and a base's would not belong with it), so the latencies below are in its "
-		    "cycles",
-		    why);
+		    "%s; core, interconnect and L2 at this one clock (not measured apart; a base's would not"
+		    " belong with it), so the latencies below are in its cycles%s",
+		    why, bwhy);
 	} else if (base_value(e->o->base, "-gpgpu_clock_domains", b, sizeof(b))) {
 		char mb[400];
 		opt(e, "-gpgpu_clock_domains", b, "fallback: all four clocks from the --base file (%s)",
@@ -547,7 +561,10 @@ static void emit_memory(struct em *e, unsigned clusters, FILE *icnt)
 		    missing("l2_latency_cycles", ln, mb, sizeof(mb)),
 		    e->o->version == 4 ? "; 4.0 renamed -rop_latency to -gpgpu_l2_rop_latency" : "");
 	}
-	const int path = rop + ICNT_ROUND_TRIP + DRAM_ROW_MISS;
+	/* GPGPU-sim counts -rop_latency and -dram_latency in core cycles (gpu_sim_cycle); the row
+	 * miss is DRAM cycles of the timing above */
+	const int row = dram > 0 ? (int)lround(DRAM_ROW_MISS * core / dram) : DRAM_ROW_MISS;
+	const int path = rop + ICNT_ROUND_TRIP + row;
 	/* -dram_latency is an extra delay on top of the modelled path */
 	char dn[400] = "";
 	const struct calib_param *ns = NULL;
@@ -573,8 +590,9 @@ static void emit_memory(struct em *e, unsigned clusters, FILE *icnt)
 		opt(e, "-dram_latency", v,
 		    "derived from %s: load latency minus the modelled path: %s - (rop %d + "
 		    "interconnect round trip %d + DRAM"
-		    " row miss %d = %d) = %.0f%s; GPGPU-sim adds -dram_latency on top of that path",
-		    label(e), mwhy, rop, ICNT_ROUND_TRIP, DRAM_ROW_MISS, path, extra,
+		    " row miss %d DRAM cycles = %d core cycles; in all %d) = %.0f%s; GPGPU-sim adds -dram_latency"
+		    " (core cycles) on top of that path",
+		    label(e), mwhy, rop, ICNT_ROUND_TRIP, DRAM_ROW_MISS, row, path, extra,
 		    extra < 0 ? " (below the modelled path: 0)" : "");
 	} else {
 		char mb[400];

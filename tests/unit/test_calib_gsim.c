@@ -151,8 +151,9 @@ static const char *opt_line(const char *cfg, const char *opt, char *buf, size_t 
 /* A CPU device (PoCL) with every timing input measured, as `agent calibrate`
  * records them on a 2-core host at a 4000 MHz running clock: the L2 becomes a
  * dl2, the DRAM miss of the random page chase becomes -dram_latency, the L2
- * latency the ROP path, and the arithmetic latencies and throughputs the
- * opcode latencies and initiation intervals; both targets load it. */
+ * latency the ROP path, the measured bandwidth the DRAM clock, and the
+ * arithmetic latencies and throughputs the opcode latencies and initiation
+ * intervals; both targets load it. */
 static void test_calib_gsim_measured_cpu_model_loads(void **state)
 {
 	(void)state;
@@ -172,6 +173,7 @@ static void test_calib_gsim_measured_cpu_model_loads(void **state)
 	calib_model_put(m, "cpu_cache_l2_ways", 16, "ways", "sysfs", 0, 1);
 	calib_model_put(m, "mem_latency_ns", 110, "ns", "random page chase", 0.03, 1);
 	calib_model_put(m, "dram_latency_ns", 60, "ns", "plateau", 0.4, 0.3); /* FLAGGED */
+	calib_model_put(m, "peak_gbps", 20, "GB/s", "triad", 0.05, 1);
 	const char *ops[] = {"add", "mul", "mad", "div"};
 	double lat[] = {1, 3, 4, 13}, tput[] = {16, 8, 8, 0.5};
 	for (int i = 0; i < 4; i++) {
@@ -190,16 +192,18 @@ static void test_calib_gsim_measured_cpu_model_loads(void **state)
 		/* 2 cores x 1 MiB over 2 sub-partitions of 16 ways x 128 B: 512 sets */
 		assert_string_equal(opt_line(cfg, "-gpgpu_cache:dl2", v, sizeof(v)),
 				    ver == 3 ? "512:128:16,L:B:m:W,A:32:4,4" : "N:512:128:16,L:B:m:W:L,A:32:4,4");
-		/* L2 hit 14 cycles - interconnect 8 = 6; DRAM 110 ns x 4000 MHz = 440 - (6 + 8 + 36) = 390 */
+		/* L2 hit 14 cycles - interconnect 8 = 6; the DRAM clock from 20 GB/s over 16 B per DRAM
+		 * cycle = 1250 MHz, so the 36-cycle row miss is 115 core cycles; DRAM 110 ns x 4000 MHz
+		 * = 440 - (6 + 8 + 115) = 311 */
 		assert_string_equal(opt_line(cfg, gs_rop_option(ver), v, sizeof(v)), "6");
-		assert_string_equal(opt_line(cfg, "-dram_latency", v, sizeof(v)), "390");
+		assert_string_equal(opt_line(cfg, "-dram_latency", v, sizeof(v)), "311");
 		assert_non_null(strstr(cfg, "mem_latency_ns = 110 ns x 4000.0 MHz"));
 		/* fp <ADD,MAX,MUL,MAD,DIV>: measured 2,-,4,5,14; MAX the shipped 13; initiation 32 / tput */
 		assert_string_equal(opt_line(cfg, "-ptx_opcode_latency_fp", v, sizeof(v)), "2,13,4,5,14");
 		assert_string_equal(opt_line(cfg, "-ptx_opcode_initiation_fp", v, sizeof(v)), "2,2,4,4,64");
 		assert_string_equal(opt_line(cfg, "-ptx_opcode_latency_int", v, sizeof(v)),
 				    ver == 3 ? "1,13,3,4,13" : "1,13,3,4,13,21");
-		assert_string_equal(opt_line(cfg, "-gpgpu_clock_domains", v, sizeof(v)), "4000.0:4000.0:4000.0:4000.0");
+		assert_string_equal(opt_line(cfg, "-gpgpu_clock_domains", v, sizeof(v)), "4000.0:4000.0:4000.0:1250.0");
 		assert_int_equal(loads(ver, dir, "gpgpusim.config"), 0);
 		remove_dir(dir);
 	}
