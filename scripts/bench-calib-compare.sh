@@ -45,10 +45,12 @@ if command -v clpeak >/dev/null; then
 fi
 lk_triad=- lk_copy=- lk_flops=- lk_ver="not installed (apt-get install likwid)"
 if command -v likwid-bench >/dev/null; then
-	lk_ver="likwid-bench $(likwid-bench -V 2>/dev/null | grep -o '[0-9][0-9.]*' | head -1)"
+	lk_ver="likwid-bench (likwid $(dpkg-query -W -f '${Version}' likwid 2>/dev/null || echo '?'))"
 	n=$(nproc)
-	sfx=$(likwid-bench -a | grep -q '^triad_avx512 ' && echo _avx512 || echo _avx)
-	lk() { likwid-bench -t "$1" -w "N:$2:$n" 2>/dev/null | sed -n "s/^$3:[[:space:]]*//p" | head -1; }
+	likwid-bench -a >"$tmp/likwid.txt" 2>&1 || true
+	sfx=_avx
+	grep -q '^triad_avx512 ' "$tmp/likwid.txt" && sfx=_avx512
+	lk() { likwid-bench -t "$1" -w "N:$2:$n" >"$tmp/lk.txt" 2>&1 || true; sed -n "s/^$3:[[:space:]]*//p" "$tmp/lk.txt" | sed -n 1p; }
 	echo "bench-calib-compare: likwid-bench triad$sfx, copy$sfx, peakflops${sfx}_fma" >&2
 	lk_triad=$(awk -v v="$(lk triad$sfx 512MB 'MByte\/s')" 'BEGIN {printf "%.4g", v / 1000}')
 	lk_copy=$(awk -v v="$(lk copy$sfx 512MB 'MByte\/s')" 'BEGIN {printf "%.4g", v / 1000}')
