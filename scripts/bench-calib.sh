@@ -71,7 +71,7 @@ row "beta, CPU (C, STREAM triad/copy), GB/s" cpu_peak_gbps cpu_phys_peak_gbps
 echo
 echo "Physical peaks (never measured; a ceiling above one is flagged and not used as a roof):"
 echo "device compute: $(phys_how phys_peak_gflops); device bandwidth: $(phys_how phys_peak_gbps);"
-echo "CPU compute: $(phys_how cpu_phys_peak_gflops) (clock measured: $(med cpu_clock_measured_mhz) MHz); CPU bandwidth: $(phys_how cpu_phys_peak_gbps)."
+echo "CPU compute: $(phys_how cpu_phys_peak_gflops) (running clock: $(med cpu_clock_mhz) MHz, base $(med cpu_clock_base_mhz) MHz); CPU bandwidth: $(phys_how cpu_phys_peak_gbps)."
 echo
 echo "Per vector width (agent, median GFLOP/s): float1 $(med gflops_float1), float2 $(med gflops_float2)," \
 	"float4 $(med gflops_float4), float8 $(med gflops_float8), float16 $(med gflops_float16)."

@@ -6,7 +6,8 @@
 #     instruction-trace windows in ONE session   4 the report: top functions, OpenCL kernels,
 #     roofline with a kernel dot and a CPU dot, eDAG W, D, W/D, lambda, Lambda and the latency
 #     sensitivity with the calibrated alpha0   5 the GPGPU-sim config from the calibration (for
-#     GPGPU-sim 3.2.2, checked against its limits; see collector/calib/README.md)
+#     GPGPU-sim 3.2.2 as released, checked against its limits; see collector/calib/README.md)
+#     and GPGPU-sim's own verdict on it (../shared/tools/gpgpusim-init, where present)
 #   6 HTML report, roofline SVG, Perfetto trace, and where every figure came from.
 # Fails (exit 1) if the report lacks a kernel dot, a CPU dot or a sensitivity row.
 # Usage: demo.sh OUT
@@ -56,12 +57,28 @@ echo
 report=(--store "$dir/profile.db" --session "$sid" --kernel-model "$dir/kernels.model")
 "$out/collector" report "${report[@]}"
 
-gsv=3 # GPGPU-sim version the config targets: 3 = 3.2.2 (the seed's baseline), 4 = 4.0
+gsv=3 # GPGPU-sim version the config targets: 3 = 3.2.2 as released (the seed's baseline), 4 = 4.0
 phase 5 "GPGPU-sim $([ $gsv = 3 ] && echo 3.2.2 || echo 4.0) config from the calibration: $dir/gpgpusim.config"
-echo "target: GPGPU-sim $([ $gsv = 3 ] && echo 3.2.2 || echo 4.0) (--gpgpusim-version $gsv); out-of-range values written clamped (--clamp),"
-echo "  the file and $dir/config_calib_islip.icnt checked against that version's limits before they are written"
 "$out/collector" calibrate --store "$dir/profile.db" --session "$cal" --emit "$dir/gpgpusim.config" \
 	--gpgpusim-version $gsv --clamp
+echo "$(sed -n 's/^# target: /target: /p' "$dir/gpgpusim.config") (--gpgpusim-version $gsv);"
+echo "  out-of-range values written clamped (--clamp); the file and $dir/config_calib_islip.icnt were checked"
+echo "  against that version's limits (collector/calib/gpgpusim_limits.c) before they were written"
+# GPGPU-sim's own init code, where the harness is beside the project (../shared/tools/gpgpusim-init)
+gsim=../shared/tools/gpgpusim-init/gsim_v$gsv
+if [ -x "$gsim" ]; then
+	gsim=$(cd "$(dirname "$gsim")" && pwd)/$(basename "$gsim")
+	(cd "$dir" && timeout 120 "$gsim" gpgpusim.config >gsim.log 2>&1) || true
+	nfail=$(grep -c FAILED "$dir/gsim.log" || true)
+	if grep -q 'option_parser_cmdline(.*-> ok' "$dir/gsim.log" && [ "$nfail" -eq 0 ]; then
+		echo "GPGPU-sim's own init code ($gsim): LOADS, 0 FAILED steps ($dir/gsim.log)"
+	else
+		echo "GPGPU-sim's own init code ($gsim): DOES NOT LOAD, $nfail FAILED steps$(grep -q 'option_parser_cmdline(.*-> ok' "$dir/gsim.log" || echo ', option parser refused the file') ($dir/gsim.log):"
+		grep -E 'FAILED|ERROR|error' "$dir/gsim.log" | head -5
+	fi
+else
+	echo "GPGPU-sim's own init code: not checked ($gsim is absent: ../shared/tools/gpgpusim-init beside the project root)"
+fi
 # each option is preceded by a comment saying whether it was measured or is a fallback / mapping
 awk '/^# / {c=$0; next} /^-/ {print ((c ~ /^# (measured|partly measured|derived from measured):/) ? "measured" : "stated") "\t" $1 "\t" $2 ((c ~ /CLAMPED/) ? "(clamped)" : ""); c=""}' \
 	"$dir/gpgpusim.config" >"$dir/gpgpusim.sources"

@@ -143,7 +143,7 @@ int bench_arith(struct calib_ctx *c, struct calib_result *r)
 		snprintf(r->skipped, sizeof(r->skipped), "cannot allocate the output buffer");
 		goto out;
 	}
-	double mhz = c->dev->clock_mhz;
+	double mhz = c->clock_mhz;
 	char method[CALIB_METHOD_MAX], name[CALIB_NAME_MAX];
 	unsigned done = 0;
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
@@ -158,7 +158,7 @@ int bench_arith(struct calib_ctx *c, struct calib_result *r)
 		}
 		double ops1 = (double)run.n * 8 * op->per_step;
 		snprintf(name, sizeof(name), "lat_%s_cycles", op->name);
-		snprintf(method, sizeof(method), "one work-item, chain of %.0f dependent ops; time x %.0f MHz (device max clock) / ops%s",
+		snprintf(method, sizeof(method), "one work-item, chain of %.0f dependent ops; time x %.0f MHz (clock_mhz) / ops%s",
 			 ops1, mhz, op->per_step == 2 ? " (add/xor pairs: a lone add chain is folded)" : "");
 		cr_param(r, name, calib_cycles_per_op(t, ops1, mhz), "cycles", method, sp, 1);
 		run.global = (size_t)cus * 4;

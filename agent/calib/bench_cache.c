@@ -11,8 +11,14 @@
  *    plateau (nodes 256 B apart use one set in 256/line, so the cache holds
  *    C/256 of them: L = C still); the line size is measured next, in a
  *    region 4x the first level so that its first loads miss L1 only;
- *  - associativity (set size): k lines spaced by a power of two >= the L1
- *    size all map to one set; time per access jumps at k = ways + 1. */
+ *  - associativity (set size): k lines that map to one set; time per access
+ *    jumps at k = ways + 1. On CPU devices the lines are one page apart: every
+ *    L1 we target is virtually indexed with size / ways <= the page (its index
+ *    bits lie in the page offset), so a page stride isolates one set, and the
+ *    lines fall in different L2 sets; a larger power of two (the L1 size,
+ *    used before) also aliases in the L2 and in way predictors (AMD's
+ *    linear-address utags): it read 6 ways on a 12-way L1. GPUs: the seed's
+ *    stride, a power of two >= the L1 size. */
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -20,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "calib/calib_detect.h"
 #include "calib_bench.h"
@@ -162,7 +169,7 @@ static int line_size(struct chase *ch, struct calib_result *r, double region, do
 		if ((rc = chase_measure(ch, next, nblocks * block, (unsigned)(perm[0] * block + block - 1), steps, v)) < 0)
 			break;
 		for (unsigned k = 0; k < c->reps; k++)
-			v[k] = to_cycles(v[k], c->dev->clock_mhz);
+			v[k] = to_cycles(v[k], c->clock_mhz);
 		cr_point(cv, ds[di], v, c->reps);
 	}
 	release(ch, next);
@@ -207,7 +214,7 @@ static int sizes(struct chase *ch, struct calib_result *r, struct calib_level *l
 		if ((rc = chase_measure(ch, next, nodes * le, 0, steps, v)) < 0)
 			break;
 		for (unsigned k = 0; k < c->reps; k++)
-			v[k] = to_cycles(v[k], c->dev->clock_mhz);
+			v[k] = to_cycles(v[k], c->clock_mhz);
 		cr_point(cv, (double)bytes, v, c->reps);
 	}
 	release(ch, next);
@@ -231,7 +238,7 @@ static void report_levels(struct calib_ctx *c, struct calib_result *r, const str
 				 maxb >> 20);
 			double conf = maxb >= (64u << 20) ? lv[i].confidence : lv[i].confidence * 0.5;
 			cr_param(r, "dram_latency_cycles", lv[i].latency, "cycles", method, cv->spread[lv[i].last], conf);
-			cr_param(r, "dram_latency_ns", lv[i].latency / c->dev->clock_mhz * 1e3, "ns", method,
+			cr_param(r, "dram_latency_ns", lv[i].latency / c->clock_mhz * 1e3, "ns", method,
 				 cv->spread[lv[i].last], conf);
 			continue;
 		}
@@ -253,7 +260,13 @@ static int ways(struct chase *ch, struct calib_result *r, double line, double l1
 	size_t stride = 1;
 	while ((double)stride < l1size)
 		stride *= 2;
+	long page = sysconf(_SC_PAGESIZE);
+	if (c->dev->is_cpu && page > 0 && (size_t)page < stride)
+		stride = (size_t)page;
 	size_t se = stride / 4, kmax = c->quick ? 24 : 32;
+	/* not set 0: page-aligned data of the runtime (kernel arguments, the out buffer, stacks) sits
+	 * there and takes ways of it (the chase measured 8 of 12); the 37th line of the stride */
+	size_t off = (size_t)(37 * line) % stride / 4;
 	unsigned *next = hp_alloc(kmax * se * sizeof(unsigned));
 	if (!next)
 		return -ENOMEM;
@@ -261,12 +274,12 @@ static int ways(struct chase *ch, struct calib_result *r, double line, double l1
 	int rc = 0;
 	for (size_t k = 1; k <= kmax; k++) {
 		for (size_t i = 0; i < k; i++)
-			next[i * se] = (unsigned)(((i + 1) % k) * se);
+			next[off + i * se] = (unsigned)(off + ((i + 1) % k) * se);
 		double v[CR_MAX_REPS];
-		if ((rc = chase_measure(ch, next, kmax * se, 0, c->quick ? 200000 : 1000000, v)) < 0)
+		if ((rc = chase_measure(ch, next, kmax * se, (unsigned)off, c->quick ? 200000 : 1000000, v)) < 0)
 			break;
 		for (unsigned j = 0; j < c->reps; j++)
-			v[j] = to_cycles(v[j], c->dev->clock_mhz);
+			v[j] = to_cycles(v[j], c->clock_mhz);
 		cr_point(cv, (double)k, v, c->reps);
 	}
 	release(ch, next);
@@ -276,7 +289,9 @@ static int ways(struct chase *ch, struct calib_result *r, double line, double l1
 	int drc = calib_detect_cliff(cv->x, cv->y, cv->n, WAYS_JUMP, &d);
 	double spread = cliff_spread(cv, WAYS_JUMP, false);
 	char method[CALIB_METHOD_MAX];
-	snprintf(method, sizeof(method), "k lines %zu B apart (one set): last k before time per access jumps x%.1f", stride,
+	snprintf(method, sizeof(method),
+		 "k lines %zu B apart (%s: one set, %zu B into it): last k before time per access jumps x%.1f", stride,
+		 c->dev->is_cpu && (double)stride < l1size ? "the page" : "a power of two >= the L1 size", off * 4,
 		 WAYS_JUMP);
 	if (drc == 0) {
 		cr_param(r, "l1_assoc", d.value, "ways", method, spread, d.confidence);

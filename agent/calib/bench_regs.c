@@ -150,9 +150,11 @@ int bench_registers(struct calib_ctx *c, struct calib_result *r)
 		cr_point(cw, (double)w, v, c->reps);
 	}
 	rc = 0;
+	bool regs_bound = drc != 0; /* regs_per_work_item is a lower bound, not a measurement */
 	if (cw->n >= 3) {
 		detect_cliff(cw, &d, &drc, &spread);
 		double items = drc == 0 ? d.value : cw->x[cw->n - 1];
+		double conf = drc == 0 && !regs_bound ? d.confidence : 0;
 		if (drc == 0)
 			snprintf(method, sizeof(method),
 				 "second cliff (x%.1f) of time/work-item vs group size at %u vars: %g items x %u regs",
@@ -161,8 +163,13 @@ int bench_registers(struct calib_ctx *c, struct calib_result *r)
 			snprintf(method, sizeof(method),
 				 "no second cliff up to %g work-items at %u vars: lower bound (%g x %u)", items, regs, items,
 				 regs);
-		cr_param(r, "threads_per_cu", items, "work-items", method, spread, drc == 0 ? d.confidence : 0);
-		cr_param(r, "regs_per_cu", items * regs, "registers", method, spread, drc == 0 ? d.confidence : 0);
+		if (regs_bound) { /* built on a lower bound: FLAGGED, never a simulator option (issue 37) */
+			size_t ml = strlen(method);
+			snprintf(method + ml, sizeof(method) - ml,
+				 "; at %u vars, the lower bound of regs_per_work_item: not a measurement", regs);
+		}
+		cr_param(r, "threads_per_cu", items, "work-items", method, spread, conf);
+		cr_param(r, "regs_per_cu", items * regs, "registers", method, spread, conf);
 	}
 out:
 	cl_buf_free(c->cl, run.out);

@@ -48,7 +48,12 @@ struct calib_ctx {
 	const struct cl_dev_info *dev;  /* NULL with cl */
 	bool quick;
 	unsigned reps;                  /* repetitions per measurement point */
-	double cpu_mhz;                 /* host CPU clock (NAN if unknown) */
+	double cpu_mhz;                 /* host CPU running clock, measured (phys_measure_clock); NAN if unknown */
+	double cpu_base_mhz;            /* host CPU base clock the system reports (cpufreq, /proc/cpuinfo) */
+	double clock_mhz;               /* the clock *_cycles figures of the OpenCL device count: the device's
+					 * reported clock, or on a CPU device (PoCL) the running clock */
+	double clock_spread;            /* of the running clock (best two bursts) */
+	char clock_method[CALIB_METHOD_MAX];
 	unsigned cpus;                  /* online CPUs */
 	const struct calib_model *known; /* what earlier benchmarks measured (line size, caches, ...) */
 };
@@ -83,8 +88,20 @@ int cpu_caches_params(struct calib_result *r);
  * with dependent adds (MHz, NAN if it cannot), the CPU as the formulas need it,
  * and, after the "peak" and "cpu_peak" benchmarks, the physical parameters and
  * the measured/physical ratios added to r (impossible values flagged). */
+#define PHYS_CLOCK_BURSTS 64 /* CALIB_MAX_REPS: calib_stat() takes at most 64 */
+struct phys_clock {
+	double best;     /* MHz of the best burst: the running (boost) clock */
+	double median;   /* MHz of the median burst */
+	double spread;   /* relative half-gap between the best two bursts */
+	unsigned bursts;
+};
+/* Dependent add chain against CLOCK_MONOTONIC, best of short bursts (~150 ms). */
+void phys_measure_clock(struct phys_clock *out);
 double phys_measure_mhz(void);
-void phys_cpu_probe(unsigned cores, double fallback_mhz, struct calib_phys_cpu *out);
+/* mhz: the measured running clock (measured here when not > 0). */
+void phys_cpu_probe(unsigned cores, double mhz, struct calib_phys_cpu *out);
+/* Adds the DRAM peak the platform states (SMBIOS type 17) to out (phys_mem.c). */
+void phys_mem_probe(struct calib_phys_cpu *out);
 void phys_annotate(const struct calib_ctx *c, struct calib_result *r);
 
 /* Helpers shared by the benchmarks (bench_util.c). */

@@ -12,7 +12,14 @@
 static int bench_device(struct calib_ctx *c, struct calib_result *r)
 {
 	const struct cl_dev_info *d = c->dev;
-	cr_param(r, "clock_mhz", d->clock_mhz, "MHz", "clGetDeviceInfo(CL_DEVICE_MAX_CLOCK_FREQUENCY)", 0, 1);
+	if (d->is_cpu && c->clock_mhz != d->clock_mhz) {
+		/* PoCL reports the base clock; its work-items run on cores at the running clock */
+		cr_param(r, "clock_mhz", c->clock_mhz, "MHz", c->clock_method, c->clock_spread, 1);
+		cr_param(r, "clock_base_mhz", d->clock_mhz, "MHz",
+			 "clGetDeviceInfo(CL_DEVICE_MAX_CLOCK_FREQUENCY): the base clock, not the one the cores run", 0, 1);
+	} else {
+		cr_param(r, "clock_mhz", d->clock_mhz, "MHz", "clGetDeviceInfo(CL_DEVICE_MAX_CLOCK_FREQUENCY)", 0, 1);
+	}
 	cr_param(r, "max_work_group_size", (double)d->max_wg, "work-items", "clGetDeviceInfo(CL_DEVICE_MAX_WORK_GROUP_SIZE)", 0, 1);
 	cr_param(r, "global_mem_bytes", (double)d->global_mem, "bytes", "clGetDeviceInfo(CL_DEVICE_GLOBAL_MEM_SIZE)", 0, 1);
 	return 0;
@@ -58,9 +65,13 @@ static bool selected(const char *only, const char *name)
 
 static double cpu_mhz(void)
 {
-	FILE *f = fopen("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "r");
-	double khz = 0;
-	if (f) {
+	static const char *const files[] = {"/sys/devices/system/cpu/cpu0/cpufreq/base_frequency",
+					    "/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"};
+	FILE *f;
+	for (size_t i = 0; i < 2; i++) {
+		double khz = 0;
+		if (!(f = fopen(files[i], "r")))
+			continue;
 		if (fscanf(f, "%lf", &khz) != 1)
 			khz = 0;
 		fclose(f);
@@ -88,7 +99,15 @@ int calib_run_all(const struct calib_run_opts *o, struct calib_model *model, cal
 	struct calib_ctx c = {.quick = o->quick, .reps = o->reps ? o->reps : o->quick ? 3 : 5, .known = model};
 	if (c.reps > CR_MAX_REPS)
 		c.reps = CR_MAX_REPS;
-	c.cpu_mhz = cpu_mhz();
+	c.cpu_base_mhz = cpu_mhz();
+	struct phys_clock clk;
+	phys_measure_clock(&clk);
+	c.cpu_mhz = isfinite(clk.best) ? clk.best : c.cpu_base_mhz;
+	c.clock_spread = isfinite(clk.best) ? clk.spread : 0;
+	snprintf(c.clock_method, sizeof(c.clock_method),
+		 "running clock: dependent integer add chain (1 add/cycle) against CLOCK_MONOTONIC, best of %u bursts"
+		 " of 1 M adds (median burst %.0f MHz)",
+		 clk.bursts, clk.median);
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	c.cpus = ncpu > 0 ? (unsigned)ncpu : 1;
 	char err[512] = "";
@@ -97,6 +116,7 @@ int calib_run_all(const struct calib_run_opts *o, struct calib_model *model, cal
 		want_cl |= benches[i].opencl && selected(o->only, benches[i].name);
 	if (want_cl && cl_env_open(o->device, &c.cl, err, sizeof(err)) == 0) {
 		c.dev = cl_env_info(c.cl);
+		c.clock_mhz = c.dev->is_cpu && isfinite(clk.best) ? c.cpu_mhz : c.dev->clock_mhz;
 		snprintf(model->device, sizeof(model->device), "%s", c.dev->name);
 		if (pg)
 			fprintf(pg, "calibrate: OpenCL device \"%s\" (%s, %u compute units, %u MHz), %s, %u repetitions\n",
@@ -124,7 +144,7 @@ int calib_run_all(const struct calib_run_opts *o, struct calib_model *model, cal
 		r->quick = o->quick;
 		if (b->opencl) {
 			snprintf(r->device, sizeof(r->device), "%s", c.dev ? c.dev->name : "");
-			r->clock_mhz = c.dev ? c.dev->clock_mhz : 0;
+			r->clock_mhz = c.dev ? c.clock_mhz : 0;
 		} else {
 			snprintf(r->device, sizeof(r->device), "cpu");
 			r->clock_mhz = isfinite(c.cpu_mhz) ? c.cpu_mhz : 0;
@@ -139,8 +159,12 @@ int calib_run_all(const struct calib_run_opts *o, struct calib_model *model, cal
 		uint64_t t0 = clock_mono_ns();
 		int rc = b->run(&c, r);
 		r->seconds = (double)(clock_mono_ns() - t0) / 1e9;
-		if (b->opencl == false && isfinite(c.cpu_mhz) && strcmp(b->name, "cpu_peak") == 0)
-			cr_param(r, "cpu_clock_mhz", c.cpu_mhz, "MHz", "cpufreq cpuinfo_max_freq, else /proc/cpuinfo cpu MHz", 0, 1);
+		if (b->opencl == false && isfinite(c.cpu_mhz) && strcmp(b->name, "cpu_peak") == 0) {
+			cr_param(r, "cpu_clock_mhz", c.cpu_mhz, "MHz", c.clock_method, c.clock_spread, 1);
+			if (isfinite(c.cpu_base_mhz))
+				cr_param(r, "cpu_clock_base_mhz", c.cpu_base_mhz, "MHz",
+					 "base: cpufreq base_frequency, else cpuinfo_max_freq, else /proc/cpuinfo cpu MHz", 0, 1);
+		}
 		if (rc == 0)
 			phys_annotate(&c, r);
 		if (pg) {

@@ -26,7 +26,6 @@
 #define DRAM_BURST 4
 #define ICNT_ROUND_TRIP 8
 #define DRAM_ROW_MISS (13 + 12 + 9 + DRAM_BURST / 2)
-#define MODELLED_PATH (ROP_LATENCY + ICNT_ROUND_TRIP + DRAM_ROW_MISS)
 
 struct em {
 	const struct calib_model *m;
@@ -39,6 +38,7 @@ struct em {
 	size_t nwritten;
 	char flagged[32][CALIB_NAME_MAX]; /* FLAGGED parameters met, each counted once */
 	size_t nflagged;
+	double warp; /* W of -gpgpu_shader_core_pipeline */
 };
 
 static void opt(struct em *e, const char *name, const char *value, const char *fmt, ...)
@@ -60,6 +60,12 @@ static const struct calib_param *param(struct em *e, const char *name, char *not
 	const struct calib_param *p = calib_model_get(e->m, name);
 	if (!p || !isfinite(p->value) || p->value <= 0)
 		return NULL;
+	if (p->flagged && strstr(p->method, "lower bound")) {
+		/* not a measurement: never an option, even with --use-flagged (issue 37) */
+		snprintf(note, nlen, "; %s = %g %s is a FLAGGED lower bound (%s): never used", name, p->value, p->unit,
+			 p->method);
+		return NULL;
+	}
 	if (p->flagged) {
 		bool seen = false;
 		for (size_t i = 0; i < e->nflagged && !seen; i++)
@@ -95,9 +101,15 @@ static const char *missing(const char *name, const char *note, char *buf, size_t
 	return buf;
 }
 
-static void src(char *buf, size_t len, const struct calib_param *p)
+/* A model whose source says "published" (the seed's Mali-T628 values) was not measured here. */
+static const char *label(const struct em *e)
 {
-	snprintf(buf, len, "measured: %s = %g %s (%s)", p->name, p->value, p->unit, p->method);
+	return strncmp(e->m->source, "published", 9) == 0 ? "published" : "measured";
+}
+
+static void src(const struct em *e, char *buf, size_t len, const struct calib_param *p)
+{
+	snprintf(buf, len, "%s: %s = %g %s (%s)", label(e), p->name, p->value, p->unit, p->method);
 }
 
 /* Hold v to a limit: *v > max (or < min when is_min). Refuse with the limit
@@ -139,11 +151,14 @@ static unsigned pow2_up(double v)
 	return p;
 }
 
-/* "3.2.2: S:L:A,policy:sif,mshr" or "4.0: N:S:L:A,..." */
+/* pol: the four policy letters rp:wp:ap:wap. 3.2.2 as released:
+ * "S:L:A,rp:wp:ap:wap,mshr" (its GTX480 config: 32:128:4,L:L:m:N,A:32:8,8);
+ * 4.0: "N:S:L:A,rp:wp:ap:wap:sif,mshr" with the linear set index L. */
 static void cache_str(char *buf, size_t len, int version, unsigned sets, unsigned line, unsigned assoc,
 		      const char *pol, const char *rest)
 {
-	snprintf(buf, len, "%s%u:%u:%u,%s,%s", version == 4 ? "N:" : "", sets, line, assoc, pol, rest);
+	snprintf(buf, len, "%s%u:%u:%u,%s%s,%s", version == 4 ? "N:" : "", sets, line, assoc, pol,
+		 version == 4 ? ":L" : "", rest);
 }
 
 static const char *base_value(const char *base, const char *name, char *buf, size_t len)
@@ -188,7 +203,7 @@ static void emit_cores(struct em *e, unsigned *clusters)
 	const struct calib_param *rep = calib_model_get(e->m, "compute_units_reported");
 	if (cu) {
 		*clusters = (unsigned)lround(cu->value);
-		src(why, sizeof(why), cu);
+		src(e, why, sizeof(why), cu);
 		strncat(why, note, sizeof(why) - strlen(why) - 1);
 	} else if (rep && rep->value >= 1) {
 		*clusters = (unsigned)lround(rep->value);
@@ -208,7 +223,7 @@ static void emit_cores(struct em *e, unsigned *clusters)
 	const struct calib_param *r = param(e, "regs_per_cu", note, sizeof(note));
 	if (r) {
 		snprintf(v, sizeof(v), "%.0f", r->value);
-		src(why, sizeof(why), r);
+		src(e, why, sizeof(why), r);
 		opt(e, "-gpgpu_shader_registers", v, "%s; GPGPU-sim: 32-bit registers per core", why);
 	} else {
 		char mb[400];
@@ -267,11 +282,11 @@ static void emit_pipeline(struct em *e)
 	double threads;
 	if (tpc) {
 		threads = tpc->value;
-		snprintf(twhy, sizeof(twhy), "measured: T from threads_per_cu = %g (%s)", tpc->value,
+		snprintf(twhy, sizeof(twhy), "%s: T from threads_per_cu = %g (%s)", label(e), tpc->value,
 			 tpc->method);
 	} else if (rcu && rwi) {
 		threads = round(rcu->value / rwi->value);
-		snprintf(twhy, sizeof(twhy), "measured: T from regs_per_cu / regs_per_work_item = %g / %g",
+		snprintf(twhy, sizeof(twhy), "%s: T from regs_per_cu / regs_per_work_item = %g / %g", label(e),
 			 rcu->value, rwi->value);
 	} else {
 		threads = w * fmin(warps_max, 2048 / w);
@@ -294,6 +309,7 @@ static void emit_pipeline(struct em *e)
 	if (hold(e, GS_WARPS_MAX, &warps, warps_max, false, "warps per core", note, sizeof(note)) < 0)
 		return;
 	t = warps * w;
+	e->warp = w;
 	snprintf(v, sizeof(v), "%.0f:%.0f", t, w);
 	snprintf(why, sizeof(why), "%s, rounded down to a multiple of W; %s%s", twhy, wwhy, note);
 	opt(e, "-gpgpu_shader_core_pipeline", v, "%s", why);
@@ -302,6 +318,117 @@ static void emit_pipeline(struct em *e)
 	opt(e, "-gpgpu_shader_cta", "8",
 	    "fallback: 8 work-groups per core at most (not measured; GPGPU-sim allows <= 32)");
 	opt(e, "-gpgpu_simd_model", "1", "GPGPU-sim implements only 1 (post-dominator reconvergence)");
+}
+
+/* -ptx_opcode_latency_<type> and -ptx_opcode_initiation_<type>: <ADD,MAX,MUL,MAD,DIV>
+ * (4.0's int adds SHFL). Latency: lat_<type>_<op>_cycles; initiation interval:
+ * cycles between two warp instructions on the core's one SP unit = W / measured
+ * ops per cycle per CU (tput_<type>_<op>_per_cycle_cu), at least 1. Positions
+ * not measured (MAX, SHFL, double) keep the values of GPGPU-sim's shipped
+ * configs (GTX480 for 3.2.2, SM7_QV100's SHFL for 4.0), said so. */
+static void emit_opcodes(struct em *e)
+{
+	static const struct {
+		const char *type, *cl;
+		const char *def_lat, *def_init; /* the shipped configs' five values */
+	} ty[] = {{"int", "int", "4,13,4,5,145", "1,2,2,1,8"},
+		  {"fp", "float", "4,13,4,5,39", "1,2,1,1,4"},
+		  {"dp", NULL, "8,19,8,8,330", "8,16,8,8,130"}};
+	static const char *const ops[5] = {"add", NULL, "mul", "mad", "div"}; /* MAX not measured */
+	for (size_t t = 0; t < 3; t++) {
+		unsigned dl[5], di[5];
+		if (sscanf(ty[t].def_lat, "%u,%u,%u,%u,%u", &dl[0], &dl[1], &dl[2], &dl[3], &dl[4]) != 5 ||
+		    sscanf(ty[t].def_init, "%u,%u,%u,%u,%u", &di[0], &di[1], &di[2], &di[3], &di[4]) != 5)
+			return;
+		char lat[64] = "", init[64] = "", lwhy[1400] = "", iwhy[1400] = "";
+		unsigned nmeas = 0, ntp = 0;
+		for (int k = 0; k < 5; k++) {
+			unsigned l = dl[k], in = di[k];
+			char name[CALIB_NAME_MAX], tn[CALIB_NAME_MAX], note[400] = "";
+			const struct calib_param *lp = NULL, *tp = NULL;
+			if (ty[t].cl && ops[k]) {
+				snprintf(name, sizeof(name), "lat_%s_%s_cycles", ty[t].cl, ops[k]);
+				snprintf(tn, sizeof(tn), "tput_%s_%s_per_cycle_cu", ty[t].cl, ops[k]);
+				lp = param(e, name, note, sizeof(note));
+				tp = param(e, tn, note, sizeof(note));
+			}
+			if (lp) {
+				l = lp->value < 1 ? 1 : (unsigned)lround(lp->value);
+				nmeas++;
+			}
+			if (tp) {
+				double ii = e->warp / tp->value;
+				ntp++;
+				in = ii < 1 ? 1 : (unsigned)lround(ii);
+			}
+			size_t ll = strlen(lat), il = strlen(init), lw = strlen(lwhy), iw = strlen(iwhy);
+			snprintf(lat + ll, sizeof(lat) - ll, "%s%u", k ? "," : "", l);
+			snprintf(init + il, sizeof(init) - il, "%s%u", k ? "," : "", in);
+			const char *opn[5] = {"ADD", "MAX", "MUL", "MAD", "DIV"};
+			if (lp)
+				snprintf(lwhy + lw, sizeof(lwhy) - lw, "%s %s %g cycles", k ? ";" : "", opn[k], lp->value);
+			else
+				snprintf(lwhy + lw, sizeof(lwhy) - lw, "%s %s %u (shipped config%s)", k ? ";" : "", opn[k],
+					 l, note[0] ? ", measured one FLAGGED" : ", not measured");
+			if (tp)
+				snprintf(iwhy + iw, sizeof(iwhy) - iw, "%s %s %.0f / %g ops/cycle/CU", k ? ";" : "",
+					 opn[k], e->warp, tp->value);
+			else
+				snprintf(iwhy + iw, sizeof(iwhy) - iw, "%s %s %u (shipped config)", k ? ";" : "", opn[k],
+					 in);
+		}
+		bool v4int = e->o->version == 4 && t == 0;
+		if (v4int) { /* 4.0: SHFL, not measured */
+			strncat(lat, ",21", sizeof(lat) - strlen(lat) - 1);
+			strncat(init, ",4", sizeof(init) - strlen(init) - 1);
+		}
+		char name[64];
+		snprintf(name, sizeof(name), "-ptx_opcode_latency_%s", ty[t].type);
+		opt(e, name, lat, "%s: <ADD,MAX,MUL,MAD,DIV%s> latencies in core cycles:%s%s",
+		    nmeas ? (nmeas == 4 ? label(e) : "partly measured") : "fallback", v4int ? ",SHFL" : "", lwhy,
+		    v4int ? "; SHFL 21 (SM7_QV100's, not measured)" : "");
+		snprintf(name, sizeof(name), "-ptx_opcode_initiation_%s", ty[t].type);
+		opt(e, name, init,
+		    "%s: <ADD,MAX,MUL,MAD,DIV%s> initiation intervals = warp size / measured ops per cycle per CU,"
+		    " at least 1 (one SP unit per core):%s%s",
+		    ntp ? "derived from measured" : "fallback", v4int ? ",SHFL" : "", iwhy,
+		    v4int ? "; SHFL 4 (SM7_QV100's, not measured)" : "");
+	}
+}
+
+#define N_MEM 2 /* -gpgpu_n_mem written below */
+
+/* dl2: GPGPU-sim's L2 is split over the memory sub-partitions (N_MEM x 1). */
+static void emit_dl2(struct em *e)
+{
+	int ver = e->o->version;
+	char note[400] = "", why[1600], v[128], an[400] = "";
+	const struct calib_param *l2 = param(e, "l2_size_bytes", note, sizeof(note));
+	if (!l2) {
+		char mb[400];
+		opt(e, "-gpgpu_cache:dl2", "none",
+		    "no L2 modelled: %s; the measured memory latency (-dram_latency below) includes what an L2 would"
+		    " add",
+		    missing("l2_size_bytes", note, mb, sizeof(mb)));
+		return;
+	}
+	const struct calib_param *cu = calib_model_get(e->m, "compute_units_reported");
+	bool cpu = is_cpu_device(e->m);
+	double per = cpu && cu && cu->value >= 1 ? cu->value : 1; /* a CPU's L2 is per core */
+	const struct calib_param *w = param(e, "cpu_cache_l2_ways", an, sizeof(an));
+	double assoc = cpu && w ? round(w->value) : 8;
+	double total = l2->value * per, exact = total / N_MEM / (128 * assoc);
+	unsigned sets = pow2_round(exact);
+	cache_str(v, sizeof(v), ver, sets, 128, (unsigned)assoc, "L:B:m:W", "A:32:4,4");
+	snprintf(why, sizeof(why),
+		 "%s: l2_size_bytes = %g B (%s)%s = %.0f B in all, over %d memory sub-partitions of %u sets x 128 B"
+		 " x %.0f ways (sets rounded to a power of two from %g: %.0f B modelled); line 128 B: the L2 takes"
+		 " the dl1's 128 B requests; ways: %s; policy L:B:m:W (LRU, write-back, allocate on miss,"
+		 " write-allocate) and MSHRs A:32:4,4 are GPGPU-sim's usual L2 values, not measured%s",
+		 label(e), l2->value, l2->method, per > 1 ? " per core x compute_units_reported (a CPU's L2 is per core)" : "",
+		 total, N_MEM, sets, assoc, exact, (double)sets * 128 * assoc * N_MEM,
+		 cpu && w ? "cpu_cache_l2_ways, as the system states it (sysfs)" : "fallback 8 (not measured)", note);
+	opt(e, "-gpgpu_cache:dl2", v, "%s", why);
 }
 
 static void emit_caches(struct em *e)
@@ -330,37 +457,34 @@ static void emit_caches(struct em *e)
 		assoc = 1;
 	double exact = size / (line * assoc);
 	unsigned sets = pow2_round(exact);
-	char pol[32];
-	snprintf(pol, sizeof(pol), "L:L:m:N:L");
-	cache_str(v, sizeof(v), ver, sets, (unsigned)line, (unsigned)assoc, pol, "A:32:8,8");
+	cache_str(v, sizeof(v), ver, sets, (unsigned)line, (unsigned)assoc, "L:L:m:N", "A:32:8,8");
 	snprintf(why, sizeof(why),
 		 "%s: dl1 line %s, assoc %s, size %s; sets = size / (line x assoc) = %g rounded to the power "
 		 "of two %u"
 		 " (GPGPU-sim indexes sets with a mask): %u x %.0f x %.0f = %.0f B modelled vs %g B %s;"
-		 " policy L:L:m:N:L (LRU, local write-back/global write-through, allocate on miss, linear set"
-		 " index) and MSHRs A:32:8,8 are GPGPU-sim's usual dl1 values, not measured%s",
-		 lp && sp   ? "measured"
-		 : lp || sp ? "partly measured"
+		 " policy L:L:m:N (LRU, local write-back/global write-through, allocate on miss, no write"
+		 " allocate%s) and MSHRs A:32:8,8 are GPGPU-sim's usual dl1 values, not measured%s",
+		 lp && sp   ? label(e)
+		 : lp || sp ? (strcmp(label(e), "published") == 0 ? "partly published" : "partly measured")
 			    : "fallback",
-		 lp ? "measured" : "fallback 128",
-		 ap		? "measured l1_assoc"
+		 lp ? label(e) : "fallback 128",
+		 ap		? "l1_assoc"
 		 : (setp && lp) ? "= l1_set_bytes / line"
 				: "fallback 4",
-		 sp ? "measured" : "fallback 16 KiB", exact, sets, sets, line, assoc, sets * line * assoc,
-		 size, sp ? "measured" : "(fallback)", note);
+		 sp ? label(e) : "fallback 16 KiB", exact, sets, sets, line, assoc, sets * line * assoc,
+		 size, sp ? label(e) : "(fallback)", ver == 4 ? "; 4.0's fifth letter L: linear set index" : "",
+		 note);
 	(void)mline;
 	opt(e, "-gpgpu_cache:dl1", v, "%s", why);
-	opt(e, "-gpgpu_cache:dl2", "none",
-	    "no L2 modelled: the L2 set structure is not measured; the measured memory latency (-dram_latency"
-	    " below) includes what an L2 would add");
-	cache_str(v, sizeof(v), ver, 4, 128, 4, "L:R:f:N:L", "A:2:32,4");
+	emit_dl2(e);
+	cache_str(v, sizeof(v), ver, 4, 128, 4, "L:R:f:N", "A:2:32,4");
 	opt(e, "-gpgpu_cache:il1", v,
 	    "fallback: instruction cache not measured (GPGPU-sim's usual il1, %s syntax)",
 	    gs_version_name(ver));
-	cache_str(v, sizeof(v), ver, 8, 128, 4, "L:R:m:N:L", "F:128:4,128:2");
+	cache_str(v, sizeof(v), ver, 8, 128, 4, "L:R:m:N", "F:128:4,128:2");
 	opt(e, "-gpgpu_tex_cache:l1", v,
 	    "fallback: texture cache not measured (GPGPU-sim's usual, %s syntax)", gs_version_name(ver));
-	cache_str(v, sizeof(v), ver, 64, 64, 2, "L:R:f:N:L", "A:2:32,4");
+	cache_str(v, sizeof(v), ver, 64, 64, 2, "L:R:f:N", "A:2:32,4");
 	opt(e, "-gpgpu_const_cache:l1", v,
 	    "fallback: constant cache not measured (GPGPU-sim's usual, %s syntax)", gs_version_name(ver));
 }
@@ -369,9 +493,8 @@ static void emit_memory(struct em *e, unsigned clusters, FILE *icnt)
 {
 	char note[400] = "", why[1400], v[128], b[128];
 	opt(e, "-gpgpu_n_mem", "2",
-	    "fallback: 2 memory channels (not measured; dual-channel like the Exynos 5420's LPDDR3; a power "
-	    "of"
-	    " two, as the address decoder needs)");
+	    "fallback: 2 memory channels (not measured%s; a power of two, as the address decoder needs)",
+	    is_midgard(e->m) ? "; the Arndale Octa's Exynos 5420 has dual-channel LPDDR3" : "");
 	opt(e, "-gpgpu_n_sub_partition_per_mchannel", "1", "one L2/ROP sub-partition per channel");
 	opt(e, "-gpgpu_n_mem_per_ctrlr", "1", "one DRAM chip per controller");
 	opt(e, "-gpgpu_dram_buswidth", "4", "GPGPU-sim's default 4 B bus per chip, written out");
@@ -384,16 +507,30 @@ static void emit_memory(struct em *e, unsigned clusters, FILE *icnt)
 	    DRAM_ROW_MISS);
 	/* clocks: one measured clock for all four domains, or the base's four, or a stated set */
 	const struct calib_param *clk = param(e, "clock_mhz", note, sizeof(note));
-	double core = 0;
+	double core = 0, dram = 0;
 	if (clk) {
 		core = clk->value;
-		snprintf(v, sizeof(v), "%.1f:%.1f:%.1f:%.1f", core, core, core, core);
-		src(why, sizeof(why), clk);
+		/* the DRAM clock from the measured bandwidth: GPGPU-sim moves n_mem x chips x bus width x 2
+		 * (DDR) bytes per DRAM cycle (its GTX480: 6 x 2 x 4 B x 2 x 924 MHz = 177 GB/s) */
+		char bn[400] = "", bwhy[700];
+		const struct calib_param *bw = param(e, "peak_gbps", bn, sizeof(bn));
+		if (!bw && is_cpu_device(e->m))
+			bw = param(e, "cpu_peak_gbps", bn, sizeof(bn));
+		dram = bw ? bw->value * 1e3 / (N_MEM * 1 * 4 * 2) : core;
+		if (bw)
+			snprintf(bwhy, sizeof(bwhy),
+				 "; DRAM at %.1f MHz, derived from %s %s = %g GB/s (%s): GPGPU-sim moves 2 channels x 1"
+				 " chip x 4 B x 2 (DDR) = 16 B per DRAM cycle, so its peak is the measured one",
+				 dram, label(e), bw->name, bw->value, bw->method);
+		else
+			snprintf(bwhy, sizeof(bwhy), "; DRAM at the core clock too (%s)",
+				 bn[0] ? bn + 2 : "peak_gbps not measured");
+		snprintf(v, sizeof(v), "%.1f:%.1f:%.1f:%.1f", core, core, core, dram);
+		src(e, why, sizeof(why), clk);
 		opt(e, "-gpgpu_clock_domains", v,
-		    "%s; core, interconnect, L2 and DRAM all at this one measured clock (the others are not"
-		    " measured and a base's would not belong with it), so the latencies below are in its "
-		    "cycles",
-		    why);
+		    "%s; core, interconnect and L2 at this one clock (not measured apart; a base's would not"
+		    " belong with it), so the latencies below are in its cycles%s",
+		    why, bwhy);
 	} else if (base_value(e->o->base, "-gpgpu_clock_domains", b, sizeof(b))) {
 		char mb[400];
 		opt(e, "-gpgpu_clock_domains", b, "fallback: all four clocks from the --base file (%s)",
@@ -404,18 +541,43 @@ static void emit_memory(struct em *e, unsigned clusters, FILE *icnt)
 		    "fallback: all four clocks of GPGPU-sim's QuadroFX5800 example (%s)",
 		    missing("clock_mhz", note, mb, sizeof(mb)));
 	}
-	snprintf(v, sizeof(v), "%d", ROP_LATENCY);
-	opt(e, "-rop_latency", v,
-	    "GPGPU-sim's default ROP queue latency, written out (part of the modelled path below)");
+	/* the L2 hit path: interconnect both ways + the ROP queue (+ the L2 access) */
+	char ln[400] = "";
+	const struct calib_param *l2l = core > 0 ? param(e, "l2_latency_cycles", ln, sizeof(ln)) : NULL;
+	int rop = ROP_LATENCY;
+	if (l2l && l2l->value > ICNT_ROUND_TRIP + 1) {
+		rop = (int)lround(l2l->value) - ICNT_ROUND_TRIP;
+		snprintf(v, sizeof(v), "%d", rop);
+		opt(e, gs_rop_option(e->o->version), v,
+		    "derived from %s: l2_latency_cycles = %g (%s) - interconnect round trip %d: the L2 hit path%s",
+		    label(e), l2l->value, l2l->method, ICNT_ROUND_TRIP,
+		    e->o->version == 4 ? "; 4.0 renamed -rop_latency to -gpgpu_l2_rop_latency" : "");
+	} else {
+		char mb[400];
+		snprintf(v, sizeof(v), "%d", rop);
+		opt(e, gs_rop_option(e->o->version), v,
+		    "fallback: GPGPU-sim's default ROP queue latency, written out (%s; part of the modelled path"
+		    " below)%s",
+		    missing("l2_latency_cycles", ln, mb, sizeof(mb)),
+		    e->o->version == 4 ? "; 4.0 renamed -rop_latency to -gpgpu_l2_rop_latency" : "");
+	}
+	/* GPGPU-sim counts -rop_latency and -dram_latency in core cycles (gpu_sim_cycle); the row
+	 * miss is DRAM cycles of the timing above */
+	const int row = dram > 0 ? (int)lround(DRAM_ROW_MISS * core / dram) : DRAM_ROW_MISS;
+	const int path = rop + ICNT_ROUND_TRIP + row;
 	/* -dram_latency is an extra delay on top of the modelled path */
 	char dn[400] = "";
-	const struct calib_param *ns = param(e, "dram_latency_ns", dn, sizeof(dn));
+	const struct calib_param *ns = NULL;
+	if (is_cpu_device(e->m)) /* PoCL: the CPU's random page chase (mem_slots), the DRAM miss itself */
+		ns = param(e, "mem_latency_ns", dn, sizeof(dn));
+	if (!ns)
+		ns = param(e, "dram_latency_ns", dn, sizeof(dn));
 	const struct calib_param *cy = param(e, "dram_latency_cycles", dn, sizeof(dn));
 	double meas = NAN;
 	char mwhy[700] = "";
 	if (ns && core > 0) {
 		meas = ns->value * core / 1000;
-		snprintf(mwhy, sizeof(mwhy), "dram_latency_ns = %g ns x %.1f MHz = %.0f core cycles (%s)",
+		snprintf(mwhy, sizeof(mwhy), "%s = %g ns x %.1f MHz = %.0f core cycles (%s)", ns->name,
 			 ns->value, core, meas, ns->method);
 	} else if (cy && core > 0) {
 		meas = cy->value;
@@ -423,13 +585,14 @@ static void emit_memory(struct em *e, unsigned clusters, FILE *icnt)
 			 cy->method);
 	}
 	if (isfinite(meas)) {
-		double extra = meas - MODELLED_PATH;
+		double extra = meas - path;
 		snprintf(v, sizeof(v), "%.0f", extra > 0 ? extra : 0);
 		opt(e, "-dram_latency", v,
-		    "derived from measured: load latency minus the modelled path: %s - (rop %d + "
+		    "derived from %s: load latency minus the modelled path: %s - (rop %d + "
 		    "interconnect round trip %d + DRAM"
-		    " row miss %d = %d) = %.0f%s; GPGPU-sim adds -dram_latency on top of that path",
-		    mwhy, ROP_LATENCY, ICNT_ROUND_TRIP, DRAM_ROW_MISS, MODELLED_PATH, extra,
+		    " row miss %d DRAM cycles = %d core cycles; in all %d) = %.0f%s; GPGPU-sim adds -dram_latency"
+		    " (core cycles) on top of that path",
+		    label(e), mwhy, rop, ICNT_ROUND_TRIP, DRAM_ROW_MISS, row, path, extra,
 		    extra < 0 ? " (below the modelled path: 0)" : "");
 	} else {
 		char mb[400];
@@ -437,7 +600,7 @@ static void emit_memory(struct em *e, unsigned clusters, FILE *icnt)
 		    "fallback: GPGPU-sim's default 30, written out (%s%s); the modelled path is %d core "
 		    "cycles before it",
 		    missing("dram_latency_ns", dn, mb, sizeof(mb)),
-		    core > 0 ? "" : "; core clock not measured", MODELLED_PATH);
+		    core > 0 ? "" : "; core clock not measured", path);
 	}
 	const char *name = e->o->icnt_name ? e->o->icnt_name : DEFAULT_ICNT;
 	unsigned nodes = clusters + 2 * 1;
@@ -518,6 +681,7 @@ int calib_gpgpusim_write(const struct calib_model *m, struct calib_gpgpusim_opts
 	}
 	fprintf(e.f, "# GPGPU-sim %s configuration for %s\n", gs_version_name(o->version),
 		m->device[0] ? m->device : "(unnamed device)");
+	fprintf(e.f, "# target: %s\n", gs_version_target(o->version));
 	fprintf(e.f, "# generated by `collector calibrate` from the machine model (%s)\n",
 		m->source[0] ? m->source : "no source given");
 	fprintf(
@@ -530,6 +694,8 @@ int calib_gpgpusim_write(const struct calib_model *m, struct calib_gpgpusim_opts
 	emit_cores(&e, &clusters);
 	if (e.rc == 0)
 		emit_pipeline(&e);
+	if (e.rc == 0)
+		emit_opcodes(&e);
 	if (e.rc == 0)
 		emit_caches(&e);
 	if (e.rc == 0)

@@ -50,9 +50,10 @@ static const struct gs_limit limits[GS_NLIMITS] = {
 		       "src/gpgpu-sim/shader.cc: only POST_DOMINATOR (1) is implemented"},
     [GS_CACHE_SYNTAX] =
 	{GS_CACHE_SYNTAX, "-gpgpu_cache:*", "the version's cache string", 11, 12,
-	 "src/gpgpu-sim/gpu-cache.h cache_config::init(): sscanf(\"%u:%u:%u,%c:%c:%c:%c:%c,%c:%u:%u,"
-	 "%u:%u,%u\") = S:L:A,rp:wp:ap:wap:sif,mshr:N:merge,mq[:rf][,port];"
-	 " ntok < 11 -> exit_parse_error() unless \"none\"; wp 'B' with ap 'f' asserts",
+	 "src/gpgpu-sim/gpu-cache.h cache_config::init() (3.2.2 release, 24f29469):"
+	 " sscanf(\"%u:%u:%u,%c:%c:%c:%c,%c:%u:%u,%u:%u,%u\") = S:L:A,rp:wp:ap:wap,mshr:N:merge,mq[:rf][,port]"
+	 " (four policy letters; the set-index letter came later, 94a6b6c5);"
+	 " ntok < 11 -> \"cache configuration parsing error\", abort() unless \"none\"",
 	 "src/gpgpu-sim/gpu-cache.h cache_config::init(): sscanf(\"%c:%u:%u:%u,%c:%c:%c:%c:%c,%c:%u:%u,"
 	 "%u:%u,%u\") = ct:S:L:A,rp:wp:ap:wap:sif,mshr:N:merge,mq...; ntok < 12 -> exit_parse_error()"},
     [GS_CACHE_SETS_POW2] =
@@ -94,6 +95,14 @@ static const struct gs_limit limits[GS_NLIMITS] = {
 	{GS_CLOCKS, "-gpgpu_clock_domains", "core:icnt:l2:dram, four clocks > 0", 0, 0,
 	 "src/gpgpu-sim/gpu-sim.cc gpgpu_sim_config::init_clock_domains(): sscanf of four doubles (MHz)",
 	 "src/gpgpu-sim/gpu-sim.cc gpgpu_sim_config::init_clock_domains(): same"},
+    [GS_OPTION_NAME] =
+	{GS_OPTION_NAME, "(option name)", "an option the version registers", 0, 0,
+	 "src/option_parser.cc OptionParser::ParseCommandLine(): an unregistered option prints"
+	 " \"Unknown Option\" and exit(1); 3.2.2 registers -rop_latency (src/gpgpu-sim/gpu-sim.cc"
+	 " memory_config::reg_options), not -gpgpu_l2_rop_latency",
+	 "src/option_parser.cc OptionParser::ParseCommandLine(): unknown option -> exit(1);"
+	 " 4.0 renamed -rop_latency to -gpgpu_l2_rop_latency (src/gpgpu-sim/gpu-sim.cc"
+	 " memory_config::reg_options)"},
     [GS_REQUIRED] = {GS_REQUIRED, "(every option that matters)", "written explicitly", 0, 0,
 		     "src/option_parser.cc: an option not in the file keeps its compiled-in default"
 		     " (option_parser_register(..., default)), not a base config's value",
@@ -115,6 +124,30 @@ const char *gs_version_name(int version)
 {
 	return version == 4 ? "4.0" : "3.2.2";
 }
+
+const char *gs_version_target(int version)
+{
+	return version == 4 ? "GPGPU-sim 4.0 (4.0.x, gpgpu-sim_distribution 90ec3399; 5 cache-policy letters, N:/S: prefix)"
+			    : "GPGPU-sim 3.2.2 as released (gpgpu-sim_distribution 24f29469, \"version 3.2.2\";"
+			      " 4 cache-policy letters)";
+}
+
+const char *gs_rop_option(int version)
+{
+	return version == 4 ? "-gpgpu_l2_rop_latency" : "-rop_latency";
+}
+
+/* Options one version registers and the other does not (the other's name,
+ * or NULL): written for the wrong version, the parser exits. */
+static const struct {
+	const char *name;
+	int version; /* the version that has it */
+} version_only[] = {
+    {"-rop_latency", 3},
+    {"-gpgpu_l2_rop_latency", 4},
+    {"-ptx_opcode_latency_sfu", 4},
+    {"-ptx_opcode_initiation_sfu", 4},
+};
 
 /* Options the emitter writes and the checker requires. */
 static const char *const required[] = {"-gpgpu_n_clusters",
@@ -138,7 +171,6 @@ static const char *const required[] = {"-gpgpu_n_clusters",
 				       "-gpgpu_n_mem_per_ctrlr",
 				       "-gpgpu_dram_buswidth",
 				       "-gpgpu_dram_burst_length",
-				       "-rop_latency",
 				       "-dram_latency"};
 
 static int fail(char *err, size_t errlen, enum gs_limit_id id, enum gs_limit_id *which, int version,
@@ -176,15 +208,14 @@ int gs_parse_cache(const char *s, int version, struct gs_cache *c, char *err, si
 			   &c->assoc, &c->rp, &c->wp, &c->ap, &c->wap, &c->sif, &c->mshr, &mshr_n, &merge,
 			   &mq, &rf, &port);
 	else
-		n = sscanf(s, "%u:%u:%u,%c:%c:%c:%c:%c,%c:%u:%u,%u:%u,%u", &c->sets, &c->line, &c->assoc,
-			   &c->rp, &c->wp, &c->ap, &c->wap, &c->sif, &c->mshr, &mshr_n, &merge, &mq, &rf,
-			   &port);
+		n = sscanf(s, "%u:%u:%u,%c:%c:%c:%c,%c:%u:%u,%u:%u,%u", &c->sets, &c->line, &c->assoc, &c->rp,
+			   &c->wp, &c->ap, &c->wap, &c->mshr, &mshr_n, &merge, &mq, &rf, &port);
 	c->fields = n;
 	int need = version == 4 ? 12 : 11;
 	if (n < need) {
 		snprintf(err, errlen, "\"%s\" parses to %d of the %d fields %s", s, n < 0 ? 0 : n, need,
 			 version == 4 ? "ct:S:L:A,rp:wp:ap:wap:sif,mshr:N:merge,mq"
-				      : "S:L:A,rp:wp:ap:wap:sif,mshr:N:merge,mq");
+				      : "S:L:A,rp:wp:ap:wap,mshr:N:merge,mq (3.2.2 release: four policy letters)");
 		return -EINVAL;
 	}
 	const char *bad = NULL;
@@ -198,7 +229,7 @@ int gs_parse_cache(const char *s, int version, struct gs_cache *c, char *err, si
 		bad = "allocation policy (m or f)";
 	else if (!one_of(c->wap, "WN"))
 		bad = "write-allocate policy (W or N)";
-	else if (!one_of(c->sif, "HCL"))
+	else if (version == 4 && !one_of(c->sif, "HCL"))
 		bad = "set index function (H, C or L)";
 	else if (!one_of(c->mshr, version == 4 ? "AFTS" : "AF"))
 		bad = "MSHR type";
@@ -409,6 +440,13 @@ int gs_check_config(const char *cfg, const char *icnt, int version, enum gs_limi
 			  nmem, sub);
 		goto out;
 	}
+	/* options of the other version (after the cache strings: those say the version first) */
+	for (size_t i = 0; i < sizeof(version_only) / sizeof(version_only[0]) && rc == 0; i++)
+		if (version_only[i].version != version && get(o, n, version_only[i].name))
+			rc = fail(err, errlen, GS_OPTION_NAME, which, version, "%s is not an option of GPGPU-sim %s",
+				  version_only[i].name, gs_version_name(version));
+	if (rc == 0 && !get(o, n, gs_rop_option(version)))
+		rc = fail(err, errlen, GS_REQUIRED, which, version, "%s is not written", gs_rop_option(version));
 out:
 	free(o);
 	return rc;

@@ -25,6 +25,7 @@ enum gs_limit_id {
 	GS_ICNT_FILE,	     /* -network_mode 1 with an -inter_config_file that exists */
 	GS_ICNT_NODES,	     /* the file's k^n covers clusters + memory sub-partitions */
 	GS_CLOCKS,	     /* -gpgpu_clock_domains: four positive clocks */
+	GS_OPTION_NAME,	     /* an option the version registers (4.0 renamed some; unknown ones exit) */
 	GS_REQUIRED,	     /* every option that matters is written (else the compiled-in default) */
 	GS_NLIMITS
 };
@@ -44,6 +45,10 @@ const struct gs_limit *gs_limit(enum gs_limit_id id);
 double gs_limit_bound(enum gs_limit_id id, int version);
 /* "3.2.2" or "4.0". */
 const char *gs_version_name(int version);
+/* The exact tree a config of version targets (release, commit, cache syntax). */
+const char *gs_version_target(int version);
+/* The ROP latency option's name in version ("-rop_latency" in 3.2.2). */
+const char *gs_rop_option(int version);
 
 /* Check the text of a gpgpusim.config for version (3 or 4) against every
  * limit; icnt: the text of the file -inter_config_file names (NULL: not
@@ -56,6 +61,7 @@ int gs_check_config(const char *cfg, const char *icnt, int version, enum gs_limi
 struct gs_cache {
 	bool none;
 	char type; /* 4.x: 'N' normal or 'S' sector; 3.x: 0 */
+	/* sif: 4.0's set-index letter; 0 in 3.2.2 (the release has four policy letters) */
 	unsigned sets, line, assoc;
 	char rp, wp, ap, wap, sif, mshr;
 	int fields;

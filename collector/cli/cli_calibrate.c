@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "log.h"
 #include "report/text_safe.h"
+#include "calib/calib_history.h"
 #include "store/store_calib.h"
 
 static const char calibrate_usage[] =
@@ -25,7 +26,8 @@ static const char calibrate_usage[] =
 	"                 parameter it comes from or the fallback and why; checked against the\n"
 	"                 version's limits before it is written (collector/calib/README.md)\n"
 	"  SIM OPTIONS:\n"
-	"  --gpgpusim-version 3|4  GPGPU-sim 3.2.2 (default) or 4.0: limits and cache-string syntax\n"
+	"  --gpgpusim-version 3|4  GPGPU-sim 3.2.2 as released (default; 4 cache-policy letters) or 4.0:\n"
+	"                 limits, option names and cache-string syntax\n"
 	"  --clamp        write out-of-range values clamped, commented \"measured X, GPGPU-sim allows\n"
 	"                 at most Y\" (default: refuse, naming the limit, exit 1)\n"
 	"  --use-flagged  use FLAGGED parameters (commented) instead of their stated fallbacks\n"
@@ -89,6 +91,31 @@ static int take_param(const struct store_calib_param_row *r, void *arg)
 	if (calib_model_set(fs->m, &p) < 0)
 		fs->bad++;
 	return 0;
+}
+
+/* Stability across runs: the recent calibrations of the same device in this
+ * store (collector/calib/calib_history.h); keys that moved are FLAGGED. */
+static void flag_moved(struct store *st, int64_t session, struct calib_model *m)
+{
+	int64_t ids[CALIB_HISTORY_MAX * 4];
+	int n = store_calib_sessions_before(st, session, ids, CALIB_HISTORY_MAX * 4);
+	const struct calib_model *prev[CALIB_HISTORY_MAX];
+	size_t np = 0;
+	for (int i = 0; i < n && np < CALIB_HISTORY_MAX; i++) {
+		struct calib_model *pm = calloc(1, sizeof(*pm));
+		struct from_store fs = {.m = pm};
+		if (pm && store_calib_params(st, ids[i], take_param, &fs) > 0 && strcmp(pm->device, m->device) == 0)
+			prev[np++] = pm;
+		else
+			free(pm);
+	}
+	size_t moved = calib_history_flag_moved(m, prev, np);
+	for (size_t i = 0; i < np; i++)
+		free((void *)prev[i]);
+	if (moved)
+		log_warn("%zu calibration key(s) moved beyond their spread against the %zu previous calibration(s) of"
+			 " %s in this store: FLAGGED (their methods say MOVED)",
+			 moved, np, m->device[0] ? m->device : "this device");
 }
 
 typedef int (*writer_fn)(FILE *f, const void *arg);
@@ -273,6 +300,8 @@ int cli_calibrate(int argc, char **argv)
 			goto out;
 		struct from_store fs = {.m = m};
 		int n = store_calib_params(st, session, take_param, &fs);
+		if (n > 0)
+			flag_moved(st, session, m);
 		store_close(st);
 		if (n <= 0) {
 			log_error("session %lld of %s has no calibration records (run `agent calibrate --collector ...` "

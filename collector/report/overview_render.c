@@ -11,7 +11,7 @@
 /* Calibration parameters shown in the summary, in this order. */
 static const char *const calib_keys[] = {
 	"clock_mhz", "compute_units", "peak_gflops", "phys_peak_gflops", "peak_gflops_of_physical", "peak_gbps",
-	"phys_peak_gbps", "peak_gbps_of_physical", "cpu_clock_mhz", "cpu_clock_measured_mhz", "cpu_peak_gflops",
+	"phys_peak_gbps", "peak_gbps_of_physical", "cpu_clock_mhz", "cpu_clock_base_mhz", "cpu_peak_gflops",
 	"cpu_phys_peak_gflops", "cpu_peak_gflops_of_physical", "cpu_peak_gbps", "cpu_phys_peak_gbps",
 	"cpu_peak_gbps_of_physical", "mem_latency_cycles", "mem_latency_ns", "mem_issue_slots", "l1_line_bytes",
 	"l1_size_bytes", "l2_size_bytes", "regs_per_work_item",

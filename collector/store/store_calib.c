@@ -131,6 +131,23 @@ int store_calib_params(struct store *s, int64_t session_id, store_calib_param_cb
 	return rc < 0 ? rc : n;
 }
 
+int store_calib_sessions_before(struct store *s, int64_t session_id, int64_t *ids, int max)
+{
+	if (!db_has_table(s->db, "calib_params"))
+		return -ENOENT;
+	struct db_stmt *st = store_query(s, "SELECT DISTINCT session_id FROM calib_params WHERE session_id < ?1"
+					    " ORDER BY session_id DESC LIMIT ?2");
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, session_id);
+	db_bind_i64(st, 2, max);
+	int n = 0, rc;
+	while (n < max && (rc = db_step(st)) == 1)
+		ids[n++] = db_col_i64(st, 0);
+	db_finalize(st);
+	return n;
+}
+
 /* Calibrated sessions c of the profile of session s (the outer query's row):
  * same agent id, board and machine. */
 #define SAME_PROFILE_CALIBRATED                                                                                \

@@ -29,6 +29,10 @@ typedef int (*store_calib_param_cb)(const struct store_calib_param_row *row, voi
  * rows, or -errno (-ENOENT: the store has no calibration tables). */
 int store_calib_params(struct store *s, int64_t session_id, store_calib_param_cb cb, void *arg);
 
+/* Up to max calibrated sessions before session_id, newest first, into ids.
+ * Returns how many, or -errno (-ENOENT: no calibration tables). */
+int store_calib_sessions_before(struct store *s, int64_t session_id, int64_t *ids, int max);
+
 /* A profile is the sessions of one agent id on one board and machine
  * (sessions.agent_id, board, machine). The calibration that applies to
  * session sid: the newest calibration session of its profile started before

@@ -18,17 +18,36 @@ double calib_phys_cpu_gflops(const struct calib_phys_cpu *c, char *method, size_
 
 double calib_phys_cpu_gbps(const struct calib_phys_cpu *c, char *method, size_t n)
 {
-	if (!c->cores || !(c->mhz > 0) || !c->fp32_lanes) {
-		snprintf(method, n, "unknown: %s", !c->cores ? "no CPU count" : !(c->mhz > 0) ? "no clock" : "no SIMD width");
+	if (!(c->mem_mbps > 0)) {
+		snprintf(method, n,
+			 "unknown: the system does not state its memory channels and speed (no SMBIOS type 17"
+			 " with a speed): no bound rather than a cache's figure");
 		return NAN;
 	}
-	unsigned bytes = c->fp32_lanes * 4;
-	double v = c->cores * c->mhz * CALIB_PHYS_LOAD_PORTS * bytes / 1e3;
 	snprintf(method, n,
-		 "%u cores x %.0f MHz x %u loads/cycle (assumed upper bound) x %u B (%s): the L1 load ports, "
-		 "no DRAM table for this machine",
-		 c->cores, c->mhz, CALIB_PHYS_LOAD_PORTS, bytes, c->isa ? c->isa : "?");
-	return v;
+		 "%u memory devices (SMBIOS type 17): sum of configured MT/s x data width = %.0f MB/s"
+		 " (channels x speed; a device sharing a channel only raises it: an upper bound)",
+		 c->mem_devices, c->mem_mbps);
+	return c->mem_mbps / 1e3;
+}
+
+static unsigned word_at(const unsigned char *raw, size_t len, size_t off)
+{
+	return off + 2 <= len ? (unsigned)raw[off] | (unsigned)raw[off + 1] << 8 : 0;
+}
+
+double calib_phys_smbios17_mbps(const unsigned char *raw, size_t len)
+{
+	if (len < 4 || raw[0] != 17 || raw[1] > len)
+		return 0;
+	size_t flen = raw[1]; /* the formatted area; strings follow it */
+	unsigned size = word_at(raw, flen, 0x0C), width = word_at(raw, flen, 0x0A);
+	unsigned speed = word_at(raw, flen, 0x20);
+	if (!speed)
+		speed = word_at(raw, flen, 0x15);
+	if (!size || width == 0 || width == 0xffff || !speed || speed == 0xffff)
+		return 0;
+	return (double)speed * width / 8;
 }
 
 /* Published per-core FP32 rates. Midgard: arithmetic pipelines per core x 17

@@ -1,6 +1,8 @@
 /* Calibration end to end on loopback: a real collector, `agent calibrate
  * --quick -o` on the OpenCL device here (PoCL) and the host CPU, then
- * `collector calibrate` from the store and offline from the agent's JSON.
+ * `collector calibrate` from the store and offline from the agent's JSON;
+ * GPGPU-sim's own init code (../shared/tools/gpgpusim-init, tests/lib/gsim.h)
+ * loads the configs written from that fresh calibration.
  * The pipeline runs once (group setup); the tests check what it left. */
 #include <errno.h>
 #include <math.h>
@@ -19,6 +21,7 @@
 #include <cmocka.h>
 
 #include "calib/gpgpusim_limits.h"
+#include "gsim.h"
 #include "testproc.h"
 
 #define QUICK_LIMIT_S 60.0
@@ -200,12 +203,45 @@ static void test_calibrate_collector_writes_model_and_config(void **state)
 	free(c);
 }
 
+/* The fresh PoCL calibration's configs, for 3.2.2 as released and for 4.0
+ * (--clamp: out-of-range values are written clamped, the file says CLAMPED),
+ * load in GPGPU-sim's own init code with 0 FAILED steps and no unknown option. */
+static void test_calibrate_pocl_config_loads_in_gpgpusim(void **state)
+{
+	struct env *e = *state;
+	char why[1600];
+	for (int ver = 3; ver <= 4; ver++)
+		if (gsim_tool(ver, why, sizeof(why)) < 0) {
+			fprintf(stderr, "SKIP: %s\n", why);
+			skip();
+		}
+	assert_int_equal(e->agent_status, 0);
+	char coll[512], dir[300];
+	tp_bin("collector", coll, sizeof(coll));
+	snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(e->cfg, '/') - e->cfg), e->cfg);
+	for (int ver = 3; ver <= 4; ver++) {
+		char out[300], v[4];
+		snprintf(v, sizeof(v), "%d", ver);
+		tp_env_path(&e->t, ver == 3 ? "gsim3.config" : "gsim4.config", out, sizeof(out));
+		char *argv[] = {coll, "calibrate", "--from-model", e->ajson, "--emit", out, "--gpgpusim-version", v,
+				"--clamp", NULL};
+		assert_int_equal(run_cmd(argv, e->ccal, 30000), 0);
+		static char text[1 << 16];
+		int bad = gsim_run(ver, dir, strrchr(out, '/') + 1, text, sizeof(text), why, sizeof(why));
+		fprintf(stderr, "  PoCL calibration, GPGPU-sim %s: %s\n", gs_version_name(ver), why);
+		if (bad != 0)
+			fprintf(stderr, "%s", text);
+		assert_int_equal(bad, 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_calibrate_agent_streams_records),
 		cmocka_unit_test(test_calibrate_quick_run_within_a_minute),
 		cmocka_unit_test(test_calibrate_collector_writes_model_and_config),
+		cmocka_unit_test(test_calibrate_pocl_config_loads_in_gpgpusim),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "calib/calib_history.h"
 #include "calib/calib_io.h"
 #include "calib/calib_model.h"
 #include "calib/gpgpusim_limits.h"
@@ -132,9 +133,12 @@ static void test_calib_mali_t628_maps_to_a_loadable_config(void **state)
 		assert_string_equal(opt_line(cfg, "-gpgpu_shader_core_pipeline", v, sizeof(v)), "72:4");
 		assert_string_equal(opt_line(cfg, "-gpgpu_shmem_warp_parts", v, sizeof(v)), "1");
 		assert_string_equal(opt_line(cfg, "-gpgpu_cache:dl1", v, sizeof(v)),
-				    ver == 3 ? "16:128:16,L:L:m:N:L,A:32:8,8" : "N:16:128:16,L:L:m:N:L,A:32:8,8");
+				    ver == 3 ? "16:128:16,L:L:m:N,A:32:8,8" : "N:16:128:16,L:L:m:N:L,A:32:8,8");
 		assert_non_null(strstr(cfg, "CLAMPED: measured dl1 line bytes 64, GPGPU-sim"));
-		assert_non_null(strstr(cfg, "16 x 128 x 16 = 32768 B modelled vs 30720 B measured"));
+		assert_non_null(strstr(cfg, "16 x 128 x 16 = 32768 B modelled vs 30720 B published"));
+		/* the seed's values are labelled published, never measured */
+		assert_non_null(strstr(cfg, "# published: compute_units = 4"));
+		assert_null(strstr(cfg, "# measured:"));
 		assert_string_equal(opt_line(cfg, "-gpgpu_clock_domains", v, sizeof(v)), "533.0:533.0:533.0:533.0");
 		assert_string_equal(opt_line(cfg, "-inter_config_file", v, sizeof(v)), "config_calib_islip.icnt");
 		assert_non_null(strstr(icnt, "\nk = 6;\nn = 1;\n")); /* 4 clusters + 2 memory sub-partitions */
@@ -192,7 +196,7 @@ static void test_calib_pocl_calibration_maps_to_a_loadable_config(void **state)
 		/* 110 ns x 2596 MHz = 286 cycles, minus the modelled path 85 + 8 + 36 = 129 */
 		assert_string_equal(opt_line(cfg, "-dram_latency", v, sizeof(v)), "157");
 		assert_string_equal(opt_line(cfg, "-gpgpu_cache:dl1", v, sizeof(v)),
-				    ver == 3 ? "32:128:8,L:L:m:N:L,A:32:8,8" : "N:32:128:8,L:L:m:N:L,A:32:8,8");
+				    ver == 3 ? "32:128:8,L:L:m:N,A:32:8,8" : "N:32:128:8,L:L:m:N:L,A:32:8,8");
 		assert_int_equal(gs_check_config(cfg, icnt, ver, NULL, err, sizeof(err)), 0);
 		free(cfg);
 		free(icnt);
@@ -217,6 +221,82 @@ static void test_calib_pocl_calibration_maps_to_a_loadable_config(void **state)
 	free(cfg);
 	free(f);
 	free(m);
+}
+
+/* A FLAGGED lower bound ("no cliff up to ...: lower bound", or a value built on
+ * one) is not a measurement: no option takes it, not even with --use-flagged
+ * (issue 37: regs_per_cu from the lower bound of regs_per_work_item made the
+ * pipeline 1536:32, 64:32 or 96:32 between runs). */
+static void test_calib_gpgpusim_never_uses_a_lower_bound(void **state)
+{
+	(void)state;
+	struct calib_model *m = calloc(1, sizeof(*m));
+	put_pocl(m, 2, 0.0);
+	calib_model_put(m, "threads_per_cu", 1536, "work-items",
+			"second cliff at 128 vars; at 128 vars, the lower bound of regs_per_work_item: not a measurement",
+			0.05, 0);
+	calib_model_put(m, "regs_per_cu", 196608, "registers",
+			"second cliff at 128 vars; at 128 vars, the lower bound of regs_per_work_item: not a measurement",
+			0.05, 0);
+	calib_model_put(m, "regs_per_work_item", 128, "registers",
+			"no cliff of time/op up to 128 live private floats: lower bound", INFINITY, 0);
+	for (int use = 0; use <= 1; use++) {
+		struct calib_gpgpusim_opts o = {.version = 3, .clamp = true, .use_flagged = use};
+		char err[2048], v[256];
+		int rc;
+		char *cfg = emit_v(m, &o, NULL, &rc, err, sizeof(err));
+		assert_int_equal(rc, 0);
+		assert_string_equal(opt_line(cfg, "-gpgpu_shader_registers", v, sizeof(v)), "16384");
+		assert_string_equal(opt_line(cfg, "-gpgpu_shader_core_pipeline", v, sizeof(v)), "1536:32"); /* 3.2.2's most */
+		assert_non_null(strstr(cfg, "fallback: T = 1536, the most the version allows"));
+		assert_non_null(strstr(cfg, "is a FLAGGED lower bound"));
+		assert_null(strstr(cfg, "measured: T from"));
+		free(cfg);
+	}
+	free(m);
+}
+
+/* Stability across runs: a key that moved beyond its spread against the recent
+ * calibrations is FLAGGED (so the config falls back, said so); keys within
+ * their spread, and keys the earlier runs did not have, are left alone. */
+static void test_calib_history_flags_moved_keys(void **state)
+{
+	(void)state;
+	struct calib_model *prev[3], *cur = calloc(1, sizeof(*cur));
+	double cus[3] = {2, 2, 2}, lat[3] = {110, 118, 104};
+	for (int i = 0; i < 3; i++) {
+		prev[i] = calloc(1, sizeof(*prev[i]));
+		put_pocl(prev[i], cus[i], 0.0);
+		calib_model_put(prev[i], "mem_latency_ns", lat[i], "ns", "random page chase", 0.03, 1);
+		calib_model_put(prev[i], "l1_assoc", 12, "ways", "set", 0, 1);
+	}
+	put_pocl(cur, 4, 0.0); /* the staircase read 4 this time */
+	calib_model_put(cur, "mem_latency_ns", 116, "ns", "random page chase", 0.03, 1); /* within spread */
+	calib_model_put(cur, "l1_assoc", 6, "ways", "set", 0, 1);			/* moved */
+	calib_model_put(cur, "l2_size_bytes", 1 << 20, "bytes", "chase", 0.02, 0.9);	/* new key */
+	assert_false(calib_model_get(cur, "compute_units")->flagged);
+	const struct calib_model *const pv[3] = {prev[0], prev[1], prev[2]};
+	assert_int_equal(calib_history_flag_moved(cur, pv, 3), 2);
+	const struct calib_param *cu = calib_model_get(cur, "compute_units");
+	assert_true(cu->flagged);
+	assert_non_null(strstr(cu->method, "MOVED: 4 here vs 2 (2..2) in the 3 previous calibrations"));
+	assert_true(calib_model_get(cur, "l1_assoc")->flagged);
+	assert_false(calib_model_get(cur, "mem_latency_ns")->flagged);
+	assert_false(calib_model_get(cur, "l2_size_bytes")->flagged);
+	/* the moved count never reaches the config: the reported CUs stand in, said so */
+	struct calib_gpgpusim_opts o = {.version = 3, .clamp = true};
+	char err[2048], v[256];
+	int rc;
+	char *cfg = emit_v(cur, &o, NULL, &rc, err, sizeof(err));
+	assert_int_equal(rc, 0);
+	assert_string_equal(opt_line(cfg, "-gpgpu_n_clusters", v, sizeof(v)), "2");
+	assert_non_null(strstr(cfg, "compute_units = 4 count is FLAGGED"));
+	free(cfg);
+	/* no history: nothing flagged */
+	assert_int_equal(calib_history_flag_moved(prev[0], NULL, 0), 0);
+	for (int i = 0; i < 3; i++)
+		free(prev[i]);
+	free(cur);
 }
 
 /* Out-of-range measurements: refused with the limit named, or clamped with
@@ -275,13 +355,15 @@ static const char good3[] = "-gpgpu_n_clusters 2\n-gpgpu_n_cores_per_cluster 1\n
 			    "-gpgpu_n_sub_partition_per_mchannel 1\n-gpgpu_clock_domains 500.0:500.0:500.0:500.0\n"
 			    "-gpgpu_shader_registers 16384\n-gpgpu_shader_core_pipeline 1024:32\n-gpgpu_shader_cta 8\n"
 			    "-gpgpu_simd_model 1\n-gpgpu_shmem_warp_parts 1\n"
-			    "-gpgpu_cache:dl1 32:128:4,L:L:m:N:L,A:32:8,8\n-gpgpu_cache:dl2 none\n"
-			    "-gpgpu_cache:il1 4:128:4,L:R:f:N:L,A:2:32,4\n-gpgpu_tex_cache:l1 8:128:4,L:R:m:N:L,F:128:4,128:2\n"
-			    "-gpgpu_const_cache:l1 64:64:2,L:R:f:N:L,A:2:32,4\n-network_mode 1\n"
+			    "-gpgpu_cache:dl1 32:128:4,L:L:m:N,A:32:8,8\n-gpgpu_cache:dl2 none\n"
+			    "-gpgpu_cache:il1 4:128:4,L:R:f:N,A:2:32,4\n-gpgpu_tex_cache:l1 8:128:4,L:R:m:N,F:128:4,128:2\n"
+			    "-gpgpu_const_cache:l1 64:64:2,L:R:f:N,A:2:32,4\n-network_mode 1\n"
 			    "-inter_config_file x.icnt\n-gpgpu_dram_timing_opt 4:2:8:12:21:13:34:9:4:5:13:1:0:0\n"
 			    "-gpgpu_n_mem_per_ctrlr 1\n-gpgpu_dram_buswidth 4\n-gpgpu_dram_burst_length 4\n"
-			    "-rop_latency 85\n-dram_latency 30\n";
-static const char good4_caches[] = "-gpgpu_cache:dl1 N:32:128:4,L:L:m:N:L,A:32:8,8\n"
+			    "-dram_latency 30\n";
+/* 3.2.2 as released registers -rop_latency; 4.0 renamed it -gpgpu_l2_rop_latency */
+static const char good3_rop[] = "-rop_latency 85\n";
+static const char good4_caches[] = "-gpgpu_l2_rop_latency 85\n-gpgpu_cache:dl1 N:32:128:4,L:L:m:N:L,A:32:8,8\n"
 				   "-gpgpu_cache:il1 N:4:128:4,L:R:f:N:L,A:2:32,4\n"
 				   "-gpgpu_tex_cache:l1 N:8:128:4,L:R:m:N:L,F:128:4,128:2\n"
 				   "-gpgpu_const_cache:l1 N:64:64:2,L:R:f:N:L,A:2:32,4\n";
@@ -291,9 +373,9 @@ static const char icnt4[] = "topology = fly;\nk = 4;\nn = 1;\n";
  * value (appended: the last one counts). */
 static char *with(int version, const char *name, const char *value)
 {
-	size_t len = sizeof(good3) + sizeof(good4_caches) + 256;
+	size_t len = sizeof(good3) + sizeof(good3_rop) + sizeof(good4_caches) + 256;
 	char *s = malloc(len);
-	snprintf(s, len, "%s%s%s %s\n", good3, version == 4 ? good4_caches : "", name, value);
+	snprintf(s, len, "%s%s%s %s\n", good3, version == 4 ? good4_caches : good3_rop, name, value);
 	return s;
 }
 
@@ -304,7 +386,8 @@ static void test_gpgpusim_limits_table_value_by_value(void **state)
 	(void)state;
 	char err[2048];
 	enum gs_limit_id which;
-	assert_int_equal(gs_check_config(good3, icnt4, 3, &which, err, sizeof(err)), 0);
+	char *g3 = with(3, "-gpgpu_shader_cta", "8");
+	assert_int_equal(gs_check_config(g3, icnt4, 3, &which, err, sizeof(err)), 0);
 	struct {
 		const char *name, *ok, *bad;
 		int version;
@@ -322,12 +405,16 @@ static void test_gpgpusim_limits_table_value_by_value(void **state)
 		{"-gpgpu_shader_cta", "32", "33", 3, GS_CTA_MAX},
 		{"-gpgpu_shader_cta", "32", "33", 4, GS_CTA_MAX},
 		{"-gpgpu_simd_model", "1", "2", 3, GS_SIMD_MODEL},
-		{"-gpgpu_cache:dl1", "32:128:4,L:L:m:N:L,A:32:8,8", "32:128:4,L:L:m:N,A:32:8,8", 3, GS_CACHE_SYNTAX},
+		/* 3.2.2 as released: four policy letters (its GTX480 config); the fifth (set index) is the
+		 * later 3.x tree's, and the release's sscanf stops short of the MSHR fields */
+		{"-gpgpu_cache:dl1", "32:128:4,L:L:m:N,A:32:8,8", "32:128:4,L:L:m:N:L,A:32:8,8", 3, GS_CACHE_SYNTAX},
+		{"-gpgpu_cache:dl1", "32:128:4,L:L:m:N,A:32:8,8", "32:128:4,L:L:m:N,A:32:8", 3, GS_CACHE_SYNTAX},
 		{"-gpgpu_cache:dl1", "N:32:128:4,L:L:m:N:L,A:32:8,8", "32:128:4,L:L:m:N:L,A:32:8,8", 4, GS_CACHE_SYNTAX},
-		{"-gpgpu_cache:dl2", "64:128:8,L:B:m:W:L,A:32:4,4", "64:128:8,L:B:f:W:L,A:32:4,4", 3, GS_CACHE_SYNTAX},
-		{"-gpgpu_cache:dl1", "32:128:16,L:L:m:N:L,A:32:8,8", "30:128:16,L:L:m:N:L,A:32:8,8", 3, GS_CACHE_SETS_POW2},
-		{"-gpgpu_cache:il1", "4:128:4,L:R:f:N:L,A:2:32,4", "4:96:4,L:R:f:N:L,A:2:32,4", 3, GS_CACHE_LINE_POW2},
-		{"-gpgpu_cache:dl1", "32:128:4,L:L:m:N:L,A:32:8,8", "32:64:4,L:L:m:N:L,A:32:8,8", 3, GS_DL1_LINE_MIN},
+		{"-gpgpu_cache:dl1", "N:32:128:4,L:L:m:N:L,A:32:8,8", "N:32:128:4,L:L:m:N,A:32:8,8", 4, GS_CACHE_SYNTAX},
+		{"-gpgpu_cache:dl2", "64:128:8,L:B:m:W,A:32:4,4", "64:128:8,L:B:f:W,A:32:4,4", 3, GS_CACHE_SYNTAX},
+		{"-gpgpu_cache:dl1", "32:128:16,L:L:m:N,A:32:8,8", "30:128:16,L:L:m:N,A:32:8,8", 3, GS_CACHE_SETS_POW2},
+		{"-gpgpu_cache:il1", "4:128:4,L:R:f:N,A:2:32,4", "4:96:4,L:R:f:N,A:2:32,4", 3, GS_CACHE_LINE_POW2},
+		{"-gpgpu_cache:dl1", "32:128:4,L:L:m:N,A:32:8,8", "32:64:4,L:L:m:N,A:32:8,8", 3, GS_DL1_LINE_MIN},
 		{"-gpgpu_cache:dl1", "S:32:128:4,L:L:m:N:L,A:32:8,8", "S:32:256:4,L:L:m:N:L,A:32:8,8", 4, GS_DL1_LINE_MIN},
 		{"-gpgpu_n_mem", "2", "3", 3, GS_N_MEM_POW2},
 		{"-network_mode", "1", "2", 3, GS_ICNT_FILE},
@@ -348,8 +435,20 @@ static void test_gpgpusim_limits_table_value_by_value(void **state)
 		free(ok);
 		free(bad);
 	}
+	/* an option the version does not register: its parser exits (4.0 renamed -rop_latency) */
+	char *r4 = with(4, "-rop_latency", "85"), *r3 = with(3, "-gpgpu_l2_rop_latency", "85");
+	assert_int_equal(gs_check_config(r4, icnt4, 4, &which, err, sizeof(err)), -ERANGE);
+	assert_int_equal(which, GS_OPTION_NAME);
+	assert_non_null(strstr(err, "-rop_latency is not an option of GPGPU-sim 4.0"));
+	assert_int_equal(gs_check_config(r3, icnt4, 3, &which, err, sizeof(err)), -ERANGE);
+	assert_int_equal(which, GS_OPTION_NAME);
+	assert_int_equal(gs_check_config(good3, icnt4, 3, &which, err, sizeof(err)), -ERANGE); /* no ROP latency */
+	assert_int_equal(which, GS_REQUIRED);
+	free(r4);
+	free(r3);
 	/* the interconnect file must exist; every option that matters must be written */
-	assert_int_equal(gs_check_config(good3, NULL, 3, &which, err, sizeof(err)), -ERANGE);
+	assert_int_equal(gs_check_config(g3, NULL, 3, &which, err, sizeof(err)), -ERANGE);
+	free(g3);
 	assert_int_equal(which, GS_ICNT_FILE);
 	assert_int_equal(gs_check_config("-gpgpu_n_clusters 2\n", icnt4, 3, &which, err, sizeof(err)), -ERANGE);
 	assert_int_equal(which, GS_REQUIRED);
@@ -378,7 +477,7 @@ static void test_calib_gpgpusim_base_file_is_kept(void **state)
 	free(cfg);
 	/* a base whose cache string is of the wrong version is refused */
 	struct calib_gpgpusim_opts o = {.version = 4, .clamp = true,
-					.base = "-gpgpu_cache:dl1PrefL1 32:128:4,L:L:m:N:L,A:32:8,8\n"};
+					.base = "-gpgpu_cache:dl1PrefL1 32:128:4,L:L:m:N,A:32:8,8\n"};
 	char err[2048];
 	int rc;
 	assert_null(emit_v(m, &o, NULL, &rc, err, sizeof(err)));
@@ -550,6 +649,8 @@ int main(void)
 		cmocka_unit_test(test_calib_mali_t628_maps_to_a_loadable_config),
 		cmocka_unit_test(test_calib_pocl_calibration_maps_to_a_loadable_config),
 		cmocka_unit_test(test_calib_gpgpusim_refuses_or_clamps),
+		cmocka_unit_test(test_calib_gpgpusim_never_uses_a_lower_bound),
+		cmocka_unit_test(test_calib_history_flags_moved_keys),
 		cmocka_unit_test(test_gpgpusim_limits_table_value_by_value),
 		cmocka_unit_test(test_calib_gpgpusim_base_file_is_kept),
 		cmocka_unit_test(test_calib_model_json_round_trip),

@@ -178,7 +178,24 @@ static void test_calib_phys_peaks(void **state)
 	assert_float_equal(calib_phys_cpu_gflops(&cpu, method, sizeof(method)), 2 * 2600 * 16 * 2 * 2 / 1e3, 1e-9);
 	assert_non_null(strstr(method, "assumed"));
 	assert_non_null(strstr(method, "avx512f"));
-	assert_float_equal(calib_phys_cpu_gbps(&cpu, method, sizeof(method)), 2 * 2600 * 2 * 64 / 1e3, 1e-9);
+	/* bandwidth: only what the platform states about its memory, else none (never the L1 ports) */
+	assert_true(isnan(calib_phys_cpu_gbps(&cpu, method, sizeof(method))));
+	assert_non_null(strstr(method, "no bound rather than a cache"));
+	/* an SMBIOS 3.x type 17 entry (DSP0134 7.18): 64-bit data width, 16 GiB, speed 4800, configured 4400 MT/s */
+	unsigned char t17[0x54] = {17, 0x54, 0x10, 0x00};
+	t17[0x08] = 72, t17[0x0A] = 64;		  /* total width (ECC), data width */
+	t17[0x0C] = 0x00, t17[0x0D] = 0x40;	  /* 16384 MB */
+	t17[0x15] = 4800 & 0xff, t17[0x16] = 4800 >> 8; /* speed */
+	t17[0x20] = 4400 & 0xff, t17[0x21] = 4400 >> 8; /* configured memory speed */
+	assert_float_equal(calib_phys_smbios17_mbps(t17, sizeof(t17)), 4400 * 8, 1e-9);
+	t17[0x20] = t17[0x21] = 0; /* configured speed unknown: the rated speed */
+	assert_float_equal(calib_phys_smbios17_mbps(t17, sizeof(t17)), 4800 * 8, 1e-9);
+	t17[0x0C] = t17[0x0D] = 0; /* empty slot */
+	assert_float_equal(calib_phys_smbios17_mbps(t17, sizeof(t17)), 0, 1e-9);
+	assert_float_equal(calib_phys_smbios17_mbps(t17, 3), 0, 1e-9);
+	cpu.mem_mbps = 2 * 4400 * 8, cpu.mem_devices = 2; /* two channels of DDR5-4400 */
+	assert_float_equal(calib_phys_cpu_gbps(&cpu, method, sizeof(method)), 70.4, 1e-9);
+	assert_non_null(strstr(method, "SMBIOS type 17"));
 	cpu.mhz = NAN;
 	assert_true(isnan(calib_phys_cpu_gflops(&cpu, method, sizeof(method))));
 	assert_non_null(strstr(method, "no clock"));
