@@ -9,6 +9,10 @@
  * datagram under construction (a kernel's declaration before its first
  * command), which goes to send.c when full (64 KiB, some 500 commands) or
  * SEND_EVERY_NS after its first command: the agent wakes per datagram.
+ * When the agent gave a ring directory (ring.c, ../cl_ring.h) the datagram
+ * goes into this process's shared ring at every visit instead: what the
+ * reaper has timed survives the process (a signal, an abort), and the ring's
+ * counters say how many enqueued commands were never seen complete.
  *
  * No completion callbacks: PoCL runs every event callback on its own
  * callback thread (lib/CL/pocl_util.c, pocl_event_cb_push: a malloc, a lock
@@ -30,6 +34,7 @@
 #include <unistd.h>
 
 #include "pcl.h"
+#include "ring.h"
 #include "send.h"
 
 #define MAX_OUTSTANDING 65536u		   /* commands tracked at once; more are dropped */
@@ -101,6 +106,7 @@ static void after_fork_child(void)
 	pcl_tables_after_fork();
 	pcl_kernels_after_fork();
 	pcl_send_after_fork();
+	pcl_ring_after_fork(); /* the child's ring is made at its first command */
 	declared_gen = pcl_send_drops();
 }
 
@@ -207,6 +213,7 @@ static void process(struct pcl_pending *p, cl_int status, uint64_t seen_ns, bool
 		pcl_rt_release_event(p->ev);
 	atomic_fetch_sub(&outstanding, 1);
 	if (status < 0 || !t[3]) {
+		pcl_ring_failed();
 		pcl_log("command %llu ended with error %d (or has no end time): not recorded",
 			(unsigned long long)p->cmd.id, status);
 		return;
@@ -367,11 +374,12 @@ static void *reaper_main(void *arg)
 		pcl_enter(PCL_FN_REAPER);
 		unsigned n = visit(&done, &done_tail, stop);
 		uint64_t now = pcl_now_ns();
-		dgram_maybe_push(now, stop);
+		dgram_maybe_push(now, stop || pcl_ring_active()); /* with a ring: at once */
 		pcl_leave();
 		if (done)
 			push_list(&free_stack, done, done_tail);
 		bool sent = pcl_send_flush(now);
+		pcl_ring_sync_dropped(pcl_dropped());
 		if (stop) {
 			/* At exit: wait a bounded time for the commands still running, then for the socket. */
 			if (!complete_deadline)
@@ -406,6 +414,10 @@ static void *reaper_main(void *arg)
 	int len = pcl_encode_proc(PCL_MSG_BYE, &bye, buf, sizeof(buf));
 	bool told = len > 0 && pcl_send_queue(buf, (size_t)len, 0) && pcl_send_flush(pcl_now_ns()) &&
 		    pcl_send_connected();
+	if (pcl_ring_active()) {
+		pcl_send_drop_rest(); /* what the ring had no room for by now */
+		pcl_ring_done(pcl_dropped());
+	}
 	atomic_store(&reaper_done, told);
 	return NULL;
 }
@@ -456,6 +468,8 @@ static void at_exit(void)
 static void start_fn(void)
 {
 	pcl_init();
+	if (pcl_ring_open() && !pcl_send_link())
+		pcl_ring_abandon(); /* no agent to read it */
 	declared_gen = pcl_send_drops();
 	sigset_t all, old;
 	sigfillset(&all);
@@ -473,6 +487,7 @@ static void start_fn(void)
 struct pcl_pending *pcl_pending_new(void)
 {
 	pthread_once(&start_once, start_fn);
+	pcl_ring_seen(1);
 	struct pcl_pending *p = NULL;
 	bool counted = reaper_running && !atomic_load(&stopping);
 	if (counted && atomic_fetch_add(&outstanding, 1) < MAX_OUTSTANDING)
@@ -495,6 +510,7 @@ struct pcl_pending *pcl_pending_new(void)
 
 void pcl_pending_abandon(struct pcl_pending *p)
 {
+	pcl_ring_seen(-1);
 	atomic_fetch_sub(&outstanding, 1);
 	p->next = cache; /* back to this thread's cache */
 	cache = p;
