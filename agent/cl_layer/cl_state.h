@@ -68,7 +68,10 @@
 	X(clFinish)                                                                                        \
 	X(clWaitForEvents)                                                                                 \
 	X(clRetainEvent)                                                                                   \
-	X(clReleaseEvent)
+	X(clReleaseEvent)                                                                                  \
+	X(clGetCommandQueueInfo)                                                                           \
+	X(clGetEventInfo)                                                                                  \
+	X(clGetEventProfilingInfo)
 
 enum pcl_fn {
 	PCL_FN_NONE = 0,
@@ -79,9 +82,6 @@ enum pcl_fn {
 	/* runtime functions only the library itself calls (own_fn) */
 	PCL_FN_clGetKernelInfo,
 	PCL_FN_clGetKernelArgInfo,
-	PCL_FN_clGetCommandQueueInfo,
-	PCL_FN_clGetEventInfo,
-	PCL_FN_clGetEventProfilingInfo,
 	PCL_FN__N,
 };
 

@@ -170,6 +170,11 @@ WRAP(cl_int, clFinish, (cl_command_queue q), (q))
 WRAP(cl_int, clWaitForEvents, (cl_uint n, const cl_event *l), (n, l))
 WRAP(cl_int, clRetainEvent, (cl_event e), (e))
 WRAP(cl_int, clReleaseEvent, (cl_event e), (e))
+WRAP(cl_int, clGetCommandQueueInfo, (cl_command_queue q, cl_command_queue_info n, size_t s, void *v, size_t *r),
+     (q, n, s, v, r))
+WRAP(cl_int, clGetEventInfo, (cl_event e, cl_event_info n, size_t s, void *v, size_t *r), (e, n, s, v, r))
+WRAP(cl_int, clGetEventProfilingInfo, (cl_event e, cl_profiling_info n, size_t s, void *v, size_t *r),
+     (e, n, s, v, r))
 
 PCL_EXPORT void CL_API_CALL clSVMFree(cl_context c, void *p)
 {

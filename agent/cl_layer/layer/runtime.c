@@ -98,6 +98,16 @@ void pcl_rt_profiling(cl_event e, uint64_t t[4])
 	pcl_own_end();
 }
 
+cl_command_queue pcl_rt_event_queue(cl_event e)
+{
+	cl_command_queue q = NULL;
+	pcl_own_begin(PCL_FN_clGetEventInfo);
+	if (pcl_next.clGetEventInfo(e, CL_EVENT_COMMAND_QUEUE, sizeof(q), &q, NULL) != CL_SUCCESS)
+		q = NULL;
+	pcl_own_end();
+	return q;
+}
+
 void pcl_rt_release_event(cl_event e)
 {
 	pcl_own_begin(PCL_FN_clReleaseEvent);

@@ -209,8 +209,14 @@ static void process(struct pcl_pending *p, cl_int status, uint64_t seen_ns, bool
 {
 	uint64_t t[4];
 	pcl_rt_profiling(p->ev, t);
-	if (!exiting)
+	if (!exiting) {
+		bool app_event = !p->cmd.layer_event;
+		if (app_event) /* while the app may ask for its reference count (intercept_info.c) */
+			pcl_event_layer_set(p->ev, PCL_EV_RELEASING);
 		pcl_rt_release_event(p->ev);
+		if (app_event)
+			pcl_event_layer_set(p->ev, PCL_EV_RELEASED);
+	}
 	atomic_fetch_sub(&outstanding, 1);
 	if (status < 0 || !t[3]) {
 		pcl_ring_failed();
