@@ -107,16 +107,21 @@ static int run_opencl(struct run_cmd *c)
 		goto out;
 	cl_receiver_drain(cl.rx);
 	gpu_cli_finish(&c->gpu);
-	fprintf(stderr, "\n OpenCL timing of '%s' (%.3f s):\n", target_describe(t), (double)(end - start) / 1e9);
-	cl_receiver_print_summary(cl.rx, cl.mode == CL_MODE_LAYER, stderr);
-	gpu_cli_print_summary(&c->gpu, stderr);
+	FILE *sum = agent_cli_summary_open(&c->cli); /* -q: not on the program's stderr */
+	if (sum) {
+		fprintf(sum, "\n OpenCL timing of '%s' (%.3f s):\n", target_describe(t), (double)(end - start) / 1e9);
+		cl_receiver_print_summary(cl.rx, cl.mode == CL_MODE_LAYER, sum);
+		gpu_cli_print_summary(&c->gpu, sum);
+	}
 	struct target_end te = {.pid = target_pid(t)};
 	if (target_wait_status(t, &te.status)) {
 		cl_launch_outcome(&cl, &te);
-		target_end_report(s, &te, stderr);
+		target_end_report(s, &te, sum);
 	}
 	session_flush(s);
-	session_print_summary(s, stderr);
+	if (sum)
+		session_print_summary(s, sum);
+	agent_cli_summary_close(sum);
 	exit_code = agent_cli_exit_status(s, target_exit_code(t));
 out:
 	gpu_cli_close(&c->gpu);

@@ -87,6 +87,8 @@ static int run_to_end(struct env *e, const char *mode, const char *id, const cha
 	return WEXITSTATUS(status);
 }
 
+static char *opencl_report(struct env *e, const char *id);
+
 static int64_t sid_of(struct env *e, const char *id)
 {
 	return tp_db_int(e->t.db, "SELECT MAX(id) FROM sessions WHERE agent_id='%s'", id);
@@ -199,6 +201,16 @@ static void test_opencl_queue_with_properties_and_exit_code(void **state)
 			   (long long)sid, 0x11FB, 0x11FD),
 			 2);
 	assert_int_equal(Q("SELECT COUNT(*) FROM cl_commands WHERE session_id=%lld AND kernel_id>0", (long long)sid), 4);
+	/* The map and the unmap rows show their bytes and no bandwidth (issue #41: "17085 GB/s"). */
+	char *rep = opencl_report(e, "copy");
+	const char *m = rep;
+	int nomap = 0;
+	while ((m = strstr(m, "(mapped, not copied: no bandwidth)")))
+		nomap++, m++;
+	if (nomap != 2)
+		fprintf(stderr, "%s", rep);
+	free(rep);
+	assert_int_equal(nomap, 2);
 }
 
 static void test_opencl_dag_critical_path_is_longest_chain(void **state)
