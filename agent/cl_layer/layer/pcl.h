@@ -84,6 +84,8 @@ cl_int pcl_rt_retain_event(cl_event e) PCL_HIDDEN;
 cl_int pcl_rt_event_status(cl_event e) PCL_HIDDEN;
 void pcl_rt_profiling(cl_event e, uint64_t t[4]) PCL_HIDDEN; /* QUEUED, SUBMIT, START, END (0 if unknown) */
 void pcl_rt_release_event(cl_event e) PCL_HIDDEN;
+/* CL_IMAGE_ELEMENT_SIZE of an image the runtime just accepted (0 if unknown). */
+uint64_t pcl_rt_image_element_size(cl_mem img) PCL_HIDDEN;
 /* CL_EVENT_COMMAND_QUEUE of an event the runtime just accepted (NULL: none, or unknown). */
 cl_command_queue pcl_rt_event_queue(cl_event e) PCL_HIDDEN;
 
