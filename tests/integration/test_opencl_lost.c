@@ -83,7 +83,9 @@ static void run_lost(struct env *e, const char *mode, const char *id, const char
 	snprintf(script, sizeof(script), "exec \"$@\" >'%s' 2>&1", o->out);
 	char *argv[40];
 	size_t n = 0;
-	const char *pre[] = {agent, "run", "--collector", e->t.coll, "--spool", e->t.spool, "--agent-id", id, "--mode", mode};
+	/* a loaded machine's collector may take a while to store a busy run's commands */
+	const char *pre[] = {agent,	 "run", "--collector", e->t.coll, "--spool", e->t.spool, "--agent-id", id,
+			     "--mode", mode,  "--flush-timeout", "60"};
 	for (size_t i = 0; i < sizeof(pre) / sizeof(pre[0]); i++)
 		argv[n++] = (char *)pre[i];
 	if (duration) {
@@ -106,12 +108,14 @@ static void run_lost(struct env *e, const char *mode, const char *id, const char
 	assert_int_equal(rc, 0);
 	char *log = tp_slurp(o->log);
 	assert_non_null(log);
-	const char *s = strstr(log, " opencl: ");
-	while (s && !strstr(s, "commands from"))
-		s = strstr(s + 1, " opencl: ");
-	int got = s ? sscanf(s, " opencl: %llu commands from %llu process(es), %*u kernel(s), %llu dropped by the layer",
-			     &o->commands, &o->processes, &o->dropped)
-		    : 0;
+	const char *s = log;
+	int got = 0;
+	for (; (s = strstr(s, " opencl: ")); s++) { /* the summary line, not the log's "opencl: pid ..." */
+		got = sscanf(s, " opencl: %llu commands from %llu process(es), %*u kernel(s), %llu dropped by the layer",
+			     &o->commands, &o->processes, &o->dropped);
+		if (got == 3)
+			break;
+	}
 	const char *u = s ? strstr(s, " dropped by the layer, ") : NULL;
 	if (u)
 		sscanf(u, " dropped by the layer, %llu enqueued but never timed", &o->untimed);

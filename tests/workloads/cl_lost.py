@@ -8,9 +8,10 @@
                            workers (SIGTERM). Prints "enqueued N".
   cl_lost.py abort K       K kernels and a read, finish(), print
                            "enqueued N", then os.abort() at once.
-  cl_lost.py busy FILE     kernels and finish() in a loop (at most 120 s),
-                           writing the number enqueued so far into FILE after
-                           each round, until a signal ends it.
+  cl_lost.py busy FILE     10 kernels, a read and finish() in a loop (2 ms
+                           apart, at most 120 s), writing the number enqueued
+                           so far into FILE after each round, until a signal
+                           ends it.
 
 N counts every command the script enqueued (kernels and reads): the test
 compares it with what the profiler timed plus what it says it could not."""
@@ -71,6 +72,7 @@ def main():
         while time.monotonic() < end:
             total += _round(10)
             os.pwrite(fd, b"%-20d\n" % total, 0)
+            time.sleep(0.002)  # busy, but not more than a loaded collector stores
         return 0
     print(__doc__, file=sys.stderr)
     return 2

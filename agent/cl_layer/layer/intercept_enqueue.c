@@ -243,6 +243,7 @@ cl_int CL_API_CALL pcl_clFinish(cl_command_queue q)
 {
 	PCL_BEGIN(clFinish, pcl_next.clFinish(q));
 	cl_int rc = pcl_next.clFinish(q);
+	pcl_track_kick();
 	pcl_leave();
 	return rc;
 }
@@ -251,6 +252,7 @@ cl_int CL_API_CALL pcl_clWaitForEvents(cl_uint n, const cl_event *list)
 {
 	PCL_BEGIN(clWaitForEvents, pcl_next.clWaitForEvents(n, list));
 	cl_int rc = pcl_next.clWaitForEvents(n, list);
+	pcl_track_kick();
 	pcl_leave();
 	return rc;
 }

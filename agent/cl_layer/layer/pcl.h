@@ -209,6 +209,10 @@ void pcl_track(struct pcl_pending *p, cl_event ev, bool own_event) PCL_HIDDEN;
  * as dropped). Only id, pid and the dependency counts are set. */
 struct pcl_pending *pcl_pending_new(void) PCL_HIDDEN;
 void pcl_pending_abandon(struct pcl_pending *p) PCL_HIDDEN; /* enqueue failed */
+/* The app waited for its commands (clFinish, clWaitForEvents): wake the reaper
+ * now rather than at its next visit (at most every KICK_MIN_NS), so that what
+ * completed is in the ring before the app can die. */
+void pcl_track_kick(void) PCL_HIDDEN;
 /* Reads the environment once and sets up the fork handler (idempotent). */
 void pcl_init(void) PCL_HIDDEN;
 

@@ -45,6 +45,7 @@
 #define SCAN_MAX 1024u			   /* commands of an out-of-order queue looked at per visit */
 #define EXIT_COMPLETE_WAIT_NS 300000000ull /* at exit: for enqueued commands to complete */
 #define EXIT_SEND_WAIT_NS 300000000ull	   /* at exit: for the socket to take the rest */
+#define KICK_MIN_NS 1000000ull		   /* a finish wakes the reaper at most this often */
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER; /* the reaper's sleep, and the exit */
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
@@ -53,6 +54,8 @@ static _Atomic(struct pcl_pending *) free_stack; /* processed, for reuse */
 static _Atomic unsigned outstanding;		 /* tracked and not processed yet */
 static bool reaper_running;
 static _Atomic bool stopping, reaper_done, reaper_idle;
+static _Atomic bool reaper_timed; /* in its timed sleep between visits */
+static _Atomic uint64_t last_visit_ns;
 static _Atomic bool abandoned; /* the exit stopped waiting for the reaper: no more calls into the runtime */
 static pthread_t reaper;
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
@@ -357,7 +360,9 @@ static void reaper_sleep(void)
 	pthread_mutex_lock(&mu);
 	if (!fifos_empty() || atomic_load(&outstanding) > 0 || dgram_len) {
 		struct timespec ts = in_ns(REAP_EVERY_NS);
+		atomic_store(&reaper_timed, true);
 		pthread_cond_timedwait(&wake, &mu, &ts);
+		atomic_store(&reaper_timed, false);
 	} else {
 		/* Announce the sleep, then look again: a command tracked by a thread that did not
 		 * see the flag is on the stack by now (both sides are sequentially consistent). */
@@ -380,6 +385,7 @@ static void *reaper_main(void *arg)
 		pcl_enter(PCL_FN_REAPER);
 		unsigned n = visit(&done, &done_tail, stop);
 		uint64_t now = pcl_now_ns();
+		atomic_store_explicit(&last_visit_ns, now, memory_order_relaxed);
 		dgram_maybe_push(now, stop || pcl_ring_active()); /* with a ring: at once */
 		pcl_leave();
 		if (done)
@@ -520,6 +526,16 @@ void pcl_pending_abandon(struct pcl_pending *p)
 	atomic_fetch_sub(&outstanding, 1);
 	p->next = cache; /* back to this thread's cache */
 	cache = p;
+}
+
+void pcl_track_kick(void)
+{
+	if (!atomic_load_explicit(&reaper_timed, memory_order_relaxed) ||
+	    pcl_now_ns() - atomic_load_explicit(&last_visit_ns, memory_order_relaxed) < KICK_MIN_NS)
+		return;
+	pthread_mutex_lock(&mu);
+	pthread_cond_signal(&wake);
+	pthread_mutex_unlock(&mu);
 }
 
 void pcl_track(struct pcl_pending *p, cl_event ev, bool own_event)
