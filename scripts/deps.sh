@@ -20,6 +20,7 @@ pkgs=(
 	libbpf-dev libelf-dev zlib1g-dev bpftool clang llvm libclang-rt-14-dev
 	ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo clpeak
 	hashcat clblast-utils python3-pyopencl  # third-party OpenCL programs of tests/integration/test_opencl_corpus.c (issue 24)
+	ffmpeg  # its OpenCL filters move images: tests/integration/test_opencl_ffmpeg.c (issue 41)
 	linux-perf procps iproute2 time strace  # strace: the deps audit (scripts/deps-audit.py)
 	libcapstone-dev
 	libunicorn-dev  # replay trace windows (issue 26): headers; the agent loads libunicorn.so.2 (libunicorn2) with dlopen
