@@ -248,7 +248,14 @@ void cl_launch_outcome(const struct cl_launch *cl, struct target_end *e)
 			 "the program died by %s before any command reached the agent (the library sends what "
 			 "completed every few ms); before that: %s",
 			 sig_name(WTERMSIG(e->status)), why);
-	else
+	else if (why[0])
 		snprintf(e->opencl_note, sizeof(e->opencl_note), "%s", why);
+	else if (cl_receiver_untimed(cl->rx))
+		snprintf(e->opencl_note, sizeof(e->opencl_note),
+			 "%llu command(s) were enqueued but never timed: their process ended (killed or aborted) before "
+			 "the capture library saw them complete",
+			 (unsigned long long)cl_receiver_untimed(cl->rx));
+	else
+		e->opencl_note[0] = 0;
 }
 #endif

@@ -127,9 +127,10 @@ int cl_receiver_open(struct cl_receiver **out, char *err, size_t errlen)
 		free(r);
 		return -e;
 	}
-	const char *dirs[] = {getenv("TMPDIR"), "/tmp"};
+	/* memory, not a disk: the rings are written at every reaper visit (tmpfs; /tmp may be on disk) */
+	const char *dirs[] = {"/dev/shm", getenv("TMPDIR"), "/tmp"};
 	int rc = -ENOENT;
-	for (size_t i = 0; i < 2 && rc < 0; i++)
+	for (size_t i = 0; i < 3 && rc < 0; i++)
 		if (dirs[i] && *dirs[i])
 			rc = cl_rings_dir_create(dirs[i], r->ringdir, sizeof(r->ringdir));
 	if (rc < 0) {

@@ -25,13 +25,15 @@
 #define PCL_RING_WRAP 0xffffffffu     /* record length: the rest up to the end is unused, go to offset 0 */
 #define PCL_RING_REC 8u		      /* record header: u32 length of the messages, u32 commands in them */
 
+/* Each writer's fields on a cache line of their own: the app's threads count
+ * (seen), the reaper writes (head, counters), the agent reads (tail). */
 struct pcl_ring_hdr {
 	uint32_t magic, data_size; /* magic last, once the rest is set */
 	int32_t pid;
-	uint32_t mode;		 /* enum pcl_mode */
-	_Atomic uint64_t head;	 /* bytes written (the library) */
-	_Atomic uint64_t tail;	 /* bytes read (the agent) */
-	_Atomic uint64_t seen;	 /* commands the program enqueued that the library saw */
+	uint32_t mode;			       /* enum pcl_mode */
+	_Alignas(64) _Atomic uint64_t seen;    /* commands the program enqueued that the library saw */
+	_Alignas(64) _Atomic uint64_t tail;    /* bytes read (the agent) */
+	_Alignas(64) _Atomic uint64_t head;    /* bytes written (the library) */
 	_Atomic uint64_t written; /* commands in the ring (read or not) */
 	_Atomic uint64_t failed; /* commands that completed with an error or without times: nothing to record */
 	_Atomic uint64_t dropped; /* commands the library dropped (too many outstanding, queue full) */

@@ -290,6 +290,8 @@ static void print_text(const struct cl_data *d, const struct stats *s, const str
 	fprintf(out, "OpenCL: %zu commands, device busy %.3f ms (union of command intervals)\n", d->n,
 		ms(d->busy_ns));
 	print_program_text(te, out);
+	if (te->opencl_note[0]) /* what the session lacks: commands never timed */
+		fprintf(out, "note: %s\n", te->opencl_note);
 	int w = NAME_COL_MIN;
 	for (size_t i = 0; i < s->n && i < limit; i++) {
 		int len = (int)strlen(s->g[i].name) + (s->g[i].kernel ? 0 : 2);
@@ -391,6 +393,8 @@ static void print_json(const struct cl_data *d, const struct stats *s, const str
 		print_program_json(te, out);
 		if (!d->n)
 			json_str_key(out, 0, "why_no_commands", te->opencl_note);
+		else if (te->opencl_note[0])
+			json_str_key(out, 0, "note", te->opencl_note);
 	}
 	json_key(out, 0, "groups");
 	fputc('[', out);

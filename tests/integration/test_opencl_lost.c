@@ -66,6 +66,8 @@ struct outcome {
 	int status; /* the agent's wait status */
 	unsigned long long commands, processes, dropped, untimed, stored;
 	char log[400], out[400];
+	const char *db;
+	long long sid;
 };
 
 /* agent run [--duration S] --mode MODE -- python3 cl_lost.py ARGS (the program's output in o->out). */
@@ -125,6 +127,8 @@ static void run_lost(struct env *e, const char *mode, const char *id, const char
 	assert_int_equal(got, 3);
 	int64_t sid = tp_db_int(e->t.db, "SELECT MAX(id) FROM sessions WHERE agent_id='%s'", id);
 	assert_true(sid > 0);
+	o->db = e->t.db;
+	o->sid = (long long)sid;
 	o->stored = (unsigned long long)tp_db_int(e->t.db, "SELECT COUNT(*) FROM cl_commands WHERE session_id=%lld",
 						  (long long)sid);
 	fprintf(stderr, "%s: %llu timed (%llu stored) from %llu process(es), %llu dropped, %llu never timed\n", id,
@@ -152,8 +156,14 @@ static void check_accounted(const struct outcome *o, unsigned long long want)
 		tp_dump_file(o->log);
 	assert_int_equal(o->commands + o->dropped + o->untimed, want);
 	assert_int_equal(o->stored, o->commands);
-	if (o->untimed)
+	if (o->untimed) {
 		assert_true(tp_file_count(o->log, "were enqueued but never seen complete") >= 1);
+		/* and the session says so: collector report --opencl */
+		assert_int_equal(tp_db_int(o->db, "SELECT COUNT(*) FROM target_ends WHERE session_id=%lld AND opencl_note"
+						  " LIKE '%llu command(s) were enqueued but never timed%%'",
+					   (long long)o->sid, o->untimed),
+				 1);
+	}
 }
 
 static const char *const modes[] = {"layer", "preload", "auto"};
