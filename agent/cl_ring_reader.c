@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,9 +25,27 @@ struct cl_ring {
 	char file[4096];
 };
 
+/* Directories of agents that are gone (killed: they could not remove theirs), with what is left in them. */
+static void remove_stale(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		int pid = 0;
+		char f[4096];
+		if (sscanf(e->d_name, "prof-cl-rings.%d.", &pid) == 1 && pid > 0 && kill(pid, 0) < 0 && errno == ESRCH &&
+		    snprintf(f, sizeof(f), "%s/%s", dir, e->d_name) < (int)sizeof(f))
+			cl_rings_dir_remove(f);
+	}
+	closedir(d);
+}
+
 int cl_rings_dir_create(const char *dir, char *path, size_t len)
 {
-	if (snprintf(path, len, "%s/prof-cl-rings.XXXXXX", dir) >= (int)len)
+	remove_stale(dir);
+	if (snprintf(path, len, "%s/prof-cl-rings.%d.XXXXXX", dir, (int)getpid()) >= (int)len)
 		return -ENAMETOOLONG;
 	return mkdtemp(path) ? 0 : -errno;
 }

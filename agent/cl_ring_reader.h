@@ -18,7 +18,8 @@ struct cl_ring_counts {
 	bool done; /* the library's exit ran to the end */
 };
 
-/* A fresh directory for the rings (0700) under dir; its path in path. */
+/* A fresh directory for the rings (0700) under dir, "prof-cl-rings.<agent pid>.XXXXXX"; its
+ * path in path. Directories of agents that are gone (killed) are removed first. */
 int cl_rings_dir_create(const char *dir, char *path, size_t len);
 /* Remove the directory and whatever rings are left in it. */
 void cl_rings_dir_remove(const char *path);
