@@ -27,6 +27,7 @@
 #endif
 
 #include "cl_layer/cl_msg.h"
+#include "cl_layer/cl_ring.h"
 #include "cl_state_file.h"
 #include "log.h"
 #include "signame.h"
@@ -205,7 +206,10 @@ int cl_launch_open(struct cl_launch *cl, enum cl_launch_mode mode, const char *l
 		cl->state[0] = 0;
 	}
 	cl->env[3] = cl->state[0] ? env_pair(PCL_ENV_STATE, cl->state) : NULL;
-	if (!cl->env[0] || !cl->env[1] || !cl->env[2] || (cl->state[0] && !cl->env[3])) {
+	const char *rings = cl_receiver_rings(cl->rx);
+	cl->env[cl->env[3] ? 4 : 3] = rings[0] ? env_pair(PCL_ENV_RINGS, rings) : NULL;
+	if (!cl->env[0] || !cl->env[1] || !cl->env[2] || (cl->state[0] && !cl->env[3]) ||
+	    (rings[0] && !cl->env[cl->env[3] ? 4 : 3])) {
 		log_error("out of memory");
 		cl_launch_close(cl);
 		return -ENOMEM;
@@ -218,7 +222,7 @@ void cl_launch_close(struct cl_launch *cl)
 {
 	cl_receiver_close(cl->rx);
 	cl->rx = NULL;
-	for (size_t i = 0; i < 4; i++) {
+	for (size_t i = 0; i < 5; i++) {
 		free(cl->env[i]);
 		cl->env[i] = NULL;
 	}
@@ -244,7 +248,14 @@ void cl_launch_outcome(const struct cl_launch *cl, struct target_end *e)
 			 "the program died by %s before any command reached the agent (the library sends what "
 			 "completed every few ms); before that: %s",
 			 sig_name(WTERMSIG(e->status)), why);
-	else
+	else if (why[0])
 		snprintf(e->opencl_note, sizeof(e->opencl_note), "%s", why);
+	else if (cl_receiver_untimed(cl->rx))
+		snprintf(e->opencl_note, sizeof(e->opencl_note),
+			 "%llu command(s) were enqueued but never timed: their process ended (killed or aborted) before "
+			 "the capture library saw them complete",
+			 (unsigned long long)cl_receiver_untimed(cl->rx));
+	else
+		e->opencl_note[0] = 0;
 }
 #endif

@@ -14,7 +14,7 @@ enum cl_launch_mode { CL_MODE_AUTO, CL_MODE_LAYER, CL_MODE_PRELOAD };
 struct cl_launch {
 	enum cl_launch_mode mode; /* the one chosen (never AUTO after cl_launch_open) */
 	struct cl_receiver *rx;
-	char *env[5];		  /* NAME=VALUE for the command, NULL-terminated */
+	char *env[6];		  /* NAME=VALUE for the command, NULL-terminated */
 	char lib[4096];
 	char state[4096];	  /* the library's state file (cl_state_file.h), "" if none */
 };

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cl_layer/cl_msg.h"
+#include "cl_ring_reader.h"
 #include "kernel_model.h"
 #include "log.h"
 #include "net.h"
@@ -25,6 +26,10 @@
 #define DGRAMS_PER_DISPATCH 64
 #define BATCH_MAX 256 /* commands per ClCommandBatch record */
 #define MAX_NOTES 64
+#define MAX_RINGS 256 /* processes read at once; more wait in the directory */
+#define RING_READ_NS 10000000ull /* rings are read every 10 ms, */
+#define RING_SCAN_TICKS 10 /* the directory looked at every 10 reads */
+#define RING_RECORDS_PER_READ 4096
 
 struct client {
 	int fd;
@@ -34,6 +39,8 @@ struct client {
 	bool said_hello, said_bye;
 	uint32_t *kmap; /* the process's kernel declaration id -> receiver kernel id */
 	size_t nkmap;
+	struct cl_ring *ring; /* a process's shared ring (fd -1), NULL for a socket */
+	bool ring_bad;
 };
 
 /* What a process's library found when it started (PCL_MSG_NOTE). */
@@ -56,6 +63,12 @@ struct cl_receiver {
 	char address[108];
 	struct client clients[MAX_CLIENTS];
 	size_t nclients;
+	char ringdir[4096]; /* "" without rings */
+	struct client rings[MAX_RINGS];
+	size_t nrings;
+	struct loop_timer tick;
+	unsigned ticks;
+	uint64_t untimed; /* commands enqueued that no ring ever held (the process ended first) */
 	struct kernel *kernels;
 	size_t nkernels;
 	uint64_t drop_gen;
@@ -114,6 +127,18 @@ int cl_receiver_open(struct cl_receiver **out, char *err, size_t errlen)
 		free(r);
 		return -e;
 	}
+	/* memory, not a disk: the rings are written at every reaper visit (tmpfs; /tmp may be on disk) */
+	const char *dirs[] = {"/dev/shm", getenv("TMPDIR"), "/tmp"};
+	int rc = -ENOENT;
+	for (size_t i = 0; i < 3 && rc < 0; i++)
+		if (dirs[i] && *dirs[i])
+			rc = cl_rings_dir_create(dirs[i], r->ringdir, sizeof(r->ringdir));
+	if (rc < 0) {
+		log_warn("opencl: cannot create a directory for the capture rings (%s): commands of a process that "
+			 "is killed may be lost",
+			 strerror(-rc));
+		r->ringdir[0] = 0;
+	}
 	*out = r;
 	return 0;
 }
@@ -121,6 +146,11 @@ int cl_receiver_open(struct cl_receiver **out, char *err, size_t errlen)
 const char *cl_receiver_address(const struct cl_receiver *r)
 {
 	return r->address;
+}
+
+const char *cl_receiver_rings(const struct cl_receiver *r)
+{
+	return r->ringdir;
 }
 
 /* The session-wide id of a kernel declaration (name, program, build options); 0 when out of room. */
@@ -331,6 +361,87 @@ static void batch_add(struct cl_receiver *r, const struct client *cl, const stru
 		batch_flush(r);
 }
 
+static void handle_datagram(struct cl_receiver *r, struct client *cl, const uint8_t *buf, size_t len);
+
+/* What the ring of a process holds now (at most RING_RECORDS_PER_READ records). */
+static void read_ring(struct cl_receiver *r, struct client *cl)
+{
+	int n = 0;
+	for (int k = 0; k < RING_RECORDS_PER_READ && (n = cl_ring_next(cl->ring, r->buf, PCL_DGRAM_MAX)) > 0; k++)
+		handle_datagram(r, cl, r->buf, (size_t)n);
+	if (n < 0 && !cl->ring_bad) {
+		cl->ring_bad = true;
+		log_warn("opencl: pid %d: malformed record in its capture ring: the rest of the ring is not read",
+			 cl->pid);
+	}
+}
+
+/* A process whose ring is done (its exit ran) or that has ended: the rest of its ring, and what it
+ * never wrote. */
+static void close_ring(struct cl_receiver *r, size_t i)
+{
+	struct client *cl = &r->rings[i];
+	read_ring(r, cl);
+	struct cl_ring_counts c;
+	cl_ring_counts(cl->ring, &c);
+	if (c.dropped > cl->dropped) {
+		r->layer_dropped += c.dropped - cl->dropped;
+		cl->dropped = c.dropped;
+	}
+	uint64_t accounted = c.written + c.failed + c.dropped;
+	uint64_t untimed = c.seen > accounted ? c.seen - accounted : 0;
+	uint64_t unread = c.written > cl->commands ? c.written - cl->commands : 0;
+	r->untimed += untimed + unread;
+	if (untimed)
+		log_warn("opencl: pid %d: %llu of its %llu commands were enqueued but never seen complete, so not "
+			 "timed: the process ended (killed or aborted) before the capture library saw them complete",
+			 cl->pid, (unsigned long long)untimed, (unsigned long long)c.seen);
+	if (unread)
+		log_warn("opencl: pid %d: %llu commands in its capture ring could not be read", cl->pid,
+			 (unsigned long long)unread);
+	if (!untimed && !unread && !cl->said_bye)
+		log_info("opencl: pid %d ended without its library's exit (%llu commands, all in its ring)", cl->pid,
+			 (unsigned long long)cl->commands);
+	cl_ring_close(cl->ring, true);
+	free(cl->kmap);
+	r->rings[i] = r->rings[--r->nrings];
+}
+
+static void ring_found(void *ctx, const char *file, int pid)
+{
+	struct cl_receiver *r = ctx;
+	for (size_t i = 0; i < r->nrings; i++)
+		if (r->rings[i].pid == pid)
+			return;
+	if (r->nrings == MAX_RINGS)
+		return; /* read once another process's ring is closed */
+	struct cl_ring *ring;
+	if (cl_ring_map(file, &ring) < 0)
+		return;
+	r->rings[r->nrings++] = (struct client){.fd = -1, .pid = pid, .said_hello = true, .ring = ring};
+	r->processes++;
+	log_info("opencl: pid %d writes its commands to %s", pid, file);
+}
+
+/* Read every ring; every RING_SCAN_TICKS (or when final) look for new ones and close the ended. */
+static void rings_visit(struct cl_receiver *r, bool final)
+{
+	if (!r->ringdir[0])
+		return;
+	if (final || r->ticks++ % RING_SCAN_TICKS == 0) {
+		cl_rings_dir_scan(r->ringdir, ring_found, r);
+		for (size_t i = r->nrings; i-- > 0;) {
+			struct cl_ring_counts c;
+			cl_ring_counts(r->rings[i].ring, &c);
+			/* ended first, read after: everything it wrote is there */
+			if (final || c.done || cl_pid_ended(r->rings[i].pid))
+				close_ring(r, i);
+		}
+	}
+	for (size_t i = 0; i < r->nrings; i++)
+		read_ring(r, &r->rings[i]);
+}
+
 static void close_client(struct cl_receiver *r, size_t i)
 {
 	struct client *c = &r->clients[i];
@@ -465,6 +576,8 @@ static int rx_prepare(void *ctx, struct pollfd *pfd, int max, uint64_t now, int 
 	pfd[n++] = (struct pollfd){.fd = r->lfd, .events = POLLIN};
 	for (size_t i = 0; i < r->nclients && n < max; i++)
 		pfd[n++] = (struct pollfd){.fd = r->clients[i].fd, .events = POLLIN};
+	if (r->ringdir[0])
+		loop_timer_timeout(&r->tick, now, timeout_ms);
 	return n;
 }
 
@@ -479,6 +592,8 @@ static int rx_dispatch(void *ctx, struct pollfd *pfd, int n, uint64_t now)
 		if (!read_client(r, i, DGRAMS_PER_DISPATCH))
 			close_client(r, i);
 	}
+	if (r->ringdir[0] && loop_timer_expired(&r->tick, now))
+		rings_visit(r, false);
 	batch_flush(r);
 	if (n >= 1 && (pfd[0].revents & POLLIN))
 		accept_all(r);
@@ -489,6 +604,7 @@ int cl_receiver_attach(struct cl_receiver *r, struct session *s, struct loop *l)
 {
 	r->s = s;
 	r->drop_gen = session_drop_generation(s);
+	loop_timer_start(&r->tick, RING_READ_NS, clock_mono_ns());
 	struct loop_source src = {.name = "opencl", .prepare = rx_prepare, .dispatch = rx_dispatch, .ctx = r};
 	return loop_add(l, &src);
 }
@@ -499,6 +615,7 @@ void cl_receiver_drain(struct cl_receiver *r)
 	for (size_t i = r->nclients; i-- > 0;)
 		if (!read_client(r, i, 1 << 30))
 			close_client(r, i);
+	rings_visit(r, true);
 	batch_flush(r);
 }
 
@@ -510,6 +627,11 @@ uint64_t cl_receiver_commands(const struct cl_receiver *r)
 uint64_t cl_receiver_layer_dropped(const struct cl_receiver *r)
 {
 	return r->layer_dropped;
+}
+
+uint64_t cl_receiver_untimed(const struct cl_receiver *r)
+{
+	return r->untimed;
 }
 
 void cl_receiver_why_none(const struct cl_receiver *r, bool layer_mode, char *buf, size_t len)
@@ -525,6 +647,13 @@ void cl_receiver_why_none(const struct cl_receiver *r, bool layer_mode, char *bu
 				 r->notes[i].pid, r->notes[i].detail);
 			return;
 		}
+	if (r->untimed) {
+		snprintf(buf, len,
+			 "%llu command(s) were enqueued but never seen complete: the process ended (killed or aborted) "
+			 "before the capture library saw them complete",
+			 (unsigned long long)r->untimed);
+		return;
+	}
 	if (r->nnotes || r->processes) {
 		char who[32] = "the program";
 		if (r->nnotes == 1)
@@ -546,9 +675,13 @@ void cl_receiver_why_none(const struct cl_receiver *r, bool layer_mode, char *bu
 
 void cl_receiver_print_summary(const struct cl_receiver *r, bool layer_mode, FILE *out)
 {
-	fprintf(out, " opencl: %llu commands from %llu process(es), %zu kernel(s), %llu dropped by the layer\n",
+	fprintf(out, " opencl: %llu commands from %llu process(es), %zu kernel(s), %llu dropped by the layer",
 		(unsigned long long)r->commands, (unsigned long long)r->processes, r->nkernels,
 		(unsigned long long)r->layer_dropped);
+	if (r->untimed)
+		fprintf(out, ", %llu enqueued but never timed (their process ended before they were seen complete)",
+			(unsigned long long)r->untimed);
+	fputc('\n', out);
 	char why[512];
 	cl_receiver_why_none(r, layer_mode, why, sizeof(why));
 	if (why[0])
@@ -561,6 +694,12 @@ void cl_receiver_close(struct cl_receiver *r)
 		return;
 	while (r->nclients)
 		close_client(r, r->nclients - 1);
+	for (size_t i = 0; i < r->nrings; i++) {
+		cl_ring_close(r->rings[i].ring, true);
+		free(r->rings[i].kmap);
+	}
+	if (r->ringdir[0])
+		cl_rings_dir_remove(r->ringdir);
 	if (r->lfd >= 0)
 		close(r->lfd);
 	for (size_t i = 0; i < r->nkernels; i++) {

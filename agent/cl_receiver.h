@@ -21,6 +21,9 @@ struct cl_receiver;
 int cl_receiver_open(struct cl_receiver **out, char *err, size_t errlen);
 /* The value for PROF_CL_SOCKET ("@prof-cl-..."). */
 const char *cl_receiver_address(const struct cl_receiver *r);
+/* The value for PROF_CL_RINGS: the directory of the processes' shared rings
+ * (cl_ring_reader.h), "" when it could not be made (the socket alone then). */
+const char *cl_receiver_rings(const struct cl_receiver *r);
 /* Forward through s from now on; register with the loop. */
 int cl_receiver_attach(struct cl_receiver *r, struct session *s, struct loop *l);
 /* Declare kernels with this work model (agent profile --kernel-model); the
@@ -32,6 +35,9 @@ void cl_receiver_drain(struct cl_receiver *r);
 uint64_t cl_receiver_commands(const struct cl_receiver *r);
 /* Drops the layers reported (BYE or the last command's counter). */
 uint64_t cl_receiver_layer_dropped(const struct cl_receiver *r);
+/* Commands a process enqueued that were never timed: it ended (killed,
+ * aborted) before the library saw them complete (from the rings' counters). */
+uint64_t cl_receiver_untimed(const struct cl_receiver *r);
 /* Why the run has no commands, in one line ("" when it has some): no process
  * loaded the library, one loaded it but enqueued nothing, one dlopen'ed
  * libOpenCL where the preload shim cannot follow. layer_mode: the mode used. */

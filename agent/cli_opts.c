@@ -289,3 +289,22 @@ int agent_cli_exit_status(const struct session *s, int status)
 {
 	return status ? status : session_left(s) ? EXIT_AGENT_ERROR : 0;
 }
+
+FILE *agent_cli_summary_open(const struct agent_cli *cli)
+{
+	if (cli->verbose >= 0)
+		return stderr;
+	char path[PATH_MAX];
+	FILE *f = NULL;
+	if (cli->so.spool_dir && snprintf(path, sizeof(path), "%s/run-summary.txt", cli->so.spool_dir) < (int)sizeof(path))
+		f = fopen(path, "ae");
+	if (!f)
+		f = fopen("/dev/null", "we");
+	return f ? f : stderr; /* never NULL */
+}
+
+void agent_cli_summary_close(FILE *f)
+{
+	if (f && f != stderr)
+		fclose(f);
+}

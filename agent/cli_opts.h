@@ -37,6 +37,12 @@ int agent_cli_parse(int argc, char **argv, struct agent_cli *cli, const char *us
  * but records of the run are left unacknowledged in the spool (the summary's
  * NOT DELIVERED line says so). */
 int agent_cli_exit_status(const struct session *s, int status);
+/* Where the end-of-run summary goes: stderr, or with -q (issue #41: nothing on
+ * the program's streams) appended to SPOOL/run-summary.txt (or nowhere when
+ * that cannot be opened); never NULL. Close it with agent_cli_summary_close. */
+#include <stdio.h>
+FILE *agent_cli_summary_open(const struct agent_cli *cli);
+void agent_cli_summary_close(FILE *f);
 /* Helpers for subcommands' own options. */
 int agent_cli_double(const char *s, double *out);                         /* >= 0 */
 /* A time in seconds, min..AGENT_CLI_MAX_SECONDS: every such option becomes CLOCK_MONOTONIC

@@ -356,25 +356,27 @@ int cmd_profile(int argc, char **argv)
 	if (ended && have_cl)
 		cl_launch_outcome(&cl, &te);
 #endif
+	FILE *sum = agent_cli_summary_open(&c->cli); /* -q: not on the program's stderr (issue #41) */
 	if (ended)
-		target_end_report(c->s, &te, stderr);
+		target_end_report(c->s, &te, sum);
 	kallsyms_sent(&kst, session_flush(c->s) == 0);
-	counter_source_print_summary(cs, end_ns, target_describe(t), stderr);
+	counter_source_print_summary(cs, end_ns, target_describe(t), sum);
 	if (sp)
-		fprintf(stderr, " samples: %llu of %s at %u Hz (%s back end), %llu lost, %llu records\n",
+		fprintf(sum, " samples: %llu of %s at %u Hz (%s back end), %llu lost, %llu records\n",
 			(unsigned long long)sst.samples, sampler_event(sp)->name, sst.freq_hz,
 			sampler_backend_name(sampler_backend(sp)), (unsigned long long)sst.lost,
 			(unsigned long long)sst.records);
 #ifdef CONFIG_AGENT_OPENCL
 	if (have_cl)
-		cl_receiver_print_summary(cl.rx, cl.mode == CL_MODE_LAYER, stderr);
+		cl_receiver_print_summary(cl.rx, cl.mode == CL_MODE_LAYER, sum);
 #endif
 #ifdef CONFIG_AGENT_TRACER
 	if (ts)
-		trace_source_print_summary(ts, (double)(end_ns - start_ns) / 1e9, stderr);
+		trace_source_print_summary(ts, (double)(end_ns - start_ns) / 1e9, sum);
 #endif
-	session_print_summary(c->s, stderr);
-	fprintf(stderr, " report: collector report --store STORE --session N (the newest of collector sessions)\n");
+	session_print_summary(c->s, sum);
+	fprintf(sum, " report: collector report --store STORE --session N (the newest of collector sessions)\n");
+	agent_cli_summary_close(sum);
 	exit_code = agent_cli_exit_status(c->s, target_exit_code(t));
 out:
 	sampler_close(sp);

@@ -32,8 +32,13 @@ static const char run_usage[] =
 	"usage: agent run --collector HOST:PORT [--mode layer|preload|auto] [--cl-lib DIR] [--gpu] -- CMD [ARGS...]\n"
 	"                 [--duration S] [--spool DIR] [--spool-max MB] [--agent-id ID] [--flush-timeout S] [-v|-q]\n"
 	"\n"
-	"Runs CMD with OpenCL command timing: every kernel launch and buffer transfer, with device\n"
-	"timestamps, sizes and dependencies, is streamed to the collector (collector report --opencl).\n"
+	"Runs CMD with OpenCL command timing: every enqueue that returns an event (kernels, native\n"
+	"kernels, buffer and rect reads/writes/copies/fills/maps, image reads/writes/copies/fills/maps,\n"
+	"markers, barriers, migrations, SVM memcpy/fill/map/unmap/migrate), with device timestamps,\n"
+	"bytes and dependencies, is streamed to the collector (collector report --opencl). The app\n"
+	"sees its queues and events as without capture. What a process timed survives its being\n"
+	"killed; commands it enqueued but never saw complete are counted in the summary. With -q the\n"
+	"summary goes to SPOOL/run-summary.txt, nothing to the program's streams.\n"
 	"  --mode layer    load the capture library as an OpenCL layer (OPENCL_LAYERS; ICD loader)\n"
 	"  --mode preload  LD_PRELOAD shim (app linked to the vendor library; PROF_CL_LIBRARY=path\n"
 	"                  names the vendor library when it is not found as the next libOpenCL)\n"
@@ -107,16 +112,21 @@ static int run_opencl(struct run_cmd *c)
 		goto out;
 	cl_receiver_drain(cl.rx);
 	gpu_cli_finish(&c->gpu);
-	fprintf(stderr, "\n OpenCL timing of '%s' (%.3f s):\n", target_describe(t), (double)(end - start) / 1e9);
-	cl_receiver_print_summary(cl.rx, cl.mode == CL_MODE_LAYER, stderr);
-	gpu_cli_print_summary(&c->gpu, stderr);
+	FILE *sum = agent_cli_summary_open(&c->cli); /* -q: not on the program's stderr */
+	if (sum) {
+		fprintf(sum, "\n OpenCL timing of '%s' (%.3f s):\n", target_describe(t), (double)(end - start) / 1e9);
+		cl_receiver_print_summary(cl.rx, cl.mode == CL_MODE_LAYER, sum);
+		gpu_cli_print_summary(&c->gpu, sum);
+	}
 	struct target_end te = {.pid = target_pid(t)};
 	if (target_wait_status(t, &te.status)) {
 		cl_launch_outcome(&cl, &te);
-		target_end_report(s, &te, stderr);
+		target_end_report(s, &te, sum);
 	}
 	session_flush(s);
-	session_print_summary(s, stderr);
+	if (sum)
+		session_print_summary(s, sum);
+	agent_cli_summary_close(sum);
 	exit_code = agent_cli_exit_status(s, target_exit_code(t));
 out:
 	gpu_cli_close(&c->gpu);

@@ -13,8 +13,9 @@
 ifeq ($(CONFIG_AGENT_OPENCL),y)
 
 CL_LAYER_DIR := agent/cl_layer/layer
-CL_LAYER_COMMON := $(addprefix $(CL_LAYER_DIR)/,base.c state.c runtime.c tables.c kernels.c track.c send.c \
-	intercept_objects.c intercept_enqueue.c) agent/cl_layer/cl_msg.c agent/cl_layer/cl_state.c
+CL_LAYER_COMMON := $(addprefix $(CL_LAYER_DIR)/,base.c state.c runtime.c tables.c kernels.c track.c send.c ring.c \
+	intercept_objects.c intercept_enqueue.c intercept_info.c \
+	intercept_images.c intercept_rect.c intercept_marks.c intercept_svm.c) agent/cl_layer/cl_msg.c agent/cl_layer/cl_state.c
 CL_LAYER_SO := $(O)/lib/libprofcl_layer.so
 CL_PRELOAD_SO := $(O)/lib/libprofcl_preload.so
 CL_BRIDGE_SO := $(O)/lib/libprofcl_bridge.so
@@ -53,7 +54,8 @@ endif
 # them through clInitLayer with a fake runtime.
 CL_LAYER_DIR ?= agent/cl_layer/layer
 $(O)/tests/test_cl_layer_args: $(call obj,$(addprefix $(CL_LAYER_DIR)/,base.c state.c runtime.c tables.c kernels.c \
-	track.c send.c intercept_objects.c intercept_enqueue.c entry_layer.c) agent/cl_layer/cl_msg.c agent/cl_layer/cl_state.c)
+	track.c send.c ring.c intercept_objects.c intercept_enqueue.c intercept_info.c intercept_images.c \
+	intercept_rect.c intercept_marks.c intercept_svm.c entry_layer.c) agent/cl_layer/cl_msg.c agent/cl_layer/cl_state.c)
 
 # The OpenCL workloads once more without sanitizers, as real apps are built:
 # the LD_PRELOAD shim cannot go in front of an ASan runtime. Tests and the

@@ -8,9 +8,7 @@ static const char *const names[PCL_FN__N] = {
 	[PCL_FN_REAPER] = "the capture library's reaper thread",
 	[PCL_FN_clGetKernelInfo] = "clGetKernelInfo",
 	[PCL_FN_clGetKernelArgInfo] = "clGetKernelArgInfo",
-	[PCL_FN_clGetCommandQueueInfo] = "clGetCommandQueueInfo",
-	[PCL_FN_clGetEventInfo] = "clGetEventInfo",
-	[PCL_FN_clGetEventProfilingInfo] = "clGetEventProfilingInfo",
+	[PCL_FN_clGetImageInfo] = "clGetImageInfo",
 };
 
 const char *pcl_fn_name(uint32_t fn)

@@ -68,7 +68,30 @@
 	X(clFinish)                                                                                        \
 	X(clWaitForEvents)                                                                                 \
 	X(clRetainEvent)                                                                                   \
-	X(clReleaseEvent)
+	X(clReleaseEvent)                                                                                  \
+	X(clGetCommandQueueInfo)                                                                           \
+	X(clGetEventInfo)                                                                                  \
+	X(clGetEventProfilingInfo)                                                                         \
+	X(clEnqueueReadImage)                                                                              \
+	X(clEnqueueWriteImage)                                                                             \
+	X(clEnqueueCopyImage)                                                                              \
+	X(clEnqueueCopyImageToBuffer)                                                                      \
+	X(clEnqueueCopyBufferToImage)                                                                      \
+	X(clEnqueueFillImage)                                                                              \
+	X(clEnqueueMapImage)                                                                               \
+	X(clEnqueueReadBufferRect)                                                                         \
+	X(clEnqueueWriteBufferRect)                                                                        \
+	X(clEnqueueCopyBufferRect)                                                                         \
+	X(clEnqueueNativeKernel)                                                                           \
+	X(clEnqueueMarkerWithWaitList)                                                                     \
+	X(clEnqueueBarrierWithWaitList)                                                                    \
+	X(clEnqueueMarker)                                                                                 \
+	X(clEnqueueMigrateMemObjects)                                                                      \
+	X(clEnqueueSVMMemcpy)                                                                              \
+	X(clEnqueueSVMMemFill)                                                                             \
+	X(clEnqueueSVMMap)                                                                                 \
+	X(clEnqueueSVMUnmap)                                                                               \
+	X(clEnqueueSVMMigrateMem)
 
 enum pcl_fn {
 	PCL_FN_NONE = 0,
@@ -79,9 +102,7 @@ enum pcl_fn {
 	/* runtime functions only the library itself calls (own_fn) */
 	PCL_FN_clGetKernelInfo,
 	PCL_FN_clGetKernelArgInfo,
-	PCL_FN_clGetCommandQueueInfo,
-	PCL_FN_clGetEventInfo,
-	PCL_FN_clGetEventProfilingInfo,
+	PCL_FN_clGetImageInfo,
 	PCL_FN__N,
 };
 

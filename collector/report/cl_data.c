@@ -15,10 +15,25 @@ const char *cl_command_type_name(uint32_t type)
 	case 0x11F5: return "copy buffer";
 	case 0x11F6: return "read image";
 	case 0x11F7: return "write image";
+	case 0x11F8: return "copy image";
+	case 0x11F9: return "copy image to buffer";
+	case 0x11FA: return "copy buffer to image";
 	case 0x1207: return "fill buffer";
+	case 0x1208: return "fill image";
 	case 0x11FB: return "map buffer";
+	case 0x11FC: return "map image";
 	case 0x11FD: return "unmap";
 	case 0x11FE: return "marker";
+	case 0x1201: return "read buffer rect";
+	case 0x1202: return "write buffer rect";
+	case 0x1203: return "copy buffer rect";
+	case 0x1205: return "barrier";
+	case 0x1206: return "migrate";
+	case 0x120A: return "svm memcpy";
+	case 0x120B: return "svm fill";
+	case 0x120C: return "svm map";
+	case 0x120D: return "svm unmap";
+	case 0x120E: return "svm migrate";
 	default: return "command";
 	}
 }

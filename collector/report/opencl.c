@@ -202,6 +202,15 @@ static size_t collect_drops(const struct cl_data *d, struct drops *out, size_t m
 	return n;
 }
 
+/* Map and unmap hand the host a pointer (zero-copy where host and device share memory): their
+ * bytes are the region's size, not data moved, so bytes / time is no bandwidth. CL_COMMAND_MAP_BUFFER,
+ * CL_COMMAND_MAP_IMAGE, CL_COMMAND_UNMAP_MEM_OBJECT, CL_COMMAND_SVM_MAP, CL_COMMAND_SVM_UNMAP
+ * (OpenCL 3.0 cl.h values). */
+static bool moves_no_data(uint32_t type)
+{
+	return type == 0x11FB || type == 0x11FC || type == 0x11FD || type == 0x120C || type == 0x120D;
+}
+
 static double ms(uint64_t ns)
 {
 	return (double)ns / 1e6;
@@ -281,6 +290,8 @@ static void print_text(const struct cl_data *d, const struct stats *s, const str
 	fprintf(out, "OpenCL: %zu commands, device busy %.3f ms (union of command intervals)\n", d->n,
 		ms(d->busy_ns));
 	print_program_text(te, out);
+	if (te->opencl_note[0]) /* what the session lacks: commands never timed */
+		fprintf(out, "note: %s\n", te->opencl_note);
 	int w = NAME_COL_MIN;
 	for (size_t i = 0; i < s->n && i < limit; i++) {
 		int len = (int)strlen(s->g[i].name) + (s->g[i].kernel ? 0 : 2);
@@ -296,9 +307,15 @@ static void print_text(const struct cl_data *d, const struct stats *s, const str
 	fprintf(out, "  * transfers and other commands; one row per kernel, program (hash; build options in --json)\n"
 		     "  and NDRange shape; busy%% = share of GPU busy time; crit = on the critical path\n");
 	for (size_t i = 0; i < s->n; i++)
-		if (!s->g[i].kernel && s->g[i].bytes && s->g[i].total)
-			fprintf(out, "  %-14s %12llu bytes  %8.3f GB/s\n", s->g[i].name,
-				(unsigned long long)s->g[i].bytes, (double)s->g[i].bytes / (double)s->g[i].total);
+		if (!s->g[i].kernel && s->g[i].bytes && s->g[i].total) {
+			if (moves_no_data(s->g[i].type)) /* bytes mapped, not moved: no bandwidth to speak of */
+				fprintf(out, "  %-14s %12llu bytes  (mapped, not copied: no bandwidth)\n", s->g[i].name,
+					(unsigned long long)s->g[i].bytes);
+			else
+				fprintf(out, "  %-14s %12llu bytes  %8.3f GB/s\n", s->g[i].name,
+					(unsigned long long)s->g[i].bytes,
+					(double)s->g[i].bytes / (double)s->g[i].total);
+		}
 	const struct cldag *g = &d->dag;
 	fprintf(out,
 		"DAG: %zu nodes, %zu edges (%zu wait-list, %zu in-order, %zu buffer RAW); work %.3f ms, critical path "
@@ -376,6 +393,8 @@ static void print_json(const struct cl_data *d, const struct stats *s, const str
 		print_program_json(te, out);
 		if (!d->n)
 			json_str_key(out, 0, "why_no_commands", te->opencl_note);
+		else if (te->opencl_note[0])
+			json_str_key(out, 0, "note", te->opencl_note);
 	}
 	json_key(out, 0, "groups");
 	fputc('[', out);

@@ -228,7 +228,9 @@ static void test_deps_audit_needed_library_fails(void **state)
 }
 
 /* The machine of issue 43: libva present, Chromium dlopens it. A real headless Chromium run,
- * audited against deps.sh's own list (libva2 is not on it): passes, libva2 named as optional. */
+ * audited as if libva2 were not installed by deps.sh's list (ffmpeg, on the list since issue 41,
+ * brings it in through libavutil: --hide takes it out of the closure again): passes, libva2
+ * named as optional. */
 static void test_deps_audit_chromium_with_libva_passes(void **state)
 {
 	struct audit_env *a = *state;
@@ -258,7 +260,7 @@ static void test_deps_audit_chromium_with_libva_passes(void **state)
 		skip();
 	}
 	char *text;
-	int rc = check_as(a, "chromium", "--board", "host", &text);
+	int rc = check_as(a, "chromium", "--hide", "libva2", &text);
 	bool ok = strstr(text, "deps-audit: ok:") != NULL;
 	bool noted = strstr(text, "note: libva2 is not installed by scripts/deps.sh") != NULL;
 	if (rc != 0 || !ok || !noted)

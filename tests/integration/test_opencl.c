@@ -3,6 +3,7 @@
  * $PROF_BIN_DIR/cl-workloads/), under the ICD layer and under the LD_PRELOAD
  * shim. Skipped with a reason when no OpenCL device works here. */
 #include <errno.h>
+#include <glob.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -86,6 +87,8 @@ static int run_to_end(struct env *e, const char *mode, const char *id, const cha
 	assert_true(WIFEXITED(status));
 	return WEXITSTATUS(status);
 }
+
+static char *opencl_report(struct env *e, const char *id);
 
 static int64_t sid_of(struct env *e, const char *id)
 {
@@ -199,6 +202,16 @@ static void test_opencl_queue_with_properties_and_exit_code(void **state)
 			   (long long)sid, 0x11FB, 0x11FD),
 			 2);
 	assert_int_equal(Q("SELECT COUNT(*) FROM cl_commands WHERE session_id=%lld AND kernel_id>0", (long long)sid), 4);
+	/* The map and the unmap rows show their bytes and no bandwidth (issue #41: "17085 GB/s"). */
+	char *rep = opencl_report(e, "copy");
+	const char *m = rep;
+	int nomap = 0;
+	while ((m = strstr(m, "(mapped, not copied: no bandwidth)")))
+		nomap++, m++;
+	if (nomap != 2)
+		fprintf(stderr, "%s", rep);
+	free(rep);
+	assert_int_equal(nomap, 2);
 }
 
 static void test_opencl_dag_critical_path_is_longest_chain(void **state)
@@ -322,6 +335,16 @@ static void test_opencl_agent_killed_app_finishes_drops_reported(void **state)
 	assert_int_equal(run_to_end(e, "layer", "after-kill", small, NULL), 0);
 	assert_true(tp_file_count(e->t.alog, "a previous run lost records") >= 1);
 	assert_int_not_equal(access(drop, F_OK), 0);
+	/* ...and removed the killed agent's ring directory (issue #41: no leftovers over days) */
+	char pat[128];
+	glob_t g;
+	snprintf(pat, sizeof(pat), "/dev/shm/prof-cl-rings.%d.*", (int)a);
+	int gr = glob(pat, 0, NULL, &g);
+	if (gr == 0)
+		fprintf(stderr, "left over: %s\n", g.gl_pathv[0]);
+	assert_int_not_equal(gr, 0);
+	snprintf(pat, sizeof(pat), "/tmp/prof-cl-rings.%d.*", (int)a);
+	assert_int_not_equal(glob(pat, 0, NULL, &g), 0);
 }
 
 /* agent run --mode MODE --agent-id ID -- ARGV (any program); returns the agent's exit code. */

@@ -21,7 +21,8 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 	X(clGetKernelArgInfo)                                                                                \
 	X(clGetCommandQueueInfo)                                                                             \
 	X(clGetEventInfo)                                                                                    \
-	X(clGetEventProfilingInfo)
+	X(clGetEventProfilingInfo)                                                                           \
+	X(clGetImageInfo)
 
 static void resolve(void)
 {
@@ -170,6 +171,82 @@ WRAP(cl_int, clFinish, (cl_command_queue q), (q))
 WRAP(cl_int, clWaitForEvents, (cl_uint n, const cl_event *l), (n, l))
 WRAP(cl_int, clRetainEvent, (cl_event e), (e))
 WRAP(cl_int, clReleaseEvent, (cl_event e), (e))
+WRAP(cl_int, clGetCommandQueueInfo, (cl_command_queue q, cl_command_queue_info n, size_t s, void *v, size_t *r),
+     (q, n, s, v, r))
+WRAP(cl_int, clEnqueueReadImage,
+     (cl_command_queue q, cl_mem m, cl_bool b, const size_t *o, const size_t *r, size_t rp, size_t sp, void *p,
+      cl_uint nw, const cl_event *w, cl_event *ev),
+     (q, m, b, o, r, rp, sp, p, nw, w, ev))
+WRAP(cl_int, clEnqueueWriteImage,
+     (cl_command_queue q, cl_mem m, cl_bool b, const size_t *o, const size_t *r, size_t rp, size_t sp,
+      const void *p, cl_uint nw, const cl_event *w, cl_event *ev),
+     (q, m, b, o, r, rp, sp, p, nw, w, ev))
+WRAP(cl_int, clEnqueueCopyImage,
+     (cl_command_queue q, cl_mem s, cl_mem d, const size_t *so, const size_t *dof, const size_t *r, cl_uint nw,
+      const cl_event *w, cl_event *ev),
+     (q, s, d, so, dof, r, nw, w, ev))
+WRAP(cl_int, clEnqueueCopyImageToBuffer,
+     (cl_command_queue q, cl_mem s, cl_mem d, const size_t *so, const size_t *r, size_t dof, cl_uint nw,
+      const cl_event *w, cl_event *ev),
+     (q, s, d, so, r, dof, nw, w, ev))
+WRAP(cl_int, clEnqueueCopyBufferToImage,
+     (cl_command_queue q, cl_mem s, cl_mem d, size_t so, const size_t *dof, const size_t *r, cl_uint nw,
+      const cl_event *w, cl_event *ev),
+     (q, s, d, so, dof, r, nw, w, ev))
+WRAP(cl_int, clEnqueueFillImage,
+     (cl_command_queue q, cl_mem m, const void *c, const size_t *o, const size_t *r, cl_uint nw, const cl_event *w,
+      cl_event *ev),
+     (q, m, c, o, r, nw, w, ev))
+WRAP(void *, clEnqueueMapImage,
+     (cl_command_queue q, cl_mem m, cl_bool b, cl_map_flags f, const size_t *o, const size_t *r, size_t *rp,
+      size_t *sp, cl_uint nw, const cl_event *w, cl_event *ev, cl_int *e),
+     (q, m, b, f, o, r, rp, sp, nw, w, ev, e))
+WRAP(cl_int, clEnqueueReadBufferRect,
+     (cl_command_queue q, cl_mem m, cl_bool b, const size_t *bo, const size_t *ho, const size_t *r, size_t brp,
+      size_t bsp, size_t hrp, size_t hsp, void *p, cl_uint nw, const cl_event *w, cl_event *ev),
+     (q, m, b, bo, ho, r, brp, bsp, hrp, hsp, p, nw, w, ev))
+WRAP(cl_int, clEnqueueWriteBufferRect,
+     (cl_command_queue q, cl_mem m, cl_bool b, const size_t *bo, const size_t *ho, const size_t *r, size_t brp,
+      size_t bsp, size_t hrp, size_t hsp, const void *p, cl_uint nw, const cl_event *w, cl_event *ev),
+     (q, m, b, bo, ho, r, brp, bsp, hrp, hsp, p, nw, w, ev))
+WRAP(cl_int, clEnqueueCopyBufferRect,
+     (cl_command_queue q, cl_mem s, cl_mem d, const size_t *so, const size_t *dof, const size_t *r, size_t srp,
+      size_t ssp, size_t drp, size_t dsp, cl_uint nw, const cl_event *w, cl_event *ev),
+     (q, s, d, so, dof, r, srp, ssp, drp, dsp, nw, w, ev))
+WRAP(cl_int, clEnqueueNativeKernel,
+     (cl_command_queue q, void(CL_CALLBACK *fn)(void *), void *a, size_t cb, cl_uint nm, const cl_mem *ml,
+      const void **loc, cl_uint nw, const cl_event *w, cl_event *ev),
+     (q, fn, a, cb, nm, ml, loc, nw, w, ev))
+WRAP(cl_int, clEnqueueMarkerWithWaitList, (cl_command_queue q, cl_uint nw, const cl_event *w, cl_event *ev),
+     (q, nw, w, ev))
+WRAP(cl_int, clEnqueueBarrierWithWaitList, (cl_command_queue q, cl_uint nw, const cl_event *w, cl_event *ev),
+     (q, nw, w, ev))
+WRAP(cl_int, clEnqueueMarker, (cl_command_queue q, cl_event *ev), (q, ev))
+WRAP(cl_int, clEnqueueMigrateMemObjects,
+     (cl_command_queue q, cl_uint n, const cl_mem *m, cl_mem_migration_flags f, cl_uint nw, const cl_event *w,
+      cl_event *ev),
+     (q, n, m, f, nw, w, ev))
+WRAP(cl_int, clEnqueueSVMMemcpy,
+     (cl_command_queue q, cl_bool b, void *d, const void *s, size_t n, cl_uint nw, const cl_event *w,
+      cl_event *ev),
+     (q, b, d, s, n, nw, w, ev))
+WRAP(cl_int, clEnqueueSVMMemFill,
+     (cl_command_queue q, void *p, const void *pat, size_t ps, size_t n, cl_uint nw, const cl_event *w,
+      cl_event *ev),
+     (q, p, pat, ps, n, nw, w, ev))
+WRAP(cl_int, clEnqueueSVMMap,
+     (cl_command_queue q, cl_bool b, cl_map_flags f, void *p, size_t n, cl_uint nw, const cl_event *w,
+      cl_event *ev),
+     (q, b, f, p, n, nw, w, ev))
+WRAP(cl_int, clEnqueueSVMUnmap, (cl_command_queue q, void *p, cl_uint nw, const cl_event *w, cl_event *ev),
+     (q, p, nw, w, ev))
+WRAP(cl_int, clEnqueueSVMMigrateMem,
+     (cl_command_queue q, cl_uint n, const void **p, const size_t *s, cl_mem_migration_flags f, cl_uint nw,
+      const cl_event *w, cl_event *ev),
+     (q, n, p, s, f, nw, w, ev))
+WRAP(cl_int, clGetEventInfo, (cl_event e, cl_event_info n, size_t s, void *v, size_t *r), (e, n, s, v, r))
+WRAP(cl_int, clGetEventProfilingInfo, (cl_event e, cl_profiling_info n, size_t s, void *v, size_t *r),
+     (e, n, s, v, r))
 
 PCL_EXPORT void CL_API_CALL clSVMFree(cl_context c, void *p)
 {

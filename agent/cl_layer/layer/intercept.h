@@ -33,4 +33,20 @@
 		pcl_enter(PCL_FN_##f);                                                                     \
 	} while (0)
 
+/* An enqueue as intercept_enqueue.c tracks it (the other enqueue files use it too). */
+struct enq {
+	struct pcl_pending *p;
+	cl_event own;
+	cl_event *evp; /* what to pass to the runtime */
+	bool queue_known;
+};
+/* Before the runtime's call: a record with the queue order, wait list and host time. */
+void pcl_enq_begin(struct enq *e, cl_command_queue q, cl_uint type, cl_uint nwait, const cl_event *wait,
+		   cl_event *app_ev) PCL_HIDDEN;
+/* After it: track the command, or forget it when the enqueue failed. */
+void pcl_enq_end(struct enq *e, cl_int rc, cl_command_queue q, cl_event *app_ev) PCL_HIDDEN;
+/* A transfer's record: its bytes, the memory it reads and the one it writes (NULL: none). */
+void pcl_enq_transfer(struct enq *e, uint64_t bytes, cl_mem rd, cl_mem wr) PCL_HIDDEN;
+uint64_t pcl_enq_mem_id(cl_mem m) PCL_HIDDEN;
+
 #endif

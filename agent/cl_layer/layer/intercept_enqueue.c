@@ -10,15 +10,8 @@
 
 #include "intercept.h"
 
-struct enq {
-	struct pcl_pending *p;
-	cl_event own;
-	cl_event *evp; /* what to pass to the runtime */
-	bool queue_known;
-};
-
 /* Before the runtime's call: a record with the queue order, wait list and host time. */
-static void enq_begin(struct enq *e, cl_command_queue q, cl_uint type, cl_uint nwait, const cl_event *wait,
+void pcl_enq_begin(struct enq *e, cl_command_queue q, cl_uint type, cl_uint nwait, const cl_event *wait,
 		      cl_event *app_ev)
 {
 	e->own = NULL;
@@ -47,7 +40,7 @@ static void enq_begin(struct enq *e, cl_command_queue q, cl_uint type, cl_uint n
 }
 
 /* After it: track the command, or forget it when the enqueue failed. */
-static void enq_end(struct enq *e, cl_int rc, cl_command_queue q, cl_event *app_ev)
+void pcl_enq_end(struct enq *e, cl_int rc, cl_command_queue q, cl_event *app_ev)
 {
 	if (!e->p)
 		return;
@@ -69,20 +62,20 @@ static void enq_end(struct enq *e, cl_int rc, cl_command_queue q, cl_event *app_
 	pcl_track(e->p, ev, app_ev == NULL);
 }
 
-static uint64_t mem_id(cl_mem m)
+uint64_t pcl_enq_mem_id(cl_mem m)
 {
 	struct pcl_mem_info mi;
 	return pcl_mem_lookup(m, &mi) ? mi.id : 0;
 }
 
 /* A transfer's record: its bytes, the memory it reads and the one it writes (NULL: none). */
-static void enq_transfer(struct enq *e, uint64_t bytes, cl_mem rd, cl_mem wr)
+void pcl_enq_transfer(struct enq *e, uint64_t bytes, cl_mem rd, cl_mem wr)
 {
 	if (!e->p)
 		return;
 	struct pcl_cmd *c = &e->p->cmd;
 	c->bytes = bytes;
-	uint64_t r = rd ? mem_id(rd) : 0, w = wr ? mem_id(wr) : 0;
+	uint64_t r = rd ? pcl_enq_mem_id(rd) : 0, w = wr ? pcl_enq_mem_id(wr) : 0;
 	if (r)
 		pcl_add_id(c->read, &c->n_read, r);
 	if (w)
@@ -94,7 +87,7 @@ static cl_int launch(cl_command_queue q, cl_kernel k, cl_uint type, cl_uint dim,
 		     const size_t *global, const size_t *local, cl_uint nwait, const cl_event *wait, cl_event *ev)
 {
 	struct enq e;
-	enq_begin(&e, q, type, nwait, wait, ev);
+	pcl_enq_begin(&e, q, type, nwait, wait, ev);
 	bool known = false;
 	if (e.p) {
 		struct pcl_cmd *c = &e.p->cmd;
@@ -116,7 +109,7 @@ static cl_int launch(cl_command_queue q, cl_kernel k, cl_uint type, cl_uint dim,
 		pcl_kernel_learn(k);
 		pcl_kernel_launch(k, &e.p->cmd);
 	}
-	enq_end(&e, rc, q, ev);
+	pcl_enq_end(&e, rc, q, ev);
 	return rc;
 }
 
@@ -146,10 +139,10 @@ cl_int CL_API_CALL pcl_clEnqueueReadBuffer(cl_command_queue q, cl_mem m, cl_bool
 {
 	PCL_BEGIN(clEnqueueReadBuffer, pcl_next.clEnqueueReadBuffer(q, m, block, off, cb, ptr, nwait, wait, ev));
 	struct enq e;
-	enq_begin(&e, q, CL_COMMAND_READ_BUFFER, nwait, wait, ev);
-	enq_transfer(&e, cb, m, NULL);
+	pcl_enq_begin(&e, q, CL_COMMAND_READ_BUFFER, nwait, wait, ev);
+	pcl_enq_transfer(&e, cb, m, NULL);
 	cl_int rc = pcl_next.clEnqueueReadBuffer(q, m, block, off, cb, ptr, nwait, wait, e.evp);
-	enq_end(&e, rc, q, ev);
+	pcl_enq_end(&e, rc, q, ev);
 	pcl_leave();
 	return rc;
 }
@@ -159,10 +152,10 @@ cl_int CL_API_CALL pcl_clEnqueueWriteBuffer(cl_command_queue q, cl_mem m, cl_boo
 {
 	PCL_BEGIN(clEnqueueWriteBuffer, pcl_next.clEnqueueWriteBuffer(q, m, block, off, cb, ptr, nwait, wait, ev));
 	struct enq e;
-	enq_begin(&e, q, CL_COMMAND_WRITE_BUFFER, nwait, wait, ev);
-	enq_transfer(&e, cb, NULL, m);
+	pcl_enq_begin(&e, q, CL_COMMAND_WRITE_BUFFER, nwait, wait, ev);
+	pcl_enq_transfer(&e, cb, NULL, m);
 	cl_int rc = pcl_next.clEnqueueWriteBuffer(q, m, block, off, cb, ptr, nwait, wait, e.evp);
-	enq_end(&e, rc, q, ev);
+	pcl_enq_end(&e, rc, q, ev);
 	pcl_leave();
 	return rc;
 }
@@ -172,10 +165,10 @@ cl_int CL_API_CALL pcl_clEnqueueCopyBuffer(cl_command_queue q, cl_mem src, cl_me
 {
 	PCL_BEGIN(clEnqueueCopyBuffer, pcl_next.clEnqueueCopyBuffer(q, src, dst, soff, doff, cb, nwait, wait, ev));
 	struct enq e;
-	enq_begin(&e, q, CL_COMMAND_COPY_BUFFER, nwait, wait, ev);
-	enq_transfer(&e, cb, src, dst);
+	pcl_enq_begin(&e, q, CL_COMMAND_COPY_BUFFER, nwait, wait, ev);
+	pcl_enq_transfer(&e, cb, src, dst);
 	cl_int rc = pcl_next.clEnqueueCopyBuffer(q, src, dst, soff, doff, cb, nwait, wait, e.evp);
-	enq_end(&e, rc, q, ev);
+	pcl_enq_end(&e, rc, q, ev);
 	pcl_leave();
 	return rc;
 }
@@ -186,10 +179,10 @@ cl_int CL_API_CALL pcl_clEnqueueFillBuffer(cl_command_queue q, cl_mem m, const v
 	PCL_BEGIN(clEnqueueFillBuffer,
 		  pcl_next.clEnqueueFillBuffer(q, m, pattern, psize, off, cb, nwait, wait, ev));
 	struct enq e;
-	enq_begin(&e, q, CL_COMMAND_FILL_BUFFER, nwait, wait, ev);
-	enq_transfer(&e, cb, NULL, m);
+	pcl_enq_begin(&e, q, CL_COMMAND_FILL_BUFFER, nwait, wait, ev);
+	pcl_enq_transfer(&e, cb, NULL, m);
 	cl_int rc = pcl_next.clEnqueueFillBuffer(q, m, pattern, psize, off, cb, nwait, wait, e.evp);
-	enq_end(&e, rc, q, ev);
+	pcl_enq_end(&e, rc, q, ev);
 	pcl_leave();
 	return rc;
 }
@@ -201,13 +194,13 @@ void *CL_API_CALL pcl_clEnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_bool b
 	PCL_BEGIN_ERR(clEnqueueMapBuffer, err,
 		      pcl_next.clEnqueueMapBuffer(q, m, block, flags, off, cb, nwait, wait, ev, err));
 	struct enq e;
-	enq_begin(&e, q, CL_COMMAND_MAP_BUFFER, nwait, wait, ev);
-	enq_transfer(&e, cb, m, NULL);
+	pcl_enq_begin(&e, q, CL_COMMAND_MAP_BUFFER, nwait, wait, ev);
+	pcl_enq_transfer(&e, cb, m, NULL);
 	cl_int rc = CL_SUCCESS;
 	void *ptr = pcl_next.clEnqueueMapBuffer(q, m, block, flags, off, cb, nwait, wait, e.evp, &rc);
 	if (ptr)
 		pcl_map_remember(ptr, m, cb, (flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) != 0);
-	enq_end(&e, ptr ? CL_SUCCESS : rc, q, ev);
+	pcl_enq_end(&e, ptr ? CL_SUCCESS : rc, q, ev);
 	if (err)
 		*err = rc;
 	pcl_leave();
@@ -219,15 +212,15 @@ cl_int CL_API_CALL pcl_clEnqueueUnmapMemObject(cl_command_queue q, cl_mem m, voi
 {
 	PCL_BEGIN(clEnqueueUnmapMemObject, pcl_next.clEnqueueUnmapMemObject(q, m, ptr, nwait, wait, ev));
 	struct enq e;
-	enq_begin(&e, q, CL_COMMAND_UNMAP_MEM_OBJECT, nwait, wait, ev);
+	pcl_enq_begin(&e, q, CL_COMMAND_UNMAP_MEM_OBJECT, nwait, wait, ev);
 	cl_mem mm;
 	uint64_t bytes = 0;
 	bool write = false;
 	/* a write-back only if it was mapped for writing */
 	if (pcl_map_forget(ptr, &mm, &bytes, &write))
-		enq_transfer(&e, write ? bytes : 0, NULL, write ? m : NULL);
+		pcl_enq_transfer(&e, write ? bytes : 0, NULL, write ? m : NULL);
 	cl_int rc = pcl_next.clEnqueueUnmapMemObject(q, m, ptr, nwait, wait, e.evp);
-	enq_end(&e, rc, q, ev);
+	pcl_enq_end(&e, rc, q, ev);
 	pcl_leave();
 	return rc;
 }
@@ -250,6 +243,7 @@ cl_int CL_API_CALL pcl_clFinish(cl_command_queue q)
 {
 	PCL_BEGIN(clFinish, pcl_next.clFinish(q));
 	cl_int rc = pcl_next.clFinish(q);
+	pcl_track_kick();
 	pcl_leave();
 	return rc;
 }
@@ -258,6 +252,7 @@ cl_int CL_API_CALL pcl_clWaitForEvents(cl_uint n, const cl_event *list)
 {
 	PCL_BEGIN(clWaitForEvents, pcl_next.clWaitForEvents(n, list));
 	cl_int rc = pcl_next.clWaitForEvents(n, list);
+	pcl_track_kick();
 	pcl_leave();
 	return rc;
 }

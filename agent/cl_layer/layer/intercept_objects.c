@@ -40,7 +40,7 @@ cl_command_queue CL_API_CALL pcl_clCreateCommandQueueWithProperties(cl_context c
 		      pcl_next.clCreateCommandQueueWithProperties(ctx, dev, props, err));
 	cl_queue_properties mine[MAX_QPROPS + 3];
 	size_t n = 0;
-	bool have = false, forced = true, in_order = true;
+	bool have = false, forced = true, in_order = true, added = false;
 	for (; props && props[n] && n + 2 <= MAX_QPROPS; n += 2) {
 		mine[n] = props[n];
 		mine[n + 1] = props[n + 1];
@@ -61,6 +61,7 @@ cl_command_queue CL_API_CALL pcl_clCreateCommandQueueWithProperties(cl_context c
 		if (!have) {
 			mine[n++] = CL_QUEUE_PROPERTIES;
 			mine[n++] = CL_QUEUE_PROFILING_ENABLE;
+			added = true;
 		}
 		mine[n] = 0;
 		q = pcl_next.clCreateCommandQueueWithProperties(ctx, dev, mine, &e);
@@ -71,6 +72,8 @@ cl_command_queue CL_API_CALL pcl_clCreateCommandQueueWithProperties(cl_context c
 	}
 	if (q)
 		pcl_queue_created(q, in_order, forced);
+	if (q && forced && added)
+		pcl_queue_props_added(q, props ? 1 : 2);
 	if (err)
 		*err = e;
 	pcl_leave();

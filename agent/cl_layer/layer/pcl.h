@@ -84,6 +84,10 @@ cl_int pcl_rt_retain_event(cl_event e) PCL_HIDDEN;
 cl_int pcl_rt_event_status(cl_event e) PCL_HIDDEN;
 void pcl_rt_profiling(cl_event e, uint64_t t[4]) PCL_HIDDEN; /* QUEUED, SUBMIT, START, END (0 if unknown) */
 void pcl_rt_release_event(cl_event e) PCL_HIDDEN;
+/* CL_IMAGE_ELEMENT_SIZE of an image the runtime just accepted (0 if unknown). */
+uint64_t pcl_rt_image_element_size(cl_mem img) PCL_HIDDEN;
+/* CL_EVENT_COMMAND_QUEUE of an event the runtime just accepted (NULL: none, or unknown). */
+cl_command_queue pcl_rt_event_queue(cl_event e) PCL_HIDDEN;
 
 /* ---- object tables (tables.c): what the runtime created for the app and
  * the app has not released. The app's own reference counts (create = 1,
@@ -98,6 +102,9 @@ enum pcl_mem_kind { PCL_MEM_BUFFER = 1, PCL_MEM_SUB_BUFFER, PCL_MEM_IMAGE, PCL_M
 struct pcl_queue_info {
 	uint32_t id;
 	bool in_order, forced_profiling;
+	/* clCreateCommandQueueWithProperties: the layer appended CL_QUEUE_PROPERTIES to the app's
+	 * list (1) or made the list where the app passed NULL (2) */
+	uint8_t props_added;
 	uint64_t last_cmd; /* last command enqueued (in-order queues) */
 };
 
@@ -119,6 +126,10 @@ void pcl_queue_created(cl_command_queue q, bool in_order, bool forced) PCL_HIDDE
 /* Copies the queue's info and, for in-order queues, makes cmd the last
  * command. False (nothing copied) when the layer does not know q. */
 bool pcl_queue_next(cl_command_queue q, uint64_t cmd, struct pcl_queue_info *out) PCL_HIDDEN;
+/* Copies a known queue's info (nothing else). */
+bool pcl_queue_lookup(cl_command_queue q, struct pcl_queue_info *out) PCL_HIDDEN;
+/* The layer appended the CL_QUEUE_PROPERTIES pair to the app's property list of q (how: props_added). */
+void pcl_queue_props_added(cl_command_queue q, uint8_t how) PCL_HIDDEN;
 /* The same for a queue the runtime has just accepted in an enqueue (asks it). */
 void pcl_queue_learn(cl_command_queue q, uint64_t cmd, struct pcl_queue_info *out) PCL_HIDDEN;
 
@@ -142,6 +153,12 @@ bool pcl_svm_lookup(const void *p, struct pcl_mem_info *out) PCL_HIDDEN;
 void pcl_event_map(cl_event e, uint64_t cmd) PCL_HIDDEN;
 uint64_t pcl_event_cmd(cl_event e) PCL_HIDDEN; /* 0 if unknown */
 void pcl_event_retained(cl_event e) PCL_HIDDEN;
+/* Whether the library still holds its own reference on an app's event (for
+ * CL_EVENT_REFERENCE_COUNT): set by pcl_event_map, changed by the reaper
+ * around its release. */
+enum { PCL_EV_UNKNOWN, PCL_EV_HELD, PCL_EV_RELEASING, PCL_EV_RELEASED };
+void pcl_event_layer_set(cl_event e, uint8_t state) PCL_HIDDEN;
+uint8_t pcl_event_layer(cl_event e) PCL_HIDDEN;
 void pcl_event_released(cl_event e) PCL_HIDDEN;
 
 /* Mapped pointers, for the unmap's size and whether it writes the buffer back. */
@@ -192,6 +209,10 @@ void pcl_track(struct pcl_pending *p, cl_event ev, bool own_event) PCL_HIDDEN;
  * as dropped). Only id, pid and the dependency counts are set. */
 struct pcl_pending *pcl_pending_new(void) PCL_HIDDEN;
 void pcl_pending_abandon(struct pcl_pending *p) PCL_HIDDEN; /* enqueue failed */
+/* The app waited for its commands (clFinish, clWaitForEvents): wake the reaper
+ * now rather than at its next visit (at most every KICK_MIN_NS), so that what
+ * completed is in the ring before the app can die. */
+void pcl_track_kick(void) PCL_HIDDEN;
 /* Reads the environment once and sets up the fork handler (idempotent). */
 void pcl_init(void) PCL_HIDDEN;
 

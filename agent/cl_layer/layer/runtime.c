@@ -98,6 +98,28 @@ void pcl_rt_profiling(cl_event e, uint64_t t[4])
 	pcl_own_end();
 }
 
+uint64_t pcl_rt_image_element_size(cl_mem img)
+{
+	size_t sz = 0;
+	if (!pcl_next.clGetImageInfo)
+		return 0;
+	pcl_own_begin(PCL_FN_clGetImageInfo);
+	if (pcl_next.clGetImageInfo(img, CL_IMAGE_ELEMENT_SIZE, sizeof(sz), &sz, NULL) != CL_SUCCESS)
+		sz = 0;
+	pcl_own_end();
+	return sz;
+}
+
+cl_command_queue pcl_rt_event_queue(cl_event e)
+{
+	cl_command_queue q = NULL;
+	pcl_own_begin(PCL_FN_clGetEventInfo);
+	if (pcl_next.clGetEventInfo(e, CL_EVENT_COMMAND_QUEUE, sizeof(q), &q, NULL) != CL_SUCCESS)
+		q = NULL;
+	pcl_own_end();
+	return q;
+}
+
 void pcl_rt_release_event(cl_event e)
 {
 	pcl_own_begin(PCL_FN_clReleaseEvent);

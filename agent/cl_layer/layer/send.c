@@ -15,6 +15,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "ring.h"
 #include "send.h"
 
 #define OUT_MAX_BYTES (8u << 20)   /* datagrams waiting for the socket, in bytes */
@@ -76,6 +77,7 @@ static void disconnect(const char *why, int err)
 {
 	if (sock >= 0) {
 		pcl_log("agent connection lost (%s: %s): dropping records from now on", why, strerror(err));
+		ever_connected = true;
 		close(sock);
 		sock = -1;
 	}
@@ -112,7 +114,7 @@ static bool ensure_connected(uint64_t now)
 bool pcl_send_queue(const uint8_t *buf, size_t len, uint32_t ncmd)
 {
 	struct msg *m = NULL;
-	if (out_bytes + len <= OUT_MAX_BYTES && !(sock < 0 && ever_connected))
+	if (out_bytes + len <= OUT_MAX_BYTES && (pcl_ring_active() || !(sock < 0 && ever_connected)))
 		m = malloc(sizeof(*m) + len);
 	if (!m) {
 		pcl_count_dropped(ncmd);
@@ -137,10 +139,58 @@ uint64_t pcl_send_drops(void)
 	return drops;
 }
 
+/* With a ring: as many datagrams as it has room for (the rest wait for the agent to read). */
+static bool flush_ring(void)
+{
+	while (head && pcl_ring_write(head->buf, head->len, head->ncmd)) {
+		struct msg *m = head;
+		head = m->next;
+		if (!head)
+			tail = NULL;
+		out_bytes -= m->len;
+		pcl_count_sent(m->ncmd);
+		free(m);
+	}
+	return head == NULL;
+}
+
+/* With a ring the socket only says whether the agent is still there: it never sends to us, so
+ * anything readable is its end of the connection. */
+static bool agent_alive(void)
+{
+	struct pollfd pfd = {.fd = sock, .events = POLLIN};
+	if (sock < 0)
+		return false;
+	if (poll(&pfd, 1, 0) <= 0)
+		return true;
+	if (pfd.revents & (POLLHUP | POLLERR))
+		return false;
+	char b;
+	ssize_t n = recv(sock, &b, 1, MSG_DONTWAIT | MSG_PEEK);
+	return n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR));
+}
+
+bool pcl_send_link(void)
+{
+	int fd = connect_agent();
+	if (fd < 0)
+		return false;
+	sock = fd;
+	ever_connected = true;
+	return true;
+}
+
 bool pcl_send_flush(uint64_t now)
 {
 	if (!head)
 		return true;
+	if (pcl_ring_active()) {
+		if (agent_alive())
+			return flush_ring();
+		pcl_ring_abandon(); /* nobody reads it any more */
+		disconnect("agent gone", ECONNRESET);
+		return true;
+	}
 	if (!ensure_connected(now)) {
 		if (ever_connected || !getenv(PCL_ENV_SOCKET) || now >= pcl_start_ns() + RECONNECT_NS)
 			drop_all();
@@ -169,6 +219,10 @@ bool pcl_send_flush(uint64_t now)
 
 int pcl_send_wait(int timeout_ms)
 {
+	if (pcl_ring_active() && head) { /* the ring is full: give the agent time to read */
+		usleep((useconds_t)timeout_ms * 1000u);
+		return 0;
+	}
 	if (sock < 0 || !head)
 		return 0;
 	struct pollfd pfd = {.fd = sock, .events = POLLOUT};
@@ -177,7 +231,12 @@ int pcl_send_wait(int timeout_ms)
 
 bool pcl_send_connected(void)
 {
-	return sock >= 0;
+	return sock >= 0 || pcl_ring_active();
+}
+
+void pcl_send_drop_rest(void)
+{
+	drop_all();
 }
 
 void pcl_send_after_fork(void)

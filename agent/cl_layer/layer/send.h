@@ -1,4 +1,5 @@
-/* Link from the capture library to the agent (send.c). Reaper thread only. */
+/* Link from the capture library to the agent (send.c): the shared ring when
+ * the agent gave one (ring.c), else the socket. Reaper thread only. */
 #ifndef PCL_SEND_H
 #define PCL_SEND_H
 
@@ -19,7 +20,13 @@ uint64_t pcl_send_drops(void);
 bool pcl_send_flush(uint64_t now_ns);
 /* Wait up to timeout_ms for the socket to take more. */
 int pcl_send_wait(int timeout_ms);
+/* Connected to the agent, or writing to the ring (ring.c). */
 bool pcl_send_connected(void);
+/* With a ring: a connection that only tells whether the agent is still
+ * there (no HELLO: the ring says who we are). False when there is no agent. */
+bool pcl_send_link(void);
+/* At exit: what is still queued is dropped (and counted). */
+void pcl_send_drop_rest(void);
 void pcl_send_after_fork(void);
 
 #endif

@@ -89,6 +89,7 @@ static struct {
 	const void *ev;
 	uint64_t cmd;
 	uint32_t refs; /* the app's references */
+	uint8_t layer; /* PCL_EV_*: the library's own reference */
 } events[EVENT_SLOTS];
 static struct {
 	uintptr_t lo, hi; /* [lo, hi) */
@@ -169,6 +170,25 @@ static bool queue_next(cl_command_queue q, uint64_t cmd, struct pcl_queue_info *
 	else
 		out->last_cmd = 0;
 	return true;
+}
+
+bool pcl_queue_lookup(cl_command_queue q, struct pcl_queue_info *out)
+{
+	pthread_mutex_lock(&lock);
+	struct queue_node *n = (struct queue_node *)pcl_table_find(&tables[PCL_OBJ_QUEUE], q);
+	if (n)
+		*out = n->q;
+	pthread_mutex_unlock(&lock);
+	return n != NULL;
+}
+
+void pcl_queue_props_added(cl_command_queue q, uint8_t how)
+{
+	pthread_mutex_lock(&lock);
+	struct queue_node *n = (struct queue_node *)pcl_table_find(&tables[PCL_OBJ_QUEUE], q);
+	if (n)
+		n->q.props_added = how;
+	pthread_mutex_unlock(&lock);
 }
 
 bool pcl_queue_next(cl_command_queue q, uint64_t cmd, struct pcl_queue_info *out)
@@ -341,7 +361,26 @@ void pcl_event_map(cl_event e, uint64_t cmd)
 	events[i].ev = e;
 	events[i].cmd = cmd;
 	events[i].refs = 1;
+	events[i].layer = PCL_EV_HELD; /* pcl_track takes the library's reference next, before the app has e */
 	pthread_mutex_unlock(&lock);
+}
+
+void pcl_event_layer_set(cl_event e, uint8_t state)
+{
+	size_t i = slot(e, EVENT_SLOTS);
+	pthread_mutex_lock(&lock);
+	if (e && events[i].ev == e)
+		events[i].layer = state;
+	pthread_mutex_unlock(&lock);
+}
+
+uint8_t pcl_event_layer(cl_event e)
+{
+	size_t i = slot(e, EVENT_SLOTS);
+	pthread_mutex_lock(&lock);
+	uint8_t st = e && events[i].ev == e ? events[i].layer : PCL_EV_UNKNOWN;
+	pthread_mutex_unlock(&lock);
+	return st;
 }
 
 uint64_t pcl_event_cmd(cl_event e)

@@ -9,6 +9,10 @@
  * datagram under construction (a kernel's declaration before its first
  * command), which goes to send.c when full (64 KiB, some 500 commands) or
  * SEND_EVERY_NS after its first command: the agent wakes per datagram.
+ * When the agent gave a ring directory (ring.c, ../cl_ring.h) the datagram
+ * goes into this process's shared ring at every visit instead: what the
+ * reaper has timed survives the process (a signal, an abort), and the ring's
+ * counters say how many enqueued commands were never seen complete.
  *
  * No completion callbacks: PoCL runs every event callback on its own
  * callback thread (lib/CL/pocl_util.c, pocl_event_cb_push: a malloc, a lock
@@ -30,6 +34,7 @@
 #include <unistd.h>
 
 #include "pcl.h"
+#include "ring.h"
 #include "send.h"
 
 #define MAX_OUTSTANDING 65536u		   /* commands tracked at once; more are dropped */
@@ -40,6 +45,7 @@
 #define SCAN_MAX 1024u			   /* commands of an out-of-order queue looked at per visit */
 #define EXIT_COMPLETE_WAIT_NS 300000000ull /* at exit: for enqueued commands to complete */
 #define EXIT_SEND_WAIT_NS 300000000ull	   /* at exit: for the socket to take the rest */
+#define KICK_MIN_NS 1000000ull		   /* a finish wakes the reaper at most this often */
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER; /* the reaper's sleep, and the exit */
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
@@ -48,6 +54,8 @@ static _Atomic(struct pcl_pending *) free_stack; /* processed, for reuse */
 static _Atomic unsigned outstanding;		 /* tracked and not processed yet */
 static bool reaper_running;
 static _Atomic bool stopping, reaper_done, reaper_idle;
+static _Atomic bool reaper_timed; /* in its timed sleep between visits */
+static _Atomic uint64_t last_visit_ns;
 static _Atomic bool abandoned; /* the exit stopped waiting for the reaper: no more calls into the runtime */
 static pthread_t reaper;
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
@@ -101,6 +109,7 @@ static void after_fork_child(void)
 	pcl_tables_after_fork();
 	pcl_kernels_after_fork();
 	pcl_send_after_fork();
+	pcl_ring_after_fork(); /* the child's ring is made at its first command */
 	declared_gen = pcl_send_drops();
 }
 
@@ -203,10 +212,17 @@ static void process(struct pcl_pending *p, cl_int status, uint64_t seen_ns, bool
 {
 	uint64_t t[4];
 	pcl_rt_profiling(p->ev, t);
-	if (!exiting)
+	if (!exiting) {
+		bool app_event = !p->cmd.layer_event;
+		if (app_event) /* while the app may ask for its reference count (intercept_info.c) */
+			pcl_event_layer_set(p->ev, PCL_EV_RELEASING);
 		pcl_rt_release_event(p->ev);
+		if (app_event)
+			pcl_event_layer_set(p->ev, PCL_EV_RELEASED);
+	}
 	atomic_fetch_sub(&outstanding, 1);
 	if (status < 0 || !t[3]) {
+		pcl_ring_failed();
 		pcl_log("command %llu ended with error %d (or has no end time): not recorded",
 			(unsigned long long)p->cmd.id, status);
 		return;
@@ -344,7 +360,9 @@ static void reaper_sleep(void)
 	pthread_mutex_lock(&mu);
 	if (!fifos_empty() || atomic_load(&outstanding) > 0 || dgram_len) {
 		struct timespec ts = in_ns(REAP_EVERY_NS);
+		atomic_store(&reaper_timed, true);
 		pthread_cond_timedwait(&wake, &mu, &ts);
+		atomic_store(&reaper_timed, false);
 	} else {
 		/* Announce the sleep, then look again: a command tracked by a thread that did not
 		 * see the flag is on the stack by now (both sides are sequentially consistent). */
@@ -367,11 +385,13 @@ static void *reaper_main(void *arg)
 		pcl_enter(PCL_FN_REAPER);
 		unsigned n = visit(&done, &done_tail, stop);
 		uint64_t now = pcl_now_ns();
-		dgram_maybe_push(now, stop);
+		atomic_store_explicit(&last_visit_ns, now, memory_order_relaxed);
+		dgram_maybe_push(now, stop || pcl_ring_active()); /* with a ring: at once */
 		pcl_leave();
 		if (done)
 			push_list(&free_stack, done, done_tail);
 		bool sent = pcl_send_flush(now);
+		pcl_ring_sync_dropped(pcl_dropped());
 		if (stop) {
 			/* At exit: wait a bounded time for the commands still running, then for the socket. */
 			if (!complete_deadline)
@@ -406,6 +426,10 @@ static void *reaper_main(void *arg)
 	int len = pcl_encode_proc(PCL_MSG_BYE, &bye, buf, sizeof(buf));
 	bool told = len > 0 && pcl_send_queue(buf, (size_t)len, 0) && pcl_send_flush(pcl_now_ns()) &&
 		    pcl_send_connected();
+	if (pcl_ring_active()) {
+		pcl_send_drop_rest(); /* what the ring had no room for by now */
+		pcl_ring_done(pcl_dropped());
+	}
 	atomic_store(&reaper_done, told);
 	return NULL;
 }
@@ -456,6 +480,8 @@ static void at_exit(void)
 static void start_fn(void)
 {
 	pcl_init();
+	if (pcl_ring_open() && !pcl_send_link())
+		pcl_ring_abandon(); /* no agent to read it */
 	declared_gen = pcl_send_drops();
 	sigset_t all, old;
 	sigfillset(&all);
@@ -473,6 +499,7 @@ static void start_fn(void)
 struct pcl_pending *pcl_pending_new(void)
 {
 	pthread_once(&start_once, start_fn);
+	pcl_ring_seen(1);
 	struct pcl_pending *p = NULL;
 	bool counted = reaper_running && !atomic_load(&stopping);
 	if (counted && atomic_fetch_add(&outstanding, 1) < MAX_OUTSTANDING)
@@ -495,9 +522,20 @@ struct pcl_pending *pcl_pending_new(void)
 
 void pcl_pending_abandon(struct pcl_pending *p)
 {
+	pcl_ring_seen(-1);
 	atomic_fetch_sub(&outstanding, 1);
 	p->next = cache; /* back to this thread's cache */
 	cache = p;
+}
+
+void pcl_track_kick(void)
+{
+	if (!atomic_load_explicit(&reaper_timed, memory_order_relaxed) ||
+	    pcl_now_ns() - atomic_load_explicit(&last_visit_ns, memory_order_relaxed) < KICK_MIN_NS)
+		return;
+	pthread_mutex_lock(&mu);
+	pthread_cond_signal(&wake);
+	pthread_mutex_unlock(&mu);
 }
 
 void pcl_track(struct pcl_pending *p, cl_event ev, bool own_event)

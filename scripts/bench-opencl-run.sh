@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Whole-run cost of OpenCL capture per command (issue #41): for a program of N tiny
+# kernels (`cl_matmul 16 N`, N = 20000 and 1) and `clpeak --kernel-latency`, the wall
+# time of the program (measured inside the profiled environment) and of the whole
+# `agent run -q` (start-up, the program, forwarding what is left, waiting for the
+# collector's acks), plainly and in layer and preload mode, over REPS interleaved runs.
+# Per command = ((mode(N) - mode(1)) - (plain(N) - plain(1))) / (N - 1): the fixed
+# start-up (library load, the agent's set-up) cancels out. Prints markdown.
+# Usage: bench-opencl-run.sh [OUT] [REPS]   (OUT: a build dir; default build/host)
+set -euo pipefail
+out=${1:-build/host}
+reps=${2:-5}
+n=20000
+tmp=$(mktemp -d /tmp/prof-bench-clrun-XXXXXX)
+cpid=
+trap '[ -n "$cpid" ] && kill $cpid 2>/dev/null; rm -rf "$tmp"' EXIT
+if ! "$out/cl-workloads/cl_edge" noprof >/dev/null 2>&1; then
+	echo "## OpenCL capture, whole-run cost per command (issue #41)"
+	echo
+	echo "Skipped: no working OpenCL device here (cl_edge fails without the profiler)."
+	exit 0
+fi
+"$out/collector" --listen 127.0.0.1:0 --store "$tmp/bench.db" --sync normal --port-file "$tmp/port" -q \
+	2>>"$tmp/collector.log" &
+cpid=$!
+for _ in $(seq 500); do [ -s "$tmp/port" ] && break; sleep 0.02; done
+port=$(cat "$tmp/port")
+clock='s=$(date +%s%N); "$@" >/dev/null 2>&1 || exit 1; e=$(date +%s%N); echo $((e - s)) >>"$APPFILE"'
+one() { # mode tag program args...: appends the program's ns to $tmp/a.tag.mode, agent run's to $tmp/r.tag.mode
+	local mode=$1 tag=$2
+	shift 2
+	local s e
+	s=$(date +%s%N)
+	if [ "$mode" = plain ]; then
+		APPFILE="$tmp/a.$tag.$mode" bash -c "$clock" _ "$@"
+	else
+		APPFILE="$tmp/a.$tag.$mode" "$out/agent" run -q --collector "127.0.0.1:$port" --spool "$tmp/spool" \
+			--mode "$mode" -- bash -c "$clock" _ "$@"
+	fi
+	e=$(date +%s%N)
+	echo $((e - s)) >>"$tmp/r.$tag.$mode"
+}
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR + 1) / 2)]}'; }
+mm="$out/cl-workloads/cl_matmul"
+"$mm" 16 1 >/dev/null 2>&1 || true # warm the kernel cache
+have_clpeak=
+command -v clpeak >/dev/null && have_clpeak=1 && { clpeak --kernel-latency >/dev/null 2>&1 || true; }
+load0=$(cut -d' ' -f1 /proc/loadavg)
+for _ in $(seq "$reps"); do
+	for mode in plain layer preload; do
+		one "$mode" big "$mm" 16 "$n"
+		one "$mode" small "$mm" 16 1
+		[ -n "$have_clpeak" ] && one "$mode" clpeak clpeak --kernel-latency
+	done
+done
+m() { median <"$tmp/$1"; }
+echo "## OpenCL capture, whole-run cost per command (issue #41)"
+echo
+echo "Produced by \`scripts/bench-opencl-run.sh $out $reps\` on $(date -u +%Y-%m-%d), $(nproc) CPUs, load average"
+echo "$load0 at the start (other builds share the machine), PoCL. Medians of $reps interleaved runs. \"program\": its own"
+echo "wall time inside the profiled environment; \"agent run\": the whole \`agent run -q\` (start-up, the program,"
+echo "reading the rings, waiting for the collector's acks). Per command: ((mode($n) - mode(1)) - (plain($n) -"
+echo "plain(1))) / $((n - 1)) for \`cl_matmul 16 N\` (N tiny kernels and a read), so the fixed start-up cancels out;"
+echo "fixed start-up: mode(1) - plain(1)."
+echo
+echo "| | plain ms | layer ms | preload ms | layer µs/command | preload µs/command |"
+echo "|---|---|---|---|---|---|"
+for what in a r; do
+	label=$([ $what = a ] && echo "program" || echo "agent run")
+	awk -v lb="$label" -v n="$n" \
+		-v pb="$(m $what.big.plain)" -v ps="$(m $what.small.plain)" \
+		-v lbg="$(m $what.big.layer)" -v ls="$(m $what.small.layer)" \
+		-v sb="$(m $what.big.preload)" -v ss="$(m $what.small.preload)" 'BEGIN {
+		printf "| `cl_matmul 16 %d`, %s | %.1f | %.1f | %.1f | %+.2f | %+.2f |\n", n, lb, pb / 1e6, lbg / 1e6, sb / 1e6,
+			((lbg - ls) - (pb - ps)) / (n - 1) / 1e3, ((sb - ss) - (pb - ps)) / (n - 1) / 1e3
+		printf "| `cl_matmul 16 1`, %s (fixed start-up) | %.1f | %.1f (%+.1f) | %.1f (%+.1f) | | |\n", lb, ps / 1e6,
+			ls / 1e6, (ls - ps) / 1e6, ss / 1e6, (ss - ps) / 1e6 }'
+done
+if [ -n "$have_clpeak" ]; then
+	sid=$(sqlite3 "$tmp/bench.db" "SELECT MAX(session_id) FROM cl_commands")
+	nc=$(sqlite3 "$tmp/bench.db" "SELECT COUNT(*) FROM cl_commands WHERE session_id=$sid")
+	for what in a r; do
+		label=$([ $what = a ] && echo "program" || echo "agent run")
+		awk -v lb="$label" -v n="$nc" -v p="$(m $what.clpeak.plain)" -v l="$(m $what.clpeak.layer)" \
+			-v s="$(m $what.clpeak.preload)" 'BEGIN {
+			printf "| `clpeak --kernel-latency` (%d commands), %s | %.1f | %.1f (%.2fx) | %.1f (%.2fx) | %+.2f | %+.2f |\n",
+				n, lb, p / 1e6, l / 1e6, l / p, s / 1e6, s / p, (l - p) / n / 1e3, (s - p) / n / 1e3 }'
+	done
+	echo
+	echo "clpeak's per-command figures include the fixed start-up (its run has no 1-command twin)."
+fi
+dropped=$(sqlite3 "$tmp/bench.db" "SELECT COALESCE(MAX(dropped_before),0) FROM cl_commands")
+echo
+echo "Commands dropped by the layer during the benchmark: $dropped."

@@ -1,0 +1,132 @@
+/* An app that checks its own queue and event info (issue #41): queues made
+ * without profiling (clCreateCommandQueue with 0, ...WithProperties with no
+ * list, with an empty list and with CL_QUEUE_PROPERTIES 0), a kernel and a
+ * read on each with events, and every clGetCommandQueueInfo,
+ * clGetEventInfo and clGetEventProfilingInfo answer printed: error codes,
+ * sizes and values (handles as "same as the one made" or not). The output
+ * must not change under the capture library (test_opencl_info.c compares it
+ * with the plain run's). Usage: cl_info */
+#define CL_TARGET_OPENCL_VERSION 300
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#include <CL/cl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *src = "__kernel void one(__global int *a) { a[get_global_id(0)] = 1; }";
+
+static void queue_info(cl_command_queue q, cl_context ctx, cl_device_id dev)
+{
+	cl_context c = NULL;
+	cl_device_id d = NULL;
+	cl_uint refs = 0;
+	cl_command_queue_properties p = 0;
+	cl_queue_properties arr[32];
+	size_t n = 0;
+	cl_int rc = clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof(c), &c, &n);
+	printf("  queue context: %d size %zu %s\n", rc, n, c == ctx ? "same" : "other");
+	rc = clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof(d), &d, &n);
+	printf("  queue device: %d size %zu %s\n", rc, n, d == dev ? "same" : "other");
+	rc = clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT, sizeof(refs), &refs, &n);
+	printf("  queue refs: %d size %zu %u\n", rc, n, refs);
+	rc = clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof(p), &p, &n);
+	printf("  queue properties: %d size %zu 0x%llx\n", rc, n, (unsigned long long)p);
+	rc = clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, 0, NULL, &n);
+	printf("  queue properties size only: %d size %zu\n", rc, n);
+	rc = clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, 1, &p, NULL);
+	printf("  queue properties short buffer: %d\n", rc);
+	memset(arr, 0x5a, sizeof(arr));
+	rc = clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES_ARRAY, sizeof(arr), arr, &n);
+	printf("  queue properties array: %d size %zu:", rc, n);
+	for (size_t i = 0; rc == CL_SUCCESS && i < n / sizeof(arr[0]) && i < 32; i++)
+		printf(" 0x%llx", (unsigned long long)arr[i]);
+	printf("\n");
+	rc = clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES_ARRAY, 0, NULL, &n);
+	printf("  queue properties array size only: %d size %zu\n", rc, n);
+	rc = clGetCommandQueueInfo(q, 0x7fff, sizeof(p), &p, &n);
+	printf("  queue bad name: %d\n", rc);
+}
+
+static void event_info(cl_event e, cl_command_queue q, cl_context ctx)
+{
+	cl_command_queue eq = NULL;
+	cl_context c = NULL;
+	cl_command_type t = 0;
+	cl_int st = 0;
+	size_t n = 0;
+	cl_int rc = clGetEventInfo(e, CL_EVENT_COMMAND_QUEUE, sizeof(eq), &eq, &n);
+	printf("  event queue: %d size %zu %s\n", rc, n, eq == q ? "same" : "other");
+	rc = clGetEventInfo(e, CL_EVENT_CONTEXT, sizeof(c), &c, &n);
+	printf("  event context: %d size %zu %s\n", rc, n, c == ctx ? "same" : "other");
+	rc = clGetEventInfo(e, CL_EVENT_COMMAND_TYPE, sizeof(t), &t, &n);
+	printf("  event type: %d size %zu 0x%x\n", rc, n, t);
+	rc = clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st, &n);
+	printf("  event status: %d size %zu %d\n", rc, n, st);
+	/* CL_EVENT_REFERENCE_COUNT: only its size. PoCL's count varies from run to run by itself (it
+	 * keeps references while it retires a command: 1 or 3 right after clFinish, seen plainly). */
+	cl_uint refs = 0;
+	rc = clGetEventInfo(e, CL_EVENT_REFERENCE_COUNT, sizeof(refs), &refs, &n);
+	printf("  event refs: %d size %zu\n", rc, n);
+	static const cl_profiling_info what[] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
+						 CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END,
+						 CL_PROFILING_COMMAND_COMPLETE};
+	for (size_t i = 0; i < sizeof(what) / sizeof(what[0]); i++) {
+		cl_ulong v = 0;
+		n = 12345;
+		rc = clGetEventProfilingInfo(e, what[i], sizeof(v), &v, &n);
+		printf("  event profiling 0x%x: %d%s\n", what[i], rc,
+		       rc == CL_SUCCESS ? " (times)" : n == 12345 ? " (size untouched)" : " (size written)");
+	}
+}
+
+int main(void)
+{
+	cl_platform_id plat;
+	cl_device_id dev;
+	cl_int rc;
+	if (clGetPlatformIDs(1, &plat, NULL) != CL_SUCCESS || clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &dev, NULL) != CL_SUCCESS) {
+		fprintf(stderr, "cl_info: no OpenCL device\n");
+		return 1;
+	}
+	cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &rc);
+	cl_program prog = clCreateProgramWithSource(ctx, 1, &src, NULL, &rc);
+	if (!ctx || !prog || clBuildProgram(prog, 1, &dev, "", NULL, NULL) != CL_SUCCESS) {
+		fprintf(stderr, "cl_info: cannot build\n");
+		return 1;
+	}
+	cl_kernel k = clCreateKernel(prog, "one", &rc);
+	cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64 * sizeof(int), NULL, &rc);
+	clSetKernelArg(k, 0, sizeof(buf), &buf);
+	const cl_queue_properties empty[] = {0};
+	const cl_queue_properties zero[] = {CL_QUEUE_PROPERTIES, 0, 0};
+	const char *names[] = {"clCreateCommandQueue(0)", "WithProperties(NULL)", "WithProperties({0})",
+			       "WithProperties({PROPERTIES, 0})"};
+	for (int i = 0; i < 4; i++) {
+		cl_command_queue q =
+			i == 0 ? clCreateCommandQueue(ctx, dev, 0, &rc)
+			       : clCreateCommandQueueWithProperties(ctx, dev, i == 1 ? NULL : i == 2 ? empty : zero, &rc);
+		printf("%s: %d\n", names[i], rc);
+		if (!q)
+			continue;
+		queue_info(q, ctx, dev);
+		size_t g = 64;
+		int out[64];
+		cl_event ek = NULL, er = NULL;
+		rc = clEnqueueNDRangeKernel(q, k, 1, NULL, &g, NULL, 0, NULL, &ek);
+		printf(" kernel: %d\n", rc);
+		rc = clEnqueueReadBuffer(q, buf, CL_TRUE, 0, sizeof(out), out, 0, NULL, &er);
+		printf(" read: %d (out[63] = %d)\n", rc, out[63]);
+		clFinish(q);
+		event_info(ek, q, ctx);
+		event_info(er, q, ctx);
+		clReleaseEvent(ek);
+		clReleaseEvent(er);
+		clReleaseCommandQueue(q);
+	}
+	clReleaseMemObject(buf);
+	clReleaseKernel(k);
+	clReleaseProgram(prog);
+	clReleaseContext(ctx);
+	printf("cl_info: done\n");
+	return 0;
+}
