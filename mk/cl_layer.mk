@@ -21,8 +21,28 @@ CL_BRIDGE_SO := $(O)/lib/libprofcl_bridge.so
 CL_PIC_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -g -O2 -fPIC \
 	-fvisibility=hidden -fno-omit-frame-pointer $(if $(WERROR),-Werror) $(BOARD_CFLAGS)
 cl_pic_obj = $(patsubst %.c,$(O)/obj-pic/%.o,$(1))
+CL_LINK_LIBS := -lpthread -ldl
+CL_CHECK = @:
 
-$(O)/obj-pic/%.o: %.c
+# glibc boards (board.mk: BOARD_GLIBC_MAX, e.g. 2.17 for the Arndale's Linux 3.4-era userland):
+# every object binds only symbol versions that glibc has (a generated header of .symver
+# directives from the cross libc.so.6, forced in with -include; scripts/glibc-symver.sh), the
+# libraries name libpthread.so.0 and libdl.so.2 (where those calls lived before glibc 2.34),
+# and each link is checked: a library needing a newer version fails the build
+# (scripts/glibc-check.sh). The shim's own dlopen is left out (it defines it).
+ifneq ($(BOARD_GLIBC_MAX),)
+CL_GLIBC_SYMVER_H := $(O)/glibc-symver.h
+CL_GLIBC_LIBC := $(shell $(CC) -print-file-name=libc.so.6)
+$(CL_GLIBC_SYMVER_H): scripts/glibc-symver.sh board/$(BOARD)/board.mk
+	@mkdir -p $(dir $@)
+	@echo "  GEN     $@ (GLIBC_$(BOARD_GLIBC_MAX) or older)"
+	$(Q)scripts/glibc-symver.sh $(CROSS_COMPILE)objdump $(CL_GLIBC_LIBC) $(BOARD_GLIBC_MAX) dlopen >$@.tmp && mv $@.tmp $@
+CL_PIC_CFLAGS += -include $(CL_GLIBC_SYMVER_H)
+CL_LINK_LIBS := -Wl,--push-state,--no-as-needed -l:libpthread.so.0 -l:libdl.so.2 -Wl,--pop-state
+CL_CHECK = $(Q)scripts/glibc-check.sh $(CROSS_COMPILE)readelf $(BOARD_GLIBC_MAX) $@ || { rm -f $@; exit 1; }
+endif
+
+$(O)/obj-pic/%.o: %.c $(CL_GLIBC_SYMVER_H)
 	@mkdir -p $(dir $@)
 	@echo "  CC [pic] $<"
 	$(Q)$(CC) -MMD -MP $(CL_PIC_CFLAGS) -c $< -o $@
@@ -30,17 +50,20 @@ $(O)/obj-pic/%.o: %.c
 $(CL_LAYER_SO): $(call cl_pic_obj,$(CL_LAYER_COMMON) $(CL_LAYER_DIR)/entry_layer.c)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	$(Q)$(CC) -shared -Wl,--no-undefined -Wl,-soname,$(notdir $@) -o $@ $^ -lpthread -ldl
+	$(Q)$(CC) -shared -Wl,--no-undefined -Wl,-soname,$(notdir $@) -o $@ $^ $(CL_LINK_LIBS)
+	$(CL_CHECK)
 
 $(CL_PRELOAD_SO): $(call cl_pic_obj,$(CL_LAYER_COMMON) $(CL_LAYER_DIR)/entry_preload.c $(CL_LAYER_DIR)/dlopen.c)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	$(Q)$(CC) -shared -Wl,--no-undefined -Wl,-soname,$(notdir $@) -o $@ $^ -lpthread -ldl
+	$(Q)$(CC) -shared -Wl,--no-undefined -Wl,-soname,$(notdir $@) -o $@ $^ $(CL_LINK_LIBS)
+	$(CL_CHECK)
 
 # Its dependencies' order is the point: the shim first, libOpenCL.so.1 after.
 $(CL_BRIDGE_SO): $(call cl_pic_obj,$(CL_LAYER_DIR)/bridge.c) $(CL_PRELOAD_SO)
 	@echo "  LD      $@"
 	$(Q)$(CC) -shared -Wl,-soname,$(notdir $@) -Wl,--no-as-needed -o $@ $< $(CL_PRELOAD_SO) -l:libOpenCL.so.1
+	$(CL_CHECK)
 
 EXTRA_TARGETS += $(CL_LAYER_SO) $(CL_PRELOAD_SO) $(CL_BRIDGE_SO)
 
