@@ -36,8 +36,13 @@ CL_GLIBC_LIBC := $(shell $(CC) -print-file-name=libc.so.6)
 $(CL_GLIBC_SYMVER_H): scripts/glibc-symver.sh board/$(BOARD)/board.mk
 	@mkdir -p $(dir $@)
 	@echo "  GEN     $@ (GLIBC_$(BOARD_GLIBC_MAX) or older)"
-	$(Q)scripts/glibc-symver.sh $(CROSS_COMPILE)objdump $(CL_GLIBC_LIBC) $(BOARD_GLIBC_MAX) dlopen >$@.tmp && mv $@.tmp $@
+	$(Q)scripts/glibc-symver.sh $(CROSS_COMPILE)objdump $(CL_GLIBC_LIBC) $(BOARD_GLIBC_MAX) >$@.tmp && mv $@.tmp $@
 CL_PIC_CFLAGS += -include $(CL_GLIBC_SYMVER_H)
+# the shim defines dlopen itself: its file keeps the unversioned name
+$(O)/obj-pic/agent/cl_layer/layer/dlopen.o: CL_PIC_CFLAGS += -DPROF_SYMVER_KEEP_dlopen
+# the helper's own entry (glibc's crt1.o calls __libc_start_main@GLIBC_2.34)
+CL_HELPER_START := agent/cl_layer/helper/start.c
+CL_HELPER_LDFLAGS := -nostartfiles -no-pie
 CL_LINK_LIBS := -Wl,--push-state,--no-as-needed -l:libpthread.so.0 -l:libdl.so.2 -Wl,--pop-state
 CL_CHECK = $(Q)scripts/glibc-check.sh $(CROSS_COMPILE)readelf $(BOARD_GLIBC_MAX) $@ || { rm -f $@; exit 1; }
 endif
@@ -65,7 +70,18 @@ $(CL_BRIDGE_SO): $(call cl_pic_obj,$(CL_LAYER_DIR)/bridge.c) $(CL_PRELOAD_SO)
 	$(Q)$(CC) -shared -Wl,-soname,$(notdir $@) -Wl,--no-as-needed -o $@ $< $(CL_PRELOAD_SO) -l:libOpenCL.so.1
 	$(CL_CHECK)
 
-EXTRA_TARGETS += $(CL_LAYER_SO) $(CL_PRELOAD_SO) $(CL_BRIDGE_SO)
+# The OpenCL helper of static musl agents (agent/cl_layer/helper/main.c): the agent's own
+# discovery code, built like the libraries for the board's C library, dynamically linked.
+CL_HELPER := $(O)/lib/prof-clhelper
+$(CL_HELPER): agent/cl_layer/helper/main.c agent/opencl_discover.c agent/opencl_probe.h $(CONFIG_H) \
+		$(CL_GLIBC_SYMVER_H) $(CL_HELPER_START)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@ (OpenCL helper)"
+	$(Q)$(CC) $(filter-out -fvisibility=hidden -fPIC,$(CL_PIC_CFLAGS)) -I$(O)/include -Iagent $(CL_HELPER_LDFLAGS) -o $@ \
+		$(CL_HELPER_START) agent/cl_layer/helper/main.c agent/opencl_discover.c $(CL_LINK_LIBS)
+	$(CL_CHECK)
+
+EXTRA_TARGETS += $(CL_LAYER_SO) $(CL_PRELOAD_SO) $(CL_BRIDGE_SO) $(CL_HELPER)
 
 -include $(shell find $(O)/obj-pic -name '*.d' 2>/dev/null)
 
