@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Deploy the profiler to an Arndale Octa: the static agent, the OpenCL capture libraries (glibc
-# <= 2.17), and a service that runs `prof-agent record` continuously (board/prof-agent-run.sh).
+# Deploy the profiler to an Arndale Octa: the static agent, the OpenCL capture libraries and the
+# agent's OpenCL helper prof-clhelper (glibc <= 2.17), and a service that runs `prof-agent record` continuously (board/prof-agent-run.sh).
 #
 #   board/arndale-octa/deploy.sh ssh USER@BOARD [OPTIONS]   Linux userland, over ssh (root)
 #   board/arndale-octa/deploy.sh root DIR [OPTIONS]         into DIR standing for the board's /
@@ -10,7 +10,7 @@
 #          --token-file), --agent-id ID (default: the board's machine id), --gpu auto|yes|no
 #          (default auto: --gpu where /dev/mali0 exists), --no-service (files only)
 # Installs (Linux): /usr/local/bin/prof-agent, /usr/local/lib/prof-agent/{libprofcl_layer.so,
-# libprofcl_preload.so,libprofcl_bridge.so,prof-agent-run}, /etc/default/prof-agent (settings),
+# libprofcl_preload.so,libprofcl_bridge.so,prof-clhelper,prof-agent-run}, /etc/default/prof-agent (settings),
 # /etc/prof-agent/token (0600), /etc/init.d/prof-agent (+ rc?.d links) and
 # /etc/systemd/system/prof-agent.service; ssh then enables and (re)starts the service.
 # Build first: make BOARD=arndale-octa. Every remote step has a time bound.
@@ -59,13 +59,14 @@ settings() { # $1: the board's paths prefix (Linux: none; Android: /data/local/t
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 if [ "$mode" != adb ]; then
-	for l in libprofcl_layer.so libprofcl_preload.so libprofcl_bridge.so; do
+	for l in libprofcl_layer.so libprofcl_preload.so libprofcl_bridge.so prof-clhelper; do
 		[ -f "$cl_lib_dir/$l" ] || { echo "deploy: no $cl_lib_dir/$l: run make BOARD=arndale-octa first" >&2; exit 1; }
 	done
 	install -D -m 0755 "$agent" "$stage/usr/local/bin/prof-agent"
 	install -d -m 0755 "$stage/usr/local/lib/prof-agent" "$stage/var/spool/prof-agent"
 	install -m 0644 "$cl_lib_dir"/libprofcl_{layer,preload,bridge}.so "$stage/usr/local/lib/prof-agent/"
 	install -m 0755 "$here/../prof-agent-run.sh" "$stage/usr/local/lib/prof-agent/prof-agent-run"
+	install -m 0755 "$cl_lib_dir/prof-clhelper" "$stage/usr/local/lib/prof-agent/prof-clhelper"
 	if [ "$service" = 1 ]; then
 		install -D -m 0755 "$here/prof-agent.init" "$stage/etc/init.d/prof-agent"
 		install -D -m 0644 "$here/prof-agent.service" "$stage/etc/systemd/system/prof-agent.service"
@@ -105,8 +106,8 @@ ssh)
 		 /usr/local/bin/prof-agent --features && $start"
 	;;
 adb)
-	# Android 4.2's apps are bionic: the glibc capture libraries cannot load there (not copied);
-	# `prof-agent run` on an app still counts and samples it.
+	# Android 4.2's apps are bionic: the glibc capture libraries and helper cannot load there (not
+	# copied); `prof-agent run` on an app still counts and samples it.
 	command -v adb >/dev/null || { echo "deploy: no adb (apt-get install adb)" >&2; exit 1; }
 	d=/data/local/tmp/prof-agent
 	settings "$d" >"$stage/prof-agent.conf"

@@ -110,6 +110,7 @@ static void test_board_deploy_service_records_restarts_rotates(void **state)
 	static const char *const files[] = {"usr/local/bin/prof-agent", "usr/local/lib/prof-agent/libprofcl_layer.so",
 					    "usr/local/lib/prof-agent/libprofcl_preload.so",
 					    "usr/local/lib/prof-agent/libprofcl_bridge.so",
+					    "usr/local/lib/prof-agent/prof-clhelper",
 					    "usr/local/lib/prof-agent/prof-agent-run", "etc/init.d/prof-agent",
 					    "etc/rc2.d/S99prof-agent", "etc/systemd/system/prof-agent.service",
 					    "etc/default/prof-agent", "etc/prof-agent/token"};
