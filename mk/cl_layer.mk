@@ -83,6 +83,51 @@ $(CL_HELPER): agent/cl_layer/helper/main.c agent/opencl_discover.c agent/opencl_
 
 EXTRA_TARGETS += $(CL_LAYER_SO) $(CL_PRELOAD_SO) $(CL_BRIDGE_SO) $(CL_HELPER)
 
+# Android (board.mk: BOARD_BIONIC_API, _ARCH, _TARGET): the capture libraries for bionic apps,
+# built with clang against bionic's headers and a stub sysroot of its public API
+# (scripts/bionic-stubs.sh), no NDK (Debian packages none) and no glibc crt files
+# (layer/bionic_crt.c gives atexit and __dso_handle), checked by scripts/bionic-check.sh. Needs
+# an Android bionic tree: make BOARD=android-arm64 BIONIC_SRC=DIR bionic-libs
+# (git clone -b android-14.0.0_r1 https://android.googlesource.com/platform/bionic DIR).
+ifneq ($(BOARD_BIONIC_API),)
+BIONIC_O := $(O)/bionic
+BIONIC_LIB := $(O)/lib-bionic
+BIONIC_CFLAGS = --target=$(BOARD_BIONIC_TARGET)$(BOARD_BIONIC_API) -fno-emulated-tls -nostdinc \
+	-isystem $(shell clang -print-resource-dir)/include -isystem $(BIONIC_SRC)/libc/include \
+	-isystem $(BIONIC_SRC)/libc/kernel/uapi -isystem $(BIONIC_SRC)/libc/kernel/uapi/asm-$(BOARD_BIONIC_ARCH) \
+	-isystem $(BIONIC_SRC)/libc/kernel/android/uapi -isystem $(BIONIC_O)/cl -std=c11 -D_GNU_SOURCE -fPIC -O2 -g \
+	-Wall -Wextra -Wno-unused-parameter -fvisibility=hidden $(if $(WERROR),-Werror)
+BIONIC_LDFLAGS := -shared --no-undefined -z noexecstack --hash-style=both -z max-page-size=16384
+bionic_obj = $(patsubst %.c,$(BIONIC_O)/obj/%.o,$(1))
+BIONIC_COMMON := $(CL_LAYER_COMMON) $(CL_LAYER_DIR)/bionic_crt.c
+$(BIONIC_O)/stubs/.stamp: scripts/bionic-stubs.sh scripts/bionic-symbols.sh board/$(BOARD)/board.mk
+	@test -f "$(BIONIC_SRC)/libc/libc.map.txt" || { echo "bionic-libs: set BIONIC_SRC to an Android bionic tree"; exit 1; }
+	@echo "  STUBS   $(BIONIC_O)/stubs (bionic API $(BOARD_BIONIC_API), $(BOARD_BIONIC_ARCH))"
+	$(Q)scripts/bionic-stubs.sh $(BOARD_BIONIC_TARGET)$(BOARD_BIONIC_API) $(BOARD_BIONIC_ARCH) $(BOARD_BIONIC_API) \
+		$(BIONIC_SRC) $(BIONIC_O)/stubs $(CROSS_COMPILE)ld
+	$(Q)mkdir -p $(BIONIC_O)/cl && ln -sfn /usr/include/CL $(BIONIC_O)/cl/CL
+	@touch $@
+$(BIONIC_O)/obj/%.o: %.c $(BIONIC_O)/stubs/.stamp $(CONFIG_H)
+	@mkdir -p $(dir $@)
+	@echo "  CC [bionic] $<"
+	$(Q)clang -MMD -MP $(BIONIC_CFLAGS) -Iagent -Iagent/cl_layer -I$(O)/include -c $< -o $@
+BIONIC_CHECK = $(Q)scripts/bionic-check.sh $(CROSS_COMPILE)readelf $(BOARD_BIONIC_API) $(BIONIC_O)/stubs/api.txt $@ || \
+	{ rm -f $@; exit 1; }
+$(BIONIC_LIB)/libprofcl_layer.so: $(call bionic_obj,$(BIONIC_COMMON) $(CL_LAYER_DIR)/entry_layer.c)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@ (bionic)"
+	$(Q)$(CROSS_COMPILE)ld $(BIONIC_LDFLAGS) -soname $(notdir $@) -o $@ $^ $(BIONIC_O)/stubs/libc.so $(BIONIC_O)/stubs/libdl.so
+	$(BIONIC_CHECK)
+$(BIONIC_LIB)/libprofcl_preload.so: $(call bionic_obj,$(BIONIC_COMMON) $(CL_LAYER_DIR)/entry_preload.c $(CL_LAYER_DIR)/dlopen.c)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@ (bionic)"
+	$(Q)$(CROSS_COMPILE)ld $(BIONIC_LDFLAGS) -soname $(notdir $@) -o $@ $^ $(BIONIC_O)/stubs/libc.so $(BIONIC_O)/stubs/libdl.so
+	$(BIONIC_CHECK)
+.PHONY: bionic-libs
+bionic-libs: $(BIONIC_LIB)/libprofcl_layer.so $(BIONIC_LIB)/libprofcl_preload.so
+-include $(shell find $(BIONIC_O)/obj -name '*.d' 2>/dev/null)
+endif
+
 -include $(shell find $(O)/obj-pic -name '*.d' 2>/dev/null)
 
 endif

@@ -8,6 +8,7 @@
 # level from its name or tag) and those for the platform only (apex, llndk, systemapi).
 #
 #   bionic-symbols.sh ARCH API MAP...      ARCH: arm, arm64, x86, x86_64, riscv64
+# BIONIC_KIND=1: "name var" or "name func" (for stub libraries, scripts/bionic-stubs.sh)
 set -euo pipefail
 arch=$1 api=$2
 shift 2
@@ -47,5 +48,5 @@ function tags(c, base,   n, t, i, lv, archs, mine, kv) {
 	name = $1; sub(/;.*/, "", name)
 	c = ""; if (index($0, "#")) c = substr($0, index($0, "#") + 1)
 	lv = tags(c, base)
-	if (lv >= 0 && lv <= api) print name
-}' "$@" | sort -u
+	if (lv >= 0 && lv <= api) print name (kind ? (c ~ /(^|[ \t])var([ \t]|$)/ ? " var" : " func") : "")
+}' kind="${BIONIC_KIND:-}" "$@" | sort -u

@@ -6,7 +6,8 @@
 #
 # Pushes to /data/local/tmp/prof-agent/: the agent (build/android-arm64/agent.stripped), the
 # runner (board/prof-agent-run.sh: `prof-agent record -a`, restarted when it exits, --gpu where
-# /dev/mali0 exists, log rotated by size), its settings prof-agent.conf (collector, token, agent
+# /dev/mali0 exists, log rotated by size), the bionic capture libraries (lib/, where built:
+# bionic-libs), its settings prof-agent.conf (collector, token, agent
 # id: empty = the phone's serial, getprop ro.serialno) and the token (0600); runs `prof-agent
 # --features` as root (adb root on userdebug/eng builds, else su -c). The service itself is
 # prof-agent.rc (init restarts it; needs a writable /system or /vendor, see the file).
@@ -61,6 +62,14 @@ timeout 30 "${adb[@]}" shell mkdir -p "$d/spool"
 timeout 120 "${adb[@]}" push "$agent" "$d/prof-agent"
 timeout 30 "${adb[@]}" push "$here/../prof-agent-run.sh" "$d/prof-agent-run"
 [ -n "$collector" ] && timeout 30 "${adb[@]}" push "$conf" "$d/prof-agent.conf"
+# the bionic capture libraries, where built (make BOARD=android-arm64 BIONIC_SRC=DIR bionic-libs)
+bionic=${BIONIC_LIB_DIR:-$top/build/android-arm64/lib-bionic}
+if [ -f "$bionic/libprofcl_preload.so" ]; then
+	timeout 30 "${adb[@]}" shell mkdir -p "$d/lib"
+	timeout 60 "${adb[@]}" push "$bionic/libprofcl_preload.so" "$bionic/libprofcl_layer.so" "$d/lib/"
+else
+	echo "deploy: no bionic capture libraries ($bionic): OpenCL apps are not traced (board/README.md)" >&2
+fi
 [ -n "$token" ] && timeout 30 "${adb[@]}" push "$token" "$d/token"
 as_root 30 "chmod 755 $d/prof-agent $d/prof-agent-run; chmod 600 $d/token 2>/dev/null; true"
 as_root 60 "$d/prof-agent --features"
