@@ -56,7 +56,7 @@ stop='' child=''
 mkdir -p "$r$SPOOL" "$(dirname "$r$LOG")"
 # the log is checked every LOG_CHECK_S by a helper (a loop of sleep: no process stays between checks)
 (
-	trap 'exit 0' TERM
+	trap 'kill $! 2>/dev/null; exit 0' TERM # with its sleep
 	while :; do
 		sleep "$LOG_CHECK_S" &
 		wait $!
