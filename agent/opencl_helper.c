@@ -20,7 +20,7 @@ void opencl_helper_exec(int fd, const char *mode, char *status, size_t len)
 		if (i == 0 && env && *env)
 			snprintf(path, sizeof(path), "%s", env);
 		else if (i > 0 && slash)
-			snprintf(path, sizeof(path), "%s/%sprof-clhelper", exe, i == 1 ? "" : "../lib/prof-agent/");
+			snprintf(path, sizeof(path), "%s/%sprof-clhelper", exe, i == 1 ? "" : "../lib/profcl/");
 		else
 			continue;
 		if (dup2(fd, STDOUT_FILENO) < 0)
@@ -30,6 +30,6 @@ void opencl_helper_exec(int fd, const char *mode, char *status, size_t len)
 		err = errno;
 	}
 	snprintf(status, len, "libOpenCL.so.1 not loadable: static musl agent, no helper prof-clhelper beside it or in "
-			      "../lib/prof-agent (%s)",
+			      "../lib/profcl (%s)",
 		 tried ? strerror(err) : "not found");
 }

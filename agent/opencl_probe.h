@@ -40,7 +40,7 @@ void opencl_probe_fill(struct opencl_probe *p);
 
 /* Static musl agents (no dlopen): in the probe's child, exec the helper `prof-clhelper MODE`
  * (agent/cl_layer/helper/) with its stdout on fd; it writes what the child would have. Found
- * as $PROF_CLHELPER, else next to the agent, else in ../lib/prof-agent/ from it. Returns only
+ * as $PROF_CLHELPER, else next to the agent, else in ../lib/profcl/ from it. Returns only
  * when no helper could be executed, the reason in status (opencl_helper.c). */
 void opencl_helper_exec(int fd, const char *mode, char *status, size_t len);
 

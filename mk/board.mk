@@ -252,7 +252,7 @@ ifneq ($(BOARD_GLIBC_MAX)$(BOARD_QEMU_USER),)
 BOARD_OPENCL := $(if $(and $(BOARD_GLIBC_MAX),$(BOARD_QEMU_USER),$(filter y,$(CONFIG_AGENT_OPENCL))),board-opencl)
 endif
 board-opencl: $(AGENT_STRIPPED) $(addprefix $(O)/lib/,libprofcl_layer.so libprofcl_preload.so prof-clhelper)
-	$(Q)OUT=$(O) DEB_ARCH=$(BOARD_DEB_ARCH) QEMU_USER=$(BOARD_QEMU_USER) TRIPLET=$(patsubst %-,%,$(CROSS_COMPILE)) \
+	$(Q)OUT=$(O) DEB_ARCH=$(BOARD_DEB_ARCH) QEMU_USER=$(BOARD_QEMU_USER) TRIPLET=$(patsubst %-,%,$(CROSS_COMPILE)) GLIBC_MAX=$(BOARD_GLIBC_MAX) \
 	  scripts/board-opencl.sh
 
 # ---------------------------------------------------------------- per board and all boards

@@ -8,10 +8,12 @@
 #   opencl_preload_{loaded,unchanged}  clinfo (third-party) with the board's LD_PRELOAD shim: the
 #                            board's loader runs it (symbol versions accepted), same output
 #   opencl_layer_{loaded,unchanged}    the same with the board's layer (OPENCL_LAYERS, ocl-icd)
+#   glibc_check_refuses_newer, glibc_symver_binds_older: scripts/glibc-check.sh refuses a library
+#                            built as glibc 2.36's headers bind it, passes it built with the header
 # qemu-user has no binfmt here: the helper is executed through a wrapper that starts it under
-# qemu (PROF_CLHELPER); on the board the agent finds it beside itself or in ../lib/prof-agent.
+# qemu (PROF_CLHELPER); on the board the agent finds it beside itself or in ../lib/profcl.
 #
-#   OUT=build/<b> DEB_ARCH=armhf QEMU_USER=qemu-arm-static TRIPLET=arm-linux-gnueabihf board-opencl.sh
+#   OUT=build/<b> DEB_ARCH=armhf QEMU_USER=qemu-arm-static TRIPLET=arm-linux-gnueabihf GLIBC_MAX=2.17 board-opencl.sh
 set -uo pipefail
 : "${OUT:?}" "${DEB_ARCH:?}" "${QEMU_USER:?}" "${TRIPLET:?}"
 out=$(cd "$OUT" && pwd)
@@ -55,5 +57,20 @@ check opencl_layer_loaded $? "ocl-icd did not load $out/lib/$lib"
 run_clinfo OPENCL_LAYERS="$out/lib/libprofcl_layer.so" >"$tmp/layer"
 cmp -s "$tmp/plain" "$tmp/layer"
 check opencl_layer_unchanged $? "$(diff "$tmp/plain" "$tmp/layer" | head -5)"
-echo "board-opencl: $((6 - fails)) of 6 passed in $(($(date +%s) - t0)) s ($(wc -l <"$tmp/plain") lines of clinfo)"
+# the build's glibc check itself: a library calling pthread_create and dlsym as glibc 2.36's
+# headers bind them is refused (GLIBC_2.34), the same source with the generated header passes
+max=${GLIBC_MAX:-2.17}
+cat >"$tmp/newer.c" <<'SRC'
+#include <dlfcn.h>
+#include <pthread.h>
+static void *f(void *a) { return a; }
+int probe(const char *p) { pthread_t t; return pthread_create(&t, 0, f, 0) + !dlsym(0, p); }
+SRC
+link() { "$TRIPLET-gcc" -shared -fPIC -O2 "$@" -o "$tmp/newer.so" "$tmp/newer.c" -Wl,--no-as-needed -l:libpthread.so.0 -l:libdl.so.2; }
+link && ! scripts/glibc-check.sh "$TRIPLET-readelf" "$max" "$tmp/newer.so" 2>"$tmp/gc.err" &&
+	grep -q 'pthread_create' "$tmp/gc.err"
+check glibc_check_refuses_newer $? "$(cat "$tmp/gc.err")"
+link -include "$out/glibc-symver.h" && scripts/glibc-check.sh "$TRIPLET-readelf" "$max" "$tmp/newer.so" 2>"$tmp/gc.err"
+check glibc_symver_binds_older $? "$(cat "$tmp/gc.err")"
+echo "board-opencl: $((8 - fails)) of 8 passed in $(($(date +%s) - t0)) s ($(wc -l <"$tmp/plain") lines of clinfo)"
 [ $fails = 0 ]

@@ -9,7 +9,7 @@
 # OPTIONS: --collector HOST:PORT (required the first time), --token-file FILE (the collector's
 #          --token-file), --agent-id ID (default: the board's machine id), --gpu auto|yes|no
 #          (default auto: --gpu where /dev/mali0 exists), --no-service (files only)
-# Installs (Linux): /usr/local/bin/prof-agent, /usr/local/lib/prof-agent/{libprofcl_layer.so,
+# Installs (Linux): /usr/local/bin/prof-agent, /usr/local/lib/profcl/{libprofcl_layer.so,
 # libprofcl_preload.so,libprofcl_bridge.so,prof-clhelper,prof-agent-run}, /etc/default/prof-agent (settings),
 # /etc/prof-agent/token (0600), /etc/init.d/prof-agent (+ rc?.d links) and
 # /etc/systemd/system/prof-agent.service; ssh then enables and (re)starts the service.
@@ -63,10 +63,10 @@ if [ "$mode" != adb ]; then
 		[ -f "$cl_lib_dir/$l" ] || { echo "deploy: no $cl_lib_dir/$l: run make BOARD=arndale-octa first" >&2; exit 1; }
 	done
 	install -D -m 0755 "$agent" "$stage/usr/local/bin/prof-agent"
-	install -d -m 0755 "$stage/usr/local/lib/prof-agent" "$stage/var/spool/prof-agent"
-	install -m 0644 "$cl_lib_dir"/libprofcl_{layer,preload,bridge}.so "$stage/usr/local/lib/prof-agent/"
-	install -m 0755 "$here/../prof-agent-run.sh" "$stage/usr/local/lib/prof-agent/prof-agent-run"
-	install -m 0755 "$cl_lib_dir/prof-clhelper" "$stage/usr/local/lib/prof-agent/prof-clhelper"
+	install -d -m 0755 "$stage/usr/local/lib/profcl" "$stage/var/spool/prof-agent"
+	install -m 0644 "$cl_lib_dir"/libprofcl_{layer,preload,bridge}.so "$stage/usr/local/lib/profcl/"
+	install -m 0755 "$here/../prof-agent-run.sh" "$stage/usr/local/lib/profcl/prof-agent-run"
+	install -m 0755 "$cl_lib_dir/prof-clhelper" "$stage/usr/local/lib/profcl/prof-clhelper"
 	if [ "$service" = 1 ]; then
 		install -D -m 0755 "$here/prof-agent.init" "$stage/etc/init.d/prof-agent"
 		install -D -m 0644 "$here/prof-agent.service" "$stage/etc/systemd/system/prof-agent.service"

@@ -107,11 +107,11 @@ static void test_board_deploy_service_records_restarts_rotates(void **state)
 				 "--token-file %s",
 			    bin, lib, src, root, e->coll, token),
 			 0);
-	static const char *const files[] = {"usr/local/bin/prof-agent", "usr/local/lib/prof-agent/libprofcl_layer.so",
-					    "usr/local/lib/prof-agent/libprofcl_preload.so",
-					    "usr/local/lib/prof-agent/libprofcl_bridge.so",
-					    "usr/local/lib/prof-agent/prof-clhelper",
-					    "usr/local/lib/prof-agent/prof-agent-run", "etc/init.d/prof-agent",
+	static const char *const files[] = {"usr/local/bin/prof-agent", "usr/local/lib/profcl/libprofcl_layer.so",
+					    "usr/local/lib/profcl/libprofcl_preload.so",
+					    "usr/local/lib/profcl/libprofcl_bridge.so",
+					    "usr/local/lib/profcl/prof-clhelper",
+					    "usr/local/lib/profcl/prof-agent-run", "etc/init.d/prof-agent",
 					    "etc/rc2.d/S99prof-agent", "etc/systemd/system/prof-agent.service",
 					    "etc/default/prof-agent", "etc/prof-agent/token"};
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
