@@ -171,10 +171,52 @@ static void test_board_deploy_service_records_restarts_rotates(void **state)
 	assert_true(tp_file_count(alog, " 0 spooled (unacked), 0 dropped") >= 1); /* the agent flushed on stop */
 }
 
+static int64_t serial_sessions(const struct tp_env *e)
+{
+	return tp_db_int(e->db, "SELECT COUNT(*) FROM sessions WHERE agent_id='R58M12ABCDE'");
+}
+
+/* A board without a machine id (Android): the runner takes the serial from `getprop ro.serialno`.
+ * The getprop here is a double of Android's (system/core/toolbox/getprop.cpp, toybox getprop:
+ * the property's value and a newline; "" for an unknown one). */
+static void test_board_runner_android_serial_as_agent_id(void **state)
+{
+	struct tp_env *e = *state;
+	if (geteuid() != 0) {
+		fprintf(stderr, "skipped: the service samples the whole system (agent record -a): needs root\n");
+		skip();
+	}
+	const char *src = getenv("PROF_SRC_DIR") ? getenv("PROF_SRC_DIR") : ".";
+	char root[300], log[300], bin[256], lib[256], fake[300];
+	tp_env_path(e, "root", root, sizeof(root));
+	tp_env_path(e, "deploy.log", log, sizeof(log));
+	tp_env_path(e, "fakebin", fake, sizeof(fake));
+	assert_int_equal(tp_env_start_collector(e, 0, NULL), 0);
+	tp_bin("agent", bin, sizeof(bin));
+	tp_bin("lib", lib, sizeof(lib));
+	assert_int_equal(sh(log, "AGENT=%s CL_LIB_DIR=%s %s/board/arndale-octa/deploy.sh root %s --collector %s", bin,
+			    lib, src, root, e->coll),
+			 0);
+	assert_int_equal(sh(log, "mkdir -p %s && printf '#!/bin/sh\n[ \"$1\" = ro.serialno ] && echo R58M12ABCDE || echo\n' "
+				 ">%s/getprop && chmod +x %s/getprop",
+			    fake, fake, fake),
+			 0);
+	assert_int_equal(sh(log, "PATH=%s:$PATH PROF_ROOT=%s %s/etc/init.d/prof-agent start", fake, root, root), 0);
+	int64_t n = await(e, serial_sessions, 1, 60000);
+	char alog[512];
+	snprintf(alog, sizeof(alog), "%s/var/log/prof-agent.log", root);
+	if (n < 1)
+		tp_dump_file(alog);
+	assert_true(sh(log, "PROF_ROOT=%s %s/etc/init.d/prof-agent stop", root, root) == 0);
+	assert_int_equal(n, 1);
+	assert_true(tp_file_count(alog, "agent id 'R58M12ABCDE'") == 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_board_deploy_service_records_restarts_rotates, setup, tp_env_free),
+	    cmocka_unit_test_setup_teardown(test_board_runner_android_serial_as_agent_id, setup, tp_env_free),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
