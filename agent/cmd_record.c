@@ -10,6 +10,7 @@
 #include "cli_opts.h"
 #include "commands.h"
 #include "frame.h"
+#include "gpu/gpu_cli.h"
 #include "kallsyms.h"
 #include "log.h"
 #include "net.h"
@@ -26,7 +27,7 @@
 static const char record_usage[] =
 	"usage: agent record --collector HOST:PORT [-p PID | -a | -- CMD [ARGS...]] [-F HZ] [-g]\n"
 	"                    [--backend auto|bpf|ring] [-e EVENT] [-I MS] [--duration S] [--spool DIR]\n"
-	"                    [--spool-max MB] [--agent-id ID] [--flush-timeout S] [-v|-q]\n"
+	"                    [--spool-max MB] [--agent-id ID] [--flush-timeout S] [--gpu] [-v|-q]\n"
 	"\n"
 	"Samples where a target spends its CPU time and streams per-interval aggregates.\n"
 	"  -F HZ                  samples per second of CPU time (default 499, max 100000)\n"
@@ -39,6 +40,7 @@ static const char record_usage[] =
 
 struct record_cmd {
 	struct agent_cli cli;
+	struct gpu_cli gpu; /* --gpu: Mali counters in the same session, as agent stat */
 	unsigned freq;
 	bool callgraph;
 	int backend; /* enum sampler_backend */
@@ -51,6 +53,9 @@ struct record_cmd {
 static int record_option(void *ctx, int opt, const char *arg)
 {
 	struct record_cmd *c = ctx;
+	int g = gpu_cli_option(&c->gpu, opt, arg);
+	if (g <= 0 || g == EXIT_USAGE)
+		return g;
 	switch (opt) {
 	case OPT_FREQ:
 		return agent_cli_freq(arg, &c->freq);
@@ -82,10 +87,12 @@ int cmd_record(int argc, char **argv)
 		{"event", required_argument, NULL, OPT_EVENT},
 		{"interval", required_argument, NULL, OPT_INTERVAL},
 		{"backend", required_argument, NULL, OPT_BACKEND},
+		GPU_CLI_OPTIONS,
 		{NULL, 0, NULL, 0},
 	};
-	char usage[4096];
-	snprintf(usage, sizeof(usage), "%s%s%s", record_usage, agent_cli_target_help, agent_cli_common_help);
+	char usage[6144];
+	snprintf(usage, sizeof(usage), "%s%s%s%s", record_usage, gpu_cli_help, agent_cli_target_help,
+		 agent_cli_common_help);
 	c->freq = 499;
 	c->interval_ms = 1000;
 	c->cli.need_target = true;
@@ -144,11 +151,13 @@ int cmd_record(int argc, char **argv)
 	sampler_loop_source(c->sp, &src);
 	if (session_attach(c->s, l) < 0 || target_attach(t, l) < 0 || loop_add(l, &src) < 0)
 		goto out;
+	gpu_cli_start(&c->gpu, c->s, l);
 	rc = loop_run(l);
 	uint64_t end_ns = clock_mono_ns();
 	if (session_fatal(c->s) || rc < 0)
 		goto out;
 	sampler_flush(c->sp, end_ns); /* the last partial interval */
+	gpu_cli_finish(&c->gpu);
 	struct sampler_stats st;
 	sampler_get_stats(c->sp, &st);
 	char evname[64];
@@ -164,9 +173,11 @@ int cmd_record(int argc, char **argv)
 		evname, st.freq_hz, sampler_backend_name(used),
 		(unsigned long long)st.lost, (unsigned long long)st.records, (unsigned long long)st.keys,
 		(unsigned long long)st.mappings, (unsigned long long)st.stacks);
+	gpu_cli_print_summary(&c->gpu, stderr);
 	session_print_summary(c->s, stderr);
 	exit_code = agent_cli_exit_status(c->s, target_exit_code(t));
 out:
+	gpu_cli_close(&c->gpu);
 	sampler_close(c->sp);
 	session_close(c->s);
 	loop_destroy(l);

@@ -34,6 +34,16 @@ struct opencl_probe {
  * -errno on failure; p->status says it in words. timeout_ms bounds the child. */
 int opencl_probe_run(struct opencl_probe *p, int timeout_ms);
 
+/* The discovery itself, in this process (opencl_discover.c): what the probe's child, or the
+ * board-libc helper prof-clhelper, runs. */
+void opencl_probe_fill(struct opencl_probe *p);
+
+/* Static musl agents (no dlopen): in the probe's child, exec the helper `prof-clhelper MODE`
+ * (agent/cl_layer/helper/) with its stdout on fd; it writes what the child would have. Found
+ * as $PROF_CLHELPER, else next to the agent, else in ../lib/profcl/ from it. Returns only
+ * when no helper could be executed, the reason in status (opencl_helper.c). */
+void opencl_helper_exec(int fd, const char *mode, char *status, size_t len);
+
 /* dlopen("libOpenCL.so.1") for the probe and for calibration (CONFIG_AGENT_OPENCL
  * only). NULL on failure, with the reason in err: the library's absence, or
  * that this agent is a static musl build, which cannot load libraries. */

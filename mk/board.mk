@@ -36,7 +36,7 @@ STRIP := $(CROSS_COMPILE)strip
 READELF := $(CROSS_COMPILE)readelf
 AGENT_STRIPPED := $(O)/agent.stripped
 
-.PHONY: board-size board-unit board-guest board-test board-check board-check-all
+.PHONY: board-size board-unit board-guest board-test board-check board-check-all board-opencl
 
 # A cross board without its toolchain: say what to run (make deps/check install it first).
 ifneq ($(CROSS_COMPILE),)
@@ -245,11 +245,22 @@ board-test:
 	@exit 2
 endif
 
+# ---------------------------------------------------------------- OpenCL on a glibc board (issue 35)
+# Debian's PoCL + clinfo of the board's architecture under qemu-user: the static agent's
+# helper, the capture libraries bound to GLIBC_$(BOARD_GLIBC_MAX) (scripts/board-opencl.sh).
+ifneq ($(BOARD_GLIBC_MAX)$(BOARD_QEMU_USER),)
+BOARD_OPENCL := $(if $(and $(BOARD_GLIBC_MAX),$(BOARD_QEMU_USER),$(filter y,$(CONFIG_AGENT_OPENCL))),board-opencl)
+endif
+board-opencl: $(AGENT_STRIPPED) $(addprefix $(O)/lib/,libprofcl_layer.so libprofcl_preload.so prof-clhelper)
+	$(Q)OUT=$(O) DEB_ARCH=$(BOARD_DEB_ARCH) QEMU_USER=$(BOARD_QEMU_USER) TRIPLET=$(patsubst %-,%,$(CROSS_COMPILE)) GLIBC_MAX=$(BOARD_GLIBC_MAX) \
+	  scripts/board-opencl.sh
+
 # ---------------------------------------------------------------- per board and all boards
 board-check: deps
-	@echo "== board $(BOARD): -Werror build, size$(if $(BOARD_QEMU_USER), + unit suites under $(BOARD_QEMU_USER))$(if $(QEMU_SYSTEM), + emulated board test) =="
+	@echo "== board $(BOARD): -Werror build, size$(if $(BOARD_QEMU_USER), + unit suites under $(BOARD_QEMU_USER))$(if $(BOARD_OPENCL), + OpenCL under $(BOARD_QEMU_USER))$(if $(QEMU_SYSTEM), + emulated board test) =="
 	$(Q)$(MAKE) --no-print-directory WERROR=1 all board-size
 	$(if $(BOARD_QEMU_USER),$(Q)$(MAKE) --no-print-directory WERROR=1 board-unit)
+	$(if $(BOARD_OPENCL),$(Q)$(MAKE) --no-print-directory WERROR=1 board-opencl)
 	$(if $(QEMU_SYSTEM),$(Q)$(MAKE) --no-print-directory WERROR=1 board-test)
 
 # Real boards: deps, -Werror build and size; emulated boards: the whole board-check.

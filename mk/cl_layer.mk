@@ -22,8 +22,33 @@ CL_BRIDGE_SO := $(O)/lib/libprofcl_bridge.so
 CL_PIC_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -g -O2 -fPIC \
 	-fvisibility=hidden -fno-omit-frame-pointer $(if $(WERROR),-Werror) $(BOARD_CFLAGS)
 cl_pic_obj = $(patsubst %.c,$(O)/obj-pic/%.o,$(1))
+CL_LINK_LIBS := -lpthread -ldl
+CL_CHECK = @:
 
-$(O)/obj-pic/%.o: %.c
+# glibc boards (board.mk: BOARD_GLIBC_MAX, e.g. 2.17 for the Arndale's Linux 3.4-era userland):
+# every object binds only symbol versions that glibc has (a generated header of .symver
+# directives from the cross libc.so.6, forced in with -include; scripts/glibc-symver.sh), the
+# libraries name libpthread.so.0 and libdl.so.2 (where those calls lived before glibc 2.34),
+# and each link is checked: a library needing a newer version fails the build
+# (scripts/glibc-check.sh). The shim's own dlopen is left out (it defines it).
+ifneq ($(BOARD_GLIBC_MAX),)
+CL_GLIBC_SYMVER_H := $(O)/glibc-symver.h
+CL_GLIBC_LIBC := $(shell $(CC) -print-file-name=libc.so.6)
+$(CL_GLIBC_SYMVER_H): scripts/glibc-symver.sh board/$(BOARD)/board.mk
+	@mkdir -p $(dir $@)
+	@echo "  GEN     $@ (GLIBC_$(BOARD_GLIBC_MAX) or older)"
+	$(Q)scripts/glibc-symver.sh $(CROSS_COMPILE)objdump $(CL_GLIBC_LIBC) $(BOARD_GLIBC_MAX) >$@.tmp && mv $@.tmp $@
+CL_PIC_CFLAGS += -include $(CL_GLIBC_SYMVER_H)
+# the shim defines dlopen itself: its file keeps the unversioned name
+$(O)/obj-pic/agent/cl_layer/layer/dlopen.o: CL_PIC_CFLAGS += -DPROF_SYMVER_KEEP_dlopen
+# the helper's own entry (glibc's crt1.o calls __libc_start_main@GLIBC_2.34)
+CL_HELPER_START := agent/cl_layer/helper/start.c
+CL_HELPER_LDFLAGS := -nostartfiles -no-pie
+CL_LINK_LIBS := -Wl,--push-state,--no-as-needed -l:libpthread.so.0 -l:libdl.so.2 -Wl,--pop-state
+CL_CHECK = $(Q)scripts/glibc-check.sh $(CROSS_COMPILE)readelf $(BOARD_GLIBC_MAX) $@ || { rm -f $@; exit 1; }
+endif
+
+$(O)/obj-pic/%.o: %.c $(CL_GLIBC_SYMVER_H)
 	@mkdir -p $(dir $@)
 	@echo "  CC [pic] $<"
 	$(Q)$(CC) -MMD -MP $(CL_PIC_CFLAGS) -c $< -o $@
@@ -31,19 +56,78 @@ $(O)/obj-pic/%.o: %.c
 $(CL_LAYER_SO): $(call cl_pic_obj,$(CL_LAYER_COMMON) $(CL_LAYER_DIR)/entry_layer.c)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	$(Q)$(CC) -shared -Wl,--no-undefined -Wl,-soname,$(notdir $@) -o $@ $^ -lpthread -ldl
+	$(Q)$(CC) -shared -Wl,--no-undefined -Wl,-soname,$(notdir $@) -o $@ $^ $(CL_LINK_LIBS)
+	$(CL_CHECK)
 
 $(CL_PRELOAD_SO): $(call cl_pic_obj,$(CL_LAYER_COMMON) $(CL_LAYER_DIR)/entry_preload.c $(CL_LAYER_DIR)/dlopen.c)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	$(Q)$(CC) -shared -Wl,--no-undefined -Wl,-soname,$(notdir $@) -o $@ $^ -lpthread -ldl
+	$(Q)$(CC) -shared -Wl,--no-undefined -Wl,-soname,$(notdir $@) -o $@ $^ $(CL_LINK_LIBS)
+	$(CL_CHECK)
 
 # Its dependencies' order is the point: the shim first, libOpenCL.so.1 after.
 $(CL_BRIDGE_SO): $(call cl_pic_obj,$(CL_LAYER_DIR)/bridge.c) $(CL_PRELOAD_SO)
 	@echo "  LD      $@"
 	$(Q)$(CC) -shared -Wl,-soname,$(notdir $@) -Wl,--no-as-needed -o $@ $< $(CL_PRELOAD_SO) -l:libOpenCL.so.1
+	$(CL_CHECK)
 
-EXTRA_TARGETS += $(CL_LAYER_SO) $(CL_PRELOAD_SO) $(CL_BRIDGE_SO)
+# The OpenCL helper of static musl agents (agent/cl_layer/helper/main.c): the agent's own
+# discovery code, built like the libraries for the board's C library, dynamically linked.
+CL_HELPER := $(O)/lib/prof-clhelper
+$(CL_HELPER): agent/cl_layer/helper/main.c agent/opencl_discover.c agent/opencl_probe.h $(CONFIG_H) \
+		$(CL_GLIBC_SYMVER_H) $(CL_HELPER_START)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@ (OpenCL helper)"
+	$(Q)$(CC) $(filter-out -fvisibility=hidden -fPIC,$(CL_PIC_CFLAGS)) -I$(O)/include -Iagent $(CL_HELPER_LDFLAGS) -o $@ \
+		$(CL_HELPER_START) agent/cl_layer/helper/main.c agent/opencl_discover.c $(CL_LINK_LIBS)
+	$(CL_CHECK)
+
+EXTRA_TARGETS += $(CL_LAYER_SO) $(CL_PRELOAD_SO) $(CL_BRIDGE_SO) $(CL_HELPER)
+
+# Android (board.mk: BOARD_BIONIC_API, _ARCH, _TARGET): the capture libraries for bionic apps,
+# built with clang against bionic's headers and a stub sysroot of its public API
+# (scripts/bionic-stubs.sh), no NDK (Debian packages none) and no glibc crt files
+# (layer/bionic_crt.c gives atexit and __dso_handle), checked by scripts/bionic-check.sh. Needs
+# an Android bionic tree: make BOARD=android-arm64 BIONIC_SRC=DIR bionic-libs
+# (git clone -b android-14.0.0_r1 https://android.googlesource.com/platform/bionic DIR).
+ifneq ($(BOARD_BIONIC_API),)
+BIONIC_O := $(O)/bionic
+BIONIC_LIB := $(O)/lib-bionic
+BIONIC_CFLAGS = --target=$(BOARD_BIONIC_TARGET)$(BOARD_BIONIC_API) -fno-emulated-tls -nostdinc \
+	-isystem $(shell clang -print-resource-dir)/include -isystem $(BIONIC_SRC)/libc/include \
+	-isystem $(BIONIC_SRC)/libc/kernel/uapi -isystem $(BIONIC_SRC)/libc/kernel/uapi/asm-$(BOARD_BIONIC_ARCH) \
+	-isystem $(BIONIC_SRC)/libc/kernel/android/uapi -isystem $(BIONIC_O)/cl -std=c11 -D_GNU_SOURCE -fPIC -O2 -g \
+	-Wall -Wextra -Wno-unused-parameter -fvisibility=hidden $(if $(WERROR),-Werror)
+BIONIC_LDFLAGS := -shared --no-undefined -z noexecstack --hash-style=both -z max-page-size=16384
+bionic_obj = $(patsubst %.c,$(BIONIC_O)/obj/%.o,$(1))
+BIONIC_COMMON := $(CL_LAYER_COMMON) $(CL_LAYER_DIR)/bionic_crt.c
+$(BIONIC_O)/stubs/.stamp: scripts/bionic-stubs.sh scripts/bionic-symbols.sh board/$(BOARD)/board.mk
+	@test -f "$(BIONIC_SRC)/libc/libc.map.txt" || { echo "bionic-libs: set BIONIC_SRC to an Android bionic tree"; exit 1; }
+	@echo "  STUBS   $(BIONIC_O)/stubs (bionic API $(BOARD_BIONIC_API), $(BOARD_BIONIC_ARCH))"
+	$(Q)scripts/bionic-stubs.sh $(BOARD_BIONIC_TARGET)$(BOARD_BIONIC_API) $(BOARD_BIONIC_ARCH) $(BOARD_BIONIC_API) \
+		$(BIONIC_SRC) $(BIONIC_O)/stubs $(CROSS_COMPILE)ld
+	$(Q)mkdir -p $(BIONIC_O)/cl && ln -sfn /usr/include/CL $(BIONIC_O)/cl/CL
+	@touch $@
+$(BIONIC_O)/obj/%.o: %.c $(BIONIC_O)/stubs/.stamp $(CONFIG_H)
+	@mkdir -p $(dir $@)
+	@echo "  CC [bionic] $<"
+	$(Q)clang -MMD -MP $(BIONIC_CFLAGS) -Iagent -Iagent/cl_layer -I$(O)/include -c $< -o $@
+BIONIC_CHECK = $(Q)scripts/bionic-check.sh $(CROSS_COMPILE)readelf $(BOARD_BIONIC_API) $(BIONIC_O)/stubs/api.txt $@ || \
+	{ rm -f $@; exit 1; }
+$(BIONIC_LIB)/libprofcl_layer.so: $(call bionic_obj,$(BIONIC_COMMON) $(CL_LAYER_DIR)/entry_layer.c)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@ (bionic)"
+	$(Q)$(CROSS_COMPILE)ld $(BIONIC_LDFLAGS) -soname $(notdir $@) -o $@ $^ $(BIONIC_O)/stubs/libc.so $(BIONIC_O)/stubs/libdl.so
+	$(BIONIC_CHECK)
+$(BIONIC_LIB)/libprofcl_preload.so: $(call bionic_obj,$(BIONIC_COMMON) $(CL_LAYER_DIR)/entry_preload.c $(CL_LAYER_DIR)/dlopen.c)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@ (bionic)"
+	$(Q)$(CROSS_COMPILE)ld $(BIONIC_LDFLAGS) -soname $(notdir $@) -o $@ $^ $(BIONIC_O)/stubs/libc.so $(BIONIC_O)/stubs/libdl.so
+	$(BIONIC_CHECK)
+.PHONY: bionic-libs
+bionic-libs: $(BIONIC_LIB)/libprofcl_layer.so $(BIONIC_LIB)/libprofcl_preload.so
+-include $(shell find $(BIONIC_O)/obj -name '*.d' 2>/dev/null)
+endif
 
 -include $(shell find $(O)/obj-pic -name '*.d' 2>/dev/null)
 

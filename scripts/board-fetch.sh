@@ -113,7 +113,29 @@ busybox)
 	rm -rf "$tmp"
 	basename "$deb" >"$out/.busybox-stamp"
 	;;
+pocl)
+	# Debian's PoCL (CPU OpenCL) and clinfo of the board's architecture with the libraries they
+	# load, unpacked into OUTDIR as a root (usr/lib/<triplet>, etc/OpenCL/vendors/pocl.icd) for
+	# qemu-user (scripts/board-opencl.sh). Enough to discover the device and query it; not
+	# clang-15 (kernel compilation: not run here, see board/README.md).
+	[ $# -eq 3 ] || die "usage: $0 pocl DEB_ARCH OUTDIR"
+	arch=$2 out=$3
+	dl=$(dirname "$out")/dl
+	mkdir -p "$dl" "$out"
+	debs=()
+	for p in pocl-opencl-icd libpocl2 clinfo ocl-icd-libopencl1 libhwloc15 libllvm15 libclang-cpp15 \
+		libstdc++6 libgcc-s1 libffi8 libedit2 libz3-4 libtinfo6 libxml2 zlib1g libicu72 liblzma5 libbsd0 \
+		libmd0 libudev1; do
+		debs+=("$(download "$p:$arch" "$dl")")
+	done
+	stamp=$(printf '%s\n' "${debs[@]}" | xargs -n1 basename | sort | md5sum | cut -c1-32)
+	if [ "$(cat "$out/.pocl-stamp" 2>/dev/null)" = "$stamp" ]; then
+		exit 0
+	fi
+	for d in "${debs[@]}"; do dpkg-deb -x "$d" "$out"; done
+	echo "$stamp" >"$out/.pocl-stamp"
+	;;
 *)
-	die "usage: $0 kernel DEB_ARCH META_PKG OUTDIR | busybox DEB_ARCH OUTDIR"
+	die "usage: $0 kernel DEB_ARCH META_PKG OUTDIR | busybox DEB_ARCH OUTDIR | pocl DEB_ARCH OUTDIR"
 	;;
 esac

@@ -22,3 +22,7 @@ BOARD_CAPSTONE_ARCHS := ARM
 # C library of the static agent (mk/board.mk, board/README.md): musl; BOARD_LIBC=glibc
 # for in-process OpenCL (static dlopen, only with the target's glibc 2.36).
 BOARD_LIBC ?= musl
+# The OpenCL capture libraries run inside the board's apps, with the board's glibc: a Linux
+# 3.4-era userland has glibc 2.17-2.19. They bind symbol versions <= 2.17 only, checked at each
+# link (mk/cl_layer.mk, scripts/glibc-symver.sh, scripts/glibc-check.sh).
+BOARD_GLIBC_MAX := 2.17

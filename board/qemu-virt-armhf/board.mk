@@ -36,3 +36,5 @@ QEMU_ICOUNT := shift=0
 # virtual ns): the busy loops of the main run take 1 s (of virtual time), not 3.
 BOARD_TEST_SECONDS := 1
 QEMU_PMU_DT := arm,cortex-a15-pmu
+# As arndale-octa: the capture libraries bind glibc <= 2.17 (mk/cl_layer.mk).
+BOARD_GLIBC_MAX := 2.17

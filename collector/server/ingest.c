@@ -132,6 +132,7 @@ static int on_hello(struct ingest_conn *c, const Prof__Hello *h)
 	prof__hello__pack(h, blob);
 	free(c->agent_id);
 	c->agent_id = id; /* the Hello arrived: log lines name the agent from here on */
+	snprintf(c->hostname, sizeof(c->hostname), "%s", h->hostname ? h->hostname : "");
 	uint32_t wait_ms = c->store_retry_ms ? c->store_retry_ms(c->admit_arg) : 0;
 	if (wait_ms) {
 		free(blob);

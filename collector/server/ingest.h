@@ -24,6 +24,7 @@ struct ingest_conn {
 	struct store *store;
 	char peer[64];
 	char *agent_id;	    /* from Hello (bounded by validate.c), NULL before */
+	char hostname[64];  /* from Hello (cut at 63 bytes), "" when it sent none */
 	/* The session's row: found by the Hello (resumed), else created by the connection's
 	 * first ledger record, so a Hello alone writes nothing (a crowd of Hellos leaves no
 	 * rows). 0 until then. */

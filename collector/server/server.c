@@ -72,13 +72,14 @@ static void drain_and_stop(struct server *s)
 	log_info("stats: %llu authentication failures, %llu Hello timeouts, %llu refused by "
 		 "--max-sessions-per-agent, %llu throttled by --max-rate, %llu refused by --max-conns, "
 		 "%llu TLS failures, %llu idle timeouts, %llu Hellos for a session already connected, %llu "
-		 "evicted before their first record (%llu young ones for fairness, %llu holding a session or agent "
+		 "Hellos for an agent id live on another host, %llu evicted before their first record (%llu young ones for fairness, %llu holding a session or agent "
 		 "id), %llu closed for a seq beyond the window, %llu closed and %llu paused for frame memory (peak "
 		 "%llu KiB)",
 		 (unsigned long long)s->stats.auth_failed, (unsigned long long)s->stats.hello_timeouts,
 		 (unsigned long long)s->stats.over_per_agent, (unsigned long long)s->stats.throttled,
 		 (unsigned long long)s->stats.refused, (unsigned long long)s->stats.tls_failed,
 		 (unsigned long long)s->stats.idle_timeouts, (unsigned long long)s->stats.session_busy,
+		 (unsigned long long)s->stats.id_in_use,
 		 (unsigned long long)s->stats.evicted, (unsigned long long)s->stats.evicted_fair,
 		 (unsigned long long)s->stats.squatters_evicted, (unsigned long long)s->stats.seq_refused,
 		 (unsigned long long)s->stats.frame_evicted, (unsigned long long)s->stats.frame_waits,

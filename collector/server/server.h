@@ -79,6 +79,7 @@ struct server_stats {
 	uint64_t tls_failed;	 /* failed or unfinished TLS handshakes, TLS/plaintext mismatches */
 	uint64_t idle_timeouts;	 /* peers closed for --idle-timeout */
 	uint64_t session_busy;	 /* Hellos refused: their session has a live connection */
+	uint64_t id_in_use;	 /* Hellos refused: their agent id streams from another host */
 	uint64_t evicted;	 /* unproven connections closed to make room (budgets) */
 	uint64_t evicted_fair;	 /* of which young ones, from an address holding more than the newcomer's */
 	uint64_t squatters_evicted; /* unproven connections that held a session or agent id a Hello wanted */

@@ -32,6 +32,7 @@
 
 #include "log.h"
 #include "net.h"
+#include "report/text_safe.h"
 
 /* Close an unproven connection to make room (at the end of this iteration). */
 static void evict(struct server *s, struct conn *c, const char *why)
@@ -132,13 +133,17 @@ void srv_refuse(struct server *s, int fd, const char *peer, const char *why)
  * that only knows the session's ids cannot write into it beside its agent, nor
  * hold it with a Hello alone. Besides, at most max_per_agent open connections per
  * agent id (sessions of several boots); over it, the oldest unproven one of that
- * agent id (EVICT_MIN_AGE_NS old) makes room. */
+ * agent id (EVICT_MIN_AGE_NS old) makes room. One agent id is one machine: a Hello
+ * whose hostname differs from that of a proven live connection of its agent id is
+ * refused, saying which host holds the id (two boards deployed with one --agent-id
+ * would otherwise share sessions and limits, the later ones waiting unseen). */
 int srv_admit_hello(void *arg, struct ingest_conn *ic, const Prof__Hello *h)
 {
 	struct server *s = arg;
 	uint64_t now = clock_mono_ns();
 	unsigned n = 0;
 	struct conn *owner = NULL, *spare = NULL; /* spare: the oldest unproven one of this agent id */
+	struct conn *other_host = NULL;		  /* a proven one of this agent id from another host */
 	for (struct conn *c = s->conns; c; c = c->next) {
 		if (&c->ing == ic || !c->ing.hello_done || c->closing || strcmp(c->ing.agent_id, h->agent_id) != 0)
 			continue;
@@ -147,6 +152,21 @@ int srv_admit_hello(void *arg, struct ingest_conn *ic, const Prof__Hello *h)
 			owner = c;
 		if (!c->counted_proven && old_enough(c, now))
 			spare = c;
+		/* a second live agent under the same id: a proven connection from another host */
+		if (c->counted_proven && !other_host && c->ing.hostname[0] && h->hostname && h->hostname[0] &&
+		    strncmp(c->ing.hostname, h->hostname, sizeof(c->ing.hostname) - 1) != 0)
+			other_host = c;
+	}
+	if (other_host) {
+		s->stats.id_in_use++;
+		char a[64], b[64];
+		text_safe_copy(a, sizeof(a), other_host->ing.hostname);
+		text_safe_copy(b, sizeof(b), h->hostname);
+		return ingest_fail(ic, INGEST_PROTOCOL, EADDRINUSE, true,
+				   "agent id in use: a live agent on host '%s' (%s) streams as this --agent-id; "
+				   "this agent is on host '%s': give each board its own --agent-id (the board "
+				   "services use the machine id or the Android serial); retrying later",
+				   a, other_host->ing.peer, b);
 	}
 	if (owner && !owner->counted_proven && old_enough(owner, now)) {
 		s->stats.squatters_evicted++;

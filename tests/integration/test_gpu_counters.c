@@ -354,6 +354,35 @@ static void test_gpu_stat_stores_counters(void **state)
 	assert_true(tp_alive(e->t.collector));
 }
 
+/* agent record --gpu (the boards' service, issue 35): CPU samples and the Mali counters in
+ * one session. */
+static void test_gpu_record_stores_samples_and_counters(void **state)
+{
+	struct env *e = *state;
+	if (no_fake) {
+		fprintf(stderr, "skipped: %s\n", no_fake);
+		skip();
+	}
+	write_script(e, "gpu t628mp6\niface uk-reader\nrate l2 0 31 1000000\n");
+	char *args[] = {"record",     "--collector", e->t.coll, "--spool",	    e->t.spool, "--agent-id",
+			"gpu-record", "-F",	     "499",	"--gpu",	    "--gpu-device", e->dev,
+			"--",	      "/bin/sh",     "-c",	"i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done",
+			NULL};
+	assert_int_equal(run_agent(e, args), 0);
+	int64_t sid = session_of(e, "gpu-record");
+	assert_true(sid > 0);
+	int64_t beats = tp_db_int(
+	    e->t.db,
+	    "SELECT SUM(s.value) FROM gpu_samples s JOIN gpu_counters c ON c.session_id=s.session_id"
+	    " AND c.counter_id=s.counter_id WHERE s.session_id=%lld AND c.name='L2_EXT_READ_BEATS'",
+	    (long long)sid);
+	int64_t samples = tp_db_int(e->t.db, "SELECT COUNT(*) FROM records WHERE session_id=%lld AND kind='samples'",
+				    (long long)sid);
+	fprintf(stderr, "record --gpu: %lld read beats, %lld samples records\n", (long long)beats, (long long)samples);
+	assert_true(beats > 0);
+	assert_true(samples > 0);
+}
+
 /* agent stat --gpu on the UK dump-buffer generations (tests/lib/fake_kbase_t6xx.c,
  * fake_kbase_midgard_uk.c: SAME_VA for this 64-bit process): every dump holds the
  * interval's counts under a steady rate (none 0, none near 2^32), their sum is the
@@ -478,6 +507,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_gpu_run_g71_reader_roofline, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_gpu_missing_or_refused_goes_on, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_gpu_stat_stores_counters, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_gpu_record_stores_samples_and_counters, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_gpu_stat_uk_generations, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_gpu_features_report_device, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_gpu_selftest_reports_driver, setup, teardown),

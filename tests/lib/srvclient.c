@@ -166,6 +166,8 @@ void add_hello_frame(uint8_t **buf, size_t *len, const struct hello_spec *hs)
 	h.boot_id = hs->boot;
 	if (hs->board)
 		h.board = (char *)hs->board;
+	if (hs->hostname)
+		h.hostname = (char *)hs->hostname;
 	if (hs->mac) {
 		h.auth.data = (uint8_t *)hs->mac;
 		h.auth.len = hs->mac_len;

@@ -52,6 +52,7 @@ struct hello_spec {
 	uint64_t boot;
 	uint32_t schema; /* 0: PROF_SCHEMA_VERSION */
 	const char *board;
+	const char *hostname; /* NULL: none */
 	const uint8_t *mac; /* the auth proof, mac_len bytes */
 	size_t mac_len;
 };

@@ -279,7 +279,7 @@ static void test_cli_input_deploy_usage(void **state)
 	snprintf(cmd, sizeof(cmd), "bash %s/board/arndale-octa/deploy.sh sftp", src ? src : ".");
 	char *out = run_sh(cmd, &st, NULL);
 	assert_int_equal(st, 2);
-	assert_non_null(strstr(out, "say ssh USER@BOARD or adb"));
+	assert_non_null(strstr(out, "say ssh USER@BOARD, root DIR or adb"));
 	free(out);
 }
 

@@ -188,6 +188,61 @@ static void test_server_session_squatter_taken_over(void **state)
 	assert_int_equal(st.session_busy, 2);
 }
 
+static uint64_t hello_host(struct client *c, struct srv_fixture *f, const char *agent, uint64_t boot,
+			   const char *host)
+{
+	client_open(c, f->srv);
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	add_hello_frame(&buf, &len, &(struct hello_spec){.agent = agent, .boot = boot, .hostname = host});
+	send_and_free(c, &buf, &len);
+	return expect_ack(c, f->srv);
+}
+
+/* Two boards deployed with one --agent-id: while the first streams (a proven
+ * connection), the second board's Hello is refused, naming the host holding the
+ * id and what to do; another agent process of the first host (another boot id) is
+ * admitted as before; once the first closes, the second board gets in. */
+static void test_server_agent_id_in_use_by_other_host(void **state)
+{
+	struct srv_fixture *f = *state;
+	struct client a, b, a2;
+	assert_int_equal(hello_host(&a, f, "board", 1, "arndale-1"), 0);
+	send_counters(&a, f, 1, 2);
+	client_open(&b, f->srv);
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	add_hello_frame(&buf, &len, &(struct hello_spec){.agent = "board", .boot = 2, .hostname = "arndale-2"});
+	send_and_free(&b, &buf, &len);
+	expect_error_and_close(&b, f->srv, "agent id in use: a live agent on host 'arndale-1'");
+	client_close(&b);
+	assert_int_equal(hello_host(&a2, f, "board", 3, "arndale-1"), 0); /* same host: admitted */
+	client_close(&a2);
+	client_close(&a);
+	steps(f, 5);
+	assert_int_equal(hello_host(&b, f, "board", 2, "arndale-2"), 0);
+	send_counters(&b, f, 1, 1);
+	client_close(&b);
+	struct server_stats st;
+	server_get_stats(f->srv, &st);
+	assert_int_equal(st.id_in_use, 1);
+	assert_int_equal(sessions(f->store), 2);
+}
+
+/* An unproven connection (Hello, no record yet) holds no agent id against other hosts. */
+static void test_server_agent_id_unproven_other_host_admitted(void **state)
+{
+	struct srv_fixture *f = *state;
+	struct client a, b;
+	assert_int_equal(hello_host(&a, f, "board", 1, "arndale-1"), 0);
+	assert_int_equal(hello_host(&b, f, "board", 2, "arndale-2"), 0);
+	client_close(&b);
+	client_close(&a);
+	struct server_stats st;
+	server_get_stats(f->srv, &st);
+	assert_int_equal(st.id_in_use, 0);
+}
+
 /* Young silent connections from two addresses fill the unproven share: a
  * newcomer from a third address evicts one of the address holding the most, a
  * newcomer from an address holding as many as the others is refused. */
@@ -324,6 +379,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_server_session_squatter_taken_over, setup_16, srv_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_server_flood_fair_eviction, setup_16, srv_fixture_teardown),
 	    cmocka_unit_test_setup_teardown(test_server_frame_memory_budget, setup_memory, srv_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_server_agent_id_in_use_by_other_host, setup_16, srv_fixture_teardown),
+	    cmocka_unit_test_setup_teardown(test_server_agent_id_unproven_other_host_admitted, setup_16,
+					    srv_fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -59,6 +59,11 @@ static bool is_opencl(const char *file)
  * the defaults), tried in order. */
 static void *search_as(const void *caller, const char *file, int mode)
 {
+#ifdef __BIONIC__
+	/* bionic has no dlinfo: the shim's own search (its linker namespace) is all there is */
+	(void)caller, (void)file, (void)mode;
+	return NULL;
+#else
 	Dl_info info;
 	if (strchr(file, '/') || !dladdr(caller, &info))
 		return NULL;
@@ -83,6 +88,7 @@ static void *search_as(const void *caller, const char *file, int mode)
 	if (obj)
 		dlclose(obj);
 	return found;
+#endif
 }
 
 /* libprofcl_bridge.so next to this library. */

@@ -43,9 +43,11 @@ void pcl_state_init(void)
 	int fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	struct stat st;
+	/* the size by lseek, not fstat: fstat is a libc symbol only since glibc 2.33 (before, __fxstat64),
+	 * and the board builds bind glibc 2.17 (scripts/glibc-symver.sh) */
+	off_t size = lseek(fd, 0, SEEK_END);
 	void *m = MAP_FAILED;
-	if (fstat(fd, &st) == 0 && (size_t)st.st_size >= sizeof(struct pcl_state_file))
+	if (size >= 0 && (size_t)size >= sizeof(struct pcl_state_file))
 		m = mmap(NULL, sizeof(struct pcl_state_file), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	if (m == MAP_FAILED)

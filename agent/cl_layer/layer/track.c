@@ -57,6 +57,7 @@ static _Atomic bool stopping, reaper_done, reaper_idle;
 static _Atomic bool reaper_timed; /* in its timed sleep between visits */
 static _Atomic uint64_t last_visit_ns;
 static _Atomic bool abandoned; /* the exit stopped waiting for the reaper: no more calls into the runtime */
+static _Atomic bool reaper_exited; /* its last store before returning (bionic's timed join below) */
 static pthread_t reaper;
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -96,6 +97,7 @@ static void after_fork_child(void)
 	reaper_running = false;
 	atomic_store(&stopping, false);
 	atomic_store(&reaper_done, false);
+	atomic_store(&reaper_exited, false);
 	atomic_store(&reaper_idle, false);
 	start_once = (pthread_once_t)PTHREAD_ONCE_INIT; /* the reaper did not survive the fork */
 	atomic_store(&n_captured, 0);
@@ -431,8 +433,27 @@ static void *reaper_main(void *arg)
 		pcl_ring_done(pcl_dropped());
 	}
 	atomic_store(&reaper_done, told);
+	atomic_store(&reaper_exited, true);
 	return NULL;
 }
+
+#ifdef __BIONIC__
+/* bionic has no pthread_timedjoin_np: wait, bounded, for the reaper's last store, then join */
+static int timed_join(pthread_t t, const struct timespec *until)
+{
+	for (;;) {
+		if (atomic_load(&reaper_exited))
+			return pthread_join(t, NULL);
+		struct timespec now;
+		clock_gettime(CLOCK_REALTIME, &now);
+		if (now.tv_sec > until->tv_sec || (now.tv_sec == until->tv_sec && now.tv_nsec >= until->tv_nsec))
+			return ETIMEDOUT;
+		usleep(2000);
+	}
+}
+#else
+#define timed_join(t, until) pthread_timedjoin_np(t, NULL, until)
+#endif
 
 /* What the agent could not be told goes to PROF_CL_DROPFILE for the next agent. */
 static void write_dropfile(uint64_t dropped, uint64_t captured)
@@ -465,7 +486,7 @@ static void at_exit(void)
 	if (reaper_running) {
 		/* The reaper gives up after EXIT_COMPLETE_WAIT_NS + EXIT_SEND_WAIT_NS. */
 		struct timespec ts = in_ns(EXIT_COMPLETE_WAIT_NS + EXIT_SEND_WAIT_NS + 400000000ull);
-		if (pthread_timedjoin_np(reaper, NULL, &ts) == 0)
+		if (timed_join(reaper, &ts) == 0)
 			told = atomic_load(&reaper_done);
 		else
 			atomic_store(&abandoned, true); /* it may still be in a call: let it make no more */

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Fail if a library meant for Android apps needs anything outside bionic's public API:
+# DT_NEEDED other than libc.so, libdl.so, libm.so, liblog.so; an imported symbol not in LIST
+# (scripts/bionic-symbols.sh ARCH API bionic/libc/libc.map.txt ...); symbol versions of another
+# C library (GLIBC_*); a TLS segment (__thread) below API 29, the first with ELF TLS in bionic.
+#
+#   bionic-check.sh READELF API LIST LIB...
+set -euo pipefail
+readelf=$1 api=$2 list=$3
+shift 3
+rc=0
+for lib in "$@"; do
+	bad=$("$readelf" -d -W "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -vxE 'libc\.so|libdl\.so|libm\.so|liblog\.so' | tr '\n' ' ' || true)
+	[ -z "$bad" ] || { echo "bionic-check: FAIL: $lib needs $bad(bionic apps have libc.so, libdl.so, libm.so, liblog.so)" >&2; rc=1; }
+	vers=$("$readelf" -V -W "$lib" | sed -n 's/.*Name: \(GLIBC_[0-9.]*\).*/\1/p' | sort -u | tr '\n' ' ')
+	[ -z "$vers" ] || { echo "bionic-check: FAIL: $lib needs glibc symbol versions: $vers" >&2; rc=1; }
+	# undefined dynamic symbols (weak ones too: they bind if present), names without @version
+	miss=$("$readelf" --dyn-syms -W "$lib" | awk '$7 == "UND" && $8 != "" { n = $8; sub(/@.*/, "", n); print n }' |
+		sort -u | comm -23 - <(sort -u "$list") | tr '\n' ' ')
+	[ -z "$miss" ] || { echo "bionic-check: FAIL: $lib imports what bionic's API $api lacks: $miss" >&2; rc=1; }
+	if [ "$api" -lt 29 ] && "$readelf" -l -W "$lib" | grep -q '^ *TLS '; then
+		echo "bionic-check: FAIL: $lib has a TLS segment (__thread): bionic has ELF TLS from API 29 only" >&2
+		rc=1
+	fi
+	[ $rc = 1 ] || echo "bionic-check: $lib ok (API $api)"
+done
+exit $rc

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# OpenCL on a glibc board, emulated with qemu-user (make BOARD=<b> board-opencl; part of
+# board-check): Debian's PoCL and clinfo of the board's architecture (board-fetch.sh pocl,
+# unpacked, not installed) stand for the board's OpenCL stack.
+#   opencl_helper_probe      the static musl agent's `--features` finds the PoCL device through
+#                            its board-libc helper prof-clhelper (it cannot dlopen itself)
+#   opencl_no_helper_says    without the helper it says so (the static agent's old line)
+#   opencl_preload_{loaded,unchanged}  clinfo (third-party) with the board's LD_PRELOAD shim: the
+#                            board's loader runs it (symbol versions accepted), same output
+#   opencl_layer_{loaded,unchanged}    the same with the board's layer (OPENCL_LAYERS, ocl-icd)
+#   glibc_check_refuses_newer, glibc_symver_binds_older: scripts/glibc-check.sh refuses a library
+#                            built as glibc 2.36's headers bind it, passes it built with the header
+# qemu-user has no binfmt here: the helper is executed through a wrapper that starts it under
+# qemu (PROF_CLHELPER); on the board the agent finds it beside itself or in ../lib/profcl.
+#
+#   OUT=build/<b> DEB_ARCH=armhf QEMU_USER=qemu-arm-static TRIPLET=arm-linux-gnueabihf GLIBC_MAX=2.17 board-opencl.sh
+set -uo pipefail
+: "${OUT:?}" "${DEB_ARCH:?}" "${QEMU_USER:?}" "${TRIPLET:?}"
+out=$(cd "$OUT" && pwd)
+pocl=$out/pocl
+scripts/board-fetch.sh pocl "$DEB_ARCH" "$pocl" || exit 1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+libs=$pocl/usr/lib/$TRIPLET:$pocl/lib/$TRIPLET
+icd=$pocl/etc/OpenCL/vendors/pocl.icd
+cat >"$tmp/prof-clhelper" <<WRAP
+#!/bin/sh
+exec env OCL_ICD_VENDORS=$icd LD_LIBRARY_PATH=$libs timeout 60 $QEMU_USER $out/lib/prof-clhelper "\$@"
+WRAP
+chmod +x "$tmp/prof-clhelper"
+fails=0
+check() { # name, condition result, detail
+	if [ "$2" = 0 ]; then echo "board-opencl: PASS $1"; else echo "board-opencl: FAIL $1: $3"; fails=$((fails + 1)); fi
+}
+t0=$(date +%s)
+PROF_CLHELPER=$tmp/prof-clhelper timeout 120 "$QEMU_USER" "$out/agent.stripped" --features >"$tmp/features" 2>&1
+grep -q '^ *\[0\] Portable Computing Language: pthread (CPU' "$tmp/features"
+check opencl_helper_probe $? "$(grep -A1 'OpenCL:' "$tmp/features")"
+mkdir "$tmp/alone" && cp "$out/agent.stripped" "$tmp/alone/agent" # nothing beside it
+timeout 120 "$QEMU_USER" "$tmp/alone/agent" --features >"$tmp/features2" 2>&1
+grep -q 'OpenCL: *unavailable (.*no helper prof-clhelper beside it' "$tmp/features2"
+check opencl_no_helper_says $? "$(grep 'OpenCL:' "$tmp/features2")"
+run_clinfo() { env OCL_ICD_VENDORS="$icd" LD_LIBRARY_PATH="$libs" "$@" timeout 120 "$QEMU_USER" "$pocl/usr/bin/clinfo" 2>&1; }
+run_clinfo >"$tmp/plain"
+grep -q 'Portable Computing Language' "$tmp/plain" || { check clinfo_runs 1 "$(head -3 "$tmp/plain")"; }
+# loaded at all? the board's loader runs their constructors (LD_DEBUG=files, a run apart)
+loaded() { run_clinfo "$@" QEMU_SET_ENV="$guest_env" | grep -c "calling init: .*$lib"; }
+lib=libprofcl_preload.so guest_env=LD_PRELOAD=$out/lib/libprofcl_preload.so,LD_DEBUG=files
+[ "$(loaded)" -ge 1 ]
+check opencl_preload_loaded $? "the board's loader did not load $out/lib/$lib"
+run_clinfo QEMU_SET_ENV=LD_PRELOAD="$out/lib/libprofcl_preload.so" >"$tmp/preload"
+cmp -s "$tmp/plain" "$tmp/preload"
+check opencl_preload_unchanged $? "$(diff "$tmp/plain" "$tmp/preload" | head -5)"
+lib=libprofcl_layer.so guest_env=LD_DEBUG=files
+[ "$(loaded OPENCL_LAYERS="$out/lib/libprofcl_layer.so")" -ge 1 ]
+check opencl_layer_loaded $? "ocl-icd did not load $out/lib/$lib"
+run_clinfo OPENCL_LAYERS="$out/lib/libprofcl_layer.so" >"$tmp/layer"
+cmp -s "$tmp/plain" "$tmp/layer"
+check opencl_layer_unchanged $? "$(diff "$tmp/plain" "$tmp/layer" | head -5)"
+# the build's glibc check itself: a library calling pthread_create and dlsym as glibc 2.36's
+# headers bind them is refused (GLIBC_2.34), the same source with the generated header passes
+max=${GLIBC_MAX:-2.17}
+cat >"$tmp/newer.c" <<'SRC'
+#include <dlfcn.h>
+#include <pthread.h>
+static void *f(void *a) { return a; }
+int probe(const char *p) { pthread_t t; return pthread_create(&t, 0, f, 0) + !dlsym(0, p); }
+SRC
+link() { "$TRIPLET-gcc" -shared -fPIC -O2 "$@" -o "$tmp/newer.so" "$tmp/newer.c" -Wl,--no-as-needed -l:libpthread.so.0 -l:libdl.so.2; }
+link && ! scripts/glibc-check.sh "$TRIPLET-readelf" "$max" "$tmp/newer.so" 2>"$tmp/gc.err" &&
+	grep -q 'pthread_create' "$tmp/gc.err"
+check glibc_check_refuses_newer $? "$(cat "$tmp/gc.err")"
+link -include "$out/glibc-symver.h" && scripts/glibc-check.sh "$TRIPLET-readelf" "$max" "$tmp/newer.so" 2>"$tmp/gc.err"
+check glibc_symver_binds_older $? "$(cat "$tmp/gc.err")"
+echo "board-opencl: $((8 - fails)) of 8 passed in $(($(date +%s) - t0)) s ($(wc -l <"$tmp/plain") lines of clinfo)"
+[ $fails = 0 ]
