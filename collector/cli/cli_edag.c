@@ -59,6 +59,7 @@ int cli_edag_window_begin(struct run *r, const struct edag_window_info *info)
 {
 	r->info = *info;
 	r->capture = 0;
+	r->end_reason = 0;
 	r->warm_insns = r->stop_ns = 0;
 	r->n = 0;
 	r->unknown = 0;
@@ -161,6 +162,7 @@ int cli_edag_window_end(struct run *r)
 	w->info = r->info;
 	w->n_insns = r->n;
 	w->capture = r->capture;
+	w->end_reason = r->end_reason;
 	w->warm_insns = r->warm_insns;
 	w->stop_ns = r->stop_ns;
 	edag_metrics_get(r->st, &w->mt);
@@ -252,6 +254,7 @@ static int store_window(const struct store_trace_row *row, void *arg)
 		r->warm_insns = tw->warm_insns;
 	}
 	r->stop_ns += tw->stop_ns;
+	r->end_reason = tw->end_reason; /* every piece carries the window's */
 	struct edag_window_iter it;
 	struct edag_insn in;
 	uint64_t n = 0;
@@ -639,7 +642,7 @@ int cli_edag(int argc, char **argv)
 		struct edag_approx ap;
 		bool have_ap = edag_approx_combine(r.res, r.nres, o.cfg.m, o.cfg.alpha0, &ap) == 0;
 		if (o.json) {
-			cli_edag_print_json(&o, &r, have_ap ? &ap : NULL);
+			cli_edag_print_json(&o, &r, &ap, have_ap);
 		} else {
 			char cm[512];
 			cache_model_describe(&o.cfg,
@@ -651,6 +654,8 @@ int cli_edag(int argc, char **argv)
 				cli_edag_print_window_text(&o, &r.res[i], r.res_unknown[i], t);
 			if (have_ap && (r.nres > 1 || ap.coverage_known))
 				cli_edag_print_approx_text(&ap, t);
+			else if (!have_ap && ap.discarded_short + ap.discarded_cut > 0)
+				cli_edag_print_discarded_text(&ap, t);
 			if (text_safe_close(t, stdout) < 0)
 				status = 1;
 		}

@@ -122,8 +122,8 @@ static void sensitivity_text(const struct overview *ov, FILE *f)
 		fputc('\n', f);
 	}
 	if (bound)
-		fprintf(f, "  (<=: cold misses above max(10%% of W, 0.001 per instruction): windows that started with "
-			   "an empty cache model; replay windows warm it first, agent trace --capture replay)\n");
+		fprintf(f, "  (<=: cold misses above 10%% of W: windows that started with an empty cache model; "
+			   "replay windows warm it first, agent trace --capture replay)\n");
 }
 
 static void section_text(FILE *f, const char *title, const char *body)
@@ -311,6 +311,7 @@ int overview_json(const struct overview *ov, FILE *f)
 		fputs(i ? ",{" : "{", f);
 		json_str_key(f, 1, "name", r->name);
 		json_u64_key(f, 0, "windows", r->windows);
+		json_u64_key(f, 0, "windows_taken", r->windows_taken);
 		json_u64_key(f, 0, "insns", r->insns);
 		json_num_key(f, 0, "W", r->W);
 		json_num_key(f, 0, "D", r->D);
