@@ -24,6 +24,12 @@
 
 #define REPLAY_GUESS_NS 50.0	    /* per emulated instruction, before the first window (learnt after) */
 #define OVERHEAD_GUESS_NS 2000000.0 /* attach, registers, detach */
+/* A replay window starts when the budget holds this many times its predicted cost, and may
+ * use all of it: taken as soon as the budget reached one cost, its stop-time limit sat just
+ * under the prediction and any slowdown of the agent (a loaded machine) cut it; a cut
+ * window gives no vote (collector/edag EDAG_END_TIME). The budget then holds up to one
+ * cost more. The duty over a run is unchanged: what a window spends is its real stop time. */
+#define REPLAY_HEADROOM 2.0
 #define NENDS (TRACE_END_IN_SYSCALL + 1)
 
 struct trace_source {
@@ -293,7 +299,8 @@ static void budget_accrue(struct trace_source *ts, uint64_t now, double cost)
 {
 	double add = ts->o.max_duty / 100.0 * (double)(now - ts->last_ns);
 	ts->last_ns = now;
-	double cap = cost * 2; /* a slow window (a loaded machine) may finish: the overspend delays the next */
+	/* a slow window (a loaded machine) may finish: the overspend delays the next */
+	double cap = cost * (ts->replay ? REPLAY_HEADROOM + 1 : 2);
 	double period = ts->o.max_duty / 100.0 * ts->o.every_s * 1e9;
 	if (cap < period)
 		cap = period;
@@ -317,7 +324,7 @@ static void take_window(struct trace_source *ts)
 	double cost = ts->replay ? (double)(ts->warmup + n) * ts->insn_ns + OVERHEAD_GUESS_NS
 				 : (double)n * ts->step_ns + ts->overhead_ns;
 	budget_accrue(ts, clock_mono_ns(), cost);
-	if (ts->replay && ts->budget_ns < cost) {
+	if (ts->replay && ts->budget_ns < cost * REPLAY_HEADROOM) {
 		ts->waited++; /* the budget is still growing */
 		return;
 	}
