@@ -311,8 +311,8 @@ int overview_json(const struct overview *ov, FILE *f)
 		fputs(i ? ",{" : "{", f);
 		json_str_key(f, 1, "name", r->name);
 		json_u64_key(f, 0, "windows", r->windows);
-		json_u64_key(f, 0, "windows_taken", r->windows_taken);
 		json_u64_key(f, 0, "insns", r->insns);
+		json_u64_key(f, 0, "windows_taken", r->windows_taken);
 		json_num_key(f, 0, "W", r->W);
 		json_num_key(f, 0, "D", r->D);
 		json_num_key(f, 0, "C", r->C);

@@ -11,8 +11,9 @@
  * caches); the windows sample a run of many repetitions. Asserted: W and
  * lambda per instruction of the windows (collector edag, m = 4) within 5 % of
  * the full trace's without a cache model, and within max(10 %, 0.001 per
- * instruction) with `--cache 32K:8:64:4 --cache 1M:8:64:12`, which the
- * windows' cold misses must support (no upper bound); the duty the agent
+ * instruction) with `--cache 32K:8:64:4 --cache 1M:8:64:12`, or, where the
+ * windows' cold misses are over 10 % of W (flagged upper bound), an interval
+ * [cold misses as hits, figure] that holds the full trace's; the duty the agent
  * reports at most 5 %. Single-stepped windows of gemm (cold caches) are
  * flagged as upper bounds. The native runs use the release agent when it is
  * built (timing_agent: stop times under ASan are not the agent's). Skips
@@ -46,6 +47,7 @@
 struct rates {
 	double W, lambda; /* per instruction */
 	double cold;	  /* windows: cold misses per instruction */
+	double lambda_lo; /* windows: lambda per instruction with the cold misses as hits (the low end) */
 	bool bound;	  /* windows: the cache figure is an upper bound */
 	size_t windows;
 };
@@ -263,6 +265,7 @@ static void windows_rates(struct env *e, int64_t sid, bool cache, struct rates *
 	r->W = json_after(js, "\"estimate\":", "\"W\":{\"value\":") / n;
 	r->lambda = json_after(js, "\"estimate\":", "\"lambda\":{\"value\":") / n;
 	r->cold = json_after(js, "\"estimate\":", "\"W_cold\":{\"value\":") / n;
+	r->lambda_lo = json_after(js, "\"estimate\":", "\"lambda_cold_hits\":") / n;
 	const char *b = strstr(js, "\"cold_bound\":");
 	r->bound = b && strncmp(b + 13, "true", 4) == 0;
 	free(js);
@@ -369,6 +372,12 @@ static bool within(double got, double want, double rel, double abs_tol)
 	return fabs(got - want) <= fmax(rel * fabs(want), abs_tol);
 }
 
+/* truth in [lo, hi], each end with the tolerance of within() */
+static bool holds(double lo, double hi, double truth, double rel, double abs_tol)
+{
+	return truth >= lo - fmax(rel * fabs(lo), abs_tol) && truth <= hi + fmax(rel * fabs(hi), abs_tol);
+}
+
 static void check_kernel(void **state, const struct kcase *kc)
 {
 	struct env *e = *state;
@@ -401,9 +410,21 @@ static void check_kernel(void **state, const struct kcase *kc)
 			 kc->name, win[0].windows, kc->seconds, MAX_DUTY, kc->min_windows);
 	assert_true(within(win[0].W, full[0].W, 0.05, 0));
 	assert_true(within(win[0].lambda, full[0].lambda, 0.05, 0));
-	assert_false(win[1].bound);
-	assert_true(within(win[1].W, full[1].W, 0.10, 0.001));
-	assert_true(within(win[1].lambda, full[1].lambda, 0.10, 0.001));
+	/* with the cache model: within the tolerance, or flagged (cold misses over 10 % of W,
+	 * collector/edag EDAG_COLD_REL) with an interval that holds the truth: W in [W - cold
+	 * misses, W], lambda in [lambda with the cold misses as hits, lambda]; never unflagged and
+	 * wrong (gemm 128 lives in the 1 MiB level: its full trace has W 0, its windows' only
+	 * misses are cold ones) */
+	if (win[1].bound) {
+		fprintf(stderr, "# %s: flagged: W/i in [%.5f, %.5f], lambda/i in [%.5f, %.5f]; truth %.5f, %.5f\n",
+			kc->name, win[1].W - win[1].cold, win[1].W, win[1].lambda_lo, win[1].lambda, full[1].W,
+			full[1].lambda);
+		assert_true(holds(win[1].W - win[1].cold, win[1].W, full[1].W, 0.10, 0.001));
+		assert_true(holds(win[1].lambda_lo, win[1].lambda, full[1].lambda, 0.10, 0.001));
+	} else {
+		assert_true(within(win[1].W, full[1].W, 0.10, 0.001));
+		assert_true(within(win[1].lambda, full[1].lambda, 0.10, 0.001));
+	}
 }
 
 static void test_trace_accuracy_gemm(void **state)

@@ -491,7 +491,7 @@ static void test_report_sensitivity_discards_short_and_cut_windows(void **state)
 	assert_non_null(strstr(txt, "1 of 3 windows discarded: 1 shorter than 256 instructions"));
 	free(txt);
 	char *js = render(f, overview_json, true);
-	assert_non_null(strstr(js, "\"windows\":2,\"windows_taken\":3"));
+	assert_non_null(strstr(js, "\"windows\":2,\"insns\":798,\"windows_taken\":3"));
 	free(js);
 }
 
