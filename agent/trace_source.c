@@ -259,7 +259,9 @@ static pid_t pick_thread(struct trace_source *ts)
  * carry no warm-up lines or stop time of their own. */
 static void send_window(struct trace_source *ts, const struct trace_window *w)
 {
-	for (size_t off = 0; off < w->n; off += TRACE_SOURCE_WINDOW_MAX) {
+	/* a replay window lost in its warm-up goes as one record of no instructions: the
+	 * collector counts it among the discarded (its end_reason says why) */
+	for (size_t off = 0; off < w->n || (off == 0 && w->n == 0); off += TRACE_SOURCE_WINDOW_MAX) {
 		struct trace_window piece = *w;
 		piece.rec = w->rec + off;
 		piece.n = w->n - off < TRACE_SOURCE_WINDOW_MAX ? w->n - off : TRACE_SOURCE_WINDOW_MAX;
@@ -290,7 +292,8 @@ static void send_window(struct trace_source *ts, const struct trace_window *w)
 			break;
 		}
 	}
-	ts->windows++;
+	if (w->n > 0)
+		ts->windows++;
 }
 
 /* Grow the budget by the duty share of the time since the last call; it holds
@@ -459,6 +462,8 @@ static void take_window(struct trace_source *ts)
 		send_window(ts, &w);
 	} else if (w.end != TRACE_END_EXITED && w.end != TRACE_END_IN_SYSCALL) {
 		ts->lost++; /* ended in the warm-up */
+		if (ts->replay && w.end == TRACE_END_TIME)
+			send_window(ts, &w);
 	}
 	trace_window_free(&w);
 }
@@ -528,7 +533,7 @@ void trace_source_print_summary(const struct trace_source *ts, double elapsed, F
 				fprintf(out, ", %u %s", ts->ends[e], trace_end_name((enum trace_end)e));
 		fprintf(out, "%s", ts->lost ? "" : "\n");
 		if (ts->lost)
-			fprintf(out, " (%u of them in the warm-up: not sent)\n", ts->lost);
+			fprintf(out, " (%u of them in the warm-up: nothing recorded)\n", ts->lost);
 	}
 	if (ts->off[0]) /* the reason was logged once when it was met */
 		fprintf(out, "  no windows: single steps are unavailable on this kernel\n");

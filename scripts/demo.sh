@@ -89,7 +89,7 @@ print("  CPU samples:      %d samples (agent profile's sampler), resolved on thi
 print("  counters:         %s" % ", ".join(r[0] for r in db.execute(
       "SELECT name FROM events WHERE session_id=? ORDER BY event_id", (sid,))))
 print("  trace windows:    %d windows of the app's threads -> eDAG (alpha0 = %s %s and m = %s from the calibration)" %
-      (one("SELECT COUNT(*) FROM trace_windows WHERE session_id=?"), rep["sensitivity"]["alpha0"],
+      (one("SELECT COUNT(*) FROM trace_windows WHERE session_id=? AND n_insns > 0"), rep["sensitivity"]["alpha0"],
        rep["sensitivity"]["unit"], rep["sensitivity"]["m"]))
 print("  cache model:      %s" % rep["sensitivity"]["cache_model"])
 for t in sens:

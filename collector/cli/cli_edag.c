@@ -231,6 +231,10 @@ static int store_window(const struct store_trace_row *row, void *arg)
 	struct run *r = arg;
 	const Prof__TraceWindow *tw = row->tw;
 	int rc;
+	if (tw->n_pc_delta == 0 && (tw->capture == 1 || tw->capture == 2) && tw->end_reason == EDAG_END_TIME) {
+		r->lost_cut++; /* the agent lost it in its warm-up: counted among the discarded */
+		return 0;
+	}
 	if (store_continues(r, tw)) {
 		r->info.represented_insns += tw->represented_insns; /* registers, memory and cache carry over */
 	} else {
@@ -631,7 +635,11 @@ int cli_edag(int argc, char **argv)
 		if (rc != -EIO && rc != -EBADMSG)
 			log_error("edag: %s", strerror(-rc));
 	} else if (r.nres == 0) {
-		if (o.store)
+		if (o.store && r.lost_cut)
+			log_error("%s: session %lld: all %zu trace windows were cut by the agent's stop-time limit in "
+				  "their warm-up (nothing recorded): raise the agent's --max-duty or lower its --warmup",
+				  o.store, (long long)o.session, r.lost_cut);
+		else if (o.store)
 			log_error("%s: session %lld: no instructions found: the session has no trace windows (check "
 				  "--session and --window; the agent records them with the tracer)",
 				  o.store, (long long)o.session);
@@ -641,6 +649,8 @@ int cli_edag(int argc, char **argv)
 	} else {
 		struct edag_approx ap;
 		bool have_ap = edag_approx_combine(r.res, r.nres, o.cfg.m, o.cfg.alpha0, &ap) == 0;
+		ap.taken += r.lost_cut;
+		ap.discarded_cut += r.lost_cut;
 		if (o.json) {
 			cli_edag_print_json(&o, &r, &ap, have_ap);
 		} else {

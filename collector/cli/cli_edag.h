@@ -34,6 +34,7 @@ struct run {
 	struct edag_window_info info;
 	uint32_t capture;	 /* the current window's TraceWindow.capture, warm-up and stop time */
 	uint32_t end_reason; /* and how it ended (TraceWindow.end_reason) */
+	size_t lost_cut;     /* records of no instructions: windows the stop-time limit cut in their warm-up */
 	uint64_t warm_insns, stop_ns;
 	uint64_t n;
 	uint64_t unknown;  /* instructions of the current window whose class is a guess */

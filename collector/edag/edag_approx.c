@@ -78,13 +78,15 @@ int edag_approx_combine(const struct edag_window_result *w, size_t n, double m, 
 	size_t used = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct edag_window_result *r = &w[i];
-		if (r->n_insns == 0)
-			continue;
 		bool sampled = r->capture == 1 || r->capture == 2;
 		if (sampled && r->end_reason == EDAG_END_TIME) {
-			out->discarded_cut++; /* its length is the machine's load, not the program */
+			/* its length is the machine's load, not the program (0 instructions: the
+			 * agent lost it in its warm-up and sent it empty to be counted) */
+			out->discarded_cut++;
 			continue;
 		}
+		if (r->n_insns == 0)
+			continue;
 		if (sampled && r->n_insns < EDAG_WINDOW_MIN_INSNS) {
 			out->discarded_short++;
 			continue;

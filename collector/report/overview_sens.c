@@ -55,6 +55,20 @@ static int trace_cb(const struct store_trace_row *row, void *arg)
 	struct tgroup *g = tgroup_for(a, tw->pid, tw->tid);
 	if (!g)
 		return 0; /* more threads than the table holds: the first ones are shown */
+	if (tw->n_pc_delta == 0) {
+		/* a window the agent lost in its warm-up (agent/trace_source.c sends it empty): it
+		 * gives no vote, but edag_approx_combine counts it among the discarded */
+		struct edag_window_result *nw = realloc(g->w, (g->n + 1) * sizeof(*nw));
+		if (!nw)
+			return -ENOMEM;
+		g->w = nw;
+		memset(&g->w[g->n], 0, sizeof(*nw));
+		g->w[g->n].capture = tw->capture;
+		g->w[g->n].end_reason = tw->end_reason;
+		g->n++;
+		a->last_g = 0;
+		return 0;
+	}
 	/* Pieces of one full trace (agent trace-import, trace_pos) are one window, as in collector edag. */
 	bool joined = tw->trace_pos > 1 && a->last_g == (size_t)(g - a->g) + 1 && a->pos_next == tw->trace_pos &&
 		      g->n > 0;

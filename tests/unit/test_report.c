@@ -495,7 +495,10 @@ static void test_report_sensitivity_discards_short_and_cut_windows(void **state)
 	free(js);
 }
 
-/* Every window discarded: no row, and the note says how many and why. */
+/* Every window discarded: no row, and the note says how many and why (an empty
+ * record is a window the agent lost in its warm-up: counted, it once left the
+ * report saying only "no trace windows ... capture them with agent profile" to a
+ * user who had). */
 static void test_report_sensitivity_note_when_every_window_discarded(void **state)
 {
 	struct fx *f = *state;
@@ -505,10 +508,12 @@ static void test_report_sensitivity_note_when_every_window_discarded(void **stat
 	assert_int_equal(rf_make_trace_session(st, "discards", 0, 3, &sid), 0);
 	assert_int_equal(rf_add_trace_window(st, sid, 1, 401, 1, 1, 0), 0);
 	assert_int_equal(rf_add_trace_window(st, sid, 2, 401, 2000, 2, 7), 0);
+	/* a replay window the stop-time limit cut in its warm-up: the agent sends it empty */
+	assert_int_equal(rf_add_trace_window(st, sid, 3, 401, 0, 2, 7), 0);
 	struct fx g = {.st = st, .sid = sid};
 	char *txt = render(&g, overview_text, false);
 	assert_non_null(
-	    strstr(txt, "no row: all 2 trace windows discarded (1 shorter than 256 instructions, 1 cut by the agent's "
+	    strstr(txt, "no row: all 3 trace windows discarded (1 shorter than 256 instructions, 2 cut by the agent's "
 			"stop-time limit"));
 	free(txt);
 	store_close(st);
