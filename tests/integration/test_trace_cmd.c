@@ -39,6 +39,8 @@ static double json_num(const char *from, const char *key)
 	return p ? atof(p + strlen(key)) : -1;
 }
 
+static unsigned summary_count(const char *log, const char *line, const char *what);
+
 static void test_trace_cmd_windows_reach_store_and_edag(void **state)
 {
 	struct env *e = *state;
@@ -73,6 +75,7 @@ static void test_trace_cmd_windows_reach_store_and_edag(void **state)
 	assert_non_null(strstr(log, "array 0x"));
 	assert_non_null(strstr(log, "trace_loop: "));
 	assert_non_null(strstr(log, "signals 0"));
+	unsigned taken = summary_count(log, "\n trace: ", " window(s)");
 	free(log);
 
 	int64_t sid = tp_db_int(e->t.db, "SELECT MAX(session_id) FROM trace_windows");
@@ -83,10 +86,15 @@ static void test_trace_cmd_windows_reach_store_and_edag(void **state)
 	int64_t arch = tp_db_int(e->t.db, "SELECT MIN(arch) FROM trace_windows WHERE session_id=%lld", (long long)sid);
 	fprintf(stderr, "# session %lld: %lld windows, %lld instructions, arch %lld\n", (long long)sid, (long long)windows,
 		(long long)insns, (long long)arch);
-	/* 2 s every 0.2 s: about 9 (the first at 0.2 s; windows are cut, not dropped, to keep the duty) */
-	if (sid <= 0 || windows < 3 || windows > 12) {
+	/* 2 s every 0.2 s: at most 11. How many the duty budget pays for depends on what a replay
+	 * costs now (ASan on a loaded machine: the first window ran out of its stop time in the
+	 * Unicorn's first translations, the next cost 274 ms: 1 window; 7 on a quieter machine),
+	 * so what is checked is what the agent decided: the store holds the windows its summary
+	 * says it took (at least one), no more than the period allows */
+	if (sid <= 0 || windows < 1 || windows > 12 || windows != (int64_t)taken) {
 		tp_dump_file(e->t.alog); /* the agent's summary says how its windows ended */
-		fail_msg("%lld windows stored, expected 3..12", (long long)windows);
+		fail_msg("%lld windows stored, the agent's summary says %u; expected 1..12 and equal", (long long)windows,
+			 taken);
 	}
 	assert_true(insns >= windows && insns <= windows * 2000);
 
