@@ -148,6 +148,7 @@ void cli_edag_print_json(const struct opts *o, const struct run *r, const struct
 		json_est(f, 0, "W_cold", &ap->W_cold);
 		json_est(f, 0, "D_series", &ap->D_series);
 		json_num_key(f, 0, "lambda_cold_hits", ap->lambda_cold_hits);
+		json_num_key(f, 0, "lambda_upper", ap->lambda_upper);
 		json_key(f, 0, "cold_bound");
 		fputs(ap->cold_bound ? "true" : "false", f);
 		json_u64_key(f, 0, "warm_insns", ap->warm_insns);
@@ -204,7 +205,8 @@ void cli_edag_print_approx_text(const struct edag_approx *ap, FILE *f)
 	       ap->cold_bound ? "; above 10% of W: W, lambda, Lambda are upper bounds"
 			      : "");
 	if (ap->cold_bound)
-		fprintf(f, "  lambda with the cold misses taken as hits: %.6g\n", ap->lambda_cold_hits);
+		fprintf(f, "  lambda with the cold misses taken as hits: %.6g; with D's upper side (in series): %.6g\n",
+			ap->lambda_cold_hits, ap->lambda_upper);
 	if (ap->warm_insns)
 		fprintf(f, "  the windows ran %llu instructions before their recorded ones to warm the cache model\n",
 		       (unsigned long long)ap->warm_insns);

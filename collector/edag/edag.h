@@ -328,6 +328,11 @@ struct edag_approx {
 	struct edag_estimate V, W, D, cp_vertices, cp_compute, lambda, Lambda;
 	struct edag_estimate W_cold, D_series;
 	double lambda_cold_hits; /* lambda with every cold miss taken as a hit (the low end) */
+	/* lambda with D's upper side (the windows' D in series, D_series, at most W): the
+	 * high end an upper bound prints, since lambda grows with D for m > 1 and a short
+	 * window's steady-state depth rate can be low (a quicksort printed "<= 0.153" where
+	 * its full trace has 0.168) */
+	double lambda_upper;
 	bool cold_bound;	 /* cold misses above the tolerance: W, lambda, Lambda are upper bounds */
 	double D_min, D_max, D_mean; /* per-window memory depth */
 	/* how the windows were taken (edag_window_result.capture: counts per kind) */

@@ -162,6 +162,8 @@ int edag_approx_combine(const struct edag_window_result *w, size_t n, double m, 
 	out->D.hi = fmax(out->D.hi, out->D_max);
 	if (out->lambda_cold_hits > out->lambda.value)
 		out->lambda_cold_hits = out->lambda.value;
+	double Dup = fmax(out->D.value, fmin(out->D_series.value, out->W.value));
+	out->lambda_upper = fmax(out->lambda.value, (out->W.value - Dup) / m + Dup);
 	out->cold_bound = out->W.value > 0 && out->W_cold.value > EDAG_COLD_REL * out->W.value;
 	out->coverage = R > 0 ? (double)out->sampled_insns / R : 0;
 	double C = out->cp_compute.value;

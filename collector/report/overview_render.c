@@ -123,7 +123,8 @@ static void sensitivity_text(const struct overview *ov, FILE *f)
 	}
 	if (bound)
 		fprintf(f, "  (<=: cold misses above 10%% of W: windows that started with an empty cache model; "
-			   "replay windows warm it first, agent trace --capture replay)\n");
+			   "replay windows warm it first, agent trace --capture replay; the bound takes the "
+			   "windows' D in series, D's upper side)\n");
 }
 
 static void section_text(FILE *f, const char *title, const char *body)

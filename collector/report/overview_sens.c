@@ -232,6 +232,12 @@ int overview_sensitivity(struct store *st, int64_t sid, struct overview *ov)
 		r->insns = ap.sampled_insns;
 		r->W = ap.W.value;
 		r->D = fmin(ap.D.value, ap.W.value);
+		bool upper = ov->edag.nlevels > 0 && ap.cold_bound;
+		if (upper && ap.lambda_upper > ap.lambda.value) {
+			/* an upper bound takes D's upper side too (lambda grows with D): the windows'
+			 * D in series, at most W */
+			r->D = fmin(fmax(ap.D.value, ap.D_series.value), ap.W.value);
+		}
 		r->C = ap.cp_compute.value;
 		r->m = ov->edag.m;
 		r->alpha0 = ov->edag.alpha0;
@@ -240,7 +246,12 @@ int overview_sensitivity(struct store *st, int64_t sid, struct overview *ov)
 		r->lambda_lo = ap.lambda.lo;
 		r->lambda_hi = ap.lambda.hi;
 		r->cold_per_insn = ap.represented_insns > 0 ? ap.W_cold.value / ap.represented_insns : 0;
-		r->upper_bound = ov->edag.nlevels > 0 && ap.cold_bound;
+		r->upper_bound = upper;
+		if (upper) { /* the interval's high end is the bound's */
+			double du = ap.lambda_upper * ov->edag.alpha0 + ap.cp_compute.value;
+			r->lambda_hi = fmax(r->lambda_hi, ap.lambda_upper);
+			r->Lambda_hi = fmax(r->Lambda_hi, du > 0 ? ap.lambda_upper / du : 0);
+		}
 		double den = ap.lambda_cold_hits * ov->edag.alpha0 + ap.cp_compute.value;
 		r->Lambda_cold_hits = den > 0 ? ap.lambda_cold_hits / den : 0;
 		how_obtained(&ap, r->how, sizeof(r->how));

@@ -1155,6 +1155,33 @@ static void test_edag_approx_D_at_least_deepest_window(void **state)
 	assert_true(fabs(ap.lambda.value - ((6.0 - 2) / 4 + 2)) < 1e-12);
 }
 
+/* An upper bound takes D's upper side: windows whose depth grew early (a
+ * steady-state rate of 0 after their first half) but whose D in series is
+ * large give lambda_upper = (W - D_series)/m + D_series, above lambda. */
+static void test_edag_approx_upper_bound_takes_depth_in_series(void **state)
+{
+	(void)state;
+	struct edag_window_result w[2];
+	memset(w, 0, sizeof(w));
+	for (int i = 0; i < 2; i++) {
+		w[i].n_insns = w[i].mt.vertices = 1000;
+		w[i].mt.W = 400;
+		w[i].mt.W_cold = 100; /* 25 % of W: flagged */
+		w[i].mt.D = 200;
+		for (int k = 1; k < EDAG_DEPTH_MARKS; k++)
+			w[i].mt.D_at_pow2[k] = 200; /* all of it by vertex 2 */
+		w[i].capture = 1;
+	}
+	struct edag_approx ap;
+	assert_int_equal(edag_approx_combine(w, 2, 4, 100, &ap), 0);
+	assert_true(ap.cold_bound);
+	assert_true(fabs(ap.D.value - 200) < 1e-9);	    /* the deepest window's */
+	assert_true(fabs(ap.D_series.value - 400) < 1e-9); /* 0.2 per instruction over 2000 */
+	assert_true(fabs(ap.lambda.value - ((800.0 - 200) / 4 + 200)) < 1e-9);
+	assert_true(fabs(ap.lambda_upper - ((800.0 - 400) / 4 + 400)) < 1e-9);
+	assert_true(ap.lambda_cold_hits <= ap.lambda.value);
+}
+
 /* A window cut short (here 1 instruction, by a stop-time limit) weighs by its
  * length: it cannot pull the estimate (it once took a triad's W/instr from
  * 0.4286 to 0.2857 as one of three equal votes). */
@@ -1429,6 +1456,7 @@ int main(void)
 	    cmocka_unit_test(test_edag_approx_cold_share_flags_cache_resident_loop),
 	    cmocka_unit_test(test_edag_approx_discards_short_and_cut_windows),
 	    cmocka_unit_test(test_edag_approx_D_at_least_deepest_window),
+	    cmocka_unit_test(test_edag_approx_upper_bound_takes_depth_in_series),
 	    cmocka_unit_test(test_trace_warm_lines_in_last_access_order),
 	    cmocka_unit_test(test_edag_machine_json),
 	    cmocka_unit_test(test_edag_machine_json_from_calibration),
