@@ -121,6 +121,8 @@ static void sensitivity_text(const struct overview *ov, FILE *f)
 				r->Lambda_cold_hits * r->alpha0);
 		fputc('\n', f);
 	}
+	if (ov->sens_note[0])
+		fprintf(f, "  %s\n", ov->sens_note);
 	if (bound)
 		fprintf(f, "  (<=: cold misses above 10%% of W: windows that started with an empty cache model; "
 			   "replay windows warm it first, agent trace --capture replay; the bound takes the "

@@ -268,6 +268,11 @@ int overview_sensitivity(struct store *st, int64_t sid, struct overview *ov)
 				 "no row: all %zu trace windows discarded (%zu shorter than %u instructions, %zu cut by "
 				 "the agent's stop-time limit: raise agent profile --max-duty)",
 				 none_taken, none_short, EDAG_WINDOW_MIN_INSNS, none_cut);
+		else if (none_short + none_cut > 0) /* threads without a row beside the rows */
+			snprintf(ov->sens_note, sizeof(ov->sens_note),
+				 "no row for threads whose %zu trace windows were all discarded (%zu shorter than %u "
+				 "instructions, %zu cut by the agent's stop-time limit)",
+				 none_taken, none_short, EDAG_WINDOW_MIN_INSNS, none_cut);
 	}
 	for (size_t i = 0; i < a.ng; i++)
 		free(a.g[i].w);

@@ -489,6 +489,9 @@ static void test_report_sensitivity_discards_short_and_cut_windows(void **state)
 	assert_null(strstr(txt, "tid 302"));
 	assert_non_null(strstr(txt, "fixture tid 101"));
 	assert_non_null(strstr(txt, "1 of 3 windows discarded: 1 shorter than 256 instructions"));
+	/* the threads without a row are counted beside the rows */
+	assert_non_null(strstr(txt, "no row for threads whose 2 trace windows were all discarded (1 shorter than 256 "
+				    "instructions, 1 cut by the agent's stop-time limit)"));
 	free(txt);
 	char *js = render(f, overview_json, true);
 	assert_non_null(strstr(js, "\"windows\":2,\"insns\":798,\"windows_taken\":3"));
