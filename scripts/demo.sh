@@ -42,7 +42,9 @@ phase 3 "agent profile -- cl_matmul $n $reps cpu $refs: OpenCL timing + counters
 # 2 n^3 flops and 8 n^3 bytes each time, for the whole run.
 printf 'matmul ops=%d bytes=%d\ncpu:matmul_ref ops=%d bytes=%d\n' $((2 * n)) $((8 * n + 4)) \
 	$((2 * n * n * n * refs)) $((8 * n * n * n * refs)) >"$dir/kernels.model"
-"$out/agent" profile $coll --kernel-model "$dir/kernels.model" -- "$out/workloads/cl_matmul" $n $reps cpu $refs 2>&1 |
+# Trace windows at up to 20 % duty (the default is 5 %): on a loaded machine a replay window's stop
+# time at 5 % ran out (a cut window gives no vote, and the report then has no sensitivity row).
+"$out/agent" profile $coll --max-duty 20 --kernel-model "$dir/kernels.model" -- "$out/workloads/cl_matmul" $n $reps cpu $refs 2>&1 |
 	tee "$dir/profile.log"
 cpu_ref_tid=$(sed -n 's/^cl_matmul: cpu reference: thread \([0-9]*\).*/\1/p' "$dir/profile.log" | head -n1)
 kill -TERM $cpid && wait $cpid || true
