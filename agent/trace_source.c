@@ -24,6 +24,12 @@
 
 #define REPLAY_GUESS_NS 50.0	    /* per emulated instruction, before the first window (learnt after) */
 #define OVERHEAD_GUESS_NS 2000000.0 /* attach, registers, detach */
+/* A replay window starts when the budget holds this many times its predicted cost, and may
+ * use all of it: taken as soon as the budget reached one cost, its stop-time limit sat just
+ * under the prediction and any slowdown of the agent (a loaded machine) cut it; a cut
+ * window gives no vote (collector/edag EDAG_END_TIME). The budget then holds up to one
+ * cost more. The duty over a run is unchanged: what a window spends is its real stop time. */
+#define REPLAY_HEADROOM 2.0
 #define NENDS (TRACE_END_IN_SYSCALL + 1)
 
 struct trace_source {
@@ -41,7 +47,8 @@ struct trace_source {
 	double budget_ns; /* stop time the duty cap allows now */
 	uint64_t last_ns;
 	uint32_t windows, waited, cut, lost;
-	uint32_t unsent; /* attempts that recorded nothing (lost among them): not windows */
+	uint32_t unsent; /* attempts that recorded nothing and were not sent: not windows */
+	uint32_t lost_sent; /* replay windows cut in their warm-up, sent empty (the collector discards them) */
 	uint64_t insns, warm_insns, stop_ns;
 	unsigned ends[NENDS];
 	size_t next_task;
@@ -254,7 +261,9 @@ static pid_t pick_thread(struct trace_source *ts)
  * carry no warm-up lines or stop time of their own. */
 static void send_window(struct trace_source *ts, const struct trace_window *w)
 {
-	for (size_t off = 0; off < w->n; off += TRACE_SOURCE_WINDOW_MAX) {
+	/* a replay window lost in its warm-up goes as one record of no instructions: the
+	 * collector counts it among the discarded (its end_reason says why) */
+	for (size_t off = 0; off < w->n || (off == 0 && w->n == 0); off += TRACE_SOURCE_WINDOW_MAX) {
 		struct trace_window piece = *w;
 		piece.rec = w->rec + off;
 		piece.n = w->n - off < TRACE_SOURCE_WINDOW_MAX ? w->n - off : TRACE_SOURCE_WINDOW_MAX;
@@ -285,7 +294,7 @@ static void send_window(struct trace_source *ts, const struct trace_window *w)
 			break;
 		}
 	}
-	ts->windows++;
+	ts->windows++; /* an empty one too: its own window_index, one count with the store's */
 }
 
 /* Grow the budget by the duty share of the time since the last call; it holds
@@ -294,7 +303,8 @@ static void budget_accrue(struct trace_source *ts, uint64_t now, double cost)
 {
 	double add = ts->o.max_duty / 100.0 * (double)(now - ts->last_ns);
 	ts->last_ns = now;
-	double cap = cost * 2; /* a slow window (a loaded machine) may finish: the overspend delays the next */
+	/* a slow window (a loaded machine) may finish: the overspend delays the next */
+	double cap = cost * (ts->replay ? REPLAY_HEADROOM + 1 : 2);
 	double period = ts->o.max_duty / 100.0 * ts->o.every_s * 1e9;
 	if (cap < period)
 		cap = period;
@@ -318,7 +328,7 @@ static void take_window(struct trace_source *ts)
 	double cost = ts->replay ? (double)(ts->warmup + n) * ts->insn_ns + OVERHEAD_GUESS_NS
 				 : (double)n * ts->step_ns + ts->overhead_ns;
 	budget_accrue(ts, clock_mono_ns(), cost);
-	if (ts->replay && ts->budget_ns < cost) {
+	if (ts->replay && ts->budget_ns < cost * REPLAY_HEADROOM) {
 		ts->waited++; /* the budget is still growing */
 		return;
 	}
@@ -417,10 +427,14 @@ static void take_window(struct trace_source *ts)
 		return;
 	}
 	ts->stop_ns += w.stop_ns;
-	/* how the windows sent ended: one count of windows everywhere (issue 42) */
-	if (w.end < NENDS && w.n > 0)
+	/* A replay window cut in its warm-up is sent as a record of no instructions: the collector
+	 * counts it among the discarded with its reason (issue 36). How the windows sent ended:
+	 * one count of windows everywhere (issue 42); what was not sent is counted apart. */
+	bool lost = w.n == 0 && w.end != TRACE_END_EXITED && w.end != TRACE_END_IN_SYSCALL;
+	bool sent = w.n > 0 || (lost && ts->replay && w.end == TRACE_END_TIME);
+	if (sent && w.end < NENDS)
 		ts->ends[w.end]++;
-	else if (w.n == 0)
+	else if (!sent)
 		ts->unsent++;
 	/* what an instruction costs here (a loaded machine, a program whose memory the emulator
 	 * maps slowly), from what this window ran, also when it ran out of time */
@@ -456,8 +470,12 @@ static void take_window(struct trace_source *ts)
 		ts->warm_insns += w.warm_insns;
 		note_tid(ts, tid);
 		send_window(ts, &w);
-	} else if (w.end != TRACE_END_EXITED && w.end != TRACE_END_IN_SYSCALL) {
+	} else if (lost) {
 		ts->lost++; /* ended in the warm-up */
+		if (sent) {
+			ts->lost_sent++;
+			send_window(ts, &w);
+		}
 	}
 	trace_window_free(&w);
 }
@@ -527,9 +545,12 @@ void trace_source_print_summary(const struct trace_source *ts, double elapsed, F
 				fprintf(out, ", %u %s", ts->ends[e], trace_end_name((enum trace_end)e));
 		fputc('\n', out);
 	}
+	if (ts->lost_sent)
+		fprintf(out, "  %u of the windows were cut in their warm-up: sent empty, the collector discards them\n",
+			ts->lost_sent);
 	if (ts->unsent)
 		fprintf(out, "  %u attempt(s) recorded nothing and are no window (%u ended in the warm-up)\n", ts->unsent,
-			ts->lost);
+			ts->lost - ts->lost_sent);
 	if (ts->off[0]) /* the reason was logged once when it was met */
 		fprintf(out, "  no windows: single steps are unavailable on this kernel\n");
 	if (ts->fallbacks)

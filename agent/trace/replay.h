@@ -7,7 +7,9 @@
  * summarised as distinct cache lines (common/trace/warm.h: they warm the
  * collector's cache model) followed by `n` instructions recorded as the
  * single-step windows record them (pc, class and registers from the decoder,
- * the accesses the emulator performed). It ends early, honestly, at a system
+ * the accesses the emulator performed). The warm-up ends before `warm` once
+ * its summary holds TRACE_REPLAY_WARM_LINES lines (it keeps no more: the most
+ * recent lines before the recorded part are then what it holds). It ends early, honestly, at a system
  * call, an instruction the emulator cannot execute (Unicorn 2 is QEMU 5: no
  * AVX), memory the process does not have, or the stop-time limit. A thread
  * stopped inside a system call is not replayed (what the call returns is not

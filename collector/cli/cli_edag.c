@@ -87,6 +87,7 @@ int cli_edag_window_begin(struct run *r, const struct edag_window_info *info)
 {
 	r->info = *info;
 	r->capture = 0;
+	r->end_reason = 0;
 	r->warm_insns = r->stop_ns = 0;
 	r->n = 0;
 	r->unknown = 0;
@@ -189,6 +190,7 @@ int cli_edag_window_end(struct run *r)
 	w->info = r->info;
 	w->n_insns = r->n;
 	w->capture = r->capture;
+	w->end_reason = r->end_reason;
 	w->warm_insns = r->warm_insns;
 	w->stop_ns = r->stop_ns;
 	edag_metrics_get(r->st, &w->mt);
@@ -257,6 +259,10 @@ static int store_window(const struct store_trace_row *row, void *arg)
 	struct run *r = arg;
 	const Prof__TraceWindow *tw = row->tw;
 	int rc;
+	if (tw->n_pc_delta == 0 && (tw->capture == 1 || tw->capture == 2) && tw->end_reason == EDAG_END_TIME) {
+		r->lost_cut++; /* the agent lost it in its warm-up: counted among the discarded */
+		return 0;
+	}
 	if (store_continues(r, tw)) {
 		r->info.represented_insns += tw->represented_insns; /* registers, memory and cache carry over */
 	} else {
@@ -280,6 +286,7 @@ static int store_window(const struct store_trace_row *row, void *arg)
 		r->warm_insns = tw->warm_insns;
 	}
 	r->stop_ns += tw->stop_ns;
+	r->end_reason = tw->end_reason; /* every piece carries the window's */
 	struct edag_window_iter it;
 	struct edag_insn in;
 	uint64_t n = 0;
@@ -685,7 +692,11 @@ int cli_edag(int argc, char **argv)
 		if (rc != -EIO && rc != -EBADMSG)
 			log_error("edag: %s", strerror(-rc));
 	} else if (r.nres == 0) {
-		if (o.store)
+		if (o.store && r.lost_cut)
+			log_error("%s: session %lld: all %zu trace windows were cut by the agent's stop-time limit in "
+				  "their warm-up (nothing recorded): raise the agent's --max-duty or lower its --warmup",
+				  o.store, (long long)o.session, r.lost_cut);
+		else if (o.store)
 			log_error("%s: session %lld: no instructions found: the session has no trace windows (check "
 				  "--session and --window; the agent records them with the tracer)",
 				  o.store, (long long)o.session);
@@ -695,8 +706,10 @@ int cli_edag(int argc, char **argv)
 	} else {
 		struct edag_approx ap;
 		bool have_ap = edag_approx_combine(r.res, r.nres, o.cfg.m, o.cfg.alpha0, &ap) == 0;
+		ap.taken += r.lost_cut;
+		ap.discarded_cut += r.lost_cut;
 		if (o.json) {
-			cli_edag_print_json(&o, &r, have_ap ? &ap : NULL);
+			cli_edag_print_json(&o, &r, &ap, have_ap);
 		} else {
 			char cm[512];
 			cache_model_describe(&o.cfg,
@@ -712,6 +725,8 @@ int cli_edag(int argc, char **argv)
 				cli_edag_print_window_text(&o, &r.res[i], r.res_unknown[i], t);
 			if (have_ap && (r.nres > 1 || ap.coverage_known))
 				cli_edag_print_approx_text(&ap, t);
+			else if (!have_ap && ap.discarded_short + ap.discarded_cut > 0)
+				cli_edag_print_discarded_text(&ap, t);
 			if (text_safe_close(t, stdout) < 0)
 				status = 1;
 		}

@@ -39,6 +39,8 @@ struct run {
 	bool graph_done, graph_too_big, in_window;
 	struct edag_window_info info;
 	uint32_t capture;	 /* the current window's TraceWindow.capture, warm-up and stop time */
+	uint32_t end_reason; /* and how it ended (TraceWindow.end_reason) */
+	size_t lost_cut;     /* records of no instructions: windows the stop-time limit cut in their warm-up */
 	uint64_t warm_insns, stop_ns;
 	uint64_t n;
 	uint64_t unknown;  /* instructions of the current window whose class is a guess */
@@ -98,7 +100,9 @@ void cli_edag_split_stop(struct edan_split *s);
 
 /* Output (cli_edag_out.c). */
 void cli_edag_print_window_text(const struct opts *o, const struct edag_window_result *r, uint64_t unknown, FILE *f);
-void cli_edag_print_json(const struct opts *o, const struct run *r, const struct edag_approx *ap);
+void cli_edag_print_discarded_text(const struct edag_approx *ap, FILE *f);
+/* ap: the estimate when have_ap, else (combine failed) only its window counts */
+void cli_edag_print_json(const struct opts *o, const struct run *r, const struct edag_approx *ap, bool have_ap);
 void cli_edag_print_approx_text(const struct edag_approx *ap, FILE *f);
 int cli_edag_write_graph(const struct opts *o, const struct edag_graph *g);
 int cli_edag_write_sweep(const struct opts *o, const struct edag_metrics *mt, const char *label, FILE *f);

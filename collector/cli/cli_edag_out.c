@@ -53,7 +53,7 @@ static void json_est(FILE *f, int first, const char *key, const struct edag_esti
 	fputc('}', f);
 }
 
-void cli_edag_print_json(const struct opts *o, const struct run *r, const struct edag_approx *ap)
+void cli_edag_print_json(const struct opts *o, const struct run *r, const struct edag_approx *ap, bool have_ap)
 {
 	const struct edag_config *c = &o->cfg;
 	FILE *f = stdout;
@@ -123,7 +123,14 @@ void cli_edag_print_json(const struct opts *o, const struct run *r, const struct
 		fputc('}', f);
 	}
 	fputc(']', f);
-	if (ap) {
+	json_key(f, 0, "discarded");
+	fputc('{', f);
+	json_u64_key(f, 1, "taken", ap->taken);
+	json_u64_key(f, 0, "short", ap->discarded_short);
+	json_u64_key(f, 0, "cut", ap->discarded_cut);
+	json_u64_key(f, 0, "min_insns", EDAG_WINDOW_MIN_INSNS);
+	fputc('}', f);
+	if (have_ap) {
 		json_key(f, 0, "estimate");
 		fputc('{', f);
 		json_u64_key(f, 1, "windows", ap->windows);
@@ -142,6 +149,7 @@ void cli_edag_print_json(const struct opts *o, const struct run *r, const struct
 		json_est(f, 0, "W_cold", &ap->W_cold);
 		json_est(f, 0, "D_series", &ap->D_series);
 		json_num_key(f, 0, "lambda_cold_hits", ap->lambda_cold_hits);
+		json_num_key(f, 0, "lambda_upper", ap->lambda_upper);
 		json_key(f, 0, "cold_bound");
 		fputs(ap->cold_bound ? "true" : "false", f);
 		json_u64_key(f, 0, "warm_insns", ap->warm_insns);
@@ -156,6 +164,27 @@ void cli_edag_print_json(const struct opts *o, const struct run *r, const struct
 	fputs("}\n", f);
 }
 
+/* "2 of 9 windows discarded: 1 shorter than 256 instructions, 1 cut by the stop-time limit" */
+static void discarded_line(const struct edag_approx *ap, FILE *f)
+{
+	size_t d = ap->discarded_short + ap->discarded_cut;
+	if (!d)
+		return;
+	fprintf(f, "  %zu of %zu windows discarded (no vote):", d, ap->taken);
+	if (ap->discarded_short)
+		fprintf(f, " %zu shorter than %u instructions%s", ap->discarded_short, EDAG_WINDOW_MIN_INSNS,
+			ap->discarded_cut ? "," : "");
+	if (ap->discarded_cut)
+		fprintf(f, " %zu cut by the agent's stop-time limit", ap->discarded_cut);
+	fputc('\n', f);
+}
+
+void cli_edag_print_discarded_text(const struct edag_approx *ap, FILE *f)
+{
+	fprintf(f, "no whole-run estimate: no window can vote\n");
+	discarded_line(ap, f);
+}
+
 void cli_edag_print_approx_text(const struct edag_approx *ap, FILE *f)
 {
 	fprintf(f, "whole-run estimate from %zu windows (%llu sampled instructions for %.6g represented, "
@@ -163,6 +192,7 @@ void cli_edag_print_approx_text(const struct edag_approx *ap, FILE *f)
 	       "95%% intervals):\n",
 	       ap->windows, (unsigned long long)ap->sampled_insns, ap->represented_insns, ap->coverage,
 	       ap->coverage_known ? "" : ", unknown for some windows: taken as 1");
+	discarded_line(ap, f);
 	const struct edag_estimate *e[] = {&ap->V, &ap->W, &ap->D, &ap->cp_vertices, &ap->lambda, &ap->Lambda};
 	const char *n[] = {"vertices", "W", "D", "critical path", "lambda", "Lambda"};
 	for (int i = 0; i < 6; i++)
@@ -173,10 +203,11 @@ void cli_edag_print_approx_text(const struct edag_approx *ap, FILE *f)
 	fprintf(f, "  cold misses (into sets the window had not filled: they might have hit a warmer cache): %.6g, "
 	       "%.3g per instruction%s\n",
 	       ap->W_cold.value, ap->represented_insns > 0 ? ap->W_cold.value / ap->represented_insns : 0,
-	       ap->cold_bound ? "; above max(10% of W, 0.001 per instruction): W, lambda, Lambda are upper bounds"
+	       ap->cold_bound ? "; above 10% of W: W, lambda, Lambda are upper bounds"
 			      : "");
 	if (ap->cold_bound)
-		fprintf(f, "  lambda with the cold misses taken as hits: %.6g\n", ap->lambda_cold_hits);
+		fprintf(f, "  lambda with the cold misses taken as hits: %.6g; with D's upper side (in series): %.6g\n",
+			ap->lambda_cold_hits, ap->lambda_upper);
 	if (ap->warm_insns)
 		fprintf(f, "  the windows ran %llu instructions before their recorded ones to warm the cache model\n",
 		       (unsigned long long)ap->warm_insns);

@@ -283,6 +283,7 @@ struct edag_window_result {
 	uint32_t capture;
 	uint64_t warm_insns;
 	uint64_t stop_ns;
+	uint32_t end_reason; /* TraceWindow.end_reason (0 complete; EDAG_END_TIME: the stop-time limit) */
 };
 
 /* Start a window of a TraceWindow record: forget the previous one (edag_reset),
@@ -299,12 +300,25 @@ struct edag_estimate {
 
 /* The cold-miss tolerance: the windows support a cache-model W when their cold
  * misses (edag_metrics.W_cold, which might have hit a cache warmed before the
- * window) are at most max(EDAG_COLD_REL * W, EDAG_COLD_ABS per instruction). */
+ * window) are at most EDAG_COLD_REL of W: a material share of W makes W, lambda
+ * and Lambda upper bounds however few misses per instruction that is (a
+ * cache-resident loop whose only misses are cold ones has no memory cost at all). */
 #define EDAG_COLD_REL 0.10
-#define EDAG_COLD_ABS 0.001
+
+/* Sampled windows (capture 1 single steps, 2 replay) that give no vote: shorter
+ * than EDAG_WINDOW_MIN_INSNS recorded instructions (a window of a few steps says
+ * nothing about depth or misses), or ended by the stop-time limit (TraceWindow
+ * end_reason EDAG_END_TIME: its length was decided by the machine's load, not by
+ * the program). Full traces (3) and windows of unknown origin (0: trace files) are
+ * always used. */
+#define EDAG_WINDOW_MIN_INSNS 256
+#define EDAG_END_TIME 7 /* agent/trace/window.h TRACE_END_TIME */
 
 struct edag_approx {
-	size_t windows;
+	size_t windows;		 /* windows used */
+	size_t taken;		 /* windows given (used + discarded) */
+	size_t discarded_short;	 /* sampled windows under EDAG_WINDOW_MIN_INSNS instructions */
+	size_t discarded_cut;	 /* sampled windows cut by the stop-time limit */
 	uint64_t sampled_insns;	  /* instructions in the windows */
 	double represented_insns; /* instructions they stand for (sampled_insns if unknown) */
 	double coverage;	  /* sampled / represented */
@@ -314,6 +328,11 @@ struct edag_approx {
 	struct edag_estimate V, W, D, cp_vertices, cp_compute, lambda, Lambda;
 	struct edag_estimate W_cold, D_series;
 	double lambda_cold_hits; /* lambda with every cold miss taken as a hit (the low end) */
+	/* lambda with D's upper side (the windows' D in series, D_series, at most W): the
+	 * high end an upper bound prints, since lambda grows with D for m > 1 and a short
+	 * window's steady-state depth rate can be low (a quicksort printed "<= 0.153" where
+	 * its full trace has 0.168) */
+	double lambda_upper;
 	bool cold_bound;	 /* cold misses above the tolerance: W, lambda, Lambda are upper bounds */
 	double D_min, D_max, D_mean; /* per-window memory depth */
 	/* how the windows were taken (edag_window_result.capture: counts per kind) */
@@ -337,8 +356,11 @@ double edag_depth_rate(const struct edag_metrics *mt);
  * 1/coverage). D's rate is each window's steady-state growth
  * (edag_depth_rate; D_series: D/n, windows in series); lambda's rate is
  * (W/n - D rate)/m + D rate. The interval is mean +- t(0.975, k-1) * weighted
- * standard error (none for a single window: lo = hi = value). cold_bound is
- * set when the cold misses exceed EDAG_COLD_REL / EDAG_COLD_ABS. */
+ * standard error (none for a single window: lo = hi = value). D is at least
+ * the largest D of one window (the run holds every window's chains). cold_bound
+ * is set when the cold misses exceed EDAG_COLD_REL of W. Windows that give no
+ * vote (EDAG_WINDOW_MIN_INSNS, EDAG_END_TIME) are counted in discarded_*; with
+ * none left: -ENODATA (out->taken and the discarded counts set). */
 int edag_approx_combine(const struct edag_window_result *w, size_t n, double m, double alpha0,
 			struct edag_approx *out);
 

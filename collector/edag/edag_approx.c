@@ -72,14 +72,25 @@ int edag_approx_combine(const struct edag_window_result *w, size_t n, double m, 
 	if (!x)
 		return -ENOMEM;
 	double *wt = x + n * NX;
-	out->windows = n;
+	out->taken = n;
 	out->coverage_known = true;
 	out->D_min = INFINITY;
 	size_t used = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct edag_window_result *r = &w[i];
+		bool sampled = r->capture == 1 || r->capture == 2;
+		if (sampled && r->end_reason == EDAG_END_TIME) {
+			/* its length is the machine's load, not the program (0 instructions: the
+			 * agent lost it in its warm-up and sent it empty to be counted) */
+			out->discarded_cut++;
+			continue;
+		}
 		if (r->n_insns == 0)
 			continue;
+		if (sampled && r->n_insns < EDAG_WINDOW_MIN_INSNS) {
+			out->discarded_short++;
+			continue;
+		}
 		double ni = (double)r->n_insns;
 		out->sampled_insns += r->n_insns;
 		if (r->info.represented_insns >= r->n_insns) {
@@ -113,10 +124,15 @@ int edag_approx_combine(const struct edag_window_result *w, size_t n, double m, 
 		used++;
 	}
 	if (used == 0) {
+		size_t taken = out->taken, ds = out->discarded_short, dc = out->discarded_cut;
 		free(x);
 		memset(out, 0, sizeof(*out));
-		return -EINVAL;
+		out->taken = taken;
+		out->discarded_short = ds;
+		out->discarded_cut = dc;
+		return ds + dc > 0 ? -ENODATA : -EINVAL;
 	}
+	out->windows = used;
 	out->D_mean /= (double)used;
 	/* rates live in the first `used` slots of each row of n */
 	double R = out->represented_insns;
@@ -131,7 +147,24 @@ int edag_approx_combine(const struct edag_window_result *w, size_t n, double m, 
 	struct edag_estimate lc;
 	estimate(x + LAMC * n, wt, used, R, &lc);
 	out->lambda_cold_hits = lc.value;
-	out->cold_bound = out->W_cold.value > fmax(EDAG_COLD_REL * out->W.value, EDAG_COLD_ABS * R);
+	/* The run holds every window's chains: its D is at least the deepest window's
+	 * (a rate from a window's later half can be 0 where all its depth came early:
+	 * a row once showed D 0 for a window whose own D was 2). lambda = (W-D)/m + D
+	 * follows D. */
+	if (out->D.value < out->D_max) {
+		double add = (out->D_max - out->D.value) * (1 - 1 / m);
+		out->D.value = out->D_max;
+		out->lambda.value += add;
+		out->lambda.lo += add;
+		out->lambda.hi += add;
+	}
+	out->D.lo = fmax(out->D.lo, out->D_max);
+	out->D.hi = fmax(out->D.hi, out->D_max);
+	if (out->lambda_cold_hits > out->lambda.value)
+		out->lambda_cold_hits = out->lambda.value;
+	double Dup = fmax(out->D.value, fmin(out->D_series.value, out->W.value));
+	out->lambda_upper = fmax(out->lambda.value, (out->W.value - Dup) / m + Dup);
+	out->cold_bound = out->W.value > 0 && out->W_cold.value > EDAG_COLD_REL * out->W.value;
 	out->coverage = R > 0 ? (double)out->sampled_insns / R : 0;
 	double C = out->cp_compute.value;
 	struct edag_estimate *L = &out->Lambda;

@@ -71,6 +71,7 @@ struct overview {
 	struct sens_row sens[OV_MAX_SENS];
 	uint64_t trace_insns, trace_flops; /* instructions of the trace windows, of which floating point */
 	size_t nsens;
+	size_t sens_windows_no_row; /* windows of threads whose windows all were discarded */
 	char sens_note[OV_NOTE_MAX];
 	/* captured sections (malloc'd, may be NULL) */
 	char *top, *opencl;

@@ -130,9 +130,12 @@ static void sensitivity_text(const struct overview *ov, FILE *f)
 				r->Lambda_cold_hits * r->alpha0);
 		fputc('\n', f);
 	}
+	if (ov->sens_note[0])
+		fprintf(f, "  %s\n", ov->sens_note);
 	if (bound)
-		fprintf(f, "  (<=: cold misses above max(10%% of W, 0.001 per instruction): windows that started with "
-			   "an empty cache model; replay windows warm it first, agent trace --capture replay)\n");
+		fprintf(f, "  (<=: cold misses above 10%% of W: windows that started with an empty cache model; "
+			   "replay windows warm it first, agent trace --capture replay; the bound takes the "
+			   "windows' D in series, D's upper side)\n");
 }
 
 static void section_text(FILE *f, const char *title, const char *body)
@@ -317,6 +320,7 @@ int overview_json(const struct overview *ov, FILE *f)
 	json_str_key(f, 0, "params_from", ov->edag_params_from);
 	json_num_key(f, 0, "ns_per_unit", ov->sens_ns_per_unit > 0 ? ov->sens_ns_per_unit : NAN);
 	json_str_key(f, 0, "note", ov->sens_note[0] ? ov->sens_note : NULL);
+	json_u64_key(f, 0, "windows_without_row", ov->sens_windows_no_row);
 	{
 		char cm[512];
 		cache_model_describe(&ov->edag, ov->edag_source[0] ? ov->edag_source : "no --machine FILE with caches",
@@ -331,6 +335,7 @@ int overview_json(const struct overview *ov, FILE *f)
 		json_str_key(f, 1, "name", r->name);
 		json_u64_key(f, 0, "windows", r->windows);
 		json_u64_key(f, 0, "insns", r->insns);
+		json_u64_key(f, 0, "windows_taken", r->windows_taken);
 		json_num_key(f, 0, "W", r->W);
 		json_num_key(f, 0, "D", r->D);
 		json_num_key(f, 0, "C", r->C);

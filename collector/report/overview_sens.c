@@ -55,6 +55,20 @@ static int trace_cb(const struct store_trace_row *row, void *arg)
 	struct tgroup *g = tgroup_for(a, tw->pid, tw->tid);
 	if (!g)
 		return 0; /* more threads than the table holds: the first ones are shown */
+	if (tw->n_pc_delta == 0) {
+		/* a window the agent lost in its warm-up (agent/trace_source.c sends it empty): it
+		 * gives no vote, but edag_approx_combine counts it among the discarded */
+		struct edag_window_result *nw = realloc(g->w, (g->n + 1) * sizeof(*nw));
+		if (!nw)
+			return -ENOMEM;
+		g->w = nw;
+		memset(&g->w[g->n], 0, sizeof(*nw));
+		g->w[g->n].capture = tw->capture;
+		g->w[g->n].end_reason = tw->end_reason;
+		g->n++;
+		a->last_g = 0;
+		return 0;
+	}
 	/* Pieces of one full trace (agent trace-import, trace_pos) are one window, as in collector edag. */
 	bool joined = tw->trace_pos > 1 && a->last_g == (size_t)(g - a->g) + 1 && a->pos_next == tw->trace_pos &&
 		      g->n > 0;
@@ -81,6 +95,7 @@ static int trace_cb(const struct store_trace_row *row, void *arg)
 		w->warm_insns = tw->warm_insns;
 	}
 	w->stop_ns += tw->stop_ns;
+	w->end_reason = tw->end_reason; /* every piece carries the window's */
 	a->last_g = 0;
 	uint64_t n0 = w->n_insns;
 	struct edag_window_iter it;
@@ -138,6 +153,24 @@ static void locality_walls(struct overview *ov, const struct tgroup *g, size_t n
 	ov->nwalls = roofline_walls((double)flops, names, bytes, ov->edag.nlevels, ov->walls, ROOFLINE_MAX_WALLS);
 }
 
+/* "; 3 of 9 windows discarded: 2 shorter than 256 instructions, 1 cut by the stop-time limit"
+ * (nothing when none was) */
+static void discarded_text(const struct edag_approx *ap, char *buf, size_t len)
+{
+	size_t d = ap->discarded_short + ap->discarded_cut;
+	if (!d || len == 0) {
+		if (len)
+			buf[0] = '\0';
+		return;
+	}
+	char s[64] = "", c[64] = "";
+	if (ap->discarded_short)
+		snprintf(s, sizeof(s), "%zu shorter than %u instructions", ap->discarded_short, EDAG_WINDOW_MIN_INSNS);
+	if (ap->discarded_cut)
+		snprintf(c, sizeof(c), "%zu cut by the stop-time limit", ap->discarded_cut);
+	snprintf(buf, len, "; %zu of %zu windows discarded: %s%s%s", d, ap->taken, s, s[0] && c[0] ? ", " : "", c);
+}
+
 /* "6 replay windows (500000 warm-up + 50000 recorded instructions each), stopped 264 ms" */
 static void how_obtained(const struct edag_approx *ap, char *buf, size_t len)
 {
@@ -159,7 +192,9 @@ static void how_obtained(const struct edag_approx *ap, char *buf, size_t len)
 	else
 		n += snprintf(buf + n, len - (size_t)n, " (%.0f instructions each, no warm-up)", per);
 	if (n > 0 && (size_t)n < len && ap->stop_ns)
-		snprintf(buf + n, len - (size_t)n, ", thread stopped %.1f ms", (double)ap->stop_ns / 1e6);
+		n += snprintf(buf + n, len - (size_t)n, ", thread stopped %.1f ms", (double)ap->stop_ns / 1e6);
+	if (n > 0 && (size_t)n < len)
+		discarded_text(ap, buf + n, len - (size_t)n);
 }
 
 int overview_sensitivity(struct store *st, int64_t sid, struct overview *ov)
@@ -175,20 +210,34 @@ int overview_sensitivity(struct store *st, int64_t sid, struct overview *ov)
 		return rc;
 	rc = store_list_trace_windows(st, sid, -1, trace_cb, &a);
 	edag_free(a.st);
+	size_t none_taken = 0, none_short = 0, none_cut = 0; /* threads whose windows all were discarded */
 	for (size_t i = 0; rc >= 0 && i < a.ng; i++) {
 		struct tgroup *g = &a.g[i];
 		struct edag_approx ap;
-		if (g->n == 0 || edag_approx_combine(g->w, g->n, ov->edag.m, ov->edag.alpha0, &ap) < 0)
+		if (g->n == 0)
 			continue;
+		if (edag_approx_combine(g->w, g->n, ov->edag.m, ov->edag.alpha0, &ap) < 0) {
+			none_taken += ap.taken;
+			none_short += ap.discarded_short;
+			none_cut += ap.discarded_cut;
+			continue;
+		}
 		struct sens_row *r = &ov->sens[ov->nsens];
 		memset(r, 0, sizeof(*r));
 		char prog[40];
 		program_of_target(ov->target, prog, sizeof(prog));
 		thread_label(prog, g->pid, g->tid, r->name, sizeof(r->name));
 		r->windows = ap.windows;
+		r->windows_taken = ap.taken;
 		r->insns = ap.sampled_insns;
 		r->W = ap.W.value;
 		r->D = fmin(ap.D.value, ap.W.value);
+		bool upper = ov->edag.nlevels > 0 && ap.cold_bound;
+		if (upper && ap.lambda_upper > ap.lambda.value) {
+			/* an upper bound takes D's upper side too (lambda grows with D): the windows'
+			 * D in series, at most W */
+			r->D = fmin(fmax(ap.D.value, ap.D_series.value), ap.W.value);
+		}
 		r->C = ap.cp_compute.value;
 		r->m = ov->edag.m;
 		r->alpha0 = ov->edag.alpha0;
@@ -197,18 +246,34 @@ int overview_sensitivity(struct store *st, int64_t sid, struct overview *ov)
 		r->lambda_lo = ap.lambda.lo;
 		r->lambda_hi = ap.lambda.hi;
 		r->cold_per_insn = ap.represented_insns > 0 ? ap.W_cold.value / ap.represented_insns : 0;
-		r->upper_bound = ov->edag.nlevels > 0 && ap.cold_bound;
+		r->upper_bound = upper;
+		if (upper) { /* the interval's high end is the bound's */
+			double du = ap.lambda_upper * ov->edag.alpha0 + ap.cp_compute.value;
+			r->lambda_hi = fmax(r->lambda_hi, ap.lambda_upper);
+			r->Lambda_hi = fmax(r->Lambda_hi, du > 0 ? ap.lambda_upper / du : 0);
+		}
 		double den = ap.lambda_cold_hits * ov->edag.alpha0 + ap.cp_compute.value;
 		r->Lambda_cold_hits = den > 0 ? ap.lambda_cold_hits / den : 0;
 		how_obtained(&ap, r->how, sizeof(r->how));
 		if (sens_compute(r) == 0)
 			ov->nsens++;
 	}
+	ov->sens_windows_no_row = none_taken;
 	if (rc >= 0) {
 		locality_walls(ov, a.g, a.ng);
 		if (a.ng == 0)
 			snprintf(ov->sens_note, sizeof(ov->sens_note),
 				 "no trace windows in this session (capture them with agent profile, or agent trace)");
+		else if (ov->nsens == 0 && none_short + none_cut > 0)
+			snprintf(ov->sens_note, sizeof(ov->sens_note),
+				 "no row: all %zu trace windows discarded (%zu shorter than %u instructions, %zu cut by "
+				 "the agent's stop-time limit: raise agent profile --max-duty)",
+				 none_taken, none_short, EDAG_WINDOW_MIN_INSNS, none_cut);
+		else if (none_short + none_cut > 0) /* threads without a row beside the rows */
+			snprintf(ov->sens_note, sizeof(ov->sens_note),
+				 "no row for threads whose %zu trace windows were all discarded (%zu shorter than %u "
+				 "instructions, %zu cut by the agent's stop-time limit)",
+				 none_taken, none_short, EDAG_WINDOW_MIN_INSNS, none_cut);
 	}
 	for (size_t i = 0; i < a.ng; i++)
 		free(a.g[i].w);

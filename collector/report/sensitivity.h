@@ -14,11 +14,12 @@
 #include <stdint.h>
 
 #define SENS_NAME_MAX 64
-#define SENS_HOW_MAX 200
+#define SENS_HOW_MAX 320
 
 struct sens_row {
 	char name[SENS_NAME_MAX]; /* "pid 12 tid 13", a kernel name */
-	size_t windows;
+	size_t windows;	      /* windows used */
+	size_t windows_taken; /* windows stored (used + discarded: too short, cut by the stop-time limit) */
 	uint64_t insns; /* instructions traced */
 	double W, D, C; /* memory work, memory depth, non-memory cost on the critical path (whole run) */
 	double m, alpha0;

@@ -11,8 +11,9 @@
  * caches); the windows sample a run of many repetitions. Asserted: W and
  * lambda per instruction of the windows (collector edag, m = 4) within 5 % of
  * the full trace's without a cache model, and within max(10 %, 0.001 per
- * instruction) with `--cache 32K:8:64:4 --cache 1M:8:64:12`, which the
- * windows' cold misses must support (no upper bound); the duty the agent
+ * instruction) with `--cache 32K:8:64:4 --cache 1M:8:64:12`, or, where the
+ * windows' cold misses are over 10 % of W (flagged upper bound), an interval
+ * [cold misses as hits, figure] that holds the full trace's; the duty the agent
  * reports at most 5 %. Single-stepped windows of gemm (cold caches) are
  * flagged as upper bounds. The native runs use the release agent when it is
  * built (timing_agent: stop times under ASan are not the agent's). Skips
@@ -46,6 +47,7 @@
 struct rates {
 	double W, lambda; /* per instruction */
 	double cold;	  /* windows: cold misses per instruction */
+	double lambda_lo; /* windows: lambda per instruction with the cold misses as hits (the low end) */
 	bool bound;	  /* windows: the cache figure is an upper bound */
 	size_t windows;
 };
@@ -54,7 +56,8 @@ struct kcase {
 	const char *name;
 	const char *full[3];   /* arguments of the full trace: 2 repetitions */
 	const char *native[3]; /* arguments of the native run: many */
-	int seconds;	       /* native run length at most (the run stops when it has enough windows) */
+	int seconds;	       /* native run length at most: a ceiling only (the run stops when it has enough
+				* full-length windows; a loaded machine takes longer to get them) */
 	size_t min_windows;    /* a kernel whose windows agree with each other needs fewer */
 	const char *warmup, *window; /* replay window sizes (NULL: the agent's defaults) */
 };
@@ -262,6 +265,7 @@ static void windows_rates(struct env *e, int64_t sid, bool cache, struct rates *
 	r->W = json_after(js, "\"estimate\":", "\"W\":{\"value\":") / n;
 	r->lambda = json_after(js, "\"estimate\":", "\"lambda\":{\"value\":") / n;
 	r->cold = json_after(js, "\"estimate\":", "\"W_cold\":{\"value\":") / n;
+	r->lambda_lo = json_after(js, "\"estimate\":", "\"lambda_cold_hits\":") / n;
 	const char *b = strstr(js, "\"cold_bound\":");
 	r->bound = b && strncmp(b + 13, "true", 4) == 0;
 	free(js);
@@ -317,15 +321,25 @@ static int64_t native_windows(struct env *e, const char *bin, const struct kcase
 	argv[a] = NULL;
 	pid_t pid = tp_spawn(argv, e->t.alog);
 	/* until the windows the comparison needs are in the store (and one more), or
-	 * the --duration cap: on a loaded machine each window stops the thread
-	 * longer, and the duty budget spaces them further apart */
+	 * the --duration ceiling: on a loaded machine each window stops the thread
+	 * longer, and the duty budget spaces them further apart. Counted: windows of
+	 * the full recorded length (their pieces' instructions summed), the ones that
+	 * vote; a window the stop-time limit cut is discarded by the estimate (and
+	 * once made the comparison fail on a loaded machine: its short recorded part
+	 * was flagged as an upper bound) */
+	long full = kc->window ? atol(kc->window) : 200000;
+	if (step)
+		full = 300;
 	int status;
 	for (;;) {
 		int rc = tp_wait(pid, 500, &status);
 		if (rc == 0)
 			break;
 		assert_int_equal(rc, -ETIMEDOUT);
-		int64_t have = tp_db_int(e->t.db, "SELECT COUNT(DISTINCT window_index) FROM trace_windows");
+		int64_t have = tp_db_int(e->t.db,
+					 "SELECT COUNT(*) FROM (SELECT window_index FROM trace_windows GROUP BY "
+					 "session_id, window_index HAVING SUM(n_insns) >= %ld)",
+					 full);
 		if (have >= (int64_t)kc->min_windows + 1) {
 			kill(pid, SIGTERM); /* the agent stops the command, sends what it has, prints its summary */
 			assert_int_equal(tp_wait(pid, 30000, &status), 0);
@@ -356,6 +370,12 @@ static int64_t native_windows(struct env *e, const char *bin, const struct kcase
 static bool within(double got, double want, double rel, double abs_tol)
 {
 	return fabs(got - want) <= fmax(rel * fabs(want), abs_tol);
+}
+
+/* truth in [lo, hi], each end with the tolerance of within() */
+static bool holds(double lo, double hi, double truth, double rel, double abs_tol)
+{
+	return truth >= lo - fmax(rel * fabs(lo), abs_tol) && truth <= hi + fmax(rel * fabs(hi), abs_tol);
 }
 
 static void check_kernel(void **state, const struct kcase *kc)
@@ -390,20 +410,32 @@ static void check_kernel(void **state, const struct kcase *kc)
 			 kc->name, win[0].windows, kc->seconds, MAX_DUTY, kc->min_windows);
 	assert_true(within(win[0].W, full[0].W, 0.05, 0));
 	assert_true(within(win[0].lambda, full[0].lambda, 0.05, 0));
-	assert_false(win[1].bound);
-	assert_true(within(win[1].W, full[1].W, 0.10, 0.001));
-	assert_true(within(win[1].lambda, full[1].lambda, 0.10, 0.001));
+	/* with the cache model: within the tolerance, or flagged (cold misses over 10 % of W,
+	 * collector/edag EDAG_COLD_REL) with an interval that holds the truth: W in [W - cold
+	 * misses, W], lambda in [lambda with the cold misses as hits, lambda]; never unflagged and
+	 * wrong (gemm 128 lives in the 1 MiB level: its full trace has W 0, its windows' only
+	 * misses are cold ones) */
+	if (win[1].bound) {
+		fprintf(stderr, "# %s: flagged: W/i in [%.5f, %.5f], lambda/i in [%.5f, %.5f]; truth %.5f, %.5f\n",
+			kc->name, win[1].W - win[1].cold, win[1].W, win[1].lambda_lo, win[1].lambda, full[1].W,
+			full[1].lambda);
+		assert_true(holds(win[1].W - win[1].cold, win[1].W, full[1].W, 0.10, 0.001));
+		assert_true(holds(win[1].lambda_lo, win[1].lambda, full[1].lambda, 0.10, 0.001));
+	} else {
+		assert_true(within(win[1].W, full[1].W, 0.10, 0.001));
+		assert_true(within(win[1].lambda, full[1].lambda, 0.10, 0.001));
+	}
 }
 
 static void test_trace_accuracy_gemm(void **state)
 {
-	static const struct kcase kc = {"gemm", {"128", "2", NULL}, {"128", "1000000", NULL}, 40, 2, NULL, NULL};
+	static const struct kcase kc = {"gemm", {"128", "2", NULL}, {"128", "1000000", NULL}, 300, 2, NULL, NULL};
 	check_kernel(state, &kc);
 }
 
 static void test_trace_accuracy_lu(void **state)
 {
-	static const struct kcase kc = {"lu", {"128", "2", NULL}, {"128", "1000000", NULL}, 40, 4, NULL, NULL};
+	static const struct kcase kc = {"lu", {"128", "2", NULL}, {"128", "1000000", NULL}, 300, 4, NULL, NULL};
 	check_kernel(state, &kc);
 }
 
@@ -413,14 +445,14 @@ static void test_trace_accuracy_chase(void **state)
 	 * its instructions cost 5-10 times a loop's (bench/RESULTS.md), so smaller windows keep the
 	 * run within the time at 5 % duty; 200000 instructions of warm-up still fill the 1 MiB
 	 * level (the cold misses are checked) */
-	static const struct kcase kc = {"chase", {"1048576", "1000000", "2"}, {"1048576", "1000000", "100000"}, 60, 2,
+	static const struct kcase kc = {"chase", {"1048576", "1000000", "2"}, {"1048576", "1000000", "100000"}, 300, 2,
 					"200000", "100000"};
 	check_kernel(state, &kc);
 }
 
 static void test_trace_accuracy_triad(void **state)
 {
-	static const struct kcase kc = {"triad", {"32768", "2", NULL}, {"32768", "1000000", NULL}, 40, 2, NULL, NULL};
+	static const struct kcase kc = {"triad", {"32768", "2", NULL}, {"32768", "1000000", NULL}, 300, 2, NULL, NULL};
 	check_kernel(state, &kc);
 }
 
@@ -434,7 +466,7 @@ static void test_trace_accuracy_single_steps_are_upper_bounds(void **state)
 	if (!have_tools(qemu, so, kdir, sizeof(qemu)))
 		skip();
 	snprintf(bin, sizeof(bin), "%s/gemm", kdir);
-	static const struct kcase kc = {"gemm", {NULL, NULL, NULL}, {"128", "1000000", NULL}, 20, 3, NULL, NULL};
+	static const struct kcase kc = {"gemm", {NULL, NULL, NULL}, {"128", "1000000", NULL}, 120, 3, NULL, NULL};
 	double duty;
 	int64_t sid = native_windows(e, bin, &kc, "step", &duty);
 	assert_true(sid > 0);

@@ -39,6 +39,8 @@ static double json_num(const char *from, const char *key)
 	return p ? atof(p + strlen(key)) : -1;
 }
 
+static unsigned summary_count(const char *log, const char *line, const char *what);
+
 static void test_trace_cmd_windows_reach_store_and_edag(void **state)
 {
 	struct env *e = *state;
@@ -73,18 +75,30 @@ static void test_trace_cmd_windows_reach_store_and_edag(void **state)
 	assert_non_null(strstr(log, "array 0x"));
 	assert_non_null(strstr(log, "trace_loop: "));
 	assert_non_null(strstr(log, "signals 0"));
+	unsigned taken = summary_count(log, "\n trace: ", " window(s)");
 	free(log);
 
 	int64_t sid = tp_db_int(e->t.db, "SELECT MAX(session_id) FROM trace_windows");
-	int64_t windows = tp_db_int(e->t.db, "SELECT COUNT(*) FROM trace_windows WHERE session_id=%lld", (long long)sid);
+	/* records of no instructions are windows the agent lost in their warm-up (counted by the collector) */
+	int64_t windows =
+	    tp_db_int(e->t.db, "SELECT COUNT(*) FROM trace_windows WHERE session_id=%lld AND n_insns > 0", (long long)sid);
+	/* the agent's summary counts every window it sent, an empty one too (one window_index each) */
+	int64_t sent = tp_db_int(e->t.db, "SELECT COUNT(DISTINCT window_index) FROM trace_windows WHERE session_id=%lld",
+				 (long long)sid);
 	int64_t insns = tp_db_int(e->t.db, "SELECT SUM(n_insns) FROM trace_windows WHERE session_id=%lld", (long long)sid);
 	int64_t arch = tp_db_int(e->t.db, "SELECT MIN(arch) FROM trace_windows WHERE session_id=%lld", (long long)sid);
 	fprintf(stderr, "# session %lld: %lld windows, %lld instructions, arch %lld\n", (long long)sid, (long long)windows,
 		(long long)insns, (long long)arch);
-	/* 2 s every 0.2 s: about 9 (the first at 0.2 s; windows are cut, not dropped, to keep the duty) */
-	if (sid <= 0 || windows < 3 || windows > 12) {
+	/* 2 s every 0.2 s: at most 11. How many the duty budget pays for depends on what a replay
+	 * costs now (ASan on a loaded machine: the first window ran out of its stop time in the
+	 * Unicorn's first translations, the next cost 274 ms: 1 window; 7 on a quieter machine),
+	 * so what is checked is what the agent decided: the store holds the windows its summary
+	 * says it took (at least one), no more than the period allows */
+	if (sid <= 0 || windows < 1 || sent > 12 || sent != (int64_t)taken) {
 		tp_dump_file(e->t.alog); /* the agent's summary says how its windows ended */
-		fail_msg("%lld windows stored, expected 3..12", (long long)windows);
+		fail_msg("%lld windows stored (%lld with instructions), the agent's summary says %u; expected 1..12 and "
+			 "equal",
+			 (long long)sent, (long long)windows, taken);
 	}
 	assert_true(insns >= windows && insns <= windows * 2000);
 
@@ -169,11 +183,33 @@ static void test_trace_cmd_exit_inside_window(void **state)
 	free(log);
 }
 
-/* Single-stepped windows on a thread blocked in a system call (sleep_loop naps 20 ms at
- * a time; every window steps into nanosleep and ends at its time limit with the step outstanding).
- * The step's SIGTRAP, queued on the way out of the interrupted call, used to be left
- * pending at detach and killed the program with a core dump (rc 133; 5 of 10
- * `agent profile` runs of cl_matmul). The program must end as it would alone. */
+/* The count after which "what" comes in the agent's summary line that starts with line
+ * ("windows ended: 3 complete, 2 thread blocked": 2 for " thread blocked"), 0 if absent. */
+static unsigned summary_count(const char *log, const char *line, const char *what)
+{
+	const char *l = strstr(log, line);
+	if (!l)
+		return 0;
+	const char *eol = strchr(l + 1, '\n');
+	const char *p = strstr(l, what);
+	if (!p || (eol && p > eol))
+		return 0;
+	while (p > l && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	return (unsigned)strtoul(p, NULL, 10);
+}
+
+/* Single-stepped windows on a thread blocked in a system call (sleep_loop naps 100 ms at
+ * a time, longer than a window's stop time; a window that steps into nanosleep and reaches
+ * its time limit with the step outstanding ends "thread blocked"). The step's SIGTRAP, queued on the way out of the
+ * interrupted call, used to be left pending at detach and killed the program with a core
+ * dump (rc 133; 5 of 10 `agent profile` runs of cl_matmul). The program must end as it
+ * would alone, every run. How many windows a 1.5 s run gets depends on what a single step
+ * costs on the machine now (with 20 ms naps, 66 us a step under ASan on a loaded machine:
+ * 1 to 7 windows a run, 0 to 3 of them blocked; once 4 windows on an idle one against the
+ * ">= 5" asked here before), so the test counts what the agent decided, not wall time: runs
+ * repeat (at most 12) until 5 windows in all ended on the blocked thread (100 ms naps: about
+ * 25 in one run here), and each run's stored windows are the ones its summary says it took. */
 static void test_trace_cmd_blocked_thread_survives(void **state)
 {
 	struct env *e = *state;
@@ -181,21 +217,39 @@ static void test_trace_cmd_blocked_thread_survives(void **state)
 	tp_bin("workloads/sleep_loop", prog, sizeof(prog));
 	/* single steps: a replay window never steps (a thread in a system call ends it at once) */
 	const char *args[] = {"--capture", "step", "--window", "2000", "--every", "0.05", "--max-duty", "50",
-			      "--", prog, "1.5", "20", NULL};
-	int status;
-	char *log;
-	int rc = trace_run(e, args, &status, &log);
-	bool said = strstr(log, "sleep_loop: all naps done") != NULL;
-	free(log);
-	if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || !said) {
-		tp_dump_file(e->t.alog);
-		fail_msg("agent trace -- sleep_loop: %s (status 0x%x), expected exit 0 and its output",
-			 rc != 0 ? "did not end within 30 s" : "ended", status);
+			      "--", prog, "1.5", "100", NULL};
+	unsigned blocked = 0, runs = 0, windows = 0;
+	for (; runs < 12 && blocked < 5; runs++) {
+		int status;
+		char *log;
+		int rc = trace_run(e, args, &status, &log);
+		bool said = strstr(log, "sleep_loop: all naps done") != NULL;
+		unsigned taken = summary_count(log, "\n trace: ", " window(s)");
+		unsigned b = summary_count(log, "windows ended:", " thread blocked");
+		free(log);
+		if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || !said) {
+			tp_dump_file(e->t.alog);
+			fail_msg("agent trace -- sleep_loop (run %u): %s (status 0x%x), expected exit 0 and its output",
+				 runs + 1, rc != 0 ? "did not end within 30 s" : "ended", status);
+		}
+		int64_t sid = tp_db_int(e->t.db, "SELECT MAX(session_id) FROM trace_windows");
+		int64_t stored = tp_db_int(
+		    e->t.db, "SELECT COUNT(DISTINCT window_index) FROM trace_windows WHERE session_id=%lld", (long long)sid);
+		fprintf(stderr, "# sleep_loop run %u: %u windows taken (%lld stored), %u ended on the blocked thread\n",
+			runs + 1, taken, (long long)stored, b);
+		if (taken > 0 && stored != (int64_t)taken) {
+			tp_dump_file(e->t.alog);
+			fail_msg("run %u: the agent took %u windows, the store has %lld", runs + 1, taken,
+				 (long long)stored);
+		}
+		blocked += b;
+		windows += taken;
 	}
-	int64_t sid = tp_db_int(e->t.db, "SELECT MAX(session_id) FROM trace_windows");
-	int64_t windows = tp_db_int(e->t.db, "SELECT COUNT(*) FROM trace_windows WHERE session_id=%lld", (long long)sid);
-	fprintf(stderr, "# sleep_loop: %lld windows on the blocked thread, exit 0\n", (long long)windows);
-	assert_true(windows >= 5);
+	fprintf(stderr, "# sleep_loop: %u runs, %u windows, %u ended on the blocked thread, every run exit 0\n", runs,
+		windows, blocked);
+	if (blocked < 5)
+		fail_msg("%u windows in %u runs ended on the blocked thread, fewer than the 5 this test needs", blocked,
+			 runs);
 }
 
 int main(void)

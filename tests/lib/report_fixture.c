@@ -209,3 +209,33 @@ int rf_make_trace_session(struct store *st, const char *agent_id, unsigned nwin,
 	free(ins);
 	return rc < 0 ? rc : store_commit(st);
 }
+
+int rf_add_trace_window(struct store *st, int64_t sid, uint64_t seq, int32_t tid, unsigned per, uint32_t capture,
+			uint32_t end_reason)
+{
+	struct edag_insn *ins = calloc(per + 3, sizeof(*ins));
+	if (!ins)
+		return -ENOMEM;
+	size_t n = chase(ins, per + 3);
+	if (n > per)
+		n = per;
+	Prof__TraceWindow tw = PROF__TRACE_WINDOW__INIT;
+	int rc = edag_window_encode(ins, n, &tw);
+	free(ins);
+	if (rc < 0)
+		return rc;
+	tw.arch = EDAG_ARCH_X86_64;
+	tw.pid = 100;
+	tw.tid = tid;
+	tw.window_index = (uint32_t)seq;
+	tw.sampled_share = 1;
+	tw.capture = capture;
+	tw.end_reason = end_reason;
+	Prof__Envelope e = PROF__ENVELOPE__INIT;
+	e.seq = seq;
+	e.body_case = PROF__ENVELOPE__BODY_TRACE_WINDOW;
+	e.trace_window = &tw;
+	rc = put(st, sid, &e);
+	edag_window_encode_free(&tw);
+	return rc < 0 ? rc : store_commit(st);
+}

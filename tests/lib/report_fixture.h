@@ -23,5 +23,10 @@ int rf_make_session_names(struct store *st, const struct rf_names *names, int64_
  * each (the same pointer chase) of one thread, as agent trace would upload them,
  * committed; 0 and *sid, or -errno. */
 int rf_make_trace_session(struct store *st, const char *agent_id, unsigned nwin, unsigned per, int64_t *sid);
+/* One more trace window of session sid (seq, tid), per instructions of the chase,
+ * as an agent takes it: capture 1 single steps or 2 replay, end_reason as
+ * TraceWindow (7: the stop-time limit); committed. 0 or -errno. */
+int rf_add_trace_window(struct store *st, int64_t sid, uint64_t seq, int32_t tid, unsigned per, uint32_t capture,
+			uint32_t end_reason);
 
 #endif

@@ -1027,8 +1027,8 @@ static void test_edag_window_start_warms_from_summary(void **state)
 }
 
 /* The approximate eDAG marks a cache figure the windows cannot support: cold
- * misses above max(10% of W, 0.001 per instruction) make W and lambda upper
- * bounds; lambda with the cold misses as hits is the low end. */
+ * misses above 10% of W make W and lambda upper bounds; lambda with the cold
+ * misses as hits is the low end. */
 static void test_edag_approx_cold_bound(void **state)
 {
 	(void)state;
@@ -1053,6 +1053,133 @@ static void test_edag_approx_cold_bound(void **state)
 	assert_true(ap.cold_bound);
 	assert_true(ap.lambda_cold_hits < ap.lambda.value);
 	assert_true(fabs(ap.W_cold.value - 800) < 1e-9);
+}
+
+/* A cache-resident loop: its only misses are the window's cold ones, 0.0005 per
+ * instruction (under the old fixed 0.001 per instruction the report printed
+ * Lambda*a0 0.051 unflagged where the full trace has 0). They are all of W: a
+ * material share, so the figure is an upper bound, and with the cold misses as
+ * hits lambda is 0 (the truth). */
+static void test_edag_approx_cold_share_flags_cache_resident_loop(void **state)
+{
+	(void)state;
+	struct edag_window_result w[3];
+	memset(w, 0, sizeof(w));
+	for (int i = 0; i < 3; i++) {
+		w[i].n_insns = w[i].mt.vertices = 200000;
+		w[i].mt.W = w[i].mt.W_cold = 100;
+		w[i].mt.D = w[i].mt.D_at_pow2[16] = 1; /* no growth over the later half */
+		w[i].mt.cp_compute = 150000;
+		w[i].capture = 2;
+	}
+	struct edag_approx ap;
+	assert_int_equal(edag_approx_combine(w, 3, 4, 100, &ap), 0);
+	assert_true(ap.cold_bound);
+	assert_true(ap.lambda.value > 0);
+	assert_true(ap.lambda_cold_hits < 1e-9);
+	/* 5 % of W cold, same per-instruction rate of misses: supported */
+	for (int i = 0; i < 3; i++)
+		w[i].mt.W = 2000, w[i].mt.W_cold = 100;
+	assert_int_equal(edag_approx_combine(w, 3, 4, 100, &ap), 0);
+	assert_false(ap.cold_bound);
+	/* no memory vertex at all: nothing to flag */
+	for (int i = 0; i < 3; i++)
+		w[i].mt.W = w[i].mt.W_cold = w[i].mt.D = w[i].mt.D_at_pow2[16] = 0;
+	assert_int_equal(edag_approx_combine(w, 3, 4, 100, &ap), 0);
+	assert_false(ap.cold_bound);
+}
+
+/* Sampled windows that give no vote: a single-step window of one instruction
+ * (make demo under load printed a row from one: W 0, Lambda*a0 0.000, interval
+ * [0, 0]) and a replay window cut by the stop-time limit. They are counted as
+ * discarded; with none left there is no estimate (-ENODATA, counts kept).
+ * Windows of unknown origin (trace files) and full traces always vote. */
+static void test_edag_approx_discards_short_and_cut_windows(void **state)
+{
+	(void)state;
+	struct edag_window_result w[4];
+	memset(w, 0, sizeof(w));
+	w[0].n_insns = w[0].mt.vertices = 1; /* single steps, one instruction */
+	w[0].capture = 1;
+	w[1].n_insns = w[1].mt.vertices = 150000; /* replay, cut by the stop-time limit */
+	w[1].mt.W = 150000;
+	w[1].capture = 2;
+	w[1].end_reason = EDAG_END_TIME;
+	for (int i = 2; i < 4; i++) {
+		w[i].n_insns = w[i].mt.vertices = 200000;
+		w[i].mt.W = 20000;
+		w[i].capture = 2;
+	}
+	struct edag_approx ap;
+	assert_int_equal(edag_approx_combine(w, 4, 4, 100, &ap), 0);
+	assert_int_equal(ap.taken, 4);
+	assert_int_equal(ap.windows, 2);
+	assert_int_equal(ap.discarded_short, 1);
+	assert_int_equal(ap.discarded_cut, 1);
+	assert_int_equal(ap.sampled_insns, 400000);
+	assert_true(fabs(ap.W.value / ap.represented_insns - 0.1) < 1e-12); /* the cut window's 1.0 did not vote */
+	/* nothing left */
+	assert_int_equal(edag_approx_combine(w, 2, 4, 100, &ap), -ENODATA);
+	assert_int_equal(ap.taken, 2);
+	assert_int_equal(ap.discarded_short, 1);
+	assert_int_equal(ap.discarded_cut, 1);
+	assert_int_equal(ap.windows, 0);
+	/* a trace file's windows (capture 0) and full traces (3) are used however short */
+	w[0].capture = 0;
+	w[1].capture = 3;
+	assert_int_equal(edag_approx_combine(w, 2, 4, 100, &ap), 0);
+	assert_int_equal(ap.windows, 2);
+	assert_int_equal(ap.discarded_short + ap.discarded_cut, 0);
+}
+
+/* A window whose depth all came in its first half (D 2, no growth after vertex
+ * 2^k) has a depth rate of 0; the run holds the window's chains, so its D is at
+ * least 2 (the report once showed D 0 where collector edag gave the window D 2),
+ * and lambda = (W - D)/m + D follows. */
+static void test_edag_approx_D_at_least_deepest_window(void **state)
+{
+	(void)state;
+	struct edag_window_result w;
+	memset(&w, 0, sizeof(w));
+	w.n_insns = w.mt.vertices = 1000;
+	w.mt.W = 6;
+	w.mt.D = 2;
+	for (int k = 1; k < EDAG_DEPTH_MARKS; k++)
+		w.mt.D_at_pow2[k] = 2; /* D reached 2 by vertex 2 */
+	w.capture = 1;
+	assert_true(edag_depth_rate(&w.mt) == 0);
+	struct edag_approx ap;
+	assert_int_equal(edag_approx_combine(&w, 1, 4, 100, &ap), 0);
+	assert_true(fabs(ap.D.value - 2) < 1e-12);
+	assert_true(ap.D.lo >= 2 && ap.D.hi >= 2);
+	assert_true(fabs(ap.lambda.value - ((6.0 - 2) / 4 + 2)) < 1e-12);
+}
+
+/* An upper bound takes D's upper side: windows whose depth grew early (a
+ * steady-state rate of 0 after their first half) but whose D in series is
+ * large give lambda_upper = (W - D_series)/m + D_series, above lambda. */
+static void test_edag_approx_upper_bound_takes_depth_in_series(void **state)
+{
+	(void)state;
+	struct edag_window_result w[2];
+	memset(w, 0, sizeof(w));
+	for (int i = 0; i < 2; i++) {
+		w[i].n_insns = w[i].mt.vertices = 1000;
+		w[i].mt.W = 400;
+		w[i].mt.W_cold = 100; /* 25 % of W: flagged */
+		w[i].mt.D = 200;
+		for (int k = 1; k < EDAG_DEPTH_MARKS; k++)
+			w[i].mt.D_at_pow2[k] = 200; /* all of it by vertex 2 */
+		w[i].capture = 1;
+	}
+	struct edag_approx ap;
+	assert_int_equal(edag_approx_combine(w, 2, 4, 100, &ap), 0);
+	assert_true(ap.cold_bound);
+	assert_true(fabs(ap.D.value - 200) < 1e-9);	    /* the deepest window's */
+	assert_true(fabs(ap.D_series.value - 400) < 1e-9); /* 0.2 per instruction over 2000 */
+	assert_true(fabs(ap.lambda.value - ((800.0 - 200) / 4 + 200)) < 1e-9);
+	assert_true(fabs(ap.lambda_upper - ((800.0 - 400) / 4 + 400)) < 1e-9);
+	assert_true(ap.lambda_cold_hits <= ap.lambda.value);
 }
 
 /* A window cut short (here 1 instruction, by a stop-time limit) weighs by its
@@ -1326,6 +1453,10 @@ int main(void)
 	    cmocka_unit_test(test_edag_window_start_warms_from_summary),
 	    cmocka_unit_test(test_edag_approx_cold_bound),
 	    cmocka_unit_test(test_edag_approx_weighs_windows_by_length),
+	    cmocka_unit_test(test_edag_approx_cold_share_flags_cache_resident_loop),
+	    cmocka_unit_test(test_edag_approx_discards_short_and_cut_windows),
+	    cmocka_unit_test(test_edag_approx_D_at_least_deepest_window),
+	    cmocka_unit_test(test_edag_approx_upper_bound_takes_depth_in_series),
 	    cmocka_unit_test(test_trace_warm_lines_in_last_access_order),
 	    cmocka_unit_test(test_edag_machine_json),
 	    cmocka_unit_test(test_edag_machine_json_from_calibration),

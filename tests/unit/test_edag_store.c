@@ -397,6 +397,78 @@ static void test_edag_cli_store_session(void **state)
 	tp_rm_rf(dir);
 }
 
+/* Windows that give no vote, as agents store them: a replay window the stop-time
+ * limit cut in its warm-up (sent as a record of no instructions) and a
+ * single-step window of one instruction. collector edag counts them ("discarded"
+ * in JSON, a line in text) and estimates from the rest; a session with nothing
+ * else says why it has no metrics instead of "no trace windows". */
+static void test_edag_cli_store_counts_discarded_windows(void **state)
+{
+	(void)state;
+	char dir[256], db[512];
+	assert_int_equal(tp_tmpdir(dir, sizeof(dir), "edag"), 0);
+	snprintf(db, sizeof(db), "%s/p.db", dir);
+	struct edag_insn ins[400];
+	size_t n = make_trace(ins, 120);
+	struct store *st;
+	assert_int_equal(store_open(db, 0, &st), 0);
+	int64_t sid = store_windows(st, ins, n); /* two windows of unknown origin: they vote */
+	Prof__Hello h;
+	hello_init(&h);
+	h.agent_id = "edag-test-2"; /* the same agent and boot would continue its session */
+	int64_t sid2;
+	uint64_t max_seq;
+	assert_int_equal(store_session_open(st, &h, "test2", &sid2, &max_seq, NULL), 0);
+	for (int k = 0; k < 2; k++) {
+		int64_t s = k ? sid2 : sid;
+		for (int w = 0; w < 2; w++) {
+			Prof__TraceWindow tw = PROF__TRACE_WINDOW__INIT;
+			assert_int_equal(edag_window_encode(ins, w ? 1 : 0, &tw), 0);
+			tw.arch = EDAG_ARCH_RISCV64;
+			tw.tid = 1234;
+			tw.window_index = 5 + (uint32_t)w;
+			tw.sampled_share = 1;
+			tw.capture = w ? 1 : 2;
+			tw.end_reason = w ? 0 : EDAG_END_TIME;
+			Prof__Envelope env = PROF__ENVELOPE__INIT;
+			env.seq = 10 + 10 * (uint64_t)k + (uint64_t)w; /* seq is per agent */
+			env.body_case = PROF__ENVELOPE__BODY_TRACE_WINDOW;
+			env.trace_window = &tw;
+			char err[200];
+			assert_int_equal(envelope_validate(&env, err, sizeof(err)), 0);
+			assert_int_equal(store_put_record(st, s, &env, 100), 1);
+			edag_window_encode_free(&tw);
+		}
+	}
+	assert_int_equal(store_commit(st), 0);
+	store_close(st);
+	char sess[16];
+	snprintf(sess, sizeof(sess), "%lld", (long long)sid);
+	int status;
+	char *args[] = {"--store", db, "--session", sess, "-m", "4", "--json", NULL};
+	char *out = run_collector(dir, args, &status);
+	assert_non_null(out);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_non_null(strstr(out, "\"discarded\":{\"taken\":4,\"short\":1,\"cut\":1,\"min_insns\":256}"));
+	assert_non_null(strstr(out, "\"estimate\":{\"windows\":2"));
+	free(out);
+	char *a2[] = {"--store", db, "--session", sess, NULL};
+	out = run_collector(dir, a2, &status);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_non_null(strstr(out, "2 of 4 windows discarded (no vote): 1 shorter than 256 instructions, 1 cut by the "
+				    "agent's stop-time limit"));
+	free(out);
+	/* the second session: the one-step window alone is a window but gives no estimate */
+	snprintf(sess, sizeof(sess), "%lld", (long long)sid2);
+	char *a3[] = {"--store", db, "--session", sess, NULL};
+	out = run_collector(dir, a3, &status);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_non_null(strstr(out, "no whole-run estimate: no window can vote"));
+	assert_non_null(strstr(out, "2 of 2 windows discarded"));
+	free(out);
+	tp_rm_rf(dir);
+}
+
 /* A stored window with an instruction that reads register 300: reported
  * with the store, session, window and position, skipped and counted; over
  * the limit (--max-bad 0) the run fails with status 2. */
@@ -460,6 +532,7 @@ int main(void)
 	    cmocka_unit_test(test_edag_cli_offline_native_and_edan),
 	    cmocka_unit_test(test_edag_cli_cache_model),
 	    cmocka_unit_test(test_edag_cli_store_session),
+	    cmocka_unit_test(test_edag_cli_store_counts_discarded_windows),
 	    cmocka_unit_test(test_edag_cli_store_bad_instruction),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -663,11 +663,63 @@ static void test_report_cpu_dot_zero_counters_say_so(void **state)
 	store_close(st);
 }
 
+/* No sensitivity row from a window that cannot vote: a thread whose only window is
+ * one single step (make demo under load printed W 0, Lambda*a0 0.000, "never",
+ * interval [0, 0] from one) or one cut by the stop-time limit gets no row; a
+ * thread with a usable window gets its row, and the row says how many of its
+ * windows were discarded and why. */
+static void test_report_sensitivity_discards_short_and_cut_windows(void **state)
+{
+	struct fx *f = *state;
+	assert_int_equal(rf_add_trace_window(f->st, f->sid, 10, 301, 1, 1, 0), 0);	/* 1 step */
+	assert_int_equal(rf_add_trace_window(f->st, f->sid, 11, 302, 300, 2, 7), 0); /* cut */
+	assert_int_equal(rf_add_trace_window(f->st, f->sid, 12, 101, 1, 1, 0), 0);	/* the fixture's thread */
+	char *txt = render(f, overview_text, false);
+	assert_null(strstr(txt, "tid 301"));
+	assert_null(strstr(txt, "tid 302"));
+	assert_non_null(strstr(txt, "fixture tid 101"));
+	assert_non_null(strstr(txt, "1 of 3 windows discarded: 1 shorter than 256 instructions"));
+	/* the threads without a row are counted beside the rows */
+	assert_non_null(strstr(txt, "no row for threads whose 2 trace windows were all discarded (1 shorter than 256 "
+				    "instructions, 1 cut by the agent's stop-time limit)"));
+	free(txt);
+	char *js = render(f, overview_json, true);
+	assert_non_null(strstr(js, "\"windows\":2,\"insns\":798,\"windows_taken\":3"));
+	free(js);
+}
+
+/* Every window discarded: no row, and the note says how many and why (an empty
+ * record is a window the agent lost in its warm-up: counted, it once left the
+ * report saying only "no trace windows ... capture them with agent profile" to a
+ * user who had). */
+static void test_report_sensitivity_note_when_every_window_discarded(void **state)
+{
+	struct fx *f = *state;
+	struct store *st;
+	int64_t sid;
+	assert_int_equal(store_open(":memory:", 0, &st), 0);
+	assert_int_equal(rf_make_trace_session(st, "discards", 0, 3, &sid), 0);
+	assert_int_equal(rf_add_trace_window(st, sid, 1, 401, 1, 1, 0), 0);
+	assert_int_equal(rf_add_trace_window(st, sid, 2, 401, 2000, 2, 7), 0);
+	/* a replay window the stop-time limit cut in its warm-up: the agent sends it empty */
+	assert_int_equal(rf_add_trace_window(st, sid, 3, 401, 0, 2, 7), 0);
+	struct fx g = {.st = st, .sid = sid};
+	char *txt = render(&g, overview_text, false);
+	assert_non_null(
+	    strstr(txt, "no row: all 3 trace windows discarded (1 shorter than 256 instructions, 2 cut by the agent's "
+			"stop-time limit"));
+	free(txt);
+	store_close(st);
+	(void)f;
+}
+
 int main(void)
 {
 	log_init("test_report", LOG_LEVEL_WARN);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_report_json_matches_golden, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_report_sensitivity_discards_short_and_cut_windows, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_report_sensitivity_note_when_every_window_discarded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_report_json_sections, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_report_text_sections, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_report_html_self_contained, setup, teardown),

@@ -443,6 +443,77 @@ static void test_trace_replay_equals_single_steps(void **state)
 }
 #endif
 
+#ifdef CONFIG_AGENT_TRACE_REPLAY
+/* A random walk over 16 MiB (262144 lines): the warm-up's summary keeps the 65536
+ * most recent distinct lines (TRACE_REPLAY_WARM_LINES) and no more, so the warm-up
+ * ends once it holds them: fewer instructions than asked, a full summary, and the
+ * recorded part as asked. (A 256 MiB chase spent its whole 500000-instruction
+ * warm-up, each load a miss of Unicorn's TLB, and every window was cut in it.) */
+static void test_trace_replay_warmup_ends_when_summary_full(void **state)
+{
+	(void)state;
+	if (trace_native_arch() != TRACE_ARCH_X86_64)
+		skip();
+	char err[320];
+	if (trace_replay_supported(err, sizeof(err)) < 0) {
+		fprintf(stderr, "skipping: %s\n", err);
+		skip();
+	}
+	/* the cycle is built here, before the fork: the child only walks it (no system call
+	 * to be stopped in, and its CPU time is the walk's) */
+	size_t n = (16u << 20) / sizeof(uint32_t);
+	uint32_t *a = malloc(n * sizeof(*a));
+	assert_non_null(a);
+	for (size_t i = 0; i < n; i++)
+		a[i] = (uint32_t)i;
+	uint64_t x = 88172645463325252ull;
+	for (size_t i = n - 1; i > 0; i--) { /* Sattolo: one cycle through every element */
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		size_t j = (size_t)(x % i);
+		uint32_t t = a[i];
+		a[i] = a[j];
+		a[j] = t;
+	}
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		volatile uint32_t q = 0;
+		for (unsigned long k = 0; k < 4000000000ul; k++) /* bounded: killed long before */
+			q = a[q];
+		_exit(0);
+	}
+	free(a);
+	wait_cpu(pid, 50);
+	int status;
+	kill(pid, SIGSTOP);
+	assert_int_equal(waitpid(pid, &status, WUNTRACED), pid);
+	struct trace_decoder *d;
+	assert_int_equal(trace_decoder_open(&d, TRACE_ARCH_X86_64), 0);
+	struct trace_window w;
+	struct trace_replay_opts o = {.warm = TRACE_REPLAY_WARM_MAX, .n = 1000, .max_ns = 120000000000ull};
+	int rc = trace_replay_capture(d, pid, &o, &w, err, sizeof(err));
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	trace_decoder_close(d);
+	if (rc == -EPERM) {
+		fprintf(stderr, "skipping: %s\n", err);
+		skip();
+	}
+	assert_int_equal(rc, 0);
+	fprintf(stderr, "# 16 MiB walk: warm-up %llu of %u instructions asked, %zu lines, %zu recorded (%s), %.0f ms\n",
+		(unsigned long long)w.warm_insns, TRACE_REPLAY_WARM_MAX, w.nwarm, w.n, trace_end_name(w.end),
+		(double)w.stop_ns / 1e6);
+	assert_int_equal(w.end, TRACE_END_COMPLETE);
+	assert_int_equal(w.n, 1000);
+	assert_int_equal(w.nwarm, TRACE_REPLAY_WARM_LINES);
+	/* at least a load per new line; well under the asked 4000000 */
+	assert_true(w.warm_insns >= TRACE_REPLAY_WARM_LINES && w.warm_insns < TRACE_REPLAY_WARM_MAX / 2);
+	trace_window_free(&w);
+}
+#endif
+
 /* A signal that arrives while the thread is single-stepped is delivered: the
  * window records its handler running, and the program counts every signal. */
 static void test_trace_window_redelivers_signals(void **state)
@@ -679,6 +750,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_trace_window_time_limit_is_not_blocked, kill_loop),
 #ifdef CONFIG_AGENT_TRACE_REPLAY
 		cmocka_unit_test_teardown(test_trace_replay_equals_single_steps, kill_loop),
+		cmocka_unit_test(test_trace_replay_warmup_ends_when_summary_full),
 #endif
 	};
 	return cmocka_run_group_tests_name("trace", tests, NULL, NULL);
