@@ -29,8 +29,9 @@ int ksyms_chunk_decode(const Prof__KernelSymbols *m, ksyms_fn fn, void *arg, cha
 	if (m->chunks == 0 || m->chunks > KSYMS_MAX_CHUNKS || m->chunk >= m->chunks)
 		return bad(err, errlen, "kernel_symbols: chunk %u of %u (at most %u chunks)", m->chunk, m->chunks,
 			   KSYMS_MAX_CHUNKS);
-	if ((uint64_t)m->total > (uint64_t)m->chunks * KSYMS_MAX_CHUNK_SYMS)
-		return bad(err, errlen, "kernel_symbols: %u symbols in %u chunks", m->total, m->chunks);
+	if ((uint64_t)m->total > (uint64_t)m->chunks * KSYMS_MAX_CHUNK_SYMS || m->total > KSYMS_MAX_TABLE_SYMS)
+		return bad(err, errlen, "kernel_symbols: %u symbols in %u chunks (at most %u a chunk, %u a table)",
+			   m->total, m->chunks, KSYMS_MAX_CHUNK_SYMS, KSYMS_MAX_TABLE_SYMS);
 	size_t n = m->n_addr_delta;
 	if (n == 0 && m->n_shared == 0 && m->suffixes.len == 0 && m->chunk == 0)
 		return 0; /* a reference to the table sent in an earlier session of this boot */
@@ -45,7 +46,7 @@ int ksyms_chunk_decode(const Prof__KernelSymbols *m, ksyms_fn fn, void *arg, cha
 		return bad(err, errlen, "kernel_symbols: %zu symbols without names", n);
 	const uint8_t *p = m->suffixes.data, *end = p + m->suffixes.len;
 	char name[KSYMS_NAME_MAX + 1];
-	size_t prev_len = 0;
+	size_t prev_len = 0, decoded = 0;
 	uint64_t addr = 0;
 	for (size_t i = 0; i < n; i++) {
 		addr = i ? addr + (uint64_t)m->addr_delta[i] : (uint64_t)m->addr_delta[0]; /* modulo 2^64 */
@@ -58,6 +59,10 @@ int ksyms_chunk_decode(const Prof__KernelSymbols *m, ksyms_fn fn, void *arg, cha
 		size_t sl = (size_t)(z - p), len = m->shared[i] + sl;
 		if (len == 0 || len > KSYMS_NAME_MAX)
 			return bad(err, errlen, "kernel_symbols: name %zu of %zu bytes (1..%u)", i, len, KSYMS_NAME_MAX);
+		decoded += len + 1;
+		if (decoded > KSYMS_MAX_CHUNK_NAME_BYTES)
+			return bad(err, errlen, "kernel_symbols: names of more than %u bytes decoded in one chunk "
+				   "(KSYMS_MAX_CHUNK_NAME_BYTES; name %zu of %zu)", KSYMS_MAX_CHUNK_NAME_BYTES, i, n);
 		memcpy(name + m->shared[i], p, sl);
 		name[len] = 0;
 		prev_len = len;
@@ -78,6 +83,8 @@ int ksyms_encode(const uint64_t *addr, const char *const *names, size_t n, const
 {
 	if (n == 0)
 		return 0;
+	if (n > KSYMS_MAX_TABLE_SYMS)
+		return -EFBIG;
 	size_t chunks = (n + KSYMS_CHUNK_SYMS - 1) / KSYMS_CHUNK_SYMS;
 	if (chunks > KSYMS_MAX_CHUNKS)
 		return -EFBIG;

@@ -47,8 +47,10 @@ int validate_samples(const Prof__Samples *s, char *err, size_t errlen)
 		const Prof__Stack *st = s->new_stacks[i];
 		if (st->id == 0 || st->n_ips + st->n_kernel_ips == 0 || st->n_ips > VALIDATE_MAX_STACK_DEPTH ||
 		    st->n_kernel_ips > VALIDATE_MAX_STACK_DEPTH)
-			return fail(err, errlen, "samples: stack %u: id 0 or %zu frames (1..%u)", st->id, st->n_ips,
-				    VALIDATE_MAX_STACK_DEPTH);
+			return fail(err, errlen,
+				    "samples: stack %u: id 0 or %zu user and %zu kernel frames (1..%u each, "
+				    "VALIDATE_MAX_STACK_DEPTH)",
+				    st->id, st->n_ips, st->n_kernel_ips, VALIDATE_MAX_STACK_DEPTH);
 	}
 	size_t n = s->n_count;
 	if (n > VALIDATE_MAX_SAMPLE_KEYS)
@@ -56,6 +58,16 @@ int validate_samples(const Prof__Samples *s, char *err, size_t errlen)
 	if (s->n_pid != n || s->n_tid != n || s->n_ip != n || s->n_stack_id != n || (s->n_kip != 0 && s->n_kip != n))
 		return fail(err, errlen, "samples: columns of different lengths (pid %zu tid %zu ip %zu kip %zu stack %zu count %zu)",
 			    s->n_pid, s->n_tid, s->n_ip, s->n_kip, s->n_stack_id, n);
+	for (size_t i = 0; i < n; i++)
+		if (s->count[i] > VALIDATE_MAX_SAMPLE_COUNT)
+			return fail(err, errlen, "samples: key %zu: count %llu (max %llu, VALIDATE_MAX_SAMPLE_COUNT)", i,
+				    (unsigned long long)s->count[i], VALIDATE_MAX_SAMPLE_COUNT);
+	if (s->lost > VALIDATE_MAX_SAMPLE_LOST)
+		return fail(err, errlen, "samples: lost %llu (max %llu, VALIDATE_MAX_SAMPLE_LOST)",
+			    (unsigned long long)s->lost, VALIDATE_MAX_SAMPLE_LOST);
+	if (s->interval_ns > VALIDATE_MAX_INTERVAL_NS)
+		return fail(err, errlen, "samples: interval of %llu ns (max %llu, VALIDATE_MAX_INTERVAL_NS)",
+			    (unsigned long long)s->interval_ns, VALIDATE_MAX_INTERVAL_NS);
 	if (s->n_task_times > VALIDATE_MAX_TASK_TIMES)
 		return fail(err, errlen, "samples: %zu task times (max %u)", s->n_task_times, VALIDATE_MAX_TASK_TIMES);
 	if (s->n_new_tasks > VALIDATE_MAX_SAMPLE_KEYS)

@@ -16,12 +16,15 @@
 #include <string.h>
 
 #include "log.h"
+#include "log_once.h"
 #include "query.h"
 #include "query_pool.h"
 #include "store/store_blocks.h"
 #include "store/store_kallsyms.h"
 #include "store/store_kinds.h"
+#include "sat.h"
 #include "symbols.h"
+#include "validate_samples.h"
 
 static const char q_sessions[] = "SELECT id, agent_id, board, realtime_ns FROM sessions ORDER BY id";
 static const char q_maps[] = "SELECT map_id, pid, start, \"end\", pgoff, path, build_id FROM sample_mappings"
@@ -41,10 +44,9 @@ static const char q_nblocks[] = "SELECT COUNT(*) FROM sample_blocks WHERE sessio
 static const char q_nrecords[] = "SELECT COUNT(*) FROM sample_intervals WHERE session_id = ?1 AND keys > 0";
 static const char q_stack[] = "SELECT ips FROM sample_stacks WHERE session_id = ?1 AND stack_id = ?2";
 static const char q_kstack[] = "SELECT ips FROM sample_kernel_stacks WHERE session_id = ?1 AND stack_id = ?2";
-static const char q_info[] = "SELECT COUNT(*), COALESCE(SUM(lost), 0), COALESCE(MIN(backend), 0),"
-			     " COALESCE(MAX(backend), 0), COALESCE(MAX(freq_hz), 0), COALESCE(SUM(interval_ns), 0),"
-			     " COALESCE(MIN(t_ns), 0), COALESCE(MAX(t_ns), 0), COALESCE(MIN(event_id), 0),"
-			     " COALESCE(MAX(event_id), 0) FROM sample_intervals"
+/* The records of a range, summed in C with saturation (SQL's SUM fails on overflow: two forged
+ * records with lost = 2^63-1 made every query of the store fail). */
+static const char q_info[] = "SELECT lost, backend, freq_hz, interval_ns, t_ns, event_id FROM sample_intervals"
 			     " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3";
 static const char q_event[] = "SELECT name FROM events WHERE session_id = ?1 AND event_id = ?2";
 
@@ -399,7 +401,7 @@ static int add_stack(struct build *b, struct sess *se, int32_t pid, int32_t tid,
 	memcpy(key + 16, fr, nfr * sizeof(uint32_t));
 	uint32_t idx;
 	if (key_map_get(&b->stack_ids, key, klen, &idx)) {
-		r->stacks[idx].count += count;
+		sat_inc_u64(&r->stacks[idx].count, count);
 		return 0;
 	}
 	if (grow((void **)&r->stacks, &b->capstacks, r->nstacks + 1, sizeof(*r->stacks)) < 0 ||
@@ -473,7 +475,7 @@ static int kset_add(struct kset *ks, const struct store_block_key *k)
 	for (; ks->slots[j]; j = (j + 1) & (ks->scap - 1)) {
 		struct store_block_key *r = &ks->rows[ks->slots[j] - 1];
 		if (same_key(r, k)) {
-			r->count += k->count;
+			sat_inc_u64(&r->count, k->count);
 			return 0;
 		}
 	}
@@ -529,6 +531,8 @@ static int keys_from_blocks(struct store *s, int64_t sid, const struct query_fil
 			off += used;
 			if (f->npids && !in_pid_list(f->pids, f->npids, k.pid))
 				continue;
+			if (k.count > VALIDATE_MAX_SAMPLE_COUNT) /* stored unchecked by an older collector */
+				k.count = VALIDATE_MAX_SAMPLE_COUNT;
 			if (kset_add(ks, &k) < 0) {
 				db_reset(st);
 				return -ENOMEM;
@@ -555,6 +559,8 @@ static int keys_from_rows(struct store *s, int64_t sid, const struct query_filte
 					    .stack_id = (uint32_t)db_col_i64(st, 4), .count = db_col_u64(st, 5)};
 		if (f->npids && !in_pid_list(f->pids, f->npids, k.pid))
 			continue;
+		if (k.count > VALIDATE_MAX_SAMPLE_COUNT)
+			k.count = VALIDATE_MAX_SAMPLE_COUNT;
 		if (kset_add(ks, &k) < 0) {
 			rc = -ENOMEM;
 			break;
@@ -606,7 +612,7 @@ static int read_keys(struct store *s, struct build *b, struct sess *se, const st
 			rc = frame_of(b, se, k->pid, 0, true, &fr[nfr++]); /* ip 0 and no kip: the kernel */
 		if (rc == 0)
 			rc = add_stack(b, se, k->pid, k->tid, fr, nfr, k->count);
-		*samples += k->count;
+		sat_inc_u64(samples, k->count);
 	}
 	free(ks.rows);
 	return rc < 0 ? rc : 0;
@@ -622,28 +628,44 @@ static int read_info(struct store *s, struct build *b, struct sess *se, int64_t 
 	db_bind_i64(st, 1, se->id);
 	db_bind_i64(st, 2, lo);
 	db_bind_i64(st, 3, hi);
-	int rc = db_step(st);
-	int ev_min = 0, ev_max = 0;
-	if (rc == 1 && db_col_i64(st, 0) > 0) {
-		r->intervals += db_col_u64(st, 0);
-		r->lost += db_col_u64(st, 1);
-		int bmin = (int)db_col_i64(st, 2), bmax = (int)db_col_i64(st, 3);
-		if (b->be_min == 0 || bmin < b->be_min)
-			b->be_min = bmin;
-		if (bmax > b->be_max)
-			b->be_max = bmax;
-		uint64_t fq = db_col_u64(st, 4);
+	int rc, ev_min = 0, ev_max = 0, bmin = 0, bmax = 0;
+	int64_t tmin = 0, tmax = 0;
+	uint64_t n = 0;
+	while ((rc = db_step(st)) == 1) {
+		/* values an older collector stored unchecked are read within today's record limits */
+		uint64_t lost = db_col_u64(st, 0), iv = db_col_u64(st, 3), fq = db_col_u64(st, 2);
+		sat_inc_u64(&r->lost, lost < VALIDATE_MAX_SAMPLE_LOST ? lost : VALIDATE_MAX_SAMPLE_LOST);
+		sat_inc_u64(&r->interval_ns, iv < VALIDATE_MAX_INTERVAL_NS ? iv : VALIDATE_MAX_INTERVAL_NS);
 		if (fq > r->freq_hz)
 			r->freq_hz = fq;
-		r->interval_ns += db_col_u64(st, 5);
-		si->first_ns = se->realtime_ns + db_col_i64(st, 6);
-		si->last_ns = se->realtime_ns + db_col_i64(st, 7);
-		ev_min = (int)db_col_i64(st, 8);
-		ev_max = (int)db_col_i64(st, 9);
+		int be = (int)db_col_i64(st, 1), ev = (int)db_col_i64(st, 5);
+		int64_t t = db_col_i64(st, 4);
+		if (n == 0 || be < bmin)
+			bmin = be;
+		if (n == 0 || be > bmax)
+			bmax = be;
+		if (n == 0 || ev < ev_min)
+			ev_min = ev;
+		if (n == 0 || ev > ev_max)
+			ev_max = ev;
+		if (n == 0 || t < tmin)
+			tmin = t;
+		if (n == 0 || t > tmax)
+			tmax = t;
+		n++;
 	}
 	db_reset(st);
 	if (rc < 0)
 		return rc;
+	if (n > 0) {
+		sat_inc_u64(&r->intervals, n);
+		if (b->be_min == 0 || bmin < b->be_min)
+			b->be_min = bmin;
+		if (bmax > b->be_max)
+			b->be_max = bmax;
+		si->first_ns = sat_add_i64(se->realtime_ns, tmin);
+		si->last_ns = sat_add_i64(se->realtime_ns, tmax);
+	}
 	if (si->first_ns && (!r->first_ns || si->first_ns < r->first_ns))
 		r->first_ns = si->first_ns;
 	if (si->last_ns > r->last_ns)
@@ -688,7 +710,7 @@ static int add_point(struct build *b, struct sess *se, const struct query_filter
 		return -ENOMEM;
 	struct query_point *pt = &r->points[r->npoints];
 	pt->session_t_ns = t_ns;
-	pt->t_ns = se->realtime_ns + t_ns;
+	pt->t_ns = sat_add_i64(se->realtime_ns, t_ns);
 	pt->session_id = se->id;
 	pt->count = count;
 	pt->comm = str_pool_intern(&b->pool, comm);
@@ -748,7 +770,7 @@ static int read_series(struct store *s, struct build *b, struct sess *se, const 
 				per[nper].pid = k.pid;
 				per[nper++].count = 0;
 			}
-			per[i].count += k.count;
+			sat_inc_u64(&per[i].count, k.count);
 		}
 		for (size_t i = 0; rc == 0 && i < nper; i++)
 			rc = add_point(b, se, f, t, per[i].pid, per[i].count);
@@ -814,10 +836,15 @@ static int kernel_of(struct store *s, struct build *b, struct sess *se)
 		rc = sym_resolver_create(NULL, &kb->sr);
 	if (rc == 0)
 		rc = sym_resolver_set_kernel(kb->sr, t.addr, (const char *const *)t.names, t.n);
-	if (rc == -ENOENT) /* none stored (or no address): the kernel stays [kernel] */
-		rc = 0;
-	else if (rc == 0)
+	if (rc == 0) {
 		log_debug("query: %zu kernel functions of %s boot %s", t.n, se->agent_id, boot);
+	} else if (rc != -ENOMEM) {
+		/* none stored, no address, over a limit or unreadable (store_kernel_symbols warned once):
+		 * this boot's kernel frames stay [kernel], the session is still read */
+		sym_resolver_free(kb->sr);
+		kb->sr = NULL;
+		rc = 0;
+	}
 	for (size_t i = 0; i < t.n; i++)
 		free(t.names[i]);
 	free(t.names);
@@ -829,8 +856,8 @@ static int kernel_of(struct store *s, struct build *b, struct sess *se)
 static int run_session(struct store *s, struct build *b, struct sess *se, const struct query_opts *o)
 {
 	const struct query_filter *f = &o->f;
-	int64_t lo = f->since_ns ? f->since_ns - se->realtime_ns : INT64_MIN;
-	int64_t hi = f->until_ns ? f->until_ns - se->realtime_ns : INT64_MAX;
+	int64_t lo = f->since_ns ? sat_sub_i64(f->since_ns, se->realtime_ns) : INT64_MIN;
+	int64_t hi = f->until_ns ? sat_sub_i64(f->until_ns, se->realtime_ns) : INT64_MAX;
 	struct query_result *r = b->r;
 	if (grow((void **)&r->sessions, &b->capsessions, r->nsessions + 1, sizeof(*r->sessions)) < 0)
 		return -ENOMEM;
@@ -852,9 +879,66 @@ static int run_session(struct store *s, struct build *b, struct sess *se, const 
 		rc = read_series(s, b, se, f, lo, hi);
 	if (rc == 0) {
 		r->sessions[r->nsessions++] = si;
-		r->total += si.samples;
+		sat_inc_u64(&r->total, si.samples);
 	}
 	return rc;
+}
+
+/* What one session adds to the result, taken back when it fails: its stacks and points (their keys
+ * hold its session id, so no later session finds them) and the sums read_info added. */
+struct undo {
+	size_t nstacks, nfidx, npoints;
+	uint64_t lost, intervals, interval_ns, freq_hz;
+	int64_t first_ns, last_ns;
+	int be_min, be_max;
+	char event[sizeof(((struct query_result *)0)->event)];
+};
+
+static void undo_mark(const struct build *b, struct undo *u)
+{
+	const struct query_result *r = b->r;
+	*u = (struct undo){.nstacks = r->nstacks, .nfidx = b->nfidx, .npoints = r->npoints, .lost = r->lost,
+			   .intervals = r->intervals, .interval_ns = r->interval_ns, .freq_hz = r->freq_hz,
+			   .first_ns = r->first_ns, .last_ns = r->last_ns, .be_min = b->be_min, .be_max = b->be_max};
+	memcpy(u->event, r->event, sizeof(u->event));
+}
+
+static void undo_apply(struct build *b, const struct undo *u)
+{
+	struct query_result *r = b->r;
+	r->nstacks = u->nstacks;
+	b->nfidx = u->nfidx;
+	r->npoints = u->npoints;
+	r->lost = u->lost;
+	r->intervals = u->intervals;
+	r->interval_ns = u->interval_ns;
+	r->freq_hz = u->freq_hz;
+	r->first_ns = u->first_ns;
+	r->last_ns = u->last_ns;
+	b->be_min = u->be_min;
+	b->be_max = u->be_max;
+	memcpy(r->event, u->event, sizeof(u->event));
+}
+
+/* One session read into the result; one that cannot be read is left out with one warning (per
+ * process and session) and counted in skipped: a damaged or forged session never fails the views
+ * of the others. Out of memory fails the query. */
+static int add_session(struct store *s, struct build *b, struct sess *se, const struct query_opts *o)
+{
+	struct undo u;
+	undo_mark(b, &u);
+	int rc = run_session(s, b, se, o);
+	if (rc == 0 || rc == -ENOMEM)
+		return rc;
+	undo_apply(b, &u);
+	b->r->skipped++;
+	char key[64];
+	snprintf(key, sizeof(key), "query-skip %lld", (long long)se->id);
+	if (log_once(key))
+		log_warn("query: session %lld of agent %s left out of the views: %s (collector check --store ... "
+			 "looks at the store; collector prune --session %lld removes it)",
+			 (long long)se->id, se->agent_id, strerror(-rc), (long long)se->id);
+	return 0;
 }
 
 static void build_free(struct build *b)
@@ -926,7 +1010,7 @@ int query_run(struct store *s, const struct query_opts *o, struct query_result *
 	if (st)
 		db_reset(st);
 	for (size_t i = 0; rc == 0 && i < nss; i++)
-		rc = run_session(s, &b, &ss[i], o);
+		rc = add_session(s, &b, &ss[i], o);
 	for (size_t i = 0; i < nss; i++)
 		sess_free(&ss[i]);
 	free(ss);

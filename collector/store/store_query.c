@@ -14,11 +14,14 @@
 	" FROM sessions s"
 
 /* A session's sample counts, read apart from its row: in a damaged store read with --check off
- * the sessions are still listed when a page of the sample tables is unreadable. */
+ * the sessions are still listed when a page of the sample tables is unreadable. Each row's count
+ * is taken within the record limit (VALIDATE_MAX_SAMPLE_COUNT): rows an older collector stored
+ * unchecked made SUM overflow, one error per session per listing. */
 #define SESSION_COUNTS                                                                                       \
 	"SELECT (SELECT COUNT(*) FROM counter_samples c WHERE c.session_id = ?1),"                           \
 	" (SELECT MAX(t_ns) FROM counter_samples c WHERE c.session_id = ?1),"                                \
-	" (SELECT COALESCE(SUM(count), 0) FROM cpu_samples p WHERE p.session_id = ?1)"
+	" (SELECT COALESCE(SUM(CASE WHEN count < 0 OR count > 4294967295 THEN 4294967295 ELSE count END), 0)"  \
+	" FROM cpu_samples p WHERE p.session_id = ?1)"
 
 static uint64_t col_u64(struct db_stmt *st, int col)
 {
