@@ -32,6 +32,8 @@ const struct cli_command cli_commands[] = {
 	 "retention: delete old samples and sessions, or whole sessions"},
 	{"recover", cli_recover, "--store DAMAGED.db --out NEW.db",
 	 "copy what a damaged SQLite store still holds into a new store"},
+	{"check", cli_check, "--store PATH [--quick]",
+	 "check the store's integrity (read commands do it by themselves only after an unclean shutdown)"},
 	{"migrate", cli_migrate, "--store PATH",
 	 "create or migrate the store's schema and exit (as the database owner; collectors then need no DDL)"},
 	{"http-key", cli_http_key, "--token-file FILE",

@@ -20,7 +20,7 @@ int cli_check_arg(const char *cmd, const char *arg, unsigned *check)
 {
 	if (store_check_flags(arg, check) == 0)
 		return 0;
-	fprintf(stderr, "collector %s: --check wants full, quick or off, not '%s'\n", cmd, arg);
+	fprintf(stderr, "collector %s: --check wants auto, full, quick or off, not '%s'\n", cmd, arg);
 	return 2;
 }
 
