@@ -13,7 +13,8 @@
  *                  per interval (the series /profile draws): it is left out.
  * `collector report`, `flame` and `diff` over all of them exit 0 with the honest
  * agents' functions and counts, no share over 100 %, each warning said once,
- * and peak RSS under FORGED_RSS_MAX_KIB; the live /profile answers 200 twice
+ * and peak RSS under FORGED_RSS_MAX_KIB; `collector sessions` lists them all
+ * without an error; the live /profile answers 200 twice
  * (B's CPU line, the flame graph) with one warning per forged subject in the collector's log and its peak RSS
  * under the same bound. */
 #include <errno.h>
@@ -342,6 +343,30 @@ static void test_forged_views_cli_report_flame_diff(void **state)
 	assert_true(rss < FORGED_RSS_MAX_KIB);
 }
 
+/* The session list over the same store: forged-rows' counts overflowed SUM(count) and logged one error per
+ * session per listing; now each row's count is taken within the record limit. `--session 2^63` was
+ * clamped to 2^63-1 without a word: now refused. */
+static void test_forged_views_sessions_and_session_ids(void **state)
+{
+	struct env *e = *state;
+	SKIP_IF_NEEDED(e);
+	char out[400], err[400];
+	tp_env_path(&e->t, "sessions.out", out, sizeof(out));
+	tp_env_path(&e->t, "sessions.err", err, sizeof(err));
+	long rss = 0;
+	assert_int_equal(run_collector(e, out, err, &rss, "sessions", "--store", e->f.db, "--json", NULL), 0);
+	tp_dump_file(err);
+	assert_int_equal(tp_file_count(err, "error"), 0);
+	assert_int_equal(tp_file_count(out, "\"counts_unreadable\":true"), 0);
+	assert_int_equal(tp_file_count(out, "\"agent_id\":\"forged-rows\""), 1);
+	assert_int_equal(run_collector(e, out, err, &rss, "report", "--store", e->f.db, "--session",
+				       "9223372036854775808", NULL),
+			 2);
+	assert_int_equal(tp_file_count(err, "a positive --session N"), 1);
+	assert_int_equal(run_collector(e, out, err, &rss, "report", "--store", e->f.db, "--since", "0x10", NULL), 2);
+	assert_int_equal(tp_file_count(err, "--since wants"), 1);
+}
+
 /* The live page over the same store: /profile (the series too: forged-rows is left out there) answers
  * 200 twice; each forged subject warned once in the collector's log; its peak RSS bounded. */
 static void test_forged_views_live_profile(void **state)
@@ -375,6 +400,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_forged_views_cli_report_flame_diff),
+		cmocka_unit_test(test_forged_views_sessions_and_session_ids),
 		cmocka_unit_test(test_forged_views_live_profile),
 	};
 	return cmocka_run_group_tests(tests, setup, tp_env_free);
