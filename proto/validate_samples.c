@@ -1,4 +1,5 @@
 #include "validate_samples.h"
+#include "fail.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -6,15 +7,6 @@
 #include <string.h>
 
 #include "validate.h"
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
 
 int validate_samples(const Prof__Samples *s, char *err, size_t errlen)
 {

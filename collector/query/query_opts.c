@@ -11,17 +11,9 @@
 #include <time.h>
 
 #include "query.h"
+#include "fail.h"
 
 static const char *const group_names[] = {"function", "module", "process", "thread", "agent", "stack"};
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
 
 void query_opts_init(struct query_opts *o, int64_t now_ns)
 {
