@@ -16,7 +16,8 @@
  * and peak RSS under FORGED_RSS_MAX_KIB; `collector sessions` lists them all
  * without an error; the live /profile answers 200 twice
  * (B's CPU line, the flame graph) with one warning per forged subject in the collector's log and its peak RSS
- * under the same bound. */
+ * under the same bound. A later table of the same (agent, boot) that differs
+ * is dropped with one warning, the first kept. */
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
@@ -396,12 +397,50 @@ static void test_forged_views_live_profile(void **state)
 	assert_int_equal(tp_file_count(e->t.clog, "kernel symbols of forged-ktable boot"), 1);
 }
 
+/* A later table for the same (agent, kernel boot) that differs from the stored one: the first is kept
+ * and the difference said once (it was dropped without a word). Runs last: it adds a session. */
+static void test_forged_views_later_table_differs_kept_first(void **state)
+{
+	struct env *e = *state;
+	SKIP_IF_NEEDED(e);
+	const char *q = "SELECT LENGTH(data) FROM kernel_symbols WHERE agent_id = 'forged-ktable' AND chunk = 0";
+	int64_t before = tp_db_int(e->f.db, q);
+	assert_true(before > 0);
+	char errpath[400];
+	tp_env_path(&e->t, "differs.err", errpath, sizeof(errpath));
+	fflush(stderr);
+	int saved = dup(2), fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(saved >= 0 && fd >= 0);
+	dup2(fd, 2);
+	close(fd);
+	struct store *s;
+	int rc = store_open(e->f.db, 0, &s);
+	int64_t sid = rc == 0 ? forged_session(s, "forged-ktable", 20, (int64_t)time(NULL) - 60) : rc;
+	/* the same boot's chunks 0 and 1 again, each of 100 symbols: not what was stored */
+	for (uint32_t c = 0; sid > 0 && rc == 0 && c < 2; c++)
+		rc = put_ksyms_chunk(s, sid, 1 + c, "forged-boot-2", c, 12, 12 * KSYMS_CHUNK_SYMS, 100);
+	if (rc == 0)
+		rc = store_commit(s);
+	if (s)
+		store_close(s);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	tp_dump_file(errpath);
+	assert_true(sid > 0);
+	assert_int_equal(rc, 0);
+	assert_int_equal(tp_file_count(errpath, "differ from the table its agent sent before for that boot"), 1);
+	assert_int_equal(tp_db_int(e->f.db, q), before);
+	assert_int_equal(tp_db_int(e->f.db, "SELECT COUNT(*) FROM kernel_symbols WHERE agent_id = 'forged-ktable'"), 12);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_forged_views_cli_report_flame_diff),
 		cmocka_unit_test(test_forged_views_sessions_and_session_ids),
 		cmocka_unit_test(test_forged_views_live_profile),
+		cmocka_unit_test(test_forged_views_later_table_differs_kept_first),
 	};
 	return cmocka_run_group_tests(tests, setup, tp_env_free);
 }
