@@ -363,9 +363,10 @@ static int do_read(struct transport *t, uint64_t now)
 			return -EPIPE;
 		}
 		if (n == 0) {
-			tr_conn_fail(t, now, t->state != T_STREAMING ? "connection closed before the Hello was acked"
-							      : "connection closed by the collector",
-				  0);
+			tr_conn_fail(t, now,
+				     t->state != T_STREAMING ? "connection closed before the Hello was acked"
+							     : "connection closed by the collector",
+				     0);
 			return -EPIPE;
 		}
 		frame_decoder_commit(&t->dec, (size_t)n);

@@ -52,7 +52,7 @@ struct transport {
 	bool probing;
 	bool probe_next;    /* a retry hint came: probe on the next connection */
 	uint64_t hello_ack; /* the seq the Hello was answered with on this connection */
-	uint64_t created;  /* highest seq given to transport_submit (sent or not, spooled or not) */
+	uint64_t created;   /* highest seq given to transport_submit (sent or not, spooled or not) */
 
 	struct transport_stats st;
 	char error[512];

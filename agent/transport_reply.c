@@ -34,7 +34,8 @@ int tr_hello_with_proof(struct transport *t, const Prof__Challenge *ch, uint8_t 
 		return -EINVAL;
 	}
 	uint8_t mac[AUTH_MAC_LEN];
-	int rc = auth_mac(t->token, ch->nonce.data, ch->nonce.len, env->hello->agent_id, env->hello->boot_id, mac);
+	int rc =
+	    auth_mac(t->token, ch->nonce.data, ch->nonce.len, env->hello->agent_id, env->hello->boot_id, mac);
 	if (rc == 0) {
 		ProtobufCBinaryData saved = env->hello->auth;
 		env->hello->auth.data = mac;
@@ -87,10 +88,11 @@ int tr_on_envelope(struct transport *t, const Prof__Envelope *env, uint64_t now)
 			/* An ack of records this agent never made (forged, or a collector that lost track):
 			 * trusting it would delete unacked records from the spool. */
 			t->st.acks_refused++;
-			log_error("collector %s acked seq %llu, but this agent's highest seq is %llu: refused, "
-				  "nothing dropped from the spool; reconnecting (a forged ack, or a collector "
-				  "whose store is not the one it acked into)",
-				  t->peer, (unsigned long long)a, (unsigned long long)top);
+			log_error(
+			    "collector %s acked seq %llu, but this agent's highest seq is %llu: refused, "
+			    "nothing dropped from the spool; reconnecting (a forged ack, or a collector "
+			    "whose store is not the one it acked into)",
+			    t->peer, (unsigned long long)a, (unsigned long long)top);
 			t->fail_logged = true; /* the line above is this outage's log line */
 			tr_conn_fail(t, now, "ack above every record this agent sent", 0);
 			return -EPIPE;
@@ -99,13 +101,15 @@ int tr_on_envelope(struct transport *t, const Prof__Envelope *env, uint64_t now)
 			/* The collector's store holds less than it acked before (restored from a backup, or a
 			 * server without synchronous commit that crashed): those records may be lost. */
 			t->st.ack_regressions++;
-			log_error("collector %s: ACK REGRESSION: its store says seq %llu is the highest committed, but "
-				  "it acked up to %llu before: records %llu..%llu acked earlier may be lost there; "
-				  "the earlier ack stands for this agent, re-sending from seq %llu what the spool "
-				  "still holds (check the collector's --sync and its database's durability)",
-				  t->peer, (unsigned long long)a, (unsigned long long)t->st.acked,
-				  (unsigned long long)a + 1, (unsigned long long)t->st.acked,
-				  (unsigned long long)a + 1);
+			log_error(
+			    "collector %s: ACK REGRESSION: its store says seq %llu is the highest committed, "
+			    "but "
+			    "it acked up to %llu before: records %llu..%llu acked earlier may be lost there; "
+			    "the earlier ack stands for this agent, re-sending from seq %llu what the spool "
+			    "still holds (check the collector's --sync and its database's durability)",
+			    t->peer, (unsigned long long)a, (unsigned long long)t->st.acked,
+			    (unsigned long long)a + 1, (unsigned long long)t->st.acked,
+			    (unsigned long long)a + 1);
 		}
 		if (a > t->st.acked)
 			t->st.acked = a;
@@ -128,7 +132,8 @@ int tr_on_envelope(struct transport *t, const Prof__Envelope *env, uint64_t now)
 			 * Hellos but cannot store keeps this agent at its backoff rate. */
 			uint64_t pending = last > t->sent_seq ? last - t->sent_seq : 0;
 			if (t->fail_logged || t->st.connects == 1)
-				log_info("connected to collector %s (committed up to seq %llu; %llu record(s) to send)",
+				log_info("connected to collector %s (committed up to seq %llu; %llu "
+					 "record(s) to send)",
 					 t->peer, (unsigned long long)a, (unsigned long long)pending);
 			t->fail_logged = false;
 		}
@@ -140,7 +145,8 @@ int tr_on_envelope(struct transport *t, const Prof__Envelope *env, uint64_t now)
 		uint32_t ms = env->error->retry_after_ms > 600000u ? 600000u : env->error->retry_after_ms;
 		const char *m = env->error->message ? env->error->message : "";
 		if (!t->retry_logged)
-			log_warn("collector %s cannot store now: %s; retrying in %u.%u s (records stay in the spool)",
+			log_warn("collector %s cannot store now: %s; retrying in %u.%u s (records stay in "
+				 "the spool)",
 				 t->peer, m, ms / 1000u, (ms % 1000u) / 100u);
 		else
 			log_debug("collector %s cannot store now: %s", t->peer, m);
@@ -167,20 +173,22 @@ int tr_on_envelope(struct transport *t, const Prof__Envelope *env, uint64_t now)
 			return -EACCES;
 		}
 		if (env->error->code == TLS_ERROR_CODE_REQUIRED) {
-			snprintf(t->error, sizeof(t->error),
-				 "collector %s accepts TLS connections only (it said: %s); start the agent with "
-				 "--tls-ca FILE (the CA that signed the collector's certificate)",
-				 t->peer, m);
+			snprintf(
+			    t->error, sizeof(t->error),
+			    "collector %s accepts TLS connections only (it said: %s); start the agent with "
+			    "--tls-ca FILE (the CA that signed the collector's certificate)",
+			    t->peer, m);
 			tr_reset_conn(t);
 			t->state = T_FATAL;
 			t->fatal_rc = -EPROTO;
 			return -EPROTO;
 		}
 		if (env->error->code == EPROTONOSUPPORT || contains_ci(m, "version")) {
-			snprintf(t->error, sizeof(t->error),
-				 "collector %s refused this agent (schema version %u): %s; use an agent and a "
-				 "collector built from the same proto/profiler.proto",
-				 t->peer, PROF_SCHEMA_VERSION, m);
+			snprintf(
+			    t->error, sizeof(t->error),
+			    "collector %s refused this agent (schema version %u): %s; use an agent and a "
+			    "collector built from the same proto/profiler.proto",
+			    t->peer, PROF_SCHEMA_VERSION, m);
 			tr_reset_conn(t);
 			t->state = T_FATAL;
 			t->fatal_rc = -EPROTONOSUPPORT;

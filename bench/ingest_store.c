@@ -133,7 +133,8 @@ static void make_frames(struct frames *fr, size_t records, unsigned ncpu)
 		memset(hits, 0, nkeys * sizeof(*hits));
 		for (uint64_t i = 0; i < per; i++) {
 			uint64_t x = next_rand();
-			unsigned k = (x & 1) ? (unsigned)((x >> 1) % (nkeys / 16)) : (unsigned)((x >> 1) % nkeys);
+			unsigned k =
+			    (x & 1) ? (unsigned)((x >> 1) % (nkeys / 16)) : (unsigned)((x >> 1) % nkeys);
 			hits[k]++;
 		}
 		size_t n = 0;
@@ -225,8 +226,8 @@ static void report(const char *what, const struct frames *fr, double wall, doubl
 		}
 		snprintf(size, sizeof(size), "%.1f", (double)total / (double)fr->total_samples);
 	}
-	printf("| %s | %llu | %.3f | %.3f | %.2f M | %s |\n", what, (unsigned long long)fr->total_samples, wall, cpu,
-	       (double)fr->total_samples / cpu / 1e6, size);
+	printf("| %s | %llu | %.3f | %.3f | %.2f M | %s |\n", what, (unsigned long long)fr->total_samples,
+	       wall, cpu, (double)fr->total_samples / cpu / 1e6, size);
 }
 
 static int bench_collector(const struct frames *fr, const char *path)
@@ -273,14 +274,18 @@ static int bench_sqlite(const struct frames *fr, const char *path, int kind)
 	sqlite3 *db;
 	if (sqlite3_open(path, &db) != SQLITE_OK ||
 	    exec_sql(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;") < 0 ||
-	    exec_sql(db, kind == 0 ? "CREATE TABLE s (session INTEGER, seq INTEGER, pid INTEGER, tid INTEGER, ip INTEGER,"
-				     " kip INTEGER, stack INTEGER, count INTEGER)"
-				   : "CREATE TABLE r (session INTEGER, seq INTEGER, data BLOB, PRIMARY KEY(session, seq))") <
+	    exec_sql(
+		db,
+		kind == 0
+		    ? "CREATE TABLE s (session INTEGER, seq INTEGER, pid INTEGER, tid INTEGER, ip INTEGER,"
+		      " kip INTEGER, stack INTEGER, count INTEGER)"
+		    : "CREATE TABLE r (session INTEGER, seq INTEGER, data BLOB, PRIMARY KEY(session, seq))") <
 		0)
 		return -1;
 	sqlite3_stmt *st;
-	sqlite3_prepare_v2(db, kind == 0 ? "INSERT INTO s VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?7)"
-					 : "INSERT INTO r VALUES (1, ?1, ?2)",
+	sqlite3_prepare_v2(db,
+			   kind == 0 ? "INSERT INTO s VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+				     : "INSERT INTO r VALUES (1, ?1, ?2)",
 			   -1, &st, NULL);
 	double t0 = now_s(), c0 = cpu_s();
 	exec_sql(db, "BEGIN");
@@ -354,9 +359,10 @@ int main(int argc, char **argv)
 		return 2;
 	struct frames fr = {0};
 	make_frames(&fr, records, ncpu);
-	printf("%zu Samples frames, %llu samples in %llu keys, %llu bytes on the wire (%.2f bytes/sample)\n\n",
-	       records, (unsigned long long)fr.total_samples, (unsigned long long)fr.total_keys,
-	       (unsigned long long)fr.bytes, (double)fr.bytes / (double)fr.total_samples);
+	printf(
+	    "%zu Samples frames, %llu samples in %llu keys, %llu bytes on the wire (%.2f bytes/sample)\n\n",
+	    records, (unsigned long long)fr.total_samples, (unsigned long long)fr.total_keys,
+	    (unsigned long long)fr.bytes, (double)fr.bytes / (double)fr.total_samples);
 	printf("| path | samples | wall s | CPU s | samples per CPU-second | store bytes/sample |\n"
 	       "|---|---|---|---|---|---|\n");
 	char p1[600], p2[600], p3[600];

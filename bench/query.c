@@ -67,8 +67,9 @@ static int make_app(struct fill *f, const char *store_path)
 	if (!o)
 		return -1;
 	for (unsigned i = 0; i < f->funcs; i++)
-		fprintf(o, "__attribute__((noinline, aligned(64))) int bench_fn_%u(volatile int *p)"
-			   " { for (int i = 0; i < %u; i++) *p += i * %u; return *p; }\n",
+		fprintf(o,
+			"__attribute__((noinline, aligned(64))) int bench_fn_%u(volatile int *p)"
+			" { for (int i = 0; i < %u; i++) *p += i * %u; return *p; }\n",
 			i, 3 + i % 5, i + 1);
 	fprintf(o, "int main(void) { volatile int v = 0; int s = 0;\n");
 	for (unsigned i = 0; i < f->funcs; i++)
@@ -89,7 +90,8 @@ static int make_app(struct fill *f, const char *store_path)
 		unsigned long long a;
 		char t;
 		unsigned i;
-		if (sscanf(line, "%llx %c bench_fn_%u", &a, &t, &i) == 3 && i < f->funcs && !f->func_addr[i]) {
+		if (sscanf(line, "%llx %c bench_fn_%u", &a, &t, &i) == 3 && i < f->funcs &&
+		    !f->func_addr[i]) {
 			f->func_addr[i] = a;
 			found++;
 		}
@@ -264,11 +266,12 @@ static int timed_query(const char *path, const char *what, int64_t since, enum q
 	*secs = now_s() - t0;
 	double cpu = cpu_s() - c0;
 	if (rc == 0) {
-		printf("query %s --by %s: %llu samples, %zu stacks, %zu rows, first '%s' self %llu: %.3f s wall "
-		       "(open %.3f s), %.3f s CPU\n",
-		       what, query_group_name(by), (unsigned long long)r->total, r->nstacks, top.nrows,
-		       top.nrows ? top.rows[0].name : "", top.nrows ? (unsigned long long)top.rows[0].self : 0ull,
-		       *secs, t_open, cpu);
+		printf(
+		    "query %s --by %s: %llu samples, %zu stacks, %zu rows, first '%s' self %llu: %.3f s wall "
+		    "(open %.3f s), %.3f s CPU\n",
+		    what, query_group_name(by), (unsigned long long)r->total, r->nstacks, top.nrows,
+		    top.nrows ? top.rows[0].name : "",
+		    top.nrows ? (unsigned long long)top.rows[0].self : 0ull, *secs, t_open, cpu);
 		query_top_free(&top);
 	}
 	query_result_free(r);
@@ -405,8 +408,8 @@ int main(int argc, char **argv)
 	if (rc == 0)
 		rc = timed_query(path, "all", start, QUERY_BY_PROCESS, &secs);
 	if (rc == 0)
-		rc = timed_query(path, "last tenth", now_ns - (int64_t)(intervals / 10) * 1000000000, QUERY_BY_FUNCTION,
-				 &secs);
+		rc = timed_query(path, "last tenth", now_ns - (int64_t)(intervals / 10) * 1000000000,
+				 QUERY_BY_FUNCTION, &secs);
 	if (rc == 0 && !use_pg)
 		rc = timed_report(argv[0], path, start);
 	free(f.func_addr);

@@ -18,7 +18,8 @@ bool log_once(const char *key)
 	bool fresh = true;
 	pthread_mutex_lock(&once_lock);
 	size_t i = h & (LOG_ONCE_KEYS - 1);
-	for (unsigned probes = 0; probes < LOG_ONCE_KEYS && once_keys[i]; probes++, i = (i + 1) & (LOG_ONCE_KEYS - 1))
+	for (unsigned probes = 0; probes < LOG_ONCE_KEYS && once_keys[i];
+	     probes++, i = (i + 1) & (LOG_ONCE_KEYS - 1))
 		if (once_keys[i] == h) {
 			fresh = false;
 			break;

@@ -19,9 +19,10 @@
 /* Decoded sizes. Front coding lets a 2-byte suffix stand for a 511-byte name: without these a
  * 5 MB table expanded to 1.2 GB in the collector. */
 #define KSYMS_MAX_TABLE_SYMS (1u << 20) /* symbols of one boot's table (a distribution kernel: ~200k) */
-#define KSYMS_MAX_CHUNK_NAME_BYTES (KSYMS_CHUNK_SYMS * (KSYMS_NAME_MAX + 1)) /* names of a chunk, decoded: 2 MiB */
-#define KSYMS_MAX_TABLE_NAME_BYTES (16u << 20) /* names of a table, decoded (x86 distribution: ~3 MB) */
-#define KSYMS_MAX_TABLE_PACKED_BYTES (32u << 20) /* a table as stored (the agent's chunks, packed) */
+#define KSYMS_MAX_CHUNK_NAME_BYTES                                                                           \
+	(KSYMS_CHUNK_SYMS * (KSYMS_NAME_MAX + 1)) /* names of a chunk, decoded: 2 MiB */
+#define KSYMS_MAX_TABLE_NAME_BYTES (16u << 20)	  /* names of a table, decoded (x86 distribution: ~3 MB) */
+#define KSYMS_MAX_TABLE_PACKED_BYTES (32u << 20)  /* a table as stored (the agent's chunks, packed) */
 
 /* Called per symbol in address order; a negative return stops the decode and is returned. */
 typedef int (*ksyms_fn)(void *arg, uint64_t addr, const char *name);

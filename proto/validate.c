@@ -1,12 +1,12 @@
 #include "validate.h"
 #include "fail.h"
 #include "validate_calib.h"
-#include "validate_trace.h"
 #include "validate_gpu.h"
 #include "validate_kallsyms.h"
 #include "validate_opencl.h"
 #include "validate_samples.h"
 #include "validate_target.h"
+#include "validate_trace.h"
 
 #include <errno.h>
 #include <stdarg.h>

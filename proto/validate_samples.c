@@ -52,7 +52,8 @@ int validate_samples(const Prof__Samples *s, char *err, size_t errlen)
 			    s->n_pid, s->n_tid, s->n_ip, s->n_kip, s->n_stack_id, n);
 	for (size_t i = 0; i < n; i++)
 		if (s->count[i] > VALIDATE_MAX_SAMPLE_COUNT)
-			return fail(err, errlen, "samples: key %zu: count %llu (max %llu, VALIDATE_MAX_SAMPLE_COUNT)", i,
+			return fail(err, errlen,
+				    "samples: key %zu: count %llu (max %llu, VALIDATE_MAX_SAMPLE_COUNT)", i,
 				    (unsigned long long)s->count[i], VALIDATE_MAX_SAMPLE_COUNT);
 	if (s->lost > VALIDATE_MAX_SAMPLE_LOST)
 		return fail(err, errlen, "samples: lost %llu (max %llu, VALIDATE_MAX_SAMPLE_LOST)",

@@ -50,7 +50,9 @@ static int parse(int argc, char **argv, const char *usage, struct aopts *a)
 	while ((ch = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 's': a->store = optarg; break;
-		case 'n': a->session = cli_session_id(optarg); break;
+		case 'n':
+			a->session = cli_session_id(optarg);
+			break;
 		case 'M': a->o.machine = optarg; break;
 		case 'k': a->o.kernel_model = optarg; break;
 		case 'd': a->device = optarg; break;

@@ -10,10 +10,10 @@
 #include "store/store.h"
 
 static const char check_usage[] =
-	"usage: collector check --store PATH [--quick]\n"
-	"  Check the store's integrity and exit: 0 when sound, 1 when damaged (the message says how to\n"
-	"  recover it). SQLite: PRAGMA integrity_check over the whole file (--quick: quick_check, stopped\n"
-	"  after 5 s); PostgreSQL: whether data checksums are on. Nothing is written into the store.\n";
+    "usage: collector check --store PATH [--quick]\n"
+    "  Check the store's integrity and exit: 0 when sound, 1 when damaged (the message says how to\n"
+    "  recover it). SQLite: PRAGMA integrity_check over the whole file (--quick: quick_check, stopped\n"
+    "  after 5 s); PostgreSQL: whether data checksums are on. Nothing is written into the store.\n";
 
 int cli_check(int argc, char **argv)
 {
@@ -27,10 +27,18 @@ int cli_check(int argc, char **argv)
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (ch) {
-		case 's': path = optarg; break;
-		case 'q': how = STORE_CHECK_QUICK; break;
-		case 'h': fputs(check_usage, stdout); return 0;
-		default: fputs(check_usage, stderr); return 2;
+		case 's':
+			path = optarg;
+			break;
+		case 'q':
+			how = STORE_CHECK_QUICK;
+			break;
+		case 'h':
+			fputs(check_usage, stdout);
+			return 0;
+		default:
+			fputs(check_usage, stderr);
+			return 2;
 		}
 	}
 	if (optind != argc || !path) {
@@ -44,7 +52,8 @@ int cli_check(int argc, char **argv)
 		return 1;
 	store_close(st);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	printf("store %s: no damage found (%s, %.2f s)\n", path, how == STORE_CHECK_FULL ? "integrity_check" : "quick_check",
+	printf("store %s: no damage found (%s, %.2f s)\n", path,
+	       how == STORE_CHECK_FULL ? "integrity_check" : "quick_check",
 	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	return 0;
 }

@@ -18,10 +18,10 @@
 #include "log.h"
 #include "log_once.h"
 #include "query_priv.h"
+#include "sat.h"
 #include "store/store_blocks.h"
 #include "store/store_kallsyms.h"
 #include "store/store_kinds.h"
-#include "sat.h"
 #include "symbols.h"
 #include "validate_samples.h"
 
@@ -30,8 +30,9 @@ static const char q_stack[] = "SELECT ips FROM sample_stacks WHERE session_id = 
 static const char q_kstack[] = "SELECT ips FROM sample_kernel_stacks WHERE session_id = ?1 AND stack_id = ?2";
 /* The records of a range, summed in C with saturation (SQL's SUM fails on overflow: two forged
  * records with lost = 2^63-1 made every query of the store fail). */
-static const char q_info[] = "SELECT lost, backend, freq_hz, interval_ns, t_ns, event_id FROM sample_intervals"
-			     " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3";
+static const char q_info[] =
+    "SELECT lost, backend, freq_hz, interval_ns, t_ns, event_id FROM sample_intervals"
+    " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3";
 static const char q_event[] = "SELECT name FROM events WHERE session_id = ?1 AND event_id = ?2";
 
 struct result_priv {
@@ -171,7 +172,8 @@ static int read_keys(struct store *s, struct build *b, struct sess *se, const st
 	bool blocks = false;
 	int rc = b->have_blocks ? qm_has_blocks(s, se->id, &blocks) : 0;
 	if (rc == 0)
-		rc = blocks ? qm_keys_from_blocks(s, se->id, f, lo, hi, &ks) : qm_keys_from_rows(s, se->id, f, lo, hi, &ks);
+		rc = blocks ? qm_keys_from_blocks(s, se->id, f, lo, hi, &ks)
+			    : qm_keys_from_rows(s, se->id, f, lo, hi, &ks);
 	free(ks.slots);
 	const struct store_block_key *rows = ks.rows;
 	size_t n = ks.n;
@@ -332,9 +334,17 @@ struct undo {
 static void undo_mark(const struct build *b, struct undo *u)
 {
 	const struct query_result *r = b->r;
-	*u = (struct undo){.nstacks = r->nstacks, .nfidx = b->nfidx, .npoints = r->npoints, .lost = r->lost,
-			   .intervals = r->intervals, .interval_ns = r->interval_ns, .freq_hz = r->freq_hz,
-			   .first_ns = r->first_ns, .last_ns = r->last_ns, .be_min = b->be_min, .be_max = b->be_max};
+	*u = (struct undo){.nstacks = r->nstacks,
+			   .nfidx = b->nfidx,
+			   .npoints = r->npoints,
+			   .lost = r->lost,
+			   .intervals = r->intervals,
+			   .interval_ns = r->interval_ns,
+			   .freq_hz = r->freq_hz,
+			   .first_ns = r->first_ns,
+			   .last_ns = r->last_ns,
+			   .be_min = b->be_min,
+			   .be_max = b->be_max};
 	memcpy(u->event, r->event, sizeof(u->event));
 }
 
@@ -370,9 +380,10 @@ static int add_session(struct store *s, struct build *b, struct sess *se, const 
 	char key[64];
 	snprintf(key, sizeof(key), "query-skip %lld", (long long)se->id);
 	if (log_once(key))
-		log_warn("query: session %lld of agent %s left out of the views: %s (collector check --store ... "
-			 "looks at the store; collector prune --session %lld removes it)",
-			 (long long)se->id, se->agent_id, strerror(-rc), (long long)se->id);
+		log_warn(
+		    "query: session %lld of agent %s left out of the views: %s (collector check --store ... "
+		    "looks at the store; collector prune --session %lld removes it)",
+		    (long long)se->id, se->agent_id, strerror(-rc), (long long)se->id);
 	return 0;
 }
 

@@ -16,7 +16,8 @@
  * several times slower on millions of rows). */
 static const char q_keys[] = "SELECT pid, tid, ip, kip, stack_id, count FROM cpu_samples"
 			     " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3";
-static const char q_blocks[] = "SELECT data FROM sample_blocks WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3";
+static const char q_blocks[] =
+    "SELECT data FROM sample_blocks WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3";
 static const char q_nblocks[] = "SELECT COUNT(*) FROM sample_blocks WHERE session_id = ?1";
 static const char q_nrecords[] = "SELECT COUNT(*) FROM sample_intervals WHERE session_id = ?1 AND keys > 0";
 
@@ -89,7 +90,7 @@ int qm_has_blocks(struct store *s, int64_t sid, bool *yes)
 }
 
 int qm_keys_from_blocks(struct store *s, int64_t sid, const struct query_filter *f, int64_t lo, int64_t hi,
-			    struct kset *ks)
+			struct kset *ks)
 {
 	struct db_stmt *st = store_stmt(s, q_blocks);
 	if (!st)
@@ -105,7 +106,8 @@ int qm_keys_from_blocks(struct store *s, int64_t sid, const struct query_filter 
 			struct store_block_key k;
 			size_t used = store_block_get(p + off, len - off, &k);
 			if (!used) {
-				log_warn("session %lld: a damaged sample block (ignored from there)", (long long)sid);
+				log_warn("session %lld: a damaged sample block (ignored from there)",
+					 (long long)sid);
 				break;
 			}
 			off += used;
@@ -124,7 +126,7 @@ int qm_keys_from_blocks(struct store *s, int64_t sid, const struct query_filter 
 }
 
 int qm_keys_from_rows(struct store *s, int64_t sid, const struct query_filter *f, int64_t lo, int64_t hi,
-			  struct kset *ks)
+		      struct kset *ks)
 {
 	struct db_stmt *st = store_stmt(s, q_keys);
 	if (!st)
@@ -134,9 +136,12 @@ int qm_keys_from_rows(struct store *s, int64_t sid, const struct query_filter *f
 	db_bind_i64(st, 3, hi);
 	int rc;
 	while ((rc = db_step(st)) == 1) {
-		struct store_block_key k = {.pid = (int32_t)db_col_i64(st, 0), .tid = (int32_t)db_col_i64(st, 1),
-					    .ip = db_col_u64(st, 2), .kip = db_col_u64(st, 3),
-					    .stack_id = (uint32_t)db_col_i64(st, 4), .count = db_col_u64(st, 5)};
+		struct store_block_key k = {.pid = (int32_t)db_col_i64(st, 0),
+					    .tid = (int32_t)db_col_i64(st, 1),
+					    .ip = db_col_u64(st, 2),
+					    .kip = db_col_u64(st, 3),
+					    .stack_id = (uint32_t)db_col_i64(st, 4),
+					    .count = db_col_u64(st, 5)};
 		if (f->npids && !qm_in_pid_list(f->pids, f->npids, k.pid))
 			continue;
 		if (k.count > VALIDATE_MAX_SAMPLE_COUNT)

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "query.h"
 #include "fail.h"
+#include "query.h"
 
 static const char *const group_names[] = {"function", "module", "process", "thread", "agent", "stack"};
 
@@ -215,7 +215,8 @@ static int add_ints(const char *arg, int64_t min, int64_t max, int64_t *out64, i
 		errno = 0;
 		long long v = strtoll(p, &end, 10);
 		/* errno: strtoll clamps 2^63 to INT64_MAX; a sign or space is not a digit */
-		if (end == p || errno || !isdigit((unsigned char)*p) || v < min || v > max || (*end && *end != ','))
+		if (end == p || errno || !isdigit((unsigned char)*p) || v < min || v > max ||
+		    (*end && *end != ','))
 			return fail(err, errlen, "--%s wants numbers from %lld to %lld (comma-separated), not '%s'",
 				    what, (long long)min, (long long)max, arg);
 		if (*n >= QUERY_MAX_LIST)

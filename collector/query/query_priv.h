@@ -43,7 +43,8 @@ struct sess {
 	struct task_row *tasks;
 	size_t ntasks;
 	struct key_map frame_of_ip; /* (pid, ip, kernel) -> frame index */
-	struct sym_resolver *ksr;   /* kernel functions of its boot (the agent's KernelSymbols), NULL: b->sr's */
+	struct sym_resolver
+	    *ksr; /* kernel functions of its boot (the agent's KernelSymbols), NULL: b->sr's */
 };
 
 /* The kernel tables the agents sent, one per (agent, kernel boot id) met. */
@@ -134,8 +135,8 @@ int qm_keys_from_blocks(struct store *s, int64_t sid, const struct query_filter 
 int qm_keys_from_rows(struct store *s, int64_t sid, const struct query_filter *f, int64_t lo, int64_t hi,
 		      struct kset *ks);
 /* query_series.c */
-int qm_read_series(struct store *s, struct build *b, struct sess *se, const struct query_filter *f, int64_t lo,
-		   int64_t hi);
+int qm_read_series(struct store *s, struct build *b, struct sess *se, const struct query_filter *f,
+		   int64_t lo, int64_t hi);
 /* query_kernel.c */
 int qm_kernel_of(struct store *s, struct build *b, struct sess *se);
 

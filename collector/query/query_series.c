@@ -9,14 +9,15 @@
 #include "sat.h"
 
 /* The samples over time (query_opts.series): per record and pid, from the rows or the packed blocks. */
-static const char q_series[] = "SELECT t_ns, pid, SUM(count) FROM cpu_samples"
-			       " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3 GROUP BY t_ns, pid ORDER BY t_ns";
+static const char q_series[] =
+    "SELECT t_ns, pid, SUM(count) FROM cpu_samples"
+    " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3 GROUP BY t_ns, pid ORDER BY t_ns";
 static const char q_series_blocks[] = "SELECT t_ns, data FROM sample_blocks"
 				      " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3 ORDER BY t_ns";
 
 /* One point of the series (query_opts.series), filtered as the stacks are. */
-static int add_point(struct build *b, struct sess *se, const struct query_filter *f, int64_t t_ns, int32_t pid,
-		     uint64_t count)
+static int add_point(struct build *b, struct sess *se, const struct query_filter *f, int64_t t_ns,
+		     int32_t pid, uint64_t count)
 {
 	if (f->npids && !qm_in_pid_list(f->pids, f->npids, pid))
 		return 0;
@@ -43,8 +44,8 @@ static int add_point(struct build *b, struct sess *se, const struct query_filter
 
 /* The samples over time of one session: per record (sampling interval) and
  * pid, from the packed blocks or, for sessions stored before them, the rows. */
-int qm_read_series(struct store *s, struct build *b, struct sess *se, const struct query_filter *f, int64_t lo,
-		       int64_t hi)
+int qm_read_series(struct store *s, struct build *b, struct sess *se, const struct query_filter *f,
+		   int64_t lo, int64_t hi)
 {
 	bool blocks = false;
 	int rc = b->have_blocks ? qm_has_blocks(s, se->id, &blocks) : 0;

@@ -162,7 +162,8 @@ void qm_task_names(const struct sess *se, int32_t pid, int32_t tid, const char *
 		} else {
 			/* the executable: the file mapped lowest (programs load below their libraries) */
 			const struct map_row *exe = NULL;
-			size_t j = lower_pid(se->maps, se->nmaps, sizeof(*se->maps), offsetof(struct map_row, pid), pid);
+			size_t j = lower_pid(se->maps, se->nmaps, sizeof(*se->maps),
+					     offsetof(struct map_row, pid), pid);
 			for (; j < se->nmaps && se->maps[j].pid == pid; j++)
 				if (se->maps[j].path[0] == '/' && (!exe || se->maps[j].start < exe->start))
 					exe = &se->maps[j];

@@ -26,7 +26,8 @@ static double pct(uint64_t v, uint64_t total)
 static int json_out(const struct query_result *r, const struct query_top *t, enum query_group by, unsigned limit,
 		    FILE *out)
 {
-	fprintf(out, "{\"by\":\"%s\",\"samples\":%llu,\"lost\":%llu,\"intervals\":%llu,\"skipped\":%zu,\"event\":",
+	fprintf(out,
+		"{\"by\":\"%s\",\"samples\":%llu,\"lost\":%llu,\"intervals\":%llu,\"skipped\":%zu,\"event\":",
 		query_group_name(by), (unsigned long long)r->total, (unsigned long long)r->lost,
 		(unsigned long long)r->intervals, r->skipped);
 	json_string(out, r->event);
@@ -81,8 +82,8 @@ int report_query_top(const struct query_result *r, enum query_group by, unsigned
 			r->nsessions, r->nsessions == 1 ? "" : "s", from, to, r->backend,
 			(unsigned long long)r->lost);
 		if (r->skipped)
-			fprintf(ts, "  (%zu session%s left out: unreadable, see the warning above)\n", r->skipped,
-				r->skipped == 1 ? "" : "s");
+			fprintf(ts, "  (%zu session%s left out: unreadable, see the warning above)\n",
+				r->skipped, r->skipped == 1 ? "" : "s");
 		bool frames = by == QUERY_BY_FUNCTION || by == QUERY_BY_MODULE;
 		fprintf(ts, "  %7s %10s %7s %10s  %-16s %7s  %-16s %s\n", "self%", "self", "total%", "total", "process",
 			"pid", "agent", frames ? (by == QUERY_BY_FUNCTION ? "module / function" : "module")

@@ -319,7 +319,10 @@ static int pg_exec(struct db *d, const char *sql, const char *what)
 	return rc;
 }
 
-static int pg_sync(struct db *d) { return dbpg_drain(pgd(d)); }
+static int pg_sync(struct db *d)
+{
+	return dbpg_drain(pgd(d));
+}
 
 /* The collector loop's bounds (db_set_quiet): statement and lock timeouts, and no
  * transaction left open on the server by a collector that went away. */
@@ -464,9 +467,10 @@ static void pg_rollback(struct db *d)
 static bool pg_has_table(struct db *d, const char *table)
 {
 	struct db_stmt *st;
-	if (dbpg_prepare(d, "SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema()"
-			  " AND table_name = ?1",
-		       "look up a table", &st) < 0)
+	if (dbpg_prepare(d,
+			 "SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema()"
+			 " AND table_name = ?1",
+			 "look up a table", &st) < 0)
 		return false;
 	db_bind_text(st, 1, table);
 	bool ok = dbpg_step(st) == 1;
@@ -487,11 +491,14 @@ static int pg_check(struct db *d, enum db_check how, unsigned budget_ms, char *w
 		return rc;
 	rc = dbpg_step(st);
 	if (rc == 1)
-		log_info("store %s: PostgreSQL checks its pages itself (data_checksums = %s%s); --check has nothing "
+		log_info("store %s: PostgreSQL checks its pages itself (data_checksums = %s%s); --check has "
+			 "nothing "
 			 "more to run here",
 			 d->name, dbpg_col_text(st, 0),
-			 strcmp(dbpg_col_text(st, 0), "on") == 0 ? "" : ": a damaged page may go unnoticed; initdb "
-								      "--data-checksums or pg_checksums --enable");
+			 strcmp(dbpg_col_text(st, 0), "on") == 0
+			     ? ""
+			     : ": a damaged page may go unnoticed; initdb "
+			       "--data-checksums or pg_checksums --enable");
 	dbpg_finalize(st);
 	return rc < 0 ? rc : 0;
 }

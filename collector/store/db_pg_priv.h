@@ -34,17 +34,17 @@ struct pg {
 	/* Bounded, interruptible I/O (issue 31): the socket is non-blocking; every wait polls it
 	 * with a deadline and the interrupt descriptors (a stop request). */
 	char *uri;
-	unsigned timeout_ms; /* statement_timeout / lock_timeout; client waits end 1 s later */
-	int intr_fd[2];	     /* readable: give up waiting (-EINTR), -1 unused */
-	bool sync_commit;    /* SET synchronous_commit = on in every session */
-	bool read_only;	     /* opened for queries: any session will do */
-	bool quiet;	     /* engine errors go to debug (the caller reports outages) */
+	unsigned timeout_ms;  /* statement_timeout / lock_timeout; client waits end 1 s later */
+	int intr_fd[2];	      /* readable: give up waiting (-EINTR), -1 unused */
+	bool sync_commit;     /* SET synchronous_commit = on in every session */
+	bool read_only;	      /* opened for queries: any session will do */
+	bool quiet;	      /* engine errors go to debug (the caller reports outages) */
 	bool async_reconnect; /* begin() does not reconnect; the caller drives db_reconnect_poll() */
 	/* The connection cannot be used any more (lost, timed out, read-only, shut down):
 	 * every call fails fast until a reconnect. */
 	bool broken;
-	PGconn *next;	      /* reconnect in progress (PQconnectStartParams) */
-	bool next_write;      /* it waits for writability (else readability) */
+	PGconn *next;	 /* reconnect in progress (PQconnectStartParams) */
+	bool next_write; /* it waits for writability (else readability) */
 	uint64_t next_deadline_ns;
 	char last_error[256];
 };
@@ -72,8 +72,14 @@ struct pg_stmt {
 	int nblob;
 };
 
-static inline struct pg *pgd(struct db *d) { return (struct pg *)d; }
-static inline struct pg_stmt *pgs(struct db_stmt *st) { return (struct pg_stmt *)st; }
+static inline struct pg *pgd(struct db *d)
+{
+	return (struct pg *)d;
+}
+static inline struct pg_stmt *pgs(struct db_stmt *st)
+{
+	return (struct pg_stmt *)st;
+}
 
 /* db_pg.c: the pipeline */
 int dbpg_fail(struct pg *p, const PGresult *res, const char *what);

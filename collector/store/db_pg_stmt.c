@@ -143,7 +143,8 @@ static int send_stmt(struct pg_stmt *s, enum pend_kind kind)
 		s->prepared = true;
 		s->gen = p->gen;
 	}
-	if (PQsendQueryPrepared(p->conn, s->name, s->nparams, (const char *const *)s->val, s->len, s->fmt, 0) != 1)
+	if (PQsendQueryPrepared(p->conn, s->name, s->nparams, (const char *const *)s->val, s->len, s->fmt,
+				0) != 1)
 		return dbpg_fail(p, NULL, s->what);
 	return dbpg_push(p, kind, s->what, kind == P_QUERY ? s : NULL);
 }
@@ -216,7 +217,10 @@ const char *dbpg_col_text(struct db_stmt *st, int col)
 
 static int hexval(char c)
 {
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+	return c >= '0' && c <= '9'   ? c - '0'
+	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+				      : -1;
 }
 
 /* bytea arrives in text format as "\x0a1b...". */

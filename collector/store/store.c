@@ -99,9 +99,11 @@ static void auto_check(struct store *s)
 	char why[200] = "";
 	int u = store_writers_unclean(s, why, sizeof(why));
 	if (u == 1)
-		log_warn("store %s was not closed cleanly (%s): checking it first (quick_check)", db_name(s->db), why);
+		log_warn("store %s was not closed cleanly (%s): checking it first (quick_check)",
+			 db_name(s->db), why);
 	else if (u == -ENOENT)
-		log_debug("store %s: written before the writers ledger: checking it (quick_check)", db_name(s->db));
+		log_debug("store %s: written before the writers ledger: checking it (quick_check)",
+			  db_name(s->db));
 	if (u != 0)
 		s->flags |= STORE_CHECK_QUICK;
 }

@@ -29,8 +29,8 @@ static const char ins_chunk[] =
 	"INSERT INTO kernel_symbols (agent_id, kernel_boot_id, chunk, chunks, data)"
 	" SELECT agent_id, ?2, ?3, ?4, ?5 FROM sessions WHERE id = ?1 ON CONFLICT DO NOTHING";
 static const char q_stored_chunk[] =
-	"SELECT k.data, e.agent_id FROM kernel_symbols k JOIN sessions e ON e.agent_id = k.agent_id"
-	" WHERE e.id = ?1 AND k.kernel_boot_id = ?2 AND k.chunk = ?3";
+    "SELECT k.data, e.agent_id FROM kernel_symbols k JOIN sessions e ON e.agent_id = k.agent_id"
+    " WHERE e.id = ?1 AND k.kernel_boot_id = ?2 AND k.chunk = ?3";
 static const char ins_session[] =
 	"INSERT INTO session_kernels (session_id, kernel_boot_id) VALUES (?1, ?2) ON CONFLICT DO NOTHING";
 
@@ -57,13 +57,15 @@ static int put_ksyms(struct store *s, int64_t sid, const Prof__Envelope *env)
 			size_t ol;
 			const void *old = db_col_blob(st, 0, &ol);
 			differs = ol != len || memcmp(old, buf, len) != 0 ? 1 : -1;
-			snprintf(key, sizeof(key), "ksyms-differ %s %s", db_col_text(st, 1), m->kernel_boot_id);
+			snprintf(key, sizeof(key), "ksyms-differ %s %s", db_col_text(st, 1),
+				 m->kernel_boot_id);
 		}
 		db_reset(st);
 	}
 	if (differs > 0) {
 		if (log_once(key))
-			log_warn("session %lld: kernel symbols of boot %s differ from the table its agent sent before "
+			log_warn("session %lld: kernel symbols of boot %s differ from the table its agent "
+				 "sent before "
 				 "for that boot (chunk %u of %u); the first table is kept",
 				 (long long)sid, m->kernel_boot_id, m->chunk, m->chunks);
 	}
@@ -169,7 +171,8 @@ static int table_size_ok(struct store *s, const char *agent_id, const char *boot
 	if (chunks > KSYMS_MAX_CHUNKS || bytes < 0 || bytes > KSYMS_MAX_TABLE_PACKED_BYTES) {
 		char why[200];
 		snprintf(why, sizeof(why),
-			 "%lld chunks, %lld bytes stored (at most %u chunks, %u bytes: KSYMS_MAX_TABLE_PACKED_BYTES); "
+			 "%lld chunks, %lld bytes stored (at most %u chunks, %u bytes: "
+			 "KSYMS_MAX_TABLE_PACKED_BYTES); "
 			 "not loaded, its kernel frames stay [kernel]",
 			 (long long)chunks, (long long)bytes, KSYMS_MAX_CHUNKS, KSYMS_MAX_TABLE_PACKED_BYTES);
 		warn_table(agent_id, boot, "size", why);
@@ -220,7 +223,8 @@ int store_kernel_symbols(struct store *s, const char *agent_id, const char *boot
 	if (rc == -EFBIG) {
 		char why[200];
 		snprintf(why, sizeof(why),
-			 "over %u symbols or %u bytes of names (KSYMS_MAX_TABLE_SYMS, KSYMS_MAX_TABLE_NAME_BYTES); "
+			 "over %u symbols or %u bytes of names (KSYMS_MAX_TABLE_SYMS, "
+			 "KSYMS_MAX_TABLE_NAME_BYTES); "
 			 "not loaded, its kernel frames stay [kernel]",
 			 KSYMS_MAX_TABLE_SYMS, KSYMS_MAX_TABLE_NAME_BYTES);
 		warn_table(agent_id, boot, "limit", why);
@@ -236,7 +240,8 @@ int store_kernel_symbols(struct store *s, const char *agent_id, const char *boot
 		return -ENOENT;
 	if (want < chunks) {
 		char why[160];
-		snprintf(why, sizeof(why), "%u of %u chunks stored (the rest was lost or is still coming)", want, chunks);
+		snprintf(why, sizeof(why), "%u of %u chunks stored (the rest was lost or is still coming)",
+			 want, chunks);
 		warn_table(agent_id, boot, "partial", why);
 	}
 	return 0;

@@ -20,15 +20,16 @@
 #define COUNTS_OF(sid)                                                                                       \
 	"(SELECT COUNT(*) FROM counter_samples c WHERE c.session_id = " sid "),"                             \
 	" (SELECT MAX(t_ns) FROM counter_samples c WHERE c.session_id = " sid "),"                           \
-	" (SELECT COALESCE(SUM(CASE WHEN count < 0 OR count > 4294967295 THEN 4294967295 ELSE count END), 0)"  \
+	" (SELECT COALESCE(SUM(CASE WHEN count < 0 OR count > 4294967295 THEN 4294967295 ELSE count END), "  \
+	"0)"                                                                                                 \
 	" FROM cpu_samples p WHERE p.session_id = " sid ")"
 #define SESSION_COUNTS "SELECT " COUNTS_OF("?1")
 /* The list in one query: the rows and their counts (columns 21..23). */
 #define SESSION_LIST                                                                                         \
 	"SELECT s.id, s.agent_id, s.boot_id, s.board, s.kernel_release, s.hostname, s.machine,"              \
 	" s.agent_version, s.features, s.target, s.peer, s.schema_version, s.clock_id, s.base_ns,"           \
-	" s.realtime_ns, s.first_seen, s.last_seen, s.connects, s.records, s.wire_bytes, s.spool_dropped, "  \
-	COUNTS_OF("s.id") " FROM sessions s ORDER BY s.id"
+	" s.realtime_ns, s.first_seen, s.last_seen, s.connects, s.records, s.wire_bytes, "                   \
+	"s.spool_dropped, " COUNTS_OF("s.id") " FROM sessions s ORDER BY s.id"
 
 static uint64_t col_u64(struct db_stmt *st, int col)
 {

@@ -49,7 +49,8 @@ int store_writers_unclean(struct store *s, char *why, size_t whylen)
 	while ((rc = db_step(st)) == 1) {
 		long long pid = db_col_i64(st, 0);
 		if (!alive(pid, db_col_text(st, 1), me) && gone++ == 0)
-			snprintf(why, whylen, "its writer pid %lld (opened it at unix time %lld) ended without closing it",
+			snprintf(why, whylen,
+				 "its writer pid %lld (opened it at unix time %lld) ended without closing it",
 				 pid, (long long)db_col_i64(st, 2));
 	}
 	db_finalize(st);
@@ -82,7 +83,8 @@ int store_writers_enter(struct store *s)
 	if (rc < 0)
 		return rc;
 	snprintf(sql, sizeof(sql),
-		 "INSERT INTO store_writers (pid, boot, since) VALUES (%d, '%s', CAST(strftime('%%s', 'now') AS INTEGER))"
+		 "INSERT INTO store_writers (pid, boot, since) VALUES (%d, '%s', CAST(strftime('%%s', 'now') "
+		 "AS INTEGER))"
 		 " ON CONFLICT DO NOTHING",
 		 (int)getpid(), me);
 	return db_exec(s->db, sql, "store_writers");
@@ -92,6 +94,7 @@ void store_writers_leave(struct store *s)
 {
 	char me[64], sql[200];
 	boot_id(me, sizeof(me));
-	snprintf(sql, sizeof(sql), "DELETE FROM store_writers WHERE pid = %d AND boot = '%s'", (int)getpid(), me);
+	snprintf(sql, sizeof(sql), "DELETE FROM store_writers WHERE pid = %d AND boot = '%s'", (int)getpid(),
+		 me);
 	db_exec(s->db, sql, "store_writers");
 }

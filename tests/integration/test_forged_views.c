@@ -19,18 +19,18 @@
  * under the same bound. A later table of the same (agent, boot) that differs
  * is dropped with one warning, the first kept. Over loopback, each forged
  * kind is refused at decode with an Error naming its limit, nothing stored. */
+#include <arpa/inet.h>
 #include <errno.h>
-#include <stdbool.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -121,8 +121,8 @@ static int64_t forged_session(struct store *s, const char *agent, uint64_t boot,
 }
 
 /* Chunk c of a kernel table: nsyms names of 511 bytes, each sharing 510 with the one before. */
-static int put_ksyms_chunk(struct store *s, int64_t sid, uint64_t seq, const char *boot, uint32_t c, uint32_t chunks,
-			   uint32_t total, size_t nsyms)
+static int put_ksyms_chunk(struct store *s, int64_t sid, uint64_t seq, const char *boot, uint32_t c,
+			   uint32_t chunks, uint32_t total, size_t nsyms)
 {
 	int64_t *d = calloc(nsyms, sizeof(*d));
 	uint32_t *sh = calloc(nsyms, sizeof(*sh));
@@ -219,8 +219,11 @@ static int build_forged(struct env *e)
 	/* forged-rows as a store written before sample_blocks: its rows only */
 	sqlite3 *h;
 	char sql[128];
-	snprintf(sql, sizeof(sql), "DELETE FROM sample_blocks WHERE session_id = %lld", (long long)e->sid_rows);
-	rc = sqlite3_open(e->f.db, &h) == SQLITE_OK && sqlite3_exec(h, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+	snprintf(sql, sizeof(sql), "DELETE FROM sample_blocks WHERE session_id = %lld",
+		 (long long)e->sid_rows);
+	rc = sqlite3_open(e->f.db, &h) == SQLITE_OK && sqlite3_exec(h, sql, NULL, NULL, NULL) == SQLITE_OK
+		 ? 0
+		 : -EIO;
 	sqlite3_close(h);
 	return rc;
 }
@@ -243,12 +246,12 @@ static int setup(void **state)
 	return rc < 0 ? -1 : 0;
 }
 
-#define SKIP_IF_NEEDED(e)                                                                                  \
-	do {                                                                                               \
-		if ((e)->skip_reason) {                                                                    \
-			fprintf(stderr, "skipped: %s\n", (e)->skip_reason);                                \
-			skip();                                                                            \
-		}                                                                                          \
+#define SKIP_IF_NEEDED(e)                                                                                    \
+	do {                                                                                                 \
+		if ((e)->skip_reason) {                                                                      \
+			fprintf(stderr, "skipped: %s\n", (e)->skip_reason);                                  \
+			skip();                                                                              \
+		}                                                                                            \
 	} while (0)
 
 /* Run the collector with args (NULL-terminated), stdout and stderr to files; its exit status and
@@ -267,7 +270,8 @@ static int run_collector(struct env *e, const char *out, const char *err, long *
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600), x = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600),
+		    x = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 		if (o < 0 || x < 0 || dup2(o, 1) < 0 || dup2(x, 2) < 0)
 			_exit(127);
 		execv(argv[0], argv);
@@ -300,8 +304,8 @@ static void test_forged_views_cli_report_flame_diff(void **state)
 	tp_env_path(&e->t, "report.json", out, sizeof(out));
 	tp_env_path(&e->t, "report.err", err, sizeof(err));
 	long rss = 0;
-	assert_int_equal(run_collector(e, out, err, &rss, "report", "--store", e->f.db, "--since", "1h", "--json",
-				       "--limit", "50", NULL),
+	assert_int_equal(run_collector(e, out, err, &rss, "report", "--store", e->f.db, "--since", "1h",
+				       "--json", "--limit", "50", NULL),
 			 0);
 	char *t = tp_slurp(out);
 	assert_non_null(t);
@@ -322,15 +326,16 @@ static void test_forged_views_cli_report_flame_diff(void **state)
 	assert_int_equal(tp_file_count(err, "kernel symbols of forged-ksyms boot"), 1);
 	assert_int_equal(tp_file_count(err, "kernel symbols of forged-ktable boot"), 1);
 	assert_int_equal(tp_file_count(err, "KSYMS_MAX_TABLE_NAME_BYTES"), 1);
-	assert_int_equal(tp_file_count(err, "kernel symbols of forged-total boot forged-boot-3: 1 damaged"), 1);
+	assert_int_equal(tp_file_count(err, "kernel symbols of forged-total boot forged-boot-3: 1 damaged"),
+			 1);
 	assert_true(rss < FORGED_RSS_MAX_KIB);
 
 	/* --comm reads every session and keeps the honest process (forged-count's 2^33 claimed samples would
 	 * leave it too narrow to draw) */
 	tp_env_path(&e->t, "flame.svg", svg, sizeof(svg));
 	tp_env_path(&e->t, "flame.out", out, sizeof(out));
-	assert_int_equal(run_collector(e, out, err, &rss, "flame", "--store", e->f.db, "--since", "1h", "--comm", "demo",
-				       "-o", svg, NULL),
+	assert_int_equal(run_collector(e, out, err, &rss, "flame", "--store", e->f.db, "--since", "1h",
+				       "--comm", "demo", "-o", svg, NULL),
 			 0);
 	fprintf(stderr, "# flame: peak RSS %ld KiB\n", rss);
 	assert_true(tp_file_count(svg, "demo::hot&lt;int&gt;(int)") >= 1);
@@ -340,8 +345,8 @@ static void test_forged_views_cli_report_flame_diff(void **state)
 	char since_b[32];
 	snprintf(since_b, sizeof(since_b), "%lld", (long long)e->f.t0_b_s);
 	tp_env_path(&e->t, "diff.json", out, sizeof(out));
-	assert_int_equal(run_collector(e, out, err, &rss, "diff", "--store", e->f.db, "--since", "1h", "--until",
-				       since_b, "--since", since_b, "--json", NULL),
+	assert_int_equal(run_collector(e, out, err, &rss, "diff", "--store", e->f.db, "--since", "1h",
+				       "--until", since_b, "--since", since_b, "--json", NULL),
 			 0);
 	t = tp_slurp(out);
 	assert_non_null(t);
@@ -372,7 +377,8 @@ static void test_forged_views_sessions_and_session_ids(void **state)
 				       "9223372036854775808", NULL),
 			 2);
 	assert_int_equal(tp_file_count(err, "a positive --session N"), 1);
-	assert_int_equal(run_collector(e, out, err, &rss, "report", "--store", e->f.db, "--since", "0x10", NULL), 2);
+	assert_int_equal(
+	    run_collector(e, out, err, &rss, "report", "--store", e->f.db, "--since", "0x10", NULL), 2);
 	assert_int_equal(tp_file_count(err, "--since wants"), 1);
 }
 
@@ -391,7 +397,8 @@ static void test_forged_views_live_profile(void **state)
 		assert_int_equal(tp_http_get(port, "/profile", &body), 200);
 		/* B's line in the CPU chart, the flame graph (where forged-count's 2^33 claimed samples leave
 		 * the honest functions too narrow to draw: the page shows what the store holds) */
-		bool ok = strstr(body, ">demo (board-b)</text>") && strstr(body, "class=\"pf-flame\" id=\"flame\"");
+		bool ok =
+		    strstr(body, ">demo (board-b)</text>") && strstr(body, "class=\"pf-flame\" id=\"flame\"");
 		free(body);
 		assert_true(ok);
 	}
@@ -399,7 +406,8 @@ static void test_forged_views_live_profile(void **state)
 	fprintf(stderr, "# collector --http: peak RSS %ld KiB after two /profile\n", rss);
 	assert_true(rss > 0 && rss < FORGED_RSS_MAX_KIB);
 	char needle[96];
-	snprintf(needle, sizeof(needle), "query: session %lld of agent forged-rows left out", (long long)e->sid_rows);
+	snprintf(needle, sizeof(needle), "query: session %lld of agent forged-rows left out",
+		 (long long)e->sid_rows);
 	assert_int_equal(tp_file_count(e->t.clog, needle), 1);
 	assert_int_equal(tp_file_count(e->t.clog, "kernel symbols of forged-ksyms boot"), 1);
 	assert_int_equal(tp_file_count(e->t.clog, "kernel symbols of forged-ktable boot"), 1);
@@ -549,7 +557,8 @@ static void test_forged_views_wire_refused_at_decode(void **state)
 		assert_true(error_said(fd, k ? "VALIDATE_MAX_SAMPLE_COUNT" : "VALIDATE_MAX_SAMPLE_LOST"));
 		close(fd);
 	}
-	assert_int_equal(tp_db_int(e->f.db, "SELECT COUNT(*) FROM sessions WHERE agent_id LIKE 'wire-%%'"), 0);
+	assert_int_equal(tp_db_int(e->f.db, "SELECT COUNT(*) FROM sessions WHERE agent_id LIKE 'wire-%%'"),
+			 0);
 	char *body = NULL;
 	int port = http;
 	if (!port) { /* the live test's collector: its --http port is in its command line */
@@ -579,7 +588,8 @@ static void test_forged_views_later_table_differs_kept_first(void **state)
 {
 	struct env *e = *state;
 	SKIP_IF_NEEDED(e);
-	const char *q = "SELECT LENGTH(data) FROM kernel_symbols WHERE agent_id = 'forged-ktable' AND chunk = 0";
+	const char *q =
+	    "SELECT LENGTH(data) FROM kernel_symbols WHERE agent_id = 'forged-ktable' AND chunk = 0";
 	int64_t before = tp_db_int(e->f.db, q);
 	assert_true(before > 0);
 	char errpath[400];
@@ -605,19 +615,21 @@ static void test_forged_views_later_table_differs_kept_first(void **state)
 	tp_dump_file(errpath);
 	assert_true(sid > 0);
 	assert_int_equal(rc, 0);
-	assert_int_equal(tp_file_count(errpath, "differ from the table its agent sent before for that boot"), 1);
+	assert_int_equal(tp_file_count(errpath, "differ from the table its agent sent before for that boot"),
+			 1);
 	assert_int_equal(tp_db_int(e->f.db, q), before);
-	assert_int_equal(tp_db_int(e->f.db, "SELECT COUNT(*) FROM kernel_symbols WHERE agent_id = 'forged-ktable'"), 12);
+	assert_int_equal(
+	    tp_db_int(e->f.db, "SELECT COUNT(*) FROM kernel_symbols WHERE agent_id = 'forged-ktable'"), 12);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_forged_views_cli_report_flame_diff),
-		cmocka_unit_test(test_forged_views_sessions_and_session_ids),
-		cmocka_unit_test(test_forged_views_live_profile),
-		cmocka_unit_test(test_forged_views_wire_refused_at_decode),
-		cmocka_unit_test(test_forged_views_later_table_differs_kept_first),
+	    cmocka_unit_test(test_forged_views_cli_report_flame_diff),
+	    cmocka_unit_test(test_forged_views_sessions_and_session_ids),
+	    cmocka_unit_test(test_forged_views_live_profile),
+	    cmocka_unit_test(test_forged_views_wire_refused_at_decode),
+	    cmocka_unit_test(test_forged_views_later_table_differs_kept_first),
 	};
 	return cmocka_run_group_tests(tests, setup, tp_env_free);
 }

@@ -250,7 +250,8 @@ int main(void)
 					    tp_env_free),
 	    cmocka_unit_test_setup_teardown(test_store_integrity_damage_while_running_loses_nothing, setup,
 					    tp_env_free),
-	    cmocka_unit_test_setup_teardown(test_store_integrity_unclean_shutdown_checked, setup, tp_env_free),
+	    cmocka_unit_test_setup_teardown(test_store_integrity_unclean_shutdown_checked, setup,
+					    tp_env_free),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -333,8 +333,8 @@ static void test_ksyms_decoded_size_is_bounded(void **state)
 	m.shared = sh;
 	m.suffixes.data = suf;
 	m.suffixes.len = slen;
-	fprintf(stderr, "# forged chunk: %zu bytes packed, %zu decoded\n", prof__kernel_symbols__get_packed_size(&m),
-		n * (KSYMS_NAME_MAX + 1));
+	fprintf(stderr, "# forged chunk: %zu bytes packed, %zu decoded\n",
+		prof__kernel_symbols__get_packed_size(&m), n * (KSYMS_NAME_MAX + 1));
 	refused(&m, "names decoding past KSYMS_MAX_CHUNK_NAME_BYTES");
 	struct table t = {0};
 	char err[200];
@@ -411,11 +411,11 @@ static void test_ksyms_proc_kallsyms_round_trip(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ksyms_file_read_as_the_agent_does),
-		cmocka_unit_test(test_ksyms_chunks_round_trip),
-		cmocka_unit_test(test_ksyms_validate_refuses_bad_chunks),
-		cmocka_unit_test(test_ksyms_decoded_size_is_bounded),
-		cmocka_unit_test(test_ksyms_proc_kallsyms_round_trip),
+	    cmocka_unit_test(test_ksyms_file_read_as_the_agent_does),
+	    cmocka_unit_test(test_ksyms_chunks_round_trip),
+	    cmocka_unit_test(test_ksyms_validate_refuses_bad_chunks),
+	    cmocka_unit_test(test_ksyms_decoded_size_is_bounded),
+	    cmocka_unit_test(test_ksyms_proc_kallsyms_round_trip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

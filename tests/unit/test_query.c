@@ -58,8 +58,23 @@ static void test_query_times(void **state)
 	assert_int_equal(query_parse_time("2025-12-03", now, &t), 0);
 	assert_int_equal(t, now - (17 * 3600 + 1800) * S);
 	/* unix seconds are decimal digits with an optional fraction: strtod alone took hex and exponents */
-	const char *bad[] = {"", "yesterday", "2025-13-01", "2025-12-03T25:00", "2025-12-03T17:30:00Q", "-5", "12abc",
-			     "0x10", "1e9", "1764783000e0", " 5", "+5", "5.", ".5", "1.5.2", "inf", "nan"};
+	const char *bad[] = {"",
+			     "yesterday",
+			     "2025-13-01",
+			     "2025-12-03T25:00",
+			     "2025-12-03T17:30:00Q",
+			     "-5",
+			     "12abc",
+			     "0x10",
+			     "1e9",
+			     "1764783000e0",
+			     " 5",
+			     "+5",
+			     "5.",
+			     ".5",
+			     "1.5.2",
+			     "inf",
+			     "nan"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_true(query_parse_time(bad[i], now, &t) < 0);
 }
