@@ -12,32 +12,36 @@ int ksyms_chunk_decode(const Prof__KernelSymbols *m, ksyms_fn fn, void *arg, cha
 {
 	size_t bl = m->kernel_boot_id ? strlen(m->kernel_boot_id) : 0;
 	if (bl == 0 || bl > KSYMS_BOOT_ID_MAX)
-		return fail(err, errlen, "kernel_symbols: boot id of %zu bytes (1..%u)", bl,
-			    KSYMS_BOOT_ID_MAX);
+		return fail(err, errlen, "kernel_symbols: boot id of %zu bytes (1..%u, KSYMS_BOOT_ID_MAX)",
+			    bl, KSYMS_BOOT_ID_MAX);
 	for (size_t i = 0; i < bl; i++)
 		if (m->kernel_boot_id[i] < 0x21 || m->kernel_boot_id[i] > 0x7e)
 			return fail(err, errlen, "kernel_symbols: boot id with a byte 0x%02x",
 				    (unsigned char)m->kernel_boot_id[i]);
 	if (m->chunks == 0 || m->chunks > KSYMS_MAX_CHUNKS || m->chunk >= m->chunks)
-		return fail(err, errlen, "kernel_symbols: chunk %u of %u (at most %u chunks)", m->chunk,
+		return fail(err, errlen,
+			    "kernel_symbols: chunk %u of %u (at most %u chunks, KSYMS_MAX_CHUNKS)", m->chunk,
 			    m->chunks, KSYMS_MAX_CHUNKS);
 	if ((uint64_t)m->total > (uint64_t)m->chunks * KSYMS_MAX_CHUNK_SYMS ||
 	    m->total > KSYMS_MAX_TABLE_SYMS)
 		return fail(err, errlen,
-			    "kernel_symbols: %u symbols in %u chunks (at most %u a chunk, %u a table)",
+			    "kernel_symbols: %u symbols in %u chunks (at most %u a chunk, %u a table: "
+			    "KSYMS_MAX_TABLE_SYMS)",
 			    m->total, m->chunks, KSYMS_MAX_CHUNK_SYMS, KSYMS_MAX_TABLE_SYMS);
 	size_t n = m->n_addr_delta;
 	if (n == 0 && m->n_shared == 0 && m->suffixes.len == 0 && m->chunk == 0)
 		return 0; /* a reference to the table sent in an earlier session of this boot */
 	if (n == 0 || n > KSYMS_MAX_CHUNK_SYMS || m->n_shared != n)
-		return fail(err, errlen, "kernel_symbols: %zu addresses and %zu name prefixes (1..%u, equal)",
+		return fail(err, errlen,
+			    "kernel_symbols: %zu addresses and %zu name prefixes (1..%u, equal; "
+			    "KSYMS_MAX_CHUNK_SYMS)",
 			    n, m->n_shared, KSYMS_MAX_CHUNK_SYMS);
 	if (n > m->total)
 		return fail(err, errlen, "kernel_symbols: %zu symbols in a chunk of a %u-symbol table", n,
 			    m->total);
 	if (m->suffixes.len > KSYMS_MAX_SUFFIX_BYTES)
-		return fail(err, errlen, "kernel_symbols: %zu name bytes (max %u)", m->suffixes.len,
-			    KSYMS_MAX_SUFFIX_BYTES);
+		return fail(err, errlen, "kernel_symbols: %zu name bytes (max %u, KSYMS_MAX_SUFFIX_BYTES)",
+			    m->suffixes.len, KSYMS_MAX_SUFFIX_BYTES);
 	if (!m->suffixes.len || !m->suffixes.data) /* (NULL + 0 is undefined: found by fuzz_records) */
 		return fail(err, errlen, "kernel_symbols: %zu symbols without names", n);
 	const uint8_t *p = m->suffixes.data, *end = p + m->suffixes.len;
@@ -55,7 +59,8 @@ int ksyms_chunk_decode(const Prof__KernelSymbols *m, ksyms_fn fn, void *arg, cha
 			return fail(err, errlen, "kernel_symbols: name %zu is not ended", i);
 		size_t sl = (size_t)(z - p), len = m->shared[i] + sl;
 		if (len == 0 || len > KSYMS_NAME_MAX)
-			return fail(err, errlen, "kernel_symbols: name %zu of %zu bytes (1..%u)", i, len,
+			return fail(err, errlen,
+				    "kernel_symbols: name %zu of %zu bytes (1..%u, KSYMS_NAME_MAX)", i, len,
 				    KSYMS_NAME_MAX);
 		decoded += len + 1;
 		if (decoded > KSYMS_MAX_CHUNK_NAME_BYTES)
