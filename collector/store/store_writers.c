@@ -59,42 +59,59 @@ int store_writers_unclean(struct store *s, char *why, size_t whylen)
 	return gone ? 1 : 0;
 }
 
+/* Run sql with (pid, boot) bound as ?1, ?2. */
+static int run_pid_boot(struct store *s, const char *sql, int64_t pid, const char *boot)
+{
+	struct db_stmt *st = store_query(s, sql);
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, pid);
+	db_bind_text(st, 2, boot);
+	int rc = db_run(st);
+	db_finalize(st);
+	return rc < 0 ? rc : 0;
+}
+
 int store_writers_enter(struct store *s)
 {
 	int rc = db_exec(s->db, writers_schema, "store_writers");
 	if (rc < 0)
 		return rc;
-	char me[64], sql[256];
+	char me[64];
 	boot_id(me, sizeof(me));
 	/* rows of writers that are gone: this open checked the store, or was told not to */
 	struct db_stmt *st = store_query(s, "SELECT pid, boot FROM store_writers");
 	if (!st)
 		return -EIO;
-	long long stale[16];
+	struct {
+		int64_t pid;
+		char boot[64];
+	} stale[16];
 	int nstale = 0;
-	while ((rc = db_step(st)) == 1)
-		if (!alive(db_col_i64(st, 0), db_col_text(st, 1), me) && nstale < 16)
-			stale[nstale++] = db_col_i64(st, 0);
-	db_finalize(st);
-	for (int i = 0; rc >= 0 && i < nstale; i++) {
-		snprintf(sql, sizeof(sql), "DELETE FROM store_writers WHERE pid = %lld", stale[i]);
-		rc = db_exec(s->db, sql, "store_writers");
+	while ((rc = db_step(st)) == 1) {
+		int64_t pid = db_col_i64(st, 0);
+		const char *boot = db_col_text(st, 1);
+		if (!alive(pid, boot, me) && nstale < 16) {
+			stale[nstale].pid = pid;
+			snprintf(stale[nstale].boot, sizeof(stale[nstale].boot), "%s", boot);
+			nstale++;
+		}
 	}
+	db_finalize(st);
+	for (int i = 0; rc >= 0 && i < nstale; i++)
+		rc = run_pid_boot(s, "DELETE FROM store_writers WHERE pid = ?1 AND boot = ?2", stale[i].pid,
+				  stale[i].boot);
 	if (rc < 0)
 		return rc;
-	snprintf(sql, sizeof(sql),
-		 "INSERT INTO store_writers (pid, boot, since) VALUES (%d, '%s', CAST(strftime('%%s', 'now') "
-		 "AS INTEGER))"
-		 " ON CONFLICT DO NOTHING",
-		 (int)getpid(), me);
-	return db_exec(s->db, sql, "store_writers");
+	return run_pid_boot(s,
+			    "INSERT INTO store_writers (pid, boot, since) VALUES (?1, ?2,"
+			    " CAST(strftime('%s', 'now') AS INTEGER)) ON CONFLICT DO NOTHING",
+			    getpid(), me);
 }
 
 void store_writers_leave(struct store *s)
 {
-	char me[64], sql[200];
+	char me[64];
 	boot_id(me, sizeof(me));
-	snprintf(sql, sizeof(sql), "DELETE FROM store_writers WHERE pid = %d AND boot = '%s'", (int)getpid(),
-		 me);
-	db_exec(s->db, sql, "store_writers");
+	run_pid_boot(s, "DELETE FROM store_writers WHERE pid = ?1 AND boot = ?2", getpid(), me);
 }
