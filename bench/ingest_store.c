@@ -12,7 +12,11 @@
  *   rows:   one SQLite row per key (session, seq, pid, tid, ip, kip, stack, count);
  *   blob:   one SQLite row per record holding its frame as a blob;
  *   memcpy: the frames copied into one buffer.
- * Usage: ingest_store DIR RECORDS [NCPU]   (DIR: where the stores go; deleted after) */
+ * With SPOOL (an agent's spool session directory: hello.frame + seg-*.spl,
+ * what `agent record` leaves when no collector acks it), the frames are a
+ * real agent's instead, every record kind it sent, in order.
+ * Usage: ingest_store DIR RECORDS [NCPU] [SPOOL]   (DIR: where the stores go; deleted after) */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,6 +197,95 @@ static void make_frames(struct frames *fr, size_t records, unsigned ncpu)
 	free(chains);
 }
 
+/* A file's bytes (malloc'd), NULL on error. */
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	uint8_t *b = n > 0 ? malloc((size_t)n) : NULL;
+	if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+		free(b);
+		b = NULL;
+	}
+	fclose(f);
+	*len = b ? (size_t)n : 0;
+	return b;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void add_frame(struct frames *fr, const uint8_t *f, size_t len)
+{
+	fr->buf = realloc(fr->buf, (fr->n + 1) * sizeof(*fr->buf));
+	fr->len = realloc(fr->len, (fr->n + 1) * sizeof(*fr->len));
+	fr->samples = realloc(fr->samples, (fr->n + 1) * sizeof(*fr->samples));
+	fr->buf[fr->n] = malloc(len);
+	memcpy(fr->buf[fr->n], f, len);
+	fr->len[fr->n] = len;
+	fr->samples[fr->n] = 0;
+	fr->n++;
+}
+
+/* A real agent's frames: hello.frame, then every frame of seg-*.spl in name order. 0 or -1. */
+static int load_spool(struct frames *fr, const char *dir)
+{
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/hello.frame", dir);
+	size_t hl;
+	uint8_t *h = slurp(path, &hl);
+	if (!h) {
+		fprintf(stderr, "%s: no hello.frame (not an agent spool session directory)\n", dir);
+		return -1;
+	}
+	add_frame(fr, h, hl);
+	free(h);
+	DIR *d = opendir(dir);
+	char *names[4096];
+	size_t nn = 0;
+	for (struct dirent *e; d && (e = readdir(d)) && nn < 4096;)
+		if (strncmp(e->d_name, "seg-", 4) == 0)
+			names[nn++] = strdup(e->d_name);
+	if (d)
+		closedir(d);
+	qsort(names, nn, sizeof(*names), name_cmp);
+	for (size_t i = 0; i < nn; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		size_t len, off = 0;
+		uint8_t *b = slurp(path, &len);
+		while (b && off < len) {
+			uint32_t plen;
+			int vl = frame_get_varint(b + off, len - off, &plen);
+			if (vl <= 0 || off + (size_t)vl + plen > len)
+				break;
+			size_t flen = (size_t)vl + plen;
+			Prof__Envelope *env = prof__envelope__unpack(NULL, plen, b + off + vl);
+			uint64_t n = 0;
+			if (env && env->body_case == PROF__ENVELOPE__BODY_SAMPLES) {
+				for (size_t k = 0; k < env->samples->n_count; k++)
+					n += env->samples->count[k];
+				fr->total_keys += env->samples->n_count;
+			}
+			if (env)
+				prof__envelope__free_unpacked(env, NULL);
+			add_frame(fr, b + off, flen);
+			fr->samples[fr->n - 1] = n;
+			fr->total_samples += n;
+			fr->bytes += flen;
+			off += flen;
+		}
+		free(b);
+		free(names[i]);
+	}
+	return fr->total_samples ? 0 : -1;
+}
+
 /* The payload of a frame (past its varint length prefix). */
 static const uint8_t *payload(const uint8_t *f, size_t len, size_t *plen)
 {
@@ -299,13 +392,14 @@ static int bench_sqlite(const struct frames *fr, const char *path, int kind)
 			sqlite3_reset(st);
 		} else {
 			Prof__Envelope *e = prof__envelope__unpack(NULL, plen, p);
-			const Prof__Samples *sm = e ? e->samples : NULL;
+			const Prof__Samples *sm =
+			    e && e->body_case == PROF__ENVELOPE__BODY_SAMPLES ? e->samples : NULL;
 			for (size_t k = 0; sm && k < sm->n_count; k++) {
 				sqlite3_bind_int64(st, 1, (int64_t)i);
 				sqlite3_bind_int64(st, 2, sm->pid[k]);
 				sqlite3_bind_int64(st, 3, sm->tid[k]);
 				sqlite3_bind_int64(st, 4, (int64_t)sm->ip[k]);
-				sqlite3_bind_int64(st, 5, 0);
+				sqlite3_bind_int64(st, 5, sm->n_kip ? (int64_t)sm->kip[k] : 0);
 				sqlite3_bind_int64(st, 6, sm->stack_id[k]);
 				sqlite3_bind_int64(st, 7, (int64_t)sm->count[k]);
 				sqlite3_step(st);
@@ -350,19 +444,26 @@ int main(int argc, char **argv)
 {
 	log_init("bench-ingest-store", LOG_LEVEL_WARN);
 	if (argc < 3) {
-		fprintf(stderr, "usage: %s DIR RECORDS [NCPU]\n", argv[0]);
+		fprintf(stderr, "usage: %s DIR RECORDS [NCPU] [SPOOL]\n", argv[0]);
 		return 2;
 	}
 	size_t records = strtoull(argv[2], NULL, 10);
 	unsigned ncpu = argc > 3 ? (unsigned)atoi(argv[3]) : 4;
-	if (records == 0 || ncpu == 0)
+	if ((records == 0 && argc <= 4) || ncpu == 0)
 		return 2;
 	struct frames fr = {0};
-	make_frames(&fr, records, ncpu);
-	printf(
-	    "%zu Samples frames, %llu samples in %llu keys, %llu bytes on the wire (%.2f bytes/sample)\n\n",
-	    records, (unsigned long long)fr.total_samples, (unsigned long long)fr.total_keys,
-	    (unsigned long long)fr.bytes, (double)fr.bytes / (double)fr.total_samples);
+	if (argc > 4) {
+		if (load_spool(&fr, argv[4]) < 0) {
+			fprintf(stderr, "%s: no Samples frames\n", argv[4]);
+			return 1;
+		}
+	} else {
+		make_frames(&fr, records, ncpu);
+	}
+	printf("%zu frames (%s), %llu samples in %llu keys, %llu bytes on the wire (%.2f bytes/sample)\n\n",
+	       fr.n - 1, argc > 4 ? "a real agent's spool" : "Samples of the synthetic board",
+	       (unsigned long long)fr.total_samples, (unsigned long long)fr.total_keys,
+	       (unsigned long long)fr.bytes, (double)fr.bytes / (double)fr.total_samples);
 	printf("| path | samples | wall s | CPU s | samples per CPU-second | store bytes/sample |\n"
 	       "|---|---|---|---|---|---|\n");
 	char p1[600], p2[600], p3[600];
