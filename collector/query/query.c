@@ -367,13 +367,15 @@ static void undo_apply(struct build *b, const struct undo *u)
 
 /* One session read into the result; one that cannot be read is left out with one warning (per
  * process and session) and counted in skipped: a damaged or forged session never fails the views
- * of the others. Out of memory fails the query. */
+ * of the others. Out of memory or a failing store fails the query. */
 static int add_session(struct store *s, struct build *b, struct sess *se, const struct query_opts *o)
 {
 	struct undo u;
 	undo_mark(b, &u);
 	int rc = run_session(s, b, se, o);
-	if (rc == 0 || rc == -ENOMEM)
+	/* out of memory, or the store itself failing (a lost PostgreSQL connection, damage met while
+	 * reading): the query fails, as it did, rather than leaving every session out */
+	if (rc == 0 || rc == -ENOMEM || store_needs_reconnect(s) || store_damaged(s))
 		return rc;
 	undo_apply(b, &u);
 	b->r->skipped++;
