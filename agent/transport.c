@@ -11,59 +11,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "frame.h"
 #include "log.h"
 #include "net.h"
-#include "stream.h"
-#include "tls.h"
+#include "transport_priv.h"
 #include "validate.h"
-
-#define REFILL_BYTES (256u * 1024u)
-#define DIRECT_MAX_PENDING (1024u * 1024u)
-
-enum tstate { T_IDLE, T_CONNECTING, T_TLS, T_CHALLENGE, T_HELLO, T_STREAMING, T_FATAL };
-
-struct transport {
-	struct sockaddr_storage addr;
-	socklen_t addrlen;
-	char peer[80];
-	char host[80]; /* HOST of HOST:PORT: what the TLS certificate must name */
-	struct spool *spool;
-	uint8_t *hello;
-	size_t hello_len;
-	size_t max_frame;
-
-	enum tstate state;
-	struct stream sock;
-	struct tls_ctx *tls; /* NULL: plain TCP */
-	uint64_t next_attempt_ns;
-	uint64_t deadline_ns; /* connect, TLS handshake or Hello-ack timeout */
-	uint64_t backoff_ns;
-	uint64_t rng;
-	bool fail_logged;
-	bool retry_logged; /* a "cannot store now" line was logged for this outage */
-
-	struct frame_decoder dec;
-	uint8_t *out;
-	size_t out_cap, out_len, out_off;
-	uint64_t out_frames, out_replayed, out_resent;
-	uint64_t out_max_seq; /* highest seq in out */
-	uint64_t written_seq; /* highest seq whose frame a socket took whole, on any connection */
-	uint64_t sent_seq; /* highest seq put into out on this connection */
-	/* After a retry hint (the collector's store failing), until a record of the new
-	 * connection is acked only one record is in flight: a collector whose store fails
-	 * after acking the Hello costs one frame, not the whole backlog, per attempt
-	 * (issue 31). */
-	bool probing;
-	bool probe_next;    /* a retry hint came: probe on the next connection */
-	uint64_t hello_ack; /* the seq the Hello was answered with on this connection */
-	uint64_t created;  /* highest seq given to transport_submit (sent or not, spooled or not) */
-
-	struct transport_stats st;
-	char error[512];
-	struct auth_token *token; /* NULL: send the Hello at once */
-	int fatal_rc;
-};
 
 int transport_create(struct transport **out, const char *hostport, struct spool *spool, const uint8_t *hello,
 		     size_t hello_len, size_t max_frame, char *err, size_t errlen)
@@ -153,7 +104,7 @@ const struct transport_stats *transport_get_stats(const struct transport *t) { r
 const char *transport_error(const struct transport *t) { return t->error; }
 const char *transport_peer(const struct transport *t) { return t->peer; }
 
-static uint64_t next_rand(struct transport *t)
+uint64_t tr_next_rand(struct transport *t)
 {
 	/* xorshift64*: jitter only. */
 	t->rng ^= t->rng >> 12;
@@ -162,7 +113,7 @@ static uint64_t next_rand(struct transport *t)
 	return t->rng * 2685821657736338717ull;
 }
 
-static void reset_conn(struct transport *t)
+void tr_reset_conn(struct transport *t)
 {
 	stream_close(&t->sock);
 	frame_decoder_free(&t->dec);
@@ -172,7 +123,7 @@ static void reset_conn(struct transport *t)
 }
 
 /* The connection failed: log once per outage, schedule the next attempt. */
-static void conn_fail(struct transport *t, uint64_t now, const char *what, int err)
+void tr_conn_fail(struct transport *t, uint64_t now, const char *what, int err)
 {
 	t->st.failures++;
 	char msg[256];
@@ -184,10 +135,10 @@ static void conn_fail(struct transport *t, uint64_t now, const char *what, int e
 	} else {
 		log_debug("collector %s: %s", t->peer, msg);
 	}
-	reset_conn(t);
+	tr_reset_conn(t);
 	t->state = T_IDLE;
 	/* Jitter: 75..125 % of the current backoff, capped. */
-	uint64_t delay = t->backoff_ns * 3 / 4 + next_rand(t) % (t->backoff_ns / 2 + 1);
+	uint64_t delay = t->backoff_ns * 3 / 4 + tr_next_rand(t) % (t->backoff_ns / 2 + 1);
 	if (delay > TRANSPORT_BACKOFF_MAX_NS)
 		delay = TRANSPORT_BACKOFF_MAX_NS;
 	t->next_attempt_ns = now + delay;
@@ -220,7 +171,7 @@ static int out_reserve(struct transport *t, size_t more)
 	return 0;
 }
 
-static int out_append(struct transport *t, const uint8_t *data, size_t len)
+int tr_out_append(struct transport *t, const uint8_t *data, size_t len)
 {
 	int rc = out_reserve(t, len);
 	if (rc < 0)
@@ -245,7 +196,7 @@ static int refill(struct transport *t)
 	int rc;
 	size_t queued = 0;
 	while (queued < REFILL_BYTES && (rc = spool_iter_next(&it, &f, &len, &seq)) > 0) {
-		if (out_append(t, f, len) < 0) {
+		if (tr_out_append(t, f, len) < 0) {
 			rc = -ENOMEM;
 			break;
 		}
@@ -294,7 +245,7 @@ static int flush(struct transport *t, uint64_t now)
 		if (n < 0) {
 			char why[360];
 			snprintf(why, sizeof(why), "send failed: %s", stream_error(&t->sock, (int)n));
-			conn_fail(t, now, why, 0);
+			tr_conn_fail(t, now, why, 0);
 			return -EPIPE;
 		}
 		t->out_off += (size_t)n;
@@ -302,40 +253,6 @@ static int flush(struct transport *t, uint64_t now)
 	}
 }
 
-static void send_hello(struct transport *t, uint64_t now, const uint8_t *frame, size_t len)
-{
-	t->state = T_HELLO;
-	t->deadline_ns = now + TRANSPORT_HELLO_TIMEOUT_NS;
-	out_append(t, frame, len);
-}
-
-/* The Hello with auth = HMAC(token, nonce || agent_id || boot_id): re-encoded from the stored frame. */
-static int hello_with_proof(struct transport *t, const Prof__Challenge *ch, uint8_t **frame, size_t *len)
-{
-	uint32_t body;
-	int h = frame_get_varint(t->hello, t->hello_len, &body);
-	if (h <= 0 || (size_t)h + body != t->hello_len)
-		return -EINVAL;
-	Prof__Envelope *env = prof__envelope__unpack(NULL, body, t->hello + h);
-	if (!env || env->body_case != PROF__ENVELOPE__BODY_HELLO) {
-		if (env)
-			prof__envelope__free_unpacked(env, NULL);
-		return -EINVAL;
-	}
-	uint8_t mac[AUTH_MAC_LEN];
-	int rc = auth_mac(t->token, ch->nonce.data, ch->nonce.len, env->hello->agent_id, env->hello->boot_id, mac);
-	if (rc == 0) {
-		ProtobufCBinaryData saved = env->hello->auth;
-		env->hello->auth.data = mac;
-		env->hello->auth.len = sizeof(mac);
-		rc = frame_encode(env, t->max_frame, frame, len);
-		env->hello->auth = saved;
-	}
-	prof__envelope__free_unpacked(env, NULL);
-	return rc;
-}
-
-/* Connected (and TLS established where configured): the Challenge wait or the Hello. */
 static void on_ready(struct transport *t, uint64_t now)
 {
 	t->out_len = t->out_off = 0;
@@ -350,7 +267,7 @@ static void on_ready(struct transport *t, uint64_t now)
 	t->deadline_ns = now + TRANSPORT_HELLO_TIMEOUT_NS;
 	t->out_len = t->out_off = 0;
 	t->out_frames = t->out_replayed = t->out_resent = t->out_max_seq = 0;
-	out_append(t, t->hello, t->hello_len);
+	tr_out_append(t, t->hello, t->hello_len);
 	log_debug("collector %s: connected, Hello sent", t->peer);
 }
 
@@ -364,7 +281,7 @@ static void on_connected(struct transport *t, uint64_t now)
 	}
 	int rc = stream_start_tls(&t->sock, t->tls, t->host);
 	if (rc < 0) {
-		conn_fail(t, now, "cannot start TLS", -rc);
+		tr_conn_fail(t, now, "cannot start TLS", -rc);
 		return;
 	}
 	t->state = T_TLS;
@@ -375,7 +292,7 @@ static void on_connected(struct transport *t, uint64_t now)
 static int fatal(struct transport *t, int rc, const char *fmt, const char *why)
 {
 	snprintf(t->error, sizeof(t->error), fmt, t->peer, why);
-	reset_conn(t);
+	tr_reset_conn(t);
 	t->state = T_FATAL;
 	t->fatal_rc = rc;
 	return rc;
@@ -387,7 +304,7 @@ static int tls_progress(struct transport *t, uint64_t now)
 	int rc = stream_handshake(&t->sock);
 	if (rc == -EAGAIN) {
 		if (now >= t->deadline_ns)
-			conn_fail(t, now, "TLS handshake timed out", 0);
+			tr_conn_fail(t, now, "TLS handshake timed out", 0);
 		return 0;
 	}
 	if (rc == -EKEYREJECTED)
@@ -404,7 +321,7 @@ static int tls_progress(struct transport *t, uint64_t now)
 	if (rc < 0) {
 		char why[360];
 		snprintf(why, sizeof(why), "%s", stream_error(&t->sock, rc));
-		conn_fail(t, now, why, 0);
+		tr_conn_fail(t, now, why, 0);
 		return 0;
 	}
 	char d[96];
@@ -418,7 +335,7 @@ static void start_connect(struct transport *t, uint64_t now)
 {
 	int fd = socket(t->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		conn_fail(t, now, "socket", errno);
+		tr_conn_fail(t, now, "socket", errno);
 		return;
 	}
 	stream_init(&t->sock, fd);
@@ -427,159 +344,11 @@ static void start_connect(struct transport *t, uint64_t now)
 		return;
 	}
 	if (errno != EINPROGRESS) {
-		conn_fail(t, now, "connect", errno);
+		tr_conn_fail(t, now, "connect", errno);
 		return;
 	}
 	t->state = T_CONNECTING;
 	t->deadline_ns = now + TRANSPORT_CONNECT_TIMEOUT_NS;
-}
-
-static bool contains_ci(const char *s, const char *word)
-{
-	size_t n = strlen(word);
-	for (; s && *s; s++)
-		if (strncasecmp(s, word, n) == 0)
-			return true;
-	return false;
-}
-
-/* One envelope from the collector. Returns 0, -EPIPE (connection dropped), or
- * -EPROTONOSUPPORT (fatal). */
-static int on_envelope(struct transport *t, const Prof__Envelope *env, uint64_t now)
-{
-	if (env->body_case == PROF__ENVELOPE__BODY_CHALLENGE) {
-		if (t->state != T_CHALLENGE) {
-			/* No token (the collector will refuse the Hello and say why), or a late duplicate. */
-			log_debug("collector %s: Challenge ignored (%s)", t->peer,
-				  t->token ? "Hello already sent" : "this agent has no --token-file");
-			return 0;
-		}
-		uint8_t *f = NULL;
-		size_t len = 0;
-		int rc = hello_with_proof(t, env->challenge, &f, &len);
-		if (rc < 0) {
-			conn_fail(t, now, "cannot answer the collector's Challenge", -rc);
-			return -EPIPE;
-		}
-		send_hello(t, now, f, len);
-		free(f);
-		log_debug("collector %s: Challenge answered, Hello sent", t->peer);
-		return 0;
-	}
-	if (env->body_case == PROF__ENVELOPE__BODY_ACK) {
-		uint64_t a = env->ack->seq;
-		uint64_t last = spool_last_seq(t->spool), top = t->created > last ? t->created : last;
-		if (a > top) {
-			/* An ack of records this agent never made (forged, or a collector that lost track):
-			 * trusting it would delete unacked records from the spool. */
-			t->st.acks_refused++;
-			log_error("collector %s acked seq %llu, but this agent's highest seq is %llu: refused, "
-				  "nothing dropped from the spool; reconnecting (a forged ack, or a collector "
-				  "whose store is not the one it acked into)",
-				  t->peer, (unsigned long long)a, (unsigned long long)top);
-			t->fail_logged = true; /* the line above is this outage's log line */
-			conn_fail(t, now, "ack above every record this agent sent", 0);
-			return -EPIPE;
-		}
-		if (t->state == T_HELLO && a < t->st.acked) {
-			/* The collector's store holds less than it acked before (restored from a backup, or a
-			 * server without synchronous commit that crashed): those records may be lost. */
-			t->st.ack_regressions++;
-			log_error("collector %s: ACK REGRESSION: its store says seq %llu is the highest committed, but "
-				  "it acked up to %llu before: records %llu..%llu acked earlier may be lost there; "
-				  "the earlier ack stands for this agent, re-sending from seq %llu what the spool "
-				  "still holds (check the collector's --sync and its database's durability)",
-				  t->peer, (unsigned long long)a, (unsigned long long)t->st.acked,
-				  (unsigned long long)a + 1, (unsigned long long)t->st.acked,
-				  (unsigned long long)a + 1);
-		}
-		if (a > t->st.acked)
-			t->st.acked = a;
-		spool_ack(t->spool, a);
-		if (t->state == T_STREAMING && a > t->hello_ack) {
-			/* A record of this connection is stored: the collector works, stream the rest. */
-			t->probing = false;
-			t->backoff_ns = TRANSPORT_BACKOFF_MIN_NS;
-			t->retry_logged = false; /* the rest follows at this call's flush */
-		}
-		if (t->state == T_HELLO) {
-			t->state = T_STREAMING;
-			t->hello_ack = a;
-			t->probing = t->probe_next;
-			t->probe_next = false;
-			uint64_t last = spool_last_seq(t->spool);
-			t->sent_seq = a < last ? a : last;
-			t->st.connects++;
-			/* The backoff is reset when a record is acked, not here: a collector that answers
-			 * Hellos but cannot store keeps this agent at its backoff rate. */
-			uint64_t pending = last > t->sent_seq ? last - t->sent_seq : 0;
-			if (t->fail_logged || t->st.connects == 1)
-				log_info("connected to collector %s (committed up to seq %llu; %llu record(s) to send)",
-					 t->peer, (unsigned long long)a, (unsigned long long)pending);
-			t->fail_logged = false;
-		}
-		return 0;
-	}
-	if (env->body_case == PROF__ENVELOPE__BODY_ERROR && env->error->retry_after_ms > 0) {
-		/* The collector cannot store now (its database is unavailable): not this agent's fault.
-		 * Keep the records, wait at least as long as it says (plus jitter), say so once. */
-		uint32_t ms = env->error->retry_after_ms > 600000u ? 600000u : env->error->retry_after_ms;
-		const char *m = env->error->message ? env->error->message : "";
-		if (!t->retry_logged)
-			log_warn("collector %s cannot store now: %s; retrying in %u.%u s (records stay in the spool)",
-				 t->peer, m, ms / 1000u, (ms % 1000u) / 100u);
-		else
-			log_debug("collector %s cannot store now: %s", t->peer, m);
-		t->retry_logged = true;
-		t->fail_logged = true;
-		t->probe_next = true; /* the next connection sends one record first */
-		t->st.retry_hints++;
-		conn_fail(t, now, "collector's store unavailable", 0);
-		uint64_t want = (uint64_t)ms * 1000000u;
-		want += next_rand(t) % (want / 4 + 1);
-		if (t->next_attempt_ns < now + want)
-			t->next_attempt_ns = now + want;
-		return -EPIPE;
-	}
-	if (env->body_case == PROF__ENVELOPE__BODY_ERROR) {
-		const char *m = env->error->message ? env->error->message : "";
-		log_error("collector %s error %u: %s", t->peer, env->error->code, m);
-		if (env->error->code == EACCES) {
-			snprintf(t->error, sizeof(t->error),
-				 "collector %s refused this agent (token authentication): %s", t->peer, m);
-			reset_conn(t);
-			t->state = T_FATAL;
-			t->fatal_rc = -EACCES;
-			return -EACCES;
-		}
-		if (env->error->code == TLS_ERROR_CODE_REQUIRED) {
-			snprintf(t->error, sizeof(t->error),
-				 "collector %s accepts TLS connections only (it said: %s); start the agent with "
-				 "--tls-ca FILE (the CA that signed the collector's certificate)",
-				 t->peer, m);
-			reset_conn(t);
-			t->state = T_FATAL;
-			t->fatal_rc = -EPROTO;
-			return -EPROTO;
-		}
-		if (env->error->code == EPROTONOSUPPORT || contains_ci(m, "version")) {
-			snprintf(t->error, sizeof(t->error),
-				 "collector %s refused this agent (schema version %u): %s; use an agent and a "
-				 "collector built from the same proto/profiler.proto",
-				 t->peer, PROF_SCHEMA_VERSION, m);
-			reset_conn(t);
-			t->state = T_FATAL;
-			t->fatal_rc = -EPROTONOSUPPORT;
-			return -EPROTONOSUPPORT;
-		}
-		t->fail_logged = true; /* the error line above is the log line of this outage */
-		conn_fail(t, now, "collector reported an error", 0);
-		return -EPIPE;
-	}
-	char why[96];
-	snprintf(why, sizeof(why), "unexpected '%s' record from the collector", envelope_kind(env));
-	conn_fail(t, now, why, 0);
-	return -EPIPE;
 }
 
 static int do_read(struct transport *t, uint64_t now)
@@ -588,7 +357,7 @@ static int do_read(struct transport *t, uint64_t now)
 		size_t avail;
 		uint8_t *dst = frame_decoder_space(&t->dec, &avail);
 		if (!dst) {
-			conn_fail(t, now, "out of memory", ENOMEM);
+			tr_conn_fail(t, now, "out of memory", ENOMEM);
 			return -EPIPE;
 		}
 		ssize_t n = stream_read(&t->sock, dst, avail);
@@ -597,13 +366,14 @@ static int do_read(struct transport *t, uint64_t now)
 		if (n < 0) {
 			char why[360];
 			snprintf(why, sizeof(why), "receive failed: %s", stream_error(&t->sock, (int)n));
-			conn_fail(t, now, why, 0);
+			tr_conn_fail(t, now, why, 0);
 			return -EPIPE;
 		}
 		if (n == 0) {
-			conn_fail(t, now, t->state != T_STREAMING ? "connection closed before the Hello was acked"
-							      : "connection closed by the collector",
-				  0);
+			tr_conn_fail(t, now,
+				     t->state != T_STREAMING ? "connection closed before the Hello was acked"
+							     : "connection closed by the collector",
+				     0);
 			return -EPIPE;
 		}
 		frame_decoder_commit(&t->dec, (size_t)n);
@@ -615,10 +385,10 @@ static int do_read(struct transport *t, uint64_t now)
 			char err[200];
 			Prof__Envelope *env = envelope_decode(payload, plen, err, sizeof(err));
 			if (!env) {
-				conn_fail(t, now, err, 0);
+				tr_conn_fail(t, now, err, 0);
 				return -EPIPE;
 			}
-			int rc = on_envelope(t, env, now);
+			int rc = tr_on_envelope(t, env, now);
 			prof__envelope__free_unpacked(env, NULL);
 			if (rc < 0)
 				return rc;
@@ -626,7 +396,7 @@ static int do_read(struct transport *t, uint64_t now)
 		if (r < 0) {
 			char why[200];
 			snprintf(why, sizeof(why), "bad frame from the collector: %s", t->dec.err);
-			conn_fail(t, now, why, 0);
+			tr_conn_fail(t, now, why, 0);
 			return -EPIPE;
 		}
 	}
@@ -640,7 +410,7 @@ int transport_submit(struct transport *t, uint64_t seq, const uint8_t *frame, si
 		t->created = seq;
 	if (t->state == T_STREAMING && seq == t->sent_seq + 1 && t->out_len - t->out_off < DIRECT_MAX_PENDING &&
 	    !(t->probing && t->sent_seq > t->hello_ack)) {
-		if (out_append(t, frame, len) == 0) {
+		if (tr_out_append(t, frame, len) == 0) {
 			t->sent_seq = seq;
 			t->out_frames++;
 			t->out_max_seq = seq;
@@ -717,7 +487,7 @@ int transport_process(struct transport *t, short revents, uint64_t now)
 			if (getsockopt(t->sock.fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0)
 				soerr = errno;
 			if (soerr) {
-				conn_fail(t, now, "connect", soerr);
+				tr_conn_fail(t, now, "connect", soerr);
 				return 0;
 			}
 			on_connected(t, now);
@@ -726,7 +496,7 @@ int transport_process(struct transport *t, short revents, uint64_t now)
 			if (t->state == T_IDLE)
 				return 0;
 		} else if (now >= t->deadline_ns) {
-			conn_fail(t, now, "connect timed out", 0);
+			tr_conn_fail(t, now, "connect timed out", 0);
 			return 0;
 		} else {
 			return 0;
@@ -748,10 +518,10 @@ int transport_process(struct transport *t, short revents, uint64_t now)
 		/* A collector without --token-file sends no Challenge: it takes a Hello without proof. */
 		log_debug("collector %s: no Challenge within %llu ms: sending the Hello without a token proof",
 			  t->peer, TRANSPORT_CHALLENGE_WAIT_NS / 1000000ull);
-		send_hello(t, now, t->hello, t->hello_len);
+		tr_send_hello(t, now, t->hello, t->hello_len);
 	}
 	if (t->state == T_HELLO && now >= t->deadline_ns) {
-		conn_fail(t, now, "no answer to Hello", 0);
+		tr_conn_fail(t, now, "no answer to Hello", 0);
 		return 0;
 	}
 	if (t->state == T_HELLO || t->state == T_STREAMING)

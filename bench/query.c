@@ -3,6 +3,11 @@
  * records, as the collector writes them), then query_run() over all of them
  * (--since covering the whole range) grouped by function and by process, and
  * over the last tenth. Also prints the store's size per board-day.
+ * Issue 40: each timed query opens the store as `collector report` does
+ * (read-only, --check auto) inside its clock, and the real `collector report`
+ * (the binary in this one's parent directory) is timed too, fork to exit. The
+ * samples point at a program compiled here with FUNCS functions (cc -no-pie),
+ * so rows are per-function names, as a user's profile is, not "[app]".
  *
  * The board: NCPU CPUs sampled at 99 Hz, one record per second (the agent's
  * default interval), PROCS processes x FUNCS functions each (distinct keys
@@ -11,11 +16,13 @@
  * Usage: query STORE SAMPLES [NCPU] [PROCS] [FUNCS]   (SAMPLES 0: query an existing STORE only)
  *   STORE: a new SQLite path, or "pg" for a throwaway PostgreSQL server. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -45,7 +52,64 @@ struct fill {
 	unsigned ncpu, procs, funcs;
 	uint64_t samples;
 	uint64_t records, rows;
+	char app[PATH_MAX];  /* the program the samples are in */
+	uint64_t *func_addr; /* its functions' addresses (no-pie: mapped at 0x400000, pgoff 0) */
 };
+
+/* A program with funcs functions of >= 64 bytes each, compiled with cc next to the store; their
+ * addresses from nm. 0 or -1 (said why). */
+static int make_app(struct fill *f, const char *store_path)
+{
+	char src[PATH_MAX + 8], cmd[3 * PATH_MAX];
+	snprintf(f->app, sizeof(f->app), "%s.app", store_path);
+	snprintf(src, sizeof(src), "%s.c", f->app);
+	FILE *o = fopen(src, "w");
+	if (!o)
+		return -1;
+	for (unsigned i = 0; i < f->funcs; i++)
+		fprintf(o,
+			"__attribute__((noinline, aligned(64))) int bench_fn_%u(volatile int *p)"
+			" { for (int i = 0; i < %u; i++) *p += i * %u; return *p; }\n",
+			i, 3 + i % 5, i + 1);
+	fprintf(o, "int main(void) { volatile int v = 0; int s = 0;\n");
+	for (unsigned i = 0; i < f->funcs; i++)
+		fprintf(o, "s += bench_fn_%u(&v);\n", i);
+	fprintf(o, "return s == 42; }\n");
+	fclose(o);
+	snprintf(cmd, sizeof(cmd), "cc -O1 -g0 -no-pie -o %s %s", f->app, src);
+	if (system(cmd) != 0) {
+		fprintf(stderr, "cannot compile the synthetic program (%s)\n", cmd);
+		return -1;
+	}
+	f->func_addr = calloc(f->funcs, sizeof(*f->func_addr));
+	snprintf(cmd, sizeof(cmd), "nm %s", f->app);
+	FILE *p = f->func_addr ? popen(cmd, "r") : NULL;
+	char line[256];
+	unsigned found = 0;
+	while (p && fgets(line, sizeof(line), p)) {
+		unsigned long long a;
+		char t;
+		unsigned i;
+		if (sscanf(line, "%llx %c bench_fn_%u", &a, &t, &i) == 3 && i < f->funcs &&
+		    !f->func_addr[i]) {
+			f->func_addr[i] = a;
+			found++;
+		}
+	}
+	if (p)
+		pclose(p);
+	if (found != f->funcs) {
+		fprintf(stderr, "nm %s: %u of %u functions\n", f->app, found, f->funcs);
+		return -1;
+	}
+	return 0;
+}
+
+/* An address inside function fn (past its first instruction). */
+static uint64_t fn_ip(const struct fill *f, unsigned fn, unsigned off)
+{
+	return f->func_addr[fn] + off;
+}
 
 /* Key index k = proc * funcs + func, skewed: ~half the samples on 1/16 of the keys. */
 static unsigned pick_key(const struct fill *f)
@@ -86,7 +150,7 @@ static int put_interval(struct store *s, int64_t sid, const struct fill *f, uint
 		unsigned p = k / f->funcs, fn = k % f->funcs;
 		pid[n] = 1000 + (int32_t)p;
 		tid[n] = 1000 + (int32_t)p;
-		ip[n] = 0x400000ull + fn * 0x40ull + 0x10;
+		ip[n] = fn_ip(f, fn, 0x10);
 		stk[n] = k + 1;
 		cnt[n] = hits[k];
 		n++;
@@ -104,8 +168,8 @@ static int put_interval(struct store *s, int64_t sid, const struct fill *f, uint
 			mp[nm].id = p + 1;
 			mp[nm].pid = 1000 + (int32_t)p;
 			mp[nm].start = 0x400000;
-			mp[nm].end = 0x400000 + 0x40ull * f->funcs + 0x1000;
-			mp[nm].path = "/usr/bin/app";
+			mp[nm].end = f->func_addr[f->funcs - 1] + 0x1000;
+			mp[nm].path = (char *)f->app;
 			mpp[nm] = &mp[nm];
 			nm++;
 			prof__task_name__init(&tn[nt]);
@@ -119,9 +183,9 @@ static int put_interval(struct store *s, int64_t sid, const struct fill *f, uint
 			unsigned fn = k % f->funcs;
 			prof__stack__init(&st[ns]);
 			st[ns].id = k + 1;
-			chains[k * 3] = 0x400000ull + fn * 0x40ull + 0x10;
-			chains[k * 3 + 1] = 0x400000ull + ((fn * 7 + 1) % f->funcs) * 0x40ull + 0x20;
-			chains[k * 3 + 2] = 0x400000ull + 0x30;
+			chains[k * 3] = fn_ip(f, fn, 0x10);
+			chains[k * 3 + 1] = fn_ip(f, (fn * 7 + 1) % f->funcs, 0x20);
+			chains[k * 3 + 2] = fn_ip(f, 0, 0x30);
 			st[ns].ips = &chains[k * 3];
 			st[ns].n_ips = 3;
 			stp[ns] = &st[ns];
@@ -177,30 +241,79 @@ static double cpu_s(void)
 	       ru.ru_stime.tv_usec / 1e6;
 }
 
-static int timed_query(struct store *s, const char *what, int64_t since, enum query_group by, double *secs)
+/* One query as `collector report` runs it: open (read-only, --check auto), query, top rows, close,
+ * all inside the clock. */
+static int timed_query(const char *path, const char *what, int64_t since, enum query_group by, double *secs)
 {
 	struct query_opts qo;
 	query_opts_init(&qo, 0);
 	qo.f.since_ns = since;
 	double t0 = now_s(), c0 = cpu_s();
-	struct query_result *r;
-	int rc = query_run(s, &qo, &r);
+	struct store *s;
+	int rc = store_open(path, STORE_READ_ONLY | STORE_CHECK_AUTO, &s);
 	if (rc < 0)
 		return rc;
+	double t_open = now_s() - t0;
+	struct query_result *r;
+	rc = query_run(s, &qo, &r);
+	if (rc < 0) {
+		store_close(s);
+		return rc;
+	}
 	struct query_top top;
 	rc = query_top(r, by, &top);
+	store_close(s);
 	*secs = now_s() - t0;
 	double cpu = cpu_s() - c0;
 	if (rc == 0) {
-		printf("query %s --by %s: %llu samples, %zu stacks, %zu rows, first '%s' self %llu: %.3f s wall, "
-		       "%.3f s CPU\n",
-		       what, query_group_name(by), (unsigned long long)r->total, r->nstacks, top.nrows,
-		       top.nrows ? top.rows[0].name : "", top.nrows ? (unsigned long long)top.rows[0].self : 0ull,
-		       *secs, cpu);
+		printf(
+		    "query %s --by %s: %llu samples, %zu stacks, %zu rows, first '%s' self %llu: %.3f s wall "
+		    "(open %.3f s), %.3f s CPU\n",
+		    what, query_group_name(by), (unsigned long long)r->total, r->nstacks, top.nrows,
+		    top.nrows ? top.rows[0].name : "",
+		    top.nrows ? (unsigned long long)top.rows[0].self : 0ull, *secs, t_open, cpu);
 		query_top_free(&top);
 	}
 	query_result_free(r);
 	return rc;
+}
+
+/* `collector report --store PATH --since SINCE` as a user runs it: fork to exit, output discarded. */
+static int timed_report(const char *self, const char *path, int64_t since_ns)
+{
+	char coll[PATH_MAX + 16], dir[PATH_MAX], since[32];
+	snprintf(dir, sizeof(dir), "%s", self);
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		return 0;
+	*slash = 0;
+	snprintf(coll, sizeof(coll), "%s/../collector", dir);
+	if (access(coll, X_OK) != 0) {
+		printf("collector report: not timed (no %s)\n", coll);
+		return 0;
+	}
+	snprintf(since, sizeof(since), "%.3f", (double)since_ns / 1e9);
+	fflush(stdout); /* the child must not write this process's buffered lines again */
+	double t0 = now_s();
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (!freopen("/dev/null", "w", stdout))
+			_exit(127);
+		execl(coll, coll, "report", "--store", path, "--since", since, (char *)NULL);
+		_exit(127);
+	}
+	int st = 0;
+	struct rusage ru;
+	if (pid < 0 || wait4(pid, &st, 0, &ru) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "collector report failed\n");
+		return -1;
+	}
+	printf("collector report --since (all): %.3f s wall including open, %.3f s CPU, %ld MiB peak RSS\n",
+	       now_s() - t0,
+	       (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+		   ru.ru_stime.tv_usec / 1e6,
+	       ru.ru_maxrss / 1024);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -230,15 +343,16 @@ int main(int argc, char **argv)
 	}
 	struct store *s;
 	if (f.samples == 0 && !use_pg) { /* query an existing store only */
-		if (store_open(path, STORE_READ_ONLY, &s) < 0)
-			return 1;
 		double secs;
-		int rc = timed_query(s, "all", 1, QUERY_BY_FUNCTION, &secs);
+		int rc = timed_query(path, "all", 1, QUERY_BY_FUNCTION, &secs);
 		if (rc == 0)
-			rc = timed_query(s, "all", 1, QUERY_BY_PROCESS, &secs);
-		store_close(s);
+			rc = timed_query(path, "all", 1, QUERY_BY_PROCESS, &secs);
+		if (rc == 0)
+			rc = timed_report(argv[0], path, 1);
 		return rc < 0 ? 1 : 0;
 	}
+	if (make_app(&f, use_pg ? "/tmp/bench-query" : path) < 0)
+		return 1;
 	if (store_open(path, 0, &s) < 0)
 		return 1;
 	/* The session starts a wall-clock second per interval before now: the samples end now. */
@@ -285,18 +399,20 @@ int main(int argc, char **argv)
 		printf("store size: %.1f MB, %.1f bytes/sample, %.1f MB per board-day (%u CPUs at 99 Hz)\n",
 		       (double)size / 1e6, (double)size / (double)(intervals * per_interval), (double)size / 1e6 / days,
 		       f.ncpu);
-		if (store_open(path, STORE_READ_ONLY, &s) < 0)
-			return 1;
+	} else {
+		store_close(s);
 	}
 	double secs;
 	int64_t start = (int64_t)h.realtime_ns;
-	int rc = timed_query(s, "all", start, QUERY_BY_FUNCTION, &secs);
+	int rc = timed_query(path, "all", start, QUERY_BY_FUNCTION, &secs);
 	if (rc == 0)
-		rc = timed_query(s, "all", start, QUERY_BY_PROCESS, &secs);
+		rc = timed_query(path, "all", start, QUERY_BY_PROCESS, &secs);
 	if (rc == 0)
-		rc = timed_query(s, "last tenth", now_ns - (int64_t)(intervals / 10) * 1000000000, QUERY_BY_FUNCTION,
-				 &secs);
-	store_close(s);
+		rc = timed_query(path, "last tenth", now_ns - (int64_t)(intervals / 10) * 1000000000,
+				 QUERY_BY_FUNCTION, &secs);
+	if (rc == 0 && !use_pg)
+		rc = timed_report(argv[0], path, start);
+	free(f.func_addr);
 	if (use_pg)
 		pg_stop(&pg);
 	return rc < 0 ? 1 : 0;

@@ -28,9 +28,10 @@
 	"usage: collector [--listen HOST:PORT] --store PATH [--port-file FILE] [--sync full|normal]\n"       \
 	"                 [--max-conns N] [--http HOST:PORT] [--token-file F] [--max-rate N]\n"              \
 	"                 [--max-sessions-per-agent N] [--hello-timeout S] [--idle-timeout S]\n"             \
-	"                 [--tls-cert F --tls-key F] [--max-frame-kb N] [--max-frame-memory MB]\n"         \
-	"                 [--http-timeout S] [--http-render-timeout S] [--http-no-auth]\n"                \
-	"                 [--seq-window N] [--retain DURATION] [--init] [--check full|quick|off] [--store-timeout MS] [-v] [-q]\n"
+	"                 [--tls-cert F --tls-key F] [--max-frame-kb N] [--max-frame-memory MB]\n"           \
+	"                 [--http-timeout S] [--http-render-timeout S] [--http-no-auth]\n"                   \
+	"                 [--seq-window N] [--retain DURATION] [--init] [--check auto|full|quick|off] "      \
+	"[--store-timeout MS] [-v] [-q]\n"
 
 static const char serve_help[] =
 	"\n"
@@ -352,7 +353,8 @@ int main(int argc, char **argv)
 			break;
 		case 'k':
 			if (store_check_flags(optarg, &a.check) < 0)
-				return usage_error("--check wants full, quick or off, not '%s'", optarg);
+				return usage_error("--check wants auto, full, quick or off, not '%s'",
+						   optarg);
 			break;
 		case 'W':
 			if (parse_uint(optarg, 1, 3600, &a.http_timeout_s) < 0)

@@ -1,5 +1,6 @@
 /* KernelSymbols chunks: encode (agent) and check + decode (collector). */
 #include "ksyms.h"
+#include "fail.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -7,57 +8,66 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int bad(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
-
 int ksyms_chunk_decode(const Prof__KernelSymbols *m, ksyms_fn fn, void *arg, char *err, size_t errlen)
 {
 	size_t bl = m->kernel_boot_id ? strlen(m->kernel_boot_id) : 0;
 	if (bl == 0 || bl > KSYMS_BOOT_ID_MAX)
-		return bad(err, errlen, "kernel_symbols: boot id of %zu bytes (1..%u)", bl, KSYMS_BOOT_ID_MAX);
+		return fail(err, errlen, "kernel_symbols: boot id of %zu bytes (1..%u, KSYMS_BOOT_ID_MAX)",
+			    bl, KSYMS_BOOT_ID_MAX);
 	for (size_t i = 0; i < bl; i++)
 		if (m->kernel_boot_id[i] < 0x21 || m->kernel_boot_id[i] > 0x7e)
-			return bad(err, errlen, "kernel_symbols: boot id with a byte 0x%02x", (unsigned char)m->kernel_boot_id[i]);
+			return fail(err, errlen, "kernel_symbols: boot id with a byte 0x%02x",
+				    (unsigned char)m->kernel_boot_id[i]);
 	if (m->chunks == 0 || m->chunks > KSYMS_MAX_CHUNKS || m->chunk >= m->chunks)
-		return bad(err, errlen, "kernel_symbols: chunk %u of %u (at most %u chunks)", m->chunk, m->chunks,
-			   KSYMS_MAX_CHUNKS);
-	if ((uint64_t)m->total > (uint64_t)m->chunks * KSYMS_MAX_CHUNK_SYMS)
-		return bad(err, errlen, "kernel_symbols: %u symbols in %u chunks", m->total, m->chunks);
+		return fail(err, errlen,
+			    "kernel_symbols: chunk %u of %u (at most %u chunks, KSYMS_MAX_CHUNKS)", m->chunk,
+			    m->chunks, KSYMS_MAX_CHUNKS);
+	if ((uint64_t)m->total > (uint64_t)m->chunks * KSYMS_MAX_CHUNK_SYMS ||
+	    m->total > KSYMS_MAX_TABLE_SYMS)
+		return fail(err, errlen,
+			    "kernel_symbols: %u symbols in %u chunks (at most %u a chunk, %u a table: "
+			    "KSYMS_MAX_TABLE_SYMS)",
+			    m->total, m->chunks, KSYMS_MAX_CHUNK_SYMS, KSYMS_MAX_TABLE_SYMS);
 	size_t n = m->n_addr_delta;
 	if (n == 0 && m->n_shared == 0 && m->suffixes.len == 0 && m->chunk == 0)
 		return 0; /* a reference to the table sent in an earlier session of this boot */
 	if (n == 0 || n > KSYMS_MAX_CHUNK_SYMS || m->n_shared != n)
-		return bad(err, errlen, "kernel_symbols: %zu addresses and %zu name prefixes (1..%u, equal)", n,
-			   m->n_shared, KSYMS_MAX_CHUNK_SYMS);
+		return fail(err, errlen,
+			    "kernel_symbols: %zu addresses and %zu name prefixes (1..%u, equal; "
+			    "KSYMS_MAX_CHUNK_SYMS)",
+			    n, m->n_shared, KSYMS_MAX_CHUNK_SYMS);
 	if (n > m->total)
-		return bad(err, errlen, "kernel_symbols: %zu symbols in a chunk of a %u-symbol table", n, m->total);
+		return fail(err, errlen, "kernel_symbols: %zu symbols in a chunk of a %u-symbol table", n,
+			    m->total);
 	if (m->suffixes.len > KSYMS_MAX_SUFFIX_BYTES)
-		return bad(err, errlen, "kernel_symbols: %zu name bytes (max %u)", m->suffixes.len, KSYMS_MAX_SUFFIX_BYTES);
+		return fail(err, errlen, "kernel_symbols: %zu name bytes (max %u, KSYMS_MAX_SUFFIX_BYTES)",
+			    m->suffixes.len, KSYMS_MAX_SUFFIX_BYTES);
 	if (!m->suffixes.len || !m->suffixes.data) /* (NULL + 0 is undefined: found by fuzz_records) */
-		return bad(err, errlen, "kernel_symbols: %zu symbols without names", n);
+		return fail(err, errlen, "kernel_symbols: %zu symbols without names", n);
 	const uint8_t *p = m->suffixes.data, *end = p + m->suffixes.len;
 	char name[KSYMS_NAME_MAX + 1];
-	size_t prev_len = 0;
+	size_t prev_len = 0, decoded = 0;
 	uint64_t addr = 0;
 	for (size_t i = 0; i < n; i++) {
 		addr = i ? addr + (uint64_t)m->addr_delta[i] : (uint64_t)m->addr_delta[0]; /* modulo 2^64 */
 		if (m->shared[i] > prev_len)
-			return bad(err, errlen, "kernel_symbols: name %zu shares %u bytes of a %zu-byte name", i,
-				   m->shared[i], prev_len);
+			return fail(err, errlen,
+				    "kernel_symbols: name %zu shares %u bytes of a %zu-byte name", i,
+				    m->shared[i], prev_len);
 		const uint8_t *z = p < end ? memchr(p, 0, (size_t)(end - p)) : NULL;
 		if (!z)
-			return bad(err, errlen, "kernel_symbols: name %zu is not ended", i);
+			return fail(err, errlen, "kernel_symbols: name %zu is not ended", i);
 		size_t sl = (size_t)(z - p), len = m->shared[i] + sl;
 		if (len == 0 || len > KSYMS_NAME_MAX)
-			return bad(err, errlen, "kernel_symbols: name %zu of %zu bytes (1..%u)", i, len, KSYMS_NAME_MAX);
+			return fail(err, errlen,
+				    "kernel_symbols: name %zu of %zu bytes (1..%u, KSYMS_NAME_MAX)", i, len,
+				    KSYMS_NAME_MAX);
+		decoded += len + 1;
+		if (decoded > KSYMS_MAX_CHUNK_NAME_BYTES)
+			return fail(err, errlen,
+				    "kernel_symbols: names of more than %u bytes decoded in one chunk "
+				    "(KSYMS_MAX_CHUNK_NAME_BYTES; name %zu of %zu)",
+				    KSYMS_MAX_CHUNK_NAME_BYTES, i, n);
 		memcpy(name + m->shared[i], p, sl);
 		name[len] = 0;
 		prev_len = len;
@@ -69,7 +79,8 @@ int ksyms_chunk_decode(const Prof__KernelSymbols *m, ksyms_fn fn, void *arg, cha
 		}
 	}
 	if (p != end)
-		return bad(err, errlen, "kernel_symbols: %zu name bytes after the last name", (size_t)(end - p));
+		return fail(err, errlen, "kernel_symbols: %zu name bytes after the last name",
+			    (size_t)(end - p));
 	return 0;
 }
 
@@ -78,6 +89,8 @@ int ksyms_encode(const uint64_t *addr, const char *const *names, size_t n, const
 {
 	if (n == 0)
 		return 0;
+	if (n > KSYMS_MAX_TABLE_SYMS)
+		return -EFBIG;
 	size_t chunks = (n + KSYMS_CHUNK_SYMS - 1) / KSYMS_CHUNK_SYMS;
 	if (chunks > KSYMS_MAX_CHUNKS)
 		return -EFBIG;

@@ -16,12 +16,21 @@
 #define KSYMS_MAX_CHUNKS 1024u		  /* chunks of one boot's table */
 #define KSYMS_MAX_SUFFIX_BYTES (1u << 19) /* suffix bytes of one chunk */
 #define KSYMS_CHUNK_SYMS 4096u		  /* what the agent puts in a chunk (~60 KiB packed) */
+/* Decoded sizes. Front coding lets a 2-byte suffix stand for a 511-byte name: without these a
+ * 5 MB table expanded to 1.2 GB in the collector. */
+#define KSYMS_MAX_TABLE_SYMS (1u << 20) /* symbols of one boot's table (a distribution kernel: ~200k) */
+#define KSYMS_MAX_CHUNK_NAME_BYTES                                                                           \
+	(KSYMS_CHUNK_SYMS * (KSYMS_NAME_MAX + 1)) /* names of a chunk, decoded: 2 MiB */
+#define KSYMS_MAX_TABLE_NAME_BYTES (16u << 20)	  /* names of a table, decoded (x86 distribution: ~3 MB) */
+#define KSYMS_MAX_TABLE_PACKED_BYTES (32u << 20)  /* a table as stored (the agent's chunks, packed) */
 
 /* Called per symbol in address order; a negative return stops the decode and is returned. */
 typedef int (*ksyms_fn)(void *arg, uint64_t addr, const char *name);
 
 /* Check m's shape (limits above, equal column lengths, shared prefixes no
  * longer than the previous name, every suffix ended, names of 1..511 bytes)
+ * total at most KSYMS_MAX_TABLE_SYMS, names of a chunk at most
+ * KSYMS_MAX_CHUNK_NAME_BYTES decoded)
  * and, if fn is not NULL, hand each symbol to it (a reference record, with no
  * symbols, is well-formed and calls nothing). 0, -EINVAL with a reason
  * in err (errlen may be 0), or fn's error. */
@@ -29,7 +38,7 @@ int ksyms_chunk_decode(const Prof__KernelSymbols *m, ksyms_fn fn, void *arg, cha
 
 /* Encode n symbols (sorted by name, for the front coding) into chunks of KSYMS_CHUNK_SYMS and
  * hand each to emit (the message and its arrays are valid during the call
- * only). 0, -ENOMEM, or emit's error. */
+ * only). 0, -EFBIG (over KSYMS_MAX_TABLE_SYMS), -ENOMEM, or emit's error. */
 int ksyms_encode(const uint64_t *addr, const char *const *names, size_t n, const char *boot_id,
 		 int (*emit)(void *arg, const Prof__KernelSymbols *m), void *arg);
 

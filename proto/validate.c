@@ -1,25 +1,17 @@
 #include "validate.h"
+#include "fail.h"
 #include "validate_calib.h"
-#include "validate_trace.h"
 #include "validate_gpu.h"
 #include "validate_kallsyms.h"
 #include "validate_opencl.h"
 #include "validate_samples.h"
 #include "validate_target.h"
+#include "validate_trace.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
 
 static int str_ok(const char *s)
 {

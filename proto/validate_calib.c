@@ -1,4 +1,5 @@
 #include "validate_calib.h"
+#include "fail.h"
 
 #include <errno.h>
 #include <math.h>
@@ -7,15 +8,6 @@
 #include <string.h>
 
 #include "validate.h"
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
 
 static int name_ok(const char *s)
 {

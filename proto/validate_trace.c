@@ -1,4 +1,5 @@
 #include "validate_trace.h"
+#include "fail.h"
 
 #include "trace/window_codec.h"
 
@@ -6,16 +7,6 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
-
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
 
 /* The warm-up summary: a line size, modes 1..3, lines whose addresses fit 64 bits. */
 static int validate_warm(const Prof__TraceWindow *tw, char *err, size_t errlen)

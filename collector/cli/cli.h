@@ -21,6 +21,7 @@ int cli_roofline(int argc, char **argv);    /* cli_analysis.c */
 int cli_sensitivity(int argc, char **argv); /* cli_analysis.c */
 int cli_recover(int argc, char **argv);
 int cli_migrate(int argc, char **argv);
+int cli_check(int argc, char **argv);
 int cli_prune(int argc, char **argv); /* cli_prune.c */
 int cli_http_key(int argc, char **argv);
 int cli_flame(int argc, char **argv); /* cli_flame.c */
@@ -43,14 +44,15 @@ void cli_commands_help(FILE *f);
 /* Open an existing store read-only, checked first as check says (STORE_CHECK_*
  * flags, 0: not checked); errors are logged with what to do. */
 int cli_open_store(const char *path, unsigned check, struct store **out);
-/* --check full|quick|off, taken by every command that opens a store (default
- * quick): the value as STORE_CHECK_* flags into *check; 0, or 2 after printing
- * the usage error. CLI_CHECK_HELP is its line in the commands' usage. */
+/* --check auto|full|quick|off, taken by every command that opens a store (default
+ * auto: quick only after an unclean shutdown): the value as STORE_CHECK_* flags into *check; 0, or 2 after
+ * printing the usage error. CLI_CHECK_HELP is its line in the commands' usage. */
 int cli_check_arg(const char *cmd, const char *arg, unsigned *check);
-#define CLI_CHECK_DEFAULT STORE_CHECK_QUICK
-#define CLI_CHECK_HELP                                                                                      \
-	"  --check MODE  check the store before reading it: quick (default), full, or off (read a\n"       \
-	"                damaged store as far as it goes)\n"
+#define CLI_CHECK_DEFAULT STORE_CHECK_AUTO
+#define CLI_CHECK_HELP                                                                                       \
+	"  --check MODE  check the store before reading it: auto (default: quick when its last writer\n"     \
+	"                did not close it, e.g. after a crash), quick, full, or off (read a damaged\n"       \
+	"                store as far as it goes); `collector check` checks it on demand\n"
 /* The session id in s ("--session N"): N when s is a whole positive decimal
  * number, else 0 (NULL, empty, trailing text, zero or negative). */
 long long cli_session_id(const char *s);

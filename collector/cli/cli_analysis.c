@@ -47,13 +47,14 @@ static int parse(int argc, char **argv, const char *usage, struct aopts *a)
 		{"check", required_argument, NULL, 'K'},	{NULL, 0, NULL, 0},
 	};
 	int ch;
-	char *end = NULL;
 	optind = 1;
 	a->check = CLI_CHECK_DEFAULT;
 	while ((ch = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 's': a->store = optarg; break;
-		case 'n': a->session = strtoll(optarg, &end, 10); if (*end) a->session = 0; break;
+		case 'n':
+			a->session = cli_session_id(optarg);
+			break;
 		case 'M': a->o.machine = optarg; break;
 		case 'k': a->o.kernel_model = optarg; break;
 		case 'd': a->device = optarg; break;

@@ -254,9 +254,8 @@ int cli_calibrate(int argc, char **argv)
 			break;
 		case 'K': if (cli_check_arg("calibrate", optarg, &check)) return 2; break;
 		case 'n': {
-			char *end;
-			session = strtoll(optarg, &end, 10);
-			if (!*optarg || *end || session <= 0) {
+			session = cli_session_id(optarg);
+			if (session <= 0) {
 				fprintf(stderr, "collector calibrate: --session wants a session id (see collector sessions)\n");
 				return 2;
 			}

@@ -1,3 +1,4 @@
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,15 +20,17 @@ int cli_check_arg(const char *cmd, const char *arg, unsigned *check)
 {
 	if (store_check_flags(arg, check) == 0)
 		return 0;
-	fprintf(stderr, "collector %s: --check wants full, quick or off, not '%s'\n", cmd, arg);
+	fprintf(stderr, "collector %s: --check wants auto, full, quick or off, not '%s'\n", cmd, arg);
 	return 2;
 }
 
 long long cli_session_id(const char *s)
 {
 	char *end = NULL;
-	long long id = s ? strtoll(s, &end, 10) : 0;
-	return id > 0 && *end == 0 ? id : 0;
+	errno = 0;
+	/* digits only; out of range (strtoll clamps 2^63 to INT64_MAX with ERANGE) is no id */
+	long long id = s && isdigit((unsigned char)*s) ? strtoll(s, &end, 10) : 0;
+	return id > 0 && errno == 0 && *end == 0 ? id : 0;
 }
 
 const char *cli_time(char *buf, size_t len, int64_t unix_s)

@@ -458,8 +458,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				return 2;
 			break;
 		case 'n':
-			o->session = strtoll(optarg, &end, 10);
-			if (end == optarg || *end || o->session <= 0) {
+			o->session = cli_session_id(optarg);
+			if (o->session <= 0) {
 				want = "a positive session id";
 				goto bad;
 			}

@@ -180,6 +180,7 @@ struct query_result {
 	int64_t first_ns, last_ns; /* wall range of the selected intervals */
 	struct query_point *points; /* with query_opts.series: by session, then time */
 	size_t npoints;
+	size_t skipped;		   /* sessions left out because they could not be read (each warned once) */
 	void *priv;		   /* owned storage */
 };
 

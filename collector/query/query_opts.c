@@ -10,18 +10,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "fail.h"
 #include "query.h"
 
 static const char *const group_names[] = {"function", "module", "process", "thread", "agent", "stack"};
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
 
 void query_opts_init(struct query_opts *o, int64_t now_ns)
 {
@@ -135,11 +127,15 @@ int query_parse_time(const char *s, int64_t now_ns, int64_t *unix_ns)
 	}
 	if (strchr(s, '-') && parse_iso(s, unix_ns) == 0)
 		return 0;
-	/* unix seconds, with an optional fraction */
+	/* unix seconds, with an optional fraction: decimal digits only (strtod alone took 0x10 and 1e9) */
+	size_t digits = strspn(s, "0123456789");
+	if (digits == 0 || (s[digits] && (s[digits] != '.' || !isdigit((unsigned char)s[digits + 1]) ||
+					  s[digits + 1 + strspn(s + digits + 1, "0123456789")])))
+		return -EINVAL;
 	char *end;
 	errno = 0;
 	double v = strtod(s, &end);
-	if (errno || *end || end == s || !isdigit((unsigned char)s[0]) || v < 0 || v > 9.2e9)
+	if (errno || *end || end == s || v < 0 || v > 9.2e9)
 		return -EINVAL;
 	*unix_ns = (int64_t)(v * 1e9);
 	return 0;
@@ -218,7 +214,9 @@ static int add_ints(const char *arg, int64_t min, int64_t max, int64_t *out64, i
 		char *end;
 		errno = 0;
 		long long v = strtoll(p, &end, 10);
-		if (end == p || errno || v < min || v > max || (*end && *end != ','))
+		/* errno: strtoll clamps 2^63 to INT64_MAX; a sign or space is not a digit */
+		if (end == p || errno || !isdigit((unsigned char)*p) || v < min || v > max ||
+		    (*end && *end != ','))
 			return fail(err, errlen, "--%s wants numbers from %lld to %lld (comma-separated), not '%s'",
 				    what, (long long)min, (long long)max, arg);
 		if (*n >= QUERY_MAX_LIST)

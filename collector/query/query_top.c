@@ -10,6 +10,7 @@
 
 #include "query.h"
 #include "query_pool.h"
+#include "sat.h"
 
 /* Samples per process / agent of a row: the largest one names the row. */
 struct share {
@@ -33,7 +34,7 @@ static int add_share(struct share **arr, size_t *n, const char *name, int32_t pi
 {
 	for (size_t i = 0; i < *n; i++)
 		if ((*arr)[i].name == name) { /* pooled: same pointer, same string */
-			(*arr)[i].count += count;
+			sat_inc_u64(&(*arr)[i].count, count);
 			return 0;
 		}
 	struct share *na = realloc(*arr, (*n + 1) * sizeof(**arr));
@@ -178,8 +179,8 @@ int query_top(const struct query_result *r, enum query_group by, struct query_to
 			seen[nseen++] = idx;
 			struct row_acc *a = &acc[idx];
 			if (j == 0)
-				a->row.self += k->count;
-			a->row.total += k->count;
+				sat_inc_u64(&a->row.self, k->count);
+			sat_inc_u64(&a->row.total, k->count);
 			if (a->row.pid != k->pid)
 				a->multi_pid = true;
 			rc = add_share(&a->procs, &a->nprocs, comm, k->pid, k->count);

@@ -34,8 +34,10 @@ static double pct(uint64_t v, uint64_t total)
 static int json_out(const struct query_result *r, const struct query_top *t, enum query_group by, unsigned limit,
 		    FILE *out)
 {
-	fprintf(out, "{\"by\":\"%s\",\"samples\":%llu,\"lost\":%llu,\"intervals\":%llu,\"event\":", query_group_name(by),
-		(unsigned long long)r->total, (unsigned long long)r->lost, (unsigned long long)r->intervals);
+	fprintf(out,
+		"{\"by\":\"%s\",\"samples\":%llu,\"lost\":%llu,\"intervals\":%llu,\"skipped\":%zu,\"event\":",
+		query_group_name(by), (unsigned long long)r->total, (unsigned long long)r->lost,
+		(unsigned long long)r->intervals, r->skipped);
 	json_string(out, r->event);
 	fprintf(out, ",\"backend\":\"%s\",\"freq_hz\":%llu,\"first_ns\":%lld,\"last_ns\":%lld,\"sessions\":[",
 		r->backend, (unsigned long long)r->freq_hz, (long long)r->first_ns, (long long)r->last_ns);
@@ -87,6 +89,9 @@ int report_query_top(const struct query_result *r, enum query_group by, unsigned
 			query_group_name(by), (unsigned long long)r->total, r->event[0] ? r->event : "?",
 			r->nsessions, r->nsessions == 1 ? "" : "s", from, to, r->backend,
 			(unsigned long long)r->lost);
+		if (r->skipped)
+			fprintf(ts, "  (%zu session%s left out: unreadable, see the warning above)\n",
+				r->skipped, r->skipped == 1 ? "" : "s");
 		bool frames = by == QUERY_BY_FUNCTION || by == QUERY_BY_MODULE;
 		/* columns as wide as the longest value shown (capped), so that the last one stays aligned */
 		int pw = 7, aw = 5, mw = 6;

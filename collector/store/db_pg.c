@@ -46,70 +46,7 @@ int db_pg_setting(struct db *d, const char *name, char *out, size_t outlen)
 #include <poll.h>
 #include <time.h>
 
-#define OID_INT8 20
-#define OID_FLOAT8 701
-#define OID_BYTEA 17
-#define PG_MAX_PENDING 1024 /* drain after this many queued statements */
-
-enum pend_kind { P_CMD, P_RUN, P_PREPARE, P_QUERY, P_COMMIT, P_IGNORE, P_SYNC };
-
-struct pend {
-	enum pend_kind kind;
-	const char *what;
-	struct pg_stmt *query; /* P_QUERY: where the rows go */
-};
-
-struct pg {
-	struct db base;
-	PGconn *conn;
-	unsigned gen; /* bumped when server-side statements may be gone (reconnect, failed pipeline) */
-	unsigned next_name;
-	struct pend *q;
-	size_t qlen, qcap;
-	int64_t changes;
-	/* Bounded, interruptible I/O (issue 31): the socket is non-blocking; every wait polls it
-	 * with a deadline and the interrupt descriptors (a stop request). */
-	char *uri;
-	unsigned timeout_ms; /* statement_timeout / lock_timeout; client waits end 1 s later */
-	int intr_fd[2];	     /* readable: give up waiting (-EINTR), -1 unused */
-	bool sync_commit;    /* SET synchronous_commit = on in every session */
-	bool read_only;	     /* opened for queries: any session will do */
-	bool quiet;	     /* engine errors go to debug (the caller reports outages) */
-	bool async_reconnect; /* begin() does not reconnect; the caller drives db_reconnect_poll() */
-	/* The connection cannot be used any more (lost, timed out, read-only, shut down):
-	 * every call fails fast until a reconnect. */
-	bool broken;
-	PGconn *next;	      /* reconnect in progress (PQconnectStartParams) */
-	bool next_write;      /* it waits for writability (else readability) */
-	uint64_t next_deadline_ns;
-	char last_error[256];
-};
-
-struct pg_stmt {
-	struct db_stmt base;
-	char *sql;
-	const char *what;
-	int nparams;
-	char name[24];
-	unsigned gen;
-	bool prepared;
-	/* parameters */
-	char **val;
-	int *len, *fmt;
-	Oid *types;
-	char (*num)[32];
-	bool *owned;
-	/* rows of the last execution */
-	PGresult *res;
-	int row;
-	bool executed;
-	uint8_t **blob;
-	size_t *blobcap;
-	int nblob;
-};
-
-static struct pg *pgd(struct db *d) { return (struct pg *)d; }
-static struct pg_stmt *pgs(struct db_stmt *st) { return (struct pg_stmt *)st; }
+#include "db_pg_priv.h"
 
 static uint64_t now_ns(void)
 {
@@ -149,7 +86,7 @@ static int pg_errno(struct pg *p, const PGresult *res)
 }
 
 /* Log a failure and map it to an errno; res may be NULL (connection error). */
-static int pg_fail(struct pg *p, const PGresult *res, const char *what)
+int dbpg_fail(struct pg *p, const PGresult *res, const char *what)
 {
 	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 	const char *msg = res && *PQresultErrorMessage(res) ? PQresultErrorMessage(res)
@@ -225,7 +162,7 @@ static int next_result(struct pg *p, PGresult **out, const char *what)
 	for (;;) {
 		int f = PQflush(p->conn);
 		if (f < 0)
-			return pg_fail(p, NULL, what);
+			return dbpg_fail(p, NULL, what);
 		if (f == 0 && !PQisBusy(p->conn)) {
 			*out = PQgetResult(p->conn);
 			return 0;
@@ -234,11 +171,11 @@ static int next_result(struct pg *p, PGresult **out, const char *what)
 		if (rc < 0)
 			return pg_fail_wait(p, rc, what);
 		if (PQconsumeInput(p->conn) != 1)
-			return pg_fail(p, NULL, what);
+			return dbpg_fail(p, NULL, what);
 	}
 }
 
-static int push(struct pg *p, enum pend_kind kind, const char *what, struct pg_stmt *query)
+int dbpg_push(struct pg *p, enum pend_kind kind, const char *what, struct pg_stmt *query)
 {
 	if (p->qlen == p->qcap) {
 		size_t nc = p->qcap ? p->qcap * 2 : 64;
@@ -259,11 +196,11 @@ static int take(struct pg *p, const struct pend *e, bool *conn_lost)
 	int wrc = next_result(p, &res, e->what);
 	if (wrc < 0 || !res) {
 		*conn_lost = true;
-		return wrc < 0 ? wrc : pg_fail(p, NULL, e->what);
+		return wrc < 0 ? wrc : dbpg_fail(p, NULL, e->what);
 	}
 	ExecStatusType st = PQresultStatus(res);
 	if (e->kind == P_SYNC) {
-		int rc = st == PGRES_PIPELINE_SYNC ? 0 : pg_fail(p, res, "pipeline sync");
+		int rc = st == PGRES_PIPELINE_SYNC ? 0 : dbpg_fail(p, res, "pipeline sync");
 		PQclear(res);
 		return rc;
 	}
@@ -271,7 +208,7 @@ static int take(struct pg *p, const struct pend *e, bool *conn_lost)
 	if (st == PGRES_PIPELINE_ABORTED) {
 		rc = -ECANCELED; /* an earlier statement failed: that one was reported */
 	} else if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
-		rc = e->kind == P_IGNORE ? 0 : pg_fail(p, res, e->what);
+		rc = e->kind == P_IGNORE ? 0 : dbpg_fail(p, res, e->what);
 	} else if (e->kind == P_COMMIT && strcmp(PQcmdStatus(res), "COMMIT") != 0) {
 		/* COMMIT of a failed transaction "succeeds" as ROLLBACK */
 		snprintf(p->base.last_error, sizeof(p->base.last_error), "commit: the transaction was rolled back");
@@ -304,7 +241,7 @@ static int take(struct pg *p, const struct pend *e, bool *conn_lost)
 }
 
 /* Sync and read every pending result. Returns the first real error. */
-static int drain(struct pg *p)
+int dbpg_drain(struct pg *p)
 {
 	if (p->qlen == 0)
 		return 0;
@@ -314,8 +251,8 @@ static int drain(struct pg *p)
 	}
 	int first = 0;
 	bool lost = false;
-	if (PQpipelineSync(p->conn) != 1 || push(p, P_SYNC, "sync", NULL) < 0) {
-		first = pg_fail(p, NULL, "pipeline sync");
+	if (PQpipelineSync(p->conn) != 1 || dbpg_push(p, P_SYNC, "sync", NULL) < 0) {
+		first = dbpg_fail(p, NULL, "pipeline sync");
 		lost = true;
 	}
 	for (size_t i = 0; i < p->qlen && !lost; i++) {
@@ -331,13 +268,13 @@ static int drain(struct pg *p)
 	return first == -ECANCELED ? -EIO : first;
 }
 
-static int send_simple(struct pg *p, const char *sql, enum pend_kind kind, const char *what)
+int dbpg_send_simple(struct pg *p, const char *sql, enum pend_kind kind, const char *what)
 {
 	if (!p->conn || p->broken)
 		return -ECONNRESET;
 	if (PQsendQueryParams(p->conn, sql, 0, NULL, NULL, NULL, NULL, 0) != 1)
-		return pg_fail(p, NULL, what);
-	return push(p, kind, what, NULL);
+		return dbpg_fail(p, NULL, what);
+	return dbpg_push(p, kind, what, NULL);
 }
 
 static void pg_close(struct db *d)
@@ -356,14 +293,14 @@ static void pg_close(struct db *d)
 static int pg_exec(struct db *d, const char *sql, const char *what)
 {
 	struct pg *p = pgd(d);
-	int rc = drain(p);
+	int rc = dbpg_drain(p);
 	if (rc < 0)
 		return rc;
 	if (!p->conn || p->broken)
 		return -ECONNRESET;
 	PQexitPipelineMode(p->conn);
 	if (PQsendQuery(p->conn, sql) != 1)
-		rc = pg_fail(p, NULL, what);
+		rc = dbpg_fail(p, NULL, what);
 	for (PGresult *res; rc == 0 || !p->broken;) {
 		int nrc = next_result(p, &res, what);
 		if (nrc < 0) {
@@ -374,15 +311,18 @@ static int pg_exec(struct db *d, const char *sql, const char *what)
 			break;
 		ExecStatusType st = PQresultStatus(res);
 		if (rc == 0 && st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
-			rc = pg_fail(p, res, what);
+			rc = dbpg_fail(p, res, what);
 		PQclear(res);
 	}
 	if (!p->broken && PQenterPipelineMode(p->conn) != 1 && rc == 0)
-		rc = pg_fail(p, NULL, "enter pipeline mode");
+		rc = dbpg_fail(p, NULL, "enter pipeline mode");
 	return rc;
 }
 
-static int pg_sync(struct db *d) { return drain(pgd(d)); }
+static int pg_sync(struct db *d)
+{
+	return dbpg_drain(pgd(d));
+}
 
 /* The collector loop's bounds (db_set_quiet): statement and lock timeouts, and no
  * transaction left open on the server by a collector that went away. */
@@ -464,7 +404,7 @@ static int connect_step(struct pg *p, bool block)
 	PQsetnonblocking(p->conn, 1);
 	int rc = configure(p);
 	if (rc == 0 && PQpipelineStatus(p->conn) == PQ_PIPELINE_OFF && PQenterPipelineMode(p->conn) != 1)
-		rc = pg_fail(p, NULL, "enter pipeline mode");
+		rc = dbpg_fail(p, NULL, "enter pipeline mode");
 	if (rc < 0) {
 		p->broken = true;
 		return rc;
@@ -493,19 +433,19 @@ static int pg_begin(struct db *d)
 		}
 		log_info("store %s: reconnected", p->base.name);
 	}
-	return send_simple(p, "BEGIN", P_CMD, "begin");
+	return dbpg_send_simple(p, "BEGIN", P_CMD, "begin");
 }
 
 static int pg_commit(struct db *d)
 {
 	struct pg *p = pgd(d);
-	int rc = send_simple(p, "COMMIT", P_COMMIT, "commit");
-	int drc = drain(p);
+	int rc = dbpg_send_simple(p, "COMMIT", P_COMMIT, "commit");
+	int drc = dbpg_drain(p);
 	rc = rc < 0 ? rc : drc;
 	if (rc < 0 && !p->broken && PQstatus(p->conn) == CONNECTION_OK &&
 	    PQtransactionStatus(p->conn) != PQTRANS_IDLE) {
-		send_simple(p, "ROLLBACK", P_IGNORE, "rollback");
-		drain(p);
+		dbpg_send_simple(p, "ROLLBACK", P_IGNORE, "rollback");
+		dbpg_drain(p);
 	}
 	return rc;
 }
@@ -517,273 +457,24 @@ static void pg_rollback(struct db *d)
 		p->qlen = 0;
 		return;
 	}
-	drain(p); /* errors of the abandoned statements were logged */
+	dbpg_drain(p); /* errors of the abandoned statements were logged */
 	if (!p->broken && PQtransactionStatus(p->conn) != PQTRANS_IDLE) {
-		send_simple(p, "ROLLBACK", P_IGNORE, "rollback");
-		drain(p);
+		dbpg_send_simple(p, "ROLLBACK", P_IGNORE, "rollback");
+		dbpg_drain(p);
 	}
-}
-
-static int pg_prepare(struct db *d, const char *sql, const char *what, struct db_stmt **out)
-{
-	struct pg_stmt *s = calloc(1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	s->base.db = d;
-	s->what = what;
-	s->sql = db_sql_dollar(sql, &s->nparams);
-	int n = s->nparams ? s->nparams : 1;
-	s->val = calloc((size_t)n, sizeof(*s->val));
-	s->len = calloc((size_t)n, sizeof(*s->len));
-	s->fmt = calloc((size_t)n, sizeof(*s->fmt));
-	s->types = calloc((size_t)n, sizeof(*s->types));
-	s->num = calloc((size_t)n, sizeof(*s->num));
-	s->owned = calloc((size_t)n, sizeof(*s->owned));
-	if (!s->sql || !s->val || !s->len || !s->fmt || !s->types || !s->num || !s->owned) {
-		d->ops->finalize(&s->base);
-		return -ENOMEM;
-	}
-	*out = &s->base;
-	return 0;
-}
-
-static void clear_params(struct pg_stmt *s)
-{
-	for (int i = 0; i < s->nparams; i++) {
-		if (s->owned[i])
-			free(s->val[i]);
-		s->owned[i] = false;
-		s->val[i] = NULL;
-		s->len[i] = 0;
-		s->fmt[i] = 0;
-	}
-}
-
-static void pg_reset(struct db_stmt *st)
-{
-	struct pg_stmt *s = pgs(st);
-	PQclear(s->res);
-	s->res = NULL;
-	s->executed = false;
-	clear_params(s);
-}
-
-static void pg_finalize(struct db_stmt *st)
-{
-	struct pg_stmt *s = pgs(st);
-	struct pg *p = pgd(st->db);
-	if (s->prepared && s->gen == p->gen && p->conn && !p->broken && PQstatus(p->conn) == CONNECTION_OK) {
-		char sql[48];
-		snprintf(sql, sizeof(sql), "DEALLOCATE %s", s->name);
-		send_simple(p, sql, P_IGNORE, "deallocate");
-	}
-	if (s->val)
-		pg_reset(st);
-	for (int i = 0; i < s->nblob; i++)
-		free(s->blob[i]);
-	free(s->blob);
-	free(s->blobcap);
-	free(s->sql);
-	free(s->val);
-	free(s->len);
-	free(s->fmt);
-	free(s->types);
-	free(s->num);
-	free(s->owned);
-	free(s);
-}
-
-static void pg_bind(struct db_stmt *st, int i, const struct db_value *v)
-{
-	struct pg_stmt *s = pgs(st);
-	if (i < 1 || i > s->nparams)
-		return;
-	int k = i - 1;
-	if (s->owned[k])
-		free(s->val[k]);
-	s->owned[k] = false;
-	s->val[k] = NULL;
-	s->fmt[k] = 0;
-	s->len[k] = 0;
-	switch (v->type) {
-	case DBV_NULL:
-		break;
-	case DBV_I64:
-		snprintf(s->num[k], sizeof(s->num[k]), "%" PRId64, v->i);
-		s->val[k] = s->num[k];
-		s->types[k] = s->prepared ? s->types[k] : OID_INT8;
-		break;
-	case DBV_DOUBLE:
-		snprintf(s->num[k], sizeof(s->num[k]), "%.17g", v->d);
-		s->val[k] = s->num[k];
-		s->types[k] = s->prepared ? s->types[k] : OID_FLOAT8;
-		break;
-	case DBV_TEXT:
-	case DBV_BLOB:
-		s->val[k] = malloc(v->len + 1);
-		if (!s->val[k])
-			break; /* binds NULL; the insert then fails where NOT NULL, else stores NULL */
-		memcpy(s->val[k], v->p, v->len);
-		s->val[k][v->len] = 0;
-		s->owned[k] = true;
-		if (v->type == DBV_BLOB) {
-			s->fmt[k] = 1;
-			s->len[k] = (int)v->len;
-			s->types[k] = s->prepared ? s->types[k] : OID_BYTEA;
-		}
-		break;
-	}
-}
-
-/* Queue the statement (and its PREPARE the first time). */
-static int send_stmt(struct pg_stmt *s, enum pend_kind kind)
-{
-	struct pg *p = pgd(s->base.db);
-	if (!p->conn || p->broken)
-		return -ECONNRESET;
-	if (PQstatus(p->conn) != CONNECTION_OK)
-		return pg_fail(p, NULL, s->what);
-	if (!s->prepared || s->gen != p->gen) {
-		snprintf(s->name, sizeof(s->name), "prof_%u", p->next_name++);
-		if (PQsendPrepare(p->conn, s->name, s->sql, s->nparams, s->types) != 1)
-			return pg_fail(p, NULL, s->what);
-		int rc = push(p, P_PREPARE, s->what, NULL);
-		if (rc < 0)
-			return rc;
-		s->prepared = true;
-		s->gen = p->gen;
-	}
-	if (PQsendQueryPrepared(p->conn, s->name, s->nparams, (const char *const *)s->val, s->len, s->fmt, 0) != 1)
-		return pg_fail(p, NULL, s->what);
-	return push(p, kind, s->what, kind == P_QUERY ? s : NULL);
-}
-
-static int pg_run(struct db_stmt *st)
-{
-	struct pg_stmt *s = pgs(st);
-	struct pg *p = pgd(st->db);
-	int rc = send_stmt(s, P_RUN);
-	pg_reset(st);
-	if (rc == 0 && p->qlen >= PG_MAX_PENDING)
-		rc = drain(p);
-	return rc;
-}
-
-static int64_t pg_changes(struct db *d)
-{
-	int rc = drain(pgd(d));
-	return rc < 0 ? rc : pgd(d)->changes;
-}
-
-static int pg_step(struct db_stmt *st)
-{
-	struct pg_stmt *s = pgs(st);
-	if (!s->executed) {
-		s->executed = true;
-		s->row = -1;
-		int rc = send_stmt(s, P_QUERY);
-		int drc = drain(pgd(st->db));
-		if (rc < 0 || drc < 0)
-			return rc < 0 ? rc : drc;
-		if (!s->res)
-			return -EIO;
-	}
-	if (!s->res)
-		return 0;
-	s->row++;
-	return s->row < PQntuples(s->res) ? 1 : 0;
-}
-
-static bool pg_col_null(struct db_stmt *st, int col)
-{
-	struct pg_stmt *s = pgs(st);
-	return !s->res || PQgetisnull(s->res, s->row, col);
-}
-
-static int64_t pg_col_i64(struct db_stmt *st, int col)
-{
-	if (pg_col_null(st, col))
-		return 0;
-	const char *v = PQgetvalue(pgs(st)->res, pgs(st)->row, col);
-	if (strchr(v, '.') || strchr(v, 'e')) /* numeric or float text */
-		return (int64_t)strtod(v, NULL);
-	return strtoll(v, NULL, 10);
-}
-
-static double pg_col_double(struct db_stmt *st, int col)
-{
-	if (pg_col_null(st, col))
-		return 0;
-	return strtod(PQgetvalue(pgs(st)->res, pgs(st)->row, col), NULL);
-}
-
-static const char *pg_col_text(struct db_stmt *st, int col)
-{
-	if (pg_col_null(st, col))
-		return "";
-	return PQgetvalue(pgs(st)->res, pgs(st)->row, col);
-}
-
-static int hexval(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
-/* bytea arrives in text format as "\x0a1b...". */
-static const void *pg_col_blob(struct db_stmt *st, int col, size_t *len)
-{
-	struct pg_stmt *s = pgs(st);
-	*len = 0;
-	if (pg_col_null(st, col))
-		return NULL;
-	const char *v = PQgetvalue(s->res, s->row, col);
-	size_t vl = (size_t)PQgetlength(s->res, s->row, col);
-	if (vl < 2 || v[0] != '\\' || v[1] != 'x')
-		return NULL;
-	if (col >= s->nblob) {
-		int n = PQnfields(s->res);
-		uint8_t **nb = realloc(s->blob, (size_t)n * sizeof(*nb));
-		if (!nb)
-			return NULL;
-		s->blob = nb;
-		size_t *nc = realloc(s->blobcap, (size_t)n * sizeof(*nc));
-		if (!nc)
-			return NULL;
-		s->blobcap = nc;
-		for (int i = s->nblob; i < n; i++) {
-			s->blob[i] = NULL;
-			s->blobcap[i] = 0;
-		}
-		s->nblob = n;
-	}
-	size_t n = (vl - 2) / 2;
-	if (n + 1 > s->blobcap[col]) {
-		uint8_t *b = realloc(s->blob[col], n + 1);
-		if (!b)
-			return NULL;
-		s->blob[col] = b;
-		s->blobcap[col] = n + 1;
-	}
-	for (size_t i = 0; i < n; i++) {
-		int hi = hexval(v[2 + 2 * i]), lo = hexval(v[3 + 2 * i]);
-		if (hi < 0 || lo < 0)
-			return NULL;
-		s->blob[col][i] = (uint8_t)(hi << 4 | lo);
-	}
-	*len = n;
-	return n ? s->blob[col] : NULL;
 }
 
 static bool pg_has_table(struct db *d, const char *table)
 {
 	struct db_stmt *st;
-	if (pg_prepare(d, "SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema()"
-			  " AND table_name = ?1",
-		       "look up a table", &st) < 0)
+	if (dbpg_prepare(d,
+			 "SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema()"
+			 " AND table_name = ?1",
+			 "look up a table", &st) < 0)
 		return false;
 	db_bind_text(st, 1, table);
-	bool ok = pg_step(st) == 1;
-	pg_finalize(st);
+	bool ok = dbpg_step(st) == 1;
+	dbpg_finalize(st);
 	return ok;
 }
 
@@ -795,17 +486,20 @@ static int pg_check(struct db *d, enum db_check how, unsigned budget_ms, char *w
 {
 	(void)how, (void)budget_ms, (void)why, (void)whylen;
 	struct db_stmt *st;
-	int rc = pg_prepare(d, "SHOW data_checksums", "show data_checksums", &st);
+	int rc = dbpg_prepare(d, "SHOW data_checksums", "show data_checksums", &st);
 	if (rc < 0)
 		return rc;
-	rc = pg_step(st);
+	rc = dbpg_step(st);
 	if (rc == 1)
-		log_info("store %s: PostgreSQL checks its pages itself (data_checksums = %s%s); --check has nothing "
+		log_info("store %s: PostgreSQL checks its pages itself (data_checksums = %s%s); --check has "
+			 "nothing "
 			 "more to run here",
-			 d->name, pg_col_text(st, 0),
-			 strcmp(pg_col_text(st, 0), "on") == 0 ? "" : ": a damaged page may go unnoticed; initdb "
-								      "--data-checksums or pg_checksums --enable");
-	pg_finalize(st);
+			 d->name, dbpg_col_text(st, 0),
+			 strcmp(dbpg_col_text(st, 0), "on") == 0
+			     ? ""
+			     : ": a damaged page may go unnoticed; initdb "
+			       "--data-checksums or pg_checksums --enable");
+	dbpg_finalize(st);
 	return rc < 0 ? rc : 0;
 }
 
@@ -818,18 +512,18 @@ static const struct db_ops pg_ops = {
     .commit = pg_commit,
     .rollback = pg_rollback,
     .sync = pg_sync,
-    .prepare = pg_prepare,
-    .finalize = pg_finalize,
-    .bind = pg_bind,
-    .run = pg_run,
-    .changes = pg_changes,
-    .step = pg_step,
-    .reset = pg_reset,
-    .col_null = pg_col_null,
-    .col_i64 = pg_col_i64,
-    .col_double = pg_col_double,
-    .col_text = pg_col_text,
-    .col_blob = pg_col_blob,
+    .prepare = dbpg_prepare,
+    .finalize = dbpg_finalize,
+    .bind = dbpg_bind,
+    .run = dbpg_run,
+    .changes = dbpg_changes,
+    .step = dbpg_step,
+    .reset = dbpg_reset,
+    .col_null = dbpg_col_null,
+    .col_i64 = dbpg_col_i64,
+    .col_double = dbpg_col_double,
+    .col_text = dbpg_col_text,
+    .col_blob = dbpg_col_blob,
 };
 
 int db_open_pg(const char *uri, const struct db_pg_opts *o, struct db **out)
@@ -912,14 +606,14 @@ int db_pg_setting(struct db *d, const char *name, char *out, size_t outlen)
 	if (d->engine != DB_PG)
 		return -ENOTSUP;
 	struct db_stmt *st;
-	int rc = pg_prepare(d, "SELECT current_setting(?1)", "read a setting", &st);
+	int rc = dbpg_prepare(d, "SELECT current_setting(?1)", "read a setting", &st);
 	if (rc < 0)
 		return rc;
 	db_bind_text(st, 1, name);
-	rc = pg_step(st);
+	rc = dbpg_step(st);
 	if (rc == 1)
-		snprintf(out, outlen, "%s", pg_col_text(st, 0));
-	pg_finalize(st);
+		snprintf(out, outlen, "%s", dbpg_col_text(st, 0));
+	dbpg_finalize(st);
 	return rc == 1 ? 0 : rc < 0 ? rc : -EIO;
 }
 

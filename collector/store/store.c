@@ -17,6 +17,7 @@
 #include "net.h"
 #include "store_kinds.h"
 #include "store_priv.h"
+#include "store_writers.h"
 
 static const char session_upsert[] =
     "INSERT INTO sessions (agent_id, boot_id, board, kernel_release, hostname, machine,"
@@ -81,6 +82,8 @@ int store_check_flags(const char *mode, unsigned *flags)
 {
 	if (strcmp(mode, "full") == 0)
 		*flags = STORE_CHECK_FULL;
+	else if (strcmp(mode, "auto") == 0)
+		*flags = STORE_CHECK_AUTO;
 	else if (strcmp(mode, "quick") == 0)
 		*flags = STORE_CHECK_QUICK;
 	else if (strcmp(mode, "off") == 0)
@@ -88,6 +91,21 @@ int store_check_flags(const char *mode, unsigned *flags)
 	else
 		return -EINVAL;
 	return 0;
+}
+
+/* STORE_CHECK_AUTO: the quick check when the last writers did not all close the store. */
+static void auto_check(struct store *s)
+{
+	char why[200] = "";
+	int u = store_writers_unclean(s, why, sizeof(why));
+	if (u == 1)
+		log_warn("store %s was not closed cleanly (%s): checking it first (quick_check)",
+			 db_name(s->db), why);
+	else if (u == -ENOENT)
+		log_debug("store %s: written before the writers ledger: checking it (quick_check)",
+			  db_name(s->db));
+	if (u != 0)
+		s->flags |= STORE_CHECK_QUICK;
 }
 
 /* The integrity check on open, before the schema set-up (which may write). */
@@ -222,10 +240,17 @@ int store_open_timeout(const char *path, unsigned flags, unsigned timeout_ms, in
 										.intr_fd = intr_fd},
 							   &s->db)
 					: db_open_sqlite(path, (flags & STORE_READ_ONLY) != 0, &s->db);
-	if (rc == 0 && (flags & (STORE_CHECK_QUICK | STORE_CHECK_FULL)) && strcmp(path, ":memory:") != 0)
+	bool file = rc == 0 && db_engine(s->db) == DB_SQLITE && strcmp(path, ":memory:") != 0;
+	if (file && (flags & STORE_CHECK_AUTO) && !(flags & (STORE_CHECK_QUICK | STORE_CHECK_FULL)))
+		auto_check(s);
+	if (rc == 0 && (s->flags & (STORE_CHECK_QUICK | STORE_CHECK_FULL)) && strcmp(path, ":memory:") != 0)
 		rc = check(s, path);
 	if (rc == 0)
 		rc = store_schema_setup(s);
+	if (rc == 0 && file && !(flags & STORE_READ_ONLY)) {
+		rc = store_writers_enter(s);
+		s->writer = rc == 0;
+	}
 	if (rc < 0) {
 		store_close(s);
 		return rc;
@@ -242,6 +267,8 @@ void store_close(struct store *s)
 		store_rollback(s);
 	for (int i = 0; i < s->ncache; i++)
 		db_finalize(s->cache[i].st);
+	if (s->writer && !db_damaged(s->db))
+		store_writers_leave(s); /* closed cleanly */
 	db_close(s->db);
 	free(s);
 }

@@ -35,6 +35,10 @@
 #define STORE_CHECK_QUICK 0x8u /* SQLite quick_check, stopped after STORE_CHECK_QUICK_MS */
 #define STORE_CHECK_FULL 0x10u /* SQLite integrity_check, however long it takes */
 #define STORE_CHECK_QUICK_MS 5000u
+/* QUICK only when a writer that is gone left the store open (store_writers.h: a crash, kill -9,
+ * power loss) or the store predates that ledger; else nothing beyond what SQLite reads at open
+ * (the header, the schema). The read commands' default: no whole-store scan per command. */
+#define STORE_CHECK_AUTO 0x20u
 
 struct store;
 
@@ -80,7 +84,7 @@ struct store_salvage_stats {
 	size_t damaged_tables; /* of which some pages could not be read */
 };
 int store_salvage(const char *from, const char *to, struct store_salvage_stats *out);
-/* --check MODE: "full", "quick" or "off" as STORE_CHECK_* flags (0 for off);
+/* --check MODE: "auto", "full", "quick" or "off" as STORE_CHECK_* flags (0 for off);
  * -EINVAL for anything else. */
 int store_check_flags(const char *mode, unsigned *flags);
 /* The store reported damage since it was opened (corrupt pages, I/O errors:

@@ -1,8 +1,10 @@
 /* Record kind KernelSymbols: the chunks of a boot's kernel function table
  * (proto/kallsyms.proto), kept once per (agent, kernel boot id) in
- * kernel_symbols as the agent packed them (ON CONFLICT DO NOTHING: a table
- * sent again is kept once), and which boot each session ran on
- * (session_kernels; a reference record, without symbols, only links). Read back with store_kernel_symbols(). */
+ * kernel_symbols as the agent packed them (a table sent again is kept once;
+ * a chunk that differs from the stored one is dropped with one warning per
+ * agent and boot: the first table stays), and which boot each session ran on
+ * (session_kernels; a reference record, without symbols, only links). Read
+ * back with store_kernel_symbols(), within the table limits of ksyms.h. */
 #include "store_kallsyms.h"
 
 #include <errno.h>
@@ -12,6 +14,7 @@
 
 #include "ksyms.h"
 #include "log.h"
+#include "log_once.h"
 #include "store_kinds.h"
 #include "store_priv.h"
 
@@ -25,6 +28,9 @@ static const char ksyms_schema[] =
 static const char ins_chunk[] =
 	"INSERT INTO kernel_symbols (agent_id, kernel_boot_id, chunk, chunks, data)"
 	" SELECT agent_id, ?2, ?3, ?4, ?5 FROM sessions WHERE id = ?1 ON CONFLICT DO NOTHING";
+static const char q_stored_chunk[] =
+    "SELECT k.data, e.agent_id FROM kernel_symbols k JOIN sessions e ON e.agent_id = k.agent_id"
+    " WHERE e.id = ?1 AND k.kernel_boot_id = ?2 AND k.chunk = ?3";
 static const char ins_session[] =
 	"INSERT INTO session_kernels (session_id, kernel_boot_id) VALUES (?1, ?2) ON CONFLICT DO NOTHING";
 
@@ -38,8 +44,36 @@ static int put_ksyms(struct store *s, int64_t sid, const Prof__Envelope *env)
 	if (!buf)
 		return -ENOMEM;
 	prof__kernel_symbols__pack(m, buf);
-	struct db_stmt *st = store_stmt(s, ins_chunk);
-	int rc = -EIO;
+	/* stored already: the same chunk again is nothing, a different one is said (once) and dropped */
+	struct db_stmt *st = store_stmt(s, q_stored_chunk);
+	int rc = -EIO, differs = 0;
+	char key[200];
+	if (st) {
+		db_bind_i64(st, 1, sid);
+		db_bind_text(st, 2, m->kernel_boot_id);
+		db_bind_i64(st, 3, m->chunk);
+		rc = db_step(st);
+		if (rc == 1) {
+			size_t ol;
+			const void *old = db_col_blob(st, 0, &ol);
+			differs = ol != len || memcmp(old, buf, len) != 0 ? 1 : -1;
+			snprintf(key, sizeof(key), "ksyms-differ %s %s", db_col_text(st, 1),
+				 m->kernel_boot_id);
+		}
+		db_reset(st);
+	}
+	if (differs > 0) {
+		if (log_once(key))
+			log_warn("session %lld: kernel symbols of boot %s differ from the table its agent "
+				 "sent before "
+				 "for that boot (chunk %u of %u); the first table is kept",
+				 (long long)sid, m->kernel_boot_id, m->chunk, m->chunks);
+	}
+	st = rc >= 0 && !differs ? store_stmt(s, ins_chunk) : NULL;
+	if (rc >= 0 && differs)
+		rc = 0;
+	else if (rc >= 0 && !st)
+		rc = -EIO;
 	if (st) {
 		db_bind_i64(st, 1, sid);
 		db_bind_text(st, 2, m->kernel_boot_id);
@@ -71,6 +105,8 @@ static const char q_boot[] = "SELECT k.kernel_boot_id, e.agent_id FROM session_k
 			     " ON e.id = k.session_id WHERE k.session_id = ?1";
 static const char q_chunks[] = "SELECT chunk, chunks, data FROM kernel_symbols WHERE agent_id = ?1"
 			       " AND kernel_boot_id = ?2 ORDER BY chunk";
+static const char q_table_size[] = "SELECT COUNT(*), COALESCE(SUM(LENGTH(data)), 0) FROM kernel_symbols"
+				   " WHERE agent_id = ?1 AND kernel_boot_id = ?2";
 
 int store_session_kernel_boot(struct store *s, int64_t sid, char *boot, size_t len)
 {
@@ -90,31 +126,91 @@ int store_session_kernel_boot(struct store *s, int64_t sid, char *boot, size_t l
 	return rc < 0 ? rc : 0;
 }
 
+/* The caller's callback behind the table limits (symbols and decoded name bytes). */
+struct table_limit {
+	ksyms_fn fn;
+	void *arg;
+	size_t syms, name_bytes;
+};
+
+static int limited(void *arg, uint64_t addr, const char *name)
+{
+	struct table_limit *l = arg;
+	l->name_bytes += strlen(name) + 1;
+	if (++l->syms > KSYMS_MAX_TABLE_SYMS || l->name_bytes > KSYMS_MAX_TABLE_NAME_BYTES)
+		return -EFBIG;
+	return l->fn ? l->fn(l->arg, addr, name) : 0;
+}
+
+/* Warn once per process about (agent, boot). */
+static void warn_table(const char *agent_id, const char *boot, const char *what, const char *why)
+{
+	char key[300];
+	snprintf(key, sizeof(key), "ksyms %s %s %s", what, agent_id, boot);
+	if (log_once(key))
+		log_warn("kernel symbols of %s boot %s: %s", agent_id, boot, why);
+}
+
+/* Before anything is decoded: the stored table's chunk count and packed bytes. */
+static int table_size_ok(struct store *s, const char *agent_id, const char *boot)
+{
+	struct db_stmt *st = store_stmt(s, q_table_size);
+	if (!st)
+		return -EIO;
+	db_bind_text(st, 1, agent_id);
+	db_bind_text(st, 2, boot);
+	int rc = db_step(st);
+	int64_t chunks = 0, bytes = 0;
+	if (rc == 1) {
+		chunks = db_col_i64(st, 0);
+		bytes = db_col_i64(st, 1);
+	}
+	db_reset(st);
+	if (rc < 0)
+		return rc;
+	if (chunks > KSYMS_MAX_CHUNKS || bytes < 0 || bytes > KSYMS_MAX_TABLE_PACKED_BYTES) {
+		char why[200];
+		snprintf(why, sizeof(why),
+			 "%lld chunks, %lld bytes stored (at most %u chunks, %u bytes: "
+			 "KSYMS_MAX_TABLE_PACKED_BYTES); "
+			 "not loaded, its kernel frames stay [kernel]",
+			 (long long)chunks, (long long)bytes, KSYMS_MAX_CHUNKS, KSYMS_MAX_TABLE_PACKED_BYTES);
+		warn_table(agent_id, boot, "size", why);
+		return -EFBIG;
+	}
+	return 0;
+}
+
 int store_kernel_symbols(struct store *s, const char *agent_id, const char *boot, ksyms_fn fn, void *arg)
 {
+	int rc = table_size_ok(s, agent_id, boot);
+	if (rc < 0)
+		return rc;
 	struct db_stmt *st = store_stmt(s, q_chunks);
 	if (!st)
 		return -EIO;
 	db_bind_text(st, 1, agent_id);
 	db_bind_text(st, 2, boot);
-	int rc;
-	uint32_t want = 0, chunks = 0;
+	struct table_limit lim = {.fn = fn, .arg = arg};
+	uint32_t want = 0, chunks = 0, damaged = 0;
+	char err[160] = "";
 	while ((rc = db_step(st)) == 1) {
 		uint32_t c = (uint32_t)db_col_i64(st, 0);
 		chunks = (uint32_t)db_col_i64(st, 1);
 		size_t len;
 		const void *data = db_col_blob(st, 2, &len);
 		Prof__KernelSymbols *m = prof__kernel_symbols__unpack(NULL, len, data);
-		char err[160];
 		rc = m ? ksyms_chunk_decode(m, NULL, NULL, err, sizeof(err)) : -EINVAL;
+		if (!m)
+			snprintf(err, sizeof(err), "chunk %u is not a KernelSymbols", c);
 		if (rc == 0 && (m->chunk != c || strcmp(m->kernel_boot_id, boot) != 0)) {
 			snprintf(err, sizeof(err), "chunk %u stored as chunk %u of boot %s", m->chunk, c, boot);
 			rc = -EINVAL;
 		}
 		if (rc == 0)
-			rc = ksyms_chunk_decode(m, fn, arg, err, sizeof(err));
+			rc = ksyms_chunk_decode(m, limited, &lim, err, sizeof(err));
 		if (rc == -EINVAL)
-			log_warn("kernel symbols of %s boot %s: %s (skipped)", agent_id, boot, m ? err : "not a KernelSymbols");
+			damaged++;
 		if (m)
 			prof__kernel_symbols__free_unpacked(m, NULL);
 		if (rc < 0 && rc != -EINVAL)
@@ -124,12 +220,29 @@ int store_kernel_symbols(struct store *s, const char *agent_id, const char *boot
 			want++;
 	}
 	db_reset(st);
+	if (rc == -EFBIG) {
+		char why[200];
+		snprintf(why, sizeof(why),
+			 "over %u symbols or %u bytes of names (KSYMS_MAX_TABLE_SYMS, "
+			 "KSYMS_MAX_TABLE_NAME_BYTES); "
+			 "not loaded, its kernel frames stay [kernel]",
+			 KSYMS_MAX_TABLE_SYMS, KSYMS_MAX_TABLE_NAME_BYTES);
+		warn_table(agent_id, boot, "limit", why);
+	}
 	if (rc < 0)
 		return rc;
+	if (damaged) {
+		char why[240];
+		snprintf(why, sizeof(why), "%u damaged chunks skipped (the last: %s)", damaged, err);
+		warn_table(agent_id, boot, "damaged", why);
+	}
 	if (want == 0)
 		return -ENOENT;
-	if (want < chunks)
-		log_warn("kernel symbols of %s boot %s: %u of %u chunks stored (the rest was lost or is still coming)",
-			 agent_id, boot, want, chunks);
+	if (want < chunks) {
+		char why[160];
+		snprintf(why, sizeof(why), "%u of %u chunks stored (the rest was lost or is still coming)",
+			 want, chunks);
+		warn_table(agent_id, boot, "partial", why);
+	}
 	return 0;
 }

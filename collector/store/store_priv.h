@@ -16,6 +16,7 @@
 struct store {
 	struct db *db; /* SQLite or PostgreSQL (db.h) */
 	unsigned flags;
+	bool writer; /* in store_writers: removed by a clean store_close */
 	bool in_tx;
 	uint64_t tx_records;
 	/* prepared statements, keyed by their SQL's address (store_stmt) */

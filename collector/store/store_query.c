@@ -14,11 +14,22 @@
 	" FROM sessions s"
 
 /* A session's sample counts, read apart from its row: in a damaged store read with --check off
- * the sessions are still listed when a page of the sample tables is unreadable. */
-#define SESSION_COUNTS                                                                                       \
-	"SELECT (SELECT COUNT(*) FROM counter_samples c WHERE c.session_id = ?1),"                           \
-	" (SELECT MAX(t_ns) FROM counter_samples c WHERE c.session_id = ?1),"                                \
-	" (SELECT COALESCE(SUM(count), 0) FROM cpu_samples p WHERE p.session_id = ?1)"
+ * the sessions are still listed when a page of the sample tables is unreadable. Each row's count
+ * is taken within the record limit (VALIDATE_MAX_SAMPLE_COUNT): rows an older collector stored
+ * unchecked made SUM overflow, one error per session per listing. */
+#define COUNTS_OF(sid)                                                                                       \
+	"(SELECT COUNT(*) FROM counter_samples c WHERE c.session_id = " sid "),"                             \
+	" (SELECT MAX(t_ns) FROM counter_samples c WHERE c.session_id = " sid "),"                           \
+	" (SELECT COALESCE(SUM(CASE WHEN count < 0 OR count > 4294967295 THEN 4294967295 ELSE count END), "  \
+	"0)"                                                                                                 \
+	" FROM cpu_samples p WHERE p.session_id = " sid ")"
+#define SESSION_COUNTS "SELECT " COUNTS_OF("?1")
+/* The list in one query: the rows and their counts (columns 21..23). */
+#define SESSION_LIST                                                                                         \
+	"SELECT s.id, s.agent_id, s.boot_id, s.board, s.kernel_release, s.hostname, s.machine,"              \
+	" s.agent_version, s.features, s.target, s.peer, s.schema_version, s.clock_id, s.base_ns,"           \
+	" s.realtime_ns, s.first_seen, s.last_seen, s.connects, s.records, s.wire_bytes, "                   \
+	"s.spool_dropped, " COUNTS_OF("s.id") " FROM sessions s ORDER BY s.id"
 
 static uint64_t col_u64(struct db_stmt *st, int col)
 {
@@ -39,7 +50,8 @@ struct row_ctx {
 		store_sample_cb sample;
 	} cb;
 	void *arg;
-	struct store *store; /* session rows: their counts are read from it */
+	struct store *store; /* session rows: their counts are read from it (NULL: in columns 21..23) */
+	int64_t *last_id;    /* session rows: the id of the last row handed on */
 };
 
 /* Step through st calling row(st, ctx) for each row; finalizes st. */
@@ -86,7 +98,16 @@ static int session_row(struct db_stmt *st, const struct row_ctx *ctx)
 	    .wire_bytes = col_u64(st, 19),
 	    .spool_dropped = col_u64(st, 20),
 	};
-	struct db_stmt *q = c->store ? store_query(c->store, SESSION_COUNTS) : NULL;
+	if (c->last_id)
+		*c->last_id = r.id;
+	if (!c->store) { /* store_list_sessions' one query */
+		r.counter_samples = col_u64(st, 21);
+		r.last_t_ns = col_u64(st, 22);
+		r.cpu_samples = col_u64(st, 23);
+		r.samples = r.counter_samples + r.cpu_samples;
+		return ctx->cb.session(&r, ctx->arg);
+	}
+	struct db_stmt *q = store_query(c->store, SESSION_COUNTS);
 	int rc = -EIO;
 	if (q) {
 		db_bind_i64(q, 1, r.id);
@@ -103,12 +124,26 @@ static int session_row(struct db_stmt *st, const struct row_ctx *ctx)
 	return ctx->cb.session(&r, ctx->arg);
 }
 
+/* One query for the rows and their counts. When it fails (a page of the sample tables unreadable in a
+ * damaged store read with --check off), the sessions after the last one handed on are listed row by
+ * row, each one's counts read apart ('?' where unreadable). */
 int store_list_sessions(struct store *s, store_session_cb cb, void *arg)
 {
-	struct db_stmt *st;
-	st = store_query(s, SESSION_COLUMNS " ORDER BY s.id");
+	int64_t last = 0;
+	struct db_stmt *st = store_query(s, SESSION_LIST);
+	if (st) {
+		const struct row_ctx one = {.cb.session = cb, .arg = arg, .last_id = &last};
+		int rc, ret = 0;
+		while ((rc = db_step(st)) == 1 && (ret = session_row(st, &one)) == 0)
+			;
+		db_finalize(st);
+		if (ret || rc >= 0) /* the caller's answer, or every row */
+			return ret;
+	}
+	st = store_query(s, SESSION_COLUMNS " WHERE s.id > ?1 ORDER BY s.id");
 	if (!st)
 		return -EIO;
+	db_bind_i64(st, 1, last);
 	return each_row(st, session_row, &(struct row_ctx){.cb.session = cb, .arg = arg, .store = s}, NULL);
 }
 

@@ -1,5 +1,6 @@
 /* flame_tree: merge stacks into a call tree keyed by (parent, name). */
 #include "flame_tree.h"
+#include "sat.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -91,8 +92,8 @@ int flame_tree_add(struct flame_tree *t, const struct stack_set *s, int side, co
 	for (size_t i = 0; i < s->nstacks; i++) {
 		const struct vstack *v = &s->stacks[i];
 		int32_t cur = 0;
-		t->nodes[0].total[side] += v->count;
-		t->total[side] += v->count;
+		sat_inc_u64(&t->nodes[0].total[side], v->count);
+		sat_inc_u64(&t->total[side], v->count);
 		if (o && o->process_level) {
 			const char *comm = v->comm ? stack_set_str(s, v->comm) : "[unknown process]";
 			int32_t c = child_of(t, cur, comm, "");
@@ -101,7 +102,7 @@ int flame_tree_add(struct flame_tree *t, const struct stack_set *s, int side, co
 			if (c < 0)
 				goto self;
 			cur = c;
-			t->nodes[cur].total[side] += v->count;
+			sat_inc_u64(&t->nodes[cur].total[side], v->count);
 		}
 		for (uint32_t k = 0; k < v->n; k++) {
 			const struct vframe *f = &s->frames[v->first + k];
@@ -111,10 +112,10 @@ int flame_tree_add(struct flame_tree *t, const struct stack_set *s, int side, co
 			if (c < 0)
 				break;
 			cur = c;
-			t->nodes[cur].total[side] += v->count;
+			sat_inc_u64(&t->nodes[cur].total[side], v->count);
 		}
 	self:
-		t->nodes[cur].self[side] += v->count;
+		sat_inc_u64(&t->nodes[cur].self[side], v->count);
 	}
 	return 0;
 }

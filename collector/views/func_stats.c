@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "sat.h"
 
 void func_stats_init(struct func_stats *fs)
 {
@@ -79,7 +80,7 @@ int func_stats_add(struct func_stats *fs, const struct stack_set *s, int side)
 	int32_t seen[STACKS_MAX_FRAMES];
 	for (size_t i = 0; i < s->nstacks; i++) {
 		const struct vstack *v = &s->stacks[i];
-		fs->samples[side] += v->count;
+		sat_inc_u64(&fs->samples[side], v->count);
 		size_t ns = 0;
 		for (uint32_t k = 0; k < v->n; k++) {
 			const struct vframe *f = &s->frames[v->first + k];
@@ -91,10 +92,10 @@ int func_stats_add(struct func_stats *fs, const struct stack_set *s, int side)
 				dup = seen[q] == id;
 			if (!dup) {
 				seen[ns++] = id;
-				fs->v[id].total[side] += v->count;
+				sat_inc_u64(&fs->v[id].total[side], v->count);
 			}
 			if (k + 1 == v->n)
-				fs->v[id].self[side] += v->count;
+				sat_inc_u64(&fs->v[id].self[side], v->count);
 		}
 	}
 	return 0;

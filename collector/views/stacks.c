@@ -1,6 +1,7 @@
 /* stack_set: interned strings (FNV-1a, open addressing), frames, stacks and
  * the CPU-over-time points that the views read. */
 #include "stacks.h"
+#include "sat.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -109,7 +110,7 @@ static int add_stack(struct stack_set *s, size_t first, size_t n, uint64_t count
 		v->tid = k->tid;
 	}
 	s->nstacks++;
-	s->total += count;
+	sat_inc_u64(&s->total, count);
 	return 0;
 }
 

@@ -1,7 +1,9 @@
 /* A damaged SQLite store with the real collector and agents (issue 25 item
  * 5). 4 KiB of random bytes in the middle of a store that agents filled: the
  * collector refuses it in one line that says how to recover, writing nothing
- * into it; the query commands refuse it too unless --check off; `collector
+ * into it; the query commands refuse it too when told to check (their default
+ * checks only after an unclean shutdown: a collector killed -9), and
+ * `collector check` does; `collector
  * recover` copies it into a new store the collector takes. Damage met while
  * running (checks off, the data pages overwritten): the collector stops
  * acking and exits non-zero; the agent keeps its records and delivers them,
@@ -9,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -130,12 +133,16 @@ static void test_store_integrity_damaged_store_refused_then_recovered(void **sta
 	free(before);
 	free(after);
 
-	/* the query commands refuse it too, unless told --check off */
+	/* the query commands refuse it when told to check (--check quick; their default, auto, checks only
+	 * after an unclean shutdown: this collector stopped cleanly), and so does `collector check` */
 	char args[1024], qlog[320], rec[sizeof(e->db)];
 	snprintf(qlog, sizeof(qlog), "%s/query.log", e->dir);
-	snprintf(args, sizeof(args), "sessions --store %s", e->db);
+	snprintf(args, sizeof(args), "sessions --store %s --check quick", e->db);
 	assert_int_equal(collector_cmd(args, qlog), 1);
 	assert_int_equal(tp_file_count(qlog, "(or --check off to read what is still readable)"), 1);
+	snprintf(args, sizeof(args), "check --store %s", e->db);
+	assert_int_equal(collector_cmd(args, qlog), 1);
+	assert_int_equal(tp_file_count(qlog, "is damaged (integrity_check: "), 1);
 	snprintf(args, sizeof(args), "sessions --store %s --check off", e->db);
 	assert_int_equal(collector_cmd(args, qlog), 0);
 	assert_int_equal(tp_file_count(qlog, "board-1"), 1);
@@ -203,12 +210,47 @@ static void test_store_integrity_damage_while_running_loses_nothing(void **state
 	assert_int_equal(n, created);
 }
 
+/* After a collector is killed (-9) its store's read commands check it first (--check auto),
+ * until a collector opens and closes it cleanly; after a clean stop they do not. */
+static void test_store_integrity_unclean_shutdown_checked(void **state)
+{
+	struct tp_env *e = *state;
+	tp_stop(e->collector, 5000); /* the set-up's, on another store */
+	snprintf(e->db, sizeof(e->db), "%s/unclean.db", e->dir);
+	assert_int_equal(tp_env_start_collector(e, 0, NULL), 0);
+	fill(e, "board-u", "0.5");
+	kill(e->collector, SIGKILL);
+	int status;
+	assert_int_equal(tp_wait(e->collector, 10000, &status), 0);
+	e->collector = 0;
+	char args[1024], qlog[320];
+	snprintf(qlog, sizeof(qlog), "%s/unclean.log", e->dir);
+	snprintf(args, sizeof(args), "sessions --store %s", e->db);
+	assert_int_equal(collector_cmd(args, qlog), 0);
+	assert_int_equal(tp_file_count(qlog, "was not closed cleanly (its writer pid"), 1);
+	assert_int_equal(tp_file_count(qlog, "board-u"), 1);
+	assert_int_equal(collector_cmd(args, qlog), 0); /* still unknown: checked again */
+	assert_int_equal(tp_file_count(qlog, "was not closed cleanly"), 2);
+	/* a collector opens it (checking it) and stops cleanly: the read commands check no more */
+	assert_int_equal(tp_env_start_collector(e, 0, NULL), 0);
+	tp_stop(e->collector, 5000);
+	e->collector = 0;
+	assert_int_equal(collector_cmd(args, qlog), 0);
+	assert_int_equal(tp_file_count(qlog, "was not closed cleanly"), 2);
+	assert_int_equal(tp_file_count(qlog, "board-u"), 3);
+	snprintf(args, sizeof(args), "check --store %s", e->db);
+	assert_int_equal(collector_cmd(args, qlog), 0);
+	assert_int_equal(tp_file_count(qlog, "no damage found (integrity_check"), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_store_integrity_damaged_store_refused_then_recovered, setup,
 					    tp_env_free),
 	    cmocka_unit_test_setup_teardown(test_store_integrity_damage_while_running_loses_nothing, setup,
+					    tp_env_free),
+	    cmocka_unit_test_setup_teardown(test_store_integrity_unclean_shutdown_checked, setup,
 					    tp_env_free),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@
 
 #include "frame.h"
 #include "validate.h"
+#include "validate_samples.h"
 
 #define MAXF (256 * 1024)
 
@@ -288,6 +290,57 @@ static void test_frame_validate_counters_shape(void **state)
 	assert_int_equal(envelope_validate(&env, err, sizeof(err)), -EINVAL);
 }
 
+/* The values the collector sums are bounded per record (validate_samples.h), each limit named
+ * in the error: counts, lost, the interval; a stack's error gives both frame counts. */
+static void test_frame_validate_samples_limits(void **state)
+{
+	(void)state;
+	Prof__Samples sm = PROF__SAMPLES__INIT;
+	int32_t pid[2] = {1, 1}, tid[2] = {1, 2};
+	uint64_t ip[2] = {0x400000, 0x400010}, count[2] = {3, VALIDATE_MAX_SAMPLE_COUNT};
+	uint32_t stack[2] = {0, 0};
+	sm.backend = 2;
+	sm.event_id = 1;
+	sm.interval_ns = VALIDATE_MAX_INTERVAL_NS;
+	sm.lost = VALIDATE_MAX_SAMPLE_LOST;
+	sm.n_pid = sm.n_tid = sm.n_ip = sm.n_stack_id = sm.n_count = 2;
+	sm.pid = pid;
+	sm.tid = tid;
+	sm.ip = ip;
+	sm.stack_id = stack;
+	sm.count = count;
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.seq = 1;
+	env.body_case = PROF__ENVELOPE__BODY_SAMPLES;
+	env.samples = &sm;
+	char err[200];
+	assert_int_equal(envelope_validate(&env, err, sizeof(err)), 0); /* every value at its limit */
+	count[1] = 1ull << 63;
+	assert_int_equal(envelope_validate(&env, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "VALIDATE_MAX_SAMPLE_COUNT"));
+	count[1] = 1;
+	sm.lost = INT64_MAX; /* two of these made SQLite's SUM(lost) fail every query of the store */
+	assert_int_equal(envelope_validate(&env, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "VALIDATE_MAX_SAMPLE_LOST"));
+	sm.lost = 0;
+	sm.interval_ns = UINT64_MAX;
+	assert_int_equal(envelope_validate(&env, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "VALIDATE_MAX_INTERVAL_NS"));
+	sm.interval_ns = 1000000000;
+	uint64_t uips[1] = {0x400000}, kips[VALIDATE_MAX_STACK_DEPTH + 1] = {0};
+	Prof__Stack st = PROF__STACK__INIT, *stp[1] = {&st};
+	st.id = 1;
+	st.n_ips = 1;
+	st.ips = uips;
+	st.n_kernel_ips = VALIDATE_MAX_STACK_DEPTH + 1;
+	st.kernel_ips = kips;
+	sm.n_new_stacks = 1;
+	sm.new_stacks = stp;
+	assert_int_equal(envelope_validate(&env, err, sizeof(err)), -EINVAL);
+	fprintf(stderr, "# %s\n", err);
+	assert_non_null(strstr(err, "1 user and 128 kernel frames"));
+}
+
 static void test_frame_validate_hello(void **state)
 {
 	Prof__Envelope env = PROF__ENVELOPE__INIT;
@@ -371,22 +424,23 @@ static void test_frame_decoder_want_before_growth(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_frame_varint_roundtrip),
-		cmocka_unit_test(test_frame_varint_rejects_overlong),
-		cmocka_unit_test(test_frame_roundtrip_byte_by_byte),
-		cmocka_unit_test(test_frame_many_frames_one_buffer),
-		cmocka_unit_test(test_frame_feed_past_a_whole_frame),
-		cmocka_unit_test(test_frame_oversized_rejected_before_allocation),
-		cmocka_unit_test(test_frame_encode_refuses_oversized),
-		cmocka_unit_test(test_frame_malformed_prefix),
-		cmocka_unit_test(test_frame_zero_length),
-		cmocka_unit_test(test_frame_truncated_at_eof),
-		cmocka_unit_test(test_frame_garbage_payload),
-		cmocka_unit_test(test_frame_validate_counters_shape),
-		cmocka_unit_test(test_frame_validate_hello),
-		cmocka_unit_test(test_frame_empty_envelope_rejected),
-		cmocka_unit_test(test_frame_buffer_shrinks_to_need),
-		cmocka_unit_test(test_frame_decoder_want_before_growth),
+	    cmocka_unit_test(test_frame_varint_roundtrip),
+	    cmocka_unit_test(test_frame_varint_rejects_overlong),
+	    cmocka_unit_test(test_frame_roundtrip_byte_by_byte),
+	    cmocka_unit_test(test_frame_many_frames_one_buffer),
+	    cmocka_unit_test(test_frame_feed_past_a_whole_frame),
+	    cmocka_unit_test(test_frame_oversized_rejected_before_allocation),
+	    cmocka_unit_test(test_frame_encode_refuses_oversized),
+	    cmocka_unit_test(test_frame_malformed_prefix),
+	    cmocka_unit_test(test_frame_zero_length),
+	    cmocka_unit_test(test_frame_truncated_at_eof),
+	    cmocka_unit_test(test_frame_garbage_payload),
+	    cmocka_unit_test(test_frame_validate_counters_shape),
+	    cmocka_unit_test(test_frame_validate_samples_limits),
+	    cmocka_unit_test(test_frame_validate_hello),
+	    cmocka_unit_test(test_frame_empty_envelope_rejected),
+	    cmocka_unit_test(test_frame_buffer_shrinks_to_need),
+	    cmocka_unit_test(test_frame_decoder_want_before_growth),
 	};
 	return cmocka_run_group_tests_name("frame", tests, NULL, NULL);
 }

@@ -3,7 +3,8 @@
  * a file without addresses refused), encoded in chunks that pass the
  * envelope's validation after a pack/unpack round trip and decode to the
  * same table; the resolver names addresses from it; damaged chunks are
- * refused with a reason, never read out of bounds (ASan build). The real
+ * refused with a reason, never read out of bounds (ASan build); what a chunk
+ * decodes to and a table's declared size are bounded (ksyms.h). The real
  * /proc/kallsyms of this host, where it shows addresses, round-trips too. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -300,6 +301,78 @@ static void test_ksyms_validate_refuses_bad_chunks(void **state)
 	refused(&m, "names without addresses");
 }
 
+/* Front coding lets 2 wire bytes stand for a 511-byte name: a chunk whose names decode past
+ * KSYMS_MAX_CHUNK_NAME_BYTES, or a table declaring more than KSYMS_MAX_TABLE_SYMS symbols, is
+ * refused before a single name is handed on; the encoder refuses such a table too. */
+static void test_ksyms_decoded_size_is_bounded(void **state)
+{
+	(void)state;
+	size_t n = KSYMS_MAX_CHUNK_SYMS;
+	int64_t *d = calloc(n, sizeof(*d));
+	uint32_t *sh = calloc(n, sizeof(*sh));
+	size_t slen = KSYMS_NAME_MAX + 1 + 2 * (n - 1);
+	uint8_t *suf = malloc(slen);
+	assert_true(d && sh && suf);
+	/* name 0: 511 'x'; every next one shares 510 bytes and adds one: 16384 names of 511 bytes
+	 * (8 MiB decoded) from 83 KB of message */
+	memset(suf, 'x', KSYMS_NAME_MAX);
+	suf[KSYMS_NAME_MAX] = 0;
+	for (size_t i = 1; i < n; i++) {
+		d[i] = 16;
+		sh[i] = KSYMS_NAME_MAX - 1;
+		suf[KSYMS_NAME_MAX + 1 + 2 * (i - 1)] = (uint8_t)('a' + i % 26);
+		suf[KSYMS_NAME_MAX + 2 + 2 * (i - 1)] = 0;
+	}
+	d[0] = (int64_t)0xffffffff81000000ull;
+	Prof__KernelSymbols m = PROF__KERNEL_SYMBOLS__INIT;
+	m.kernel_boot_id = "boot";
+	m.chunks = 1;
+	m.total = (uint32_t)n;
+	m.n_addr_delta = m.n_shared = n;
+	m.addr_delta = d;
+	m.shared = sh;
+	m.suffixes.data = suf;
+	m.suffixes.len = slen;
+	fprintf(stderr, "# forged chunk: %zu bytes packed, %zu decoded\n",
+		prof__kernel_symbols__get_packed_size(&m), n * (KSYMS_NAME_MAX + 1));
+	refused(&m, "names decoding past KSYMS_MAX_CHUNK_NAME_BYTES");
+	struct table t = {0};
+	char err[200];
+	assert_int_equal(ksyms_chunk_decode(&m, collect, &t, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "KSYMS_MAX_CHUNK_NAME_BYTES"));
+	/* the callback saw at most the chunk limit's worth of names */
+	assert_true(t.n * (KSYMS_NAME_MAX + 1) <= KSYMS_MAX_CHUNK_NAME_BYTES);
+	table_free(&t);
+	/* exactly at the limit (the agent's own worst case: 4096 names of 511 bytes) passes */
+	m.total = m.n_addr_delta = m.n_shared = KSYMS_CHUNK_SYMS;
+	suf[KSYMS_NAME_MAX + 2 + 2 * (KSYMS_CHUNK_SYMS - 2)] = 0;
+	m.suffixes.len = KSYMS_NAME_MAX + 1 + 2 * (KSYMS_CHUNK_SYMS - 1);
+	assert_int_equal(ksyms_chunk_decode(&m, NULL, NULL, err, sizeof(err)), 0);
+	/* a table declaring more symbols than KSYMS_MAX_TABLE_SYMS (the query used to find out after
+	 * loading 4 M of them) */
+	m.n_addr_delta = m.n_shared = 3;
+	m.suffixes.len = KSYMS_NAME_MAX + 1 + 2 * 2;
+	m.chunks = KSYMS_MAX_TABLE_SYMS / KSYMS_MAX_CHUNK_SYMS + 1;
+	m.total = KSYMS_MAX_TABLE_SYMS + 1;
+	refused(&m, "a table over KSYMS_MAX_TABLE_SYMS");
+	assert_int_equal(ksyms_chunk_decode(&m, NULL, NULL, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "a table"));
+	free(d);
+	free(sh);
+	free(suf);
+	/* the agent's encoder refuses such a table before sending anything */
+	size_t big = KSYMS_MAX_TABLE_SYMS + 1;
+	uint64_t *addr = calloc(big, sizeof(*addr));
+	const char **names = calloc(big, sizeof(*names));
+	assert_true(addr && names);
+	for (size_t i = 0; i < big; i++)
+		names[i] = "f";
+	assert_int_equal(ksyms_encode(addr, names, big, "boot", emit_roundtrip, &t), -EFBIG);
+	assert_int_equal(t.n, 0);
+	free(addr);
+	free(names);
+}
+
 /* This host's own table (as root, kptr_restrict 0 or 1): what an agent here sends. */
 static void test_ksyms_proc_kallsyms_round_trip(void **state)
 {
@@ -338,10 +411,11 @@ static void test_ksyms_proc_kallsyms_round_trip(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ksyms_file_read_as_the_agent_does),
-		cmocka_unit_test(test_ksyms_chunks_round_trip),
-		cmocka_unit_test(test_ksyms_validate_refuses_bad_chunks),
-		cmocka_unit_test(test_ksyms_proc_kallsyms_round_trip),
+	    cmocka_unit_test(test_ksyms_file_read_as_the_agent_does),
+	    cmocka_unit_test(test_ksyms_chunks_round_trip),
+	    cmocka_unit_test(test_ksyms_validate_refuses_bad_chunks),
+	    cmocka_unit_test(test_ksyms_decoded_size_is_bounded),
+	    cmocka_unit_test(test_ksyms_proc_kallsyms_round_trip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

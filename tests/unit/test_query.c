@@ -57,7 +57,24 @@ static void test_query_times(void **state)
 	assert_int_equal(t, now);
 	assert_int_equal(query_parse_time("2025-12-03", now, &t), 0);
 	assert_int_equal(t, now - (17 * 3600 + 1800) * S);
-	const char *bad[] = {"", "yesterday", "2025-13-01", "2025-12-03T25:00", "2025-12-03T17:30:00Q", "-5", "12abc"};
+	/* unix seconds are decimal digits with an optional fraction: strtod alone took hex and exponents */
+	const char *bad[] = {"",
+			     "yesterday",
+			     "2025-13-01",
+			     "2025-12-03T25:00",
+			     "2025-12-03T17:30:00Q",
+			     "-5",
+			     "12abc",
+			     "0x10",
+			     "1e9",
+			     "1764783000e0",
+			     " 5",
+			     "+5",
+			     "5.",
+			     ".5",
+			     "1.5.2",
+			     "inf",
+			     "nan"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_true(query_parse_time(bad[i], now, &t) < 0);
 }
@@ -84,6 +101,13 @@ static void test_query_options(void **state)
 	assert_int_equal(query_opt(&o, 'x', "whatever", err, sizeof(err)), 0); /* not ours */
 	assert_int_equal(query_opt(&o, QUERY_OPT_PID, "0", err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "--pid"));
+	/* 2^63 was clamped to 2^63-1 without a word; signs and spaces are not ids */
+	assert_int_equal(query_opt(&o, QUERY_OPT_SESSION, "9223372036854775808", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "--session"));
+	assert_int_equal(query_opt(&o, QUERY_OPT_SESSION, "+4", err, sizeof(err)), -EINVAL);
+	assert_int_equal(query_opt(&o, QUERY_OPT_SESSION, "9223372036854775807", err, sizeof(err)), 1);
+	assert_int_equal(query_opt(&o, QUERY_OPT_PID, "2147483648", err, sizeof(err)), -EINVAL);
+	assert_int_equal(query_opt(&o, QUERY_OPT_SINCE, "0x10", err, sizeof(err)), -EINVAL);
 	assert_int_equal(query_opt(&o, QUERY_OPT_BY, "color", err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "--by wants"));
 	assert_int_equal(query_opt(&o, QUERY_OPT_COMM, ",", err, sizeof(err)), -EINVAL);

@@ -1,0 +1,143 @@
+/* Private to collector/query/: the state query_run() builds (query.c) and the
+ * parts each file of the query model reads (query_sess.c: a session's mappings
+ * and task names; query_keys.c: a range's sample keys summed; query_series.c:
+ * the samples over time; query_kernel.c: the kernel tables the agents sent).
+ * Not an API: include query.h. */
+#ifndef COLLECTOR_QUERY_PRIV_H
+#define COLLECTOR_QUERY_PRIV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ksyms.h"
+#include "query.h"
+#include "query_pool.h"
+#include "store/store_blocks.h"
+#include "store/store_kinds.h" /* store_stmt and the db_* readers */
+#include "symbols.h"
+
+struct map_row {
+	int64_t id;
+	int32_t pid;
+	uint64_t start, end, pgoff;
+	char *path;
+	uint8_t bid[64];
+	size_t bidlen;
+};
+
+struct task_row {
+	int32_t pid, tid;
+	const char *comm, *thread; /* pooled */
+};
+
+/* The session being read. */
+struct sess {
+	int64_t id;
+	int64_t realtime_ns;
+	const char *agent_id, *board; /* pooled */
+	struct map_row *maps;
+	size_t nmaps;
+	struct task_row *tasks;
+	size_t ntasks;
+	struct key_map frame_of_ip; /* (pid, ip, kernel) -> frame index */
+	struct sym_resolver
+	    *ksr; /* kernel functions of its boot (the agent's KernelSymbols), NULL: b->sr's */
+};
+
+/* The kernel tables the agents sent, one per (agent, kernel boot id) met. */
+struct kboot {
+	const char *agent_id; /* pooled */
+	char boot[KSYMS_BOOT_ID_MAX + 1];
+	struct sym_resolver *sr; /* NULL: none stored (or none usable) */
+};
+
+struct build {
+	struct query_result *r;
+	struct str_pool pool;
+	struct key_map frame_ids; /* (function, module) -> frame index */
+	struct key_map stack_ids; /* (session, pid, tid, frames) -> stack index */
+	uint32_t *fidx;		  /* every stack's frame indexes */
+	size_t nfidx, capfidx;
+	size_t *stack_off; /* stacks[i].frames = fidx + stack_off[i] */
+	size_t capoff;
+	size_t capframes, capstacks, capsessions, cappoints;
+	struct sym_resolver *sr;
+	bool have_tasks, have_blocks, have_kstacks; /* tables an older collector's store may lack */
+	struct kboot *kboots;
+	size_t nkboots;
+	int event_id; /* -1 none yet, -2 mixed */
+	int64_t event_sid;
+	int be_min, be_max;
+};
+
+/* The keys of a range summed: an open-addressing set on the key's fields (query_keys.c). */
+struct kset {
+	struct store_block_key *rows;
+	size_t n, cap;
+	uint32_t *slots; /* row index + 1, 0 free */
+	size_t scap;
+};
+
+static inline int qm_grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t nc = *cap ? *cap * 2 : 64;
+	while (nc < need)
+		nc *= 2;
+	void *n = realloc(*arr, nc * elem);
+	if (!n)
+		return -ENOMEM;
+	*arr = n;
+	*cap = nc;
+	return 0;
+}
+
+static inline bool qm_in_str_list(const char *const *list, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(list[i], s) == 0)
+			return true;
+	return false;
+}
+
+static inline bool qm_in_pid_list(const int32_t *list, size_t n, int32_t v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (list[i] == v)
+			return true;
+	return false;
+}
+
+static inline bool qm_in_sid_list(const int64_t *list, size_t n, int64_t v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (list[i] == v)
+			return true;
+	return false;
+}
+
+/* query_sess.c */
+void qm_sess_free(struct sess *se);
+int qm_load_maps(struct store *s, struct sess *se);
+int qm_load_tasks(struct store *s, struct build *b, struct sess *se);
+void qm_sess_sort(struct sess *se);
+const struct map_row *qm_find_map(const struct sess *se, int32_t pid, uint64_t ip);
+void qm_task_names(const struct sess *se, int32_t pid, int32_t tid, const char **comm, const char **thread);
+/* query_keys.c */
+int qm_kset_add(struct kset *ks, const struct store_block_key *k);
+int qm_has_blocks(struct store *s, int64_t sid, bool *yes);
+int qm_keys_from_blocks(struct store *s, int64_t sid, const struct query_filter *f, int64_t lo, int64_t hi,
+			struct kset *ks);
+int qm_keys_from_rows(struct store *s, int64_t sid, const struct query_filter *f, int64_t lo, int64_t hi,
+		      struct kset *ks);
+/* query_series.c */
+int qm_read_series(struct store *s, struct build *b, struct sess *se, const struct query_filter *f,
+		   int64_t lo, int64_t hi);
+/* query_kernel.c */
+int qm_kernel_of(struct store *s, struct build *b, struct sess *se);
+
+#endif

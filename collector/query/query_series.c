@@ -1,0 +1,101 @@
+/* The samples over time of a session (query_opts.series; query_priv.h): per
+ * record and pid, filtered as the stacks are. */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query_priv.h"
+#include "sat.h"
+
+/* The samples over time (query_opts.series): per record and pid, from the rows or the packed blocks. */
+static const char q_series[] =
+    "SELECT t_ns, pid, SUM(count) FROM cpu_samples"
+    " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3 GROUP BY t_ns, pid ORDER BY t_ns";
+static const char q_series_blocks[] = "SELECT t_ns, data FROM sample_blocks"
+				      " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3 ORDER BY t_ns";
+
+/* One point of the series (query_opts.series), filtered as the stacks are. */
+static int add_point(struct build *b, struct sess *se, const struct query_filter *f, int64_t t_ns,
+		     int32_t pid, uint64_t count)
+{
+	if (f->npids && !qm_in_pid_list(f->pids, f->npids, pid))
+		return 0;
+	const char *comm, *thread;
+	qm_task_names(se, pid, pid, &comm, &thread);
+	if (f->ncomms && !qm_in_str_list(f->comms, f->ncomms, comm))
+		return 0;
+	struct query_result *r = b->r;
+	if (qm_grow((void **)&r->points, &b->cappoints, r->npoints + 1, sizeof(*r->points)) < 0)
+		return -ENOMEM;
+	struct query_point *pt = &r->points[r->npoints];
+	pt->session_t_ns = t_ns;
+	pt->t_ns = sat_add_i64(se->realtime_ns, t_ns);
+	pt->session_id = se->id;
+	pt->count = count;
+	pt->comm = str_pool_intern(&b->pool, comm);
+	pt->pid = pid;
+	pt->agent_id = se->agent_id;
+	if (!pt->comm)
+		return -ENOMEM;
+	r->npoints++;
+	return 0;
+}
+
+/* The samples over time of one session: per record (sampling interval) and
+ * pid, from the packed blocks or, for sessions stored before them, the rows. */
+int qm_read_series(struct store *s, struct build *b, struct sess *se, const struct query_filter *f,
+		   int64_t lo, int64_t hi)
+{
+	bool blocks = false;
+	int rc = b->have_blocks ? qm_has_blocks(s, se->id, &blocks) : 0;
+	if (rc < 0)
+		return rc;
+	struct db_stmt *st = store_stmt(s, blocks ? q_series_blocks : q_series);
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, se->id);
+	db_bind_i64(st, 2, lo);
+	db_bind_i64(st, 3, hi);
+	/* per block: counts per pid (a record has few processes: a short list) */
+	struct {
+		int32_t pid;
+		uint64_t count;
+	} *per = NULL;
+	size_t nper = 0, capper = 0;
+	while (rc == 0 && (rc = db_step(st)) == 1) {
+		rc = 0;
+		int64_t t = db_col_i64(st, 0);
+		if (!blocks) {
+			rc = add_point(b, se, f, t, (int32_t)db_col_i64(st, 1), db_col_u64(st, 2));
+			continue;
+		}
+		size_t len, off = 0;
+		const uint8_t *p = db_col_blob(st, 1, &len);
+		nper = 0;
+		while (off < len) {
+			struct store_block_key k;
+			size_t used = store_block_get(p + off, len - off, &k);
+			if (!used)
+				break; /* damaged: read_keys warned */
+			off += used;
+			size_t i = 0;
+			while (i < nper && per[i].pid != k.pid)
+				i++;
+			if (i == nper) {
+				if (qm_grow((void **)&per, &capper, nper + 1, sizeof(*per)) < 0) {
+					rc = -ENOMEM;
+					break;
+				}
+				per[nper].pid = k.pid;
+				per[nper++].count = 0;
+			}
+			sat_inc_u64(&per[i].count, k.count);
+		}
+		for (size_t i = 0; rc == 0 && i < nper; i++)
+			rc = add_point(b, se, f, t, per[i].pid, per[i].count);
+	}
+	db_reset(st);
+	free(per);
+	return rc < 0 ? rc : 0;
+}

@@ -1,0 +1,174 @@
+/* A session's mappings and task names for the query model (query_priv.h):
+ * loaded once per session, sorted by pid, found by bisection; a process
+ * without a name is its lowest mapped file's basename, pid 0 "swapper". */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query_priv.h"
+
+static const char q_maps[] = "SELECT map_id, pid, start, \"end\", pgoff, path, build_id FROM sample_mappings"
+			     " WHERE session_id = ?1 ORDER BY map_id";
+static const char q_tasks[] = "SELECT pid, tid, comm, thread FROM sample_tasks WHERE session_id = ?1";
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s ? s + 1 : p;
+}
+
+void qm_sess_free(struct sess *se)
+{
+	for (size_t i = 0; i < se->nmaps; i++)
+		free(se->maps[i].path);
+	free(se->maps);
+	free(se->tasks);
+	key_map_free(&se->frame_of_ip);
+	memset(se, 0, sizeof(*se));
+}
+
+int qm_load_maps(struct store *s, struct sess *se)
+{
+	struct db_stmt *st = store_stmt(s, q_maps);
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, se->id);
+	size_t cap = 0;
+	int rc;
+	while ((rc = db_step(st)) == 1) {
+		if (qm_grow((void **)&se->maps, &cap, se->nmaps + 1, sizeof(*se->maps)) < 0) {
+			rc = -ENOMEM;
+			break;
+		}
+		struct map_row *m = &se->maps[se->nmaps];
+		m->id = db_col_i64(st, 0);
+		m->pid = (int32_t)db_col_i64(st, 1);
+		m->start = db_col_u64(st, 2);
+		m->end = db_col_u64(st, 3);
+		m->pgoff = db_col_u64(st, 4);
+		m->path = strdup(db_col_text(st, 5));
+		size_t bl;
+		const void *bid = db_col_blob(st, 6, &bl);
+		m->bidlen = bl <= sizeof(m->bid) ? bl : 0;
+		if (m->bidlen)
+			memcpy(m->bid, bid, m->bidlen);
+		if (!m->path) {
+			rc = -ENOMEM;
+			break;
+		}
+		se->nmaps++;
+	}
+	db_reset(st);
+	return rc < 0 ? rc : 0;
+}
+
+int qm_load_tasks(struct store *s, struct build *b, struct sess *se)
+{
+	if (!b->have_tasks)
+		return 0;
+	struct db_stmt *st = store_stmt(s, q_tasks);
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, se->id);
+	size_t cap = 0;
+	int rc;
+	while ((rc = db_step(st)) == 1) {
+		if (qm_grow((void **)&se->tasks, &cap, se->ntasks + 1, sizeof(*se->tasks)) < 0) {
+			rc = -ENOMEM;
+			break;
+		}
+		struct task_row *t = &se->tasks[se->ntasks];
+		t->pid = (int32_t)db_col_i64(st, 0);
+		t->tid = (int32_t)db_col_i64(st, 1);
+		t->comm = str_pool_intern(&b->pool, db_col_text(st, 2));
+		t->thread = str_pool_intern(&b->pool, db_col_text(st, 3));
+		if (!t->comm || !t->thread) {
+			rc = -ENOMEM;
+			break;
+		}
+		se->ntasks++;
+	}
+	db_reset(st);
+	return rc < 0 ? rc : 0;
+}
+
+/* Maps by (pid, map id), tasks by (pid, tid): a pid's rows are one run, found by bisection
+ * (a system-wide week holds many thousands of both). */
+static int map_cmp(const void *a, const void *b)
+{
+	const struct map_row *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int task_cmp(const void *a, const void *b)
+{
+	const struct task_row *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+void qm_sess_sort(struct sess *se)
+{
+	if (se->nmaps > 1)
+		qsort(se->maps, se->nmaps, sizeof(*se->maps), map_cmp);
+	if (se->ntasks > 1)
+		qsort(se->tasks, se->ntasks, sizeof(*se->tasks), task_cmp);
+}
+
+/* First index in rows (sorted by pid, each elem bytes with the pid at pid_off) whose pid >= pid. */
+static size_t lower_pid(const void *rows, size_t n, size_t elem, size_t pid_off, int32_t pid)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int32_t v;
+		memcpy(&v, (const char *)rows + mid * elem + pid_off, sizeof(v));
+		if (v < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The mapping of pid holding ip; the latest declared wins (a pid's maps are in declaration order). */
+const struct map_row *qm_find_map(const struct sess *se, int32_t pid, uint64_t ip)
+{
+	size_t i = lower_pid(se->maps, se->nmaps, sizeof(*se->maps), offsetof(struct map_row, pid), pid + 1);
+	while (i-- > 0 && se->maps[i].pid == pid)
+		if (ip >= se->maps[i].start && ip < se->maps[i].end)
+			return &se->maps[i];
+	return NULL;
+}
+
+/* Process and thread names of (pid, tid). */
+void qm_task_names(const struct sess *se, int32_t pid, int32_t tid, const char **comm, const char **thread)
+{
+	*comm = *thread = "";
+	size_t i = lower_pid(se->tasks, se->ntasks, sizeof(*se->tasks), offsetof(struct task_row, pid), pid);
+	for (; i < se->ntasks && se->tasks[i].pid == pid; i++) {
+		if (!**comm || se->tasks[i].tid == pid)
+			*comm = se->tasks[i].comm;
+		if (se->tasks[i].tid == tid)
+			*thread = se->tasks[i].thread;
+	}
+	if (!**comm) {
+		if (pid == 0) {
+			*comm = "swapper";
+		} else {
+			/* the executable: the file mapped lowest (programs load below their libraries) */
+			const struct map_row *exe = NULL;
+			size_t j = lower_pid(se->maps, se->nmaps, sizeof(*se->maps),
+					     offsetof(struct map_row, pid), pid);
+			for (; j < se->nmaps && se->maps[j].pid == pid; j++)
+				if (se->maps[j].path[0] == '/' && (!exe || se->maps[j].start < exe->start))
+					exe = &se->maps[j];
+			if (exe)
+				*comm = base_name(exe->path);
+		}
+	}
+}

@@ -1,0 +1,104 @@
+/* Internals of the PostgreSQL engine (db_pg.c: connection, pipeline, transactions;
+ * db_pg_stmt.c: prepared statements, parameters, rows). Only with
+ * CONFIG_STORE_POSTGRESQL; not an API: include db.h. */
+#ifndef COLLECTOR_DB_PG_PRIV_H
+#define COLLECTOR_DB_PG_PRIV_H
+
+#include <libpq-fe.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "db_priv.h"
+
+#define OID_INT8 20
+#define OID_FLOAT8 701
+#define OID_BYTEA 17
+#define PG_MAX_PENDING 1024 /* drain after this many queued statements */
+
+enum pend_kind { P_CMD, P_RUN, P_PREPARE, P_QUERY, P_COMMIT, P_IGNORE, P_SYNC };
+
+struct pend {
+	enum pend_kind kind;
+	const char *what;
+	struct pg_stmt *query; /* P_QUERY: where the rows go */
+};
+
+struct pg {
+	struct db base;
+	PGconn *conn;
+	unsigned gen; /* bumped when server-side statements may be gone (reconnect, failed pipeline) */
+	unsigned next_name;
+	struct pend *q;
+	size_t qlen, qcap;
+	int64_t changes;
+	/* Bounded, interruptible I/O (issue 31): the socket is non-blocking; every wait polls it
+	 * with a deadline and the interrupt descriptors (a stop request). */
+	char *uri;
+	unsigned timeout_ms;  /* statement_timeout / lock_timeout; client waits end 1 s later */
+	int intr_fd[2];	      /* readable: give up waiting (-EINTR), -1 unused */
+	bool sync_commit;     /* SET synchronous_commit = on in every session */
+	bool read_only;	      /* opened for queries: any session will do */
+	bool quiet;	      /* engine errors go to debug (the caller reports outages) */
+	bool async_reconnect; /* begin() does not reconnect; the caller drives db_reconnect_poll() */
+	/* The connection cannot be used any more (lost, timed out, read-only, shut down):
+	 * every call fails fast until a reconnect. */
+	bool broken;
+	PGconn *next;	 /* reconnect in progress (PQconnectStartParams) */
+	bool next_write; /* it waits for writability (else readability) */
+	uint64_t next_deadline_ns;
+	char last_error[256];
+};
+
+struct pg_stmt {
+	struct db_stmt base;
+	char *sql;
+	const char *what;
+	int nparams;
+	char name[24];
+	unsigned gen;
+	bool prepared;
+	/* parameters */
+	char **val;
+	int *len, *fmt;
+	Oid *types;
+	char (*num)[32];
+	bool *owned;
+	/* rows of the last execution */
+	PGresult *res;
+	int row;
+	bool executed;
+	uint8_t **blob;
+	size_t *blobcap;
+	int nblob;
+};
+
+static inline struct pg *pgd(struct db *d)
+{
+	return (struct pg *)d;
+}
+static inline struct pg_stmt *pgs(struct db_stmt *st)
+{
+	return (struct pg_stmt *)st;
+}
+
+/* db_pg.c: the pipeline */
+int dbpg_fail(struct pg *p, const PGresult *res, const char *what);
+int dbpg_push(struct pg *p, enum pend_kind kind, const char *what, struct pg_stmt *query);
+int dbpg_drain(struct pg *p);
+int dbpg_send_simple(struct pg *p, const char *sql, enum pend_kind kind, const char *what);
+
+/* db_pg_stmt.c: the statement operations of pg_ops */
+int dbpg_prepare(struct db *d, const char *sql, const char *what, struct db_stmt **out);
+void dbpg_finalize(struct db_stmt *st);
+void dbpg_bind(struct db_stmt *st, int i, const struct db_value *v);
+int dbpg_run(struct db_stmt *st);
+int64_t dbpg_changes(struct db *d);
+int dbpg_step(struct db_stmt *st);
+void dbpg_reset(struct db_stmt *st);
+bool dbpg_col_null(struct db_stmt *st, int col);
+int64_t dbpg_col_i64(struct db_stmt *st, int col);
+double dbpg_col_double(struct db_stmt *st, int col);
+const char *dbpg_col_text(struct db_stmt *st, int col);
+const void *dbpg_col_blob(struct db_stmt *st, int col, size_t *len);
+
+#endif

@@ -1,0 +1,117 @@
+#include "store_writers.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "store_priv.h"
+
+static const char writers_schema[] = "CREATE TABLE IF NOT EXISTS store_writers (pid INTEGER NOT NULL,"
+				     " boot TEXT NOT NULL, since INTEGER NOT NULL, PRIMARY KEY(pid, boot))";
+
+/* This machine's boot id (hex and dashes only: safe inside SQL text). */
+static void boot_id(char *buf, size_t len)
+{
+	snprintf(buf, len, "unknown");
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+	char line[64];
+	if (f && fgets(line, sizeof(line), f)) {
+		size_t n = strspn(line, "0123456789abcdef-");
+		if (n > 0 && n < len) {
+			memcpy(buf, line, n);
+			buf[n] = 0;
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
+static bool alive(long long pid, const char *boot, const char *my_boot)
+{
+	if (strcmp(boot, my_boot) != 0 || pid <= 0 || pid > INT32_MAX)
+		return false;
+	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+}
+
+int store_writers_unclean(struct store *s, char *why, size_t whylen)
+{
+	if (!db_has_table(s->db, "store_writers"))
+		return -ENOENT;
+	struct db_stmt *st = store_query(s, "SELECT pid, boot, since FROM store_writers");
+	if (!st)
+		return -EIO;
+	char me[64];
+	boot_id(me, sizeof(me));
+	int rc, gone = 0;
+	while ((rc = db_step(st)) == 1) {
+		long long pid = db_col_i64(st, 0);
+		if (!alive(pid, db_col_text(st, 1), me) && gone++ == 0)
+			snprintf(why, whylen,
+				 "its writer pid %lld (opened it at unix time %lld) ended without closing it",
+				 pid, (long long)db_col_i64(st, 2));
+	}
+	db_finalize(st);
+	if (rc < 0)
+		return rc;
+	return gone ? 1 : 0;
+}
+
+/* Run sql with (pid, boot) bound as ?1, ?2. */
+static int run_pid_boot(struct store *s, const char *sql, int64_t pid, const char *boot)
+{
+	struct db_stmt *st = store_query(s, sql);
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, pid);
+	db_bind_text(st, 2, boot);
+	int rc = db_run(st);
+	db_finalize(st);
+	return rc < 0 ? rc : 0;
+}
+
+int store_writers_enter(struct store *s)
+{
+	int rc = db_exec(s->db, writers_schema, "store_writers");
+	if (rc < 0)
+		return rc;
+	char me[64];
+	boot_id(me, sizeof(me));
+	/* rows of writers that are gone: this open checked the store, or was told not to */
+	struct db_stmt *st = store_query(s, "SELECT pid, boot FROM store_writers");
+	if (!st)
+		return -EIO;
+	struct {
+		int64_t pid;
+		char boot[64];
+	} stale[16];
+	int nstale = 0;
+	while ((rc = db_step(st)) == 1) {
+		int64_t pid = db_col_i64(st, 0);
+		const char *boot = db_col_text(st, 1);
+		if (!alive(pid, boot, me) && nstale < 16) {
+			stale[nstale].pid = pid;
+			snprintf(stale[nstale].boot, sizeof(stale[nstale].boot), "%s", boot);
+			nstale++;
+		}
+	}
+	db_finalize(st);
+	for (int i = 0; rc >= 0 && i < nstale; i++)
+		rc = run_pid_boot(s, "DELETE FROM store_writers WHERE pid = ?1 AND boot = ?2", stale[i].pid,
+				  stale[i].boot);
+	if (rc < 0)
+		return rc;
+	return run_pid_boot(s,
+			    "INSERT INTO store_writers (pid, boot, since) VALUES (?1, ?2,"
+			    " CAST(strftime('%s', 'now') AS INTEGER)) ON CONFLICT DO NOTHING",
+			    getpid(), me);
+}
+
+void store_writers_leave(struct store *s)
+{
+	char me[64];
+	boot_id(me, sizeof(me));
+	run_pid_boot(s, "DELETE FROM store_writers WHERE pid = ?1 AND boot = ?2", getpid(), me);
+}

@@ -1,0 +1,16 @@
+#include "fail.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	if (err && errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
