@@ -327,10 +327,12 @@ int cmd_profile(int argc, char **argv)
 		exit_code = rc;
 		goto out;
 	}
-	struct loop_source src;
+	struct loop_source src, ksrc;
 	if (sp)
 		sampler_loop_source(sp, &src);
-	if (target_attach(t, l) < 0 || counter_source_start(cs, l, start_ns) < 0 || (sp && loop_add(l, &src) < 0))
+	kallsyms_loop_source(&kst, &ksrc); /* the table again if the collector's store is not the marker's */
+	if (target_attach(t, l) < 0 || counter_source_start(cs, l, start_ns) < 0 || (sp && loop_add(l, &src) < 0) ||
+	    loop_add(l, &ksrc) < 0)
 		goto out;
 #ifdef CONFIG_AGENT_TRACER
 	if (ts && trace_source_start(ts, t, c->s, l, start_ns) < 0)
@@ -358,6 +360,7 @@ int cmd_profile(int argc, char **argv)
 #endif
 	if (ended)
 		target_end_report(c->s, &te, stderr);
+	kallsyms_store_check(&kst);
 	kallsyms_sent(&kst, session_flush(c->s) == 0);
 	counter_source_print_summary(cs, end_ns, target_describe(t), stderr);
 	if (sp)

@@ -140,9 +140,10 @@ int cmd_record(int argc, char **argv)
 	}
 	if (loop_create(&l) < 0)
 		goto out;
-	struct loop_source src;
+	struct loop_source src, ksrc;
 	sampler_loop_source(c->sp, &src);
-	if (session_attach(c->s, l) < 0 || target_attach(t, l) < 0 || loop_add(l, &src) < 0)
+	kallsyms_loop_source(&kst, &ksrc); /* the table again if the collector's store is not the marker's */
+	if (session_attach(c->s, l) < 0 || target_attach(t, l) < 0 || loop_add(l, &src) < 0 || loop_add(l, &ksrc) < 0)
 		goto out;
 	rc = loop_run(l);
 	uint64_t end_ns = clock_mono_ns();
@@ -156,6 +157,7 @@ int cmd_record(int argc, char **argv)
 	enum sampler_backend used = sampler_backend(c->sp);
 	sampler_close(c->sp);
 	c->sp = NULL;
+	kallsyms_store_check(&kst);
 	kallsyms_sent(&kst, session_flush(c->s) == 0);
 	fprintf(stderr,
 		"\n sampled '%s' for %.3f s: %llu samples of %s at %u Hz (%s back end), %llu lost;\n"

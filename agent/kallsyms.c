@@ -4,8 +4,10 @@
  * right to see kernel addresses (kernel.kptr_restrict, not root) every
  * address reads 0 (kallsyms_show_value): nothing is sent.
  * Once per boot: after the collector acked a session's table, the agent
- * leaves a marker in its spool directory (.kernel-symbols.BOOT.AGENT@COLLECTOR);
- * later sessions of the same boot send only a reference record naming the boot. */
+ * leaves a marker in its spool directory (.kernel-symbols.BOOT.AGENT@COLLECTOR)
+ * naming the collector's store (its identity, from the acks); later sessions of
+ * the same boot send only a reference record naming the boot, and the table
+ * after all when the collector's acks name another store. */
 #include "kallsyms.h"
 
 #include <ctype.h>
@@ -169,9 +171,26 @@ static void marker_path(const struct session_opts *o, const char *agent_id, cons
 		out[0] = 0;
 }
 
+/* The store a marker names: its "store ID" line ("" in markers older than issue 39). */
+static void marker_store(const char *path, char *out, size_t len)
+{
+	out[0] = 0;
+	FILE *f = fopen(path, "re");
+	char line[256];
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, "store ", 6) == 0) {
+			snprintf(out, len, "%.63s", line + 6);
+			out[strcspn(out, " \t\r\n")] = 0;
+			break;
+		}
+	if (f)
+		fclose(f);
+}
+
 int kallsyms_send(struct session *s, const struct session_opts *o, const char *agent_id, struct kallsyms_stats *st)
 {
 	memset(st, 0, sizeof(*st));
+	st->s = s;
 	char boot[KSYMS_BOOT_ID_MAX + 1];
 	if (read_boot_id("/proc/sys/kernel/random/boot_id", boot, sizeof(boot)) == 0) {
 		marker_path(o, agent_id, boot, st->marker, sizeof(st->marker));
@@ -181,8 +200,10 @@ int kallsyms_send(struct session *s, const struct session_opts *o, const char *a
 			m.kernel_boot_id = boot;
 			m.chunks = 1;
 			st->reference = true;
-			st->marker[0] = 0;
-			log_debug("kernel functions of boot %s: sent in an earlier session (a reference only)", boot);
+			marker_store(st->marker, st->acked_store, sizeof(st->acked_store));
+			log_debug("kernel functions of boot %s: sent in an earlier session to store '%s' (a reference "
+				  "only, unless this collector's store is another)",
+				  boot, st->acked_store);
 			struct send_ctx c = {.s = s, .st = st};
 			return emit_record(&c, &m);
 		}
@@ -200,13 +221,72 @@ int kallsyms_send(struct session *s, const struct session_opts *o, const char *a
 	return rc;
 }
 
+int kallsyms_store_check(struct kallsyms_stats *st)
+{
+	if (!st->reference || st->store_checked || !st->s)
+		return 0;
+	const char *id = session_store_id(st->s);
+	if (!id[0])
+		return 0; /* not connected yet, or a collector that does not say (the marker stands) */
+	st->store_checked = true;
+	if (strcmp(id, st->acked_store) == 0)
+		return 0;
+	log_info("the collector's store (%s) is not the one that acked this boot's kernel functions (%s): "
+		 "sending them to it",
+		 id, st->acked_store[0] ? st->acked_store : "unknown");
+	struct send_ctx c = {.s = st->s, .st = st};
+	struct kallsyms_stats rs;
+	int rc = kallsyms_read_send(NULL, NULL, emit_record, &c, &rs);
+	if (rc < 0) {
+		if (rc != -ENOENT)
+			log_warn("kernel functions not sent: %s", strerror(-rc));
+		return rc;
+	}
+	st->symbols = rs.symbols;
+	st->reference = false;
+	return 1;
+}
+
+static int watch_prepare(void *ctx, struct pollfd *pfd, int max, uint64_t now_ns, int *timeout_ms)
+{
+	struct kallsyms_stats *st = ctx;
+	if (st->reference && !st->store_checked && (*timeout_ms < 0 || *timeout_ms > 100))
+		*timeout_ms = 100;
+	return 0;
+}
+
+static int watch_dispatch(void *ctx, struct pollfd *pfd, int n, uint64_t now_ns)
+{
+	kallsyms_store_check(ctx);
+	return 0;
+}
+
+void kallsyms_loop_source(struct kallsyms_stats *st, struct loop_source *src)
+{
+	memset(src, 0, sizeof(*src));
+	src->name = "kallsyms";
+	src->prepare = watch_prepare;
+	src->dispatch = watch_dispatch;
+	src->ctx = st;
+}
+
 void kallsyms_sent(const struct kallsyms_stats *st, bool all_acked)
 {
-	if (!all_acked || !st->marker[0] || st->chunks == 0)
+	if (!st->marker[0])
+		return;
+	const char *id = st->s ? session_store_id(st->s) : "";
+	if (st->reference) {
+		if (id[0] && strcmp(id, st->acked_store) != 0) {
+			unlink(st->marker); /* a store without the table: the next session sends it */
+			log_info("kernel functions: store %s has no table of this boot yet; the next session sends it", id);
+		}
+		return;
+	}
+	if (!all_acked || st->chunks == 0)
 		return;
 	FILE *f = fopen(st->marker, "w");
 	if (f) {
-		fprintf(f, "%zu kernel symbols in %zu records, acked\n", st->symbols, st->chunks);
+		fprintf(f, "store %s\n%zu kernel symbols in %zu records, acked\n", id, st->symbols, st->chunks);
 		fclose(f);
 	}
 }

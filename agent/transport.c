@@ -55,6 +55,7 @@ struct transport {
 	bool probing;
 	bool probe_next;    /* a retry hint came: probe on the next connection */
 	uint64_t hello_ack; /* the seq the Hello was answered with on this connection */
+	char store_id[64];  /* the collector's store, from its acks ("" before one, or an older collector) */
 	uint64_t created;  /* highest seq given to transport_submit (sent or not, spooled or not) */
 
 	struct transport_stats st;
@@ -150,6 +151,7 @@ bool transport_streaming(const struct transport *t) { return t->state == T_STREA
 const struct transport_stats *transport_get_stats(const struct transport *t) { return &t->st; }
 const char *transport_error(const struct transport *t) { return t->error; }
 const char *transport_peer(const struct transport *t) { return t->peer; }
+const char *transport_store_id(const struct transport *t) { return t->store_id; }
 
 static uint64_t next_rand(struct transport *t)
 {
@@ -486,6 +488,8 @@ static int on_envelope(struct transport *t, const Prof__Envelope *env, uint64_t 
 		}
 		if (a > t->st.acked)
 			t->st.acked = a;
+		if (t->state == T_HELLO)
+			snprintf(t->store_id, sizeof(t->store_id), "%s", env->ack->store_id ? env->ack->store_id : "");
 		spool_ack(t->spool, a);
 		if (t->state == T_STREAMING && a > t->hello_ack) {
 			/* A record of this connection is stored: the collector works, stream the rest. */
