@@ -129,11 +129,14 @@ int cmd_record(int argc, char **argv)
 		log_error("%s", err);
 		goto out;
 	}
+	/* a running target (pid, system-wide) is sampled from now: --duration counts from here; a
+	 * command is sampled from its exec, at its release below */
+	uint64_t sampling_ns = clock_mono_ns();
 	/* the kernel's function names (kallsyms.h): once the sampler runs, so that a system-wide
 	 * sampler does not start later than before; the target is not released yet */
 	kallsyms_send(c->s, &c->cli.so, session_agent_id(c->s), &kst);
-	uint64_t start_ns = clock_mono_ns();
-	rc = target_release(t);
+	uint64_t start_ns = kind == TARGET_EXEC ? clock_mono_ns() : sampling_ns;
+	rc = target_release_at(t, start_ns);
 	if (rc != 0) {
 		exit_code = rc;
 		goto out;

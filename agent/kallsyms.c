@@ -52,6 +52,35 @@ static int read_boot_id(const char *path, char *out, size_t len)
 	return rc;
 }
 
+/* A text symbol with an address from one kallsyms line ("ADDRESS TYPE NAME [MODULE]"):
+ * true; an address of 0 (not shown to us) counts in *zero. */
+static bool parse_line(const char *line, uint64_t *addr, char *name, size_t *zero)
+{
+	char *end;
+	unsigned long long a = strtoull(line, &end, 16);
+	char type = 0;
+	if (end == line || !isspace((unsigned char)*end) || sscanf(end, " %c %511s", &type, name) != 2)
+		return false; /* not a symbol line */
+	if (!strchr("tTwW", type))
+		return false;
+	if (a == 0) {
+		(*zero)++;
+		return false;
+	}
+	*addr = a;
+	return true;
+}
+
+/* The same symbol as on the line before (the kernel lists some twice): counted once. */
+static bool same_as_previous(uint64_t a, const char *name, uint64_t *pa, char *pname)
+{
+	if (a == *pa && strcmp(name, pname) == 0)
+		return true;
+	*pa = a;
+	snprintf(pname, KSYMS_NAME_MAX + 1, "%s", name);
+	return false;
+}
+
 int kallsyms_read_send(const char *path, const char *boot_id_path,
 		       int (*emit)(void *arg, const Prof__KernelSymbols *m), void *arg, struct kallsyms_stats *st)
 {
@@ -72,73 +101,69 @@ int kallsyms_read_send(const char *path, const char *boot_id_path,
 		log_info("kernel functions not sent: %s: %s", path, strerror(-rc));
 		return rc;
 	}
-	struct ksym *v = NULL;
-	size_t n = 0, cap = 0, zero = 0;
+	/* Two passes, so that only one chunk is in memory: the count (the chunks' number
+	 * goes in every chunk), then chunk by chunk, each sorted by name for the front coding. */
+	size_t n = 0, zero = 0;
+	uint64_t a, pa = 0;
+	char name[KSYMS_NAME_MAX + 1], pname[KSYMS_NAME_MAX + 1] = "";
 	char line[1024];
-	while (rc == 0 && fgets(line, sizeof(line), f)) {
-		char *end;
-		unsigned long long addr = strtoull(line, &end, 16);
-		char type = 0, name[KSYMS_NAME_MAX + 1];
-		if (end == line || !isspace((unsigned char)*end) || sscanf(end, " %c %511s", &type, name) != 2)
-			continue; /* not a symbol line */
-		if (!strchr("tTwW", type))
-			continue;
-		if (addr == 0) {
-			zero++;
-			continue;
-		}
-		if (n == KALLSYMS_MAX) {
-			rc = -EFBIG;
+	while (fgets(line, sizeof(line), f))
+		if (parse_line(line, &a, name, &zero) && !same_as_previous(a, name, &pa, pname) && ++n > KALLSYMS_MAX)
 			break;
-		}
-		if (n == cap) {
-			size_t nc = cap ? cap * 2 : 8192;
-			struct ksym *nv = realloc(v, nc * sizeof(*nv));
-			if (!nv) {
-				rc = -ENOMEM;
-				break;
-			}
-			v = nv;
-			cap = nc;
-		}
-		v[n].addr = addr;
-		v[n].name = strdup(name);
-		if (!v[n].name)
-			rc = -ENOMEM;
-		else
-			n++;
-	}
-	fclose(f);
-	if (rc == 0 && n == 0) {
+	size_t chunks = (n + KSYMS_CHUNK_SYMS - 1) / KSYMS_CHUNK_SYMS;
+	if (n == 0) {
 		log_info("kernel functions not sent: %s shows %s (kernel.kptr_restrict; run the agent as root, or "
 			 "give the collector the board's kallsyms with --kallsyms FILE)",
 			 path, zero ? "no addresses" : "no text symbols");
 		rc = -ENOENT;
+	} else if (n > KALLSYMS_MAX || chunks > KSYMS_MAX_CHUNKS) {
+		rc = -EFBIG;
 	}
-	uint64_t *addr = NULL;
-	const char **names = NULL;
-	if (rc == 0) {
-		qsort(v, n, sizeof(*v), ksym_cmp);
-		addr = malloc(n * sizeof(*addr));
-		names = malloc(n * sizeof(*names));
-		if (!addr || !names)
-			rc = -ENOMEM;
-	}
-	if (rc == 0) {
+	struct ksym *v = rc == 0 ? malloc(KSYMS_CHUNK_SYMS * sizeof(*v)) : NULL;
+	uint64_t *addr = rc == 0 ? malloc(KSYMS_CHUNK_SYMS * sizeof(*addr)) : NULL;
+	const char **names = rc == 0 ? malloc(KSYMS_CHUNK_SYMS * sizeof(*names)) : NULL;
+	if (rc == 0 && (!v || !addr || !names))
+		rc = -ENOMEM;
+	size_t nv = 0, c = 0, seen = 0;
+	if (rc == 0 && fseek(f, 0, SEEK_SET) != 0)
+		rc = -errno;
+	pa = 0;
+	pname[0] = 0;
+	while (rc == 0 && c < chunks) {
+		bool more = fgets(line, sizeof(line), f) != NULL;
+		if (more && parse_line(line, &a, name, &zero) && !same_as_previous(a, name, &pa, pname)) {
+			if (seen++ >= n)
+				continue; /* a module loaded since the count: the table is as counted */
+			v[nv].addr = a;
+			v[nv].name = strdup(name);
+			if (!v[nv].name) {
+				rc = -ENOMEM;
+				break;
+			}
+			nv++;
+		}
+		if (nv < KSYMS_CHUNK_SYMS && more)
+			continue;
+		/* a full chunk, or the end (the last chunks empty if modules went away since the count) */
+		qsort(v, nv, sizeof(*v), ksym_cmp);
 		size_t m = 0;
-		for (size_t i = 0; i < n; i++) {
+		for (size_t i = 0; i < nv; i++) {
 			if (m && addr[m - 1] == v[i].addr && strcmp(names[m - 1], v[i].name) == 0)
 				continue; /* the same symbol twice */
 			addr[m] = v[i].addr;
 			names[m++] = v[i].name;
 		}
-		st->symbols = m;
-		rc = ksyms_encode(addr, names, m, boot, emit, arg);
+		st->symbols += m;
+		rc = ksyms_encode_chunk(addr, names, m, (uint32_t)c++, (uint32_t)chunks, (uint32_t)n, boot, emit, arg);
+		for (size_t i = 0; i < nv; i++)
+			free(v[i].name);
+		nv = 0;
 	}
+	for (size_t i = 0; i < nv; i++)
+		free(v[i].name);
+	fclose(f);
 	free(addr);
 	free(names);
-	for (size_t i = 0; i < n; i++)
-		free(v[i].name);
 	free(v);
 	return rc;
 }
