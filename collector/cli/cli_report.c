@@ -18,6 +18,7 @@ static const char report_usage[] =
 	"usage: collector report --store PATH [--since T] [--until T] [--agent ID] [--comm NAME | --pid N]\n"
 	"                        [--by function|module|process|thread|agent|stack] [--json] [--limit N]\n"
 	"       collector report --store PATH --session N [--top] [--opencl] [--gpu] [--json] [--symfs DIR] [--limit N]\n"
+	"                        [--debug-dir DIR] [--kallsyms FILE]\n"
 	"                        [--format text|json|html] [--machine FILE] [--kernel-model FILE] [--check full|quick|off]\n"
 	"                        [--sort KEY]\n"
 	"  --top      functions with the most CPU samples (symbols resolved on this host)\n"
@@ -41,6 +42,7 @@ static int overview(struct store *st, long long id, const struct report_opts *ro
 		    const char *machine, const char *kmodel)
 {
 	struct overview_opts oo = {.machine = machine, .kernel_model = kmodel, .symfs = ro->symfs,
+				   .debug_dir = ro->debug_dir, .kallsyms = ro->kallsyms,
 				   .limit = ro->limit, .sections = true, .json = strcmp(format, "json") == 0};
 	struct overview ov;
 	int rc = overview_load(st, id, &oo, &ov);
@@ -88,6 +90,7 @@ int cli_report(int argc, char **argv)
 		{"format", required_argument, NULL, 'F'}, {"machine", required_argument, NULL, 'M'},
 		{"kernel-model", required_argument, NULL, 'k'}, {"gpu", no_argument, NULL, 'g'},
 		{"check", required_argument, NULL, 'K'}, {"sort", required_argument, NULL, 'S'},
+		{"debug-dir", required_argument, NULL, 'D'}, {"kallsyms", required_argument, NULL, 'Y'},
 		QUERY_LONG_OPTIONS_FILTERS,
 		{NULL, 0, NULL, 0},
 	};
@@ -120,6 +123,8 @@ int cli_report(int argc, char **argv)
 		case 'g': gpu = true; break;
 		case 'j': ro.json = true; break;
 		case 'f': ro.symfs = optarg; break;
+		case 'D': ro.debug_dir = optarg; break;
+		case 'Y': ro.kallsyms = optarg; break;
 		case 'l': ro.limit = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 'F': format = optarg; break;
 		case 'M': machine = optarg; break;
@@ -156,6 +161,10 @@ int cli_report(int argc, char **argv)
 		}
 		if (ro.symfs)
 			qo.symfs = ro.symfs;
+		if (ro.debug_dir)
+			qo.debug_dir = ro.debug_dir;
+		if (ro.kallsyms)
+			qo.kallsyms = ro.kallsyms;
 		rc = fleet_report(path, check, &qo, &ro);
 		query_opts_free(&qo);
 		return rc;

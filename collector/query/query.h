@@ -96,7 +96,7 @@ enum {
 	"  --agent ID   --board NAME   --comm NAME   --pid N   --session N[,M...]\n"                            \
 	"  --by function|module|process|thread|agent|stack   grouping of the rows (default function)\n"        \
 	"  --symfs DIR  look for the profiled binaries under DIR (like perf --symfs)\n"                         \
-	"  --debug-dir DIR  separate debug files under DIR/.build-id/ (default /usr/lib/debug;\n"               \
+	"  --debug-dir DIR  separate debug files under DIR/.build-id/ too (before /usr/lib/debug's;\n"           \
 	"               DEBUGINFOD_URLS set: a debuginfod server is asked too)\n"                                \
 	"  --kallsyms FILE  kernel functions from FILE (/proc/kallsyms of the profiled board's boot)\n"
 

@@ -15,6 +15,8 @@ enum report_sort { REPORT_SORT_TOTAL, REPORT_SORT_COUNT, REPORT_SORT_MEAN, REPOR
 struct report_opts {
 	bool json;
 	const char *symfs;     /* --symfs DIR: where to look for binaries with symbols */
+	const char *debug_dir; /* --debug-dir DIR: separate debug files, besides /usr/lib/debug */
+	const char *kallsyms;  /* --kallsyms FILE: kernel functions (instead of the agents' tables) */
 	unsigned limit;        /* --limit N: rows per table (0 = default) */
 	enum report_sort sort; /* --sort: the OpenCL table's order (kernels first, then transfers) */
 };

@@ -444,6 +444,23 @@ static void test_record_kernel_functions_from_the_agent(void **state)
 	if (strstr(out, buf))
 		fail_msg("a kernel frame still has the agent's name with --kallsyms:\n%.3000s", out);
 	free(out);
+	/* collector report takes the symbol options its help lists (issue 39: it refused them) */
+	{
+		char coll_bin[512], sidbuf[32];
+		tp_bin("collector", coll_bin, sizeof(coll_bin));
+		snprintf(sidbuf, sizeof(sidbuf), "%lld", (long long)s2);
+		char *rep[] = {coll_bin, "report", "--store", e->t.db, "--session", sidbuf, "--top", "--limit", "50",
+			       "--kallsyms", ovr, "--debug-dir", e->t.dir, NULL};
+		unlink(e->rlog);
+		int status;
+		pid_t pid = tp_spawn(rep, e->rlog);
+		assert_int_equal(tp_wait(pid, 20000, &status), 0);
+		out = tp_slurp(e->rlog);
+		assert_non_null(out);
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !strstr(out, " ovr_"))
+			fail_msg("report --top --kallsyms --debug-dir (status 0x%x):\n%.3000s", status, out);
+		free(out);
+	}
 
 	/* an agent that sees no kernel addresses (kptr_restrict) says so and sends none */
 	char zero[300], envs[400];
