@@ -43,7 +43,7 @@ static const char q_stack[] = "SELECT ips FROM sample_stacks WHERE session_id = 
 static const char q_kstack[] = "SELECT ips FROM sample_kernel_stacks WHERE session_id = ?1 AND stack_id = ?2";
 static const char q_info[] = "SELECT COUNT(*), COALESCE(SUM(lost), 0), COALESCE(MIN(backend), 0),"
 			     " COALESCE(MAX(backend), 0), COALESCE(MAX(freq_hz), 0), COALESCE(SUM(interval_ns), 0),"
-			     " COALESCE(MIN(t_ns), 0), COALESCE(MAX(t_ns), 0), COALESCE(MIN(event_id), 0),"
+			     " COALESCE(MIN(t_ns - interval_ns), 0), COALESCE(MAX(t_ns), 0), COALESCE(MIN(event_id), 0),"
 			     " COALESCE(MAX(event_id), 0) FROM sample_intervals"
 			     " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3";
 static const char q_event[] = "SELECT name FROM events WHERE session_id = ?1 AND event_id = ?2";
@@ -326,6 +326,10 @@ static int intern_frame(struct build *b, const struct sym_frame *sf, bool kernel
 	f->raw = str_pool_intern(&b->pool, sf->raw ? sf->raw : "");
 	f->ip = sf->ip;
 	f->file_off = sf->file_off;
+	f->path = str_pool_intern(&b->pool, sf->path ? sf->path : "");
+	f->build_id = str_pool_intern(&b->pool, sf->build_id ? sf->build_id : "");
+	if (!f->path || !f->build_id)
+		return -ENOMEM;
 	f->kernel = kernel;
 	f->resolved = sf->resolved;
 	if (!f->function || !f->module || !f->raw || key_map_put(&b->frame_ids, key, (size_t)kl, (uint32_t)r->nframes) < 0)
@@ -354,6 +358,11 @@ static int frame_of(struct build *b, struct sess *se, int32_t pid, uint64_t ip, 
 		sm = (struct sym_mapping){.path = m->path, .build_id = m->bid, .build_id_len = m->bidlen,
 					  .start = m->start, .end = m->end, .pgoff = m->pgoff};
 	sym_describe(kernel && se->ksr ? se->ksr : b->sr, m ? &sm : NULL, ip, kernel, buf, sizeof(buf), &sf);
+	char hex[2 * 64 + 1] = "";
+	if (m) { /* what a later symbolizer needs (the pprof export's mappings) */
+		sf.path = m->path;
+		sf.build_id = m->bidlen ? sym_build_id_hex(m->bid, m->bidlen, hex, sizeof(hex)) : NULL;
+	}
 	int rc = intern_frame(b, &sf, kernel, out);
 	if (rc == 0)
 		rc = key_map_put(&se->frame_of_ip, &k, sizeof(k), *out);

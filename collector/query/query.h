@@ -131,6 +131,8 @@ struct query_frame {
 	bool resolved; /* function is a symbol name */
 	const char *raw;   /* the symbol as in the file (mangled), "" if unresolved */
 	uint64_t file_off; /* ip's offset in the module's file (unresolved frames: one frame per address) */
+	const char *path;     /* the mapped file's path ("" kernel/unknown; a function's: the first mapping seen) */
+	const char *build_id; /* its build-id in hex ("" none) */
 };
 
 /* One aggregated stack: its samples in the range, and the keys it belongs to. */
@@ -148,7 +150,7 @@ struct query_stack {
 struct query_session_info {
 	int64_t id;
 	const char *agent_id, *board;
-	int64_t first_ns, last_ns; /* wall time of the first and last interval in range (0 none) */
+	int64_t first_ns, last_ns; /* wall time: start of the first interval in range, end of the last (0 none) */
 	uint64_t samples;	   /* samples in range */
 };
 
