@@ -30,6 +30,9 @@ int report_function_samples(struct store *st, int64_t sid, const char *symfs, co
 /* The top table of a query (collector report without --session, or with filters): rows grouped by `by`,
  * self and total, process, pid and agent columns; text or JSON. */
 int report_query_top(const struct query_result *r, enum query_group by, unsigned limit, bool json, FILE *out);
+/* Wall time on and off the CPU per process and thread (--offcpu), from the BPF back end's
+ * sched_switch accounting (task_times). */
+int report_offcpu(struct store *st, int64_t sid, const struct report_opts *o, FILE *out);
 /* OpenCL command table (--opencl). */
 int report_opencl(struct store *st, int64_t sid, const struct report_opts *o, FILE *out);
 
