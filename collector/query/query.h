@@ -91,7 +91,7 @@ enum {
 
 #define QUERY_OPTS_HELP                                                                                    \
 	"filters (any combination; lists: comma-separated or the option repeated):\n"                        \
-	"  --since T / --until T   time range: a duration back from now (30s, 10m, 2h, 7d, 1w),\n"             \
+	"  --since T / --until T   time range: a duration back from now (30s, 10m, 2h, 7d, 1w), now,\n"             \
 	"                          an ISO-8601 time (2026-12-03T18:00:00Z, +hh:mm offsets) or unix seconds\n"   \
 	"  --agent ID   --board NAME   --comm NAME   --pid N   --session N[,M...]\n"                            \
 	"  --by function|module|process|thread|agent|stack   grouping of the rows (default function)\n"        \
