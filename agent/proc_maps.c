@@ -332,8 +332,16 @@ void proc_maps_fork(struct proc_maps *pm, pid_t pid, pid_t ppid, uint64_t time_n
 	struct proc_entry *e = proc_get(pm, pid);
 	if (e && time_ns < e->fork_ns)
 		return;
-	if (e && e->exited && time_ns < e->exit_ns)
-		return; /* the fork of the incarnation that already exited */
+	/* this process's own FORK, read after it was found gone: its EXIT record came first, or a
+	 * sample found /proc/PID gone before any record of it (another CPU's ring) */
+	bool late = e && e->exited && (time_ns < e->exit_ns || e->exit_ns == 0);
+	if (late) {
+		if (e->n == 0 && e->scanned_ns && e->ppid <= 0) {
+			e->ppid = ppid; /* sampled, never mapped: it ran its parent's code */
+			inherit(pm, pid);
+		}
+		return;
+	}
 	if (e && e->exited) {
 		/* the pid used again: the old mappings stay (dead) until declared */
 		e->exited = false;

@@ -178,6 +178,12 @@ static void test_proc_maps_forked_child_gets_parent_mappings(void **state)
 	proc_maps_reap(&pm);
 	assert_null(proc_maps_find(&pm, 301, 0x555100));
 	assert_non_null(proc_maps_find(&pm, 300, 0x555100));
+	/* its FORK record read after the sample that found it gone (another CPU's ring) */
+	assert_true(proc_maps_ensure(&pm, 302, 0x555100, 3000, 200) <= 0);
+	proc_maps_fork(&pm, 302, 300, 7);
+	m = proc_maps_find(&pm, 302, 0x555100);
+	assert_non_null(m);
+	assert_string_equal(m->path, "/usr/bin/server");
 	/* a process seen only in a sample, gone: its entry does not stay */
 	assert_true(proc_maps_ensure(&pm, 444, 0x1234, 2000, 200) <= 0);
 	proc_maps_reap(&pm);
