@@ -11,6 +11,7 @@
 #include "log.h"
 #include "report.h"
 #include "store/store_task_times.h"
+#include "text_safe.h"
 
 struct trow {
 	int32_t pid, tid;
@@ -63,11 +64,12 @@ static double pct(uint64_t part, uint64_t whole)
 
 static void row_text(const struct trow *r, FILE *out)
 {
-	char name[64];
+	char name[64], safe[40]; /* names come from the agent: control characters become '?' */
 	if (r->process)
-		snprintf(name, sizeof(name), "%s", r->comm[0] ? r->comm : "?");
+		snprintf(name, sizeof(name), "%s", text_safe_copy(safe, sizeof(safe), r->comm[0] ? r->comm : "?"));
 	else
-		snprintf(name, sizeof(name), "  %s", r->thread[0] ? r->thread : r->comm[0] ? r->comm : "?");
+		snprintf(name, sizeof(name), "  %s",
+			 text_safe_copy(safe, sizeof(safe), r->thread[0] ? r->thread : r->comm[0] ? r->comm : "?"));
 	fprintf(out, "  %6.1f%% %11.3f %11.3f %9llu  %-18s %7d %7d\n", pct(r->off_ns, r->on_ns + r->off_ns),
 		(double)r->on_ns / 1e9, (double)r->off_ns / 1e9, (unsigned long long)r->switches, name, r->pid,
 		r->process ? 0 : r->tid);
