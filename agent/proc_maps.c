@@ -290,11 +290,12 @@ const struct proc_mapping *proc_maps_find(const struct proc_maps *pm, pid_t pid,
 }
 
 /* A child gone before its maps were read: it ran its parent's code (a fork
- * that did not exec; an exec would have sent MMAP records). Copy the parent's. */
-static int inherit(struct proc_maps *pm, pid_t pid)
+ * that did not exec; an exec would have sent MMAP records). Copy the parent's
+ * (all: also when it has mappings of its own, from after its exec). */
+static int inherit_maps(struct proc_maps *pm, pid_t pid, bool all)
 {
 	const struct proc_entry *c = proc_get(pm, pid);
-	if (!c || c->ppid <= 0 || c->ppid == pid || c->n)
+	if (!c || c->ppid <= 0 || c->ppid == pid || (c->n && !all))
 		return 0;
 	pid_t ppid = c->ppid;
 	int added = 0;
@@ -312,16 +313,50 @@ static int inherit(struct proc_maps *pm, pid_t pid)
 	return added;
 }
 
+static int inherit(struct proc_maps *pm, pid_t pid)
+{
+	return inherit_maps(pm, pid, false);
+}
+
+static int inherit_all(struct proc_maps *pm, pid_t pid)
+{
+	return inherit_maps(pm, pid, true);
+}
+
+/* ip of a forked child found in no mapping of its own: sampled before its exec (its
+ * mappings now are the new program's), in its parent's code, as perf's copy of the
+ * parent's maps at fork says. Copy that one mapping; 1 copied, 0 none. */
+static int from_parent(struct proc_maps *pm, pid_t pid, uint64_t ip)
+{
+	struct proc_entry *c = proc_get(pm, pid);
+	if (!c)
+		return 0;
+	if (c->ppid <= 0 || c->ppid == pid) {
+		c->missed = true; /* its FORK record may come later */
+		return 0;
+	}
+	const struct proc_mapping *pmap = proc_maps_find(pm, c->ppid, ip);
+	if (!pmap)
+		return 0;
+	char path[4096];
+	snprintf(path, sizeof(path), "%s", pmap->path);
+	uint64_t s = pmap->start, end = pmap->end, off = pmap->pgoff;
+	return add(pm, pid, s, end, off, path) == 0;
+}
+
 int proc_maps_ensure(struct proc_maps *pm, pid_t pid, uint64_t ip, uint64_t now_ns, uint64_t min_gap_ns)
 {
 	if (ip == 0 || pid <= 0 || proc_maps_find(pm, pid, ip))
 		return 0;
 	const struct proc_entry *e = proc_get(pm, pid);
-	if (e && e->scanned_ns && now_ns - e->scanned_ns < min_gap_ns)
-		return 0;
-	int rc = proc_maps_scan(pm, pid, now_ns);
-	if (rc == -ENOENT || rc == -ESRCH)
-		rc = inherit(pm, pid);
+	int rc = 0;
+	if (!e || !e->scanned_ns || now_ns - e->scanned_ns >= min_gap_ns) {
+		rc = proc_maps_scan(pm, pid, now_ns);
+		if (rc == -ENOENT || rc == -ESRCH)
+			rc = inherit(pm, pid);
+	}
+	if (!proc_maps_find(pm, pid, ip) && from_parent(pm, pid, ip) > 0)
+		rc = rc > 0 ? rc + 1 : 1;
 	return rc;
 }
 
@@ -336,9 +371,14 @@ void proc_maps_fork(struct proc_maps *pm, pid_t pid, pid_t ppid, uint64_t time_n
 	 * sample found /proc/PID gone before any record of it (another CPU's ring) */
 	bool late = e && e->exited && (time_ns < e->exit_ns || e->exit_ns == 0);
 	if (late) {
-		if (e->n == 0 && e->scanned_ns && e->ppid <= 0) {
-			e->ppid = ppid; /* sampled, never mapped: it ran its parent's code */
-			inherit(pm, pid);
+		if ((e->n == 0 && e->scanned_ns) || e->missed) {
+			bool all = e->n == 0;
+			e->ppid = ppid; /* sampled in its parent's code before this record came */
+			e->missed = false;
+			if (all)
+				inherit(pm, pid);
+			else
+				inherit_all(pm, pid);
 		}
 		return;
 	}
@@ -350,6 +390,10 @@ void proc_maps_fork(struct proc_maps *pm, pid_t pid, pid_t ppid, uint64_t time_n
 		return;
 	e->ppid = ppid;
 	e->fork_ns = time_ns;
+	if (e->missed) { /* a sample missed its mappings before this record came */
+		e->missed = false;
+		inherit_all(pm, pid);
+	}
 }
 
 void proc_maps_exit(struct proc_maps *pm, pid_t pid, uint64_t time_ns)

@@ -40,6 +40,7 @@ struct proc_entry {
 	int32_t pid;  /* 0: free slot */
 	int32_t ppid; /* from a FORK record (0: unknown): a child that never exec'd runs its parent's code */
 	bool exited;
+	bool missed; /* a sample fell in none of its mappings before its FORK record was read */
 	uint64_t fork_ns, exit_ns; /* times of its FORK and EXIT records (perf clock; 0: none) */
 	uint32_t exit_round;       /* reaps before its exit: evicted from the second reap after it */
 	uint64_t scanned_ns; /* last /proc scan (CLOCK_MONOTONIC; 0: never) */

@@ -184,6 +184,21 @@ static void test_proc_maps_forked_child_gets_parent_mappings(void **state)
 	m = proc_maps_find(&pm, 302, 0x555100);
 	assert_non_null(m);
 	assert_string_equal(m->path, "/usr/bin/server");
+	/* a child sampled before its exec, read after: its own mappings are the new program's,
+	 * the ip is in its parent's code (what perf's copy of the parent's maps at fork says) */
+	proc_maps_fork(&pm, 303, 300, 8);
+	assert_int_equal(proc_maps_add(&pm, 303, 0x7000000, 0x7001000, 0, "/usr/bin/newprog"), 1);
+	assert_int_equal(proc_maps_ensure(&pm, 303, 0x555200, 4000, 200), 1);
+	m = proc_maps_find(&pm, 303, 0x555200);
+	assert_non_null(m);
+	assert_string_equal(m->path, "/usr/bin/server");
+	assert_non_null(proc_maps_find(&pm, 303, 0x7000010));
+	/* the same with its FORK record read after the sample */
+	assert_int_equal(proc_maps_add(&pm, 304, 0x7000000, 0x7001000, 0, "/usr/bin/newprog"), 1);
+	assert_true(proc_maps_ensure(&pm, 304, 0x555200, 5000, 200) <= 0);
+	assert_null(proc_maps_find(&pm, 304, 0x555200));
+	proc_maps_fork(&pm, 304, 300, 9);
+	assert_non_null(proc_maps_find(&pm, 304, 0x555200));
 	/* a process seen only in a sample, gone: its entry does not stay */
 	assert_true(proc_maps_ensure(&pm, 444, 0x1234, 2000, 200) <= 0);
 	proc_maps_reap(&pm);
