@@ -327,10 +327,12 @@ int cmd_profile(int argc, char **argv)
 		exit_code = rc;
 		goto out;
 	}
-	struct loop_source src;
+	struct loop_source src, ksrc;
 	if (sp)
 		sampler_loop_source(sp, &src);
-	if (target_attach(t, l) < 0 || counter_source_start(cs, l, start_ns) < 0 || (sp && loop_add(l, &src) < 0))
+	kallsyms_loop_source(&kst, &ksrc); /* the table again if the collector's store is not the marker's */
+	if (target_attach(t, l) < 0 || counter_source_start(cs, l, start_ns) < 0 || (sp && loop_add(l, &src) < 0) ||
+	    loop_add(l, &ksrc) < 0)
 		goto out;
 #ifdef CONFIG_AGENT_TRACER
 	if (ts && trace_source_start(ts, t, c->s, l, start_ns) < 0)
@@ -359,6 +361,7 @@ int cmd_profile(int argc, char **argv)
 	FILE *sum = agent_cli_summary_open(&c->cli); /* -q: not on the program's stderr (issue #41) */
 	if (ended)
 		target_end_report(c->s, &te, sum);
+	kallsyms_store_check(&kst);
 	kallsyms_sent(&kst, session_flush(c->s) == 0);
 	counter_source_print_summary(cs, end_ns, target_describe(t), sum);
 	if (sp)

@@ -136,20 +136,24 @@ int cmd_record(int argc, char **argv)
 		log_error("%s", err);
 		goto out;
 	}
+	/* a running target (pid, system-wide) is sampled from now: --duration counts from here; a
+	 * command is sampled from its exec, at its release below */
+	uint64_t sampling_ns = clock_mono_ns();
 	/* the kernel's function names (kallsyms.h): once the sampler runs, so that a system-wide
 	 * sampler does not start later than before; the target is not released yet */
 	kallsyms_send(c->s, &c->cli.so, session_agent_id(c->s), &kst);
-	uint64_t start_ns = clock_mono_ns();
-	rc = target_release(t);
+	uint64_t start_ns = kind == TARGET_EXEC ? clock_mono_ns() : sampling_ns;
+	rc = target_release_at(t, start_ns);
 	if (rc != 0) {
 		exit_code = rc;
 		goto out;
 	}
 	if (loop_create(&l) < 0)
 		goto out;
-	struct loop_source src;
+	struct loop_source src, ksrc;
 	sampler_loop_source(c->sp, &src);
-	if (session_attach(c->s, l) < 0 || target_attach(t, l) < 0 || loop_add(l, &src) < 0)
+	kallsyms_loop_source(&kst, &ksrc); /* the table again if the collector's store is not the marker's */
+	if (session_attach(c->s, l) < 0 || target_attach(t, l) < 0 || loop_add(l, &src) < 0 || loop_add(l, &ksrc) < 0)
 		goto out;
 	gpu_cli_start(&c->gpu, c->s, l);
 	rc = loop_run(l);
@@ -165,6 +169,7 @@ int cmd_record(int argc, char **argv)
 	enum sampler_backend used = sampler_backend(c->sp);
 	sampler_close(c->sp);
 	c->sp = NULL;
+	kallsyms_store_check(&kst);
 	kallsyms_sent(&kst, session_flush(c->s) == 0);
 	fprintf(stderr,
 		"\n sampled '%s' for %.3f s: %llu samples of %s at %u Hz (%s back end), %llu lost;\n"

@@ -81,6 +81,21 @@ int elf_build_id(const char *path, uint8_t *out, size_t max)
 		close(fd);
 		return -ENOEXEC;
 	}
+	/* The note sits right after the program headers, in the first page, in what
+	 * linkers write: read that first (a busy host maps thousands of files a
+	 * minute), the first READ_MAX bytes only where it is not there. */
+	uint8_t page[4096];
+	ssize_t r0 = pread(fd, page, sizeof(page), 0);
+	if (r0 < 0 || (size_t)r0 < sizeof(page) || st.st_size <= (off_t)sizeof(page)) {
+		int rc0 = r0 < 0 ? -errno : elf_build_id_mem(page, (size_t)r0, out, max);
+		close(fd);
+		return rc0;
+	}
+	int rc0 = elf_build_id_mem(page, (size_t)r0, out, max);
+	if (rc0 != -ENOENT) {
+		close(fd);
+		return rc0;
+	}
 	size_t want = st.st_size < (off_t)READ_MAX ? (size_t)st.st_size : READ_MAX;
 	uint8_t *buf = malloc(want ? want : 1);
 	if (!buf) {

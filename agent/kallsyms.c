@@ -4,8 +4,10 @@
  * right to see kernel addresses (kernel.kptr_restrict, not root) every
  * address reads 0 (kallsyms_show_value): nothing is sent.
  * Once per boot: after the collector acked a session's table, the agent
- * leaves a marker in its spool directory (.kernel-symbols.BOOT.AGENT@COLLECTOR);
- * later sessions of the same boot send only a reference record naming the boot. */
+ * leaves a marker in its spool directory (.kernel-symbols.BOOT.AGENT@COLLECTOR)
+ * naming the collector's store (its identity, from the acks); later sessions of
+ * the same boot send only a reference record naming the boot, and the table
+ * after all when the collector's acks name another store. */
 #include "kallsyms.h"
 
 #include <ctype.h>
@@ -50,6 +52,35 @@ static int read_boot_id(const char *path, char *out, size_t len)
 	return rc;
 }
 
+/* A text symbol with an address from one kallsyms line ("ADDRESS TYPE NAME [MODULE]"):
+ * true; an address of 0 (not shown to us) counts in *zero. */
+static bool parse_line(const char *line, uint64_t *addr, char *name, size_t *zero)
+{
+	char *end;
+	unsigned long long a = strtoull(line, &end, 16);
+	char type = 0;
+	if (end == line || !isspace((unsigned char)*end) || sscanf(end, " %c %511s", &type, name) != 2)
+		return false; /* not a symbol line */
+	if (!strchr("tTwW", type))
+		return false;
+	if (a == 0) {
+		(*zero)++;
+		return false;
+	}
+	*addr = a;
+	return true;
+}
+
+/* The same symbol as on the line before (the kernel lists some twice): counted once. */
+static bool same_as_previous(uint64_t a, const char *name, uint64_t *pa, char *pname)
+{
+	if (a == *pa && strcmp(name, pname) == 0)
+		return true;
+	*pa = a;
+	snprintf(pname, KSYMS_NAME_MAX + 1, "%s", name);
+	return false;
+}
+
 int kallsyms_read_send(const char *path, const char *boot_id_path,
 		       int (*emit)(void *arg, const Prof__KernelSymbols *m), void *arg, struct kallsyms_stats *st)
 {
@@ -70,73 +101,69 @@ int kallsyms_read_send(const char *path, const char *boot_id_path,
 		log_info("kernel functions not sent: %s: %s", path, strerror(-rc));
 		return rc;
 	}
-	struct ksym *v = NULL;
-	size_t n = 0, cap = 0, zero = 0;
+	/* Two passes, so that only one chunk is in memory: the count (the chunks' number
+	 * goes in every chunk), then chunk by chunk, each sorted by name for the front coding. */
+	size_t n = 0, zero = 0;
+	uint64_t a, pa = 0;
+	char name[KSYMS_NAME_MAX + 1], pname[KSYMS_NAME_MAX + 1] = "";
 	char line[1024];
-	while (rc == 0 && fgets(line, sizeof(line), f)) {
-		char *end;
-		unsigned long long addr = strtoull(line, &end, 16);
-		char type = 0, name[KSYMS_NAME_MAX + 1];
-		if (end == line || !isspace((unsigned char)*end) || sscanf(end, " %c %511s", &type, name) != 2)
-			continue; /* not a symbol line */
-		if (!strchr("tTwW", type))
-			continue;
-		if (addr == 0) {
-			zero++;
-			continue;
-		}
-		if (n == KALLSYMS_MAX) {
-			rc = -EFBIG;
+	while (fgets(line, sizeof(line), f))
+		if (parse_line(line, &a, name, &zero) && !same_as_previous(a, name, &pa, pname) && ++n > KALLSYMS_MAX)
 			break;
-		}
-		if (n == cap) {
-			size_t nc = cap ? cap * 2 : 8192;
-			struct ksym *nv = realloc(v, nc * sizeof(*nv));
-			if (!nv) {
-				rc = -ENOMEM;
-				break;
-			}
-			v = nv;
-			cap = nc;
-		}
-		v[n].addr = addr;
-		v[n].name = strdup(name);
-		if (!v[n].name)
-			rc = -ENOMEM;
-		else
-			n++;
-	}
-	fclose(f);
-	if (rc == 0 && n == 0) {
+	size_t chunks = (n + KSYMS_CHUNK_SYMS - 1) / KSYMS_CHUNK_SYMS;
+	if (n == 0) {
 		log_info("kernel functions not sent: %s shows %s (kernel.kptr_restrict; run the agent as root, or "
 			 "give the collector the board's kallsyms with --kallsyms FILE)",
 			 path, zero ? "no addresses" : "no text symbols");
 		rc = -ENOENT;
+	} else if (n > KALLSYMS_MAX || chunks > KSYMS_MAX_CHUNKS) {
+		rc = -EFBIG;
 	}
-	uint64_t *addr = NULL;
-	const char **names = NULL;
-	if (rc == 0) {
-		qsort(v, n, sizeof(*v), ksym_cmp);
-		addr = malloc(n * sizeof(*addr));
-		names = malloc(n * sizeof(*names));
-		if (!addr || !names)
-			rc = -ENOMEM;
-	}
-	if (rc == 0) {
+	struct ksym *v = rc == 0 ? malloc(KSYMS_CHUNK_SYMS * sizeof(*v)) : NULL;
+	uint64_t *addr = rc == 0 ? malloc(KSYMS_CHUNK_SYMS * sizeof(*addr)) : NULL;
+	const char **names = rc == 0 ? malloc(KSYMS_CHUNK_SYMS * sizeof(*names)) : NULL;
+	if (rc == 0 && (!v || !addr || !names))
+		rc = -ENOMEM;
+	size_t nv = 0, c = 0, seen = 0;
+	if (rc == 0 && fseek(f, 0, SEEK_SET) != 0)
+		rc = -errno;
+	pa = 0;
+	pname[0] = 0;
+	while (rc == 0 && c < chunks) {
+		bool more = fgets(line, sizeof(line), f) != NULL;
+		if (more && parse_line(line, &a, name, &zero) && !same_as_previous(a, name, &pa, pname)) {
+			if (seen++ >= n)
+				continue; /* a module loaded since the count: the table is as counted */
+			v[nv].addr = a;
+			v[nv].name = strdup(name);
+			if (!v[nv].name) {
+				rc = -ENOMEM;
+				break;
+			}
+			nv++;
+		}
+		if (nv < KSYMS_CHUNK_SYMS && more)
+			continue;
+		/* a full chunk, or the end (the last chunks empty if modules went away since the count) */
+		qsort(v, nv, sizeof(*v), ksym_cmp);
 		size_t m = 0;
-		for (size_t i = 0; i < n; i++) {
+		for (size_t i = 0; i < nv; i++) {
 			if (m && addr[m - 1] == v[i].addr && strcmp(names[m - 1], v[i].name) == 0)
 				continue; /* the same symbol twice */
 			addr[m] = v[i].addr;
 			names[m++] = v[i].name;
 		}
-		st->symbols = m;
-		rc = ksyms_encode(addr, names, m, boot, emit, arg);
+		st->symbols += m;
+		rc = ksyms_encode_chunk(addr, names, m, (uint32_t)c++, (uint32_t)chunks, (uint32_t)n, boot, emit, arg);
+		for (size_t i = 0; i < nv; i++)
+			free(v[i].name);
+		nv = 0;
 	}
+	for (size_t i = 0; i < nv; i++)
+		free(v[i].name);
+	fclose(f);
 	free(addr);
 	free(names);
-	for (size_t i = 0; i < n; i++)
-		free(v[i].name);
 	free(v);
 	return rc;
 }
@@ -169,9 +196,26 @@ static void marker_path(const struct session_opts *o, const char *agent_id, cons
 		out[0] = 0;
 }
 
+/* The store a marker names: its "store ID" line ("" in markers older than issue 39). */
+static void marker_store(const char *path, char *out, size_t len)
+{
+	out[0] = 0;
+	FILE *f = fopen(path, "re");
+	char line[256];
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, "store ", 6) == 0) {
+			snprintf(out, len, "%.63s", line + 6);
+			out[strcspn(out, " \t\r\n")] = 0;
+			break;
+		}
+	if (f)
+		fclose(f);
+}
+
 int kallsyms_send(struct session *s, const struct session_opts *o, const char *agent_id, struct kallsyms_stats *st)
 {
 	memset(st, 0, sizeof(*st));
+	st->s = s;
 	char boot[KSYMS_BOOT_ID_MAX + 1];
 	if (read_boot_id("/proc/sys/kernel/random/boot_id", boot, sizeof(boot)) == 0) {
 		marker_path(o, agent_id, boot, st->marker, sizeof(st->marker));
@@ -181,8 +225,10 @@ int kallsyms_send(struct session *s, const struct session_opts *o, const char *a
 			m.kernel_boot_id = boot;
 			m.chunks = 1;
 			st->reference = true;
-			st->marker[0] = 0;
-			log_debug("kernel functions of boot %s: sent in an earlier session (a reference only)", boot);
+			marker_store(st->marker, st->acked_store, sizeof(st->acked_store));
+			log_debug("kernel functions of boot %s: sent in an earlier session to store '%s' (a reference "
+				  "only, unless this collector's store is another)",
+				  boot, st->acked_store);
 			struct send_ctx c = {.s = s, .st = st};
 			return emit_record(&c, &m);
 		}
@@ -200,13 +246,72 @@ int kallsyms_send(struct session *s, const struct session_opts *o, const char *a
 	return rc;
 }
 
+int kallsyms_store_check(struct kallsyms_stats *st)
+{
+	if (!st->reference || st->store_checked || !st->s)
+		return 0;
+	const char *id = session_store_id(st->s);
+	if (!id[0])
+		return 0; /* not connected yet, or a collector that does not say (the marker stands) */
+	st->store_checked = true;
+	if (strcmp(id, st->acked_store) == 0)
+		return 0;
+	log_info("the collector's store (%s) is not the one that acked this boot's kernel functions (%s): "
+		 "sending them to it",
+		 id, st->acked_store[0] ? st->acked_store : "unknown");
+	struct send_ctx c = {.s = st->s, .st = st};
+	struct kallsyms_stats rs;
+	int rc = kallsyms_read_send(NULL, NULL, emit_record, &c, &rs);
+	if (rc < 0) {
+		if (rc != -ENOENT)
+			log_warn("kernel functions not sent: %s", strerror(-rc));
+		return rc;
+	}
+	st->symbols = rs.symbols;
+	st->reference = false;
+	return 1;
+}
+
+static int watch_prepare(void *ctx, struct pollfd *pfd, int max, uint64_t now_ns, int *timeout_ms)
+{
+	struct kallsyms_stats *st = ctx;
+	if (st->reference && !st->store_checked && (*timeout_ms < 0 || *timeout_ms > 100))
+		*timeout_ms = 100;
+	return 0;
+}
+
+static int watch_dispatch(void *ctx, struct pollfd *pfd, int n, uint64_t now_ns)
+{
+	kallsyms_store_check(ctx);
+	return 0;
+}
+
+void kallsyms_loop_source(struct kallsyms_stats *st, struct loop_source *src)
+{
+	memset(src, 0, sizeof(*src));
+	src->name = "kallsyms";
+	src->prepare = watch_prepare;
+	src->dispatch = watch_dispatch;
+	src->ctx = st;
+}
+
 void kallsyms_sent(const struct kallsyms_stats *st, bool all_acked)
 {
-	if (!all_acked || !st->marker[0] || st->chunks == 0)
+	if (!st->marker[0])
+		return;
+	const char *id = st->s ? session_store_id(st->s) : "";
+	if (st->reference) {
+		if (id[0] && strcmp(id, st->acked_store) != 0) {
+			unlink(st->marker); /* a store without the table: the next session sends it */
+			log_info("kernel functions: store %s has no table of this boot yet; the next session sends it", id);
+		}
+		return;
+	}
+	if (!all_acked || st->chunks == 0)
 		return;
 	FILE *f = fopen(st->marker, "w");
 	if (f) {
-		fprintf(f, "%zu kernel symbols in %zu records, acked\n", st->symbols, st->chunks);
+		fprintf(f, "store %s\n%zu kernel symbols in %zu records, acked\n", id, st->symbols, st->chunks);
 		fclose(f);
 	}
 }

@@ -13,7 +13,7 @@
 
 #include "log.h"
 
-#define WATCH_PAGES 8 /* data pages per CPU */
+#define WATCH_PAGES 32 /* data pages per CPU (128 KiB with 4 KiB pages: a burst of thousands of execs) */
 #define WATCH_MAX_CPUS 1024
 
 struct wring {
@@ -29,6 +29,7 @@ struct mmap_watch {
 	size_t npolled;
 	size_t page, data_size;
 	uint64_t seen;
+	uint64_t lost; /* records the kernel could not write (PERF_RECORD_LOST) */
 	struct task_names *names; /* COMM records go here (NULL: dropped) */
 	uint8_t tmp[4096 + 256]; /* a record that wraps around the ring's end */
 };
@@ -68,6 +69,8 @@ int mmap_watch_open(struct mmap_watch **out, enum perf_target_kind kind, pid_t p
 	a.mmap = 1;
 	a.mmap2 = 1;
 	a.comm = 1; /* COMM records: a program's name at its exec, a thread's at prctl(PR_SET_NAME) */
+	a.comm_exec = 1; /* ... marked PERF_RECORD_MISC_COMM_EXEC at exec (Linux 3.16) */
+	a.task = 1; /* FORK and EXIT records: names inherited at fork, what exited is evicted */
 	a.exclude_kernel = 1;
 	a.inherit = kind != PERF_TARGET_SYSTEM;
 	a.enable_on_exec = kind == PERF_TARGET_EXEC;
@@ -79,7 +82,8 @@ int mmap_watch_open(struct mmap_watch **out, enum perf_target_kind kind, pid_t p
 	for (int c = 0; c < ncpu; c++) {
 		long fd = perf_event_open_cloexec(&a, target, cpus[c], -1, 0);
 		if (fd < 0 && errno == EINVAL && a.mmap2) {
-			a.mmap2 = 0; /* Linux < 3.16: MMAP records */
+			a.mmap2 = 0; /* Linux < 3.16: MMAP records, no comm_exec bit */
+			a.comm_exec = 0;
 			fd = perf_event_open_cloexec(&a, target, cpus[c], -1, 0);
 		}
 		if (fd < 0 && errno == ENOENT && a.config == PERF_COUNT_SW_DUMMY) {
@@ -184,6 +188,32 @@ static void handle_comm(struct task_names *tn, const uint8_t *p, size_t len)
 	task_names_set(tn, (int32_t)pid, (int32_t)tid, comm);
 }
 
+/* One FORK or EXIT record body: u32 pid, ppid, tid, ptid; u64 time (the
+ * kernel's perf_event_task_output, kernel/events/core.c). */
+static void handle_task(struct task_names *tn, struct proc_maps *pm, uint32_t type, const uint8_t *p, size_t len)
+{
+	uint32_t pid, ppid, tid, ptid;
+	uint64_t t;
+	if (len < 24)
+		return;
+	memcpy(&pid, p, 4);
+	memcpy(&ppid, p + 4, 4);
+	memcpy(&tid, p + 8, 4);
+	memcpy(&ptid, p + 12, 4);
+	memcpy(&t, p + 16, 8);
+	if (type == PERF_RECORD_FORK) {
+		if (tn)
+			task_names_fork(tn, (int32_t)pid, (int32_t)tid, (int32_t)ppid, (int32_t)ptid, t);
+		if (pid == tid)
+			proc_maps_fork(pm, (pid_t)pid, (pid_t)ppid, t);
+	} else {
+		if (tn)
+			task_names_exit(tn, (int32_t)pid, (int32_t)tid, t);
+		if (pid == tid)
+			proc_maps_exit(pm, (pid_t)pid, t);
+	}
+}
+
 void mmap_watch_set_names(struct mmap_watch *w, struct task_names *tn)
 {
 	if (w)
@@ -222,6 +252,13 @@ int mmap_watch_drain(struct mmap_watch *w, struct proc_maps *pm)
 				added += handle(w, pm, h.type, rec + sizeof(h), h.size - sizeof(h));
 			else if (h.type == PERF_RECORD_COMM)
 				handle_comm(w->names, rec + sizeof(h), h.size - sizeof(h));
+			else if (h.type == PERF_RECORD_FORK || h.type == PERF_RECORD_EXIT)
+				handle_task(w->names, pm, h.type, rec + sizeof(h), h.size - sizeof(h));
+			else if (h.type == PERF_RECORD_LOST && h.size >= sizeof(h) + 16) {
+				uint64_t n; /* u64 id, lost (perf_event_lost) */
+				memcpy(&n, rec + sizeof(h) + 8, 8);
+				w->lost += n;
+			}
 			tail += h.size;
 		}
 		__atomic_store_n(&mp->data_tail, tail, __ATOMIC_RELEASE);
@@ -232,4 +269,9 @@ int mmap_watch_drain(struct mmap_watch *w, struct proc_maps *pm)
 uint64_t mmap_watch_seen(const struct mmap_watch *w)
 {
 	return w ? w->seen : 0;
+}
+
+uint64_t mmap_watch_lost(const struct mmap_watch *w)
+{
+	return w ? w->lost : 0;
 }

@@ -1,7 +1,8 @@
 /* Executable mappings of the sampled processes as they happen: a
  * PERF_COUNT_SW_DUMMY event per CPU with mmap2 (mmap on kernels before 3.16)
  * on the sampler's target, whose ring carries the kernel's MMAP2/MMAP
- * records (and COMM records: task names at exec). So a program that exits before the agent reads /proc/PID/maps
+ * records, COMM records (task names at exec and renames) and FORK/EXIT
+ * records (names inherited at fork; processes that exited are evicted). So a program that exits before the agent reads /proc/PID/maps
  * (lazily, at the first sample of an unknown address) is still symbolized.
  * Used by the sampler for both back ends. */
 #ifndef AGENT_MMAP_WATCH_H
@@ -29,6 +30,7 @@ int mmap_watch_drain(struct mmap_watch *w, struct proc_maps *pm);
 /* Also take the COMM records (names at exec and thread renames) into tn (not owned; NULL: ignore them). */
 void mmap_watch_set_names(struct mmap_watch *w, struct task_names *tn);
 uint64_t mmap_watch_seen(const struct mmap_watch *w); /* mapping records read */
+uint64_t mmap_watch_lost(const struct mmap_watch *w); /* records the kernel dropped (ring full) */
 void mmap_watch_close(struct mmap_watch *w);
 
 #endif

@@ -264,6 +264,25 @@ int sampler_add(struct sampler *s, const struct sample_key *k, uint64_t count, u
 
 /* ---------------------------------------------------------------- records */
 
+/* Anything ever dropped from tracking is said once, with a count (the session's
+ * end says the total). */
+static uint64_t dropped_total(const struct sampler *s)
+{
+	return s->maps.dropped + s->tasks.dropped + mmap_watch_lost(s->mw);
+}
+
+static void report_drops(struct sampler *s)
+{
+	if (s->drop_warned || !dropped_total(s))
+		return;
+	s->drop_warned = true;
+	log_warn("tracking dropped: %llu mappings (over the %zu KiB bound, every process alive), %llu task names "
+		 "(%u live tasks), %llu mapping/name records the kernel could not write (ring full): their samples may "
+		 "show as [unknown] or 'pid N'",
+		 (unsigned long long)s->maps.dropped, s->maps.max_bytes >> 10, (unsigned long long)s->tasks.dropped,
+		 TASK_NAMES_MAX, (unsigned long long)mmap_watch_lost(s->mw));
+}
+
 static int emit_record(struct sampler *s, uint64_t now_ns)
 {
 	if (s->o.generation) {
@@ -298,11 +317,12 @@ static int emit_record(struct sampler *s, uint64_t now_ns)
 	uint32_t *sid = malloc((n + 1) * sizeof(*sid));
 	Prof__Stack *stk = malloc((n + 1) * sizeof(*stk));
 	Prof__Stack **stkp = malloc((n + 1) * sizeof(*stkp));
-	Prof__Mapping *mp = malloc((s->maps.n + 1) * sizeof(*mp));
-	Prof__Mapping **mpp = malloc((s->maps.n + 1) * sizeof(*mpp));
+	Prof__Mapping *mp = malloc((s->maps.nmaps + 1) * sizeof(*mp));
+	Prof__Mapping **mpp = malloc((s->maps.nmaps + 1) * sizeof(*mpp));
 	Prof__TaskTime **ttp = malloc((s->ntt + 1) * sizeof(*ttp));
-	Prof__TaskName *tn = malloc((n + 1) * sizeof(*tn)); /* at most one new name per key */
-	Prof__TaskName **tnp = malloc((n + 1) * sizeof(*tnp));
+	size_t ntn_max = s->tasks.n + 1; /* at most every known task */
+	Prof__TaskName *tn = malloc(ntn_max * sizeof(*tn));
+	Prof__TaskName **tnp = malloc(ntn_max * sizeof(*tnp));
 	if (!pid || !tid || !ip || !kip || !cnt || !sid || !stk || !stkp || !mp || !mpp || !ttp || !tn || !tnp) {
 		rc = -ENOMEM;
 		goto out;
@@ -335,16 +355,8 @@ rebuild:
 		cnt[k] = e->count;
 		k++;
 		struct task_name *name = task_names_find(&s->tasks, e->k.pid, e->k.tid);
-		if (name && !name->declared && ntn < n) {
-			prof__task_name__init(&tn[ntn]);
-			tn[ntn].pid = name->pid;
-			tn[ntn].tid = name->tid;
-			tn[ntn].comm = name->comm;
-			tn[ntn].thread = name->thread;
-			tnp[ntn] = &tn[ntn];
-			ntn++;
-			name->declared = true;
-		}
+		if (name)
+			name->sampled = true;
 		if (e->k.stack_id && !stack_table_declared(&s->stacks, e->k.stack_id)) {
 			size_t len;
 			const uint64_t *ips = stack_table_get(&s->stacks, e->k.stack_id, &len);
@@ -365,9 +377,24 @@ rebuild:
 			stack_table_set_declared(&s->stacks, e->k.stack_id);
 		}
 	}
-	size_t nm = 0;
-	for (size_t i = 0; i < s->maps.n; i++) {
-		struct proc_mapping *m = &s->maps.m[i];
+	/* names of the tasks sampled, now or before: a name a COMM record changed after the
+	 * task's last sample (its exec seen late, from another CPU's ring) is declared again */
+	for (size_t i = 0; i < s->tasks.cap && ntn < ntn_max; i++) {
+		struct task_name *name = &s->tasks.slots[i];
+		if (!name->tid || !name->sampled || name->declared)
+			continue;
+		prof__task_name__init(&tn[ntn]);
+		tn[ntn].pid = name->pid;
+		tn[ntn].tid = name->tid;
+		tn[ntn].comm = name->comm;
+		tn[ntn].thread = name->thread;
+		tnp[ntn] = &tn[ntn];
+		ntn++;
+		name->declared = true;
+	}
+	size_t nm = 0, pit = 0, mit = 0;
+	struct proc_mapping *m;
+	while ((m = proc_maps_next(&s->maps, &pit, &mit)) && nm < s->maps.nmaps) {
 		if (m->declared)
 			continue;
 		prof__mapping__init(&mp[nm]);
@@ -423,6 +450,10 @@ rebuild:
 		s->event_declared = false;
 	} else {
 		s->event_declared = true;
+		/* Sent: what exited before it was drained has had its last samples sent too. */
+		proc_maps_reap(&s->maps);
+		task_names_reap(&s->tasks);
+		report_drops(s);
 		s->st.records++;
 		s->st.keys += k;
 		s->st.samples += s->agg.total;
@@ -516,6 +547,13 @@ void sampler_close(struct sampler *s)
 		return;
 	if (s->ops && s->ops->close)
 		s->ops->close(s);
+	if (s->drop_warned)
+		log_warn("tracking dropped in this session: %llu mappings, %llu task names, %llu kernel records",
+			 (unsigned long long)s->maps.dropped, (unsigned long long)s->tasks.dropped,
+			 (unsigned long long)mmap_watch_lost(s->mw));
+	log_debug("tracking: %zu processes, %zu mappings (%zu KiB) held; %llu mappings and %llu names evicted",
+		  s->maps.nprocs, s->maps.nmaps, s->maps.bytes >> 10, (unsigned long long)s->maps.evicted,
+		  (unsigned long long)s->tasks.evicted);
 	mmap_watch_close(s->mw);
 	sample_agg_free(&s->agg);
 	stack_table_free(&s->stacks);

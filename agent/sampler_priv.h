@@ -49,6 +49,7 @@ struct sampler {
 	uint64_t last_emit_ns;
 	uint64_t gen;
 	bool event_declared;
+	bool drop_warned; /* the one line about dropped tracking was said */
 	struct loop_timer timer;
 	struct sampler_stats st;
 };

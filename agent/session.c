@@ -94,6 +94,11 @@ const char *session_agent_id(const struct session *s)
 	return s->hello->agent_id;
 }
 
+const char *session_store_id(const struct session *s)
+{
+	return s->tr ? transport_store_id(s->tr) : "";
+}
+
 uint64_t session_base_ns(const struct session *s)
 {
 	return s->base_ns;

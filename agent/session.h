@@ -35,6 +35,8 @@ int session_attach(struct session *s, struct loop *l);
 
 uint64_t session_base_ns(const struct session *s); /* Hello.base_ns (CLOCK_MONOTONIC) */
 const char *session_agent_id(const struct session *s); /* Hello.agent_id */
+/* The collector's store identity from the ack of the connection's Hello ("" before it, or an older collector). */
+const char *session_store_id(const struct session *s);
 size_t session_max_frame(const struct session *s);
 
 /* Give env the next seq, encode it and hand it to the spool and transport.

@@ -171,9 +171,13 @@ const char *target_describe(const struct target *t)
 
 int target_release(struct target *t)
 {
-	uint64_t now = clock_mono_ns();
+	return target_release_at(t, clock_mono_ns());
+}
+
+int target_release_at(struct target *t, uint64_t start_ns)
+{
 	if (t->o.duration_s > 0)
-		t->end_at = now + (uint64_t)(t->o.duration_s * 1e9);
+		t->end_at = start_ns + (uint64_t)(t->o.duration_s * 1e9);
 	if (t->kind != TARGET_EXEC || t->released)
 		return 0;
 	char go = 1;

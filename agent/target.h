@@ -38,6 +38,9 @@ const char *target_describe(const struct target *t);
 /* Let the command exec. Returns 0, or the exit code to use when it could not
  * run (127 not found, 126 not executable) with the reason logged. */
 int target_release(struct target *t);
+/* The same, --duration counted from start_ns (CLOCK_MONOTONIC) instead of now: when
+ * sampling of a running target began, before work that came between (issue 39). */
+int target_release_at(struct target *t, uint64_t start_ns);
 /* Register the signals / child / pidfd / duration source; it stops the loop
  * with 0 when the target is done. */
 int target_attach(struct target *t, struct loop *l);

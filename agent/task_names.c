@@ -1,4 +1,4 @@
-/* Task names from /proc (task_names.h). */
+/* Task names from the kernel's records and /proc (task_names.h). */
 #include "task_names.h"
 
 #include <errno.h>
@@ -75,12 +75,13 @@ struct task_name *task_names_find(struct task_names *t, int32_t pid, int32_t tid
 	return NULL;
 }
 
-/* A new entry for (pid, tid) with empty names, NULL on ENOMEM. */
+/* A new entry for (pid, tid) with empty names, NULL on ENOMEM or over the
+ * bound (counted in dropped). */
 static struct task_name *insert(struct task_names *t, int32_t pid, int32_t tid)
 {
 	if (t->n >= TASK_NAMES_MAX) {
-		memset(t->slots, 0, t->cap * sizeof(*t->slots)); /* start over: bounded memory */
-		t->n = 0;
+		t->dropped++; /* every one alive (exited ones are reaped after each record) */
+		return NULL;
 	}
 	if ((t->n + 1) * 2 > t->cap && grow(t) < 0)
 		return NULL;
@@ -145,6 +146,85 @@ int task_names_ensure(struct task_names *t, int32_t pid, int32_t tid)
 			copy_name(e->comm, leader->comm);
 	}
 	return 1;
+}
+
+int task_names_fork(struct task_names *t, int32_t pid, int32_t tid, int32_t ppid, int32_t ptid, uint64_t time_ns)
+{
+	if (tid <= 0 || ptid <= 0)
+		return 0;
+	struct task_name *e = task_names_find(t, pid, tid);
+	/* the fork of a task that exited, seen after its EXIT record (another CPU's ring) */
+	bool late = e && e->exited && time_ns <= e->exit_ns;
+	if (e && (e->comm[0] || e->thread[0]) && (!e->exited || late))
+		return 0; /* its COMM record came first: that name is newer */
+	/* The kernel copies the forking thread's comm into the child (copy_process
+	 * duplicates task_struct, comm included); a thread keeps its process. */
+	if (!task_names_find(t, ppid, ptid))
+		task_names_ensure(t, ppid, ptid); /* a parent older than the session: alive now */
+	char thread[TASK_NAME_LEN] = "", comm[TASK_NAME_LEN] = "";
+	const struct task_name *p = task_names_find(t, ppid, ptid);
+	if (p) {
+		copy_name(thread, p->thread[0] ? p->thread : p->comm);
+		copy_name(comm, pid == ppid ? p->comm : thread);
+	}
+	if (!thread[0])
+		return 0; /* nothing known: the /proc read at its first sample */
+	e = task_names_find(t, pid, tid); /* the table may have grown */
+	if (!e && !(e = insert(t, pid, tid)))
+		return -ENOSPC;
+	copy_name(e->comm, comm);
+	copy_name(e->thread, thread);
+	e->declared = false;
+	if (e->exited && !late) { /* a new task with the id of one that exited */
+		e->exited = false;
+		e->sampled = false;
+	} /* else: a task first sampled before its records came (no names yet), named now */
+	return 0;
+}
+
+void task_names_exit(struct task_names *t, int32_t pid, int32_t tid, uint64_t time_ns)
+{
+	struct task_name *e = task_names_find(t, pid, tid);
+	if (e && !e->exited) {
+		e->exited = true;
+		e->exit_ns = time_ns;
+		e->exit_round = t->rounds;
+		t->nexited++;
+	}
+}
+
+size_t task_names_reap(struct task_names *t)
+{
+	t->rounds++;
+	if (!t->nexited)
+		return 0;
+	struct task_name *ns = calloc(t->cap, sizeof(*ns));
+	if (!ns)
+		return 0;
+	size_t gone = 0;
+	struct task_name *old = t->slots;
+	t->slots = ns;
+	t->n = 0;
+	size_t still = 0;
+	for (size_t i = 0; i < t->cap; i++) {
+		if (!old[i].tid)
+			continue;
+		/* one round of grace: its FORK or COMM record may come from a ring drained after the EXIT */
+		if (old[i].exited && t->rounds >= old[i].exit_round + 2) {
+			gone++;
+			continue;
+		}
+		still += old[i].exited;
+		size_t j = slot_of(t, old[i].pid, old[i].tid);
+		while (t->slots[j].tid)
+			j = (j + 1) & (t->cap - 1);
+		t->slots[j] = old[i];
+		t->n++;
+	}
+	free(old);
+	t->nexited = still;
+	t->evicted += gone;
+	return gone;
 }
 
 void task_names_redeclare(struct task_names *t)

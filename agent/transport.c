@@ -103,6 +103,7 @@ bool transport_streaming(const struct transport *t) { return t->state == T_STREA
 const struct transport_stats *transport_get_stats(const struct transport *t) { return &t->st; }
 const char *transport_error(const struct transport *t) { return t->error; }
 const char *transport_peer(const struct transport *t) { return t->peer; }
+const char *transport_store_id(const struct transport *t) { return t->store_id; }
 
 uint64_t tr_next_rand(struct transport *t)
 {

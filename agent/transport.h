@@ -83,5 +83,8 @@ bool transport_streaming(const struct transport *t); /* Hello acked on the curre
 const struct transport_stats *transport_get_stats(const struct transport *t);
 const char *transport_error(const struct transport *t);
 const char *transport_peer(const struct transport *t);
+/* The identity of the collector's store, as the ack of the last Hello said ("" before it, or from a
+ * collector older than issue 39). */
+const char *transport_store_id(const struct transport *t);
 
 #endif

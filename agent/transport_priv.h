@@ -54,6 +54,7 @@ struct transport {
 	bool probing;
 	bool probe_next;    /* a retry hint came: probe on the next connection */
 	uint64_t hello_ack; /* the seq the Hello was answered with on this connection */
+	char store_id[64];  /* the collector's store, from its acks ("" before one, or an older collector) */
 	uint64_t created;   /* highest seq given to transport_submit (sent or not, spooled or not) */
 
 	struct transport_stats st;

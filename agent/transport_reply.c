@@ -113,6 +113,8 @@ int tr_on_envelope(struct transport *t, const Prof__Envelope *env, uint64_t now)
 		}
 		if (a > t->st.acked)
 			t->st.acked = a;
+		if (t->state == T_HELLO)
+			snprintf(t->store_id, sizeof(t->store_id), "%s", env->ack->store_id ? env->ack->store_id : "");
 		spool_ack(t->spool, a);
 		if (t->state == T_STREAMING && a > t->hello_ack) {
 			/* A record of this connection is stored: the collector works, stream the rest. */

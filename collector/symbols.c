@@ -267,13 +267,16 @@ static struct symfile *get_file(struct sym_resolver *r, const struct sym_mapping
 	if (!f->key)
 		return NULL;
 	r->nfiles++;
-	char cand[4][4400];
+	char cand[5][4400];
 	int nc = 0;
 	if (r->symfs && m->path)
 		snprintf(cand[nc++], sizeof(cand[0]), "%s%s", r->symfs, m->path);
+	/* --debug-dir adds to the default, first (issue 39: it used to replace it, and the
+	 * system's libraries lost their debug files) */
+	if (hex[0] && strlen(hex) > 2 && r->debug_dir && strcmp(r->debug_dir, "/usr/lib/debug") != 0)
+		snprintf(cand[nc++], sizeof(cand[0]), "%s/.build-id/%.2s/%s.debug", r->debug_dir, hex, hex + 2);
 	if (hex[0] && strlen(hex) > 2)
-		snprintf(cand[nc++], sizeof(cand[0]), "%s/.build-id/%.2s/%s.debug",
-			 r->debug_dir ? r->debug_dir : "/usr/lib/debug", hex, hex + 2);
+		snprintf(cand[nc++], sizeof(cand[0]), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
 	if (m->path && !r->symfs)
 		snprintf(cand[nc++], sizeof(cand[0]), "%s", m->path);
 	/* last: a debuginfod server, where DEBUGINFOD_URLS names one (cached by libdebuginfod) */

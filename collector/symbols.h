@@ -54,6 +54,8 @@ struct sym_frame {
 	uint64_t ip;        /* the sampled address */
 	uint64_t file_off;  /* ip's offset in the module's file (0 for kernel/unknown) */
 	int resolved;       /* 1 when name is a function */
+	const char *path;     /* the mapped file's path, NULL for kernel/unknown (set by the query) */
+	const char *build_id; /* its build-id in hex, NULL if none (set by the query) */
 };
 /* Describe ip: kernel (the kallsyms function or "[kernel]"), in mapping m
  * (NULL: "[unknown]"). Strings live in buf (or the resolver). */

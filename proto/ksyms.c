@@ -94,12 +94,30 @@ int ksyms_encode(const uint64_t *addr, const char *const *names, size_t n, const
 	size_t chunks = (n + KSYMS_CHUNK_SYMS - 1) / KSYMS_CHUNK_SYMS;
 	if (chunks > KSYMS_MAX_CHUNKS)
 		return -EFBIG;
-	int64_t *delta = malloc(KSYMS_CHUNK_SYMS * sizeof(*delta));
-	uint32_t *shared = malloc(KSYMS_CHUNK_SYMS * sizeof(*shared));
-	uint8_t *buf = malloc(KSYMS_CHUNK_SYMS * (KSYMS_NAME_MAX + 1));
-	int rc = delta && shared && buf ? 0 : -ENOMEM;
+	int rc = 0;
 	for (size_t c = 0; rc == 0 && c < chunks; c++) {
-		size_t lo = c * KSYMS_CHUNK_SYMS, hi = lo + KSYMS_CHUNK_SYMS < n ? lo + KSYMS_CHUNK_SYMS : n, off = 0;
+		size_t lo = c * KSYMS_CHUNK_SYMS, hi = lo + KSYMS_CHUNK_SYMS < n ? lo + KSYMS_CHUNK_SYMS : n;
+		rc = ksyms_encode_chunk(addr + lo, names + lo, hi - lo, (uint32_t)c, (uint32_t)chunks, (uint32_t)n, boot_id,
+					emit, arg);
+	}
+	return rc;
+}
+
+int ksyms_encode_chunk(const uint64_t *addr, const char *const *names, size_t n, uint32_t chunk, uint32_t chunks,
+		       uint32_t total, const char *boot_id, int (*emit)(void *arg, const Prof__KernelSymbols *m),
+		       void *arg)
+{
+	if (n > KSYMS_CHUNK_SYMS || chunk >= chunks || chunks > KSYMS_MAX_CHUNKS)
+		return -EINVAL;
+	int64_t *delta = malloc((n ? n : 1) * sizeof(*delta));
+	uint32_t *shared = malloc((n ? n : 1) * sizeof(*shared));
+	size_t bytes = 1;
+	for (size_t i = 0; i < n; i++)
+		bytes += strnlen(names[i], KSYMS_NAME_MAX) + 1;
+	uint8_t *buf = malloc(bytes);
+	int rc = delta && shared && buf ? 0 : -ENOMEM;
+	if (rc == 0) {
+		size_t lo = 0, hi = n, off = 0;
 		for (size_t i = lo; i < hi; i++) {
 			const char *nm = names[i];
 			size_t len = strnlen(nm, KSYMS_NAME_MAX), sh = 0;
@@ -117,9 +135,9 @@ int ksyms_encode(const uint64_t *addr, const char *const *names, size_t n, const
 		}
 		Prof__KernelSymbols m = PROF__KERNEL_SYMBOLS__INIT;
 		m.kernel_boot_id = (char *)boot_id;
-		m.chunk = (uint32_t)c;
-		m.chunks = (uint32_t)chunks;
-		m.total = (uint32_t)n;
+		m.chunk = chunk;
+		m.chunks = chunks;
+		m.total = total;
 		m.n_addr_delta = m.n_shared = hi - lo;
 		m.addr_delta = delta;
 		m.shared = shared;

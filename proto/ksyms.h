@@ -42,4 +42,10 @@ int ksyms_chunk_decode(const Prof__KernelSymbols *m, ksyms_fn fn, void *arg, cha
 int ksyms_encode(const uint64_t *addr, const char *const *names, size_t n, const char *boot_id,
 		 int (*emit)(void *arg, const Prof__KernelSymbols *m), void *arg);
 
+/* One chunk (index chunk of chunks, total symbols in all) of n <= KSYMS_CHUNK_SYMS
+ * symbols sorted by name: what a streaming encoder sends chunk by chunk. */
+int ksyms_encode_chunk(const uint64_t *addr, const char *const *names, size_t n, uint32_t chunk, uint32_t chunks,
+		       uint32_t total, const char *boot_id, int (*emit)(void *arg, const Prof__KernelSymbols *m),
+		       void *arg);
+
 #endif

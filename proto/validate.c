@@ -140,8 +140,11 @@ int envelope_validate(const Prof__Envelope *env, char *err, size_t errlen)
 			return fail(err, errlen, "%s record with seq 0", envelope_kind(env));
 		return validate_kernel_symbols(env->kernel_symbols, err, errlen);
 	case PROF__ENVELOPE__BODY_HEARTBEAT:
-	case PROF__ENVELOPE__BODY_ACK:
 		return 0;
+	case PROF__ENVELOPE__BODY_ACK:
+		return str_ok(env->ack->store_id) && strlen(env->ack->store_id) < 64
+			       ? 0
+			       : fail(err, errlen, "ack: store id too long");
 	case PROF__ENVELOPE__BODY_CHALLENGE:
 		if (env->challenge->nonce.len < VALIDATE_MIN_NONCE || env->challenge->nonce.len > VALIDATE_MAX_AUTH)
 			return fail(err, errlen, "challenge: nonce of %zu bytes (need %u..%u)",

@@ -47,10 +47,11 @@ static int text_session(const struct store_session_row *r, void *arg)
 	printf("\n");
 	printf("  seen:     %s .. %s\n", cli_time(t1, sizeof(t1), r->first_seen),
 	       cli_time(t2, sizeof(t2), r->last_seen));
-	printf("  records:  %llu (%llu bytes on the wire), %llu counter samples, %llu dropped by the agent's "
-	       "spool\n",
+	printf("  records:  %llu (%llu bytes on the wire), %llu counter samples, %llu CPU samples, %llu dropped by "
+	       "the agent's spool\n",
 	       (unsigned long long)r->records, (unsigned long long)r->wire_bytes,
-	       (unsigned long long)r->samples, (unsigned long long)r->spool_dropped);
+	       (unsigned long long)r->counter_samples, (unsigned long long)r->cpu_samples,
+	       (unsigned long long)r->spool_dropped);
 	return 0;
 }
 

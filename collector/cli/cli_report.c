@@ -17,10 +17,14 @@
 static const char report_usage[] =
 	"usage: collector report --store PATH [--since T] [--until T] [--agent ID] [--comm NAME | --pid N]\n"
 	"                        [--by function|module|process|thread|agent|stack] [--json] [--limit N]\n"
-	"       collector report --store PATH --session N [--top] [--opencl] [--gpu] [--json] [--symfs DIR] [--limit N]\n"
+	"       collector report --store PATH --session N [--top] [--offcpu] [--opencl] [--gpu] [--json] [--symfs DIR]\n"
+	"                        [--limit N]\n"
+	"                        [--debug-dir DIR] [--kallsyms FILE]\n"
 	"                        [--format text|json|html] [--machine FILE] [--kernel-model FILE] [--check full|quick|off]\n"
 	"                        [--sort KEY]\n"
 	"  --top      functions with the most CPU samples (symbols resolved on this host)\n"
+	"  --offcpu   wall time on and off the CPU per process and thread (off% = off / (on + off)), from the\n"
+	"             bpf back end's sched_switch accounting\n"
 	"  --opencl   OpenCL kernels: count, total, mean, p50/p95 device time, queue delay, GPU share; one row\n"
 	"             per kernel, program and NDRange shape (global / local work sizes); whether the program\n"
 	"             crashed, and why a session has no commands\n"
@@ -42,6 +46,7 @@ static int overview(struct store *st, long long id, const struct report_opts *ro
 		    const char *machine, const char *kmodel)
 {
 	struct overview_opts oo = {.machine = machine, .kernel_model = kmodel, .symfs = ro->symfs,
+				   .debug_dir = ro->debug_dir, .kallsyms = ro->kallsyms,
 				   .limit = ro->limit, .sections = true, .json = strcmp(format, "json") == 0};
 	struct overview ov;
 	int rc = overview_load(st, id, &oo, &ov);
@@ -89,11 +94,13 @@ int cli_report(int argc, char **argv)
 		{"format", required_argument, NULL, 'F'}, {"machine", required_argument, NULL, 'M'},
 		{"kernel-model", required_argument, NULL, 'k'}, {"gpu", no_argument, NULL, 'g'},
 		{"check", required_argument, NULL, 'K'}, {"sort", required_argument, NULL, 'S'},
+		{"debug-dir", required_argument, NULL, 'D'}, {"kallsyms", required_argument, NULL, 'Y'},
+		{"offcpu", no_argument, NULL, 'C'},
 		QUERY_LONG_OPTIONS_FILTERS,
 		{NULL, 0, NULL, 0},
 	};
 	const char *path = NULL, *sess = NULL, *format = NULL, *machine = NULL, *kmodel = NULL;
-	bool top = false, opencl = false, gpu = false;
+	bool top = false, opencl = false, gpu = false, offcpu = false;
 	unsigned check = CLI_CHECK_DEFAULT;
 	struct report_opts ro = {.limit = 20};
 	int ch;
@@ -119,8 +126,11 @@ int cli_report(int argc, char **argv)
 		case 't': top = true; break;
 		case 'o': opencl = true; break;
 		case 'g': gpu = true; break;
+		case 'C': offcpu = true; break;
 		case 'j': ro.json = true; break;
 		case 'f': ro.symfs = optarg; break;
+		case 'D': ro.debug_dir = optarg; break;
+		case 'Y': ro.kallsyms = optarg; break;
 		case 'l': ro.limit = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 'F': format = optarg; break;
 		case 'M': machine = optarg; break;
@@ -157,6 +167,10 @@ int cli_report(int argc, char **argv)
 		}
 		if (ro.symfs)
 			qo.symfs = ro.symfs;
+		if (ro.debug_dir)
+			qo.debug_dir = ro.debug_dir;
+		if (ro.kallsyms)
+			qo.kallsyms = ro.kallsyms;
 		rc = fleet_report(path, check, &qo, &ro);
 		query_opts_free(&qo);
 		return rc;
@@ -179,13 +193,15 @@ int cli_report(int argc, char **argv)
 	if (cli_open_store(path, check, &st) < 0)
 		return 1;
 	int rc = 0;
-	if (!top && !opencl && !gpu) {
+	if (!top && !opencl && !gpu && !offcpu) {
 		rc = overview(st, id, &ro, format ? format : ro.json ? "json" : "text", machine, kmodel);
 		store_close(st);
 		return rc < 0 ? 1 : 0;
 	}
 	if (top)
 		rc = report_top(st, id, &ro, stdout);
+	if (rc == 0 && offcpu)
+		rc = report_offcpu(st, id, &ro, stdout);
 	if (rc == 0 && opencl)
 		rc = report_opencl(st, id, &ro, stdout);
 	if (rc == 0 && gpu) {

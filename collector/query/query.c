@@ -61,6 +61,10 @@ static int intern_frame(struct build *b, const struct sym_frame *sf, bool kernel
 	f->raw = str_pool_intern(&b->pool, sf->raw ? sf->raw : "");
 	f->ip = sf->ip;
 	f->file_off = sf->file_off;
+	f->path = str_pool_intern(&b->pool, sf->path ? sf->path : "");
+	f->build_id = str_pool_intern(&b->pool, sf->build_id ? sf->build_id : "");
+	if (!f->path || !f->build_id)
+		return -ENOMEM;
 	f->kernel = kernel;
 	f->resolved = sf->resolved;
 	if (!f->function || !f->module || !f->raw || key_map_put(&b->frame_ids, key, (size_t)kl, (uint32_t)r->nframes) < 0)
@@ -89,6 +93,11 @@ static int frame_of(struct build *b, struct sess *se, int32_t pid, uint64_t ip, 
 		sm = (struct sym_mapping){.path = m->path, .build_id = m->bid, .build_id_len = m->bidlen,
 					  .start = m->start, .end = m->end, .pgoff = m->pgoff};
 	sym_describe(kernel && se->ksr ? se->ksr : b->sr, m ? &sm : NULL, ip, kernel, buf, sizeof(buf), &sf);
+	char hex[2 * 64 + 1] = "";
+	if (m) { /* what a later symbolizer needs (the pprof export's mappings) */
+		sf.path = m->path;
+		sf.build_id = m->bidlen ? sym_build_id_hex(m->bid, m->bidlen, hex, sizeof(hex)) : NULL;
+	}
 	int rc = intern_frame(b, &sf, kernel, out);
 	if (rc == 0)
 		rc = key_map_put(&se->frame_of_ip, &k, sizeof(k), *out);
@@ -235,7 +244,8 @@ static int read_info(struct store *s, struct build *b, struct sess *se, int64_t 
 		if (fq > r->freq_hz)
 			r->freq_hz = fq;
 		int be = (int)db_col_i64(st, 1), ev = (int)db_col_i64(st, 5);
-		int64_t t = db_col_i64(st, 4);
+		/* first_ns: the start of the first interval (issue 39: pprof's duration), not its end */
+		int64_t t = db_col_i64(st, 4), t0 = t - (int64_t)(iv < VALIDATE_MAX_INTERVAL_NS ? iv : VALIDATE_MAX_INTERVAL_NS);
 		if (n == 0 || be < bmin)
 			bmin = be;
 		if (n == 0 || be > bmax)
@@ -244,8 +254,8 @@ static int read_info(struct store *s, struct build *b, struct sess *se, int64_t 
 			ev_min = ev;
 		if (n == 0 || ev > ev_max)
 			ev_max = ev;
-		if (n == 0 || t < tmin)
-			tmin = t;
+		if (n == 0 || t0 < tmin)
+			tmin = t0;
 		if (n == 0 || t > tmax)
 			tmax = t;
 		n++;

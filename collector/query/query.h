@@ -91,12 +91,12 @@ enum {
 
 #define QUERY_OPTS_HELP                                                                                    \
 	"filters (any combination; lists: comma-separated or the option repeated):\n"                        \
-	"  --since T / --until T   time range: a duration back from now (30s, 10m, 2h, 7d, 1w),\n"             \
+	"  --since T / --until T   time range: a duration back from now (30s, 10m, 2h, 7d, 1w), now,\n"             \
 	"                          an ISO-8601 time (2026-12-03T18:00:00Z, +hh:mm offsets) or unix seconds\n"   \
 	"  --agent ID   --board NAME   --comm NAME   --pid N   --session N[,M...]\n"                            \
 	"  --by function|module|process|thread|agent|stack   grouping of the rows (default function)\n"        \
 	"  --symfs DIR  look for the profiled binaries under DIR (like perf --symfs)\n"                         \
-	"  --debug-dir DIR  separate debug files under DIR/.build-id/ (default /usr/lib/debug;\n"               \
+	"  --debug-dir DIR  separate debug files under DIR/.build-id/ too (before /usr/lib/debug's;\n"           \
 	"               DEBUGINFOD_URLS set: a debuginfod server is asked too)\n"                                \
 	"  --kallsyms FILE  kernel functions from FILE (/proc/kallsyms of the profiled board's boot)\n"
 
@@ -131,6 +131,8 @@ struct query_frame {
 	bool resolved; /* function is a symbol name */
 	const char *raw;   /* the symbol as in the file (mangled), "" if unresolved */
 	uint64_t file_off; /* ip's offset in the module's file (unresolved frames: one frame per address) */
+	const char *path;     /* the mapped file's path ("" kernel/unknown; a function's: the first mapping seen) */
+	const char *build_id; /* its build-id in hex ("" none) */
 };
 
 /* One aggregated stack: its samples in the range, and the keys it belongs to. */
@@ -148,7 +150,7 @@ struct query_stack {
 struct query_session_info {
 	int64_t id;
 	const char *agent_id, *board;
-	int64_t first_ns, last_ns; /* wall time of the first and last interval in range (0 none) */
+	int64_t first_ns, last_ns; /* wall time: start of the first interval in range, end of the last (0 none) */
 	uint64_t samples;	   /* samples in range */
 };
 

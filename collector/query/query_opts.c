@@ -120,6 +120,10 @@ int query_parse_time(const char *s, int64_t now_ns, int64_t *unix_ns)
 {
 	if (!s || !*s)
 		return -EINVAL;
+	if (strcmp(s, "now") == 0) { /* --until now (issue 39: refused) */
+		*unix_ns = now_ns;
+		return 0;
+	}
 	int64_t d;
 	if (query_parse_duration(s, &d) == 0) {
 		*unix_ns = now_ns - d;

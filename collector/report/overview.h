@@ -31,6 +31,8 @@ struct overview_opts {
 	const char *machine;	  /* --machine FILE: overrides the calibration of the session's profile */
 	const char *kernel_model; /* --kernel-model FILE */
 	const char *symfs;	  /* for --top */
+	const char *debug_dir;	  /* for --top: --debug-dir */
+	const char *kallsyms;	  /* for --top: --kallsyms */
 	unsigned limit;		  /* rows of the --top / --opencl tables */
 	bool sections;		  /* also capture the --top and --opencl sections */
 	bool json;		  /* capture them as JSON (else text) */

@@ -612,7 +612,11 @@ static char *capture(int (*fn)(struct store *, int64_t, const struct report_opts
 	FILE *m = open_memstream(&buf, &len);
 	if (!m)
 		return NULL;
-	struct report_opts ro = {.json = o->json, .symfs = o->symfs, .limit = o->limit ? o->limit : 20};
+	struct report_opts ro = {.json = o->json,
+				 .symfs = o->symfs,
+				 .debug_dir = o->debug_dir,
+				 .kallsyms = o->kallsyms,
+				 .limit = o->limit ? o->limit : 20};
 	int rc = fn(st, sid, &ro, m);
 	if (fclose(m) != 0 || rc < 0) {
 		free(buf);
@@ -734,6 +738,8 @@ int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, 
 			qo.f.sessions[0] = sid;
 			qo.f.nsessions = 1;
 			qo.symfs = o->symfs;
+			qo.debug_dir = o->debug_dir;
+			qo.kallsyms = o->kallsyms;
 			if (profile_flame_fragment(st, &qo, "flame", &ov->flame_html) < 0)
 				overview_note(ov, "the flame graph could not be rendered");
 			query_opts_free(&qo);

@@ -15,6 +15,8 @@ enum report_sort { REPORT_SORT_TOTAL, REPORT_SORT_COUNT, REPORT_SORT_MEAN, REPOR
 struct report_opts {
 	bool json;
 	const char *symfs;     /* --symfs DIR: where to look for binaries with symbols */
+	const char *debug_dir; /* --debug-dir DIR: separate debug files, besides /usr/lib/debug */
+	const char *kallsyms;  /* --kallsyms FILE: kernel functions (instead of the agents' tables) */
 	unsigned limit;        /* --limit N: rows per table (0 = default) */
 	enum report_sort sort; /* --sort: the OpenCL table's order (kernels first, then transfers) */
 };
@@ -28,6 +30,9 @@ int report_function_samples(struct store *st, int64_t sid, const char *symfs, co
 /* The top table of a query (collector report without --session, or with filters): rows grouped by `by`,
  * self and total, process, pid and agent columns; text or JSON. */
 int report_query_top(const struct query_result *r, enum query_group by, unsigned limit, bool json, FILE *out);
+/* Wall time on and off the CPU per process and thread (--offcpu), from the BPF back end's
+ * sched_switch accounting (task_times). */
+int report_offcpu(struct store *st, int64_t sid, const struct report_opts *o, FILE *out);
 /* OpenCL command table (--opencl). */
 int report_opencl(struct store *st, int64_t sid, const struct report_opts *o, FILE *out);
 

@@ -35,13 +35,15 @@ static int row_cmp(const void *a, const void *b)
 }
 
 /* The session's samples through the query (one session, no other filter). */
-static int session_query(struct store *st, int64_t sid, const char *symfs, struct query_result **r)
+static int session_query(struct store *st, int64_t sid, const struct report_opts *o, struct query_result **r)
 {
 	struct query_opts qo;
 	query_opts_init(&qo, 0);
 	qo.f.sessions[0] = sid;
 	qo.f.nsessions = 1;
-	qo.symfs = symfs;
+	qo.symfs = o->symfs;
+	qo.debug_dir = o->debug_dir;
+	qo.kallsyms = o->kallsyms;
 	int rc = query_run(st, &qo, r);
 	query_opts_free(&qo);
 	return rc;
@@ -101,7 +103,8 @@ int report_function_samples(struct store *st, int64_t sid, const char *symfs, co
 	*count = 0;
 	*freq_hz = 0;
 	struct query_result *r;
-	int rc = session_query(st, sid, symfs, &r);
+	struct report_opts ro = {.symfs = symfs};
+	int rc = session_query(st, sid, &ro, &r);
 	if (rc < 0)
 		return rc;
 	*freq_hz = (int64_t)r->freq_hz;
@@ -119,7 +122,7 @@ int report_function_samples(struct store *st, int64_t sid, const char *symfs, co
 int report_top(struct store *st, int64_t sid, const struct report_opts *o, FILE *out)
 {
 	struct query_result *r;
-	int rc = session_query(st, sid, o->symfs, &r);
+	int rc = session_query(st, sid, o, &r);
 	if (rc < 0) {
 		log_error("report --top: %s", strerror(-rc));
 		return rc;

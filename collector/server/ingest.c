@@ -305,8 +305,15 @@ static int pack_frame(const Prof__Envelope *env, uint8_t *buf, size_t cap)
 
 int ingest_pack_ack(uint64_t seq, uint8_t *buf, size_t cap)
 {
+	return ingest_pack_ack_store(seq, NULL, buf, cap);
+}
+
+int ingest_pack_ack_store(uint64_t seq, const char *store_id, uint8_t *buf, size_t cap)
+{
 	Prof__Ack ack = PROF__ACK__INIT;
 	ack.seq = seq;
+	if (store_id && store_id[0])
+		ack.store_id = (char *)store_id;
 	Prof__Envelope env = PROF__ENVELOPE__INIT;
 	env.body_case = PROF__ENVELOPE__BODY_ACK;
 	env.ack = &ack;

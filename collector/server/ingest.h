@@ -92,6 +92,8 @@ const char *ingest_who(const struct ingest_conn *c, char *buf, size_t len);
 /* Pack an Ack / Error envelope as a whole frame into buf[0..cap); returns the
  * frame length or -ENOBUFS. */
 int ingest_pack_ack(uint64_t seq, uint8_t *buf, size_t cap);
+/* The same carrying the store's identity (NULL or "": none, as older collectors). */
+int ingest_pack_ack_store(uint64_t seq, const char *store_id, uint8_t *buf, size_t cap);
 int ingest_pack_error(uint32_t code, const char *message, uint32_t retry_after_ms, uint8_t *buf, size_t cap);
 int ingest_pack_challenge(const uint8_t *nonce, size_t len, uint8_t *buf, size_t cap);
 

@@ -15,6 +15,7 @@
 #include "generated/config.h"
 #include "log.h"
 #include "net.h"
+#include "store/store_kallsyms.h"
 #include "tls.h"
 
 static void read_stop_fd(struct server *s, int fd)
@@ -248,6 +249,8 @@ int server_open(struct store *store, const struct server_options *opt, struct se
 	if (!s)
 		return -ENOMEM;
 	s->store = store;
+	if (store && store_identity(store, s->store_id, sizeof(s->store_id)) < 0)
+		s->store_id[0] = 0; /* acks without it: agents fall back to their markers as before */
 	s->listen_fd = s->stop_fd = s->epfd = -1;
 	s->signal_fd = opt->signal_fd;
 	s->max_conns = opt->max_conns ? opt->max_conns : SERVER_DEFAULT_MAX_CONNS;

@@ -58,7 +58,7 @@ int srv_conn_flush(struct server *s, struct conn *c)
 			c->out_off = c->out_len = 0;
 			if (!c->ack_pending)
 				break;
-			int n = ingest_pack_ack(c->ack_seq, c->out, OUT_CAP);
+			int n = ingest_pack_ack_store(c->ack_seq, s->store_id, c->out, OUT_CAP);
 			if (n < 0)
 				return n;
 			c->out_len = (size_t)n;
@@ -119,7 +119,7 @@ void srv_conn_close(struct server *s, struct conn *c)
 	srv_conn_flush(s, c);
 	if (c->ing.failure != INGEST_OK && c->ing.send_error) {
 		if (c->out_off == c->out_len && c->ack_pending) {
-			int n = ingest_pack_ack(c->ack_seq, c->out, OUT_CAP);
+			int n = ingest_pack_ack_store(c->ack_seq, s->store_id, c->out, OUT_CAP);
 			c->out_off = 0;
 			c->out_len = n > 0 ? (size_t)n : 0;
 		}

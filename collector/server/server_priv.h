@@ -76,6 +76,7 @@ struct conn {
 
 struct server {
 	struct store *store;
+	char store_id[64]; /* the store's identity, in every Ack ("" if unknown) */
 	int epfd, listen_fd, stop_fd, signal_fd;
 	int extra_fd; /* server_options.extra_fd, -1 for none */
 	void (*extra_ready)(void *arg);

@@ -23,7 +23,9 @@ static const char ksyms_schema[] =
 	" chunk INTEGER NOT NULL, chunks INTEGER NOT NULL, data BLOB NOT NULL,"
 	" PRIMARY KEY(agent_id, kernel_boot_id, chunk)) WITHOUT ROWID;"
 	"CREATE TABLE IF NOT EXISTS session_kernels (session_id INTEGER NOT NULL, kernel_boot_id TEXT NOT NULL,"
-	" PRIMARY KEY(session_id)) WITHOUT ROWID;";
+	" PRIMARY KEY(session_id)) WITHOUT ROWID;"
+	/* one row: the store's identity, sent in every Ack (the agents' kernel-symbols marker) */
+	"CREATE TABLE IF NOT EXISTS store_identity (id TEXT NOT NULL, PRIMARY KEY(id)) WITHOUT ROWID;";
 
 static const char ins_chunk[] =
 	"INSERT INTO kernel_symbols (agent_id, kernel_boot_id, chunk, chunks, data)"
@@ -107,6 +109,49 @@ static const char q_chunks[] = "SELECT chunk, chunks, data FROM kernel_symbols W
 			       " AND kernel_boot_id = ?2 ORDER BY chunk";
 static const char q_table_size[] = "SELECT COUNT(*), COALESCE(SUM(LENGTH(data)), 0) FROM kernel_symbols"
 				   " WHERE agent_id = ?1 AND kernel_boot_id = ?2";
+
+static const char q_identity[] = "SELECT id FROM store_identity ORDER BY id LIMIT 1";
+static const char ins_identity[] = "INSERT INTO store_identity (id) VALUES (?1) ON CONFLICT DO NOTHING";
+
+static int identity_read(struct store *s, char *out, size_t len)
+{
+	struct db_stmt *st = store_stmt(s, q_identity);
+	if (!st)
+		return -EIO;
+	int rc = db_step(st);
+	if (rc == 1)
+		snprintf(out, len, "%s", db_col_text(st, 0));
+	db_reset(st);
+	return rc < 0 ? rc : 0;
+}
+
+int store_identity(struct store *s, char *out, size_t len)
+{
+	out[0] = 0;
+	if (!store_has_table(s, "store_identity"))
+		return -ENOENT; /* a read-only open of a store older than issue 39 */
+	int rc = identity_read(s, out, len);
+	if (rc < 0 || out[0])
+		return rc;
+	uint8_t r[8];
+	FILE *f = fopen("/dev/urandom", "re");
+	size_t got = f ? fread(r, 1, sizeof(r), f) : 0;
+	if (f)
+		fclose(f);
+	if (got != sizeof(r))
+		return -EIO;
+	char id[2 * sizeof(r) + 1];
+	for (size_t i = 0; i < sizeof(r); i++)
+		snprintf(id + 2 * i, 3, "%02x", r[i]);
+	struct db_stmt *st = store_stmt(s, ins_identity);
+	if (!st)
+		return -EIO;
+	db_bind_text(st, 1, id);
+	rc = db_run(st);
+	if (rc < 0)
+		return rc;
+	return identity_read(s, out, len); /* another collector on the same store may have won */
+}
 
 int store_session_kernel_boot(struct store *s, int64_t sid, char *boot, size_t len)
 {

@@ -9,6 +9,9 @@
 #include "ksyms.h"
 #include "store.h"
 
+/* The store's identity (16 hex digits, made at the first call on a new store):
+ * what the agents key their "kernel symbols acked" marker by. 0 or -errno. */
+int store_identity(struct store *s, char *out, size_t len);
 /* The kernel boot id session sid ran on ("" when its agent sent no kernel symbols). 0 or -errno. */
 int store_session_kernel_boot(struct store *s, int64_t sid, char *boot, size_t len);
 /* Every symbol of (agent_id, boot), chunk by chunk (by name within a chunk); damaged chunks are

@@ -52,7 +52,10 @@ static int grow(void **v, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
-static int64_t mapping_of(struct pp *p, const struct stack_set *s, const struct vframe *f)
+/* One mapping per file (module): its path and build-id, so that the profile can be
+ * symbolized again later (pprof -symbolize, or with the file's debug info); locations
+ * carry file offsets, so the mapping spans [0, the largest offset seen] at offset 0. */
+static int64_t mapping_of(struct pp *p, const struct stack_set *s, const struct vframe *f, uint64_t addr)
 {
 	const char *mod = stack_set_str(s, f->module);
 	int64_t id = stack_set_intern(&p->maps, mod[0] ? mod : "[unknown]");
@@ -64,15 +67,21 @@ static int64_t mapping_of(struct pp *p, const struct stack_set *s, const struct 
 		PMapping *m = &p->map[id - 1];
 		perftools__profiles__mapping__init(m);
 		m->id = (uint64_t)id;
-		int64_t fn = str(p, mod[0] ? mod : "[unknown]");
-		if (fn < 0)
-			return fn;
+		const char *path = f->path ? stack_set_str(s, f->path) : "";
+		int64_t fn = str(p, path[0] ? path : mod[0] ? mod : "[unknown]");
+		int64_t bid = str(p, f->build_id ? stack_set_str(s, f->build_id) : "");
+		if (fn < 0 || bid < 0)
+			return fn < 0 ? fn : bid;
 		m->filename = fn;
+		m->build_id = bid;
 		/* functions are given (or the address is all there is): pprof must not
 		 * look for the module's binary on this host */
 		m->has_functions = 1;
 		p->nmap = (size_t)id;
 	}
+	PMapping *m = &p->map[id - 1];
+	if (!f->kernel && addr >= m->memory_limit)
+		m->memory_limit = addr + 1;
 	return id;
 }
 
@@ -117,7 +126,7 @@ static int64_t location_of(struct pp *p, const struct stack_set *s, const struct
 		perftools__profiles__location__init(l);
 		l->id = (uint64_t)id;
 		l->address = addr;
-		int64_t m = mapping_of(p, s, f);
+		int64_t m = mapping_of(p, s, f, addr);
 		if (m < 0)
 			return m;
 		l->mapping_id = (uint64_t)m;

@@ -16,7 +16,8 @@ int stack_set_from_query(const struct query_result *r, struct stack_set *out)
 			const struct query_frame *f = &r->frames[k->frames[j]];
 			fr[j] = (struct sym_frame){.name = f->function, .raw = f->raw && f->raw[0] ? f->raw : NULL,
 						   .module = f->kernel ? "[kernel]" : f->module, .ip = f->ip,
-						   .file_off = f->file_off, .resolved = f->resolved};
+						   .file_off = f->file_off, .resolved = f->resolved,
+						   .path = f->path, .build_id = f->build_id};
 		}
 		struct stack_keys keys = {.comm = k->comm, .thread = k->thread, .agent = k->agent_id,
 					  .pid = k->pid, .tid = k->tid};

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "elf_buildid.h"
 #include "profile_fixture.h"
 #include "testproc.h"
 
@@ -158,6 +159,38 @@ static void test_profile_views_pprof_top_matches_report(void **state)
 	assert_true(tp_file_count(raw, "comm:[demo]") > 0);
 	assert_true(tp_file_count(raw, "demo::Worker::run(long)") > 0);
 	assert_true(tp_file_count(raw, "samples/count cpu/nanoseconds") > 0);
+	/* issue 39: the mappings carry the file's path and build-id (what re-symbolizing needs:
+	 * "ID: 0xSTART/0xLIMIT/0xOFFSET PATH BUILDID"), and the duration is the sampled window */
+	uint8_t bid[64];
+	int bl = elf_build_id(e->f.bin, bid, sizeof(bid));
+	assert_true(bl > 0);
+	char want[800], hex[130];
+	for (int i = 0; i < bl; i++)
+		snprintf(hex + 2 * i, 3, "%02x", bid[i]);
+	snprintf(want, sizeof(want), " %s %s ", e->f.bin, hex);
+	if (tp_file_count(raw, want) != 1) {
+		tp_dump_file(raw);
+		fail_msg("no mapping '%s' in go tool pprof -raw", want);
+	}
+	int64_t span = tp_db_int(e->f.db, "SELECT MAX(s.realtime_ns + i.t_ns) - MIN(s.realtime_ns + i.t_ns - i.interval_ns)"
+					   " FROM sample_intervals i JOIN sessions s ON s.id = i.session_id");
+	char *rt = tp_slurp(raw);
+	assert_non_null(rt);
+	const char *d = strstr(rt, "Duration: ");
+	assert_non_null(d);
+	fprintf(stderr, "# pprof -raw %.*s; the store's intervals span %.3f s\n", (int)strcspn(d, "\n"), d, span / 1e9);
+	free(rt);
+	/* -top says it in seconds ("Duration: 310s, Total samples = ...") */
+	rt = tp_slurp(top);
+	assert_non_null(rt);
+	d = strstr(rt, "Duration: ");
+	double secs = 0;
+	assert_non_null(d);
+	if (sscanf(d, "Duration: %lfs", &secs) == 1)
+		assert_true(secs * 1e9 >= span * 0.99 && secs * 1e9 <= span * 1.01 + 1e9);
+	else
+		fail_msg("unexpected pprof duration: %.40s", d);
+	free(rt);
 }
 
 static void test_profile_views_folded_lines(void **state)

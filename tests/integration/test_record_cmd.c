@@ -445,6 +445,23 @@ static void test_record_kernel_functions_from_the_agent(void **state)
 	if (strstr(out, buf))
 		fail_msg("a kernel frame still has the agent's name with --kallsyms:\n%.3000s", out);
 	free(out);
+	/* collector report takes the symbol options its help lists (issue 39: it refused them) */
+	{
+		char coll_bin[512], sidbuf[32];
+		tp_bin("collector", coll_bin, sizeof(coll_bin));
+		snprintf(sidbuf, sizeof(sidbuf), "%lld", (long long)s2);
+		char *rep[] = {coll_bin, "report", "--store", e->t.db, "--session", sidbuf, "--top", "--limit", "50",
+			       "--kallsyms", ovr, "--debug-dir", e->t.dir, NULL};
+		unlink(e->rlog);
+		int status;
+		pid_t pid = tp_spawn(rep, e->rlog);
+		assert_int_equal(tp_wait(pid, 20000, &status), 0);
+		out = tp_slurp(e->rlog);
+		assert_non_null(out);
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !strstr(out, " ovr_"))
+			fail_msg("report --top --kallsyms --debug-dir (status 0x%x):\n%.3000s", status, out);
+		free(out);
+	}
 
 	/* an agent that sees no kernel addresses (kptr_restrict) says so and sends none */
 	char zero[300], envs[400];
@@ -465,6 +482,91 @@ static void test_record_kernel_functions_from_the_agent(void **state)
 	free(out);
 }
 
+/* The store's identity, as its collector wrote it (16 hex digits; "" if none). */
+static void store_id_of(const char *db, char *out, size_t len)
+{
+	char cmd[600], path[320];
+	snprintf(path, sizeof(path), "%s.id", db);
+	snprintf(cmd, sizeof(cmd), "sqlite3 -readonly %s 'SELECT id FROM store_identity' > %s 2>/dev/null", db, path);
+	out[0] = 0;
+	if (system(cmd) != 0)
+		return;
+	char *s = tp_slurp(path);
+	if (s)
+		snprintf(out, len, "%.*s", (int)strcspn(s, "\n"), s);
+	free(s);
+}
+
+/* Issue 39, 3: the collector restarted on the same address with a fresh store between
+ * two sessions of one boot. The marker names the store that acked the table; the new
+ * store's acks name another, so the second session sends the table again, and both
+ * sessions' kernel frames are named; a third session, acked by the same store, sends a
+ * reference only. */
+static void test_record_kernel_functions_after_new_store(void **state)
+{
+	struct env *e = *state;
+	int64_t s1 = record_dd(e, "rec-newstore", NULL);
+	if (tp_db_int(e->t.db, "SELECT COUNT(*) FROM records WHERE session_id=%lld AND kind='kernel_symbols'",
+		      (long long)s1) == 0) {
+		char *log = tp_slurp(e->t.alog);
+		bool no_addr = log && strstr(log, "kernel functions not sent");
+		free(log);
+		if (no_addr) {
+			fprintf(stderr, "skipped: /proc/kallsyms shows no addresses to the agent here\n");
+			skip();
+		}
+		tp_dump_file(e->t.alog);
+		fail_msg("the agent sent no kernel symbols");
+	}
+	char id1[64], id2[64], cmd[700], buf[512];
+	store_id_of(e->t.db, id1, sizeof(id1));
+	assert_int_equal(strlen(id1), 16);
+	snprintf(cmd, sizeof(cmd), "grep -qx 'store %s' %s/.kernel-symbols.*rec-newstore@*", id1, e->t.spool);
+	assert_int_equal(system(cmd), 0);
+	char *out = functions_of(e, s1, NULL);
+	assert_non_null(first_kernel_function(out, buf, sizeof(buf)));
+	free(out);
+
+	/* the same address, a new store */
+	int port = e->t.port;
+	tp_stop(e->t.collector, 10000);
+	e->t.collector = 0;
+	char db1[300];
+	snprintf(db1, sizeof(db1), "%s", e->t.db);
+	tp_env_path(&e->t, "store2.db", e->t.db, sizeof(e->t.db));
+	assert_int_equal(tp_env_start_collector(&e->t, port, NULL), 0);
+	int64_t s2 = record_dd(e, "rec-newstore", NULL);
+	assert_true(s2 > 0);
+	store_id_of(e->t.db, id2, sizeof(id2));
+	assert_int_equal(strlen(id2), 16);
+	assert_string_not_equal(id1, id2);
+	int64_t chunks2 = tp_db_int(e->t.db, "SELECT COUNT(*) FROM kernel_symbols WHERE agent_id='rec-newstore'");
+	fprintf(stderr, "# store %s -> %s: %lld kernel-symbol chunks in the new store\n", id1, id2, (long long)chunks2);
+	if (chunks2 <= 0) {
+		tp_dump_file(e->t.alog);
+		fail_msg("the new store got no kernel symbols");
+	}
+	assert_int_equal(tp_file_count(e->t.alog, "is not the one that acked"), 1);
+	out = functions_of(e, s2, NULL);
+	char *fn = first_kernel_function(out, buf, sizeof(buf));
+	if (!fn)
+		fail_msg("no kernel function named in session %lld of the new store:\n%.3000s", (long long)s2, out);
+	assert_true(in_proc_kallsyms(fn));
+	free(out);
+	snprintf(cmd, sizeof(cmd), "grep -qx 'store %s' %s/.kernel-symbols.*rec-newstore@*", id2, e->t.spool);
+	assert_int_equal(system(cmd), 0);
+
+	/* the same store again: a reference only */
+	int64_t s3 = record_dd(e, "rec-newstore", NULL);
+	assert_int_equal(tp_db_int(e->t.db, "SELECT COUNT(*) FROM records WHERE session_id=%lld AND kind='kernel_symbols'",
+				   (long long)s3),
+			 1);
+	assert_int_equal(tp_db_int(e->t.db, "SELECT COUNT(*) FROM kernel_symbols WHERE agent_id='rec-newstore'"), chunks2);
+	out = functions_of(e, s3, NULL);
+	assert_non_null(first_kernel_function(out, buf, sizeof(buf)));
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -475,6 +577,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_record_ring_kernel_call_chains, setup, tp_env_free),
 		cmocka_unit_test_setup_teardown(test_record_bpf_kernel_call_chains, setup, tp_env_free),
 		cmocka_unit_test_setup_teardown(test_record_kernel_functions_from_the_agent, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_record_kernel_functions_after_new_store, setup, tp_env_free),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,8 @@
 /* The profile views' store fixture (profile_fixture.h). */
 #include "profile_fixture.h"
 
+#include "elf_buildid.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -144,6 +146,12 @@ static int demo_session(struct store *s, int64_t sid, const char *bin, int32_t p
 	m[0].start = MAP_START;
 	m[0].end = MAP_START + 0x100000;
 	m[0].path = (char *)bin;
+	uint8_t bid[BUILD_ID_MAX]; /* as the agent sends it (agent/proc_maps.c) */
+	int bl = elf_build_id(bin, bid, sizeof(bid));
+	if (bl > 0) {
+		m[0].build_id.data = bid;
+		m[0].build_id.len = (size_t)bl;
+	}
 	m[1].id = 2;
 	m[1].pid = pid + 1;
 	m[1].start = PY_START;

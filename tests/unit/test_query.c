@@ -41,6 +41,8 @@ static void test_query_times(void **state)
 {
 	(void)state;
 	int64_t now = 1764783000 * S, t; /* 2025-12-03T17:30:00Z */
+	assert_int_equal(query_parse_time("now", now, &t), 0); /* --until now (issue 39) */
+	assert_true(t == now);
 	assert_int_equal(query_parse_time("10m", now, &t), 0);
 	assert_int_equal(t, now - 600 * S);
 	assert_int_equal(query_parse_time("1764783000", now, &t), 0);

@@ -163,6 +163,58 @@ static void test_sym_files_debug_file_by_build_id(void **state)
 	sym_resolver_free(r);
 }
 
+/* --debug-dir adds to /usr/lib/debug (issue 39: it replaced it). A board's libc that
+ * is not on this host (its path missing here) is named from its debug file under
+ * /usr/lib/debug (libc6-dbg: this host's libc stands for the board's), while
+ * --debug-dir names another directory. */
+static void test_sym_files_debug_dir_adds_to_default(void **state)
+{
+	struct fx *f = *state;
+	const char *libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+	uint8_t bid[BUILD_ID_MAX];
+	int bl = elf_build_id(libc, bid, sizeof(bid));
+	assert_true(bl > 2);
+	char hex[2 * BUILD_ID_MAX + 1], dbg[400];
+	sym_build_id_hex(bid, (size_t)bl, hex, sizeof(hex));
+	snprintf(dbg, sizeof(dbg), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+	/* __GI___fork's address from the debug file's symbols, its file offset from libc's
+	 * executable segment (readelf, binutils) */
+	unsigned long long va = 0, seg_off = 0, seg_va = 0;
+	char cmd[1200];
+	snprintf(cmd, sizeof(cmd), "readelf -sW %s 2>/dev/null | awk '$8==\"__GI___fork\" {print $2; exit}'", dbg);
+	FILE *p = access(dbg, R_OK) == 0 ? popen(cmd, "r") : NULL;
+	if (p) {
+		if (fscanf(p, "%llx", &va) != 1)
+			va = 0;
+		pclose(p);
+	}
+	snprintf(cmd, sizeof(cmd), "readelf -lW %s | awk '$1==\"LOAD\" && $7==\"R\" && $8==\"E\" {print $2, $3}'", libc);
+	p = va ? popen(cmd, "r") : NULL;
+	if (p) {
+		if (fscanf(p, "%llx %llx", &seg_off, &seg_va) != 2)
+			va = 0;
+		pclose(p);
+	}
+	if (!va) {
+		print_message("skipped: no debug file of this host's libc (libc6-dbg) in /usr/lib/debug\n");
+		skip();
+	}
+	uint64_t off = va - seg_va + seg_off;
+	struct sym_mapping m = mapping_of("/nonexistent-board-root/lib/libc.so.6", bid, (size_t)bl);
+	struct sym_resolver *r;
+	assert_int_equal(sym_resolver_create(NULL, &r), 0);
+	char other[600], buf[256];
+	snprintf(other, sizeof(other), "%s/other-debug", f->dir);
+	assert_int_equal(sym_resolver_set_debug_dir(r, other), 0);
+	struct sym_frame fr;
+	sym_describe(r, &m, MAP_START + off + 1, 0, buf, sizeof(buf), &fr);
+	assert_int_equal(fr.resolved, 1);
+	assert_string_equal(fr.module, "libc.so.6");
+	assert_true(fr.name[0] && fr.name[0] != '[');
+	fprintf(stderr, "# libc at +0x%llx with --debug-dir %s: %s\n", (unsigned long long)off + 1, other, fr.name);
+	sym_resolver_free(r);
+}
+
 static void test_sym_files_kallsyms(void **state)
 {
 	struct fx *f = *state;
@@ -235,6 +287,7 @@ int main(void)
 		cmocka_unit_test(test_sym_files_cxx_names_demangled),
 		cmocka_unit_test(test_sym_files_rust_names_demangled),
 		cmocka_unit_test(test_sym_files_debug_file_by_build_id),
+		cmocka_unit_test(test_sym_files_debug_dir_adds_to_default),
 		cmocka_unit_test(test_sym_files_kallsyms),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

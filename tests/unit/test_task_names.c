@@ -1,7 +1,7 @@
 /* agent/task_names.c: names read from a /proc tree once per task, COMM
- * records (exec, thread renames) overriding them, declaration state, and the
- * bound. The /proc tree is a temp dir laid out as the kernel's
- * (fs/proc/base.c: /proc/PID/comm, /proc/PID/task/TID/comm, each "name\n"). */
+ * records (exec, thread renames) overriding them, FORK/EXIT records (names
+ * inherited, exited tasks evicted), declaration state, and the bound. The
+ * /proc tree is a temp dir laid out as the kernel's (fs/proc/base.c: /proc/PID/comm, /proc/PID/task/TID/comm, each "name\n"). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +15,8 @@
 
 #include "task_names.h"
 #include "testproc.h"
+
+#define FORK_T 1 /* a FORK record's time */
 
 static void put(const char *root, int pid, int tid, const char *name)
 {
@@ -86,10 +88,91 @@ static void test_task_names_from_proc_and_comm_records(void **state)
 	/* the idle task has no entry */
 	assert_int_equal(task_names_ensure(&t, 0, 0), 0);
 	assert_null(task_names_find(&t, 0, 0));
-	/* bounded: past TASK_NAMES_MAX it starts over */
+	/* bounded: past TASK_NAMES_MAX live tasks a new one is not named, and counted */
+	size_t before = t.n;
 	for (int32_t i = 0; i < (int32_t)TASK_NAMES_MAX + 10; i++)
-		assert_true(task_names_set(&t, 1000000 + i, 1000000 + i, "x") == 0);
-	assert_true(t.n <= TASK_NAMES_MAX);
+		task_names_set(&t, 1000000 + i, 1000000 + i, "x");
+	assert_int_equal(t.n, TASK_NAMES_MAX);
+	assert_int_equal(t.dropped, before + 10);
+	assert_non_null(task_names_find(&t, 100, 101)); /* the known ones were kept */
+	task_names_free(&t);
+	tp_rm_rf(root);
+}
+
+/* FORK records: the child carries the forking thread's name (the kernel's
+ * copy_process duplicates task_struct, comm included; a thread shares its
+ * process's); EXIT records: the task is evicted at the next reap, so 100,000
+ * short-lived processes never fill the table; a COMM record seen before the
+ * FORK record (another CPU's ring) is not overwritten. */
+static void test_task_names_fork_exit_churn(void **state)
+{
+	(void)state;
+	char root[256];
+	assert_int_equal(tp_tmpdir(root, sizeof(root), "tasknames2"), 0);
+	put(root, 10, 10, "bash"); /* older than the session: read from /proc at its first fork */
+	struct task_names t;
+	task_names_init(&t, root);
+	assert_int_equal(task_names_fork(&t, 11, 11, 10, 10, FORK_T), 0);
+	struct task_name *e = task_names_find(&t, 11, 11);
+	assert_non_null(e);
+	assert_string_equal(e->comm, "bash");
+	assert_string_equal(e->thread, "bash");
+	assert_int_equal(task_names_set(&t, 11, 11, "sleep"), 0); /* its exec */
+	/* a thread of the new program, renamed, then its own thread */
+	assert_int_equal(task_names_fork(&t, 11, 12, 11, 11, FORK_T), 0);
+	assert_int_equal(task_names_set(&t, 11, 12, "worker"), 0);
+	assert_int_equal(task_names_fork(&t, 11, 13, 11, 12, FORK_T), 0);
+	e = task_names_find(&t, 11, 13);
+	assert_string_equal(e->comm, "sleep");
+	assert_string_equal(e->thread, "worker");
+	/* COMM before FORK */
+	assert_int_equal(task_names_set(&t, 20, 20, "make"), 0);
+	assert_int_equal(task_names_fork(&t, 20, 20, 10, 10, FORK_T), 0);
+	assert_string_equal(task_names_find(&t, 20, 20)->comm, "make");
+	/* a short-lived child's records from two rings: COMM (exec) and EXIT first, then its
+	 * FORK: the fork is older than the exit, the exec'd name stays */
+	assert_int_equal(task_names_set(&t, 30, 30, "grep"), 0);
+	task_names_exit(&t, 30, 30, 50);
+	assert_int_equal(task_names_fork(&t, 30, 30, 10, 10, 40), 0);
+	assert_string_equal(task_names_find(&t, 30, 30)->comm, "grep");
+	/* a later fork reusing the pid is a new task: bash's name */
+	assert_int_equal(task_names_fork(&t, 30, 30, 10, 10, 60), 0);
+	assert_string_equal(task_names_find(&t, 30, 30)->comm, "bash");
+	assert_false(task_names_find(&t, 30, 30)->exited);
+	/* a task seen in a sample when it was already gone (empty names) gets its FORK's */
+	assert_int_equal(task_names_ensure(&t, 31, 31), 1);
+	assert_int_equal(task_names_fork(&t, 31, 31, 10, 10, 70), 0);
+	assert_string_equal(task_names_find(&t, 31, 31)->comm, "bash");
+	/* sampled when already gone (no names), then its EXIT, then its FORK: named, still exited */
+	assert_int_equal(task_names_ensure(&t, 32, 32), 1);
+	task_names_exit(&t, 32, 32, 90);
+	assert_int_equal(task_names_fork(&t, 32, 32, 10, 10, 80), 0);
+	assert_string_equal(task_names_find(&t, 32, 32)->comm, "bash");
+	assert_true(task_names_find(&t, 32, 32)->exited);
+	/* a COMM record after the EXIT (rings again) does not keep the task */
+	task_names_exit(&t, 31, 31, 95);
+	assert_int_equal(task_names_set(&t, 31, 31, "late"), 0);
+	assert_true(task_names_find(&t, 31, 31)->exited);
+	/* churn: 100,000 processes forked by bash, exec'd, exited, a record sent every 1000 */
+	for (int i = 0; i < 100000; i++) {
+		int32_t pid = 1000 + i % 4000000;
+		assert_int_equal(task_names_fork(&t, pid, pid, 10, 10, FORK_T), 0);
+		char name[16];
+		snprintf(name, sizeof(name), "job%d", i);
+		assert_int_equal(task_names_set(&t, pid, pid, name), 0);
+		assert_string_equal(task_names_find(&t, pid, pid)->comm, name);
+		task_names_exit(&t, pid, pid, 2 * (uint64_t)i + 1);
+		if (i % 1000 == 999)
+			task_names_reap(&t);
+	}
+	assert_non_null(task_names_find(&t, 1000 + 99999, 1000 + 99999)); /* one reap of grace */
+	task_names_reap(&t);
+	assert_int_equal(t.dropped, 0);
+	assert_int_equal(t.evicted, 100000 + 2); /* and 31, 32 */
+	assert_non_null(task_names_find(&t, 10, 10));
+	assert_non_null(task_names_find(&t, 11, 13));
+	assert_null(task_names_find(&t, 1000, 1000));
+	assert_true(t.n < 10);
 	task_names_free(&t);
 	tp_rm_rf(root);
 }
@@ -98,6 +181,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_task_names_from_proc_and_comm_records),
+		cmocka_unit_test(test_task_names_fork_exit_churn),
 	};
 	return cmocka_run_group_tests_name("task_names", tests, NULL, NULL);
 }
