@@ -107,6 +107,8 @@ if [ -n "$pmu_n" ] && [ -x /bin/pmu_loop ]; then
 		l34_run stat stat $c --agent-id "$id-l34" --spool /tmp/sl1 -e instructions,cycles -- /bin/pmu_loop "$pmu_n"
 		l34_run record record $c --agent-id "$id-l34-record" --spool /tmp/sl2 -F 499 -- /bin/pmu_loop "$((pmu_n * 10))"
 		l34_run profile profile $c --agent-id "$id-l34-profile" --spool /tmp/sl3 --no-opencl --every 0.2 --window 200 -- /bin/pmu_loop "$((pmu_n * 30))"
+		# -q: profile writes its summary to SPOOL/run-summary.txt, not the program's stderr (issue 41)
+		[ -f /tmp/sl3/run-summary.txt ] && sed "s/^/PROF-L34 profile: /" /tmp/sl3/run-summary.txt
 	fi
 	echo "PROF-PMU done"
 fi

@@ -694,17 +694,20 @@ static void test_trace_window_time_limit_is_not_blocked(void **state)
 	assert_int_equal(trace_decoder_open(&d, trace_native_arch()), 0);
 	struct trace_window w;
 	char err[256];
-	int rc = trace_window_capture(d, pid, TRACE_WINDOW_MAX, 30000000ull, &w, err, sizeof(err));
+	int rc = trace_window_capture(d, pid, TRACE_WINDOW_MAX, 100000000ull, &w, err, sizeof(err));
 	if (rc == -EPERM || rc == -ENOTSUP) {
 		fprintf(stderr, "skipping: %s\n", err);
 		trace_decoder_close(d);
 		skip();
 	}
 	assert_int_equal(rc, 0);
-	fprintf(stderr, "30 ms limit: %zu steps, stopped %.1f ms, %.1f ms of it stepping (%s)\n", w.n,
+	fprintf(stderr, "100 ms limit: %zu steps, stopped %.1f ms, %.1f ms of it stepping (%s)\n", w.n,
 		(double)w.stop_ns / 1e6, (double)w.steps_ns / 1e6, trace_end_name(w.end));
+	/* what is decided: the limit ends it as TIME, after more than the one step the issue-30
+	 * bug took (how many steps fit depends on the machine's load: 13 in 24 ms of stepping at
+	 * load 14, where 16 were asked; issue 43) */
 	assert_int_equal(w.end, TRACE_END_TIME);
-	assert_true(w.n >= 16 && w.n < TRACE_WINDOW_MAX);
+	assert_true(w.n >= 2 && w.n < TRACE_WINDOW_MAX);
 	assert_true(w.steps_ns > 0 && w.steps_ns <= w.stop_ns);
 	trace_window_free(&w);
 	/* the tracee goes on and ends as it would have */
