@@ -101,10 +101,20 @@ static int check_as(struct audit_env *a, const char *name, const char *opt, cons
 	return rc;
 }
 
-/* `deps-audit.py check --without PKG DIR/name.trace` */
-static int check(struct audit_env *a, const char *name, char **text)
+/* `deps-audit.py check OPT ARG DIR/name.trace` exits want_rc and says each of the (up to two)
+ * needles; its output is shown when not. */
+static void audit_expect(struct audit_env *a, const char *name, const char *opt, const char *arg, int want_rc,
+			 const char *needle1, const char *needle2)
 {
-	return check_as(a, name, "--without", PKG, text);
+	char *text;
+	int rc = check_as(a, name, opt, arg, &text);
+	bool said1 = !needle1 || strstr(text, needle1), said2 = !needle2 || strstr(text, needle2);
+	if (rc != want_rc || !said1 || !said2)
+		fprintf(stderr, "%s", text);
+	free(text);
+	assert_int_equal(rc, want_rc);
+	assert_true(said1);
+	assert_true(said2);
 }
 
 #define NEED_READY(a)                                                                                   \
@@ -126,16 +136,9 @@ static void test_deps_audit_installer_tree_not_counted(void **state)
 		 "%s/dpkg -c 'sh -c \"cat " PKG_FILE " >/dev/null\"; cat " PKG_FILE " >/dev/null' && true",
 		 a->dir);
 	trace(a, "installer", script);
-	char *text;
-	int rc = check(a, "installer", &text);
-	bool ok = strstr(text, "deps-audit: ok:") != NULL;
-	bool said = strstr(text, "opened only by the package manager's processes") != NULL;
-	if (rc != 0 || !ok || !said)
-		fprintf(stderr, "%s", text);
-	free(text);
-	assert_int_equal(rc, 0);
-	assert_true(ok);
-	assert_true(said);
+	audit_expect(a, "installer", "--without", PKG, 0,
+		     "deps-audit: ok:",
+		     "opened only by the package manager's processes");
 }
 
 /* The same file read by a build process (a compiler, here cat) fails the audit, naming the
@@ -145,16 +148,9 @@ static void test_deps_audit_build_use_fails(void **state)
 	struct audit_env *a = *state;
 	NEED_READY(a);
 	trace(a, "build", "sh -c 'cat " PKG_FILE " >/dev/null'");
-	char *text;
-	int rc = check(a, "build", &text);
-	bool named = strstr(text, "FAIL: " PKG " is used but scripts/deps.sh does not install it") != NULL;
-	bool file = strstr(text, PKG_FILE " (opened by cat)") != NULL;
-	if (rc != 1 || !named || !file)
-		fprintf(stderr, "%s", text);
-	free(text);
-	assert_int_equal(rc, 1);
-	assert_true(named);
-	assert_true(file);
+	audit_expect(a, "build", "--without", PKG, 1,
+		     "FAIL: " PKG " is used but scripts/deps.sh does not install it",
+		     PKG_FILE " (opened by cat)");
 }
 
 /* Both in one trace, the installer first: the build's use still fails the audit. Also a
@@ -168,14 +164,7 @@ static void test_deps_audit_mixed_still_fails(void **state)
 	snprintf(script, sizeof(script),
 		 "%s/dpkg -c 'cat " PKG_FILE " >/dev/null'; sh -c 'cat " PKG_FILE " >/dev/null'", a->dir);
 	trace(a, "mixed", script);
-	char *text;
-	int rc = check(a, "mixed", &text);
-	bool named = strstr(text, "FAIL: " PKG " is used") != NULL;
-	if (rc != 1 || !named)
-		fprintf(stderr, "%s", text);
-	free(text);
-	assert_int_equal(rc, 1);
-	assert_true(named);
+	audit_expect(a, "mixed", "--without", PKG, 1, "FAIL: " PKG " is used", NULL);
 }
 
 #define LIB_PKG "libsqlite3-0"
@@ -192,17 +181,9 @@ static void test_deps_audit_dlopened_is_optional(void **state)
 		skip();
 	}
 	trace(a, "dlopen", "/usr/bin/python3 -c \"import ctypes; ctypes.CDLL('" LIB_SONAME "')\"");
-	char *text;
-	int rc = check_as(a, "dlopen", "--hide", LIB_PKG, &text);
-	bool ok = strstr(text, "deps-audit: ok:") != NULL;
-	bool noted = strstr(text, "note: " LIB_PKG " is not installed by scripts/deps.sh and was only "
-				  "dlopened") != NULL;
-	if (rc != 0 || !ok || !noted)
-		fprintf(stderr, "%s", text);
-	free(text);
-	assert_int_equal(rc, 0);
-	assert_true(ok);
-	assert_true(noted);
+	audit_expect(a, "dlopen", "--hide", LIB_PKG, 0,
+		     "deps-audit: ok:",
+		     "note: " LIB_PKG " is not installed by scripts/deps.sh and was only dlopened");
 }
 
 /* sqlite3 names the library in its DT_NEEDED: the same package is required and fails. */
@@ -215,16 +196,9 @@ static void test_deps_audit_needed_library_fails(void **state)
 		skip();
 	}
 	trace(a, "needed", "sqlite3 -version >/dev/null");
-	char *text;
-	int rc = check_as(a, "needed", "--hide", LIB_PKG, &text);
-	bool named = strstr(text, "FAIL: " LIB_PKG " is used but scripts/deps.sh does not install it") != NULL;
-	bool by = strstr(text, LIB_SONAME " (opened by sqlite3)") != NULL;
-	if (rc != 1 || !named || !by)
-		fprintf(stderr, "%s", text);
-	free(text);
-	assert_int_equal(rc, 1);
-	assert_true(named);
-	assert_true(by);
+	audit_expect(a, "needed", "--hide", LIB_PKG, 1,
+		     "FAIL: " LIB_PKG " is used but scripts/deps.sh does not install it",
+		     LIB_SONAME " (opened by sqlite3)");
 }
 
 /* The machine of issue 43: libva present, Chromium dlopens it. A real headless Chromium run,
@@ -259,16 +233,9 @@ static void test_deps_audit_chromium_with_libva_passes(void **state)
 		print_message("skipped: this Chromium did not open libva.so.2 in its run\n");
 		skip();
 	}
-	char *text;
-	int rc = check_as(a, "chromium", "--hide", "libva2", &text);
-	bool ok = strstr(text, "deps-audit: ok:") != NULL;
-	bool noted = strstr(text, "note: libva2 is not installed by scripts/deps.sh") != NULL;
-	if (rc != 0 || !ok || !noted)
-		fprintf(stderr, "%s", text);
-	free(text);
-	assert_int_equal(rc, 0);
-	assert_true(ok);
-	assert_true(noted);
+	audit_expect(a, "chromium", "--hide", "libva2", 0,
+		     "deps-audit: ok:",
+		     "note: libva2 is not installed by scripts/deps.sh");
 }
 
 int main(void)
