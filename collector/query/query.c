@@ -239,13 +239,15 @@ static int read_info(struct store *s, struct build *b, struct sess *se, int64_t 
 	while ((rc = db_step(st)) == 1) {
 		/* values an older collector stored unchecked are read within today's record limits */
 		uint64_t lost = db_col_u64(st, 0), iv = db_col_u64(st, 3), fq = db_col_u64(st, 2);
+		if (iv > VALIDATE_MAX_INTERVAL_NS)
+			iv = VALIDATE_MAX_INTERVAL_NS;
 		sat_inc_u64(&r->lost, lost < VALIDATE_MAX_SAMPLE_LOST ? lost : VALIDATE_MAX_SAMPLE_LOST);
-		sat_inc_u64(&r->interval_ns, iv < VALIDATE_MAX_INTERVAL_NS ? iv : VALIDATE_MAX_INTERVAL_NS);
+		sat_inc_u64(&r->interval_ns, iv);
 		if (fq > r->freq_hz)
 			r->freq_hz = fq;
 		int be = (int)db_col_i64(st, 1), ev = (int)db_col_i64(st, 5);
 		/* first_ns: the start of the first interval (issue 39: pprof's duration), not its end */
-		int64_t t = db_col_i64(st, 4), t0 = t - (int64_t)(iv < VALIDATE_MAX_INTERVAL_NS ? iv : VALIDATE_MAX_INTERVAL_NS);
+		int64_t t = db_col_i64(st, 4), t0 = t - (int64_t)iv;
 		if (n == 0 || be < bmin)
 			bmin = be;
 		if (n == 0 || be > bmax)
