@@ -232,16 +232,21 @@ CHECK_STEP = scripts/check-step.sh $(CHECK_RESULTS) '$(1)' $(2)
 check-deps:
 	@scripts/deps.sh $(CHECK_DEPS_BOARDS)
 
+# make check's builds use every CPU (issue 43: a plain `make check` compiled one file at a time,
+# ~2 of its 21 minutes); a caller's own -j (a jobserver in MAKEFLAGS) is left to rule.
+CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CHECK_J = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(CHECK_JOBS))
+
 # The builds stop make check (nothing to test without them); every later step runs whatever
 # the others did, and the end names every result.
 check: check-deps
 	$(Q)rm -rf $(AUDIT_DIR) && mkdir -p build && rm -f $(CHECK_RESULTS)
 	@echo "== -Werror build ($(O)) =="
-	$(Q)$(call AUDIT,build) $(MAKE) --no-print-directory WERROR=1 all
+	$(Q)$(call AUDIT,build) $(MAKE) --no-print-directory $(CHECK_J) WERROR=1 all
 	@echo "== sanitizer build + tests =="
-	$(Q)$(call AUDIT,build-san) $(MAKE) --no-print-directory SAN=1 WERROR=1 tests
+	$(Q)$(call AUDIT,build-san) $(MAKE) --no-print-directory $(CHECK_J) SAN=1 WERROR=1 tests
 	@echo "== minimal configuration (every optional feature off) =="
-	$(Q)$(call CHECK_STEP,minimal configuration,$(call AUDIT,config) scripts/check-config.sh)
+	$(Q)$(call CHECK_STEP,minimal configuration,$(call AUDIT,config) env CHECK_J=$(CHECK_J) scripts/check-config.sh)
 	$(Q)$(foreach c,$(EXTRA_CHECK),$(call CHECK_STEP,$(notdir $(c)),$(call AUDIT,$(notdir $(c))) $(c)) &&) true
 	$(Q)$(if $(filter 0,$(DEPS_AUDIT)),,echo "== deps audit ==" && $(call CHECK_STEP,deps audit,sh -c \
 		'scripts/deps-audit.py probe $(AUDIT_DIR) && scripts/deps-audit.py check --self-test $(AUDIT_BOARDS) $(AUDIT_DIR)/*.trace'))
@@ -256,7 +261,7 @@ check-fast:
 	$(Q)scripts/run-tests.sh unit $(SAN_O)
 
 demo: deps
-	$(Q)$(MAKE) --no-print-directory all tests
+	$(Q)$(MAKE) --no-print-directory $(CHECK_J) all tests
 	$(Q)scripts/demo.sh $(O)
 
 fuzz: deps

@@ -4,7 +4,7 @@
 set -euo pipefail
 out=build/host-minimal
 rm -f $out/.config # always the defconfig's choices (an old .config keeps options the defconfig has since turned off)
-make --no-print-directory O=$out DEFCONFIG=configs/host-minimal_defconfig WERROR=1 all >/dev/null
+make --no-print-directory ${CHECK_J:-} O=$out DEFCONFIG=configs/host-minimal_defconfig WERROR=1 all >/dev/null
 fail=0
 if ldd $out/agent | grep -Eq 'libbpf|libOpenCL'; then
 	echo "check-config: FAIL: minimal agent links libbpf or libOpenCL"; fail=1
@@ -43,7 +43,7 @@ fi
 # Also: a dynamic agent loads Capstone when `agent trace` starts, it does not link it.
 out=build/host-bpf-light
 rm -f $out/.config
-make --no-print-directory O=$out DEFCONFIG=configs/host-bpf-light_defconfig WERROR=1 $out/agent >/dev/null
+make --no-print-directory ${CHECK_J:-} O=$out DEFCONFIG=configs/host-bpf-light_defconfig WERROR=1 $out/agent >/dev/null
 needed=$(readelf -d $out/agent | grep NEEDED || true)
 if echo "$needed" | grep -Eq 'libbpf|libelf|libz\.'; then
 	echo "check-config: FAIL: light-skeleton agent links libbpf/libelf/zlib (CONFIG_AGENT_BPF_LIBBPF is off)"; exit 1
