@@ -28,6 +28,8 @@ struct symfile {
 	size_t nsyms;
 	struct segment *segs;
 	size_t nsegs;
+	char *loaded;          /* the file the symbols came from */
+	struct sym_dwarf *dwarf; /* its DWARF, opened on the first line lookup */
 };
 
 struct sym_resolver {
@@ -80,6 +82,8 @@ void sym_resolver_free(struct sym_resolver *r)
 		free(r->files[i].syms);
 		free(r->files[i].segs);
 		free(r->files[i].key);
+		free(r->files[i].loaded);
+		sym_dwarf_close(r->files[i].dwarf);
 	}
 	for (size_t j = 0; j < r->nksyms; j++)
 		sym_free(&r->ksyms[j]);
@@ -285,6 +289,7 @@ static struct symfile *get_file(struct sym_resolver *r, const struct sym_mapping
 	for (int i = 0; i < nc && !f->ok; i++) {
 		if (load_file(f, cand[i], m->build_id, m->build_id_len) == 0) {
 			f->ok = true;
+			f->loaded = strdup(cand[i]);
 			log_debug("symbols: %s from %s (%zu functions)", m->path, cand[i], f->nsyms);
 		} else {
 			for (size_t j = 0; j < f->nsyms; j++)
@@ -304,6 +309,15 @@ const char *sym_resolve(struct sym_resolver *r, const struct sym_mapping *m, uin
 	return sym_resolve_raw(r, m, ip, file_off, NULL);
 }
 
+/* ip's link-time address in f (through the PT_LOAD segment that holds its file offset). */
+static uint64_t file_vaddr(const struct symfile *f, uint64_t off)
+{
+	for (size_t i = 0; i < f->nsegs; i++)
+		if (off >= f->segs[i].off && off < f->segs[i].off + f->segs[i].filesz)
+			return off - f->segs[i].off + f->segs[i].vaddr;
+	return off;
+}
+
 const char *sym_resolve_raw(struct sym_resolver *r, const struct sym_mapping *m, uint64_t ip, uint64_t *file_off,
 			    const char **raw)
 {
@@ -312,16 +326,21 @@ const char *sym_resolve_raw(struct sym_resolver *r, const struct sym_mapping *m,
 	struct symfile *f = get_file(r, m);
 	if (!f || !f->ok)
 		return NULL;
-	uint64_t vaddr = off;
-	for (size_t i = 0; i < f->nsegs; i++)
-		if (off >= f->segs[i].off && off < f->segs[i].off + f->segs[i].filesz) {
-			vaddr = off - f->segs[i].off + f->segs[i].vaddr;
-			break;
-		}
-	const struct sym *s = sym_lookup(f->syms, f->nsyms, vaddr);
+	const struct sym *s = sym_lookup(f->syms, f->nsyms, file_vaddr(f, off));
 	if (!s)
 		return NULL;
 	if (raw)
 		*raw = s->raw;
 	return s->name;
+}
+
+int sym_source_line(struct sym_resolver *r, const struct sym_mapping *m, uint64_t ip, const char **file,
+		    uint32_t *line)
+{
+	struct symfile *f = get_file(r, m);
+	if (!f || !f->ok || !f->loaded)
+		return -ENOENT;
+	if (!f->dwarf && !(f->dwarf = sym_dwarf_open(f->loaded)))
+		return -ENOMEM;
+	return sym_dwarf_line(f->dwarf, file_vaddr(f, ip - m->start + m->pgoff), file, line);
 }

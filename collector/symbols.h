@@ -56,6 +56,8 @@ struct sym_frame {
 	int resolved;       /* 1 when name is a function */
 	const char *path;     /* the mapped file's path, NULL for kernel/unknown (set by the query) */
 	const char *build_id; /* its build-id in hex, NULL if none (set by the query) */
+	const char *src_file; /* source file of ip (DWARF), NULL if unknown */
+	uint32_t src_line;    /* its line, 0 if unknown */
 };
 /* Describe ip: kernel (the kallsyms function or "[kernel]"), in mapping m
  * (NULL: "[unknown]"). Strings live in buf (or the resolver). */
@@ -68,6 +70,12 @@ const char *sym_resolve(struct sym_resolver *r, const struct sym_mapping *m, uin
 /* As sym_resolve, and *raw gets the symbol as written in the file (mangled). */
 const char *sym_resolve_raw(struct sym_resolver *r, const struct sym_mapping *m, uint64_t ip, uint64_t *file_off,
 			    const char **raw);
+
+/* Source file and line of ip inside m from the DWARF line table of the file its
+ * symbols came from (libdw); the file name lives until the resolver is freed.
+ * 0, -ENOENT (no DWARF or no line for ip) or -ENOMEM. */
+int sym_source_line(struct sym_resolver *r, const struct sym_mapping *m, uint64_t ip, const char **file,
+		    uint32_t *line);
 
 /* Lowercase hex of a build-id into buf ("" if none). */
 const char *sym_build_id_hex(const uint8_t *id, size_t len, char *buf, size_t buflen);

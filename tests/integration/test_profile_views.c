@@ -191,6 +191,32 @@ static void test_profile_views_pprof_top_matches_report(void **state)
 	else
 		fail_msg("unexpected pprof duration: %.40s", d);
 	free(rt);
+	/* file:line from the -g binary's DWARF (libdw): -lines names each function's source line
+	 * ("demo::Worker::run(long) /dir/demo.cpp:5"); the lines are where the fixture's source
+	 * (profile_fixture.c) puts each function: run on line 5, cold on 6, hot's body on 2-3 */
+	char lines[400], src[600], want_l[800];
+	tp_env_path(&e->t, "pprof-lines.txt", lines, sizeof(lines));
+	assert_int_equal(sh(lines, "HOME=%s GOCACHE=%s/gocache go tool pprof -lines -top -sample_index=samples %s 2>>%s/pprof.err",
+			    e->t.dir, e->t.dir, pb, e->t.dir),
+			 0);
+	tp_env_path(&e->t, "demo.cpp", src, sizeof(src));
+	static const struct {
+		const char *fn;
+		int lo, hi;
+	} want_lines[] = {{"demo::Worker::run(long)", 5, 5}, {"demo::cold(int*)", 6, 6}, {"long demo::hot<long>(long)", 2, 3}};
+	for (size_t i = 0; i < sizeof(want_lines) / sizeof(want_lines[0]); i++) {
+		int found = 0;
+		for (int l = want_lines[i].lo; l <= want_lines[i].hi; l++) {
+			snprintf(want_l, sizeof(want_l), "%s %s:%d", want_lines[i].fn, src, l);
+			found += tp_file_count(lines, want_l);
+		}
+		fprintf(stderr, "# pprof -lines: %s\n", want_l);
+		if (found != 1) {
+			tp_dump_file(lines);
+			fail_msg("no '%s %s:%d-%d' in go tool pprof -lines -top", want_lines[i].fn, src, want_lines[i].lo,
+				 want_lines[i].hi);
+		}
+	}
 }
 
 static void test_profile_views_folded_lines(void **state)
