@@ -16,6 +16,15 @@
 
 #define MAX_FILES 256
 
+/* The live collector's --debug-dir: set once by main before any thread starts
+ * (sym_set_process_debug_dir), read-only afterwards. */
+static const char *process_debug_dir;
+
+void sym_set_process_debug_dir(const char *dir)
+{
+	process_debug_dir = dir;
+}
+
 
 struct segment {
 	uint64_t off, filesz, vaddr;
@@ -271,7 +280,7 @@ static struct symfile *get_file(struct sym_resolver *r, const struct sym_mapping
 	if (!f->key)
 		return NULL;
 	r->nfiles++;
-	char cand[5][4400];
+	char cand[6][4400];
 	int nc = 0;
 	if (r->symfs && m->path)
 		snprintf(cand[nc++], sizeof(cand[0]), "%s%s", r->symfs, m->path);
@@ -279,6 +288,9 @@ static struct symfile *get_file(struct sym_resolver *r, const struct sym_mapping
 	 * system's libraries lost their debug files) */
 	if (hex[0] && strlen(hex) > 2 && r->debug_dir && strcmp(r->debug_dir, "/usr/lib/debug") != 0)
 		snprintf(cand[nc++], sizeof(cand[0]), "%s/.build-id/%.2s/%s.debug", r->debug_dir, hex, hex + 2);
+	if (hex[0] && strlen(hex) > 2 && process_debug_dir && strcmp(process_debug_dir, "/usr/lib/debug") != 0 &&
+	    (!r->debug_dir || strcmp(process_debug_dir, r->debug_dir) != 0))
+		snprintf(cand[nc++], sizeof(cand[0]), "%s/.build-id/%.2s/%s.debug", process_debug_dir, hex, hex + 2);
 	if (hex[0] && strlen(hex) > 2)
 		snprintf(cand[nc++], sizeof(cand[0]), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
 	if (m->path && !r->symfs)

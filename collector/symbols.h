@@ -27,8 +27,13 @@ struct sym_mapping {
 int sym_resolver_create(const char *symfs, struct sym_resolver **out);
 void sym_resolver_free(struct sym_resolver *r);
 
-/* Separate debug files are looked up under dir/.build-id/ (default /usr/lib/debug). */
+/* Separate debug files are looked up under dir/.build-id/ (then the process's
+ * directory, then /usr/lib/debug). */
 int sym_resolver_set_debug_dir(struct sym_resolver *r, const char *dir);
+/* A debug directory every resolver of the process looks in (after its own, before
+ * /usr/lib/debug): the live collector's --debug-dir, for its pages. Call once at start,
+ * before any thread; dir must outlive the resolvers. */
+void sym_set_process_debug_dir(const char *dir);
 /* Kernel symbols from a kallsyms file ("ADDR TYPE NAME [module]" lines, as
  * /proc/kallsyms of the profiled board's boot). 0 or -errno (-ENOENT: no
  * function symbol in it, e.g. all addresses 0 from a non-root read). */
