@@ -41,7 +41,18 @@ struct symfile {
 	struct sym_dwarf *dwarf; /* its DWARF, opened on the first line lookup */
 };
 
+#define MAX_IMAGES 16
+
+struct image { /* an ELF image given in memory (the agents' vdso) */
+	uint8_t *data;
+	size_t len;
+	uint8_t bid[64];
+	size_t bidlen;
+};
+
 struct sym_resolver {
+	struct image images[MAX_IMAGES];
+	size_t nimages;
 	char *symfs;
 	char *debug_dir;
 	struct symfile files[MAX_FILES];
@@ -97,6 +108,8 @@ void sym_resolver_free(struct sym_resolver *r)
 	for (size_t j = 0; j < r->nksyms; j++)
 		sym_free(&r->ksyms[j]);
 	free(r->ksyms);
+	for (size_t i = 0; i < r->nimages; i++)
+		free(r->images[i].data);
 	free(r->symfs);
 	free(r->debug_dir);
 	free(r);
@@ -167,21 +180,16 @@ static size_t elf_note_build_id(Elf *e, uint8_t *out, size_t max)
 
 /* Load symbols and PT_LOAD segments of path if its build-id matches (or
  * either is unknown). Returns 0 when the file has symbols. */
-static int load_file(struct symfile *f, const char *path, const uint8_t *bid, size_t bidlen)
+static int load_elf(struct symfile *f, Elf *e, const char *path, const uint8_t *bid, size_t bidlen)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
 	int rc = -ENOENT;
 	if (!e || elf_kind(e) != ELF_K_ELF)
-		goto out;
+		return rc;
 	uint8_t fb[64];
 	size_t fbl = elf_note_build_id(e, fb, sizeof(fb));
 	if (bidlen && fbl && (fbl != bidlen || memcmp(fb, bid, bidlen) != 0)) {
 		log_debug("symbols: %s has another build-id: not used", path);
-		rc = -ESTALE;
-		goto out;
+		return -ESTALE;
 	}
 	size_t nph = 0;
 	elf_getphdrnum(e, &nph);
@@ -226,11 +234,64 @@ static int load_file(struct symfile *f, const char *path, const uint8_t *bid, si
 		qsort(f->syms, f->nsyms, sizeof(*f->syms), sym_cmp);
 		rc = 0;
 	}
-out:
+	return rc;
+}
+
+static int load_file(struct symfile *f, const char *path, const uint8_t *bid, size_t bidlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	int rc = load_elf(f, e, path, bid, bidlen);
 	if (e)
 		elf_end(e);
 	close(fd);
 	return rc;
+}
+
+int sym_resolver_add_image(struct sym_resolver *r, const void *data, size_t len)
+{
+	if (r->nimages == MAX_IMAGES)
+		return -ENOSPC;
+	struct image *im = &r->images[r->nimages];
+	memset(im, 0, sizeof(*im));
+	if (!(im->data = malloc(len ? len : 1)))
+		return -ENOMEM;
+	memcpy(im->data, data, len);
+	im->len = len;
+	Elf *e = elf_memory((char *)im->data, len);
+	if (e && elf_kind(e) == ELF_K_ELF)
+		im->bidlen = elf_note_build_id(e, im->bid, sizeof(im->bid));
+	if (e)
+		elf_end(e);
+	if (!im->bidlen) { /* only found by build-id */
+		free(im->data);
+		return -ENOENT;
+	}
+	for (size_t i = 0; i < r->nimages; i++)
+		if (r->images[i].bidlen == im->bidlen && memcmp(r->images[i].bid, im->bid, im->bidlen) == 0) {
+			free(im->data);
+			return 0; /* have it */
+		}
+	r->nimages++;
+	return 0;
+}
+
+/* Symbols of an in-memory image with m's build-id (a "[vdso]" mapping). */
+static int load_image(struct sym_resolver *r, struct symfile *f, const struct sym_mapping *m)
+{
+	for (size_t i = 0; i < r->nimages; i++) {
+		struct image *im = &r->images[i];
+		if (im->bidlen != m->build_id_len || memcmp(im->bid, m->build_id, im->bidlen) != 0)
+			continue;
+		Elf *e = elf_memory((char *)im->data, im->len);
+		int rc = load_elf(f, e, m->path, m->build_id, m->build_id_len);
+		if (e)
+			elf_end(e);
+		return rc;
+	}
+	return -ENOENT;
 }
 
 /* The sorted kernel table, for sym_kallsyms.c. */
@@ -280,6 +341,10 @@ static struct symfile *get_file(struct sym_resolver *r, const struct sym_mapping
 	if (!f->key)
 		return NULL;
 	r->nfiles++;
+	if (m->path && m->path[0] == '[') { /* "[vdso]": no file, an image the agent sent */
+		f->ok = m->build_id_len && load_image(r, f, m) == 0;
+		return f;
+	}
 	char cand[6][4400];
 	int nc = 0;
 	if (r->symfs && m->path)

@@ -34,6 +34,10 @@ int sym_resolver_set_debug_dir(struct sym_resolver *r, const char *dir);
  * /usr/lib/debug): the live collector's --debug-dir, for its pages. Call once at start,
  * before any thread; dir must outlive the resolvers. */
 void sym_set_process_debug_dir(const char *dir);
+/* An ELF image in memory (copied), used for mappings whose path is "[...]" (the
+ * agent's "[vdso]") and whose build-id is the image's. 0, -ENOENT (no build-id),
+ * -ENOSPC (16 images already) or -ENOMEM. */
+int sym_resolver_add_image(struct sym_resolver *r, const void *data, size_t len);
 /* Kernel symbols from a kallsyms file ("ADDR TYPE NAME [module]" lines, as
  * /proc/kallsyms of the profiled board's boot). 0 or -errno (-ENOENT: no
  * function symbol in it, e.g. all addresses 0 from a non-root read). */

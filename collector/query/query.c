@@ -318,6 +318,8 @@ static int run_session(struct store *s, struct build *b, struct sess *se, const 
 		return 0; /* no intervals in range */
 	if (rc == 0)
 		rc = qm_load_maps(s, se);
+	if (rc == 0)
+		rc = qm_vdso_of(s, b, se);
 	if (rc == 0 && !o->kallsyms) /* --kallsyms FILE overrides what the agents sent */
 		rc = qm_kernel_of(s, b, se);
 	if (rc == 0)
