@@ -21,6 +21,7 @@
 #include "frame.h"
 #include "kernel_model.h"
 #include "kallsyms.h"
+#include "vdso.h"
 #include "log.h"
 #include "perf.h"
 #include "pmu_events.h"
@@ -315,6 +316,7 @@ int cmd_profile(int argc, char **argv)
 	/* the kernel's function names (kallsyms.h): once the sampler runs, so that a system-wide
 	 * sampler does not start later than before; the target is not released yet */
 	kallsyms_send(c->s, &c->cli.so, session_agent_id(c->s), &kst);
+	vdso_send(c->s); /* names the [vdso] frames (vdso.h) */
 	if (loop_create(&l) < 0 || session_attach(c->s, l) < 0)
 		goto out;
 #ifdef CONFIG_AGENT_OPENCL

@@ -12,6 +12,7 @@
 #include "frame.h"
 #include "gpu/gpu_cli.h"
 #include "kallsyms.h"
+#include "vdso.h"
 #include "log.h"
 #include "net.h"
 #include "sampler.h"
@@ -142,6 +143,7 @@ int cmd_record(int argc, char **argv)
 	/* the kernel's function names (kallsyms.h): once the sampler runs, so that a system-wide
 	 * sampler does not start later than before; the target is not released yet */
 	kallsyms_send(c->s, &c->cli.so, session_agent_id(c->s), &kst);
+	vdso_send(c->s); /* names the [vdso] frames (vdso.h) */
 	uint64_t start_ns = kind == TARGET_EXEC ? clock_mono_ns() : sampling_ns;
 	rc = target_release_at(t, start_ns);
 	if (rc != 0) {

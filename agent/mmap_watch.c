@@ -163,8 +163,8 @@ static int handle(struct mmap_watch *w, struct proc_maps *pm, uint32_t type, con
 	memcpy(path, p + off, plen);
 	path[plen] = '\0';
 	w->seen++;
-	if (path[0] != '/')
-		return 0; /* [vdso], anonymous JIT code: nothing to symbolize with */
+	if (path[0] != '/' && strcmp(path, "[vdso]") != 0)
+		return 0; /* anonymous JIT code: nothing to symbolize with */
 	int rc = proc_maps_add(pm, (pid_t)pid, addr, addr + mlen, pgoff, path);
 	if (rc > 0)
 		log_debug("mapping of pid %u: %s at 0x%llx", pid, path, (unsigned long long)addr);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "vdso.h"
 
 #define MAP_OVERHEAD 16u /* malloc's per-block cost, counted with each path */
 
@@ -54,7 +55,7 @@ bool proc_maps_parse_line(char *line, uint64_t *start, uint64_t *end, uint64_t *
 	size_t len = strlen(p);
 	while (len && (p[len - 1] == '\n' || p[len - 1] == ' '))
 		p[--len] = 0;
-	if (p[0] != '/')
+	if (p[0] != '/' && strcmp(p, "[vdso]") != 0) /* files, and the vdso (vdso.h) */
 		return false;
 	static const char deleted[] = " (deleted)";
 	if (len > sizeof(deleted) - 1 && strcmp(p + len - (sizeof(deleted) - 1), deleted) == 0)
@@ -227,7 +228,8 @@ static int add(struct proc_maps *pm, pid_t pid, uint64_t s, uint64_t end, uint64
 	/* The file as the process sees it (its mount namespace), else our view. */
 	char rooted[4200];
 	snprintf(rooted, sizeof(rooted), "/proc/%d/root%s", (int)pid, path);
-	int rc = elf_build_id(rooted, m->build_id, sizeof(m->build_id));
+	int rc = path[0] != '/' ? (int)vdso_build_id(m->build_id, sizeof(m->build_id)) /* [vdso]: the same image */
+				: elf_build_id(rooted, m->build_id, sizeof(m->build_id));
 	if (rc < 0)
 		rc = elf_build_id(path, m->build_id, sizeof(m->build_id));
 	m->build_id_len = rc > 0 ? (size_t)rc : 0;
@@ -239,7 +241,7 @@ static int add(struct proc_maps *pm, pid_t pid, uint64_t s, uint64_t end, uint64
 
 int proc_maps_add(struct proc_maps *pm, pid_t pid, uint64_t start, uint64_t end, uint64_t pgoff, const char *path)
 {
-	if (end <= start || pid <= 0 || path[0] != '/')
+	if (end <= start || pid <= 0 || (path[0] != '/' && strcmp(path, "[vdso]") != 0))
 		return -EINVAL;
 	if (known(proc_get(pm, pid), start, end, pgoff, path))
 		return 0;

@@ -20,6 +20,7 @@
 #include "query/query.h"
 #include "server/server.h"
 #include "store/store.h"
+#include "symbols.h"
 
 #define COLLECTOR_VERSION "0.1.0"
 #define DEFAULT_LISTEN "127.0.0.1:7412"
@@ -31,7 +32,7 @@
 	"                 [--tls-cert F --tls-key F] [--max-frame-kb N] [--max-frame-memory MB]\n"           \
 	"                 [--http-timeout S] [--http-render-timeout S] [--http-no-auth]\n"                   \
 	"                 [--seq-window N] [--retain DURATION] [--init] [--check auto|full|quick|off] "      \
-	"[--store-timeout MS] [-v] [-q]\n"
+	"[--store-timeout MS] [--debug-dir DIR] [-v] [-q]\n"
 
 static const char serve_help[] =
 	"\n"
@@ -76,6 +77,8 @@ static const char serve_help[] =
 	"                    7d) and sessions\n"
 	"                    last seen before then (as collector prune; sessions being written only\n"
 	"                    lose old rows, calibration sessions stay)\n"
+	"  --debug-dir DIR   the live pages look for separate debug files by build-id under\n"
+	"                    DIR/.build-id/ too (before /usr/lib/debug): stripped binaries named\n"
 	"  --init            an existing empty (0-byte) --store file may become a new store\n"
 	"                    (without it such a file is refused: it is no store)\n"
 	"  --check MODE      check the SQLite store before writing into it: quick (default;\n"
@@ -285,6 +288,7 @@ int main(int argc, char **argv)
 	    {"max-frame-memory", required_argument, NULL, 'M'},
 	    {"store-timeout", required_argument, NULL, 'S'},
 	    {"retain", required_argument, NULL, 'r'},
+	    {"debug-dir", required_argument, NULL, 'D'},
 	    {NULL, 0, NULL, 0}};
 	struct serve_args a = {
 	    .listen = DEFAULT_LISTEN, .sync_full = true, .max_conns = SERVER_DEFAULT_MAX_CONNS,
@@ -388,6 +392,9 @@ int main(int argc, char **argv)
 			a.seq_window = v ? (uint64_t)v : SERVER_NO_SEQ_WINDOW;
 			break;
 		}
+		case 'D':
+			sym_set_process_debug_dir(optarg); /* before any thread starts */
+			break;
 		case 'C':
 			a.tls_cert = optarg;
 			break;

@@ -39,6 +39,10 @@ void sym_describe(struct sym_resolver *r, const struct sym_mapping *m, uint64_t 
 		out->name = fn;
 		out->raw = raw;
 		out->resolved = 1;
+		if (sym_source_line(r, m, ip, &out->src_file, &out->src_line) < 0) {
+			out->src_file = NULL;
+			out->src_line = 0;
+		}
 		return;
 	}
 	snprintf(buf, buflen, "[%s]", out->module);

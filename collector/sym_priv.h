@@ -26,5 +26,12 @@ const struct sym *sym_resolver_ksyms_const(const struct sym_resolver *r, size_t 
 /* Path of the debug file a debuginfod server has for the build-id, where
  * DEBUGINFOD_URLS is set. 0, -ENOENT (none, or not configured), -errno. */
 int sym_debuginfod_find(const uint8_t *bid, size_t len, char *path, size_t pathlen);
+/* The DWARF of one file (sym_line.c, libdw). open: NULL only when out of memory
+ * (a file without DWARF gives a handle that finds nothing). */
+struct sym_dwarf;
+struct sym_dwarf *sym_dwarf_open(const char *path);
+void sym_dwarf_close(struct sym_dwarf *d);
+/* Source file (valid until closed) and line of a link-time address. 0 or -ENOENT. */
+int sym_dwarf_line(struct sym_dwarf *d, uint64_t vaddr, const char **file, uint32_t *line);
 
 #endif

@@ -16,6 +16,15 @@
 
 #define MAX_FILES 256
 
+/* The live collector's --debug-dir: set once by main before any thread starts
+ * (sym_set_process_debug_dir), read-only afterwards. */
+static const char *process_debug_dir;
+
+void sym_set_process_debug_dir(const char *dir)
+{
+	process_debug_dir = dir;
+}
+
 
 struct segment {
 	uint64_t off, filesz, vaddr;
@@ -28,9 +37,22 @@ struct symfile {
 	size_t nsyms;
 	struct segment *segs;
 	size_t nsegs;
+	char *loaded;          /* the file the symbols came from */
+	struct sym_dwarf *dwarf; /* its DWARF, opened on the first line lookup */
+};
+
+#define MAX_IMAGES 16
+
+struct image { /* an ELF image given in memory (the agents' vdso) */
+	uint8_t *data;
+	size_t len;
+	uint8_t bid[64];
+	size_t bidlen;
 };
 
 struct sym_resolver {
+	struct image images[MAX_IMAGES];
+	size_t nimages;
 	char *symfs;
 	char *debug_dir;
 	struct symfile files[MAX_FILES];
@@ -80,10 +102,14 @@ void sym_resolver_free(struct sym_resolver *r)
 		free(r->files[i].syms);
 		free(r->files[i].segs);
 		free(r->files[i].key);
+		free(r->files[i].loaded);
+		sym_dwarf_close(r->files[i].dwarf);
 	}
 	for (size_t j = 0; j < r->nksyms; j++)
 		sym_free(&r->ksyms[j]);
 	free(r->ksyms);
+	for (size_t i = 0; i < r->nimages; i++)
+		free(r->images[i].data);
 	free(r->symfs);
 	free(r->debug_dir);
 	free(r);
@@ -154,21 +180,16 @@ static size_t elf_note_build_id(Elf *e, uint8_t *out, size_t max)
 
 /* Load symbols and PT_LOAD segments of path if its build-id matches (or
  * either is unknown). Returns 0 when the file has symbols. */
-static int load_file(struct symfile *f, const char *path, const uint8_t *bid, size_t bidlen)
+static int load_elf(struct symfile *f, Elf *e, const char *path, const uint8_t *bid, size_t bidlen)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
 	int rc = -ENOENT;
 	if (!e || elf_kind(e) != ELF_K_ELF)
-		goto out;
+		return rc;
 	uint8_t fb[64];
 	size_t fbl = elf_note_build_id(e, fb, sizeof(fb));
 	if (bidlen && fbl && (fbl != bidlen || memcmp(fb, bid, bidlen) != 0)) {
 		log_debug("symbols: %s has another build-id: not used", path);
-		rc = -ESTALE;
-		goto out;
+		return -ESTALE;
 	}
 	size_t nph = 0;
 	elf_getphdrnum(e, &nph);
@@ -213,11 +234,64 @@ static int load_file(struct symfile *f, const char *path, const uint8_t *bid, si
 		qsort(f->syms, f->nsyms, sizeof(*f->syms), sym_cmp);
 		rc = 0;
 	}
-out:
+	return rc;
+}
+
+static int load_file(struct symfile *f, const char *path, const uint8_t *bid, size_t bidlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	int rc = load_elf(f, e, path, bid, bidlen);
 	if (e)
 		elf_end(e);
 	close(fd);
 	return rc;
+}
+
+int sym_resolver_add_image(struct sym_resolver *r, const void *data, size_t len)
+{
+	if (r->nimages == MAX_IMAGES)
+		return -ENOSPC;
+	struct image *im = &r->images[r->nimages];
+	memset(im, 0, sizeof(*im));
+	if (!(im->data = malloc(len ? len : 1)))
+		return -ENOMEM;
+	memcpy(im->data, data, len);
+	im->len = len;
+	Elf *e = elf_memory((char *)im->data, len);
+	if (e && elf_kind(e) == ELF_K_ELF)
+		im->bidlen = elf_note_build_id(e, im->bid, sizeof(im->bid));
+	if (e)
+		elf_end(e);
+	if (!im->bidlen) { /* only found by build-id */
+		free(im->data);
+		return -ENOENT;
+	}
+	for (size_t i = 0; i < r->nimages; i++)
+		if (r->images[i].bidlen == im->bidlen && memcmp(r->images[i].bid, im->bid, im->bidlen) == 0) {
+			free(im->data);
+			return 0; /* have it */
+		}
+	r->nimages++;
+	return 0;
+}
+
+/* Symbols of an in-memory image with m's build-id (a "[vdso]" mapping). */
+static int load_image(struct sym_resolver *r, struct symfile *f, const struct sym_mapping *m)
+{
+	for (size_t i = 0; i < r->nimages; i++) {
+		struct image *im = &r->images[i];
+		if (im->bidlen != m->build_id_len || memcmp(im->bid, m->build_id, im->bidlen) != 0)
+			continue;
+		Elf *e = elf_memory((char *)im->data, im->len);
+		int rc = load_elf(f, e, m->path, m->build_id, m->build_id_len);
+		if (e)
+			elf_end(e);
+		return rc;
+	}
+	return -ENOENT;
 }
 
 /* The sorted kernel table, for sym_kallsyms.c. */
@@ -267,7 +341,11 @@ static struct symfile *get_file(struct sym_resolver *r, const struct sym_mapping
 	if (!f->key)
 		return NULL;
 	r->nfiles++;
-	char cand[5][4400];
+	if (m->path && m->path[0] == '[') { /* "[vdso]": no file, an image the agent sent */
+		f->ok = m->build_id_len && load_image(r, f, m) == 0;
+		return f;
+	}
+	char cand[6][4400];
 	int nc = 0;
 	if (r->symfs && m->path)
 		snprintf(cand[nc++], sizeof(cand[0]), "%s%s", r->symfs, m->path);
@@ -275,6 +353,9 @@ static struct symfile *get_file(struct sym_resolver *r, const struct sym_mapping
 	 * system's libraries lost their debug files) */
 	if (hex[0] && strlen(hex) > 2 && r->debug_dir && strcmp(r->debug_dir, "/usr/lib/debug") != 0)
 		snprintf(cand[nc++], sizeof(cand[0]), "%s/.build-id/%.2s/%s.debug", r->debug_dir, hex, hex + 2);
+	if (hex[0] && strlen(hex) > 2 && process_debug_dir && strcmp(process_debug_dir, "/usr/lib/debug") != 0 &&
+	    (!r->debug_dir || strcmp(process_debug_dir, r->debug_dir) != 0))
+		snprintf(cand[nc++], sizeof(cand[0]), "%s/.build-id/%.2s/%s.debug", process_debug_dir, hex, hex + 2);
 	if (hex[0] && strlen(hex) > 2)
 		snprintf(cand[nc++], sizeof(cand[0]), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
 	if (m->path && !r->symfs)
@@ -285,6 +366,7 @@ static struct symfile *get_file(struct sym_resolver *r, const struct sym_mapping
 	for (int i = 0; i < nc && !f->ok; i++) {
 		if (load_file(f, cand[i], m->build_id, m->build_id_len) == 0) {
 			f->ok = true;
+			f->loaded = strdup(cand[i]);
 			log_debug("symbols: %s from %s (%zu functions)", m->path, cand[i], f->nsyms);
 		} else {
 			for (size_t j = 0; j < f->nsyms; j++)
@@ -304,6 +386,15 @@ const char *sym_resolve(struct sym_resolver *r, const struct sym_mapping *m, uin
 	return sym_resolve_raw(r, m, ip, file_off, NULL);
 }
 
+/* ip's link-time address in f (through the PT_LOAD segment that holds its file offset). */
+static uint64_t file_vaddr(const struct symfile *f, uint64_t off)
+{
+	for (size_t i = 0; i < f->nsegs; i++)
+		if (off >= f->segs[i].off && off < f->segs[i].off + f->segs[i].filesz)
+			return off - f->segs[i].off + f->segs[i].vaddr;
+	return off;
+}
+
 const char *sym_resolve_raw(struct sym_resolver *r, const struct sym_mapping *m, uint64_t ip, uint64_t *file_off,
 			    const char **raw)
 {
@@ -312,16 +403,21 @@ const char *sym_resolve_raw(struct sym_resolver *r, const struct sym_mapping *m,
 	struct symfile *f = get_file(r, m);
 	if (!f || !f->ok)
 		return NULL;
-	uint64_t vaddr = off;
-	for (size_t i = 0; i < f->nsegs; i++)
-		if (off >= f->segs[i].off && off < f->segs[i].off + f->segs[i].filesz) {
-			vaddr = off - f->segs[i].off + f->segs[i].vaddr;
-			break;
-		}
-	const struct sym *s = sym_lookup(f->syms, f->nsyms, vaddr);
+	const struct sym *s = sym_lookup(f->syms, f->nsyms, file_vaddr(f, off));
 	if (!s)
 		return NULL;
 	if (raw)
 		*raw = s->raw;
 	return s->name;
+}
+
+int sym_source_line(struct sym_resolver *r, const struct sym_mapping *m, uint64_t ip, const char **file,
+		    uint32_t *line)
+{
+	struct symfile *f = get_file(r, m);
+	if (!f || !f->ok || !f->loaded)
+		return -ENOENT;
+	if (!f->dwarf && !(f->dwarf = sym_dwarf_open(f->loaded)))
+		return -ENOMEM;
+	return sym_dwarf_line(f->dwarf, file_vaddr(f, ip - m->start + m->pgoff), file, line);
 }

@@ -27,8 +27,17 @@ struct sym_mapping {
 int sym_resolver_create(const char *symfs, struct sym_resolver **out);
 void sym_resolver_free(struct sym_resolver *r);
 
-/* Separate debug files are looked up under dir/.build-id/ (default /usr/lib/debug). */
+/* Separate debug files are looked up under dir/.build-id/ (then the process's
+ * directory, then /usr/lib/debug). */
 int sym_resolver_set_debug_dir(struct sym_resolver *r, const char *dir);
+/* A debug directory every resolver of the process looks in (after its own, before
+ * /usr/lib/debug): the live collector's --debug-dir, for its pages. Call once at start,
+ * before any thread; dir must outlive the resolvers. */
+void sym_set_process_debug_dir(const char *dir);
+/* An ELF image in memory (copied), used for mappings whose path is "[...]" (the
+ * agent's "[vdso]") and whose build-id is the image's. 0, -ENOENT (no build-id),
+ * -ENOSPC (16 images already) or -ENOMEM. */
+int sym_resolver_add_image(struct sym_resolver *r, const void *data, size_t len);
 /* Kernel symbols from a kallsyms file ("ADDR TYPE NAME [module]" lines, as
  * /proc/kallsyms of the profiled board's boot). 0 or -errno (-ENOENT: no
  * function symbol in it, e.g. all addresses 0 from a non-root read). */
@@ -56,6 +65,8 @@ struct sym_frame {
 	int resolved;       /* 1 when name is a function */
 	const char *path;     /* the mapped file's path, NULL for kernel/unknown (set by the query) */
 	const char *build_id; /* its build-id in hex, NULL if none (set by the query) */
+	const char *src_file; /* source file of ip (DWARF), NULL if unknown */
+	uint32_t src_line;    /* its line, 0 if unknown */
 };
 /* Describe ip: kernel (the kallsyms function or "[kernel]"), in mapping m
  * (NULL: "[unknown]"). Strings live in buf (or the resolver). */
@@ -68,6 +79,12 @@ const char *sym_resolve(struct sym_resolver *r, const struct sym_mapping *m, uin
 /* As sym_resolve, and *raw gets the symbol as written in the file (mangled). */
 const char *sym_resolve_raw(struct sym_resolver *r, const struct sym_mapping *m, uint64_t ip, uint64_t *file_off,
 			    const char **raw);
+
+/* Source file and line of ip inside m from the DWARF line table of the file its
+ * symbols came from (libdw); the file name lives until the resolver is freed.
+ * 0, -ENOENT (no DWARF or no line for ip) or -ENOMEM. */
+int sym_source_line(struct sym_resolver *r, const struct sym_mapping *m, uint64_t ip, const char **file,
+		    uint32_t *line);
 
 /* Lowercase hex of a build-id into buf ("" if none). */
 const char *sym_build_id_hex(const uint8_t *id, size_t len, char *buf, size_t buflen);

@@ -35,6 +35,7 @@ const char *envelope_kind(const Prof__Envelope *env)
 	case PROF__ENVELOPE__BODY_CL_BATCH: return "cl_batch";
 	case PROF__ENVELOPE__BODY_TARGET_END: return "target_end";
 	case PROF__ENVELOPE__BODY_KERNEL_SYMBOLS: return "kernel_symbols";
+	case PROF__ENVELOPE__BODY_VDSO: return "vdso";
 	default: return "unknown";
 	}
 }
@@ -139,6 +140,14 @@ int envelope_validate(const Prof__Envelope *env, char *err, size_t errlen)
 		if (env->seq == 0)
 			return fail(err, errlen, "%s record with seq 0", envelope_kind(env));
 		return validate_kernel_symbols(env->kernel_symbols, err, errlen);
+	case PROF__ENVELOPE__BODY_VDSO: /* the agent's vdso image: an ELF of 64 KiB at most */
+		if (env->seq == 0)
+			return fail(err, errlen, "%s record with seq 0", envelope_kind(env));
+		if (env->vdso->image.len < 64 || env->vdso->image.len > 65536 ||
+		    memcmp(env->vdso->image.data, "\x7f" "ELF", 4) != 0)
+			return fail(err, errlen, "vdso: not an ELF image of 64 B to 64 KiB (%zu bytes)",
+				    env->vdso->image.len);
+		return 0;
 	case PROF__ENVELOPE__BODY_HEARTBEAT:
 		return 0;
 	case PROF__ENVELOPE__BODY_ACK:

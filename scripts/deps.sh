@@ -16,7 +16,7 @@ pkgs=(
 	build-essential make pkg-config python3 python3-kconfiglib
 	protobuf-c-compiler libprotobuf-c-dev
 	libsqlite3-dev sqlite3 libcmocka-dev libssl-dev nettle-dev libpq-dev postgresql  # TLS (OpenSSL), token auth (nettle), PostgreSQL store + its tests (issue 10)
-	libiberty-dev libdebuginfod-dev golang-go  # collector symbols: demangler, debuginfod client; `go tool pprof` reads the pprof export in its test (issue 27)
+	libiberty-dev libdebuginfod-dev libdw-dev golang-go  # collector symbols: demangler, debuginfod client, DWARF file:line (libdw, issue 39); `go tool pprof` reads the pprof export in its test (issue 27)
 	libbpf-dev libelf-dev zlib1g-dev bpftool clang llvm libclang-rt-14-dev
 	ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo clpeak
 	hashcat clblast-utils python3-pyopencl  # third-party OpenCL programs of tests/integration/test_opencl_corpus.c (issue 24)

@@ -63,7 +63,9 @@ static int intern_frame(struct build *b, const struct sym_frame *sf, bool kernel
 	f->file_off = sf->file_off;
 	f->path = str_pool_intern(&b->pool, sf->path ? sf->path : "");
 	f->build_id = str_pool_intern(&b->pool, sf->build_id ? sf->build_id : "");
-	if (!f->path || !f->build_id)
+	f->src_file = str_pool_intern(&b->pool, sf->src_file ? sf->src_file : "");
+	f->src_line = sf->src_line;
+	if (!f->path || !f->build_id || !f->src_file)
 		return -ENOMEM;
 	f->kernel = kernel;
 	f->resolved = sf->resolved;
@@ -316,6 +318,8 @@ static int run_session(struct store *s, struct build *b, struct sess *se, const 
 		return 0; /* no intervals in range */
 	if (rc == 0)
 		rc = qm_load_maps(s, se);
+	if (rc == 0)
+		rc = qm_vdso_of(s, b, se);
 	if (rc == 0 && !o->kallsyms) /* --kallsyms FILE overrides what the agents sent */
 		rc = qm_kernel_of(s, b, se);
 	if (rc == 0)

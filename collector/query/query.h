@@ -133,6 +133,8 @@ struct query_frame {
 	uint64_t file_off; /* ip's offset in the module's file (unresolved frames: one frame per address) */
 	const char *path;     /* the mapped file's path ("" kernel/unknown; a function's: the first mapping seen) */
 	const char *build_id; /* its build-id in hex ("" none) */
+	const char *src_file; /* source file of the first address seen (DWARF), "" unknown */
+	uint32_t src_line;    /* its line, 0 unknown */
 };
 
 /* One aggregated stack: its samples in the range, and the keys it belongs to. */

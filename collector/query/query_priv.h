@@ -123,6 +123,8 @@ static inline bool qm_in_sid_list(const int64_t *list, size_t n, int64_t v)
 /* query_sess.c */
 void qm_sess_free(struct sess *se);
 int qm_load_maps(struct store *s, struct sess *se);
+/* The vdso image se's agent sent, given to b's resolver where se has a [vdso] mapping (query_vdso.c). */
+int qm_vdso_of(struct store *s, struct build *b, struct sess *se);
 int qm_load_tasks(struct store *s, struct build *b, struct sess *se);
 void qm_sess_sort(struct sess *se);
 const struct map_row *qm_find_map(const struct sess *se, int32_t pid, uint64_t ip);

@@ -12,6 +12,7 @@ extern const struct store_kind store_kind_calibration;
 extern const struct store_kind store_kind_trace_window;
 extern const struct store_kind store_kind_gpu_counters;
 extern const struct store_kind store_kind_kernel_symbols;
+extern const struct store_kind store_kind_vdso;
 
 const struct store_kind *const store_kinds[] = {
 	&store_kind_counters,
@@ -24,6 +25,7 @@ const struct store_kind *const store_kinds[] = {
 	&store_kind_trace_window,
 	&store_kind_gpu_counters,
 	&store_kind_kernel_symbols,
+	&store_kind_vdso,
 	NULL,
 };
 

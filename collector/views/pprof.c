@@ -104,6 +104,12 @@ static int64_t function_of(struct pp *p, const struct stack_set *s, const struct
 			return -ENOMEM;
 		fn->name = n;
 		fn->system_name = r;
+		if (f->src_file) { /* the source file DWARF names (sym_line.c) */
+			int64_t sf = str(p, stack_set_str(s, f->src_file));
+			if (sf < 0)
+				return -ENOMEM;
+			fn->filename = sf;
+		}
 		p->nfn = (size_t)id;
 	}
 	return id;
@@ -136,6 +142,7 @@ static int64_t location_of(struct pp *p, const struct stack_set *s, const struct
 				return fn;
 			perftools__profiles__line__init(&p->line[id - 1]);
 			p->line[id - 1].function_id = (uint64_t)fn;
+			p->line[id - 1].line = f->src_line;
 			l->n_line = 1;
 		}
 		p->nloc = (size_t)id;

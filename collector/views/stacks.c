@@ -126,12 +126,13 @@ int stack_set_add(struct stack_set *s, const struct sym_frame *leaf_first, size_
 		const struct sym_frame *f = &leaf_first[n - 1 - i];
 		int64_t name = stack_set_intern(s, f->name), raw = stack_set_intern(s, f->raw),
 			mod = stack_set_intern(s, f->module), path = stack_set_intern(s, f->path),
-			bid = stack_set_intern(s, f->build_id);
-		if (name < 0 || raw < 0 || mod < 0 || path < 0 || bid < 0)
+			bid = stack_set_intern(s, f->build_id), src = stack_set_intern(s, f->src_file);
+		if (name < 0 || raw < 0 || mod < 0 || path < 0 || bid < 0 || src < 0)
 			return -ENOMEM;
 		s->frames[first + i] = (struct vframe){.name = (uint32_t)name, .raw = (uint32_t)raw,
 						       .module = (uint32_t)mod, .path = (uint32_t)path,
-						       .build_id = (uint32_t)bid, .ip = f->ip, .file_off = f->file_off,
+						       .build_id = (uint32_t)bid, .src_file = (uint32_t)src,
+						       .src_line = f->src_line, .ip = f->ip, .file_off = f->file_off,
 						       .resolved = f->resolved != 0,
 						       .kernel = f->module && strcmp(f->module, "[kernel]") == 0};
 	}

@@ -19,6 +19,7 @@ struct vframe {
 	uint32_t raw;    /* string id of the symbol as in the file (mangled), 0 if none */
 	uint32_t module; /* string id: basename of the file, "[kernel]", "[unknown]" */
 	uint32_t path, build_id; /* string ids: the file's path and build-id (hex), 0 if unknown */
+	uint32_t src_file, src_line; /* string id of the source file (DWARF) and its line, 0 if unknown */
 	uint64_t ip, file_off;
 	uint8_t resolved, kernel;
 };

@@ -17,7 +17,8 @@ int stack_set_from_query(const struct query_result *r, struct stack_set *out)
 			fr[j] = (struct sym_frame){.name = f->function, .raw = f->raw && f->raw[0] ? f->raw : NULL,
 						   .module = f->kernel ? "[kernel]" : f->module, .ip = f->ip,
 						   .file_off = f->file_off, .resolved = f->resolved,
-						   .path = f->path, .build_id = f->build_id};
+						   .path = f->path, .build_id = f->build_id,
+						   .src_file = f->src_file, .src_line = f->src_line};
 		}
 		struct stack_keys keys = {.comm = k->comm, .thread = k->thread, .agent = k->agent_id,
 					  .pid = k->pid, .tid = k->tid};

@@ -191,6 +191,32 @@ static void test_profile_views_pprof_top_matches_report(void **state)
 	else
 		fail_msg("unexpected pprof duration: %.40s", d);
 	free(rt);
+	/* file:line from the -g binary's DWARF (libdw): -lines names each function's source line
+	 * ("demo::Worker::run(long) /dir/demo.cpp:5"); the lines are where the fixture's source
+	 * (profile_fixture.c) puts each function: run on line 5, cold on 6, hot's body on 2-3 */
+	char lines[400], src[600], want_l[800];
+	tp_env_path(&e->t, "pprof-lines.txt", lines, sizeof(lines));
+	assert_int_equal(sh(lines, "HOME=%s GOCACHE=%s/gocache go tool pprof -lines -top -sample_index=samples %s 2>>%s/pprof.err",
+			    e->t.dir, e->t.dir, pb, e->t.dir),
+			 0);
+	tp_env_path(&e->t, "demo.cpp", src, sizeof(src));
+	static const struct {
+		const char *fn;
+		int lo, hi;
+	} want_lines[] = {{"demo::Worker::run(long)", 5, 5}, {"demo::cold(int*)", 6, 6}, {"long demo::hot<long>(long)", 2, 3}};
+	for (size_t i = 0; i < sizeof(want_lines) / sizeof(want_lines[0]); i++) {
+		int found = 0;
+		for (int l = want_lines[i].lo; l <= want_lines[i].hi; l++) {
+			snprintf(want_l, sizeof(want_l), "%s %s:%d", want_lines[i].fn, src, l);
+			found += tp_file_count(lines, want_l);
+		}
+		fprintf(stderr, "# pprof -lines: %s\n", want_l);
+		if (found != 1) {
+			tp_dump_file(lines);
+			fail_msg("no '%s %s:%d-%d' in go tool pprof -lines -top", want_lines[i].fn, src, want_lines[i].lo,
+				 want_lines[i].hi);
+		}
+	}
 }
 
 static void test_profile_views_folded_lines(void **state)
@@ -447,6 +473,63 @@ static void test_profile_views_report_and_live_pages(void **state)
 	free(body);
 }
 
+/* issue 39: the live collector told a debug dir (--debug-dir DIR) names a stripped binary's
+ * functions in its pages from DIR/.build-id/xx/rest.debug; without it they are "[demo]".
+ * Runs last: it strips the fixture's binary in place (the debug file keeps its symbols). */
+static void test_profile_views_live_debug_dir_names_stripped_binary(void **state)
+{
+	struct env *e = *state;
+	SKIP_IF_NEEDED(e);
+	if (system("command -v objcopy >/dev/null 2>&1 && command -v strip >/dev/null 2>&1") != 0) {
+		print_message("skipped: binutils not installed (apt-get install binutils): no objcopy/strip\n");
+		skip();
+	}
+	uint8_t bid[64];
+	int bl = elf_build_id(e->f.bin, bid, sizeof(bid));
+	assert_true(bl > 1);
+	char hex[130], dbg[400], dbgfile[700];
+	for (int i = 0; i < bl; i++)
+		snprintf(hex + 2 * i, 3, "%02x", bid[i]);
+	tp_env_path(&e->t, "debug", dbg, sizeof(dbg));
+	snprintf(dbgfile, sizeof(dbgfile), "%s/.build-id/%.2s/%s.debug", dbg, hex, hex + 2);
+	assert_int_equal(sh(NULL, "mkdir -p %s/.build-id/%.2s && objcopy --only-keep-debug %s %s && strip -s %s", dbg, hex,
+			    e->f.bin, dbgfile, e->f.bin),
+			 0);
+	assert_int_equal(elf_build_id(e->f.bin, bid, sizeof(bid)), bl); /* strip keeps the build-id note */
+	assert_true(strlen(e->f.db) < sizeof(e->t.db));
+	memcpy(e->t.db, e->f.db, strlen(e->f.db) + 1);
+	char path[64];
+	snprintf(path, sizeof(path), "/session/%lld", (long long)e->f.sid_b);
+	for (int with = 0; with < 2; with++) {
+		if (e->t.collector > 0) {
+			tp_stop(e->t.collector, 5000);
+			e->t.collector = 0;
+		}
+		int port = tp_free_port();
+		char http[64];
+		snprintf(http, sizeof(http), "127.0.0.1:%d", port);
+		const char *extra[] = {"--http", http, with ? "--debug-dir" : NULL, dbg, NULL};
+		if (tp_env_start_collector(&e->t, 0, extra) < 0) {
+			tp_dump_file(e->t.clog);
+			fail_msg("collector did not start");
+		}
+		char *body = NULL;
+		assert_int_equal(tp_http_get(port, path, &body), 200);
+		const char *fn = strstr(body, "int demo::hot\\u003cint\\u003e(int)");
+		const char *mod = strstr(body, "[demo]");
+		fprintf(stderr, "# live %s %s --debug-dir: hot<int> %s, [demo] %s\n", path, with ? "with" : "without",
+			fn ? "named" : "absent", mod ? "present" : "absent");
+		if (with) {
+			assert_non_null(fn);
+			assert_null(mod);
+		} else {
+			assert_null(fn);
+			assert_non_null(mod);
+		}
+		free(body);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -458,6 +541,7 @@ int main(void)
 		cmocka_unit_test(test_profile_views_diff_of_two_ranges_and_sessions),
 		cmocka_unit_test(test_profile_views_perfetto_has_cpu_track),
 		cmocka_unit_test(test_profile_views_report_and_live_pages),
+		cmocka_unit_test(test_profile_views_live_debug_dir_names_stripped_binary), /* last: strips the binary */
 	};
 	return cmocka_run_group_tests(tests, setup, tp_env_free);
 }
