@@ -41,6 +41,20 @@ int edag_func_add(struct edag_func_acc *a, uint32_t fid, const struct edag_verte
 	return 0;
 }
 
+int edag_func_merge(struct edag_func_acc *tot, const struct edag_func_acc *piece)
+{
+	for (size_t i = 0; i < piece->n; i++) {
+		const struct edag_func_fig *p = &piece->f[i];
+		struct edag_func_fig *t = fig_of(tot, p->fid);
+		if (!t)
+			return -ENOMEM;
+		t->insns += p->insns;
+		t->W += p->W;
+		t->D += p->D;
+	}
+	return 0;
+}
+
 double edag_func_lambda(const struct edag_func_fig *f, double m)
 {
 	return ((double)f->W - (double)f->D) / m + (double)f->D;

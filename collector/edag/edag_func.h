@@ -37,6 +37,8 @@ struct edag_func_acc {
 void edag_func_window(struct edag_func_acc *a);
 /* Count vertex v (edag_step's output) of function fid. 0 or -ENOMEM. */
 int edag_func_add(struct edag_func_acc *a, uint32_t fid, const struct edag_vertex *v);
+/* Add piece's figures to tot's (same function ids). 0 or -ENOMEM. */
+int edag_func_merge(struct edag_func_acc *tot, const struct edag_func_acc *piece);
 /* lambda_f = (W_f - D_f)/m + D_f of one function's totals. */
 double edag_func_lambda(const struct edag_func_fig *f, double m);
 /* The figure of fid, NULL if none counted. */
