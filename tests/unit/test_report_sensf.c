@@ -152,6 +152,15 @@ static void test_report_sensitivity_per_function(void **state)
 	assert_int_equal(fclose(m), 0);
 	assert_non_null(strstr(buf, "\"functions\":[{\"name\":\"sensf_chase_fn\""));
 	free(buf);
+	buf = NULL; /* the HTML page's sensitivity section shows the rows too */
+	m = open_memstream(&buf, &len);
+	assert_non_null(m);
+	assert_int_equal(overview_html(&ov, m), 0);
+	assert_int_equal(fclose(m), 0);
+	const char *sec = strstr(buf, "id=\"sensitivity\"");
+	assert_non_null(sec);
+	assert_non_null(strstr(sec, "sensf_chase_fn"));
+	free(buf);
 	overview_free(&ov);
 	store_close(st);
 }
