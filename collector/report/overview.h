@@ -23,6 +23,20 @@
 
 #define OV_MAX_DOTS 32
 #define OV_MAX_SENS 16
+#define OV_MAX_SENSF 12 /* per-function sensitivity rows shown */
+
+/* Latency sensitivity per function (collector/README.md "Sensitivity per
+ * function"): a thread's Lambda*alpha0 split over its functions by lambda_f. */
+struct sens_func_row {
+	char name[SENS_NAME_MAX];   /* function (or "[module]") */
+	char thread[SENS_NAME_MAX]; /* the thread row it splits */
+	uint64_t insns;		    /* its instructions in the voting windows */
+	double W_share;		    /* its share of the thread's memory vertices */
+	double lambda_per_insn;	    /* lambda_f per instruction of f */
+	double mem_share;	    /* its part of the thread's Lambda*alpha0 */
+	double mem_lo, mem_hi;	    /* the thread's interval, split the same way */
+	bool upper_bound;	    /* the thread's figure is an upper bound */
+};
 #define OV_MAX_NOTES 12
 #define OV_NOTE_MAX 256
 #define OV_JSON_SCHEMA "prof-report/1"
@@ -75,6 +89,9 @@ struct overview {
 	size_t nsens;
 	size_t sens_windows_no_row; /* windows of threads whose windows all were discarded */
 	char sens_note[OV_NOTE_MAX];
+	struct sens_func_row sensf[OV_MAX_SENSF]; /* by Lambda*alpha0, largest first */
+	size_t nsensf;
+	const char *symfs; /* for the window PCs' functions (overview_opts.symfs) */
 	/* captured sections (malloc'd, may be NULL) */
 	char *top, *opencl;
 	char *gpu_counters; /* the --gpu section, NULL when the session has no Mali counters */

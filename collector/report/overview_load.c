@@ -697,6 +697,7 @@ int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, 
 	char why_none[1025] = "";
 	if ((rc = program_end(st, sid, ov, why_none, sizeof(why_none))) < 0)
 		goto fail;
+	ov->symfs = o->symfs;
 	if (overview_past_deadline(ov) || (rc = overview_sensitivity(st, sid, ov)) < 0) {
 		rc = rc < 0 ? rc : -ETIMEDOUT;
 		goto fail;

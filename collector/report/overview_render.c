@@ -130,6 +130,18 @@ static void sensitivity_text(const struct overview *ov, FILE *f)
 				r->Lambda_cold_hits * r->alpha0);
 		fputc('\n', f);
 	}
+	if (ov->nsensf) {
+		fprintf(f, "  by function (a thread's Lambda*a0 split by lambda_f; top %zu):\n", ov->nsensf);
+		fprintf(f, "    %-32s %-20s %10s %8s %12s %9s  %s\n", "function", "thread", "insns", "W share",
+			"lambda/insn", "Lambda*a0", "interval");
+		for (size_t i = 0; i < ov->nsensf; i++) {
+			const struct sens_func_row *r = &ov->sensf[i];
+			char share[16];
+			snprintf(share, sizeof(share), "%s%.3f", r->upper_bound ? "<=" : "", r->mem_share);
+			fprintf(f, "    %-32.32s %-20.20s %10llu %8.3f %12.4g %9s  [%.3f, %.3f]\n", r->name, r->thread,
+				(unsigned long long)r->insns, r->W_share, r->lambda_per_insn, share, r->mem_lo, r->mem_hi);
+		}
+	}
 	if (ov->sens_note[0])
 		fprintf(f, "  %s\n", ov->sens_note);
 	if (bound)
@@ -352,6 +364,24 @@ int overview_json(const struct overview *ov, FILE *f)
 		json_key(f, 0, "upper_bound");
 		fputs(r->upper_bound ? "true" : "false", f);
 		json_str_key(f, 0, "how", r->how);
+		fputc('}', f);
+	}
+	fputc(']', f);
+	json_key(f, 0, "functions");
+	fputc('[', f);
+	for (size_t i = 0; i < ov->nsensf; i++) {
+		const struct sens_func_row *r = &ov->sensf[i];
+		fputs(i ? ",{" : "{", f);
+		json_str_key(f, 1, "name", r->name);
+		json_str_key(f, 0, "thread", r->thread);
+		json_u64_key(f, 0, "insns", r->insns);
+		json_num_key(f, 0, "W_share", r->W_share);
+		json_num_key(f, 0, "lambda_per_insn", r->lambda_per_insn);
+		json_num_key(f, 0, "Lambda_alpha0", r->mem_share);
+		json_num_key(f, 0, "Lambda_alpha0_lo", r->mem_lo);
+		json_num_key(f, 0, "Lambda_alpha0_hi", r->mem_hi);
+		json_key(f, 0, "upper_bound");
+		fputs(r->upper_bound ? "true" : "false", f);
 		fputc('}', f);
 	}
 	fputs("]}", f);

@@ -8,6 +8,7 @@
 
 #include "log.h"
 #include "overview.h"
+#include "overview_sensf.h"
 #include "program_name.h"
 #include "store/store_trace.h"
 
@@ -16,11 +17,13 @@ struct tgroup {
 	struct edag_window_result *w;
 	size_t n;
 	uint64_t flops, misses[EDAG_MAX_LEVELS];
+	struct edag_func_acc fa; /* per-function split of its voting windows */
 };
 
 struct trace_acc {
 	struct overview *ov;
 	struct edag_state *st;
+	struct sensf *sf; /* NULL: no per-function split (no symbols could be loaded) */
 	struct tgroup *g;
 	size_t ng;
 	int rc;
@@ -93,6 +96,8 @@ static int trace_cb(const struct store_trace_row *row, void *arg)
 		edag_window_start(a->st, tw); /* reset, and its warm-up lines if any */
 		w->capture = tw->capture;
 		w->warm_insns = tw->warm_insns;
+		if (a->sf)
+			sensf_window_start(a->sf);
 	}
 	w->stop_ns += tw->stop_ns;
 	w->end_reason = tw->end_reason; /* every piece carries the window's */
@@ -103,7 +108,10 @@ static int trace_cb(const struct store_trace_row *row, void *arg)
 	int rc;
 	edag_window_iter_init(&it, tw);
 	while ((rc = edag_window_next(&it, &in)) > 0) {
-		if ((rc = edag_step(a->st, &in, NULL)) < 0)
+		struct edag_vertex v;
+		if ((rc = edag_step(a->st, &in, &v)) < 0)
+			break;
+		if (a->sf && (rc = sensf_step(a->sf, tw->pid, in.pc, &v)) < 0)
 			break;
 		w->n_insns++;
 		a->ov->trace_insns++;
@@ -115,6 +123,8 @@ static int trace_cb(const struct store_trace_row *row, void *arg)
 	if (rc < 0) {
 		log_warn("trace window %u (seq %llu) skipped: %s", tw->window_index, (unsigned long long)row->seq,
 			 strerror(-rc));
+		if (a->sf)
+			sensf_piece_end(a->sf, false, NULL); /* the piece read gives no vote */
 		if (joined) { /* keep what the run had before this piece */
 			w->n_insns = n0;
 			for (unsigned k = 0; k < EDAG_MAX_LEVELS; k++)
@@ -125,6 +135,12 @@ static int trace_cb(const struct store_trace_row *row, void *arg)
 	}
 	if (w->n_insns == 0)
 		return 0;
+	if (a->sf) { /* a sampled window votes as in edag_approx_combine */
+		bool sampled = w->capture == 1 || w->capture == 2;
+		bool vote = !sampled || (w->n_insns >= EDAG_WINDOW_MIN_INSNS && w->end_reason != EDAG_END_TIME);
+		if ((rc = sensf_piece_end(a->sf, vote, &g->fa)) < 0)
+			return rc;
+	}
 	edag_metrics_get(a->st, &w->mt);
 	for (unsigned k = 0; k < EDAG_MAX_LEVELS; k++)
 		g->misses[k] += w->mt.level_miss[k];
@@ -208,6 +224,8 @@ int overview_sensitivity(struct store *st, int64_t sid, struct overview *ov)
 	int rc = edag_new(&ov->edag, &a.st);
 	if (rc < 0)
 		return rc;
+	if (sensf_open(st, sid, ov->symfs, &a.sf) < 0)
+		a.sf = NULL; /* the thread rows without the split */
 	rc = store_list_trace_windows(st, sid, -1, trace_cb, &a);
 	edag_free(a.st);
 	size_t none_taken = 0, none_short = 0, none_cut = 0; /* threads whose windows all were discarded */
@@ -255,8 +273,11 @@ int overview_sensitivity(struct store *st, int64_t sid, struct overview *ov)
 		double den = ap.lambda_cold_hits * ov->edag.alpha0 + ap.cp_compute.value;
 		r->Lambda_cold_hits = den > 0 ? ap.lambda_cold_hits / den : 0;
 		how_obtained(&ap, r->how, sizeof(r->how));
-		if (sens_compute(r) == 0)
+		if (sens_compute(r) == 0) {
+			if (a.sf)
+				sensf_rows(a.sf, &g->fa, r, ov);
 			ov->nsens++;
+		}
 	}
 	ov->sens_windows_no_row = none_taken;
 	if (rc >= 0) {
@@ -275,8 +296,11 @@ int overview_sensitivity(struct store *st, int64_t sid, struct overview *ov)
 				 "instructions, %zu cut by the agent's stop-time limit)",
 				 none_taken, none_short, EDAG_WINDOW_MIN_INSNS, none_cut);
 	}
-	for (size_t i = 0; i < a.ng; i++)
+	sensf_free(a.sf);
+	for (size_t i = 0; i < a.ng; i++) {
 		free(a.g[i].w);
+		edag_func_free(&a.g[i].fa);
+	}
 	free(a.g);
 	return rc < 0 ? rc : 0;
 }
