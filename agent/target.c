@@ -51,8 +51,10 @@ static void describe(struct target *t)
 	} else if (t->kind == TARGET_PID) {
 		snprintf(t->desc, sizeof(t->desc), "pid %d", (int)t->o.pid);
 	} else {
-		size_t off = (size_t)snprintf(t->desc, sizeof(t->desc), "cmd");
-		for (char **p = t->o.cmd; *p && off < sizeof(t->desc); p++)
+		/* as perf names a command: argv[0]'s basename, then the arguments */
+		const char *a0 = strrchr(t->o.cmd[0], '/');
+		size_t off = (size_t)snprintf(t->desc, sizeof(t->desc), "%s", a0 ? a0 + 1 : t->o.cmd[0]);
+		for (char **p = t->o.cmd + 1; *p && off < sizeof(t->desc); p++)
 			off += (size_t)snprintf(t->desc + off, sizeof(t->desc) - off, " %s", *p);
 	}
 }

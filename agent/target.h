@@ -33,7 +33,7 @@ int target_prepare(struct target **out, const struct target_opts *o, char *err, 
 enum target_kind target_kind(const struct target *t);
 /* pid to attach to: the process, the command's child, or -1 system-wide. */
 pid_t target_pid(const struct target *t);
-/* "pid 12", "system-wide", "cmd ./app arg" */
+/* "pid 12", "system-wide", "app arg" (a command: argv[0]'s basename, as perf) */
 const char *target_describe(const struct target *t);
 /* Let the command exec. Returns 0, or the exit code to use when it could not
  * run (127 not found, 126 not executable) with the reason logged. */

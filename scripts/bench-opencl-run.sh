@@ -25,21 +25,33 @@ fi
 cpid=$!
 for _ in $(seq 500); do [ -s "$tmp/port" ] && break; sleep 0.02; done
 port=$(cat "$tmp/port")
-clock='s=$(date +%s%N); "$@" >/dev/null 2>&1 || exit 1; e=$(date +%s%N); echo $((e - s)) >>"$APPFILE"'
+# the program's wall ns to $APPFILE; bash's `times` (its children's user and sys from wait4's rusage,
+# ms resolution) to $APPFILE.times, two lines a run
+clock='s=$(date +%s%N); "$@" >/dev/null 2>&1 || exit 1; e=$(date +%s%N); echo $((e - s)) >>"$APPFILE"
+times >>"$APPFILE.times"'
+# CPU ns of the collector (utime+stime, clock ticks) so far
+collector_cpu() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.0f\n", ($14 + $15) / hz * 1e9 }' "/proc/$cpid/stat"; }
 one() { # mode tag program args...: appends the program's ns to $tmp/a.tag.mode, agent run's to $tmp/r.tag.mode
 	local mode=$1 tag=$2
 	shift 2
-	local s e
+	local s e c0 c1
+	c0=$(collector_cpu)
 	s=$(date +%s%N)
 	if [ "$mode" = plain ]; then
-		APPFILE="$tmp/a.$tag.$mode" bash -c "$clock" _ "$@"
+		APPFILE="$tmp/a.$tag.$mode" $cpu_of bash -c "$clock" _ "$@"
 	else
-		APPFILE="$tmp/a.$tag.$mode" "$out/agent" run -q --collector "127.0.0.1:$port" --spool "$tmp/spool" \
-			--mode "$mode" -- bash -c "$clock" _ "$@"
+		APPFILE="$tmp/a.$tag.$mode" $cpu_of "$out/agent" run -q \
+			--collector "127.0.0.1:$port" --spool "$tmp/spool" --mode "$mode" -- bash -c "$clock" _ "$@"
 	fi
 	e=$(date +%s%N)
+	c1=$(collector_cpu)
 	echo $((e - s)) >>"$tmp/r.$tag.$mode"
+	# CPU of agent run and the program under it (rusage of the waited tree), and of the collector
+	awk -F, '$3 ~ /^task-clock/ { printf "%.0f\n", $1 * 1e6 }' "$tmp/pstat" >>"$tmp/r.$tag.$mode.cpu"
+	echo $((c1 - c0)) >>"$tmp/c.$tag.$mode.cpu"
 }
+# task-clock (ns resolution, counted in every thread and child) of the whole agent run or plain run
+cpu_of="perf stat -x, -e task-clock -o $tmp/pstat --"
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR + 1) / 2)]}'; }
 mm="$out/cl-workloads/cl_matmul"
 "$mm" 16 1 >/dev/null 2>&1 || true # warm the kernel cache
@@ -53,6 +65,10 @@ for _ in $(seq "$reps"); do
 		[ -n "$have_clpeak" ] && one "$mode" clpeak clpeak --kernel-latency
 	done
 done
+for f in "$tmp"/a.*.times; do # the children line of each run, as ns
+	awk 'NR % 2 == 0 { split($1, u, /[ms]/); split($2, y, /[ms]/)
+		printf "%.0f\n", ((u[1] + y[1]) * 60 + u[2] + y[2]) * 1e9 }' "$f" >"${f%.times}.cpu"
+done
 m() { median <"$tmp/$1"; }
 echo "## OpenCL capture, whole-run cost per command (issue #41)"
 echo
@@ -61,16 +77,21 @@ echo "$load0 at the start (other builds share the machine), PoCL. Medians of $re
 echo "wall time inside the profiled environment; \"agent run\": the whole \`agent run -q\` (start-up, the program,"
 echo "reading the rings, waiting for the collector's acks). Per command: ((mode($n) - mode(1)) - (plain($n) -"
 echo "plain(1))) / $((n - 1)) for \`cl_matmul 16 N\` (N tiny kernels and a read), so the fixed start-up cancels out;"
-echo "fixed start-up: mode(1) - plain(1)."
+echo "fixed start-up: mode(1) - plain(1). \"CPU\" rows: CPU time of the program (user+sys from wait4's rusage, bash's"
+echo "\`times\`), of the whole \`agent run\` with the program under it (\`perf stat -e task-clock\`), and of the"
+echo "collector (utime+stime in /proc, 10 ms ticks); no hardware PMU here, so no instruction counts (\`perf stat -e instructions:u\`: not supported)."
 echo
 echo "| | plain ms | layer ms | preload ms | layer µs/command | preload µs/command |"
 echo "|---|---|---|---|---|---|"
-for what in a r; do
-	label=$([ $what = a ] && echo "program" || echo "agent run")
+for what in a r a.cpu r.cpu c.cpu; do
+	case $what in
+	a) label="program" ;; r) label="agent run" ;; a.cpu) label="program, CPU" ;;
+	r.cpu) label="agent run + program, CPU" ;; c.cpu) label="collector, CPU" ;;
+	esac
 	awk -v lb="$label" -v n="$n" \
-		-v pb="$(m $what.big.plain)" -v ps="$(m $what.small.plain)" \
-		-v lbg="$(m $what.big.layer)" -v ls="$(m $what.small.layer)" \
-		-v sb="$(m $what.big.preload)" -v ss="$(m $what.small.preload)" 'BEGIN {
+		-v pb="$(m ${what%.cpu}.big.plain${what#[arc]})" -v ps="$(m ${what%.cpu}.small.plain${what#[arc]})" \
+		-v lbg="$(m ${what%.cpu}.big.layer${what#[arc]})" -v ls="$(m ${what%.cpu}.small.layer${what#[arc]})" \
+		-v sb="$(m ${what%.cpu}.big.preload${what#[arc]})" -v ss="$(m ${what%.cpu}.small.preload${what#[arc]})" 'BEGIN {
 		printf "| `cl_matmul 16 %d`, %s | %.1f | %.1f | %.1f | %+.2f | %+.2f |\n", n, lb, pb / 1e6, lbg / 1e6, sb / 1e6,
 			((lbg - ls) - (pb - ps)) / (n - 1) / 1e3, ((sb - ss) - (pb - ps)) / (n - 1) / 1e3
 		printf "| `cl_matmul 16 1`, %s (fixed start-up) | %.1f | %.1f (%+.1f) | %.1f (%+.1f) | | |\n", lb, ps / 1e6,
@@ -79,12 +100,16 @@ done
 if [ -n "$have_clpeak" ]; then
 	sid=$(sqlite3 "$tmp/bench.db" "SELECT MAX(session_id) FROM cl_commands")
 	nc=$(sqlite3 "$tmp/bench.db" "SELECT COUNT(*) FROM cl_commands WHERE session_id=$sid")
-	for what in a r; do
-		label=$([ $what = a ] && echo "program" || echo "agent run")
-		awk -v lb="$label" -v n="$nc" -v p="$(m $what.clpeak.plain)" -v l="$(m $what.clpeak.layer)" \
-			-v s="$(m $what.clpeak.preload)" 'BEGIN {
+	for what in a r a.cpu r.cpu c.cpu; do
+		case $what in
+		a) label="program" ;; r) label="agent run" ;; a.cpu) label="program, CPU" ;;
+		r.cpu) label="agent run + program, CPU" ;; c.cpu) label="collector, CPU" ;;
+		esac
+		w=${what%.cpu} x=${what#[arc]}
+		awk -v lb="$label" -v n="$nc" -v p="$(m $w.clpeak.plain$x)" -v l="$(m $w.clpeak.layer$x)" \
+			-v s="$(m $w.clpeak.preload$x)" 'BEGIN {
 			printf "| `clpeak --kernel-latency` (%d commands), %s | %.1f | %.1f (%.2fx) | %.1f (%.2fx) | %+.2f | %+.2f |\n",
-				n, lb, p / 1e6, l / 1e6, l / p, s / 1e6, s / p, (l - p) / n / 1e3, (s - p) / n / 1e3 }'
+				n, lb, p / 1e6, l / 1e6, l / (p ? p : l ? l : 1), s / 1e6, s / (p ? p : s ? s : 1), (l - p) / n / 1e3, (s - p) / n / 1e3 }'
 	done
 	echo
 	echo "clpeak's per-command figures include the fixed start-up (its run has no 1-command twin)."

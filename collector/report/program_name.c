@@ -10,10 +10,12 @@ void program_of_target(const char *target, char *out, size_t len)
 	const char *p = NULL;
 	if (!target)
 		return;
-	if (strncmp(target, "cmd ", 4) == 0)
+	if (strncmp(target, "cmd ", 4) == 0) /* agents before #41 */
 		p = target + 4;
 	else if (strstr(target, " trace by ") && strstr(target, ": "))
 		p = strstr(target, ": ") + 2;
+	else if (strncmp(target, "pid ", 4) != 0 && strcmp(target, "system-wide") != 0)
+		p = target; /* agent run names a command as perf does: "app args" */
 	for (int word = 0; p && *p && word < 2; word++) {
 		while (*p == ' ')
 			p++;

@@ -1,5 +1,6 @@
 /* Names a user recognises for traced threads: the program a session ran,
- * from its target ("cmd ./app args", "riscv64 trace by qemu-plugin:
+ * from its target ("app args" from agent run, "cmd ./app args" from older
+ * agents, "riscv64 trace by qemu-plugin:
  * qemu-riscv64 ./prog args"), and a thread label built on it ("app tid 12",
  * "prog (whole run)" for a full trace without thread ids). Pure. */
 #ifndef COLLECTOR_REPORT_PROGRAM_NAME_H

@@ -121,6 +121,25 @@ static void test_target_command_exit_code(void **state)
 	assert_int_equal(run_target(cmd, 0, NULL), 5);
 }
 
+/* #41: a command is named as perf names it: argv[0]'s basename and the arguments */
+static void test_target_describes_command_as_perf(void **state)
+{
+	char *cmd[] = {"/bin/sh", "-c", "exit 0", NULL};
+	struct target_opts o = {.cmd = cmd};
+	struct target *t;
+	char err[256];
+	assert_int_equal(target_prepare(&t, &o, err, sizeof(err)), 0);
+	assert_string_equal(target_describe(t), "sh -c exit 0");
+	assert_int_equal(target_release(t), 0);
+	struct loop *l;
+	assert_int_equal(loop_create(&l), 0);
+	assert_int_equal(target_attach(t, l), 0);
+	assert_int_equal(loop_run(l), 0);
+	assert_int_equal(target_exit_code(t), 0);
+	loop_destroy(l);
+	target_close(t);
+}
+
 static void test_target_missing_command_is_127(void **state)
 {
 	char *cmd[] = {"/nonexistent/prof-test-command", NULL};
@@ -153,6 +172,7 @@ int main(void)
 		cmocka_unit_test(test_loop_fd_readiness_dispatched),
 		cmocka_unit_test(test_loop_timer_skips_when_behind),
 		cmocka_unit_test(test_target_command_exit_code),
+		cmocka_unit_test(test_target_describes_command_as_perf),
 		cmocka_unit_test(test_target_missing_command_is_127),
 		cmocka_unit_test(test_target_duration_stops_command),
 		cmocka_unit_test(test_target_no_such_pid),

@@ -18,6 +18,7 @@
 
 #include "log.h"
 #include "report/overview.h"
+#include "report/program_name.h"
 #include "report_fixture.h"
 #include "store/store.h"
 #include "store/store_calib.h"
@@ -713,6 +714,23 @@ static void test_report_sensitivity_note_when_every_window_discarded(void **stat
 	(void)f;
 }
 
+/* #41: agent run names a command "app args" (as perf); older agents wrote "cmd ./app args" */
+static void test_report_program_of_target(void **state)
+{
+	char prog[64];
+	program_of_target("cl_matmul 16 20000", prog, sizeof(prog));
+	assert_string_equal(prog, "cl_matmul");
+	program_of_target("cmd ./build/host/workloads/cl_matmul 16", prog, sizeof(prog));
+	assert_string_equal(prog, "cl_matmul");
+	program_of_target("qemu-aarch64 /opt/prog 3", prog, sizeof(prog));
+	assert_string_equal(prog, "prog");
+	program_of_target("pid 12", prog, sizeof(prog));
+	assert_string_equal(prog, "");
+	program_of_target("system-wide", prog, sizeof(prog));
+	assert_string_equal(prog, "");
+	(void)state;
+}
+
 int main(void)
 {
 	log_init("test_report", LOG_LEVEL_WARN);
@@ -724,6 +742,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_report_text_sections, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_report_html_self_contained, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_report_missing_session, setup, teardown),
+		cmocka_unit_test(test_report_program_of_target),
 		cmocka_unit_test(test_report_profile_calibration_applies_to_later_sessions),
 		cmocka_unit_test(test_report_calibration_moved_is_said),
 		cmocka_unit_test(test_report_calib_drift_within_spread),
