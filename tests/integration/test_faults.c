@@ -156,7 +156,10 @@ static void test_faults_spool_disk_full(void **state)
 	snprintf(alog, sizeof(alog), "%s/agent.log", e->dir);
 	const char *extra[] = {"--spool-max", "64", NULL};
 	pid_t a = fl_start_agent(port, e->spool, "full-board", "10", "6", NULL, alog, extra);
-	tp_sleep_ms(4500); /* no collector yet: everything goes to the spool, which hits the full disk */
+	/* no collector yet: everything goes to the spool, which hits the full disk; wait for that
+	 * (agent/spool.c's first disk-full warning), not a fixed 4.5 s that a loaded host may not fill */
+	for (int i = 0; i < 300 && tp_file_count(alog, "before the cap: dropped the") < 1 && tp_alive(a); i++)
+		tp_sleep_ms(50);
 	assert_true(tp_alive(a)); /* still running */
 	start_collector(e, port, NULL);
 	int rc = fl_wait_exit(a, 60000);

@@ -115,18 +115,41 @@ static void print_param(const struct calib_model *m, const char *name)
 		fprintf(stderr, "  %s: not measured\n", name);
 }
 
+/* The 1-minute load average (/proc/loadavg), -1 where it cannot be read. */
+static double load1(void)
+{
+	double l = -1;
+	FILE *f = fopen("/proc/loadavg", "r");
+	if (f) {
+		if (fscanf(f, "%lf", &l) != 1)
+			l = -1;
+		fclose(f);
+	}
+	return l;
+}
+
+/* Decided on what every attempt measured: a failure counts only where the host was quiet
+ * through all of them (each attempt's own parallel speedup >= 0.75 x the CUs and a load
+ * average below the CPU count); otherwise the skip says what was measured (issue 43: one
+ * busy attempt among three, then a failing one at load 11-19 with a good speedup read
+ * beside it, failed the suite). */
 static void test_calib_pocl_compute_units_match_device(void **state)
 {
 	(void)state;
 	NEED_POCL();
-	double par = 0;
+	double min_par = INFINITY, max_load = -1;
 	int reported = 0;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	for (int attempt = 0; attempt < 3; attempt++) {
+		double l0 = load1();
 		struct calib_model *m = run("compute_units");
 		assert_non_null(m);
 		const struct calib_param *cu = calib_model_get(m, "compute_units");
 		reported = (int)calib_model_value(m, "compute_units_reported", 0);
-		par = calib_model_value(m, "host_parallel_speedup", 0);
+		double par = calib_model_value(m, "host_parallel_speedup", 0);
+		double l1 = load1();
+		min_par = fmin(min_par, par);
+		max_load = fmax(max_load, fmax(l0, l1));
 		assert_non_null(cu);
 		print_param(m, "compute_units");
 		bool ok = (int)cu->value == reported && cu->confidence >= 0.5;
@@ -135,14 +158,16 @@ static void test_calib_pocl_compute_units_match_device(void **state)
 			return;
 		sleep(1);
 	}
-	if (par < 0.75 * reported) {
-		fprintf(stderr, "SKIP: host busy: %d threads ran only %.2fx faster than one, so a %d-CU staircase cannot "
-				"show (rerun on a quieter machine)\n",
-			reported, par, reported);
+	if (min_par < 0.75 * reported || max_load >= (double)ncpu) {
+		fprintf(stderr, "SKIP: HOST BUSY: load average up to %.2f on %ld CPUs, %d threads ran only %.2fx faster "
+				"than one in the worst of 3 attempts, so a %d-CU staircase cannot show (rerun on a "
+				"quieter machine)\n",
+			max_load, ncpu, reported, min_par, reported);
 		skip();
 	}
-	fail_msg("staircase width != CL_DEVICE_MAX_COMPUTE_UNITS (%d) in 3 attempts although the host gave %.2fx",
-		 reported, par);
+	fail_msg("staircase width != CL_DEVICE_MAX_COMPUTE_UNITS (%d) in 3 attempts on a quiet host (load average "
+		 "up to %.2f on %ld CPUs, speedup >= %.2fx)",
+		 reported, max_load, ncpu, min_par);
 }
 
 static void test_calib_pocl_cache_matches_cpu(void **state)
