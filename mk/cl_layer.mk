@@ -23,6 +23,7 @@ CL_PIC_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -g -
 	-fvisibility=hidden -fno-omit-frame-pointer $(if $(WERROR),-Werror) $(BOARD_CFLAGS)
 cl_pic_obj = $(patsubst %.c,$(O)/obj-pic/%.o,$(1))
 CL_LINK_LIBS := -lpthread -ldl
+CL_HELPER_LIBM := -lm
 CL_CHECK = @:
 
 # glibc boards (board.mk: BOARD_GLIBC_MAX, e.g. 2.17 for the Arndale's Linux 3.4-era userland):
@@ -34,10 +35,13 @@ CL_CHECK = @:
 ifneq ($(BOARD_GLIBC_MAX),)
 CL_GLIBC_SYMVER_H := $(O)/glibc-symver.h
 CL_GLIBC_LIBC := $(shell $(CC) -print-file-name=libc.so.6)
+# the helper's calibration benchmarks use libm (exp, log, pow have GLIBC_2.29 defaults)
+CL_GLIBC_LIBM := $(shell $(CC) -print-file-name=libm.so.6)
 $(CL_GLIBC_SYMVER_H): scripts/glibc-symver.sh board/$(BOARD)/board.mk
 	@mkdir -p $(dir $@)
 	@echo "  GEN     $@ (GLIBC_$(BOARD_GLIBC_MAX) or older)"
-	$(Q)scripts/glibc-symver.sh $(CROSS_COMPILE)objdump $(CL_GLIBC_LIBC) $(BOARD_GLIBC_MAX) >$@.tmp && mv $@.tmp $@
+	$(Q)scripts/glibc-symver.sh $(CROSS_COMPILE)objdump $(CL_GLIBC_LIBC) $(BOARD_GLIBC_MAX) $(CL_GLIBC_LIBM) \
+		>$@.tmp && mv $@.tmp $@
 CL_PIC_CFLAGS += -include $(CL_GLIBC_SYMVER_H)
 # the shim defines dlopen itself: its file keeps the unversioned name
 $(O)/obj-pic/agent/cl_layer/layer/dlopen.o: CL_PIC_CFLAGS += -DPROF_SYMVER_KEEP_dlopen
@@ -45,6 +49,7 @@ $(O)/obj-pic/agent/cl_layer/layer/dlopen.o: CL_PIC_CFLAGS += -DPROF_SYMVER_KEEP_
 CL_HELPER_START := agent/cl_layer/helper/start.c
 CL_HELPER_LDFLAGS := -nostartfiles -no-pie
 CL_LINK_LIBS := -Wl,--push-state,--no-as-needed -l:libpthread.so.0 -l:libdl.so.2 -Wl,--pop-state
+CL_HELPER_LIBM := -l:libm.so.6
 CL_CHECK = $(Q)scripts/glibc-check.sh $(CROSS_COMPILE)readelf $(BOARD_GLIBC_MAX) $@ || { rm -f $@; exit 1; }
 endif
 
@@ -72,14 +77,20 @@ $(CL_BRIDGE_SO): $(call cl_pic_obj,$(CL_LAYER_DIR)/bridge.c) $(CL_PRELOAD_SO)
 	$(CL_CHECK)
 
 # The OpenCL helper of static musl agents (agent/cl_layer/helper/main.c): the agent's own
-# discovery code, built like the libraries for the board's C library, dynamically linked.
+# discovery code and its calibration benchmarks (agent/calib/, common/calib/: `prof-clhelper
+# calibrate`), built like the libraries for the board's C library, dynamically linked.
 CL_HELPER := $(O)/lib/prof-clhelper
-$(CL_HELPER): agent/cl_layer/helper/main.c agent/opencl_discover.c agent/opencl_probe.h $(CONFIG_H) \
-		$(CL_GLIBC_SYMVER_H) $(CL_HELPER_START)
+CL_HELPER_SRC := agent/cl_layer/helper/main.c agent/opencl_discover.c agent/opencl_helper.c \
+	$(filter-out agent/calib/calib_record.c,$(wildcard agent/calib/*.c)) $(wildcard common/calib/*.c) \
+	common/log.c common/net.c common/json.c
+$(CL_HELPER): $(CL_HELPER_SRC) $(wildcard agent/calib/*.h common/calib/*.h) agent/opencl_probe.h $(CONFIG_H) \
+		$(PROTO_H) $(CL_GLIBC_SYMVER_H) $(CL_HELPER_START)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@ (OpenCL helper)"
-	$(Q)$(CC) $(filter-out -fvisibility=hidden -fPIC,$(CL_PIC_CFLAGS)) -I$(O)/include -Iagent $(CL_HELPER_LDFLAGS) -o $@ \
-		$(CL_HELPER_START) agent/cl_layer/helper/main.c agent/opencl_discover.c $(CL_LINK_LIBS)
+	$(Q)$(CC) $(filter-out -fvisibility=hidden -fPIC,$(CL_PIC_CFLAGS)) -ffp-contract=fast -ffunction-sections -Wl,--gc-sections \
+		-I$(O)/include -I$(GEN) \
+		-Iproto -Icommon -Iagent $(CL_HELPER_LDFLAGS) -o $@ $(CL_HELPER_START) $(CL_HELPER_SRC) $(CL_LINK_LIBS) \
+		$(CL_HELPER_LIBM)
 	$(CL_CHECK)
 
 EXTRA_TARGETS += $(CL_LAYER_SO) $(CL_PRELOAD_SO) $(CL_BRIDGE_SO) $(CL_HELPER)

@@ -116,8 +116,9 @@ busybox)
 pocl)
 	# Debian's PoCL (CPU OpenCL) and clinfo of the board's architecture with the libraries they
 	# load, unpacked into OUTDIR as a root (usr/lib/<triplet>, etc/OpenCL/vendors/pocl.icd) for
-	# qemu-user (scripts/board-opencl.sh). Enough to discover the device and query it; not
-	# clang-15 (kernel compilation: not run here, see board/README.md).
+	# qemu-user (scripts/board-opencl.sh). PoCL compiles kernels in-process with libclang-cpp15 and
+	# libLLVM-15 of that architecture, from its headers in libpocl2-common (architecture all) and
+	# its kernel library bitcode (libpocl2); the clang-15 program itself is not needed.
 	[ $# -eq 3 ] || die "usage: $0 pocl DEB_ARCH OUTDIR"
 	arch=$2 out=$3
 	dl=$(dirname "$out")/dl
@@ -128,6 +129,7 @@ pocl)
 		libmd0 libudev1; do
 		debs+=("$(download "$p:$arch" "$dl")")
 	done
+	debs+=("$(download libpocl2-common:all "$dl")")
 	stamp=$(printf '%s\n' "${debs[@]}" | xargs -n1 basename | sort | md5sum | cut -c1-32)
 	if [ "$(cat "$out/.pocl-stamp" 2>/dev/null)" = "$stamp" ]; then
 		exit 0

@@ -10,6 +10,14 @@
 #   opencl_layer_{loaded,unchanged}    the same with the board's layer (OPENCL_LAYERS, ocl-icd)
 #   glibc_check_refuses_newer, glibc_symver_binds_older: scripts/glibc-check.sh refuses a library
 #                            built as glibc 2.36's headers bind it, passes it built with the header
+#   opencl_calibrate_via_helper  the static agent's `calibrate` (reduced: device, compute_units,
+#                            granularity, one repetition) runs its OpenCL benchmarks in the helper:
+#                            PoCL compiles the kernels with its armhf LLVM under qemu and runs them;
+#                            the agent writes the machine model (-o). Kernels compiled once stay in
+#                            $OUT/pocl-kcache (POCL_CACHE_DIR): a cold run ~40-60 s, a primed one ~10 s
+#   opencl_calibrate_gpgpusim{3,4}  the host collector writes the GPGPU-sim config from that model
+#                            (collector calibrate --from-model) and GPGPU-sim's own init code
+#                            (../shared/tools/gpgpusim-init/gsim_v3, gsim_v4) accepts it
 # qemu-user has no binfmt here: the helper is executed through a wrapper that starts it under
 # qemu (PROF_CLHELPER); on the board the agent finds it beside itself or in ../lib/profcl.
 #
@@ -25,11 +33,12 @@ libs=$pocl/usr/lib/$TRIPLET:$pocl/lib/$TRIPLET
 icd=$pocl/etc/OpenCL/vendors/pocl.icd
 cat >"$tmp/prof-clhelper" <<WRAP
 #!/bin/sh
-exec env OCL_ICD_VENDORS=$icd LD_LIBRARY_PATH=$libs timeout 60 $QEMU_USER $out/lib/prof-clhelper "\$@"
+exec env OCL_ICD_VENDORS=$icd LD_LIBRARY_PATH=$libs POCL_CACHE_DIR=$out/pocl-kcache timeout 300 $QEMU_USER $out/lib/prof-clhelper "\$@"
 WRAP
 chmod +x "$tmp/prof-clhelper"
-fails=0
+fails=0 checks=0
 check() { # name, condition result, detail
+	checks=$((checks + 1))
 	if [ "$2" = 0 ]; then echo "board-opencl: PASS $1"; else echo "board-opencl: FAIL $1: $3"; fails=$((fails + 1)); fi
 }
 t0=$(date +%s)
@@ -72,5 +81,32 @@ link && ! scripts/glibc-check.sh "$TRIPLET-readelf" "$max" "$tmp/newer.so" 2>"$t
 check glibc_check_refuses_newer $? "$(cat "$tmp/gc.err")"
 link -include "$out/glibc-symver.h" && scripts/glibc-check.sh "$TRIPLET-readelf" "$max" "$tmp/newer.so" 2>"$tmp/gc.err"
 check glibc_symver_binds_older $? "$(cat "$tmp/gc.err")"
-echo "board-opencl: $((8 - fails)) of 8 passed in $(($(date +%s) - t0)) s ($(wc -l <"$tmp/plain") lines of clinfo)"
+# agent calibrate on the board's stack: the OpenCL benchmarks in the helper, offline (the
+# records stay in the spool: no collector here; test_calib_helper covers sending them)
+mkdir -p "$out/pocl-kcache"
+tc=$(date +%s)
+PROF_CLHELPER=$tmp/prof-clhelper timeout 400 "$QEMU_USER" "$out/agent.stripped" calibrate --collector 127.0.0.1:9 \
+	--spool "$tmp/spool" --flush-timeout 1 --quick --reps 1 --only device,compute_units,granularity \
+	-o "$tmp/model.json" >"$tmp/calib" 2>&1
+tc=$(($(date +%s) - tc))
+grep -q '3 OpenCL benchmark(s) ran in prof-clhelper' "$tmp/calib" && grep -q '"compute_units": {"value": ' "$tmp/model.json" &&
+	grep -q '"device": "pthread' "$tmp/model.json"
+check opencl_calibrate_via_helper $? "$(grep -i 'skipped\|failed\|error' "$tmp/calib" | head -5)"
+echo "board-opencl: agent calibrate under $QEMU_USER: $tc s ($(ls "$out/pocl-kcache" | wc -l) cached program(s))"
+coll=${COLLECTOR:-}
+for c in build/host/collector build/host-san/collector; do [ -n "$coll" ] || { [ -x "$c" ] && coll=$c; }; done
+gsim=${PROF_GSIM_DIR:-../shared/tools/gpgpusim-init}
+if [ -z "$coll" ] || [ ! -x "$gsim/gsim_v3" ]; then
+	echo "board-opencl: SKIP opencl_calibrate_gpgpusim: no host collector (make all) or no $gsim/gsim_v3"
+else
+	gsim=$(cd "$gsim" && pwd)
+	for v in 3 4; do
+		"$coll" calibrate --from-model "$tmp/model.json" --emit "$tmp/gsim$v.config" --gpgpusim-version $v --clamp \
+			>"$tmp/ccal$v" 2>&1 &&
+			(cd "$tmp" && timeout 120 "$gsim/gsim_v$v" "gsim$v.config" >"$tmp/gsim$v.out" 2>&1) &&
+			! grep -q FAILED "$tmp/gsim$v.out" && grep -q 'option_parser_cmdline(.*-> ok' "$tmp/gsim$v.out"
+		check opencl_calibrate_gpgpusim$v $? "$(cat "$tmp/ccal$v"; grep -m3 'FAILED\|rror' "$tmp/gsim$v.out" 2>/dev/null)"
+	done
+fi
+echo "board-opencl: $((checks - fails)) of $checks passed in $(($(date +%s) - t0)) s ($(wc -l <"$tmp/plain") lines of clinfo)"
 [ $fails = 0 ]

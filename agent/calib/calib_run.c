@@ -48,6 +48,14 @@ static const struct bench benches[] = {
 const char *const calib_bench_names[] = {"device", "arith", "compute_units", "registers", "granularity",
 					 "cache", "peak", "cpu_peak", "mem_slots", NULL};
 
+int calib_bench_is_opencl(const char *name)
+{
+	for (size_t i = 0; i < NBENCH; i++)
+		if (strcmp(benches[i].name, name) == 0)
+			return benches[i].opencl;
+	return -1;
+}
+
 static bool selected(const char *only, const char *name)
 {
 	if (!only)
@@ -114,6 +122,15 @@ int calib_run_all(const struct calib_run_opts *o, struct calib_model *model, cal
 	bool want_cl = false;
 	for (size_t i = 0; i < NBENCH; i++)
 		want_cl |= benches[i].opencl && selected(o->only, benches[i].name);
+	int via_helper = 0; /* > 0: the helper ran the OpenCL benchmarks (that many results) */
+	if (want_cl && !o->in_helper && calib_helper_wanted()) {
+		via_helper = calib_helper_run(o, model, sink, arg, err, sizeof(err));
+		if (via_helper < 0) {
+			log_warn("OpenCL benchmarks skipped: %s", err);
+			snprintf(model->device, sizeof(model->device), "cpu");
+		}
+		want_cl = false;
+	}
 	if (want_cl && cl_env_open(o->device, &c.cl, err, sizeof(err)) == 0) {
 		c.dev = cl_env_info(c.cl);
 		c.clock_mhz = c.dev->is_cpu && isfinite(clk.best) ? c.cpu_mhz : c.dev->clock_mhz;
@@ -131,12 +148,15 @@ int calib_run_all(const struct calib_run_opts *o, struct calib_model *model, cal
 		cl_env_close(c.cl);
 		return -ENOMEM;
 	}
-	unsigned total = 0, k = 0, done = 0;
+	unsigned total = 0, k = 0, done = via_helper > 0 ? (unsigned)via_helper : 0;
 	for (size_t i = 0; i < NBENCH; i++)
-		total += selected(o->only, benches[i].name);
+		total += selected(o->only, benches[i].name) && !(via_helper > 0 && benches[i].opencl);
+	if (via_helper > 0 && pg)
+		fprintf(pg, "calibrate: %d OpenCL benchmark(s) ran in prof-clhelper%s\n", via_helper,
+			total ? "; the CPU ones run here" : "");
 	for (size_t i = 0; i < NBENCH; i++) {
 		const struct bench *b = &benches[i];
-		if (!selected(o->only, b->name))
+		if (!selected(o->only, b->name) || (via_helper > 0 && b->opencl))
 			continue;
 		k++;
 		memset(r, 0, sizeof(*r));
@@ -193,63 +213,3 @@ int calib_run_all(const struct calib_run_opts *o, struct calib_model *model, cal
 	return done > 0 ? (int)done : -ENODATA;
 }
 
-/* ---------------------------------------------------------------- record */
-
-struct rec_mem {
-	Prof__Calibration c;
-	Prof__CalibParam p[CR_MAX_PARAMS];
-	Prof__CalibParam *pp[CR_MAX_PARAMS];
-	Prof__CalibCurve k[CR_MAX_CURVES];
-	Prof__CalibCurve *kp[CR_MAX_CURVES];
-};
-
-int calib_record_build(const struct calib_result *r, unsigned device_index, Prof__Calibration **out)
-{
-	struct rec_mem *m = calloc(1, sizeof(*m));
-	if (!m)
-		return -ENOMEM;
-	prof__calibration__init(&m->c);
-	m->c.device = (char *)r->device;
-	m->c.device_index = device_index;
-	m->c.benchmark = (char *)r->benchmark;
-	m->c.clock_mhz = r->clock_mhz;
-	m->c.quick = r->quick;
-	m->c.seconds = r->seconds;
-	for (size_t i = 0; i < r->nparams; i++) {
-		const struct calib_param *p = &r->params[i];
-		Prof__CalibParam *q = &m->p[i];
-		prof__calib_param__init(q);
-		q->name = (char *)p->name;
-		q->value = p->value;
-		q->unit = (char *)p->unit;
-		q->method = (char *)p->method;
-		q->spread = p->spread;
-		q->flagged = p->flagged;
-		q->confidence = p->confidence;
-		m->pp[i] = q;
-	}
-	m->c.n_params = r->nparams;
-	m->c.params = m->pp;
-	for (size_t i = 0; i < r->ncurves; i++) {
-		const struct calib_curve *cv = &r->curves[i];
-		Prof__CalibCurve *q = &m->k[i];
-		prof__calib_curve__init(q);
-		q->name = (char *)cv->name;
-		q->x_unit = (char *)cv->x_unit;
-		q->y_unit = (char *)cv->y_unit;
-		q->n_x = q->n_y = q->n_y_spread = cv->n;
-		q->x = (double *)cv->x;
-		q->y = (double *)cv->y;
-		q->y_spread = (double *)cv->spread;
-		m->kp[i] = q;
-	}
-	m->c.n_curves = r->ncurves;
-	m->c.curves = m->kp;
-	*out = &m->c;
-	return 0;
-}
-
-void calib_record_free(Prof__Calibration *c)
-{
-	free(c); /* the first member of struct rec_mem */
-}

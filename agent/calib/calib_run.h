@@ -17,6 +17,7 @@ struct calib_run_opts {
 	unsigned reps;    /* 0: 3 with quick, 5 without */
 	const char *only; /* NULL, or a comma list of benchmark names */
 	FILE *progress;   /* NULL: quiet */
+	bool in_helper;   /* prof-clhelper: run the OpenCL benchmarks here, never through a helper */
 };
 
 typedef int (*calib_sink_fn)(void *arg, const struct calib_result *r);
@@ -24,6 +25,16 @@ typedef int (*calib_sink_fn)(void *arg, const struct calib_result *r);
 /* Returns the number of benchmarks that produced results (>= 0), or -errno
  * when nothing could run. Results that the sink refuses are still in model. */
 int calib_run_all(const struct calib_run_opts *o, struct calib_model *model, calib_sink_fn sink, void *arg);
+
+/* Whether the OpenCL benchmarks run in prof-clhelper: a static musl agent (no dlopen), or one
+ * given $PROF_CLHELPER (calib_helper.c). */
+bool calib_helper_wanted(void);
+/* Run the selected OpenCL benchmarks in the helper: each result lands in model and goes to sink.
+ * Returns how many produced results, or -errno with the reason in err. */
+int calib_helper_run(const struct calib_run_opts *o, struct calib_model *model, calib_sink_fn sink, void *arg,
+		     char *err, size_t errlen);
+/* Whether benchmark name is OpenCL (true) or CPU (false); -1 if unknown. */
+int calib_bench_is_opencl(const char *name);
 
 /* Names of the benchmarks, in order (NULL-terminated). */
 extern const char *const calib_bench_names[];
