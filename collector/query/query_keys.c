@@ -100,8 +100,14 @@ int qm_keys_from_blocks(struct store *s, int64_t sid, const struct query_filter 
 	db_bind_i64(st, 3, hi);
 	int rc;
 	while ((rc = db_step(st)) == 1) {
-		size_t len, off = 0;
-		const uint8_t *p = db_col_blob(st, 0, &len);
+		size_t zlen, len, off = 0;
+		const uint8_t *z = db_col_blob(st, 0, &zlen);
+		uint8_t *owned;
+		const uint8_t *p = store_block_unpack(z, zlen, &len, &owned);
+		if (!p) {
+			db_reset(st);
+			return -ENOMEM;
+		}
 		while (off < len) {
 			struct store_block_key k;
 			size_t used = store_block_get(p + off, len - off, &k);
@@ -116,10 +122,12 @@ int qm_keys_from_blocks(struct store *s, int64_t sid, const struct query_filter 
 			if (k.count > VALIDATE_MAX_SAMPLE_COUNT) /* stored unchecked by an older collector */
 				k.count = VALIDATE_MAX_SAMPLE_COUNT;
 			if (qm_kset_add(ks, &k) < 0) {
+				free(owned);
 				db_reset(st);
 				return -ENOMEM;
 			}
 		}
+		free(owned);
 	}
 	db_reset(st);
 	return rc < 0 ? rc : 0;

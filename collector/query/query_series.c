@@ -70,8 +70,14 @@ int qm_read_series(struct store *s, struct build *b, struct sess *se, const stru
 			rc = add_point(b, se, f, t, (int32_t)db_col_i64(st, 1), db_col_u64(st, 2));
 			continue;
 		}
-		size_t len, off = 0;
-		const uint8_t *p = db_col_blob(st, 1, &len);
+		size_t zlen, len, off = 0;
+		const uint8_t *z = db_col_blob(st, 1, &zlen);
+		uint8_t *owned;
+		const uint8_t *p = store_block_unpack(z, zlen, &len, &owned);
+		if (!p) {
+			rc = -ENOMEM;
+			break;
+		}
 		nper = 0;
 		while (off < len) {
 			struct store_block_key k;
@@ -92,6 +98,7 @@ int qm_read_series(struct store *s, struct build *b, struct sess *se, const stru
 			}
 			sat_inc_u64(&per[i].count, k.count);
 		}
+		free(owned);
 		for (size_t i = 0; rc == 0 && i < nper; i++)
 			rc = add_point(b, se, f, t, per[i].pid, per[i].count);
 	}

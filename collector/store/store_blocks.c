@@ -1,6 +1,11 @@
 /* Packed sample keys (store_blocks.h). */
 #include "store_blocks.h"
 
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
 static size_t put_var(uint8_t *p, uint64_t v)
 {
 	size_t n = 0;
@@ -67,4 +72,54 @@ size_t store_block_get(const uint8_t *p, size_t len, struct store_block_key *k)
 	k->stack_id = (uint32_t)v[4];
 	k->count = v[5];
 	return off;
+}
+
+int store_block_pack(const uint8_t *raw, size_t len, uint8_t **out, size_t *outlen)
+{
+	*out = NULL;
+	*outlen = 0;
+	if (len < 32) /* a frame's header and checksum-free trailer cost more than they save */
+		return 0;
+	size_t cap = ZSTD_compressBound(len);
+	uint8_t *z = malloc(cap);
+	if (!z)
+		return -ENOMEM;
+	size_t n = ZSTD_compress(z, cap, raw, len, 1);
+	if (ZSTD_isError(n) || n >= len) {
+		free(z);
+		return 0;
+	}
+	*out = z;
+	*outlen = n;
+	return 0;
+}
+
+const uint8_t *store_block_unpack(const uint8_t *p, size_t len, size_t *rawlen, uint8_t **owned)
+{
+	static const uint8_t magic[4] = {0x28, 0xb5, 0x2f, 0xfd}; /* ZSTD_MAGICNUMBER, little-endian */
+	*owned = NULL;
+	*rawlen = len;
+	if (len < sizeof(magic) || memcmp(p, magic, sizeof(magic)) != 0)
+		return p;
+	unsigned long long want = ZSTD_getFrameContentSize(p, len);
+	if (want == ZSTD_CONTENTSIZE_UNKNOWN || want == ZSTD_CONTENTSIZE_ERROR || want == 0 ||
+	    want > STORE_BLOCK_MAX_RAW)
+		return p;
+	uint8_t *d = malloc((size_t)want);
+	if (!d)
+		return NULL;
+	/* one context per thread, kept: creating one per block cost a third of a query's CPU (bench/query) */
+	static _Thread_local ZSTD_DCtx *dctx;
+	if (!dctx && !(dctx = ZSTD_createDCtx())) {
+		free(d);
+		return NULL;
+	}
+	size_t n = ZSTD_decompressDCtx(dctx, d, (size_t)want, p, len);
+	if (ZSTD_isError(n) || n != want) {
+		free(d);
+		return p;
+	}
+	*owned = d;
+	*rawlen = n;
+	return d;
 }

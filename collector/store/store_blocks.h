@@ -1,7 +1,9 @@
 /* The packed keys of one Samples record (sample_blocks.data): per key,
  * LEB128 varints of zigzag(pid), zigzag(tid - pid), ip, kip, stack_id,
- * count. One row per record lets a query over a week of samples read
- * thousands of rows instead of millions (bench/query.c). */
+ * count, stored as one zstd frame (level 1) where that is smaller (#40);
+ * blocks of older stores, and those zstd does not shrink, are the varints
+ * as they are. One row per record lets a query over a week of samples
+ * read thousands of rows instead of millions (bench/query.c). */
 #ifndef COLLECTOR_STORE_BLOCKS_H
 #define COLLECTOR_STORE_BLOCKS_H
 
@@ -9,6 +11,10 @@
 #include <stdint.h>
 
 #define STORE_BLOCK_MAX_KEY_BYTES (6 * 10)
+/* Most varint bytes one stored block decompresses to (65536 keys of
+ * STORE_BLOCK_MAX_KEY_BYTES, VALIDATE_MAX_SAMPLE_KEYS): a frame that claims
+ * more is not decompressed. */
+#define STORE_BLOCK_MAX_RAW (65536u * STORE_BLOCK_MAX_KEY_BYTES)
 
 struct store_block_key {
 	int32_t pid, tid;
@@ -21,5 +27,16 @@ struct store_block_key {
 size_t store_block_put(uint8_t *p, const struct store_block_key *k);
 /* Read one key from p[0..len): bytes read, or 0 when the data is cut or malformed. */
 size_t store_block_get(const uint8_t *p, size_t len, struct store_block_key *k);
+
+/* The block to store for the varints raw[0..len): *out is a zstd frame of
+ * them (malloc'd, *outlen bytes) when that is smaller, else NULL (store raw
+ * as it is). 0, or -ENOMEM. */
+int store_block_pack(const uint8_t *raw, size_t len, uint8_t **out, size_t *outlen);
+/* The varints of a stored block p[0..len): a decompressed copy in *owned
+ * (free it) for a zstd frame, else p itself (older or incompressible blocks,
+ * and a frame that claims more than STORE_BLOCK_MAX_RAW or does not
+ * decompress: read as varints, which the damage check then catches).
+ * *rawlen is their length; NULL (with *owned NULL) only on -ENOMEM. */
+const uint8_t *store_block_unpack(const uint8_t *p, size_t len, size_t *rawlen, uint8_t **owned);
 
 #endif

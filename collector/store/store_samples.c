@@ -8,9 +8,9 @@
  *   task_times(session_id, seq, t_ns, pid, tid, on_cpu_ns, off_cpu_ns, switches)
  *   sample_intervals(session_id, seq, t_ns, interval_ns, backend, event_id, freq_hz, period, lost)
  *   sample_tasks(session_id, pid, tid, comm, thread)  -- process and thread names, interned per task
- *   sample_blocks(session_id, seq, t_ns, keys, data)  -- the record's keys packed (store_blocks.h), for the
- *                                                       queries over time (one row per record, not per key)
- * t_ns is absolute (ns after Hello.base_ns): Samples.t_ns is not delta-encoded. */
+ *   sample_blocks(session_id, seq, t_ns, keys, data)  -- the record's keys packed, zstd (store_blocks.h), for
+ * the queries over time (one row per record, not per key) t_ns is absolute (ns after Hello.base_ns):
+ * Samples.t_ns is not delta-encoded. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -66,7 +66,7 @@ static const char ins_task_name[] = "INSERT INTO sample_tasks (session_id, pid, 
 static const char ins_block[] = "INSERT INTO sample_blocks (session_id, seq, t_ns, keys, data)"
 				" VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING";
 
-/* The record's keys as one packed row (store_blocks.h). */
+/* The record's keys as one packed row, zstd-compressed where that is smaller (store_blocks.h). */
 static int put_block(struct store *s, int64_t sid, uint64_t seq, const Prof__Samples *sm)
 {
 	size_t n = sm->n_count, len = 0;
@@ -79,16 +79,21 @@ static int put_block(struct store *s, int64_t sid, uint64_t seq, const Prof__Sam
 					    .count = sm->count[i]};
 		len += store_block_put(buf + len, &k);
 	}
-	struct db_stmt *st = store_stmt(s, ins_block);
-	int rc = -EIO;
+	uint8_t *z;
+	size_t zlen;
+	int rc = store_block_pack(buf, len, &z, &zlen);
+	struct db_stmt *st = rc == 0 ? store_stmt(s, ins_block) : NULL;
 	if (st) {
 		db_bind_i64(st, 1, sid);
 		db_bind_u64(st, 2, seq);
 		db_bind_u64(st, 3, sm->t_ns);
 		db_bind_i64(st, 4, (int64_t)n);
-		db_bind_blob(st, 5, buf, len);
+		db_bind_blob(st, 5, z ? z : buf, z ? zlen : len);
 		rc = db_run(st);
+	} else if (rc == 0) {
+		rc = -EIO;
 	}
+	free(z);
 	free(buf);
 	return rc;
 }

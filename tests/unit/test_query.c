@@ -7,7 +7,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <zstd.h>
 
 #include <cmocka.h>
 
@@ -154,13 +156,76 @@ static void test_query_blocks_roundtrip(void **state)
 	assert_int_equal(store_block_get(endless, sizeof(endless), &k), 0); /* varint over 10 bytes */
 }
 
+/* Stored blocks (#40): a record's keys compress into one zstd frame that reads back to the same varints;
+ * a block of an older store (raw varints) and a few keys that zstd would not shrink are read as they are;
+ * a frame claiming more than STORE_BLOCK_MAX_RAW, or a damaged one, is not decompressed. */
+static void test_query_blocks_packed(void **state)
+{
+	(void)state;
+	enum { NK = 1000 };
+	uint8_t *raw = malloc(NK * STORE_BLOCK_MAX_KEY_BYTES);
+	assert_non_null(raw);
+	size_t len = 0;
+	for (int i = 0; i < NK; i++) { /* the shape of a record: few tasks, nearby ips, small counts */
+		struct store_block_key k = {.pid = 100 + i % 3,
+					    .tid = 100 + i % 7,
+					    .ip = 0x400000u + 16u * (unsigned)(i % 50),
+					    .stack_id = (uint32_t)(i % 40),
+					    .count = 1 + (uint64_t)(i % 4)};
+		len += store_block_put(raw + len, &k);
+	}
+	uint8_t *z, *owned;
+	size_t zlen, got;
+	assert_int_equal(store_block_pack(raw, len, &z, &zlen), 0);
+	assert_non_null(z);
+	assert_true(zlen * 3 < len); /* at least 3x smaller on this shape */
+	const uint8_t *p = store_block_unpack(z, zlen, &got, &owned);
+	assert_non_null(owned);
+	assert_ptr_equal(p, owned);
+	assert_int_equal(got, len);
+	assert_memory_equal(p, raw, len);
+	free(owned);
+
+	/* an older store's block: the varints themselves */
+	p = store_block_unpack(raw, len, &got, &owned);
+	assert_ptr_equal(p, raw);
+	assert_null(owned);
+	assert_int_equal(got, len);
+
+	/* one key: not worth a frame, stored raw */
+	uint8_t *z1;
+	size_t z1len;
+	assert_int_equal(store_block_pack(raw, 7, &z1, &z1len), 0);
+	assert_null(z1);
+
+	/* damaged frame (a byte of its payload changed, then cut): read as varints, not decompressed */
+	z[zlen - 1] ^= 0xff;
+	p = store_block_unpack(z, zlen - 1, &got, &owned);
+	assert_ptr_equal(p, z);
+	assert_null(owned);
+	assert_int_equal(got, zlen - 1);
+
+	/* a frame that claims more than STORE_BLOCK_MAX_RAW: not decompressed */
+	size_t big = (size_t)STORE_BLOCK_MAX_RAW + 1;
+	uint8_t *zeros = calloc(1, big), *zb = malloc(ZSTD_compressBound(big));
+	assert_true(zeros && zb);
+	size_t zblen = ZSTD_compress(zb, ZSTD_compressBound(big), zeros, big, 1);
+	assert_false(ZSTD_isError(zblen));
+	p = store_block_unpack(zb, zblen, &got, &owned);
+	assert_ptr_equal(p, zb);
+	assert_null(owned);
+	free(zeros);
+	free(zb);
+	free(z);
+	free(raw);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_query_durations),
-		cmocka_unit_test(test_query_times),
-		cmocka_unit_test(test_query_options),
-		cmocka_unit_test(test_query_blocks_roundtrip),
+	    cmocka_unit_test(test_query_durations),	cmocka_unit_test(test_query_times),
+	    cmocka_unit_test(test_query_options),	cmocka_unit_test(test_query_blocks_roundtrip),
+	    cmocka_unit_test(test_query_blocks_packed),
 	};
 	return cmocka_run_group_tests_name("query", tests, NULL, NULL);
 }

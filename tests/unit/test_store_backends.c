@@ -505,6 +505,9 @@ static void test_store_backend_every_kind_and_queries(void **state)
 	int64_t cpu_sum = q(f, "SELECT SUM(count) FROM cpu_samples");
 	assert_true(cpu_sum > 0);
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), 2); /* one packed row per Samples record */
+	/* stored compressed (#40): 40 keys of at least 6 varint bytes each would be 480 bytes raw per block
+	 */
+	assert_true(q(f, "SELECT SUM(LENGTH(data)) FROM sample_blocks") < 2 * 40 * 6);
 
 	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &s), 0);
 	struct store_session_row row;
@@ -518,6 +521,15 @@ static void test_store_backend_every_kind_and_queries(void **state)
 	assert_int_equal(row.last_t_ns, 2000);
 	assert_int_equal(row.boot_id, 3);
 	assert_int_equal(store_get_session(s, sid + 1000, session_cb, &row), -ENOENT);
+	struct query_opts qo; /* the query model reads the compressed blocks back to every sample */
+	query_opts_init(&qo, 0);
+	qo.f.sessions[0] = sid;
+	qo.f.nsessions = 1;
+	struct query_result *qr;
+	assert_int_equal(query_run(s, &qo, &qr), 0);
+	assert_int_equal(qr->total, cpu_sum);
+	query_result_free(qr);
+	query_opts_free(&qo);
 	int n = 0;
 	assert_int_equal(store_list_cpus(s, sid, cpu_cb, &n), 0);
 	assert_int_equal(n, 2);
