@@ -3,7 +3,8 @@
  * machine) is recorded by the bpf back end; the view's off-CPU share of the
  * program agrees with what the program measured itself (1 - CPU time / wall
  * time: on a loaded machine the time it waited for a CPU is off-CPU too) within
- * 5 points, and its on-CPU time with its CPU time within 10 %. */
+ * 5 points, and its on-CPU time with its CPU time within 10 %; `collector
+ * flame --offcpu` shows the same share as the program's [off-CPU] frames. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -73,6 +74,32 @@ static void test_record_offcpu_half_sleeping_program(void **state)
 	free(out);
 	assert_true(view > own - 5 && view < own + 5);
 	assert_true(on_ns / 1e9 > cpu * 0.9 && on_ns / 1e9 < cpu * 1.1);
+	/* collector flame --offcpu: the program's wall time, [off-CPU] beside its sampled functions */
+	char svg[300];
+	tp_env_path(e, "offcpu.svg", svg, sizeof(svg));
+	char *fl[] = {coll, "flame", "--store", e->db, "--session", sidbuf, "--comm", "halfsleep", "--offcpu",
+		      "-o", svg, NULL};
+	pid = tp_spawn(fl, rlog);
+	assert_int_equal(tp_wait(pid, 30000, &status), 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	out = tp_slurp(svg);
+	assert_non_null(out);
+	double flame_off = 0, sh;
+	unsigned long long ms, mains = 0;
+	for (const char *t = out; (t = strstr(t, "<title>[off-CPU]")); t++) { /* "[off-CPU] (module): N samples, P%" */
+		const char *c = strstr(t, "): ");
+		if (c && sscanf(c, "): %llu samples, %lf%%", &ms, &sh) == 2)
+			flame_off += sh;
+	}
+	/* the on-CPU time is split over the sampled stacks (the program spins in main) */
+	for (const char *t = out; (t = strstr(t, "<title>main (")); t++)
+		mains++;
+	fprintf(stderr, "# flame --offcpu: [off-CPU] %.1f %% of halfsleep's wall time, %llu main frame(s)\n", flame_off,
+		mains);
+	assert_null(strstr(out, "<title>[on-CPU]")); /* sampled: no thread without its functions */
+	if (flame_off < own - 5 || flame_off > own + 5)
+		fail_msg("flame --offcpu: [off-CPU] %.1f %%, the program measured %.1f %%:\n%.3000s", flame_off, own, out);
+	free(out);
 }
 
 static int setup(void **state)
