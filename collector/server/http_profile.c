@@ -16,6 +16,7 @@
 #include "report/svg.h"
 #include "views/flame.h"
 #include "views/flame_tree.h"
+#include "views/offcpu_flame.h"
 #include "views/profile_compare.h"
 #include "views/profile_page.h"
 #include "views/stacks_query.h"
@@ -122,6 +123,36 @@ static int compare(struct store *st, struct query_opts *qo, const struct profile
 	return rc;
 }
 
+/* The on/off-CPU times of the sessions with samples in [t0, t1) (views/offcpu_flame.h). */
+static int offcpu_section(struct store *st, struct query_opts *qo, int64_t t0, int64_t t1, FILE *f)
+{
+	qo->f.since_ns = t0;
+	qo->f.until_ns = t1;
+	qo->series = false;
+	struct stack_set s;
+	stack_set_init(&s);
+	int rc = offcpu_flame_set(st, qo, &s);
+	fprintf(f, "<h2 id=\"offcpu\">Wall clock: on and off the CPU</h2>\n<p id=\"offcpu-total\" data-ms=\"%llu\">%llu ms "
+		   "of the sessions' tasks (sched_switch accounting of the bpf back end); [off-CPU]: time asleep or "
+		   "waiting; the on-CPU time split over each thread's sampled stacks</p>\n",
+		(unsigned long long)s.total, (unsigned long long)s.total);
+	if (rc == 0 && s.total) {
+		struct flame_tree t;
+		rc = flame_tree_init(&t);
+		if (rc == 0) {
+			struct flame_opts fo = {.process_level = true};
+			rc = flame_tree_add(&t, &s, 0, &fo);
+			struct flame_render fr = {.title = NULL};
+			if (rc == 0)
+				rc = flame_html_embed(&t, &fr, "offcpu-flame", f);
+			flame_tree_free(&t);
+		}
+	} else if (rc == 0)
+		fputs("<p>no on/off-CPU times in these sessions (agent record --backend bpf records them)</p>\n", f);
+	stack_set_free(&s);
+	return rc;
+}
+
 static void utc(int64_t ns, char *buf, size_t len)
 {
 	time_t t = (time_t)(ns / 1000000000);
@@ -181,7 +212,7 @@ int page_profile(struct store *st, FILE *f, int64_t now_ns, const char *query)
 	else
 		fputs("<p>no CPU samples in the range (record them with <code>agent record</code>)</p>\n", f);
 	query_result_free(r);
-	if (rc == 0 && (set.total || a.compare))
+	if (rc == 0 && (set.total || a.compare || a.offcpu))
 		flame_html_assets(f);
 	if (rc == 0 && set.total) {
 		fputs("<h2 id=\"flame-graph\">Flame graph, callers and callees</h2>\n", f);
@@ -197,6 +228,8 @@ int page_profile(struct store *st, FILE *f, int64_t now_ns, const char *query)
 			flame_tree_free(&t);
 		}
 	}
+	if (rc == 0 && a.offcpu)
+		rc = offcpu_section(st, &qo, t0, t1, f);
 	if (rc == 0 && a.compare)
 		rc = compare(st, &qo, &a, f);
 	profile_brush_script(f);

@@ -100,6 +100,32 @@ static void test_record_offcpu_half_sleeping_program(void **state)
 	if (flame_off < own - 5 || flame_off > own + 5)
 		fail_msg("flame --offcpu: [off-CPU] %.1f %%, the program measured %.1f %%:\n%.3000s", flame_off, own, out);
 	free(out);
+	/* the live page with offcpu=1: the same times as a wall-clock flame */
+	tp_stop(e->collector, 5000);
+	e->collector = 0;
+	int port = 0;
+	assert_int_equal(tp_env_start_collector_http(e, &port), 0);
+	char *body = NULL;
+	assert_int_equal(tp_http_get(port, "/profile?since=1h&agent=offcpu&offcpu=1", &body), 200);
+	assert_non_null(strstr(body, "id=\"offcpu-flame\""));
+	unsigned long long page_ms = 0, page_off = 0;
+	const char *d = strstr(body, "id=\"offcpu-total\" data-ms=\"");
+	assert_non_null(d);
+	assert_int_equal(sscanf(d, "id=\"offcpu-total\" data-ms=\"%llu", &page_ms), 1);
+	for (const char *t = body; (t = strstr(t, "[\"[off-CPU]\",")); t++) { /* [name, module, total, ...] */
+		const char *c = strchr(t + 14, ',');
+		if (c)
+			page_off += strtoull(c + 1, NULL, 10);
+	}
+	fprintf(stderr, "# /profile?offcpu=1: %llu ms, [off-CPU] %llu ms; halfsleep off %.0f ms\n", page_ms, page_off,
+		off_ns / 1e6);
+	/* the session's tasks are the program's: the page's off-CPU share is the program's own */
+	assert_true(page_off + 2 >= (unsigned long long)(off_ns / 1e6));
+	assert_true(page_ms > 0);
+	double page_share = 100.0 * (double)page_off / (double)page_ms;
+	if (page_share < own - 5 || page_share > own + 5)
+		fail_msg("/profile?offcpu=1: [off-CPU] %.1f %%, the program measured %.1f %%", page_share, own);
+	free(body);
 }
 
 static int setup(void **state)

@@ -230,7 +230,8 @@ static void test_http_pages_profile_args(void **state)
 	query_opts_free(&qo);
 	/* one range only, a bad time, a bad escape: the default range and a message */
 	query_opts_init(&qo, now);
-	profile_args_parse("a_since=5m", now, 600, &a, &qo);
+	profile_args_parse("a_since=5m&offcpu=1", now, 600, &a, &qo);
+	assert_true(a.offcpu);
 	assert_false(a.compare);
 	assert_non_null(strstr(a.err, "compare"));
 	query_opts_free(&qo);
