@@ -51,6 +51,12 @@ static int take(const struct store_task_time_row *r, void *arg)
 	return 0;
 }
 
+/* A frame of our own (thread, [off-CPU], [on-CPU]): no module. */
+static struct sym_frame own(const char *name)
+{
+	return (struct sym_frame){.name = name, .module = "", .resolved = 1};
+}
+
 /* One task's stacks: off-CPU, and its on-CPU time over its sampled stacks. */
 static int add_task(const struct task *k, const struct query_result *r, struct stack_set *out)
 {
@@ -58,13 +64,13 @@ static int add_task(const struct task *k, const struct query_result *r, struct s
 	snprintf(thread, sizeof(thread), "%s (tid %d)", k->thread[0] ? k->thread : "?", k->tid);
 	struct stack_keys keys = {.comm = k->comm[0] ? k->comm : "?", .thread = k->thread, .pid = k->pid,
 				  .tid = k->tid};
-	const char *names[STACKS_MAX_FRAMES];
-	names[0] = thread;
+	struct sym_frame fr[STACKS_MAX_FRAMES]; /* leaf first; the thread last */
 	int rc = 0;
 	uint64_t off_ms = (k->off_ns + 500000) / 1000000, on_ms = (k->on_ns + 500000) / 1000000;
 	if (off_ms) {
-		names[1] = OFFCPU_FRAME;
-		rc = stack_set_add_names(out, names, 2, off_ms, &keys);
+		fr[0] = own(OFFCPU_FRAME);
+		fr[1] = own(thread);
+		rc = stack_set_add(out, fr, 2, off_ms, &keys);
 	}
 	uint64_t sampled = 0;
 	for (size_t i = 0; r && i < r->nstacks; i++)
@@ -73,8 +79,9 @@ static int add_task(const struct task *k, const struct query_result *r, struct s
 	if (rc < 0 || !on_ms)
 		return rc;
 	if (!sampled) {
-		names[1] = ONCPU_FRAME;
-		return stack_set_add_names(out, names, 2, on_ms, &keys);
+		fr[0] = own(ONCPU_FRAME);
+		fr[1] = own(thread);
+		return stack_set_add(out, fr, 2, on_ms, &keys);
 	}
 	/* cumulative rounding: the parts add up to on_ms exactly */
 	uint64_t cum = 0, given = 0;
@@ -87,10 +94,14 @@ static int add_task(const struct task *k, const struct query_result *r, struct s
 		given = upto;
 		if (!ms)
 			continue;
-		size_t n = 1;
-		for (size_t j = s->nframes; j-- > 0 && n < STACKS_MAX_FRAMES;)
-			names[n++] = r->frames[s->frames[j]].function;
-		rc = stack_set_add_names(out, names, n, ms, &keys);
+		size_t n = 0;
+		for (size_t j = 0; j < s->nframes && n + 1 < STACKS_MAX_FRAMES; j++) {
+			const struct query_frame *q = &r->frames[s->frames[j]];
+			fr[n++] = (struct sym_frame){.name = q->function, .module = q->module, .resolved = q->resolved,
+						     .ip = q->ip, .file_off = q->file_off};
+		}
+		fr[n++] = own(thread);
+		rc = stack_set_add(out, fr, n, ms, &keys);
 	}
 	return rc;
 }
