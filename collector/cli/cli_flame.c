@@ -17,13 +17,16 @@
 #include "report/text_safe.h"
 #include "views/flame.h"
 #include "views/func_stats.h"
+#include "views/offcpu_flame.h"
 #include "views/stacks_query.h"
 
 static const char flame_usage[] =
-	"usage: collector flame --store PATH [filters] -o FILE.html|FILE.svg [--title T] [--no-process]\n"
+	"usage: collector flame --store PATH [filters] -o FILE.html|FILE.svg [--title T] [--no-process] [--offcpu]\n"
 	"  -o FILE       .html: interactive flame graph (click to zoom, search, hover, callers/callees),\n"
 	"                self-contained; .svg: static icicle\n"
-	"  --no-process  no first level of process names\n" QUERY_OPTS_HELP CLI_CHECK_HELP;
+	"  --no-process  no first level of process names\n"
+	"  --offcpu      wall-clock graph in ms: each thread's time off the CPU ([off-CPU]) and on it (its\n"
+	"                sampled functions), from the bpf back end's sched_switch accounting\n" QUERY_OPTS_HELP CLI_CHECK_HELP;
 
 static const char diff_usage[] =
 	"usage: collector diff --store PATH A B [filters] [-o FILE.html|FILE.svg] [--json] [--limit N]\n"
@@ -33,12 +36,25 @@ static const char diff_usage[] =
 	"  shrank most; -o: the differential flame graph (widths B, colour the change)\n" QUERY_OPTS_HELP
 		CLI_CHECK_HELP;
 
-enum { OPT_TITLE = 0x5200, OPT_NOPROC, OPT_CHECK, OPT_STORE, OPT_JSON, OPT_LIMIT };
+enum { OPT_TITLE = 0x5200, OPT_NOPROC, OPT_CHECK, OPT_STORE, OPT_JSON, OPT_LIMIT, OPT_OFFCPU };
 
 static bool ends_with(const char *s, const char *suf)
 {
 	size_t n = strlen(s), m = strlen(suf);
 	return n >= m && strcmp(s + n - m, suf) == 0;
+}
+
+/* The wall-clock stacks of --offcpu (views/offcpu_flame.h). */
+static int load_offcpu(const char *path, unsigned check, const struct query_opts *qo, struct stack_set *set)
+{
+	struct store *st;
+	if (cli_open_store(path, check, &st) < 0)
+		return -EIO;
+	int rc = offcpu_flame_set(st, qo, set);
+	if (rc < 0)
+		log_error("off-CPU times: %s", strerror(-rc));
+	store_close(st);
+	return rc;
 }
 
 static int load(const char *path, unsigned check, struct query_opts *qo, struct stack_set *set, uint64_t *nsess)
@@ -101,6 +117,7 @@ int cli_flame(int argc, char **argv)
 		{"out", required_argument, NULL, 'o'},
 		{"title", required_argument, NULL, OPT_TITLE},
 		{"no-process", no_argument, NULL, OPT_NOPROC},
+		{"offcpu", no_argument, NULL, OPT_OFFCPU},
 		{"check", required_argument, NULL, OPT_CHECK},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -108,7 +125,7 @@ int cli_flame(int argc, char **argv)
 	struct query_opts qo;
 	query_opts_init(&qo, 0);
 	const char *path = NULL, *out = NULL, *title = NULL;
-	bool proc = true;
+	bool proc = true, offcpu = false;
 	unsigned check = CLI_CHECK_DEFAULT;
 	char err[256];
 	int ch, rc;
@@ -127,6 +144,7 @@ int cli_flame(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case OPT_TITLE: title = optarg; break;
 		case OPT_NOPROC: proc = false; break;
+		case OPT_OFFCPU: offcpu = true; break;
 		case OPT_CHECK:
 			if (cli_check_arg("flame", optarg, &check)) {
 				query_opts_free(&qo);
@@ -149,18 +167,24 @@ int cli_flame(int argc, char **argv)
 	}
 	struct stack_set set;
 	stack_set_init(&set);
-	rc = load(path, check, &qo, &set, NULL);
+	rc = offcpu ? load_offcpu(path, check, &qo, &set) : load(path, check, &qo, &set, NULL);
 	struct flame_tree t;
 	if (rc == 0 && set.total == 0)
-		fprintf(stderr, "collector flame: no CPU samples match the filters (see `collector sessions --store %s`); "
+		fprintf(stderr, "collector flame: no %s match the filters (see `collector sessions --store %s`); "
 				"the graph is empty\n",
-			path);
+			offcpu ? "on/off-CPU times (the bpf back end records them)" : "CPU samples", path);
 	if (rc == 0 && (rc = flame_tree_init(&t)) == 0) {
 		struct flame_opts fo = {.process_level = proc};
 		rc = flame_tree_add(&t, &set, 0, &fo);
 		char sub[600];
-		describe(&qo, &set, sub, sizeof(sub));
-		struct flame_render fr = {.title = title ? title : "CPU flame graph", .subtitle = sub};
+		if (offcpu)
+			snprintf(sub, sizeof(sub), "%llu ms of wall time on and off the CPU (one \"sample\" = 1 ms)",
+				 (unsigned long long)set.total);
+		else
+			describe(&qo, &set, sub, sizeof(sub));
+		struct flame_render fr = {
+			.title = title ? title : offcpu ? "Wall-clock flame graph: on and off the CPU" : "CPU flame graph",
+			.subtitle = sub};
 		if (rc == 0)
 			rc = write_flame(out, &t, &fr);
 		if (rc == 0 && strcmp(out, "-") != 0)

@@ -159,13 +159,14 @@ static void respond_text(struct http_server *h, struct hconn *c, int code, const
 /* ---------------------------------------------------------------- pages */
 
 /* Hand the page to a worker; the answer comes back through http_ready. */
-static void route(struct http_server *h, struct hconn *c, const char *path)
+static void route(struct http_server *h, struct hconn *c, const char *path, const char *query)
 {
 	struct http_route r;
 	if (http_route_parse(path, &r) < 0) {
 		respond_text(h, c, 404, "not found: try / for the session list\n");
 		return;
 	}
+	snprintf(r.query, sizeof(r.query), "%s", query);
 	struct http_job *j = calloc(1, sizeof(*j));
 	if (!j) {
 		respond_text(h, c, 503, "out of memory: retry later\n");
@@ -254,7 +255,7 @@ static void conn_read(struct http_server *h, struct hconn *c)
 			return;
 		}
 		if (code == 200) {
-			route(h, c, req.path);
+			route(h, c, req.path, req.query);
 			return;
 		}
 		if (code != 0) {

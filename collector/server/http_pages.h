@@ -62,7 +62,7 @@ int page_render(struct page_cache *c, struct store *st, const struct http_route 
  * callees (views/profile_page.h); the page reloads itself every 15 s unless the
  * reader is zoomed in or searching (http_profile.c). */
 #define HTTP_PROFILE_WINDOW_S 600
-int page_profile(struct store *st, FILE *f, int64_t now_ns);
+int page_profile(struct store *st, FILE *f, int64_t now_ns, const char *query);
 /* The script that reloads a live page every s seconds unless its flame graph is zoomed or searched. */
 void page_reload_script(FILE *f, unsigned s);
 

@@ -76,8 +76,11 @@ int http_parse_head(const char *buf, size_t len, struct http_request *req, const
 		return 405;
 	}
 	char *q = strchr(path, '?');
-	if (q)
+	req->query[0] = '\0';
+	if (q) {
 		*q = '\0';
+		memcpy(req->query, q + 1, strlen(q + 1) + 1); /* shorter than path */
+	}
 	memcpy(req->method, method, sizeof(req->method));
 	memcpy(req->path, path, sizeof(req->path));
 	return 200;

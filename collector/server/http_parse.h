@@ -12,6 +12,7 @@
 struct http_request {
 	char method[8];
 	char path[HTTP_MAX_PATH]; /* without the query string */
+	char query[HTTP_MAX_PATH]; /* the query string after '?', still %-encoded ("" none) */
 	/* The Authorization header's value ("" without one; a longer one is cut and can never match). */
 	char authorization[HTTP_MAX_AUTH];
 };

@@ -17,6 +17,7 @@ int http_route_parse(const char *path, struct http_route *r)
 			{"/roofline-gpu.svg", HP_SVG_GPU},
 			{"/roofline-cpu.svg", HP_SVG_CPU}};
 	r->session = 0;
+	r->query[0] = '\0';
 	if (strcmp(path, "/") == 0 || strcmp(path, "/index.html") == 0) {
 		r->page = HP_INDEX;
 		return 0;

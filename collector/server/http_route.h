@@ -18,6 +18,7 @@ enum http_page {
 struct http_route {
 	enum http_page page;
 	long long session; /* > 0 for the /session/N pages, 0 for the lists */
+	char query[1024];  /* the request's query string, %-encoded ("" none; set by the caller of http_route_parse) */
 };
 
 /* The page path names (path without the query string): 0, or -ENOENT. */

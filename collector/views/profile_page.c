@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "flame.h"
 #include "flame_tree.h"
@@ -59,6 +60,15 @@ int profile_flame_fragment(struct store *st, const struct query_opts *qo, const 
 
 static const char *const colors[MAX_LINES] = {"#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"};
 
+/* "YYYY-MM-DD HH:MM:SS" of a unix ns time, UTC. */
+static void utc_label(int64_t t_ns, char *buf, size_t len)
+{
+	time_t t = (time_t)(t_ns / 1000000000);
+	struct tm tm;
+	if (!gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(buf, len, "%lld", (long long)t);
+}
+
 int cpu_chart_svg(const struct stack_set *s, int64_t t0_ns, int64_t t1_ns, unsigned buckets, FILE *out)
 {
 	if (buckets < 2 || buckets > 10000 || t1_ns <= t0_ns)
@@ -105,14 +115,20 @@ int cpu_chart_svg(const struct stack_set *s, int64_t t0_ns, int64_t t1_ns, unsig
 		if (v[(size_t)MAX_LINES * buckets + b] > ymax)
 			ymax = v[(size_t)MAX_LINES * buckets + b];
 	int pw = CHART_W - CHART_L - 10, ph = CHART_H - CHART_B - 10;
+	char l0[32], l1[32];
+	utc_label(t0_ns, l0, sizeof(l0));
+	utc_label(t1_ns, l1, sizeof(l1));
 	fprintf(out,
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"cpu-chart\" width=\"%d\" height=\"%d\" "
-		"font-family=\"sans-serif\" font-size=\"11\">\n"
+		"font-family=\"sans-serif\" font-size=\"11\" data-plot-x=\"%d\" data-plot-w=\"%d\" "
+		"data-plot-h=\"%d\" data-t0=\"%.3f\" data-t1=\"%.3f\">\n"
 		"<rect x=\"%d\" y=\"10\" width=\"%d\" height=\"%d\" fill=\"#fafafa\" stroke=\"#999\"/>\n"
 		"<text x=\"4\" y=\"14\">%.0f/s</text><text x=\"4\" y=\"%d\">0</text>\n"
-		"<text x=\"%d\" y=\"%d\">-%.0f s</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\">now</text>\n",
-		CHART_W, CHART_H + 16 * (int)(ntop + 1), CHART_L, pw, ph, ymax, CHART_H - CHART_B, CHART_L,
-		CHART_H - CHART_B + 16, (double)(t1_ns - t0_ns) / 1e9, CHART_L + pw, CHART_H - CHART_B + 16);
+		"<text x=\"%d\" y=\"%d\">%s UTC</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s UTC "
+		"(%.0f s)</text>\n",
+		CHART_W, CHART_H + 16 * (int)(ntop + 1), CHART_L, pw, ph, (double)t0_ns / 1e9, (double)t1_ns / 1e9,
+		CHART_L, pw, ph, ymax, CHART_H - CHART_B, CHART_L, CHART_H - CHART_B + 16, l0, CHART_L + pw,
+		CHART_H - CHART_B + 16, l1, (double)(t1_ns - t0_ns) / 1e9);
 	for (size_t k = 0; k <= ntop; k++) {
 		size_t row = k == ntop ? MAX_LINES : k;
 		const char *col = k == ntop ? "#000" : colors[k];

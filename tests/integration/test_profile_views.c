@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -530,6 +531,112 @@ static void test_profile_views_live_debug_dir_names_stripped_binary(void **state
 	}
 }
 
+/* The page's own brush, driven in Chromium: a drag across board-a's chart
+ * from 25 % to 50 % of its plot with "range A" chosen fills a_since/a_until. */
+static const char range_script[] =
+	"<script>(function(){var out=[];"
+	"var charts=document.querySelectorAll('.agent-chart');out.push('CHARTS '+charts.length);"
+	"[].forEach.call(charts,function(c){out.push('AGENT '+c.getAttribute('data-agent')+' '"
+	"+c.querySelector('.agent-total').textContent+' '+c.querySelectorAll('polyline.cpu-line').length);});"
+	"out.push('TOTAL '+document.getElementById('range-totals').getAttribute('data-samples'));"
+	"var ct=document.getElementById('compare-totals');"
+	"out.push('COMPARE '+ct.getAttribute('data-a')+' '+ct.getAttribute('data-b'));"
+	"[].forEach.call(document.querySelectorAll('tr.diff-row'),function(r){out.push('ROW '+"
+	"r.querySelector('.fn').textContent+' | '+r.querySelector('.delta').textContent);});"
+	"out.push('DIFFFRAMES '+document.getElementById('diff-flame').querySelectorAll('g.pf-frame').length);"
+	"var svg=charts[0].querySelector('svg'),b=svg.getBoundingClientRect(),L=+svg.getAttribute('data-plot-x'),"
+	"W=+svg.getAttribute('data-plot-w');document.getElementById('brush-target').value='a';"
+	"function ev(t,f,el){(el||svg).dispatchEvent(new MouseEvent(t,{bubbles:true,clientX:b.left+L+W*f,"
+	"clientY:b.top+60}));}"
+	"ev('mousedown',0.25);ev('mousemove',0.4);ev('mousemove',0.5);ev('mouseup',0.5,document.body);"
+	"var fm=document.getElementById('range');"
+	"out.push('BRUSH '+fm.elements['a_since'].value+' '+fm.elements['a_until'].value+' '"
+	"+svg.getAttribute('data-t0')+' '+svg.getAttribute('data-t1'));"
+	"out.push('BRUSHRECT '+(svg.querySelector('rect.brush').getAttribute('width')/W).toFixed(2));"
+	"var d=document.createElement('pre');d.id='browser-result';d.textContent='\\n'+out.join('\\n')+'\\nEND';"
+	"document.body.appendChild(d);})();</script>";
+
+/* /profile?since=&until=: one chart per agent with its own totals; a range
+ * chosen by dragging; two ranges compared (the diff rows and differential
+ * flame graph collector diff makes); escaped echo of the query. */
+static void test_profile_views_live_page_ranges_and_compare_in_chromium(void **state)
+{
+	struct env *e = *state;
+	SKIP_IF_NEEDED(e);
+	if (system("command -v chromium >/dev/null 2>&1") != 0) {
+		print_message("skipped: chromium not installed (apt-get install chromium)\n");
+		skip();
+	}
+	assert_true(strlen(e->f.db) < sizeof(e->t.db));
+	memcpy(e->t.db, e->f.db, strlen(e->f.db) + 1);
+	int port = 0;
+	assert_int_equal(tp_env_start_collector_http(&e->t, &port), 0);
+	long long t0 = e->f.t0_a_s, tb = e->f.t0_b_s;
+	char path[512];
+	char *body = NULL;
+	/* a hostile value is echoed escaped, and said to be bad */
+	assert_int_equal(tp_http_get(port, "/profile?since=%3Cscript%3Ex", &body), 200);
+	assert_null(strstr(body, "<script>x"));
+	assert_non_null(strstr(body, "value=\"&lt;script&gt;x\""));
+	assert_non_null(strstr(body, "id=\"args-error\""));
+	free(body);
+	/* both agents in the range; A compared with B within board-a */
+	snprintf(path, sizeof(path),
+		 "/profile?since=%lld&until=%lld&a_since=%lld&a_until=%lld.5&b_since=%lld.5&b_until=%lld&agent=board-a"
+		 "&agent=board-b",
+		 t0 - 5, tb + 15, t0, t0 + 10, t0 + 10, t0 + 21);
+	assert_int_equal(tp_http_get(port, path, &body), 200);
+	assert_null(strstr(body, "location.reload()")); /* a chosen range stays */
+	char html[400], dom[400];
+	tp_env_path(&e->t, "live.html", html, sizeof(html));
+	tp_env_path(&e->t, "live-dom.html", dom, sizeof(dom));
+	FILE *f = fopen(html, "w");
+	assert_non_null(f);
+	fputs(body, f);
+	fputs(range_script, f);
+	fclose(f);
+	free(body);
+	assert_int_equal(sh(dom,
+			    "timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
+			    "--disable-component-update --disable-sync --no-first-run --disable-dev-shm-usage "
+			    "--user-data-dir=%s/chrome-profile --window-size=1200,800 --dump-dom 'file://%s' 2>%s/chromium.err",
+			    e->t.dir, html, e->t.dir),
+			 0);
+	char *text = tp_slurp(dom);
+	assert_non_null(text);
+	const char *res = strstr(text, "id=\"browser-result\">");
+	if (!res) {
+		tp_dump_file(dom);
+		free(text);
+		fail_msg("the test script did not run in chromium");
+	}
+	char r[4096], b[1024];
+	snprintf(r, sizeof(r), "%s", strchr(res, '>') + 1);
+	fprintf(stderr, "chromium:%.2000s\n", r);
+	/* board-a: demo 400 + 450 and python3.11 30; board-b: demo 200 and kworker 70 */
+	assert_string_equal(field(r, "CHARTS", b, sizeof(b)), "2");
+	assert_non_null(strstr(r, "\nAGENT board-a 880 "));
+	assert_non_null(strstr(r, "\nAGENT board-b 270 "));
+	assert_string_equal(field(r, "TOTAL", b, sizeof(b)), "1150");
+	/* A: intervals 1..10 of board-a (cold 300, hot<long> 100, python 30), B: 11..20 (cold 50, hot<long> 400) */
+	assert_string_equal(field(r, "COMPARE", b, sizeof(b)), "430 450");
+	const char *row1 = strstr(r, "\nROW ");
+	assert_non_null(row1);
+	/* the two biggest changes first (--dump-dom writes the text escaped) */
+	assert_true(strncmp(row1, "\nROW long demo::hot&lt;long&gt;(long) | +", 41) == 0 ||
+		    strncmp(row1, "\nROW demo::cold(int*) | -", 25) == 0);
+	assert_non_null(strstr(r, "\nROW long demo::hot&lt;long&gt;(long) | +"));
+	assert_non_null(strstr(r, "\nROW demo::cold(int*) | -"));
+	assert_true(atoi(field(r, "DIFFFRAMES", b, sizeof(b))) >= 4);
+	double as = 0, au = 0, c0 = 0, c1 = 0;
+	assert_int_equal(sscanf(field(r, "BRUSH", b, sizeof(b)), "%lf %lf %lf %lf", &as, &au, &c0, &c1), 4);
+	assert_true(c0 == (double)(t0 - 5) && c1 == (double)(tb + 15));
+	assert_true(fabs(as - (c0 + 0.25 * (c1 - c0))) < 0.01 * (c1 - c0));
+	assert_true(fabs(au - (c0 + 0.50 * (c1 - c0))) < 0.01 * (c1 - c0));
+	assert_string_equal(field(r, "BRUSHRECT", b, sizeof(b)), "0.25");
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -541,6 +648,7 @@ int main(void)
 		cmocka_unit_test(test_profile_views_diff_of_two_ranges_and_sessions),
 		cmocka_unit_test(test_profile_views_perfetto_has_cpu_track),
 		cmocka_unit_test(test_profile_views_report_and_live_pages),
+		cmocka_unit_test(test_profile_views_live_page_ranges_and_compare_in_chromium),
 		cmocka_unit_test(test_profile_views_live_debug_dir_names_stripped_binary), /* last: strips the binary */
 	};
 	return cmocka_run_group_tests(tests, setup, tp_env_free);

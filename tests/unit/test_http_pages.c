@@ -21,6 +21,7 @@
 #include "net.h"
 #include "report_fixture.h"
 #include "server/http_pages.h"
+#include "server/http_profile_args.h"
 #include "store/store.h"
 #include "testproc.h"
 
@@ -201,11 +202,57 @@ static void test_http_pages_budgets(void **state)
 	free(b);
 }
 
+/* /profile's query string: %-decoding, agent lists, default range, compare only with both ranges. */
+static void test_http_pages_profile_args(void **state)
+{
+	(void)state;
+	const int64_t now = 2000000000LL * 1000000000;
+	struct query_opts qo;
+	struct profile_args a;
+	query_opts_init(&qo, now);
+	profile_args_parse(NULL, now, 600, &a, &qo);
+	assert_false(a.given);
+	assert_false(a.compare);
+	assert_true(a.since_ns == now - 600000000000LL && a.until_ns == now);
+	query_opts_free(&qo);
+	query_opts_init(&qo, now);
+	profile_args_parse("since=10m&until=now&agent=a%2Cb&agent=c+d&a_since=1999999000&a_until=1999999100"
+			   "&b_since=2026-01-01T00%3A00%3A00Z&b_until=2026-01-01T00%3A01%3A00Z&x=1",
+			   now, 600, &a, &qo);
+	assert_string_equal(a.err, "");
+	assert_true(a.given && a.compare);
+	assert_true(a.since_ns == now - 600000000000LL && a.until_ns == now);
+	assert_true(a.a_ns[0] == 1999999000LL * 1000000000 && a.a_ns[1] == 1999999100LL * 1000000000);
+	assert_true(a.b_ns[1] - a.b_ns[0] == 60000000000LL);
+	assert_int_equal(qo.f.nagents, 3);
+	assert_string_equal(qo.f.agents[2], "c d");
+	assert_string_equal(a.agent, "a,b,c d");
+	query_opts_free(&qo);
+	/* one range only, a bad time, a bad escape: the default range and a message */
+	query_opts_init(&qo, now);
+	profile_args_parse("a_since=5m&offcpu=1", now, 600, &a, &qo);
+	assert_true(a.offcpu);
+	assert_false(a.compare);
+	assert_non_null(strstr(a.err, "compare"));
+	query_opts_free(&qo);
+	query_opts_init(&qo, now);
+	profile_args_parse("since=yesterday&until=%zz", now, 600, &a, &qo);
+	assert_true(a.err[0] != '\0');
+	assert_true(a.since_ns == now - 600000000000LL && a.until_ns == now);
+	query_opts_free(&qo);
+	char out[8];
+	assert_int_equal(profile_url_decode("%00", 3, out, sizeof(out)), -EINVAL);
+	assert_int_equal(profile_url_decode("%4", 2, out, sizeof(out)), -EINVAL);
+	assert_int_equal(profile_url_decode("%3c+", 4, out, sizeof(out)), 0);
+	assert_string_equal(out, "< ");
+}
+
 int main(void)
 {
 	log_init("test_http_pages", LOG_LEVEL_WARN);
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_http_pages_routes),
+	    cmocka_unit_test(test_http_pages_profile_args),
 	    cmocka_unit_test_setup_teardown(test_http_pages_cache_follows_records, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_http_pages_one_analysis_for_concurrent_requests, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_http_pages_budgets, setup, teardown),
