@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "net.h"
+#include "snapshot.h"
 #include "trace/warm.h"
 #include "uc_api.h"
 
@@ -144,7 +145,7 @@ static int set_add(uint64_t **t, size_t *n, size_t *cap, uint64_t v)
 
 static uint8_t *host_alloc(struct replay *r, size_t len)
 {
-	if (r->copied + len > TRACE_REPLAY_MAX_BYTES) {
+	if (r->copied + len > (r->tid != r->w->tid ? TRACE_REPLAY_SNAP_MAX_BYTES : TRACE_REPLAY_MAX_BYTES)) {
 		r->over_budget = true;
 		return NULL;
 	}
@@ -573,7 +574,32 @@ int trace_replay_capture(struct trace_decoder *d, pid_t tid, const struct trace_
 	}
 	uint64_t pc = 0;
 	bool in_syscall = false;
+	pid_t snap = 0;
 	rc = load_regs(&r, err, errlen, &pc, &in_syscall);
+	if (rc == 0 && !in_syscall && o->snapshot) {
+		int ssig = 0;
+		/* a few ms; a budget that small must not make it time out half-way */
+		uint64_t sdl = deadline > w->start_ns + 2000000000ull ? deadline : w->start_ns + 2000000000ull;
+		int src = trace_snapshot_take(tid, sdl, &snap, &ssig, w->snap_why, sizeof(w->snap_why));
+		if (ssig && !sig)
+			sig = ssig;
+		if (src == -ESRCH) {
+			w->end = TRACE_END_EXITED;
+			w->stop_ns = clock_mono_ns() - w->start_ns;
+			replay_free(&r);
+			return 0;
+		}
+		if (src == 0) {
+			/* the program goes on; the window replays from the snapshot */
+			ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig);
+			w->stop_ns = clock_mono_ns() - w->start_ns;
+			w->snapshot = true;
+			r.tid = snap;
+			uint64_t lim = o->replay_max_ns > o->max_ns ? o->replay_max_ns : o->max_ns;
+			deadline = clock_mono_ns() + lim;
+		}
+	}
+	uint64_t replay_from = clock_mono_ns();
 	if (rc == 0 && in_syscall) {
 		w->end = TRACE_END_IN_SYSCALL;
 	} else if (rc == 0) {
@@ -598,10 +624,15 @@ int trace_replay_capture(struct trace_decoder *d, pid_t tid, const struct trace_
 		}
 		w->end = e;
 	}
-	/* let the thread go before anything else */
-	ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig);
+	w->replay_ns = clock_mono_ns() - replay_from;
+	if (snap) {
+		trace_snapshot_drop(snap);
+	} else {
+		/* let the thread go before anything else */
+		ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig);
+		w->stop_ns = clock_mono_ns() - w->start_ns;
+	}
 	w->emulated = r.warm_done + w->n;
-	w->stop_ns = clock_mono_ns() - w->start_ns;
 	if (rc == 0 && w->n > 0 && (r.warm_failed || trace_warm_lines(&r.warm, &w->warm_lines, &w->nwarm) < 0)) {
 		snprintf(err, errlen, "out of memory for the warm-up summary");
 		rc = -ENOMEM;
