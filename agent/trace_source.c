@@ -397,7 +397,7 @@ static void take_window(struct trace_source *ts)
 		if (rc == 0 && w.snapshot) {
 			ts->snapshots++;
 			ts->snap_ns = 0.5 * ts->snap_ns + 0.5 * (double)w.stop_ns;
-		} else if (rc == 0) {
+		} else if (rc == 0 && w.snap_why[0]) {
 			ts->in_place++;
 		}
 	} else
