@@ -209,6 +209,10 @@ out:
 			rc = -ETIMEDOUT;
 			snprintf(why, whylen, "the snapshot did not stop");
 		}
+		/* killed with us should the agent die first: let go, it would run the program's
+		 * code a second time (Linux 3.8+; 3.4 answers EINVAL and keeps that risk) */
+		if (rc == 0)
+			ptrace(PTRACE_SETOPTIONS, *child, NULL, (void *)(long)PTRACE_O_EXITKILL);
 		if (rc < 0) {
 			trace_snapshot_drop(*child);
 			*child = 0;
