@@ -31,6 +31,8 @@
  * cost more. The duty over a run is unchanged: what a window spends is its real stop time. */
 #define REPLAY_HEADROOM 2.0
 #define NENDS (TRACE_END_IN_SYSCALL + 1)
+/* A window replayed from a snapshot runs at most this long (the program runs on meanwhile) */
+#define REPLAY_MAX_NS 10000000000ull
 
 struct trace_source {
 	struct trace_source_opts o;
@@ -58,6 +60,13 @@ struct trace_source {
 	size_t buf_cap;
 	pid_t no_replay[8]; /* threads whose last replay met an instruction the emulator lacks */
 	uint32_t fallbacks; /* single-step windows taken in their place */
+	/* replay from snapshots (trace/snapshot.h): the thread stops only for the snapshot */
+	bool snap_off;	      /* a snapshot was refused: windows replay in place from then on */
+	char snap_why[160];   /* why */
+	double snap_ns;	      /* measured stop of one snapshot window */
+	uint32_t snapshots, in_place;
+	uint64_t stops[1024]; /* the target's stop of each window (the first 1024) */
+	size_t nstops;
 	char off[320];	    /* non-empty: why no window can be taken here (the kernel cannot single-step) */
 };
 
@@ -165,6 +174,7 @@ int trace_source_new(struct trace_source **out, const struct trace_source_opts *
 	ts->step_ns = TRACE_SOURCE_STEP_GUESS_NS;
 	ts->overhead_ns = OVERHEAD_GUESS_NS;
 	ts->insn_ns = REPLAY_GUESS_NS;
+	ts->snap_ns = OVERHEAD_GUESS_NS;
 	int rc = trace_decoder_open(&ts->dec, trace_native_arch());
 	if (rc < 0) {
 		if (rc == -ELIBACC)
@@ -325,8 +335,9 @@ static void take_window(struct trace_source *ts)
 	unsigned long n = ts->window;
 	if (!ts->replay && !ts->step_measured && n > FIRST_PROBE_STEPS)
 		n = FIRST_PROBE_STEPS;
-	double cost = ts->replay ? (double)(ts->warmup + n) * ts->insn_ns + OVERHEAD_GUESS_NS
-				 : (double)n * ts->step_ns + ts->overhead_ns;
+	double cost = ts->replay && !ts->snap_off ? ts->snap_ns
+		      : ts->replay ? (double)(ts->warmup + n) * ts->insn_ns + OVERHEAD_GUESS_NS
+				   : (double)n * ts->step_ns + ts->overhead_ns;
 	budget_accrue(ts, clock_mono_ns(), cost);
 	if (ts->replay && ts->budget_ns < cost * REPLAY_HEADROOM) {
 		ts->waited++; /* the budget is still growing */
@@ -367,9 +378,28 @@ static void take_window(struct trace_source *ts)
 			if (ts->buf) /* its pages faulted in now, not while a thread waits */
 				memset(ts->buf, 0, n * sizeof(*ts->buf));
 		}
-		struct trace_replay_opts ro = {
-			.warm = ts->warmup, .n = n, .max_ns = max_ns, .buf = ts->buf, .buf_cap = ts->buf_cap};
+		struct trace_replay_opts ro = {.warm = ts->warmup,
+					       .n = n,
+					       .max_ns = max_ns,
+					       .buf = ts->buf,
+					       .buf_cap = ts->buf_cap,
+					       .snapshot = !ts->snap_off,
+					       .replay_max_ns = REPLAY_MAX_NS};
 		rc = trace_replay_capture(ts->dec, tid, &ro, &w, err, sizeof(err));
+		if (rc == 0 && ro.snapshot && !w.snapshot && w.snap_why[0]) {
+			/* replayed in place (the thread stopped all along): said once */
+			ts->snap_off = true;
+			snprintf(ts->snap_why, sizeof(ts->snap_why), "%s", w.snap_why);
+			log_warn("trace: no snapshot of thread %d (%s): windows replay in place, the thread stopped "
+				 "while they run",
+				 (int)tid, w.snap_why);
+		}
+		if (rc == 0 && w.snapshot) {
+			ts->snapshots++;
+			ts->snap_ns = 0.5 * ts->snap_ns + 0.5 * (double)w.stop_ns;
+		} else if (rc == 0 && w.snap_why[0]) {
+			ts->in_place++;
+		}
 	} else
 #endif
 		rc = trace_window_capture(ts->dec, tid, n, max_ns, &w, err, sizeof(err));
@@ -389,6 +419,8 @@ static void take_window(struct trace_source *ts)
 	}
 	if (w.reaped)
 		target_child_reaped(ts->t, tid, w.exit_status);
+	if (ts->nstops < sizeof(ts->stops) / sizeof(ts->stops[0]))
+		ts->stops[ts->nstops++] = w.stop_ns;
 	ts->budget_ns -= (double)w.stop_ns;
 	if (ts->replay)
 		note_replay(ts, tid, w.end == TRACE_END_UNSUPPORTED && w.n == 0);
@@ -454,8 +486,8 @@ static void take_window(struct trace_source *ts)
 			  ts->step_ns / 1e3, ts->overhead_ns / 1e6, w.n);
 	} else if (!ts->replay && !ts->step_measured) {
 		/* no measurement yet: keep the guess */
-	} else if (ran > 1000 && (ts->replay ? w.stop_ns : w.steps_ns) > 0) {
-		double per = (double)(ts->replay ? w.stop_ns : w.steps_ns) / (double)ran;
+	} else if (ran > 1000 && (ts->replay ? w.replay_ns : w.steps_ns) > 0) {
+		double per = (double)(ts->replay ? w.replay_ns : w.steps_ns) / (double)ran;
 		if (ts->replay)
 			ts->insn_ns = 0.5 * ts->insn_ns + 0.5 * per;
 		else
@@ -524,6 +556,24 @@ double trace_source_duty(const struct trace_source *ts, double elapsed_s)
 	return elapsed_s > 0 ? (double)ts->stop_ns / 1e7 / elapsed_s : 0.0;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+void trace_source_stop_stats(const struct trace_source *ts, uint64_t *median, uint64_t *max)
+{
+	*median = *max = 0;
+	if (!ts->nstops)
+		return;
+	uint64_t v[sizeof(ts->stops) / sizeof(ts->stops[0])];
+	memcpy(v, ts->stops, ts->nstops * sizeof(v[0]));
+	qsort(v, ts->nstops, sizeof(v[0]), cmp_u64);
+	*median = v[ts->nstops / 2];
+	*max = v[ts->nstops - 1];
+}
+
 void trace_source_print_summary(const struct trace_source *ts, double elapsed, FILE *out)
 {
 	double duty = trace_source_duty(ts, elapsed);
@@ -535,6 +585,15 @@ void trace_source_print_summary(const struct trace_source *ts, double elapsed, F
 		fprintf(out, " from %zu threads", ts->ntids);
 	fprintf(out, "; threads stopped %.1f ms in %.1f s: %.2f%% duty (cap %g%%, attach to detach)\n",
 		(double)ts->stop_ns / 1e6, elapsed, duty, ts->o.max_duty);
+	if (ts->nstops) {
+		uint64_t med, max;
+		trace_source_stop_stats(ts, &med, &max);
+		fprintf(out, "  target stopped per window: median %.2f ms, max %.2f ms", (double)med / 1e6, (double)max / 1e6);
+		if (ts->replay)
+			fprintf(out, " (%u replayed from a snapshot, %u in place%s%s)", ts->snapshots, ts->in_place,
+				ts->snap_why[0] ? ": " : "", ts->snap_why);
+		fputc('\n', out);
+	}
 	unsigned other = 0;
 	for (int e = 0; e < NENDS; e++)
 		other += e != TRACE_END_COMPLETE ? ts->ends[e] : 0;

@@ -62,6 +62,9 @@ int trace_source_start(struct trace_source *ts, struct target *t, struct session
 /* " trace: N window(s), N instructions, thread stopped ..." */
 void trace_source_print_summary(const struct trace_source *ts, double elapsed_s, FILE *out);
 uint32_t trace_source_windows(const struct trace_source *ts);
+/* The target's stop per window (attach to detach; with snapshots, the snapshot's), ns: the
+ * median and the largest over the first 1024 windows (0 when none). */
+void trace_source_stop_stats(const struct trace_source *ts, uint64_t *median, uint64_t *max);
 /* Replay windows (else single steps)? */
 int trace_source_replays(const struct trace_source *ts);
 /* Percent of elapsed_s the traced threads were stopped, all windows together. */

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "net.h"
+#include "snapshot.h"
 #include "trace/warm.h"
 #include "uc_api.h"
 
@@ -29,7 +30,7 @@ static const uint64_t chunk_size[3] = {1u << 20, 64u << 10, PAGE};
 
 struct block {
 	struct block *next;
-	size_t used;
+	size_t used, size;
 	uint8_t *mem;
 };
 
@@ -144,15 +145,16 @@ static int set_add(uint64_t **t, size_t *n, size_t *cap, uint64_t v)
 
 static uint8_t *host_alloc(struct replay *r, size_t len)
 {
-	if (r->copied + len > TRACE_REPLAY_MAX_BYTES) {
+	if (r->copied + len > (r->tid != r->w->tid ? TRACE_REPLAY_SNAP_MAX_BYTES : TRACE_REPLAY_MAX_BYTES)) {
 		r->over_budget = true;
 		return NULL;
 	}
-	if (!r->blocks || r->blocks->used + len > BLOCK) {
+	if (!r->blocks || r->blocks->used + len > r->blocks->size) {
 		struct block *b = calloc(1, sizeof(*b));
 		if (!b)
 			return NULL;
-		b->mem = mmap(NULL, BLOCK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		b->size = len > BLOCK ? (len + PAGE - 1) / PAGE * PAGE : BLOCK; /* a whole mapping (snapshot) */
+		b->mem = mmap(NULL, b->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (b->mem == MAP_FAILED) {
 			free(b);
 			return NULL;
@@ -257,6 +259,31 @@ static bool map_special(struct replay *r, uint64_t addr)
 	return false;
 }
 
+/* From a snapshot (frozen memory): the whole readable mapping of addr in one region
+ * when none of it is mapped yet and it fits the budget (Unicorn looks a region up on
+ * every miss of its TLB and each new region costs a flush: a 256 MiB chase mapped chunk
+ * by chunk took seconds for a few thousand instructions). */
+static bool map_vma(struct replay *r, uint64_t addr)
+{
+	char path[48], line[512];
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)r->tid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	unsigned long long lo = 0, hi = 0;
+	char perm[8] = "";
+	bool found = false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%llx-%llx %7s", &lo, &hi, perm) == 3 && addr >= lo && addr < hi;
+	fclose(f);
+	if (!found || perm[0] != 'r' || hi - lo > TRACE_REPLAY_SNAP_MAX_BYTES - r->copied)
+		return false;
+	for (uint64_t p = lo / PAGE; p < hi / PAGE; p++)
+		if (set_has(r->pages, r->cap, p))
+			return false;
+	return map_copy(r, lo, (size_t)(hi - lo));
+}
+
 /* Map the page of addr: its whole 1 MiB chunk when all of it is readable and
  * none of it is mapped yet, else its 64 KiB chunk likewise, else the page
  * alone. */
@@ -264,6 +291,8 @@ static bool map_page(struct replay *r, uint64_t addr)
 {
 	uint64_t page = addr / PAGE;
 	if (set_has(r->pages, r->cap, page))
+		return true;
+	if (r->tid != r->w->tid && map_vma(r, addr))
 		return true;
 	for (int k = 0; k < 2; k++) {
 		uint64_t size = chunk_size[k], chunk = addr / size;
@@ -508,7 +537,7 @@ static void replay_free(struct replay *r)
 		r->uc->close(r->e);
 	while (r->blocks) {
 		struct block *b = r->blocks->next;
-		munmap(r->blocks->mem, BLOCK);
+		munmap(r->blocks->mem, r->blocks->size);
 		free(r->blocks);
 		r->blocks = b;
 	}
@@ -573,7 +602,32 @@ int trace_replay_capture(struct trace_decoder *d, pid_t tid, const struct trace_
 	}
 	uint64_t pc = 0;
 	bool in_syscall = false;
+	pid_t snap = 0;
 	rc = load_regs(&r, err, errlen, &pc, &in_syscall);
+	if (rc == 0 && !in_syscall && o->snapshot) {
+		int ssig = 0;
+		/* a few ms; a budget that small must not make it time out half-way */
+		uint64_t sdl = deadline > w->start_ns + 2000000000ull ? deadline : w->start_ns + 2000000000ull;
+		int src = trace_snapshot_take(tid, sdl, &snap, &ssig, w->snap_why, sizeof(w->snap_why));
+		if (ssig && !sig)
+			sig = ssig;
+		if (src == -ESRCH) {
+			w->end = TRACE_END_EXITED;
+			w->stop_ns = clock_mono_ns() - w->start_ns;
+			replay_free(&r);
+			return 0;
+		}
+		if (src == 0) {
+			/* the program goes on; the window replays from the snapshot */
+			ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig);
+			w->stop_ns = clock_mono_ns() - w->start_ns;
+			w->snapshot = true;
+			r.tid = snap;
+			uint64_t lim = o->replay_max_ns > o->max_ns ? o->replay_max_ns : o->max_ns;
+			deadline = clock_mono_ns() + lim;
+		}
+	}
+	uint64_t replay_from = clock_mono_ns();
 	if (rc == 0 && in_syscall) {
 		w->end = TRACE_END_IN_SYSCALL;
 	} else if (rc == 0) {
@@ -598,10 +652,15 @@ int trace_replay_capture(struct trace_decoder *d, pid_t tid, const struct trace_
 		}
 		w->end = e;
 	}
-	/* let the thread go before anything else */
-	ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig);
+	w->replay_ns = clock_mono_ns() - replay_from;
+	if (snap) {
+		trace_snapshot_drop(snap);
+	} else {
+		/* let the thread go before anything else */
+		ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig);
+		w->stop_ns = clock_mono_ns() - w->start_ns;
+	}
 	w->emulated = r.warm_done + w->n;
-	w->stop_ns = clock_mono_ns() - w->start_ns;
 	if (rc == 0 && w->n > 0 && (r.warm_failed || trace_warm_lines(&r.warm, &w->warm_lines, &w->nwarm) < 0)) {
 		snprintf(err, errlen, "out of memory for the warm-up summary");
 		rc = -ENOMEM;

@@ -34,6 +34,8 @@
 #define TRACE_REPLAY_WARM_MAX 4000000u	      /* warm-up instructions at most */
 #define TRACE_REPLAY_WARM_LINES (1u << 16)    /* the most recent distinct lines summarised (4 MiB of data) */
 #define TRACE_REPLAY_MAX_BYTES (256u << 20)   /* process memory copied per window at most */
+/* from a snapshot: the program runs on meanwhile, so its working set may be copied whole */
+#define TRACE_REPLAY_SNAP_MAX_BYTES (1024u << 20)
 
 struct trace_replay_opts {
 	size_t warm;	 /* instructions run first, summarised (0: none) */
@@ -43,6 +45,12 @@ struct trace_replay_opts {
 	 * (kept from window to window: no fresh pages to fault in while the thread waits) */
 	struct trace_rec *buf;
 	size_t buf_cap;
+	/* snapshot (snapshot.h): the thread is stopped only to take a copy-on-write
+	 * snapshot of its process, then runs on while the window replays from the
+	 * snapshot for at most replay_max_ns (max_ns still bounds the stop). Where no
+	 * snapshot can be taken the window replays in place (w->snap_why says why). */
+	bool snapshot;
+	uint64_t replay_max_ns;
 };
 
 /* 0 when replay windows can be taken here (Unicorn 2 loadable, this

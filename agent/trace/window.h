@@ -70,6 +70,10 @@ struct trace_window {
 	uint32_t warm_line_bytes;
 	unsigned dropped_accesses; /* a third access of one instruction (not carried) */
 	bool rec_borrowed;	   /* rec is the caller's buffer: trace_window_free leaves it */
+	/* replay from a snapshot (snapshot.h): stop_ns is then the snapshot's stop only */
+	bool snapshot;
+	uint64_t replay_ns;   /* replay: time spent emulating (with a snapshot, after the thread went on) */
+	char snap_why[160];   /* asked for a snapshot and none was taken: why */
 };
 
 /* The architecture this agent was built for (what it can ptrace). */

@@ -313,6 +313,38 @@ static void test_linux34_trace(void **state)
 	assert_true(w >= 1);
 }
 
+/* trace, replay windows: the personality is a seccomp filter on the agent and the program
+ * (tests/linux34/linux34.c), and the agent takes no snapshot under a seccomp filter (an
+ * injected clone a filter refused or killed on would hit the program: agent/trace/
+ * snapshot.c), so it says so and replays in place; windows stored, the program's exit
+ * code its own. */
+static void test_linux34_trace_replay_says_no_snapshot(void **state)
+{
+	struct env *e = *state;
+	if (!have_interposer(e))
+		skip();
+#if !defined(CONFIG_AGENT_TRACER) || !defined(CONFIG_AGENT_TRACE_REPLAY) || !defined(__x86_64__)
+	skip();
+#endif
+	char loop[512];
+	tp_bin("workloads/trace_loop", loop, sizeof(loop));
+	const char *args[] = {"trace",	    "--collector", e->t.coll, "--spool",  e->t.spool, "--agent-id",
+			      "l34-replay", "--capture",   "replay",  "--window", "2000",	  "--warmup",
+			      "20000",	    "--every",	   "0.2",     "--max-duty", "50",	  "--",
+			      loop,	    "2",	   "3",	      NULL};
+	assert_int_equal(run34(e, args, 60000), 3);
+	expect_agent(e, "no snapshot of thread");
+	expect_agent(e, "seccomp");
+	expect_agent(e, "in place");
+	int64_t sid = session_of(e, "l34-replay");
+	assert_true(sid > 0);
+	int64_t w =
+	    tp_db_int(e->t.db, "SELECT COUNT(*) FROM trace_windows WHERE session_id=%lld", (long long)sid);
+	if (w < 1)
+		tp_dump_file(e->t.alog);
+	assert_true(w >= 1);
+}
+
 /* trace-import: a synthetic full trace, cut into windows. */
 static void test_linux34_trace_import(void **state)
 {
@@ -438,6 +470,7 @@ int main(void)
 		cmocka_unit_test(test_linux34_record_short_program_symbolized),
 		cmocka_unit_test(test_linux34_run_opencl),
 		cmocka_unit_test(test_linux34_trace),
+		cmocka_unit_test(test_linux34_trace_replay_says_no_snapshot),
 		cmocka_unit_test(test_linux34_trace_import),
 		cmocka_unit_test(test_linux34_profile),
 		cmocka_unit_test(test_linux34_calibrate),
