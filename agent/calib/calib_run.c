@@ -1,4 +1,5 @@
 #include "calib_run.h"
+#include "generated/config.h"
 
 #include <errno.h>
 #include <math.h>
@@ -32,14 +33,24 @@ struct bench {
 	int (*run)(struct calib_ctx *c, struct calib_result *r);
 };
 
+/* A static musl agent has no in-process OpenCL (no dlopen): it runs the OpenCL benchmarks in
+ * prof-clhelper (calib_helper.c), so their code is left out of it (the board size cap). */
+#if defined(CONFIG_STATIC) && !defined(__GLIBC__)
+#define CL_BENCH(fn) NULL
+#define CALIB_INPROC_CL 0
+#else
+#define CL_BENCH(fn) fn
+#define CALIB_INPROC_CL 1
+#endif
+
 static const struct bench benches[] = {
-	{"device", "device queries", true, bench_device},
-	{"arith", "arithmetic latency and throughput per op and type", true, bench_arith},
-	{"compute_units", "compute units (work-group staircase)", true, bench_compute_units},
-	{"registers", "registers per work-item and per CU (spill cliffs)", true, bench_registers},
-	{"granularity", "minimum parallel granularity (branch-order test)", true, bench_granularity},
-	{"cache", "cache line, sizes, latencies, associativity (pointer chase)", true, bench_cache},
-	{"peak", "device roofline: peak GFLOP/s and GB/s", true, bench_peak},
+	{"device", "device queries", true, CL_BENCH(bench_device)},
+	{"arith", "arithmetic latency and throughput per op and type", true, CL_BENCH(bench_arith)},
+	{"compute_units", "compute units (work-group staircase)", true, CL_BENCH(bench_compute_units)},
+	{"registers", "registers per work-item and per CU (spill cliffs)", true, CL_BENCH(bench_registers)},
+	{"granularity", "minimum parallel granularity (branch-order test)", true, CL_BENCH(bench_granularity)},
+	{"cache", "cache line, sizes, latencies, associativity (pointer chase)", true, CL_BENCH(bench_cache)},
+	{"peak", "device roofline: peak GFLOP/s and GB/s", true, CL_BENCH(bench_peak)},
 	{"cpu_peak", "CPU roofline: FMA chains and STREAM triad (pthreads)", false, bench_cpu_peak},
 	{"mem_slots", "CPU memory latency alpha0 and issue slots m (EDAN)", false, bench_mem_slots},
 };
@@ -131,7 +142,7 @@ int calib_run_all(const struct calib_run_opts *o, struct calib_model *model, cal
 		}
 		want_cl = false;
 	}
-	if (want_cl && cl_env_open(o->device, &c.cl, err, sizeof(err)) == 0) {
+	if (CALIB_INPROC_CL && want_cl && cl_env_open(o->device, &c.cl, err, sizeof(err)) == 0) {
 		c.dev = cl_env_info(c.cl);
 		c.clock_mhz = c.dev->is_cpu && isfinite(clk.best) ? c.cpu_mhz : c.dev->clock_mhz;
 		snprintf(model->device, sizeof(model->device), "%s", c.dev->name);
@@ -171,7 +182,7 @@ int calib_run_all(const struct calib_run_opts *o, struct calib_model *model, cal
 		}
 		if (pg)
 			fprintf(pg, "[%u/%u] %s: %s ...\n", k, total, b->name, b->what);
-		if (b->opencl && !c.cl) {
+		if (b->opencl && (!c.cl || !b->run)) {
 			if (pg)
 				fprintf(pg, "  skipped: no OpenCL device (%s)\n", err);
 			continue;
