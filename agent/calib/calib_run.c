@@ -10,6 +10,17 @@
 #include "log.h"
 #include "net.h"
 
+/* A static musl agent has no in-process OpenCL (no dlopen): it runs the OpenCL benchmarks in
+ * prof-clhelper (calib_helper.c), so their code is left out of it (the board size cap). */
+#if defined(CONFIG_STATIC) && !defined(__GLIBC__)
+#define CL_BENCH(fn) NULL
+#define CALIB_INPROC_CL 0
+#else
+#define CL_BENCH(fn) fn
+#define CALIB_INPROC_CL 1
+#endif
+
+#if CALIB_INPROC_CL
 static int bench_device(struct calib_ctx *c, struct calib_result *r)
 {
 	const struct cl_dev_info *d = c->dev;
@@ -25,6 +36,7 @@ static int bench_device(struct calib_ctx *c, struct calib_result *r)
 	cr_param(r, "global_mem_bytes", (double)d->global_mem, "bytes", "clGetDeviceInfo(CL_DEVICE_GLOBAL_MEM_SIZE)", 0, 1);
 	return 0;
 }
+#endif
 
 struct bench {
 	const char *name;
@@ -32,16 +44,6 @@ struct bench {
 	bool opencl;
 	int (*run)(struct calib_ctx *c, struct calib_result *r);
 };
-
-/* A static musl agent has no in-process OpenCL (no dlopen): it runs the OpenCL benchmarks in
- * prof-clhelper (calib_helper.c), so their code is left out of it (the board size cap). */
-#if defined(CONFIG_STATIC) && !defined(__GLIBC__)
-#define CL_BENCH(fn) NULL
-#define CALIB_INPROC_CL 0
-#else
-#define CL_BENCH(fn) fn
-#define CALIB_INPROC_CL 1
-#endif
 
 static const struct bench benches[] = {
 	{"device", "device queries", true, CL_BENCH(bench_device)},
@@ -134,6 +136,8 @@ int calib_run_all(const struct calib_run_opts *o, struct calib_model *model, cal
 	for (size_t i = 0; i < NBENCH; i++)
 		want_cl |= benches[i].opencl && selected(o->only, benches[i].name);
 	int via_helper = 0; /* > 0: the helper ran the OpenCL benchmarks (that many results) */
+	/* the helper path only where OpenCL is compiled in (the minimal agent has no OpenCL code at all) */
+#ifdef CONFIG_AGENT_OPENCL
 	if (want_cl && !o->in_helper && calib_helper_wanted()) {
 		via_helper = calib_helper_run(o, model, sink, arg, err, sizeof(err));
 		if (via_helper < 0) {
@@ -142,6 +146,7 @@ int calib_run_all(const struct calib_run_opts *o, struct calib_model *model, cal
 		}
 		want_cl = false;
 	}
+#endif
 	if (CALIB_INPROC_CL && want_cl && cl_env_open(o->device, &c.cl, err, sizeof(err)) == 0) {
 		c.dev = cl_env_info(c.cl);
 		c.clock_mhz = c.dev->is_cpu && isfinite(clk.best) ? c.cpu_mhz : c.dev->clock_mhz;
