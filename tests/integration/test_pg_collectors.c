@@ -243,7 +243,9 @@ static void test_pg_record_report_top_and_sessions(void **state)
 	tp_bin("collector", collector, sizeof(collector));
 	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
 	char *argv[] = {agent, "record", "--collector", addr, "--spool", spool, "--agent-id", "pg-rec", "-F", "500",
-			"-I", "300", "--backend", "ring", "--", busy, "1.5", "1", "0", NULL};
+			"-I", "300", "--backend", "ring", "--", busy, "-1", "1", "0", NULL};
+	/* busy -1: until it has had 1 s of CPU (~500 samples at 500 Hz) on a loaded machine too: 1.5 s of
+	 * wall time gave 85-94 samples at load 18 (issue 43) */
 	pid_t a = tp_spawn(argv, alog);
 	int status;
 	assert_int_equal(tp_wait(a, 30000, &status), 0);
