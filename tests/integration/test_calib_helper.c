@@ -29,15 +29,6 @@ struct env {
 	int status;
 };
 
-static int run_cmd(char *const argv[], const char *log, int ms)
-{
-	pid_t p = tp_spawn(argv, log);
-	int status;
-	if (p < 0 || tp_wait(p, ms, &status) < 0)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-}
-
 static int setup(void **state)
 {
 	struct env *e = calloc(1, sizeof(*e));
@@ -52,7 +43,7 @@ static int setup(void **state)
 	setenv("PROF_CLHELPER", e->helper, 1);
 	char *argv[] = {agent, "calibrate", "--collector", e->t.coll, "--spool", e->t.spool, "--quick", "--reps", "1",
 			"--only", BENCHES, "-o", e->ajson, NULL};
-	e->status = run_cmd(argv, e->t.alog, 120000);
+	e->status = tp_run(argv, e->t.alog, 120000);
 	unsetenv("PROF_CLHELPER");
 	*state = e;
 	return 0;
@@ -104,7 +95,7 @@ static void test_calib_helper_missing_names_the_reason(void **state)
 	setenv("PROF_CLHELPER", bad, 1);
 	char *argv[] = {agent, "calibrate", "--collector", e->t.coll, "--spool", e->t.spool, "--quick", "--reps", "1",
 			"--only", "device", NULL};
-	int rc = run_cmd(argv, log, 60000);
+	int rc = tp_run(argv, log, 60000);
 	unsetenv("PROF_CLHELPER");
 	assert_int_not_equal(rc, 0);
 	assert_true(tp_file_count(log, "OpenCL benchmarks skipped: libOpenCL.so.1 not loadable") >= 1);
@@ -131,7 +122,7 @@ static void test_calib_helper_model_gives_a_gpgpusim_config(void **state)
 		tp_env_path(&e->t, ver == 3 ? "gsim3.config" : "gsim4.config", out, sizeof(out));
 		char *argv[] = {coll, "calibrate", "--from-model", e->ajson, "--emit", out, "--gpgpusim-version", v,
 				"--clamp", NULL};
-		int rc = run_cmd(argv, log, 30000);
+		int rc = tp_run(argv, log, 30000);
 		if (rc != 0)
 			tp_dump_file(log);
 		assert_int_equal(rc, 0);

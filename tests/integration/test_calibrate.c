@@ -35,15 +35,6 @@ struct env {
 	int64_t session;
 };
 
-static int run_cmd(char *const argv[], const char *log, int ms)
-{
-	pid_t p = tp_spawn(argv, log);
-	int status;
-	if (p < 0 || tp_wait(p, ms, &status) < 0)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-}
-
 static int teardown(void **state)
 {
 	struct env *e = *state;
@@ -78,7 +69,7 @@ static int setup(void **state)
 	}
 	struct timeval t0, t1;
 	gettimeofday(&t0, NULL);
-	e->agent_status = run_cmd(argv, e->t.alog, 300000);
+	e->agent_status = tp_run(argv, e->t.alog, 300000);
 	gettimeofday(&t1, NULL);
 	e->agent_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_usec - t0.tv_usec) * 1e-6;
 	fprintf(stderr, "agent calibrate --quick: exit %d in %.1f s (load average %.2f on %ld CPUs)\n", e->agent_status,
@@ -141,7 +132,7 @@ static void test_calibrate_collector_writes_model_and_config(void **state)
 	snprintf(sid, sizeof(sid), "%lld", (long long)e->session);
 	char *argv[] = {coll, "calibrate", "--store", e->t.db, "--session", sid, "--emit", e->cfg, "--model", e->model,
 			"--gpgpusim-version", "3", "--clamp", NULL};
-	int rc = run_cmd(argv, e->ccal, 30000);
+	int rc = tp_run(argv, e->ccal, 30000);
 	if (rc != 0)
 		tp_dump_file(e->ccal);
 	assert_int_equal(rc, 0);
@@ -174,7 +165,7 @@ static void test_calibrate_collector_writes_model_and_config(void **state)
 	/* offline, from the agent's own JSON, for 4.0 */
 	char *argv2[] = {coll, "calibrate", "--from-model", e->ajson, "--emit", e->cfg2, "--gpgpusim-version", "4",
 			 "--clamp", NULL};
-	assert_int_equal(run_cmd(argv2, e->ccal, 30000), 0);
+	assert_int_equal(tp_run(argv2, e->ccal, 30000), 0);
 	c = tp_slurp(e->cfg2);
 	assert_non_null(c);
 	assert_non_null(strstr(c, "\n-gpgpu_cache:dl1 N:"));
@@ -192,11 +183,11 @@ static void test_calibrate_collector_writes_model_and_config(void **state)
 	snprintf(mali, sizeof(mali), "%s/board/arndale-octa/mali-t628.json", srcdir ? srcdir : ".");
 	tp_env_path(&e->t, "mali.config", out3, sizeof(out3));
 	char *argv3[] = {coll, "calibrate", "--from-model", mali, "--emit", out3, NULL};
-	assert_int_equal(run_cmd(argv3, e->ccal, 30000), 1);
+	assert_int_equal(tp_run(argv3, e->ccal, 30000), 1);
 	assert_int_equal(tp_file_count(e->ccal, "GPGPU-sim 3.2.2 allows at least 128"), 1);
 	assert_int_equal(access(out3, F_OK), -1);
 	char *argv4[] = {coll, "calibrate", "--from-model", mali, "--emit", out3, "--clamp", NULL};
-	assert_int_equal(run_cmd(argv4, e->ccal, 30000), 0);
+	assert_int_equal(tp_run(argv4, e->ccal, 30000), 0);
 	c = tp_slurp(out3);
 	assert_non_null(c);
 	assert_non_null(strstr(c, "\n-gpgpu_shader_core_pipeline 72:4\n"));
@@ -225,7 +216,7 @@ static void test_calibrate_pocl_config_loads_in_gpgpusim(void **state)
 		tp_env_path(&e->t, ver == 3 ? "gsim3.config" : "gsim4.config", out, sizeof(out));
 		char *argv[] = {coll, "calibrate", "--from-model", e->ajson, "--emit", out, "--gpgpusim-version", v,
 				"--clamp", NULL};
-		assert_int_equal(run_cmd(argv, e->ccal, 30000), 0);
+		assert_int_equal(tp_run(argv, e->ccal, 30000), 0);
 		static char text[1 << 16];
 		int bad = gsim_run(ver, dir, strrchr(out, '/') + 1, text, sizeof(text), why, sizeof(why));
 		fprintf(stderr, "  PoCL calibration, GPGPU-sim %s: %s\n", gs_version_name(ver), why);

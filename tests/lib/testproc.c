@@ -74,6 +74,15 @@ pid_t tp_spawn(char *const argv[], const char *log_path)
 	return pid;
 }
 
+int tp_run(char *const argv[], const char *log, int ms)
+{
+	pid_t p = tp_spawn(argv, log);
+	int status;
+	if (p < 0 || tp_wait(p, ms, &status) < 0)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
 int tp_wait(pid_t pid, int ms, int *status)
 {
 	for (int waited = 0;; waited += 10) {

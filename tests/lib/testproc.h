@@ -18,6 +18,9 @@ void tp_rm_rf(const char *path);
 pid_t tp_spawn(char *const argv[], const char *log_path);
 /* Wait up to ms for pid; returns 0 and sets *status, -ETIMEDOUT, or -errno. */
 int tp_wait(pid_t pid, int ms, int *status);
+/* Spawn argv (output to log) and wait up to ms: its exit status, 128 when a signal ended it, -1 when it
+ * could not start or did not end in time. */
+int tp_run(char *const argv[], const char *log, int ms);
 /* SIGTERM, then SIGKILL after grace_ms; reaps. Returns the wait status. */
 int tp_stop(pid_t pid, int grace_ms);
 int tp_alive(pid_t pid);
