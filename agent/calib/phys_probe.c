@@ -25,30 +25,61 @@ static double wall_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-#define ADD8(x, i)                                                                                           \
-	do {                                                                                                 \
-		for (int k_ = 0; k_ < 8; k_++) {                                                             \
-			x += i;                                                                              \
-			__asm__ volatile("" : "+r"(x)); /* no folding: each add waits for the last */        \
-		}                                                                                            \
-	} while (0)
+/* One burst: 2^16 iterations x 16 dependent register-register adds = 1 M adds.
+ * Written in assembly where we know the ISA, so the chain is the same whatever
+ * the compiler does: a C chain compiled at -O1 (the sanitizer build) kept the
+ * sum in a register pair moved back and forth each add and ran one taken
+ * branch per add; on a CI host where move elimination or the loop buffer did
+ * not help, that read 2.1 GHz where the cores ran 3.45 (CI of 0699953).
+ * Register, not immediate, operands: some cores (Intel Golden Cove) fold
+ * chains of small-immediate adds at rename, faster than one per cycle. */
+#define PHYS_ADD16(op) op op op op op op op op op op op op op op op op
+
+/* The whole loop in one asm statement where we know the ISA: no compiler
+ * moves, spills or branch layout inside the chain. */
+__attribute__((no_sanitize("address", "undefined"))) static uintptr_t add_burst(uintptr_t x, uintptr_t k)
+{
+	uintptr_t n = (uintptr_t)1 << 16;
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__ volatile("1:\n\t" PHYS_ADD16("add %2, %0\n\t") "dec %1\n\tjnz 1b"
+			 : "+r"(x), "+r"(n)
+			 : "r"(k)
+			 : "cc");
+#elif defined(__aarch64__)
+	__asm__ volatile("1:\n\t" PHYS_ADD16("add %0, %0, %2\n\t") "subs %1, %1, #1\n\tb.ne 1b"
+			 : "+r"(x), "+r"(n)
+			 : "r"(k)
+			 : "cc");
+#elif defined(__arm__)
+	__asm__ volatile("1:\n\t" PHYS_ADD16("add %0, %0, %2\n\t") "subs %1, %1, #1\n\tbne 1b"
+			 : "+r"(x), "+r"(n)
+			 : "r"(k)
+			 : "cc");
+#else
+	for (; n; n--)
+		for (int j = 0; j < 16; j++) {
+			x += k;
+			__asm__ volatile("" : "+r"(x)); /* no folding: each add waits for the last */
+		}
+#endif
+	return x;
+}
 
 __attribute__((no_sanitize("address", "undefined"))) void phys_measure_clock(struct phys_clock *out)
 {
-	/* 2^17 iterations x 8 adds = 1 M adds: 0.25 ms at 4 GHz, 2 ms at 500 MHz; at most
+	/* 1 M adds a burst: 0.25 ms at 4 GHz, 2 ms at 500 MHz; at most
 	 * PHYS_CLOCK_BURSTS bursts or 150 ms, whichever comes first */
-	const long n = 1L << 17;
+	const double adds = 16.0 * (double)(1L << 16);
 	double mhz[PHYS_CLOCK_BURSTS];
 	unsigned k = 0;
 	double end = wall_s() + 0.15;
-	uint64_t x = 1;
+	uintptr_t x = 1;
 	while (k < PHYS_CLOCK_BURSTS && (k < 8 || wall_s() < end)) {
 		double t0 = wall_s();
-		for (long i = 0; i < n; i++)
-			ADD8(x, (uint64_t)i);
+		x = add_burst(x, (uintptr_t)k | 1);
 		double s = wall_s() - t0;
 		if (s > 0)
-			mhz[k++] = 8.0 * (double)n / s / 1e6;
+			mhz[k++] = adds / s / 1e6;
 	}
 	__asm__ volatile("" ::"r"(x));
 	*out = (struct phys_clock){.bursts = k, .best = NAN, .median = NAN};

@@ -28,36 +28,42 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* 16 dependent adds per iteration; the empty asm keeps each one (x must be in a register). */
-#define ADD1(x, k)                                                                                           \
-	do {                                                                                                 \
-		x += k;                                                                                      \
-		__asm__ volatile("" : "+r"(x));                                                              \
-	} while (0)
-#define ADD4(x)                                                                                              \
-	do {                                                                                                 \
-		ADD1(x, 3);                                                                                  \
-		ADD1(x, 5);                                                                                  \
-		ADD1(x, 7);                                                                                  \
-		ADD1(x, 9);                                                                                  \
-	} while (0)
+/* 8 dependent register adds per iteration, 131072 iterations: a loop written
+ * here apart from the calibration's own chain (agent/calib/phys_probe.c). In
+ * assembly where we know the ISA, so the sanitizer build's -O1 cannot put
+ * moves or a branch per add into the chain; a register operand, since some
+ * cores fold small-immediate add chains at rename. */
+#define ADD8(op) op op op op op op op op
+__attribute__((no_sanitize("address", "undefined"))) static uintptr_t add_chain(uintptr_t x, uintptr_t k)
+{
+	uintptr_t n = 131072;
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__ volatile("2:\n\t" ADD8("add %2, %0\n\t") "sub $1, %1\n\tjne 2b" : "+r"(x), "+r"(n) : "r"(k) : "cc");
+#elif defined(__aarch64__)
+	__asm__ volatile("2:\n\t" ADD8("add %0, %0, %2\n\t") "subs %1, %1, #1\n\tb.ne 2b" : "+r"(x), "+r"(n) : "r"(k) : "cc");
+#elif defined(__arm__)
+	__asm__ volatile("2:\n\t" ADD8("add %0, %0, %2\n\t") "subs %1, %1, #1\n\tbne 2b" : "+r"(x), "+r"(n) : "r"(k) : "cc");
+#else
+	for (; n; n--)
+		for (int j = 0; j < 8; j++) {
+			x += k;
+			__asm__ volatile("" : "+r"(x));
+		}
+#endif
+	return x;
+}
 
-/* MHz of the best of `bursts` bursts of 16 x 65536 dependent adds against CLOCK_MONOTONIC. */
-__attribute__((no_sanitize("address", "undefined"))) static double add_chain_mhz(int bursts)
+/* MHz of the best of `bursts` bursts of 8 x 131072 dependent adds against CLOCK_MONOTONIC. */
+static double add_chain_mhz(int bursts)
 {
 	double best = 0;
-	uint64_t x = 0;
+	uintptr_t x = 0;
 	for (int b = 0; b < bursts; b++) {
 		double t0 = now_s();
-		for (int i = 0; i < 65536; i++) {
-			ADD4(x);
-			ADD4(x);
-			ADD4(x);
-			ADD4(x);
-		}
+		x = add_chain(x, 3);
 		double s = now_s() - t0;
-		if (s > 0 && 16.0 * 65536 / s / 1e6 > best)
-			best = 16.0 * 65536 / s / 1e6;
+		if (s > 0 && 8.0 * 131072 / s / 1e6 > best)
+			best = 8.0 * 131072 / s / 1e6;
 	}
 	__asm__ volatile("" ::"r"(x));
 	return best;
