@@ -114,7 +114,7 @@ busybox)
 	basename "$deb" >"$out/.busybox-stamp"
 	;;
 pocl)
-	# Debian's PoCL (CPU OpenCL) and clinfo of the board's architecture with the libraries they
+	# Debian's PoCL (CPU OpenCL), clinfo and clpeak of the board's architecture with the libraries they
 	# load, unpacked into OUTDIR as a root (usr/lib/<triplet>, etc/OpenCL/vendors/pocl.icd) for
 	# qemu-user (scripts/board-opencl.sh). PoCL compiles kernels in-process with libclang-cpp15 and
 	# libLLVM-15 of that architecture, from its headers in libpocl2-common (architecture all) and
@@ -124,7 +124,7 @@ pocl)
 	dl=$(dirname "$out")/dl
 	mkdir -p "$dl" "$out"
 	debs=()
-	for p in pocl-opencl-icd libpocl2 clinfo ocl-icd-libopencl1 libhwloc15 libllvm15 libclang-cpp15 \
+	for p in pocl-opencl-icd libpocl2 clinfo clpeak ocl-icd-libopencl1 libhwloc15 libllvm15 libclang-cpp15 \
 		libstdc++6 libgcc-s1 libffi8 libedit2 libz3-4 libtinfo6 libxml2 zlib1g libicu72 liblzma5 libbsd0 \
 		libmd0 libudev1; do
 		debs+=("$(download "$p:$arch" "$dl")")

@@ -15,6 +15,11 @@
 #                            PoCL compiles the kernels with its armhf LLVM under qemu and runs them;
 #                            the agent writes the machine model (-o). Kernels compiled once stay in
 #                            $OUT/pocl-kcache (POCL_CACHE_DIR): a cold run ~40-60 s, a primed one ~10 s
+#   opencl_clpeak_{layer,preload}  clpeak (third-party, runs kernels: --kernel-latency, 20,000
+#                            launches) under the static agent's `agent run` in each mode, sending to
+#                            the host collector: exit 0, its output the plain run's (the measured
+#                            latency masked), and the collector's report has every launch of its
+#                            kernel (a row of >= 20,000, 0 dropped); opencl_clpeak_same_count: both modes alike
 #   opencl_calibrate_gpgpusim{3,4}  the host collector writes the GPGPU-sim config from that model
 #                            (collector calibrate --from-model) and GPGPU-sim's own init code
 #                            (../shared/tools/gpgpusim-init/gsim_v3, gsim_v4) accepts it
@@ -107,6 +112,40 @@ else
 			! grep -q FAILED "$tmp/gsim$v.out" && grep -q 'option_parser_cmdline(.*-> ok' "$tmp/gsim$v.out"
 		check opencl_calibrate_gpgpusim$v $? "$(cat "$tmp/ccal$v"; grep -m3 'FAILED\|rror' "$tmp/gsim$v.out" 2>/dev/null)"
 	done
+fi
+# a third-party program that runs kernels, under `agent run` in both capture modes. No binfmt
+# here: the agent runs "qemu-user clpeak"; the capture library's variable (LD_PRELOAD or
+# OPENCL_LAYERS) passes through the static qemu (which loads nothing) to the guest's loader.
+if [ -z "$coll" ]; then
+	echo "board-opencl: SKIP opencl_clpeak: no host collector (make all)"
+else
+	tp=$(date +%s)
+	clpeak=("$QEMU_USER" -L "$pocl" -E "LD_LIBRARY_PATH=$libs" "$pocl/usr/bin/clpeak" --kernel-latency)
+	env OCL_ICD_VENDORS="$icd" POCL_CACHE_DIR="$out/pocl-kcache" timeout 300 "${clpeak[@]}" >"$tmp/clpeak" 2>"$tmp/clpeak.err"
+	echo "board-opencl: plain clpeak rc=$?: $(grep -m1 'latency' "$tmp/clpeak")"
+	mask() { sed -E 's/[0-9]+(\.[0-9]+)? us$/N us/' "$1"; }
+	"$coll" --listen 127.0.0.1:0 --port-file "$tmp/port" --store "$tmp/cl.db" -q 2>"$tmp/coll.err" &
+	cpid=$!
+	for i in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.1; done
+	for mode in layer preload; do
+		env OCL_ICD_VENDORS="$icd" POCL_CACHE_DIR="$out/pocl-kcache" timeout 300 "$QEMU_USER" "$out/agent.stripped" run \
+			--collector "127.0.0.1:$(cat "$tmp/port")" --mode $mode --cl-lib "$out/lib" --spool "$tmp/sp-$mode" \
+			--agent-id "clpeak-$mode" -- "${clpeak[@]}" >"$tmp/clpeak-$mode" 2>"$tmp/clpeak-$mode.err"
+		rc=$?
+		sid=$("$coll" sessions --store "$tmp/cl.db" | awk -v a="clpeak-$mode" '$2 == a {print $1}' | tail -1)
+		"$coll" report --store "$tmp/cl.db" --session "${sid:-0}" --opencl >"$tmp/rep-$mode" 2>&1
+		n=$(awk '$1 == "global_bandwidth_v1_local_offset" {print $5}' "$tmp/rep-$mode")
+		eval "n_$mode=\${n:-0}"
+		[ $rc = 0 ] && cmp -s <(mask "$tmp/clpeak") <(mask "$tmp/clpeak-$mode") && [ "${n:-0}" -ge 20000 ] &&
+			grep -q ' 0 dropped by the layer' "$tmp/clpeak-$mode.err"
+		check opencl_clpeak_$mode $? "rc $rc, kernel count ${n:-none}; $(diff <(mask "$tmp/clpeak") <(mask "$tmp/clpeak-$mode") | head -4; grep -i 'error\|warn' "$tmp/clpeak-$mode.err" | head -3; head -3 "$tmp/rep-$mode")"
+		echo "board-opencl: clpeak --kernel-latency under agent run --mode $mode: $(grep -m1 latency "$tmp/clpeak-$mode"); collector: ${n:-0} launches of its kernel"
+	done
+	[ "$n_layer" = "$n_preload" ]
+	check opencl_clpeak_same_count $? "layer $n_layer launches, preload $n_preload"
+	kill $cpid 2>/dev/null
+	wait $cpid 2>/dev/null
+	echo "board-opencl: clpeak checks in $(($(date +%s) - tp)) s"
 fi
 echo "board-opencl: $((checks - fails)) of $checks passed in $(($(date +%s) - t0)) s ($(wc -l <"$tmp/plain") lines of clinfo)"
 [ $fails = 0 ]
