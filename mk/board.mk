@@ -253,7 +253,7 @@ BOARD_OPENCL := $(if $(and $(BOARD_GLIBC_MAX),$(BOARD_QEMU_USER),$(filter y,$(CO
 endif
 board-opencl: $(AGENT_STRIPPED) $(addprefix $(O)/lib/,libprofcl_layer.so libprofcl_preload.so prof-clhelper)
 	$(Q)OUT=$(O) DEB_ARCH=$(BOARD_DEB_ARCH) QEMU_USER=$(BOARD_QEMU_USER) TRIPLET=$(patsubst %-,%,$(CROSS_COMPILE)) GLIBC_MAX=$(BOARD_GLIBC_MAX) \
-	  scripts/board-opencl.sh
+	  OPENCL_SKIP=$(BOARD_OPENCL_SKIP) scripts/board-opencl.sh
 
 # ---------------------------------------------------------------- per board and all boards
 board-check: deps

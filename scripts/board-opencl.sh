@@ -86,32 +86,38 @@ link && ! scripts/glibc-check.sh "$TRIPLET-readelf" "$max" "$tmp/newer.so" 2>"$t
 check glibc_check_refuses_newer $? "$(cat "$tmp/gc.err")"
 link -include "$out/glibc-symver.h" && scripts/glibc-check.sh "$TRIPLET-readelf" "$max" "$tmp/newer.so" 2>"$tmp/gc.err"
 check glibc_symver_binds_older $? "$(cat "$tmp/gc.err")"
-# agent calibrate on the board's stack: the OpenCL benchmarks in the helper, offline (the
-# records stay in the spool: no collector here; test_calib_helper covers sending them)
 mkdir -p "$out/pocl-kcache"
-tc=$(date +%s)
-PROF_CLHELPER=$tmp/prof-clhelper timeout 400 "$QEMU_USER" "$out/agent.stripped" calibrate --collector 127.0.0.1:9 \
-	--spool "$tmp/spool" --flush-timeout 1 --quick --reps 1 --only device,compute_units,granularity \
-	-o "$tmp/model.json" >"$tmp/calib" 2>&1
-tc=$(($(date +%s) - tc))
-grep -q '3 OpenCL benchmark(s) ran in prof-clhelper' "$tmp/calib" && grep -q '"compute_units": {"value": ' "$tmp/model.json" &&
-	grep -q '"device": "pthread' "$tmp/model.json"
-check opencl_calibrate_via_helper $? "$(grep -i 'skipped\|failed\|error' "$tmp/calib" | head -5)"
-echo "board-opencl: agent calibrate under $QEMU_USER: $tc s ($(ls "$out/pocl-kcache" | wc -l) cached program(s))"
 coll=${COLLECTOR:-}
 for c in build/host/collector build/host-san/collector; do [ -n "$coll" ] || { [ -x "$c" ] && coll=$c; }; done
-gsim=${PROF_GSIM_DIR:-../shared/tools/gpgpusim-init}
-if [ -z "$coll" ] || [ ! -x "$gsim/gsim_v3" ]; then
-	echo "board-opencl: SKIP opencl_calibrate_gpgpusim: no host collector (make all) or no $gsim/gsim_v3"
+# OPENCL_SKIP=calibrate (board.mk BOARD_OPENCL_SKIP): a second board of the same code leaves out
+# the emulated calibrate (PoCL compiling its benchmarks under qemu, ~40-50 s cold)
+if [ "${OPENCL_SKIP:-}" = calibrate ]; then
+	echo "board-opencl: SKIP opencl_calibrate_*: OPENCL_SKIP=calibrate (board.mk; another board runs it)"
 else
-	gsim=$(cd "$gsim" && pwd)
-	for v in 3 4; do
-		"$coll" calibrate --from-model "$tmp/model.json" --emit "$tmp/gsim$v.config" --gpgpusim-version $v --clamp \
-			>"$tmp/ccal$v" 2>&1 &&
-			(cd "$tmp" && timeout 120 "$gsim/gsim_v$v" "gsim$v.config" >"$tmp/gsim$v.out" 2>&1) &&
-			! grep -q FAILED "$tmp/gsim$v.out" && grep -q 'option_parser_cmdline(.*-> ok' "$tmp/gsim$v.out"
-		check opencl_calibrate_gpgpusim$v $? "$(cat "$tmp/ccal$v"; grep -m3 'FAILED\|rror' "$tmp/gsim$v.out" 2>/dev/null)"
-	done
+	# agent calibrate on the board's stack: the OpenCL benchmarks in the helper, offline (the
+	# records stay in the spool: no collector here; test_calib_helper covers sending them)
+	tc=$(date +%s)
+	PROF_CLHELPER=$tmp/prof-clhelper timeout 400 "$QEMU_USER" "$out/agent.stripped" calibrate --collector 127.0.0.1:9 \
+		--spool "$tmp/spool" --flush-timeout 1 --quick --reps 1 --only device,compute_units,granularity \
+		-o "$tmp/model.json" >"$tmp/calib" 2>&1
+	tc=$(($(date +%s) - tc))
+	grep -q '3 OpenCL benchmark(s) ran in prof-clhelper' "$tmp/calib" && grep -q '"compute_units": {"value": ' "$tmp/model.json" &&
+		grep -q '"device": "pthread' "$tmp/model.json"
+	check opencl_calibrate_via_helper $? "$(grep -i 'skipped\|failed\|error' "$tmp/calib" | head -5)"
+	echo "board-opencl: agent calibrate under $QEMU_USER: $tc s ($(ls "$out/pocl-kcache" | wc -l) cached program(s))"
+	gsim=${PROF_GSIM_DIR:-../shared/tools/gpgpusim-init}
+	if [ -z "$coll" ] || [ ! -x "$gsim/gsim_v3" ]; then
+		echo "board-opencl: SKIP opencl_calibrate_gpgpusim: no host collector (make all) or no $gsim/gsim_v3"
+	else
+		gsim=$(cd "$gsim" && pwd)
+		for v in 3 4; do
+			"$coll" calibrate --from-model "$tmp/model.json" --emit "$tmp/gsim$v.config" --gpgpusim-version $v --clamp \
+				>"$tmp/ccal$v" 2>&1 &&
+				(cd "$tmp" && timeout 120 "$gsim/gsim_v$v" "gsim$v.config" >"$tmp/gsim$v.out" 2>&1) &&
+				! grep -q FAILED "$tmp/gsim$v.out" && grep -q 'option_parser_cmdline(.*-> ok' "$tmp/gsim$v.out"
+			check opencl_calibrate_gpgpusim$v $? "$(cat "$tmp/ccal$v"; grep -m3 'FAILED\|rror' "$tmp/gsim$v.out" 2>/dev/null)"
+		done
+	fi
 fi
 # a third-party program that runs kernels, under `agent run` in both capture modes. No binfmt
 # here: the agent runs "qemu-user clpeak"; the capture library's variable (LD_PRELOAD or
