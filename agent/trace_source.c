@@ -384,7 +384,8 @@ static void take_window(struct trace_source *ts)
 					       .buf = ts->buf,
 					       .buf_cap = ts->buf_cap,
 					       .snapshot = !ts->snap_off,
-					       .replay_max_ns = REPLAY_MAX_NS};
+					       .replay_max_ns = REPLAY_MAX_NS,
+					       .boost = true};
 		rc = trace_replay_capture(ts->dec, tid, &ro, &w, err, sizeof(err));
 		if (rc == 0 && ro.snapshot && !w.snapshot && w.snap_why[0]) {
 			/* replayed in place (the thread stopped all along): said once */
@@ -497,6 +498,14 @@ static void take_window(struct trace_source *ts)
 	}
 	log_debug("trace: window %u of thread %d: %llu + %zu instructions, stopped %.2f ms (%s)", ts->windows,
 		  (int)tid, (unsigned long long)w.warm_insns, w.n, (double)w.stop_ns / 1e6, trace_end_name(w.end));
+	if (w.snapshot)
+		log_debug("trace: window %u stop %.2f ms: attach %.2f, registers %.2f, clone %.2f, restore and detach "
+			  "%.2f ms%s; off the stop: checks %.2f ms before, snapshot's first stop %.2f ms after, "
+			  "replay %.0f ms",
+			  ts->windows, (double)w.stop_ns / 1e6, (double)w.parts.attach / 1e6, (double)w.parts.regs / 1e6,
+			  (double)w.parts.clone / 1e6, (double)w.parts.restore / 1e6,
+			  w.parts.boosted ? " (real-time priority)" : "", (double)w.parts.checks / 1e6,
+			  (double)w.parts.child / 1e6, (double)w.replay_ns / 1e6);
 	if (w.n > 0) {
 		ts->insns += w.n;
 		ts->warm_insns += w.warm_insns;

@@ -15,6 +15,7 @@
 #include <sys/user.h>
 #include <unistd.h>
 
+#include "boost.h"
 #include "net.h"
 #include "snapshot.h"
 #include "trace/warm.h"
@@ -590,43 +591,80 @@ int trace_replay_capture(struct trace_decoder *d, pid_t tid, const struct trace_
 		trace_window_free(w);
 		return rc;
 	}
+	/* what a snapshot needs, found while the thread runs: none of it is stop time */
+	struct trace_snapshot_plan plan = {0};
+	bool planned = false;
+	if (o->snapshot) {
+		uint64_t t = clock_mono_ns();
+		planned = trace_snapshot_plan(tid, &plan, w->snap_why, sizeof(w->snap_why)) == 0;
+		w->parts.checks = clock_mono_ns() - t;
+	}
+	struct trace_boost self = {0}, target = {0};
+	if (planned && o->boost && trace_boost_on(&self, 0) == 0 && trace_boost_on(&target, tid) < 0)
+		trace_boost_off(&self); /* both or neither */
+	w->parts.boosted = target.on;
 	w->start_ns = clock_mono_ns();
 	uint64_t deadline = w->start_ns + o->max_ns;
 	int sig = 0;
 	rc = trace_seize(tid, deadline, w, &sig, err, errlen);
 	if (rc != 0) {
+		trace_boost_off(&target);
+		trace_boost_off(&self);
 		replay_free(&r);
 		if (rc < 0)
 			trace_window_free(w);
 		return rc < 0 ? rc : 0;
 	}
+	w->parts.attach = clock_mono_ns() - w->start_ns;
 	uint64_t pc = 0;
 	bool in_syscall = false;
 	pid_t snap = 0;
 	rc = load_regs(&r, err, errlen, &pc, &in_syscall);
-	if (rc == 0 && !in_syscall && o->snapshot) {
+	w->parts.regs = clock_mono_ns() - w->start_ns - w->parts.attach;
+	if (rc == 0 && !in_syscall && planned) {
 		int ssig = 0;
 		/* a few ms; a budget that small must not make it time out half-way */
 		uint64_t sdl = deadline > w->start_ns + 2000000000ull ? deadline : w->start_ns + 2000000000ull;
-		int src = trace_snapshot_take(tid, sdl, &snap, &ssig, w->snap_why, sizeof(w->snap_why));
+		uint64_t t = clock_mono_ns();
+		w->parts.regs = t - w->start_ns - w->parts.attach;
+		int src = trace_snapshot_take(tid, &plan, sdl, &snap, &ssig, &w->parts.clone, w->snap_why,
+					      sizeof(w->snap_why));
 		if (ssig && !sig)
 			sig = ssig;
 		if (src == -ESRCH) {
+			trace_boost_off(&target);
+			trace_boost_off(&self);
 			w->end = TRACE_END_EXITED;
 			w->stop_ns = clock_mono_ns() - w->start_ns;
 			replay_free(&r);
 			return 0;
 		}
 		if (src == 0) {
-			/* the program goes on; the window replays from the snapshot */
+			/* the program goes on, at its own priority; the window replays from the snapshot */
+			trace_boost_off(&target);
 			ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig);
-			w->stop_ns = clock_mono_ns() - w->start_ns;
+			uint64_t now = clock_mono_ns();
+			trace_boost_off(&self);
+			w->stop_ns = now - w->start_ns;
+			w->parts.restore = w->stop_ns - w->parts.attach - w->parts.regs - w->parts.clone;
 			w->snapshot = true;
 			r.tid = snap;
+			if (trace_snapshot_ready(snap, &plan, w->snap_why, sizeof(w->snap_why)) < 0) {
+				/* dropped, and the thread went on: no window this time */
+				w->parts.child = clock_mono_ns() - now;
+				w->snapshot = false;
+				w->end = TRACE_END_ERROR;
+				replay_free(&r);
+				return 0;
+			}
+			w->parts.child = clock_mono_ns() - now;
 			uint64_t lim = o->replay_max_ns > o->max_ns ? o->replay_max_ns : o->max_ns;
 			deadline = clock_mono_ns() + lim;
 		}
 	}
+	/* no snapshot: the replay (in place) runs at the priorities it had */
+	trace_boost_off(&target);
+	trace_boost_off(&self);
 	uint64_t replay_from = clock_mono_ns();
 	if (rc == 0 && in_syscall) {
 		w->end = TRACE_END_IN_SYSCALL;

@@ -51,6 +51,9 @@ struct trace_replay_opts {
 	 * snapshot can be taken the window replays in place (w->snap_why says why). */
 	bool snapshot;
 	uint64_t replay_max_ns;
+	/* the thread and the agent at real-time priority for the snapshot's stop only
+	 * (boost.h): a loaded machine's scheduling then no longer lengthens it */
+	bool boost;
 };
 
 /* 0 when replay windows can be taken here (Unicorn 2 loadable, this

@@ -89,14 +89,11 @@ static int wait_for(pid_t pid, uint64_t deadline, int *status)
 	}
 }
 
-/* Why a snapshot of tid must not be taken ("" when it may). */
-static void refusal(pid_t tid, const struct user_regs_struct *g, char *why, size_t whylen)
+/* Why a snapshot of tid must not be taken ("" when it may), from what the thread's
+ * registers do not tell (those: trace_snapshot_take). */
+static void refusal(pid_t tid, char *why, size_t whylen)
 {
 	why[0] = '\0';
-	if (g->cs != 0x33) {
-		snprintf(why, whylen, "the thread runs 32-bit code (cs 0x%llx)", (unsigned long long)g->cs);
-		return;
-	}
 	long sc = status_field(tid, "Seccomp");
 	if (sc != 0) {
 		snprintf(why, whylen, "%s", sc < 0 ? "its seccomp mode is unknown" : "a seccomp filter could refuse or kill on clone");
@@ -117,47 +114,60 @@ static void refusal(pid_t tid, const struct user_regs_struct *g, char *why, size
 			 ppid);
 }
 
-int trace_snapshot_take(pid_t tid, uint64_t deadline, pid_t *child, int *sig, char *why, size_t whylen)
+int trace_snapshot_plan(pid_t tid, struct trace_snapshot_plan *p, char *why, size_t whylen)
+{
+	p->syscall_at = 0;
+	refusal(tid, why, whylen);
+	if (why[0])
+		return -EPERM;
+	p->syscall_at = vdso_syscall(tid);
+	if (!p->syscall_at) {
+		snprintf(why, whylen, "no syscall instruction found in its vDSO");
+		return -ENOENT;
+	}
+	return 0;
+}
+
+int trace_snapshot_take(pid_t tid, const struct trace_snapshot_plan *p, uint64_t deadline, pid_t *child, int *sig,
+			uint64_t *clone_ns, char *why, size_t whylen)
 {
 	*child = 0;
 	*sig = 0;
+	*clone_ns = 0;
+	why[0] = '\0';
 	struct user_regs_struct saved, g;
 	if (ptrace(PTRACE_GETREGS, tid, NULL, &saved) < 0) {
 		int e = errno;
 		snprintf(why, whylen, "reading its registers: %s", strerror(e));
 		return -e;
 	}
-	refusal(tid, &saved, why, whylen);
-	if (why[0])
+	if (saved.cs != 0x33) {
+		snprintf(why, whylen, "the thread runs 32-bit code (cs 0x%llx)", (unsigned long long)saved.cs);
 		return -EPERM;
-	uint64_t sc = vdso_syscall(tid);
-	if (!sc) {
-		snprintf(why, whylen, "no syscall instruction found in its vDSO");
-		return -ENOENT;
 	}
-	if (ptrace(PTRACE_SETOPTIONS, tid, NULL, (void *)(long)(PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK)) < 0) {
-		int e = errno;
-		snprintf(why, whylen, "PTRACE_SETOPTIONS: %s", strerror(e));
-		return -e;
-	}
+	uint64_t t0 = clock_mono_ns();
 	g = saved;
-	g.rip = sc;
+	g.rip = p->syscall_at;
 	g.orig_rax = (unsigned long long)-1;
 	g.rax = SYS_clone;
-	/* exit signal 0: a PTRACE_EVENT_CLONE (kernel/fork.c, kernel_clone()); CLONE_PARENT then gives
-	 * the child the program's own exit signal (copy_process()), which goes to its parent, us */
-	g.rdi = CLONE_PARENT;
+	/* exit signal 0 and CLONE_PARENT: the child gets the program's own exit signal
+	 * (kernel/fork.c, copy_process()), which goes to its parent, us. CLONE_PTRACE: traced
+	 * by us from birth, in a trap stop before any user instruction (ptrace_init_task():
+	 * PT_SEIZED, JOBCTL_TRAP_STOP); no PTRACE_EVENT_CLONE stop of the thread on the way */
+	g.rdi = CLONE_PARENT | CLONE_PTRACE;
 	g.rsi = 0;	      /* the same stack, copied */
 	g.rdx = g.r10 = g.r8 = 0;
 	int rc = 0;
+	long long ret = 0;
 	if (ptrace(PTRACE_SETREGS, tid, NULL, &g) < 0) {
 		rc = -errno;
 		snprintf(why, whylen, "PTRACE_SETREGS: %s", strerror(-rc));
 		goto out;
 	}
-	/* step over the syscall: a clone event stop (the child's pid), then the step's trap */
-	bool stepped = false;
-	for (int i = 0; i < 8 && !stepped; i++) {
+	/* step over the syscall: the next stop past it (the step's trap, or a signal's stop
+	 * first) ends it; one still at the syscall (restarted for a signal) steps again */
+	bool past = false;
+	for (int i = 0; i < 8 && !past; i++) {
 		int status = 0;
 		if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL) < 0) {
 			rc = -errno;
@@ -177,51 +187,64 @@ int trace_snapshot_take(pid_t tid, uint64_t deadline, pid_t *child, int *sig, ch
 			snprintf(why, whylen, "the thread exited");
 			return -ESRCH;
 		}
-		int ev = status >> 16;
-		if (ev == PTRACE_EVENT_CLONE || ev == PTRACE_EVENT_FORK) {
-			unsigned long msg = 0;
-			if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &msg) == 0)
-				*child = (pid_t)msg;
-		} else if (ev == 0 && WSTOPSIG(status) == SIGTRAP) {
-			stepped = true;
-		} else if (ev == 0) {
+		if ((status >> 16) == 0 && WSTOPSIG(status) != SIGTRAP)
 			*sig = WSTOPSIG(status); /* the program's: passed on at the detach */
+		if (ptrace(PTRACE_GETREGS, tid, NULL, &g) < 0) {
+			rc = -errno;
+			snprintf(why, whylen, "reading its registers after the clone: %s", strerror(-rc));
+			break;
+		}
+		if (g.rip != p->syscall_at) {
+			past = true;
+			ret = (long long)g.rax;
 		}
 	}
-	if (rc == 0 && !stepped) {
+	if (rc == 0 && !past) {
 		rc = -EIO;
 		snprintf(why, whylen, "the injected clone did not complete");
 	}
-	if (rc == 0 && ptrace(PTRACE_GETREGS, tid, NULL, &g) == 0 && (long long)g.rax < 0 && !*child) {
-		rc = (int)(long long)g.rax;
+	if (rc == 0 && ret <= 0) {
+		rc = ret < 0 ? (int)ret : -EIO;
 		snprintf(why, whylen, "clone: %s", strerror(-rc));
 	}
+	if (rc == 0)
+		*child = (pid_t)ret;
 out:
+	*clone_ns = clock_mono_ns() - t0;
 	if (ptrace(PTRACE_SETREGS, tid, NULL, &saved) < 0 && rc == 0) {
 		rc = -errno;
 		snprintf(why, whylen, "restoring its registers: %s", strerror(-rc));
 	}
-	ptrace(PTRACE_SETOPTIONS, tid, NULL, NULL);
-	if (*child > 0) {
-		int status = 0;
-		/* its first stop (attached by the clone event): it never ran an instruction */
-		if (wait_for(*child, clock_mono_ns() + 1000000000ull, &status) < 0 && rc == 0) {
-			rc = -ETIMEDOUT;
-			snprintf(why, whylen, "the snapshot did not stop");
-		}
-		/* killed with us should the agent die first: let go, it would run the program's
-		 * code a second time (Linux 3.8+; 3.4 answers EINVAL and keeps that risk) */
-		if (rc == 0)
-			ptrace(PTRACE_SETOPTIONS, *child, NULL, (void *)(long)PTRACE_O_EXITKILL);
-		if (rc < 0) {
-			trace_snapshot_drop(*child);
-			*child = 0;
-		}
-	} else if (rc == 0) {
-		rc = -EIO;
-		snprintf(why, whylen, "no clone event");
+	if (rc < 0 && *child > 0) {
+		trace_snapshot_drop(*child);
+		*child = 0;
 	}
 	return rc;
+}
+
+int trace_snapshot_ready(pid_t child, const struct trace_snapshot_plan *p, char *why, size_t whylen)
+{
+	int status = 0;
+	/* its first stop (a trap stop, from birth): it never ran an instruction, its
+	 * registers are the clone's return (rax 0, just past the syscall) */
+	int rc = wait_for(child, clock_mono_ns() + 1000000000ull, &status);
+	if (rc == 0 && !WIFSTOPPED(status))
+		rc = -ESRCH;
+	if (rc < 0) {
+		snprintf(why, whylen, "the snapshot did not stop: %s", strerror(-rc));
+		trace_snapshot_drop(child);
+		return rc;
+	}
+	struct user_regs_struct g;
+	if (ptrace(PTRACE_GETREGS, child, NULL, &g) < 0 || g.rip != p->syscall_at + 2 || g.rax != 0) {
+		snprintf(why, whylen, "the snapshot is not where its clone returned");
+		trace_snapshot_drop(child);
+		return -EIO;
+	}
+	/* killed with us should the agent die first: let go, it would run the program's code a
+	 * second time (Linux 3.8+; 3.4 answers EINVAL and keeps that risk) */
+	ptrace(PTRACE_SETOPTIONS, child, NULL, (void *)(long)PTRACE_O_EXITKILL);
+	return 0;
 }
 
 void trace_snapshot_drop(pid_t child)
@@ -241,12 +264,31 @@ void trace_snapshot_drop(pid_t child)
 
 #else
 
-int trace_snapshot_take(pid_t tid, uint64_t deadline, pid_t *child, int *sig, char *why, size_t whylen)
+int trace_snapshot_plan(pid_t tid, struct trace_snapshot_plan *p, char *why, size_t whylen)
 {
 	(void)tid;
+	p->syscall_at = 0;
+	snprintf(why, whylen, "snapshots are implemented for x86_64 threads only");
+	return -ENOTSUP;
+}
+
+int trace_snapshot_take(pid_t tid, const struct trace_snapshot_plan *p, uint64_t deadline, pid_t *child, int *sig,
+			uint64_t *clone_ns, char *why, size_t whylen)
+{
+	(void)tid;
+	(void)p;
 	(void)deadline;
 	*child = 0;
 	*sig = 0;
+	*clone_ns = 0;
+	snprintf(why, whylen, "snapshots are implemented for x86_64 threads only");
+	return -ENOTSUP;
+}
+
+int trace_snapshot_ready(pid_t child, const struct trace_snapshot_plan *p, char *why, size_t whylen)
+{
+	(void)child;
+	(void)p;
 	snprintf(why, whylen, "snapshots are implemented for x86_64 threads only");
 	return -ENOTSUP;
 }

@@ -48,6 +48,17 @@ enum trace_capture { TRACE_CAPTURE_STEP = 1, TRACE_CAPTURE_REPLAY = 2, TRACE_CAP
 /* Why a window ended, in words. */
 const char *trace_end_name(enum trace_end e);
 
+/* Where a snapshot window's time went (ns; replay.c, snapshot.c), for the agent's debug
+ * log. In the stop: attach (PTRACE_SEIZE + INTERRUPT until the thread stopped), regs (its
+ * registers read), clone (the injected clone until the thread stopped after it), restore
+ * (its registers put back, to the detach). Off the stop: checks (before the attach: may a
+ * snapshot be taken, where the vDSO's syscall is) and child (after the detach: the
+ * snapshot's first stop awaited). */
+struct trace_stop_parts {
+	uint64_t attach, regs, clone, restore, checks, child;
+	bool boosted; /* the thread ran the clone at real-time priority (replay.h, boost) */
+};
+
 struct trace_window {
 	pid_t tid;
 	uint64_t start_ns; /* CLOCK_MONOTONIC at attach */
@@ -74,6 +85,7 @@ struct trace_window {
 	bool snapshot;
 	uint64_t replay_ns;   /* replay: time spent emulating (with a snapshot, after the thread went on) */
 	char snap_why[160];   /* asked for a snapshot and none was taken: why */
+	struct trace_stop_parts parts; /* where the stop went (snapshot windows) */
 };
 
 /* The architecture this agent was built for (what it can ptrace). */

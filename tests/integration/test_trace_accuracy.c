@@ -15,7 +15,13 @@
  * windows' cold misses are over 10 % of W (flagged upper bound), an interval
  * [cold misses as hits, figure] that holds the full trace's; the duty the agent
  * reports at most 5 %. Single-stepped windows of gemm (cold caches) are
- * flagged as upper bounds. The native runs use the release agent when it is
+ * flagged as upper bounds. The chase and mix (two functions in turn: a chase
+ * and a stream over the same 4 MiB) run under `agent profile` (its mappings let
+ * the report name functions): each function's lambda per instruction in the
+ * report's split by function (sensitivity.functions, the same cache model)
+ * against the function's in the full trace (edag_func over the steady state,
+ * PCs in its ELF symbol's range), under the same rule; a flagged row (the
+ * thread's flag) must hold the truth under its figure (issue 36). The native runs use the release agent when it is
  * built (timing_agent: stop times under ASan are not the agent's). Skips
  * (with the reason) without qemu-x86_64, the plugin, the kernels or Unicorn. */
 #include <errno.h>
@@ -35,14 +41,17 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <elf.h>
 
 #include "edag/edag.h"
+#include "edag/edag_func.h"
 #include "testproc.h"
 
 #define M_SLOTS 4.0
 #define CACHE1 "32K:8:64:4"
 #define CACHE2 "1M:8:64:12"
 #define MAX_DUTY 5.0
+#define NFUNC 2 /* functions compared by name at most */
 
 struct rates {
 	double W, lambda; /* per instruction */
@@ -50,16 +59,19 @@ struct rates {
 	double lambda_lo; /* windows: lambda per instruction with the cold misses as hits (the low end) */
 	bool bound;	  /* windows: the cache figure is an upper bound */
 	size_t windows;
+	double func_lambda[NFUNC]; /* full trace: lambda per instruction of kcase.funcs[i] (edag_func) */
 };
 
 struct kcase {
 	const char *name;
-	const char *full[3];   /* arguments of the full trace: 2 repetitions */
-	const char *native[3]; /* arguments of the native run: many */
+	const char *full[4];   /* arguments of the full trace: 2 repetitions */
+	const char *native[4]; /* arguments of the native run: many */
 	int seconds;	       /* native run length at most: a ceiling only (the run stops when it has enough
 				* full-length windows; a loaded machine takes longer to get them) */
 	size_t min_windows;    /* a kernel whose windows agree with each other needs fewer */
 	const char *warmup, *window; /* replay window sizes (NULL: the agent's defaults) */
+	/* functions whose rows are checked (`agent profile`: its mappings let the report name them) */
+	const char *funcs[NFUNC + 1];
 };
 
 struct env {
@@ -106,12 +118,60 @@ static uint64_t mark_of(const char *bin, const char *log)
 
 struct snap {
 	uint64_t n, W, D;
+	uint64_t fn[NFUNC], fW[NFUNC], fD[NFUNC]; /* kcase.funcs' */
 };
+
+/* [lo, hi) of the functions compared (ELF symbols); an instruction of function i is id i + 1 */
+struct franges {
+	uint64_t lo[NFUNC], hi[NFUNC];
+	size_t n;
+};
+
+static uint32_t fid_of(const struct franges *fr, uint64_t pc)
+{
+	for (size_t i = 0; i < fr->n; i++)
+		if (pc >= fr->lo[i] && pc < fr->hi[i])
+			return (uint32_t)i + 1;
+	return 0;
+}
+
+/* [lo, hi) of function name in bin's ELF64 symbol table; false if absent. */
+static bool func_range(const char *bin, const char *name, uint64_t *lo, uint64_t *hi)
+{
+	FILE *f = fopen(bin, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	long len = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	uint8_t *img = malloc((size_t)len);
+	assert_non_null(img);
+	assert_int_equal(fread(img, 1, (size_t)len, f), (size_t)len);
+	fclose(f);
+	bool found = false;
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
+	assert_true(len > (long)sizeof(*eh) && memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_ident[EI_CLASS] == ELFCLASS64);
+	const Elf64_Shdr *sh = (const Elf64_Shdr *)(img + eh->e_shoff);
+	for (int i = 0; i < eh->e_shnum && !found; i++) {
+		if (sh[i].sh_type != SHT_SYMTAB)
+			continue;
+		const Elf64_Sym *sym = (const Elf64_Sym *)(img + sh[i].sh_offset);
+		const char *str = (const char *)(img + sh[sh[i].sh_link].sh_offset);
+		for (size_t k = 0; k < sh[i].sh_size / sizeof(*sym) && !found; k++)
+			if (ELF64_ST_TYPE(sym[k].st_info) == STT_FUNC && strcmp(str + sym[k].st_name, name) == 0 &&
+			    sym[k].st_size > 0) {
+				*lo = sym[k].st_value;
+				*hi = sym[k].st_value + sym[k].st_size;
+				found = true;
+			}
+	}
+	free(img);
+	return found;
+}
 
 /* Step the two engines over buf's records; at each record at the mark, note
  * the metrics before it. */
-static void feed(struct edag_state *st[2], const uint8_t *buf, size_t len, size_t *used, uint64_t mark,
-		 struct snap marks[2][4], unsigned *nmark, uint64_t *n)
+static void feed(struct edag_state *st[2], struct edag_func_acc fa[2], const struct franges *fr, const uint8_t *buf,
+		 size_t len, size_t *used, uint64_t mark, struct snap marks[2][4], unsigned *nmark, uint64_t *n)
 {
 	size_t off = 0;
 	struct edag_insn in;
@@ -125,12 +185,23 @@ static void feed(struct edag_state *st[2], const uint8_t *buf, size_t len, size_
 			for (int k = 0; k < 2; k++) {
 				struct edag_metrics mt;
 				edag_metrics_get(st[k], &mt);
-				marks[k][*nmark] = (struct snap){.n = *n, .W = mt.W, .D = mt.D};
+				struct snap *sn = &marks[k][*nmark];
+				*sn = (struct snap){.n = *n, .W = mt.W, .D = mt.D};
+				for (size_t i = 0; i < fr->n; i++) {
+					const struct edag_func_fig *f = edag_func_get(&fa[k], (uint32_t)i + 1);
+					sn->fn[i] = f ? f->insns : 0;
+					sn->fW[i] = f ? f->W : 0;
+					sn->fD[i] = f ? f->D : 0;
+				}
 			}
 			(*nmark)++;
 		}
-		for (int k = 0; k < 2; k++)
-			assert_int_equal(edag_step(st[k], &in, NULL), 0);
+		for (int k = 0; k < 2; k++) {
+			struct edag_vertex v;
+			assert_int_equal(edag_step(st[k], &in, &v), 0);
+			/* the whole trace is one window for the split: D_f by the running maximum */
+			assert_int_equal(edag_func_add(&fa[k], fid_of(fr, in.pc), &v), 0);
+		}
 		(*n)++;
 	}
 	*used = off;
@@ -140,7 +211,7 @@ static void feed(struct edag_state *st[2], const uint8_t *buf, size_t len, size_
  * mark (a pipe, not a file); steady-state rates without (out[0]) and with
  * (out[1]) the cache model. */
 static void full_trace(const char *qemu, const char *so, const char *bin, const char *const *args, uint64_t mark,
-		       const char *log, struct rates out[2])
+		       const struct franges *fr, const char *log, struct rates out[2])
 {
 	int fds[2];
 	assert_int_equal(pipe(fds), 0);
@@ -158,13 +229,14 @@ static void full_trace(const char *qemu, const char *so, const char *bin, const 
 		if (fds[0] != 3)
 			close(fds[0]);
 		char *argv[] = {(char *)qemu, "-plugin", plugin, (char *)bin, (char *)args[0], (char *)args[1],
-				(char *)args[2], NULL};
+				(char *)args[2], (char *)args[3], NULL};
 		execv(qemu, argv);
 		_exit(127);
 	}
 	close(fds[1]);
 	struct edag_config cfg[2];
 	struct edag_state *st[2];
+	struct edag_func_acc fa[2] = {{0}, {0}};
 	for (int k = 0; k < 2; k++) {
 		edag_config_default(&cfg[k]);
 		cfg[k].m = M_SLOTS;
@@ -200,7 +272,7 @@ static void full_trace(const char *qemu, const char *so, const char *bin, const 
 			off = EDAG_BIN_HEADER;
 		}
 		size_t used;
-		feed(st, buf + off, len - off, &used, mark, marks, &nmark, &n);
+		feed(st, fa, fr, buf + off, len - off, &used, mark, marks, &nmark, &n);
 		off += used;
 		memmove(buf, buf + off, len - off);
 		len -= off;
@@ -219,6 +291,11 @@ static void full_trace(const char *qemu, const char *so, const char *bin, const 
 		double dn = (double)(b->n - a->n), dW = (double)(b->W - a->W), dD = (double)(b->D - a->D);
 		out[k].W = dW / dn;
 		out[k].lambda = ((dW - dD) / M_SLOTS + dD) / dn;
+		for (size_t i = 0; i < fr->n; i++) {
+			struct edag_func_fig f = {.insns = b->fn[i] - a->fn[i], .W = b->fW[i] - a->fW[i], .D = b->fD[i] - a->fD[i]};
+			out[k].func_lambda[i] = f.insns ? edag_func_lambda(&f, M_SLOTS) / (double)f.insns : NAN;
+		}
+		edag_func_free(&fa[k]);
 		edag_free(st[k]);
 	}
 	fprintf(stderr, "#   full trace: %" PRIu64 " instructions, steady state %" PRIu64 " (the second repetition)\n", n,
@@ -271,6 +348,52 @@ static void windows_rates(struct env *e, int64_t sid, bool cache, struct rates *
 	free(js);
 }
 
+/* collector report --format json of the session with a machine of this comparison's model (m
+ * and the two cache levels): its text (malloc'd), for func_row. */
+static char *report_json(struct env *e, int64_t sid)
+{
+	char cbin[512], sidbuf[32], out[400], mach[400];
+	tp_bin("collector", cbin, sizeof(cbin));
+	snprintf(sidbuf, sizeof(sidbuf), "%lld", (long long)sid);
+	tp_env_path(&e->t, "machine.json", mach, sizeof(mach));
+	tp_env_path(&e->t, "report.json", out, sizeof(out));
+	FILE *f = fopen(mach, "w");
+	assert_non_null(f);
+	fprintf(f,
+		"{\"name\": \"accuracy\", \"m\": %g, \"caches\": [{\"name\": \"L1d\", \"size\": \"32K\", \"assoc\": 8, "
+		"\"line\": 64, \"latency\": 4}, {\"name\": \"L2\", \"size\": \"1M\", \"assoc\": 8, \"line\": 64, "
+		"\"latency\": 12}]}\n",
+		M_SLOTS);
+	fclose(f);
+	unlink(out);
+	char *argv[] = {cbin, "report", "--store", e->t.db, "--session", sidbuf, "--format", "json", "--machine", mach, NULL};
+	pid_t pid = tp_spawn(argv, out);
+	int status;
+	assert_int_equal(tp_wait(pid, 60000, &status), 0);
+	char *js = tp_slurp(out);
+	assert_non_null(js);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		tp_dump_file(out);
+		fail_msg("collector report: status 0x%x", status);
+	}
+	return js;
+}
+
+/* The row of function name in the report's split by function (sensitivity.functions). */
+static void func_row(const char *js, const char *name, double *lambda, double *insns, bool *bound)
+{
+	char key[96];
+	snprintf(key, sizeof(key), "{\"name\":\"%s\"", name);
+	const char *fs = strstr(js, "\"functions\":[");
+	const char *m = fs ? strstr(fs, key) : NULL;
+	if (!m)
+		fail_msg("no row for %s in the report's sensitivity.functions: %.2000s", name, fs ? fs : js);
+	*lambda = json_after(m, "{", "\"lambda_per_insn\":");
+	*insns = json_after(m, "{", "\"insns\":");
+	const char *b = strstr(m, "\"upper_bound\":");
+	*bound = b && strncmp(b + 14, "true", 4) == 0;
+}
+
 /* The release build's agent (the sanitizer build's directory without "-san",
  * built first by make check) when there is one: under ASan the replay hooks
  * run 3-4 times slower, so each window stops the thread that much longer and
@@ -299,9 +422,15 @@ static int64_t native_windows(struct env *e, const char *bin, const struct kcase
 	unlink(e->t.alog);
 	/* single steps: windows of 300 instructions every 0.1 s (~5 ms of steps) fit the cap */
 	bool step = strcmp(capture, "step") == 0;
-	char *argv[32] = {agent, "trace", "--collector", e->t.coll, "--spool", e->t.spool, "--capture", (char *)capture,
-			  "--every", "0.1", "--max-duty", "5", "--duration", dur};
+	/* agent profile starts the command after its samplers and counters are set up: its first
+	 * window at 0.1 s fell in the chase's set-up loop (stores, memory depth 1; the full trace's
+	 * steady state is the chase alone), so windows there are 1 s apart */
+	char *argv[32] = {agent, kc->funcs[0] ? "profile" : "trace", "--collector", e->t.coll, "--spool", e->t.spool,
+			  "--capture", (char *)capture, "--every", kc->funcs[0] ? "1" : "0.1", "--max-duty", "5",
+			  "--duration", dur};
 	int a = 14;
+	if (kc->funcs[0])
+		argv[a++] = "--no-opencl";
 	if (step) {
 		argv[a++] = "--window";
 		argv[a++] = "300";
@@ -316,7 +445,7 @@ static int64_t native_windows(struct env *e, const char *bin, const struct kcase
 	}
 	argv[a++] = "--";
 	argv[a++] = (char *)bin;
-	for (int i = 0; i < 3 && kc->native[i]; i++)
+	for (int i = 0; i < 4 && kc->native[i]; i++)
 		argv[a++] = (char *)kc->native[i];
 	argv[a] = NULL;
 	pid_t pid = tp_spawn(argv, e->t.alog);
@@ -393,8 +522,12 @@ static void check_kernel(void **state, const struct kcase *kc)
 	struct rates win[2], full[2];
 	windows_rates(e, sid, false, &win[0]);
 	windows_rates(e, sid, true, &win[1]);
+	struct franges fr = {.n = 0};
+	for (; fr.n < NFUNC && kc->funcs[fr.n]; fr.n++)
+		if (!func_range(bin, kc->funcs[fr.n], &fr.lo[fr.n], &fr.hi[fr.n]))
+			fail_msg("%s: no function %s in its symbol table", bin, kc->funcs[fr.n]);
 	tp_env_path(&e->t, "qemu.log", log, sizeof(log));
-	full_trace(qemu, so, bin, kc->full, mark, log, full);
+	full_trace(qemu, so, bin, kc->full, mark, &fr, log, full);
 	for (int k = 0; k < 2; k++)
 		fprintf(stderr,
 			"# %s %s: full W/i %.5f lambda/i %.5f | %zu replay windows W/i %.5f (%+.1f%%) lambda/i %.5f "
@@ -425,17 +558,37 @@ static void check_kernel(void **state, const struct kcase *kc)
 		assert_true(within(win[1].W, full[1].W, 0.10, 0.001));
 		assert_true(within(win[1].lambda, full[1].lambda, 0.10, 0.001));
 	}
+	if (!fr.n)
+		return;
+	/* the split by function (issue 36): each function's lambda per instruction in the report's
+	 * rows (the windows' PCs named through the session's mappings and symbols) against the
+	 * function's in the full trace (edag_func over the steady state, its symbol's range), with
+	 * the same cache model: within the tolerance, or flagged and the truth under the figure */
+	char *js = report_json(e, sid);
+	for (size_t i = 0; i < fr.n; i++) {
+		double fl, fi, truth = full[1].func_lambda[i];
+		bool fb;
+		func_row(js, kc->funcs[i], &fl, &fi, &fb);
+		fprintf(stderr, "# %s by function: %s lambda/i %.5f over %.0f instructions%s, full trace %.5f (%+.1f%%)\n",
+			kc->name, kc->funcs[i], fl, fi, fb ? " (UPPER BOUND)" : "", truth, 100 * (fl - truth) / truth);
+		assert_true(fi > 0);
+		if (fb)
+			assert_true(holds(0, fl, truth, 0.10, 0.001));
+		else
+			assert_true(within(fl, truth, 0.10, 0.001));
+	}
+	free(js);
 }
 
 static void test_trace_accuracy_gemm(void **state)
 {
-	static const struct kcase kc = {"gemm", {"128", "2", NULL}, {"128", "1000000", NULL}, 300, 2, NULL, NULL};
+	static const struct kcase kc = {"gemm", {"128", "2", NULL}, {"128", "1000000", NULL}, 300, 2, NULL, NULL, {NULL}};
 	check_kernel(state, &kc);
 }
 
 static void test_trace_accuracy_lu(void **state)
 {
-	static const struct kcase kc = {"lu", {"128", "2", NULL}, {"128", "1000000", NULL}, 300, 4, NULL, NULL};
+	static const struct kcase kc = {"lu", {"128", "2", NULL}, {"128", "1000000", NULL}, 300, 4, NULL, NULL, {NULL}};
 	check_kernel(state, &kc);
 }
 
@@ -446,13 +599,24 @@ static void test_trace_accuracy_chase(void **state)
 	 * run within the time at 5 % duty; 200000 instructions of warm-up still fill the 1 MiB
 	 * level (the cold misses are checked) */
 	static const struct kcase kc = {"chase", {"1048576", "1000000", "2"}, {"1048576", "1000000", "100000"}, 300, 2,
-					"200000", "100000"};
+					"200000", "100000", {"main"}};
+	check_kernel(state, &kc);
+}
+
+/* Two functions (tools/qemu-plugin/kernels/mix.c): a chase (misses in a chain) and a
+ * stream over the same 4 MiB (misses that depend on nothing), 1000 steps of each in turn */
+static void test_trace_accuracy_mix(void **state)
+{
+	static const struct kcase kc = {"mix",	  {"1048576", "1000", "100", "2"}, {"1048576", "1000", "1000", "1000000"},
+					300,	  2,
+					"200000", "100000",
+					{"chase", "stream"}};
 	check_kernel(state, &kc);
 }
 
 static void test_trace_accuracy_triad(void **state)
 {
-	static const struct kcase kc = {"triad", {"32768", "2", NULL}, {"32768", "1000000", NULL}, 300, 2, NULL, NULL};
+	static const struct kcase kc = {"triad", {"32768", "2", NULL}, {"32768", "1000000", NULL}, 300, 2, NULL, NULL, {NULL}};
 	check_kernel(state, &kc);
 }
 
@@ -466,7 +630,7 @@ static void test_trace_accuracy_single_steps_are_upper_bounds(void **state)
 	if (!have_tools(qemu, so, kdir, sizeof(qemu)))
 		skip();
 	snprintf(bin, sizeof(bin), "%s/gemm", kdir);
-	static const struct kcase kc = {"gemm", {NULL, NULL, NULL}, {"128", "1000000", NULL}, 120, 3, NULL, NULL};
+	static const struct kcase kc = {"gemm", {NULL, NULL, NULL}, {"128", "1000000", NULL}, 120, 3, NULL, NULL, {NULL}};
 	double duty;
 	int64_t sid = native_windows(e, bin, &kc, "step", &duty);
 	assert_true(sid > 0);
@@ -485,6 +649,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_trace_accuracy_gemm, setup, tp_env_free),
 		cmocka_unit_test_setup_teardown(test_trace_accuracy_lu, setup, tp_env_free),
 		cmocka_unit_test_setup_teardown(test_trace_accuracy_chase, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_trace_accuracy_mix, setup, tp_env_free),
 		cmocka_unit_test_setup_teardown(test_trace_accuracy_triad, setup, tp_env_free),
 		cmocka_unit_test_setup_teardown(test_trace_accuracy_single_steps_are_upper_bounds, setup, tp_env_free),
 	};

@@ -41,6 +41,38 @@ static double json_num(const char *from, const char *key)
 
 static unsigned summary_count(const char *log, const char *line, const char *what);
 
+/* The stop per window is reported (issue 36): the summary's median and max, and for each
+ * window replayed from a snapshot (the agent started the program) a debug line of where
+ * its stop went, whose parts in the stop add up to it (to the 0.01 ms printed). */
+static void check_stop_report(const char *log)
+{
+	const char *s = strstr(log, "target stopped per window: median ");
+	assert_non_null(s);
+	double med = atof(s + strlen("target stopped per window: median "));
+	const char *mx = strstr(s, ", max ");
+	assert_non_null(mx);
+	double max = atof(mx + strlen(", max "));
+	unsigned snaps = summary_count(s, "target stopped per window", " replayed from a snapshot");
+	unsigned lines = 0;
+	for (const char *p = strstr(log, "trace: window "); p; p = strstr(p + 1, "trace: window ")) {
+		unsigned i;
+		double stop, attach, regs, clone, restore;
+		if (sscanf(p, "trace: window %u stop %lf ms: attach %lf, registers %lf, clone %lf, restore and detach %lf",
+			   &i, &stop, &attach, &regs, &clone, &restore) != 6)
+			continue;
+		fprintf(stderr, "# window %u stopped %.2f ms: attach %.2f, registers %.2f, clone %.2f, restore %.2f\n", i,
+			stop, attach, regs, clone, restore);
+		assert_true(clone > 0 && stop <= max + 0.01);
+		double off = attach + regs + clone + restore - stop;
+		assert_true(off <= 0.03 && off >= -0.03);
+		lines++;
+	}
+	fprintf(stderr, "# stop per window: median %.2f ms, max %.2f ms; %u from a snapshot, %u broken down\n", med, max,
+		snaps, lines);
+	assert_true(med > 0 && max >= med);
+	assert_true(lines <= snaps && (snaps == 0 || lines >= 1));
+}
+
 static void test_trace_cmd_windows_reach_store_and_edag(void **state)
 {
 	struct env *e = *state;
@@ -76,6 +108,7 @@ static void test_trace_cmd_windows_reach_store_and_edag(void **state)
 	assert_non_null(strstr(log, "trace_loop: "));
 	assert_non_null(strstr(log, "signals 0"));
 	unsigned taken = summary_count(log, "\n trace: ", " window(s)");
+	check_stop_report(log);
 	free(log);
 
 	int64_t sid = tp_db_int(e->t.db, "SELECT MAX(session_id) FROM trace_windows");

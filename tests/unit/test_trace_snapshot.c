@@ -118,7 +118,8 @@ static void test_trace_snapshot_chase_windows_unseen(void **state)
 					      .n = 4000,
 					      .max_ns = 20000000ull, /* 2 % of a second: what the defaults give */
 					      .snapshot = true,
-					      .replay_max_ns = 120000000000ull};
+					      .replay_max_ns = 120000000000ull,
+					      .boost = true};
 		int rc = trace_replay_capture(d, pid, &o, &w, err, sizeof(err));
 		if (rc == -EPERM) {
 			fprintf(stderr, "skipping: %s\n", err);
@@ -141,6 +142,15 @@ static void test_trace_snapshot_chase_windows_unseen(void **state)
 		assert_true(w.nwarm > 200); /* the walk's lines: one a step, few repeated */
 		/* the stop is the snapshot's, not the replay's */
 		assert_true(w.stop_ns < w.replay_ns);
+		/* and where it went is reported: the parts in the stop add up to it, the clone
+		 * among them; the checks before it and the snapshot's first stop after */
+		const struct trace_stop_parts *p = &w.parts;
+		fprintf(stderr, "# stop: attach %.2f, registers %.2f, clone %.2f, restore %.2f ms%s; checks %.2f ms "
+				"before, snapshot's first stop %.2f ms after\n",
+			(double)p->attach / 1e6, (double)p->regs / 1e6, (double)p->clone / 1e6, (double)p->restore / 1e6,
+			p->boosted ? " (real-time priority)" : "", (double)p->checks / 1e6, (double)p->child / 1e6);
+		assert_true(p->attach > 0 && p->clone > 0 && p->restore > 0 && p->checks > 0 && p->child > 0);
+		assert_true(p->attach + p->regs + p->clone + p->restore == w.stop_ns);
 		trace_window_free(&w);
 	}
 	trace_decoder_close(d);
