@@ -439,9 +439,27 @@ static void test_fleet_sessions_count_cpu_samples(void **state)
 	char *out = collector(f, "sessions", "--store", f->t.db, "--json", NULL);
 	assert_non_null(strstr(out, "{\"sessions\":[{\"id\":1,"));
 	char want[96];
-	snprintf(want, sizeof(want), "\"cpu_samples\":%lld",
-		 (long long)tp_db_int(f->t.db, "SELECT SUM(count) FROM block_keys WHERE session_id = 1"));
+	long long stored = tp_db_int(f->t.db, "SELECT SUM(count) FROM block_keys WHERE session_id = 1");
+	snprintf(want, sizeof(want), "\"cpu_samples\":%lld", stored);
 	assert_non_null(strstr(out, want));
+	free(out);
+	/* collector dump --keys: the session's keys as stored, one per line, for scripts (#40: no rows to sum) */
+	out = collector(f, "dump", "--store", f->t.db, "--session", "1", "--keys", NULL);
+	assert_true(strncmp(out, "# seq t_ns pid tid ip kip stack_id count\n", 40) == 0);
+	long long sum = 0, keys = 0;
+	for (char *line = strchr(out, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+		unsigned long long seq, ip, kip, count;
+		long long t_ns;
+		int pid, tid;
+		unsigned stack;
+		assert_int_equal(sscanf(line + 1, "%llu %lld %d %d %llu %llu %u %llu", &seq, &t_ns, &pid, &tid, &ip, &kip,
+					&stack, &count),
+				 8);
+		sum += (long long)count;
+		keys++;
+	}
+	assert_int_equal(sum, stored);
+	assert_int_equal(keys, tp_db_int(f->t.db, "SELECT COUNT(*) FROM block_keys WHERE session_id = 1"));
 	free(out);
 }
 
