@@ -1,8 +1,9 @@
 #!/bin/sh
 # Query benchmark (bench/query.c, issue 27): a store of SAMPLES CPU samples of one board (4 CPUs at 99 Hz,
 # 1 s records, 20 processes x 200 functions, skewed) written through store_put_record, then query_run over
-# all of them by function and by process, and the peer: the first implementation's SQL (GROUP BY over the
-# cpu_samples rows) through the sqlite3 shell on the same store. Prints a markdown section for bench/RESULTS.md.
+# all of them by function and by process. (The peer, the first implementation's SQL GROUP BY over the
+# cpu_samples rows, is gone with the rows, #40: the blocks are the only store of the samples.) Prints a
+# markdown section for bench/RESULTS.md.
 # Usage: bench-query.sh OUT [SAMPLES]   (OUT: a build dir with bench/query; default 10000000 samples)
 set -eu
 out=$1
@@ -21,12 +22,3 @@ echo '```'
 "$b" "$db" 0
 "$b" "$db" 0
 echo '```'
-if command -v sqlite3 >/dev/null; then
-	echo
-	echo "Peer: the first implementation's SQL, GROUP BY over the cpu_samples rows (sqlite3 shell, same store):"
-	echo
-	echo '```'
-	printf '.timer on\nSELECT COUNT(*), SUM(s) FROM (SELECT pid, tid, ip, kip, stack_id, SUM(count) AS s FROM cpu_samples WHERE session_id = 1 GROUP BY pid, tid, ip, kip, stack_id);\n' |
-		sqlite3 "$db"
-	echo '```'
-fi

@@ -92,7 +92,9 @@ phase 6 "HTML report, roofline, Perfetto trace, and where each figure came from"
 "$out/collector" report "${report[@]}" --format json >"$dir/report.json"
 "$out/collector" roofline "${report[@]}" -o "$dir/roofline.svg" >/dev/null
 "$out/collector" export --store "$dir/profile.db" --session "$sid" --perfetto "$dir/trace.json"
-python3 - "$dir/report.json" "$dir/profile.db" "$sid" "$cal" "${cpu_ref_tid:-0}" <<'EOF'
+# the session's CPU samples from the collector (the samples are stored as packed blocks: no rows for SQL)
+"$out/collector" sessions --store "$dir/profile.db" --json >"$dir/sessions.json"
+python3 - "$dir/report.json" "$dir/profile.db" "$sid" "$cal" "${cpu_ref_tid:-0}" "$dir/sessions.json" <<'EOF'
 import json, sqlite3, sys
 rep = json.load(open(sys.argv[1]))
 db = sqlite3.connect(sys.argv[2])
@@ -104,7 +106,7 @@ print("where each figure came from (session %d; ceilings from calibration sessio
 print("  kernel timings:   %d OpenCL commands timed on the device by the OpenCL layer" %
       one("SELECT COUNT(*) FROM cl_commands WHERE session_id=?"))
 print("  CPU samples:      %d samples (agent profile's sampler), resolved on this host" %
-      (one("SELECT COALESCE(SUM(count),0) FROM cpu_samples WHERE session_id=?")))
+      next(x["cpu_samples"] for x in json.load(open(sys.argv[6]))["sessions"] if x["id"] == sid))
 print("  counters:         %s" % ", ".join(r[0] for r in db.execute(
       "SELECT name FROM events WHERE session_id=? ORDER BY event_id", (sid,))))
 # one count of windows: a window longer than one record is stored as several (same window_index);

@@ -6,8 +6,8 @@
 
 const struct cli_command cli_commands[] = {
     {"sessions", cli_sessions, "--store PATH [--json]", "list the sessions in a store"},
-    {"dump", cli_dump, "--store PATH --session N [--json] [--rows]",
-     "one session: hardware, per-event totals and rates, rows"},
+    {"dump", cli_dump, "--store PATH --session N [--json] [--rows] [--keys]",
+     "one session: hardware, per-event totals and rates, rows, CPU sample keys"},
     {"report", cli_report,
      "--store PATH [--session N | --since T --until T --agent ID --comm NAME|--pid N --by G] [--top] "
      "[--opencl] "

@@ -11,14 +11,17 @@
 #include "json.h"
 #include "log.h"
 #include "report/text_safe.h"
+#include "store/store_sample_keys.h"
 
 static const char dump_usage[] =
-    "usage: collector dump --store PATH --session N [--json] [--rows] [--check full|quick|off]\n"
+    "usage: collector dump --store PATH --session N [--json] [--rows] [--keys] [--check full|quick|off]\n"
     "  Show session N (see `collector sessions`): board, kernel, CPUs, GPUs, target,\n"
-    "  per-event totals and rates; --rows adds every counter row.\n" CLI_CHECK_HELP;
+    "  per-event totals and rates; --rows adds every counter row. --keys prints instead\n"
+    "  the session's CPU sample keys as stored, one per line (decimal, for scripts):\n"
+    "  seq t_ns pid tid ip kip stack_id count.\n" CLI_CHECK_HELP;
 
 struct dump {
-	bool json, rows;
+	bool json, rows, keys;
 	unsigned n;    /* items printed in the current list */
 	double span_s; /* base_ns .. last sample of the session */
 };
@@ -287,13 +290,35 @@ static int dump_json(struct store *st, int64_t id, struct dump *d)
 	return 0;
 }
 
+static int key_line(const struct store_key_row *r, void *arg)
+{
+	(void)arg;
+	printf("%llu %lld %d %d %llu %llu %u %llu\n", (unsigned long long)r->seq, (long long)r->t_ns, r->pid, r->tid,
+	       (unsigned long long)r->ip, (unsigned long long)r->kip, r->stack_id, (unsigned long long)r->count);
+	return 0;
+}
+
+/* --keys: the session's sample keys as stored (the blocks decoded; an older collector's rows). */
+static int dump_keys(struct store *st, int64_t id)
+{
+	uint64_t records;
+	int rc = store_session_records(st, id, &records);
+	if (rc == 0)
+		printf("# seq t_ns pid tid ip kip stack_id count\n");
+	if (rc == 0)
+		rc = store_list_sample_keys(st, id, key_line, NULL);
+	if (rc == -EBADMSG)
+		log_error("session %lld: a damaged sample block: run `collector check --store PATH`", (long long)id);
+	return rc;
+}
+
 int cli_dump(int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"store", required_argument, NULL, 's'}, {"session", required_argument, NULL, 'n'},
 	    {"json", no_argument, NULL, 'j'},	     {"rows", no_argument, NULL, 'r'},
 	    {"help", no_argument, NULL, 'h'},	     {"check", required_argument, NULL, 'K'},
-	    {NULL, 0, NULL, 0}};
+	    {"keys", no_argument, NULL, 'k'},	     {NULL, 0, NULL, 0}};
 	const char *path = NULL, *sess = NULL;
 	unsigned check = CLI_CHECK_DEFAULT;
 	struct dump d = {0};
@@ -311,6 +336,9 @@ int cli_dump(int argc, char **argv)
 			break;
 		case 'r':
 			d.rows = true;
+			break;
+		case 'k':
+			d.keys = true;
 			break;
 		case 'K':
 			if (cli_check_arg("dump", optarg, &check))
@@ -337,7 +365,7 @@ int cli_dump(int argc, char **argv)
 	struct store *st;
 	if (cli_open_store(path, check, &st) < 0)
 		return 1;
-	int rc = d.json ? dump_json(st, id, &d) : dump_text(st, id, &d);
+	int rc = d.keys ? dump_keys(st, id) : d.json ? dump_json(st, id, &d) : dump_text(st, id, &d);
 	if (rc == -ENOENT)
 		log_error("no session %lld in %s: list them with `collector sessions --store %s`", id, path,
 			  path);

@@ -3,8 +3,8 @@
  *
  * Per selected session: its time bounds become t_ns bounds (wall =
  * sessions.realtime_ns + t_ns), the database groups the rows of the range by
- * key (pid, tid, ip, kip, stack_id) from the packed sample_blocks (or the
- * cpu_samples rows of older sessions), and each key becomes a stack of
+ * key (pid, tid, ip, kip, stack_id) from the packed sample_blocks (and an
+ * older collector's cpu_samples rows of records without a block), and each key becomes a stack of
  * interned frames: the kernel chain (or [kip]) + the user chain, or [ip]
  * when there is no chain. Keys that end with the same frames, task and
  * session are merged. Process and thread names come from sample_tasks (the
@@ -180,11 +180,12 @@ static int read_keys(struct store *s, struct build *b, struct sess *se, const st
 		     int64_t hi, uint64_t *samples)
 {
 	struct kset ks = {0};
-	bool blocks = false;
-	int rc = b->have_blocks ? qm_has_blocks(s, se->id, &blocks) : 0;
-	if (rc == 0)
-		rc = blocks ? qm_keys_from_blocks(s, se->id, f, lo, hi, &ks)
-			    : qm_keys_from_rows(s, se->id, f, lo, hi, &ks);
+	bool old_rows = false;
+	int rc = qm_rows_needed(s, b, se->id, &old_rows);
+	if (rc == 0 && b->have_blocks)
+		rc = qm_keys_from_blocks(s, se->id, f, lo, hi, &ks);
+	if (rc == 0 && old_rows)
+		rc = qm_keys_from_rows(s, se->id, f, lo, hi, b->have_blocks, &ks);
 	free(ks.slots);
 	const struct store_block_key *rows = ks.rows;
 	size_t n = ks.n;
@@ -431,7 +432,8 @@ int query_run(struct store *s, const struct query_opts *o, struct query_result *
 	struct build b = {.r = r,
 			  .have_tasks = store_has_table(s, "sample_tasks"),
 			  .have_blocks = store_has_table(s, "sample_blocks"),
-			  .have_kstacks = store_has_table(s, "sample_kernel_stacks")};
+			  .have_kstacks = store_has_table(s, "sample_kernel_stacks"),
+			  .have_rows = store_has_table(s, "cpu_samples")};
 	int rc = sym_resolver_create(o->symfs, &b.sr);
 	if (rc == 0 && o->debug_dir)
 		rc = sym_resolver_set_debug_dir(b.sr, o->debug_dir);

@@ -1,6 +1,7 @@
 /* The sample keys of a session's time range, summed per key in C
- * (query_priv.h): from the packed sample_blocks, or the cpu_samples rows of
- * sessions stored before them. Counts stored unchecked by an older collector
+ * (query_priv.h): from the packed sample_blocks, the only store of the
+ * samples (#40), and an older collector's cpu_samples rows for the records
+ * it stored without a block. Counts stored unchecked by an older collector
  * are read within today's record limit. */
 #include <errno.h>
 #include <stddef.h>
@@ -12,10 +13,15 @@
 #include "sat.h"
 #include "validate_samples.h"
 
-/* Sessions stored before sample_blocks: their rows, summed per key in C (no GROUP BY: SQLite's sorter is
- * several times slower on millions of rows). */
+/* Records an older collector stored before sample_blocks: their rows, summed per key in C (no GROUP BY:
+ * SQLite's sorter is several times slower on millions of rows); with blocks in the store, only the rows of
+ * records without one (the collectors between wrote both). */
 static const char q_keys[] = "SELECT pid, tid, ip, kip, stack_id, count FROM cpu_samples"
 			     " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3";
+static const char q_keys_uncovered[] =
+    "SELECT pid, tid, ip, kip, stack_id, count FROM cpu_samples c"
+    " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3"
+    " AND NOT EXISTS (SELECT 1 FROM sample_blocks b WHERE b.session_id = ?1 AND b.seq = c.seq)";
 static const char q_blocks[] =
     "SELECT data FROM sample_blocks WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3";
 static const char q_nblocks[] = "SELECT COUNT(*) FROM sample_blocks WHERE session_id = ?1";
@@ -67,10 +73,17 @@ int qm_kset_add(struct kset *ks, const struct store_block_key *k)
 	return 0;
 }
 
-/* Whether every samples record of the session has its packed block (stores written before
- * sample_blocks existed have none: their rows are read from cpu_samples). */
-int qm_has_blocks(struct store *s, int64_t sid, bool *yes)
+/* Whether the session has records an older collector stored as cpu_samples rows only (before
+ * sample_blocks existed; this collector writes no rows). */
+int qm_rows_needed(struct store *s, const struct build *b, int64_t sid, bool *yes)
 {
+	*yes = false;
+	if (!b->have_rows)
+		return 0;
+	if (!b->have_blocks) {
+		*yes = true;
+		return 0;
+	}
 	int64_t n[2] = {0, 0};
 	const char *q[2] = {q_nblocks, q_nrecords};
 	for (int i = 0; i < 2; i++) {
@@ -85,7 +98,7 @@ int qm_has_blocks(struct store *s, int64_t sid, bool *yes)
 		if (rc < 0)
 			return rc;
 	}
-	*yes = n[0] > 0 && n[0] >= n[1];
+	*yes = n[0] < n[1];
 	return 0;
 }
 
@@ -134,9 +147,9 @@ int qm_keys_from_blocks(struct store *s, int64_t sid, const struct query_filter 
 }
 
 int qm_keys_from_rows(struct store *s, int64_t sid, const struct query_filter *f, int64_t lo, int64_t hi,
-		      struct kset *ks)
+		      bool uncovered, struct kset *ks)
 {
-	struct db_stmt *st = store_stmt(s, q_keys);
+	struct db_stmt *st = store_stmt(s, uncovered ? q_keys_uncovered : q_keys);
 	if (!st)
 		return -EIO;
 	db_bind_i64(st, 1, sid);

@@ -66,6 +66,7 @@ struct build {
 	size_t capframes, capstacks, capsessions, cappoints;
 	struct sym_resolver *sr;
 	bool have_tasks, have_blocks, have_kstacks; /* tables an older collector's store may lack */
+	bool have_rows;				    /* cpu_samples: only in an older collector's store */
 	struct kboot *kboots;
 	size_t nkboots;
 	int event_id; /* -1 none yet, -2 mixed */
@@ -131,11 +132,11 @@ const struct map_row *qm_find_map(const struct sess *se, int32_t pid, uint64_t i
 void qm_task_names(const struct sess *se, int32_t pid, int32_t tid, const char **comm, const char **thread);
 /* query_keys.c */
 int qm_kset_add(struct kset *ks, const struct store_block_key *k);
-int qm_has_blocks(struct store *s, int64_t sid, bool *yes);
+int qm_rows_needed(struct store *s, const struct build *b, int64_t sid, bool *yes);
 int qm_keys_from_blocks(struct store *s, int64_t sid, const struct query_filter *f, int64_t lo, int64_t hi,
 			struct kset *ks);
 int qm_keys_from_rows(struct store *s, int64_t sid, const struct query_filter *f, int64_t lo, int64_t hi,
-		      struct kset *ks);
+		      bool uncovered, struct kset *ks);
 /* query_series.c */
 int qm_read_series(struct store *s, struct build *b, struct sess *se, const struct query_filter *f,
 		   int64_t lo, int64_t hi);

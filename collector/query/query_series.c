@@ -8,10 +8,16 @@
 #include "query_priv.h"
 #include "sat.h"
 
-/* The samples over time (query_opts.series): per record and pid, from the rows or the packed blocks. */
+/* The samples over time (query_opts.series): per record and pid, from the packed blocks, and an older
+ * collector's rows of the records it stored without a block (query_keys.c). */
 static const char q_series[] =
     "SELECT t_ns, pid, SUM(count) FROM cpu_samples"
     " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3 GROUP BY t_ns, pid ORDER BY t_ns";
+static const char q_series_uncovered[] =
+    "SELECT t_ns, pid, SUM(count) FROM cpu_samples c"
+    " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3"
+    " AND NOT EXISTS (SELECT 1 FROM sample_blocks b WHERE b.session_id = ?1 AND b.seq = c.seq)"
+    " GROUP BY t_ns, pid ORDER BY t_ns";
 static const char q_series_blocks[] = "SELECT t_ns, data FROM sample_blocks"
 				      " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3 ORDER BY t_ns";
 
@@ -42,16 +48,36 @@ static int add_point(struct build *b, struct sess *se, const struct query_filter
 	return 0;
 }
 
+/* The points of an older collector's rows (records without a block). */
+static int series_rows(struct store *s, struct build *b, struct sess *se, const struct query_filter *f,
+		       int64_t lo, int64_t hi)
+{
+	struct db_stmt *st = store_stmt(s, b->have_blocks ? q_series_uncovered : q_series);
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, se->id);
+	db_bind_i64(st, 2, lo);
+	db_bind_i64(st, 3, hi);
+	int rc = 0;
+	while (rc == 0 && (rc = db_step(st)) == 1)
+		rc = add_point(b, se, f, db_col_i64(st, 0), (int32_t)db_col_i64(st, 1), db_col_u64(st, 2));
+	db_reset(st);
+	return rc < 0 ? rc : 0;
+}
+
 /* The samples over time of one session: per record (sampling interval) and
- * pid, from the packed blocks or, for sessions stored before them, the rows. */
+ * pid, from the packed blocks, after an older collector's rows of records
+ * stored without one (those came first in time). */
 int qm_read_series(struct store *s, struct build *b, struct sess *se, const struct query_filter *f,
 		   int64_t lo, int64_t hi)
 {
-	bool blocks = false;
-	int rc = b->have_blocks ? qm_has_blocks(s, se->id, &blocks) : 0;
-	if (rc < 0)
+	bool rows = false;
+	int rc = qm_rows_needed(s, b, se->id, &rows);
+	if (rc == 0 && rows)
+		rc = series_rows(s, b, se, f, lo, hi);
+	if (rc < 0 || !b->have_blocks)
 		return rc;
-	struct db_stmt *st = store_stmt(s, blocks ? q_series_blocks : q_series);
+	struct db_stmt *st = store_stmt(s, q_series_blocks);
 	if (!st)
 		return -EIO;
 	db_bind_i64(st, 1, se->id);
@@ -66,10 +92,6 @@ int qm_read_series(struct store *s, struct build *b, struct sess *se, const stru
 	while (rc == 0 && (rc = db_step(st)) == 1) {
 		rc = 0;
 		int64_t t = db_col_i64(st, 0);
-		if (!blocks) {
-			rc = add_point(b, se, f, t, (int32_t)db_col_i64(st, 1), db_col_u64(st, 2));
-			continue;
-		}
 		size_t zlen, len, off = 0;
 		const uint8_t *z = db_col_blob(st, 1, &zlen);
 		uint8_t *owned;

@@ -194,6 +194,8 @@ int store_session_records(struct store *s, int64_t session_id, uint64_t *records
 /* Whether the store has this table (a store written by an older collector, opened read-only, may lack a
  * newer record kind's tables). */
 bool store_has_table(struct store *s, const char *table);
+/* Whether the store's table has this column (sample_blocks.samples: not in an older collector's store). */
+bool store_has_column(struct store *s, const char *table, const char *column);
 /* The session's last_seen (unix s); -ENOENT if there is no such session. */
 int store_session_last_seen(struct store *s, int64_t session_id, int64_t *last_seen);
 int store_list_cpus(struct store *s, int64_t session_id, store_cpu_cb cb, void *arg);

@@ -14,22 +14,54 @@
 	" FROM sessions s"
 
 /* A session's sample counts, read apart from its row: in a damaged store read with --check off
- * the sessions are still listed when a page of the sample tables is unreadable. Each row's count
- * is taken within the record limit (VALIDATE_MAX_SAMPLE_COUNT): rows an older collector stored
- * unchecked made SUM overflow, one error per session per listing. */
-#define COUNTS_OF(sid)                                                                                       \
+ * the sessions are still listed when a page of the sample tables is unreadable. The CPU samples
+ * are the sums stored with the records' blocks (#40); an older collector's rows (cpu_samples) are
+ * counted for the records without a summed block, each row's count taken within the record limit
+ * (VALIDATE_MAX_SAMPLE_COUNT): rows an older collector stored unchecked made SUM overflow, one
+ * error per session per listing. */
+#define COUNTERS_OF(sid)                                                                                     \
 	"(SELECT COUNT(*) FROM counter_samples c WHERE c.session_id = " sid "),"                             \
-	" (SELECT MAX(t_ns) FROM counter_samples c WHERE c.session_id = " sid "),"                           \
-	" (SELECT COALESCE(SUM(CASE WHEN count < 0 OR count > 4294967295 THEN 4294967295 ELSE count END), "  \
-	"0)"                                                                                                 \
-	" FROM cpu_samples p WHERE p.session_id = " sid ")"
-#define SESSION_COUNTS "SELECT " COUNTS_OF("?1")
+	" (SELECT MAX(t_ns) FROM counter_samples c WHERE c.session_id = " sid "), "
+#define BLOCKS_OF(sid) "(SELECT COALESCE(SUM(samples), 0) FROM sample_blocks b WHERE b.session_id = " sid ")"
+#define ROWS_OF(sid, uncovered)                                                                              \
+	"(SELECT COALESCE(SUM(CASE WHEN count < 0 OR count > 4294967295 THEN 4294967295 ELSE count END), "  \
+	"0) FROM cpu_samples p WHERE p.session_id = " sid uncovered ")"
+#define UNCOVERED                                                                                            \
+	" AND NOT EXISTS (SELECT 1 FROM sample_blocks b WHERE b.session_id = p.session_id AND b.seq = p.seq" \
+	" AND b.samples IS NOT NULL)"
+/* Per store shape (cpu_counts()): blocks only, blocks and an older collector's rows, rows only
+ * (an older store opened read-only), neither. */
+#define CPU_OF_0(sid) BLOCKS_OF(sid)
+#define CPU_OF_1(sid) BLOCKS_OF(sid) " + " ROWS_OF(sid, UNCOVERED)
+#define CPU_OF_2(sid) ROWS_OF(sid, "")
+#define CPU_OF_3(sid) "0"
+static const char *const session_counts[4] = {
+    "SELECT " COUNTERS_OF("?1") CPU_OF_0("?1"),
+    "SELECT " COUNTERS_OF("?1") CPU_OF_1("?1"),
+    "SELECT " COUNTERS_OF("?1") CPU_OF_2("?1"),
+    "SELECT " COUNTERS_OF("?1") CPU_OF_3("?1"),
+};
 /* The list in one query: the rows and their counts (columns 21..23). */
-#define SESSION_LIST                                                                                         \
+#define SESSION_LIST_HEAD                                                                                    \
 	"SELECT s.id, s.agent_id, s.boot_id, s.board, s.kernel_release, s.hostname, s.machine,"              \
 	" s.agent_version, s.features, s.target, s.peer, s.schema_version, s.clock_id, s.base_ns,"           \
-	" s.realtime_ns, s.first_seen, s.last_seen, s.connects, s.records, s.wire_bytes, "                   \
-	"s.spool_dropped, " COUNTS_OF("s.id") " FROM sessions s ORDER BY s.id"
+	" s.realtime_ns, s.first_seen, s.last_seen, s.connects, s.records, s.wire_bytes, s.spool_dropped, "
+#define SESSION_LIST_TAIL " FROM sessions s ORDER BY s.id"
+static const char *const session_list[4] = {
+    SESSION_LIST_HEAD COUNTERS_OF("s.id") CPU_OF_0("s.id") SESSION_LIST_TAIL,
+    SESSION_LIST_HEAD COUNTERS_OF("s.id") CPU_OF_1("s.id") SESSION_LIST_TAIL,
+    SESSION_LIST_HEAD COUNTERS_OF("s.id") CPU_OF_2("s.id") SESSION_LIST_TAIL,
+    SESSION_LIST_HEAD COUNTERS_OF("s.id") CPU_OF_3("s.id") SESSION_LIST_TAIL,
+};
+
+/* Which of the count queries fits the store's tables. */
+static int cpu_counts(struct store *s)
+{
+	bool rows = store_has_table(s, "cpu_samples");
+	if (store_has_table(s, "sample_blocks") && store_has_column(s, "sample_blocks", "samples"))
+		return rows ? 1 : 0;
+	return rows ? 2 : 3;
+}
 
 static uint64_t col_u64(struct db_stmt *st, int col)
 {
@@ -107,7 +139,7 @@ static int session_row(struct db_stmt *st, const struct row_ctx *ctx)
 		r.samples = r.counter_samples + r.cpu_samples;
 		return ctx->cb.session(&r, ctx->arg);
 	}
-	struct db_stmt *q = store_query(c->store, SESSION_COUNTS);
+	struct db_stmt *q = store_query(c->store, session_counts[cpu_counts(c->store)]);
 	int rc = -EIO;
 	if (q) {
 		db_bind_i64(q, 1, r.id);
@@ -130,7 +162,8 @@ static int session_row(struct db_stmt *st, const struct row_ctx *ctx)
 int store_list_sessions(struct store *s, store_session_cb cb, void *arg)
 {
 	int64_t last = 0;
-	struct db_stmt *st = store_query(s, SESSION_LIST);
+	int shape = cpu_counts(s);
+	struct db_stmt *st = store_query(s, session_list[shape]);
 	if (st) {
 		const struct row_ctx one = {.cb.session = cb, .arg = arg, .last_id = &last};
 		int rc, ret = 0;
@@ -175,6 +208,21 @@ int store_session_records(struct store *s, int64_t session_id, uint64_t *records
 bool store_has_table(struct store *s, const char *table)
 {
 	return db_has_table(s->db, table);
+}
+
+bool store_has_column(struct store *s, const char *table, const char *column)
+{
+	struct db_stmt *st = store_query(s, db_engine(s->db) == DB_PG
+						? "SELECT 1 FROM information_schema.columns WHERE table_schema ="
+						  " current_schema() AND table_name = ?1 AND column_name = ?2"
+						: "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2");
+	if (!st)
+		return false;
+	db_bind_text(st, 1, table);
+	db_bind_text(st, 2, column);
+	bool yes = db_step(st) == 1;
+	db_finalize(st);
+	return yes;
 }
 
 int store_session_last_seen(struct store *s, int64_t session_id, int64_t *last_seen)

@@ -1,35 +1,31 @@
 /* Record kind "samples": CPU samples aggregated per interval (both back ends
  * of agent record), the mappings and call chains they reference, and the
  * per-task on/off-CPU times. Tables:
- *   cpu_samples(session_id, seq, t_ns, backend, event_id, pid, tid, ip, kip, stack_id, count)
  *   sample_mappings(session_id, map_id, pid, start, "end", pgoff, path, build_id)
  *   sample_stacks(session_id, stack_id, ips)  -- ips: packed little-endian uint64, innermost first
  *   sample_kernel_stacks(session_id, stack_id, ips)  -- the chain's kernel frames, where recorded
  *   task_times(session_id, seq, t_ns, pid, tid, on_cpu_ns, off_cpu_ns, switches)
  *   sample_intervals(session_id, seq, t_ns, interval_ns, backend, event_id, freq_hz, period, lost)
  *   sample_tasks(session_id, pid, tid, comm, thread)  -- process and thread names, interned per task
- *   sample_blocks(session_id, seq, t_ns, keys, data)  -- the record's keys packed, zstd (store_blocks.h), for
- * the queries over time (one row per record, not per key) t_ns is absolute (ns after Hello.base_ns):
- * Samples.t_ns is not delta-encoded. */
+ *   sample_blocks(session_id, seq, t_ns, keys, data, samples)  -- the record's keys packed, zstd
+ *     (store_blocks.h), and the sum of their counts: the only store of the samples (#40; one row per
+ *     record, not per key). Stores of an older collector also hold cpu_samples(session_id, seq, t_ns,
+ *     backend, event_id, pid, tid, ip, kip, stack_id, count), one row per key, read where a record has
+ *     no block; it is no longer created or written, and their blocks' samples column is NULL.
+ * t_ns is absolute (ns after Hello.base_ns): Samples.t_ns is not delta-encoded. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "store_blocks.h"
 #include "store_kinds.h"
-#include "store_rows.h"
+#include "validate_samples.h"
 
 static const char samples_schema[] =
-	"CREATE TABLE IF NOT EXISTS cpu_samples (session_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
-	" t_ns INTEGER NOT NULL, backend INTEGER, event_id INTEGER, pid INTEGER, tid INTEGER, ip INTEGER,"
-	" kip INTEGER, stack_id INTEGER, count INTEGER NOT NULL);"
-	/* (session, t_ns): retention deletes by time, every reader selects by session. It replaces
-	 * (session, pid), which no query used beyond its session prefix (built once at the first
-	 * read-write open of an older store). */
-	"CREATE INDEX IF NOT EXISTS cpu_samples_time ON cpu_samples(session_id, t_ns);"
+	/* the (session, pid) index of older stores' cpu_samples: no query used it */
 	"DROP INDEX IF EXISTS cpu_samples_session;"
 	"CREATE TABLE IF NOT EXISTS sample_blocks (session_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
-	" t_ns INTEGER NOT NULL, keys INTEGER, data BLOB, PRIMARY KEY(session_id, seq));"
+	" t_ns INTEGER NOT NULL, keys INTEGER, data BLOB, samples INTEGER, PRIMARY KEY(session_id, seq));"
 	"CREATE INDEX IF NOT EXISTS sample_blocks_time ON sample_blocks(session_id, t_ns);"
 	"CREATE TABLE IF NOT EXISTS sample_tasks (session_id INTEGER NOT NULL, pid INTEGER NOT NULL,"
 	" tid INTEGER NOT NULL, comm TEXT, thread TEXT, PRIMARY KEY(session_id, pid, tid));"
@@ -47,8 +43,6 @@ static const char samples_schema[] =
 	" t_ns INTEGER, interval_ns INTEGER, backend INTEGER, event_id INTEGER, freq_hz INTEGER,"
 	" period INTEGER, lost INTEGER, keys INTEGER, PRIMARY KEY(session_id, seq));";
 
-static const char ins_samples[] = "INSERT INTO cpu_samples (session_id, seq, t_ns, backend, event_id, pid, tid, ip,"
-				  " kip, stack_id, count) VALUES ";
 static const char ins_mapping[] = "INSERT INTO sample_mappings (session_id, map_id, pid, start, \"end\", pgoff,"
 				  " path, build_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT DO NOTHING";
 static const char ins_stack[] = "INSERT INTO sample_stacks (session_id, stack_id, ips) VALUES (?1, ?2, ?3)"
@@ -63,13 +57,14 @@ static const char ins_interval[] = "INSERT INTO sample_intervals (session_id, se
 static const char ins_task_name[] = "INSERT INTO sample_tasks (session_id, pid, tid, comm, thread)"
 				    " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (session_id, pid, tid)"
 				    " DO UPDATE SET comm = excluded.comm, thread = excluded.thread";
-static const char ins_block[] = "INSERT INTO sample_blocks (session_id, seq, t_ns, keys, data)"
-				" VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING";
+static const char ins_block[] = "INSERT INTO sample_blocks (session_id, seq, t_ns, keys, data, samples)"
+				" VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING";
 
 /* The record's keys as one packed row, zstd-compressed where that is smaller (store_blocks.h). */
 static int put_block(struct store *s, int64_t sid, uint64_t seq, const Prof__Samples *sm)
 {
 	size_t n = sm->n_count, len = 0;
+	uint64_t total = 0; /* each count within the record limit, as the readers take it */
 	uint8_t *buf = malloc(n * STORE_BLOCK_MAX_KEY_BYTES + 1);
 	if (!buf)
 		return -ENOMEM;
@@ -78,6 +73,7 @@ static int put_block(struct store *s, int64_t sid, uint64_t seq, const Prof__Sam
 					    .kip = sm->n_kip ? sm->kip[i] : 0, .stack_id = sm->stack_id[i],
 					    .count = sm->count[i]};
 		len += store_block_put(buf + len, &k);
+		total += k.count > VALIDATE_MAX_SAMPLE_COUNT ? VALIDATE_MAX_SAMPLE_COUNT : k.count;
 	}
 	uint8_t *z;
 	size_t zlen;
@@ -89,6 +85,7 @@ static int put_block(struct store *s, int64_t sid, uint64_t seq, const Prof__Sam
 		db_bind_u64(st, 3, sm->t_ns);
 		db_bind_i64(st, 4, (int64_t)n);
 		db_bind_blob(st, 5, z ? z : buf, z ? zlen : len);
+		db_bind_u64(st, 6, total);
 		rc = db_run(st);
 	} else if (rc == 0) {
 		rc = -EIO;
@@ -176,29 +173,6 @@ static int put_task_names(struct store *s, int64_t sid, const Prof__Samples *sm)
 	return rc;
 }
 
-struct sample_rows {
-	int64_t sid;
-	uint64_t seq;
-	const Prof__Samples *sm;
-};
-
-static void bind_sample_row(struct db_stmt *st, int b, size_t i, void *arg)
-{
-	const struct sample_rows *r = arg;
-	const Prof__Samples *sm = r->sm;
-	db_bind_i64(st, b + 1, r->sid);
-	db_bind_u64(st, b + 2, r->seq);
-	db_bind_u64(st, b + 3, sm->t_ns);
-	db_bind_i64(st, b + 4, sm->backend);
-	db_bind_i64(st, b + 5, sm->event_id);
-	db_bind_i64(st, b + 6, sm->pid[i]);
-	db_bind_i64(st, b + 7, sm->tid[i]);
-	db_bind_u64(st, b + 8, sm->ip[i]);
-	db_bind_u64(st, b + 9, sm->n_kip ? sm->kip[i] : 0);
-	db_bind_i64(st, b + 10, sm->stack_id[i]);
-	db_bind_u64(st, b + 11, sm->count[i]);
-}
-
 static int put_samples(struct store *s, int64_t sid, const Prof__Envelope *env)
 {
 	const Prof__Samples *sm = env->samples;
@@ -225,9 +199,6 @@ static int put_samples(struct store *s, int64_t sid, const Prof__Envelope *env)
 	db_bind_u64(st, 9, sm->lost);
 	db_bind_i64(st, 10, (int64_t)sm->n_count);
 	rc = db_run(st);
-	if (rc == 0)
-		rc = store_insert_rows(s, ins_samples, 11, sm->n_count, bind_sample_row,
-				       &(struct sample_rows){.sid = sid, .seq = env->seq, .sm = sm});
 	if (rc == 0 && sm->n_count)
 		rc = put_block(s, sid, env->seq, sm);
 	for (size_t i = 0; rc == 0 && i < sm->n_task_times; i++) {

@@ -62,6 +62,9 @@ static const char *const pg_migrations[] = {
     "CREATE TABLE counter_samples (session_id BIGINT NOT NULL, seq BIGINT NOT NULL, t_ns BIGINT NOT NULL,"
     " event_id INTEGER NOT NULL, value BIGINT, running_pct INTEGER);"
     "CREATE INDEX counter_samples_event ON counter_samples(session_id, event_id, t_ns);",
+    /* 2: the samples of a record's block summed (#40: the blocks are the only store of the samples); the
+     * table is a record kind's, created with the column where missing */
+    "ALTER TABLE IF EXISTS sample_blocks ADD COLUMN IF NOT EXISTS samples BIGINT;",
 };
 #define PG_NMIGRATIONS ((int)(sizeof(pg_migrations) / sizeof(pg_migrations[0])))
 
@@ -276,5 +279,9 @@ int store_schema_setup(struct store *s)
 	/* Tables of the record kinds: created if missing, also in stores made by an older collector. */
 	if (rc == 0 && !(s->flags & STORE_READ_ONLY))
 		rc = kind_tables(s);
+	/* sample_blocks of an older collector: without the samples column (NULL in its rows: their
+	 * records' cpu_samples rows are counted, store_query.c) */
+	if (rc == 0 && !(s->flags & STORE_READ_ONLY) && !store_has_column(s, "sample_blocks", "samples"))
+		rc = db_exec(s->db, "ALTER TABLE sample_blocks ADD COLUMN samples INTEGER", "add sample_blocks.samples");
 	return rc;
 }

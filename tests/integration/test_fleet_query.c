@@ -254,7 +254,7 @@ static int count_rows(const char *json)
 static long long stored_for(struct fleet *f, const char *agent, const char *comm)
 {
 	return tp_db_int(f->t.db,
-			 "SELECT COALESCE(SUM(c.count), 0) FROM cpu_samples c JOIN sessions s ON s.id = c.session_id"
+			 "SELECT COALESCE(SUM(c.count), 0) FROM block_keys c JOIN sessions s ON s.id = c.session_id"
 			 " WHERE s.agent_id = '%s' AND c.pid IN (SELECT pid FROM sample_tasks t WHERE"
 			 " t.session_id = c.session_id AND t.comm = '%s')",
 			 agent, comm);
@@ -292,7 +292,7 @@ static void test_fleet_hottest_processes_across_agents(void **state)
 		sum += strtoll(p + 7, NULL, 10);
 	assert_int_equal(sum, total_samples(out)); /* the rows cover every sample */
 	assert_int_equal(total_samples(out),
-			 tp_db_int(f->t.db, "SELECT SUM(count) FROM cpu_samples"));
+			 tp_db_int(f->t.db, "SELECT SUM(count) FROM block_keys"));
 	free(out);
 }
 
@@ -439,30 +439,48 @@ static void test_fleet_sessions_count_cpu_samples(void **state)
 	char *out = collector(f, "sessions", "--store", f->t.db, "--json", NULL);
 	assert_non_null(strstr(out, "{\"sessions\":[{\"id\":1,"));
 	char want[96];
-	snprintf(want, sizeof(want), "\"cpu_samples\":%lld",
-		 (long long)tp_db_int(f->t.db, "SELECT SUM(count) FROM cpu_samples WHERE session_id = 1"));
+	long long stored = tp_db_int(f->t.db, "SELECT SUM(count) FROM block_keys WHERE session_id = 1");
+	snprintf(want, sizeof(want), "\"cpu_samples\":%lld", stored);
 	assert_non_null(strstr(out, want));
+	free(out);
+	/* collector dump --keys: the session's keys as stored, one per line, for scripts (#40: no rows to sum) */
+	out = collector(f, "dump", "--store", f->t.db, "--session", "1", "--keys", NULL);
+	assert_true(strncmp(out, "# seq t_ns pid tid ip kip stack_id count\n", 40) == 0);
+	long long sum = 0, keys = 0;
+	for (char *line = strchr(out, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+		unsigned long long seq, ip, kip, count;
+		long long t_ns;
+		int pid, tid;
+		unsigned stack;
+		assert_int_equal(sscanf(line + 1, "%llu %lld %d %d %llu %llu %u %llu", &seq, &t_ns, &pid, &tid, &ip, &kip,
+					&stack, &count),
+				 8);
+		sum += (long long)count;
+		keys++;
+	}
+	assert_int_equal(sum, stored);
+	assert_int_equal(keys, tp_db_int(f->t.db, "SELECT COUNT(*) FROM block_keys WHERE session_id = 1"));
 	free(out);
 }
 
 static void test_fleet_prune_removes_older_only(void **state)
 {
 	struct fleet *f = fleet_of(state);
-	long long b_rows = tp_db_int(f->t.db, "SELECT COUNT(*) FROM cpu_samples WHERE session_id = 2");
+	long long b_rows = tp_db_int(f->t.db, "SELECT COUNT(*) FROM block_keys WHERE session_id = 2");
 	long long b_iv = tp_db_int(f->t.db, "SELECT COUNT(*) FROM sample_intervals WHERE session_id = 2");
 	long long b_maps = tp_db_int(f->t.db, "SELECT COUNT(*) FROM sample_mappings");
-	assert_true(tp_db_int(f->t.db, "SELECT COUNT(*) FROM cpu_samples WHERE session_id = 1") > 0);
+	assert_true(tp_db_int(f->t.db, "SELECT COUNT(*) FROM block_keys WHERE session_id = 1") > 0);
 	char older[32];
 	snprintf(older, sizeof(older), "%lldms", (long long)((wall_now() - f->t_mid) * 1000));
 	char *out = collector(f, "prune", "--store", f->t.db, "--older-than", older, NULL);
 	fprintf(stderr, "%s", out);
 	free(out);
 	/* agent A's samples are older: gone; its session (seen a moment ago) stays, with its names */
-	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM cpu_samples WHERE session_id = 1"), 0);
+	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM block_keys WHERE session_id = 1"), 0);
 	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM sample_intervals WHERE session_id = 1"), 0);
 	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM sessions"), 2);
 	/* agent B's: all there */
-	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM cpu_samples WHERE session_id = 2"), b_rows);
+	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM block_keys WHERE session_id = 2"), b_rows);
 	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM sample_intervals WHERE session_id = 2"), b_iv);
 	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM sample_mappings"), b_maps);
 	out = collector(f, "report", "--store", f->t.db, "--since", "10m", "--by", "agent", "--json", NULL);
@@ -478,13 +496,13 @@ static void test_fleet_prune_removes_older_only(void **state)
 	int status;
 	assert_int_equal(tp_wait(p, 30000, &status), 0);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
-	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM cpu_samples WHERE session_id = 2"), b_rows);
+	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM block_keys WHERE session_id = 2"), b_rows);
 	/* its agent is gone (it exited): with no grace it goes whole */
 	out = collector(f, "prune", "--store", f->t.db, "--session", "2", "--live-grace", "0", NULL);
 	assert_non_null(strstr(out, "deleted session 2"));
 	free(out);
 	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM sessions WHERE id = 2"), 0);
-	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM cpu_samples WHERE session_id = 2"), 0);
+	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM block_keys WHERE session_id = 2"), 0);
 	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM sample_stacks WHERE session_id = 2"), 0);
 	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM sessions WHERE id = 1"), 1);
 }
@@ -507,7 +525,7 @@ static void test_fleet_retain_while_listening(void **state)
 	long long left = -1;
 	for (int i = 0; i < 100 && left != 0; i++) { /* 3 s of age + a pass a second: within 10 s */
 		tp_sleep_ms(100);
-		left = tp_db_int(f->t.db, "SELECT COUNT(*) FROM cpu_samples WHERE session_id = %lld", sid);
+		left = tp_db_int(f->t.db, "SELECT COUNT(*) FROM block_keys WHERE session_id = %lld", sid);
 	}
 	fprintf(stderr, "--retain 3s: %lld rows of session %lld left\n", left, sid);
 	assert_int_equal(left, 0);

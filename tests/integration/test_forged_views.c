@@ -40,6 +40,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "block_keys.h"
 #include "frame.h"
 #include "ksyms.h"
 #include "profile_fixture.h"
@@ -216,12 +217,10 @@ static int build_forged(struct env *e)
 	store_close(s);
 	if (rc < 0)
 		return rc;
-	/* forged-rows as a store written before sample_blocks: its rows only */
+	/* forged-rows as a store written before sample_blocks: its rows only (this collector writes none) */
 	sqlite3 *h;
-	char sql[128];
-	snprintf(sql, sizeof(sql), "DELETE FROM sample_blocks WHERE session_id = %lld",
-		 (long long)e->sid_rows);
-	rc = sqlite3_open(e->f.db, &h) == SQLITE_OK && sqlite3_exec(h, sql, NULL, NULL, NULL) == SQLITE_OK
+	rc = sqlite3_open(e->f.db, &h) == SQLITE_OK &&
+		     tp_rows_from_blocks(h, (long long)e->sid_rows) == SQLITE_OK
 		 ? 0
 		 : -EIO;
 	sqlite3_close(h);

@@ -24,6 +24,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "block_keys.h"
 #include "testproc.h"
 
 #define CHURN_N "1500"     /* x5 executable mappings each (churn, libOpenCL, libm, libc, ld.so): 7,500 */
@@ -230,7 +231,7 @@ static void churn_run(struct env *e, const char *backend)
 	char sidbuf[32], pidbuf[32];
 	snprintf(sidbuf, sizeof(sidbuf), "%lld", (long long)sid);
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)late);
-	int64_t late_samples = tp_db_int(e->t.db, "SELECT SUM(count) FROM cpu_samples WHERE session_id=%lld AND pid=%d",
+	int64_t late_samples = tp_db_int(e->t.db, "SELECT SUM(count) FROM block_keys WHERE session_id=%lld AND pid=%d",
 					 (long long)sid, (int)late);
 	assert_true(late_samples >= 100); /* 0.5 s of CPU at 499 Hz */
 	char *rargv[] = {coll, "report", "--store", e->t.db, "--session", sidbuf, "--pid", pidbuf, "--by", "function",
@@ -271,11 +272,12 @@ static void churn_run(struct env *e, const char *backend)
 	struct pname *pn = perf_names(e);
 	sqlite3 *db;
 	assert_int_equal(sqlite3_open_v2(e->t.db, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(tp_block_keys(db), SQLITE_OK); /* the samples: the stored blocks decoded */
 	sqlite3_stmt *st;
 	char sql[512];
 	snprintf(sql, sizeof(sql),
 		 "SELECT s.tid, (SELECT CASE WHEN thread<>'' THEN thread ELSE comm END FROM sample_tasks t"
-		 " WHERE t.session_id=s.session_id AND t.pid=s.pid AND t.tid=s.tid) FROM cpu_samples s"
+		 " WHERE t.session_id=s.session_id AND t.pid=s.pid AND t.tid=s.tid) FROM block_keys s"
 		 " WHERE s.session_id=%lld AND s.tid>0 GROUP BY s.pid, s.tid",
 		 (long long)sid);
 	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);

@@ -86,14 +86,14 @@ static void check_session(struct env *e, const char *agent_id, int backend)
 	assert_true(sid > 0);
 	/* samples for busy's own threads (the agent also sees what runs after its exit print: allow it) */
 	int64_t busy_samples = tp_db_int(e->t.db,
-		"SELECT SUM(count) FROM cpu_samples WHERE session_id=%lld AND pid=(SELECT pid FROM sample_mappings"
+		"SELECT SUM(count) FROM block_keys WHERE session_id=%lld AND pid=(SELECT pid FROM sample_mappings"
 		" WHERE session_id=%lld AND path LIKE '%%/busy' LIMIT 1)", (long long)sid, (long long)sid);
 	/* samples, the agent's vdso image (one Vdso record, issue 39) and its kernel symbols, where it
 	 * sees kernel addresses */
 	int64_t kinds = tp_db_int(e->t.db, "SELECT COUNT(DISTINCT kind) FROM records WHERE session_id=%lld AND kind<>'heartbeat'",
 				  (long long)sid);
-	int64_t be = tp_db_int(e->t.db, "SELECT MIN(backend) FROM cpu_samples WHERE session_id=%lld", (long long)sid);
-	int64_t be2 = tp_db_int(e->t.db, "SELECT MAX(backend) FROM cpu_samples WHERE session_id=%lld", (long long)sid);
+	int64_t be = tp_db_int(e->t.db, "SELECT MIN(backend) FROM block_keys WHERE session_id=%lld", (long long)sid);
+	int64_t be2 = tp_db_int(e->t.db, "SELECT MAX(backend) FROM block_keys WHERE session_id=%lld", (long long)sid);
 	int64_t samples_kind = tp_db_int(e->t.db, "SELECT COUNT(*) FROM records WHERE session_id=%lld AND kind='samples'",
 					 (long long)sid);
 	fprintf(stderr, "# %s: busy cpu %.3f s -> expected %.0f samples, stored %lld; %lld samples records\n",
@@ -127,7 +127,7 @@ static void check_session(struct env *e, const char *agent_id, int backend)
 	unsigned long long top_total = 0, spin_top = 0, spin_fleet = 0;
 	assert_int_equal(sscanf(out, "top functions: %llu samples of", &top_total), 1);
 	assert_int_equal((long long)top_total,
-			 tp_db_int(e->t.db, "SELECT SUM(count) FROM cpu_samples WHERE session_id=%lld", (long long)sid));
+			 tp_db_int(e->t.db, "SELECT SUM(count) FROM block_keys WHERE session_id=%lld", (long long)sid));
 	char *first = tp_top_first_row(out);
 	assert_non_null(first);
 	assert_non_null(strstr(first, " spin"));
@@ -254,11 +254,11 @@ static void kernel_chains(struct env *e, const char *backend, const char *agent_
 	}
 	int64_t sid = session_of(e, agent_id);
 	assert_true(sid > 0);
-	int64_t ksamples = tp_db_int(e->t.db, "SELECT COALESCE(SUM(count), 0) FROM cpu_samples WHERE session_id=%lld"
+	int64_t ksamples = tp_db_int(e->t.db, "SELECT COALESCE(SUM(count), 0) FROM block_keys WHERE session_id=%lld"
 				     " AND kip<>0", (long long)sid);
 	/* kernel samples with a chain that has kernel frames */
 	static const char with_chain[] =
-		"SELECT COALESCE(SUM(c.count), 0) FROM cpu_samples c JOIN sample_kernel_stacks k ON"
+		"SELECT COALESCE(SUM(c.count), 0) FROM block_keys c JOIN sample_kernel_stacks k ON"
 		" k.session_id = c.session_id AND k.stack_id = c.stack_id WHERE c.session_id=%lld AND c.kip<>0%s";
 	int64_t kchained = tp_db_int(e->t.db, with_chain, (long long)sid, "");
 	/* ... whose innermost kernel frame (little-endian u64 at the start of the blob) is the sample's kip */

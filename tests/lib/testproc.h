@@ -66,7 +66,8 @@ const char *tp_env_path(const struct tp_env *e, const char *name, char *buf, siz
 /* Print a file (a log) to stderr, for failing tests. */
 void tp_dump_file(const char *path);
 
-/* Run a query returning one integer (first column of first row); -1 on error. */
+/* Run a query returning one integer (first column of first row); -1 on error.
+ * A query naming block_keys reads the decoded sample blocks (block_keys.h). */
 int64_t tp_db_int(const char *db, const char *sql_fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Count of lines in file containing needle. */
 int tp_file_count(const char *path, const char *needle);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "log.h"
 #include "report/gpu.h"
@@ -498,18 +499,22 @@ static void test_store_backend_every_kind_and_queries(void **state)
 	store_close(s);
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 8);
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM gpu_samples"), 8); /* non-zero values only */
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM cpu_samples"), 80);
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_mappings"), 1);
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM task_times"), 2);
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM cl_commands"), 2);
-	int64_t cpu_sum = q(f, "SELECT SUM(count) FROM cpu_samples");
-	assert_true(cpu_sum > 0);
+	/* the blocks are the only store of the samples (#40): no per-key rows; each block has its 40 keys
+	 * and the sum of their counts (1 + 2 + ... + 40 per record) */
+	int64_t cpu_sum = 2 * (40 * 41 / 2);
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), 2); /* one packed row per Samples record */
+	assert_int_equal(q(f, "SELECT SUM(keys) FROM sample_blocks"), 80);
+	assert_int_equal(q(f, "SELECT SUM(samples) FROM sample_blocks"), cpu_sum);
 	/* stored compressed (#40): 40 keys of at least 6 varint bytes each would be 480 bytes raw per block
 	 */
 	assert_true(q(f, "SELECT SUM(LENGTH(data)) FROM sample_blocks") < 2 * 40 * 6);
 
 	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &s), 0);
+	assert_false(store_has_table(s, "cpu_samples")); /* not created (#40) */
+	assert_true(store_has_column(s, "sample_blocks", "samples"));
 	struct store_session_row row;
 	memset(&row, 0, sizeof(row));
 	assert_int_equal(store_list_sessions(s, session_cb, &row), 0);
@@ -635,8 +640,8 @@ static void test_store_backend_pg_migrations_versioned(void **state)
 	store_close(s);
 	s = open_store(f); /* reopening migrates nothing */
 	store_close(s);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM prof_schema_migrations"), 1);
-	assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 1);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM prof_schema_migrations"), 2);
+	assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 2);
 	assert_int_equal(pg_exec(f->uri, "INSERT INTO prof_schema_migrations (version) VALUES (99)"), 0);
 	assert_int_equal(store_open(f->uri, 0, &s), -EPROTONOSUPPORT);
 	assert_null(s);
@@ -845,6 +850,86 @@ static void test_store_backend_kernel_symbols(void **state)
 	store_close(s);
 }
 
+/* SQL that changes the database behind the store, the same on both back ends. */
+static void exec_sql(struct fx *f, const char *sql)
+{
+	if (f->b == B_PG) {
+		assert_int_equal(pg_exec(f->uri, sql), 0);
+		return;
+	}
+	sqlite3 *h;
+	char *err = NULL;
+	assert_int_equal(sqlite3_open(f->uri, &h), SQLITE_OK);
+	if (sqlite3_exec(h, sql, NULL, NULL, &err) != SQLITE_OK)
+		fail_msg("%s: %s", sql, err);
+	sqlite3_close(h);
+}
+
+/* The CPU samples of the store's one session: the query model's total and the session's count. */
+static void cpu_figures(struct fx *f, int64_t sid, uint64_t *total, uint64_t *listed)
+{
+	struct store *s = NULL;
+	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &s), 0);
+	struct store_session_row row;
+	memset(&row, 0, sizeof(row));
+	assert_int_equal(store_list_sessions(s, session_cb, &row), 0);
+	*listed = row.cpu_samples;
+	struct query_opts qo;
+	query_opts_init(&qo, 0);
+	qo.f.sessions[0] = sid;
+	qo.f.nsessions = 1;
+	struct query_result *qr;
+	assert_int_equal(query_run(s, &qo, &qr), 0);
+	*total = qr->total;
+	query_result_free(qr);
+	store_close(s);
+}
+
+/* #40: a store an older collector wrote (record 1 as cpu_samples rows only, from before sample_blocks;
+ * record 2 as rows beside a block without the samples column; PostgreSQL at schema version 1), built
+ * from its schema and rows by SQL, is read as it is, then upgraded by a read-write open (the column
+ * added; PostgreSQL: migration 2) and written on: its rows count once, the new record's block once. */
+static void test_store_backend_older_samples_upgraded(void **state)
+{
+	struct fx *f = *state;
+	struct store *s = open_store(f);
+	uint64_t max = 0;
+	bool created = false;
+	int64_t sid = session(s, "board-old", 4, &max, &created);
+	assert_int_equal(put_samples(s, sid, 3), 1);
+	assert_int_equal(put_samples(s, sid, 4), 1);
+	assert_int_equal(store_commit(s), 0);
+	store_close(s);
+	char sql[1024];
+	snprintf(sql, sizeof(sql),
+		 "CREATE TABLE cpu_samples (session_id BIGINT NOT NULL, seq BIGINT NOT NULL, t_ns BIGINT NOT NULL,"
+		 " backend INTEGER, event_id INTEGER, pid INTEGER, tid INTEGER, ip BIGINT, kip BIGINT,"
+		 " stack_id BIGINT, count BIGINT NOT NULL);"
+		 "WITH RECURSIVE k(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM k WHERE i < 39), r(seq) AS"
+		 " (SELECT 3 UNION ALL SELECT 4) INSERT INTO cpu_samples SELECT %lld, seq, 1000000 * seq, 0, 9, 42,"
+		 " 43, 4194304 + 16 * (i %% 4), 0, 7, i + 1 FROM k, r;"
+		 "DELETE FROM sample_blocks WHERE seq = 3; ALTER TABLE sample_blocks DROP COLUMN samples;%s",
+		 (long long)sid, f->b == B_PG ? "DELETE FROM prof_schema_migrations WHERE version = 2;" : "");
+	exec_sql(f, sql);
+	uint64_t total, listed, want = 2 * (40 * 41 / 2); /* two records of counts 1..40 */
+	cpu_figures(f, sid, &total, &listed);		   /* as the older collector left it */
+	assert_int_equal(total, want);
+	assert_int_equal(listed, want);
+	s = open_store(f); /* the upgrade, then a record of this collector: its block only */
+	assert_true(store_has_column(s, "sample_blocks", "samples"));
+	assert_int_equal(put_samples(s, sid, 5), 1);
+	assert_int_equal(store_commit(s), 0);
+	store_close(s);
+	if (f->b == B_PG)
+		assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 2);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM cpu_samples"), 80);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks WHERE samples IS NOT NULL"), 1);
+	want += 40 * 41 / 2;
+	cpu_figures(f, sid, &total, &listed);
+	assert_int_equal(total, want);
+	assert_int_equal(listed, want);
+}
+
 /* Each test twice, named test_..._sqlite and test_..._postgresql. */
 #define BOTH(t)                                                                                              \
 	{#t "_sqlite", t, setup_sqlite, teardown, NULL}, { #t "_postgresql", t, setup_pg, teardown, NULL }
@@ -862,6 +947,7 @@ int main(void)
 		BOTH(test_store_backend_overview_report),
 		BOTH(test_store_backend_check_on_open),
 		BOTH(test_store_backend_kernel_symbols),
+		BOTH(test_store_backend_older_samples_upgraded),
 		cmocka_unit_test_setup_teardown(test_store_backend_pg_migrations_versioned, setup_pg, teardown),
 		cmocka_unit_test_setup_teardown(test_store_backend_pg_loop_reconnects, setup_pg, teardown),
 	};
