@@ -161,6 +161,7 @@ int sampler_open(struct sampler **out, const struct sampler_opts *o, char *err, 
 		return -ENOMEM;
 	s->o = *o;
 	proc_maps_init(&s->maps);
+	perf_maps_init(&s->jit);
 	task_names_init(&s->tasks, NULL);
 	int rc = sample_agg_init(&s->agg);
 	if (rc == 0)
@@ -255,8 +256,12 @@ int sampler_add(struct sampler *s, const struct sample_key *k, uint64_t count, u
 		s->lost += count;
 		return rc;
 	}
-	if (rc == 1 && k->ip)
+	if (rc == 1 && k->ip) {
 		proc_maps_ensure(&s->maps, k->pid, k->ip, now_ns, MAPS_RESCAN_GAP_NS);
+		const struct proc_mapping *m = proc_maps_find(&s->maps, k->pid, k->ip);
+		if (!m || perf_map_anon(m->path)) /* anonymous memory: JIT code? (perf_map.h) */
+			perf_maps_check(&s->jit, k->pid, now_ns, s->o.emit, s->o.ctx);
+	}
 	if (rc == 1)
 		task_names_ensure(&s->tasks, k->pid, k->tid); /* no name is not an error */
 	return 0;
@@ -293,6 +298,7 @@ static int emit_record(struct sampler *s, uint64_t now_ns)
 			proc_maps_redeclare(&s->maps);
 			task_names_redeclare(&s->tasks);
 			stack_table_redeclare(&s->stacks);
+			perf_maps_forget(&s->jit); /* the spool dropped records: JIT symbols may be among them */
 		}
 	}
 	size_t n = s->agg.n;
@@ -435,6 +441,7 @@ rebuild:
 		/* The sink says this record makes the spool drop older ones, which
 		 * may hold declarations: declare everything this record uses. */
 		retried = true;
+		perf_maps_forget(&s->jit);
 		s->event_declared = false;
 		proc_maps_redeclare(&s->maps);
 		task_names_redeclare(&s->tasks);
@@ -554,6 +561,11 @@ void sampler_close(struct sampler *s)
 	log_debug("tracking: %zu processes, %zu mappings (%zu KiB) held; %llu mappings and %llu names evicted",
 		  s->maps.nprocs, s->maps.nmaps, s->maps.bytes >> 10, (unsigned long long)s->maps.evicted,
 		  (unsigned long long)s->tasks.evicted);
+	if (s->jit.syms || s->jit.refused || s->jit.capped)
+		log_info("perf maps: %llu JIT symbols sent; %llu files refused (a symlink, not a regular file, or not "
+			 "the process's user's), %llu read only up to %u MiB",
+			 (unsigned long long)s->jit.syms, (unsigned long long)s->jit.refused,
+			 (unsigned long long)s->jit.capped, PERF_MAP_FILE_MAX >> 20);
 	mmap_watch_close(s->mw);
 	sample_agg_free(&s->agg);
 	stack_table_free(&s->stacks);

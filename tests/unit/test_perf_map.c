@@ -1,0 +1,225 @@
+/* The agent's perf-map reader (agent/perf_map.c, issue 39): lines parsed as
+ * perf's dso__load_perf_map (tools/perf/util/symbol.c) parses them (strtoull
+ * base 16 for start and size, the rest of the line the name; short or
+ * size-0 lines skipped), only whole lines, appended lines read when the file
+ * grows (not more than once per PERF_MAP_CHECK_GAP_NS), a rewritten file read
+ * from its start, records of at most PERF_MAP_REC_SYMS symbols that pass the
+ * wire check, what emit refused read again; never through a symlink or from a
+ * file of another owner than the process's. And the wire check itself. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "perf_map.h"
+#include "profiler.pb-c.h"
+#include "validate.h"
+#include "validate_perf_map.h"
+
+#define GAP PERF_MAP_CHECK_GAP_NS
+
+struct got {
+	size_t n, records;
+	uint64_t start[8192], size[8192];
+	char name[8192][64];
+	uint64_t first_offset;
+	int fail_with; /* emit returns this (0: accept) */
+	int invalid;   /* records the wire check refused */
+};
+
+static int emit(void *ctx, Prof__Envelope *env)
+{
+	struct got *g = ctx;
+	if (g->fail_with)
+		return g->fail_with;
+	char err[200];
+	env->seq = 1;
+	if (envelope_validate(env, err, sizeof(err)) != 0)
+		g->invalid++;
+	const Prof__PerfMap *m = env->perf_map;
+	if (g->records++ == 0)
+		g->first_offset = m->offset;
+	for (size_t i = 0; i < m->n_start && g->n < 8192; i++, g->n++) {
+		g->start[g->n] = m->start[i];
+		g->size[g->n] = m->size[i];
+		snprintf(g->name[g->n], sizeof(g->name[g->n]), "%s", m->name[i]);
+	}
+	return 0;
+}
+
+struct fx {
+	char dir[64], fmt[128], file[128];
+	struct perf_maps pm;
+	struct got g;
+};
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	snprintf(f->dir, sizeof(f->dir), "/tmp/test_perf_map.XXXXXX");
+	if (!f || !mkdtemp(f->dir))
+		return -1;
+	snprintf(f->fmt, sizeof(f->fmt), "%s/perf-%%d.map", f->dir);
+	snprintf(f->file, sizeof(f->file), "%s/perf-%d.map", f->dir, (int)getpid());
+	perf_maps_init(&f->pm);
+	f->pm.path_fmt = f->fmt;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	char p[160];
+	unlink(f->file);
+	snprintf(p, sizeof(p), "%s/target", f->dir);
+	unlink(p);
+	rmdir(f->dir);
+	free(f);
+	return 0;
+}
+
+static void put(const char *path, const char *mode, const char *text)
+{
+	FILE *fp = fopen(path, mode);
+	assert_non_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+}
+
+static void test_perf_map_parses_as_perf_and_reads_what_grows(void **state)
+{
+	struct fx *f = *state;
+	put(f->file, "w",
+	    "7f0000001000 40 LazyCompile:*hot /srv/app.js:12\n" /* node --perf-basic-prof: the name has spaces */
+	    "0x7f0000002000 0x10 Stub:x\n"                       /* strtoull base 16 takes 0x */
+	    "7f0000003000 0 sizezero\n"                          /* size 0: nothing to name */
+	    "7f0000004000 10 ab\n"                               /* perf skips a name under 3 characters */
+	    "xyz\n"                                             /* no numbers */
+	    "7f0000005000 20 half wr");                          /* being written: no newline yet */
+	int pid = (int)getpid();
+	assert_int_equal(perf_maps_check(&f->pm, pid, GAP, emit, &f->g), 2);
+	assert_int_equal(f->g.n, 2);
+	assert_int_equal(f->g.start[0], 0x7f0000001000ull);
+	assert_int_equal(f->g.size[0], 0x40);
+	assert_string_equal(f->g.name[0], "LazyCompile:*hot /srv/app.js:12");
+	assert_int_equal(f->g.start[1], 0x7f0000002000ull);
+	assert_string_equal(f->g.name[1], "Stub:x");
+	/* the line completes and one more comes; not looked at again within the gap */
+	put(f->file, "a", "itten\n7f0000006000 8 more\n");
+	assert_int_equal(perf_maps_check(&f->pm, pid, GAP + GAP / 2, emit, &f->g), 0);
+	assert_int_equal(perf_maps_check(&f->pm, pid, 2 * GAP + 1, emit, &f->g), 2);
+	assert_int_equal(f->g.n, 4);
+	assert_string_equal(f->g.name[2], "half written");
+	assert_string_equal(f->g.name[3], "more");
+	assert_int_equal(perf_maps_check(&f->pm, pid, 4 * GAP, emit, &f->g), 0); /* nothing new */
+	/* written anew (shorter: another incarnation of the pid): read from its start */
+	put(f->file, "w", "1000 10 again\n");
+	assert_int_equal(perf_maps_check(&f->pm, pid, 6 * GAP, emit, &f->g), 1);
+	assert_string_equal(f->g.name[4], "again");
+	assert_int_equal(f->g.invalid, 0);
+	assert_int_equal(f->pm.refused, 0);
+}
+
+static void test_perf_map_records_bounded_and_resent_after_failure(void **state)
+{
+	struct fx *f = *state;
+	FILE *fp = fopen(f->file, "w");
+	assert_non_null(fp);
+	for (int i = 0; i < 5000; i++)
+		fprintf(fp, "%x 10 fn_%d\n", 0x100000 + i * 0x10, i);
+	fclose(fp);
+	int pid = (int)getpid();
+	f->g.fail_with = -EIO; /* not sent: read again at the next look */
+	assert_int_equal(perf_maps_check(&f->pm, pid, GAP, emit, &f->g), -EIO);
+	f->g.fail_with = 0;
+	assert_int_equal(perf_maps_check(&f->pm, pid, 2 * GAP, emit, &f->g), 5000);
+	assert_int_equal(f->g.records, 2); /* 4096 + 904 */
+	assert_int_equal(f->g.first_offset, 0);
+	assert_int_equal(f->g.invalid, 0);
+	assert_string_equal(f->g.name[4999], "fn_4999");
+	assert_int_equal(f->g.start[4096], 0x100000 + 4096 * 0x10);
+	/* the spool dropped records: everything again */
+	perf_maps_forget(&f->pm);
+	assert_int_equal(perf_maps_check(&f->pm, pid, 3 * GAP, emit, &f->g), 5000);
+}
+
+static void test_perf_map_never_through_symlink_or_other_owner(void **state)
+{
+	struct fx *f = *state;
+	char target[160];
+	snprintf(target, sizeof(target), "%s/target", f->dir);
+	put(target, "w", "1000 10 planted\n");
+	assert_int_equal(symlink(target, f->file), 0);
+	int pid = (int)getpid();
+	assert_int_equal(perf_maps_check(&f->pm, pid, GAP, emit, &f->g), 0);
+	assert_int_equal(f->g.n, 0);
+	assert_int_equal(f->pm.refused, 1);
+	unlink(f->file);
+	put(f->file, "w", "1000 10 planted\n");
+	if (chown(f->file, getuid() + 4242, (gid_t)-1) != 0) {
+		print_message("skipped (the owner part): chown needs root here\n");
+		return;
+	}
+	assert_int_equal(perf_maps_check(&f->pm, pid, 2 * GAP, emit, &f->g), 0);
+	assert_int_equal(f->g.n, 0);
+	assert_int_equal(f->pm.refused, 2);
+	assert_int_equal(chown(f->file, getuid(), (gid_t)-1), 0); /* the process's user: read */
+	assert_int_equal(perf_maps_check(&f->pm, pid, 3 * GAP, emit, &f->g), 1);
+}
+
+static int check(Prof__PerfMap *m)
+{
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.seq = 1;
+	env.body_case = PROF__ENVELOPE__BODY_PERF_MAP;
+	env.perf_map = m;
+	char err[200] = "";
+	return envelope_validate(&env, err, sizeof(err));
+}
+
+static void test_perf_map_wire_check(void **state)
+{
+	(void)state;
+	uint64_t start[2] = {0x1000, 0x2000}, size[2] = {0x10, 0x20};
+	char *name[2] = {"a_fn", "b_fn"};
+	Prof__PerfMap m = PROF__PERF_MAP__INIT;
+	m.pid = 7;
+	m.n_start = m.n_size = m.n_name = 2;
+	m.start = start;
+	m.size = size;
+	m.name = name;
+	assert_int_equal(check(&m), 0);
+	m.n_name = 1; /* columns differ */
+	assert_int_not_equal(check(&m), 0);
+	m.n_name = 2;
+	size[1] = 0;
+	assert_int_not_equal(check(&m), 0);
+	size[1] = UINT64_MAX; /* wraps */
+	assert_int_not_equal(check(&m), 0);
+	size[1] = 0x20;
+	name[1] = "";
+	assert_int_not_equal(check(&m), 0);
+	name[1] = "b_fn";
+	m.pid = 0;
+	assert_int_not_equal(check(&m), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_perf_map_parses_as_perf_and_reads_what_grows, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_perf_map_records_bounded_and_resent_after_failure, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_perf_map_never_through_symlink_or_other_owner, setup, teardown),
+		cmocka_unit_test(test_perf_map_wire_check),
+	};
+	return cmocka_run_group_tests_name("perf_map", tests, NULL, NULL);
+}
