@@ -24,14 +24,25 @@ void perf_maps_forget(struct perf_maps *pm)
 		pm->f[i].off = pm->f[i].dev = pm->f[i].ino = 0;
 }
 
-/* pid's entry, else a free one or the one checked longest ago, made pid's */
+/* Which entry goes first: a free one, then one of a process without a file (ino 0), then the one checked
+ * longest ago. */
+static bool evict_before(const struct perf_map_file *a, const struct perf_map_file *b)
+{
+	if (!a->pid || !b->pid)
+		return !a->pid && b->pid;
+	if ((a->ino == 0) != (b->ino == 0))
+		return a->ino == 0;
+	return a->checked_ns < b->checked_ns;
+}
+
+/* pid's entry, else the one evict_before() picks, made pid's */
 static struct perf_map_file *slot(struct perf_maps *pm, int32_t pid)
 {
 	struct perf_map_file *old = &pm->f[0];
 	for (size_t i = 0; i < PERF_MAP_PIDS; i++) {
 		if (pm->f[i].pid == pid)
 			return &pm->f[i];
-		if (!pm->f[i].pid || (old->pid && pm->f[i].checked_ns < old->checked_ns))
+		if (evict_before(&pm->f[i], old))
 			old = &pm->f[i];
 	}
 	memset(old, 0, sizeof(*old));
@@ -154,11 +165,6 @@ int perf_maps_check(struct perf_maps *pm, pid_t pid, uint64_t now_ns, perf_map_e
 	f->checked_ns = now_ns ? now_ns : 1;
 	char path[256];
 	struct stat st;
-	snprintf(path, sizeof(path), pm->proc_fmt, (int)pid);
-	if (stat(path, &st) == 0)
-		f->uid = st.st_uid;
-	if (f->uid == (uint32_t)-1)
-		return 0; /* the process is gone and its user was never seen: nothing says whose file it is */
 	snprintf(path, sizeof(path), pm->path_fmt, (int)pid);
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
@@ -166,8 +172,13 @@ int perf_maps_check(struct perf_maps *pm, pid_t pid, uint64_t now_ns, perf_map_e
 			pm->refused++; /* a symlink */
 		return 0;
 	}
+	snprintf(path, sizeof(path), pm->proc_fmt, (int)pid);
+	if (stat(path, &st) == 0)
+		f->uid = st.st_uid; /* the process's user (kept: it may be gone at the next look) */
 	int rc = 0;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != f->uid) {
+	if (f->uid == (uint32_t)-1) {
+		/* gone, its user never seen: nothing says whose file it is */
+	} else if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != f->uid) {
 		pm->refused++;
 	} else {
 		if (st.st_dev != f->dev || st.st_ino != f->ino || (uint64_t)st.st_size < f->off) {

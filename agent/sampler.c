@@ -245,6 +245,31 @@ int sampler_add_task_time(struct sampler *s, int32_t pid, int32_t tid, uint64_t 
 
 static int emit_record(struct sampler *s, uint64_t now_ns);
 
+static bool anon_at(const struct sampler *s, int32_t pid, uint64_t ip)
+{
+	const struct proc_mapping *m = proc_maps_find(&s->maps, pid, ip);
+	return !m || perf_map_anon(m->path);
+}
+
+/* The sample's user IP, or a user frame of its call chain not sent yet, in anonymous memory
+ * (JIT code): the process's perf map is read then (perf_map.h). */
+static bool jit_frame(const struct sampler *s, const struct sample_key *k)
+{
+	if (k->ip && anon_at(s, k->pid, k->ip))
+		return true;
+	if (!k->stack_id || stack_table_declared(&s->stacks, k->stack_id))
+		return false;
+	size_t n, i = 0;
+	const uint64_t *ips = stack_table_get(&s->stacks, k->stack_id, &n);
+	for (size_t j = 0; ips && j < n; j++)
+		if (ips[j] == SAMPLE_CHAIN_USER_MARK)
+			i = j + 1; /* kernel frames before the mark */
+	for (; ips && i < n; i++)
+		if (ips[i] && anon_at(s, k->pid, ips[i]))
+			return true;
+	return false;
+}
+
 int sampler_add(struct sampler *s, const struct sample_key *k, uint64_t count, uint64_t now_ns)
 {
 	int rc = sample_agg_add(&s->agg, k, count);
@@ -256,12 +281,10 @@ int sampler_add(struct sampler *s, const struct sample_key *k, uint64_t count, u
 		s->lost += count;
 		return rc;
 	}
-	if (rc == 1 && k->ip) {
+	if (rc == 1 && k->ip)
 		proc_maps_ensure(&s->maps, k->pid, k->ip, now_ns, MAPS_RESCAN_GAP_NS);
-		const struct proc_mapping *m = proc_maps_find(&s->maps, k->pid, k->ip);
-		if (!m || perf_map_anon(m->path)) /* anonymous memory: JIT code? (perf_map.h) */
-			perf_maps_check(&s->jit, k->pid, now_ns, s->o.emit, s->o.ctx);
-	}
+	if (rc == 1 && jit_frame(s, k))
+		perf_maps_check(&s->jit, k->pid, now_ns, s->o.emit, s->o.ctx);
 	if (rc == 1)
 		task_names_ensure(&s->tasks, k->pid, k->tid); /* no name is not an error */
 	return 0;

@@ -6,6 +6,8 @@
  * flame and the pprof export. perf is the oracle: `perf record -e cpu-clock`
  * of the same program, `perf report --sort sym` names the same two functions;
  * jit_cold's share of the JIT samples (1/7 of the work) agrees within 8 points.
+ * A JIT frame that is never the leaf (a trampoline into C) is read from a new call chain and
+ * named in the chains (report --by stack) as in perf script's.
  * And a JIT nobody here wrote: node --perf-basic-prof (Debian's nodejs) runs a hot JS function;
  * ours names V8's optimized hot() from node's own map with perf report's share within 8 points.
  * Work is bounded (rounds of a loop), not time: shares do not depend on load. */
@@ -147,7 +149,7 @@ static void test_record_jit_perf_map_named(void **state)
 	fprintf(stderr, "# jit_loop: %ld samples: jit_hot %ld, jit_cold %ld, [unknown] %ld\n", all, hot, cold, unknown);
 	if (hot == 0 || cold == 0)
 		fail_msg("jit_hot / jit_cold not named in the report:\n%s", out);
-	assert_true((hot + cold) * 10 >= all * 8); /* the program is its JIT loops */
+	assert_true((hot + cold) * 4 >= all * 3); /* the program is its JIT loops (86 % here) */
 	assert_true(unknown * 20 <= all);
 	double ours = 100.0 * (double)cold / (double)(hot + cold);
 	/* the work says 1/7 = 14.3 % */
@@ -244,9 +246,9 @@ static void test_record_jit_node_perf_basic_prof(void **state)
 	tp_env_path(e, "perf.log", plog, sizeof(plog));
 	tp_env_path(e, "perf.data", data, sizeof(data));
 	tp_env_path(e, "perf-report.txt", prep, sizeof(prep));
-	/* bounded work: 60 calls of a 200,000-step loop (about 0.4 s of CPU) */
+	/* bounded work: 40 calls of a 200,000-step loop (about 0.3 s of CPU with startup) */
 	put_text(js, "function hot(n) { let s = 0; for (let i = 0; i < n; i++) s = (s + i * i) % 1000003; return s; }\n"
-		     "let t = 0; for (let r = 0; r < 60; r++) t += hot(200000);\n"
+		     "let t = 0; for (let r = 0; r < 40; r++) t += hot(200000);\n"
 		     "console.log('node hot', t, 'pid', process.pid);\n");
 	char *argv[] = {agent, "record", "--collector", e->coll, "--spool", e->spool, "--agent-id", "node", "-F", "999",
 			"--", "/usr/bin/node", "--perf-basic-prof", js, NULL};
@@ -288,6 +290,99 @@ static void test_record_jit_node_perf_basic_prof(void **state)
 	assert_true(ours - theirs < 5.0 && theirs - ours < 5.0);
 }
 
+/* report --by stack rows "self% self total% total process pid agent stack": samples of stacks
+ * holding "main;" and ending in work, and in *named those with main;jit_tramp;work. */
+static long tramp_rows(const char *out, long *named)
+{
+	long sum = 0;
+	*named = 0;
+	for (const char *p = out; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		double a, b;
+		long n, t, pid;
+		char proc[64], ag[64], stack[2048];
+		if (sscanf(p, "%lf%% %ld %lf%% %ld %63s %ld %63s %2047s", &a, &n, &b, &t, proc, &pid, ag, stack) != 8 ||
+		    !strstr(stack, "main;") || !strstr(stack, ";work"))
+			continue;
+		sum += n;
+		if (strstr(stack, "main;jit_tramp;work"))
+			*named += n;
+	}
+	return sum;
+}
+
+/* perf script -F ip,sym: samples (blank-line separated blocks) whose chain holds main and work, and
+ * in *named those that also hold jit_tramp. */
+static long perf_tramp(const char *out, long *named)
+{
+	long sum = 0;
+	*named = 0;
+	const char *p = out;
+	while (p && *p) {
+		const char *end = strstr(p, "\n\n");
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char *blk = strndup(p, len);
+		if (blk && strstr(blk, " main\n") && strstr(blk, " work\n")) {
+			sum++;
+			*named += strstr(blk, " jit_tramp\n") != NULL;
+		}
+		free(blk);
+		p = end ? end + 2 : NULL;
+	}
+	return sum;
+}
+
+/* The JIT code only a frame of the call chains (a trampoline into C, jit_loop N calls): its map is read
+ * for a new chain that passes through anonymous memory, and the chains name it, as perf's do. */
+static void test_record_jit_frame_in_call_chain(void **state)
+{
+	struct tp_env *e = *state;
+	char agent[512], prog[512], coll[512], rlog[300];
+	tp_bin("agent", agent, sizeof(agent));
+	tp_bin("workloads/jit_loop", prog, sizeof(prog));
+	tp_bin("collector", coll, sizeof(coll));
+	tp_env_path(e, "stacks.txt", rlog, sizeof(rlog));
+	char *argv[] = {agent, "record", "--collector", e->coll, "--spool", e->spool, "--agent-id", "jitg", "-g", "-F",
+			"999", "--", prog, "800", "calls", NULL};
+	int rc = run(argv, e->alog, 60000);
+	if (rc == 77) {
+		print_message("skipped: jit_loop's trampoline is x86_64 code\n");
+		skip();
+	}
+	assert_int_equal(rc, 0);
+	unlink_map((int)tp_db_int(e->db, "SELECT MIN(pid) FROM perf_map_syms"));
+	int64_t sid = tp_db_int(e->db, "SELECT MAX(id) FROM sessions WHERE agent_id='jitg'");
+	char sidbuf[32];
+	snprintf(sidbuf, sizeof(sidbuf), "%lld", (long long)sid);
+	char *rep[] = {coll, "report", "--store", e->db, "--session", sidbuf, "--by", "stack", "--limit", "50", NULL};
+	assert_int_equal(run(rep, rlog, 30000), 0);
+	char *out = tp_slurp(rlog);
+	assert_non_null(out);
+	long named, through = tramp_rows(out, &named);
+	fprintf(stderr, "# chains through main to work: %ld samples, main;jit_tramp;work in %ld\n", through, named);
+	if (through == 0 || named * 100 < through * 95)
+		fail_msg("jit_tramp not named in the call chains:\n%s", out);
+	free(out);
+	if (access("/usr/bin/perf", X_OK) != 0)
+		return;
+	char data[300], plog[300], pscript[300];
+	tp_env_path(e, "perf-g.data", data, sizeof(data));
+	tp_env_path(e, "perf-g.log", plog, sizeof(plog));
+	tp_env_path(e, "perf-script.txt", pscript, sizeof(pscript));
+	char *rec[] = {"/usr/bin/perf", "record", "-q", "-g", "-e", "cpu-clock", "-F", "999", "-o", data, "--", prog, "800",
+		       "calls", NULL};
+	assert_int_equal(run(rec, plog, 60000), 0);
+	char *scr[] = {"/usr/bin/perf", "script", "-i", data, "-F", "ip,sym", NULL};
+	assert_int_equal(run(scr, pscript, 60000), 0);
+	char *lg = tp_slurp(plog), *pout = tp_slurp(pscript);
+	const char *m = lg ? strstr(lg, "map /tmp/perf-") : NULL;
+	unlink_map(m ? atoi(m + strlen("map /tmp/perf-")) : 0);
+	long pnamed, pthrough = pout ? perf_tramp(pout, &pnamed) : 0;
+	fprintf(stderr, "# perf: chains through main to work: %ld samples, jit_tramp in %ld\n", pthrough, pnamed);
+	free(lg);
+	free(pout);
+	assert_true(pthrough > 0 && pnamed * 100 >= pthrough * 95);
+}
+
 static int setup(void **state)
 {
 	return tp_env_new(state, sizeof(struct tp_env), "jit", true);
@@ -297,6 +392,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_record_jit_perf_map_named, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_record_jit_frame_in_call_chain, setup, tp_env_free),
 		cmocka_unit_test_setup_teardown(test_record_jit_node_perf_basic_prof, setup, tp_env_free),
 	};
 	return cmocka_run_group_tests_name("record_jit", tests, NULL, NULL);

@@ -176,6 +176,24 @@ static void test_perf_map_never_through_symlink_or_other_owner(void **state)
 	assert_int_equal(perf_maps_check(&f->pm, pid, 3 * GAP, emit, &f->g), 1);
 }
 
+/* Processes without a map file do not push out the read position of one with a file. */
+static void test_perf_map_position_kept_among_many_processes(void **state)
+{
+	struct fx *f = *state;
+	f->pm.proc_fmt = f->dir; /* every pid's "process" is owned by us */
+	char file[160];
+	snprintf(file, sizeof(file), "%s/perf-%d.map", f->dir, 999999);
+	put(file, "w", "1000 10 first_fn\n");
+	uint64_t t = GAP;
+	assert_int_equal(perf_maps_check(&f->pm, 999999, t, emit, &f->g), 1);
+	for (int pid = 1000000; pid < 1000000 + 4 * PERF_MAP_PIDS; pid++)
+		assert_int_equal(perf_maps_check(&f->pm, pid, t += GAP, emit, &f->g), 0);
+	put(file, "a", "2000 10 second_fn\n");
+	assert_int_equal(perf_maps_check(&f->pm, 999999, t += GAP, emit, &f->g), 1); /* only the new line */
+	assert_string_equal(f->g.name[1], "second_fn");
+	unlink(file);
+}
+
 static int check(Prof__PerfMap *m)
 {
 	Prof__Envelope env = PROF__ENVELOPE__INIT;
@@ -219,6 +237,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_perf_map_parses_as_perf_and_reads_what_grows, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_perf_map_records_bounded_and_resent_after_failure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_perf_map_never_through_symlink_or_other_owner, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_perf_map_position_kept_among_many_processes, setup, teardown),
 		cmocka_unit_test(test_perf_map_wire_check),
 	};
 	return cmocka_run_group_tests_name("perf_map", tests, NULL, NULL);
