@@ -18,6 +18,21 @@ void perf_maps_init(struct perf_maps *pm)
 	pm->proc_fmt = "/proc/%d";
 }
 
+int perf_maps_retry(struct perf_maps *pm, uint64_t now_ns, perf_map_emit_fn emit, void *ctx)
+{
+	int sent = 0;
+	for (size_t i = 0; i < PERF_MAP_PIDS; i++) {
+		struct perf_map_file *f = &pm->f[i];
+		if (!f->pid || !f->pending || now_ns - f->checked_ns < PERF_MAP_CHECK_GAP_NS)
+			continue;
+		int rc = perf_maps_check(pm, f->pid, now_ns, emit, ctx);
+		if (rc < 0)
+			return rc;
+		sent += rc;
+	}
+	return sent;
+}
+
 void perf_maps_forget(struct perf_maps *pm)
 {
 	for (size_t i = 0; i < PERF_MAP_PIDS; i++)
@@ -160,9 +175,12 @@ int perf_maps_check(struct perf_maps *pm, pid_t pid, uint64_t now_ns, perf_map_e
 	if (pid <= 0)
 		return 0;
 	struct perf_map_file *f = slot(pm, pid);
-	if (f->checked_ns && now_ns - f->checked_ns < PERF_MAP_CHECK_GAP_NS)
+	if (f->checked_ns && now_ns - f->checked_ns < PERF_MAP_CHECK_GAP_NS) {
+		f->pending = true;
 		return 0;
+	}
 	f->checked_ns = now_ns ? now_ns : 1;
+	f->pending = false;
 	char path[256];
 	struct stat st;
 	snprintf(path, sizeof(path), pm->path_fmt, (int)pid);

@@ -4,8 +4,8 @@
  * shipped to the collector as PerfMap records (proto/perf_map.proto): perf
  * reads the file at report time, and nothing reads the board then.
  *
- * The sampler calls perf_maps_check() when a new sample key of a process lands
- * in anonymous memory (a "//anon" mapping of its MMAP records, or outside every
+ * The sampler calls perf_maps_check() when a new sample key of a process, or a
+ * new call chain of it, lands in anonymous memory (a "//anon" mapping of its MMAP records, or outside every
  * mapping known): JIT code. perf reads the file for such mappings too (map__new,
  * tools/perf/util/map.c: anonymous and executable -> "/tmp/perf-%d.map"). The file is
  * read from where the last read stopped (JITs append to it), at most every
@@ -37,6 +37,7 @@ struct perf_map_file {
 	uint32_t uid;
 	uint64_t dev, ino, off; /* the file read and where its next line starts */
 	uint64_t checked_ns;
+	bool pending; /* asked again within the gap: looked at by perf_maps_retry() */
 };
 
 struct perf_maps {
@@ -58,6 +59,10 @@ void perf_maps_init(struct perf_maps *pm);
  * new, checked less than PERF_MAP_CHECK_GAP_NS ago, refused) or emit's error
  * (what was not sent is read again at the next check). */
 int perf_maps_check(struct perf_maps *pm, pid_t pid, uint64_t now_ns, perf_map_emit_fn emit, void *ctx);
+/* Look again at the files of processes asked about within their gap (a call chain through JIT
+ * code is asked about once, when it is new): call at the end of each interval. Returns what the
+ * checks sent, or the first error. */
+int perf_maps_retry(struct perf_maps *pm, uint64_t now_ns, perf_map_emit_fn emit, void *ctx);
 /* Records sent may be lost (the spool dropped some): read every file again from its start. */
 void perf_maps_forget(struct perf_maps *pm);
 

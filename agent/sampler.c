@@ -313,6 +313,7 @@ static void report_drops(struct sampler *s)
 
 static int emit_record(struct sampler *s, uint64_t now_ns)
 {
+	perf_maps_retry(&s->jit, now_ns, s->o.emit, s->o.ctx); /* JIT symbols before the samples naming them */
 	if (s->o.generation) {
 		uint64_t g = s->o.generation(s->o.ctx);
 		if (g != s->gen) {
