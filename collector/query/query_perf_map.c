@@ -4,12 +4,22 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include "log.h"
+#include "log_once.h"
 #include "query_priv.h"
 #include "store/store_perf_map.h"
 
 int qm_perf_map_of(struct store *s, struct sess *se)
 {
-	return store_perf_map_syms(s, se->id, &se->jit, &se->njit);
+	int rc = store_perf_map_syms(s, se->id, &se->jit, &se->njit);
+	char key[64];
+	snprintf(key, sizeof(key), "perf-map-cut %lld", (long long)se->id);
+	if (rc == 1 && log_once(key))
+		log_warn("session %lld of agent %s: over %u JIT symbols or %u MiB of their names stored (a forged "
+			 "agent?): the views use the first %zu",
+			 (long long)se->id, se->agent_id, STORE_PERF_MAP_QUERY_SYMS, STORE_PERF_MAP_QUERY_BYTES >> 20,
+			 se->njit);
+	return rc < 0 ? rc : 0;
 }
 
 static int before(const struct perf_map_sym *y, int32_t pid, uint64_t ip)

@@ -17,7 +17,8 @@ static const char perf_map_schema[] =
 	" PRIMARY KEY(session_id, pid, start)) WITHOUT ROWID;";
 static const char ins_sym[] = "INSERT INTO perf_map_syms (session_id, pid, start, size, name) VALUES (?1, ?2, ?3, ?4, ?5)"
 			      " ON CONFLICT (session_id, pid, start) DO UPDATE SET size = excluded.size, name = excluded.name";
-static const char q_syms[] = "SELECT pid, start, size, name FROM perf_map_syms WHERE session_id = ?1";
+static const char q_syms[] = "SELECT pid, start, size, name FROM perf_map_syms WHERE session_id = ?1"
+			     " ORDER BY pid, start";
 
 static int check_perf_map(const Prof__Envelope *env)
 {
@@ -78,10 +79,14 @@ int store_perf_map_syms(struct store *s, int64_t sid, struct perf_map_sym **out,
 		return -EIO;
 	db_bind_i64(st, 1, sid);
 	struct perf_map_sym *v = NULL;
-	size_t cap = 0, k = 0;
-	int rc;
+	size_t cap = 0, k = 0, bytes = 0;
+	int rc, cut = 0;
 	while ((rc = db_step(st)) == 1) {
 		const char *name = db_col_text(st, 3);
+		if (k == STORE_PERF_MAP_QUERY_SYMS || (name && (bytes += strlen(name) + 1) > STORE_PERF_MAP_QUERY_BYTES)) {
+			cut = 1;
+			break;
+		}
 		uint64_t start = (uint64_t)db_col_i64(st, 1), size = (uint64_t)db_col_i64(st, 2);
 		if (!name || !size || start + size < start)
 			continue; /* not what the check let in: a damaged row */
@@ -111,5 +116,5 @@ int store_perf_map_syms(struct store *s, int64_t sid, struct perf_map_sym **out,
 		qsort(v, k, sizeof(*v), by_pid_start);
 	*out = v;
 	*n = k;
-	return 0;
+	return cut;
 }

@@ -15,8 +15,14 @@ struct perf_map_sym {
 	char *name; /* malloc'd */
 };
 
-/* Every symbol session sid's agent sent, sorted by (pid, start), malloc'd into
- * *out (free each name, then the array). 0 (n may be 0) or -errno. */
+/* What one session's query holds at most: a forged agent may store any number
+ * of PerfMap records (an honest one sends at most 16 MiB of each process's file). */
+#define STORE_PERF_MAP_QUERY_SYMS 1000000
+#define STORE_PERF_MAP_QUERY_BYTES (64u << 20) /* of names */
+
+/* The symbols session sid's agent sent, sorted by (pid, start), malloc'd into
+ * *out (free each name, then the array): 0 (n may be 0), 1 (cut at the bounds
+ * above: the lowest pids and addresses kept) or -errno. */
 int store_perf_map_syms(struct store *s, int64_t sid, struct perf_map_sym **out, size_t *n);
 void store_perf_map_free(struct perf_map_sym *v, size_t n);
 

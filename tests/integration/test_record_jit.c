@@ -75,6 +75,23 @@ static int run(char **argv, const char *log, int timeout_ms)
 	return WEXITSTATUS(status);
 }
 
+static void unlink_map(int pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", pid);
+	if (pid > 0)
+		unlink(path);
+}
+
+/* The map file the program named in its output (in log, after marker) is removed (JITs leave theirs). */
+static void unlink_map_in_log(const char *log, const char *marker)
+{
+	char *lg = tp_slurp(log);
+	const char *m = lg ? strstr(lg, marker) : NULL;
+	unlink_map(m ? atoi(m + strlen(marker)) : 0);
+	free(lg);
+}
+
 /* The oracle's cold share of the JIT samples, -1 when perf cannot run here. */
 static double perf_cold_share(struct tp_env *e, const char *prog)
 {
@@ -86,23 +103,16 @@ static double perf_cold_share(struct tp_env *e, const char *prog)
 	tp_env_path(e, "perf-report.txt", rep, sizeof(rep));
 	char *rec[] = {"/usr/bin/perf", "record", "-q", "-e", "cpu-clock", "-F", "999", "-o", data, "--", (char *)prog,
 		       ROUNDS, NULL};
-	if (run(rec, plog, 60000) != 0)
-		return -1;
+	int rc = run(rec, plog, 60000);
 	char *repv[] = {"/usr/bin/perf", "report", "-i", data, "--stdio", "--sort", "sym", "-q", NULL};
-	if (run(repv, rep, 60000) != 0)
+	int rrc = rc == 0 ? run(repv, rep, 60000) : -1;
+	unlink_map_in_log(plog, "map /tmp/perf-"); /* perf reads it at report time */
+	if (rc != 0 || rrc != 0)
 		return -1;
-	char *out = tp_slurp(rep), *lg = tp_slurp(plog);
+	char *out = tp_slurp(rep);
 	double hot = out ? perf_share(out, "jit_hot") : -1, cold = out ? perf_share(out, "jit_cold") : -1;
-	const char *m = lg ? strstr(lg, "map /tmp/perf-") : NULL;
-	int pid = m ? atoi(m + strlen("map /tmp/perf-")) : 0;
-	if (pid > 0) {
-		char path[64];
-		snprintf(path, sizeof(path), "/tmp/perf-%d.map", pid);
-		unlink(path);
-	}
 	fprintf(stderr, "# perf: jit_hot %.2f %%, jit_cold %.2f %% of all samples\n", hot, cold);
 	free(out);
-	free(lg);
 	return hot > 0 && cold > 0 ? 100.0 * cold / (hot + cold) : -2;
 }
 
@@ -118,6 +128,7 @@ static void test_record_jit_perf_map_named(void **state)
 	char *argv[] = {agent, "record", "--collector", e->coll, "--spool", e->spool, "--agent-id", "jit", "-F", "999",
 			"--", prog, ROUNDS, NULL};
 	int rc = run(argv, e->alog, 60000);
+	unlink_map_in_log(e->alog, "map /tmp/perf-");
 	if (rc == 77) {
 		print_message("skipped: jit_loop has no machine code for this architecture\n");
 		skip();
@@ -129,11 +140,6 @@ static void test_record_jit_perf_map_named(void **state)
 	int64_t sid = tp_db_int(e->db, "SELECT MAX(id) FROM sessions WHERE agent_id='jit'");
 	assert_true(sid > 0);
 	int64_t pid = tp_db_int(e->db, "SELECT MIN(pid) FROM perf_map_syms");
-	if (pid > 0) {
-		char path[64];
-		snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
-		unlink(path);
-	}
 	/* both lines: the first read, and the one appended later read when the map grew */
 	assert_int_equal(tp_db_int(e->db, "SELECT COUNT(*) FROM perf_map_syms"), 2);
 	char sidbuf[32];
@@ -220,14 +226,6 @@ static double perf_node_jit(const char *out, double *hot)
 	return sum;
 }
 
-static void unlink_map(int pid)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/tmp/perf-%d.map", pid);
-	if (pid > 0)
-		unlink(path);
-}
-
 /* A program nobody here wrote: node --perf-basic-prof (Debian's nodejs) writes its own perf map for
  * the code V8 compiles; our report names the samples in its JIT code as perf report does: the share
  * of them named hot() at least 90 % in both, within 5 points of each other. */
@@ -249,13 +247,14 @@ static void test_record_jit_node_perf_basic_prof(void **state)
 	/* bounded work: 40 calls of a 200,000-step loop (about 0.3 s of CPU with startup) */
 	put_text(js, "function hot(n) { let s = 0; for (let i = 0; i < n; i++) s = (s + i * i) % 1000003; return s; }\n"
 		     "let t = 0; for (let r = 0; r < 40; r++) t += hot(200000);\n"
-		     "console.log('node hot', t, 'pid', process.pid);\n");
+		     "console.log('node hot', t, 'jit map pid=' + process.pid);\n");
 	char *argv[] = {agent, "record", "--collector", e->coll, "--spool", e->spool, "--agent-id", "node", "-F", "999",
 			"--", "/usr/bin/node", "--perf-basic-prof", js, NULL};
-	assert_int_equal(run(argv, e->alog, 120000), 0);
+	int rc = run(argv, e->alog, 120000);
+	unlink_map_in_log(e->alog, "jit map pid=");
+	assert_int_equal(rc, 0);
 	int64_t sid = tp_db_int(e->db, "SELECT MAX(id) FROM sessions WHERE agent_id='node'");
 	assert_true(sid > 0);
-	unlink_map((int)tp_db_int(e->db, "SELECT MIN(pid) FROM perf_map_syms"));
 	assert_true(tp_db_int(e->db, "SELECT COUNT(*) FROM perf_map_syms") > 0);
 	char sidbuf[32];
 	snprintf(sidbuf, sizeof(sidbuf), "%lld", (long long)sid);
@@ -274,18 +273,18 @@ static void test_record_jit_node_perf_basic_prof(void **state)
 		return; /* the oracle: linux-perf (scripts/deps.sh) */
 	char *rec[] = {"/usr/bin/perf", "record", "-q", "-e", "cpu-clock", "-F", "999", "-o", data, "--", "/usr/bin/node",
 		       "--perf-basic-prof", js, NULL};
-	assert_int_equal(run(rec, plog, 120000), 0);
+	rc = run(rec, plog, 120000);
 	char *repv[] = {"/usr/bin/perf", "report", "-i", data, "--stdio", "--sort", "dso,sym", "-q", NULL};
-	assert_int_equal(run(repv, prep, 60000), 0);
-	char *pout = tp_slurp(prep), *lg = tp_slurp(plog);
-	const char *m = lg ? strstr(lg, " pid ") : NULL;
-	unlink_map(m ? atoi(m + 5) : 0);
+	int rrc = rc == 0 ? run(repv, prep, 60000) : -1;
+	unlink_map_in_log(plog, "jit map pid="); /* perf reads it at report time */
+	assert_int_equal(rc, 0);
+	assert_int_equal(rrc, 0);
+	char *pout = tp_slurp(prep);
 	double phot, pjit = pout ? perf_node_jit(pout, &phot) : 0;
 	double theirs = pjit > 0 ? 100.0 * phot / pjit : 0;
 	fprintf(stderr, "# node: of the samples in JIT code, hot(): ours %.1f %%, perf %.1f %% (perf: %.1f %% of all in JIT code)\n",
 		ours, theirs, pjit);
 	free(pout);
-	free(lg);
 	assert_true(theirs >= 90.0);
 	assert_true(ours - theirs < 5.0 && theirs - ours < 5.0);
 }
@@ -344,12 +343,12 @@ static void test_record_jit_frame_in_call_chain(void **state)
 	char *argv[] = {agent, "record", "--collector", e->coll, "--spool", e->spool, "--agent-id", "jitg", "-g", "-F",
 			"999", "--", prog, "800", "calls", NULL};
 	int rc = run(argv, e->alog, 60000);
+	unlink_map_in_log(e->alog, "map /tmp/perf-");
 	if (rc == 77) {
 		print_message("skipped: jit_loop's trampoline is x86_64 code\n");
 		skip();
 	}
 	assert_int_equal(rc, 0);
-	unlink_map((int)tp_db_int(e->db, "SELECT MIN(pid) FROM perf_map_syms"));
 	int64_t sid = tp_db_int(e->db, "SELECT MAX(id) FROM sessions WHERE agent_id='jitg'");
 	char sidbuf[32];
 	snprintf(sidbuf, sizeof(sidbuf), "%lld", (long long)sid);
@@ -370,15 +369,15 @@ static void test_record_jit_frame_in_call_chain(void **state)
 	tp_env_path(e, "perf-script.txt", pscript, sizeof(pscript));
 	char *rec[] = {"/usr/bin/perf", "record", "-q", "-g", "-e", "cpu-clock", "-F", "999", "-o", data, "--", prog, "800",
 		       "calls", NULL};
-	assert_int_equal(run(rec, plog, 60000), 0);
+	rc = run(rec, plog, 60000);
 	char *scr[] = {"/usr/bin/perf", "script", "-i", data, "-F", "ip,sym", NULL};
-	assert_int_equal(run(scr, pscript, 60000), 0);
-	char *lg = tp_slurp(plog), *pout = tp_slurp(pscript);
-	const char *m = lg ? strstr(lg, "map /tmp/perf-") : NULL;
-	unlink_map(m ? atoi(m + strlen("map /tmp/perf-")) : 0);
+	int src = rc == 0 ? run(scr, pscript, 60000) : -1;
+	unlink_map_in_log(plog, "map /tmp/perf-"); /* perf reads it at script time */
+	assert_int_equal(rc, 0);
+	assert_int_equal(src, 0);
+	char *pout = tp_slurp(pscript);
 	long pnamed, pthrough = pout ? perf_tramp(pout, &pnamed) : 0;
 	fprintf(stderr, "# perf: chains through main to work: %ld samples, jit_tramp in %ld\n", pthrough, pnamed);
-	free(lg);
 	free(pout);
 	assert_true(pthrough > 0 && pnamed * 100 >= pthrough * 95);
 }
