@@ -6,7 +6,8 @@
  * the gap is taken by perf_maps_retry() after it), a rewritten file read
  * from its start, records of at most PERF_MAP_REC_SYMS symbols that pass the
  * wire check, what emit refused read again; never through a symlink or from a
- * file of another owner than the process's. And the wire check itself. */
+ * file of another owner than the process's. And the wire check itself, and the
+ * collector's store of the symbols (store_perf_map.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -22,6 +23,8 @@
 
 #include "perf_map.h"
 #include "profiler.pb-c.h"
+#include "store/store.h"
+#include "store/store_perf_map.h"
 #include "validate.h"
 #include "validate_perf_map.h"
 
@@ -234,6 +237,68 @@ static void test_perf_map_wire_check(void **state)
 	assert_int_not_equal(check(&m), 0);
 }
 
+static int put_map(struct store *s, int64_t sid, uint64_t seq, int32_t pid, size_t n, uint64_t *start,
+		   uint64_t *size, char **name)
+{
+	Prof__PerfMap m = PROF__PERF_MAP__INIT;
+	m.pid = pid;
+	m.n_start = m.n_size = m.n_name = n;
+	m.start = start;
+	m.size = size;
+	m.name = name;
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.seq = seq;
+	env.body_case = PROF__ENVELOPE__BODY_PERF_MAP;
+	env.perf_map = &m;
+	return store_put_record(s, sid, &env, 100);
+}
+
+/* The collector's side: perf_map_syms per (session, pid, start), a later line for a start replacing
+ * the earlier one (code the JIT replaced), read back sorted by (pid, start); a bad record refused. */
+static void test_perf_map_store_latest_line_per_start(void **state)
+{
+	struct fx *f = *state;
+	char db[160];
+	snprintf(db, sizeof(db), "%s/store.sqlite", f->dir);
+	struct store *s;
+	assert_int_equal(store_open(db, 0, &s), 0);
+	Prof__Hello h = PROF__HELLO__INIT;
+	h.schema_version = 1;
+	h.agent_id = "jit";
+	h.boot_id = 1;
+	int64_t sid = 0;
+	uint64_t max_seq = 0;
+	bool created = false;
+	assert_int_equal(store_session_open(s, &h, "127.0.0.1:1", &sid, &max_seq, &created), 0);
+	uint64_t st1[3] = {0x2000, 0x1000, 0x5000}, sz1[3] = {0x10, 0x10, 0x20};
+	char *nm1[3] = {"b_fn", "a_fn", "c_fn"};
+	assert_true(put_map(s, sid, 1, 42, 2, st1, sz1, nm1) >= 0);
+	assert_true(put_map(s, sid, 2, 7, 1, st1 + 2, sz1 + 2, nm1 + 2) >= 0);
+	uint64_t st2[1] = {0x2000}, sz2[1] = {0x8};
+	char *nm2[1] = {"b_fn_recompiled"};
+	assert_true(put_map(s, sid, 3, 42, 1, st2, sz2, nm2) >= 0);
+	uint64_t bad_size[1] = {0};
+	assert_true(put_map(s, sid, 4, 42, 1, st2, bad_size, nm2) < 0);
+	struct perf_map_sym *v;
+	size_t n;
+	assert_int_equal(store_perf_map_syms(s, sid, &v, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(v[0].pid, 7);
+	assert_string_equal(v[0].name, "c_fn");
+	assert_int_equal(v[1].pid, 42);
+	assert_string_equal(v[1].name, "a_fn");
+	assert_int_equal(v[2].start, 0x2000);
+	assert_int_equal(v[2].end, 0x2008);
+	assert_string_equal(v[2].name, "b_fn_recompiled");
+	store_perf_map_free(v, n);
+	store_close(s);
+	char p[200];
+	for (const char *sfx = ""; sfx; sfx = strcmp(sfx, "") == 0 ? "-wal" : strcmp(sfx, "-wal") == 0 ? "-shm" : NULL) {
+		snprintf(p, sizeof(p), "%s%s", db, sfx);
+		unlink(p);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -242,6 +307,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_perf_map_never_through_symlink_or_other_owner, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_perf_map_position_kept_among_many_processes, setup, teardown),
 		cmocka_unit_test(test_perf_map_wire_check),
+		cmocka_unit_test_setup_teardown(test_perf_map_store_latest_line_per_start, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("perf_map", tests, NULL, NULL);
 }
