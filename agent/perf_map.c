@@ -14,6 +14,7 @@
 void perf_maps_init(struct perf_maps *pm)
 {
 	memset(pm, 0, sizeof(*pm));
+	pm->root_fmt = "/proc/%d/root/tmp/perf-%d.map";
 	pm->path_fmt = "/tmp/perf-%d.map";
 	pm->proc_fmt = "/proc/%d";
 }
@@ -36,7 +37,15 @@ int perf_maps_retry(struct perf_maps *pm, uint64_t now_ns, perf_map_emit_fn emit
 void perf_maps_forget(struct perf_maps *pm)
 {
 	for (size_t i = 0; i < PERF_MAP_PIDS; i++)
-		pm->f[i].off = pm->f[i].dev = pm->f[i].ino = 0;
+		pm->f[i].off = 0;
+}
+
+void perf_maps_free(struct perf_maps *pm)
+{
+	for (size_t i = 0; i < PERF_MAP_PIDS; i++)
+		if (pm->f[i].fd1)
+			close(pm->f[i].fd1 - 1);
+	memset(pm->f, 0, sizeof(pm->f));
 }
 
 /* Which entry goes first: a free one, then one of a process without a file (ino 0), then the one checked
@@ -60,6 +69,8 @@ static struct perf_map_file *slot(struct perf_maps *pm, int32_t pid)
 		if (evict_before(&pm->f[i], old))
 			old = &pm->f[i];
 	}
+	if (old->fd1)
+		close(old->fd1 - 1);
 	memset(old, 0, sizeof(*old));
 	old->pid = pid;
 	old->uid = (uint32_t)-1;
@@ -170,6 +181,51 @@ static int read_new(struct perf_maps *pm, struct perf_map_file *f, int fd, uint6
 	return rc < 0 ? rc : sent;
 }
 
+/* pid's thread-group id in its own pid namespace (the last NStgid of /proc/PID/status, Linux 4.1),
+ * else pid. */
+static int ns_tgid(pid_t pid)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "re");
+	int ns = (int)pid;
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, "NStgid:", 7) == 0) {
+			char *p = line + 7, *end;
+			for (long v; (v = strtol(p, &end, 10)) > 0 && end != p; p = end)
+				ns = (int)v;
+			break;
+		}
+	if (f)
+		fclose(f);
+	return ns;
+}
+
+/* pid lives in another mount namespace than ours (perf's nsinfo__need_setns()). */
+static bool other_mnt_ns(pid_t pid)
+{
+	char path[64], ours[64], theirs[64];
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
+	ssize_t a = readlink("/proc/self/ns/mnt", ours, sizeof(ours) - 1), b = readlink(path, theirs, sizeof(theirs) - 1);
+	return a > 0 && b > 0 && (a != b || memcmp(ours, theirs, (size_t)a) != 0);
+}
+
+/* The process's map file, opened without following a last symlink: in its mount namespace under its
+ * own pid there when that namespace is not ours, else (or missing there) ours under pid. */
+static int open_map(const struct perf_maps *pm, pid_t pid)
+{
+	char path[256];
+	int fd = -1;
+	if (pm->root_fmt && other_mnt_ns(pid)) {
+		snprintf(path, sizeof(path), pm->root_fmt, (int)pid, ns_tgid(pid));
+		fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd >= 0 || errno != ENOENT)
+			return fd;
+	}
+	snprintf(path, sizeof(path), pm->path_fmt, (int)pid);
+	return open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+}
+
 int perf_maps_check(struct perf_maps *pm, pid_t pid, uint64_t now_ns, perf_map_emit_fn emit, void *ctx)
 {
 	if (pid <= 0)
@@ -181,31 +237,31 @@ int perf_maps_check(struct perf_maps *pm, pid_t pid, uint64_t now_ns, perf_map_e
 	}
 	f->checked_ns = now_ns ? now_ns : 1;
 	f->pending = false;
-	char path[256];
 	struct stat st;
-	snprintf(path, sizeof(path), pm->path_fmt, (int)pid);
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno == ELOOP)
-			pm->refused++; /* a symlink */
-		return 0;
-	}
+	char path[64];
 	snprintf(path, sizeof(path), pm->proc_fmt, (int)pid);
 	if (stat(path, &st) == 0)
 		f->uid = st.st_uid; /* the process's user (kept: it may be gone at the next look) */
-	int rc = 0;
-	if (f->uid == (uint32_t)-1) {
-		/* gone, its user never seen: nothing says whose file it is */
-	} else if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != f->uid) {
+	int fd = open_map(pm, pid);
+	if (fd < 0 && errno == ELOOP)
+		pm->refused++; /* a symlink */
+	if (fd < 0) /* gone from reach (its mount namespace ended with it): the file opened before, if any */
+		return f->fd1 && fstat(f->fd1 - 1, &st) == 0 ? read_new(pm, f, f->fd1 - 1, (uint64_t)st.st_size, emit, ctx)
+							     : 0;
+	/* a regular file of the process's user or of root (perf: "current user or root"); of a process
+	 * gone before its user was seen, root's only */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (st.st_uid != 0 && st.st_uid != f->uid)) {
 		pm->refused++;
-	} else {
-		if (st.st_dev != f->dev || st.st_ino != f->ino || (uint64_t)st.st_size < f->off) {
-			f->dev = st.st_dev; /* another file (the pid used again), or one written anew */
-			f->ino = st.st_ino;
-			f->off = 0;
-		}
-		rc = read_new(pm, f, fd, (uint64_t)st.st_size, emit, ctx);
+		close(fd);
+		return 0;
 	}
-	close(fd);
-	return rc;
+	if (st.st_dev != f->dev || st.st_ino != f->ino || (uint64_t)st.st_size < f->off) {
+		f->dev = st.st_dev; /* another file (the pid used again), or one written anew */
+		f->ino = st.st_ino;
+		f->off = 0;
+	}
+	if (f->fd1)
+		close(f->fd1 - 1);
+	f->fd1 = fd + 1; /* kept: read on after the path is gone */
+	return read_new(pm, f, fd, (uint64_t)st.st_size, emit, ctx);
 }

@@ -11,12 +11,20 @@
  * read from where the last read stopped (JITs append to it), at most every
  * PERF_MAP_CHECK_GAP_NS per process, PERF_MAP_FILE_MAX bytes per file, and
  * only when it is a regular file (opened O_NOFOLLOW: never through a symlink)
- * owned by the process's user (the owner of /proc/PID): perf's dso__load
- * ignored a /tmp/perf-*.map "not owned by current user or root"
- * (tools/perf/util/symbol.c); here the process's own user is the one trusted.
+ * owned by the process's user (the owner of /proc/PID) or by root: perf's
+ * dso__load ignored a /tmp/perf-*.map "not owned by current user or root"
+ * (tools/perf/util/symbol.c); here the process's own user stands for perf's
+ * current one (the agent runs as root). A process gone before its user was
+ * seen (a short one whose samples were read after it ended): root's file only.
+ * The file is looked for as perf's dso__find_perf_map() (tools/perf/util/symbol.c)
+ * does: where the process's mount namespace is not the agent's (a container, a
+ * PrivateTmp service), there under its own pid (here through /proc/PID/root and
+ * the NStgid of /proc/PID/status); then /tmp/perf-PID.map as the agent sees it.
  * Read positions of PERF_MAP_PIDS processes are kept; the one checked longest
  * ago is forgotten first (its file is then read again from the start: the
- * collector keeps one copy of each symbol). */
+ * collector keeps one copy of each symbol). The file of each is held open (64
+ * descriptors at most): what a process in another mount namespace appended
+ * just before it ended is read after its namespace, and the path, are gone. */
 #ifndef AGENT_PERF_MAP_H
 #define AGENT_PERF_MAP_H
 
@@ -38,11 +46,13 @@ struct perf_map_file {
 	uint64_t dev, ino, off; /* the file read and where its next line starts */
 	uint64_t checked_ns;
 	bool pending; /* asked again within the gap: looked at by perf_maps_retry() */
+	int fd1;      /* the file open (fd + 1; 0: none): read on when its path is out of reach */
 };
 
 struct perf_maps {
 	struct perf_map_file f[PERF_MAP_PIDS];
-	const char *path_fmt; /* "/tmp/perf-%d.map" (tests point it elsewhere) */
+	const char *root_fmt; /* "/proc/%d/root/tmp/perf-%d.map": pid, then its pid in its own namespace */
+	const char *path_fmt; /* "/tmp/perf-%d.map", where the first is missing (tests point it elsewhere) */
 	const char *proc_fmt; /* "/proc/%d": its owner is the process's user */
 	uint64_t syms;        /* symbols sent */
 	uint64_t refused;     /* files not read: a symlink, not a regular file, another owner */
@@ -63,6 +73,8 @@ int perf_maps_check(struct perf_maps *pm, pid_t pid, uint64_t now_ns, perf_map_e
  * code is asked about once, when it is new): call at the end of each interval. Returns what the
  * checks sent, or the first error. */
 int perf_maps_retry(struct perf_maps *pm, uint64_t now_ns, perf_map_emit_fn emit, void *ctx);
+/* Close the files held open. */
+void perf_maps_free(struct perf_maps *pm);
 /* Records sent may be lost (the spool dropped some): read every file again from its start. */
 void perf_maps_forget(struct perf_maps *pm);
 

@@ -590,6 +590,7 @@ void sampler_close(struct sampler *s)
 			 "the process's user's), %llu read only up to %u MiB",
 			 (unsigned long long)s->jit.syms, (unsigned long long)s->jit.refused,
 			 (unsigned long long)s->jit.capped, PERF_MAP_FILE_MAX >> 20);
+	perf_maps_free(&s->jit);
 	mmap_watch_close(s->mw);
 	sample_agg_free(&s->agg);
 	stack_table_free(&s->stacks);

@@ -83,6 +83,7 @@ static int teardown(void **state)
 {
 	struct fx *f = *state;
 	char p[160];
+	perf_maps_free(&f->pm);
 	unlink(f->file);
 	snprintf(p, sizeof(p), "%s/target", f->dir);
 	unlink(p);
@@ -170,16 +171,40 @@ static void test_perf_map_never_through_symlink_or_other_owner(void **state)
 	assert_int_equal(f->g.n, 0);
 	assert_int_equal(f->pm.refused, 1);
 	unlink(f->file);
+	/* the process's user: the owner of its /proc/PID (here a directory standing for it) */
+	char proc[160];
+	snprintf(proc, sizeof(proc), "%s/proc", f->dir);
+	assert_int_equal(mkdir(proc, 0755), 0);
+	f->pm.proc_fmt = proc;
 	put(f->file, "w", "1000 10 planted\n");
-	if (chown(f->file, getuid() + 4242, (gid_t)-1) != 0) {
+	uid_t user = getuid() + 4242, other = getuid() + 4343;
+	if (chown(proc, user, (gid_t)-1) != 0 || chown(f->file, other, (gid_t)-1) != 0) {
 		print_message("skipped (the owner part): chown needs root here\n");
+		rmdir(proc);
 		return;
 	}
-	assert_int_equal(perf_maps_check(&f->pm, pid, 2 * GAP, emit, &f->g), 0);
+	assert_int_equal(perf_maps_check(&f->pm, pid, 2 * GAP, emit, &f->g), 0); /* another user's */
 	assert_int_equal(f->g.n, 0);
 	assert_int_equal(f->pm.refused, 2);
-	assert_int_equal(chown(f->file, getuid(), (gid_t)-1), 0); /* the process's user: read */
+	assert_int_equal(chown(f->file, user, (gid_t)-1), 0); /* the process's user's: read */
 	assert_int_equal(perf_maps_check(&f->pm, pid, 3 * GAP, emit, &f->g), 1);
+	put(f->file, "w", "2000 10 roots\n");
+	assert_int_equal(chown(f->file, 0, (gid_t)-1), 0); /* root's: read, as perf does */
+	assert_int_equal(perf_maps_check(&f->pm, pid, 4 * GAP, emit, &f->g), 1);
+	/* the process gone before its user was seen: root's file only */
+	perf_maps_free(&f->pm);
+	perf_maps_init(&f->pm);
+	f->pm.path_fmt = f->fmt;
+	f->pm.proc_fmt = "/nonexistent/%d";
+	assert_int_equal(perf_maps_check(&f->pm, pid, GAP, emit, &f->g), 1);
+	assert_int_equal(chown(f->file, user, (gid_t)-1), 0);
+	perf_maps_free(&f->pm);
+	perf_maps_init(&f->pm);
+	f->pm.path_fmt = f->fmt;
+	f->pm.proc_fmt = "/nonexistent/%d";
+	assert_int_equal(perf_maps_check(&f->pm, pid, GAP, emit, &f->g), 0);
+	assert_int_equal(f->pm.refused, 1);
+	rmdir(proc);
 }
 
 /* Processes without a map file do not push out the read position of one with a file. */
@@ -198,6 +223,25 @@ static void test_perf_map_position_kept_among_many_processes(void **state)
 	assert_int_equal(perf_maps_check(&f->pm, 999999, t += GAP, emit, &f->g), 1); /* only the new line */
 	assert_string_equal(f->g.name[1], "second_fn");
 	unlink(file);
+}
+
+/* What the process appends after its map's path went out of reach (its mount namespace ended with it;
+ * here: the path unlinked) is read from the file held open. */
+static void test_perf_map_read_on_after_path_gone(void **state)
+{
+	struct fx *f = *state;
+	FILE *w = fopen(f->file, "w");
+	assert_non_null(w);
+	fputs("1000 10 before_fn\n", w);
+	fflush(w);
+	int pid = (int)getpid();
+	assert_int_equal(perf_maps_check(&f->pm, pid, GAP, emit, &f->g), 1);
+	assert_int_equal(unlink(f->file), 0);
+	fputs("2000 10 after_fn\n", w);
+	fflush(w);
+	assert_int_equal(perf_maps_check(&f->pm, pid, 2 * GAP, emit, &f->g), 1);
+	assert_string_equal(f->g.name[1], "after_fn");
+	fclose(w);
 }
 
 static int check(Prof__PerfMap *m)
@@ -306,6 +350,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_perf_map_records_bounded_and_resent_after_failure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_perf_map_never_through_symlink_or_other_owner, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_perf_map_position_kept_among_many_processes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_perf_map_read_on_after_path_gone, setup, teardown),
 		cmocka_unit_test(test_perf_map_wire_check),
 		cmocka_unit_test_setup_teardown(test_perf_map_store_latest_line_per_start, setup, teardown),
 	};
