@@ -121,8 +121,8 @@ static int parse_line(char *line, size_t line_len, uint64_t *start, uint64_t *si
 }
 
 /* Read f's file (fd, size bytes now) from f->off; records sent through emit. */
-static int read_new(struct perf_maps *pm, struct perf_map_file *f, int fd, uint64_t size, perf_map_emit_fn emit,
-		    void *ctx)
+static int read_new(struct perf_maps *pm, struct perf_map_file *f, int fd, uint64_t size,
+		    perf_map_emit_fn emit, void *ctx)
 {
 	struct batch *b = malloc(sizeof(*b));
 	if (!b)
@@ -141,7 +141,7 @@ static int read_new(struct perf_maps *pm, struct perf_map_file *f, int fd, uint6
 		b->m.start = b->start;
 		b->m.size = b->size;
 		b->m.name = b->name;
-		size_t pos = 0; /* start of the next line in buf */
+		size_t pos = 0;		   /* start of the next line in buf */
 		uint64_t rec_off = f->off; /* where the batch's first line is */
 		for (;;) {
 			char *nl = memchr(b->buf + pos, '\n', (size_t)n - pos);
@@ -206,7 +206,8 @@ static bool other_mnt_ns(pid_t pid)
 {
 	char path[64], ours[64], theirs[64];
 	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
-	ssize_t a = readlink("/proc/self/ns/mnt", ours, sizeof(ours) - 1), b = readlink(path, theirs, sizeof(theirs) - 1);
+	ssize_t a = readlink("/proc/self/ns/mnt", ours, sizeof(ours) - 1),
+		b = readlink(path, theirs, sizeof(theirs) - 1);
 	return a > 0 && b > 0 && (a != b || memcmp(ours, theirs, (size_t)a) != 0);
 }
 
@@ -246,8 +247,9 @@ int perf_maps_check(struct perf_maps *pm, pid_t pid, uint64_t now_ns, perf_map_e
 	if (fd < 0 && errno == ELOOP)
 		pm->refused++; /* a symlink */
 	if (fd < 0) /* gone from reach (its mount namespace ended with it): the file opened before, if any */
-		return f->fd1 && fstat(f->fd1 - 1, &st) == 0 ? read_new(pm, f, f->fd1 - 1, (uint64_t)st.st_size, emit, ctx)
-							     : 0;
+		return f->fd1 && fstat(f->fd1 - 1, &st) == 0
+			   ? read_new(pm, f, f->fd1 - 1, (uint64_t)st.st_size, emit, ctx)
+			   : 0;
 	/* a regular file of the process's user or of root (perf: "current user or root"); of a process
 	 * gone before its user was seen, root's only */
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (st.st_uid != 0 && st.st_uid != f->uid)) {

@@ -36,9 +36,9 @@
 #include "validate_perf_map.h"
 
 #define PERF_MAP_PIDS 64
-#define PERF_MAP_FILE_MAX (16u << 20)         /* bytes read of one file in a session */
-#define PERF_MAP_CHECK_GAP_NS 200000000ull    /* one look at a process's file per 200 ms */
-#define PERF_MAP_CHUNK 65536                  /* bytes read at once (a longer line ends the file's reading) */
+#define PERF_MAP_FILE_MAX (16u << 20)	   /* bytes read of one file in a session */
+#define PERF_MAP_CHECK_GAP_NS 200000000ull /* one look at a process's file per 200 ms */
+#define PERF_MAP_CHUNK 65536		   /* bytes read at once (a longer line ends the file's reading) */
 
 struct perf_map_file {
 	int32_t pid; /* 0: free */
@@ -54,7 +54,7 @@ struct perf_maps {
 	const char *root_fmt; /* "/proc/%d/root/tmp/perf-%d.map": pid, then its pid in its own namespace */
 	const char *path_fmt; /* "/tmp/perf-%d.map", where the first is missing (tests point it elsewhere) */
 	const char *proc_fmt; /* "/proc/%d": its owner is the process's user */
-	uint64_t syms;        /* symbols sent */
+	uint64_t syms;	      /* symbols sent */
 	uint64_t refused;     /* files not read: a symlink, not a regular file, another owner */
 	uint64_t capped;      /* files read up to PERF_MAP_FILE_MAX and no further */
 };

@@ -17,7 +17,8 @@ int validate_perf_map(const Prof__PerfMap *m, char *err, size_t errlen)
 	if (m->pid <= 0)
 		return fail(err, errlen, "perf_map: pid %d", (int)m->pid);
 	if (m->n_size != n || m->n_name != n)
-		return fail(err, errlen, "perf_map: columns of %zu, %zu and %zu entries", n, m->n_size, m->n_name);
+		return fail(err, errlen, "perf_map: columns of %zu, %zu and %zu entries", n, m->n_size,
+			    m->n_name);
 	if (n > PERF_MAP_REC_SYMS)
 		return fail(err, errlen, "perf_map: %zu symbols (max %u)", n, PERF_MAP_REC_SYMS);
 	for (size_t i = 0; i < n; i++) {

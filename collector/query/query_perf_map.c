@@ -15,10 +15,11 @@ int qm_perf_map_of(struct store *s, struct sess *se)
 	char key[64];
 	snprintf(key, sizeof(key), "perf-map-cut %lld", (long long)se->id);
 	if (rc == 1 && log_once(key))
-		log_warn("session %lld of agent %s: over %u JIT symbols or %u MiB of their names stored (a forged "
-			 "agent?): the views use the first %zu",
-			 (long long)se->id, se->agent_id, STORE_PERF_MAP_QUERY_SYMS, STORE_PERF_MAP_QUERY_BYTES >> 20,
-			 se->njit);
+		log_warn(
+		    "session %lld of agent %s: over %u JIT symbols or %u MiB of their names stored (a forged "
+		    "agent?): the views use the first %zu",
+		    (long long)se->id, se->agent_id, STORE_PERF_MAP_QUERY_SYMS,
+		    STORE_PERF_MAP_QUERY_BYTES >> 20, se->njit);
 	return rc < 0 ? rc : 0;
 }
 
@@ -27,7 +28,8 @@ static int before(const struct perf_map_sym *y, int32_t pid, uint64_t ip)
 	return y->pid < pid || (y->pid == pid && y->start <= ip);
 }
 
-bool qm_jit_frame(const struct sess *se, int32_t pid, uint64_t ip, char *buf, size_t buflen, struct sym_frame *out)
+bool qm_jit_frame(const struct sess *se, int32_t pid, uint64_t ip, char *buf, size_t buflen,
+		  struct sym_frame *out)
 {
 	size_t lo = 0, hi = se->njit; /* the last symbol at or before (pid, ip) */
 	while (lo < hi) {

@@ -12,11 +12,12 @@
 #include "validate_perf_map.h"
 
 static const char perf_map_schema[] =
-	"CREATE TABLE IF NOT EXISTS perf_map_syms (session_id INTEGER NOT NULL, pid INTEGER NOT NULL,"
-	" start INTEGER NOT NULL, size INTEGER NOT NULL, name TEXT NOT NULL,"
-	" PRIMARY KEY(session_id, pid, start)) WITHOUT ROWID;";
-static const char ins_sym[] = "INSERT INTO perf_map_syms (session_id, pid, start, size, name) VALUES (?1, ?2, ?3, ?4, ?5)"
-			      " ON CONFLICT (session_id, pid, start) DO UPDATE SET size = excluded.size, name = excluded.name";
+    "CREATE TABLE IF NOT EXISTS perf_map_syms (session_id INTEGER NOT NULL, pid INTEGER NOT NULL,"
+    " start INTEGER NOT NULL, size INTEGER NOT NULL, name TEXT NOT NULL,"
+    " PRIMARY KEY(session_id, pid, start)) WITHOUT ROWID;";
+static const char ins_sym[] =
+    "INSERT INTO perf_map_syms (session_id, pid, start, size, name) VALUES (?1, ?2, ?3, ?4, ?5)"
+    " ON CONFLICT (session_id, pid, start) DO UPDATE SET size = excluded.size, name = excluded.name";
 static const char q_syms[] = "SELECT pid, start, size, name FROM perf_map_syms WHERE session_id = ?1"
 			     " ORDER BY pid, start";
 
@@ -46,11 +47,11 @@ static int put_perf_map(struct store *s, int64_t sid, const Prof__Envelope *env)
 }
 
 const struct store_kind store_kind_perf_map = {
-	.body_case = PROF__ENVELOPE__BODY_PERF_MAP,
-	.name = "perf_map",
-	.schema_sql = perf_map_schema,
-	.check = check_perf_map,
-	.put = put_perf_map,
+    .body_case = PROF__ENVELOPE__BODY_PERF_MAP,
+    .name = "perf_map",
+    .schema_sql = perf_map_schema,
+    .check = check_perf_map,
+    .put = put_perf_map,
 };
 
 void store_perf_map_free(struct perf_map_sym *v, size_t n)
@@ -83,7 +84,8 @@ int store_perf_map_syms(struct store *s, int64_t sid, struct perf_map_sym **out,
 	int rc, cut = 0;
 	while ((rc = db_step(st)) == 1) {
 		const char *name = db_col_text(st, 3);
-		if (k == STORE_PERF_MAP_QUERY_SYMS || (name && (bytes += strlen(name) + 1) > STORE_PERF_MAP_QUERY_BYTES)) {
+		if (k == STORE_PERF_MAP_QUERY_SYMS ||
+		    (name && (bytes += strlen(name) + 1) > STORE_PERF_MAP_QUERY_BYTES)) {
 			cut = 1;
 			break;
 		}

@@ -101,8 +101,8 @@ static double perf_cold_share(struct tp_env *e, const char *prog)
 	tp_env_path(e, "perf.data", data, sizeof(data));
 	tp_env_path(e, "perf.log", plog, sizeof(plog));
 	tp_env_path(e, "perf-report.txt", rep, sizeof(rep));
-	char *rec[] = {"/usr/bin/perf", "record", "-q", "-e", "cpu-clock", "-F", "999", "-o", data, "--", (char *)prog,
-		       ROUNDS, NULL};
+	char *rec[] = {"/usr/bin/perf", "record", "-q", "-e", "cpu-clock", "-F", "999", "-o", data, "--",
+		       (char *)prog,	ROUNDS,	  NULL};
 	int rc = run(rec, plog, 60000);
 	char *repv[] = {"/usr/bin/perf", "report", "-i", data, "--stdio", "--sort", "sym", "-q", NULL};
 	int rrc = rc == 0 ? run(repv, rep, 60000) : -1;
@@ -125,8 +125,8 @@ static void test_record_jit_perf_map_named(void **state)
 	tp_bin("collector", coll, sizeof(coll));
 	tp_env_path(e, "top.txt", rlog, sizeof(rlog));
 	tp_env_path(e, "view.log", alog2, sizeof(alog2));
-	char *argv[] = {agent, "record", "--collector", e->coll, "--spool", e->spool, "--agent-id", "jit", "-F", "999",
-			"--", prog, ROUNDS, NULL};
+	char *argv[] = {agent, "record", "--collector", e->coll, "--spool", e->spool, "--agent-id",
+			"jit", "-F",	 "999",		"--",	 prog,	    ROUNDS,   NULL};
 	int rc = run(argv, e->alog, 60000);
 	unlink_map_in_log(e->alog, "map /tmp/perf-");
 	if (rc == 77) {
@@ -150,9 +150,10 @@ static void test_record_jit_perf_map_named(void **state)
 	assert_non_null(out);
 	char module[64];
 	snprintf(module, sizeof(module), "perf-%d.map", (int)pid);
-	long all = rows(out, NULL, NULL), hot = rows(out, module, "jit_hot"), cold = rows(out, module, "jit_cold"),
-	     unknown = rows(out, "[unknown]", NULL);
-	fprintf(stderr, "# jit_loop: %ld samples: jit_hot %ld, jit_cold %ld, [unknown] %ld\n", all, hot, cold, unknown);
+	long all = rows(out, NULL, NULL), hot = rows(out, module, "jit_hot"),
+	     cold = rows(out, module, "jit_cold"), unknown = rows(out, "[unknown]", NULL);
+	fprintf(stderr, "# jit_loop: %ld samples: jit_hot %ld, jit_cold %ld, [unknown] %ld\n", all, hot, cold,
+		unknown);
 	if (hot == 0 || cold == 0) {
 		fprintf(stderr, "%s", out);
 		free(out);
@@ -165,7 +166,8 @@ static void test_record_jit_perf_map_named(void **state)
 	assert_true(ours > 7.0 && ours < 22.0);
 	double theirs = perf_cold_share(e, prog);
 	if (theirs >= 0) {
-		fprintf(stderr, "# jit_cold share of the JIT samples: ours %.1f %%, perf %.1f %%\n", ours, theirs);
+		fprintf(stderr, "# jit_cold share of the JIT samples: ours %.1f %%, perf %.1f %%\n", ours,
+			theirs);
 		assert_true(ours - theirs < 8.0 && theirs - ours < 8.0); /* 450 samples: 3.5 sigma */
 	} else {
 		fprintf(stderr, "# perf not run here (%s): the work's share alone is checked\n",
@@ -236,7 +238,8 @@ static void test_record_jit_node_perf_basic_prof(void **state)
 {
 	struct tp_env *e = *state;
 	if (access("/usr/bin/node", X_OK) != 0) {
-		print_message("skipped: no /usr/bin/node (apt-get install nodejs; scripts/deps.sh installs it)\n");
+		print_message(
+		    "skipped: no /usr/bin/node (apt-get install nodejs; scripts/deps.sh installs it)\n");
 		skip();
 	}
 	char agent[512], coll[512], js[300], rlog[300], plog[300], data[300], prep[300], v8log[320];
@@ -250,11 +253,27 @@ static void test_record_jit_node_perf_basic_prof(void **state)
 	/* --perf-basic-prof also writes V8's code log: into the env dir, not the current one */
 	snprintf(v8log, sizeof(v8log), "--logfile=%s/v8.log", e->dir);
 	/* bounded work: 40 calls of a 200,000-step loop (about 0.3 s of CPU with startup) */
-	put_text(js, "function hot(n) { let s = 0; for (let i = 0; i < n; i++) s = (s + i * i) % 1000003; return s; }\n"
+	put_text(js, "function hot(n) { let s = 0; for (let i = 0; i < n; i++) s = (s + i * i) % 1000003; "
+		     "return s; }\n"
 		     "let t = 0; for (let r = 0; r < 40; r++) t += hot(200000);\n"
 		     "console.log('node hot', t, 'jit map pid=' + process.pid);\n");
-	char *argv[] = {agent, "record", "--collector", e->coll, "--spool", e->spool, "--agent-id", "node", "-F", "999",
-			"--", "/usr/bin/node", "--perf-basic-prof", v8log, "--no-logfile-per-isolate", js, NULL};
+	char *argv[] = {agent,
+			"record",
+			"--collector",
+			e->coll,
+			"--spool",
+			e->spool,
+			"--agent-id",
+			"node",
+			"-F",
+			"999",
+			"--",
+			"/usr/bin/node",
+			"--perf-basic-prof",
+			v8log,
+			"--no-logfile-per-isolate",
+			js,
+			NULL};
 	int rc = run(argv, e->alog, 120000);
 	unlink_map_in_log(e->alog, "jit map pid=");
 	assert_int_equal(rc, 0);
@@ -273,7 +292,8 @@ static void test_record_jit_node_perf_basic_prof(void **state)
 	assert_non_null(out);
 	long hot, all = rows(out, NULL, NULL), jit = node_jit_rows(out, &hot);
 	double ours = jit ? 100.0 * (double)hot / (double)jit : 0;
-	fprintf(stderr, "# node: %ld samples, %ld in JIT code, %ld of them named hot() from the perf map (%.1f %%)\n",
+	fprintf(stderr,
+		"# node: %ld samples, %ld in JIT code, %ld of them named hot() from the perf map (%.1f %%)\n",
 		all, jit, hot, ours);
 	if (hot == 0 || ours < 90.0) {
 		fprintf(stderr, "%s", out);
@@ -283,8 +303,22 @@ static void test_record_jit_node_perf_basic_prof(void **state)
 	free(out);
 	if (access("/usr/bin/perf", X_OK) != 0)
 		return; /* the oracle: linux-perf (scripts/deps.sh) */
-	char *rec[] = {"/usr/bin/perf", "record", "-q", "-e", "cpu-clock", "-F", "999", "-o", data, "--", "/usr/bin/node",
-		       "--perf-basic-prof", v8log, "--no-logfile-per-isolate", js, NULL};
+	char *rec[] = {"/usr/bin/perf",
+		       "record",
+		       "-q",
+		       "-e",
+		       "cpu-clock",
+		       "-F",
+		       "999",
+		       "-o",
+		       data,
+		       "--",
+		       "/usr/bin/node",
+		       "--perf-basic-prof",
+		       v8log,
+		       "--no-logfile-per-isolate",
+		       js,
+		       NULL};
 	rc = run(rec, plog, 120000);
 	char *repv[] = {"/usr/bin/perf", "report", "-i", data, "--stdio", "--sort", "dso,sym", "-q", NULL};
 	int rrc = rc == 0 ? run(repv, prep, 60000) : -1;
@@ -294,7 +328,9 @@ static void test_record_jit_node_perf_basic_prof(void **state)
 	char *pout = tp_slurp(prep);
 	double phot, pjit = pout ? perf_node_jit(pout, &phot) : 0;
 	double theirs = pjit > 0 ? 100.0 * phot / pjit : 0;
-	fprintf(stderr, "# node: of the samples in JIT code, hot(): ours %.1f %%, perf %.1f %% (perf: %.1f %% of all in JIT code)\n",
+	fprintf(stderr,
+		"# node: of the samples in JIT code, hot(): ours %.1f %%, perf %.1f %% (perf: %.1f %% of all "
+		"in JIT code)\n",
 		ours, theirs, pjit);
 	free(pout);
 	assert_true(theirs >= 90.0);
@@ -311,7 +347,8 @@ static long tramp_rows(const char *out, long *named)
 		double a, b;
 		long n, t, pid;
 		char proc[64], ag[64], stack[2048];
-		if (sscanf(p, "%lf%% %ld %lf%% %ld %63s %ld %63s %2047s", &a, &n, &b, &t, proc, &pid, ag, stack) != 8 ||
+		if (sscanf(p, "%lf%% %ld %lf%% %ld %63s %ld %63s %2047s", &a, &n, &b, &t, proc, &pid, ag,
+			   stack) != 8 ||
 		    !strstr(stack, "main;") || !strstr(stack, ";work"))
 			continue;
 		sum += n;
@@ -352,8 +389,8 @@ static void test_record_jit_frame_in_call_chain(void **state)
 	tp_bin("workloads/jit_loop", prog, sizeof(prog));
 	tp_bin("collector", coll, sizeof(coll));
 	tp_env_path(e, "stacks.txt", rlog, sizeof(rlog));
-	char *argv[] = {agent, "record", "--collector", e->coll, "--spool", e->spool, "--agent-id", "jitg", "-g", "-F",
-			"999", "--", prog, "800", "calls", NULL};
+	char *argv[] = {agent, "record", "--collector", e->coll, "--spool", e->spool, "--agent-id", "jitg",
+			"-g",  "-F",	 "999",		"--",	 prog,	    "800",    "calls",	    NULL};
 	int rc = run(argv, e->alog, 60000);
 	unlink_map_in_log(e->alog, "map /tmp/perf-");
 	if (rc == 77) {
@@ -364,12 +401,14 @@ static void test_record_jit_frame_in_call_chain(void **state)
 	int64_t sid = tp_db_int(e->db, "SELECT MAX(id) FROM sessions WHERE agent_id='jitg'");
 	char sidbuf[32];
 	snprintf(sidbuf, sizeof(sidbuf), "%lld", (long long)sid);
-	char *rep[] = {coll, "report", "--store", e->db, "--session", sidbuf, "--by", "stack", "--limit", "50", NULL};
+	char *rep[] = {coll,   "report", "--store", e->db, "--session", sidbuf,
+		       "--by", "stack",	 "--limit", "50",  NULL};
 	assert_int_equal(run(rep, rlog, 30000), 0);
 	char *out = tp_slurp(rlog);
 	assert_non_null(out);
 	long named, through = tramp_rows(out, &named);
-	fprintf(stderr, "# chains through main to work: %ld samples, main;jit_tramp;work in %ld\n", through, named);
+	fprintf(stderr, "# chains through main to work: %ld samples, main;jit_tramp;work in %ld\n", through,
+		named);
 	if (through == 0 || named * 100 < through * 95) {
 		fprintf(stderr, "%s", out);
 		free(out);
@@ -382,8 +421,9 @@ static void test_record_jit_frame_in_call_chain(void **state)
 	tp_env_path(e, "perf-g.data", data, sizeof(data));
 	tp_env_path(e, "perf-g.log", plog, sizeof(plog));
 	tp_env_path(e, "perf-script.txt", pscript, sizeof(pscript));
-	char *rec[] = {"/usr/bin/perf", "record", "-q", "-g", "-e", "cpu-clock", "-F", "999", "-o", data, "--", prog, "800",
-		       "calls", NULL};
+	char *rec[] = {
+	    "/usr/bin/perf", "record", "-q", "-g", "-e", "cpu-clock", "-F", "999", "-o", data, "--", prog,
+	    "800",	     "calls",  NULL};
 	rc = run(rec, plog, 60000);
 	char *scr[] = {"/usr/bin/perf", "script", "-i", data, "-F", "ip,sym", NULL};
 	int src = rc == 0 ? run(scr, pscript, 60000) : -1;
@@ -392,7 +432,8 @@ static void test_record_jit_frame_in_call_chain(void **state)
 	assert_int_equal(src, 0);
 	char *pout = tp_slurp(pscript);
 	long pnamed, pthrough = pout ? perf_tramp(pout, &pnamed) : 0;
-	fprintf(stderr, "# perf: chains through main to work: %ld samples, jit_tramp in %ld\n", pthrough, pnamed);
+	fprintf(stderr, "# perf: chains through main to work: %ld samples, jit_tramp in %ld\n", pthrough,
+		pnamed);
 	free(pout);
 	assert_true(pthrough > 0 && pnamed * 100 >= pthrough * 95);
 }
@@ -405,9 +446,9 @@ static int setup(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_record_jit_perf_map_named, setup, tp_env_free),
-		cmocka_unit_test_setup_teardown(test_record_jit_frame_in_call_chain, setup, tp_env_free),
-		cmocka_unit_test_setup_teardown(test_record_jit_node_perf_basic_prof, setup, tp_env_free),
+	    cmocka_unit_test_setup_teardown(test_record_jit_perf_map_named, setup, tp_env_free),
+	    cmocka_unit_test_setup_teardown(test_record_jit_frame_in_call_chain, setup, tp_env_free),
+	    cmocka_unit_test_setup_teardown(test_record_jit_node_perf_basic_prof, setup, tp_env_free),
 	};
 	return cmocka_run_group_tests_name("record_jit", tests, NULL, NULL);
 }

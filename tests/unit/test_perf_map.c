@@ -8,10 +8,11 @@
  * wire check, what emit refused read again; never through a symlink or from a
  * file of another owner than the process's. And the wire check itself, and the
  * collector's store of the symbols (store_perf_map.c). */
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include <errno.h>
@@ -104,12 +105,13 @@ static void test_perf_map_parses_as_perf_and_reads_what_grows(void **state)
 {
 	struct fx *f = *state;
 	put(f->file, "w",
-	    "7f0000001000 40 LazyCompile:*hot /srv/app.js:12\n" /* node --perf-basic-prof: the name has spaces */
-	    "0x7f0000002000 0x10 Stub:x\n"                       /* strtoull base 16 takes 0x */
-	    "7f0000003000 0 sizezero\n"                          /* size 0: nothing to name */
-	    "7f0000004000 10 ab\n"                               /* perf skips a name under 3 characters */
-	    "xyz\n"                                             /* no numbers */
-	    "7f0000005000 20 half wr");                          /* being written: no newline yet */
+	    "7f0000001000 40 LazyCompile:*hot /srv/app.js:12\n" /* node --perf-basic-prof: the name has spaces
+								 */
+	    "0x7f0000002000 0x10 Stub:x\n"			/* strtoull base 16 takes 0x */
+	    "7f0000003000 0 sizezero\n"				/* size 0: nothing to name */
+	    "7f0000004000 10 ab\n"				/* perf skips a name under 3 characters */
+	    "xyz\n"						/* no numbers */
+	    "7f0000005000 20 half wr");				/* being written: no newline yet */
 	int pid = (int)getpid();
 	assert_int_equal(perf_maps_check(&f->pm, pid, GAP, emit, &f->g), 2);
 	assert_int_equal(f->g.n, 2);
@@ -121,9 +123,11 @@ static void test_perf_map_parses_as_perf_and_reads_what_grows(void **state)
 	/* the line completes and one more comes; not looked at again within the gap */
 	put(f->file, "a", "itten\n7f0000006000 8 more\n");
 	assert_int_equal(perf_maps_check(&f->pm, pid, GAP + GAP / 2, emit, &f->g), 0);
-	assert_int_equal(perf_maps_retry(&f->pm, GAP + GAP / 2 + 1, emit, &f->g), 0); /* still within the gap */
-	assert_int_equal(perf_maps_retry(&f->pm, 2 * GAP + 1, emit, &f->g), 2);    /* asked within it: looked at */
-	assert_int_equal(perf_maps_retry(&f->pm, 4 * GAP, emit, &f->g), 0);        /* not asked again */
+	assert_int_equal(perf_maps_retry(&f->pm, GAP + GAP / 2 + 1, emit, &f->g),
+			 0); /* still within the gap */
+	assert_int_equal(perf_maps_retry(&f->pm, 2 * GAP + 1, emit, &f->g),
+			 2);						    /* asked within it: looked at */
+	assert_int_equal(perf_maps_retry(&f->pm, 4 * GAP, emit, &f->g), 0); /* not asked again */
 	assert_int_equal(f->g.n, 4);
 	assert_string_equal(f->g.name[2], "half written");
 	assert_string_equal(f->g.name[3], "more");
@@ -337,7 +341,9 @@ static void test_perf_map_store_latest_line_per_start(void **state)
 	store_perf_map_free(v, n);
 	store_close(s);
 	char p[200];
-	for (const char *sfx = ""; sfx; sfx = strcmp(sfx, "") == 0 ? "-wal" : strcmp(sfx, "-wal") == 0 ? "-shm" : NULL) {
+	for (const char *sfx = ""; sfx; sfx = strcmp(sfx, "") == 0	 ? "-wal"
+					      : strcmp(sfx, "-wal") == 0 ? "-shm"
+									 : NULL) {
 		snprintf(p, sizeof(p), "%s%s", db, sfx);
 		unlink(p);
 	}
@@ -346,13 +352,17 @@ static void test_perf_map_store_latest_line_per_start(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_perf_map_parses_as_perf_and_reads_what_grows, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_perf_map_records_bounded_and_resent_after_failure, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_perf_map_never_through_symlink_or_other_owner, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_perf_map_position_kept_among_many_processes, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_perf_map_read_on_after_path_gone, setup, teardown),
-		cmocka_unit_test(test_perf_map_wire_check),
-		cmocka_unit_test_setup_teardown(test_perf_map_store_latest_line_per_start, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_perf_map_parses_as_perf_and_reads_what_grows, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_perf_map_records_bounded_and_resent_after_failure, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_perf_map_never_through_symlink_or_other_owner, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_perf_map_position_kept_among_many_processes, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_perf_map_read_on_after_path_gone, setup, teardown),
+	    cmocka_unit_test(test_perf_map_wire_check),
+	    cmocka_unit_test_setup_teardown(test_perf_map_store_latest_line_per_start, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("perf_map", tests, NULL, NULL);
 }

@@ -42,7 +42,8 @@ static int calls(long n)
 {
 #if defined(__x86_64__)
 	/* push rbp; mov rbp,rsp; movabs rax,work; call rax; pop rbp; ret */
-	uint8_t tramp[] = {0x55, 0x48, 0x89, 0xe5, 0x48, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xd0, 0x5d, 0xc3};
+	uint8_t tramp[] = {0x55, 0x48, 0x89, 0xe5, 0x48, 0xb8, 0,    0,	   0,
+			   0,	 0,    0,    0,	   0,	 0xff, 0xd0, 0x5d, 0xc3};
 	uint64_t target = (uint64_t)(uintptr_t)work;
 	memcpy(tramp + 6, &target, 8);
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
