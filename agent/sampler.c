@@ -586,8 +586,8 @@ void sampler_close(struct sampler *s)
 		  s->maps.nprocs, s->maps.nmaps, s->maps.bytes >> 10, (unsigned long long)s->maps.evicted,
 		  (unsigned long long)s->tasks.evicted);
 	if (s->jit.syms || s->jit.refused || s->jit.capped)
-		log_info("perf maps: %llu JIT symbols sent; %llu files refused (a symlink, not a regular file, or not "
-			 "the process's user's), %llu read only up to %u MiB",
+		log_info("perf maps: %llu JIT symbols sent; %llu files refused (a symlink, not a regular file, or neither "
+			 "the process's user's nor root's), %llu read only up to %u MiB",
 			 (unsigned long long)s->jit.syms, (unsigned long long)s->jit.refused,
 			 (unsigned long long)s->jit.capped, PERF_MAP_FILE_MAX >> 20);
 	perf_maps_free(&s->jit);
