@@ -161,6 +161,7 @@ int sampler_open(struct sampler **out, const struct sampler_opts *o, char *err, 
 		return -ENOMEM;
 	s->o = *o;
 	proc_maps_init(&s->maps);
+	perf_maps_init(&s->jit);
 	task_names_init(&s->tasks, NULL);
 	int rc = sample_agg_init(&s->agg);
 	if (rc == 0)
@@ -244,6 +245,31 @@ int sampler_add_task_time(struct sampler *s, int32_t pid, int32_t tid, uint64_t 
 
 static int emit_record(struct sampler *s, uint64_t now_ns);
 
+static bool anon_at(const struct sampler *s, int32_t pid, uint64_t ip)
+{
+	const struct proc_mapping *m = proc_maps_find(&s->maps, pid, ip);
+	return !m || perf_map_anon(m->path);
+}
+
+/* The sample's user IP, or a user frame of its call chain not sent yet, in anonymous memory
+ * (JIT code): the process's perf map is read then (perf_map.h). */
+static bool jit_frame(const struct sampler *s, const struct sample_key *k)
+{
+	if (k->ip && anon_at(s, k->pid, k->ip))
+		return true;
+	if (!k->stack_id || stack_table_declared(&s->stacks, k->stack_id))
+		return false;
+	size_t n, i = 0;
+	const uint64_t *ips = stack_table_get(&s->stacks, k->stack_id, &n);
+	for (size_t j = 0; ips && j < n; j++)
+		if (ips[j] == SAMPLE_CHAIN_USER_MARK)
+			i = j + 1; /* kernel frames before the mark */
+	for (; ips && i < n; i++)
+		if (ips[i] && anon_at(s, k->pid, ips[i]))
+			return true;
+	return false;
+}
+
 int sampler_add(struct sampler *s, const struct sample_key *k, uint64_t count, uint64_t now_ns)
 {
 	int rc = sample_agg_add(&s->agg, k, count);
@@ -257,6 +283,8 @@ int sampler_add(struct sampler *s, const struct sample_key *k, uint64_t count, u
 	}
 	if (rc == 1 && k->ip)
 		proc_maps_ensure(&s->maps, k->pid, k->ip, now_ns, MAPS_RESCAN_GAP_NS);
+	if (rc == 1 && jit_frame(s, k))
+		perf_maps_check(&s->jit, k->pid, now_ns, s->o.emit, s->o.ctx);
 	if (rc == 1)
 		task_names_ensure(&s->tasks, k->pid, k->tid); /* no name is not an error */
 	return 0;
@@ -285,6 +313,7 @@ static void report_drops(struct sampler *s)
 
 static int emit_record(struct sampler *s, uint64_t now_ns)
 {
+	perf_maps_retry(&s->jit, now_ns, s->o.emit, s->o.ctx); /* JIT symbols before the samples naming them */
 	if (s->o.generation) {
 		uint64_t g = s->o.generation(s->o.ctx);
 		if (g != s->gen) {
@@ -293,6 +322,7 @@ static int emit_record(struct sampler *s, uint64_t now_ns)
 			proc_maps_redeclare(&s->maps);
 			task_names_redeclare(&s->tasks);
 			stack_table_redeclare(&s->stacks);
+			perf_maps_forget(&s->jit); /* the spool dropped records: JIT symbols may be among them */
 		}
 	}
 	size_t n = s->agg.n;
@@ -435,6 +465,7 @@ rebuild:
 		/* The sink says this record makes the spool drop older ones, which
 		 * may hold declarations: declare everything this record uses. */
 		retried = true;
+		perf_maps_forget(&s->jit);
 		s->event_declared = false;
 		proc_maps_redeclare(&s->maps);
 		task_names_redeclare(&s->tasks);
@@ -554,6 +585,12 @@ void sampler_close(struct sampler *s)
 	log_debug("tracking: %zu processes, %zu mappings (%zu KiB) held; %llu mappings and %llu names evicted",
 		  s->maps.nprocs, s->maps.nmaps, s->maps.bytes >> 10, (unsigned long long)s->maps.evicted,
 		  (unsigned long long)s->tasks.evicted);
+	if (s->jit.syms || s->jit.refused || s->jit.capped)
+		log_info("perf maps: %llu JIT symbols sent; %llu files refused (a symlink, not a regular file, or neither "
+			 "the process's user's nor root's), %llu read only up to %u MiB",
+			 (unsigned long long)s->jit.syms, (unsigned long long)s->jit.refused,
+			 (unsigned long long)s->jit.capped, PERF_MAP_FILE_MAX >> 20);
+	perf_maps_free(&s->jit);
 	mmap_watch_close(s->mw);
 	sample_agg_free(&s->agg);
 	stack_table_free(&s->stacks);

@@ -8,6 +8,7 @@
 #include "generated/config.h"
 
 #include "mmap_watch.h"
+#include "perf_map.h"
 #include "proc_maps.h"
 #include "sample_agg.h"
 #include "task_names.h"
@@ -42,6 +43,7 @@ struct sampler {
 	struct proc_maps maps;
 	struct task_names tasks; /* process and thread names, declared once */
 	struct mmap_watch *mw; /* mappings as they happen (NULL: only the lazy /proc scan) */
+	struct perf_maps jit; /* /tmp/perf-PID.map files read for samples in anonymous memory */
 	int mw_first, mw_n;    /* its pollfds in the source's array */
 	Prof__TaskTime *tt;  /* task times of the interval (bpf) */
 	size_t ntt, captt;

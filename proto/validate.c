@@ -4,6 +4,7 @@
 #include "validate_gpu.h"
 #include "validate_kallsyms.h"
 #include "validate_opencl.h"
+#include "validate_perf_map.h"
 #include "validate_samples.h"
 #include "validate_target.h"
 #include "validate_trace.h"
@@ -36,6 +37,7 @@ const char *envelope_kind(const Prof__Envelope *env)
 	case PROF__ENVELOPE__BODY_TARGET_END: return "target_end";
 	case PROF__ENVELOPE__BODY_KERNEL_SYMBOLS: return "kernel_symbols";
 	case PROF__ENVELOPE__BODY_VDSO: return "vdso";
+	case PROF__ENVELOPE__BODY_PERF_MAP: return "perf_map";
 	default: return "unknown";
 	}
 }
@@ -148,6 +150,10 @@ int envelope_validate(const Prof__Envelope *env, char *err, size_t errlen)
 			return fail(err, errlen, "vdso: not an ELF image of 64 B to 64 KiB (%zu bytes)",
 				    env->vdso->image.len);
 		return 0;
+	case PROF__ENVELOPE__BODY_PERF_MAP:
+		if (env->seq == 0)
+			return fail(err, errlen, "%s record with seq 0", envelope_kind(env));
+		return validate_perf_map(env->perf_map, err, errlen);
 	case PROF__ENVELOPE__BODY_HEARTBEAT:
 		return 0;
 	case PROF__ENVELOPE__BODY_ACK:

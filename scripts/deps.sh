@@ -21,6 +21,7 @@ pkgs=(
 	ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo clpeak
 	hashcat clblast-utils python3-pyopencl  # third-party OpenCL programs of tests/integration/test_opencl_corpus.c (issue 24)
 	ffmpeg  # its OpenCL filters move images: tests/integration/test_opencl_ffmpeg.c (issue 41)
+	nodejs  # node --perf-basic-prof writes /tmp/perf-PID.map: the JIT program of tests/integration/test_record_jit.c (issue 39)
 	linux-perf procps iproute2 time strace python3-pyelftools  # strace, pyelftools: the deps audit (scripts/deps-audit.py: traces, the loader's DT_NEEDED closure)
 	libcapstone-dev
 	libstdc++6 zlib1g  # ../shared/tools/gpgpusim-init/gsim_v3, gsim_v4 (GPGPU-sim's own init code) run by test_calib_gsim, test_calibrate and make demo (issue 37)

@@ -23,6 +23,7 @@
 #include "store/store_kallsyms.h"
 #include "store/store_kinds.h"
 #include "symbols.h"
+#include "validate_perf_map.h"
 #include "validate_samples.h"
 
 static const char q_sessions[] = "SELECT id, agent_id, board, realtime_ns FROM sessions ORDER BY id";
@@ -94,9 +95,12 @@ static int frame_of(struct build *b, struct sess *se, int32_t pid, uint64_t ip, 
 	if (m)
 		sm = (struct sym_mapping){.path = m->path, .build_id = m->bid, .build_id_len = m->bidlen,
 					  .start = m->start, .end = m->end, .pgoff = m->pgoff};
-	sym_describe(kernel && se->ksr ? se->ksr : b->sr, m ? &sm : NULL, ip, kernel, buf, sizeof(buf), &sf);
+	/* anonymous memory: JIT code, named from the process's perf map where it has one */
+	bool jit = !kernel && perf_map_anon(m ? m->path : NULL) && qm_jit_frame(se, pid, ip, buf, sizeof(buf), &sf);
+	if (!jit)
+		sym_describe(kernel && se->ksr ? se->ksr : b->sr, m ? &sm : NULL, ip, kernel, buf, sizeof(buf), &sf);
 	char hex[2 * 64 + 1] = "";
-	if (m) { /* what a later symbolizer needs (the pprof export's mappings) */
+	if (m && !jit) { /* what a later symbolizer needs (the pprof export's mappings) */
 		sf.path = m->path;
 		sf.build_id = m->bidlen ? sym_build_id_hex(m->bid, m->bidlen, hex, sizeof(hex)) : NULL;
 	}
@@ -321,6 +325,8 @@ static int run_session(struct store *s, struct build *b, struct sess *se, const 
 		rc = qm_load_maps(s, se);
 	if (rc == 0)
 		rc = qm_vdso_of(s, b, se);
+	if (rc == 0)
+		rc = qm_perf_map_of(s, se);
 	if (rc == 0 && !o->kallsyms) /* --kallsyms FILE overrides what the agents sent */
 		rc = qm_kernel_of(s, b, se);
 	if (rc == 0)

@@ -17,6 +17,7 @@
 #include "query_pool.h"
 #include "store/store_blocks.h"
 #include "store/store_kinds.h" /* store_stmt and the db_* readers */
+#include "store/store_perf_map.h"
 #include "symbols.h"
 
 struct map_row {
@@ -45,6 +46,8 @@ struct sess {
 	struct key_map frame_of_ip; /* (pid, ip, kernel) -> frame index */
 	struct sym_resolver
 	    *ksr; /* kernel functions of its boot (the agent's KernelSymbols), NULL: b->sr's */
+	struct perf_map_sym *jit; /* JIT symbols (PerfMap records), sorted by (pid, start) */
+	size_t njit;
 };
 
 /* The kernel tables the agents sent, one per (agent, kernel boot id) met. */
@@ -127,6 +130,10 @@ int qm_load_maps(struct store *s, struct sess *se);
 /* The vdso image se's agent sent, given to b's resolver where se has a [vdso] mapping (query_vdso.c). */
 int qm_vdso_of(struct store *s, struct build *b, struct sess *se);
 int qm_load_tasks(struct store *s, struct build *b, struct sess *se);
+/* The JIT symbols se's agent sent (query_perf_map.c); an address of pid in none of its
+ * mappings is described from them: true (out set, its module in buf) or false. */
+int qm_perf_map_of(struct store *s, struct sess *se);
+bool qm_jit_frame(const struct sess *se, int32_t pid, uint64_t ip, char *buf, size_t buflen, struct sym_frame *out);
 void qm_sess_sort(struct sess *se);
 const struct map_row *qm_find_map(const struct sess *se, int32_t pid, uint64_t ip);
 void qm_task_names(const struct sess *se, int32_t pid, int32_t tid, const char **comm, const char **thread);

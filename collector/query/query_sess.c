@@ -24,6 +24,7 @@ void qm_sess_free(struct sess *se)
 		free(se->maps[i].path);
 	free(se->maps);
 	free(se->tasks);
+	store_perf_map_free(se->jit, se->njit);
 	key_map_free(&se->frame_of_ip);
 	memset(se, 0, sizeof(*se));
 }

@@ -13,6 +13,7 @@ extern const struct store_kind store_kind_trace_window;
 extern const struct store_kind store_kind_gpu_counters;
 extern const struct store_kind store_kind_kernel_symbols;
 extern const struct store_kind store_kind_vdso;
+extern const struct store_kind store_kind_perf_map;
 
 const struct store_kind *const store_kinds[] = {
 	&store_kind_counters,
@@ -26,6 +27,7 @@ const struct store_kind *const store_kinds[] = {
 	&store_kind_gpu_counters,
 	&store_kind_kernel_symbols,
 	&store_kind_vdso,
+	&store_kind_perf_map,
 	NULL,
 };
 
