@@ -118,3 +118,8 @@ fi
 dropped=$(cl_dropped "$out/collector" "$tmp/bench.db")
 echo
 echo "Commands dropped by the layer during the benchmark: $dropped."
+ncmds=$(sqlite3 "$tmp/bench.db" "SELECT COALESCE(SUM(commands),0) FROM cl_command_blocks")
+clbytes=$(sqlite3 "$tmp/bench.db" "SELECT COALESCE(SUM(pgsize),0) FROM dbstat WHERE name LIKE 'cl_command%'
+	OR name LIKE 'sqlite_autoindex_cl_command%'")
+echo "OpenCL commands stored over the benchmark: $ncmds in $clbytes bytes of pages of cl_command_blocks and its" \
+	"indexes ($(awk -v b="$clbytes" -v n="$ncmds" 'BEGIN { printf "%.1f", n ? b / n : 0 }') bytes per command)."
