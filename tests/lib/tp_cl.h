@@ -3,7 +3,9 @@
  * which SQL cannot read. tp_cl_int() answers a query over a temporary
  * cl_commands table with the columns of the row per command that collectors
  * before #41 wrote, filled through the collector's own reader
- * (store_cl_commands), beside the store's other tables (attached read-only). */
+ * (store_cl_commands), beside the store's other tables (attached read-only).
+ * The flattened store is kept for the next query while the store's file and
+ * WAL are unchanged (size, mtime, inode). */
 #ifndef TESTS_LIB_TP_CL_H
 #define TESTS_LIB_TP_CL_H
 
