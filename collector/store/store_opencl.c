@@ -123,6 +123,9 @@ static int put_block(struct store *s, int64_t sid, uint64_t seq, int part, Prof_
 	return rc;
 }
 
+/* Raw bytes of a block's commands at most: the columns' tags and lengths (25 x 6) fit in the rest. */
+#define BLOCK_RAW_MAX (STORE_BLOCK_MAX_RAW - 256)
+
 /* The commands' declarations, then the commands as blocks of at most STORE_BLOCK_MAX_RAW raw
  * bytes (one block for any record the agent sends: a frame is far smaller). */
 static int put_commands(struct store *s, int64_t sid, uint64_t seq, Prof__ClCommand *const *c, size_t n)
@@ -135,7 +138,7 @@ static int put_commands(struct store *s, int64_t sid, uint64_t seq, Prof__ClComm
 	int part = 0;
 	for (size_t i = 0; i < n;) {
 		size_t k = 0, raw = 0;
-		while (i + k < n && (k == 0 || raw + store_cl_block_cmd_max(c[i + k]) <= STORE_BLOCK_MAX_RAW))
+		while (i + k < n && (k == 0 || raw + store_cl_block_cmd_max(c[i + k]) <= BLOCK_RAW_MAX))
 			raw += store_cl_block_cmd_max(c[i + k++]);
 		int rc = put_block(s, sid, seq, part++, c + i, k);
 		if (rc < 0)

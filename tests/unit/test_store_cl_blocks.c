@@ -3,7 +3,8 @@
  * field by field; a store as collectors before #41 wrote it (a row per command
  * in cl_commands, built here with that collector's schema and INSERT), and one
  * that holds both forms, give the same report as the blocks; the (session,
- * time range) read; a damaged block is an error, not a crash. */
+ * time range) read; a damaged block is an error, not a crash; a record too
+ * large for one block goes in parts. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -462,6 +463,76 @@ static void test_store_cl_blocks_damaged_refused(void **state)
 	tp_rm_rf(dir);
 }
 
+struct big {
+	int n;
+	uint64_t last_id;
+};
+
+static int check_big(const struct store_cl_command_row *r, void *arg)
+{
+	struct big *b = arg;
+	assert_int_equal(r->n_wait, 1024);
+	assert_int_equal(r->n_read, 1024);
+	assert_int_equal(r->n_written, 1024);
+	assert_int_equal(r->wait_ids[0], 1);
+	assert_int_equal(r->wait_ids[1023], 1024);
+	assert_int_equal(r->mem_read[1023], 1024);
+	assert_int_equal(r->mem_written[0], 1);
+	assert_true(r->id > b->last_id);
+	b->last_id = r->id;
+	b->n++;
+	return 0;
+}
+
+/* A record whose commands carry the most dependencies a command may (VALIDATE_CL_MAX_DEPS of each
+ * kind) is stored in parts, each within what a block may decompress to (STORE_BLOCK_MAX_RAW), and
+ * read back whole. */
+static void test_store_cl_blocks_big_record_in_parts(void **state)
+{
+	(void)state;
+	enum { N = 200, DEPS = 1024 };
+	static uint64_t deps[DEPS];
+	static Prof__ClCommand c[N], *cp[N];
+	for (int i = 0; i < DEPS; i++)
+		deps[i] = (uint64_t)i + 1;
+	for (int i = 0; i < N; i++) {
+		prof__cl_command__init(&c[i]);
+		cp[i] = &c[i];
+		c[i].id = DEPS + 1 + (uint64_t)i;
+		c[i].pid = 5;
+		c[i].queue_id = 1;
+		c[i].type = 0x11F3;
+		c[i].n_wait_ids = c[i].n_mem_read = c[i].n_mem_written = DEPS;
+		c[i].wait_ids = c[i].mem_read = c[i].mem_written = deps;
+	}
+	Prof__ClCommandBatch batch = PROF__CL_COMMAND_BATCH__INIT;
+	batch.n_commands = N;
+	batch.commands = cp;
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.seq = 1;
+	env.body_case = PROF__ENVELOPE__BODY_CL_BATCH;
+	env.cl_batch = &batch;
+	char err[256];
+	assert_int_equal(envelope_validate(&env, err, sizeof(err)), 0);
+	char dir[256], path[300];
+	assert_int_equal(tp_tmpdir(dir, sizeof(dir), "cl-big"), 0);
+	snprintf(path, sizeof(path), "%s/store.db", dir);
+	struct store *s;
+	assert_int_equal(store_open(path, 0, &s), 0);
+	int64_t sid = open_session(s, "big");
+	assert_int_equal(store_put_record(s, sid, &env, 1000), 1);
+	assert_int_equal(store_commit(s), 0);
+	store_close(s);
+	assert_int_equal(sql_int(path, "SELECT COUNT(*) FROM cl_command_blocks WHERE seq = 1"), 2);
+	assert_int_equal(sql_int(path, "SELECT SUM(commands) FROM cl_command_blocks"), N);
+	assert_int_equal(store_open(path, STORE_READ_ONLY, &s), 0);
+	struct big b = {0};
+	assert_int_equal(store_cl_commands(s, sid, check_big, &b), 0);
+	assert_int_equal(b.n, N);
+	store_close(s);
+	tp_rm_rf(dir);
+}
+
 int main(void)
 {
 	log_init("test", LOG_LEVEL_WARN);
@@ -469,6 +540,7 @@ int main(void)
 	    cmocka_unit_test(test_store_cl_blocks_old_rows_same_report),
 	    cmocka_unit_test(test_store_cl_blocks_time_range),
 	    cmocka_unit_test(test_store_cl_blocks_damaged_refused),
+	    cmocka_unit_test(test_store_cl_blocks_big_record_in_parts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
