@@ -40,7 +40,7 @@ static const char kernel_insert[] =
 
 static const char block_insert[] =
 	"INSERT INTO cl_command_blocks (session_id, seq, part, t_first, t_last, commands, data)"
-	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING";
 
 static int check_command(const Prof__ClCommand *c)
 {
