@@ -8,6 +8,7 @@
 # start-up (library load, the agent's set-up) cancels out. Prints markdown.
 # Usage: bench-opencl-run.sh [OUT] [REPS]   (OUT: a build dir; default build/host)
 set -euo pipefail
+. "$(dirname "$0")/lib-opencl.sh"
 out=${1:-build/host}
 reps=${2:-5}
 n=20000
@@ -98,8 +99,8 @@ for what in a r a.cpu r.cpu c.cpu; do
 			ls / 1e6, (ls - ps) / 1e6, ss / 1e6, (ss - ps) / 1e6 }'
 done
 if [ -n "$have_clpeak" ]; then
-	sid=$(sqlite3 "$tmp/bench.db" "SELECT MAX(session_id) FROM cl_commands")
-	nc=$(sqlite3 "$tmp/bench.db" "SELECT COUNT(*) FROM cl_commands WHERE session_id=$sid")
+	sid=$(sqlite3 "$tmp/bench.db" "SELECT MAX(session_id) FROM cl_command_blocks")
+	nc=$(sqlite3 "$tmp/bench.db" "SELECT SUM(commands) FROM cl_command_blocks WHERE session_id=$sid")
 	for what in a r a.cpu r.cpu c.cpu; do
 		case $what in
 		a) label="program" ;; r) label="agent run" ;; a.cpu) label="program, CPU" ;;
@@ -114,6 +115,11 @@ if [ -n "$have_clpeak" ]; then
 	echo
 	echo "clpeak's per-command figures include the fixed start-up (its run has no 1-command twin)."
 fi
-dropped=$(sqlite3 "$tmp/bench.db" "SELECT COALESCE(MAX(dropped_before),0) FROM cl_commands")
+dropped=$(cl_dropped "$out/collector" "$tmp/bench.db")
 echo
 echo "Commands dropped by the layer during the benchmark: $dropped."
+ncmds=$(sqlite3 "$tmp/bench.db" "SELECT COALESCE(SUM(commands),0) FROM cl_command_blocks")
+clbytes=$(sqlite3 "$tmp/bench.db" "SELECT COALESCE(SUM(pgsize),0) FROM dbstat WHERE name LIKE 'cl_command%'
+	OR name LIKE 'sqlite_autoindex_cl_command%'")
+echo "OpenCL commands stored over the benchmark: $ncmds in $clbytes bytes of pages of cl_command_blocks and its" \
+	"indexes ($(awk -v b="$clbytes" -v n="$ncmds" 'BEGIN { printf "%.1f", n ? b / n : 0 }') bytes per command)."

@@ -14,6 +14,7 @@
 # Usage: bench-opencl.sh [OUT] [REPS]   (OUT: a build dir with agent, collector,
 # lib/libprofcl_*.so and cl-workloads/; default build/host)
 set -euo pipefail
+. "$(dirname "$0")/lib-opencl.sh"
 out=${1:-build/host}
 reps=${2:-5}
 tmp=$(mktemp -d /tmp/prof-bench-cl-XXXXXX)
@@ -105,9 +106,9 @@ for w in "${workloads[@]}"; do
 		emed[$mode]=$(median <"$tmp/e.$mode")
 		ebest[$mode]=$(minimum <"$tmp/e.$mode")
 	done
-	sid=$(sqlite3 "$tmp/bench.db" "SELECT MAX(session_id) FROM cl_commands")
-	ncmd=$(sqlite3 "$tmp/bench.db" "SELECT COUNT(*) FROM cl_commands WHERE session_id=$sid")
-	kms=$(sqlite3 "$tmp/bench.db" "SELECT printf('%.3f', (SELECT end_ns-start_ns FROM cl_commands WHERE session_id=$sid AND kernel_id>0 ORDER BY end_ns-start_ns LIMIT 1 OFFSET (SELECT COUNT(*)/2 FROM cl_commands WHERE session_id=$sid AND kernel_id>0))/1e6)")
+	sid=$(sqlite3 "$tmp/bench.db" "SELECT MAX(session_id) FROM cl_command_blocks")
+	ncmd=$(sqlite3 "$tmp/bench.db" "SELECT SUM(commands) FROM cl_command_blocks WHERE session_id=$sid")
+	kms=$(cl_kernel_p50_ms "$out/collector" "$tmp/bench.db" "$sid")
 	awk -v w="$w" -v n="$ncmd" -v k="$kms" -v p="${med[plain]}" -v l="${med[layer]}" -v s="${med[preload]}" \
 		-v bp="${best[plain]}" -v bl="${best[layer]}" -v bs="${best[preload]}" 'BEGIN {
 		printf "| `%s` | %d | %s | %.1f / %.1f | %.1f / %.1f | %+.1f%% / %+.1f%% | %.1f / %.1f | %+.1f%% / %+.1f%% |\n",
@@ -139,7 +140,7 @@ for w in "${workloads[@]}"; do
 	fi
 	unset med best pmed pbest emed ebest
 done
-dropped=$(sqlite3 "$tmp/bench.db" "SELECT COALESCE(MAX(dropped_before),0) FROM cl_commands")
+dropped=$(cl_dropped "$out/collector" "$tmp/bench.db")
 echo
 echo "Commands dropped by the layer during the benchmark: $dropped."
 if [ -n "$percmd" ]; then
@@ -174,8 +175,8 @@ if command -v clpeak >/dev/null; then
 		e=$(date +%s%N)
 		echo $((e - s)) >>"$tmp/c.agent"
 	done
-	sid=$(sqlite3 "$tmp/bench.db" "SELECT MAX(session_id) FROM cl_commands")
-	ncmd=$(sqlite3 "$tmp/bench.db" "SELECT COUNT(*) FROM cl_commands WHERE session_id=$sid")
+	sid=$(sqlite3 "$tmp/bench.db" "SELECT MAX(session_id) FROM cl_command_blocks")
+	ncmd=$(sqlite3 "$tmp/bench.db" "SELECT SUM(commands) FROM cl_command_blocks WHERE session_id=$sid")
 	nrec=$(sqlite3 "$tmp/bench.db" "SELECT COUNT(*) FROM records WHERE session_id=$sid" 2>/dev/null || echo "?")
 	echo
 	echo "### A launch-heavy program: \`clpeak --kernel-latency\` ($ncmd commands, $nrec records, collector at its default --max-rate)"

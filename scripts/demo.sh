@@ -104,7 +104,7 @@ dots = rep["roofline"]["dots"]
 sens = rep["sensitivity"]["threads"]
 print("where each figure came from (session %d; ceilings from calibration session %d):" % (sid, cal))
 print("  kernel timings:   %d OpenCL commands timed on the device by the OpenCL layer" %
-      one("SELECT COUNT(*) FROM cl_commands WHERE session_id=?"))
+      one("SELECT COALESCE(SUM(commands),0) FROM cl_command_blocks WHERE session_id=?"))
 print("  CPU samples:      %d samples (agent profile's sampler), resolved on this host" %
       next(x["cpu_samples"] for x in json.load(open(sys.argv[6]))["sessions"] if x["id"] == sid))
 print("  counters:         %s" % ", ".join(r[0] for r in db.execute(

@@ -84,7 +84,15 @@ int store_block_pack(const uint8_t *raw, size_t len, uint8_t **out, size_t *outl
 	uint8_t *z = malloc(cap);
 	if (!z)
 		return -ENOMEM;
-	size_t n = ZSTD_compress(z, cap, raw, len, 1);
+	/* one context per thread, kept (as store_block_unpack's): ZSTD_compress makes and frees one per
+	 * call, whose workspace faults its pages in again each time (#41: a third of the collector's
+	 * CPU per OpenCL command block, perf record of bench/ingest_cl) */
+	static _Thread_local ZSTD_CCtx *cctx;
+	if (!cctx && !(cctx = ZSTD_createCCtx())) {
+		free(z);
+		return -ENOMEM;
+	}
+	size_t n = ZSTD_compressCCtx(cctx, z, cap, raw, len, 1);
 	if (ZSTD_isError(n) || n >= len) {
 		free(z);
 		return 0;

@@ -1,7 +1,9 @@
-/* OpenCL command records in the store (store_opencl.c): the tables
- * cl_kernels and cl_commands, written by the ClCommand record kind, and
- * their queries. Rows are passed to a callback; strings and arrays are
- * valid during the call only. */
+/* OpenCL command records in the store: the tables cl_kernels and
+ * cl_command_blocks (a packed, compressed block of commands per record,
+ * store_cl_block.h), written by the ClCommand / ClCommandBatch record kinds
+ * (store_opencl.c), and their queries (store_opencl_read.c), which read the
+ * row per command (cl_commands) of stores written before #41 as well. Rows
+ * are passed to a callback; strings and arrays are valid during the call only. */
 #ifndef COLLECTOR_STORE_OPENCL_H
 #define COLLECTOR_STORE_OPENCL_H
 
@@ -39,5 +41,9 @@ typedef int (*store_cl_command_cb)(const struct store_cl_command_row *row, void 
 int store_cl_kernels(struct store *s, int64_t session_id, store_cl_kernel_cb cb, void *arg);
 /* Commands of a session by (pid, command id). */
 int store_cl_commands(struct store *s, int64_t session_id, store_cl_command_cb cb, void *arg);
+/* The same for the commands enqueued in [t_from, t_to) (host_enqueue_ns): only the blocks
+ * that overlap it are read. */
+int store_cl_commands_range(struct store *s, int64_t session_id, uint64_t t_from, uint64_t t_to,
+			    store_cl_command_cb cb, void *arg);
 
 #endif

@@ -21,6 +21,7 @@
 
 #include "generated/config.h"
 #include "testproc.h"
+#include "tp_cl.h"
 #include "trace_gen.h"
 
 struct env {
@@ -280,7 +281,7 @@ static void test_linux34_run_opencl(void **state)
 	expect_34(e, "ENOSYS: not in Linux 3.4's syscall table");
 	int64_t sid = session_of(e, "l34-run");
 	assert_true(sid > 0);
-	assert_int_equal(tp_db_int(e->t.db,
+	assert_int_equal(tp_cl_int(e->t.db,
 				   "SELECT COUNT(*) FROM cl_commands WHERE session_id=%lld AND kernel_id>0",
 				   (long long)sid),
 			 4);
@@ -395,7 +396,7 @@ static void test_linux34_profile(void **state)
 	assert_true(sid > 0);
 	assert_true(records_of(e, sid, "counters") > 0);
 	assert_true(records_of(e, sid, "samples") > 0);
-	assert_int_equal(tp_db_int(e->t.db,
+	assert_int_equal(tp_cl_int(e->t.db,
 				   "SELECT COUNT(*) FROM cl_commands WHERE session_id=%lld AND kernel_id>0",
 				   (long long)sid),
 			 6);

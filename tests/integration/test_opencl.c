@@ -20,6 +20,7 @@
 
 #include "net.h"
 #include "testproc.h"
+#include "tp_cl.h"
 
 static const char *no_opencl; /* why the suite is skipped, NULL if it runs */
 
@@ -95,7 +96,7 @@ static int64_t sid_of(struct env *e, const char *id)
 	return tp_db_int(e->t.db, "SELECT MAX(id) FROM sessions WHERE agent_id='%s'", id);
 }
 
-#define Q(...) tp_db_int(e->t.db, __VA_ARGS__)
+#define Q(...) tp_cl_int(e->t.db, __VA_ARGS__) /* cl_commands: the blocks decoded (tp_cl.h) */
 
 /* Everything the issue asks of one workload run. */
 static void check_workload(struct env *e, const char *mode, const char *const *wl, const char *okline,
@@ -223,7 +224,7 @@ static void test_opencl_dag_critical_path_is_longest_chain(void **state)
 	int64_t sid = sid_of(e, "dag");
 	/* combine waits on short_chain's event (another queue) and follows long_chain in its queue. */
 	assert_int_equal(Q("SELECT COUNT(*) FROM cl_commands c JOIN cl_kernels k ON k.session_id=c.session_id AND"
-			   " k.kernel_id=c.kernel_id WHERE c.session_id=%lld AND k.name='combine' AND length(c.wait_ids)=8"
+			   " k.kernel_id=c.kernel_id WHERE c.session_id=%lld AND k.name='combine' AND c.n_wait=1"
 			   " AND c.prev_in_queue>0",
 			   (long long)sid),
 			 1);

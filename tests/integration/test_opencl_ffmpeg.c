@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "testproc.h"
+#include "tp_cl.h"
 
 static const char *skip_why;
 
@@ -123,11 +124,11 @@ static void test_opencl_ffmpeg_image_transfers_in_report(void **state)
 		free(got);
 		int64_t sid = tp_db_int(e->t.db, "SELECT MAX(id) FROM sessions WHERE agent_id='%s'", modes[m]);
 		assert_true(sid > 0);
-		int64_t writes = tp_db_int(e->t.db,
+		int64_t writes = tp_cl_int(e->t.db,
 					   "SELECT COUNT(*) FROM cl_commands WHERE session_id=%lld AND type=%d AND"
 					   " bytes=307200 AND start_ns > 0 AND end_ns >= start_ns",
 					   (long long)sid, 0x11F7),
-			reads = tp_db_int(e->t.db,
+			reads = tp_cl_int(e->t.db,
 					  "SELECT COUNT(*) FROM cl_commands WHERE session_id=%lld AND type=%d AND"
 					  " bytes=307200 AND start_ns > 0 AND end_ns >= start_ns",
 					  (long long)sid, 0x11F6);

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "testproc.h"
+#include "tp_cl.h"
 
 static const char *no_opencl;
 
@@ -103,7 +104,7 @@ static void test_opencl_info_app_sees_no_difference(void **state)
 		free(got);
 		/* and the commands were timed all the same: 4 queues x (kernel + read) */
 		int64_t sid = tp_db_int(e->t.db, "SELECT MAX(id) FROM sessions WHERE agent_id='%s'", modes[m]);
-		assert_int_equal(tp_db_int(e->t.db, "SELECT COUNT(*) FROM cl_commands WHERE session_id=%lld",
+		assert_int_equal(tp_cl_int(e->t.db, "SELECT COUNT(*) FROM cl_commands WHERE session_id=%lld",
 					   (long long)sid),
 				 8);
 	}

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "testproc.h"
+#include "tp_cl.h"
 
 static const char *no_opencl;
 
@@ -113,7 +114,7 @@ static void test_opencl_kinds_every_enqueue_timed_and_named(void **state)
 			unsigned type = 0;
 			unsigned long long bytes = 0;
 			assert_int_equal(sscanf(l + (*l == '\n'), "cmd 0x%x %llu", &type, &bytes), 2);
-			int64_t got = tp_db_int(e->t.db,
+			int64_t got = tp_cl_int(e->t.db,
 						"SELECT COUNT(*) FROM (SELECT type, bytes, start_ns, end_ns FROM cl_commands"
 						" WHERE session_id=%lld ORDER BY cmd_id LIMIT 1 OFFSET %ld) WHERE type=%u AND"
 						" bytes=%llu AND end_ns >= start_ns AND start_ns > 0",
@@ -131,7 +132,7 @@ static void test_opencl_kinds_every_enqueue_timed_and_named(void **state)
 		}
 		fprintf(stderr, "%s: %ld commands, each timed and named\n", modes[m], n);
 		assert_true(n >= 16); /* 21 on PoCL (native kernels and SVM where the device has them) */
-		assert_int_equal(tp_db_int(e->t.db, "SELECT COUNT(*) FROM cl_commands WHERE session_id=%lld", (long long)sid),
+		assert_int_equal(tp_cl_int(e->t.db, "SELECT COUNT(*) FROM cl_commands WHERE session_id=%lld", (long long)sid),
 				 n);
 		free(report);
 		free(text);

@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "testproc.h"
+#include "tp_cl.h"
 
 #define RUN_TIMEOUT_MS 180000
 
@@ -129,7 +130,7 @@ static void run_lost(struct env *e, const char *mode, const char *id, const char
 	assert_true(sid > 0);
 	o->db = e->t.db;
 	o->sid = (long long)sid;
-	o->stored = (unsigned long long)tp_db_int(e->t.db, "SELECT COUNT(*) FROM cl_commands WHERE session_id=%lld",
+	o->stored = (unsigned long long)tp_cl_int(e->t.db, "SELECT COUNT(*) FROM cl_commands WHERE session_id=%lld",
 						  (long long)sid);
 	fprintf(stderr, "%s: %llu timed (%llu stored) from %llu process(es), %llu dropped, %llu never timed\n", id,
 		o->commands, o->stored, o->processes, o->dropped, o->untimed);

@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "testproc.h"
+#include "tp_cl.h"
 
 static const char *no_opencl; /* why the suite is skipped, NULL if it runs */
 
@@ -132,7 +133,7 @@ static void test_profile_cmd_calibrate_then_profile_reports_without_machine(void
 	assert_true(tp_db_int(e->t.db, "SELECT COUNT(*) FROM counter_samples WHERE session_id=%lld", (long long)sid) > 0);
 	assert_true(tp_db_int(e->t.db, "SELECT COUNT(*) FROM records WHERE session_id=%lld AND kind='samples'",
 			      (long long)sid) > 0);
-	assert_true(tp_db_int(e->t.db, "SELECT COUNT(*) FROM cl_commands WHERE session_id=%lld AND kernel_id>0",
+	assert_true(tp_cl_int(e->t.db, "SELECT COUNT(*) FROM cl_commands WHERE session_id=%lld AND kernel_id>0",
 			      (long long)sid) == 12);
 	int64_t windows = tp_db_int(e->t.db, "SELECT COUNT(*) FROM trace_windows WHERE session_id=%lld AND n_insns > 0",
 				    (long long)sid);
