@@ -264,11 +264,24 @@ board-check: deps
 	$(if $(QEMU_SYSTEM),$(Q)$(MAKE) --no-print-directory WERROR=1 board-test)
 
 # Real boards: deps, -Werror build and size; emulated boards: the whole board-check.
+# The boards are independent (each its own O=build/<board>): under `make -jN board-check-all`
+# they run side by side, sharing the N job slots, so one board's single-threaded steps (qemu-user
+# suites, the emulated calibrate, the QEMU boot) overlap another's compiles (issue 43; before,
+# one board after the other left a core idle through each of those). First, one after the
+# other: every board's deps (apt must not run twice at once) and the host collector that
+# board-test and board-opencl use. -Otarget (scripts/board-check.sh) keeps each step's lines
+# together. A failed board still fails the whole (make stops starting new ones).
 BOARD_CHECK_OVERRIDES = O=build/$(1) DEFCONFIG=configs/$(1)_defconfig SAN=
-board-check-all:
-	$(Q)$(foreach b,$(BOARD_BUILD_BOARDS),$(MAKE) --no-print-directory BOARD=$(b) $(call BOARD_CHECK_OVERRIDES,$(b)) deps && \
-	  $(MAKE) --no-print-directory BOARD=$(b) $(call BOARD_CHECK_OVERRIDES,$(b)) WERROR=1 all board-size &&) true
-	$(Q)$(foreach b,$(BOARD_CHECK_BOARDS),$(MAKE) --no-print-directory BOARD=$(b) $(call BOARD_CHECK_OVERRIDES,$(b)) board-check &&) true
+BOARD_ALL_BOARDS := $(BOARD_CHECK_BOARDS) $(BOARD_BUILD_BOARDS)
+board-check-all: $(addprefix board-check-one-,$(BOARD_ALL_BOARDS))
+board-check-prep:
+	$(Q)$(foreach b,$(BOARD_ALL_BOARDS),$(MAKE) --no-print-directory BOARD=$(b) $(call BOARD_CHECK_OVERRIDES,$(b)) deps &&) true
+	$(Q)$(MAKE) -s --no-print-directory BOARD=host O=build/host DEFCONFIG=configs/host_defconfig SAN= $(HOST_COLLECTOR)
+$(addprefix board-check-one-,$(BOARD_BUILD_BOARDS)): board-check-one-%: board-check-prep
+	$(Q)$(MAKE) --no-print-directory BOARD=$* $(call BOARD_CHECK_OVERRIDES,$*) WERROR=1 all board-size
+$(addprefix board-check-one-,$(BOARD_CHECK_BOARDS)): board-check-one-%: board-check-prep
+	$(Q)$(MAKE) --no-print-directory BOARD=$* $(call BOARD_CHECK_OVERRIDES,$*) board-check
+.PHONY: board-check-prep $(addprefix board-check-one-,$(BOARD_ALL_BOARDS))
 
 # `make check` (host): all boards, after the host build (EXTRA_CHECK entries are single words).
 ifeq ($(BOARD),host)

@@ -3,8 +3,16 @@
 # features are really out: not linked, and reported as such by the agent.
 set -euo pipefail
 out=build/host-minimal
-rm -f $out/.config # always the defconfig's choices (an old .config keeps options the defconfig has since turned off)
-make --no-print-directory ${CHECK_J:-} O=$out DEFCONFIG=configs/host-minimal_defconfig WERROR=1 all >/dev/null
+light=build/host-bpf-light
+# always the defconfigs' choices (an old .config keeps options the defconfig has since turned off)
+rm -f $out/.config $light/.config
+# Both builds side by side (issue 43: one after the other, their serial parts -- protoc, the
+# bpf skeletons, the links -- left the second core idle); the light one is checked below.
+make --no-print-directory ${CHECK_J:-} O=$light DEFCONFIG=configs/host-bpf-light_defconfig WERROR=1 $light/agent >/dev/null &
+light_pid=$!
+make --no-print-directory ${CHECK_J:-} O=$out DEFCONFIG=configs/host-minimal_defconfig WERROR=1 all >/dev/null ||
+	{ wait $light_pid || true; echo "check-config: FAIL: the minimal build failed"; exit 1; }
+wait $light_pid || { echo "check-config: FAIL: the light-skeleton bpf build failed"; exit 1; }
 fail=0
 if ldd $out/agent | grep -Eq 'libbpf|libOpenCL'; then
 	echo "check-config: FAIL: minimal agent links libbpf or libOpenCL"; fail=1
@@ -41,9 +49,7 @@ fi
 # The bpf back end with light skeletons only (CONFIG_AGENT_BPF_LIBBPF off, as on the arm64
 # boards; host_defconfig has it on): no libbpf/libelf/zlib linked, and --features says so.
 # Also: a dynamic agent loads Capstone when `agent trace` starts, it does not link it.
-out=build/host-bpf-light
-rm -f $out/.config
-make --no-print-directory ${CHECK_J:-} O=$out DEFCONFIG=configs/host-bpf-light_defconfig WERROR=1 $out/agent >/dev/null
+out=$light # built above
 needed=$(readelf -d $out/agent | grep NEEDED || true)
 if echo "$needed" | grep -Eq 'libbpf|libelf|libz\.'; then
 	echo "check-config: FAIL: light-skeleton agent links libbpf/libelf/zlib (CONFIG_AGENT_BPF_LIBBPF is off)"; exit 1

@@ -31,6 +31,7 @@ Usage:
      --hide: audit as if PKG were not installed at all (not even through a dependency)
      --self-test: also show that dropping one listed package fails the audit
 """
+import concurrent.futures
 import glob
 import os
 import re
@@ -129,14 +130,21 @@ def cmd_probe(argv):
     outdir = argv[0]
     tmp = tempfile.mkdtemp(prefix="deps-audit-")  # under /tmp: the postgres user must reach it
     os.chmod(tmp, 0o777)
-    for name, cmd in probe_commands(tmp):
+    def one(name, cmd):
         if not shutil.which(cmd[0]) and not os.path.exists(cmd[0]):
-            print(f"deps-audit: probe {name}: {cmd[0]} not installed (skipped; deps.sh installs it)")
-            continue
+            return f"deps-audit: probe {name}: {cmd[0]} not installed (skipped; deps.sh installs it)"
         rc = subprocess.call(strace_cmd(os.path.join(outdir, f"probe-{name}.trace")) + cmd,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        if rc != 0:
-            print(f"deps-audit: probe {name}: '{' '.join(cmd[:3])}...' exited {rc}")
+        return f"deps-audit: probe {name}: '{' '.join(cmd[:3])}...' exited {rc}" if rc != 0 else None
+
+    # The tools are independent (each its own trace, files and directories under tmp): they run
+    # side by side, one per CPU (issue 43: one after the other, mostly single-threaded, ~2x the wall
+    # time); the notes come out in the list's order.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        notes = list(pool.map(lambda nc: one(*nc), probe_commands(tmp)))
+    for note in notes:
+        if note:
+            print(note)
     shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
