@@ -203,9 +203,25 @@ static void test_profile_cmd_calibrate_then_profile_reports_without_machine(void
 				 (long long)distinct);
 	}
 	must_have(text, "kernel model of the session (agent profile --kernel-model)", "the report's roofline");
-	must_have(text, "added latency costing 10%", "the report's sensitivity section");
 	if (strstr(text, "no trace windows in this session"))
 		fail_msg("the sensitivity section is empty:\n%s", text);
+	/* A row needs one window of a thread that was not discarded. Where every window was (too
+	 * short: the emulator met an instruction it lacks and the single-stepped window ended early,
+	 * or cut by the stop-time limit; seen once in a quiet make check beside the side lane), the
+	 * report must say so with the counts, the rest is checked, and the test is a skip naming
+	 * them (issue 43: decided on what was decided, not on where the windows landed). */
+	char no_row[400] = "";
+	if (!strstr(text, "added latency costing 10%")) {
+		const char *nr = strstr(text, "no row: all ");
+		if (!nr)
+			fail_msg("the report's sensitivity section has neither a row nor why not:\n%s",
+				 strstr(text, "latency sensitivity") ? strstr(text, "latency sensitivity") : text);
+		snprintf(no_row, sizeof(no_row), "%.*s", (int)strcspn(nr, "\n"), nr);
+		long all = -1;
+		assert_int_equal(sscanf(nr, "no row: all %ld trace windows", &all), 1);
+		assert_int_equal(all, distinct);
+		fprintf(stderr, "the report: %s\n", no_row);
+	}
 	int64_t hw = tp_db_int(e->t.db, "SELECT COUNT(*) FROM events WHERE session_id=%lld AND type IN (0, 3, 4)",
 			       (long long)sid);
 	/* the event the agent sampled (its summary line " samples: N of EVENT at F Hz") is the one the
@@ -277,6 +293,12 @@ static void test_profile_cmd_calibrate_then_profile_reports_without_machine(void
 	must_have(body, "data-name=\"matmul\"", path);
 	free(body);
 	assert_true(tp_alive(e->t.collector));
+	if (no_row[0]) {
+		fprintf(stderr, "SKIP: the sensitivity row: every trace window of this run was discarded (the report: %s); "
+				"everything else passed\n",
+			no_row);
+		skip();
+	}
 }
 
 /* Measures, in the browser, every text of the report's roofline charts (real
