@@ -30,22 +30,6 @@ resolve_kernel() {
 	echo "$dep"
 }
 
-# download PKG:ARCH into DL, print the .deb path
-download() {
-	local spec=$1 dl=$2 ver file
-	ver=$(apt-cache policy "$spec" 2>/dev/null | sed -n 's/^ *Candidate: //p')
-	[ -n "$ver" ] && [ "$ver" != "(none)" ] || die "no candidate for $spec (run: make deps BOARD=<board>)"
-	file=$(ls "$dl"/"${spec%%:*}"_*"${ver##*:}"_"${spec##*:}".deb 2>/dev/null | head -n1 || true)
-	if [ -z "$file" ]; then
-		echo "  FETCH   $spec ($ver)" >&2
-		(cd "$dl" && timeout 600 apt-get download -q -o APT::Sandbox::User=root "$spec=$ver" >/dev/null) ||
-			die "apt-get download $spec=$ver failed"
-		file=$(ls "$dl"/"${spec%%:*}"_*"${ver##*:}"_"${spec##*:}".deb 2>/dev/null | head -n1 || true)
-		[ -n "$file" ] || die "downloaded $spec but cannot find the .deb in $dl"
-	fi
-	echo "$file"
-}
-
 # download_all DL PKG:ARCH...: the same for a list, the .deb paths one a line in the list's order,
 # with one apt-cache policy and one apt-get download for all that are missing (issue 43: one of
 # each per package took ~4.6 s of CPU per package, 22 packages for PoCL)
@@ -83,6 +67,9 @@ download_all() {
 		echo "$spec"
 	done
 }
+
+# download PKG:ARCH into DL, print the .deb path
+download() { download_all "$2" "$1"; }
 
 # Raw BTF (.BTF section) from an uncompressed arm64 Image: find the BTF header
 # (magic 0xeB9F, version 1, hdr_len 24, type_off 0) and cut header + types + strings.
