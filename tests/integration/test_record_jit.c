@@ -28,22 +28,6 @@
 
 #define ROUNDS "400"
 
-/* Samples of the report --top text's rows whose module and function are as given (NULL: any). */
-static long rows(const char *out, const char *module, const char *fn)
-{
-	long sum = 0;
-	for (const char *p = out; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-		double share;
-		long n;
-		char mod[128], f[256];
-		if (sscanf(p, "%lf%% %ld %127s %255s", &share, &n, mod, f) != 4)
-			continue;
-		if ((!module || strcmp(mod, module) == 0) && (!fn || strcmp(f, fn) == 0))
-			sum += n;
-	}
-	return sum;
-}
-
 /* perf report --stdio --sort sym -q: "  84.30%  [.] jit_hot"; the share of fn, -1 if none. */
 static double perf_share(const char *out, const char *fn)
 {
@@ -150,8 +134,8 @@ static void test_record_jit_perf_map_named(void **state)
 	assert_non_null(out);
 	char module[64];
 	snprintf(module, sizeof(module), "perf-%d.map", (int)pid);
-	long all = rows(out, NULL, NULL), hot = rows(out, module, "jit_hot"),
-	     cold = rows(out, module, "jit_cold"), unknown = rows(out, "[unknown]", NULL);
+	long all = tp_top_samples(out, NULL, NULL), hot = tp_top_samples(out, module, "jit_hot"),
+	     cold = tp_top_samples(out, module, "jit_cold"), unknown = tp_top_samples(out, "[unknown]", NULL);
 	fprintf(stderr, "# jit_loop: %ld samples: jit_hot %ld, jit_cold %ld, [unknown] %ld\n", all, hot, cold,
 		unknown);
 	if (hot == 0 || cold == 0) {
@@ -198,17 +182,13 @@ static long node_jit_rows(const char *out, long *hot)
 {
 	long sum = 0;
 	*hot = 0;
-	for (const char *p = out; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-		double share;
-		long n;
-		char mod[128], f[256];
-		if (sscanf(p, "%lf%% %ld %127s %255s", &share, &n, mod, f) != 4)
-			continue;
-		bool map = strncmp(mod, "perf-", 5) == 0;
-		if (map || strcmp(mod, "anon") == 0 || strcmp(mod, "[unknown]") == 0)
-			sum += n;
-		if (map && strstr(f, "hot"))
-			*hot += n;
+	struct tp_top_row r;
+	for (const char *c = out; tp_top_next(&c, &r);) {
+		bool map = strncmp(r.mod, "perf-", 5) == 0;
+		if (map || strcmp(r.mod, "anon") == 0 || strcmp(r.mod, "[unknown]") == 0)
+			sum += r.n;
+		if (map && strstr(r.fn, "hot"))
+			*hot += r.n;
 	}
 	return sum;
 }
@@ -290,7 +270,7 @@ static void test_record_jit_node_perf_basic_prof(void **state)
 	assert_int_equal(run(rep, rlog, 30000), 0);
 	char *out = tp_slurp(rlog);
 	assert_non_null(out);
-	long hot, all = rows(out, NULL, NULL), jit = node_jit_rows(out, &hot);
+	long hot, all = tp_top_samples(out, NULL, NULL), jit = node_jit_rows(out, &hot);
 	double ours = jit ? 100.0 * (double)hot / (double)jit : 0;
 	fprintf(stderr,
 		"# node: %ld samples, %ld in JIT code, %ld of them named hot() from the perf map (%.1f %%)\n",

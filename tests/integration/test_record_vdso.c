@@ -22,22 +22,6 @@
 
 #include "testproc.h"
 
-/* Samples of the report --top text's rows whose module and function are as given (NULL: any). */
-static long rows(const char *out, const char *module, const char *fn)
-{
-	long sum = 0;
-	for (const char *p = out; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-		double share;
-		long n;
-		char mod[128], f[256];
-		if (sscanf(p, "%lf%% %ld %127s %255s", &share, &n, mod, f) != 4)
-			continue;
-		if ((!module || strcmp(mod, module) == 0) && (!fn || strcmp(f, fn) == 0))
-			sum += n;
-	}
-	return sum;
-}
-
 static void test_record_vdso_clock_gettime_named(void **state)
 {
 	struct tp_env *e = *state;
@@ -66,9 +50,9 @@ static void test_record_vdso_clock_gettime_named(void **state)
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	char *out = tp_slurp(rlog);
 	assert_non_null(out);
-	long all = rows(out, NULL, NULL), vdso = rows(out, "[vdso]", NULL),
-	     named = rows(out, "[vdso]", "__vdso_clock_gettime") + rows(out, "[vdso]", "clock_gettime"),
-	     unknown = rows(out, "[unknown]", NULL);
+	long all = tp_top_samples(out, NULL, NULL), vdso = tp_top_samples(out, "[vdso]", NULL),
+	     named = tp_top_samples(out, "[vdso]", "__vdso_clock_gettime") + tp_top_samples(out, "[vdso]", "clock_gettime"),
+	     unknown = tp_top_samples(out, "[unknown]", NULL);
 	fprintf(stderr, "# clock_loop: %ld samples, [vdso] %ld (named __vdso_clock_gettime %ld), [unknown] %ld\n", all,
 		vdso, named, unknown);
 	/* without the vdso's image its samples are [unknown]: the skip looks at both */

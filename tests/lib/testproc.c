@@ -224,6 +224,30 @@ char *tp_top_first_row(char *out)
 	return first;
 }
 
+bool tp_top_next(const char **cursor, struct tp_top_row *row)
+{
+	for (const char *p = *cursor; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		double share;
+		bool ok = sscanf(p, "%lf%% %ld %127s %255s", &share, &row->n, row->mod, row->fn) == 4;
+		p = nl ? nl + 1 : NULL;
+		*cursor = p;
+		if (ok)
+			return true;
+	}
+	return false;
+}
+
+long tp_top_samples(const char *out, const char *module, const char *fn)
+{
+	long sum = 0;
+	struct tp_top_row r;
+	for (const char *c = out; tp_top_next(&c, &r);)
+		if ((!module || strcmp(r.mod, module) == 0) && (!fn || strcmp(r.fn, fn) == 0))
+			sum += r.n;
+	return sum;
+}
+
 char *tp_slurp(const char *path)
 {
 	FILE *f = fopen(path, "rb");

@@ -76,6 +76,15 @@ char *tp_slurp(const char *path);
 /* The first data row of `collector report --top` output (text after the
  * "function" header line), cut at its newline inside out; NULL if no header. */
 char *tp_top_first_row(char *out);
+/* One row of `collector report --top` text ("12.34% 567 module function"). */
+struct tp_top_row {
+	long n;
+	char mod[128], fn[256];
+};
+/* The next such row from *cursor on (other lines skipped), *cursor moved past it; false at the end. */
+bool tp_top_next(const char **cursor, struct tp_top_row *row);
+/* The samples of the rows whose module and function are as given (NULL: any). */
+long tp_top_samples(const char *out, const char *module, const char *fn);
 void tp_sleep_ms(int ms);
 /* GET path from the collector's HTTP server on 127.0.0.1:port (30 s at most): the status
  * code (-1 if none), the body in *body (malloc'd; NULL when the connection failed). */
