@@ -3,7 +3,7 @@
 # DT_NEEDED other than libc.so, libdl.so, libm.so, liblog.so; an imported symbol not in LIST
 # (scripts/bionic-symbols.sh ARCH API bionic/libc/libc.map.txt ...); symbol versions of another
 # C library (GLIBC_*); a TLS segment (__thread) below API 29, the first with ELF TLS in bionic.
-# An executable (the OpenCL helper) also: bionic's linker as interpreter, PIE, and a TLS segment,
+# No text relocations. An executable (the OpenCL helper) also: bionic's linker as interpreter, PIE, and a TLS segment,
 # if any, aligned as bionic's linker demands (8 words).
 #
 #   bionic-check.sh READELF API LIST LIB...
@@ -22,6 +22,11 @@ for lib in "$@"; do
 	[ -z "$miss" ] || { echo "bionic-check: FAIL: $lib imports what bionic's API $api lacks: $miss" >&2; rc=1; }
 	if [ "$api" -lt 29 ] && "$readelf" -l -W "$lib" | grep -q '^ *TLS '; then
 		echo "bionic-check: FAIL: $lib has a TLS segment (__thread): bionic has ELF TLS from API 29 only" >&2
+		rc=1
+	fi
+	# text relocations: bionic's linker refuses them (linker/linker.cpp prelink_image, DF_TEXTREL)
+	if "$readelf" -d -W "$lib" | grep -q TEXTREL; then
+		echo "bionic-check: FAIL: $lib has text relocations (bionic's linker refuses them; build with -fPIC)" >&2
 		rc=1
 	fi
 	# an executable (has PT_INTERP): bionic's linker as interpreter, PIE (linker/linker_main.cpp:

@@ -1,7 +1,8 @@
 /* The helper's program entry for Android (mk/cl_layer.mk `bionic-libs`, linked without an NDK,
  * so without bionic's crtbegin_dynamic.o): what bionic's libc/arch-common/bionic/crtbegin.c
- * (_start, _start_main; android-14.0.0_r1) does for a dynamic executable. _start clears the
- * frame and link registers and passes the initial stack (argc, argv, envp, auxv) to
+ * (_start, _start_main; android-14.0.0_r1, the same contract in android-10.0.0_r1, API 29) does
+ * for a dynamic executable. _start clears the frame and link registers and passes the initial
+ * stack (argc, argv, envp, auxv) to
  * __libc_init(raw_args, onexit, main, structors) (libc/bionic/libc_init_dynamic.cpp), which
  * ignores onexit, registers structors->fini_array with __cxa_atexit when it is not NULL (the
  * helper has no destructors of its own: NULL) and exits with main's value; the linker has run
