@@ -148,9 +148,18 @@ $(BIONIC_LIB)/libprofcl_preload.so: $(call bionic_obj,$(BIONIC_COMMON) $(CL_LAYE
 # (helper/start_bionic.c: what bionic's crtbegin.c does), the same check.
 BIONIC_HELPER_SRC := $(CL_HELPER_SRC) agent/cl_layer/helper/start_bionic.c
 BIONIC_LINKER := /system/bin/linker$(if $(filter arm64 x86_64 riscv64,$(BOARD_BIONIC_ARCH)),64)
-$(call bionic_obj,$(BIONIC_HELPER_SRC)): BIONIC_INC := -I$(O)/include -I$(GEN) -Iproto -Icommon -Iagent \
-	-ffp-contract=fast -ffunction-sections -fdata-sections
-$(call bionic_obj,$(BIONIC_HELPER_SRC)): $(PROTO_H)
+BIONIC_LAYOUT := agent/cl_layer/helper/layout.c
+$(call bionic_obj,$(BIONIC_HELPER_SRC) $(BIONIC_LAYOUT)): BIONIC_INC := -I$(O)/include -I$(GEN) -Iproto -Icommon \
+	-Iagent -ffp-contract=fast -ffunction-sections -fdata-sections
+$(call bionic_obj,$(BIONIC_HELPER_SRC) $(BIONIC_LAYOUT)): $(PROTO_H)
+# the raw structs of the pipe: the same bytes from the agent's compiler (its own flags, the
+# Makefile's $(O)/obj rule) and from the helper's (helper/layout.c)
+$(BIONIC_O)/layout.ok: $(O)/obj/$(BIONIC_LAYOUT:.c=.o) $(call bionic_obj,$(BIONIC_LAYOUT))
+	$(Q)for o in $^; do $(CROSS_COMPILE)objcopy -O binary -j .rodata.helper_layout -j .rodata $$o $$o.bin; done
+	$(Q)test -s $<.bin && cmp $(addsuffix .bin,$^) || { echo "bionic-libs: FAIL: the static agent and the bionic" \
+		"helper lay out the pipe's structs differently (agent/cl_layer/helper/layout.c)"; exit 1; }
+	@echo "  LAYOUT  agent and bionic helper agree ($$(stat -c %s $<.bin) bytes of sizes and offsets)"
+	@touch $@
 $(BIONIC_LIB)/prof-clhelper: $(call bionic_obj,$(BIONIC_HELPER_SRC))
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@ (bionic, OpenCL helper)"
@@ -159,7 +168,8 @@ $(BIONIC_LIB)/prof-clhelper: $(call bionic_obj,$(BIONIC_HELPER_SRC))
 		$(addprefix $(BIONIC_O)/stubs/,libc.so libdl.so libm.so)
 	$(BIONIC_CHECK)
 .PHONY: bionic-libs
-bionic-libs: $(BIONIC_LIB)/libprofcl_layer.so $(BIONIC_LIB)/libprofcl_preload.so $(BIONIC_LIB)/prof-clhelper
+bionic-libs: $(BIONIC_LIB)/libprofcl_layer.so $(BIONIC_LIB)/libprofcl_preload.so $(BIONIC_LIB)/prof-clhelper \
+	$(BIONIC_O)/layout.ok
 -include $(shell find $(BIONIC_O)/obj -name '*.d' 2>/dev/null)
 endif
 
