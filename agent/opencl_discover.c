@@ -34,10 +34,12 @@ void *opencl_lib_open(char *err, size_t errlen)
 	void *lib = env && *env ? dlopen(env, RTLD_NOW | RTLD_LOCAL) : NULL;
 	for (size_t i = 0; !lib && i < sizeof(android_opencl) / sizeof(android_opencl[0]); i++)
 		lib = dlopen(android_opencl[i], RTLD_NOW | RTLD_LOCAL);
+	/* a linker namespace that refuses the vendor directory ("not accessible for the namespace")
+	 * still takes what LD_LIBRARY_PATH names (linker/linker_namespaces.cpp is_accessible) */
 	if (!lib)
 		snprintf(err, errlen,
-			 "no vendor OpenCL library (PROF_CL_LIBRARY, libOpenCL.so, /vendor/" ANDROID_LIB
-			 "/libOpenCL.so, ...: %s): set PROF_CL_LIBRARY=PATH",
+			 "no vendor OpenCL library (set PROF_CL_LIBRARY=PATH; LD_LIBRARY_PATH=/vendor/" ANDROID_LIB
+			 " if not accessible): %s",
 			 dlerror());
 	return lib;
 }
