@@ -3,8 +3,8 @@
 # DT_NEEDED other than libc.so, libdl.so, libm.so, liblog.so; an imported symbol not in LIST
 # (scripts/bionic-symbols.sh ARCH API bionic/libc/libc.map.txt ...); symbol versions of another
 # C library (GLIBC_*); a TLS segment (__thread) below API 29, the first with ELF TLS in bionic.
-# No text relocations. An executable (the OpenCL helper) also: bionic's linker as interpreter, PIE, and a TLS segment,
-# if any, aligned as bionic's linker demands (8 words).
+# No text relocations. An executable (the OpenCL helper) also: bionic's linker as interpreter,
+# PIE, and a TLS segment, if any, aligned as bionic's linker demands (8 words).
 #
 #   bionic-check.sh READELF API LIST LIB...
 set -euo pipefail
@@ -40,7 +40,8 @@ for lib in "$@"; do
 		esac
 		"$readelf" -h -W "$lib" | grep -q 'Type: *DYN' ||
 			{ echo "bionic-check: FAIL: $lib is not a PIE (Android 5.0 and later run only PIE executables)" >&2; rc=1; }
-		need=32 && [ "$interp" = /system/bin/linker ] || need=64
+		need=64 # 8 words of 8 bytes; 8 of 4 on 32-bit ARM
+		[ "$interp" != /system/bin/linker ] || need=32
 		align=$("$readelf" -l -W "$lib" | awk '$1 == "TLS" { print $NF }')
 		[ -z "$align" ] || [ $((align)) -ge $need ] ||
 			{ echo "bionic-check: FAIL: $lib's TLS segment is aligned to $align (bionic needs $need)" >&2; rc=1; }

@@ -8,10 +8,11 @@
 # runner (board/prof-agent-run.sh: `prof-agent record -a`, restarted when it exits, --gpu where
 # /dev/mali0 exists, log rotated by size), the bionic capture libraries (lib/, where built:
 # bionic-libs), the bionic OpenCL helper prof-clhelper beside the agent (where the static agent
-# looks for it: --features and calibrate measure the phone's OpenCL device), its settings prof-agent.conf (collector, token, agent
-# id: empty = the phone's serial, getprop ro.serialno) and the token (0600); runs `prof-agent
-# --features` as root (adb root on userdebug/eng builds, else su -c). The service itself is
-# prof-agent.rc (init restarts it; needs a writable /system or /vendor, see the file).
+# looks for it: --features and calibrate measure the phone's OpenCL device), its settings
+# prof-agent.conf (collector, token, agent id: empty = the phone's serial, getprop ro.serialno)
+# and the token (0600); runs `prof-agent --features` as root (adb root on userdebug/eng builds,
+# else su -c). The service itself is prof-agent.rc (init restarts it; needs a writable /system
+# or /vendor, see the file).
 # --run: also run the service's command in the foreground for SECONDS (a first check);
 # for a collector on this machine's loopback, `adb reverse tcp:7412 tcp:7412` first, then
 # use 127.0.0.1:7412. Build first: make BOARD=android-arm64. Every adb step has a time bound.
