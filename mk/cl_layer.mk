@@ -170,6 +170,11 @@ $(BIONIC_LIB)/prof-clhelper: $(call bionic_obj,$(BIONIC_HELPER_SRC))
 .PHONY: bionic-libs
 bionic-libs: $(BIONIC_LIB)/libprofcl_layer.so $(BIONIC_LIB)/libprofcl_preload.so $(BIONIC_LIB)/prof-clhelper \
 	$(BIONIC_O)/layout.ok
+# The bionic helper run by the static agent under qemu-aarch64, glibc's loader and a double of
+# bionic's libc entry standing in for the phone's (scripts/bionic-emu.sh; by hand, like bionic-libs)
+.PHONY: bionic-emu
+bionic-emu: bionic-libs $(O)/agent.stripped
+	$(Q)OUT=$(O) scripts/bionic-emu.sh
 -include $(shell find $(BIONIC_O)/obj -name '*.d' 2>/dev/null)
 endif
 
