@@ -48,10 +48,11 @@ static void libc_fini(void)
 			fini_array[n]();
 }
 
-__attribute__((noreturn)) void __libc_init(void *raw_args, void (*onexit)(void), int (*slingshot)(int, char **, char **),
+__attribute__((noreturn)) void __libc_init(void *raw_args, void (*onexit)(void),
+					   int (*slingshot)(int, char **, char **),
 					   const structors_array_t *structors)
 {
-	(void)onexit; /* "Several Linux ABIs don't pass the onexit pointer, and the ones that do never use it." */
+	(void)onexit; /* "the ones that do never use it" (libc_init_dynamic.cpp) */
 	uintptr_t *args = raw_args;
 	int argc = (int)args[0];
 	char **argv = (char **)(args + 1);
@@ -81,7 +82,9 @@ long sysconf(int name)
 	case 0x0061: /* _SC_NPROCESSORS_ONLN */
 		return get_nprocs();
 	default:
-		fprintf(stderr, "bionic-emu: sysconf(0x%04x): not in the double (tests/bionic_emu/libc_double.c)\n", name);
+		fprintf(stderr,
+			"bionic-emu: sysconf(0x%04x): not in the double (tests/bionic_emu/libc_double.c)\n",
+			name);
 		errno = EINVAL;
 		return -1;
 	}

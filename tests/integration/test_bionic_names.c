@@ -90,15 +90,18 @@ static void test_bionic_names_refuses_glibc_only_calls(void **state)
 {
 	struct env *e = *state;
 	char prog[400];
-	build(e, "glibc_only",
-	      "#define _GNU_SOURCE\n#include <dlfcn.h>\n#include <pthread.h>\n#include <stdlib.h>\n#include <time.h>\n"
-	      "static int cmp(const void *a, const void *b, void *c) { return *(const int *)a - *(const int *)b; }\n"
-	      "int main(int argc, char **argv) {\n"
-	      "  int v[2] = {argc, 1}; qsort_r(v, 2, sizeof(int), cmp, NULL);\n"
-	      "  void *h = dlopen(NULL, RTLD_NOW); void *l = NULL; if (h) dlinfo(h, RTLD_DI_LINKMAP, &l);\n"
-	      "  struct timespec ts = {0, 0}; if (argc > 5) pthread_timedjoin_np(pthread_self(), NULL, &ts);\n"
-	      "  return v[0] + (l != NULL); }\n",
-	      prog, sizeof(prog));
+	build(
+	    e, "glibc_only",
+	    "#define _GNU_SOURCE\n#include <dlfcn.h>\n#include <pthread.h>\n#include <stdlib.h>\n#include "
+	    "<time.h>\n"
+	    "static int cmp(const void *a, const void *b, void *c) { return *(const int *)a - *(const int "
+	    "*)b; }\n"
+	    "int main(int argc, char **argv) {\n"
+	    "  int v[2] = {argc, 1}; qsort_r(v, 2, sizeof(int), cmp, NULL);\n"
+	    "  void *h = dlopen(NULL, RTLD_NOW); void *l = NULL; if (h) dlinfo(h, RTLD_DI_LINKMAP, &l);\n"
+	    "  struct timespec ts = {0, 0}; if (argc > 5) pthread_timedjoin_np(pthread_self(), NULL, &ts);\n"
+	    "  return v[0] + (l != NULL); }\n",
+	    prog, sizeof(prog));
 	assert_int_equal(check(e, prog), 1);
 	char *out = tp_slurp(e->log);
 	assert_non_null(out);
@@ -129,9 +132,9 @@ static void test_bionic_names_maps_glibc_spellings(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bionic_names_helper_passes),
-		cmocka_unit_test(test_bionic_names_refuses_glibc_only_calls),
-		cmocka_unit_test(test_bionic_names_maps_glibc_spellings),
+	    cmocka_unit_test(test_bionic_names_helper_passes),
+	    cmocka_unit_test(test_bionic_names_refuses_glibc_only_calls),
+	    cmocka_unit_test(test_bionic_names_maps_glibc_spellings),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

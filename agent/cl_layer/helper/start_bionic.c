@@ -22,8 +22,8 @@ typedef struct {
 
 extern int main(int argc, char **argv, char **envp);
 extern __attribute__((noreturn)) void __libc_init(void *raw_args, void (*onexit)(void),
-						   int (*slingshot)(int, char **, char **),
-						   const structors_array_t *structors);
+						  int (*slingshot)(int, char **, char **),
+						  const structors_array_t *structors);
 
 __attribute__((used, noreturn, visibility("hidden"))) void helper_start_main(void *raw_args)
 {
