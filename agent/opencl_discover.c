@@ -13,6 +13,37 @@
 #include <CL/cl.h>
 #include <dlfcn.h>
 
+#ifdef __BIONIC__
+#include <stdlib.h>
+/* Android (the bionic prof-clhelper, mk/cl_layer.mk bionic-libs): no ICD loader package and no
+ * libOpenCL.so.1; the vendor ships libOpenCL.so in its partition (Adreno, PowerVR; on Mali
+ * often a link to egl/libGLES_mali.so, which exports the cl* functions itself). PROF_CL_LIBRARY
+ * (as for the preload shim) names another. */
+#ifdef __LP64__
+#define ANDROID_LIB "lib64"
+#else
+#define ANDROID_LIB "lib"
+#endif
+static const char *const android_opencl[] = {
+	"libOpenCL.so", "/vendor/" ANDROID_LIB "/libOpenCL.so", "/system/vendor/" ANDROID_LIB "/libOpenCL.so",
+	"/vendor/" ANDROID_LIB "/egl/libGLES_mali.so", "/system/" ANDROID_LIB "/libOpenCL.so"};
+
+void *opencl_lib_open(char *err, size_t errlen)
+{
+	const char *env = getenv("PROF_CL_LIBRARY");
+	void *lib = env && *env ? dlopen(env, RTLD_NOW | RTLD_LOCAL) : NULL;
+	for (size_t i = 0; !lib && i < sizeof(android_opencl) / sizeof(android_opencl[0]); i++)
+		lib = dlopen(android_opencl[i], RTLD_NOW | RTLD_LOCAL);
+	/* a linker namespace that refuses the vendor directory ("not accessible for the namespace")
+	 * still takes what LD_LIBRARY_PATH names (linker/linker_namespaces.cpp is_accessible) */
+	if (!lib)
+		snprintf(err, errlen,
+			 "no vendor OpenCL library (set PROF_CL_LIBRARY=PATH; LD_LIBRARY_PATH=/vendor/" ANDROID_LIB
+			 " if not accessible): %s",
+			 dlerror());
+	return lib;
+}
+#else
 void *opencl_lib_open(char *err, size_t errlen)
 {
 	void *lib = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -27,6 +58,7 @@ void *opencl_lib_open(char *err, size_t errlen)
 #endif
 	return NULL;
 }
+#endif
 
 typedef cl_int (*get_platform_ids_fn)(cl_uint, cl_platform_id *, cl_uint *);
 typedef cl_int (*get_platform_info_fn)(cl_platform_id, cl_platform_info, size_t, void *, size_t *);

@@ -80,11 +80,14 @@ $(CL_BRIDGE_SO): $(call cl_pic_obj,$(CL_LAYER_DIR)/bridge.c) $(CL_PRELOAD_SO)
 # discovery code and its calibration benchmarks (agent/calib/, common/calib/: `prof-clhelper
 # calibrate`), built like the libraries for the board's C library, dynamically linked.
 CL_HELPER := $(O)/lib/prof-clhelper
+# every board's helper, the host's included, calls only what bionic has (scripts/bionic-names-check.sh):
+# its sources are also the Android helper's (bionic-libs below), which needs a bionic tree to build
+CL_HELPER_BIONIC_API := board/android-arm64/bionic-api.txt
 CL_HELPER_SRC := agent/cl_layer/helper/main.c agent/opencl_discover.c agent/opencl_helper.c \
 	$(filter-out agent/calib/calib_record.c,$(wildcard agent/calib/*.c)) $(wildcard common/calib/*.c) \
 	common/log.c common/net.c common/json.c
 $(CL_HELPER): $(CL_HELPER_SRC) $(wildcard agent/calib/*.h common/calib/*.h) agent/opencl_probe.h $(CONFIG_H) \
-		$(PROTO_H) $(CL_GLIBC_SYMVER_H) $(CL_HELPER_START)
+		$(PROTO_H) $(CL_GLIBC_SYMVER_H) $(CL_HELPER_START) $(CL_HELPER_BIONIC_API) scripts/bionic-names-check.sh
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@ (OpenCL helper)"
 	$(Q)$(CC) $(filter-out -fvisibility=hidden -fPIC,$(CL_PIC_CFLAGS)) -ffp-contract=fast -ffunction-sections -Wl,--gc-sections \
@@ -92,6 +95,7 @@ $(CL_HELPER): $(CL_HELPER_SRC) $(wildcard agent/calib/*.h common/calib/*.h) agen
 		-Iproto -Icommon -Iagent $(CL_HELPER_LDFLAGS) -o $@ $(CL_HELPER_START) $(CL_HELPER_SRC) $(CL_LINK_LIBS) \
 		$(CL_HELPER_LIBM)
 	$(CL_CHECK)
+	$(Q)scripts/bionic-names-check.sh $(CROSS_COMPILE)readelf $(CL_HELPER_BIONIC_API) $@ || { rm -f $@; exit 1; }
 
 EXTRA_TARGETS += $(CL_LAYER_SO) $(CL_PRELOAD_SO) $(CL_BRIDGE_SO) $(CL_HELPER)
 
@@ -112,17 +116,21 @@ BIONIC_CFLAGS = --target=$(BOARD_BIONIC_TARGET)$(BOARD_BIONIC_API) -fno-emulated
 BIONIC_LDFLAGS := -shared --no-undefined -z noexecstack --hash-style=both -z max-page-size=16384
 bionic_obj = $(patsubst %.c,$(BIONIC_O)/obj/%.o,$(1))
 BIONIC_COMMON := $(CL_LAYER_COMMON) $(CL_LAYER_DIR)/bionic_crt.c
-$(BIONIC_O)/stubs/.stamp: scripts/bionic-stubs.sh scripts/bionic-symbols.sh board/$(BOARD)/board.mk
+$(BIONIC_O)/stubs/.stamp: scripts/bionic-stubs.sh scripts/bionic-symbols.sh board/$(BOARD)/board.mk mk/cl_layer.mk
 	@test -f "$(BIONIC_SRC)/libc/libc.map.txt" || { echo "bionic-libs: set BIONIC_SRC to an Android bionic tree"; exit 1; }
 	@echo "  STUBS   $(BIONIC_O)/stubs (bionic API $(BOARD_BIONIC_API), $(BOARD_BIONIC_ARCH))"
 	$(Q)scripts/bionic-stubs.sh $(BOARD_BIONIC_TARGET)$(BOARD_BIONIC_API) $(BOARD_BIONIC_ARCH) $(BOARD_BIONIC_API) \
 		$(BIONIC_SRC) $(BIONIC_O)/stubs $(CROSS_COMPILE)ld
-	$(Q)mkdir -p $(BIONIC_O)/cl && ln -sfn /usr/include/CL $(BIONIC_O)/cl/CL
+	$(Q)[ "$(BOARD_BIONIC_API)$(BOARD_BIONIC_ARCH)" != 29arm64 ] || cmp -s $(BIONIC_O)/stubs/api.txt $(CL_HELPER_BIONIC_API) || \
+		echo "bionic-libs: note: this tree's API list differs from $(CL_HELPER_BIONIC_API) (the helper's check in every build): diff them"
+	$(Q)mkdir -p $(BIONIC_O)/cl && ln -sfn /usr/include/CL $(BIONIC_O)/cl/CL && \
+		ln -sfn /usr/include/protobuf-c $(BIONIC_O)/cl/protobuf-c
 	@touch $@
+BIONIC_INC := -Iagent -Iagent/cl_layer -I$(O)/include
 $(BIONIC_O)/obj/%.o: %.c $(BIONIC_O)/stubs/.stamp $(CONFIG_H)
 	@mkdir -p $(dir $@)
 	@echo "  CC [bionic] $<"
-	$(Q)clang -MMD -MP $(BIONIC_CFLAGS) -Iagent -Iagent/cl_layer -I$(O)/include -c $< -o $@
+	$(Q)clang -MMD -MP $(BIONIC_CFLAGS) $(BIONIC_INC) -c $< -o $@
 BIONIC_CHECK = $(Q)scripts/bionic-check.sh $(CROSS_COMPILE)readelf $(BOARD_BIONIC_API) $(BIONIC_O)/stubs/api.txt $@ || \
 	{ rm -f $@; exit 1; }
 $(BIONIC_LIB)/libprofcl_layer.so: $(call bionic_obj,$(BIONIC_COMMON) $(CL_LAYER_DIR)/entry_layer.c)
@@ -135,8 +143,38 @@ $(BIONIC_LIB)/libprofcl_preload.so: $(call bionic_obj,$(BIONIC_COMMON) $(CL_LAYE
 	@echo "  LD      $@ (bionic)"
 	$(Q)$(CROSS_COMPILE)ld $(BIONIC_LDFLAGS) -soname $(notdir $@) -o $@ $^ $(BIONIC_O)/stubs/libc.so $(BIONIC_O)/stubs/libdl.so
 	$(BIONIC_CHECK)
+# The OpenCL helper for Android (the static agent executes it like on glibc boards): the same
+# sources as $(CL_HELPER), a PIE with bionic's linker as interpreter, its own _start
+# (helper/start_bionic.c: what bionic's crtbegin.c does), the same check.
+BIONIC_HELPER_SRC := $(CL_HELPER_SRC) agent/cl_layer/helper/start_bionic.c
+BIONIC_LINKER := /system/bin/linker$(if $(filter arm64 x86_64 riscv64,$(BOARD_BIONIC_ARCH)),64)
+BIONIC_LAYOUT := agent/cl_layer/helper/layout.c
+$(call bionic_obj,$(BIONIC_HELPER_SRC) $(BIONIC_LAYOUT)): BIONIC_INC := -I$(O)/include -I$(GEN) -Iproto -Icommon \
+	-Iagent -ffp-contract=fast -ffunction-sections -fdata-sections
+$(call bionic_obj,$(BIONIC_HELPER_SRC) $(BIONIC_LAYOUT)): $(PROTO_H)
+# the raw structs of the pipe: the same bytes from the agent's compiler (its own flags, the
+# Makefile's $(O)/obj rule) and from the helper's (helper/layout.c)
+$(BIONIC_O)/layout.ok: $(O)/obj/$(BIONIC_LAYOUT:.c=.o) $(call bionic_obj,$(BIONIC_LAYOUT))
+	$(Q)for o in $^; do $(CROSS_COMPILE)objcopy -O binary -j .rodata.helper_layout -j .rodata $$o $$o.bin; done
+	$(Q)test -s $<.bin && cmp $(addsuffix .bin,$^) || { echo "bionic-libs: FAIL: the static agent and the bionic" \
+		"helper lay out the pipe's structs differently (agent/cl_layer/helper/layout.c)"; exit 1; }
+	@echo "  LAYOUT  agent and bionic helper agree ($$(stat -c %s $<.bin) bytes of sizes and offsets)"
+	@touch $@
+$(BIONIC_LIB)/prof-clhelper: $(call bionic_obj,$(BIONIC_HELPER_SRC))
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@ (bionic, OpenCL helper)"
+	$(Q)$(CROSS_COMPILE)ld -pie -dynamic-linker $(BIONIC_LINKER) --no-undefined --gc-sections -z now -z relro \
+		-z noexecstack --hash-style=both -z max-page-size=16384 -o $@ $^ \
+		$(addprefix $(BIONIC_O)/stubs/,libc.so libdl.so libm.so)
+	$(BIONIC_CHECK)
 .PHONY: bionic-libs
-bionic-libs: $(BIONIC_LIB)/libprofcl_layer.so $(BIONIC_LIB)/libprofcl_preload.so
+bionic-libs: $(BIONIC_LIB)/libprofcl_layer.so $(BIONIC_LIB)/libprofcl_preload.so $(BIONIC_LIB)/prof-clhelper \
+	$(BIONIC_O)/layout.ok
+# The bionic helper run by the static agent under qemu-aarch64, glibc's loader and a double of
+# bionic's libc entry standing in for the phone's (scripts/bionic-emu.sh; by hand, like bionic-libs)
+.PHONY: bionic-emu
+bionic-emu: bionic-libs $(O)/agent.stripped
+	$(Q)OUT=$(O) scripts/bionic-emu.sh
 -include $(shell find $(BIONIC_O)/obj -name '*.d' 2>/dev/null)
 endif
 

@@ -77,11 +77,11 @@ static int peak_once(void *arg, double *s)
 	default: {
 		/* strided (coalesced on a GPU) or chunked (streams on a CPU): the faster of the two */
 		struct cl_arg args[] = {CL_ARG_BUF(r->a), CL_ARG_BUF(r->out), CL_ARG_VAL(r->n)};
-		double s1, s2;
+		double s1 = 0, s2 = 0;
 		int rc = cl_run(r->p, "bw_read", args, 3, r->global, r->local, &s1);
 		if (rc == 0)
 			rc = cl_run(r->p, "bw_read_chunk", args, 3, r->global, r->local, &s2);
-		*s = s1 < s2 ? s1 : s2;
+		*s = rc == 0 && s2 < s1 ? s2 : s1;
 		return rc;
 	}
 	}

@@ -19,7 +19,7 @@
 
 bool calib_helper_wanted(void)
 {
-#if defined(CONFIG_STATIC) && !defined(__GLIBC__)
+#if defined(CONFIG_STATIC) && !defined(__GLIBC__) && !defined(__BIONIC__)
 	return true;
 #else
 	const char *h = getenv("PROF_CLHELPER"); /* a dynamic agent uses a helper it is given */

@@ -11,8 +11,10 @@
 #include "net.h"
 
 /* A static musl agent has no in-process OpenCL (no dlopen): it runs the OpenCL benchmarks in
- * prof-clhelper (calib_helper.c), so their code is left out of it (the board size cap). */
-#if defined(CONFIG_STATIC) && !defined(__GLIBC__)
+ * prof-clhelper (calib_helper.c), so their code is left out of it (the board size cap). The
+ * helper itself is built from the same (static) configuration for the board's C library: glibc,
+ * or bionic on Android, where it keeps them. */
+#if defined(CONFIG_STATIC) && !defined(__GLIBC__) && !defined(__BIONIC__)
 #define CL_BENCH(fn) NULL
 #define CALIB_INPROC_CL 0
 #else

@@ -28,8 +28,10 @@ BOARD_CAPSTONE_ARCHS := AArch64
 # C library of the static agent (mk/board.mk, board/README.md): musl; BOARD_LIBC=glibc
 # for in-process OpenCL (static dlopen, only with the target's glibc 2.36).
 BOARD_LIBC ?= musl
-# The capture libraries for bionic apps (mk/cl_layer.mk `bionic-libs`, needs BIONIC_SRC): API 29
-# (Android 10), the first whose bionic has ELF TLS (the libraries' __thread state).
+# The capture libraries for bionic apps and the OpenCL helper prof-clhelper (mk/cl_layer.mk
+# `bionic-libs`, needs BIONIC_SRC): API 29 (Android 10), the first whose bionic has ELF TLS (the
+# libraries' __thread state). bionic-api.txt: bionic's public names at this API and arch, which
+# every build's helper is checked against (scripts/bionic-names-check.sh).
 BOARD_BIONIC_API := 29
 BOARD_BIONIC_ARCH := arm64
 BOARD_BIONIC_TARGET := aarch64-linux-android

@@ -7,10 +7,12 @@
 # Pushes to /data/local/tmp/prof-agent/: the agent (build/android-arm64/agent.stripped), the
 # runner (board/prof-agent-run.sh: `prof-agent record -a`, restarted when it exits, --gpu where
 # /dev/mali0 exists, log rotated by size), the bionic capture libraries (lib/, where built:
-# bionic-libs), its settings prof-agent.conf (collector, token, agent
-# id: empty = the phone's serial, getprop ro.serialno) and the token (0600); runs `prof-agent
-# --features` as root (adb root on userdebug/eng builds, else su -c). The service itself is
-# prof-agent.rc (init restarts it; needs a writable /system or /vendor, see the file).
+# bionic-libs), the bionic OpenCL helper prof-clhelper beside the agent (where the static agent
+# looks for it: --features and calibrate measure the phone's OpenCL device), its settings
+# prof-agent.conf (collector, token, agent id: empty = the phone's serial, getprop ro.serialno)
+# and the token (0600); runs `prof-agent --features` as root (adb root on userdebug/eng builds,
+# else su -c). The service itself is prof-agent.rc (init restarts it; needs a writable /system
+# or /vendor, see the file).
 # --run: also run the service's command in the foreground for SECONDS (a first check);
 # for a collector on this machine's loopback, `adb reverse tcp:7412 tcp:7412` first, then
 # use 127.0.0.1:7412. Build first: make BOARD=android-arm64. Every adb step has a time bound.
@@ -72,8 +74,16 @@ if [ -f "$bionic/libprofcl_preload.so" ]; then
 else
 	echo "deploy: no bionic capture libraries ($bionic): OpenCL apps are not traced (board/README.md)" >&2
 fi
+# the bionic OpenCL helper, beside the agent (agent/opencl_helper.c looks there)
+if [ -f "$bionic/prof-clhelper" ]; then
+	timeout 60 "${adb[@]}" push "$bionic/prof-clhelper" "$d/prof-clhelper"
+	helper=$d/prof-clhelper
+else
+	echo "deploy: no bionic OpenCL helper ($bionic/prof-clhelper): no OpenCL probe or calibrate (board/README.md)" >&2
+	helper=
+fi
 [ -n "$token" ] && timeout 30 "${adb[@]}" push "$token" "$d/token"
-as_root 30 "chmod 755 $d/prof-agent $d/prof-agent-run; chmod 600 $d/token 2>/dev/null; true"
+as_root 30 "chmod 755 $d/prof-agent $d/prof-agent-run $helper; chmod 600 $d/token 2>/dev/null; true"
 as_root 60 "$d/prof-agent --features"
 if [ "$run" != 0 ]; then
 	[ -n "$collector" ] || { echo "deploy: --run needs --collector HOST:PORT" >&2; exit 2; }
