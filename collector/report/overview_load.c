@@ -103,6 +103,7 @@ static int session_cb(const struct store_session_row *r, void *arg)
 	ov->first_seen = r->first_seen;
 	ov->last_seen = r->last_seen;
 	ov->records = r->records;
+	ov->realtime_ns = r->realtime_ns;
 	return 0;
 }
 
@@ -668,11 +669,43 @@ int overview_edag_settings(struct store *st, int64_t sid, const char *machine, s
 	return rc;
 }
 
+static void take_filters(struct overview *ov, const struct overview_opts *o)
+{
+	ov->since_ns = o->since_ns;
+	ov->until_ns = o->until_ns;
+	ov->pids = o->pids;
+	ov->npids = o->npids;
+	ov->sens_sink = o->sens_sink;
+	ov->sens_sink_arg = o->sens_sink_arg;
+}
+
+int overview_load_sensitivity(struct store *st, int64_t sid, const struct overview_opts *o, struct overview *ov)
+{
+	memset(ov, 0, sizeof(*ov));
+	ov->session = sid;
+	ov->deadline_ns = o->deadline_ns;
+	take_filters(ov, o);
+	edag_config_default(&ov->edag);
+	int rc = store_get_session(st, sid, session_cb, ov);
+	if (rc == 0)
+		rc = load_calibration(st, sid, o, ov);
+	if (rc == 0) {
+		edag_from_calib(ov, o->machine != NULL);
+		ov->symfs = o->symfs;
+		rc = overview_sensitivity(st, sid, ov);
+	}
+	ov->deadline_ns = NULL;
+	ov->pids = NULL;
+	ov->sens_sink = NULL;
+	return rc;
+}
+
 int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, struct overview *ov)
 {
 	memset(ov, 0, sizeof(*ov));
 	ov->session = sid;
 	ov->deadline_ns = o->deadline_ns;
+	take_filters(ov, o);
 	edag_config_default(&ov->edag);
 	int rc = store_get_session(st, sid, session_cb, ov);
 	if (rc < 0)
@@ -762,6 +795,8 @@ int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, 
 		}
 	}
 	ov->deadline_ns = NULL; /* the caller's, valid during the load only */
+	ov->pids = NULL;
+	ov->sens_sink = NULL;
 	return 0;
 fail:
 	overview_free(ov);

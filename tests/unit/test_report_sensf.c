@@ -126,6 +126,8 @@ static void test_report_sensitivity_per_function(void **state)
 	const struct sens_func_row *c = &ov.sensf[0], *d = &ov.sensf[1];
 	assert_string_equal(c->name, "sensf_chase_fn"); /* the largest first */
 	assert_string_equal(d->name, "sensf_dense_fn");
+	assert_string_equal(c->module, strrchr(bin, '/') + 1); /* the mapping's file */
+	assert_true(c->split == 1 && d->split == 0);
 	assert_int_equal(c->insns, NWIN * PER / 2);
 	assert_int_equal(d->insns, NWIN * PER / 2);
 	assert_true(c->W_share == 1 && d->W_share == 0);
