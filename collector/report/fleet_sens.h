@@ -30,5 +30,7 @@ void fleet_sens_free(struct fleet_sens *fs);
 /* Text (limit rows, 0: 20) or JSON. 0 or -EIO. */
 int fleet_sens_text(const struct fleet_sens *fs, const struct query_opts *qo, unsigned limit, FILE *out);
 int fleet_sens_json(const struct fleet_sens *fs, const struct query_opts *qo, unsigned limit, FILE *out);
+/* The live page's section (an <h2 id="sensitivity"> and a table id="sens-rows"). 0 or -EIO. */
+int fleet_sens_html(const struct fleet_sens *fs, unsigned limit, FILE *out);
 
 #endif

@@ -6,6 +6,7 @@
 
 #include "fleet_sens.h"
 #include "json.h"
+#include "svg.h"
 #include "text_safe.h"
 
 bool fleet_sens_groups_by(enum query_group g)
@@ -132,5 +133,49 @@ int fleet_sens_json(const struct fleet_sens *fs, const struct query_opts *qo, un
 		fputc('}', out);
 	}
 	fputs("]}}\n", out);
+	return ferror(out) ? -EIO : 0;
+}
+
+int fleet_sens_html(const struct fleet_sens *fs, unsigned limit, FILE *out)
+{
+	const struct sens_fleet_result *r = &fs->r;
+	fputs("<h2 id=\"sensitivity\">Latency sensitivity per function</h2>\n", out);
+	if (r->groups == 0) {
+		fprintf(out,
+			"<p id=\"sens-summary\" data-windows=\"0\">no trace windows with a row in the range (%zu sessions "
+			"searched, %zu windows out of it; capture them with <code>agent profile</code>)</p>\n",
+			fs->sessions_searched, fs->windows_out_of_range);
+		return ferror(out) ? -EIO : 0;
+	}
+	char all[16];
+	figure(all, sizeof(all), r->upper_bound, r->mem_share);
+	fprintf(out,
+		"<p id=\"sens-summary\" data-windows=\"%zu\" data-sessions=\"%zu\" data-agents=\"%zu\">%zu trace windows "
+		"(%llu instructions) of %zu threads in %zu sessions of %zu agents: Lambda*a0 %s [%.3f, %.3f]. Lambda*a0 "
+		"is the code's share of the traced time spent waiting on memory at the baseline latency (each window "
+		"weighed by its instructions): +50%% memory latency adds half of it. &lt;=: an upper bound (cold misses "
+		"above 10%% of W in some of its windows).</p>\n",
+		r->windows, r->sessions, r->agents, r->windows, (unsigned long long)r->insns, r->groups, r->sessions,
+		r->agents, all, r->mem_lo, r->mem_hi);
+	fputs("<table id=\"sens-rows\"><tr><th>Lambda*a0</th><th>interval</th><th>lambda/insn</th><th>insns</th>"
+	      "<th>windows</th><th>sessions</th><th>agents</th><th>most from agent</th><th>module</th><th>function</th>"
+	      "</tr>\n",
+	      out);
+	for (size_t i = 0; i < r->nrows && i < limit; i++) {
+		const struct sens_fleet_row *w = &r->rows[i];
+		char f[16];
+		figure(f, sizeof(f), w->upper_bound, w->mem_share);
+		fprintf(out, "<tr data-share=\"%.6f\"><td>", w->mem_share);
+		svg_escape(out, f);
+		fprintf(out, "</td><td>[%.3f, %.3f]</td><td>%.4g</td><td>%.2f%%</td><td>%zu</td><td>%zu</td><td>%zu</td><td>",
+			w->mem_lo, w->mem_hi, w->lambda_per_insn, 100 * w->insn_share, w->windows, w->sessions, w->agents);
+		svg_escape(out, w->top_agent);
+		fputs("</td><td>", out);
+		svg_escape(out, w->module);
+		fputs("</td><td class=\"fn\">", out);
+		svg_escape(out, w->name);
+		fputs("</td></tr>\n", out);
+	}
+	fputs("</table>\n", out);
 	return ferror(out) ? -EIO : 0;
 }

@@ -10,7 +10,8 @@
  * test_trace_accuracy_mix): the fleet row of a function is the sessions'
  * function rows weighed by their threads' instructions; the chase's
  * lambda/insn is 1 (every load a miss on one chain), the adds' 0; fsB's part
- * makes the chase row an upper bound; --agent, --since/--until select windows.
+ * makes the chase row an upper bound; --agent, --since/--until select windows;
+ * the live page /profile?sens=1 shows the same rows.
  * Work is bounded: 11 windows of 400 instructions. */
 #include <errno.h>
 #include <limits.h>
@@ -341,6 +342,19 @@ static void test_fleet_sens_filters_select_windows(void **state)
 	assert_true(num_after(row, NULL, "\"sessions\":") == 1);
 	assert_true(flag_after(row, "\"upper_bound\":"));
 	free(js);
+	/* the live page: /profile?sens=1 over the last 3 hours, every agent */
+	int port;
+	assert_int_equal(tp_env_start_collector_http(&e->t, &port), 0);
+	char *body = NULL;
+	assert_int_equal(tp_http_get(port, "/profile?since=3h&sens=1", &body), 200);
+	assert_non_null(body);
+	const char *sum = strstr(body, "id=\"sens-summary\" data-windows=\"9\" data-sessions=\"3\" data-agents=\"2\"");
+	if (!sum)
+		fail_msg("no sensitivity summary of 9 windows in the page:\n%.3000s", body);
+	const char *tab = strstr(body, "id=\"sens-rows\"");
+	assert_non_null(tab);
+	assert_non_null(strstr(tab, "fsens_chase_fn"));
+	free(body);
 	/* a grouping the view does not have */
 	char cbin[512], out[400];
 	tp_bin("collector", cbin, sizeof(cbin));
