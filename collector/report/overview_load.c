@@ -669,24 +669,33 @@ int overview_edag_settings(struct store *st, int64_t sid, const char *machine, s
 	return rc;
 }
 
-static void take_filters(struct overview *ov, const struct overview_opts *o)
+/* What every load starts with: the options' budget and filters, the session's row. */
+static int load_start(struct store *st, int64_t sid, const struct overview_opts *o, struct overview *ov)
 {
+	memset(ov, 0, sizeof(*ov));
+	ov->session = sid;
+	ov->deadline_ns = o->deadline_ns;
 	ov->since_ns = o->since_ns;
 	ov->until_ns = o->until_ns;
 	ov->pids = o->pids;
 	ov->npids = o->npids;
 	ov->sens_sink = o->sens_sink;
 	ov->sens_sink_arg = o->sens_sink_arg;
+	edag_config_default(&ov->edag);
+	return store_get_session(st, sid, session_cb, ov);
+}
+
+/* The caller's pointers, valid during the load only. */
+static void load_end(struct overview *ov)
+{
+	ov->deadline_ns = NULL;
+	ov->pids = NULL;
+	ov->sens_sink = NULL;
 }
 
 int overview_load_sensitivity(struct store *st, int64_t sid, const struct overview_opts *o, struct overview *ov)
 {
-	memset(ov, 0, sizeof(*ov));
-	ov->session = sid;
-	ov->deadline_ns = o->deadline_ns;
-	take_filters(ov, o);
-	edag_config_default(&ov->edag);
-	int rc = store_get_session(st, sid, session_cb, ov);
+	int rc = load_start(st, sid, o, ov);
 	if (rc == 0)
 		rc = load_calibration(st, sid, o, ov);
 	if (rc == 0) {
@@ -694,20 +703,13 @@ int overview_load_sensitivity(struct store *st, int64_t sid, const struct overvi
 		ov->symfs = o->symfs;
 		rc = overview_sensitivity(st, sid, ov);
 	}
-	ov->deadline_ns = NULL;
-	ov->pids = NULL;
-	ov->sens_sink = NULL;
+	load_end(ov);
 	return rc;
 }
 
 int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, struct overview *ov)
 {
-	memset(ov, 0, sizeof(*ov));
-	ov->session = sid;
-	ov->deadline_ns = o->deadline_ns;
-	take_filters(ov, o);
-	edag_config_default(&ov->edag);
-	int rc = store_get_session(st, sid, session_cb, ov);
+	int rc = load_start(st, sid, o, ov);
 	if (rc < 0)
 		return rc;
 	store_list_cpus(st, sid, cpu_cb, ov);
@@ -794,11 +796,10 @@ int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, 
 					  "this FLOP chart takes them only through --kernel-model)");
 		}
 	}
-	ov->deadline_ns = NULL; /* the caller's, valid during the load only */
-	ov->pids = NULL;
-	ov->sens_sink = NULL;
+	load_end(ov);
 	return 0;
 fail:
+	load_end(ov);
 	overview_free(ov);
 	return rc;
 }

@@ -32,6 +32,7 @@
 #include "frame.h"
 #include "profile_fixture.h"
 #include "report/overview.h"
+#include "report_fixture.h"
 #include "store/store.h"
 #include "testproc.h"
 
@@ -92,20 +93,7 @@ static int put_session(struct store *st, const struct sess_spec *sp, unsigned k,
 	if (rc < 0)
 		return rc;
 	const int32_t pid = 300 + (int32_t)k;
-	Prof__Mapping m = PROF__MAPPING__INIT, *mp[1] = {&m};
-	m.id = 1;
-	m.pid = pid;
-	m.start = MAP_START;
-	m.end = MAP_START + 0x10000000ull;
-	m.path = (char *)bin;
-	Prof__Samples sm = PROF__SAMPLES__INIT;
-	sm.n_new_mappings = 1;
-	sm.new_mappings = mp;
-	Prof__Envelope e = PROF__ENVELOPE__INIT;
-	e.seq = 1;
-	e.body_case = PROF__ENVELOPE__BODY_SAMPLES;
-	e.samples = &sm;
-	if ((rc = put(st, *sid, &e)) < 0)
+	if ((rc = rf_add_mapping(st, *sid, 1, pid, MAP_START, MAP_START + 0x10000000ull, bin)) < 0)
 		return rc;
 	struct edag_insn ins[PER];
 	for (unsigned w = 0; w < sp->nwin && rc >= 0; w++) {
