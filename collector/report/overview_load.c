@@ -11,6 +11,7 @@
 #include "cl_data.h"
 #include "gpu.h"
 #include "log.h"
+#include "log_once.h"
 #include "net.h"
 #include "overview.h"
 #include "program_name.h"
@@ -192,8 +193,14 @@ static int load_calibration(struct store *st, int64_t sid, const struct overview
 		}
 		char err[256];
 		/* the EDAN part (alpha0, m, caches), whatever else the file holds */
-		if (edag_machine_parse(json, len, &ov->edag, err, sizeof(err)) < 0)
-			log_warn("%s: no eDAG machine parameters used: %s", o->machine, err);
+		/* the warnings once per file (report --sensitivity loads it for every session) */
+		char once[300];
+		snprintf(once, sizeof(once), "machine %s", o->machine);
+		bool say = log_once(once);
+		if (edag_machine_parse(json, len, &ov->edag, err, sizeof(err)) < 0) {
+			if (say)
+				log_warn("%s: no eDAG machine parameters used: %s", o->machine, err);
+		}
 		else
 			snprintf(ov->edag_source, sizeof(ov->edag_source), "--machine %.200s", o->machine);
 		struct calib_model *m = calloc(1, sizeof(*m));
@@ -208,8 +215,9 @@ static int load_calibration(struct store *st, int64_t sid, const struct overview
 			ov->calib = m;
 		} else {
 			/* parsed but without calibration parameters (an eDAG-only model): err was not set */
-			log_warn("%s: not a calibrated machine model (%s): no roofline ceilings from it", o->machine,
-				 prc < 0 ? err : "no calibration parameters");
+			if (say)
+				log_warn("%s: not a calibrated machine model (%s): no roofline ceilings from it",
+					 o->machine, prc < 0 ? err : "no calibration parameters");
 			free(m);
 		}
 		free(json);
