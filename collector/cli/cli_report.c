@@ -79,7 +79,7 @@ static int fleet_sensitivity(struct store *st, const struct query_opts *qo, cons
 			     const char *machine)
 {
 	struct fleet_sens fs;
-	int rc = fleet_sens_load(st, qo, machine, &fs);
+	int rc = fleet_sens_load(st, qo, machine, NULL, &fs);
 	if (rc < 0)
 		log_error("report: cannot load the trace windows' sensitivity: %s", strerror(-rc));
 	else

@@ -147,7 +147,8 @@ static void fs_load_free(struct fs_load *L)
 	free(L->pn);
 }
 
-int fleet_sens_load(struct store *st, const struct query_opts *qo, const char *machine, struct fleet_sens *out)
+int fleet_sens_load(struct store *st, const struct query_opts *qo, const char *machine,
+		    const _Atomic uint64_t *deadline_ns, struct fleet_sens *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->by = qo->by;
@@ -165,10 +166,11 @@ int fleet_sens_load(struct store *st, const struct query_opts *qo, const char *m
 					   .pids = qo->f.pids,
 					   .npids = qo->f.npids,
 					   .sens_sink = sink,
-					   .sens_sink_arg = &L};
+					   .sens_sink_arg = &L,
+					   .deadline_ns = deadline_ns};
 		size_t ng0 = L.ng, np0 = L.np;
 		int lr = overview_load_sensitivity(st, L.ss[i].id, &oo, ov);
-		if (lr == -ENOMEM) {
+		if (lr == -ENOMEM || lr == -ETIMEDOUT) { /* out of memory or of time: the view fails */
 			rc = lr;
 		} else if (lr < 0) { /* one session that cannot be read does not fail the others' */
 			L.ng = ng0;

@@ -6,6 +6,7 @@
 #ifndef COLLECTOR_REPORT_FLEET_SENS_H
 #define COLLECTOR_REPORT_FLEET_SENS_H
 
+#include <stdatomic.h>
 #include <stdio.h>
 
 #include "query/query.h"
@@ -23,9 +24,11 @@ struct fleet_sens {
 
 /* Whether the view groups by g (function or module). */
 bool fleet_sens_groups_by(enum query_group g);
-/* Load and combine: machine NULL (each session's calibration) or a --machine FILE for all.
+/* Load and combine: machine NULL (each session's calibration) or a --machine FILE for all;
+ * deadline_ns (CLOCK_MONOTONIC ns, clock_mono_ns(); NULL or 0: none): past it, -ETIMEDOUT.
  * 0 or -errno; free with fleet_sens_free. */
-int fleet_sens_load(struct store *st, const struct query_opts *qo, const char *machine, struct fleet_sens *out);
+int fleet_sens_load(struct store *st, const struct query_opts *qo, const char *machine,
+		    const _Atomic uint64_t *deadline_ns, struct fleet_sens *out);
 void fleet_sens_free(struct fleet_sens *fs);
 /* Text (limit rows, 0: 20) or JSON. 0 or -EIO. */
 int fleet_sens_text(const struct fleet_sens *fs, const struct query_opts *qo, unsigned limit, FILE *out);

@@ -155,13 +155,14 @@ static int offcpu_section(struct store *st, struct query_opts *qo, int64_t t0, i
 }
 
 /* Latency sensitivity per function of the trace windows in [t0, t1) of qo's agents (fleet_sens.h). */
-static int sens_section(struct store *st, struct query_opts *qo, int64_t t0, int64_t t1, FILE *f)
+static int sens_section(struct store *st, struct query_opts *qo, int64_t t0, int64_t t1,
+			const _Atomic uint64_t *deadline_ns, FILE *f)
 {
 	qo->f.since_ns = t0;
 	qo->f.until_ns = t1;
 	qo->by = QUERY_BY_FUNCTION;
 	struct fleet_sens fs;
-	int rc = fleet_sens_load(st, qo, NULL, &fs);
+	int rc = fleet_sens_load(st, qo, NULL, deadline_ns, &fs);
 	if (rc == 0)
 		rc = fleet_sens_html(&fs, 30, f);
 	fleet_sens_free(&fs);
@@ -177,6 +178,12 @@ static void utc(int64_t ns, char *buf, size_t len)
 }
 
 int page_profile(struct store *st, FILE *f, int64_t now_ns, const char *query)
+{
+	return page_profile_budget(st, f, now_ns, query, NULL);
+}
+
+int page_profile_budget(struct store *st, FILE *f, int64_t now_ns, const char *query,
+			const _Atomic uint64_t *deadline_ns)
 {
 	struct query_opts qo;
 	query_opts_init(&qo, now_ns);
@@ -246,7 +253,7 @@ int page_profile(struct store *st, FILE *f, int64_t now_ns, const char *query)
 	if (rc == 0 && a.offcpu)
 		rc = offcpu_section(st, &qo, t0, t1, f);
 	if (rc == 0 && a.sens)
-		rc = sens_section(st, &qo, t0, t1, f);
+		rc = sens_section(st, &qo, t0, t1, deadline_ns, f);
 	if (rc == 0 && a.compare)
 		rc = compare(st, &qo, &a, f);
 	profile_brush_script(f);
