@@ -84,7 +84,7 @@ static void chase_program(int ready, int out)
 
 /* What the snapshot holds apart while it lives: a thread polls the Private_Dirty
  * (smaps_rollup) of this process's children other than the program (the snapshot is
- * one: CLONE_PARENT) every 2 ms. Its pages are the program's, shared copy-on-write; one
+ * one: CLONE_PARENT) every 20 ms (a walk of its page tables each: not more often). Its pages are the program's, shared copy-on-write; one
  * the snapshot holds privately was copied (the program wrote it, or a read pinned it:
  * process_vm_readv copied each page it read, 256 MiB here). */
 struct cow_watch {
@@ -112,7 +112,7 @@ static void *cow_watch_run(void *arg)
 	struct cow_watch *cw = arg;
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)getpid(), (int)getpid());
-	for (int i = 0; i < 150000 && !atomic_load(&cw->stop); i++) { /* 5 min at most */
+	for (int i = 0; i < 15000 && !atomic_load(&cw->stop); i++) { /* 5 min at most */
 		FILE *f = fopen(path, "re");
 		int c;
 		while (f && fscanf(f, "%d", &c) == 1) {
@@ -125,7 +125,7 @@ static void *cow_watch_run(void *arg)
 		}
 		if (f)
 			fclose(f);
-		usleep(2000);
+		usleep(20000);
 	}
 	return NULL;
 }
