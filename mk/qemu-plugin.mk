@@ -47,7 +47,7 @@ $(QP_SO): $(QP_OBJ)
 	$(Q)$(CC) -shared -o $@ $^ -lcapstone -lm -lpthread
 
 define XK_RULE
-$(O)/xkernels/$(1)/%: tools/qemu-plugin/kernels/%.c tools/qemu-plugin/kernels/kernel.h
+$(O)/xkernels/$(1)/%: tools/qemu-plugin/kernels/%.c tools/qemu-plugin/kernels/kernel.h tools/qemu-plugin/kernels/sattolo.h
 	@mkdir -p $$(dir $$@)
 	@echo "  XCC     $$@"
 	$$(Q)$(XK_CC_$(1)) $(XK_CFLAGS) -o $$@ $$<

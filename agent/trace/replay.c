@@ -5,6 +5,7 @@
 #include "replay.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,7 @@ struct replay {
 	const struct uc_api *uc;
 	uc_engine *e;
 	pid_t tid;
+	int memfd; /* a snapshot's /proc/PID/mem (-1: process_vm_readv), see read_process */
 	struct trace_decoder *d;
 	struct trace_window *w;
 	/* memory: host copies of the process's pages, mapped into the emulator */
@@ -169,17 +171,31 @@ static uint8_t *host_alloc(struct replay *r, size_t len)
 	return p;
 }
 
-static bool read_process(pid_t tid, uint64_t addr, void *buf, size_t len)
+/* A snapshot's pages are read through /proc/PID/mem: process_vm_readv pins them, and since
+ * Linux 5.19 pinning a copy-on-write-shared anonymous page copies it first (the unshare of
+ * R/O pins), so reading a 256 MiB snapshot copied all 256 MiB into it (bench/RESULTS.md);
+ * /proc/PID/mem reads them where they are. In place (the thread itself, stopped) nothing
+ * is shared: process_vm_readv. */
+static bool read_process(const struct replay *r, uint64_t addr, void *buf, size_t len)
 {
+	if (r->memfd >= 0) {
+		for (size_t done = 0; done < len;) {
+			ssize_t got = pread(r->memfd, (uint8_t *)buf + done, len - done, (off_t)(addr + done));
+			if (got <= 0)
+				return false;
+			done += (size_t)got;
+		}
+		return true;
+	}
 	struct iovec local = {.iov_base = buf, .iov_len = len};
 	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
-	return process_vm_readv(tid, &local, 1, &remote, 1, 0) == (ssize_t)len;
+	return process_vm_readv(r->tid, &local, 1, &remote, 1, 0) == (ssize_t)len;
 }
 
 static bool map_copy(struct replay *r, uint64_t addr, size_t len)
 {
 	uint8_t *p = host_alloc(r, len);
-	if (!p || !read_process(r->tid, addr, p, len)) {
+	if (!p || !read_process(r, addr, p, len)) {
 		if (p) { /* give the space back: it is the last allocation */
 			r->blocks->used -= len;
 			r->copied -= len;
@@ -534,6 +550,9 @@ static enum trace_end run(struct replay *r, uint64_t pc, size_t count, uint64_t 
 
 static void replay_free(struct replay *r)
 {
+	if (r->memfd >= 0)
+		close(r->memfd);
+	r->memfd = -1;
 	if (r->e)
 		r->uc->close(r->e);
 	while (r->blocks) {
@@ -559,7 +578,7 @@ int trace_replay_capture(struct trace_decoder *d, pid_t tid, const struct trace_
 			 o->n, TRACE_WINDOW_MAX, TRACE_REPLAY_WARM_MAX);
 		return -EINVAL;
 	}
-	struct replay r = {.tid = tid, .d = d, .w = w, .limit = o->n};
+	struct replay r = {.tid = tid, .memfd = -1, .d = d, .w = w, .limit = o->n};
 	if (uc_api_load(&r.uc) < 0) {
 		snprintf(err, errlen, "%s", uc_api_error());
 		return -ELIBACC;
@@ -649,6 +668,9 @@ int trace_replay_capture(struct trace_decoder *d, pid_t tid, const struct trace_
 			w->parts.restore = w->stop_ns - w->parts.attach - w->parts.regs - w->parts.clone;
 			w->snapshot = true;
 			r.tid = snap;
+			char mem[40];
+			snprintf(mem, sizeof(mem), "/proc/%d/mem", (int)snap);
+			r.memfd = open(mem, O_RDONLY | O_CLOEXEC); /* -1: process_vm_readv, copying */
 			if (trace_snapshot_ready(snap, &plan, w->snap_why, sizeof(w->snap_why)) < 0) {
 				/* dropped, and the thread went on: no window this time */
 				w->parts.child = clock_mono_ns() - now;

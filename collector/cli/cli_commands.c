@@ -10,10 +10,11 @@ const struct cli_command cli_commands[] = {
      "one session: hardware, per-event totals and rates, rows, CPU sample keys"},
     {"report", cli_report,
      "--store PATH [--session N | --since T --until T --agent ID --comm NAME|--pid N --by G] [--top] "
-     "[--opencl] "
+     "[--opencl] [--sensitivity] "
      "[--format text|json|html]",
      "the overview of a session (top functions, OpenCL kernels, roofline, latency sensitivity, calibration), "
-     "or a section; with filters: the top table across sessions and agents"},
+     "or a section; with filters: the top table across sessions and agents (--sensitivity: latency "
+     "sensitivity per function across them)"},
     {"export", cli_export,
      "--store PATH [--session N | filters] [--perfetto OUT.json] [--pprof OUT.pb.gz] [--folded OUT]",
      "a session as a Perfetto trace; CPU samples as pprof or folded stacks"},

@@ -8,8 +8,10 @@
 #include <string.h>
 
 #include "cli.h"
+#include "fail.h"
 #include "log.h"
 #include "query/query.h"
+#include "report/fleet_sens.h"
 #include "report/overview.h"
 #include "report/gpu.h"
 #include "report/report.h"
@@ -17,6 +19,8 @@
 static const char report_usage[] =
 	"usage: collector report --store PATH [--since T] [--until T] [--agent ID] [--comm NAME | --pid N]\n"
 	"                        [--by function|module|process|thread|agent|stack] [--json] [--limit N]\n"
+	"       collector report --store PATH --sensitivity [filters] [--by function|module] [--machine FILE]\n"
+	"                        [--json] [--limit N]\n"
 	"       collector report --store PATH --session N [--top] [--offcpu] [--opencl] [--gpu] [--json] [--symfs DIR]\n"
 	"                        [--limit N]\n"
 	"                        [--debug-dir DIR] [--kallsyms FILE]\n"
@@ -40,7 +44,12 @@ static const char report_usage[] =
 	"  --kernel-model FILE  per-kernel 'NAME ops=N bytes=N' (per work-item) for the roofline dots\n"
 	"Without --session, with a list of sessions (--session 3,4) or with any filter: the top table of\n"
 	"the CPU samples the filters select across the store's sessions and agents, with self and total\n"
-	"counts and process, pid, agent and module columns.\n" QUERY_OPTS_HELP CLI_CHECK_HELP;
+	"counts and process, pid, agent and module columns.\n"
+	"  --sensitivity  instead: latency sensitivity (Lambda*a0) per function (or module) over the trace\n"
+	"             windows the filters select across sessions and agents (window start in --since/--until,\n"
+	"             its pid in --pid, --comm the traced program's name), each window weighed by its\n"
+	"             instructions, with the windows, sessions and agents each row rests on; each session\n"
+	"             with its own calibration, or --machine FILE for all\n" QUERY_OPTS_HELP CLI_CHECK_HELP;
 
 static int overview(struct store *st, long long id, const struct report_opts *ro, const char *format,
 		    const char *machine, const char *kmodel)
@@ -66,12 +75,30 @@ static int overview(struct store *st, long long id, const struct report_opts *ro
 	return rc;
 }
 
+static int fleet_sensitivity(struct store *st, const struct query_opts *qo, const struct report_opts *ro,
+			     const char *machine)
+{
+	struct fleet_sens fs;
+	int rc = fleet_sens_load(st, qo, machine, NULL, &fs);
+	if (rc < 0)
+		log_error("report: cannot load the trace windows' sensitivity: %s", strerror(-rc));
+	else
+		rc = ro->json ? fleet_sens_json(&fs, qo, ro->limit, stdout) : fleet_sens_text(&fs, qo, ro->limit, stdout);
+	fleet_sens_free(&fs);
+	return rc;
+}
+
 static int fleet_report(const char *path, unsigned check, const struct query_opts *qo,
-			const struct report_opts *ro)
+			const struct report_opts *ro, bool sensitivity, const char *machine)
 {
 	struct store *st;
 	if (cli_open_store(path, check, &st) < 0)
 		return 1;
+	if (sensitivity) {
+		int rc = fleet_sensitivity(st, qo, ro, machine);
+		store_close(st);
+		return rc < 0 ? 1 : 0;
+	}
 	struct query_result *r;
 	int rc = query_run(st, qo, &r);
 	if (rc < 0) {
@@ -95,12 +122,12 @@ int cli_report(int argc, char **argv)
 		{"kernel-model", required_argument, NULL, 'k'}, {"gpu", no_argument, NULL, 'g'},
 		{"check", required_argument, NULL, 'K'}, {"sort", required_argument, NULL, 'S'},
 		{"debug-dir", required_argument, NULL, 'D'}, {"kallsyms", required_argument, NULL, 'Y'},
-		{"offcpu", no_argument, NULL, 'C'},
+		{"offcpu", no_argument, NULL, 'C'}, {"sensitivity", no_argument, NULL, 'V'},
 		QUERY_LONG_OPTIONS_FILTERS,
 		{NULL, 0, NULL, 0},
 	};
 	const char *path = NULL, *sess = NULL, *format = NULL, *machine = NULL, *kmodel = NULL;
-	bool top = false, opencl = false, gpu = false, offcpu = false;
+	bool top = false, opencl = false, gpu = false, offcpu = false, sensitivity = false;
 	unsigned check = CLI_CHECK_DEFAULT;
 	struct report_opts ro = {.limit = 20};
 	int ch;
@@ -127,6 +154,7 @@ int cli_report(int argc, char **argv)
 		case 'o': opencl = true; break;
 		case 'g': gpu = true; break;
 		case 'C': offcpu = true; break;
+		case 'V': sensitivity = true; break;
 		case 'j': ro.json = true; break;
 		case 'f': ro.symfs = optarg; break;
 		case 'D': ro.debug_dir = optarg; break;
@@ -156,10 +184,13 @@ int cli_report(int argc, char **argv)
 		}
 	}
 	/* No --session, a list of sessions, or filters: the top table of a query over the store. */
-	if (optind == argc && path && ro.limit && (query || !sess || strchr(sess, ','))) {
+	if (optind == argc && path && ro.limit && (query || !sess || strchr(sess, ',') || sensitivity)) {
 		int rc = sess ? query_opt(&qo, QUERY_OPT_SESSION, sess, err, sizeof(err)) : 1;
 		if (rc > 0)
 			rc = query_opts_check(&qo, err, sizeof(err));
+		if (rc >= 0 && sensitivity && !fleet_sens_groups_by(qo.by))
+			rc = fail(err, sizeof(err), "--sensitivity groups by function or module, not %s",
+				  query_group_name(qo.by));
 		if (rc < 0) {
 			fprintf(stderr, "collector report: %s\n", err);
 			query_opts_free(&qo);
@@ -171,7 +202,7 @@ int cli_report(int argc, char **argv)
 			qo.debug_dir = ro.debug_dir;
 		if (ro.kallsyms)
 			qo.kallsyms = ro.kallsyms;
-		rc = fleet_report(path, check, &qo, &ro);
+		rc = fleet_report(path, check, &qo, &ro, sensitivity, machine);
 		query_opts_free(&qo);
 		return rc;
 	}

@@ -14,6 +14,7 @@ struct query_pcsym {
 	struct sym_resolver *sr;
 	char buf[600];
 	char last[PCSYM_NAME_MAX]; /* the name sym_describe put in buf (copied: buf is reused) */
+	char last_module[PCSYM_NAME_MAX];
 };
 
 int query_pcsym_open(struct store *s, int64_t sid, const char *symfs, struct query_pcsym **out)
@@ -45,7 +46,13 @@ const char *query_pcsym_name(struct query_pcsym *q, int32_t pid, uint64_t pc, in
 	sym_describe(q->sr, m ? &sm : NULL, pc, 0, q->buf, sizeof(q->buf), &sf);
 	*resolved = sf.resolved;
 	snprintf(q->last, sizeof(q->last), "%s", sf.name ? sf.name : "[unknown]");
+	snprintf(q->last_module, sizeof(q->last_module), "%s", sf.module ? sf.module : "");
 	return q->last;
+}
+
+const char *query_pcsym_module(const struct query_pcsym *q)
+{
+	return q->last_module;
 }
 
 void query_pcsym_free(struct query_pcsym *q)

@@ -29,6 +29,7 @@
  * function"): a thread's Lambda*alpha0 split over its functions by lambda_f. */
 struct sens_func_row {
 	char name[SENS_NAME_MAX];   /* function (or "[module]") */
+	char module[SENS_NAME_MAX]; /* its module (file basename; "" unknown) */
 	char thread[SENS_NAME_MAX]; /* the thread row it splits */
 	uint64_t insns;		    /* its instructions in the voting windows */
 	double W_share;		    /* its share of the thread's memory vertices */
@@ -36,7 +37,15 @@ struct sens_func_row {
 	double mem_share;	    /* its part of the thread's Lambda*alpha0 */
 	double mem_lo, mem_hi;	    /* the thread's interval, split the same way */
 	bool upper_bound;	    /* the thread's figure is an upper bound */
+	double lambda;		    /* lambda_f summed over the voting windows */
+	double split;		    /* lambda_f / sum lambda_f: its share of the thread's row */
 };
+
+/* Every thread row and its function rows (all of them, not only the shown ones), as
+ * overview_sensitivity makes them: the fleet view (report/fleet_sens.c). 0 or -errno
+ * (which fails the load). */
+typedef int (*overview_sens_sink)(void *arg, const struct sens_row *thread, const struct sens_func_row *rows,
+				  size_t nrows);
 #define OV_MAX_NOTES 12
 #define OV_NOTE_MAX 256
 #define OV_JSON_SCHEMA "prof-report/1"
@@ -54,6 +63,13 @@ struct overview_opts {
 	 * the load stops at its next checkpoint (between its stages, between trace windows) with
 	 * -ETIMEDOUT. NULL or 0: none. */
 	const _Atomic uint64_t *deadline_ns;
+	/* the trace windows that count (the fleet view): wall-clock range (unix ns, 0 open),
+	 * pids (none: all); and a sink for every sensitivity row */
+	int64_t since_ns, until_ns;
+	const int32_t *pids;
+	size_t npids;
+	overview_sens_sink sens_sink;
+	void *sens_sink_arg;
 };
 
 struct overview {
@@ -98,6 +114,13 @@ struct overview {
 	char *gpu_svg;      /* its dots chart (HTML), NULL without one */
 	char *flame_html;   /* the CPU flame graph with callers/callees (HTML fragment), NULL without samples */
 	const _Atomic uint64_t *deadline_ns; /* overview_opts.deadline_ns, during the load */
+	uint64_t realtime_ns;		     /* the session's Hello.realtime_ns */
+	int64_t since_ns, until_ns;	     /* overview_opts' window filters, during the load */
+	const int32_t *pids;
+	size_t npids;
+	overview_sens_sink sens_sink;
+	void *sens_sink_arg;
+	size_t sens_windows_out_of_range; /* windows the time range or pids left out */
 };
 
 /* Load and analyse session sid. Problems that only leave a section empty
@@ -105,6 +128,10 @@ struct overview {
  * --machine or --kernel-model file (logged), other negative errno. */
 int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, struct overview *ov);
 void overview_free(struct overview *ov);
+/* Only what the sensitivity needs: the session, its eDAG settings (calibration or
+ * o->machine) and the sensitivity rows of the windows o's filters keep (sinked to
+ * o->sens_sink). Errors as overview_load. Free with overview_free. */
+int overview_load_sensitivity(struct store *st, int64_t sid, const struct overview_opts *o, struct overview *ov);
 /* Add a note (printf format). */
 void overview_note(struct overview *ov, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Whether the load's time budget is spent (overview_opts.deadline_ns). */

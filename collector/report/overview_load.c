@@ -11,6 +11,7 @@
 #include "cl_data.h"
 #include "gpu.h"
 #include "log.h"
+#include "log_once.h"
 #include "net.h"
 #include "overview.h"
 #include "program_name.h"
@@ -103,6 +104,7 @@ static int session_cb(const struct store_session_row *r, void *arg)
 	ov->first_seen = r->first_seen;
 	ov->last_seen = r->last_seen;
 	ov->records = r->records;
+	ov->realtime_ns = r->realtime_ns;
 	return 0;
 }
 
@@ -191,8 +193,14 @@ static int load_calibration(struct store *st, int64_t sid, const struct overview
 		}
 		char err[256];
 		/* the EDAN part (alpha0, m, caches), whatever else the file holds */
-		if (edag_machine_parse(json, len, &ov->edag, err, sizeof(err)) < 0)
-			log_warn("%s: no eDAG machine parameters used: %s", o->machine, err);
+		/* the warnings once per file (report --sensitivity loads it for every session) */
+		char once[300];
+		snprintf(once, sizeof(once), "machine %s", o->machine);
+		bool say = log_once(once);
+		if (edag_machine_parse(json, len, &ov->edag, err, sizeof(err)) < 0) {
+			if (say)
+				log_warn("%s: no eDAG machine parameters used: %s", o->machine, err);
+		}
 		else
 			snprintf(ov->edag_source, sizeof(ov->edag_source), "--machine %.200s", o->machine);
 		struct calib_model *m = calloc(1, sizeof(*m));
@@ -207,8 +215,9 @@ static int load_calibration(struct store *st, int64_t sid, const struct overview
 			ov->calib = m;
 		} else {
 			/* parsed but without calibration parameters (an eDAG-only model): err was not set */
-			log_warn("%s: not a calibrated machine model (%s): no roofline ceilings from it", o->machine,
-				 prc < 0 ? err : "no calibration parameters");
+			if (say)
+				log_warn("%s: not a calibrated machine model (%s): no roofline ceilings from it",
+					 o->machine, prc < 0 ? err : "no calibration parameters");
 			free(m);
 		}
 		free(json);
@@ -668,13 +677,47 @@ int overview_edag_settings(struct store *st, int64_t sid, const char *machine, s
 	return rc;
 }
 
-int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, struct overview *ov)
+/* What every load starts with: the options' budget and filters, the session's row. */
+static int load_start(struct store *st, int64_t sid, const struct overview_opts *o, struct overview *ov)
 {
 	memset(ov, 0, sizeof(*ov));
 	ov->session = sid;
 	ov->deadline_ns = o->deadline_ns;
+	ov->since_ns = o->since_ns;
+	ov->until_ns = o->until_ns;
+	ov->pids = o->pids;
+	ov->npids = o->npids;
+	ov->sens_sink = o->sens_sink;
+	ov->sens_sink_arg = o->sens_sink_arg;
 	edag_config_default(&ov->edag);
-	int rc = store_get_session(st, sid, session_cb, ov);
+	return store_get_session(st, sid, session_cb, ov);
+}
+
+/* The caller's pointers, valid during the load only. */
+static void load_end(struct overview *ov)
+{
+	ov->deadline_ns = NULL;
+	ov->pids = NULL;
+	ov->sens_sink = NULL;
+}
+
+int overview_load_sensitivity(struct store *st, int64_t sid, const struct overview_opts *o, struct overview *ov)
+{
+	int rc = load_start(st, sid, o, ov);
+	if (rc == 0)
+		rc = load_calibration(st, sid, o, ov);
+	if (rc == 0) {
+		edag_from_calib(ov, o->machine != NULL);
+		ov->symfs = o->symfs;
+		rc = overview_sensitivity(st, sid, ov);
+	}
+	load_end(ov);
+	return rc;
+}
+
+int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, struct overview *ov)
+{
+	int rc = load_start(st, sid, o, ov);
 	if (rc < 0)
 		return rc;
 	store_list_cpus(st, sid, cpu_cb, ov);
@@ -761,9 +804,10 @@ int overview_load(struct store *st, int64_t sid, const struct overview_opts *o, 
 					  "this FLOP chart takes them only through --kernel-model)");
 		}
 	}
-	ov->deadline_ns = NULL; /* the caller's, valid during the load only */
+	load_end(ov);
 	return 0;
 fail:
+	load_end(ov);
 	overview_free(ov);
 	return rc;
 }

@@ -373,6 +373,7 @@ int overview_json(const struct overview *ov, FILE *f)
 		const struct sens_func_row *r = &ov->sensf[i];
 		fputs(i ? ",{" : "{", f);
 		json_str_key(f, 1, "name", r->name);
+		json_str_key(f, 0, "module", r->module);
 		json_str_key(f, 0, "thread", r->thread);
 		json_u64_key(f, 0, "insns", r->insns);
 		json_num_key(f, 0, "W_share", r->W_share);

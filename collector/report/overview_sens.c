@@ -49,12 +49,31 @@ static struct tgroup *tgroup_for(struct trace_acc *a, int32_t pid, int32_t tid)
 	return g;
 }
 
+/* The fleet view's filters: the window's wall-clock start in [since, until), its pid listed. */
+static bool window_kept(const struct overview *ov, const Prof__TraceWindow *tw)
+{
+	int64_t wall = (int64_t)(ov->realtime_ns + tw->t_ns);
+	if ((ov->since_ns && wall < ov->since_ns) || (ov->until_ns && wall >= ov->until_ns))
+		return false;
+	if (!ov->npids)
+		return true;
+	for (size_t i = 0; i < ov->npids; i++)
+		if (ov->pids[i] == tw->pid)
+			return true;
+	return false;
+}
+
 static int trace_cb(const struct store_trace_row *row, void *arg)
 {
 	struct trace_acc *a = arg;
 	const Prof__TraceWindow *tw = row->tw;
 	if (overview_past_deadline(a->ov))
 		return -ETIMEDOUT;
+	if (!window_kept(a->ov, tw)) {
+		a->ov->sens_windows_out_of_range++;
+		a->last_g = 0;
+		return 0;
+	}
 	struct tgroup *g = tgroup_for(a, tw->pid, tw->tid);
 	if (!g)
 		return 0; /* more threads than the table holds: the first ones are shown */
@@ -274,8 +293,17 @@ int overview_sensitivity(struct store *st, int64_t sid, struct overview *ov)
 		r->Lambda_cold_hits = den > 0 ? ap.lambda_cold_hits / den : 0;
 		how_obtained(&ap, r->how, sizeof(r->how));
 		if (sens_compute(r) == 0) {
-			if (a.sf)
-				sensf_rows(a.sf, &g->fa, r, ov);
+			struct sens_func_row *fr = NULL;
+			size_t nf = 0;
+			if (a.sf && (rc = sensf_rows(a.sf, &g->fa, r, &fr, &nf)) < 0)
+				break;
+			for (size_t k = 0; k < nf; k++)
+				sensf_put_row(ov, &fr[k]);
+			if (ov->sens_sink)
+				rc = ov->sens_sink(ov->sens_sink_arg, r, fr, nf);
+			free(fr);
+			if (rc < 0)
+				break;
 			ov->nsens++;
 		}
 	}

@@ -14,7 +14,9 @@ struct sensf {
 	struct query_pcsym *ps;
 	bool any_resolved;
 	struct edag_func_acc win; /* the piece being read */
-	char (*names)[SENS_NAME_MAX];
+	struct fname {
+		char name[SENS_NAME_MAX], module[SENS_NAME_MAX];
+	} *names;
 	size_t nnames;
 	struct {
 		uint64_t pc;
@@ -62,16 +64,20 @@ static int fid_of(struct sensf *sf, int32_t pid, uint64_t pc, uint32_t *fid)
 	}
 	int resolved = 0;
 	const char *name = query_pcsym_name(sf->ps, pid, pc, &resolved);
+	const char *module = query_pcsym_module(sf->ps);
 	sf->any_resolved |= resolved != 0;
 	size_t i = 0;
-	while (i < sf->nnames && strncmp(sf->names[i], name, SENS_NAME_MAX - 1) != 0)
+	while (i < sf->nnames && (strncmp(sf->names[i].name, name, SENS_NAME_MAX - 1) != 0 ||
+				  strncmp(sf->names[i].module, module, SENS_NAME_MAX - 1) != 0))
 		i++;
 	if (i == sf->nnames) {
-		char(*nn)[SENS_NAME_MAX] = realloc(sf->names, (sf->nnames + 1) * sizeof(*nn));
+		struct fname *nn = realloc(sf->names, (sf->nnames + 1) * sizeof(*nn));
 		if (!nn)
 			return -ENOMEM;
 		sf->names = nn;
-		snprintf(sf->names[sf->nnames++], SENS_NAME_MAX, "%s", name);
+		snprintf(nn[i].name, SENS_NAME_MAX, "%s", name);
+		snprintf(nn[i].module, SENS_NAME_MAX, "%s", module);
+		sf->nnames++;
 	}
 	sf->cache[h].pc = pc;
 	sf->cache[h].pid = pid;
@@ -94,7 +100,7 @@ int sensf_piece_end(struct sensf *sf, bool vote, struct edag_func_acc *tot)
 	return rc;
 }
 
-static void put_row(struct overview *ov, const struct sens_func_row *row)
+void sensf_put_row(struct overview *ov, const struct sens_func_row *row)
 {
 	size_t n = ov->nsensf;
 	if (n == OV_MAX_SENSF) {
@@ -111,10 +117,16 @@ static void put_row(struct overview *ov, const struct sens_func_row *row)
 	ov->nsensf = n + 1;
 }
 
-void sensf_rows(struct sensf *sf, const struct edag_func_acc *tot, const struct sens_row *r, struct overview *ov)
+int sensf_rows(struct sensf *sf, const struct edag_func_acc *tot, const struct sens_row *r,
+	       struct sens_func_row **rows, size_t *nrows)
 {
-	if (!sf->any_resolved)
-		return;
+	*rows = NULL;
+	*nrows = 0;
+	if (!sf->any_resolved || tot->n == 0)
+		return 0;
+	struct sens_func_row *out = calloc(tot->n, sizeof(*out));
+	if (!out)
+		return -ENOMEM;
 	double lam = 0, W = 0;
 	for (size_t i = 0; i < tot->n; i++) {
 		lam += edag_func_lambda(&tot->f[i], r->m);
@@ -123,14 +135,19 @@ void sensf_rows(struct sensf *sf, const struct edag_func_acc *tot, const struct 
 	for (size_t i = 0; i < tot->n; i++) {
 		const struct edag_func_fig *f = &tot->f[i];
 		double lf = edag_func_lambda(f, r->m), share = lam > 0 ? lf / lam : 0;
-		struct sens_func_row row = {.insns = f->insns, .upper_bound = r->upper_bound};
-		snprintf(row.name, sizeof(row.name), "%s", sf->names[f->fid]);
-		snprintf(row.thread, sizeof(row.thread), "%s", r->name);
-		row.W_share = W > 0 ? (double)f->W / W : 0;
-		row.lambda_per_insn = f->insns ? lf / (double)f->insns : 0;
-		row.mem_share = r->mem_share * share;
-		row.mem_lo = r->Lambda_lo * r->alpha0 * share;
-		row.mem_hi = r->Lambda_hi * r->alpha0 * share;
-		put_row(ov, &row);
+		struct sens_func_row *row = &out[i];
+		*row = (struct sens_func_row){.insns = f->insns, .upper_bound = r->upper_bound, .lambda = lf,
+					      .split = share};
+		snprintf(row->name, sizeof(row->name), "%s", sf->names[f->fid].name);
+		snprintf(row->module, sizeof(row->module), "%s", sf->names[f->fid].module);
+		snprintf(row->thread, sizeof(row->thread), "%s", r->name);
+		row->W_share = W > 0 ? (double)f->W / W : 0;
+		row->lambda_per_insn = f->insns ? lf / (double)f->insns : 0;
+		row->mem_share = r->mem_share * share;
+		row->mem_lo = r->Lambda_lo * r->alpha0 * share;
+		row->mem_hi = r->Lambda_hi * r->alpha0 * share;
 	}
+	*rows = out;
+	*nrows = tot->n;
+	return 0;
 }

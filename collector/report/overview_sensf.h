@@ -23,8 +23,12 @@ int sensf_step(struct sensf *sf, int32_t pid, uint64_t pc, const struct edag_ver
 /* The piece read since the last call ends: into tot when vote (the window gives
  * a vote), dropped otherwise. 0 or -ENOMEM. */
 int sensf_piece_end(struct sensf *sf, bool vote, struct edag_func_acc *tot);
-/* Add the rows splitting thread row r (totals tot) to ov->sensf, keeping the
- * OV_MAX_SENSF largest; none unless some PC resolved to a function. */
-void sensf_rows(struct sensf *sf, const struct edag_func_acc *tot, const struct sens_row *r, struct overview *ov);
+/* The rows splitting thread row r (totals tot), one per function, into *rows
+ * (malloc'd, *nrows of them); none unless some PC resolved to a function.
+ * 0 or -ENOMEM. */
+int sensf_rows(struct sensf *sf, const struct edag_func_acc *tot, const struct sens_row *r,
+	       struct sens_func_row **rows, size_t *nrows);
+/* Add row to ov->sensf, keeping the OV_MAX_SENSF largest. */
+void sensf_put_row(struct overview *ov, const struct sens_func_row *row);
 
 #endif

@@ -459,7 +459,7 @@ int page_render(struct page_cache *c, struct store *st, const struct http_route 
 	if (r->page == HP_INDEX || r->page == HP_SESSIONS_JSON)
 		rc = page_sessions(st, f, r->page == HP_SESSIONS_JSON, b->deadline_ns);
 	else if (r->page == HP_PROFILE)
-		rc = page_profile(st, f, 0, r->query);
+		rc = page_profile_budget(st, f, 0, r->query, b->deadline_ns);
 	else
 		rc = page_session(c, st, r, b->deadline_ns, f);
 	return bounded_close(f, &out, rc, body, len);

@@ -63,6 +63,9 @@ int page_render(struct page_cache *c, struct store *st, const struct http_route 
  * reader is zoomed in or searching (http_profile.c). */
 #define HTTP_PROFILE_WINDOW_S 600
 int page_profile(struct store *st, FILE *f, int64_t now_ns, const char *query);
+/* The same within a render budget: its sens=1 section stops past *deadline_ns (-ETIMEDOUT; NULL: none). */
+int page_profile_budget(struct store *st, FILE *f, int64_t now_ns, const char *query,
+			const _Atomic uint64_t *deadline_ns);
 /* The script that reloads a live page every s seconds unless its flame graph is zoomed or searched. */
 void page_reload_script(FILE *f, unsigned s);
 

@@ -13,6 +13,7 @@
 #include "http_profile_args.h"
 #include "http_profile_form.h"
 #include "query/query.h"
+#include "report/fleet_sens.h"
 #include "report/svg.h"
 #include "views/flame.h"
 #include "views/flame_tree.h"
@@ -153,6 +154,21 @@ static int offcpu_section(struct store *st, struct query_opts *qo, int64_t t0, i
 	return rc;
 }
 
+/* Latency sensitivity per function of the trace windows in [t0, t1) of qo's agents (fleet_sens.h). */
+static int sens_section(struct store *st, struct query_opts *qo, int64_t t0, int64_t t1,
+			const _Atomic uint64_t *deadline_ns, FILE *f)
+{
+	qo->f.since_ns = t0;
+	qo->f.until_ns = t1;
+	qo->by = QUERY_BY_FUNCTION;
+	struct fleet_sens fs;
+	int rc = fleet_sens_load(st, qo, NULL, deadline_ns, &fs);
+	if (rc == 0)
+		rc = fleet_sens_html(&fs, 30, f);
+	fleet_sens_free(&fs);
+	return rc;
+}
+
 static void utc(int64_t ns, char *buf, size_t len)
 {
 	time_t t = (time_t)(ns / 1000000000);
@@ -162,6 +178,12 @@ static void utc(int64_t ns, char *buf, size_t len)
 }
 
 int page_profile(struct store *st, FILE *f, int64_t now_ns, const char *query)
+{
+	return page_profile_budget(st, f, now_ns, query, NULL);
+}
+
+int page_profile_budget(struct store *st, FILE *f, int64_t now_ns, const char *query,
+			const _Atomic uint64_t *deadline_ns)
 {
 	struct query_opts qo;
 	query_opts_init(&qo, now_ns);
@@ -230,6 +252,8 @@ int page_profile(struct store *st, FILE *f, int64_t now_ns, const char *query)
 	}
 	if (rc == 0 && a.offcpu)
 		rc = offcpu_section(st, &qo, t0, t1, f);
+	if (rc == 0 && a.sens)
+		rc = sens_section(st, &qo, t0, t1, deadline_ns, f);
 	if (rc == 0 && a.compare)
 		rc = compare(st, &qo, &a, f);
 	profile_brush_script(f);

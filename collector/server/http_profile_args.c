@@ -74,6 +74,8 @@ void profile_args_parse(const char *query, int64_t now_ns, unsigned window_s, st
 		const char *eq = memchr(p, '=', n);
 		if (n == 8 && memcmp(p, "offcpu=1", 8) == 0)
 			a->offcpu = a->given = true;
+		if (n == 6 && memcmp(p, "sens=1", 6) == 0)
+			a->sens = a->given = true;
 		if (eq) {
 			size_t kl = (size_t)(eq - p);
 			for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {

@@ -1,7 +1,8 @@
 /* The /profile page's query string (http_pages.h): since= and until= (the
  * range shown), agent= (comma-separated or repeated: only those agents), and
  * a_since= a_until= b_since= b_until= (two ranges compared as a diff),
- * offcpu=1 (the sessions' on/off-CPU times as a wall-clock flame). Times
+ * offcpu=1 (the sessions' on/off-CPU times as a wall-clock flame), sens=1
+ * (latency sensitivity per function of the range's trace windows). Times
  * are what --since/--until take (query_parse_time: unix seconds, ISO-8601,
  * a duration back from now, "now"); empty values count as absent. Pure: no
  * store, no I/O. */
@@ -22,6 +23,7 @@ struct profile_args {
 	bool compare;		      /* all four of a_since .. b_until given */
 	bool given;		      /* any parameter given (the page then does not reload itself) */
 	bool offcpu;		      /* offcpu=1: also the wall-clock (on/off-CPU) flame of the range's sessions */
+	bool sens;		      /* sens=1: also latency sensitivity per function of the range's windows */
 	/* the values as given (decoded), to fill the form again */
 	char since[PROFILE_ARG_MAX], until[PROFILE_ARG_MAX], agent[PROFILE_ARG_MAX];
 	char a_since[PROFILE_ARG_MAX], a_until[PROFILE_ARG_MAX], b_since[PROFILE_ARG_MAX], b_until[PROFILE_ARG_MAX];

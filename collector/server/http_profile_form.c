@@ -40,6 +40,9 @@ void profile_form_html(FILE *f, const struct profile_args *a)
 	field(f, "agent", "agents", a->agent);
 	fprintf(f, "<label><input type=\"checkbox\" name=\"offcpu\" value=\"1\"%s> off-CPU too</label>\n",
 		a->offcpu ? " checked" : "");
+	fprintf(f, "<label><input type=\"checkbox\" name=\"sens\" value=\"1\"%s> latency sensitivity per function"
+		   "</label>\n",
+		a->sens ? " checked" : "");
 	fputs("</fieldset><fieldset><legend>Compare two ranges</legend>\n", f);
 	field(f, "a_since", "A from", a->a_since);
 	field(f, "a_until", "A to", a->a_until);

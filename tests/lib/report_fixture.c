@@ -239,3 +239,23 @@ int rf_add_trace_window(struct store *st, int64_t sid, uint64_t seq, int32_t tid
 	edag_window_encode_free(&tw);
 	return rc < 0 ? rc : store_commit(st);
 }
+
+int rf_add_mapping(struct store *st, int64_t sid, uint64_t seq, int32_t pid, uint64_t start, uint64_t end,
+		   const char *path)
+{
+	Prof__Mapping m = PROF__MAPPING__INIT, *mp[1] = {&m};
+	m.id = 1;
+	m.pid = pid;
+	m.start = start;
+	m.end = end;
+	m.path = (char *)path;
+	Prof__Samples sm = PROF__SAMPLES__INIT;
+	sm.n_new_mappings = 1;
+	sm.new_mappings = mp;
+	Prof__Envelope e = PROF__ENVELOPE__INIT;
+	e.seq = seq;
+	e.body_case = PROF__ENVELOPE__BODY_SAMPLES;
+	e.samples = &sm;
+	int rc = store_put_record(st, sid, &e, 100);
+	return rc < 0 ? rc : store_commit(st);
+}

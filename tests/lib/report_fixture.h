@@ -29,4 +29,9 @@ int rf_make_trace_session(struct store *st, const char *agent_id, unsigned nwin,
 int rf_add_trace_window(struct store *st, int64_t sid, uint64_t seq, int32_t tid, unsigned per, uint32_t capture,
 			uint32_t end_reason);
 
+/* One mapping of process pid, [start, end) of file path, as agent record sends it (in a
+ * Samples record of sequence seq); committed. 0 or -errno. */
+int rf_add_mapping(struct store *st, int64_t sid, uint64_t seq, int32_t pid, uint64_t start, uint64_t end,
+		   const char *path);
+
 #endif

@@ -232,8 +232,13 @@ static void test_http_pages_profile_args(void **state)
 	query_opts_init(&qo, now);
 	profile_args_parse("a_since=5m&offcpu=1", now, 600, &a, &qo);
 	assert_true(a.offcpu);
+	assert_false(a.sens);
 	assert_false(a.compare);
 	assert_non_null(strstr(a.err, "compare"));
+	query_opts_free(&qo);
+	query_opts_init(&qo, now);
+	profile_args_parse("sens=1", now, 600, &a, &qo);
+	assert_true(a.sens && a.given && !a.offcpu);
 	query_opts_free(&qo);
 	query_opts_init(&qo, now);
 	profile_args_parse("since=yesterday&until=%zz", now, 600, &a, &qo);

@@ -35,25 +35,6 @@ __attribute__((noinline, used)) int sensf_dense_fn(int x)
 	return x * 3 + 1;
 }
 
-static int put_mapping(struct store *st, int64_t sid, const char *bin)
-{
-	Prof__Mapping m = PROF__MAPPING__INIT, *mp[1] = {&m};
-	m.id = 1;
-	m.pid = PID;
-	m.start = MAP_START;
-	m.end = MAP_START + 0x10000000ull;
-	m.path = (char *)bin;
-	Prof__Samples sm = PROF__SAMPLES__INIT;
-	sm.n_new_mappings = 1;
-	sm.new_mappings = mp;
-	Prof__Envelope e = PROF__ENVELOPE__INIT;
-	e.seq = 1;
-	e.body_case = PROF__ENVELOPE__BODY_SAMPLES;
-	e.samples = &sm;
-	int rc = store_put_record(st, sid, &e, 100);
-	return rc < 0 ? rc : store_commit(st);
-}
-
 /* PER/2 chase loads (r1 = [r1], far apart: each a miss without a cache model)
  * in the chase function, then PER/2 register adds in the dense one */
 static int put_window(struct store *st, int64_t sid, uint32_t w, uint64_t off_chase, uint64_t off_dense)
@@ -114,7 +95,7 @@ static void test_report_sensitivity_per_function(void **state)
 	int64_t sid;
 	assert_int_equal(store_open(":memory:", 0, &st), 0);
 	assert_int_equal(rf_make_trace_session(st, "sensf", 0, 1, &sid), 0);
-	assert_int_equal(put_mapping(st, sid, bin), 0);
+	assert_int_equal(rf_add_mapping(st, sid, 1, PID, MAP_START, MAP_START + 0x10000000ull, bin), 0);
 	for (uint32_t w = 0; w < NWIN; w++)
 		assert_int_equal(put_window(st, sid, w, off_chase, off_dense), 0);
 
@@ -126,6 +107,8 @@ static void test_report_sensitivity_per_function(void **state)
 	const struct sens_func_row *c = &ov.sensf[0], *d = &ov.sensf[1];
 	assert_string_equal(c->name, "sensf_chase_fn"); /* the largest first */
 	assert_string_equal(d->name, "sensf_dense_fn");
+	assert_string_equal(c->module, strrchr(bin, '/') + 1); /* the mapping's file */
+	assert_true(c->split == 1 && d->split == 0);
 	assert_int_equal(c->insns, NWIN * PER / 2);
 	assert_int_equal(d->insns, NWIN * PER / 2);
 	assert_true(c->W_share == 1 && d->W_share == 0);

@@ -5,6 +5,7 @@
 #include "generated/config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -17,6 +18,8 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <stdatomic.h>
 
 #include <cmocka.h>
 
@@ -79,11 +82,61 @@ static void chase_program(int ready, int out)
 	_exit(x == q && sigchld_seen == 0 && w < 0 && wait_errno == ECHILD ? 0 : 1);
 }
 
+/* What the snapshot holds apart while it lives: a thread polls the Private_Dirty
+ * (smaps_rollup) of this process's children other than the program (the snapshot is
+ * one: CLONE_PARENT) every 20 ms (a walk of its page tables each: not more often). Its pages are the program's, shared copy-on-write; one
+ * the snapshot holds privately was copied (the program wrote it, or a read pinned it:
+ * process_vm_readv copied each page it read, 256 MiB here). */
+struct cow_watch {
+	pid_t program;
+	atomic_bool stop;
+	long max_kib, samples;
+};
+
+static long private_dirty_kib(pid_t p)
+{
+	char path[64], line[128];
+	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)p);
+	FILE *f = fopen(path, "re");
+	long v = -1;
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, "Private_Dirty:", 14) == 0)
+			v = atol(line + 14);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static void *cow_watch_run(void *arg)
+{
+	struct cow_watch *cw = arg;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)getpid(), (int)getpid());
+	for (int i = 0; i < 15000 && !atomic_load(&cw->stop); i++) { /* 5 min at most */
+		FILE *f = fopen(path, "re");
+		int c;
+		while (f && fscanf(f, "%d", &c) == 1) {
+			long kib = c == cw->program ? -1 : private_dirty_kib(c);
+			if (kib >= 0) {
+				cw->samples++;
+				if (kib > cw->max_kib)
+					cw->max_kib = kib;
+			}
+		}
+		if (f)
+			fclose(f);
+		usleep(20000);
+	}
+	return NULL;
+}
+
 /* A window of the 256 MiB chase (4000 + 4000 instructions: bounded work, every load
  * a miss of the emulator's TLB): complete, from a snapshot, the thread stopped only
  * for it (the stop-time limit given is the defaults' 20 ms, which an in-place replay of
  * it overruns);
- * the program then finishes with its walk intact, no SIGCHLD, no child to wait for. */
+ * the program then finishes with its walk intact, no SIGCHLD, no child to wait for.
+ * The replay reads the whole 256 MiB array from the snapshot, and copies none of it there
+ * (the walk writes nothing: the snapshot holds < 16 MiB privately). */
 static void test_trace_snapshot_chase_windows_unseen(void **state)
 {
 	(void)state;
@@ -120,7 +173,12 @@ static void test_trace_snapshot_chase_windows_unseen(void **state)
 					      .snapshot = true,
 					      .replay_max_ns = 120000000000ull,
 					      .boost = true};
+		struct cow_watch cw = {.program = pid};
+		pthread_t watcher;
+		assert_int_equal(pthread_create(&watcher, NULL, cow_watch_run, &cw), 0);
 		int rc = trace_replay_capture(d, pid, &o, &w, err, sizeof(err));
+		atomic_store(&cw.stop, true);
+		assert_int_equal(pthread_join(watcher, NULL), 0);
 		if (rc == -EPERM) {
 			fprintf(stderr, "skipping: %s\n", err);
 			kill(pid, SIGKILL);
@@ -137,6 +195,10 @@ static void test_trace_snapshot_chase_windows_unseen(void **state)
 			continue;
 		}
 		assert_true(w.snapshot);
+		fprintf(stderr, "# the snapshot held %ld KiB privately at most (%ld samples while it lived)\n", cw.max_kib,
+			cw.samples);
+		assert_true(cw.samples > 0);
+		assert_true(cw.max_kib < 16 * 1024);
 		assert_int_equal(w.end, TRACE_END_COMPLETE);
 		assert_int_equal(w.n, 4000);
 		assert_true(w.nwarm > 200); /* the walk's lines: one a step, few repeated */

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "kernel.h"
+#include "sattolo.h"
 
 #define NMAX (1 << 22)
 
@@ -18,16 +19,7 @@ int main(int argc, char **argv)
 	int n = kernel_arg(argc, argv, 1, 4096, NMAX), s = kernel_arg(argc, argv, 2, 65536, 1 << 28),
 	    r = kernel_arg(argc, argv, 3, 1, 1 << 24);
 	kernel_report("chase", n, &d, &d + 1);
-	for (int i = 0; i < n; i++)
-		d.next[i] = (uint32_t)i;
-	uint32_t x = 12345;
-	for (int i = n - 1; i > 0; i--) {
-		x = x * 1103515245u + 12345u;
-		int j = (int)((x >> 8) % (uint32_t)i);
-		uint32_t t = d.next[i];
-		d.next[i] = d.next[j];
-		d.next[j] = t;
-	}
+	sattolo_cycle(d.next, n);
 	uint32_t p = 0;
 	for (int rep = 0; rep < r; rep++) {
 		kernel_mark();

@@ -1,6 +1,6 @@
 /* Two functions of different memory behaviour called in turn (sensitivity per
  * function, issue 36): chase() follows a random cyclic permutation of n
- * indices (Sattolo's shuffle, as chase.c) for s steps, each load's index from
+ * indices (Sattolo's shuffle, sattolo.h) for s steps, each load's index from
  * the previous load (misses in a chain); stream() sums s words of the same
  * array in address order, going on from where the last call stopped (misses
  * that depend on nothing). B calls of each per repetition, R repetitions.
@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "kernel.h"
+#include "sattolo.h"
 
 #define NMAX (1 << 22)
 
@@ -41,16 +42,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	kernel_report("mix", n, &d, &d + 1);
-	for (int i = 0; i < n; i++)
-		d.next[i] = (uint32_t)i;
-	uint32_t x = 12345;
-	for (int i = n - 1; i > 0; i--) {
-		x = x * 1103515245u + 12345u;
-		int j = (int)((x >> 8) % (uint32_t)i);
-		uint32_t t = d.next[i];
-		d.next[i] = d.next[j];
-		d.next[j] = t;
-	}
+	sattolo_cycle(d.next, n);
 	uint32_t p = 0, pos = 0, sum = 0;
 	for (int rep = 0; rep < r; rep++) {
 		kernel_mark();
