@@ -84,7 +84,7 @@ static bool same_as_previous(uint64_t a, const char *name, uint64_t *pa, char *p
 int kallsyms_read_send(const char *path, const char *boot_id_path,
 		       int (*emit)(void *arg, const Prof__KernelSymbols *m), void *arg, struct kallsyms_stats *st)
 {
-	memset(st, 0, sizeof(*st));
+	*st = (struct kallsyms_stats){.tick = st->tick, .tick_ctx = st->tick_ctx};
 	if (!path)
 		path = getenv("PROF_AGENT_KALLSYMS");
 	if (!path || !path[0])
@@ -107,9 +107,12 @@ int kallsyms_read_send(const char *path, const char *boot_id_path,
 	uint64_t a, pa = 0;
 	char name[KSYMS_NAME_MAX + 1], pname[KSYMS_NAME_MAX + 1] = "";
 	char line[1024];
-	while (fgets(line, sizeof(line), f))
+	for (size_t lines = 1; fgets(line, sizeof(line), f); lines++) {
 		if (parse_line(line, &a, name, &zero) && !same_as_previous(a, name, &pa, pname) && ++n > KALLSYMS_MAX)
 			break;
+		if (st->tick && lines % KSYMS_CHUNK_SYMS == 0)
+			st->tick(st->tick_ctx);
+	}
 	size_t chunks = (n + KSYMS_CHUNK_SYMS - 1) / KSYMS_CHUNK_SYMS;
 	if (n == 0) {
 		log_info("kernel functions not sent: %s shows %s (kernel.kptr_restrict; run the agent as root, or "
@@ -155,6 +158,8 @@ int kallsyms_read_send(const char *path, const char *boot_id_path,
 		}
 		st->symbols += m;
 		rc = ksyms_encode_chunk(addr, names, m, (uint32_t)c++, (uint32_t)chunks, (uint32_t)n, boot, emit, arg);
+		if (st->tick)
+			st->tick(st->tick_ctx);
 		for (size_t i = 0; i < nv; i++)
 			free(v[i].name);
 		nv = 0;
@@ -214,7 +219,7 @@ static void marker_store(const char *path, char *out, size_t len)
 
 int kallsyms_send(struct session *s, const struct session_opts *o, const char *agent_id, struct kallsyms_stats *st)
 {
-	memset(st, 0, sizeof(*st));
+	*st = (struct kallsyms_stats){.tick = st->tick, .tick_ctx = st->tick_ctx};
 	st->s = s;
 	char boot[KSYMS_BOOT_ID_MAX + 1];
 	if (read_boot_id("/proc/sys/kernel/random/boot_id", boot, sizeof(boot)) == 0) {
@@ -234,7 +239,7 @@ int kallsyms_send(struct session *s, const struct session_opts *o, const char *a
 		}
 	}
 	struct send_ctx c = {.s = s, .st = st};
-	struct kallsyms_stats rs;
+	struct kallsyms_stats rs = {.tick = st->tick, .tick_ctx = st->tick_ctx};
 	int rc = kallsyms_read_send(NULL, NULL, emit_record, &c, &rs);
 	st->symbols = rs.symbols;
 	if (rc == 0)
@@ -260,7 +265,7 @@ int kallsyms_store_check(struct kallsyms_stats *st)
 		 "sending them to it",
 		 id, st->acked_store[0] ? st->acked_store : "unknown");
 	struct send_ctx c = {.s = st->s, .st = st};
-	struct kallsyms_stats rs;
+	struct kallsyms_stats rs = {.tick = st->tick, .tick_ctx = st->tick_ctx};
 	int rc = kallsyms_read_send(NULL, NULL, emit_record, &c, &rs);
 	if (rc < 0) {
 		if (rc != -ENOENT)
