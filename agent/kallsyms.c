@@ -84,7 +84,7 @@ static bool same_as_previous(uint64_t a, const char *name, uint64_t *pa, char *p
 int kallsyms_read_send(const char *path, const char *boot_id_path,
 		       int (*emit)(void *arg, const Prof__KernelSymbols *m), void *arg, struct kallsyms_stats *st)
 {
-	*st = (struct kallsyms_stats){.tick = st->tick, .tick_ctx = st->tick_ctx};
+	memset(st, 0, sizeof(*st));
 	if (!path)
 		path = getenv("PROF_AGENT_KALLSYMS");
 	if (!path || !path[0])
@@ -107,12 +107,9 @@ int kallsyms_read_send(const char *path, const char *boot_id_path,
 	uint64_t a, pa = 0;
 	char name[KSYMS_NAME_MAX + 1], pname[KSYMS_NAME_MAX + 1] = "";
 	char line[1024];
-	for (size_t lines = 1; fgets(line, sizeof(line), f); lines++) {
+	while (fgets(line, sizeof(line), f))
 		if (parse_line(line, &a, name, &zero) && !same_as_previous(a, name, &pa, pname) && ++n > KALLSYMS_MAX)
 			break;
-		if (st->tick && lines % KSYMS_CHUNK_SYMS == 0)
-			st->tick(st->tick_ctx);
-	}
 	size_t chunks = (n + KSYMS_CHUNK_SYMS - 1) / KSYMS_CHUNK_SYMS;
 	if (n == 0) {
 		log_info("kernel functions not sent: %s shows %s (kernel.kptr_restrict; run the agent as root, or "
@@ -158,8 +155,6 @@ int kallsyms_read_send(const char *path, const char *boot_id_path,
 		}
 		st->symbols += m;
 		rc = ksyms_encode_chunk(addr, names, m, (uint32_t)c++, (uint32_t)chunks, (uint32_t)n, boot, emit, arg);
-		if (st->tick)
-			st->tick(st->tick_ctx);
 		for (size_t i = 0; i < nv; i++)
 			free(v[i].name);
 		nv = 0;
@@ -186,7 +181,10 @@ static int emit_record(void *arg, const Prof__KernelSymbols *m)
 	env.kernel_symbols = (Prof__KernelSymbols *)m;
 	c->st->chunks++;
 	c->st->bytes += prof__kernel_symbols__get_packed_size(m);
-	return session_send(c->s, &env);
+	int rc = session_send(c->s, &env);
+	if (c->st->tick)
+		c->st->tick(c->st->tick_ctx);
+	return rc;
 }
 
 /* The marker's path for this boot, agent and collector ("" if it does not fit). */
@@ -239,7 +237,7 @@ int kallsyms_send(struct session *s, const struct session_opts *o, const char *a
 		}
 	}
 	struct send_ctx c = {.s = s, .st = st};
-	struct kallsyms_stats rs = {.tick = st->tick, .tick_ctx = st->tick_ctx};
+	struct kallsyms_stats rs;
 	int rc = kallsyms_read_send(NULL, NULL, emit_record, &c, &rs);
 	st->symbols = rs.symbols;
 	if (rc == 0)
@@ -265,7 +263,7 @@ int kallsyms_store_check(struct kallsyms_stats *st)
 		 "sending them to it",
 		 id, st->acked_store[0] ? st->acked_store : "unknown");
 	struct send_ctx c = {.s = st->s, .st = st};
-	struct kallsyms_stats rs = {.tick = st->tick, .tick_ctx = st->tick_ctx};
+	struct kallsyms_stats rs;
 	int rc = kallsyms_read_send(NULL, NULL, emit_record, &c, &rs);
 	if (rc < 0) {
 		if (rc != -ENOENT)
