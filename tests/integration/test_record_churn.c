@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -270,13 +271,20 @@ static void churn_run(struct env *e, const char *backend)
 	/* the agent's RSS while the processes come and go (every 200 ms; every 10 s printed) */
 	long rss_max = 0, rss_first = -1;
 	int cstatus = -1, polls = 0;
-	while (tp_wait(cp, 200, &cstatus) == -ETIMEDOUT && polls < (churn_wall + 30) * 5) {
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	long printed = 0;
+	while (tp_wait(cp, 200, &cstatus) == -ETIMEDOUT && polls++ < (churn_wall + 30) * 5) {
 		long rss = status_kib(e->t.agent, "VmRSS");
 		if (rss_first < 0)
 			rss_first = rss;
 		rss_max = rss > rss_max ? rss : rss_max;
-		if (++polls % 50 == 0)
-			fprintf(stderr, "# agent RSS at %.0f s of churn: %ld KiB\n", polls * 0.2, rss);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		long secs = (long)(now.tv_sec - t0.tv_sec);
+		if (secs >= printed + 10) {
+			printed = secs - secs % 10;
+			fprintf(stderr, "# agent RSS at %ld s of churn: %ld KiB\n", secs, rss);
+		}
 	}
 	assert_true(WIFEXITED(cstatus) && WEXITSTATUS(cstatus) == 0);
 	char *bargv[] = {busy, "-0.5", "1", "0", NULL};
