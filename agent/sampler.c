@@ -523,6 +523,8 @@ int sampler_flush(struct sampler *s, uint64_t now_ns)
 	int rc = s->ops->drain(s, now_ns);
 	if (rc < 0)
 		log_warn("reading samples: %s", strerror(-rc));
+	if (s->mw) /* the records of tasks those samples saw start meanwhile (their FORK, COMM): named in this record */
+		mmap_watch_drain(s->mw, &s->maps);
 	return emit_record(s, now_ns);
 }
 
