@@ -5,7 +5,7 @@
  * that used to end tracking) and then a known program (busy) starts late.
  * Scale: the issue's 60 s / 5,000 processes is scaled to CHURN_N processes
  * (about 20 s here) so that make check stays short; the time they took is
- * printed. PROF_CHURN_N=5000 PROF_CHURN_SECS=57 runs the issue's scale
+ * printed. PROF_CHURN_N=5000 PROF_CHURN_SECS=59 runs the issue's scale
  * (scripts/bench-churn.sh). Asserts: the late program's samples are >= 95 % in named
  * functions, spin the top one (collector report --pid); every thread both sampled is named
  * as perf names it (>= 99.5 % of them); no sampled churn process is left unnamed.
