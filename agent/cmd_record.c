@@ -142,6 +142,8 @@ int cmd_record(int argc, char **argv)
 	uint64_t sampling_ns = clock_mono_ns();
 	/* the kernel's function names (kallsyms.h): once the sampler runs, so that a system-wide
 	 * sampler does not start later than before; the target is not released yet */
+	kst.tick = sampler_keep_up; /* the rings drained while the table is read */
+	kst.tick_ctx = c->sp;
 	kallsyms_send(c->s, &c->cli.so, session_agent_id(c->s), &kst);
 	vdso_send(c->s); /* names the [vdso] frames (vdso.h) */
 	uint64_t start_ns = kind == TARGET_EXEC ? clock_mono_ns() : sampling_ns;

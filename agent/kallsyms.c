@@ -181,7 +181,10 @@ static int emit_record(void *arg, const Prof__KernelSymbols *m)
 	env.kernel_symbols = (Prof__KernelSymbols *)m;
 	c->st->chunks++;
 	c->st->bytes += prof__kernel_symbols__get_packed_size(m);
-	return session_send(c->s, &env);
+	int rc = session_send(c->s, &env);
+	if (c->st->tick)
+		c->st->tick(c->st->tick_ctx);
+	return rc;
 }
 
 /* The marker's path for this boot, agent and collector ("" if it does not fit). */
@@ -214,7 +217,7 @@ static void marker_store(const char *path, char *out, size_t len)
 
 int kallsyms_send(struct session *s, const struct session_opts *o, const char *agent_id, struct kallsyms_stats *st)
 {
-	memset(st, 0, sizeof(*st));
+	*st = (struct kallsyms_stats){.tick = st->tick, .tick_ctx = st->tick_ctx};
 	st->s = s;
 	char boot[KSYMS_BOOT_ID_MAX + 1];
 	if (read_boot_id("/proc/sys/kernel/random/boot_id", boot, sizeof(boot)) == 0) {

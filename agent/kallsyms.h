@@ -22,6 +22,10 @@ struct kallsyms_stats {
 	char acked_store[64]; /* the store the marker says acked the table ("": a marker older than issue 39) */
 	bool store_checked;   /* the collector's store was compared with acked_store */
 	struct session *s;    /* for kallsyms_store_check from the loop */
+	/* set by the caller, kept by kallsyms_send: called after every record it sends (a sampler
+	 * already running drains its rings: the table takes seconds to send on a loaded host) */
+	void (*tick)(void *ctx);
+	void *tick_ctx;
 };
 
 /* The table read from path (NULL: /proc/kallsyms, or $PROF_AGENT_KALLSYMS) as

@@ -20,6 +20,7 @@ struct wring {
 	int fd;
 	uint8_t *base;
 	bool hup; /* POLLHUP (the target exited): drained on the sampler's timer only */
+	uint64_t head, tail; /* while draining */
 };
 
 struct mmap_watch {
@@ -30,6 +31,7 @@ struct mmap_watch {
 	size_t page, data_size;
 	uint64_t seen;
 	uint64_t lost; /* records the kernel could not write (PERF_RECORD_LOST) */
+	bool timed;    /* records end with their time (sample_id_all) */
 	struct task_names *names; /* COMM records go here (NULL: dropped) */
 	uint8_t tmp[4096 + 256]; /* a record that wraps around the ring's end */
 };
@@ -71,6 +73,11 @@ int mmap_watch_open(struct mmap_watch **out, enum perf_target_kind kind, pid_t p
 	a.comm = 1; /* COMM records: a program's name at its exec, a thread's at prctl(PR_SET_NAME) */
 	a.comm_exec = 1; /* ... marked PERF_RECORD_MISC_COMM_EXEC at exec (Linux 3.16) */
 	a.task = 1; /* FORK and EXIT records: names inherited at fork, what exited is evicted */
+	/* every record ends with its time (sample_id_all, Linux 2.6.38): the rings are read
+	 * in time order, as perf orders them (a task's exec on one CPU and its next exec, or
+	 * its children's forks, on others) */
+	a.sample_id_all = 1;
+	a.sample_type = PERF_SAMPLE_TIME;
 	a.exclude_kernel = 1;
 	a.inherit = kind != PERF_TARGET_SYSTEM;
 	a.enable_on_exec = kind == PERF_TARGET_EXEC;
@@ -84,6 +91,11 @@ int mmap_watch_open(struct mmap_watch **out, enum perf_target_kind kind, pid_t p
 		if (fd < 0 && errno == EINVAL && a.mmap2) {
 			a.mmap2 = 0; /* Linux < 3.16: MMAP records, no comm_exec bit */
 			a.comm_exec = 0;
+			fd = perf_event_open_cloexec(&a, target, cpus[c], -1, 0);
+		}
+		if (fd < 0 && errno == EINVAL && a.sample_id_all) {
+			a.sample_id_all = 0; /* a kernel that refuses it: the rings one after the other */
+			a.sample_type = 0;
 			fd = perf_event_open_cloexec(&a, target, cpus[c], -1, 0);
 		}
 		if (fd < 0 && errno == ENOENT && a.config == PERF_COUNT_SW_DUMMY) {
@@ -108,6 +120,7 @@ int mmap_watch_open(struct mmap_watch **out, enum perf_target_kind kind, pid_t p
 		}
 		r->base = m;
 	}
+	w->timed = a.sample_id_all;
 	if (rc < 0) {
 		snprintf(err, errlen, "mmap watch: perf_event_open/mmap of a dummy event: %s", strerror(-rc));
 		mmap_watch_close(w);
@@ -220,48 +233,83 @@ void mmap_watch_set_names(struct mmap_watch *w, struct task_names *tn)
 		w->names = tn;
 }
 
+/* The time of ring r's next record (its sample_id's last u64; records are 8-byte
+ * aligned, so it never wraps), or false when the ring has none pending. */
+static bool next_time(struct mmap_watch *w, struct wring *r, uint64_t *t)
+{
+	size_t mask = w->data_size - 1;
+	const uint8_t *data = r->base + w->page;
+	if (r->tail >= r->head)
+		return false;
+	struct perf_event_header h;
+	memcpy(&h, data + (r->tail & mask), sizeof(h));
+	if (h.size < sizeof(h) + (w->timed ? 8 : 0) || h.size > r->head - r->tail) {
+		r->tail = r->head; /* corrupt: skip what is pending */
+		return false;
+	}
+	*t = 0; /* untimed: one ring after the other */
+	if (w->timed)
+		memcpy(t, data + ((r->tail + h.size - 8) & mask), 8);
+	return true;
+}
+
+/* Ring r's next record, then past it. Returns mappings added. */
+static int take(struct mmap_watch *w, struct wring *r, struct proc_maps *pm)
+{
+	size_t mask = w->data_size - 1;
+	uint8_t *data = r->base + w->page;
+	struct perf_event_header h;
+	size_t off = (size_t)(r->tail & mask);
+	memcpy(&h, data + off, sizeof(h));
+	r->tail += h.size;
+	const uint8_t *rec = data + off;
+	if (off + h.size > w->data_size) {
+		if (h.size > sizeof(w->tmp))
+			return 0;
+		size_t first = w->data_size - off;
+		memcpy(w->tmp, data + off, first);
+		memcpy(w->tmp + first, data, h.size - first);
+		rec = w->tmp;
+	}
+	int added = 0;
+	if (h.type == PERF_RECORD_MMAP2 || h.type == PERF_RECORD_MMAP)
+		added = handle(w, pm, h.type, rec + sizeof(h), h.size - sizeof(h));
+	else if (h.type == PERF_RECORD_COMM)
+		handle_comm(w->names, rec + sizeof(h), h.size - sizeof(h));
+	else if (h.type == PERF_RECORD_FORK || h.type == PERF_RECORD_EXIT)
+		handle_task(w->names, pm, h.type, rec + sizeof(h), h.size - sizeof(h));
+	else if (h.type == PERF_RECORD_LOST && h.size >= sizeof(h) + 16) {
+		uint64_t n; /* u64 id, lost (perf_event_lost) */
+		memcpy(&n, rec + sizeof(h) + 8, 8);
+		w->lost += n;
+	}
+	return added;
+}
+
 int mmap_watch_drain(struct mmap_watch *w, struct proc_maps *pm)
 {
 	int added = 0;
-	size_t mask = w->data_size - 1;
 	for (size_t i = 0; i < w->n; i++) {
 		struct perf_event_mmap_page *mp = (struct perf_event_mmap_page *)w->r[i].base;
-		uint8_t *data = w->r[i].base + w->page;
-		uint64_t head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
-		uint64_t tail = mp->data_tail;
-		while (tail < head) {
-			struct perf_event_header h;
-			size_t off = (size_t)(tail & mask);
-			memcpy(&h, data + off, sizeof(h));
-			if (h.size < sizeof(h) || h.size > head - tail) {
-				tail = head; /* corrupt: skip what is pending */
-				break;
+		w->r[i].head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
+		w->r[i].tail = mp->data_tail;
+	}
+	/* what is pending in every ring, oldest first (each ring is in time order: a merge) */
+	for (;;) {
+		struct wring *first = NULL;
+		uint64_t tmin = 0, t;
+		for (size_t i = 0; i < w->n; i++)
+			if (next_time(w, &w->r[i], &t) && (!first || t < tmin)) {
+				first = &w->r[i];
+				tmin = t;
 			}
-			const uint8_t *rec = data + off;
-			if (off + h.size > w->data_size) {
-				if (h.size > sizeof(w->tmp)) {
-					tail += h.size;
-					continue;
-				}
-				size_t first = w->data_size - off;
-				memcpy(w->tmp, data + off, first);
-				memcpy(w->tmp + first, data, h.size - first);
-				rec = w->tmp;
-			}
-			if (h.type == PERF_RECORD_MMAP2 || h.type == PERF_RECORD_MMAP)
-				added += handle(w, pm, h.type, rec + sizeof(h), h.size - sizeof(h));
-			else if (h.type == PERF_RECORD_COMM)
-				handle_comm(w->names, rec + sizeof(h), h.size - sizeof(h));
-			else if (h.type == PERF_RECORD_FORK || h.type == PERF_RECORD_EXIT)
-				handle_task(w->names, pm, h.type, rec + sizeof(h), h.size - sizeof(h));
-			else if (h.type == PERF_RECORD_LOST && h.size >= sizeof(h) + 16) {
-				uint64_t n; /* u64 id, lost (perf_event_lost) */
-				memcpy(&n, rec + sizeof(h) + 8, 8);
-				w->lost += n;
-			}
-			tail += h.size;
-		}
-		__atomic_store_n(&mp->data_tail, tail, __ATOMIC_RELEASE);
+		if (!first)
+			break;
+		added += take(w, first, pm);
+	}
+	for (size_t i = 0; i < w->n; i++) {
+		struct perf_event_mmap_page *mp = (struct perf_event_mmap_page *)w->r[i].base;
+		__atomic_store_n(&mp->data_tail, w->r[i].tail, __ATOMIC_RELEASE);
 	}
 	return added;
 }

@@ -2,7 +2,9 @@
  * PERF_COUNT_SW_DUMMY event per CPU with mmap2 (mmap on kernels before 3.16)
  * on the sampler's target, whose ring carries the kernel's MMAP2/MMAP
  * records, COMM records (task names at exec and renames) and FORK/EXIT
- * records (names inherited at fork; processes that exited are evicted). So a program that exits before the agent reads /proc/PID/maps
+ * records (names inherited at fork; processes that exited are evicted), each ending with its
+ * time (sample_id_all) so that the CPUs' rings are read merged in time order, as perf reads
+ * them. So a program that exits before the agent reads /proc/PID/maps
  * (lazily, at the first sample of an unknown address) is still symbolized.
  * Used by the sampler for both back ends. */
 #ifndef AGENT_MMAP_WATCH_H

@@ -208,6 +208,9 @@ int sampler_open(struct sampler **out, const struct sampler_opts *o, char *err, 
 				 "stays unsymbolized)",
 				 why);
 		mmap_watch_set_names(s->mw, &s->tasks); /* names at exec, before the program can end */
+		if (s->mw && o->kind != PERF_TARGET_EXEC) /* what runs already: named now, as perf does */
+			log_debug("task names: %zu tasks alive at the start",
+				  task_names_snapshot(&s->tasks, o->kind == PERF_TARGET_SYSTEM ? 0 : o->pid));
 	}
 	s->last_emit_ns = clock_mono_ns();
 	loop_timer_start(&s->timer, o->interval_ns, s->last_emit_ns);
@@ -520,7 +523,20 @@ int sampler_flush(struct sampler *s, uint64_t now_ns)
 	int rc = s->ops->drain(s, now_ns);
 	if (rc < 0)
 		log_warn("reading samples: %s", strerror(-rc));
+	if (s->mw) /* the records of tasks those samples saw start meanwhile (their FORK, COMM): named in this record */
+		mmap_watch_drain(s->mw, &s->maps);
 	return emit_record(s, now_ns);
+}
+
+void sampler_keep_up(void *ctx)
+{
+	struct sampler *s = ctx;
+	if (!s)
+		return;
+	if (s->mw)
+		mmap_watch_drain(s->mw, &s->maps);
+	if (s->ops->id == SAMPLER_RING)
+		s->ops->drain(s, clock_mono_ns()); /* a read error comes back at the interval's drain */
 }
 
 static int src_prepare(void *ctx, struct pollfd *pfd, int max, uint64_t now_ns, int *timeout_ms)

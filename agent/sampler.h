@@ -69,6 +69,10 @@ const char *sampler_backend_name(enum sampler_backend b);
 const struct event_desc *sampler_event(const struct sampler *s);
 /* The loop source: ring wakeups and the interval timer. */
 void sampler_loop_source(struct sampler *s, struct loop_source *src);
+/* Before the loop runs (the kernel's symbols being read): move what the kernel holds
+ * into the sampler without sending (mapping/name records; the ring back end's samples:
+ * the BPF back end's map keeps them), so the per-CPU rings do not fill. ctx: the sampler. */
+void sampler_keep_up(void *ctx);
 /* Drain what the kernel holds and emit a record now (also at the end). */
 int sampler_flush(struct sampler *s, uint64_t now_ns);
 void sampler_get_stats(const struct sampler *s, struct sampler_stats *st);

@@ -1,6 +1,8 @@
 /* Task names from the kernel's records and /proc (task_names.h). */
 #include "task_names.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -231,4 +233,46 @@ void task_names_redeclare(struct task_names *t)
 {
 	for (size_t i = 0; i < t->cap; i++)
 		t->slots[i].declared = false;
+}
+
+/* The numeric entries of dir (a /proc or /proc/PID/task directory), each to fn; false to stop. */
+static bool each_id(const char *dir, bool (*fn)(struct task_names *t, int32_t id, int32_t pid), struct task_names *t,
+		    int32_t pid)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return true;
+	bool go = true;
+	struct dirent *de;
+	while (go && (de = readdir(d)))
+		if (isdigit((unsigned char)de->d_name[0]))
+			go = fn(t, (int32_t)atol(de->d_name), pid);
+	closedir(d);
+	return go;
+}
+
+static bool snap_thread(struct task_names *t, int32_t tid, int32_t pid)
+{
+	if (t->n >= TASK_NAMES_MAX / 2)
+		return false; /* the rest at their first sample */
+	task_names_ensure(t, pid, tid);
+	return true;
+}
+
+static bool snap_process(struct task_names *t, int32_t pid, int32_t unused)
+{
+	(void)unused;
+	char dir[96];
+	snprintf(dir, sizeof(dir), "%s/%d/task", t->proc, pid);
+	return each_id(dir, snap_thread, t, pid);
+}
+
+size_t task_names_snapshot(struct task_names *t, int32_t pid)
+{
+	size_t before = t->n;
+	if (pid > 0)
+		snap_process(t, pid, 0);
+	else
+		each_id(t->proc, snap_process, t, 0);
+	return t->n - before;
 }

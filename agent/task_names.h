@@ -1,8 +1,8 @@
 /* Names of the sampled tasks (process comm and thread name), declared once
  * per session in Samples.new_tasks. From the kernel's records as they happen
  * (mmap_watch: COMM at exec and renames, FORK: the forking thread's name
- * inherited); a task older than the session is read from /proc once, when it
- * first shows up in the samples. A task that exited (EXIT record) is evicted
+ * inherited); a task older than the session is read from /proc once: at the
+ * session's start (task_names_snapshot), else when it first shows up in the samples. A task that exited (EXIT record) is evicted
  * by the second task_names_reap() after it (reaps follow sent records). Bounded:
  * TASK_NAMES_MAX live tasks (about 48 bytes each, twice that in table slots:
  * 1.5 MiB); past it a new task is not named and counted in dropped.
@@ -42,6 +42,11 @@ void task_names_free(struct task_names *t);
 /* Know (pid, tid): reads its names the first time (a task that is gone keeps
  * empty names). 1 new, 0 known, -ENOMEM. */
 int task_names_ensure(struct task_names *t, int32_t pid, int32_t tid);
+/* The tasks alive now (pid 0: every process; else pid's threads), named from /proc as perf
+ * names them when it starts (its synthesized COMM records): a task older than the session that
+ * is first sampled as it exits is still named. Call once the COMM/FORK records are watched. At
+ * most TASK_NAMES_MAX / 2 (the rest read at their first sample). Returns how many. */
+size_t task_names_snapshot(struct task_names *t, int32_t pid);
 /* What a COMM record says: tid of pid is now named comm (tid == pid: the
  * process, at its exec). 0 or -ENOMEM. */
 int task_names_set(struct task_names *t, int32_t pid, int32_t tid, const char *comm);

@@ -177,11 +177,44 @@ static void test_task_names_fork_exit_churn(void **state)
 	tp_rm_rf(root);
 }
 
+/* The tasks alive at the session's start, named from /proc as perf synthesizes them when it
+ * starts: every thread of every process (pid 0), or one process's; kept until their EXIT. */
+static void test_task_names_snapshot_at_start(void **state)
+{
+	(void)state;
+	char root[256];
+	assert_int_equal(tp_tmpdir(root, sizeof(root), "tasknames3"), 0);
+	put(root, 40, 40, "bash");
+	put(root, 50, 50, "server");
+	put(root, 50, 52, "io-worker");
+	put(root, 60, 60, "kworker/0:1-ev"); /* a kernel thread: its /proc name as read now */
+	char junk[300];
+	snprintf(junk, sizeof(junk), "%s/self", root); /* not a task */
+	mkdir(junk, 0755);
+	struct task_names t;
+	task_names_init(&t, root);
+	assert_int_equal(task_names_snapshot(&t, 50), 2);
+	assert_null(task_names_find(&t, 40, 40));
+	assert_string_equal(task_names_find(&t, 50, 52)->thread, "io-worker");
+	assert_string_equal(task_names_find(&t, 50, 52)->comm, "server");
+	assert_int_equal(task_names_snapshot(&t, 0), 2); /* the others; the known ones once */
+	assert_int_equal(t.n, 4);
+	assert_string_equal(task_names_find(&t, 40, 40)->comm, "bash");
+	assert_string_equal(task_names_find(&t, 60, 60)->thread, "kworker/0:1-ev");
+	assert_false(task_names_find(&t, 40, 40)->sampled); /* declared only once sampled */
+	/* a child of a process older than the session, gone before its FORK record is read */
+	tp_rm_rf(root);
+	assert_int_equal(task_names_fork(&t, 41, 41, 40, 40, FORK_T), 0);
+	assert_string_equal(task_names_find(&t, 41, 41)->comm, "bash");
+	task_names_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_task_names_from_proc_and_comm_records),
 		cmocka_unit_test(test_task_names_fork_exit_churn),
+		cmocka_unit_test(test_task_names_snapshot_at_start),
 	};
 	return cmocka_run_group_tests_name("task_names", tests, NULL, NULL);
 }

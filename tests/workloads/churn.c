@@ -1,8 +1,9 @@
 /* Process churn for the long-recording tests: starts up to N short-lived
  * processes, one after another (P at a time), each this program exec'd
  * again, spinning CPU_MS of CPU time in churn_work() then exiting; stops
- * after N or WALL_S seconds of wall time, whichever comes first, and prints
- * how many it started. Usage: churn N P CPU_MS WALL_S */
+ * after N or WALL_S seconds of wall time, whichever comes first (with MIN_S:
+ * goes on past N until MIN_S seconds have passed), and prints how many it
+ * started. Usage: churn N P CPU_MS WALL_S [MIN_S] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,13 +27,13 @@ int main(int argc, char **argv)
 		churn_work(atof(argv[2]) / 1000.0);
 		return 0;
 	}
-	if (argc != 5) {
-		fprintf(stderr, "usage: churn N P CPU_MS WALL_S\n");
+	if (argc != 5 && argc != 6) {
+		fprintf(stderr, "usage: churn N P CPU_MS WALL_S [MIN_S]\n");
 		return 2;
 	}
 	long n = atol(argv[1]), par = atol(argv[2]);
-	double wall_end = wl_seconds(CLOCK_MONOTONIC) + atof(argv[4]);
 	double t0 = wl_seconds(CLOCK_MONOTONIC);
+	double wall_end = t0 + atof(argv[4]), min_end = t0 + (argc == 6 ? atof(argv[5]) : 0);
 	if (par < 1)
 		par = 1;
 	char self[4096]; /* exec'd by its path: the children's comm is "churn", as the kernel names them */
@@ -41,7 +42,7 @@ int main(int argc, char **argv)
 		return 2;
 	self[sl] = 0;
 	long started = 0, running = 0, failed = 0;
-	while (started < n && wl_seconds(CLOCK_MONOTONIC) < wall_end) {
+	for (double now = t0; (started < n || now < min_end) && now < wall_end; now = wl_seconds(CLOCK_MONOTONIC)) {
 		if (running >= par) {
 			int st;
 			if (wait(&st) > 0) {
