@@ -19,6 +19,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "block_keys.h"
 #include "log.h"
 #include "report/gpu.h"
 #include "report/report.h"
@@ -321,11 +322,11 @@ static int put_samples(struct store *s, int64_t sid, uint64_t seq)
 		count[i] = (uint64_t)i + 1;
 		stack[i] = 7;
 	}
-	Prof__Samples sm = PROF__SAMPLES__INIT;
-	sm.t_ns = 1000000 * seq;
-	sm.interval_ns = 1000000;
+	struct sample_rec_keys keys = {N, pid, tid, ip, stack, count};
+	Prof__Samples sm;
+	Prof__Envelope env;
+	sample_rec_init(&sm, &env, seq, &keys);
 	sm.event_id = 9;
-	sm.freq_hz = 99;
 	sm.n_new_events = 1;
 	sm.new_events = evp;
 	sm.n_new_mappings = 1;
@@ -334,16 +335,6 @@ static int put_samples(struct store *s, int64_t sid, uint64_t seq)
 	sm.new_stacks = kp;
 	sm.n_task_times = 1;
 	sm.task_times = ttp;
-	sm.n_pid = sm.n_tid = sm.n_ip = sm.n_stack_id = sm.n_count = N;
-	sm.pid = pid;
-	sm.tid = tid;
-	sm.ip = ip;
-	sm.stack_id = stack;
-	sm.count = count;
-	Prof__Envelope env = PROF__ENVELOPE__INIT;
-	env.seq = seq;
-	env.body_case = PROF__ENVELOPE__BODY_SAMPLES;
-	env.samples = &sm;
 	return store_put_record(s, sid, &env, 100);
 }
 
@@ -764,24 +755,15 @@ static int put_kernel_samples(struct store *s, int64_t sid, uint64_t seq)
 	int32_t pid[2] = {42, 42}, tid[2] = {42, 42};
 	uint64_t ip[2] = {0, 0}, kip[2] = {0xffffffff81000110ull, 0xffffffff81000220ull}, count[2] = {5, 2};
 	uint32_t stack[2] = {0, 0};
-	Prof__Samples sm = PROF__SAMPLES__INIT;
-	sm.t_ns = 1000000 * seq;
-	sm.interval_ns = 1000000;
+	struct sample_rec_keys keys = {2, pid, tid, ip, stack, count};
+	Prof__Samples sm;
+	Prof__Envelope env;
+	sample_rec_init(&sm, &env, seq, &keys);
 	sm.event_id = 9;
-	sm.freq_hz = 99;
 	sm.n_new_events = 1;
 	sm.new_events = evp;
-	sm.n_pid = sm.n_tid = sm.n_ip = sm.n_stack_id = sm.n_count = sm.n_kip = 2;
-	sm.pid = pid;
-	sm.tid = tid;
-	sm.ip = ip;
+	sm.n_kip = 2;
 	sm.kip = kip;
-	sm.stack_id = stack;
-	sm.count = count;
-	Prof__Envelope env = PROF__ENVELOPE__INIT;
-	env.seq = seq;
-	env.body_case = PROF__ENVELOPE__BODY_SAMPLES;
-	env.samples = &sm;
 	return store_put_record(s, sid, &env, 100);
 }
 
@@ -901,16 +883,18 @@ static void test_store_backend_older_samples_upgraded(void **state)
 	assert_int_equal(put_samples(s, sid, 4), 1);
 	assert_int_equal(store_commit(s), 0);
 	store_close(s);
-	char sql[1024];
+	char sql[2048];
+	char *pg_schema = f->b == B_PG ? tp_old_cpu_samples_schema_pg() : NULL;
+	assert_true(f->b != B_PG || pg_schema);
 	snprintf(sql, sizeof(sql),
-		 "CREATE TABLE cpu_samples (session_id BIGINT NOT NULL, seq BIGINT NOT NULL, t_ns BIGINT NOT NULL,"
-		 " backend INTEGER, event_id INTEGER, pid INTEGER, tid INTEGER, ip BIGINT, kip BIGINT,"
-		 " stack_id BIGINT, count BIGINT NOT NULL);"
+		 "%s"
 		 "WITH RECURSIVE k(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM k WHERE i < 39), r(seq) AS"
 		 " (SELECT 3 UNION ALL SELECT 4) INSERT INTO cpu_samples SELECT %lld, seq, 1000000 * seq, 0, 9, 42,"
 		 " 43, 4194304 + 16 * (i %% 4), 0, 7, i + 1 FROM k, r;"
 		 "DELETE FROM sample_blocks WHERE seq = 3; ALTER TABLE sample_blocks DROP COLUMN samples;%s",
-		 (long long)sid, f->b == B_PG ? "DELETE FROM prof_schema_migrations WHERE version >= 2;" : "");
+		 pg_schema ? pg_schema : TP_OLD_CPU_SAMPLES_SCHEMA, (long long)sid,
+		 f->b == B_PG ? "DELETE FROM prof_schema_migrations WHERE version >= 2;" : "");
+	free(pg_schema);
 	exec_sql(f, sql);
 	uint64_t total, listed, want = 2 * (40 * 41 / 2); /* two records of counts 1..40 */
 	cpu_figures(f, sid, &total, &listed);		   /* as the older collector left it */
