@@ -314,7 +314,8 @@ static int timed_report(const char *self, const char *path, int64_t since_ns, in
 		if (!freopen("/dev/null", "w", stdout))
 			_exit(127);
 		if (only)
-			execl(coll, coll, "report", "--store", path, "--since", since, "--pid", pids, (char *)NULL);
+			execl(coll, coll, "report", "--store", path, "--since", since, "--pid", pids,
+			      (char *)NULL);
 		else
 			execl(coll, coll, "report", "--store", path, "--since", since, (char *)NULL);
 		_exit(127);

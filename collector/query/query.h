@@ -184,11 +184,11 @@ struct query_result {
 	int64_t first_ns, last_ns; /* wall range of the selected intervals */
 	struct query_point *points; /* with query_opts.series: by session, then time */
 	size_t npoints;
-	size_t skipped;		   /* sessions left out because they could not be read (each warned once) */
-	uint64_t blocks_read;	   /* sample blocks decoded */
-	uint64_t blocks_passed;	   /* sample blocks of the time range a --pid filter passed over unread (their
-				      pid range or bits: sample_blocks.pid_*) */
-	void *priv;		   /* owned storage */
+	size_t skipped;		/* sessions left out because they could not be read (each warned once) */
+	uint64_t blocks_read;	/* sample blocks decoded */
+	uint64_t blocks_passed; /* sample blocks of the time range a --pid filter passed over unread (their
+				   pid range or bits: sample_blocks.pid_*) */
+	void *priv;		/* owned storage */
 };
 
 /* Run the filter over the store: stacks resolved on this host (symfs may be

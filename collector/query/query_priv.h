@@ -70,7 +70,7 @@ struct build {
 	struct sym_resolver *sr;
 	bool have_tasks, have_blocks, have_kstacks; /* tables an older collector's store may lack */
 	bool have_rows;				    /* cpu_samples: only in an older collector's store */
-	bool have_pid_cols;			    /* sample_blocks.pid_*: not in an older collector's store */
+	bool have_pid_cols; /* sample_blocks.pid_*: not in an older collector's store */
 	struct kboot *kboots;
 	size_t nkboots;
 	int event_id; /* -1 none yet, -2 mixed */
@@ -152,8 +152,8 @@ int qm_kset_order(struct kset *ks);
 void qm_kset_free(struct kset *ks);
 int qm_rows_needed(struct store *s, const struct build *b, int64_t sid, bool *yes);
 /* query_blocks.c: the blocks of a range decoded (on up to qm_decode_threads() threads) and summed. */
-int qm_keys_from_blocks(struct store *s, struct build *b, int64_t sid, const struct query_filter *f, int64_t lo,
-			int64_t hi, struct kset *ks);
+int qm_keys_from_blocks(struct store *s, struct build *b, int64_t sid, const struct query_filter *f,
+			int64_t lo, int64_t hi, struct kset *ks);
 unsigned qm_decode_threads(void);
 int qm_keys_from_rows(struct store *s, int64_t sid, const struct query_filter *f, int64_t lo, int64_t hi,
 		      bool uncovered, struct kset *ks);

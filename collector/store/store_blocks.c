@@ -82,7 +82,8 @@ size_t store_block_get(const uint8_t *p, size_t len, struct store_block_key *k)
 {
 	uint64_t v[6];
 	size_t off = 0;
-	if (len >= STORE_BLOCK_MAX_KEY_BYTES) { /* a whole key's bytes there: no length check per byte (#40) */
+	/* a whole key's bytes there: no length check per byte (#40) */
+	if (len >= STORE_BLOCK_MAX_KEY_BYTES) {
 		for (int i = 0; i < 6; i++) {
 			if (p[off] < 0x80) { /* most fields are one byte */
 				v[i] = p[off++];

@@ -44,7 +44,8 @@ int store_block_pack(const uint8_t *raw, size_t len, uint8_t **out, size_t *outl
 const uint8_t *store_block_unpack(const uint8_t *p, size_t len, size_t *rawlen, uint8_t **owned);
 /* The same into a buffer kept by the caller across blocks (*buf, *cap bytes: grown as needed; free
  * it at the end): *buf or p itself, NULL only on -ENOMEM. */
-const uint8_t *store_block_unpack_to(const uint8_t *p, size_t len, size_t *rawlen, uint8_t **buf, size_t *cap);
+const uint8_t *store_block_unpack_to(const uint8_t *p, size_t len, size_t *rawlen, uint8_t **buf,
+				     size_t *cap);
 /* Frees the calling thread's compression contexts (a thread that packed or unpacked blocks calls it
  * before it ends; the next call makes them again). */
 void store_block_thread_end(void);
