@@ -1002,6 +1002,56 @@ static void test_store_backend_block_pid_ranges(void **state)
 	assert_int_equal(passed, 1);
 }
 
+/* The query's total, and pid 101's, of the store's samples; the session list's count. */
+static void totals(struct fx *f, int64_t sid, uint64_t *all, uint64_t *p101, uint64_t *listed)
+{
+	uint64_t read, passed;
+	*p101 = pid_total(f, 101, &read, &passed);
+	cpu_figures(f, sid, all, listed);
+}
+
+/* #40: downsampling merges the blocks of records older than the cutoff per window of the session's
+ * time into one block of summed keys: the totals (all, per pid, the session list's) stay, the blocks
+ * past the cutoff are untouched, and a second run finds nothing more to merge. */
+static void test_store_backend_downsample(void **state)
+{
+	struct fx *f = *state;
+	struct store *s = open_store(f);
+	uint64_t max = 0;
+	bool created = false;
+	int64_t sid = session(s, "board-down", 6, &max, &created);
+	for (uint64_t seq = 11; seq <= 22; seq++) /* ending at 11..22 ms, pids 101..103 */
+		assert_int_equal(put_pid_samples(s, sid, seq, 101 + (int32_t)(seq % 3)), 1);
+	assert_int_equal(store_commit(s), 0);
+	store_close(s);
+	uint64_t all, p101, listed, all2, p101b, listed2;
+	totals(f, sid, &all, &p101, &listed);
+	assert_int_equal(all, 12 * (40 * 41 / 2));
+
+	s = open_store(f); /* before 20 ms, per 5 ms: 11-14 and 15-19 merged, 20-22 left */
+	struct query_downsample_stats ds;
+	assert_int_equal(query_downsample(s, 20000000, 5000000, &ds), 0);
+	store_close(s);
+	assert_int_equal(ds.windows, 2);
+	assert_int_equal(ds.blocks_in, 9);
+	assert_int_equal(ds.blocks_out, 2);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), 5);
+	assert_int_equal(q(f, "SELECT t_ns FROM sample_blocks WHERE seq = 11"), 14000000);
+	assert_int_equal(q(f, "SELECT samples FROM sample_blocks WHERE seq = 11"), 4 * (40 * 41 / 2));
+	assert_int_equal(q(f, "SELECT pid_min FROM sample_blocks WHERE seq = 11"), 101);
+	assert_int_equal(q(f, "SELECT pid_max FROM sample_blocks WHERE seq = 11"), 103);
+	totals(f, sid, &all2, &p101b, &listed2);
+	assert_int_equal(all2, all);
+	assert_int_equal(p101b, p101);
+	assert_int_equal(listed2, listed);
+
+	s = open_store(f);
+	assert_int_equal(query_downsample(s, 20000000, 5000000, &ds), 0);
+	store_close(s);
+	assert_int_equal(ds.windows, 0);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), 5);
+}
+
 /* Each test twice, named test_..._sqlite and test_..._postgresql. */
 #define BOTH(t)                                                                                              \
 	{#t "_sqlite", t, setup_sqlite, teardown, NULL}, { #t "_postgresql", t, setup_pg, teardown, NULL }
@@ -1021,6 +1071,7 @@ int main(void)
 		BOTH(test_store_backend_kernel_symbols),
 		BOTH(test_store_backend_older_samples_upgraded),
 		BOTH(test_store_backend_block_pid_ranges),
+		BOTH(test_store_backend_downsample),
 		cmocka_unit_test_setup_teardown(test_store_backend_pg_migrations_versioned, setup_pg, teardown),
 		cmocka_unit_test_setup_teardown(test_store_backend_pg_loop_reconnects, setup_pg, teardown),
 	};
