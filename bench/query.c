@@ -13,7 +13,10 @@
  * default interval), PROCS processes x FUNCS functions each (distinct keys
  * pid, tid, ip; one call chain per function), hit with a skewed distribution
  * (a few hot functions, a long tail) as a profile is.
- * Usage: query STORE SAMPLES [NCPU] [PROCS] [FUNCS]   (SAMPLES 0: query an existing STORE only)
+ * With CHURN > 0 the processes are restarted every CHURN intervals under new pids (a
+ * board's processes come and go): a --pid query then reads only the blocks of that
+ * pid's CHURN seconds, the others are passed over by their pid ranges (timed too).
+ * Usage: query STORE SAMPLES [NCPU] [PROCS] [FUNCS] [CHURN]   (SAMPLES 0: query an existing STORE only)
  *   STORE: a new SQLite path, or "pg" for a throwaway PostgreSQL server. */
 #include <errno.h>
 #include <limits.h>
@@ -49,7 +52,7 @@ static uint64_t next_rand(void)
 }
 
 struct fill {
-	unsigned ncpu, procs, funcs;
+	unsigned ncpu, procs, funcs, churn;
 	uint64_t samples;
 	uint64_t records, rows;
 	char app[PATH_MAX];  /* the program the samples are in */
@@ -143,13 +146,15 @@ static int put_interval(struct store *s, int64_t sid, const struct fill *f, uint
 		goto out;
 	for (uint64_t i = 0; i < per_interval; i++)
 		hits[pick_key(f)]++;
+	unsigned gen = f->churn ? (unsigned)((seq - 1) / f->churn) : 0; /* the processes' generation */
+	int32_t pid0 = 1000 + (int32_t)(gen * f->procs);
 	size_t n = 0;
 	for (unsigned k = 0; k < nkeys; k++) {
 		if (!hits[k])
 			continue;
 		unsigned p = k / f->funcs, fn = k % f->funcs;
-		pid[n] = 1000 + (int32_t)p;
-		tid[n] = 1000 + (int32_t)p;
+		pid[n] = pid0 + (int32_t)p;
+		tid[n] = pid0 + (int32_t)p;
 		ip[n] = fn_ip(f, fn, 0x10);
 		stk[n] = k + 1;
 		cnt[n] = hits[k];
@@ -158,27 +163,29 @@ static int put_interval(struct store *s, int64_t sid, const struct fill *f, uint
 	Prof__Samples sm = PROF__SAMPLES__INIT;
 	Prof__EventDesc ev = PROF__EVENT_DESC__INIT, *evp = &ev;
 	size_t nm = 0, ns = 0, nt = 0;
-	if (seq == 1) { /* declarations: once per session */
-		ev.id = 1;
-		ev.name = "cpu-clock";
-		sm.n_new_events = 1;
-		sm.new_events = &evp;
+	if (seq == 1 || (f->churn && (seq - 1) % f->churn == 0)) { /* a generation's processes */
 		for (unsigned p = 0; p < f->procs; p++) {
 			prof__mapping__init(&mp[nm]);
-			mp[nm].id = p + 1;
-			mp[nm].pid = 1000 + (int32_t)p;
+			mp[nm].id = gen * f->procs + p + 1;
+			mp[nm].pid = pid0 + (int32_t)p;
 			mp[nm].start = 0x400000;
 			mp[nm].end = f->func_addr[f->funcs - 1] + 0x1000;
 			mp[nm].path = (char *)f->app;
 			mpp[nm] = &mp[nm];
 			nm++;
 			prof__task_name__init(&tn[nt]);
-			tn[nt].pid = tn[nt].tid = 1000 + (int32_t)p;
+			tn[nt].pid = tn[nt].tid = pid0 + (int32_t)p;
 			snprintf(names[p], 16, "proc%u", p);
 			tn[nt].comm = tn[nt].thread = names[p];
 			tnp[nt] = &tn[nt];
 			nt++;
 		}
+	}
+	if (seq == 1) { /* declarations: once per session */
+		ev.id = 1;
+		ev.name = "cpu-clock";
+		sm.n_new_events = 1;
+		sm.new_events = &evp;
 		for (unsigned k = 0; k < nkeys; k++) {
 			unsigned fn = k % f->funcs;
 			prof__stack__init(&st[ns]);
@@ -243,11 +250,16 @@ static double cpu_s(void)
 
 /* One query as `collector report` runs it: open (read-only, --check auto), query, top rows, close,
  * all inside the clock. */
-static int timed_query(const char *path, const char *what, int64_t since, enum query_group by, double *secs)
+static int timed_query(const char *path, const char *what, int64_t since, int32_t pid, enum query_group by,
+		       double *secs)
 {
 	struct query_opts qo;
 	query_opts_init(&qo, 0);
 	qo.f.since_ns = since;
+	if (pid) {
+		qo.f.pids[0] = pid;
+		qo.f.npids = 1;
+	}
 	double t0 = now_s(), c0 = cpu_s();
 	struct store *s;
 	int rc = store_open(path, STORE_READ_ONLY | STORE_CHECK_AUTO, &s);
@@ -268,10 +280,11 @@ static int timed_query(const char *path, const char *what, int64_t since, enum q
 	if (rc == 0) {
 		printf(
 		    "query %s --by %s: %llu samples, %zu stacks, %zu rows, first '%s' self %llu: %.3f s wall "
-		    "(open %.3f s), %.3f s CPU\n",
+		    "(open %.3f s), %.3f s CPU; %llu blocks read, %llu passed over\n",
 		    what, query_group_name(by), (unsigned long long)r->total, r->nstacks, top.nrows,
 		    top.nrows ? top.rows[0].name : "",
-		    top.nrows ? (unsigned long long)top.rows[0].self : 0ull, *secs, t_open, cpu);
+		    top.nrows ? (unsigned long long)top.rows[0].self : 0ull, *secs, t_open, cpu,
+		    (unsigned long long)r->blocks_read, (unsigned long long)r->blocks_passed);
 		query_top_free(&top);
 	}
 	query_result_free(r);
@@ -279,9 +292,10 @@ static int timed_query(const char *path, const char *what, int64_t since, enum q
 }
 
 /* `collector report --store PATH --since SINCE` as a user runs it: fork to exit, output discarded. */
-static int timed_report(const char *self, const char *path, int64_t since_ns)
+static int timed_report(const char *self, const char *path, int64_t since_ns, int32_t only)
 {
-	char coll[PATH_MAX + 16], dir[PATH_MAX], since[32];
+	char coll[PATH_MAX + 16], dir[PATH_MAX], since[32], pids[16];
+	snprintf(pids, sizeof(pids), "%d", only);
 	snprintf(dir, sizeof(dir), "%s", self);
 	char *slash = strrchr(dir, '/');
 	if (!slash)
@@ -299,7 +313,11 @@ static int timed_report(const char *self, const char *path, int64_t since_ns)
 	if (pid == 0) {
 		if (!freopen("/dev/null", "w", stdout))
 			_exit(127);
-		execl(coll, coll, "report", "--store", path, "--since", since, (char *)NULL);
+		if (only)
+			execl(coll, coll, "report", "--store", path, "--since", since, "--pid", pids,
+			      (char *)NULL);
+		else
+			execl(coll, coll, "report", "--store", path, "--since", since, (char *)NULL);
 		_exit(127);
 	}
 	int st = 0;
@@ -308,8 +326,8 @@ static int timed_report(const char *self, const char *path, int64_t since_ns)
 		fprintf(stderr, "collector report failed\n");
 		return -1;
 	}
-	printf("collector report --since (all): %.3f s wall including open, %.3f s CPU, %ld MiB peak RSS\n",
-	       now_s() - t0,
+	printf("collector report --since (all)%s%s: %.3f s wall including open, %.3f s CPU, %ld MiB peak RSS\n",
+	       only ? " --pid " : "", only ? pids : "", now_s() - t0,
 	       (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
 		   ru.ru_stime.tv_usec / 1e6,
 	       ru.ru_maxrss / 1024);
@@ -326,7 +344,8 @@ int main(int argc, char **argv)
 	struct fill f = {.samples = strtoull(argv[2], NULL, 10),
 			 .ncpu = argc > 3 ? (unsigned)atoi(argv[3]) : 4,
 			 .procs = argc > 4 ? (unsigned)atoi(argv[4]) : 20,
-			 .funcs = argc > 5 ? (unsigned)atoi(argv[5]) : 200};
+			 .funcs = argc > 5 ? (unsigned)atoi(argv[5]) : 200,
+			 .churn = argc > 6 ? (unsigned)atoi(argv[6]) : 0};
 	struct pgserver pg;
 	char uri[512];
 	const char *path = argv[1];
@@ -344,11 +363,16 @@ int main(int argc, char **argv)
 	struct store *s;
 	if (f.samples == 0 && !use_pg) { /* query an existing store only */
 		double secs;
-		int rc = timed_query(path, "all", 1, QUERY_BY_FUNCTION, &secs);
+		int32_t pid = argc > 3 ? atoi(argv[3]) : 0; /* query STORE 0 [PID] */
+		int rc = timed_query(path, "all", 1, 0, QUERY_BY_FUNCTION, &secs);
 		if (rc == 0)
-			rc = timed_query(path, "all", 1, QUERY_BY_PROCESS, &secs);
+			rc = timed_query(path, "all", 1, 0, QUERY_BY_PROCESS, &secs);
 		if (rc == 0)
-			rc = timed_report(argv[0], path, 1);
+			rc = timed_report(argv[0], path, 1, 0);
+		if (rc == 0 && pid)
+			rc = timed_query(path, "all --pid", 1, pid, QUERY_BY_FUNCTION, &secs);
+		if (rc == 0 && pid)
+			rc = timed_report(argv[0], path, 1, pid);
 		return rc < 0 ? 1 : 0;
 	}
 	if (make_app(&f, use_pg ? "/tmp/bench-query" : path) < 0)
@@ -404,14 +428,21 @@ int main(int argc, char **argv)
 	}
 	double secs;
 	int64_t start = (int64_t)h.realtime_ns;
-	int rc = timed_query(path, "all", start, QUERY_BY_FUNCTION, &secs);
+	int rc = timed_query(path, "all", start, 0, QUERY_BY_FUNCTION, &secs);
 	if (rc == 0)
-		rc = timed_query(path, "all", start, QUERY_BY_PROCESS, &secs);
+		rc = timed_query(path, "all", start, 0, QUERY_BY_PROCESS, &secs);
 	if (rc == 0)
-		rc = timed_query(path, "last tenth", now_ns - (int64_t)(intervals / 10) * 1000000000,
+		rc = timed_query(path, "last tenth", now_ns - (int64_t)(intervals / 10) * 1000000000, 0,
 				 QUERY_BY_FUNCTION, &secs);
+	/* one pid of many: the first process of the middle generation */
+	uint64_t gens = f.churn ? (intervals + f.churn - 1) / f.churn : 1;
+	int32_t one = 1000 + (int32_t)((gens / 2) * f.procs);
+	if (rc == 0)
+		rc = timed_query(path, "all --pid (one of many)", start, one, QUERY_BY_FUNCTION, &secs);
 	if (rc == 0 && !use_pg)
-		rc = timed_report(argv[0], path, start);
+		rc = timed_report(argv[0], path, start, 0);
+	if (rc == 0 && !use_pg)
+		rc = timed_report(argv[0], path, start, one);
 	free(f.func_addr);
 	if (use_pg)
 		pg_stop(&pg);

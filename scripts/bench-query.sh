@@ -5,6 +5,8 @@
 # cpu_samples rows, is gone with the rows, #40: the blocks are the only store of the samples.) Prints a
 # markdown section for bench/RESULTS.md.
 # Usage: bench-query.sh OUT [SAMPLES]   (OUT: a build dir with bench/query; default 10000000 samples)
+# (bench/query's further arguments NCPU PROCS FUNCS CHURN: CHURN restarts the processes under new pids
+# every CHURN records, so that its --pid query and report of one process pass over the other blocks.)
 set -eu
 out=$1
 n=${2:-10000000}

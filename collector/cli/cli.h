@@ -23,6 +23,7 @@ int cli_recover(int argc, char **argv);
 int cli_migrate(int argc, char **argv);
 int cli_check(int argc, char **argv);
 int cli_prune(int argc, char **argv); /* cli_prune.c */
+int cli_downsample(int argc, char **argv); /* cli_downsample.c */
 int cli_http_key(int argc, char **argv);
 int cli_flame(int argc, char **argv); /* cli_flame.c */
 int cli_diff(int argc, char **argv);  /* cli_flame.c */

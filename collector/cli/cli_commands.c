@@ -34,6 +34,8 @@ const struct cli_command cli_commands[] = {
      "latency sensitivity per traced thread, and its slowdown charts"},
     {"prune", cli_prune, "--store PATH --older-than DURATION [--agent ID] | --session N[,M...]",
      "retention: delete old samples and sessions, or whole sessions"},
+    {"downsample", cli_downsample, "--store PATH --older-than DURATION [--per DURATION]",
+     "long retention: old CPU samples summed per window (default a minute), totals kept"},
     {"recover", cli_recover, "--store DAMAGED.db --out NEW.db",
      "copy what a damaged SQLite store still holds into a new store"},
     {"check", cli_check, "--store PATH [--quick]",

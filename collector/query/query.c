@@ -187,10 +187,11 @@ static int read_keys(struct store *s, struct build *b, struct sess *se, const st
 	bool old_rows = false;
 	int rc = qm_rows_needed(s, b, se->id, &old_rows);
 	if (rc == 0 && b->have_blocks)
-		rc = qm_keys_from_blocks(s, se->id, f, lo, hi, &ks);
+		rc = qm_keys_from_blocks(s, b, se->id, f, lo, hi, &ks);
 	if (rc == 0 && old_rows)
 		rc = qm_keys_from_rows(s, se->id, f, lo, hi, b->have_blocks, &ks);
-	free(ks.slots);
+	if (rc == 0)
+		rc = qm_kset_order(&ks); /* frees the slots */
 	const struct store_block_key *rows = ks.rows;
 	size_t n = ks.n;
 	for (size_t i = 0; rc >= 0 && i < n; i++) {
@@ -226,7 +227,7 @@ static int read_keys(struct store *s, struct build *b, struct sess *se, const st
 			rc = add_stack(b, se, k->pid, k->tid, fr, nfr, k->count);
 		sat_inc_u64(samples, k->count);
 	}
-	free(ks.rows);
+	qm_kset_free(&ks);
 	return rc < 0 ? rc : 0;
 }
 
@@ -440,6 +441,7 @@ int query_run(struct store *s, const struct query_opts *o, struct query_result *
 			  .have_blocks = store_has_table(s, "sample_blocks"),
 			  .have_kstacks = store_has_table(s, "sample_kernel_stacks"),
 			  .have_rows = store_has_table(s, "cpu_samples")};
+	b.have_pid_cols = b.have_blocks && store_has_column(s, "sample_blocks", "pid_bits");
 	int rc = sym_resolver_create(o->symfs, &b.sr);
 	if (rc == 0 && o->debug_dir)
 		rc = sym_resolver_set_debug_dir(b.sr, o->debug_dir);
@@ -452,6 +454,8 @@ int query_run(struct store *s, const struct query_opts *o, struct query_result *
 		else if (rc < 0)
 			log_error("--kallsyms %s: %s", o->kallsyms, strerror(-rc));
 	}
+	/* one read transaction for all the statements below (SQLite: one lock, not one per stack read) */
+	int reading = rc == 0 ? store_read_begin(s) : 0;
 	struct db_stmt *st = rc == 0 ? store_stmt(s, q_sessions) : NULL;
 	if (rc == 0 && !st)
 		rc = -EIO;
@@ -483,6 +487,10 @@ int query_run(struct store *s, const struct query_opts *o, struct query_result *
 		db_reset(st);
 	for (size_t i = 0; rc == 0 && i < nss; i++)
 		rc = add_session(s, &b, &ss[i], o);
+	store_read_end(s, reading);
+	if (rc == 0 && (r->blocks_read || r->blocks_passed))
+		log_debug("query: %llu sample blocks read, %llu of the time range passed over by their pids",
+			  (unsigned long long)r->blocks_read, (unsigned long long)r->blocks_passed);
 	for (size_t i = 0; i < nss; i++)
 		qm_sess_free(&ss[i]);
 	free(ss);

@@ -184,8 +184,11 @@ struct query_result {
 	int64_t first_ns, last_ns; /* wall range of the selected intervals */
 	struct query_point *points; /* with query_opts.series: by session, then time */
 	size_t npoints;
-	size_t skipped;		   /* sessions left out because they could not be read (each warned once) */
-	void *priv;		   /* owned storage */
+	size_t skipped;		/* sessions left out because they could not be read (each warned once) */
+	uint64_t blocks_read;	/* sample blocks decoded */
+	uint64_t blocks_passed; /* sample blocks of the time range a --pid filter passed over unread (their
+				   pid range or bits: sample_blocks.pid_*) */
+	void *priv;		/* owned storage */
 };
 
 /* Run the filter over the store: stacks resolved on this host (symfs may be
@@ -219,5 +222,20 @@ void query_top_free(struct query_top *t);
  * format's key; ';' in names replaced by ':'). Returns the length as
  * snprintf does. */
 int query_stack_folded(const struct query_result *r, const struct query_stack *k, char *buf, size_t len);
+
+/* ------------------------------------------------------- downsampling */
+
+struct query_downsample_stats {
+	uint64_t sessions;	/* looked at */
+	uint64_t sessions_left; /* left as they are: an older collector's cpu_samples rows */
+	uint64_t windows;	/* merged */
+	uint64_t blocks_in, blocks_out;
+};
+
+/* Long retention (#40, query_downsample.c): in every session, the sample blocks of records that ended
+ * before cutoff_ns (unix ns) merged per window_ns of the session's time into one block of the summed
+ * keys (the window's first seq, its last record's time): the same totals and per-key sums, at the
+ * window's time resolution. Windows already merged are left (run it again at will). 0 or -errno. */
+int query_downsample(struct store *s, int64_t cutoff_ns, int64_t window_ns, struct query_downsample_stats *out);
 
 #endif

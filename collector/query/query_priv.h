@@ -70,6 +70,7 @@ struct build {
 	struct sym_resolver *sr;
 	bool have_tasks, have_blocks, have_kstacks; /* tables an older collector's store may lack */
 	bool have_rows;				    /* cpu_samples: only in an older collector's store */
+	bool have_pid_cols; /* sample_blocks.pid_*: not in an older collector's store */
 	struct kboot *kboots;
 	size_t nkboots;
 	int event_id; /* -1 none yet, -2 mixed */
@@ -80,9 +81,12 @@ struct build {
 /* The keys of a range summed: an open-addressing set on the key's fields (query_keys.c). */
 struct kset {
 	struct store_block_key *rows;
+	uint64_t *first; /* where each row's key was first met (block << 24 | key): the order rows are
+			    handed on in, whichever thread met them (query_blocks.c) */
 	size_t n, cap;
-	uint32_t *slots; /* row index + 1, 0 free */
+	uint64_t *slots; /* the key's hash's high half << 32 | row index + 1, 0 free */
 	size_t scap;
+	bool unordered; /* rows merged from threads: not in first-met order until qm_kset_order */
 };
 
 static inline int qm_grow(void **arr, size_t *cap, size_t need, size_t elem)
@@ -138,10 +142,19 @@ void qm_sess_sort(struct sess *se);
 const struct map_row *qm_find_map(const struct sess *se, int32_t pid, uint64_t ip);
 void qm_task_names(const struct sess *se, int32_t pid, int32_t tid, const char **comm, const char **thread);
 /* query_keys.c */
-int qm_kset_add(struct kset *ks, const struct store_block_key *k);
+int qm_kset_add(struct kset *ks, const struct store_block_key *k, uint64_t first);
+/* n keys, first met at first, first + 1, ... (one block's: their memory fetched ahead). */
+int qm_kset_add_many(struct kset *ks, const struct store_block_key *keys, size_t n, uint64_t first);
+/* src's rows summed into dst (src left as it was). */
+int qm_kset_merge(struct kset *dst, const struct kset *src);
+/* The rows in the order their keys were first met (their slots dropped: no add after this). */
+int qm_kset_order(struct kset *ks);
+void qm_kset_free(struct kset *ks);
 int qm_rows_needed(struct store *s, const struct build *b, int64_t sid, bool *yes);
-int qm_keys_from_blocks(struct store *s, int64_t sid, const struct query_filter *f, int64_t lo, int64_t hi,
-			struct kset *ks);
+/* query_blocks.c: the blocks of a range decoded (on up to qm_decode_threads() threads) and summed. */
+int qm_keys_from_blocks(struct store *s, struct build *b, int64_t sid, const struct query_filter *f,
+			int64_t lo, int64_t hi, struct kset *ks);
+unsigned qm_decode_threads(void);
 int qm_keys_from_rows(struct store *s, int64_t sid, const struct query_filter *f, int64_t lo, int64_t hi,
 		      bool uncovered, struct kset *ks);
 /* query_series.c */

@@ -48,6 +48,13 @@ bool db_has_table(struct db *d, const char *table) { return d->ops->has_table(d,
 int db_begin(struct db *d) { return d->ops->begin(d); }
 int db_commit(struct db *d) { return d->ops->commit(d); }
 void db_rollback(struct db *d) { d->ops->rollback(d); }
+int db_read_begin(struct db *d) { return d->ops->read_begin ? d->ops->read_begin(d) : 0; }
+
+void db_read_end(struct db *d)
+{
+	if (d->ops->read_end)
+		d->ops->read_end(d);
+}
 int db_sync(struct db *d) { return d->ops->sync(d); }
 int64_t db_changes(struct db *d) { return d->ops->changes(d); }
 

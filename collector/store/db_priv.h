@@ -28,6 +28,8 @@ struct db_ops {
 	int (*begin)(struct db *d);
 	int (*commit)(struct db *d);
 	void (*rollback)(struct db *d);
+	int (*read_begin)(struct db *d); /* NULL: reads need none (PostgreSQL) */
+	void (*read_end)(struct db *d);
 	int (*sync)(struct db *d);
 	int (*prepare)(struct db *d, const char *sql, const char *what, struct db_stmt **out);
 	void (*finalize)(struct db_stmt *st);

@@ -285,6 +285,17 @@ int store_begin(struct store *s)
 	return 0;
 }
 
+int store_read_begin(struct store *s)
+{
+	return s->in_tx ? 0 : db_read_begin(s->db);
+}
+
+void store_read_end(struct store *s, int began)
+{
+	if (began == 1)
+		db_read_end(s->db);
+}
+
 int store_commit(struct store *s)
 {
 	if (!s->in_tx)

@@ -92,6 +92,11 @@ int store_check_flags(const char *mode, unsigned *flags);
  * stays as it is, recover it as store_open's refusal says. */
 bool store_damaged(const struct store *s);
 
+/* A read transaction around a query's many reads (db_read_begin): 1 if one began (end it with
+ * store_read_end), 0 if none was needed, or -errno. */
+int store_read_begin(struct store *s);
+void store_read_end(struct store *s, int began);
+
 /* Begin a batch explicitly (writes do it implicitly). 0 if one is already open. */
 int store_begin(struct store *s);
 /* Commit the open batch; 0 and nothing done if none is open. On failure the

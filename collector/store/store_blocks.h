@@ -16,6 +16,10 @@
  * more is not decompressed. */
 #define STORE_BLOCK_MAX_RAW (65536u * STORE_BLOCK_MAX_KEY_BYTES)
 
+/* A block's pid_bits (sample_blocks): the bit of each of its keys' pids, pid mod 64 (consecutive pids
+ * never share one); a query for pid p reads only blocks with p's bit and p in [pid_min, pid_max]. */
+#define STORE_BLOCK_PID_BIT(pid) (1ull << ((uint32_t)(pid)&63u))
+
 struct store_block_key {
 	int32_t pid, tid;
 	uint64_t ip, kip;
@@ -38,5 +42,12 @@ int store_block_pack(const uint8_t *raw, size_t len, uint8_t **out, size_t *outl
  * decompress: read as varints, which the damage check then catches).
  * *rawlen is their length; NULL (with *owned NULL) only on -ENOMEM. */
 const uint8_t *store_block_unpack(const uint8_t *p, size_t len, size_t *rawlen, uint8_t **owned);
+/* The same into a buffer kept by the caller across blocks (*buf, *cap bytes: grown as needed; free
+ * it at the end): *buf or p itself, NULL only on -ENOMEM. */
+const uint8_t *store_block_unpack_to(const uint8_t *p, size_t len, size_t *rawlen, uint8_t **buf,
+				     size_t *cap);
+/* Frees the calling thread's compression contexts (a thread that packed or unpacked blocks calls it
+ * before it ends; the next call makes them again). */
+void store_block_thread_end(void);
 
 #endif

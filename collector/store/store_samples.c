@@ -7,9 +7,11 @@
  *   task_times(session_id, seq, t_ns, pid, tid, on_cpu_ns, off_cpu_ns, switches)
  *   sample_intervals(session_id, seq, t_ns, interval_ns, backend, event_id, freq_hz, period, lost)
  *   sample_tasks(session_id, pid, tid, comm, thread)  -- process and thread names, interned per task
- *   sample_blocks(session_id, seq, t_ns, keys, data, samples)  -- the record's keys packed, zstd
- *     (store_blocks.h), and the sum of their counts: the only store of the samples (#40; one row per
- *     record, not per key). Stores of an older collector also hold cpu_samples(session_id, seq, t_ns,
+ *   sample_blocks(session_id, seq, t_ns, keys, data, samples, pid_min, pid_max, pid_bits)  -- the
+ *     record's keys packed, zstd (store_blocks.h), and the sum of their counts: the only store of the
+ *     samples (#40; one row per record, not per key). pid_min/pid_max/pid_bits: the range of its keys'
+ *     pids and a bit per pid mod 64 (STORE_BLOCK_PID_BIT), indexed with the time so a --pid query
+ *     passes over blocks without that pid unread; NULL in an older collector's blocks (read always). Stores of an older collector also hold cpu_samples(session_id, seq, t_ns,
  *     backend, event_id, pid, tid, ip, kip, stack_id, count), one row per key, read where a record has
  *     no block; it is no longer created or written, and their blocks' samples column is NULL.
  * t_ns is absolute (ns after Hello.base_ns): Samples.t_ns is not delta-encoded. */
@@ -25,8 +27,13 @@ static const char samples_schema[] =
 	/* the (session, pid) index of older stores' cpu_samples: no query used it */
 	"DROP INDEX IF EXISTS cpu_samples_session;"
 	"CREATE TABLE IF NOT EXISTS sample_blocks (session_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
-	" t_ns INTEGER NOT NULL, keys INTEGER, data BLOB, samples INTEGER, PRIMARY KEY(session_id, seq));"
-	"CREATE INDEX IF NOT EXISTS sample_blocks_time ON sample_blocks(session_id, t_ns);"
+	" t_ns INTEGER NOT NULL, keys INTEGER, data BLOB, samples INTEGER, pid_min INTEGER, pid_max INTEGER,"
+	" pid_bits INTEGER, PRIMARY KEY(session_id, seq));"
+	/* the time and the pids of each block in the index (an older store's columns are added before
+	 * this runs, store_schema.c): a --pid filter is checked there, the block's row not read */
+	"CREATE INDEX IF NOT EXISTS sample_blocks_keys ON sample_blocks(session_id, t_ns, pid_min, pid_max,"
+	" pid_bits);"
+	"DROP INDEX IF EXISTS sample_blocks_time;"
 	"CREATE TABLE IF NOT EXISTS sample_tasks (session_id INTEGER NOT NULL, pid INTEGER NOT NULL,"
 	" tid INTEGER NOT NULL, comm TEXT, thread TEXT, PRIMARY KEY(session_id, pid, tid));"
 	"CREATE TABLE IF NOT EXISTS sample_mappings (session_id INTEGER NOT NULL, map_id INTEGER NOT NULL,"
@@ -57,14 +64,16 @@ static const char ins_interval[] = "INSERT INTO sample_intervals (session_id, se
 static const char ins_task_name[] = "INSERT INTO sample_tasks (session_id, pid, tid, comm, thread)"
 				    " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (session_id, pid, tid)"
 				    " DO UPDATE SET comm = excluded.comm, thread = excluded.thread";
-static const char ins_block[] = "INSERT INTO sample_blocks (session_id, seq, t_ns, keys, data, samples)"
-				" VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING";
+static const char ins_block[] = "INSERT INTO sample_blocks (session_id, seq, t_ns, keys, data, samples, pid_min,"
+				" pid_max, pid_bits) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT DO NOTHING";
 
 /* The record's keys as one packed row, zstd-compressed where that is smaller (store_blocks.h). */
 static int put_block(struct store *s, int64_t sid, uint64_t seq, const Prof__Samples *sm)
 {
 	size_t n = sm->n_count, len = 0;
 	uint64_t total = 0; /* each count within the record limit, as the readers take it */
+	int32_t pmin = INT32_MAX, pmax = INT32_MIN;
+	uint64_t pbits = 0;
 	uint8_t *buf = malloc(n * STORE_BLOCK_MAX_KEY_BYTES + 1);
 	if (!buf)
 		return -ENOMEM;
@@ -73,6 +82,9 @@ static int put_block(struct store *s, int64_t sid, uint64_t seq, const Prof__Sam
 					    .kip = sm->n_kip ? sm->kip[i] : 0, .stack_id = sm->stack_id[i],
 					    .count = sm->count[i]};
 		len += store_block_put(buf + len, &k);
+		pmin = k.pid < pmin ? k.pid : pmin;
+		pmax = k.pid > pmax ? k.pid : pmax;
+		pbits |= STORE_BLOCK_PID_BIT(k.pid);
 		total += k.count > VALIDATE_MAX_SAMPLE_COUNT ? VALIDATE_MAX_SAMPLE_COUNT : k.count;
 	}
 	uint8_t *z;
@@ -86,6 +98,9 @@ static int put_block(struct store *s, int64_t sid, uint64_t seq, const Prof__Sam
 		db_bind_i64(st, 4, (int64_t)n);
 		db_bind_blob(st, 5, z ? z : buf, z ? zlen : len);
 		db_bind_u64(st, 6, total);
+		db_bind_i64(st, 7, pmin);
+		db_bind_i64(st, 8, pmax);
+		db_bind_i64(st, 9, (int64_t)pbits);
 		rc = db_run(st);
 	} else if (rc == 0) {
 		rc = -EIO;

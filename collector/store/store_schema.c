@@ -65,6 +65,10 @@ static const char *const pg_migrations[] = {
     /* 2: the samples of a record's block summed (#40: the blocks are the only store of the samples); the
      * table is a record kind's, created with the column where missing */
     "ALTER TABLE IF EXISTS sample_blocks ADD COLUMN IF NOT EXISTS samples BIGINT;",
+    /* 3: each block's pid range and pid bits (#40: a --pid query passes over the blocks without it; the
+     * index on them is the record kind's, sample_blocks_keys, made after this) */
+    "ALTER TABLE IF EXISTS sample_blocks ADD COLUMN IF NOT EXISTS pid_min BIGINT,"
+    " ADD COLUMN IF NOT EXISTS pid_max BIGINT, ADD COLUMN IF NOT EXISTS pid_bits BIGINT;",
 };
 #define PG_NMIGRATIONS ((int)(sizeof(pg_migrations) / sizeof(pg_migrations[0])))
 
@@ -276,12 +280,21 @@ int store_schema_setup(struct store *s)
 	if (db_engine(s->db) == DB_PG)
 		return pg_schema(s);
 	int rc = sqlite_schema(s);
-	/* Tables of the record kinds: created if missing, also in stores made by an older collector. */
-	if (rc == 0 && !(s->flags & STORE_READ_ONLY))
-		rc = kind_tables(s);
 	/* sample_blocks of an older collector: without the samples column (NULL in its rows: their
-	 * records' cpu_samples rows are counted, store_query.c) */
-	if (rc == 0 && !(s->flags & STORE_READ_ONLY) && !store_has_column(s, "sample_blocks", "samples"))
-		rc = db_exec(s->db, "ALTER TABLE sample_blocks ADD COLUMN samples INTEGER", "add sample_blocks.samples");
+	 * records' cpu_samples rows are counted, store_query.c), nor the pid columns (NULL: such a block is
+	 * read by every query); added before the record kinds' schema indexes them */
+	static const char *const added[][2] = {
+	    {"samples", "ALTER TABLE sample_blocks ADD COLUMN samples INTEGER"},
+	    {"pid_min", "ALTER TABLE sample_blocks ADD COLUMN pid_min INTEGER"},
+	    {"pid_max", "ALTER TABLE sample_blocks ADD COLUMN pid_max INTEGER"},
+	    {"pid_bits", "ALTER TABLE sample_blocks ADD COLUMN pid_bits INTEGER"},
+	};
+	bool rw = !(s->flags & STORE_READ_ONLY);
+	for (size_t i = 0; rc == 0 && rw && db_has_table(s->db, "sample_blocks") && i < 4; i++)
+		if (!store_has_column(s, "sample_blocks", added[i][0]))
+			rc = db_exec(s->db, added[i][1], "add a sample_blocks column");
+	/* Tables of the record kinds: created if missing, also in stores made by an older collector. */
+	if (rc == 0 && rw)
+		rc = kind_tables(s);
 	return rc;
 }

@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "store/store_blocks.h"
 
@@ -76,4 +77,23 @@ int tp_rows_from_blocks(sqlite3 *h, long long sid)
 		 sid, sid);
 	int rc = tp_block_keys(h);
 	return rc == SQLITE_OK ? sqlite3_exec(h, sql, NULL, NULL, NULL) : rc;
+}
+
+char *tp_old_cpu_samples_schema_pg(void)
+{
+	static const char from[] = " INTEGER", to[] = " BIGINT";
+	const char *sql = TP_OLD_CPU_SAMPLES_SCHEMA;
+	char *out = malloc(2 * sizeof(TP_OLD_CPU_SAMPLES_SCHEMA)), *o = out;
+	while (out && *sql) {
+		if (strncmp(sql, from, sizeof(from) - 1) == 0) {
+			memcpy(o, to, sizeof(to) - 1);
+			o += sizeof(to) - 1;
+			sql += sizeof(from) - 1;
+		} else {
+			*o++ = *sql++;
+		}
+	}
+	if (out)
+		*o = 0;
+	return out;
 }

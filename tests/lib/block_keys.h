@@ -21,6 +21,10 @@ int tp_block_keys(sqlite3 *h);
 	" kip INTEGER, stack_id INTEGER, count INTEGER NOT NULL);"                                           \
 	"CREATE INDEX IF NOT EXISTS cpu_samples_time ON cpu_samples(session_id, t_ns);"
 
+/* TP_OLD_CPU_SAMPLES_SCHEMA for PostgreSQL: its INTEGER columns BIGINT, as the collector's
+ * db_sql_pg_schema makes them (malloc'd; NULL on ENOMEM). */
+char *tp_old_cpu_samples_schema_pg(void);
+
 /* Session sid of the store on h as a collector before sample_blocks stored it: its
  * blocks' keys as cpu_samples rows (the table created where missing), its blocks
  * deleted. 0, or an SQLite error code. */

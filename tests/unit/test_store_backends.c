@@ -19,11 +19,13 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "block_keys.h"
 #include "log.h"
 #include "report/gpu.h"
 #include "report/report.h"
 #include "report/overview.h"
 #include "report_fixture.h"
+#include "sample_rec.h"
 #include "store/store_calib.h"
 #include "store/store_opencl.h"
 #include "store/store_trace.h"
@@ -320,11 +322,11 @@ static int put_samples(struct store *s, int64_t sid, uint64_t seq)
 		count[i] = (uint64_t)i + 1;
 		stack[i] = 7;
 	}
-	Prof__Samples sm = PROF__SAMPLES__INIT;
-	sm.t_ns = 1000000 * seq;
-	sm.interval_ns = 1000000;
+	struct sample_rec_keys keys = {N, pid, tid, ip, stack, count};
+	Prof__Samples sm;
+	Prof__Envelope env;
+	sample_rec_init(&sm, &env, seq, &keys);
 	sm.event_id = 9;
-	sm.freq_hz = 99;
 	sm.n_new_events = 1;
 	sm.new_events = evp;
 	sm.n_new_mappings = 1;
@@ -333,16 +335,6 @@ static int put_samples(struct store *s, int64_t sid, uint64_t seq)
 	sm.new_stacks = kp;
 	sm.n_task_times = 1;
 	sm.task_times = ttp;
-	sm.n_pid = sm.n_tid = sm.n_ip = sm.n_stack_id = sm.n_count = N;
-	sm.pid = pid;
-	sm.tid = tid;
-	sm.ip = ip;
-	sm.stack_id = stack;
-	sm.count = count;
-	Prof__Envelope env = PROF__ENVELOPE__INIT;
-	env.seq = seq;
-	env.body_case = PROF__ENVELOPE__BODY_SAMPLES;
-	env.samples = &sm;
 	return store_put_record(s, sid, &env, 100);
 }
 
@@ -640,8 +632,8 @@ static void test_store_backend_pg_migrations_versioned(void **state)
 	store_close(s);
 	s = open_store(f); /* reopening migrates nothing */
 	store_close(s);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM prof_schema_migrations"), 2);
-	assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 2);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM prof_schema_migrations"), 3);
+	assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 3);
 	assert_int_equal(pg_exec(f->uri, "INSERT INTO prof_schema_migrations (version) VALUES (99)"), 0);
 	assert_int_equal(store_open(f->uri, 0, &s), -EPROTONOSUPPORT);
 	assert_null(s);
@@ -763,24 +755,15 @@ static int put_kernel_samples(struct store *s, int64_t sid, uint64_t seq)
 	int32_t pid[2] = {42, 42}, tid[2] = {42, 42};
 	uint64_t ip[2] = {0, 0}, kip[2] = {0xffffffff81000110ull, 0xffffffff81000220ull}, count[2] = {5, 2};
 	uint32_t stack[2] = {0, 0};
-	Prof__Samples sm = PROF__SAMPLES__INIT;
-	sm.t_ns = 1000000 * seq;
-	sm.interval_ns = 1000000;
+	struct sample_rec_keys keys = {2, pid, tid, ip, stack, count};
+	Prof__Samples sm;
+	Prof__Envelope env;
+	sample_rec_init(&sm, &env, seq, &keys);
 	sm.event_id = 9;
-	sm.freq_hz = 99;
 	sm.n_new_events = 1;
 	sm.new_events = evp;
-	sm.n_pid = sm.n_tid = sm.n_ip = sm.n_stack_id = sm.n_count = sm.n_kip = 2;
-	sm.pid = pid;
-	sm.tid = tid;
-	sm.ip = ip;
+	sm.n_kip = 2;
 	sm.kip = kip;
-	sm.stack_id = stack;
-	sm.count = count;
-	Prof__Envelope env = PROF__ENVELOPE__INIT;
-	env.seq = seq;
-	env.body_case = PROF__ENVELOPE__BODY_SAMPLES;
-	env.samples = &sm;
 	return store_put_record(s, sid, &env, 100);
 }
 
@@ -900,16 +883,18 @@ static void test_store_backend_older_samples_upgraded(void **state)
 	assert_int_equal(put_samples(s, sid, 4), 1);
 	assert_int_equal(store_commit(s), 0);
 	store_close(s);
-	char sql[1024];
+	char sql[2048];
+	char *pg_schema = f->b == B_PG ? tp_old_cpu_samples_schema_pg() : NULL;
+	assert_true(f->b != B_PG || pg_schema);
 	snprintf(sql, sizeof(sql),
-		 "CREATE TABLE cpu_samples (session_id BIGINT NOT NULL, seq BIGINT NOT NULL, t_ns BIGINT NOT NULL,"
-		 " backend INTEGER, event_id INTEGER, pid INTEGER, tid INTEGER, ip BIGINT, kip BIGINT,"
-		 " stack_id BIGINT, count BIGINT NOT NULL);"
+		 "%s"
 		 "WITH RECURSIVE k(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM k WHERE i < 39), r(seq) AS"
 		 " (SELECT 3 UNION ALL SELECT 4) INSERT INTO cpu_samples SELECT %lld, seq, 1000000 * seq, 0, 9, 42,"
 		 " 43, 4194304 + 16 * (i %% 4), 0, 7, i + 1 FROM k, r;"
 		 "DELETE FROM sample_blocks WHERE seq = 3; ALTER TABLE sample_blocks DROP COLUMN samples;%s",
-		 (long long)sid, f->b == B_PG ? "DELETE FROM prof_schema_migrations WHERE version = 2;" : "");
+		 pg_schema ? pg_schema : TP_OLD_CPU_SAMPLES_SCHEMA, (long long)sid,
+		 f->b == B_PG ? "DELETE FROM prof_schema_migrations WHERE version >= 2;" : "");
+	free(pg_schema);
 	exec_sql(f, sql);
 	uint64_t total, listed, want = 2 * (40 * 41 / 2); /* two records of counts 1..40 */
 	cpu_figures(f, sid, &total, &listed);		   /* as the older collector left it */
@@ -921,13 +906,150 @@ static void test_store_backend_older_samples_upgraded(void **state)
 	assert_int_equal(store_commit(s), 0);
 	store_close(s);
 	if (f->b == B_PG)
-		assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 2);
+		assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 3);
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM cpu_samples"), 80);
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks WHERE samples IS NOT NULL"), 1);
 	want += 40 * 41 / 2;
 	cpu_figures(f, sid, &total, &listed);
 	assert_int_equal(total, want);
 	assert_int_equal(listed, want);
+}
+
+/* A Samples record of one pid (40 keys, counts 1..40): its block's pid range is that pid. */
+static int put_pid_samples(struct store *s, int64_t sid, uint64_t seq, int32_t pid)
+{
+	enum { N = 40 };
+	int32_t pids[N], tid[N];
+	uint64_t ip[N], count[N];
+	uint32_t stack[N];
+	for (int i = 0; i < N; i++) {
+		pids[i] = pid;
+		tid[i] = pid;
+		ip[i] = 0x400000 + 0x10 * (uint64_t)i;
+		count[i] = (uint64_t)i + 1;
+		stack[i] = 0;
+	}
+	struct sample_rec_keys k = {N, pids, tid, ip, stack, count};
+	Prof__Samples sm;
+	Prof__Envelope env;
+	sample_rec_init(&sm, &env, seq, &k);
+	return store_put_record(s, sid, &env, 100);
+}
+
+/* The samples of pid in the store (read-only), the blocks read and those passed over. */
+static uint64_t pid_total(struct fx *f, int32_t pid, uint64_t *read, uint64_t *passed)
+{
+	struct store *s = NULL;
+	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &s), 0);
+	struct query_opts qo;
+	query_opts_init(&qo, 0);
+	qo.f.pids[0] = pid;
+	qo.f.npids = 1;
+	struct query_result *qr;
+	assert_int_equal(query_run(s, &qo, &qr), 0);
+	uint64_t total = qr->total;
+	*read = qr->blocks_read;
+	*passed = qr->blocks_passed;
+	query_result_free(qr);
+	store_close(s);
+	return total;
+}
+
+/* #40: blocks carry their pid range and bits, so a --pid query passes over the others unread; an older
+ * collector's blocks (without the columns; PostgreSQL at schema version 2) are read by every --pid
+ * query as they are, and after the upgrading open (columns added, NULL in them; migration 3) beside
+ * this collector's blocks, which are passed over where the pid is not theirs. */
+static void test_store_backend_block_pid_ranges(void **state)
+{
+	struct fx *f = *state;
+	struct store *s = open_store(f);
+	uint64_t max = 0, read, passed, each = 40 * 41 / 2;
+	bool created = false;
+	int64_t sid = session(s, "board-pids", 5, &max, &created);
+	for (uint64_t seq = 11; seq <= 14; seq++) /* pids 101..104 (seq 1 would start at the epoch: no range) */
+		assert_int_equal(put_pid_samples(s, sid, seq, 90 + (int32_t)seq), 1);
+	assert_int_equal(store_commit(s), 0);
+	store_close(s);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks WHERE pid_min = 103 AND pid_max = 103"), 1);
+	assert_int_equal(pid_total(f, 103, &read, &passed), each);
+	assert_int_equal(read, 1);
+	assert_int_equal(passed, 3);
+
+	exec_sql(f, f->b == B_PG ? "DROP INDEX sample_blocks_keys; ALTER TABLE sample_blocks DROP COLUMN pid_min,"
+				   " DROP COLUMN pid_max, DROP COLUMN pid_bits; DELETE FROM prof_schema_migrations"
+				   " WHERE version = 3; CREATE INDEX sample_blocks_time ON sample_blocks(session_id, t_ns);"
+				 : "DROP INDEX sample_blocks_keys; ALTER TABLE sample_blocks DROP COLUMN pid_min;"
+				   " ALTER TABLE sample_blocks DROP COLUMN pid_max; ALTER TABLE sample_blocks DROP COLUMN"
+				   " pid_bits; CREATE INDEX sample_blocks_time ON sample_blocks(session_id, t_ns);");
+	assert_int_equal(pid_total(f, 103, &read, &passed), each); /* as the older collector left it */
+	assert_int_equal(read, 4);
+	assert_int_equal(passed, 0);
+
+	s = open_store(f); /* the upgrade, then two records of this collector */
+	assert_true(store_has_column(s, "sample_blocks", "pid_bits"));
+	assert_int_equal(put_pid_samples(s, sid, 15, 105), 1);
+	assert_int_equal(put_pid_samples(s, sid, 16, 106), 1);
+	assert_int_equal(store_commit(s), 0);
+	store_close(s);
+	if (f->b == B_PG)
+		assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 3);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks WHERE pid_bits IS NULL"), 4);
+	assert_int_equal(pid_total(f, 103, &read, &passed), each);
+	assert_int_equal(read, 4); /* the older blocks, not the new ones */
+	assert_int_equal(passed, 2);
+	assert_int_equal(pid_total(f, 106, &read, &passed), each);
+	assert_int_equal(read, 5);
+	assert_int_equal(passed, 1);
+}
+
+/* The query's total, and pid 101's, of the store's samples; the session list's count. */
+static void totals(struct fx *f, int64_t sid, uint64_t *all, uint64_t *p101, uint64_t *listed)
+{
+	uint64_t read, passed;
+	*p101 = pid_total(f, 101, &read, &passed);
+	cpu_figures(f, sid, all, listed);
+}
+
+/* #40: downsampling merges the blocks of records older than the cutoff per window of the session's
+ * time into one block of summed keys: the totals (all, per pid, the session list's) stay, the blocks
+ * past the cutoff are untouched, and a second run finds nothing more to merge. */
+static void test_store_backend_downsample(void **state)
+{
+	struct fx *f = *state;
+	struct store *s = open_store(f);
+	uint64_t max = 0;
+	bool created = false;
+	int64_t sid = session(s, "board-down", 6, &max, &created);
+	for (uint64_t seq = 11; seq <= 22; seq++) /* ending at 11..22 ms, pids 101..103 */
+		assert_int_equal(put_pid_samples(s, sid, seq, 101 + (int32_t)(seq % 3)), 1);
+	assert_int_equal(store_commit(s), 0);
+	store_close(s);
+	uint64_t all, p101, listed, all2, p101b, listed2;
+	totals(f, sid, &all, &p101, &listed);
+	assert_int_equal(all, 12 * (40 * 41 / 2));
+
+	s = open_store(f); /* before 20 ms, per 5 ms: 11-14 and 15-19 merged, 20-22 left */
+	struct query_downsample_stats ds;
+	assert_int_equal(query_downsample(s, 20000000, 5000000, &ds), 0);
+	store_close(s);
+	assert_int_equal(ds.windows, 2);
+	assert_int_equal(ds.blocks_in, 9);
+	assert_int_equal(ds.blocks_out, 2);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), 5);
+	assert_int_equal(q(f, "SELECT t_ns FROM sample_blocks WHERE seq = 11"), 14000000);
+	assert_int_equal(q(f, "SELECT samples FROM sample_blocks WHERE seq = 11"), 4 * (40 * 41 / 2));
+	assert_int_equal(q(f, "SELECT pid_min FROM sample_blocks WHERE seq = 11"), 101);
+	assert_int_equal(q(f, "SELECT pid_max FROM sample_blocks WHERE seq = 11"), 103);
+	totals(f, sid, &all2, &p101b, &listed2);
+	assert_int_equal(all2, all);
+	assert_int_equal(p101b, p101);
+	assert_int_equal(listed2, listed);
+
+	s = open_store(f);
+	assert_int_equal(query_downsample(s, 20000000, 5000000, &ds), 0);
+	store_close(s);
+	assert_int_equal(ds.windows, 0);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), 5);
 }
 
 /* Each test twice, named test_..._sqlite and test_..._postgresql. */
@@ -948,6 +1070,8 @@ int main(void)
 		BOTH(test_store_backend_check_on_open),
 		BOTH(test_store_backend_kernel_symbols),
 		BOTH(test_store_backend_older_samples_upgraded),
+		BOTH(test_store_backend_block_pid_ranges),
+		BOTH(test_store_backend_downsample),
 		cmocka_unit_test_setup_teardown(test_store_backend_pg_migrations_versioned, setup_pg, teardown),
 		cmocka_unit_test_setup_teardown(test_store_backend_pg_loop_reconnects, setup_pg, teardown),
 	};

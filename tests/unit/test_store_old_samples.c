@@ -21,6 +21,7 @@
 #include "block_keys.h"
 #include "profiler.pb-c.h"
 #include "query/query.h"
+#include "sample_rec.h"
 #include "store/store.h"
 #include "testproc.h"
 
@@ -60,24 +61,14 @@ static void put_record(struct store *s, int64_t sid, uint64_t seq)
 		m[i].path = "/nonexistent/old-app";
 		mp[i] = &m[i];
 	}
-	Prof__Samples sm = PROF__SAMPLES__INIT;
+	struct sample_rec_keys keys = {NKEYS, pid, tid, ip, stack, count};
+	Prof__Samples sm;
+	Prof__Envelope env;
+	sample_rec_init(&sm, &env, seq, &keys);
 	sm.n_new_mappings = seq == 1 ? 3 : 0;
 	sm.new_mappings = mp;
-	sm.t_ns = 1000000 * seq;
-	sm.interval_ns = 1000000;
-	sm.freq_hz = 99;
 	sm.n_new_tasks = seq == 1;
 	sm.new_tasks = tnp;
-	sm.n_pid = sm.n_tid = sm.n_ip = sm.n_stack_id = sm.n_count = NKEYS;
-	sm.pid = pid;
-	sm.tid = tid;
-	sm.ip = ip;
-	sm.stack_id = stack;
-	sm.count = count;
-	Prof__Envelope env = PROF__ENVELOPE__INIT;
-	env.seq = seq;
-	env.body_case = PROF__ENVELOPE__BODY_SAMPLES;
-	env.samples = &sm;
 	assert_int_equal(store_put_record(s, sid, &env, 100), 1);
 }
 

@@ -1,0 +1,346 @@
+/* The packed sample_blocks of a session's time range, decoded and summed per
+ * key (query_priv.h). The store is read on the calling thread (its connection
+ * is not shared); the blocks' bytes are copied in batches to up to
+ * qm_decode_threads() threads that decompress, decode and sum them into a set
+ * of their own, merged at the end and put back in the order the keys were
+ * first met, so the result does not depend on which thread read what. A range
+ * of few blocks is read on the calling thread alone (no thread is started).
+ * Memory: at most QB_BATCHES batches in flight, each QB_BATCH_BLOCKS blocks
+ * or QB_BATCH_BYTES bytes (one block may be larger: it is copied whole). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "query_priv.h"
+#include "validate_samples.h"
+
+#define QB_MAX_THREADS 8
+#define QB_DEFAULT_THREADS 2 /* the target host: 2 cores (bench/RESULTS.md, #40) */
+#define QB_SEQUENTIAL 256    /* blocks read on the calling thread before any thread starts */
+#define QB_BATCH_BLOCKS 64
+#define QB_BATCH_BYTES (256u * 1024)
+#define QB_BATCHES (2 * QB_MAX_THREADS)
+
+static const char q_blocks[] =
+    "SELECT data FROM sample_blocks WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3";
+/* With a --pid filter: only blocks whose pid range holds one of the pids and whose pid bits have one of
+ * theirs (an older collector's blocks, without them, always), checked in the index sample_blocks_keys
+ * before the row is read; the others counted. */
+#define PID_TERM " AND (pid_bits IS NULL OR (pid_max >= ?4 AND pid_min <= ?5 AND (pid_bits & ?6) != 0))"
+static const char q_blocks_pids[] =
+    "SELECT data FROM sample_blocks WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3" PID_TERM;
+static const char q_nblocks_range[] =
+    "SELECT COUNT(*) FROM sample_blocks WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3";
+
+unsigned qm_decode_threads(void)
+{
+	const char *e = getenv("PROF_QUERY_THREADS"); /* 1: no thread (tests, benchmarks) */
+	if (e && *e) {
+		long n = strtol(e, NULL, 10);
+		return n < 1 ? 1 : n > QB_MAX_THREADS ? QB_MAX_THREADS : (unsigned)n;
+	}
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	return cpus < 2 ? 1 : cpus < QB_DEFAULT_THREADS ? (unsigned)cpus : QB_DEFAULT_THREADS;
+}
+
+/* What decodes blocks into one set: the calling thread's or a worker's. */
+struct decoder {
+	struct kset ks;
+	uint8_t *buf; /* decompressed block, kept across blocks */
+	size_t cap;
+	struct store_block_key *keys; /* its keys, kept across blocks */
+	size_t capkeys;
+	const struct query_filter *f;
+	int64_t sid;
+	bool warned;
+};
+
+/* Block number no (its keys first met at no << 24 | key) into d's set. */
+static int decode_block(struct decoder *d, const uint8_t *z, size_t zlen, uint64_t no)
+{
+	size_t len, off = 0;
+	const uint8_t *p = store_block_unpack_to(z, zlen, &len, &d->buf, &d->cap);
+	if (!p)
+		return -ENOMEM;
+	const struct query_filter *f = d->f;
+	size_t n = 0;
+	for (uint64_t i = 0; off < len; i++) {
+		if (n == d->capkeys && qm_grow((void **)&d->keys, &d->capkeys, n + 1, sizeof(*d->keys)) < 0)
+			return -ENOMEM;
+		struct store_block_key *kp = &d->keys[n];
+		size_t used = store_block_get(p + off, len - off, kp);
+		if (!used) {
+			if (!d->warned)
+				log_warn("session %lld: a damaged sample block (ignored from there)",
+					 (long long)d->sid);
+			d->warned = true;
+			break;
+		}
+		off += used;
+		if (f->npids && !qm_in_pid_list(f->pids, f->npids, kp->pid))
+			continue;
+		if (kp->count > VALIDATE_MAX_SAMPLE_COUNT) /* stored unchecked by an older collector */
+			kp->count = VALIDATE_MAX_SAMPLE_COUNT;
+		n++;
+	}
+	/* keys met in order: block << 24 | its n-th kept key (a block has at most 65536) */
+	return qm_kset_add_many(&d->ks, d->keys, n, no << 24);
+}
+
+struct batch {
+	uint64_t first; /* number of its first block */
+	size_t n, used, cap;
+	size_t off[QB_BATCH_BLOCKS + 1];
+	uint8_t *data;
+	struct batch *next;
+};
+
+struct pool {
+	pthread_mutex_t mu;
+	pthread_cond_t work, done;
+	struct batch *head, *tail, *free;
+	size_t nbatches; /* made */
+	bool closing;
+	int err;
+	struct worker {
+		struct pool *p;
+		pthread_t th;
+		bool started;
+		struct decoder d;
+	} w[QB_MAX_THREADS];
+	size_t nw;
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct pool *p = w->p;
+	pthread_mutex_lock(&p->mu);
+	for (;;) {
+		while (!p->head && !p->closing)
+			pthread_cond_wait(&p->work, &p->mu);
+		struct batch *b = p->head;
+		if (!b)
+			break;
+		p->head = b->next;
+		if (!p->head)
+			p->tail = NULL;
+		int err = p->err;
+		pthread_mutex_unlock(&p->mu);
+		for (size_t i = 0; !err && i < b->n; i++)
+			err =
+			    decode_block(&w->d, b->data + b->off[i], b->off[i + 1] - b->off[i], b->first + i);
+		pthread_mutex_lock(&p->mu);
+		if (err && !p->err)
+			p->err = err;
+		b->next = p->free;
+		p->free = b;
+		pthread_cond_signal(&p->done);
+	}
+	pthread_mutex_unlock(&p->mu);
+	store_block_thread_end();
+	return NULL;
+}
+
+/* A free batch (made while fewer than QB_BATCHES exist, else waited for); NULL: -ENOMEM. */
+static struct batch *take_batch(struct pool *p)
+{
+	pthread_mutex_lock(&p->mu);
+	while (!p->free && p->nbatches >= QB_BATCHES)
+		pthread_cond_wait(&p->done, &p->mu);
+	struct batch *b = p->free;
+	if (b)
+		p->free = b->next;
+	else if ((b = calloc(1, sizeof(*b))))
+		p->nbatches++;
+	pthread_mutex_unlock(&p->mu);
+	if (b)
+		b->n = b->used = b->off[0] = 0;
+	return b;
+}
+
+static void give_batch(struct pool *p, struct batch *b)
+{
+	pthread_mutex_lock(&p->mu);
+	b->next = NULL;
+	if (p->tail)
+		p->tail->next = b;
+	else
+		p->head = b;
+	p->tail = b;
+	pthread_cond_signal(&p->work);
+	pthread_mutex_unlock(&p->mu);
+}
+
+static int batch_put(struct batch *b, const uint8_t *z, size_t zlen)
+{
+	if (b->used + zlen > b->cap) {
+		size_t nc = b->cap ? b->cap : QB_BATCH_BYTES;
+		while (nc < b->used + zlen)
+			nc *= 2;
+		uint8_t *n = realloc(b->data, nc);
+		if (!n)
+			return -ENOMEM;
+		b->data = n;
+		b->cap = nc;
+	}
+	memcpy(b->data + b->used, z, zlen);
+	b->used += zlen;
+	b->off[++b->n] = b->used;
+	return 0;
+}
+
+static int pool_start(struct pool *p, unsigned n, const struct decoder *proto)
+{
+	/* static initialisers: nothing to fail (pool_finish destroys them) */
+	p->mu = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+	p->work = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
+	p->done = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
+	for (unsigned i = 0; i < n; i++) {
+		struct worker *w = &p->w[i];
+		w->p = p;
+		w->d = (struct decoder){.f = proto->f, .sid = proto->sid};
+		if (pthread_create(&w->th, NULL, worker_main, w) != 0)
+			break;
+		w->started = true;
+		p->nw++;
+	}
+	return p->nw ? 0 : -EAGAIN;
+}
+
+/* Waits for the workers, merges their sets into ks and frees the pool. */
+static int pool_finish(struct pool *p, struct kset *ks, bool *warned)
+{
+	pthread_mutex_lock(&p->mu);
+	p->closing = true;
+	pthread_cond_broadcast(&p->work);
+	pthread_mutex_unlock(&p->mu);
+	int rc = 0;
+	for (size_t i = 0; i < p->nw; i++) {
+		struct worker *w = &p->w[i];
+		pthread_join(w->th, NULL);
+		if (rc == 0)
+			rc = qm_kset_merge(ks, &w->d.ks);
+		*warned = *warned || w->d.warned;
+		qm_kset_free(&w->d.ks);
+		free(w->d.buf);
+		free(w->d.keys);
+	}
+	if (rc == 0)
+		rc = p->err;
+	for (struct batch *b = p->free, *n; b; b = n) {
+		n = b->next;
+		free(b->data);
+		free(b);
+	}
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->work);
+	pthread_cond_destroy(&p->done);
+	return rc;
+}
+
+/* The blocks of the range a --pid filter passes over: those of the range less those read. */
+static int count_passed(struct store *s, struct build *b, int64_t sid, int64_t lo, int64_t hi, uint64_t read)
+{
+	struct db_stmt *st = store_stmt(s, q_nblocks_range);
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, sid);
+	db_bind_i64(st, 2, lo);
+	db_bind_i64(st, 3, hi);
+	int rc = db_step(st);
+	if (rc == 1 && (uint64_t)db_col_i64(st, 0) > read)
+		b->r->blocks_passed += (uint64_t)db_col_i64(st, 0) - read;
+	db_reset(st);
+	return rc < 0 ? rc : 0;
+}
+
+int qm_keys_from_blocks(struct store *s, struct build *bu, int64_t sid, const struct query_filter *f,
+			int64_t lo, int64_t hi, struct kset *ks)
+{
+	bool by_pid = f->npids && bu->have_pid_cols;
+	struct db_stmt *st = store_stmt(s, by_pid ? q_blocks_pids : q_blocks);
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, sid);
+	db_bind_i64(st, 2, lo);
+	db_bind_i64(st, 3, hi);
+	if (by_pid) {
+		int32_t pmin = f->pids[0], pmax = f->pids[0];
+		uint64_t bits = 0;
+		for (size_t i = 0; i < f->npids; i++) {
+			pmin = f->pids[i] < pmin ? f->pids[i] : pmin;
+			pmax = f->pids[i] > pmax ? f->pids[i] : pmax;
+			bits |= STORE_BLOCK_PID_BIT(f->pids[i]);
+		}
+		db_bind_i64(st, 4, pmin);
+		db_bind_i64(st, 5, pmax);
+		db_bind_i64(st, 6, (int64_t)bits);
+	}
+	struct decoder d = {.ks = *ks, .f = f, .sid = sid};
+	unsigned nthreads = qm_decode_threads();
+	struct pool p = {0};
+	bool pooled = false;
+	struct batch *b = NULL;
+	int rc = 0, err = 0;
+	uint64_t no = 0;
+	while (!err && (rc = db_step(st)) == 1) {
+		size_t zlen;
+		const uint8_t *z = db_col_blob(st, 0, &zlen);
+		if (!pooled && (nthreads < 2 || no < QB_SEQUENTIAL)) {
+			err = decode_block(&d, z, zlen, no++);
+			continue;
+		}
+		if (!pooled) {
+			pooled = true;
+			if (pool_start(&p, nthreads, &d) < 0) { /* no thread: the calling one reads on */
+				pool_finish(&p, &d.ks, &d.warned);
+				pooled = false;
+				nthreads = 1;
+				err = decode_block(&d, z, zlen, no++);
+				continue;
+			}
+		}
+		if (!b && !(b = take_batch(&p))) {
+			err = -ENOMEM;
+			break;
+		}
+		if (b->n == 0)
+			b->first = no;
+		err = batch_put(b, z, zlen);
+		no++;
+		if (!err && (b->n == QB_BATCH_BLOCKS || b->used >= QB_BATCH_BYTES)) {
+			give_batch(&p, b);
+			b = NULL;
+			pthread_mutex_lock(&p.mu);
+			err = p.err;
+			pthread_mutex_unlock(&p.mu);
+		}
+	}
+	db_reset(st);
+	if (pooled) {
+		if (b && b->n)
+			give_batch(&p, b);
+		else if (b) {
+			free(b->data);
+			free(b);
+		}
+		int prc = pool_finish(&p, &d.ks, &d.warned);
+		if (!err)
+			err = prc;
+	}
+	free(d.buf);
+	free(d.keys);
+	*ks = d.ks;
+	if (!err && rc < 0)
+		err = rc;
+	if (pooled)
+		ks->unordered = true; /* merged: qm_kset_order puts the rows back in order */
+	bu->r->blocks_read += no;
+	if (!err && by_pid)
+		err = count_passed(s, bu, sid, lo, hi, no);
+	return err;
+}

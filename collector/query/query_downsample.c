@@ -1,0 +1,229 @@
+/* Downsampling for long retention (query.h: query_downsample, #40): the
+ * sample blocks of records that ended before a cutoff, merged per window of
+ * each session's time into one block whose keys are summed with the same set
+ * the queries sum them in (query_keys.c). The merged block keeps the window's
+ * first seq and takes its last record's time, so a time range that holds that
+ * time counts the whole window; totals, per-key sums and the session counts
+ * stay as they were. sample_intervals (lost, intervals) are left whole. A
+ * session with an older collector's cpu_samples rows is left as it is (those
+ * rows are read for records without a block). Each window is its own
+ * transaction: a collector writing the store meanwhile only waits. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "query_priv.h"
+#include "sat.h"
+#include "validate_samples.h"
+
+static const char q_sess[] = "SELECT id, realtime_ns FROM sessions ORDER BY id";
+static const char q_rows[] = "SELECT COUNT(*) FROM cpu_samples WHERE session_id = ?1";
+static const char q_list[] =
+    "SELECT seq, t_ns FROM sample_blocks WHERE session_id = ?1 AND t_ns < ?2 ORDER BY t_ns, seq";
+static const char q_data[] = "SELECT data FROM sample_blocks WHERE session_id = ?1 AND seq = ?2";
+static const char q_upd[] =
+    "UPDATE sample_blocks SET t_ns = ?3, keys = ?4, data = ?5, samples = ?6, pid_min = ?7,"
+    " pid_max = ?8, pid_bits = ?9 WHERE session_id = ?1 AND seq = ?2";
+static const char q_del[] = "DELETE FROM sample_blocks WHERE session_id = ?1 AND seq = ?2";
+
+struct blk {
+	int64_t seq, t_ns;
+};
+
+/* The keys of block seq summed into ks: 0, -EBADMSG (damaged: the window is left as it is) or -errno. */
+static int add_block(struct store *s, int64_t sid, int64_t seq, struct kset *ks)
+{
+	struct db_stmt *st = store_stmt(s, q_data);
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, sid);
+	db_bind_i64(st, 2, seq);
+	int rc = db_step(st);
+	if (rc != 1) {
+		db_reset(st);
+		return rc < 0 ? rc : -ENOENT;
+	}
+	size_t zlen, len, off = 0;
+	const uint8_t *z = db_col_blob(st, 0, &zlen);
+	uint8_t *owned;
+	const uint8_t *p = z ? store_block_unpack(z, zlen, &len, &owned) : NULL;
+	rc = z && !p ? -ENOMEM : 0;
+	while (rc == 0 && p && off < len) {
+		struct store_block_key k;
+		size_t used = store_block_get(p + off, len - off, &k);
+		if (!used) {
+			rc = -EBADMSG;
+			break;
+		}
+		off += used;
+		if (k.count > VALIDATE_MAX_SAMPLE_COUNT)
+			k.count = VALIDATE_MAX_SAMPLE_COUNT;
+		rc = qm_kset_add(ks, &k, ks->n);
+	}
+	if (z)
+		free(owned);
+	db_reset(st);
+	return rc;
+}
+
+/* The summed keys as the block of the window's first seq, at its last time; the others deleted. */
+static int write_window(struct store *s, int64_t sid, const struct blk *b, size_t n, const struct kset *ks)
+{
+	uint8_t *raw = malloc(ks->n * STORE_BLOCK_MAX_KEY_BYTES + 1), *z = NULL;
+	if (!raw)
+		return -ENOMEM;
+	size_t len = 0, zlen = 0;
+	uint64_t total = 0, bits = 0;
+	int32_t pmin = INT32_MAX, pmax = INT32_MIN;
+	for (size_t i = 0; i < ks->n; i++) {
+		const struct store_block_key *k = &ks->rows[i];
+		len += store_block_put(raw + len, k);
+		sat_inc_u64(&total, k->count);
+		pmin = k->pid < pmin ? k->pid : pmin;
+		pmax = k->pid > pmax ? k->pid : pmax;
+		bits |= STORE_BLOCK_PID_BIT(k->pid);
+	}
+	int rc = store_block_pack(raw, len, &z, &zlen);
+	struct db_stmt *st = rc == 0 ? store_stmt(s, q_upd) : NULL;
+	if (rc == 0 && !st)
+		rc = -EIO;
+	if (rc == 0) {
+		db_bind_i64(st, 1, sid);
+		db_bind_i64(st, 2, b[0].seq);
+		db_bind_i64(st, 3, b[n - 1].t_ns);
+		db_bind_i64(st, 4, (int64_t)ks->n);
+		db_bind_blob(st, 5, z ? z : raw, z ? zlen : len);
+		db_bind_u64(st, 6, total);
+		db_bind_i64(st, 7, pmin);
+		db_bind_i64(st, 8, pmax);
+		db_bind_i64(st, 9, (int64_t)bits);
+		rc = db_run(st);
+	}
+	for (size_t i = 1; rc >= 0 && i < n; i++) {
+		st = store_stmt(s, q_del);
+		if (!st) {
+			rc = -EIO;
+			break;
+		}
+		db_bind_i64(st, 1, sid);
+		db_bind_i64(st, 2, b[i].seq);
+		rc = db_run(st);
+	}
+	free(z);
+	free(raw);
+	return rc < 0 ? rc : 0;
+}
+
+/* One window of blocks b[0..n) merged in its own transaction. */
+static int merge_window(struct store *s, int64_t sid, const struct blk *b, size_t n,
+			struct query_downsample_stats *out)
+{
+	struct kset ks = {0};
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = add_block(s, sid, b[i].seq, &ks);
+	if (rc == -EBADMSG) {
+		log_warn("downsample: session %lld: a damaged sample block in the window from seq %lld: left "
+			 "as it "
+			 "is (collector check --store ... looks at the store)",
+			 (long long)sid, (long long)b[0].seq);
+		qm_kset_free(&ks);
+		return 0;
+	}
+	if (rc == 0)
+		rc = store_begin(s);
+	if (rc >= 0)
+		rc = write_window(s, sid, b, n, &ks);
+	if (rc >= 0)
+		rc = store_commit(s);
+	else
+		store_rollback(s);
+	if (rc >= 0) {
+		out->windows++;
+		out->blocks_in += n;
+		out->blocks_out++;
+	}
+	qm_kset_free(&ks);
+	return rc < 0 ? rc : 0;
+}
+
+static int64_t window_of(int64_t t, int64_t w)
+{
+	return t >= 0 ? t / w : -((-t + w - 1) / w);
+}
+
+static int session_down(struct store *s, int64_t sid, int64_t realtime_ns, int64_t cutoff_ns,
+			int64_t window_ns, bool have_rows, struct query_downsample_stats *out)
+{
+	struct db_stmt *st;
+	if (have_rows) {
+		if (!(st = store_stmt(s, q_rows)))
+			return -EIO;
+		db_bind_i64(st, 1, sid);
+		int rc = db_step(st);
+		int64_t rows = rc == 1 ? db_col_i64(st, 0) : 0;
+		db_reset(st);
+		if (rc < 0)
+			return rc;
+		if (rows > 0) {
+			out->sessions_left++;
+			return 0;
+		}
+	}
+	if (!(st = store_stmt(s, q_list)))
+		return -EIO;
+	db_bind_i64(st, 1, sid);
+	db_bind_i64(st, 2, sat_sub_i64(cutoff_ns, realtime_ns));
+	struct blk *b = NULL;
+	size_t n = 0, cap = 0;
+	int rc;
+	while ((rc = db_step(st)) == 1) {
+		if (qm_grow((void **)&b, &cap, n + 1, sizeof(*b)) < 0) {
+			rc = -ENOMEM;
+			break;
+		}
+		b[n++] = (struct blk){db_col_i64(st, 0), db_col_i64(st, 1)};
+	}
+	db_reset(st);
+	for (size_t i = 0, j; rc >= 0 && i < n; i = j) {
+		int64_t w = window_of(b[i].t_ns, window_ns);
+		for (j = i + 1; j < n && window_of(b[j].t_ns, window_ns) == w; j++)
+			;
+		if (j - i > 1)
+			rc = merge_window(s, sid, b + i, j - i, out);
+	}
+	free(b);
+	return rc < 0 ? rc : 0;
+}
+
+int query_downsample(struct store *s, int64_t cutoff_ns, int64_t window_ns,
+		     struct query_downsample_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (window_ns <= 0)
+		return -EINVAL;
+	if (!store_has_table(s, "sample_blocks"))
+		return 0;
+	bool have_rows = store_has_table(s, "cpu_samples");
+	struct db_stmt *st = store_stmt(s, q_sess);
+	if (!st)
+		return -EIO;
+	struct blk *ss = NULL; /* (id, realtime_ns) */
+	size_t n = 0, cap = 0;
+	int rc;
+	while ((rc = db_step(st)) == 1) {
+		if (qm_grow((void **)&ss, &cap, n + 1, sizeof(*ss)) < 0) {
+			rc = -ENOMEM;
+			break;
+		}
+		ss[n++] = (struct blk){db_col_i64(st, 0), db_col_i64(st, 1)};
+	}
+	db_reset(st);
+	for (size_t i = 0; rc >= 0 && i < n; i++) {
+		rc = session_down(s, ss[i].seq, ss[i].t_ns, cutoff_ns, window_ns, have_rows, out);
+		out->sessions++;
+	}
+	free(ss);
+	return rc < 0 ? rc : 0;
+}

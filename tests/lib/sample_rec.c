@@ -1,0 +1,20 @@
+/* A Samples record as the store tests write it (sample_rec.h). */
+#include "sample_rec.h"
+
+void sample_rec_init(Prof__Samples *sm, Prof__Envelope *env, uint64_t seq, const struct sample_rec_keys *k)
+{
+	prof__samples__init(sm);
+	sm->t_ns = 1000000 * seq;
+	sm->interval_ns = 1000000;
+	sm->freq_hz = 99;
+	sm->n_pid = sm->n_tid = sm->n_ip = sm->n_stack_id = sm->n_count = k->n;
+	sm->pid = k->pid;
+	sm->tid = k->tid;
+	sm->ip = k->ip;
+	sm->stack_id = k->stack_id;
+	sm->count = k->count;
+	prof__envelope__init(env);
+	env->seq = seq;
+	env->body_case = PROF__ENVELOPE__BODY_SAMPLES;
+	env->samples = sm;
+}

@@ -1,0 +1,190 @@
+/* Reading the sample blocks (collector/query/query_blocks.c, #40): decoded on
+ * threads, the result is the one the calling thread alone gives, stack for
+ * stack in the same order; a --pid query passes over the blocks whose pid
+ * range or pid bits (sample_blocks.pid_*) rule the pid out, and still counts
+ * every sample of that pid. A SQLite store written by the store's own path. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "log.h"
+#include "query/query.h"
+#include "sample_rec.h"
+#include "store/store.h"
+#include "testproc.h"
+
+enum {
+	KEYS = 24,
+	GEN = 250,
+	GENS = 4
+}; /* generation 3's keys are first met past the 256 blocks the
+	      calling thread reads alone, on the threads */
+
+struct fx {
+	char tmp[256], path[300];
+	uint64_t want_all;
+	uint64_t want_pid[GENS][4]; /* per generation and pid slot */
+};
+
+/* Record seq: KEYS keys of the 4 pids of its generation (2000 + 10 * gen + 2 * slot: even pids only, so
+ * an odd one between falls in the range without its bit), counts varying with seq and key. */
+static int put_record(struct store *s, int64_t sid, uint64_t seq, struct fx *f)
+{
+	int32_t pid[KEYS], tid[KEYS];
+	uint64_t ip[KEYS], count[KEYS];
+	uint32_t stack[KEYS];
+	unsigned gen = (unsigned)((seq - 1) / GEN);
+	for (int i = 0; i < KEYS; i++) {
+		int slot = (int)((i + seq) % 4);
+		pid[i] = 2000 + 10 * (int32_t)gen + 2 * slot;
+		tid[i] = pid[i] + i % 2;
+		/* key 0 at an address of its own in each record: every block adds a stack, so the order the
+		 * stacks come in shows whether the threads' sets were merged back in block order */
+		ip[i] = i ? 0x400000 + 0x40 * (uint64_t)i : 0x480000 + 0x40 * seq;
+		stack[i] = 0;
+		count[i] = 1 + (seq * 7 + (uint64_t)i) % 5;
+		f->want_all += count[i];
+		f->want_pid[gen][slot] += count[i];
+	}
+	struct sample_rec_keys k = {KEYS, pid, tid, ip, stack, count};
+	Prof__Samples sm;
+	Prof__Envelope env;
+	sample_rec_init(&sm, &env, seq, &k);
+	/* the generation's pids map a file that is not there: an address is a frame of its own (its offset)
+	 */
+	Prof__Mapping m[4], *mp[4];
+	for (int i = 0; i < 4; i++) {
+		prof__mapping__init(&m[i]);
+		m[i].id = gen * 4 + (uint32_t)i + 1;
+		m[i].pid = 2000 + 10 * (int32_t)gen + 2 * i;
+		m[i].start = 0x400000;
+		m[i].end = 0x500000;
+		m[i].path = "/nonexistent/app";
+		mp[i] = &m[i];
+	}
+	if ((seq - 1) % GEN == 0) {
+		sm.n_new_mappings = 4;
+		sm.new_mappings = mp;
+	}
+	return store_put_record(s, sid, &env, 100);
+}
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	if (!f || tp_tmpdir(f->tmp, sizeof(f->tmp), "tqb") < 0)
+		return -1;
+	snprintf(f->path, sizeof(f->path), "%s/store.db", f->tmp);
+	struct store *s;
+	if (store_open(f->path, 0, &s) < 0)
+		return -1;
+	Prof__Hello h = PROF__HELLO__INIT;
+	h.schema_version = 1;
+	h.agent_id = "board-q";
+	h.boot_id = 1;
+	h.board = "host";
+	h.realtime_ns = 1700000000000000000ull;
+	int64_t sid;
+	uint64_t max_seq;
+	int rc = store_session_open(s, &h, "127.0.0.1:1", &sid, &max_seq, NULL);
+	for (uint64_t seq = 1; rc >= 0 && seq <= GENS * GEN; seq++)
+		rc = put_record(s, sid, seq, f);
+	if (rc >= 0)
+		rc = store_commit(s);
+	store_close(s);
+	*state = f;
+	return rc < 0 ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	tp_rm_rf(f->tmp);
+	free(f);
+	return 0;
+}
+
+static struct query_result *run(struct fx *f, const char *threads, int32_t pid)
+{
+	setenv("PROF_QUERY_THREADS", threads, 1);
+	struct store *s;
+	assert_int_equal(store_open(f->path, STORE_READ_ONLY, &s), 0);
+	struct query_opts qo;
+	query_opts_init(&qo, 0);
+	if (pid) {
+		qo.f.pids[0] = pid;
+		qo.f.npids = 1;
+	}
+	struct query_result *r;
+	assert_int_equal(query_run(s, &qo, &r), 0);
+	store_close(s);
+	unsetenv("PROF_QUERY_THREADS");
+	return r;
+}
+
+static void test_query_blocks_threads_same_result(void **state)
+{
+	struct fx *f = *state;
+	struct query_result *one = run(f, "1", 0), *two = run(f, "2", 0);
+	assert_int_equal(one->total, f->want_all);
+	assert_int_equal(two->total, f->want_all);
+	assert_int_equal(one->blocks_read, GENS * GEN);
+	assert_int_equal(two->blocks_read, GENS * GEN);
+	assert_int_equal(one->nstacks, two->nstacks);
+	/* per generation: 4 pids with KEYS - 1 (tid, ip) each, and one per record */
+	assert_int_equal(one->nstacks, GENS * (4 * (KEYS - 1) + GEN));
+	for (size_t i = 0; i < one->nstacks; i++) {
+		const struct query_stack *a = &one->stacks[i], *b = &two->stacks[i];
+		assert_int_equal(a->pid, b->pid);
+		assert_int_equal(a->tid, b->tid);
+		assert_int_equal(a->count, b->count);
+		assert_int_equal(a->nframes, b->nframes);
+		assert_int_equal(one->frames[a->frames[0]].ip, two->frames[b->frames[0]].ip);
+	}
+	query_result_free(one);
+	query_result_free(two);
+}
+
+static void test_query_blocks_pid_passed_over(void **state)
+{
+	struct fx *f = *state;
+	const char *threads[] = {"1", "2"};
+	for (int t = 0; t < 2; t++) {
+		struct query_result *r = run(f, threads[t], 2012); /* generation 1, slot 1 */
+		assert_int_equal(r->total, f->want_pid[1][1]);
+		assert_int_equal(r->blocks_read, GEN);
+		assert_int_equal(r->blocks_passed, (GENS - 1) * GEN);
+		query_result_free(r);
+		r = run(f, threads[t], 2013); /* in generation 1's range, without its bit */
+		assert_int_equal(r->total, 0);
+		assert_int_equal(r->blocks_read, 0);
+		assert_int_equal(r->blocks_passed, GENS * GEN);
+		query_result_free(r);
+		r = run(f, threads[t],
+			2000 + 64 + 6); /* generation 0's bit of pid 2006 (mod 64), out of range */
+		assert_int_equal(r->total, 0);
+		assert_int_equal(r->blocks_read, 0);
+		query_result_free(r);
+		r = run(f, threads[t], 2036); /* generation 3, slot 3 */
+		assert_int_equal(r->total, f->want_pid[3][3]);
+		assert_int_equal(r->blocks_read, GEN);
+		query_result_free(r);
+	}
+}
+
+int main(void)
+{
+	log_init("test_query_blocks", LOG_LEVEL_ERROR);
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_query_blocks_threads_same_result, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_query_blocks_pid_passed_over, setup, teardown),
+	};
+	return cmocka_run_group_tests_name("query_blocks", tests, NULL, NULL);
+}
