@@ -85,8 +85,8 @@ static inline const uint8_t *bench_payload(const uint8_t *f, size_t len, size_t 
 /* Frames buf[0..n) into a fresh store at path (any old one and its WAL removed first); the
  * wall and CPU seconds from the first decode to the last commit's fsync. 0, or -1 on an error
  * (said on stderr). */
-static inline int bench_ingest(uint8_t *const *buf, const size_t *len, size_t n, const char *path, double *wall,
-			       double *cpu)
+static inline int bench_ingest(uint8_t *const *buf, const size_t *len, size_t n, const char *path,
+			       double *wall, double *cpu)
 {
 	char wal[700];
 	snprintf(wal, sizeof(wal), "%s-wal", path);

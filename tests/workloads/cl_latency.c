@@ -63,7 +63,8 @@ int main(int argc, char **argv)
 			cl_event ev;
 			one(q, k, &ev);
 			cl_ulong t0 = 0, t1 = 0;
-			CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_QUEUED, sizeof(t0), &t0, NULL));
+			CHECK(
+			    clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_QUEUED, sizeof(t0), &t0, NULL));
 			CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof(t1), &t1, NULL));
 			sum += (double)(t1 - t0);
 			CHECK(clReleaseEvent(ev));
@@ -89,7 +90,8 @@ int main(int argc, char **argv)
 		t = now_ns();
 		for (long i = 0; i < n; i++) {
 			cl_int st;
-			CHECK(clGetEventInfo(evs[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st, NULL));
+			CHECK(
+			    clGetEventInfo(evs[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st, NULL));
 		}
 		double status = (now_ns() - t) / (double)n;
 		t = now_ns();
@@ -110,7 +112,8 @@ int main(int argc, char **argv)
 		for (long i = 0; i < n; i++)
 			CHECK(clReleaseEvent(evs[i]));
 		free(evs);
-		printf("enqueue+finish %.0f ns\nretain+release %.0f ns\nevent status %.0f ns\nprofiling info %.0f ns\n"
+		printf("enqueue+finish %.0f ns\nretain+release %.0f ns\nevent status %.0f ns\nprofiling info "
+		       "%.0f ns\n"
 		       "callback registration %.0f ns\ncallback until run %.0f ns (%u of %ld ran)\n",
 		       round, retain, status, prof, cb_reg, cb_all, atomic_load(&called), n);
 	}
