@@ -19,19 +19,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
 
-#include "frame.h"
+#include "ingest_frames.h"
 #include "log.h"
-#include "server/ingest.h"
-#include "store/store.h"
 
 #define BATCH 256u
-#define WINDOW 64u /* records per commit: the agent's unacked window */
 
 struct frames {
 	uint8_t **buf;
@@ -40,31 +35,9 @@ struct frames {
 	uint64_t commands, bytes;
 };
 
-static double cpu_s(void)
-{
-	struct rusage ru;
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
-	       ru.ru_stime.tv_usec / 1e6;
-}
-
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint64_t jitter(uint64_t max)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng % max;
-}
-
-static uint8_t *encode(const Prof__Envelope *env, size_t *len)
-{
-	uint8_t *b = NULL;
-	if (frame_encode(env, 1 << 20, &b, len) < 0) {
-		fprintf(stderr, "frame_encode failed\n");
-		exit(1);
-	}
-	return b;
+	return bench_rand() % max;
 }
 
 /* Frame 0: the Hello; then the commands in batches. */
@@ -74,16 +47,7 @@ static void make_frames(struct frames *fr, size_t ncmd)
 	fr->n = nrec + 1;
 	fr->buf = calloc(fr->n, sizeof(*fr->buf));
 	fr->len = calloc(fr->n, sizeof(*fr->len));
-	Prof__Hello h = PROF__HELLO__INIT;
-	h.schema_version = PROF_SCHEMA_VERSION;
-	h.agent_id = "bench-board";
-	h.boot_id = 42;
-	h.board = "bench";
-	h.realtime_ns = 1700000000000000000ull;
-	Prof__Envelope env = PROF__ENVELOPE__INIT;
-	env.body_case = PROF__ENVELOPE__BODY_HELLO;
-	env.hello = &h;
-	fr->buf[0] = encode(&env, &fr->len[0]);
+	fr->buf[0] = bench_hello_frame(&fr->len[0]);
 	fr->bytes = 0;
 	static Prof__ClCommand c[BATCH];
 	static Prof__ClCommand *cp[BATCH];
@@ -129,24 +93,16 @@ static void make_frames(struct frames *fr, size_t ncmd)
 		Prof__ClCommandBatch b = PROF__CL_COMMAND_BATCH__INIT;
 		b.n_commands = n;
 		b.commands = cp;
-		env = (Prof__Envelope)PROF__ENVELOPE__INIT;
+		Prof__Envelope env = PROF__ENVELOPE__INIT;
 		env.seq = r + 1;
 		env.body_case = PROF__ENVELOPE__BODY_CL_BATCH;
 		env.cl_batch = &b;
-		fr->buf[r + 1] = encode(&env, &fr->len[r + 1]);
+		fr->buf[r + 1] = bench_encode(&env, &fr->len[r + 1]);
 		fr->bytes += fr->len[r + 1];
 		fr->commands += n;
 	}
 }
 
-/* The payload of a frame (past its varint length prefix). */
-static const uint8_t *payload(const uint8_t *f, size_t len, size_t *plen)
-{
-	uint32_t v = 0;
-	int n = frame_get_varint(f, len, &v);
-	*plen = v;
-	return f + (n > 0 ? n : 0);
-}
 
 static long file_bytes(const char *path)
 {
@@ -179,34 +135,6 @@ static long cl_pages_bytes(const char *path)
 	return v;
 }
 
-static int run_once(const struct frames *fr, const char *path, double *cpu)
-{
-	char side[700];
-	unlink(path);
-	snprintf(side, sizeof(side), "%s-wal", path);
-	unlink(side);
-	struct store *s;
-	if (store_open(path, STORE_SYNC_FULL, &s) < 0)
-		return -1;
-	struct ingest_conn c;
-	ingest_init(&c, s, "bench");
-	double c0 = cpu_s();
-	for (size_t i = 0; i < fr->n; i++) {
-		size_t plen;
-		const uint8_t *p = payload(fr->buf[i], fr->len[i], &plen);
-		if (ingest_frame(&c, p, plen) < 0) {
-			fprintf(stderr, "ingest: %s\n", c.err);
-			return -1;
-		}
-		if ((i % WINDOW == 0 || i + 1 == fr->n) && store_commit(s) < 0)
-			return -1;
-	}
-	*cpu = cpu_s() - c0;
-	ingest_free(&c);
-	store_close(s);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	log_init("bench-ingest-cl", LOG_LEVEL_WARN);
@@ -224,8 +152,8 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/ingest-cl.db", argv[1]);
 	double best = 0;
 	for (int r = 0; r < reps; r++) {
-		double cpu;
-		if (run_once(&fr, path, &cpu) < 0)
+		double wall, cpu;
+		if (bench_ingest(fr.buf, fr.len, fr.n, path, &wall, &cpu) < 0)
 			return 1;
 		if (r == 0 || cpu < best)
 			best = cpu;

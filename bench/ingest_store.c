@@ -21,20 +21,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
 
-#include "frame.h"
+#include "ingest_frames.h"
 #include "log.h"
-#include "server/ingest.h"
-#include "store/store.h"
 
 #define PROCS 20u
 #define FUNCS 200u
-#define WINDOW 64u /* records per commit: the agent's unacked window */
 
 struct frames {
 	uint8_t **buf;
@@ -44,39 +39,6 @@ struct frames {
 	uint64_t total_samples, total_keys, bytes;
 };
 
-static double cpu_s(void)
-{
-	struct rusage ru;
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
-	       ru.ru_stime.tv_usec / 1e6;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static uint64_t next_rand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-static uint8_t *encode(const Prof__Envelope *env, size_t *len)
-{
-	uint8_t *b = NULL;
-	if (frame_encode(env, 1 << 20, &b, len) < 0) {
-		fprintf(stderr, "frame_encode failed\n");
-		exit(1);
-	}
-	return b;
-}
 
 /* Frame 0: the Hello; frames 1..records: Samples. */
 static void make_frames(struct frames *fr, size_t records, unsigned ncpu)
@@ -85,16 +47,7 @@ static void make_frames(struct frames *fr, size_t records, unsigned ncpu)
 	fr->buf = calloc(fr->n, sizeof(*fr->buf));
 	fr->len = calloc(fr->n, sizeof(*fr->len));
 	fr->samples = calloc(fr->n, sizeof(*fr->samples));
-	Prof__Hello h = PROF__HELLO__INIT;
-	h.schema_version = PROF_SCHEMA_VERSION;
-	h.agent_id = "bench-board";
-	h.boot_id = 42;
-	h.board = "bench";
-	h.realtime_ns = 1700000000000000000ull;
-	Prof__Envelope env = PROF__ENVELOPE__INIT;
-	env.body_case = PROF__ENVELOPE__BODY_HELLO;
-	env.hello = &h;
-	fr->buf[0] = encode(&env, &fr->len[0]);
+	fr->buf[0] = bench_hello_frame(&fr->len[0]);
 	unsigned nkeys = PROCS * FUNCS;
 	uint64_t *hits = calloc(nkeys, sizeof(*hits)), *ip = calloc(nkeys, 8), *cnt = calloc(nkeys, 8);
 	int32_t *pid = calloc(nkeys, 4), *tid = calloc(nkeys, 4);
@@ -136,7 +89,7 @@ static void make_frames(struct frames *fr, size_t records, unsigned ncpu)
 	for (size_t r = 1; r <= records; r++) {
 		memset(hits, 0, nkeys * sizeof(*hits));
 		for (uint64_t i = 0; i < per; i++) {
-			uint64_t x = next_rand();
+			uint64_t x = bench_rand();
 			unsigned k =
 			    (x & 1) ? (unsigned)((x >> 1) % (nkeys / 16)) : (unsigned)((x >> 1) % nkeys);
 			hits[k]++;
@@ -180,7 +133,7 @@ static void make_frames(struct frames *fr, size_t records, unsigned ncpu)
 		e.seq = r;
 		e.body_case = PROF__ENVELOPE__BODY_SAMPLES;
 		e.samples = &sm;
-		fr->buf[r] = encode(&e, &fr->len[r]);
+		fr->buf[r] = bench_encode(&e, &fr->len[r]);
 		fr->samples[r] = per;
 		fr->total_samples += per;
 		fr->total_keys += n;
@@ -286,19 +239,6 @@ static int load_spool(struct frames *fr, const char *dir)
 	return fr->total_samples ? 0 : -1;
 }
 
-/* The payload of a frame (past its varint length prefix). */
-static const uint8_t *payload(const uint8_t *f, size_t len, size_t *plen)
-{
-	size_t i = 0;
-	uint64_t v = 0;
-	for (int shift = 0; i < len && i < 10; shift += 7) {
-		v |= (uint64_t)(f[i] & 0x7f) << shift;
-		if (!(f[i++] & 0x80))
-			break;
-	}
-	*plen = (size_t)v;
-	return f + i;
-}
 
 /* One table row; the store's bytes per sample (file + WAL after close) where there is a store. */
 static void report(const char *what, const struct frames *fr, double wall, double cpu, const char *path)
@@ -325,26 +265,9 @@ static void report(const char *what, const struct frames *fr, double wall, doubl
 
 static int bench_collector(const struct frames *fr, const char *path)
 {
-	unlink(path);
-	struct store *s;
-	if (store_open(path, STORE_SYNC_FULL, &s) < 0)
+	double wall, cpu;
+	if (bench_ingest(fr->buf, fr->len, fr->n, path, &wall, &cpu) < 0)
 		return -1;
-	struct ingest_conn c;
-	ingest_init(&c, s, "bench");
-	double t0 = now_s(), c0 = cpu_s();
-	for (size_t i = 0; i < fr->n; i++) {
-		size_t plen;
-		const uint8_t *p = payload(fr->buf[i], fr->len[i], &plen);
-		if (ingest_frame(&c, p, plen) < 0) {
-			fprintf(stderr, "ingest: %s\n", c.err);
-			return -1;
-		}
-		if ((i % WINDOW == 0 || i + 1 == fr->n) && store_commit(s) < 0)
-			return -1;
-	}
-	double wall = now_s() - t0, cpu = cpu_s() - c0;
-	ingest_free(&c);
-	store_close(s);
 	report("collector ingest (decode, validate, store, commit per 64)", fr, wall, cpu, path);
 	return 0;
 }
@@ -380,11 +303,11 @@ static int bench_sqlite(const struct frames *fr, const char *path, int kind)
 			   kind == 0 ? "INSERT INTO s VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?7)"
 				     : "INSERT INTO r VALUES (1, ?1, ?2)",
 			   -1, &st, NULL);
-	double t0 = now_s(), c0 = cpu_s();
+	double t0 = bench_now_s(), c0 = bench_cpu_s();
 	exec_sql(db, "BEGIN");
 	for (size_t i = 1; i < fr->n; i++) {
 		size_t plen;
-		const uint8_t *p = payload(fr->buf[i], fr->len[i], &plen);
+		const uint8_t *p = bench_payload(fr->buf[i], fr->len[i], &plen);
 		if (kind == 1) {
 			sqlite3_bind_int64(st, 1, (int64_t)i);
 			sqlite3_bind_blob(st, 2, p, (int)plen, SQLITE_STATIC);
@@ -407,13 +330,13 @@ static int bench_sqlite(const struct frames *fr, const char *path, int kind)
 			}
 			prof__envelope__free_unpacked(e, NULL);
 		}
-		if (i % WINDOW == 0) {
+		if (i % BENCH_WINDOW == 0) {
 			exec_sql(db, "COMMIT");
 			exec_sql(db, "BEGIN");
 		}
 	}
 	exec_sql(db, "COMMIT");
-	double wall = now_s() - t0, cpu = cpu_s() - c0;
+	double wall = bench_now_s() - t0, cpu = bench_cpu_s() - c0;
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 	report(kind == 0 ? "SQLite, a row per key (decode + insert, commit per 64)"
@@ -425,7 +348,7 @@ static int bench_sqlite(const struct frames *fr, const char *path, int kind)
 static void bench_memcpy(const struct frames *fr)
 {
 	uint8_t *dst = malloc(fr->bytes + fr->len[0]);
-	double t0 = now_s(), c0 = cpu_s();
+	double t0 = bench_now_s(), c0 = bench_cpu_s();
 	size_t off = 0;
 	for (size_t i = 0; i < fr->n; i++) {
 		memcpy(dst + off, fr->buf[i], fr->len[i]);
@@ -433,7 +356,7 @@ static void bench_memcpy(const struct frames *fr)
 	}
 	volatile uint8_t sink = dst[off / 2];
 	(void)sink;
-	double wall = now_s() - t0, cpu = cpu_s() - c0;
+	double wall = bench_now_s() - t0, cpu = bench_cpu_s() - c0;
 	if (cpu < 1e-6)
 		cpu = 1e-6;
 	report("memcpy of the frames", fr, wall, cpu, NULL);

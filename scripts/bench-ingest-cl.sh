@@ -2,7 +2,7 @@
 # Collector CPU and store bytes per OpenCL command, before and after #41's
 # packed command blocks (bench/ingest_cl.c): the same bench source built in
 # this tree (OUT/bench/ingest_cl) and in a tree before #41 (BASE_OUT: e.g.
-# `git archive 0699953 | tar -x -C DIR`, bench/ingest_cl.c copied in, then
+# `git archive 0699953 | tar -x -C DIR`, bench/ingest_cl.c and bench/ingest_frames.h copied in, then
 # `make -C DIR build/host/bench/ingest_cl`), run in turn ROUNDS times on the
 # same frames (each run: best CPU of 3 ingests). Prints markdown.
 # Usage: bench-ingest-cl.sh OUT BASE_OUT [COMMANDS] [ROUNDS]

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Whole-run cost of OpenCL capture per command (issue #41): for a program of N tiny
-# kernels (`cl_matmul 16 N`, N = 20000 and 1) and `clpeak --kernel-latency`, the wall
+# kernels (`cl_matmul 16 N`, N = 20000 and 1), clpeak --kernel-latency's loop (`cl_latency N`, the
+# same N) and `clpeak --kernel-latency`, the wall
 # time of the program (measured inside the profiled environment) and of the whole
 # `agent run -q` (start-up, the program, forwarding what is left, waiting for the
 # collector's acks), plainly and in layer and preload mode, over REPS interleaved runs.
@@ -56,6 +57,10 @@ cpu_of="perf stat -x, -e task-clock -o $tmp/pstat --"
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR + 1) / 2)]}'; }
 mm="$out/cl-workloads/cl_matmul"
 "$mm" 16 1 >/dev/null 2>&1 || true # warm the kernel cache
+# clpeak --kernel-latency's loop (a kernel, clFinish, its times, per command), with a 1-command twin
+lat="$out/cl-workloads/cl_latency"
+have_lat=
+[ -x "$lat" ] && "$lat" 1 >/dev/null 2>&1 && have_lat=1
 have_clpeak=
 command -v clpeak >/dev/null && have_clpeak=1 && { clpeak --kernel-latency >/dev/null 2>&1 || true; }
 load0=$(cut -d' ' -f1 /proc/loadavg)
@@ -63,7 +68,8 @@ for _ in $(seq "$reps"); do
 	for mode in plain layer preload; do
 		one "$mode" big "$mm" 16 "$n"
 		one "$mode" small "$mm" 16 1
-		[ -n "$have_clpeak" ] && one "$mode" clpeak clpeak --kernel-latency
+		[ -n "$have_lat" ] && one "$mode" latbig "$lat" "$n" && one "$mode" latsmall "$lat" 1
+		[ -n "$have_clpeak" ] && one "$mode" clpeak clpeak --kernel-latency # last: its session is counted below
 	done
 done
 for f in "$tmp"/a.*.times; do # the children line of each run, as ns
@@ -84,20 +90,25 @@ echo "collector (utime+stime in /proc, 10 ms ticks); no hardware PMU here, so no
 echo
 echo "| | plain ms | layer ms | preload ms | layer µs/command | preload µs/command |"
 echo "|---|---|---|---|---|---|"
-for what in a r a.cpu r.cpu c.cpu; do
-	case $what in
-	a) label="program" ;; r) label="agent run" ;; a.cpu) label="program, CPU" ;;
-	r.cpu) label="agent run + program, CPU" ;; c.cpu) label="collector, CPU" ;;
-	esac
-	awk -v lb="$label" -v n="$n" \
-		-v pb="$(m ${what%.cpu}.big.plain${what#[arc]})" -v ps="$(m ${what%.cpu}.small.plain${what#[arc]})" \
-		-v lbg="$(m ${what%.cpu}.big.layer${what#[arc]})" -v ls="$(m ${what%.cpu}.small.layer${what#[arc]})" \
-		-v sb="$(m ${what%.cpu}.big.preload${what#[arc]})" -v ss="$(m ${what%.cpu}.small.preload${what#[arc]})" 'BEGIN {
-		printf "| `cl_matmul 16 %d`, %s | %.1f | %.1f | %.1f | %+.2f | %+.2f |\n", n, lb, pb / 1e6, lbg / 1e6, sb / 1e6,
-			((lbg - ls) - (pb - ps)) / (n - 1) / 1e3, ((sb - ss) - (pb - ps)) / (n - 1) / 1e3
-		printf "| `cl_matmul 16 1`, %s (fixed start-up) | %.1f | %.1f (%+.1f) | %.1f (%+.1f) | | |\n", lb, ps / 1e6,
-			ls / 1e6, (ls - ps) / 1e6, ss / 1e6, (ss - ps) / 1e6 }'
-done
+rows() { # big-tag small-tag program-name-with-N program-name-with-1
+	for what in a r a.cpu r.cpu c.cpu; do
+		case $what in
+		a) label="program" ;; r) label="agent run" ;; a.cpu) label="program, CPU" ;;
+		r.cpu) label="agent run + program, CPU" ;; c.cpu) label="collector, CPU" ;;
+		esac
+		local w=${what%.cpu} x=${what#[arc]}
+		awk -v lb="$label" -v n="$n" -v nb="$3" -v ns="$4" \
+			-v pb="$(m $w.$1.plain$x)" -v ps="$(m $w.$2.plain$x)" \
+			-v lbg="$(m $w.$1.layer$x)" -v ls="$(m $w.$2.layer$x)" \
+			-v sb="$(m $w.$1.preload$x)" -v ss="$(m $w.$2.preload$x)" 'BEGIN {
+			printf "| `%s`, %s | %.1f | %.1f | %.1f | %+.2f | %+.2f |\n", nb, lb, pb / 1e6, lbg / 1e6, sb / 1e6,
+				((lbg - ls) - (pb - ps)) / (n - 1) / 1e3, ((sb - ss) - (pb - ps)) / (n - 1) / 1e3
+			printf "| `%s`, %s (fixed start-up) | %.1f | %.1f (%+.1f) | %.1f (%+.1f) | | |\n", ns, lb, ps / 1e6,
+				ls / 1e6, (ls - ps) / 1e6, ss / 1e6, (ss - ps) / 1e6 }'
+	done
+}
+rows big small "cl_matmul 16 $n" "cl_matmul 16 1"
+[ -n "$have_lat" ] && rows latbig latsmall "cl_latency $n" "cl_latency 1"
 if [ -n "$have_clpeak" ]; then
 	sid=$(sqlite3 "$tmp/bench.db" "SELECT MAX(session_id) FROM cl_command_blocks")
 	nc=$(sqlite3 "$tmp/bench.db" "SELECT SUM(commands) FROM cl_command_blocks WHERE session_id=$sid")
@@ -113,7 +124,8 @@ if [ -n "$have_clpeak" ]; then
 				n, lb, p / 1e6, l / 1e6, l / (p ? p : l ? l : 1), s / 1e6, s / (p ? p : s ? s : 1), (l - p) / n / 1e3, (s - p) / n / 1e3 }'
 	done
 	echo
-	echo "clpeak's per-command figures include the fixed start-up (its run has no 1-command twin)."
+	echo "clpeak's per-command figures include the fixed start-up (its run has no 1-command twin); \`cl_latency\` runs"
+	echo "its loop (a kernel, clFinish, the event's QUEUED and START times, the event released) with one."
 fi
 dropped=$(cl_dropped "$out/collector" "$tmp/bench.db")
 echo

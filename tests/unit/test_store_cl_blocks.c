@@ -385,6 +385,23 @@ static void test_store_cl_blocks_old_rows_same_report(void **state)
 	tp_rm_rf(dir);
 }
 
+/* A fresh store in a temporary directory (its path in path, its directory in dir) holding one
+ * session named agent with batches 0..nbatches-1 of m; closed. Returns the session. */
+static int64_t store_with_batches(const char *agent, struct cmds *m, int nbatches, char *dir, size_t dcap,
+				  char *path, size_t pcap)
+{
+	char tag[64];
+	snprintf(tag, sizeof(tag), "cl-%s", agent);
+	assert_int_equal(tp_tmpdir(dir, dcap, tag), 0);
+	snprintf(path, pcap, "%s/store.db", dir);
+	struct store *s;
+	assert_int_equal(store_open(path, 0, &s), 0);
+	int64_t sid = open_session(s, agent);
+	put_batches(s, sid, m, 0, nbatches);
+	store_close(s);
+	return sid;
+}
+
 struct range {
 	uint64_t lo, hi;
 	int n;
@@ -405,13 +422,8 @@ static void test_store_cl_blocks_time_range(void **state)
 	static struct cmds m;
 	make_cmds(&m);
 	char dir[256], path[300];
-	assert_int_equal(tp_tmpdir(dir, sizeof(dir), "cl-range"), 0);
-	snprintf(path, sizeof(path), "%s/store.db", dir);
+	int64_t sid = store_with_batches("range", &m, 2, dir, sizeof(dir), path, sizeof(path));
 	struct store *s;
-	assert_int_equal(store_open(path, 0, &s), 0);
-	int64_t sid = open_session(s, "range");
-	put_batches(s, sid, &m, 0, 2);
-	store_close(s);
 	put_old_rows(path, sid, &m, 2 * PER_BATCH, NCMD, true);
 	assert_int_equal(store_open(path, STORE_READ_ONLY, &s), 0);
 	/* commands 150..249: half of block 2, half of the rows */
@@ -439,13 +451,8 @@ static void test_store_cl_blocks_damaged_refused(void **state)
 	static struct cmds m;
 	make_cmds(&m);
 	char dir[256], path[300];
-	assert_int_equal(tp_tmpdir(dir, sizeof(dir), "cl-damaged"), 0);
-	snprintf(path, sizeof(path), "%s/store.db", dir);
+	int64_t sid = store_with_batches("damaged", &m, 1, dir, sizeof(dir), path, sizeof(path));
 	struct store *s;
-	assert_int_equal(store_open(path, 0, &s), 0);
-	int64_t sid = open_session(s, "damaged");
-	put_batches(s, sid, &m, 0, 1);
-	store_close(s);
 	/* a column cut short: a well-formed message whose ids outnumber its pids */
 	assert_int_equal(sql_int(path, "UPDATE cl_command_blocks SET data = x'0a010212020304' RETURNING 1"),
 			 1);

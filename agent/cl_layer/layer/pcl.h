@@ -126,6 +126,8 @@ void pcl_queue_created(cl_command_queue q, bool in_order, bool forced) PCL_HIDDE
 /* Copies the queue's info and, for in-order queues, makes cmd the last
  * command. False (nothing copied) when the layer does not know q. */
 bool pcl_queue_next(cl_command_queue q, uint64_t cmd, struct pcl_queue_info *out) PCL_HIDDEN;
+/* Whether any queue the app holds is one the layer made profiling (forced_profiling). */
+bool pcl_queues_forced(void) PCL_HIDDEN;
 /* Copies a known queue's info (nothing else). */
 bool pcl_queue_lookup(cl_command_queue q, struct pcl_queue_info *out) PCL_HIDDEN;
 /* The layer appended the CL_QUEUE_PROPERTIES pair to the app's property list of q (how: props_added). */
@@ -209,9 +211,10 @@ void pcl_track(struct pcl_pending *p, cl_event ev, bool own_event) PCL_HIDDEN;
  * as dropped). Only id, pid and the dependency counts are set. */
 struct pcl_pending *pcl_pending_new(void) PCL_HIDDEN;
 void pcl_pending_abandon(struct pcl_pending *p) PCL_HIDDEN; /* enqueue failed */
-/* The app waited for its commands (clFinish, clWaitForEvents): wake the reaper
- * now rather than at its next visit (at most every KICK_MIN_NS), so that what
- * completed is in the ring before the app can die. */
+/* The app waited for its commands (clFinish, clWaitForEvents): the reaper's
+ * next visit comes within REAP_AFTER_FINISH_NS (woken now only from its longer
+ * sleep), so that what completed is in the ring before the app can die. No
+ * system call in a loop of such waits closer together than that. */
 void pcl_track_kick(void) PCL_HIDDEN;
 /* Reads the environment once and sets up the fork handler (idempotent). */
 void pcl_init(void) PCL_HIDDEN;

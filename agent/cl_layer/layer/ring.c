@@ -14,6 +14,8 @@
 
 #include "ring.h"
 
+#define EARLY_WRAP (128u << 10) /* more than a record can take (PCL_DGRAM_MAX and its header) */
+
 static struct pcl_ring_hdr *ring;
 static uint8_t *data;
 static char ring_path[4096];
@@ -70,8 +72,12 @@ bool pcl_ring_write(const uint8_t *buf, size_t len, uint32_t ncmd)
 	uint64_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
 	uint64_t tail = atomic_load_explicit(&ring->tail, memory_order_acquire);
 	uint64_t need = pcl_ring_rec_size((uint32_t)len), pos = head % PCL_RING_DATA, skip = 0;
-	if (PCL_RING_DATA - pos < need)
-		skip = PCL_RING_DATA - pos; /* the record goes at offset 0 */
+	/* The record goes at offset 0 when it does not fit before the end, and also as soon as the agent
+	 * has read everything past EARLY_WRAP: the ring's first pages are then all it touches while the
+	 * agent keeps up, warm in both caches, instead of 4 MiB of fresh pages (a page fault per 4 KiB,
+	 * half of the reaper's CPU with `clpeak --kernel-latency`, issue #41). */
+	if (PCL_RING_DATA - pos < need || (pos >= EARLY_WRAP && head == tail))
+		skip = PCL_RING_DATA - pos;
 	if (head + skip + need - tail > PCL_RING_DATA)
 		return false; /* the agent has not read that far yet */
 	if (skip) {

@@ -21,6 +21,7 @@
 #define OUT_MAX_BYTES (8u << 20)   /* datagrams waiting for the socket, in bytes */
 #define SNDBUF_BYTES (1 << 20)
 #define RECONNECT_NS 1000000000ull /* between connection attempts */
+#define ALIVE_CHECK_NS 50000000ull /* with a ring: how often the socket is asked whether the agent is there */
 
 struct msg {
 	struct msg *next;
@@ -34,6 +35,7 @@ static uint64_t next_try_ns;
 static struct msg *head, *tail;
 static size_t out_bytes;
 static uint64_t drops; /* datagrams dropped: the kernels they declared must be declared again */
+static uint64_t alive_checked_ns; /* with a ring: when the agent was last seen there */
 
 static int connect_agent(void)
 {
@@ -111,8 +113,32 @@ static bool ensure_connected(uint64_t now)
 	return true;
 }
 
+static bool agent_alive(void);
+
+/* With a ring: whether the agent still reads it, asked of the socket at most every ALIVE_CHECK_NS
+ * (a poll per reaper visit was a system call per visit, issue #41) and always at the exit. When it
+ * is gone the ring is abandoned and what waits for it dropped. */
+static bool ring_reader_alive(uint64_t now, bool exiting)
+{
+	if (!exiting && alive_checked_ns && now - alive_checked_ns < ALIVE_CHECK_NS)
+		return true;
+	if (agent_alive()) {
+		alive_checked_ns = now;
+		return true;
+	}
+	pcl_ring_abandon(); /* nobody reads it any more */
+	disconnect("agent gone", ECONNRESET);
+	return false;
+}
+
 bool pcl_send_queue(const uint8_t *buf, size_t len, uint32_t ncmd)
 {
+	/* With a ring and nothing waiting for it: straight in (no copy of the datagram to the queue). */
+	if (!head && pcl_ring_active() && ring_reader_alive(pcl_now_ns(), false) &&
+	    pcl_ring_write(buf, len, ncmd)) {
+		pcl_count_sent(ncmd);
+		return true;
+	}
 	struct msg *m = NULL;
 	if (out_bytes + len <= OUT_MAX_BYTES && (pcl_ring_active() || !(sock < 0 && ever_connected)))
 		m = malloc(sizeof(*m) + len);
@@ -184,13 +210,8 @@ bool pcl_send_flush(uint64_t now)
 {
 	if (!head)
 		return true;
-	if (pcl_ring_active()) {
-		if (agent_alive())
-			return flush_ring();
-		pcl_ring_abandon(); /* nobody reads it any more */
-		disconnect("agent gone", ECONNRESET);
-		return true;
-	}
+	if (pcl_ring_active())
+		return ring_reader_alive(now, false) ? flush_ring() : true;
 	if (!ensure_connected(now)) {
 		if (ever_connected || !getenv(PCL_ENV_SOCKET) || now >= pcl_start_ns() + RECONNECT_NS)
 			drop_all();
@@ -231,7 +252,9 @@ int pcl_send_wait(int timeout_ms)
 
 bool pcl_send_connected(void)
 {
-	return sock >= 0 || pcl_ring_active();
+	if (pcl_ring_active()) /* asked at the exit and when the ring is full: the socket says */
+		return ring_reader_alive(pcl_now_ns(), true);
+	return sock >= 0;
 }
 
 void pcl_send_drop_rest(void)
@@ -246,6 +269,7 @@ void pcl_send_after_fork(void)
 	sock = -1;
 	ever_connected = false;
 	next_try_ns = 0;
+	alive_checked_ns = 0;
 	head = tail = NULL; /* the parent's messages: not ours to send (leaked, bounded) */
 	out_bytes = 0;
 }

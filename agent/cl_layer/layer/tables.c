@@ -9,6 +9,7 @@
  * lock; every operation is short. The hash table itself (pcl_table_*) is
  * shared with kernels.c. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,7 @@ struct map_node {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pcl_table tables[PCL_OBJ__N], maps;
 static uint32_t next_queue_id = 1;
+static _Atomic uint32_t forced_queues; /* known queues the layer made profiling */
 static uint64_t next_mem_id = 1;
 static struct {
 	const void *ev;
@@ -102,10 +104,18 @@ void pcl_tables_after_fork(void)
 	pthread_mutex_init(&lock, NULL); /* another thread may have held it at fork() */
 }
 
+/* A node leaves its table (lock held). */
+static void forget(enum pcl_obj kind, struct pcl_node *n)
+{
+	if (n && kind == PCL_OBJ_QUEUE && ((struct queue_node *)n)->q.forced_profiling)
+		atomic_fetch_sub(&forced_queues, 1);
+	free(n);
+}
+
 /* A fresh zeroed node of size bytes for key (a stale entry of a reused address is dropped). */
 static void *fresh(enum pcl_obj kind, const void *key, size_t size)
 {
-	free(pcl_table_take(&tables[kind], key));
+	forget(kind, pcl_table_take(&tables[kind], key));
 	struct pcl_node *n = calloc(1, size);
 	if (n)
 		pcl_table_put(&tables[kind], n, key);
@@ -126,7 +136,7 @@ void pcl_released(enum pcl_obj kind, const void *h)
 	pthread_mutex_lock(&lock);
 	struct pcl_node *n = h ? pcl_table_find(&tables[kind], h) : NULL;
 	if (n && --n->refs == 0)
-		free(pcl_table_take(&tables[kind], h));
+		forget(kind, pcl_table_take(&tables[kind], h));
 	pthread_mutex_unlock(&lock);
 }
 
@@ -149,6 +159,13 @@ static void queue_insert(cl_command_queue q, bool in_order, bool forced)
 	n->q.id = next_queue_id++;
 	n->q.in_order = in_order;
 	n->q.forced_profiling = forced;
+	if (forced)
+		atomic_fetch_add(&forced_queues, 1);
+}
+
+bool pcl_queues_forced(void)
+{
+	return atomic_load_explicit(&forced_queues, memory_order_relaxed) != 0;
 }
 
 void pcl_queue_created(cl_command_queue q, bool in_order, bool forced)

@@ -1,7 +1,8 @@
 /* Commands from enqueue to the agent. The layer keeps a reference on each
  * command's event and hands the record to the reaper thread (one atomic push
  * on the submitted stack). The reaper keeps the records in per-queue FIFOs
- * and, every REAP_EVERY_NS while commands are outstanding, asks the runtime
+ * and, every REAP_EVERY_NS while commands are outstanding (REAP_AFTER_FINISH_NS
+ * after an app thread waited for its commands), asks the runtime
  * whether they completed (an in-order queue's commands complete in order:
  * it stops at the first one still running; out-of-order queues are looked at
  * up to SCAN_MAX commands a visit). A completed command's profiling info is
@@ -46,7 +47,8 @@
 #define SCAN_MAX 1024u			   /* commands of an out-of-order queue looked at per visit */
 #define EXIT_COMPLETE_WAIT_NS 300000000ull /* at exit: for enqueued commands to complete */
 #define EXIT_SEND_WAIT_NS 300000000ull	   /* at exit: for the socket to take the rest */
-#define KICK_MIN_NS 1000000ull		   /* a finish wakes the reaper at most this often */
+#define REAP_AFTER_FINISH_NS 1000000ull	   /* the next visit after an app thread waited for its commands */
+#define IDLE_AFTER_NS 50000000ull	   /* visits go on this long after the last outstanding command */
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER; /* the reaper's sleep, and the exit */
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
@@ -55,14 +57,19 @@ static _Atomic(struct pcl_pending *) free_stack; /* processed, for reuse */
 static _Atomic unsigned outstanding;		 /* tracked and not processed yet */
 static bool reaper_running;
 static _Atomic bool stopping, reaper_done, reaper_idle;
-static _Atomic bool reaper_timed; /* in its timed sleep between visits */
-static _Atomic uint64_t last_visit_ns;
+static _Atomic bool finish_seen; /* an app thread waited for its commands since the reaper last slept */
+static _Atomic uint64_t last_wait_ns; /* when an app thread last waited for its commands */
+static bool kick_pending; /* under mu: a wait asked for a visit now */
+static uint64_t busy_ns;	 /* the reaper's: its last visit with commands outstanding */
 static _Atomic bool abandoned; /* the exit stopped waiting for the reaper: no more calls into the runtime */
 static _Atomic bool reaper_exited; /* its last store before returning (bionic's timed join below) */
 static pthread_t reaper;
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static _Atomic uint64_t next_id = 1, n_captured;
+/* What the reaper cost (the exit's debug line): its visits, the wake-ups the app's threads made
+ * (a finish, the first command after a quiet time) and its CPU time, read at its end. */
+static _Atomic uint64_t n_visits, n_kicks, n_first_wakes, reaper_cpu_ns;
 /* Each app thread's records, taken from the free stack all at once. */
 static __thread struct pcl_pending *cache;
 static __thread struct pcl_pending *carve, *carve_end; /* the rest of this thread's slab */
@@ -102,8 +109,15 @@ static void after_fork_child(void)
 	atomic_store(&reaper_done, false);
 	atomic_store(&reaper_exited, false);
 	atomic_store(&reaper_idle, false);
+	atomic_store(&finish_seen, false);
+	atomic_store(&last_wait_ns, 0);
+	kick_pending = false;
+	busy_ns = 0;
 	start_once = (pthread_once_t)PTHREAD_ONCE_INIT; /* the reaper did not survive the fork */
 	atomic_store(&n_captured, 0);
+	atomic_store(&n_visits, 0);
+	atomic_store(&n_kicks, 0);
+	atomic_store(&n_first_wakes, 0);
 	atomic_store(&next_id, 1);
 	dgram_len = 0;
 	dgram_cmds = 0;
@@ -367,17 +381,26 @@ static struct timespec in_ns(uint64_t ns)
 	return ts;
 }
 
-/* Sleep a period while commands are outstanding or a datagram waits; else until pcl_track or the
- * exit wakes us. */
-static void reaper_sleep(void)
+/* Sleep a period while commands are outstanding or a datagram waits, and IDLE_AFTER_NS more after
+ * that (a program that waits for each command, as clpeak --kernel-latency does, would otherwise
+ * wake the reaper at every enqueue: a system call on its thread); the period is REAP_AFTER_FINISH_NS
+ * when an app thread waited for its commands since the last sleep (so a program that dies right
+ * after its finish has its commands in the ring), else REAP_EVERY_NS. Else sleep until pcl_track or
+ * the exit wakes us. Issue #41: in such a loop the app's threads make no system call for us. */
+static void reaper_sleep(uint64_t now)
 {
+	bool busy = !fifos_empty() || atomic_load(&outstanding) > 0 || dgram_len;
+	if (busy)
+		busy_ns = now;
 	pthread_mutex_lock(&mu);
-	if (!fifos_empty() || atomic_load(&outstanding) > 0 || dgram_len) {
-		struct timespec ts = in_ns(REAP_EVERY_NS);
-		atomic_store(&reaper_timed, true);
-		pthread_cond_timedwait(&wake, &mu, &ts);
-		atomic_store(&reaper_timed, false);
+	if (busy || now - busy_ns < IDLE_AFTER_NS) {
+		bool soon = atomic_exchange(&finish_seen, false);
+		struct timespec ts = in_ns(soon ? REAP_AFTER_FINISH_NS : REAP_EVERY_NS);
+		if (!kick_pending) /* else a wait came during the visit: at once */
+			pthread_cond_timedwait(&wake, &mu, &ts);
+		kick_pending = false;
 	} else {
+		kick_pending = false; /* nothing outstanding: nothing a wait could want */
 		/* Announce the sleep, then look again: a command tracked by a thread that did not
 		 * see the flag is on the stack by now (both sides are sequentially consistent). */
 		atomic_store(&reaper_idle, true);
@@ -398,8 +421,8 @@ static void *reaper_main(void *arg)
 		struct pcl_pending *done = NULL, *done_tail = NULL;
 		pcl_enter(PCL_FN_REAPER);
 		unsigned n = visit(&done, &done_tail, stop);
+		atomic_fetch_add_explicit(&n_visits, 1, memory_order_relaxed);
 		uint64_t now = pcl_now_ns();
-		atomic_store_explicit(&last_visit_ns, now, memory_order_relaxed);
 		dgram_maybe_push(now, stop || pcl_ring_active()); /* with a ring: at once */
 		pcl_leave();
 		if (done)
@@ -427,7 +450,7 @@ static void *reaper_main(void *arg)
 			continue;
 		}
 		(void)n;
-		reaper_sleep();
+		reaper_sleep(now);
 	}
 	/* Last words: totals, so the agent can report the drops. */
 	unsigned left = atomic_load(&outstanding);
@@ -444,6 +467,9 @@ static void *reaper_main(void *arg)
 		pcl_send_drop_rest(); /* what the ring had no room for by now */
 		pcl_ring_done(pcl_dropped());
 	}
+	struct timespec cpu;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
+		atomic_store(&reaper_cpu_ns, (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec);
 	atomic_store(&reaper_done, told);
 	atomic_store(&reaper_exited, true);
 	return NULL;
@@ -506,6 +532,9 @@ static void at_exit(void)
 	uint64_t dropped = pcl_dropped(), captured = atomic_load(&n_captured);
 	pcl_log("exit: %llu commands captured, %llu sent, %llu dropped%s", (unsigned long long)captured,
 		(unsigned long long)pcl_sent(), (unsigned long long)dropped, told ? "" : " (agent not told)");
+	pcl_log("reaper: %llu visits, woken %llu times by a finish and %llu by a first command, %.1f ms CPU",
+		(unsigned long long)atomic_load(&n_visits), (unsigned long long)atomic_load(&n_kicks),
+		(unsigned long long)atomic_load(&n_first_wakes), (double)atomic_load(&reaper_cpu_ns) / 1e6);
 	if (dropped > 0 && !told)
 		write_dropfile(dropped, captured + atomic_load(&outstanding));
 }
@@ -563,10 +592,20 @@ void pcl_pending_abandon(struct pcl_pending *p)
 
 void pcl_track_kick(void)
 {
-	if (!atomic_load_explicit(&reaper_timed, memory_order_relaxed) ||
-	    pcl_now_ns() - atomic_load_explicit(&last_visit_ns, memory_order_relaxed) < KICK_MIN_NS)
+	if (!atomic_load_explicit(&finish_seen, memory_order_relaxed))
+		atomic_store_explicit(&finish_seen, true, memory_order_relaxed);
+	/* Waits closer together than REAP_AFTER_FINISH_NS (a loop of them: clpeak --kernel-latency)
+	 * need no wake-up: the reaper's short sleeps come as often. A wait after a longer quiet
+	 * time (the program's last, before it may die) has the reaper visit now, or right after
+	 * the visit it is in. Waking a sleeping thread costs the waker 7-8 µs here (bench/RESULTS.md,
+	 * issue #41): it was once a ms in such loops. */
+	uint64_t now = pcl_now_ns();
+	uint64_t prev = atomic_exchange_explicit(&last_wait_ns, now, memory_order_relaxed);
+	if (now - prev < REAP_AFTER_FINISH_NS)
 		return;
+	atomic_fetch_add_explicit(&n_kicks, 1, memory_order_relaxed);
 	pthread_mutex_lock(&mu);
+	kick_pending = true;
 	pthread_cond_signal(&wake);
 	pthread_mutex_unlock(&mu);
 }
@@ -581,6 +620,7 @@ void pcl_track(struct pcl_pending *p, cl_event ev, bool own_event)
 	p->cmd.layer_event = own_event;
 	push_list(&submitted, p, p);
 	if (atomic_load(&reaper_idle)) { /* the first command after a quiet time */
+		atomic_fetch_add_explicit(&n_first_wakes, 1, memory_order_relaxed);
 		pthread_mutex_lock(&mu);
 		pthread_cond_signal(&wake);
 		pthread_mutex_unlock(&mu);
