@@ -39,10 +39,23 @@ for d in "${dirs[@]}"; do
 	done
 done
 
-# run_one SUITE FILE: the suite's block ("== name", its output, "-- name: rc=R in N s") into FILE
+# user+sys seconds of this shell's reaped children so far (bash's `times`, second line; into a
+# file, and not in $(...): a subshell's `times` would not see this shell's children)
+# file: a subshell's `times` would not see this shell's children), into $cpu
+children_cpu() {
+	local f=$tmp/times.$BASHPID
+	times >"$f"
+	cpu=$(awk 'NR == 2 { n = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); sub("s", "", a[2]); n += a[1] * 60 + a[2] }
+		printf "%.1f", n }' "$f")
+}
+
+# run_one SUITE FILE: the suite's block ("== name", its output, "-- name: rc=R in N s, CPU C s")
+# into FILE (CPU: user+sys of the suite and every process it reaped, issue 43)
 run_one() {
-	local s=$1 file=$2 start rc
+	local s=$1 file=$2 start rc cpu cpu0
 	start=$(date +%s)
+	children_cpu
+	cpu0=$cpu
 	{
 		echo "== $(basename "$s")"
 		# Into a file, not a pipe: a process a failed test left behind (holding its stderr) cannot
@@ -50,7 +63,8 @@ run_one() {
 		timeout -k 10 "${SUITE_TIMEOUT:-900}" "$s" 2>&1
 		rc=$?
 		[ "$rc" -eq 124 ] && echo "-- $(basename "$s"): stopped after ${SUITE_TIMEOUT:-900} s"
-		echo "-- $(basename "$s"): rc=$rc in $(($(date +%s) - start)) s"
+		children_cpu
+		echo "-- $(basename "$s"): rc=$rc in $(($(date +%s) - start)) s, CPU $(awk -v a="$cpu" -v b="$cpu0" 'BEGIN { printf "%.1f", a - b }') s"
 	} >"$file" 2>&1
 }
 
