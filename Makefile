@@ -99,6 +99,7 @@ PROGRAMS := $(AGENT_BIN) $(if $(filter y,$(CONFIG_COLLECTOR)),$(COLLECTOR_BIN))
 EXTRA_TARGETS :=
 EXTRA_CHECK :=
 -include $(sort $(wildcard mk/*.mk))
+$(eval $(BOARD_TWIN_RULES))
 
 .PHONY: all deps check-deps defconfig menuconfig olddefconfig savedefconfig tests check check-fast unit integration demo fuzz bench clean distclean help
 .DEFAULT_GOAL := all
