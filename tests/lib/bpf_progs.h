@@ -9,8 +9,8 @@
 
 struct tp_bpf_prog {
 	uint32_t id;
-	uint32_t type;	/* enum bpf_prog_type */
-	char name[16];	/* as loaded (BPF_OBJ_NAME_LEN) */
+	uint32_t type; /* enum bpf_prog_type */
+	char name[16]; /* as loaded (BPF_OBJ_NAME_LEN) */
 };
 
 /* Up to max loaded programs of type (BPF_PROG_TYPE_*) into out; returns how many there are (may be

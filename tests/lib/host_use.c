@@ -40,8 +40,8 @@ static bool proc_stat(unsigned long long *busy, unsigned long long *steal, unsig
 {
 	unsigned long long v[8] = {0};
 	FILE *f = fopen("/proc/stat", "r");
-	int n = f ? fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
-			   &v[6], &v[7])
+	int n = f ? fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+			   &v[4], &v[5], &v[6], &v[7])
 		  : 0;
 	if (f)
 		fclose(f);
@@ -80,9 +80,13 @@ void host_use_end(struct host_use *u)
 void host_use_format(const struct host_use *u, char *buf, size_t len)
 {
 	if (u->known)
-		snprintf(buf, len, "%.2f s; other processes used %.2f CPUs, steal %.1f%%, load average %.2f -> %.2f on %ld CPUs: %s",
-			 u->wall, u->others, u->steal * 100, u->load_begin, u->load_end, sysconf(_SC_NPROCESSORS_ONLN),
-			 u->quiet ? "quiet" : "BUSY");
+		snprintf(buf, len,
+			 "%.2f s; other processes used %.2f CPUs, steal %.1f%%, load average %.2f -> %.2f on "
+			 "%ld CPUs: %s",
+			 u->wall, u->others, u->steal * 100, u->load_begin, u->load_end,
+			 sysconf(_SC_NPROCESSORS_ONLN), u->quiet ? "quiet" : "BUSY");
 	else
-		snprintf(buf, len, "%.2f s; /proc/stat unreadable: the host's load is unknown (counted as busy)", u->wall);
+		snprintf(buf, len,
+			 "%.2f s; /proc/stat unreadable: the host's load is unknown (counted as busy)",
+			 u->wall);
 }
