@@ -40,8 +40,7 @@ for d in "${dirs[@]}"; do
 done
 
 # user+sys seconds of this shell's reaped children so far (bash's `times`, second line; into a
-# file, and not in $(...): a subshell's `times` would not see this shell's children)
-# file: a subshell's `times` would not see this shell's children), into $cpu
+# file, and not in $(...): a subshell's `times` would not see this shell's children), into $cpu
 children_cpu() {
 	local f=$tmp/times.$BASHPID
 	times >"$f"
@@ -50,13 +49,13 @@ children_cpu() {
 }
 
 # run_one SUITE FILE: the suite's block ("== name", its output, "-- name: rc=R in N s, CPU C s")
-# into FILE (CPU: user+sys of the suite and every process it reaped, issue 43)
+# into FILE (CPU: user+sys of the suite and every process it reaped, issue 43; measured in a
+# subshell of its own, whose only children are the suite's: the main lane's shell also reaps the
+# side lane when that ends)
 run_one() {
-	local s=$1 file=$2 start rc cpu cpu0
+	local s=$1 file=$2 start
 	start=$(date +%s)
-	children_cpu
-	cpu0=$cpu
-	{
+	(
 		echo "== $(basename "$s")"
 		# Into a file, not a pipe: a process a failed test left behind (holding its stderr) cannot
 		# keep this script waiting; a suite that hangs is stopped after SUITE_TIMEOUT seconds.
@@ -64,8 +63,8 @@ run_one() {
 		rc=$?
 		[ "$rc" -eq 124 ] && echo "-- $(basename "$s"): stopped after ${SUITE_TIMEOUT:-900} s"
 		children_cpu
-		echo "-- $(basename "$s"): rc=$rc in $(($(date +%s) - start)) s, CPU $(awk -v a="$cpu" -v b="$cpu0" 'BEGIN { printf "%.1f", a - b }') s"
-	} >"$file" 2>&1
+		echo "-- $(basename "$s"): rc=$rc in $(($(date +%s) - start)) s, CPU $cpu s"
+	) >"$file" 2>&1
 }
 
 passed=0 failed=0 skipped=0 bad_suites=()
