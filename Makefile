@@ -99,6 +99,7 @@ PROGRAMS := $(AGENT_BIN) $(if $(filter y,$(CONFIG_COLLECTOR)),$(COLLECTOR_BIN))
 EXTRA_TARGETS :=
 EXTRA_CHECK :=
 -include $(sort $(wildcard mk/*.mk))
+$(eval $(BOARD_TWIN_RULES))
 
 .PHONY: all deps check-deps defconfig menuconfig olddefconfig savedefconfig tests check check-fast unit integration demo fuzz bench clean distclean help
 .DEFAULT_GOAL := all
@@ -228,9 +229,13 @@ CHECK_DEPS_BOARDS = host $(if $(filter host,$(BOARD)),$(if $(filter 0,$(BOARD_CH
 CHECK_RESULTS := build/check-results
 # $(call CHECK_STEP,name,command): run it whatever the others did; the summary names each result
 CHECK_STEP = scripts/check-step.sh $(CHECK_RESULTS) '$(1)' $(2)
+# the same for a step that stops make check when it fails (deps, the builds)
+CHECK_STOP = scripts/check-step.sh $(CHECK_RESULTS) --stop '$(1)' $(2)
 
+# (its first step: the results, with every step's time, start here)
 check-deps:
-	@scripts/deps.sh $(CHECK_DEPS_BOARDS)
+	$(Q)mkdir -p build && rm -f $(CHECK_RESULTS)
+	$(Q)$(call CHECK_STOP,deps,scripts/deps.sh $(CHECK_DEPS_BOARDS))
 
 # make check's builds use every CPU (issue 43: a plain `make check` compiled one file at a time,
 # ~2 of its 21 minutes); a caller's own -j (a jobserver in MAKEFLAGS) is left to rule.
@@ -242,11 +247,11 @@ CHECK_J = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(CHECK_JOBS))
 # the boards (EXTRA_CHECK), their output printed after them (issue 43: both leave a core idle in
 # their serial and single-threaded parts).
 check: check-deps
-	$(Q)rm -rf $(AUDIT_DIR) && mkdir -p build && rm -f $(CHECK_RESULTS)
+	$(Q)rm -rf $(AUDIT_DIR) && mkdir -p build
 	@echo "== -Werror build ($(O)) =="
-	$(Q)$(call AUDIT,build) $(MAKE) --no-print-directory $(CHECK_J) WERROR=1 all
+	$(Q)$(call CHECK_STOP,-Werror build,$(call AUDIT,build) $(MAKE) --no-print-directory $(CHECK_J) WERROR=1 all)
 	@echo "== sanitizer build + tests =="
-	$(Q)$(call AUDIT,build-san) $(MAKE) --no-print-directory $(CHECK_J) SAN=1 WERROR=1 tests
+	$(Q)$(call CHECK_STOP,sanitizer build,$(call AUDIT,build-san) $(MAKE) --no-print-directory $(CHECK_J) SAN=1 WERROR=1 tests)
 	$(Q)$(call CHECK_STEP,minimal configuration,$(call AUDIT,config) env CHECK_J=$(CHECK_J) scripts/check-config.sh) \
 		>build/check-config.log 2>&1 & cfg=$$!; \
 	$(foreach c,$(EXTRA_CHECK),$(call CHECK_STEP,$(notdir $(c)),$(call AUDIT,$(notdir $(c))) $(c)) &&) true; \

@@ -131,6 +131,56 @@ $(AGENT_BIN): $(MUSL_COMPAT_O)
 endif
 endif
 
+# ---------------------------------------------------------------- twin boards (issue 43)
+# A build-only board (arndale-octa) and the emulated board that stands for it (qemu-virt-armhf)
+# compile the same sources with the same cross compiler, flags and configuration but for
+# CONFIG_BOARD_NAME: make check built every object twice (~50 s of CPU a board). With
+# BOARD_TWIN_O=build/<twin> (board-check-all, after the twin's build), the objects of libcommon,
+# libagent and the agent's main that do not use CONFIG_BOARD_NAME are copied from the twin when
+# both builds' signatures (compiler version and target, every compile flag with the build
+# directory masked, the objects built with the __int128 stand-in, the .config less
+# CONFIG_BOARD_NAME and comments) are equal; the files that name the board, the capture
+# libraries, the musl sysroot and the link are this board's own. Any difference: a full build.
+# (A copied object's debug info names the twin's generated headers.)
+ifneq ($(CROSS_COMPILE),)
+BOARD_OBJ_SIGNATURE_FILE := $(O)/obj-signature
+BOARD_NAME_SRC := $(shell grep -rl --include='*.c' CONFIG_BOARD_NAME agent common proto collector 2>/dev/null)
+BOARD_NAME_HDR := $(shell grep -rl --include='*.h' CONFIG_BOARD_NAME agent common proto collector 2>/dev/null)
+BOARD_OBJ_SIGNATURE = $(shell $(CC) -dumpmachine) $(shell $(CC) -dumpfullversion) \
+	$(subst $(O)/,@O@/,$(ALL_CFLAGS) $(ALL_CPPFLAGS)) int128:$(BOARD_INT128_SRC) \
+	config:$(shell grep -v -e '^CONFIG_BOARD_NAME=' -e '^\#' -e '^$$' $(O)/.config 2>/dev/null | sort | md5sum | cut -c1-32)
+# written by `all` (the build the twin's objects come from), read by the twin's build
+# (board-check-all orders them); rewritten only when it changes
+EXTRA_TARGETS += $(BOARD_OBJ_SIGNATURE_FILE)
+.PHONY: board-obj-signature-force
+$(BOARD_OBJ_SIGNATURE_FILE): board-obj-signature-force
+	$(Q)[ "$$(cat $@ 2>/dev/null)" = '$(strip $(BOARD_OBJ_SIGNATURE))' ] || echo '$(strip $(BOARD_OBJ_SIGNATURE))' >$@
+ifneq ($(BOARD_TWIN_O),)
+ifeq ($(BOARD_NAME_HDR),)
+ifeq ($(shell cat $(BOARD_TWIN_O)/obj-signature 2>/dev/null),$(strip $(BOARD_OBJ_SIGNATURE)))
+BOARD_TWIN_USE := y
+endif
+endif
+ifneq ($(BOARD_TWIN_USE),y)
+ifneq ($(wildcard $(O)/.config),)
+BOARD_TWIN_WHY := compiler or flags or configuration differ from $(BOARD_TWIN_O)/obj-signature
+$(info board $(BOARD): $(BOARD_TWIN_O)'s objects not used: $(if $(BOARD_NAME_HDR),$(BOARD_NAME_HDR) name the board,$(BOARD_TWIN_WHY)))
+endif
+endif
+endif
+endif
+# (evaluated by the Makefile after every mk/*.mk has added its objects; generated sources other
+# than protobuf's have rules of their own, pmu_events_embedded.o: built here)
+define BOARD_TWIN_RULES
+ifeq ($(BOARD_TWIN_USE),y)
+BOARD_TWIN_OBJ := $$(filter-out $$(call obj,$$(BOARD_NAME_SRC)) $$(filter-out %.pb-c.o,$$(filter $$(O)/obj/gen/%,$$(AGENT_OBJ) $$(COMMON_OBJ))),\
+	$$(COMMON_OBJ) $$(AGENT_OBJ) $$(O)/obj/agent/main.o)
+$$(BOARD_TWIN_OBJ): $$(O)/obj/%: $$(BOARD_TWIN_O)/obj/%
+	@mkdir -p $$(dir $$@)
+	$$(Q)cp $$< $$@
+endif
+endef
+
 board-size: $(AGENT_STRIPPED)
 	@s=$$(stat -c %s $<); \
 	 if [ "$(CONFIG_STATIC)" = y ] && $(READELF) -l $< | grep -q 'program interpreter'; then \
@@ -277,11 +327,21 @@ board-check-all: $(addprefix board-check-one-,$(BOARD_ALL_BOARDS))
 board-check-prep:
 	$(Q)$(foreach b,$(BOARD_ALL_BOARDS),$(MAKE) --no-print-directory BOARD=$(b) $(call BOARD_CHECK_OVERRIDES,$(b)) deps &&) true
 	$(Q)$(MAKE) -s --no-print-directory BOARD=host O=build/host DEFCONFIG=configs/host_defconfig SAN= $(HOST_COLLECTOR)
+# Twins (issue 43): a build-only board takes the objects it shares with the emulated board that
+# stands for it from that board's build (BOARD_TWIN_O above), so it starts once that build is
+# done; the emulated board's board-check then finds its build done. BOARD_TWINS=BUILD:CHECK ...
+BOARD_TWINS ?= arndale-octa:qemu-virt-armhf android-arm64:qemu-virt-arm64
+# the board checked in BOARD_CHECK_BOARDS that stands for build-only board $(1), if any
+board_twin = $(filter $(BOARD_CHECK_BOARDS),$(firstword $(foreach t,$(BOARD_TWINS),$(if $(filter $(1):%,$(t)),$(lastword $(subst :, ,$(t)))))))
+$(addprefix board-build-,$(BOARD_CHECK_BOARDS)): board-build-%: board-check-prep
+	$(Q)$(MAKE) --no-print-directory BOARD=$* $(call BOARD_CHECK_OVERRIDES,$*) WERROR=1 all
 $(addprefix board-check-one-,$(BOARD_BUILD_BOARDS)): board-check-one-%: board-check-prep
-	$(Q)$(MAKE) --no-print-directory BOARD=$* $(call BOARD_CHECK_OVERRIDES,$*) WERROR=1 all board-size
-$(addprefix board-check-one-,$(BOARD_CHECK_BOARDS)): board-check-one-%: board-check-prep
+	$(Q)$(MAKE) --no-print-directory BOARD=$* $(call BOARD_CHECK_OVERRIDES,$*) WERROR=1 \
+		$(if $(call board_twin,$*),BOARD_TWIN_O=build/$(call board_twin,$*)) all board-size
+$(foreach b,$(BOARD_BUILD_BOARDS),$(if $(call board_twin,$(b)),$(eval board-check-one-$(b): board-build-$(call board_twin,$(b)))))
+$(addprefix board-check-one-,$(BOARD_CHECK_BOARDS)): board-check-one-%: board-build-%
 	$(Q)$(MAKE) --no-print-directory BOARD=$* $(call BOARD_CHECK_OVERRIDES,$*) board-check
-.PHONY: board-check-prep $(addprefix board-check-one-,$(BOARD_ALL_BOARDS))
+.PHONY: board-check-prep $(addprefix board-check-one-,$(BOARD_ALL_BOARDS)) $(addprefix board-build-,$(BOARD_CHECK_BOARDS))
 
 # `make check` (host): all boards, after the host build (EXTRA_CHECK entries are single words).
 ifeq ($(BOARD),host)

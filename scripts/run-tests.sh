@@ -39,19 +39,32 @@ for d in "${dirs[@]}"; do
 	done
 done
 
-# run_one SUITE FILE: the suite's block ("== name", its output, "-- name: rc=R in N s") into FILE
+# user+sys seconds of this shell's reaped children so far (bash's `times`, second line; into a
+# file, and not in $(...): a subshell's `times` would not see this shell's children), into $cpu
+children_cpu() {
+	local f=$tmp/times.$BASHPID
+	times >"$f"
+	cpu=$(awk 'NR == 2 { n = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); sub("s", "", a[2]); n += a[1] * 60 + a[2] }
+		printf "%.1f", n }' "$f")
+}
+
+# run_one SUITE FILE: the suite's block ("== name", its output, "-- name: rc=R in N s, CPU C s")
+# into FILE (CPU: user+sys of the suite and every process it reaped, issue 43; measured in a
+# subshell of its own, whose only children are the suite's: the main lane's shell also reaps the
+# side lane when that ends)
 run_one() {
-	local s=$1 file=$2 start rc
+	local s=$1 file=$2 start
 	start=$(date +%s)
-	{
+	(
 		echo "== $(basename "$s")"
 		# Into a file, not a pipe: a process a failed test left behind (holding its stderr) cannot
 		# keep this script waiting; a suite that hangs is stopped after SUITE_TIMEOUT seconds.
 		timeout -k 10 "${SUITE_TIMEOUT:-900}" "$s" 2>&1
 		rc=$?
 		[ "$rc" -eq 124 ] && echo "-- $(basename "$s"): stopped after ${SUITE_TIMEOUT:-900} s"
-		echo "-- $(basename "$s"): rc=$rc in $(($(date +%s) - start)) s"
-	} >"$file" 2>&1
+		children_cpu
+		echo "-- $(basename "$s"): rc=$rc in $(($(date +%s) - start)) s, CPU $cpu s"
+	) >"$file" 2>&1
 }
 
 passed=0 failed=0 skipped=0 bad_suites=()
