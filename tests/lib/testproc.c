@@ -321,6 +321,10 @@ int tp_env_setup(struct tp_env *e, const char *tag, bool start_collector)
 int tp_env_start_collector(struct tp_env *e, int port, const char *const *extra)
 {
 	int bound = 0;
+	if (e->collector > 0 && tp_alive(e->collector)) { /* replaced: no test's collector outlives it */
+		kill(e->collector, SIGCONT);
+		tp_stop(e->collector, 5000);
+	}
 	e->collector = tp_start_collector_args(e->dir, e->db, port, &bound, e->clog, extra);
 	if (e->collector <= 0 || (port && bound != port))
 		return -1;

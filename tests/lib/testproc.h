@@ -56,7 +56,8 @@ void tp_env_teardown(struct tp_env *e);
 int tp_env_new(void **state, size_t size, const char *tag, bool start_collector);
 int tp_env_free(void **state);
 /* (Re)start the env's collector on 127.0.0.1:port (0 = any) with extra arguments
- * (NULL-terminated, or NULL); 0, or -1 if it did not start or bound another port. */
+ * (NULL-terminated, or NULL); 0, or -1 if it did not start or bound another port.
+ * One still running is stopped first (continued if stopped): its pid is replaced. */
 int tp_env_start_collector(struct tp_env *e, int port, const char *const *extra);
 /* The same with --http on a free 127.0.0.1 port, stored in *http_port; 0, or -1
  * (the collector's log printed) if it did not start. */
