@@ -2,7 +2,7 @@
  * process (/proc/stat: user nice system irq softirq) less the test's own and its reaped children's
  * (getrusage), in CPUs over the wall time; the share a VM's host stole; the load average. A test
  * whose figure needs a quiet machine fails only on a quiet one and skips with these figures on a
- * busy one. (tests/unit/test_calib_pocl.c has the same measurement inline.) */
+ * busy one. */
 #ifndef TESTS_LIB_HOST_USE_H
 #define TESTS_LIB_HOST_USE_H
 

@@ -25,6 +25,7 @@
 
 #include "calib/calib_run.h"
 #include "calib/cl_env.h"
+#include "host_use.h"
 #include "log.h"
 
 static struct calib_model *run(const char *only)
@@ -122,106 +123,13 @@ static void print_param(const struct calib_model *m, const char *name)
 		fprintf(stderr, "  %s: not measured\n", name);
 }
 
-/* The 1-minute load average (/proc/loadavg), -1 where it cannot be read. */
-static double load1(void)
-{
-	double l = -1;
-	FILE *f = fopen("/proc/loadavg", "r");
-	if (f) {
-		if (fscanf(f, "%lf", &l) != 1)
-			l = -1;
-		fclose(f);
-	}
-	return l;
-}
-
-/* What else used the host's CPUs while an attempt ran (issue 43): the busy time of every CPU
- * (/proc/stat: user nice system irq softirq) less this process's own (getrusage: every thread,
- * PoCL's workers included, and its children's), in CPUs over the attempt's wall time; and the
- * share of CPU time a VM's host stole. Quiet: others below QUIET_OTHERS CPUs, steal below
- * QUIET_STEAL. */
-#define QUIET_OTHERS 0.25
-#define QUIET_STEAL 0.05
-struct host_use {
-	double wall, self0, load_begin;
-	unsigned long long busy0, steal0, total0;
-	double others, steal, load_end; /* at host_use_end */
-	bool quiet, known;
-};
-
-static double mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* This process's CPU time and its waited-for children's (a compiler PoCL may start for a kernel). */
-static double self_cpu_s(void)
-{
-	double s = 0;
-	for (int i = 0; i < 2; i++) {
-		struct rusage ru;
-		getrusage(i ? RUSAGE_CHILDREN : RUSAGE_SELF, &ru);
-		s += (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-		     (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-	}
-	return s;
-}
-
-/* The aggregate "cpu" line: busy, steal and total jiffies; false where /proc/stat is unreadable. */
-static bool proc_stat(unsigned long long *busy, unsigned long long *steal, unsigned long long *total)
-{
-	unsigned long long v[8] = {0};
-	FILE *f = fopen("/proc/stat", "r");
-	int n = f ? fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
-			   &v[6], &v[7])
-		  : 0;
-	if (f)
-		fclose(f);
-	if (n < 8)
-		return false;
-	*busy = v[0] + v[1] + v[2] + v[5] + v[6];
-	*steal = v[7];
-	*total = v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
-	return true;
-}
-
-static void host_use_begin(struct host_use *u)
-{
-	memset(u, 0, sizeof(*u));
-	u->load_begin = load1();
-	u->known = proc_stat(&u->busy0, &u->steal0, &u->total0);
-	u->self0 = self_cpu_s();
-	u->wall = mono_s();
-}
-
-/* Ends the measurement; a host whose use could not be read counts as busy (no figure, no verdict). */
-static void host_use_end(struct host_use *u)
-{
-	u->wall = mono_s() - u->wall;
-	double self = self_cpu_s() - u->self0;
-	unsigned long long busy, steal, total;
-	u->known = u->known && proc_stat(&busy, &steal, &total) && u->wall > 0;
-	if (u->known) {
-		double hz = (double)sysconf(_SC_CLK_TCK);
-		u->others = fmax(0, ((double)(busy - u->busy0) / hz - self) / u->wall);
-		u->steal = total > u->total0 ? (double)(steal - u->steal0) / (double)(total - u->total0) : 0;
-	}
-	u->load_end = load1();
-	u->quiet = u->known && u->others < QUIET_OTHERS && u->steal < QUIET_STEAL;
-}
-
+/* What else used the host's CPUs while an attempt ran (issue 43; tests/lib/host_use.h): other
+ * processes' CPUs (PoCL's workers and any compiler it starts are this process's), steal, load. */
 static void host_use_print(const struct host_use *u, int attempt)
 {
-	if (u->known)
-		fprintf(stderr, "  attempt %d: %.2f s; other processes used %.2f CPUs, steal %.1f%%, load average %.2f -> %.2f "
-				"on %ld CPUs: %s\n",
-			attempt, u->wall, u->others, u->steal * 100, u->load_begin, u->load_end, sysconf(_SC_NPROCESSORS_ONLN),
-			u->quiet ? "quiet" : "BUSY");
-	else
-		fprintf(stderr, "  attempt %d: %.2f s; /proc/stat unreadable: the host's load is unknown (counted as busy)\n",
-			attempt, u->wall);
+	char line[256];
+	host_use_format(u, line, sizeof(line));
+	fprintf(stderr, "  attempt %d: %s\n", attempt, line);
 }
 
 /* The staircase's width against CL_DEVICE_MAX_COMPUTE_UNITS, up to 3 attempts; one confident
