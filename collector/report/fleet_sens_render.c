@@ -84,6 +84,16 @@ int fleet_sens_text(const struct fleet_sens *fs, const struct query_opts *qo, un
 	return text_safe_close(ts, out);
 }
 
+/* Lambda*alpha0, its interval and whether it is an upper bound: the same keys for the totals and each row. */
+static void json_lambda(FILE *out, double mem, double lo, double hi, bool upper)
+{
+	json_num_key(out, 0, "Lambda_alpha0", mem);
+	json_num_key(out, 0, "Lambda_alpha0_lo", lo);
+	json_num_key(out, 0, "Lambda_alpha0_hi", hi);
+	json_key(out, 0, "upper_bound");
+	fputs(upper ? "true" : "false", out);
+}
+
 int fleet_sens_json(const struct fleet_sens *fs, const struct query_opts *qo, unsigned limit, FILE *out)
 {
 	const struct sens_fleet_result *r = &fs->r;
@@ -101,11 +111,7 @@ int fleet_sens_json(const struct fleet_sens *fs, const struct query_opts *qo, un
 	json_u64_key(out, 0, "sessions", r->sessions);
 	json_u64_key(out, 0, "agents", r->agents);
 	json_u64_key(out, 0, "insns", r->insns);
-	json_num_key(out, 0, "Lambda_alpha0", r->mem_share);
-	json_num_key(out, 0, "Lambda_alpha0_lo", r->mem_lo);
-	json_num_key(out, 0, "Lambda_alpha0_hi", r->mem_hi);
-	json_key(out, 0, "upper_bound");
-	fputs(r->upper_bound ? "true" : "false", out);
+	json_lambda(out, r->mem_share, r->mem_lo, r->mem_hi, r->upper_bound);
 	json_u64_key(out, 0, "sessions_searched", fs->sessions_searched);
 	json_u64_key(out, 0, "skipped", fs->skipped);
 	json_u64_key(out, 0, "windows_out_of_range", fs->windows_out_of_range);
@@ -117,11 +123,7 @@ int fleet_sens_json(const struct fleet_sens *fs, const struct query_opts *qo, un
 		fputs(i ? ",{" : "{", out);
 		json_str_key(out, 1, "name", w->name);
 		json_str_key(out, 0, "module", w->module);
-		json_num_key(out, 0, "Lambda_alpha0", w->mem_share);
-		json_num_key(out, 0, "Lambda_alpha0_lo", w->mem_lo);
-		json_num_key(out, 0, "Lambda_alpha0_hi", w->mem_hi);
-		json_key(out, 0, "upper_bound");
-		fputs(w->upper_bound ? "true" : "false", out);
+		json_lambda(out, w->mem_share, w->mem_lo, w->mem_hi, w->upper_bound);
 		json_num_key(out, 0, "lambda_per_insn", w->lambda_per_insn);
 		json_u64_key(out, 0, "insns", w->insns);
 		json_num_key(out, 0, "insn_share", w->insn_share);
