@@ -231,6 +231,8 @@ static int read_keys(struct store *s, struct build *b, struct sess *se, const st
 	return rc < 0 ? rc : 0;
 }
 
+/* The session's intervals in [lo, hi]: their sums into the result, its wall range into si.
+ * 1: none in range (the session adds nothing), 0: read, negative errno: failed. */
 static int read_info(struct store *s, struct build *b, struct sess *se, int64_t lo, int64_t hi,
 		     struct query_session_info *si)
 {
@@ -274,18 +276,23 @@ static int read_info(struct store *s, struct build *b, struct sess *se, int64_t 
 	if (rc < 0)
 		return rc;
 	if (n > 0) {
-		sat_inc_u64(&r->intervals, n);
 		if (b->be_min == 0 || bmin < b->be_min)
 			b->be_min = bmin;
 		if (bmax > b->be_max)
 			b->be_max = bmax;
 		si->first_ns = sat_add_i64(se->realtime_ns, tmin);
 		si->last_ns = sat_add_i64(se->realtime_ns, tmax);
+		/* the first session with intervals sets the range: a Hello without a wall clock (realtime 0)
+		 * starts its first interval at 0, which is a time, not "none" */
+		bool first = r->intervals == 0;
+		if (first || si->first_ns < r->first_ns)
+			r->first_ns = si->first_ns;
+		if (first || si->last_ns > r->last_ns)
+			r->last_ns = si->last_ns;
+		sat_inc_u64(&r->intervals, n);
+	} else {
+		return 1; /* no intervals in range */
 	}
-	if (si->first_ns && (!r->first_ns || si->first_ns < r->first_ns))
-		r->first_ns = si->first_ns;
-	if (si->last_ns > r->last_ns)
-		r->last_ns = si->last_ns;
 	if (ev_min == 0)
 		return 0;
 	char name[128] = "";
@@ -320,7 +327,7 @@ static int run_session(struct store *s, struct build *b, struct sess *se, const 
 		return -ENOMEM;
 	struct query_session_info si = {.id = se->id, .agent_id = se->agent_id, .board = se->board};
 	int rc = read_info(s, b, se, lo, hi, &si);
-	if (rc == 0 && si.first_ns == 0)
+	if (rc == 1)
 		return 0; /* no intervals in range */
 	if (rc == 0)
 		rc = qm_load_maps(s, se);

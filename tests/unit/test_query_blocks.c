@@ -2,7 +2,9 @@
  * threads, the result is the one the calling thread alone gives, stack for
  * stack in the same order; a --pid query passes over the blocks whose pid
  * range or pid bits (sample_blocks.pid_*) rule the pid out, and still counts
- * every sample of that pid. A SQLite store written by the store's own path. */
+ * every sample of that pid. A SQLite store written by the store's own path.
+ * A session whose Hello had no wall clock (realtime 0) and whose first
+ * interval starts at time 0 is read like any other (#40). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -179,12 +181,74 @@ static void test_query_blocks_pid_passed_over(void **state)
 	}
 }
 
+/* Two sessions: one of an agent whose Hello had no wall clock (realtime 0), its first interval
+ * [0, 1 ms) (sample_rec: record seq at seq ms over 1 ms), and one with a wall clock. Both are
+ * counted, the first one's range starts at 0 and the result's range spans both. */
+static void test_query_blocks_session_at_time_zero(void **state)
+{
+	(void)state;
+	char tmp[256], path[300];
+	assert_int_equal(tp_tmpdir(tmp, sizeof(tmp), "tqz"), 0);
+	snprintf(path, sizeof(path), "%s/store.db", tmp);
+	struct store *s;
+	assert_int_equal(store_open(path, 0, &s), 0);
+	const char *agents[2] = {"board-noclock", "board-clock"};
+	const int64_t realtime[2] = {0, 1700000000000000000ll};
+	uint64_t want = 0;
+	for (int a = 0; a < 2; a++) {
+		Prof__Hello h = PROF__HELLO__INIT;
+		h.schema_version = 1;
+		h.agent_id = (char *)agents[a];
+		h.boot_id = 1;
+		h.board = "host";
+		h.realtime_ns = (uint64_t)realtime[a];
+		int64_t sid;
+		uint64_t max_seq;
+		assert_int_equal(store_session_open(s, &h, "127.0.0.1:1", &sid, &max_seq, NULL), 0);
+		for (uint64_t seq = 1; seq <= 3; seq++) {
+			int32_t pid[1] = {3000 + a}, tid[1] = {3000 + a};
+			uint64_t ip[1] = {0x400000}, count[1] = {seq + 10 * (uint64_t)a};
+			uint32_t stack[1] = {0};
+			struct sample_rec_keys k = {1, pid, tid, ip, stack, count};
+			Prof__Samples sm;
+			Prof__Envelope env;
+			sample_rec_init(&sm, &env, seq, &k);
+			assert_int_equal(store_put_record(s, sid, &env, 100), 1);
+			want += count[0];
+		}
+	}
+	assert_int_equal(store_commit(s), 0);
+	store_close(s);
+	assert_int_equal(store_open(path, STORE_READ_ONLY, &s), 0);
+	struct query_opts qo;
+	query_opts_init(&qo, 0);
+	struct query_result *r;
+	assert_int_equal(query_run(s, &qo, &r), 0);
+	store_close(s);
+	assert_int_equal(r->total, want);
+	assert_int_equal(r->intervals, 6);
+	assert_int_equal(r->nsessions, 2);
+	const struct query_session_info *z = NULL;
+	for (size_t i = 0; i < r->nsessions; i++)
+		if (strcmp(r->sessions[i].agent_id, agents[0]) == 0)
+			z = &r->sessions[i];
+	assert_non_null(z);
+	assert_int_equal(z->samples, 1 + 2 + 3);
+	assert_int_equal(z->first_ns, 0);
+	assert_int_equal(z->last_ns, 3000000);
+	assert_int_equal(r->first_ns, 0);
+	assert_true(r->last_ns == realtime[1] + 3000000);
+	query_result_free(r);
+	tp_rm_rf(tmp);
+}
+
 int main(void)
 {
 	log_init("test_query_blocks", LOG_LEVEL_ERROR);
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_query_blocks_threads_same_result, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_query_blocks_pid_passed_over, setup, teardown),
+	    cmocka_unit_test(test_query_blocks_session_at_time_zero),
 	};
 	return cmocka_run_group_tests_name("query_blocks", tests, NULL, NULL);
 }
