@@ -341,10 +341,12 @@ static int run_session(struct store *s, struct build *b, struct sess *se, const 
 		rc = qm_load_tasks(s, b, se);
 	if (rc == 0)
 		qm_sess_sort(se);
-	if (rc == 0)
-		rc = read_keys(s, b, se, f, lo, hi, &si.samples);
-	if (rc == 0 && o->series)
-		rc = qm_read_series(s, b, se, f, lo, hi);
+	struct query_filter fs; /* --comm as the session's pids: its blocks passed over as for --pid */
+	int none = rc == 0 ? qm_comm_pids(se, f, &fs) : 0;
+	if (rc == 0 && !none)
+		rc = read_keys(s, b, se, &fs, lo, hi, &si.samples);
+	if (rc == 0 && !none && o->series)
+		rc = qm_read_series(s, b, se, &fs, lo, hi);
 	if (rc == 0) {
 		r->sessions[r->nsessions++] = si;
 		sat_inc_u64(&r->total, si.samples);

@@ -141,6 +141,10 @@ bool qm_jit_frame(const struct sess *se, int32_t pid, uint64_t ip, char *buf, si
 void qm_sess_sort(struct sess *se);
 const struct map_row *qm_find_map(const struct sess *se, int32_t pid, uint64_t ip);
 void qm_task_names(const struct sess *se, int32_t pid, int32_t tid, const char **comm, const char **thread);
+/* query_comm.c: f with a --comm list turned into the session's pids of those names (and of f's
+ * pids), in out (f as it is when there is no --comm, or more such pids than a list holds).
+ * 0: out set, 1: no pid of the session has one of the names (it adds no sample). */
+int qm_comm_pids(const struct sess *se, const struct query_filter *f, struct query_filter *out);
 /* query_keys.c */
 int qm_kset_add(struct kset *ks, const struct store_block_key *k, uint64_t first);
 /* n keys, first met at first, first + 1, ... (one block's: their memory fetched ahead). */

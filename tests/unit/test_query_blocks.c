@@ -4,7 +4,8 @@
  * range or pid bits (sample_blocks.pid_*) rule the pid out, and still counts
  * every sample of that pid. A SQLite store written by the store's own path.
  * A session whose Hello had no wall clock (realtime 0) and whose first
- * interval starts at time 0 is read like any other (#40). */
+ * interval starts at time 0 is read like any other (#40). --comm passes over
+ * blocks as --pid does. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -71,9 +72,21 @@ static int put_record(struct store *s, int64_t sid, uint64_t seq, struct fx *f)
 		m[i].path = "/nonexistent/app";
 		mp[i] = &m[i];
 	}
+	/* and are named by generation and slot: "g1s1" is pid 2012 (a --comm of one generation's blocks) */
+	Prof__TaskName tn[4], *tp[4];
+	char names[4][16];
+	for (int i = 0; i < 4; i++) {
+		prof__task_name__init(&tn[i]);
+		tn[i].pid = tn[i].tid = m[i].pid;
+		snprintf(names[i], sizeof(names[i]), "g%us%d", gen, i);
+		tn[i].comm = tn[i].thread = names[i];
+		tp[i] = &tn[i];
+	}
 	if ((seq - 1) % GEN == 0) {
 		sm.n_new_mappings = 4;
 		sm.new_mappings = mp;
+		sm.n_new_tasks = 4;
+		sm.new_tasks = tp;
 	}
 	return store_put_record(s, sid, &env, 100);
 }
@@ -113,7 +126,7 @@ static int teardown(void **state)
 	return 0;
 }
 
-static struct query_result *run(struct fx *f, const char *threads, int32_t pid)
+static struct query_result *run_comm(struct fx *f, const char *threads, int32_t pid, const char *comm)
 {
 	setenv("PROF_QUERY_THREADS", threads, 1);
 	struct store *s;
@@ -124,11 +137,21 @@ static struct query_result *run(struct fx *f, const char *threads, int32_t pid)
 		qo.f.pids[0] = pid;
 		qo.f.npids = 1;
 	}
+	if (comm) {
+		char err[128];
+		assert_int_equal(query_opt(&qo, QUERY_OPT_COMM, comm, err, sizeof(err)), 1);
+	}
 	struct query_result *r;
 	assert_int_equal(query_run(s, &qo, &r), 0);
 	store_close(s);
+	query_opts_free(&qo);
 	unsetenv("PROF_QUERY_THREADS");
 	return r;
+}
+
+static struct query_result *run(struct fx *f, const char *threads, int32_t pid)
+{
+	return run_comm(f, threads, pid, NULL);
 }
 
 static void test_query_blocks_threads_same_result(void **state)
@@ -177,6 +200,36 @@ static void test_query_blocks_pid_passed_over(void **state)
 		r = run(f, threads[t], 2036); /* generation 3, slot 3 */
 		assert_int_equal(r->total, f->want_pid[3][3]);
 		assert_int_equal(r->blocks_read, GEN);
+		query_result_free(r);
+	}
+}
+
+/* --comm is turned into the session's pids of those names before the blocks are read: the blocks
+ * of the other generations are passed over as for --pid, and every sample of the names counted. */
+static void test_query_blocks_comm_passed_over(void **state)
+{
+	struct fx *f = *state;
+	const char *threads[] = {"1", "2"};
+	for (int t = 0; t < 2; t++) {
+		struct query_result *r = run_comm(f, threads[t], 0, "g1s1"); /* pid 2012 */
+		assert_int_equal(r->total, f->want_pid[1][1]);
+		assert_int_equal(r->blocks_read, GEN);
+		assert_int_equal(r->blocks_passed, (GENS - 1) * GEN);
+		for (size_t i = 0; i < r->nstacks; i++)
+			assert_string_equal(r->stacks[i].comm, "g1s1");
+		query_result_free(r);
+		r = run_comm(f, threads[t], 0, "g1s1,g3s3,nosuch");
+		assert_int_equal(r->total, f->want_pid[1][1] + f->want_pid[3][3]);
+		assert_int_equal(r->blocks_read, 2 * GEN);
+		query_result_free(r);
+		r = run_comm(f, threads[t], 2036, "g1s1"); /* --pid of another name: nothing */
+		assert_int_equal(r->total, 0);
+		assert_int_equal(r->blocks_read, 0);
+		query_result_free(r);
+		r = run_comm(f, threads[t], 0, "nosuch"); /* no pid of that name: no block read */
+		assert_int_equal(r->total, 0);
+		assert_int_equal(r->blocks_read, 0);
+		assert_int_equal(r->nsessions, 1);
 		query_result_free(r);
 	}
 }
@@ -248,6 +301,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_query_blocks_threads_same_result, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_query_blocks_pid_passed_over, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_query_blocks_comm_passed_over, setup, teardown),
 	    cmocka_unit_test(test_query_blocks_session_at_time_zero),
 	};
 	return cmocka_run_group_tests_name("query_blocks", tests, NULL, NULL);
