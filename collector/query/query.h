@@ -230,6 +230,7 @@ struct query_downsample_stats {
 	uint64_t sessions_left; /* left as they are: an older collector's cpu_samples rows */
 	uint64_t windows;	/* merged */
 	uint64_t blocks_in, blocks_out;
+	bool more; /* query_downsample_some: it stopped at max_windows, windows are left */
 };
 
 /* Long retention (#40, query_downsample.c): in every session, the sample blocks of records that ended
@@ -237,5 +238,9 @@ struct query_downsample_stats {
  * keys (the window's first seq, its last record's time): the same totals and per-key sums, at the
  * window's time resolution. Windows already merged are left (run it again at will). 0 or -errno. */
 int query_downsample(struct store *s, int64_t cutoff_ns, int64_t window_ns, struct query_downsample_stats *out);
+/* The same, a pass of at most max_windows windows merged (0: no bound); out->more when it stopped
+ * there with windows left: the next pass goes on (windows merged are not met again). */
+int query_downsample_some(struct store *s, int64_t cutoff_ns, int64_t window_ns, size_t max_windows,
+			  struct query_downsample_stats *out);
 
 #endif

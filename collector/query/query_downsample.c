@@ -7,7 +7,9 @@
  * stay as they were. sample_intervals (lost, intervals) are left whole. A
  * session with an older collector's cpu_samples rows is left as it is (those
  * rows are read for records without a block). Each window is its own
- * transaction: a collector writing the store meanwhile only waits. */
+ * transaction (its blocks read in it): a collector writing the store
+ * meanwhile only waits. query_downsample_some bounds a pass to a number of
+ * windows (the listening collector's background passes, --downsample-after). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,19 +122,20 @@ static int merge_window(struct store *s, int64_t sid, const struct blk *b, size_
 			struct query_downsample_stats *out)
 {
 	struct kset ks = {0};
-	int rc = 0;
-	for (size_t i = 0; rc == 0 && i < n; i++)
+	/* read in the writing transaction: a prune on another connection (the listening collector's
+	 * --retain beside its background downsampling) deletes a block before or after, never between */
+	int rc = store_begin(s);
+	for (size_t i = 0; rc >= 0 && i < n; i++)
 		rc = add_block(s, sid, b[i].seq, &ks);
-	if (rc == -EBADMSG) {
-		log_warn("downsample: session %lld: a damaged sample block in the window from seq %lld: left "
-			 "as it "
-			 "is (collector check --store ... looks at the store)",
-			 (long long)sid, (long long)b[0].seq);
+	if (rc == -EBADMSG || rc == -ENOENT) {
+		store_rollback(s);
+		if (rc == -EBADMSG)
+			log_warn("downsample: session %lld: a damaged sample block in the window from seq %lld: "
+				 "left as it is (collector check --store ... looks at the store)",
+				 (long long)sid, (long long)b[0].seq);
 		qm_kset_free(&ks);
-		return 0;
+		return 0; /* ENOENT: pruned since it was listed */
 	}
-	if (rc == 0)
-		rc = store_begin(s);
 	if (rc >= 0)
 		rc = write_window(s, sid, b, n, &ks);
 	if (rc >= 0)
@@ -154,7 +157,7 @@ static int64_t window_of(int64_t t, int64_t w)
 }
 
 static int session_down(struct store *s, int64_t sid, int64_t realtime_ns, int64_t cutoff_ns,
-			int64_t window_ns, bool have_rows, struct query_downsample_stats *out)
+			int64_t window_ns, bool have_rows, size_t max_windows, struct query_downsample_stats *out)
 {
 	struct db_stmt *st;
 	if (have_rows) {
@@ -190,8 +193,13 @@ static int session_down(struct store *s, int64_t sid, int64_t realtime_ns, int64
 		int64_t w = window_of(b[i].t_ns, window_ns);
 		for (j = i + 1; j < n && window_of(b[j].t_ns, window_ns) == w; j++)
 			;
-		if (j - i > 1)
-			rc = merge_window(s, sid, b + i, j - i, out);
+		if (j - i < 2)
+			continue;
+		if (max_windows && out->windows >= max_windows) {
+			out->more = true; /* the pass's work is done: the rest in the next */
+			break;
+		}
+		rc = merge_window(s, sid, b + i, j - i, out);
 	}
 	free(b);
 	return rc < 0 ? rc : 0;
@@ -199,6 +207,12 @@ static int session_down(struct store *s, int64_t sid, int64_t realtime_ns, int64
 
 int query_downsample(struct store *s, int64_t cutoff_ns, int64_t window_ns,
 		     struct query_downsample_stats *out)
+{
+	return query_downsample_some(s, cutoff_ns, window_ns, 0, out);
+}
+
+int query_downsample_some(struct store *s, int64_t cutoff_ns, int64_t window_ns, size_t max_windows,
+			  struct query_downsample_stats *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (window_ns <= 0)
@@ -220,8 +234,8 @@ int query_downsample(struct store *s, int64_t cutoff_ns, int64_t window_ns,
 		ss[n++] = (struct blk){db_col_i64(st, 0), db_col_i64(st, 1)};
 	}
 	db_reset(st);
-	for (size_t i = 0; rc >= 0 && i < n; i++) {
-		rc = session_down(s, ss[i].seq, ss[i].t_ns, cutoff_ns, window_ns, have_rows, out);
+	for (size_t i = 0; rc >= 0 && !out->more && i < n; i++) {
+		rc = session_down(s, ss[i].seq, ss[i].t_ns, cutoff_ns, window_ns, have_rows, max_windows, out);
 		out->sessions++;
 	}
 	free(ss);

@@ -1012,7 +1012,8 @@ static void totals(struct fx *f, int64_t sid, uint64_t *all, uint64_t *p101, uin
 
 /* #40: downsampling merges the blocks of records older than the cutoff per window of the session's
  * time into one block of summed keys: the totals (all, per pid, the session list's) stay, the blocks
- * past the cutoff are untouched, and a second run finds nothing more to merge. */
+ * past the cutoff are untouched, and a second run finds nothing more to merge. A pass bounded to a
+ * number of windows stops there and says more are left; the next goes on. */
 static void test_store_backend_downsample(void **state)
 {
 	struct fx *f = *state;
@@ -1028,13 +1029,19 @@ static void test_store_backend_downsample(void **state)
 	totals(f, sid, &all, &p101, &listed);
 	assert_int_equal(all, 12 * (40 * 41 / 2));
 
-	s = open_store(f); /* before 20 ms, per 5 ms: 11-14 and 15-19 merged, 20-22 left */
-	struct query_downsample_stats ds;
-	assert_int_equal(query_downsample(s, 20000000, 5000000, &ds), 0);
+	s = open_store(f); /* before 20 ms, per 5 ms: 11-14 and 15-19 merged, 20-22 left; */
+	struct query_downsample_stats ds; /* in passes of one window (the listening collector's) */
+	assert_int_equal(query_downsample_some(s, 20000000, 5000000, 1, &ds), 0);
+	assert_int_equal(ds.windows, 1);
+	assert_int_equal(ds.blocks_in, 4);
+	assert_true(ds.more);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), 9);
+	assert_int_equal(query_downsample_some(s, 20000000, 5000000, 1, &ds), 0);
 	store_close(s);
-	assert_int_equal(ds.windows, 2);
-	assert_int_equal(ds.blocks_in, 9);
-	assert_int_equal(ds.blocks_out, 2);
+	assert_int_equal(ds.windows, 1);
+	assert_int_equal(ds.blocks_in, 5);
+	assert_int_equal(ds.blocks_out, 1);
+	assert_false(ds.more);
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), 5);
 	assert_int_equal(q(f, "SELECT t_ns FROM sample_blocks WHERE seq = 11"), 14000000);
 	assert_int_equal(q(f, "SELECT samples FROM sample_blocks WHERE seq = 11"), 4 * (40 * 41 / 2));
@@ -1049,6 +1056,7 @@ static void test_store_backend_downsample(void **state)
 	assert_int_equal(query_downsample(s, 20000000, 5000000, &ds), 0);
 	store_close(s);
 	assert_int_equal(ds.windows, 0);
+	assert_false(ds.more);
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), 5);
 }
 
