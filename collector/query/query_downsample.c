@@ -130,9 +130,10 @@ static int merge_window(struct store *s, int64_t sid, const struct blk *b, size_
 	if (rc == -EBADMSG || rc == -ENOENT) {
 		store_rollback(s);
 		if (rc == -EBADMSG)
-			log_warn("downsample: session %lld: a damaged sample block in the window from seq %lld: "
-				 "left as it is (collector check --store ... looks at the store)",
-				 (long long)sid, (long long)b[0].seq);
+			log_warn(
+			    "downsample: session %lld: a damaged sample block in the window from seq %lld: "
+			    "left as it is (collector check --store ... looks at the store)",
+			    (long long)sid, (long long)b[0].seq);
 		qm_kset_free(&ks);
 		return 0; /* ENOENT: pruned since it was listed */
 	}
@@ -157,7 +158,8 @@ static int64_t window_of(int64_t t, int64_t w)
 }
 
 static int session_down(struct store *s, int64_t sid, int64_t realtime_ns, int64_t cutoff_ns,
-			int64_t window_ns, bool have_rows, size_t max_windows, struct query_downsample_stats *out)
+			int64_t window_ns, bool have_rows, size_t max_windows,
+			struct query_downsample_stats *out)
 {
 	struct db_stmt *st;
 	if (have_rows) {
@@ -235,7 +237,8 @@ int query_downsample_some(struct store *s, int64_t cutoff_ns, int64_t window_ns,
 	}
 	db_reset(st);
 	for (size_t i = 0; rc >= 0 && !out->more && i < n; i++) {
-		rc = session_down(s, ss[i].seq, ss[i].t_ns, cutoff_ns, window_ns, have_rows, max_windows, out);
+		rc =
+		    session_down(s, ss[i].seq, ss[i].t_ns, cutoff_ns, window_ns, have_rows, max_windows, out);
 		out->sessions++;
 	}
 	free(ss);
