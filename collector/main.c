@@ -15,9 +15,10 @@
 #include "cli/cli.h"
 #include "frame.h"
 #include "generated/config.h"
-#include "server/http.h"
 #include "log.h"
 #include "query/query.h"
+#include "server/downsampler.h"
+#include "server/http.h"
 #include "server/server.h"
 #include "store/store.h"
 #include "symbols.h"
@@ -32,7 +33,8 @@
 	"                 [--tls-cert F --tls-key F] [--max-frame-kb N] [--max-frame-memory MB]\n"           \
 	"                 [--http-timeout S] [--http-render-timeout S] [--http-no-auth]\n"                   \
 	"                 [--seq-window N] [--retain DURATION] [--init] [--check auto|full|quick|off] "      \
-	"[--store-timeout MS] [--debug-dir DIR] [-v] [-q]\n"
+	"[--store-timeout MS] [--debug-dir DIR] [-v] [-q]\n"                                                 \
+	"                 [--downsample-after DURATION [--downsample-per DURATION]]\n"
 
 static const char serve_help[] =
 	"\n"
@@ -77,6 +79,11 @@ static const char serve_help[] =
 	"                    7d) and sessions\n"
 	"                    last seen before then (as collector prune; sessions being written only\n"
 	"                    lose old rows, calibration sessions stay)\n"
+	"  --downsample-after D  in a background thread, once a minute (D/10 if shorter), the CPU\n"
+	"                    samples of records older than D (7d, 12h) summed per window of\n"
+	"                    --downsample-per (default 1m) as collector downsample does: totals kept,\n"
+	"                    a window's time resolution; at most 64 windows a pass (off by default:\n"
+	"                    it gives up time resolution for good)\n"
 	"  --debug-dir DIR   the live pages look for separate debug files by build-id under\n"
 	"                    DIR/.build-id/ too (before /usr/lib/debug): stripped binaries named\n"
 	"  --init            an existing empty (0-byte) --store file may become a new store\n"
@@ -168,6 +175,7 @@ struct serve_args {
 	uint64_t seq_window;
 	unsigned store_timeout_ms;
 	uint64_t retain_ns;
+	int64_t downsample_after_ns, downsample_per_ns;
 };
 
 static int serve(const struct serve_args *a)
@@ -190,6 +198,7 @@ static int serve(const struct serve_args *a)
 	struct store *st = NULL;
 	struct server *srv = NULL;
 	struct http_server *http = NULL;
+	struct downsampler *down = NULL;
 	int status = 1;
 	static struct auth_token token;
 	if (a->token_file) {
@@ -239,10 +248,14 @@ static int serve(const struct serve_args *a)
 		goto out;
 	if (a->port_file && write_port_file(a->port_file, server_port(srv)) < 0)
 		goto out;
+	if (a->downsample_after_ns &&
+	    downsampler_start(a->store, a->downsample_after_ns, a->downsample_per_ns, &down) < 0)
+		goto out;
 	log_info("storing into %s (sync %s: %s), schema %u", store_name(st), a->sync_full ? "full" : "normal",
 		 durability, PROF_SCHEMA_VERSION);
 	status = server_run(srv) < 0 ? 1 : 0;
 out:
+	downsampler_stop(down);
 	server_close(srv);
 	http_close(http);
 	store_close(st);
@@ -288,11 +301,13 @@ int main(int argc, char **argv)
 	    {"max-frame-memory", required_argument, NULL, 'M'},
 	    {"store-timeout", required_argument, NULL, 'S'},
 	    {"retain", required_argument, NULL, 'r'},
+	    {"downsample-after", required_argument, NULL, 1001},
+	    {"downsample-per", required_argument, NULL, 1002},
 	    {"debug-dir", required_argument, NULL, 'D'},
 	    {NULL, 0, NULL, 0}};
 	struct serve_args a = {
 	    .listen = DEFAULT_LISTEN, .sync_full = true, .max_conns = SERVER_DEFAULT_MAX_CONNS,
-	    .check = STORE_CHECK_QUICK};
+	    .check = STORE_CHECK_QUICK, .downsample_per_ns = 60000000000ll};
 	int ch;
 	while ((ch = getopt_long(argc, argv, "vqh", opts, NULL)) != -1) {
 		switch (ch) {
@@ -374,6 +389,14 @@ int main(int argc, char **argv)
 		case 'M':
 			if (parse_uint(optarg, 1, 1048576, &a.max_frame_memory_mb) < 0)
 				return usage_error("--max-frame-memory wants MiB from 1 to 1048576, not '%s'", optarg);
+			break;
+		case 1001:
+			if (query_parse_duration(optarg, &a.downsample_after_ns) < 0)
+				return usage_error("--downsample-after wants a duration (12h, 7d, 2w), not '%s'", optarg);
+			break;
+		case 1002:
+			if (query_parse_duration(optarg, &a.downsample_per_ns) < 0)
+				return usage_error("--downsample-per wants a duration (1m, 1h), not '%s'", optarg);
 			break;
 		case 'r': {
 			int64_t ns;

@@ -247,7 +247,7 @@ int store_open_timeout(const char *path, unsigned flags, unsigned timeout_ms, in
 		rc = check(s, path);
 	if (rc == 0)
 		rc = store_schema_setup(s);
-	if (rc == 0 && file && !(flags & STORE_READ_ONLY)) {
+	if (rc == 0 && file && !(flags & (STORE_READ_ONLY | STORE_SECOND))) {
 		rc = store_writers_enter(s);
 		s->writer = rc == 0;
 	}

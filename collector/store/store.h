@@ -39,6 +39,10 @@
  * power loss) or the store predates that ledger; else nothing beyond what SQLite reads at open
  * (the header, the schema). The read commands' default: no whole-store scan per command. */
 #define STORE_CHECK_AUTO 0x20u
+/* A second connection of a process that has the store open for writing already (the listening
+ * collector's background downsampling): not entered in the writers ledger (store_writers.h), whose
+ * row is the first connection's; no check. */
+#define STORE_SECOND 0x40u
 
 struct store;
 

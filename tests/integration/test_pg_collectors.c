@@ -6,7 +6,9 @@
  * - one agent's records sent to one collector, then replayed (with new ones)
  *   to the other: the duplicates are stored once;
  * - `agent record` into a PostgreSQL-backed collector, read back by
- *   `collector report --top` and `collector sessions` with --store URI. */
+ *   `collector report --top` and `collector sessions` with --store URI;
+ * - the listening collector's own downsampling (--downsample-after) on a
+ *   PostgreSQL store (tests/lib/downsample_listen.h). */
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -26,6 +28,7 @@
 
 #include <cmocka.h>
 
+#include "downsample_listen.h"
 #include "fleet.h"
 #include "loadgen.h"
 #include "pgserver.h"
@@ -323,6 +326,17 @@ static void test_pg_record_report_top_and_sessions(void **state)
 	tp_rm_rf(dir);
 }
 
+static void test_pg_downsample_listen(void **state)
+{
+	(void)state;
+	need_pg();
+	char uri[512], dir[256];
+	assert_int_equal(pg_new_db(&pg, "downsample", uri, sizeof(uri)), 0);
+	assert_int_equal(tp_tmpdir(dir, sizeof(dir), "pgdsl"), 0);
+	tp_downsample_listen(dir, uri, true);
+	tp_rm_rf(dir);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -330,6 +344,7 @@ int main(void)
 		cmocka_unit_test(test_pg_two_collectors_one_database),
 		cmocka_unit_test(test_pg_duplicates_across_collectors_stored_once),
 		cmocka_unit_test(test_pg_record_report_top_and_sessions),
+		cmocka_unit_test(test_pg_downsample_listen),
 	};
 	return cmocka_run_group_tests_name("pg_collectors", tests, group_setup, group_teardown);
 }

@@ -1,0 +1,26 @@
+/* The listening collector's own downsampling (--downsample-after D
+ * [--downsample-per W], #40): a thread with a connection of its own merges
+ * the CPU sample blocks of records older than D per window W
+ * (query_downsample_some), off the ingest path (the loop's thread only
+ * waits for a window's short transaction, as for any other writer). Each
+ * pass merges at most DOWNSAMPLER_WINDOWS_PER_PASS windows (a stop waits for
+ * the pass under way); with more left,
+ * the next pass comes DOWNSAMPLER_BUSY_PAUSE_MS later, else a minute later
+ * (a tenth of a shorter D, at least a second). The first pass is at start. */
+#ifndef COLLECTOR_SERVER_DOWNSAMPLER_H
+#define COLLECTOR_SERVER_DOWNSAMPLER_H
+
+#include <stdint.h>
+
+#define DOWNSAMPLER_WINDOWS_PER_PASS 64u
+#define DOWNSAMPLER_BUSY_PAUSE_MS 250u
+#define DOWNSAMPLER_EVERY_MS 60000u
+
+struct downsampler;
+
+/* Start the thread on the store at path (opened by it, STORE_SECOND). 0 or -errno. */
+int downsampler_start(const char *path, int64_t after_ns, int64_t per_ns, struct downsampler **out);
+/* Stop it (after the pass under way, if one is) and free it; NULL: nothing. */
+void downsampler_stop(struct downsampler *d);
+
+#endif
