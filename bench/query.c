@@ -291,8 +291,9 @@ static int timed_query(const char *path, const char *what, int64_t since, int32_
 	return rc;
 }
 
-/* `collector report --store PATH --since SINCE` as a user runs it: fork to exit, output discarded. */
-static int timed_report(const char *self, const char *path, int64_t since_ns, int32_t only)
+/* `collector report --store PATH --since SINCE [--pid ONLY | --comm COMM]` as a user runs it: fork to exit,
+ * output discarded. */
+static int timed_report(const char *self, const char *path, int64_t since_ns, int32_t only, const char *comm)
 {
 	char coll[PATH_MAX + 16], dir[PATH_MAX], since[32], pids[16];
 	snprintf(pids, sizeof(pids), "%d", only);
@@ -316,6 +317,9 @@ static int timed_report(const char *self, const char *path, int64_t since_ns, in
 		if (only)
 			execl(coll, coll, "report", "--store", path, "--since", since, "--pid", pids,
 			      (char *)NULL);
+		else if (comm)
+			execl(coll, coll, "report", "--store", path, "--since", since, "--comm", comm,
+			      (char *)NULL);
 		else
 			execl(coll, coll, "report", "--store", path, "--since", since, (char *)NULL);
 		_exit(127);
@@ -326,11 +330,13 @@ static int timed_report(const char *self, const char *path, int64_t since_ns, in
 		fprintf(stderr, "collector report failed\n");
 		return -1;
 	}
-	printf("collector report --since (all)%s%s: %.3f s wall including open, %.3f s CPU, %ld MiB peak RSS\n",
-	       only ? " --pid " : "", only ? pids : "", now_s() - t0,
-	       (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
-		   ru.ru_stime.tv_usec / 1e6,
-	       ru.ru_maxrss / 1024);
+	const char *opt = only ? " --pid " : comm ? " --comm " : "", *val = only ? pids : comm ? comm : "";
+	printf(
+	    "collector report --since (all)%s%s: %.3f s wall including open, %.3f s CPU, %ld MiB peak RSS\n",
+	    opt, val, now_s() - t0,
+	    (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+		ru.ru_stime.tv_usec / 1e6,
+	    ru.ru_maxrss / 1024);
 	return 0;
 }
 
@@ -338,7 +344,10 @@ int main(int argc, char **argv)
 {
 	log_init("bench-query", LOG_LEVEL_WARN);
 	if (argc < 3) {
-		fprintf(stderr, "usage: %s STORE|pg SAMPLES [NCPU] [PROCS] [FUNCS]\n", argv[0]);
+		fprintf(stderr,
+			"usage: %s STORE|pg SAMPLES [NCPU] [PROCS] [FUNCS] [CHURN]\n       %s STORE 0 [PID "
+			"[COMM]]\n",
+			argv[0], argv[0]);
 		return 2;
 	}
 	struct fill f = {.samples = strtoull(argv[2], NULL, 10),
@@ -368,11 +377,13 @@ int main(int argc, char **argv)
 		if (rc == 0)
 			rc = timed_query(path, "all", 1, 0, QUERY_BY_PROCESS, &secs);
 		if (rc == 0)
-			rc = timed_report(argv[0], path, 1, 0);
+			rc = timed_report(argv[0], path, 1, 0, NULL);
 		if (rc == 0 && pid)
 			rc = timed_query(path, "all --pid", 1, pid, QUERY_BY_FUNCTION, &secs);
 		if (rc == 0 && pid)
-			rc = timed_report(argv[0], path, 1, pid);
+			rc = timed_report(argv[0], path, 1, pid, NULL);
+		if (rc == 0 && argc > 4) /* query STORE 0 PID COMM */
+			rc = timed_report(argv[0], path, 1, 0, argv[4]);
 		return rc < 0 ? 1 : 0;
 	}
 	if (make_app(&f, use_pg ? "/tmp/bench-query" : path) < 0)
@@ -440,9 +451,12 @@ int main(int argc, char **argv)
 	if (rc == 0)
 		rc = timed_query(path, "all --pid (one of many)", start, one, QUERY_BY_FUNCTION, &secs);
 	if (rc == 0 && !use_pg)
-		rc = timed_report(argv[0], path, start, 0);
+		rc = timed_report(argv[0], path, start, 0, NULL);
 	if (rc == 0 && !use_pg)
-		rc = timed_report(argv[0], path, start, one);
+		rc = timed_report(argv[0], path, start, one, NULL);
+	/* one name: its process of every generation (restarted under the same name) */
+	if (rc == 0 && !use_pg)
+		rc = timed_report(argv[0], path, start, 0, "proc0");
 	free(f.func_addr);
 	if (use_pg)
 		pg_stop(&pg);
