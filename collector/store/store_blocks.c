@@ -116,6 +116,11 @@ size_t store_block_get(const uint8_t *p, size_t len, struct store_block_key *k)
 
 int store_block_pack(const uint8_t *raw, size_t len, uint8_t **out, size_t *outlen)
 {
+	return store_block_pack_level(raw, len, 1, out, outlen);
+}
+
+int store_block_pack_level(const uint8_t *raw, size_t len, int level, uint8_t **out, size_t *outlen)
+{
 	*out = NULL;
 	*outlen = 0;
 	if (len < 32) /* a frame's header and checksum-free trailer cost more than they save */
@@ -131,7 +136,7 @@ int store_block_pack(const uint8_t *raw, size_t len, uint8_t **out, size_t *outl
 		free(z);
 		return -ENOMEM;
 	}
-	size_t n = ZSTD_compressCCtx(cctx, z, cap, raw, len, 1);
+	size_t n = ZSTD_compressCCtx(cctx, z, cap, raw, len, level);
 	if (ZSTD_isError(n) || n >= len) {
 		free(z);
 		return 0;

@@ -36,6 +36,9 @@ size_t store_block_get(const uint8_t *p, size_t len, struct store_block_key *k);
  * them (malloc'd, *outlen bytes) when that is smaller, else NULL (store raw
  * as it is). 0, or -ENOMEM. */
 int store_block_pack(const uint8_t *raw, size_t len, uint8_t **out, size_t *outlen);
+/* The same at a zstd level of the caller's (store_block_pack: 1; data written once and kept long,
+ * such as a boot's kernel table, pays for a higher one). */
+int store_block_pack_level(const uint8_t *raw, size_t len, int level, uint8_t **out, size_t *outlen);
 /* The varints of a stored block p[0..len): a decompressed copy in *owned
  * (free it) for a zstd frame, else p itself (older or incompressible blocks,
  * and a frame that claims more than STORE_BLOCK_MAX_RAW or does not

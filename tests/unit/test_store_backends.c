@@ -848,6 +848,97 @@ static void exec_sql(struct fx *f, const char *sql)
 	sqlite3_close(h);
 }
 
+enum { KBIG = 2000 }; /* symbols of the compressible table: ksym_fn_00000 .. at 0x40 apart */
+
+/* A KernelSymbols chunk of KBIG functions (boot "boot-big"), front coded as the agent packs it; its
+ * packed size in *packed (the bytes an older collector stored). */
+static int put_big_ksyms(struct store *s, int64_t sid, uint64_t seq, size_t *packed, uint8_t **raw)
+{
+	static int64_t d[KBIG];
+	static uint32_t sh[KBIG];
+	static uint8_t names[KBIG * 16];
+	size_t off = 0;
+	char prev[32] = "", cur[32];
+	for (int i = 0; i < KBIG; i++) {
+		d[i] = i ? 0x40 : (int64_t)0xffffffff81000000ull;
+		snprintf(cur, sizeof(cur), "ksym_fn_%05d", i);
+		uint32_t n = 0;
+		while (prev[n] && prev[n] == cur[n])
+			n++;
+		sh[i] = n;
+		size_t sl = strlen(cur + n) + 1;
+		memcpy(names + off, cur + n, sl);
+		off += sl;
+		memcpy(prev, cur, sizeof(cur));
+	}
+	Prof__KernelSymbols m = PROF__KERNEL_SYMBOLS__INIT;
+	m.kernel_boot_id = "boot-big";
+	m.chunks = 1;
+	m.total = KBIG;
+	m.n_addr_delta = m.n_shared = KBIG;
+	m.addr_delta = d;
+	m.shared = sh;
+	m.suffixes.data = names;
+	m.suffixes.len = off;
+	*packed = prof__kernel_symbols__get_packed_size(&m);
+	if (raw) {
+		*raw = malloc(*packed);
+		prof__kernel_symbols__pack(&m, *raw);
+	}
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.seq = seq;
+	env.body_case = PROF__ENVELOPE__BODY_KERNEL_SYMBOLS;
+	env.kernel_symbols = &m;
+	return store_put_record(s, sid, &env, 60);
+}
+
+/* #40: a kernel table's chunk is stored as one zstd frame, smaller than the agent's packing; the query
+ * names kernel samples from it; the same table sent again is the same (kept once, nothing differs);
+ * an older collector's chunk, stored as the agent packed it, is read as it is. */
+static void test_store_backend_kernel_symbols_compressed(void **state)
+{
+	struct fx *f = *state;
+	struct store *s = open_store(f);
+	int64_t s1 = session(s, "board-kz", 1, &(uint64_t){0}, NULL);
+	size_t packed = 0;
+	uint8_t *raw = NULL;
+	assert_int_equal(put_big_ksyms(s, s1, 1, &packed, &raw), 1);
+	assert_int_equal(put_kernel_samples(s, s1, 2), 1); /* 5 at +0x110 (ksym_fn_00004), 2 at +0x220 */
+	assert_int_equal(store_commit(s), 0);
+	int64_t stored = q(f, "SELECT LENGTH(data) FROM kernel_symbols WHERE kernel_boot_id = 'boot-big'");
+	assert_true(stored > 0 && (size_t)stored * 2 < packed);
+	assert_int_equal(q(f, f->b == B_PG ? "SELECT COUNT(*) FROM kernel_symbols WHERE substring(data from 1 for 4)"
+					     " = '\\x28b52ffd'::bytea"
+					   : "SELECT COUNT(*) FROM kernel_symbols WHERE substr(data, 1, 4) = X'28b52ffd'"),
+			 1);
+	assert_int_equal(kernel_self(s, s1, "ksym_fn_00004"), 5);
+	assert_int_equal(kernel_self(s, s1, "ksym_fn_00008"), 2);
+	int64_t s2 = session(s, "board-kz", 2, &(uint64_t){0}, NULL); /* the same table again */
+	size_t packed2;
+	assert_int_equal(put_big_ksyms(s, s2, 1, &packed2, NULL), 1);
+	assert_int_equal(store_commit(s), 0);
+	store_close(s);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM kernel_symbols"), 1);
+	assert_int_equal(q(f, "SELECT LENGTH(data) FROM kernel_symbols WHERE kernel_boot_id = 'boot-big'"), stored);
+
+	/* as an older collector stored it: the agent's packing */
+	char *sql = malloc(packed * 2 + 200), *p;
+	assert_non_null(sql);
+	p = sql + sprintf(sql, f->b == B_PG ? "UPDATE kernel_symbols SET data = '\\x" : "UPDATE kernel_symbols SET data = X'");
+	for (size_t i = 0; i < packed; i++)
+		p += sprintf(p, "%02x", raw[i]);
+	sprintf(p, f->b == B_PG ? "'::bytea" : "'");
+	exec_sql(f, sql);
+	free(sql);
+	free(raw);
+	assert_int_equal(q(f, "SELECT LENGTH(data) FROM kernel_symbols WHERE kernel_boot_id = 'boot-big'"),
+			 (int64_t)packed);
+	s = open_store(f);
+	assert_int_equal(kernel_self(s, s1, "ksym_fn_00004"), 5);
+	assert_int_equal(kernel_self(s, s1, "ksym_fn_00008"), 2);
+	store_close(s);
+}
+
 /* The CPU samples of the store's one session: the query model's total and the session's count. */
 static void cpu_figures(struct fx *f, int64_t sid, uint64_t *total, uint64_t *listed)
 {
@@ -1077,6 +1168,7 @@ int main(void)
 		BOTH(test_store_backend_overview_report),
 		BOTH(test_store_backend_check_on_open),
 		BOTH(test_store_backend_kernel_symbols),
+		BOTH(test_store_backend_kernel_symbols_compressed),
 		BOTH(test_store_backend_older_samples_upgraded),
 		BOTH(test_store_backend_block_pid_ranges),
 		BOTH(test_store_backend_downsample),
