@@ -305,9 +305,12 @@ int main(int argc, char **argv)
 	    {"downsample-per", required_argument, NULL, 1002},
 	    {"debug-dir", required_argument, NULL, 'D'},
 	    {NULL, 0, NULL, 0}};
-	struct serve_args a = {
-	    .listen = DEFAULT_LISTEN, .sync_full = true, .max_conns = SERVER_DEFAULT_MAX_CONNS,
-	    .check = STORE_CHECK_QUICK, .downsample_per_ns = 60000000000ll};
+	struct serve_args a = {.listen = DEFAULT_LISTEN,
+			       .sync_full = true,
+			       .max_conns = SERVER_DEFAULT_MAX_CONNS,
+			       .check = STORE_CHECK_QUICK,
+			       .downsample_per_ns = 60000000000ll /* a minute */};
+	bool downsample_per_given = false;
 	int ch;
 	while ((ch = getopt_long(argc, argv, "vqh", opts, NULL)) != -1) {
 		switch (ch) {
@@ -397,6 +400,7 @@ int main(int argc, char **argv)
 		case 1002:
 			if (query_parse_duration(optarg, &a.downsample_per_ns) < 0)
 				return usage_error("--downsample-per wants a duration (1m, 1h), not '%s'", optarg);
+			downsample_per_given = true;
 			break;
 		case 'r': {
 			int64_t ns;
@@ -455,5 +459,9 @@ int main(int argc, char **argv)
 				   "--store PATH is required (the SQLite file to write, created if missing)");
 	if (!a.tls_cert != !a.tls_key)
 		return usage_error("%s", "TLS needs both --tls-cert FILE and --tls-key FILE");
+	if (downsample_per_given && !a.downsample_after_ns)
+		return usage_error("%s",
+				   "--downsample-per W goes with --downsample-after D (the age past which "
+				   "samples are summed per W)");
 	return serve(&a);
 }
