@@ -61,6 +61,13 @@ int trace_snapshot_take(pid_t tid, const struct trace_snapshot_plan *p, uint64_t
  * the snapshot dropped. */
 int trace_snapshot_ready(pid_t child, const struct trace_snapshot_plan *p, char *why, size_t whylen);
 
+#if defined(__aarch64__) || defined(__arm__)
+/* Thread tid (in a ptrace stop) registers in the wire's order (proto/snapshot.proto
+ * TraceSnapshot.regs): arm64 x0..x30, sp, pc, pstate (34, *arch 2); 32-bit ARM r0..r15,
+ * cpsr (17, *arch 3). 0 with *n; -errno. */
+int trace_snapshot_regs(pid_t tid, uint64_t *regs, size_t cap, size_t *n, uint32_t *arch);
+#endif
+
 /* Kill the snapshot and reap it. */
 void trace_snapshot_drop(pid_t child);
 

@@ -253,6 +253,34 @@ out:
 	return rc;
 }
 
+int trace_snapshot_regs(pid_t tid, uint64_t *regs, size_t cap, size_t *n, uint32_t *arch)
+{
+	snap_regs g;
+	*n = 0;
+	int rc = get_regs(tid, &g);
+	if (rc < 0)
+		return rc;
+#if defined(__aarch64__)
+	if (cap < 34)
+		return -ENOSPC;
+	for (int i = 0; i < 31; i++)
+		regs[i] = g.regs[i];
+	regs[31] = g.sp;
+	regs[32] = g.pc;
+	regs[33] = g.pstate;
+	*n = 34;
+	*arch = 2;
+#else
+	if (cap < 17)
+		return -ENOSPC;
+	for (int i = 0; i < 17; i++)
+		regs[i] = (uint32_t)g.uregs[i];
+	*n = 17;
+	*arch = 3;
+#endif
+	return 0;
+}
+
 int trace_snapshot_ready(pid_t child, const struct trace_snapshot_plan *p, char *why, size_t whylen)
 {
 	int status = 0;

@@ -134,6 +134,75 @@ unsigned snap_serve_expire(struct snap_serve *s, uint64_t now)
 	return n;
 }
 
+int snap_describe(struct snap_desc *d, pid_t child, uint32_t id, uint32_t arch, const uint64_t *regs, size_t nregs,
+		  uint32_t page_size, uint32_t max_pages, uint32_t expires_ms)
+{
+	memset(d, 0, sizeof(*d));
+	prof__trace_snapshot__init(&d->msg);
+	if (nregs > sizeof(d->regs) / sizeof(d->regs[0]))
+		return -EINVAL;
+	memcpy(d->regs, regs, nregs * sizeof(*regs));
+	d->msg.snapshot_id = id;
+	d->msg.arch = arch;
+	d->msg.regs = d->regs;
+	d->msg.n_regs = nregs;
+	d->msg.page_size = page_size;
+	d->msg.max_pages = max_pages;
+	d->msg.expires_ms = expires_ms;
+	char path[40], line[512];
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)child);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	size_t cap = 0;
+	int rc = 0;
+	while (rc == 0 && fgets(line, sizeof(line), f)) {
+		unsigned long long lo = 0, hi = 0;
+		char perm[8] = "";
+		if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perm) != 3)
+			continue;
+		if (d->msg.n_maps == SNAPSHOT_MAPS_MAX) {
+			rc = -E2BIG;
+			break;
+		}
+		if (d->msg.n_maps == cap) {
+			size_t nc = cap ? cap * 2 : 64;
+			Prof__SnapshotMap *m = realloc(d->maps, nc * sizeof(*m));
+			if (!m) {
+				rc = -ENOMEM;
+				break;
+			}
+			d->maps = m;
+			cap = nc;
+		}
+		Prof__SnapshotMap *m = &d->maps[d->msg.n_maps++];
+		prof__snapshot_map__init(m);
+		m->start = lo;
+		m->end = hi;
+		m->prot = (perm[0] == 'r' ? 1u : 0u) | (perm[1] == 'w' ? 2u : 0u) | (perm[2] == 'x' ? 4u : 0u);
+	}
+	fclose(f);
+	if (rc == 0 && d->msg.n_maps) {
+		d->mapp = malloc(d->msg.n_maps * sizeof(*d->mapp));
+		if (!d->mapp)
+			return -ENOMEM;
+		for (size_t i = 0; i < d->msg.n_maps; i++)
+			d->mapp[i] = &d->maps[i]; /* pointers only now: realloc may have moved them */
+		d->msg.maps = d->mapp;
+	}
+	return rc;
+}
+
+void snap_desc_free(struct snap_desc *d)
+{
+	free(d->maps);
+	free(d->mapp);
+	d->maps = NULL;
+	d->mapp = NULL;
+	d->msg.maps = NULL;
+	d->msg.n_maps = 0;
+}
+
 void snap_serve_free(struct snap_serve *s)
 {
 	while (s->live && s->n)

@@ -56,6 +56,20 @@ int snap_serve_done(struct snap_serve *s, uint32_t id);
 /* Drop the snapshots whose time is up; how many. */
 unsigned snap_serve_expire(struct snap_serve *s, uint64_t now);
 
+/* A snapshot's TraceSnapshot: its maps read from /proc/CHILD/maps (start, end, r/w/x), the
+ * thread's registers (trace_snapshot_regs), the limits it is served under. */
+struct snap_desc {
+	Prof__TraceSnapshot msg;
+	Prof__SnapshotMap *maps, **mapp;
+	uint64_t regs[34];
+};
+
+/* 0; -E2BIG over SNAPSHOT_MAPS_MAX maps, -EINVAL more than 34 registers, -errno. Free with
+ * snap_desc_free (also after a failure). */
+int snap_describe(struct snap_desc *d, pid_t child, uint32_t id, uint32_t arch, const uint64_t *regs, size_t nregs,
+		  uint32_t page_size, uint32_t max_pages, uint32_t expires_ms);
+void snap_desc_free(struct snap_desc *d);
+
 /* Every snapshot dropped, memory freed. */
 void snap_serve_free(struct snap_serve *s);
 

@@ -128,6 +128,12 @@ int main(int argc, char **argv)
 		int memfd = open(path, O_RDONLY | O_CLOEXEC);
 		unsigned long s_stop = 0, s_snap = 0, s_later = 0, last = 0, s_prog = 0;
 		int pr = peek(memfd, &stamp, &s_stop); /* the counter at the stop */
+#if defined(__aarch64__) || defined(__arm__)
+		uint64_t regs[34];
+		size_t nregs = 0;
+		uint32_t arch = 0;
+		int rg = trace_snapshot_regs(pid, regs, 34, &nregs, &arch); /* the agent's read of them */
+#endif
 		pid_t snap = 0;
 		int sig = 0;
 		uint64_t clone_ns = 0;
@@ -155,6 +161,28 @@ int main(int argc, char **argv)
 		if (r0 < 0)
 			trace_snapshot_drop(snap);
 		int r1 = served(&srv, id, &stamp, &s_snap);
+#if defined(__aarch64__) || defined(__arm__)
+		/* its TraceSnapshot: valid on the wire (pc in an executable map), and the served page at
+		 * pc holds the program's code there (the same text as ours: forked from us) */
+		struct snap_desc desc;
+		char derr[160] = "";
+		int rd = rg < 0 ? rg : snap_describe(&desc, snap, id, arch, regs, nregs, srv.page_size, 64, 10000);
+		if (rd == 0)
+			rd = validate_trace_snapshot(&desc.msg, derr, sizeof(derr));
+		uint64_t pc = arch == 2 ? regs[32] : regs[15];
+		unsigned long code = 0;
+		if (rd == 0 && (served(&srv, id, (const void *)(uintptr_t)(pc & ~(uint64_t)(sizeof(code) - 1)), &code) < 0 ||
+				memcmp(&code, (const void *)(uintptr_t)(pc & ~(uint64_t)(sizeof(code) - 1)), sizeof(code)) != 0))
+			rd = -EIO;
+		if (i == 0 || rd < 0)
+			printf("PROF-SNAP window %d: TraceSnapshot arch %u, %zu registers, pc 0x%llx, %zu maps: %s%s\n", i, arch,
+			       nregs, (unsigned long long)pc, rg < 0 ? (size_t)0 : desc.msg.n_maps,
+			       rd == 0 ? "valid, code at pc served" : "BAD ", derr);
+		if (rg == 0)
+			snap_desc_free(&desc);
+#else
+		int rd = 0;
+#endif
 		nanosleep(&nap, NULL); /* the program runs on */
 		int r2 = served(&srv, id, &stamp, &s_later);
 		int r3 = served(&srv, id, &arr[(s_stop + n_arr - 1) % n_arr], &last);
@@ -164,7 +192,7 @@ int main(int argc, char **argv)
 		char gone[48];
 		snprintf(gone, sizeof(gone), "/proc/%d", (int)snap);
 		bool reaped = access(gone, F_OK) != 0;
-		bool good = r0 == 0 && r1 == 0 && r2 == 0 && r3 == 0 && r4 == 0 && s_snap == s_stop && s_later == s_stop &&
+		bool good = rd == 0 && r0 == 0 && r1 == 0 && r2 == 0 && r3 == 0 && r4 == 0 && s_snap == s_stop && s_later == s_stop &&
 			    s_stop > 0 && last == s_stop - 1 && s_prog > s_stop && reaped;
 		printf("PROF-SNAP window %d: stop %.2f ms (clone %.2f ms), svc at 0x%llx (%s), counter %lu at the stop, "
 		       "snapshot %lu then %lu, last entry %lu, program on to %lu, snapshot %s: %s\n",

@@ -2,7 +2,7 @@
  * copy-on-write snapshot of a program that goes on writing, its pages read through
  * /proc/SNAP/mem as they were at the stop; the budgets per snapshot and per session, the
  * bound on live snapshots, unreadable pages, unknown snapshots, SnapshotDone and expiry
- * (the snapshot killed and reaped). Where this kernel or build takes no snapshot: skipped,
+ * (the snapshot killed and reaped), and the snapshot's TraceSnapshot (its maps). Where this kernel or build takes no snapshot: skipped,
  * saying why. */
 #include "generated/config.h"
 
@@ -181,6 +181,20 @@ static void test_trace_snapshot_serve_pages_as_at_the_stop(void **state)
 	r.snapshot_id = id + 100;
 	assert_int_equal(snap_serve_answer(&s, &r, &out), 0);
 	assert_int_equal(out.status[0], ESRCH);
+	/* its TraceSnapshot: the snapshot's maps (the region among them, rw), registers as given (an
+	 * aarch64 set here, pc at the program's code: the checks are the wire's, not the host's) */
+	struct snap_desc d;
+	uint64_t regs[34] = {0};
+	regs[32] = (uint64_t)(uintptr_t)program;
+	assert_int_equal(snap_describe(&d, snap, id, 2, regs, 34, (uint32_t)w->ps, 10, 5000), 0);
+	assert_int_equal(validate_trace_snapshot(&d.msg, err, sizeof(err)), 0);
+	bool region_seen = false;
+	for (size_t i = 0; i < d.msg.n_maps; i++)
+		region_seen |= d.msg.maps[i]->start <= a[0] && a[0] < d.msg.maps[i]->end && d.msg.maps[i]->prot == 3;
+	assert_true(region_seen);
+	snap_desc_free(&d);
+	assert_int_equal(snap_describe(&d, snap, id, 2, regs, 35, (uint32_t)w->ps, 10, 5000), -EINVAL);
+	snap_desc_free(&d);
 	/* done: killed and reaped, its id gone */
 	assert_int_equal(snap_serve_done(&s, id), 0);
 	assert_true(gone(snap));
