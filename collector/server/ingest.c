@@ -251,7 +251,8 @@ int ingest_envelope(struct ingest_conn *c, const Prof__Envelope *env, size_t fra
 				   envelope_kind(env));
 	case PROF__ENVELOPE__BODY_TRACE_SNAPSHOT:
 	case PROF__ENVELOPE__BODY_PAGES: /* issue 36: the collector's replay of board snapshots is not built */
-		return ingest_fail(c, INGEST_PROTOCOL, EPROTONOSUPPORT, true,
+		/* EPROTO, not EPROTONOSUPPORT: an agent takes that for a schema mismatch (transport_reply.c) */
+		return ingest_fail(c, INGEST_PROTOCOL, EPROTO, true,
 				   "agent sent a %s: this collector does not replay board snapshots", envelope_kind(env));
 	case PROF__ENVELOPE__BODY_ERROR: {
 		char msg[200];
