@@ -20,7 +20,7 @@ BOARD_SIZE_MAX ?= $(BOARD_SIZE_TARGET)
 # Unit suites run under qemu-user: agent-side code without collector/SQLite or helper
 # processes. test_perf is left out: qemu-user has no perf_event_open (ENOSYS); the
 # counting path runs for real in the emulated boards' kernels (board-test).
-BOARD_UNIT_TESTS ?= events frame loop record spool sysinfo transport gpu
+BOARD_UNIT_TESTS ?= events frame loop record spool sysinfo transport gpu snapshot_wire trace_snapshot_rules
 # the fake kbase device: the core and one file per driver generation
 FAKE_KBASE_OBJ = $(patsubst %.c,$(O)/obj/%.o,$(wildcard tests/lib/fake_kbase*.c))
 BOARD_TEST_TIMEOUT ?= 300
