@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "profiler.pb-c.h"
+
 #include "auth.h"
 #include "spool.h"
 
@@ -78,6 +80,14 @@ int transport_poll_prepare(struct transport *t, struct pollfd *pfd, uint64_t now
  * -EACCES missing or wrong token, -EKEYREJECTED the collector's certificate
  * failed verification, -EPROTO TLS on one side only. */
 int transport_process(struct transport *t, short revents, uint64_t now_ns);
+
+/* Board snapshots (issue 36, proto/snapshot.proto): the collector's PageRequest is answered
+ * by pages() (0 with *out filled, pointing into ctx's memory until the next call; <0: every
+ * page ESRCH) as a live Pages frame (seq 0, never spooled), its SnapshotDone goes to done().
+ * Without them every page is answered ESRCH (no such snapshot) and SnapshotDone ignored. */
+typedef int (*transport_pages_fn)(void *ctx, const Prof__PageRequest *req, Prof__Pages *out);
+typedef void (*transport_done_fn)(void *ctx, uint32_t snapshot_id);
+void transport_set_snapshots(struct transport *t, transport_pages_fn pages, transport_done_fn done, void *ctx);
 
 bool transport_streaming(const struct transport *t); /* Hello acked on the current connection */
 const struct transport_stats *transport_get_stats(const struct transport *t);

@@ -61,6 +61,9 @@ struct transport {
 	char error[512];
 	struct auth_token *token; /* NULL: send the Hello at once */
 	int fatal_rc;
+	transport_pages_fn snap_pages; /* board snapshots' pages (transport_set_snapshots) */
+	transport_done_fn snap_done;
+	void *snap_ctx;
 };
 
 /* transport.c */

@@ -12,6 +12,7 @@
 #include "log.h"
 #include "transport_priv.h"
 #include "validate.h"
+#include "validate_snapshot.h"
 
 void tr_send_hello(struct transport *t, uint64_t now, const uint8_t *frame, size_t len)
 {
@@ -56,6 +57,43 @@ static bool contains_ci(const char *s, const char *word)
 		if (strncasecmp(s, word, n) == 0)
 			return true;
 	return false;
+}
+
+void transport_set_snapshots(struct transport *t, transport_pages_fn pages, transport_done_fn done, void *ctx)
+{
+	t->snap_pages = pages;
+	t->snap_done = done;
+	t->snap_ctx = ctx;
+}
+
+/* A PageRequest: the pages (or ESRCH for each, with no snapshots here) as a live frame. */
+static int tr_answer_pages(struct transport *t, const Prof__PageRequest *req, uint64_t now)
+{
+	Prof__Pages out, none = PROF__PAGES__INIT;
+	uint32_t esrch[SNAPSHOT_REQ_PAGES];
+	if (!t->snap_pages || t->snap_pages(t->snap_ctx, req, &out) < 0) {
+		for (size_t i = 0; i < req->n_addr && i < SNAPSHOT_REQ_PAGES; i++)
+			esrch[i] = ESRCH;
+		none.snapshot_id = req->snapshot_id;
+		none.addr = req->addr;
+		none.n_addr = none.n_status = req->n_addr; /* <= SNAPSHOT_REQ_PAGES: validated on decode */
+		none.status = esrch;
+		out = none;
+	}
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.body_case = PROF__ENVELOPE__BODY_PAGES;
+	env.pages = &out;
+	uint8_t *f = NULL;
+	size_t len = 0;
+	int rc = frame_encode(&env, t->max_frame, &f, &len);
+	if (rc == 0)
+		rc = tr_out_append(t, f, len);
+	free(f);
+	if (rc < 0) {
+		tr_conn_fail(t, now, "cannot answer the collector's page request", -rc);
+		return -EPIPE;
+	}
+	return 0;
 }
 
 /* One envelope from the collector. Returns 0, -EPIPE (connection dropped), or
@@ -199,6 +237,13 @@ int tr_on_envelope(struct transport *t, const Prof__Envelope *env, uint64_t now)
 		t->fail_logged = true; /* the error line above is the log line of this outage */
 		tr_conn_fail(t, now, "collector reported an error", 0);
 		return -EPIPE;
+	}
+	if (env->body_case == PROF__ENVELOPE__BODY_PAGE_REQUEST)
+		return tr_answer_pages(t, env->page_request, now);
+	if (env->body_case == PROF__ENVELOPE__BODY_SNAPSHOT_DONE) {
+		if (t->snap_done)
+			t->snap_done(t->snap_ctx, env->snapshot_done->snapshot_id);
+		return 0;
 	}
 	char why[96];
 	snprintf(why, sizeof(why), "unexpected '%s' record from the collector", envelope_kind(env));

@@ -20,7 +20,7 @@ BOARD_SIZE_MAX ?= $(BOARD_SIZE_TARGET)
 # Unit suites run under qemu-user: agent-side code without collector/SQLite or helper
 # processes. test_perf is left out: qemu-user has no perf_event_open (ENOSYS); the
 # counting path runs for real in the emulated boards' kernels (board-test).
-BOARD_UNIT_TESTS ?= events frame loop record spool sysinfo transport gpu
+BOARD_UNIT_TESTS ?= events frame loop record spool sysinfo transport gpu snapshot_wire trace_snapshot_rules
 # the fake kbase device: the core and one file per driver generation
 FAKE_KBASE_OBJ = $(patsubst %.c,$(O)/obj/%.o,$(wildcard tests/lib/fake_kbase*.c))
 BOARD_TEST_TIMEOUT ?= 300
@@ -271,13 +271,24 @@ $(GUEST)/linux34: tests/linux34/linux34.c tests/lib/linux34.c tests/lib/linux34.
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib -s -static -o $@ tests/linux34/linux34.c tests/lib/linux34.c
 endif
 # ---- end issue 30
+# ---- issue 36: the trace snapshot (agent/trace/snapshot*.c) in the guest's kernel, /bin/snapshot_check
+# (tests/board/snapshot_check.c): the agent's own snapshot and page-server code, linked into a static
+# test program (glibc, as pmu_loop; Debian's cross libprotobuf-c.a)
+SNAPSHOT_CHECK_SRC := tests/board/snapshot_check.c agent/trace/snapshot_arm.c agent/trace/snapshot_common.c \
+	agent/trace/snapshot_serve.c proto/validate_snapshot.c common/fail.c common/net.c $(GEN)/snapshot.pb-c.c
+$(GUEST)/snapshot_check: $(SNAPSHOT_CHECK_SRC) agent/trace/snapshot.h agent/trace/snapshot_priv.h \
+			 agent/trace/snapshot_serve.h proto/validate_snapshot.h $(CONFIG_H)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@ (static)"
+	$(Q)$(CC) $(ALL_CFLAGS) -I$(O)/include -I$(GEN) -Iproto -Icommon -Iagent -s -static -o $@ $(SNAPSHOT_CHECK_SRC) \
+		-lprotobuf-c
 
 $(GUEST)/initramfs.cpio.gz: $(AGENT_STRIPPED) $(GUEST)/busy $(GUEST)/busybox $(O)/kernel/.stamp $(FAKEGPU_AGENT) \
-			    $(GUEST)/pmu_loop $(GUEST_LINUX34) \
+			    $(GUEST)/pmu_loop $(GUEST_LINUX34) $(GUEST)/snapshot_check \
 			    scripts/board-initramfs.sh scripts/board-guest-init.sh tests/fake_kbase/guest.script \
 			    tests/fake_kbase/guest-t6xx.script
 	@echo "  CPIO    $@"
-	$(Q)PMU_LOOP=$(GUEST)/pmu_loop LINUX34=$(GUEST_LINUX34) scripts/board-initramfs.sh $@ $(GUEST)/busybox $(AGENT_STRIPPED) $(GUEST)/busy $(O)/kernel/modules \
+	$(Q)PMU_LOOP=$(GUEST)/pmu_loop LINUX34=$(GUEST_LINUX34) SNAPSHOT_CHECK=$(GUEST)/snapshot_check scripts/board-initramfs.sh $@ $(GUEST)/busybox $(AGENT_STRIPPED) $(GUEST)/busy $(O)/kernel/modules \
 		$(if $(FAKEGPU_AGENT),$(FAKEGPU_AGENT) tests/fake_kbase/guest.script tests/fake_kbase/guest-t6xx.script)
 
 board-guest: $(GUEST)/initramfs.cpio.gz

@@ -5,6 +5,7 @@
 #include "validate_kallsyms.h"
 #include "validate_opencl.h"
 #include "validate_perf_map.h"
+#include "validate_snapshot.h"
 #include "validate_samples.h"
 #include "validate_target.h"
 #include "validate_trace.h"
@@ -38,6 +39,10 @@ const char *envelope_kind(const Prof__Envelope *env)
 	case PROF__ENVELOPE__BODY_KERNEL_SYMBOLS: return "kernel_symbols";
 	case PROF__ENVELOPE__BODY_VDSO: return "vdso";
 	case PROF__ENVELOPE__BODY_PERF_MAP: return "perf_map";
+	case PROF__ENVELOPE__BODY_TRACE_SNAPSHOT: return "trace_snapshot";
+	case PROF__ENVELOPE__BODY_PAGE_REQUEST: return "page_request";
+	case PROF__ENVELOPE__BODY_PAGES: return "pages";
+	case PROF__ENVELOPE__BODY_SNAPSHOT_DONE: return "snapshot_done";
 	default: return "unknown";
 	}
 }
@@ -154,6 +159,20 @@ int envelope_validate(const Prof__Envelope *env, char *err, size_t errlen)
 		if (env->seq == 0)
 			return fail(err, errlen, "%s record with seq 0", envelope_kind(env));
 		return validate_perf_map(env->perf_map, err, errlen);
+	case PROF__ENVELOPE__BODY_TRACE_SNAPSHOT: /* live, never spooled: seq 0 (snapshot.proto) */
+	case PROF__ENVELOPE__BODY_PAGE_REQUEST:
+	case PROF__ENVELOPE__BODY_PAGES:
+	case PROF__ENVELOPE__BODY_SNAPSHOT_DONE:
+		if (env->seq != 0)
+			return fail(err, errlen, "%s with seq %llu (live: must be 0)", envelope_kind(env),
+				    (unsigned long long)env->seq);
+		if (env->body_case == PROF__ENVELOPE__BODY_TRACE_SNAPSHOT)
+			return validate_trace_snapshot(env->trace_snapshot, err, errlen);
+		if (env->body_case == PROF__ENVELOPE__BODY_PAGE_REQUEST)
+			return validate_page_request(env->page_request, 0, err, errlen);
+		if (env->body_case == PROF__ENVELOPE__BODY_PAGES)
+			return validate_pages(env->pages, 0, err, errlen);
+		return env->snapshot_done->snapshot_id ? 0 : fail(err, errlen, "snapshot_done: snapshot id 0");
 	case PROF__ENVELOPE__BODY_HEARTBEAT:
 		return 0;
 	case PROF__ENVELOPE__BODY_ACK:

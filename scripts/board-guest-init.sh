@@ -118,6 +118,12 @@ if [ "$only" = pmu ]; then
 	poweroff -f
 fi
 # ---- end issue 30
+# ---- issue 36: the trace snapshot (the agent's clone injection) in this kernel, 10 windows of
+# a program writing 8 MiB (tests/board/snapshot_check.c): "PROF-SNAP ..." lines, then its rc
+if [ -x /bin/snapshot_check ]; then
+	timeout 120 /bin/snapshot_check 10 8
+	echo "PROF-SNAP rc=$?"
+fi
 /bin/agent --features
 echo "PROF-GUEST features-rc=$?"
 # Software events, named: they exist on every kernel and under TCG.

@@ -25,6 +25,9 @@ fi
 if [ -n "${LINUX34:-}" ]; then # the Linux 3.4 personality (armhf)
 	install -m 0755 "$LINUX34" "$root/bin/linux34"
 fi
+if [ -n "${SNAPSHOT_CHECK:-}" ]; then # issue 36: the trace snapshot in the guest's kernel
+	install -m 0755 "$SNAPSHOT_CHECK" "$root/bin/snapshot_check"
+fi
 chmod 0755 "$root" # mktemp -d made / 0700: the guest's non-root user could not run /bin/sh
 # ---- end issue 30
 if [ $# -ge 7 ]; then

@@ -172,6 +172,21 @@ if [ -n "$rec_rc" ]; then
 else
 	echo "board-test: info: this agent has no 'record' subcommand: counting (agent stat) only"
 fi
+# ---- issue 36: the trace snapshot in the guest's kernel (tests/board/snapshot_check.c, the agent's
+# snapshot code): the clone injected from an svc #0 (PTRACE_SYSCALL over it; 32-bit ARM has no
+# single-step), each snapshot frozen at the stop while the program runs on, reaped; the program's
+# own run intact, no SIGCHLD. The stop per window is printed (TCG: emulated time, not silicon's).
+{
+	snap_res=$(sed -n 's/^PROF-SNAP result: //p' "$dir/console.log" | tr -d '\r' | head -n1)
+	echo "board-test: snapshot: ${snap_res:-no result}"
+	sed -n 's/^PROF-SNAP window 0: //p' "$dir/console.log" | tr -d '\r' | head -n1 | sed 's/^/board-test: snapshot window 0: /'
+	check snapshot_windows_all_ok bash -c "grep -q '^PROF-SNAP result: 10 of 10 windows ok' '$dir/console.log'"
+	if [ "$QEMU_SYSTEM" = qemu-system-arm ]; then # 32-bit ARM: 3 more windows from a Thumb svc of the program's text
+		sed -n 's/^PROF-SNAP thumb: //p' "$dir/console.log" | tr -d '\r' | head -n1 | sed 's/^/board-test: snapshot thumb: /'
+		check snapshot_thumb_svc_windows_ok bash -c "grep -q '^PROF-SNAP thumb: 3 of 3 windows ok' '$dir/console.log'"
+	fi
+	check snapshot_program_intact_no_sigchld bash -c "grep -q '^PROF-SNAP program: .* 0 bad entries, 0 SIGCHLD' '$dir/console.log' && grep -q '^PROF-SNAP rc=0' '$dir/console.log'"
+}
 # ---- Mali counters (issue 29) -------------------------------------------------------------
 # The test-only agent on the fake T628 (mk/board.mk), when the board has CONFIG_AGENT_MALI:
 # one run per kbase driver generation the guest serves (tests/fake_kbase/guest*.script):

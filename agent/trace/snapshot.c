@@ -19,27 +19,9 @@
 #include <unistd.h>
 
 #include "net.h"
+#include "snapshot_priv.h"
 
 #if defined(__x86_64__)
-
-/* "Key:\tvalue" of /proc/TID/status as a number; -1 when absent. */
-static long status_field(pid_t tid, const char *key)
-{
-	char path[48], line[256];
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -1;
-	long v = -1;
-	size_t kl = strlen(key);
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, key, kl) == 0 && line[kl] == ':') {
-			v = strtol(line + kl + 1, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return v;
-}
 
 /* Address of the bytes 0f 05 (syscall) in tid's [vdso], 0 when none. */
 static uint64_t vdso_syscall(pid_t tid)
@@ -69,55 +51,10 @@ static uint64_t vdso_syscall(pid_t tid)
 	return at;
 }
 
-/* The next stop or end of pid, up to deadline. 0 with *status, -ETIMEDOUT, -errno. */
-static int wait_for(pid_t pid, uint64_t deadline, int *status)
-{
-	for (unsigned spins = 0;; spins++) {
-		pid_t r = waitpid(pid, status, __WALL | WNOHANG);
-		if (r == pid)
-			return 0;
-		if (r < 0 && errno != EINTR)
-			return -errno;
-		if (clock_mono_ns() >= deadline)
-			return -ETIMEDOUT;
-		if (spins < 1000) {
-			sched_yield();
-		} else {
-			struct timespec ts = {0, 20000};
-			nanosleep(&ts, NULL);
-		}
-	}
-}
-
-/* Why a snapshot of tid must not be taken ("" when it may), from what the thread's
- * registers do not tell (those: trace_snapshot_take). */
-static void refusal(pid_t tid, char *why, size_t whylen)
-{
-	why[0] = '\0';
-	long sc = status_field(tid, "Seccomp");
-	if (sc != 0) {
-		snprintf(why, whylen, "%s", sc < 0 ? "its seccomp mode is unknown" : "a seccomp filter could refuse or kill on clone");
-		return;
-	}
-	char path[48], buf[512];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
-	FILE *f = fopen(path, "re");
-	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-	if (f)
-		fclose(f);
-	buf[n] = '\0';
-	const char *p = strrchr(buf, ')');
-	int ppid = 0;
-	char st;
-	if (!p || sscanf(p + 1, " %c %d", &st, &ppid) != 2 || ppid != (int)getpid())
-		snprintf(why, whylen, "the agent did not start the program (its parent is %d): the snapshot would be left a zombie of that parent",
-			 ppid);
-}
-
 int trace_snapshot_plan(pid_t tid, struct trace_snapshot_plan *p, char *why, size_t whylen)
 {
 	p->syscall_at = 0;
-	refusal(tid, why, whylen);
+	trace_snapshot_refusal(tid, why, whylen);
 	if (why[0])
 		return -EPERM;
 	p->syscall_at = vdso_syscall(tid);
@@ -174,12 +111,12 @@ int trace_snapshot_take(pid_t tid, const struct trace_snapshot_plan *p, uint64_t
 			snprintf(why, whylen, "PTRACE_SINGLESTEP: %s", strerror(-rc));
 			break;
 		}
-		rc = wait_for(tid, deadline, &status);
+		rc = trace_snapshot_wait(tid, deadline, &status);
 		if (rc < 0) {
 			snprintf(why, whylen, "the injected clone did not return: %s", strerror(-rc));
 			if (rc == -ETIMEDOUT) { /* stop it again: registers can only be restored in a stop */
 				ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
-				wait_for(tid, clock_mono_ns() + 1000000000ull, &status);
+				trace_snapshot_wait(tid, clock_mono_ns() + 1000000000ull, &status);
 			}
 			break;
 		}
@@ -227,7 +164,7 @@ int trace_snapshot_ready(pid_t child, const struct trace_snapshot_plan *p, char 
 	int status = 0;
 	/* its first stop (a trap stop, from birth): it never ran an instruction, its
 	 * registers are the clone's return (rax 0, just past the syscall) */
-	int rc = wait_for(child, clock_mono_ns() + 1000000000ull, &status);
+	int rc = trace_snapshot_wait(child, clock_mono_ns() + 1000000000ull, &status);
 	if (rc == 0 && !WIFSTOPPED(status))
 		rc = -ESRCH;
 	if (rc < 0) {
@@ -247,28 +184,13 @@ int trace_snapshot_ready(pid_t child, const struct trace_snapshot_plan *p, char 
 	return 0;
 }
 
-void trace_snapshot_drop(pid_t child)
-{
-	if (child <= 0)
-		return;
-	kill(child, SIGKILL);
-	for (int i = 0; i < 16; i++) {
-		int status = 0;
-		pid_t r = waitpid(child, &status, __WALL);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0 || WIFEXITED(status) || WIFSIGNALED(status))
-			return;
-	}
-}
-
-#else
+#elif !defined(__aarch64__) && !defined(__arm__) /* those: snapshot_arm.c */
 
 int trace_snapshot_plan(pid_t tid, struct trace_snapshot_plan *p, char *why, size_t whylen)
 {
 	(void)tid;
 	p->syscall_at = 0;
-	snprintf(why, whylen, "snapshots are implemented for x86_64 threads only");
+	snprintf(why, whylen, "snapshots are implemented for x86_64, arm64 and 32-bit ARM threads only");
 	return -ENOTSUP;
 }
 
@@ -281,7 +203,7 @@ int trace_snapshot_take(pid_t tid, const struct trace_snapshot_plan *p, uint64_t
 	*child = 0;
 	*sig = 0;
 	*clone_ns = 0;
-	snprintf(why, whylen, "snapshots are implemented for x86_64 threads only");
+	snprintf(why, whylen, "snapshots are implemented for x86_64, arm64 and 32-bit ARM threads only");
 	return -ENOTSUP;
 }
 
@@ -289,13 +211,8 @@ int trace_snapshot_ready(pid_t child, const struct trace_snapshot_plan *p, char 
 {
 	(void)child;
 	(void)p;
-	snprintf(why, whylen, "snapshots are implemented for x86_64 threads only");
+	snprintf(why, whylen, "snapshots are implemented for x86_64, arm64 and 32-bit ARM threads only");
 	return -ENOTSUP;
-}
-
-void trace_snapshot_drop(pid_t child)
-{
-	(void)child;
 }
 
 #endif

@@ -16,10 +16,19 @@
  * Refused (the caller replays in place, saying why) where the thread runs
  * 32-bit code, a seccomp filter could refuse or kill on clone, the agent is not
  * the program's parent (the child would stay a zombie of someone else), the
- * vDSO has no syscall instruction, or the clone fails. */
+ * vDSO has no syscall instruction, or the clone fails.
+ *
+ * arm64 and 32-bit ARM (snapshot_arm.c, for the boards, whose agent has no
+ * emulator): the same clone, from an `svc #0` (arm64: in the vDSO; 32-bit ARM,
+ * whose kernels before 4.1 have no vDSO: any `svc #0` word, or Thumb halfword,
+ * in the process's executable mappings, run in that instruction set), stepped
+ * over with PTRACE_SYSCALL (its entry and exit stops: 32-bit ARM kernels have
+ * no PTRACE_SINGLESTEP); registers through PTRACE_GETREGSET (arm64) or
+ * PTRACE_GETREGS (32-bit ARM, as Linux 3.4 has it). */
 #ifndef AGENT_TRACE_SNAPSHOT_H
 #define AGENT_TRACE_SNAPSHOT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -29,6 +38,7 @@
  * snapshot may be taken (seccomp, the agent the program's parent). */
 struct trace_snapshot_plan {
 	uint64_t syscall_at;
+	bool thumb; /* 32-bit ARM: the svc at syscall_at is Thumb's (2 bytes), else ARM's (4) */
 };
 
 /* Thread tid is running (or stopped). 0 with *p filled; -errno with the
@@ -50,6 +60,13 @@ int trace_snapshot_take(pid_t tid, const struct trace_snapshot_plan *p, uint64_t
  * killed with the agent. 0; -errno with the reason in why and
  * the snapshot dropped. */
 int trace_snapshot_ready(pid_t child, const struct trace_snapshot_plan *p, char *why, size_t whylen);
+
+#if defined(__aarch64__) || defined(__arm__)
+/* Thread tid (in a ptrace stop) registers in the wire's order (proto/snapshot.proto
+ * TraceSnapshot.regs): arm64 x0..x30, sp, pc, pstate (34, *arch 2); 32-bit ARM r0..r15,
+ * cpsr (17, *arch 3). 0 with *n; -errno. */
+int trace_snapshot_regs(pid_t tid, uint64_t *regs, size_t cap, size_t *n, uint32_t *arch);
+#endif
 
 /* Kill the snapshot and reap it. */
 void trace_snapshot_drop(pid_t child);

@@ -245,6 +245,15 @@ int ingest_envelope(struct ingest_conn *c, const Prof__Envelope *env, size_t fra
 	case PROF__ENVELOPE__BODY_CHALLENGE:
 		return ingest_fail(c, INGEST_PROTOCOL, EPROTO, true,
 				   "agent sent a Challenge: only the collector challenges");
+	case PROF__ENVELOPE__BODY_PAGE_REQUEST:
+	case PROF__ENVELOPE__BODY_SNAPSHOT_DONE:
+		return ingest_fail(c, INGEST_PROTOCOL, EPROTO, true, "agent sent a %s: only the collector asks for pages",
+				   envelope_kind(env));
+	case PROF__ENVELOPE__BODY_TRACE_SNAPSHOT:
+	case PROF__ENVELOPE__BODY_PAGES: /* issue 36: the collector's replay of board snapshots is not built */
+		/* EPROTO, not EPROTONOSUPPORT: an agent takes that for a schema mismatch (transport_reply.c) */
+		return ingest_fail(c, INGEST_PROTOCOL, EPROTO, true,
+				   "agent sent a %s: this collector does not replay board snapshots", envelope_kind(env));
 	case PROF__ENVELOPE__BODY_ERROR: {
 		char msg[200];
 		text_safe_copy(msg, sizeof(msg), env->error->message);

@@ -41,6 +41,12 @@ struct fake {
 	int fail_records;
 	uint32_t retry_ms;
 	uint64_t hello_ns[8];
+	/* Pages answers (issue 36): how many, and the last one's */
+	int pages_seen;
+	uint64_t pages_seq;
+	uint32_t pages_id, pages_status[64];
+	size_t pages_n, pages_bytes;
+	uint8_t pages_first;
 };
 
 static void fake_start(struct fake *f)
@@ -142,6 +148,16 @@ static void fake_step(struct fake *f)
 			} else {
 				fake_ack(f, f->committed);
 			}
+		} else if (env->body_case == PROF__ENVELOPE__BODY_PAGES) {
+			assert_true(f->hello_seen);
+			Prof__Pages *pg = env->pages;
+			f->pages_seen++;
+			f->pages_seq = env->seq;
+			f->pages_id = pg->snapshot_id;
+			f->pages_n = pg->n_status < 64 ? pg->n_status : 64;
+			memcpy(f->pages_status, pg->status, f->pages_n * sizeof(uint32_t));
+			f->pages_bytes = pg->data.len;
+			f->pages_first = pg->data.len ? pg->data.data[0] : 0;
 		} else {
 			assert_true(f->hello_seen); /* Hello first */
 			assert_true(env->seq < MAXSEQ);
@@ -466,6 +482,108 @@ static void test_transport_unreachable_backs_off(void **state)
 	teardown_ctx(&c);
 }
 
+/* A board snapshot's pages (issue 36): the collector's PageRequest answered by the handler as a
+ * live Pages frame (seq 0, beside the records), SnapshotDone handed to it; without a handler every
+ * page is ESRCH. */
+struct fake_snap {
+	uint8_t page[2 * 4096];
+	uint64_t addr[64];
+	uint32_t status[64];
+	uint32_t done_id;
+	int calls;
+};
+
+static int fake_pages(void *ctx, const Prof__PageRequest *req, Prof__Pages *out)
+{
+	struct fake_snap *fs = ctx;
+	fs->calls++;
+	prof__pages__init(out);
+	out->snapshot_id = req->snapshot_id;
+	size_t nd = 0;
+	for (size_t i = 0; i < req->n_addr; i++) {
+		fs->addr[i] = req->addr[i];
+		fs->status[i] = req->addr[i] == 0 ? 14 /* EFAULT */ : 0;
+		nd += fs->status[i] == 0;
+	}
+	out->addr = fs->addr;
+	out->n_addr = out->n_status = req->n_addr;
+	out->status = fs->status;
+	out->data.data = fs->page;
+	out->data.len = nd * 4096;
+	return 0;
+}
+
+static void fake_done(void *ctx, uint32_t id)
+{
+	((struct fake_snap *)ctx)->done_id = id;
+}
+
+static bool pages_answered(struct transport *t, struct fake *f)
+{
+	(void)t;
+	return f->pages_seen > 0;
+}
+
+static void send_page_request(struct fake *f, uint32_t id, uint64_t *addr, size_t n)
+{
+	Prof__PageRequest r = PROF__PAGE_REQUEST__INIT;
+	r.snapshot_id = id;
+	r.addr = addr;
+	r.n_addr = n;
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.body_case = PROF__ENVELOPE__BODY_PAGE_REQUEST;
+	env.page_request = &r;
+	fake_send(f, &env);
+}
+
+static void test_transport_answers_page_requests(void **state)
+{
+	(void)state;
+	struct ctx c;
+	setup_ctx(&c, NULL);
+	c.f.auto_ack = true;
+	submit_range(c.t, 1, 3);
+	want_acked = 3;
+	assert_int_equal(pump(c.t, &c.f, 3000, acked_enough), 1);
+	/* no handler: ESRCH for each page, the connection goes on */
+	uint64_t addr[3] = {0x10000, 0, 0x11000};
+	send_page_request(&c.f, 9, addr, 3);
+	assert_int_equal(pump(c.t, &c.f, 3000, pages_answered), 1);
+	assert_int_equal(c.f.pages_seq, 0);
+	assert_int_equal(c.f.pages_id, 9);
+	assert_int_equal(c.f.pages_n, 3);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(c.f.pages_status[i], ESRCH);
+	assert_int_equal(c.f.pages_bytes, 0);
+	/* the handler's pages */
+	struct fake_snap fs = {0};
+	memset(fs.page, 0xa5, sizeof(fs.page));
+	transport_set_snapshots(c.t, fake_pages, fake_done, &fs);
+	c.f.pages_seen = 0;
+	send_page_request(&c.f, 4, addr, 3);
+	assert_int_equal(pump(c.t, &c.f, 3000, pages_answered), 1);
+	assert_int_equal(fs.calls, 1);
+	assert_int_equal(c.f.pages_id, 4);
+	assert_int_equal(c.f.pages_status[0], 0);
+	assert_int_equal(c.f.pages_status[1], 14);
+	assert_int_equal(c.f.pages_status[2], 0);
+	assert_int_equal(c.f.pages_bytes, 2 * 4096);
+	assert_int_equal(c.f.pages_first, 0xa5);
+	/* SnapshotDone reaches the handler; records still flow and are acked */
+	Prof__SnapshotDone d = PROF__SNAPSHOT_DONE__INIT;
+	d.snapshot_id = 4;
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.body_case = PROF__ENVELOPE__BODY_SNAPSHOT_DONE;
+	env.snapshot_done = &d;
+	fake_send(&c.f, &env);
+	submit_range(c.t, 4, 6);
+	want_acked = 6;
+	assert_int_equal(pump(c.t, &c.f, 3000, acked_enough), 1);
+	assert_int_equal(fs.done_id, 4);
+	assert_int_equal(c.f.hellos, 1); /* one connection throughout */
+	teardown_ctx(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -476,6 +594,7 @@ int main(void)
 		cmocka_unit_test(test_transport_version_mismatch_is_fatal),
 		cmocka_unit_test(test_transport_unreachable_backs_off),
 		cmocka_unit_test(test_transport_refuses_ack_above_created),
+		cmocka_unit_test(test_transport_answers_page_requests),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
