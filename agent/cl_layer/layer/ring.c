@@ -1,6 +1,7 @@
 /* The library's end of the shared ring (../cl_ring.h): created at the first
- * command when the agent named a directory (PROF_CL_RINGS), written by the
- * reaper thread only (send.c), its counters kept by track.c. Without the
+ * command when the agent named a directory (PROF_CL_RINGS), written by one
+ * thread at a time under track.c's work_mu (the reaper, or an app thread
+ * after its wait; send.c), its counters kept by track.c. Without the
  * directory (an older agent, a test) nothing here is active and send.c uses
  * the socket alone. The file is built under a temporary name and renamed
  * into place once its header is valid, so the agent never maps half of one. */
