@@ -25,6 +25,10 @@
 #define MAX_CLIENT_KERNEL_ID (1u << 20)
 #define DGRAMS_PER_DISPATCH 64
 #define BATCH_MAX 256 /* commands per ClCommandBatch record */
+/* A batch goes when full or when its first command is this old (and at the drain): a program that
+ * waits for each command has its ring read every 10 ms in a few dozen commands, and each record
+ * costs the agent a spool file and a send and the collector a commit (issue #41). */
+#define BATCH_AGE_NS 50000000ull
 #define MAX_NOTES 64
 #define MAX_RINGS 256 /* processes read at once; more wait in the directory */
 #define RING_READ_NS 10000000ull /* rings are read every 10 ms, */
@@ -88,6 +92,7 @@ struct cl_receiver {
 	Prof__ClKernelDesc *bkdp[BATCH_MAX];
 	uint64_t bwaits[BATCH_MAX][PCL_MAX_DEPS];
 	size_t nb, bbytes;
+	uint64_t bfirst_ns; /* when the batch's first command was added */
 };
 
 int cl_receiver_open(struct cl_receiver **out, char *err, size_t errlen)
@@ -303,6 +308,8 @@ static void batch_flush(struct cl_receiver *r)
 static void batch_add(struct cl_receiver *r, const struct client *cl, const struct pcl_cmd *c)
 {
 	size_t i = r->nb;
+	if (i == 0)
+		r->bfirst_ns = clock_mono_ns();
 	struct pcl_cmd *bc = &r->bcmd[i];
 	/* the fields and the used part of each dependency list (not the whole 1.5 KiB of arrays) */
 	memcpy(bc, c, offsetof(struct pcl_cmd, wait));
@@ -578,6 +585,12 @@ static int rx_prepare(void *ctx, struct pollfd *pfd, int max, uint64_t now, int 
 		pfd[n++] = (struct pollfd){.fd = r->clients[i].fd, .events = POLLIN};
 	if (r->ringdir[0])
 		loop_timer_timeout(&r->tick, now, timeout_ms);
+	if (r->nb) { /* the batch's age */
+		uint64_t due = r->bfirst_ns + BATCH_AGE_NS;
+		int ms = due <= now ? 0 : (int)((due - now + 999999) / 1000000);
+		if (*timeout_ms < 0 || ms < *timeout_ms)
+			*timeout_ms = ms;
+	}
 	return n;
 }
 
@@ -594,7 +607,8 @@ static int rx_dispatch(void *ctx, struct pollfd *pfd, int n, uint64_t now)
 	}
 	if (r->ringdir[0] && loop_timer_expired(&r->tick, now))
 		rings_visit(r, false);
-	batch_flush(r);
+	if (r->nb && now >= r->bfirst_ns + BATCH_AGE_NS) /* (now was read before this dispatch's adds) */
+		batch_flush(r);
 	if (n >= 1 && (pfd[0].revents & POLLIN))
 		accept_all(r);
 	return 0;

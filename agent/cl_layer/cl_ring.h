@@ -1,10 +1,11 @@
 /* Where the capture library puts completed commands so that they outlive
  * the process (issue #41): one shared file per process, "<pid>.ring" in the
  * directory the agent names (PROF_CL_RINGS), that the library creates and
- * maps, and the agent maps too. The library's reaper thread is the only
- * writer: it copies each batch of encoded messages (cl_msg.h: kernel
- * declarations, commands, the closing BYE) into the ring as soon as it has
- * read their times, then publishes the new head. The agent reads from its
+ * maps, and the agent maps too. One writer at a time (the library's reaper
+ * thread, or an app thread after its clFinish, under one lock): it copies
+ * each batch of encoded messages (cl_msg.h: kernel declarations, commands,
+ * the closing BYE) into the ring as soon as it has read their times, then
+ * publishes the new head. The agent reads from its
  * tail and publishes that back, so the writer never overwrites what was not
  * read (a full ring keeps the batch in the library's queue; past that queue's
  * bound, commands are dropped and counted). A process killed by a signal

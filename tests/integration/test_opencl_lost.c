@@ -8,7 +8,8 @@
  * Each program says how many commands it enqueued (its own count is the
  * oracle); every one must be either timed (in the agent's summary and in the
  * collector's store, the same number) or named by the agent as enqueued but
- * never timed, or dropped: timed + untimed + dropped = enqueued, exactly.
+ * never timed, or dropped: timed + untimed + dropped = enqueued, exactly;
+ * and what the program waited for (finish) before it died is all timed.
  * Skipped with the reason when OpenCL or pyopencl does not work here. */
 #include <errno.h>
 #include <setjmp.h>
@@ -177,7 +178,8 @@ static const char *const modes[] = {"layer", "preload", "auto"};
 		}                                                                                          \
 	} while (0)
 
-/* 8 tasks of 20 kernels and a read on 2 pool workers; the workers are SIGTERM'd at the end. */
+/* 8 tasks of 20 kernels and a read on 2 pool workers; the workers are SIGTERM'd at the end. Each
+ * task ends with finish(), so every command is timed before the worker can be killed. */
 static void test_opencl_lost_pool_workers_terminated(void **state)
 {
 	SKIP_WITHOUT_OPENCL();
@@ -193,11 +195,14 @@ static void test_opencl_lost_pool_workers_terminated(void **state)
 		assert_int_equal(enqueued(&o), 8 * 21);
 		check_accounted(&o, 8 * 21);
 		assert_true(o.processes >= 2); /* the workers (the parent makes no OpenCL call) */
-		assert_true(o.commands > 0);
+		assert_int_equal(o.commands, 8 * 21);
+		assert_int_equal(o.untimed, 0);
 	}
 }
 
-/* 50 kernels and a read, finish(), then abort(): no exit handler runs. */
+/* 50 kernels and a read, finish(), then abort(): no exit handler runs. finish() returns only once
+ * its commands are in the ring (the waiting thread writes them, track.c pcl_track_kick): all 51
+ * are timed in every mode, none merely counted as lost. */
 static void test_opencl_lost_abort_after_finish(void **state)
 {
 	SKIP_WITHOUT_OPENCL();
@@ -212,6 +217,9 @@ static void test_opencl_lost_abort_after_finish(void **state)
 		assert_int_equal(WEXITSTATUS(o.status), 128 + SIGABRT); /* the program's own end */
 		assert_int_equal(enqueued(&o), 51);
 		check_accounted(&o, 51);
+		assert_int_equal(o.commands, 51);
+		assert_int_equal(o.untimed, 0);
+		assert_int_equal(o.dropped, 0);
 	}
 }
 

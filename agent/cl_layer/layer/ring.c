@@ -1,6 +1,7 @@
 /* The library's end of the shared ring (../cl_ring.h): created at the first
- * command when the agent named a directory (PROF_CL_RINGS), written by the
- * reaper thread only (send.c), its counters kept by track.c. Without the
+ * command when the agent named a directory (PROF_CL_RINGS), written by one
+ * thread at a time under track.c's work_mu (the reaper, or an app thread
+ * after its wait; send.c), its counters kept by track.c. Without the
  * directory (an older agent, a test) nothing here is active and send.c uses
  * the socket alone. The file is built under a temporary name and renamed
  * into place once its header is valid, so the agent never maps half of one. */
@@ -16,15 +17,19 @@
 
 #define EARLY_WRAP (128u << 10) /* more than a record can take (PCL_DGRAM_MAX and its header) */
 
-static struct pcl_ring_hdr *ring;
+/* NULL while no ring is written; the app's threads read it without a lock (pcl_ring_seen), so an
+ * abandoned ring stays mapped (4 MiB of address space until exit): a thread that read the pointer
+ * just before the abandon counts into memory that is still there, not into an unmapped page. */
+static _Atomic(struct pcl_ring_hdr *) ring_;
+static struct pcl_ring_hdr *mapped; /* this process's mapping, abandoned or not */
 static uint8_t *data;
 static char ring_path[4096];
 
 bool pcl_ring_open(void)
 {
 	const char *dir = getenv(PCL_ENV_RINGS);
-	if (ring || !dir || !*dir)
-		return ring != NULL;
+	if (mapped || !dir || !*dir)
+		return atomic_load(&ring_) != NULL;
 	char tmp[4096], path[4096];
 	if (snprintf(tmp, sizeof(tmp), "%s/%d.tmp", dir, (int)pcl_pid()) >= (int)sizeof(tmp) ||
 	    snprintf(path, sizeof(path), "%s/%d.ring", dir, (int)pcl_pid()) >= (int)sizeof(path))
@@ -54,19 +59,21 @@ bool pcl_ring_open(void)
 		unlink(tmp);
 		return false;
 	}
-	ring = h;
+	mapped = h;
 	data = (uint8_t *)m + PCL_RING_HDR;
+	atomic_store(&ring_, h);
 	snprintf(ring_path, sizeof(ring_path), "%s", path);
 	return true;
 }
 
 bool pcl_ring_active(void)
 {
-	return ring != NULL;
+	return atomic_load(&ring_) != NULL;
 }
 
 bool pcl_ring_write(const uint8_t *buf, size_t len, uint32_t ncmd)
 {
+	struct pcl_ring_hdr *ring = atomic_load(&ring_);
 	if (!ring || len > PCL_DGRAM_MAX)
 		return false;
 	uint64_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
@@ -95,24 +102,28 @@ bool pcl_ring_write(const uint8_t *buf, size_t len, uint32_t ncmd)
 
 void pcl_ring_seen(int64_t n)
 {
+	struct pcl_ring_hdr *ring = atomic_load_explicit(&ring_, memory_order_acquire);
 	if (ring)
 		atomic_fetch_add_explicit(&ring->seen, (uint64_t)n, memory_order_relaxed);
 }
 
 void pcl_ring_failed(void)
 {
+	struct pcl_ring_hdr *ring = atomic_load(&ring_);
 	if (ring)
 		atomic_fetch_add(&ring->failed, 1);
 }
 
 void pcl_ring_sync_dropped(uint64_t dropped)
 {
+	struct pcl_ring_hdr *ring = atomic_load(&ring_);
 	if (ring)
 		atomic_store(&ring->dropped, dropped);
 }
 
 void pcl_ring_done(uint64_t dropped)
 {
+	struct pcl_ring_hdr *ring = atomic_load(&ring_);
 	if (!ring)
 		return;
 	atomic_store(&ring->dropped, dropped);
@@ -121,19 +132,19 @@ void pcl_ring_done(uint64_t dropped)
 
 void pcl_ring_after_fork(void)
 {
-	/* The parent's ring stays the parent's: the child makes its own at its first command. */
-	if (ring)
-		munmap(ring, PCL_RING_HDR + PCL_RING_DATA);
-	ring = NULL;
+	/* The parent's ring stays the parent's: the child makes its own at its first command (only
+	 * this thread exists in the child: nothing else can be using the mapping). */
+	if (mapped)
+		munmap(mapped, PCL_RING_HDR + PCL_RING_DATA);
+	mapped = NULL;
+	atomic_store(&ring_, NULL);
 	data = NULL;
 }
 
 void pcl_ring_abandon(void)
 {
-	if (!ring)
+	if (!atomic_load(&ring_))
 		return;
-	munmap(ring, PCL_RING_HDR + PCL_RING_DATA);
+	atomic_store(&ring_, NULL); /* kept mapped: see ring_ */
 	unlink(ring_path);
-	ring = NULL;
-	data = NULL;
 }

@@ -1,8 +1,9 @@
 /* The capture library's link to the agent: a non-blocking SOCK_SEQPACKET
  * unix socket (PROF_CL_SOCKET, "@name" = abstract) and a bounded queue of
  * datagrams (each a batch of encoded messages) in front of it. Used by the
- * reaper thread only, never by the app's threads, except the one-shot note
- * a process sends when the library starts (pcl_send_note). When the agent
+ * reaper thread, and with a ring by an app thread draining after its wait,
+ * under track.c's work_mu, never otherwise by the app's threads, except the
+ * one-shot note a process sends when the library starts (pcl_send_note). When the agent
  * is absent, gone or too slow, datagrams are dropped and their commands
  * counted; nothing here ever waits past a deadline. */
 #include <errno.h>

@@ -1,5 +1,6 @@
 /* Link from the capture library to the agent (send.c): the shared ring when
- * the agent gave one (ring.c), else the socket. Reaper thread only. */
+ * the agent gave one (ring.c), else the socket. Under track.c's work_mu
+ * (the reaper, or an app thread draining after its wait). */
 #ifndef PCL_SEND_H
 #define PCL_SEND_H
 

@@ -13,7 +13,10 @@
  * When the agent gave a ring directory (ring.c, ../cl_ring.h) the datagram
  * goes into this process's shared ring at every visit instead: what the
  * reaper has timed survives the process (a signal, an abort), and the ring's
- * counters say how many enqueued commands were never seen complete.
+ * counters say how many enqueued commands were never seen complete. An app
+ * thread's clFinish / clWaitForEvents makes that visit itself before it
+ * returns (pcl_track_kick, under work_mu): what the program waited for is in
+ * the ring before it can die right after (an abort after its finish).
  *
  * No completion callbacks: PoCL runs every event callback on its own
  * callback thread (lib/CL/pocl_util.c, pocl_event_cb_push: a malloc, a lock
@@ -51,6 +54,9 @@
 #define IDLE_AFTER_NS 50000000ull	   /* visits go on this long after the last outstanding command */
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER; /* the reaper's sleep, and the exit */
+/* The reaper's work (FIFOs, datagram, send.c, the ring's writer end): the reaper's visits, and an
+ * app thread's drain after its wait (pcl_track_kick), one at a time. */
+static pthread_mutex_t work_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
 static _Atomic(struct pcl_pending *) submitted; /* tracked, newest first */
 static _Atomic(struct pcl_pending *) free_stack; /* processed, for reuse */
@@ -69,7 +75,7 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static _Atomic uint64_t next_id = 1, n_captured;
 /* What the reaper cost (the exit's debug line): its visits, the wake-ups the app's threads made
  * (a finish, the first command after a quiet time) and its CPU time, read at its end. */
-static _Atomic uint64_t n_visits, n_kicks, n_first_wakes, reaper_cpu_ns;
+static _Atomic uint64_t n_visits, n_kicks, n_first_wakes, n_drains, reaper_cpu_ns;
 /* Each app thread's records, taken from the free stack all at once. */
 static __thread struct pcl_pending *cache;
 static __thread struct pcl_pending *carve, *carve_end; /* the rest of this thread's slab */
@@ -97,6 +103,7 @@ static void after_fork_child(void)
 	/* Only this thread exists in the child: start from scratch. The parent's records (on the
 	 * stacks, in the FIFOs, in this thread's cache) are not ours: dropped (leaked, bounded). */
 	pthread_mutex_init(&mu, NULL);
+	pthread_mutex_init(&work_mu, NULL);
 	pthread_cond_init(&wake, NULL);
 	atomic_store(&submitted, NULL);
 	atomic_store(&free_stack, NULL);
@@ -117,6 +124,7 @@ static void after_fork_child(void)
 	atomic_store(&n_captured, 0);
 	atomic_store(&n_visits, 0);
 	atomic_store(&n_kicks, 0);
+	atomic_store(&n_drains, 0);
 	atomic_store(&n_first_wakes, 0);
 	atomic_store(&next_id, 1);
 	dgram_len = 0;
@@ -411,24 +419,35 @@ static void reaper_sleep(uint64_t now)
 	pthread_mutex_unlock(&mu);
 }
 
+/* One visit, under work_mu: new commands into their FIFOs, the completed ones timed and encoded, the
+ * datagram out (at once with a ring), the send queue flushed. True when nothing waits to be sent. */
+static bool work(bool stop, uint64_t *now)
+{
+	take_submitted();
+	struct pcl_pending *done = NULL, *done_tail = NULL;
+	visit(&done, &done_tail, stop);
+	*now = pcl_now_ns();
+	dgram_maybe_push(*now, stop || pcl_ring_active()); /* with a ring: at once */
+	if (done)
+		push_list(&free_stack, done, done_tail);
+	bool sent = pcl_send_flush(*now);
+	pcl_ring_sync_dropped(pcl_dropped());
+	return sent;
+}
+
 static void *reaper_main(void *arg)
 {
 	(void)arg;
 	uint64_t complete_deadline = 0, send_deadline = 0;
 	for (;;) {
 		bool stop = atomic_load(&stopping);
-		take_submitted();
-		struct pcl_pending *done = NULL, *done_tail = NULL;
 		pcl_enter(PCL_FN_REAPER);
-		unsigned n = visit(&done, &done_tail, stop);
-		atomic_fetch_add_explicit(&n_visits, 1, memory_order_relaxed);
-		uint64_t now = pcl_now_ns();
-		dgram_maybe_push(now, stop || pcl_ring_active()); /* with a ring: at once */
+		pthread_mutex_lock(&work_mu);
+		uint64_t now;
+		bool sent = work(stop, &now);
+		pthread_mutex_unlock(&work_mu);
 		pcl_leave();
-		if (done)
-			push_list(&free_stack, done, done_tail);
-		bool sent = pcl_send_flush(now);
-		pcl_ring_sync_dropped(pcl_dropped());
+		atomic_fetch_add_explicit(&n_visits, 1, memory_order_relaxed);
 		if (stop) {
 			/* At exit: wait a bounded time for the commands still running, then for the socket. */
 			if (!complete_deadline)
@@ -444,15 +463,24 @@ static void *reaper_main(void *arg)
 				break;
 		}
 		if (!sent) {
+			/* The ring is full: give the agent time to read (its liveness is asked at the
+			 * next flush). Without a ring the app's threads never touch send.c. */
+			pthread_mutex_lock(&work_mu);
+			bool ring = pcl_ring_active();
+			pthread_mutex_unlock(&work_mu);
+			if (ring) {
+				usleep(5000);
+				continue;
+			}
 			/* The socket is full (or not connected yet): come back soon. */
 			if (pcl_send_wait(5) == 0 && !pcl_send_connected())
 				usleep(5000);
 			continue;
 		}
-		(void)n;
 		reaper_sleep(now);
 	}
 	/* Last words: totals, so the agent can report the drops. */
+	pthread_mutex_lock(&work_mu);
 	unsigned left = atomic_load(&outstanding);
 	if (left)
 		pcl_count_dropped(left); /* still running on the device at exit */
@@ -467,6 +495,7 @@ static void *reaper_main(void *arg)
 		pcl_send_drop_rest(); /* what the ring had no room for by now */
 		pcl_ring_done(pcl_dropped());
 	}
+	pthread_mutex_unlock(&work_mu);
 	struct timespec cpu;
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
 		atomic_store(&reaper_cpu_ns, (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec);
@@ -532,9 +561,11 @@ static void at_exit(void)
 	uint64_t dropped = pcl_dropped(), captured = atomic_load(&n_captured);
 	pcl_log("exit: %llu commands captured, %llu sent, %llu dropped%s", (unsigned long long)captured,
 		(unsigned long long)pcl_sent(), (unsigned long long)dropped, told ? "" : " (agent not told)");
-	pcl_log("reaper: %llu visits, woken %llu times by a finish and %llu by a first command, %.1f ms CPU",
+	pcl_log("reaper: %llu visits, woken %llu times by a finish and %llu by a first command, %.1f ms CPU; "
+		"%llu drains by waiting threads",
 		(unsigned long long)atomic_load(&n_visits), (unsigned long long)atomic_load(&n_kicks),
-		(unsigned long long)atomic_load(&n_first_wakes), (double)atomic_load(&reaper_cpu_ns) / 1e6);
+		(unsigned long long)atomic_load(&n_first_wakes), (double)atomic_load(&reaper_cpu_ns) / 1e6,
+		(unsigned long long)atomic_load(&n_drains));
 	if (dropped > 0 && !told)
 		write_dropfile(dropped, captured + atomic_load(&outstanding));
 }
@@ -592,6 +623,27 @@ void pcl_pending_abandon(struct pcl_pending *p)
 
 void pcl_track_kick(void)
 {
+	/* With a ring, the waiting thread writes what completed into it itself before the wait
+	 * returns to the app: a program that dies right after its clFinish (abort, a signal) has
+	 * every command it waited for in the ring, whatever the scheduler did with the reaper
+	 * (a wake-up of the reaper raced the abort: best effort, issue #41). The reaper's state is
+	 * the drain's under work_mu; the waiter blocks at most for the visit the reaper is in. */
+	if (atomic_load(&outstanding) == 0 && !atomic_load(&submitted))
+		return; /* nothing to time (and the reaper may not have started) */
+	if (!reaper_running || atomic_load(&stopping) || atomic_load(&abandoned))
+		return;
+	pthread_mutex_lock(&work_mu);
+	bool ring = pcl_ring_active(); /* the reaper abandons it when the agent went away */
+	if (ring) {
+		uint64_t now;
+		(void)work(false, &now);
+	}
+	pthread_mutex_unlock(&work_mu);
+	if (ring) {
+		atomic_fetch_add_explicit(&n_drains, 1, memory_order_relaxed);
+		return;
+	}
+	/* Without a ring: the socket, which the reaper alone writes. */
 	if (!atomic_load_explicit(&finish_seen, memory_order_relaxed))
 		atomic_store_explicit(&finish_seen, true, memory_order_relaxed);
 	/* Waits closer together than REAP_AFTER_FINISH_NS (a loop of them: clpeak --kernel-latency)
