@@ -378,6 +378,7 @@ int overview_json(const struct overview *ov, FILE *f)
 		json_u64_key(f, 0, "insns", r->insns);
 		json_num_key(f, 0, "W_share", r->W_share);
 		json_num_key(f, 0, "lambda_per_insn", r->lambda_per_insn);
+		json_num_key(f, 0, "lambda_per_insn_lo", r->lambda_lo_per_insn);
 		json_num_key(f, 0, "Lambda_alpha0", r->mem_share);
 		json_num_key(f, 0, "Lambda_alpha0_lo", r->mem_lo);
 		json_num_key(f, 0, "Lambda_alpha0_hi", r->mem_hi);
