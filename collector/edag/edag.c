@@ -520,6 +520,7 @@ static inline __attribute__((always_inline)) int step(struct edag_state *st, con
 	}
 	if (vout) {
 		vout->memory = memv;
+		vout->cold = memv && cold;
 		vout->hit_level = hit;
 		vout->cost = cost;
 		vout->depth = self.depth;

@@ -158,6 +158,7 @@ typedef int (*edag_edge_cb)(void *arg, uint64_t from, uint64_t to, enum edag_dep
 /* Per-vertex facts, optional output of edag_step. */
 struct edag_vertex {
 	bool memory;   /* a memory vertex (missed the last level) */
+	bool cold;     /* a memory vertex that was a cold miss (edag_metrics.W_cold) */
 	int hit_level; /* level that hit, -1 for none / no access */
 	uint32_t cost;
 	uint64_t depth;	 /* memory depth ending here (saturates at 2^32-1) */

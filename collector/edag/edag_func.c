@@ -2,6 +2,7 @@
 #include "edag_func.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 
 void edag_func_window(struct edag_func_acc *a)
@@ -32,8 +33,10 @@ int edag_func_add(struct edag_func_acc *a, uint32_t fid, const struct edag_verte
 	if (!f)
 		return -ENOMEM;
 	f->insns++;
-	if (v->memory)
+	if (v->memory) {
 		f->W++;
+		f->W_cold += v->cold;
+	}
 	if (v->depth > a->dmax) {
 		f->D += v->depth - a->dmax;
 		a->dmax = v->depth;
@@ -51,6 +54,7 @@ int edag_func_merge(struct edag_func_acc *tot, const struct edag_func_acc *piece
 		t->insns += p->insns;
 		t->W += p->W;
 		t->D += p->D;
+		t->W_cold += p->W_cold;
 	}
 	return 0;
 }
@@ -58,6 +62,17 @@ int edag_func_merge(struct edag_func_acc *tot, const struct edag_func_acc *piece
 double edag_func_lambda(const struct edag_func_fig *f, double m)
 {
 	return ((double)f->W - (double)f->D) / m + (double)f->D;
+}
+
+double edag_func_lambda_cold_hits(const struct edag_func_fig *f, double m)
+{
+	double w = (double)(f->W - (f->W_cold < f->W ? f->W_cold : f->W)), d = fmin((double)f->D, w);
+	return (w - d) / m + d;
+}
+
+bool edag_func_cold_bound(const struct edag_func_fig *f)
+{
+	return f->W > 0 && (double)f->W_cold > EDAG_COLD_REL * (double)f->W;
 }
 
 const struct edag_func_fig *edag_func_get(const struct edag_func_acc *a, uint32_t fid)

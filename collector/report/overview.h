@@ -35,8 +35,11 @@ struct sens_func_row {
 	double W_share;		    /* its share of the thread's memory vertices */
 	double lambda_per_insn;	    /* lambda_f per instruction of f */
 	double mem_share;	    /* its part of the thread's Lambda*alpha0 */
-	double mem_lo, mem_hi;	    /* the thread's interval, split the same way */
-	bool upper_bound;	    /* the thread's figure is an upper bound */
+	double mem_lo, mem_hi;	    /* the thread's interval, split the same way (a flagged row: low end
+				     * at most the figure with its cold misses as hits) */
+	bool upper_bound;	    /* its cold misses are over 10 % of its W (edag_func_cold_bound) */
+	double lambda_lo_per_insn;  /* lambda_f per instruction with its cold misses as hits (flagged);
+				     * = lambda_per_insn if not flagged */
 	double lambda;		    /* lambda_f summed over the voting windows */
 	double split;		    /* lambda_f / sum lambda_f: its share of the thread's row */
 };

@@ -138,6 +138,7 @@ static void sensitivity_text(const struct overview *ov, FILE *f)
 			const struct sens_func_row *r = &ov->sensf[i];
 			char share[16];
 			snprintf(share, sizeof(share), "%s%.3f", r->upper_bound ? "<=" : "", r->mem_share);
+			bound |= r->upper_bound; /* a row's own cold misses flag it (its thread's may not) */
 			fprintf(f, "    %-32.32s %-20.20s %10llu %8.3f %12.4g %9s  [%.3f, %.3f]\n", r->name, r->thread,
 				(unsigned long long)r->insns, r->W_share, r->lambda_per_insn, share, r->mem_lo, r->mem_hi);
 		}
@@ -378,6 +379,7 @@ int overview_json(const struct overview *ov, FILE *f)
 		json_u64_key(f, 0, "insns", r->insns);
 		json_num_key(f, 0, "W_share", r->W_share);
 		json_num_key(f, 0, "lambda_per_insn", r->lambda_per_insn);
+		json_num_key(f, 0, "lambda_per_insn_lo", r->lambda_lo_per_insn);
 		json_num_key(f, 0, "Lambda_alpha0", r->mem_share);
 		json_num_key(f, 0, "Lambda_alpha0_lo", r->mem_lo);
 		json_num_key(f, 0, "Lambda_alpha0_hi", r->mem_hi);

@@ -2,6 +2,7 @@
 #include "overview_sensf.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,8 +137,10 @@ int sensf_rows(struct sensf *sf, const struct edag_func_acc *tot, const struct s
 		const struct edag_func_fig *f = &tot->f[i];
 		double lf = edag_func_lambda(f, r->m), share = lam > 0 ? lf / lam : 0;
 		struct sens_func_row *row = &out[i];
-		*row = (struct sens_func_row){.insns = f->insns, .upper_bound = r->upper_bound, .lambda = lf,
-					      .split = share};
+		/* a row is flagged by its own cold misses (a stream's cold lines do not make a chase
+		 * beside it an upper bound, nor the other way round) */
+		bool ub = edag_func_cold_bound(f); /* W_cold is 0 without a cache model */
+		*row = (struct sens_func_row){.insns = f->insns, .upper_bound = ub, .lambda = lf, .split = share};
 		snprintf(row->name, sizeof(row->name), "%s", sf->names[f->fid].name);
 		snprintf(row->module, sizeof(row->module), "%s", sf->names[f->fid].module);
 		snprintf(row->thread, sizeof(row->thread), "%s", r->name);
@@ -146,6 +149,14 @@ int sensf_rows(struct sensf *sf, const struct edag_func_acc *tot, const struct s
 		row->mem_share = r->mem_share * share;
 		row->mem_lo = r->Lambda_lo * r->alpha0 * share;
 		row->mem_hi = r->Lambda_hi * r->alpha0 * share;
+		row->lambda_lo_per_insn = row->lambda_per_insn;
+		if (ub && lf > 0) {
+			/* the low end with f's cold misses as hits, over the same denominator (the
+			 * thread's lambda*a0 + C, itself lower then: this end is at most the true one) */
+			double lo = edag_func_lambda_cold_hits(f, r->m);
+			row->lambda_lo_per_insn = f->insns ? lo / (double)f->insns : 0;
+			row->mem_lo = fmin(row->mem_lo, row->mem_share * lo / lf);
+		}
 	}
 	*rows = out;
 	*nrows = tot->n;

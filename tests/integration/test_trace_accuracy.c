@@ -21,7 +21,12 @@
  * report's split by function (sensitivity.functions, the same cache model)
  * against the function's in the full trace (edag_func over the steady state,
  * PCs in its ELF symbol's range), under the same rule; a flagged row (the
- * thread's flag) must hold the truth under its figure (issue 36). The native runs use the release agent when it is
+ * row's own cold misses over 10 % of its W) must hold the truth in [its figure with those
+ * misses as hits, its figure] (issue 36). hash (a probe over 4 MiB), stencil (2 x 384^2 doubles)
+ * and qsort (16384 int32_t) are the issue's programs of different memory behaviour; qsort also
+ * cuts the full trace's steady state into windows (tiles_check: the estimator alone, load-
+ * independent) and, its phases sampled by time, is held to 10 % without a cache model (the
+ * issue's bound). The native runs use the release agent when it is
  * built (timing_agent: stop times under ASan are not the agent's). Skips
  * (with the reason) without qemu-x86_64, the plugin, the kernels or Unicorn. */
 #include <errno.h>
@@ -55,6 +60,8 @@
 
 struct rates {
 	double W, lambda; /* per instruction */
+	double D;	  /* memory depth per instruction (windows: their depth rates; full trace: its growth) */
+	double C;	  /* compute cost of the critical path per instruction (the same way) */
 	double cold;	  /* windows: cold misses per instruction */
 	double lambda_lo; /* windows: lambda per instruction with the cold misses as hits (the low end) */
 	bool bound;	  /* windows: the cache figure is an upper bound */
@@ -72,6 +79,15 @@ struct kcase {
 	const char *warmup, *window; /* replay window sizes (NULL: the agent's defaults) */
 	/* functions whose rows are checked (`agent profile`: its mappings let the report name them) */
 	const char *funcs[NFUNC + 1];
+	/* > 0: the full trace's steady state is also cut into windows of this many instructions
+	 * (no cache model), combined by edag_approx_combine: the estimator alone, on every part of
+	 * the steady state once, without the agent's sampling (tiles_check) */
+	uint64_t tile;
+	/* without a cache model the windows are within this of the full trace (0: 5 %) */
+	double tol;
+	/* --every (NULL: 0.1, 1 under agent profile): a kernel whose set-up loop is long enough for a
+	 * window at 0.1 s to fall in it on a loaded machine (the program then had a few ms of CPU) */
+	const char *every;
 };
 
 struct env {
@@ -117,7 +133,7 @@ static uint64_t mark_of(const char *bin, const char *log)
 /* ---------------------------------------------------------------- full trace */
 
 struct snap {
-	uint64_t n, W, D;
+	uint64_t n, W, D, C;
 	uint64_t fn[NFUNC], fW[NFUNC], fD[NFUNC]; /* kcase.funcs' */
 };
 
@@ -168,10 +184,39 @@ static bool func_range(const char *bin, const char *name, uint64_t *lo, uint64_t
 	return found;
 }
 
+/* The steady state in windows of `len` instructions, one after another (a partial last one
+ * is dropped): each window's metrics from an engine reset at its start, as a window the
+ * agent takes. */
+struct tiles {
+	struct edag_state *st;
+	uint64_t len, at;
+	struct edag_window_result *w;
+	size_t n, cap;
+};
+
+static void tiles_step(struct tiles *t, const struct edag_insn *in)
+{
+	struct edag_vertex v;
+	assert_int_equal(edag_step(t->st, in, &v), 0);
+	if (++t->at < t->len)
+		return;
+	if (t->n == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 64;
+		t->w = realloc(t->w, t->cap * sizeof(*t->w));
+		assert_non_null(t->w);
+	}
+	struct edag_window_result *r = &t->w[t->n++];
+	*r = (struct edag_window_result){.n_insns = t->len, .capture = 3, .info = {.share = 1}};
+	edag_metrics_get(t->st, &r->mt);
+	edag_reset(t->st);
+	t->at = 0;
+}
+
 /* Step the two engines over buf's records; at each record at the mark, note
  * the metrics before it. */
 static void feed(struct edag_state *st[2], struct edag_func_acc fa[2], const struct franges *fr, const uint8_t *buf,
-		 size_t len, size_t *used, uint64_t mark, struct snap marks[2][4], unsigned *nmark, uint64_t *n)
+		 size_t len, size_t *used, uint64_t mark, struct snap marks[2][4], unsigned *nmark, uint64_t *n,
+		 struct tiles *tl)
 {
 	size_t off = 0;
 	struct edag_insn in;
@@ -186,7 +231,7 @@ static void feed(struct edag_state *st[2], struct edag_func_acc fa[2], const str
 				struct edag_metrics mt;
 				edag_metrics_get(st[k], &mt);
 				struct snap *sn = &marks[k][*nmark];
-				*sn = (struct snap){.n = *n, .W = mt.W, .D = mt.D};
+				*sn = (struct snap){.n = *n, .W = mt.W, .D = mt.D, .C = mt.cp_compute};
 				for (size_t i = 0; i < fr->n; i++) {
 					const struct edag_func_fig *f = edag_func_get(&fa[k], (uint32_t)i + 1);
 					sn->fn[i] = f ? f->insns : 0;
@@ -202,6 +247,8 @@ static void feed(struct edag_state *st[2], struct edag_func_acc fa[2], const str
 			/* the whole trace is one window for the split: D_f by the running maximum */
 			assert_int_equal(edag_func_add(&fa[k], fid_of(fr, in.pc), &v), 0);
 		}
+		if (tl->st && *nmark == 2) /* the steady state: from the second mark to the third */
+			tiles_step(tl, &in);
 		(*n)++;
 	}
 	*used = off;
@@ -211,7 +258,7 @@ static void feed(struct edag_state *st[2], struct edag_func_acc fa[2], const str
  * mark (a pipe, not a file); steady-state rates without (out[0]) and with
  * (out[1]) the cache model. */
 static void full_trace(const char *qemu, const char *so, const char *bin, const char *const *args, uint64_t mark,
-		       const struct franges *fr, const char *log, struct rates out[2])
+		       const struct franges *fr, const char *log, struct rates out[2], struct tiles *tl)
 {
 	int fds[2];
 	assert_int_equal(pipe(fds), 0);
@@ -246,6 +293,8 @@ static void full_trace(const char *qemu, const char *so, const char *bin, const 
 	assert_int_equal(edag_cache_level_parse(CACHE2, &cfg[1].level[1]), 0);
 	for (int k = 0; k < 2; k++)
 		assert_int_equal(edag_new(&cfg[k], &st[k]), 0);
+	if (tl->len)
+		assert_int_equal(edag_new(&cfg[0], &tl->st), 0);
 	size_t cap = 1 << 20, len = 0;
 	uint8_t *buf = malloc(cap);
 	assert_non_null(buf);
@@ -272,7 +321,7 @@ static void full_trace(const char *qemu, const char *so, const char *bin, const 
 			off = EDAG_BIN_HEADER;
 		}
 		size_t used;
-		feed(st, fa, fr, buf + off, len - off, &used, mark, marks, &nmark, &n);
+		feed(st, fa, fr, buf + off, len - off, &used, mark, marks, &nmark, &n, tl);
 		off += used;
 		memmove(buf, buf + off, len - off);
 		len -= off;
@@ -290,6 +339,8 @@ static void full_trace(const char *qemu, const char *so, const char *bin, const 
 		const struct snap *a = &marks[k][1], *b = &marks[k][2];
 		double dn = (double)(b->n - a->n), dW = (double)(b->W - a->W), dD = (double)(b->D - a->D);
 		out[k].W = dW / dn;
+		out[k].D = dD / dn;
+		out[k].C = (double)(b->C - a->C) / dn;
 		out[k].lambda = ((dW - dD) / M_SLOTS + dD) / dn;
 		for (size_t i = 0; i < fr->n; i++) {
 			struct edag_func_fig f = {.insns = b->fn[i] - a->fn[i], .W = b->fW[i] - a->fW[i], .D = b->fD[i] - a->fD[i]};
@@ -300,6 +351,10 @@ static void full_trace(const char *qemu, const char *so, const char *bin, const 
 	}
 	fprintf(stderr, "#   full trace: %" PRIu64 " instructions, steady state %" PRIu64 " (the second repetition)\n", n,
 		marks[0][2].n - marks[0][1].n);
+	if (tl->st) {
+		edag_free(tl->st);
+		tl->st = NULL;
+	}
 	free(buf);
 }
 
@@ -341,6 +396,8 @@ static void windows_rates(struct env *e, int64_t sid, bool cache, struct rates *
 	r->windows = (size_t)json_after(js, "\"estimate\":", "\"windows\":");
 	r->W = json_after(js, "\"estimate\":", "\"W\":{\"value\":") / n;
 	r->lambda = json_after(js, "\"estimate\":", "\"lambda\":{\"value\":") / n;
+	r->D = json_after(js, "\"estimate\":", "\"D\":{\"value\":") / n;
+	r->C = json_after(js, "\"estimate\":", "\"C\":{\"value\":") / n;
 	r->cold = json_after(js, "\"estimate\":", "\"W_cold\":{\"value\":") / n;
 	r->lambda_lo = json_after(js, "\"estimate\":", "\"lambda_cold_hits\":") / n;
 	const char *b = strstr(js, "\"cold_bound\":");
@@ -380,7 +437,7 @@ static char *report_json(struct env *e, int64_t sid)
 }
 
 /* The row of function name in the report's split by function (sensitivity.functions). */
-static void func_row(const char *js, const char *name, double *lambda, double *insns, bool *bound)
+static void func_row(const char *js, const char *name, double *lambda, double *lo, double *insns, bool *bound)
 {
 	char key[96];
 	snprintf(key, sizeof(key), "{\"name\":\"%s\"", name);
@@ -389,6 +446,7 @@ static void func_row(const char *js, const char *name, double *lambda, double *i
 	if (!m)
 		fail_msg("no row for %s in the report's sensitivity.functions: %.2000s", name, fs ? fs : js);
 	*lambda = json_after(m, "{", "\"lambda_per_insn\":");
+	*lo = json_after(m, "{", "\"lambda_per_insn_lo\":");
 	*insns = json_after(m, "{", "\"insns\":");
 	const char *b = strstr(m, "\"upper_bound\":");
 	*bound = b && strncmp(b + 14, "true", 4) == 0;
@@ -426,7 +484,8 @@ static int64_t native_windows(struct env *e, const char *bin, const struct kcase
 	 * window at 0.1 s fell in the chase's set-up loop (stores, memory depth 1; the full trace's
 	 * steady state is the chase alone), so windows there are 1 s apart */
 	char *argv[32] = {agent, kc->funcs[0] ? "profile" : "trace", "--collector", e->t.coll, "--spool", e->t.spool,
-			  "--capture", (char *)capture, "--every", kc->funcs[0] ? "1" : "0.1", "--max-duty", "5",
+			  "--capture", (char *)capture, "--every", (char *)(kc->every ? kc->every : kc->funcs[0] ? "1" : "0.1"),
+			  "--max-duty", "5",
 			  "--duration", dur};
 	int a = 14;
 	if (kc->funcs[0])
@@ -496,6 +555,13 @@ static int64_t native_windows(struct env *e, const char *bin, const struct kcase
 	return tp_db_int(e->t.db, "SELECT MAX(session_id) FROM trace_windows");
 }
 
+/* Lambda*alpha0 = lambda*a0 / (lambda*a0 + C): the share of the baseline time spent waiting on
+ * memory (collector edag's default alpha0 100) */
+static double lambda_a0(double lambda, double C)
+{
+	return lambda * 100 + C > 0 ? lambda * 100 / (lambda * 100 + C) : 0;
+}
+
 static bool within(double got, double want, double rel, double abs_tol)
 {
 	return fabs(got - want) <= fmax(rel * fabs(want), abs_tol);
@@ -505,6 +571,27 @@ static bool within(double got, double want, double rel, double abs_tol)
 static bool holds(double lo, double hi, double truth, double rel, double abs_tol)
 {
 	return truth >= lo - fmax(rel * fabs(lo), abs_tol) && truth <= hi + fmax(rel * fabs(hi), abs_tol);
+}
+
+/* The estimator on the full trace's steady state cut into windows of kc->tile instructions
+ * (tiles): lambda per instruction within 5 % of the full trace's, and the depth rate within
+ * 10 % (issue 36: short windows overstated a quicksort's depth growth; if they do, it shows
+ * here, on every part of the run once, whatever the agent's sampling and the machine's load). */
+static void tiles_check(const struct kcase *kc, struct tiles *tl, const struct rates *full)
+{
+	assert_true(tl->n >= 8);
+	struct edag_approx ap;
+	assert_int_equal(edag_approx_combine(tl->w, tl->n, M_SLOTS, 100, &ap), 0);
+	double n = ap.represented_insns, lam = ap.lambda.value / n, D = ap.D.value / n;
+	fprintf(stderr,
+		"# %s: the steady state in %zu windows of %" PRIu64 " instructions: lambda/i %.5f (%+.1f%%), D/i %.5f "
+		"(%+.1f%%); full trace %.5f, %.5f\n",
+		kc->name, tl->n, tl->len, lam, 100 * (lam - full->lambda) / full->lambda, D, 100 * (D - full->D) / full->D,
+		full->lambda, full->D);
+	assert_true(within(lam, full->lambda, 0.05, 0));
+	assert_true(within(D, full->D, 0.10, 0));
+	free(tl->w);
+	tl->w = NULL;
 }
 
 static void check_kernel(void **state, const struct kcase *kc)
@@ -522,27 +609,40 @@ static void check_kernel(void **state, const struct kcase *kc)
 	struct rates win[2], full[2];
 	windows_rates(e, sid, false, &win[0]);
 	windows_rates(e, sid, true, &win[1]);
+
 	struct franges fr = {.n = 0};
 	for (; fr.n < NFUNC && kc->funcs[fr.n]; fr.n++)
 		if (!func_range(bin, kc->funcs[fr.n], &fr.lo[fr.n], &fr.hi[fr.n]))
 			fail_msg("%s: no function %s in its symbol table", bin, kc->funcs[fr.n]);
 	tp_env_path(&e->t, "qemu.log", log, sizeof(log));
-	full_trace(qemu, so, bin, kc->full, mark, &fr, log, full);
+	struct tiles tl = {.len = kc->tile};
+	full_trace(qemu, so, bin, kc->full, mark, &fr, log, full, &tl);
+	if (kc->tile)
+		tiles_check(kc, &tl, &full[0]);
+
 	for (int k = 0; k < 2; k++)
 		fprintf(stderr,
-			"# %s %s: full W/i %.5f lambda/i %.5f | %zu replay windows W/i %.5f (%+.1f%%) lambda/i %.5f "
-			"(%+.1f%%), cold %.5f/i%s; duty %.2f%%\n",
-			kc->name, k ? "cache " CACHE1 "+" CACHE2 : "no cache", full[k].W, full[k].lambda, win[k].windows,
-			win[k].W, 100 * (win[k].W - full[k].W) / full[k].W, win[k].lambda,
-			100 * (win[k].lambda - full[k].lambda) / full[k].lambda, win[k].cold,
+			"# %s %s: full W/i %.5f lambda/i %.5f D/i %.5f | %zu replay windows W/i %.5f (%+.1f%%) lambda/i "
+			"%.5f (%+.1f%%) D/i %.5f, cold %.5f/i%s; duty %.2f%%\n",
+			kc->name, k ? "cache " CACHE1 "+" CACHE2 : "no cache", full[k].W, full[k].lambda, full[k].D,
+			win[k].windows, win[k].W, 100 * (win[k].W - full[k].W) / full[k].W, win[k].lambda,
+			100 * (win[k].lambda - full[k].lambda) / full[k].lambda, win[k].D, win[k].cold,
 			win[k].bound ? " (UPPER BOUND)" : "", duty);
+	for (int k = 0; k < 2; k++)
+		fprintf(stderr, "# %s %s: Lambda*a0 full %.4f, windows %.4f (%+.1f%%); C/i full %.4f, windows %.4f\n",
+			kc->name, k ? "cache" : "no cache", lambda_a0(full[k].lambda, full[k].C),
+			lambda_a0(win[k].lambda, win[k].C),
+			100 * (lambda_a0(win[k].lambda, win[k].C) - lambda_a0(full[k].lambda, full[k].C)) /
+			    lambda_a0(full[k].lambda, full[k].C),
+			full[k].C, win[k].C);
 	assert_true(duty <= MAX_DUTY);
 	if (win[0].windows < kc->min_windows)
 		fail_msg("%s: %zu windows in %d s at %g%% duty, fewer than the %zu the comparison needs (a loaded "
 			 "machine: each window stopped the thread longer)",
 			 kc->name, win[0].windows, kc->seconds, MAX_DUTY, kc->min_windows);
-	assert_true(within(win[0].W, full[0].W, 0.05, 0));
-	assert_true(within(win[0].lambda, full[0].lambda, 0.05, 0));
+	double tol = kc->tol > 0 ? kc->tol : 0.05;
+	assert_true(within(win[0].W, full[0].W, tol, 0));
+	assert_true(within(win[0].lambda, full[0].lambda, tol, 0));
 	/* with the cache model: within the tolerance, or flagged (cold misses over 10 % of W,
 	 * collector/edag EDAG_COLD_REL) with an interval that holds the truth: W in [W - cold
 	 * misses, W], lambda in [lambda with the cold misses as hits, lambda]; never unflagged and
@@ -566,14 +666,19 @@ static void check_kernel(void **state, const struct kcase *kc)
 	 * the same cache model: within the tolerance, or flagged and the truth under the figure */
 	char *js = report_json(e, sid);
 	for (size_t i = 0; i < fr.n; i++) {
-		double fl, fi, truth = full[1].func_lambda[i];
+		double fl, flo, fi, truth = full[1].func_lambda[i];
 		bool fb;
-		func_row(js, kc->funcs[i], &fl, &fi, &fb);
-		fprintf(stderr, "# %s by function: %s lambda/i %.5f over %.0f instructions%s, full trace %.5f (%+.1f%%)\n",
-			kc->name, kc->funcs[i], fl, fi, fb ? " (UPPER BOUND)" : "", truth, 100 * (fl - truth) / truth);
+		func_row(js, kc->funcs[i], &fl, &flo, &fi, &fb);
+		fprintf(stderr,
+			"# %s by function: %s lambda/i %.5f over %.0f instructions%s (low end %.5f), full trace %.5f "
+			"(%+.1f%%)\n",
+			kc->name, kc->funcs[i], fl, fi, fb ? " (UPPER BOUND)" : "", flo, truth, 100 * (fl - truth) / truth);
 		assert_true(fi > 0);
+		assert_true(flo <= fl);
+		/* a row is flagged by its own cold misses (over 10 % of its W): its interval [its
+		 * figure with those misses as hits, its figure] holds the truth; else within 10 % */
 		if (fb)
-			assert_true(holds(0, fl, truth, 0.10, 0.001));
+			assert_true(holds(flo, fl, truth, 0.10, 0.001));
 		else
 			assert_true(within(fl, truth, 0.10, 0.001));
 	}
@@ -582,13 +687,13 @@ static void check_kernel(void **state, const struct kcase *kc)
 
 static void test_trace_accuracy_gemm(void **state)
 {
-	static const struct kcase kc = {"gemm", {"128", "2", NULL}, {"128", "1000000", NULL}, 300, 2, NULL, NULL, {NULL}};
+	static const struct kcase kc = {"gemm", {"128", "2", NULL}, {"128", "1000000", NULL}, 300, 2, NULL, NULL, {NULL}, 0, 0, NULL};
 	check_kernel(state, &kc);
 }
 
 static void test_trace_accuracy_lu(void **state)
 {
-	static const struct kcase kc = {"lu", {"128", "2", NULL}, {"128", "1000000", NULL}, 300, 4, NULL, NULL, {NULL}};
+	static const struct kcase kc = {"lu", {"128", "2", NULL}, {"128", "1000000", NULL}, 300, 4, NULL, NULL, {NULL}, 0, 0, NULL};
 	check_kernel(state, &kc);
 }
 
@@ -599,7 +704,7 @@ static void test_trace_accuracy_chase(void **state)
 	 * run within the time at 5 % duty; 200000 instructions of warm-up still fill the 1 MiB
 	 * level (the cold misses are checked) */
 	static const struct kcase kc = {"chase", {"1048576", "1000000", "2"}, {"1048576", "1000000", "100000"}, 300, 2,
-					"200000", "100000", {"main"}};
+					"200000", "100000", {"main"}, 0, 0, NULL};
 	check_kernel(state, &kc);
 }
 
@@ -610,13 +715,47 @@ static void test_trace_accuracy_mix(void **state)
 	static const struct kcase kc = {"mix",	  {"1048576", "1000", "100", "2"}, {"1048576", "1000", "1000", "1000000"},
 					300,	  2,
 					"200000", "100000",
-					{"chase", "stream"}};
+					{"chase", "stream"}, 0, 0, NULL};
 	check_kernel(state, &kc);
 }
 
 static void test_trace_accuracy_triad(void **state)
 {
-	static const struct kcase kc = {"triad", {"32768", "2", NULL}, {"32768", "1000000", NULL}, 300, 2, NULL, NULL, {NULL}};
+	static const struct kcase kc = {"triad", {"32768", "2", NULL}, {"32768", "1000000", NULL}, 300, 2, NULL, NULL, {NULL}, 0, 0, NULL};
+	check_kernel(state, &kc);
+}
+
+/* A hash-table probe over 4 MiB (tools/qemu-plugin/kernels/hash.c): independent misses, one
+ * per probe, 50000 probes a repetition (issue 36: such a program got 0 windows before the
+ * snapshot). Windows 0.5 s apart: at 0.1 s, on a loaded machine, one fell in the table's fill
+ * (stores and probes: W/i 2.5 times the probes') and the estimate was +25 % */
+static void test_trace_accuracy_hash(void **state)
+{
+	static const struct kcase kc = {"hash", {"1048576", "50000", "2"}, {"1048576", "50000", "1000000"}, 300, 2,
+					NULL, NULL, {NULL}, 0, 0, "0.5"};
+	check_kernel(state, &kc);
+}
+
+/* A 2-D five-point stencil over two 384 x 384 grids of doubles (2.25 MiB: streams through the
+ * 1 MiB level; tools/qemu-plugin/kernels/stencil.c). Windows 0.5 s apart, as hash's: its grids'
+ * fill (two stores in ~10 instructions against the sweep's 0.6 accesses an instruction) must not
+ * hold one */
+static void test_trace_accuracy_stencil(void **state)
+{
+	static const struct kcase kc = {"stencil", {"384", "2"}, {"384", "1000000"}, 300, 2, NULL, NULL, {NULL}, 0, 0, "0.5"};
+	check_kernel(state, &kc);
+}
+
+/* A recursive quicksort of 16384 int32_t refilled each repetition (tools/qemu-plugin/kernels/qsort.c):
+ * its depth grows through the recursion, which short windows overstated (issue 36). The
+ * estimator on the whole steady state in windows of 200000 (tiles_check): lambda/i -0.7 %, D/i
+ * -2.3 %. The agent's 4-7 windows, taken at times, not instructions, sample its phases (the
+ * refill, partitions of every size) unevenly: lambda/i -3.9..+2.5 % over runs; within the
+ * issue's 10 % */
+static void test_trace_accuracy_qsort(void **state)
+{
+	static const struct kcase kc = {"qsort",	     {"16384", "2"}, {"16384", "1000000"}, 300, 4, NULL, NULL,
+					{NULL},	     200000, 0.10, NULL};
 	check_kernel(state, &kc);
 }
 
@@ -630,7 +769,7 @@ static void test_trace_accuracy_single_steps_are_upper_bounds(void **state)
 	if (!have_tools(qemu, so, kdir, sizeof(qemu)))
 		skip();
 	snprintf(bin, sizeof(bin), "%s/gemm", kdir);
-	static const struct kcase kc = {"gemm", {NULL, NULL, NULL}, {"128", "1000000", NULL}, 120, 3, NULL, NULL, {NULL}};
+	static const struct kcase kc = {"gemm", {NULL, NULL, NULL}, {"128", "1000000", NULL}, 120, 3, NULL, NULL, {NULL}, 0, 0, NULL};
 	double duty;
 	int64_t sid = native_windows(e, bin, &kc, "step", &duty);
 	assert_true(sid > 0);
@@ -651,6 +790,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_trace_accuracy_chase, setup, tp_env_free),
 		cmocka_unit_test_setup_teardown(test_trace_accuracy_mix, setup, tp_env_free),
 		cmocka_unit_test_setup_teardown(test_trace_accuracy_triad, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_trace_accuracy_hash, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_trace_accuracy_stencil, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_trace_accuracy_qsort, setup, tp_env_free),
 		cmocka_unit_test_setup_teardown(test_trace_accuracy_single_steps_are_upper_bounds, setup, tp_env_free),
 	};
 	return cmocka_run_group_tests_name("trace_accuracy", tests, NULL, NULL);

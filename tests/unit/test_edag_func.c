@@ -2,7 +2,7 @@
  * (collector/edag/edag_func.*): a pointer chase and a dense loop called
  * alternately, fed through the real engine (edag_step); the functions' W and D
  * add up to the engine's, the chase holds the depth, and the lambda_f add up
- * to edag_bounds' lambda. */
+ * to edag_bounds' lambda; each function's cold misses flag its own row. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -143,12 +143,58 @@ static void test_edag_func_window_restarts_depth(void **state)
 	edag_func_free(&a);
 }
 
+/* A function's row is flagged by its own cold misses (issue 36): one cache set of 4 ways; f
+ * loads 4 distinct lines into the empty set (cold misses: the lines might have been there before
+ * the window), then g loads 8 more (misses into a full set: certain). */
+static void test_edag_func_cold_share_flags_its_own_row(void **state)
+{
+	(void)state;
+	struct edag_config cfg;
+	edag_config_default(&cfg);
+	cfg.m = 4;
+	cfg.nlevels = 1;
+	assert_int_equal(edag_cache_level_parse("256:4:64:4", &cfg.level[0]), 0);
+	struct edag_state *st;
+	assert_int_equal(edag_new(&cfg, &st), 0);
+	struct edag_func_acc a = {0}, tot = {0};
+	edag_func_window(&a);
+	for (int i = 0; i < 12; i++) {
+		struct edag_insn in = chase_load(0x1000, 0x10000000ull + (uint64_t)i * 64);
+		struct edag_vertex v;
+		assert_int_equal(edag_step(st, &in, &v), 0);
+		assert_true(v.memory);
+		assert_int_equal(v.cold, i < 4);
+		assert_int_equal(edag_func_add(&a, i < 4 ? F_CHASE : F_DENSE, &v), 0);
+	}
+	struct edag_metrics mt;
+	edag_metrics_get(st, &mt);
+	edag_free(st);
+	assert_int_equal(edag_func_merge(&tot, &a), 0);
+	const struct edag_func_fig *f = edag_func_get(&tot, F_CHASE), *g = edag_func_get(&tot, F_DENSE);
+	assert_int_equal(f->W_cold + g->W_cold, mt.W_cold);
+	assert_int_equal(f->W, 4);
+	assert_int_equal(f->W_cold, 4);
+	assert_int_equal(g->W, 8);
+	assert_int_equal(g->W_cold, 0);
+	assert_true(edag_func_cold_bound(f));
+	assert_false(edag_func_cold_bound(g));
+	/* the low end: f's misses as hits leave it nothing; g's figure is its own */
+	assert_true(edag_func_lambda_cold_hits(f, 4) == 0);
+	assert_true(edag_func_lambda_cold_hits(g, 4) == edag_func_lambda(g, 4));
+	/* one chain: D 12, f made the first 4 of it */
+	assert_int_equal(f->D, 4);
+	assert_int_equal(g->D, 8);
+	edag_func_free(&a);
+	edag_func_free(&tot);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_edag_func_chase_holds_depth_dense_none),
 		cmocka_unit_test(test_edag_func_lambda_adds_up_to_engine),
 		cmocka_unit_test(test_edag_func_window_restarts_depth),
+		cmocka_unit_test(test_edag_func_cold_share_flags_its_own_row),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
