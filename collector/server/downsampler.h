@@ -31,8 +31,10 @@ struct downsampler_tier {
 #define DOWNSAMPLER_MAX_TIERS 2
 
 /* Start the thread on the store at path (opened by it, STORE_SECOND), merging per tier in the order
- * given (--compact-after's short window first, then --downsample-after's), each pass bounded as above
- * over all tiers. 0 or -errno. */
+ * given (--compact-after's short window first, then --downsample-after's): each tier at most
+ * DOWNSAMPLER_WINDOWS_PER_PASS windows a pass, and a tier with windows left ends the pass (the next
+ * one DOWNSAMPLER_BUSY_PAUSE_MS later), so a later tier waits for an earlier tier's backlog. 0 or
+ * -errno. */
 int downsampler_start(const char *path, const struct downsampler_tier *tiers, size_t ntiers,
 		      struct downsampler **out);
 /* Stop it (after the pass under way, if one is) and free it; NULL: nothing. */
