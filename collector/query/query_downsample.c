@@ -22,7 +22,7 @@
 static const char q_sess[] = "SELECT id, realtime_ns FROM sessions ORDER BY id";
 static const char q_rows[] = "SELECT COUNT(*) FROM cpu_samples WHERE session_id = ?1";
 static const char q_list[] =
-    "SELECT seq, t_ns FROM sample_blocks WHERE session_id = ?1 AND t_ns < ?2 ORDER BY t_ns, seq";
+    "SELECT seq, t_ns, keys FROM sample_blocks WHERE session_id = ?1 AND t_ns < ?2 ORDER BY t_ns, seq";
 static const char q_data[] = "SELECT data FROM sample_blocks WHERE session_id = ?1 AND seq = ?2";
 static const char q_upd[] =
     "UPDATE sample_blocks SET t_ns = ?3, keys = ?4, data = ?5, samples = ?6, pid_min = ?7,"
@@ -31,7 +31,16 @@ static const char q_del[] = "DELETE FROM sample_blocks WHERE session_id = ?1 AND
 
 struct blk {
 	int64_t seq, t_ns;
+	int64_t keys; /* the block's keys (sample_blocks.keys) */
 };
+
+/* A block's keys as a merge counts them: a value the row cannot vouch for (NULL, out of range) as the
+ * most a block holds, so that block is merged with no other. */
+static int64_t keys_of(int64_t keys)
+{
+	return keys > 0 && keys <= (int64_t)VALIDATE_MAX_SAMPLE_KEYS ? keys
+								     : (int64_t)VALIDATE_MAX_SAMPLE_KEYS;
+}
 
 /* The keys of block seq summed into ks: 0, -EBADMSG (damaged: the window is left as it is) or -errno. */
 static int add_block(struct store *s, int64_t sid, int64_t seq, struct kset *ks)
@@ -188,13 +197,19 @@ static int session_down(struct store *s, int64_t sid, int64_t realtime_ns, int64
 			rc = -ENOMEM;
 			break;
 		}
-		b[n++] = (struct blk){db_col_i64(st, 0), db_col_i64(st, 1)};
+		b[n++] = (struct blk){db_col_i64(st, 0), db_col_i64(st, 1), keys_of(db_col_i64(st, 2))};
 	}
 	db_reset(st);
 	for (size_t i = 0, j; rc >= 0 && i < n; i = j) {
-		int64_t w = window_of(b[i].t_ns, window_ns);
-		for (j = i + 1; j < n && window_of(b[j].t_ns, window_ns) == w; j++)
-			;
+		int64_t w = window_of(b[i].t_ns, window_ns), keys = b[i].keys;
+		/* a window's blocks of more keys in all than one record's block may hold
+		 * (VALIDATE_MAX_SAMPLE_KEYS) are merged in runs under it: the readers' bounds assume it
+		 * (STORE_BLOCK_MAX_RAW, what store_block_unpack decompresses; the first-met order of
+		 * query_blocks.c), so a summed block over it could be one no reader decodes */
+		for (j = i + 1; j < n && window_of(b[j].t_ns, window_ns) == w &&
+				keys + b[j].keys <= (int64_t)VALIDATE_MAX_SAMPLE_KEYS;
+		     j++)
+			keys += b[j].keys;
 		if (j - i < 2)
 			continue;
 		if (max_windows && out->windows >= max_windows) {
@@ -233,7 +248,7 @@ int query_downsample_some(struct store *s, int64_t cutoff_ns, int64_t window_ns,
 			rc = -ENOMEM;
 			break;
 		}
-		ss[n++] = (struct blk){db_col_i64(st, 0), db_col_i64(st, 1)};
+		ss[n++] = (struct blk){db_col_i64(st, 0), db_col_i64(st, 1), 0};
 	}
 	db_reset(st);
 	for (size_t i = 0; rc >= 0 && !out->more && i < n; i++) {

@@ -18,7 +18,8 @@ struct downsampler {
 	pthread_cond_t cv; /* stop asked */
 	bool stop;
 	char *path;
-	int64_t after_ns, per_ns;
+	struct downsampler_tier tiers[DOWNSAMPLER_MAX_TIERS];
+	size_t ntiers;
 	uint64_t every_ms;
 };
 
@@ -45,30 +46,36 @@ static bool wait_ms(struct downsampler *d, uint64_t ms)
 	return go;
 }
 
-/* One pass: the pause before the next. */
+/* One pass: each tier in turn (a tier with windows left ends the pass); the pause before the next. */
 static uint64_t pass(struct downsampler *d, struct store **st)
 {
+	const char *what = d->tiers[0].option;
 	if (!*st && store_open(d->path, STORE_SECOND, st) < 0) {
-		log_warn("--downsample-after: cannot open the store %s; next try in %llu s", d->path,
+		log_warn("%s: cannot open the store %s; next try in %llu s", what, d->path,
 			 (unsigned long long)(d->every_ms / 1000));
 		*st = NULL;
 		return d->every_ms;
 	}
-	struct query_downsample_stats ds;
-	int rc =
-	    query_downsample_some(*st, wall_ns() - d->after_ns, d->per_ns, DOWNSAMPLER_WINDOWS_PER_PASS, &ds);
-	if (rc < 0) {
-		log_warn("--downsample-after: downsampling the store failed (%s); next try in %llu s",
-			 strerror(-rc), (unsigned long long)(d->every_ms / 1000));
-		store_close(*st); /* a lost PostgreSQL connection: a new one next time */
-		*st = NULL;
-		return d->every_ms;
+	for (size_t i = 0; i < d->ntiers; i++) {
+		const struct downsampler_tier *t = &d->tiers[i];
+		struct query_downsample_stats ds;
+		int rc = query_downsample_some(*st, wall_ns() - t->after_ns, t->per_ns,
+					       DOWNSAMPLER_WINDOWS_PER_PASS, &ds);
+		if (rc < 0) {
+			log_warn("%s: merging the store's sample blocks failed (%s); next try in %llu s",
+				 t->option, strerror(-rc), (unsigned long long)(d->every_ms / 1000));
+			store_close(*st); /* a lost PostgreSQL connection: a new one next time */
+			*st = NULL;
+			return d->every_ms;
+		}
+		if (ds.windows)
+			log_info("%s: %llu sample blocks merged into %llu (one per window)%s", t->option,
+				 (unsigned long long)ds.blocks_in, (unsigned long long)ds.blocks_out,
+				 ds.more ? "; more in the next pass" : "");
+		if (ds.more)
+			return DOWNSAMPLER_BUSY_PAUSE_MS;
 	}
-	if (ds.windows)
-		log_info("--downsample-after: %llu sample blocks merged into %llu (one per window)%s",
-			 (unsigned long long)ds.blocks_in, (unsigned long long)ds.blocks_out,
-			 ds.more ? "; more in the next pass" : "");
-	return ds.more ? DOWNSAMPLER_BUSY_PAUSE_MS : d->every_ms;
+	return d->every_ms;
 }
 
 static void *run(void *arg)
@@ -82,22 +89,27 @@ static void *run(void *arg)
 	return NULL;
 }
 
-int downsampler_start(const char *path, int64_t after_ns, int64_t per_ns, struct downsampler **out)
+int downsampler_start(const char *path, const struct downsampler_tier *tiers, size_t ntiers,
+		      struct downsampler **out)
 {
 	*out = NULL;
-	if (after_ns <= 0 || per_ns <= 0)
+	if (ntiers == 0 || ntiers > DOWNSAMPLER_MAX_TIERS)
 		return -EINVAL;
+	for (size_t i = 0; i < ntiers; i++)
+		if (tiers[i].after_ns <= 0 || tiers[i].per_ns <= 0 || !tiers[i].option)
+			return -EINVAL;
 	struct downsampler *d = calloc(1, sizeof(*d));
 	if (!d || !(d->path = strdup(path))) {
 		free(d);
 		return -ENOMEM;
 	}
-	d->after_ns = after_ns;
-	d->per_ns = per_ns;
+	memcpy(d->tiers, tiers, ntiers * sizeof(*tiers));
+	d->ntiers = ntiers;
 	/* once a minute; a shorter D, a tenth of it (at least a second) */
-	d->every_ms = (uint64_t)after_ns / 10000000u;
-	if (d->every_ms > DOWNSAMPLER_EVERY_MS)
-		d->every_ms = DOWNSAMPLER_EVERY_MS;
+	d->every_ms = DOWNSAMPLER_EVERY_MS;
+	for (size_t i = 0; i < ntiers; i++)
+		if ((uint64_t)tiers[i].after_ns / 10000000u < d->every_ms)
+			d->every_ms = (uint64_t)tiers[i].after_ns / 10000000u;
 	if (d->every_ms < 1000)
 		d->every_ms = 1000;
 	pthread_condattr_t ca;
@@ -114,7 +126,7 @@ int downsampler_start(const char *path, int64_t after_ns, int64_t per_ns, struct
 		pthread_cond_destroy(&d->cv);
 	}
 	if (rc != 0) {
-		log_error("--downsample-after: cannot start its thread: %s", strerror(rc));
+		log_error("%s: cannot start its thread: %s", tiers[0].option, strerror(rc));
 		free(d->path);
 		free(d);
 		return -rc;

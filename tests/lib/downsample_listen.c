@@ -85,7 +85,17 @@ void tp_downsample_listen(const char *dir, const char *db, bool pg)
 	assert_int_equal(nblocks(db, pg), RECORDS);
 	char log[600];
 	snprintf(log, sizeof(log), "%s/collector.log", dir);
-	const char *extra[] = {"--downsample-after", "1s", "--downsample-per", "10ms", NULL};
+	/* both tiers: compaction per 2 ms first ({2,3} .. {38,39}: 38 blocks into 19, at 3, 5, .. 39 ms),
+	 * then the downsampling per 10 ms of those and blocks 1 and 40 (20 into 4), in the first pass */
+	const char *extra[] = {"--compact-after",
+			       "1s",
+			       "--compact-per",
+			       "2ms",
+			       "--downsample-after",
+			       "1s",
+			       "--downsample-per",
+			       "10ms",
+			       NULL};
 	int port = 0;
 	pid_t c = tp_start_collector_args(dir, db, 0, &port, log, extra);
 	assert_true(c > 0);
@@ -97,7 +107,8 @@ void tp_downsample_listen(const char *dir, const char *db, bool pg)
 		tp_dump_file(log);
 	assert_int_equal(n, 5);
 	assert_int_equal(tp_stop(c, 10000), 0);
-	assert_true(tp_file_count(log, "--downsample-after: 39 sample blocks merged into 4") == 1);
+	assert_true(tp_file_count(log, "--compact-after: 38 sample blocks merged into 19") == 1);
+	assert_true(tp_file_count(log, "--downsample-after: 20 sample blocks merged into 4") == 1);
 	assert_int_equal(total(db, 0), all);
 	assert_int_equal(total(db, 101), p101);
 	if (!pg) { /* the thread's connection left no writer row: closed cleanly */

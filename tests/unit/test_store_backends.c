@@ -1151,6 +1151,125 @@ static void test_store_backend_downsample(void **state)
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), 5);
 }
 
+/* A record of n keys of pid 201..204 at distinct addresses from ip0 (counts 1..3): 1 stored. */
+static int put_many_keys(struct store *s, int64_t sid, uint64_t seq, size_t n, uint64_t ip0)
+{
+	int32_t *pid = calloc(n, sizeof(*pid)), *tid = calloc(n, sizeof(*tid));
+	uint64_t *ip = calloc(n, sizeof(*ip)), *count = calloc(n, sizeof(*count));
+	uint32_t *stack = calloc(n, sizeof(*stack));
+	assert_non_null(pid && tid && ip && count && stack);
+	for (size_t i = 0; i < n; i++) {
+		pid[i] = tid[i] = 201 + (int32_t)(i % 4);
+		ip[i] = ip0 + 4 * (uint64_t)i;
+		count[i] = 1 + i % 3;
+	}
+	struct sample_rec_keys k = {n, pid, tid, ip, stack, count};
+	Prof__Samples sm;
+	Prof__Envelope env;
+	sample_rec_init(&sm, &env, seq, &k);
+	int rc = store_put_record(s, sid, &env, 100);
+	free(pid), free(tid), free(ip), free(count), free(stack);
+	return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* What a report shows of the whole store, as text: the total, every stack (pid, tid, count, frames) in
+ * sorted order, and the top rows by function and by process in their order. */
+static char *report_rows(struct fx *f)
+{
+	struct store *s = NULL;
+	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &s), 0);
+	struct query_opts qo;
+	query_opts_init(&qo, 0);
+	struct query_result *qr;
+	assert_int_equal(query_run(s, &qo, &qr), 0);
+	char **lines = calloc(qr->nstacks + 1, sizeof(*lines));
+	assert_non_null(lines);
+	size_t len = 64;
+	for (size_t i = 0; i < qr->nstacks; i++) {
+		const struct query_stack *k = &qr->stacks[i];
+		char b[512];
+		int n = snprintf(b, sizeof(b), "%d %d %llu", k->pid, k->tid, (unsigned long long)k->count);
+		for (size_t j = 0; j < k->nframes && n < (int)sizeof(b); j++) {
+			const struct query_frame *fr = &qr->frames[k->frames[j]];
+			n += snprintf(b + n, sizeof(b) - (size_t)n, " %s@%s:%llx", fr->function, fr->module,
+				      (unsigned long long)fr->ip);
+		}
+		assert_non_null(lines[i] = strdup(b));
+		len += strlen(b) + 1;
+	}
+	qsort(lines, qr->nstacks, sizeof(*lines), cmp_str);
+	struct query_top t[2];
+	assert_int_equal(query_top(qr, QUERY_BY_FUNCTION, &t[0]), 0);
+	assert_int_equal(query_top(qr, QUERY_BY_PROCESS, &t[1]), 0);
+	for (int g = 0; g < 2; g++)
+		len += t[g].nrows * 300;
+	char *out = malloc(len), *p = out;
+	assert_non_null(out);
+	p += sprintf(p, "total %llu\n", (unsigned long long)qr->total);
+	for (size_t i = 0; i < qr->nstacks; i++) {
+		p += sprintf(p, "%s\n", lines[i]);
+		free(lines[i]);
+	}
+	for (int g = 0; g < 2; g++) {
+		for (size_t i = 0; i < t[g].nrows; i++)
+			p += sprintf(p, "%d %.100s %.100s %llu %llu\n", g, t[g].rows[i].name, t[g].rows[i].module,
+				     (unsigned long long)t[g].rows[i].self, (unsigned long long)t[g].rows[i].total);
+		query_top_free(&t[g]);
+	}
+	free(lines);
+	query_result_free(qr);
+	store_close(s);
+	return out;
+}
+
+/* #40: compaction (the downsampling's merge over a short window: fewer, larger zstd frames for a
+ * report to decode) leaves a report's rows as they were: every stack's count, the top rows by function
+ * and by process. A window's blocks are merged in runs of at most VALIDATE_MAX_SAMPLE_KEYS keys in all,
+ * the most one record's block holds (the readers' bounds assume it): 40 + 30,000 + 30,000 keys into
+ * one block, the next record's 10,000 (70,040 with it) left alone; a later pass merges nothing more. */
+static void test_store_backend_compaction_rows_kept(void **state)
+{
+	struct fx *f = *state;
+	struct store *s = open_store(f);
+	uint64_t max = 0;
+	bool created = false;
+	int64_t sid = session(s, "board-compact", 7, &max, &created);
+	for (uint64_t seq = 1; seq <= 8; seq++) /* small records ending at 1..8 ms, keys repeating */
+		assert_int_equal(put_pid_samples(s, sid, seq, 101 + (int32_t)(seq % 3)), 1);
+	/* large ones at 9..11 ms: distinct addresses, so the merged keys are the sum of theirs */
+	assert_int_equal(put_many_keys(s, sid, 9, 30000, 0x500000), 1);
+	assert_int_equal(put_many_keys(s, sid, 10, 30000, 0x600000), 1);
+	assert_int_equal(put_many_keys(s, sid, 11, 10000, 0x700000), 1);
+	assert_int_equal(store_commit(s), 0);
+	store_close(s);
+	char *before = report_rows(f);
+
+	s = open_store(f); /* before 12 ms, per 8 ms: 1-7 (one window), 8-11 in runs under the key bound */
+	struct query_downsample_stats ds;
+	assert_int_equal(query_downsample(s, 12000000, 8000000, &ds), 0);
+	store_close(s);
+	assert_int_equal(ds.windows, 2); /* 1-7; 8-10 (60,040 keys), 11 left alone (70,040 with it) */
+	assert_int_equal(ds.blocks_in, 7 + 3);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), 3);
+	assert_int_equal(q(f, "SELECT keys FROM sample_blocks WHERE seq = 8"), 60040);
+	assert_int_equal(q(f, "SELECT keys FROM sample_blocks WHERE seq = 11"), 10000);
+	char *after = report_rows(f);
+	assert_string_equal(after, before);
+
+	s = open_store(f);
+	assert_int_equal(query_downsample(s, 12000000, 8000000, &ds), 0);
+	store_close(s);
+	assert_int_equal(ds.windows, 0);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), 3);
+	free(before);
+	free(after);
+}
+
 /* Each test twice, named test_..._sqlite and test_..._postgresql. */
 #define BOTH(t)                                                                                              \
 	{#t "_sqlite", t, setup_sqlite, teardown, NULL}, { #t "_postgresql", t, setup_pg, teardown, NULL }
@@ -1172,6 +1291,7 @@ int main(void)
 		BOTH(test_store_backend_older_samples_upgraded),
 		BOTH(test_store_backend_block_pid_ranges),
 		BOTH(test_store_backend_downsample),
+		BOTH(test_store_backend_compaction_rows_kept),
 		cmocka_unit_test_setup_teardown(test_store_backend_pg_migrations_versioned, setup_pg, teardown),
 		cmocka_unit_test_setup_teardown(test_store_backend_pg_loop_reconnects, setup_pg, teardown),
 	};
