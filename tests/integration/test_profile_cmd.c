@@ -158,9 +158,9 @@ static void test_profile_cmd_calibrate_then_profile_reports_without_machine(void
 		assert_non_null(tw);
 		assert_int_equal(sscanf(tw, " trace: %u window(s)", &agent_windows), 1);
 		const char *ended = strstr(tw, "windows ended: ");
+		const char *how = ended ? ended : agent_windows ? "every one complete" : "none";
 		fprintf(stderr, "# profile run %d: the agent took %u window(s), %lld stored with instructions; %.*s\n",
-			runs + 1, agent_windows, (long long)windows, ended ? (int)strcspn(ended, "\n") : 20,
-			ended ? ended : "all complete");
+			runs + 1, agent_windows, (long long)windows, (int)strcspn(how, "\n"), how);
 		free(sumlog);
 		if (windows < 1)
 			tp_dump_file(e->t.alog); /* the agent's summary says how its windows ended */
