@@ -123,35 +123,56 @@ static void test_profile_cmd_calibrate_then_profile_reports_without_machine(void
 	 * 11-14 (2 CPUs) 40 ms was not enough either (issue 36: 0 windows in a 6.8 s run, all 15
 	 * cut in the warm-up; a cut window gives no vote and the report then has no row): 50 %
 	 * of 0.3 s, 150 ms a window. */
-	rc = run(prof, e->t.alog, 180000);
-	if (rc != 0 || tp_file_count(e->t.alog, "cl_matmul: 384x384 x12") < 1)
-		tp_dump_file(e->t.alog);
-	assert_int_equal(rc, 0);
-	int64_t sid = tp_db_int(e->t.db, "SELECT MAX(id) FROM sessions WHERE agent_id='board-a'");
-	assert_true(sid > cal_sid);
+	/* Where the windows land is the machine's business (issue 43: at load, with `make clean;
+	 * make -j2` beside make check, one run stored no window with instructions: every one cut in
+	 * its warm-up or taken while the thread waited); what is checked is what the agent decided.
+	 * Every run's summary count ("trace: N window(s)") is the windows its session stores, and
+	 * runs repeat (at most PROFILE_RUNS) until one stored a window with instructions; each run
+	 * prints how its windows ended. The rest is checked on that run's session. */
+	enum { PROFILE_RUNS = 4 };
+	int64_t sid = 0, windows = 0, distinct = 0;
+	int runs = 0;
+	for (; runs < PROFILE_RUNS && windows < 1; runs++) {
+		unlink(e->t.alog); /* tp_spawn appends: one run's log at a time */
+		rc = run(prof, e->t.alog, 180000);
+		if (rc != 0 || tp_file_count(e->t.alog, "cl_matmul: 384x384 x12") < 1)
+			tp_dump_file(e->t.alog);
+		assert_int_equal(rc, 0);
+		int64_t prev = sid;
+		sid = tp_db_int(e->t.db, "SELECT MAX(id) FROM sessions WHERE agent_id='board-a'");
+		assert_true(sid > cal_sid && sid > prev);
+		assert_true(tp_cl_int(e->t.db, "SELECT COUNT(*) FROM cl_commands WHERE session_id=%lld AND kernel_id>0",
+				      (long long)sid) == 12);
+		windows = tp_db_int(e->t.db,
+				    "SELECT COUNT(*) FROM trace_windows WHERE session_id=%lld AND n_insns > 0",
+				    (long long)sid);
+		/* one count of windows (issue 42 item 4): the agent's summary, the windows stored (a
+		 * long window is several records of one window_index) and the report's sensitivity rows */
+		distinct = tp_db_int(e->t.db,
+				     "SELECT COUNT(DISTINCT window_index) FROM trace_windows WHERE session_id=%lld",
+				     (long long)sid);
+		char *sumlog = tp_slurp(e->t.alog);
+		assert_non_null(sumlog);
+		const char *tw = strstr(sumlog, " trace: ");
+		unsigned agent_windows = 0;
+		assert_non_null(tw);
+		assert_int_equal(sscanf(tw, " trace: %u window(s)", &agent_windows), 1);
+		const char *ended = strstr(tw, "windows ended: ");
+		const char *how = ended ? ended : agent_windows ? "every one complete" : "none";
+		fprintf(stderr, "# profile run %d: the agent took %u window(s), %lld stored with instructions; %.*s\n",
+			runs + 1, agent_windows, (long long)windows, (int)strcspn(how, "\n"), how);
+		free(sumlog);
+		if (windows < 1)
+			tp_dump_file(e->t.alog); /* the agent's summary says how its windows ended */
+		assert_int_equal(agent_windows, distinct);
+	}
+	if (windows < 1)
+		fail_msg("%d runs of agent profile stored no trace window with instructions (their summaries above)",
+			 runs);
 	/* one session holds every kind */
 	assert_true(tp_db_int(e->t.db, "SELECT COUNT(*) FROM counter_samples WHERE session_id=%lld", (long long)sid) > 0);
 	assert_true(tp_db_int(e->t.db, "SELECT COUNT(*) FROM records WHERE session_id=%lld AND kind='samples'",
 			      (long long)sid) > 0);
-	assert_true(tp_cl_int(e->t.db, "SELECT COUNT(*) FROM cl_commands WHERE session_id=%lld AND kernel_id>0",
-			      (long long)sid) == 12);
-	int64_t windows = tp_db_int(e->t.db, "SELECT COUNT(*) FROM trace_windows WHERE session_id=%lld AND n_insns > 0",
-				    (long long)sid);
-	if (windows < 1)
-		tp_dump_file(e->t.alog);
-	assert_true(windows >= 1);
-	/* one count of windows (issue 42 item 4): the agent's summary, the windows stored (a long
-	 * window is several records of one window_index) and the report's sensitivity rows */
-	int64_t distinct = tp_db_int(e->t.db, "SELECT COUNT(DISTINCT window_index) FROM trace_windows WHERE session_id=%lld",
-				     (long long)sid);
-	char *sumlog = tp_slurp(e->t.alog);
-	assert_non_null(sumlog);
-	const char *tw = strstr(sumlog, " trace: ");
-	unsigned agent_windows = 0;
-	assert_non_null(tw);
-	assert_int_equal(sscanf(tw, " trace: %u window(s)", &agent_windows), 1);
-	free(sumlog);
-	assert_int_equal(agent_windows, distinct);
 
 	/* the session list names the calibration each session gets */
 	char slist[300];
@@ -166,7 +187,7 @@ static void test_profile_cmd_calibrate_then_profile_reports_without_machine(void
 	for (const char *p = strstr(sj, needle); p; p = strstr(p + 1, needle))
 		n_with++;
 	free(sj);
-	assert_int_equal(n_with, 2); /* the calibration session itself and the profile session */
+	assert_int_equal(n_with, 1 + runs); /* the calibration session itself and the profile sessions */
 
 	/* 3. the report, no --machine, no --kernel-model */
 	char sidarg[32];

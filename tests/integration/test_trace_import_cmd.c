@@ -167,12 +167,18 @@ static void test_trace_import_waits_for_late_collector(void **state)
 	tp_stop(e->collector, 2000);
 	e->collector = -1;
 	tp_bin("agent", agent, sizeof(agent));
-	char *argv[] = {agent,	     "trace-import", "--collector",	e->coll,     "--spool", e->spool, "--spool-max",
+	char *argv[] = {agent,	     "trace-import", "-v", "--collector", e->coll,     "--spool", e->spool, "--spool-max",
 			spool_max,   "--window",     "4000",		"--max-stall", "60",	"--flush-timeout",
 			"30",	     trace,	     NULL};
 	unlink(e->alog);
 	pid_t pid = tp_spawn(argv, e->alog);
-	tp_sleep_ms(1500);
+	/* the collector starts once the input paused (-v: agent/cmd_trace_import.c import_prepare's
+	 * "spool full, pausing the input"), not after a fixed 1.5 s that a loaded machine can spend
+	 * before the spool is full (issue 43) */
+	if (!tp_wait_log(e->alog, "pausing the input", 30000)) {
+		tp_dump_file(e->alog);
+		fail_msg("agent trace-import did not pause its input within 30 s with no collector");
+	}
 	assert_true(tp_alive(pid)); /* paused, not done, not discarding */
 	e->collector = tp_start_collector(e->dir, e->db, e->port, &e->port, e->clog);
 	assert_true(e->collector > 0);

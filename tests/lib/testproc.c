@@ -49,6 +49,17 @@ void tp_sleep_ms(int ms)
 		;
 }
 
+bool tp_wait_log(const char *path, const char *needle, int ms)
+{
+	for (int waited = 0;; waited += 20) {
+		if (tp_file_count(path, needle) > 0)
+			return true;
+		if (waited >= ms)
+			return false;
+		tp_sleep_ms(20);
+	}
+}
+
 pid_t tp_spawn(char *const argv[], const char *log_path)
 {
 	pid_t pid = fork();

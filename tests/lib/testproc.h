@@ -87,6 +87,10 @@ bool tp_top_next(const char **cursor, struct tp_top_row *row);
 /* The samples of the rows whose module and function are as given (NULL: any). */
 long tp_top_samples(const char *out, const char *module, const char *fn);
 void tp_sleep_ms(int ms);
+/* Wait (polling every 20 ms, at most ms) until the file at path has a line containing needle:
+ * true once it has, false if it still has none after ms (issue 43: a wait on the condition, not
+ * a fixed sleep that a loaded machine outlasts). */
+bool tp_wait_log(const char *path, const char *needle, int ms);
 /* GET path from the collector's HTTP server on 127.0.0.1:port (30 s at most): the status
  * code (-1 if none), the body in *body (malloc'd; NULL when the connection failed). */
 int tp_http_get(int port, const char *path, char **body);
