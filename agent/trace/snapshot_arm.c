@@ -188,23 +188,12 @@ int trace_snapshot_take(pid_t tid, const struct trace_snapshot_plan *p, uint64_t
 	 * passed on at the detach; a stop at the svc itself (a signal before it ran) goes on */
 	for (int i = 0; i < 8 && stops < 2; i++) {
 		int status = 0;
-		if (ptrace(PTRACE_SYSCALL, tid, NULL, NULL) < 0) {
-			rc = -errno;
-			snprintf(why, whylen, "PTRACE_SYSCALL: %s", strerror(-rc));
-			break;
-		}
-		rc = trace_snapshot_wait(tid, deadline, &status);
-		if (rc < 0) {
-			snprintf(why, whylen, "the injected clone did not return: %s", strerror(-rc));
-			if (rc == -ETIMEDOUT) { /* stop it again: registers can only be restored in a stop */
-				ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
-				trace_snapshot_wait(tid, clock_mono_ns() + 1000000000ull, &status);
-			}
-			break;
-		}
-		if (WIFEXITED(status) || WIFSIGNALED(status)) {
-			snprintf(why, whylen, "the thread exited");
+		int st = trace_snapshot_step(tid, PTRACE_SYSCALL, "PTRACE_SYSCALL", deadline, &status, why, whylen);
+		if (st > 0)
 			return -ESRCH;
+		if (st < 0) {
+			rc = st;
+			break;
 		}
 		if ((status >> 16) != 0)
 			continue; /* an event or group stop */

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -64,6 +65,33 @@ int trace_snapshot_wait(pid_t pid, uint64_t deadline, int *status)
 			nanosleep(&ts, NULL);
 		}
 	}
+}
+
+/* One step of the injected clone (snapshot_priv.h): resume the stopped tid with req, then its
+ * next stop by deadline. A stop that does not come in time is asked for (PTRACE_INTERRUPT), so
+ * that the caller can still restore the registers, which needs a stop. */
+int trace_snapshot_step(pid_t tid, int req, const char *reqname, uint64_t deadline, int *status,
+			char *why, size_t whylen)
+{
+	if (ptrace(req, tid, NULL, NULL) < 0) {
+		int rc = -errno;
+		snprintf(why, whylen, "%s: %s", reqname, strerror(-rc));
+		return rc;
+	}
+	int rc = trace_snapshot_wait(tid, deadline, status);
+	if (rc < 0) {
+		snprintf(why, whylen, "the injected clone did not return: %s", strerror(-rc));
+		if (rc == -ETIMEDOUT) {
+			ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
+			trace_snapshot_wait(tid, clock_mono_ns() + 1000000000ull, status);
+		}
+		return rc;
+	}
+	if (WIFEXITED(*status) || WIFSIGNALED(*status)) {
+		snprintf(why, whylen, "the thread exited");
+		return 1;
+	}
+	return 0;
 }
 
 /* Why a snapshot of tid must not be taken ("" when it may), from what the thread's

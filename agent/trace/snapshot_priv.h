@@ -11,6 +11,12 @@
 /* The next stop or end of pid, up to deadline. 0 with *status, -ETIMEDOUT, -errno. */
 int trace_snapshot_wait(pid_t pid, uint64_t deadline, int *status);
 
+/* Resume the stopped tid with ptrace request req (named reqname in why) and wait for its next
+ * stop up to deadline: 0 with *status, 1 when the thread ended, -errno (why set; on a timeout the
+ * thread is stopped again so its registers can be restored). */
+int trace_snapshot_step(pid_t tid, int req, const char *reqname, uint64_t deadline, int *status,
+			char *why, size_t whylen);
+
 /* Why a snapshot of tid must not be taken ("" when it may), from what the thread's
  * registers do not tell: a seccomp filter, the agent not the program's parent. */
 void trace_snapshot_refusal(pid_t tid, char *why, size_t whylen);
