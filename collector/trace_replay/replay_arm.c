@@ -32,6 +32,10 @@ struct run {
 	bool ended; /* out->end and why set by a hook */
 	struct trace_warm warm;
 	bool warm_failed;
+	bool waiting;	/* stopped for a page the source does not have yet (-EAGAIN) */
+	bool fetch_miss; /* ... on an instruction fetch: the instruction before it completed */
+	uint64_t start; /* where the emulation (re)starts (arm: | 1 in Thumb state) */
+	bool done;
 };
 
 const char *trace_replay_end_name(enum trace_replay_end e)
@@ -171,8 +175,12 @@ static bool on_unmapped(uc_engine *uc, uc_mem_type type, uint64_t addr, int size
 	}
 	int rc = r->fetch(r->arg, page, r->page, ps);
 	if (rc < 0) {
-		if (rc == -EAGAIN)
+		if (rc == -EAGAIN) { /* the caller fetches it and resumes (trace_replay_resume) */
 			r->out->need_page = page;
+			r->waiting = true;
+			r->fetch_miss = type == UC_MEM_FETCH_UNMAPPED;
+			return false;
+		}
 		char fmt[96];
 		snprintf(fmt, sizeof(fmt), "page 0x%%" PRIx64 " not served: %s", strerror(-rc));
 		end(r, TRACE_REPLAY_END_PAGES, fmt, page);
@@ -247,77 +255,154 @@ static int check(const struct trace_replay_snap *s, const struct trace_replay_co
 	return 0;
 }
 
-int trace_replay_run(const struct trace_replay_snap *snap, trace_replay_fetch_fn fetch, void *arg,
-		     const struct trace_replay_config *cfg, struct trace_replay_result *out)
+struct trace_replay {
+	struct run r;
+};
+
+static void close_run(struct run *r)
 {
+	trace_warm_free(&r->warm);
+	if (r->uc)
+		uc_close(r->uc);
+	r->uc = NULL;
+	trace_replay_dec_free(r->dec);
+	r->dec = NULL;
+	free(r->page);
+	r->page = NULL;
+}
+
+int trace_replay_open(const struct trace_replay_snap *snap, trace_replay_fetch_fn fetch, void *arg,
+		      const struct trace_replay_config *cfg, struct trace_replay_result *out, struct trace_replay **tr)
+{
+	*tr = NULL;
 	memset(out, 0, sizeof(*out));
 	int rc = check(snap, cfg, out->why, sizeof(out->why));
 	if (rc < 0)
 		return rc;
-	struct run r = {.snap = snap, .fetch = fetch, .arg = arg, .cfg = cfg, .out = out};
-	r.max_pages = cfg->max_pages && cfg->max_pages < MAX_PAGES_WIRE ? cfg->max_pages : MAX_PAGES_WIRE;
+	struct trace_replay *t = calloc(1, sizeof(*t));
+	if (!t)
+		return snprintf(out->why, sizeof(out->why), "out of memory"), -ENOMEM;
+	struct run *r = &t->r;
+	*r = (struct run){.snap = snap, .fetch = fetch, .arg = arg, .cfg = cfg, .out = out};
+	r->max_pages = cfg->max_pages && cfg->max_pages < MAX_PAGES_WIRE ? cfg->max_pages : MAX_PAGES_WIRE;
 	out->ins = malloc(cfg->record * sizeof(*out->ins));
-	r.page = malloc(snap->page_size);
-	if (!out->ins || !r.page) {
+	r->page = malloc(snap->page_size);
+	if (!out->ins || !r->page) {
 		rc = -ENOMEM;
 		snprintf(out->why, sizeof(out->why), "out of memory");
-		goto done;
+		goto fail;
 	}
-	rc = trace_warm_init(&r.warm, TRACE_REPLAY_WARM_LINE, cfg->warm_max_lines ? cfg->warm_max_lines : 65536);
+	rc = trace_warm_init(&r->warm, TRACE_REPLAY_WARM_LINE, cfg->warm_max_lines ? cfg->warm_max_lines : 65536);
 	if (rc < 0) {
 		snprintf(out->why, sizeof(out->why), "out of memory");
-		goto done;
+		goto fail;
 	}
-	rc = trace_replay_dec_new(snap->arch, &r.dec);
+	rc = trace_replay_dec_new(snap->arch, &r->dec);
 	if (rc < 0) {
 		snprintf(out->why, sizeof(out->why), "Capstone: %s", strerror(-rc));
-		goto done;
+		goto fail;
 	}
 	bool a64 = snap->arch == EDAG_ARCH_AARCH64;
 	uc_err e = uc_open(a64 ? UC_ARCH_ARM64 : UC_ARCH_ARM,
-			   a64 ? UC_MODE_ARM : ((snap->regs[16] >> 5) & 1) ? UC_MODE_THUMB : UC_MODE_ARM, &r.uc);
+			   a64 ? UC_MODE_ARM : ((snap->regs[16] >> 5) & 1) ? UC_MODE_THUMB : UC_MODE_ARM, &r->uc);
 	if (e != UC_ERR_OK) {
 		rc = -ELIBACC;
 		snprintf(out->why, sizeof(out->why), "Unicorn: %s", uc_strerror(e));
-		goto done;
+		goto fail;
 	}
 	uc_hook h;
-	uint64_t start = 0;
-	if (uc_hook_add(r.uc, &h, UC_HOOK_CODE, (void *)on_code, &r, 1, 0) != UC_ERR_OK ||
-	    uc_hook_add(r.uc, &h, UC_HOOK_MEM_READ | UC_HOOK_MEM_WRITE, (void *)on_mem, &r, 1, 0) != UC_ERR_OK ||
-	    uc_hook_add(r.uc, &h, UC_HOOK_MEM_UNMAPPED, (void *)on_unmapped, &r, 1, 0) != UC_ERR_OK ||
-	    uc_hook_add(r.uc, &h, UC_HOOK_INTR, (void *)on_intr, &r, 1, 0) != UC_ERR_OK || set_regs(&r, &start) < 0) {
+	if (uc_hook_add(r->uc, &h, UC_HOOK_CODE, (void *)on_code, r, 1, 0) != UC_ERR_OK ||
+	    uc_hook_add(r->uc, &h, UC_HOOK_MEM_READ | UC_HOOK_MEM_WRITE, (void *)on_mem, r, 1, 0) != UC_ERR_OK ||
+	    uc_hook_add(r->uc, &h, UC_HOOK_MEM_UNMAPPED, (void *)on_unmapped, r, 1, 0) != UC_ERR_OK ||
+	    uc_hook_add(r->uc, &h, UC_HOOK_INTR, (void *)on_intr, r, 1, 0) != UC_ERR_OK ||
+	    set_regs(r, &r->start) < 0) {
 		rc = -ELIBACC;
 		snprintf(out->why, sizeof(out->why), "Unicorn: hooks or registers refused");
-		goto done;
+		goto fail;
 	}
-	e = uc_emu_start(r.uc, start, 0, 0, 0);
-	if (!r.ended) {
-		r.have_cur = false; /* the instruction that faulted did not complete */
-		r.ended = true;
+	*tr = t;
+	return 0;
+fail:
+	close_run(r);
+	free(t);
+	free(out->ins);
+	out->ins = NULL;
+	return rc;
+}
+
+int trace_replay_resume(struct trace_replay *t)
+{
+	struct run *r = &t->r;
+	struct trace_replay_result *out = r->out;
+	if (r->done)
+		return 0;
+	r->waiting = false;
+	out->need_page = 0;
+	uc_err e = uc_emu_start(r->uc, r->start, 0, 0, 0);
+	if (r->waiting && !r->ended) {
+		if (r->fetch_miss) {
+			finish_cur(r); /* the instruction before the new page completed */
+		} else if (r->have_cur || r->count > 0) {
+			/* the access faulted inside an instruction: it runs again from its start */
+			r->have_cur = false;
+			r->count--;
+			if (r->count < r->cfg->warmup)
+				out->warm_done = r->count;
+		}
+		uint64_t pc = 0;
+		if (r->snap->arch == EDAG_ARCH_AARCH64) {
+			uc_reg_read(r->uc, UC_ARM64_REG_PC, &pc);
+		} else {
+			uint32_t pc32 = 0, cpsr = 0;
+			uc_reg_read(r->uc, UC_ARM_REG_PC, &pc32);
+			uc_reg_read(r->uc, UC_ARM_REG_CPSR, &cpsr);
+			pc = pc32 | ((cpsr >> 5) & 1);
+		}
+		r->start = pc;
+		snprintf(out->why, sizeof(out->why), "waiting for page 0x%" PRIx64, out->need_page);
+		return 1;
+	}
+	if (!r->ended) {
+		r->have_cur = false; /* the instruction that faulted did not complete */
+		r->ended = true;
 		out->end = e == UC_ERR_OK ? TRACE_REPLAY_END_LIMIT : TRACE_REPLAY_END_FAULT;
 		snprintf(out->why, sizeof(out->why), "%s after %" PRIu64 " instructions",
-			 e == UC_ERR_OK ? "emulation ended" : uc_strerror(e), r.count);
+			 e == UC_ERR_OK ? "emulation ended" : uc_strerror(e), r->count);
 	}
-	rc = 0;
-	if (!r.warm_failed && trace_warm_lines(&r.warm, &out->warm_lines, &out->nwarm) < 0)
-		r.warm_failed = true;
-	if (r.warm_failed) { /* no summary: the window's cache model starts cold (the collector flags cold misses) */
+	r->done = true;
+	if (!r->warm_failed && trace_warm_lines(&r->warm, &out->warm_lines, &out->nwarm) < 0)
+		r->warm_failed = true;
+	if (r->warm_failed) { /* no summary: the window's cache model starts cold (the collector flags cold misses) */
 		free(out->warm_lines);
 		out->warm_lines = NULL;
 		out->nwarm = 0;
 	}
-done:
-	trace_warm_free(&r.warm);
-	if (r.uc)
-		uc_close(r.uc);
-	trace_replay_dec_free(r.dec);
-	free(r.page);
-	if (rc < 0) {
-		free(out->ins);
-		out->ins = NULL;
-		out->n = 0;
+	return 0;
+}
+
+void trace_replay_close(struct trace_replay *t)
+{
+	if (!t)
+		return;
+	close_run(&t->r);
+	free(t);
+}
+
+int trace_replay_run(const struct trace_replay_snap *snap, trace_replay_fetch_fn fetch, void *arg,
+		     const struct trace_replay_config *cfg, struct trace_replay_result *out)
+{
+	struct trace_replay *t;
+	int rc = trace_replay_open(snap, fetch, arg, cfg, out, &t);
+	if (rc < 0)
+		return rc;
+	rc = trace_replay_resume(t);
+	if (rc == 1) { /* -EAGAIN from a source the caller does not resume: the window ends there */
+		t->r.ended = t->r.done = true;
+		out->end = TRACE_REPLAY_END_PAGES;
+		snprintf(out->why, sizeof(out->why), "page 0x%" PRIx64 " not here yet", out->need_page);
+		rc = 0;
 	}
+	trace_replay_close(t);
 	return rc;
 }
 

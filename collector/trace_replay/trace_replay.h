@@ -92,6 +92,18 @@ int trace_replay_run(const struct trace_replay_snap *snap, trace_replay_fetch_fn
 		     const struct trace_replay_config *cfg, struct trace_replay_result *out);
 void trace_replay_result_free(struct trace_replay_result *r);
 
+/* The same in steps, for a page source that answers later (the agent over the
+ * live connection): open, then resume until it returns 0. resume returns 1
+ * when it stopped for out->need_page (the source said -EAGAIN): the emulator
+ * is kept where it was (the instruction that touched the page runs again from
+ * its start), the caller obtains the page so that the source has it and
+ * resumes. The snapshot, cfg and out must live until close. */
+struct trace_replay;
+int trace_replay_open(const struct trace_replay_snap *snap, trace_replay_fetch_fn fetch, void *arg,
+		      const struct trace_replay_config *cfg, struct trace_replay_result *out, struct trace_replay **t);
+int trace_replay_resume(struct trace_replay *t);
+void trace_replay_close(struct trace_replay *t);
+
 /* ---------------------------------------------------------------- decoding (decode_arm.c) */
 struct trace_replay_dec;
 int trace_replay_dec_new(unsigned arch, struct trace_replay_dec **out);

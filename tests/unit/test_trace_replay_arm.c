@@ -3,7 +3,8 @@
  * built with the board cross compilers for AArch64 and 32-bit ARM (Thumb-2, the
  * armhf default, and ARM state) is snapshot at its ELF entry (registers, a stack,
  * its segments served as pages) and a window (warm-up + recorded span) replayed
- * in Unicorn; the same span of its full trace under qemu-aarch64/qemu-arm with the
+ * in Unicorn, its pages asked for one by one and the replay resumed (the wire's way);
+ * the same span of its full trace under qemu-aarch64/qemu-arm with the
  * project's plugin (tools/qemu-plugin) must give the same instructions, addresses
  * and registers, and the same W, D and lambda with a 32K+1M cache model. */
 #include <setjmp.h>
@@ -279,7 +280,17 @@ static void compare(const char *cc, const char *flags, const char *name, const c
 	struct trace_replay_result r;
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	assert_int_equal(trace_replay_run(&s, fetch, &p, &cfg, &r), 0);
+	/* pages as the wire gives them: asked for one by one, the replay resumed each time */
+	struct prog_pages pp = {.p = &p};
+	struct trace_replay *t;
+	assert_int_equal(trace_replay_open(&s, fetch_have, &pp, &cfg, &r, &t), 0);
+	int rc;
+	while ((rc = trace_replay_resume(t)) == 1) {
+		assert_true(pp.n < 64);
+		pp.have[pp.n++] = r.need_page;
+	}
+	assert_int_equal(rc, 0);
+	trace_replay_close(t);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
 	assert_int_equal(r.end, TRACE_REPLAY_END_LIMIT);
@@ -309,7 +320,7 @@ static void compare(const char *cc, const char *flags, const char *name, const c
 	edag_bounds(&mr, ec.m, ec.alpha, ec.alpha0, &br);
 	edag_bounds(&mt, ec.m, ec.alpha, ec.alpha0, &bt);
 	fprintf(stderr,
-		"%s: %" PRIu64 "+%" PRIu64 " insns replayed in %.1f ms (%u pages); accesses %zu; differ: pc %zu mem %zu "
+		"%s: %" PRIu64 "+%" PRIu64 " insns replayed in %.1f ms (%u pages, asked one by one); accesses %zu; differ: pc %zu mem %zu "
 		"class %zu regs %zu; W %" PRIu64 "/%" PRIu64 " D %" PRIu64 "/%" PRIu64 " lambda %.2f/%.2f (replay/trace)\n",
 		name, warmup, record, ms, r.pages, accesses, pc_diff, mem_diff, cls_diff, reg_diff, mr.W, mt.W, mr.D, mt.D,
 		br.lambda, bt.lambda);
@@ -429,26 +440,43 @@ static void test_trace_replay_arm_stops_with_reason(void **state)
 	assert_int_equal(r.pages, 1);
 	trace_replay_result_free(&r);
 
-	/* a source that has only the pages it was given (the wire's way): -EAGAIN names the
-	 * page to ask for; replayed again with each page added, the window completes */
+	/* a source that has only the pages it was given (the wire's way): the replay stops at
+	 * each page it lacks (-EAGAIN), names it, and resumes where it stopped once the page is
+	 * there, giving the window a source with every page gives */
+	snap_of(&p, &s);
+	cfg = (struct trace_replay_config){.warmup = 60000, .record = 30000};
+	struct trace_replay_result whole;
+	assert_int_equal(trace_replay_run(&s, fetch, &p, &cfg, &whole), 0);
+	assert_int_equal(whole.end, TRACE_REPLAY_END_LIMIT);
 	struct prog_pages pp = {.p = &p};
-	cfg.max_pages = 0;
-	cfg.record = 20000;
-	unsigned rounds = 0;
-	for (; rounds < 64; rounds++) {
-		assert_int_equal(trace_replay_run(&s, fetch_have, &pp, &cfg, &r), 0);
-		if (r.end != TRACE_REPLAY_END_PAGES) {
-			trace_replay_result_free(&r);
-			break;
-		}
+	struct trace_replay *t;
+	assert_int_equal(trace_replay_open(&s, fetch_have, &pp, &cfg, &r, &t), 0);
+	int rc;
+	while ((rc = trace_replay_resume(t)) == 1) {
 		assert_true(r.need_page != 0);
 		assert_true(pp.n < 64);
 		pp.have[pp.n++] = r.need_page;
-		trace_replay_result_free(&r);
 	}
+	assert_int_equal(rc, 0);
+	trace_replay_close(t);
 	assert_int_equal(r.end, TRACE_REPLAY_END_LIMIT);
-	assert_int_equal(rounds, pp.n);
-	assert_true(pp.n >= 3 && pp.n < 64); /* code, table, out (and stack) pages */
+	assert_int_equal(pp.n, whole.pages); /* every page asked for once */
+	assert_int_equal(r.warm_done, whole.warm_done);
+	assert_int_equal(r.n, whole.n);
+	size_t differ = 0;
+	for (size_t i = 0; i < r.n; i++)
+		differ += memcmp(&r.ins[i], &whole.ins[i], sizeof(r.ins[i])) != 0;
+	assert_int_equal(differ, 0);
+	assert_int_equal(r.nwarm, whole.nwarm);
+	assert_memory_equal(r.warm_lines, whole.warm_lines, r.nwarm * sizeof(*r.warm_lines));
+	trace_replay_result_free(&r);
+	/* without resuming, a page the source lacks ends the window */
+	pp.n = 0;
+	assert_int_equal(trace_replay_run(&s, fetch_have, &pp, &cfg, &r), 0);
+	assert_int_equal(r.end, TRACE_REPLAY_END_PAGES);
+	assert_true(r.need_page != 0);
+	trace_replay_result_free(&r);
+	trace_replay_result_free(&whole);
 
 	/* a snapshot with the wrong register count is refused before anything runs */
 	s.nregs = 17;
