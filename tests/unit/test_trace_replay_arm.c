@@ -27,7 +27,9 @@
 #include "edag/edag.h"
 #include "profiler.pb-c.h"
 #include "trace/window_codec.h"
+#include "trace_replay/snap_session.h"
 #include "trace_replay/trace_replay.h"
+#include "validate_snapshot.h"
 
 #define PAGE 4096u
 #define STACK_TOP 0x7fff0000u
@@ -485,6 +487,130 @@ static void test_trace_replay_arm_stops_with_reason(void **state)
 	free(p.file);
 }
 
+/* The collector's side of the wire: a TraceSnapshot as the agent sends it, PageRequests
+ * answered by Pages as the agent's page server answers them (agent/trace/snapshot_serve.c:
+ * one status per address, the page's bytes for status 0), the window at the end. */
+static void answer(struct prog *p, uint32_t id, const uint64_t *addr, size_t n, int refuse_from, Prof__Pages *pg,
+		   uint8_t *data, uint32_t *status)
+{
+	prof__pages__init(pg);
+	pg->snapshot_id = id;
+	pg->n_addr = pg->n_status = n;
+	pg->addr = (uint64_t *)addr;
+	pg->status = status;
+	size_t off = 0;
+	for (size_t i = 0; i < n; i++) {
+		int rc = refuse_from >= 0 && (int)p->fetched >= refuse_from ? -EFAULT : fetch(p, addr[i], data + off, PAGE);
+		status[i] = rc < 0 ? (uint32_t)-rc : 0;
+		if (rc == 0)
+			off += PAGE;
+	}
+	pg->data.data = data;
+	pg->data.len = off;
+}
+
+static void test_trace_replay_arm_session_over_the_wire(void **state)
+{
+	(void)state;
+	char exe[256];
+	if (!build("aarch64-linux-gnu-gcc", "", "walk.wire", "qemu-aarch64", exe, sizeof(exe))) {
+		skip();
+		return;
+	}
+	struct prog p;
+	load_elf(exe, &p);
+	Prof__TraceSnapshot ts;
+	prof__trace_snapshot__init(&ts);
+	Prof__SnapshotMap mb[MAX_SEGS + 1], *mp[MAX_SEGS + 1];
+	for (size_t i = 0; i < p.nmaps; i++) {
+		prof__snapshot_map__init(&mb[i]);
+		mb[i].start = p.maps[i].start;
+		mb[i].end = p.maps[i].end;
+		mb[i].prot = p.maps[i].prot;
+		mp[i] = &mb[i];
+	}
+	ts.snapshot_id = 5;
+	ts.arch = p.arch;
+	ts.pid = 42;
+	ts.tid = 43;
+	ts.window_index = 9;
+	ts.n_regs = p.nregs;
+	ts.regs = p.regs;
+	ts.n_maps = p.nmaps;
+	ts.maps = mp;
+	ts.page_size = PAGE;
+	ts.max_pages = 64;
+	ts.expires_ms = 60000;
+	char why[256];
+	assert_int_equal(validate_trace_snapshot(&ts, why, sizeof(why)), 0);
+
+	struct trace_replay_config cfg = {.warmup = 60000, .record = 30000};
+	struct snap_session *ss;
+	assert_int_equal(snap_session_new(&ts, &cfg, &ss, why, sizeof(why)), 0);
+	assert_int_equal(snap_session_id(ss), 5);
+	uint64_t addr[SNAP_SESSION_PREFETCH];
+	size_t n;
+	int rc;
+	unsigned requests = 0, pages = 0;
+	static uint8_t data[SNAP_SESSION_PREFETCH * PAGE];
+	uint32_t status[SNAP_SESSION_PREFETCH];
+	while ((rc = snap_session_step(ss, addr, &n)) == 1) {
+		assert_true(n >= 1 && n <= SNAP_SESSION_PREFETCH);
+		assert_true(++requests < 64);
+		Prof__PageRequest req;
+		prof__page_request__init(&req);
+		req.snapshot_id = 5;
+		req.n_addr = n;
+		req.addr = addr;
+		assert_int_equal(validate_page_request(&req, PAGE, why, sizeof(why)), 0);
+		Prof__Pages pg;
+		answer(&p, 5, addr, n, -1, &pg, data, status);
+		assert_int_equal(validate_pages(&pg, PAGE, why, sizeof(why)), 0);
+		pages += (unsigned)n;
+		assert_int_equal(snap_session_pages(ss, &pg, why, sizeof(why)), 0);
+		pg.snapshot_id = 6; /* another snapshot's answer is refused */
+		assert_int_equal(snap_session_pages(ss, &pg, why, sizeof(why)), -EINVAL);
+	}
+	assert_int_equal(rc, 0);
+	const struct trace_replay_result *res = snap_session_result(ss);
+	struct trace_replay_snap s;
+	snap_of(&p, &s);
+	struct trace_replay_result whole;
+	assert_int_equal(trace_replay_run(&s, fetch, &p, &cfg, &whole), 0);
+	assert_int_equal(res->end, TRACE_REPLAY_END_LIMIT);
+	assert_int_equal(res->n, whole.n);
+	size_t differ = 0;
+	for (size_t i = 0; i < res->n; i++)
+		differ += memcmp(&res->ins[i], &whole.ins[i], sizeof(res->ins[i])) != 0;
+	assert_int_equal(differ, 0);
+	assert_true(requests < whole.pages); /* the next pages of a map come with the missing one */
+	fprintf(stderr, "wire: %u pages used, %u asked in %u requests\n", whole.pages, pages, requests);
+	Prof__TraceWindow tw;
+	assert_int_equal(snap_session_window(ss, &tw), 0);
+	assert_int_equal(tw.pid, 42);
+	assert_int_equal(tw.tid, 43);
+	assert_int_equal(tw.window_index, 9);
+	assert_int_equal(tw.n_pc_delta, 30000);
+	edag_window_encode_free(&tw);
+	snap_session_free(ss);
+	trace_replay_result_free(&whole);
+
+	/* an agent that cannot serve the pages after the first two (EFAULT): the window ends there */
+	p.fetched = 0;
+	assert_int_equal(snap_session_new(&ts, &cfg, &ss, why, sizeof(why)), 0);
+	while ((rc = snap_session_step(ss, addr, &n)) == 1) {
+		Prof__Pages pg;
+		answer(&p, 5, addr, n, 2, &pg, data, status);
+		assert_int_equal(snap_session_pages(ss, &pg, why, sizeof(why)), 0);
+	}
+	assert_int_equal(rc, 0);
+	res = snap_session_result(ss);
+	assert_int_equal(res->end, TRACE_REPLAY_END_PAGES);
+	assert_non_null(strstr(res->why, "Bad address"));
+	snap_session_free(ss);
+	free(p.file);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -492,6 +618,7 @@ int main(void)
 		cmocka_unit_test(test_trace_replay_arm_thumb2_matches_qemu_trace),
 		cmocka_unit_test(test_trace_replay_arm_arm_state_matches_qemu_trace),
 		cmocka_unit_test(test_trace_replay_arm_stops_with_reason),
+		cmocka_unit_test(test_trace_replay_arm_session_over_the_wire),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
