@@ -16,7 +16,17 @@
 #define MERGE_SPAN 64 /* accesses of one instruction within this become one range (tools/qemu-plugin on_mem) */
 #define EXCP_SWI 2    /* QEMU target/arm: the exception an svc raises */
 
+/* Decoded instructions by pc (direct-mapped, checked against the bytes: code that changes
+ * decodes again): a window's loops decode once. */
+#define DCACHE 4096
+struct dentry {
+	uint64_t pc;
+	uint8_t bytes[4], size, thumb, ok;
+	struct edag_insn in;
+};
+
 struct run {
+	struct dentry *dcache;
 	const struct trace_replay_snap *snap;
 	trace_replay_fetch_fn fetch;
 	void *arg;
@@ -99,7 +109,17 @@ static void on_code(uc_engine *uc, uint64_t addr, uint32_t size, void *user)
 		uc_reg_read(uc, UC_ARM_REG_CPSR, &cpsr);
 		thumb = (cpsr >> 5) & 1;
 	}
-	if (!size || !trace_replay_decode(r->dec, addr, code, size, thumb, &r->cur)) {
+	struct dentry *de = &r->dcache[(addr >> 1) & (DCACHE - 1)];
+	if (size && size <= 4 && de->ok && de->pc == addr && de->size == size && de->thumb == thumb &&
+	    memcmp(de->bytes, code, size) == 0) {
+		r->cur = de->in;
+	} else if (size && trace_replay_decode(r->dec, addr, code, size, thumb, &r->cur)) {
+		if (size <= 4) {
+			*de = (struct dentry){.pc = addr, .size = (uint8_t)size, .thumb = (uint8_t)thumb, .ok = 1,
+					      .in = r->cur};
+			memcpy(de->bytes, code, size);
+		}
+	} else {
 		memset(&r->cur, 0, sizeof(r->cur));
 		r->cur.pc = addr;
 		r->out->undecoded++;
@@ -269,6 +289,8 @@ static void close_run(struct run *r)
 	r->dec = NULL;
 	free(r->page);
 	r->page = NULL;
+	free(r->dcache);
+	r->dcache = NULL;
 }
 
 int trace_replay_open(const struct trace_replay_snap *snap, trace_replay_fetch_fn fetch, void *arg,
@@ -287,7 +309,8 @@ int trace_replay_open(const struct trace_replay_snap *snap, trace_replay_fetch_f
 	r->max_pages = cfg->max_pages && cfg->max_pages < MAX_PAGES_WIRE ? cfg->max_pages : MAX_PAGES_WIRE;
 	out->ins = malloc(cfg->record * sizeof(*out->ins));
 	r->page = malloc(snap->page_size);
-	if (!out->ins || !r->page) {
+	r->dcache = calloc(DCACHE, sizeof(*r->dcache));
+	if (!out->ins || !r->page || !r->dcache) {
 		rc = -ENOMEM;
 		snprintf(out->why, sizeof(out->why), "out of memory");
 		goto fail;
