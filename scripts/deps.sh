@@ -25,7 +25,7 @@ pkgs=(
 	linux-perf procps iproute2 time strace python3-pyelftools  # strace, pyelftools: the deps audit (scripts/deps-audit.py: traces, the loader's DT_NEEDED closure)
 	libcapstone-dev
 	libstdc++6 zlib1g  # ../shared/tools/gpgpusim-init/gsim_v3, gsim_v4 (GPGPU-sim's own init code) run by test_calib_gsim, test_calibrate and make demo (issue 37)
-	libunicorn-dev  # replay trace windows (issue 26): headers; the agent loads libunicorn.so.2 (libunicorn2) with dlopen
+	libunicorn-dev  # replay trace windows (issue 26): headers; the agent loads libunicorn.so.2 (libunicorn2) with dlopen; the collector links it to replay board windows (issue 36, collector/trace_replay/)
 	libzstd-dev  # .zst instruction traces (collector edag --trace, issue 17; zlib1g-dev above for .gz)
 	librsvg2-bin chromium
 	qemu-user gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu gcc-arm-linux-gnueabihf  # QEMU plugin traces (issue 7):

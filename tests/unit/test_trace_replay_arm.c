@@ -1,0 +1,624 @@
+/* The collector's replay of board windows from a snapshot (collector/trace_replay/,
+ * issue 36) against ground truth: a freestanding program (tests/data/replay/walk.c)
+ * built with the board cross compilers for AArch64 and 32-bit ARM (Thumb-2, the
+ * armhf default, and ARM state) is snapshot at its ELF entry (registers, a stack,
+ * its segments served as pages) and a window (warm-up + recorded span) replayed
+ * in Unicorn, its pages asked for one by one and the replay resumed (the wire's way);
+ * the same span of its full trace under qemu-aarch64/qemu-arm with the
+ * project's plugin (tools/qemu-plugin) must give the same instructions, addresses
+ * and registers, and the same W, D and lambda with a 32K+1M cache model. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <elf.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "edag/edag.h"
+#include "profiler.pb-c.h"
+#include "trace/window_codec.h"
+#include "trace_replay/snap_session.h"
+#include "trace_replay/trace_replay.h"
+#include "validate_snapshot.h"
+
+#define PAGE 4096u
+#define STACK_TOP 0x7fff0000u
+#define STACK_PAGES 4u
+#define MAX_SEGS 8
+
+struct seg {
+	uint64_t vaddr, filesz, memsz, off;
+};
+
+struct prog {
+	unsigned arch;
+	uint8_t *file;
+	size_t len;
+	struct seg seg[MAX_SEGS];
+	size_t nseg;
+	struct trace_replay_map maps[MAX_SEGS + 1];
+	size_t nmaps;
+	uint64_t regs[34];
+	size_t nregs;
+	unsigned fetched;
+};
+
+static char tmpdir[64];
+static const char *plugin_path(void)
+{
+	static char p[4096];
+	const char *bin = getenv("PROF_BIN_DIR");
+	snprintf(p, sizeof(p), "%s/qemu-plugin/edag_tracer.so", bin ? bin : "build/host-san");
+	return p;
+}
+
+static bool have(const char *tool)
+{
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", tool);
+	return system(cmd) == 0;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_trace_replay_arm.XXXXXX");
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Build walk.c with cc and flags into tmpdir/name; false (and why) when a tool is missing. */
+static bool build(const char *cc, const char *flags, const char *name, const char *qemu, char *exe, size_t n)
+{
+	if (!have(cc) || !have(qemu) || access(plugin_path(), R_OK) != 0) {
+		fprintf(stderr, "SKIP: needs %s, %s and %s\n", cc, qemu, plugin_path());
+		return false;
+	}
+	const char *src = getenv("PROF_SRC_DIR");
+	int len_exe = snprintf(exe, n, "%s/%s", tmpdir, name);
+	assert_true(len_exe > 0 && (size_t)len_exe < n);
+	char cmd[8192];
+	int len_cmd = snprintf(cmd, sizeof(cmd),
+		 "%s %s -O2 -static -nostdlib -ffreestanding -fno-stack-protector -fno-tree-vectorize "
+		 "-o '%s' '%s/tests/data/replay/walk.c'",
+		 cc, flags, exe, src ? src : ".");
+	assert_true(len_cmd > 0 && (size_t)len_cmd < sizeof(cmd));
+	assert_int_equal(system(cmd), 0);
+	return true;
+}
+
+static void load_elf(const char *path, struct prog *p)
+{
+	memset(p, 0, sizeof(*p));
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	p->len = (size_t)ftell(f);
+	fseek(f, 0, SEEK_SET);
+	p->file = malloc(p->len);
+	assert_non_null(p->file);
+	assert_int_equal(fread(p->file, 1, p->len, f), p->len);
+	fclose(f);
+	uint64_t entry;
+	if (p->file[EI_CLASS] == ELFCLASS64) {
+		const Elf64_Ehdr *eh = (const void *)p->file;
+		p->arch = EDAG_ARCH_AARCH64;
+		entry = eh->e_entry;
+		for (unsigned i = 0; i < eh->e_phnum; i++) {
+			const Elf64_Phdr *ph = (const void *)(p->file + eh->e_phoff + i * eh->e_phentsize);
+			if (ph->p_type != PT_LOAD || p->nseg >= MAX_SEGS)
+				continue;
+			p->seg[p->nseg++] = (struct seg){ph->p_vaddr, ph->p_filesz, ph->p_memsz, ph->p_offset};
+			p->maps[p->nmaps++] = (struct trace_replay_map){ph->p_vaddr & ~(uint64_t)(PAGE - 1),
+									(ph->p_vaddr + ph->p_memsz + PAGE - 1) & ~(uint64_t)(PAGE - 1),
+									(ph->p_flags & PF_R ? 1u : 0) | (ph->p_flags & PF_W ? 2u : 0) |
+										(ph->p_flags & PF_X ? 4u : 0)};
+		}
+	} else {
+		const Elf32_Ehdr *eh = (const void *)p->file;
+		p->arch = EDAG_ARCH_ARM;
+		entry = eh->e_entry;
+		for (unsigned i = 0; i < eh->e_phnum; i++) {
+			const Elf32_Phdr *ph = (const void *)(p->file + eh->e_phoff + i * eh->e_phentsize);
+			if (ph->p_type != PT_LOAD || p->nseg >= MAX_SEGS)
+				continue;
+			p->seg[p->nseg++] = (struct seg){ph->p_vaddr, ph->p_filesz, ph->p_memsz, ph->p_offset};
+			p->maps[p->nmaps++] = (struct trace_replay_map){ph->p_vaddr & ~(uint64_t)(PAGE - 1),
+									(ph->p_vaddr + ph->p_memsz + PAGE - 1) & ~(uint64_t)(PAGE - 1),
+									(ph->p_flags & PF_R ? 1u : 0) | (ph->p_flags & PF_W ? 2u : 0) |
+										(ph->p_flags & PF_X ? 4u : 0)};
+		}
+	}
+	for (size_t i = 1; i < p->nmaps; i++)
+		assert_true(p->maps[i].start >= p->maps[i - 1].end); /* the linker's layout: sorted, disjoint */
+	p->maps[p->nmaps++] = (struct trace_replay_map){STACK_TOP - STACK_PAGES * PAGE, STACK_TOP, 3};
+	/* the registers at the entry, as a snapshot gives them (walk.c reads none but sp and pc) */
+	if (p->arch == EDAG_ARCH_AARCH64) {
+		p->nregs = 34;
+		p->regs[31] = STACK_TOP - 64;
+		p->regs[32] = entry;
+	} else {
+		p->nregs = 17;
+		p->regs[13] = STACK_TOP - 64;
+		p->regs[15] = entry & ~1ull;
+		p->regs[16] = 0x10 | ((entry & 1) << 5); /* user mode, T from the entry's low bit */
+	}
+}
+
+/* The page source: the ELF's segments (file bytes, zeros past them), the stack zero. */
+static int fetch(void *arg, uint64_t addr, uint8_t *buf, uint32_t ps)
+{
+	struct prog *p = arg;
+	p->fetched++;
+	memset(buf, 0, ps);
+	bool mapped = addr >= STACK_TOP - STACK_PAGES * PAGE && addr < STACK_TOP;
+	for (size_t i = 0; i < p->nseg; i++) {
+		const struct seg *s = &p->seg[i];
+		if (addr + ps <= s->vaddr || addr >= s->vaddr + s->memsz)
+			continue;
+		mapped = true;
+		uint64_t lo = addr > s->vaddr ? addr : s->vaddr;
+		uint64_t hi = addr + ps < s->vaddr + s->filesz ? addr + ps : s->vaddr + s->filesz;
+		if (hi > lo)
+			memcpy(buf + (lo - addr), p->file + s->off + (lo - s->vaddr), hi - lo);
+	}
+	return mapped ? 0 : -EFAULT;
+}
+
+/* A page source holding only the pages listed (as pages received from an agent). */
+struct prog_pages {
+	struct prog *p;
+	uint64_t have[64];
+	size_t n;
+};
+
+static int fetch_have(void *arg, uint64_t addr, uint8_t *buf, uint32_t ps)
+{
+	struct prog_pages *pp = arg;
+	for (size_t i = 0; i < pp->n; i++)
+		if (pp->have[i] == addr)
+			return fetch(pp->p, addr, buf, ps);
+	return -EAGAIN;
+}
+
+static void snap_of(const struct prog *p, struct trace_replay_snap *s)
+{
+	*s = (struct trace_replay_snap){.arch = p->arch, .regs = p->regs, .nregs = p->nregs, .maps = p->maps,
+					.nmaps = p->nmaps, .page_size = PAGE};
+}
+
+/* The program's full trace under qemu-user with the plugin (native binary). */
+static struct edag_insn *qemu_trace(const char *qemu, const char *exe, size_t *n)
+{
+	char out[128], cmd[8192];
+	snprintf(out, sizeof(out), "%s/trace.bin", tmpdir);
+	int len_cmd = snprintf(cmd, sizeof(cmd), "timeout 60 %s -plugin '%s',out='%s' '%s'", qemu, plugin_path(), out, exe);
+	assert_true(len_cmd > 0 && (size_t)len_cmd < sizeof(cmd));
+	assert_int_equal(system(cmd), 0);
+	FILE *f = fopen(out, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	size_t len = (size_t)ftell(f);
+	fseek(f, 0, SEEK_SET);
+	uint8_t *buf = malloc(len);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, len, f), len);
+	fclose(f);
+	unsigned arch;
+	assert_int_equal(edag_bin_header_decode(buf, len, &arch), 0);
+	size_t cap = len, k = 0; /* a record is at least one byte */
+	struct edag_insn *ins = malloc(cap * sizeof(*ins));
+	assert_non_null(ins);
+	for (size_t off = EDAG_BIN_HEADER; off < len;) {
+		assert_true(k < cap);
+		int used = edag_bin_decode(buf + off, len - off, &ins[k]);
+		assert_true(used > 0);
+		off += (size_t)used;
+		k++;
+	}
+	free(buf);
+	*n = k;
+	return ins;
+}
+
+static bool same_set(const uint8_t *a, uint8_t na, const uint8_t *b, uint8_t nb)
+{
+	if (na != nb)
+		return false;
+	for (uint8_t i = 0; i < na; i++) {
+		bool found = false;
+		for (uint8_t j = 0; j < nb; j++)
+			found |= a[i] == b[j];
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+static void cache_config(struct edag_config *cfg)
+{
+	edag_config_default(cfg);
+	cfg->nlevels = 2;
+	assert_int_equal(edag_cache_level_parse("32K:8:64:4", &cfg->level[0]), 0);
+	assert_int_equal(edag_cache_level_parse("1M:16:64:20", &cfg->level[1]), 0);
+	cfg->m = 4;
+}
+
+/* Replay [warmup, warmup+record) and compare it with the same span of the full trace. */
+static void compare(const char *cc, const char *flags, const char *name, const char *qemu)
+{
+	char exe[256];
+	if (!build(cc, flags, name, qemu, exe, sizeof(exe))) {
+		skip();
+		return;
+	}
+	struct prog p;
+	load_elf(exe, &p);
+	size_t ntrace;
+	struct edag_insn *full = qemu_trace(qemu, exe, &ntrace);
+	const uint64_t warmup = 60000, record = 30000;
+	assert_true(ntrace > warmup + record);
+
+	struct trace_replay_snap s;
+	snap_of(&p, &s);
+	struct trace_replay_config cfg = {.warmup = warmup, .record = record};
+	struct trace_replay_result r;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* pages as the wire gives them: asked for one by one, the replay resumed each time */
+	struct prog_pages pp = {.p = &p};
+	struct trace_replay *t;
+	assert_int_equal(trace_replay_open(&s, fetch_have, &pp, &cfg, &r, &t), 0);
+	int rc;
+	while ((rc = trace_replay_resume(t)) == 1) {
+		assert_true(pp.n < 64);
+		pp.have[pp.n++] = r.need_page;
+	}
+	assert_int_equal(rc, 0);
+	trace_replay_close(t);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	assert_int_equal(r.end, TRACE_REPLAY_END_LIMIT);
+	assert_int_equal(r.warm_done, warmup);
+	assert_int_equal(r.n, record);
+	assert_int_equal(r.undecoded, 0);
+
+	const struct edag_insn *truth = full + warmup;
+	size_t pc_diff = 0, mem_diff = 0, reg_diff = 0, cls_diff = 0, accesses = 0;
+	for (size_t i = 0; i < record; i++) {
+		const struct edag_insn *a = &r.ins[i], *b = &truth[i];
+		pc_diff += a->pc != b->pc;
+		accesses += b->mem != 0;
+		mem_diff += a->mem != b->mem || (b->mem && (a->addr != b->addr || a->size != b->size));
+		cls_diff += a->cls != b->cls;
+		bool rd = same_set(a->rd, a->nread, b->rd, b->nread), wr = same_set(a->wr, a->nwrite, b->wr, b->nwrite);
+		if ((!rd || !wr) && reg_diff++ < 5)
+			fprintf(stderr, "  regs differ at 0x%" PRIx64 ": replay r%u w%u, trace r%u w%u\n", a->pc, a->nread,
+				a->nwrite, b->nread, b->nwrite);
+	}
+	struct edag_config ec;
+	cache_config(&ec);
+	struct edag_metrics mr, mt;
+	assert_int_equal(edag_build_window(&ec, r.ins, r.n, &mr), 0);
+	assert_int_equal(edag_build_window(&ec, truth, record, &mt), 0);
+	struct edag_bounds br, bt;
+	edag_bounds(&mr, ec.m, ec.alpha, ec.alpha0, &br);
+	edag_bounds(&mt, ec.m, ec.alpha, ec.alpha0, &bt);
+	fprintf(stderr,
+		"%s: %" PRIu64 "+%" PRIu64 " insns replayed in %.1f ms (%u pages, asked one by one); accesses %zu; differ: pc %zu mem %zu "
+		"class %zu regs %zu; W %" PRIu64 "/%" PRIu64 " D %" PRIu64 "/%" PRIu64 " lambda %.2f/%.2f (replay/trace)\n",
+		name, warmup, record, ms, r.pages, accesses, pc_diff, mem_diff, cls_diff, reg_diff, mr.W, mt.W, mr.D, mt.D,
+		br.lambda, bt.lambda);
+	assert_int_equal(pc_diff, 0);
+	assert_int_equal(mem_diff, 0);
+	assert_true(accesses > record / 10);
+	assert_int_equal(cls_diff, 0);
+	assert_int_equal(reg_diff, 0);
+	assert_int_equal(mr.W, mt.W);
+	assert_int_equal(mr.D, mt.D);
+	assert_true(mt.W > 0);
+
+	/* the window as the eDAG pipeline takes it (a TraceWindow, its warm-up summary
+	 * warming the cache model) against the full trace whose first warmup instructions
+	 * only warmed the caches */
+	Prof__TraceWindow tw;
+	assert_int_equal(trace_replay_window(&s, &r, 100, 101, 7, &tw), 0);
+	assert_int_equal(tw.arch, p.arch);
+	assert_int_equal(tw.capture, 2);
+	assert_int_equal(tw.warm_insns, warmup);
+	assert_int_equal(tw.end_reason, 0);
+	assert_true(tw.n_warm_lines > 0);
+	struct edag_state *st;
+	assert_int_equal(edag_new(&ec, &st), 0);
+	assert_true(edag_window_start(st, &tw) > 0);
+	struct edag_window_iter it;
+	struct edag_insn in;
+	size_t k = 0;
+	edag_window_iter_init(&it, &tw);
+	while (edag_window_next(&it, &in) == 1) {
+		assert_int_equal(edag_step(st, &in, NULL), 0);
+		k++;
+	}
+	assert_int_equal(k, record);
+	edag_metrics_get(st, &mr);
+	edag_reset(st);
+	assert_int_equal(edag_step_batch(st, full, warmup), 0);
+	edag_reset_keep_cache(st);
+	assert_int_equal(edag_step_batch(st, truth, record), 0);
+	edag_metrics_get(st, &mt);
+	edag_free(st);
+	edag_window_encode_free(&tw);
+	edag_bounds(&mr, ec.m, ec.alpha, ec.alpha0, &br);
+	edag_bounds(&mt, ec.m, ec.alpha, ec.alpha0, &bt);
+	fprintf(stderr, "%s window (%zu warm-up lines): W %" PRIu64 "/%" PRIu64 " D %" PRIu64 "/%" PRIu64
+		" lambda %.2f/%.2f (replay/warmed trace)\n", name, r.nwarm, mr.W, mt.W, mr.D, mt.D,
+		br.lambda, bt.lambda);
+	assert_int_equal(mr.W, mt.W);
+	assert_int_equal(mr.D, mt.D);
+	trace_replay_result_free(&r);
+	free(full);
+	free(p.file);
+}
+
+static void test_trace_replay_arm_aarch64_matches_qemu_trace(void **state)
+{
+	(void)state;
+	compare("aarch64-linux-gnu-gcc", "", "walk.a64", "qemu-aarch64");
+}
+
+static void test_trace_replay_arm_thumb2_matches_qemu_trace(void **state)
+{
+	(void)state;
+	compare("arm-linux-gnueabihf-gcc", "-mthumb", "walk.t32", "qemu-arm");
+}
+
+static void test_trace_replay_arm_arm_state_matches_qemu_trace(void **state)
+{
+	(void)state;
+	compare("arm-linux-gnueabihf-gcc", "-marm", "walk.a32", "qemu-arm");
+}
+
+/* The window ends cleanly with its reason: at the program's exit svc, at a page outside the
+ * snapshot's maps, when the page budget is spent, and on a bad snapshot. */
+static void test_trace_replay_arm_stops_with_reason(void **state)
+{
+	(void)state;
+	char exe[256];
+	if (!build("aarch64-linux-gnu-gcc", "", "walk.stop", "qemu-aarch64", exe, sizeof(exe))) {
+		skip();
+		return;
+	}
+	struct prog p;
+	load_elf(exe, &p);
+	struct trace_replay_snap s;
+	snap_of(&p, &s);
+	struct trace_replay_result r;
+	struct trace_replay_config cfg = {.warmup = 0, .record = 1u << 20};
+	assert_int_equal(trace_replay_run(&s, fetch, &p, &cfg, &r), 0);
+	assert_int_equal(r.end, TRACE_REPLAY_END_SYSCALL); /* exit(0) after ~150k instructions */
+	assert_true(r.n > 50000 && r.n < cfg.record);
+	assert_non_null(strstr(r.why, "svc"));
+	trace_replay_result_free(&r);
+
+	/* without the data map (the table in .bss): its first store is outside the maps */
+	struct trace_replay_map maps[MAX_SEGS + 1];
+	size_t nm = 0;
+	for (size_t i = 0; i < p.nmaps; i++)
+		if (!(p.maps[i].prot & 4) && p.maps[i].end != STACK_TOP)
+			continue;
+		else
+			maps[nm++] = p.maps[i];
+	assert_true(nm < p.nmaps);
+	s.maps = maps;
+	s.nmaps = nm;
+	assert_int_equal(trace_replay_run(&s, fetch, &p, &cfg, &r), 0);
+	assert_int_equal(r.end, TRACE_REPLAY_END_UNMAPPED);
+	assert_non_null(strstr(r.why, "outside the snapshot's readable maps"));
+	assert_true(r.n < 100);
+	trace_replay_result_free(&r);
+
+	/* one page of budget: the code page, then the table's is refused */
+	snap_of(&p, &s);
+	cfg.max_pages = 1;
+	assert_int_equal(trace_replay_run(&s, fetch, &p, &cfg, &r), 0);
+	assert_int_equal(r.end, TRACE_REPLAY_END_PAGES);
+	assert_int_equal(r.pages, 1);
+	trace_replay_result_free(&r);
+
+	/* a source that has only the pages it was given (the wire's way): the replay stops at
+	 * each page it lacks (-EAGAIN), names it, and resumes where it stopped once the page is
+	 * there, giving the window a source with every page gives */
+	snap_of(&p, &s);
+	cfg = (struct trace_replay_config){.warmup = 60000, .record = 30000};
+	struct trace_replay_result whole;
+	assert_int_equal(trace_replay_run(&s, fetch, &p, &cfg, &whole), 0);
+	assert_int_equal(whole.end, TRACE_REPLAY_END_LIMIT);
+	struct prog_pages pp = {.p = &p};
+	struct trace_replay *t;
+	assert_int_equal(trace_replay_open(&s, fetch_have, &pp, &cfg, &r, &t), 0);
+	int rc;
+	while ((rc = trace_replay_resume(t)) == 1) {
+		assert_true(r.need_page != 0);
+		assert_true(pp.n < 64);
+		pp.have[pp.n++] = r.need_page;
+	}
+	assert_int_equal(rc, 0);
+	trace_replay_close(t);
+	assert_int_equal(r.end, TRACE_REPLAY_END_LIMIT);
+	assert_int_equal(pp.n, whole.pages); /* every page asked for once */
+	assert_int_equal(r.warm_done, whole.warm_done);
+	assert_int_equal(r.n, whole.n);
+	size_t differ = 0;
+	for (size_t i = 0; i < r.n; i++)
+		differ += memcmp(&r.ins[i], &whole.ins[i], sizeof(r.ins[i])) != 0;
+	assert_int_equal(differ, 0);
+	assert_int_equal(r.nwarm, whole.nwarm);
+	assert_memory_equal(r.warm_lines, whole.warm_lines, r.nwarm * sizeof(*r.warm_lines));
+	trace_replay_result_free(&r);
+	/* without resuming, a page the source lacks ends the window */
+	pp.n = 0;
+	assert_int_equal(trace_replay_run(&s, fetch_have, &pp, &cfg, &r), 0);
+	assert_int_equal(r.end, TRACE_REPLAY_END_PAGES);
+	assert_true(r.need_page != 0);
+	trace_replay_result_free(&r);
+	trace_replay_result_free(&whole);
+
+	/* a snapshot with the wrong register count is refused before anything runs */
+	s.nregs = 17;
+	assert_int_equal(trace_replay_run(&s, fetch, &p, &cfg, &r), -EINVAL);
+	assert_non_null(strstr(r.why, "registers"));
+	free(p.file);
+}
+
+/* The collector's side of the wire: a TraceSnapshot as the agent sends it, PageRequests
+ * answered by Pages as the agent's page server answers them (agent/trace/snapshot_serve.c:
+ * one status per address, the page's bytes for status 0), the window at the end. */
+static void answer(struct prog *p, uint32_t id, const uint64_t *addr, size_t n, int refuse_from, Prof__Pages *pg,
+		   uint8_t *data, uint32_t *status)
+{
+	prof__pages__init(pg);
+	pg->snapshot_id = id;
+	pg->n_addr = pg->n_status = n;
+	pg->addr = (uint64_t *)addr;
+	pg->status = status;
+	size_t off = 0;
+	for (size_t i = 0; i < n; i++) {
+		int rc = refuse_from >= 0 && (int)p->fetched >= refuse_from ? -EFAULT : fetch(p, addr[i], data + off, PAGE);
+		status[i] = rc < 0 ? (uint32_t)-rc : 0;
+		if (rc == 0)
+			off += PAGE;
+	}
+	pg->data.data = data;
+	pg->data.len = off;
+}
+
+static void test_trace_replay_arm_session_over_the_wire(void **state)
+{
+	(void)state;
+	char exe[256];
+	if (!build("aarch64-linux-gnu-gcc", "", "walk.wire", "qemu-aarch64", exe, sizeof(exe))) {
+		skip();
+		return;
+	}
+	struct prog p;
+	load_elf(exe, &p);
+	Prof__TraceSnapshot ts;
+	prof__trace_snapshot__init(&ts);
+	Prof__SnapshotMap mb[MAX_SEGS + 1], *mp[MAX_SEGS + 1];
+	for (size_t i = 0; i < p.nmaps; i++) {
+		prof__snapshot_map__init(&mb[i]);
+		mb[i].start = p.maps[i].start;
+		mb[i].end = p.maps[i].end;
+		mb[i].prot = p.maps[i].prot;
+		mp[i] = &mb[i];
+	}
+	ts.snapshot_id = 5;
+	ts.arch = p.arch;
+	ts.pid = 42;
+	ts.tid = 43;
+	ts.window_index = 9;
+	ts.n_regs = p.nregs;
+	ts.regs = p.regs;
+	ts.n_maps = p.nmaps;
+	ts.maps = mp;
+	ts.page_size = PAGE;
+	ts.max_pages = 64;
+	ts.expires_ms = 60000;
+	char why[256];
+	assert_int_equal(validate_trace_snapshot(&ts, why, sizeof(why)), 0);
+
+	struct trace_replay_config cfg = {.warmup = 60000, .record = 30000};
+	struct snap_session *ss;
+	assert_int_equal(snap_session_new(&ts, &cfg, &ss, why, sizeof(why)), 0);
+	assert_int_equal(snap_session_id(ss), 5);
+	uint64_t addr[SNAP_SESSION_PREFETCH];
+	size_t n;
+	int rc;
+	unsigned requests = 0, pages = 0;
+	static uint8_t data[SNAP_SESSION_PREFETCH * PAGE];
+	uint32_t status[SNAP_SESSION_PREFETCH];
+	while ((rc = snap_session_step(ss, addr, &n)) == 1) {
+		assert_true(n >= 1 && n <= SNAP_SESSION_PREFETCH);
+		assert_true(++requests < 64);
+		Prof__PageRequest req;
+		prof__page_request__init(&req);
+		req.snapshot_id = 5;
+		req.n_addr = n;
+		req.addr = addr;
+		assert_int_equal(validate_page_request(&req, PAGE, why, sizeof(why)), 0);
+		Prof__Pages pg;
+		answer(&p, 5, addr, n, -1, &pg, data, status);
+		assert_int_equal(validate_pages(&pg, PAGE, why, sizeof(why)), 0);
+		pages += (unsigned)n;
+		assert_int_equal(snap_session_pages(ss, &pg, why, sizeof(why)), 0);
+		pg.snapshot_id = 6; /* another snapshot's answer is refused */
+		assert_int_equal(snap_session_pages(ss, &pg, why, sizeof(why)), -EINVAL);
+	}
+	assert_int_equal(rc, 0);
+	const struct trace_replay_result *res = snap_session_result(ss);
+	struct trace_replay_snap s;
+	snap_of(&p, &s);
+	struct trace_replay_result whole;
+	assert_int_equal(trace_replay_run(&s, fetch, &p, &cfg, &whole), 0);
+	assert_int_equal(res->end, TRACE_REPLAY_END_LIMIT);
+	assert_int_equal(res->n, whole.n);
+	size_t differ = 0;
+	for (size_t i = 0; i < res->n; i++)
+		differ += memcmp(&res->ins[i], &whole.ins[i], sizeof(res->ins[i])) != 0;
+	assert_int_equal(differ, 0);
+	assert_true(requests < whole.pages); /* the next pages of a map come with the missing one */
+	fprintf(stderr, "wire: %u pages used, %u asked in %u requests\n", whole.pages, pages, requests);
+	Prof__TraceWindow tw;
+	assert_int_equal(snap_session_window(ss, &tw), 0);
+	assert_int_equal(tw.pid, 42);
+	assert_int_equal(tw.tid, 43);
+	assert_int_equal(tw.window_index, 9);
+	assert_int_equal(tw.n_pc_delta, 30000);
+	edag_window_encode_free(&tw);
+	snap_session_free(ss);
+	trace_replay_result_free(&whole);
+
+	/* an agent that cannot serve the pages after the first two (EFAULT): the window ends there */
+	p.fetched = 0;
+	assert_int_equal(snap_session_new(&ts, &cfg, &ss, why, sizeof(why)), 0);
+	while ((rc = snap_session_step(ss, addr, &n)) == 1) {
+		Prof__Pages pg;
+		answer(&p, 5, addr, n, 2, &pg, data, status);
+		assert_int_equal(snap_session_pages(ss, &pg, why, sizeof(why)), 0);
+	}
+	assert_int_equal(rc, 0);
+	res = snap_session_result(ss);
+	assert_int_equal(res->end, TRACE_REPLAY_END_PAGES);
+	assert_non_null(strstr(res->why, "Bad address"));
+	snap_session_free(ss);
+	free(p.file);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_trace_replay_arm_aarch64_matches_qemu_trace),
+		cmocka_unit_test(test_trace_replay_arm_thumb2_matches_qemu_trace),
+		cmocka_unit_test(test_trace_replay_arm_arm_state_matches_qemu_trace),
+		cmocka_unit_test(test_trace_replay_arm_stops_with_reason),
+		cmocka_unit_test(test_trace_replay_arm_session_over_the_wire),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
