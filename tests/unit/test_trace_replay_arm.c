@@ -104,6 +104,16 @@ static bool build(const char *cc, const char *flags, const char *name, const cha
 	return true;
 }
 
+
+/* One PT_LOAD segment of either ELF class: its file part and its page-aligned map. */
+static void add_load(struct prog *p, uint64_t vaddr, uint64_t filesz, uint64_t memsz, uint64_t off, uint32_t flags)
+{
+	if (p->nseg >= MAX_SEGS)
+		return;
+	p->seg[p->nseg++] = (struct seg){vaddr, filesz, memsz, off};
+	p->maps[p->nmaps++] = (struct trace_replay_map){vaddr & ~(uint64_t)(PAGE - 1), (vaddr + memsz + PAGE - 1) & ~(uint64_t)(PAGE - 1),
+							(flags & PF_R ? 1u : 0) | (flags & PF_W ? 2u : 0) | (flags & PF_X ? 4u : 0)};
+}
 static void load_elf(const char *path, struct prog *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -123,13 +133,8 @@ static void load_elf(const char *path, struct prog *p)
 		entry = eh->e_entry;
 		for (unsigned i = 0; i < eh->e_phnum; i++) {
 			const Elf64_Phdr *ph = (const void *)(p->file + eh->e_phoff + i * eh->e_phentsize);
-			if (ph->p_type != PT_LOAD || p->nseg >= MAX_SEGS)
-				continue;
-			p->seg[p->nseg++] = (struct seg){ph->p_vaddr, ph->p_filesz, ph->p_memsz, ph->p_offset};
-			p->maps[p->nmaps++] = (struct trace_replay_map){ph->p_vaddr & ~(uint64_t)(PAGE - 1),
-									(ph->p_vaddr + ph->p_memsz + PAGE - 1) & ~(uint64_t)(PAGE - 1),
-									(ph->p_flags & PF_R ? 1u : 0) | (ph->p_flags & PF_W ? 2u : 0) |
-										(ph->p_flags & PF_X ? 4u : 0)};
+			if (ph->p_type == PT_LOAD)
+				add_load(p, ph->p_vaddr, ph->p_filesz, ph->p_memsz, ph->p_offset, ph->p_flags);
 		}
 	} else {
 		const Elf32_Ehdr *eh = (const void *)p->file;
@@ -137,13 +142,8 @@ static void load_elf(const char *path, struct prog *p)
 		entry = eh->e_entry;
 		for (unsigned i = 0; i < eh->e_phnum; i++) {
 			const Elf32_Phdr *ph = (const void *)(p->file + eh->e_phoff + i * eh->e_phentsize);
-			if (ph->p_type != PT_LOAD || p->nseg >= MAX_SEGS)
-				continue;
-			p->seg[p->nseg++] = (struct seg){ph->p_vaddr, ph->p_filesz, ph->p_memsz, ph->p_offset};
-			p->maps[p->nmaps++] = (struct trace_replay_map){ph->p_vaddr & ~(uint64_t)(PAGE - 1),
-									(ph->p_vaddr + ph->p_memsz + PAGE - 1) & ~(uint64_t)(PAGE - 1),
-									(ph->p_flags & PF_R ? 1u : 0) | (ph->p_flags & PF_W ? 2u : 0) |
-										(ph->p_flags & PF_X ? 4u : 0)};
+			if (ph->p_type == PT_LOAD)
+				add_load(p, ph->p_vaddr, ph->p_filesz, ph->p_memsz, ph->p_offset, ph->p_flags);
 		}
 	}
 	for (size_t i = 1; i < p->nmaps; i++)
