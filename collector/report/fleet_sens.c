@@ -110,7 +110,9 @@ static int sink(void *arg, const struct sens_row *t, const struct sens_func_row 
 					     .mem_share = t->mem_share,
 					     .mem_lo = low_end(t, t->Lambda_lo * t->alpha0),
 					     .mem_hi = t->Lambda_hi * t->alpha0,
-					     .upper_bound = t->upper_bound};
+					     .upper_bound = t->upper_bound,
+					     .discarded_short = t->windows_short,
+					     .discarded_cut = t->windows_cut};
 	enum query_group by = L->qo->by;
 	for (size_t i = 0; i < n; i++) {
 		const struct sens_func_row *r = &rows[i];
@@ -129,8 +131,9 @@ static int sink(void *arg, const struct sens_row *t, const struct sens_func_row 
 		    .group = gi,
 		    .insns = r->insns,
 		    .lambda = r->lambda,
+		    /* the session report's row as sensf_rows makes it: its own flag and interval */
 		    .mem_share = r->mem_share,
-		    .mem_lo = low_end(t, t->Lambda_lo * t->alpha0) * r->split,
+		    .mem_lo = r->mem_lo,
 		    .mem_hi = r->mem_hi,
 		    .upper_bound = r->upper_bound,
 		};
@@ -182,6 +185,8 @@ int fleet_sens_load(struct store *st, const struct query_opts *qo, const char *m
 			out->sessions_searched++;
 			out->windows_out_of_range += ov->sens_windows_out_of_range;
 			out->windows_without_row += ov->sens_windows_no_row;
+			out->without_row_short += ov->sens_no_row_short;
+			out->without_row_cut += ov->sens_no_row_cut;
 		}
 		overview_free(ov);
 	}

@@ -20,6 +20,7 @@ struct fleet_sens {
 	size_t skipped;		     /* sessions left out: unreadable (warned) */
 	size_t windows_out_of_range; /* their windows outside the time range or pids */
 	size_t windows_without_row;  /* windows of threads whose windows all were discarded */
+	size_t without_row_short, without_row_cut; /* of those: too short, cut by the stop-time limit */
 };
 
 /* Whether the view groups by g (function or module). */

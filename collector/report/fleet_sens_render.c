@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "edag/edag.h"
 #include "fleet_sens.h"
 #include "json.h"
 #include "svg.h"
@@ -52,34 +53,42 @@ int fleet_sens_text(const struct fleet_sens *fs, const struct query_opts *qo, un
 			r->windows, (unsigned long long)r->insns, r->groups, r->groups == 1 ? "" : "s", r->sessions,
 			r->sessions == 1 ? "" : "s", r->agents, r->agents == 1 ? "" : "s", all, r->mem_lo, r->mem_hi);
 		if (r->upper_windows)
-			fprintf(ts, " (%zu of the windows in upper-bound rows)", r->upper_windows);
+			fprintf(ts, " (%zu of the windows in upper-bound threads)", r->upper_windows);
 		fputc('\n', ts);
-		if (fs->windows_out_of_range || fs->windows_without_row)
-			fprintf(ts, "  not counted: %zu windows out of the time range or pids, %zu of threads whose windows "
-				    "all were discarded\n",
-				fs->windows_out_of_range, fs->windows_without_row);
+		fprintf(ts,
+			"  discarded (no row rests on them): %zu windows shorter than %u instructions, %zu cut by the "
+			"stop-time limit, in those threads; %zu windows of threads whose windows all were discarded (%zu "
+			"short, %zu cut)\n",
+			r->discarded_short, EDAG_WINDOW_MIN_INSNS, r->discarded_cut, fs->windows_without_row,
+			fs->without_row_short, fs->without_row_cut);
+		if (fs->windows_out_of_range)
+			fprintf(ts, "  not counted: %zu windows out of the time range or pids\n", fs->windows_out_of_range);
 		if (fs->skipped)
 			fprintf(ts, "  (%zu session%s left out: unreadable, see the warning above)\n", fs->skipped,
 				fs->skipped == 1 ? "" : "s");
 		if (r->nrows == 0)
 			fprintf(ts, "  no row names a function: no window PC resolved to a symbol (--symfs DIR)\n");
 		else
-			fprintf(ts, "  %9s  %-15s %11s %7s %8s %8s %6s  %-16s %-20s %s\n", "Lambda*a0", "interval",
-				"lambda/insn", "insns%", "windows", "sessions", "agents", "most from agent",
+			fprintf(ts, "  %9s  %-15s %11s %7s %8s %9s %8s %6s  %-16s %-20s %s\n", "Lambda*a0", "interval",
+				"lambda/insn", "insns%", "windows", "short/cut", "sessions", "agents", "most from agent",
 				fs->by == QUERY_BY_FUNCTION ? "module" : "", fs->by == QUERY_BY_FUNCTION ? "function" : "module");
 		for (size_t i = 0; i < r->nrows && i < limit; i++) {
 			const struct sens_fleet_row *w = &r->rows[i];
-			char f[16], iv[40];
+			char f[16], iv[40], dc[48];
 			figure(f, sizeof(f), w->upper_bound, w->mem_share);
 			snprintf(iv, sizeof(iv), "[%.3f, %.3f]", w->mem_lo, w->mem_hi);
-			fprintf(ts, "  %9s  %-15s %11.4g %6.2f%% %8zu %8zu %6zu  %-16.32s %-20.40s %s\n", f, iv,
-				w->lambda_per_insn, 100 * w->insn_share, w->windows, w->sessions, w->agents, w->top_agent,
-				w->module, w->name);
+			snprintf(dc, sizeof(dc), "%zu/%zu", w->discarded_short, w->discarded_cut);
+			fprintf(ts, "  %9s  %-15s %11.4g %6.2f%% %8zu %9s %8zu %6zu  %-16.32s %-20.40s %s\n", f, iv,
+				w->lambda_per_insn, 100 * w->insn_share, w->windows, dc, w->sessions, w->agents,
+				w->top_agent, w->module, w->name);
 		}
 		fprintf(ts, "  (Lambda*a0: the code's share of the fleet's traced time spent waiting on memory at the "
 			    "baseline latency, each window weighed by its instructions; +50%% memory latency adds half of "
-			    "it to the fleet's time; <=: an upper bound, some of its windows' cold misses are above 10%% "
-			    "of W)\n");
+			    "it to the fleet's time; <=: an upper bound, the function's own cold misses are above 10%% of "
+			    "its W in some of its threads; windows: the voting windows of the threads it ran in, short/cut: "
+			    "those threads' windows discarded as shorter than %u instructions / cut by the stop-time "
+			    "limit)\n",
+			EDAG_WINDOW_MIN_INSNS);
 	}
 	return text_safe_close(ts, out);
 }
@@ -116,6 +125,11 @@ int fleet_sens_json(const struct fleet_sens *fs, const struct query_opts *qo, un
 	json_u64_key(out, 0, "skipped", fs->skipped);
 	json_u64_key(out, 0, "windows_out_of_range", fs->windows_out_of_range);
 	json_u64_key(out, 0, "windows_without_row", fs->windows_without_row);
+	json_u64_key(out, 0, "without_row_short", fs->without_row_short);
+	json_u64_key(out, 0, "without_row_cut", fs->without_row_cut);
+	json_u64_key(out, 0, "window_min_insns", EDAG_WINDOW_MIN_INSNS);
+	json_u64_key(out, 0, "discarded_short", r->discarded_short);
+	json_u64_key(out, 0, "discarded_cut", r->discarded_cut);
 	json_key(out, 0, "rows");
 	fputc('[', out);
 	for (size_t i = 0; i < r->nrows && i < limit; i++) {
@@ -129,6 +143,8 @@ int fleet_sens_json(const struct fleet_sens *fs, const struct query_opts *qo, un
 		json_num_key(out, 0, "insn_share", w->insn_share);
 		json_u64_key(out, 0, "windows", w->windows);
 		json_u64_key(out, 0, "upper_windows", w->upper_windows);
+		json_u64_key(out, 0, "discarded_short", w->discarded_short);
+		json_u64_key(out, 0, "discarded_cut", w->discarded_cut);
 		json_u64_key(out, 0, "sessions", w->sessions);
 		json_u64_key(out, 0, "agents", w->agents);
 		json_str_key(out, 0, "top_agent", w->top_agent);
@@ -155,12 +171,14 @@ int fleet_sens_html(const struct fleet_sens *fs, unsigned limit, FILE *out)
 		"<p id=\"sens-summary\" data-windows=\"%zu\" data-sessions=\"%zu\" data-agents=\"%zu\">%zu trace windows "
 		"(%llu instructions) of %zu threads in %zu sessions of %zu agents: Lambda*a0 %s [%.3f, %.3f]. Lambda*a0 "
 		"is the code's share of the traced time spent waiting on memory at the baseline latency (each window "
-		"weighed by its instructions): +50%% memory latency adds half of it. &lt;=: an upper bound (cold misses "
-		"above 10%% of W in some of its windows).</p>\n",
+		"weighed by its instructions): +50%% memory latency adds half of it. &lt;=: an upper bound (the function's "
+		"own cold misses above 10%% of its W in some of its threads). Discarded (no row rests on them): %zu "
+		"windows shorter than %u instructions, %zu cut by the stop-time limit.</p>\n",
 		r->windows, r->sessions, r->agents, r->windows, (unsigned long long)r->insns, r->groups, r->sessions,
-		r->agents, all, r->mem_lo, r->mem_hi);
+		r->agents, all, r->mem_lo, r->mem_hi, r->discarded_short + fs->without_row_short, EDAG_WINDOW_MIN_INSNS,
+		r->discarded_cut + fs->without_row_cut);
 	fputs("<table id=\"sens-rows\"><tr><th>Lambda*a0</th><th>interval</th><th>lambda/insn</th><th>insns</th>"
-	      "<th>windows</th><th>sessions</th><th>agents</th><th>most from agent</th><th>module</th><th>function</th>"
+	      "<th>windows</th><th>discarded short/cut</th><th>sessions</th><th>agents</th><th>most from agent</th><th>module</th><th>function</th>"
 	      "</tr>\n",
 	      out);
 	for (size_t i = 0; i < r->nrows && i < limit; i++) {
@@ -169,8 +187,11 @@ int fleet_sens_html(const struct fleet_sens *fs, unsigned limit, FILE *out)
 		figure(f, sizeof(f), w->upper_bound, w->mem_share);
 		fprintf(out, "<tr data-share=\"%.6f\"><td>", w->mem_share);
 		svg_escape(out, f);
-		fprintf(out, "</td><td>[%.3f, %.3f]</td><td>%.4g</td><td>%.2f%%</td><td>%zu</td><td>%zu</td><td>%zu</td><td>",
-			w->mem_lo, w->mem_hi, w->lambda_per_insn, 100 * w->insn_share, w->windows, w->sessions, w->agents);
+		fprintf(out,
+			"</td><td>[%.3f, %.3f]</td><td>%.4g</td><td>%.2f%%</td><td>%zu</td><td>%zu/%zu</td><td>%zu</td><td>%zu</td>"
+			"<td>",
+			w->mem_lo, w->mem_hi, w->lambda_per_insn, 100 * w->insn_share, w->windows, w->discarded_short,
+			w->discarded_cut, w->sessions, w->agents);
 		svg_escape(out, w->top_agent);
 		fputs("</td><td>", out);
 		svg_escape(out, w->module);

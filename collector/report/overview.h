@@ -36,7 +36,8 @@ struct sens_func_row {
 	double lambda_per_insn;	    /* lambda_f per instruction of f */
 	double mem_share;	    /* its part of the thread's Lambda*alpha0 */
 	double mem_lo, mem_hi;	    /* the thread's interval, split the same way (a flagged row: low end
-				     * at most the figure with its cold misses as hits) */
+				     * at most the figure with its cold misses as hits; in a flagged thread
+				     * the high end over the thread's baseline with every cold miss a hit) */
 	bool upper_bound;	    /* its cold misses are over 10 % of its W (edag_func_cold_bound) */
 	double lambda_lo_per_insn;  /* lambda_f per instruction with its cold misses as hits (flagged);
 				     * = lambda_per_insn if not flagged */
@@ -107,6 +108,7 @@ struct overview {
 	uint64_t trace_insns, trace_flops; /* instructions of the trace windows, of which floating point */
 	size_t nsens;
 	size_t sens_windows_no_row; /* windows of threads whose windows all were discarded */
+	size_t sens_no_row_short, sens_no_row_cut; /* of those: too short, cut (the rest gave no metrics) */
 	char sens_note[OV_NOTE_MAX];
 	struct sens_func_row sensf[OV_MAX_SENSF]; /* by Lambda*alpha0, largest first */
 	size_t nsensf;

@@ -266,6 +266,8 @@ int overview_sensitivity(struct store *st, int64_t sid, struct overview *ov)
 		thread_label(prog, g->pid, g->tid, r->name, sizeof(r->name));
 		r->windows = ap.windows;
 		r->windows_taken = ap.taken;
+		r->windows_short = ap.discarded_short;
+		r->windows_cut = ap.discarded_cut;
 		r->insns = ap.sampled_insns;
 		r->W = ap.W.value;
 		r->D = fmin(ap.D.value, ap.W.value);
@@ -291,6 +293,7 @@ int overview_sensitivity(struct store *st, int64_t sid, struct overview *ov)
 		}
 		double den = ap.lambda_cold_hits * ov->edag.alpha0 + ap.cp_compute.value;
 		r->Lambda_cold_hits = den > 0 ? ap.lambda_cold_hits / den : 0;
+		r->lambda_cold_hits = ap.lambda_cold_hits;
 		how_obtained(&ap, r->how, sizeof(r->how));
 		if (sens_compute(r) == 0) {
 			struct sens_func_row *fr = NULL;
@@ -308,6 +311,8 @@ int overview_sensitivity(struct store *st, int64_t sid, struct overview *ov)
 		}
 	}
 	ov->sens_windows_no_row = none_taken;
+	ov->sens_no_row_short = none_short;
+	ov->sens_no_row_cut = none_cut;
 	if (rc >= 0) {
 		locality_walls(ov, a.g, a.ng);
 		if (a.ng == 0)

@@ -150,6 +150,16 @@ int sensf_rows(struct sensf *sf, const struct edag_func_acc *tot, const struct s
 		row->mem_lo = r->Lambda_lo * r->alpha0 * share;
 		row->mem_hi = r->Lambda_hi * r->alpha0 * share;
 		row->lambda_lo_per_insn = row->lambda_per_insn;
+		if (r->upper_bound && lam > 0) {
+			/* the other functions' cold misses as hits make the thread's baseline lambda*a0 + C
+			 * shorter and f's share of it larger: the high end over the thread's baseline with
+			 * every cold miss a hit but f's own (lambda_cold_hits + f's part of lambda that its
+			 * cold misses make), whichever function's misses would have been warm */
+			double own = fmax(0, lf - edag_func_lambda_cold_hits(f, r->m)) / lam * r->lambda;
+			double d = r->lambda * r->alpha0 + r->C, dch = (r->lambda_cold_hits + own) * r->alpha0 + r->C;
+			if (dch > 0 && d > dch)
+				row->mem_hi = fmin(1, row->mem_hi * d / dch);
+		}
 		if (ub && lf > 0) {
 			/* the low end with f's cold misses as hits, over the same denominator (the
 			 * thread's lambda*a0 + C, itself lower then: this end is at most the true one) */

@@ -100,6 +100,8 @@ static void totals(const struct sens_fleet_group *g, size_t ng, struct sens_flee
 		hi += n * g[i].mem_hi;
 		out->windows += g[i].windows;
 		out->insns += g[i].insns;
+		out->discarded_short += g[i].discarded_short;
+		out->discarded_cut += g[i].discarded_cut;
 		if (g[i].upper_bound) {
 			out->upper_bound = true;
 			out->upper_windows += g[i].windows;
@@ -173,9 +175,14 @@ int sens_fleet_combine(const struct sens_fleet_group *g, size_t ng, const struct
 			hi += n * q->mem_hi;
 			/* one group's parts of one key are one (a repeated one is counted once) */
 			bool again = k > i && r[k - 1].p->group == q->group;
-			if (!again)
+			if (!again) {
 				row->windows += r[k].g->windows;
-			if (q->upper_bound || r[k].g->upper_bound) {
+				row->discarded_short += r[k].g->discarded_short;
+				row->discarded_cut += r[k].g->discarded_cut;
+			}
+			/* f's own flag (sensf_rows' rule), not its thread's: a stream's cold lines
+			 * beside it do not make a chase an upper bound */
+			if (q->upper_bound) {
 				row->upper_bound = true;
 				if (!again)
 					row->upper_windows += r[k].g->windows;

@@ -18,9 +18,15 @@
  *     waiting on memory at the baseline latency;
  *   lo, hi = the same sums of the parts' interval ends (it holds the weighted
  *     figure when each part's interval holds its own);
- *   upper_bound when any part it rests on is one (its windows counted apart);
+ *   upper_bound when any part it rests on is one: the part's own flag (the
+ *     session report's function rule, report/overview_sensf.c sensf_rows: f's
+ *     cold misses over 10 % of its W), never its thread's (its windows counted
+ *     apart); the thread's flag only makes the totals an upper bound;
  *   lambda/insn = sum lambda_f / sum insns_f;
- *   windows, sessions, agents: what the row rests on (the groups f ran in). */
+ *   windows, sessions, agents: what the row rests on (the groups f ran in);
+ *   discarded_short, discarded_cut: the windows of those groups that gave no
+ *     vote (under EDAG_WINDOW_MIN_INSNS instructions; cut by the stop-time
+ *     limit): never part of a row. */
 #ifndef COLLECTOR_REPORT_SENS_FLEET_H
 #define COLLECTOR_REPORT_SENS_FLEET_H
 
@@ -37,6 +43,7 @@ struct sens_fleet_group {
 	uint64_t insns;	 /* their instructions: the group's weight */
 	double mem_share, mem_lo, mem_hi; /* the thread's Lambda*alpha0 and interval */
 	bool upper_bound;
+	size_t discarded_short, discarded_cut; /* its windows that gave no vote, and why */
 };
 
 struct sens_fleet_part {
@@ -56,6 +63,7 @@ struct sens_fleet_row {
 	double mem_share, mem_lo, mem_hi;
 	bool upper_bound;
 	size_t windows, upper_windows; /* of the groups it ran in; of those, in upper-bound parts */
+	size_t discarded_short, discarded_cut; /* those groups' windows that gave no vote */
 	size_t sessions, agents;
 	char top_agent[SENS_NAME_MAX]; /* the agent whose groups give the most of mem_share */
 };
@@ -65,6 +73,7 @@ struct sens_fleet_result {
 	size_t nrows;
 	/* over every group */
 	size_t groups, windows, upper_windows, sessions, agents;
+	size_t discarded_short, discarded_cut;
 	uint64_t insns;
 	double mem_share, mem_lo, mem_hi;
 	bool upper_bound;

@@ -20,6 +20,8 @@ struct sens_row {
 	char name[SENS_NAME_MAX]; /* "pid 12 tid 13", a kernel name */
 	size_t windows;	      /* windows used */
 	size_t windows_taken; /* windows stored (used + discarded: too short, cut by the stop-time limit) */
+	size_t windows_short, windows_cut; /* of those discarded: under EDAG_WINDOW_MIN_INSNS recorded
+					    * instructions; cut by the agent's stop-time limit */
 	uint64_t insns; /* instructions traced */
 	double W, D, C; /* memory work, memory depth, non-memory cost on the critical path (whole run) */
 	double m, alpha0;
@@ -34,6 +36,7 @@ struct sens_row {
 	double cold_per_insn;	     /* cold misses per instruction (might have hit a warmer cache) */
 	bool upper_bound;	     /* cold misses above the tolerance: W, lambda, Lambda are upper bounds */
 	double Lambda_cold_hits;     /* Lambda with every cold miss taken as a hit (the low end then) */
+	double lambda_cold_hits;     /* lambda so (its function rows' high end: a shorter baseline) */
 };
 
 /* Fill the derived fields of r from W, D, C, m, alpha0 (already set);

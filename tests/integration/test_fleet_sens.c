@@ -11,8 +11,13 @@
  * function rows weighed by their threads' instructions; the chase's
  * lambda/insn is 1 (every load a miss on one chain), the adds' 0; fsB's part
  * makes the chase row an upper bound; --agent, --since/--until select windows;
- * the live page /profile?sens=1 shows the same rows.
- * Work is bounded: 11 windows of 400 instructions. */
+ * the live page /profile?sens=1 shows the same rows. Each row is flagged by
+ * its function's own cold misses, as the session report's rows (the register
+ * adds beside fsB's cold chase are no bound), with the sessions' row intervals
+ * weighed. Windows that give no vote (shorter than EDAG_WINDOW_MIN_INSNS, cut
+ * by the stop-time limit) are counted per row and never make one: a function
+ * that ran only in those (fsens_short_fn) has no row, even in a thread with rows.
+ * Work is bounded: 14 windows of at most 400 instructions. */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -38,7 +43,7 @@
 
 #define MAP_START 0x555500000000ull
 #define MAX_SLOTS 4
-enum { PER = 400 };
+enum { PER = 400, SHORT = EDAG_WINDOW_MIN_INSNS - 56 };
 
 __attribute__((noinline, used)) int fsens_chase_fn(const int *p)
 {
@@ -48,6 +53,10 @@ __attribute__((noinline, used)) int fsens_dense_fn(int x)
 {
 	return x * 3 + 1;
 }
+__attribute__((noinline, used)) int fsens_short_fn(int x)
+{
+	return x * 5 + 2;
+}
 
 struct sess_spec {
 	const char *agent;
@@ -55,12 +64,15 @@ struct sess_spec {
 	unsigned nwin;	  /* windows */
 	unsigned nchase;  /* chase loads of each window (the rest: adds) */
 	bool cold;	  /* new lines (cold misses) instead of 16 lines of one set */
+	unsigned nshort;  /* then windows of SHORT instructions (half chase, half fsens_short_fn): no vote */
+	unsigned ncut;	  /* then windows of PER chase loads cut by the stop-time limit: no vote */
 };
 
 static const struct sess_spec specs[] = {
-	{"fsA", 60, 3, 200, false},
-	{"fsA", 60, 2, 100, false},
-	{"fsB", 7200, 4, 300, true},
+	{"fsA", 60, 3, 200, false, 1, 1},
+	{"fsA", 60, 2, 100, false, 0, 0},
+	{"fsB", 7200, 4, 300, true, 1, 0},
+	{"fsA", 60, 0, 0, false, 2, 0}, /* a thread whose windows all are short: no row */
 };
 #define NSESS (sizeof(specs) / sizeof(specs[0]))
 
@@ -76,8 +88,8 @@ static int put(struct store *st, int64_t sid, Prof__Envelope *e)
 	return rc < 0 ? rc : store_commit(st);
 }
 
-static int put_session(struct store *st, const struct sess_spec *sp, unsigned k, const char *bin, uint64_t off_chase,
-		       uint64_t off_dense, int64_t *sid)
+static int put_session(struct store *st, const struct sess_spec *sp, unsigned k, const char *bin, const uint64_t off[3],
+		       int64_t *sid)
 {
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
@@ -96,12 +108,14 @@ static int put_session(struct store *st, const struct sess_spec *sp, unsigned k,
 	if ((rc = rf_add_mapping(st, *sid, 1, pid, MAP_START, MAP_START + 0x10000000ull, bin)) < 0)
 		return rc;
 	struct edag_insn ins[PER];
-	for (unsigned w = 0; w < sp->nwin && rc >= 0; w++) {
+	for (unsigned w = 0; w < sp->nwin + sp->nshort + sp->ncut && rc >= 0; w++) {
+		bool is_short = w >= sp->nwin && w < sp->nwin + sp->nshort, cut = w >= sp->nwin + sp->nshort;
+		unsigned n = is_short ? SHORT : PER, nchase = is_short ? SHORT / 2 : cut ? PER : sp->nchase;
 		memset(ins, 0, sizeof(ins));
-		for (unsigned i = 0; i < PER; i++) {
+		for (unsigned i = 0; i < n; i++) {
 			struct edag_insn *in = &ins[i];
-			if (i < sp->nchase) { /* r1 = [r1] */
-				in->pc = MAP_START + off_chase + i % 4;
+			if (i < nchase) { /* r1 = [r1] */
+				in->pc = MAP_START + off[0] + i % 4;
 				in->cls = EDAG_LOAD;
 				in->mem = EDAG_MEM_READ;
 				/* 16 lines 128 KiB apart share a set of both levels (8 ways): after the
@@ -112,7 +126,7 @@ static int put_session(struct store *st, const struct sess_spec *sp, unsigned k,
 				in->nread = in->nwrite = 1;
 				in->rd[0] = in->wr[0] = 1;
 			} else {
-				in->pc = MAP_START + off_dense + i % 4;
+				in->pc = MAP_START + off[is_short ? 2 : 1] + i % 4;
 				in->cls = EDAG_INT; /* r1 += r3: on the chase's chain (C of its path) */
 				in->nread = 2;
 				in->rd[0] = 1;
@@ -122,15 +136,16 @@ static int put_session(struct store *st, const struct sess_spec *sp, unsigned k,
 			}
 		}
 		Prof__TraceWindow tw = PROF__TRACE_WINDOW__INIT;
-		if ((rc = edag_window_encode(ins, PER, &tw)) < 0)
+		if ((rc = edag_window_encode(ins, n, &tw)) < 0)
 			break;
 		tw.arch = EDAG_ARCH_X86_64;
 		tw.pid = pid;
 		tw.tid = pid + 1;
 		tw.window_index = w;
 		tw.sampled_share = 1;
-		tw.represented_insns = PER;
-		tw.capture = 2; /* replay windows of full length: they vote */
+		tw.represented_insns = n;
+		tw.capture = 2; /* replay windows: those of full length vote */
+		tw.end_reason = cut ? EDAG_END_TIME : 0;
 		tw.t_ns = 1000000000ull * w;
 		Prof__Envelope we = PROF__ENVELOPE__INIT;
 		we.seq = 2 + w;
@@ -152,14 +167,15 @@ static int setup(void **state)
 	if (bl <= 0)
 		return -1;
 	bin[bl] = '\0';
-	uint64_t off_chase, off_dense;
-	if (pf_sym_file_off(bin, "fsens_chase_fn", &off_chase) < 0 || pf_sym_file_off(bin, "fsens_dense_fn", &off_dense) < 0)
+	uint64_t off[3];
+	if (pf_sym_file_off(bin, "fsens_chase_fn", &off[0]) < 0 || pf_sym_file_off(bin, "fsens_dense_fn", &off[1]) < 0 ||
+	    pf_sym_file_off(bin, "fsens_short_fn", &off[2]) < 0)
 		return -1;
 	struct store *st;
 	if (store_open(e->t.db, 0, &st) < 0)
 		return -1;
 	for (unsigned k = 0; k < NSESS; k++)
-		if (put_session(st, &specs[k], k, bin, off_chase, off_dense, &e->sid[k]) < 0) {
+		if (put_session(st, &specs[k], k, bin, off, &e->sid[k]) < 0) {
 			store_close(st);
 			return -1;
 		}
@@ -231,10 +247,16 @@ static bool flag_after(const char *row, const char *key)
 /* The per-session oracle: sum over sessions k in sel of (thread insns x function's Lambda*a0) and
  * the thread instructions (one thread each), from the session report (overview_load, as `report
  * --session N --machine FILE` makes it: test_report_sensf, test_trace_accuracy_mix). */
-static void oracle(struct env *e, const bool *sel, const char *fn, double *num, double *den, bool *upper)
+struct want {
+	double num, lo, hi, den; /* sums of thread insns x the row's Lambda*a0, its low and high end; insns */
+	bool upper;		 /* some session's row of it is flagged (by its own cold misses) */
+	size_t upper_windows;	 /* those sessions' voting windows */
+	size_t dshort, dcut;	 /* the discarded windows of its threads */
+};
+
+static void oracle(struct env *e, const bool *sel, const char *fn, struct want *w)
 {
-	*num = *den = 0;
-	*upper = false;
+	memset(w, 0, sizeof(*w));
 	struct store *st;
 	assert_int_equal(store_open(e->t.db, 0, &st), 0);
 	struct overview *ov = calloc(1, sizeof(*ov));
@@ -250,26 +272,45 @@ static void oracle(struct env *e, const bool *sel, const char *fn, double *num, 
 			if (strcmp(ov->sensf[i].name, fn) == 0)
 				r = &ov->sensf[i];
 		assert_non_null(r);
-		*num += (double)ov->sens[0].insns * r->mem_share;
-		*den += (double)ov->sens[0].insns;
-		*upper |= r->upper_bound;
+		double n = (double)ov->sens[0].insns;
+		w->num += n * r->mem_share;
+		w->lo += n * r->mem_lo;
+		w->hi += n * r->mem_hi;
+		w->den += n;
+		w->upper |= r->upper_bound;
+		w->upper_windows += r->upper_bound ? ov->sens[0].windows : 0;
+		w->dshort += ov->sens[0].windows_short;
+		w->dcut += ov->sens[0].windows_cut;
+		/* a flagged session row holds its figure; an unflagged one's interval too */
+		assert_true(r->mem_lo <= r->mem_share + 1e-12 && r->mem_share <= r->mem_hi + 1e-12);
 		overview_free(ov);
 	}
 	free(ov);
 	store_close(st);
 }
 
-static void check_row(const char *js, const char *fn, double want, bool upper, double windows, double sessions,
+static void near_or_fail(const char *fn, const char *what, double got, double want)
+{
+	if (!(fabs(got - want) <= 1e-6 * fmax(1, fabs(want))))
+		fail_msg("%s: %s %.9g, the sessions' rows weighed give %.9g", fn, what, got, want);
+}
+
+/* The fleet row of fn against the sessions' report rows (w): figure, interval, flag, counts. */
+static void check_row(const char *js, const char *fn, const struct want *w, double windows, double sessions,
 		      double agents)
 {
 	const char *row = row_of(js, "\"rows\":[", fn);
 	assert_non_null(row);
 	double got = num_after(row, NULL, "\"Lambda_alpha0\":");
-	if (!(fabs(got - want) <= 1e-6 * fmax(1, fabs(want))))
-		fail_msg("%s: Lambda*a0 %.9g, the sessions' rows weighed give %.9g", fn, got, want);
+	near_or_fail(fn, "Lambda*a0", got, w->num / w->den);
+	near_or_fail(fn, "its low end", num_after(row, NULL, "\"Lambda_alpha0_lo\":"), w->lo / w->den);
+	near_or_fail(fn, "its high end", num_after(row, NULL, "\"Lambda_alpha0_hi\":"), w->hi / w->den);
 	assert_true(num_after(row, NULL, "\"Lambda_alpha0_lo\":") <= got + 1e-12);
 	assert_true(num_after(row, NULL, "\"Lambda_alpha0_hi\":") >= got - 1e-12);
-	assert_int_equal(flag_after(row, "\"upper_bound\":"), upper);
+	assert_int_equal(flag_after(row, "\"upper_bound\":"), w->upper);
+	assert_true(num_after(row, NULL, "\"upper_windows\":") == (double)w->upper_windows);
+	assert_true(num_after(row, NULL, "\"discarded_short\":") == (double)w->dshort);
+	assert_true(num_after(row, NULL, "\"discarded_cut\":") == (double)w->dcut);
 	assert_true(num_after(row, NULL, "\"windows\":") == windows);
 	assert_true(num_after(row, NULL, "\"sessions\":") == sessions);
 	assert_true(num_after(row, NULL, "\"agents\":") == agents);
@@ -279,48 +320,66 @@ static void test_fleet_sens_two_agents_by_function(void **state)
 {
 	struct env *e = *state;
 	char *js = collector(e, "report", "--store", e->t.db, "--sensitivity", "--json", NULL);
-	const bool all[NSESS] = {true, true, true};
-	double num, den;
-	bool upper;
-	oracle(e, all, "fsens_chase_fn", &num, &den, &upper);
-	assert_true(upper); /* fsB's cold misses: its session row is an upper bound */
-	assert_true(num_after(js, NULL, "\"insns\":") == den);
+	const bool all[NSESS] = {true, true, true, false}; /* session 3 has no row */
+	struct want chase, dense;
+	oracle(e, all, "fsens_chase_fn", &chase);
+	oracle(e, all, "fsens_dense_fn", &dense);
+	assert_true(chase.upper); /* fsB's chase: cold misses of its own, its row an upper bound */
+	assert_int_equal(chase.upper_windows, 4);
+	assert_false(dense.upper); /* beside it, in the same flagged thread, the adds have none */
+	assert_int_equal(chase.dshort, 2); /* sessions 0 and 2 */
+	assert_int_equal(chase.dcut, 1);
+	/* fsB's part: its low end is its figure with its cold misses as hits, below the figure */
+	assert_true(chase.lo < 0.95 * chase.num);
+	assert_true(num_after(js, NULL, "\"insns\":") == chase.den);
 	assert_true(num_after(js, NULL, "\"windows\":") == 9);
 	assert_true(num_after(js, NULL, "\"sessions\":") == 3);
 	assert_true(num_after(js, NULL, "\"agents\":") == 2);
-	check_row(js, "fsens_chase_fn", num / den, true, 9, 3, 2);
-	check_row(js, "fsens_dense_fn", 0, true, 9, 3, 2);
+	assert_true(num_after(js, NULL, "\"discarded_short\":") == 2);
+	assert_true(num_after(js, NULL, "\"discarded_cut\":") == 1);
+	assert_true(num_after(js, NULL, "\"windows_without_row\":") == 2);
+	assert_true(num_after(js, NULL, "\"without_row_short\":") == 2);
+	assert_true(num_after(js, NULL, "\"window_min_insns\":") == EDAG_WINDOW_MIN_INSNS);
+	check_row(js, "fsens_chase_fn", &chase, 9, 3, 2);
+	check_row(js, "fsens_dense_fn", &dense, 9, 3, 2);
+	/* a function that ran only in windows shorter than the minimum has no row */
+	assert_null(row_of(js, "\"rows\":[", "fsens_short_fn"));
 	/* every chase load a miss on one chain */
 	assert_true(fabs(num_after(row_of(js, "\"rows\":[", "fsens_chase_fn"), NULL, "\"lambda_per_insn\":") - 1) < 1e-9);
 	assert_true(strstr(js, "\"rows\":[{\"name\":\"fsens_chase_fn\"") != NULL); /* the largest first */
 	free(js);
 
-	/* the text names both and says what the rows rest on */
+	/* the text names both and says what the rows rest on and what was discarded, and why */
 	char *txt = collector(e, "report", "--store", e->t.db, "--sensitivity", NULL);
 	assert_non_null(strstr(txt, "latency sensitivity by function"));
 	assert_non_null(strstr(txt, "9 windows"));
 	assert_non_null(strstr(txt, "3 sessions of 2 agents"));
 	assert_non_null(strstr(txt, "fsens_chase_fn"));
+	assert_null(strstr(txt, "fsens_short_fn"));
 	assert_non_null(strstr(txt, "<="));
+	char line[160];
+	snprintf(line, sizeof(line), "2 windows shorter than %u instructions, 1 cut by the stop-time limit",
+		 EDAG_WINDOW_MIN_INSNS);
+	assert_non_null(strstr(txt, line));
+	assert_non_null(strstr(txt, "2 windows of threads whose windows all were discarded (2 short, 0 cut)"));
 	free(txt);
 }
 
 static void test_fleet_sens_filters_select_windows(void **state)
 {
 	struct env *e = *state;
-	const bool a_only[NSESS] = {true, true, false};
-	double num, den;
-	bool upper;
-	oracle(e, a_only, "fsens_chase_fn", &num, &den, &upper);
-	assert_false(upper); /* misses of a full set: not cold */
+	const bool a_only[NSESS] = {true, true, false, false};
+	struct want w;
+	oracle(e, a_only, "fsens_chase_fn", &w);
+	assert_false(w.upper); /* misses of a full set: not cold */
 	char *js = collector(e, "report", "--store", e->t.db, "--sensitivity", "--json", "--agent", "fsA", NULL);
-	check_row(js, "fsens_chase_fn", num / den, false, 5, 2, 1);
+	check_row(js, "fsens_chase_fn", &w, 5, 2, 1);
 	assert_true(num_after(js, NULL, "\"windows_out_of_range\":") == 0);
 	free(js);
 	/* fsB's windows are two hours old: --since 1h keeps fsA's alone, --until 1h fsB's */
 	js = collector(e, "report", "--store", e->t.db, "--sensitivity", "--json", "--since", "1h", NULL);
-	check_row(js, "fsens_chase_fn", num / den, false, 5, 2, 1);
-	assert_true(num_after(js, NULL, "\"windows_out_of_range\":") == 4);
+	check_row(js, "fsens_chase_fn", &w, 5, 2, 1);
+	assert_true(num_after(js, NULL, "\"windows_out_of_range\":") == 5);
 	free(js);
 	js = collector(e, "report", "--store", e->t.db, "--sensitivity", "--json", "--until", "1h", "--by", "module",
 		       NULL);

@@ -2,8 +2,10 @@
  * threads of three sessions of two agents, with known per-thread windows,
  * instructions and per-function splits, give known rows: each window weighs by
  * its instructions, the rows add up to the fleet's Lambda*alpha0, an
- * upper-bound part makes its function's row an upper bound, and each row says
- * how many windows, sessions and agents it rests on. */
+ * upper-bound part makes its function's row an upper bound (its own flag: a
+ * function beside it in an upper-bound thread stays unflagged), and each row
+ * says how many windows, sessions and agents it rests on and how many of its
+ * threads' windows were discarded, and why. */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -20,10 +22,11 @@
 
 /* session 1 and 2 of agent A, session 3 (two threads) of agent B; 10000 instructions in all */
 static const struct sens_fleet_group groups[] = {
-	{.session = 1, .agent_id = "A", .windows = 4, .insns = 1000, .mem_share = 0.5, .mem_lo = 0.4, .mem_hi = 0.6},
+	{.session = 1, .agent_id = "A", .windows = 4, .insns = 1000, .mem_share = 0.5, .mem_lo = 0.4, .mem_hi = 0.6,
+	 .discarded_short = 1},
 	{.session = 2, .agent_id = "A", .windows = 2, .insns = 3000, .mem_share = 0.2, .mem_lo = 0.1, .mem_hi = 0.3},
 	{.session = 3, .agent_id = "B", .windows = 5, .insns = 4000, .mem_share = 0.1, .mem_lo = 0.05, .mem_hi = 0.2,
-	 .upper_bound = true},
+	 .upper_bound = true, .discarded_cut = 2},
 	/* a thread whose PCs resolved to no function: no parts, but its windows weigh */
 	{.session = 3, .agent_id = "B", .windows = 1, .insns = 2000},
 };
@@ -38,7 +41,8 @@ static const struct sens_fleet_part parts[] = {
 	 .mem_lo = 0.025, .mem_hi = 0.075},
 	{.group = 2, .name = "chase", .module = "app", .insns = 2000, .lambda = 200, .mem_share = 0.1,
 	 .mem_lo = 0.05, .mem_hi = 0.2, .upper_bound = true},
-	{.group = 2, .name = "dense", .module = "app", .insns = 2000, .upper_bound = true},
+	/* no misses of its own: not flagged in a flagged thread (sensf_rows' rule) */
+	{.group = 2, .name = "dense", .module = "app", .insns = 2000},
 };
 
 static void test_sens_fleet_weights_windows_by_instructions(void **state)
@@ -52,6 +56,8 @@ static void test_sens_fleet_weights_windows_by_instructions(void **state)
 	assert_int_equal(r.sessions, 3);
 	assert_int_equal(r.agents, 2);
 	assert_int_equal(r.insns, 10000);
+	assert_int_equal(r.discarded_short, 1);
+	assert_int_equal(r.discarded_cut, 2);
 	assert_true(r.upper_bound);
 	NEAR(r.mem_share, (1000 * 0.5 + 3000 * 0.2 + 4000 * 0.1) / 10000.0);
 	NEAR(r.mem_lo, (1000 * 0.4 + 3000 * 0.1 + 4000 * 0.05) / 10000.0);
@@ -73,6 +79,8 @@ static void test_sens_fleet_weights_windows_by_instructions(void **state)
 	assert_true(c->upper_bound); /* agent B's part is an upper bound */
 	assert_int_equal(c->windows, 11);
 	assert_int_equal(c->upper_windows, 5);
+	assert_int_equal(c->discarded_short, 1);
+	assert_int_equal(c->discarded_cut, 2);
 	assert_int_equal(c->sessions, 3);
 	assert_int_equal(c->agents, 2);
 	assert_string_equal(c->top_agent, "A"); /* 950 of 1350 */
@@ -84,12 +92,16 @@ static void test_sens_fleet_weights_windows_by_instructions(void **state)
 	assert_false(o->upper_bound);
 	assert_int_equal(o->windows, 2);
 	assert_int_equal(o->upper_windows, 0);
+	assert_int_equal(o->discarded_short + o->discarded_cut, 0);
 	assert_int_equal(o->sessions, 1);
 	assert_int_equal(o->agents, 1);
-	/* dense: no memory cost, but it ran in an upper-bound thread */
+	/* dense: no memory cost; it ran in an upper-bound thread, but its own part is no bound */
 	NEAR(d->mem_share, 0);
-	assert_true(d->upper_bound);
+	assert_false(d->upper_bound);
+	assert_int_equal(d->upper_windows, 0);
 	assert_int_equal(d->windows, 9);
+	assert_int_equal(d->discarded_short, 1);
+	assert_int_equal(d->discarded_cut, 2);
 	assert_int_equal(d->sessions, 2);
 	assert_int_equal(d->agents, 2);
 	/* the rows add up to the fleet's figure (the thread without functions has 0) */
@@ -114,7 +126,7 @@ static void test_sens_fleet_keys_by_function_and_module(void **state)
 	assert_int_equal(r.rows[0].agents, 1);
 	assert_false(r.rows[0].upper_bound);
 	assert_string_equal(r.rows[1].module, "progB");
-	assert_true(r.rows[1].upper_bound); /* group 2 is an upper bound */
+	assert_false(r.rows[1].upper_bound); /* group 2 is an upper bound, this part is not */
 	sens_fleet_result_free(&r);
 }
 
