@@ -14,7 +14,7 @@ QP_SRC := tools/qemu-plugin/edag_tracer.c agent/trace/decode.c agent/trace/decod
 QP_OBJ := $(patsubst %.c,$(O)/obj-qp/%.o,$(QP_SRC))
 QP_CFLAGS = $(filter-out $(SAN_FLAGS) -fno-sanitize-recover=undefined,$(CFLAGS_BASE)) -fPIC -fvisibility=hidden
 
-XK_NAMES := gemm lu chase triad mix hash stencil qsort
+XK_NAMES := gemm lu chase triad mix hash stencil qsort chase_lines
 XK_CFLAGS := -std=c11 -O2 -g -static -fno-tree-vectorize -fno-unroll-loops -fno-tree-loop-distribute-patterns -Wall -Wextra
 XK_CC_aarch64 := aarch64-linux-gnu-gcc
 XK_CC_riscv64 := riscv64-linux-gnu-gcc
