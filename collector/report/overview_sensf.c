@@ -161,11 +161,15 @@ int sensf_rows(struct sensf *sf, const struct edag_func_acc *tot, const struct s
 				row->mem_hi = fmin(1, row->mem_hi * d / dch);
 		}
 		if (ub && lf > 0) {
-			/* the low end with f's cold misses as hits, over the same denominator (the
-			 * thread's lambda*a0 + C, itself lower then: this end is at most the true one) */
+			/* the low end with f's cold misses as hits, over the thread's baseline less what
+			 * they add to it (the other functions' cold misses kept as misses: the longest the
+			 * baseline can be then), so at most the true end: f's lambda in the thread's units
+			 * (the split of its lambda), lo_t of it with its cold misses as hits */
 			double lo = edag_func_lambda_cold_hits(f, r->m);
 			row->lambda_lo_per_insn = f->insns ? lo / (double)f->insns : 0;
-			row->mem_lo = fmin(row->mem_lo, row->mem_share * lo / lf);
+			double lf_t = r->lambda * share, lo_t = lf_t * lo / lf;
+			double den = (r->lambda - (lf_t - lo_t)) * r->alpha0 + r->C;
+			row->mem_lo = fmin(row->mem_lo, den > 0 ? lo_t * r->alpha0 / den : 0);
 		}
 	}
 	*rows = out;

@@ -770,6 +770,12 @@ static void check_kernel(void **state, const struct kcase *kc)
 	double duty;
 	int64_t sid = native_windows(e, bin, kc, "replay", &duty);
 	assert_true(sid > 0);
+	/* the target's stop per window (the snapshot's, or the in-place replay's) */
+	fprintf(stderr, "# %s: the thread stopped %.2f ms a window on average, %.2f ms at most\n", kc->name,
+		(double)tp_db_int(e->t.db, "SELECT CAST(AVG(s) AS INTEGER) FROM (SELECT SUM(stop_ns) AS s FROM "
+					   "trace_windows GROUP BY session_id, window_index)") / 1e6,
+		(double)tp_db_int(e->t.db, "SELECT MAX(s) FROM (SELECT SUM(stop_ns) AS s FROM trace_windows GROUP BY "
+					   "session_id, window_index)") / 1e6);
 	if (kc->setup_fn) {
 		int64_t all = tp_db_int(e->t.db, "SELECT COUNT(DISTINCT window_index) FROM trace_windows");
 		size_t left = setup_windows(e, bin, kc->setup_fn, true);
