@@ -1270,6 +1270,79 @@ static void test_store_backend_compaction_rows_kept(void **state)
 	free(after);
 }
 
+/* #40 (w40h): a query reads the call chains of its keys' stacks QM_CHAIN_BATCH ids a statement, not one
+ * per stack (on PostgreSQL, one round trip each). 150 stacks (3 batches, the last partial) of distinct
+ * lengths, every fifth with a kernel chain too, and a key whose stack was never declared: each key's
+ * stack gets its own chain's frames (kernel + user; its ip is the chain's first frame), the undeclared
+ * one only its ip. */
+#define CHAINS 150
+static void test_store_backend_chains_batched(void **state)
+{
+	struct fx *f = *state;
+	struct store *s = open_store(f);
+	uint64_t max = 0;
+	bool created = false;
+	int64_t sid = session(s, "board-chains", 6, &max, &created);
+	static uint64_t ips[CHAINS][9], kips[CHAINS][3];
+	Prof__Stack st[CHAINS], *stp[CHAINS];
+	int32_t pid[CHAINS + 1], tid[CHAINS + 1];
+	uint64_t ip[CHAINS + 1], count[CHAINS + 1];
+	uint32_t stack[CHAINS + 1];
+	for (int i = 0; i < CHAINS; i++) {
+		prof__stack__init(&st[i]);
+		stp[i] = &st[i];
+		st[i].id = (uint32_t)(i + 1);
+		st[i].n_ips = 1 + (size_t)(i % 9);
+		for (size_t j = 0; j < st[i].n_ips; j++)
+			ips[i][j] = 0x400000 + 0x1000 * (uint64_t)i + 0x10 * j;
+		st[i].ips = ips[i];
+		if (i % 5 == 0) {
+			st[i].n_kernel_ips = 1 + (size_t)(i % 3);
+			for (size_t j = 0; j < st[i].n_kernel_ips; j++)
+				kips[i][j] = 0xffffffff81000000ull + 0x100 * (uint64_t)i + j;
+			st[i].kernel_ips = kips[i];
+		}
+		pid[i] = 42;
+		tid[i] = 1000 + i;
+		ip[i] = ips[i][0];
+		count[i] = (uint64_t)i + 1;
+		stack[i] = st[i].id;
+	}
+	pid[CHAINS] = 42, tid[CHAINS] = 5000, ip[CHAINS] = 0x5000, count[CHAINS] = 7, stack[CHAINS] = 999;
+	struct sample_rec_keys keys = {CHAINS + 1, pid, tid, ip, stack, count};
+	Prof__Samples sm;
+	Prof__Envelope env;
+	sample_rec_init(&sm, &env, 11, &keys);
+	sm.n_new_stacks = CHAINS;
+	sm.new_stacks = stp;
+	assert_int_equal(store_put_record(s, sid, &env, 100), 1);
+	assert_int_equal(store_commit(s), 0);
+	store_close(s);
+
+	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &s), 0);
+	struct query_opts qo;
+	query_opts_init(&qo, 0);
+	struct query_result *qr;
+	assert_int_equal(query_run(s, &qo, &qr), 0);
+	assert_int_equal(qr->nstacks, CHAINS + 1);
+	for (size_t k = 0; k < qr->nstacks; k++) {
+		const struct query_stack *q = &qr->stacks[k];
+		if (q->tid == 5000) {
+			assert_int_equal(q->nframes, 1);
+			assert_int_equal(q->count, 7);
+			continue;
+		}
+		int i = q->tid - 1000;
+		assert_true(i >= 0 && i < CHAINS);
+		assert_int_equal(q->count, (uint64_t)i + 1);
+		assert_int_equal(q->nframes, st[i].n_kernel_ips + st[i].n_ips);
+		for (size_t j = 0; j < q->nframes; j++)
+			assert_int_equal(qr->frames[q->frames[j]].kernel, j < st[i].n_kernel_ips);
+	}
+	query_result_free(qr);
+	store_close(s);
+}
+
 /* Each test twice, named test_..._sqlite and test_..._postgresql. */
 #define BOTH(t)                                                                                              \
 	{#t "_sqlite", t, setup_sqlite, teardown, NULL}, { #t "_postgresql", t, setup_pg, teardown, NULL }
@@ -1292,6 +1365,7 @@ int main(void)
 		BOTH(test_store_backend_block_pid_ranges),
 		BOTH(test_store_backend_downsample),
 		BOTH(test_store_backend_compaction_rows_kept),
+		BOTH(test_store_backend_chains_batched),
 		cmocka_unit_test_setup_teardown(test_store_backend_pg_migrations_versioned, setup_pg, teardown),
 		cmocka_unit_test_setup_teardown(test_store_backend_pg_loop_reconnects, setup_pg, teardown),
 	};
