@@ -1007,7 +1007,8 @@ static void test_store_backend_older_samples_upgraded(void **state)
 }
 
 /* A Samples record of one pid (40 keys, counts 1..40): its block's pid range is that pid. */
-static int put_pid_samples(struct store *s, int64_t sid, uint64_t seq, int32_t pid)
+/* A record of 40 keys of pid (counts 1..40), seq samples lost, sampled at freq Hz: 1 stored. */
+static int put_pid_samples_at(struct store *s, int64_t sid, uint64_t seq, int32_t pid, uint64_t freq)
 {
 	enum { N = 40 };
 	int32_t pids[N], tid[N];
@@ -1024,7 +1025,14 @@ static int put_pid_samples(struct store *s, int64_t sid, uint64_t seq, int32_t p
 	Prof__Samples sm;
 	Prof__Envelope env;
 	sample_rec_init(&sm, &env, seq, &k);
+	sm.lost = seq;
+	sm.freq_hz = freq;
 	return store_put_record(s, sid, &env, 100);
+}
+
+static int put_pid_samples(struct store *s, int64_t sid, uint64_t seq, int32_t pid)
+{
+	return put_pid_samples_at(s, sid, seq, pid, 99);
 }
 
 /* The samples of pid in the store (read-only), the blocks read and those passed over. */
@@ -1101,6 +1109,28 @@ static void totals(struct fx *f, int64_t sid, uint64_t *all, uint64_t *p101, uin
 	cpu_figures(f, sid, all, listed);
 }
 
+/* The query's figures of a session's intervals (lost, sampled time, range, rate, rows), copied out. */
+static void interval_figures(struct fx *f, int64_t sid, struct query_result *out)
+{
+	struct store *s = NULL;
+	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &s), 0);
+	struct query_opts qo;
+	query_opts_init(&qo, 0);
+	qo.f.sessions[0] = sid;
+	qo.f.nsessions = 1;
+	struct query_result *qr;
+	assert_int_equal(query_run(s, &qo, &qr), 0);
+	memset(out, 0, sizeof(*out));
+	out->lost = qr->lost;
+	out->interval_ns = qr->interval_ns;
+	out->first_ns = qr->first_ns;
+	out->last_ns = qr->last_ns;
+	out->freq_hz = qr->freq_hz;
+	out->intervals = qr->intervals;
+	query_result_free(qr);
+	store_close(s);
+}
+
 /* #40: downsampling merges the blocks of records older than the cutoff per window of the session's
  * time into one block of summed keys: the totals (all, per pid, the session list's) stay, the blocks
  * past the cutoff are untouched, and a second run finds nothing more to merge. A pass bounded to a
@@ -1112,13 +1142,17 @@ static void test_store_backend_downsample(void **state)
 	uint64_t max = 0;
 	bool created = false;
 	int64_t sid = session(s, "board-down", 6, &max, &created);
-	for (uint64_t seq = 11; seq <= 22; seq++) /* ending at 11..22 ms, pids 101..103 */
-		assert_int_equal(put_pid_samples(s, sid, seq, 101 + (int32_t)(seq % 3)), 1);
+	for (uint64_t seq = 11; seq <= 22; seq++) /* ending at 11..22 ms, pids 101..103; 17 at another rate */
+		assert_int_equal(put_pid_samples_at(s, sid, seq, 101 + (int32_t)(seq % 3), seq == 17 ? 199 : 99), 1);
 	assert_int_equal(store_commit(s), 0);
 	store_close(s);
 	uint64_t all, p101, listed, all2, p101b, listed2;
 	totals(f, sid, &all, &p101, &listed);
 	assert_int_equal(all, 12 * (40 * 41 / 2));
+	struct query_result iv, iv2; /* the intervals' figures: lost, sampled time, range, rate */
+	interval_figures(f, sid, &iv);
+	assert_int_equal(iv.lost, (11 + 22) * 12 / 2);
+	assert_int_equal(iv.interval_ns, 12000000);
 
 	s = open_store(f); /* before 20 ms, per 5 ms: 11-14 and 15-19 merged, 20-22 left; */
 	struct query_downsample_stats ds; /* in passes of one window (the listening collector's) */
@@ -1142,6 +1176,21 @@ static void test_store_backend_downsample(void **state)
 	assert_int_equal(all2, all);
 	assert_int_equal(p101b, p101);
 	assert_int_equal(listed2, listed);
+	/* w40h: the first window's intervals as one row of its seq and time; the second window's left as
+	 * they are (seq 17's rate differs); the readers' figures unchanged */
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_intervals"), 12 - 3);
+	assert_int_equal(q(f, "SELECT t_ns FROM sample_intervals WHERE seq = 11"), 14000000);
+	assert_int_equal(q(f, "SELECT interval_ns FROM sample_intervals WHERE seq = 11"), 4000000);
+	assert_int_equal(q(f, "SELECT lost FROM sample_intervals WHERE seq = 11"), 11 + 12 + 13 + 14);
+	assert_int_equal(q(f, "SELECT keys FROM sample_intervals WHERE seq = 11"), 3 * 40);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_intervals WHERE seq BETWEEN 15 AND 19"), 5);
+	interval_figures(f, sid, &iv2);
+	assert_int_equal(iv2.lost, iv.lost);
+	assert_int_equal(iv2.interval_ns, iv.interval_ns);
+	assert_int_equal(iv2.first_ns, iv.first_ns);
+	assert_int_equal(iv2.last_ns, iv.last_ns);
+	assert_int_equal(iv2.freq_hz, iv.freq_hz);
+	assert_int_equal(iv2.intervals, 12 - 3);
 
 	s = open_store(f);
 	assert_int_equal(query_downsample(s, 20000000, 5000000, &ds), 0);
