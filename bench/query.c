@@ -294,6 +294,9 @@ static int timed_query(const char *path, const char *what, int64_t since, int32_
 	return rc;
 }
 
+static double pg_server_cpu(const char *dir);
+static const char *server_dir; /* the throwaway PostgreSQL server's: its CPU told beside the report's */
+
 /* `collector report --store PATH --since SINCE [--pid ONLY | --comm COMM]` as a user runs it: fork to exit,
  * output discarded. */
 static int timed_report(const char *self, const char *path, int64_t since_ns, int32_t only, const char *comm)
@@ -312,7 +315,7 @@ static int timed_report(const char *self, const char *path, int64_t since_ns, in
 	}
 	snprintf(since, sizeof(since), "%.3f", (double)since_ns / 1e9);
 	fflush(stdout); /* the child must not write this process's buffered lines again */
-	double t0 = now_s();
+	double t0 = now_s(), srv0 = server_dir ? pg_server_cpu(server_dir) : -1;
 	pid_t pid = fork();
 	if (pid == 0) {
 		if (!freopen("/dev/null", "w", stdout))
@@ -333,13 +336,17 @@ static int timed_report(const char *self, const char *path, int64_t since_ns, in
 		fprintf(stderr, "collector report failed\n");
 		return -1;
 	}
+	double wall = now_s() - t0;
 	const char *opt = only ? " --pid " : comm ? " --comm " : "", *val = only ? pids : comm ? comm : "";
-	printf(
-	    "collector report --since (all)%s%s: %.3f s wall including open, %.3f s CPU, %ld MiB peak RSS\n",
-	    opt, val, now_s() - t0,
-	    (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
-		ru.ru_stime.tv_usec / 1e6,
-	    ru.ru_maxrss / 1024);
+	printf("collector report --since (all)%s%s: %.3f s wall including open, %.3f s CPU, %ld MiB peak RSS", opt,
+	       val, wall,
+	       (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+		   ru.ru_stime.tv_usec / 1e6,
+	       ru.ru_maxrss / 1024);
+	double srv = srv0 >= 0 ? pg_server_cpu(server_dir) - srv0 : -1; /* its backend, reaped at its exit */
+	if (srv >= 0)
+		printf(", %.3f s PostgreSQL server CPU", srv);
+	printf("\n");
 	return 0;
 }
 
@@ -444,6 +451,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		path = uri;
+		server_dir = pg.dir;
 	} else if (f.samples) {
 		unlink(path);
 	}
