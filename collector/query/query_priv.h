@@ -40,7 +40,7 @@ struct sess {
 	int64_t realtime_ns;
 	const char *agent_id, *board; /* pooled */
 	struct map_row *maps;
-	size_t nmaps;
+	size_t nmaps, capmaps;
 	struct task_row *tasks;
 	size_t ntasks;
 	struct key_map frame_of_ip; /* (pid, ip, kernel) -> frame index */

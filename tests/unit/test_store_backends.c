@@ -491,7 +491,10 @@ static void test_store_backend_every_kind_and_queries(void **state)
 	store_close(s);
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 8);
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM gpu_samples"), 8); /* non-zero values only */
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_mappings"), 1);
+	/* the mapping both Samples records declare: a packed block each, no row (#40, w40h: the query keeps
+	 * the first declaration, test_store_backend_mappings_packed) */
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_map_blocks"), 2);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_mappings"), 0);
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM task_times"), 2);
 	assert_int_equal(q(f, "SELECT SUM(commands) FROM cl_command_blocks"), 2); /* a packed block per record (#41) */
 	/* the blocks are the only store of the samples (#40): no per-key rows; each block has its 40 keys
@@ -632,8 +635,8 @@ static void test_store_backend_pg_migrations_versioned(void **state)
 	store_close(s);
 	s = open_store(f); /* reopening migrates nothing */
 	store_close(s);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM prof_schema_migrations"), 3);
-	assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 3);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM prof_schema_migrations"), 4);
+	assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 4);
 	assert_int_equal(pg_exec(f->uri, "INSERT INTO prof_schema_migrations (version) VALUES (99)"), 0);
 	assert_int_equal(store_open(f->uri, 0, &s), -EPROTONOSUPPORT);
 	assert_null(s);
@@ -997,7 +1000,7 @@ static void test_store_backend_older_samples_upgraded(void **state)
 	assert_int_equal(store_commit(s), 0);
 	store_close(s);
 	if (f->b == B_PG)
-		assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 3);
+		assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 4);
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM cpu_samples"), 80);
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks WHERE samples IS NOT NULL"), 1);
 	want += 40 * 41 / 2;
@@ -1076,7 +1079,7 @@ static void test_store_backend_block_pid_ranges(void **state)
 
 	exec_sql(f, f->b == B_PG ? "DROP INDEX sample_blocks_keys; ALTER TABLE sample_blocks DROP COLUMN pid_min,"
 				   " DROP COLUMN pid_max, DROP COLUMN pid_bits; DELETE FROM prof_schema_migrations"
-				   " WHERE version = 3; CREATE INDEX sample_blocks_time ON sample_blocks(session_id, t_ns);"
+				   " WHERE version >= 3; CREATE INDEX sample_blocks_time ON sample_blocks(session_id, t_ns);"
 				 : "DROP INDEX sample_blocks_keys; ALTER TABLE sample_blocks DROP COLUMN pid_min;"
 				   " ALTER TABLE sample_blocks DROP COLUMN pid_max; ALTER TABLE sample_blocks DROP COLUMN"
 				   " pid_bits; CREATE INDEX sample_blocks_time ON sample_blocks(session_id, t_ns);");
@@ -1091,7 +1094,7 @@ static void test_store_backend_block_pid_ranges(void **state)
 	assert_int_equal(store_commit(s), 0);
 	store_close(s);
 	if (f->b == B_PG)
-		assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 3);
+		assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 4);
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks WHERE pid_bits IS NULL"), 4);
 	assert_int_equal(pid_total(f, 103, &read, &passed), each);
 	assert_int_equal(read, 4); /* the older blocks, not the new ones */
@@ -1392,6 +1395,83 @@ static void test_store_backend_chains_batched(void **state)
 	store_close(s);
 }
 
+/* #40 (w40h): a record's mappings are stored as one packed block (sample_map_blocks), not a row each; the
+ * query reads an older collector's rows, then the blocks in seq order, and the first declaration of a map
+ * id: a key in each mapping is named by its file, a later record's re-declaration of map 2 changes nothing. */
+static int put_maps(struct store *s, int64_t sid, uint64_t seq, const int64_t *ids, const char *const *paths,
+		    size_t n)
+{
+	Prof__Mapping m[4], *mp[4];
+	int32_t pid[4], tid[4];
+	uint64_t ip[4], count[4];
+	uint32_t stack[4];
+	for (size_t i = 0; i < n; i++) {
+		prof__mapping__init(&m[i]);
+		mp[i] = &m[i];
+		m[i].id = (uint64_t)ids[i];
+		m[i].pid = 42;
+		m[i].start = 0x100000 * (uint64_t)ids[i];
+		m[i].end = m[i].start + 0x10000;
+		m[i].path = (char *)paths[i];
+		pid[i] = 42, tid[i] = 42 + (int32_t)ids[i], ip[i] = m[i].start + 0x40, count[i] = 1, stack[i] = 0;
+	}
+	struct sample_rec_keys keys = {n, pid, tid, ip, stack, count};
+	Prof__Samples sm;
+	Prof__Envelope env;
+	sample_rec_init(&sm, &env, seq, &keys);
+	sm.n_new_mappings = n;
+	sm.new_mappings = mp;
+	return store_put_record(s, sid, &env, 100);
+}
+
+static void test_store_backend_mappings_packed(void **state)
+{
+	struct fx *f = *state;
+	struct store *s = open_store(f);
+	uint64_t max = 0;
+	bool created = false;
+	int64_t sid = session(s, "board-maps", 7, &max, &created);
+	const int64_t ids1[3] = {1, 2, 3}, ids2[2] = {2, 4};
+	const char *p1[3] = {"/usr/bin/app", "/lib/libc.so.6", "/lib/libm.so.6"}, *p2[2] = {"/other/later.so", "/lib/libz.so.1"};
+	assert_int_equal(put_maps(s, sid, 11, ids1, p1, 3), 1);
+	assert_int_equal(put_maps(s, sid, 12, ids2, p2, 2), 1);
+	assert_int_equal(store_commit(s), 0);
+	store_close(s);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_map_blocks"), 2);
+	assert_int_equal(q(f, "SELECT SUM(n) FROM sample_map_blocks"), 5);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_mappings"), 0);
+	char sql[256]; /* an older collector's row of the same session (map 5) */
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO sample_mappings (session_id, map_id, pid, start, \"end\", pgoff, path) VALUES (%lld, 5,"
+		 " 42, %d, %d, 0, '/old/libold.so')",
+		 (long long)sid, 0x500000, 0x510000);
+	exec_sql(f, sql);
+	s = open_store(f);
+	const int64_t ids3[1] = {5};
+	const char *p3[1] = {"/ignored/again.so"};
+	assert_int_equal(put_maps(s, sid, 13, ids3, p3, 1), 1); /* map 5 declared again: the row stays */
+	assert_int_equal(store_commit(s), 0);
+	store_close(s);
+
+	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &s), 0);
+	struct query_opts qo;
+	query_opts_init(&qo, 0);
+	struct query_result *qr;
+	assert_int_equal(query_run(s, &qo, &qr), 0);
+	const char *want[6] = {NULL, "app", "libc.so.6", "libm.so.6", "libz.so.1", "libold.so"};
+	size_t seen = 0;
+	for (size_t k = 0; k < qr->nstacks; k++) {
+		const struct query_stack *st = &qr->stacks[k];
+		int id = st->tid - 42;
+		assert_true(id >= 1 && id <= 5);
+		assert_string_equal(qr->frames[st->frames[0]].module, want[id]);
+		seen |= 1u << id;
+	}
+	assert_int_equal(seen, 0x3e); /* maps 1..5 */
+	query_result_free(qr);
+	store_close(s);
+}
+
 /* Each test twice, named test_..._sqlite and test_..._postgresql. */
 #define BOTH(t)                                                                                              \
 	{#t "_sqlite", t, setup_sqlite, teardown, NULL}, { #t "_postgresql", t, setup_pg, teardown, NULL }
@@ -1415,6 +1495,7 @@ int main(void)
 		BOTH(test_store_backend_downsample),
 		BOTH(test_store_backend_compaction_rows_kept),
 		BOTH(test_store_backend_chains_batched),
+		BOTH(test_store_backend_mappings_packed),
 		cmocka_unit_test_setup_teardown(test_store_backend_pg_migrations_versioned, setup_pg, teardown),
 		cmocka_unit_test_setup_teardown(test_store_backend_pg_loop_reconnects, setup_pg, teardown),
 	};
