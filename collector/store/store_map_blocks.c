@@ -9,8 +9,9 @@
 #include "store_blocks.h"
 #include "store_priv.h"
 
-static const char ins_map_block[] = "INSERT INTO sample_map_blocks (session_id, seq, n, data) VALUES (?1, ?2, ?3, ?4)"
-				    " ON CONFLICT DO NOTHING";
+static const char ins_map_block[] =
+    "INSERT INTO sample_map_blocks (session_id, seq, n, data) VALUES (?1, ?2, ?3, ?4)"
+    " ON CONFLICT DO NOTHING";
 
 static size_t put_uv(uint8_t *p, uint64_t v)
 {
@@ -23,8 +24,14 @@ static size_t put_uv(uint8_t *p, uint64_t v)
 	return n;
 }
 
-static uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
-static int64_t unzz(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
+static uint64_t zz(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+static int64_t unzz(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
 
 static size_t get_uv(const uint8_t *p, size_t len, uint64_t *v)
 {
@@ -87,7 +94,8 @@ int store_map_block_put(struct store *s, int64_t sid, uint64_t seq, const Prof__
 	return rc < 0 ? rc : 1;
 }
 
-int store_map_block_each(const uint8_t *z, size_t zlen, int (*cb)(void *arg, const struct store_map *m), void *arg)
+int store_map_block_each(const uint8_t *z, size_t zlen, int (*cb)(void *arg, const struct store_map *m),
+			 void *arg)
 {
 	size_t len, off = 0;
 	uint8_t *owned = NULL;
@@ -108,8 +116,12 @@ int store_map_block_each(const uint8_t *z, size_t zlen, int (*cb)(void *arg, con
 			rc = -EBADMSG;
 		if (rc)
 			break;
-		struct store_map m = {.id = prev + unzz(v[0]), .pid = (int32_t)unzz(v[1]), .start = v[2],
-				      .pgoff = v[4], .path = (const char *)p + off, .pathlen = (size_t)v[5]};
+		struct store_map m = {.id = prev + unzz(v[0]),
+				      .pid = (int32_t)unzz(v[1]),
+				      .start = v[2],
+				      .pgoff = v[4],
+				      .path = (const char *)p + off,
+				      .pathlen = (size_t)v[5]};
 		m.end = m.start + (uint64_t)unzz(v[3]);
 		prev = m.id;
 		off += m.pathlen;

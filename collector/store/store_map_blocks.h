@@ -28,6 +28,7 @@ struct store_map {
 int store_map_block_put(struct store *s, int64_t sid, uint64_t seq, const Prof__Samples *sm);
 /* Each mapping of stored block z[0..zlen) to cb (non-zero from cb stops with that value): 0, -EBADMSG
  * (damaged), -ENOMEM, or cb's value. */
-int store_map_block_each(const uint8_t *z, size_t zlen, int (*cb)(void *arg, const struct store_map *m), void *arg);
+int store_map_block_each(const uint8_t *z, size_t zlen, int (*cb)(void *arg, const struct store_map *m),
+			 void *arg);
 
 #endif

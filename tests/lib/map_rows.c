@@ -21,21 +21,24 @@ static int insert_map(void *arg, const struct store_map *m)
 
 int tp_map_rows(sqlite3 *h)
 {
-	int rc = sqlite3_exec(h,
-			      "CREATE TEMP TABLE IF NOT EXISTS map_rows (session_id INTEGER, map_id INTEGER, pid INTEGER,"
-			      " start INTEGER, \"end\" INTEGER, pgoff INTEGER, path TEXT, PRIMARY KEY(session_id, map_id));"
-			      " DELETE FROM temp.map_rows;"
-			      " INSERT INTO temp.map_rows SELECT session_id, map_id, pid, start, \"end\", pgoff, path"
-			      " FROM main.sample_mappings",
-			      NULL, NULL, NULL);
+	int rc = sqlite3_exec(
+	    h,
+	    "CREATE TEMP TABLE IF NOT EXISTS map_rows (session_id INTEGER, map_id INTEGER, pid INTEGER,"
+	    " start INTEGER, \"end\" INTEGER, pgoff INTEGER, path TEXT, PRIMARY KEY(session_id, map_id));"
+	    " DELETE FROM temp.map_rows;"
+	    " INSERT INTO temp.map_rows SELECT session_id, map_id, pid, start, \"end\", pgoff, path"
+	    " FROM main.sample_mappings",
+	    NULL, NULL, NULL);
 	sqlite3_stmt *sel = NULL, *ins = NULL;
 	if (rc == SQLITE_OK &&
-	    sqlite3_prepare_v2(h, "SELECT session_id, data FROM main.sample_map_blocks ORDER BY session_id, seq", -1,
-			       &sel, NULL) != SQLITE_OK)
+	    sqlite3_prepare_v2(h,
+			       "SELECT session_id, data FROM main.sample_map_blocks ORDER BY session_id, seq",
+			       -1, &sel, NULL) != SQLITE_OK)
 		return SQLITE_OK; /* an older collector's store: rows only */
 	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(h, "INSERT OR IGNORE INTO temp.map_rows VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)", -1,
-					&ins, NULL);
+		rc = sqlite3_prepare_v2(
+		    h, "INSERT OR IGNORE INTO temp.map_rows VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)", -1, &ins,
+		    NULL);
 	while (rc == SQLITE_OK && sqlite3_step(sel) == SQLITE_ROW) {
 		sqlite3_bind_int64(ins, 1, sqlite3_column_int64(sel, 0));
 		const uint8_t *z = sqlite3_column_blob(sel, 1);
