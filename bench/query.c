@@ -17,7 +17,10 @@
  * board's processes come and go): a --pid query then reads only the blocks of that
  * pid's CHURN seconds, the others are passed over by their pid ranges (timed too).
  * Usage: query STORE SAMPLES [NCPU] [PROCS] [FUNCS] [CHURN]   (SAMPLES 0: query an existing STORE only)
- *   STORE: a new SQLite path, or "pg" for a throwaway PostgreSQL server. */
+ *   STORE: a new SQLite path, "pg" for a throwaway PostgreSQL server (the fill's server CPU counted too),
+ *   or a PostgreSQL URI (an empty database; with SAMPLES 0, a store to query). On PostgreSQL the store is
+ *   then compacted (collector downsample --per 16s) and reported on again, before the server goes. */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -291,6 +294,9 @@ static int timed_query(const char *path, const char *what, int64_t since, int32_
 	return rc;
 }
 
+static double pg_server_cpu(const char *dir);
+static const char *server_dir; /* the throwaway PostgreSQL server's: its CPU told beside the report's */
+
 /* `collector report --store PATH --since SINCE [--pid ONLY | --comm COMM]` as a user runs it: fork to exit,
  * output discarded. */
 static int timed_report(const char *self, const char *path, int64_t since_ns, int32_t only, const char *comm)
@@ -309,7 +315,7 @@ static int timed_report(const char *self, const char *path, int64_t since_ns, in
 	}
 	snprintf(since, sizeof(since), "%.3f", (double)since_ns / 1e9);
 	fflush(stdout); /* the child must not write this process's buffered lines again */
-	double t0 = now_s();
+	double t0 = now_s(), srv0 = server_dir ? pg_server_cpu(server_dir) : -1;
 	pid_t pid = fork();
 	if (pid == 0) {
 		if (!freopen("/dev/null", "w", stdout))
@@ -330,13 +336,92 @@ static int timed_report(const char *self, const char *path, int64_t since_ns, in
 		fprintf(stderr, "collector report failed\n");
 		return -1;
 	}
+	double wall = now_s() - t0;
 	const char *opt = only ? " --pid " : comm ? " --comm " : "", *val = only ? pids : comm ? comm : "";
-	printf(
-	    "collector report --since (all)%s%s: %.3f s wall including open, %.3f s CPU, %ld MiB peak RSS\n",
-	    opt, val, now_s() - t0,
-	    (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
-		ru.ru_stime.tv_usec / 1e6,
-	    ru.ru_maxrss / 1024);
+	printf("collector report --since (all)%s%s: %.3f s wall including open, %.3f s CPU, %ld MiB peak RSS", opt,
+	       val, wall,
+	       (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+		   ru.ru_stime.tv_usec / 1e6,
+	       ru.ru_maxrss / 1024);
+	double srv = srv0 >= 0 ? pg_server_cpu(server_dir) - srv0 : -1; /* its backend, reaped at its exit */
+	if (srv >= 0)
+		printf(", %.3f s PostgreSQL server CPU", srv);
+	printf("\n");
+	return 0;
+}
+
+/* The CPU (user+sys, s) of a PostgreSQL server's processes so far: the postmaster's own and its reaped
+ * backends' (cutime+cstime), and its live children's (checkpointer, WAL writer, the backends still
+ * connected). dir: pgserver's dir; -1 where /proc cannot tell. */
+static double pg_server_cpu(const char *dir)
+{
+	char path[PATH_MAX], line[1024];
+	snprintf(path, sizeof(path), "%s/data/postmaster.pid", dir);
+	FILE *fp = fopen(path, "r");
+	long pm = fp && fgets(line, sizeof(line), fp) ? atol(line) : 0;
+	if (fp)
+		fclose(fp);
+	if (pm <= 0)
+		return -1;
+	double hz = (double)sysconf(_SC_CLK_TCK), total = 0;
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		long pid = atol(e->d_name);
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		fp = fopen(path, "r");
+		size_t n = fp ? fread(line, 1, sizeof(line) - 1, fp) : 0;
+		if (fp)
+			fclose(fp);
+		line[n] = 0;
+		char *rp = strrchr(line, ')'); /* past the command name */
+		long ppid;
+		unsigned long long ut, st, cut, cst;
+		if (!rp || sscanf(rp + 2, "%*c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu", &ppid, &ut,
+				  &st, &cut, &cst) != 5)
+			continue;
+		if (pid == pm)
+			total += (double)(ut + st + cut + cst) / hz;
+		else if (ppid == pm)
+			total += (double)(ut + st) / hz;
+	}
+	if (d)
+		closedir(d);
+	return total;
+}
+
+/* `collector downsample --store PATH --older-than 1s --per 16s` (what --compact-after does while
+ * listening), fork to exit: wall and CPU printed. */
+static int timed_compact(const char *self, const char *path)
+{
+	char coll[PATH_MAX + 16], dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", self);
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		return 0;
+	*slash = 0;
+	snprintf(coll, sizeof(coll), "%s/../collector", dir);
+	if (access(coll, X_OK) != 0)
+		return 0;
+	fflush(stdout);
+	double t0 = now_s();
+	pid_t pid = fork();
+	if (pid == 0) {
+		execl(coll, coll, "downsample", "--store", path, "--older-than", "1s", "--per", "16s", (char *)NULL);
+		_exit(127);
+	}
+	int st = 0;
+	struct rusage ru;
+	if (pid < 0 || wait4(pid, &st, 0, &ru) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "collector downsample failed\n");
+		return -1;
+	}
+	printf("compacted (collector downsample --older-than 1s --per 16s): %.3f s wall, %.3f s collector CPU\n",
+	       now_s() - t0,
+	       (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+		   ru.ru_stime.tv_usec / 1e6);
 	return 0;
 }
 
@@ -345,7 +430,7 @@ int main(int argc, char **argv)
 	log_init("bench-query", LOG_LEVEL_WARN);
 	if (argc < 3) {
 		fprintf(stderr,
-			"usage: %s STORE|pg SAMPLES [NCPU] [PROCS] [FUNCS] [CHURN]\n       %s STORE 0 [PID "
+			"usage: %s STORE|pg|postgresql://URI SAMPLES [NCPU] [PROCS] [FUNCS] [CHURN]\n       %s STORE 0 [PID "
 			"[COMM]]\n",
 			argv[0], argv[0]);
 		return 2;
@@ -355,22 +440,23 @@ int main(int argc, char **argv)
 			 .procs = argc > 4 ? (unsigned)atoi(argv[4]) : 20,
 			 .funcs = argc > 5 ? (unsigned)atoi(argv[5]) : 200,
 			 .churn = argc > 6 ? (unsigned)atoi(argv[6]) : 0};
-	struct pgserver pg;
+	struct pgserver pg = {0};
 	char uri[512];
 	const char *path = argv[1];
-	bool use_pg = strcmp(path, "pg") == 0;
-	if (use_pg) {
+	bool own_pg = strcmp(path, "pg") == 0, use_pg = own_pg || strncmp(path, "postgresql://", 13) == 0;
+	if (own_pg) {
 		char why[512];
 		if (pg_start(&pg, why, sizeof(why)) < 0 || pg_new_db(&pg, "query", uri, sizeof(uri)) < 0) {
 			fprintf(stderr, "no PostgreSQL: %s\n", why);
 			return 1;
 		}
 		path = uri;
+		server_dir = pg.dir;
 	} else if (f.samples) {
 		unlink(path);
 	}
 	struct store *s;
-	if (f.samples == 0 && !use_pg) { /* query an existing store only */
+	if (f.samples == 0) { /* query an existing store only */
 		double secs;
 		int32_t pid = argc > 3 ? atoi(argv[3]) : 0; /* query STORE 0 [PID] */
 		int rc = timed_query(path, "all", 1, 0, QUERY_BY_FUNCTION, &secs);
@@ -406,7 +492,7 @@ int main(int argc, char **argv)
 	uint64_t max_seq;
 	if (store_session_open(s, &h, "bench", &sid, &max_seq, NULL) < 0 || store_commit(s) < 0)
 		return 1;
-	double t0 = now_s();
+	double t0 = now_s(), c0 = cpu_s(), pg0 = own_pg ? pg_server_cpu(pg.dir) : -1;
 	uint64_t rows = 0;
 	for (uint64_t seq = 1; seq <= intervals; seq++) {
 		uint64_t n = 0;
@@ -418,10 +504,20 @@ int main(int argc, char **argv)
 	}
 	if (store_commit(s) < 0)
 		return 1;
-	double fill = now_s() - t0;
+	double fill = now_s() - t0, fill_cpu = cpu_s() - c0;
+	uint64_t total = intervals * per_interval;
 	printf("filled %llu samples (%llu intervals of 1 s, %u CPUs at 99 Hz = %.1f board-hours), %llu rows, in %.1f s\n",
-	       (unsigned long long)(intervals * per_interval), (unsigned long long)intervals, f.ncpu,
-	       (double)intervals / 3600.0, (unsigned long long)rows, fill);
+	       (unsigned long long)total, (unsigned long long)intervals, f.ncpu, (double)intervals / 3600.0,
+	       (unsigned long long)rows, fill);
+	/* the fill's CPU: this process (the store's write path, the collector's part) and, on PostgreSQL,
+	 * the server's processes too (#40: ingest per CPU-second, both engines) */
+	double srv = own_pg ? pg_server_cpu(pg.dir) - pg0 : -1;
+	printf("fill CPU: %.2f s in the writer (%.2f M samples per writer CPU-second)", fill_cpu,
+	       (double)total / 1e6 / (fill_cpu > 0 ? fill_cpu : 1e-9));
+	if (use_pg && pg0 >= 0 && srv >= 0)
+		printf(", %.2f s in the PostgreSQL server (%.2f M samples per CPU-second of both)", srv,
+		       (double)total / 1e6 / (fill_cpu + srv > 0 ? fill_cpu + srv : 1e-9));
+	printf("\n");
 	if (!use_pg) {
 		store_close(s);
 		char wal[600];
@@ -436,6 +532,12 @@ int main(int argc, char **argv)
 		       f.ncpu);
 	} else {
 		store_close(s);
+		int64_t size = pg_int(path, "SELECT pg_database_size(current_database())"),
+			blocks = pg_int(path, "SELECT pg_total_relation_size('sample_blocks')");
+		printf("store size (PostgreSQL, pg_database_size): %.1f MB, %.1f bytes/sample (sample_blocks with "
+		       "its indexes and TOAST %.1f MB, %.1f bytes/sample)\n",
+		       (double)size / 1e6, (double)size / (double)total, (double)blocks / 1e6,
+		       (double)blocks / (double)total);
 	}
 	double secs;
 	int64_t start = (int64_t)h.realtime_ns;
@@ -450,15 +552,23 @@ int main(int argc, char **argv)
 	int32_t one = 1000 + (int32_t)((gens / 2) * f.procs);
 	if (rc == 0)
 		rc = timed_query(path, "all --pid (one of many)", start, one, QUERY_BY_FUNCTION, &secs);
-	if (rc == 0 && !use_pg)
+	if (rc == 0)
 		rc = timed_report(argv[0], path, start, 0, NULL);
-	if (rc == 0 && !use_pg)
+	if (rc == 0)
 		rc = timed_report(argv[0], path, start, one, NULL);
 	/* one name: its process of every generation (restarted under the same name) */
-	if (rc == 0 && !use_pg)
+	if (rc == 0)
 		rc = timed_report(argv[0], path, start, 0, "proc0");
+	/* PostgreSQL: the compaction and the report over it here, before the server goes (bench-query.sh
+	 * does the same for SQLite with the collector) */
+	if (rc == 0 && use_pg)
+		rc = timed_compact(argv[0], path);
+	if (rc == 0 && use_pg)
+		rc = timed_report(argv[0], path, start, 0, NULL);
+	if (rc == 0 && use_pg)
+		rc = timed_report(argv[0], path, start, 0, NULL);
 	free(f.func_addr);
-	if (use_pg)
+	if (own_pg)
 		pg_stop(&pg);
 	return rc < 0 ? 1 : 0;
 }

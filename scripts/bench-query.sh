@@ -8,6 +8,9 @@
 # Usage: bench-query.sh OUT [SAMPLES]   (OUT: a build dir with bench/query; default 10000000 samples)
 # (bench/query's further arguments NCPU PROCS FUNCS CHURN: CHURN restarts the processes under new pids
 # every CHURN records, so that its --pid query and report of one process pass over the other blocks.)
+# Then the same on PostgreSQL where it is installed (#40): \`query pg SAMPLES\` fills a throwaway server
+# (tests/lib/pgserver: fsync off), says the fill's CPU in the writer and in the server, the database's
+# size, times the queries and \`collector report\`, compacts and reports again.
 set -eu
 out=$1
 n=${2:-10000000}
@@ -33,3 +36,13 @@ echo '```'
 "$b" "$db" 0
 "$b" "$db" 0
 echo '```'
+echo
+if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+	echo "PostgreSQL, the same samples (\`$b pg $n\`):"
+	echo
+	echo '```'
+	"$b" pg "$n" 2>&1 | grep -v '^downsampled '
+	echo '```'
+else
+	echo "PostgreSQL: not measured (not installed: /usr/lib/postgresql/*/bin/initdb)"
+fi

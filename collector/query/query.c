@@ -27,8 +27,6 @@
 #include "validate_samples.h"
 
 static const char q_sessions[] = "SELECT id, agent_id, board, realtime_ns FROM sessions ORDER BY id";
-static const char q_stack[] = "SELECT ips FROM sample_stacks WHERE session_id = ?1 AND stack_id = ?2";
-static const char q_kstack[] = "SELECT ips FROM sample_kernel_stacks WHERE session_id = ?1 AND stack_id = ?2";
 /* The records of a range, summed in C with saturation (SQL's SUM fails on overflow: two forged
  * records with lost = 2^63-1 made every query of the store fail). */
 static const char q_info[] =
@@ -110,32 +108,36 @@ static int frame_of(struct build *b, struct sess *se, int32_t pid, uint64_t ip, 
 	return rc;
 }
 
-static int load_chain(struct store *s, const char *sql, int64_t sid, uint32_t stack_id, uint64_t *ips, size_t max,
-		      size_t *n)
+#define MAX_FRAMES 256
+#define CHAIN_CHUNK 4096 /* keys whose chains are held at once (at most 4096 x 127 frames) */
+
+static int cmp_u32(const void *a, const void *b)
 {
-	*n = 0;
-	struct db_stmt *st = store_stmt(s, sql);
-	if (!st)
-		return -EIO;
-	db_bind_i64(st, 1, sid);
-	db_bind_i64(st, 2, stack_id);
-	int rc = db_step(st);
-	if (rc == 1) {
-		size_t len;
-		const uint8_t *p = db_col_blob(st, 0, &len);
-		for (size_t i = 0; i + 8 <= len && *n < max; i += 8) {
-			uint64_t v = 0;
-			for (int k = 0; k < 8; k++)
-				v |= (uint64_t)p[i + k] << (8 * k);
-			ips[(*n)++] = v;
-		}
-		rc = 0;
-	}
-	db_reset(st);
-	return rc;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
 }
 
-#define MAX_FRAMES 256
+/* The user and (where stored) kernel chains of n keys' stacks into uc and kc. */
+static int load_chunk(struct store *s, const struct build *b, int64_t sid, const struct store_block_key *keys,
+		      size_t n, uint32_t **ids, size_t *capids, struct qm_chains *uc, struct qm_chains *kc)
+{
+	if (qm_grow((void **)ids, capids, n, sizeof(**ids)) < 0)
+		return -ENOMEM;
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (keys[i].stack_id)
+			(*ids)[m++] = keys[i].stack_id;
+	if (m > 1)
+		qsort(*ids, m, sizeof(**ids), cmp_u32);
+	size_t u = 0;
+	for (size_t i = 0; i < m; i++)
+		if (u == 0 || (*ids)[i] != (*ids)[u - 1])
+			(*ids)[u++] = (*ids)[i];
+	int rc = qm_chains_load(s, false, sid, *ids, u, MAX_FRAMES / 2 - 1, uc);
+	if (rc == 0 && b->have_kstacks)
+		rc = qm_chains_load(s, true, sid, *ids, u, MAX_FRAMES / 2 - 1, kc);
+	return rc;
+}
 
 static int add_stack(struct build *b, struct sess *se, int32_t pid, int32_t tid, const uint32_t *fr, size_t nfr,
 		     uint64_t count)
@@ -194,8 +196,16 @@ static int read_keys(struct store *s, struct build *b, struct sess *se, const st
 		rc = qm_kset_order(&ks); /* frees the slots */
 	const struct store_block_key *rows = ks.rows;
 	size_t n = ks.n;
+	struct qm_chains uc = {0}, kc = {0};
+	uint32_t *ids = NULL;
+	size_t capids = 0;
 	for (size_t i = 0; rc >= 0 && i < n; i++) {
 		const struct store_block_key *k = &rows[i];
+		if (i % CHAIN_CHUNK == 0) /* the chains of the next CHAIN_CHUNK keys, read in batches */
+			rc = load_chunk(s, b, se->id, rows + i, n - i < CHAIN_CHUNK ? n - i : CHAIN_CHUNK, &ids, &capids,
+					&uc, &kc);
+		if (rc < 0)
+			break;
 		if (f->ncomms) {
 			const char *comm, *thread;
 			qm_task_names(se, k->pid, k->tid, &comm, &thread);
@@ -205,11 +215,9 @@ static int read_keys(struct store *s, struct build *b, struct sess *se, const st
 		uint64_t ips[MAX_FRAMES], kips[MAX_FRAMES / 2];
 		size_t nchain = 0, nk = 0;
 		if (k->stack_id) {
-			rc = load_chain(s, q_stack, se->id, k->stack_id, ips, MAX_FRAMES / 2 - 1, &nchain);
-			if (rc == 0 && b->have_kstacks)
-				rc = load_chain(s, q_kstack, se->id, k->stack_id, kips, MAX_FRAMES / 2 - 1, &nk);
-			if (rc < 0)
-				break;
+			nchain = qm_chains_get(&uc, k->stack_id, ips);
+			if (b->have_kstacks)
+				nk = qm_chains_get(&kc, k->stack_id, kips);
 		}
 		uint32_t fr[MAX_FRAMES];
 		size_t nfr = 0;
@@ -227,6 +235,9 @@ static int read_keys(struct store *s, struct build *b, struct sess *se, const st
 			rc = add_stack(b, se, k->pid, k->tid, fr, nfr, k->count);
 		sat_inc_u64(samples, k->count);
 	}
+	qm_chains_free(&uc);
+	qm_chains_free(&kc);
+	free(ids);
 	qm_kset_free(&ks);
 	return rc < 0 ? rc : 0;
 }

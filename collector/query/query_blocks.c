@@ -19,10 +19,16 @@
 
 #define QB_MAX_THREADS 8
 #define QB_DEFAULT_THREADS 2 /* the target host: 2 cores (bench/RESULTS.md, #40) */
-#define QB_SEQUENTIAL 256    /* blocks read on the calling thread before any thread starts */
+/* Blocks read on the calling thread before any thread starts: at most QB_SEQUENTIAL blocks and
+ * QB_SEQUENTIAL_BYTES of them (256 of a 1 s record's ~1.6 KB; ~40 compacted 16 s blocks of ~12 KB, which
+ * the calling thread alone took a sixth of the report's range to decode, #40 w40h). */
+#define QB_SEQUENTIAL 256
+#define QB_SEQUENTIAL_BYTES (512u * 1024)
 #define QB_BATCH_BLOCKS 64
 #define QB_BATCH_BYTES (256u * 1024)
-#define QB_BATCHES (2 * QB_MAX_THREADS)
+/* Batches in flight: two per thread and one being filled. The calling thread, reading the store, is
+ * the slower side (bench/RESULTS.md, w40h): more only touched fresh memory (page faults). */
+#define QB_BATCHES(nthreads) (2 * (nthreads) + 1)
 
 static const char q_blocks[] =
     "SELECT data FROM sample_blocks WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3";
@@ -102,7 +108,7 @@ struct pool {
 	pthread_mutex_t mu;
 	pthread_cond_t work, done;
 	struct batch *head, *tail, *free;
-	size_t nbatches; /* made */
+	size_t nbatches, maxbatches; /* made; at most */
 	bool closing;
 	int err;
 	struct worker {
@@ -149,7 +155,7 @@ static void *worker_main(void *arg)
 static struct batch *take_batch(struct pool *p)
 {
 	pthread_mutex_lock(&p->mu);
-	while (!p->free && p->nbatches >= QB_BATCHES)
+	while (!p->free && p->nbatches >= p->maxbatches)
 		pthread_cond_wait(&p->done, &p->mu);
 	struct batch *b = p->free;
 	if (b)
@@ -199,6 +205,7 @@ static int pool_start(struct pool *p, unsigned n, const struct decoder *proto)
 	p->mu = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
 	p->work = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
 	p->done = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
+	p->maxbatches = QB_BATCHES(n);
 	for (unsigned i = 0; i < n; i++) {
 		struct worker *w = &p->w[i];
 		w->p = p;
@@ -287,10 +294,12 @@ int qm_keys_from_blocks(struct store *s, struct build *bu, int64_t sid, const st
 	struct batch *b = NULL;
 	int rc = 0, err = 0;
 	uint64_t no = 0;
+	size_t seq_bytes = 0; /* read on the calling thread before the pool */
 	while (!err && (rc = db_step(st)) == 1) {
 		size_t zlen;
 		const uint8_t *z = db_col_blob(st, 0, &zlen);
-		if (!pooled && (nthreads < 2 || no < QB_SEQUENTIAL)) {
+		if (!pooled && (nthreads < 2 || (no < QB_SEQUENTIAL && seq_bytes < QB_SEQUENTIAL_BYTES))) {
+			seq_bytes += zlen;
 			err = decode_block(&d, z, zlen, no++);
 			continue;
 		}
@@ -303,6 +312,11 @@ int qm_keys_from_blocks(struct store *s, struct build *bu, int64_t sid, const st
 				err = decode_block(&d, z, zlen, no++);
 				continue;
 			}
+		}
+		/* full: handed on, not grown (a grown batch was a fresh mapping, its pages faulted in) */
+		if (b && b->n && b->used + zlen > QB_BATCH_BYTES) {
+			give_batch(&p, b);
+			b = NULL;
 		}
 		if (!b && !(b = take_batch(&p))) {
 			err = -ENOMEM;

@@ -4,7 +4,10 @@
  * the queries sum them in (query_keys.c). The merged block keeps the window's
  * first seq and takes its last record's time, so a time range that holds that
  * time counts the whole window; totals, per-key sums and the session counts
- * stay as they were. sample_intervals (lost, intervals) are left whole. A
+ * stay as they were. The window's sample_intervals rows (one per record: lost,
+ * interval, back end) become one too, of the same seq and time: intervals and
+ * lost summed (left as they are where the rows differ in back end, event,
+ * frequency or period, or a sum would pass one record's limit). A
  * session with an older collector's cpu_samples rows is left as it is (those
  * rows are read for records without a block). Each window is its own
  * transaction (its blocks read in it): a collector writing the store
@@ -28,6 +31,11 @@ static const char q_upd[] =
     "UPDATE sample_blocks SET t_ns = ?3, keys = ?4, data = ?5, samples = ?6, pid_min = ?7,"
     " pid_max = ?8, pid_bits = ?9 WHERE session_id = ?1 AND seq = ?2";
 static const char q_del[] = "DELETE FROM sample_blocks WHERE session_id = ?1 AND seq = ?2";
+static const char q_iv[] = "SELECT t_ns, interval_ns, lost, backend, event_id, freq_hz, period FROM sample_intervals"
+			   " WHERE session_id = ?1 AND seq = ?2";
+static const char q_iv_upd[] = "UPDATE sample_intervals SET t_ns = ?3, interval_ns = ?4, lost = ?5, keys = ?6"
+			       " WHERE session_id = ?1 AND seq = ?2";
+static const char q_iv_del[] = "DELETE FROM sample_intervals WHERE session_id = ?1 AND seq = ?2";
 
 struct blk {
 	int64_t seq, t_ns;
@@ -126,6 +134,63 @@ static int write_window(struct store *s, int64_t sid, const struct blk *b, size_
 	return rc < 0 ? rc : 0;
 }
 
+/* The window's interval rows (its blocks' seqs) as one of the first seq, at the latest time, of the summed
+ * intervals and lost and the merged block's keys. Rows that differ in back end, event, frequency or
+ * period, a missing row, or a sum over one record's limit (VALIDATE_MAX_INTERVAL_NS,
+ * VALIDATE_MAX_SAMPLE_LOST: the readers clamp each row to them) leave the rows as they are: 0 either way. */
+static int merge_intervals(struct store *s, int64_t sid, const struct blk *b, size_t n, size_t keys)
+{
+	struct db_stmt *st = store_stmt(s, q_iv);
+	if (!st)
+		return -EIO;
+	int64_t t = 0, same[4] = {0};
+	uint64_t iv = 0, lost = 0;
+	bool ok = true;
+	for (size_t i = 0; ok && i < n; i++) {
+		db_bind_i64(st, 1, sid);
+		db_bind_i64(st, 2, b[i].seq);
+		int rc = db_step(st);
+		ok = rc == 1;
+		if (ok) {
+			uint64_t v = db_col_u64(st, 1), l = db_col_u64(st, 2);
+			ok = v <= VALIDATE_MAX_INTERVAL_NS - iv && l <= VALIDATE_MAX_SAMPLE_LOST - lost;
+			iv += v;
+			lost += l;
+			int64_t ti = db_col_i64(st, 0);
+			t = i == 0 || ti > t ? ti : t;
+			for (int c = 0; c < 4; c++) {
+				int64_t x = db_col_null(st, 3 + c) ? INT64_MIN : db_col_i64(st, 3 + c);
+				if (i == 0)
+					same[c] = x;
+				else if (x != same[c])
+					ok = false;
+			}
+		}
+		db_reset(st);
+		if (rc < 0)
+			return rc;
+	}
+	if (!ok)
+		return 0;
+	if (!(st = store_stmt(s, q_iv_upd)))
+		return -EIO;
+	db_bind_i64(st, 1, sid);
+	db_bind_i64(st, 2, b[0].seq);
+	db_bind_i64(st, 3, t);
+	db_bind_u64(st, 4, iv);
+	db_bind_u64(st, 5, lost);
+	db_bind_i64(st, 6, (int64_t)keys);
+	int rc = db_run(st);
+	for (size_t i = 1; rc >= 0 && i < n; i++) {
+		if (!(st = store_stmt(s, q_iv_del)))
+			return -EIO;
+		db_bind_i64(st, 1, sid);
+		db_bind_i64(st, 2, b[i].seq);
+		rc = db_run(st);
+	}
+	return rc < 0 ? rc : 0;
+}
+
 /* One window of blocks b[0..n) merged in its own transaction. */
 static int merge_window(struct store *s, int64_t sid, const struct blk *b, size_t n,
 			struct query_downsample_stats *out)
@@ -148,6 +213,8 @@ static int merge_window(struct store *s, int64_t sid, const struct blk *b, size_
 	}
 	if (rc >= 0)
 		rc = write_window(s, sid, b, n, &ks);
+	if (rc >= 0)
+		rc = merge_intervals(s, sid, b, n, ks.n);
 	if (rc >= 0)
 		rc = store_commit(s);
 	else

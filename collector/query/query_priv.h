@@ -40,7 +40,7 @@ struct sess {
 	int64_t realtime_ns;
 	const char *agent_id, *board; /* pooled */
 	struct map_row *maps;
-	size_t nmaps;
+	size_t nmaps, capmaps;
 	struct task_row *tasks;
 	size_t ntasks;
 	struct key_map frame_of_ip; /* (pid, ip, kernel) -> frame index */
@@ -161,6 +161,24 @@ int qm_keys_from_blocks(struct store *s, struct build *b, int64_t sid, const str
 unsigned qm_decode_threads(void);
 int qm_keys_from_rows(struct store *s, int64_t sid, const struct query_filter *f, int64_t lo, int64_t hi,
 		      bool uncovered, struct kset *ks);
+/* query_chains.c: the chains (sample_stacks, or sample_kernel_stacks with kernel) of n stack ids, sorted
+ * and distinct, each cut to max frames, read QM_CHAIN_BATCH ids a statement; an id without a row has none. */
+#define QM_CHAIN_BATCH 64
+struct qm_chain_ent {
+	uint32_t id, n;
+	size_t off;
+};
+struct qm_chains {
+	struct qm_chain_ent *ent; /* sorted by id */
+	size_t nent, capent;
+	uint64_t *ips;
+	size_t nips, capips;
+};
+int qm_chains_load(struct store *s, bool kernel, int64_t sid, const uint32_t *ids, size_t n, size_t max,
+		   struct qm_chains *c);
+/* id's chain copied into ips (room for the load's max); its frame count, 0 for none. */
+size_t qm_chains_get(const struct qm_chains *c, uint32_t id, uint64_t *ips);
+void qm_chains_free(struct qm_chains *c);
 /* query_series.c */
 int qm_read_series(struct store *s, struct build *b, struct sess *se, const struct query_filter *f,
 		   int64_t lo, int64_t hi);

@@ -6,10 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "query_priv.h"
+#include "store/store_map_blocks.h"
 
 static const char q_maps[] = "SELECT map_id, pid, start, \"end\", pgoff, path, build_id FROM sample_mappings"
 			     " WHERE session_id = ?1 ORDER BY map_id";
+static const char q_map_blocks[] = "SELECT data FROM sample_map_blocks WHERE session_id = ?1 ORDER BY seq";
 static const char q_tasks[] = "SELECT pid, tid, comm, thread FROM sample_tasks WHERE session_id = ?1";
 
 static const char *base_name(const char *p)
@@ -29,16 +32,100 @@ void qm_sess_free(struct sess *se)
 	memset(se, 0, sizeof(*se));
 }
 
+static int add_map(void *arg, const struct store_map *m)
+{
+	struct sess *se = arg;
+	if (qm_grow((void **)&se->maps, &se->capmaps, se->nmaps + 1, sizeof(*se->maps)) < 0)
+		return -ENOMEM;
+	struct map_row *r = &se->maps[se->nmaps];
+	*r = (struct map_row){.id = m->id, .pid = m->pid, .start = m->start, .end = m->end, .pgoff = m->pgoff};
+	r->path = strndup(m->path, m->pathlen);
+	if (!r->path)
+		return -ENOMEM;
+	r->bidlen = m->build_id_len <= sizeof(r->bid) ? m->build_id_len : 0;
+	if (r->bidlen)
+		memcpy(r->bid, m->build_id, r->bidlen);
+	se->nmaps++;
+	return 0;
+}
+
+struct map_at {
+	int64_t id;
+	size_t at;
+};
+
+static int cmp_map_at(const void *a, const void *b)
+{
+	const struct map_at *x = a, *y = b;
+	return x->id != y->id ? (x->id < y->id ? -1 : 1) : (x->at < y->at ? -1 : x->at > y->at);
+}
+
+/* The maps by id, each id's first (rows, then blocks in seq order: the first declaration). */
+static int first_by_id(struct sess *se)
+{
+	struct map_at *o = malloc(se->nmaps * sizeof(*o));
+	struct map_row *out = malloc(se->nmaps * sizeof(*out));
+	if (!o || !out) {
+		free(o);
+		free(out);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < se->nmaps; i++)
+		o[i] = (struct map_at){se->maps[i].id, i};
+	qsort(o, se->nmaps, sizeof(*o), cmp_map_at);
+	size_t n = 0;
+	for (size_t i = 0; i < se->nmaps; i++) {
+		struct map_row *m = &se->maps[o[i].at];
+		if (n && out[n - 1].id == m->id)
+			free(m->path); /* declared again later: the first kept */
+		else
+			out[n++] = *m;
+	}
+	free(o);
+	free(se->maps);
+	se->maps = out;
+	se->nmaps = n;
+	se->capmaps = n;
+	return 0;
+}
+
+/* A record's mappings packed (store_map_blocks.h, #40 w40h): after the rows. */
+static int load_map_blocks(struct store *s, struct sess *se)
+{
+	if (!store_has_table(s, "sample_map_blocks")) /* an older collector's store */
+		return 0;
+	struct db_stmt *st = store_stmt(s, q_map_blocks);
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, se->id);
+	size_t before = se->nmaps;
+	int rc;
+	while ((rc = db_step(st)) == 1) {
+		size_t zlen;
+		const uint8_t *z = db_col_blob(st, 0, &zlen);
+		int brc = z ? store_map_block_each(z, zlen, add_map, se) : 0;
+		if (brc == -EBADMSG)
+			log_warn("session %lld: a damaged mappings block (its mappings left out)", (long long)se->id);
+		else if (brc < 0) {
+			rc = brc;
+			break;
+		}
+	}
+	db_reset(st);
+	if (rc < 0)
+		return rc;
+	return se->nmaps > before && se->nmaps > 1 ? first_by_id(se) : 0;
+}
+
 int qm_load_maps(struct store *s, struct sess *se)
 {
 	struct db_stmt *st = store_stmt(s, q_maps);
 	if (!st)
 		return -EIO;
 	db_bind_i64(st, 1, se->id);
-	size_t cap = 0;
 	int rc;
 	while ((rc = db_step(st)) == 1) {
-		if (qm_grow((void **)&se->maps, &cap, se->nmaps + 1, sizeof(*se->maps)) < 0) {
+		if (qm_grow((void **)&se->maps, &se->capmaps, se->nmaps + 1, sizeof(*se->maps)) < 0) {
 			rc = -ENOMEM;
 			break;
 		}
@@ -61,7 +148,7 @@ int qm_load_maps(struct store *s, struct sess *se)
 		se->nmaps++;
 	}
 	db_reset(st);
-	return rc < 0 ? rc : 0;
+	return rc < 0 ? rc : load_map_blocks(s, se);
 }
 
 int qm_load_tasks(struct store *s, struct build *b, struct sess *se)

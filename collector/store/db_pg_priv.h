@@ -57,6 +57,7 @@ struct pg_stmt {
 	char name[24];
 	unsigned gen;
 	bool prepared;
+	bool binary; /* its rows come in binary format (db_pg_stmt.c: blob reads) */
 	/* parameters */
 	char **val;
 	int *len, *fmt;

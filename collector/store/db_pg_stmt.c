@@ -22,6 +22,10 @@ int dbpg_prepare(struct db *d, const char *sql, const char *what, struct db_stmt
 	s->base.db = d;
 	s->what = what;
 	s->sql = db_sql_dollar(sql, &s->nparams);
+	/* The blob reads (the sample blocks, the call chains; #40, w40h) take their rows in binary format:
+	 * bytea in text format is hex, twice the bytes, encoded by the server and decoded here. Their
+	 * columns are bytea and integers, which the col_ functions read in either format. */
+	s->binary = strncmp(sql, "SELECT data FROM ", 17) == 0 || strncmp(sql, "SELECT stack_id, ips FROM ", 26) == 0;
 	int n = s->nparams ? s->nparams : 1;
 	s->val = calloc((size_t)n, sizeof(*s->val));
 	s->len = calloc((size_t)n, sizeof(*s->len));
@@ -144,7 +148,7 @@ static int send_stmt(struct pg_stmt *s, enum pend_kind kind)
 		s->gen = p->gen;
 	}
 	if (PQsendQueryPrepared(p->conn, s->name, s->nparams, (const char *const *)s->val, s->len, s->fmt,
-				0) != 1)
+				kind == P_QUERY && s->binary) != 1)
 		return dbpg_fail(p, NULL, s->what);
 	return dbpg_push(p, kind, s->what, kind == P_QUERY ? s : NULL);
 }
@@ -191,10 +195,27 @@ bool dbpg_col_null(struct db_stmt *st, int col)
 	return !s->res || PQgetisnull(s->res, s->row, col);
 }
 
+/* A binary-format integer column (int2, int4, int8: big-endian). */
+static int64_t bin_int(const PGresult *res, int row, int col)
+{
+	const unsigned char *v = (const unsigned char *)PQgetvalue(res, row, col);
+	int n = PQgetlength(res, row, col);
+	if (n != 2 && n != 4 && n != 8)
+		return 0;
+	uint64_t u = 0;
+	for (int i = 0; i < n; i++)
+		u = u << 8 | v[i];
+	if (n < 8 && (u >> (8 * n - 1)) & 1) /* sign-extend */
+		u |= ~0ull << (8 * n);
+	return (int64_t)u;
+}
+
 int64_t dbpg_col_i64(struct db_stmt *st, int col)
 {
 	if (dbpg_col_null(st, col))
 		return 0;
+	if (PQfformat(pgs(st)->res, col) == 1)
+		return bin_int(pgs(st)->res, pgs(st)->row, col);
 	const char *v = PQgetvalue(pgs(st)->res, pgs(st)->row, col);
 	if (strchr(v, '.') || strchr(v, 'e')) /* numeric or float text */
 		return (int64_t)strtod(v, NULL);
@@ -232,6 +253,10 @@ const void *dbpg_col_blob(struct db_stmt *st, int col, size_t *len)
 		return NULL;
 	const char *v = PQgetvalue(s->res, s->row, col);
 	size_t vl = (size_t)PQgetlength(s->res, s->row, col);
+	if (PQfformat(s->res, col) == 1) { /* binary: the bytes themselves, held by the result */
+		*len = vl;
+		return vl ? v : NULL;
+	}
 	if (vl < 2 || v[0] != '\\' || v[1] != 'x')
 		return NULL;
 	if (col >= s->nblob) {

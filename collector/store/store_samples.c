@@ -1,7 +1,9 @@
 /* Record kind "samples": CPU samples aggregated per interval (both back ends
  * of agent record), the mappings and call chains they reference, and the
  * per-task on/off-CPU times. Tables:
- *   sample_mappings(session_id, map_id, pid, start, "end", pgoff, path, build_id)
+ *   sample_map_blocks(session_id, seq, n, data)  -- a record's mappings packed (store_map_blocks.h, #40 w40h)
+ *   sample_mappings(session_id, map_id, pid, start, "end", pgoff, path, build_id)  -- older stores', and
+ *     a record's too many for one block
  *   sample_stacks(session_id, stack_id, ips)  -- ips: packed little-endian uint64, innermost first
  *   sample_kernel_stacks(session_id, stack_id, ips)  -- the chain's kernel frames, where recorded
  *   task_times(session_id, seq, t_ns, pid, tid, on_cpu_ns, off_cpu_ns, switches)
@@ -21,6 +23,7 @@
 
 #include "store_blocks.h"
 #include "store_kinds.h"
+#include "store_map_blocks.h"
 #include "validate_samples.h"
 
 static const char samples_schema[] =
@@ -39,6 +42,8 @@ static const char samples_schema[] =
 	"CREATE TABLE IF NOT EXISTS sample_mappings (session_id INTEGER NOT NULL, map_id INTEGER NOT NULL,"
 	" pid INTEGER, start INTEGER, \"end\" INTEGER, pgoff INTEGER, path TEXT, build_id BLOB,"
 	" PRIMARY KEY(session_id, map_id));"
+	"CREATE TABLE IF NOT EXISTS sample_map_blocks (session_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
+	" n INTEGER, data BLOB, PRIMARY KEY(session_id, seq));"
 	"CREATE TABLE IF NOT EXISTS sample_stacks (session_id INTEGER NOT NULL, stack_id INTEGER NOT NULL,"
 	" ips BLOB, PRIMARY KEY(session_id, stack_id));"
 	"CREATE TABLE IF NOT EXISTS sample_kernel_stacks (session_id INTEGER NOT NULL, stack_id INTEGER NOT NULL,"
@@ -115,9 +120,14 @@ static int check_samples(const Prof__Envelope *env)
 	return env->samples->t_ns > (uint64_t)INT64_MAX ? -ERANGE : 0;
 }
 
-static int put_mappings(struct store *s, int64_t sid, const Prof__Samples *sm)
+/* The record's mappings as one packed block (store_map_blocks.h); as rows where too many for one. */
+static int put_mappings(struct store *s, int64_t sid, uint64_t seq, const Prof__Samples *sm)
 {
-	int rc = 0;
+	if (!sm->n_new_mappings)
+		return 0;
+	int rc = store_map_block_put(s, sid, seq, sm);
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
 	for (size_t i = 0; rc == 0 && i < sm->n_new_mappings; i++) {
 		const Prof__Mapping *m = sm->new_mappings[i];
 		struct db_stmt *st = store_stmt(s, ins_mapping);
@@ -193,7 +203,7 @@ static int put_samples(struct store *s, int64_t sid, const Prof__Envelope *env)
 	const Prof__Samples *sm = env->samples;
 	int rc = store_put_event_descs(s, sid, sm->new_events, sm->n_new_events);
 	if (rc == 0)
-		rc = put_mappings(s, sid, sm);
+		rc = put_mappings(s, sid, env->seq, sm);
 	if (rc == 0)
 		rc = put_stacks(s, sid, sm);
 	if (rc == 0)

@@ -69,6 +69,9 @@ static const char *const pg_migrations[] = {
      * index on them is the record kind's, sample_blocks_keys, made after this) */
     "ALTER TABLE IF EXISTS sample_blocks ADD COLUMN IF NOT EXISTS pid_min BIGINT,"
     " ADD COLUMN IF NOT EXISTS pid_max BIGINT, ADD COLUMN IF NOT EXISTS pid_bits BIGINT;",
+    /* 4: a record's mappings packed (#40, w40h: store_map_blocks.h); a store at 3 runs no DDL at open */
+    "CREATE TABLE IF NOT EXISTS sample_map_blocks (session_id BIGINT NOT NULL, seq BIGINT NOT NULL, n BIGINT,"
+    " data BYTEA, PRIMARY KEY(session_id, seq));",
 };
 #define PG_NMIGRATIONS ((int)(sizeof(pg_migrations) / sizeof(pg_migrations[0])))
 

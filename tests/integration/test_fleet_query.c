@@ -499,7 +499,7 @@ static void test_fleet_prune_removes_older_only(void **state)
 	struct fleet *f = fleet_of(state);
 	long long b_rows = tp_db_int(f->t.db, "SELECT COUNT(*) FROM block_keys WHERE session_id = 2");
 	long long b_iv = tp_db_int(f->t.db, "SELECT COUNT(*) FROM sample_intervals WHERE session_id = 2");
-	long long b_maps = tp_db_int(f->t.db, "SELECT COUNT(*) FROM sample_mappings");
+	long long b_maps = tp_db_int(f->t.db, "SELECT COUNT(*) FROM map_rows");
 	assert_true(tp_db_int(f->t.db, "SELECT COUNT(*) FROM block_keys WHERE session_id = 1") > 0);
 	char older[32];
 	snprintf(older, sizeof(older), "%lldms", (long long)((wall_now() - f->t_mid) * 1000));
@@ -516,7 +516,7 @@ static void test_fleet_prune_removes_older_only(void **state)
 	/* agent B's: all there */
 	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM block_keys WHERE session_id = 2"), b_rows);
 	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM sample_intervals WHERE session_id = 2"), b_iv);
-	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM sample_mappings"), b_maps);
+	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM map_rows"), b_maps);
 	out = collector(f, "report", "--store", f->t.db, "--since", "10m", "--by", "agent", "--json", NULL);
 	assert_int_equal(count_rows(out), 1);
 	assert_true(row_field(out, "fleetB", "self") > 0);
@@ -565,7 +565,7 @@ static void test_fleet_retain_while_listening(void **state)
 	assert_int_equal(left, 0);
 	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM sample_blocks WHERE session_id = %lld", sid), 0);
 	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM sessions WHERE id = %lld", sid), 1);
-	assert_true(tp_db_int(f->t.db, "SELECT COUNT(*) FROM sample_mappings WHERE session_id = %lld", sid) > 0);
+	assert_true(tp_db_int(f->t.db, "SELECT COUNT(*) FROM map_rows WHERE session_id = %lld", sid) > 0);
 	assert_true(tp_db_int(f->t.db, "SELECT COUNT(*) FROM sample_tasks WHERE session_id = %lld", sid) > 0);
 }
 

@@ -167,7 +167,7 @@ static void check_session(struct env *e, const char *agent_id, int backend, cons
 	assert_true(sid > 0);
 	/* samples for busy's own threads (the agent also sees what runs after its exit print: allow it) */
 	int64_t busy_samples = tp_db_int(e->t.db,
-		"SELECT SUM(count) FROM block_keys WHERE session_id=%lld AND pid=(SELECT pid FROM sample_mappings"
+		"SELECT SUM(count) FROM block_keys WHERE session_id=%lld AND pid=(SELECT pid FROM map_rows"
 		" WHERE session_id=%lld AND path LIKE '%%/busy' LIMIT 1)", (long long)sid, (long long)sid);
 	/* samples, the agent's vdso image (one Vdso record, issue 39) and its kernel symbols, where it
 	 * sees kernel addresses */

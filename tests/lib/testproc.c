@@ -1,5 +1,6 @@
 #include "testproc.h"
 #include "block_keys.h"
+#include "map_rows.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -212,6 +213,8 @@ int64_t tp_db_int(const char *db, const char *sql_fmt, ...)
 	sqlite3_stmt *st;
 	if (strstr(sql, "block_keys") && tp_block_keys(h) != SQLITE_OK) {
 		fprintf(stderr, "tp_db_int: the sample blocks of %s: %s\n", db, sqlite3_errmsg(h));
+	} else if (strstr(sql, "map_rows") && tp_map_rows(h) != SQLITE_OK) {
+		fprintf(stderr, "tp_db_int: the mappings of %s: %s\n", db, sqlite3_errmsg(h));
 	} else if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK) {
 		if (sqlite3_step(st) == SQLITE_ROW)
 			v = sqlite3_column_int64(st, 0);

@@ -491,7 +491,10 @@ static void test_store_backend_every_kind_and_queries(void **state)
 	store_close(s);
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 8);
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM gpu_samples"), 8); /* non-zero values only */
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_mappings"), 1);
+	/* the mapping both Samples records declare: a packed block each, no row (#40, w40h: the query keeps
+	 * the first declaration, test_store_backend_mappings_packed) */
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_map_blocks"), 2);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_mappings"), 0);
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM task_times"), 2);
 	assert_int_equal(q(f, "SELECT SUM(commands) FROM cl_command_blocks"), 2); /* a packed block per record (#41) */
 	/* the blocks are the only store of the samples (#40): no per-key rows; each block has its 40 keys
@@ -632,8 +635,8 @@ static void test_store_backend_pg_migrations_versioned(void **state)
 	store_close(s);
 	s = open_store(f); /* reopening migrates nothing */
 	store_close(s);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM prof_schema_migrations"), 3);
-	assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 3);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM prof_schema_migrations"), 4);
+	assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 4);
 	assert_int_equal(pg_exec(f->uri, "INSERT INTO prof_schema_migrations (version) VALUES (99)"), 0);
 	assert_int_equal(store_open(f->uri, 0, &s), -EPROTONOSUPPORT);
 	assert_null(s);
@@ -997,7 +1000,7 @@ static void test_store_backend_older_samples_upgraded(void **state)
 	assert_int_equal(store_commit(s), 0);
 	store_close(s);
 	if (f->b == B_PG)
-		assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 3);
+		assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 4);
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM cpu_samples"), 80);
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks WHERE samples IS NOT NULL"), 1);
 	want += 40 * 41 / 2;
@@ -1007,7 +1010,8 @@ static void test_store_backend_older_samples_upgraded(void **state)
 }
 
 /* A Samples record of one pid (40 keys, counts 1..40): its block's pid range is that pid. */
-static int put_pid_samples(struct store *s, int64_t sid, uint64_t seq, int32_t pid)
+/* A record of 40 keys of pid (counts 1..40), seq samples lost, sampled at freq Hz: 1 stored. */
+static int put_pid_samples_at(struct store *s, int64_t sid, uint64_t seq, int32_t pid, uint64_t freq)
 {
 	enum { N = 40 };
 	int32_t pids[N], tid[N];
@@ -1024,7 +1028,14 @@ static int put_pid_samples(struct store *s, int64_t sid, uint64_t seq, int32_t p
 	Prof__Samples sm;
 	Prof__Envelope env;
 	sample_rec_init(&sm, &env, seq, &k);
+	sm.lost = seq;
+	sm.freq_hz = freq;
 	return store_put_record(s, sid, &env, 100);
+}
+
+static int put_pid_samples(struct store *s, int64_t sid, uint64_t seq, int32_t pid)
+{
+	return put_pid_samples_at(s, sid, seq, pid, 99);
 }
 
 /* The samples of pid in the store (read-only), the blocks read and those passed over. */
@@ -1068,7 +1079,7 @@ static void test_store_backend_block_pid_ranges(void **state)
 
 	exec_sql(f, f->b == B_PG ? "DROP INDEX sample_blocks_keys; ALTER TABLE sample_blocks DROP COLUMN pid_min,"
 				   " DROP COLUMN pid_max, DROP COLUMN pid_bits; DELETE FROM prof_schema_migrations"
-				   " WHERE version = 3; CREATE INDEX sample_blocks_time ON sample_blocks(session_id, t_ns);"
+				   " WHERE version >= 3; CREATE INDEX sample_blocks_time ON sample_blocks(session_id, t_ns);"
 				 : "DROP INDEX sample_blocks_keys; ALTER TABLE sample_blocks DROP COLUMN pid_min;"
 				   " ALTER TABLE sample_blocks DROP COLUMN pid_max; ALTER TABLE sample_blocks DROP COLUMN"
 				   " pid_bits; CREATE INDEX sample_blocks_time ON sample_blocks(session_id, t_ns);");
@@ -1083,7 +1094,7 @@ static void test_store_backend_block_pid_ranges(void **state)
 	assert_int_equal(store_commit(s), 0);
 	store_close(s);
 	if (f->b == B_PG)
-		assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 3);
+		assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 4);
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks WHERE pid_bits IS NULL"), 4);
 	assert_int_equal(pid_total(f, 103, &read, &passed), each);
 	assert_int_equal(read, 4); /* the older blocks, not the new ones */
@@ -1101,6 +1112,28 @@ static void totals(struct fx *f, int64_t sid, uint64_t *all, uint64_t *p101, uin
 	cpu_figures(f, sid, all, listed);
 }
 
+/* The query's figures of a session's intervals (lost, sampled time, range, rate, rows), copied out. */
+static void interval_figures(struct fx *f, int64_t sid, struct query_result *out)
+{
+	struct store *s = NULL;
+	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &s), 0);
+	struct query_opts qo;
+	query_opts_init(&qo, 0);
+	qo.f.sessions[0] = sid;
+	qo.f.nsessions = 1;
+	struct query_result *qr;
+	assert_int_equal(query_run(s, &qo, &qr), 0);
+	memset(out, 0, sizeof(*out));
+	out->lost = qr->lost;
+	out->interval_ns = qr->interval_ns;
+	out->first_ns = qr->first_ns;
+	out->last_ns = qr->last_ns;
+	out->freq_hz = qr->freq_hz;
+	out->intervals = qr->intervals;
+	query_result_free(qr);
+	store_close(s);
+}
+
 /* #40: downsampling merges the blocks of records older than the cutoff per window of the session's
  * time into one block of summed keys: the totals (all, per pid, the session list's) stay, the blocks
  * past the cutoff are untouched, and a second run finds nothing more to merge. A pass bounded to a
@@ -1112,13 +1145,17 @@ static void test_store_backend_downsample(void **state)
 	uint64_t max = 0;
 	bool created = false;
 	int64_t sid = session(s, "board-down", 6, &max, &created);
-	for (uint64_t seq = 11; seq <= 22; seq++) /* ending at 11..22 ms, pids 101..103 */
-		assert_int_equal(put_pid_samples(s, sid, seq, 101 + (int32_t)(seq % 3)), 1);
+	for (uint64_t seq = 11; seq <= 22; seq++) /* ending at 11..22 ms, pids 101..103; 17 at another rate */
+		assert_int_equal(put_pid_samples_at(s, sid, seq, 101 + (int32_t)(seq % 3), seq == 17 ? 199 : 99), 1);
 	assert_int_equal(store_commit(s), 0);
 	store_close(s);
 	uint64_t all, p101, listed, all2, p101b, listed2;
 	totals(f, sid, &all, &p101, &listed);
 	assert_int_equal(all, 12 * (40 * 41 / 2));
+	struct query_result iv, iv2; /* the intervals' figures: lost, sampled time, range, rate */
+	interval_figures(f, sid, &iv);
+	assert_int_equal(iv.lost, (11 + 22) * 12 / 2);
+	assert_int_equal(iv.interval_ns, 12000000);
 
 	s = open_store(f); /* before 20 ms, per 5 ms: 11-14 and 15-19 merged, 20-22 left; */
 	struct query_downsample_stats ds; /* in passes of one window (the listening collector's) */
@@ -1142,6 +1179,21 @@ static void test_store_backend_downsample(void **state)
 	assert_int_equal(all2, all);
 	assert_int_equal(p101b, p101);
 	assert_int_equal(listed2, listed);
+	/* w40h: the first window's intervals as one row of its seq and time; the second window's left as
+	 * they are (seq 17's rate differs); the readers' figures unchanged */
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_intervals"), 12 - 3);
+	assert_int_equal(q(f, "SELECT t_ns FROM sample_intervals WHERE seq = 11"), 14000000);
+	assert_int_equal(q(f, "SELECT interval_ns FROM sample_intervals WHERE seq = 11"), 4000000);
+	assert_int_equal(q(f, "SELECT lost FROM sample_intervals WHERE seq = 11"), 11 + 12 + 13 + 14);
+	assert_int_equal(q(f, "SELECT keys FROM sample_intervals WHERE seq = 11"), 3 * 40);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_intervals WHERE seq BETWEEN 15 AND 19"), 5);
+	interval_figures(f, sid, &iv2);
+	assert_int_equal(iv2.lost, iv.lost);
+	assert_int_equal(iv2.interval_ns, iv.interval_ns);
+	assert_int_equal(iv2.first_ns, iv.first_ns);
+	assert_int_equal(iv2.last_ns, iv.last_ns);
+	assert_int_equal(iv2.freq_hz, iv.freq_hz);
+	assert_int_equal(iv2.intervals, 12 - 3);
 
 	s = open_store(f);
 	assert_int_equal(query_downsample(s, 20000000, 5000000, &ds), 0);
@@ -1270,6 +1322,156 @@ static void test_store_backend_compaction_rows_kept(void **state)
 	free(after);
 }
 
+/* #40 (w40h): a query reads the call chains of its keys' stacks QM_CHAIN_BATCH ids a statement, not one
+ * per stack (on PostgreSQL, one round trip each). 150 stacks (3 batches, the last partial) of distinct
+ * lengths, every fifth with a kernel chain too, and a key whose stack was never declared: each key's
+ * stack gets its own chain's frames (kernel + user; its ip is the chain's first frame), the undeclared
+ * one only its ip. */
+#define CHAINS 150
+static void test_store_backend_chains_batched(void **state)
+{
+	struct fx *f = *state;
+	struct store *s = open_store(f);
+	uint64_t max = 0;
+	bool created = false;
+	int64_t sid = session(s, "board-chains", 6, &max, &created);
+	static uint64_t ips[CHAINS][9], kips[CHAINS][3];
+	Prof__Stack st[CHAINS], *stp[CHAINS];
+	int32_t pid[CHAINS + 1], tid[CHAINS + 1];
+	uint64_t ip[CHAINS + 1], count[CHAINS + 1];
+	uint32_t stack[CHAINS + 1];
+	for (int i = 0; i < CHAINS; i++) {
+		prof__stack__init(&st[i]);
+		stp[i] = &st[i];
+		st[i].id = (uint32_t)(i + 1);
+		st[i].n_ips = 1 + (size_t)(i % 9);
+		for (size_t j = 0; j < st[i].n_ips; j++)
+			ips[i][j] = 0x400000 + 0x1000 * (uint64_t)i + 0x10 * j;
+		st[i].ips = ips[i];
+		if (i % 5 == 0) {
+			st[i].n_kernel_ips = 1 + (size_t)(i % 3);
+			for (size_t j = 0; j < st[i].n_kernel_ips; j++)
+				kips[i][j] = 0xffffffff81000000ull + 0x100 * (uint64_t)i + j;
+			st[i].kernel_ips = kips[i];
+		}
+		pid[i] = 42;
+		tid[i] = 1000 + i;
+		ip[i] = ips[i][0];
+		count[i] = (uint64_t)i + 1;
+		stack[i] = st[i].id;
+	}
+	pid[CHAINS] = 42, tid[CHAINS] = 5000, ip[CHAINS] = 0x5000, count[CHAINS] = 7, stack[CHAINS] = 999;
+	struct sample_rec_keys keys = {CHAINS + 1, pid, tid, ip, stack, count};
+	Prof__Samples sm;
+	Prof__Envelope env;
+	sample_rec_init(&sm, &env, 11, &keys);
+	sm.n_new_stacks = CHAINS;
+	sm.new_stacks = stp;
+	assert_int_equal(store_put_record(s, sid, &env, 100), 1);
+	assert_int_equal(store_commit(s), 0);
+	store_close(s);
+
+	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &s), 0);
+	struct query_opts qo;
+	query_opts_init(&qo, 0);
+	struct query_result *qr;
+	assert_int_equal(query_run(s, &qo, &qr), 0);
+	assert_int_equal(qr->nstacks, CHAINS + 1);
+	for (size_t k = 0; k < qr->nstacks; k++) {
+		const struct query_stack *q = &qr->stacks[k];
+		if (q->tid == 5000) {
+			assert_int_equal(q->nframes, 1);
+			assert_int_equal(q->count, 7);
+			continue;
+		}
+		int i = q->tid - 1000;
+		assert_true(i >= 0 && i < CHAINS);
+		assert_int_equal(q->count, (uint64_t)i + 1);
+		assert_int_equal(q->nframes, st[i].n_kernel_ips + st[i].n_ips);
+		for (size_t j = 0; j < q->nframes; j++)
+			assert_int_equal(qr->frames[q->frames[j]].kernel, j < st[i].n_kernel_ips);
+	}
+	query_result_free(qr);
+	store_close(s);
+}
+
+/* #40 (w40h): a record's mappings are stored as one packed block (sample_map_blocks), not a row each; the
+ * query reads an older collector's rows, then the blocks in seq order, and the first declaration of a map
+ * id: a key in each mapping is named by its file, a later record's re-declaration of map 2 changes nothing. */
+static int put_maps(struct store *s, int64_t sid, uint64_t seq, const int64_t *ids, const char *const *paths,
+		    size_t n)
+{
+	Prof__Mapping m[4], *mp[4];
+	int32_t pid[4], tid[4];
+	uint64_t ip[4], count[4];
+	uint32_t stack[4];
+	for (size_t i = 0; i < n; i++) {
+		prof__mapping__init(&m[i]);
+		mp[i] = &m[i];
+		m[i].id = (uint64_t)ids[i];
+		m[i].pid = 42;
+		m[i].start = 0x100000 * (uint64_t)ids[i];
+		m[i].end = m[i].start + 0x10000;
+		m[i].path = (char *)paths[i];
+		pid[i] = 42, tid[i] = 42 + (int32_t)ids[i], ip[i] = m[i].start + 0x40, count[i] = 1, stack[i] = 0;
+	}
+	struct sample_rec_keys keys = {n, pid, tid, ip, stack, count};
+	Prof__Samples sm;
+	Prof__Envelope env;
+	sample_rec_init(&sm, &env, seq, &keys);
+	sm.n_new_mappings = n;
+	sm.new_mappings = mp;
+	return store_put_record(s, sid, &env, 100);
+}
+
+static void test_store_backend_mappings_packed(void **state)
+{
+	struct fx *f = *state;
+	struct store *s = open_store(f);
+	uint64_t max = 0;
+	bool created = false;
+	int64_t sid = session(s, "board-maps", 7, &max, &created);
+	const int64_t ids1[3] = {1, 2, 3}, ids2[2] = {2, 4};
+	const char *p1[3] = {"/usr/bin/app", "/lib/libc.so.6", "/lib/libm.so.6"}, *p2[2] = {"/other/later.so", "/lib/libz.so.1"};
+	assert_int_equal(put_maps(s, sid, 11, ids1, p1, 3), 1);
+	assert_int_equal(put_maps(s, sid, 12, ids2, p2, 2), 1);
+	assert_int_equal(store_commit(s), 0);
+	store_close(s);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_map_blocks"), 2);
+	assert_int_equal(q(f, "SELECT SUM(n) FROM sample_map_blocks"), 5);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_mappings"), 0);
+	char sql[256]; /* an older collector's row of the same session (map 5) */
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO sample_mappings (session_id, map_id, pid, start, \"end\", pgoff, path) VALUES (%lld, 5,"
+		 " 42, %d, %d, 0, '/old/libold.so')",
+		 (long long)sid, 0x500000, 0x510000);
+	exec_sql(f, sql);
+	s = open_store(f);
+	const int64_t ids3[1] = {5};
+	const char *p3[1] = {"/ignored/again.so"};
+	assert_int_equal(put_maps(s, sid, 13, ids3, p3, 1), 1); /* map 5 declared again: the row stays */
+	assert_int_equal(store_commit(s), 0);
+	store_close(s);
+
+	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &s), 0);
+	struct query_opts qo;
+	query_opts_init(&qo, 0);
+	struct query_result *qr;
+	assert_int_equal(query_run(s, &qo, &qr), 0);
+	const char *want[6] = {NULL, "app", "libc.so.6", "libm.so.6", "libz.so.1", "libold.so"};
+	size_t seen = 0;
+	for (size_t k = 0; k < qr->nstacks; k++) {
+		const struct query_stack *st = &qr->stacks[k];
+		int id = st->tid - 42;
+		assert_true(id >= 1 && id <= 5);
+		assert_string_equal(qr->frames[st->frames[0]].module, want[id]);
+		seen |= 1u << id;
+	}
+	assert_int_equal(seen, 0x3e); /* maps 1..5 */
+	query_result_free(qr);
+	store_close(s);
+}
+
 /* Each test twice, named test_..._sqlite and test_..._postgresql. */
 #define BOTH(t)                                                                                              \
 	{#t "_sqlite", t, setup_sqlite, teardown, NULL}, { #t "_postgresql", t, setup_pg, teardown, NULL }
@@ -1292,6 +1494,8 @@ int main(void)
 		BOTH(test_store_backend_block_pid_ranges),
 		BOTH(test_store_backend_downsample),
 		BOTH(test_store_backend_compaction_rows_kept),
+		BOTH(test_store_backend_chains_batched),
+		BOTH(test_store_backend_mappings_packed),
 		cmocka_unit_test_setup_teardown(test_store_backend_pg_migrations_versioned, setup_pg, teardown),
 		cmocka_unit_test_setup_teardown(test_store_backend_pg_loop_reconnects, setup_pg, teardown),
 	};
