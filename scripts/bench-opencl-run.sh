@@ -177,7 +177,7 @@ if [ -n "$have_clpeak" ] && [ -n "$have_lat" ] && [ "$pairs" -gt 0 ]; then
 	echo "then the median [quartiles] (min .. max) over the pairs. Whole-run CPU: \`perf stat -e task-clock\` of"
 	echo "\`agent run\` with clpeak under it (the plain run: of clpeak alone); program CPU: clpeak's user+sys (wait4,"
 	echo "ms resolution); program wall: clpeak's own, inside the profiled environment; whole-run wall: \`agent run\`"
-	echo "from start to exit (plain: clpeak's)."
+	echo "from start to exit (plain: clpeak's).${POCL_MAX_PTHREAD_COUNT:+ With POCL_MAX_PTHREAD_COUNT=$POCL_MAX_PTHREAD_COUNT in the environment.}"
 	echo
 	echo "| µs per command beyond the fixed start-up | layer | preload |"
 	echo "|---|---|---|"
