@@ -375,8 +375,10 @@ static unsigned visit(struct pcl_pending **done, struct pcl_pending **done_tail,
 			f->head = f->tail = NULL;
 			continue;
 		}
+		/* the shared FIFO holds other queues' commands too: never more than SCAN_MAX of it */
+		unsigned limit = i == MAX_QUEUES - 1 ? SCAN_MAX : scan_max;
 		struct pcl_pending **pp = &f->head, *prev = NULL;
-		for (unsigned scanned = 0; *pp && scanned < scan_max && !atomic_load(&abandoned); scanned++) {
+		for (unsigned scanned = 0; *pp && scanned < limit && !atomic_load(&abandoned); scanned++) {
 			struct pcl_pending *p = *pp;
 			cl_int st = status_of(p);
 			if (st > CL_COMPLETE) { /* queued, submitted or running */
