@@ -12,6 +12,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "cl_batch_size.h"
 #include "cl_layer/cl_msg.h"
 #include "cl_ring_reader.h"
 #include "kernel_model.h"
@@ -286,7 +287,7 @@ static void batch_flush(struct cl_receiver *r)
 	Prof__Envelope env = PROF__ENVELOPE__INIT;
 	env.body_case = PROF__ENVELOPE__BODY_CL_BATCH;
 	env.cl_batch = &b;
-	if (session_would_drop(r->s, prof__envelope__get_packed_size(&env) + 16)) {
+	if (session_would_drop(r->s, r->bbytes + 16)) { /* bbytes: at least the record's size (batch_add) */
 		/* This record pushes old ones (and their declarations) out of the spool. */
 		undeclare_all(r);
 		attach_declarations(r);
@@ -362,8 +363,10 @@ static void batch_add(struct cl_receiver *r, const struct client *cl, const stru
 	m->forced_profiling = bc->forced_profiling;
 	m->layer_event = bc->layer_event;
 	r->nb++;
-	/* a kernel declaration may join it: name and options at most */
-	r->bbytes += prof__cl_command__get_packed_size(m) + 16 + PCL_MAX_NAME + PCL_MAX_OPTIONS;
+	/* a kernel declaration may join it: name and options at most. A bound, not get_packed_size:
+	 * that ran three times per command (here, the spool check, the frame's encoding), a third of
+	 * the agent's CPU per command in `clpeak --kernel-latency` (issue #41). */
+	r->bbytes += cl_command_size_bound(m) + 16 + PCL_MAX_NAME + PCL_MAX_OPTIONS;
 	if (r->nb == BATCH_MAX || r->bbytes > session_max_frame(r->s) / 2)
 		batch_flush(r);
 }

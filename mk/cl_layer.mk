@@ -194,7 +194,7 @@ $(O)/tests/test_cl_layer_args: $(call obj,$(addprefix $(CL_LAYER_DIR)/,base.c st
 # the LD_PRELOAD shim cannot go in front of an ASan runtime. Tests and the
 # benchmark run these ($(O)/cl-workloads/cl_*).
 CL_WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(O)/cl-workloads/%,$(wildcard tests/workloads/cl_*.c))
-$(O)/cl-workloads/%: tests/workloads/%.c tests/workloads/cl_common.h
+$(O)/cl-workloads/%: tests/workloads/%.c $(wildcard tests/workloads/cl_*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC [app] $<"
 	$(Q)$(CC) $(filter-out -fvisibility=hidden -fPIC,$(CL_PIC_CFLAGS)) -Itests/workloads -o $@ $< -lOpenCL -lm -lpthread

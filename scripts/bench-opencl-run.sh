@@ -7,11 +7,17 @@
 # collector's acks), plainly and in layer and preload mode, over REPS interleaved runs.
 # Per command = ((mode(N) - mode(1)) - (plain(N) - plain(1))) / (N - 1): the fixed
 # start-up (library load, the agent's set-up) cancels out. Prints markdown.
-# Usage: bench-opencl-run.sh [OUT] [REPS]   (OUT: a build dir; default build/host)
+# Then PAIRS paired runs of `clpeak --kernel-latency` plainly, in layer and in preload mode (the
+# three in turn, the order rotated every pair, each after its own `cl_latency 1` twin for the fixed
+# start-up): per command and mode/plain ratios of CPU and wall, as median [quartiles] (range) over
+# the pairs, each pair's figure taken against the plain run of the same pair.
+# Usage: bench-opencl-run.sh [OUT] [REPS] [PAIRS]   (OUT: a build dir; default build/host; REPS 0:
+# the pairs only; PAIRS default 10, or $BENCH_CL_PAIRS)
 set -euo pipefail
 . "$(dirname "$0")/lib-opencl.sh"
 out=${1:-build/host}
 reps=${2:-5}
+pairs=${3:-${BENCH_CL_PAIRS:-10}}
 n=20000
 tmp=$(mktemp -d /tmp/prof-bench-clrun-XXXXXX)
 cpid=
@@ -72,11 +78,27 @@ for _ in $(seq "$reps"); do
 		[ -n "$have_clpeak" ] && one "$mode" clpeak clpeak --kernel-latency # last: its session is counted below
 	done
 done
+# clpeak --kernel-latency in pairs (plain, layer, preload in turn, order rotated), each run after its
+# mode's cl_latency 1 (the fixed start-up of the same moment); the commands each captured run stored
+order=(plain layer preload)
+if [ -n "$have_clpeak" ] && [ -n "$have_lat" ]; then
+	for i in $(seq 0 $((pairs - 1))); do
+		for j in 0 1 2; do
+			mode=${order[$(((i + j) % 3))]}
+			one "$mode" pl1 "$lat" 1
+			one "$mode" pcp clpeak --kernel-latency
+			[ "$mode" = plain ] || sqlite3 "$tmp/bench.db" "SELECT SUM(commands) FROM cl_command_blocks WHERE
+				session_id = (SELECT MAX(session_id) FROM cl_command_blocks)" >>"$tmp/n.pcp"
+		done
+	done
+fi
+load1=$(cut -d' ' -f1 /proc/loadavg)
 for f in "$tmp"/a.*.times; do # the children line of each run, as ns
 	awk 'NR % 2 == 0 { split($1, u, /[ms]/); split($2, y, /[ms]/)
 		printf "%.0f\n", ((u[1] + y[1]) * 60 + u[2] + y[2]) * 1e9 }' "$f" >"${f%.times}.cpu"
 done
 m() { median <"$tmp/$1"; }
+if [ "$reps" -gt 0 ]; then
 echo "## OpenCL capture, whole-run cost per command (issue #41)"
 echo
 echo "Produced by \`scripts/bench-opencl-run.sh $out $reps\` on $(date -u +%Y-%m-%d), $(nproc) CPUs, load average"
@@ -126,6 +148,61 @@ if [ -n "$have_clpeak" ]; then
 	echo
 	echo "clpeak's per-command figures include the fixed start-up (its run has no 1-command twin); \`cl_latency\` runs"
 	echo "its loop (a kernel, clFinish, the event's QUEUED and START times, the event released) with one."
+fi
+fi # reps
+# pair PREFIX MODE: per pair, ((PREFIX.pcp.MODE - PREFIX.pcp.plain) - (PREFIX.pl1.MODE - PREFIX.pl1.plain)) / N in
+# µs (the fixed start-up of the same pair taken off; PREFIX: a, r, a.*.cpu style names via w and x)
+pair() { # w x mode [raw]
+	paste "$tmp/$1.pcp.$3$2" "$tmp/$1.pcp.plain$2" "$tmp/$1.pl1.$3$2" "$tmp/$1.pl1.plain$2" |
+		awk -v n="$npc" -v raw="${4:-}" '{ print ((($1 - $2) - (raw ? 0 : $3 - $4)) / n / 1e3) }' | spread
+}
+ratio() { # w x mode: PREFIX.pcp.MODE / PREFIX.pcp.plain per pair
+	paste "$tmp/$1.pcp.$3$2" "$tmp/$1.pcp.plain$2" | awk '$2 > 0 { print $1 / $2 }' | spread
+}
+if [ -n "$have_clpeak" ] && [ -n "$have_lat" ] && [ "$pairs" -gt 0 ]; then
+	npc=$(median <"$tmp/n.pcp")
+	for f in "$tmp"/r.p*.cpu; do # the agent's own CPU (and the wrapper's): whole run less the program's
+		g=${f##*/r.}
+		paste "$f" "$tmp/a.$g" | awk '{ print $1 - $2 }' >"$tmp/g.$g"
+	done
+	echo
+	echo "## \`clpeak --kernel-latency\` under capture, paired runs (issue #41)"
+	echo
+	echo "Produced by \`scripts/bench-opencl-run.sh $out $reps $pairs\` on $(date -u +%Y-%m-%d), $(nproc) CPUs, load average"
+	echo "$load0 before the runs and $load1 after them (other work shares the machine), PoCL. $pairs pairs: in each, a plain"
+	echo "run, one under \`agent run -q --mode layer\` and one under \`--mode preload\`, in turn (the order rotated from"
+	echo "pair to pair), each run right after its mode's \`cl_latency 1\` (a program with the same start-up as"
+	echo "clpeak's loop and 1 command: the fixed start-up of that moment). Per command, per pair: ((mode - plain) -"
+	echo "(mode(cl_latency 1) - plain(cl_latency 1))) / $npc commands (the median the captured runs stored), in µs;"
+	echo "then the median [quartiles] (min .. max) over the pairs. Whole-run CPU: \`perf stat -e task-clock\` of"
+	echo "\`agent run\` with clpeak under it (the plain run: of clpeak alone); program CPU: clpeak's user+sys (wait4,"
+	echo "ms resolution); program wall: clpeak's own, inside the profiled environment; whole-run wall: \`agent run\`"
+	echo "from start to exit (plain: clpeak's).${POCL_MAX_PTHREAD_COUNT:+ With POCL_MAX_PTHREAD_COUNT=$POCL_MAX_PTHREAD_COUNT in the environment.}"
+	echo
+	echo "| µs per command beyond the fixed start-up | layer | preload |"
+	echo "|---|---|---|"
+	for what in r.cpu a.cpu g.cpu a r; do
+		case $what in
+		r.cpu) label="whole-run CPU (agent run + clpeak)" ;; a.cpu) label="program CPU (clpeak)" ;;
+		g.cpu) label="agent process CPU (whole run less clpeak's)" ;;
+		a) label="program wall" ;; r) label="whole-run wall" ;;
+		esac
+		w=${what%.cpu} x=${what#[arg]}
+		echo "| $label | $(pair "$w" "$x" layer) | $(pair "$w" "$x" preload) |"
+	done
+	echo "| whole-run CPU, fixed start-up left in | $(pair r .cpu layer raw) | $(pair r .cpu preload raw) |"
+	echo
+	echo "| mode / plain, clpeak --kernel-latency (per pair) | layer | preload |"
+	echo "|---|---|---|"
+	echo "| whole-run CPU | $(ratio r .cpu layer) | $(ratio r .cpu preload) |"
+	echo "| program CPU | $(ratio a .cpu layer) | $(ratio a .cpu preload) |"
+	echo "| program wall | $(ratio a '' layer) | $(ratio a '' preload) |"
+	echo "| whole-run wall | $(ratio r '' layer) | $(ratio r '' preload) |"
+	echo
+	echo "The plain runs themselves, ms: whole-run CPU $(spread 1e-6 <"$tmp/r.pcp.plain.cpu");" \
+		"program wall $(spread 1e-6 <"$tmp/a.pcp.plain"). Fixed start-up (\`cl_latency 1\`, mode - plain, ms):" \
+		"whole-run CPU layer $(paste "$tmp/r.pl1.layer.cpu" "$tmp/r.pl1.plain.cpu" | awk '{ print $1 - $2 }' | spread 1e-6)," \
+		"preload $(paste "$tmp/r.pl1.preload.cpu" "$tmp/r.pl1.plain.cpu" | awk '{ print $1 - $2 }' | spread 1e-6)."
 fi
 dropped=$(cl_dropped "$out/collector" "$tmp/bench.db")
 echo

@@ -4,7 +4,9 @@
  * mode, on PoCL:
  *  - a multiprocessing Pool whose workers are SIGTERM'd when `with Pool()` ends,
  *  - a process that calls os.abort() right after finish(),
- *  - a busy program stopped by `agent run --duration`.
+ *  - a busy program stopped by `agent run --duration`,
+ *  - a finish on one queue while another holds commands, and an abort after the finish of an
+ *    out-of-order queue of 1,500.
  * Each program says how many commands it enqueued (its own count is the
  * oracle); every one must be either timed (in the agent's summary and in the
  * collector's store, the same number) or named by the agent as enqueued but
@@ -253,12 +255,62 @@ static void test_opencl_lost_duration_stops_busy_program(void **state)
 	}
 }
 
+/* A finish waits for its own queue: the waiting thread's drain (track.c pcl_track_kick) looks
+ * at that queue's commands only, and after a finish at all of them. 1,500 kernels wait on an
+ * out-of-order queue for a user event while 200 kernel+finish rounds run on an in-order one:
+ * the drains of the 200 finishes ask the runtime about their own command each, not about the
+ * 1,024 held ones (PROF_CL_DEBUG's exit line counts the status questions); then the event is
+ * set and the out-of-order queue finished, and an abort right after loses none of its 1,500
+ * (a drain once looked at 1,024 commands of an out-of-order queue at most: 476 of them were
+ * lost). Layer mode with the debug line, preload mode with the abort. */
+static void test_opencl_lost_finish_drains_its_own_queue(void **state)
+{
+	SKIP_WITHOUT_OPENCL();
+	struct env *e = *state;
+	static const char *const quiet[] = {"drain", "200", "1500", NULL};
+	struct outcome o;
+	setenv("PROF_CL_DEBUG", "1", 1);
+	run_lost(e, "layer", "drain-layer", NULL, quiet, &o);
+	unsetenv("PROF_CL_DEBUG");
+	assert_true(WIFEXITED(o.status));
+	assert_int_equal(WEXITSTATUS(o.status), 0);
+	assert_int_equal(enqueued(&o), 1700);
+	check_accounted(&o, 1700);
+	assert_int_equal(o.commands, 1700);
+	char *out = tp_slurp(o.out);
+	assert_non_null(out);
+	unsigned long long drains = 0, questions = 0;
+	const char *r = strstr(out, " drains by waiting threads, ");
+	while (r && r > out && r[-1] >= '0' && r[-1] <= '9')
+		r--;
+	int got = r ? sscanf(r, "%llu drains by waiting threads, %llu status questions in them", &drains, &questions)
+		    : 0;
+	fprintf(stderr, "drain-layer: %llu drains, %llu status questions in them\n", drains, questions);
+	if (got != 2 || questions > 4 * 200 + 2 * 1500)
+		fprintf(stderr, "%s\n", out);
+	free(out);
+	assert_int_equal(got, 2);
+	assert_true(drains >= 200); /* a finish each, and the last */
+	/* 1 or 2 a round, 1,500 at the last finish; looking at the held ones was >= 200 x 1,024 */
+	assert_true(questions <= 4 * 200 + 2 * 1500);
+	/* the other entry (the drain is the same code in both; one run each keeps the suite short) */
+	static const char *const die[] = {"drain", "20", "1500", "abort", NULL};
+	run_lost(e, "preload", "drain-abort-preload", NULL, die, &o);
+	assert_true(WIFEXITED(o.status));
+	assert_int_equal(WEXITSTATUS(o.status), 128 + SIGABRT);
+	assert_int_equal(enqueued(&o), 1520);
+	check_accounted(&o, 1520);
+	assert_int_equal(o.commands, 1520);
+	assert_int_equal(o.untimed, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_opencl_lost_pool_workers_terminated, setup, tp_env_free),
 		cmocka_unit_test_setup_teardown(test_opencl_lost_abort_after_finish, setup, tp_env_free),
 		cmocka_unit_test_setup_teardown(test_opencl_lost_duration_stops_busy_program, setup, tp_env_free),
+		cmocka_unit_test_setup_teardown(test_opencl_lost_finish_drains_its_own_queue, setup, tp_env_free),
 	};
 	return cmocka_run_group_tests(tests, group_setup, NULL);
 }

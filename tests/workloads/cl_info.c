@@ -5,13 +5,17 @@
  * clGetEventInfo and clGetEventProfilingInfo answer printed: error codes,
  * sizes and values (handles as "same as the one made" or not). The output
  * must not change under the capture library (test_opencl_info.c compares it
- * with the plain run's). Usage: cl_info */
+ * with the plain run's). Then every other object's info (cl_info_objects.h):
+ * context, program and its build, kernel, its work-group and argument info,
+ * buffer, sub-buffer, image, sampler. Usage: cl_info */
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "cl_info_objects.h"
 
 static const char *src = "__kernel void one(__global int *a) { a[get_global_id(0)] = 1; }";
 
@@ -123,6 +127,7 @@ int main(void)
 		clReleaseEvent(er);
 		clReleaseCommandQueue(q);
 	}
+	objects_info(ctx, dev, prog, k, buf, src);
 	clReleaseMemObject(buf);
 	clReleaseKernel(k);
 	clReleaseProgram(prog);

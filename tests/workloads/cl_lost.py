@@ -8,6 +8,12 @@
                            workers (SIGTERM). Prints "enqueued N".
   cl_lost.py abort K       K kernels and a read, finish(), print
                            "enqueued N", then os.abort() at once.
+  cl_lost.py drain N M [abort]
+                           M kernels on an out-of-order queue, held by a
+                           user event, while N kernels each with a finish()
+                           run on an in-order queue; then the event is set,
+                           the out-of-order queue finished, "enqueued N"
+                           printed, and with `abort` os.abort() at once.
   cl_lost.py busy FILE     10 kernels, a read and finish() in a loop (2 ms
                            apart, at most 120 s), writing the number enqueued
                            so far into FILE after each round, until a signal
@@ -66,6 +72,24 @@ def main():
         total = _round(int(sys.argv[2]))
         print("enqueued %d" % total, flush=True)
         os.abort()
+    if mode == "drain":
+        n, m = int(sys.argv[2]), int(sys.argv[3])
+        if sys.argv[4:] == ["abort"]:
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        s = _setup()
+        ooo = cl.CommandQueue(s["ctx"], properties=cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE)
+        gate = cl.UserEvent(s["ctx"])
+        for _ in range(m):
+            s["knl"](ooo, (1,), None, s["buf"], wait_for=[gate])
+        for _ in range(n):
+            s["knl"](s["q"], (1,), None, s["buf"])
+            s["q"].finish()
+        gate.set_status(cl.command_execution_status.COMPLETE)
+        ooo.finish()
+        print("enqueued %d" % (n + m), flush=True)
+        if sys.argv[4:] == ["abort"]:
+            os.abort()
+        return 0
     if mode == "busy":
         fd = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         total, end = 0, time.monotonic() + 120

@@ -58,7 +58,7 @@ void pcl_enq_end(struct enq *e, cl_int rc, cl_command_queue q, cl_event *app_ev)
 	}
 	cl_event ev = *e->evp;
 	if (app_ev)
-		pcl_event_map(ev, c->id);
+		pcl_event_map(ev, c->id, c->queue_id);
 	pcl_track(e->p, ev, app_ev == NULL);
 }
 
@@ -243,7 +243,8 @@ cl_int CL_API_CALL pcl_clFinish(cl_command_queue q)
 {
 	PCL_BEGIN(clFinish, pcl_next.clFinish(q));
 	cl_int rc = pcl_next.clFinish(q);
-	pcl_track_kick();
+	uint32_t id = pcl_queue_id(q); /* its queue's commands (all, for a queue the layer does not know) */
+	pcl_track_kick(&id, id ? 1 : 0, true);
 	pcl_leave();
 	return rc;
 }
@@ -252,7 +253,23 @@ cl_int CL_API_CALL pcl_clWaitForEvents(cl_uint n, const cl_event *list)
 {
 	PCL_BEGIN(clWaitForEvents, pcl_next.clWaitForEvents(n, list));
 	cl_int rc = pcl_next.clWaitForEvents(n, list);
-	pcl_track_kick();
+	/* The queues of the commands it waited for (every queue: an event the layer does not know,
+	 * such as a user event, or more than PCL_KICK_QUEUES of them). */
+	uint32_t ids[PCL_KICK_QUEUES];
+	unsigned nids = 0;
+	for (cl_uint i = 0; list && i < n; i++) {
+		uint32_t id = pcl_event_queue_id(list[i]);
+		unsigned j = 0;
+		while (j < nids && ids[j] != id)
+			j++;
+		if (!id || (j == nids && nids == PCL_KICK_QUEUES)) {
+			nids = 0;
+			break;
+		}
+		if (j == nids)
+			ids[nids++] = id;
+	}
+	pcl_track_kick(ids, nids, false);
 	pcl_leave();
 	return rc;
 }

@@ -130,6 +130,9 @@ bool pcl_queue_next(cl_command_queue q, uint64_t cmd, struct pcl_queue_info *out
 bool pcl_queues_forced(void) PCL_HIDDEN;
 /* Copies a known queue's info (nothing else). */
 bool pcl_queue_lookup(cl_command_queue q, struct pcl_queue_info *out) PCL_HIDDEN;
+/* A known queue's id (0: not known); no lock while this thread asks about the same queue and no
+ * queue was made or forgotten since (a loop of clFinish on one queue). */
+uint32_t pcl_queue_id(cl_command_queue q) PCL_HIDDEN;
 /* The layer appended the CL_QUEUE_PROPERTIES pair to the app's property list of q (how: props_added). */
 void pcl_queue_props_added(cl_command_queue q, uint8_t how) PCL_HIDDEN;
 /* The same for a queue the runtime has just accepted in an enqueue (asks it). */
@@ -152,8 +155,9 @@ void pcl_svm_freed(void *p) PCL_HIDDEN;
 bool pcl_svm_lookup(const void *p, struct pcl_mem_info *out) PCL_HIDDEN;
 
 /* Events the app got from an enqueue: the command each belongs to, while the app holds it. */
-void pcl_event_map(cl_event e, uint64_t cmd) PCL_HIDDEN;
-uint64_t pcl_event_cmd(cl_event e) PCL_HIDDEN; /* 0 if unknown */
+void pcl_event_map(cl_event e, uint64_t cmd, uint32_t queue_id) PCL_HIDDEN;
+uint64_t pcl_event_cmd(cl_event e) PCL_HIDDEN;	    /* 0 if unknown */
+uint32_t pcl_event_queue_id(cl_event e) PCL_HIDDEN; /* its command's queue id, 0 if unknown */
 void pcl_event_retained(cl_event e) PCL_HIDDEN;
 /* Whether the library still holds its own reference on an app's event (for
  * CL_EVENT_REFERENCE_COUNT): set by pcl_event_map, changed by the reaper
@@ -211,11 +215,15 @@ void pcl_track(struct pcl_pending *p, cl_event ev, bool own_event) PCL_HIDDEN;
  * as dropped). Only id, pid and the dependency counts are set. */
 struct pcl_pending *pcl_pending_new(void) PCL_HIDDEN;
 void pcl_pending_abandon(struct pcl_pending *p) PCL_HIDDEN; /* enqueue failed */
-/* The app waited for its commands (clFinish, clWaitForEvents): the reaper's
- * next visit comes within REAP_AFTER_FINISH_NS (woken now only from its longer
- * sleep), so that what completed is in the ring before the app can die. No
- * system call in a loop of such waits closer together than that. */
-void pcl_track_kick(void) PCL_HIDDEN;
+/* The app waited for its commands (clFinish, clWaitForEvents) on the queues
+ * queue_ids[0..n) (n == 0: on any, or on queues the layer does not know).
+ * With a ring, the waiting thread writes what completed on those queues into
+ * it before the wait returns (the other queues' commands are the reaper's);
+ * without one the reaper's next visit comes within REAP_AFTER_FINISH_NS
+ * (woken now only from its longer sleep). No system call in a loop of such
+ * waits closer together than that. */
+#define PCL_KICK_QUEUES 4 /* more distinct queues in one wait: every queue is visited */
+void pcl_track_kick(const uint32_t *queue_ids, unsigned n, bool finished) PCL_HIDDEN; /* finished: clFinish */
 /* Reads the environment once and sets up the fork handler (idempotent). */
 void pcl_init(void) PCL_HIDDEN;
 

@@ -86,12 +86,17 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pcl_table tables[PCL_OBJ__N], maps;
 static uint32_t next_queue_id = 1;
 static _Atomic uint32_t forced_queues; /* known queues the layer made profiling */
+static _Atomic uint64_t queues_gen = 1; /* changes whenever a queue enters or leaves the table */
+static __thread const void *id_queue;	/* this thread's last pcl_queue_id: the handle, */
+static __thread uint32_t id_id;		/* its id, */
+static __thread uint64_t id_gen;	/* and queues_gen then */
 static uint64_t next_mem_id = 1;
 static struct {
 	const void *ev;
 	uint64_t cmd;
-	uint32_t refs; /* the app's references */
-	uint8_t layer; /* PCL_EV_*: the library's own reference */
+	uint32_t refs;	   /* the app's references */
+	uint32_t queue_id; /* its command's queue (0: not known) */
+	uint8_t layer;	   /* PCL_EV_*: the library's own reference */
 } events[EVENT_SLOTS];
 static struct {
 	uintptr_t lo, hi; /* [lo, hi) */
@@ -109,6 +114,8 @@ static void forget(enum pcl_obj kind, struct pcl_node *n)
 {
 	if (n && kind == PCL_OBJ_QUEUE && ((struct queue_node *)n)->q.forced_profiling)
 		atomic_fetch_sub(&forced_queues, 1);
+	if (n && kind == PCL_OBJ_QUEUE)
+		atomic_fetch_add(&queues_gen, 1);
 	free(n);
 }
 
@@ -157,6 +164,7 @@ static void queue_insert(cl_command_queue q, bool in_order, bool forced)
 	if (!n)
 		return;
 	n->q.id = next_queue_id++;
+	atomic_fetch_add(&queues_gen, 1);
 	n->q.in_order = in_order;
 	n->q.forced_profiling = forced;
 	if (forced)
@@ -197,6 +205,21 @@ bool pcl_queue_lookup(cl_command_queue q, struct pcl_queue_info *out)
 		*out = n->q;
 	pthread_mutex_unlock(&lock);
 	return n != NULL;
+}
+
+uint32_t pcl_queue_id(cl_command_queue q)
+{
+	/* The generation is read before the look-up: a queue that comes or goes after it makes the
+	 * next call look again. */
+	uint64_t gen = atomic_load(&queues_gen);
+	if (q && q == id_queue && gen == id_gen)
+		return id_id;
+	struct pcl_queue_info qi;
+	uint32_t id = pcl_queue_lookup(q, &qi) ? qi.id : 0;
+	id_queue = q;
+	id_id = id;
+	id_gen = gen;
+	return id;
 }
 
 void pcl_queue_props_added(cl_command_queue q, uint8_t how)
@@ -371,12 +394,13 @@ bool pcl_map_forget(void *ptr, cl_mem *m, uint64_t *bytes, bool *write)
  * Direct-mapped: an event the app got from an enqueue maps to its command
  * while the app holds a reference. A collision overwrites the older entry
  * (one dependency edge lost at worst). */
-void pcl_event_map(cl_event e, uint64_t cmd)
+void pcl_event_map(cl_event e, uint64_t cmd, uint32_t queue_id)
 {
 	size_t i = slot(e, EVENT_SLOTS);
 	pthread_mutex_lock(&lock);
 	events[i].ev = e;
 	events[i].cmd = cmd;
+	events[i].queue_id = queue_id;
 	events[i].refs = 1;
 	events[i].layer = PCL_EV_HELD; /* pcl_track takes the library's reference next, before the app has e */
 	pthread_mutex_unlock(&lock);
@@ -407,6 +431,15 @@ uint64_t pcl_event_cmd(cl_event e)
 	uint64_t cmd = e && events[i].ev == e ? events[i].cmd : 0;
 	pthread_mutex_unlock(&lock);
 	return cmd;
+}
+
+uint32_t pcl_event_queue_id(cl_event e)
+{
+	size_t i = slot(e, EVENT_SLOTS);
+	pthread_mutex_lock(&lock);
+	uint32_t id = e && events[i].ev == e ? events[i].queue_id : 0;
+	pthread_mutex_unlock(&lock);
+	return id;
 }
 
 void pcl_event_retained(cl_event e)

@@ -75,7 +75,8 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static _Atomic uint64_t next_id = 1, n_captured;
 /* What the reaper cost (the exit's debug line): its visits, the wake-ups the app's threads made
  * (a finish, the first command after a quiet time) and its CPU time, read at its end. */
-static _Atomic uint64_t n_visits, n_kicks, n_first_wakes, n_drains, reaper_cpu_ns;
+static _Atomic uint64_t n_visits, n_kicks, n_first_wakes, n_drains, n_drain_questions, reaper_cpu_ns;
+static uint64_t n_questions; /* under work_mu: status questions of every visit */
 /* Each app thread's records, taken from the free stack all at once. */
 static __thread struct pcl_pending *cache;
 static __thread struct pcl_pending *carve, *carve_end; /* the rest of this thread's slab */
@@ -125,6 +126,8 @@ static void after_fork_child(void)
 	atomic_store(&n_visits, 0);
 	atomic_store(&n_kicks, 0);
 	atomic_store(&n_drains, 0);
+	atomic_store(&n_drain_questions, 0);
+	n_questions = 0;
 	atomic_store(&n_first_wakes, 0);
 	atomic_store(&next_id, 1);
 	dgram_len = 0;
@@ -330,16 +333,39 @@ static void done_append(struct pcl_pending **done, struct pcl_pending **done_tai
 	*done_tail = p;
 }
 
-/* Visit the FIFOs: process what completed; the processed records go on *done..*done_tail. An
- * in-order queue whose newest command completed has completed them all: one question for the
- * whole FIFO (a command that failed has no times and is not recorded). */
-static unsigned visit(struct pcl_pending **done, struct pcl_pending **done_tail, bool exiting)
+/* The runtime's status of p's command, counted (the exit's debug line). */
+static cl_int status_of(struct pcl_pending *p)
+{
+	n_questions++;
+	return pcl_rt_event_status(p->ev);
+}
+
+/* Whether a visit limited to the queues only[0..nonly) looks at FIFO i (nonly == 0: every FIFO;
+ * the last FIFO, which queues past MAX_QUEUES share, always). */
+static bool fifo_wanted(unsigned i, const uint32_t *only, unsigned nonly)
+{
+	if (!nonly || i == MAX_QUEUES - 1)
+		return true;
+	for (unsigned j = 0; j < nonly; j++)
+		if (fifos[i].queue_id == only[j])
+			return true;
+	return false;
+}
+
+/* Visit the FIFOs (those of the queues only[0..nonly), or all when nonly is 0): process what
+ * completed; the processed records go on *done..*done_tail. An in-order queue whose newest
+ * command completed has completed them all: one question for the whole FIFO (a command that
+ * failed has no times and is not recorded). */
+static unsigned visit(struct pcl_pending **done, struct pcl_pending **done_tail, bool exiting,
+		      const uint32_t *only, unsigned nonly, unsigned scan_max)
 {
 	unsigned n = 0;
 	uint64_t now = pcl_now_ns();
 	for (unsigned i = 0; i < nfifos && !atomic_load(&abandoned); i++) {
 		struct fifo *f = &fifos[i];
-		if (f->in_order && f->tail && f->tail != f->head && pcl_rt_event_status(f->tail->ev) == CL_COMPLETE) {
+		if (!fifo_wanted(i, only, nonly))
+			continue;
+		if (f->in_order && f->tail && f->tail != f->head && status_of(f->tail) == CL_COMPLETE) {
 			for (struct pcl_pending *p = f->head, *next; p && !atomic_load(&abandoned); p = next) {
 				next = p->next;
 				process(p, CL_COMPLETE, now, exiting);
@@ -349,10 +375,12 @@ static unsigned visit(struct pcl_pending **done, struct pcl_pending **done_tail,
 			f->head = f->tail = NULL;
 			continue;
 		}
+		/* the shared FIFO holds other queues' commands too: never more than SCAN_MAX of it */
+		unsigned limit = i == MAX_QUEUES - 1 ? SCAN_MAX : scan_max;
 		struct pcl_pending **pp = &f->head, *prev = NULL;
-		for (unsigned scanned = 0; *pp && scanned < SCAN_MAX && !atomic_load(&abandoned); scanned++) {
+		for (unsigned scanned = 0; *pp && scanned < limit && !atomic_load(&abandoned); scanned++) {
 			struct pcl_pending *p = *pp;
-			cl_int st = pcl_rt_event_status(p->ev);
+			cl_int st = status_of(p);
 			if (st > CL_COMPLETE) { /* queued, submitted or running */
 				if (f->in_order)
 					break; /* the later ones of an in-order queue are not done either */
@@ -419,13 +447,15 @@ static void reaper_sleep(uint64_t now)
 	pthread_mutex_unlock(&mu);
 }
 
-/* One visit, under work_mu: new commands into their FIFOs, the completed ones timed and encoded, the
- * datagram out (at once with a ring), the send queue flushed. True when nothing waits to be sent. */
-static bool work(bool stop, uint64_t *now)
+/* One visit, under work_mu: new commands into their FIFOs, the completed ones (of the queues
+ * only[0..nonly), or of all when nonly is 0) timed and encoded, the datagram out (at once with a
+ * ring), the send queue flushed. True when nothing waits to be sent. scan_max: commands of an
+ * out-of-order queue looked at. */
+static bool work(bool stop, uint64_t *now, const uint32_t *only, unsigned nonly, unsigned scan_max)
 {
 	take_submitted();
 	struct pcl_pending *done = NULL, *done_tail = NULL;
-	visit(&done, &done_tail, stop);
+	visit(&done, &done_tail, stop, only, nonly, scan_max);
 	*now = pcl_now_ns();
 	dgram_maybe_push(*now, stop || pcl_ring_active()); /* with a ring: at once */
 	if (done)
@@ -444,7 +474,7 @@ static void *reaper_main(void *arg)
 		pcl_enter(PCL_FN_REAPER);
 		pthread_mutex_lock(&work_mu);
 		uint64_t now;
-		bool sent = work(stop, &now);
+		bool sent = work(stop, &now, NULL, 0, SCAN_MAX);
 		pthread_mutex_unlock(&work_mu);
 		pcl_leave();
 		atomic_fetch_add_explicit(&n_visits, 1, memory_order_relaxed);
@@ -562,10 +592,11 @@ static void at_exit(void)
 	pcl_log("exit: %llu commands captured, %llu sent, %llu dropped%s", (unsigned long long)captured,
 		(unsigned long long)pcl_sent(), (unsigned long long)dropped, told ? "" : " (agent not told)");
 	pcl_log("reaper: %llu visits, woken %llu times by a finish and %llu by a first command, %.1f ms CPU; "
-		"%llu drains by waiting threads",
+		"%llu drains by waiting threads, %llu status questions in them",
 		(unsigned long long)atomic_load(&n_visits), (unsigned long long)atomic_load(&n_kicks),
 		(unsigned long long)atomic_load(&n_first_wakes), (double)atomic_load(&reaper_cpu_ns) / 1e6,
-		(unsigned long long)atomic_load(&n_drains));
+		(unsigned long long)atomic_load(&n_drains),
+		(unsigned long long)atomic_load(&n_drain_questions));
 	if (dropped > 0 && !told)
 		write_dropfile(dropped, captured + atomic_load(&outstanding));
 }
@@ -621,13 +652,18 @@ void pcl_pending_abandon(struct pcl_pending *p)
 	cache = p;
 }
 
-void pcl_track_kick(void)
+void pcl_track_kick(const uint32_t *queue_ids, unsigned n, bool finished)
 {
 	/* With a ring, the waiting thread writes what completed into it itself before the wait
 	 * returns to the app: a program that dies right after its clFinish (abort, a signal) has
 	 * every command it waited for in the ring, whatever the scheduler did with the reaper
 	 * (a wake-up of the reaper raced the abort: best effort, issue #41). The reaper's state is
-	 * the drain's under work_mu; the waiter blocks at most for the visit the reaper is in. */
+	 * the drain's under work_mu; the waiter blocks at most for the visit the reaper is in.
+	 * Only the FIFOs of the queues waited for: the other queues' commands are the reaper's,
+	 * and an out-of-order queue's FIFO costs up to SCAN_MAX status questions a visit. After a
+	 * clFinish of known queues every command of theirs enqueued before it has completed: their
+	 * FIFOs are looked at whole (each question answers CL_COMPLETE, each command is timed), so
+	 * none of what the program waited for is left to the reaper beyond SCAN_MAX. */
 	if (atomic_load(&outstanding) == 0 && !atomic_load(&submitted))
 		return; /* nothing to time (and the reaper may not have started) */
 	if (!reaper_running || atomic_load(&stopping) || atomic_load(&abandoned))
@@ -635,8 +671,9 @@ void pcl_track_kick(void)
 	pthread_mutex_lock(&work_mu);
 	bool ring = pcl_ring_active(); /* the reaper abandons it when the agent went away */
 	if (ring) {
-		uint64_t now;
-		(void)work(false, &now);
+		uint64_t now, q0 = n_questions;
+		(void)work(false, &now, queue_ids, n, finished && n ? MAX_OUTSTANDING : SCAN_MAX);
+		atomic_fetch_add_explicit(&n_drain_questions, n_questions - q0, memory_order_relaxed);
 	}
 	pthread_mutex_unlock(&work_mu);
 	if (ring) {
