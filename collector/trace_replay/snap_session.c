@@ -127,6 +127,8 @@ int snap_session_step(struct snap_session *s, uint64_t *addr, size_t *n)
 		return rc;
 	}
 	uint64_t need = s->res.need_page;
+	if (need == 0)
+		return 2; /* paused for cfg->slice */
 	struct page *p = find(s, need);
 	if (p) /* asked already and still unanswered: ask again */
 		return addr[(*n)++] = need, 1;
