@@ -54,6 +54,22 @@ static int setup(void **state)
 	return srv_fixture_open(state, (struct server_options){.max_frame = 256u * 1024u});
 }
 
+/* A store file, for the collector's own commands to read after the test's connection. */
+static int setup_file(void **state)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_server_snapshots.XXXXXX");
+	if (!mkdtemp(tmpdir))
+		return -1;
+	char path[128];
+	snprintf(path, sizeof(path), "%s/store.db", tmpdir);
+	struct srv_fixture *f = calloc(1, sizeof(*f));
+	struct server_options opt = {.listen = "127.0.0.1:0", .signal_fd = -1, .max_frame = 256u * 1024u};
+	if (!f || store_open(path, 0, &f->store) < 0 || server_open(f->store, &opt, &f->srv) < 0)
+		return -1;
+	*state = f;
+	return 0;
+}
+
 static int teardown(void **state)
 {
 	char cmd[128];
@@ -548,6 +564,26 @@ static void test_server_snapshots_agent_transport(void **state)
 	assert_int_equal(store_session_records(f->store, sid, &records), 0);
 	assert_int_equal(records, 3);
 	fprintf(stderr, "agent transport: window seq 2 stored, %u page requests answered\n", ap.calls);
+	/* `collector edag` reads it as any stored window */
+	char cmd[512], line[512];
+	snprintf(cmd, sizeof(cmd), "'%s/collector' edag --store '%s/store.db' --session %lld 2>&1",
+		 getenv("PROF_BIN_DIR") ? getenv("PROF_BIN_DIR") : "build/host-san", tmpdir, (long long)sid);
+	FILE *pf = popen(cmd, "r");
+	assert_non_null(pf);
+	unsigned long W = 0, D = 0;
+	while (fgets(line, sizeof(line), pf)) {
+		fprintf(stderr, "collector edag: %s", line);
+		const char *at = strstr(line, "memory accesses");
+		if (at)
+			assert_int_equal(sscanf(at, "memory accesses %*u, W %lu memory vertices, D %lu", &W, &D), 2);
+	}
+	assert_int_equal(pclose(pf), 0);
+	/* no cache model: every access of the window is a memory vertex */
+	Prof__TraceWindow *tw = prof__trace_window__unpack(NULL, want_len, want);
+	assert_non_null(tw);
+	assert_int_equal(W, tw->n_size);
+	assert_true(D > 0 && D <= W);
+	prof__trace_window__free_unpacked(tw, NULL);
 	free(want);
 	free(w.packed[0]);
 	transport_destroy(t);
@@ -563,7 +599,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_server_snapshots_aarch64_window_stored, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_server_snapshots_thumb2_window_stored, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_server_snapshots_refusals_keep_the_connection, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_server_snapshots_agent_transport, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_server_snapshots_agent_transport, setup_file, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
