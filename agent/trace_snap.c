@@ -2,6 +2,7 @@
 #include "trace_snap.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -60,7 +61,7 @@ void trace_snap_close(struct trace_snap *b)
 	b->s = NULL;
 }
 
-int trace_snap_window(struct trace_snap *b, const struct trace_snap_req *r, uint64_t *stop_ns, char *why,
+int trace_snap_window(struct trace_snap *b, struct trace_snap_req *r, uint64_t *stop_ns, char *why,
 		      size_t whylen)
 {
 	*stop_ns = 0;
@@ -80,8 +81,12 @@ int trace_snap_window(struct trace_snap *b, const struct trace_snap_req *r, uint
 	int status = 0, sig = 0;
 	ptrace(PTRACE_INTERRUPT, r->tid, NULL, NULL);
 	rc = trace_snapshot_wait(r->tid, t0 + 2000000000ull, &status);
-	if (rc == 0 && !WIFSTOPPED(status))
+	if (rc == 0 && !WIFSTOPPED(status)) { /* its end, taken here: the target is told */
+		r->reaped = true;
+		r->exit_status = status;
+		*stop_ns = clock_mono_ns() - t0;
 		return snprintf(why, whylen, "the thread exited"), -ESRCH;
+	}
 	if (rc < 0) {
 		ptrace(PTRACE_DETACH, r->tid, NULL, NULL);
 		return snprintf(why, whylen, "the thread did not stop: %s", strerror(-rc)), rc;
@@ -94,13 +99,19 @@ int trace_snap_window(struct trace_snap *b, const struct trace_snap_req *r, uint
 	pid_t child = 0;
 	int ssig = 0;
 	uint64_t clone_ns = 0;
+	bool took = false;
 	rc = trace_snapshot_regs(r->tid, regs, 34, &nregs, &arch);
 	if (rc < 0)
 		snprintf(why, whylen, "reading its registers: %s", strerror(-rc));
 	else
-		rc = trace_snapshot_take(r->tid, &plan, t0 + 2000000000ull, &child, &ssig, &clone_ns, why, whylen);
-	if (rc == -ESRCH)
-		return rc; /* exited during the clone: nothing to detach from */
+		took = true, rc = trace_snapshot_take(r->tid, &plan, t0 + 2000000000ull, &child, &ssig, &clone_ns, why,
+						      whylen);
+	if (took && rc == -ESRCH) { /* exited during the clone, reaped there: nothing to detach from */
+		r->reaped = true;
+		r->exit_status = ssig;
+		*stop_ns = clock_mono_ns() - t0;
+		return rc;
+	}
 	ptrace(PTRACE_DETACH, r->tid, NULL, (void *)(long)(sig ? sig : ssig));
 	*stop_ns = clock_mono_ns() - t0;
 	if (rc < 0)
@@ -151,7 +162,7 @@ int trace_snap_open(struct trace_snap *b, struct session *s)
 	return -ENOTSUP;
 }
 
-int trace_snap_window(struct trace_snap *b, const struct trace_snap_req *r, uint64_t *stop_ns, char *why,
+int trace_snap_window(struct trace_snap *b, struct trace_snap_req *r, uint64_t *stop_ns, char *why,
 		      size_t whylen)
 {
 	(void)b, (void)r;

@@ -8,6 +8,7 @@
 #ifndef AGENT_TRACE_SNAP_H
 #define AGENT_TRACE_SNAP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -29,6 +30,10 @@ struct trace_snap_req {
 	uint32_t window_index;
 	uint64_t warmup, record; /* instructions the collector replays and records */
 	uint64_t t_ns;		 /* the stop, after Hello.base_ns */
+	/* out: the thread exited while it was being stopped and its wait status was taken here
+	 * (the target must be told: target_child_reaped) */
+	bool reaped;
+	int exit_status;
 };
 
 /* 0 (the session's PageRequests and SnapshotDone come here from now on); -ENOMEM; -ENOTSUP
@@ -37,7 +42,7 @@ int trace_snap_open(struct trace_snap *b, struct session *s);
 /* A window of r->tid: 0 sent (*stop_ns the thread's stop, attach to detach); -ENOTCONN no
  * collector connection (nothing taken); -EBUSY TRACE_SNAP_LIVE snapshots still served; -ESRCH
  * the thread exited; other -errno with why. */
-int trace_snap_window(struct trace_snap *b, const struct trace_snap_req *r, uint64_t *stop_ns, char *why,
+int trace_snap_window(struct trace_snap *b, struct trace_snap_req *r, uint64_t *stop_ns, char *why,
 		      size_t whylen);
 /* Snapshots whose time is up: dropped; how many. */
 unsigned trace_snap_expire(struct trace_snap *b, uint64_t now);

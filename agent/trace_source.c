@@ -376,6 +376,8 @@ static void take_board_window(struct trace_source *ts)
 				 why);
 		return;
 	}
+	if (r.reaped) /* the thread's end was taken while stopping it: the target needs its status */
+		target_child_reaped(ts->t, tid, r.exit_status);
 	if (rc < 0) {
 		ts->board_failed++;
 		if (rc == -ESRCH)

@@ -189,8 +189,10 @@ int trace_snapshot_take(pid_t tid, const struct trace_snapshot_plan *p, uint64_t
 	for (int i = 0; i < 8 && stops < 2; i++) {
 		int status = 0;
 		int st = trace_snapshot_step(tid, PTRACE_SYSCALL, "PTRACE_SYSCALL", deadline, &status, why, whylen);
-		if (st > 0)
+		if (st > 0) {
+			*sig = status; /* its end, reaped here: the caller tells the target */
 			return -ESRCH;
+		}
 		if (st < 0) {
 			rc = st;
 			break;
