@@ -100,6 +100,9 @@ int trace_snap_window(struct trace_snap *b, struct trace_snap_req *r, uint64_t *
 	int ssig = 0;
 	uint64_t clone_ns = 0;
 	bool took = false;
+	uint64_t tls = 0;
+	if (trace_snapshot_tls(r->tid, &tls) < 0)
+		tls = 0; /* not known: the collector's replay reads 0 */
 	rc = trace_snapshot_regs(r->tid, regs, 34, &nregs, &arch);
 	if (rc < 0)
 		snprintf(why, whylen, "reading its registers: %s", strerror(-rc));
@@ -135,6 +138,7 @@ int trace_snap_window(struct trace_snap *b, struct trace_snap_req *r, uint64_t *
 		d.msg.record_insns = r->record;
 		d.msg.t_ns = r->t_ns;
 		d.msg.stop_ns = *stop_ns;
+		d.msg.tls = tls;
 		rc = session_send_snapshot(b->s, &d.msg);
 		if (rc < 0)
 			snprintf(why, whylen, "sending its TraceSnapshot: %s", strerror(-rc));

@@ -66,6 +66,8 @@ int trace_snapshot_ready(pid_t child, const struct trace_snapshot_plan *p, char 
  * TraceSnapshot.regs): arm64 x0..x30, sp, pc, pstate (34, *arch 2); 32-bit ARM r0..r15,
  * cpsr (17, *arch 3). 0 with *n; -errno. */
 int trace_snapshot_regs(pid_t tid, uint64_t *regs, size_t cap, size_t *n, uint32_t *arch);
+/* Its thread pointer (TraceSnapshot.tls): arm64 tpidr_el0, 32-bit ARM TPIDRURO. 0; -errno. */
+int trace_snapshot_tls(pid_t tid, uint64_t *tls);
 #endif
 
 /* Kill the snapshot and reap it. */

@@ -255,6 +255,9 @@ static int set_regs(struct run *r, uint64_t *start)
 		uc_reg_write(uc, UC_ARM64_REG_SP, &s->regs[31]);
 		uint64_t nzcv = s->regs[33] & 0xf0000000u;
 		uc_reg_write(uc, UC_ARM64_REG_NZCV, &nzcv);
+		uc_arm64_cp_reg tp = {.crn = 13, .crm = 0, .op0 = 3, .op1 = 3, .op2 = 2, .val = s->tls}; /* tpidr_el0 */
+		if (uc_reg_write(uc, UC_ARM64_REG_CP_REG, &tp) != UC_ERR_OK)
+			return -EIO;
 		*start = s->regs[32];
 		return 0;
 	}
@@ -266,6 +269,9 @@ static int set_regs(struct run *r, uint64_t *start)
 	uc_reg_write(uc, UC_ARM_REG_SP, &sp);
 	uc_reg_write(uc, UC_ARM_REG_LR, &lr);
 	uc_reg_write(uc, UC_ARM_REG_APSR, &apsr);
+	uc_arm_cp_reg tp = {.cp = 15, .crn = 13, .crm = 0, .opc1 = 0, .opc2 = 3, .val = (uint32_t)s->tls}; /* TPIDRURO */
+	if (uc_reg_write(uc, UC_ARM_REG_CP_REG, &tp) != UC_ERR_OK)
+		return -EIO;
 	*start = ((uint32_t)s->regs[15] & ~1u) | ((s->regs[16] >> 5) & 1); /* Thumb from CPSR.T */
 	return 0;
 }

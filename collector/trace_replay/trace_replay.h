@@ -41,6 +41,7 @@ struct trace_replay_snap {
 	const struct trace_replay_map *maps;
 	size_t nmaps;
 	uint32_t page_size;
+	uint64_t tls; /* tpidr_el0 (aarch64) / TPIDRURO (arm); 0: not known */
 };
 
 struct trace_replay_config {

@@ -28,6 +28,12 @@ static bool have(const char *tool)
 
 bool replay_prog_build(const char *cc, const char *flags, const char *dir, const char *name, char *exe, size_t n)
 {
+	return replay_prog_build_src(cc, flags, "walk.c", dir, name, exe, n);
+}
+
+bool replay_prog_build_src(const char *cc, const char *flags, const char *file, const char *dir, const char *name,
+			   char *exe, size_t n)
+{
 	if (!have(cc)) {
 		fprintf(stderr, "SKIP: needs %s (scripts/deps.sh installs the board cross compilers)\n", cc);
 		return false;
@@ -38,8 +44,8 @@ bool replay_prog_build(const char *cc, const char *flags, const char *dir, const
 	char cmd[8192];
 	int len_cmd = snprintf(cmd, sizeof(cmd),
 			       "%s %s -O2 -static -nostdlib -ffreestanding -fno-stack-protector -fno-tree-vectorize "
-			       "-o '%s' '%s/tests/data/replay/walk.c'",
-			       cc, flags, exe, src ? src : ".");
+			       "-o '%s' '%s/tests/data/replay/%s'",
+			       cc, flags, exe, src ? src : ".", file);
 	assert_true(len_cmd > 0 && (size_t)len_cmd < sizeof(cmd));
 	assert_int_equal(system(cmd), 0);
 	return true;

@@ -41,6 +41,9 @@ struct replay_prog {
 /* Build walk.c with cc and flags into dir/name (exe); false (and a SKIP line) when cc is
  * missing. */
 bool replay_prog_build(const char *cc, const char *flags, const char *dir, const char *name, char *exe, size_t n);
+/* The same of tests/data/replay/SRC (a freestanding program of that folder). */
+bool replay_prog_build_src(const char *cc, const char *flags, const char *src, const char *dir, const char *name,
+			   char *exe, size_t n);
 /* Load the ELF: segments, maps (+ the stack), registers at the entry. */
 void replay_prog_load(const char *path, struct replay_prog *p);
 void replay_prog_free(struct replay_prog *p);

@@ -415,6 +415,53 @@ static void answer(struct prog *p, uint32_t id, const uint64_t *addr, size_t n, 
 	pg->data.len = off;
 }
 
+/* The thread pointer (TraceSnapshot.tls): tests/data/replay/tls.c reads it (aarch64 tpidr_el0,
+ * 32-bit ARM TPIDRURO) and loads through it; with the snapshot's tls at its writable map the
+ * loads go there, with none (0) the first one reads unmapped page 0. */
+static void tls_reads(const char *cc, const char *flags, const char *name)
+{
+	char exe[256];
+	if (!replay_prog_build_src(cc, flags, "tls.c", tmpdir, name, exe, sizeof(exe))) {
+		skip();
+		return;
+	}
+	struct prog p;
+	load_elf(exe, &p);
+	struct trace_replay_snap s;
+	snap_of(&p, &s);
+	for (size_t i = 0; i + 1 < p.nmaps && !s.tls; i++) /* the stack is the last map */
+		if (p.maps[i].prot & 2)
+			s.tls = p.maps[i].start;
+	assert_true(s.tls != 0);
+	struct trace_replay_config cfg = {.warmup = 0, .record = 3000};
+	struct trace_replay_result r;
+	assert_int_equal(trace_replay_run(&s, fetch, &p, &cfg, &r), 0);
+	size_t through = 0, loads = 0;
+	for (size_t i = 0; i < r.n; i++) {
+		if (!(r.ins[i].mem & EDAG_MEM_READ))
+			continue;
+		loads++;
+		through += r.ins[i].addr >= s.tls && r.ins[i].addr < s.tls + 256;
+	}
+	fprintf(stderr, "%s: tls 0x%llx: %zu of %zu loads through it, end %s (%s)\n", name,
+		(unsigned long long)s.tls, through, loads, trace_replay_end_name(r.end), r.why);
+	assert_true(through >= 300 && through == loads); /* the loop: one load in ~6 instructions */
+	trace_replay_result_free(&r);
+	s.tls = 0; /* not known: the program reads 0 and loads from page 0 */
+	assert_int_equal(trace_replay_run(&s, fetch, &p, &cfg, &r), 0);
+	assert_int_equal(r.end, TRACE_REPLAY_END_UNMAPPED);
+	assert_non_null(strstr(r.why, "0x0 outside"));
+	trace_replay_result_free(&r);
+	free(p.file);
+}
+
+static void test_trace_replay_arm_thread_pointer(void **state)
+{
+	(void)state;
+	tls_reads("aarch64-linux-gnu-gcc", "", "tls.a64");
+	tls_reads("arm-linux-gnueabihf-gcc", "-mthumb", "tls.t32");
+}
+
 static void test_trace_replay_arm_session_over_the_wire(void **state)
 {
 	(void)state;
@@ -507,6 +554,7 @@ int main(void)
 		cmocka_unit_test(test_trace_replay_arm_thumb2_matches_qemu_trace),
 		cmocka_unit_test(test_trace_replay_arm_arm_state_matches_qemu_trace),
 		cmocka_unit_test(test_trace_replay_arm_stops_with_reason),
+		cmocka_unit_test(test_trace_replay_arm_thread_pointer),
 		cmocka_unit_test(test_trace_replay_arm_session_over_the_wire),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
