@@ -19,6 +19,8 @@
 
 struct session {
 	struct session_opts o;
+	unsigned (*snap_live)(void *ctx); /* board snapshots still served (session_set_snapshots) */
+	void *snap_ctx;
 	Prof__Hello *hello;
 	struct spool *spool;
 	struct transport *tr;
@@ -107,6 +109,37 @@ uint64_t session_base_ns(const struct session *s)
 size_t session_max_frame(const struct session *s)
 {
 	return s->max_frame;
+}
+
+void session_set_snapshots(struct session *s,
+			   int (*pages)(void *ctx, const Prof__PageRequest *req, Prof__Pages *out),
+			   void (*done)(void *ctx, uint32_t snapshot_id), unsigned (*live)(void *ctx), void *ctx)
+{
+	transport_set_snapshots(s->tr, pages, done, ctx);
+	s->snap_live = live;
+	s->snap_ctx = ctx;
+}
+
+bool session_streaming(const struct session *s)
+{
+	return transport_streaming(s->tr);
+}
+
+int session_send_snapshot(struct session *s, Prof__TraceSnapshot *msg)
+{
+	if (!transport_streaming(s->tr))
+		return -ENOTCONN;
+	msg->window_seq = session_next_seq(s); /* never submitted: the collector stores the window under it */
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.body_case = PROF__ENVELOPE__BODY_TRACE_SNAPSHOT;
+	env.trace_snapshot = msg;
+	uint8_t *f = NULL;
+	size_t len = 0;
+	int rc = frame_encode(&env, s->max_frame, &f, &len);
+	if (rc == 0)
+		rc = transport_send_snapshot(s->tr, msg->window_seq, f, len);
+	free(f);
+	return rc;
 }
 
 uint64_t session_next_seq(struct session *s)
@@ -230,7 +263,9 @@ uint64_t session_flush(struct session *s)
 		orphans_attach(s->orphans, l);
 	s->heartbeat.next_ns = 0; /* no heartbeats while flushing */
 	uint64_t end = clock_mono_ns() + (uint64_t)(s->o.flush_timeout_s * 1e9);
-	while ((spool_records(s->spool) > 0 || orphans_pending(s->orphans)) && !s->fatal) {
+	while ((spool_records(s->spool) > 0 || orphans_pending(s->orphans) ||
+		(s->snap_live && transport_streaming(s->tr) && s->snap_live(s->snap_ctx) > 0)) &&
+	       !s->fatal) {
 		uint64_t now = clock_mono_ns();
 		if (now >= end)
 			break;

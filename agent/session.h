@@ -42,6 +42,16 @@ size_t session_max_frame(const struct session *s);
 /* Give env the next seq, encode it and hand it to the spool and transport.
  * Returns 0 or -errno (-EMSGSIZE: larger than a frame may be). */
 int session_send(struct session *s, Prof__Envelope *env);
+/* Board snapshots (issue 36): the collector's PageRequests go to pages(), its SnapshotDone
+ * (and an Error naming a snapshot) to done() (transport_set_snapshots); session_flush also
+ * waits (within its timeout) while live() says snapshots are still served. */
+void session_set_snapshots(struct session *s,
+			   int (*pages)(void *ctx, const Prof__PageRequest *req, Prof__Pages *out),
+			   void (*done)(void *ctx, uint32_t snapshot_id), unsigned (*live)(void *ctx), void *ctx);
+bool session_streaming(const struct session *s); /* connected, the Hello acked */
+/* Send msg live with a seq reserved for its window (msg->window_seq set): 0, -ENOTCONN when
+ * the collector is not connected (no window then), or -errno. */
+int session_send_snapshot(struct session *s, Prof__TraceSnapshot *msg);
 /* For builders that encode whole frames themselves: reserve the next seq,
  * then submit the frame (ownership passes to the session; it is freed). */
 uint64_t session_next_seq(struct session *s);

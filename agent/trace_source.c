@@ -18,6 +18,7 @@
 #include "trace/decode.h"
 #include "trace/encode.h"
 #include "trace/window.h"
+#include "trace_snap.h"
 #ifdef CONFIG_AGENT_TRACE_REPLAY
 #include "trace/replay.h"
 #endif
@@ -68,6 +69,10 @@ struct trace_source {
 	uint64_t stops[1024]; /* the target's stop of each window (the first 1024) */
 	size_t nstops;
 	char off[320];	    /* non-empty: why no window can be taken here (the kernel cannot single-step) */
+	/* --capture snapshot (boards, trace_snap.h): snapshots the collector replays */
+	bool board;
+	struct trace_snap snap;
+	uint32_t no_conn, board_failed; /* periods without a collector connection; snapshots not taken */
 };
 
 static bool replay_failed(const struct trace_source *ts, pid_t tid)
@@ -102,7 +107,8 @@ const char trace_source_help[] =
 	"                  above; max 1000000, sent in records of 60000)\n"
 	"  --warmup N      replay: instructions run before them only to warm the cache model (default\n"
 	"                  500000, max 4000000; 0: none)\n"
-	"  --capture M     auto (default: replay in Unicorn where it can, else single steps), replay, step\n"
+	"  --capture M     auto (default: replay in Unicorn where it can, else single steps), replay, step,\n"
+	"                  snapshot (arm64, 32-bit ARM: the collector replays each window from a snapshot)\n"
 	"  --every S       seconds between windows at least (the duty budget may space them more)\n"
 	"  --max-duty PCT  stop the traced threads at most PCT % of the time, attach to detach\n";
 
@@ -138,8 +144,10 @@ int trace_source_option(struct trace_source_opts *o, const char *name, const cha
 			o->capture = TRACE_SOURCE_REPLAY;
 		else if (strcmp(arg, "step") == 0)
 			o->capture = TRACE_SOURCE_STEP;
+		else if (strcmp(arg, "snapshot") == 0)
+			o->capture = TRACE_SOURCE_SNAPSHOT;
 		else {
-			log_error("--capture: expected auto, replay or step (got '%s')", arg);
+			log_error("--capture: expected auto, replay, step or snapshot (got '%s')", arg);
 			return EXIT_USAGE;
 		}
 	} else {
@@ -183,6 +191,21 @@ int trace_source_new(struct trace_source **out, const struct trace_source_opts *
 			snprintf(err, errlen, "trace: no instruction decoder for this architecture: %s", strerror(-rc));
 		free(ts);
 		return rc;
+	}
+	if (o->capture == TRACE_SOURCE_SNAPSHOT) {
+#if defined(__aarch64__) || defined(__arm__)
+		ts->board = true; /* the thread stops for the snapshot only: no step, no emulator here */
+		ts->window = o->window ? o->window : TRACE_SOURCE_REPLAY_WINDOW;
+		ts->warmup = o->warmup == ULONG_MAX ? TRACE_SOURCE_REPLAY_WARMUP : o->warmup;
+		*out = ts;
+		return 0;
+#else
+		snprintf(err, errlen, "trace: --capture snapshot: built for arm64 and 32-bit ARM boards only (here: "
+				      "--capture replay or step)");
+		trace_decoder_close(ts->dec);
+		free(ts);
+		return -ENOTSUP;
+#endif
 	}
 	if (o->capture != TRACE_SOURCE_STEP) {
 		char why[320];
@@ -328,8 +351,57 @@ static void budget_accrue(struct trace_source *ts, uint64_t now, double cost)
  * window is a short probe that measures it; the next windows are sized from that. */
 #define FIRST_PROBE_STEPS 200ul
 
+/* A board window: the snapshot, its TraceSnapshot sent live; the collector replays it. */
+static void take_board_window(struct trace_source *ts)
+{
+	uint64_t now = clock_mono_ns();
+	trace_snap_expire(&ts->snap, now);
+	budget_accrue(ts, now, ts->snap_ns);
+	if (ts->budget_ns < ts->snap_ns) {
+		ts->waited++;
+		return;
+	}
+	pid_t tid = pick_thread(ts);
+	struct trace_snap_req r = {.pid = target_pid(ts->t), .tid = tid, .window_index = ts->windows,
+				   .warmup = ts->warmup, .record = ts->window, .t_ns = now - session_base_ns(ts->s)};
+	uint64_t stop = 0;
+	char why[320];
+	int rc = trace_snap_window(&ts->snap, &r, &stop, why, sizeof(why));
+	ts->budget_ns -= (double)stop;
+	ts->stop_ns += stop;
+	if (rc == -ENOTCONN) {
+		if (ts->no_conn++ == 0)
+			log_warn("trace: no window: %s (on this board the collector replays the windows: they are "
+				 "taken while it is connected)",
+				 why);
+		return;
+	}
+	if (r.reaped) /* the thread's end was taken while stopping it: the target needs its status */
+		target_child_reaped(ts->t, tid, r.exit_status);
+	if (rc < 0) {
+		ts->board_failed++;
+		if (rc == -ESRCH)
+			log_debug("trace: thread %d exited before its window", (int)tid);
+		else
+			log_warn("trace: no snapshot of thread %d: %s", (int)tid, why);
+		return;
+	}
+	ts->snapshots++;
+	ts->snap_ns = 0.5 * ts->snap_ns + 0.5 * (double)stop;
+	if (ts->nstops < sizeof(ts->stops) / sizeof(ts->stops[0]))
+		ts->stops[ts->nstops++] = stop;
+	note_tid(ts, tid);
+	log_info("trace: window %u of thread %d: snapshot sent, target stopped %.2f ms", ts->windows, (int)tid,
+		 (double)stop / 1e6);
+	ts->windows++;
+}
+
 static void take_window(struct trace_source *ts)
 {
+	if (ts->board) {
+		take_board_window(ts);
+		return;
+	}
 	if (ts->off[0])
 		return;
 	unsigned long n = ts->window;
@@ -545,6 +617,11 @@ int trace_source_start(struct trace_source *ts, struct target *t, struct session
 	ts->t = t;
 	ts->s = s;
 	ts->last_ns = now_ns;
+	if (ts->board) {
+		int rc = trace_snap_open(&ts->snap, s);
+		if (rc < 0)
+			return rc;
+	}
 	loop_timer_start(&ts->timer, (uint64_t)(ts->o.every_s * 1e9), now_ns);
 	struct loop_source src = {.name = "trace", .prepare = ts_prepare, .dispatch = ts_dispatch, .ctx = ts};
 	return loop_add(l, &src);
@@ -557,7 +634,7 @@ uint32_t trace_source_windows(const struct trace_source *ts)
 
 int trace_source_replays(const struct trace_source *ts)
 {
-	return ts->replay;
+	return ts->replay || ts->board;
 }
 
 double trace_source_duty(const struct trace_source *ts, double elapsed_s)
@@ -587,7 +664,10 @@ void trace_source_print_summary(const struct trace_source *ts, double elapsed, F
 {
 	double duty = trace_source_duty(ts, elapsed);
 	fprintf(out, "\n trace: %u window(s) (%s), %llu instructions recorded", ts->windows,
-		ts->replay ? "replayed in Unicorn" : "single steps", (unsigned long long)ts->insns);
+		ts->board ? "snapshots the collector replays" : ts->replay ? "replayed in Unicorn" : "single steps",
+		(unsigned long long)ts->insns);
+	if (ts->board)
+		fprintf(out, " here (%lu + %lu asked of the collector each)", ts->warmup, ts->window);
 	if (ts->replay)
 		fprintf(out, " after %llu of warm-up", (unsigned long long)ts->warm_insns);
 	if (ts->ntids > 1)
@@ -621,6 +701,10 @@ void trace_source_print_summary(const struct trace_source *ts, double elapsed, F
 			ts->lost - ts->lost_sent);
 	if (ts->off[0]) /* the reason was logged once when it was met */
 		fprintf(out, "  no windows: single steps are unavailable on this kernel\n");
+	if (ts->board)
+		fprintf(out, "  snapshots: %u sent, %u let go after the collector's replay, %u not taken, %u period(s) "
+			     "without a collector connection\n",
+			ts->snap.sent, ts->snap.done, ts->board_failed, ts->no_conn);
 	if (ts->fallbacks)
 		fprintf(out, "  %u single-stepped window(s) where the emulator met an instruction it lacks (cold: their "
 			     "cache figures are upper bounds)\n",
@@ -634,6 +718,8 @@ void trace_source_close(struct trace_source *ts)
 {
 	if (!ts)
 		return;
+	if (ts->board)
+		trace_snap_close(&ts->snap);
 	trace_decoder_close(ts->dec);
 	free(ts->buf);
 	free(ts);

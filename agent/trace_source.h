@@ -6,7 +6,9 @@
  *           thread's next `warmup` + `window` instructions run in Unicorn on
  *           copies of its memory (agent/trace/replay.h): the warm-up's lines
  *           warm the collector's cache model, the rest is recorded;
- *   step    `window` single steps with ptrace (agent/trace/window.h).
+ *   step    `window` single steps with ptrace (agent/trace/window.h);
+ *   snapshot (--capture snapshot, arm64 and 32-bit ARM: trace_snap.h) the thread stops
+ *           for a snapshot only, the collector replays warmup + window from its pages.
  * The stop time, attach to detach, is kept under max_duty percent of the
  * elapsed time with a budget: it grows by max_duty % of the time that passes
  * and every window spends what it really stopped the thread; a window starts
@@ -32,7 +34,7 @@
 
 struct trace_source;
 
-enum trace_source_capture { TRACE_SOURCE_AUTO = 0, TRACE_SOURCE_REPLAY, TRACE_SOURCE_STEP };
+enum trace_source_capture { TRACE_SOURCE_AUTO = 0, TRACE_SOURCE_REPLAY, TRACE_SOURCE_STEP, TRACE_SOURCE_SNAPSHOT };
 
 struct trace_source_opts {
 	pid_t tid;		 /* 0: the target's threads in turn */

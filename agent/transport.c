@@ -421,6 +421,21 @@ int transport_submit(struct transport *t, uint64_t seq, const uint8_t *frame, si
 	return rc;
 }
 
+int transport_send_snapshot(struct transport *t, uint64_t window_seq, const uint8_t *frame, size_t len)
+{
+	if (t->state != T_STREAMING)
+		return -ENOTCONN;
+	int rc = tr_out_append(t, frame, len);
+	if (rc < 0)
+		return rc;
+	if (window_seq > t->created) /* the collector's ack of the window is one of ours */
+		t->created = window_seq;
+	if (window_seq == t->sent_seq + 1 && spool_last_seq(t->spool) <= t->sent_seq)
+		t->sent_seq = window_seq; /* caught up: the next record goes out directly */
+	flush(t, clock_mono_ns());
+	return 0;
+}
+
 int transport_poll_prepare(struct transport *t, struct pollfd *pfd, uint64_t now_ns)
 {
 	pfd->fd = -1;

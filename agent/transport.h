@@ -89,6 +89,12 @@ typedef int (*transport_pages_fn)(void *ctx, const Prof__PageRequest *req, Prof_
 typedef void (*transport_done_fn)(void *ctx, uint32_t snapshot_id);
 void transport_set_snapshots(struct transport *t, transport_pages_fn pages, transport_done_fn done, void *ctx);
 
+/* Send a TraceSnapshot frame live on the current connection (never spooled: the snapshot dies
+ * with it). The collector stores its window as the record window_seq, a seq reserved for it and
+ * never submitted (session_next_seq): counted as given here, so that its ack is believed.
+ * 0, -ENOTCONN when not streaming (take no window), or -ENOMEM. */
+int transport_send_snapshot(struct transport *t, uint64_t window_seq, const uint8_t *frame, size_t len);
+
 bool transport_streaming(const struct transport *t); /* Hello acked on the current connection */
 const struct transport_stats *transport_get_stats(const struct transport *t);
 const char *transport_error(const struct transport *t);

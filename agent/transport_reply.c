@@ -179,6 +179,14 @@ int tr_on_envelope(struct transport *t, const Prof__Envelope *env, uint64_t now)
 		}
 		return 0;
 	}
+	if (env->body_case == PROF__ENVELOPE__BODY_ERROR && env->error->snapshot_id) {
+		/* One board snapshot refused (issue 36): it goes, the connection stays. */
+		log_warn("collector %s: snapshot %u not replayed: %s", t->peer, env->error->snapshot_id,
+			 env->error->message ? env->error->message : "");
+		if (t->snap_done)
+			t->snap_done(t->snap_ctx, env->error->snapshot_id);
+		return 0;
+	}
 	if (env->body_case == PROF__ENVELOPE__BODY_ERROR && env->error->retry_after_ms > 0) {
 		/* The collector cannot store now (its database is unavailable): not this agent's fault.
 		 * Keep the records, wait at least as long as it says (plus jitter), say so once. */

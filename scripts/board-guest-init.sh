@@ -79,6 +79,9 @@ if [ -n "$pmu_n" ] && [ -x /bin/pmu_loop ]; then
 	pmu_run stat2 stat $c --agent-id "$id-pmu" --spool /tmp/sp2 -e instructions,INST_RETIRED,cycles -- /bin/pmu_loop "$((pmu_n * 2))"
 	pmu_run record record --collector "$collector" --flush-timeout 20 --agent-id "$id-pmu-record" --spool /tmp/sp3 -F 499 -- /bin/pmu_loop "$pmu_rec"
 	pmu_run profile profile -v --collector "$collector" --flush-timeout 20 --agent-id "$id-pmu-profile" --spool /tmp/sp4 --no-opencl --every 0.2 --window 200 -- /bin/pmu_loop "$((pmu_rec * 3))"
+	# issue 36: windows as snapshots the host collector replays (pages served by this agent), of
+	# /bin/busy for 1 s (its loop loads and stores a volatile on the stack: memory vertices)
+	pmu_run snap profile -v --collector "$collector" --flush-timeout 20 --agent-id "$id-pmu-snap" --spool /tmp/sp8 --no-opencl --every 0.2 --capture snapshot --warmup 20000 --window 20000 -- /bin/busy 1
 	pmu_run refuse stat $c --agent-id "$id-pmu" --spool /tmp/sp5 -e "$pmu_refuse" -- /bin/pmu_loop 1000
 	pmu_run zero stat --collector "$collector" --flush-timeout 20 --agent-id "$id-pmu" --spool /tmp/sp6 -e "cycles,$pmu_zero" -- /bin/pmu_loop "$pmu_n"
 	# the kernel's lowered sample-rate limit (as after "perf: interrupt took too long"): -F 499 goes on at it

@@ -264,6 +264,21 @@ pmu_checks() { # pmu_checks CONSOLE-LOG CPU AGENT-ID
 		check "pmu_${cpu}_profile_trace_within_duty_cap" awk -v w="${tw:-0}" -v d="${duty:-100}" -v c="${cap:-0}" 'BEGIN { exit !(w >= 1 && d <= c) }'
 		check "pmu_${cpu}_profile_trace_windows_of_asked_length" awk -v w="${tw:-0}" -v i="${ti:-0}" 'BEGIN { exit !(w >= 1 && i / w >= 100) }'
 	fi
+	# issue 36: --capture snapshot: each window a snapshot whose pages the agent serves; the host
+	# collector replayed them (Unicorn) and stored them as this session's trace windows
+	local ssid sw sins sed_wd
+	ssid=$(q "SELECT MAX(id) FROM sessions WHERE agent_id='$aid-pmu-snap'")
+	sw=$(q "SELECT COUNT(*) FROM trace_windows WHERE session_id=${ssid:-0}")
+	sins=$(q "SELECT COALESCE(SUM(n_insns),0) FROM trace_windows WHERE session_id=${ssid:-0}")
+	sed_wd=$("$COLLECTOR" edag --store "$db" --session "${ssid:-0}" 2>/dev/null | sed -n 's/.* W \([0-9]*\) memory vertices, D \([0-9]*\).*/\1 \2/p' | head -n1)
+	echo "board-test: pmu $cpu: snapshot windows: $(pl snap | grep -o 'trace: [0-9]* window(s).*' | head -n1)"
+	pl snap | grep 'target stopped per window\|snapshots: \|no window:\|no snapshot' | head -n 4 | sed "s/^/board-test: pmu $cpu: snap: /"
+	pl snap | sed -n 's/.*trace: window \([0-9]*\) of thread [0-9]*: snapshot sent, target stopped \(.*\)/\1 \2/p' | head -n 10 | tr '\n' ',' | sed "s/^/board-test: pmu $cpu: stop per window: /;s/,$/\n/"
+	echo "board-test: pmu $cpu: collector stored ${sw:-0} replayed window(s), ${sins:-0} instructions; collector edag first window W/D ${sed_wd:-?}"
+	grep "agent $aid-pmu-snap session" "$dir/collector.log" | grep -o 'snapshot [0-9]*: window seq .*' | head -n 4 | sed "s/^/board-test: pmu $cpu: collector: /"
+	check "pmu_${cpu}_snap_profile_exit_0" test "$(prc snap)" = 0
+	check "pmu_${cpu}_snap_windows_replayed_by_collector" awk -v w="${sw:-0}" -v i="${sins:-0}" 'BEGIN { exit !(w >= 1 && i > 0) }'
+	check "pmu_${cpu}_snap_edag_reads_them" awk -v wd="${sed_wd:-0 0}" 'BEGIN { split(wd, a, " "); exit !(a[1] > 0 && a[2] > 0 && a[2] <= a[1]) }'
 	if [ -n "${QEMU_PMU_DT:-}" ]; then
 		check "pmu_${cpu}_profile_sampler_on_general_counter" grep -q '^PROF-PMU profile: .*on a general counter' "$log"
 	fi

@@ -648,12 +648,14 @@ int trace_replay_capture(struct trace_decoder *d, pid_t tid, const struct trace_
 		w->parts.regs = t - w->start_ns - w->parts.attach;
 		int src = trace_snapshot_take(tid, &plan, sdl, &snap, &ssig, &w->parts.clone, w->snap_why,
 					      sizeof(w->snap_why));
-		if (ssig && !sig)
+		if (ssig && !sig && src != -ESRCH)
 			sig = ssig;
-		if (src == -ESRCH) {
+		if (src == -ESRCH) { /* its end reaped in the clone's step: ssig is the wait status */
 			trace_boost_off(&target);
 			trace_boost_off(&self);
 			w->end = TRACE_END_EXITED;
+			w->reaped = true;
+			w->exit_status = ssig;
 			w->stop_ns = clock_mono_ns() - w->start_ns;
 			replay_free(&r);
 			return 0;

@@ -107,8 +107,10 @@ int trace_snapshot_take(pid_t tid, const struct trace_snapshot_plan *p, uint64_t
 	for (int i = 0; i < 8 && !past; i++) {
 		int status = 0;
 		int st = trace_snapshot_step(tid, PTRACE_SINGLESTEP, "PTRACE_SINGLESTEP", deadline, &status, why, whylen);
-		if (st > 0)
+		if (st > 0) {
+			*sig = status; /* its end, reaped here: the caller tells the target */
 			return -ESRCH;
+		}
 		if (st < 0) {
 			rc = st;
 			break;

@@ -51,7 +51,7 @@ int trace_snapshot_plan(pid_t tid, struct trace_snapshot_plan *p, char *why, siz
  * 0: *child is the snapshot (traced by us; call trace_snapshot_ready once tid
  * has been let go); *sig is a signal for tid that arrived meanwhile (pass it on
  * when detaching, 0: none); *clone_ns what the injected clone took. -errno with the reason in why: no snapshot, tid is
- * as it was (-ESRCH: tid exited). */
+ * as it was (-ESRCH: tid exited, its end reaped here: *sig is then its wait status). */
 int trace_snapshot_take(pid_t tid, const struct trace_snapshot_plan *p, uint64_t deadline, pid_t *child, int *sig,
 			uint64_t *clone_ns, char *why, size_t whylen);
 
@@ -66,6 +66,8 @@ int trace_snapshot_ready(pid_t child, const struct trace_snapshot_plan *p, char 
  * TraceSnapshot.regs): arm64 x0..x30, sp, pc, pstate (34, *arch 2); 32-bit ARM r0..r15,
  * cpsr (17, *arch 3). 0 with *n; -errno. */
 int trace_snapshot_regs(pid_t tid, uint64_t *regs, size_t cap, size_t *n, uint32_t *arch);
+/* Its thread pointer (TraceSnapshot.tls): arm64 tpidr_el0, 32-bit ARM TPIDRURO. 0; -errno. */
+int trace_snapshot_tls(pid_t tid, uint64_t *tls);
 #endif
 
 /* Kill the snapshot and reap it. */

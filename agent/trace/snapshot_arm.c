@@ -189,8 +189,10 @@ int trace_snapshot_take(pid_t tid, const struct trace_snapshot_plan *p, uint64_t
 	for (int i = 0; i < 8 && stops < 2; i++) {
 		int status = 0;
 		int st = trace_snapshot_step(tid, PTRACE_SYSCALL, "PTRACE_SYSCALL", deadline, &status, why, whylen);
-		if (st > 0)
+		if (st > 0) {
+			*sig = status; /* its end, reaped here: the caller tells the target */
 			return -ESRCH;
+		}
 		if (st < 0) {
 			rc = st;
 			break;
@@ -267,6 +269,24 @@ int trace_snapshot_regs(pid_t tid, uint64_t *regs, size_t cap, size_t *n, uint32
 	*n = 17;
 	*arch = 3;
 #endif
+	return 0;
+}
+
+int trace_snapshot_tls(pid_t tid, uint64_t *tls)
+{
+	*tls = 0;
+#if defined(__aarch64__)
+	uint64_t v = 0; /* tpidr_el0 (arch/arm64/kernel/ptrace.c tls_get) */
+	struct iovec io = {.iov_base = &v, .iov_len = sizeof(v)};
+	if (ptrace(PTRACE_GETREGSET, tid, (void *)(long)NT_ARM_TLS, &io) < 0)
+		return -errno;
+#else
+	unsigned long v = 0; /* TPIDRURO: PTRACE_GET_THREAD_AREA (22, arch/arm/kernel/ptrace.c; 3.4 has it;
+			      * glibc names it in an enum, musl not at all) */
+	if (ptrace(22, tid, NULL, &v) < 0)
+		return -errno;
+#endif
+	*tls = v;
 	return 0;
 }
 

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "frame.h"
+#include "ingest_snap.h"
+#include "net.h"
 #include "validate.h"
 #include "report/text_safe.h"
 #include "store/store_kinds.h"
@@ -54,6 +56,7 @@ static int check_auth(struct ingest_conn *c, const Prof__Hello *h)
 
 void ingest_free(struct ingest_conn *c)
 {
+	ingest_snap_free(c);
 	free(c->agent_id);
 	c->agent_id = NULL;
 	free(c->hello);
@@ -182,7 +185,7 @@ static int open_session(struct ingest_conn *c)
 	return 0;
 }
 
-static int on_record(struct ingest_conn *c, const Prof__Envelope *env, size_t frame_bytes)
+int ingest_record(struct ingest_conn *c, const Prof__Envelope *env, size_t frame_bytes)
 {
 	const char *kind = envelope_kind(env);
 	if (!c->hello_done)
@@ -249,11 +252,10 @@ int ingest_envelope(struct ingest_conn *c, const Prof__Envelope *env, size_t fra
 	case PROF__ENVELOPE__BODY_SNAPSHOT_DONE:
 		return ingest_fail(c, INGEST_PROTOCOL, EPROTO, true, "agent sent a %s: only the collector asks for pages",
 				   envelope_kind(env));
-	case PROF__ENVELOPE__BODY_TRACE_SNAPSHOT:
-	case PROF__ENVELOPE__BODY_PAGES: /* issue 36: the collector's replay of board snapshots is not built */
-		/* EPROTO, not EPROTONOSUPPORT: an agent takes that for a schema mismatch (transport_reply.c) */
-		return ingest_fail(c, INGEST_PROTOCOL, EPROTO, true,
-				   "agent sent a %s: this collector does not replay board snapshots", envelope_kind(env));
+	case PROF__ENVELOPE__BODY_TRACE_SNAPSHOT: /* issue 36: a board window replayed here */
+		return ingest_snap_begin(c, env->trace_snapshot, clock_mono_ns());
+	case PROF__ENVELOPE__BODY_PAGES:
+		return ingest_snap_pages(c, env->pages);
 	case PROF__ENVELOPE__BODY_ERROR: {
 		char msg[200];
 		text_safe_copy(msg, sizeof(msg), env->error->message);
@@ -262,7 +264,7 @@ int ingest_envelope(struct ingest_conn *c, const Prof__Envelope *env, size_t fra
 	}
 	default:
 		if (store_kind_find(env->body_case))
-			return on_record(c, env, frame_bytes);
+			return ingest_record(c, env, frame_bytes);
 		return ingest_fail(c, INGEST_PROTOCOL, EINVAL, true, "envelope without a body");
 	}
 }

@@ -62,6 +62,7 @@ struct ingest_conn {
 	 * touching the store; a heartbeat (seq 0) is taken without the store. */
 	uint32_t (*store_retry_ms)(void *arg);
 	uint32_t retry_after_ms; /* for the Error of an INGEST_RETRY / INGEST_STORE failure */
+	struct ingest_snaps *snaps; /* board snapshots being replayed (ingest_snap.h); NULL: none yet */
 };
 
 void ingest_init(struct ingest_conn *c, struct store *store, const char *peer);
@@ -77,6 +78,10 @@ int ingest_frame(struct ingest_conn *c, const uint8_t *payload, size_t len);
 /* Same for an already decoded and validated envelope; frame_bytes is the
  * size on the wire (length prefix included). */
 int ingest_envelope(struct ingest_conn *c, const Prof__Envelope *env, size_t frame_bytes);
+/* A ledger record made here for the agent (a board snapshot's window, ingest_snap.c): stored
+ * as if the agent had sent env (Hello done, seq window, session opened, ack due). 0 or a
+ * negative errno with the failure set. */
+int ingest_record(struct ingest_conn *c, const Prof__Envelope *env, size_t frame_bytes);
 /* Mark a failure detected outside (framing, I/O): sets failure, err and
  * whether to send an Error. Returns -code. */
 int ingest_fail(struct ingest_conn *c, enum ingest_failure kind, uint32_t code, bool send_error,

@@ -94,6 +94,7 @@ static int step_timeout(struct server *s, int timeout_ms, uint64_t now)
 	if (srv_tls_input_pending(s))
 		return 0;
 	timeout_ms = srv_store_timeout(s, timeout_ms, now);
+	timeout_ms = srv_snap_timeout(s, timeout_ms);
 	uint64_t next = UINT64_MAX;
 	for (struct conn *c = s->conns; c && s->nthrottled > 0; c = c->next)
 		if (c->throttled && c->resume_ns < next)
@@ -169,6 +170,7 @@ int server_step(struct server *s, int timeout_ms)
 	srv_read_tls_pending(s);
 	srv_sweep_deadlines(s, now);
 	srv_store_tick(s, now);
+	srv_snap_run(s, now);
 	end_iteration(s);
 	if (s->retain_ns && now >= s->next_retain_ns && !s->store_damaged)
 		srv_retain(s, now);

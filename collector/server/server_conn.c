@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "ingest_snap.h"
 #include "log.h"
 #include "net.h"
 #include "tls.h"
@@ -56,13 +57,17 @@ int srv_conn_flush(struct server *s, struct conn *c)
 	for (;;) {
 		if (c->out_off == c->out_len) {
 			c->out_off = c->out_len = 0;
-			if (!c->ack_pending)
+			if (c->ack_pending) {
+				int n = ingest_pack_ack_store(c->ack_seq, s->store_id, c->out, OUT_CAP);
+				if (n < 0)
+					return n;
+				c->out_len = (size_t)n;
+				c->ack_pending = false;
+			}
+			/* then board snapshots' PageRequests / SnapshotDone / Errors (ingest_snap.c) */
+			c->out_len += ingest_snap_take_out(&c->ing, c->out + c->out_len, OUT_CAP - c->out_len);
+			if (c->out_len == 0)
 				break;
-			int n = ingest_pack_ack_store(c->ack_seq, s->store_id, c->out, OUT_CAP);
-			if (n < 0)
-				return n;
-			c->out_len = (size_t)n;
-			c->ack_pending = false;
 		}
 		ssize_t w = stream_write(&c->st, c->out + c->out_off, c->out_len - c->out_off);
 		if (w > 0) {

@@ -7,6 +7,7 @@
  *   server_limits.c  --max-rate, Hello / idle deadlines
  *   server_tls.c     TLS handshakes and TLS-buffered input
  *   server_store.c   store outages: retry hints to agents, reconnects, one line lost / one back
+ *   server_snap.c    board snapshots: their replays a slice a turn, PageRequests / SnapshotDone sent
  * Nothing here is used outside collector/server*.c. */
 #ifndef COLLECTOR_SERVER_PRIV_H
 #define COLLECTOR_SERVER_PRIV_H
@@ -109,6 +110,9 @@ struct server {
 	uint64_t store_lost_ns, store_retry_ns;
 	unsigned store_retry_ms;   /* the current retry interval (doubles while the store keeps failing) */
 	uint64_t store_told;	   /* connections told to retry during this outage */
+	/* Board snapshots (server_snap.c) */
+	bool snap_busy;	    /* a replay can run on: the next turn does not wait */
+	unsigned snap_live; /* snapshots being replayed: their deadlines are checked every SNAP_TICK_MS */
 };
 
 #define STORE_RETRY_MIN_MS 1000u
@@ -174,6 +178,11 @@ void srv_store_ok(struct server *s);
 void srv_store_tick(struct server *s, uint64_t now);
 /* The epoll timeout while the store is away. */
 int srv_store_timeout(const struct server *s, int timeout_ms, uint64_t now);
+
+/* server_snap.c: one slice of every connection's snapshot replays, their frames sent */
+#define SNAP_TICK_MS 100
+void srv_snap_run(struct server *s, uint64_t now);
+int srv_snap_timeout(const struct server *s, int timeout_ms);
 
 /* server_tls.c */
 void srv_conn_handshake(struct server *s, struct conn *c);

@@ -46,6 +46,9 @@ struct run {
 	bool fetch_miss; /* ... on an instruction fetch: the instruction before it completed */
 	uint64_t start; /* where the emulation (re)starts (arm: | 1 in Thumb state) */
 	bool done;
+	bool yielding;	/* paused at cfg->slice instructions of this resume (yield_pc not run yet) */
+	uint64_t ran;	/* instructions started in this resume */
+	uint64_t yield_pc;
 };
 
 const char *trace_replay_end_name(enum trace_replay_end e)
@@ -95,6 +98,16 @@ static void on_code(uc_engine *uc, uint64_t addr, uint32_t size, void *user)
 		uc_emu_stop(uc);
 		return;
 	}
+	if (r->cfg->slice && r->ran >= r->cfg->slice) { /* this resume's share: stop before addr runs */
+		uint32_t cpsr = 0;
+		if (r->snap->arch == EDAG_ARCH_ARM)
+			uc_reg_read(uc, UC_ARM_REG_CPSR, &cpsr);
+		r->yield_pc = addr | ((cpsr >> 5) & 1);
+		r->yielding = r->stopping = true;
+		uc_emu_stop(uc);
+		return;
+	}
+	r->ran++;
 	r->count++;
 	if (r->count <= r->cfg->warmup) {
 		r->out->warm_done = r->count;
@@ -242,6 +255,9 @@ static int set_regs(struct run *r, uint64_t *start)
 		uc_reg_write(uc, UC_ARM64_REG_SP, &s->regs[31]);
 		uint64_t nzcv = s->regs[33] & 0xf0000000u;
 		uc_reg_write(uc, UC_ARM64_REG_NZCV, &nzcv);
+		uc_arm64_cp_reg tp = {.crn = 13, .crm = 0, .op0 = 3, .op1 = 3, .op2 = 2, .val = s->tls}; /* tpidr_el0 */
+		if (uc_reg_write(uc, UC_ARM64_REG_CP_REG, &tp) != UC_ERR_OK)
+			return -EIO;
 		*start = s->regs[32];
 		return 0;
 	}
@@ -253,6 +269,9 @@ static int set_regs(struct run *r, uint64_t *start)
 	uc_reg_write(uc, UC_ARM_REG_SP, &sp);
 	uc_reg_write(uc, UC_ARM_REG_LR, &lr);
 	uc_reg_write(uc, UC_ARM_REG_APSR, &apsr);
+	uc_arm_cp_reg tp = {.cp = 15, .crn = 13, .crm = 0, .opc1 = 0, .opc2 = 3, .val = (uint32_t)s->tls}; /* TPIDRURO */
+	if (uc_reg_write(uc, UC_ARM_REG_CP_REG, &tp) != UC_ERR_OK)
+		return -EIO;
 	*start = ((uint32_t)s->regs[15] & ~1u) | ((s->regs[16] >> 5) & 1); /* Thumb from CPSR.T */
 	return 0;
 }
@@ -360,8 +379,15 @@ int trace_replay_resume(struct trace_replay *t)
 	if (r->done)
 		return 0;
 	r->waiting = false;
+	r->yielding = r->stopping = false;
+	r->ran = 0;
 	out->need_page = 0;
 	uc_err e = uc_emu_start(r->uc, r->start, 0, 0, 0);
+	if (r->yielding && !r->ended) {
+		r->start = r->yield_pc;
+		snprintf(out->why, sizeof(out->why), "paused after %" PRIu64 " instructions", r->ran);
+		return 1;
+	}
 	if (r->waiting && !r->ended) {
 		if (r->fetch_miss) {
 			finish_cur(r); /* the instruction before the new page completed */
@@ -418,7 +444,8 @@ int trace_replay_run(const struct trace_replay_snap *snap, trace_replay_fetch_fn
 	int rc = trace_replay_open(snap, fetch, arg, cfg, out, &t);
 	if (rc < 0)
 		return rc;
-	rc = trace_replay_resume(t);
+	while ((rc = trace_replay_resume(t)) == 1 && out->need_page == 0)
+		; /* paused for cfg->slice: every page is here, run on */
 	if (rc == 1) { /* -EAGAIN from a source the caller does not resume: the window ends there */
 		t->r.ended = t->r.done = true;
 		out->end = TRACE_REPLAY_END_PAGES;

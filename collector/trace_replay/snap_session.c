@@ -69,7 +69,8 @@ int snap_session_new(const Prof__TraceSnapshot *snap, const struct trace_replay_
 	for (size_t i = 0; i < snap->n_maps; i++)
 		s->maps[i] = (struct trace_replay_map){snap->maps[i]->start, snap->maps[i]->end, snap->maps[i]->prot};
 	s->snap = (struct trace_replay_snap){.arch = snap->arch, .regs = s->regs, .nregs = snap->n_regs,
-					     .maps = s->maps, .nmaps = snap->n_maps, .page_size = snap->page_size};
+					     .maps = s->maps, .nmaps = snap->n_maps, .page_size = snap->page_size,
+					     .tls = snap->tls};
 	s->cfg = *cfg;
 	if (!s->cfg.max_pages || s->cfg.max_pages > snap->max_pages)
 		s->cfg.max_pages = snap->max_pages; /* the agent serves no more */
@@ -127,6 +128,8 @@ int snap_session_step(struct snap_session *s, uint64_t *addr, size_t *n)
 		return rc;
 	}
 	uint64_t need = s->res.need_page;
+	if (need == 0)
+		return 2; /* paused for cfg->slice */
 	struct page *p = find(s, need);
 	if (p) /* asked already and still unanswered: ask again */
 		return addr[(*n)++] = need, 1;

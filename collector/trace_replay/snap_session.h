@@ -23,7 +23,8 @@ void snap_session_free(struct snap_session *s);
 uint32_t snap_session_id(const struct snap_session *s);
 
 /* Run the replay on: 1 when it needs pages (their addresses in addr[0..*n), n <= SNAP_SESSION_PREFETCH,
- * for a PageRequest), 0 when the window is done (snap_session_result), < 0 on an error. */
+ * for a PageRequest), 2 when it paused after cfg->slice instructions (step again, no request),
+ * 0 when the window is done (snap_session_result), < 0 on an error. */
 int snap_session_step(struct snap_session *s, uint64_t *addr, size_t *n);
 /* Take a validated Pages answer: -EINVAL (why) for another snapshot, an address not asked for,
  * or data that does not fit; a page with a non-zero status is one the replay cannot have

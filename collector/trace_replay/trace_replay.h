@@ -41,6 +41,7 @@ struct trace_replay_snap {
 	const struct trace_replay_map *maps;
 	size_t nmaps;
 	uint32_t page_size;
+	uint64_t tls; /* tpidr_el0 (aarch64) / TPIDRURO (arm); 0: not known */
 };
 
 struct trace_replay_config {
@@ -48,6 +49,9 @@ struct trace_replay_config {
 	uint64_t record;    /* instructions recorded (the window), >= 1 */
 	uint32_t max_pages; /* pages fetched at most (0: 16384, the wire's bound) */
 	uint32_t warm_max_lines; /* the warm-up's cache summary keeps this many lines (0: 65536) */
+	/* trace_replay_resume runs this many instructions at most, then returns 1 with need_page 0
+	 * (resume again: the collector's event loop bounds a replay's CPU per turn); 0: no bound */
+	uint64_t slice;
 };
 
 enum trace_replay_end {
@@ -97,7 +101,9 @@ void trace_replay_result_free(struct trace_replay_result *r);
  * when it stopped for out->need_page (the source said -EAGAIN): the emulator
  * is kept where it was (the instruction that touched the page runs again from
  * its start), the caller obtains the page so that the source has it and
- * resumes. The snapshot, cfg and out must live until close. */
+ * resumes. With cfg->slice it also returns 1 with need_page 0 after that many
+ * instructions (nothing to fetch: resume again). The snapshot, cfg and out must
+ * live until close. */
 struct trace_replay;
 int trace_replay_open(const struct trace_replay_snap *snap, trace_replay_fetch_fn fetch, void *arg,
 		      const struct trace_replay_config *cfg, struct trace_replay_result *out, struct trace_replay **t);

@@ -168,6 +168,9 @@ int main(int argc, char **argv)
 		size_t nregs = 0;
 		uint32_t arch = 0;
 		int rg = trace_snapshot_regs(pid, regs, 34, &nregs, &arch); /* the agent's read of them */
+		/* its thread pointer: the program is forked from us, so it is ours */
+		uint64_t tls = 0, own = (uint64_t)(uintptr_t)__builtin_thread_pointer();
+		int rt = trace_snapshot_tls(pid, &tls);
 #endif
 		pid_t snap = 0;
 		int sig = 0;
@@ -209,9 +212,13 @@ int main(int argc, char **argv)
 		if (rd == 0 && (served(&srv, id, (const void *)(uintptr_t)(pc & ~(uint64_t)(sizeof(code) - 1)), &code) < 0 ||
 				memcmp(&code, (const void *)(uintptr_t)(pc & ~(uint64_t)(sizeof(code) - 1)), sizeof(code)) != 0))
 			rd = -EIO;
+		if (rd == 0 && (rt < 0 || tls != own || tls == 0))
+			rd = -EIO;
 		if (i == 0 || rd < 0)
-			printf("PROF-SNAP window %d: TraceSnapshot arch %u, %zu registers, pc 0x%llx, %zu maps: %s%s\n", i, arch,
-			       nregs, (unsigned long long)pc, rg < 0 ? (size_t)0 : desc.msg.n_maps,
+			printf("PROF-SNAP window %d: TraceSnapshot arch %u, %zu registers, pc 0x%llx, %zu maps, tls 0x%llx "
+			       "(the program's 0x%llx): %s%s\n",
+			       i, arch, nregs, (unsigned long long)pc, rg < 0 ? (size_t)0 : desc.msg.n_maps,
+			       (unsigned long long)tls, (unsigned long long)own,
 			       rd == 0 ? "valid, code at pc served" : "BAD ", derr);
 		if (rg == 0)
 			snap_desc_free(&desc);

@@ -29,29 +29,13 @@
 #include "trace/window_codec.h"
 #include "trace_replay/snap_session.h"
 #include "trace_replay/trace_replay.h"
+#include "replay_prog.h"
 #include "validate_snapshot.h"
 
-#define PAGE 4096u
-#define STACK_TOP 0x7fff0000u
-#define STACK_PAGES 4u
-#define MAX_SEGS 8
-
-struct seg {
-	uint64_t vaddr, filesz, memsz, off;
-};
-
-struct prog {
-	unsigned arch;
-	uint8_t *file;
-	size_t len;
-	struct seg seg[MAX_SEGS];
-	size_t nseg;
-	struct trace_replay_map maps[MAX_SEGS + 1];
-	size_t nmaps;
-	uint64_t regs[34];
-	size_t nregs;
-	unsigned fetched;
-};
+#define PAGE REPLAY_PROG_PAGE
+#define MAX_SEGS REPLAY_PROG_MAX_SEGS
+#define prog replay_prog
+#define STACK_TOP REPLAY_PROG_STACK_TOP
 
 static char tmpdir[64];
 static const char *plugin_path(void)
@@ -87,99 +71,17 @@ static int teardown(void **state)
 /* Build walk.c with cc and flags into tmpdir/name; false (and why) when a tool is missing. */
 static bool build(const char *cc, const char *flags, const char *name, const char *qemu, char *exe, size_t n)
 {
-	if (!have(cc) || !have(qemu) || access(plugin_path(), R_OK) != 0) {
-		fprintf(stderr, "SKIP: needs %s, %s and %s\n", cc, qemu, plugin_path());
+	if (!have(qemu) || access(plugin_path(), R_OK) != 0) {
+		fprintf(stderr, "SKIP: needs %s and %s\n", qemu, plugin_path());
 		return false;
 	}
-	const char *src = getenv("PROF_SRC_DIR");
-	int len_exe = snprintf(exe, n, "%s/%s", tmpdir, name);
-	assert_true(len_exe > 0 && (size_t)len_exe < n);
-	char cmd[8192];
-	int len_cmd = snprintf(cmd, sizeof(cmd),
-		 "%s %s -O2 -static -nostdlib -ffreestanding -fno-stack-protector -fno-tree-vectorize "
-		 "-o '%s' '%s/tests/data/replay/walk.c'",
-		 cc, flags, exe, src ? src : ".");
-	assert_true(len_cmd > 0 && (size_t)len_cmd < sizeof(cmd));
-	assert_int_equal(system(cmd), 0);
-	return true;
+	return replay_prog_build(cc, flags, tmpdir, name, exe, n);
 }
 
-
-/* One PT_LOAD segment of either ELF class: its file part and its page-aligned map. */
-static void add_load(struct prog *p, uint64_t vaddr, uint64_t filesz, uint64_t memsz, uint64_t off, uint32_t flags)
-{
-	if (p->nseg >= MAX_SEGS)
-		return;
-	p->seg[p->nseg++] = (struct seg){vaddr, filesz, memsz, off};
-	p->maps[p->nmaps++] = (struct trace_replay_map){vaddr & ~(uint64_t)(PAGE - 1), (vaddr + memsz + PAGE - 1) & ~(uint64_t)(PAGE - 1),
-							(flags & PF_R ? 1u : 0) | (flags & PF_W ? 2u : 0) | (flags & PF_X ? 4u : 0)};
-}
-static void load_elf(const char *path, struct prog *p)
-{
-	memset(p, 0, sizeof(*p));
-	FILE *f = fopen(path, "rb");
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	p->len = (size_t)ftell(f);
-	fseek(f, 0, SEEK_SET);
-	p->file = malloc(p->len);
-	assert_non_null(p->file);
-	assert_int_equal(fread(p->file, 1, p->len, f), p->len);
-	fclose(f);
-	uint64_t entry;
-	if (p->file[EI_CLASS] == ELFCLASS64) {
-		const Elf64_Ehdr *eh = (const void *)p->file;
-		p->arch = EDAG_ARCH_AARCH64;
-		entry = eh->e_entry;
-		for (unsigned i = 0; i < eh->e_phnum; i++) {
-			const Elf64_Phdr *ph = (const void *)(p->file + eh->e_phoff + i * eh->e_phentsize);
-			if (ph->p_type == PT_LOAD)
-				add_load(p, ph->p_vaddr, ph->p_filesz, ph->p_memsz, ph->p_offset, ph->p_flags);
-		}
-	} else {
-		const Elf32_Ehdr *eh = (const void *)p->file;
-		p->arch = EDAG_ARCH_ARM;
-		entry = eh->e_entry;
-		for (unsigned i = 0; i < eh->e_phnum; i++) {
-			const Elf32_Phdr *ph = (const void *)(p->file + eh->e_phoff + i * eh->e_phentsize);
-			if (ph->p_type == PT_LOAD)
-				add_load(p, ph->p_vaddr, ph->p_filesz, ph->p_memsz, ph->p_offset, ph->p_flags);
-		}
-	}
-	for (size_t i = 1; i < p->nmaps; i++)
-		assert_true(p->maps[i].start >= p->maps[i - 1].end); /* the linker's layout: sorted, disjoint */
-	p->maps[p->nmaps++] = (struct trace_replay_map){STACK_TOP - STACK_PAGES * PAGE, STACK_TOP, 3};
-	/* the registers at the entry, as a snapshot gives them (walk.c reads none but sp and pc) */
-	if (p->arch == EDAG_ARCH_AARCH64) {
-		p->nregs = 34;
-		p->regs[31] = STACK_TOP - 64;
-		p->regs[32] = entry;
-	} else {
-		p->nregs = 17;
-		p->regs[13] = STACK_TOP - 64;
-		p->regs[15] = entry & ~1ull;
-		p->regs[16] = 0x10 | ((entry & 1) << 5); /* user mode, T from the entry's low bit */
-	}
-}
-
-/* The page source: the ELF's segments (file bytes, zeros past them), the stack zero. */
+#define load_elf replay_prog_load
 static int fetch(void *arg, uint64_t addr, uint8_t *buf, uint32_t ps)
 {
-	struct prog *p = arg;
-	p->fetched++;
-	memset(buf, 0, ps);
-	bool mapped = addr >= STACK_TOP - STACK_PAGES * PAGE && addr < STACK_TOP;
-	for (size_t i = 0; i < p->nseg; i++) {
-		const struct seg *s = &p->seg[i];
-		if (addr + ps <= s->vaddr || addr >= s->vaddr + s->memsz)
-			continue;
-		mapped = true;
-		uint64_t lo = addr > s->vaddr ? addr : s->vaddr;
-		uint64_t hi = addr + ps < s->vaddr + s->filesz ? addr + ps : s->vaddr + s->filesz;
-		if (hi > lo)
-			memcpy(buf + (lo - addr), p->file + s->off + (lo - s->vaddr), hi - lo);
-	}
-	return mapped ? 0 : -EFAULT;
+	return replay_prog_fetch(arg, addr, buf, ps);
 }
 
 /* A page source holding only the pages listed (as pages received from an agent). */
@@ -198,11 +100,7 @@ static int fetch_have(void *arg, uint64_t addr, uint8_t *buf, uint32_t ps)
 	return -EAGAIN;
 }
 
-static void snap_of(const struct prog *p, struct trace_replay_snap *s)
-{
-	*s = (struct trace_replay_snap){.arch = p->arch, .regs = p->regs, .nregs = p->nregs, .maps = p->maps,
-					.nmaps = p->nmaps, .page_size = PAGE};
-}
+#define snap_of replay_prog_snap
 
 /* The program's full trace under qemu-user with the plugin (native binary). */
 static struct edag_insn *qemu_trace(const char *qemu, const char *exe, size_t *n)
@@ -278,7 +176,9 @@ static void compare(const char *cc, const char *flags, const char *name, const c
 
 	struct trace_replay_snap s;
 	snap_of(&p, &s);
-	struct trace_replay_config cfg = {.warmup = warmup, .record = record};
+	/* in slices of 7001 instructions, as the collector's event loop runs it: each pause stops
+	 * before an instruction runs, so the span is the one qemu traced */
+	struct trace_replay_config cfg = {.warmup = warmup, .record = record, .slice = 7001};
 	struct trace_replay_result r;
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -287,11 +187,17 @@ static void compare(const char *cc, const char *flags, const char *name, const c
 	struct trace_replay *t;
 	assert_int_equal(trace_replay_open(&s, fetch_have, &pp, &cfg, &r, &t), 0);
 	int rc;
+	unsigned slices = 0;
 	while ((rc = trace_replay_resume(t)) == 1) {
+		if (r.need_page == 0) {
+			slices++;
+			continue;
+		}
 		assert_true(pp.n < 64);
 		pp.have[pp.n++] = r.need_page;
 	}
 	assert_int_equal(rc, 0);
+	assert_true(slices >= 1); /* it did pause, and resumed where it paused */
 	trace_replay_close(t);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
@@ -509,6 +415,53 @@ static void answer(struct prog *p, uint32_t id, const uint64_t *addr, size_t n, 
 	pg->data.len = off;
 }
 
+/* The thread pointer (TraceSnapshot.tls): tests/data/replay/tls.c reads it (aarch64 tpidr_el0,
+ * 32-bit ARM TPIDRURO) and loads through it; with the snapshot's tls at its writable map the
+ * loads go there, with none (0) the first one reads unmapped page 0. */
+static void tls_reads(const char *cc, const char *flags, const char *name)
+{
+	char exe[256];
+	if (!replay_prog_build_src(cc, flags, "tls.c", tmpdir, name, exe, sizeof(exe))) {
+		skip();
+		return;
+	}
+	struct prog p;
+	load_elf(exe, &p);
+	struct trace_replay_snap s;
+	snap_of(&p, &s);
+	for (size_t i = 0; i + 1 < p.nmaps && !s.tls; i++) /* the stack is the last map */
+		if (p.maps[i].prot & 2)
+			s.tls = p.maps[i].start;
+	assert_true(s.tls != 0);
+	struct trace_replay_config cfg = {.warmup = 0, .record = 3000};
+	struct trace_replay_result r;
+	assert_int_equal(trace_replay_run(&s, fetch, &p, &cfg, &r), 0);
+	size_t through = 0, loads = 0;
+	for (size_t i = 0; i < r.n; i++) {
+		if (!(r.ins[i].mem & EDAG_MEM_READ))
+			continue;
+		loads++;
+		through += r.ins[i].addr >= s.tls && r.ins[i].addr < s.tls + 256;
+	}
+	fprintf(stderr, "%s: tls 0x%llx: %zu of %zu loads through it, end %s (%s)\n", name,
+		(unsigned long long)s.tls, through, loads, trace_replay_end_name(r.end), r.why);
+	assert_true(through >= 300 && through == loads); /* the loop: one load in ~6 instructions */
+	trace_replay_result_free(&r);
+	s.tls = 0; /* not known: the program reads 0 and loads from page 0 */
+	assert_int_equal(trace_replay_run(&s, fetch, &p, &cfg, &r), 0);
+	assert_int_equal(r.end, TRACE_REPLAY_END_UNMAPPED);
+	assert_non_null(strstr(r.why, "0x0 outside"));
+	trace_replay_result_free(&r);
+	free(p.file);
+}
+
+static void test_trace_replay_arm_thread_pointer(void **state)
+{
+	(void)state;
+	tls_reads("aarch64-linux-gnu-gcc", "", "tls.a64");
+	tls_reads("arm-linux-gnueabihf-gcc", "-mthumb", "tls.t32");
+}
+
 static void test_trace_replay_arm_session_over_the_wire(void **state)
 {
 	(void)state;
@@ -520,27 +473,10 @@ static void test_trace_replay_arm_session_over_the_wire(void **state)
 	struct prog p;
 	load_elf(exe, &p);
 	Prof__TraceSnapshot ts;
-	prof__trace_snapshot__init(&ts);
-	Prof__SnapshotMap mb[MAX_SEGS + 1], *mp[MAX_SEGS + 1];
-	for (size_t i = 0; i < p.nmaps; i++) {
-		prof__snapshot_map__init(&mb[i]);
-		mb[i].start = p.maps[i].start;
-		mb[i].end = p.maps[i].end;
-		mb[i].prot = p.maps[i].prot;
-		mp[i] = &mb[i];
-	}
-	ts.snapshot_id = 5;
-	ts.arch = p.arch;
+	replay_prog_snapshot(&p, &ts, 5, 64);
 	ts.pid = 42;
 	ts.tid = 43;
 	ts.window_index = 9;
-	ts.n_regs = p.nregs;
-	ts.regs = p.regs;
-	ts.n_maps = p.nmaps;
-	ts.maps = mp;
-	ts.page_size = PAGE;
-	ts.max_pages = 64;
-	ts.expires_ms = 60000;
 	char why[256];
 	assert_int_equal(validate_trace_snapshot(&ts, why, sizeof(why)), 0);
 
@@ -618,6 +554,7 @@ int main(void)
 		cmocka_unit_test(test_trace_replay_arm_thumb2_matches_qemu_trace),
 		cmocka_unit_test(test_trace_replay_arm_arm_state_matches_qemu_trace),
 		cmocka_unit_test(test_trace_replay_arm_stops_with_reason),
+		cmocka_unit_test(test_trace_replay_arm_thread_pointer),
 		cmocka_unit_test(test_trace_replay_arm_session_over_the_wire),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

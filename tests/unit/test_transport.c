@@ -483,8 +483,8 @@ static void test_transport_unreachable_backs_off(void **state)
 }
 
 /* A board snapshot's pages (issue 36): the collector's PageRequest answered by the handler as a
- * live Pages frame (seq 0, beside the records), SnapshotDone handed to it; without a handler every
- * page is ESRCH. */
+ * live Pages frame (seq 0, beside the records), SnapshotDone (and an Error naming a snapshot)
+ * handed to it; without a handler every page is ESRCH. */
 struct fake_snap {
 	uint8_t page[2 * 4096];
 	uint64_t addr[64];
@@ -580,6 +580,18 @@ static void test_transport_answers_page_requests(void **state)
 	want_acked = 6;
 	assert_int_equal(pump(c.t, &c.f, 3000, acked_enough), 1);
 	assert_int_equal(fs.done_id, 4);
+	/* a snapshot the collector refuses (Error with its id): handed to done, the connection stays */
+	Prof__Error er = PROF__ERROR__INIT;
+	er.code = EBUSY;
+	er.message = "snapshot 5 refused: 4 snapshots of this connection are being replayed";
+	er.snapshot_id = 5;
+	env.body_case = PROF__ENVELOPE__BODY_ERROR;
+	env.error = &er;
+	fake_send(&c.f, &env);
+	submit_range(c.t, 7, 8);
+	want_acked = 8;
+	assert_int_equal(pump(c.t, &c.f, 3000, acked_enough), 1);
+	assert_int_equal(fs.done_id, 5);
 	assert_int_equal(c.f.hellos, 1); /* one connection throughout */
 	teardown_ctx(&c);
 }
