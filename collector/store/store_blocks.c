@@ -6,26 +6,7 @@
 #include <string.h>
 #include <zstd.h>
 
-static size_t put_var(uint8_t *p, uint64_t v)
-{
-	size_t n = 0;
-	while (v >= 0x80) {
-		p[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	p[n++] = (uint8_t)v;
-	return n;
-}
-
-static uint64_t zigzag(int64_t v)
-{
-	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-}
-
-static int64_t unzigzag(uint64_t v)
-{
-	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-}
+#include "store_varint.h"
 
 /* Each thread's contexts, kept from block to block (store_block_thread_end frees them). */
 static _Thread_local ZSTD_CCtx *cctx;
@@ -48,20 +29,6 @@ size_t store_block_put(uint8_t *p, const struct store_block_key *k)
 	n += put_var(p + n, k->stack_id);
 	n += put_var(p + n, k->count);
 	return n;
-}
-
-/* 0 when cut or longer than 10 bytes. */
-static size_t get_var(const uint8_t *p, size_t len, uint64_t *v)
-{
-	uint64_t r = 0;
-	for (size_t i = 0; i < len && i < 10; i++) {
-		r |= (uint64_t)(p[i] & 0x7f) << (7 * i);
-		if (!(p[i] & 0x80)) {
-			*v = r;
-			return i + 1;
-		}
-	}
-	return 0;
 }
 
 /* One varint of at most 10 bytes, the bytes known to be there. */

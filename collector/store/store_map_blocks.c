@@ -7,44 +7,12 @@
 
 #include "db.h"
 #include "store_blocks.h"
+#include "store_varint.h"
 #include "store_priv.h"
 
 static const char ins_map_block[] =
     "INSERT INTO sample_map_blocks (session_id, seq, n, data) VALUES (?1, ?2, ?3, ?4)"
     " ON CONFLICT DO NOTHING";
-
-static size_t put_uv(uint8_t *p, uint64_t v)
-{
-	size_t n = 0;
-	while (v >= 0x80) {
-		p[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	p[n++] = (uint8_t)v;
-	return n;
-}
-
-static uint64_t zz(int64_t v)
-{
-	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-}
-static int64_t unzz(uint64_t v)
-{
-	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-}
-
-static size_t get_uv(const uint8_t *p, size_t len, uint64_t *v)
-{
-	uint64_t x = 0;
-	for (size_t i = 0; i < len && i < 10; i++) {
-		x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
-		if (!(p[i] & 0x80)) {
-			*v = x;
-			return i + 1;
-		}
-	}
-	return 0;
-}
 
 int store_map_block_put(struct store *s, int64_t sid, uint64_t seq, const Prof__Samples *sm)
 {
@@ -63,17 +31,17 @@ int store_map_block_put(struct store *s, int64_t sid, uint64_t seq, const Prof__
 	for (size_t i = 0; i < n; i++) {
 		const Prof__Mapping *m = sm->new_mappings[i];
 		size_t pl = m->path ? strlen(m->path) : 0;
-		len += put_uv(raw + len, zz((int64_t)m->id - prev));
+		len += put_var(raw + len, zigzag((int64_t)m->id - prev));
 		prev = (int64_t)m->id;
-		len += put_uv(raw + len, zz(m->pid));
-		len += put_uv(raw + len, m->start);
-		len += put_uv(raw + len, zz((int64_t)(m->end - m->start)));
-		len += put_uv(raw + len, m->pgoff);
-		len += put_uv(raw + len, pl);
+		len += put_var(raw + len, zigzag(m->pid));
+		len += put_var(raw + len, m->start);
+		len += put_var(raw + len, zigzag((int64_t)(m->end - m->start)));
+		len += put_var(raw + len, m->pgoff);
+		len += put_var(raw + len, pl);
 		if (pl)
 			memcpy(raw + len, m->path, pl);
 		len += pl;
-		len += put_uv(raw + len, m->build_id.len);
+		len += put_var(raw + len, m->build_id.len);
 		if (m->build_id.len)
 			memcpy(raw + len, m->build_id.data, m->build_id.len);
 		len += m->build_id.len;
@@ -107,7 +75,7 @@ int store_map_block_each(const uint8_t *z, size_t zlen, int (*cb)(void *arg, con
 	while (rc == 0 && off < len) {
 		uint64_t v[6], bl;
 		for (int k = 0; rc == 0 && k < 6; k++) {
-			size_t used = get_uv(p + off, len - off, &v[k]);
+			size_t used = get_var(p + off, len - off, &v[k]);
 			if (!used)
 				rc = -EBADMSG;
 			off += used;
@@ -116,16 +84,16 @@ int store_map_block_each(const uint8_t *z, size_t zlen, int (*cb)(void *arg, con
 			rc = -EBADMSG;
 		if (rc)
 			break;
-		struct store_map m = {.id = prev + unzz(v[0]),
-				      .pid = (int32_t)unzz(v[1]),
+		struct store_map m = {.id = prev + unzigzag(v[0]),
+				      .pid = (int32_t)unzigzag(v[1]),
 				      .start = v[2],
 				      .pgoff = v[4],
 				      .path = (const char *)p + off,
 				      .pathlen = (size_t)v[5]};
-		m.end = m.start + (uint64_t)unzz(v[3]);
+		m.end = m.start + (uint64_t)unzigzag(v[3]);
 		prev = m.id;
 		off += m.pathlen;
-		size_t u = get_uv(p + off, len - off, &bl);
+		size_t u = get_var(p + off, len - off, &bl);
 		if (!u || bl > len - off - u) {
 			rc = -EBADMSG;
 			break;
