@@ -700,7 +700,8 @@ void trace_source_print_summary(const struct trace_source *ts, double elapsed, F
 		fprintf(out, "  %u attempt(s) recorded nothing and are no window (%u ended in the warm-up)\n", ts->unsent,
 			ts->lost - ts->lost_sent);
 	if (ts->off[0]) /* the reason was logged once when it was met */
-		fprintf(out, "  no windows: single steps are unavailable on this kernel\n");
+		fprintf(out, "  no windows: single steps are unavailable on this kernel%s\n",
+			trace_native_arch() == TRACE_ARCH_ARM ? " (--capture snapshot takes windows the collector replays)" : "");
 	if (ts->board)
 		fprintf(out, "  snapshots: %u sent, %u let go after the collector's replay, %u not taken, %u period(s) "
 			     "without a collector connection\n",
