@@ -245,7 +245,8 @@ CHECK_J = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(CHECK_JOBS))
 # The builds stop make check (nothing to test without them); every later step runs whatever
 # the others did, and the end names every result. The minimal configuration's builds run beside
 # the boards (EXTRA_CHECK), their output printed after them (issue 43: both leave a core idle in
-# their serial and single-threaded parts).
+# their serial and single-threaded parts); the deps audit (one CPU, ~25 s: it needs every step's
+# trace, the boards' too) runs beside the tests, its output printed after theirs (session wci).
 check: check-deps
 	$(Q)rm -rf $(AUDIT_DIR) && mkdir -p build
 	@echo "== -Werror build ($(O)) =="
@@ -257,9 +258,11 @@ check: check-deps
 	$(foreach c,$(EXTRA_CHECK),$(call CHECK_STEP,$(notdir $(c)),$(call AUDIT,$(notdir $(c))) $(c)) &&) true; \
 	wait $$cfg; echo "== minimal configuration (every optional feature off; ran beside the steps above) =="; \
 	cat build/check-config.log
-	$(Q)$(if $(filter 0,$(DEPS_AUDIT)),,echo "== deps audit ==" && $(call CHECK_STEP,deps audit,sh -c \
-		'scripts/deps-audit.py probe $(AUDIT_DIR) && scripts/deps-audit.py check --self-test $(AUDIT_BOARDS) $(AUDIT_DIR)/*.trace'))
-	$(Q)$(call CHECK_STEP,tests,scripts/run-tests.sh all build/$(BOARD)-san)
+	$(Q)$(if $(filter 0,$(DEPS_AUDIT)),,$(call CHECK_STEP,deps audit,sh -c \
+		'scripts/deps-audit.py probe $(AUDIT_DIR) && scripts/deps-audit.py check --self-test $(AUDIT_BOARDS) $(AUDIT_DIR)/*.trace') \
+		>build/check-audit.log 2>&1 & audit=$$!;) \
+	$(call CHECK_STEP,tests,scripts/run-tests.sh all build/$(BOARD)-san); \
+	$(if $(filter 0,$(DEPS_AUDIT)),,wait $$audit; echo "== deps audit (ran beside the tests) =="; cat build/check-audit.log)
 	$(Q)scripts/check-step.sh $(CHECK_RESULTS) --summary
 
 # The unit suites alone, against the sanitizer build (no deps, boards or integration tests).

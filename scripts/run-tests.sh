@@ -13,6 +13,26 @@
 # agents and services more than they compute (CI-j/k under ASan, wall / CPU): test_auth 7 / 1.5 s,
 # test_board_deploy 9-13 / 2.0-2.9 s (its own root directory, a token collector), test_forged_ack
 # 3 / 0.6 s (its own proxy); the lane (~135 s) still ends well before the main one (~450 s).
+#
+# Pool (session wci): every other suite, unit and integration alike, runs in a pool that keeps
+# the CPUs busy (the single main lane left one of the 2 CPUs idle: 575 s of wall for 584 s of
+# CPU). Suites start longest first by their measured wall time (scripts/test-cost.txt); a suite
+# starts while the running ones' measured CPU shares (CPU / wall, 0.1 to 1 each) stay within
+# TEST_LANES CPUs (default: every CPU), at most TEST_LANES + 2 suites at once, so a suite that
+# waits does not hold a whole CPU. Each block is printed as its suite ends.
+# Alone (session wci): the suites that measure the host and decide on how busy it was (a figure
+# checked on a quiet host, a skip with the figures on a busy one: tests/lib/host_use.h,
+# test_calibrate's overload rule) run one at a time after everything else has ended, as they ran
+# before in the single main lane: test_calib_host, test_calib_pocl, test_calibrate,
+# test_record_cmd (ALONE_SUITES). Also there, until they are made to hold beside other suites:
+# test_trace (windows with a 5 s limit for 20000 single steps ended on it) and test_sampler (615
+# samples for a 1.001 s child at 500 Hz, over its 1.2x bound), both failed once in the pool at
+# load 12 under nice 10 (session wci; they pass in one lane at that load); test_fleet_query
+# (test_fleet_groupings: 115 of fleetA's 187 fq_alpha samples "[unknown] [unknown]", spin not
+# first) and test_record_jit (test_record_jit_perf_map_named: 344 of 500 samples in jit_hot +
+# jit_cold, under its 3/4) failed in the pool in session wci's make check at load 5-10 (they
+# passed in one lane in the baseline at load 8-14): where samples land under contention.
+# TEST_LANES=1 SIDE_LANE= ALONE_SUITES= runs all in one lane.
 set -uo pipefail
 kind=$1
 out=$2
@@ -22,7 +42,11 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 side_lane=" ${SIDE_LANE-test_tls test_pg_outages test_faults test_spool_orphans test_auth test_board_deploy test_forged_ack} "
 
-suites=() side=() first_integration=
+alone_list=" ${ALONE_SUITES-test_calib_host test_calib_pocl test_calibrate test_record_cmd test_sampler test_trace test_fleet_query test_record_jit} "
+lanes=${TEST_LANES:-$(nproc 2>/dev/null || echo 2)}
+[[ $lanes =~ ^[1-9][0-9]*$ ]] || lanes=2
+
+suites=() side=() alone=()
 case "$kind" in
 unit) dirs=(tests/unit) ;;
 integration) dirs=(tests/integration) ;;
@@ -35,12 +59,26 @@ for d in "${dirs[@]}"; do
 		name=$(basename "${src%.c}")
 		if [ "$d" = tests/integration ] && [[ $side_lane == *" $name "* ]]; then
 			side+=("$out/tests/$name")
-			continue
+		elif [[ $alone_list == *" $name "* ]]; then
+			alone+=("$out/tests/$name")
+		else
+			suites+=("$out/tests/$name")
 		fi
-		[ "$d" = tests/integration ] && [ -z "$first_integration" ] && first_integration=$name
-		suites+=("$out/tests/$name")
 	done
 done
+
+# The pool's order and CPU shares from the measured costs: "share_percent name", longest
+# first (a suite not in the table: 10 s, one whole CPU)
+cost_table=scripts/test-cost.txt
+pool_order() {
+	local s
+	for s in "$@"; do basename "$s"; done | awk -v table="$cost_table" '
+		BEGIN { while ((getline l < table) > 0) { if (l ~ /^#/) continue; split(l, f, " ")
+			cpu[f[1]] = f[2]; wall[f[1]] = f[3] } }
+		{ c = ($1 in cpu) ? cpu[$1] : 10; w = ($1 in wall) ? wall[$1] : 10
+		  share = (w < 1) ? 100 : int(100 * c / w); if (share > 100) share = 100; if (share < 10) share = 10
+		  printf "%d %d %s\n", (w > c ? w : c) * 10, share, $1 }' | sort -k1,1nr -k3,3 | cut -d" " -f2-
+}
 
 # user+sys seconds of this shell's reaped children so far (bash's `times`, second line; into a
 # file, and not in $(...): a subshell's `times` would not see this shell's children), into $cpu
@@ -103,13 +141,27 @@ start_side() {
 	) &
 	side_pid=$!
 }
-[ -z "$first_integration" ] && start_side
-for s in "${suites[@]}"; do
-	[ "$(basename "$s")" = "$first_integration" ] && start_side
-	run_one "$s" "$tmp/main"
-	account "$tmp/main"
-done
 start_side
+# the pool: start suites in order while their CPU shares fit; print each as it ends
+declare -A job_name=() job_share=()
+used=0
+reap_one() {
+	local pid
+	wait -n -p pid "${!job_name[@]}"
+	account "$tmp/pool.${job_name[$pid]}"
+	used=$((used - job_share[$pid]))
+	unset "job_name[$pid]" "job_share[$pid]"
+}
+while read -r share name; do
+	while [ ${#job_name[@]} -gt 0 ] && { [ $((used + share)) -gt $((lanes * 100)) ] ||
+		[ ${#job_name[@]} -ge $((lanes + 2)) ]; }; do
+		reap_one
+	done
+	run_one "$out/tests/$name" "$tmp/pool.$name" </dev/null &
+	job_name[$!]=$name job_share[$!]=$share
+	used=$((used + share))
+done < <(pool_order ${suites[@]+"${suites[@]}"})
+while [ ${#job_name[@]} -gt 0 ]; do reap_one; done
 if [ -n "$side_pid" ]; then
 	wait "$side_pid"
 	for i in $(seq 0 $((${#side[@]} - 1))); do
@@ -121,6 +173,12 @@ if [ -n "$side_pid" ]; then
 		fi
 	done
 fi
+# the suites that measure the host, with nothing else of this run beside them
+[ ${#alone[@]} -gt 0 ] && echo "-- alone: ${alone[*]##*/} (one at a time, after the others)"
+for s in ${alone[@]+"${alone[@]}"}; do
+	run_one "$s" "$tmp/alone"
+	account "$tmp/alone"
+done
 rm -rf "$tmp"
 [ ${#bad_suites[@]} -gt 0 ] && echo "failing suites: ${bad_suites[*]}"
 echo "tests: $passed passed, $failed failed, $skipped skipped"
