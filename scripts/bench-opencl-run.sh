@@ -13,7 +13,13 @@
 # the pairs, each pair's figure taken against the plain run of the same pair.
 # Usage: bench-opencl-run.sh [OUT] [REPS] [PAIRS]   (OUT: a build dir; default build/host; REPS 0:
 # the pairs only; PAIRS default 10, or $BENCH_CL_PAIRS)
+# BENCH_CL_CPUS=LIST runs the whole benchmark (collector, agent, programs) under `taskset -c LIST`:
+# with one CPU the per-command figures stop depending on where the scheduler puts PoCL's threads
+# (issue #41, bench/RESULTS.md w41h: unpinned, clpeak's CPU per command moves 2x between runs).
 set -euo pipefail
+if [ -n "${BENCH_CL_CPUS:-}" ] && [ -z "${BENCH_CL_PINNED:-}" ]; then
+	exec env BENCH_CL_PINNED="$BENCH_CL_CPUS" taskset -c "$BENCH_CL_CPUS" "$0" "$@"
+fi
 . "$(dirname "$0")/lib-opencl.sh"
 out=${1:-build/host}
 reps=${2:-5}
@@ -177,7 +183,7 @@ if [ -n "$have_clpeak" ] && [ -n "$have_lat" ] && [ "$pairs" -gt 0 ]; then
 	echo "then the median [quartiles] (min .. max) over the pairs. Whole-run CPU: \`perf stat -e task-clock\` of"
 	echo "\`agent run\` with clpeak under it (the plain run: of clpeak alone); program CPU: clpeak's user+sys (wait4,"
 	echo "ms resolution); program wall: clpeak's own, inside the profiled environment; whole-run wall: \`agent run\`"
-	echo "from start to exit (plain: clpeak's).${POCL_MAX_PTHREAD_COUNT:+ With POCL_MAX_PTHREAD_COUNT=$POCL_MAX_PTHREAD_COUNT in the environment.}"
+	echo "from start to exit (plain: clpeak's).${POCL_MAX_PTHREAD_COUNT:+ With POCL_MAX_PTHREAD_COUNT=$POCL_MAX_PTHREAD_COUNT in the environment.}${BENCH_CL_PINNED:+ Every run on CPU(s) $BENCH_CL_PINNED only (taskset).}"
 	echo
 	echo "| µs per command beyond the fixed start-up | layer | preload |"
 	echo "|---|---|---|"
