@@ -2,6 +2,7 @@
 #include "ingest_snap.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -33,9 +34,14 @@ struct ingest_snaps {
 	unsigned n;
 	uint64_t bytes;
 	uint8_t *out;
-	size_t out_len, out_cap;
+	size_t out_off, out_len, out_cap; /* unsent bytes: out[out_off, out_len) */
+	uint64_t gone[INGEST_SNAP_GONE];  /* window seqs of snapshots refused: no record will hold them */
+	unsigned ngone;
 	struct ingest_snap_stats st;
 };
+
+/* Page bytes budgeted to the snapshots of every connection of this process. */
+static _Atomic uint64_t all_bytes;
 
 static uint64_t cpu_ns(void)
 {
@@ -59,6 +65,15 @@ static int queue(struct ingest_conn *c, const Prof__Envelope *env)
 	int rc = frame_encode(env, 1u << 20, &f, &len);
 	if (rc < 0)
 		return rc;
+	if (q->out_off) { /* what was sent leaves the buffer once, here, not on every take */
+		memmove(q->out, q->out + q->out_off, q->out_len - q->out_off);
+		q->out_len -= q->out_off;
+		q->out_off = 0;
+	}
+	if (q->out_len + len > INGEST_SNAP_OUT_MAX) { /* the agent does not read what it is sent */
+		free(f);
+		return -ENOBUFS;
+	}
 	if (q->out_len + len > q->out_cap) {
 		size_t cap = q->out_cap ? q->out_cap : 1024;
 		while (cap < q->out_len + len)
@@ -82,6 +97,35 @@ static int oom(struct ingest_conn *c)
 	return ingest_fail(c, INGEST_STORE, ENOMEM, false, "out of memory for a board snapshot");
 }
 
+/* Queue env for the agent: 0, or the connection's failure (out of memory; or the agent
+ * leaves INGEST_SNAP_OUT_MAX bytes unread: that connection alone is closed). */
+static int send_env(struct ingest_conn *c, const Prof__Envelope *env)
+{
+	int rc = queue(c, env);
+	if (rc == -ENOBUFS)
+		return ingest_fail(c, INGEST_PROTOCOL, ENOBUFS, true,
+				   "the agent leaves %zu bytes of page requests, errors and SnapshotDones unread "
+				   "(INGEST_SNAP_OUT_MAX %u)",
+				   c->snaps->out_len - c->snaps->out_off, INGEST_SNAP_OUT_MAX);
+	return rc < 0 ? oom(c) : 0;
+}
+
+/* A refused snapshot's window seq: no record will hold it, so a later window need not wait for it. */
+static void seq_gone(struct ingest_snaps *q, uint64_t seq)
+{
+	if (seq)
+		q->gone[q->ngone++ % INGEST_SNAP_GONE] = seq;
+}
+
+static bool is_gone(const struct ingest_snaps *q, uint64_t seq)
+{
+	unsigned n = q->ngone < INGEST_SNAP_GONE ? q->ngone : INGEST_SNAP_GONE;
+	for (unsigned i = 0; i < n; i++)
+		if (q->gone[i] == seq)
+			return true;
+	return false;
+}
+
 /* Error{code, why, snapshot_id}: that snapshot is refused, the connection goes on. */
 static int refuse(struct ingest_conn *c, uint32_t id, uint32_t code, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -101,7 +145,7 @@ static int refuse(struct ingest_conn *c, uint32_t id, uint32_t code, const char 
 	env.body_case = PROF__ENVELOPE__BODY_ERROR;
 	env.error = &err;
 	c->snaps->st.refused++;
-	return queue(c, &env) < 0 ? oom(c) : 0;
+	return send_env(c, &env);
 }
 
 static struct snap *find(struct ingest_snaps *q, uint32_t id)
@@ -112,10 +156,14 @@ static struct snap *find(struct ingest_snaps *q, uint32_t id)
 	return NULL;
 }
 
-static void drop(struct ingest_snaps *q, struct snap *s)
+/* s ends: its window stored (stored) or refused (its seq then no record's). */
+static void drop(struct ingest_snaps *q, struct snap *s, bool stored)
 {
+	if (!stored)
+		seq_gone(q, s->seq);
 	snap_session_free(s->ss);
 	q->bytes -= s->bytes;
+	atomic_fetch_sub(&all_bytes, s->bytes);
 	*s = q->s[--q->n];
 }
 
@@ -135,18 +183,18 @@ int ingest_snap_begin(struct ingest_conn *c, const Prof__TraceSnapshot *ts, uint
 			      "an agent reserves one per snapshot)",
 			      id);
 	if (c->seq_window && ts->window_seq > c->seq_hi && ts->window_seq - c->seq_hi > c->seq_window)
-		return refuse(c, id, ERANGE,
+		return seq_gone(q, ts->window_seq), refuse(c, id, ERANGE,
 			      "snapshot %u refused: window_seq %llu is more than the seq window %llu above the "
 			      "session's highest stored seq %llu",
 			      id, (unsigned long long)ts->window_seq, (unsigned long long)c->seq_window,
 			      (unsigned long long)c->seq_hi);
 	if (q->n >= INGEST_SNAP_MAX)
-		return refuse(c, id, EBUSY,
+		return seq_gone(q, ts->window_seq), refuse(c, id, EBUSY,
 			      "snapshot %u refused: %u snapshots of this connection are being replayed (limit "
 			      "INGEST_SNAP_MAX %u); send the next one after a SnapshotDone",
 			      id, q->n, INGEST_SNAP_MAX);
 	if (ts->warmup_insns > INGEST_SNAP_WARMUP_MAX || ts->record_insns > INGEST_SNAP_RECORD_MAX)
-		return refuse(c, id, E2BIG,
+		return seq_gone(q, ts->window_seq), refuse(c, id, E2BIG,
 			      "snapshot %u refused: %llu warm-up + %llu recorded instructions asked for (limits "
 			      "INGEST_SNAP_WARMUP_MAX %u, INGEST_SNAP_RECORD_MAX %u)",
 			      id, (unsigned long long)ts->warmup_insns, (unsigned long long)ts->record_insns,
@@ -156,11 +204,21 @@ int ingest_snap_begin(struct ingest_conn *c, const Prof__TraceSnapshot *ts, uint
 		max_pages = INGEST_SNAP_BYTES / ts->page_size;
 	uint64_t bytes = max_pages * ts->page_size;
 	if (q->bytes + bytes > INGEST_SNAP_CONN_BYTES)
-		return refuse(c, id, EDQUOT,
+		return seq_gone(q, ts->window_seq), refuse(c, id, EDQUOT,
 			      "snapshot %u refused: its %llu KiB of pages and the %llu KiB of this connection's "
 			      "other snapshots exceed INGEST_SNAP_CONN_BYTES (%u KiB)",
 			      id, (unsigned long long)(bytes >> 10), (unsigned long long)(q->bytes >> 10),
 			      INGEST_SNAP_CONN_BYTES >> 10);
+	uint64_t all = atomic_fetch_add(&all_bytes, bytes);
+	if (all + bytes > INGEST_SNAP_SERVER_BYTES) {
+		atomic_fetch_sub(&all_bytes, bytes);
+		return seq_gone(q, ts->window_seq),
+		       refuse(c, id, EDQUOT,
+			      "snapshot %u refused: its %llu KiB of pages and the %llu KiB of every connection's "
+			      "other snapshots exceed INGEST_SNAP_SERVER_BYTES (%u KiB); send it again later",
+			      id, (unsigned long long)(bytes >> 10), (unsigned long long)(all >> 10),
+			      INGEST_SNAP_SERVER_BYTES >> 10);
+	}
 	struct trace_replay_config cfg = {
 	    .warmup = ts->warmup_insns ? ts->warmup_insns : INGEST_SNAP_WARMUP_DEFAULT,
 	    .record = ts->record_insns ? ts->record_insns : INGEST_SNAP_RECORD_DEFAULT,
@@ -171,10 +229,12 @@ int ingest_snap_begin(struct ingest_conn *c, const Prof__TraceSnapshot *ts, uint
 	memset(s, 0, sizeof(*s));
 	char why[200] = "";
 	int rc = snap_session_new(ts, &cfg, &s->ss, why, sizeof(why));
+	if (rc < 0)
+		atomic_fetch_sub(&all_bytes, bytes);
 	if (rc == -ENOMEM)
 		return oom(c);
 	if (rc < 0)
-		return refuse(c, id, (uint32_t)-rc, "snapshot %u refused: the replay cannot start: %s", id, why);
+		return seq_gone(q, ts->window_seq), refuse(c, id, (uint32_t)-rc, "snapshot %u refused: the replay cannot start: %s", id, why);
 	q->n++;
 	q->bytes += bytes;
 	s->id = id;
@@ -206,7 +266,7 @@ int ingest_snap_pages(struct ingest_conn *c, const Prof__Pages *p)
 	}
 	if (p->data.len % s->page_size) {
 		uint32_t id = s->id, ps = s->page_size;
-		drop(c->snaps, s);
+		drop(c->snaps, s, false);
 		return refuse(c, id, EINVAL, "snapshot %u refused: Pages data of %zu bytes, not whole %u-byte pages",
 			      id, p->data.len, ps);
 	}
@@ -216,7 +276,7 @@ int ingest_snap_pages(struct ingest_conn *c, const Prof__Pages *p)
 		return oom(c);
 	if (rc < 0) {
 		uint32_t id = s->id;
-		drop(c->snaps, s);
+		drop(c->snaps, s, false);
 		return refuse(c, id, (uint32_t)-rc, "snapshot %u refused: a bad Pages answer: %s", id, why);
 	}
 	s->waiting = false;
@@ -230,7 +290,10 @@ int ingest_snap_pages(struct ingest_conn *c, const Prof__Pages *p)
 static int finish(struct ingest_conn *c, struct snap *s, bool *gone)
 {
 	*gone = false;
-	if (s->seq > c->seq_hi + 1)
+	uint64_t hi = c->seq_hi;
+	while (is_gone(c->snaps, hi + 1)) /* a refused snapshot's seq holds no record */
+		hi++;
+	if (s->seq > hi + 1)
 		return 0; /* the records before it are still on their way */
 	Prof__TraceWindow tw;
 	int rc = snap_session_window(s->ss, &tw);
@@ -246,7 +309,7 @@ static int finish(struct ingest_conn *c, struct snap *s, bool *gone)
 	if (envelope_validate(&env, why, sizeof(why)) < 0) { /* held to an agent-sent window's rules */
 		edag_window_encode_free(&tw);
 		uint32_t id = s->id;
-		drop(c->snaps, s);
+		drop(c->snaps, s, false);
 		*gone = true;
 		return refuse(c, id, EINVAL, "snapshot %u refused: its replayed window is no valid TraceWindow: %s",
 			      id, why);
@@ -271,9 +334,9 @@ static int finish(struct ingest_conn *c, struct snap *s, bool *gone)
 	Prof__Envelope de = PROF__ENVELOPE__INIT;
 	de.body_case = PROF__ENVELOPE__BODY_SNAPSHOT_DONE;
 	de.snapshot_done = &done;
-	drop(c->snaps, s);
+	drop(c->snaps, s, true);
 	*gone = true;
-	return queue(c, &de) < 0 ? oom(c) : 0;
+	return send_env(c, &de);
 }
 
 /* One slice of s's replay; *gone when s was dropped (its slot now holds another). */
@@ -284,7 +347,7 @@ static int run_one(struct ingest_conn *c, struct snap *s, uint64_t now_ns, bool 
 		uint32_t id = s->id, pages = s->pages, req = s->requests;
 		uint64_t ms = s->limit_ms;
 		bool ready = s->ready;
-		drop(c->snaps, s);
+		drop(c->snaps, s, false);
 		*gone = true;
 		return refuse(c, id, ETIMEDOUT,
 			      "snapshot %u refused: %s within %llu ms (the lesser of its expires_ms and "
@@ -313,8 +376,9 @@ static int run_one(struct ingest_conn *c, struct snap *s, uint64_t now_ns, bool 
 		Prof__Envelope env = PROF__ENVELOPE__INIT;
 		env.body_case = PROF__ENVELOPE__BODY_PAGE_REQUEST;
 		env.page_request = &req;
-		if (queue(c, &env) < 0)
-			return oom(c);
+		rc = send_env(c, &env);
+		if (rc < 0)
+			return rc;
 		s->waiting = true;
 		s->requests++;
 		c->snaps->st.requests++;
@@ -322,7 +386,7 @@ static int run_one(struct ingest_conn *c, struct snap *s, uint64_t now_ns, bool 
 	}
 	if (rc < 0) {
 		uint32_t id = s->id;
-		drop(c->snaps, s);
+		drop(c->snaps, s, false);
 		*gone = true;
 		if (rc == -ENOMEM)
 			return oom(c);
@@ -357,12 +421,14 @@ unsigned ingest_snap_live(const struct ingest_conn *c)
 size_t ingest_snap_take_out(struct ingest_conn *c, uint8_t *buf, size_t cap)
 {
 	struct ingest_snaps *q = c->snaps;
-	if (!q || !q->out_len)
+	if (!q || q->out_off == q->out_len)
 		return 0;
-	size_t n = q->out_len < cap ? q->out_len : cap;
-	memcpy(buf, q->out, n);
-	memmove(q->out, q->out + n, q->out_len - n);
-	q->out_len -= n;
+	size_t left = q->out_len - q->out_off;
+	size_t n = left < cap ? left : cap;
+	memcpy(buf, q->out + q->out_off, n);
+	q->out_off += n;
+	if (q->out_off == q->out_len)
+		q->out_off = q->out_len = 0;
 	return n;
 }
 
@@ -380,7 +446,7 @@ void ingest_snap_free(struct ingest_conn *c)
 	if (!q)
 		return;
 	while (q->n)
-		drop(q, &q->s[0]);
+		drop(q, &q->s[0], false);
 	free(q->out);
 	free(q);
 	c->snaps = NULL;

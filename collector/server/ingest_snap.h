@@ -26,8 +26,11 @@ struct ingest_conn;
 #define INGEST_SNAP_RECORD_DEFAULT 200000u
 #define INGEST_SNAP_BYTES (64u << 20)	     /* page bytes one snapshot's replay holds at most */
 #define INGEST_SNAP_CONN_BYTES (128u << 20)  /* ... all of one connection's snapshots together */
+#define INGEST_SNAP_SERVER_BYTES (256u << 20) /* ... all connections' snapshots together (the process) */
 #define INGEST_SNAP_TIME_MS 30000u	     /* a replay ends within this (or the snapshot's expiry) */
 #define INGEST_SNAP_SLICE 20000u	     /* instructions per snapshot per event-loop turn */
+#define INGEST_SNAP_OUT_MAX (1u << 20)     /* unsent PageRequests, Errors, SnapshotDones per connection */
+#define INGEST_SNAP_GONE 16u		     /* seqs of refused snapshots remembered (finish) */
 
 /* Statistics of one connection's snapshots. */
 struct ingest_snap_stats {

@@ -418,16 +418,117 @@ static void test_server_snapshots_refusals_keep_the_connection(void **state)
 	add_counters(&buf, &len, 10);
 	send_and_free(&cl, &buf, &len);
 	expect_ack_reaching(&cl, f->srv, 10);
+
+	/* a refused snapshot's seq (11) holds no record: the next window (12) does not wait for it
+	 * (before, it waited INGEST_SNAP_TIME_MS for a record 11 that never comes, and was refused) */
+	replay_prog_snapshot(&p, &ts, 22, 64);
+	ts.window_seq = 11;
+	ts.record_insns = INGEST_SNAP_RECORD_MAX + 1;
+	frames_add(&buf, &len, &env);
+	add_snapshot(&buf, &len, &p, 23, 12);
+	send_and_free(&cl, &buf, &len);
+	p.fetched = 0;
+	unsigned done_before = sn.done;
+	serve(&cl, f->srv, &p, sn.done + sn.errors + 2, -1, false, &sn);
+	assert_int_equal(sn.done, done_before + 1);
+	assert_int_equal(sn.done_id, 23);
+
 	int64_t sid = first_session(f->store);
 	uint64_t records = 0;
 	assert_int_equal(store_session_records(f->store, sid, &records), 0);
-	assert_int_equal(records, 4 + INGEST_SNAP_MAX); /* counters 1, 2, 3, 10; windows 4..7 */
+	assert_int_equal(records, 5 + INGEST_SNAP_MAX); /* counters 1, 2, 3, 10; windows 4..7, 12 */
 	struct windows w = {0};
 	assert_int_equal(store_list_trace_windows(f->store, sid, -1, keep_window, &w), 0);
-	assert_int_equal(w.n, INGEST_SNAP_MAX);
+	assert_int_equal(w.n, INGEST_SNAP_MAX + 1);
+	assert_int_equal(w.seq[w.n - 1] == 12 || w.seq[0] == 12, 1);
 	for (unsigned i = 0; i < w.n; i++)
 		free(w.packed[i]);
 	client_close(&cl);
+	replay_prog_free(&p);
+}
+
+/* The first Error or PageRequest the collector sends on cl (acks skipped): its kind, and for
+ * an Error its code and message. */
+static int next_answer(struct client *cl, struct server *srv, uint32_t *code, char *msg, size_t msglen)
+{
+	for (int i = 0; i < 50; i++) {
+		Prof__Envelope *env = client_next(cl, srv);
+		assert_non_null(env);
+		int kind = env->body_case;
+		if (kind == PROF__ENVELOPE__BODY_ERROR) {
+			*code = env->error->code;
+			snprintf(msg, msglen, "%s", env->error->message);
+		}
+		prof__envelope__free_unpacked(env, NULL);
+		if (kind != PROF__ENVELOPE__BODY_ACK)
+			return kind;
+	}
+	fail_msg("no PageRequest or Error from the collector");
+	return 0;
+}
+
+/* Page memory is bounded across connections (INGEST_SNAP_SERVER_BYTES), not only per connection:
+ * two agents hold 2 x 64 MiB of page budget each, a third agent's snapshot is refused naming
+ * the limit; once the first agent is gone (its snapshots freed), the third one's is taken. */
+static void test_server_snapshots_page_memory_bounded_across_connections(void **state)
+{
+	struct srv_fixture *f = *state;
+	struct replay_prog p;
+	if (!prog_for("aarch64-linux-gnu-gcc", "", "walk.mem", &p)) {
+		skip();
+		return;
+	}
+	static const char *const agents[3] = {"board-m1", "board-m2", "board-m3"};
+	struct client cl[3];
+	uint32_t code = 0;
+	char msg[400] = "";
+	for (int a = 0; a < 3; a++) {
+		client_open(&cl[a], f->srv);
+		uint8_t *buf = NULL;
+		size_t len = 0;
+		add_hello_frame(&buf, &len, &(struct hello_spec){.agent = agents[a], .boot = 78, .board = "qemu-virt-arm64"});
+		add_counters(&buf, &len, 1);
+		send_and_free(&cl[a], &buf, &len);
+		expect_ack_reaching(&cl[a], f->srv, 1);
+		unsigned n = a < 2 ? INGEST_SNAP_CONN_BYTES / INGEST_SNAP_BYTES : 1;
+		for (unsigned k = 0; k < n; k++) {
+			Prof__TraceSnapshot ts;
+			replay_prog_snapshot(&p, &ts, 30 + k, 64);
+			ts.window_seq = 2 + k;
+			ts.max_pages = INGEST_SNAP_BYTES / REPLAY_PROG_PAGE; /* the whole per-snapshot budget */
+			Prof__Envelope env = PROF__ENVELOPE__INIT;
+			env.body_case = PROF__ENVELOPE__BODY_TRACE_SNAPSHOT;
+			env.trace_snapshot = &ts;
+			frames_add(&buf, &len, &env);
+			send_and_free(&cl[a], &buf, &len);
+			int kind = next_answer(&cl[a], f->srv, &code, msg, sizeof(msg));
+			if (a < 2) {
+				assert_int_equal(kind, PROF__ENVELOPE__BODY_PAGE_REQUEST); /* taken, its pages asked for */
+			} else {
+				assert_int_equal(kind, PROF__ENVELOPE__BODY_ERROR);
+				assert_int_equal(code, EDQUOT);
+				assert_non_null(strstr(msg, "INGEST_SNAP_SERVER_BYTES"));
+				fprintf(stderr, "third agent: %s\n", msg);
+			}
+		}
+	}
+	client_close(&cl[0]);
+	for (int i = 0; i < 20; i++) /* the server sees the close and frees that agent's snapshots */
+		assert_true(server_step(f->srv, 10) >= 0);
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	Prof__TraceSnapshot ts;
+	replay_prog_snapshot(&p, &ts, 40, 64);
+	ts.window_seq = 3;
+	ts.max_pages = INGEST_SNAP_BYTES / REPLAY_PROG_PAGE;
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.body_case = PROF__ENVELOPE__BODY_TRACE_SNAPSHOT;
+	env.trace_snapshot = &ts;
+	frames_add(&buf, &len, &env);
+	send_and_free(&cl[2], &buf, &len);
+	assert_int_equal(next_answer(&cl[2], f->srv, &code, msg, sizeof(msg)), PROF__ENVELOPE__BODY_PAGE_REQUEST);
+	client_close(&cl[1]);
+	client_close(&cl[2]);
 	replay_prog_free(&p);
 }
 
@@ -599,6 +700,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_server_snapshots_aarch64_window_stored, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_server_snapshots_thumb2_window_stored, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_server_snapshots_refusals_keep_the_connection, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_server_snapshots_page_memory_bounded_across_connections, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_server_snapshots_agent_transport, setup_file, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
