@@ -109,7 +109,7 @@ int trace_snap_window(struct trace_snap *b, struct trace_snap_req *r, uint64_t *
 	else
 		took = true, rc = trace_snapshot_take(r->tid, &plan, t0 + 2000000000ull, &child, &ssig, &clone_ns, why,
 						      whylen);
-	if (took && rc == -ESRCH) { /* exited during the clone, reaped there: nothing to detach from */
+	if (took && rc == -ESRCH && child == -1) { /* exited during the clone, reaped there: nothing to detach from */
 		r->reaped = true;
 		r->exit_status = ssig;
 		*stop_ns = clock_mono_ns() - t0;

@@ -648,9 +648,10 @@ int trace_replay_capture(struct trace_decoder *d, pid_t tid, const struct trace_
 		w->parts.regs = t - w->start_ns - w->parts.attach;
 		int src = trace_snapshot_take(tid, &plan, sdl, &snap, &ssig, &w->parts.clone, w->snap_why,
 					      sizeof(w->snap_why));
-		if (ssig && !sig && src != -ESRCH)
+		bool reaped = src == -ESRCH && snap == -1; /* its end reaped in the clone's step */
+		if (ssig && !sig && !reaped)
 			sig = ssig;
-		if (src == -ESRCH) { /* its end reaped in the clone's step: ssig is the wait status */
+		if (reaped) { /* ssig is the wait status */
 			trace_boost_off(&target);
 			trace_boost_off(&self);
 			w->end = TRACE_END_EXITED;

@@ -51,7 +51,8 @@ int trace_snapshot_plan(pid_t tid, struct trace_snapshot_plan *p, char *why, siz
  * 0: *child is the snapshot (traced by us; call trace_snapshot_ready once tid
  * has been let go); *sig is a signal for tid that arrived meanwhile (pass it on
  * when detaching, 0: none); *clone_ns what the injected clone took. -errno with the reason in why: no snapshot, tid is
- * as it was (-ESRCH: tid exited, its end reaped here: *sig is then its wait status). */
+ * as it was (-ESRCH with *child -1: tid exited, its end reaped here: *sig is then its wait status;
+ * -ESRCH with *child 0: a ptrace call found tid gone, not reaped). */
 int trace_snapshot_take(pid_t tid, const struct trace_snapshot_plan *p, uint64_t deadline, pid_t *child, int *sig,
 			uint64_t *clone_ns, char *why, size_t whylen);
 

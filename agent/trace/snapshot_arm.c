@@ -191,6 +191,7 @@ int trace_snapshot_take(pid_t tid, const struct trace_snapshot_plan *p, uint64_t
 		int st = trace_snapshot_step(tid, PTRACE_SYSCALL, "PTRACE_SYSCALL", deadline, &status, why, whylen);
 		if (st > 0) {
 			*sig = status; /* its end, reaped here: the caller tells the target */
+			*child = -1;   /* -ESRCH from here, not from a ptrace call on a thread gone (SIGKILL) */
 			return -ESRCH;
 		}
 		if (st < 0) {
