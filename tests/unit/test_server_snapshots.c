@@ -87,10 +87,12 @@ static bool prog_for(const char *cc, const char *flags, const char *name, struct
 	return true;
 }
 
-static void add_snapshot(uint8_t **buf, size_t *len, struct replay_prog *p, uint32_t id, uint64_t window_seq)
+/* Append a TraceSnapshot of p with a page budget of max_pages. */
+static void add_snapshot_budget(uint8_t **buf, size_t *len, struct replay_prog *p, uint32_t id, uint64_t window_seq,
+				uint32_t max_pages)
 {
 	Prof__TraceSnapshot ts;
-	replay_prog_snapshot(p, &ts, id, 64);
+	replay_prog_snapshot(p, &ts, id, max_pages);
 	ts.pid = 42;
 	ts.tid = 43;
 	ts.window_index = id;
@@ -103,6 +105,11 @@ static void add_snapshot(uint8_t **buf, size_t *len, struct replay_prog *p, uint
 	env.body_case = PROF__ENVELOPE__BODY_TRACE_SNAPSHOT;
 	env.trace_snapshot = &ts;
 	frames_add(buf, len, &env);
+}
+
+static void add_snapshot(uint8_t **buf, size_t *len, struct replay_prog *p, uint32_t id, uint64_t window_seq)
+{
+	add_snapshot_budget(buf, len, p, id, window_seq, 64);
 }
 
 /* The agent's answer to a PageRequest: refuse_from >= 0 answers EFAULT from that many pages on;
@@ -261,6 +268,20 @@ static void expected_window(struct replay_prog *p, uint32_t id, uint8_t **packed
 	snap_session_free(ss);
 }
 
+/* The first stored window in w is byte for byte the one the replay of snapshot 7
+ * of p makes in process: its length. */
+static size_t expect_stored_window(struct replay_prog *p, const struct windows *w)
+{
+	uint8_t *want;
+	size_t want_len;
+	p->fetched = 0;
+	expected_window(p, 7, &want, &want_len);
+	assert_int_equal(w->len[0], want_len);
+	assert_memory_equal(w->packed[0], want, want_len);
+	free(want);
+	return want_len;
+}
+
 static void hello(struct client *cl, struct server *srv)
 {
 	uint8_t *buf = NULL;
@@ -327,17 +348,11 @@ static void window_stored(void **state, const char *cc, const char *flags, const
 	assert_int_equal(store_list_trace_windows(f->store, sid, -1, keep_window, &w), 0);
 	assert_int_equal(w.n, 1);
 	assert_int_equal(w.seq[0], 3);
-	uint8_t *want;
-	size_t want_len;
-	p.fetched = 0;
-	expected_window(&p, 7, &want, &want_len);
-	assert_int_equal(w.len[0], want_len);
-	assert_memory_equal(w.packed[0], want, want_len);
+	size_t want_len = expect_stored_window(&p, &w);
 	uint64_t records = 0;
 	assert_int_equal(store_session_records(f->store, sid, &records), 0);
 	assert_int_equal(records, 4); /* counters 1, 2, 4 and the window 3 */
 	fprintf(stderr, "%s: window seq 3 stored (%zu bytes), %u page requests\n", name, want_len, sn.requests);
-	free(want);
 	free(w.packed[0]);
 	client_close(&cl);
 	replay_prog_free(&p);
@@ -479,6 +494,7 @@ static void test_server_snapshots_page_memory_bounded_across_connections(void **
 		return;
 	}
 	static const char *const agents[3] = {"board-m1", "board-m2", "board-m3"};
+	const uint32_t whole = INGEST_SNAP_BYTES / REPLAY_PROG_PAGE;
 	struct client cl[3];
 	uint32_t code = 0;
 	char msg[400] = "";
@@ -492,14 +508,7 @@ static void test_server_snapshots_page_memory_bounded_across_connections(void **
 		expect_ack_reaching(&cl[a], f->srv, 1);
 		unsigned n = a < 2 ? INGEST_SNAP_CONN_BYTES / INGEST_SNAP_BYTES : 1;
 		for (unsigned k = 0; k < n; k++) {
-			Prof__TraceSnapshot ts;
-			replay_prog_snapshot(&p, &ts, 30 + k, 64);
-			ts.window_seq = 2 + k;
-			ts.max_pages = INGEST_SNAP_BYTES / REPLAY_PROG_PAGE; /* the whole per-snapshot budget */
-			Prof__Envelope env = PROF__ENVELOPE__INIT;
-			env.body_case = PROF__ENVELOPE__BODY_TRACE_SNAPSHOT;
-			env.trace_snapshot = &ts;
-			frames_add(&buf, &len, &env);
+			add_snapshot_budget(&buf, &len, &p, 30 + k, 2 + k, whole); /* the whole per-snapshot budget */
 			send_and_free(&cl[a], &buf, &len);
 			int kind = next_answer(&cl[a], f->srv, &code, msg, sizeof(msg));
 			if (a < 2) {
@@ -517,14 +526,7 @@ static void test_server_snapshots_page_memory_bounded_across_connections(void **
 		assert_true(server_step(f->srv, 10) >= 0);
 	uint8_t *buf = NULL;
 	size_t len = 0;
-	Prof__TraceSnapshot ts;
-	replay_prog_snapshot(&p, &ts, 40, 64);
-	ts.window_seq = 3;
-	ts.max_pages = INGEST_SNAP_BYTES / REPLAY_PROG_PAGE;
-	Prof__Envelope env = PROF__ENVELOPE__INIT;
-	env.body_case = PROF__ENVELOPE__BODY_TRACE_SNAPSHOT;
-	env.trace_snapshot = &ts;
-	frames_add(&buf, &len, &env);
+	add_snapshot_budget(&buf, &len, &p, 40, 3, whole);
 	send_and_free(&cl[2], &buf, &len);
 	assert_int_equal(next_answer(&cl[2], f->srv, &code, msg, sizeof(msg)), PROF__ENVELOPE__BODY_PAGE_REQUEST);
 	client_close(&cl[1]);
@@ -655,12 +657,7 @@ static void test_server_snapshots_agent_transport(void **state)
 	assert_int_equal(store_list_trace_windows(f->store, sid, -1, keep_window, &w), 0);
 	assert_int_equal(w.n, 1);
 	assert_int_equal(w.seq[0], 2);
-	uint8_t *want;
-	size_t want_len;
-	p.fetched = 0;
-	expected_window(&p, 7, &want, &want_len);
-	assert_int_equal(w.len[0], want_len);
-	assert_memory_equal(w.packed[0], want, want_len);
+	expect_stored_window(&p, &w);
 	uint64_t records = 0;
 	assert_int_equal(store_session_records(f->store, sid, &records), 0);
 	assert_int_equal(records, 3);
@@ -680,12 +677,11 @@ static void test_server_snapshots_agent_transport(void **state)
 	}
 	assert_int_equal(pclose(pf), 0);
 	/* no cache model: every access of the window is a memory vertex */
-	Prof__TraceWindow *tw = prof__trace_window__unpack(NULL, want_len, want);
+	Prof__TraceWindow *tw = prof__trace_window__unpack(NULL, w.len[0], w.packed[0]); /* the replay's, as checked */
 	assert_non_null(tw);
 	assert_int_equal(W, tw->n_size);
 	assert_true(D > 0 && D <= W);
 	prof__trace_window__free_unpacked(tw, NULL);
-	free(want);
 	free(w.packed[0]);
 	transport_destroy(t);
 	spool_ack(spool, UINT64_MAX);
