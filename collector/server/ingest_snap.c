@@ -127,15 +127,10 @@ static bool is_gone(const struct ingest_snaps *q, uint64_t seq)
 }
 
 /* Error{code, why, snapshot_id}: that snapshot is refused, the connection goes on. */
-static int refuse(struct ingest_conn *c, uint32_t id, uint32_t code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int refuse(struct ingest_conn *c, uint32_t id, uint32_t code, const char *fmt, ...)
+static int vrefuse(struct ingest_conn *c, uint32_t id, uint32_t code, const char *fmt, va_list ap)
 {
 	char msg[400], who[128];
-	va_list ap;
-	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	log_warn("%s (%s): %s", c->peer, ingest_who(c, who, sizeof(who)), msg);
 	Prof__Error err = PROF__ERROR__INIT;
 	err.code = code;
@@ -146,6 +141,30 @@ static int refuse(struct ingest_conn *c, uint32_t id, uint32_t code, const char 
 	env.error = &err;
 	c->snaps->st.refused++;
 	return send_env(c, &env);
+}
+
+static int refuse(struct ingest_conn *c, uint32_t id, uint32_t code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int refuse(struct ingest_conn *c, uint32_t id, uint32_t code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = vrefuse(c, id, code, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* refuse() a snapshot not yet replayed: its window seq will hold no record (seq_gone). */
+static int refuse_new(struct ingest_conn *c, const Prof__TraceSnapshot *ts, uint32_t code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int refuse_new(struct ingest_conn *c, const Prof__TraceSnapshot *ts, uint32_t code, const char *fmt, ...)
+{
+	seq_gone(c->snaps, ts->window_seq);
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = vrefuse(c, ts->snapshot_id, code, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 static struct snap *find(struct ingest_snaps *q, uint32_t id)
@@ -183,18 +202,18 @@ int ingest_snap_begin(struct ingest_conn *c, const Prof__TraceSnapshot *ts, uint
 			      "an agent reserves one per snapshot)",
 			      id);
 	if (c->seq_window && ts->window_seq > c->seq_hi && ts->window_seq - c->seq_hi > c->seq_window)
-		return seq_gone(q, ts->window_seq), refuse(c, id, ERANGE,
+		return refuse_new(c, ts, ERANGE,
 			      "snapshot %u refused: window_seq %llu is more than the seq window %llu above the "
 			      "session's highest stored seq %llu",
 			      id, (unsigned long long)ts->window_seq, (unsigned long long)c->seq_window,
 			      (unsigned long long)c->seq_hi);
 	if (q->n >= INGEST_SNAP_MAX)
-		return seq_gone(q, ts->window_seq), refuse(c, id, EBUSY,
+		return refuse_new(c, ts, EBUSY,
 			      "snapshot %u refused: %u snapshots of this connection are being replayed (limit "
 			      "INGEST_SNAP_MAX %u); send the next one after a SnapshotDone",
 			      id, q->n, INGEST_SNAP_MAX);
 	if (ts->warmup_insns > INGEST_SNAP_WARMUP_MAX || ts->record_insns > INGEST_SNAP_RECORD_MAX)
-		return seq_gone(q, ts->window_seq), refuse(c, id, E2BIG,
+		return refuse_new(c, ts, E2BIG,
 			      "snapshot %u refused: %llu warm-up + %llu recorded instructions asked for (limits "
 			      "INGEST_SNAP_WARMUP_MAX %u, INGEST_SNAP_RECORD_MAX %u)",
 			      id, (unsigned long long)ts->warmup_insns, (unsigned long long)ts->record_insns,
@@ -204,7 +223,7 @@ int ingest_snap_begin(struct ingest_conn *c, const Prof__TraceSnapshot *ts, uint
 		max_pages = INGEST_SNAP_BYTES / ts->page_size;
 	uint64_t bytes = max_pages * ts->page_size;
 	if (q->bytes + bytes > INGEST_SNAP_CONN_BYTES)
-		return seq_gone(q, ts->window_seq), refuse(c, id, EDQUOT,
+		return refuse_new(c, ts, EDQUOT,
 			      "snapshot %u refused: its %llu KiB of pages and the %llu KiB of this connection's "
 			      "other snapshots exceed INGEST_SNAP_CONN_BYTES (%u KiB)",
 			      id, (unsigned long long)(bytes >> 10), (unsigned long long)(q->bytes >> 10),
@@ -212,8 +231,7 @@ int ingest_snap_begin(struct ingest_conn *c, const Prof__TraceSnapshot *ts, uint
 	uint64_t all = atomic_fetch_add(&all_bytes, bytes);
 	if (all + bytes > INGEST_SNAP_SERVER_BYTES) {
 		atomic_fetch_sub(&all_bytes, bytes);
-		return seq_gone(q, ts->window_seq),
-		       refuse(c, id, EDQUOT,
+		return refuse_new(c, ts, EDQUOT,
 			      "snapshot %u refused: its %llu KiB of pages and the %llu KiB of every connection's "
 			      "other snapshots exceed INGEST_SNAP_SERVER_BYTES (%u KiB); send it again later",
 			      id, (unsigned long long)(bytes >> 10), (unsigned long long)(all >> 10),
@@ -234,7 +252,7 @@ int ingest_snap_begin(struct ingest_conn *c, const Prof__TraceSnapshot *ts, uint
 	if (rc == -ENOMEM)
 		return oom(c);
 	if (rc < 0)
-		return seq_gone(q, ts->window_seq), refuse(c, id, (uint32_t)-rc, "snapshot %u refused: the replay cannot start: %s", id, why);
+		return refuse_new(c, ts, (uint32_t)-rc, "snapshot %u refused: the replay cannot start: %s", id, why);
 	q->n++;
 	q->bytes += bytes;
 	s->id = id;
