@@ -67,6 +67,10 @@ bool db_needs_reconnect(const struct db *d);
  * progress, negative errno: this attempt failed (db_last_error says why), call again
  * later to start another. 1 at once when nothing needs reconnecting. */
 int db_reconnect_poll(struct db *d);
+/* The most rows of query results this connection has held in memory at once since it opened
+ * (PostgreSQL: a query's rows come one at a time, so 1, unless a caller ran another statement
+ * between two rows of a query: its remaining rows were then read ahead and held). 0 on SQLite. */
+size_t db_pg_rows_held_peak(const struct db *d);
 /* current_setting(name) of this session (PostgreSQL only; -ENOTSUP on SQLite). */
 int db_pg_setting(struct db *d, const char *name, char *out, size_t outlen);
 /* The engine's last failure as one line ("" if none). */

@@ -32,6 +32,7 @@ void db_pg_set_interrupt(struct db *d, int fd0, int fd1) { (void)d, (void)fd0, (
 void db_set_quiet(struct db *d, bool quiet) { (void)d, (void)quiet; }
 bool db_needs_reconnect(const struct db *d) { (void)d; return false; }
 int db_reconnect_poll(struct db *d) { (void)d; return 1; }
+size_t db_pg_rows_held_peak(const struct db *d) { (void)d; return 0; }
 int db_pg_setting(struct db *d, const char *name, char *out, size_t outlen)
 {
 	(void)d, (void)name;
@@ -152,7 +153,7 @@ static int wait_sock(struct pg *p, int sock, short events, uint64_t deadline)
 /* The next result of the connection without blocking past the deadline: 0 with
  * *out (NULL at the end of a statement's results), or a negative errno
  * (connection lost, timed out, interrupted). */
-static int next_result(struct pg *p, PGresult **out, const char *what)
+int dbpg_next_result(struct pg *p, PGresult **out, const char *what)
 {
 	*out = NULL;
 	if (!p->conn || p->broken)
@@ -193,7 +194,12 @@ int dbpg_push(struct pg *p, enum pend_kind kind, const char *what, struct pg_stm
 static int take(struct pg *p, const struct pend *e, bool *conn_lost)
 {
 	PGresult *res;
-	int wrc = next_result(p, &res, e->what);
+	/* A query's rows one at a time (db_pg_stream.c); libpq takes the mode for the query
+	 * whose results come next, so here, not when it was sent (where it fails, the result
+	 * comes whole). */
+	if (e->kind == P_QUERY)
+		PQsetSingleRowMode(p->conn);
+	int wrc = dbpg_next_result(p, &res, e->what);
 	if (wrc < 0 || !res) {
 		*conn_lost = true;
 		return wrc < 0 ? wrc : dbpg_fail(p, NULL, e->what);
@@ -205,6 +211,14 @@ static int take(struct pg *p, const struct pend *e, bool *conn_lost)
 		return rc;
 	}
 	int rc = 0;
+	if (e->kind == P_QUERY && st == PGRES_SINGLE_TUPLE) { /* its first row: the rest stays on the wire */
+		e->query->res = res;
+		e->query->stream_open = true;
+		p->streaming = e->query;
+		if (p->rows_peak < 1)
+			p->rows_peak = 1;
+		return 0;
+	}
 	if (st == PGRES_PIPELINE_ABORTED) {
 		rc = -ECANCELED; /* an earlier statement failed: that one was reported */
 	} else if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
@@ -221,12 +235,14 @@ static int take(struct pg *p, const struct pend *e, bool *conn_lost)
 		p->changes = strtoll(PQcmdTuples(res), NULL, 10);
 	}
 	if (e->kind == P_QUERY && rc == 0) {
+		if ((size_t)PQntuples(res) > p->rows_peak)
+			p->rows_peak = (size_t)PQntuples(res);
 		e->query->res = res;
 		res = NULL;
 	}
 	PQclear(res);
 	for (;;) { /* the end of this statement's results */
-		int nrc = next_result(p, &res, e->what);
+		int nrc = dbpg_next_result(p, &res, e->what);
 		if (nrc < 0) {
 			*conn_lost = true;
 			return rc < 0 ? rc : nrc;
@@ -243,6 +259,7 @@ static int take(struct pg *p, const struct pend *e, bool *conn_lost)
 /* Sync and read every pending result. Returns the first real error. */
 int dbpg_drain(struct pg *p)
 {
+	dbpg_settle(p);
 	if (p->qlen == 0)
 		return 0;
 	if (!p->conn || p->broken) {
@@ -259,6 +276,11 @@ int dbpg_drain(struct pg *p)
 		int rc = take(p, &p->q[i], &lost);
 		if (rc < 0 && (first == 0 || first == -ECANCELED))
 			first = rc;
+		if (p->streaming && i + 2 == p->qlen && p->q[i + 1].kind == P_SYNC) {
+			p->sync_after = true; /* a query's rows, then this sync, read by its db_step */
+			break;
+		}
+		dbpg_settle(p); /* statements after it: its rows read ahead */
 	}
 	p->qlen = 0;
 	if (lost)
@@ -270,6 +292,7 @@ int dbpg_drain(struct pg *p)
 
 int dbpg_send_simple(struct pg *p, const char *sql, enum pend_kind kind, const char *what)
 {
+	dbpg_settle(p);
 	if (!p->conn || p->broken)
 		return -ECONNRESET;
 	if (PQsendQueryParams(p->conn, sql, 0, NULL, NULL, NULL, NULL, 0) != 1)
@@ -302,7 +325,7 @@ static int pg_exec(struct db *d, const char *sql, const char *what)
 	if (PQsendQuery(p->conn, sql) != 1)
 		rc = dbpg_fail(p, NULL, what);
 	for (PGresult *res; rc == 0 || !p->broken;) {
-		int nrc = next_result(p, &res, what);
+		int nrc = dbpg_next_result(p, &res, what);
 		if (nrc < 0) {
 			rc = rc < 0 ? rc : nrc;
 			break;
@@ -398,6 +421,7 @@ static int connect_step(struct pg *p, bool block)
 		PQfinish(p->conn);
 	p->conn = p->next;
 	p->next = NULL;
+	dbpg_stream_lost(p);
 	p->broken = false;
 	p->qlen = 0;
 	p->gen++;
@@ -580,6 +604,11 @@ void db_set_quiet(struct db *d, bool quiet)
 	p->async_reconnect = quiet;
 	if (quiet && p->conn && !p->broken)
 		apply_timeouts(p); /* a failure leaves the connection broken: the loop reconnects */
+}
+
+size_t db_pg_rows_held_peak(const struct db *d)
+{
+	return d->engine == DB_PG ? ((const struct pg *)d)->rows_peak : 0;
 }
 
 bool db_needs_reconnect(const struct db *d)

@@ -47,6 +47,11 @@ struct pg {
 	bool next_write; /* it waits for writability (else readability) */
 	uint64_t next_deadline_ns;
 	char last_error[256];
+	/* A query whose rows come one at a time (single-row mode, db_pg_stream.c): its first row
+	 * was read; the rest, its end and (sync_after) the pipeline's sync are still on the wire. */
+	struct pg_stmt *streaming;
+	bool sync_after;
+	size_t rows_peak; /* db_rows_held_peak(): the most rows held at once */
 };
 
 struct pg_stmt {
@@ -71,6 +76,13 @@ struct pg_stmt {
 	uint8_t **blob;
 	size_t *blobcap;
 	int nblob;
+	/* Single-row mode (db_pg_stream.c): open while rows may follow the one in res; the
+	 * rows read ahead when another statement needed the connection (spill) and the
+	 * stream's error, given by db_step after them. */
+	bool stream_open;
+	PGresult **spill;
+	size_t nspill, spill_at, spillcap;
+	int spill_rc;
 };
 
 static inline struct pg *pgd(struct db *d)
@@ -87,6 +99,18 @@ int dbpg_fail(struct pg *p, const PGresult *res, const char *what);
 int dbpg_push(struct pg *p, enum pend_kind kind, const char *what, struct pg_stmt *query);
 int dbpg_drain(struct pg *p);
 int dbpg_send_simple(struct pg *p, const char *sql, enum pend_kind kind, const char *what);
+int dbpg_next_result(struct pg *p, PGresult **out, const char *what);
+
+/* db_pg_stream.c: a query's rows read one at a time */
+/* Before anything else uses the connection: the streaming query's remaining rows read into
+ * its spill (held until its db_step takes them), its end and sync read. */
+void dbpg_settle(struct pg *p);
+/* The streaming s's next row into s->res (1), 0 at its end, or the stream's error. */
+int dbpg_stream_next(struct pg *p, struct pg_stmt *s);
+/* The rest of s's rows read and dropped (db_reset before the last row), its spill freed. */
+void dbpg_stream_close(struct pg *p, struct pg_stmt *s);
+/* The connection was replaced or given up: the streaming query ends with -ECONNRESET. */
+void dbpg_stream_lost(struct pg *p);
 
 /* db_pg_stmt.c: the statement operations of pg_ops */
 int dbpg_prepare(struct db *d, const char *sql, const char *what, struct db_stmt **out);

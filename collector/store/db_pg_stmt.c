@@ -56,6 +56,8 @@ static void clear_params(struct pg_stmt *s)
 void dbpg_reset(struct db_stmt *st)
 {
 	struct pg_stmt *s = pgs(st);
+	if (s->stream_open)
+		dbpg_stream_close(pgd(st->db), s); /* rows not taken: read and dropped */
 	PQclear(s->res);
 	s->res = NULL;
 	s->executed = false;
@@ -66,13 +68,13 @@ void dbpg_finalize(struct db_stmt *st)
 {
 	struct pg_stmt *s = pgs(st);
 	struct pg *p = pgd(st->db);
+	if (s->val)
+		dbpg_reset(st);
 	if (s->prepared && s->gen == p->gen && p->conn && !p->broken && PQstatus(p->conn) == CONNECTION_OK) {
 		char sql[48];
 		snprintf(sql, sizeof(sql), "DEALLOCATE %s", s->name);
 		dbpg_send_simple(p, sql, P_IGNORE, "deallocate");
 	}
-	if (s->val)
-		dbpg_reset(st);
 	for (int i = 0; i < s->nblob; i++)
 		free(s->blob[i]);
 	free(s->blob);
@@ -133,6 +135,7 @@ void dbpg_bind(struct db_stmt *st, int i, const struct db_value *v)
 static int send_stmt(struct pg_stmt *s, enum pend_kind kind)
 {
 	struct pg *p = pgd(s->base.db);
+	dbpg_settle(p); /* a query still streaming: its rows read ahead */
 	if (!p->conn || p->broken)
 		return -ECONNRESET;
 	if (PQstatus(p->conn) != CONNECTION_OK)
@@ -186,7 +189,9 @@ int dbpg_step(struct db_stmt *st)
 	if (!s->res)
 		return 0;
 	s->row++;
-	return s->row < PQntuples(s->res) ? 1 : 0;
+	if (s->row < PQntuples(s->res))
+		return 1;
+	return s->stream_open ? dbpg_stream_next(pgd(st->db), s) : 0;
 }
 
 bool dbpg_col_null(struct db_stmt *st, int col)

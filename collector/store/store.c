@@ -146,6 +146,7 @@ void store_set_loop_mode(struct store *s, int intr_fd0, int intr_fd1)
 
 bool store_needs_reconnect(const struct store *s) { return db_needs_reconnect(s->db); }
 const char *store_last_error(const struct store *s) { return db_last_error(s->db); }
+size_t store_rows_held_peak(const struct store *s) { return db_pg_rows_held_peak(s->db); }
 const char *store_name(const struct store *s) { return db_name(s->db); }
 
 int store_reconnect_poll(struct store *s)

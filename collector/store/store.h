@@ -67,6 +67,9 @@ bool store_needs_reconnect(const struct store *s);
 /* 1 connected, 0 in progress, negative errno: this attempt failed (store_last_error). */
 int store_reconnect_poll(struct store *s);
 const char *store_last_error(const struct store *s);
+/* PostgreSQL: the most rows of query results the store's connection has held at once (db.h
+ * db_pg_rows_held_peak); 0 on SQLite. */
+size_t store_rows_held_peak(const struct store *s);
 /* The path, or the URI without its password. */
 const char *store_name(const struct store *s);
 /* A store error (negative errno from a store call) in words that name the

@@ -30,6 +30,7 @@
 #include "store/store_opencl.h"
 #include "store/store_trace.h"
 #include "pgserver.h"
+#include "store/db.h"
 #include "store/store.h"
 #include "store/store_kallsyms.h"
 #include "store/store_prune.h"
@@ -1472,6 +1473,129 @@ static void test_store_backend_mappings_packed(void **state)
 	store_close(s);
 }
 
+/* #40 (w40i), PostgreSQL only: a query's rows come one at a time (db_pg_stream.c), so the
+ * collector holds one row of a result, not the whole of it: 2,000 rows of 1 KiB stepped with one
+ * row held at most; a statement run between two rows of a query (allowed on SQLite) reads the
+ * rest ahead and every row still comes, in order; a query reset before its end leaves the
+ * connection usable; an error past the first rows ends the query with it, the connection usable. */
+#define STREAM_ROWS 2000
+static void test_store_backend_pg_rows_streamed(void **state)
+{
+	struct fx *f = *state;
+	if (!pg_ok) {
+		fprintf(stderr, "skipped: %s\n", pg_why);
+		skip();
+	}
+	struct db *d = NULL;
+	assert_int_equal(db_open_pg(f->uri, NULL, &d), 0);
+	assert_int_equal(db_exec(d,
+				 "CREATE TABLE big (i BIGINT PRIMARY KEY, b BYTEA);"
+				 " INSERT INTO big SELECT g, convert_to(repeat(chr(65 + g % 26), 1024), 'UTF8')"
+				 " FROM generate_series(1, 2000) g",
+				 "fill"),
+			 0);
+	struct db_stmt *a, *b;
+	assert_int_equal(db_prepare(d, "SELECT i, b FROM big ORDER BY i", "rows", &a), 0);
+	assert_int_equal(db_prepare(d, "SELECT COUNT(*) FROM big WHERE i <= ?1", "lookup", &b), 0);
+	int64_t n = 0, sum = 0;
+	int rc;
+	while ((rc = db_step(a)) == 1) {
+		size_t len;
+		const uint8_t *v = db_col_blob(a, 1, &len);
+		n++;
+		assert_int_equal(db_col_i64(a, 0), n);
+		assert_int_equal(len, 1024);
+		assert_int_equal(v[0], 'A' + n % 26);
+		sum += db_col_i64(a, 0);
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(n, STREAM_ROWS);
+	assert_int_equal(sum, (int64_t)STREAM_ROWS * (STREAM_ROWS + 1) / 2);
+	assert_int_equal(db_pg_rows_held_peak(d), 1);
+	db_reset(a);
+
+	/* another statement after the 10th row: the rest read ahead, then given in order */
+	n = 0;
+	while ((rc = db_step(a)) == 1) {
+		assert_int_equal(db_col_i64(a, 0), ++n);
+		if (n == 10) {
+			db_bind_i64(b, 1, 100);
+			assert_int_equal(db_step(b), 1);
+			assert_int_equal(db_col_i64(b, 0), 100);
+			assert_int_equal(db_col_i64(a, 0), 10); /* the current row stays readable */
+			db_reset(b);
+		}
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(n, STREAM_ROWS);
+	assert_true(db_pg_rows_held_peak(d) >= STREAM_ROWS - 10);
+	db_reset(a);
+
+	/* reset after 3 rows, then other statements */
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(db_step(a), 1);
+	db_reset(a);
+	db_bind_i64(b, 1, 7);
+	assert_int_equal(db_step(b), 1);
+	assert_int_equal(db_col_i64(b, 0), 7);
+	db_reset(b);
+
+	/* an error past the first rows (division by zero at i = 50) */
+	struct db_stmt *e;
+	assert_int_equal(db_prepare(d, "SELECT 1 / (i - 50) FROM big ORDER BY i", "failing rows", &e), 0);
+	n = 0;
+	while ((rc = db_step(e)) == 1)
+		n++; /* the error is logged: "division by zero" */
+	assert_true(rc < 0);
+	assert_true(n < 50);
+	db_finalize(e);
+	db_bind_i64(b, 1, 2000);
+	assert_int_equal(db_step(b), 1);
+	assert_int_equal(db_col_i64(b, 0), 2000);
+	db_finalize(b);
+	db_finalize(a);
+	db_close(d);
+}
+
+/* #40 (w40i), PostgreSQL only: a report over many blocks holds one row of the store's results at a
+ * time (no reader runs another statement between the rows of its query): 300 records, 300 blocks. */
+#define STREAM_RECORDS 300
+static void test_store_backend_pg_report_rows_bounded(void **state)
+{
+	struct fx *f = *state;
+	struct store *s = open_store(f);
+	uint64_t max = 0;
+	int64_t sid = session(s, "board-stream", 7, &max, NULL);
+	for (int r = 0; r < STREAM_RECORDS; r++) {
+		int32_t pid[2] = {42, 43}, tid[2] = {42, 43 + r};
+		uint64_t ip[2] = {0x400000u + (uint64_t)r, 0x500000}, count[2] = {1, 2};
+		uint32_t stack[2] = {0, 0};
+		struct sample_rec_keys keys = {2, pid, tid, ip, stack, count};
+		Prof__Samples sm;
+		Prof__Envelope env;
+		sample_rec_init(&sm, &env, (uint64_t)r + 1, &keys);
+		assert_int_equal(store_put_record(s, sid, &env, 100 + r), 1);
+		if (r % 100 == 99)
+			assert_int_equal(store_commit(s), 0);
+	}
+	store_close(s);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), STREAM_RECORDS);
+	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &s), 0);
+	struct query_opts qo;
+	query_opts_init(&qo, 0);
+	struct query_result *qr;
+	assert_int_equal(query_run(s, &qo, &qr), 0);
+	uint64_t total = 0;
+	for (size_t k = 0; k < qr->nstacks; k++)
+		total += qr->stacks[k].count;
+	assert_int_equal(total, 3 * STREAM_RECORDS);
+	size_t peak = store_rows_held_peak(s);
+	fprintf(stderr, "report over %d blocks: at most %zu rows held\n", STREAM_RECORDS, peak);
+	assert_true(peak >= 1 && peak <= 4);
+	query_result_free(qr);
+	store_close(s);
+}
+
 /* Each test twice, named test_..._sqlite and test_..._postgresql. */
 #define BOTH(t)                                                                                              \
 	{#t "_sqlite", t, setup_sqlite, teardown, NULL}, { #t "_postgresql", t, setup_pg, teardown, NULL }
@@ -1498,6 +1622,8 @@ int main(void)
 		BOTH(test_store_backend_mappings_packed),
 		cmocka_unit_test_setup_teardown(test_store_backend_pg_migrations_versioned, setup_pg, teardown),
 		cmocka_unit_test_setup_teardown(test_store_backend_pg_loop_reconnects, setup_pg, teardown),
+		cmocka_unit_test_setup_teardown(test_store_backend_pg_rows_streamed, setup_pg, teardown),
+		cmocka_unit_test_setup_teardown(test_store_backend_pg_report_rows_bounded, setup_pg, teardown),
 	};
 	return cmocka_run_group_tests_name("store_backends", tests, group_setup, group_teardown);
 }
