@@ -561,11 +561,13 @@ int main(int argc, char **argv)
 		rc = timed_report(argv[0], path, start, 0, "proc0");
 	/* PostgreSQL: the compaction and the report over it here, before the server goes (bench-query.sh
 	 * does the same for SQLite with the collector) */
-	if (rc == 0 && use_pg)
+	/* BENCH_QUERY_NO_COMPACT=1: the store left as written (a kept server, to compare collectors on it) */
+	bool compact = use_pg && !getenv("BENCH_QUERY_NO_COMPACT");
+	if (rc == 0 && compact)
 		rc = timed_compact(argv[0], path);
-	if (rc == 0 && use_pg)
+	if (rc == 0 && compact)
 		rc = timed_report(argv[0], path, start, 0, NULL);
-	if (rc == 0 && use_pg)
+	if (rc == 0 && compact)
 		rc = timed_report(argv[0], path, start, 0, NULL);
 	free(f.func_addr);
 	if (own_pg)
