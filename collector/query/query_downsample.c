@@ -103,7 +103,7 @@ static int write_window(struct store *s, int64_t sid, const struct blk *b, size_
 		pmax = k->pid > pmax ? k->pid : pmax;
 		bits |= STORE_BLOCK_PID_BIT(k->pid);
 	}
-	int rc = store_block_pack(raw, len, &z, &zlen);
+	int rc = store_block_pack_level(raw, len, STORE_BLOCK_COMPACT_LEVEL, &z, &zlen);
 	struct db_stmt *st = rc == 0 ? store_stmt(s, q_upd) : NULL;
 	if (rc == 0 && !st)
 		rc = -EIO;
