@@ -361,7 +361,10 @@ int trace_replay_open(const struct trace_replay_snap *snap, trace_replay_fetch_f
 		snprintf(out->why, sizeof(out->why), "Unicorn: %s", uc_strerror(e));
 		goto fail;
 	}
-	if (page_runs_init(&r->runs, snap, page_runs_limit(r->uc)) < 0) {
+	size_t max_regions = page_runs_limit(r->uc);
+	if (cfg->max_regions && cfg->max_regions < max_regions)
+		max_regions = cfg->max_regions;
+	if (page_runs_init(&r->runs, snap, max_regions) < 0) {
 		rc = -ENOMEM;
 		snprintf(out->why, sizeof(out->why), "out of memory");
 		goto fail;
