@@ -285,7 +285,7 @@ $(GUEST)/snapshot_check: $(SNAPSHOT_CHECK_SRC) agent/trace/snapshot.h agent/trac
 
 # ---- issue 36: the sample kernels whose windows board-accuracy.sh compares with full traces
 # (mk/board-accuracy.mk): static, built as $(O)/xkernels/<arch>/ are (XK_CFLAGS; Thumb-2 on armhf)
-GUEST_ACC := $(addprefix $(GUEST)/acc/,chase hash)
+GUEST_ACC := $(addprefix $(GUEST)/acc/,chase hash qsort)
 $(GUEST)/acc/%: tools/qemu-plugin/kernels/%.c tools/qemu-plugin/kernels/kernel.h tools/qemu-plugin/kernels/sattolo.h
 	@mkdir -p $(dir $@)
 	@echo "  XCC     $@"

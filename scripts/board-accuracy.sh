@@ -1,8 +1,8 @@
 # shellcheck shell=bash disable=SC2154 # dir, db, agent_id, ...: set by board-test.sh, which sources this
 # Issue 36: the board windows' accuracy against full traces. Sourced by scripts/board-test.sh
 # after the main boot (its check(), q(), $dir, $db, $COLLECTOR, $OUT, $QEMU_SYSTEM, $QEMU_CPU,
-# $agent_id). In the guest /bin/accuracy (scripts/board-guest-accuracy.sh) ran two sample
-# kernels (/bin/acc/chase, /bin/acc/hash: static, Thumb-2 on armhf) under
+# $agent_id). In the guest /bin/accuracy (scripts/board-guest-accuracy.sh) ran three sample
+# kernels (/bin/acc/chase, hash, qsort: static, Thumb-2 on armhf) under
 # `agent profile --capture snapshot` with the default window (500000 + 200000 instructions); the
 # host collector replayed and stored them. Here: the same binaries' full traces under
 # qemu-arm/qemu-aarch64 with the project's plugin (edag_tracer.so), 2 repetitions, the same
@@ -15,7 +15,7 @@ acc_checks() {
 	local cpu=$QEMU_CPU qu=qemu-aarch64 plugin=build/host/qemu-plugin/edag_tracer.so
 	local truth=build/host/board-accuracy/trace_truth prog args a rc sid nw ins stop mark bin res fig
 	[ "$QEMU_SYSTEM" = qemu-system-arm ] && qu=qemu-arm
-	for prog in chase hash; do
+	for prog in chase hash qsort; do
 		bin=$OUT/guest/acc/$prog
 		args=$(sed -n "s/^PROF-ACC $prog-args: //p" "$dir/console.log" | tr -d '\r' | head -n1)
 		rc=$(sed -n "s/^PROF-ACC $prog-rc=\([0-9]*\).*/\1/p" "$dir/console.log" | head -n1)
@@ -41,7 +41,8 @@ acc_checks() {
 		mark=$("$qu" "$bin" "${args%% *}" 1 1 | sed -n 's/.* mark=0x\([0-9a-f]*\).*/\1/p' | head -n1)
 		mark=$(printf '0x%x' $((16#${mark:-0} & ~1)))
 		read -r -a a <<<"$args"
-		res=$("$qu" -plugin "$plugin,out=/dev/fd/3,start=$mark" "$bin" "${a[0]}" "${a[1]}" 2 3>&1 >/dev/null |
+		# the guest's arguments, the last (repetitions) 2
+		res=$("$qu" -plugin "$plugin,out=/dev/fd/3,start=$mark" "$bin" "${a[@]:0:${#a[@]}-1}" 2 3>&1 >/dev/null |
 			"$truth" --mark "$mark" --window 200000 --windows "$dir/acc-$prog-edag.json" 2>&1)
 		sed "s/^/board-test: acc $cpu: $prog: /" <<<"$res"
 		for fig in W/i:W_i lambda/i:lambda_i 'Lambda*a0:Lambda_a0'; do # trace_truth's "FIGURE window ... ok 0|1"

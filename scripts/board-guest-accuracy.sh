@@ -8,9 +8,10 @@
 # binaries' full traces under qemu-user, with the same arguments (the repetition count aside).
 # Usage: accuracy COLLECTOR AGENT-ID. Lines: "PROF-ACC NAME: <agent output>", "PROF-ACC NAME-rc=N".
 collector=$1 id=$2
-# NAME ARGS...: N, steps a repetition, repetitions (the host's full trace runs 2 of them).
+# NAME ARGS...: the last is the repetitions (the host's full trace runs 2 of them).
 # chase: a random cycle over 4 MiB (4x the model's 1 MiB level), every load waits for the one
-# before; hash: probes of a 4 MiB table, misses that wait for nothing. Lengths: ~0.3 s of guest
+# before; hash: probes of a 4 MiB table, misses that wait for nothing; qsort: 16384 int32 (64 KiB,
+# in the 1 MiB level: no memory work in the full trace, a few dozen pages a window). Lengths: ~0.3 s of guest
 # time under -icount shift=0 (1 ns an instruction), 3 windows at --every 0.1; each window asks for
 # ~1060 pages in ~134 requests through QEMU's user network (2-11 s wall at load 5-11): more
 # windows would add that much to board-test each.
@@ -27,3 +28,4 @@ acc_run() {
 }
 [ -x /bin/acc/chase ] && acc_run chase 1048576 1000000 70
 [ -x /bin/acc/hash ] && acc_run hash 1048576 200000 60
+[ -x /bin/acc/qsort ] && acc_run qsort 16384 130
