@@ -283,18 +283,27 @@ $(GUEST)/snapshot_check: $(SNAPSHOT_CHECK_SRC) agent/trace/snapshot.h agent/trac
 	$(Q)$(CC) $(ALL_CFLAGS) -I$(O)/include -I$(GEN) -Iproto -Icommon -Iagent -s -static -o $@ $(SNAPSHOT_CHECK_SRC) \
 		-lprotobuf-c
 
+# ---- issue 36: the sample kernels whose windows board-accuracy.sh compares with full traces
+# (mk/board-accuracy.mk): static, built as $(O)/xkernels/<arch>/ are (XK_CFLAGS; Thumb-2 on armhf)
+GUEST_ACC := $(addprefix $(GUEST)/acc/,chase hash qsort)
+$(GUEST)/acc/%: tools/qemu-plugin/kernels/%.c tools/qemu-plugin/kernels/kernel.h tools/qemu-plugin/kernels/sattolo.h
+	@mkdir -p $(dir $@)
+	@echo "  XCC     $@"
+	$(Q)$(CC) $(XK_CFLAGS) -o $@ $<
+
 $(GUEST)/initramfs.cpio.gz: $(AGENT_STRIPPED) $(GUEST)/busy $(GUEST)/busybox $(O)/kernel/.stamp $(FAKEGPU_AGENT) \
-			    $(GUEST)/pmu_loop $(GUEST_LINUX34) $(GUEST)/snapshot_check \
+			    $(GUEST)/pmu_loop $(GUEST_LINUX34) $(GUEST)/snapshot_check $(GUEST_ACC) scripts/board-guest-accuracy.sh \
 			    scripts/board-initramfs.sh scripts/board-guest-init.sh tests/fake_kbase/guest.script \
 			    tests/fake_kbase/guest-t6xx.script
 	@echo "  CPIO    $@"
-	$(Q)PMU_LOOP=$(GUEST)/pmu_loop LINUX34=$(GUEST_LINUX34) SNAPSHOT_CHECK=$(GUEST)/snapshot_check scripts/board-initramfs.sh $@ $(GUEST)/busybox $(AGENT_STRIPPED) $(GUEST)/busy $(O)/kernel/modules \
+	$(Q)PMU_LOOP=$(GUEST)/pmu_loop LINUX34=$(GUEST_LINUX34) SNAPSHOT_CHECK=$(GUEST)/snapshot_check ACC_DIR=$(GUEST)/acc scripts/board-initramfs.sh $@ $(GUEST)/busybox $(AGENT_STRIPPED) $(GUEST)/busy $(O)/kernel/modules \
 		$(if $(FAKEGPU_AGENT),$(FAKEGPU_AGENT) tests/fake_kbase/guest.script tests/fake_kbase/guest-t6xx.script)
 
 board-guest: $(GUEST)/initramfs.cpio.gz
 
 board-test: board-guest
-	$(Q)$(MAKE) -s --no-print-directory BOARD=host O=build/host DEFCONFIG=configs/host_defconfig SAN= $(HOST_COLLECTOR)
+	$(Q)$(MAKE) -s --no-print-directory BOARD=host O=build/host DEFCONFIG=configs/host_defconfig SAN= $(HOST_COLLECTOR) \
+	  build/host/board-accuracy/trace_truth build/host/qemu-plugin/edag_tracer.so
 	$(Q)BOARD=$(BOARD) OUT=$(O) COLLECTOR=$(HOST_COLLECTOR) QEMU_SYSTEM=$(QEMU_SYSTEM) \
 	  QEMU_MACHINE=$(QEMU_MACHINE) QEMU_CPU=$(QEMU_CPU) QEMU_MEM=$(QEMU_MEM) QEMU_CONSOLE=$(QEMU_CONSOLE) BOARD_BPF=$(CONFIG_AGENT_BPF) \
 	  BOARD_TEST_TIMEOUT=$(BOARD_TEST_TIMEOUT) BOARD_TEST_SECONDS=$(BOARD_TEST_SECONDS) \
@@ -337,7 +346,8 @@ BOARD_ALL_BOARDS := $(BOARD_CHECK_BOARDS) $(BOARD_BUILD_BOARDS)
 board-check-all: $(addprefix board-check-one-,$(BOARD_ALL_BOARDS))
 board-check-prep:
 	$(Q)$(foreach b,$(BOARD_ALL_BOARDS),$(MAKE) --no-print-directory BOARD=$(b) $(call BOARD_CHECK_OVERRIDES,$(b)) deps &&) true
-	$(Q)$(MAKE) -s --no-print-directory BOARD=host O=build/host DEFCONFIG=configs/host_defconfig SAN= $(HOST_COLLECTOR)
+	$(Q)$(MAKE) -s --no-print-directory BOARD=host O=build/host DEFCONFIG=configs/host_defconfig SAN= $(HOST_COLLECTOR) \
+	  build/host/board-accuracy/trace_truth build/host/qemu-plugin/edag_tracer.so
 # Twins (issue 43): a build-only board takes the objects it shares with the emulated board that
 # stands for it from that board's build (BOARD_TWIN_O above), so it starts once that build is
 # done; the emulated board's board-check then finds its build done. BOARD_TWINS=BUILD:CHECK ...

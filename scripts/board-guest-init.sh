@@ -127,6 +127,7 @@ if [ -x /bin/snapshot_check ]; then
 	timeout 120 /bin/snapshot_check 10 8
 	echo "PROF-SNAP rc=$?"
 fi
+[ -x /bin/accuracy ] && /bin/accuracy "$collector" "$id" # issue 36: board windows vs full traces
 /bin/agent --features
 echo "PROF-GUEST features-rc=$?"
 # Software events, named: they exist on every kernel and under TCG.

@@ -28,6 +28,11 @@ fi
 if [ -n "${SNAPSHOT_CHECK:-}" ]; then # issue 36: the trace snapshot in the guest's kernel
 	install -m 0755 "$SNAPSHOT_CHECK" "$root/bin/snapshot_check"
 fi
+if [ -n "${ACC_DIR:-}" ]; then # issue 36: the sample kernels of scripts/board-accuracy.sh, and their run
+	mkdir -p "$root/bin/acc"
+	install -m 0755 "$ACC_DIR"/* "$root/bin/acc/"
+	install -m 0755 scripts/board-guest-accuracy.sh "$root/bin/accuracy"
+fi
 chmod 0755 "$root" # mktemp -d made / 0700: the guest's non-root user could not run /bin/sh
 # ---- end issue 30
 if [ $# -ge 7 ]; then

@@ -316,6 +316,7 @@ pmu_checks() { # pmu_checks CONSOLE-LOG CPU AGENT-ID
 if [ -n "${QEMU_ICOUNT:-}" ]; then
 	pmu_checks "$dir/console.log" "$QEMU_CPU" "$agent_id"
 fi
+. "$(dirname "${BASH_SOURCE[0]}")/board-accuracy.sh" # issue 36: board windows vs full traces
 if [ -n "${QEMU_PMU_EXTRA_CPU:-}" ]; then
 	# One more boot on another core type, PMU checks only (prof.only=pmu).
 	xcpu=$QEMU_PMU_EXTRA_CPU

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unicorn/unicorn.h>
 
+#include "page_runs.h"
 #include "trace/warm.h"
 
 #define MAX_PAGES_WIRE 16384u /* proto/snapshot.proto: the agent's page budget at most */
@@ -49,6 +50,7 @@ struct run {
 	bool yielding;	/* paused at cfg->slice instructions of this resume (yield_pc not run yet) */
 	uint64_t ran;	/* instructions started in this resume */
 	uint64_t yield_pc;
+	struct page_runs runs; /* the pages mapped, as runs (Unicorn's region limit) */
 };
 
 const char *trace_replay_end_name(enum trace_replay_end e)
@@ -220,7 +222,13 @@ static bool on_unmapped(uc_engine *uc, uc_mem_type type, uint64_t addr, int size
 		return false;
 	}
 	uint32_t prot = UC_PROT_READ | (m->prot & 2 ? UC_PROT_WRITE : 0) | (m->prot & 4 ? UC_PROT_EXEC : 0);
-	if (uc_mem_map(uc, page, ps, prot) != UC_ERR_OK || uc_mem_write(uc, page, r->page, ps) != UC_ERR_OK) {
+	rc = page_runs_add(&r->runs, uc, r->snap, (size_t)(m - r->snap->maps), page, r->page, prot);
+	if (rc == -ENOSPC) {
+		end(r, TRACE_REPLAY_END_PAGES, "the emulator's map is full (%" PRIu64 " separate runs of pages)",
+		    (uint64_t)r->runs.regions);
+		return false;
+	}
+	if (rc < 0) {
 		end(r, TRACE_REPLAY_END_FAULT, "page 0x%" PRIx64 " could not be mapped in the emulator", page);
 		return false;
 	}
@@ -304,6 +312,7 @@ static void close_run(struct run *r)
 	if (r->uc)
 		uc_close(r->uc);
 	r->uc = NULL;
+	page_runs_free(&r->runs);
 	trace_replay_dec_free(r->dec);
 	r->dec = NULL;
 	free(r->page);
@@ -350,6 +359,14 @@ int trace_replay_open(const struct trace_replay_snap *snap, trace_replay_fetch_f
 	if (e != UC_ERR_OK) {
 		rc = -ELIBACC;
 		snprintf(out->why, sizeof(out->why), "Unicorn: %s", uc_strerror(e));
+		goto fail;
+	}
+	size_t max_regions = page_runs_limit(r->uc);
+	if (cfg->max_regions && cfg->max_regions < max_regions)
+		max_regions = cfg->max_regions;
+	if (page_runs_init(&r->runs, snap, max_regions) < 0) {
+		rc = -ENOMEM;
+		snprintf(out->why, sizeof(out->why), "out of memory");
 		goto fail;
 	}
 	uc_hook h;

@@ -52,6 +52,9 @@ struct trace_replay_config {
 	/* trace_replay_resume runs this many instructions at most, then returns 1 with need_page 0
 	 * (resume again: the collector's event loop bounds a replay's CPU per turn); 0: no bound */
 	uint64_t slice;
+	/* memory regions in the emulator at most (0: Unicorn's limit less a margin, 960; larger
+	 * values are taken as that): past it the window ends with TRACE_REPLAY_END_PAGES (page_runs.h) */
+	uint32_t max_regions;
 };
 
 enum trace_replay_end {

@@ -61,6 +61,7 @@
 #include "store/store.h"
 #include "store/store_trace.h"
 #include "testproc.h"
+#include "trace_tiles.h"
 
 #define M_SLOTS 4.0
 #define CACHE1 "32K:8:64:4"
@@ -171,6 +172,11 @@ static uint32_t fid_of(const struct franges *fr, uint64_t pc)
 	return 0;
 }
 
+static uint32_t fid_cb(const void *fr, uint64_t pc)
+{
+	return fid_of(fr, pc);
+}
+
 /* [lo, hi) of function name in bin's ELF64 symbol table; false if absent. */
 static bool func_range(const char *bin, const char *name, uint64_t *lo, uint64_t *hi)
 {
@@ -202,47 +208,6 @@ static bool func_range(const char *bin, const char *name, uint64_t *lo, uint64_t
 	}
 	free(img);
 	return found;
-}
-
-/* The steady state in windows of `len` instructions, one after another (a partial last one
- * is dropped): each window's metrics from an engine reset at its start, as a window the
- * agent takes. */
-struct tiles {
-	struct edag_state *st;
-	bool keep_cache; /* each tile finds the caches as the one before left them (a warmed window) */
-	const struct franges *fr; /* non-NULL: the tiles' split by function too (fa) */
-	unsigned reps;		  /* repetitions tiled after the first (0: 1) */
-	size_t max;		  /* tiles at most (0: as many as the steady state holds) */
-	struct edag_func_acc fa;
-	uint64_t len, at;
-	struct edag_window_result *w;
-	size_t n, cap;
-};
-
-static void tiles_step(struct tiles *t, const struct edag_insn *in)
-{
-	if (t->max && t->n == t->max)
-		return;
-	struct edag_vertex v;
-	assert_int_equal(edag_step(t->st, in, &v), 0);
-	if (t->fr)
-		assert_int_equal(edag_func_add(&t->fa, fid_of(t->fr, in->pc), &v), 0);
-	if (++t->at < t->len)
-		return;
-	if (t->n == t->cap) {
-		t->cap = t->cap ? 2 * t->cap : 64;
-		t->w = realloc(t->w, t->cap * sizeof(*t->w));
-		assert_non_null(t->w);
-	}
-	struct edag_window_result *r = &t->w[t->n++];
-	*r = (struct edag_window_result){.n_insns = t->len, .capture = 3, .info = {.share = 1}};
-	edag_metrics_get(t->st, &r->mt);
-	if (t->keep_cache)
-		edag_reset_keep_cache(t->st);
-	else
-		edag_reset(t->st);
-	edag_func_window(&t->fa); /* the next tile's depth starts at 0, as the engine's */
-	t->at = 0;
 }
 
 /* Step the two engines over buf's records; at each record at the mark, note
@@ -284,15 +249,10 @@ static void feed(struct edag_state *st[2], struct edag_func_acc fa[2], const str
 			if (k == 1 && fr->n)
 				assert_int_equal(edag_func_add(&fa[k], fid_of(fr, in.pc), &v), 0);
 		}
-		for (int k = 0; k < 2; k++) {
-			/* the steady state: from the second mark to the third (or tiles.reps more) */
-			if (tl[k].st && *nmark >= 2 && *nmark < 2 + (tl[k].reps ? tl[k].reps : 1))
-				tiles_step(&tl[k], &in);
-			/* the first repetition warms the caches the tiles keep (no vertices: the engine
-			 * of the full trace's figures does the same accesses) */
-			else if (tl[k].st && tl[k].keep_cache && *nmark == 1 && in.mem)
-				edag_cache_warm(tl[k].st, in.addr, in.size, !(in.mem & EDAG_MEM_READ));
-		}
+		/* the steady state in tiles, the first repetition warming the caches they keep
+		 * (tests/lib/trace_tiles.c, shared with the boards' tests/board/trace_truth.c) */
+		for (int k = 0; k < 2; k++)
+			assert_int_equal(tiles_feed(&tl[k], &in, *nmark), 0);
 		(*n)++;
 	}
 	*used = off;
@@ -694,7 +654,7 @@ static int64_t native_windows(struct env *e, const char *bin, const struct kcase
  * memory (collector edag's default alpha0 100) */
 static double lambda_a0(double lambda, double C)
 {
-	return lambda * 100 + C > 0 ? lambda * 100 / (lambda * 100 + C) : 0;
+	return tiles_share_a0(lambda, C, 100);
 }
 
 static bool within(double got, double want, double rel, double abs_tol)
@@ -793,7 +753,7 @@ static void check_kernel(void **state, const struct kcase *kc)
 	tp_env_path(&e->t, "qemu.log", log, sizeof(log));
 	/* tl[1]: the steady state in windows of the recorded length the agent took, caches warm */
 	struct tiles tl[2] = {{.len = kc->tile}, {.len = kc->window ? (uint64_t)atol(kc->window) : 200000,
-						  .keep_cache = true, .fr = fr.n ? &fr : NULL, .reps = kc->tile_reps,
+						  .keep_cache = true, .fid = fr.n ? fid_cb : NULL, .fid_arg = &fr, .reps = kc->tile_reps,
 						  .max = LAMBDA_TILES}};
 	full_trace(qemu, so, bin, kc->full, mark, &fr, log, full, tl);
 	if (kc->tile)

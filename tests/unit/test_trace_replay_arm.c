@@ -547,6 +547,51 @@ static void test_trace_replay_arm_session_over_the_wire(void **state)
 	free(p.file);
 }
 
+/* A window over more pages than Unicorn has sections for (issue 36): tests/data/replay/pages.c
+ * loads from every other page of the first 64 of a 4 MiB table, then from each of its 1024
+ * pages. Mapped a region a page, the replay aborted the collector (qemu/exec.c phys_section_add,
+ * 1024 sections); as runs of adjacent pages the window runs to the program's exit with all of
+ * them. With the regions limited to 16 (cfg.max_regions; the emulator's own limit, 960, is the
+ * same rule, 1024 separate pages to reach), the 17th separate page ends the window with its
+ * reason and the process goes on. */
+static void many_pages(const char *cc, const char *flags, const char *name)
+{
+	char exe[256];
+	if (!replay_prog_build_src(cc, flags, "pages.c", tmpdir, name, exe, sizeof(exe))) {
+		skip();
+		return;
+	}
+	struct prog p;
+	load_elf(exe, &p);
+	struct trace_replay_snap s;
+	snap_of(&p, &s);
+	for (int lim = 0; lim < 2; lim++) {
+		struct trace_replay_config cfg = {.warmup = 0, .record = 1u << 20, .max_pages = 4096,
+						  .max_regions = lim ? 16 : 0};
+		struct trace_replay_result r;
+		assert_int_equal(trace_replay_run(&s, fetch, &p, &cfg, &r), 0);
+		fprintf(stderr, "%s, regions %s: %u pages, %zu instructions, end %s (%s)\n", name, lim ? "16" : "960",
+			r.pages, r.n, trace_replay_end_name(r.end), r.why);
+		if (lim) {
+			assert_int_equal(r.end, TRACE_REPLAY_END_PAGES);
+			assert_non_null(strstr(r.why, "the emulator's map is full (16 separate runs"));
+			assert_true(r.pages >= 16 && r.pages <= 18); /* the code's, the stack's, 16 - those */
+		} else {
+			assert_int_equal(r.end, TRACE_REPLAY_END_SYSCALL);
+			assert_true(r.pages >= 1025); /* the table's pages, the code's */
+		}
+		trace_replay_result_free(&r);
+	}
+	free(p.file);
+}
+
+static void test_trace_replay_arm_many_pages(void **state)
+{
+	(void)state;
+	many_pages("arm-linux-gnueabihf-gcc", "-mthumb", "pages.t32");
+	many_pages("aarch64-linux-gnu-gcc", "", "pages.a64");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -556,6 +601,7 @@ int main(void)
 		cmocka_unit_test(test_trace_replay_arm_stops_with_reason),
 		cmocka_unit_test(test_trace_replay_arm_thread_pointer),
 		cmocka_unit_test(test_trace_replay_arm_session_over_the_wire),
+		cmocka_unit_test(test_trace_replay_arm_many_pages),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

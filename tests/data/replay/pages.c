@@ -1,0 +1,33 @@
+/* A freestanding static program for test_trace_replay_arm (issue 36): one load from every other
+ * page of the first 64 of a 4 MiB .bss table (separate pages), then from every page of it in
+ * order (the first ones join two runs each), then exit(0) by svc. Unicorn aborts the process
+ * past TARGET_PAGE_SIZE memory sections (1024 on 32-bit ARM): mapped a region a page, a window
+ * over 4 MiB killed the collector. */
+#define SPAN_KIB 4096u
+#define PAGES (SPAN_KIB / 4u)
+unsigned char table[PAGES * 4096u]; /* external: every load stays */
+
+__attribute__((noreturn)) static void sys_exit(int code)
+{
+#if defined(__aarch64__)
+	register long x0 __asm__("x0") = code;
+	register long x8 __asm__("x8") = 93;
+	__asm__ volatile("svc #0" : : "r"(x0), "r"(x8) : "memory");
+#else
+	register long r0 __asm__("r0") = code;
+	register long r7 __asm__("r7") = 1;
+	__asm__ volatile("svc #0" : : "r"(r0), "r"(r7) : "memory");
+#endif
+	for (;;)
+		;
+}
+
+void _start(void)
+{
+	unsigned sum = 0;
+	for (unsigned k = 0; k < 64; k += 2)
+		sum += ((volatile unsigned char *)table)[k * 4096u];
+	for (unsigned k = 0; k < PAGES; k++)
+		sum += ((volatile unsigned char *)table)[k * 4096u];
+	sys_exit((int)(sum & 1));
+}
