@@ -695,7 +695,11 @@ void trace_source_print_summary(const struct trace_source *ts, double elapsed, F
 {
 	double duty = trace_source_duty(ts, elapsed);
 	fprintf(out, "\n trace: %u window(s) (%s), %llu instructions recorded", ts->windows,
-		ts->board ? "snapshots the collector replays" : ts->replay ? "replayed in Unicorn" : "single steps",
+		ts->board && ts->stepped == ts->windows && ts->stepped ? "single steps, no collector connection"
+		: ts->board && ts->stepped ? "snapshots the collector replays; single steps without it"
+		: ts->board	 ? "snapshots the collector replays"
+		: ts->replay	 ? "replayed in Unicorn"
+				 : "single steps",
 		(unsigned long long)ts->insns);
 	if (ts->board)
 		fprintf(out, " here (%lu + %lu asked of the collector each)", ts->warmup, ts->window);
