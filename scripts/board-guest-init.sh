@@ -85,8 +85,8 @@ if [ -n "$pmu_n" ] && [ -x /bin/pmu_loop ]; then
 	# vertices; it reads the clock, a system call here, every ~700000 instructions: short windows)
 	pmu_run snap profile -v --collector "$collector" --flush-timeout 20 --agent-id "$id-pmu-snap" --spool /tmp/sp8 --no-opencl --every 0.2 --warmup 20000 --window 20000 -- /bin/busy 1
 	# and every trace default (500000 warm-up + 200000 recorded instructions every 0.25 s) on the
-	# loop (no system call in it for ~0.6 s)
-	pmu_run dflt profile -v --collector "$collector" --flush-timeout 20 --agent-id "$id-pmu-dflt" --spool /tmp/sp9 --no-opencl -- /bin/pmu_loop "$((pmu_rec * 3))"
+	# loop (no system call in it for ~1.2 s: windows from 0.25 s on, however long the first connection takes)
+	pmu_run dflt profile -v --collector "$collector" --flush-timeout 20 --agent-id "$id-pmu-dflt" --spool /tmp/sp9 --no-opencl -- /bin/pmu_loop "$((pmu_rec * 6))"
 	# the default capture with no collector (nothing listens on the guest's 127.0.0.1:9): said once;
 	# arm64 takes single-stepped windows instead, 32-bit ARM none
 	pmu_run offl profile --collector 127.0.0.1:9 --flush-timeout 1 --agent-id "$id-pmu-offl" --spool /tmp/sp10 --no-opencl --every 0.05 --window 200 -- /bin/pmu_loop "$((pmu_n * 40))"
