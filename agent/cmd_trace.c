@@ -30,13 +30,14 @@ int cmd_trace(int argc, char **argv)
 
 static const char trace_usage[] =
 	"usage: agent trace --collector HOST:PORT (-p PID [--tid TID] | --tid TID | -- CMD [ARGS...])\n"
-	"                   [--window N] [--warmup N] [--capture auto|replay|step] [--every S] [--max-duty PCT]\n"
-	"                   [--duration S] [...]\n"
+	"                   [--window N] [--warmup N] [--capture auto|replay|step|snapshot] [--every S]\n"
+	"                   [--max-duty PCT] [--duration S] [...]\n"
 	"\n"
 	"Every S seconds at most, stops one thread and records its next instructions (registers and\n"
 	"memory addresses): replayed in Unicorn on a copy of its memory after a cache warm-up, or\n"
-	"single-stepped (2000 a window by default); the windows go to the collector for\n"
-	"`collector edag`. Threads of -p are taken in turn unless --tid.\n"
+	"single-stepped (2000 a window by default); on arm64 and 32-bit ARM a snapshot the collector\n"
+	"replays. The windows go to the collector for `collector edag`. Threads of -p are taken in\n"
+	"turn unless --tid.\n"
 	"Defaults here: --every 1 --max-duty 2.\n";
 
 struct trace_cmd {

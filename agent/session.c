@@ -125,6 +125,12 @@ bool session_streaming(const struct session *s)
 	return transport_streaming(s->tr);
 }
 
+bool session_connect_pending(const struct session *s)
+{
+	const struct transport_stats *st = transport_get_stats(s->tr);
+	return !transport_streaming(s->tr) && st->connects == 0 && st->failures == 0;
+}
+
 int session_send_snapshot(struct session *s, Prof__TraceSnapshot *msg)
 {
 	if (!transport_streaming(s->tr))

@@ -49,6 +49,8 @@ void session_set_snapshots(struct session *s,
 			   int (*pages)(void *ctx, const Prof__PageRequest *req, Prof__Pages *out),
 			   void (*done)(void *ctx, uint32_t snapshot_id), unsigned (*live)(void *ctx), void *ctx);
 bool session_streaming(const struct session *s); /* connected, the Hello acked */
+/* Not connected, and no attempt has ended yet: the first connection is still being made. */
+bool session_connect_pending(const struct session *s);
 /* Send msg live with a seq reserved for its window (msg->window_seq set): 0, -ENOTCONN when
  * the collector is not connected (no window then), or -errno. */
 int session_send_snapshot(struct session *s, Prof__TraceSnapshot *msg);

@@ -73,6 +73,11 @@ struct trace_source {
 	bool board;
 	struct trace_snap snap;
 	uint32_t no_conn, board_failed; /* periods without a collector connection; snapshots not taken */
+	/* the default capture on a board: snapshots while the collector is connected; without it
+	 * single steps of step_n instructions (arm64) or no window (32-bit ARM), said once */
+	bool board_auto, said_fail;
+	unsigned long step_n;
+	uint32_t stepped; /* single-stepped windows taken while the collector was not connected */
 };
 
 static bool replay_failed(const struct trace_source *ts, pid_t tid)
@@ -107,8 +112,10 @@ const char trace_source_help[] =
 	"                  above; max 1000000, sent in records of 60000)\n"
 	"  --warmup N      replay: instructions run before them only to warm the cache model (default\n"
 	"                  500000, max 4000000; 0: none)\n"
-	"  --capture M     auto (default: replay in Unicorn where it can, else single steps), replay, step,\n"
-	"                  snapshot (arm64, 32-bit ARM: the collector replays each window from a snapshot)\n"
+	"  --capture M     auto (default), replay, step or snapshot. auto: x86_64 replays in Unicorn where it\n"
+	"                  can, else single steps; arm64 and 32-bit ARM take snapshots the collector replays\n"
+	"                  while it is connected, else single steps (arm64: cache figures upper bounds) or\n"
+	"                  none (32-bit ARM cannot single-step). snapshot: snapshots only (boards)\n"
 	"  --every S       seconds between windows at least (the duty budget may space them more)\n"
 	"  --max-duty PCT  stop the traced threads at most PCT % of the time, attach to detach\n";
 
@@ -192,21 +199,25 @@ int trace_source_new(struct trace_source **out, const struct trace_source_opts *
 		free(ts);
 		return rc;
 	}
-	if (o->capture == TRACE_SOURCE_SNAPSHOT) {
 #if defined(__aarch64__) || defined(__arm__)
+	if (o->capture == TRACE_SOURCE_SNAPSHOT || o->capture == TRACE_SOURCE_AUTO) {
 		ts->board = true; /* the thread stops for the snapshot only: no step, no emulator here */
+		ts->board_auto = o->capture == TRACE_SOURCE_AUTO;
+		ts->step_n = o->window ? o->window : o->step_window;
 		ts->window = o->window ? o->window : TRACE_SOURCE_REPLAY_WINDOW;
 		ts->warmup = o->warmup == ULONG_MAX ? TRACE_SOURCE_REPLAY_WARMUP : o->warmup;
 		*out = ts;
 		return 0;
+	}
 #else
+	if (o->capture == TRACE_SOURCE_SNAPSHOT) {
 		snprintf(err, errlen, "trace: --capture snapshot: built for arm64 and 32-bit ARM boards only (here: "
 				      "--capture replay or step)");
 		trace_decoder_close(ts->dec);
 		free(ts);
 		return -ENOTSUP;
-#endif
 	}
+#endif
 	if (o->capture != TRACE_SOURCE_STEP) {
 		char why[320];
 #ifdef CONFIG_AGENT_TRACE_REPLAY
@@ -382,8 +393,11 @@ static void take_board_window(struct trace_source *ts)
 		ts->board_failed++;
 		if (rc == -ESRCH)
 			log_debug("trace: thread %d exited before its window", (int)tid);
-		else
+		else if (rc != -EBUSY && !ts->said_fail) { /* once; then counted in the summary (-v: each) */
+			ts->said_fail = true;
 			log_warn("trace: no snapshot of thread %d: %s", (int)tid, why);
+		} else
+			log_debug("trace: no snapshot of thread %d: %s", (int)tid, why);
 		return;
 	}
 	ts->snapshots++;
@@ -396,15 +410,31 @@ static void take_board_window(struct trace_source *ts)
 	ts->windows++;
 }
 
+/* The default capture on a board while the collector is not connected (its first connection
+ * still being made: wait): true to take a single-stepped window instead (arm64), false for
+ * none (32-bit ARM Linux cannot single-step: kernel/ptrace.c ptrace_resume, EIO). */
+static bool board_offline_steps(struct trace_source *ts)
+{
+	if (session_connect_pending(ts->s))
+		return false;
+	bool step = trace_native_arch() != TRACE_ARCH_ARM;
+	if (ts->no_conn++ == 0)
+		log_warn("trace: no collector connection: %s until it connects (the windows here are snapshots the "
+			 "collector replays, which needs it connected%s)",
+			 step ? "single-stepped windows, their cache figures upper bounds," : "no windows",
+			 step ? "" : "; 32-bit ARM Linux cannot single-step");
+	return step;
+}
+
 static void take_window(struct trace_source *ts)
 {
-	if (ts->board) {
+	if (ts->board && (!ts->board_auto || session_streaming(ts->s))) {
 		take_board_window(ts);
 		return;
 	}
-	if (ts->off[0])
+	if ((ts->board && !board_offline_steps(ts)) || ts->off[0])
 		return;
-	unsigned long n = ts->window;
+	unsigned long n = ts->board ? ts->step_n : ts->window;
 	if (!ts->replay && !ts->step_measured && n > FIRST_PROBE_STEPS)
 		n = FIRST_PROBE_STEPS;
 	double cost = ts->replay && !ts->snap_off ? ts->snap_ns
@@ -581,6 +611,7 @@ static void take_window(struct trace_source *ts)
 	if (w.n > 0) {
 		ts->insns += w.n;
 		ts->warm_insns += w.warm_insns;
+		ts->stepped += ts->board;
 		note_tid(ts, tid);
 		send_window(ts, &w);
 	} else if (lost) {
@@ -664,7 +695,11 @@ void trace_source_print_summary(const struct trace_source *ts, double elapsed, F
 {
 	double duty = trace_source_duty(ts, elapsed);
 	fprintf(out, "\n trace: %u window(s) (%s), %llu instructions recorded", ts->windows,
-		ts->board ? "snapshots the collector replays" : ts->replay ? "replayed in Unicorn" : "single steps",
+		ts->board && ts->stepped == ts->windows && ts->stepped ? "single steps, no collector connection"
+		: ts->board && ts->stepped ? "snapshots the collector replays; single steps without it"
+		: ts->board	 ? "snapshots the collector replays"
+		: ts->replay	 ? "replayed in Unicorn"
+				 : "single steps",
 		(unsigned long long)ts->insns);
 	if (ts->board)
 		fprintf(out, " here (%lu + %lu asked of the collector each)", ts->warmup, ts->window);
@@ -701,11 +736,16 @@ void trace_source_print_summary(const struct trace_source *ts, double elapsed, F
 			ts->lost - ts->lost_sent);
 	if (ts->off[0]) /* the reason was logged once when it was met */
 		fprintf(out, "  no windows: single steps are unavailable on this kernel%s\n",
-			trace_native_arch() == TRACE_ARCH_ARM ? " (--capture snapshot takes windows the collector replays)" : "");
+			trace_native_arch() == TRACE_ARCH_ARM ? " (the default capture takes snapshots the collector replays)"
+							      : "");
 	if (ts->board)
 		fprintf(out, "  snapshots: %u sent, %u let go after the collector's replay, %u not taken, %u period(s) "
 			     "without a collector connection\n",
 			ts->snap.sent, ts->snap.done, ts->board_failed, ts->no_conn);
+	if (ts->stepped)
+		fprintf(out, "  %u single-stepped window(s) while the collector was not connected (cold: their cache "
+			     "figures are upper bounds)\n",
+			ts->stepped);
 	if (ts->fallbacks)
 		fprintf(out, "  %u single-stepped window(s) where the emulator met an instruction it lacks (cold: their "
 			     "cache figures are upper bounds)\n",

@@ -78,10 +78,18 @@ if [ -n "$pmu_n" ] && [ -x /bin/pmu_loop ]; then
 	pmu_run stat1 stat $c --agent-id "$id-pmu" --spool /tmp/sp1 -e instructions,INST_RETIRED,cycles -- /bin/pmu_loop "$pmu_n"
 	pmu_run stat2 stat $c --agent-id "$id-pmu" --spool /tmp/sp2 -e instructions,INST_RETIRED,cycles -- /bin/pmu_loop "$((pmu_n * 2))"
 	pmu_run record record --collector "$collector" --flush-timeout 20 --agent-id "$id-pmu-record" --spool /tmp/sp3 -F 499 -- /bin/pmu_loop "$pmu_rec"
-	pmu_run profile profile -v --collector "$collector" --flush-timeout 20 --agent-id "$id-pmu-profile" --spool /tmp/sp4 --no-opencl --every 0.2 --window 200 -- /bin/pmu_loop "$((pmu_rec * 3))"
-	# issue 36: windows as snapshots the host collector replays (pages served by this agent), of
-	# /bin/busy for 1 s (its loop loads and stores a volatile on the stack: memory vertices)
-	pmu_run snap profile -v --collector "$collector" --flush-timeout 20 --agent-id "$id-pmu-snap" --spool /tmp/sp8 --no-opencl --every 0.2 --capture snapshot --warmup 20000 --window 20000 -- /bin/busy 1
+	# single-stepped windows, asked for (the default capture is the snapshot: issue 36)
+	pmu_run profile profile -v --collector "$collector" --flush-timeout 20 --agent-id "$id-pmu-profile" --spool /tmp/sp4 --no-opencl --capture step --every 0.2 --window 200 -- /bin/pmu_loop "$((pmu_rec * 3))"
+	# issue 36: the default capture, snapshots the host collector replays (pages served by this
+	# agent), of /bin/busy for 1 s (its loop loads and stores a volatile on the stack: memory
+	# vertices; it reads the clock, a system call here, every ~700000 instructions: short windows)
+	pmu_run snap profile -v --collector "$collector" --flush-timeout 20 --agent-id "$id-pmu-snap" --spool /tmp/sp8 --no-opencl --every 0.2 --warmup 20000 --window 20000 -- /bin/busy 1
+	# and every trace default (500000 warm-up + 200000 recorded instructions every 0.25 s) on the
+	# loop (no system call in it for ~1.2 s: windows from 0.25 s on, however long the first connection takes)
+	pmu_run dflt profile -v --collector "$collector" --flush-timeout 20 --agent-id "$id-pmu-dflt" --spool /tmp/sp9 --no-opencl -- /bin/pmu_loop "$((pmu_rec * 6))"
+	# the default capture with no collector (nothing listens on the guest's 127.0.0.1:9): said once;
+	# arm64 takes single-stepped windows instead, 32-bit ARM none
+	pmu_run offl profile --collector 127.0.0.1:9 --flush-timeout 1 --agent-id "$id-pmu-offl" --spool /tmp/sp10 --no-opencl --every 0.05 --window 200 -- /bin/pmu_loop "$((pmu_n * 40))"
 	pmu_run refuse stat $c --agent-id "$id-pmu" --spool /tmp/sp5 -e "$pmu_refuse" -- /bin/pmu_loop 1000
 	pmu_run zero stat --collector "$collector" --flush-timeout 20 --agent-id "$id-pmu" --spool /tmp/sp6 -e "cycles,$pmu_zero" -- /bin/pmu_loop "$pmu_n"
 	# the kernel's lowered sample-rate limit (as after "perf: interrupt took too long"): -F 499 goes on at it
@@ -109,7 +117,9 @@ if [ -n "$pmu_n" ] && [ -x /bin/pmu_loop ]; then
 		}
 		l34_run stat stat $c --agent-id "$id-l34" --spool /tmp/sl1 -e instructions,cycles -- /bin/pmu_loop "$pmu_n"
 		l34_run record record $c --agent-id "$id-l34-record" --spool /tmp/sl2 -F 499 -- /bin/pmu_loop "$((pmu_n * 10))"
-		l34_run profile profile $c --agent-id "$id-l34-profile" --spool /tmp/sl3 --no-opencl --every 0.2 --window 200 -- /bin/pmu_loop "$((pmu_n * 30))"
+		# the default capture and window (issue 36), every 0.25 s: a loop of ~1.2 s (-icount; the first
+		# connection through linux34 may take the first period or two)
+		l34_run profile profile $c --agent-id "$id-l34-profile" --spool /tmp/sl3 --no-opencl -- /bin/pmu_loop "$((pmu_n * 150))"
 		# -q: profile writes its summary to SPOOL/run-summary.txt, not the program's stderr (issue 41)
 		[ -f /tmp/sl3/run-summary.txt ] && sed "s/^/PROF-L34 profile: /" /tmp/sl3/run-summary.txt
 	fi

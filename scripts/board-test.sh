@@ -213,8 +213,8 @@ done
 [ "$gpu_runs" -gt 0 ] || echo "board-test: info: no Mali counter run in this guest (CONFIG_AGENT_MALI off)"
 # ---- end Mali counters ----------------------------------------------------------------------
 # ---- issue 30: the hardware-counter checks of one boot's PROF-PMU block (board-guest-init.sh)
-pmu_checks() { # pmu_checks CONSOLE-LOG CPU AGENT-ID
-	local log=$1 cpu=$2 aid=$3 i1 i2 r1 r2 cy1 exp diff tol
+pmu_checks() { # pmu_checks CONSOLE-LOG CPU AGENT-ID [COLLECTOR-LOG]
+	local log=$1 cpu=$2 aid=$3 clog=${4:-$dir/collector.log} i1 i2 r1 r2 cy1 exp diff tol
 	pl() { sed -n "s/^PROF-PMU $1: //p" "$log"; } # the output lines of one run
 	prc() { sed -n "s/^PROF-PMU $1-rc=\([0-9]*\).*/\1/p" "$log" | head -n1; }
 	cnt() { pl "$1" | awk -v e="$2" '$2 == e && $1 ~ /^[0-9]+$/ { print $1; exit }'; }
@@ -251,7 +251,7 @@ pmu_checks() { # pmu_checks CONSOLE-LOG CPU AGENT-ID
 	# agent profile: counters unscaled (no "% of the time counted"), on ARMv7 the sampler off CCNT
 	check "pmu_${cpu}_profile_exit_0" test "$(prc profile)" = 0
 	check "pmu_${cpu}_profile_no_multiplexing" bash -c "! grep -q '^PROF-PMU profile: .*of the time counted' '$log' && grep -q '^PROF-PMU profile: .*instructions\|^PROF-PMU profile: .*cycles' '$log'"
-	# its trace windows (200 single steps every 0.2 s, a loop 3x as long: one window costs ~9 ms under TCG) keep to the 5 % duty cap from the first window on (issue 30, 8)
+	# its trace windows, --capture step (200 single steps every 0.2 s, a loop 3x as long: one window costs ~9 ms under TCG) keep to the 5 % duty cap from the first window on (issue 30, 8)
 	# and hold the asked 200 instructions (>= 100 on average; they used to end after one step under TCG);
 	# 32-bit ARM Linux cannot single-step (PTRACE_SINGLESTEP: EIO): no windows there, and one line saying so
 	local tw ti duty cap
@@ -264,8 +264,9 @@ pmu_checks() { # pmu_checks CONSOLE-LOG CPU AGENT-ID
 		check "pmu_${cpu}_profile_trace_within_duty_cap" awk -v w="${tw:-0}" -v d="${duty:-100}" -v c="${cap:-0}" 'BEGIN { exit !(w >= 1 && d <= c) }'
 		check "pmu_${cpu}_profile_trace_windows_of_asked_length" awk -v w="${tw:-0}" -v i="${ti:-0}" 'BEGIN { exit !(w >= 1 && i / w >= 100) }'
 	fi
-	# issue 36: --capture snapshot: each window a snapshot whose pages the agent serves; the host
-	# collector replayed them (Unicorn) and stored them as this session's trace windows
+	# issue 36: the default capture (--warmup 20000 --window 20000 --every 0.2): each window a
+	# snapshot whose pages the agent serves; the host collector replayed them (Unicorn) and stored
+	# them as this session's trace windows
 	local ssid sw sins sed_wd
 	ssid=$(q "SELECT MAX(id) FROM sessions WHERE agent_id='$aid-pmu-snap'")
 	sw=$(q "SELECT COUNT(*) FROM trace_windows WHERE session_id=${ssid:-0}")
@@ -275,10 +276,35 @@ pmu_checks() { # pmu_checks CONSOLE-LOG CPU AGENT-ID
 	pl snap | grep 'target stopped per window\|snapshots: \|no window:\|no snapshot' | head -n 4 | sed "s/^/board-test: pmu $cpu: snap: /"
 	pl snap | sed -n 's/.*trace: window \([0-9]*\) of thread [0-9]*: snapshot sent, target stopped \(.*\)/\1 \2/p' | head -n 10 | tr '\n' ',' | sed "s/^/board-test: pmu $cpu: stop per window: /;s/,$/\n/"
 	echo "board-test: pmu $cpu: collector stored ${sw:-0} replayed window(s), ${sins:-0} instructions; collector edag first window W/D ${sed_wd:-?}"
-	grep "agent $aid-pmu-snap session" "$dir/collector.log" | grep -o 'snapshot [0-9]*: window seq .*' | head -n 4 | sed "s/^/board-test: pmu $cpu: collector: /"
+	grep "agent $aid-pmu-snap session" "$clog" | grep -o 'snapshot [0-9]*: window seq .*' | head -n 6 | sed "s/^/board-test: pmu $cpu: collector: /"
 	check "pmu_${cpu}_snap_profile_exit_0" test "$(prc snap)" = 0
+	check "pmu_${cpu}_snap_is_the_default_capture" bash -c "grep -q '^PROF-PMU snap: .*trace: [1-9][0-9]* window(s) (snapshots the collector replays)' '$log'"
 	check "pmu_${cpu}_snap_windows_replayed_by_collector" awk -v w="${sw:-0}" -v i="${sins:-0}" 'BEGIN { exit !(w >= 1 && i > 0) }'
 	check "pmu_${cpu}_snap_edag_reads_them" awk -v wd="${sed_wd:-0 0}" 'BEGIN { split(wd, a, " "); exit !(a[1] > 0 && a[2] > 0 && a[2] <= a[1]) }'
+	# every trace default (500000 warm-up + 200000 recorded every 0.25 s) on pmu_loop: windows the
+	# collector replayed whole (200000 recorded instructions each, the loop makes no system call)
+	local dsid dw dfull
+	dsid=$(q "SELECT MAX(id) FROM sessions WHERE agent_id='$aid-pmu-dflt'")
+	dw=$(q "SELECT COUNT(*) FROM trace_windows WHERE session_id=${dsid:-0}")
+	dfull=$(q "SELECT COUNT(*) FROM trace_windows WHERE session_id=${dsid:-0} AND n_insns=200000")
+	echo "board-test: pmu $cpu: default window: $(pl dflt | grep -o 'trace: [0-9]* window(s).*' | head -n1)"
+	pl dflt | grep 'target stopped per window\|snapshots: \|no window\|no snapshot' | head -n 3 | sed "s/^/board-test: pmu $cpu: dflt: /"
+	echo "board-test: pmu $cpu: default window: collector stored ${dw:-0}, ${dfull:-0} of them whole (200000 instructions)"
+	grep "agent $aid-pmu-dflt session" "$clog" | grep -o 'snapshot [0-9]*: window seq .*' | head -n 6 | sed "s/^/board-test: pmu $cpu: dflt collector: /"
+	check "pmu_${cpu}_dflt_profile_exit_0" test "$(prc dflt)" = 0
+	check "pmu_${cpu}_dflt_default_window_replayed_whole" bash -c "[ '${dfull:-0}' -ge 1 ] && grep -q '^PROF-PMU dflt: .*trace: [1-9][0-9]* window(s) (snapshots the collector replays), 0 instructions recorded here (500000 + 200000 asked' '$log'"
+	# the default capture with no collector connection: one line saying what it does instead;
+	# arm64 single-steps (windows counted apart), 32-bit ARM takes none
+	local ow
+	ow=$(pl offl | sed -n 's/^ *\([0-9]*\) single-stepped window(s) while the collector was not connected.*/\1/p' | head -n1)
+	echo "board-test: pmu $cpu: no collector: rc $(prc offl), $(pl offl | grep -o 'trace: [0-9]* window(s) ([^)]*)' | head -n1), ${ow:-0} single-stepped; $(pl offl | grep -o 'trace: no collector connection: [^(]*' | head -n1)"
+	# (exit status 1: its records stay in the spool, undelivered, as the agent says)
+	check "pmu_${cpu}_offl_says_once_what_instead" bash -c "[ '$(prc offl)' = 1 ] && [ \$(grep -c '^PROF-PMU offl: .*trace: no collector connection: ' '$log') = 1 ]"
+	if [ "$QEMU_SYSTEM" = qemu-system-arm ]; then
+		check "pmu_${cpu}_offl_no_windows" bash -c "grep -q '^PROF-PMU offl: .*trace: no collector connection: no windows until it connects' '$log' && grep -q '^PROF-PMU offl:  trace: 0 window(s)' '$log'"
+	else
+		check "pmu_${cpu}_offl_single_steps" bash -c "[ '${ow:-0}' -ge 1 ] && grep -q '^PROF-PMU offl: .*trace: no collector connection: single-stepped windows' '$log'"
+	fi
 	if [ -n "${QEMU_PMU_DT:-}" ]; then
 		check "pmu_${cpu}_profile_sampler_on_general_counter" grep -q '^PROF-PMU profile: .*on a general counter' "$log"
 	fi
@@ -309,6 +335,13 @@ pmu_checks() { # pmu_checks CONSOLE-LOG CPU AGENT-ID
 		check "l34_${cpu}_record_samples" test "${l34s:-0}" -gt 0
 		check "l34_${cpu}_profile_counts_and_samples" bash -c "grep -q '^PROF-L34 profile: .* instructions' '$log' && grep -q '^PROF-L34 profile:  samples: [1-9][0-9]* of' '$log'"
 		echo "board-test: pmu $cpu: under linux34: stat instructions ${l34i:-?}, record ${l34s:-?} samples"
+		# the default capture under the personality (issue 36): snapshot windows the host collector
+		# replayed; linux34 answers uname() with 3.4's release and leaves /proc/PID/status's Seccomp
+		# lines out (3.8), so its own seccomp filter does not stop the snapshot, as on a real 3.4
+		local l34w
+		l34w=$(q "SELECT COUNT(*) FROM trace_windows WHERE session_id=(SELECT MAX(id) FROM sessions WHERE agent_id='$aid-l34-profile') AND n_insns > 0")
+		echo "board-test: pmu $cpu: under linux34: profile $(l34 profile | grep -o 'trace: [0-9]* window(s) ([^)]*)' | head -n1), ${l34w:-0} replayed by the collector; $(l34 profile | grep 'snapshots: ' | head -n 1)"
+		check "l34_${cpu}_profile_snapshot_windows_replayed" bash -c "[ '${l34w:-0}' -gt 0 ] && grep -q '^PROF-L34 profile-log: .*uname() = 0: release 3.4' '$log' && grep -q '^PROF-L34 profile-log: .*status: its Seccomp lines left out' '$log'"
 	fi
 	# cycles opens on every core here: no message may blame a missing PMU
 	check "pmu_${cpu}_no_missing_pmu_claim" bash -c "! grep -q '^PROF-PMU .*\(PMU may be missing\|PMU is missing\)' '$log'"
@@ -342,7 +375,7 @@ if [ -n "${QEMU_PMU_EXTRA_CPU:-}" ]; then
 	printf 'board-test: extra boot -cpu %s: QEMU exited with %s after %.1f s\n' "$xcpu" "$xrc" \
 		"$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')"
 	check "pmu_${xcpu}_qemu_powered_off_in_time" test "$xrc" -eq 0
-	pmu_checks "$dir/console-$xcpu.log" "$xcpu" "$BOARD-$xcpu"
+	pmu_checks "$dir/console-$xcpu.log" "$xcpu" "$BOARD-$xcpu" "$dir/collector2.log"
 fi
 if [ "$fail" -ne 0 ] || [ -n "${PROF_PMU_SHOW:-}" ]; then
 	for f in "$dir"/console*.log; do grep -a '^PROF-PMU' "$f" | sed "s|^|$(basename "$f"): |" | head -n 150; done

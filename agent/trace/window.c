@@ -332,8 +332,8 @@ int trace_window_capture(struct trace_decoder *d, pid_t tid, size_t n, uint64_t 
 					 "trace windows here",
 					 strerror(e),
 					 trace_native_arch() == TRACE_ARCH_ARM ? "; 32-bit ARM Linux has no hardware "
-										  "single step for ptrace; --capture snapshot takes "
-										  "windows the collector replays"
+										  "single step for ptrace; the default capture takes "
+										  "snapshots the collector replays"
 									    : "");
 				trace_window_free(w);
 				return -ENOTSUP;

@@ -280,6 +280,15 @@ static int set_regs(struct run *r, uint64_t *start)
 	uc_arm_cp_reg tp = {.cp = 15, .crn = 13, .crm = 0, .opc1 = 0, .opc2 = 3, .val = (uint32_t)s->tls}; /* TPIDRURO */
 	if (uc_reg_write(uc, UC_ARM_REG_CP_REG, &tp) != UC_ERR_OK)
 		return -EIO;
+	/* VFP/Advanced SIMD on, as Linux runs a user thread (arch/arm/vfp/vfpmodule.c: CPACR cp10/cp11
+	 * full access at boot, FPEXC.EN set for the thread that uses it): Unicorn starts with both
+	 * off, and a hard-float program's first VFP instruction ended the replay as an invalid one
+	 * (busy in the armhf guest, ~555000 instructions into the default window). The snapshot
+	 * carries no VFP registers: they start at 0 here. */
+	uc_arm_cp_reg cpacr = {.cp = 15, .crn = 1, .crm = 0, .opc1 = 0, .opc2 = 2, .val = 0xf00000};
+	uint32_t fpexc = 0x40000000u;
+	if (uc_reg_write(uc, UC_ARM_REG_CP_REG, &cpacr) != UC_ERR_OK || uc_reg_write(uc, UC_ARM_REG_FPEXC, &fpexc) != UC_ERR_OK)
+		return -EIO;
 	*start = ((uint32_t)s->regs[15] & ~1u) | ((s->regs[16] >> 5) & 1); /* Thumb from CPSR.T */
 	return 0;
 }

@@ -384,3 +384,44 @@ bool l34_path_exists(const char *path, unsigned opts)
 		return false;
 	return true;
 }
+
+bool l34_is_proc_status(const char *path)
+{
+	const char *p = has_prefix(path, "/proc/") ? path + strlen("/proc/") : NULL;
+	if (!p)
+		return false;
+	for (int part = 0; part < 2; part++) {
+		if (part == 0 && has_prefix(p, "self/"))
+			p += strlen("self/");
+		else {
+			size_t n = strspn(p, "0123456789");
+			if (n == 0 || p[n] != '/')
+				return false;
+			p += n + 1;
+		}
+		if (strcmp(p, "status") == 0)
+			return true;
+		if (part == 0 && has_prefix(p, "task/"))
+			p += strlen("task/");
+		else
+			return false;
+	}
+	return false;
+}
+
+size_t l34_proc_status(char *buf, size_t len)
+{
+	size_t out = 0;
+	for (size_t i = 0; i < len;) {
+		const char *nl = memchr(buf + i, '\n', len - i);
+		size_t n = nl ? (size_t)(nl - (buf + i)) + 1 : len - i;
+		bool drop = (n >= 8 && memcmp(buf + i, "Seccomp:", 8) == 0) ||
+			    (n >= 16 && memcmp(buf + i, "Seccomp_filters:", 16) == 0);
+		if (!drop) {
+			memmove(buf + out, buf + i, n);
+			out += n;
+		}
+		i += n;
+	}
+	return out;
+}

@@ -54,4 +54,17 @@ bool l34_path_exists(const char *path, unsigned opts);
 /* 3.4's perf_ioctl(): ENABLE..SET_FILTER ('$' 0..6) only; any other '$' command: -ENOTTY. */
 int l34_perf_ioctl_check(unsigned long cmd);
 
+/* uname()'s release under the personality: 3.4's (the sources above, 3.4.89). */
+#define L34_RELEASE "3.4.89"
+
+/* Is path (absolute) a thread's or process's status file, /proc/N/status or
+ * /proc/N/task/M/status (N "self" too)? */
+bool l34_is_proc_status(const char *path);
+/* That file as 3.4 wrote it, from today's text (len bytes of buf, edited in place): the
+ * seccomp lines removed ("Seccomp:", fs/proc/array.c task_seccomp(), came in 3.8;
+ * "Seccomp_filters:" later; 3.4's proc_pid_status() had neither and 3.4 had no filters).
+ * Only these lines are modelled (a program reads them to learn whether a filter is on it).
+ * Returns the new length. */
+size_t l34_proc_status(char *buf, size_t len);
+
 #endif

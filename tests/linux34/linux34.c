@@ -40,12 +40,16 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 
 #include "linux34.h"
 
 static FILE *logf_;
+static int listener; /* the seccomp listener, and the notification being answered */
+static __u64 notif_id;
 static bool quiet;
 static unsigned path_opts;
 static unsigned long n_refused;
@@ -111,6 +115,8 @@ static int install_filter(void)
 	ADD(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
 	ADD(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_perf_event_open, 0, 1));
 	ADD(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF));
+	ADD(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_uname, 0, 1));
+	ADD(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF));
 	for (size_t i = 0; i < NPATH_CALLS; i++) {
 		ADD(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)path_calls[i], 0, 1));
 		ADD(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF));
@@ -156,7 +162,60 @@ static const char *errname(int e)
 	}
 }
 
-/* Each handler: 0 to let the call go on to the host kernel, or -errno to answer it. */
+/* Each handler: 0 to let the call go on to the host kernel, or -errno to answer it;
+ * ANSWER_0: answer it with 0 (done: the handler wrote what the call returns); ANSWERED: the
+ * handler answered it itself (a file descriptor handed over). */
+#define ANSWER_0 1
+#define ANSWERED 2
+
+/* uname(): 3.4's release (the agent learns from it, with the missing Seccomp line, that the
+ * kernel has no seccomp filters: trace/snapshot_common.c), the rest the host's. */
+static int on_uname(pid_t pid, const struct seccomp_data *d)
+{
+	struct utsname u;
+	if (uname(&u) < 0)
+		return 0;
+	snprintf(u.release, sizeof(u.release), "%s", L34_RELEASE);
+	struct iovec l = {&u, sizeof(u)}, r = {(void *)(uintptr_t)d->args[0], sizeof(u)};
+	if (process_vm_writev(pid, &l, 1, &r, 1, 0) != (ssize_t)sizeof(u))
+		return -EFAULT;
+	logline(pid, "uname() = 0: release %s", L34_RELEASE);
+	return ANSWER_0;
+}
+
+/* open of a /proc status file for reading: the caller gets a copy without the lines 3.4 did not
+ * write (l34_proc_status), handed over as its new descriptor (SECCOMP_IOCTL_NOTIF_ADDFD, Linux
+ * 5.14's SEND flag); 0 (the real file) where that cannot be done. */
+static int on_status_open(pid_t pid, const char *abs, int oflags)
+{
+	if ((oflags & O_ACCMODE) != O_RDONLY)
+		return 0;
+	char real[8192];
+	if (strncmp(abs, "/proc/self/", 11) == 0)
+		snprintf(real, sizeof(real), "/proc/%d/%s", (int)pid, abs + 11);
+	else
+		snprintf(real, sizeof(real), "%s", abs);
+	char buf[16384];
+	int fd = open(real, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf));
+	close(fd);
+	int mfd = n > 0 ? memfd_create("linux34-status", MFD_CLOEXEC) : -1;
+	if (mfd < 0)
+		return 0;
+	size_t len = l34_proc_status(buf, (size_t)n);
+	struct seccomp_notif_addfd add = {.id = notif_id, .flags = SECCOMP_ADDFD_FLAG_SEND, .srcfd = (__u32)mfd,
+					  .newfd_flags = (__u32)(oflags & O_CLOEXEC)};
+	int rc = write(mfd, buf, len) == (ssize_t)len && lseek(mfd, 0, SEEK_SET) == 0 ? ioctl(listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add) : -1;
+	close(mfd);
+	if (rc < 0)
+		return 0;
+	if (len < (size_t)n)
+		logline(pid, "%s: its Seccomp lines left out (Linux 3.8+)", abs);
+	return ANSWERED;
+}
+
 
 static int on_perf_event_open(pid_t pid, const struct seccomp_data *d)
 {
@@ -254,6 +313,8 @@ static int on_path(pid_t pid, const struct seccomp_data *d)
 		snprintf(full, sizeof(full), "%s/%s", base, path);
 		abs = full;
 	}
+	if ((nr == __NR_open || nr == __NR_openat) && l34_is_proc_status(abs))
+		return on_status_open(pid, abs, (int)d->args[nr == __NR_openat ? 2 : 1]);
 	if (l34_path_exists(abs, path_opts))
 		return 0;
 	logline(pid, "%s = ENOENT: not in Linux 3.4's sysfs/procfs", abs);
@@ -267,6 +328,8 @@ static int decide(pid_t pid, const struct seccomp_data *d)
 		return on_perf_event_open(pid, d);
 	if (nr == __NR_ioctl)
 		return on_ioctl(pid, d);
+	if (nr == __NR_uname)
+		return on_uname(pid, d);
 	if (is_path_call(nr))
 		return on_path(pid, d);
 	if (!l34_has_syscall(L34_NATIVE, nr)) {
@@ -402,6 +465,7 @@ int main(int argc, char **argv)
 	close(sv[1]);
 	int lfd = recv_fd(sv[0]);
 	close(sv[0]);
+	listener = lfd;
 	if (lfd < 0) {
 		fprintf(stderr, "linux34: no listener from the child\n");
 		kill(child, SIGKILL);
@@ -437,14 +501,17 @@ int main(int argc, char **argv)
 		memset(req, 0, sizes.seccomp_notif);
 		if (ioctl(lfd, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
 			continue; /* EINTR, or the caller was killed meanwhile */
+		notif_id = req->id;
 		int rc = decide((pid_t)req->pid, &req->data);
+		if (rc == ANSWERED)
+			continue;
 		memset(resp, 0, sizes.seccomp_notif_resp);
 		resp->id = req->id;
 		if (rc == 0) {
 			resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-		} else {
+		} else if (rc < 0) {
 			resp->error = rc;
-		}
+		} /* ANSWER_0: val 0, error 0 */
 		ioctl(lfd, SECCOMP_IOCTL_NOTIF_SEND, resp); /* ENOENT: the caller is gone */
 	}
 	if (!quiet && logf_)

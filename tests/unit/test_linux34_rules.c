@@ -229,6 +229,28 @@ static void test_linux34_paths(void **state)
 	assert_true(l34_path_exists("relative/path", 0));
 }
 
+/* /proc/PID/status: 3.4's proc_pid_status() wrote no Seccomp line (task_seccomp(), 3.8). */
+static void test_linux34_proc_status(void **state)
+{
+	(void)state;
+	assert_true(l34_is_proc_status("/proc/123/status"));
+	assert_true(l34_is_proc_status("/proc/self/status"));
+	assert_true(l34_is_proc_status("/proc/123/task/124/status"));
+	assert_true(l34_is_proc_status("/proc/self/task/7/status"));
+	assert_false(l34_is_proc_status("/proc/123/stat"));
+	assert_false(l34_is_proc_status("/proc/123/task/124/stat"));
+	assert_false(l34_is_proc_status("/proc/12x/status"));
+	assert_false(l34_is_proc_status("/proc/status"));
+	assert_false(l34_is_proc_status("/proc/1/task/2/task/3/status"));
+	assert_false(l34_is_proc_status("/sys/123/status"));
+	char buf[] = "Name:\tbusy\nTracerPid:\t0\nSeccomp:\t2\nSeccomp_filters:\t1\nCpus_allowed:\t1\n";
+	size_t n = l34_proc_status(buf, strlen(buf));
+	assert_int_equal(n, strlen("Name:\tbusy\nTracerPid:\t0\nCpus_allowed:\t1\n"));
+	assert_memory_equal(buf, "Name:\tbusy\nTracerPid:\t0\nCpus_allowed:\t1\n", n);
+	char last[] = "Name:\tx\nSeccomp:\t0"; /* no final newline */
+	assert_int_equal(l34_proc_status(last, strlen(last)), strlen("Name:\tx\n"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -237,6 +259,7 @@ int main(void)
 		cmocka_unit_test(test_linux34_syscall_tables),
 		cmocka_unit_test(test_linux34_perf_ioctls),
 		cmocka_unit_test(test_linux34_paths),
+		cmocka_unit_test(test_linux34_proc_status),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

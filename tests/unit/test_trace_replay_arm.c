@@ -462,6 +462,39 @@ static void test_trace_replay_arm_thread_pointer(void **state)
 	tls_reads("arm-linux-gnueabihf-gcc", "-mthumb", "tls.t32");
 }
 
+/* Floating point (tests/data/replay/vfp.c, doubles in a loop): a hard-float 32-bit ARM program
+ * runs VFP instructions, which Unicorn refuses until CPACR and FPEXC enable them; the replay
+ * must run through them to its limit, not end at the first one as an invalid instruction. */
+static void vfp_runs(const char *cc, const char *flags, const char *name)
+{
+	char exe[256];
+	if (!replay_prog_build_src(cc, flags, "vfp.c", tmpdir, name, exe, sizeof(exe))) {
+		skip();
+		return;
+	}
+	struct prog p;
+	load_elf(exe, &p);
+	struct trace_replay_snap s;
+	snap_of(&p, &s);
+	struct trace_replay_config cfg = {.warmup = 1000, .record = 2000};
+	struct trace_replay_result r;
+	assert_int_equal(trace_replay_run(&s, fetch, &p, &cfg, &r), 0);
+	fprintf(stderr, "%s: %zu instructions after %llu warm-up, end %s (%s)\n", name, r.n,
+		(unsigned long long)r.warm_done, trace_replay_end_name(r.end), r.why);
+	assert_int_equal(r.end, TRACE_REPLAY_END_LIMIT);
+	assert_int_equal(r.n, 2000);
+	trace_replay_result_free(&r);
+	free(p.file);
+}
+
+static void test_trace_replay_arm_vfp(void **state)
+{
+	(void)state;
+	vfp_runs("arm-linux-gnueabihf-gcc", "", "vfp.a32");
+	vfp_runs("arm-linux-gnueabihf-gcc", "-mthumb", "vfp.t32");
+	vfp_runs("aarch64-linux-gnu-gcc", "", "vfp.a64");
+}
+
 static void test_trace_replay_arm_session_over_the_wire(void **state)
 {
 	(void)state;
@@ -600,6 +633,7 @@ int main(void)
 		cmocka_unit_test(test_trace_replay_arm_arm_state_matches_qemu_trace),
 		cmocka_unit_test(test_trace_replay_arm_stops_with_reason),
 		cmocka_unit_test(test_trace_replay_arm_thread_pointer),
+		cmocka_unit_test(test_trace_replay_arm_vfp),
 		cmocka_unit_test(test_trace_replay_arm_session_over_the_wire),
 		cmocka_unit_test(test_trace_replay_arm_many_pages),
 	};
