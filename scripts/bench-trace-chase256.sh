@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The issue-36 pointer chase over 256 MiB against its full trace (not in make check: ~1 min):
+# The issue-36 pointer chase over 256 MiB against its full trace, alone (make check runs it inside
+# test_trace_accuracy, ~30 s):
 # tools/qemu-plugin/kernels/chase_lines.c (4194304 lines of 64 bytes in one cycle) natively under
 # `agent trace` with its defaults (replay windows of 500000 + 200000 from snapshots, --every 1,
 # --max-duty 2), and under qemu-x86_64 with the eDAG tracer (two repetitions of 300000 steps
