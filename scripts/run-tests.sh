@@ -25,13 +25,18 @@
 # test_calibrate's overload rule) run one at a time after everything else has ended, as they ran
 # before in the single main lane: test_calib_host, test_calib_pocl, test_calibrate,
 # test_record_cmd (ALONE_SUITES). Also there, until they are made to hold beside other suites:
-# test_trace (windows with a 5 s limit for 20000 single steps ended on it) and test_sampler (615
-# samples for a 1.001 s child at 500 Hz, over its 1.2x bound), both failed once in the pool at
-# load 12 under nice 10 (session wci; they pass in one lane at that load); test_fleet_query
+# test_fleet_query
 # (test_fleet_groupings: 115 of fleetA's 187 fq_alpha samples "[unknown] [unknown]", spin not
 # first) and test_record_jit (test_record_jit_perf_map_named: 344 of 500 samples in jit_hot +
 # jit_cold, under its 3/4) failed in the pool in session wci's make check at load 5-10 (they
 # passed in one lane in the baseline at load 8-14): where samples land under contention.
+# test_fleet_query's cause (w43p): a pid reused within one agent session (pid_max 32768 here,
+# the pids cycle in seconds under a build) gives both processes one name in the store, the
+# later one's (sample_tasks is keyed by session, pid, tid): a product bug, not fixed yet.
+# test_record_jit passed 11 of 11 runs beside other suites at load 6-12 in w43p (not reproduced).
+# Out of the list since w43p: test_trace (its tracees run for their own CPU time, trace_loop
+# -SECONDS; a window's limit 60 s) and test_sampler (a timer event's period is off the kernel
+# tick's lattice, agent/sampler.c: at 2 ms the bpf back end gave 0.64-1.22x the CPU time).
 # TEST_LANES=1 SIDE_LANE= ALONE_SUITES= runs all in one lane.
 set -uo pipefail
 kind=$1
@@ -42,7 +47,7 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 side_lane=" ${SIDE_LANE-test_tls test_pg_outages test_faults test_spool_orphans test_auth test_board_deploy test_forged_ack} "
 
-alone_list=" ${ALONE_SUITES-test_calib_host test_calib_pocl test_calibrate test_record_cmd test_sampler test_trace test_fleet_query test_record_jit} "
+alone_list=" ${ALONE_SUITES-test_calib_host test_calib_pocl test_calibrate test_record_cmd test_fleet_query test_record_jit} "
 lanes=${TEST_LANES:-$(nproc 2>/dev/null || echo 2)}
 [[ $lanes =~ ^[1-9][0-9]*$ ]] || lanes=2
 
