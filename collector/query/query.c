@@ -30,7 +30,7 @@ static const char q_sessions[] = "SELECT id, agent_id, board, realtime_ns FROM s
 /* The records of a range, summed in C with saturation (SQL's SUM fails on overflow: two forged
  * records with lost = 2^63-1 made every query of the store fail). */
 static const char q_info[] =
-    "SELECT lost, backend, freq_hz, interval_ns, t_ns, event_id FROM sample_intervals"
+    "SELECT lost, backend, freq_hz, interval_ns, t_ns, event_id, period FROM sample_intervals"
     " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3";
 static const char q_event[] = "SELECT name FROM events WHERE session_id = ?1 AND event_id = ?2";
 
@@ -264,8 +264,13 @@ static int read_info(struct store *s, struct build *b, struct sess *se, int64_t 
 			iv = VALIDATE_MAX_INTERVAL_NS;
 		sat_inc_u64(&r->lost, lost < VALIDATE_MAX_SAMPLE_LOST ? lost : VALIDATE_MAX_SAMPLE_LOST);
 		sat_inc_u64(&r->interval_ns, iv);
-		if (fq > r->freq_hz)
+		/* the period the agent sampled with at that frequency (a timer's is a little longer
+		 * than 1/freq_hz: agent/sampler.c choose_event), so that time is counts x period */
+		uint64_t pd = db_col_u64(st, 6);
+		if (fq > r->freq_hz || (fq == r->freq_hz && r->period == 0)) {
 			r->freq_hz = fq;
+			r->period = pd;
+		}
 		int be = (int)db_col_i64(st, 1), ev = (int)db_col_i64(st, 5);
 		/* first_ns: the start of the first interval (issue 39: pprof's duration), not its end */
 		int64_t t = db_col_i64(st, 4), t0 = t - (int64_t)iv;
@@ -369,7 +374,7 @@ static int run_session(struct store *s, struct build *b, struct sess *se, const 
  * hold its session id, so no later session finds them) and the sums read_info added. */
 struct undo {
 	size_t nstacks, nfidx, npoints;
-	uint64_t lost, intervals, interval_ns, freq_hz;
+	uint64_t lost, intervals, interval_ns, freq_hz, period;
 	int64_t first_ns, last_ns;
 	int be_min, be_max;
 	char event[sizeof(((struct query_result *)0)->event)];
@@ -385,6 +390,7 @@ static void undo_mark(const struct build *b, struct undo *u)
 			   .intervals = r->intervals,
 			   .interval_ns = r->interval_ns,
 			   .freq_hz = r->freq_hz,
+			   .period = r->period,
 			   .first_ns = r->first_ns,
 			   .last_ns = r->last_ns,
 			   .be_min = b->be_min,
@@ -402,6 +408,7 @@ static void undo_apply(struct build *b, const struct undo *u)
 	r->intervals = u->intervals;
 	r->interval_ns = u->interval_ns;
 	r->freq_hz = u->freq_hz;
+	r->period = u->period;
 	r->first_ns = u->first_ns;
 	r->last_ns = u->last_ns;
 	b->be_min = u->be_min;

@@ -179,6 +179,7 @@ struct query_result {
 	uint64_t intervals;    /* sample records in the range */
 	uint64_t interval_ns;  /* sum of their intervals */
 	uint64_t freq_hz;      /* largest requested frequency (0 if by period) */
+	uint64_t period;       /* the records' sample period at freq_hz (timers: ns; 0 unknown) */
 	char event[128];       /* sampled event ("cpu-clock"; "mixed" if several) */
 	char backend[8];       /* "bpf", "ring" or "mixed" */
 	int64_t first_ns, last_ns; /* wall range of the selected intervals */

@@ -185,7 +185,13 @@ int pprof_encode(const struct stack_set *s, uint8_t **buf, size_t *len)
 	PMapping **mapp = NULL;
 	if (!samples || !sp || !locids || !values || !labels || !labelp || str(&p, "") < 0)
 		goto out;
-	int64_t period_ns = s->freq_hz > 0 ? 1000000000 / s->freq_hz : s->period > 0 ? s->period : 1;
+	/* a timer samples every `period` ns (the agent's is 1/128 longer than 1/freq_hz, off the
+	 * kernel tick's lattice: agent/sampler.c choose_event); an older store or a counting event
+	 * sampled by frequency has no period: 1 s / freq_hz */
+	int64_t period_ns = s->freq_hz > 0 && s->period > 0 ? s->period
+			    : s->freq_hz > 0			  ? 1000000000 / s->freq_hz
+			    : s->period > 0			  ? s->period
+								  : 1;
 	int64_t k_comm = str(&p, "comm"), k_thread = str(&p, "thread"), k_agent = str(&p, "agent"),
 		k_pid = str(&p, "pid"), k_tid = str(&p, "tid");
 	if (k_comm < 0 || k_thread < 0 || k_agent < 0 || k_pid < 0 || k_tid < 0)

@@ -55,7 +55,7 @@ struct stack_set {
 	size_t npoints, cappoints;
 	uint64_t total;  /* samples over all stacks */
 	int64_t freq_hz; /* sampling frequency (0: unknown or by period) */
-	int64_t period;  /* events between samples when sampled by period (0: unknown) */
+	int64_t period;  /* events between samples (a timer: ns; 0: unknown) */
 	int64_t t0_ns, t1_ns; /* time range covered (0 unknown) */
 	char event[128]; /* the sampled event ("cpu-clock", ...) */
 };

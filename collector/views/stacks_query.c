@@ -31,6 +31,7 @@ int stack_set_from_query(const struct query_result *r, struct stack_set *out)
 		rc = stack_set_add_point(out, p->t_ns, 0, p->count, track);
 	}
 	out->freq_hz = (int64_t)r->freq_hz;
+	out->period = (int64_t)r->period;
 	out->t0_ns = r->first_ns;
 	out->t1_ns = r->last_ns;
 	snprintf(out->event, sizeof(out->event), "%s", r->event);

@@ -198,6 +198,16 @@ static void test_views_pprof_decodes(void **state)
 	assert_int_equal(u->address, 0x1234);
 	assert_int_equal(u->n_line, 0);
 	assert_string_equal(pstr(p, p->mapping[u->mapping_id - 1]->filename), "libx.so");
+	/* the records' own timer period wins over 1 s / freq_hz (the agent's is 1/128 longer, off the
+	 * kernel tick: agent/sampler.c choose_event), so time = counts x the period sampled with */
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(raw);
+	s.period = 10000000 + 10000000 / 128;
+	assert_int_equal(pprof_encode(&s, &raw, &len), 0);
+	p = perftools__profiles__profile__unpack(NULL, len, raw);
+	assert_non_null(p);
+	assert_int_equal(p->period, 10078125);
+	assert_int_equal(p->sample[0]->value[1], 5 * 10078125);
 	perftools__profiles__profile__free_unpacked(p, NULL);
 	free(raw);
 	/* gzip on disk */
