@@ -18,7 +18,8 @@
  * -ENOSPC disk full, -EBUSY locked/deadlock/serialization, -ECONNRESET
  * connection lost, -EROFS read-only transaction, -ETIMEDOUT no answer in time
  * (statement_timeout, or the client's wait), -EINTR stop requested, -EACCES,
- * -ENOMEM, else -EIO. */
+ * -ENOMEM, -EEXIST a duplicate key in the records ledger (PostgreSQL: an insert
+ * without ON CONFLICT, store_put_record_ahead), else -EIO. */
 #ifndef COLLECTOR_DB_H
 #define COLLECTOR_DB_H
 
@@ -108,7 +109,9 @@ char *db_schema_sql(const struct db *d, const char *sql);
 bool db_has_table(struct db *d, const char *table);
 
 /* Transactions: SQLite BEGIN IMMEDIATE; PostgreSQL BEGIN (pipelined).
- * db_commit fails (and the transaction is gone) if anything in it failed. */
+ * db_commit fails (and the transaction is gone) if anything in it failed,
+ * but for -EEXIST (PostgreSQL): the transaction is then left open in its
+ * failed state, for a ROLLBACK TO SAVEPOINT (db_exec) or db_rollback. */
 int db_begin(struct db *d);
 int db_commit(struct db *d);
 void db_rollback(struct db *d);
@@ -119,6 +122,9 @@ int db_read_begin(struct db *d);
 void db_read_end(struct db *d);
 /* Wait until every statement sent so far has run; its first error, if any. */
 int db_sync(struct db *d);
+/* A statement without parameters, sent without waiting (PostgreSQL: pipelined, its
+ * error reported by a later call); SQLite: run now (db_exec). */
+int db_send(struct db *d, const char *sql, const char *what);
 
 /* Prepare sql (placeholders ? and ?N). what names it in messages. */
 int db_prepare(struct db *d, const char *sql, const char *what, struct db_stmt **out);

@@ -68,6 +68,15 @@ static bool curable_by_reconnect(const char *state)
 			 state_is(state, "57P03") || state_is(state, "25006"));
 }
 
+/* unique_violation on the records ledger: a record sent ahead (store_put_record_ahead, #40) that
+ * another collector had stored; the store redoes the transaction's records one by one. */
+static bool records_duplicate(const PGresult *res)
+{
+	const char *table = res ? PQresultErrorField(res, PG_DIAG_TABLE_NAME) : NULL;
+	return res && state_is(PQresultErrorField(res, PG_DIAG_SQLSTATE), "23505") && table &&
+	       !strcmp(table, "records");
+}
+
 static int pg_errno(struct pg *p, const PGresult *res)
 {
 	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
@@ -75,6 +84,8 @@ static int pg_errno(struct pg *p, const PGresult *res)
 		p->broken = true;
 		return state_is(state, "25006") ? -EROFS : -ECONNRESET;
 	}
+	if (records_duplicate(res))
+		return -EEXIST;
 	if (state_is(state, "40P01") || state_is(state, "40001") || state_is(state, "55P03"))
 		return -EBUSY;
 	if (state_is(state, "57014"))
@@ -98,7 +109,7 @@ int dbpg_fail(struct pg *p, const PGresult *res, const char *what)
 	m[strcspn(m, "\n")] = 0;
 	snprintf(p->base.last_error, sizeof(p->base.last_error), "%.60s: %.150s%s%s%s", what, m,
 		 state ? " (SQLSTATE " : "", state ? state : "", state ? ")" : "");
-	if (p->quiet)
+	if (p->quiet || records_duplicate(res)) /* a duplicate is handled by the store: not an error */
 		log_debug("store %s: %s", p->base.name, p->base.last_error);
 	else
 		log_error("store %s: %s", p->base.name, p->base.last_error);
@@ -342,6 +353,11 @@ static int pg_exec(struct db *d, const char *sql, const char *what)
 	return rc;
 }
 
+static int pg_send(struct db *d, const char *sql, const char *what)
+{
+	return dbpg_send_simple(pgd(d), sql, P_CMD, what);
+}
+
 static int pg_sync(struct db *d)
 {
 	return dbpg_drain(pgd(d));
@@ -466,7 +482,9 @@ static int pg_commit(struct db *d)
 	int rc = dbpg_send_simple(p, "COMMIT", P_COMMIT, "commit");
 	int drc = dbpg_drain(p);
 	rc = rc < 0 ? rc : drc;
-	if (rc < 0 && !p->broken && PQstatus(p->conn) == CONNECTION_OK &&
+	/* -EEXIST: a record sent ahead was a duplicate; the transaction stays open in its failed state
+	 * for the store to roll back to its savepoint (db.h). */
+	if (rc < 0 && rc != -EEXIST && !p->broken && PQstatus(p->conn) == CONNECTION_OK &&
 	    PQtransactionStatus(p->conn) != PQTRANS_IDLE) {
 		dbpg_send_simple(p, "ROLLBACK", P_IGNORE, "rollback");
 		dbpg_drain(p);
@@ -536,6 +554,7 @@ static const struct db_ops pg_ops = {
     .commit = pg_commit,
     .rollback = pg_rollback,
     .sync = pg_sync,
+    .send = pg_send,
     .prepare = dbpg_prepare,
     .finalize = dbpg_finalize,
     .bind = dbpg_bind,
