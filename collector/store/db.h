@@ -72,6 +72,10 @@ int db_reconnect_poll(struct db *d);
  * (PostgreSQL: a query's rows come one at a time, so 1, unless a caller ran another statement
  * between two rows of a query: its remaining rows were then read ahead and held). 0 on SQLite. */
 size_t db_pg_rows_held_peak(const struct db *d);
+/* How many times every statement sent so far was found to have run (PostgreSQL: a drain
+ * of the pipeline without an error; 0 on SQLite): a change says the statements before it
+ * are settled (the store's records sent ahead, store_ahead.h). */
+uint64_t db_pg_syncs(const struct db *d);
 /* current_setting(name) of this session (PostgreSQL only; -ENOTSUP on SQLite). */
 int db_pg_setting(struct db *d, const char *name, char *out, size_t outlen);
 /* The engine's last failure as one line ("" if none). */

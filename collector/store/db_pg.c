@@ -33,6 +33,7 @@ void db_set_quiet(struct db *d, bool quiet) { (void)d, (void)quiet; }
 bool db_needs_reconnect(const struct db *d) { (void)d; return false; }
 int db_reconnect_poll(struct db *d) { (void)d; return 1; }
 size_t db_pg_rows_held_peak(const struct db *d) { (void)d; return 0; }
+uint64_t db_pg_syncs(const struct db *d) { (void)d; return 0; }
 int db_pg_setting(struct db *d, const char *name, char *out, size_t outlen)
 {
 	(void)d, (void)name;
@@ -298,6 +299,8 @@ int dbpg_drain(struct pg *p)
 		p->broken = true; /* results left unread: the connection's state is unknown */
 	if (first < 0)
 		p->gen++; /* statements prepared in the failed part may not exist */
+	else if (!lost)
+		p->syncs++; /* everything sent so far ran */
 	return first == -ECANCELED ? -EIO : first;
 }
 
@@ -623,6 +626,11 @@ void db_set_quiet(struct db *d, bool quiet)
 	p->async_reconnect = quiet;
 	if (quiet && p->conn && !p->broken)
 		apply_timeouts(p); /* a failure leaves the connection broken: the loop reconnects */
+}
+
+uint64_t db_pg_syncs(const struct db *d)
+{
+	return d->engine == DB_PG ? ((const struct pg *)d)->syncs : 0;
 }
 
 size_t db_pg_rows_held_peak(const struct db *d)

@@ -529,6 +529,8 @@ static int put_record(struct store *s, int64_t sid, const Prof__Envelope *env, s
 		/* Only heartbeats may travel outside the sequence (nothing to replay). */
 		if (env->body_case != PROF__ENVELOPE__BODY_HEARTBEAT)
 			return -EINVAL;
+		if (s->ahead_sp && db_pg_syncs(s->db) == s->ahead_mark && (rc = store_ahead_settle(s)) < 0)
+			return rc; /* not undone with the records sent ahead if one proves a duplicate */
 		rc = kind->put(s, sid, env);
 		return rc < 0 ? rc : 1;
 	}

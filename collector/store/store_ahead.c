@@ -19,6 +19,11 @@ static const char savepoint[] = "SAVEPOINT prof_ahead";
 
 int store_ahead_begin(struct store *s)
 {
+	/* The pipeline was read without an error since the last record sent ahead: those records are
+	 * stored, and statements sent since (an exact record's rows, a session's) must not be rolled
+	 * back with a later duplicate: a new savepoint here, the kept records dropped. */
+	if (s->ahead_sp && db_pg_syncs(s->db) != s->ahead_mark)
+		store_ahead_clear(s);
 	if (s->ahead_sp)
 		return 0;
 	int rc = db_send(s->db, savepoint, "savepoint before records sent ahead");
@@ -26,6 +31,7 @@ int store_ahead_begin(struct store *s)
 		return rc;
 	s->ahead_sp = true;
 	s->ahead_base = s->tx_records;
+	s->ahead_mark = db_pg_syncs(s->db);
 	return 0;
 }
 
@@ -39,9 +45,7 @@ void store_ahead_clear(struct store *s)
 	s->ahead_sp = false;
 }
 
-/* Past the bound: wait for the records sent so far (a duplicate among them is redone now);
- * the next record sent ahead opens a new savepoint. */
-static int settle(struct store *s)
+int store_ahead_settle(struct store *s)
 {
 	int rc = db_sync(s->db);
 	if (rc == -EEXIST)
@@ -68,8 +72,9 @@ int store_ahead_keep(struct store *s, int64_t sid, const Prof__Envelope *env, si
 	prof__envelope__pack(env, buf);
 	s->ahead[s->nahead++] = (struct store_ahead_rec){.sid = sid, .frame_bytes = frame_bytes, .len = len, .buf = buf};
 	s->ahead_bytes += len;
+	s->ahead_mark = db_pg_syncs(s->db);
 	/* past the bound: settled now, this record with them (redone with them if one was a duplicate) */
-	return s->ahead_bytes > STORE_AHEAD_BYTES ? settle(s) : 0;
+	return s->ahead_bytes > STORE_AHEAD_BYTES ? store_ahead_settle(s) : 0;
 }
 
 int store_ahead_redo(struct store *s)

@@ -6,7 +6,12 @@
  * sent before the first such record and redoes each of them on the exact path
  * (store_put_record: one round trip each), so every record is stored once. The
  * records since the savepoint are kept (packed) for that, at most
- * STORE_AHEAD_BYTES: past it they are settled (one round trip) and dropped.
+ * STORE_AHEAD_BYTES: past it they are settled (one round trip) and dropped. The savepoint
+ * covers only records sent ahead: a statement that reads the pipeline without an error
+ * (an exact record's row count, a session's lookup) settles them, and the next record sent
+ * ahead opens a new savepoint after it; a write that does not read it (a heartbeat) settles
+ * them first. So a rollback to the savepoint undoes only records kept for the redo and the
+ * statement that found the duplicate (run again after the redo).
  * Internal to the store (store.c). */
 #ifndef COLLECTOR_STORE_AHEAD_H
 #define COLLECTOR_STORE_AHEAD_H
@@ -27,6 +32,10 @@ int store_ahead_keep(struct store *s, int64_t sid, const Prof__Envelope *env, si
 /* A duplicate was reported (-EEXIST): roll back to the savepoint and store the kept records
  * again one by one, exactly. 0 or a negative errno (the transaction must then be rolled back). */
 int store_ahead_redo(struct store *s);
+/* Wait for the records sent ahead (a duplicate among them is redone now); the next one sent
+ * ahead opens a new savepoint. For a write that does not read the pipeline itself (a heartbeat):
+ * a later rollback to the savepoint would undo it. */
+int store_ahead_settle(struct store *s);
 /* The transaction ended (commit, rollback): the kept records dropped. */
 void store_ahead_clear(struct store *s);
 

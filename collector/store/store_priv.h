@@ -23,6 +23,7 @@ struct store {
 	 * records since it (packed) and their bytes, redos done (and duplicates they found) since open. */
 	bool ahead_sp;
 	uint64_t ahead_base;
+	uint64_t ahead_mark; /* db_pg_syncs() when the last record was sent ahead */
 	struct store_ahead_rec *ahead;
 	size_t nahead, aheadcap, ahead_bytes;
 	uint64_t ahead_redos, ahead_redo_dups;

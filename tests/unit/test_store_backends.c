@@ -282,6 +282,27 @@ static void test_store_backend_ahead_duplicate_stored_once(void **state)
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM counter_samples"), 44);
 	assert_int_equal(q(f, "SELECT COUNT(DISTINCT seq) FROM counter_samples"), 11);
 	assert_int_equal(q(f, "SELECT records FROM sessions WHERE agent_id = 'board-k'"), 11);
+	/* an exact record and a heartbeat between records sent ahead are not undone with them */
+	assert_int_equal(put(a, sa, 15), 1);
+	assert_int_equal(store_commit(a), 0);
+	assert_int_equal(put_how(b, sb, 12, true), 1);
+	assert_int_equal(put(b, sb, 13), 1); /* exact: its round trip settles 12 */
+	assert_int_equal(put_how(b, sb, 14, true), 1);
+	Prof__Heartbeat hb = PROF__HEARTBEAT__INIT;
+	hb.spool_dropped = 77;
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.body_case = PROF__ENVELOPE__BODY_HEARTBEAT;
+	env.heartbeat = &hb;
+	assert_int_equal(store_put_record(b, sb, &env, 10), 1);
+	assert_int_equal(put_how(b, sb, 15, true), f->b == B_PG ? 1 : 0); /* the duplicate */
+	assert_int_equal(store_commit(b), 0);
+	store_ahead_redos(b, &redos, &dups);
+	assert_int_equal(redos, f->b == B_PG ? 3 : 0);
+	assert_int_equal(dups, f->b == B_PG ? 4 : 0);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 15);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM counter_samples"), 60);
+	assert_int_equal(q(f, "SELECT records FROM sessions WHERE agent_id = 'board-k'"), 15);
+	assert_int_equal(q(f, "SELECT spool_dropped FROM sessions WHERE agent_id = 'board-k'"), 77);
 	store_close(a);
 	store_close(b);
 }
