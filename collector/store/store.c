@@ -288,6 +288,7 @@ int store_begin(struct store *s)
 		return rc;
 	s->in_tx = true;
 	s->tx_records = 0;
+	s->ahead_sps = 0;
 	return 0;
 }
 
@@ -534,9 +535,13 @@ static int put_record(struct store *s, int64_t sid, const Prof__Envelope *env, s
 		rc = kind->put(s, sid, env);
 		return rc < 0 ? rc : 1;
 	}
-	ahead = ahead && db_engine(s->db) == DB_PG;
-	if (ahead && (rc = store_ahead_begin(s)) < 0)
-		return rc;
+	if (ahead && db_engine(s->db) == DB_PG) {
+		if ((rc = store_ahead_begin(s)) < 0)
+			return rc;
+		ahead = rc == 0; /* 1: no savepoint left in this transaction */
+	} else {
+		ahead = false;
+	}
 	struct db_stmt *st = store_stmt(s, ahead ? record_insert_ahead : record_insert);
 	if (!st)
 		return -EIO;

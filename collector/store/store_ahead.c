@@ -26,10 +26,13 @@ int store_ahead_begin(struct store *s)
 		store_ahead_clear(s);
 	if (s->ahead_sp)
 		return 0;
+	if (s->ahead_sps >= STORE_AHEAD_SAVEPOINTS)
+		return 1;
 	int rc = db_send(s->db, savepoint, "savepoint before records sent ahead");
 	if (rc < 0)
 		return rc;
 	s->ahead_sp = true;
+	s->ahead_sps++;
 	s->ahead_base = s->tx_records;
 	s->ahead_mark = db_pg_syncs(s->db);
 	return 0;

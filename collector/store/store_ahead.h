@@ -24,8 +24,13 @@
 struct store;
 
 #define STORE_AHEAD_BYTES (16u << 20)
+/* Savepoints per transaction at most: each that writes takes a subtransaction id, and past 64 of
+ * them in one transaction PostgreSQL's snapshots overflow to pg_subtrans (slower for every
+ * reader); a transaction that has used these sends its further records exactly. */
+#define STORE_AHEAD_SAVEPOINTS 32
 
-/* Before a record is sent ahead: the savepoint, if none is open (pipelined). */
+/* Before a record is sent ahead: the savepoint, if none is open (pipelined). 1: no savepoint
+ * left in this transaction (STORE_AHEAD_SAVEPOINTS): store the record exactly. */
 int store_ahead_begin(struct store *s);
 /* After its statements were sent: kept for a redo (packed), or settled past the bound. */
 int store_ahead_keep(struct store *s, int64_t sid, const Prof__Envelope *env, size_t frame_bytes);

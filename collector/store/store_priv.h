@@ -22,6 +22,7 @@ struct store {
 	/* Records sent ahead (store_ahead.h): the savepoint before them is open, tx_records then, the
 	 * records since it (packed) and their bytes, redos done (and duplicates they found) since open. */
 	bool ahead_sp;
+	unsigned ahead_sps; /* savepoints sent in this transaction */
 	uint64_t ahead_base;
 	uint64_t ahead_mark; /* db_pg_syncs() when the last record was sent ahead */
 	struct store_ahead_rec *ahead;

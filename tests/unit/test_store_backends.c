@@ -307,6 +307,35 @@ static void test_store_backend_ahead_duplicate_stored_once(void **state)
 	store_close(b);
 }
 
+/* #40: each record sent ahead after a round trip opens a savepoint; past 32 in one transaction
+ * (PostgreSQL's subtransaction cache holds 64) records go the exact way: a duplicate is then
+ * known at once. */
+static void test_store_backend_ahead_savepoints_bounded(void **state)
+{
+	struct fx *f = *state;
+	struct store *a = open_store(f), *b = open_store(f);
+	int64_t sa = session(a, "board-m", 1, &(uint64_t){0}, NULL);
+	assert_int_equal(store_commit(a), 0);
+	int64_t sb = session(b, "board-m", 1, &(uint64_t){0}, NULL);
+	assert_int_equal(store_commit(b), 0);
+	assert_int_equal(put(a, sa, 100), 1);
+	assert_int_equal(store_commit(a), 0);
+	uint64_t seq = 1;
+	for (int i = 0; i < 32; i++) { /* 32 savepoints: an exact record settles each */
+		assert_int_equal(put_how(b, sb, seq++, true), 1);
+		assert_int_equal(put(b, sb, seq++), 1);
+	}
+	assert_int_equal(put_how(b, sb, 100, true), 0); /* no savepoint left: exact */
+	assert_int_equal(store_commit(b), 0);
+	uint64_t redos = 9, dups = 9;
+	store_ahead_redos(b, &redos, &dups);
+	assert_int_equal(redos, 0);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 65);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM counter_samples"), 260);
+	store_close(a);
+	store_close(b);
+}
+
 static void test_store_backend_rollback_discards(void **state)
 {
 	struct fx *f = *state;
@@ -1680,6 +1709,7 @@ int main(void)
 		BOTH(test_store_backend_exactly_once),
 		BOTH(test_store_backend_two_handles_one_database),
 		BOTH(test_store_backend_ahead_duplicate_stored_once),
+		BOTH(test_store_backend_ahead_savepoints_bounded),
 		BOTH(test_store_backend_rollback_discards),
 		BOTH(test_store_backend_heartbeat_and_refusals),
 		BOTH(test_store_backend_every_kind_and_queries),
