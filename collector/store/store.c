@@ -39,7 +39,8 @@ static const char gpu_insert[] = "INSERT INTO gpus (session_id, idx, platform, n
 static const char record_insert[] = "INSERT INTO records (session_id, seq, kind, bytes) VALUES (?1, ?2, ?3, ?4)"
 				    " ON CONFLICT DO NOTHING";
 /* A record sent ahead (store_ahead.h): a duplicate fails, the transaction's records are redone. */
-static const char record_insert_ahead[] = "INSERT INTO records (session_id, seq, kind, bytes) VALUES (?1, ?2, ?3, ?4)";
+static const char record_insert_ahead[] =
+    "INSERT INTO records (session_id, seq, kind, bytes) VALUES (?1, ?2, ?3, ?4)";
 static const char event_insert[] = "INSERT INTO events (session_id, event_id, name, type, config, unit)"
 				   " VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING";
 static const char session_record[] = "UPDATE sessions SET records = records + 1, wire_bytes = wire_bytes + ?1,"

@@ -142,7 +142,8 @@ int store_put_record(struct store *s, int64_t session_id, const Prof__Envelope *
  * by store_put_record, when the pipeline is next read (at the latest by store_commit): each is
  * stored once; the 1 returned for one of them then over-counts (see store_ahead_redos). SQLite:
  * store_put_record. */
-int store_put_record_ahead(struct store *s, int64_t session_id, const Prof__Envelope *env, size_t frame_bytes);
+int store_put_record_ahead(struct store *s, int64_t session_id, const Prof__Envelope *env,
+			   size_t frame_bytes);
 /* Transactions redone because a record sent ahead was a duplicate, and the duplicates found. */
 void store_ahead_redos(const struct store *s, uint64_t *redos, uint64_t *dups);
 

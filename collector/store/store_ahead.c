@@ -73,7 +73,8 @@ int store_ahead_keep(struct store *s, int64_t sid, const Prof__Envelope *env, si
 	if (!buf)
 		return -ENOMEM;
 	prof__envelope__pack(env, buf);
-	s->ahead[s->nahead++] = (struct store_ahead_rec){.sid = sid, .frame_bytes = frame_bytes, .len = len, .buf = buf};
+	s->ahead[s->nahead++] =
+	    (struct store_ahead_rec){.sid = sid, .frame_bytes = frame_bytes, .len = len, .buf = buf};
 	s->ahead_bytes += len;
 	s->ahead_mark = db_pg_syncs(s->db);
 	/* past the bound: settled now, this record with them (redone with them if one was a duplicate) */
