@@ -223,7 +223,12 @@ static int put_interval(struct store *s, int64_t sid, const struct fill *f, uint
 	env.seq = seq;
 	env.body_case = PROF__ENVELOPE__BODY_SAMPLES;
 	env.samples = &sm;
-	rc = store_put_record(s, sid, &env, 100 + n * 12);
+	/* BENCH_QUERY_EXACT=1: every record on the exact path (before #40's records sent ahead) */
+	static int exact = -1;
+	if (exact < 0)
+		exact = getenv("BENCH_QUERY_EXACT") && atoi(getenv("BENCH_QUERY_EXACT")) == 1;
+	rc = exact ? store_put_record(s, sid, &env, 100 + n * 12)
+		   : store_put_record_ahead(s, sid, &env, 100 + n * 12);
 	*rows_out = n;
 out:
 	free(hits);

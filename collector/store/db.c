@@ -56,6 +56,10 @@ void db_read_end(struct db *d)
 		d->ops->read_end(d);
 }
 int db_sync(struct db *d) { return d->ops->sync(d); }
+int db_send(struct db *d, const char *sql, const char *what)
+{
+	return d->ops->send ? d->ops->send(d, sql, what) : d->ops->exec(d, sql, what);
+}
 int64_t db_changes(struct db *d) { return d->ops->changes(d); }
 
 char *db_schema_sql(const struct db *d, const char *sql)

@@ -18,7 +18,8 @@
  * -ENOSPC disk full, -EBUSY locked/deadlock/serialization, -ECONNRESET
  * connection lost, -EROFS read-only transaction, -ETIMEDOUT no answer in time
  * (statement_timeout, or the client's wait), -EINTR stop requested, -EACCES,
- * -ENOMEM, else -EIO. */
+ * -ENOMEM, -EEXIST a duplicate key in the records ledger (PostgreSQL: an insert
+ * without ON CONFLICT, store_put_record_ahead), else -EIO. */
 #ifndef COLLECTOR_DB_H
 #define COLLECTOR_DB_H
 
@@ -71,6 +72,10 @@ int db_reconnect_poll(struct db *d);
  * (PostgreSQL: a query's rows come one at a time, so 1, unless a caller ran another statement
  * between two rows of a query: its remaining rows were then read ahead and held). 0 on SQLite. */
 size_t db_pg_rows_held_peak(const struct db *d);
+/* How many times every statement sent so far was found to have run (PostgreSQL: a drain
+ * of the pipeline without an error; 0 on SQLite): a change says the statements before it
+ * are settled (the store's records sent ahead, store_ahead.h). */
+uint64_t db_pg_syncs(const struct db *d);
 /* current_setting(name) of this session (PostgreSQL only; -ENOTSUP on SQLite). */
 int db_pg_setting(struct db *d, const char *name, char *out, size_t outlen);
 /* The engine's last failure as one line ("" if none). */
@@ -108,7 +113,9 @@ char *db_schema_sql(const struct db *d, const char *sql);
 bool db_has_table(struct db *d, const char *table);
 
 /* Transactions: SQLite BEGIN IMMEDIATE; PostgreSQL BEGIN (pipelined).
- * db_commit fails (and the transaction is gone) if anything in it failed. */
+ * db_commit fails (and the transaction is gone) if anything in it failed,
+ * but for -EEXIST (PostgreSQL): the transaction is then left open in its
+ * failed state, for a ROLLBACK TO SAVEPOINT (db_exec) or db_rollback. */
 int db_begin(struct db *d);
 int db_commit(struct db *d);
 void db_rollback(struct db *d);
@@ -119,6 +126,9 @@ int db_read_begin(struct db *d);
 void db_read_end(struct db *d);
 /* Wait until every statement sent so far has run; its first error, if any. */
 int db_sync(struct db *d);
+/* A statement without parameters, sent without waiting (PostgreSQL: pipelined, its
+ * error reported by a later call); SQLite: run now (db_exec). */
+int db_send(struct db *d, const char *sql, const char *what);
 
 /* Prepare sql (placeholders ? and ?N). what names it in messages. */
 int db_prepare(struct db *d, const char *sql, const char *what, struct db_stmt **out);

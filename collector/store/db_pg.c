@@ -33,6 +33,7 @@ void db_set_quiet(struct db *d, bool quiet) { (void)d, (void)quiet; }
 bool db_needs_reconnect(const struct db *d) { (void)d; return false; }
 int db_reconnect_poll(struct db *d) { (void)d; return 1; }
 size_t db_pg_rows_held_peak(const struct db *d) { (void)d; return 0; }
+uint64_t db_pg_syncs(const struct db *d) { (void)d; return 0; }
 int db_pg_setting(struct db *d, const char *name, char *out, size_t outlen)
 {
 	(void)d, (void)name;
@@ -68,6 +69,15 @@ static bool curable_by_reconnect(const char *state)
 			 state_is(state, "57P03") || state_is(state, "25006"));
 }
 
+/* unique_violation on the records ledger: a record sent ahead (store_put_record_ahead, #40) that
+ * another collector had stored; the store redoes the transaction's records one by one. */
+static bool records_duplicate(const PGresult *res)
+{
+	const char *table = res ? PQresultErrorField(res, PG_DIAG_TABLE_NAME) : NULL;
+	return res && state_is(PQresultErrorField(res, PG_DIAG_SQLSTATE), "23505") && table &&
+	       !strcmp(table, "records");
+}
+
 static int pg_errno(struct pg *p, const PGresult *res)
 {
 	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
@@ -75,6 +85,8 @@ static int pg_errno(struct pg *p, const PGresult *res)
 		p->broken = true;
 		return state_is(state, "25006") ? -EROFS : -ECONNRESET;
 	}
+	if (records_duplicate(res))
+		return -EEXIST;
 	if (state_is(state, "40P01") || state_is(state, "40001") || state_is(state, "55P03"))
 		return -EBUSY;
 	if (state_is(state, "57014"))
@@ -98,7 +110,7 @@ int dbpg_fail(struct pg *p, const PGresult *res, const char *what)
 	m[strcspn(m, "\n")] = 0;
 	snprintf(p->base.last_error, sizeof(p->base.last_error), "%.60s: %.150s%s%s%s", what, m,
 		 state ? " (SQLSTATE " : "", state ? state : "", state ? ")" : "");
-	if (p->quiet)
+	if (p->quiet || records_duplicate(res)) /* a duplicate is handled by the store: not an error */
 		log_debug("store %s: %s", p->base.name, p->base.last_error);
 	else
 		log_error("store %s: %s", p->base.name, p->base.last_error);
@@ -287,6 +299,8 @@ int dbpg_drain(struct pg *p)
 		p->broken = true; /* results left unread: the connection's state is unknown */
 	if (first < 0)
 		p->gen++; /* statements prepared in the failed part may not exist */
+	else if (!lost)
+		p->syncs++; /* everything sent so far ran */
 	return first == -ECANCELED ? -EIO : first;
 }
 
@@ -340,6 +354,11 @@ static int pg_exec(struct db *d, const char *sql, const char *what)
 	if (!p->broken && PQenterPipelineMode(p->conn) != 1 && rc == 0)
 		rc = dbpg_fail(p, NULL, "enter pipeline mode");
 	return rc;
+}
+
+static int pg_send(struct db *d, const char *sql, const char *what)
+{
+	return dbpg_send_simple(pgd(d), sql, P_CMD, what);
 }
 
 static int pg_sync(struct db *d)
@@ -466,7 +485,9 @@ static int pg_commit(struct db *d)
 	int rc = dbpg_send_simple(p, "COMMIT", P_COMMIT, "commit");
 	int drc = dbpg_drain(p);
 	rc = rc < 0 ? rc : drc;
-	if (rc < 0 && !p->broken && PQstatus(p->conn) == CONNECTION_OK &&
+	/* -EEXIST: a record sent ahead was a duplicate; the transaction stays open in its failed state
+	 * for the store to roll back to its savepoint (db.h). */
+	if (rc < 0 && rc != -EEXIST && !p->broken && PQstatus(p->conn) == CONNECTION_OK &&
 	    PQtransactionStatus(p->conn) != PQTRANS_IDLE) {
 		dbpg_send_simple(p, "ROLLBACK", P_IGNORE, "rollback");
 		dbpg_drain(p);
@@ -536,6 +557,7 @@ static const struct db_ops pg_ops = {
     .commit = pg_commit,
     .rollback = pg_rollback,
     .sync = pg_sync,
+    .send = pg_send,
     .prepare = dbpg_prepare,
     .finalize = dbpg_finalize,
     .bind = dbpg_bind,
@@ -604,6 +626,11 @@ void db_set_quiet(struct db *d, bool quiet)
 	p->async_reconnect = quiet;
 	if (quiet && p->conn && !p->broken)
 		apply_timeouts(p); /* a failure leaves the connection broken: the loop reconnects */
+}
+
+uint64_t db_pg_syncs(const struct db *d)
+{
+	return d->engine == DB_PG ? ((const struct pg *)d)->syncs : 0;
 }
 
 size_t db_pg_rows_held_peak(const struct db *d)

@@ -31,6 +31,7 @@ struct pg {
 	struct pend *q;
 	size_t qlen, qcap;
 	int64_t changes;
+	uint64_t syncs; /* db_pg_syncs(): drains that found every statement sent before them run */
 	/* Bounded, interruptible I/O (issue 31): the socket is non-blocking; every wait polls it
 	 * with a deadline and the interrupt descriptors (a stop request). */
 	char *uri;

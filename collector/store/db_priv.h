@@ -31,6 +31,7 @@ struct db_ops {
 	int (*read_begin)(struct db *d); /* NULL: reads need none (PostgreSQL) */
 	void (*read_end)(struct db *d);
 	int (*sync)(struct db *d);
+	int (*send)(struct db *d, const char *sql, const char *what); /* NULL: exec */
 	int (*prepare)(struct db *d, const char *sql, const char *what, struct db_stmt **out);
 	void (*finalize)(struct db_stmt *st);
 	void (*bind)(struct db_stmt *st, int i, const struct db_value *v);

@@ -15,6 +15,7 @@
 
 #include "log.h"
 #include "net.h"
+#include "store_ahead.h"
 #include "store_kinds.h"
 #include "store_priv.h"
 #include "store_writers.h"
@@ -37,6 +38,9 @@ static const char gpu_insert[] = "INSERT INTO gpus (session_id, idx, platform, n
 /* The exactly-once rule: the primary key (session_id, seq); a duplicate changes nothing. */
 static const char record_insert[] = "INSERT INTO records (session_id, seq, kind, bytes) VALUES (?1, ?2, ?3, ?4)"
 				    " ON CONFLICT DO NOTHING";
+/* A record sent ahead (store_ahead.h): a duplicate fails, the transaction's records are redone. */
+static const char record_insert_ahead[] =
+    "INSERT INTO records (session_id, seq, kind, bytes) VALUES (?1, ?2, ?3, ?4)";
 static const char event_insert[] = "INSERT INTO events (session_id, event_id, name, type, config, unit)"
 				   " VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING";
 static const char session_record[] = "UPDATE sessions SET records = records + 1, wire_bytes = wire_bytes + ?1,"
@@ -153,6 +157,7 @@ int store_reconnect_poll(struct store *s)
 {
 	if (s->in_tx)
 		store_rollback(s);
+	store_ahead_clear(s);
 	return db_reconnect_poll(s->db);
 }
 
@@ -266,6 +271,7 @@ void store_close(struct store *s)
 		return;
 	if (s->in_tx)
 		store_rollback(s);
+	store_ahead_clear(s);
 	for (int i = 0; i < s->ncache; i++)
 		db_finalize(s->cache[i].st);
 	if (s->writer && !db_damaged(s->db))
@@ -283,6 +289,7 @@ int store_begin(struct store *s)
 		return rc;
 	s->in_tx = true;
 	s->tx_records = 0;
+	s->ahead_sps = 0;
 	return 0;
 }
 
@@ -302,6 +309,16 @@ int store_commit(struct store *s)
 	if (!s->in_tx)
 		return 0;
 	int rc = db_commit(s->db);
+	if (rc == -EEXIST && s->ahead_sp) { /* a record sent ahead was a duplicate: redone, committed */
+		rc = store_ahead_redo(s);
+		if (rc == 0)
+			rc = db_commit(s->db);
+		if (rc < 0)
+			db_rollback(s->db);
+	} else if (rc == -EEXIST) {
+		db_rollback(s->db);
+	}
+	store_ahead_clear(s);
 	s->in_tx = false;
 	s->tx_records = 0;
 	return rc;
@@ -312,6 +329,7 @@ void store_rollback(struct store *s)
 	if (!s->in_tx)
 		return;
 	db_rollback(s->db);
+	store_ahead_clear(s);
 	s->in_tx = false;
 	s->tx_records = 0;
 }
@@ -369,8 +387,8 @@ static int session_max_seq(struct store *s, int64_t id, uint64_t *max_seq)
 	return rc == 1 ? 0 : rc < 0 ? rc : -EIO;
 }
 
-int store_session_find(struct store *s, const char *agent_id, uint64_t boot_id, int64_t *session_id,
-		       uint64_t *max_seq)
+static int session_find(struct store *s, const char *agent_id, uint64_t boot_id, int64_t *session_id,
+			uint64_t *max_seq)
 {
 	struct db_stmt *st = store_stmt(s, session_select);
 	if (!st)
@@ -388,8 +406,39 @@ int store_session_find(struct store *s, const char *agent_id, uint64_t boot_id, 
 	return 1;
 }
 
+/* A record sent ahead proved a duplicate when a later statement read the pipeline (rc -EEXIST):
+ * the records sent ahead redone (store_ahead.h); 1: run the failed call again. */
+static int after_ahead_failed(struct store *s, int rc)
+{
+	if (rc != -EEXIST || !s->ahead_sp)
+		return rc;
+	rc = store_ahead_redo(s);
+	return rc < 0 ? rc : 1;
+}
+
+int store_session_find(struct store *s, const char *agent_id, uint64_t boot_id, int64_t *session_id,
+		       uint64_t *max_seq)
+{
+	int rc = session_find(s, agent_id, boot_id, session_id, max_seq);
+	if (rc == -EEXIST && (rc = after_ahead_failed(s, rc)) == 1)
+		rc = session_find(s, agent_id, boot_id, session_id, max_seq);
+	return rc;
+}
+
+static int session_open(struct store *s, const Prof__Hello *h, const char *peer, int64_t *session_id,
+			uint64_t *max_seq, bool *created);
+
 int store_session_open(struct store *s, const Prof__Hello *h, const char *peer, int64_t *session_id,
 		       uint64_t *max_seq, bool *created)
+{
+	int rc = session_open(s, h, peer, session_id, max_seq, created);
+	if (rc == -EEXIST && (rc = after_ahead_failed(s, rc)) == 1)
+		rc = session_open(s, h, peer, session_id, max_seq, created);
+	return rc;
+}
+
+static int session_open(struct store *s, const Prof__Hello *h, const char *peer, int64_t *session_id,
+			uint64_t *max_seq, bool *created)
 {
 	int rc = store_begin(s);
 	if (rc < 0)
@@ -462,7 +511,8 @@ int store_put_event_descs(struct store *s, int64_t sid, Prof__EventDesc *const *
 	return 0;
 }
 
-int store_put_record(struct store *s, int64_t sid, const Prof__Envelope *env, size_t frame_bytes)
+/* One record: exactly (its ledger row's count read: one round trip on PostgreSQL) or sent ahead. */
+static int put_record(struct store *s, int64_t sid, const Prof__Envelope *env, size_t frame_bytes, bool ahead)
 {
 	const struct store_kind *kind = store_kind_find(env->body_case);
 	if (!kind)
@@ -481,10 +531,19 @@ int store_put_record(struct store *s, int64_t sid, const Prof__Envelope *env, si
 		/* Only heartbeats may travel outside the sequence (nothing to replay). */
 		if (env->body_case != PROF__ENVELOPE__BODY_HEARTBEAT)
 			return -EINVAL;
+		if (s->ahead_sp && db_pg_syncs(s->db) == s->ahead_mark && (rc = store_ahead_settle(s)) < 0)
+			return rc; /* not undone with the records sent ahead if one proves a duplicate */
 		rc = kind->put(s, sid, env);
 		return rc < 0 ? rc : 1;
 	}
-	struct db_stmt *st = store_stmt(s, record_insert);
+	if (ahead && db_engine(s->db) == DB_PG) {
+		if ((rc = store_ahead_begin(s)) < 0)
+			return rc;
+		ahead = rc == 0; /* 1: no savepoint left in this transaction */
+	} else {
+		ahead = false;
+	}
+	struct db_stmt *st = store_stmt(s, ahead ? record_insert_ahead : record_insert);
 	if (!st)
 		return -EIO;
 	db_bind_i64(st, 1, sid);
@@ -492,7 +551,8 @@ int store_put_record(struct store *s, int64_t sid, const Prof__Envelope *env, si
 	db_bind_text(st, 3, kind->name);
 	db_bind_i64(st, 4, (int64_t)frame_bytes);
 	rc = db_run(st);
-	int64_t changed = rc < 0 ? rc : db_changes(s->db); /* PostgreSQL: the one round trip of a record */
+	/* PostgreSQL: the one round trip of a record, but for one sent ahead */
+	int64_t changed = rc < 0 ? rc : ahead ? 1 : db_changes(s->db);
 	if (changed < 0)
 		return (int)changed;
 	if (changed == 0)
@@ -509,5 +569,25 @@ int store_put_record(struct store *s, int64_t sid, const Prof__Envelope *env, si
 	if (rc < 0)
 		return rc;
 	s->tx_records++;
+	if (ahead && (rc = store_ahead_keep(s, sid, env, frame_bytes)) < 0)
+		return rc;
 	return 1;
+}
+
+static int put_retry(struct store *s, int64_t sid, const Prof__Envelope *env, size_t frame_bytes, bool ahead)
+{
+	int rc = put_record(s, sid, env, frame_bytes, ahead);
+	if (rc == -EEXIST && (rc = after_ahead_failed(s, rc)) == 1)
+		rc = put_record(s, sid, env, frame_bytes, false);
+	return rc;
+}
+
+int store_put_record(struct store *s, int64_t sid, const Prof__Envelope *env, size_t frame_bytes)
+{
+	return put_retry(s, sid, env, frame_bytes, false);
+}
+
+int store_put_record_ahead(struct store *s, int64_t sid, const Prof__Envelope *env, size_t frame_bytes)
+{
+	return put_retry(s, sid, env, frame_bytes, true);
 }

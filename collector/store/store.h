@@ -135,6 +135,17 @@ int store_session_find(struct store *s, const char *agent_id, uint64_t boot_id, 
  * session's wire bytes. After an error other than -ERANGE/-EINVAL the batch
  * is incomplete: store_rollback() it (store_session_open likewise). */
 int store_put_record(struct store *s, int64_t session_id, const Prof__Envelope *env, size_t frame_bytes);
+/* The same for a record whose seq is above every seq the caller knows stored for the session
+ * (#40): on PostgreSQL it is sent without waiting for the ledger (no round trip per record) and
+ * 1 is returned; if the seq proves already stored (another collector stored it meanwhile), the
+ * transaction's records sent ahead are rolled back to a savepoint and stored again one by one
+ * by store_put_record, when the pipeline is next read (at the latest by store_commit): each is
+ * stored once; the 1 returned for one of them then over-counts (see store_ahead_redos). SQLite:
+ * store_put_record. */
+int store_put_record_ahead(struct store *s, int64_t session_id, const Prof__Envelope *env,
+			   size_t frame_bytes);
+/* Transactions redone because a record sent ahead was a duplicate, and the duplicates found. */
+void store_ahead_redos(const struct store *s, uint64_t *redos, uint64_t *dups);
 
 /* ---------------------------------------------------------------- queries
  * Rows are passed to a callback; strings are valid during the call only and

@@ -19,6 +19,15 @@ struct store {
 	bool writer; /* in store_writers: removed by a clean store_close */
 	bool in_tx;
 	uint64_t tx_records;
+	/* Records sent ahead (store_ahead.h): the savepoint before them is open, tx_records then, the
+	 * records since it (packed) and their bytes, redos done (and duplicates they found) since open. */
+	bool ahead_sp;
+	unsigned ahead_sps; /* savepoints sent in this transaction */
+	uint64_t ahead_base;
+	uint64_t ahead_mark; /* db_pg_syncs() when the last record was sent ahead */
+	struct store_ahead_rec *ahead;
+	size_t nahead, aheadcap, ahead_bytes;
+	uint64_t ahead_redos, ahead_redo_dups;
 	/* prepared statements, keyed by their SQL's address (store_stmt) */
 	struct {
 		const char *sql;

@@ -131,8 +131,9 @@ static int64_t session(struct store *s, const char *agent, uint64_t boot, uint64
 	return id;
 }
 
-/* counters record: one row of two columns (events 1, 2 declared), times t, 2t. */
-static int put(struct store *s, int64_t sid, uint64_t seq)
+/* counters record: one row of two columns (events 1, 2 declared), times t, 2t; sent ahead
+ * (store_put_record_ahead) or exactly. */
+static int put_how(struct store *s, int64_t sid, uint64_t seq, bool ahead)
 {
 	Prof__EventDesc ev[2] = {PROF__EVENT_DESC__INIT, PROF__EVENT_DESC__INIT};
 	Prof__EventDesc *evp[2] = {&ev[0], &ev[1]};
@@ -155,8 +156,10 @@ static int put(struct store *s, int64_t sid, uint64_t seq)
 	env.seq = seq;
 	env.body_case = PROF__ENVELOPE__BODY_COUNTERS;
 	env.counters = &c;
-	return store_put_record(s, sid, &env, 40);
+	return ahead ? store_put_record_ahead(s, sid, &env, 40) : store_put_record(s, sid, &env, 40);
 }
+
+static int put(struct store *s, int64_t sid, uint64_t seq) { return put_how(s, sid, seq, false); }
 
 static void test_store_backend_sessions_found_or_created(void **state)
 {
@@ -231,6 +234,104 @@ static void test_store_backend_two_handles_one_database(void **state)
 	assert_int_equal(dups, 3);
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 8);
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM counter_samples"), 32);
+	store_close(a);
+	store_close(b);
+}
+
+/* #40: records sent ahead (no round trip each on PostgreSQL), two of them already stored by
+ * another collector: found at the commit, or by the next exact record, the batch is redone
+ * record by record and every record is stored once, its rows too. */
+static void test_store_backend_ahead_duplicate_stored_once(void **state)
+{
+	struct fx *f = *state;
+	struct store *a = open_store(f), *b = open_store(f);
+	int64_t sa = session(a, "board-k", 3, &(uint64_t){0}, NULL);
+	assert_int_equal(store_commit(a), 0);
+	int64_t sb = session(b, "board-k", 3, &(uint64_t){0}, NULL); /* b knows nothing stored */
+	assert_int_equal(store_commit(b), 0);
+	assert_int_equal(put(a, sa, 3), 1);
+	assert_int_equal(put(a, sa, 6), 1);
+	assert_int_equal(store_commit(a), 0);
+	int stored = 0;
+	for (uint64_t seq = 1; seq <= 8; seq++) { /* 3 and 6 are duplicates among new records */
+		int rc = put_how(b, sb, seq, true);
+		assert_true(rc == 0 || rc == 1); /* PostgreSQL: 1 each (not waited for); SQLite: exact */
+		stored += rc;
+	}
+	assert_int_equal(store_commit(b), 0); /* the duplicate found here: redone, committed */
+	uint64_t redos = 0, dups = 0;
+	store_ahead_redos(b, &redos, &dups);
+	assert_int_equal(redos, f->b == B_PG ? 1 : 0);
+	assert_int_equal(dups, f->b == B_PG ? 2 : 0);
+	assert_int_equal(stored, f->b == B_PG ? 8 : 6);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 8);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM counter_samples"), 32);
+	assert_int_equal(q(f, "SELECT records FROM sessions WHERE agent_id = 'board-k'"), 8);
+	/* the same found by an exact record of the same batch (its round trip reads the pipeline) */
+	assert_int_equal(put(a, sa, 10), 1);
+	assert_int_equal(store_commit(a), 0);
+	for (uint64_t seq = 9; seq <= 11; seq++)
+		assert_int_equal(put_how(b, sb, seq, true), f->b == B_PG || seq != 10 ? 1 : 0);
+	assert_int_equal(put(b, sb, 5), 0); /* a replayed seq: redone first, then known stored */
+	assert_int_equal(store_tx_records(b), 2);
+	assert_int_equal(store_commit(b), 0);
+	store_ahead_redos(b, &redos, &dups);
+	assert_int_equal(redos, f->b == B_PG ? 2 : 0);
+	assert_int_equal(dups, f->b == B_PG ? 3 : 0);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 11);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM counter_samples"), 44);
+	assert_int_equal(q(f, "SELECT COUNT(DISTINCT seq) FROM counter_samples"), 11);
+	assert_int_equal(q(f, "SELECT records FROM sessions WHERE agent_id = 'board-k'"), 11);
+	/* an exact record and a heartbeat between records sent ahead are not undone with them */
+	assert_int_equal(put(a, sa, 15), 1);
+	assert_int_equal(store_commit(a), 0);
+	assert_int_equal(put_how(b, sb, 12, true), 1);
+	assert_int_equal(put(b, sb, 13), 1); /* exact: its round trip settles 12 */
+	assert_int_equal(put_how(b, sb, 14, true), 1);
+	Prof__Heartbeat hb = PROF__HEARTBEAT__INIT;
+	hb.spool_dropped = 77;
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.body_case = PROF__ENVELOPE__BODY_HEARTBEAT;
+	env.heartbeat = &hb;
+	assert_int_equal(store_put_record(b, sb, &env, 10), 1);
+	assert_int_equal(put_how(b, sb, 15, true), f->b == B_PG ? 1 : 0); /* the duplicate */
+	assert_int_equal(store_commit(b), 0);
+	store_ahead_redos(b, &redos, &dups);
+	assert_int_equal(redos, f->b == B_PG ? 3 : 0);
+	assert_int_equal(dups, f->b == B_PG ? 4 : 0);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 15);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM counter_samples"), 60);
+	assert_int_equal(q(f, "SELECT records FROM sessions WHERE agent_id = 'board-k'"), 15);
+	assert_int_equal(q(f, "SELECT spool_dropped FROM sessions WHERE agent_id = 'board-k'"), 77);
+	store_close(a);
+	store_close(b);
+}
+
+/* #40: each record sent ahead after a round trip opens a savepoint; past 32 in one transaction
+ * (PostgreSQL's subtransaction cache holds 64) records go the exact way: a duplicate is then
+ * known at once. */
+static void test_store_backend_ahead_savepoints_bounded(void **state)
+{
+	struct fx *f = *state;
+	struct store *a = open_store(f), *b = open_store(f);
+	int64_t sa = session(a, "board-m", 1, &(uint64_t){0}, NULL);
+	assert_int_equal(store_commit(a), 0);
+	int64_t sb = session(b, "board-m", 1, &(uint64_t){0}, NULL);
+	assert_int_equal(store_commit(b), 0);
+	assert_int_equal(put(a, sa, 100), 1);
+	assert_int_equal(store_commit(a), 0);
+	uint64_t seq = 1;
+	for (int i = 0; i < 32; i++) { /* 32 savepoints: an exact record settles each */
+		assert_int_equal(put_how(b, sb, seq++, true), 1);
+		assert_int_equal(put(b, sb, seq++), 1);
+	}
+	assert_int_equal(put_how(b, sb, 100, true), 0); /* no savepoint left: exact */
+	assert_int_equal(store_commit(b), 0);
+	uint64_t redos = 9, dups = 9;
+	store_ahead_redos(b, &redos, &dups);
+	assert_int_equal(redos, 0);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 65);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM counter_samples"), 260);
 	store_close(a);
 	store_close(b);
 }
@@ -1607,6 +1708,8 @@ int main(void)
 		BOTH(test_store_backend_sessions_found_or_created),
 		BOTH(test_store_backend_exactly_once),
 		BOTH(test_store_backend_two_handles_one_database),
+		BOTH(test_store_backend_ahead_duplicate_stored_once),
+		BOTH(test_store_backend_ahead_savepoints_bounded),
 		BOTH(test_store_backend_rollback_discards),
 		BOTH(test_store_backend_heartbeat_and_refusals),
 		BOTH(test_store_backend_every_kind_and_queries),

@@ -1,0 +1,124 @@
+/* Records sent ahead on PostgreSQL (store_ahead.h, #40): the savepoint, the kept
+ * records and the redo. */
+#include "store_ahead.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "log.h"
+#include "store.h"
+#include "store_priv.h"
+
+struct store_ahead_rec {
+	int64_t sid;
+	size_t frame_bytes, len;
+	uint8_t *buf; /* the envelope, packed */
+};
+
+static const char savepoint[] = "SAVEPOINT prof_ahead";
+
+int store_ahead_begin(struct store *s)
+{
+	/* The pipeline was read without an error since the last record sent ahead: those records are
+	 * stored, and statements sent since (an exact record's rows, a session's) must not be rolled
+	 * back with a later duplicate: a new savepoint here, the kept records dropped. */
+	if (s->ahead_sp && db_pg_syncs(s->db) != s->ahead_mark)
+		store_ahead_clear(s);
+	if (s->ahead_sp)
+		return 0;
+	if (s->ahead_sps >= STORE_AHEAD_SAVEPOINTS)
+		return 1;
+	int rc = db_send(s->db, savepoint, "savepoint before records sent ahead");
+	if (rc < 0)
+		return rc;
+	s->ahead_sp = true;
+	s->ahead_sps++;
+	s->ahead_base = s->tx_records;
+	s->ahead_mark = db_pg_syncs(s->db);
+	return 0;
+}
+
+void store_ahead_clear(struct store *s)
+{
+	for (size_t i = 0; i < s->nahead; i++)
+		free(s->ahead[i].buf);
+	free(s->ahead);
+	s->ahead = NULL;
+	s->nahead = s->aheadcap = s->ahead_bytes = 0;
+	s->ahead_sp = false;
+}
+
+int store_ahead_settle(struct store *s)
+{
+	int rc = db_sync(s->db);
+	if (rc == -EEXIST)
+		return store_ahead_redo(s);
+	if (rc == 0)
+		store_ahead_clear(s);
+	return rc;
+}
+
+int store_ahead_keep(struct store *s, int64_t sid, const Prof__Envelope *env, size_t frame_bytes)
+{
+	if (s->nahead == s->aheadcap) {
+		size_t nc = s->aheadcap ? s->aheadcap * 2 : 64;
+		struct store_ahead_rec *n = realloc(s->ahead, nc * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		s->ahead = n;
+		s->aheadcap = nc;
+	}
+	size_t len = prof__envelope__get_packed_size(env);
+	uint8_t *buf = malloc(len ? len : 1);
+	if (!buf)
+		return -ENOMEM;
+	prof__envelope__pack(env, buf);
+	s->ahead[s->nahead++] =
+	    (struct store_ahead_rec){.sid = sid, .frame_bytes = frame_bytes, .len = len, .buf = buf};
+	s->ahead_bytes += len;
+	s->ahead_mark = db_pg_syncs(s->db);
+	/* past the bound: settled now, this record with them (redone with them if one was a duplicate) */
+	return s->ahead_bytes > STORE_AHEAD_BYTES ? store_ahead_settle(s) : 0;
+}
+
+int store_ahead_redo(struct store *s)
+{
+	struct store_ahead_rec *recs = s->ahead;
+	size_t n = s->nahead;
+	s->ahead = NULL;
+	s->nahead = s->aheadcap = s->ahead_bytes = 0;
+	s->ahead_sp = false;
+	int rc = db_exec(s->db, "ROLLBACK TO SAVEPOINT prof_ahead", "roll back the records sent ahead");
+	if (rc == 0)
+		s->tx_records = s->ahead_base;
+	size_t stored = 0, dups = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		Prof__Envelope *env = prof__envelope__unpack(NULL, recs[i].len, recs[i].buf);
+		if (!env) {
+			rc = -ENOMEM;
+			break;
+		}
+		int prc = store_put_record(s, recs[i].sid, env, recs[i].frame_bytes);
+		prof__envelope__free_unpacked(env, NULL);
+		if (prc < 0)
+			rc = prc;
+		stored += prc == 1;
+		dups += prc == 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		free(recs[i].buf);
+	free(recs);
+	s->ahead_redos++;
+	s->ahead_redo_dups += dups;
+	if (rc == 0)
+		log_info("store %s: a record sent ahead was already stored (by another collector): the %zu "
+			 "records sent ahead redone one by one, %zu stored, %zu duplicates",
+			 db_name(s->db), n, stored, dups);
+	return rc;
+}
+
+void store_ahead_redos(const struct store *s, uint64_t *redos, uint64_t *dups)
+{
+	*redos = s->ahead_redos;
+	*dups = s->ahead_redo_dups;
+}
