@@ -461,14 +461,15 @@ static void cpu_dot_from_model(struct store *st, int64_t sid, const struct overv
 			continue;
 		fn += 4;
 		uint64_t samples = 0;
-		int64_t freq = 0;
-		if (report_function_samples(st, sid, o->symfs, fn, &samples, &freq) < 0 || samples == 0 || freq <= 0) {
+		int64_t freq = 0, period_ns = 0;
+		if (report_function_samples(st, sid, o->symfs, fn, &samples, &freq, &period_ns) < 0 || samples == 0 || freq <= 0) {
 			overview_note(ov, "CPU dot of %.60s: %s", fn,
 				      freq <= 0 ? "no CPU samples at a known frequency in this session"
 						: "no CPU samples resolved to that function");
 			continue;
 		}
-		double seconds = (double)samples / (double)freq;
+		/* the period the timer sampled with (1/128 longer than 1/freq: agent/sampler.c), as pprof */
+		double seconds = period_ns > 0 ? (double)samples * (double)period_ns * 1e-9 : (double)samples / (double)freq;
 		if (!roofline_complete(&ov->roof_cpu)) {
 			overview_note(ov, "CPU dot of %.60s: no CPU roof (calibrate the CPU)", fn);
 			continue;

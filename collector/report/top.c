@@ -98,16 +98,18 @@ static void free_top(struct top *t)
 }
 
 int report_function_samples(struct store *st, int64_t sid, const char *symfs, const char *func, uint64_t *count,
-			    int64_t *freq_hz)
+			    int64_t *freq_hz, int64_t *period_ns)
 {
 	*count = 0;
 	*freq_hz = 0;
+	*period_ns = 0;
 	struct query_result *r;
 	struct report_opts ro = {.symfs = symfs};
 	int rc = session_query(st, sid, &ro, &r);
 	if (rc < 0)
 		return rc;
 	*freq_hz = (int64_t)r->freq_hz;
+	*period_ns = r->freq_hz ? (int64_t)r->period : 0;
 	struct top t = {0};
 	if (r->intervals)
 		rc = top_rows(r, &t);

@@ -303,11 +303,25 @@ static void batch_abort(struct server *s, int rc)
 	srv_store_failed(s, rc);
 }
 
+/* Records sent ahead were counted stored when sent (store_put_record_ahead returns 1); those a
+ * redo then found already stored move to the duplicates (#40: the stop line's counts). */
+static void count_redone_duplicates(struct server *s)
+{
+	uint64_t redos, dups;
+	store_ahead_redos(s->store, &redos, &dups);
+	uint64_t d = dups - s->redo_dups_seen;
+	s->redo_dups_seen = dups;
+	d = d < s->stats.records ? d : s->stats.records;
+	s->stats.records -= d;
+	s->stats.duplicates += d;
+}
+
 /* Commit the open batch, then queue and send the acks it allows. */
 void srv_batch_commit(struct server *s)
 {
 	if (store_in_tx(s->store)) {
 		int rc = store_commit(s->store);
+		count_redone_duplicates(s);
 		if (rc < 0) {
 			batch_abort(s, rc);
 		} else {
@@ -386,6 +400,7 @@ static void conn_frames(struct server *s, struct conn *c)
 		}
 		s->stats.records += c->ing.stored - stored;
 		s->stats.duplicates += c->ing.duplicates - dups;
+		count_redone_duplicates(s);
 		srv_conn_check_proven(s, c);
 		if (was_hello)
 			c->tokens -= 1.0;

@@ -104,6 +104,7 @@ struct server {
 	uint64_t hello_timeout_ns, next_sweep_ns;
 	uint64_t retain_ns, next_retain_ns; /* --retain (0: off); the next pass (monotonic) */
 	struct server_stats stats;
+	uint64_t redo_dups_seen; /* store_ahead_redos' duplicates already moved in stats */
 	/* Store outages (server_store.c) */
 	bool store_lost;	   /* an outage was reported ("unavailable"); "back" at the next good commit */
 	bool store_away;	   /* Hellos and records are refused with a retry hint until store_retry_ns */
