@@ -6,8 +6,8 @@
  * adjacent pages present (a new page joins its neighbours: they are unmapped and the joined run
  * mapped over the same memory). Runs join only inside aligned chunks of 256 pages of a map
  * (page_runs.c RUN_CHUNK): Unicorn's unmap costs time per page, unbounded joins made a
- * sequential sweep quadratic (4,096 pages: 8.4 s); executable maps' pages stay one region each (never unmapped
- * while their code may run). A page that would take the regions past the limit is refused
+ * sequential sweep quadratic (4,096 pages: 8.4 s). Executable maps' pages stay one region each
+ * (never unmapped while their code may run). A page that would take the regions past the limit is refused
  * (-ENOSPC): the window ends, the collector goes on. */
 #ifndef COLLECTOR_TRACE_REPLAY_PAGE_RUNS_H
 #define COLLECTOR_TRACE_REPLAY_PAGE_RUNS_H
