@@ -817,13 +817,12 @@ static void check_kernel(void **state, const struct kcase *kc)
 		assert_true(r.a0_lo <= r.a0 && r.a0 <= r.a0_hi);
 		/* a row is flagged by its own cold misses (over 10 % of its W): its interval [its
 		 * figure with those misses as hits, its figure] holds the truth; else within 10 % */
-		if (r.bound) {
-			assert_true(tiles_holds(r.lo, r.lambda, truth, 0.10, 0.001));
+		assert_true(tiles_verdict(r.lambda, r.lo, truth, r.bound, 0.001));
+		/* Lambda*a0's interval is the row's own [lo, hi] (not [lo, figure]) */
+		if (r.bound)
 			assert_true(tiles_holds(r.a0_lo, r.a0_hi, fa0[i], 0.10, A0_ABS));
-		} else {
-			assert_true(tiles_within(r.lambda, truth, 0.10, 0.001));
+		else
 			assert_true(tiles_within(r.a0, fa0[i], 0.10, A0_ABS));
-		}
 		/* one session, one thread: the fleet row is the session's row, flag and interval */
 		assert_true(f.bound == r.bound);
 		assert_true(fabs(f.a0 - r.a0) <= 1e-6 && fabs(f.a0_lo - r.a0_lo) <= 1e-6 && fabs(f.a0_hi - r.a0_hi) <= 1e-6);
