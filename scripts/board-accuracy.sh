@@ -10,10 +10,11 @@
 # (32K:8:64:4 + 1M:8:64:12, m 4, alpha0 100, as test_trace_accuracy) with the second repetition
 # (W/i, lambda/i) and the steady state in windows of the recorded length, caches warm
 # (Lambda*alpha0): each within 10 % (0.001/i; 0.01 for Lambda*alpha0) or flagged with an
-# interval that holds the truth. The target's stop per window is printed (stored stop_ns).
+# interval that holds the truth. The target's stop per window is printed (stored stop_ns). Where
+# qemu-user, the plugin or trace_truth is missing, acc_<cpu>_<prog>_compared fails with the reason.
 acc_checks() {
 	local cpu=$QEMU_CPU qu=qemu-aarch64 plugin=build/host/qemu-plugin/edag_tracer.so
-	local truth=build/host/board-accuracy/trace_truth prog args a rc sid nw ins stop mark bin res fig
+	local truth=build/host/board-accuracy/trace_truth prog args a rc sid nw ins stop mark bin res fig missing
 	[ "$QEMU_SYSTEM" = qemu-system-arm ] && qu=qemu-arm
 	for prog in chase hash qsort; do
 		bin=$OUT/guest/acc/$prog
@@ -33,8 +34,15 @@ acc_checks() {
 		check "acc_${cpu}_${prog}_windows_replayed" test "${nw:-0}" -ge 2
 		"$COLLECTOR" edag --store "$db" --session "${sid:-0}" -m 4 --cache 32K:8:64:4 --cache 1M:8:64:12 --json \
 			>"$dir/acc-$prog-edag.json" 2>"$dir/acc-$prog-edag.err"
-		if ! command -v "$qu" >/dev/null || [ ! -r "$plugin" ] || [ ! -x "$truth" ]; then
-			echo "board-test: acc $cpu: $prog: skipped the comparison: no $qu, $plugin or $truth (make deps; make board-test builds the last two)"
+		# a missing tool fails acc_<cpu>_<prog>_compared (board-test counts checks, it has no skips):
+		# without it the comparison would be left out and board-test would still report all passed
+		missing=
+		command -v "$qu" >/dev/null || missing+=" $qu (qemu-user, scripts/deps.sh)"
+		[ -r "$plugin" ] || missing+=" $plugin"
+		[ -x "$truth" ] || missing+=" $truth"
+		if [ -n "$missing" ]; then
+			echo "board-test: acc $cpu: $prog: no comparison with the full trace, missing:$missing (make deps; make board-test builds the last two)"
+			check "acc_${cpu}_${prog}_compared" false
 			continue
 		fi
 		# the kernel's kernel_mark() (its first line; Thumb: the function pointer's bit 0 cleared)

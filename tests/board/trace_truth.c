@@ -38,26 +38,9 @@ static int die(const char *what, int rc)
 	return 1;
 }
 
-static double json_after(const char *js, const char *key)
-{
-	const char *s = strstr(js, "\"estimate\":");
-	const char *p = s ? strstr(s, key) : NULL;
-	return p ? atof(p + strlen(key)) : NAN;
-}
-
-static bool within(double got, double want, double rel, double abs_tol)
-{
-	return fabs(got - want) <= fmax(rel * fabs(want), abs_tol);
-}
-
-static bool holds(double lo, double hi, double truth, double rel, double abs_tol)
-{
-	return truth >= lo - fmax(rel * fabs(lo), abs_tol) && truth <= hi + fmax(rel * fabs(hi), abs_tol);
-}
-
 static void verdict(const char *fig, double win, double lo, double truth, bool flagged, double abs_tol)
 {
-	bool ok = flagged ? holds(lo, win, truth, 0.10, abs_tol) : within(win, truth, 0.10, abs_tol);
+	bool ok = tiles_verdict(win, lo, truth, flagged, abs_tol);
 	printf("%s window %.6f lo %.6f truth %.6f (%+.1f%%) flagged %d ok %d\n", fig, win, lo, truth,
 	       truth != 0 ? 100 * (win - truth) / truth : 0.0, flagged, ok);
 }
@@ -186,12 +169,10 @@ int main(int argc, char **argv)
 	char *js = slurp(wpath);
 	if (!js)
 		return die(wpath, errno);
-	double wn = json_after(js, "\"sampled_insns\":"), nw = json_after(js, "\"windows\":");
-	double W = json_after(js, "\"W\":{\"value\":") / wn, lam = json_after(js, "\"lambda\":{\"value\":") / wn;
-	double C = json_after(js, "\"C\":{\"value\":") / wn, cold = json_after(js, "\"W_cold\":{\"value\":") / wn;
-	double lam_lo = json_after(js, "\"lambda_cold_hits\":") / wn;
-	const char *b = strstr(js, "\"cold_bound\":");
-	bool flagged = b && strncmp(b + 13, "true", 4) == 0;
+	struct tiles_edag e;
+	tiles_edag_read(js, &e);
+	double wn = e.insns, nw = e.windows, W = e.W, lam = e.lambda, C = e.C, cold = e.cold, lam_lo = e.lambda_lo;
+	bool flagged = e.bound;
 	free(js);
 	if (!(wn > 0) || isnan(W) || isnan(lam) || isnan(C)) {
 		fprintf(stderr, "trace_truth: %s: no estimate of windows\n", wpath);

@@ -402,16 +402,16 @@ static void windows_rates(struct env *e, int64_t sid, bool cache, struct rates *
 		tp_dump_file(out);
 		fail_msg("collector edag failed (status 0x%x)", status);
 	}
-	double n = json_after(js, "\"estimate\":", "\"sampled_insns\":");
-	r->windows = (size_t)json_after(js, "\"estimate\":", "\"windows\":");
-	r->W = json_after(js, "\"estimate\":", "\"W\":{\"value\":") / n;
-	r->lambda = json_after(js, "\"estimate\":", "\"lambda\":{\"value\":") / n;
-	r->D = json_after(js, "\"estimate\":", "\"D\":{\"value\":") / n;
-	r->C = json_after(js, "\"estimate\":", "\"C\":{\"value\":") / n;
-	r->cold = json_after(js, "\"estimate\":", "\"W_cold\":{\"value\":") / n;
-	r->lambda_lo = json_after(js, "\"estimate\":", "\"lambda_cold_hits\":") / n;
-	const char *b = strstr(js, "\"cold_bound\":");
-	r->bound = b && strncmp(b + 13, "true", 4) == 0;
+	struct tiles_edag ed;
+	tiles_edag_read(js, &ed);
+	r->windows = (size_t)ed.windows;
+	r->W = ed.W;
+	r->lambda = ed.lambda;
+	r->D = ed.D;
+	r->C = ed.C;
+	r->cold = ed.cold;
+	r->lambda_lo = ed.lambda_lo;
+	r->bound = ed.bound;
 	free(js);
 }
 
@@ -657,17 +657,6 @@ static double lambda_a0(double lambda, double C)
 	return tiles_share_a0(lambda, C, 100);
 }
 
-static bool within(double got, double want, double rel, double abs_tol)
-{
-	return fabs(got - want) <= fmax(rel * fabs(want), abs_tol);
-}
-
-/* truth in [lo, hi], each end with the tolerance of within() */
-static bool holds(double lo, double hi, double truth, double rel, double abs_tol)
-{
-	return truth >= lo - fmax(rel * fabs(lo), abs_tol) && truth <= hi + fmax(rel * fabs(hi), abs_tol);
-}
-
 /* The estimator on the full trace's steady state cut into windows of kc->tile instructions
  * (tiles): lambda per instruction within 5 % of the full trace's, and the depth rate within
  * 10 % (issue 36: short windows overstated a quicksort's depth growth; if they do, it shows
@@ -683,8 +672,8 @@ static void tiles_check(const struct kcase *kc, struct tiles *tl, const struct r
 		"(%+.1f%%); full trace %.5f, %.5f\n",
 		kc->name, tl->n, tl->len, lam, 100 * (lam - full->lambda) / full->lambda, D, 100 * (D - full->D) / full->D,
 		full->lambda, full->D);
-	assert_true(within(lam, full->lambda, 0.05, 0));
-	assert_true(within(D, full->D, 0.10, 0));
+	assert_true(tiles_within(lam, full->lambda, 0.05, 0));
+	assert_true(tiles_within(D, full->D, 0.10, 0));
 	free(tl->w);
 	tl->w = NULL;
 }
@@ -782,33 +771,26 @@ static void check_kernel(void **state, const struct kcase *kc)
 			 "machine: each window stopped the thread longer)",
 			 kc->name, win[0].windows, kc->seconds, MAX_DUTY, kc->min_windows);
 	double tol = kc->tol > 0 ? kc->tol : 0.05;
-	assert_true(within(win[0].W, full[0].W, tol, 0));
-	assert_true(within(win[0].lambda, full[0].lambda, tol, 0));
+	assert_true(tiles_within(win[0].W, full[0].W, tol, 0));
+	assert_true(tiles_within(win[0].lambda, full[0].lambda, tol, 0));
 	/* with the cache model: within the tolerance, or flagged (cold misses over 10 % of W,
 	 * collector/edag EDAG_COLD_REL) with an interval that holds the truth: W in [W - cold
 	 * misses, W], lambda in [lambda with the cold misses as hits, lambda]; never unflagged and
 	 * wrong (gemm 128 lives in the 1 MiB level: its full trace has W 0, its windows' only
 	 * misses are cold ones) */
-	if (win[1].bound) {
+	if (win[1].bound)
 		fprintf(stderr, "# %s: flagged: W/i in [%.5f, %.5f], lambda/i in [%.5f, %.5f]; truth %.5f, %.5f\n",
 			kc->name, win[1].W - win[1].cold, win[1].W, win[1].lambda_lo, win[1].lambda, full[1].W,
 			full[1].lambda);
-		assert_true(holds(win[1].W - win[1].cold, win[1].W, full[1].W, 0.10, 0.001));
-		assert_true(holds(win[1].lambda_lo, win[1].lambda, full[1].lambda, 0.10, 0.001));
-	} else {
-		assert_true(within(win[1].W, full[1].W, 0.10, 0.001));
-		assert_true(within(win[1].lambda, full[1].lambda, 0.10, 0.001));
-	}
+	assert_true(tiles_verdict(win[1].W, win[1].W - win[1].cold, full[1].W, win[1].bound, 0.001));
+	assert_true(tiles_verdict(win[1].lambda, win[1].lambda_lo, full[1].lambda, win[1].bound, 0.001));
 	/* Lambda*alpha0 with the cache model (issue 36): within 10 % (or 0.01) of the full trace's
 	 * steady state in windows of the recorded length (ta0), or flagged with [its figure with the
 	 * cold misses as hits, its figure] holding it; never unflagged and wrong */
 	double wa0 = lambda_a0(win[1].lambda, win[1].C), wa0_lo = lambda_a0(win[1].lambda_lo, win[1].C);
 	fprintf(stderr, "# %s: Lambda*a0 (cache) windows %.4f%s [%.4f, %.4f], full trace in windows %.4f (%+.1f%%)\n",
 		kc->name, wa0, win[1].bound ? " (UPPER BOUND)" : "", wa0_lo, wa0, ta0, 100 * (wa0 - ta0) / ta0);
-	if (win[1].bound)
-		assert_true(holds(wa0_lo, wa0, ta0, 0.10, A0_ABS));
-	else
-		assert_true(within(wa0, ta0, 0.10, A0_ABS));
+	assert_true(tiles_verdict(wa0, wa0_lo, ta0, win[1].bound, A0_ABS));
 	if (!fr.n)
 		return;
 	/* the split by function (issue 36): each function's lambda per instruction and Lambda*a0 in
@@ -835,13 +817,12 @@ static void check_kernel(void **state, const struct kcase *kc)
 		assert_true(r.a0_lo <= r.a0 && r.a0 <= r.a0_hi);
 		/* a row is flagged by its own cold misses (over 10 % of its W): its interval [its
 		 * figure with those misses as hits, its figure] holds the truth; else within 10 % */
-		if (r.bound) {
-			assert_true(holds(r.lo, r.lambda, truth, 0.10, 0.001));
-			assert_true(holds(r.a0_lo, r.a0_hi, fa0[i], 0.10, A0_ABS));
-		} else {
-			assert_true(within(r.lambda, truth, 0.10, 0.001));
-			assert_true(within(r.a0, fa0[i], 0.10, A0_ABS));
-		}
+		assert_true(tiles_verdict(r.lambda, r.lo, truth, r.bound, 0.001));
+		/* Lambda*a0's interval is the row's own [lo, hi] (not [lo, figure]) */
+		if (r.bound)
+			assert_true(tiles_holds(r.a0_lo, r.a0_hi, fa0[i], 0.10, A0_ABS));
+		else
+			assert_true(tiles_within(r.a0, fa0[i], 0.10, A0_ABS));
 		/* one session, one thread: the fleet row is the session's row, flag and interval */
 		assert_true(f.bound == r.bound);
 		assert_true(fabs(f.a0 - r.a0) <= 1e-6 && fabs(f.a0_lo - r.a0_lo) <= 1e-6 && fabs(f.a0_hi - r.a0_hi) <= 1e-6);

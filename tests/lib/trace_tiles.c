@@ -2,7 +2,9 @@
 #include "trace_tiles.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 int tiles_step(struct tiles *t, const struct edag_insn *in)
 {
@@ -70,4 +72,41 @@ void tiles_free(struct tiles *t)
 	free(t->w);
 	t->w = NULL;
 	t->n = t->cap = 0;
+}
+
+static double json_after(const char *js, const char *key)
+{
+	const char *s = strstr(js, "\"estimate\":");
+	const char *p = s ? strstr(s, key) : NULL;
+	return p ? atof(p + strlen(key)) : NAN;
+}
+
+void tiles_edag_read(const char *js, struct tiles_edag *e)
+{
+	double n = json_after(js, "\"sampled_insns\":");
+	e->insns = n;
+	e->windows = json_after(js, "\"windows\":");
+	e->W = json_after(js, "\"W\":{\"value\":") / n;
+	e->lambda = json_after(js, "\"lambda\":{\"value\":") / n;
+	e->D = json_after(js, "\"D\":{\"value\":") / n;
+	e->C = json_after(js, "\"C\":{\"value\":") / n;
+	e->cold = json_after(js, "\"W_cold\":{\"value\":") / n;
+	e->lambda_lo = json_after(js, "\"lambda_cold_hits\":") / n;
+	const char *b = strstr(js, "\"cold_bound\":");
+	e->bound = b && strncmp(b + 13, "true", 4) == 0;
+}
+
+bool tiles_within(double got, double want, double rel, double abs_tol)
+{
+	return fabs(got - want) <= fmax(rel * fabs(want), abs_tol);
+}
+
+bool tiles_holds(double lo, double hi, double truth, double rel, double abs_tol)
+{
+	return truth >= lo - fmax(rel * fabs(lo), abs_tol) && truth <= hi + fmax(rel * fabs(hi), abs_tol);
+}
+
+bool tiles_verdict(double win, double lo, double truth, bool flagged, double abs_tol)
+{
+	return flagged ? tiles_holds(lo, win, truth, 0.10, abs_tol) : tiles_within(win, truth, 0.10, abs_tol);
 }

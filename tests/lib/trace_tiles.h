@@ -46,4 +46,21 @@ double tiles_share_a0(double lambda, double C, double alpha0);
 
 void tiles_free(struct tiles *t);
 
+/* `collector edag --json`'s estimate (its "estimate" object), per instruction: the one reader of
+ * test_trace_accuracy and trace_truth. A figure missing is NaN (insns too: every rate NaN). */
+struct tiles_edag {
+	double insns, windows;			 /* sampled instructions, windows */
+	double W, lambda, D, C, cold, lambda_lo; /* per instruction; lambda_lo: cold misses as hits */
+	bool bound;				 /* "cold_bound": true (cold misses over 10 % of W) */
+};
+void tiles_edag_read(const char *js, struct tiles_edag *e);
+
+/* got within rel of want, or abs_tol */
+bool tiles_within(double got, double want, double rel, double abs_tol);
+/* truth in [lo, hi], each end with the tolerance of tiles_within() */
+bool tiles_holds(double lo, double hi, double truth, double rel, double abs_tol);
+/* The windows' figure against the full trace's (issue 36): flagged, [lo, win] (lo: the figure
+ * with its cold misses as hits) holds the truth; else win within 10 % (or abs_tol) of it. */
+bool tiles_verdict(double win, double lo, double truth, bool flagged, double abs_tol);
+
 #endif
