@@ -898,11 +898,13 @@ static void test_trace_accuracy_stencil(void **state)
  * its depth grows through the recursion, which short windows overstated (issue 36). The
  * estimator on the whole steady state in windows of 200000 (tiles_check): lambda/i -0.7 %, D/i
  * -2.3 %. The agent's 4-7 windows, taken at times, not instructions, sample its phases (the
- * refill, partitions of every size) unevenly: lambda/i -3.9..+2.5 % over runs; within the
- * issue's 10 % */
+ * refill, partitions of every size) unevenly: lambda/i -3.9..+2.5 % over runs with 4-7 windows,
+ * once -12.4 % (2026-12-05, loaded): the mean of a few windows of a phased program is the error,
+ * not the estimator, so it takes at least 12 (the spread of their mean ~1/sqrt(3) of 4's); within
+ * the issue's 10 % */
 static void test_trace_accuracy_qsort(void **state)
 {
-	static const struct kcase kc = {"qsort",	     {"16384", "2"}, {"16384", "1000000"}, 300, 4, NULL, NULL,
+	static const struct kcase kc = {"qsort",	     {"16384", "2"}, {"16384", "1000000"}, 300, 12, NULL, NULL,
 					{NULL},	     200000, 0.10, NULL, 0, NULL, false};
 	check_kernel(state, &kc);
 }
