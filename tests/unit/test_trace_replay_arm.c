@@ -415,20 +415,26 @@ static void answer(struct prog *p, uint32_t id, const uint64_t *addr, size_t n, 
 	pg->data.len = off;
 }
 
+/* tests/data/replay/SRC built by cc with flags as name, loaded, and its snapshot at the ELF
+ * entry into *s (skips the test when the cross compiler is missing). */
+static void build_snap(const char *cc, const char *flags, const char *src, const char *name, struct prog *p,
+		       struct trace_replay_snap *s)
+{
+	char exe[256];
+	if (!replay_prog_build_src(cc, flags, src, tmpdir, name, exe, sizeof(exe)))
+		skip();
+	load_elf(exe, p);
+	snap_of(p, s);
+}
+
 /* The thread pointer (TraceSnapshot.tls): tests/data/replay/tls.c reads it (aarch64 tpidr_el0,
  * 32-bit ARM TPIDRURO) and loads through it; with the snapshot's tls at its writable map the
  * loads go there, with none (0) the first one reads unmapped page 0. */
 static void tls_reads(const char *cc, const char *flags, const char *name)
 {
-	char exe[256];
-	if (!replay_prog_build_src(cc, flags, "tls.c", tmpdir, name, exe, sizeof(exe))) {
-		skip();
-		return;
-	}
 	struct prog p;
-	load_elf(exe, &p);
 	struct trace_replay_snap s;
-	snap_of(&p, &s);
+	build_snap(cc, flags, "tls.c", name, &p, &s);
 	for (size_t i = 0; i + 1 < p.nmaps && !s.tls; i++) /* the stack is the last map */
 		if (p.maps[i].prot & 2)
 			s.tls = p.maps[i].start;
@@ -467,15 +473,9 @@ static void test_trace_replay_arm_thread_pointer(void **state)
  * must run through them to its limit, not end at the first one as an invalid instruction. */
 static void vfp_runs(const char *cc, const char *flags, const char *name)
 {
-	char exe[256];
-	if (!replay_prog_build_src(cc, flags, "vfp.c", tmpdir, name, exe, sizeof(exe))) {
-		skip();
-		return;
-	}
 	struct prog p;
-	load_elf(exe, &p);
 	struct trace_replay_snap s;
-	snap_of(&p, &s);
+	build_snap(cc, flags, "vfp.c", name, &p, &s);
 	struct trace_replay_config cfg = {.warmup = 1000, .record = 2000};
 	struct trace_replay_result r;
 	assert_int_equal(trace_replay_run(&s, fetch, &p, &cfg, &r), 0);
@@ -593,15 +593,9 @@ static void test_trace_replay_arm_session_over_the_wire(void **state)
  * architecture is its own test: a missing cross compiler skips only its own. */
 static void many_pages(const char *cc, const char *flags, const char *name)
 {
-	char exe[256];
-	if (!replay_prog_build_src(cc, flags, "pages.c", tmpdir, name, exe, sizeof(exe))) {
-		skip();
-		return;
-	}
 	struct prog p;
-	load_elf(exe, &p);
 	struct trace_replay_snap s;
-	snap_of(&p, &s);
+	build_snap(cc, flags, "pages.c", name, &p, &s);
 	for (int lim = 0; lim < 2; lim++) {
 		struct trace_replay_config cfg = {.warmup = 0, .record = 1u << 20, .max_pages = 4096,
 						  .max_regions = lim ? 16 : 0};
@@ -624,16 +618,11 @@ static void many_pages(const char *cc, const char *flags, const char *name)
 
 static void separate_pages(const char *cc, const char *flags, const char *name, unsigned span_kib)
 {
-	char exe[256], fl[128];
+	char fl[128];
 	snprintf(fl, sizeof(fl), "%s -DSPAN_KIB=%uu -DSEPARATE", flags, span_kib);
-	if (!replay_prog_build_src(cc, fl, "pages.c", tmpdir, name, exe, sizeof(exe))) {
-		skip();
-		return;
-	}
 	struct prog p;
-	load_elf(exe, &p);
 	struct trace_replay_snap s;
-	snap_of(&p, &s);
+	build_snap(cc, fl, "pages.c", name, &p, &s);
 	struct trace_replay_config cfg = {.warmup = 0, .record = 1u << 20}; /* 16,384 pages at most */
 	struct trace_replay_result r;
 	assert_int_equal(trace_replay_run(&s, fetch, &p, &cfg, &r), 0);
