@@ -82,9 +82,9 @@ int page_runs_add(struct page_runs *p, uc_engine *uc, const struct trace_replay_
 	/* the runs of present pages just before and after this one, inside its chunk */
 	size_t c0 = i / RUN_CHUNK * RUN_CHUNK, c1 = c0 + RUN_CHUNK < npages ? c0 + RUN_CHUNK : npages;
 	const uint8_t *l = i > c0 ? memrchr(m->present + c0, 0, i - c0) : NULL;
-	size_t a = i == c0 ? c0 : l ? (size_t)(l - m->present) + 1 : c0;
+	size_t a = l ? (size_t)(l - m->present) + 1 : c0;
 	const uint8_t *h = i + 1 < c1 ? memchr(m->present + i + 1, 0, c1 - i - 1) : NULL;
-	size_t b = i + 1 >= c1 ? c1 : h ? (size_t)(h - m->present) : c1;
+	size_t b = h ? (size_t)(h - m->present) : c1;
 	size_t joined = (a < i) + (b > i + 1); /* neighbouring runs this page joins */
 	if (p->regions + 1 - joined > p->max_regions)
 		return -ENOSPC;
