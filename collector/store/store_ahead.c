@@ -38,11 +38,16 @@ int store_ahead_begin(struct store *s)
 	return 0;
 }
 
+static void free_recs(struct store_ahead_rec *recs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(recs[i].buf);
+	free(recs);
+}
+
 void store_ahead_clear(struct store *s)
 {
-	for (size_t i = 0; i < s->nahead; i++)
-		free(s->ahead[i].buf);
-	free(s->ahead);
+	free_recs(s->ahead, s->nahead);
 	s->ahead = NULL;
 	s->nahead = s->aheadcap = s->ahead_bytes = 0;
 	s->ahead_sp = false;
@@ -83,11 +88,11 @@ int store_ahead_keep(struct store *s, int64_t sid, const Prof__Envelope *env, si
 
 int store_ahead_redo(struct store *s)
 {
-	struct store_ahead_rec *recs = s->ahead;
+	struct store_ahead_rec *recs = s->ahead; /* taken: the redo stores them exactly */
 	size_t n = s->nahead;
 	s->ahead = NULL;
-	s->nahead = s->aheadcap = s->ahead_bytes = 0;
-	s->ahead_sp = false;
+	s->nahead = 0;
+	store_ahead_clear(s);
 	int rc = db_exec(s->db, "ROLLBACK TO SAVEPOINT prof_ahead", "roll back the records sent ahead");
 	if (rc == 0)
 		s->tx_records = s->ahead_base;
@@ -105,9 +110,7 @@ int store_ahead_redo(struct store *s)
 		stored += prc == 1;
 		dups += prc == 0;
 	}
-	for (size_t i = 0; i < n; i++)
-		free(recs[i].buf);
-	free(recs);
+	free_recs(recs, n);
 	s->ahead_redos++;
 	s->ahead_redo_dups += dups;
 	if (rc == 0)
