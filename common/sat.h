@@ -19,6 +19,13 @@ static inline void sat_inc_u64(uint64_t *a, uint64_t b)
 	*a = sat_add_u64(*a, b);
 }
 
+/* a * b, saturating (a sample count times the time one sample stands for). */
+static inline uint64_t sat_mul_u64(uint64_t a, uint64_t b)
+{
+	uint64_t m;
+	return __builtin_mul_overflow(a, b, &m) ? UINT64_MAX : m;
+}
+
 /* a + b and a - b on signed 64-bit times, stuck at INT64_MIN/INT64_MAX instead of overflowing. */
 static inline int64_t sat_add_i64(int64_t a, int64_t b)
 {

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "log_once.h"
 #include "query_priv.h"
+#include "sample_period.h"
 #include "sat.h"
 #include "store/store_blocks.h"
 #include "store/store_kallsyms.h"
@@ -176,6 +177,7 @@ static int add_stack(struct build *b, struct sess *se, int32_t pid, int32_t tid,
 	k->agent_id = se->agent_id;
 	k->board = se->board;
 	k->session_id = se->id;
+	k->sample_ns = se->sample_ns;
 	if (!k->comm || !k->thread || key_map_put(&b->stack_ids, key, klen, (uint32_t)r->nstacks) < 0)
 		return -ENOMEM;
 	r->nstacks++;
@@ -267,9 +269,9 @@ static int read_info(struct store *s, struct build *b, struct sess *se, int64_t 
 		/* the period the agent sampled with at that frequency (a timer's is a little longer
 		 * than 1/freq_hz: agent/sampler.c choose_event), so that time is counts x period */
 		uint64_t pd = db_col_u64(st, 6);
-		if (fq > r->freq_hz || (fq == r->freq_hz && r->period == 0)) {
-			r->freq_hz = fq;
-			r->period = pd;
+		if (fq > si->freq_hz || (fq == si->freq_hz && si->period == 0)) {
+			si->freq_hz = fq;
+			si->period = pd;
 		}
 		int be = (int)db_col_i64(st, 1), ev = (int)db_col_i64(st, 5);
 		/* first_ns: the start of the first interval (issue 39: pprof's duration), not its end */
@@ -298,6 +300,13 @@ static int read_info(struct store *s, struct build *b, struct sess *se, int64_t 
 			b->be_max = bmax;
 		si->first_ns = sat_add_i64(se->realtime_ns, tmin);
 		si->last_ns = sat_add_i64(se->realtime_ns, tmax);
+		/* the result's one printed frequency and period: the largest frequency's; each session's
+		 * own period turns its samples into time (query_stack.sample_ns) */
+		si->sample_ns = se->sample_ns = sample_period_ns(si->freq_hz, si->period);
+		if (si->freq_hz > r->freq_hz || (si->freq_hz == r->freq_hz && r->period == 0)) {
+			r->freq_hz = si->freq_hz;
+			r->period = si->period;
+		}
 		/* the first session with intervals sets the range: a Hello without a wall clock (realtime 0)
 		 * starts its first interval at 0, which is a time, not "none" */
 		bool first = r->intervals == 0;

@@ -147,6 +147,7 @@ struct query_stack {
 	int32_t pid, tid;
 	const char *agent_id, *board;
 	int64_t session_id;
+	uint64_t sample_ns; /* ns one of its samples stands for: its session's (sample_period.h) */
 };
 
 struct query_session_info {
@@ -154,6 +155,8 @@ struct query_session_info {
 	const char *agent_id, *board;
 	int64_t first_ns, last_ns; /* wall time: start of the first interval in range, end of the last (0 none) */
 	uint64_t samples;	   /* samples in range */
+	uint64_t freq_hz, period;  /* its records' largest frequency and their period at it (as the result's) */
+	uint64_t sample_ns;	   /* sample_period_ns(freq_hz, period): ns one of its samples stands for */
 };
 
 /* Samples of one sampling interval of one process (with series). */
@@ -179,7 +182,9 @@ struct query_result {
 	uint64_t intervals;    /* sample records in the range */
 	uint64_t interval_ns;  /* sum of their intervals */
 	uint64_t freq_hz;      /* largest requested frequency (0 if by period) */
-	uint64_t period;       /* the records' sample period at freq_hz (timers: ns; 0 unknown) */
+	uint64_t period;       /* the records' sample period at freq_hz (timers: ns; 0 unknown); sessions
+				  differ (an older agent's timer: 1/F, a newer one's 1/F + 1/128 of it):
+				  time is each stack's count x its own sample_ns, never total x this */
 	char event[128];       /* sampled event ("cpu-clock"; "mixed" if several) */
 	char backend[8];       /* "bpf", "ring" or "mixed" */
 	int64_t first_ns, last_ns; /* wall range of the selected intervals */

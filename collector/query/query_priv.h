@@ -48,6 +48,7 @@ struct sess {
 	    *ksr; /* kernel functions of its boot (the agent's KernelSymbols), NULL: b->sr's */
 	struct perf_map_sym *jit; /* JIT symbols (PerfMap records), sorted by (pid, start) */
 	size_t njit;
+	uint64_t sample_ns; /* one sample's time in this session (read_info: sample_period_ns) */
 };
 
 /* The kernel tables the agents sent, one per (agent, kernel boot id) met. */

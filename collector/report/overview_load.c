@@ -445,7 +445,7 @@ static bool cpu_dot(struct store *st, int64_t sid, struct overview *ov, char *wh
 
 /* No dot from counters (no hardware PMU, as in most VMs): the CPU functions of the work
  * model, "cpu:FUNCTION ops=N bytes=N" lines (totals over the run, not per work-item), over
- * the CPU time their samples show (samples / sampling frequency). */
+ * the CPU time their samples show (each sample x its record's period). */
 static void cpu_dot_from_model(struct store *st, int64_t sid, const struct overview_opts *o, struct overview *ov)
 {
 	if (!o->kernel_model)
@@ -461,15 +461,17 @@ static void cpu_dot_from_model(struct store *st, int64_t sid, const struct overv
 			continue;
 		fn += 4;
 		uint64_t samples = 0;
-		int64_t freq = 0, period_ns = 0;
-		if (report_function_samples(st, sid, o->symfs, fn, &samples, &freq, &period_ns) < 0 || samples == 0 || freq <= 0) {
+		int64_t freq = 0;
+		uint64_t ns = 0;
+		if (report_function_samples(st, sid, o->symfs, fn, &samples, &freq, &ns) < 0 || samples == 0 || freq <= 0) {
 			overview_note(ov, "CPU dot of %.60s: %s", fn,
 				      freq <= 0 ? "no CPU samples at a known frequency in this session"
 						: "no CPU samples resolved to that function");
 			continue;
 		}
-		/* the period the timer sampled with (1/128 longer than 1/freq: agent/sampler.c), as pprof */
-		double seconds = period_ns > 0 ? (double)samples * (double)period_ns * 1e-9 : (double)samples / (double)freq;
+		/* each sample at the period its record gives (a timer's: 1/128 longer than 1/freq,
+		 * agent/sampler.c), as pprof */
+		double seconds = (double)ns * 1e-9;
 		if (!roofline_complete(&ov->roof_cpu)) {
 			overview_note(ov, "CPU dot of %.60s: no CPU roof (calibrate the CPU)", fn);
 			continue;

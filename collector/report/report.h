@@ -23,11 +23,12 @@ struct report_opts {
 
 /* Top functions from CPU samples (--top). */
 int report_top(struct store *st, int64_t sid, const struct report_opts *o, FILE *out);
-/* CPU samples of the function named func (resolved as --top does, symfs as there), the
- * session's sampling frequency (0: sampled by period) and the period its records give at that
- * frequency (a timer's, ns: a little longer than 1/freq_hz, agent/sampler.c; 0: unknown). 0 or -errno. */
+/* CPU samples of the function named func (leaf samples, resolved as --top does, symfs as there),
+ * the session's sampling frequency (0: sampled by period; several: the largest) and their CPU time
+ * in ns: each sample at its own record's period (a timer's: a little longer than 1/freq_hz,
+ * agent/sampler.c; none: 1 s / freq_hz). 0 or -errno. */
 int report_function_samples(struct store *st, int64_t sid, const char *symfs, const char *func, uint64_t *count,
-			    int64_t *freq_hz, int64_t *period_ns);
+			    int64_t *freq_hz, uint64_t *ns);
 /* The top table of a query (collector report without --session, or with filters): rows grouped by `by`,
  * self and total, process, pid and agent columns; text or JSON. */
 int report_query_top(const struct query_result *r, enum query_group by, unsigned limit, bool json, FILE *out);

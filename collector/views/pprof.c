@@ -4,9 +4,13 @@
 #include "pprof.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+
+#include "sample_period.h"
+#include "sat.h"
 
 #include "views/profile.pb-c.h"
 
@@ -185,13 +189,12 @@ int pprof_encode(const struct stack_set *s, uint8_t **buf, size_t *len)
 	PMapping **mapp = NULL;
 	if (!samples || !sp || !locids || !values || !labels || !labelp || str(&p, "") < 0)
 		goto out;
-	/* a timer samples every `period` ns (the agent's is 1/128 longer than 1/freq_hz, off the
-	 * kernel tick's lattice: agent/sampler.c choose_event); an older store or a counting event
-	 * sampled by frequency has no period: 1 s / freq_hz */
-	int64_t period_ns = s->freq_hz > 0 && s->period > 0 ? s->period
-			    : s->freq_hz > 0			  ? 1000000000 / s->freq_hz
-			    : s->period > 0			  ? s->period
-								  : 1;
+	/* the period at the set's frequency (sample_period_ns): the profile's one `period`; a stack's
+	 * time is its own ns where set (count x its session's period: an older agent's timer period
+	 * is 1/F, a newer one's 1/F + 1/128 of it), so a query over both sums them exactly */
+	int64_t period_ns = (int64_t)sample_period_ns(s->freq_hz > 0 ? (uint64_t)s->freq_hz : 0,
+						     s->period > 0 ? (uint64_t)s->period : 0);
+	bool mixed = false;
 	int64_t k_comm = str(&p, "comm"), k_thread = str(&p, "thread"), k_agent = str(&p, "agent"),
 		k_pid = str(&p, "pid"), k_tid = str(&p, "tid");
 	if (k_comm < 0 || k_thread < 0 || k_agent < 0 || k_pid < 0 || k_tid < 0)
@@ -213,7 +216,9 @@ int pprof_encode(const struct stack_set *s, uint8_t **buf, size_t *len)
 		smp->location_id = &locids[v->first];
 		smp->n_location_id = v->n;
 		values[2 * i] = (int64_t)v->count;
-		values[2 * i + 1] = (int64_t)v->count * period_ns;
+		uint64_t ns = v->ns ? v->ns : sat_mul_u64(v->count, (uint64_t)period_ns);
+		mixed |= ns != sat_mul_u64(v->count, (uint64_t)period_ns);
+		values[2 * i + 1] = ns > INT64_MAX ? INT64_MAX : (int64_t)ns;
 		smp->value = &values[2 * i];
 		smp->n_value = 2;
 		PLabel *lb = &labels[LABELS * i];
@@ -272,8 +277,11 @@ int pprof_encode(const struct stack_set *s, uint8_t **buf, size_t *len)
 	st[0].unit = str(&p, "count");
 	st[1].type = pt.type = str(&p, "cpu");
 	st[1].unit = pt.unit = str(&p, "nanoseconds");
-	char note[200];
-	snprintf(note, sizeof(note), "event %s, %lld Hz", s->event[0] ? s->event : "?", (long long)s->freq_hz);
+	char note[400];
+	snprintf(note, sizeof(note), "event %s, %lld Hz%s", s->event[0] ? s->event : "?", (long long)s->freq_hz,
+		 mixed ? "; sessions sampled with different periods: each sample's cpu value is its count x its "
+			 "own session's period, `period` is the one at the highest frequency"
+		       : "");
 	int64_t comment = str(&p, note);
 	if (st[0].type < 0 || st[0].unit < 0 || st[1].type < 0 || st[1].unit < 0 || comment < 0)
 		goto out;

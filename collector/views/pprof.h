@@ -1,7 +1,8 @@
 /* pprof export: a stack_set as pprof's Profile message (profile.proto, the
  * format google/pprof documents), gzip-compressed, readable by `go tool pprof`.
- * Sample types: samples/count and cpu/nanoseconds (count × the sampling
- * period the records give, else 1 s / freq_hz); each stack a Sample (leaf first) with labels comm,
+ * Sample types: samples/count and cpu/nanoseconds (count × its session's sampling
+ * period the records give, else 1 s / freq_hz: vstack.ns; `period` is the one at the highest
+ * frequency, and the comment says when sessions' periods differ); each stack a Sample (leaf first) with labels comm,
  * thread, agent (strings) and pid, tid (numbers) where known; a Mapping per
  * module; resolved frames a Location with one Line of their Function (name
  * demangled, system_name as in the binary); unresolved ones a Location with

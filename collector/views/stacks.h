@@ -32,6 +32,8 @@ struct vstack {
 	uint32_t thread;
 	int32_t pid, tid;
 	uint32_t agent; /* string id, 0 if unknown */
+	uint64_t ns;    /* CPU time of its samples: count x its session's period (sample_period_ns);
+			   0: not known, count x the set's period */
 };
 
 /* CPU samples over time (the CPU-over-time chart, the Perfetto track). */
@@ -54,8 +56,9 @@ struct stack_set {
 	struct vpoint *points;
 	size_t npoints, cappoints;
 	uint64_t total;  /* samples over all stacks */
-	int64_t freq_hz; /* sampling frequency (0: unknown or by period) */
-	int64_t period;  /* events between samples (a timer: ns; 0: unknown) */
+	int64_t freq_hz; /* sampling frequency (0: unknown or by period; several: the largest) */
+	int64_t period;  /* events between samples at freq_hz (a timer: ns; 0: unknown); a stack's own
+			    time is its ns where set (sessions' periods differ) */
 	int64_t t0_ns, t1_ns; /* time range covered (0 unknown) */
 	char event[128]; /* the sampled event ("cpu-clock", ...) */
 };

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sat.h"
+
 int stack_set_from_query(const struct query_result *r, struct stack_set *out)
 {
 	stack_set_init(out);
@@ -23,6 +25,10 @@ int stack_set_from_query(const struct query_result *r, struct stack_set *out)
 		struct stack_keys keys = {.comm = k->comm, .thread = k->thread, .agent = k->agent_id,
 					  .pid = k->pid, .tid = k->tid};
 		rc = n ? stack_set_add(out, fr, n, k->count, &keys) : 0;
+		/* its time at its own session's period: sessions of one frequency differ (an older
+		 * agent's timer period is 1/F, a newer one's 1/F + 1/128 of it) */
+		if (rc == 0 && n)
+			out->stacks[out->nstacks - 1].ns = sat_mul_u64(k->count, k->sample_ns ? k->sample_ns : 1);
 	}
 	for (size_t i = 0; rc == 0 && i < r->npoints; i++) {
 		const struct query_point *p = &r->points[i];
