@@ -304,7 +304,8 @@ static void batch_abort(struct server *s, int rc)
 }
 
 /* Records sent ahead were counted stored when sent (store_put_record_ahead returns 1); those a
- * redo then found already stored move to the duplicates (#40: the stop line's counts). */
+ * redo then found already stored move to the duplicates (#40): the stop line's counts and their
+ * connection's (its disconnect line), by the session the redo found them in. */
 static void count_redone_duplicates(struct server *s)
 {
 	uint64_t redos, dups;
@@ -314,6 +315,15 @@ static void count_redone_duplicates(struct server *s)
 	d = d < s->stats.records ? d : s->stats.records;
 	s->stats.records -= d;
 	s->stats.duplicates += d;
+	if (d == 0)
+		return;
+	for (struct conn *c = s->conns; c; c = c->next) {
+		uint64_t cd = c->ing.session_id ? store_ahead_take_dups(s->store, c->ing.session_id) : 0;
+		cd = cd < c->ing.stored ? cd : c->ing.stored;
+		c->ing.stored -= cd;
+		c->ing.duplicates += cd;
+	}
+	store_ahead_forget_dups(s->store);
 }
 
 /* Commit the open batch, then queue and send the acks it allows. */

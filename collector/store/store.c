@@ -272,6 +272,7 @@ void store_close(struct store *s)
 	if (s->in_tx)
 		store_rollback(s);
 	store_ahead_clear(s);
+	store_ahead_forget_dups(s);
 	for (int i = 0; i < s->ncache; i++)
 		db_finalize(s->cache[i].st);
 	if (s->writer && !db_damaged(s->db))

@@ -146,6 +146,11 @@ int store_put_record_ahead(struct store *s, int64_t session_id, const Prof__Enve
 			   size_t frame_bytes);
 /* Transactions redone because a record sent ahead was a duplicate, and the duplicates found. */
 void store_ahead_redos(const struct store *s, uint64_t *redos, uint64_t *dups);
+/* The duplicates the redos found among session_id's records since they were last taken (its
+ * connection's counts: 1 was returned for each); taken, 0 after. */
+uint64_t store_ahead_take_dups(struct store *s, int64_t session_id);
+/* Those of sessions nobody took (their connections gone) forgotten: the list stays small. */
+void store_ahead_forget_dups(struct store *s);
 
 /* ---------------------------------------------------------------- queries
  * Rows are passed to a callback; strings are valid during the call only and

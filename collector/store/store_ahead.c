@@ -15,6 +15,11 @@ struct store_ahead_rec {
 	uint8_t *buf; /* the envelope, packed */
 };
 
+struct store_ahead_dups {
+	int64_t sid;
+	uint64_t dups;
+};
+
 static const char savepoint[] = "SAVEPOINT prof_ahead";
 
 int store_ahead_begin(struct store *s)
@@ -86,6 +91,44 @@ int store_ahead_keep(struct store *s, int64_t sid, const Prof__Envelope *env, si
 	return s->ahead_bytes > STORE_AHEAD_BYTES ? store_ahead_settle(s) : 0;
 }
 
+/* One more redone duplicate of session sid for its connection's counts; without memory for
+ * it, only the store's total (store_ahead_redos) has it. */
+static void add_dup(struct store *s, int64_t sid)
+{
+	for (size_t i = 0; i < s->nredo_dups; i++)
+		if (s->redo_dups[i].sid == sid) {
+			s->redo_dups[i].dups++;
+			return;
+		}
+	if (s->nredo_dups == s->capredo_dups) {
+		size_t nc = s->capredo_dups ? s->capredo_dups * 2 : 8;
+		struct store_ahead_dups *n = realloc(s->redo_dups, nc * sizeof(*n));
+		if (!n)
+			return;
+		s->redo_dups = n;
+		s->capredo_dups = nc;
+	}
+	s->redo_dups[s->nredo_dups++] = (struct store_ahead_dups){sid, 1};
+}
+
+uint64_t store_ahead_take_dups(struct store *s, int64_t sid)
+{
+	for (size_t i = 0; i < s->nredo_dups; i++)
+		if (s->redo_dups[i].sid == sid) {
+			uint64_t d = s->redo_dups[i].dups;
+			s->redo_dups[i] = s->redo_dups[--s->nredo_dups];
+			return d;
+		}
+	return 0;
+}
+
+void store_ahead_forget_dups(struct store *s)
+{
+	free(s->redo_dups);
+	s->redo_dups = NULL;
+	s->nredo_dups = s->capredo_dups = 0;
+}
+
 int store_ahead_redo(struct store *s)
 {
 	struct store_ahead_rec *recs = s->ahead; /* taken: the redo stores them exactly */
@@ -109,6 +152,8 @@ int store_ahead_redo(struct store *s)
 			rc = prc;
 		stored += prc == 1;
 		dups += prc == 0;
+		if (prc == 0)
+			add_dup(s, recs[i].sid);
 	}
 	free_recs(recs, n);
 	s->ahead_redos++;

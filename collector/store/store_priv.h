@@ -28,6 +28,8 @@ struct store {
 	struct store_ahead_rec *ahead;
 	size_t nahead, aheadcap, ahead_bytes;
 	uint64_t ahead_redos, ahead_redo_dups;
+	struct store_ahead_dups *redo_dups; /* per session, not taken yet (store_ahead_take_dups) */
+	size_t nredo_dups, capredo_dups;
 	/* prepared statements, keyed by their SQL's address (store_stmt) */
 	struct {
 		const char *sql;

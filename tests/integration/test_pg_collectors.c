@@ -5,6 +5,8 @@
  *   once and the schema was migrated once;
  * - one agent's records sent to one collector, then replayed (with new ones)
  *   to the other: the duplicates are stored once;
+ * - records one collector sends ahead (#40) that another stored meanwhile: its
+ *   batch redone, each record once, the acks and both collectors' counts exact;
  * - `agent record` into a PostgreSQL-backed collector, read back by
  *   `collector report --top` and `collector sessions` with --store URI;
  * - the listening collector's own downsampling (--downsample-after) on a
@@ -128,9 +130,8 @@ static void test_pg_two_collectors_one_database(void **state)
 	tp_rm_rf(dir);
 }
 
-/* One agent session over TCP: Hello (agent, boot 5) and counters seq from..to;
- * returns the highest seq acked (waits up to 15 s for to). */
-static uint64_t send_records(int port, const char *agent, uint64_t from, uint64_t to)
+/* An agent's connection over TCP with its Hello (agent, boot 5) sent; the socket. */
+static int agent_hello(int port, const char *agent)
 {
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	assert_true(fd >= 0);
@@ -148,6 +149,16 @@ static uint64_t send_records(int port, const char *agent, uint64_t from, uint64_
 	env.body_case = PROF__ENVELOPE__BODY_HELLO;
 	env.hello = &h;
 	frames_add(&buf, &len, &env);
+	assert_int_equal(write(fd, buf, len), (ssize_t)len);
+	free(buf);
+	return fd;
+}
+
+/* Counters seq from..to on the connection; returns the highest seq acked (waits up to 15 s for to). */
+static uint64_t agent_records(int fd, uint64_t from, uint64_t to)
+{
+	uint8_t *buf = NULL;
+	size_t len = 0;
 	for (uint64_t seq = from; seq <= to; seq++)
 		add_counters(&buf, &len, seq);
 	assert_int_equal(write(fd, buf, len), (ssize_t)len);
@@ -177,6 +188,14 @@ static uint64_t send_records(int port, const char *agent, uint64_t from, uint64_
 		}
 	}
 	frame_decoder_free(&dec);
+	return acked;
+}
+
+/* One agent session over TCP: Hello and counters seq from..to; the highest seq acked. */
+static uint64_t send_records(int port, const char *agent, uint64_t from, uint64_t to)
+{
+	int fd = agent_hello(port, agent);
+	uint64_t acked = agent_records(fd, from, to);
 	close(fd);
 	return acked;
 }
@@ -211,6 +230,66 @@ static void test_pg_duplicates_across_collectors_stored_once(void **state)
 	assert_int_equal(pg_int(uri, "SELECT COUNT(*) FROM counter_samples"), 30); /* one row per record */
 	assert_int_equal(pg_int(uri, "SELECT records FROM sessions"), 30);
 	assert_int_equal(pg_int(uri, "SELECT connects FROM sessions"), 3);
+	tp_rm_rf(dir);
+}
+
+/* Wait up to 10 s for a line with needle in a log; its count. */
+static int wait_log(const char *log, const char *needle, int want)
+{
+	int n = 0;
+	for (int i = 0; i < 200 && (n = tp_file_count(log, needle)) < want; i++)
+		usleep(50000);
+	return n;
+}
+
+/* #40: records sent ahead (store_ahead.c) meet seqs another collector stored meanwhile. A
+ * forged agent's record 1 reaches collector 1 (its session row made, the highest seq it knows
+ * then 1: every later record of that connection is sent ahead); records 2..10 then reach
+ * collector 0 (stored, acked); then 2..20 reach collector 1: its batch proves 2..10 duplicates
+ * at the database, rolls back to its savepoint and redoes them one by one. Each record once,
+ * every seq acked, and each collector's counts (the connection's line and the stop line) exact:
+ * before #40's fix of the connection's counts its line said 19 stored, 0 duplicates. */
+static void test_pg_ahead_redone_across_collectors(void **state)
+{
+	need_pg();
+	char uri[512], dir[256];
+	assert_int_equal(pg_new_db(&pg, "ahead", uri, sizeof(uri)), 0);
+	assert_int_equal(tp_tmpdir(dir, sizeof(dir), "pga"), 0);
+	pid_t coll[2];
+	int port[2];
+	char clog[2][320];
+	for (int i = 0; i < 2; i++) {
+		char sub[300];
+		snprintf(sub, sizeof(sub), "%s/c%d", dir, i);
+		assert_int_equal(mkdir(sub, 0755), 0);
+		snprintf(clog[i], sizeof(clog[i]), "%s/collector.log", sub);
+		coll[i] = tp_start_collector(sub, uri, 0, &port[i], clog[i]);
+		assert_true(coll[i] > 0);
+	}
+	int fd = agent_hello(port[1], "ahead-board");
+	assert_int_equal(agent_records(fd, 1, 1), 1);
+	assert_int_equal(send_records(port[0], "ahead-board", 2, 10), 10);
+	assert_int_equal(agent_records(fd, 2, 20), 20);
+	close(fd);
+	assert_int_equal(wait_log(clog[1], "disconnected:", 1), 1);
+	for (int i = 0; i < 2; i++)
+		tp_stop(coll[i], 5000);
+	int redone = tp_file_count(clog[1], "redone one by one");
+	if (redone < 1 || tp_file_count(clog[1], "stopped: 11 records stored, 9 duplicates") != 1 ||
+	    tp_file_count(clog[1], "disconnected: 11 records stored, 9 duplicates") != 1) {
+		tp_dump_file(clog[0]);
+		tp_dump_file(clog[1]);
+	}
+	assert_true(redone >= 1); /* the ahead batch met the duplicates: rolled back and redone */
+	assert_int_equal(tp_file_count(clog[0], "stopped: 9 records stored, 0 duplicates"), 1);
+	assert_int_equal(tp_file_count(clog[0], "disconnected: 9 records stored, 0 duplicates"), 1);
+	assert_int_equal(tp_file_count(clog[1], "stopped: 11 records stored, 9 duplicates"), 1);
+	assert_int_equal(tp_file_count(clog[1], "disconnected: 11 records stored, 9 duplicates"), 1);
+	assert_int_equal(pg_int(uri, "SELECT COUNT(*) FROM sessions"), 1);
+	assert_int_equal(pg_int(uri, "SELECT COUNT(*) FROM records"), 20);
+	assert_int_equal(pg_int(uri, "SELECT COUNT(DISTINCT seq) FROM counter_samples"), 20);
+	assert_int_equal(pg_int(uri, "SELECT COUNT(*) FROM counter_samples"), 20);
+	assert_int_equal(pg_int(uri, "SELECT records FROM sessions"), 20);
 	tp_rm_rf(dir);
 }
 
@@ -343,6 +422,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pg_two_collectors_one_database),
 		cmocka_unit_test(test_pg_duplicates_across_collectors_stored_once),
+		cmocka_unit_test(test_pg_ahead_redone_across_collectors),
 		cmocka_unit_test(test_pg_record_report_top_and_sessions),
 		cmocka_unit_test(test_pg_downsample_listen),
 	};
