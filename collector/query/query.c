@@ -34,6 +34,11 @@ static const char q_info[] =
     "SELECT lost, backend, freq_hz, interval_ns, t_ns, event_id, period FROM sample_intervals"
     " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3";
 static const char q_event[] = "SELECT name FROM events WHERE session_id = ?1 AND event_id = ?2";
+/* A session whose records in range sampled at different periods (an agent upgraded within one
+ * boot: 1/F, then 1/F + 1/128 of it): each record's samples (its block's sum) and rate. */
+static const char q_periods[] =
+    "SELECT b.samples, i.freq_hz, i.period FROM sample_blocks b JOIN sample_intervals i"
+    " ON i.session_id = b.session_id AND i.seq = b.seq WHERE b.session_id = ?1 AND b.t_ns >= ?2 AND b.t_ns < ?3";
 
 struct result_priv {
 	struct str_pool pool;
@@ -244,6 +249,34 @@ static int read_keys(struct store *s, struct build *b, struct sess *se, const st
 	return rc < 0 ? rc : 0;
 }
 
+/* The time one sample of a session whose records' periods differ stands for: its records' samples
+ * x their own periods over its samples, to the nearest ns (the mean; every stack of the session
+ * gets it, so the session's total is exact; with --pid/--comm the whole session's mix). Left at
+ * fallback where a block has no sum (an older collector's) or none is found. */
+static uint64_t mixed_sample_ns(struct store *s, const struct sess *se, int64_t lo, int64_t hi, uint64_t fallback)
+{
+	struct db_stmt *st = store_stmt(s, q_periods);
+	if (!st)
+		return fallback;
+	db_bind_i64(st, 1, se->id);
+	db_bind_i64(st, 2, lo);
+	db_bind_i64(st, 3, hi);
+	unsigned __int128 ns = 0, n = 0;
+	bool whole = true;
+	int rc;
+	while ((rc = db_step(st)) == 1) {
+		if (db_col_null(st, 0))
+			whole = false;
+		uint64_t c = db_col_u64(st, 0);
+		ns += (unsigned __int128)c * sample_period_ns(db_col_u64(st, 1), db_col_u64(st, 2));
+		n += c;
+	}
+	db_reset(st);
+	if (rc < 0 || !whole || n == 0)
+		return fallback;
+	return (uint64_t)((ns + n / 2) / n);
+}
+
 /* The session's intervals in [lo, hi]: their sums into the result, its wall range into si.
  * 1: none in range (the session adds nothing), 0: read, negative errno: failed. */
 static int read_info(struct store *s, struct build *b, struct sess *se, int64_t lo, int64_t hi,
@@ -258,7 +291,8 @@ static int read_info(struct store *s, struct build *b, struct sess *se, int64_t 
 	db_bind_i64(st, 3, hi);
 	int rc, ev_min = 0, ev_max = 0, bmin = 0, bmax = 0;
 	int64_t tmin = 0, tmax = 0;
-	uint64_t n = 0;
+	uint64_t n = 0, spn = 0;
+	bool mixed = false; /* records of different periods */
 	while ((rc = db_step(st)) == 1) {
 		/* values an older collector stored unchecked are read within today's record limits */
 		uint64_t lost = db_col_u64(st, 0), iv = db_col_u64(st, 3), fq = db_col_u64(st, 2);
@@ -268,7 +302,9 @@ static int read_info(struct store *s, struct build *b, struct sess *se, int64_t 
 		sat_inc_u64(&r->interval_ns, iv);
 		/* the period the agent sampled with at that frequency (a timer's is a little longer
 		 * than 1/freq_hz: agent/sampler.c choose_event), so that time is counts x period */
-		uint64_t pd = db_col_u64(st, 6);
+		uint64_t pd = db_col_u64(st, 6), one = sample_period_ns(fq, pd);
+		mixed |= n > 0 && one != spn;
+		spn = one;
 		if (fq > si->freq_hz || (fq == si->freq_hz && si->period == 0)) {
 			si->freq_hz = fq;
 			si->period = pd;
@@ -302,7 +338,10 @@ static int read_info(struct store *s, struct build *b, struct sess *se, int64_t 
 		si->last_ns = sat_add_i64(se->realtime_ns, tmax);
 		/* the result's one printed frequency and period: the largest frequency's; each session's
 		 * own period turns its samples into time (query_stack.sample_ns) */
-		si->sample_ns = se->sample_ns = sample_period_ns(si->freq_hz, si->period);
+		si->sample_ns = sample_period_ns(si->freq_hz, si->period);
+		if (mixed)
+			si->sample_ns = mixed_sample_ns(s, se, lo, hi, si->sample_ns);
+		se->sample_ns = si->sample_ns;
 		if (si->freq_hz > r->freq_hz || (si->freq_hz == r->freq_hz && r->period == 0)) {
 			r->freq_hz = si->freq_hz;
 			r->period = si->period;

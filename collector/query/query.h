@@ -156,7 +156,9 @@ struct query_session_info {
 	int64_t first_ns, last_ns; /* wall time: start of the first interval in range, end of the last (0 none) */
 	uint64_t samples;	   /* samples in range */
 	uint64_t freq_hz, period;  /* its records' largest frequency and their period at it (as the result's) */
-	uint64_t sample_ns;	   /* sample_period_ns(freq_hz, period): ns one of its samples stands for */
+	uint64_t sample_ns;	   /* ns one of its samples stands for: sample_period_ns(freq_hz, period), or
+				      where its records' periods differ (an agent upgraded within one boot)
+				      their samples' mean period, to the ns */
 };
 
 /* Samples of one sampling interval of one process (with series). */

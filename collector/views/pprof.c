@@ -279,8 +279,9 @@ int pprof_encode(const struct stack_set *s, uint8_t **buf, size_t *len)
 	st[1].unit = pt.unit = str(&p, "nanoseconds");
 	char note[400];
 	snprintf(note, sizeof(note), "event %s, %lld Hz%s", s->event[0] ? s->event : "?", (long long)s->freq_hz,
-		 mixed ? "; sessions sampled with different periods: each sample's cpu value is its count x its "
-			 "own session's period, `period` is the one at the highest frequency"
+		 mixed ? "; records sampled with different periods: each sample's cpu value is its count x its "
+			 "own session's period (the mean of its records' where they differ), `period` is the one at "
+			 "the highest frequency"
 		       : "");
 	int64_t comment = str(&p, note);
 	if (st[0].type < 0 || st[0].unit < 0 || st[1].type < 0 || st[1].unit < 0 || comment < 0)

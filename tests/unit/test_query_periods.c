@@ -3,8 +3,9 @@
  * so two sessions at the same frequency differ by 0.8 %. The query result carries one
  * frequency and period (the largest frequency's) to print; every time figure is each
  * stack's count x its own session's period: pprof's cpu values (collector export,
- * /profile) and the roofline overview's CPU time (report_function_samples). A SQLite
- * store written by the store's own path. */
+ * /profile) and the roofline overview's CPU time (report_function_samples). A session
+ * whose own records differ (an agent upgraded within one boot) counts its samples at their
+ * records' mean period. A SQLite store written by the store's own path. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +17,7 @@
 #include <cmocka.h>
 
 #include "log.h"
+#include "pgserver.h"
 #include "query/query.h"
 #include "report/report.h"
 #include "sample_rec.h"
@@ -36,6 +38,8 @@ struct agent {
 	uint64_t period; /* 0: the record has none (an older collector's store): 1 s / freq_hz */
 	uint64_t samples;
 	int64_t sid;
+	uint64_t upgraded_at, period_after; /* from this seq on (0: never), records of this period */
+	uint64_t ns;			    /* exact: each record's samples x its own period */
 };
 
 static void put_agent(struct store *s, struct agent *a)
@@ -58,9 +62,10 @@ static void put_agent(struct store *s, struct agent *a)
 		Prof__Envelope env;
 		sample_rec_init(&sm, &env, seq, &k);
 		sm.freq_hz = FREQ;
-		sm.period = a->period;
+		sm.period = a->upgraded_at && seq >= a->upgraded_at ? a->period_after : a->period;
 		assert_int_equal(store_put_record(s, a->sid, &env, 100), 1);
 		a->samples += count[0] + count[1];
+		a->ns += (count[0] + count[1]) * (sm.period ? sm.period : 1000000000 / FREQ);
 	}
 }
 
@@ -71,9 +76,9 @@ static void test_query_periods_mixed_sessions_exact(void **state)
 	assert_int_equal(tp_tmpdir(tmp, sizeof(tmp), "tqp"), 0);
 	snprintf(path, sizeof(path), "%s/store.db", tmp);
 	/* the old agent's session first: before #40's fix its period (1/F) was the query's for all */
-	struct agent ag[3] = {{"board-old", 3001, period_old, 0, 0},
-			      {"board-new", 3002, period_new, 0, 0},
-			      {"board-older", 3003, 0, 0, 0}};
+	struct agent ag[3] = {{.id = "board-old", .pid = 3001, .period = period_old},
+			      {.id = "board-new", .pid = 3002, .period = period_new},
+			      {.id = "board-older", .pid = 3003, .period = 0}};
 	struct store *s;
 	assert_int_equal(store_open(path, 0, &s), 0);
 	for (int i = 0; i < 3; i++)
@@ -152,11 +157,96 @@ static void test_query_periods_mixed_sessions_exact(void **state)
 	tp_rm_rf(tmp);
 }
 
+/* An agent upgraded within one boot (one session: agent id and boot): its records 1..2 at the
+ * old period, 3..4 at the new one. The session's samples stand for their records' mean period
+ * (to the ns): its time in pprof and the overview is the exact sum within half a ns a sample. */
+static void upgraded_within_session(const char *path)
+{
+	struct agent ag = {.id = "board-upgraded",
+			   .pid = 3004,
+			   .period = period_old,
+			   .upgraded_at = 3,
+			   .period_after = period_new};
+	struct store *s;
+	assert_int_equal(store_open(path, 0, &s), 0);
+	put_agent(s, &ag);
+	assert_int_equal(store_commit(s), 0);
+	store_close(s);
+	assert_int_equal(store_open(path, STORE_READ_ONLY, &s), 0);
+	struct query_opts qo;
+	query_opts_init(&qo, 0);
+	struct query_result *r;
+	assert_int_equal(query_run(s, &qo, &r), 0);
+	query_opts_free(&qo);
+	assert_int_equal(r->total, ag.samples);
+	assert_int_equal(r->nsessions, 1);
+	uint64_t half = ag.samples / 2 + 1;
+	uint64_t mean = r->sessions[0].sample_ns;
+	assert_true(mean > period_old && mean < period_new);
+	const char *leaf = r->stacks[0].nframes ? r->frames[r->stacks[0].frames[0]].function : "";
+	char fn[128];
+	snprintf(fn, sizeof(fn), "%s", leaf);
+	struct stack_set set;
+	assert_int_equal(stack_set_from_query(r, &set), 0);
+	query_result_free(r);
+	uint8_t *raw = NULL;
+	size_t len = 0;
+	assert_int_equal(pprof_encode(&set, &raw, &len), 0);
+	Perftools__Profiles__Profile *p = perftools__profiles__profile__unpack(NULL, len, raw);
+	assert_non_null(p);
+	uint64_t got_ns = 0;
+	for (size_t i = 0; i < p->n_sample; i++)
+		got_ns += (uint64_t)p->sample[i]->value[1];
+	fprintf(stderr,
+		"upgraded session: %llu samples, %llu ns exact, %llu ns in pprof (mean period %llu ns)\n",
+		(unsigned long long)ag.samples, (unsigned long long)ag.ns, (unsigned long long)got_ns,
+		(unsigned long long)mean);
+	assert_true(got_ns + half >= ag.ns && got_ns <= ag.ns + half);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(raw);
+	stack_set_free(&set);
+	uint64_t count = 0, ns = 0;
+	int64_t freq = 0;
+	assert_int_equal(report_function_samples(s, ag.sid, NULL, fn, &count, &freq, &ns), 0);
+	assert_int_equal(count, ag.samples);
+	assert_true(ns + half >= ag.ns && ns <= ag.ns + half);
+	store_close(s);
+}
+
+static void test_query_periods_upgraded_within_session(void **state)
+{
+	(void)state;
+	char tmp[256], path[300];
+	assert_int_equal(tp_tmpdir(tmp, sizeof(tmp), "tqu"), 0);
+	snprintf(path, sizeof(path), "%s/store.db", tmp);
+	upgraded_within_session(path);
+	tp_rm_rf(tmp);
+}
+
+/* The same on PostgreSQL (a real server on 127.0.0.1; skipped with the reason without one). */
+static void test_query_periods_upgraded_within_session_pg(void **state)
+{
+	(void)state;
+	struct pgserver pg;
+	char why[512], uri[512];
+	if (pg_start(&pg, why, sizeof(why)) < 0) {
+		fprintf(stderr, "skipped: %s\n", why);
+		skip();
+	}
+	int rc = pg_new_db(&pg, "periods", uri, sizeof(uri));
+	if (rc == 0)
+		upgraded_within_session(uri);
+	pg_stop(&pg);
+	assert_int_equal(rc, 0);
+}
+
 int main(void)
 {
 	log_init("test_query_periods", LOG_LEVEL_ERROR);
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_query_periods_mixed_sessions_exact),
+	    cmocka_unit_test(test_query_periods_upgraded_within_session),
+	    cmocka_unit_test(test_query_periods_upgraded_within_session_pg),
 	};
 	return cmocka_run_group_tests_name("query_periods", tests, NULL, NULL);
 }
