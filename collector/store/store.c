@@ -320,6 +320,8 @@ int store_commit(struct store *s)
 	int rc = store_tally_write(s); /* the sessions' counters, in the same transaction */
 	if (rc == 0)
 		rc = db_commit(s->db);
+	else if (rc != -EEXIST) /* not committed: nothing of it may stay open on the server */
+		db_rollback(s->db);
 	if (rc == -EEXIST && s->ahead_sp) { /* a record sent ahead was a duplicate: redone, committed */
 		rc = store_ahead_redo(s); /* the counters' UPDATEs rolled back with the records: again */
 		if (rc == 0)
