@@ -102,6 +102,11 @@ void db_bind_blob(struct db_stmt *st, int i, const void *v, size_t len)
 void db_bind_null(struct db_stmt *st, int i) { bind(st, i, (struct db_value){.type = DBV_NULL}); }
 
 int db_run(struct db_stmt *st) { return st->db->ops->run(st); }
+void db_batch(struct db_stmt *st)
+{
+	if (st->db->ops->batch)
+		st->db->ops->batch(st);
+}
 int db_step(struct db_stmt *st) { return st->db->ops->step(st); }
 void db_reset(struct db_stmt *st) { st->db->ops->reset(st); }
 bool db_col_null(struct db_stmt *st, int col) { return st->db->ops->col_null(st, col); }

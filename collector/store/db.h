@@ -18,8 +18,9 @@
  * -ENOSPC disk full, -EBUSY locked/deadlock/serialization, -ECONNRESET
  * connection lost, -EROFS read-only transaction, -ETIMEDOUT no answer in time
  * (statement_timeout, or the client's wait), -EINTR stop requested, -EACCES,
- * -ENOMEM, -EEXIST a duplicate key in the records ledger (PostgreSQL: an insert
- * without ON CONFLICT, store_put_record_ahead), else -EIO. */
+ * -ENOMEM, -EEXIST a duplicate key in the records ledger, sample_blocks or
+ * sample_intervals (PostgreSQL: an insert without ON CONFLICT of a record sent
+ * ahead, store_put_record_ahead), else -EIO. */
 #ifndef COLLECTOR_DB_H
 #define COLLECTOR_DB_H
 
@@ -76,6 +77,9 @@ size_t db_pg_rows_held_peak(const struct db *d);
  * of the pipeline without an error; 0 on SQLite): a change says the statements before it
  * are settled (the store's records sent ahead, store_ahead.h). */
 uint64_t db_pg_syncs(const struct db *d);
+/* Statements sent to run since the connection opened (PostgreSQL; prepares and syncs not
+ * counted, a batch's multi-row INSERT one); 0 on SQLite. */
+uint64_t db_pg_statements(const struct db *d);
 /* current_setting(name) of this session (PostgreSQL only; -ENOTSUP on SQLite). */
 int db_pg_setting(struct db *d, const char *name, char *out, size_t outlen);
 /* The engine's last failure as one line ("" if none). */
@@ -145,6 +149,13 @@ void db_bind_null(struct db_stmt *st, int i);
 /* A statement whose rows (if any) are not needed: run it, then reset it and
  * clear its bindings. Pipelined on PostgreSQL (see above). */
 int db_run(struct db_stmt *st);
+/* Mark an INSERT "... VALUES (?1, ..., ?n) [tail]" whose rows may be batched (PostgreSQL, #40
+ * w40m): db_run keeps its parameters and its rows go as one multi-row INSERT (up to 64 rows)
+ * before anything else is sent or read on the connection, so it keeps its place relative to
+ * every unbatched statement; its error is reported by that later call. Use it only for inserts
+ * whose rows nothing in the transaction reads before the next other statement, and never before
+ * db_changes. Other statements and SQLite: no effect. */
+void db_batch(struct db_stmt *st);
 /* Rows inserted/updated/deleted by the last db_run() of this connection
  * (waits for it on PostgreSQL); negative errno if it or anything before it failed. */
 int64_t db_changes(struct db *d);

@@ -34,6 +34,7 @@ bool db_needs_reconnect(const struct db *d) { (void)d; return false; }
 int db_reconnect_poll(struct db *d) { (void)d; return 1; }
 size_t db_pg_rows_held_peak(const struct db *d) { (void)d; return 0; }
 uint64_t db_pg_syncs(const struct db *d) { (void)d; return 0; }
+uint64_t db_pg_statements(const struct db *d) { (void)d; return 0; }
 int db_pg_setting(struct db *d, const char *name, char *out, size_t outlen)
 {
 	(void)d, (void)name;
@@ -70,12 +71,13 @@ static bool curable_by_reconnect(const char *state)
 }
 
 /* unique_violation on the records ledger: a record sent ahead (store_put_record_ahead, #40) that
- * another collector had stored; the store redoes the transaction's records one by one. */
+ * another collector had stored; the store redoes the transaction's records one by one. Also on the
+ * two tables a record sent ahead writes without ON CONFLICT (store_put_ahead, w40m). */
 static bool records_duplicate(const PGresult *res)
 {
 	const char *table = res ? PQresultErrorField(res, PG_DIAG_TABLE_NAME) : NULL;
 	return res && state_is(PQresultErrorField(res, PG_DIAG_SQLSTATE), "23505") && table &&
-	       !strcmp(table, "records");
+	       (!strcmp(table, "records") || !strcmp(table, "sample_blocks") || !strcmp(table, "sample_intervals"));
 }
 
 static int pg_errno(struct pg *p, const PGresult *res)
@@ -199,6 +201,7 @@ int dbpg_push(struct pg *p, enum pend_kind kind, const char *what, struct pg_stm
 		p->qcap = nc;
 	}
 	p->q[p->qlen++] = (struct pend){.kind = kind, .what = what, .query = query};
+	p->statements += kind != P_PREPARE && kind != P_SYNC;
 	return 0;
 }
 
@@ -272,6 +275,13 @@ static int take(struct pg *p, const struct pend *e, bool *conn_lost)
 int dbpg_drain(struct pg *p)
 {
 	dbpg_settle(p);
+	int brc = dbpg_batch_flush(p);
+	if (brc < 0) {
+		dbpg_batch_drop(p);
+		p->qlen = 0;
+		p->broken = true; /* statements may have been half sent */
+		return brc;
+	}
 	if (p->qlen == 0)
 		return 0;
 	if (!p->conn || p->broken) {
@@ -307,6 +317,9 @@ int dbpg_drain(struct pg *p)
 int dbpg_send_simple(struct pg *p, const char *sql, enum pend_kind kind, const char *what)
 {
 	dbpg_settle(p);
+	int brc = dbpg_batch_flush(p); /* batched rows sent before it: their place kept */
+	if (brc < 0)
+		return brc;
 	if (!p->conn || p->broken)
 		return -ECONNRESET;
 	if (PQsendQueryParams(p->conn, sql, 0, NULL, NULL, NULL, NULL, 0) != 1)
@@ -323,6 +336,7 @@ static void pg_close(struct db *d)
 		PQfinish(p->next);
 	free(p->uri);
 	free(p->q);
+	free(p->batched);
 	free(p);
 }
 
@@ -441,6 +455,7 @@ static int connect_step(struct pg *p, bool block)
 	p->conn = p->next;
 	p->next = NULL;
 	dbpg_stream_lost(p);
+	dbpg_batch_drop(p); /* rows of the transaction the old connection lost */
 	p->broken = false;
 	p->qlen = 0;
 	p->gen++;
@@ -500,8 +515,10 @@ static void pg_rollback(struct db *d)
 	struct pg *p = pgd(d);
 	if (!p->conn || p->broken || PQstatus(p->conn) != CONNECTION_OK) {
 		p->qlen = 0;
+		dbpg_batch_drop(p);
 		return;
 	}
+	dbpg_batch_drop(p); /* rolled back: not sent */
 	dbpg_drain(p); /* errors of the abandoned statements were logged */
 	if (!p->broken && PQtransactionStatus(p->conn) != PQTRANS_IDLE) {
 		dbpg_send_simple(p, "ROLLBACK", P_IGNORE, "rollback");
@@ -562,6 +579,7 @@ static const struct db_ops pg_ops = {
     .finalize = dbpg_finalize,
     .bind = dbpg_bind,
     .run = dbpg_run,
+    .batch = dbpg_batch,
     .changes = dbpg_changes,
     .step = dbpg_step,
     .reset = dbpg_reset,
@@ -631,6 +649,11 @@ void db_set_quiet(struct db *d, bool quiet)
 uint64_t db_pg_syncs(const struct db *d)
 {
 	return d->engine == DB_PG ? ((const struct pg *)d)->syncs : 0;
+}
+
+uint64_t db_pg_statements(const struct db *d)
+{
+	return d->engine == DB_PG ? ((const struct pg *)d)->statements : 0;
 }
 
 size_t db_pg_rows_held_peak(const struct db *d)

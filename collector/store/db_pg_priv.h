@@ -14,6 +14,8 @@
 #define OID_FLOAT8 701
 #define OID_BYTEA 17
 #define PG_MAX_PENDING 1024 /* drain after this many queued statements */
+#define PG_BATCH_LOG 6	     /* a batched statement's rows go in statements of up to 2^6 rows */
+#define PG_BATCH_ROWS (1 << PG_BATCH_LOG)
 
 enum pend_kind { P_CMD, P_RUN, P_PREPARE, P_QUERY, P_COMMIT, P_IGNORE, P_SYNC };
 
@@ -31,6 +33,7 @@ struct pg {
 	struct pend *q;
 	size_t qlen, qcap;
 	int64_t changes;
+	uint64_t statements; /* db_pg_statements() */
 	uint64_t syncs; /* db_pg_syncs(): drains that found every statement sent before them run */
 	/* Bounded, interruptible I/O (issue 31): the socket is non-blocking; every wait polls it
 	 * with a deadline and the interrupt descriptors (a stop request). */
@@ -53,6 +56,9 @@ struct pg {
 	struct pg_stmt *streaming;
 	bool sync_after;
 	size_t rows_peak; /* db_rows_held_peak(): the most rows held at once */
+	/* statements with batched rows not sent yet (db_pg_batch.c), in the order of their first */
+	struct pg_stmt **batched;
+	size_t nbatched, batchedcap;
 };
 
 struct pg_stmt {
@@ -84,6 +90,17 @@ struct pg_stmt {
 	PGresult **spill;
 	size_t nspill, spill_at, spillcap;
 	int spill_rc;
+	/* db_batch (db_pg_batch.c): its rows kept (brows, nparams values each) until sent as one
+	 * multi-row INSERT; the SQL's head (to " VALUES ") and tail (after the row); the statement of
+	 * 2^k rows prepared as mname[k] on connection generation mgen[k] */
+	bool batch, queued;
+	size_t bhead, btail;
+	char **bval;
+	int *blen, *bfmt;
+	int brows;
+	char mname[PG_BATCH_LOG + 1][24];
+	unsigned mgen[PG_BATCH_LOG + 1];
+	bool mprepared[PG_BATCH_LOG + 1];
 };
 
 static inline struct pg *pgd(struct db *d)
@@ -101,6 +118,17 @@ int dbpg_push(struct pg *p, enum pend_kind kind, const char *what, struct pg_stm
 int dbpg_drain(struct pg *p);
 int dbpg_send_simple(struct pg *p, const char *sql, enum pend_kind kind, const char *what);
 int dbpg_next_result(struct pg *p, PGresult **out, const char *what);
+
+/* db_pg_batch.c: batched rows (db_batch) */
+void dbpg_batch(struct db_stmt *st);
+/* db_run of a batched statement: its parameters kept (sent at PG_BATCH_ROWS rows). */
+int dbpg_batch_run(struct pg_stmt *s);
+/* Before anything else is sent or read: every kept row sent, in multi-row statements. */
+int dbpg_batch_flush(struct pg *p);
+/* The transaction or connection ended: kept rows dropped. */
+void dbpg_batch_drop(struct pg *p);
+/* The statement is finalized: its kept rows sent (or dropped), its buffers freed. */
+void dbpg_batch_free(struct pg_stmt *s);
 
 /* db_pg_stream.c: a query's rows read one at a time */
 /* Before anything else uses the connection: the streaming query's remaining rows read into

@@ -70,6 +70,7 @@ void dbpg_finalize(struct db_stmt *st)
 	struct pg *p = pgd(st->db);
 	if (s->val)
 		dbpg_reset(st);
+	dbpg_batch_free(s);
 	if (s->prepared && s->gen == p->gen && p->conn && !p->broken && PQstatus(p->conn) == CONNECTION_OK) {
 		char sql[48];
 		snprintf(sql, sizeof(sql), "DEALLOCATE %s", s->name);
@@ -136,6 +137,9 @@ static int send_stmt(struct pg_stmt *s, enum pend_kind kind)
 {
 	struct pg *p = pgd(s->base.db);
 	dbpg_settle(p); /* a query still streaming: its rows read ahead */
+	int brc = dbpg_batch_flush(p); /* batched rows sent before it: their place kept */
+	if (brc < 0)
+		return brc;
 	if (!p->conn || p->broken)
 		return -ECONNRESET;
 	if (PQstatus(p->conn) != CONNECTION_OK)
@@ -160,7 +164,7 @@ int dbpg_run(struct db_stmt *st)
 {
 	struct pg_stmt *s = pgs(st);
 	struct pg *p = pgd(st->db);
-	int rc = send_stmt(s, P_RUN);
+	int rc = s->batch ? dbpg_batch_run(s) : send_stmt(s, P_RUN);
 	dbpg_reset(st);
 	if (rc == 0 && p->qlen >= PG_MAX_PENDING)
 		rc = dbpg_drain(p);

@@ -36,6 +36,7 @@ struct db_ops {
 	void (*finalize)(struct db_stmt *st);
 	void (*bind)(struct db_stmt *st, int i, const struct db_value *v);
 	int (*run)(struct db_stmt *st);
+	void (*batch)(struct db_stmt *st); /* NULL: db_batch does nothing (SQLite) */
 	int64_t (*changes)(struct db *d);
 	int (*step)(struct db_stmt *st);
 	void (*reset)(struct db_stmt *st);

@@ -18,6 +18,7 @@
 #include "store_ahead.h"
 #include "store_kinds.h"
 #include "store_priv.h"
+#include "store_tally.h"
 #include "store_writers.h"
 
 static const char session_upsert[] =
@@ -43,8 +44,6 @@ static const char record_insert_ahead[] =
     "INSERT INTO records (session_id, seq, kind, bytes) VALUES (?1, ?2, ?3, ?4)";
 static const char event_insert[] = "INSERT INTO events (session_id, event_id, name, type, config, unit)"
 				   " VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING";
-static const char session_record[] = "UPDATE sessions SET records = records + 1, wire_bytes = wire_bytes + ?1,"
-				     " last_seen = ?2 WHERE id = ?3";
 
 struct db_stmt *store_stmt_find(struct store *s, const char *key, int rows)
 {
@@ -74,6 +73,14 @@ struct db_stmt *store_stmt(struct store *s, const char *sql)
 {
 	struct db_stmt *st = store_stmt_find(s, sql, 0);
 	return st ? st : store_stmt_add(s, sql, 0, sql);
+}
+
+struct db_stmt *store_stmt_batch(struct store *s, const char *sql)
+{
+	struct db_stmt *st = store_stmt_find(s, sql, 0);
+	if (!st && (st = store_stmt_add(s, sql, 0, sql)))
+		db_batch(st);
+	return st;
 }
 
 struct db_stmt *store_query(struct store *s, const char *sql)
@@ -151,6 +158,7 @@ void store_set_loop_mode(struct store *s, int intr_fd0, int intr_fd1)
 bool store_needs_reconnect(const struct store *s) { return db_needs_reconnect(s->db); }
 const char *store_last_error(const struct store *s) { return db_last_error(s->db); }
 size_t store_rows_held_peak(const struct store *s) { return db_pg_rows_held_peak(s->db); }
+uint64_t store_statements_sent(const struct store *s) { return db_pg_statements(s->db); }
 const char *store_name(const struct store *s) { return db_name(s->db); }
 
 int store_reconnect_poll(struct store *s)
@@ -273,6 +281,7 @@ void store_close(struct store *s)
 		store_rollback(s);
 	store_ahead_clear(s);
 	store_ahead_forget_dups(s);
+	free(s->tally);
 	for (int i = 0; i < s->ncache; i++)
 		db_finalize(s->cache[i].st);
 	if (s->writer && !db_damaged(s->db))
@@ -309,9 +318,15 @@ int store_commit(struct store *s)
 {
 	if (!s->in_tx)
 		return 0;
-	int rc = db_commit(s->db);
+	int rc = store_tally_write(s); /* the sessions' counters, in the same transaction */
+	if (rc == 0)
+		rc = db_commit(s->db);
+	else if (rc != -EEXIST) /* not committed: nothing of it may stay open on the server */
+		db_rollback(s->db);
 	if (rc == -EEXIST && s->ahead_sp) { /* a record sent ahead was a duplicate: redone, committed */
-		rc = store_ahead_redo(s);
+		rc = store_ahead_redo(s); /* the counters' UPDATEs rolled back with the records: again */
+		if (rc == 0)
+			rc = store_tally_write(s);
 		if (rc == 0)
 			rc = db_commit(s->db);
 		if (rc < 0)
@@ -320,6 +335,7 @@ int store_commit(struct store *s)
 		db_rollback(s->db);
 	}
 	store_ahead_clear(s);
+	store_tally_clear(s);
 	s->in_tx = false;
 	s->tx_records = 0;
 	return rc;
@@ -331,6 +347,7 @@ void store_rollback(struct store *s)
 		return;
 	db_rollback(s->db);
 	store_ahead_clear(s);
+	store_tally_clear(s);
 	s->in_tx = false;
 	s->tx_records = 0;
 }
@@ -492,6 +509,8 @@ static int session_open(struct store *s, const Prof__Hello *h, const char *peer,
 	return 0;
 }
 
+bool store_put_ahead(const struct store *s) { return s->put_ahead; }
+
 int store_put_event_descs(struct store *s, int64_t sid, Prof__EventDesc *const *ev, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -544,7 +563,9 @@ static int put_record(struct store *s, int64_t sid, const Prof__Envelope *env, s
 	} else {
 		ahead = false;
 	}
-	struct db_stmt *st = store_stmt(s, ahead ? record_insert_ahead : record_insert);
+	/* sent ahead: the ledger rows of a transaction's records batched (its duplicate is found
+	 * by the next read or the commit either way) */
+	struct db_stmt *st = ahead ? store_stmt_batch(s, record_insert_ahead) : store_stmt(s, record_insert);
 	if (!st)
 		return -EIO;
 	db_bind_i64(st, 1, sid);
@@ -558,16 +579,13 @@ static int put_record(struct store *s, int64_t sid, const Prof__Envelope *env, s
 		return (int)changed;
 	if (changed == 0)
 		return 0; /* already stored (by this or another collector): exactly once */
+	s->put_ahead = ahead;
 	rc = kind->put(s, sid, env);
+	s->put_ahead = false;
 	if (rc < 0)
 		return rc;
-	if (!(st = store_stmt(s, session_record)))
-		return -EIO;
-	db_bind_i64(st, 1, (int64_t)frame_bytes);
-	db_bind_i64(st, 2, (int64_t)time(NULL));
-	db_bind_i64(st, 3, sid);
-	rc = db_run(st);
-	if (rc < 0)
+	/* the session's records, bytes and last_seen: summed, written at the commit (store_tally.h) */
+	if ((rc = store_tally_add(s, sid, frame_bytes, (int64_t)time(NULL))) < 0)
 		return rc;
 	s->tx_records++;
 	if (ahead && (rc = store_ahead_keep(s, sid, env, frame_bytes)) < 0)

@@ -70,6 +70,9 @@ const char *store_last_error(const struct store *s);
 /* PostgreSQL: the most rows of query results the store's connection has held at once (db.h
  * db_pg_rows_held_peak); 0 on SQLite. */
 size_t store_rows_held_peak(const struct store *s);
+/* PostgreSQL: statements the store's connection has sent to run since it opened (prepares and
+ * syncs not counted; a multi-row INSERT of batched rows is one, db_batch); 0 on SQLite. */
+uint64_t store_statements_sent(const struct store *s);
 /* The path, or the URI without its password. */
 const char *store_name(const struct store *s);
 /* A store error (negative errno from a store call) in words that name the

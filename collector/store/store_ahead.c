@@ -8,6 +8,7 @@
 #include "log.h"
 #include "store.h"
 #include "store_priv.h"
+#include "store_tally.h"
 
 struct store_ahead_rec {
 	int64_t sid;
@@ -139,6 +140,8 @@ int store_ahead_redo(struct store *s)
 	int rc = db_exec(s->db, "ROLLBACK TO SAVEPOINT prof_ahead", "roll back the records sent ahead");
 	if (rc == 0)
 		s->tx_records = s->ahead_base;
+	for (size_t i = 0; rc == 0 && i < n; i++) /* their counts too: the redo adds those it stores */
+		store_tally_sub(s, recs[i].sid, recs[i].frame_bytes);
 	size_t stored = 0, dups = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		Prof__Envelope *env = prof__envelope__unpack(NULL, recs[i].len, recs[i].buf);

@@ -31,6 +31,14 @@ const struct store_kind *store_kind_find(Prof__Envelope__BodyCase body_case);
 /* A prepared statement for sql, cached in the store by the address of sql (pass a string literal or
  * a static const array). NULL on error (logged). */
 struct db_stmt *store_stmt(struct store *s, const char *sql);
+/* The same for an INSERT whose rows may be batched (db_batch in db.h: PostgreSQL sends up to 64
+ * of them as one statement before the next other statement or read). */
+struct db_stmt *store_stmt_batch(struct store *s, const char *sql);
+/* The record being put was sent ahead (store_ahead.h; PostgreSQL): rows keyed by its (session, seq)
+ * may go without ON CONFLICT DO NOTHING (the server's check before each insert saved, #40 w40m): a row
+ * already there fails it like a duplicate in the ledger (db.h: -EEXIST for records, sample_blocks and
+ * sample_intervals), and the records sent ahead are redone exactly, where ON CONFLICT applies. */
+bool store_put_ahead(const struct store *s);
 /* Event declarations (Counters and Samples share the events table). */
 int store_put_event_descs(struct store *s, int64_t sid, Prof__EventDesc *const *ev, size_t n);
 

@@ -30,6 +30,10 @@ struct store {
 	uint64_t ahead_redos, ahead_redo_dups;
 	struct store_ahead_dups *redo_dups; /* per session, not taken yet (store_ahead_take_dups) */
 	size_t nredo_dups, capredo_dups;
+	bool put_ahead; /* the record being put was sent ahead (store_put_ahead) */
+	/* the sessions' counters of the open transaction, written at its commit (store_tally.h) */
+	struct store_tally *tally;
+	size_t ntally, tallycap;
 	/* prepared statements, keyed by their SQL's address (store_stmt) */
 	struct {
 		const char *sql;
@@ -51,6 +55,8 @@ struct db_stmt *store_stmt_add(struct store *s, const char *key, int rows, const
 /* A prepared statement for sql, cached in the store by the address of sql
  * (pass a string literal or a static const array). NULL on error (logged). */
 struct db_stmt *store_stmt(struct store *s, const char *sql);
+/* The same for an INSERT whose rows may be batched (db_batch: PostgreSQL, #40 w40m). */
+struct db_stmt *store_stmt_batch(struct store *s, const char *sql);
 /* One query's statement, not cached: db_finalize it. NULL on error (logged). */
 struct db_stmt *store_query(struct store *s, const char *sql);
 

@@ -5,6 +5,7 @@
 
 #include "store.h"
 #include "store_priv.h"
+#include "store_tally.h"
 #include "validate.h"
 
 #define SESSION_COLUMNS                                                                                      \
@@ -162,7 +163,9 @@ static int session_row(struct db_stmt *st, const struct row_ctx *ctx)
 int store_list_sessions(struct store *s, store_session_cb cb, void *arg)
 {
 	int64_t last = 0;
-	int shape = cpu_counts(s);
+	int shape = cpu_counts(s), frc = store_tally_flush(s); /* this handle's open counts first */
+	if (frc < 0)
+		return frc;
 	struct db_stmt *st = store_query(s, session_list[shape]);
 	if (st) {
 		const struct row_ctx one = {.cb.session = cb, .arg = arg, .last_id = &last};
@@ -182,8 +185,10 @@ int store_list_sessions(struct store *s, store_session_cb cb, void *arg)
 
 int store_get_session(struct store *s, int64_t session_id, store_session_cb cb, void *arg)
 {
-	struct db_stmt *st;
-	st = store_query(s, SESSION_COLUMNS " WHERE s.id = ?1");
+	int frc = store_tally_flush(s);
+	if (frc < 0)
+		return frc;
+	struct db_stmt *st = store_query(s, SESSION_COLUMNS " WHERE s.id = ?1");
 	if (!st)
 		return -EIO;
 	db_bind_i64(st, 1, session_id);
@@ -194,6 +199,9 @@ int store_get_session(struct store *s, int64_t session_id, store_session_cb cb, 
 
 int store_session_records(struct store *s, int64_t session_id, uint64_t *records)
 {
+	int frc = store_tally_flush(s);
+	if (frc < 0)
+		return frc;
 	struct db_stmt *st = store_query(s, "SELECT records FROM sessions WHERE id = ?1");
 	if (!st)
 		return -EIO;
@@ -227,6 +235,9 @@ bool store_has_column(struct store *s, const char *table, const char *column)
 
 int store_session_last_seen(struct store *s, int64_t session_id, int64_t *last_seen)
 {
+	int frc = store_tally_flush(s);
+	if (frc < 0)
+		return frc;
 	struct db_stmt *st = store_query(s, "SELECT COALESCE(last_seen, 0) FROM sessions WHERE id = ?1");
 	if (!st)
 		return -EIO;

@@ -66,6 +66,13 @@ static const char ins_task[] = "INSERT INTO task_times (session_id, seq, t_ns, p
 static const char ins_interval[] = "INSERT INTO sample_intervals (session_id, seq, t_ns, interval_ns, backend,"
 				   " event_id, freq_hz, period, lost, keys) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
 				   " ON CONFLICT DO NOTHING";
+/* a record sent ahead (store_put_ahead): no row of its (session, seq) can be there but where the ledger
+ * lacks one it should have; such a row fails the record, redone exactly with the statements above */
+static const char ins_interval_ahead[] = "INSERT INTO sample_intervals (session_id, seq, t_ns, interval_ns, backend,"
+					 " event_id, freq_hz, period, lost, keys) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
+					 " ?9, ?10)";
+static const char ins_block_ahead[] = "INSERT INTO sample_blocks (session_id, seq, t_ns, keys, data, samples,"
+				      " pid_min, pid_max, pid_bits) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
 static const char ins_task_name[] = "INSERT INTO sample_tasks (session_id, pid, tid, comm, thread)"
 				    " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (session_id, pid, tid)"
 				    " DO UPDATE SET comm = excluded.comm, thread = excluded.thread";
@@ -95,7 +102,7 @@ static int put_block(struct store *s, int64_t sid, uint64_t seq, const Prof__Sam
 	uint8_t *z;
 	size_t zlen;
 	int rc = store_block_pack(buf, len, &z, &zlen);
-	struct db_stmt *st = rc == 0 ? store_stmt(s, ins_block) : NULL;
+	struct db_stmt *st = rc == 0 ? store_stmt_batch(s, store_put_ahead(s) ? ins_block_ahead : ins_block) : NULL;
 	if (st) {
 		db_bind_i64(st, 1, sid);
 		db_bind_u64(st, 2, seq);
@@ -210,7 +217,7 @@ static int put_samples(struct store *s, int64_t sid, const Prof__Envelope *env)
 		rc = put_task_names(s, sid, sm);
 	if (rc < 0)
 		return rc;
-	struct db_stmt *st = store_stmt(s, ins_interval);
+	struct db_stmt *st = store_stmt_batch(s, store_put_ahead(s) ? ins_interval_ahead : ins_interval);
 	if (!st)
 		return -EIO;
 	db_bind_i64(st, 1, sid);

@@ -1,0 +1,103 @@
+/* The sessions' counters summed per transaction (store_tally.h, #40 w40m). */
+#include "store_tally.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "store_ahead.h"
+#include "store_priv.h"
+
+struct store_tally {
+	int64_t sid, last_seen;
+	uint64_t records, bytes;
+};
+
+static const char session_records[] =
+    "UPDATE sessions SET records = records + ?1, wire_bytes = wire_bytes + ?2,"
+    " last_seen = ?3 WHERE id = ?4";
+
+static struct store_tally *find(struct store *s, int64_t sid)
+{
+	for (size_t i = 0; i < s->ntally; i++)
+		if (s->tally[i].sid == sid)
+			return &s->tally[i];
+	return NULL;
+}
+
+int store_tally_add(struct store *s, int64_t sid, uint64_t frame_bytes, int64_t now)
+{
+	struct store_tally *t = find(s, sid);
+	if (!t) {
+		if (s->ntally == s->tallycap) {
+			size_t nc = s->tallycap ? s->tallycap * 2 : 8;
+			struct store_tally *n = realloc(s->tally, nc * sizeof(*n));
+			if (!n)
+				return -ENOMEM;
+			s->tally = n;
+			s->tallycap = nc;
+		}
+		t = &s->tally[s->ntally++];
+		*t = (struct store_tally){.sid = sid};
+	}
+	t->records++;
+	t->bytes += frame_bytes;
+	t->last_seen = now > t->last_seen ? now : t->last_seen;
+	return 0;
+}
+
+void store_tally_sub(struct store *s, int64_t sid, uint64_t frame_bytes)
+{
+	struct store_tally *t = find(s, sid);
+	if (t && t->records) {
+		t->records--;
+		t->bytes -= frame_bytes < t->bytes ? frame_bytes : t->bytes;
+	}
+}
+
+static int by_sid(const void *a, const void *b)
+{
+	int64_t x = ((const struct store_tally *)a)->sid, y = ((const struct store_tally *)b)->sid;
+	return (x > y) - (x < y);
+}
+
+int store_tally_write(struct store *s)
+{
+	/* in session order: two collectors committing the same sessions take their rows' locks in one
+	 * order (no deadlock between them) */
+	if (!s->ntally)
+		return 0;
+	qsort(s->tally, s->ntally, sizeof(*s->tally), by_sid);
+	for (size_t i = 0; i < s->ntally; i++) {
+		const struct store_tally *t = &s->tally[i];
+		if (!t->records)
+			continue;
+		struct db_stmt *st = store_stmt(s, session_records);
+		if (!st)
+			return -EIO;
+		db_bind_i64(st, 1, (int64_t)t->records);
+		db_bind_i64(st, 2, (int64_t)t->bytes);
+		db_bind_i64(st, 3, t->last_seen);
+		db_bind_i64(st, 4, t->sid);
+		int rc = db_run(st);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int store_tally_flush(struct store *s)
+{
+	if (!s->in_tx || !s->ntally)
+		return 0;
+	int rc = s->ahead_sp ? store_ahead_settle(s) : 0;
+	if (rc == 0)
+		rc = store_tally_write(s);
+	if (rc == 0)
+		store_tally_clear(s);
+	return rc;
+}
+
+void store_tally_clear(struct store *s)
+{
+	s->ntally = 0;
+}

@@ -1,0 +1,303 @@
+/* #40 (w40m): what PostgreSQL's ingest costs the server, cut without changing what is
+ * stored, on both back ends where the behaviour is shared: the sessions' counters summed
+ * per transaction (one UPDATE per session at the commit, read right by this handle before
+ * it), a record's rows batched into multi-row INSERTs (PostgreSQL: a few statements for
+ * many records), a record sent ahead that meets a row of its (session, seq) left without a
+ * ledger row (redone exactly, not failed), and migration 5 (the records ledger's foreign
+ * key dropped) on a store made before it. The PostgreSQL cases start a real server on
+ * 127.0.0.1 and are skipped with the reason where it cannot run. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "log.h"
+#include "pgserver.h"
+#include "sample_rec.h"
+#include "store/store.h"
+#include "testproc.h"
+
+enum backend { B_SQLITE, B_PG };
+
+struct fx {
+	enum backend b;
+	char tmp[256];
+	char uri[512];
+};
+
+static struct pgserver pg;
+static int pg_ok;
+static char pg_why[512];
+static int dbn;
+
+static int group_setup(void **state)
+{
+	(void)state;
+	pg_ok = pg_start(&pg, pg_why, sizeof(pg_why)) == 0;
+	if (!pg_ok)
+		fprintf(stderr, "PostgreSQL cases will be skipped: %s\n", pg_why);
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	pg_stop(&pg);
+	return 0;
+}
+
+static int setup(void **state, enum backend b)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	if (!f)
+		return -1;
+	f->b = b;
+	if (b == B_SQLITE) {
+		if (tp_tmpdir(f->tmp, sizeof(f->tmp), "spi") < 0)
+			return -1;
+		snprintf(f->uri, sizeof(f->uri), "%s/store.db", f->tmp);
+	} else if (pg_ok) {
+		char name[32];
+		snprintf(name, sizeof(name), "i%d", ++dbn);
+		if (pg_new_db(&pg, name, f->uri, sizeof(f->uri)) < 0)
+			return -1;
+	}
+	*state = f;
+	return 0;
+}
+static int setup_sqlite(void **state)
+{
+	return setup(state, B_SQLITE);
+}
+static int setup_pg(void **state)
+{
+	return setup(state, B_PG);
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	if (f->tmp[0])
+		tp_rm_rf(f->tmp);
+	free(f);
+	return 0;
+}
+
+static struct store *open_store(struct fx *f)
+{
+	if (f->b == B_PG && !pg_ok) {
+		fprintf(stderr, "skipped: %s\n", pg_why);
+		skip();
+	}
+	struct store *s = NULL;
+	assert_int_equal(store_open(f->uri, 0, &s), 0);
+	return s;
+}
+
+static int64_t q(struct fx *f, const char *sql)
+{
+	return f->b == B_PG ? pg_int(f->uri, sql) : tp_db_int(f->uri, "%s", sql);
+}
+
+static int64_t session(struct store *s, const char *agent)
+{
+	Prof__Hello h = PROF__HELLO__INIT;
+	h.schema_version = 1;
+	h.agent_id = (char *)agent;
+	h.boot_id = 1;
+	h.board = "host";
+	int64_t id = 0;
+	uint64_t max = 0;
+	assert_int_equal(store_session_open(s, &h, "127.0.0.1:1", &id, &max, NULL), 0);
+	assert_true(id > 0);
+	return id;
+}
+
+/* A Samples record of seq: 3 keys, counts seq, seq + 1, seq + 2 (3 seq + 3 samples); the frame's
+ * bytes given as 100 + seq. */
+static int put_samples(struct store *s, int64_t sid, uint64_t seq, bool ahead)
+{
+	int32_t pid[3] = {10, 11, 12}, tid[3] = {10, 11, 12};
+	uint64_t ip[3] = {0x1000, 0x2000, 0x3000}, cnt[3] = {seq, seq + 1, seq + 2};
+	uint32_t stk[3] = {1, 2, 3};
+	struct sample_rec_keys k = {.n = 3, .pid = pid, .tid = tid, .ip = ip, .stack_id = stk, .count = cnt};
+	Prof__Samples sm;
+	Prof__Envelope env;
+	sample_rec_init(&sm, &env, seq, &k);
+	return ahead ? store_put_record_ahead(s, sid, &env, 100 + seq)
+		     : store_put_record(s, sid, &env, 100 + seq);
+}
+
+/* 150 records in one transaction, one of them exact and a heartbeat among them: every record's
+ * ledger row, interval and block stored once with its samples, the session's counters summed
+ * right; on PostgreSQL in batched statements (fewer than one per record, where each record
+ * took three); a replay of them all finds each stored. */
+static void test_store_pg_ingest_rows_batched(void **state)
+{
+	struct fx *f = *state;
+	struct store *s = open_store(f);
+	int64_t sid = session(s, "board-a");
+	assert_int_equal(store_commit(s), 0);
+	uint64_t sent0 = store_statements_sent(s);
+	uint64_t want_samples = 0, want_bytes = 0;
+	for (uint64_t seq = 1; seq <= 150; seq++) {
+		assert_int_equal(put_samples(s, sid, seq, seq != 70), 1);
+		want_samples += 3 * seq + 3;
+		want_bytes += 100 + seq;
+		if (seq == 100) {
+			Prof__Heartbeat hb = PROF__HEARTBEAT__INIT;
+			hb.spool_dropped = 5;
+			Prof__Envelope env = PROF__ENVELOPE__INIT;
+			env.body_case = PROF__ENVELOPE__BODY_HEARTBEAT;
+			env.heartbeat = &hb;
+			assert_int_equal(store_put_record(s, sid, &env, 10), 1);
+		}
+	}
+	assert_int_equal(store_commit(s), 0);
+	uint64_t sent = store_statements_sent(s) - sent0;
+	if (f->b == B_PG) /* unbatched: 3 a record (ledger, interval, block), 450 and more */
+		assert_true(sent > 0 && sent < 100);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 150);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_intervals"), 150);
+	assert_int_equal(q(f, "SELECT COUNT(DISTINCT seq) FROM sample_blocks"), 150);
+	assert_int_equal(q(f, "SELECT SUM(samples) FROM sample_blocks"), (int64_t)want_samples);
+	assert_int_equal(q(f, "SELECT SUM(keys) FROM sample_intervals"), 450);
+	assert_int_equal(q(f, "SELECT records FROM sessions"), 150);
+	assert_int_equal(q(f, "SELECT wire_bytes FROM sessions"), (int64_t)want_bytes);
+	assert_int_equal(q(f, "SELECT spool_dropped FROM sessions"), 5);
+	assert_true(q(f, "SELECT last_seen FROM sessions") > 0);
+	for (uint64_t seq = 1; seq <= 150; seq++) /* replayed: each known stored */
+		assert_int_equal(put_samples(s, sid, seq, false), 0);
+	assert_int_equal(store_commit(s), 0);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), 150);
+	assert_int_equal(q(f, "SELECT records FROM sessions"), 150);
+	store_close(s);
+}
+
+/* The session's counters are written at the commit: a read of them on the writing handle in
+ * the open transaction sees its records (written first, once), a rollback takes them back, and
+ * two sessions in one transaction each get their own. */
+static void test_store_pg_ingest_counters_per_commit(void **state)
+{
+	struct fx *f = *state;
+	struct store *s = open_store(f);
+	int64_t a = session(s, "board-b"), b = session(s, "board-c");
+	assert_int_equal(store_commit(s), 0);
+	for (uint64_t seq = 1; seq <= 3; seq++)
+		assert_int_equal(put_samples(s, a, seq, true), 1);
+	assert_int_equal(put_samples(s, b, 1, true), 1);
+	uint64_t n = 0;
+	assert_int_equal(store_session_records(s, a, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(put_samples(s, a, 4, true), 1);
+	assert_int_equal(put_samples(s, a, 5, false), 1);
+	assert_int_equal(store_session_records(s, a, &n), 0);
+	assert_int_equal(n, 5);
+	assert_int_equal(store_commit(s), 0);
+	assert_int_equal(q(f, "SELECT records FROM sessions WHERE agent_id = 'board-b'"), 5);
+	assert_int_equal(q(f, "SELECT wire_bytes FROM sessions WHERE agent_id = 'board-b'"), 515);
+	assert_int_equal(q(f, "SELECT records FROM sessions WHERE agent_id = 'board-c'"), 1);
+	assert_int_equal(put_samples(s, a, 6, true), 1);
+	store_rollback(s);
+	assert_int_equal(put_samples(s, b, 2, true), 1);
+	assert_int_equal(store_commit(s), 0);
+	assert_int_equal(q(f, "SELECT records FROM sessions WHERE agent_id = 'board-b'"), 5);
+	assert_int_equal(q(f, "SELECT records FROM sessions WHERE agent_id = 'board-c'"), 2);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 7);
+	store_close(s);
+}
+
+/* PostgreSQL: a record sent ahead writes its interval and block without ON CONFLICT; where a
+ * row of its (session, seq) is there without a ledger row (a store damaged and salvaged, say),
+ * the insert fails like a duplicate in the ledger and the records sent ahead are redone exactly:
+ * the commit succeeds, each record is in the ledger once, the rows already there are kept. */
+static void test_store_pg_ingest_ahead_meets_stored_rows(void **state)
+{
+	struct fx *f = *state;
+	struct store *s = open_store(f);
+	int64_t sid = session(s, "board-d");
+	assert_int_equal(store_commit(s), 0);
+	char sql[256];
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO sample_blocks (session_id, seq, t_ns, keys, samples) VALUES (%lld, 2, 2000000, "
+		 "0, 0)",
+		 (long long)sid);
+	assert_int_equal(pg_exec(f->uri, sql), 0);
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO sample_intervals (session_id, seq, t_ns, keys) VALUES (%lld, 4, 4000000, 0)",
+		 (long long)sid);
+	assert_int_equal(pg_exec(f->uri, sql), 0);
+	for (uint64_t seq = 1; seq <= 5; seq++)
+		assert_int_equal(put_samples(s, sid, seq, true), 1);
+	assert_int_equal(store_commit(s), 0);
+	uint64_t redos = 0, dups = 0;
+	store_ahead_redos(s, &redos, &dups);
+	assert_int_equal(redos, 1);
+	assert_int_equal(dups, 0);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 5);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), 5);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_intervals"), 5);
+	assert_int_equal(q(f, "SELECT samples FROM sample_blocks WHERE seq = 2"), 0); /* kept */
+	assert_int_equal(q(f, "SELECT samples FROM sample_blocks WHERE seq = 3"), 12);
+	assert_int_equal(q(f, "SELECT records FROM sessions"), 5);
+	store_close(s);
+}
+
+/* PostgreSQL: a store at schema version 4 (the ledger's foreign key to sessions in place) is
+ * migrated to 5 at the next read-write open: the key dropped, its records kept and read. */
+static void test_store_pg_ingest_migration_5(void **state)
+{
+	struct fx *f = *state;
+	struct store *s = open_store(f);
+	int64_t sid = session(s, "board-e");
+	assert_int_equal(put_samples(s, sid, 1, true), 1);
+	assert_int_equal(store_commit(s), 0);
+	store_close(s);
+	assert_int_equal(pg_exec(f->uri,
+				 "ALTER TABLE records ADD CONSTRAINT records_session_id_fkey FOREIGN KEY"
+				 " (session_id) REFERENCES sessions(id);"
+				 " DELETE FROM prof_schema_migrations WHERE version = 5"),
+			 0);
+	const char fk[] =
+	    "SELECT COUNT(*) FROM pg_constraint WHERE conrelid = 'records'::regclass AND contype = 'f'";
+	assert_int_equal(q(f, fk), 1);
+	struct store *r = NULL; /* a reader does not migrate */
+	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &r), 0);
+	uint64_t n = 0;
+	assert_int_equal(store_session_records(r, sid, &n), 0);
+	assert_int_equal(n, 1);
+	store_close(r);
+	assert_int_equal(q(f, fk), 1);
+	s = open_store(f);
+	assert_int_equal(q(f, fk), 0);
+	assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 5);
+	assert_int_equal(put_samples(s, sid, 1, false), 0); /* the ledger still knows it */
+	assert_int_equal(put_samples(s, sid, 2, true), 1);
+	assert_int_equal(store_commit(s), 0);
+	store_close(s);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 2);
+}
+
+#define BOTH(t)                                                                                              \
+	{#t "_sqlite", t, setup_sqlite, teardown, NULL},                                                     \
+	{                                                                                                    \
+#t "_postgresql", t, setup_pg, teardown, NULL                                                \
+	}
+
+int main(void)
+{
+	log_init("test_store_pg_ingest", LOG_LEVEL_ERROR);
+	const struct CMUnitTest tests[] = {
+	    BOTH(test_store_pg_ingest_rows_batched),
+	    BOTH(test_store_pg_ingest_counters_per_commit),
+	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_ahead_meets_stored_rows, setup_pg, teardown),
+	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_migration_5, setup_pg, teardown),
+	};
+	return cmocka_run_group_tests_name("store_pg_ingest", tests, group_setup, group_teardown);
+}
