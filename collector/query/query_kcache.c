@@ -75,45 +75,62 @@ static inline bool same(const struct qm_kcache_ent *e, const uint64_t w[QM_KCACH
 	return e->w[0] == w[0] && e->w[1] == w[1] && e->w[2] == w[2];
 }
 
-/* The entry of w (hash h): its slot, or the free slot where it goes. */
-static inline struct qm_kcache_ent *slot_of(struct qm_kcache *c, const uint64_t w[QM_KCACHE_WORDS], uint64_t h)
+#define KC_TAG(h) ((h) & ~0xffffffffull) /* the hash's high half tells most identities apart */
+
+/* The entry of w (hash h), NULL: none (*at: the free slot where it goes). */
+static inline struct qm_kcache_ent *find(const struct qm_kcache *c, const uint64_t w[QM_KCACHE_WORDS], uint64_t h,
+					 size_t *at)
 {
 	size_t mask = c->cap - 1;
 	for (size_t j = h & mask;; j = (j + 1) & mask) {
-		struct qm_kcache_ent *e = &c->slots[j];
-		if (!e->len || same(e, w))
-			return e;
+		uint64_t s = c->slots[j];
+		if (!s) {
+			*at = j;
+			return NULL;
+		}
+		if (KC_TAG(s) == KC_TAG(h) && same(&c->ents[(uint32_t)s - 1], w))
+			return &c->ents[(uint32_t)s - 1];
 	}
 }
 
-/* Room for one more entry at a load of at most one half; false: the table stays as it is (full, or no
- * memory: the key takes the plain path, uncached). */
+/* Room for one more entry (slots at a load of at most one half); false: the table stays as it is
+ * (full, or no memory: the key takes the plain path, uncached). */
 static bool room(struct qm_kcache *c)
 {
-	if ((c->n + 1) * 2 <= c->cap)
-		return true;
 	if (c->n >= QM_KCACHE_MAX)
 		return false;
+	if (c->n + 1 > c->capents) {
+		size_t nc = c->capents ? 2 * c->capents : 512;
+		struct qm_kcache_ent *ne = realloc(c->ents, nc * sizeof(*ne));
+		if (!ne)
+			return false;
+		c->ents = ne;
+		c->capents = nc;
+	}
+	if ((c->n + 1) * 2 <= c->cap)
+		return true;
 	size_t nc = c->cap ? c->cap * 2 : 1024;
-	struct qm_kcache_ent *ns = aligned_alloc(64, nc * sizeof(*ns)), *old = c->slots;
+	uint64_t *ns = calloc(nc, sizeof(*ns));
 	if (!ns)
 		return false;
-	memset(ns, 0, nc * sizeof(*ns));
-	size_t oc = c->cap;
+	free(c->slots);
 	c->slots = ns;
 	c->cap = nc;
-	for (size_t i = 0; i < oc; i++)
-		if (old[i].len)
-			*slot_of(c, old[i].w, whash(old[i].w)) = old[i];
-	free(old);
+	for (size_t i = 0; i < c->n; i++) {
+		uint64_t h = whash(c->ents[i].w);
+		size_t j = h & (nc - 1);
+		while (ns[j])
+			j = (j + 1) & (nc - 1);
+		ns[j] = KC_TAG(h) | (uint32_t)(i + 1);
+	}
 	return true;
 }
 
 void qm_kcache_flush(struct qm_kcache *c, struct kset *ks)
 {
-	for (size_t i = 0; i < c->cap; i++) {
-		struct qm_kcache_ent *e = &c->slots[i];
-		if (e->len && e->row != KC_SKIP && e->count) {
+	for (size_t i = 0; i < c->n; i++) {
+		struct qm_kcache_ent *e = &c->ents[i];
+		if (e->row != KC_SKIP && e->count) {
 			sat_inc_u64(&ks->rows[e->row].count, e->count);
 			e->count = 0;
 		}
@@ -123,6 +140,7 @@ void qm_kcache_flush(struct qm_kcache *c, struct kset *ks)
 void qm_kcache_free(struct qm_kcache *c)
 {
 	free(c->slots);
+	free(c->ents);
 	*c = (struct qm_kcache){0};
 }
 
@@ -147,17 +165,22 @@ static int plain_key(struct qm_kcache *c, struct kset *ks, const uint8_t *p, siz
 	}
 	/* store_block_get read the identity's five varints as ident() delimited them, then the count */
 	if (idlen && idlen < *used && room(c)) {
-		struct qm_kcache_ent *e = slot_of(c, w, whash(w));
-		memcpy(e->w, w, sizeof(e->w));
-		e->len = (uint32_t)idlen;
-		e->row = row;
-		e->count = 0;
-		c->n++;
+		uint64_t h = whash(w);
+		size_t at;
+		if (!find(c, w, h, &at)) {
+			struct qm_kcache_ent *e = &c->ents[c->n];
+			memcpy(e->w, w, sizeof(e->w));
+			e->len = (uint32_t)idlen;
+			e->row = row;
+			e->count = 0;
+			c->slots[at] = KC_TAG(h) | (uint32_t)++c->n;
+		}
 	}
 	return row != KC_SKIP;
 }
 
-#define KC_RUN 32 /* keys delimited and their slots fetched ahead before any is summed */
+#define KC_RUN 32  /* keys delimited and their slots fetched ahead before any is summed */
+#define KC_AHEAD 8 /* then each one's entry fetched this many keys ahead */
 
 int qm_kcache_sum_block(struct qm_kcache *c, struct kset *ks, const uint8_t *p, size_t len,
 			const struct query_filter *f, uint64_t first, bool *damaged)
@@ -187,16 +210,19 @@ int qm_kcache_sum_block(struct qm_kcache *c, struct kset *ks, const uint8_t *p, 
 			}
 			run[m].idlen = idlen;
 			run[m].off = off;
-			if (c->cap) {
-				run[m].h = whash(run[m].w);
-				__builtin_prefetch(&c->slots[run[m].h & (c->cap - 1)]);
-			}
+			run[m].h = whash(run[m].w);
 			off += idlen + cl;
 			m++;
 		}
 		for (size_t i = 0; i < m; i++) {
-			struct qm_kcache_ent *e = run[i].idlen && c->cap ? slot_of(c, run[i].w, run[i].h) : NULL;
-			if (e && e->len) { /* met before: its count summed in its entry (qm_kcache_flush) */
+			if (i + KC_AHEAD < m && c->cap) { /* the entry of a key ahead, its slot fetched by now */
+				uint64_t s = c->slots[run[i + KC_AHEAD].h & (c->cap - 1)];
+				if (s)
+					__builtin_prefetch(&c->ents[(uint32_t)s - 1]);
+			}
+			size_t at;
+			struct qm_kcache_ent *e = run[i].idlen && c->cap ? find(c, run[i].w, run[i].h, &at) : NULL;
+			if (e) { /* met before: its count summed in its entry (qm_kcache_flush) */
 				if (e->row == KC_SKIP)
 					continue;
 				uint64_t cnt = run[i].count;

@@ -165,16 +165,18 @@ int qm_rows_needed(struct store *s, const struct build *b, int64_t sid, bool *ye
  * table holds QM_KCACHE_MAX, is decoded each time. */
 #define QM_KCACHE_WORDS 3
 #define QM_KCACHE_IDENT (8 * QM_KCACHE_WORDS)
-#define QM_KCACHE_MAX (1u << 17) /* entries: a table of at most 2^18 slots of 64 bytes (16 MiB) */
+#define QM_KCACHE_MAX (1u << 17) /* entries (40 bytes each) and 2^18 slots of 8: at most 7 MiB */
 struct qm_kcache_ent {
 	uint64_t w[QM_KCACHE_WORDS]; /* the identity's bytes, zero past them */
 	uint64_t count;		     /* summed since it was met (its row's count is summed at flush) */
-	uint32_t len;		     /* its length, 0: a free slot */
+	uint32_t len;		     /* its length */
 	uint32_t row;		     /* its row in the set, UINT32_MAX: dropped by the filter */
 };
 struct qm_kcache {
-	struct qm_kcache_ent *slots;
-	size_t cap, n;
+	uint64_t *slots; /* the identity's hash's high half << 32 | entry index + 1, 0 free */
+	size_t cap;
+	struct qm_kcache_ent *ents; /* in the order met */
+	size_t n, capents;
 };
 /* 0 (*damaged set where a key does not decode: the block's later keys are not read), or -ENOMEM. */
 int qm_kcache_sum_block(struct qm_kcache *c, struct kset *ks, const uint8_t *p, size_t len,
