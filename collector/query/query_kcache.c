@@ -179,7 +179,7 @@ static int plain_key(struct qm_kcache *c, struct kset *ks, const uint8_t *p, siz
 	return row != KC_SKIP;
 }
 
-#define KC_RUN 32  /* keys delimited and their slots fetched ahead before any is summed */
+#define KC_RUN 32  /* keys delimited (identity, count, hash) before any is looked up */
 #define KC_AHEAD 8 /* then each one's entry fetched this many keys ahead */
 
 int qm_kcache_sum_block(struct qm_kcache *c, struct kset *ks, const uint8_t *p, size_t len,
@@ -193,7 +193,7 @@ int qm_kcache_sum_block(struct qm_kcache *c, struct kset *ks, const uint8_t *p, 
 	uint64_t n = 0; /* keys kept: the next one's place in the block (first + n) */
 	*damaged = false;
 	while (off < len) {
-		/* delimit up to KC_RUN keys: identity, count; their slots fetched ahead */
+		/* delimit up to KC_RUN keys: identity, count, hash */
 		size_t m = 0;
 		bool cut = false;
 		while (m < KC_RUN && off < len) {
