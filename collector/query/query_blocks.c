@@ -55,7 +55,9 @@ unsigned qm_decode_threads(void)
 /* What decodes blocks into one set: the calling thread's or a worker's. */
 struct decoder {
 	struct kset ks;
-	uint8_t *buf; /* decompressed block, kept across blocks */
+	struct qm_kcache kc; /* its keys' bytes -> their rows in ks (query_kcache.c) */
+	bool cached;	     /* PROF_QUERY_KEY_CACHE=0: every key decoded (tests, benchmarks) */
+	uint8_t *buf;	     /* decompressed block, kept across blocks */
 	size_t cap;
 	struct store_block_key *keys; /* its keys, kept across blocks */
 	size_t capkeys;
@@ -63,6 +65,19 @@ struct decoder {
 	int64_t sid;
 	bool warned;
 };
+
+static bool key_cache_on(void)
+{
+	const char *e = getenv("PROF_QUERY_KEY_CACHE");
+	return !(e && strcmp(e, "0") == 0);
+}
+
+static void damaged_block(struct decoder *d)
+{
+	if (!d->warned)
+		log_warn("session %lld: a damaged sample block (ignored from there)", (long long)d->sid);
+	d->warned = true;
+}
 
 /* Block number no (its keys first met at no << 24 | key) into d's set. */
 static int decode_block(struct decoder *d, const uint8_t *z, size_t zlen, uint64_t no)
@@ -72,6 +87,13 @@ static int decode_block(struct decoder *d, const uint8_t *z, size_t zlen, uint64
 	if (!p)
 		return -ENOMEM;
 	const struct query_filter *f = d->f;
+	if (d->cached) {
+		bool damaged;
+		int rc = qm_kcache_sum_block(&d->kc, &d->ks, p, len, f, no << 24, &damaged);
+		if (damaged)
+			damaged_block(d);
+		return rc;
+	}
 	size_t n = 0;
 	for (uint64_t i = 0; off < len; i++) {
 		if (n == d->capkeys && qm_grow((void **)&d->keys, &d->capkeys, n + 1, sizeof(*d->keys)) < 0)
@@ -79,10 +101,7 @@ static int decode_block(struct decoder *d, const uint8_t *z, size_t zlen, uint64
 		struct store_block_key *kp = &d->keys[n];
 		size_t used = store_block_get(p + off, len - off, kp);
 		if (!used) {
-			if (!d->warned)
-				log_warn("session %lld: a damaged sample block (ignored from there)",
-					 (long long)d->sid);
-			d->warned = true;
+			damaged_block(d);
 			break;
 		}
 		off += used;
@@ -94,6 +113,13 @@ static int decode_block(struct decoder *d, const uint8_t *z, size_t zlen, uint64
 	}
 	/* keys met in order: block << 24 | its n-th kept key (a block has at most 65536) */
 	return qm_kset_add_many(&d->ks, d->keys, n, no << 24);
+}
+
+static void decoder_free(struct decoder *d)
+{
+	qm_kcache_free(&d->kc);
+	free(d->buf);
+	free(d->keys);
 }
 
 struct batch {
@@ -209,7 +235,7 @@ static int pool_start(struct pool *p, unsigned n, const struct decoder *proto)
 	for (unsigned i = 0; i < n; i++) {
 		struct worker *w = &p->w[i];
 		w->p = p;
-		w->d = (struct decoder){.f = proto->f, .sid = proto->sid};
+		w->d = (struct decoder){.f = proto->f, .sid = proto->sid, .cached = proto->cached};
 		if (pthread_create(&w->th, NULL, worker_main, w) != 0)
 			break;
 		w->started = true;
@@ -229,12 +255,12 @@ static int pool_finish(struct pool *p, struct kset *ks, bool *warned)
 	for (size_t i = 0; i < p->nw; i++) {
 		struct worker *w = &p->w[i];
 		pthread_join(w->th, NULL);
+		qm_kcache_flush(&w->d.kc, &w->d.ks);
 		if (rc == 0)
 			rc = qm_kset_merge(ks, &w->d.ks);
 		*warned = *warned || w->d.warned;
 		qm_kset_free(&w->d.ks);
-		free(w->d.buf);
-		free(w->d.keys);
+		decoder_free(&w->d);
 	}
 	if (rc == 0)
 		rc = p->err;
@@ -287,7 +313,7 @@ int qm_keys_from_blocks(struct store *s, struct build *bu, int64_t sid, const st
 		db_bind_i64(st, 5, pmax);
 		db_bind_i64(st, 6, (int64_t)bits);
 	}
-	struct decoder d = {.ks = *ks, .f = f, .sid = sid};
+	struct decoder d = {.ks = *ks, .f = f, .sid = sid, .cached = key_cache_on()};
 	unsigned nthreads = qm_decode_threads();
 	struct pool p = {0};
 	bool pooled = false;
@@ -346,8 +372,8 @@ int qm_keys_from_blocks(struct store *s, struct build *bu, int64_t sid, const st
 		if (!err)
 			err = prc;
 	}
-	free(d.buf);
-	free(d.keys);
+	qm_kcache_flush(&d.kc, &d.ks);
+	decoder_free(&d);
 	*ks = d.ks;
 	if (!err && rc < 0)
 		err = rc;

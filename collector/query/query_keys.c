@@ -69,8 +69,8 @@ static int kset_room(struct kset *ks, size_t more)
 	return 0;
 }
 
-/* k (hash h) summed in; room made. */
-static int kset_put(struct kset *ks, const struct store_block_key *k, uint64_t h, uint64_t first)
+/* k (hash h) summed in, its row's index in *row where row is not NULL; room made. */
+static int kset_put_at(struct kset *ks, const struct store_block_key *k, uint64_t h, uint64_t first, size_t *row)
 {
 	uint64_t tag = (h >> 32) << 32;
 	size_t j = h & (ks->scap - 1);
@@ -83,6 +83,8 @@ static int kset_put(struct kset *ks, const struct store_block_key *k, uint64_t h
 			sat_inc_u64(&r->count, k->count);
 			if (first < ks->first[i])
 				ks->first[i] = first;
+			if (row)
+				*row = i;
 			return 0;
 		}
 	}
@@ -96,15 +98,27 @@ static int kset_put(struct kset *ks, const struct store_block_key *k, uint64_t h
 		ks->first = nf;
 		ks->cap = cap;
 	}
+	if (row)
+		*row = ks->n;
 	ks->rows[ks->n] = *k;
 	ks->first[ks->n] = first;
 	ks->slots[j] = tag | (uint32_t)++ks->n;
 	return 0;
 }
 
+static int kset_put(struct kset *ks, const struct store_block_key *k, uint64_t h, uint64_t first)
+{
+	return kset_put_at(ks, k, h, first, NULL);
+}
+
 int qm_kset_add(struct kset *ks, const struct store_block_key *k, uint64_t first)
 {
 	return kset_room(ks, 1) < 0 ? -ENOMEM : kset_put(ks, k, khash(k), first);
+}
+
+int qm_kset_add_at(struct kset *ks, const struct store_block_key *k, uint64_t first, size_t *row)
+{
+	return kset_room(ks, 1) < 0 ? -ENOMEM : kset_put_at(ks, k, khash(k), first, row);
 }
 
 #define AHEAD 8 /* keys whose slot (and then row) are fetched ahead of the one summed */

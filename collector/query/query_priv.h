@@ -148,6 +148,8 @@ void qm_task_names(const struct sess *se, int32_t pid, int32_t tid, const char *
 int qm_comm_pids(const struct sess *se, const struct query_filter *f, struct query_filter *out);
 /* query_keys.c */
 int qm_kset_add(struct kset *ks, const struct store_block_key *k, uint64_t first);
+/* The same, the index of k's row in ks->rows in *row (stays its row: rows are only added). */
+int qm_kset_add_at(struct kset *ks, const struct store_block_key *k, uint64_t first, size_t *row);
 /* n keys, first met at first, first + 1, ... (one block's: their memory fetched ahead). */
 int qm_kset_add_many(struct kset *ks, const struct store_block_key *keys, size_t n, uint64_t first);
 /* src's rows summed into dst (src left as it was). */
@@ -156,6 +158,33 @@ int qm_kset_merge(struct kset *dst, const struct kset *src);
 int qm_kset_order(struct kset *ks);
 void qm_kset_free(struct kset *ks);
 int qm_rows_needed(struct store *s, const struct build *b, int64_t sid, bool *yes);
+/* query_kcache.c: a block's keys summed into ks through a cache of their bytes, kept from block to block
+ * (a decoder's: its rows are ks's), blocks given in increasing first. After qm_kcache_flush, the same
+ * sums, rows and first-met order as decoding each key with store_block_get, filtering it by f's pids
+ * and adding it with qm_kset_add_at at first + its place among the block's kept keys. A key whose
+ * identity (pid, tid, ip, kip and stack id varints) is over QM_KCACHE_IDENT bytes, or met when the
+ * table holds QM_KCACHE_MAX, is decoded each time. */
+#define QM_KCACHE_WORDS 3
+#define QM_KCACHE_IDENT (8 * QM_KCACHE_WORDS)
+#define QM_KCACHE_MAX (1u << 17) /* entries (40 bytes each) and 2^18 slots of 8: at most 7 MiB */
+struct qm_kcache_ent {
+	uint64_t w[QM_KCACHE_WORDS]; /* the identity's bytes, zero past them */
+	uint64_t count;		     /* summed since it was met (its row's count is summed at flush) */
+	uint32_t len;		     /* its length */
+	uint32_t row;		     /* its row in the set, UINT32_MAX: dropped by the filter */
+};
+struct qm_kcache {
+	uint64_t *slots; /* the identity's hash's high half << 32 | entry index + 1, 0 free */
+	size_t cap;
+	struct qm_kcache_ent *ents; /* in the order met */
+	size_t n, capents;
+};
+/* 0 (*damaged set where a key does not decode: the block's later keys are not read), or -ENOMEM. */
+int qm_kcache_sum_block(struct qm_kcache *c, struct kset *ks, const uint8_t *p, size_t len,
+			const struct query_filter *f, uint64_t first, bool *damaged);
+/* The counts summed in c's entries since the last flush added to their rows in ks (before ks is read). */
+void qm_kcache_flush(struct qm_kcache *c, struct kset *ks);
+void qm_kcache_free(struct qm_kcache *c);
 /* query_blocks.c: the blocks of a range decoded (on up to qm_decode_threads() threads) and summed. */
 int qm_keys_from_blocks(struct store *s, struct build *b, int64_t sid, const struct query_filter *f,
 			int64_t lo, int64_t hi, struct kset *ks);

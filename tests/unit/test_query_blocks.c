@@ -5,7 +5,7 @@
  * every sample of that pid. A SQLite store written by the store's own path.
  * A session whose Hello had no wall clock (realtime 0) and whose first
  * interval starts at time 0 is read like any other (#40). --comm passes over
- * blocks as --pid does. */
+ * blocks as --pid does. The key cache gives what decoding every key gives. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -177,6 +177,43 @@ static void test_query_blocks_threads_same_result(void **state)
 	query_result_free(two);
 }
 
+static void assert_same_result(const struct query_result *a, const struct query_result *b)
+{
+	assert_int_equal(a->total, b->total);
+	assert_int_equal(a->nstacks, b->nstacks);
+	for (size_t i = 0; i < a->nstacks; i++) {
+		const struct query_stack *x = &a->stacks[i], *y = &b->stacks[i];
+		assert_int_equal(x->pid, y->pid);
+		assert_int_equal(x->tid, y->tid);
+		assert_int_equal(x->count, y->count);
+		assert_int_equal(x->nframes, y->nframes);
+		assert_int_equal(a->frames[x->frames[0]].ip, b->frames[y->frames[0]].ip);
+	}
+}
+
+/* The key cache (query_kcache.c, #40 w40k) against every key decoded (PROF_QUERY_KEY_CACHE=0): the same
+ * stacks, counts and order, on one thread and two, over all, a --pid and a --comm. */
+static void test_query_blocks_key_cache_same_result(void **state)
+{
+	struct fx *f = *state;
+	const char *threads[] = {"1", "2"};
+	for (int t = 0; t < 2; t++)
+		for (int q = 0; q < 3; q++) {
+			int32_t pid = q == 1 ? 2012 : 0;
+			const char *comm = q == 2 ? "g2s3" : NULL;
+			struct query_result *on = run_comm(f, threads[t], pid, comm);
+			setenv("PROF_QUERY_KEY_CACHE", "0", 1);
+			struct query_result *off = run_comm(f, threads[t], pid, comm);
+			unsetenv("PROF_QUERY_KEY_CACHE");
+			assert_true(on->total > 0);
+			if (q == 0)
+				assert_int_equal(on->total, f->want_all);
+			assert_same_result(on, off);
+			query_result_free(on);
+			query_result_free(off);
+		}
+}
+
 static void test_query_blocks_pid_passed_over(void **state)
 {
 	struct fx *f = *state;
@@ -300,6 +337,7 @@ int main(void)
 	log_init("test_query_blocks", LOG_LEVEL_ERROR);
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_query_blocks_threads_same_result, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_query_blocks_key_cache_same_result, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_query_blocks_pid_passed_over, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_query_blocks_comm_passed_over, setup, teardown),
 	    cmocka_unit_test(test_query_blocks_session_at_time_zero),
