@@ -30,14 +30,15 @@
  * the slower side (bench/RESULTS.md, w40h): more only touched fresh memory (page faults). */
 #define QB_BATCHES(nthreads) (2 * (nthreads) + 1)
 
+/* seq: which of a reused pid's processes the block's keys are (query_incs.c) */
 static const char q_blocks[] =
-    "SELECT data FROM sample_blocks WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3";
+    "SELECT data, seq FROM sample_blocks WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3";
 /* With a --pid filter: only blocks whose pid range holds one of the pids and whose pid bits have one of
  * theirs (an older collector's blocks, without them, always), checked in the index sample_blocks_keys
  * before the row is read; the others counted. */
 #define PID_TERM " AND (pid_bits IS NULL OR (pid_max >= ?4 AND pid_min <= ?5 AND (pid_bits & ?6) != 0))"
 static const char q_blocks_pids[] =
-    "SELECT data FROM sample_blocks WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3" PID_TERM;
+    "SELECT data, seq FROM sample_blocks WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3" PID_TERM;
 static const char q_nblocks_range[] =
     "SELECT COUNT(*) FROM sample_blocks WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3";
 
@@ -60,12 +61,13 @@ struct decoder {
 	struct store_block_key *keys; /* its keys, kept across blocks */
 	size_t capkeys;
 	const struct query_filter *f;
+	const struct sess *se; /* its later processes of a pid (pid reuse), read only */
 	int64_t sid;
 	bool warned;
 };
 
-/* Block number no (its keys first met at no << 24 | key) into d's set. */
-static int decode_block(struct decoder *d, const uint8_t *z, size_t zlen, uint64_t no)
+/* Block number no of record seq (its keys first met at no << 24 | key) into d's set. */
+static int decode_block(struct decoder *d, const uint8_t *z, size_t zlen, uint64_t no, int64_t seq)
 {
 	size_t len, off = 0;
 	const uint8_t *p = store_block_unpack_to(z, zlen, &len, &d->buf, &d->cap);
@@ -90,6 +92,8 @@ static int decode_block(struct decoder *d, const uint8_t *z, size_t zlen, uint64
 			continue;
 		if (kp->count > VALIDATE_MAX_SAMPLE_COUNT) /* stored unchecked by an older collector */
 			kp->count = VALIDATE_MAX_SAMPLE_COUNT;
+		if (d->se->nstarts) /* a pid used again in the session: which process this record's is */
+			kp->inc = qm_inc_of(d->se, kp->pid, seq);
 		n++;
 	}
 	/* keys met in order: block << 24 | its n-th kept key (a block has at most 65536) */
@@ -100,6 +104,7 @@ struct batch {
 	uint64_t first; /* number of its first block */
 	size_t n, used, cap;
 	size_t off[QB_BATCH_BLOCKS + 1];
+	int64_t seq[QB_BATCH_BLOCKS];
 	uint8_t *data;
 	struct batch *next;
 };
@@ -138,7 +143,7 @@ static void *worker_main(void *arg)
 		pthread_mutex_unlock(&p->mu);
 		for (size_t i = 0; !err && i < b->n; i++)
 			err =
-			    decode_block(&w->d, b->data + b->off[i], b->off[i + 1] - b->off[i], b->first + i);
+			    decode_block(&w->d, b->data + b->off[i], b->off[i + 1] - b->off[i], b->first + i, b->seq[i]);
 		pthread_mutex_lock(&p->mu);
 		if (err && !p->err)
 			p->err = err;
@@ -181,7 +186,7 @@ static void give_batch(struct pool *p, struct batch *b)
 	pthread_mutex_unlock(&p->mu);
 }
 
-static int batch_put(struct batch *b, const uint8_t *z, size_t zlen)
+static int batch_put(struct batch *b, const uint8_t *z, size_t zlen, int64_t seq)
 {
 	if (b->used + zlen > b->cap) {
 		size_t nc = b->cap ? b->cap : QB_BATCH_BYTES;
@@ -194,6 +199,7 @@ static int batch_put(struct batch *b, const uint8_t *z, size_t zlen)
 		b->cap = nc;
 	}
 	memcpy(b->data + b->used, z, zlen);
+	b->seq[b->n] = seq;
 	b->used += zlen;
 	b->off[++b->n] = b->used;
 	return 0;
@@ -209,7 +215,7 @@ static int pool_start(struct pool *p, unsigned n, const struct decoder *proto)
 	for (unsigned i = 0; i < n; i++) {
 		struct worker *w = &p->w[i];
 		w->p = p;
-		w->d = (struct decoder){.f = proto->f, .sid = proto->sid};
+		w->d = (struct decoder){.f = proto->f, .se = proto->se, .sid = proto->sid};
 		if (pthread_create(&w->th, NULL, worker_main, w) != 0)
 			break;
 		w->started = true;
@@ -265,9 +271,10 @@ static int count_passed(struct store *s, struct build *b, int64_t sid, int64_t l
 	return rc < 0 ? rc : 0;
 }
 
-int qm_keys_from_blocks(struct store *s, struct build *bu, int64_t sid, const struct query_filter *f,
+int qm_keys_from_blocks(struct store *s, struct build *bu, const struct sess *se, const struct query_filter *f,
 			int64_t lo, int64_t hi, struct kset *ks)
 {
+	int64_t sid = se->id;
 	bool by_pid = f->npids && bu->have_pid_cols;
 	struct db_stmt *st = store_stmt(s, by_pid ? q_blocks_pids : q_blocks);
 	if (!st)
@@ -287,7 +294,7 @@ int qm_keys_from_blocks(struct store *s, struct build *bu, int64_t sid, const st
 		db_bind_i64(st, 5, pmax);
 		db_bind_i64(st, 6, (int64_t)bits);
 	}
-	struct decoder d = {.ks = *ks, .f = f, .sid = sid};
+	struct decoder d = {.ks = *ks, .f = f, .se = se, .sid = sid};
 	unsigned nthreads = qm_decode_threads();
 	struct pool p = {0};
 	bool pooled = false;
@@ -298,9 +305,10 @@ int qm_keys_from_blocks(struct store *s, struct build *bu, int64_t sid, const st
 	while (!err && (rc = db_step(st)) == 1) {
 		size_t zlen;
 		const uint8_t *z = db_col_blob(st, 0, &zlen);
+		int64_t seq = db_col_i64(st, 1);
 		if (!pooled && (nthreads < 2 || (no < QB_SEQUENTIAL && seq_bytes < QB_SEQUENTIAL_BYTES))) {
 			seq_bytes += zlen;
-			err = decode_block(&d, z, zlen, no++);
+			err = decode_block(&d, z, zlen, no++, seq);
 			continue;
 		}
 		if (!pooled) {
@@ -309,7 +317,7 @@ int qm_keys_from_blocks(struct store *s, struct build *bu, int64_t sid, const st
 				pool_finish(&p, &d.ks, &d.warned);
 				pooled = false;
 				nthreads = 1;
-				err = decode_block(&d, z, zlen, no++);
+				err = decode_block(&d, z, zlen, no++, seq);
 				continue;
 			}
 		}
@@ -324,7 +332,7 @@ int qm_keys_from_blocks(struct store *s, struct build *bu, int64_t sid, const st
 		}
 		if (b->n == 0)
 			b->first = no;
-		err = batch_put(b, z, zlen);
+		err = batch_put(b, z, zlen, seq);
 		no++;
 		if (!err && (b->n == QB_BATCH_BLOCKS || b->used >= QB_BATCH_BYTES)) {
 			give_batch(&p, b);

@@ -72,6 +72,10 @@ static const char *const pg_migrations[] = {
     /* 4: a record's mappings packed (#40, w40h: store_map_blocks.h); a store at 3 runs no DDL at open */
     "CREATE TABLE IF NOT EXISTS sample_map_blocks (session_id BIGINT NOT NULL, seq BIGINT NOT NULL, n BIGINT,"
     " data BYTEA, PRIMARY KEY(session_id, seq));",
+    /* 5: the names of a pid's later processes in a session (w44a, pid reuse: TaskName.incarnation) */
+    "CREATE TABLE IF NOT EXISTS sample_task_incs (session_id BIGINT NOT NULL, pid BIGINT NOT NULL,"
+    " tid BIGINT NOT NULL, incarnation BIGINT NOT NULL, seq BIGINT NOT NULL, first_map_id BIGINT, comm TEXT,"
+    " thread TEXT, PRIMARY KEY(session_id, pid, tid, incarnation));",
 };
 #define PG_NMIGRATIONS ((int)(sizeof(pg_migrations) / sizeof(pg_migrations[0])))
 
