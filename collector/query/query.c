@@ -74,19 +74,23 @@ static int intern_frame(struct build *b, const struct sym_frame *sf, bool kernel
 	return 0;
 }
 
+struct ip_key {
+	int32_t pid;
+	int32_t kernel;
+	uint64_t ip;
+	uint32_t inc, pad;
+};
+
 /* The frame of address ip of pid (kernel: a kernel address), described by
  * sym_describe (symbols.h): demangled functions, kallsyms kernel functions,
  * unresolved addresses grouped per module. */
 static int frame_of(struct build *b, struct sess *se, int32_t pid, uint32_t inc, uint64_t ip, bool kernel,
 		    uint32_t *out)
 {
-	struct {
-		int32_t pid;
-		int32_t kernel;
-		uint64_t ip;
-		uint32_t inc, pad;
-	} k = {kernel ? 0 : pid, kernel, ip, kernel ? 0 : inc, 0};
-	if (key_map_get(&se->frame_of_ip, &k, sizeof(k), out))
+	struct ip_key k = {kernel ? 0 : pid, kernel, ip, kernel ? 0 : inc, 0};
+	/* the process only where the session has a reused pid (the key as before otherwise) */
+	size_t klen = se->nstarts ? sizeof(k) : offsetof(struct ip_key, inc);
+	if (key_map_get(&se->frame_of_ip, &k, klen, out))
 		return 0;
 	char buf[600];
 	struct sym_frame sf;
@@ -106,7 +110,7 @@ static int frame_of(struct build *b, struct sess *se, int32_t pid, uint32_t inc,
 	}
 	int rc = intern_frame(b, &sf, kernel, out);
 	if (rc == 0)
-		rc = key_map_put(&se->frame_of_ip, &k, sizeof(k), *out);
+		rc = key_map_put(&se->frame_of_ip, &k, klen, *out);
 	return rc;
 }
 
@@ -145,13 +149,14 @@ static int add_stack(struct build *b, struct sess *se, int32_t pid, int32_t tid,
 		     size_t nfr, uint64_t count)
 {
 	struct query_result *r = b->r;
-	size_t klen = sizeof(int64_t) + 3 * sizeof(int32_t) + nfr * sizeof(uint32_t);
+	size_t ilen = se->nstarts ? sizeof(uint32_t) : 0; /* a pid's processes apart where one was reused */
+	size_t klen = sizeof(int64_t) + 2 * sizeof(int32_t) + ilen + nfr * sizeof(uint32_t);
 	unsigned char key[sizeof(int64_t) + 3 * sizeof(int32_t) + MAX_FRAMES * sizeof(uint32_t)];
 	memcpy(key, &se->id, sizeof(int64_t));
 	memcpy(key + 8, &pid, 4);
 	memcpy(key + 12, &tid, 4);
-	memcpy(key + 16, &inc, 4); /* a pid's processes apart (pid reuse) */
-	memcpy(key + 20, fr, nfr * sizeof(uint32_t));
+	memcpy(key + 16, &inc, ilen);
+	memcpy(key + 16 + ilen, fr, nfr * sizeof(uint32_t));
 	uint32_t idx;
 	if (key_map_get(&b->stack_ids, key, klen, &idx)) {
 		sat_inc_u64(&r->stacks[idx].count, count);

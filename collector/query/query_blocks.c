@@ -62,6 +62,11 @@ struct decoder {
 	size_t capkeys;
 	const struct query_filter *f;
 	const struct sess *se; /* its later processes of a pid (pid reuse), read only */
+	struct {
+		int32_t pid;
+		uint32_t inc;
+		int64_t seq; /* -1: empty */
+	} ic[64];	      /* the incarnations met last, by pid mod 64: a block's keys share its seq */
 	int64_t sid;
 	bool warned;
 };
@@ -92,8 +97,15 @@ static int decode_block(struct decoder *d, const uint8_t *z, size_t zlen, uint64
 			continue;
 		if (kp->count > VALIDATE_MAX_SAMPLE_COUNT) /* stored unchecked by an older collector */
 			kp->count = VALIDATE_MAX_SAMPLE_COUNT;
-		if (d->se->nstarts) /* a pid used again in the session: which process this record's is */
-			kp->inc = qm_inc_of(d->se, kp->pid, seq);
+		if (d->se->nstarts) { /* a pid used again in the session: which process this record's is */
+			size_t h = (uint32_t)kp->pid & 63;
+			if (d->ic[h].seq != seq || d->ic[h].pid != kp->pid) {
+				d->ic[h].pid = kp->pid;
+				d->ic[h].seq = seq;
+				d->ic[h].inc = qm_inc_of(d->se, kp->pid, seq);
+			}
+			kp->inc = d->ic[h].inc;
+		}
 		n++;
 	}
 	/* keys met in order: block << 24 | its n-th kept key (a block has at most 65536) */
@@ -216,6 +228,8 @@ static int pool_start(struct pool *p, unsigned n, const struct decoder *proto)
 		struct worker *w = &p->w[i];
 		w->p = p;
 		w->d = (struct decoder){.f = proto->f, .se = proto->se, .sid = proto->sid};
+		for (size_t j = 0; j < 64; j++)
+			w->d.ic[j].seq = -1;
 		if (pthread_create(&w->th, NULL, worker_main, w) != 0)
 			break;
 		w->started = true;
@@ -295,6 +309,8 @@ int qm_keys_from_blocks(struct store *s, struct build *bu, const struct sess *se
 		db_bind_i64(st, 6, (int64_t)bits);
 	}
 	struct decoder d = {.ks = *ks, .f = f, .se = se, .sid = sid};
+	for (size_t j = 0; j < 64; j++)
+		d.ic[j].seq = -1;
 	unsigned nthreads = qm_decode_threads();
 	struct pool p = {0};
 	bool pooled = false;

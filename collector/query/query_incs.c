@@ -115,13 +115,14 @@ uint32_t qm_inc_of(const struct sess *se, int32_t pid, int64_t seq)
 	return lo > 0 && se->starts[lo - 1].pid == pid ? se->starts[lo - 1].inc : 0;
 }
 
-/* The first of pid's rows in se->incs (its run), or se->nincs. */
-static size_t run_of(const struct sess *se, int32_t pid)
+/* The first of the rows of (pid, inc) or after them in se->incs (sorted by pid, inc, tid). */
+static size_t rows_of(const struct sess *se, int32_t pid, uint32_t inc)
 {
 	size_t lo = 0, hi = se->nincs;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (se->incs[mid].pid < pid)
+		const struct inc_row *r = &se->incs[mid];
+		if (r->pid < pid || (r->pid == pid && r->inc < inc))
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -129,31 +130,36 @@ static size_t run_of(const struct sess *se, int32_t pid)
 	return lo;
 }
 
+static size_t run_of(const struct sess *se, int32_t pid)
+{
+	return rows_of(se, pid, 0);
+}
+
+/* [lo: its rows' first_map_id (0: none known), hi: the next later process's of the pid that has one). */
 void qm_inc_map_ids(const struct sess *se, int32_t pid, uint32_t inc, int64_t *lo, int64_t *hi)
 {
 	*lo = 0;
 	*hi = INT64_MAX;
-	if (inc == QM_INC_ANY)
+	if (inc == QM_INC_ANY || !se->nincs)
 		return;
-	for (size_t i = run_of(se, pid); i < se->nincs && se->incs[i].pid == pid; i++) {
-		const struct inc_row *r = &se->incs[i];
-		if (!r->first_map_id)
-			continue;
-		if (r->inc == inc && r->first_map_id > *lo)
-			*lo = r->first_map_id;
-		else if (r->inc > inc && r->first_map_id < *hi)
-			*hi = r->first_map_id;
-	}
+	size_t i = rows_of(se, pid, inc);
+	for (; i < se->nincs && se->incs[i].pid == pid && se->incs[i].inc == inc; i++)
+		if (se->incs[i].first_map_id > *lo)
+			*lo = se->incs[i].first_map_id;
+	for (; i < se->nincs && se->incs[i].pid == pid; i++)
+		if (se->incs[i].first_map_id) {
+			*hi = se->incs[i].first_map_id;
+			break;
+		}
 }
 
 bool qm_inc_names(const struct sess *se, int32_t pid, int32_t tid, uint32_t inc, const char **comm,
 		  const char **thread)
 {
 	bool any = false;
-	for (size_t i = run_of(se, pid); i < se->nincs && se->incs[i].pid == pid; i++) {
+	for (size_t i = rows_of(se, pid, inc); i < se->nincs && se->incs[i].pid == pid && se->incs[i].inc == inc;
+	     i++) {
 		const struct inc_row *r = &se->incs[i];
-		if (r->inc != inc)
-			continue;
 		any = true;
 		if (!**comm || r->tid == pid)
 			*comm = r->comm;
