@@ -570,6 +570,16 @@ static void prev_sent(struct sampler *s)
  * process's keys in a record of their own right after (an empty interval at the same time). */
 static int emit_record(struct sampler *s, uint64_t now_ns)
 {
+	/* the pids whose previous process has keys here: classified so at their drain, or while it was
+	 * the current one, before the next one's FORK record was read (a ring drained before it) */
+	for (size_t i = 0; i < s->agg.cap; i++) {
+		const struct sample_key *k = &s->agg.slots[i].k;
+		if (!s->agg.slots[i].count)
+			continue;
+		struct task_name *l = task_names_find(&s->tasks, k->pid, k->pid);
+		if (l && l->prev_valid && l->prev_inc != l->inc && k->inc == l->prev_inc)
+			l->prev_pending = true;
+	}
 	size_t held = 0;
 	for (size_t i = 0; i < s->agg.cap; i++)
 		held += s->agg.slots[i].count && held_back(s, &s->agg.slots[i].k);

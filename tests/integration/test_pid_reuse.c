@@ -1,10 +1,11 @@
 /* A pid used again within one agent session (w44a): a real collector on 127.0.0.1 and
- * `agent record -a` (the default back end, then the ring back end); busy runs as fq_alpha (pid P)
- * and ends, /proc/sys/kernel/ns_last_pid is set to P - 1 and halfsleep runs as fq_other, which gets
+ * `agent record -a` (the default back end, then the ring back end); busy runs as reuse_alpha (pid P)
+ * and ends, /proc/sys/kernel/ns_last_pid is set to P - 1 and halfsleep runs as reuse_other, which gets
  * pid P, while the same agent samples. Each program's samples must stay under its own name with its
  * own functions resolved (busy's spin, halfsleep's spin_for) and match its own CPU time: before the
- * fix the store kept one name per (session, pid, tid), the later one's, and fq_alpha had no samples.
- * Skipped, with the reason, where ns_last_pid cannot be written (not root, no such file) or the
+ * fix the store kept one name per (session, pid, tid), the later one's, and reuse_alpha had no samples.
+ * The names are this suite's own: other suites' system-wide agents sample these programs too, and
+ * test_fleet_query counts its fq_* programs by name. Skipped, with the reason, where ns_last_pid cannot be written (not root, no such file) or the
  * agent cannot sample system-wide. */
 #include <errno.h>
 #include <fcntl.h>
@@ -139,7 +140,7 @@ static void near_cpu(long long samples, double cpu_s, const char *what)
 	assert_true(samples <= 1.4 * expect + 3);
 }
 
-/* One agent session (backend NULL: the default) with fq_alpha and then fq_other on its pid. */
+/* One agent session (backend NULL: the default) with reuse_alpha and then reuse_other on its pid. */
 static void reuse_in_session(void **state, const char *id, const char *backend)
 {
 	struct reuse *r = *state;
@@ -156,8 +157,8 @@ static void reuse_in_session(void **state, const char *id, const char *backend)
 	snprintf(alog, sizeof(alog), "%s/%s.log", r->t.dir, id);
 	snprintf(wlog1, sizeof(wlog1), "%s/%s-alpha.log", r->t.dir, id);
 	snprintf(wlog2, sizeof(wlog2), "%s/%s-other.log", r->t.dir, id);
-	named(r, "workloads/busy", "fq_alpha", alpha, sizeof(alpha));
-	named(r, "workloads/halfsleep", "fq_other", other, sizeof(other));
+	named(r, "workloads/busy", "reuse_alpha", alpha, sizeof(alpha));
+	named(r, "workloads/halfsleep", "reuse_other", other, sizeof(other));
 	char *argv[24];
 	int n = 0;
 	argv[n++] = agent;
@@ -195,13 +196,13 @@ static void reuse_in_session(void **state, const char *id, const char *backend)
 		fprintf(stderr, "skipped: agent record -a cannot sample system-wide here (its log above)\n");
 		skip();
 	}
-	/* fq_alpha: 0.4 s of CPU time, then gone */
+	/* reuse_alpha: 0.4 s of CPU time, then gone */
 	char *av1[] = {alpha, "-0.4", "1", "0", NULL};
 	pid_t p = tp_spawn(av1, wlog1);
 	int status;
 	assert_int_equal(tp_wait(p, 90000, &status), 0);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	/* fq_other on the same pid: the next fork after ns_last_pid = P - 1 (another process of the
+	/* reuse_other on the same pid: the next fork after ns_last_pid = P - 1 (another process of the
 	 * machine may fork first: tried again) */
 	char *av2[] = {other, "1.0", "50", NULL};
 	pid_t q = -1;
@@ -228,22 +229,22 @@ static void reuse_in_session(void **state, const char *id, const char *backend)
 		fail_msg("agent record -a ended with 0x%x", status);
 	}
 	double cpu_alpha = cpu_of(wlog1, "busy"), cpu_other = cpu_of(wlog2, "halfsleep");
-	fprintf(stderr, "%s: pid %d: fq_alpha %.3f s CPU, then fq_other %.3f s CPU\n", id, (int)p, cpu_alpha,
+	fprintf(stderr, "%s: pid %d: reuse_alpha %.3f s CPU, then reuse_other %.3f s CPU\n", id, (int)p, cpu_alpha,
 		cpu_other);
 	assert_true(cpu_alpha > 0 && cpu_other > 0);
 
 	/* each under its own name, its own functions resolved in its own file */
-	char *out = functions_of(r, id, (int)p, "fq_alpha");
+	char *out = functions_of(r, id, (int)p, "reuse_alpha");
 	long long spin = row_field(out, "spin", "self"), spin_for = row_field(out, "spin_for", "self");
-	fprintf(stderr, "fq_alpha: spin %lld, spin_for %lld\n", spin, spin_for);
-	near_cpu(spin, cpu_alpha, "fq_alpha in spin");
+	fprintf(stderr, "reuse_alpha: spin %lld, spin_for %lld\n", spin, spin_for);
+	near_cpu(spin, cpu_alpha, "reuse_alpha in spin");
 	assert_true(spin_for <= 0);
 	free(out);
-	out = functions_of(r, id, (int)p, "fq_other");
+	out = functions_of(r, id, (int)p, "reuse_other");
 	spin = row_field(out, "spin", "self");
 	spin_for = row_field(out, "spin_for", "self");
-	fprintf(stderr, "fq_other: spin %lld, spin_for %lld\n", spin, spin_for);
-	near_cpu(spin_for, cpu_other, "fq_other in spin_for");
+	fprintf(stderr, "reuse_other: spin %lld, spin_for %lld\n", spin, spin_for);
+	near_cpu(spin_for, cpu_other, "reuse_other in spin_for");
 	assert_true(spin <= 0);
 	free(out);
 	/* by process: two rows for the one pid */
@@ -251,8 +252,8 @@ static void reuse_in_session(void **state, const char *id, const char *backend)
 	snprintf(pid_s, sizeof(pid_s), "%d", (int)p);
 	out = collector(r, "report", "--store", r->t.db, "--agent", id, "--pid", pid_s, "--by", "process", "--json",
 			NULL);
-	assert_true(row_field(out, "fq_alpha", "self") > 0);
-	assert_true(row_field(out, "fq_other", "self") > 0);
+	assert_true(row_field(out, "reuse_alpha", "self") > 0);
+	assert_true(row_field(out, "reuse_other", "self") > 0);
 	free(out);
 }
 
