@@ -228,7 +228,7 @@ static void handle_task(struct task_names *tn, struct proc_maps *pm, uint32_t ty
 	memcpy(&t, p + 16, 8);
 	if (type == PERF_RECORD_FORK) {
 		if (tn)
-			tn->next_map_id = pm->next_id; /* a new process's mappings: ids from here (pid reuse) */
+			tn->next_map_id = pm->next_id + 1; /* a new process's mappings: ids from here (next_id: the last given) */
 		if (tn)
 			task_names_fork(tn, (int32_t)pid, (int32_t)tid, (int32_t)ppid, (int32_t)ptid, t);
 		if (pid == tid)
