@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -32,6 +33,7 @@ struct mmap_watch {
 	uint64_t seen;
 	uint64_t lost; /* records the kernel could not write (PERF_RECORD_LOST) */
 	bool timed;    /* records end with their time (sample_id_all) */
+	bool mono;     /* ... on CLOCK_MONOTONIC (use_clockid, Linux 4.1): the BPF back end's process start times */
 	struct task_names *names; /* COMM records go here (NULL: dropped) */
 	uint8_t tmp[4096 + 256]; /* a record that wraps around the ring's end */
 };
@@ -84,10 +86,19 @@ int mmap_watch_open(struct mmap_watch **out, enum perf_target_kind kind, pid_t p
 	a.disabled = kind == PERF_TARGET_EXEC;
 	a.watermark = 1;
 	a.wakeup_watermark = (uint32_t)(w->data_size / 2);
+	/* times on CLOCK_MONOTONIC, the clock of a task's start_time (the BPF back end's samples tell a
+	 * pid's processes apart by it: pid reuse, w44a) */
+	a.use_clockid = 1;
+	a.clockid = CLOCK_MONOTONIC;
 	pid_t target = kind == PERF_TARGET_SYSTEM ? -1 : pid;
 	int rc = 0;
 	for (int c = 0; c < ncpu; c++) {
 		long fd = perf_event_open_cloexec(&a, target, cpus[c], -1, 0);
+		if (fd < 0 && errno == EINVAL && a.use_clockid) {
+			a.use_clockid = 0; /* Linux < 4.1: the perf clock */
+			a.clockid = 0;
+			fd = perf_event_open_cloexec(&a, target, cpus[c], -1, 0);
+		}
 		if (fd < 0 && errno == EINVAL && a.mmap2) {
 			a.mmap2 = 0; /* Linux < 3.16: MMAP records, no comm_exec bit */
 			a.comm_exec = 0;
@@ -121,6 +132,7 @@ int mmap_watch_open(struct mmap_watch **out, enum perf_target_kind kind, pid_t p
 		r->base = m;
 	}
 	w->timed = a.sample_id_all;
+	w->mono = a.use_clockid && a.sample_id_all;
 	if (rc < 0) {
 		snprintf(err, errlen, "mmap watch: perf_event_open/mmap of a dummy event: %s", strerror(-rc));
 		mmap_watch_close(w);
@@ -215,6 +227,8 @@ static void handle_task(struct task_names *tn, struct proc_maps *pm, uint32_t ty
 	memcpy(&ptid, p + 12, 4);
 	memcpy(&t, p + 16, 8);
 	if (type == PERF_RECORD_FORK) {
+		if (tn)
+			tn->next_map_id = pm->next_id + 1; /* a new process's mappings: ids from here (next_id: the last given) */
 		if (tn)
 			task_names_fork(tn, (int32_t)pid, (int32_t)tid, (int32_t)ppid, (int32_t)ptid, t);
 		if (pid == tid)
@@ -312,6 +326,11 @@ int mmap_watch_drain(struct mmap_watch *w, struct proc_maps *pm)
 		__atomic_store_n(&mp->data_tail, w->r[i].tail, __ATOMIC_RELEASE);
 	}
 	return added;
+}
+
+bool mmap_watch_monotonic(const struct mmap_watch *w)
+{
+	return w && w->mono;
 }
 
 uint64_t mmap_watch_seen(const struct mmap_watch *w)

@@ -11,6 +11,7 @@
 #define AGENT_MMAP_WATCH_H
 
 #include <poll.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -32,6 +33,8 @@ int mmap_watch_drain(struct mmap_watch *w, struct proc_maps *pm);
 /* Also take the COMM records (names at exec and thread renames) into tn (not owned; NULL: ignore them). */
 void mmap_watch_set_names(struct mmap_watch *w, struct task_names *tn);
 uint64_t mmap_watch_seen(const struct mmap_watch *w); /* mapping records read */
+/* Are the records' times CLOCK_MONOTONIC (else the perf clock, Linux < 4.1)? */
+bool mmap_watch_monotonic(const struct mmap_watch *w);
 uint64_t mmap_watch_lost(const struct mmap_watch *w); /* records the kernel dropped (ring full) */
 void mmap_watch_close(struct mmap_watch *w);
 

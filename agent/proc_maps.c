@@ -155,11 +155,14 @@ done:
 
 /* -------------------------------------------------------------- mappings */
 
+/* A live mapping of e's like it (a process that exited holds dead ones until they are declared: the
+ * next process on its pid mapping the same file at the same address, a non-PIE program run again, gets
+ * a mapping and an id of its own, w44a). */
 static bool known(const struct proc_entry *e, uint64_t s, uint64_t end, uint64_t off, const char *path)
 {
 	for (size_t i = e ? e->n : 0; i-- > 0;) {
 		const struct proc_mapping *m = &e->m[i];
-		if (m->start == s && m->end == end && m->pgoff == off && strcmp(m->path, path) == 0)
+		if (!m->dead && m->start == s && m->end == end && m->pgoff == off && strcmp(m->path, path) == 0)
 			return true;
 	}
 	return false;

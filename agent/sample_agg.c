@@ -19,13 +19,13 @@ static uint64_t key_hash(const struct sample_key *k)
 	uint64_t h = mix64(((uint64_t)(uint32_t)k->pid << 32) | (uint32_t)k->tid);
 	h = mix64(h ^ k->ip);
 	h = mix64(h ^ k->kip);
-	return mix64(h ^ k->stack_id);
+	return mix64(h ^ ((uint64_t)k->inc << 32 | k->stack_id));
 }
 
 static bool key_eq(const struct sample_key *a, const struct sample_key *b)
 {
 	return a->pid == b->pid && a->tid == b->tid && a->ip == b->ip && a->kip == b->kip &&
-	       a->stack_id == b->stack_id;
+	       a->stack_id == b->stack_id && a->inc == b->inc;
 }
 
 int sample_agg_init(struct sample_agg *a)

@@ -25,6 +25,7 @@ struct sample_key {
 	uint64_t ip;       /* user-mode ip, 0 if the sample hit the kernel */
 	uint64_t kip;      /* kernel ip, 0 if the sample hit user mode */
 	uint32_t stack_id; /* interned user call chain, 0 = none */
+	uint32_t inc;      /* the pid's process in the session (task_names.h: pid reuse), summed apart */
 };
 
 struct sample_entry {

@@ -281,6 +281,13 @@ static bool jit_frame(const struct sampler *s, const struct sample_key *k)
 	return false;
 }
 
+uint32_t sampler_inc_of(struct sampler *s, int32_t pid, uint64_t stamp_ns)
+{
+	if (pid > 0 && !task_names_find(&s->tasks, pid, pid))
+		task_names_ensure(&s->tasks, pid, pid); /* a process first seen here: its incarnation now */
+	return task_names_inc_of(&s->tasks, pid, stamp_ns);
+}
+
 int sampler_add(struct sampler *s, const struct sample_key *k, uint64_t count, uint64_t now_ns)
 {
 	int rc = sample_agg_add(&s->agg, k, count);
@@ -322,7 +329,7 @@ static void report_drops(struct sampler *s)
 		 TASK_NAMES_MAX, (unsigned long long)mmap_watch_lost(s->mw));
 }
 
-static int emit_record(struct sampler *s, uint64_t now_ns)
+static int emit_one(struct sampler *s, uint64_t now_ns)
 {
 	perf_maps_retry(&s->jit, now_ns, s->o.emit, s->o.ctx); /* JIT symbols before the samples naming them */
 	if (s->o.generation) {
@@ -361,7 +368,7 @@ static int emit_record(struct sampler *s, uint64_t now_ns)
 	Prof__Mapping *mp = malloc((s->maps.nmaps + 1) * sizeof(*mp));
 	Prof__Mapping **mpp = malloc((s->maps.nmaps + 1) * sizeof(*mpp));
 	Prof__TaskTime **ttp = malloc((s->ntt + 1) * sizeof(*ttp));
-	size_t ntn_max = s->tasks.n + 1; /* at most every known task */
+	size_t ntn_max = 2 * s->tasks.n + 1; /* at most every known task and the one it held before */
 	Prof__TaskName *tn = malloc(ntn_max * sizeof(*tn));
 	Prof__TaskName **tnp = malloc(ntn_max * sizeof(*tnp));
 	if (!pid || !tid || !ip || !kip || !cnt || !sid || !stk || !stkp || !mp || !mpp || !ttp || !tn || !tnp) {
@@ -396,8 +403,10 @@ rebuild:
 		cnt[k] = e->count;
 		k++;
 		struct task_name *name = task_names_find(&s->tasks, e->k.pid, e->k.tid);
-		if (name)
+		if (name && name->inc == e->k.inc)
 			name->sampled = true;
+		else if (name && name->prev_valid && name->prev_inc == e->k.inc)
+			name->prev_sampled = true; /* the task the entry held before (pid reuse) */
 		if (e->k.stack_id && !stack_table_declared(&s->stacks, e->k.stack_id)) {
 			size_t len;
 			const uint64_t *ips = stack_table_get(&s->stacks, e->k.stack_id, &len);
@@ -422,13 +431,31 @@ rebuild:
 	 * task's last sample (its exec seen late, from another CPU's ring) is declared again */
 	for (size_t i = 0; i < s->tasks.cap && ntn < ntn_max; i++) {
 		struct task_name *name = &s->tasks.slots[i];
-		if (!name->tid || !name->sampled || name->declared)
+		if (!name->tid)
+			continue;
+		/* the task the entry held before its id was used again, where its samples are in this record */
+		if (name->prev_valid && name->prev_sampled && !name->prev_declared && name->prev_inc != name->inc &&
+		    ntn < ntn_max) {
+			prof__task_name__init(&tn[ntn]);
+			tn[ntn].pid = name->pid;
+			tn[ntn].tid = name->tid;
+			tn[ntn].comm = name->prev_comm;
+			tn[ntn].thread = name->prev_thread;
+			tn[ntn].incarnation = name->prev_inc;
+			tn[ntn].first_map_id = name->prev_inc ? name->prev_first_map_id : 0;
+			tnp[ntn] = &tn[ntn];
+			ntn++;
+			name->prev_declared = true;
+		}
+		if (!name->sampled || name->declared || ntn >= ntn_max)
 			continue;
 		prof__task_name__init(&tn[ntn]);
 		tn[ntn].pid = name->pid;
 		tn[ntn].tid = name->tid;
 		tn[ntn].comm = name->comm;
 		tn[ntn].thread = name->thread;
+		tn[ntn].incarnation = name->inc;
+		tn[ntn].first_map_id = name->inc ? name->first_map_id : 0;
 		tnp[ntn] = &tn[ntn];
 		ntn++;
 		name->declared = true;
@@ -522,6 +549,68 @@ out:
 	s->lost = 0;
 	s->last_emit_ns = now_ns;
 	return rc;
+}
+
+/* Is key k one of a current process whose pid's previous process has samples in this record too? */
+static bool held_back(struct sampler *s, const struct sample_key *k)
+{
+	const struct task_name *l = task_names_find(&s->tasks, k->pid, k->pid);
+	return l && l->prev_pending && l->prev_valid && k->inc == l->inc && l->prev_inc != l->inc;
+}
+
+static void prev_sent(struct sampler *s)
+{
+	for (size_t i = 0; i < s->tasks.cap; i++)
+		s->tasks.slots[i].prev_pending = false;
+}
+
+/* A record never holds two processes of one pid (pid reuse, w44a: the collector takes a record's keys
+ * of a pid as the process whose TaskName.incarnation it last saw declared): where a pid's previous
+ * process has samples beside the current one's, everything else goes first and the current
+ * process's keys in a record of their own right after (an empty interval at the same time). */
+static int emit_record(struct sampler *s, uint64_t now_ns)
+{
+	/* the pids whose previous process has keys here: classified so at their drain, or while it was
+	 * the current one, before the next one's FORK record was read (a ring drained before it) */
+	for (size_t i = 0; i < s->agg.cap; i++) {
+		const struct sample_key *k = &s->agg.slots[i].k;
+		if (!s->agg.slots[i].count)
+			continue;
+		struct task_name *l = task_names_find(&s->tasks, k->pid, k->pid);
+		if (l && l->prev_valid && l->prev_inc != l->inc && k->inc == l->prev_inc)
+			l->prev_pending = true;
+	}
+	size_t held = 0;
+	for (size_t i = 0; i < s->agg.cap; i++)
+		held += s->agg.slots[i].count && held_back(s, &s->agg.slots[i].k);
+	struct sample_entry *all = held ? malloc(s->agg.n * sizeof(*all)) : NULL;
+	bool *hold = held ? malloc(s->agg.n * sizeof(*hold)) : NULL;
+	if (!all || !hold) { /* nothing to split (or no memory to: as one record) */
+		free(all);
+		free(hold);
+		int rc = emit_one(s, now_ns);
+		prev_sent(s);
+		return rc;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < s->agg.cap; i++)
+		if (s->agg.slots[i].count) {
+			hold[n] = held_back(s, &s->agg.slots[i].k);
+			all[n++] = s->agg.slots[i];
+		}
+	sample_agg_reset(&s->agg);
+	for (size_t i = 0; i < n; i++)
+		if (!hold[i])
+			sample_agg_add(&s->agg, &all[i].k, all[i].count); /* fewer keys than were there: room */
+	int rc = emit_one(s, now_ns);
+	prev_sent(s);
+	for (size_t i = 0; i < n; i++)
+		if (hold[i])
+			sample_agg_add(&s->agg, &all[i].k, all[i].count);
+	int rc2 = emit_one(s, now_ns);
+	free(all);
+	free(hold);
+	return rc < 0 ? rc : rc2;
 }
 
 int sampler_flush(struct sampler *s, uint64_t now_ns)

@@ -151,6 +151,8 @@ static void add_key(struct sampler *s, const struct sample_map_key *k, uint64_t 
 {
 	struct bpf_state *b = s->be;
 	struct sample_key sk = {.pid = (int32_t)k->pid, .tid = (int32_t)k->tid, .ip = k->ip, .kip = k->kip};
+	/* which of the pid's processes: its start against the previous one's exit (pid reuse) */
+	sk.inc = sampler_inc_of(s, sk.pid, mmap_watch_monotonic(s->mw) ? k->start : 0);
 	if (k->stack_id >= 0 || k->kstack_id >= 0) {
 		/* [kernel frames, SAMPLE_CHAIN_USER_MARK,] user frames, as the ring back end's
 		 * chains (sample_agg.h) */

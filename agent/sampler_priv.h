@@ -52,6 +52,7 @@ struct sampler {
 	uint64_t gen;
 	bool event_declared;
 	bool drop_warned; /* the one line about dropped tracking was said */
+	bool ring_mono; /* ring back end: its samples' times on CLOCK_MONOTONIC (use_clockid) */
 	struct loop_timer timer;
 	struct sampler_stats st;
 };
@@ -64,6 +65,10 @@ extern const struct sampler_ops sampler_bpf_ops;
 /* Add one sample (count) to the aggregation; emits an early record when the
  * table is full. Scans the process's mappings the first time a key appears. */
 int sampler_add(struct sampler *s, const struct sample_key *k, uint64_t count, uint64_t now_ns);
+/* The incarnation of pid's process for a sample stamped stamp_ns on the mapping watch's clock (the
+ * process's start or the sample's time; 0: unknown, the current one): task_names_inc_of, the
+ * process named first when it is new. */
+uint32_t sampler_inc_of(struct sampler *s, int32_t pid, uint64_t stamp_ns);
 /* Add a task-time row for this interval. */
 int sampler_add_task_time(struct sampler *s, int32_t pid, int32_t tid, uint64_t on_ns, uint64_t off_ns,
 			  uint64_t switches);

@@ -10,6 +10,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -108,6 +109,8 @@ static int ring_open(struct sampler *s, char *err, size_t errlen)
 	a.inherit = s->o.kind != PERF_TARGET_SYSTEM;
 	a.enable_on_exec = s->o.kind == PERF_TARGET_EXEC;
 	a.watermark = 1;
+	a.use_clockid = 1; /* the mapping watch's clock (pid reuse: a sample's time against a process's exit) */
+	a.clockid = CLOCK_MONOTONIC;
 	size_t pages = s->o.callgraph ? RING_PAGES_CG : RING_PAGES;
 	a.wakeup_watermark = (uint32_t)(pages * rs->page / 2);
 	/* kernel frames too, where the event may sample the kernel (the chain then holds both;
@@ -123,6 +126,11 @@ static int ring_open(struct sampler *s, char *err, size_t errlen)
 		for (size_t t = 0; t < ntids; t++) {
 			pid_t pid = tids ? tids[t] : single;
 			long fd = perf_event_open_cloexec(&a, pid, cpus[c], -1, 0);
+			if (fd < 0 && errno == EINVAL && a.use_clockid) {
+				a.use_clockid = 0; /* Linux < 4.1: the perf clock, as the watch's there */
+				a.clockid = 0;
+				fd = perf_event_open_cloexec(&a, pid, cpus[c], -1, 0);
+			}
 			if (fd < 0 && (errno == EACCES || errno == EPERM) && !a.exclude_kernel) {
 				a.exclude_kernel = 1; /* paranoid level: user space only */
 				fd = perf_event_open_cloexec(&a, pid, cpus[c], -1, 0);
@@ -158,6 +166,7 @@ static int ring_open(struct sampler *s, char *err, size_t errlen)
 		rs->nrings++;
 	}
 	free(tids);
+	s->ring_mono = a.use_clockid;
 	if (rc < 0) {
 		perf_open_error(rc, s->o.pid, "perf ring back end", err, errlen);
 		ring_close(s);
@@ -230,14 +239,18 @@ static size_t full_chain(const uint64_t *ips, uint64_t nr, uint64_t *out, size_t
 static void handle_sample(struct sampler *s, const struct perf_event_header *h, const uint8_t *p, uint64_t now)
 {
 	const uint8_t *end = (const uint8_t *)h + h->size;
-	uint64_t ip;
+	uint64_t ip, t;
 	uint32_t pt[2];
 	if (end - p < 32)
 		return;
 	memcpy(&ip, p, 8);
 	memcpy(pt, p + 8, 8);
+	memcpy(&t, p + 16, 8);
 	p += 32; /* ip, pid/tid, time, period */
 	struct sample_key k = {.pid = (int32_t)pt[0], .tid = (int32_t)pt[1]};
+	/* which of the pid's processes: the sample's time against the previous one's exit (pid reuse),
+	 * both on the watch's clock */
+	k.inc = sampler_inc_of(s, k.pid, s->mw && s->ring_mono == mmap_watch_monotonic(s->mw) ? t : 0);
 	uint16_t mode = h->misc & PERF_RECORD_MISC_CPUMODE_MASK;
 	if (mode == PERF_RECORD_MISC_KERNEL || mode == PERF_RECORD_MISC_GUEST_KERNEL)
 		k.kip = ip;

@@ -19,6 +19,9 @@ int task_names_init(struct task_names *t, const char *proc_root)
 
 void task_names_free(struct task_names *t)
 {
+	free(t->seen);
+	t->seen = NULL;
+	t->seen_bytes = 0;
 	free(t->slots);
 	t->slots = NULL;
 	t->cap = t->n = 0;
@@ -39,6 +42,26 @@ static void read_name(const char *path, char *buf, size_t len)
 	}
 	buf[n] = 0;
 	buf[strcspn(buf, "\n")] = 0;
+}
+
+static void copy_name(char *dst, const char *src)
+{
+	snprintf(dst, TASK_NAME_LEN, "%s", src);
+}
+
+/* e's names from /proc; a task gone: what a COMM record told of its process, if anything. */
+static void read_names(struct task_names *t, struct task_name *e)
+{
+	char path[96];
+	snprintf(path, sizeof(path), "%s/%d/comm", t->proc, e->pid);
+	read_name(path, e->comm, sizeof(e->comm));
+	snprintf(path, sizeof(path), "%s/%d/task/%d/comm", t->proc, e->pid, e->tid);
+	read_name(path, e->thread, sizeof(e->thread));
+	if (!e->comm[0]) {
+		struct task_name *leader = task_names_find(t, e->pid, e->pid);
+		if (leader && leader != e)
+			copy_name(e->comm, leader->comm);
+	}
 }
 
 static size_t slot_of(const struct task_names *t, int32_t pid, int32_t tid)
@@ -77,6 +100,45 @@ struct task_name *task_names_find(struct task_names *t, int32_t pid, int32_t tid
 	return NULL;
 }
 
+#define PID_SEEN_MAX 4194304 /* PID_MAX_LIMIT (include/linux/threads.h): 512 KiB of bits */
+
+/* Was a process of pid known in this session? Marks it known. */
+static bool seen_before(struct task_names *t, int32_t pid)
+{
+	if (pid <= 0 || pid >= PID_SEEN_MAX)
+		return false;
+	size_t byte = (size_t)pid / 8;
+	if (byte >= t->seen_bytes) {
+		size_t nb = t->seen_bytes ? t->seen_bytes : 512;
+		while (nb <= byte)
+			nb *= 2;
+		uint8_t *ns = realloc(t->seen, nb);
+		if (!ns)
+			return false; /* not told apart: as before */
+		memset(ns + t->seen_bytes, 0, nb - t->seen_bytes);
+		t->seen = ns;
+		t->seen_bytes = nb;
+	}
+	bool was = t->seen[byte] & (1u << (pid % 8));
+	t->seen[byte] |= (uint8_t)(1u << (pid % 8));
+	return was;
+}
+
+/* The incarnation of a task new to the table: a thread its process's; a process the next number
+ * where its pid had one before in the session, else 0. */
+static uint32_t new_inc(struct task_names *t, int32_t pid, int32_t tid)
+{
+	if (tid != pid) {
+		const struct task_name *l = task_names_find(t, pid, pid);
+		return l ? l->inc : 0;
+	}
+	if (!seen_before(t, pid))
+		return 0;
+	if (t->next_inc == 0 || t->next_inc == UINT32_MAX)
+		t->next_inc = 1;
+	return t->next_inc++;
+}
+
 /* A new entry for (pid, tid) with empty names, NULL on ENOMEM or over the
  * bound (counted in dropped). */
 static struct task_name *insert(struct task_names *t, int32_t pid, int32_t tid)
@@ -90,17 +152,51 @@ static struct task_name *insert(struct task_names *t, int32_t pid, int32_t tid)
 	size_t j = slot_of(t, pid, tid);
 	while (t->slots[j].tid)
 		j = (j + 1) & (t->cap - 1);
+	uint32_t inc = new_inc(t, pid, tid);
 	struct task_name *e = &t->slots[j];
 	memset(e, 0, sizeof(*e));
 	e->pid = pid;
 	e->tid = tid;
+	e->inc = inc;
 	t->n++;
 	return e;
 }
 
-static void copy_name(char *dst, const char *src)
+/* The entry now holds a new task with the id of one that exited: the old one's names kept as prev
+ * (its samples may not be sent yet), the new one's incarnation. */
+static void take_over(struct task_names *t, struct task_name *e)
 {
-	snprintf(dst, TASK_NAME_LEN, "%s", src);
+	e->prev_valid = true;
+	e->prev_inc = e->inc;
+	e->prev_first_map_id = e->first_map_id;
+	e->prev_declared = e->declared;
+	e->prev_sampled = false;
+	e->prev_pending = false;
+	memcpy(e->prev_comm, e->comm, TASK_NAME_LEN);
+	memcpy(e->prev_thread, e->thread, TASK_NAME_LEN);
+	e->boundary_ns = e->exit_ns;
+	if (e->tid == e->pid) {
+		seen_before(t, e->pid);
+		if (t->next_inc == 0 || t->next_inc == UINT32_MAX)
+			t->next_inc = 1;
+		e->inc = t->next_inc++;
+		e->first_map_id = t->next_map_id;
+	} else {
+		const struct task_name *l = task_names_find(t, e->pid, e->pid);
+		e->inc = l ? l->inc : 0;
+	}
+}
+
+uint32_t task_names_inc_of(struct task_names *t, int32_t pid, uint64_t stamp_ns)
+{
+	struct task_name *l = task_names_find(t, pid, pid);
+	if (!l)
+		return 0;
+	if (l->prev_valid && stamp_ns && stamp_ns < l->boundary_ns && l->prev_inc != l->inc) {
+		l->prev_pending = true;
+		return l->prev_inc;
+	}
+	return l->inc;
 }
 
 int task_names_set(struct task_names *t, int32_t pid, int32_t tid, const char *comm)
@@ -137,16 +233,7 @@ int task_names_ensure(struct task_names *t, int32_t pid, int32_t tid)
 	struct task_name *e = insert(t, pid, tid);
 	if (!e)
 		return -ENOMEM;
-	char path[96];
-	snprintf(path, sizeof(path), "%s/%d/comm", t->proc, pid);
-	read_name(path, e->comm, sizeof(e->comm));
-	snprintf(path, sizeof(path), "%s/%d/task/%d/comm", t->proc, pid, tid);
-	read_name(path, e->thread, sizeof(e->thread));
-	if (!e->comm[0]) { /* gone: what a COMM record told of its process, if anything */
-		struct task_name *leader = task_names_find(t, pid, pid);
-		if (leader && leader != e)
-			copy_name(e->comm, leader->comm);
-	}
+	read_names(t, e);
 	return 1;
 }
 
@@ -169,11 +256,25 @@ int task_names_fork(struct task_names *t, int32_t pid, int32_t tid, int32_t ppid
 		copy_name(thread, p->thread[0] ? p->thread : p->comm);
 		copy_name(comm, pid == ppid ? p->comm : thread);
 	}
-	if (!thread[0])
-		return 0; /* nothing known: the /proc read at its first sample */
 	e = task_names_find(t, pid, tid); /* the table may have grown */
+	if (!thread[0]) { /* nothing known: the /proc read at its first sample */
+		if (e && e->exited && !late) { /* a new task with the id of one that exited: apart */
+			take_over(t, e);
+			e->comm[0] = e->thread[0] = 0;
+			e->exited = false;
+			e->sampled = false;
+			e->declared = false;
+			read_names(t, e);
+		}
+		return 0;
+	}
+	bool fresh = !e;
 	if (!e && !(e = insert(t, pid, tid)))
 		return -ENOSPC;
+	if (fresh && tid == pid && e->inc) /* a process on a pid seen before: its mappings from here */
+		e->first_map_id = t->next_map_id;
+	if (e->exited && !late)
+		take_over(t, e);
 	copy_name(e->comm, comm);
 	copy_name(e->thread, thread);
 	e->declared = false;
@@ -231,8 +332,10 @@ size_t task_names_reap(struct task_names *t)
 
 void task_names_redeclare(struct task_names *t)
 {
-	for (size_t i = 0; i < t->cap; i++)
+	for (size_t i = 0; i < t->cap; i++) {
 		t->slots[i].declared = false;
+		t->slots[i].prev_declared = false;
+	}
 }
 
 /* The numeric entries of dir (a /proc or /proc/PID/task directory), each to fn; false to stop. */

@@ -16,6 +16,9 @@
  * With CHURN > 0 the processes are restarted every CHURN intervals under new pids (a
  * board's processes come and go): a --pid query then reads only the blocks of that
  * pid's CHURN seconds, the others are passed over by their pid ranges (timed too).
+ * With CHURN > 0 and QUERY_REUSE=1 in the environment, each generation's processes get the same pids
+ * again (pid reuse, w44a: TaskName.incarnation = the generation, its mappings from their new ids), so
+ * every pid has one process per generation and the query tells them apart per block.
  * Usage: query STORE SAMPLES [NCPU] [PROCS] [FUNCS] [CHURN]   (SAMPLES 0: query an existing STORE only)
  *   STORE: a new SQLite path, "pg" for a throwaway PostgreSQL server (the fill's server CPU counted too),
  *   or a PostgreSQL URI (an empty database; with SAMPLES 0, a store to query). On PostgreSQL the store is
@@ -56,6 +59,7 @@ static uint64_t next_rand(void)
 
 struct fill {
 	unsigned ncpu, procs, funcs, churn;
+	bool reuse; /* QUERY_REUSE=1: every generation on the same pids */
 	uint64_t samples;
 	uint64_t records, rows;
 	char app[PATH_MAX];  /* the program the samples are in */
@@ -150,7 +154,7 @@ static int put_interval(struct store *s, int64_t sid, const struct fill *f, uint
 	for (uint64_t i = 0; i < per_interval; i++)
 		hits[pick_key(f)]++;
 	unsigned gen = f->churn ? (unsigned)((seq - 1) / f->churn) : 0; /* the processes' generation */
-	int32_t pid0 = 1000 + (int32_t)(gen * f->procs);
+	int32_t pid0 = 1000 + (int32_t)((f->reuse ? 0 : gen) * f->procs);
 	size_t n = 0;
 	for (unsigned k = 0; k < nkeys; k++) {
 		if (!hits[k])
@@ -180,6 +184,10 @@ static int put_interval(struct store *s, int64_t sid, const struct fill *f, uint
 			tn[nt].pid = tn[nt].tid = pid0 + (int32_t)p;
 			snprintf(names[p], 16, "proc%u", p);
 			tn[nt].comm = tn[nt].thread = names[p];
+			if (f->reuse && gen) { /* the pid's gen-th process */
+				tn[nt].incarnation = gen;
+				tn[nt].first_map_id = mp[nm - 1].id;
+			}
 			tnp[nt] = &tn[nt];
 			nt++;
 		}
@@ -445,6 +453,7 @@ int main(int argc, char **argv)
 			 .procs = argc > 4 ? (unsigned)atoi(argv[4]) : 20,
 			 .funcs = argc > 5 ? (unsigned)atoi(argv[5]) : 200,
 			 .churn = argc > 6 ? (unsigned)atoi(argv[6]) : 0};
+	f.reuse = f.churn && getenv("QUERY_REUSE") && strcmp(getenv("QUERY_REUSE"), "1") == 0;
 	struct pgserver pg = {0};
 	char uri[512];
 	const char *path = argv[1];

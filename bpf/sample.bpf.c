@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* CPU sampling in the kernel: attached to one perf_event per CPU, counts
  * samples in a hash map keyed by (tgid, tid, user ip or kernel ip, user stack
- * id, kernel stack id). The agent drains and resets the map every interval. CO-RE: built
+ * id, kernel stack id, the process's start time). The agent drains and resets the map every interval. CO-RE: built
  * against vmlinux.h, relocated by libbpf on the running kernel. */
 #include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
@@ -39,6 +40,9 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	__builtin_memset(&k, 0, sizeof(k));
 	k.pid = tgid;
 	k.tid = (__u32)id;
+	/* the process's start (ktime_get_ns at its fork): a later process on the same pid is another key */
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	k.start = BPF_CORE_READ(task, group_leader, start_time);
 	__u64 ip = PT_REGS_IP(&ctx->regs);
 	if ((__s64)ip < 0) /* upper half: kernel address (x86-64, arm64) */
 		k.kip = ip;

@@ -15,6 +15,8 @@ struct sample_map_key {
 	__u64 kip;  /* kernel ip, 0 if in user mode */
 	__s32 stack_id;  /* user stack in the stack map, < 0 none */
 	__s32 kstack_id; /* kernel stack in the stack map (samples in the kernel), < 0 none */
+	__u64 start;     /* the process's start (its leader's start_time, CLOCK_MONOTONIC ns): a pid's
+			  * processes apart (pid reuse) */
 };
 
 struct task_time_val {

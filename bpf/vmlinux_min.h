@@ -75,6 +75,8 @@ struct bpf_perf_event_data {
 struct task_struct {
 	pid_t pid;
 	pid_t tgid;
+	struct task_struct *group_leader;
+	u64 start_time;
 } __attribute__((preserve_access_index));
 
 #endif

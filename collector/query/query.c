@@ -80,22 +80,28 @@ static int intern_frame(struct build *b, const struct sym_frame *sf, bool kernel
 	return 0;
 }
 
+struct ip_key {
+	int32_t pid;
+	int32_t kernel;
+	uint64_t ip;
+	uint32_t inc, pad;
+};
+
 /* The frame of address ip of pid (kernel: a kernel address), described by
  * sym_describe (symbols.h): demangled functions, kallsyms kernel functions,
  * unresolved addresses grouped per module. */
-static int frame_of(struct build *b, struct sess *se, int32_t pid, uint64_t ip, bool kernel, uint32_t *out)
+static int frame_of(struct build *b, struct sess *se, int32_t pid, uint32_t inc, uint64_t ip, bool kernel,
+		    uint32_t *out)
 {
-	struct {
-		int32_t pid;
-		int32_t kernel;
-		uint64_t ip;
-	} k = {kernel ? 0 : pid, kernel, ip};
-	if (key_map_get(&se->frame_of_ip, &k, sizeof(k), out))
+	struct ip_key k = {kernel ? 0 : pid, kernel, ip, kernel ? 0 : inc, 0};
+	/* the process only where the session has a reused pid (the key as before otherwise) */
+	size_t klen = se->nstarts ? sizeof(k) : offsetof(struct ip_key, inc);
+	if (key_map_get(&se->frame_of_ip, &k, klen, out))
 		return 0;
 	char buf[600];
 	struct sym_frame sf;
 	struct sym_mapping sm;
-	const struct map_row *m = kernel ? NULL : qm_find_map(se, pid, ip);
+	const struct map_row *m = kernel ? NULL : qm_find_map(se, pid, inc, ip);
 	if (m)
 		sm = (struct sym_mapping){.path = m->path, .build_id = m->bid, .build_id_len = m->bidlen,
 					  .start = m->start, .end = m->end, .pgoff = m->pgoff};
@@ -110,7 +116,7 @@ static int frame_of(struct build *b, struct sess *se, int32_t pid, uint64_t ip, 
 	}
 	int rc = intern_frame(b, &sf, kernel, out);
 	if (rc == 0)
-		rc = key_map_put(&se->frame_of_ip, &k, sizeof(k), *out);
+		rc = key_map_put(&se->frame_of_ip, &k, klen, *out);
 	return rc;
 }
 
@@ -145,16 +151,18 @@ static int load_chunk(struct store *s, const struct build *b, int64_t sid, const
 	return rc;
 }
 
-static int add_stack(struct build *b, struct sess *se, int32_t pid, int32_t tid, const uint32_t *fr, size_t nfr,
-		     uint64_t count)
+static int add_stack(struct build *b, struct sess *se, int32_t pid, int32_t tid, uint32_t inc, const uint32_t *fr,
+		     size_t nfr, uint64_t count)
 {
 	struct query_result *r = b->r;
-	size_t klen = sizeof(int64_t) + 2 * sizeof(int32_t) + nfr * sizeof(uint32_t);
-	unsigned char key[sizeof(int64_t) + 2 * sizeof(int32_t) + MAX_FRAMES * sizeof(uint32_t)];
+	size_t ilen = se->nstarts ? sizeof(uint32_t) : 0; /* a pid's processes apart where one was reused */
+	size_t klen = sizeof(int64_t) + 2 * sizeof(int32_t) + ilen + nfr * sizeof(uint32_t);
+	unsigned char key[sizeof(int64_t) + 3 * sizeof(int32_t) + MAX_FRAMES * sizeof(uint32_t)];
 	memcpy(key, &se->id, sizeof(int64_t));
 	memcpy(key + 8, &pid, 4);
 	memcpy(key + 12, &tid, 4);
-	memcpy(key + 16, fr, nfr * sizeof(uint32_t));
+	memcpy(key + 16, &inc, ilen);
+	memcpy(key + 16 + ilen, fr, nfr * sizeof(uint32_t));
 	uint32_t idx;
 	if (key_map_get(&b->stack_ids, key, klen, &idx)) {
 		sat_inc_u64(&r->stacks[idx].count, count);
@@ -173,7 +181,7 @@ static int add_stack(struct build *b, struct sess *se, int32_t pid, int32_t tid,
 	memset(k, 0, sizeof(*k));
 	k->nframes = nfr;
 	k->count = count;
-	qm_task_names(se, pid, tid, &k->comm, &k->thread);
+	qm_task_names(se, pid, tid, inc, &k->comm, &k->thread);
 	/* names from the mappings are not pooled: pool them (sess memory goes away) */
 	k->comm = str_pool_intern(&b->pool, k->comm);
 	k->thread = str_pool_intern(&b->pool, k->thread);
@@ -196,7 +204,7 @@ static int read_keys(struct store *s, struct build *b, struct sess *se, const st
 	bool old_rows = false;
 	int rc = qm_rows_needed(s, b, se->id, &old_rows);
 	if (rc == 0 && b->have_blocks)
-		rc = qm_keys_from_blocks(s, b, se->id, f, lo, hi, &ks);
+		rc = qm_keys_from_blocks(s, b, se, f, lo, hi, &ks);
 	if (rc == 0 && old_rows)
 		rc = qm_keys_from_rows(s, se->id, f, lo, hi, b->have_blocks, &ks);
 	if (rc == 0)
@@ -215,7 +223,7 @@ static int read_keys(struct store *s, struct build *b, struct sess *se, const st
 			break;
 		if (f->ncomms) {
 			const char *comm, *thread;
-			qm_task_names(se, k->pid, k->tid, &comm, &thread);
+			qm_task_names(se, k->pid, k->tid, k->inc, &comm, &thread);
 			if (!qm_in_str_list(f->comms, f->ncomms, comm))
 				continue;
 		}
@@ -229,17 +237,17 @@ static int read_keys(struct store *s, struct build *b, struct sess *se, const st
 		uint32_t fr[MAX_FRAMES];
 		size_t nfr = 0;
 		for (size_t j = 0; rc == 0 && j < nk; j++) /* the kernel's chain: its first frame is kip */
-			rc = frame_of(b, se, k->pid, kips[j], true, &fr[nfr++]);
+			rc = frame_of(b, se, k->pid, k->inc, kips[j], true, &fr[nfr++]);
 		if (!nk && k->kip)
-			rc = frame_of(b, se, k->pid, k->kip, true, &fr[nfr++]);
+			rc = frame_of(b, se, k->pid, k->inc, k->kip, true, &fr[nfr++]);
 		else if (k->ip && (nchain == 0 || ips[0] != k->ip))
-			rc = frame_of(b, se, k->pid, k->ip, false, &fr[nfr++]);
+			rc = frame_of(b, se, k->pid, k->inc, k->ip, false, &fr[nfr++]);
 		for (size_t j = 0; rc == 0 && j < nchain && nfr < MAX_FRAMES; j++)
-			rc = frame_of(b, se, k->pid, ips[j], false, &fr[nfr++]);
+			rc = frame_of(b, se, k->pid, k->inc, ips[j], false, &fr[nfr++]);
 		if (rc == 0 && nfr == 0)
-			rc = frame_of(b, se, k->pid, 0, true, &fr[nfr++]); /* ip 0 and no kip: the kernel */
+			rc = frame_of(b, se, k->pid, k->inc, 0, true, &fr[nfr++]); /* ip 0 and no kip: the kernel */
 		if (rc == 0)
-			rc = add_stack(b, se, k->pid, k->tid, fr, nfr, k->count);
+			rc = add_stack(b, se, k->pid, k->tid, k->inc, fr, nfr, k->count);
 		sat_inc_u64(samples, k->count);
 	}
 	qm_chains_free(&uc);
@@ -404,7 +412,9 @@ static int run_session(struct store *s, struct build *b, struct sess *se, const 
 	if (rc == 0)
 		rc = qm_load_tasks(s, b, se);
 	if (rc == 0)
-		qm_sess_sort(se);
+		rc = qm_load_incs(s, b, se);
+	if (rc == 0)
+		rc = qm_sess_sort(se);
 	struct query_filter fs; /* --comm as the session's pids: its blocks passed over as for --pid */
 	int none = rc == 0 ? qm_comm_pids(se, f, &fs) : 0;
 	if (rc == 0 && !none)
@@ -517,6 +527,7 @@ int query_run(struct store *s, const struct query_opts *o, struct query_result *
 			  .have_kstacks = store_has_table(s, "sample_kernel_stacks"),
 			  .have_rows = store_has_table(s, "cpu_samples")};
 	b.have_pid_cols = b.have_blocks && store_has_column(s, "sample_blocks", "pid_bits");
+	b.have_incs = store_has_table(s, "sample_task_incs");
 	int rc = sym_resolver_create(o->symfs, &b.sr);
 	if (rc == 0 && o->debug_dir)
 		rc = sym_resolver_set_debug_dir(b.sr, o->debug_dir);

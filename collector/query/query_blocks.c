@@ -30,14 +30,15 @@
  * the slower side (bench/RESULTS.md, w40h): more only touched fresh memory (page faults). */
 #define QB_BATCHES(nthreads) (2 * (nthreads) + 1)
 
+/* seq: which of a reused pid's processes the block's keys are (query_incs.c) */
 static const char q_blocks[] =
-    "SELECT data FROM sample_blocks WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3";
+    "SELECT data, seq FROM sample_blocks WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3";
 /* With a --pid filter: only blocks whose pid range holds one of the pids and whose pid bits have one of
  * theirs (an older collector's blocks, without them, always), checked in the index sample_blocks_keys
  * before the row is read; the others counted. */
 #define PID_TERM " AND (pid_bits IS NULL OR (pid_max >= ?4 AND pid_min <= ?5 AND (pid_bits & ?6) != 0))"
 static const char q_blocks_pids[] =
-    "SELECT data FROM sample_blocks WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3" PID_TERM;
+    "SELECT data, seq FROM sample_blocks WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3" PID_TERM;
 static const char q_nblocks_range[] =
     "SELECT COUNT(*) FROM sample_blocks WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3";
 
@@ -62,6 +63,12 @@ struct decoder {
 	struct store_block_key *keys; /* its keys, kept across blocks */
 	size_t capkeys;
 	const struct query_filter *f;
+	const struct sess *se; /* its later processes of a pid (pid reuse), read only */
+	struct {
+		int32_t pid;
+		uint32_t inc;
+		int64_t seq; /* -1: empty */
+	} ic[64];	      /* the incarnations met last, by pid mod 64: a block's keys share its seq */
 	int64_t sid;
 	bool warned;
 };
@@ -79,8 +86,8 @@ static void damaged_block(struct decoder *d)
 	d->warned = true;
 }
 
-/* Block number no (its keys first met at no << 24 | key) into d's set. */
-static int decode_block(struct decoder *d, const uint8_t *z, size_t zlen, uint64_t no)
+/* Block number no of record seq (its keys first met at no << 24 | key) into d's set. */
+static int decode_block(struct decoder *d, const uint8_t *z, size_t zlen, uint64_t no, int64_t seq)
 {
 	size_t len, off = 0;
 	const uint8_t *p = store_block_unpack_to(z, zlen, &len, &d->buf, &d->cap);
@@ -109,6 +116,15 @@ static int decode_block(struct decoder *d, const uint8_t *z, size_t zlen, uint64
 			continue;
 		if (kp->count > VALIDATE_MAX_SAMPLE_COUNT) /* stored unchecked by an older collector */
 			kp->count = VALIDATE_MAX_SAMPLE_COUNT;
+		if (d->se->nstarts) { /* a pid used again in the session: which process this record's is */
+			size_t h = (uint32_t)kp->pid & 63;
+			if (d->ic[h].seq != seq || d->ic[h].pid != kp->pid) {
+				d->ic[h].pid = kp->pid;
+				d->ic[h].seq = seq;
+				d->ic[h].inc = qm_inc_of(d->se, kp->pid, seq);
+			}
+			kp->inc = d->ic[h].inc;
+		}
 		n++;
 	}
 	/* keys met in order: block << 24 | its n-th kept key (a block has at most 65536) */
@@ -126,6 +142,7 @@ struct batch {
 	uint64_t first; /* number of its first block */
 	size_t n, used, cap;
 	size_t off[QB_BATCH_BLOCKS + 1];
+	int64_t seq[QB_BATCH_BLOCKS];
 	uint8_t *data;
 	struct batch *next;
 };
@@ -164,7 +181,7 @@ static void *worker_main(void *arg)
 		pthread_mutex_unlock(&p->mu);
 		for (size_t i = 0; !err && i < b->n; i++)
 			err =
-			    decode_block(&w->d, b->data + b->off[i], b->off[i + 1] - b->off[i], b->first + i);
+			    decode_block(&w->d, b->data + b->off[i], b->off[i + 1] - b->off[i], b->first + i, b->seq[i]);
 		pthread_mutex_lock(&p->mu);
 		if (err && !p->err)
 			p->err = err;
@@ -207,7 +224,7 @@ static void give_batch(struct pool *p, struct batch *b)
 	pthread_mutex_unlock(&p->mu);
 }
 
-static int batch_put(struct batch *b, const uint8_t *z, size_t zlen)
+static int batch_put(struct batch *b, const uint8_t *z, size_t zlen, int64_t seq)
 {
 	if (b->used + zlen > b->cap) {
 		size_t nc = b->cap ? b->cap : QB_BATCH_BYTES;
@@ -220,6 +237,7 @@ static int batch_put(struct batch *b, const uint8_t *z, size_t zlen)
 		b->cap = nc;
 	}
 	memcpy(b->data + b->used, z, zlen);
+	b->seq[b->n] = seq;
 	b->used += zlen;
 	b->off[++b->n] = b->used;
 	return 0;
@@ -235,7 +253,9 @@ static int pool_start(struct pool *p, unsigned n, const struct decoder *proto)
 	for (unsigned i = 0; i < n; i++) {
 		struct worker *w = &p->w[i];
 		w->p = p;
-		w->d = (struct decoder){.f = proto->f, .sid = proto->sid, .cached = proto->cached};
+		w->d = (struct decoder){.f = proto->f, .se = proto->se, .sid = proto->sid, .cached = proto->cached};
+		for (size_t j = 0; j < 64; j++)
+			w->d.ic[j].seq = -1;
 		if (pthread_create(&w->th, NULL, worker_main, w) != 0)
 			break;
 		w->started = true;
@@ -291,9 +311,10 @@ static int count_passed(struct store *s, struct build *b, int64_t sid, int64_t l
 	return rc < 0 ? rc : 0;
 }
 
-int qm_keys_from_blocks(struct store *s, struct build *bu, int64_t sid, const struct query_filter *f,
+int qm_keys_from_blocks(struct store *s, struct build *bu, const struct sess *se, const struct query_filter *f,
 			int64_t lo, int64_t hi, struct kset *ks)
 {
+	int64_t sid = se->id;
 	bool by_pid = f->npids && bu->have_pid_cols;
 	struct db_stmt *st = store_stmt(s, by_pid ? q_blocks_pids : q_blocks);
 	if (!st)
@@ -313,7 +334,11 @@ int qm_keys_from_blocks(struct store *s, struct build *bu, int64_t sid, const st
 		db_bind_i64(st, 5, pmax);
 		db_bind_i64(st, 6, (int64_t)bits);
 	}
-	struct decoder d = {.ks = *ks, .f = f, .sid = sid, .cached = key_cache_on()};
+	struct decoder d = {.ks = *ks, .f = f, .se = se, .sid = sid,
+			     /* the cache keys a key by its bytes alone: not where a pid's keys differ by record (reuse) */
+			     .cached = key_cache_on() && !se->nstarts};
+	for (size_t j = 0; j < 64; j++)
+		d.ic[j].seq = -1;
 	unsigned nthreads = qm_decode_threads();
 	struct pool p = {0};
 	bool pooled = false;
@@ -324,9 +349,10 @@ int qm_keys_from_blocks(struct store *s, struct build *bu, int64_t sid, const st
 	while (!err && (rc = db_step(st)) == 1) {
 		size_t zlen;
 		const uint8_t *z = db_col_blob(st, 0, &zlen);
+		int64_t seq = db_col_i64(st, 1);
 		if (!pooled && (nthreads < 2 || (no < QB_SEQUENTIAL && seq_bytes < QB_SEQUENTIAL_BYTES))) {
 			seq_bytes += zlen;
-			err = decode_block(&d, z, zlen, no++);
+			err = decode_block(&d, z, zlen, no++, seq);
 			continue;
 		}
 		if (!pooled) {
@@ -335,7 +361,7 @@ int qm_keys_from_blocks(struct store *s, struct build *bu, int64_t sid, const st
 				pool_finish(&p, &d.ks, &d.warned);
 				pooled = false;
 				nthreads = 1;
-				err = decode_block(&d, z, zlen, no++);
+				err = decode_block(&d, z, zlen, no++, seq);
 				continue;
 			}
 		}
@@ -350,7 +376,7 @@ int qm_keys_from_blocks(struct store *s, struct build *bu, int64_t sid, const st
 		}
 		if (b->n == 0)
 			b->first = no;
-		err = batch_put(b, z, zlen);
+		err = batch_put(b, z, zlen, seq);
 		no++;
 		if (!err && (b->n == QB_BATCH_BLOCKS || b->used >= QB_BATCH_BYTES)) {
 			give_batch(&p, b);

@@ -13,9 +13,7 @@ static bool take_pid(const struct sess *se, const struct query_filter *f, struct
 {
 	if (f->npids && !qm_in_pid_list(f->pids, f->npids, pid))
 		return true;
-	const char *comm, *thread;
-	qm_task_names(se, pid, pid, &comm, &thread);
-	if (!qm_in_str_list(f->comms, f->ncomms, comm))
+	if (!qm_pid_named(se, f, pid)) /* any of its processes (pid reuse: the keys are matched by name too) */
 		return true;
 	if (out->npids == QUERY_MAX_LIST)
 		return false;

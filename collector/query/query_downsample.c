@@ -12,7 +12,10 @@
  * rows are read for records without a block). Each window is its own
  * transaction (its blocks read in it): a collector writing the store
  * meanwhile only waits. query_downsample_some bounds a pass to a number of
- * windows (the listening collector's background passes, --downsample-after). */
+ * windows (the listening collector's background passes, --downsample-after).
+ * Where a pid was used again in the session (sample_task_incs, w44a), a window
+ * is not merged across a record where a later process of a pid begins: the
+ * merged block's seq says whose keys they are (query_incs.c). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +39,7 @@ static const char q_iv[] = "SELECT t_ns, interval_ns, lost, backend, event_id, f
 static const char q_iv_upd[] = "UPDATE sample_intervals SET t_ns = ?3, interval_ns = ?4, lost = ?5, keys = ?6"
 			       " WHERE session_id = ?1 AND seq = ?2";
 static const char q_iv_del[] = "DELETE FROM sample_intervals WHERE session_id = ?1 AND seq = ?2";
+static const char q_inc_seqs[] = "SELECT DISTINCT seq FROM sample_task_incs WHERE session_id = ?1 ORDER BY seq";
 
 struct blk {
 	int64_t seq, t_ns;
@@ -233,6 +237,44 @@ static int64_t window_of(int64_t t, int64_t w)
 	return t >= 0 ? t / w : -((-t + w - 1) / w);
 }
 
+/* The seqs where a later process of a pid begins in session sid (sorted; none in an older store). */
+static int inc_seqs(struct store *s, int64_t sid, int64_t **out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	if (!store_has_table(s, "sample_task_incs"))
+		return 0;
+	struct db_stmt *st = store_stmt(s, q_inc_seqs);
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, sid);
+	size_t cap = 0;
+	int rc;
+	while ((rc = db_step(st)) == 1) {
+		if (qm_grow((void **)out, &cap, *n + 1, sizeof(**out)) < 0) {
+			rc = -ENOMEM;
+			break;
+		}
+		(*out)[(*n)++] = db_col_i64(st, 0);
+	}
+	db_reset(st);
+	return rc < 0 ? rc : 0;
+}
+
+/* How many of the seqs b[0..n) are at or below seq: blocks with the same count hold the same processes. */
+static size_t epoch_of(const int64_t *b, size_t n, int64_t seq)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (b[mid] <= seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static int session_down(struct store *s, int64_t sid, int64_t realtime_ns, int64_t cutoff_ns,
 			int64_t window_ns, bool have_rows, size_t max_windows,
 			struct query_downsample_stats *out)
@@ -267,14 +309,20 @@ static int session_down(struct store *s, int64_t sid, int64_t realtime_ns, int64
 		b[n++] = (struct blk){db_col_i64(st, 0), db_col_i64(st, 1), keys_of(db_col_i64(st, 2))};
 	}
 	db_reset(st);
+	int64_t *incs = NULL;
+	size_t nincs = 0;
+	if (rc >= 0)
+		rc = inc_seqs(s, sid, &incs, &nincs);
 	for (size_t i = 0, j; rc >= 0 && i < n; i = j) {
 		int64_t w = window_of(b[i].t_ns, window_ns), keys = b[i].keys;
+		size_t ep = epoch_of(incs, nincs, b[i].seq);
 		/* a window's blocks of more keys in all than one record's block may hold
 		 * (VALIDATE_MAX_SAMPLE_KEYS) are merged in runs under it: the readers' bounds assume it
 		 * (STORE_BLOCK_MAX_RAW, what store_block_unpack decompresses; the first-met order of
 		 * query_blocks.c), so a summed block over it could be one no reader decodes */
 		for (j = i + 1; j < n && window_of(b[j].t_ns, window_ns) == w &&
-				keys + b[j].keys <= (int64_t)VALIDATE_MAX_SAMPLE_KEYS;
+				keys + b[j].keys <= (int64_t)VALIDATE_MAX_SAMPLE_KEYS &&
+				epoch_of(incs, nincs, b[j].seq) == ep;
 		     j++)
 			keys += b[j].keys;
 		if (j - i < 2)
@@ -285,6 +333,7 @@ static int session_down(struct store *s, int64_t sid, int64_t realtime_ns, int64
 		}
 		rc = merge_window(s, sid, b + i, j - i, out);
 	}
+	free(incs);
 	free(b);
 	return rc < 0 ? rc : 0;
 }

@@ -32,6 +32,7 @@ static uint64_t khash(const struct store_block_key *k)
 	uint64_t h = (uint64_t)(uint32_t)k->pid << 32 | (uint32_t)k->tid;
 	h ^= k->ip * 0x9e3779b97f4a7c15ull;
 	h ^= (k->kip + ((uint64_t)k->stack_id << 32 | k->stack_id)) * 0xc2b2ae3d27d4eb4full;
+	h += (uint64_t)k->inc * 0xd6e8feb86659fd93ull;
 	h ^= h >> 30;
 	h *= 0xbf58476d1ce4e5b9ull;
 	h ^= h >> 27;
@@ -42,7 +43,7 @@ static uint64_t khash(const struct store_block_key *k)
 static bool same_key(const struct store_block_key *a, const struct store_block_key *b)
 {
 	return a->pid == b->pid && a->tid == b->tid && a->ip == b->ip && a->kip == b->kip &&
-	       a->stack_id == b->stack_id;
+	       a->stack_id == b->stack_id && a->inc == b->inc;
 }
 
 /* Slots for n more keys at a load of at most one half. */

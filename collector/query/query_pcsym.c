@@ -30,14 +30,14 @@ int query_pcsym_open(struct store *s, int64_t sid, const char *symfs, struct que
 		query_pcsym_free(q);
 		return rc;
 	}
-	qm_sess_sort(&q->se);
+	(void)qm_sess_sort(&q->se); /* no later processes loaded here: nothing allocated */
 	*out = q;
 	return 0;
 }
 
 const char *query_pcsym_name(struct query_pcsym *q, int32_t pid, uint64_t pc, int *resolved)
 {
-	const struct map_row *m = qm_find_map(&q->se, pid, pc);
+	const struct map_row *m = qm_find_map(&q->se, pid, QM_INC_ANY, pc);
 	struct sym_mapping sm;
 	if (m)
 		sm = (struct sym_mapping){.path = m->path, .build_id = m->bid, .build_id_len = m->bidlen,

@@ -34,6 +34,26 @@ struct task_row {
 	const char *comm, *thread; /* pooled */
 };
 
+/* A later process of a pid in the session (pid reuse, w44a: sample_task_incs, TaskName.incarnation > 0). */
+struct inc_row {
+	int32_t pid, tid;
+	uint32_t inc;
+	int64_t seq;		   /* the first record that declared it: the pid's keys are its from there */
+	uint32_t first_map_id;	   /* the pid's mapping ids from this one on are its (0: not known) */
+	const char *comm, *thread; /* pooled */
+};
+
+/* Where a pid's process changes: its keys in the records from seq on are incarnation inc's (the highest
+ * declared up to there). Sorted by (pid, seq). */
+struct inc_start {
+	int32_t pid;
+	uint32_t inc;
+	int64_t seq;
+};
+
+/* qm_find_map: any mapping of the pid (the latest declared holding the address), whichever process. */
+#define QM_INC_ANY UINT32_MAX
+
 /* The session being read. */
 struct sess {
 	int64_t id;
@@ -43,6 +63,10 @@ struct sess {
 	size_t nmaps, capmaps;
 	struct task_row *tasks;
 	size_t ntasks;
+	struct inc_row *incs; /* sorted by (pid, inc, tid); none in most sessions and every older store */
+	size_t nincs;
+	struct inc_start *starts;
+	size_t nstarts;
 	struct key_map frame_of_ip; /* (pid, ip, kernel) -> frame index */
 	struct sym_resolver
 	    *ksr; /* kernel functions of its boot (the agent's KernelSymbols), NULL: b->sr's */
@@ -72,6 +96,7 @@ struct build {
 	bool have_tasks, have_blocks, have_kstacks; /* tables an older collector's store may lack */
 	bool have_rows;				    /* cpu_samples: only in an older collector's store */
 	bool have_pid_cols; /* sample_blocks.pid_*: not in an older collector's store */
+	bool have_incs;	    /* sample_task_incs: not in an older collector's store */
 	struct kboot *kboots;
 	size_t nkboots;
 	int event_id; /* -1 none yet, -2 mixed */
@@ -135,13 +160,29 @@ int qm_load_maps(struct store *s, struct sess *se);
 /* The vdso image se's agent sent, given to b's resolver where se has a [vdso] mapping (query_vdso.c). */
 int qm_vdso_of(struct store *s, struct build *b, struct sess *se);
 int qm_load_tasks(struct store *s, struct build *b, struct sess *se);
+/* The names of the pids' later processes (pid reuse, w44a); qm_sess_sort then makes se->starts. */
+int qm_load_incs(struct store *s, struct build *b, struct sess *se);
+/* The process (incarnation) of pid whose keys record seq holds: 0 where the pid was not used again. */
+uint32_t qm_inc_of(const struct sess *se, int32_t pid, int64_t seq);
 /* The JIT symbols se's agent sent (query_perf_map.c); an address of pid in none of its
  * mappings is described from them: true (out set, its module in buf) or false. */
 int qm_perf_map_of(struct store *s, struct sess *se);
 bool qm_jit_frame(const struct sess *se, int32_t pid, uint64_t ip, char *buf, size_t buflen, struct sym_frame *out);
-void qm_sess_sort(struct sess *se);
-const struct map_row *qm_find_map(const struct sess *se, int32_t pid, uint64_t ip);
-void qm_task_names(const struct sess *se, int32_t pid, int32_t tid, const char **comm, const char **thread);
+/* Sorts the session's maps, tasks and later processes (0, -ENOMEM). */
+int qm_sess_sort(struct sess *se);
+/* query_incs.c: the later processes sorted and their starts made (0, -ENOMEM); the map ids of pid's
+ * process inc, [*lo, *hi); its names from its rows (false: it has none). */
+int qm_incs_sort(struct sess *se);
+void qm_inc_map_ids(const struct sess *se, int32_t pid, uint32_t inc, int64_t *lo, int64_t *hi);
+bool qm_inc_names(const struct sess *se, int32_t pid, int32_t tid, uint32_t inc, const char **comm,
+		  const char **thread);
+/* The mapping of pid's process inc (QM_INC_ANY: any of the pid's) holding ip, NULL if none. */
+const struct map_row *qm_find_map(const struct sess *se, int32_t pid, uint32_t inc, uint64_t ip);
+/* Process and thread names of (pid, tid) in pid's process inc. */
+void qm_task_names(const struct sess *se, int32_t pid, int32_t tid, uint32_t inc, const char **comm,
+		   const char **thread);
+/* Is one of pid's processes (any incarnation) named one of f's --comm names? */
+bool qm_pid_named(const struct sess *se, const struct query_filter *f, int32_t pid);
 /* query_comm.c: f with a --comm list turned into the session's pids of those names (and of f's
  * pids), in out (f as it is when there is no --comm, or more such pids than a list holds).
  * 0: out set, 1: no pid of the session has one of the names (it adds no sample). */
@@ -185,8 +226,9 @@ int qm_kcache_sum_block(struct qm_kcache *c, struct kset *ks, const uint8_t *p, 
 /* The counts summed in c's entries since the last flush added to their rows in ks (before ks is read). */
 void qm_kcache_flush(struct qm_kcache *c, struct kset *ks);
 void qm_kcache_free(struct qm_kcache *c);
-/* query_blocks.c: the blocks of a range decoded (on up to qm_decode_threads() threads) and summed. */
-int qm_keys_from_blocks(struct store *s, struct build *b, int64_t sid, const struct query_filter *f,
+/* query_blocks.c: the blocks of a range decoded (on up to qm_decode_threads() threads) and summed, each
+ * key's inc set from its block's seq where se has a reused pid. */
+int qm_keys_from_blocks(struct store *s, struct build *b, const struct sess *se, const struct query_filter *f,
 			int64_t lo, int64_t hi, struct kset *ks);
 unsigned qm_decode_threads(void);
 int qm_keys_from_rows(struct store *s, int64_t sid, const struct query_filter *f, int64_t lo, int64_t hi,

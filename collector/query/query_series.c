@@ -18,17 +18,17 @@ static const char q_series_uncovered[] =
     " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3"
     " AND NOT EXISTS (SELECT 1 FROM sample_blocks b WHERE b.session_id = ?1 AND b.seq = c.seq)"
     " GROUP BY t_ns, pid ORDER BY t_ns";
-static const char q_series_blocks[] = "SELECT t_ns, data FROM sample_blocks"
+static const char q_series_blocks[] = "SELECT t_ns, data, seq FROM sample_blocks"
 				      " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3 ORDER BY t_ns";
 
 /* One point of the series (query_opts.series), filtered as the stacks are. */
 static int add_point(struct build *b, struct sess *se, const struct query_filter *f, int64_t t_ns,
-		     int32_t pid, uint64_t count)
+		     int32_t pid, uint32_t inc, uint64_t count)
 {
 	if (f->npids && !qm_in_pid_list(f->pids, f->npids, pid))
 		return 0;
 	const char *comm, *thread;
-	qm_task_names(se, pid, pid, &comm, &thread);
+	qm_task_names(se, pid, pid, inc, &comm, &thread);
 	if (f->ncomms && !qm_in_str_list(f->comms, f->ncomms, comm))
 		return 0;
 	struct query_result *r = b->r;
@@ -60,7 +60,7 @@ static int series_rows(struct store *s, struct build *b, struct sess *se, const 
 	db_bind_i64(st, 3, hi);
 	int rc = 0;
 	while (rc == 0 && (rc = db_step(st)) == 1)
-		rc = add_point(b, se, f, db_col_i64(st, 0), (int32_t)db_col_i64(st, 1), db_col_u64(st, 2));
+		rc = add_point(b, se, f, db_col_i64(st, 0), (int32_t)db_col_i64(st, 1), 0, db_col_u64(st, 2));
 	db_reset(st);
 	return rc < 0 ? rc : 0;
 }
@@ -91,7 +91,7 @@ int qm_read_series(struct store *s, struct build *b, struct sess *se, const stru
 	size_t nper = 0, capper = 0;
 	while (rc == 0 && (rc = db_step(st)) == 1) {
 		rc = 0;
-		int64_t t = db_col_i64(st, 0);
+		int64_t t = db_col_i64(st, 0), seq = db_col_i64(st, 2);
 		size_t zlen, len, off = 0;
 		const uint8_t *z = db_col_blob(st, 1, &zlen);
 		uint8_t *owned;
@@ -122,7 +122,8 @@ int qm_read_series(struct store *s, struct build *b, struct sess *se, const stru
 		}
 		free(owned);
 		for (size_t i = 0; rc == 0 && i < nper; i++)
-			rc = add_point(b, se, f, t, per[i].pid, per[i].count);
+			rc = add_point(b, se, f, t, per[i].pid, se->nstarts ? qm_inc_of(se, per[i].pid, seq) : 0,
+				       per[i].count);
 	}
 	db_reset(st);
 	free(per);

@@ -1,6 +1,8 @@
 /* A session's mappings and task names for the query model (query_priv.h):
  * loaded once per session, sorted by pid, found by bisection; a process
- * without a name is its lowest mapped file's basename, pid 0 "swapper". */
+ * without a name is its lowest mapped file's basename, pid 0 "swapper". A pid
+ * used again within the session: each process's names and mappings apart
+ * (query_incs.c). */
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -27,6 +29,8 @@ void qm_sess_free(struct sess *se)
 		free(se->maps[i].path);
 	free(se->maps);
 	free(se->tasks);
+	free(se->incs);
+	free(se->starts);
 	store_perf_map_free(se->jit, se->njit);
 	key_map_free(&se->frame_of_ip);
 	memset(se, 0, sizeof(*se));
@@ -199,12 +203,13 @@ static int task_cmp(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
-void qm_sess_sort(struct sess *se)
+int qm_sess_sort(struct sess *se)
 {
 	if (se->nmaps > 1)
 		qsort(se->maps, se->nmaps, sizeof(*se->maps), map_cmp);
 	if (se->ntasks > 1)
 		qsort(se->tasks, se->ntasks, sizeof(*se->tasks), task_cmp);
+	return qm_incs_sort(se);
 }
 
 /* First index in rows (sorted by pid, each elem bytes with the pid at pid_off) whose pid >= pid. */
@@ -223,37 +228,46 @@ static size_t lower_pid(const void *rows, size_t n, size_t elem, size_t pid_off,
 	return lo;
 }
 
-/* The mapping of pid holding ip; the latest declared wins (a pid's maps are in declaration order). */
-const struct map_row *qm_find_map(const struct sess *se, int32_t pid, uint64_t ip)
+/* The mapping of pid holding ip; the latest declared wins (a pid's maps are in declaration order), among
+ * those of the pid's process inc where the pid was used again (their ids, qm_inc_map_ids). */
+const struct map_row *qm_find_map(const struct sess *se, int32_t pid, uint32_t inc, uint64_t ip)
 {
+	int64_t lo, hi;
+	qm_inc_map_ids(se, pid, inc, &lo, &hi);
 	size_t i = lower_pid(se->maps, se->nmaps, sizeof(*se->maps), offsetof(struct map_row, pid), pid + 1);
 	while (i-- > 0 && se->maps[i].pid == pid)
-		if (ip >= se->maps[i].start && ip < se->maps[i].end)
+		if (ip >= se->maps[i].start && ip < se->maps[i].end && se->maps[i].id >= lo && se->maps[i].id < hi)
 			return &se->maps[i];
 	return NULL;
 }
 
-/* Process and thread names of (pid, tid). */
-void qm_task_names(const struct sess *se, int32_t pid, int32_t tid, const char **comm, const char **thread)
+/* Process and thread names of (pid, tid) in the pid's process inc (0: the first, sample_tasks). */
+void qm_task_names(const struct sess *se, int32_t pid, int32_t tid, uint32_t inc, const char **comm,
+		   const char **thread)
 {
 	*comm = *thread = "";
 	size_t i = lower_pid(se->tasks, se->ntasks, sizeof(*se->tasks), offsetof(struct task_row, pid), pid);
-	for (; i < se->ntasks && se->tasks[i].pid == pid; i++) {
+	for (; inc == 0 && i < se->ntasks && se->tasks[i].pid == pid; i++) {
 		if (!**comm || se->tasks[i].tid == pid)
 			*comm = se->tasks[i].comm;
 		if (se->tasks[i].tid == tid)
 			*thread = se->tasks[i].thread;
 	}
+	if (inc > 0)
+		qm_inc_names(se, pid, tid, inc, comm, thread);
 	if (!**comm) {
 		if (pid == 0) {
 			*comm = "swapper";
 		} else {
 			/* the executable: the file mapped lowest (programs load below their libraries) */
 			const struct map_row *exe = NULL;
+			int64_t lo, hi; /* the process's own mappings */
+			qm_inc_map_ids(se, pid, inc, &lo, &hi);
 			size_t j = lower_pid(se->maps, se->nmaps, sizeof(*se->maps),
 					     offsetof(struct map_row, pid), pid);
 			for (; j < se->nmaps && se->maps[j].pid == pid; j++)
-				if (se->maps[j].path[0] == '/' && (!exe || se->maps[j].start < exe->start))
+				if (se->maps[j].path[0] == '/' && se->maps[j].id >= lo && se->maps[j].id < hi &&
+				    (!exe || se->maps[j].start < exe->start))
 					exe = &se->maps[j];
 			if (exe)
 				*comm = base_name(exe->path);

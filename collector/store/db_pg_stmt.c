@@ -25,7 +25,8 @@ int dbpg_prepare(struct db *d, const char *sql, const char *what, struct db_stmt
 	/* The blob reads (the sample blocks, the call chains; #40, w40h) take their rows in binary format:
 	 * bytea in text format is hex, twice the bytes, encoded by the server and decoded here. Their
 	 * columns are bytea and integers, which the col_ functions read in either format. */
-	s->binary = strncmp(sql, "SELECT data FROM ", 17) == 0 || strncmp(sql, "SELECT stack_id, ips FROM ", 26) == 0;
+	s->binary = strncmp(sql, "SELECT data FROM ", 17) == 0 || strncmp(sql, "SELECT data, seq FROM ", 22) == 0 ||
+		    strncmp(sql, "SELECT stack_id, ips FROM ", 26) == 0;
 	int n = s->nparams ? s->nparams : 1;
 	s->val = calloc((size_t)n, sizeof(*s->val));
 	s->len = calloc((size_t)n, sizeof(*s->len));

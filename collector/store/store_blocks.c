@@ -77,6 +77,7 @@ size_t store_block_get(const uint8_t *p, size_t len, struct store_block_key *k)
 	k->ip = v[2];
 	k->kip = v[3];
 	k->stack_id = (uint32_t)v[4];
+	k->inc = 0;
 	k->count = v[5];
 	return off;
 }

@@ -24,6 +24,9 @@ struct store_block_key {
 	int32_t pid, tid;
 	uint64_t ip, kip;
 	uint32_t stack_id;
+	/* the pid's process in its session (pid reuse, w44a: TaskName.incarnation): set by the query model
+	 * from the block's seq; not stored in a block (store_block_get: 0) */
+	uint32_t inc;
 	uint64_t count;
 };
 

@@ -9,6 +9,9 @@
  *   task_times(session_id, seq, t_ns, pid, tid, on_cpu_ns, off_cpu_ns, switches)
  *   sample_intervals(session_id, seq, t_ns, interval_ns, backend, event_id, freq_hz, period, lost)
  *   sample_tasks(session_id, pid, tid, comm, thread)  -- process and thread names, interned per task
+ *   sample_task_incs(session_id, pid, tid, incarnation, seq, first_map_id, comm, thread)  -- the names of
+ *     a pid's later processes in the session (TaskName.incarnation > 0, pid reuse, w44a): each from
+ *     the first record (seq) that declared it; an older store has none (every name is incarnation 0)
  *   sample_blocks(session_id, seq, t_ns, keys, data, samples, pid_min, pid_max, pid_bits)  -- the
  *     record's keys packed, zstd (store_blocks.h), and the sum of their counts: the only store of the
  *     samples (#40; one row per record, not per key). pid_min/pid_max/pid_bits: the range of its keys'
@@ -18,6 +21,7 @@
  *     no block; it is no longer created or written, and their blocks' samples column is NULL.
  * t_ns is absolute (ns after Hello.base_ns): Samples.t_ns is not delta-encoded. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -39,6 +43,9 @@ static const char samples_schema[] =
 	"DROP INDEX IF EXISTS sample_blocks_time;"
 	"CREATE TABLE IF NOT EXISTS sample_tasks (session_id INTEGER NOT NULL, pid INTEGER NOT NULL,"
 	" tid INTEGER NOT NULL, comm TEXT, thread TEXT, PRIMARY KEY(session_id, pid, tid));"
+	"CREATE TABLE IF NOT EXISTS sample_task_incs (session_id INTEGER NOT NULL, pid INTEGER NOT NULL,"
+	" tid INTEGER NOT NULL, incarnation INTEGER NOT NULL, seq INTEGER NOT NULL, first_map_id INTEGER,"
+	" comm TEXT, thread TEXT, PRIMARY KEY(session_id, pid, tid, incarnation));"
 	"CREATE TABLE IF NOT EXISTS sample_mappings (session_id INTEGER NOT NULL, map_id INTEGER NOT NULL,"
 	" pid INTEGER, start INTEGER, \"end\" INTEGER, pgoff INTEGER, path TEXT, build_id BLOB,"
 	" PRIMARY KEY(session_id, map_id));"
@@ -76,6 +83,13 @@ static const char ins_block_ahead[] = "INSERT INTO sample_blocks (session_id, se
 static const char ins_task_name[] = "INSERT INTO sample_tasks (session_id, pid, tid, comm, thread)"
 				    " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (session_id, pid, tid)"
 				    " DO UPDATE SET comm = excluded.comm, thread = excluded.thread";
+/* A later process of the pid: its first declaration's seq kept (a spool's redeclaration comes later),
+ * its names the latest (a rename, an exec). */
+static const char ins_task_inc[] =
+    "INSERT INTO sample_task_incs (session_id, pid, tid, incarnation, seq, first_map_id, comm, thread)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (session_id, pid, tid, incarnation)"
+    " DO UPDATE SET comm = excluded.comm, thread = excluded.thread,"
+    " seq = CASE WHEN excluded.seq < sample_task_incs.seq THEN excluded.seq ELSE sample_task_incs.seq END";
 static const char ins_block[] = "INSERT INTO sample_blocks (session_id, seq, t_ns, keys, data, samples, pid_min,"
 				" pid_max, pid_bits) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT DO NOTHING";
 
@@ -186,20 +200,28 @@ static int put_stacks(struct store *s, int64_t sid, const Prof__Samples *sm)
 	return rc;
 }
 
-/* Names of the tasks (latest wins: a task that exec'd is declared again with its new name). */
-static int put_task_names(struct store *s, int64_t sid, const Prof__Samples *sm)
+/* Names of the tasks (latest wins: a task that exec'd is declared again with its new name); a pid's
+ * later process (incarnation > 0) in sample_task_incs, from the record that declared it. */
+static int put_task_names(struct store *s, int64_t sid, uint64_t seq, const Prof__Samples *sm)
 {
 	int rc = 0;
 	for (size_t i = 0; rc == 0 && i < sm->n_new_tasks; i++) {
 		const Prof__TaskName *t = sm->new_tasks[i];
-		struct db_stmt *st = store_stmt(s, ins_task_name);
+		bool inc = t->incarnation > 0;
+		struct db_stmt *st = store_stmt(s, inc ? ins_task_inc : ins_task_name);
 		if (!st)
 			return -EIO;
-		db_bind_i64(st, 1, sid);
-		db_bind_i64(st, 2, t->pid);
-		db_bind_i64(st, 3, t->tid);
-		db_bind_text(st, 4, t->comm);
-		db_bind_text(st, 5, t->thread);
+		int a = 1;
+		db_bind_i64(st, a++, sid);
+		db_bind_i64(st, a++, t->pid);
+		db_bind_i64(st, a++, t->tid);
+		if (inc) {
+			db_bind_i64(st, a++, t->incarnation);
+			db_bind_i64(st, a++, (int64_t)seq);
+			db_bind_i64(st, a++, t->first_map_id);
+		}
+		db_bind_text(st, a++, t->comm);
+		db_bind_text(st, a, t->thread);
 		rc = db_run(st);
 	}
 	return rc;
@@ -214,7 +236,7 @@ static int put_samples(struct store *s, int64_t sid, const Prof__Envelope *env)
 	if (rc == 0)
 		rc = put_stacks(s, sid, sm);
 	if (rc == 0)
-		rc = put_task_names(s, sid, sm);
+		rc = put_task_names(s, sid, env->seq, sm);
 	if (rc < 0)
 		return rc;
 	struct db_stmt *st = store_stmt_batch(s, store_put_ahead(s) ? ins_interval_ahead : ins_interval);

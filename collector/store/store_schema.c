@@ -77,6 +77,10 @@ static const char *const pg_migrations[] = {
      * per record); every session_id the store writes comes from the session it opened, prune
      * deletes a session's records before the session, and SQLite never had the key */
     "ALTER TABLE records DROP CONSTRAINT IF EXISTS records_session_id_fkey;",
+    /* 6: the names of a pid's later processes in a session (w44a, pid reuse: TaskName.incarnation) */
+    "CREATE TABLE IF NOT EXISTS sample_task_incs (session_id BIGINT NOT NULL, pid BIGINT NOT NULL,"
+    " tid BIGINT NOT NULL, incarnation BIGINT NOT NULL, seq BIGINT NOT NULL, first_map_id BIGINT, comm TEXT,"
+    " thread TEXT, PRIMARY KEY(session_id, pid, tid, incarnation));",
 };
 #define PG_NMIGRATIONS ((int)(sizeof(pg_migrations) / sizeof(pg_migrations[0])))
 

@@ -281,14 +281,20 @@ static int count_rows(const char *json)
 	return n;
 }
 
-/* Samples stored for the processes named comm of agent id (SQL over the tables, as an oracle). */
+/* Samples stored for the processes named comm of agent id (SQL over the tables, as an oracle). A pid
+ * used again within the session (w44a): a key of record seq is the pid's process of the highest
+ * incarnation declared (sample_task_incs) up to seq, else its first (sample_tasks). */
 static long long stored_for(struct fleet *f, const char *agent, const char *comm)
 {
 	return tp_db_int(f->t.db,
 			 "SELECT COALESCE(SUM(c.count), 0) FROM block_keys c JOIN sessions s ON s.id = c.session_id"
-			 " WHERE s.agent_id = '%s' AND c.pid IN (SELECT pid FROM sample_tasks t WHERE"
-			 " t.session_id = c.session_id AND t.comm = '%s')",
-			 agent, comm);
+			 " WHERE s.agent_id = '%s' AND CASE WHEN EXISTS (SELECT 1 FROM sample_task_incs i WHERE"
+			 " i.session_id = c.session_id AND i.pid = c.pid AND i.seq <= c.seq)"
+			 " THEN (SELECT i.comm FROM sample_task_incs i WHERE i.session_id = c.session_id AND"
+			 " i.pid = c.pid AND i.seq <= c.seq ORDER BY i.incarnation DESC, i.tid <> i.pid LIMIT 1) = '%s'"
+			 " ELSE c.pid IN (SELECT pid FROM sample_tasks t WHERE t.session_id = c.session_id AND"
+			 " t.comm = '%s') END",
+			 agent, comm, comm);
 }
 
 static void assert_near_cpu(long long samples, double cpu_s, const char *what)

@@ -370,10 +370,13 @@ static void churn_run(struct env *e, const char *backend)
 	assert_int_equal(sqlite3_open_v2(e->t.db, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
 	assert_int_equal(tp_block_keys(db), SQLITE_OK); /* the samples: the stored blocks decoded */
 	sqlite3_stmt *st;
-	char sql[512];
+	char sql[1024];
 	snprintf(sql, sizeof(sql),
-		 "SELECT s.tid, (SELECT CASE WHEN thread<>'' THEN thread ELSE comm END FROM sample_tasks t"
-		 " WHERE t.session_id=s.session_id AND t.pid=s.pid AND t.tid=s.tid) FROM block_keys s"
+		 "SELECT s.tid, COALESCE((SELECT CASE WHEN thread<>'' THEN thread ELSE comm END FROM"
+		 " sample_task_incs i WHERE i.session_id=s.session_id AND i.pid=s.pid AND i.tid=s.tid"
+		 " ORDER BY i.incarnation DESC LIMIT 1), (SELECT CASE WHEN thread<>'' THEN thread ELSE comm END"
+		 " FROM sample_tasks t WHERE t.session_id=s.session_id AND t.pid=s.pid AND t.tid=s.tid))"
+		 " FROM block_keys s"
 		 " WHERE s.session_id=%lld AND s.tid>0 GROUP BY s.pid, s.tid",
 		 (long long)sid);
 	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);

@@ -235,6 +235,27 @@ static void test_proc_maps_late_records_and_pid_reuse(void **state)
 	proc_maps_free(&pm);
 }
 
+/* w44a: the next process on a pid maps the same file at the same address as the one before (a non-PIE
+ * program run again): a mapping with an id of its own, not the dead one's (the collector tells the
+ * pid's processes' mappings apart by id). */
+static void test_proc_maps_pid_reuse_same_mapping_new_id(void **state)
+{
+	(void)state;
+	struct proc_maps pm;
+	proc_maps_init(&pm);
+	add_process(&pm, 78, 100);
+	uint32_t first = pm.next_id + 1; /* what mmap_watch gives the next process as its first_map_id */
+	proc_maps_exit(&pm, 78, 200);
+	proc_maps_fork(&pm, 78, 1, 300);
+	assert_int_equal(proc_maps_add(&pm, 78, 0x400000, 0x480000, 0, "/nonexistent/lib0.so"), 1);
+	const struct proc_mapping *m = proc_maps_find(&pm, 78, 0x400010);
+	assert_non_null(m);
+	assert_int_equal(m->id, first);
+	assert_false(m->dead);
+	assert_int_equal(proc_maps_add(&pm, 78, 0x400000, 0x480000, 0, "/nonexistent/lib0.so"), 0); /* known now */
+	proc_maps_free(&pm);
+}
+
 static void test_proc_maps_parse_line_kernel_format(void **state)
 {
 	(void)state;
@@ -254,6 +275,7 @@ int main(void)
 		cmocka_unit_test(test_proc_maps_undeclared_dead_stay),
 		cmocka_unit_test(test_proc_maps_bound_drops_counted_or_reclaims),
 		cmocka_unit_test(test_proc_maps_forked_child_gets_parent_mappings),
+		cmocka_unit_test(test_proc_maps_pid_reuse_same_mapping_new_id),
 		cmocka_unit_test(test_proc_maps_late_records_and_pid_reuse),
 		cmocka_unit_test(test_proc_maps_parse_line_kernel_format),
 	};

@@ -737,8 +737,8 @@ static void test_store_backend_pg_migrations_versioned(void **state)
 	store_close(s);
 	s = open_store(f); /* reopening migrates nothing */
 	store_close(s);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM prof_schema_migrations"), 5);
-	assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 5);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM prof_schema_migrations"), 6);
+	assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 6);
 	assert_int_equal(pg_exec(f->uri, "INSERT INTO prof_schema_migrations (version) VALUES (99)"), 0);
 	assert_int_equal(store_open(f->uri, 0, &s), -EPROTONOSUPPORT);
 	assert_null(s);
@@ -1102,7 +1102,7 @@ static void test_store_backend_older_samples_upgraded(void **state)
 	assert_int_equal(store_commit(s), 0);
 	store_close(s);
 	if (f->b == B_PG)
-		assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 5);
+		assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 6);
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM cpu_samples"), 80);
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks WHERE samples IS NOT NULL"), 1);
 	want += 40 * 41 / 2;
@@ -1196,7 +1196,7 @@ static void test_store_backend_block_pid_ranges(void **state)
 	assert_int_equal(store_commit(s), 0);
 	store_close(s);
 	if (f->b == B_PG)
-		assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 5);
+		assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 6);
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks WHERE pid_bits IS NULL"), 4);
 	assert_int_equal(pid_total(f, 103, &read, &passed), each);
 	assert_int_equal(read, 4); /* the older blocks, not the new ones */
@@ -1715,6 +1715,84 @@ static void test_store_backend_pg_report_rows_bounded(void **state)
 }
 
 /* Each test twice, named test_..._sqlite and test_..._postgresql. */
+/* w44a, pid reuse: pid 700's first process "alpha" (record 1) and a later one "beta" that got its pid
+ * (TaskName.incarnation 1 from record 2, its mappings from id 2; declared again in record 3 with a new
+ * thread name): each process's samples under its own name, resolved in its own file mapped at the same
+ * address; the later process's first seq kept (2), its latest names; PostgreSQL: migration 5. */
+static int put_reuse(struct store *s, int64_t sid, uint64_t seq, const char *comm, const char *thread,
+		     uint32_t inc, uint64_t n)
+{
+	int32_t pid[1] = {700}, tid[1] = {700};
+	uint64_t ip[1] = {0x401000}, count[1] = {n};
+	uint32_t stack[1] = {0};
+	struct sample_rec_keys k = {1, pid, tid, ip, stack, count};
+	Prof__Samples sm;
+	Prof__Envelope env;
+	sample_rec_init(&sm, &env, seq, &k);
+	char path[64];
+	snprintf(path, sizeof(path), "/nonexistent/%s", comm);
+	Prof__Mapping m, *mp = &m;
+	prof__mapping__init(&m);
+	m.id = inc + 1;
+	m.pid = 700;
+	m.start = 0x400000;
+	m.end = 0x500000;
+	m.path = path;
+	Prof__TaskName tn, *tp = &tn;
+	prof__task_name__init(&tn);
+	tn.pid = tn.tid = 700;
+	tn.comm = (char *)comm;
+	tn.thread = (char *)thread;
+	tn.incarnation = inc;
+	tn.first_map_id = inc ? inc + 1 : 0;
+	sm.n_new_mappings = 1;
+	sm.new_mappings = &mp;
+	sm.n_new_tasks = 1;
+	sm.new_tasks = &tp;
+	return store_put_record(s, sid, &env, 100);
+}
+
+static void test_store_backend_pid_reuse(void **state)
+{
+	struct fx *f = *state;
+	struct store *s = open_store(f);
+	uint64_t max_seq;
+	int64_t sid = session(s, "reuse", 1, &max_seq, NULL);
+	assert_int_equal(put_reuse(s, sid, 1, "alpha", "alpha", 0, 2), 1);
+	assert_int_equal(put_reuse(s, sid, 2, "beta", "beta", 1, 3), 1);
+	assert_int_equal(put_reuse(s, sid, 3, "beta", "beta2", 1, 5), 1);
+	assert_int_equal(store_commit(s), 0);
+	store_close(s);
+	if (f->b == B_PG)
+		assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 6);
+	assert_int_equal(q(f, "SELECT seq FROM sample_task_incs"), 2);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_tasks"), 1);
+	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &s), 0);
+	struct query_opts qo;
+	query_opts_init(&qo, 0);
+	struct query_result *qr;
+	assert_int_equal(query_run(s, &qo, &qr), 0);
+	uint64_t alpha = 0, beta = 0;
+	for (size_t i = 0; i < qr->nstacks; i++) {
+		const struct query_stack *k = &qr->stacks[i];
+		const char *mod = qr->frames[k->frames[0]].module;
+		if (strcmp(k->comm, "alpha") == 0) {
+			assert_string_equal(mod, "alpha");
+			assert_string_equal(k->thread, "alpha");
+			alpha += k->count;
+		} else {
+			assert_string_equal(k->comm, "beta");
+			assert_string_equal(k->thread, "beta2");
+			assert_string_equal(mod, "beta");
+			beta += k->count;
+		}
+	}
+	assert_int_equal(alpha, 2);
+	assert_int_equal(beta, 8);
+	query_result_free(qr);
+	store_close(s);
+}
+
 #define BOTH(t)                                                                                              \
 	{#t "_sqlite", t, setup_sqlite, teardown, NULL}, { #t "_postgresql", t, setup_pg, teardown, NULL }
 
@@ -1740,6 +1818,7 @@ int main(void)
 		BOTH(test_store_backend_compaction_rows_kept),
 		BOTH(test_store_backend_chains_batched),
 		BOTH(test_store_backend_mappings_packed),
+		BOTH(test_store_backend_pid_reuse),
 		cmocka_unit_test_setup_teardown(test_store_backend_pg_migrations_versioned, setup_pg, teardown),
 		cmocka_unit_test_setup_teardown(test_store_backend_pg_loop_reconnects, setup_pg, teardown),
 		cmocka_unit_test_setup_teardown(test_store_backend_pg_rows_streamed, setup_pg, teardown),

@@ -209,12 +209,80 @@ static void test_task_names_snapshot_at_start(void **state)
 	task_names_free(&t);
 }
 
+/* Pid reuse within a session (w44a): a process started on a pid the session knew is a new
+ * incarnation with its own mappings (first_map_id: the next mapping id when its FORK came); the
+ * entry keeps the earlier process's names and incarnation until its samples are sent, and a sample
+ * older than that process's EXIT is its; a pid seen once and evicted is still known (one bit each). */
+static void test_task_names_pid_reuse_incarnations(void **state)
+{
+	(void)state;
+	char root[256];
+	assert_int_equal(tp_tmpdir(root, sizeof(root), "tasknames4"), 0);
+	put(root, 10, 10, "bash");
+	struct task_names t;
+	task_names_init(&t, root);
+	assert_int_equal(task_names_fork(&t, 40, 40, 10, 10, 100), 0); /* a pid the session never saw */
+	assert_int_equal(task_names_set(&t, 40, 40, "fq_alpha"), 0);
+	struct task_name *e = task_names_find(&t, 40, 40);
+	assert_int_equal(e->inc, 0);
+	assert_false(e->prev_valid);
+	assert_int_equal(task_names_inc_of(&t, 40, 150), 0);
+	e->sampled = e->declared = true;
+	task_names_exit(&t, 40, 40, 200);
+	t.next_map_id = 7;
+	assert_int_equal(task_names_fork(&t, 40, 40, 10, 10, 300), 0); /* pid 40 again */
+	assert_int_equal(task_names_set(&t, 40, 40, "fq_other"), 0);
+	e = task_names_find(&t, 40, 40);
+	assert_true(e->inc > 0);
+	assert_int_equal(e->first_map_id, 7);
+	assert_string_equal(e->comm, "fq_other");
+	assert_false(e->declared);
+	assert_false(e->sampled);
+	assert_true(e->prev_valid);
+	assert_int_equal(e->prev_inc, 0);
+	assert_string_equal(e->prev_comm, "fq_alpha");
+	assert_true(e->prev_declared);
+	assert_int_equal(e->boundary_ns, 200);
+	uint32_t second = e->inc;
+	assert_int_equal(task_names_inc_of(&t, 40, 350), second); /* after fq_alpha's exit: fq_other's */
+	assert_false(e->prev_pending);
+	assert_int_equal(task_names_inc_of(&t, 40, 150), 0); /* before it: fq_alpha's, kept apart */
+	assert_true(e->prev_pending);
+	assert_int_equal(task_names_inc_of(&t, 40, 0), second); /* no stamp: the current process */
+	/* a thread of the new process carries its incarnation */
+	assert_int_equal(task_names_fork(&t, 40, 41, 40, 40, 310), 0);
+	assert_int_equal(task_names_find(&t, 40, 41)->inc, second);
+	/* gone and evicted, then the pid once more: still a new incarnation */
+	task_names_exit(&t, 40, 41, 390);
+	task_names_exit(&t, 40, 40, 400);
+	task_names_reap(&t);
+	task_names_reap(&t);
+	assert_null(task_names_find(&t, 40, 40));
+	t.next_map_id = 9;
+	assert_int_equal(task_names_fork(&t, 40, 40, 10, 10, 500), 0);
+	e = task_names_find(&t, 40, 40);
+	assert_true(e->inc > second);
+	assert_int_equal(e->first_map_id, 9);
+	/* a pid first met in a sample (no FORK record) of a pid known before: a new incarnation too */
+	assert_int_equal(task_names_fork(&t, 50, 50, 10, 10, 600), 0);
+	assert_int_equal(task_names_find(&t, 50, 50)->inc, 0);
+	task_names_exit(&t, 50, 50, 700);
+	task_names_reap(&t);
+	task_names_reap(&t);
+	put(root, 50, 50, "late");
+	assert_int_equal(task_names_ensure(&t, 50, 50), 1);
+	assert_true(task_names_find(&t, 50, 50)->inc > 0);
+	task_names_free(&t);
+	tp_rm_rf(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_task_names_from_proc_and_comm_records),
 		cmocka_unit_test(test_task_names_fork_exit_churn),
 		cmocka_unit_test(test_task_names_snapshot_at_start),
+		cmocka_unit_test(test_task_names_pid_reuse_incarnations),
 	};
 	return cmocka_run_group_tests_name("task_names", tests, NULL, NULL);
 }
