@@ -72,6 +72,7 @@ struct build {
 	bool have_tasks, have_blocks, have_kstacks; /* tables an older collector's store may lack */
 	bool have_rows;				    /* cpu_samples: only in an older collector's store */
 	bool have_pid_cols; /* sample_blocks.pid_*: not in an older collector's store */
+	bool have_block_samples; /* sample_blocks.samples: not in an older store opened read-only */
 	struct kboot *kboots;
 	size_t nkboots;
 	int event_id; /* -1 none yet, -2 mixed */
