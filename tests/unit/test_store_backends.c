@@ -1193,7 +1193,9 @@ static void test_store_backend_downsample(void **state)
 	assert_int_equal(iv.lost, (11 + 22) * 12 / 2);
 	assert_int_equal(iv.interval_ns, 12000000);
 
-	s = fx_open_store(f);		  /* before 20 ms, per 5 ms: 11-14 and 15-19 merged, 20-22 left; */
+	/* before 20 ms, per 5 ms: 11-14 merged; 15-19 split at 17's rate (w40o: a merged block is
+	 * counted at its first seq's period): 15-16 and 18-19 merged, 17 alone; 20-22 left */
+	s = fx_open_store(f);
 	struct query_downsample_stats ds; /* in passes of one window (the listening collector's) */
 	assert_int_equal(query_downsample_some(s, 20000000, 5000000, 1, &ds), 0);
 	assert_int_equal(ds.windows, 1);
@@ -1201,12 +1203,18 @@ static void test_store_backend_downsample(void **state)
 	assert_true(ds.more);
 	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_blocks"), 9);
 	assert_int_equal(query_downsample_some(s, 20000000, 5000000, 1, &ds), 0);
+	assert_int_equal(ds.windows, 1);
+	assert_int_equal(ds.blocks_in, 2);
+	assert_int_equal(ds.blocks_out, 1);
+	assert_true(ds.more);
+	assert_int_equal(query_downsample_some(s, 20000000, 5000000, 1, &ds), 0);
 	store_close(s);
 	assert_int_equal(ds.windows, 1);
-	assert_int_equal(ds.blocks_in, 5);
+	assert_int_equal(ds.blocks_in, 2);
 	assert_int_equal(ds.blocks_out, 1);
 	assert_false(ds.more);
-	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_blocks"), 5);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_blocks"), 7);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_blocks WHERE seq BETWEEN 15 AND 19"), 3);
 	assert_int_equal(fx_q(f, "SELECT t_ns FROM sample_blocks WHERE seq = 11"), 14000000);
 	assert_int_equal(fx_q(f, "SELECT samples FROM sample_blocks WHERE seq = 11"), 4 * (40 * 41 / 2));
 	assert_int_equal(fx_q(f, "SELECT pid_min FROM sample_blocks WHERE seq = 11"), 101);
@@ -1215,28 +1223,28 @@ static void test_store_backend_downsample(void **state)
 	assert_int_equal(all2, all);
 	assert_int_equal(p101b, p101);
 	assert_int_equal(listed2, listed);
-	/* w40h: the first window's intervals as one row of its seq and time; the second window's left as
-	 * they are (seq 17's rate differs); the readers' figures unchanged */
-	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_intervals"), 12 - 3);
+	/* w40h: each merged run's intervals as one row of its seq and time (the second window's in its
+	 * runs 15-16 and 18-19, 17 apart); the readers' figures unchanged */
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_intervals"), 12 - 3 - 1 - 1);
 	assert_int_equal(fx_q(f, "SELECT t_ns FROM sample_intervals WHERE seq = 11"), 14000000);
 	assert_int_equal(fx_q(f, "SELECT interval_ns FROM sample_intervals WHERE seq = 11"), 4000000);
 	assert_int_equal(fx_q(f, "SELECT lost FROM sample_intervals WHERE seq = 11"), 11 + 12 + 13 + 14);
 	assert_int_equal(fx_q(f, "SELECT keys FROM sample_intervals WHERE seq = 11"), 3 * 40);
-	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_intervals WHERE seq BETWEEN 15 AND 19"), 5);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_intervals WHERE seq BETWEEN 15 AND 19"), 3);
 	interval_figures(f, sid, &iv2);
 	assert_int_equal(iv2.lost, iv.lost);
 	assert_int_equal(iv2.interval_ns, iv.interval_ns);
 	assert_int_equal(iv2.first_ns, iv.first_ns);
 	assert_int_equal(iv2.last_ns, iv.last_ns);
 	assert_int_equal(iv2.freq_hz, iv.freq_hz);
-	assert_int_equal(iv2.intervals, 12 - 3);
+	assert_int_equal(iv2.intervals, 12 - 3 - 1 - 1);
 
 	s = fx_open_store(f);
 	assert_int_equal(query_downsample(s, 20000000, 5000000, &ds), 0);
 	store_close(s);
 	assert_int_equal(ds.windows, 0);
 	assert_false(ds.more);
-	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_blocks"), 5);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_blocks"), 7);
 }
 
 /* A record of n keys of pid 201..204 at distinct addresses from ip0 (counts 1..3): 1 stored. */
