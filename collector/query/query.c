@@ -259,10 +259,17 @@ static int read_keys(struct store *s, struct build *b, struct sess *se, const st
 
 /* The time one sample of a session whose records' periods differ stands for: its records' samples
  * x their own periods over its samples, to the nearest ns (the mean; every stack of the session
- * gets it, so the session's total is exact; with --pid/--comm the whole session's mix). Left at
- * fallback where a block has no sum (an older collector's) or none is found. */
-static uint64_t mixed_sample_ns(struct store *s, const struct sess *se, int64_t lo, int64_t hi, uint64_t fallback)
+ * gets it, not its own records' period, so the session's total is exact and a stack met only in
+ * some records is off by up to the periods' difference; with --pid/--comm the whole session's mix).
+ * Left at fallback where a block has no sum (an older collector's), the store has no such column
+ * (an older one opened read-only), the session has an older collector's cpu_samples rows (records
+ * without a block, which the join would leave out) or none is found. */
+static uint64_t mixed_sample_ns(struct store *s, const struct build *b, const struct sess *se, int64_t lo,
+				int64_t hi, uint64_t fallback)
 {
+	bool old_rows = false;
+	if (!b->have_block_samples || qm_rows_needed(s, b, se->id, &old_rows) < 0 || old_rows)
+		return fallback;
 	struct db_stmt *st = store_stmt(s, q_periods);
 	if (!st)
 		return fallback;
@@ -348,7 +355,7 @@ static int read_info(struct store *s, struct build *b, struct sess *se, int64_t 
 		 * own period turns its samples into time (query_stack.sample_ns) */
 		si->sample_ns = sample_period_ns(si->freq_hz, si->period);
 		if (mixed)
-			si->sample_ns = mixed_sample_ns(s, se, lo, hi, si->sample_ns);
+			si->sample_ns = mixed_sample_ns(s, b, se, lo, hi, si->sample_ns);
 		se->sample_ns = si->sample_ns;
 		if (si->freq_hz > r->freq_hz || (si->freq_hz == r->freq_hz && r->period == 0)) {
 			r->freq_hz = si->freq_hz;
@@ -528,6 +535,7 @@ int query_run(struct store *s, const struct query_opts *o, struct query_result *
 			  .have_rows = store_has_table(s, "cpu_samples")};
 	b.have_pid_cols = b.have_blocks && store_has_column(s, "sample_blocks", "pid_bits");
 	b.have_incs = store_has_table(s, "sample_task_incs");
+	b.have_block_samples = b.have_blocks && store_has_column(s, "sample_blocks", "samples");
 	int rc = sym_resolver_create(o->symfs, &b.sr);
 	if (rc == 0 && o->debug_dir)
 		rc = sym_resolver_set_debug_dir(b.sr, o->debug_dir);

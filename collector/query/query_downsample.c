@@ -6,8 +6,10 @@
  * time counts the whole window; totals, per-key sums and the session counts
  * stay as they were. The window's sample_intervals rows (one per record: lost,
  * interval, back end) become one too, of the same seq and time: intervals and
- * lost summed (left as they are where the rows differ in back end, event,
- * frequency or period, or a sum would pass one record's limit). A
+ * lost summed (left as they are where the rows differ in back end or event,
+ * or a sum would pass one record's limit). A window is split where its
+ * records' frequency or period changes (an agent upgraded within one boot),
+ * so no merged block mixes periods. A
  * session with an older collector's cpu_samples rows is left as it is (those
  * rows are read for records without a block). Each window is its own
  * transaction (its blocks read in it): a collector writing the store
@@ -27,8 +29,11 @@
 
 static const char q_sess[] = "SELECT id, realtime_ns FROM sessions ORDER BY id";
 static const char q_rows[] = "SELECT COUNT(*) FROM cpu_samples WHERE session_id = ?1";
+/* each block with its record's rate (sample_intervals: frequency, period; NULL without a row) */
 static const char q_list[] =
-    "SELECT seq, t_ns, keys FROM sample_blocks WHERE session_id = ?1 AND t_ns < ?2 ORDER BY t_ns, seq";
+    "SELECT b.seq, b.t_ns, b.keys, i.freq_hz, i.period FROM sample_blocks b LEFT JOIN sample_intervals i"
+    " ON i.session_id = b.session_id AND i.seq = b.seq WHERE b.session_id = ?1 AND b.t_ns < ?2"
+    " ORDER BY b.t_ns, b.seq";
 static const char q_data[] = "SELECT data FROM sample_blocks WHERE session_id = ?1 AND seq = ?2";
 static const char q_upd[] =
     "UPDATE sample_blocks SET t_ns = ?3, keys = ?4, data = ?5, samples = ?6, pid_min = ?7,"
@@ -43,7 +48,8 @@ static const char q_inc_seqs[] = "SELECT DISTINCT seq FROM sample_task_incs WHER
 
 struct blk {
 	int64_t seq, t_ns;
-	int64_t keys; /* the block's keys (sample_blocks.keys) */
+	int64_t keys;		 /* the block's keys (sample_blocks.keys) */
+	int64_t freq_hz, period; /* its record's (INT64_MIN: no interval row) */
 };
 
 /* A block's keys as a merge counts them: a value the row cannot vouch for (NULL, out of range) as the
@@ -306,7 +312,9 @@ static int session_down(struct store *s, int64_t sid, int64_t realtime_ns, int64
 			rc = -ENOMEM;
 			break;
 		}
-		b[n++] = (struct blk){db_col_i64(st, 0), db_col_i64(st, 1), keys_of(db_col_i64(st, 2))};
+		b[n++] = (struct blk){db_col_i64(st, 0), db_col_i64(st, 1), keys_of(db_col_i64(st, 2)),
+				      db_col_null(st, 3) ? INT64_MIN : db_col_i64(st, 3),
+				      db_col_null(st, 4) ? INT64_MIN : db_col_i64(st, 4)};
 	}
 	db_reset(st);
 	int64_t *incs = NULL;
@@ -319,10 +327,14 @@ static int session_down(struct store *s, int64_t sid, int64_t realtime_ns, int64
 		/* a window's blocks of more keys in all than one record's block may hold
 		 * (VALIDATE_MAX_SAMPLE_KEYS) are merged in runs under it: the readers' bounds assume it
 		 * (STORE_BLOCK_MAX_RAW, what store_block_unpack decompresses; the first-met order of
-		 * query_blocks.c), so a summed block over it could be one no reader decodes */
+		 * query_blocks.c), so a summed block over it could be one no reader decodes; and split
+		 * where the records' frequency or period changes (an agent upgraded within one boot: 1/F,
+		 * then 1/F + 1/128 of it): a merged block's samples are counted at its first seq's
+		 * interval's period, so no merged block mixes periods */
 		for (j = i + 1; j < n && window_of(b[j].t_ns, window_ns) == w &&
 				keys + b[j].keys <= (int64_t)VALIDATE_MAX_SAMPLE_KEYS &&
-				epoch_of(incs, nincs, b[j].seq) == ep;
+				epoch_of(incs, nincs, b[j].seq) == ep &&
+				b[j].freq_hz == b[i].freq_hz && b[j].period == b[i].period;
 		     j++)
 			keys += b[j].keys;
 		if (j - i < 2)
@@ -364,7 +376,7 @@ int query_downsample_some(struct store *s, int64_t cutoff_ns, int64_t window_ns,
 			rc = -ENOMEM;
 			break;
 		}
-		ss[n++] = (struct blk){db_col_i64(st, 0), db_col_i64(st, 1), 0};
+		ss[n++] = (struct blk){db_col_i64(st, 0), db_col_i64(st, 1), 0, 0, 0};
 	}
 	db_reset(st);
 	for (size_t i = 0; rc >= 0 && !out->more && i < n; i++) {

@@ -25,8 +25,9 @@ struct report_opts {
 int report_top(struct store *st, int64_t sid, const struct report_opts *o, FILE *out);
 /* CPU samples of the function named func (leaf samples, resolved as --top does, symfs as there),
  * the session's sampling frequency (0: sampled by period; several: the largest) and their CPU time
- * in ns: each sample at its own record's period (a timer's: a little longer than 1/freq_hz,
- * agent/sampler.c; none: 1 s / freq_hz). 0 or -errno. */
+ * in ns: each sample at its session's period (a timer's: a little longer than 1/freq_hz,
+ * agent/sampler.c; none: 1 s / freq_hz; where the session's own records' periods differ, an
+ * agent upgraded within one boot: their samples' mean, query_session_info.sample_ns). 0 or -errno. */
 int report_function_samples(struct store *st, int64_t sid, const char *symfs, const char *func, uint64_t *count,
 			    int64_t *freq_hz, uint64_t *ns);
 /* The top table of a query (collector report without --session, or with filters): rows grouped by `by`,

@@ -248,7 +248,8 @@ static int wait_log(const char *log, const char *needle, int want)
  * collector 0 (stored, acked); then 2..20 reach collector 1: its batch proves 2..10 duplicates
  * at the database, rolls back to its savepoint and redoes them one by one. Each record once,
  * every seq acked, and each collector's counts (the connection's line and the stop line) exact:
- * before #40's fix of the connection's counts its line said 19 stored, 0 duplicates. */
+ * before #40's fix of the connection's counts its line said 20 stored (record 1 and the batch's
+ * 19), 0 duplicates. */
 static void test_pg_ahead_redone_across_collectors(void **state)
 {
 	need_pg();

@@ -21,96 +21,22 @@
 
 #include "block_keys.h"
 #include "log.h"
+#include "pgserver.h"
+#include "query/query.h"
 #include "report/gpu.h"
-#include "report/report.h"
 #include "report/overview.h"
+#include "report/report.h"
 #include "report_fixture.h"
 #include "sample_rec.h"
-#include "store/store_calib.h"
-#include "store/store_opencl.h"
-#include "store/store_trace.h"
-#include "pgserver.h"
 #include "store/db.h"
 #include "store/store.h"
+#include "store/store_calib.h"
 #include "store/store_kallsyms.h"
+#include "store/store_opencl.h"
 #include "store/store_prune.h"
-#include "query/query.h"
+#include "store/store_trace.h"
+#include "store_fx.h"
 #include "testproc.h"
-
-enum backend { B_SQLITE, B_PG };
-
-struct fx {
-	enum backend b;
-	char tmp[256];
-	char uri[512];
-};
-
-static struct pgserver pg;
-static int pg_ok;
-static char pg_why[512];
-static int dbn;
-
-static int group_setup(void **state)
-{
-	pg_ok = pg_start(&pg, pg_why, sizeof(pg_why)) == 0;
-	if (!pg_ok)
-		fprintf(stderr, "PostgreSQL back end tests will be skipped: %s\n", pg_why);
-	return 0;
-}
-
-static int group_teardown(void **state)
-{
-	pg_stop(&pg);
-	return 0;
-}
-
-static int setup(void **state, enum backend b)
-{
-	struct fx *f = calloc(1, sizeof(*f));
-	if (!f)
-		return -1;
-	f->b = b;
-	if (b == B_SQLITE) {
-		if (tp_tmpdir(f->tmp, sizeof(f->tmp), "stb") < 0)
-			return -1;
-		snprintf(f->uri, sizeof(f->uri), "%s/store.db", f->tmp);
-	} else if (pg_ok) {
-		char name[32];
-		snprintf(name, sizeof(name), "t%d", ++dbn);
-		if (pg_new_db(&pg, name, f->uri, sizeof(f->uri)) < 0)
-			return -1;
-	}
-	*state = f;
-	return 0;
-}
-static int setup_sqlite(void **state) { return setup(state, B_SQLITE); }
-static int setup_pg(void **state) { return setup(state, B_PG); }
-
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-	if (f->tmp[0])
-		tp_rm_rf(f->tmp);
-	free(f);
-	return 0;
-}
-
-static struct store *open_store(struct fx *f)
-{
-	if (f->b == B_PG && !pg_ok) {
-		fprintf(stderr, "skipped: %s\n", pg_why);
-		skip();
-	}
-	struct store *s = NULL;
-	assert_int_equal(store_open(f->uri, 0, &s), 0);
-	return s;
-}
-
-/* One integer from the database behind the store, the same SQL on both back ends. */
-static int64_t q(struct fx *f, const char *sql)
-{
-	return f->b == B_PG ? pg_int(f->uri, sql) : tp_db_int(f->uri, "%s", sql);
-}
 
 static void hello(Prof__Hello *h, const char *agent, uint64_t boot)
 {
@@ -164,7 +90,7 @@ static int put(struct store *s, int64_t sid, uint64_t seq) { return put_how(s, s
 static void test_store_backend_sessions_found_or_created(void **state)
 {
 	struct fx *f = *state;
-	struct store *s = open_store(f);
+	struct store *s = fx_open_store(f);
 	uint64_t max = 99;
 	bool created = false;
 	int64_t a = session(s, "board-a", 1, &max, &created);
@@ -176,14 +102,15 @@ static void test_store_backend_sessions_found_or_created(void **state)
 	assert_int_equal(session(s, "board-a", 1, &max, &created), a);
 	assert_false(created);
 	assert_int_equal(store_commit(s), 0);
-	assert_int_equal(q(f, "SELECT connects FROM sessions WHERE agent_id = 'board-a' AND boot_id = 1"), 2);
+	assert_int_equal(fx_q(f, "SELECT connects FROM sessions WHERE agent_id = 'board-a' AND boot_id = 1"),
+			 2);
 	store_close(s);
 }
 
 static void test_store_backend_exactly_once(void **state)
 {
 	struct fx *f = *state;
-	struct store *s = open_store(f);
+	struct store *s = fx_open_store(f);
 	int64_t sid = session(s, "board-b", 7, &(uint64_t){0}, NULL);
 	for (uint64_t seq = 1; seq <= 3; seq++)
 		assert_int_equal(put(s, sid, seq), 1);
@@ -193,26 +120,27 @@ static void test_store_backend_exactly_once(void **state)
 	assert_int_equal(put(s, sid, 4), 1);
 	assert_int_equal(store_commit(s), 0);
 	store_close(s);
-	s = open_store(f);
+	s = fx_open_store(f);
 	uint64_t max = 0;
 	assert_int_equal(session(s, "board-b", 7, &max, NULL), sid);
 	assert_int_equal(max, 4);
 	assert_int_equal(store_commit(s), 0);
 	store_close(s);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 4);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM counter_samples"), 16);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM events"), 2);
-	assert_int_equal(q(f, "SELECT records FROM sessions WHERE agent_id = 'board-b'"), 4);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM records"), 4);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM counter_samples"), 16);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM events"), 2);
+	assert_int_equal(fx_q(f, "SELECT records FROM sessions WHERE agent_id = 'board-b'"), 4);
 	/* delta decoding: the second row of seq 3 is at 2000 ns */
-	assert_int_equal(q(f, "SELECT MAX(t_ns) FROM counter_samples WHERE seq = 3"), 2000);
-	assert_int_equal(q(f, "SELECT value FROM counter_samples WHERE seq = 3 AND event_id = 2 AND t_ns = 2000"), 12);
+	assert_int_equal(fx_q(f, "SELECT MAX(t_ns) FROM counter_samples WHERE seq = 3"), 2000);
+	assert_int_equal(
+	    fx_q(f, "SELECT value FROM counter_samples WHERE seq = 3 AND event_id = 2 AND t_ns = 2000"), 12);
 }
 
 /* Two collectors on one database: the database enforces the rule. */
 static void test_store_backend_two_handles_one_database(void **state)
 {
 	struct fx *f = *state;
-	struct store *a = open_store(f), *b = open_store(f);
+	struct store *a = fx_open_store(f), *b = fx_open_store(f);
 	int64_t sa = session(a, "board-c", 9, &(uint64_t){0}, NULL);
 	assert_int_equal(store_commit(a), 0);
 	uint64_t max = 0;
@@ -232,8 +160,8 @@ static void test_store_backend_two_handles_one_database(void **state)
 	assert_int_equal(store_commit(b), 0);
 	assert_int_equal(stored, 3);
 	assert_int_equal(dups, 3);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 8);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM counter_samples"), 32);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM records"), 8);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM counter_samples"), 32);
 	store_close(a);
 	store_close(b);
 }
@@ -244,7 +172,7 @@ static void test_store_backend_two_handles_one_database(void **state)
 static void test_store_backend_ahead_duplicate_stored_once(void **state)
 {
 	struct fx *f = *state;
-	struct store *a = open_store(f), *b = open_store(f);
+	struct store *a = fx_open_store(f), *b = fx_open_store(f);
 	int64_t sa = session(a, "board-k", 3, &(uint64_t){0}, NULL);
 	assert_int_equal(store_commit(a), 0);
 	int64_t sb = session(b, "board-k", 3, &(uint64_t){0}, NULL); /* b knows nothing stored */
@@ -264,9 +192,9 @@ static void test_store_backend_ahead_duplicate_stored_once(void **state)
 	assert_int_equal(redos, f->b == B_PG ? 1 : 0);
 	assert_int_equal(dups, f->b == B_PG ? 2 : 0);
 	assert_int_equal(stored, f->b == B_PG ? 8 : 6);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 8);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM counter_samples"), 32);
-	assert_int_equal(q(f, "SELECT records FROM sessions WHERE agent_id = 'board-k'"), 8);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM records"), 8);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM counter_samples"), 32);
+	assert_int_equal(fx_q(f, "SELECT records FROM sessions WHERE agent_id = 'board-k'"), 8);
 	/* the same found by an exact record of the same batch (its round trip reads the pipeline) */
 	assert_int_equal(put(a, sa, 10), 1);
 	assert_int_equal(store_commit(a), 0);
@@ -278,10 +206,10 @@ static void test_store_backend_ahead_duplicate_stored_once(void **state)
 	store_ahead_redos(b, &redos, &dups);
 	assert_int_equal(redos, f->b == B_PG ? 2 : 0);
 	assert_int_equal(dups, f->b == B_PG ? 3 : 0);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 11);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM counter_samples"), 44);
-	assert_int_equal(q(f, "SELECT COUNT(DISTINCT seq) FROM counter_samples"), 11);
-	assert_int_equal(q(f, "SELECT records FROM sessions WHERE agent_id = 'board-k'"), 11);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM records"), 11);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM counter_samples"), 44);
+	assert_int_equal(fx_q(f, "SELECT COUNT(DISTINCT seq) FROM counter_samples"), 11);
+	assert_int_equal(fx_q(f, "SELECT records FROM sessions WHERE agent_id = 'board-k'"), 11);
 	/* an exact record and a heartbeat between records sent ahead are not undone with them */
 	assert_int_equal(put(a, sa, 15), 1);
 	assert_int_equal(store_commit(a), 0);
@@ -299,10 +227,10 @@ static void test_store_backend_ahead_duplicate_stored_once(void **state)
 	store_ahead_redos(b, &redos, &dups);
 	assert_int_equal(redos, f->b == B_PG ? 3 : 0);
 	assert_int_equal(dups, f->b == B_PG ? 4 : 0);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 15);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM counter_samples"), 60);
-	assert_int_equal(q(f, "SELECT records FROM sessions WHERE agent_id = 'board-k'"), 15);
-	assert_int_equal(q(f, "SELECT spool_dropped FROM sessions WHERE agent_id = 'board-k'"), 77);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM records"), 15);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM counter_samples"), 60);
+	assert_int_equal(fx_q(f, "SELECT records FROM sessions WHERE agent_id = 'board-k'"), 15);
+	assert_int_equal(fx_q(f, "SELECT spool_dropped FROM sessions WHERE agent_id = 'board-k'"), 77);
 	store_close(a);
 	store_close(b);
 }
@@ -313,7 +241,7 @@ static void test_store_backend_ahead_duplicate_stored_once(void **state)
 static void test_store_backend_ahead_savepoints_bounded(void **state)
 {
 	struct fx *f = *state;
-	struct store *a = open_store(f), *b = open_store(f);
+	struct store *a = fx_open_store(f), *b = fx_open_store(f);
 	int64_t sa = session(a, "board-m", 1, &(uint64_t){0}, NULL);
 	assert_int_equal(store_commit(a), 0);
 	int64_t sb = session(b, "board-m", 1, &(uint64_t){0}, NULL);
@@ -330,8 +258,8 @@ static void test_store_backend_ahead_savepoints_bounded(void **state)
 	uint64_t redos = 9, dups = 9;
 	store_ahead_redos(b, &redos, &dups);
 	assert_int_equal(redos, 0);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 65);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM counter_samples"), 260);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM records"), 65);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM counter_samples"), 260);
 	store_close(a);
 	store_close(b);
 }
@@ -339,7 +267,7 @@ static void test_store_backend_ahead_savepoints_bounded(void **state)
 static void test_store_backend_rollback_discards(void **state)
 {
 	struct fx *f = *state;
-	struct store *s = open_store(f);
+	struct store *s = fx_open_store(f);
 	int64_t sid = session(s, "board-d", 1, &(uint64_t){0}, NULL);
 	assert_int_equal(store_commit(s), 0);
 	assert_int_equal(put(s, sid, 1), 1);
@@ -349,13 +277,13 @@ static void test_store_backend_rollback_discards(void **state)
 	assert_int_equal(put(s, sid, 1), 1); /* not a duplicate: the first one is gone */
 	assert_int_equal(store_commit(s), 0);
 	store_close(s);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 1);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM records"), 1);
 }
 
 static void test_store_backend_heartbeat_and_refusals(void **state)
 {
 	struct fx *f = *state;
-	struct store *s = open_store(f);
+	struct store *s = fx_open_store(f);
 	int64_t sid = session(s, "board-e", 1, &(uint64_t){0}, NULL);
 	Prof__Heartbeat hb = PROF__HEARTBEAT__INIT;
 	hb.spool_dropped = 5;
@@ -384,8 +312,8 @@ static void test_store_backend_heartbeat_and_refusals(void **state)
 	assert_int_equal(store_put_record(s, sid, &env, 10), -ERANGE);
 	assert_int_equal(store_commit(s), 0);
 	store_close(s);
-	assert_int_equal(q(f, "SELECT spool_dropped FROM sessions WHERE agent_id = 'board-e'"), 5);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 0);
+	assert_int_equal(fx_q(f, "SELECT spool_dropped FROM sessions WHERE agent_id = 'board-e'"), 5);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM records"), 0);
 }
 
 /* A Samples record: 40 CPU sample rows (more than one multi-row statement),
@@ -563,7 +491,7 @@ static int sample_cb(const struct store_sample_row *r, void *arg)
 static void test_store_backend_every_kind_and_queries(void **state)
 {
 	struct fx *f = *state;
-	struct store *s = open_store(f);
+	struct store *s = fx_open_store(f);
 	Prof__Hello h;
 	hello(&h, "board-k", 3);
 	Prof__CpuInfo cpu = PROF__CPU_INFO__INIT, *cpus[2] = {&cpu, &cpu};
@@ -591,23 +519,25 @@ static void test_store_backend_every_kind_and_queries(void **state)
 		assert_int_equal(store_commit(s), 0);
 	}
 	store_close(s);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 8);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM gpu_samples"), 8); /* non-zero values only */
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM records"), 8);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM gpu_samples"), 8); /* non-zero values only */
 	/* the mapping both Samples records declare: a packed block each, no row (#40, w40h: the query keeps
 	 * the first declaration, test_store_backend_mappings_packed) */
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_map_blocks"), 2);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_mappings"), 0);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM task_times"), 2);
-	assert_int_equal(q(f, "SELECT SUM(commands) FROM cl_command_blocks"), 2); /* a packed block per record (#41) */
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_map_blocks"), 2);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_mappings"), 0);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM task_times"), 2);
+	assert_int_equal(fx_q(f, "SELECT SUM(commands) FROM cl_command_blocks"),
+			 2); /* a packed block per record (#41) */
 	/* the blocks are the only store of the samples (#40): no per-key rows; each block has its 40 keys
 	 * and the sum of their counts (1 + 2 + ... + 40 per record) */
 	int64_t cpu_sum = 2 * (40 * 41 / 2);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), 2); /* one packed row per Samples record */
-	assert_int_equal(q(f, "SELECT SUM(keys) FROM sample_blocks"), 80);
-	assert_int_equal(q(f, "SELECT SUM(samples) FROM sample_blocks"), cpu_sum);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_blocks"),
+			 2); /* one packed row per Samples record */
+	assert_int_equal(fx_q(f, "SELECT SUM(keys) FROM sample_blocks"), 80);
+	assert_int_equal(fx_q(f, "SELECT SUM(samples) FROM sample_blocks"), cpu_sum);
 	/* stored compressed (#40): 40 keys of at least 6 varint bytes each would be 480 bytes raw per block
 	 */
-	assert_true(q(f, "SELECT SUM(LENGTH(data)) FROM sample_blocks") < 2 * 40 * 6);
+	assert_true(fx_q(f, "SELECT SUM(LENGTH(data)) FROM sample_blocks") < 2 * 40 * 6);
 
 	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &s), 0);
 	assert_false(store_has_table(s, "cpu_samples")); /* not created (#40) */
@@ -697,7 +627,7 @@ static int calib_cb(const struct store_calib_param_row *r, void *arg)
 static void test_store_backend_overview_report(void **state)
 {
 	struct fx *f = *state;
-	struct store *s = open_store(f);
+	struct store *s = fx_open_store(f);
 	int64_t sid = 0;
 	assert_int_equal(rf_make_session(s, &sid), 0);
 	store_close(s);
@@ -733,12 +663,12 @@ static void test_store_backend_overview_report(void **state)
 static void test_store_backend_pg_migrations_versioned(void **state)
 {
 	struct fx *f = *state;
-	struct store *s = open_store(f);
+	struct store *s = fx_open_store(f);
 	store_close(s);
-	s = open_store(f); /* reopening migrates nothing */
+	s = fx_open_store(f); /* reopening migrates nothing */
 	store_close(s);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM prof_schema_migrations"), 6);
-	assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 6);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM prof_schema_migrations"), 6);
+	assert_int_equal(fx_q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 6);
 	assert_int_equal(pg_exec(f->uri, "INSERT INTO prof_schema_migrations (version) VALUES (99)"), 0);
 	assert_int_equal(store_open(f->uri, 0, &s), -EPROTONOSUPPORT);
 	assert_null(s);
@@ -751,8 +681,8 @@ static void test_store_backend_pg_migrations_versioned(void **state)
 static void test_store_backend_pg_loop_reconnects(void **state)
 {
 	struct fx *f = *state;
-	if (!pg_ok) {
-		fprintf(stderr, "skipped: %s\n", pg_why);
+	if (!fx_pg_ok) {
+		fprintf(stderr, "skipped: %s\n", fx_pg_why);
 		skip();
 	}
 	struct store *s = NULL;
@@ -792,7 +722,7 @@ static void test_store_backend_pg_loop_reconnects(void **state)
 	assert_int_equal(store_durability(s, d, sizeof(d)), 0); /* the new session too */
 	assert_non_null(strstr(d, "synchronous_commit=on"));
 	store_close(s);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 2);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM records"), 2);
 }
 
 /* --check on open (issue 25 item 5): a sound store opens with quick and full checks,
@@ -801,7 +731,7 @@ static void test_store_backend_pg_loop_reconnects(void **state)
 static void test_store_backend_check_on_open(void **state)
 {
 	struct fx *f = *state;
-	struct store *s = open_store(f);
+	struct store *s = fx_open_store(f);
 	int64_t sid;
 	uint64_t max_seq;
 	Prof__Hello h;
@@ -899,7 +829,7 @@ static uint64_t kernel_self(struct store *s, int64_t sid, const char *fn)
 static void test_store_backend_kernel_symbols(void **state)
 {
 	struct fx *f = *state;
-	struct store *s = open_store(f);
+	struct store *s = fx_open_store(f);
 	int64_t s1 = session(s, "board-k", 1, &(uint64_t){0}, NULL);
 	assert_int_equal(put_ksyms(s, s1, 1, false), 1);
 	assert_int_equal(put_kernel_samples(s, s1, 2), 1);
@@ -910,8 +840,8 @@ static void test_store_backend_kernel_symbols(void **state)
 	assert_int_equal(put_ksyms(s, s3, 1, true), 1); /* a reference to a table this agent never sent */
 	assert_int_equal(put_kernel_samples(s, s3, 2), 1);
 	assert_int_equal(store_commit(s), 0);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM kernel_symbols"), 1);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM session_kernels"), 3);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM kernel_symbols"), 1);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM session_kernels"), 3);
 	char boot[KSYMS_BOOT_ID_MAX + 1];
 	assert_int_equal(store_session_kernel_boot(s, s2, boot, sizeof(boot)), 0);
 	assert_string_equal(boot, "boot-xyz");
@@ -932,9 +862,9 @@ static void test_store_backend_kernel_symbols(void **state)
 	free(buf);
 	uint64_t rows = 0;
 	assert_int_equal(store_delete_session(s, s1, &rows), 0);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM kernel_symbols"), 1); /* s2 still runs on that boot */
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM kernel_symbols"), 1); /* s2 still runs on that boot */
 	assert_int_equal(store_delete_session(s, s2, &rows), 0);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM kernel_symbols"), 0);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM kernel_symbols"), 0);
 	store_close(s);
 }
 
@@ -1003,19 +933,21 @@ static int put_big_ksyms(struct store *s, int64_t sid, uint64_t seq, size_t *pac
 static void test_store_backend_kernel_symbols_compressed(void **state)
 {
 	struct fx *f = *state;
-	struct store *s = open_store(f);
+	struct store *s = fx_open_store(f);
 	int64_t s1 = session(s, "board-kz", 1, &(uint64_t){0}, NULL);
 	size_t packed = 0;
 	uint8_t *raw = NULL;
 	assert_int_equal(put_big_ksyms(s, s1, 1, &packed, &raw), 1);
 	assert_int_equal(put_kernel_samples(s, s1, 2), 1); /* 5 at +0x110 (ksym_fn_00004), 2 at +0x220 */
 	assert_int_equal(store_commit(s), 0);
-	int64_t stored = q(f, "SELECT LENGTH(data) FROM kernel_symbols WHERE kernel_boot_id = 'boot-big'");
+	int64_t stored = fx_q(f, "SELECT LENGTH(data) FROM kernel_symbols WHERE kernel_boot_id = 'boot-big'");
 	assert_true(stored > 0 && (size_t)stored * 2 < packed);
-	assert_int_equal(q(f, f->b == B_PG ? "SELECT COUNT(*) FROM kernel_symbols WHERE substring(data from 1 for 4)"
-					     " = '\\x28b52ffd'::bytea"
-					   : "SELECT COUNT(*) FROM kernel_symbols WHERE substr(data, 1, 4) = X'28b52ffd'"),
-			 1);
+	assert_int_equal(
+	    fx_q(f, f->b == B_PG
+			? "SELECT COUNT(*) FROM kernel_symbols WHERE substring(data from 1 for 4)"
+			  " = '\\x28b52ffd'::bytea"
+			: "SELECT COUNT(*) FROM kernel_symbols WHERE substr(data, 1, 4) = X'28b52ffd'"),
+	    1);
 	assert_int_equal(kernel_self(s, s1, "ksym_fn_00004"), 5);
 	assert_int_equal(kernel_self(s, s1, "ksym_fn_00008"), 2);
 	int64_t s2 = session(s, "board-kz", 2, &(uint64_t){0}, NULL); /* the same table again */
@@ -1023,8 +955,9 @@ static void test_store_backend_kernel_symbols_compressed(void **state)
 	assert_int_equal(put_big_ksyms(s, s2, 1, &packed2, NULL), 1);
 	assert_int_equal(store_commit(s), 0);
 	store_close(s);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM kernel_symbols"), 1);
-	assert_int_equal(q(f, "SELECT LENGTH(data) FROM kernel_symbols WHERE kernel_boot_id = 'boot-big'"), stored);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM kernel_symbols"), 1);
+	assert_int_equal(fx_q(f, "SELECT LENGTH(data) FROM kernel_symbols WHERE kernel_boot_id = 'boot-big'"),
+			 stored);
 
 	/* as an older collector stored it: the agent's packing */
 	char *sql = malloc(packed * 2 + 200), *p;
@@ -1036,9 +969,9 @@ static void test_store_backend_kernel_symbols_compressed(void **state)
 	exec_sql(f, sql);
 	free(sql);
 	free(raw);
-	assert_int_equal(q(f, "SELECT LENGTH(data) FROM kernel_symbols WHERE kernel_boot_id = 'boot-big'"),
+	assert_int_equal(fx_q(f, "SELECT LENGTH(data) FROM kernel_symbols WHERE kernel_boot_id = 'boot-big'"),
 			 (int64_t)packed);
-	s = open_store(f);
+	s = fx_open_store(f);
 	assert_int_equal(kernel_self(s, s1, "ksym_fn_00004"), 5);
 	assert_int_equal(kernel_self(s, s1, "ksym_fn_00008"), 2);
 	store_close(s);
@@ -1071,7 +1004,7 @@ static void cpu_figures(struct fx *f, int64_t sid, uint64_t *total, uint64_t *li
 static void test_store_backend_older_samples_upgraded(void **state)
 {
 	struct fx *f = *state;
-	struct store *s = open_store(f);
+	struct store *s = fx_open_store(f);
 	uint64_t max = 0;
 	bool created = false;
 	int64_t sid = session(s, "board-old", 4, &max, &created);
@@ -1096,15 +1029,15 @@ static void test_store_backend_older_samples_upgraded(void **state)
 	cpu_figures(f, sid, &total, &listed);		   /* as the older collector left it */
 	assert_int_equal(total, want);
 	assert_int_equal(listed, want);
-	s = open_store(f); /* the upgrade, then a record of this collector: its block only */
+	s = fx_open_store(f); /* the upgrade, then a record of this collector: its block only */
 	assert_true(store_has_column(s, "sample_blocks", "samples"));
 	assert_int_equal(put_samples(s, sid, 5), 1);
 	assert_int_equal(store_commit(s), 0);
 	store_close(s);
 	if (f->b == B_PG)
-		assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 6);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM cpu_samples"), 80);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks WHERE samples IS NOT NULL"), 1);
+		assert_int_equal(fx_q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 6);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM cpu_samples"), 80);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_blocks WHERE samples IS NOT NULL"), 1);
 	want += 40 * 41 / 2;
 	cpu_figures(f, sid, &total, &listed);
 	assert_int_equal(total, want);
@@ -1166,7 +1099,7 @@ static uint64_t pid_total(struct fx *f, int32_t pid, uint64_t *read, uint64_t *p
 static void test_store_backend_block_pid_ranges(void **state)
 {
 	struct fx *f = *state;
-	struct store *s = open_store(f);
+	struct store *s = fx_open_store(f);
 	uint64_t max = 0, read, passed, each = 40 * 41 / 2;
 	bool created = false;
 	int64_t sid = session(s, "board-pids", 5, &max, &created);
@@ -1174,7 +1107,8 @@ static void test_store_backend_block_pid_ranges(void **state)
 		assert_int_equal(put_pid_samples(s, sid, seq, 90 + (int32_t)seq), 1);
 	assert_int_equal(store_commit(s), 0);
 	store_close(s);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks WHERE pid_min = 103 AND pid_max = 103"), 1);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_blocks WHERE pid_min = 103 AND pid_max = 103"),
+			 1);
 	assert_int_equal(pid_total(f, 103, &read, &passed), each);
 	assert_int_equal(read, 1);
 	assert_int_equal(passed, 3);
@@ -1189,15 +1123,15 @@ static void test_store_backend_block_pid_ranges(void **state)
 	assert_int_equal(read, 4);
 	assert_int_equal(passed, 0);
 
-	s = open_store(f); /* the upgrade, then two records of this collector */
+	s = fx_open_store(f); /* the upgrade, then two records of this collector */
 	assert_true(store_has_column(s, "sample_blocks", "pid_bits"));
 	assert_int_equal(put_pid_samples(s, sid, 15, 105), 1);
 	assert_int_equal(put_pid_samples(s, sid, 16, 106), 1);
 	assert_int_equal(store_commit(s), 0);
 	store_close(s);
 	if (f->b == B_PG)
-		assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 6);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks WHERE pid_bits IS NULL"), 4);
+		assert_int_equal(fx_q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 6);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_blocks WHERE pid_bits IS NULL"), 4);
 	assert_int_equal(pid_total(f, 103, &read, &passed), each);
 	assert_int_equal(read, 4); /* the older blocks, not the new ones */
 	assert_int_equal(passed, 2);
@@ -1243,7 +1177,7 @@ static void interval_figures(struct fx *f, int64_t sid, struct query_result *out
 static void test_store_backend_downsample(void **state)
 {
 	struct fx *f = *state;
-	struct store *s = open_store(f);
+	struct store *s = fx_open_store(f);
 	uint64_t max = 0;
 	bool created = false;
 	int64_t sid = session(s, "board-down", 6, &max, &created);
@@ -1259,50 +1193,58 @@ static void test_store_backend_downsample(void **state)
 	assert_int_equal(iv.lost, (11 + 22) * 12 / 2);
 	assert_int_equal(iv.interval_ns, 12000000);
 
-	s = open_store(f); /* before 20 ms, per 5 ms: 11-14 and 15-19 merged, 20-22 left; */
+	/* before 20 ms, per 5 ms: 11-14 merged; 15-19 split at 17's rate (w40o: a merged block is
+	 * counted at its first seq's period): 15-16 and 18-19 merged, 17 alone; 20-22 left */
+	s = fx_open_store(f);
 	struct query_downsample_stats ds; /* in passes of one window (the listening collector's) */
 	assert_int_equal(query_downsample_some(s, 20000000, 5000000, 1, &ds), 0);
 	assert_int_equal(ds.windows, 1);
 	assert_int_equal(ds.blocks_in, 4);
 	assert_true(ds.more);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), 9);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_blocks"), 9);
+	assert_int_equal(query_downsample_some(s, 20000000, 5000000, 1, &ds), 0);
+	assert_int_equal(ds.windows, 1);
+	assert_int_equal(ds.blocks_in, 2);
+	assert_int_equal(ds.blocks_out, 1);
+	assert_true(ds.more);
 	assert_int_equal(query_downsample_some(s, 20000000, 5000000, 1, &ds), 0);
 	store_close(s);
 	assert_int_equal(ds.windows, 1);
-	assert_int_equal(ds.blocks_in, 5);
+	assert_int_equal(ds.blocks_in, 2);
 	assert_int_equal(ds.blocks_out, 1);
 	assert_false(ds.more);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), 5);
-	assert_int_equal(q(f, "SELECT t_ns FROM sample_blocks WHERE seq = 11"), 14000000);
-	assert_int_equal(q(f, "SELECT samples FROM sample_blocks WHERE seq = 11"), 4 * (40 * 41 / 2));
-	assert_int_equal(q(f, "SELECT pid_min FROM sample_blocks WHERE seq = 11"), 101);
-	assert_int_equal(q(f, "SELECT pid_max FROM sample_blocks WHERE seq = 11"), 103);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_blocks"), 7);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_blocks WHERE seq BETWEEN 15 AND 19"), 3);
+	assert_int_equal(fx_q(f, "SELECT t_ns FROM sample_blocks WHERE seq = 11"), 14000000);
+	assert_int_equal(fx_q(f, "SELECT samples FROM sample_blocks WHERE seq = 11"), 4 * (40 * 41 / 2));
+	assert_int_equal(fx_q(f, "SELECT pid_min FROM sample_blocks WHERE seq = 11"), 101);
+	assert_int_equal(fx_q(f, "SELECT pid_max FROM sample_blocks WHERE seq = 11"), 103);
 	totals(f, sid, &all2, &p101b, &listed2);
 	assert_int_equal(all2, all);
 	assert_int_equal(p101b, p101);
 	assert_int_equal(listed2, listed);
-	/* w40h: the first window's intervals as one row of its seq and time; the second window's left as
-	 * they are (seq 17's rate differs); the readers' figures unchanged */
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_intervals"), 12 - 3);
-	assert_int_equal(q(f, "SELECT t_ns FROM sample_intervals WHERE seq = 11"), 14000000);
-	assert_int_equal(q(f, "SELECT interval_ns FROM sample_intervals WHERE seq = 11"), 4000000);
-	assert_int_equal(q(f, "SELECT lost FROM sample_intervals WHERE seq = 11"), 11 + 12 + 13 + 14);
-	assert_int_equal(q(f, "SELECT keys FROM sample_intervals WHERE seq = 11"), 3 * 40);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_intervals WHERE seq BETWEEN 15 AND 19"), 5);
+	/* w40h: each merged run's intervals as one row of its seq and time (the second window's in its
+	 * runs 15-16 and 18-19, 17 apart); the readers' figures unchanged */
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_intervals"), 12 - 3 - 1 - 1);
+	assert_int_equal(fx_q(f, "SELECT t_ns FROM sample_intervals WHERE seq = 11"), 14000000);
+	assert_int_equal(fx_q(f, "SELECT interval_ns FROM sample_intervals WHERE seq = 11"), 4000000);
+	assert_int_equal(fx_q(f, "SELECT lost FROM sample_intervals WHERE seq = 11"), 11 + 12 + 13 + 14);
+	assert_int_equal(fx_q(f, "SELECT keys FROM sample_intervals WHERE seq = 11"), 3 * 40);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_intervals WHERE seq BETWEEN 15 AND 19"), 3);
 	interval_figures(f, sid, &iv2);
 	assert_int_equal(iv2.lost, iv.lost);
 	assert_int_equal(iv2.interval_ns, iv.interval_ns);
 	assert_int_equal(iv2.first_ns, iv.first_ns);
 	assert_int_equal(iv2.last_ns, iv.last_ns);
 	assert_int_equal(iv2.freq_hz, iv.freq_hz);
-	assert_int_equal(iv2.intervals, 12 - 3);
+	assert_int_equal(iv2.intervals, 12 - 3 - 1 - 1);
 
-	s = open_store(f);
+	s = fx_open_store(f);
 	assert_int_equal(query_downsample(s, 20000000, 5000000, &ds), 0);
 	store_close(s);
 	assert_int_equal(ds.windows, 0);
 	assert_false(ds.more);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), 5);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_blocks"), 7);
 }
 
 /* A record of n keys of pid 201..204 at distinct addresses from ip0 (counts 1..3): 1 stored. */
@@ -1389,7 +1331,7 @@ static char *report_rows(struct fx *f)
 static void test_store_backend_compaction_rows_kept(void **state)
 {
 	struct fx *f = *state;
-	struct store *s = open_store(f);
+	struct store *s = fx_open_store(f);
 	uint64_t max = 0;
 	bool created = false;
 	int64_t sid = session(s, "board-compact", 7, &max, &created);
@@ -1403,23 +1345,23 @@ static void test_store_backend_compaction_rows_kept(void **state)
 	store_close(s);
 	char *before = report_rows(f);
 
-	s = open_store(f); /* before 12 ms, per 8 ms: 1-7 (one window), 8-11 in runs under the key bound */
+	s = fx_open_store(f); /* before 12 ms, per 8 ms: 1-7 (one window), 8-11 in runs under the key bound */
 	struct query_downsample_stats ds;
 	assert_int_equal(query_downsample(s, 12000000, 8000000, &ds), 0);
 	store_close(s);
 	assert_int_equal(ds.windows, 2); /* 1-7; 8-10 (60,040 keys), 11 left alone (70,040 with it) */
 	assert_int_equal(ds.blocks_in, 7 + 3);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), 3);
-	assert_int_equal(q(f, "SELECT keys FROM sample_blocks WHERE seq = 8"), 60040);
-	assert_int_equal(q(f, "SELECT keys FROM sample_blocks WHERE seq = 11"), 10000);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_blocks"), 3);
+	assert_int_equal(fx_q(f, "SELECT keys FROM sample_blocks WHERE seq = 8"), 60040);
+	assert_int_equal(fx_q(f, "SELECT keys FROM sample_blocks WHERE seq = 11"), 10000);
 	char *after = report_rows(f);
 	assert_string_equal(after, before);
 
-	s = open_store(f);
+	s = fx_open_store(f);
 	assert_int_equal(query_downsample(s, 12000000, 8000000, &ds), 0);
 	store_close(s);
 	assert_int_equal(ds.windows, 0);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), 3);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_blocks"), 3);
 	free(before);
 	free(after);
 }
@@ -1433,7 +1375,7 @@ static void test_store_backend_compaction_rows_kept(void **state)
 static void test_store_backend_chains_batched(void **state)
 {
 	struct fx *f = *state;
-	struct store *s = open_store(f);
+	struct store *s = fx_open_store(f);
 	uint64_t max = 0;
 	bool created = false;
 	int64_t sid = session(s, "board-chains", 6, &max, &created);
@@ -1529,7 +1471,7 @@ static int put_maps(struct store *s, int64_t sid, uint64_t seq, const int64_t *i
 static void test_store_backend_mappings_packed(void **state)
 {
 	struct fx *f = *state;
-	struct store *s = open_store(f);
+	struct store *s = fx_open_store(f);
 	uint64_t max = 0;
 	bool created = false;
 	int64_t sid = session(s, "board-maps", 7, &max, &created);
@@ -1539,16 +1481,16 @@ static void test_store_backend_mappings_packed(void **state)
 	assert_int_equal(put_maps(s, sid, 12, ids2, p2, 2), 1);
 	assert_int_equal(store_commit(s), 0);
 	store_close(s);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_map_blocks"), 2);
-	assert_int_equal(q(f, "SELECT SUM(n) FROM sample_map_blocks"), 5);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_mappings"), 0);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_map_blocks"), 2);
+	assert_int_equal(fx_q(f, "SELECT SUM(n) FROM sample_map_blocks"), 5);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_mappings"), 0);
 	char sql[256]; /* an older collector's row of the same session (map 5) */
 	snprintf(sql, sizeof(sql),
 		 "INSERT INTO sample_mappings (session_id, map_id, pid, start, \"end\", pgoff, path) VALUES (%lld, 5,"
 		 " 42, %d, %d, 0, '/old/libold.so')",
 		 (long long)sid, 0x500000, 0x510000);
 	exec_sql(f, sql);
-	s = open_store(f);
+	s = fx_open_store(f);
 	const int64_t ids3[1] = {5};
 	const char *p3[1] = {"/ignored/again.so"};
 	assert_int_equal(put_maps(s, sid, 13, ids3, p3, 1), 1); /* map 5 declared again: the row stays */
@@ -1584,8 +1526,8 @@ static void test_store_backend_mappings_packed(void **state)
 static void test_store_backend_pg_rows_streamed(void **state)
 {
 	struct fx *f = *state;
-	if (!pg_ok) {
-		fprintf(stderr, "skipped: %s\n", pg_why);
+	if (!fx_pg_ok) {
+		fprintf(stderr, "skipped: %s\n", fx_pg_why);
 		skip();
 	}
 	struct db *d = NULL;
@@ -1681,7 +1623,7 @@ static void test_store_backend_pg_rows_streamed(void **state)
 static void test_store_backend_pg_report_rows_bounded(void **state)
 {
 	struct fx *f = *state;
-	struct store *s = open_store(f);
+	struct store *s = fx_open_store(f);
 	uint64_t max = 0;
 	int64_t sid = session(s, "board-stream", 7, &max, NULL);
 	for (int r = 0; r < STREAM_RECORDS; r++) {
@@ -1697,7 +1639,7 @@ static void test_store_backend_pg_report_rows_bounded(void **state)
 			assert_int_equal(store_commit(s), 0);
 	}
 	store_close(s);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), STREAM_RECORDS);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_blocks"), STREAM_RECORDS);
 	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &s), 0);
 	struct query_opts qo;
 	query_opts_init(&qo, 0);
@@ -1755,7 +1697,7 @@ static int put_reuse(struct store *s, int64_t sid, uint64_t seq, const char *com
 static void test_store_backend_pid_reuse(void **state)
 {
 	struct fx *f = *state;
-	struct store *s = open_store(f);
+	struct store *s = fx_open_store(f);
 	uint64_t max_seq;
 	int64_t sid = session(s, "reuse", 1, &max_seq, NULL);
 	assert_int_equal(put_reuse(s, sid, 1, "alpha", "alpha", 0, 2), 1);
@@ -1764,9 +1706,9 @@ static void test_store_backend_pid_reuse(void **state)
 	assert_int_equal(store_commit(s), 0);
 	store_close(s);
 	if (f->b == B_PG)
-		assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 6);
-	assert_int_equal(q(f, "SELECT seq FROM sample_task_incs"), 2);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_tasks"), 1);
+		assert_int_equal(fx_q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 6);
+	assert_int_equal(fx_q(f, "SELECT seq FROM sample_task_incs"), 2);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_tasks"), 1);
 	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &s), 0);
 	struct query_opts qo;
 	query_opts_init(&qo, 0);
@@ -1794,35 +1736,40 @@ static void test_store_backend_pid_reuse(void **state)
 }
 
 #define BOTH(t)                                                                                              \
-	{#t "_sqlite", t, setup_sqlite, teardown, NULL}, { #t "_postgresql", t, setup_pg, teardown, NULL }
+	{#t "_sqlite", t, fx_setup_sqlite, fx_teardown, NULL},                                               \
+	{                                                                                                    \
+#t "_postgresql", t, fx_setup_pg, fx_teardown, NULL                                          \
+	}
 
 int main(void)
 {
 	log_init("test_store_backends", LOG_LEVEL_ERROR);
 	const struct CMUnitTest tests[] = {
-		BOTH(test_store_backend_sessions_found_or_created),
-		BOTH(test_store_backend_exactly_once),
-		BOTH(test_store_backend_two_handles_one_database),
-		BOTH(test_store_backend_ahead_duplicate_stored_once),
-		BOTH(test_store_backend_ahead_savepoints_bounded),
-		BOTH(test_store_backend_rollback_discards),
-		BOTH(test_store_backend_heartbeat_and_refusals),
-		BOTH(test_store_backend_every_kind_and_queries),
-		BOTH(test_store_backend_overview_report),
-		BOTH(test_store_backend_check_on_open),
-		BOTH(test_store_backend_kernel_symbols),
-		BOTH(test_store_backend_kernel_symbols_compressed),
-		BOTH(test_store_backend_older_samples_upgraded),
-		BOTH(test_store_backend_block_pid_ranges),
-		BOTH(test_store_backend_downsample),
-		BOTH(test_store_backend_compaction_rows_kept),
-		BOTH(test_store_backend_chains_batched),
-		BOTH(test_store_backend_mappings_packed),
-		BOTH(test_store_backend_pid_reuse),
-		cmocka_unit_test_setup_teardown(test_store_backend_pg_migrations_versioned, setup_pg, teardown),
-		cmocka_unit_test_setup_teardown(test_store_backend_pg_loop_reconnects, setup_pg, teardown),
-		cmocka_unit_test_setup_teardown(test_store_backend_pg_rows_streamed, setup_pg, teardown),
-		cmocka_unit_test_setup_teardown(test_store_backend_pg_report_rows_bounded, setup_pg, teardown),
+	    BOTH(test_store_backend_sessions_found_or_created),
+	    BOTH(test_store_backend_exactly_once),
+	    BOTH(test_store_backend_two_handles_one_database),
+	    BOTH(test_store_backend_ahead_duplicate_stored_once),
+	    BOTH(test_store_backend_ahead_savepoints_bounded),
+	    BOTH(test_store_backend_rollback_discards),
+	    BOTH(test_store_backend_heartbeat_and_refusals),
+	    BOTH(test_store_backend_every_kind_and_queries),
+	    BOTH(test_store_backend_overview_report),
+	    BOTH(test_store_backend_check_on_open),
+	    BOTH(test_store_backend_kernel_symbols),
+	    BOTH(test_store_backend_kernel_symbols_compressed),
+	    BOTH(test_store_backend_older_samples_upgraded),
+	    BOTH(test_store_backend_block_pid_ranges),
+	    BOTH(test_store_backend_downsample),
+	    BOTH(test_store_backend_compaction_rows_kept),
+	    BOTH(test_store_backend_chains_batched),
+	    BOTH(test_store_backend_mappings_packed),
+	    BOTH(test_store_backend_pid_reuse),
+	    cmocka_unit_test_setup_teardown(test_store_backend_pg_migrations_versioned, fx_setup_pg,
+					    fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_backend_pg_loop_reconnects, fx_setup_pg, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_backend_pg_rows_streamed, fx_setup_pg, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_backend_pg_report_rows_bounded, fx_setup_pg,
+					    fx_teardown),
 	};
-	return cmocka_run_group_tests_name("store_backends", tests, group_setup, group_teardown);
+	return cmocka_run_group_tests_name("store_backends", tests, fx_group_setup, fx_group_teardown);
 }

@@ -1,0 +1,93 @@
+/* store_fx.h: the SQLite/PostgreSQL store fixture. */
+#include "store_fx.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "store/store.h"
+#include "testproc.h"
+
+struct pgserver fx_pg;
+int fx_pg_ok;
+char fx_pg_why[512];
+static int dbn;
+
+int fx_group_setup(void **state)
+{
+	(void)state;
+	fx_pg_ok = pg_start(&fx_pg, fx_pg_why, sizeof(fx_pg_why)) == 0;
+	if (!fx_pg_ok)
+		fprintf(stderr, "PostgreSQL tests will be skipped: %s\n", fx_pg_why);
+	return 0;
+}
+
+int fx_group_teardown(void **state)
+{
+	(void)state;
+	pg_stop(&fx_pg);
+	return 0;
+}
+
+static int setup(void **state, enum backend b)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	if (!f)
+		return -1;
+	f->b = b;
+	if (b == B_SQLITE) {
+		if (tp_tmpdir(f->tmp, sizeof(f->tmp), "stf") < 0) {
+			free(f);
+			return -1;
+		}
+		snprintf(f->uri, sizeof(f->uri), "%s/store.db", f->tmp);
+	} else if (fx_pg_ok) {
+		char name[32];
+		snprintf(name, sizeof(name), "t%d", ++dbn);
+		if (pg_new_db(&fx_pg, name, f->uri, sizeof(f->uri)) < 0) {
+			free(f);
+			return -1;
+		}
+	}
+	*state = f;
+	return 0;
+}
+
+int fx_setup_sqlite(void **state)
+{
+	return setup(state, B_SQLITE);
+}
+
+int fx_setup_pg(void **state)
+{
+	return setup(state, B_PG);
+}
+
+int fx_teardown(void **state)
+{
+	struct fx *f = *state;
+	if (f->tmp[0])
+		tp_rm_rf(f->tmp);
+	free(f);
+	return 0;
+}
+
+struct store *fx_open_store(struct fx *f)
+{
+	if (f->b == B_PG && !fx_pg_ok) {
+		fprintf(stderr, "skipped: %s\n", fx_pg_why);
+		skip();
+	}
+	struct store *s = NULL;
+	assert_int_equal(store_open(f->uri, 0, &s), 0);
+	return s;
+}
+
+int64_t fx_q(struct fx *f, const char *sql)
+{
+	return f->b == B_PG ? pg_int(f->uri, sql) : tp_db_int(f->uri, "%s", sql);
+}
