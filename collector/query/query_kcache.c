@@ -204,6 +204,7 @@ int qm_kcache_sum_block(struct qm_kcache *c, struct kset *ks, const uint8_t *p, 
 			}
 			if (!cl) { /* decoded the plain way, which says whether it is damaged */
 				run[m].idlen = 0;
+				run[m].h = 0; /* read by the prefetch below (harmless, but never unset) */
 				run[m++].off = off;
 				cut = true;
 				break;
