@@ -94,7 +94,7 @@ int mmap_watch_open(struct mmap_watch **out, enum perf_target_kind kind, pid_t p
 	int rc = 0;
 	for (int c = 0; c < ncpu; c++) {
 		long fd = perf_event_open_cloexec(&a, target, cpus[c], -1, 0);
-		if (fd < 0 && errno == EINVAL && a.use_clockid) {
+		if (fd < 0 && (errno == EINVAL || errno == E2BIG) && a.use_clockid) {
 			a.use_clockid = 0; /* Linux < 4.1: the perf clock */
 			a.clockid = 0;
 			fd = perf_event_open_cloexec(&a, target, cpus[c], -1, 0);

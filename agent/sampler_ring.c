@@ -126,7 +126,7 @@ static int ring_open(struct sampler *s, char *err, size_t errlen)
 		for (size_t t = 0; t < ntids; t++) {
 			pid_t pid = tids ? tids[t] : single;
 			long fd = perf_event_open_cloexec(&a, pid, cpus[c], -1, 0);
-			if (fd < 0 && errno == EINVAL && a.use_clockid) {
+			if (fd < 0 && (errno == EINVAL || errno == E2BIG) && a.use_clockid) {
 				a.use_clockid = 0; /* Linux < 4.1: the perf clock, as the watch's there */
 				a.clockid = 0;
 				fd = perf_event_open_cloexec(&a, pid, cpus[c], -1, 0);
