@@ -53,6 +53,11 @@ void dbpg_batch(struct db_stmt *st)
 	s->bhead = h;
 	s->btail = t;
 	s->batch = true;
+	/* the ledger's rows always go first in a flush (#40 w40q): each record sent ahead takes its
+	 * ledger key before its other rows, so two collectors sending the same seqs ahead meet on
+	 * the ledger (one waits for the other) and never hold each other's rows in two tables (a
+	 * deadlock: 40P01, the victim's whole batch rolled back) */
+	s->lead = strncmp(s->sql, "INSERT INTO records ", 20) == 0;
 }
 
 /* The statement of 2^k rows (k >= 1), prepared on this connection if not yet. */
@@ -150,6 +155,8 @@ int dbpg_batch_flush(struct pg *p)
 		s->queued = false;
 	}
 	p->nbatched = 0;
+	if (rc < 0) /* rows of the transaction lost: it must not commit (#40 w40q) */
+		p->broken = true;
 	return rc;
 }
 
@@ -171,8 +178,15 @@ int dbpg_batch_run(struct pg_stmt *s)
 		s->bval = calloc(cells, sizeof(*s->bval));
 		s->blen = calloc(cells, sizeof(*s->blen));
 		s->bfmt = calloc(cells, sizeof(*s->bfmt));
-		if (!s->bval || !s->blen || !s->bfmt)
+		if (!s->bval || !s->blen || !s->bfmt) {
+			free(s->bval);
+			free(s->blen);
+			free(s->bfmt);
+			s->bval = NULL;
+			s->blen = NULL;
+			s->bfmt = NULL;
 			return -ENOMEM;
+		}
 	}
 	if (!s->queued) {
 		if (p->nbatched == p->batchedcap) {
@@ -183,7 +197,12 @@ int dbpg_batch_run(struct pg_stmt *s)
 			p->batched = nb;
 			p->batchedcap = nc;
 		}
-		p->batched[p->nbatched++] = s;
+		size_t at = p->nbatched++;
+		if (s->lead) { /* at the front (rank 0) */
+			memmove(p->batched + 1, p->batched, at * sizeof(*p->batched));
+			at = 0;
+		}
+		p->batched[at] = s;
 		s->queued = true;
 	}
 	size_t o = (size_t)s->brows * (size_t)n;

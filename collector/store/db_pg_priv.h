@@ -94,6 +94,7 @@ struct pg_stmt {
 	 * multi-row INSERT; the SQL's head (to " VALUES ") and tail (after the row); the statement of
 	 * 2^k rows prepared as mname[k] on connection generation mgen[k] */
 	bool batch, queued;
+	bool lead; /* the records ledger's rows: flushed before the other batched statements' */
 	size_t bhead, btail;
 	char **bval;
 	int *blen, *bfmt;

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "log.h"
 #include "store_ahead.h"
 #include "store_priv.h"
 
@@ -79,8 +80,15 @@ int store_tally_write(struct store *s)
 		db_bind_i64(st, 3, t->last_seen);
 		db_bind_i64(st, 4, t->sid);
 		int rc = db_run(st);
-		if (rc < 0)
-			return rc;
+		int64_t n = rc < 0 ? rc : db_changes(s->db);
+		if (n < 0)
+			return (int)n;
+		if (n == 0) { /* the session pruned under this transaction: its records not kept (#40 w40q) */
+			log_error("store %s: session %lld is gone (pruned): its %llu records of this transaction"
+				  " are not stored",
+				  db_name(s->db), (long long)t->sid, (unsigned long long)t->records);
+			return -ENOENT;
+		}
 	}
 	return 0;
 }

@@ -7,6 +7,7 @@
  * key dropped) on a store made before it. The PostgreSQL cases start a real server on
  * 127.0.0.1 and are skipped with the reason where it cannot run. */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -21,6 +23,7 @@
 #include "pgserver.h"
 #include "sample_rec.h"
 #include "store/store.h"
+#include "store/store_prune.h"
 #include "testproc.h"
 
 enum backend { B_SQLITE, B_PG };
@@ -284,6 +287,133 @@ static void test_store_pg_ingest_migration_5(void **state)
 	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 2);
 }
 
+/* Polls until a backend of this test's database waits on a lock in a statement LIKE "like" (10 s at
+ * most): 1 when one does. */
+static int waits_in(struct fx *f, const char *like)
+{
+	char sql[320];
+	snprintf(sql, sizeof(sql),
+		 "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database()"
+		 " AND wait_event_type = 'Lock' AND query LIKE '%s'",
+		 like);
+	for (int i = 0; i < 1000; i++) {
+		if (pg_int(f->uri, sql) > 0)
+			return 1;
+		usleep(10000);
+	}
+	return 0;
+}
+
+static int64_t lock_waiters(struct fx *f)
+{
+	return q(f, "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database()"
+		    " AND wait_event_type = 'Lock'");
+}
+
+struct prune_arg {
+	struct store *s;
+	int64_t sid;
+	uint64_t rows;
+	int rc;
+};
+
+static void *prune_thread(void *arg)
+{
+	struct prune_arg *a = arg;
+	a->rc = store_delete_session(a->s, a->sid, &a->rows);
+	return NULL;
+}
+
+/* PostgreSQL (#40 w40q): collector A prunes session X while collector B, its agent reconnected,
+ * has upserted X's Hello (the row locked) and written records: A waits on B's lock, B commits (its
+ * records acked), then A deletes the session and, locking the session's row first, B's committed
+ * rows with it: nothing is left without its session (the ledger has no foreign key). B's next
+ * commit to the pruned session fails (-ENOENT) and stores nothing. */
+static void test_store_pg_ingest_prune_meets_write(void **state)
+{
+	struct fx *f = *state;
+	struct store *b = open_store(f);
+	int64_t sid = session(b, "board-f");
+	assert_int_equal(store_commit(b), 0);
+	assert_int_equal(session(b, "board-f"), sid); /* reconnected: the row locked until B commits */
+	for (uint64_t seq = 1; seq <= 3; seq++)
+		assert_int_equal(put_samples(b, sid, seq, true), 1);
+	struct store *a = open_store(f);
+	struct prune_arg pa = {.s = a, .sid = sid};
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, prune_thread, &pa), 0);
+	int waited = waits_in(f, "%sessions%");
+	assert_int_equal(store_commit(b), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_true(waited);
+	assert_int_equal(pa.rc, 0);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sessions"), 0);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 0);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), 0);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_intervals"), 0);
+	assert_int_equal(put_samples(b, sid, 4, true), 1);
+	assert_int_equal(store_commit(b), -ENOENT);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 0);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), 0);
+	store_close(a);
+	store_close(b);
+}
+
+struct ahead_arg {
+	struct store *s;
+	int64_t sid;
+	int rc;
+};
+
+static void *ahead_thread(void *arg)
+{
+	struct ahead_arg *a = arg;
+	a->rc = 0;
+	for (uint64_t seq = 1; seq <= 140 && a->rc == 0; seq++)
+		if (put_samples(a->s, a->sid, seq, true) != 1)
+			a->rc = -1;
+	if (a->rc == 0)
+		a->rc = store_commit(a->s);
+	return NULL;
+}
+
+/* PostgreSQL (#40 w40q): every flush of batched rows sends the records ledger's rows first, the
+ * second flush of a transaction too (its rows were queued after the interval's and block's of the
+ * record that filled the first): B, sending seqs 1..140 ahead that A holds from 65 on, waits on the
+ * ledger's key (never on an interval or block row while holding ledger rows A would wait for: a
+ * deadlock), and stores them all once A rolls back. */
+static void test_store_pg_ingest_ledger_first(void **state)
+{
+	struct fx *f = *state;
+	struct store *a = open_store(f);
+	int64_t sid = session(a, "board-g");
+	assert_int_equal(store_commit(a), 0);
+	for (uint64_t seq = 65; seq <= 140; seq++)
+		assert_int_equal(put_samples(a, sid, seq, true), 1);
+	uint64_t n = 0;
+	assert_int_equal(store_session_records(a, sid, &n), 0); /* all of A's rows on the server */
+	assert_int_equal(n, 76);
+	struct store *b = open_store(f);
+	struct ahead_arg ba = {.s = b, .sid = sid};
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, ahead_thread, &ba), 0);
+	int waited = waits_in(f, "%");
+	int64_t on_ledger = q(f, "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database()"
+				 " AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO records %'");
+	int64_t waiting = lock_waiters(f);
+	store_rollback(a);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_true(waited);
+	assert_int_equal(waiting, 1);
+	assert_int_equal(on_ledger, 1);
+	assert_int_equal(ba.rc, 0);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 140);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), 140);
+	assert_int_equal(q(f, "SELECT records FROM sessions"), 140);
+	store_close(a);
+	store_close(b);
+}
+
 #define BOTH(t)                                                                                              \
 	{#t "_sqlite", t, setup_sqlite, teardown, NULL},                                                     \
 	{                                                                                                    \
@@ -298,6 +428,8 @@ int main(void)
 	    BOTH(test_store_pg_ingest_counters_per_commit),
 	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_ahead_meets_stored_rows, setup_pg, teardown),
 	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_migration_5, setup_pg, teardown),
+	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_prune_meets_write, setup_pg, teardown),
+	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_ledger_first, setup_pg, teardown),
 	};
 	return cmocka_run_group_tests_name("store_pg_ingest", tests, group_setup, group_teardown);
 }
