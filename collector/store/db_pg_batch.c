@@ -155,6 +155,7 @@ int dbpg_batch_flush(struct pg *p)
 		s->queued = false;
 	}
 	p->nbatched = 0;
+	p->batch_bytes = 0;
 	if (rc < 0) /* rows of the transaction lost: it must not commit (#40 w40q) */
 		p->broken = true;
 	return rc;
@@ -167,12 +168,32 @@ void dbpg_batch_drop(struct pg *p)
 		p->batched[i]->queued = false;
 	}
 	p->nbatched = 0;
+	p->batch_bytes = 0;
+}
+
+static size_t row_bytes(const struct pg_stmt *s)
+{
+	size_t b = 0;
+	for (int c = 0; c < s->nparams; c++)
+		b += s->fmt[c] ? (size_t)s->len[c] : s->val[c] ? strlen(s->val[c]) : 0;
+	return b;
+}
+
+size_t db_pg_batch_bytes_peak(const struct db *d)
+{
+	return d->engine == DB_PG ? ((const struct pg *)d)->batch_bytes_peak : 0;
 }
 
 int dbpg_batch_run(struct pg_stmt *s)
 {
 	struct pg *p = pgd(s->base.db);
 	int n = s->nparams;
+	size_t rb = row_bytes(s);
+	if (p->nbatched && p->batch_bytes + rb > PG_BATCH_BYTES) { /* bounded in bytes too */
+		int rc = dbpg_batch_flush(p);
+		if (rc < 0)
+			return rc;
+	}
 	if (!s->bval) {
 		size_t cells = (size_t)PG_BATCH_ROWS * (size_t)n;
 		s->bval = calloc(cells, sizeof(*s->bval));
@@ -225,6 +246,9 @@ int dbpg_batch_run(struct pg_stmt *s)
 		s->blen[o + c] = (int)len;
 		s->bfmt[o + c] = s->fmt[c];
 	}
+	p->batch_bytes += rb;
+	if (p->batch_bytes > p->batch_bytes_peak)
+		p->batch_bytes_peak = p->batch_bytes;
 	if (++s->brows == PG_BATCH_ROWS)
 		return dbpg_batch_flush(p);
 	return 0;
@@ -251,6 +275,16 @@ void dbpg_batch_free(struct pg_stmt *s)
 	free(s->bval);
 	free(s->blen);
 	free(s->bfmt);
+}
+
+#else
+
+#include "db.h"
+
+size_t db_pg_batch_bytes_peak(const struct db *d)
+{
+	(void)d;
+	return 0;
 }
 
 #endif

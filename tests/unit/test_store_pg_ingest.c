@@ -414,6 +414,52 @@ static void test_store_pg_ingest_ledger_first(void **state)
 	store_close(b);
 }
 
+/* PostgreSQL (#40 w40q): batched rows are kept up to 64 rows and 1 MiB of values: 20 records of
+ * about 100 kB blocks each (keys that do not compress) go in several flushes, the bytes kept unsent
+ * never past 1 MiB (2 MB were kept before: bounded by rows only), and every record is stored. */
+static void test_store_pg_ingest_batch_bytes_bounded(void **state)
+{
+	struct fx *f = *state;
+	struct store *s = open_store(f);
+	int64_t sid = session(s, "board-h");
+	assert_int_equal(store_commit(s), 0);
+	enum { N = 8192 };
+	int32_t *pid = calloc(N, sizeof(*pid)), *tid = calloc(N, sizeof(*tid));
+	uint64_t *ip = calloc(N, sizeof(*ip)), *cnt = calloc(N, sizeof(*cnt));
+	uint32_t *stk = calloc(N, sizeof(*stk));
+	assert_true(pid && tid && ip && cnt && stk);
+	uint64_t x = 88172645463325252ull;
+	for (uint64_t seq = 1; seq <= 20; seq++) {
+		for (size_t i = 0; i < N; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift: keys that do not compress */
+			pid[i] = (int32_t)(x & 0x3fffff);
+			tid[i] = (int32_t)((x >> 22) & 0x3fffff);
+			ip[i] = x >> 8;
+			stk[i] = (uint32_t)(x >> 40);
+			cnt[i] = 1 + (x & 7);
+		}
+		struct sample_rec_keys k = {.n = N, .pid = pid, .tid = tid, .ip = ip, .stack_id = stk, .count = cnt};
+		Prof__Samples sm;
+		Prof__Envelope env;
+		sample_rec_init(&sm, &env, seq, &k);
+		assert_int_equal(store_put_record_ahead(s, sid, &env, 1000), 1);
+	}
+	assert_int_equal(store_commit(s), 0);
+	size_t peak = store_batch_bytes_peak(s);
+	fprintf(stderr, "batched bytes kept at most: %zu\n", peak);
+	assert_true(peak > 0);
+	assert_true(peak <= (size_t)1 << 20);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 20);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), 20);
+	assert_true(q(f, "SELECT SUM(length(data)) FROM sample_blocks") > 1500000);
+	store_close(s);
+	free(pid);
+	free(tid);
+	free(ip);
+	free(cnt);
+	free(stk);
+}
+
 #define BOTH(t)                                                                                              \
 	{#t "_sqlite", t, setup_sqlite, teardown, NULL},                                                     \
 	{                                                                                                    \
@@ -430,6 +476,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_migration_5, setup_pg, teardown),
 	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_prune_meets_write, setup_pg, teardown),
 	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_ledger_first, setup_pg, teardown),
+	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_batch_bytes_bounded, setup_pg, teardown),
 	};
 	return cmocka_run_group_tests_name("store_pg_ingest", tests, group_setup, group_teardown);
 }
