@@ -72,13 +72,13 @@ static const char *const pg_migrations[] = {
     /* 4: a record's mappings packed (#40, w40h: store_map_blocks.h); a store at 3 runs no DDL at open */
     "CREATE TABLE IF NOT EXISTS sample_map_blocks (session_id BIGINT NOT NULL, seq BIGINT NOT NULL, n BIGINT,"
     " data BYTEA, PRIMARY KEY(session_id, seq));",
-    /* 5: the records ledger without its foreign key to sessions (#40, w40m): PostgreSQL checked it
-     * per record (a trigger running a query that locks the session's row: ~10 % of the server's CPU
-     * per record); every session_id the store writes comes from the session it opened, prune
-     * deletes a session's records before the session, and SQLite never had the key */
-    "ALTER TABLE records DROP CONSTRAINT IF EXISTS records_session_id_fkey;",
+    /* 5 was w40m's drop of the records ledger's foreign key: no reader needs it, so it is no
+     * migration any more (#40 w40q: a version 5 made every older collector refuse the store); the
+     * key is dropped at a read-write open instead (drop_ledger_key) and a store at 5 is taken back
+     * to 4 there. The next migration is 6: a store may still say 5. */
 };
 #define PG_NMIGRATIONS ((int)(sizeof(pg_migrations) / sizeof(pg_migrations[0])))
+#define PG_W40M_VERSION 5 /* read as 4 (see above) */
 
 /* One statement, not cached (db layer directly: the schema sits below the
  * store core, which calls it from store_open). db_finalize it. */
@@ -188,6 +188,14 @@ static int pg_migrate(struct store *s)
 			 "create the migrations table");
 	if (rc == 0)
 		rc = query_int(s, "SELECT COALESCE(MAX(version), 0) FROM prof_schema_migrations", &have);
+	if (rc == 0 && have == PG_W40M_VERSION) { /* w40m's 5: the ledger's key dropped, nothing else */
+		rc = db_exec(s->db, "DELETE FROM prof_schema_migrations WHERE version = 5", "take back version 5");
+		if (rc == 0)
+			log_info("store %s: schema version 5 (the records ledger's foreign key dropped) taken back to 4: "
+				 "the key is dropped at open without a version, older collectors open the store again",
+				 name);
+		have = PG_NMIGRATIONS;
+	}
 	if (rc == 0 && have > PG_NMIGRATIONS) {
 		log_error("store %s has schema version %lld, newer than this collector's %d: upgrade the collector",
 			  name, (long long)have, PG_NMIGRATIONS);
@@ -232,7 +240,7 @@ static int pg_schema(struct store *s)
 			log_error("store %s has no collector schema: check the --store URI (a collector creates it)",
 				  db_name(s->db));
 			rc = -EINVAL;
-		} else if (rc == 0 && have > PG_NMIGRATIONS) {
+		} else if (rc == 0 && have > PG_NMIGRATIONS && have != PG_W40M_VERSION) {
 			log_error("store %s has schema version %lld, newer than this collector's %d: upgrade the "
 				  "collector",
 				  db_name(s->db), (long long)have, PG_NMIGRATIONS);
@@ -279,14 +287,53 @@ static bool pg_schema_current(struct store *s)
 	return true;
 }
 
+/* PostgreSQL, a read-write open (#40 w40m, w40q): the records ledger's foreign key to sessions
+ * dropped where it is there (the server checked it per record: a trigger running a query that locks
+ * the session's row, ~10 % of its CPU per record; every session_id the store writes comes from the
+ * session it opened, prune locks the session's row before deleting its rows and a commit to a
+ * pruned session fails, and SQLite never had the key). Not a schema version: no reader depends on
+ * it. The ALTER waits for a lock on records at most 2 s: if it cannot have it (or this role may not
+ * alter the table), the key stays (correct, the server's CPU per record higher) and the open goes
+ * on. */
+static void drop_ledger_key(struct store *s)
+{
+	int64_t n = 0;
+	if (query_int(s, "SELECT COUNT(*) FROM pg_constraint WHERE conname = 'records_session_id_fkey' AND"
+			 " conrelid = to_regclass('records')",
+		      &n) < 0 || n == 0)
+		return;
+	int rc = db_exec(s->db, "BEGIN", "begin");
+	if (rc == 0)
+		rc = db_exec(s->db, "SET LOCAL lock_timeout = '2s'", "lock timeout");
+	if (rc == 0)
+		rc = db_exec(s->db, "ALTER TABLE records DROP CONSTRAINT IF EXISTS records_session_id_fkey",
+			     "drop the records ledger's foreign key");
+	if (rc == 0)
+		rc = db_exec(s->db, "COMMIT", "commit");
+	if (rc < 0) {
+		db_exec(s->db, "ROLLBACK", "roll back");
+		log_warn("store %s: the records ledger's foreign key to sessions could not be dropped (%s): kept,"
+			 " the server checks it per record (slower); tried again at the next open",
+			 db_name(s->db), db_last_error(s->db));
+	} else {
+		log_info("store %s: the records ledger's foreign key to sessions dropped", db_name(s->db));
+	}
+}
+
 int store_schema_setup(struct store *s)
 {
-	if (db_engine(s->db) == DB_PG && !(s->flags & STORE_READ_ONLY) && pg_schema_current(s)) {
+	bool pg_rw = db_engine(s->db) == DB_PG && !(s->flags & STORE_READ_ONLY);
+	if (pg_rw && pg_schema_current(s)) {
 		log_debug("store %s: schema version %d is current: no DDL", db_name(s->db), PG_NMIGRATIONS);
+		drop_ledger_key(s);
 		return 0;
 	}
-	if (db_engine(s->db) == DB_PG)
-		return pg_schema(s);
+	if (db_engine(s->db) == DB_PG) {
+		int rc = pg_schema(s);
+		if (rc == 0 && pg_rw)
+			drop_ledger_key(s);
+		return rc;
+	}
 	int rc = sqlite_schema(s);
 	/* sample_blocks of an older collector: without the samples column (NULL in its rows: their
 	 * records' cpu_samples rows are counted, store_query.c), nor the pid columns (NULL: such a block is

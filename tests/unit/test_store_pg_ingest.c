@@ -3,9 +3,10 @@
  * per transaction (one UPDATE per session at the commit, read right by this handle before
  * it), a record's rows batched into multi-row INSERTs (PostgreSQL: a few statements for
  * many records), a record sent ahead that meets a row of its (session, seq) left without a
- * ledger row (redone exactly, not failed), and migration 5 (the records ledger's foreign
- * key dropped) on a store made before it. The PostgreSQL cases start a real server on
- * 127.0.0.1 and are skipped with the reason where it cannot run. */
+ * ledger row (redone exactly, not failed), and the records ledger's foreign key dropped at a
+ * read-write open without a schema version (w40q); w40q's review fixes: prune against a
+ * concurrent write, the ledger's rows flushed first, batches bounded in bytes. The PostgreSQL
+ * cases start a real server on 127.0.0.1 and are skipped with the reason where it cannot run. */
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -252,9 +253,12 @@ static void test_store_pg_ingest_ahead_meets_stored_rows(void **state)
 	store_close(s);
 }
 
-/* PostgreSQL: a store at schema version 4 (the ledger's foreign key to sessions in place) is
- * migrated to 5 at the next read-write open: the key dropped, its records kept and read. */
-static void test_store_pg_ingest_migration_5(void **state)
+/* PostgreSQL (#40 w40q): the records ledger's foreign key to sessions is dropped at a read-write
+ * open without a schema version (still 4: older collectors open the store): a store with the key
+ * (as made before w40m) is read by a reader that drops nothing; a writer's open that cannot lock
+ * records within its lock_timeout (another collector's open transaction wrote to it) goes on with
+ * the key; the next open drops it; a store w40m left at version 5 is taken back to 4. */
+static void test_store_pg_ingest_ledger_key_unversioned(void **state)
 {
 	struct fx *f = *state;
 	struct store *s = open_store(f);
@@ -262,29 +266,45 @@ static void test_store_pg_ingest_migration_5(void **state)
 	assert_int_equal(put_samples(s, sid, 1, true), 1);
 	assert_int_equal(store_commit(s), 0);
 	store_close(s);
-	assert_int_equal(pg_exec(f->uri,
-				 "ALTER TABLE records ADD CONSTRAINT records_session_id_fkey FOREIGN KEY"
-				 " (session_id) REFERENCES sessions(id);"
-				 " DELETE FROM prof_schema_migrations WHERE version = 5"),
-			 0);
 	const char fk[] =
 	    "SELECT COUNT(*) FROM pg_constraint WHERE conrelid = 'records'::regclass AND contype = 'f'";
+	assert_int_equal(q(f, fk), 0);
+	assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 4);
+	assert_int_equal(pg_exec(f->uri, "ALTER TABLE records ADD CONSTRAINT records_session_id_fkey FOREIGN KEY"
+					 " (session_id) REFERENCES sessions(id)"),
+			 0);
 	assert_int_equal(q(f, fk), 1);
-	struct store *r = NULL; /* a reader does not migrate */
+	struct store *r = NULL; /* a reader does not alter */
 	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &r), 0);
 	uint64_t n = 0;
 	assert_int_equal(store_session_records(r, sid, &n), 0);
 	assert_int_equal(n, 1);
 	store_close(r);
 	assert_int_equal(q(f, fk), 1);
+	struct store *w = open_store(f); /* a writer's transaction on records: the ALTER cannot lock it */
+	assert_int_equal(q(f, fk), 0);
+	assert_int_equal(pg_exec(f->uri, "ALTER TABLE records ADD CONSTRAINT records_session_id_fkey FOREIGN KEY"
+					 " (session_id) REFERENCES sessions(id)"),
+			 0);
+	assert_int_equal(put_samples(w, sid, 2, false), 1);
+	s = open_store(f);
+	assert_int_equal(q(f, fk), 1); /* kept: the open went on */
+	assert_int_equal(store_commit(w), 0);
+	store_close(w);
+	store_close(s);
 	s = open_store(f);
 	assert_int_equal(q(f, fk), 0);
-	assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 5);
 	assert_int_equal(put_samples(s, sid, 1, false), 0); /* the ledger still knows it */
-	assert_int_equal(put_samples(s, sid, 2, true), 1);
+	assert_int_equal(put_samples(s, sid, 3, true), 1);
 	assert_int_equal(store_commit(s), 0);
 	store_close(s);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 2);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 3);
+	assert_int_equal(pg_exec(f->uri, "INSERT INTO prof_schema_migrations (version) VALUES (5)"), 0);
+	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &r), 0); /* w40m's 5 read */
+	store_close(r);
+	s = open_store(f);
+	store_close(s);
+	assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 4);
 }
 
 /* Polls until a backend of this test's database waits on a lock in a statement LIKE "like" (10 s at
@@ -473,7 +493,7 @@ int main(void)
 	    BOTH(test_store_pg_ingest_rows_batched),
 	    BOTH(test_store_pg_ingest_counters_per_commit),
 	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_ahead_meets_stored_rows, setup_pg, teardown),
-	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_migration_5, setup_pg, teardown),
+	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_ledger_key_unversioned, setup_pg, teardown),
 	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_prune_meets_write, setup_pg, teardown),
 	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_ledger_first, setup_pg, teardown),
 	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_batch_bytes_bounded, setup_pg, teardown),
