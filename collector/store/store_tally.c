@@ -13,9 +13,14 @@ struct store_tally {
 	uint64_t records, bytes;
 };
 
-static const char session_records[] =
+/* last_seen never goes back (#40 w40q): a heartbeat of the same transaction, or another
+ * collector, may have written a later time */
+static const char session_records_pg[] =
     "UPDATE sessions SET records = records + ?1, wire_bytes = wire_bytes + ?2,"
-    " last_seen = ?3 WHERE id = ?4";
+    " last_seen = GREATEST(COALESCE(last_seen, ?3), ?3) WHERE id = ?4";
+static const char session_records_sqlite[] =
+    "UPDATE sessions SET records = records + ?1, wire_bytes = wire_bytes + ?2,"
+    " last_seen = MAX(COALESCE(last_seen, ?3), ?3) WHERE id = ?4";
 
 static struct store_tally *find(struct store *s, int64_t sid)
 {
@@ -72,7 +77,8 @@ int store_tally_write(struct store *s)
 		const struct store_tally *t = &s->tally[i];
 		if (!t->records)
 			continue;
-		struct db_stmt *st = store_stmt(s, session_records);
+		struct db_stmt *st =
+		    store_stmt(s, db_engine(s->db) == DB_PG ? session_records_pg : session_records_sqlite);
 		if (!st)
 			return -EIO;
 		db_bind_i64(st, 1, (int64_t)t->records);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "log.h"
 #include "pgserver.h"
@@ -480,6 +481,34 @@ static void test_store_pg_ingest_batch_bytes_bounded(void **state)
 	free(stk);
 }
 
+static int sqlite_exec(const char *path, const char *sql)
+{
+	sqlite3 *h = NULL;
+	int rc = sqlite3_open(path, &h) == SQLITE_OK ? sqlite3_exec(h, sql, NULL, NULL, NULL) : -1;
+	sqlite3_close(h);
+	return rc;
+}
+
+/* #40 (w40q): the counters' UPDATE at the commit never moves last_seen back: a later time written
+ * meanwhile (a heartbeat of the same transaction, another collector) stays. */
+static void test_store_pg_ingest_last_seen_kept(void **state)
+{
+	struct fx *f = *state;
+	struct store *s = open_store(f);
+	int64_t sid = session(s, "board-i");
+	assert_int_equal(put_samples(s, sid, 1, true), 1);
+	assert_int_equal(store_commit(s), 0);
+	if (f->b == B_PG)
+		assert_int_equal(pg_exec(f->uri, "UPDATE sessions SET last_seen = 4102444800"), 0);
+	else
+		assert_int_equal(sqlite_exec(f->uri, "UPDATE sessions SET last_seen = 4102444800"), 0);
+	assert_int_equal(put_samples(s, sid, 2, true), 1);
+	assert_int_equal(store_commit(s), 0);
+	assert_int_equal(q(f, "SELECT last_seen FROM sessions"), 4102444800);
+	assert_int_equal(q(f, "SELECT records FROM sessions"), 2);
+	store_close(s);
+}
+
 #define BOTH(t)                                                                                              \
 	{#t "_sqlite", t, setup_sqlite, teardown, NULL},                                                     \
 	{                                                                                                    \
@@ -492,6 +521,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    BOTH(test_store_pg_ingest_rows_batched),
 	    BOTH(test_store_pg_ingest_counters_per_commit),
+	    BOTH(test_store_pg_ingest_last_seen_kept),
 	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_ahead_meets_stored_rows, setup_pg, teardown),
 	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_ledger_key_unversioned, setup_pg, teardown),
 	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_prune_meets_write, setup_pg, teardown),
