@@ -509,6 +509,42 @@ static void test_store_pg_ingest_last_seen_kept(void **state)
 	store_close(s);
 }
 
+static int count_session(const struct store_session_row *row, void *arg)
+{
+	(void)row;
+	++*(int *)arg;
+	return 0;
+}
+
+/* PostgreSQL (#40 w40q): the session list read on the writing handle while a record sent ahead
+ * is a duplicate (another collector stored its seq): the list writes this handle's counters
+ * first, which finds the duplicate and redoes the records exactly; the list and the commit then
+ * succeed, each record stored once. */
+static void test_store_pg_ingest_list_redoes_ahead(void **state)
+{
+	struct fx *f = *state;
+	struct store *s = open_store(f);
+	int64_t sid = session(s, "board-j");
+	assert_int_equal(store_commit(s), 0);
+	char sql[160];
+	snprintf(sql, sizeof(sql), "INSERT INTO records (session_id, seq, kind, bytes) VALUES (%lld, 2, 'samples', 1)",
+		 (long long)sid);
+	assert_int_equal(pg_exec(f->uri, sql), 0);
+	for (uint64_t seq = 1; seq <= 3; seq++)
+		assert_int_equal(put_samples(s, sid, seq, true), 1);
+	int n = 0;
+	assert_int_equal(store_list_sessions(s, count_session, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(store_commit(s), 0);
+	uint64_t redos = 0, dups = 0;
+	store_ahead_redos(s, &redos, &dups);
+	assert_int_equal(redos, 1);
+	assert_int_equal(dups, 1);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 3);
+	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), 2);
+	store_close(s);
+}
+
 #define BOTH(t)                                                                                              \
 	{#t "_sqlite", t, setup_sqlite, teardown, NULL},                                                     \
 	{                                                                                                    \
@@ -527,6 +563,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_prune_meets_write, setup_pg, teardown),
 	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_ledger_first, setup_pg, teardown),
 	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_batch_bytes_bounded, setup_pg, teardown),
+	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_list_redoes_ahead, setup_pg, teardown),
 	};
 	return cmocka_run_group_tests_name("store_pg_ingest", tests, group_setup, group_teardown);
 }
