@@ -80,6 +80,9 @@ uint64_t db_pg_syncs(const struct db *d);
 /* Statements sent to run since the connection opened (PostgreSQL; prepares and syncs not
  * counted, a batch's multi-row INSERT one); 0 on SQLite. */
 uint64_t db_pg_statements(const struct db *d);
+/* The most bytes of batched rows' values (db_batch) kept unsent at once since the connection
+ * opened: at most PG_BATCH_BYTES (1 MiB) or one row (PostgreSQL); 0 on SQLite. */
+size_t db_pg_batch_bytes_peak(const struct db *d);
 /* current_setting(name) of this session (PostgreSQL only; -ENOTSUP on SQLite). */
 int db_pg_setting(struct db *d, const char *name, char *out, size_t outlen);
 /* The engine's last failure as one line ("" if none). */

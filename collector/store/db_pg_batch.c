@@ -53,6 +53,11 @@ void dbpg_batch(struct db_stmt *st)
 	s->bhead = h;
 	s->btail = t;
 	s->batch = true;
+	/* the ledger's rows always go first in a flush (#40 w40q): each record sent ahead takes its
+	 * ledger key before its other rows, so two collectors sending the same seqs ahead meet on
+	 * the ledger (one waits for the other) and never hold each other's rows in two tables (a
+	 * deadlock: 40P01, the victim's whole batch rolled back) */
+	s->lead = strncmp(s->sql, "INSERT INTO records ", 20) == 0;
 }
 
 /* The statement of 2^k rows (k >= 1), prepared on this connection if not yet. */
@@ -150,6 +155,9 @@ int dbpg_batch_flush(struct pg *p)
 		s->queued = false;
 	}
 	p->nbatched = 0;
+	p->batch_bytes = 0;
+	if (rc < 0) /* rows of the transaction lost: it must not commit (#40 w40q) */
+		p->broken = true;
 	return rc;
 }
 
@@ -160,19 +168,46 @@ void dbpg_batch_drop(struct pg *p)
 		p->batched[i]->queued = false;
 	}
 	p->nbatched = 0;
+	p->batch_bytes = 0;
+}
+
+static size_t row_bytes(const struct pg_stmt *s)
+{
+	size_t b = 0;
+	for (int c = 0; c < s->nparams; c++)
+		b += s->fmt[c] ? (size_t)s->len[c] : s->val[c] ? strlen(s->val[c]) : 0;
+	return b;
+}
+
+size_t db_pg_batch_bytes_peak(const struct db *d)
+{
+	return d->engine == DB_PG ? ((const struct pg *)d)->batch_bytes_peak : 0;
 }
 
 int dbpg_batch_run(struct pg_stmt *s)
 {
 	struct pg *p = pgd(s->base.db);
 	int n = s->nparams;
+	size_t rb = row_bytes(s);
+	if (p->nbatched && p->batch_bytes + rb > PG_BATCH_BYTES) { /* bounded in bytes too */
+		int rc = dbpg_batch_flush(p);
+		if (rc < 0)
+			return rc;
+	}
 	if (!s->bval) {
 		size_t cells = (size_t)PG_BATCH_ROWS * (size_t)n;
 		s->bval = calloc(cells, sizeof(*s->bval));
 		s->blen = calloc(cells, sizeof(*s->blen));
 		s->bfmt = calloc(cells, sizeof(*s->bfmt));
-		if (!s->bval || !s->blen || !s->bfmt)
+		if (!s->bval || !s->blen || !s->bfmt) {
+			free(s->bval);
+			free(s->blen);
+			free(s->bfmt);
+			s->bval = NULL;
+			s->blen = NULL;
+			s->bfmt = NULL;
 			return -ENOMEM;
+		}
 	}
 	if (!s->queued) {
 		if (p->nbatched == p->batchedcap) {
@@ -183,7 +218,12 @@ int dbpg_batch_run(struct pg_stmt *s)
 			p->batched = nb;
 			p->batchedcap = nc;
 		}
-		p->batched[p->nbatched++] = s;
+		size_t at = p->nbatched++;
+		if (s->lead) { /* at the front (rank 0) */
+			memmove(p->batched + 1, p->batched, at * sizeof(*p->batched));
+			at = 0;
+		}
+		p->batched[at] = s;
 		s->queued = true;
 	}
 	size_t o = (size_t)s->brows * (size_t)n;
@@ -206,6 +246,9 @@ int dbpg_batch_run(struct pg_stmt *s)
 		s->blen[o + c] = (int)len;
 		s->bfmt[o + c] = s->fmt[c];
 	}
+	p->batch_bytes += rb;
+	if (p->batch_bytes > p->batch_bytes_peak)
+		p->batch_bytes_peak = p->batch_bytes;
 	if (++s->brows == PG_BATCH_ROWS)
 		return dbpg_batch_flush(p);
 	return 0;
@@ -232,6 +275,16 @@ void dbpg_batch_free(struct pg_stmt *s)
 	free(s->bval);
 	free(s->blen);
 	free(s->bfmt);
+}
+
+#else
+
+#include "db.h"
+
+size_t db_pg_batch_bytes_peak(const struct db *d)
+{
+	(void)d;
+	return 0;
 }
 
 #endif

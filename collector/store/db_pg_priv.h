@@ -16,6 +16,8 @@
 #define PG_MAX_PENDING 1024 /* drain after this many queued statements */
 #define PG_BATCH_LOG 6	     /* a batched statement's rows go in statements of up to 2^6 rows */
 #define PG_BATCH_ROWS (1 << PG_BATCH_LOG)
+/* ... and sent earlier when their values would pass this many bytes (#40 w40q) */
+#define PG_BATCH_BYTES ((size_t)1 << 20)
 
 enum pend_kind { P_CMD, P_RUN, P_PREPARE, P_QUERY, P_COMMIT, P_IGNORE, P_SYNC };
 
@@ -59,6 +61,7 @@ struct pg {
 	/* statements with batched rows not sent yet (db_pg_batch.c), in the order of their first */
 	struct pg_stmt **batched;
 	size_t nbatched, batchedcap;
+	size_t batch_bytes, batch_bytes_peak; /* their values' bytes kept, now and at most */
 };
 
 struct pg_stmt {
@@ -94,6 +97,7 @@ struct pg_stmt {
 	 * multi-row INSERT; the SQL's head (to " VALUES ") and tail (after the row); the statement of
 	 * 2^k rows prepared as mname[k] on connection generation mgen[k] */
 	bool batch, queued;
+	bool lead; /* the records ledger's rows: flushed before the other batched statements' */
 	size_t bhead, btail;
 	char **bval;
 	int *blen, *bfmt;

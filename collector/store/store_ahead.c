@@ -161,7 +161,13 @@ int store_ahead_redo(struct store *s)
 	free_recs(recs, n);
 	s->ahead_redos++;
 	s->ahead_redo_dups += dups;
-	if (rc == 0)
+	if (rc == 0 && dups == 0) /* not a ledger duplicate: a stray interval or block row (#40 w40q) */
+		log_warn("store %s: a record sent ahead met an interval or sample block of its (session, seq)"
+			 " stored without its ledger row (a damaged or salvaged store): the %zu records sent"
+			 " ahead redone one by one, all %zu stored, each such row already there kept (that"
+			 " record's own interval or samples not stored)",
+			 db_name(s->db), n, stored);
+	else if (rc == 0)
 		log_info("store %s: a record sent ahead was already stored (by another collector): the %zu "
 			 "records sent ahead redone one by one, %zu stored, %zu duplicates",
 			 db_name(s->db), n, stored, dups);

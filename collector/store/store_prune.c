@@ -72,7 +72,16 @@ static int run_delete(struct store *s, const char *sql, int64_t sid, bool has_bo
 static int delete_whole(struct store *s, const struct tables *t, int64_t sid, uint64_t *rows)
 {
 	char sql[160];
-	int rc = 0;
+	/* PostgreSQL: the session's row locked first (#40 w40q), so that a collector writing to it
+	 * (its counters' UPDATE at the commit) either commits before and its rows are seen by the
+	 * deletes below, or finds the session gone and rolls back: no acked rows left without a
+	 * session (the records ledger has no foreign key since w40m). SQLite has one writer. */
+	uint64_t locked = 0;
+	int rc = db_engine(s->db) == DB_PG
+		     ? run_delete(s, "SELECT id FROM sessions WHERE id = ?1 FOR UPDATE", sid, false, 0, &locked)
+		     : 0;
+	if (rc == 0 && db_engine(s->db) == DB_PG && locked == 0)
+		rc = -ENOENT;
 	for (size_t i = 0; rc == 0 && i < t->n; i++) {
 		snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE session_id = ?1", t->name[i]);
 		rc = run_delete(s, sql, sid, false, 0, rows);

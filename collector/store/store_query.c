@@ -163,9 +163,12 @@ static int session_row(struct db_stmt *st, const struct row_ctx *ctx)
 int store_list_sessions(struct store *s, store_session_cb cb, void *arg)
 {
 	int64_t last = 0;
-	int shape = cpu_counts(s), frc = store_tally_flush(s); /* this handle's open counts first */
+	/* this handle's open counts first (before cpu_counts' reads, which would drain the pipeline
+	 * and swallow a record sent ahead found a duplicate: the flush redoes it, #40 w40q) */
+	int frc = store_tally_flush(s);
 	if (frc < 0)
 		return frc;
+	int shape = cpu_counts(s);
 	struct db_stmt *st = store_query(s, session_list[shape]);
 	if (st) {
 		const struct row_ctx one = {.cb.session = cb, .arg = arg, .last_id = &last};

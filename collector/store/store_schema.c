@@ -72,12 +72,10 @@ static const char *const pg_migrations[] = {
     /* 4: a record's mappings packed (#40, w40h: store_map_blocks.h); a store at 3 runs no DDL at open */
     "CREATE TABLE IF NOT EXISTS sample_map_blocks (session_id BIGINT NOT NULL, seq BIGINT NOT NULL, n BIGINT,"
     " data BYTEA, PRIMARY KEY(session_id, seq));",
-    /* 5: the records ledger without its foreign key to sessions (#40, w40m): PostgreSQL checked it
-     * per record (a trigger running a query that locks the session's row: ~10 % of the server's CPU
-     * per record); every session_id the store writes comes from the session it opened, prune
-     * deletes a session's records before the session, and SQLite never had the key */
-    "ALTER TABLE records DROP CONSTRAINT IF EXISTS records_session_id_fkey;",
-    /* 6: the names of a pid's later processes in a session (w44a, pid reuse: TaskName.incarnation) */
+    /* 5: the names of a pid's later processes in a session (w44a, pid reuse: TaskName.incarnation).
+     * (The records ledger's foreign key to sessions is no migration: no reader needs its drop, which is
+     * done at a read-write open, drop_ledger_key, #40 w40q; a version for it would make every older
+     * collector refuse the store.) */
     "CREATE TABLE IF NOT EXISTS sample_task_incs (session_id BIGINT NOT NULL, pid BIGINT NOT NULL,"
     " tid BIGINT NOT NULL, incarnation BIGINT NOT NULL, seq BIGINT NOT NULL, first_map_id BIGINT, comm TEXT,"
     " thread TEXT, PRIMARY KEY(session_id, pid, tid, incarnation));",
@@ -283,14 +281,53 @@ static bool pg_schema_current(struct store *s)
 	return true;
 }
 
+/* PostgreSQL, a read-write open (#40 w40m, w40q): the records ledger's foreign key to sessions
+ * dropped where it is there (the server checked it per record: a trigger running a query that locks
+ * the session's row, ~10 % of its CPU per record; every session_id the store writes comes from the
+ * session it opened, prune locks the session's row before deleting its rows and a commit to a
+ * pruned session fails, and SQLite never had the key). Not a schema version: no reader depends on
+ * it. The ALTER waits for a lock on records at most 2 s: if it cannot have it (or this role may not
+ * alter the table), the key stays (correct, the server's CPU per record higher) and the open goes
+ * on. */
+static void drop_ledger_key(struct store *s)
+{
+	int64_t n = 0;
+	if (query_int(s, "SELECT COUNT(*) FROM pg_constraint WHERE conname = 'records_session_id_fkey' AND"
+			 " conrelid = to_regclass('records')",
+		      &n) < 0 || n == 0)
+		return;
+	int rc = db_exec(s->db, "BEGIN", "begin");
+	if (rc == 0)
+		rc = db_exec(s->db, "SET LOCAL lock_timeout = '2s'", "lock timeout");
+	if (rc == 0)
+		rc = db_exec(s->db, "ALTER TABLE records DROP CONSTRAINT IF EXISTS records_session_id_fkey",
+			     "drop the records ledger's foreign key");
+	if (rc == 0)
+		rc = db_exec(s->db, "COMMIT", "commit");
+	if (rc < 0) {
+		db_exec(s->db, "ROLLBACK", "roll back");
+		log_warn("store %s: the records ledger's foreign key to sessions could not be dropped (%s): kept,"
+			 " the server checks it per record (slower); tried again at the next open",
+			 db_name(s->db), db_last_error(s->db));
+	} else {
+		log_info("store %s: the records ledger's foreign key to sessions dropped", db_name(s->db));
+	}
+}
+
 int store_schema_setup(struct store *s)
 {
-	if (db_engine(s->db) == DB_PG && !(s->flags & STORE_READ_ONLY) && pg_schema_current(s)) {
+	bool pg_rw = db_engine(s->db) == DB_PG && !(s->flags & STORE_READ_ONLY);
+	if (pg_rw && pg_schema_current(s)) {
 		log_debug("store %s: schema version %d is current: no DDL", db_name(s->db), PG_NMIGRATIONS);
+		drop_ledger_key(s);
 		return 0;
 	}
-	if (db_engine(s->db) == DB_PG)
-		return pg_schema(s);
+	if (db_engine(s->db) == DB_PG) {
+		int rc = pg_schema(s);
+		if (rc == 0 && pg_rw)
+			drop_ledger_key(s);
+		return rc;
+	}
 	int rc = sqlite_schema(s);
 	/* sample_blocks of an older collector: without the samples column (NULL in its rows: their
 	 * records' cpu_samples rows are counted, store_query.c), nor the pid columns (NULL: such a block is

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "log.h"
 #include "store_ahead.h"
 #include "store_priv.h"
 
@@ -12,9 +13,14 @@ struct store_tally {
 	uint64_t records, bytes;
 };
 
-static const char session_records[] =
+/* last_seen never goes back (#40 w40q): a heartbeat of the same transaction, or another
+ * collector, may have written a later time */
+static const char session_records_pg[] =
     "UPDATE sessions SET records = records + ?1, wire_bytes = wire_bytes + ?2,"
-    " last_seen = ?3 WHERE id = ?4";
+    " last_seen = GREATEST(COALESCE(last_seen, ?3), ?3) WHERE id = ?4";
+static const char session_records_sqlite[] =
+    "UPDATE sessions SET records = records + ?1, wire_bytes = wire_bytes + ?2,"
+    " last_seen = MAX(COALESCE(last_seen, ?3), ?3) WHERE id = ?4";
 
 static struct store_tally *find(struct store *s, int64_t sid)
 {
@@ -71,7 +77,8 @@ int store_tally_write(struct store *s)
 		const struct store_tally *t = &s->tally[i];
 		if (!t->records)
 			continue;
-		struct db_stmt *st = store_stmt(s, session_records);
+		struct db_stmt *st =
+		    store_stmt(s, db_engine(s->db) == DB_PG ? session_records_pg : session_records_sqlite);
 		if (!st)
 			return -EIO;
 		db_bind_i64(st, 1, (int64_t)t->records);
@@ -79,8 +86,15 @@ int store_tally_write(struct store *s)
 		db_bind_i64(st, 3, t->last_seen);
 		db_bind_i64(st, 4, t->sid);
 		int rc = db_run(st);
-		if (rc < 0)
-			return rc;
+		int64_t n = rc < 0 ? rc : db_changes(s->db);
+		if (n < 0)
+			return (int)n;
+		if (n == 0) { /* the session pruned under this transaction: its records not kept (#40 w40q) */
+			log_error("store %s: session %lld is gone (pruned): its %llu records of this transaction"
+				  " are not stored",
+				  db_name(s->db), (long long)t->sid, (unsigned long long)t->records);
+			return -ENOENT;
+		}
 	}
 	return 0;
 }
