@@ -161,9 +161,10 @@ static int64_t wait_others(struct fx *f, const char *cond, int64_t want)
 	return n;
 }
 
-/* A duplicate reported, then the ROLLBACK TO SAVEPOINT cannot run (the backend terminated): the
- * commit fails, nothing of the batch is stored (nothing may be acked), and the handle stores the
- * records again on a new connection, each once. */
+/* A duplicate reported by the server while records sent ahead are in flight, then the backend
+ * terminated (before the redo, or its ROLLBACK TO SAVEPOINT, can run): the commit fails, nothing of
+ * the batch is stored (nothing may be acked), and the handle stores the records again on a new
+ * connection, each once. */
 static void test_store_ahead_rollback_to_fails(void **state)
 {
 	struct fx *f = *state;
@@ -174,7 +175,10 @@ static void test_store_ahead_rollback_to_fails(void **state)
 	assert_int_equal(put_big(a, sa, 2, false), 1);
 	assert_int_equal(store_commit(a), 0);
 	store_close(a); /* only b's backend is left to terminate */
-	for (uint64_t seq = 1; seq <= 6; seq++)
+	/* records sent ahead keep their ledger rows, intervals and blocks in multi-row INSERTs of up to 64
+	 * rows and 1 MiB (db_pg_batch.c, PG_BATCH_ROWS): 65 of them put the first 64 ledger rows on the
+	 * wire (the ledger's statement first), seq 2 among them */
+	for (uint64_t seq = 1; seq <= 65; seq++)
 		assert_int_equal(put_big(b, sb, seq, true), 1); /* 2 fails on the server, not seen yet */
 	/* the server has read what was sent (its error for seq 2 is on the wire) and waits for more:
 	 * 'active' (a pipeline that met an error skips to its Sync and reports no idle state until
@@ -192,7 +196,11 @@ static void test_store_ahead_rollback_to_fails(void **state)
 	fprintf(stderr, "commit after the backend was terminated: %s; %llu redos\n", strerror(-rc),
 		(unsigned long long)redos);
 	assert_true(rc < 0);
-	assert_int_equal(redos, 1); /* the duplicate was reported: the redo began, its ROLLBACK TO failed */
+	/* Where the commit learns of the lost connection depends on what is left to send: before the
+	 * batched rows (w40m, db_pg_batch.c) the duplicate was read first and the redo's ROLLBACK TO
+	 * failed (1 redo); now the commit first sends the batch's last rows and that send fails (0
+	 * redos): either way nothing of the batch is stored or acked, which is what is asserted below. */
+	assert_true(redos <= 1);
 	assert_int_equal(dups, 0);
 	assert_false(store_in_tx(b));
 	assert_int_equal(b->nahead, 0);
