@@ -24,92 +24,11 @@
 
 #include "log.h"
 #include "pgserver.h"
+#include "store_fx.h"
 #include "sample_rec.h"
 #include "store/store.h"
 #include "store/store_prune.h"
 #include "testproc.h"
-
-enum backend { B_SQLITE, B_PG };
-
-struct fx {
-	enum backend b;
-	char tmp[256];
-	char uri[512];
-};
-
-static struct pgserver pg;
-static int pg_ok;
-static char pg_why[512];
-static int dbn;
-
-static int group_setup(void **state)
-{
-	(void)state;
-	pg_ok = pg_start(&pg, pg_why, sizeof(pg_why)) == 0;
-	if (!pg_ok)
-		fprintf(stderr, "PostgreSQL cases will be skipped: %s\n", pg_why);
-	return 0;
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	pg_stop(&pg);
-	return 0;
-}
-
-static int setup(void **state, enum backend b)
-{
-	struct fx *f = calloc(1, sizeof(*f));
-	if (!f)
-		return -1;
-	f->b = b;
-	if (b == B_SQLITE) {
-		if (tp_tmpdir(f->tmp, sizeof(f->tmp), "spi") < 0)
-			return -1;
-		snprintf(f->uri, sizeof(f->uri), "%s/store.db", f->tmp);
-	} else if (pg_ok) {
-		char name[32];
-		snprintf(name, sizeof(name), "i%d", ++dbn);
-		if (pg_new_db(&pg, name, f->uri, sizeof(f->uri)) < 0)
-			return -1;
-	}
-	*state = f;
-	return 0;
-}
-static int setup_sqlite(void **state)
-{
-	return setup(state, B_SQLITE);
-}
-static int setup_pg(void **state)
-{
-	return setup(state, B_PG);
-}
-
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-	if (f->tmp[0])
-		tp_rm_rf(f->tmp);
-	free(f);
-	return 0;
-}
-
-static struct store *open_store(struct fx *f)
-{
-	if (f->b == B_PG && !pg_ok) {
-		fprintf(stderr, "skipped: %s\n", pg_why);
-		skip();
-	}
-	struct store *s = NULL;
-	assert_int_equal(store_open(f->uri, 0, &s), 0);
-	return s;
-}
-
-static int64_t q(struct fx *f, const char *sql)
-{
-	return f->b == B_PG ? pg_int(f->uri, sql) : tp_db_int(f->uri, "%s", sql);
-}
 
 static int64_t session(struct store *s, const char *agent)
 {
@@ -147,7 +66,7 @@ static int put_samples(struct store *s, int64_t sid, uint64_t seq, bool ahead)
 static void test_store_pg_ingest_rows_batched(void **state)
 {
 	struct fx *f = *state;
-	struct store *s = open_store(f);
+	struct store *s = fx_open_store(f);
 	int64_t sid = session(s, "board-a");
 	assert_int_equal(store_commit(s), 0);
 	uint64_t sent0 = store_statements_sent(s);
@@ -169,20 +88,20 @@ static void test_store_pg_ingest_rows_batched(void **state)
 	uint64_t sent = store_statements_sent(s) - sent0;
 	if (f->b == B_PG) /* unbatched: 3 a record (ledger, interval, block), 450 and more */
 		assert_true(sent > 0 && sent < 100);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 150);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_intervals"), 150);
-	assert_int_equal(q(f, "SELECT COUNT(DISTINCT seq) FROM sample_blocks"), 150);
-	assert_int_equal(q(f, "SELECT SUM(samples) FROM sample_blocks"), (int64_t)want_samples);
-	assert_int_equal(q(f, "SELECT SUM(keys) FROM sample_intervals"), 450);
-	assert_int_equal(q(f, "SELECT records FROM sessions"), 150);
-	assert_int_equal(q(f, "SELECT wire_bytes FROM sessions"), (int64_t)want_bytes);
-	assert_int_equal(q(f, "SELECT spool_dropped FROM sessions"), 5);
-	assert_true(q(f, "SELECT last_seen FROM sessions") > 0);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM records"), 150);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_intervals"), 150);
+	assert_int_equal(fx_q(f, "SELECT COUNT(DISTINCT seq) FROM sample_blocks"), 150);
+	assert_int_equal(fx_q(f, "SELECT SUM(samples) FROM sample_blocks"), (int64_t)want_samples);
+	assert_int_equal(fx_q(f, "SELECT SUM(keys) FROM sample_intervals"), 450);
+	assert_int_equal(fx_q(f, "SELECT records FROM sessions"), 150);
+	assert_int_equal(fx_q(f, "SELECT wire_bytes FROM sessions"), (int64_t)want_bytes);
+	assert_int_equal(fx_q(f, "SELECT spool_dropped FROM sessions"), 5);
+	assert_true(fx_q(f, "SELECT last_seen FROM sessions") > 0);
 	for (uint64_t seq = 1; seq <= 150; seq++) /* replayed: each known stored */
 		assert_int_equal(put_samples(s, sid, seq, false), 0);
 	assert_int_equal(store_commit(s), 0);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), 150);
-	assert_int_equal(q(f, "SELECT records FROM sessions"), 150);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_blocks"), 150);
+	assert_int_equal(fx_q(f, "SELECT records FROM sessions"), 150);
 	store_close(s);
 }
 
@@ -192,7 +111,7 @@ static void test_store_pg_ingest_rows_batched(void **state)
 static void test_store_pg_ingest_counters_per_commit(void **state)
 {
 	struct fx *f = *state;
-	struct store *s = open_store(f);
+	struct store *s = fx_open_store(f);
 	int64_t a = session(s, "board-b"), b = session(s, "board-c");
 	assert_int_equal(store_commit(s), 0);
 	for (uint64_t seq = 1; seq <= 3; seq++)
@@ -206,16 +125,16 @@ static void test_store_pg_ingest_counters_per_commit(void **state)
 	assert_int_equal(store_session_records(s, a, &n), 0);
 	assert_int_equal(n, 5);
 	assert_int_equal(store_commit(s), 0);
-	assert_int_equal(q(f, "SELECT records FROM sessions WHERE agent_id = 'board-b'"), 5);
-	assert_int_equal(q(f, "SELECT wire_bytes FROM sessions WHERE agent_id = 'board-b'"), 515);
-	assert_int_equal(q(f, "SELECT records FROM sessions WHERE agent_id = 'board-c'"), 1);
+	assert_int_equal(fx_q(f, "SELECT records FROM sessions WHERE agent_id = 'board-b'"), 5);
+	assert_int_equal(fx_q(f, "SELECT wire_bytes FROM sessions WHERE agent_id = 'board-b'"), 515);
+	assert_int_equal(fx_q(f, "SELECT records FROM sessions WHERE agent_id = 'board-c'"), 1);
 	assert_int_equal(put_samples(s, a, 6, true), 1);
 	store_rollback(s);
 	assert_int_equal(put_samples(s, b, 2, true), 1);
 	assert_int_equal(store_commit(s), 0);
-	assert_int_equal(q(f, "SELECT records FROM sessions WHERE agent_id = 'board-b'"), 5);
-	assert_int_equal(q(f, "SELECT records FROM sessions WHERE agent_id = 'board-c'"), 2);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 7);
+	assert_int_equal(fx_q(f, "SELECT records FROM sessions WHERE agent_id = 'board-b'"), 5);
+	assert_int_equal(fx_q(f, "SELECT records FROM sessions WHERE agent_id = 'board-c'"), 2);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM records"), 7);
 	store_close(s);
 }
 
@@ -226,7 +145,7 @@ static void test_store_pg_ingest_counters_per_commit(void **state)
 static void test_store_pg_ingest_ahead_meets_stored_rows(void **state)
 {
 	struct fx *f = *state;
-	struct store *s = open_store(f);
+	struct store *s = fx_open_store(f);
 	int64_t sid = session(s, "board-d");
 	assert_int_equal(store_commit(s), 0);
 	char sql[256];
@@ -271,14 +190,14 @@ static void test_store_pg_ingest_ahead_meets_stored_rows(void **state)
 	store_ahead_redos(s, &redos, &dups);
 	assert_int_equal(redos, 1);
 	assert_int_equal(dups, 0);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 5);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), 5);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_intervals"), 5);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM records"), 5);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_blocks"), 5);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_intervals"), 5);
 	/* kept: record 2 is acked with the stray 0-sample block, its 9 samples not stored (as the
 	 * exact path does), and the warning above says so */
-	assert_int_equal(q(f, "SELECT samples FROM sample_blocks WHERE seq = 2"), 0);
-	assert_int_equal(q(f, "SELECT samples FROM sample_blocks WHERE seq = 3"), 12);
-	assert_int_equal(q(f, "SELECT records FROM sessions"), 5);
+	assert_int_equal(fx_q(f, "SELECT samples FROM sample_blocks WHERE seq = 2"), 0);
+	assert_int_equal(fx_q(f, "SELECT samples FROM sample_blocks WHERE seq = 3"), 12);
+	assert_int_equal(fx_q(f, "SELECT records FROM sessions"), 5);
 	store_close(s);
 }
 
@@ -290,45 +209,45 @@ static void test_store_pg_ingest_ahead_meets_stored_rows(void **state)
 static void test_store_pg_ingest_ledger_key_unversioned(void **state)
 {
 	struct fx *f = *state;
-	struct store *s = open_store(f);
+	struct store *s = fx_open_store(f);
 	int64_t sid = session(s, "board-e");
 	assert_int_equal(put_samples(s, sid, 1, true), 1);
 	assert_int_equal(store_commit(s), 0);
 	store_close(s);
 	const char fk[] =
 	    "SELECT COUNT(*) FROM pg_constraint WHERE conrelid = 'records'::regclass AND contype = 'f'";
-	assert_int_equal(q(f, fk), 0);
-	assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 5); /* none for the key */
+	assert_int_equal(fx_q(f, fk), 0);
+	assert_int_equal(fx_q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 5); /* none for the key */
 	assert_int_equal(pg_exec(f->uri, "ALTER TABLE records ADD CONSTRAINT records_session_id_fkey FOREIGN KEY"
 					 " (session_id) REFERENCES sessions(id)"),
 			 0);
-	assert_int_equal(q(f, fk), 1);
+	assert_int_equal(fx_q(f, fk), 1);
 	struct store *r = NULL; /* a reader does not alter */
 	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &r), 0);
 	uint64_t n = 0;
 	assert_int_equal(store_session_records(r, sid, &n), 0);
 	assert_int_equal(n, 1);
 	store_close(r);
-	assert_int_equal(q(f, fk), 1);
-	struct store *w = open_store(f); /* a writer's transaction on records: the ALTER cannot lock it */
-	assert_int_equal(q(f, fk), 0);
+	assert_int_equal(fx_q(f, fk), 1);
+	struct store *w = fx_open_store(f); /* a writer's transaction on records: the ALTER cannot lock it */
+	assert_int_equal(fx_q(f, fk), 0);
 	assert_int_equal(pg_exec(f->uri, "ALTER TABLE records ADD CONSTRAINT records_session_id_fkey FOREIGN KEY"
 					 " (session_id) REFERENCES sessions(id)"),
 			 0);
 	assert_int_equal(put_samples(w, sid, 2, false), 1);
-	s = open_store(f);
-	assert_int_equal(q(f, fk), 1); /* kept: the open went on */
+	s = fx_open_store(f);
+	assert_int_equal(fx_q(f, fk), 1); /* kept: the open went on */
 	assert_int_equal(store_commit(w), 0);
 	store_close(w);
 	store_close(s);
-	s = open_store(f);
-	assert_int_equal(q(f, fk), 0);
+	s = fx_open_store(f);
+	assert_int_equal(fx_q(f, fk), 0);
 	assert_int_equal(put_samples(s, sid, 1, false), 0); /* the ledger still knows it */
 	assert_int_equal(put_samples(s, sid, 3, true), 1);
 	assert_int_equal(store_commit(s), 0);
 	store_close(s);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 3);
-	assert_int_equal(q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 5);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM records"), 3);
+	assert_int_equal(fx_q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 5);
 }
 
 /* Polls until a backend of this test's database waits on a lock in a statement LIKE "like" (10 s at
@@ -350,7 +269,7 @@ static int waits_in(struct fx *f, const char *like)
 
 static int64_t lock_waiters(struct fx *f)
 {
-	return q(f, "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database()"
+	return fx_q(f, "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database()"
 		    " AND wait_event_type = 'Lock'");
 }
 
@@ -376,13 +295,13 @@ static void *prune_thread(void *arg)
 static void test_store_pg_ingest_prune_meets_write(void **state)
 {
 	struct fx *f = *state;
-	struct store *b = open_store(f);
+	struct store *b = fx_open_store(f);
 	int64_t sid = session(b, "board-f");
 	assert_int_equal(store_commit(b), 0);
 	assert_int_equal(session(b, "board-f"), sid); /* reconnected: the row locked until B commits */
 	for (uint64_t seq = 1; seq <= 3; seq++)
 		assert_int_equal(put_samples(b, sid, seq, true), 1);
-	struct store *a = open_store(f);
+	struct store *a = fx_open_store(f);
 	struct prune_arg pa = {.s = a, .sid = sid};
 	pthread_t t;
 	assert_int_equal(pthread_create(&t, NULL, prune_thread, &pa), 0);
@@ -391,14 +310,14 @@ static void test_store_pg_ingest_prune_meets_write(void **state)
 	assert_int_equal(pthread_join(t, NULL), 0);
 	assert_true(waited);
 	assert_int_equal(pa.rc, 0);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM sessions"), 0);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 0);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), 0);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_intervals"), 0);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sessions"), 0);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM records"), 0);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_blocks"), 0);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_intervals"), 0);
 	assert_int_equal(put_samples(b, sid, 4, true), 1);
 	assert_int_equal(store_commit(b), -ENOENT);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 0);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), 0);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM records"), 0);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_blocks"), 0);
 	store_close(a);
 	store_close(b);
 }
@@ -429,7 +348,7 @@ static void *ahead_thread(void *arg)
 static void test_store_pg_ingest_ledger_first(void **state)
 {
 	struct fx *f = *state;
-	struct store *a = open_store(f);
+	struct store *a = fx_open_store(f);
 	int64_t sid = session(a, "board-g");
 	assert_int_equal(store_commit(a), 0);
 	for (uint64_t seq = 65; seq <= 140; seq++)
@@ -437,12 +356,12 @@ static void test_store_pg_ingest_ledger_first(void **state)
 	uint64_t n = 0;
 	assert_int_equal(store_session_records(a, sid, &n), 0); /* all of A's rows on the server */
 	assert_int_equal(n, 76);
-	struct store *b = open_store(f);
+	struct store *b = fx_open_store(f);
 	struct ahead_arg ba = {.s = b, .sid = sid};
 	pthread_t t;
 	assert_int_equal(pthread_create(&t, NULL, ahead_thread, &ba), 0);
 	int waited = waits_in(f, "%");
-	int64_t on_ledger = q(f, "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database()"
+	int64_t on_ledger = fx_q(f, "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database()"
 				 " AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO records %'");
 	int64_t waiting = lock_waiters(f);
 	store_rollback(a);
@@ -451,9 +370,9 @@ static void test_store_pg_ingest_ledger_first(void **state)
 	assert_int_equal(waiting, 1);
 	assert_int_equal(on_ledger, 1);
 	assert_int_equal(ba.rc, 0);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 140);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), 140);
-	assert_int_equal(q(f, "SELECT records FROM sessions"), 140);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM records"), 140);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_blocks"), 140);
+	assert_int_equal(fx_q(f, "SELECT records FROM sessions"), 140);
 	store_close(a);
 	store_close(b);
 }
@@ -464,7 +383,7 @@ static void test_store_pg_ingest_ledger_first(void **state)
 static void test_store_pg_ingest_batch_bytes_bounded(void **state)
 {
 	struct fx *f = *state;
-	struct store *s = open_store(f);
+	struct store *s = fx_open_store(f);
 	int64_t sid = session(s, "board-h");
 	assert_int_equal(store_commit(s), 0);
 	enum { N = 8192 };
@@ -493,9 +412,9 @@ static void test_store_pg_ingest_batch_bytes_bounded(void **state)
 	fprintf(stderr, "batched bytes kept at most: %zu\n", peak);
 	assert_true(peak > 0);
 	assert_true(peak <= (size_t)1 << 20);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 20);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), 20);
-	assert_true(q(f, "SELECT SUM(length(data)) FROM sample_blocks") > 1500000);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM records"), 20);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_blocks"), 20);
+	assert_true(fx_q(f, "SELECT SUM(length(data)) FROM sample_blocks") > 1500000);
 	store_close(s);
 	free(pid);
 	free(tid);
@@ -517,7 +436,7 @@ static int sqlite_exec(const char *path, const char *sql)
 static void test_store_pg_ingest_last_seen_kept(void **state)
 {
 	struct fx *f = *state;
-	struct store *s = open_store(f);
+	struct store *s = fx_open_store(f);
 	int64_t sid = session(s, "board-i");
 	assert_int_equal(put_samples(s, sid, 1, true), 1);
 	assert_int_equal(store_commit(s), 0);
@@ -527,8 +446,8 @@ static void test_store_pg_ingest_last_seen_kept(void **state)
 		assert_int_equal(sqlite_exec(f->uri, "UPDATE sessions SET last_seen = 4102444800"), 0);
 	assert_int_equal(put_samples(s, sid, 2, true), 1);
 	assert_int_equal(store_commit(s), 0);
-	assert_int_equal(q(f, "SELECT last_seen FROM sessions"), 4102444800);
-	assert_int_equal(q(f, "SELECT records FROM sessions"), 2);
+	assert_int_equal(fx_q(f, "SELECT last_seen FROM sessions"), 4102444800);
+	assert_int_equal(fx_q(f, "SELECT records FROM sessions"), 2);
 	store_close(s);
 }
 
@@ -546,7 +465,7 @@ static int count_session(const struct store_session_row *row, void *arg)
 static void test_store_pg_ingest_list_redoes_ahead(void **state)
 {
 	struct fx *f = *state;
-	struct store *s = open_store(f);
+	struct store *s = fx_open_store(f);
 	int64_t sid = session(s, "board-j");
 	assert_int_equal(store_commit(s), 0);
 	char sql[160];
@@ -563,15 +482,15 @@ static void test_store_pg_ingest_list_redoes_ahead(void **state)
 	store_ahead_redos(s, &redos, &dups);
 	assert_int_equal(redos, 1);
 	assert_int_equal(dups, 1);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM records"), 3);
-	assert_int_equal(q(f, "SELECT COUNT(*) FROM sample_blocks"), 2);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM records"), 3);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_blocks"), 2);
 	store_close(s);
 }
 
 #define BOTH(t)                                                                                              \
-	{#t "_sqlite", t, setup_sqlite, teardown, NULL},                                                     \
+	{#t "_sqlite", t, fx_setup_sqlite, fx_teardown, NULL},                                                     \
 	{                                                                                                    \
-#t "_postgresql", t, setup_pg, teardown, NULL                                                \
+#t "_postgresql", t, fx_setup_pg, fx_teardown, NULL                                                \
 	}
 
 int main(void)
@@ -581,12 +500,12 @@ int main(void)
 	    BOTH(test_store_pg_ingest_rows_batched),
 	    BOTH(test_store_pg_ingest_counters_per_commit),
 	    BOTH(test_store_pg_ingest_last_seen_kept),
-	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_ahead_meets_stored_rows, setup_pg, teardown),
-	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_ledger_key_unversioned, setup_pg, teardown),
-	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_prune_meets_write, setup_pg, teardown),
-	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_ledger_first, setup_pg, teardown),
-	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_batch_bytes_bounded, setup_pg, teardown),
-	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_list_redoes_ahead, setup_pg, teardown),
+	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_ahead_meets_stored_rows, fx_setup_pg, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_ledger_key_unversioned, fx_setup_pg, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_prune_meets_write, fx_setup_pg, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_ledger_first, fx_setup_pg, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_batch_bytes_bounded, fx_setup_pg, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_list_redoes_ahead, fx_setup_pg, fx_teardown),
 	};
-	return cmocka_run_group_tests_name("store_pg_ingest", tests, group_setup, group_teardown);
+	return cmocka_run_group_tests_name("store_pg_ingest", tests, fx_group_setup, fx_group_teardown);
 }
