@@ -30,6 +30,7 @@
 
 #include <cmocka.h>
 
+#include "collector_cli.h"
 #include "testproc.h"
 
 #define HZ 199
@@ -225,48 +226,6 @@ static struct fleet *fleet_of(void **state)
 	return f;
 }
 
-/* `collector ARGS...` (NULL-terminated after the store): its stdout, exit 0 required. */
-static char *collector(struct fleet *f, ...)
-{
-	char bin[512];
-	tp_bin("collector", bin, sizeof(bin));
-	char *argv[32];
-	int n = 0;
-	argv[n++] = bin;
-	unlink(f->out); /* tp_spawn appends */
-	va_list ap;
-	va_start(ap, f);
-	const char *a;
-	while ((a = va_arg(ap, const char *)) && n < 30)
-		argv[n++] = (char *)a;
-	va_end(ap);
-	argv[n] = NULL;
-	pid_t pid = tp_spawn(argv, f->out);
-	int status;
-	assert_int_equal(tp_wait(pid, 60000, &status), 0);
-	char *out = tp_slurp(f->out);
-	assert_non_null(out);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		fail_msg("collector %s failed (0x%x):\n%s", argv[1], status, out);
-	return out;
-}
-
-/* In a report --json, the value of field in the row named name (-1 if no such row). */
-static long long row_field(const char *json, const char *name, const char *field)
-{
-	char needle[160];
-	snprintf(needle, sizeof(needle), "{\"name\":\"%s\"", name);
-	const char *row = strstr(json, needle);
-	if (!row)
-		return -1;
-	const char *end = strchr(row, '}');
-	snprintf(needle, sizeof(needle), "\"%s\":", field);
-	const char *p = strstr(row, needle);
-	if (!p || (end && p > end))
-		return -1;
-	return strtoll(p + strlen(needle), NULL, 10);
-}
-
 static long long total_samples(const char *json)
 {
 	const char *p = strstr(json, "\"samples\":");
@@ -308,19 +267,19 @@ static void assert_near_cpu(long long samples, double cpu_s, const char *what)
 static void test_fleet_hottest_processes_across_agents(void **state)
 {
 	struct fleet *f = fleet_of(state);
-	char *out = collector(f, "report", "--store", f->t.db, "--since", "10m", "--by", "process", "--limit", "500",
+	char *out = tp_collector(f->out, "report", "--store", f->t.db, "--since", "10m", "--by", "process", "--limit", "500",
 			      NULL);
 	fprintf(stderr, "%s", out);
 	assert_non_null(strstr(out, "top process: "));
 	assert_non_null(strstr(out, "from 2 sessions"));
 	free(out);
-	out = collector(f, "report", "--store", f->t.db, "--since", "10m", "--by", "process", "--limit", "500", "--json",
+	out = tp_collector(f->out, "report", "--store", f->t.db, "--since", "10m", "--by", "process", "--limit", "500", "--json",
 			NULL);
-	long long alpha = row_field(out, "fq_alpha", "self"), beta = row_field(out, "fq_beta", "self");
+	long long alpha = tp_report_row_field(out, "fq_alpha", "self"), beta = tp_report_row_field(out, "fq_beta", "self");
 	/* Each process's samples across both agents match the CPU time it measured itself. */
 	assert_near_cpu(alpha, f->cpu_alpha_a + f->cpu_alpha_b, "fq_alpha, both agents");
 	assert_near_cpu(beta, f->cpu_beta_b, "fq_beta, agent B");
-	assert_int_equal(row_field(out, "fq_alpha", "total"), alpha); /* a process row: total = self */
+	assert_int_equal(tp_report_row_field(out, "fq_alpha", "total"), alpha); /* a process row: total = self */
 	/* ...and what the store holds for them (SQL over the tables). */
 	assert_int_equal(alpha, stored_for(f, "fleetA", "fq_alpha") + stored_for(f, "fleetB", "fq_alpha"));
 	assert_int_equal(beta, stored_for(f, "fleetB", "fq_beta"));
@@ -337,43 +296,43 @@ static void test_fleet_groupings(void **state)
 {
 	struct fleet *f = fleet_of(state);
 	/* by agent: both agents, adding up to the whole */
-	char *out = collector(f, "report", "--store", f->t.db, "--since", "10m", "--by", "agent", "--json", NULL);
-	long long a = row_field(out, "fleetA", "self"), b = row_field(out, "fleetB", "self");
+	char *out = tp_collector(f->out, "report", "--store", f->t.db, "--since", "10m", "--by", "agent", "--json", NULL);
+	long long a = tp_report_row_field(out, "fleetA", "self"), b = tp_report_row_field(out, "fleetB", "self");
 	assert_true(a > 0 && b > 0);
 	assert_int_equal(a + b, total_samples(out));
 	assert_int_equal(count_rows(out), 2);
 	free(out);
 	/* by function, one process: busy's spin() first, resolved through its mapping */
-	out = collector(f, "report", "--store", f->t.db, "--comm", "fq_alpha", "--limit", "3", NULL);
+	out = tp_collector(f->out, "report", "--store", f->t.db, "--comm", "fq_alpha", "--limit", "3", NULL);
 	fprintf(stderr, "%s", out);
 	char *first = tp_top_first_row(out);
 	if (!first)
 		fail_msg("no rows:\n%s", out);
 	free(out);
-	out = collector(f, "report", "--store", f->t.db, "--comm", "fq_alpha", "--json", NULL);
+	out = tp_collector(f->out, "report", "--store", f->t.db, "--comm", "fq_alpha", "--json", NULL);
 	const char *row = strstr(out, "\"rows\":[{\"name\":\"spin\"");
 	if (!row)
 		fail_msg("spin is not the first function of fq_alpha:\n%s", out);
 	assert_non_null(strstr(row, "\"module\":\"busy\",\"process\":\"fq_alpha\""));
 	free(out);
 	/* by module: the executable's file */
-	out = collector(f, "report", "--store", f->t.db, "--comm", "fq_beta", "--by", "module", "--json", NULL);
-	assert_true(row_field(out, "busy", "self") > 0);
+	out = tp_collector(f->out, "report", "--store", f->t.db, "--comm", "fq_beta", "--by", "module", "--json", NULL);
+	assert_true(tp_report_row_field(out, "busy", "self") > 0);
 	free(out);
 	/* by thread: busy's one thread, named as its process */
-	out = collector(f, "report", "--store", f->t.db, "--pid", "1", "--by", "thread", "--json", NULL);
+	out = tp_collector(f->out, "report", "--store", f->t.db, "--pid", "1", "--by", "thread", "--json", NULL);
 	assert_int_equal(total_samples(out), 0); /* init did not spin */
 	free(out);
 	char name[64], pid[16];
 	snprintf(pid, sizeof(pid), "%d", f->pid_alpha_a);
 	snprintf(name, sizeof(name), "fq_alpha (%d)", f->pid_alpha_a);
-	out = collector(f, "report", "--store", f->t.db, "--pid", pid, "--by", "thread", "--json", NULL);
+	out = tp_collector(f->out, "report", "--store", f->t.db, "--pid", pid, "--by", "thread", "--json", NULL);
 	assert_int_equal(count_rows(out), 1);
-	assert_int_equal(row_field(out, name, "self"), total_samples(out));
+	assert_int_equal(tp_report_row_field(out, name, "self"), total_samples(out));
 	assert_int_equal(total_samples(out), stored_for(f, "fleetA", "fq_alpha"));
 	free(out);
 	/* by stack: agent B recorded call chains; the chains of fq_beta end in spin */
-	out = collector(f, "report", "--store", f->t.db, "--agent", "fleetB", "--comm", "fq_beta", "--by", "stack",
+	out = tp_collector(f->out, "report", "--store", f->t.db, "--agent", "fleetB", "--comm", "fq_beta", "--by", "stack",
 			"--json", NULL);
 	fprintf(stderr, "%.600s\n", out);
 	assert_non_null(strstr(out, "spin\",\"module\""));
@@ -383,7 +342,7 @@ static void test_fleet_groupings(void **state)
 	/* kernel frames below the user frames (system-wide, ring back end, as root: allowed) */
 	assert_true(tp_db_int(f->t.db, "SELECT COUNT(*) FROM sample_kernel_stacks s JOIN sessions e ON"
 				       " e.id = s.session_id WHERE e.agent_id = 'fleetB'") > 0);
-	out = collector(f, "report", "--store", f->t.db, "--agent", "fleetB", "--by", "stack", "--limit", "1000", "--json",
+	out = tp_collector(f->out, "report", "--store", f->t.db, "--agent", "fleetB", "--by", "stack", "--limit", "1000", "--json",
 			NULL);
 	if (tp_db_int(f->t.db, "SELECT COUNT(*) FROM session_kernels k JOIN sessions e ON e.id = k.session_id"
 			       " WHERE e.agent_id = 'fleetB'") == 0) {
@@ -391,7 +350,7 @@ static void test_fleet_groupings(void **state)
 	} else {
 		/* the agent sent its boot's kallsyms: kernel frames are named, a function row of module [kernel] */
 		free(out);
-		out = collector(f, "report", "--store", f->t.db, "--agent", "fleetB", "--by", "function", "--limit", "1000",
+		out = tp_collector(f->out, "report", "--store", f->t.db, "--agent", "fleetB", "--by", "function", "--limit", "1000",
 				"--json", NULL);
 		bool named = false;
 		for (const char *p = strstr(out, "\"module\":\"[kernel]\""); p && !named;
@@ -407,27 +366,27 @@ static void test_fleet_filters(void **state)
 {
 	struct fleet *f = fleet_of(state);
 	/* --agent: one agent's processes only */
-	char *out = collector(f, "report", "--store", f->t.db, "--agent", "fleetA", "--by", "process", "--limit",
+	char *out = tp_collector(f->out, "report", "--store", f->t.db, "--agent", "fleetA", "--by", "process", "--limit",
 			      "500", "--json", NULL);
-	assert_int_equal(row_field(out, "fq_beta", "self"), -1);
-	assert_int_equal(row_field(out, "fq_alpha", "self"), stored_for(f, "fleetA", "fq_alpha"));
+	assert_int_equal(tp_report_row_field(out, "fq_beta", "self"), -1);
+	assert_int_equal(tp_report_row_field(out, "fq_alpha", "self"), stored_for(f, "fleetA", "fq_alpha"));
 	assert_null(strstr(out, "\"agent_id\":\"fleetB\""));
 	free(out);
 	/* --comm: every row of that process */
-	out = collector(f, "report", "--store", f->t.db, "--comm", "fq_beta", "--by", "agent", "--json", NULL);
+	out = tp_collector(f->out, "report", "--store", f->t.db, "--comm", "fq_beta", "--by", "agent", "--json", NULL);
 	assert_int_equal(count_rows(out), 1);
-	assert_int_equal(row_field(out, "fleetB", "self"), stored_for(f, "fleetB", "fq_beta"));
+	assert_int_equal(tp_report_row_field(out, "fleetB", "self"), stored_for(f, "fleetB", "fq_beta"));
 	free(out);
 	/* --pid and --comm select the same samples of that run */
 	char pid[16];
 	snprintf(pid, sizeof(pid), "%d", f->pid_alpha_a);
-	out = collector(f, "report", "--store", f->t.db, "--pid", pid, "--json", NULL);
+	out = tp_collector(f->out, "report", "--store", f->t.db, "--pid", pid, "--json", NULL);
 	assert_int_equal(total_samples(out), stored_for(f, "fleetA", "fq_alpha"));
 	free(out);
 	/* --session lists and the other filters together */
-	out = collector(f, "report", "--store", f->t.db, "--session", "1,2", "--comm", "fq_alpha", "--by", "agent",
+	out = tp_collector(f->out, "report", "--store", f->t.db, "--session", "1,2", "--comm", "fq_alpha", "--by", "agent",
 			"--json", NULL);
-	assert_true(row_field(out, "fleetA", "self") > 0 && row_field(out, "fleetB", "self") > 0);
+	assert_true(tp_report_row_field(out, "fleetA", "self") > 0 && tp_report_row_field(out, "fleetB", "self") > 0);
 	free(out);
 	/* bad values: a clear error, exit 2 */
 	char bin[512];
@@ -455,17 +414,17 @@ static void test_fleet_time_range(void **state)
 	snprintf(iso + strlen(iso), sizeof(iso) - strlen(iso), ".%03dZ", (int)((f->t_mid - (double)t) * 1000));
 	snprintf(old, sizeof(old), "%lld", (long long)f->t_mid - 3600);
 	/* since the middle (epoch seconds): agent B only */
-	char *out = collector(f, "report", "--store", f->t.db, "--since", mid, "--by", "agent", "--json", NULL);
+	char *out = tp_collector(f->out, "report", "--store", f->t.db, "--since", mid, "--by", "agent", "--json", NULL);
 	assert_int_equal(count_rows(out), 1);
-	assert_true(row_field(out, "fleetB", "self") > 0);
+	assert_true(tp_report_row_field(out, "fleetB", "self") > 0);
 	free(out);
 	/* until the middle (ISO-8601): agent A only */
-	out = collector(f, "report", "--store", f->t.db, "--until", iso, "--by", "agent", "--json", NULL);
+	out = tp_collector(f->out, "report", "--store", f->t.db, "--until", iso, "--by", "agent", "--json", NULL);
 	assert_int_equal(count_rows(out), 1);
-	assert_true(row_field(out, "fleetA", "self") > 0);
+	assert_true(tp_report_row_field(out, "fleetA", "self") > 0);
 	free(out);
 	/* an hour ago for a minute: nothing */
-	out = collector(f, "report", "--store", f->t.db, "--until", old, NULL);
+	out = tp_collector(f->out, "report", "--store", f->t.db, "--until", old, NULL);
 	assert_non_null(strstr(out, "no CPU samples match"));
 	free(out);
 }
@@ -473,7 +432,7 @@ static void test_fleet_time_range(void **state)
 static void test_fleet_sessions_count_cpu_samples(void **state)
 {
 	struct fleet *f = fleet_of(state);
-	char *out = collector(f, "sessions", "--store", f->t.db, "--json", NULL);
+	char *out = tp_collector(f->out, "sessions", "--store", f->t.db, "--json", NULL);
 	assert_non_null(strstr(out, "{\"sessions\":[{\"id\":1,"));
 	char want[96];
 	long long stored = tp_db_int(f->t.db, "SELECT SUM(count) FROM block_keys WHERE session_id = 1");
@@ -481,7 +440,7 @@ static void test_fleet_sessions_count_cpu_samples(void **state)
 	assert_non_null(strstr(out, want));
 	free(out);
 	/* collector dump --keys: the session's keys as stored, one per line, for scripts (#40: no rows to sum) */
-	out = collector(f, "dump", "--store", f->t.db, "--session", "1", "--keys", NULL);
+	out = tp_collector(f->out, "dump", "--store", f->t.db, "--session", "1", "--keys", NULL);
 	assert_true(strncmp(out, "# seq t_ns pid tid ip kip stack_id count\n", 40) == 0);
 	long long sum = 0, keys = 0;
 	for (char *line = strchr(out, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
@@ -512,7 +471,7 @@ static void test_fleet_prune_removes_older_only(void **state)
 	/* --live-grace 3600: the grace (120 s by default) counts from the agents' last record, and the
 	 * suites before this one can take longer than that on a loaded machine (issue 43: 157 s from
 	 * the recordings to here at load 17, and session 1 went whole) */
-	char *out = collector(f, "prune", "--store", f->t.db, "--older-than", older, "--live-grace", "3600", NULL);
+	char *out = tp_collector(f->out, "prune", "--store", f->t.db, "--older-than", older, "--live-grace", "3600", NULL);
 	fprintf(stderr, "%s", out);
 	free(out);
 	/* agent A's samples are older: gone; its session (seen a moment ago) stays, with its names */
@@ -523,9 +482,9 @@ static void test_fleet_prune_removes_older_only(void **state)
 	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM block_keys WHERE session_id = 2"), b_rows);
 	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM sample_intervals WHERE session_id = 2"), b_iv);
 	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM map_rows"), b_maps);
-	out = collector(f, "report", "--store", f->t.db, "--since", "10m", "--by", "agent", "--json", NULL);
+	out = tp_collector(f->out, "report", "--store", f->t.db, "--since", "10m", "--by", "agent", "--json", NULL);
 	assert_int_equal(count_rows(out), 1);
-	assert_true(row_field(out, "fleetB", "self") > 0);
+	assert_true(tp_report_row_field(out, "fleetB", "self") > 0);
 	free(out);
 	/* --session: a session seen within the grace is being written: refused */
 	char bin[512];
@@ -538,7 +497,7 @@ static void test_fleet_prune_removes_older_only(void **state)
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
 	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM block_keys WHERE session_id = 2"), b_rows);
 	/* its agent is gone (it exited): with no grace it goes whole */
-	out = collector(f, "prune", "--store", f->t.db, "--session", "2", "--live-grace", "0", NULL);
+	out = tp_collector(f->out, "prune", "--store", f->t.db, "--session", "2", "--live-grace", "0", NULL);
 	assert_non_null(strstr(out, "deleted session 2"));
 	free(out);
 	assert_int_equal(tp_db_int(f->t.db, "SELECT COUNT(*) FROM sessions WHERE id = 2"), 0);

@@ -24,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "collector_cli.h"
 #include "testproc.h"
 
 #define HZ 199
@@ -81,54 +82,12 @@ static double cpu_of(const char *log_path, const char *name)
 	return cpu;
 }
 
-/* `collector ARGS...` (NULL-terminated): its stdout, exit 0 required. */
-static char *collector(struct reuse *r, ...)
-{
-	char bin[512];
-	tp_bin("collector", bin, sizeof(bin));
-	char *argv[32];
-	int n = 0;
-	argv[n++] = bin;
-	unlink(r->out);
-	va_list ap;
-	va_start(ap, r);
-	const char *a;
-	while ((a = va_arg(ap, const char *)) && n < 30)
-		argv[n++] = (char *)a;
-	va_end(ap);
-	argv[n] = NULL;
-	pid_t pid = tp_spawn(argv, r->out);
-	int status;
-	assert_int_equal(tp_wait(pid, 60000, &status), 0);
-	char *out = tp_slurp(r->out);
-	assert_non_null(out);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		fail_msg("collector %s failed (0x%x):\n%s", argv[1], status, out);
-	return out;
-}
-
-/* In a report --json, field of the row named name (-1: no such row). */
-static long long row_field(const char *json, const char *name, const char *field)
-{
-	char needle[160];
-	snprintf(needle, sizeof(needle), "{\"name\":\"%s\"", name);
-	const char *row = strstr(json, needle);
-	if (!row)
-		return -1;
-	const char *end = strchr(row, '}');
-	snprintf(needle, sizeof(needle), "\"%s\":", field);
-	const char *p = strstr(row, needle);
-	if (!p || (end && p > end))
-		return -1;
-	return strtoll(p + strlen(needle), NULL, 10);
-}
-
 /* The functions of the samples of process comm with pid P in agent id's session. */
 static char *functions_of(struct reuse *r, const char *id, int pid, const char *comm)
 {
 	char p[16];
 	snprintf(p, sizeof(p), "%d", pid);
-	return collector(r, "report", "--store", r->t.db, "--agent", id, "--pid", p, "--comm", comm, "--by",
+	return tp_collector(r->out, "report", "--store", r->t.db, "--agent", id, "--pid", p, "--comm", comm, "--by",
 			 "function", "--limit", "1000", "--json", NULL);
 }
 
@@ -235,14 +194,14 @@ static void reuse_in_session(void **state, const char *id, const char *backend)
 
 	/* each under its own name, its own functions resolved in its own file */
 	char *out = functions_of(r, id, (int)p, "reuse_alpha");
-	long long spin = row_field(out, "spin", "self"), spin_for = row_field(out, "spin_for", "self");
+	long long spin = tp_report_row_field(out, "spin", "self"), spin_for = tp_report_row_field(out, "spin_for", "self");
 	fprintf(stderr, "reuse_alpha: spin %lld, spin_for %lld\n", spin, spin_for);
 	near_cpu(spin, cpu_alpha, "reuse_alpha in spin");
 	assert_true(spin_for <= 0);
 	free(out);
 	out = functions_of(r, id, (int)p, "reuse_other");
-	spin = row_field(out, "spin", "self");
-	spin_for = row_field(out, "spin_for", "self");
+	spin = tp_report_row_field(out, "spin", "self");
+	spin_for = tp_report_row_field(out, "spin_for", "self");
 	fprintf(stderr, "reuse_other: spin %lld, spin_for %lld\n", spin, spin_for);
 	near_cpu(spin_for, cpu_other, "reuse_other in spin_for");
 	assert_true(spin <= 0);
@@ -250,10 +209,10 @@ static void reuse_in_session(void **state, const char *id, const char *backend)
 	/* by process: two rows for the one pid */
 	char pid_s[16];
 	snprintf(pid_s, sizeof(pid_s), "%d", (int)p);
-	out = collector(r, "report", "--store", r->t.db, "--agent", id, "--pid", pid_s, "--by", "process", "--json",
+	out = tp_collector(r->out, "report", "--store", r->t.db, "--agent", id, "--pid", pid_s, "--by", "process", "--json",
 			NULL);
-	assert_true(row_field(out, "reuse_alpha", "self") > 0);
-	assert_true(row_field(out, "reuse_other", "self") > 0);
+	assert_true(tp_report_row_field(out, "reuse_alpha", "self") > 0);
+	assert_true(tp_report_row_field(out, "reuse_other", "self") > 0);
 	free(out);
 }
 
