@@ -91,3 +91,17 @@ int64_t fx_q(struct fx *f, const char *sql)
 {
 	return f->b == B_PG ? pg_int(f->uri, sql) : tp_db_int(f->uri, "%s", sql);
 }
+
+int64_t fx_session(struct store *s, const char *agent)
+{
+	Prof__Hello h = PROF__HELLO__INIT;
+	h.schema_version = 1;
+	h.agent_id = (char *)agent;
+	h.boot_id = 1;
+	h.board = "host";
+	int64_t id = 0;
+	uint64_t max_seq = 0;
+	assert_int_equal(store_session_open(s, &h, "127.0.0.1:1", &id, &max_seq, NULL), 0);
+	assert_true(id > 0);
+	return id;
+}

@@ -35,15 +35,7 @@
 
 static int64_t session(struct store *s, const char *agent)
 {
-	Prof__Hello h = PROF__HELLO__INIT;
-	h.schema_version = 1;
-	h.agent_id = (char *)agent;
-	h.boot_id = 1;
-	h.board = "host";
-	int64_t id = 0;
-	uint64_t max_seq;
-	assert_int_equal(store_session_open(s, &h, "127.0.0.1:1", &id, &max_seq, NULL), 0);
-	assert_true(id > 0);
+	int64_t id = fx_session(s, agent);
 	assert_int_equal(store_commit(s), 0);
 	return id;
 }

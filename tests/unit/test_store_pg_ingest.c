@@ -30,20 +30,6 @@
 #include "store/store_prune.h"
 #include "testproc.h"
 
-static int64_t session(struct store *s, const char *agent)
-{
-	Prof__Hello h = PROF__HELLO__INIT;
-	h.schema_version = 1;
-	h.agent_id = (char *)agent;
-	h.boot_id = 1;
-	h.board = "host";
-	int64_t id = 0;
-	uint64_t max = 0;
-	assert_int_equal(store_session_open(s, &h, "127.0.0.1:1", &id, &max, NULL), 0);
-	assert_true(id > 0);
-	return id;
-}
-
 /* A Samples record of seq: 3 keys, counts seq, seq + 1, seq + 2 (3 seq + 3 samples); the frame's
  * bytes given as 100 + seq. */
 static int put_samples(struct store *s, int64_t sid, uint64_t seq, bool ahead)
@@ -67,7 +53,7 @@ static void test_store_pg_ingest_rows_batched(void **state)
 {
 	struct fx *f = *state;
 	struct store *s = fx_open_store(f);
-	int64_t sid = session(s, "board-a");
+	int64_t sid = fx_session(s, "board-a");
 	assert_int_equal(store_commit(s), 0);
 	uint64_t sent0 = store_statements_sent(s);
 	uint64_t want_samples = 0, want_bytes = 0;
@@ -112,7 +98,7 @@ static void test_store_pg_ingest_counters_per_commit(void **state)
 {
 	struct fx *f = *state;
 	struct store *s = fx_open_store(f);
-	int64_t a = session(s, "board-b"), b = session(s, "board-c");
+	int64_t a = fx_session(s, "board-b"), b = fx_session(s, "board-c");
 	assert_int_equal(store_commit(s), 0);
 	for (uint64_t seq = 1; seq <= 3; seq++)
 		assert_int_equal(put_samples(s, a, seq, true), 1);
@@ -146,7 +132,7 @@ static void test_store_pg_ingest_ahead_meets_stored_rows(void **state)
 {
 	struct fx *f = *state;
 	struct store *s = fx_open_store(f);
-	int64_t sid = session(s, "board-d");
+	int64_t sid = fx_session(s, "board-d");
 	assert_int_equal(store_commit(s), 0);
 	char sql[256];
 	snprintf(sql, sizeof(sql),
@@ -210,7 +196,7 @@ static void test_store_pg_ingest_ledger_key_unversioned(void **state)
 {
 	struct fx *f = *state;
 	struct store *s = fx_open_store(f);
-	int64_t sid = session(s, "board-e");
+	int64_t sid = fx_session(s, "board-e");
 	assert_int_equal(put_samples(s, sid, 1, true), 1);
 	assert_int_equal(store_commit(s), 0);
 	store_close(s);
@@ -296,9 +282,9 @@ static void test_store_pg_ingest_prune_meets_write(void **state)
 {
 	struct fx *f = *state;
 	struct store *b = fx_open_store(f);
-	int64_t sid = session(b, "board-f");
+	int64_t sid = fx_session(b, "board-f");
 	assert_int_equal(store_commit(b), 0);
-	assert_int_equal(session(b, "board-f"), sid); /* reconnected: the row locked until B commits */
+	assert_int_equal(fx_session(b, "board-f"), sid); /* reconnected: the row locked until B commits */
 	for (uint64_t seq = 1; seq <= 3; seq++)
 		assert_int_equal(put_samples(b, sid, seq, true), 1);
 	struct store *a = fx_open_store(f);
@@ -349,7 +335,7 @@ static void test_store_pg_ingest_ledger_first(void **state)
 {
 	struct fx *f = *state;
 	struct store *a = fx_open_store(f);
-	int64_t sid = session(a, "board-g");
+	int64_t sid = fx_session(a, "board-g");
 	assert_int_equal(store_commit(a), 0);
 	for (uint64_t seq = 65; seq <= 140; seq++)
 		assert_int_equal(put_samples(a, sid, seq, true), 1);
@@ -384,7 +370,7 @@ static void test_store_pg_ingest_batch_bytes_bounded(void **state)
 {
 	struct fx *f = *state;
 	struct store *s = fx_open_store(f);
-	int64_t sid = session(s, "board-h");
+	int64_t sid = fx_session(s, "board-h");
 	assert_int_equal(store_commit(s), 0);
 	enum { N = 8192 };
 	int32_t *pid = calloc(N, sizeof(*pid)), *tid = calloc(N, sizeof(*tid));
@@ -437,7 +423,7 @@ static void test_store_pg_ingest_last_seen_kept(void **state)
 {
 	struct fx *f = *state;
 	struct store *s = fx_open_store(f);
-	int64_t sid = session(s, "board-i");
+	int64_t sid = fx_session(s, "board-i");
 	assert_int_equal(put_samples(s, sid, 1, true), 1);
 	assert_int_equal(store_commit(s), 0);
 	if (f->b == B_PG)
@@ -466,7 +452,7 @@ static void test_store_pg_ingest_list_redoes_ahead(void **state)
 {
 	struct fx *f = *state;
 	struct store *s = fx_open_store(f);
-	int64_t sid = session(s, "board-j");
+	int64_t sid = fx_session(s, "board-j");
 	assert_int_equal(store_commit(s), 0);
 	char sql[160];
 	snprintf(sql, sizeof(sql), "INSERT INTO records (session_id, seq, kind, bytes) VALUES (%lld, 2, 'samples', 1)",
