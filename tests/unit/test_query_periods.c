@@ -350,38 +350,35 @@ static void test_query_periods_older_store_read_only(void **state)
 	tp_rm_rf(tmp);
 }
 
-/* The same on PostgreSQL (a real server on 127.0.0.1; skipped with the reason without one). */
-static void test_query_periods_upgraded_within_session_pg(void **state)
+/* upgraded_within_session on a database of a real PostgreSQL server on 127.0.0.1 (skipped with the
+ * reason without one). */
+static void upgraded_pg(const char *db, bool downsampled)
 {
-	(void)state;
 	struct pgserver pg;
 	char why[512], uri[512];
 	if (pg_start(&pg, why, sizeof(why)) < 0) {
 		fprintf(stderr, "skipped: %s\n", why);
 		skip();
 	}
-	int rc = pg_new_db(&pg, "periods", uri, sizeof(uri));
+	int rc = pg_new_db(&pg, db, uri, sizeof(uri));
 	if (rc == 0)
-		upgraded_within_session(uri, false);
+		upgraded_within_session(uri, downsampled);
 	pg_stop(&pg);
 	assert_int_equal(rc, 0);
 }
 
-/* Downsampled first, on PostgreSQL (skipped with the reason without a server). */
+/* The same on PostgreSQL. */
+static void test_query_periods_upgraded_within_session_pg(void **state)
+{
+	(void)state;
+	upgraded_pg("periods", false);
+}
+
+/* Downsampled first, on PostgreSQL. */
 static void test_query_periods_upgraded_downsampled_pg(void **state)
 {
 	(void)state;
-	struct pgserver pg;
-	char why[512], uri[512];
-	if (pg_start(&pg, why, sizeof(why)) < 0) {
-		fprintf(stderr, "skipped: %s\n", why);
-		skip();
-	}
-	int rc = pg_new_db(&pg, "periods_down", uri, sizeof(uri));
-	if (rc == 0)
-		upgraded_within_session(uri, true);
-	pg_stop(&pg);
-	assert_int_equal(rc, 0);
+	upgraded_pg("periods_down", true);
 }
 
 int main(void)
