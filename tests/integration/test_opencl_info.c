@@ -144,9 +144,23 @@ static void test_opencl_info_quiet_prints_nothing_of_its_own(void **state)
 		assert_int_equal(WEXITSTATUS(status), 0);
 		char *got = tp_slurp(both);
 		assert_non_null(got);
-		if (strcmp(want, got) != 0)
-			fprintf(stderr, "agent run -q --mode %s added to the program's streams:\n%s",
-				modes[m], got);
+		if (strcmp(want, got) != 0) {
+			/* the plain program's own output now and then differs from run to run (PoCL; seen 1 run
+			 * in ~10 here, the agent's run matching the others): compared with a second plain run */
+			char again[400];
+			snprintf(again, sizeof(again), "%s/plain-again-%s.out", e->t.dir, modes[m]);
+			assert_int_equal(run_info(e, NULL, again), 0);
+			char *want2 = tp_slurp(again);
+			assert_non_null(want2);
+			if (strcmp(want2, got) == 0)
+				fprintf(stderr, "the first plain run's output differed from a second plain run's, which "
+						"the agent's run matches\n");
+			else
+				fprintf(stderr, "agent run -q --mode %s added to the program's streams:\n%s",
+					modes[m], got);
+			free(want);
+			want = want2;
+		}
 		assert_string_equal(want, got);
 		free(got);
 		snprintf(sum, sizeof(sum), "%s/run-summary.txt", e->t.spool);
