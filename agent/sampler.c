@@ -329,6 +329,20 @@ static void report_drops(struct sampler *s)
 		 TASK_NAMES_MAX, (unsigned long long)mmap_watch_lost(s->mw));
 }
 
+/* The TaskName of entry n's task of incarnation inc: its current one, or the one it held before (its id
+ * used again: inc is prev_inc). */
+static void fill_task_name(Prof__TaskName *tn, struct task_name *n, uint32_t inc)
+{
+	bool prev = inc != n->inc;
+	prof__task_name__init(tn);
+	tn->pid = n->pid;
+	tn->tid = n->tid;
+	tn->comm = prev ? n->prev_comm : n->comm;
+	tn->thread = prev ? n->prev_thread : n->thread;
+	tn->incarnation = inc;
+	tn->first_map_id = !inc ? 0 : prev ? n->prev_first_map_id : n->first_map_id;
+}
+
 static int emit_one(struct sampler *s, uint64_t now_ns)
 {
 	perf_maps_retry(&s->jit, now_ns, s->o.emit, s->o.ctx); /* JIT symbols before the samples naming them */
@@ -434,28 +448,15 @@ rebuild:
 		if (!name->tid)
 			continue;
 		/* the task the entry held before its id was used again, where its samples are in this record */
-		if (name->prev_valid && name->prev_sampled && !name->prev_declared && name->prev_inc != name->inc &&
-		    ntn < ntn_max) {
-			prof__task_name__init(&tn[ntn]);
-			tn[ntn].pid = name->pid;
-			tn[ntn].tid = name->tid;
-			tn[ntn].comm = name->prev_comm;
-			tn[ntn].thread = name->prev_thread;
-			tn[ntn].incarnation = name->prev_inc;
-			tn[ntn].first_map_id = name->prev_inc ? name->prev_first_map_id : 0;
+		if (name->prev_valid && name->prev_sampled && !name->prev_declared && name->prev_inc != name->inc) {
+			fill_task_name(&tn[ntn], name, name->prev_inc);
 			tnp[ntn] = &tn[ntn];
 			ntn++;
 			name->prev_declared = true;
 		}
 		if (!name->sampled || name->declared || ntn >= ntn_max)
 			continue;
-		prof__task_name__init(&tn[ntn]);
-		tn[ntn].pid = name->pid;
-		tn[ntn].tid = name->tid;
-		tn[ntn].comm = name->comm;
-		tn[ntn].thread = name->thread;
-		tn[ntn].incarnation = name->inc;
-		tn[ntn].first_map_id = name->inc ? name->first_map_id : 0;
+		fill_task_name(&tn[ntn], name, name->inc);
 		tnp[ntn] = &tn[ntn];
 		ntn++;
 		name->declared = true;
