@@ -82,7 +82,7 @@ void proc_maps_fork(struct proc_maps *pm, pid_t pid, pid_t ppid, uint64_t time_n
 void proc_maps_exit(struct proc_maps *pm, pid_t pid, uint64_t time_ns);
 /* Evict dead mappings that were declared, and exited processes left with none;
  * a process's exit is given one reap of grace (records from rings drained
- * later). Call after a record was sent. Returns the mappings evicted. */
+ * later). Call after an interval's records were sent (not per record). Returns the mappings evicted. */
 size_t proc_maps_reap(struct proc_maps *pm);
 const struct proc_mapping *proc_maps_find(const struct proc_maps *pm, pid_t pid, uint64_t ip);
 const struct proc_entry *proc_maps_proc(const struct proc_maps *pm, pid_t pid);

@@ -520,9 +520,6 @@ rebuild:
 		s->event_declared = false;
 	} else {
 		s->event_declared = true;
-		/* Sent: what exited before it was drained has had its last samples sent too. */
-		proc_maps_reap(&s->maps);
-		task_names_reap(&s->tasks);
 		report_drops(s);
 		s->st.records++;
 		s->st.keys += k;
@@ -623,7 +620,16 @@ int sampler_flush(struct sampler *s, uint64_t now_ns)
 		log_warn("reading samples: %s", strerror(-rc));
 	if (s->mw) /* the records of tasks those samples saw start meanwhile (their FORK, COMM): named in this record */
 		mmap_watch_drain(s->mw, &s->maps);
-	return emit_record(s, now_ns);
+	rc = emit_record(s, now_ns);
+	/* Sent: what exited before this interval's drain has had its last samples sent. Once per interval,
+	 * not per record (an early one of a full table, a pid's two processes split in two): a task whose
+	 * EXIT is read after the drain has samples in the next drain (the bpf back end's map), and its entry
+	 * must still say which process they are (task_names_reap: the second reap after its EXIT). */
+	if (rc >= 0) {
+		proc_maps_reap(&s->maps);
+		task_names_reap(&s->tasks);
+	}
+	return rc;
 }
 
 void sampler_keep_up(void *ctx)

@@ -3,7 +3,8 @@
  * (mmap_watch: COMM at exec and renames, FORK: the forking thread's name
  * inherited); a task older than the session is read from /proc once: at the
  * session's start (task_names_snapshot), else when it first shows up in the samples. A task that exited (EXIT record) is evicted
- * by the second task_names_reap() after it (reaps follow sent records). Bounded:
+ * by the second task_names_reap() after it (the sampler reaps once per interval, after its records are
+ * sent: a bpf back end's samples of a task whose EXIT came after the drain are in the next one). Bounded:
  * TASK_NAMES_MAX live tasks (128 bytes each with the previous task's names, w44a; twice that in
  * table slots: 4 MiB); past it a new task is not named and counted in dropped.
  * Functions return 0 or a negative errno.
