@@ -181,6 +181,20 @@ int sampler_open(struct sampler **out, const struct sampler_opts *o, char *err, 
 	rc = choose_event(s, err, errlen);
 	if (rc < 0)
 		goto fail;
+	/* The mapping watch first: every process started once the back end samples has its FORK, COMM and
+	 * MMAP records (one started in between was read from /proc only at its first drain, the bpf
+	 * back end's at the interval's end: gone by then, its samples unsymbolized; w45c) */
+	{
+		char why[512];
+		if (mmap_watch_open(&s->mw, o->kind, o->pid, why, sizeof(why)) < 0)
+			log_warn("%s: mappings are read from /proc when first sampled (a program that ends first "
+				 "stays unsymbolized)",
+				 why);
+		mmap_watch_set_names(s->mw, &s->tasks); /* names at exec, before the program can end */
+		if (s->mw && o->kind != PERF_TARGET_EXEC) /* what runs already: named now, as perf does */
+			log_debug("task names: %zu tasks alive at the start",
+				  task_names_snapshot(&s->tasks, o->kind == PERF_TARGET_SYSTEM ? 0 : o->pid));
+	}
 	switch (o->backend) {
 	case SAMPLER_BPF:
 #ifdef SAMPLER_HAVE_BPF
@@ -209,17 +223,6 @@ int sampler_open(struct sampler **out, const struct sampler_opts *o, char *err, 
 	}
 	if (rc < 0)
 		goto fail;
-	{
-		char why[512];
-		if (mmap_watch_open(&s->mw, o->kind, o->pid, why, sizeof(why)) < 0)
-			log_warn("%s: mappings are read from /proc when first sampled (a program that ends first "
-				 "stays unsymbolized)",
-				 why);
-		mmap_watch_set_names(s->mw, &s->tasks); /* names at exec, before the program can end */
-		if (s->mw && o->kind != PERF_TARGET_EXEC) /* what runs already: named now, as perf does */
-			log_debug("task names: %zu tasks alive at the start",
-				  task_names_snapshot(&s->tasks, o->kind == PERF_TARGET_SYSTEM ? 0 : o->pid));
-	}
 	s->last_emit_ns = clock_mono_ns();
 	loop_timer_start(&s->timer, o->interval_ns, s->last_emit_ns);
 	log_info("sampling %s at %u Hz with the %s back end%s", s->ev.name, s->o.freq_hz, sampler_backend_name(s->ops->id),

@@ -127,13 +127,13 @@ static bool agent_ok(struct fleet *f, pid_t pid, const char *log)
 	return false;
 }
 
-/* Wait until the agent samples (its "sampling ..." line), at most 60 s; false (the agent reaped
+/* Wait until the agent samples (its "sampling ... Hz with the ..." line, tp_wait_sampling), at most 60 s; false (the agent reaped
  * and the reason kept, as agent_ok) when it ended without sampling. Issue 43: the programs start
  * once the agent samples, not after a fixed 400 ms that its start-up under ASan outlasted on a
  * loaded machine (15 samples stored where busy's CPU time gave 45). */
 static bool agent_sampling(struct fleet *f, pid_t pid, const char *log)
 {
-	if (tp_wait_log(log, "sampling ", 60000))
+	if (tp_wait_sampling(log, 60000))
 		return true;
 	kill(pid, SIGINT);
 	if (agent_ok(f, pid, log))

@@ -55,17 +55,6 @@ static bool have_perf(void)
 	return access("/usr/bin/perf", X_OK) == 0;
 }
 
-/* Wait until a log says something (the program is running), at most ms. */
-static bool wait_log(const char *path, const char *needle, int ms)
-{
-	for (int waited = 0; waited < ms; waited += 50) {
-		if (tp_file_count(path, needle) > 0)
-			return true;
-		tp_sleep_ms(50);
-	}
-	return false;
-}
-
 static int run_wait(char *const argv[], const char *log, int ms)
 {
 	int status;
@@ -242,7 +231,7 @@ static void churn_run(struct env *e, const char *backend)
 	char *aargv[] = {agent, "record", "--collector", e->t.coll, "--spool", e->t.spool, "--agent-id", "churn",
 			 "-a", "-e", "cpu-clock", "-F", "499", "-I", "500", "--backend", (char *)backend, NULL};
 	e->t.agent = tp_spawn(aargv, e->t.alog);
-	if (!wait_log(e->t.alog, "sampling ", 30000)) {
+	if (!tp_wait_sampling(e->t.alog, 30000)) {
 		int st;
 		bool gone = tp_wait(e->t.agent, 5000, &st) == 0;
 		char *log = tp_slurp(e->t.alog);

@@ -61,6 +61,11 @@ bool tp_wait_log(const char *path, const char *needle, int ms)
 	}
 }
 
+bool tp_wait_sampling(const char *path, int ms)
+{
+	return tp_wait_log(path, " Hz with the ", ms);
+}
+
 pid_t tp_spawn(char *const argv[], const char *log_path)
 {
 	pid_t pid = fork();

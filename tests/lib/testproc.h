@@ -91,6 +91,11 @@ void tp_sleep_ms(int ms);
  * true once it has, false if it still has none after ms (issue 43: a wait on the condition, not
  * a fixed sleep that a loaded machine outlasts). */
 bool tp_wait_log(const char *path, const char *needle, int ms);
+/* Wait (at most ms) until an agent's log at path has its sampler's opening line ("sampling EVENT at
+ * N Hz with the B back end": its mapping watch and sampling events are open): true once it has. Not
+ * "sampling " alone (w45c): where the hardware PMU is missing an earlier warning says "sampling the
+ * software event cpu-clock", and a program started then had no FORK or MMAP record. */
+bool tp_wait_sampling(const char *path, int ms);
 /* GET path from the collector's HTTP server on 127.0.0.1:port (30 s at most): the status
  * code (-1 if none), the body in *body (malloc'd; NULL when the connection failed). */
 int tp_http_get(int port, const char *path, char **body);
