@@ -69,6 +69,10 @@ int sampler_add(struct sampler *s, const struct sample_key *k, uint64_t count, u
  * process's start or the sample's time; 0: unknown, the current one): task_names_inc_of, the
  * process named first when it is new. */
 uint32_t sampler_inc_of(struct sampler *s, int32_t pid, uint64_t stamp_ns);
+/* Send what s->agg holds as one Samples record (two where a pid's previous process has keys beside
+ * its current one's: the previous one's first), declaring what they use; the aggregation is reset
+ * (sampler_emit.c). 0 or the sink's negative errno. */
+int sampler_emit_record(struct sampler *s, uint64_t now_ns);
 /* Add a task-time row for this interval. */
 int sampler_add_task_time(struct sampler *s, int32_t pid, int32_t tid, uint64_t on_ns, uint64_t off_ns,
 			  uint64_t switches);
