@@ -173,6 +173,8 @@ static size_t map_bytes(const char *path)
 	return strlen(path) + 1 + MAP_OVERHEAD;
 }
 
+static size_t evict(struct proc_maps *pm);
+
 /* Processes that are gone without an EXIT record (no watch, a lost record)
  * are found by asking the kernel; their mappings die, and dead declared ones go. */
 static void reclaim(struct proc_maps *pm)
@@ -181,12 +183,15 @@ static void reclaim(struct proc_maps *pm)
 		struct proc_entry *e = &pm->procs[i];
 		if (e->pid && !e->exited && !pm->alive(e->pid)) {
 			e->exited = true;
-			e->exit_round = pm->rounds - 1; /* no grace: the kernel says it is gone */
+			/* no grace: the kernel says it is gone (exit_round + 2 == rounds, in uint32_t) */
+			e->exit_round = pm->rounds - 2;
 			for (size_t j = 0; j < e->n; j++)
 				e->m[j].dead = true;
 		}
 	}
-	proc_maps_reap(pm);
+	/* not a reap: the rounds are the sampler's intervals (sampler_flush), and a process whose EXIT was
+	 * read in this one keeps its mappings for its last samples, drained later (w45c, review r5) */
+	evict(pm);
 }
 
 static int add(struct proc_maps *pm, pid_t pid, uint64_t s, uint64_t end, uint64_t off, const char *path)
@@ -413,10 +418,9 @@ void proc_maps_exit(struct proc_maps *pm, pid_t pid, uint64_t time_ns)
 		e->m[i].dead = true;
 }
 
-size_t proc_maps_reap(struct proc_maps *pm)
+static size_t evict(struct proc_maps *pm)
 {
 	size_t gone = 0;
-	pm->rounds++;
 	for (size_t i = 0; i < pm->pcap;) {
 		struct proc_entry *e = &pm->procs[i];
 		/* one round of grace after an exit: its MMAP records may come from a ring drained later */
@@ -444,6 +448,12 @@ size_t proc_maps_reap(struct proc_maps *pm)
 	}
 	pm->evicted += gone;
 	return gone;
+}
+
+size_t proc_maps_reap(struct proc_maps *pm)
+{
+	pm->rounds++;
+	return evict(pm);
 }
 
 struct proc_mapping *proc_maps_next(struct proc_maps *pm, size_t *proc_it, size_t *map_it)

@@ -6,8 +6,8 @@
  *
  * No fixed cap on processes or mappings: the table holds for days on a busy
  * host because what is dead goes. A process that exited (EXIT record, or its
- * /proc entry gone) has its mappings marked dead; they are evicted by proc_maps_reap() once declared (after the record that used them
- * was sent). Memory is bounded by max_bytes (PROC_MAPS_MEM_MAX by default,
+ * /proc entry gone) has its mappings marked dead; they are evicted by proc_maps_reap() once declared, one interval after
+ * the exit (the sampler reaps once per interval, after its records are sent). Memory is bounded by max_bytes (PROC_MAPS_MEM_MAX by default,
  * counted as proc_maps_bytes()): over it, live processes are checked and the
  * dead ones evicted first; only if that is not enough a new mapping is dropped,
  * counted in `dropped` (the sampler says so once, with the count). */

@@ -144,7 +144,7 @@ static uint32_t new_inc(struct task_names *t, int32_t pid, int32_t tid)
 static struct task_name *insert(struct task_names *t, int32_t pid, int32_t tid)
 {
 	if (t->n >= TASK_NAMES_MAX) {
-		t->dropped++; /* every one alive (exited ones are reaped after each record) */
+		t->dropped++; /* every one alive (exited ones are reaped once per interval) */
 		return NULL;
 	}
 	if ((t->n + 1) * 2 > t->cap && grow(t) < 0)

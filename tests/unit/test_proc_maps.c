@@ -151,6 +151,38 @@ static void test_proc_maps_bound_drops_counted_or_reclaims(void **state)
 	proc_maps_free(&pm);
 }
 
+/* A process whose EXIT was read in this interval keeps its mappings when the bound makes the table
+ * reclaim (its last samples may still be drained, w45c): only the next interval's reap evicts them. A
+ * process the kernel says is gone (no EXIT record) makes room at once. */
+static void test_proc_maps_reclaim_keeps_exit_grace(void **state)
+{
+	(void)state;
+	struct proc_maps pm;
+	proc_maps_init(&pm);
+	pm.max_bytes = 16 * 1024;
+	pm.alive = alive_none_but_7;
+	proc_maps_fork(&pm, 50, 1, 10);
+	assert_int_equal(proc_maps_add(&pm, 50, 0x400000, 0x480000, 0, "/nonexistent/exited.so"), 1);
+	declare_all(&pm);
+	proc_maps_exit(&pm, 50, 20);
+	char path[64];
+	int added = 0;
+	for (int i = 0; i < 400; i++) { /* pids 100..: gone without an EXIT record, reclaimed at the bound */
+		snprintf(path, sizeof(path), "/nonexistent/lib%d.so", i);
+		if (proc_maps_add(&pm, 100 + i, 0x1000, 0x2000, 0, path) == 1)
+			added++;
+		declare_all(&pm);
+		assert_true(pm.bytes <= pm.max_bytes);
+	}
+	assert_int_equal(added, 400); /* the gone ones made room */
+	assert_non_null(proc_maps_find(&pm, 50, 0x400100)); /* the exited one is still there */
+	proc_maps_reap(&pm);
+	assert_non_null(proc_maps_find(&pm, 50, 0x400100)); /* the interval of its exit */
+	proc_maps_reap(&pm);
+	assert_null(proc_maps_find(&pm, 50, 0x400100));
+	proc_maps_free(&pm);
+}
+
 /* A child forked and gone before its /proc/PID/maps was read, that never
  * exec'd (no MMAP records of its own): its samples fall in its parent's
  * mappings, copied under its pid. */
@@ -274,6 +306,7 @@ int main(void)
 		cmocka_unit_test(test_proc_maps_churn_evicts_exited),
 		cmocka_unit_test(test_proc_maps_undeclared_dead_stay),
 		cmocka_unit_test(test_proc_maps_bound_drops_counted_or_reclaims),
+		cmocka_unit_test(test_proc_maps_reclaim_keeps_exit_grace),
 		cmocka_unit_test(test_proc_maps_forked_child_gets_parent_mappings),
 		cmocka_unit_test(test_proc_maps_pid_reuse_same_mapping_new_id),
 		cmocka_unit_test(test_proc_maps_late_records_and_pid_reuse),
