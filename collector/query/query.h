@@ -56,6 +56,12 @@ struct query_opts {
 	const char *kallsyms;  /* --kallsyms FILE: kernel symbols of the profiled boot (NULL: kernel is one lump) */
 	int64_t now_ns;	     /* "now" for durations (0: the clock at query_opts_init) */
 	bool series;	     /* also the samples over time (query_result.points): CPU charts, Perfetto */
+	bool merge_tasks;    /* a session's stacks of one process name merged across its pids and tids
+				(query_stack.pid / tid 0 and thread "" where a stack holds several): the
+				result's size is the names', not the processes' (a board whose programs
+				restart under new pids). For views that show no pid of their own (report's
+				top by function, module, process, agent or stack); the order of first meeting
+				is kept. A stack without a process name is never merged. */
 	void *priv;	     /* copies of list arguments: query_opts_free() */
 };
 

@@ -212,6 +212,40 @@ int qm_sess_sort(struct sess *se)
 	return qm_incs_sort(se);
 }
 
+static int map_content_cmp(const void *a, const void *b, void *maps)
+{
+	const struct map_row *m = maps, *x = &m[*(const uint32_t *)a], *y = &m[*(const uint32_t *)b];
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->end != y->end)
+		return x->end < y->end ? -1 : 1;
+	if (x->pgoff != y->pgoff)
+		return x->pgoff < y->pgoff ? -1 : 1;
+	if (x->bidlen != y->bidlen)
+		return x->bidlen < y->bidlen ? -1 : 1;
+	int c = memcmp(x->bid, y->bid, x->bidlen);
+	return c ? c : strcmp(x->path, y->path);
+}
+
+int qm_maps_ident(struct sess *se)
+{
+	if (se->nmaps > UINT32_MAX)
+		return -ENOMEM;
+	uint32_t *o = malloc((se->nmaps ? se->nmaps : 1) * sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	for (size_t i = 0; i < se->nmaps; i++)
+		o[i] = (uint32_t)i;
+	qsort_r(o, se->nmaps, sizeof(*o), map_content_cmp, se->maps);
+	for (size_t i = 0, first = 0; i < se->nmaps; i++) {
+		if (i && map_content_cmp(&o[i - 1], &o[i], se->maps) != 0)
+			first = i;
+		se->maps[o[i]].ident = o[first];
+	}
+	free(o);
+	return 0;
+}
+
 /* First index in rows (sorted by pid, each elem bytes with the pid at pid_off) whose pid >= pid. */
 static size_t lower_pid(const void *rows, size_t n, size_t elem, size_t pid_off, int32_t pid)
 {
