@@ -20,15 +20,16 @@
 #include "store/store_perf_map.h"
 #include "symbols.h"
 
+#define QM_BID_MAX 64 /* bytes of a build-id kept (a longer one is left out) */
 struct map_row {
 	int64_t id;
 	int32_t pid;
-	uint64_t start, end, pgoff;
-	char *path;
-	uint8_t bid[64];
-	size_t bidlen;
 	uint32_t ident; /* the same file mapped the same way (path, build-id, start, end, pgoff) in any
 			   process of the session: one number (qm_maps_ident), the frame cache's key */
+	uint64_t start, end, pgoff;
+	const char *path;   /* the session's one copy of (build-id, path) (sess.files): a board whose */
+	const uint8_t *bid; /* programs restart maps the same files again and again */
+	size_t bidlen;
 };
 
 struct task_row {
@@ -63,6 +64,9 @@ struct sess {
 	const char *agent_id, *board; /* pooled */
 	struct map_row *maps;
 	size_t nmaps, capmaps;
+	struct key_map file_ids; /* (build-id, path) -> index in files */
+	uint8_t **files;	 /* each: its build-id's length, the build-id, the path and its NUL */
+	size_t nfiles, capfiles;
 	struct task_row *tasks;
 	size_t ntasks;
 	struct inc_row *incs; /* sorted by (pid, inc, tid); none in most sessions and every older store */
@@ -263,7 +267,7 @@ void qm_chains_free(struct qm_chains *c);
 /* query_stacks.c: the keys of [lo, hi) of se (f's pids) as the result's stacks, their samples added to
  * *samples; the range read in slices of blocks holding about QM_SLICE_KEYS keys (at most ~60 bytes
  * each while summed, per decoding thread), the stacks the same as in one piece. */
-#define QM_SLICE_KEYS (1u << 19)
+#define QM_SLICE_KEYS (1u << 17)
 int qm_read_keys(struct store *s, struct build *b, struct sess *se, const struct query_filter *f, int64_t lo,
 		 int64_t hi, uint64_t *samples);
 /* query_series.c */

@@ -25,8 +25,10 @@ static const char *base_name(const char *p)
 
 void qm_sess_free(struct sess *se)
 {
-	for (size_t i = 0; i < se->nmaps; i++)
-		free(se->maps[i].path);
+	for (size_t i = 0; i < se->nfiles; i++)
+		free(se->files[i]);
+	free(se->files);
+	key_map_free(&se->file_ids);
 	free(se->maps);
 	free(se->tasks);
 	free(se->incs);
@@ -36,6 +38,41 @@ void qm_sess_free(struct sess *se)
 	memset(se, 0, sizeof(*se));
 }
 
+/* r's path (up to its first NUL, at most pathlen bytes) and build-id (left out past QM_BID_MAX bytes):
+ * the session's one copy of them. */
+static int map_file(struct sess *se, struct map_row *r, const char *path, size_t pathlen, const void *bid,
+		    size_t bidlen)
+{
+	pathlen = strnlen(path, pathlen);
+	if (bidlen > QM_BID_MAX)
+		bidlen = 0;
+	uint8_t *k = malloc(1 + bidlen + pathlen + 1);
+	if (!k)
+		return -ENOMEM;
+	k[0] = (uint8_t)bidlen;
+	if (bidlen)
+		memcpy(k + 1, bid, bidlen);
+	memcpy(k + 1 + bidlen, path, pathlen);
+	k[1 + bidlen + pathlen] = 0;
+	uint32_t idx;
+	if (key_map_get(&se->file_ids, k, 1 + bidlen + pathlen, &idx)) {
+		free(k);
+	} else {
+		if (qm_grow((void **)&se->files, &se->capfiles, se->nfiles + 1, sizeof(*se->files)) < 0 ||
+		    key_map_put(&se->file_ids, k, 1 + bidlen + pathlen, (uint32_t)se->nfiles) < 0) {
+			free(k);
+			return -ENOMEM;
+		}
+		idx = (uint32_t)se->nfiles;
+		se->files[se->nfiles++] = k;
+	}
+	const uint8_t *f = se->files[idx];
+	r->bidlen = f[0];
+	r->bid = f + 1;
+	r->path = (const char *)f + 1 + f[0];
+	return 0;
+}
+
 static int add_map(void *arg, const struct store_map *m)
 {
 	struct sess *se = arg;
@@ -43,12 +80,8 @@ static int add_map(void *arg, const struct store_map *m)
 		return -ENOMEM;
 	struct map_row *r = &se->maps[se->nmaps];
 	*r = (struct map_row){.id = m->id, .pid = m->pid, .start = m->start, .end = m->end, .pgoff = m->pgoff};
-	r->path = strndup(m->path, m->pathlen);
-	if (!r->path)
+	if (map_file(se, r, m->path, m->pathlen, m->build_id, m->build_id_len) < 0)
 		return -ENOMEM;
-	r->bidlen = m->build_id_len <= sizeof(r->bid) ? m->build_id_len : 0;
-	if (r->bidlen)
-		memcpy(r->bid, m->build_id, r->bidlen);
 	se->nmaps++;
 	return 0;
 }
@@ -80,9 +113,7 @@ static int first_by_id(struct sess *se)
 	size_t n = 0;
 	for (size_t i = 0; i < se->nmaps; i++) {
 		struct map_row *m = &se->maps[o[i].at];
-		if (n && out[n - 1].id == m->id)
-			free(m->path); /* declared again later: the first kept */
-		else
+		if (!n || out[n - 1].id != m->id) /* declared again later: the first kept */
 			out[n++] = *m;
 	}
 	free(o);
@@ -139,13 +170,10 @@ int qm_load_maps(struct store *s, struct sess *se)
 		m->start = db_col_u64(st, 2);
 		m->end = db_col_u64(st, 3);
 		m->pgoff = db_col_u64(st, 4);
-		m->path = strdup(db_col_text(st, 5));
 		size_t bl;
 		const void *bid = db_col_blob(st, 6, &bl);
-		m->bidlen = bl <= sizeof(m->bid) ? bl : 0;
-		if (m->bidlen)
-			memcpy(m->bid, bid, m->bidlen);
-		if (!m->path) {
+		const char *path = db_col_text(st, 5);
+		if (map_file(se, m, path ? path : "", path ? strlen(path) : 0, bid, bl) < 0) {
 			rc = -ENOMEM;
 			break;
 		}

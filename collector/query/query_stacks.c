@@ -339,9 +339,18 @@ static int range_blocks(struct store *s, int64_t sid, int64_t lo, int64_t hi, st
 	return rc < 0 ? rc : 0;
 }
 
+/* QM_SLICE_KEYS, or PROF_QUERY_SLICE_KEYS (tests: a small store read in many slices). */
+static uint64_t slice_keys(void)
+{
+	const char *e = getenv("PROF_QUERY_SLICE_KEYS");
+	long long n = e && *e ? strtoll(e, NULL, 10) : 0;
+	return n > 0 ? (uint64_t)n : QM_SLICE_KEYS;
+}
+
 int qm_read_keys(struct store *s, struct build *b, struct sess *se, const struct query_filter *f, int64_t lo,
 		 int64_t hi, uint64_t *samples)
 {
+	const uint64_t slice = slice_keys();
 	bool old_rows = false;
 	int rc = qm_rows_needed(s, b, se->id, &old_rows);
 	struct block_keys *bk = NULL;
@@ -353,7 +362,7 @@ int qm_read_keys(struct store *s, struct build *b, struct sess *se, const struct
 	/* A slice's blocks hold about limit keys. Where the keys repeat from block to block (a board's
 	 * long-lived processes), each slice holds far fewer distinct keys than that: the next slice's
 	 * limit grows by the last one's ratio, so such a range is read in about two slices. */
-	uint64_t limit = QM_SLICE_KEYS;
+	uint64_t limit = slice;
 	int64_t from = lo;
 	for (size_t i = 0; rc == 0;) {
 		uint64_t acc = 0;
@@ -366,7 +375,7 @@ int qm_read_keys(struct store *s, struct build *b, struct sess *se, const struct
 		if (j >= nb)
 			break;
 		uint64_t ratio = acc / (distinct ? distinct : 1);
-		limit = QM_SLICE_KEYS * (ratio > 1 ? (ratio < 4096 ? ratio : 4096) : 1);
+		limit = slice * (ratio > 1 ? (ratio < 4096 ? ratio : 4096) : 1);
 		from = to;
 		i = j;
 	}
