@@ -229,7 +229,7 @@ static int run_session(struct store *s, struct build *b, struct sess *se, const 
  * hold its session id, so no later session finds them) and the sums read_info added. */
 struct undo {
 	size_t nstacks, nfidx, npoints;
-	uint64_t lost, intervals, interval_ns, freq_hz, period;
+	uint64_t lost, intervals, interval_ns, freq_hz, period, other;
 	int64_t first_ns, last_ns;
 	int be_min, be_max;
 	char event[sizeof(((struct query_result *)0)->event)];
@@ -242,6 +242,7 @@ static void undo_mark(const struct build *b, struct undo *u)
 			   .nfidx = b->nfidx,
 			   .npoints = r->npoints,
 			   .lost = r->lost,
+			   .other = r->other,
 			   .intervals = r->intervals,
 			   .interval_ns = r->interval_ns,
 			   .freq_hz = r->freq_hz,
@@ -260,6 +261,7 @@ static void undo_apply(struct build *b, const struct undo *u)
 	b->nfidx = u->nfidx;
 	r->npoints = u->npoints;
 	r->lost = u->lost;
+	r->other = u->other;
 	r->intervals = u->intervals;
 	r->interval_ns = u->interval_ns;
 	r->freq_hz = u->freq_hz;
@@ -324,7 +326,11 @@ int query_run(struct store *s, const struct query_opts *o, struct query_result *
 			  .have_blocks = store_has_table(s, "sample_blocks"),
 			  .have_kstacks = store_has_table(s, "sample_kernel_stacks"),
 			  .have_rows = store_has_table(s, "cpu_samples"),
-			  .merge_tasks = o->merge_tasks};
+			  .merge_tasks = o->merge_tasks,
+			  .max_stacks = QUERY_MAX_STACKS};
+	const char *ms = getenv("PROF_QUERY_MAX_STACKS");
+	if (ms && strtoll(ms, NULL, 10) > 0)
+		b.max_stacks = (size_t)strtoll(ms, NULL, 10);
 	b.have_pid_cols = b.have_blocks && store_has_column(s, "sample_blocks", "pid_bits");
 	b.have_incs = store_has_table(s, "sample_task_incs");
 	b.have_block_samples = b.have_blocks && store_has_column(s, "sample_blocks", "samples");
@@ -374,6 +380,11 @@ int query_run(struct store *s, const struct query_opts *o, struct query_result *
 	for (size_t i = 0; rc == 0 && i < nss; i++)
 		rc = add_session(s, &b, &ss[i], o);
 	store_read_end(s, reading);
+	if (rc == 0 && r->other)
+		log_warn("query: more than %zu distinct stacks (one per process, thread and call chain; "
+			 "QUERY_MAX_STACKS): %llu samples of the rest are counted under \"[other]\"; narrow the "
+			 "query (--since/--until, --comm, --pid, --agent) or group it by process",
+			 b.max_stacks, (unsigned long long)r->other);
 	if (rc == 0 && (r->blocks_read || r->blocks_passed))
 		log_debug("query: %llu sample blocks read, %llu of the time range passed over by their pids",
 			  (unsigned long long)r->blocks_read, (unsigned long long)r->blocks_passed);

@@ -178,6 +178,11 @@ struct query_point {
 	const char *agent_id;
 };
 
+/* The most distinct stacks a result holds (each ~250 bytes with its key: ~256 MiB); the samples of
+ * any further one are counted in its session's "[other]" stack (query_result.other), never dropped,
+ * and the query warns once, naming the limit and how to narrow the query. */
+#define QUERY_MAX_STACKS (1u << 20)
+
 struct query_result {
 	struct query_frame *frames; /* interned: one per (function, module); kernel frames one per address */
 	size_t nframes;
@@ -202,6 +207,8 @@ struct query_result {
 	uint64_t blocks_read;	/* sample blocks decoded */
 	uint64_t blocks_passed; /* sample blocks of the time range a --pid filter passed over unread (their
 				   pid range or bits: sample_blocks.pid_*) */
+	uint64_t other;		/* samples of the stacks past QUERY_MAX_STACKS, counted in one stack per session
+				   of process, thread and function "[other]" (warned once), 0 if none */
 	void *priv;		/* owned storage */
 };
 

@@ -95,6 +95,7 @@ struct build {
 	struct key_map stack_ids; /* (session, pid, tid, frames) -> stack index */
 	struct key_map name_stack_ids; /* query_opts.merge_tasks: (session, process name, frames) -> index */
 	bool merge_tasks;
+	size_t max_stacks; /* QUERY_MAX_STACKS (PROF_QUERY_MAX_STACKS: tests) */
 	uint32_t *fidx;		  /* every stack's frame indexes */
 	size_t nfidx, capfidx;
 	size_t *stack_off; /* stacks[i].frames = fidx + stack_off[i] */

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "query_priv.h"
@@ -134,12 +135,47 @@ static int load_chunk(struct store *s, const struct build *b, int64_t sid, const
 	return rc;
 }
 
-/* A new stack of frames fr for its task; its key in map (stack_ids or name_stack_ids). */
+static int new_stack(struct build *b, struct sess *se, struct key_map *map, const void *key, size_t klen,
+		     const char *comm, const char *thread, int32_t pid, int32_t tid, const uint32_t *fr, size_t nfr,
+		     uint64_t count);
+
+/* count added to se's "[other]" stack (the result has b->max_stacks): made the first time, its key
+ * (session, -1, -1) shorter than any stack's (those have a frame). */
+static int other_stack(struct build *b, struct sess *se, uint64_t count)
+{
+	struct query_result *r = b->r;
+	unsigned char key[16];
+	int32_t none = -1;
+	memcpy(key, &se->id, 8);
+	memcpy(key + 8, &none, 4);
+	memcpy(key + 12, &none, 4);
+	uint32_t idx;
+	sat_inc_u64(&r->other, count);
+	if (key_map_get(&b->stack_ids, key, sizeof(key), &idx)) {
+		sat_inc_u64(&r->stacks[idx].count, count);
+		return 0;
+	}
+	struct sym_frame sf = {.name = "[other]", .module = "[other]"};
+	uint32_t f;
+	const char *other = str_pool_intern(&b->pool, "[other]");
+	if (!other || intern_frame(b, &sf, false, &f) < 0)
+		return -ENOMEM;
+	size_t keep = b->max_stacks;
+	b->max_stacks = SIZE_MAX; /* this one is made */
+	int rc = new_stack(b, se, &b->stack_ids, key, sizeof(key), other, other, 0, 0, &f, 1, count);
+	b->max_stacks = keep;
+	return rc;
+}
+
+/* A new stack of frames fr for its task; its key in map (stack_ids or name_stack_ids). Past
+ * b->max_stacks: counted in the session's "[other]" stack. */
 static int new_stack(struct build *b, struct sess *se, struct key_map *map, const void *key, size_t klen,
 		     const char *comm, const char *thread, int32_t pid, int32_t tid, const uint32_t *fr, size_t nfr,
 		     uint64_t count)
 {
 	struct query_result *r = b->r;
+	if (r->nstacks >= b->max_stacks)
+		return other_stack(b, se, count);
 	if (qm_grow((void **)&r->stacks, &b->capstacks, r->nstacks + 1, sizeof(*r->stacks)) < 0 ||
 	    qm_grow((void **)&b->stack_off, &b->capoff, r->nstacks + 1, sizeof(*b->stack_off)) < 0)
 		return -ENOMEM;
