@@ -170,6 +170,7 @@ static void test_query_churn_stacks_per_name_bounded(void **state)
 	assert_true(rss0 > 0 && hwm > 0);
 	print_message("query of %d processes: %.1f MiB over the RSS before it (bound %lld MiB)\n", P,
 		      (double)(hwm - rss0) / (1 << 20), MEM_BOUND >> 20);
+	assert_true(hwm - rss0 < MEM_BOUND);
 
 	uint64_t per_name = 0, want_total = 0;
 	for (unsigned j = 0; j < F; j++)
@@ -204,7 +205,6 @@ static void test_query_churn_stacks_per_name_bounded(void **state)
 	}
 	query_top_free(&t);
 	query_result_free(r);
-	assert_true(hwm - rss0 < MEM_BOUND);
 }
 
 static void same_result(const struct query_result *a, const struct query_result *b)
