@@ -339,12 +339,13 @@ static int slice_stacks(struct store *s, struct build *b, struct sess *se, const
 }
 
 
-/* The blocks of [lo, hi) in t_ns order, each's sample_blocks.keys (an upper bound on the distinct keys
- * it adds), to cut the range into slices. A slice ends only where t_ns changes, so the blocks of the
- * slices, read in turn, are those of the whole range in the order the range's own statement reads them
- * (the (session_id, t_ns) index's). */
+/* The records of [lo, hi) in t_ns order, each's keys (sample_intervals.keys: its block's, an upper
+ * bound on the distinct keys it adds; the intervals' rows, not the blocks': a few bytes each where a
+ * block's row is its data), to cut the range into slices. Any cut is right: a slice ends only where
+ * t_ns changes, so the blocks of the slices, read in turn, are those of the whole range in the order
+ * the range's own statement reads them (the (session_id, t_ns) index's); the keys only size them. */
 static const char q_block_keys[] =
-    "SELECT t_ns, keys FROM sample_blocks WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3 ORDER BY t_ns";
+    "SELECT t_ns, keys FROM sample_intervals WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3 ORDER BY t_ns";
 
 struct block_keys {
 	int64_t t;
