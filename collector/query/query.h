@@ -178,7 +178,8 @@ struct query_point {
 	const char *agent_id;
 };
 
-/* The most distinct stacks a result holds (each ~250 bytes with its key: ~256 MiB); the samples of
+/* The most distinct stacks a result holds (~340 bytes each with its key and frames: ~350 MiB, measured
+ * on a store of 505,060 processes, report --by thread, bench/RESULTS.md w45d); the samples of
  * any further one are counted in its session's "[other]" stack (query_result.other), never dropped,
  * and the query warns once, naming the limit and how to narrow the query. */
 #define QUERY_MAX_STACKS (1u << 20)
