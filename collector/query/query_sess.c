@@ -4,6 +4,7 @@
  * used again within the session: each process's names and mappings apart
  * (query_incs.c). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,17 @@ static int cmp_map_at(const void *a, const void *b)
 /* The maps by id, each id's first (rows, then blocks in seq order: the first declaration). */
 static int first_by_id(struct sess *se)
 {
+	bool sorted = true; /* the usual case (ids given in order): each id's first kept in place */
+	for (size_t i = 1; sorted && i < se->nmaps; i++)
+		sorted = se->maps[i - 1].id <= se->maps[i].id;
+	if (sorted) {
+		size_t n = 0;
+		for (size_t i = 0; i < se->nmaps; i++)
+			if (!n || se->maps[n - 1].id != se->maps[i].id)
+				se->maps[n++] = se->maps[i];
+		se->nmaps = n;
+		return 0;
+	}
 	struct map_at *o = malloc(se->nmaps * sizeof(*o));
 	struct map_row *out = malloc(se->nmaps * sizeof(*out));
 	if (!o || !out) {
