@@ -100,7 +100,11 @@ static int fleet_report(const char *path, unsigned check, const struct query_opt
 		return rc < 0 ? 1 : 0;
 	}
 	struct query_result *r;
-	int rc = query_run(st, qo, &r);
+	struct query_opts q = *qo;
+	/* the rows show a pid only where all of theirs is one: a process name's stacks merged across its
+	 * pids and tids (a board's programs restarted under new pids), except --by thread's (tid rows) */
+	q.merge_tasks = qo->by != QUERY_BY_THREAD;
+	int rc = query_run(st, &q, &r);
 	if (rc < 0) {
 		log_error("report: cannot query the store: %s", strerror(-rc));
 	} else {

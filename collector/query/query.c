@@ -45,218 +45,6 @@ struct result_priv {
 	uint32_t *fidx;
 };
 
-static int intern_frame(struct build *b, const struct sym_frame *sf, bool kernel, uint32_t *out)
-{
-	/* one frame per (function, module); an unresolved address (user: its file
-	 * offset, kernel: the address) one frame each, under the same "[module]" or
-	 * "[kernel]" name: views group them by name, exports keep the addresses */
-	char key[1100];
-	unsigned long long addr = sf->resolved ? 0ull : kernel ? (unsigned long long)sf->ip : (unsigned long long)sf->file_off;
-	int kl = snprintf(key, sizeof(key), "%s%c%s%c%llx", sf->name, 0, sf->module, 0, addr);
-	if (kl < 0 || (size_t)kl >= sizeof(key))
-		kl = sizeof(key) - 1;
-	if (key_map_get(&b->frame_ids, key, (size_t)kl, out))
-		return 0;
-	struct query_result *r = b->r;
-	if (qm_grow((void **)&r->frames, &b->capframes, r->nframes + 1, sizeof(*r->frames)) < 0)
-		return -ENOMEM;
-	struct query_frame *f = &r->frames[r->nframes];
-	f->function = str_pool_intern(&b->pool, sf->name);
-	f->module = str_pool_intern(&b->pool, sf->module);
-	f->raw = str_pool_intern(&b->pool, sf->raw ? sf->raw : "");
-	f->ip = sf->ip;
-	f->file_off = sf->file_off;
-	f->path = str_pool_intern(&b->pool, sf->path ? sf->path : "");
-	f->build_id = str_pool_intern(&b->pool, sf->build_id ? sf->build_id : "");
-	f->src_file = str_pool_intern(&b->pool, sf->src_file ? sf->src_file : "");
-	f->src_line = sf->src_line;
-	if (!f->path || !f->build_id || !f->src_file)
-		return -ENOMEM;
-	f->kernel = kernel;
-	f->resolved = sf->resolved;
-	if (!f->function || !f->module || !f->raw || key_map_put(&b->frame_ids, key, (size_t)kl, (uint32_t)r->nframes) < 0)
-		return -ENOMEM;
-	*out = (uint32_t)r->nframes++;
-	return 0;
-}
-
-struct ip_key {
-	int32_t pid;
-	int32_t kernel;
-	uint64_t ip;
-	uint32_t inc, pad;
-};
-
-/* The frame of address ip of pid (kernel: a kernel address), described by
- * sym_describe (symbols.h): demangled functions, kallsyms kernel functions,
- * unresolved addresses grouped per module. */
-static int frame_of(struct build *b, struct sess *se, int32_t pid, uint32_t inc, uint64_t ip, bool kernel,
-		    uint32_t *out)
-{
-	struct ip_key k = {kernel ? 0 : pid, kernel, ip, kernel ? 0 : inc, 0};
-	/* the process only where the session has a reused pid (the key as before otherwise) */
-	size_t klen = se->nstarts ? sizeof(k) : offsetof(struct ip_key, inc);
-	if (key_map_get(&se->frame_of_ip, &k, klen, out))
-		return 0;
-	char buf[600];
-	struct sym_frame sf;
-	struct sym_mapping sm;
-	const struct map_row *m = kernel ? NULL : qm_find_map(se, pid, inc, ip);
-	if (m)
-		sm = (struct sym_mapping){.path = m->path, .build_id = m->bid, .build_id_len = m->bidlen,
-					  .start = m->start, .end = m->end, .pgoff = m->pgoff};
-	/* anonymous memory: JIT code, named from the process's perf map where it has one */
-	bool jit = !kernel && perf_map_anon(m ? m->path : NULL) && qm_jit_frame(se, pid, ip, buf, sizeof(buf), &sf);
-	if (!jit)
-		sym_describe(kernel && se->ksr ? se->ksr : b->sr, m ? &sm : NULL, ip, kernel, buf, sizeof(buf), &sf);
-	char hex[2 * 64 + 1] = "";
-	if (m && !jit) { /* what a later symbolizer needs (the pprof export's mappings) */
-		sf.path = m->path;
-		sf.build_id = m->bidlen ? sym_build_id_hex(m->bid, m->bidlen, hex, sizeof(hex)) : NULL;
-	}
-	int rc = intern_frame(b, &sf, kernel, out);
-	if (rc == 0)
-		rc = key_map_put(&se->frame_of_ip, &k, klen, *out);
-	return rc;
-}
-
-#define MAX_FRAMES 256
-#define CHAIN_CHUNK 4096 /* keys whose chains are held at once (at most 4096 x 127 frames) */
-
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* The user and (where stored) kernel chains of n keys' stacks into uc and kc. */
-static int load_chunk(struct store *s, const struct build *b, int64_t sid, const struct store_block_key *keys,
-		      size_t n, uint32_t **ids, size_t *capids, struct qm_chains *uc, struct qm_chains *kc)
-{
-	if (qm_grow((void **)ids, capids, n, sizeof(**ids)) < 0)
-		return -ENOMEM;
-	size_t m = 0;
-	for (size_t i = 0; i < n; i++)
-		if (keys[i].stack_id)
-			(*ids)[m++] = keys[i].stack_id;
-	if (m > 1)
-		qsort(*ids, m, sizeof(**ids), cmp_u32);
-	size_t u = 0;
-	for (size_t i = 0; i < m; i++)
-		if (u == 0 || (*ids)[i] != (*ids)[u - 1])
-			(*ids)[u++] = (*ids)[i];
-	int rc = qm_chains_load(s, false, sid, *ids, u, MAX_FRAMES / 2 - 1, uc);
-	if (rc == 0 && b->have_kstacks)
-		rc = qm_chains_load(s, true, sid, *ids, u, MAX_FRAMES / 2 - 1, kc);
-	return rc;
-}
-
-static int add_stack(struct build *b, struct sess *se, int32_t pid, int32_t tid, uint32_t inc, const uint32_t *fr,
-		     size_t nfr, uint64_t count)
-{
-	struct query_result *r = b->r;
-	size_t ilen = se->nstarts ? sizeof(uint32_t) : 0; /* a pid's processes apart where one was reused */
-	size_t klen = sizeof(int64_t) + 2 * sizeof(int32_t) + ilen + nfr * sizeof(uint32_t);
-	unsigned char key[sizeof(int64_t) + 3 * sizeof(int32_t) + MAX_FRAMES * sizeof(uint32_t)];
-	memcpy(key, &se->id, sizeof(int64_t));
-	memcpy(key + 8, &pid, 4);
-	memcpy(key + 12, &tid, 4);
-	memcpy(key + 16, &inc, ilen);
-	memcpy(key + 16 + ilen, fr, nfr * sizeof(uint32_t));
-	uint32_t idx;
-	if (key_map_get(&b->stack_ids, key, klen, &idx)) {
-		sat_inc_u64(&r->stacks[idx].count, count);
-		return 0;
-	}
-	if (qm_grow((void **)&r->stacks, &b->capstacks, r->nstacks + 1, sizeof(*r->stacks)) < 0 ||
-	    qm_grow((void **)&b->stack_off, &b->capoff, r->nstacks + 1, sizeof(*b->stack_off)) < 0)
-		return -ENOMEM;
-	size_t *so = b->stack_off;
-	if (qm_grow((void **)&b->fidx, &b->capfidx, b->nfidx + nfr, sizeof(*b->fidx)) < 0)
-		return -ENOMEM;
-	memcpy(b->fidx + b->nfidx, fr, nfr * sizeof(uint32_t));
-	so[r->nstacks] = b->nfidx;
-	b->nfidx += nfr;
-	struct query_stack *k = &r->stacks[r->nstacks];
-	memset(k, 0, sizeof(*k));
-	k->nframes = nfr;
-	k->count = count;
-	qm_task_names(se, pid, tid, inc, &k->comm, &k->thread);
-	/* names from the mappings are not pooled: pool them (sess memory goes away) */
-	k->comm = str_pool_intern(&b->pool, k->comm);
-	k->thread = str_pool_intern(&b->pool, k->thread);
-	k->pid = pid;
-	k->tid = tid;
-	k->agent_id = se->agent_id;
-	k->board = se->board;
-	k->session_id = se->id;
-	k->sample_ns = se->sample_ns;
-	if (!k->comm || !k->thread || key_map_put(&b->stack_ids, key, klen, (uint32_t)r->nstacks) < 0)
-		return -ENOMEM;
-	r->nstacks++;
-	return 0;
-}
-
-static int read_keys(struct store *s, struct build *b, struct sess *se, const struct query_filter *f, int64_t lo,
-		     int64_t hi, uint64_t *samples)
-{
-	struct kset ks = {0};
-	bool old_rows = false;
-	int rc = qm_rows_needed(s, b, se->id, &old_rows);
-	if (rc == 0 && b->have_blocks)
-		rc = qm_keys_from_blocks(s, b, se, f, lo, hi, &ks);
-	if (rc == 0 && old_rows)
-		rc = qm_keys_from_rows(s, se->id, f, lo, hi, b->have_blocks, &ks);
-	if (rc == 0)
-		rc = qm_kset_order(&ks); /* frees the slots */
-	const struct store_block_key *rows = ks.rows;
-	size_t n = ks.n;
-	struct qm_chains uc = {0}, kc = {0};
-	uint32_t *ids = NULL;
-	size_t capids = 0;
-	for (size_t i = 0; rc >= 0 && i < n; i++) {
-		const struct store_block_key *k = &rows[i];
-		if (i % CHAIN_CHUNK == 0) /* the chains of the next CHAIN_CHUNK keys, read in batches */
-			rc = load_chunk(s, b, se->id, rows + i, n - i < CHAIN_CHUNK ? n - i : CHAIN_CHUNK, &ids, &capids,
-					&uc, &kc);
-		if (rc < 0)
-			break;
-		if (f->ncomms) {
-			const char *comm, *thread;
-			qm_task_names(se, k->pid, k->tid, k->inc, &comm, &thread);
-			if (!qm_in_str_list(f->comms, f->ncomms, comm))
-				continue;
-		}
-		uint64_t ips[MAX_FRAMES], kips[MAX_FRAMES / 2];
-		size_t nchain = 0, nk = 0;
-		if (k->stack_id) {
-			nchain = qm_chains_get(&uc, k->stack_id, ips);
-			if (b->have_kstacks)
-				nk = qm_chains_get(&kc, k->stack_id, kips);
-		}
-		uint32_t fr[MAX_FRAMES];
-		size_t nfr = 0;
-		for (size_t j = 0; rc == 0 && j < nk; j++) /* the kernel's chain: its first frame is kip */
-			rc = frame_of(b, se, k->pid, k->inc, kips[j], true, &fr[nfr++]);
-		if (!nk && k->kip)
-			rc = frame_of(b, se, k->pid, k->inc, k->kip, true, &fr[nfr++]);
-		else if (k->ip && (nchain == 0 || ips[0] != k->ip))
-			rc = frame_of(b, se, k->pid, k->inc, k->ip, false, &fr[nfr++]);
-		for (size_t j = 0; rc == 0 && j < nchain && nfr < MAX_FRAMES; j++)
-			rc = frame_of(b, se, k->pid, k->inc, ips[j], false, &fr[nfr++]);
-		if (rc == 0 && nfr == 0)
-			rc = frame_of(b, se, k->pid, k->inc, 0, true, &fr[nfr++]); /* ip 0 and no kip: the kernel */
-		if (rc == 0)
-			rc = add_stack(b, se, k->pid, k->tid, k->inc, fr, nfr, k->count);
-		sat_inc_u64(samples, k->count);
-	}
-	qm_chains_free(&uc);
-	qm_chains_free(&kc);
-	free(ids);
-	qm_kset_free(&ks);
-	return rc < 0 ? rc : 0;
-}
-
 /* The time one sample of a session whose records' periods differ stands for: its records' samples
  * x their own periods over its samples, to the nearest ns (the mean; every stack of the session
  * gets it, not its own records' period, so the session's total is exact and a stack met only in
@@ -422,10 +210,12 @@ static int run_session(struct store *s, struct build *b, struct sess *se, const 
 		rc = qm_load_incs(s, b, se);
 	if (rc == 0)
 		rc = qm_sess_sort(se);
+	if (rc == 0)
+		rc = qm_maps_ident(se);
 	struct query_filter fs; /* --comm as the session's pids: its blocks passed over as for --pid */
 	int none = rc == 0 ? qm_comm_pids(se, f, &fs) : 0;
 	if (rc == 0 && !none)
-		rc = read_keys(s, b, se, &fs, lo, hi, &si.samples);
+		rc = qm_read_keys(s, b, se, &fs, lo, hi, &si.samples);
 	if (rc == 0 && !none && o->series)
 		rc = qm_read_series(s, b, se, &fs, lo, hi);
 	if (rc == 0) {
@@ -439,7 +229,7 @@ static int run_session(struct store *s, struct build *b, struct sess *se, const 
  * hold its session id, so no later session finds them) and the sums read_info added. */
 struct undo {
 	size_t nstacks, nfidx, npoints;
-	uint64_t lost, intervals, interval_ns, freq_hz, period;
+	uint64_t lost, intervals, interval_ns, freq_hz, period, other;
 	int64_t first_ns, last_ns;
 	int be_min, be_max;
 	char event[sizeof(((struct query_result *)0)->event)];
@@ -452,6 +242,7 @@ static void undo_mark(const struct build *b, struct undo *u)
 			   .nfidx = b->nfidx,
 			   .npoints = r->npoints,
 			   .lost = r->lost,
+			   .other = r->other,
 			   .intervals = r->intervals,
 			   .interval_ns = r->interval_ns,
 			   .freq_hz = r->freq_hz,
@@ -470,6 +261,7 @@ static void undo_apply(struct build *b, const struct undo *u)
 	b->nfidx = u->nfidx;
 	r->npoints = u->npoints;
 	r->lost = u->lost;
+	r->other = u->other;
 	r->intervals = u->intervals;
 	r->interval_ns = u->interval_ns;
 	r->freq_hz = u->freq_hz;
@@ -509,6 +301,7 @@ static void build_free(struct build *b)
 {
 	key_map_free(&b->frame_ids);
 	key_map_free(&b->stack_ids);
+	key_map_free(&b->name_stack_ids);
 	free(b->stack_off);
 	sym_resolver_free(b->sr);
 	for (size_t i = 0; i < b->nkboots; i++)
@@ -532,7 +325,12 @@ int query_run(struct store *s, const struct query_opts *o, struct query_result *
 			  .have_tasks = store_has_table(s, "sample_tasks"),
 			  .have_blocks = store_has_table(s, "sample_blocks"),
 			  .have_kstacks = store_has_table(s, "sample_kernel_stacks"),
-			  .have_rows = store_has_table(s, "cpu_samples")};
+			  .have_rows = store_has_table(s, "cpu_samples"),
+			  .merge_tasks = o->merge_tasks,
+			  .max_stacks = QUERY_MAX_STACKS};
+	const char *ms = getenv("PROF_QUERY_MAX_STACKS");
+	if (ms && strtoll(ms, NULL, 10) > 0)
+		b.max_stacks = (size_t)strtoll(ms, NULL, 10);
 	b.have_pid_cols = b.have_blocks && store_has_column(s, "sample_blocks", "pid_bits");
 	b.have_incs = store_has_table(s, "sample_task_incs");
 	b.have_block_samples = b.have_blocks && store_has_column(s, "sample_blocks", "samples");
@@ -582,6 +380,11 @@ int query_run(struct store *s, const struct query_opts *o, struct query_result *
 	for (size_t i = 0; rc == 0 && i < nss; i++)
 		rc = add_session(s, &b, &ss[i], o);
 	store_read_end(s, reading);
+	if (rc == 0 && r->other)
+		log_warn("query: more than %zu distinct stacks (one per process, thread and call chain; "
+			 "QUERY_MAX_STACKS): %llu samples of the rest are counted under \"[other]\"; narrow the "
+			 "query (--since/--until, --comm, --pid, --agent) or group it by process",
+			 b.max_stacks, (unsigned long long)r->other);
 	if (rc == 0 && (r->blocks_read || r->blocks_passed))
 		log_debug("query: %llu sample blocks read, %llu of the time range passed over by their pids",
 			  (unsigned long long)r->blocks_read, (unsigned long long)r->blocks_passed);

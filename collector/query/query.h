@@ -56,6 +56,12 @@ struct query_opts {
 	const char *kallsyms;  /* --kallsyms FILE: kernel symbols of the profiled boot (NULL: kernel is one lump) */
 	int64_t now_ns;	     /* "now" for durations (0: the clock at query_opts_init) */
 	bool series;	     /* also the samples over time (query_result.points): CPU charts, Perfetto */
+	bool merge_tasks;    /* a session's stacks of one process name merged across its pids and tids
+				(query_stack.pid / tid 0 and thread "" where a stack holds several): the
+				result's size is the names', not the processes' (a board whose programs
+				restart under new pids). For views that show no pid of their own (report's
+				top by function, module, process, agent or stack); the order of first meeting
+				is kept. A stack without a process name is never merged. */
 	void *priv;	     /* copies of list arguments: query_opts_free() */
 };
 
@@ -172,6 +178,12 @@ struct query_point {
 	const char *agent_id;
 };
 
+/* The most distinct stacks a result holds (~340 bytes each with its key and frames: ~350 MiB, measured
+ * on a store of 505,060 processes, report --by thread, bench/RESULTS.md w45d); the samples of
+ * any further one are counted in its session's "[other]" stack (query_result.other), never dropped,
+ * and the query warns once, naming the limit and how to narrow the query. */
+#define QUERY_MAX_STACKS (1u << 20)
+
 struct query_result {
 	struct query_frame *frames; /* interned: one per (function, module); kernel frames one per address */
 	size_t nframes;
@@ -196,6 +208,8 @@ struct query_result {
 	uint64_t blocks_read;	/* sample blocks decoded */
 	uint64_t blocks_passed; /* sample blocks of the time range a --pid filter passed over unread (their
 				   pid range or bits: sample_blocks.pid_*) */
+	uint64_t other;		/* samples of the stacks past QUERY_MAX_STACKS, counted in one stack per session
+				   of process, thread and function "[other]" (warned once), 0 if none */
 	void *priv;		/* owned storage */
 };
 

@@ -20,12 +20,15 @@
 #include "store/store_perf_map.h"
 #include "symbols.h"
 
+#define QM_BID_MAX 64 /* bytes of a build-id kept (a longer one is left out) */
 struct map_row {
 	int64_t id;
 	int32_t pid;
+	uint32_t ident; /* the same file mapped the same way (path, build-id, start, end, pgoff) in any
+			   process of the session: one number (qm_maps_ident), the frame cache's key */
 	uint64_t start, end, pgoff;
-	char *path;
-	uint8_t bid[64];
+	const char *path;   /* the session's one copy of (build-id, path) (sess.files): a board whose */
+	const uint8_t *bid; /* programs restart maps the same files again and again */
 	size_t bidlen;
 };
 
@@ -61,6 +64,9 @@ struct sess {
 	const char *agent_id, *board; /* pooled */
 	struct map_row *maps;
 	size_t nmaps, capmaps;
+	struct key_map file_ids; /* (build-id, path) -> index in files */
+	uint8_t **files;	 /* each: its build-id's length, the build-id, the path and its NUL */
+	size_t nfiles, capfiles;
 	struct task_row *tasks;
 	size_t ntasks;
 	struct inc_row *incs; /* sorted by (pid, inc, tid); none in most sessions and every older store */
@@ -87,6 +93,9 @@ struct build {
 	struct str_pool pool;
 	struct key_map frame_ids; /* (function, module) -> frame index */
 	struct key_map stack_ids; /* (session, pid, tid, frames) -> stack index */
+	struct key_map name_stack_ids; /* query_opts.merge_tasks: (session, process name, frames) -> index */
+	bool merge_tasks;
+	size_t max_stacks; /* QUERY_MAX_STACKS (PROF_QUERY_MAX_STACKS: tests) */
 	uint32_t *fidx;		  /* every stack's frame indexes */
 	size_t nfidx, capfidx;
 	size_t *stack_off; /* stacks[i].frames = fidx + stack_off[i] */
@@ -171,6 +180,10 @@ int qm_perf_map_of(struct store *s, struct sess *se);
 bool qm_jit_frame(const struct sess *se, int32_t pid, uint64_t ip, char *buf, size_t buflen, struct sym_frame *out);
 /* Sorts the session's maps, tasks and later processes (0, -ENOMEM). */
 int qm_sess_sort(struct sess *se);
+/* Each map's ident: equal for the maps of one file at one place (a program restarted under new pids
+ * maps the same files at the same addresses), so an address's frame is described once per such
+ * mapping, not once per process (0, -ENOMEM). */
+int qm_maps_ident(struct sess *se);
 /* query_incs.c: the later processes sorted and their starts made (0, -ENOMEM); the map ids of pid's
  * process inc, [*lo, *hi); its names from its rows (false: it has none). */
 int qm_incs_sort(struct sess *se);
@@ -252,6 +265,12 @@ int qm_chains_load(struct store *s, bool kernel, int64_t sid, const uint32_t *id
 /* id's chain copied into ips (room for the load's max); its frame count, 0 for none. */
 size_t qm_chains_get(const struct qm_chains *c, uint32_t id, uint64_t *ips);
 void qm_chains_free(struct qm_chains *c);
+/* query_stacks.c: the keys of [lo, hi) of se (f's pids) as the result's stacks, their samples added to
+ * *samples; the range read in slices of blocks holding about QM_SLICE_KEYS keys (at most ~60 bytes
+ * each while summed, per decoding thread), the stacks the same as in one piece. */
+#define QM_SLICE_KEYS (1u << 17)
+int qm_read_keys(struct store *s, struct build *b, struct sess *se, const struct query_filter *f, int64_t lo,
+		 int64_t hi, uint64_t *samples);
 /* query_series.c */
 int qm_read_series(struct store *s, struct build *b, struct sess *se, const struct query_filter *f,
 		   int64_t lo, int64_t hi);

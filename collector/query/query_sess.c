@@ -4,6 +4,7 @@
  * used again within the session: each process's names and mappings apart
  * (query_incs.c). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +26,10 @@ static const char *base_name(const char *p)
 
 void qm_sess_free(struct sess *se)
 {
-	for (size_t i = 0; i < se->nmaps; i++)
-		free(se->maps[i].path);
+	for (size_t i = 0; i < se->nfiles; i++)
+		free(se->files[i]);
+	free(se->files);
+	key_map_free(&se->file_ids);
 	free(se->maps);
 	free(se->tasks);
 	free(se->incs);
@@ -36,6 +39,41 @@ void qm_sess_free(struct sess *se)
 	memset(se, 0, sizeof(*se));
 }
 
+/* r's path (up to its first NUL, at most pathlen bytes) and build-id (left out past QM_BID_MAX bytes):
+ * the session's one copy of them. */
+static int map_file(struct sess *se, struct map_row *r, const char *path, size_t pathlen, const void *bid,
+		    size_t bidlen)
+{
+	pathlen = strnlen(path, pathlen);
+	if (bidlen > QM_BID_MAX)
+		bidlen = 0;
+	uint8_t *k = malloc(1 + bidlen + pathlen + 1);
+	if (!k)
+		return -ENOMEM;
+	k[0] = (uint8_t)bidlen;
+	if (bidlen)
+		memcpy(k + 1, bid, bidlen);
+	memcpy(k + 1 + bidlen, path, pathlen);
+	k[1 + bidlen + pathlen] = 0;
+	uint32_t idx;
+	if (key_map_get(&se->file_ids, k, 1 + bidlen + pathlen, &idx)) {
+		free(k);
+	} else {
+		if (qm_grow((void **)&se->files, &se->capfiles, se->nfiles + 1, sizeof(*se->files)) < 0 ||
+		    key_map_put(&se->file_ids, k, 1 + bidlen + pathlen, (uint32_t)se->nfiles) < 0) {
+			free(k);
+			return -ENOMEM;
+		}
+		idx = (uint32_t)se->nfiles;
+		se->files[se->nfiles++] = k;
+	}
+	const uint8_t *f = se->files[idx];
+	r->bidlen = f[0];
+	r->bid = f + 1;
+	r->path = (const char *)f + 1 + f[0];
+	return 0;
+}
+
 static int add_map(void *arg, const struct store_map *m)
 {
 	struct sess *se = arg;
@@ -43,12 +81,8 @@ static int add_map(void *arg, const struct store_map *m)
 		return -ENOMEM;
 	struct map_row *r = &se->maps[se->nmaps];
 	*r = (struct map_row){.id = m->id, .pid = m->pid, .start = m->start, .end = m->end, .pgoff = m->pgoff};
-	r->path = strndup(m->path, m->pathlen);
-	if (!r->path)
+	if (map_file(se, r, m->path, m->pathlen, m->build_id, m->build_id_len) < 0)
 		return -ENOMEM;
-	r->bidlen = m->build_id_len <= sizeof(r->bid) ? m->build_id_len : 0;
-	if (r->bidlen)
-		memcpy(r->bid, m->build_id, r->bidlen);
 	se->nmaps++;
 	return 0;
 }
@@ -67,6 +101,17 @@ static int cmp_map_at(const void *a, const void *b)
 /* The maps by id, each id's first (rows, then blocks in seq order: the first declaration). */
 static int first_by_id(struct sess *se)
 {
+	bool sorted = true; /* the usual case (ids given in order): each id's first kept in place */
+	for (size_t i = 1; sorted && i < se->nmaps; i++)
+		sorted = se->maps[i - 1].id <= se->maps[i].id;
+	if (sorted) {
+		size_t n = 0;
+		for (size_t i = 0; i < se->nmaps; i++)
+			if (!n || se->maps[n - 1].id != se->maps[i].id)
+				se->maps[n++] = se->maps[i];
+		se->nmaps = n;
+		return 0;
+	}
 	struct map_at *o = malloc(se->nmaps * sizeof(*o));
 	struct map_row *out = malloc(se->nmaps * sizeof(*out));
 	if (!o || !out) {
@@ -80,9 +125,7 @@ static int first_by_id(struct sess *se)
 	size_t n = 0;
 	for (size_t i = 0; i < se->nmaps; i++) {
 		struct map_row *m = &se->maps[o[i].at];
-		if (n && out[n - 1].id == m->id)
-			free(m->path); /* declared again later: the first kept */
-		else
+		if (!n || out[n - 1].id != m->id) /* declared again later: the first kept */
 			out[n++] = *m;
 	}
 	free(o);
@@ -139,13 +182,10 @@ int qm_load_maps(struct store *s, struct sess *se)
 		m->start = db_col_u64(st, 2);
 		m->end = db_col_u64(st, 3);
 		m->pgoff = db_col_u64(st, 4);
-		m->path = strdup(db_col_text(st, 5));
 		size_t bl;
 		const void *bid = db_col_blob(st, 6, &bl);
-		m->bidlen = bl <= sizeof(m->bid) ? bl : 0;
-		if (m->bidlen)
-			memcpy(m->bid, bid, m->bidlen);
-		if (!m->path) {
+		const char *path = db_col_text(st, 5);
+		if (map_file(se, m, path ? path : "", path ? strlen(path) : 0, bid, bl) < 0) {
 			rc = -ENOMEM;
 			break;
 		}
@@ -210,6 +250,40 @@ int qm_sess_sort(struct sess *se)
 	if (se->ntasks > 1)
 		qsort(se->tasks, se->ntasks, sizeof(*se->tasks), task_cmp);
 	return qm_incs_sort(se);
+}
+
+static int map_content_cmp(const void *a, const void *b, void *maps)
+{
+	const struct map_row *m = maps, *x = &m[*(const uint32_t *)a], *y = &m[*(const uint32_t *)b];
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->end != y->end)
+		return x->end < y->end ? -1 : 1;
+	if (x->pgoff != y->pgoff)
+		return x->pgoff < y->pgoff ? -1 : 1;
+	if (x->bidlen != y->bidlen)
+		return x->bidlen < y->bidlen ? -1 : 1;
+	int c = memcmp(x->bid, y->bid, x->bidlen);
+	return c ? c : strcmp(x->path, y->path);
+}
+
+int qm_maps_ident(struct sess *se)
+{
+	if (se->nmaps > UINT32_MAX)
+		return -ENOMEM;
+	uint32_t *o = malloc((se->nmaps ? se->nmaps : 1) * sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	for (size_t i = 0; i < se->nmaps; i++)
+		o[i] = (uint32_t)i;
+	qsort_r(o, se->nmaps, sizeof(*o), map_content_cmp, se->maps);
+	for (size_t i = 0, first = 0; i < se->nmaps; i++) {
+		if (i && map_content_cmp(&o[i - 1], &o[i], se->maps) != 0)
+			first = i;
+		se->maps[o[i]].ident = o[first];
+	}
+	free(o);
+	return 0;
 }
 
 /* First index in rows (sorted by pid, each elem bytes with the pid at pid_off) whose pid >= pid. */
