@@ -18,6 +18,7 @@
 #include "store_ahead.h"
 #include "store_kinds.h"
 #include "store_priv.h"
+#include "store_keyids.h"
 #include "store_tally.h"
 #include "store_writers.h"
 
@@ -283,6 +284,7 @@ void store_close(struct store *s)
 	store_ahead_clear(s);
 	store_ahead_forget_dups(s);
 	free(s->tally);
+	store_keyids_free(s);
 	for (int i = 0; i < s->ncache; i++)
 		db_finalize(s->cache[i].st);
 	if (s->writer && !db_damaged(s->db))
@@ -337,6 +339,7 @@ int store_commit(struct store *s)
 	}
 	store_ahead_clear(s);
 	store_tally_clear(s);
+	store_keyids_tx_end(s, rc == 0);
 	s->in_tx = false;
 	s->tx_records = 0;
 	return rc;
@@ -349,6 +352,7 @@ void store_rollback(struct store *s)
 	db_rollback(s->db);
 	store_ahead_clear(s);
 	store_tally_clear(s);
+	store_keyids_tx_end(s, false);
 	s->in_tx = false;
 	s->tx_records = 0;
 }

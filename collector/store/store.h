@@ -24,7 +24,8 @@
 
 #include "profiler.pb-c.h"
 
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION_STR "2"
 
 /* store_open() flags */
 #define STORE_SYNC_FULL 0x1u /* PRAGMA synchronous=FULL (default NORMAL) */
