@@ -74,18 +74,23 @@ static uint64_t sum_of(uint64_t seq, size_t n)
 	return t;
 }
 
-/* The records every case of the format comparison writes: keys met again, new keys, other pids. */
+/* The records every case of the format comparison writes: keys met again, new keys, other pids; more
+ * blocks than a query reads on its calling thread alone (QB_SEQUENTIAL, 256), so with threads the pool
+ * decodes most of them. */
+#define MIX_RECORDS 300
 static void put_mix(struct store *s, int64_t sid)
 {
-	for (uint64_t seq = 1; seq <= 12; seq++)
+	for (uint64_t seq = 1; seq <= MIX_RECORDS; seq++)
 		assert_int_equal(put_keys(s, sid, seq, 10 + 4 * (seq % 4), 0x400000 + 0x40 * (seq % 3)), 1);
 	assert_int_equal(store_commit(s), 0);
 }
 
 /* What a query shows of the whole store, as text: the total, every stack in the result's order (pid,
- * tid, count, first frame), the top rows by function and by process in their order. */
-static char *rows_of(struct fx *f, const char *pids)
+ * tid, count, first frame), the top rows by function and by process in their order; decoded on threads
+ * threads (PROF_QUERY_THREADS). */
+static char *rows_on(struct fx *f, const char *pids, const char *threads)
 {
+	setenv("PROF_QUERY_THREADS", threads, 1);
 	struct store *s = NULL;
 	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &s), 0);
 	struct query_opts qo;
@@ -121,7 +126,13 @@ static char *rows_of(struct fx *f, const char *pids)
 	}
 	query_result_free(qr);
 	store_close(s);
+	unsetenv("PROF_QUERY_THREADS");
 	return out;
+}
+
+static char *rows_of(struct fx *f, const char *pids)
+{
+	return rows_on(f, pids, "1");
 }
 
 static int64_t new_session(struct store *s)
@@ -150,16 +161,20 @@ static void test_keyids_same_rows_as_keys(void **state)
 	s = fx_open_store(f);
 	put_mix(s, new_session(s));
 	store_close(s);
-	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_blocks WHERE fmt = 1"), 12);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_blocks WHERE fmt = 1"), MIX_RECORDS);
 	/* each key once: ips 0x400000 + 0x40 * (0..2) + 16 * (0..21), three pids by i % 3 */
 	assert_int_equal(fx_q(f, "SELECT SUM(n) FROM sample_key_ids"), fx_q(f, "SELECT MAX(first_id + n) FROM sample_key_ids"));
 	char *ids = rows_of(f, NULL), *ids_pid = rows_of(f, "301");
 	assert_string_equal(ids, keys);
 	assert_string_equal(ids_pid, keys_pid);
+	char *ids2 = rows_on(f, NULL, "2"), *ids2_pid = rows_on(f, "301", "2"); /* the pool's decoders */
+	assert_string_equal(ids2, keys);
+	assert_string_equal(ids2_pid, keys_pid);
+	free(ids2), free(ids2_pid);
 
 	s = fx_open_store(f); /* compaction: windows of 4 ms */
 	struct query_downsample_stats ds;
-	assert_int_equal(query_downsample(s, 13000000, 4000000, &ds), 0);
+	assert_int_equal(query_downsample(s, (MIX_RECORDS + 1) * 1000000ll, 4000000, &ds), 0);
 	store_close(s);
 	assert_true(ds.windows >= 3);
 	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_blocks WHERE fmt = 1"),
