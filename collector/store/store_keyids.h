@@ -30,7 +30,8 @@ struct store;
  * to later ids are read as damaged. 2^22 keys of 40 bytes: 160 MiB, the bound of one query's dictionary. */
 #define STORE_KEYIDS_READ_MAX (1u << 22)
 /* The writer's default cap per session (PROF_STORE_KEY_IDS sets another, 0: no ids, every block in
- * the key format) and for all its sessions' dictionaries together (whole sessions evicted past it). */
+ * the key format) and for all its sessions' dictionaries together (whole sessions evicted past it;
+ * PROF_STORE_KEY_IDS_BYTES sets a lower one, for tests). */
 #define STORE_KEYIDS_SESSION_MAX (1u << 20)
 #define STORE_KEYIDS_WRITER_BYTES (64u << 20)
 

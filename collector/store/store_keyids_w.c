@@ -129,12 +129,23 @@ static size_t writer_bytes(const struct store_keyw *w)
 	return b;
 }
 
+/* The writer's bound on its dictionaries' bytes (PROF_STORE_KEY_IDS_BYTES: another, for tests). */
+static size_t writer_max(void)
+{
+	const char *e = getenv("PROF_STORE_KEY_IDS_BYTES");
+	if (e && *e) {
+		long long v = strtoll(e, NULL, 10);
+		return v <= 0 ? 0 : v > (long long)STORE_KEYIDS_WRITER_BYTES ? STORE_KEYIDS_WRITER_BYTES : (size_t)v;
+	}
+	return STORE_KEYIDS_WRITER_BYTES;
+}
+
 /* Whole sessions without uncommitted ids evicted, least recently used first, until need more bytes fit
  * the writer's bound (keep: the session being written). false: they do not. */
 static bool make_room(struct store_keyw *w, const struct kw_sess *keep, size_t need)
 {
-	size_t have = writer_bytes(w);
-	while (have + need > STORE_KEYIDS_WRITER_BYTES) {
+	size_t have = writer_bytes(w), max = writer_max();
+	while (have + need > max) {
 		size_t best = SIZE_MAX;
 		for (size_t i = 0; i < w->n; i++) {
 			const struct kw_sess *k = w->v[i];
@@ -180,8 +191,10 @@ static struct kw_sess *sess_of(struct store *s, int64_t sid, int *err)
 	}
 	k->sid = sid;
 	k->used = w->tick;
-	int rc = store_keydict_load(s, sid, STORE_KEYIDS_READ_MAX, &k->d);
-	if (rc == 1) { /* a damaged dictionary: a new chunk after its end could meet a stored one forever */
+	/* at most the cap's ids: a longer (a collector with a higher cap wrote it) or damaged dictionary is
+	 * not written on (a new chunk after its end could meet a stored one forever): whole keys */
+	int rc = store_keydict_load(s, sid, store_keyids_session_max(), &k->d);
+	if (rc == 1) {
 		k->off = true;
 		store_keydict_free(&k->d);
 		rc = 0;
@@ -195,6 +208,7 @@ static struct kw_sess *sess_of(struct store *s, int64_t sid, int *err)
 	}
 	k->committed = k->sp = k->d.n;
 	w->v[w->n++] = k;
+	make_room(w, k, 0); /* others evicted for it where the writer's bound is passed */
 	return k;
 }
 

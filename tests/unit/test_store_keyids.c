@@ -4,7 +4,8 @@
  * before and after compaction; a restart continues the ids; a rolled back
  * commit leaves no id; two writers on one session (one commit fails, the
  * record resent, nothing lost); records sent ahead redone after a duplicate;
- * the per-session cap (blocks switch format, still read right); a damaged id
+ * the per-session cap (blocks switch format, still read right); the writer's
+ * bound (dictionaries evicted, reloaded, ids continued); a damaged id
  * block warned and the others read; prune leaves no dictionary row. */
 #include <errno.h>
 #include <setjmp.h>
@@ -325,6 +326,49 @@ static void test_keyids_session_cap(void **state)
 	free(r);
 }
 
+/* The writer's bound on all dictionaries (PROF_STORE_KEY_IDS_BYTES, here room for two sessions' smallest):
+ * three sessions written in turn, one commit each, evict each other's dictionaries, and each is reloaded
+ * when written again: its ids continue (dense, each key once) and every block holds ids. Three sessions
+ * with new keys in one transaction: the one whose dictionary finds no room (the others' ids not
+ * committed, not evicted) writes whole keys. Every block read right. */
+static void test_keyids_writer_bound(void **state)
+{
+	struct fx *f = *state;
+	setenv("PROF_STORE_KEY_IDS_BYTES", "40000", 1);
+	struct store *s = fx_open_store(f);
+	int64_t sid[3] = {fx_session(s, "board-a"), fx_session(s, "board-b"), fx_session(s, "board-c")};
+	assert_int_equal(store_commit(s), 0);
+	uint64_t want = 0;
+	for (uint64_t seq = 1; seq <= 6; seq++)
+		for (int i = 0; i < 3; i++) {
+			assert_int_equal(put_keys(s, sid[i], seq, 6 + 2 * seq, 0x1000), 1);
+			assert_int_equal(store_commit(s), 0);
+			want += sum_of(seq, 6 + 2 * seq);
+		}
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_blocks WHERE fmt = 0"), 0);
+	for (int i = 0; i < 3; i++) {
+		char q[160];
+		snprintf(q, sizeof(q), "SELECT SUM(n) FROM sample_key_ids WHERE session_id = %lld", (long long)sid[i]);
+		assert_int_equal(fx_q(f, q), 18);
+		snprintf(q, sizeof(q), "SELECT MAX(first_id + n) FROM sample_key_ids WHERE session_id = %lld",
+			 (long long)sid[i]);
+		assert_int_equal(fx_q(f, q), 18);
+	}
+	for (int i = 0; i < 3; i++) { /* one transaction, new keys in each session */
+		assert_int_equal(put_keys(s, sid[i], 7, 20, 0x1000), 1);
+		want += sum_of(7, 20);
+	}
+	assert_int_equal(store_commit(s), 0);
+	store_close(s);
+	unsetenv("PROF_STORE_KEY_IDS_BYTES");
+	assert_true(fx_q(f, "SELECT COUNT(*) FROM sample_blocks WHERE seq = 7 AND fmt = 0") >= 1);
+	char *r = rows_of(f, NULL);
+	char w[64];
+	snprintf(w, sizeof(w), "total %llu blocks %d\n", (unsigned long long)want, 3 * 7);
+	assert_memory_equal(r, w, strlen(w));
+	free(r);
+}
+
 /* An id block referring past the session's dictionary is damaged: warned, read up to there, the other
  * blocks read. */
 static void test_keyids_damaged_block(void **state)
@@ -382,6 +426,7 @@ int main(void)
 	    BOTH(test_keyids_two_writers),
 	    {"test_keyids_ahead_redo_postgresql", test_keyids_ahead_redo, fx_setup_pg, fx_teardown, NULL},
 	    BOTH(test_keyids_session_cap),
+	    BOTH(test_keyids_writer_bound),
 	    BOTH(test_keyids_damaged_block),
 	    BOTH(test_keyids_prune),
 	};
