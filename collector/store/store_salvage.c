@@ -233,8 +233,10 @@ int store_salvage(const char *from, const char *to, struct store_salvage_stats *
 	char sql[4200];
 	snprintf(sql, sizeof(sql), "ATTACH '%s' AS old", from);
 	rc = db_exec(s->db, sql, "attach the damaged store");
+	/* the tables both have: an older store lacks the newer ones (sample_key_ids, #40 w45a) */
 	struct db_stmt *st = rc == 0 ? store_query(s, "SELECT name FROM main.sqlite_schema WHERE type = 'table'"
-						      " AND name NOT LIKE 'sqlite_%' ORDER BY rootpage")
+						      " AND name NOT LIKE 'sqlite_%' AND name IN (SELECT name FROM"
+						      " old.sqlite_schema WHERE type = 'table') ORDER BY rootpage")
 				     : NULL;
 	char (*tables)[64] = NULL;
 	size_t nt = 0;
