@@ -69,7 +69,7 @@ struct decoder {
 	const struct query_filter *f;
 	const struct sess *se; /* its later processes of a pid (pid reuse), read only */
 	const struct store_keydict *kd; /* the session's keys by id (id blocks), read only */
-	uint32_t *idrow;		/* per id: 0 not met yet, its row in ks + 1, or KC_SKIP (filtered) */
+	uint32_t *idrow;		/* per id: 0 not met yet, its row in ks + 1, or QB_SKIP (filtered) */
 	uint64_t *idcnt;		/* per id: its counts summed since met (added to its row at the end) */
 	struct {
 		int32_t pid;

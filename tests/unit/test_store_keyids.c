@@ -188,7 +188,8 @@ static void test_keyids_same_rows_as_keys(void **state)
 }
 
 /* A restart (another store handle, the dictionary loaded from the store) continues the ids: the second
- * run's new keys get the ids after the first run's, its known keys their old ids. */
+ * run's new keys get the ids after the first run's, its known keys their old ids; a duplicate record adds
+ * none. */
 static void test_keyids_restart_continues(void **state)
 {
 	struct fx *f = *state;
@@ -199,6 +200,10 @@ static void test_keyids_restart_continues(void **state)
 	store_close(s);
 	s = fx_open_store(f); /* the collector started again */
 	assert_int_equal(put_keys(s, sid, 2, 12, 0x1000), 1); /* 8 known, 4 new */
+	assert_int_equal(store_commit(s), 0);
+	/* a duplicate (seq 1 again, even with other keys: a replay is stored once) adds no id */
+	assert_int_equal(put_keys(s, sid, 1, 8, 0x1000), 0);
+	assert_int_equal(put_keys(s, sid, 1, 5, 0x7000), 0);
 	assert_int_equal(store_commit(s), 0);
 	store_close(s);
 	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_key_ids"), 2);
