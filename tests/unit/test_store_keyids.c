@@ -4,7 +4,8 @@
  * before and after compaction; a restart continues the ids; a rolled back
  * commit leaves no id; two writers on one session (one commit fails, the
  * record resent, nothing lost); records sent ahead redone after a duplicate;
- * the per-session cap (blocks switch format, still read right); the writer's
+ * the per-session cap (blocks switch format, still read right, a window of both
+ * formats compacted into whole keys); the writer's
  * bound (dictionaries evicted, reloaded, ids continued); a damaged id
  * block warned and the others read; prune leaves no dictionary row. */
 #include <errno.h>
@@ -328,6 +329,17 @@ static void test_keyids_session_cap(void **state)
 	snprintf(want, sizeof(want), "total %llu blocks 4\n",
 		 (unsigned long long)(sum_of(1, 8) + sum_of(2, 8) + sum_of(3, 8) + sum_of(4, 10)));
 	assert_memory_equal(r, want, strlen(want));
+	/* one window of both formats: merged per key, written as whole keys; the same stacks and sums */
+	s = fx_open_store(f);
+	struct query_downsample_stats ds;
+	assert_int_equal(query_downsample(s, 5000000, 8000000, &ds), 0);
+	store_close(s);
+	assert_int_equal(ds.windows, 1);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_blocks"), 1);
+	assert_int_equal(fx_q(f, "SELECT fmt FROM sample_blocks"), STORE_BLOCK_FMT_KEYS);
+	char *merged = rows_of(f, NULL);
+	assert_string_equal(strchr(merged, '\n'), strchr(r, '\n'));
+	free(merged);
 	free(r);
 }
 
