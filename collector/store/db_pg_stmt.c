@@ -26,7 +26,9 @@ int dbpg_prepare(struct db *d, const char *sql, const char *what, struct db_stmt
 	 * bytea in text format is hex, twice the bytes, encoded by the server and decoded here. Their
 	 * columns are bytea and integers, which the col_ functions read in either format. */
 	s->binary = strncmp(sql, "SELECT data FROM ", 17) == 0 || strncmp(sql, "SELECT data, seq FROM ", 22) == 0 ||
-		    strncmp(sql, "SELECT stack_id, ips FROM ", 26) == 0;
+		    strncmp(sql, "SELECT stack_id, ips FROM ", 26) == 0 ||
+		    /* the blocks with their format, the sessions' key dictionaries (#40 w45a) */
+		    strncmp(sql, "SELECT data, seq, ", 18) == 0 || strncmp(sql, "SELECT first_id, n, data FROM ", 30) == 0;
 	int n = s->nparams ? s->nparams : 1;
 	s->val = calloc((size_t)n, sizeof(*s->val));
 	s->len = calloc((size_t)n, sizeof(*s->len));
