@@ -271,6 +271,7 @@ const void *dbpg_col_blob(struct db_stmt *st, int col, size_t *len)
 	}
 	if (vl < 2 || v[0] != '\\' || v[1] != 'x')
 		return NULL;
+	((struct pg *)st->db)->text_blobs++;
 	if (col >= s->nblob) {
 		int n = PQnfields(s->res);
 		uint8_t **nb = realloc(s->blob, (size_t)n * sizeof(*nb));
@@ -303,6 +304,21 @@ const void *dbpg_col_blob(struct db_stmt *st, int col, size_t *len)
 	}
 	*len = n;
 	return n ? s->blob[col] : NULL;
+}
+
+uint64_t db_pg_text_blobs(const struct db *d)
+{
+	return d->engine == DB_PG ? ((const struct pg *)d)->text_blobs : 0;
+}
+
+#else
+
+#include "db.h"
+
+uint64_t db_pg_text_blobs(const struct db *d)
+{
+	(void)d;
+	return 0;
 }
 
 #endif

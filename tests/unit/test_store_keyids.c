@@ -103,6 +103,8 @@ static char *rows_on(struct fx *f, const char *pids, const char *threads)
 	}
 	struct query_result *qr;
 	assert_int_equal(query_run(s, &qo, &qr), 0);
+	/* PostgreSQL: the blocks and the dictionary's chunks came in binary format, none as hex text */
+	assert_int_equal(store_text_blobs(s), 0);
 	size_t cap = 256 + qr->nstacks * 200, len = 0;
 	char *out = malloc(cap);
 	assert_non_null(out);
