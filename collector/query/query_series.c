@@ -19,10 +19,11 @@ static const char q_series_uncovered[] =
     " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3"
     " AND NOT EXISTS (SELECT 1 FROM sample_blocks b WHERE b.session_id = ?1 AND b.seq = c.seq)"
     " GROUP BY t_ns, pid ORDER BY t_ns";
-static const char q_series_blocks[] = "SELECT t_ns, data, seq, 0 FROM sample_blocks"
+/* data first: PostgreSQL sends the rows in binary format (db_pg_stmt.c, by the statement's start) */
+static const char q_series_blocks[] = "SELECT data, seq, 0, t_ns FROM sample_blocks"
 				      " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3 ORDER BY t_ns";
 /* fmt: whole keys or ids of the session's dictionary (store_keyids.h) */
-static const char q_series_blocks_fmt[] = "SELECT t_ns, data, seq, fmt FROM sample_blocks"
+static const char q_series_blocks_fmt[] = "SELECT data, seq, fmt, t_ns FROM sample_blocks"
 					  " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3 ORDER BY t_ns";
 
 /* One point of the series (query_opts.series), filtered as the stacks are. */
@@ -101,9 +102,9 @@ int qm_read_series(struct store *s, struct build *b, struct sess *se, const stru
 	size_t nper = 0, capper = 0;
 	while (rc == 0 && (rc = db_step(st)) == 1) {
 		rc = 0;
-		int64_t t = db_col_i64(st, 0), seq = db_col_i64(st, 2);
+		int64_t t = db_col_i64(st, 3), seq = db_col_i64(st, 1);
 		size_t zlen, len, off = 0;
-		const uint8_t *z = db_col_blob(st, 1, &zlen);
+		const uint8_t *z = db_col_blob(st, 0, &zlen);
 		uint8_t *owned;
 		const uint8_t *p = store_block_unpack(z, zlen, &len, &owned);
 		if (!p) {
@@ -111,7 +112,7 @@ int qm_read_series(struct store *s, struct build *b, struct sess *se, const stru
 			break;
 		}
 		nper = 0;
-		int fmt = db_col_null(st, 3) ? STORE_BLOCK_FMT_KEYS : (int)db_col_i64(st, 3);
+		int fmt = db_col_null(st, 2) ? STORE_BLOCK_FMT_KEYS : (int)db_col_i64(st, 2);
 		int64_t prev = -1;
 		while (off < len) {
 			struct store_block_key k;
