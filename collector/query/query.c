@@ -18,6 +18,7 @@
 #include "log.h"
 #include "log_once.h"
 #include "query_priv.h"
+#include "store/store_keyids.h"
 #include "sample_period.h"
 #include "sat.h"
 #include "store/store_blocks.h"
@@ -334,6 +335,7 @@ int query_run(struct store *s, const struct query_opts *o, struct query_result *
 	b.have_pid_cols = b.have_blocks && store_has_column(s, "sample_blocks", "pid_bits");
 	b.have_incs = store_has_table(s, "sample_task_incs");
 	b.have_block_samples = b.have_blocks && store_has_column(s, "sample_blocks", "samples");
+	b.have_key_ids = b.have_blocks && store_has_key_ids(s);
 	int rc = sym_resolver_create(o->symfs, &b.sr);
 	if (rc == 0 && o->debug_dir)
 		rc = sym_resolver_set_debug_dir(b.sr, o->debug_dir);

@@ -15,6 +15,8 @@
 
 #include "log.h"
 #include "query_priv.h"
+#include "sat.h"
+#include "store/store_keyids.h"
 #include "validate_samples.h"
 
 #define QB_MAX_THREADS 8
@@ -30,15 +32,17 @@
  * the slower side (bench/RESULTS.md, w40h): more only touched fresh memory (page faults). */
 #define QB_BATCHES(nthreads) (2 * (nthreads) + 1)
 
-/* seq: which of a reused pid's processes the block's keys are (query_incs.c) */
-static const char q_blocks[] =
-    "SELECT data, seq FROM sample_blocks WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3";
+/* seq: which of a reused pid's processes the block's keys are (query_incs.c); fmt: whole keys or ids
+ * (store_keyids.h; an older store opened read-only has no such column, nor id blocks) */
+#define Q_RANGE " FROM sample_blocks WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3"
+static const char q_blocks[] = "SELECT data, seq, 0" Q_RANGE;
+static const char q_blocks_fmt[] = "SELECT data, seq, fmt" Q_RANGE;
 /* With a --pid filter: only blocks whose pid range holds one of the pids and whose pid bits have one of
  * theirs (an older collector's blocks, without them, always), checked in the index sample_blocks_keys
  * before the row is read; the others counted. */
 #define PID_TERM " AND (pid_bits IS NULL OR (pid_max >= ?4 AND pid_min <= ?5 AND (pid_bits & ?6) != 0))"
-static const char q_blocks_pids[] =
-    "SELECT data, seq FROM sample_blocks WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3" PID_TERM;
+static const char q_blocks_pids[] = "SELECT data, seq, 0" Q_RANGE PID_TERM;
+static const char q_blocks_pids_fmt[] = "SELECT data, seq, fmt" Q_RANGE PID_TERM;
 static const char q_nblocks_range[] =
     "SELECT COUNT(*) FROM sample_blocks WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3";
 
@@ -64,6 +68,9 @@ struct decoder {
 	size_t capkeys;
 	const struct query_filter *f;
 	const struct sess *se; /* its later processes of a pid (pid reuse), read only */
+	const struct store_keydict *kd; /* the session's keys by id (id blocks), read only */
+	uint32_t *idrow;		/* per id: 0 not met yet, its row in ks + 1, or QB_SKIP (filtered) */
+	uint64_t *idcnt;		/* per id: its counts summed since met (added to its row at the end) */
 	struct {
 		int32_t pid;
 		uint32_t inc;
@@ -86,15 +93,78 @@ static void damaged_block(struct decoder *d)
 	d->warned = true;
 }
 
+#define QB_SKIP UINT32_MAX
+
+/* An id block's keys summed per id (#40 w45a): a key met before in the session costs its two
+ * varints and an add; the first time an id is met its key is filtered and added to the set at
+ * first + its place among the block's kept keys, as the key format's plain path does. */
+static int sum_ids(struct decoder *d, const uint8_t *p, size_t len, uint64_t first)
+{
+	const struct store_keydict *kd = d->kd;
+	if (!d->idrow) {
+		d->idrow = calloc(kd->n + 1, sizeof(*d->idrow));
+		d->idcnt = calloc(kd->n + 1, sizeof(*d->idcnt));
+		if (!d->idrow || !d->idcnt)
+			return -ENOMEM;
+	}
+	const struct query_filter *f = d->f;
+	int64_t prev = -1;
+	uint64_t n = 0;
+	for (size_t off = 0; off < len;) {
+		uint32_t id;
+		uint64_t cnt;
+		size_t used = store_idblock_get(p + off, len - off, kd->n, &prev, &id, &cnt);
+		if (!used) {
+			damaged_block(d);
+			return 0;
+		}
+		off += used;
+		if (cnt > VALIDATE_MAX_SAMPLE_COUNT) /* as the readers take it */
+			cnt = VALIDATE_MAX_SAMPLE_COUNT;
+		uint32_t r = d->idrow[id];
+		if (r == QB_SKIP)
+			continue;
+		if (r) {
+			sat_inc_u64(&d->idcnt[id], cnt);
+			n++;
+			continue;
+		}
+		struct store_block_key k = kd->keys[id];
+		if (f->npids && !qm_in_pid_list(f->pids, f->npids, k.pid)) {
+			d->idrow[id] = QB_SKIP;
+			continue;
+		}
+		k.count = cnt;
+		size_t row;
+		if (qm_kset_add_at(&d->ks, &k, first + n, &row) < 0)
+			return -ENOMEM;
+		d->idrow[id] = (uint32_t)row + 1;
+		n++;
+	}
+	return 0;
+}
+
+/* The counts sum_ids kept per id added to their rows. */
+static void flush_ids(struct decoder *d)
+{
+	for (uint32_t i = 0; d->idrow && i < d->kd->n; i++)
+		if (d->idrow[i] && d->idrow[i] != QB_SKIP && d->idcnt[i]) {
+			sat_inc_u64(&d->ks.rows[d->idrow[i] - 1].count, d->idcnt[i]);
+			d->idcnt[i] = 0;
+		}
+}
+
 /* Block number no of record seq (its keys first met at no << 24 | key) into d's set. */
-static int decode_block(struct decoder *d, const uint8_t *z, size_t zlen, uint64_t no, int64_t seq)
+static int decode_block(struct decoder *d, const uint8_t *z, size_t zlen, uint64_t no, int64_t seq, int fmt)
 {
 	size_t len, off = 0;
 	const uint8_t *p = store_block_unpack_to(z, zlen, &len, &d->buf, &d->cap);
 	if (!p)
 		return -ENOMEM;
 	const struct query_filter *f = d->f;
-	if (d->cached) {
+	if (fmt == STORE_BLOCK_FMT_IDS && !d->se->nstarts) /* a reused pid's keys: the plain path below */
+		return sum_ids(d, p, len, no << 24);
+	if (d->cached && fmt != STORE_BLOCK_FMT_IDS) {
 		bool damaged;
 		int rc = qm_kcache_sum_block(&d->kc, &d->ks, p, len, f, no << 24, &damaged);
 		if (damaged)
@@ -102,11 +172,12 @@ static int decode_block(struct decoder *d, const uint8_t *z, size_t zlen, uint64
 		return rc;
 	}
 	size_t n = 0;
+	int64_t prev = -1;
 	for (uint64_t i = 0; off < len; i++) {
 		if (n == d->capkeys && qm_grow((void **)&d->keys, &d->capkeys, n + 1, sizeof(*d->keys)) < 0)
 			return -ENOMEM;
 		struct store_block_key *kp = &d->keys[n];
-		size_t used = store_block_get(p + off, len - off, kp);
+		size_t used = store_block_next(p + off, len - off, fmt, d->kd, &prev, kp);
 		if (!used) {
 			damaged_block(d);
 			break;
@@ -133,6 +204,8 @@ static int decode_block(struct decoder *d, const uint8_t *z, size_t zlen, uint64
 
 static void decoder_free(struct decoder *d)
 {
+	free(d->idrow);
+	free(d->idcnt);
 	qm_kcache_free(&d->kc);
 	free(d->buf);
 	free(d->keys);
@@ -143,6 +216,7 @@ struct batch {
 	size_t n, used, cap;
 	size_t off[QB_BATCH_BLOCKS + 1];
 	int64_t seq[QB_BATCH_BLOCKS];
+	int8_t fmt[QB_BATCH_BLOCKS];
 	uint8_t *data;
 	struct batch *next;
 };
@@ -180,8 +254,8 @@ static void *worker_main(void *arg)
 		int err = p->err;
 		pthread_mutex_unlock(&p->mu);
 		for (size_t i = 0; !err && i < b->n; i++)
-			err =
-			    decode_block(&w->d, b->data + b->off[i], b->off[i + 1] - b->off[i], b->first + i, b->seq[i]);
+			err = decode_block(&w->d, b->data + b->off[i], b->off[i + 1] - b->off[i], b->first + i, b->seq[i],
+					   b->fmt[i]);
 		pthread_mutex_lock(&p->mu);
 		if (err && !p->err)
 			p->err = err;
@@ -224,7 +298,7 @@ static void give_batch(struct pool *p, struct batch *b)
 	pthread_mutex_unlock(&p->mu);
 }
 
-static int batch_put(struct batch *b, const uint8_t *z, size_t zlen, int64_t seq)
+static int batch_put(struct batch *b, const uint8_t *z, size_t zlen, int64_t seq, int fmt)
 {
 	if (b->used + zlen > b->cap) {
 		size_t nc = b->cap ? b->cap : QB_BATCH_BYTES;
@@ -238,6 +312,7 @@ static int batch_put(struct batch *b, const uint8_t *z, size_t zlen, int64_t seq
 	}
 	memcpy(b->data + b->used, z, zlen);
 	b->seq[b->n] = seq;
+	b->fmt[b->n] = (int8_t)fmt;
 	b->used += zlen;
 	b->off[++b->n] = b->used;
 	return 0;
@@ -253,7 +328,8 @@ static int pool_start(struct pool *p, unsigned n, const struct decoder *proto)
 	for (unsigned i = 0; i < n; i++) {
 		struct worker *w = &p->w[i];
 		w->p = p;
-		w->d = (struct decoder){.f = proto->f, .se = proto->se, .sid = proto->sid, .cached = proto->cached};
+		w->d = (struct decoder){
+		    .f = proto->f, .se = proto->se, .kd = proto->kd, .sid = proto->sid, .cached = proto->cached};
 		for (size_t j = 0; j < 64; j++)
 			w->d.ic[j].seq = -1;
 		if (pthread_create(&w->th, NULL, worker_main, w) != 0)
@@ -276,6 +352,7 @@ static int pool_finish(struct pool *p, struct kset *ks, bool *warned)
 		struct worker *w = &p->w[i];
 		pthread_join(w->th, NULL);
 		qm_kcache_flush(&w->d.kc, &w->d.ks);
+		flush_ids(&w->d);
 		if (rc == 0)
 			rc = qm_kset_merge(ks, &w->d.ks);
 		*warned = *warned || w->d.warned;
@@ -316,9 +393,17 @@ int qm_keys_from_blocks(struct store *s, struct build *bu, const struct sess *se
 {
 	int64_t sid = se->id;
 	bool by_pid = f->npids && bu->have_pid_cols;
-	struct db_stmt *st = store_stmt(s, by_pid ? q_blocks_pids : q_blocks);
-	if (!st)
+	/* the session's dictionary first (one statement at a time: no block row held meanwhile) */
+	struct store_keydict kd = {0};
+	int lrc = bu->have_key_ids ? store_keydict_load(s, sid, STORE_KEYIDS_READ_MAX, &kd) : 0;
+	if (lrc < 0)
+		return lrc;
+	struct db_stmt *st = store_stmt(s, by_pid ? (bu->have_key_ids ? q_blocks_pids_fmt : q_blocks_pids)
+					      : (bu->have_key_ids ? q_blocks_fmt : q_blocks));
+	if (!st) {
+		store_keydict_free(&kd);
 		return -EIO;
+	}
 	db_bind_i64(st, 1, sid);
 	db_bind_i64(st, 2, lo);
 	db_bind_i64(st, 3, hi);
@@ -334,7 +419,7 @@ int qm_keys_from_blocks(struct store *s, struct build *bu, const struct sess *se
 		db_bind_i64(st, 5, pmax);
 		db_bind_i64(st, 6, (int64_t)bits);
 	}
-	struct decoder d = {.ks = *ks, .f = f, .se = se, .sid = sid,
+	struct decoder d = {.ks = *ks, .f = f, .se = se, .kd = &kd, .sid = sid,
 			     /* the cache keys a key by its bytes alone: not where a pid's keys differ by record (reuse) */
 			     .cached = key_cache_on() && !se->nstarts};
 	for (size_t j = 0; j < 64; j++)
@@ -350,9 +435,10 @@ int qm_keys_from_blocks(struct store *s, struct build *bu, const struct sess *se
 		size_t zlen;
 		const uint8_t *z = db_col_blob(st, 0, &zlen);
 		int64_t seq = db_col_i64(st, 1);
+		int fmt = db_col_null(st, 2) ? STORE_BLOCK_FMT_KEYS : (int)db_col_i64(st, 2);
 		if (!pooled && (nthreads < 2 || (no < QB_SEQUENTIAL && seq_bytes < QB_SEQUENTIAL_BYTES))) {
 			seq_bytes += zlen;
-			err = decode_block(&d, z, zlen, no++, seq);
+			err = decode_block(&d, z, zlen, no++, seq, fmt);
 			continue;
 		}
 		if (!pooled) {
@@ -361,7 +447,7 @@ int qm_keys_from_blocks(struct store *s, struct build *bu, const struct sess *se
 				pool_finish(&p, &d.ks, &d.warned);
 				pooled = false;
 				nthreads = 1;
-				err = decode_block(&d, z, zlen, no++, seq);
+				err = decode_block(&d, z, zlen, no++, seq, fmt);
 				continue;
 			}
 		}
@@ -376,7 +462,7 @@ int qm_keys_from_blocks(struct store *s, struct build *bu, const struct sess *se
 		}
 		if (b->n == 0)
 			b->first = no;
-		err = batch_put(b, z, zlen, seq);
+		err = batch_put(b, z, zlen, seq, fmt);
 		no++;
 		if (!err && (b->n == QB_BATCH_BLOCKS || b->used >= QB_BATCH_BYTES)) {
 			give_batch(&p, b);
@@ -399,7 +485,9 @@ int qm_keys_from_blocks(struct store *s, struct build *bu, const struct sess *se
 			err = prc;
 	}
 	qm_kcache_flush(&d.kc, &d.ks);
+	flush_ids(&d);
 	decoder_free(&d);
+	store_keydict_free(&kd);
 	*ks = d.ks;
 	if (!err && rc < 0)
 		err = rc;

@@ -107,6 +107,7 @@ struct build {
 	bool have_pid_cols; /* sample_blocks.pid_*: not in an older collector's store */
 	bool have_incs;	    /* sample_task_incs: not in an older collector's store */
 	bool have_block_samples; /* sample_blocks.samples: not in an older store opened read-only */
+	bool have_key_ids;	 /* sample_key_ids, sample_blocks.fmt (#40 w45a): not in an older store opened read-only */
 	struct kboot *kboots;
 	size_t nkboots;
 	int event_id; /* -1 none yet, -2 mixed */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "query_priv.h"
+#include "store/store_keyids.h"
 #include "sat.h"
 
 /* The samples over time (query_opts.series): per record and pid, from the packed blocks, and an older
@@ -18,8 +19,12 @@ static const char q_series_uncovered[] =
     " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3"
     " AND NOT EXISTS (SELECT 1 FROM sample_blocks b WHERE b.session_id = ?1 AND b.seq = c.seq)"
     " GROUP BY t_ns, pid ORDER BY t_ns";
-static const char q_series_blocks[] = "SELECT t_ns, data, seq FROM sample_blocks"
+/* data first: PostgreSQL sends the rows in binary format (db_pg_stmt.c, by the statement's start) */
+static const char q_series_blocks[] = "SELECT data, seq, 0, t_ns FROM sample_blocks"
 				      " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3 ORDER BY t_ns";
+/* fmt: whole keys or ids of the session's dictionary (store_keyids.h) */
+static const char q_series_blocks_fmt[] = "SELECT data, seq, fmt, t_ns FROM sample_blocks"
+					  " WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3 ORDER BY t_ns";
 
 /* One point of the series (query_opts.series), filtered as the stacks are. */
 static int add_point(struct build *b, struct sess *se, const struct query_filter *f, int64_t t_ns,
@@ -77,9 +82,15 @@ int qm_read_series(struct store *s, struct build *b, struct sess *se, const stru
 		rc = series_rows(s, b, se, f, lo, hi);
 	if (rc < 0 || !b->have_blocks)
 		return rc;
-	struct db_stmt *st = store_stmt(s, q_series_blocks);
-	if (!st)
+	struct store_keydict kd = {0}; /* read before the blocks: one statement at a time */
+	if (b->have_key_ids && (rc = store_keydict_load(s, se->id, STORE_KEYIDS_READ_MAX, &kd)) < 0)
+		return rc;
+	rc = 0;
+	struct db_stmt *st = store_stmt(s, b->have_key_ids ? q_series_blocks_fmt : q_series_blocks);
+	if (!st) {
+		store_keydict_free(&kd);
 		return -EIO;
+	}
 	db_bind_i64(st, 1, se->id);
 	db_bind_i64(st, 2, lo);
 	db_bind_i64(st, 3, hi);
@@ -91,9 +102,9 @@ int qm_read_series(struct store *s, struct build *b, struct sess *se, const stru
 	size_t nper = 0, capper = 0;
 	while (rc == 0 && (rc = db_step(st)) == 1) {
 		rc = 0;
-		int64_t t = db_col_i64(st, 0), seq = db_col_i64(st, 2);
+		int64_t t = db_col_i64(st, 3), seq = db_col_i64(st, 1);
 		size_t zlen, len, off = 0;
-		const uint8_t *z = db_col_blob(st, 1, &zlen);
+		const uint8_t *z = db_col_blob(st, 0, &zlen);
 		uint8_t *owned;
 		const uint8_t *p = store_block_unpack(z, zlen, &len, &owned);
 		if (!p) {
@@ -101,9 +112,11 @@ int qm_read_series(struct store *s, struct build *b, struct sess *se, const stru
 			break;
 		}
 		nper = 0;
+		int fmt = db_col_null(st, 2) ? STORE_BLOCK_FMT_KEYS : (int)db_col_i64(st, 2);
+		int64_t prev = -1;
 		while (off < len) {
 			struct store_block_key k;
-			size_t used = store_block_get(p + off, len - off, &k);
+			size_t used = store_block_next(p + off, len - off, fmt, &kd, &prev, &k);
 			if (!used)
 				break; /* damaged: read_keys warned */
 			off += used;
@@ -127,5 +140,6 @@ int qm_read_series(struct store *s, struct build *b, struct sess *se, const stru
 	}
 	db_reset(st);
 	free(per);
+	store_keydict_free(&kd);
 	return rc < 0 ? rc : 0;
 }

@@ -80,6 +80,9 @@ uint64_t db_pg_syncs(const struct db *d);
 /* Statements sent to run since the connection opened (PostgreSQL; prepares and syncs not
  * counted, a batch's multi-row INSERT one); 0 on SQLite. */
 uint64_t db_pg_statements(const struct db *d);
+/* Blobs read in text format (hex, decoded here) since the connection opened: a statement whose rows
+ * are blobs takes them in binary format (db_pg_stmt.c, by its SQL's start); 0 on SQLite. */
+uint64_t db_pg_text_blobs(const struct db *d);
 /* The most bytes of batched rows' values (db_batch) kept unsent at once since the connection
  * opened: at most PG_BATCH_BYTES (1 MiB) or one row (PostgreSQL); 0 on SQLite. */
 size_t db_pg_batch_bytes_peak(const struct db *d);

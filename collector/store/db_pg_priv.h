@@ -36,6 +36,7 @@ struct pg {
 	size_t qlen, qcap;
 	int64_t changes;
 	uint64_t statements; /* db_pg_statements() */
+	uint64_t text_blobs; /* db_pg_text_blobs() */
 	uint64_t syncs; /* db_pg_syncs(): drains that found every statement sent before them run */
 	/* Bounded, interruptible I/O (issue 31): the socket is non-blocking; every wait polls it
 	 * with a deadline and the interrupt descriptors (a stop request). */

@@ -26,7 +26,9 @@ int dbpg_prepare(struct db *d, const char *sql, const char *what, struct db_stmt
 	 * bytea in text format is hex, twice the bytes, encoded by the server and decoded here. Their
 	 * columns are bytea and integers, which the col_ functions read in either format. */
 	s->binary = strncmp(sql, "SELECT data FROM ", 17) == 0 || strncmp(sql, "SELECT data, seq FROM ", 22) == 0 ||
-		    strncmp(sql, "SELECT stack_id, ips FROM ", 26) == 0;
+		    strncmp(sql, "SELECT stack_id, ips FROM ", 26) == 0 ||
+		    /* the blocks with their format, the sessions' key dictionaries (#40 w45a) */
+		    strncmp(sql, "SELECT data, seq, ", 18) == 0 || strncmp(sql, "SELECT first_id, n, data FROM ", 30) == 0;
 	int n = s->nparams ? s->nparams : 1;
 	s->val = calloc((size_t)n, sizeof(*s->val));
 	s->len = calloc((size_t)n, sizeof(*s->len));
@@ -269,6 +271,7 @@ const void *dbpg_col_blob(struct db_stmt *st, int col, size_t *len)
 	}
 	if (vl < 2 || v[0] != '\\' || v[1] != 'x')
 		return NULL;
+	((struct pg *)st->db)->text_blobs++;
 	if (col >= s->nblob) {
 		int n = PQnfields(s->res);
 		uint8_t **nb = realloc(s->blob, (size_t)n * sizeof(*nb));
@@ -301,6 +304,21 @@ const void *dbpg_col_blob(struct db_stmt *st, int col, size_t *len)
 	}
 	*len = n;
 	return n ? s->blob[col] : NULL;
+}
+
+uint64_t db_pg_text_blobs(const struct db *d)
+{
+	return d->engine == DB_PG ? ((const struct pg *)d)->text_blobs : 0;
+}
+
+#else
+
+#include "db.h"
+
+uint64_t db_pg_text_blobs(const struct db *d)
+{
+	(void)d;
+	return 0;
 }
 
 #endif

@@ -18,6 +18,7 @@
 #include "store_ahead.h"
 #include "store_kinds.h"
 #include "store_priv.h"
+#include "store_keyids.h"
 #include "store_tally.h"
 #include "store_writers.h"
 
@@ -159,6 +160,7 @@ bool store_needs_reconnect(const struct store *s) { return db_needs_reconnect(s-
 const char *store_last_error(const struct store *s) { return db_last_error(s->db); }
 size_t store_rows_held_peak(const struct store *s) { return db_pg_rows_held_peak(s->db); }
 uint64_t store_statements_sent(const struct store *s) { return db_pg_statements(s->db); }
+uint64_t store_text_blobs(const struct store *s) { return db_pg_text_blobs(s->db); }
 size_t store_batch_bytes_peak(const struct store *s) { return db_pg_batch_bytes_peak(s->db); }
 const char *store_name(const struct store *s) { return db_name(s->db); }
 
@@ -283,6 +285,7 @@ void store_close(struct store *s)
 	store_ahead_clear(s);
 	store_ahead_forget_dups(s);
 	free(s->tally);
+	store_keyids_free(s);
 	for (int i = 0; i < s->ncache; i++)
 		db_finalize(s->cache[i].st);
 	if (s->writer && !db_damaged(s->db))
@@ -337,6 +340,7 @@ int store_commit(struct store *s)
 	}
 	store_ahead_clear(s);
 	store_tally_clear(s);
+	store_keyids_tx_end(s, rc == 0);
 	s->in_tx = false;
 	s->tx_records = 0;
 	return rc;
@@ -349,6 +353,7 @@ void store_rollback(struct store *s)
 	db_rollback(s->db);
 	store_ahead_clear(s);
 	store_tally_clear(s);
+	store_keyids_tx_end(s, false);
 	s->in_tx = false;
 	s->tx_records = 0;
 }

@@ -24,7 +24,8 @@
 
 #include "profiler.pb-c.h"
 
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION_STR "2"
 
 /* store_open() flags */
 #define STORE_SYNC_FULL 0x1u /* PRAGMA synchronous=FULL (default NORMAL) */
@@ -73,6 +74,8 @@ size_t store_rows_held_peak(const struct store *s);
 /* PostgreSQL: statements the store's connection has sent to run since it opened (prepares and
  * syncs not counted; a multi-row INSERT of batched rows is one, db_batch); 0 on SQLite. */
 uint64_t store_statements_sent(const struct store *s);
+/* PostgreSQL: blobs the store's connection read as hex text (db_pg_text_blobs); 0 on SQLite. */
+uint64_t store_text_blobs(const struct store *s);
 /* PostgreSQL: the most bytes of batched rows kept unsent at once (at most 1 MiB or one row); 0 on SQLite. */
 size_t store_batch_bytes_peak(const struct store *s);
 /* The path, or the URI without its password. */

@@ -7,6 +7,7 @@
 
 #include "log.h"
 #include "store.h"
+#include "store_keyids.h"
 #include "store_priv.h"
 #include "store_tally.h"
 
@@ -39,6 +40,7 @@ int store_ahead_begin(struct store *s)
 		return rc;
 	s->ahead_sp = true;
 	s->ahead_sps++;
+	store_keyids_savepoint(s); /* the ids added after it go with a rollback to it */
 	s->ahead_base = s->tx_records;
 	s->ahead_mark = db_pg_syncs(s->db);
 	return 0;
@@ -138,8 +140,10 @@ int store_ahead_redo(struct store *s)
 	s->nahead = 0;
 	store_ahead_clear(s);
 	int rc = db_exec(s->db, "ROLLBACK TO SAVEPOINT prof_ahead", "roll back the records sent ahead");
-	if (rc == 0)
+	if (rc == 0) {
 		s->tx_records = s->ahead_base;
+		store_keyids_to_savepoint(s);
+	}
 	for (size_t i = 0; rc == 0 && i < n; i++) /* their counts too: the redo adds those it stores */
 		store_tally_sub(s, recs[i].sid, recs[i].frame_bytes);
 	size_t stored = 0, dups = 0;

@@ -34,6 +34,8 @@ struct store {
 	/* the sessions' counters of the open transaction, written at its commit (store_tally.h) */
 	struct store_tally *tally;
 	size_t ntally, tallycap;
+	/* the sessions' key dictionaries this writer keeps (store_keyids_w.c) */
+	struct store_keyw *keyw;
 	/* prepared statements, keyed by their SQL's address (store_stmt) */
 	struct {
 		const char *sql;

@@ -118,16 +118,44 @@ static int scan_keys(struct store *s, const char *table, struct keys *k, bool *d
 	return 0;
 }
 
+/* The damaged store's columns of table, quoted and comma separated, into buf: the new store's table
+ * may have more (a version 1 store's sample_blocks has no fmt column, #40 w45a: NULL there, the
+ * key format). 0, or -EIO (none read, or too many for buf). */
+static int old_cols(struct store *s, const char *table, char *buf, size_t len)
+{
+	struct db_stmt *st = store_query(s, "SELECT name FROM pragma_table_info(?1, 'old') ORDER BY cid");
+	if (!st)
+		return -EIO;
+	db_bind_text(st, 1, table);
+	size_t n = 0;
+	int rc;
+	buf[0] = 0;
+	while ((rc = db_step(st)) == 1) {
+		const char *c = db_col_text(st, 0);
+		int w = snprintf(buf + n, len - n, "%s\"%s\"", n ? ", " : "", c ? c : "");
+		if (w < 0 || (size_t)w >= len - n || strchr(c ? c : "", '"')) {
+			rc = -EIO;
+			break;
+		}
+		n += (size_t)w;
+	}
+	db_finalize(st);
+	return rc < 0 || n == 0 ? -EIO : 0;
+}
+
 /* Copy the rows of the keys one at a time; rows that cannot be read are skipped. */
 static int copy_rows(struct store *s, const char *table, const struct keys *k, uint64_t *copied)
 {
-	char where[400], sql[800];
+	char cols[1200];
+	if (old_cols(s, table, cols, sizeof(cols)) < 0)
+		return -EIO;
+	char where[400], sql[3000];
 	size_t n = 0;
 	where[0] = 0;
 	for (int i = 0; i < k->n; i++)
 		n += (size_t)snprintf(where + n, sizeof(where) - n, "%s\"%s\" = ?%d", i ? " AND " : "", k->cols[i], i + 1);
-	snprintf(sql, sizeof(sql), "INSERT OR IGNORE INTO main.\"%s\" SELECT * FROM old.\"%s\" WHERE %s", table, table,
-		 where);
+	snprintf(sql, sizeof(sql), "INSERT OR IGNORE INTO main.\"%s\" (%s) SELECT %s FROM old.\"%s\" WHERE %s", table,
+		 cols, cols, table, where);
 	struct db_stmt *st = store_query(s, sql);
 	if (!st)
 		return -EIO;
@@ -149,9 +177,13 @@ static int copy_table(struct store *s, const char *table, struct store_salvage_s
 	if (rc == 0)
 		rc = scan_keys(s, table, &k, &damaged);
 	uint64_t copied = 0;
+	char cols[1200];
+	if (rc == 0 && !damaged && old_cols(s, table, cols, sizeof(cols)) < 0)
+		damaged = true;
 	if (rc == 0 && !damaged) {
-		char sql[300];
-		snprintf(sql, sizeof(sql), "INSERT OR IGNORE INTO main.\"%s\" SELECT * FROM old.\"%s\"", table, table);
+		char sql[2600];
+		snprintf(sql, sizeof(sql), "INSERT OR IGNORE INTO main.\"%s\" (%s) SELECT %s FROM old.\"%s\"", table, cols,
+			 cols, table);
 		if (db_exec(s->db, sql, "copy a table") == 0)
 			copied = (uint64_t)db_changes(s->db);
 		else
@@ -201,8 +233,10 @@ int store_salvage(const char *from, const char *to, struct store_salvage_stats *
 	char sql[4200];
 	snprintf(sql, sizeof(sql), "ATTACH '%s' AS old", from);
 	rc = db_exec(s->db, sql, "attach the damaged store");
+	/* the tables both have: an older store lacks the newer ones (sample_key_ids, #40 w45a) */
 	struct db_stmt *st = rc == 0 ? store_query(s, "SELECT name FROM main.sqlite_schema WHERE type = 'table'"
-						      " AND name NOT LIKE 'sqlite_%' ORDER BY rootpage")
+						      " AND name NOT LIKE 'sqlite_%' AND name IN (SELECT name FROM"
+						      " old.sqlite_schema WHERE type = 'table') ORDER BY rootpage")
 				     : NULL;
 	char (*tables)[64] = NULL;
 	size_t nt = 0;

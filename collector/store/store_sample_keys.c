@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "store_blocks.h"
+#include "store_keyids.h"
 #include "store_priv.h"
 
 static const char q_rows[] = "SELECT seq, t_ns, pid, tid, ip, kip, stack_id, count FROM cpu_samples c"
@@ -12,7 +13,10 @@ static const char q_rows[] = "SELECT seq, t_ns, pid, tid, ip, kip, stack_id, cou
 static const char q_rows_uncovered[] =
     "SELECT seq, t_ns, pid, tid, ip, kip, stack_id, count FROM cpu_samples c WHERE session_id = ?1"
     " AND NOT EXISTS (SELECT 1 FROM sample_blocks b WHERE b.session_id = ?1 AND b.seq = c.seq) ORDER BY seq";
-static const char q_blocks[] = "SELECT seq, t_ns, data FROM sample_blocks WHERE session_id = ?1 ORDER BY seq";
+static const char q_blocks[] = "SELECT seq, t_ns, data, 0 FROM sample_blocks WHERE session_id = ?1 ORDER BY seq";
+/* fmt: whole keys or ids of the session's dictionary (store_keyids.h) */
+static const char q_blocks_fmt[] =
+    "SELECT seq, t_ns, data, fmt FROM sample_blocks WHERE session_id = ?1 ORDER BY seq";
 
 static int rows_of(struct store *s, int64_t sid, bool blocks, store_key_cb cb, void *arg)
 {
@@ -37,7 +41,7 @@ static int rows_of(struct store *s, int64_t sid, bool blocks, store_key_cb cb, v
 }
 
 /* The keys of one stored block. */
-static int keys_of(struct db_stmt *st, store_key_cb cb, void *arg)
+static int keys_of(struct db_stmt *st, const struct store_keydict *kd, store_key_cb cb, void *arg)
 {
 	size_t zlen, len, off = 0;
 	const uint8_t *z = db_col_blob(st, 2, &zlen);
@@ -45,10 +49,11 @@ static int keys_of(struct db_stmt *st, store_key_cb cb, void *arg)
 	const uint8_t *p = store_block_unpack(z, zlen, &len, &owned);
 	if (!p)
 		return -ENOMEM;
-	int ret = 0;
+	int ret = 0, fmt = db_col_null(st, 3) ? STORE_BLOCK_FMT_KEYS : (int)db_col_i64(st, 3);
+	int64_t prev = -1;
 	while (ret == 0 && off < len) {
 		struct store_block_key k;
-		size_t used = store_block_get(p + off, len - off, &k);
+		size_t used = store_block_next(p + off, len - off, fmt, kd, &prev, &k);
 		if (!used) {
 			ret = -EBADMSG;
 			break;
@@ -74,13 +79,21 @@ int store_list_sample_keys(struct store *s, int64_t session_id, store_key_cb cb,
 	int ret = store_has_table(s, "cpu_samples") ? rows_of(s, session_id, blocks, cb, arg) : 0;
 	if (ret || !blocks)
 		return ret;
-	struct db_stmt *st = store_query(s, q_blocks);
-	if (!st)
+	bool ids = store_has_key_ids(s);
+	struct store_keydict kd = {0};
+	if (ids && (ret = store_keydict_load(s, session_id, STORE_KEYIDS_READ_MAX, &kd)) < 0)
+		return ret;
+	ret = 0;
+	struct db_stmt *st = store_query(s, ids ? q_blocks_fmt : q_blocks);
+	if (!st) {
+		store_keydict_free(&kd);
 		return -EIO;
+	}
 	db_bind_i64(st, 1, session_id);
 	int rc;
 	while (ret == 0 && (rc = db_step(st)) == 1)
-		ret = keys_of(st, cb, arg);
+		ret = keys_of(st, &kd, cb, arg);
 	db_finalize(st);
+	store_keydict_free(&kd);
 	return ret ? ret : rc < 0 ? rc : 0;
 }

@@ -12,8 +12,9 @@
  *   sample_task_incs(session_id, pid, tid, incarnation, seq, first_map_id, comm, thread)  -- the names of
  *     a pid's later processes in the session (TaskName.incarnation > 0, pid reuse, w44a): each from
  *     the first record (seq) that declared it; an older store has none (every name is incarnation 0)
- *   sample_blocks(session_id, seq, t_ns, keys, data, samples, pid_min, pid_max, pid_bits)  -- the
- *     record's keys packed, zstd (store_blocks.h), and the sum of their counts: the only store of the
+ *   sample_blocks(session_id, seq, t_ns, keys, data, samples, pid_min, pid_max, pid_bits, fmt)  -- the
+ *     record's keys packed, zstd (store_blocks.h), and the sum of their counts; fmt 1: the keys as ids
+ *     of the session's dictionary sample_key_ids (store_keyids.h, #40 w45a), NULL/0 whole keys: the only store of the
  *     samples (#40; one row per record, not per key). pid_min/pid_max/pid_bits: the range of its keys'
  *     pids and a bit per pid mod 64 (STORE_BLOCK_PID_BIT), indexed with the time so a --pid query
  *     passes over blocks without that pid unread; NULL in an older collector's blocks (read always). Stores of an older collector also hold cpu_samples(session_id, seq, t_ns,
@@ -26,6 +27,7 @@
 #include <stdlib.h>
 
 #include "store_blocks.h"
+#include "store_keyids.h"
 #include "store_kinds.h"
 #include "store_map_blocks.h"
 #include "validate_samples.h"
@@ -35,7 +37,10 @@ static const char samples_schema[] =
 	"DROP INDEX IF EXISTS cpu_samples_session;"
 	"CREATE TABLE IF NOT EXISTS sample_blocks (session_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
 	" t_ns INTEGER NOT NULL, keys INTEGER, data BLOB, samples INTEGER, pid_min INTEGER, pid_max INTEGER,"
-	" pid_bits INTEGER, PRIMARY KEY(session_id, seq));"
+	" pid_bits INTEGER, fmt INTEGER, PRIMARY KEY(session_id, seq));"
+	/* each session's keys once, the id blocks' dictionary (store_keyids.h, #40 w45a) */
+	"CREATE TABLE IF NOT EXISTS sample_key_ids (session_id INTEGER NOT NULL, first_id INTEGER NOT NULL,"
+	" seq INTEGER, n INTEGER, data BLOB, PRIMARY KEY(session_id, first_id));"
 	/* the time and the pids of each block in the index (an older store's columns are added before
 	 * this runs, store_schema.c): a --pid filter is checked there, the block's row not read */
 	"CREATE INDEX IF NOT EXISTS sample_blocks_keys ON sample_blocks(session_id, t_ns, pid_min, pid_max,"
@@ -79,7 +84,7 @@ static const char ins_interval_ahead[] = "INSERT INTO sample_intervals (session_
 					 " event_id, freq_hz, period, lost, keys) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
 					 " ?9, ?10)";
 static const char ins_block_ahead[] = "INSERT INTO sample_blocks (session_id, seq, t_ns, keys, data, samples,"
-				      " pid_min, pid_max, pid_bits) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
+				      " pid_min, pid_max, pid_bits, fmt) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
 static const char ins_task_name[] = "INSERT INTO sample_tasks (session_id, pid, tid, comm, thread)"
 				    " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (session_id, pid, tid)"
 				    " DO UPDATE SET comm = excluded.comm, thread = excluded.thread";
@@ -91,9 +96,12 @@ static const char ins_task_inc[] =
     " DO UPDATE SET comm = excluded.comm, thread = excluded.thread,"
     " seq = CASE WHEN excluded.seq < sample_task_incs.seq THEN excluded.seq ELSE sample_task_incs.seq END";
 static const char ins_block[] = "INSERT INTO sample_blocks (session_id, seq, t_ns, keys, data, samples, pid_min,"
-				" pid_max, pid_bits) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT DO NOTHING";
+				" pid_max, pid_bits, fmt) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+				" ON CONFLICT DO NOTHING";
 
-/* The record's keys as one packed row, zstd-compressed where that is smaller (store_blocks.h). */
+/* The record's keys as one packed row, zstd-compressed where that is smaller (store_blocks.h): as
+ * (key id, count) pairs of the session's dictionary (store_keyids.h, fmt 1) where the writer keeps
+ * one, else the whole keys (fmt 0). */
 static int put_block(struct store *s, int64_t sid, uint64_t seq, const Prof__Samples *sm)
 {
 	size_t n = sm->n_count, len = 0;
@@ -101,21 +109,29 @@ static int put_block(struct store *s, int64_t sid, uint64_t seq, const Prof__Sam
 	int32_t pmin = INT32_MAX, pmax = INT32_MIN;
 	uint64_t pbits = 0;
 	uint8_t *buf = malloc(n * STORE_BLOCK_MAX_KEY_BYTES + 1);
-	if (!buf)
+	struct store_block_key *keys = malloc(n * sizeof(*keys) + 1);
+	if (!buf || !keys) {
+		free(buf);
+		free(keys);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct store_block_key k = {.pid = sm->pid[i], .tid = sm->tid[i], .ip = sm->ip[i],
 					    .kip = sm->n_kip ? sm->kip[i] : 0, .stack_id = sm->stack_id[i],
 					    .count = sm->count[i]};
-		len += store_block_put(buf + len, &k);
+		keys[i] = k;
 		pmin = k.pid < pmin ? k.pid : pmin;
 		pmax = k.pid > pmax ? k.pid : pmax;
 		pbits |= STORE_BLOCK_PID_BIT(k.pid);
 		total += k.count > VALIDATE_MAX_SAMPLE_COUNT ? VALIDATE_MAX_SAMPLE_COUNT : k.count;
 	}
-	uint8_t *z;
+	int fmt = store_keyids_encode(s, sid, seq, keys, n, buf, &len);
+	for (size_t i = 0; fmt == 0 && i < n; i++)
+		len += store_block_put(buf + len, &keys[i]);
+	free(keys);
+	uint8_t *z = NULL;
 	size_t zlen;
-	int rc = store_block_pack(buf, len, &z, &zlen);
+	int rc = fmt < 0 ? fmt : store_block_pack(buf, len, &z, &zlen);
 	struct db_stmt *st = rc == 0 ? store_stmt_batch(s, store_put_ahead(s) ? ins_block_ahead : ins_block) : NULL;
 	if (st) {
 		db_bind_i64(st, 1, sid);
@@ -127,6 +143,7 @@ static int put_block(struct store *s, int64_t sid, uint64_t seq, const Prof__Sam
 		db_bind_i64(st, 7, pmin);
 		db_bind_i64(st, 8, pmax);
 		db_bind_i64(st, 9, (int64_t)pbits);
+		db_bind_i64(st, 10, fmt);
 		rc = db_run(st);
 	} else if (rc == 0) {
 		rc = -EIO;

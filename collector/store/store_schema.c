@@ -79,6 +79,11 @@ static const char *const pg_migrations[] = {
     "CREATE TABLE IF NOT EXISTS sample_task_incs (session_id BIGINT NOT NULL, pid BIGINT NOT NULL,"
     " tid BIGINT NOT NULL, incarnation BIGINT NOT NULL, seq BIGINT NOT NULL, first_map_id BIGINT, comm TEXT,"
     " thread TEXT, PRIMARY KEY(session_id, pid, tid, incarnation));",
+    /* 6: each session's sample keys stored once, the blocks holding their ids (#40, w45a:
+     * store_keyids.h): a collector before it would misread such a block, hence a version */
+    "ALTER TABLE IF EXISTS sample_blocks ADD COLUMN IF NOT EXISTS fmt BIGINT;"
+    "CREATE TABLE IF NOT EXISTS sample_key_ids (session_id BIGINT NOT NULL, first_id BIGINT NOT NULL,"
+    " seq BIGINT, n BIGINT, data BYTEA, PRIMARY KEY(session_id, first_id));",
 };
 #define PG_NMIGRATIONS ((int)(sizeof(pg_migrations) / sizeof(pg_migrations[0])))
 
@@ -154,6 +159,8 @@ static int sqlite_schema(struct store *s)
 			  name, (long long)version, STORE_SCHEMA_VERSION);
 		return -EPROTONOSUPPORT;
 	}
+	if (version == 1) /* before the key ids (#40 w45a): read as it is, upgraded at a read-write open */
+		return 0;
 	if (version != 0 || (s->flags & STORE_READ_ONLY)) {
 		log_error("store %s is not a collector store (schema version %lld): check the --store path", name,
 			  (long long)version);
@@ -173,7 +180,7 @@ static int sqlite_schema(struct store *s)
 		return rc;
 	rc = db_exec(s->db, sqlite_core, "create schema");
 	if (rc == 0)
-		rc = db_exec(s->db, "PRAGMA user_version = 1", "set schema version");
+		rc = db_exec(s->db, "PRAGMA user_version = " STORE_SCHEMA_VERSION_STR, "set schema version");
 	if (rc == 0)
 		return db_exec(s->db, "COMMIT", "commit schema");
 	db_exec(s->db, "ROLLBACK", "rollback schema");
@@ -337,13 +344,24 @@ int store_schema_setup(struct store *s)
 	    {"pid_min", "ALTER TABLE sample_blocks ADD COLUMN pid_min INTEGER"},
 	    {"pid_max", "ALTER TABLE sample_blocks ADD COLUMN pid_max INTEGER"},
 	    {"pid_bits", "ALTER TABLE sample_blocks ADD COLUMN pid_bits INTEGER"},
+	    {"fmt", "ALTER TABLE sample_blocks ADD COLUMN fmt INTEGER"}, /* version 2, #40 w45a */
 	};
 	bool rw = !(s->flags & STORE_READ_ONLY);
-	for (size_t i = 0; rc == 0 && rw && db_has_table(s->db, "sample_blocks") && i < 4; i++)
+	for (size_t i = 0; rc == 0 && rw && db_has_table(s->db, "sample_blocks") && i < 5; i++)
 		if (!store_has_column(s, "sample_blocks", added[i][0]))
 			rc = db_exec(s->db, added[i][1], "add a sample_blocks column");
 	/* Tables of the record kinds: created if missing, also in stores made by an older collector. */
 	if (rc == 0 && rw)
 		rc = kind_tables(s);
+	/* a version 1 store (before the key ids) now has their table and column: marked, so that an older
+	 * collector refuses it rather than misread its id blocks */
+	int64_t version = 0;
+	if (rc == 0 && rw && (rc = query_int(s, "PRAGMA user_version", &version)) == 0 &&
+	    version < STORE_SCHEMA_VERSION) {
+		rc = db_exec(s->db, "PRAGMA user_version = " STORE_SCHEMA_VERSION_STR, "set schema version");
+		if (rc == 0)
+			log_info("store %s: schema upgraded to version %d (sample keys stored once per session)",
+				 db_name(s->db), STORE_SCHEMA_VERSION);
+	}
 	return rc;
 }

@@ -1,13 +1,32 @@
 /* block_keys.h: the stored sample blocks decoded into a temporary table. */
 #include "block_keys.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "store/store_blocks.h"
+#include "store/store_keyids.h"
 
-static int insert_keys(sqlite3_stmt *ins, sqlite3_stmt *sel)
+/* Session sid's key dictionary (store_keyids.h) into d, from the chunks statement dq (NULL: none). */
+static int load_dict(sqlite3_stmt *dq, long long sid, struct store_keydict *d)
+{
+	d->n = 0;
+	if (!dq)
+		return SQLITE_OK;
+	sqlite3_bind_int64(dq, 1, sid);
+	int rc = SQLITE_OK;
+	while (rc == SQLITE_OK && sqlite3_step(dq) == SQLITE_ROW)
+		if (store_keydict_add_chunk(d, sqlite3_column_int64(dq, 0), sqlite3_column_int64(dq, 1),
+					    sqlite3_column_blob(dq, 2), (size_t)sqlite3_column_bytes(dq, 2),
+					    STORE_KEYIDS_READ_MAX) != 0)
+			rc = SQLITE_CORRUPT;
+	sqlite3_reset(dq);
+	return rc;
+}
+
+static int insert_keys(sqlite3_stmt *ins, sqlite3_stmt *sel, const struct store_keydict *d)
 {
 	int len = sqlite3_column_bytes(sel, 5);
 	const uint8_t *z = sqlite3_column_blob(sel, 5);
@@ -16,10 +35,11 @@ static int insert_keys(sqlite3_stmt *ins, sqlite3_stmt *sel)
 	const uint8_t *p = store_block_unpack(z, (size_t)len, &rawlen, &owned);
 	if (!p)
 		return SQLITE_NOMEM;
-	int rc = SQLITE_OK;
+	int rc = SQLITE_OK, fmt = sqlite3_column_int(sel, 6);
+	int64_t prev = -1;
 	while (rc == SQLITE_OK && off < rawlen) {
 		struct store_block_key k;
-		size_t used = store_block_get(p + off, rawlen - off, &k);
+		size_t used = store_block_next(p + off, rawlen - off, fmt, d, &prev, &k);
 		if (!used) {
 			rc = SQLITE_CORRUPT;
 			break;
@@ -48,19 +68,36 @@ int tp_block_keys(sqlite3 *h)
 	    " backend INTEGER, event_id INTEGER, pid INTEGER, tid INTEGER, ip INTEGER, kip INTEGER,"
 	    " stack_id INTEGER, count INTEGER); DELETE FROM temp.block_keys",
 	    NULL, NULL, NULL);
-	sqlite3_stmt *sel = NULL, *ins = NULL;
+	sqlite3_stmt *sel = NULL, *ins = NULL, *dq = NULL;
+	/* the key ids' dictionary where the store has it (#40 w45a) */
+	bool ids = rc == SQLITE_OK && sqlite3_prepare_v2(h, "SELECT first_id, n, data FROM sample_key_ids"
+							 " WHERE session_id = ?1 ORDER BY first_id",
+						      -1, &dq, NULL) == SQLITE_OK;
 	if (rc == SQLITE_OK)
 		rc = sqlite3_prepare_v2(
 		    h,
-		    "SELECT b.session_id, b.seq, b.t_ns, i.backend, i.event_id, b.data FROM sample_blocks b"
-		    " LEFT JOIN sample_intervals i ON i.session_id = b.session_id AND i.seq = b.seq",
+		    ids ? "SELECT b.session_id, b.seq, b.t_ns, i.backend, i.event_id, b.data, b.fmt FROM sample_blocks b"
+			  " LEFT JOIN sample_intervals i ON i.session_id = b.session_id AND i.seq = b.seq"
+			  " ORDER BY b.session_id, b.seq"
+			: "SELECT b.session_id, b.seq, b.t_ns, i.backend, i.event_id, b.data, 0 FROM sample_blocks b"
+			  " LEFT JOIN sample_intervals i ON i.session_id = b.session_id AND i.seq = b.seq",
 		    -1, &sel, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_prepare_v2(
 		    h, "INSERT INTO temp.block_keys VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
 		    -1, &ins, NULL);
-	while (rc == SQLITE_OK && sqlite3_step(sel) == SQLITE_ROW)
-		rc = insert_keys(ins, sel);
+	struct store_keydict d = {0};
+	long long sid = -1;
+	while (rc == SQLITE_OK && sqlite3_step(sel) == SQLITE_ROW) {
+		if (sqlite3_column_int64(sel, 0) != sid) {
+			sid = sqlite3_column_int64(sel, 0);
+			rc = load_dict(dq, sid, &d);
+		}
+		if (rc == SQLITE_OK)
+			rc = insert_keys(ins, sel, &d);
+	}
+	store_keydict_free(&d);
+	sqlite3_finalize(dq);
 	sqlite3_finalize(sel);
 	sqlite3_finalize(ins);
 	return rc;

@@ -290,6 +290,7 @@ static void exec_sql(sqlite3 *db, const char *sql)
 static void test_query_periods_older_store_read_only(void **state)
 {
 	(void)state;
+	setenv("PROF_STORE_KEY_IDS", "0", 1); /* an older collector's blocks: whole keys (#40 w45a) */
 	char tmp[256], path[300], errf[320];
 	assert_int_equal(tp_tmpdir(tmp, sizeof(tmp), "tqo"), 0);
 	snprintf(path, sizeof(path), "%s/store.db", tmp);
@@ -304,13 +305,15 @@ static void test_query_periods_older_store_read_only(void **state)
 	put_agent(s, &ag);
 	assert_int_equal(store_commit(s), 0);
 	store_close(s);
+	unsetenv("PROF_STORE_KEY_IDS");
 	sqlite3 *db;
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
 	exec_sql(db, "BEGIN; CREATE TABLE b_old (session_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
 		     " t_ns INTEGER NOT NULL, keys INTEGER, data BLOB, PRIMARY KEY(session_id, seq));"
 		     "INSERT INTO b_old SELECT session_id, seq, t_ns, keys, data FROM sample_blocks;"
 		     "DROP TABLE sample_blocks; ALTER TABLE b_old RENAME TO sample_blocks;"
-		     "CREATE INDEX sample_blocks_time ON sample_blocks(session_id, t_ns); COMMIT");
+		     "CREATE INDEX sample_blocks_time ON sample_blocks(session_id, t_ns);"
+		     " DROP TABLE sample_key_ids; PRAGMA user_version = 1; COMMIT");
 	sqlite3_close(db);
 
 	assert_int_equal(store_open(path, STORE_READ_ONLY, &s), 0);

@@ -667,8 +667,8 @@ static void test_store_backend_pg_migrations_versioned(void **state)
 	store_close(s);
 	s = fx_open_store(f); /* reopening migrates nothing */
 	store_close(s);
-	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM prof_schema_migrations"), 5);
-	assert_int_equal(fx_q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 5);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM prof_schema_migrations"), 6);
+	assert_int_equal(fx_q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 6);
 	assert_int_equal(pg_exec(f->uri, "INSERT INTO prof_schema_migrations (version) VALUES (99)"), 0);
 	assert_int_equal(store_open(f->uri, 0, &s), -EPROTONOSUPPORT);
 	assert_null(s);
@@ -1035,7 +1035,7 @@ static void test_store_backend_older_samples_upgraded(void **state)
 	assert_int_equal(store_commit(s), 0);
 	store_close(s);
 	if (f->b == B_PG)
-		assert_int_equal(fx_q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 5);
+		assert_int_equal(fx_q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 6);
 	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM cpu_samples"), 80);
 	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_blocks WHERE samples IS NOT NULL"), 1);
 	want += 40 * 41 / 2;
@@ -1130,7 +1130,7 @@ static void test_store_backend_block_pid_ranges(void **state)
 	assert_int_equal(store_commit(s), 0);
 	store_close(s);
 	if (f->b == B_PG)
-		assert_int_equal(fx_q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 5);
+		assert_int_equal(fx_q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 6);
 	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_blocks WHERE pid_bits IS NULL"), 4);
 	assert_int_equal(pid_total(f, 103, &read, &passed), each);
 	assert_int_equal(read, 4); /* the older blocks, not the new ones */
@@ -1706,7 +1706,7 @@ static void test_store_backend_pid_reuse(void **state)
 	assert_int_equal(store_commit(s), 0);
 	store_close(s);
 	if (f->b == B_PG)
-		assert_int_equal(fx_q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 5);
+		assert_int_equal(fx_q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 6);
 	assert_int_equal(fx_q(f, "SELECT seq FROM sample_task_incs"), 2);
 	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_tasks"), 1);
 	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &s), 0);

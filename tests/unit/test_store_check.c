@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "log.h"
 #include "net.h"
@@ -258,6 +259,35 @@ static void test_store_check_salvage_copies_what_is_readable(void **state)
 	assert_int_equal(store_salvage(f->db, f->out, &ss), -EEXIST); /* never over an existing file */
 }
 
+/* #40 w45a: a store of schema version 1 (before the key ids: no sample_key_ids table, sample_blocks without
+ * its fmt column) is recovered into a version 2 store: every table it has copied by its own columns, its
+ * blocks whole keys (fmt NULL). */
+static void test_store_check_salvage_version1_store(void **state)
+{
+	struct fx *f = *state;
+	make_store(f->db, 10);
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+	assert_int_equal(
+	    sqlite3_exec(db,
+			 "DROP TABLE sample_key_ids; CREATE TABLE b_old (session_id INTEGER NOT NULL, seq INTEGER NOT NULL,"
+			 " t_ns INTEGER NOT NULL, keys INTEGER, data BLOB, samples INTEGER, pid_min INTEGER, pid_max"
+			 " INTEGER, pid_bits INTEGER, PRIMARY KEY(session_id, seq));"
+			 "INSERT INTO b_old VALUES (1, 5, 5000, 1, X'020002030405', 5, 1, 1, 2);"
+			 "DROP TABLE sample_blocks; ALTER TABLE b_old RENAME TO sample_blocks; PRAGMA user_version = 1;",
+			 NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(db);
+	struct store_salvage_stats ss;
+	assert_int_equal(store_salvage(f->db, f->out, &ss), 0);
+	assert_int_equal(ss.damaged_tables, 0);
+	assert_int_equal(tp_db_int(f->out, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+	assert_int_equal(tp_db_int(f->out, "SELECT COUNT(*) FROM records"), 10);
+	assert_int_equal(tp_db_int(f->out, "SELECT COUNT(*) FROM sample_blocks WHERE seq = 5 AND fmt IS NULL AND"
+					   " data = X'020002030405' AND samples = 5"),
+			 1);
+}
+
 int main(void)
 {
 	log_init("test_store_check", LOG_LEVEL_ERROR);
@@ -267,6 +297,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_store_check_damage_found_while_writing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_store_check_server_stops_acking_on_damage, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_store_check_salvage_copies_what_is_readable, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_store_check_salvage_version1_store, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
