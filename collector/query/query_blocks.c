@@ -35,15 +35,19 @@
 /* seq: which of a reused pid's processes the block's keys are (query_incs.c); fmt: whole keys or ids
  * (store_keyids.h; an older store opened read-only has no such column, nor id blocks) */
 #define Q_RANGE " FROM sample_blocks WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3"
-/* t_ns: where a slice may end (qm_keys_from_blocks' stop_keys) */
-static const char q_blocks[] = "SELECT data, seq, 0, t_ns" Q_RANGE;
-static const char q_blocks_fmt[] = "SELECT data, seq, fmt, t_ns" Q_RANGE;
+/* t_ns: where a slice may end (qm_keys_from_blocks' stop_keys). In (t_ns, seq) order on every back end
+ * (review r6 of w45d: without ORDER BY, PostgreSQL may read a whole range in heap order and a slice
+ * of it by the index, so the first-met order, ties in top and what goes to "[other]" differed);
+ * SQLite still searches the (session_id, t_ns) index, sorting only blocks of one t_ns by seq. */
+#define Q_ORDER " ORDER BY t_ns, seq"
+static const char q_blocks[] = "SELECT data, seq, 0, t_ns" Q_RANGE Q_ORDER;
+static const char q_blocks_fmt[] = "SELECT data, seq, fmt, t_ns" Q_RANGE Q_ORDER;
 /* With a --pid filter: only blocks whose pid range holds one of the pids and whose pid bits have one of
  * theirs (an older collector's blocks, without them, always), checked in the index sample_blocks_keys
  * before the row is read; the others counted. */
 #define PID_TERM " AND (pid_bits IS NULL OR (pid_max >= ?4 AND pid_min <= ?5 AND (pid_bits & ?6) != 0))"
-static const char q_blocks_pids[] = "SELECT data, seq, 0, t_ns" Q_RANGE PID_TERM;
-static const char q_blocks_pids_fmt[] = "SELECT data, seq, fmt, t_ns" Q_RANGE PID_TERM;
+static const char q_blocks_pids[] = "SELECT data, seq, 0, t_ns" Q_RANGE PID_TERM Q_ORDER;
+static const char q_blocks_pids_fmt[] = "SELECT data, seq, fmt, t_ns" Q_RANGE PID_TERM Q_ORDER;
 static const char q_nblocks_range[] =
     "SELECT COUNT(*) FROM sample_blocks WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3";
 
@@ -405,23 +409,23 @@ static size_t keys_held(const struct decoder *d, struct pool *p, bool pooled)
 	return n;
 }
 
+int qm_keydict_load(struct store *s, struct build *bu, int64_t sid, struct store_keydict *kd)
+{
+	/* one statement at a time: no block row held meanwhile */
+	return bu->have_key_ids ? store_keydict_load(s, sid, STORE_KEYIDS_READ_MAX, kd) : 0;
+}
+
 int qm_keys_from_blocks(struct store *s, struct build *bu, const struct sess *se, const struct query_filter *f,
-			int64_t lo, int64_t hi, size_t stop_keys, int64_t *stop_t, struct kset *ks)
+			const struct store_keydict *kd, int64_t lo, int64_t hi, size_t stop_keys, int64_t *stop_t,
+			struct kset *ks)
 {
 	*stop_t = hi;
 	int64_t sid = se->id;
 	bool by_pid = f->npids && bu->have_pid_cols;
-	/* the session's dictionary first (one statement at a time: no block row held meanwhile) */
-	struct store_keydict kd = {0};
-	int lrc = bu->have_key_ids ? store_keydict_load(s, sid, STORE_KEYIDS_READ_MAX, &kd) : 0;
-	if (lrc < 0)
-		return lrc;
 	struct db_stmt *st = store_stmt(s, by_pid ? (bu->have_key_ids ? q_blocks_pids_fmt : q_blocks_pids)
 					      : (bu->have_key_ids ? q_blocks_fmt : q_blocks));
-	if (!st) {
-		store_keydict_free(&kd);
+	if (!st)
 		return -EIO;
-	}
 	db_bind_i64(st, 1, sid);
 	db_bind_i64(st, 2, lo);
 	db_bind_i64(st, 3, hi);
@@ -437,7 +441,7 @@ int qm_keys_from_blocks(struct store *s, struct build *bu, const struct sess *se
 		db_bind_i64(st, 5, pmax);
 		db_bind_i64(st, 6, (int64_t)bits);
 	}
-	struct decoder d = {.ks = *ks, .f = f, .se = se, .kd = &kd, .sid = sid, .warned = bu->damaged_sid == sid,
+	struct decoder d = {.ks = *ks, .f = f, .se = se, .kd = kd, .sid = sid, .warned = bu->damaged_sid == sid,
 			     /* the cache keys a key by its bytes alone: not where a pid's keys differ by record (reuse) */
 			     .cached = key_cache_on() && !se->nstarts};
 	for (size_t j = 0; j < 64; j++)
@@ -514,7 +518,6 @@ int qm_keys_from_blocks(struct store *s, struct build *bu, const struct sess *se
 	qm_kcache_flush(&d.kc, &d.ks);
 	flush_ids(&d);
 	decoder_free(&d);
-	store_keydict_free(&kd);
 	if (d.warned)
 		bu->damaged_sid = sid; /* warned once per session's range, not per slice */
 	*ks = d.ks;

@@ -269,8 +269,13 @@ void qm_kcache_free(struct qm_kcache *c);
  * key's inc set from its block's seq where se has a reused pid. */
 /* stop_keys (0: none): the read ends at the first change of t_ns once about that many keys are
  * summed, *stop_t that t_ns (hi where the range was read whole): [lo, *stop_t) was read. */
+struct store_keydict;
 int qm_keys_from_blocks(struct store *s, struct build *b, const struct sess *se, const struct query_filter *f,
-			int64_t lo, int64_t hi, size_t stop_keys, int64_t *stop_t, struct kset *ks);
+			const struct store_keydict *kd, int64_t lo, int64_t hi, size_t stop_keys, int64_t *stop_t,
+			struct kset *ks);
+/* The session's key dictionary (id blocks, store_keyids.h) for qm_keys_from_blocks: loaded once per
+ * session's range, not per slice (none where the store has no key ids). */
+int qm_keydict_load(struct store *s, struct build *b, int64_t sid, struct store_keydict *kd);
 /* The blocks of [lo, hi) a --pid filter passed over (read: those decoded) added to blocks_passed:
  * once per session's range (qm_read_keys), not per slice. */
 int qm_count_passed(struct store *s, struct build *b, int64_t sid, int64_t lo, int64_t hi, uint64_t read);

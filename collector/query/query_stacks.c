@@ -12,6 +12,7 @@
 #include "query_priv.h"
 #include "sat.h"
 #include "store/store_blocks.h"
+#include "store/store_keyids.h"
 #include "symbols.h"
 #include "validate_perf_map.h"
 
@@ -282,15 +283,15 @@ static int add_stack(struct build *b, struct sess *se, int32_t pid, int32_t tid,
 
 /* The keys of [lo, hi) summed, then each turned into its stack in the order first met; where
  * stop_keys keys are summed before hi, only [lo, *stop_t) (query_priv.h: qm_keys_from_blocks). */
-static int slice_stacks(struct store *s, struct build *b, struct sess *se, const struct query_filter *f, int64_t lo,
-			int64_t hi, size_t stop_keys, int64_t *stop_t, bool old_rows, struct names_memo *memo,
-			size_t *distinct, uint64_t *samples)
+static int slice_stacks(struct store *s, struct build *b, struct sess *se, const struct query_filter *f,
+			const struct store_keydict *kd, int64_t lo, int64_t hi, size_t stop_keys, int64_t *stop_t,
+			bool old_rows, struct names_memo *memo, size_t *distinct, uint64_t *samples)
 {
 	struct kset ks = {0};
 	int rc = 0;
 	*stop_t = hi;
 	if (b->have_blocks)
-		rc = qm_keys_from_blocks(s, b, se, f, lo, hi, old_rows ? 0 : stop_keys, stop_t, &ks);
+		rc = qm_keys_from_blocks(s, b, se, f, kd, lo, hi, old_rows ? 0 : stop_keys, stop_t, &ks);
 	if (rc == 0 && old_rows)
 		rc = qm_keys_from_rows(s, se->id, f, lo, hi, b->have_blocks, &ks);
 	if (rc == 0)
@@ -412,6 +413,9 @@ int qm_read_keys(struct store *s, struct build *b, struct sess *se, const struct
 	/* an older collector's rows are summed after the blocks: the range in one piece there */
 	if (rc == 0 && b->have_blocks && !old_rows)
 		rc = range_blocks(s, se->id, lo, hi, &bk, &nb);
+	struct store_keydict kd = {0};
+	if (rc == 0 && b->have_blocks)
+		rc = qm_keydict_load(s, b, se->id, &kd);
 	struct names_memo memo = {0};
 	/* A slice's blocks hold about limit keys. Where the keys repeat from block to block (a board's
 	 * long-lived processes), each slice holds far fewer distinct keys than that: the next slice's
@@ -428,7 +432,7 @@ int qm_read_keys(struct store *s, struct build *b, struct sess *se, const struct
 			acc += bk[j++].keys;
 		int64_t to = j < nb ? bk[j].t : hi, stop = to;
 		size_t distinct = 0;
-		rc = slice_stacks(s, b, se, f, from, to, (size_t)slice, &stop, old_rows, &memo, &distinct, samples);
+		rc = slice_stacks(s, b, se, f, &kd, from, to, (size_t)slice, &stop, old_rows, &memo, &distinct, samples);
 		if (rc == 0 && stop < to) { /* ended early: the next slice from stop */
 			while (i < nb && bk[i].t < stop)
 				i++;
@@ -445,6 +449,7 @@ int qm_read_keys(struct store *s, struct build *b, struct sess *se, const struct
 		i = j;
 	}
 	free(bk);
+	store_keydict_free(&kd);
 	if (rc == 0 && b->have_blocks && f->npids && b->have_pid_cols)
 		rc = qm_count_passed(s, b, se->id, lo, hi, b->r->blocks_read - read0);
 	return rc;

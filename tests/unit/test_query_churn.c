@@ -423,6 +423,36 @@ static void test_query_churn_long_lived_first_stays_sliced(void **state)
 	query_result_free(one);
 }
 
+/* Records of one time (t_ns) read in seq order (review r6 of w45d: no ORDER BY, so SQLite read them in
+ * its index's order, by their lowest pid, and PostgreSQL in whatever order its plan gave): the stack
+ * of record 1 (pid 900) is met before that of record 2 (pid 800). */
+static int put_tie(struct store *s, int64_t sid, unsigned i)
+{
+	int32_t pid = i == 0 ? 900 : 800, tid = pid;
+	uint64_t ip = 0x401000 + 0x40 * i, count = 1;
+	uint32_t stack = 0;
+	struct sample_rec_keys k = {1, &pid, &tid, &ip, &stack, &count};
+	Prof__Samples sm;
+	Prof__Envelope env;
+	sample_rec_init(&sm, &env, i + 1, &k);
+	sm.t_ns = 1000000; /* both */
+	return store_put_record(s, sid, &env, 100);
+}
+
+static void test_query_churn_same_time_blocks_in_seq_order(void **state)
+{
+	struct fx *f = *state;
+	char path[400];
+	snprintf(path, sizeof(path), "%s/ties.db", f->tmp);
+	assert_int_equal(fill(path, 2, put_tie), 0);
+	struct query_result *r = run_store(path, false, NULL);
+	assert_int_equal(r->total, 2);
+	assert_int_equal(r->nstacks, 2);
+	assert_int_equal(r->stacks[0].pid, 900);
+	assert_int_equal(r->stacks[1].pid, 800);
+	query_result_free(r);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -447,6 +477,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_query_churn_stack_limit_keeps_totals),
 		cmocka_unit_test(test_query_churn_long_lived_first_stays_sliced),
 		cmocka_unit_test(test_query_churn_by_thread_rows_past_stack_cap),
+		cmocka_unit_test(test_query_churn_same_time_blocks_in_seq_order),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
