@@ -330,6 +330,8 @@ int query_run(struct store *s, const struct query_opts *o, struct query_result *
 			  .merge_tasks = o->merge_tasks && !o->tasks_only,
 			  .tasks_only = o->tasks_only,
 			  .max_stacks = QUERY_MAX_STACKS};
+	const char *fc = getenv("PROF_QUERY_FRAME_CACHE"); /* tests: the cache emptied often */
+	b.frame_cache_max = fc && strtoll(fc, NULL, 10) > 0 ? (size_t)strtoll(fc, NULL, 10) : QM_FRAME_CACHE_MAX;
 	const char *ms = getenv("PROF_QUERY_MAX_STACKS");
 	if (ms && strtoll(ms, NULL, 10) > 0)
 		b.max_stacks = (size_t)strtoll(ms, NULL, 10);

@@ -113,6 +113,7 @@ struct build {
 	struct key_map name_stack_ids; /* query_opts.merge_tasks: (session, process name, frames) -> index */
 	bool merge_tasks;
 	bool tasks_only; /* query_opts.tasks_only */
+	size_t frame_cache_max; /* QM_FRAME_CACHE_MAX (PROF_QUERY_FRAME_CACHE: tests) */
 	size_t max_stacks; /* QUERY_MAX_STACKS (PROF_QUERY_MAX_STACKS: tests) */
 	uint32_t *fidx;		  /* every stack's frame indexes */
 	size_t nfidx, capfidx;
@@ -304,6 +305,9 @@ void qm_chains_free(struct qm_chains *c);
  * *samples; the range read in slices of blocks holding about QM_SLICE_KEYS keys (at most ~60 bytes
  * each while summed, per decoding thread), the stacks the same as in one piece. */
 #define QM_SLICE_KEYS (1u << 17)
+/* Entries of a session's frame cache (~120 bytes each with the table: at most ~32 MiB); emptied
+ * when full (query_stacks.c). */
+#define QM_FRAME_CACHE_MAX (1u << 18)
 int qm_read_keys(struct store *s, struct build *b, struct sess *se, const struct query_filter *f, int64_t lo,
 		 int64_t hi, uint64_t *samples);
 /* query_series.c */

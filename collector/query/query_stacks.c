@@ -55,9 +55,6 @@ static int intern_frame(struct build *b, const struct sym_frame *sf, bool kernel
  * the processes that map one file at one place share its entries (a board's programs restarted under
  * new pids: one entry per address, not per address and process); an address in no mapping or in
  * anonymous memory (JIT code: the process's perf map) is the process's own. */
-/* Entries of a session's frame cache (~120 bytes each with the table: at most ~32 MiB); emptied
- * when full. */
-#define QM_FRAME_CACHE_MAX (1u << 18)
 enum { IPK_OWN = 0, IPK_KERNEL = 1, IPK_FILE = 2 };
 struct ip_key {
 	uint32_t who; /* IPK_OWN: the pid; IPK_FILE: the mapping's ident; IPK_KERNEL: 0 */
@@ -98,7 +95,7 @@ static int frame_of(struct build *b, struct sess *se, int32_t pid, uint32_t inc,
 		sf.build_id = m->bidlen ? sym_build_id_hex(m->bid, m->bidlen, hex, sizeof(hex)) : NULL;
 	}
 	int rc = intern_frame(b, &sf, kernel, out);
-	if (rc == 0 && se->frame_of_ip.n >= QM_FRAME_CACHE_MAX)
+	if (rc == 0 && se->frame_of_ip.n >= b->frame_cache_max)
 		key_map_free(&se->frame_of_ip); /* full: emptied (a miss describes the address again) */
 	if (rc == 0)
 		rc = key_map_put(&se->frame_of_ip, &k, klen, *out);

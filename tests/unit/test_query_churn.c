@@ -289,10 +289,21 @@ static void same_result(const struct query_result *a, const struct query_result 
 	}
 }
 
-/* Slices of ~20 records (the keeper's keys in each of them) read as the range in one piece. */
+/* Slices of ~20 records (the keeper's keys in each of them) read as the range in one piece; and with
+ * the frame cache emptied every 50 entries (PROF_QUERY_FRAME_CACHE; 2^18 otherwise, never reached
+ * here), the same stacks and frames. */
 static void test_query_churn_slices_as_one_piece(void **state)
 {
 	struct fx *f = *state;
+	{
+		struct query_result *a = run(f, true, NULL);
+		setenv("PROF_QUERY_FRAME_CACHE", "50", 1);
+		struct query_result *b = run(f, true, NULL);
+		unsetenv("PROF_QUERY_FRAME_CACHE");
+		same_result(a, b);
+		query_result_free(a);
+		query_result_free(b);
+	}
 	for (int merge = 0; merge < 2; merge++) {
 		struct query_result *one = run(f, merge, "100000000");
 		struct query_result *sliced = run(f, merge, "2000");
