@@ -104,6 +104,9 @@ static int fleet_report(const char *path, unsigned check, const struct query_opt
 	/* the rows show a pid only where all of theirs is one: a process name's stacks merged across its
 	 * pids and tids (a board's programs restarted under new pids), except --by thread's (tid rows) */
 	q.merge_tasks = qo->by != QUERY_BY_THREAD;
+	/* --by thread reads no frame: one stack per task, not per task and chain (its rows, not "[other]",
+	 * over a store of many short-lived processes) */
+	q.tasks_only = qo->by == QUERY_BY_THREAD;
 	int rc = query_run(st, &q, &r);
 	if (rc < 0) {
 		log_error("report: cannot query the store: %s", strerror(-rc));

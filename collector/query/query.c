@@ -327,8 +327,11 @@ int query_run(struct store *s, const struct query_opts *o, struct query_result *
 			  .have_blocks = store_has_table(s, "sample_blocks"),
 			  .have_kstacks = store_has_table(s, "sample_kernel_stacks"),
 			  .have_rows = store_has_table(s, "cpu_samples"),
-			  .merge_tasks = o->merge_tasks,
+			  .merge_tasks = o->merge_tasks && !o->tasks_only,
+			  .tasks_only = o->tasks_only,
 			  .max_stacks = QUERY_MAX_STACKS};
+	const char *fc = getenv("PROF_QUERY_FRAME_CACHE"); /* tests: the cache emptied often */
+	b.frame_cache_max = fc && strtoll(fc, NULL, 10) > 0 ? (size_t)strtoll(fc, NULL, 10) : QM_FRAME_CACHE_MAX;
 	const char *ms = getenv("PROF_QUERY_MAX_STACKS");
 	if (ms && strtoll(ms, NULL, 10) > 0)
 		b.max_stacks = (size_t)strtoll(ms, NULL, 10);
@@ -379,8 +382,12 @@ int query_run(struct store *s, const struct query_opts *o, struct query_result *
 	}
 	if (st)
 		db_reset(st);
-	for (size_t i = 0; rc == 0 && i < nss; i++)
+	for (size_t i = 0; rc == 0 && i < nss; i++) {
 		rc = add_session(s, &b, &ss[i], o);
+		/* its mappings, names and frame cache (up to ~32 MiB) go now, not after the last session's
+		 * (what the result keeps of them is pooled) */
+		qm_sess_free(&ss[i]);
+	}
 	store_read_end(s, reading);
 	if (rc == 0 && r->other)
 		log_warn("query: more than %zu distinct stacks (one per process, thread and call chain; "

@@ -62,6 +62,9 @@ struct query_opts {
 				restart under new pids). For views that show no pid of their own (report's
 				top by function, module, process, agent or stack); the order of first meeting
 				is kept. A stack without a process name is never merged. */
+	bool tasks_only;     /* no call chains: one stack per task (session, pid, tid), its one frame
+				"[task]" (report's top by thread, which reads no frame: its rows stay right
+				however many stacks the tasks' chains would make) */
 	void *priv;	     /* copies of list arguments: query_opts_free() */
 };
 
@@ -154,6 +157,7 @@ struct query_stack {
 	const char *agent_id, *board;
 	int64_t session_id;
 	uint64_t sample_ns; /* ns one of its samples stands for: its session's (sample_period.h) */
+	bool other; /* the session's "[other]" stack (past QUERY_MAX_STACKS): no task's, pid and tid 0 */
 };
 
 struct query_session_info {
@@ -210,6 +214,8 @@ struct query_result {
 				   pid range or bits: sample_blocks.pid_*) */
 	uint64_t other;		/* samples of the stacks past QUERY_MAX_STACKS, counted in one stack per session
 				   of process, thread and function "[other]" (warned once), 0 if none */
+	uint64_t keys_held_max; /* the most distinct keys one slice of a session's range summed at once
+				   (query_stacks.c: at most about QM_SLICE_KEYS, whatever the range holds) */
 	void *priv;		/* owned storage */
 };
 

@@ -35,14 +35,19 @@
 /* seq: which of a reused pid's processes the block's keys are (query_incs.c); fmt: whole keys or ids
  * (store_keyids.h; an older store opened read-only has no such column, nor id blocks) */
 #define Q_RANGE " FROM sample_blocks WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3"
-static const char q_blocks[] = "SELECT data, seq, 0" Q_RANGE;
-static const char q_blocks_fmt[] = "SELECT data, seq, fmt" Q_RANGE;
+/* t_ns: where a slice may end (qm_keys_from_blocks' stop_keys). In (t_ns, seq) order on every back end
+ * (review r6 of w45d: without ORDER BY, PostgreSQL may read a whole range in heap order and a slice
+ * of it by the index, so the first-met order, ties in top and what goes to "[other]" differed);
+ * SQLite still searches the (session_id, t_ns) index, sorting only blocks of one t_ns by seq. */
+#define Q_ORDER " ORDER BY t_ns, seq"
+static const char q_blocks[] = "SELECT data, seq, 0, t_ns" Q_RANGE Q_ORDER;
+static const char q_blocks_fmt[] = "SELECT data, seq, fmt, t_ns" Q_RANGE Q_ORDER;
 /* With a --pid filter: only blocks whose pid range holds one of the pids and whose pid bits have one of
  * theirs (an older collector's blocks, without them, always), checked in the index sample_blocks_keys
  * before the row is read; the others counted. */
 #define PID_TERM " AND (pid_bits IS NULL OR (pid_max >= ?4 AND pid_min <= ?5 AND (pid_bits & ?6) != 0))"
-static const char q_blocks_pids[] = "SELECT data, seq, 0" Q_RANGE PID_TERM;
-static const char q_blocks_pids_fmt[] = "SELECT data, seq, fmt" Q_RANGE PID_TERM;
+static const char q_blocks_pids[] = "SELECT data, seq, 0, t_ns" Q_RANGE PID_TERM Q_ORDER;
+static const char q_blocks_pids_fmt[] = "SELECT data, seq, fmt, t_ns" Q_RANGE PID_TERM Q_ORDER;
 static const char q_nblocks_range[] =
     "SELECT COUNT(*) FROM sample_blocks WHERE session_id = ?1 AND t_ns >= ?2 AND t_ns < ?3";
 
@@ -233,6 +238,7 @@ struct pool {
 		pthread_t th;
 		bool started;
 		struct decoder d;
+		size_t nkeys; /* d.ks.n after its last batch (under mu) */
 	} w[QB_MAX_THREADS];
 	size_t nw;
 };
@@ -257,6 +263,7 @@ static void *worker_main(void *arg)
 			err = decode_block(&w->d, b->data + b->off[i], b->off[i + 1] - b->off[i], b->first + i, b->seq[i],
 					   b->fmt[i]);
 		pthread_mutex_lock(&p->mu);
+		w->nkeys = w->d.ks.n;
 		if (err && !p->err)
 			p->err = err;
 		b->next = p->free;
@@ -329,7 +336,8 @@ static int pool_start(struct pool *p, unsigned n, const struct decoder *proto)
 		struct worker *w = &p->w[i];
 		w->p = p;
 		w->d = (struct decoder){
-		    .f = proto->f, .se = proto->se, .kd = proto->kd, .sid = proto->sid, .cached = proto->cached};
+		    .f = proto->f, .se = proto->se, .kd = proto->kd, .sid = proto->sid, .cached = proto->cached,
+		    .warned = proto->warned};
 		for (size_t j = 0; j < 64; j++)
 			w->d.ic[j].seq = -1;
 		if (pthread_create(&w->th, NULL, worker_main, w) != 0)
@@ -372,8 +380,7 @@ static int pool_finish(struct pool *p, struct kset *ks, bool *warned)
 	return rc;
 }
 
-/* The blocks of the range a --pid filter passes over: those of the range less those read. */
-static int count_passed(struct store *s, struct build *b, int64_t sid, int64_t lo, int64_t hi, uint64_t read)
+int qm_count_passed(struct store *s, struct build *b, int64_t sid, int64_t lo, int64_t hi, uint64_t read)
 {
 	struct db_stmt *st = store_stmt(s, q_nblocks_range);
 	if (!st)
@@ -388,22 +395,37 @@ static int count_passed(struct store *s, struct build *b, int64_t sid, int64_t l
 	return rc < 0 ? rc : 0;
 }
 
-int qm_keys_from_blocks(struct store *s, struct build *bu, const struct sess *se, const struct query_filter *f,
-			int64_t lo, int64_t hi, struct kset *ks)
+/* The keys summed so far: the calling thread's and the workers' as of their last batch (a key met by
+ * several counted once each: at least the distinct keys, up to the batches in flight). */
+static size_t keys_held(const struct decoder *d, struct pool *p, bool pooled)
 {
+	size_t n = d->ks.n;
+	if (!pooled)
+		return n;
+	pthread_mutex_lock(&p->mu);
+	for (size_t i = 0; i < p->nw; i++)
+		n += p->w[i].nkeys;
+	pthread_mutex_unlock(&p->mu);
+	return n;
+}
+
+int qm_keydict_load(struct store *s, struct build *bu, int64_t sid, struct store_keydict *kd)
+{
+	/* one statement at a time: no block row held meanwhile */
+	return bu->have_key_ids ? store_keydict_load(s, sid, STORE_KEYIDS_READ_MAX, kd) : 0;
+}
+
+int qm_keys_from_blocks(struct store *s, struct build *bu, const struct sess *se, const struct query_filter *f,
+			const struct store_keydict *kd, int64_t lo, int64_t hi, size_t stop_keys, int64_t *stop_t,
+			struct kset *ks)
+{
+	*stop_t = hi;
 	int64_t sid = se->id;
 	bool by_pid = f->npids && bu->have_pid_cols;
-	/* the session's dictionary first (one statement at a time: no block row held meanwhile) */
-	struct store_keydict kd = {0};
-	int lrc = bu->have_key_ids ? store_keydict_load(s, sid, STORE_KEYIDS_READ_MAX, &kd) : 0;
-	if (lrc < 0)
-		return lrc;
 	struct db_stmt *st = store_stmt(s, by_pid ? (bu->have_key_ids ? q_blocks_pids_fmt : q_blocks_pids)
 					      : (bu->have_key_ids ? q_blocks_fmt : q_blocks));
-	if (!st) {
-		store_keydict_free(&kd);
+	if (!st)
 		return -EIO;
-	}
 	db_bind_i64(st, 1, sid);
 	db_bind_i64(st, 2, lo);
 	db_bind_i64(st, 3, hi);
@@ -419,7 +441,7 @@ int qm_keys_from_blocks(struct store *s, struct build *bu, const struct sess *se
 		db_bind_i64(st, 5, pmax);
 		db_bind_i64(st, 6, (int64_t)bits);
 	}
-	struct decoder d = {.ks = *ks, .f = f, .se = se, .kd = &kd, .sid = sid,
+	struct decoder d = {.ks = *ks, .f = f, .se = se, .kd = kd, .sid = sid, .warned = bu->damaged_sid == sid,
 			     /* the cache keys a key by its bytes alone: not where a pid's keys differ by record (reuse) */
 			     .cached = key_cache_on() && !se->nstarts};
 	for (size_t j = 0; j < 64; j++)
@@ -431,7 +453,16 @@ int qm_keys_from_blocks(struct store *s, struct build *bu, const struct sess *se
 	int rc = 0, err = 0;
 	uint64_t no = 0;
 	size_t seq_bytes = 0; /* read on the calling thread before the pool */
+	int64_t last_t = lo;
 	while (!err && (rc = db_step(st)) == 1) {
+		int64_t t = db_col_i64(st, 3);
+		/* stop_keys held: the slice ends where t_ns changes (the next one starts there), whatever the
+		 * blocks' key counts said (keys of long-lived processes, then a burst of short ones) */
+		if (stop_keys && no && t != last_t && keys_held(&d, &p, pooled) >= stop_keys) {
+			*stop_t = t;
+			break;
+		}
+		last_t = t;
 		size_t zlen;
 		const uint8_t *z = db_col_blob(st, 0, &zlen);
 		int64_t seq = db_col_i64(st, 1);
@@ -487,14 +518,13 @@ int qm_keys_from_blocks(struct store *s, struct build *bu, const struct sess *se
 	qm_kcache_flush(&d.kc, &d.ks);
 	flush_ids(&d);
 	decoder_free(&d);
-	store_keydict_free(&kd);
+	if (d.warned)
+		bu->damaged_sid = sid; /* warned once per session's range, not per slice */
 	*ks = d.ks;
 	if (!err && rc < 0)
 		err = rc;
 	if (pooled)
 		ks->unordered = true; /* merged: qm_kset_order puts the rows back in order */
 	bu->r->blocks_read += no;
-	if (!err && by_pid)
-		err = count_passed(s, bu, sid, lo, hi, no);
 	return err;
 }

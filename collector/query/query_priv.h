@@ -57,6 +57,22 @@ struct inc_start {
 /* qm_find_map: any mapping of the pid (the latest declared holding the address), whichever process. */
 #define QM_INC_ANY UINT32_MAX
 
+/* A process's mappings by start (ties: in declaration order), each with the largest end of it and
+ * those before it: the mappings holding an address are found from the last start at or below it,
+ * going down while that largest end is above it (mappings met over a session may overlap: a file
+ * mapped again where another was; the latest declared wins, as in qm_find_map). query_sess.c */
+struct mix_ent {
+	uint64_t start, end, maxend;
+	size_t row; /* in sess.maps */
+};
+struct map_index {
+	bool set;
+	int32_t pid;
+	uint32_t inc;
+	struct mix_ent *ent;
+	size_t n, cap;
+};
+
 /* The session being read. */
 struct sess {
 	int64_t id;
@@ -74,6 +90,7 @@ struct sess {
 	struct inc_start *starts;
 	size_t nstarts;
 	struct key_map frame_of_ip; /* (pid, ip, kernel) -> frame index */
+	struct map_index *mix;	    /* QM_MIX_SLOTS, made at the first qm_find_map_indexed (query_sess.c) */
 	struct sym_resolver
 	    *ksr; /* kernel functions of its boot (the agent's KernelSymbols), NULL: b->sr's */
 	struct perf_map_sym *jit; /* JIT symbols (PerfMap records), sorted by (pid, start) */
@@ -95,6 +112,8 @@ struct build {
 	struct key_map stack_ids; /* (session, pid, tid, frames) -> stack index */
 	struct key_map name_stack_ids; /* query_opts.merge_tasks: (session, process name, frames) -> index */
 	bool merge_tasks;
+	bool tasks_only; /* query_opts.tasks_only */
+	size_t frame_cache_max; /* QM_FRAME_CACHE_MAX (PROF_QUERY_FRAME_CACHE: tests) */
 	size_t max_stacks; /* QUERY_MAX_STACKS (PROF_QUERY_MAX_STACKS: tests) */
 	uint32_t *fidx;		  /* every stack's frame indexes */
 	size_t nfidx, capfidx;
@@ -113,6 +132,7 @@ struct build {
 	int event_id; /* -1 none yet, -2 mixed */
 	int64_t event_sid;
 	int be_min, be_max;
+	int64_t damaged_sid; /* the session a damaged block was last warned of (0: none) */
 };
 
 /* The keys of a range summed: an open-addressing set on the key's fields (query_keys.c). */
@@ -193,6 +213,11 @@ bool qm_inc_names(const struct sess *se, int32_t pid, int32_t tid, uint32_t inc,
 		  const char **thread);
 /* The mapping of pid's process inc (QM_INC_ANY: any of the pid's) holding ip, NULL if none. */
 const struct map_row *qm_find_map(const struct sess *se, int32_t pid, uint32_t inc, uint64_t ip);
+/* The same mapping, found by bisection in an index of the process's mappings by address (made at its
+ * first look-up, kept for the last process met in each of QM_MIX_SLOTS slots by pid): a process with
+ * thousands of mappings (ART, JVM) is not scanned at every frame. */
+#define QM_MIX_SLOTS 64
+const struct map_row *qm_find_map_indexed(struct sess *se, int32_t pid, uint32_t inc, uint64_t ip);
 /* Process and thread names of (pid, tid) in pid's process inc. */
 void qm_task_names(const struct sess *se, int32_t pid, int32_t tid, uint32_t inc, const char **comm,
 		   const char **thread);
@@ -243,8 +268,18 @@ void qm_kcache_flush(struct qm_kcache *c, struct kset *ks);
 void qm_kcache_free(struct qm_kcache *c);
 /* query_blocks.c: the blocks of a range decoded (on up to qm_decode_threads() threads) and summed, each
  * key's inc set from its block's seq where se has a reused pid. */
+/* stop_keys (0: none): the read ends at the first change of t_ns once about that many keys are
+ * summed, *stop_t that t_ns (hi where the range was read whole): [lo, *stop_t) was read. */
+struct store_keydict;
 int qm_keys_from_blocks(struct store *s, struct build *b, const struct sess *se, const struct query_filter *f,
-			int64_t lo, int64_t hi, struct kset *ks);
+			const struct store_keydict *kd, int64_t lo, int64_t hi, size_t stop_keys, int64_t *stop_t,
+			struct kset *ks);
+/* The session's key dictionary (id blocks, store_keyids.h) for qm_keys_from_blocks: loaded once per
+ * session's range, not per slice (none where the store has no key ids). */
+int qm_keydict_load(struct store *s, struct build *b, int64_t sid, struct store_keydict *kd);
+/* The blocks of [lo, hi) a --pid filter passed over (read: those decoded) added to blocks_passed:
+ * once per session's range (qm_read_keys), not per slice. */
+int qm_count_passed(struct store *s, struct build *b, int64_t sid, int64_t lo, int64_t hi, uint64_t read);
 unsigned qm_decode_threads(void);
 int qm_keys_from_rows(struct store *s, int64_t sid, const struct query_filter *f, int64_t lo, int64_t hi,
 		      bool uncovered, struct kset *ks);
@@ -270,6 +305,9 @@ void qm_chains_free(struct qm_chains *c);
  * *samples; the range read in slices of blocks holding about QM_SLICE_KEYS keys (at most ~60 bytes
  * each while summed, per decoding thread), the stacks the same as in one piece. */
 #define QM_SLICE_KEYS (1u << 17)
+/* Entries of a session's frame cache (~120 bytes each with the table: at most ~32 MiB); emptied
+ * when full (query_stacks.c). */
+#define QM_FRAME_CACHE_MAX (1u << 18)
 int qm_read_keys(struct store *s, struct build *b, struct sess *se, const struct query_filter *f, int64_t lo,
 		 int64_t hi, uint64_t *samples);
 /* query_series.c */

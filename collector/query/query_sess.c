@@ -36,6 +36,9 @@ void qm_sess_free(struct sess *se)
 	free(se->starts);
 	store_perf_map_free(se->jit, se->njit);
 	key_map_free(&se->frame_of_ip);
+	for (size_t i = 0; se->mix && i < QM_MIX_SLOTS; i++)
+		free(se->mix[i].ent);
+	free(se->mix);
 	memset(se, 0, sizeof(*se));
 }
 
@@ -313,6 +316,63 @@ const struct map_row *qm_find_map(const struct sess *se, int32_t pid, uint32_t i
 		if (ip >= se->maps[i].start && ip < se->maps[i].end && se->maps[i].id >= lo && se->maps[i].id < hi)
 			return &se->maps[i];
 	return NULL;
+}
+
+
+/* Below this many mappings a process's are scanned (qm_find_map): an index costs more than it saves. */
+#define QM_MIX_MIN 16
+
+static int cmp_mix(const void *a, const void *b)
+{
+	const struct mix_ent *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->row < y->row ? -1 : x->row > y->row;
+}
+
+static int mix_build(const struct sess *se, struct map_index *mi, int32_t pid, uint32_t inc, size_t first,
+		     size_t end)
+{
+	int64_t lo, hi;
+	qm_inc_map_ids(se, pid, inc, &lo, &hi);
+	mi->set = false;
+	mi->n = 0;
+	if (qm_grow((void **)&mi->ent, &mi->cap, end - first, sizeof(*mi->ent)) < 0)
+		return -ENOMEM;
+	for (size_t i = first; i < end; i++)
+		if (se->maps[i].id >= lo && se->maps[i].id < hi)
+			mi->ent[mi->n++] = (struct mix_ent){se->maps[i].start, se->maps[i].end, 0, i};
+	qsort(mi->ent, mi->n, sizeof(*mi->ent), cmp_mix);
+	for (size_t i = 0; i < mi->n; i++)
+		mi->ent[i].maxend = i && mi->ent[i - 1].maxend > mi->ent[i].end ? mi->ent[i - 1].maxend : mi->ent[i].end;
+	mi->set = true;
+	mi->pid = pid;
+	mi->inc = inc;
+	return 0;
+}
+
+const struct map_row *qm_find_map_indexed(struct sess *se, int32_t pid, uint32_t inc, uint64_t ip)
+{
+	size_t first = lower_pid(se->maps, se->nmaps, sizeof(*se->maps), offsetof(struct map_row, pid), pid);
+	size_t end = lower_pid(se->maps, se->nmaps, sizeof(*se->maps), offsetof(struct map_row, pid), pid + 1);
+	if (end - first < QM_MIX_MIN || (!se->mix && !(se->mix = calloc(QM_MIX_SLOTS, sizeof(*se->mix)))))
+		return qm_find_map(se, pid, inc, ip);
+	struct map_index *mi = &se->mix[(uint32_t)pid % QM_MIX_SLOTS];
+	if ((!mi->set || mi->pid != pid || mi->inc != inc) && mix_build(se, mi, pid, inc, first, end) < 0)
+		return qm_find_map(se, pid, inc, ip); /* no memory for the index: scanned */
+	size_t l = 0, h = mi->n; /* the first start above ip */
+	while (l < h) {
+		size_t m = l + (h - l) / 2;
+		if (mi->ent[m].start <= ip)
+			l = m + 1;
+		else
+			h = m;
+	}
+	const struct mix_ent *best = NULL;
+	for (size_t k = l; k-- > 0 && mi->ent[k].maxend > ip;)
+		if (ip < mi->ent[k].end && (!best || mi->ent[k].row > best->row))
+			best = &mi->ent[k];
+	return best ? &se->maps[best->row] : NULL;
 }
 
 /* Process and thread names of (pid, tid) in the pid's process inc (0: the first, sample_tasks). */

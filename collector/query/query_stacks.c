@@ -12,6 +12,7 @@
 #include "query_priv.h"
 #include "sat.h"
 #include "store/store_blocks.h"
+#include "store/store_keyids.h"
 #include "symbols.h"
 #include "validate_perf_map.h"
 
@@ -54,9 +55,6 @@ static int intern_frame(struct build *b, const struct sym_frame *sf, bool kernel
  * the processes that map one file at one place share its entries (a board's programs restarted under
  * new pids: one entry per address, not per address and process); an address in no mapping or in
  * anonymous memory (JIT code: the process's perf map) is the process's own. */
-/* Entries of a session's frame cache (~120 bytes each with the table: at most ~32 MiB); emptied
- * when full. */
-#define QM_FRAME_CACHE_MAX (1u << 18)
 enum { IPK_OWN = 0, IPK_KERNEL = 1, IPK_FILE = 2 };
 struct ip_key {
 	uint32_t who; /* IPK_OWN: the pid; IPK_FILE: the mapping's ident; IPK_KERNEL: 0 */
@@ -71,7 +69,7 @@ struct ip_key {
 static int frame_of(struct build *b, struct sess *se, int32_t pid, uint32_t inc, uint64_t ip, bool kernel,
 		    uint32_t *out)
 {
-	const struct map_row *m = kernel ? NULL : qm_find_map(se, pid, inc, ip);
+	const struct map_row *m = kernel ? NULL : qm_find_map_indexed(se, pid, inc, ip);
 	struct ip_key k = {(uint32_t)pid, IPK_OWN, ip, inc, 0};
 	if (kernel)
 		k = (struct ip_key){0, IPK_KERNEL, ip, 0, 0};
@@ -97,7 +95,7 @@ static int frame_of(struct build *b, struct sess *se, int32_t pid, uint32_t inc,
 		sf.build_id = m->bidlen ? sym_build_id_hex(m->bid, m->bidlen, hex, sizeof(hex)) : NULL;
 	}
 	int rc = intern_frame(b, &sf, kernel, out);
-	if (rc == 0 && se->frame_of_ip.n >= QM_FRAME_CACHE_MAX)
+	if (rc == 0 && se->frame_of_ip.n >= b->frame_cache_max)
 		key_map_free(&se->frame_of_ip); /* full: emptied (a miss describes the address again) */
 	if (rc == 0)
 		rc = key_map_put(&se->frame_of_ip, &k, klen, *out);
@@ -155,7 +153,8 @@ static int other_stack(struct build *b, struct sess *se, uint64_t count)
 		sat_inc_u64(&r->stacks[idx].count, count);
 		return 0;
 	}
-	struct sym_frame sf = {.name = "[other]", .module = "[other]"};
+	/* a function of its own (an export names it), not an unresolved address of a module */
+	struct sym_frame sf = {.name = "[other]", .module = "[other]", .resolved = true};
 	uint32_t f;
 	const char *other = str_pool_intern(&b->pool, "[other]");
 	if (!other || intern_frame(b, &sf, false, &f) < 0)
@@ -164,6 +163,8 @@ static int other_stack(struct build *b, struct sess *se, uint64_t count)
 	b->max_stacks = SIZE_MAX; /* this one is made */
 	int rc = new_stack(b, se, &b->stack_ids, key, sizeof(key), other, other, 0, 0, &f, 1, count);
 	b->max_stacks = keep;
+	if (rc == 0)
+		r->stacks[r->nstacks - 1].other = true; /* not the idle task's (pid 0) nor a task's (views) */
 	return rc;
 }
 
@@ -277,14 +278,17 @@ static int add_stack(struct build *b, struct sess *se, int32_t pid, int32_t tid,
 	return new_stack(b, se, &b->stack_ids, key, klen, nm->comm, nm->thread, pid, tid, fr, nfr, count);
 }
 
-/* The keys of [lo, hi) summed, then each turned into its stack in the order first met. */
-static int slice_stacks(struct store *s, struct build *b, struct sess *se, const struct query_filter *f, int64_t lo,
-			int64_t hi, bool old_rows, struct names_memo *memo, size_t *distinct, uint64_t *samples)
+/* The keys of [lo, hi) summed, then each turned into its stack in the order first met; where
+ * stop_keys keys are summed before hi, only [lo, *stop_t) (query_priv.h: qm_keys_from_blocks). */
+static int slice_stacks(struct store *s, struct build *b, struct sess *se, const struct query_filter *f,
+			const struct store_keydict *kd, int64_t lo, int64_t hi, size_t stop_keys, int64_t *stop_t,
+			bool old_rows, struct names_memo *memo, size_t *distinct, uint64_t *samples)
 {
 	struct kset ks = {0};
 	int rc = 0;
+	*stop_t = hi;
 	if (b->have_blocks)
-		rc = qm_keys_from_blocks(s, b, se, f, lo, hi, &ks);
+		rc = qm_keys_from_blocks(s, b, se, f, kd, lo, hi, old_rows ? 0 : stop_keys, stop_t, &ks);
 	if (rc == 0 && old_rows)
 		rc = qm_keys_from_rows(s, se->id, f, lo, hi, b->have_blocks, &ks);
 	if (rc == 0)
@@ -292,12 +296,14 @@ static int slice_stacks(struct store *s, struct build *b, struct sess *se, const
 	const struct store_block_key *rows = ks.rows;
 	size_t n = ks.n;
 	*distinct = n;
+	if (n > b->r->keys_held_max)
+		b->r->keys_held_max = n;
 	struct qm_chains uc = {0}, kc = {0};
 	uint32_t *ids = NULL;
 	size_t capids = 0;
 	for (size_t i = 0; rc >= 0 && i < n; i++) {
 		const struct store_block_key *k = &rows[i];
-		if (i % CHAIN_CHUNK == 0) /* the chains of the next CHAIN_CHUNK keys, read in batches */
+		if (i % CHAIN_CHUNK == 0 && !b->tasks_only) /* the next CHAIN_CHUNK keys' chains, in batches */
 			rc = load_chunk(s, b, se->id, rows + i, n - i < CHAIN_CHUNK ? n - i : CHAIN_CHUNK, &ids, &capids,
 					&uc, &kc);
 		if (rc < 0)
@@ -307,6 +313,15 @@ static int slice_stacks(struct store *s, struct build *b, struct sess *se, const
 			qm_task_names(se, k->pid, k->tid, k->inc, &comm, &thread);
 			if (!qm_in_str_list(f->comms, f->ncomms, comm))
 				continue;
+		}
+		if (b->tasks_only) { /* the task's one stack */
+			uint32_t t;
+			struct sym_frame sf = {.name = "[task]", .module = "[task]", .resolved = true};
+			rc = intern_frame(b, &sf, false, &t);
+			if (rc == 0)
+				rc = add_stack(b, se, k->pid, k->tid, k->inc, &t, 1, k->count, memo);
+			sat_inc_u64(samples, k->count);
+			continue;
 		}
 		uint64_t ips[MAX_FRAMES], kips[MAX_FRAMES / 2];
 		size_t nchain = 0, nk = 0;
@@ -395,27 +410,46 @@ int qm_read_keys(struct store *s, struct build *b, struct sess *se, const struct
 	/* an older collector's rows are summed after the blocks: the range in one piece there */
 	if (rc == 0 && b->have_blocks && !old_rows)
 		rc = range_blocks(s, se->id, lo, hi, &bk, &nb);
+	struct store_keydict kd = {0};
+	if (rc == 0 && b->have_blocks)
+		rc = qm_keydict_load(s, b, se->id, &kd);
 	struct names_memo memo = {0};
 	/* A slice's blocks hold about limit keys. Where the keys repeat from block to block (a board's
 	 * long-lived processes), each slice holds far fewer distinct keys than that: the next slice's
-	 * limit grows by the last one's ratio, so such a range is read in about two slices. */
-	uint64_t limit = slice;
+	 * limit grows by the last one's ratio, at most 16 times the last limit (a slice that ends early
+	 * below reads the rest of its blocks for nothing on PostgreSQL, whose rows are streamed: at most
+	 * 16 times the last slice's), so such a range is read in a few slices (a normal 10^7 store: 3;
+	 * x2 made it 7, +0.03 s of 0.27). Whatever the limit, a slice ends (where t_ns changes) once it has summed `slice`
+	 * keys (review r6 of w45d: long-lived processes first raised the limit, and a later burst of
+	 * short-lived ones was read as one piece); the next one starts there at the first limit. */
+	uint64_t limit = slice, read0 = b->r->blocks_read;
 	int64_t from = lo;
 	for (size_t i = 0; rc == 0;) {
 		uint64_t acc = 0;
 		size_t j = i;
 		while (j < nb && (acc == 0 || acc + bk[j].keys <= limit || bk[j].t == bk[j - 1].t))
 			acc += bk[j++].keys;
-		int64_t to = j < nb ? bk[j].t : hi;
+		int64_t to = j < nb ? bk[j].t : hi, stop = to;
 		size_t distinct = 0;
-		rc = slice_stacks(s, b, se, f, from, to, old_rows, &memo, &distinct, samples);
+		rc = slice_stacks(s, b, se, f, &kd, from, to, (size_t)slice, &stop, old_rows, &memo, &distinct, samples);
+		if (rc == 0 && stop < to) { /* ended early: the next slice from stop */
+			while (i < nb && bk[i].t < stop)
+				i++;
+			from = stop;
+			limit = slice;
+			continue;
+		}
 		if (j >= nb)
 			break;
 		uint64_t ratio = acc / (distinct ? distinct : 1);
-		limit = slice * (ratio > 1 ? (ratio < 4096 ? ratio : 4096) : 1);
+		uint64_t next = slice * (ratio > 1 ? (ratio < 4096 ? ratio : 4096) : 1);
+		limit = next < 16 * limit ? next : 16 * limit;
 		from = to;
 		i = j;
 	}
 	free(bk);
+	store_keydict_free(&kd);
+	if (rc == 0 && b->have_blocks && f->npids && b->have_pid_cols)
+		rc = qm_count_passed(s, b, se->id, lo, hi, b->r->blocks_read - read0);
 	return rc;
 }

@@ -74,7 +74,7 @@ static int add_task(const struct task *k, const struct query_result *r, struct s
 	}
 	uint64_t sampled = 0;
 	for (size_t i = 0; r && i < r->nstacks; i++)
-		if (r->stacks[i].tid == k->tid && r->stacks[i].pid == k->pid)
+		if (r->stacks[i].tid == k->tid && r->stacks[i].pid == k->pid && !r->stacks[i].other)
 			sampled += r->stacks[i].count;
 	if (rc < 0 || !on_ms)
 		return rc;
@@ -87,7 +87,7 @@ static int add_task(const struct task *k, const struct query_result *r, struct s
 	uint64_t cum = 0, given = 0;
 	for (size_t i = 0; rc == 0 && i < r->nstacks; i++) {
 		const struct query_stack *s = &r->stacks[i];
-		if (s->tid != k->tid || s->pid != k->pid)
+		if (s->tid != k->tid || s->pid != k->pid || s->other)
 			continue;
 		cum += s->count;
 		uint64_t upto = (uint64_t)((double)on_ms * (double)cum / (double)sampled + 0.5), ms = upto - given;
