@@ -108,6 +108,8 @@ int store_keyids_encode(struct store *s, int64_t sid, uint64_t seq, const struct
 /* The transaction ended: committed (the dictionaries' new ids kept) or not (every dictionary dropped,
  * each reloaded at its session's next record). */
 void store_keyids_tx_end(struct store *s, bool committed);
+/* Session sid deleted: its dictionary dropped (a session given its id again starts at id 0). */
+void store_keyids_forget(struct store *s, int64_t sid);
 /* A savepoint was sent (records sent ahead, store_ahead.c) / rolled back to. */
 void store_keyids_savepoint(struct store *s);
 void store_keyids_to_savepoint(struct store *s);

@@ -31,6 +31,7 @@ struct kw_sess {
 	uint32_t *slots;	/* id + 1, 0 free; at most half full */
 	size_t scap;
 	uint64_t used; /* the writer's tick at its last record */
+	uint64_t tx;   /* the writer's transaction it was loaded or checked in */
 	bool off;      /* its stored dictionary is damaged: the key format only */
 };
 
@@ -38,8 +39,11 @@ struct store_keyw {
 	struct kw_sess **v;
 	size_t n, cap;
 	uint64_t tick;
+	uint64_t tx; /* transactions ended */
 };
 
+static const char q_end[] =
+    "SELECT first_id + n FROM sample_key_ids WHERE session_id = ?1 ORDER BY first_id DESC LIMIT 1";
 static const char ins_chunk[] =
     "INSERT INTO sample_key_ids (session_id, first_id, seq, n, data) VALUES (?1, ?2, ?3, ?4, ?5)";
 
@@ -160,6 +164,19 @@ static bool make_room(struct store_keyw *w, const struct kw_sess *keep, size_t n
 	return true;
 }
 
+/* Where session sid's stored ids end (0: none) into *end. 0 or -errno. */
+static int stored_end(struct store *s, int64_t sid, int64_t *end)
+{
+	struct db_stmt *st = store_stmt(s, q_end);
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, sid);
+	int rc = db_step(st);
+	*end = rc == 1 ? db_col_i64(st, 0) : 0;
+	db_reset(st);
+	return rc < 0 ? rc : 0;
+}
+
 static struct kw_sess *sess_of(struct store *s, int64_t sid, int *err)
 {
 	struct store_keyw *w = s->keyw;
@@ -171,8 +188,25 @@ static struct kw_sess *sess_of(struct store *s, int64_t sid, int *err)
 	w->tick++;
 	for (size_t i = 0; i < w->n; i++)
 		if (w->v[i]->sid == sid) {
-			w->v[i]->used = w->tick;
-			return w->v[i];
+			struct kw_sess *k = w->v[i];
+			if (k->tx != w->tx && !k->off) {
+				/* its first record in this transaction: the store's ids end where the dictionary's
+				 * committed ones do, else it is stale (the session deleted and its id given again,
+				 * another process wrote it): loaded again */
+				int64_t end = 0;
+				int rc = stored_end(s, sid, &end);
+				if (rc < 0) {
+					*err = rc;
+					return NULL;
+				}
+				if (end != (int64_t)k->committed) {
+					drop_at(w, i);
+					break;
+				}
+			}
+			k->tx = w->tx;
+			k->used = w->tick;
+			return k;
 		}
 	if (w->n == w->cap) {
 		size_t nc = w->cap ? 2 * w->cap : 8;
@@ -191,6 +225,7 @@ static struct kw_sess *sess_of(struct store *s, int64_t sid, int *err)
 	}
 	k->sid = sid;
 	k->used = w->tick;
+	k->tx = w->tx;
 	/* at most the cap's ids: a longer (a collector with a higher cap wrote it) or damaged dictionary is
 	 * not written on (a new chunk after its end could meet a stored one forever): whole keys */
 	int rc = store_keydict_load(s, sid, store_keyids_session_max(), &k->d);
@@ -320,9 +355,21 @@ int store_keyids_encode(struct store *s, int64_t sid, uint64_t seq, const struct
 	return 1;
 }
 
+void store_keyids_forget(struct store *s, int64_t sid)
+{
+	struct store_keyw *w = s->keyw;
+	for (size_t i = 0; w && i < w->n; i++)
+		if (w->v[i]->sid == sid) {
+			drop_at(w, i);
+			return;
+		}
+}
+
 void store_keyids_tx_end(struct store *s, bool committed)
 {
 	struct store_keyw *w = s->keyw;
+	if (w)
+		w->tx++;
 	for (size_t i = 0; w && i < w->n;) {
 		struct kw_sess *k = w->v[i];
 		if (committed) {
