@@ -75,6 +75,8 @@ static inline size_t store_idblock_get(const uint8_t *p, size_t len, uint32_t nk
 		v[i] = r;
 		off += j + 1;
 	}
+	if ((v[0] >> 1) > (uint64_t)nkeys + 1)
+		return 0; /* past any id either way (and *prev + 1 + d below could overflow) */
 	int64_t d = (int64_t)(v[0] >> 1) ^ -(int64_t)(v[0] & 1);
 	int64_t x = *prev + 1 + d;
 	if (x < 0 || x >= (int64_t)nkeys)

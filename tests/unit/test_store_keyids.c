@@ -442,6 +442,29 @@ static void test_keyids_damaged_block(void **state)
 	free(r);
 }
 
+/* A forged id block whose difference is near 2^63 (w45g): damaged, warned, read up to there, with no
+ * overflow (UBSan stops this test at one: __ubsan_default_options below). */
+static void test_keyids_forged_delta(void **state)
+{
+	struct fx *f = *state;
+	struct store *s = fx_open_store(f);
+	int64_t sid = new_session(s);
+	for (uint64_t seq = 1; seq <= 3; seq++)
+		assert_int_equal(put_keys(s, sid, seq, 4, 0x1000), 1);
+	assert_int_equal(store_commit(s), 0);
+	store_close(s);
+	/* seq 2: id 0 count 7, then zigzag 2^64 - 2 (a difference of 2^63 - 1) count 5 */
+	char sql[256];
+	snprintf(sql, sizeof(sql), "UPDATE sample_blocks SET data = %s WHERE seq = 2",
+		 f->b == B_PG ? "'\\x0007feffffffffffffffff0105'::bytea" : "X'0007FEFFFFFFFFFFFFFFFF0105'");
+	exec_sql(f, sql);
+	char *r = rows_of(f, NULL);
+	char want[64];
+	snprintf(want, sizeof(want), "total %llu ", (unsigned long long)(sum_of(1, 4) + 7 + sum_of(3, 4)));
+	assert_memory_equal(r, want, strlen(want));
+	free(r);
+}
+
 /* Prune of a whole session deletes its dictionary too; another session's stays. */
 static void test_keyids_prune(void **state)
 {
@@ -512,6 +535,13 @@ static void test_keyids_deleted_session(void **state)
 	free(r);
 }
 
+/* Undefined behaviour stops the test (UBSan builds; ignored elsewhere). */
+const char *__ubsan_default_options(void);
+const char *__ubsan_default_options(void)
+{
+	return "halt_on_error=1:print_stacktrace=1";
+}
+
 #define BOTH(t)                                                                                                 \
 	{#t "_sqlite", t, fx_setup_sqlite, fx_teardown, NULL}, {#t "_postgresql", t, fx_setup_pg, fx_teardown, NULL}
 
@@ -529,6 +559,7 @@ int main(void)
 	    BOTH(test_keyids_damaged_block),
 	    BOTH(test_keyids_prune),
 	    BOTH(test_keyids_deleted_session),
+	    BOTH(test_keyids_forged_delta),
 	};
 	return cmocka_run_group_tests_name("store_keyids", tests, fx_group_setup, fx_group_teardown);
 }
