@@ -34,6 +34,10 @@ struct store;
  * PROF_STORE_KEY_IDS_BYTES sets a lower one, for tests). */
 #define STORE_KEYIDS_SESSION_MAX (1u << 20)
 #define STORE_KEYIDS_WRITER_BYTES (64u << 20)
+/* A dictionary is evicted for another session's only after this many seconds without a record
+ * (PROF_STORE_KEY_IDS_IDLE_S sets another, for tests): where the sessions written within it do not fit
+ * the bound, the one without room writes whole keys (w45g: no reload on every record). */
+#define STORE_KEYIDS_IDLE_S 60
 
 /* A session's keys by id (count 0). */
 struct store_keydict {
@@ -116,6 +120,14 @@ void store_keyids_forget(struct store *s, int64_t sid);
 void store_keyids_savepoint(struct store *s);
 void store_keyids_to_savepoint(struct store *s);
 void store_keyids_free(struct store *s);
+/* The writer's counts since the store was opened: sessions' dictionaries loaded (a session evicted
+ * and written again loads again), records written as whole keys for lack of room in the bound, and
+ * the dictionaries' bytes now. */
+struct store_keyids_stats {
+	uint64_t loads, fallbacks;
+	size_t bytes;
+};
+void store_keyids_stats(const struct store *s, struct store_keyids_stats *st);
 /* For tests: the writer's per-session cap now in force. */
 uint32_t store_keyids_session_max(void);
 
