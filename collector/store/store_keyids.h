@@ -105,6 +105,16 @@ bool store_has_key_ids(struct store *s);
  * then read as damaged). 0, 1 (stopped at such a chunk) or -errno. */
 int store_keydict_load(struct store *s, int64_t sid, uint32_t max, struct store_keydict *d);
 
+/* The chunks of session sid stored past d's last id appended to d (up to the first missing or
+ * damaged one, quietly: the load warned), at most max ids: 0 or -errno. */
+int store_keydict_extend(struct store *s, int64_t sid, uint32_t max, struct store_keydict *d);
+/* store_block_next for a reader whose dictionary was loaded before its blocks' statement ran (w45g:
+ * without one read snapshot a block and its chunk committed in between refer to ids past d): at an
+ * id block's key that does not decode, the first time (*extended false), d is extended from the
+ * store (ids only grow) and the key decoded again; 0 only then. */
+size_t store_block_next_fresh(struct store *s, int64_t sid, const uint8_t *p, size_t len, int fmt,
+			      struct store_keydict *d, bool *extended, int64_t *prev, struct store_block_key *k);
+
 /* Writer (store_keyids_w.c): the record's keys as an id block of session sid into out (room for
  * n * STORE_IDBLOCK_MAX_KEY_BYTES), its new keys' chunk written in the open transaction. 1: out
  * holds the id block (*len bytes); 0: write the key format (ids off, or the session's cap reached);

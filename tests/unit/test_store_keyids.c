@@ -511,6 +511,52 @@ static void test_keyids_forged_delta(void **state)
 	free(r);
 }
 
+/* A reader's dictionary loaded before another writer's commit (w45g; the readers read it and then the
+ * blocks as two statements): a block of that commit refers to ids past it; store_block_next_fresh extends
+ * the dictionary from the store once and decodes them, and still calls an id past every stored one
+ * damaged. */
+static void test_keyids_reader_stale_dict(void **state)
+{
+	struct fx *f = *state;
+	struct store *a = fx_open_store(f);
+	int64_t sid = new_session(a);
+	assert_int_equal(put_keys(a, sid, 1, 6, 0x1000), 1); /* ids 0..5 */
+	assert_int_equal(store_commit(a), 0);
+	struct store *r = NULL;
+	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &r), 0);
+	struct store_keydict kd = {0};
+	assert_int_equal(store_keydict_load(r, sid, STORE_KEYIDS_READ_MAX, &kd), 0);
+	assert_int_equal(kd.n, 6);
+	assert_int_equal(put_keys(a, sid, 2, 10, 0x1000), 1); /* ids 6..9, committed after the load */
+	assert_int_equal(store_commit(a), 0);
+	store_close(a);
+	uint8_t blk[16 * STORE_IDBLOCK_MAX_KEY_BYTES];
+	size_t len = 0, off = 0;
+	int64_t prev = -1;
+	for (uint32_t id = 0; id < 10; id++)
+		len += store_idblock_put(blk + len, id, &prev, 1 + id);
+	len += store_idblock_put(blk + len, 1000, &prev, 5); /* past every stored id: damaged */
+	prev = -1;
+	bool extended = false;
+	for (uint32_t id = 0; id < 10; id++) {
+		struct store_block_key k;
+		size_t used = store_block_next_fresh(r, sid, blk + off, len - off, STORE_BLOCK_FMT_IDS, &kd, &extended,
+						     &prev, &k);
+		assert_true(used > 0);
+		off += used;
+		assert_int_equal(k.ip, 0x1000 + 16 * id);
+		assert_int_equal(k.count, 1 + id);
+	}
+	assert_true(extended);
+	assert_int_equal(kd.n, 10);
+	struct store_block_key k;
+	assert_int_equal(store_block_next_fresh(r, sid, blk + off, len - off, STORE_BLOCK_FMT_IDS, &kd, &extended,
+						&prev, &k),
+			 0);
+	store_keydict_free(&kd);
+	store_close(r);
+}
+
 /* Prune of a whole session deletes its dictionary too; another session's stays. */
 static void test_keyids_prune(void **state)
 {
@@ -607,6 +653,7 @@ int main(void)
 	    BOTH(test_keyids_prune),
 	    BOTH(test_keyids_deleted_session),
 	    BOTH(test_keyids_forged_delta),
+	    BOTH(test_keyids_reader_stale_dict),
 	};
 	return cmocka_run_group_tests_name("store_keyids", tests, fx_group_setup, fx_group_teardown);
 }
