@@ -389,19 +389,23 @@ static int count_passed(struct store *s, struct build *b, int64_t sid, int64_t l
 }
 
 int qm_keys_from_blocks(struct store *s, struct build *bu, const struct sess *se, const struct query_filter *f,
-			int64_t lo, int64_t hi, struct kset *ks)
+			int64_t lo, int64_t hi, struct kset *ks, struct qm_keydict *kdc)
 {
 	int64_t sid = se->id;
 	bool by_pid = f->npids && bu->have_pid_cols;
-	/* the session's dictionary first (one statement at a time: no block row held meanwhile) */
-	struct store_keydict kd = {0};
-	int lrc = bu->have_key_ids ? store_keydict_load(s, sid, STORE_KEYIDS_READ_MAX, &kd) : 0;
-	if (lrc < 0)
-		return lrc;
+	/* the session's dictionary first (one statement at a time: no block row held meanwhile), once a query */
+	struct qm_keydict own = {0}, *kc = kdc ? kdc : &own;
+	if (bu->have_key_ids && !kc->loaded) {
+		int lrc = store_keydict_load(s, sid, STORE_KEYIDS_READ_MAX, &kc->kd);
+		if (lrc < 0)
+			return lrc;
+		kc->loaded = true;
+	}
+	struct store_keydict kd = kc->kd; /* a copy of its header: freed below only where it is own */
 	struct db_stmt *st = store_stmt(s, by_pid ? (bu->have_key_ids ? q_blocks_pids_fmt : q_blocks_pids)
 					      : (bu->have_key_ids ? q_blocks_fmt : q_blocks));
 	if (!st) {
-		store_keydict_free(&kd);
+		store_keydict_free(&own.kd);
 		return -EIO;
 	}
 	db_bind_i64(st, 1, sid);
@@ -487,7 +491,7 @@ int qm_keys_from_blocks(struct store *s, struct build *bu, const struct sess *se
 	qm_kcache_flush(&d.kc, &d.ks);
 	flush_ids(&d);
 	decoder_free(&d);
-	store_keydict_free(&kd);
+	store_keydict_free(&own.kd);
 	*ks = d.ks;
 	if (!err && rc < 0)
 		err = rc;

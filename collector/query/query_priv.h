@@ -16,6 +16,7 @@
 #include "query.h"
 #include "query_pool.h"
 #include "store/store_blocks.h"
+#include "store/store_keyids.h"
 #include "store/store_kinds.h" /* store_stmt and the db_* readers */
 #include "store/store_perf_map.h"
 #include "symbols.h"
@@ -243,8 +244,14 @@ void qm_kcache_flush(struct qm_kcache *c, struct kset *ks);
 void qm_kcache_free(struct qm_kcache *c);
 /* query_blocks.c: the blocks of a range decoded (on up to qm_decode_threads() threads) and summed, each
  * key's inc set from its block's seq where se has a reused pid. */
+/* kd: the session's dictionary kept across its slices (w45g), loaded at the first call where loaded is
+ * false; NULL: loaded and freed in the call. */
+struct qm_keydict {
+	struct store_keydict kd;
+	bool loaded;
+};
 int qm_keys_from_blocks(struct store *s, struct build *b, const struct sess *se, const struct query_filter *f,
-			int64_t lo, int64_t hi, struct kset *ks);
+			int64_t lo, int64_t hi, struct kset *ks, struct qm_keydict *kd);
 unsigned qm_decode_threads(void);
 int qm_keys_from_rows(struct store *s, int64_t sid, const struct query_filter *f, int64_t lo, int64_t hi,
 		      bool uncovered, struct kset *ks);

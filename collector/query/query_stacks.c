@@ -279,12 +279,13 @@ static int add_stack(struct build *b, struct sess *se, int32_t pid, int32_t tid,
 
 /* The keys of [lo, hi) summed, then each turned into its stack in the order first met. */
 static int slice_stacks(struct store *s, struct build *b, struct sess *se, const struct query_filter *f, int64_t lo,
-			int64_t hi, bool old_rows, struct names_memo *memo, size_t *distinct, uint64_t *samples)
+			int64_t hi, bool old_rows, struct names_memo *memo, struct qm_keydict *kd, size_t *distinct,
+			uint64_t *samples)
 {
 	struct kset ks = {0};
 	int rc = 0;
 	if (b->have_blocks)
-		rc = qm_keys_from_blocks(s, b, se, f, lo, hi, &ks);
+		rc = qm_keys_from_blocks(s, b, se, f, lo, hi, &ks, kd);
 	if (rc == 0 && old_rows)
 		rc = qm_keys_from_rows(s, se->id, f, lo, hi, b->have_blocks, &ks);
 	if (rc == 0)
@@ -396,6 +397,7 @@ int qm_read_keys(struct store *s, struct build *b, struct sess *se, const struct
 	if (rc == 0 && b->have_blocks && !old_rows)
 		rc = range_blocks(s, se->id, lo, hi, &bk, &nb);
 	struct names_memo memo = {0};
+	struct qm_keydict kd = {0}; /* the session's dictionary, loaded once for all its slices */
 	/* A slice's blocks hold about limit keys. Where the keys repeat from block to block (a board's
 	 * long-lived processes), each slice holds far fewer distinct keys than that: the next slice's
 	 * limit grows by the last one's ratio, so such a range is read in about two slices. */
@@ -408,7 +410,7 @@ int qm_read_keys(struct store *s, struct build *b, struct sess *se, const struct
 			acc += bk[j++].keys;
 		int64_t to = j < nb ? bk[j].t : hi;
 		size_t distinct = 0;
-		rc = slice_stacks(s, b, se, f, from, to, old_rows, &memo, &distinct, samples);
+		rc = slice_stacks(s, b, se, f, from, to, old_rows, &memo, &kd, &distinct, samples);
 		if (j >= nb)
 			break;
 		uint64_t ratio = acc / (distinct ? distinct : 1);
@@ -416,6 +418,7 @@ int qm_read_keys(struct store *s, struct build *b, struct sess *se, const struct
 		from = to;
 		i = j;
 	}
+	store_keydict_free(&kd.kd);
 	free(bk);
 	return rc;
 }

@@ -120,6 +120,7 @@ bool store_has_key_ids(struct store *s)
 int store_keydict_load(struct store *s, int64_t sid, uint32_t max, struct store_keydict *d)
 {
 	d->n = 0;
+	s->keydict_loads++;
 	struct db_stmt *st = store_stmt(s, q_chunks);
 	if (!st)
 		return -EIO;

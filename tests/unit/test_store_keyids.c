@@ -557,6 +557,31 @@ static void test_keyids_reader_stale_dict(void **state)
 	store_close(r);
 }
 
+/* A range read in many slices (PROF_QUERY_SLICE_KEYS) loads the session's dictionary once for the query,
+ * not once a slice (w45g), and gives the stacks of the range in one piece. */
+static void test_keyids_dict_once_per_query(void **state)
+{
+	struct fx *f = *state;
+	struct store *s = fx_open_store(f);
+	put_mix(s, new_session(s));
+	store_close(s);
+	char *whole = rows_of(f, NULL);
+	setenv("PROF_QUERY_SLICE_KEYS", "64", 1);
+	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &s), 0);
+	struct query_opts qo;
+	query_opts_init(&qo, 0);
+	struct query_result *qr;
+	assert_int_equal(query_run(s, &qo, &qr), 0);
+	assert_int_equal(store_keydict_loads(s), 1);
+	query_result_free(qr);
+	store_close(s);
+	char *sliced = rows_of(f, NULL);
+	unsetenv("PROF_QUERY_SLICE_KEYS");
+	assert_string_equal(stacks_of(sliced), stacks_of(whole));
+	free(sliced);
+	free(whole);
+}
+
 /* Prune of a whole session deletes its dictionary too; another session's stays. */
 static void test_keyids_prune(void **state)
 {
@@ -654,6 +679,7 @@ int main(void)
 	    BOTH(test_keyids_deleted_session),
 	    BOTH(test_keyids_forged_delta),
 	    BOTH(test_keyids_reader_stale_dict),
+	    BOTH(test_keyids_dict_once_per_query),
 	};
 	return cmocka_run_group_tests_name("store_keyids", tests, fx_group_setup, fx_group_teardown);
 }
