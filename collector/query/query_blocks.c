@@ -400,6 +400,10 @@ int qm_keys_from_blocks(struct store *s, struct build *bu, const struct sess *se
 		if (lrc < 0)
 			return lrc;
 		kc->loaded = true;
+	} else if (bu->have_key_ids) { /* a later slice: only the ids stored since (none in a read snapshot) */
+		int lrc = store_keydict_extend(s, sid, STORE_KEYIDS_READ_MAX, &kc->kd);
+		if (lrc < 0)
+			return lrc;
 	}
 	struct store_keydict kd = kc->kd; /* a copy of its header: freed below only where it is own */
 	struct db_stmt *st = store_stmt(s, by_pid ? (bu->have_key_ids ? q_blocks_pids_fmt : q_blocks_pids)
