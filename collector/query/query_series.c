@@ -100,6 +100,7 @@ int qm_read_series(struct store *s, struct build *b, struct sess *se, const stru
 		uint64_t count;
 	} *per = NULL;
 	size_t nper = 0, capper = 0;
+	bool extended = false;
 	while (rc == 0 && (rc = db_step(st)) == 1) {
 		rc = 0;
 		int64_t t = db_col_i64(st, 3), seq = db_col_i64(st, 1);
@@ -116,7 +117,7 @@ int qm_read_series(struct store *s, struct build *b, struct sess *se, const stru
 		int64_t prev = -1;
 		while (off < len) {
 			struct store_block_key k;
-			size_t used = store_block_next(p + off, len - off, fmt, &kd, &prev, &k);
+			size_t used = store_block_next_fresh(s, se->id, p + off, len - off, fmt, &kd, &extended, &prev, &k);
 			if (!used)
 				break; /* damaged: read_keys warned */
 			off += used;

@@ -16,6 +16,7 @@
 #include "log.h"
 #include "net.h"
 #include "store/store_kallsyms.h"
+#include "store/store_keyids.h"
 #include "tls.h"
 
 static void read_stop_fd(struct server *s, int fd)
@@ -85,6 +86,13 @@ static void drain_and_stop(struct server *s)
 		 (unsigned long long)s->stats.squatters_evicted, (unsigned long long)s->stats.seq_refused,
 		 (unsigned long long)s->stats.frame_evicted, (unsigned long long)s->stats.frame_waits,
 		 (unsigned long long)(s->stats.frame_mem_peak >> 10));
+	if (s->store) {
+		struct store_keyids_stats ks;
+		store_keyids_stats(s->store, &ks);
+		log_info("key ids: %llu session dictionaries loaded, %llu records written as whole keys for lack of room "
+			 "in the writer's bound, %zu KiB held",
+			 (unsigned long long)ks.loads, (unsigned long long)ks.fallbacks, ks.bytes >> 10);
+	}
 }
 
 /* The epoll timeout: the caller's, shortened for the next throttle resume,

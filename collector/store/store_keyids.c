@@ -11,6 +11,8 @@
 
 static const char q_chunks[] =
     "SELECT first_id, n, data FROM sample_key_ids WHERE session_id = ?1 ORDER BY first_id";
+static const char q_chunks_from[] =
+    "SELECT first_id, n, data FROM sample_key_ids WHERE session_id = ?1 AND first_id >= ?2 ORDER BY first_id";
 
 size_t store_idblock_put(uint8_t *p, uint32_t id, int64_t *prev, uint64_t count)
 {
@@ -78,6 +80,38 @@ void store_keydict_free(struct store_keydict *d)
 	*d = (struct store_keydict){0};
 }
 
+int store_keydict_extend(struct store *s, int64_t sid, uint32_t max, struct store_keydict *d)
+{
+	struct db_stmt *st = store_stmt(s, q_chunks_from);
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, sid);
+	db_bind_i64(st, 2, d->n);
+	int rc, bad = 0;
+	while ((rc = db_step(st)) == 1) {
+		if (bad)
+			continue; /* the statement read to its end */
+		size_t zlen;
+		const uint8_t *z = db_col_blob(st, 2, &zlen);
+		bad = store_keydict_add_chunk(d, db_col_i64(st, 0), db_col_i64(st, 1), z, zlen, max);
+	}
+	db_reset(st);
+	return bad == -ENOMEM ? -ENOMEM : rc < 0 ? rc : 0;
+}
+
+size_t store_block_next_fresh(struct store *s, int64_t sid, const uint8_t *p, size_t len, int fmt,
+			      struct store_keydict *d, bool *extended, int64_t *prev, struct store_block_key *k)
+{
+	size_t used = store_block_next(p, len, fmt, d, prev, k);
+	if (used || fmt != STORE_BLOCK_FMT_IDS || !d || *extended)
+		return used;
+	*extended = true;
+	uint32_t n = d->n;
+	if (store_keydict_extend(s, sid, STORE_KEYIDS_READ_MAX, d) < 0 || d->n == n)
+		return 0;
+	return store_block_next(p, len, fmt, d, prev, k); /* *prev is left as it was at a failure */
+}
+
 bool store_has_key_ids(struct store *s)
 {
 	return store_has_table(s, "sample_key_ids") && store_has_column(s, "sample_blocks", "fmt");
@@ -86,6 +120,7 @@ bool store_has_key_ids(struct store *s)
 int store_keydict_load(struct store *s, int64_t sid, uint32_t max, struct store_keydict *d)
 {
 	d->n = 0;
+	s->keydict_loads++;
 	struct db_stmt *st = store_stmt(s, q_chunks);
 	if (!st)
 		return -EIO;

@@ -34,6 +34,10 @@ struct store;
  * PROF_STORE_KEY_IDS_BYTES sets a lower one, for tests). */
 #define STORE_KEYIDS_SESSION_MAX (1u << 20)
 #define STORE_KEYIDS_WRITER_BYTES (64u << 20)
+/* A dictionary is evicted for another session's only after this many seconds without a record
+ * (PROF_STORE_KEY_IDS_IDLE_S sets another, for tests): where the sessions written within it do not fit
+ * the bound, the one without room writes whole keys (w45g: no reload on every record). */
+#define STORE_KEYIDS_IDLE_S 60
 
 /* A session's keys by id (count 0). */
 struct store_keydict {
@@ -75,6 +79,8 @@ static inline size_t store_idblock_get(const uint8_t *p, size_t len, uint32_t nk
 		v[i] = r;
 		off += j + 1;
 	}
+	if ((v[0] >> 1) > (uint64_t)nkeys + 1)
+		return 0; /* past any id either way (and *prev + 1 + d below could overflow) */
 	int64_t d = (int64_t)(v[0] >> 1) ^ -(int64_t)(v[0] & 1);
 	int64_t x = *prev + 1 + d;
 	if (x < 0 || x >= (int64_t)nkeys)
@@ -99,6 +105,16 @@ bool store_has_key_ids(struct store *s);
  * then read as damaged). 0, 1 (stopped at such a chunk) or -errno. */
 int store_keydict_load(struct store *s, int64_t sid, uint32_t max, struct store_keydict *d);
 
+/* The chunks of session sid stored past d's last id appended to d (up to the first missing or
+ * damaged one, quietly: the load warned), at most max ids: 0 or -errno. */
+int store_keydict_extend(struct store *s, int64_t sid, uint32_t max, struct store_keydict *d);
+/* store_block_next for a reader whose dictionary was loaded before its blocks' statement ran (w45g:
+ * without one read snapshot a block and its chunk committed in between refer to ids past d): at an
+ * id block's key that does not decode, the first time (*extended false), d is extended from the
+ * store (ids only grow) and the key decoded again; 0 only then. */
+size_t store_block_next_fresh(struct store *s, int64_t sid, const uint8_t *p, size_t len, int fmt,
+			      struct store_keydict *d, bool *extended, int64_t *prev, struct store_block_key *k);
+
 /* Writer (store_keyids_w.c): the record's keys as an id block of session sid into out (room for
  * n * STORE_IDBLOCK_MAX_KEY_BYTES), its new keys' chunk written in the open transaction. 1: out
  * holds the id block (*len bytes); 0: write the key format (ids off, or the session's cap reached);
@@ -108,10 +124,20 @@ int store_keyids_encode(struct store *s, int64_t sid, uint64_t seq, const struct
 /* The transaction ended: committed (the dictionaries' new ids kept) or not (every dictionary dropped,
  * each reloaded at its session's next record). */
 void store_keyids_tx_end(struct store *s, bool committed);
+/* Session sid deleted: its dictionary dropped (a session given its id again starts at id 0). */
+void store_keyids_forget(struct store *s, int64_t sid);
 /* A savepoint was sent (records sent ahead, store_ahead.c) / rolled back to. */
 void store_keyids_savepoint(struct store *s);
 void store_keyids_to_savepoint(struct store *s);
 void store_keyids_free(struct store *s);
+/* The writer's counts since the store was opened: sessions' dictionaries loaded (a session evicted
+ * and written again loads again), records written as whole keys for lack of room in the bound, and
+ * the dictionaries' bytes now. */
+struct store_keyids_stats {
+	uint64_t loads, fallbacks;
+	size_t bytes;
+};
+void store_keyids_stats(const struct store *s, struct store_keyids_stats *st);
 /* For tests: the writer's per-session cap now in force. */
 uint32_t store_keyids_session_max(void);
 

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "log.h"
 #include "store_keyids.h"
@@ -30,7 +31,9 @@ struct kw_sess {
 	uint32_t committed, sp; /* ids committed; at the last savepoint */
 	uint32_t *slots;	/* id + 1, 0 free; at most half full */
 	size_t scap;
-	uint64_t used; /* the writer's tick at its last record */
+	uint64_t used;	 /* the writer's tick at its last record */
+	int64_t used_s;	 /* the monotonic second of its last record */
+	uint64_t tx;   /* the writer's transaction it was loaded or checked in */
 	bool off;      /* its stored dictionary is damaged: the key format only */
 };
 
@@ -38,8 +41,12 @@ struct store_keyw {
 	struct kw_sess **v;
 	size_t n, cap;
 	uint64_t tick;
+	uint64_t tx; /* transactions ended */
+	struct store_keyids_stats st;
 };
 
+static const char q_end[] =
+    "SELECT first_id + n FROM sample_key_ids WHERE session_id = ?1 ORDER BY first_id DESC LIMIT 1";
 static const char ins_chunk[] =
     "INSERT INTO sample_key_ids (session_id, first_id, seq, n, data) VALUES (?1, ?2, ?3, ?4, ?5)";
 
@@ -140,16 +147,38 @@ static size_t writer_max(void)
 	return STORE_KEYIDS_WRITER_BYTES;
 }
 
+/* How long a dictionary's session must have had no record before it may be evicted for another's
+ * (PROF_STORE_KEY_IDS_IDLE_S: another, for tests): where the sessions written within it do not fit, the
+ * one without room writes whole keys rather than evicting and reloading on every record (w45g). */
+static int64_t idle_s(void)
+{
+	const char *e = getenv("PROF_STORE_KEY_IDS_IDLE_S");
+	if (e && *e) {
+		long long v = strtoll(e, NULL, 10);
+		return v < 0 ? 0 : v;
+	}
+	return STORE_KEYIDS_IDLE_S;
+}
+
+static int64_t now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
+
 /* Whole sessions without uncommitted ids evicted, least recently used first, until need more bytes fit
  * the writer's bound (keep: the session being written). false: they do not. */
 static bool make_room(struct store_keyw *w, const struct kw_sess *keep, size_t need)
 {
 	size_t have = writer_bytes(w), max = writer_max();
+	int64_t now = now_s(), idle = idle_s();
 	while (have + need > max) {
 		size_t best = SIZE_MAX;
 		for (size_t i = 0; i < w->n; i++) {
 			const struct kw_sess *k = w->v[i];
-			if (k != keep && k->d.n == k->committed && (best == SIZE_MAX || k->used < w->v[best]->used))
+			if (k != keep && k->d.n == k->committed && now - k->used_s >= idle &&
+			    (best == SIZE_MAX || k->used < w->v[best]->used))
 				best = i;
 		}
 		if (best == SIZE_MAX)
@@ -160,6 +189,32 @@ static bool make_room(struct store_keyw *w, const struct kw_sess *keep, size_t n
 	return true;
 }
 
+/* Where session sid's stored ids end (0: none) into *end. 0 or -errno. */
+static int stored_end(struct store *s, int64_t sid, int64_t *end)
+{
+	struct db_stmt *st = store_stmt(s, q_end);
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, sid);
+	int rc = db_step(st);
+	*end = rc == 1 ? db_col_i64(st, 0) : 0;
+	db_reset(st);
+	return rc < 0 ? rc : 0;
+}
+
+/* The bytes a session of n stored ids takes once loaded (rehash's slots for n). */
+static size_t bytes_for(uint64_t n)
+{
+	size_t nc = 1024, cap = n ? 256 : 0;
+	while (nc < 2 * n)
+		nc *= 2;
+	while (cap && cap < n)
+		cap *= 2;
+	return sizeof(struct kw_sess) + cap * sizeof(struct store_block_key) + nc * sizeof(uint32_t);
+}
+
+/* Session sid's writer state, loaded where not in memory; NULL with *err 0: no room for it (others
+ * written recently fill the bound), its record written as whole keys. */
 static struct kw_sess *sess_of(struct store *s, int64_t sid, int *err)
 {
 	struct store_keyw *w = s->keyw;
@@ -171,9 +226,39 @@ static struct kw_sess *sess_of(struct store *s, int64_t sid, int *err)
 	w->tick++;
 	for (size_t i = 0; i < w->n; i++)
 		if (w->v[i]->sid == sid) {
-			w->v[i]->used = w->tick;
-			return w->v[i];
+			struct kw_sess *k = w->v[i];
+			if (k->tx != w->tx && !k->off) {
+				/* its first record in this transaction: the store's ids end where the dictionary's
+				 * committed ones do, else it is stale (the session deleted and its id given again,
+				 * another process wrote it): loaded again */
+				int64_t end = 0;
+				int rc = stored_end(s, sid, &end);
+				if (rc < 0) {
+					*err = rc;
+					return NULL;
+				}
+				if (end != (int64_t)k->committed) {
+					drop_at(w, i);
+					break;
+				}
+			}
+			k->tx = w->tx;
+			k->used = w->tick;
+			k->used_s = now_s();
+			return k;
 		}
+	/* not in memory: loaded only where its stored ids fit beside the sessions written recently */
+	int64_t end = 0;
+	int rc = stored_end(s, sid, &end);
+	if (rc < 0) {
+		*err = rc;
+		return NULL;
+	}
+	uint32_t max = store_keyids_session_max();
+	if (!make_room(w, NULL, bytes_for(end < 0 ? 0 : end > (int64_t)max ? max : (uint64_t)end))) {
+		w->st.fallbacks++;
+		return NULL;
+	}
 	if (w->n == w->cap) {
 		size_t nc = w->cap ? 2 * w->cap : 8;
 		struct kw_sess **nv = realloc(w->v, nc * sizeof(*nv));
@@ -191,9 +276,11 @@ static struct kw_sess *sess_of(struct store *s, int64_t sid, int *err)
 	}
 	k->sid = sid;
 	k->used = w->tick;
+	k->used_s = now_s();
+	k->tx = w->tx;
 	/* at most the cap's ids: a longer (a collector with a higher cap wrote it) or damaged dictionary is
 	 * not written on (a new chunk after its end could meet a stored one forever): whole keys */
-	int rc = store_keydict_load(s, sid, store_keyids_session_max(), &k->d);
+	rc = store_keydict_load(s, sid, max, &k->d);
 	if (rc == 1) {
 		k->off = true;
 		store_keydict_free(&k->d);
@@ -208,7 +295,12 @@ static struct kw_sess *sess_of(struct store *s, int64_t sid, int *err)
 	}
 	k->committed = k->sp = k->d.n;
 	w->v[w->n++] = k;
-	make_room(w, k, 0); /* others evicted for it where the writer's bound is passed */
+	w->st.loads++;
+	if (!make_room(w, k, 0)) { /* more than its stored end said (written since): not kept */
+		drop_at(w, w->n - 1);
+		w->st.fallbacks++;
+		return NULL;
+	}
 	return k;
 }
 
@@ -257,7 +349,7 @@ int store_keyids_encode(struct store *s, int64_t sid, uint64_t seq, const struct
 	int err;
 	struct kw_sess *k = sess_of(s, sid, &err);
 	if (!k)
-		return err;
+		return err; /* 0: no room for its dictionary, whole keys */
 	if (k->off)
 		return 0;
 	/* the new keys counted first: past the cap the record keeps the key format, nothing added */
@@ -277,8 +369,10 @@ int store_keyids_encode(struct store *s, int64_t sid, uint64_t seq, const struct
 		}
 		if (2 * (k->d.n + fresh) > k->scap)
 			need += 3 * k->scap * sizeof(*k->slots); /* the new slots beside the old, then twice */
-		if (!make_room(s->keyw, k, need))
+		if (!make_room(s->keyw, k, need)) {
+			s->keyw->st.fallbacks++;
 			return 0; /* no room for it: this record as whole keys */
+		}
 		if (k->d.n + fresh > k->d.cap) {
 			size_t nc = k->d.cap ? k->d.cap : 256;
 			while (nc < k->d.n + fresh)
@@ -320,9 +414,21 @@ int store_keyids_encode(struct store *s, int64_t sid, uint64_t seq, const struct
 	return 1;
 }
 
+void store_keyids_forget(struct store *s, int64_t sid)
+{
+	struct store_keyw *w = s->keyw;
+	for (size_t i = 0; w && i < w->n; i++)
+		if (w->v[i]->sid == sid) {
+			drop_at(w, i);
+			return;
+		}
+}
+
 void store_keyids_tx_end(struct store *s, bool committed)
 {
 	struct store_keyw *w = s->keyw;
+	if (w)
+		w->tx++;
 	for (size_t i = 0; w && i < w->n;) {
 		struct kw_sess *k = w->v[i];
 		if (committed) {
@@ -352,6 +458,12 @@ void store_keyids_to_savepoint(struct store *s)
 		else
 			i++;
 	}
+}
+
+void store_keyids_stats(const struct store *s, struct store_keyids_stats *st)
+{
+	*st = s->keyw ? s->keyw->st : (struct store_keyids_stats){0};
+	st->bytes = s->keyw ? writer_bytes(s->keyw) : 0;
 }
 
 void store_keyids_free(struct store *s)

@@ -19,6 +19,7 @@ struct store {
 	bool writer; /* in store_writers: removed by a clean store_close */
 	bool in_tx;
 	uint64_t tx_records;
+	uint64_t keydict_loads; /* sessions' dictionaries read whole (store_keydict_load), for tests */
 	/* Records sent ahead (store_ahead.h): the savepoint before them is open, tx_records then, the
 	 * records since it (packed) and their bytes, redos done (and duplicates they found) since open. */
 	bool ahead_sp;

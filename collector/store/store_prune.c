@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "store_keyids.h"
 #include "store_priv.h"
 
 #define MAX_TABLES 64
@@ -91,6 +92,8 @@ static int delete_whole(struct store *s, const struct tables *t, int64_t sid, ui
 		rc = run_delete(s, "DELETE FROM sessions WHERE id = ?1", sid, false, 0, &sess);
 	if (rc == 0 && sess == 0)
 		rc = -ENOENT;
+	if (rc == 0) /* SQLite gives the highest id again: its next session must not continue these ids */
+		store_keyids_forget(s, sid);
 	/* the kernel tables (KernelSymbols) of boots that no session of their agent ran on any more */
 	if (rc == 0 && db_has_table(s->db, "kernel_symbols") && db_has_table(s->db, "session_kernels")) {
 		struct db_stmt *st;

@@ -41,7 +41,8 @@ static int rows_of(struct store *s, int64_t sid, bool blocks, store_key_cb cb, v
 }
 
 /* The keys of one stored block. */
-static int keys_of(struct db_stmt *st, const struct store_keydict *kd, store_key_cb cb, void *arg)
+static int keys_of(struct store *s, int64_t sid, struct db_stmt *st, struct store_keydict *kd, bool *extended,
+		   store_key_cb cb, void *arg)
 {
 	size_t zlen, len, off = 0;
 	const uint8_t *z = db_col_blob(st, 2, &zlen);
@@ -53,7 +54,7 @@ static int keys_of(struct db_stmt *st, const struct store_keydict *kd, store_key
 	int64_t prev = -1;
 	while (ret == 0 && off < len) {
 		struct store_block_key k;
-		size_t used = store_block_next(p + off, len - off, fmt, kd, &prev, &k);
+		size_t used = store_block_next_fresh(s, sid, p + off, len - off, fmt, kd, extended, &prev, &k);
 		if (!used) {
 			ret = -EBADMSG;
 			break;
@@ -91,8 +92,9 @@ int store_list_sample_keys(struct store *s, int64_t session_id, store_key_cb cb,
 	}
 	db_bind_i64(st, 1, session_id);
 	int rc;
+	bool extended = false;
 	while (ret == 0 && (rc = db_step(st)) == 1)
-		ret = keys_of(st, &kd, cb, arg);
+		ret = keys_of(s, session_id, st, &kd, &extended, cb, arg);
 	db_finalize(st);
 	store_keydict_free(&kd);
 	return ret ? ret : rc < 0 ? rc : 0;
