@@ -24,15 +24,8 @@ int main(int argc, char **argv)
 	struct store *s;
 	if (store_open(argv[1], 0, &s) < 0)
 		return 1;
-	Prof__Hello h = PROF__HELLO__INIT;
-	h.schema_version = 1;
-	h.agent_id = "board-m";
-	h.boot_id = 1;
-	h.board = "host";
-	h.realtime_ns = 1700000000000000000ull;
 	int64_t sid;
-	uint64_t max_seq;
-	int rc = store_session_open(s, &h, "127.0.0.1:1", &sid, &max_seq, NULL);
+	int rc = sample_rec_session(s, "board-m", &sid);
 	Prof__Mapping *m = calloc(nmaps, sizeof(*m));
 	Prof__Mapping **mp = calloc(nmaps, sizeof(*mp));
 	char(*paths)[32] = calloc(nmaps, sizeof(*paths));

@@ -1,6 +1,20 @@
 /* A Samples record as the store tests write it (sample_rec.h). */
 #include "sample_rec.h"
 
+#include "store/store.h"
+
+int sample_rec_session(struct store *s, const char *agent, int64_t *sid)
+{
+	Prof__Hello h = PROF__HELLO__INIT;
+	h.schema_version = 1;
+	h.agent_id = (char *)agent;
+	h.boot_id = 1;
+	h.board = "host";
+	h.realtime_ns = 1700000000000000000ull;
+	uint64_t max_seq;
+	return store_session_open(s, &h, "127.0.0.1:1", sid, &max_seq, NULL);
+}
+
 void sample_rec_init(Prof__Samples *sm, Prof__Envelope *env, uint64_t seq, const struct sample_rec_keys *k)
 {
 	prof__samples__init(sm);

@@ -18,6 +18,12 @@ struct sample_rec_keys {
 	uint64_t *count;
 };
 
+struct store;
+
+/* The session of agent (boot 1, board "host", a wall clock at 2023-11-14) opened on s, not committed:
+ * 0 with its id in *sid, or the store's -errno. */
+int sample_rec_session(struct store *s, const char *agent, int64_t *sid);
+
 void sample_rec_init(Prof__Samples *sm, Prof__Envelope *env, uint64_t seq, const struct sample_rec_keys *k);
 
 #endif

@@ -137,15 +137,8 @@ static int fill(const char *path, unsigned n, int (*put)(struct store *, int64_t
 	struct store *s;
 	if (store_open(path, 0, &s) < 0)
 		return -1;
-	Prof__Hello h = PROF__HELLO__INIT;
-	h.schema_version = 1;
-	h.agent_id = "board-c";
-	h.boot_id = 1;
-	h.board = "host";
-	h.realtime_ns = 1700000000000000000ull;
 	int64_t sid;
-	uint64_t max_seq;
-	int rc = store_session_open(s, &h, "127.0.0.1:1", &sid, &max_seq, NULL);
+	int rc = sample_rec_session(s, "board-c", &sid);
 	for (unsigned i = 0; rc >= 0 && i < n; i++)
 		rc = put(s, sid, i);
 	if (rc >= 0)

@@ -72,15 +72,8 @@ static int make_store(struct fx *f, bool incs)
 	struct store *s;
 	if (store_open(f->path, 0, &s) < 0)
 		return -1;
-	Prof__Hello h = PROF__HELLO__INIT;
-	h.schema_version = 1;
-	h.agent_id = "board-r";
-	h.boot_id = 1;
-	h.board = "host";
-	h.realtime_ns = 1700000000000000000ull;
 	int64_t sid;
-	uint64_t max_seq;
-	int rc = store_session_open(s, &h, "127.0.0.1:1", &sid, &max_seq, NULL);
+	int rc = sample_rec_session(s, "board-r", &sid);
 	for (uint64_t seq = 1; rc >= 0 && seq <= 2 * N; seq++)
 		rc = put_record(s, sid, seq, incs);
 	if (rc >= 0)
