@@ -117,9 +117,10 @@ if [ -n "$pmu_n" ] && [ -x /bin/pmu_loop ]; then
 		}
 		l34_run stat stat $c --agent-id "$id-l34" --spool /tmp/sl1 -e instructions,cycles -- /bin/pmu_loop "$pmu_n"
 		l34_run record record $c --agent-id "$id-l34-record" --spool /tmp/sl2 -F 499 -- /bin/pmu_loop "$((pmu_n * 10))"
-		# the default capture and window (issue 36), every 0.25 s: a loop of ~1.2 s (-icount; the first
-		# connection through linux34 may take the first period or two)
-		l34_run profile profile $c --agent-id "$id-l34-profile" --spool /tmp/sl3 --no-opencl -- /bin/pmu_loop "$((pmu_n * 150))"
+		# the default capture and window (issue 36), every 0.25 s: a loop of ~2.4 s (-icount; the first
+		# connection through linux34 may take the first periods: on armhf no window is taken while it is
+		# pending, and under a heavily loaded host (a CI at load 7-9) it once outlasted a 1.2 s loop: 0 windows)
+		l34_run profile profile $c --agent-id "$id-l34-profile" --spool /tmp/sl3 --no-opencl -- /bin/pmu_loop "$((pmu_n * 300))"
 		# -q: profile writes its summary to SPOOL/run-summary.txt, not the program's stderr (issue 41)
 		[ -f /tmp/sl3/run-summary.txt ] && sed "s/^/PROF-L34 profile: /" /tmp/sl3/run-summary.txt
 	fi
