@@ -415,6 +415,12 @@ int qm_keydict_load(struct store *s, struct build *bu, int64_t sid, struct store
 	return bu->have_key_ids ? store_keydict_load(s, sid, STORE_KEYIDS_READ_MAX, kd) : 0;
 }
 
+int qm_keydict_extend(struct store *s, struct build *bu, int64_t sid, struct store_keydict *kd)
+{
+	/* between two slices: no block row held; SQLite reads the query in one transaction (nothing new) */
+	return bu->have_key_ids ? store_keydict_extend(s, sid, STORE_KEYIDS_READ_MAX, kd) : 0;
+}
+
 int qm_keys_from_blocks(struct store *s, struct build *bu, const struct sess *se, const struct query_filter *f,
 			const struct store_keydict *kd, int64_t lo, int64_t hi, size_t stop_keys, int64_t *stop_t,
 			struct kset *ks)

@@ -277,6 +277,10 @@ int qm_keys_from_blocks(struct store *s, struct build *b, const struct sess *se,
 /* The session's key dictionary (id blocks, store_keyids.h) for qm_keys_from_blocks: loaded once per
  * session's range, not per slice (none where the store has no key ids). */
 int qm_keydict_load(struct store *s, struct build *b, int64_t sid, struct store_keydict *kd);
+/* Before each slice after the first: the ids the session's writers committed since (on PostgreSQL, whose
+ * queries have no read snapshot, a block written during a long report holds them; review r8 of the
+ * merge, as w45g's 0a5b4e3 did). */
+int qm_keydict_extend(struct store *s, struct build *b, int64_t sid, struct store_keydict *kd);
 /* The blocks of [lo, hi) a --pid filter passed over (read: those decoded) added to blocks_passed:
  * once per session's range (qm_read_keys), not per slice. */
 int qm_count_passed(struct store *s, struct build *b, int64_t sid, int64_t lo, int64_t hi, uint64_t read);

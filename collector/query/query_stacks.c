@@ -431,7 +431,11 @@ int qm_read_keys(struct store *s, struct build *b, struct sess *se, const struct
 			acc += bk[j++].keys;
 		int64_t to = j < nb ? bk[j].t : hi, stop = to;
 		size_t distinct = 0;
-		rc = slice_stacks(s, b, se, f, &kd, from, to, (size_t)slice, &stop, old_rows, &memo, &distinct, samples);
+		if (from > lo && b->have_blocks)
+			rc = qm_keydict_extend(s, b, se->id, &kd);
+		if (rc == 0)
+			rc = slice_stacks(s, b, se, f, &kd, from, to, (size_t)slice, &stop, old_rows, &memo, &distinct,
+					  samples);
 		if (rc == 0 && stop < to) { /* ended early: the next slice from stop */
 			while (i < nb && bk[i].t < stop)
 				i++;
