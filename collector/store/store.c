@@ -287,6 +287,7 @@ void store_close(struct store *s)
 	store_ahead_clear(s);
 	store_ahead_forget_dups(s);
 	free(s->tally);
+	free(s->locked);
 	store_keyids_free(s);
 	for (int i = 0; i < s->ncache; i++)
 		db_finalize(s->cache[i].st);
@@ -564,6 +565,11 @@ static int put_record(struct store *s, int64_t sid, const Prof__Envelope *env, s
 		rc = kind->put(s, sid, env);
 		return rc < 0 ? rc : 1;
 	}
+	/* PostgreSQL: the session's row locked before any of its rows (store_tally_lock: no deadlock
+	 * between two writers of one session), and before the savepoint of records sent ahead where
+	 * this record opens one (a rollback to it keeps the lock) */
+	if ((rc = store_tally_lock(s, sid)) < 0)
+		return rc;
 	if (ahead && db_engine(s->db) == DB_PG) {
 		if ((rc = store_ahead_begin(s)) < 0)
 			return rc;

@@ -143,6 +143,7 @@ int store_ahead_redo(struct store *s)
 	if (rc == 0) {
 		s->tx_records = s->ahead_base;
 		store_keyids_to_savepoint(s);
+		store_tally_unlocked(s); /* those taken after it released: taken again by the redo */
 	}
 	for (size_t i = 0; rc == 0 && i < n; i++) /* their counts too: the redo adds those it stores */
 		store_tally_sub(s, recs[i].sid, recs[i].frame_bytes);

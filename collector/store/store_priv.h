@@ -35,6 +35,9 @@ struct store {
 	/* the sessions' counters of the open transaction, written at its commit (store_tally.h) */
 	struct store_tally *tally;
 	size_t ntally, tallycap;
+	/* PostgreSQL: the sessions whose row this transaction has locked (store_tally_lock) */
+	int64_t *locked;
+	size_t nlocked, lockedcap;
 	/* the sessions' key dictionaries this writer keeps (store_keyids_w.c) */
 	struct store_keyw *keyw;
 	/* prepared statements, keyed by their SQL's address (store_stmt) */

@@ -2,6 +2,7 @@
 #include "store_tally.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "log.h"
@@ -107,11 +108,52 @@ int store_tally_flush(struct store *s)
 	if (rc == 0)
 		rc = store_tally_write(s);
 	if (rc == 0)
-		store_tally_clear(s);
+		s->ntally = 0; /* the sessions' row locks still held */
 	return rc;
 }
 
 void store_tally_clear(struct store *s)
 {
 	s->ntally = 0;
+	s->nlocked = 0;
+}
+
+/* Why two collectors writing one session cannot deadlock on its rows (#40 w45h, review r7 #5): the
+ * records ledger's rows are flushed first (w40q), so on the ledger alone they meet in seq order; but
+ * a record that introduces keys also inserts the session's dictionary chunk, keyed (session, the
+ * committed ids' end), the same key for any two writers whatever their seqs: A holding chunk X and
+ * waiting for B's ledger seq k while B holds seq k and waits for chunk X. Taking the session's row
+ * lock first, before any of its ledger rows or chunks in the transaction, makes the second writer
+ * wait there holding nothing of that session; once the first commits, the second's dictionary check
+ * (its first record of the session in the transaction, a read after the lock) sees the committed ids
+ * and continues them, so its chunk meets no other's. The lock is the one the commit's counters
+ * UPDATE (store_tally_write) takes anyway and prune's FOR UPDATE waits for: no new kind of lock. A
+ * transaction writing two sessions another writes in the opposite order can still deadlock (as on
+ * the ledger's rows before): PostgreSQL detects it (40P01, -EBUSY) and the batch is retried. */
+int store_tally_lock(struct store *s, int64_t sid)
+{
+	if (db_engine(s->db) != DB_PG)
+		return 0;
+	for (size_t i = 0; i < s->nlocked; i++)
+		if (s->locked[i] == sid)
+			return 0;
+	if (s->nlocked == s->lockedcap) {
+		size_t nc = s->lockedcap ? s->lockedcap * 2 : 8;
+		int64_t *n = realloc(s->locked, nc * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		s->locked = n;
+		s->lockedcap = nc;
+	}
+	char sql[96];
+	snprintf(sql, sizeof(sql), "SELECT 1 FROM sessions WHERE id = %lld FOR NO KEY UPDATE", (long long)sid);
+	int rc = db_send(s->db, sql, "lock the session's row");
+	if (rc == 0)
+		s->locked[s->nlocked++] = sid;
+	return rc;
+}
+
+void store_tally_unlocked(struct store *s)
+{
+	s->nlocked = 0;
 }

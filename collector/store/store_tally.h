@@ -21,7 +21,15 @@ int store_tally_write(struct store *s);
 /* Written now for a reader on this handle in the open transaction: the records sent ahead settled
  * first (a later rollback to their savepoint would undo the UPDATEs), then written and cleared. */
 int store_tally_flush(struct store *s);
-/* The transaction ended: nothing pending. */
+/* The transaction ended: nothing pending (the sessions' row locks too). */
 void store_tally_clear(struct store *s);
+/* PostgreSQL (#40 w45h): session sid's row locked (FOR NO KEY UPDATE, what its counters' UPDATE
+ * takes at the commit) before the transaction writes any of the session's rows, once a transaction:
+ * every lock of a session's rows, its records ledger's and its key dictionary's, is then taken under
+ * that one, in one order for every writer. Sent pipelined (no round trip). 0 or a negative errno;
+ * SQLite (one writer at a time): nothing. */
+int store_tally_lock(struct store *s, int64_t sid);
+/* A rollback to a savepoint released the locks taken after it: taken again at the next record. */
+void store_tally_unlocked(struct store *s);
 
 #endif

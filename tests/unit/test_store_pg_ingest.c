@@ -326,18 +326,30 @@ static void *ahead_thread(void *arg)
 	return NULL;
 }
 
+/* B of chunk_no_deadlock: seqs 1..140 sent ahead, each stored or found a duplicate (0), no error */
+static void *ahead_dup_thread(void *arg)
+{
+	struct ahead_arg *a = arg;
+	a->rc = 0;
+	for (uint64_t seq = 1; seq <= 140 && a->rc >= 0; seq++)
+		a->rc = put_samples(a->s, a->sid, seq, true);
+	if (a->rc >= 0)
+		a->rc = store_commit(a->s);
+	else
+		store_rollback(a->s);
+	return NULL;
+}
+
 /* PostgreSQL (#40 w40q): every flush of batched rows sends the records ledger's rows first, the
  * second flush of a transaction too (its rows were queued after the interval's and block's of the
- * record that filled the first): B, sending seqs 1..140 ahead that A holds from 65 on, waits on the
- * ledger's key (never on an interval or block row while holding ledger rows A would wait for: a
- * deadlock), and stores them all once A rolls back. */
+ * record that filled the first): B, sending seqs 1..140 ahead that A holds from 65 on, never holds
+ * ledger rows A would wait for while waiting on A (a deadlock), and stores them all once A rolls
+ * back. With key ids (#40 w45h): B waits on the session's row, taken before any of the session's
+ * rows (store_tally_lock), holding nothing of the session, not on the dictionary chunk (first id 0,
+ * A's seq 65 holds one too) with its ledger rows 1..64 held. */
 static void test_store_pg_ingest_ledger_first(void **state)
 {
 	struct fx *f = *state;
-	/* the blocks as whole keys (#40 w45a): with key ids, B's first record's dictionary chunk (first id
-	 * 0, A's seq 65 holds one too) is met before its seq 65, and B waits on that instead (correct: it
-	 * stores all once A rolls back; two writers on one dictionary: test_store_keyids) */
-	setenv("PROF_STORE_KEY_IDS", "0", 1);
 	struct store *a = fx_open_store(f);
 	int64_t sid = fx_session(a, "board-g");
 	assert_int_equal(store_commit(a), 0);
@@ -351,21 +363,62 @@ static void test_store_pg_ingest_ledger_first(void **state)
 	pthread_t t;
 	assert_int_equal(pthread_create(&t, NULL, ahead_thread, &ba), 0);
 	int waited = waits_in(f, "%");
-	int64_t on_ledger = fx_q(f, "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database()"
-				 " AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO records %'");
+	int64_t on_session = fx_q(f, "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database()"
+				  " AND wait_event_type = 'Lock' AND query LIKE 'SELECT 1 FROM sessions %'");
 	int64_t waiting = lock_waiters(f);
+	int64_t b_ledger = fx_q(f, "SELECT COUNT(*) FROM records WHERE seq < 65"); /* uncommitted: 0 */
 	store_rollback(a);
 	assert_int_equal(pthread_join(t, NULL), 0);
 	assert_true(waited);
 	assert_int_equal(waiting, 1);
-	assert_int_equal(on_ledger, 1);
+	assert_int_equal(on_session, 1);
+	assert_int_equal(b_ledger, 0);
 	assert_int_equal(ba.rc, 0);
 	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM records"), 140);
 	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_blocks"), 140);
 	assert_int_equal(fx_q(f, "SELECT records FROM sessions"), 140);
 	store_close(a);
 	store_close(b);
-	unsetenv("PROF_STORE_KEY_IDS");
+}
+
+/* PostgreSQL (#40 w45h, review r7 #5): with key ids, A holds seqs 65..140 and the session's first
+ * dictionary chunk (first id 0); B sends seqs 1..140 ahead; A then stores seqs 1..64 too and
+ * commits. Without the session's row locked first, B held ledger rows 1..64 and waited on A's chunk
+ * while A waited on B's seq 1: a deadlock (40P01 after deadlock_timeout, one side's batch rolled
+ * back). With it B waits on the session's row holding nothing: A commits all 140, B's 140 are
+ * duplicates, each record stored once, every id of the dictionary once. */
+static void test_store_pg_ingest_chunk_no_deadlock(void **state)
+{
+	struct fx *f = *state;
+	struct store *a = fx_open_store(f);
+	int64_t sid = fx_session(a, "board-k");
+	assert_int_equal(store_commit(a), 0);
+	for (uint64_t seq = 65; seq <= 140; seq++)
+		assert_int_equal(put_samples(a, sid, seq, true), 1);
+	uint64_t n = 0;
+	assert_int_equal(store_session_records(a, sid, &n), 0);
+	assert_int_equal(n, 76);
+	struct store *b = fx_open_store(f);
+	struct ahead_arg ba = {.s = b, .sid = sid};
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, ahead_dup_thread, &ba), 0);
+	assert_true(waits_in(f, "%")); /* B waits on A (at most 10 s) */
+	int arc = 0;
+	for (uint64_t seq = 1; seq <= 64 && arc >= 0; seq++)
+		arc = put_samples(a, sid, seq, false);
+	if (arc >= 0)
+		arc = store_commit(a);
+	else
+		store_rollback(a);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(arc, 0);
+	assert_int_equal(ba.rc, 0);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM records"), 140);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_blocks"), 140);
+	assert_int_equal(fx_q(f, "SELECT records FROM sessions"), 140);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_key_ids WHERE first_id = 0"), 1);
+	store_close(a);
+	store_close(b);
 }
 
 /* PostgreSQL (#40 w40q): batched rows are kept up to 64 rows and 1 MiB of values: 20 records of
@@ -497,6 +550,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_ledger_key_unversioned, fx_setup_pg, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_prune_meets_write, fx_setup_pg, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_ledger_first, fx_setup_pg, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_chunk_no_deadlock, fx_setup_pg, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_batch_bytes_bounded, fx_setup_pg, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_store_pg_ingest_list_redoes_ahead, fx_setup_pg, fx_teardown),
 	};
