@@ -290,14 +290,16 @@ int qm_maps_ident(struct sess *se)
 }
 
 /* First index in rows (sorted by pid, each elem bytes with the pid at pid_off) whose pid >= pid. */
-static size_t lower_pid(const void *rows, size_t n, size_t elem, size_t pid_off, int32_t pid)
+/* The first row whose pid is >= pid (after: > pid, where pid + 1 would overflow for INT32_MAX, a
+ * forged store's pid: review r8) in rows sorted by pid. */
+static size_t lower_pid(const void *rows, size_t n, size_t elem, size_t pid_off, int32_t pid, bool after)
 {
 	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		int32_t v;
 		memcpy(&v, (const char *)rows + mid * elem + pid_off, sizeof(v));
-		if (v < pid)
+		if (v < pid || (after && v == pid))
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -311,7 +313,7 @@ const struct map_row *qm_find_map(const struct sess *se, int32_t pid, uint32_t i
 {
 	int64_t lo, hi;
 	qm_inc_map_ids(se, pid, inc, &lo, &hi);
-	size_t i = lower_pid(se->maps, se->nmaps, sizeof(*se->maps), offsetof(struct map_row, pid), pid + 1);
+	size_t i = lower_pid(se->maps, se->nmaps, sizeof(*se->maps), offsetof(struct map_row, pid), pid, true);
 	while (i-- > 0 && se->maps[i].pid == pid)
 		if (ip >= se->maps[i].start && ip < se->maps[i].end && se->maps[i].id >= lo && se->maps[i].id < hi)
 			return &se->maps[i];
@@ -353,8 +355,8 @@ static int mix_build(const struct sess *se, struct map_index *mi, int32_t pid, u
 
 const struct map_row *qm_find_map_indexed(struct sess *se, int32_t pid, uint32_t inc, uint64_t ip)
 {
-	size_t first = lower_pid(se->maps, se->nmaps, sizeof(*se->maps), offsetof(struct map_row, pid), pid);
-	size_t end = lower_pid(se->maps, se->nmaps, sizeof(*se->maps), offsetof(struct map_row, pid), pid + 1);
+	size_t first = lower_pid(se->maps, se->nmaps, sizeof(*se->maps), offsetof(struct map_row, pid), pid, false);
+	size_t end = lower_pid(se->maps, se->nmaps, sizeof(*se->maps), offsetof(struct map_row, pid), pid, true);
 	if (end - first < QM_MIX_MIN || (!se->mix && !(se->mix = calloc(QM_MIX_SLOTS, sizeof(*se->mix)))))
 		return qm_find_map(se, pid, inc, ip);
 	struct map_index *mi = &se->mix[(uint32_t)pid % QM_MIX_SLOTS];
@@ -380,7 +382,7 @@ void qm_task_names(const struct sess *se, int32_t pid, int32_t tid, uint32_t inc
 		   const char **thread)
 {
 	*comm = *thread = "";
-	size_t i = lower_pid(se->tasks, se->ntasks, sizeof(*se->tasks), offsetof(struct task_row, pid), pid);
+	size_t i = lower_pid(se->tasks, se->ntasks, sizeof(*se->tasks), offsetof(struct task_row, pid), pid, false);
 	for (; inc == 0 && i < se->ntasks && se->tasks[i].pid == pid; i++) {
 		if (!**comm || se->tasks[i].tid == pid)
 			*comm = se->tasks[i].comm;
@@ -398,7 +400,7 @@ void qm_task_names(const struct sess *se, int32_t pid, int32_t tid, uint32_t inc
 			int64_t lo, hi; /* the process's own mappings */
 			qm_inc_map_ids(se, pid, inc, &lo, &hi);
 			size_t j = lower_pid(se->maps, se->nmaps, sizeof(*se->maps),
-					     offsetof(struct map_row, pid), pid);
+					     offsetof(struct map_row, pid), pid, false);
 			for (; j < se->nmaps && se->maps[j].pid == pid; j++)
 				if (se->maps[j].path[0] == '/' && se->maps[j].id >= lo && se->maps[j].id < hi &&
 				    (!exe || se->maps[j].start < exe->start))
