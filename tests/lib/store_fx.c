@@ -9,6 +9,8 @@
 
 #include <cmocka.h>
 
+#include <sqlite3.h>
+
 #include "store/store.h"
 #include "testproc.h"
 
@@ -90,6 +92,20 @@ struct store *fx_open_store(struct fx *f)
 int64_t fx_q(struct fx *f, const char *sql)
 {
 	return f->b == B_PG ? pg_int(f->uri, sql) : tp_db_int(f->uri, "%s", sql);
+}
+
+void fx_exec(struct fx *f, const char *sql)
+{
+	if (f->b == B_PG) {
+		assert_int_equal(pg_exec(f->uri, sql), 0);
+		return;
+	}
+	sqlite3 *h;
+	char *err = NULL;
+	assert_int_equal(sqlite3_open(f->uri, &h), SQLITE_OK);
+	if (sqlite3_exec(h, sql, NULL, NULL, &err) != SQLITE_OK)
+		fail_msg("%s: %s", sql, err);
+	sqlite3_close(h);
 }
 
 int64_t fx_session(struct store *s, const char *agent)

@@ -34,6 +34,8 @@ int fx_teardown(void **state);
 struct store *fx_open_store(struct fx *f);
 /* One integer from the database behind the store, the same SQL on both back ends. */
 int64_t fx_q(struct fx *f, const char *sql);
+/* SQL that changes the database behind the store, the same on both back ends (a failure fails the case). */
+void fx_exec(struct fx *f, const char *sql);
 /* The session of agent (boot 1, board "host") found or opened on s, not committed: its id. */
 int64_t fx_session(struct store *s, const char *agent);
 

@@ -868,21 +868,6 @@ static void test_store_backend_kernel_symbols(void **state)
 	store_close(s);
 }
 
-/* SQL that changes the database behind the store, the same on both back ends. */
-static void exec_sql(struct fx *f, const char *sql)
-{
-	if (f->b == B_PG) {
-		assert_int_equal(pg_exec(f->uri, sql), 0);
-		return;
-	}
-	sqlite3 *h;
-	char *err = NULL;
-	assert_int_equal(sqlite3_open(f->uri, &h), SQLITE_OK);
-	if (sqlite3_exec(h, sql, NULL, NULL, &err) != SQLITE_OK)
-		fail_msg("%s: %s", sql, err);
-	sqlite3_close(h);
-}
-
 enum { KBIG = 2000 }; /* symbols of the compressible table: ksym_fn_00000 .. at 0x40 apart */
 
 /* A KernelSymbols chunk of KBIG functions (boot "boot-big"), front coded as the agent packs it; its
@@ -966,7 +951,7 @@ static void test_store_backend_kernel_symbols_compressed(void **state)
 	for (size_t i = 0; i < packed; i++)
 		p += sprintf(p, "%02x", raw[i]);
 	sprintf(p, f->b == B_PG ? "'::bytea" : "'");
-	exec_sql(f, sql);
+	fx_exec(f, sql);
 	free(sql);
 	free(raw);
 	assert_int_equal(fx_q(f, "SELECT LENGTH(data) FROM kernel_symbols WHERE kernel_boot_id = 'boot-big'"),
@@ -1024,7 +1009,7 @@ static void test_store_backend_older_samples_upgraded(void **state)
 		 pg_schema ? pg_schema : TP_OLD_CPU_SAMPLES_SCHEMA, (long long)sid,
 		 f->b == B_PG ? "DELETE FROM prof_schema_migrations WHERE version >= 2;" : "");
 	free(pg_schema);
-	exec_sql(f, sql);
+	fx_exec(f, sql);
 	uint64_t total, listed, want = 2 * (40 * 41 / 2); /* two records of counts 1..40 */
 	cpu_figures(f, sid, &total, &listed);		   /* as the older collector left it */
 	assert_int_equal(total, want);
@@ -1113,7 +1098,7 @@ static void test_store_backend_block_pid_ranges(void **state)
 	assert_int_equal(read, 1);
 	assert_int_equal(passed, 3);
 
-	exec_sql(f, f->b == B_PG ? "DROP INDEX sample_blocks_keys; ALTER TABLE sample_blocks DROP COLUMN pid_min,"
+	fx_exec(f, f->b == B_PG ? "DROP INDEX sample_blocks_keys; ALTER TABLE sample_blocks DROP COLUMN pid_min,"
 				   " DROP COLUMN pid_max, DROP COLUMN pid_bits; DELETE FROM prof_schema_migrations"
 				   " WHERE version >= 3; CREATE INDEX sample_blocks_time ON sample_blocks(session_id, t_ns);"
 				 : "DROP INDEX sample_blocks_keys; ALTER TABLE sample_blocks DROP COLUMN pid_min;"
@@ -1489,7 +1474,7 @@ static void test_store_backend_mappings_packed(void **state)
 		 "INSERT INTO sample_mappings (session_id, map_id, pid, start, \"end\", pgoff, path) VALUES (%lld, 5,"
 		 " 42, %d, %d, 0, '/old/libold.so')",
 		 (long long)sid, 0x500000, 0x510000);
-	exec_sql(f, sql);
+	fx_exec(f, sql);
 	s = fx_open_store(f);
 	const int64_t ids3[1] = {5};
 	const char *p3[1] = {"/ignored/again.so"};

@@ -29,20 +29,6 @@
 #include "store_fx.h"
 #include "testproc.h"
 
-static void exec_sql(struct fx *f, const char *sql)
-{
-	if (f->b == B_PG) {
-		assert_int_equal(pg_exec(f->uri, sql), 0);
-		return;
-	}
-	sqlite3 *h;
-	char *err = NULL;
-	assert_int_equal(sqlite3_open(f->uri, &h), SQLITE_OK);
-	if (sqlite3_exec(h, sql, NULL, NULL, &err) != SQLITE_OK)
-		fail_msg("%s: %s", sql, err);
-	sqlite3_close(h);
-}
-
 /* A record of n keys: pid 300 + i % 3, ip base + 16 i, count 1 + (i + seq) % 5; stack i % 7. */
 static int put_keys_how(struct store *s, int64_t sid, uint64_t seq, size_t n, uint64_t base, bool ahead)
 {
@@ -469,7 +455,7 @@ static void test_keyids_damaged_block(void **state)
 	char sql[256];
 	snprintf(sql, sizeof(sql), "UPDATE sample_blocks SET data = %s WHERE seq = 2",
 		 f->b == B_PG ? "'\\x0007ce0f05'::bytea" : "X'0007CE0F05'");
-	exec_sql(f, sql);
+	fx_exec(f, sql);
 	char *r = rows_of(f, NULL);
 	char want[64];
 	snprintf(want, sizeof(want), "total %llu ", (unsigned long long)(sum_of(1, 4) + 7 + sum_of(3, 4)));
@@ -492,7 +478,7 @@ static void test_keyids_forged_delta(void **state)
 	char sql[256];
 	snprintf(sql, sizeof(sql), "UPDATE sample_blocks SET data = %s WHERE seq = 2",
 		 f->b == B_PG ? "'\\x0007feffffffffffffffff0105'::bytea" : "X'0007FEFFFFFFFFFFFFFFFF0105'");
-	exec_sql(f, sql);
+	fx_exec(f, sql);
 	char *r = rows_of(f, NULL);
 	char want[64];
 	snprintf(want, sizeof(want), "total %llu ", (unsigned long long)(sum_of(1, 4) + 7 + sum_of(3, 4)));
