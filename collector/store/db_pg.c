@@ -554,8 +554,7 @@ static int pg_check(struct db *d, enum db_check how, unsigned budget_ms, char *w
 	rc = dbpg_step(st);
 	if (rc == 1)
 		log_info("store %s: PostgreSQL checks its pages itself (data_checksums = %s%s); --check has "
-			 "nothing "
-			 "more to run here",
+			 "nothing more to run here",
 			 d->name, dbpg_col_text(st, 0),
 			 strcmp(dbpg_col_text(st, 0), "on") == 0
 			     ? ""
