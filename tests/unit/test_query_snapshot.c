@@ -5,7 +5,9 @@
  * samples over time, `dump --keys`) shows that record either whole or not at all, never as a damaged
  * block read up to its first new id; the commit is not blocked by the reader's snapshot (the hook
  * runs on the reader's thread: a writer waiting on the reader would never return); and on PostgreSQL
- * no statement runs while a block statement is mid-stream (r8 F4: its rest was read ahead and held). */
+ * no statement runs while a block statement is mid-stream (r8 F4: its rest was read ahead and held).
+ * Nested read transactions share one snapshot (a page's queries); on PostgreSQL, after a failed
+ * statement the read transaction is renewed (a session left out of a query does not fail the next). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +22,7 @@
 #include "query/query.h"
 #include "sample_rec.h"
 #include "store/store.h"
+#include "store/store_priv.h"
 #include "store/store_sample_keys.h"
 #include "store_fx.h"
 
@@ -215,6 +218,35 @@ static void test_snapshot_nested_request(void **state)
 	store_close(l.writer);
 }
 
+/* PostgreSQL: a statement that fails inside the read transaction leaves it unable to run anything
+ * ("current transaction is aborted"); store_read_renew (query_run's add_session after a session left
+ * out) begins a new one, so the next query of the request reads. */
+static void test_snapshot_renew_after_error(void **state)
+{
+	struct fx *f = *state;
+	struct late l = {.at = 0};
+	struct store *r = setup_stores(f, &l);
+	store_set_keydict_hook(r, NULL, NULL);
+	int reading = store_read_begin(r);
+	assert_int_equal(reading, 1);
+	struct db_stmt *st = store_query(r, "SELECT 1 / (SELECT COUNT(*) - COUNT(*) FROM sample_blocks)");
+	assert_non_null(st);
+	assert_true(db_step(st) < 0); /* division by zero */
+	db_finalize(st);
+	store_read_renew(r);
+	assert_true(store_read_snapshot(r));
+	struct query_opts qo;
+	query_opts_init(&qo, 0);
+	struct query_result *qr;
+	assert_int_equal(query_run(r, &qo, &qr), 0);
+	assert_int_equal(qr->total, old_total());
+	query_result_free(qr);
+	store_read_end(r, reading);
+	assert_false(store_read_snapshot(r));
+	store_close(r);
+	store_close(l.writer);
+}
+
 #define BOTH(t)                                                                                                 \
 	{#t "_sqlite", t, fx_setup_sqlite, fx_teardown, NULL}, {#t "_postgresql", t, fx_setup_pg, fx_teardown, NULL}
 
@@ -226,6 +258,8 @@ int main(void)
 	    BOTH(test_snapshot_report_series),
 	    BOTH(test_snapshot_dump_keys),
 	    BOTH(test_snapshot_nested_request),
+	    {"test_snapshot_renew_after_error_postgresql", test_snapshot_renew_after_error, fx_setup_pg, fx_teardown,
+	     NULL},
 	};
 	return cmocka_run_group_tests_name("query_snapshot", tests, fx_group_setup, fx_group_teardown);
 }
