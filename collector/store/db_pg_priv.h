@@ -47,6 +47,7 @@ struct pg {
 	bool read_only;	      /* opened for queries: any session will do */
 	bool quiet;	      /* engine errors go to debug (the caller reports outages) */
 	bool async_reconnect; /* begin() does not reconnect; the caller drives db_reconnect_poll() */
+	bool read_tx;	      /* a read transaction of dbpg_read_begin is open (db_pg_read.c) */
 	/* The connection cannot be used any more (lost, timed out, read-only, shut down):
 	 * every call fails fast until a reconnect. */
 	bool broken;
@@ -138,6 +139,7 @@ void dbpg_batch_free(struct pg_stmt *s);
 /* db_pg_read.c: a read transaction (db_read_begin: one REPEATABLE READ READ ONLY snapshot) */
 int dbpg_read_begin(struct db *d);
 void dbpg_read_end(struct db *d);
+int dbpg_read_mend(struct pg *p);
 
 /* db_pg_stream.c: a query's rows read one at a time */
 /* Before anything else uses the connection: the streaming query's remaining rows read into

@@ -8,6 +8,7 @@
 #ifdef CONFIG_STORE_POSTGRESQL
 
 #include "db_pg_priv.h"
+#include "log.h"
 
 int dbpg_read_begin(struct db *d)
 {
@@ -25,12 +26,35 @@ int dbpg_read_begin(struct db *d)
 		return 0;
 	/* pipelined: no round trip of its own; the snapshot is taken at the first read */
 	rc = dbpg_send_simple(p, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", P_CMD, "begin a read");
-	return rc < 0 ? rc : 1;
+	if (rc < 0)
+		return rc;
+	p->read_tx = true;
+	return 1;
+}
+
+/* Before a statement of an open read (send_stmt): a statement that failed in it left the transaction
+ * unable to run any other ("current transaction is aborted", 25P02), and the callers that tolerate a
+ * failure (a kernel table not read, a page's CPU list left out: review r9 F1) go on reading. So the
+ * failed transaction is ended and a new snapshot begun: the rest of the request reads as it did before
+ * there was a read transaction, from a later state of the store. The state is known only once the
+ * pipeline has run (an error is reported when it has). */
+int dbpg_read_mend(struct pg *p)
+{
+	if (!p->read_tx || !p->conn || p->broken || PQtransactionStatus(p->conn) != PQTRANS_INERROR)
+		return 0;
+	log_debug("store %s: a statement failed in a read; its snapshot renewed", p->base.name);
+	int rc = dbpg_send_simple(p, "ROLLBACK", P_CMD, "end a failed read");
+	if (rc == 0)
+		rc = dbpg_drain(p); /* the BEGIN first in its pipeline segment, as in dbpg_read_begin */
+	if (rc == 0)
+		rc = dbpg_send_simple(p, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", P_CMD, "begin a read");
+	return rc;
 }
 
 void dbpg_read_end(struct db *d)
 {
 	struct pg *p = pgd(d);
+	p->read_tx = false;
 	if (!p->conn || p->broken || PQstatus(p->conn) != CONNECTION_OK) {
 		p->qlen = 0;
 		return;

@@ -147,6 +147,9 @@ static int send_stmt(struct pg_stmt *s, enum pend_kind kind)
 		return -ECONNRESET;
 	if (PQstatus(p->conn) != CONNECTION_OK)
 		return dbpg_fail(p, NULL, s->what);
+	int mrc = dbpg_read_mend(p); /* a failed read transaction: a new one */
+	if (mrc < 0)
+		return mrc;
 	if (!s->prepared || s->gen != p->gen) {
 		snprintf(s->name, sizeof(s->name), "prof_%u", p->next_name++);
 		if (PQsendPrepare(p->conn, s->name, s->sql, s->nparams, s->types) != 1)
