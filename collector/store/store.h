@@ -99,6 +99,9 @@ struct store_salvage_stats {
 	uint64_t rows;	       /* rows copied */
 	size_t tables;	       /* tables copied */
 	size_t damaged_tables; /* of which some pages could not be read */
+	/* #40 w46c: key-id chunks past a session's first lost one, id blocks that referred to lost ids and
+	 * their samples, deleted (store_salvage_keys.c) */
+	uint64_t key_chunks_dropped, id_blocks_dropped, id_samples_dropped;
 };
 int store_salvage(const char *from, const char *to, struct store_salvage_stats *out);
 /* --check MODE: "auto", "full", "quick" or "off" as STORE_CHECK_* flags (0 for off);
