@@ -268,10 +268,12 @@ int store_salvage(const char *from, const char *to, struct store_salvage_stats *
 	}
 	log_info("recover: %llu rows of %zu tables copied from %s into %s (%zu with unreadable pages)",
 		 (unsigned long long)out->rows, out->tables, from, to, out->damaged_tables);
-	if (out->key_chunks_dropped || out->id_blocks_dropped)
-		log_warn("recover: %llu sample blocks (%llu samples) referred to sample keys on unreadable pages and"
-			 " %llu key chunks followed such keys: dropped, the rest read whole",
-			 (unsigned long long)out->id_blocks_dropped, (unsigned long long)out->id_samples_dropped,
-			 (unsigned long long)out->key_chunks_dropped);
+	if (out->key_chunks_dropped || out->id_blocks_cut || out->id_blocks_dropped)
+		log_warn("recover: %llu sample blocks referred to sample keys on unreadable pages: %llu cut to their"
+			 " other keys, %llu deleted, %llu samples lost; %llu key chunks after the lost ones dropped;"
+			 " every block kept decodes whole",
+			 (unsigned long long)(out->id_blocks_cut + out->id_blocks_dropped),
+			 (unsigned long long)out->id_blocks_cut, (unsigned long long)out->id_blocks_dropped,
+			 (unsigned long long)out->id_samples_dropped, (unsigned long long)out->key_chunks_dropped);
 	return 0;
 }

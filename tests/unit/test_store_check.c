@@ -291,23 +291,29 @@ static void test_store_check_salvage_version1_store(void **state)
 }
 
 /* #40 w46c (review r7 #8): a store whose blocks hold key ids loses, on one unreadable page, the chunk of
- * sample_key_ids that holds a session's last keys while the blocks that refer to them read. Key ips: base +
- * 16 i (base 0: xorshift from seed, a chunk zstd cannot shrink, on overflow pages); counts 1 + (i + seq) % 3. */
+ * sample_key_ids that holds a session's last keys while the blocks that refer to them read. A record of n
+ * keys (pid 500): with seed, its first keys' ips from a xorshift of seed (a chunk zstd cannot shrink, on
+ * overflow pages; n of them, or n / 2 with base too), the others base + 16 i; counts 1 + (i + seq) % 3.
+ * The samples of its keys in *seeded. */
 #define KEYS_MAX 800
-static uint64_t put_ids_rec(struct store *s, int64_t sid, uint64_t seq, size_t n, uint64_t base, uint64_t seed)
+static uint64_t put_ids_rec(struct store *s, int64_t sid, uint64_t seq, size_t n, uint64_t base, uint64_t seed,
+			    uint64_t *seeded)
 {
 	static int32_t pid[KEYS_MAX], tid[KEYS_MAX];
 	static uint64_t ip[KEYS_MAX], count[KEYS_MAX];
 	static uint32_t stack[KEYS_MAX];
 	uint64_t x = 0x2545f4914f6cdd1dull ^ seed, sum = 0;
+	size_t nseeded = !seed ? 0 : base ? n / 2 : n;
 	assert_true(n <= KEYS_MAX);
+	*seeded = 0;
 	for (size_t i = 0; i < n; i++) {
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 		pid[i] = tid[i] = 500;
-		ip[i] = base ? base + 16 * i : x;
+		ip[i] = i < nseeded ? x : base + 16 * i;
 		count[i] = 1 + (i + seq) % 3;
 		stack[i] = (uint32_t)(i % 7);
 		sum += count[i];
+		*seeded += i < nseeded ? count[i] : 0;
 	}
 	struct sample_rec_keys k = {n, pid, tid, ip, stack, count};
 	Prof__Samples sm;
@@ -343,15 +349,18 @@ static void test_store_check_salvage_key_ids(void **state)
 	int64_t a, b;
 	assert_int_equal(sample_rec_session(s, "board-a", &a), 0);
 	assert_int_equal(sample_rec_session(s, "board-b", &b), 0);
-	uint64_t kept = 0, lost = 0, sum_b = 0;
+	uint64_t kept = 0, lost = 0, sum_b = 0, sd;
 	for (uint64_t q = 1; q <= 4; q++) { /* four chunks of 16 ids (0..63) and four of b's */
-		kept += put_ids_rec(s, a, q, 16, 0x10000 * q, 0);
-		sum_b += put_ids_rec(s, b, q, 16, 0x10000 * q, 0);
+		kept += put_ids_rec(s, a, q, 16, 0x10000 * q, 0, &sd);
+		sum_b += put_ids_rec(s, b, q, 16, 0x10000 * q, 0, &sd);
 	}
-	lost += put_ids_rec(s, a, 5, KEYS_MAX, 0, 5); /* ids 64..863: the chunk the damage takes */
-	kept += put_ids_rec(s, a, 6, 16, 0x10000, 0); /* ids 0..15 again: decodes */
-	lost += put_ids_rec(s, a, 7, 8, 0, 5);	      /* 8 of seq 5's keys (ids 64..71) */
-	sum_b += put_ids_rec(s, b, 5, 16, 0x90000, 0);
+	lost += put_ids_rec(s, a, 5, KEYS_MAX, 0, 5, &sd); /* ids 64..863: the chunk the damage takes */
+	kept += put_ids_rec(s, a, 6, 16, 0x10000, 0, &sd); /* ids 0..15 again: decodes */
+	/* 8 of seq 5's keys (ids 64..71) and 8 of seq 1's (ids 8..15): cut to the latter */
+	uint64_t both = put_ids_rec(s, a, 7, 16, 0x10000, 5, &sd);
+	kept += both - sd;
+	lost += sd;
+	sum_b += put_ids_rec(s, b, 5, 16, 0x90000, 0, &sd);
 	store_close(s);
 	assert_int_equal(tp_db_int(f->db, "SELECT COUNT(*) FROM sample_blocks WHERE fmt = 1"), 12);
 	assert_int_equal(samples_of(f->db, a), (int64_t)(kept + lost));
@@ -383,22 +392,26 @@ static void test_store_check_salvage_key_ids(void **state)
 
 	struct store_salvage_stats ss;
 	assert_int_equal(store_salvage(f->db, f->out, &ss), 0);
-	fprintf(stderr, "recovered: %llu rows; dropped %llu id blocks (%llu samples), %llu chunks\n",
-		(unsigned long long)ss.rows, (unsigned long long)ss.id_blocks_dropped,
+	fprintf(stderr, "recovered: %llu rows; id blocks %llu cut, %llu deleted (%llu samples), %llu chunks dropped\n",
+		(unsigned long long)ss.rows, (unsigned long long)ss.id_blocks_cut, (unsigned long long)ss.id_blocks_dropped,
 		(unsigned long long)ss.id_samples_dropped, (unsigned long long)ss.key_chunks_dropped);
 	/* every block kept decodes whole: the sessions' totals are the undamaged ones less the blocks of
 	 * lost keys, stated */
 	assert_int_equal(samples_of(f->out, b), (int64_t)sum_b);
 	assert_int_equal(samples_of(f->out, a), (int64_t)kept);
-	assert_int_equal(ss.id_blocks_dropped, 2);
+	assert_int_equal(ss.id_blocks_dropped, 1);
+	assert_int_equal(ss.id_blocks_cut, 1);
 	assert_int_equal(ss.id_samples_dropped, lost);
 	assert_int_equal(tp_db_int(f->out, "SELECT COUNT(*) FROM sample_blocks WHERE session_id = %lld", (long long)a),
-			 5);
+			 6);
+	assert_int_equal(tp_db_int(f->out, "SELECT keys FROM sample_blocks WHERE seq = 7"), 8);
+	assert_int_equal(tp_db_int(f->out, "SELECT SUM(samples) FROM sample_blocks WHERE session_id = %lld", (long long)a),
+			 (int64_t)kept);
 
 	/* a collector on the recovered store continues the session: its new keys take ids 64.. again, and
 	 * no kept block reads them as its own */
 	assert_int_equal(store_open(f->out, 0, &s), 0);
-	uint64_t more = put_ids_rec(s, a, 8, KEYS_MAX, 0x7000000, 0);
+	uint64_t more = put_ids_rec(s, a, 8, KEYS_MAX, 0x7000000, 0, &sd);
 	store_close(s);
 	assert_int_equal(tp_db_int(f->out, "SELECT first_id FROM sample_key_ids WHERE seq = 8"), 64);
 	assert_int_equal(samples_of(f->out, a), (int64_t)(kept + more));
