@@ -73,6 +73,7 @@ struct trace_source {
 	bool board;
 	struct trace_snap snap;
 	uint32_t no_conn, board_failed; /* periods without a collector connection; snapshots not taken */
+	uint32_t conn_wait; /* periods skipped while the first connection was still being made */
 	/* the default capture on a board: snapshots while the collector is connected; without it
 	 * single steps of step_n instructions (arm64) or no window (32-bit ARM), said once */
 	bool board_auto, said_fail;
@@ -415,8 +416,10 @@ static void take_board_window(struct trace_source *ts)
  * none (32-bit ARM Linux cannot single-step: kernel/ptrace.c ptrace_resume, EIO). */
 static bool board_offline_steps(struct trace_source *ts)
 {
-	if (session_connect_pending(ts->s))
+	if (session_connect_pending(ts->s)) {
+		ts->conn_wait++;
 		return false;
+	}
 	bool step = trace_native_arch() != TRACE_ARCH_ARM;
 	if (ts->no_conn++ == 0)
 		log_warn("trace: no collector connection: %s until it connects (the windows here are snapshots the "
@@ -740,8 +743,8 @@ void trace_source_print_summary(const struct trace_source *ts, double elapsed, F
 							      : "");
 	if (ts->board)
 		fprintf(out, "  snapshots: %u sent, %u let go after the collector's replay, %u not taken, %u period(s) "
-			     "without a collector connection\n",
-			ts->snap.sent, ts->snap.done, ts->board_failed, ts->no_conn);
+			     "without a collector connection, %u waiting for its first connection\n",
+			ts->snap.sent, ts->snap.done, ts->board_failed, ts->no_conn, ts->conn_wait);
 	if (ts->stepped)
 		fprintf(out, "  %u single-stepped window(s) while the collector was not connected (cold: their cache "
 			     "figures are upper bounds)\n",

@@ -8,5 +8,7 @@
 
 /* printf into err (errlen bytes; 0: nothing written); returns -EINVAL. */
 int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The same, returning rc (a negative errno) instead of -EINVAL. */
+int fail_with(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 #endif

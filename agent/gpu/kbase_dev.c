@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fail.h"
 #include "kbase_abi.h"
 
 static int libc_open(const char *p, int f)
@@ -36,7 +36,7 @@ static uint64_t libc_raw(void)
 	return clock_ns(CLOCK_MONOTONIC_RAW);
 }
 
-const struct kbase_sys kbase_sys_libc = {libc_open, libc_ioctl, mmap,	   munmap, poll,
+const struct kbase_sys kbase_sys_libc = {libc_open, libc_ioctl, mmap,	  munmap, poll,
 					 close,	    libc_mono,	libc_raw, geteuid};
 
 /* The UK generations this agent implements. t6xx r3p0: UK 3.0, function ids of
@@ -88,15 +88,6 @@ const char *kbase_iface_name(enum kbase_iface i)
 	}
 }
 
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
 static int xioctl(struct kbase_dev *d, int fd, unsigned long req, void *arg)
 {
 	int rc = d->sys->ioctl(fd, req, arg);
@@ -142,8 +133,8 @@ static int props_ioctl(struct kbase_dev *d, char *err, size_t errlen)
 	struct kbase_ioctl_get_gpuprops q = {0};
 	int size = xioctl(d, d->fd, KBASE_IOCTL_GET_GPUPROPS, &q);
 	if (size <= 0 || size > 65536)
-		return fail(err, errlen, size < 0 ? size : -EPROTO, "GET_GPUPROPS: %s",
-			    size < 0 ? strerror(-size) : "bad size");
+		return fail_with(err, errlen, size < 0 ? size : -EPROTO, "GET_GPUPROPS: %s",
+				 size < 0 ? strerror(-size) : "bad size");
 	uint8_t *buf = calloc(1, (size_t)size);
 	if (!buf)
 		return -ENOMEM;
@@ -152,7 +143,7 @@ static int props_ioctl(struct kbase_dev *d, char *err, size_t errlen)
 	int rc = xioctl(d, d->fd, KBASE_IOCTL_GET_GPUPROPS, &q);
 	if (rc < 0) {
 		free(buf);
-		return fail(err, errlen, rc, "GET_GPUPROPS: %s", strerror(-rc));
+		return fail_with(err, errlen, rc, "GET_GPUPROPS: %s", strerror(-rc));
 	}
 	size_t len = (size_t)size;
 	bool have_id = false;
@@ -210,8 +201,8 @@ static int props_uk(struct kbase_dev *d, char *err, size_t errlen)
 		free(p);
 	}
 	if (rc < 0)
-		return fail(err, errlen, rc, "GPU_PROPS_REG_DUMP (UK %u.%u): %s", d->drv_major, d->drv_minor,
-			    strerror(-rc));
+		return fail_with(err, errlen, rc, "GPU_PROPS_REG_DUMP (UK %u.%u): %s", d->drv_major,
+				 d->drv_minor, strerror(-rc));
 	return 0;
 }
 
@@ -219,19 +210,19 @@ static int reader_setup(struct kbase_dev *d, uint32_t interval_ns, char *err, si
 {
 	uint32_t v = 0;
 	if (xioctl(d, d->rfd, KBASE_HWCNT_READER_GET_API_VERSION, &v) == 0 && v != KBASE_HWCNT_READER_API)
-		return fail(err, errlen, -EPROTO, "hwcnt reader API version %u (this agent knows 1)", v);
+		return fail_with(err, errlen, -EPROTO, "hwcnt reader API version %u (this agent knows 1)", v);
 	int rc = xioctl(d, d->rfd, KBASE_HWCNT_READER_GET_HWVER, &d->hw_version);
 	if (rc < 0)
-		return fail(err, errlen, rc, "hwcnt reader GET_HWVER: %s", strerror(-rc));
+		return fail_with(err, errlen, rc, "hwcnt reader GET_HWVER: %s", strerror(-rc));
 	rc = xioctl(d, d->rfd, KBASE_HWCNT_READER_GET_BUFFER_SIZE, &d->buf_bytes);
 	if (rc < 0)
-		return fail(err, errlen, rc, "hwcnt reader GET_BUFFER_SIZE: %s", strerror(-rc));
+		return fail_with(err, errlen, rc, "hwcnt reader GET_BUFFER_SIZE: %s", strerror(-rc));
 	d->buf_count = KBASE_READER_BUFFERS;
 	d->map_len = (size_t)d->buf_count * d->buf_bytes;
 	void *m = d->sys->mmap(NULL, d->map_len, PROT_READ, MAP_PRIVATE, d->rfd, 0);
 	if (m == MAP_FAILED)
-		return fail(err, errlen, -errno, "hwcnt reader mmap of %zu bytes: %s", d->map_len,
-			    strerror(errno));
+		return fail_with(err, errlen, -errno, "hwcnt reader mmap of %zu bytes: %s", d->map_len,
+				 strerror(errno));
 	d->map = m;
 	/* The interval goes by value: every vinstr release dispatches it as
 	 * kbasep_vinstr_hwcnt_reader_ioctl_set_interval(cli, (u32)arg)
@@ -245,29 +236,29 @@ static int reader_setup(struct kbase_dev *d, uint32_t interval_ns, char *err, si
 	d->interval_ns = interval_ns;
 	rc = xioctl(d, d->rfd, KBASE_HWCNT_READER_SET_INTERVAL, (void *)(uintptr_t)interval_ns);
 	if (rc < 0)
-		return fail(err, errlen, rc, "hwcnt reader SET_INTERVAL %u ns: %s", interval_ns,
-			    strerror(-rc));
+		return fail_with(err, errlen, rc, "hwcnt reader SET_INTERVAL %u ns: %s", interval_ns,
+				 strerror(-rc));
 	return 0;
 }
 
 /* The t6xx TMEM zone starts at GPU address 2^33 and the region's mmap offset
  * is its GPU address (kbase_mmap: vm_pgoff = the GPU page number). */
 _Static_assert(sizeof(off_t) >= 8, "the dump buffer's mmap offset can pass 4 GiB: build with "
-				    "-D_FILE_OFFSET_BITS=64 on 32-bit glibc");
+				   "-D_FILE_OFFSET_BITS=64 on 32-bit glibc");
 
 static int hwcnt_refused(struct kbase_dev *d, int rc, char *err, size_t errlen)
 {
 	/* kbase_instr_hwcnt_enable: kbase_security_has_capability(..,
 	 * KBASE_SEC_INSTR_HW_COUNTERS_COLLECT) is kbasep_am_i_root on these drivers. */
 	if (d->sys->euid && d->sys->euid() != 0)
-		return fail(err, errlen, rc,
-			    "the Mali driver refused counter setup (HWCNT_SETUP: %s): it gives the "
-			    "counters to root only; run the agent as root (`adb root`, sudo)",
-			    strerror(-rc));
-	return fail(err, errlen, rc,
-		    "the Mali driver refused counter setup (HWCNT_SETUP: %s): another process "
-		    "(gatord, a vendor tool) holds the counters",
-		    strerror(-rc));
+		return fail_with(err, errlen, rc,
+				 "the Mali driver refused counter setup (HWCNT_SETUP: %s): it gives the "
+				 "counters to root only; run the agent as root (`adb root`, sudo)",
+				 strerror(-rc));
+	return fail_with(err, errlen, rc,
+			 "the Mali driver refused counter setup (HWCNT_SETUP: %s): another process "
+			 "(gatord, a vendor tool) holds the counters",
+			 strerror(-rc));
 }
 
 /* The dump buffer's flags: GPU-writable, and CPU-readable *and* -writable so
@@ -322,12 +313,12 @@ static int uk_dump_setup(struct kbase_dev *d, size_t bytes, char *err, size_t er
 		flags_out = a.flags;
 	}
 	if (rc < 0)
-		return fail(err, errlen, rc, "MEM_ALLOC for the dump buffer: %s", strerror(-rc));
+		return fail_with(err, errlen, rc, "MEM_ALLOC for the dump buffer: %s", strerror(-rc));
 	d->map_len = pages * 4096;
 	void *m = d->sys->mmap(NULL, d->map_len, PROT_READ, MAP_SHARED, d->fd, (off_t)off);
 	if (m == MAP_FAILED)
-		return fail(err, errlen, -errno, "mmap of the dump buffer (offset 0x%llx): %s",
-			    (unsigned long long)off, strerror(errno));
+		return fail_with(err, errlen, -errno, "mmap of the dump buffer (offset 0x%llx): %s",
+				 (unsigned long long)off, strerror(errno));
 	d->map = m;
 	/* 64-bit kernels force SAME_VA on a 64-bit process (kbase_mem_alloc):
 	 * MEM_ALLOC answers an mmap cookie, and the GPU address is the CPU
@@ -343,7 +334,7 @@ static int uk_dump_setup(struct kbase_dev *d, size_t bytes, char *err, size_t er
 	struct kbase_uk_hwcnt_simple c = {0};
 	rc = uk_call(d, &c, d->uk->hwcnt_clear, sizeof(c));
 	if (rc < 0)
-		return fail(err, errlen, rc, "HWCNT_CLEAR: %s", strerror(-rc));
+		return fail_with(err, errlen, rc, "HWCNT_CLEAR: %s", strerror(-rc));
 	return 0;
 }
 
@@ -352,7 +343,7 @@ static int open_ioctl_iface(struct kbase_dev *d, char *err, size_t errlen)
 	struct kbase_ioctl_set_flags f = {0};
 	int rc = xioctl(d, d->fd, KBASE_IOCTL_SET_FLAGS, &f);
 	if (rc < 0)
-		return fail(err, errlen, rc, "SET_FLAGS: %s", strerror(-rc));
+		return fail_with(err, errlen, rc, "SET_FLAGS: %s", strerror(-rc));
 	return props_ioctl(d, err, errlen);
 }
 
@@ -361,7 +352,7 @@ static int open_uk_iface(struct kbase_dev *d, char *err, size_t errlen)
 	struct kbase_uk_set_flags f = {0};
 	int rc = uk_call(d, &f, d->uk->set_flags, sizeof(f));
 	if (rc < 0)
-		return fail(err, errlen, rc, "SET_FLAGS (UK): %s", strerror(-rc));
+		return fail_with(err, errlen, rc, "SET_FLAGS (UK): %s", strerror(-rc));
 	return props_uk(d, err, errlen);
 }
 
@@ -372,10 +363,11 @@ static int setup_counting(struct kbase_dev *d, uint32_t interval_ns, char *err, 
 		struct kbase_ioctl_hwcnt_reader_setup s = {KBASE_READER_BUFFERS, ~0u, ~0u, ~0u, ~0u};
 		rc = xioctl(d, d->fd, KBASE_IOCTL_HWCNT_READER_SETUP, &s);
 		if (rc < 0)
-			return fail(err, errlen, rc,
-				    "the Mali driver refused counter setup (HWCNT_READER_SETUP: %s): "
-				    "another profiler may hold the counters, or the kernel disables them",
-				    strerror(-rc));
+			return fail_with(
+			    err, errlen, rc,
+			    "the Mali driver refused counter setup (HWCNT_READER_SETUP: %s): "
+			    "another profiler may hold the counters, or the kernel disables them",
+			    strerror(-rc));
 		d->rfd = rc;
 		return reader_setup(d, interval_ns, err, errlen);
 	}
@@ -404,13 +396,14 @@ static int open_node(struct kbase_dev *d, const char *path, char *err, size_t er
 	int e = errno;
 	d->fd = -1;
 	if (e == ENOENT || e == ENXIO || e == ENODEV)
-		return fail(err, errlen, -e, "no Mali GPU counters: %s does not exist (no kbase driver)", path);
+		return fail_with(err, errlen, -e, "no Mali GPU counters: %s does not exist (no kbase driver)",
+				 path);
 	if (e == EACCES || e == EPERM)
-		return fail(err, errlen, -e,
-			    "no Mali GPU counters: permission denied opening %s (device mode "
-			    "or SELinux policy; run as root / `adb root`)",
-			    path);
-	return fail(err, errlen, -e, "no Mali GPU counters: cannot open %s: %s", path, strerror(e));
+		return fail_with(err, errlen, -e,
+				 "no Mali GPU counters: permission denied opening %s (device mode "
+				 "or SELinux policy; run as root / `adb root`)",
+				 path);
+	return fail_with(err, errlen, -e, "no Mali GPU counters: cannot open %s: %s", path, strerror(e));
 }
 
 /* Which interface answers, probed the way the drivers expect it:
@@ -451,16 +444,17 @@ static int probe(struct kbase_dev *d, const char *path, char *err, size_t errlen
 	struct kbase_ioctl_version_check v = {11, 0};
 	rc = xioctl(d, d->fd, KBASE_IOCTL_VERSION_CHECK, &v);
 	if (rc < 0 && uk_unknown)
-		return fail(err, errlen, -EPROTONOSUPPORT,
-			    "no Mali GPU counters: %s is a kbase UK %u.%u driver, which this agent "
-			    "does not implement (it knows UK 3 = t6xx r3p0 and UK 6-10 = Midgard "
-			    "r4p0-r15)",
-			    path, u.major, u.minor);
+		return fail_with(err, errlen, -EPROTONOSUPPORT,
+				 "no Mali GPU counters: %s is a kbase UK %u.%u driver, which this agent "
+				 "does not implement (it knows UK 3 = t6xx r3p0 and UK 6-10 = Midgard "
+				 "r4p0-r15)",
+				 path, u.major, u.minor);
 	if (rc < 0)
-		return fail(err, errlen, rc,
-			    "no Mali GPU counters: %s answers neither the UK version check nor the kbase "
-			    "ioctl one (%s): not a Midgard/Bifrost job-manager kbase driver",
-			    path, strerror(-rc));
+		return fail_with(
+		    err, errlen, rc,
+		    "no Mali GPU counters: %s answers neither the UK version check nor the kbase "
+		    "ioctl one (%s): not a Midgard/Bifrost job-manager kbase driver",
+		    path, strerror(-rc));
 	d->iface = KBASE_IFACE_IOCTL;
 	d->drv_major = v.major;
 	d->drv_minor = v.minor;
@@ -483,19 +477,21 @@ int kbase_dev_open(struct kbase_dev *d, const char *path, const struct kbase_sys
 		return rc;
 	}
 	char why[256] = "";
-	rc = d->iface == KBASE_IFACE_IOCTL ? open_ioctl_iface(d, why, sizeof(why)) : open_uk_iface(d, why, sizeof(why));
+	rc = d->iface == KBASE_IFACE_IOCTL ? open_ioctl_iface(d, why, sizeof(why))
+					   : open_uk_iface(d, why, sizeof(why));
 	if (rc < 0) {
 		kbase_dev_close(d);
-		return fail(err, errlen, rc, "no Mali GPU counters: %s", why);
+		return fail_with(err, errlen, rc, "no Mali GPU counters: %s", why);
 	}
 	d->fam = mali_family_find(d->gpu_id);
 	if (!d->fam) {
 		uint32_t id = d->gpu_id;
 		kbase_dev_close(d);
-		return fail(err, errlen, -ENODEV,
-			    "no Mali GPU counters: unknown GPU id 0x%08x (product 0x%04x): no "
-			    "counter table for it (known: T60x T62x T72x T76x T82x T83x T86x T88x G71 G51)",
-			    id, id >> 16);
+		return fail_with(
+		    err, errlen, -ENODEV,
+		    "no Mali GPU counters: unknown GPU id 0x%08x (product 0x%04x): no "
+		    "counter table for it (known: T60x T62x T72x T76x T82x T83x T86x T88x G71 G51)",
+		    id, id >> 16);
 	}
 	rc = setup_counting(d, interval_ns, why, sizeof(why));
 	if (rc == 0) {
@@ -515,16 +511,17 @@ int kbase_dev_open(struct kbase_dev *d, const char *path, const struct kbase_sys
 		rc = uk_dump_setup(d, d->layout.words * 4, why, sizeof(why));
 	if (rc < 0) {
 		kbase_dev_close(d);
-		return fail(err, errlen, rc, "no Mali GPU counters: %s", why);
+		return fail_with(err, errlen, rc, "no Mali GPU counters: %s", why);
 	}
 	unsigned bb = mali_bus_bytes_from_l2_features(d->l2_features);
 	d->bus_bytes = bb ? bb : d->fam->bus_bytes;
 	d->raw_to_mono = (int64_t)(d->sys->mono_ns() - d->sys->raw_ns());
 	d->last_ns = d->sys->mono_ns();
-	snprintf(d->desc, sizeof(d->desc), "Mali-%s (%s) gpu_id 0x%08x, %d cores, %u L2, driver %s%u.%u%s, %s",
-		 d->fam->name, d->fam->arch, d->gpu_id, __builtin_popcountll(d->shader_present),
-		 d->num_l2 ? d->num_l2 : 1, d->uk ? "UK " : "", d->drv_major, d->drv_minor,
-		 d->uk && d->uk->t6xx ? " (t6xx r3p0)" : "", kbase_iface_name(d->iface));
+	snprintf(d->desc, sizeof(d->desc),
+		 "Mali-%s (%s) gpu_id 0x%08x, %d cores, %u L2, driver %s%u.%u%s, %s", d->fam->name,
+		 d->fam->arch, d->gpu_id, __builtin_popcountll(d->shader_present), d->num_l2 ? d->num_l2 : 1,
+		 d->uk ? "UK " : "", d->drv_major, d->drv_minor, d->uk && d->uk->t6xx ? " (t6xx r3p0)" : "",
+		 kbase_iface_name(d->iface));
 	return 0;
 }
 

@@ -51,7 +51,8 @@ static const struct gs_limit limits[GS_NLIMITS] = {
     [GS_CACHE_SYNTAX] =
 	{GS_CACHE_SYNTAX, "-gpgpu_cache:*", "the version's cache string", 11, 12,
 	 "src/gpgpu-sim/gpu-cache.h cache_config::init() (3.2.2 release, 24f29469):"
-	 " sscanf(\"%u:%u:%u,%c:%c:%c:%c,%c:%u:%u,%u:%u,%u\") = S:L:A,rp:wp:ap:wap,mshr:N:merge,mq[:rf][,port]"
+	 " sscanf(\"%u:%u:%u,%c:%c:%c:%c,%c:%u:%u,%u:%u,%u\") = "
+	 "S:L:A,rp:wp:ap:wap,mshr:N:merge,mq[:rf][,port]"
 	 " (four policy letters; the set-index letter came later, 94a6b6c5);"
 	 " ntok < 11 -> \"cache configuration parsing error\", abort() unless \"none\"",
 	 "src/gpgpu-sim/gpu-cache.h cache_config::init(): sscanf(\"%c:%u:%u:%u,%c:%c:%c:%c:%c,%c:%u:%u,"
@@ -127,9 +128,11 @@ const char *gs_version_name(int version)
 
 const char *gs_version_target(int version)
 {
-	return version == 4 ? "GPGPU-sim 4.0 (4.0.x, gpgpu-sim_distribution 90ec3399; 5 cache-policy letters, N:/S: prefix)"
-			    : "GPGPU-sim 3.2.2 as released (gpgpu-sim_distribution 24f29469, \"version 3.2.2\";"
-			      " 4 cache-policy letters)";
+	return version == 4
+		   ? "GPGPU-sim 4.0 (4.0.x, gpgpu-sim_distribution 90ec3399; 5 cache-policy letters, N:/S: "
+		     "prefix)"
+		   : "GPGPU-sim 3.2.2 as released (gpgpu-sim_distribution 24f29469, \"version 3.2.2\";"
+		     " 4 cache-policy letters)";
 }
 
 const char *gs_rop_option(int version)
@@ -173,8 +176,8 @@ static const char *const required[] = {"-gpgpu_n_clusters",
 				       "-gpgpu_dram_burst_length",
 				       "-dram_latency"};
 
-static int fail(char *err, size_t errlen, enum gs_limit_id id, enum gs_limit_id *which, int version,
-		const char *fmt, ...)
+static int limit_fail(char *err, size_t errlen, enum gs_limit_id id, enum gs_limit_id *which, int version,
+		      const char *fmt, ...)
 {
 	char what[512];
 	va_list ap;
@@ -214,8 +217,9 @@ int gs_parse_cache(const char *s, int version, struct gs_cache *c, char *err, si
 	int need = version == 4 ? 12 : 11;
 	if (n < need) {
 		snprintf(err, errlen, "\"%s\" parses to %d of the %d fields %s", s, n < 0 ? 0 : n, need,
-			 version == 4 ? "ct:S:L:A,rp:wp:ap:wap:sif,mshr:N:merge,mq"
-				      : "S:L:A,rp:wp:ap:wap,mshr:N:merge,mq (3.2.2 release: four policy letters)");
+			 version == 4
+			     ? "ct:S:L:A,rp:wp:ap:wap:sif,mshr:N:merge,mq"
+			     : "S:L:A,rp:wp:ap:wap,mshr:N:merge,mq (3.2.2 release: four policy letters)");
 		return -EINVAL;
 	}
 	const char *bad = NULL;
@@ -327,43 +331,44 @@ int gs_check_config(const char *cfg, const char *icnt, int version, enum gs_limi
 	char why[300];
 	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]) && rc == 0; i++)
 		if (!get(o, n, required[i]))
-			rc = fail(err, errlen, GS_REQUIRED, which, version, "%s is not written", required[i]);
+			rc = limit_fail(err, errlen, GS_REQUIRED, which, version, "%s is not written",
+					required[i]);
 	if (rc)
 		goto out;
 	unsigned long t = 0, w = 0, parts = 0, cta = 0, simd = 0, nmem = 0, clusters = 0, cores = 0, sub = 0;
 	const char *pipe = get(o, n, "-gpgpu_shader_core_pipeline");
 	char tail;
 	if (sscanf(pipe, "%lu:%lu%c", &t, &w, &tail) < 2 || w == 0) {
-		rc = fail(err, errlen, GS_THREADS_MULTIPLE, which, version, "-gpgpu_shader_core_pipeline %s",
-			  pipe);
+		rc = limit_fail(err, errlen, GS_THREADS_MULTIPLE, which, version,
+				"-gpgpu_shader_core_pipeline %s", pipe);
 		goto out;
 	}
 	if (w > gs_limit_bound(GS_WARP_MAX, version))
-		rc = fail(err, errlen, GS_WARP_MAX, which, version, "warp size %lu", w);
+		rc = limit_fail(err, errlen, GS_WARP_MAX, which, version, "warp size %lu", w);
 	else if (t > gs_limit_bound(GS_THREADS_MAX, version))
-		rc = fail(err, errlen, GS_THREADS_MAX, which, version, "%lu threads per core", t);
+		rc = limit_fail(err, errlen, GS_THREADS_MAX, which, version, "%lu threads per core", t);
 	else if (t == 0 || t % w)
-		rc = fail(err, errlen, GS_THREADS_MULTIPLE, which, version, "%lu threads with warp size %lu",
-			  t, w);
+		rc = limit_fail(err, errlen, GS_THREADS_MULTIPLE, which, version,
+				"%lu threads with warp size %lu", t, w);
 	else if (t / w > gs_limit_bound(GS_WARPS_MAX, version))
-		rc = fail(err, errlen, GS_WARPS_MAX, which, version, "%lu warps per core (%lu:%lu)", t / w, t,
-			  w);
+		rc = limit_fail(err, errlen, GS_WARPS_MAX, which, version, "%lu warps per core (%lu:%lu)",
+				t / w, t, w);
 	if (rc)
 		goto out;
 	if (!uint_of(get(o, n, "-gpgpu_shmem_warp_parts"), &parts) || parts == 0 || w / parts < 1) {
-		rc = fail(err, errlen, GS_SUBWARP_MIN, which, version, "warp size %lu in %s parts", w,
-			  get(o, n, "-gpgpu_shmem_warp_parts"));
+		rc = limit_fail(err, errlen, GS_SUBWARP_MIN, which, version, "warp size %lu in %s parts", w,
+				get(o, n, "-gpgpu_shmem_warp_parts"));
 		goto out;
 	}
 	if (!uint_of(get(o, n, "-gpgpu_shader_cta"), &cta) || cta == 0 ||
 	    cta > gs_limit_bound(GS_CTA_MAX, version)) {
-		rc = fail(err, errlen, GS_CTA_MAX, which, version, "-gpgpu_shader_cta %s",
-			  get(o, n, "-gpgpu_shader_cta"));
+		rc = limit_fail(err, errlen, GS_CTA_MAX, which, version, "-gpgpu_shader_cta %s",
+				get(o, n, "-gpgpu_shader_cta"));
 		goto out;
 	}
 	if (!uint_of(get(o, n, "-gpgpu_simd_model"), &simd) || simd != 1) {
-		rc = fail(err, errlen, GS_SIMD_MODEL, which, version, "-gpgpu_simd_model %s",
-			  get(o, n, "-gpgpu_simd_model"));
+		rc = limit_fail(err, errlen, GS_SIMD_MODEL, which, version, "-gpgpu_simd_model %s",
+				get(o, n, "-gpgpu_simd_model"));
 		goto out;
 	}
 	const char *caches[] = {"-gpgpu_cache:dl1",	     "-gpgpu_cache:dl2",
@@ -376,77 +381,80 @@ int gs_check_config(const char *cfg, const char *icnt, int version, enum gs_limi
 			continue;
 		struct gs_cache c;
 		if (gs_parse_cache(s, version, &c, why, sizeof(why)) < 0) {
-			rc = fail(err, errlen, GS_CACHE_SYNTAX, which, version, "%s %s", caches[i], why);
+			rc =
+			    limit_fail(err, errlen, GS_CACHE_SYNTAX, which, version, "%s %s", caches[i], why);
 			goto out;
 		}
 		if (c.none)
 			continue;
 		if (!gs_pow2(c.sets)) {
-			rc = fail(err, errlen, GS_CACHE_SETS_POW2, which, version, "%s: %u sets", caches[i],
-				  c.sets);
+			rc = limit_fail(err, errlen, GS_CACHE_SETS_POW2, which, version, "%s: %u sets",
+					caches[i], c.sets);
 			goto out;
 		}
 		if (!gs_pow2(c.line)) {
-			rc = fail(err, errlen, GS_CACHE_LINE_POW2, which, version, "%s: %u B lines",
-				  caches[i], c.line);
+			rc = limit_fail(err, errlen, GS_CACHE_LINE_POW2, which, version, "%s: %u B lines",
+					caches[i], c.line);
 			goto out;
 		}
 		if (c.assoc == 0) {
-			rc = fail(err, errlen, GS_CACHE_SYNTAX, which, version, "%s: associativity 0",
-				  caches[i]);
+			rc = limit_fail(err, errlen, GS_CACHE_SYNTAX, which, version, "%s: associativity 0",
+					caches[i]);
 			goto out;
 		}
 		bool dl1 = strncmp(caches[i], "-gpgpu_cache:dl1", 16) == 0;
 		if (dl1 &&
 		    (c.line < gs_limit_bound(GS_DL1_LINE_MIN, version) || (c.type == 'S' && c.line != 128))) {
-			rc = fail(err, errlen, GS_DL1_LINE_MIN, which, version, "%s: %u B lines", caches[i],
-				  c.line);
+			rc = limit_fail(err, errlen, GS_DL1_LINE_MIN, which, version, "%s: %u B lines",
+					caches[i], c.line);
 			goto out;
 		}
 	}
 	if (!uint_of(get(o, n, "-gpgpu_n_mem"), &nmem) || !gs_pow2(nmem)) {
-		rc = fail(err, errlen, GS_N_MEM_POW2, which, version, "-gpgpu_n_mem %s",
-			  get(o, n, "-gpgpu_n_mem"));
+		rc = limit_fail(err, errlen, GS_N_MEM_POW2, which, version, "-gpgpu_n_mem %s",
+				get(o, n, "-gpgpu_n_mem"));
 		goto out;
 	}
 	double clk[4];
 	if (sscanf(get(o, n, "-gpgpu_clock_domains"), "%lf:%lf:%lf:%lf", &clk[0], &clk[1], &clk[2],
 		   &clk[3]) != 4 ||
 	    !(clk[0] > 0 && clk[1] > 0 && clk[2] > 0 && clk[3] > 0)) {
-		rc = fail(err, errlen, GS_CLOCKS, which, version, "-gpgpu_clock_domains %s",
-			  get(o, n, "-gpgpu_clock_domains"));
+		rc = limit_fail(err, errlen, GS_CLOCKS, which, version, "-gpgpu_clock_domains %s",
+				get(o, n, "-gpgpu_clock_domains"));
 		goto out;
 	}
 	unsigned long mode = 0;
 	if (!uint_of(get(o, n, "-network_mode"), &mode) || mode != 1 || !icnt) {
-		rc = fail(err, errlen, GS_ICNT_FILE, which, version,
-			  "-network_mode %s, -inter_config_file %s%s", get(o, n, "-network_mode"),
-			  get(o, n, "-inter_config_file"), icnt ? "" : " (no such file)");
+		rc = limit_fail(err, errlen, GS_ICNT_FILE, which, version,
+				"-network_mode %s, -inter_config_file %s%s", get(o, n, "-network_mode"),
+				get(o, n, "-inter_config_file"), icnt ? "" : " (no such file)");
 		goto out;
 	}
 	if (!uint_of(get(o, n, "-gpgpu_n_clusters"), &clusters) || clusters == 0 ||
 	    !uint_of(get(o, n, "-gpgpu_n_cores_per_cluster"), &cores) || cores == 0 ||
 	    !uint_of(get(o, n, "-gpgpu_n_sub_partition_per_mchannel"), &sub) || sub == 0) {
-		rc = fail(err, errlen, GS_ICNT_NODES, which, version,
-			  "clusters, cores per cluster or sub-partitions missing or 0");
+		rc = limit_fail(err, errlen, GS_ICNT_NODES, which, version,
+				"clusters, cores per cluster or sub-partitions missing or 0");
 		goto out;
 	}
 	unsigned long k = icnt_int(icnt, "k"), nn = icnt_int(icnt, "n"), nodes = 1;
 	for (unsigned long i = 0; i < nn && nodes < (1ul << 20); i++)
 		nodes *= k;
 	if (!strstr(icnt, "topology") || k == 0 || nn == 0 || nodes < clusters + nmem * sub) {
-		rc = fail(err, errlen, GS_ICNT_NODES, which, version,
-			  "k = %lu, n = %lu for %lu clusters + %lu x %lu sub-partitions", k, nn, clusters,
-			  nmem, sub);
+		rc = limit_fail(err, errlen, GS_ICNT_NODES, which, version,
+				"k = %lu, n = %lu for %lu clusters + %lu x %lu sub-partitions", k, nn,
+				clusters, nmem, sub);
 		goto out;
 	}
 	/* options of the other version (after the cache strings: those say the version first) */
 	for (size_t i = 0; i < sizeof(version_only) / sizeof(version_only[0]) && rc == 0; i++)
 		if (version_only[i].version != version && get(o, n, version_only[i].name))
-			rc = fail(err, errlen, GS_OPTION_NAME, which, version, "%s is not an option of GPGPU-sim %s",
-				  version_only[i].name, gs_version_name(version));
+			rc = limit_fail(err, errlen, GS_OPTION_NAME, which, version,
+					"%s is not an option of GPGPU-sim %s", version_only[i].name,
+					gs_version_name(version));
 	if (rc == 0 && !get(o, n, gs_rop_option(version)))
-		rc = fail(err, errlen, GS_REQUIRED, which, version, "%s is not written", gs_rop_option(version));
+		rc = limit_fail(err, errlen, GS_REQUIRED, which, version, "%s is not written",
+				gs_rop_option(version));
 out:
 	free(o);
 	return rc;

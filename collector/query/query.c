@@ -287,6 +287,7 @@ static int add_session(struct store *s, struct build *b, struct sess *se, const 
 	if (rc == 0 || rc == -ENOMEM || store_needs_reconnect(s) || store_damaged(s))
 		return rc;
 	undo_apply(b, &u);
+	store_read_renew(s); /* PostgreSQL: a failed statement ended the read snapshot's use */
 	b->r->skipped++;
 	char key[64];
 	snprintf(key, sizeof(key), "query-skip %lld", (long long)se->id);
@@ -351,7 +352,8 @@ int query_run(struct store *s, const struct query_opts *o, struct query_result *
 		else if (rc < 0)
 			log_error("--kallsyms %s: %s", o->kallsyms, strerror(-rc));
 	}
-	/* one read transaction for all the statements below (SQLite: one lock, not one per stack read) */
+	/* one read transaction for all the statements below (SQLite: one lock, not one per stack read;
+	 * PostgreSQL: one snapshot, so a session's dictionary holds every id of its blocks read after it) */
 	int reading = rc == 0 ? store_read_begin(s) : 0;
 	struct db_stmt *st = rc == 0 ? store_stmt(s, q_sessions) : NULL;
 	if (rc == 0 && !st)

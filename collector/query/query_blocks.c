@@ -417,8 +417,10 @@ int qm_keydict_load(struct store *s, struct build *bu, int64_t sid, struct store
 
 int qm_keydict_extend(struct store *s, struct build *bu, int64_t sid, struct store_keydict *kd)
 {
-	/* between two slices: no block row held; SQLite reads the query in one transaction (nothing new) */
-	return bu->have_key_ids ? store_keydict_extend(s, sid, STORE_KEYIDS_READ_MAX, kd) : 0;
+	/* between two slices: no block row held. In the query's read snapshot (store_read_begin, both
+	 * engines) nothing can be new: only reads without one (a writer's open transaction) extend */
+	return bu->have_key_ids && !store_read_snapshot(s) ? store_keydict_extend(s, sid, STORE_KEYIDS_READ_MAX, kd)
+							    : 0;
 }
 
 int qm_keys_from_blocks(struct store *s, struct build *bu, const struct sess *se, const struct query_filter *f,

@@ -11,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "json.h"
+#include "log.h"
 #include "net.h"
 #include "report/overview.h"
 #include "report/sessions_json.h"
@@ -455,12 +456,17 @@ int page_render(struct page_cache *c, struct store *st, const struct http_route 
 	FILE *f = bounded_open(&out, b->max_bytes);
 	if (!f)
 		return -ENOMEM;
-	int rc;
-	if (r->page == HP_INDEX || r->page == HP_SESSIONS_JSON)
+	/* the page's queries in one read snapshot (#40 w46b), ended with the request: none is held
+	 * between requests (a long PostgreSQL snapshot holds back vacuum) */
+	int reading = store_read_begin(st), rc = reading;
+	if (reading < 0)
+		log_error("store %s: cannot begin a read: %s", store_name(st), store_strerror(reading));
+	else if (r->page == HP_INDEX || r->page == HP_SESSIONS_JSON)
 		rc = page_sessions(st, f, r->page == HP_SESSIONS_JSON, b->deadline_ns);
 	else if (r->page == HP_PROFILE)
 		rc = page_profile_budget(st, f, 0, r->query, b->deadline_ns);
 	else
 		rc = page_session(c, st, r, b->deadline_ns, f);
+	store_read_end(st, reading);
 	return bounded_close(f, &out, rc, body, len);
 }

@@ -130,8 +130,9 @@ int db_begin(struct db *d);
 int db_commit(struct db *d);
 void db_rollback(struct db *d);
 /* A read transaction around many reads (SQLite: one lock and one look at the WAL for all of them,
- * not one per statement; the reads see one state of the store): 1 if one began (end it with
- * db_read_end), 0 if none is needed (PostgreSQL, or a transaction is open), or -errno. */
+ * not one per statement; PostgreSQL: REPEATABLE READ READ ONLY, one snapshot; either way the reads
+ * see one state of the store): 1 if one began (end it with db_read_end), 0 if none is needed (a
+ * transaction is open, a PostgreSQL connection lost), or -errno. */
 int db_read_begin(struct db *d);
 void db_read_end(struct db *d);
 /* Wait until every statement sent so far has run; its first error, if any. */

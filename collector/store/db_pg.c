@@ -554,8 +554,7 @@ static int pg_check(struct db *d, enum db_check how, unsigned budget_ms, char *w
 	rc = dbpg_step(st);
 	if (rc == 1)
 		log_info("store %s: PostgreSQL checks its pages itself (data_checksums = %s%s); --check has "
-			 "nothing "
-			 "more to run here",
+			 "nothing more to run here",
 			 d->name, dbpg_col_text(st, 0),
 			 strcmp(dbpg_col_text(st, 0), "on") == 0
 			     ? ""
@@ -573,6 +572,8 @@ static const struct db_ops pg_ops = {
     .begin = pg_begin,
     .commit = pg_commit,
     .rollback = pg_rollback,
+    .read_begin = dbpg_read_begin,
+    .read_end = dbpg_read_end,
     .sync = pg_sync,
     .send = pg_send,
     .prepare = dbpg_prepare,

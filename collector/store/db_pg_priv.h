@@ -135,6 +135,10 @@ void dbpg_batch_drop(struct pg *p);
 /* The statement is finalized: its kept rows sent (or dropped), its buffers freed. */
 void dbpg_batch_free(struct pg_stmt *s);
 
+/* db_pg_read.c: a read transaction (db_read_begin: one REPEATABLE READ READ ONLY snapshot) */
+int dbpg_read_begin(struct db *d);
+void dbpg_read_end(struct db *d);
+
 /* db_pg_stream.c: a query's rows read one at a time */
 /* Before anything else uses the connection: the streaming query's remaining rows read into
  * its spill (held until its db_step takes them), its end and sync read. */

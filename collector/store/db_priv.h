@@ -28,7 +28,7 @@ struct db_ops {
 	int (*begin)(struct db *d);
 	int (*commit)(struct db *d);
 	void (*rollback)(struct db *d);
-	int (*read_begin)(struct db *d); /* NULL: reads need none (PostgreSQL) */
+	int (*read_begin)(struct db *d); /* NULL: reads need none */
 	void (*read_end)(struct db *d);
 	int (*sync)(struct db *d);
 	int (*send)(struct db *d, const char *sql, const char *what); /* NULL: exec */

@@ -301,6 +301,12 @@ int store_begin(struct store *s)
 {
 	if (s->in_tx)
 		return 0;
+	if (s->read_tx) { /* a write on a reading handle: the read transaction ends first (not nested) */
+		log_debug("store %s: a write ends the read transaction", db_name(s->db));
+		db_read_end(s->db);
+		s->read_tx = false;
+		s->read_depth = 0;
+	}
 	int rc = db_begin(s->db);
 	if (rc < 0)
 		return rc;
@@ -312,13 +318,48 @@ int store_begin(struct store *s)
 
 int store_read_begin(struct store *s)
 {
-	return s->in_tx ? 0 : db_read_begin(s->db);
+	if (s->in_tx)
+		return 0;
+	if (s->read_tx) {
+		s->read_depth++;
+		return 1;
+	}
+	int rc = db_read_begin(s->db);
+	if (rc == 1) {
+		s->read_tx = true;
+		s->read_depth = 1;
+	}
+	return rc;
 }
 
 void store_read_end(struct store *s, int began)
 {
-	if (began == 1)
-		db_read_end(s->db);
+	if (began != 1 || !s->read_tx || --s->read_depth > 0)
+		return;
+	db_read_end(s->db);
+	s->read_tx = false;
+}
+
+bool store_read_snapshot(const struct store *s)
+{
+	return s->read_tx;
+}
+
+void store_read_renew(struct store *s)
+{
+	if (!s->read_tx)
+		return;
+	db_read_end(s->db); /* PostgreSQL: a failed statement left the transaction unusable */
+	if (db_read_begin(s->db) != 1) {
+		s->read_tx = false; /* the outer store_read_end finds none to end */
+		s->read_depth = 0;
+	}
+}
+
+void store_set_keydict_hook(struct store *s, void (*fn)(void *arg), void *arg)
+{
+	s->keydict_hook = fn;
+	s->keydict_hook_arg = arg;
 }
 
 int store_commit(struct store *s)

@@ -114,9 +114,23 @@ int store_check_flags(const char *mode, unsigned *flags);
 bool store_damaged(const struct store *s);
 
 /* A read transaction around a query's many reads (db_read_begin): 1 if one began (end it with
- * store_read_end), 0 if none was needed, or -errno. */
+ * store_read_end), 0 if none was needed, or -errno. SQLite: one lock and one state of the store for all
+ * the reads; PostgreSQL: one REPEATABLE READ READ ONLY snapshot (#40 w46b: without it each statement saw
+ * the commits before it, so a block committed after the session's key dictionary was read referred to
+ * ids past it). Nested calls share the outermost one's transaction (one snapshot per request: a page of
+ * several queries, a command); it ends at the outermost store_read_end. A write (store_begin) on the
+ * handle ends it first. Writers are not blocked; hold it for one request, not across requests (a long
+ * snapshot holds back PostgreSQL's vacuum). */
 int store_read_begin(struct store *s);
 void store_read_end(struct store *s, int began);
+/* Whether the reads now see one state of the store (a read transaction of store_read_begin is open). */
+bool store_read_snapshot(const struct store *s);
+/* After a failed read inside the read transaction (a session left out of a query): the transaction
+ * ended and a new one begun (PostgreSQL: an error leaves the transaction unable to run anything). */
+void store_read_renew(struct store *s);
+/* For tests: fn(arg) called each time a session's key dictionary has been read (store_keydict_load),
+ * before the blocks that refer to it; NULL: none. */
+void store_set_keydict_hook(struct store *s, void (*fn)(void *arg), void *arg);
 
 /* Begin a batch explicitly (writes do it implicitly). 0 if one is already open. */
 int store_begin(struct store *s);

@@ -103,7 +103,10 @@ size_t store_block_next_fresh(struct store *s, int64_t sid, const uint8_t *p, si
 			      struct store_keydict *d, bool *extended, int64_t *prev, struct store_block_key *k)
 {
 	size_t used = store_block_next(p, len, fmt, d, prev, k);
-	if (used || fmt != STORE_BLOCK_FMT_IDS || !d || *extended)
+	/* in a read snapshot (store_read_begin) the dictionary holds every id its blocks refer to: an id
+	 * past it is damage, and no statement runs while the block's is mid-stream (r8 F4: PostgreSQL then
+	 * read the rest of its rows ahead and held them) */
+	if (used || fmt != STORE_BLOCK_FMT_IDS || !d || *extended || store_read_snapshot(s))
 		return used;
 	*extended = true;
 	uint32_t n = d->n;
@@ -141,5 +144,7 @@ int store_keydict_load(struct store *s, int64_t sid, uint32_t max, struct store_
 				 (long long)sid, (long long)d->n, max);
 	}
 	db_reset(st);
+	if (s->keydict_hook)
+		s->keydict_hook(s->keydict_hook_arg);
 	return bad == -ENOMEM ? -ENOMEM : rc < 0 ? rc : bad ? 1 : 0;
 }

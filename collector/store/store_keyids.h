@@ -133,10 +133,11 @@ void store_keyids_savepoint(struct store *s);
 void store_keyids_to_savepoint(struct store *s);
 void store_keyids_free(struct store *s);
 /* The writer's counts since the store was opened: sessions' dictionaries loaded (a session evicted
- * and written again loads again), records written as whole keys for lack of room in the bound, and
- * the dictionaries' bytes now. */
+ * and written again loads again), records written as whole keys for lack of room in the bound, reads
+ * of a session's stored ids' end (at most one per session and transaction, w46b), and the
+ * dictionaries' bytes now. */
 struct store_keyids_stats {
-	uint64_t loads, fallbacks;
+	uint64_t loads, fallbacks, end_reads;
 	uint64_t collisions; /* chunks that met another writer's ids, the record's keys encoded again (w46c) */
 	size_t bytes;
 };

@@ -43,6 +43,11 @@ struct store_keyw {
 	uint64_t tick;
 	uint64_t tx; /* transactions ended */
 	struct store_keyids_stats st;
+	/* sessions refused room in transaction refused_tx: their further records in it are whole keys
+	 * without asking the store again (r8 F3: one stored-end query a record) */
+	int64_t *refused;
+	size_t nrefused, caprefused;
+	uint64_t refused_tx;
 };
 
 static const char q_end[] =
@@ -196,6 +201,7 @@ static int stored_end(struct store *s, int64_t sid, int64_t *end)
 	if (!st)
 		return -EIO;
 	db_bind_i64(st, 1, sid);
+	s->keyw->st.end_reads++;
 	int rc = db_step(st);
 	*end = rc == 1 ? db_col_i64(st, 0) : 0;
 	db_reset(st);
@@ -247,7 +253,15 @@ static struct kw_sess *sess_of(struct store *s, int64_t sid, int *err)
 			k->used_s = now_s();
 			return k;
 		}
-	/* not in memory: loaded only where its stored ids fit beside the sessions written recently */
+	/* not in memory: loaded only where its stored ids fit beside the sessions written recently; one
+	 * refused in this transaction is not asked about again in it */
+	if (w->refused_tx != w->tx)
+		w->nrefused = 0, w->refused_tx = w->tx;
+	for (size_t i = 0; i < w->nrefused; i++)
+		if (w->refused[i] == sid) {
+			w->st.fallbacks++;
+			return NULL;
+		}
 	int64_t end = 0;
 	int rc = stored_end(s, sid, &end);
 	if (rc < 0) {
@@ -257,6 +271,15 @@ static struct kw_sess *sess_of(struct store *s, int64_t sid, int *err)
 	uint32_t max = store_keyids_session_max();
 	if (!make_room(w, NULL, bytes_for(end < 0 ? 0 : end > (int64_t)max ? max : (uint64_t)end))) {
 		w->st.fallbacks++;
+		if (w->nrefused == w->caprefused) { /* not remembered without memory: asked again */
+			size_t nc = w->caprefused ? 2 * w->caprefused : 8;
+			int64_t *nr = realloc(w->refused, nc * sizeof(*nr));
+			if (!nr)
+				return NULL;
+			w->refused = nr;
+			w->caprefused = nc;
+		}
+		w->refused[w->nrefused++] = sid;
 		return NULL;
 	}
 	if (w->n == w->cap) {
@@ -502,6 +525,7 @@ void store_keyids_free(struct store *s)
 		return;
 	while (w->n)
 		drop_at(w, w->n - 1);
+	free(w->refused);
 	free(w->v);
 	free(w);
 	s->keyw = NULL;

@@ -18,6 +18,13 @@ struct store {
 	unsigned flags;
 	bool writer; /* in store_writers: removed by a clean store_close */
 	bool in_tx;
+	/* A read transaction this store began (store_read_begin; PostgreSQL: one REPEATABLE READ snapshot)
+	 * and how many store_read_begin calls it serves; the store_read_end of the last ends it. */
+	bool read_tx;
+	unsigned read_depth;
+	/* For tests: called once a session's dictionary is read (store_keydict_load) */
+	void (*keydict_hook)(void *arg);
+	void *keydict_hook_arg;
 	uint64_t tx_records;
 	uint64_t keydict_loads; /* sessions' dictionaries read whole (store_keydict_load), for tests */
 	/* Records sent ahead (store_ahead.h): the savepoint before them is open, tx_records then, the

@@ -74,7 +74,7 @@ static int keys_of(struct store *s, int64_t sid, struct db_stmt *st, struct stor
 	return ret;
 }
 
-int store_list_sample_keys(struct store *s, int64_t session_id, store_key_cb cb, void *arg)
+static int list_keys(struct store *s, int64_t session_id, store_key_cb cb, void *arg)
 {
 	bool blocks = store_has_table(s, "sample_blocks");
 	int ret = store_has_table(s, "cpu_samples") ? rows_of(s, session_id, blocks, cb, arg) : 0;
@@ -98,4 +98,15 @@ int store_list_sample_keys(struct store *s, int64_t session_id, store_key_cb cb,
 	db_finalize(st);
 	store_keydict_free(&kd);
 	return ret ? ret : rc < 0 ? rc : 0;
+}
+
+int store_list_sample_keys(struct store *s, int64_t session_id, store_key_cb cb, void *arg)
+{
+	/* the dictionary and the blocks in one snapshot (PostgreSQL: REPEATABLE READ) */
+	int reading = store_read_begin(s);
+	if (reading < 0)
+		return reading;
+	int rc = list_keys(s, session_id, cb, arg);
+	store_read_end(s, reading);
+	return rc;
 }

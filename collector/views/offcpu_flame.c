@@ -126,7 +126,7 @@ static int add_session(struct store *st, const struct query_opts *qo, int64_t si
 	return rc;
 }
 
-int offcpu_flame_set(struct store *st, const struct query_opts *qo, struct stack_set *out)
+static int flame_set(struct store *st, const struct query_opts *qo, struct stack_set *out)
 {
 	if (qo->f.nsessions) {
 		int rc = 0;
@@ -139,5 +139,15 @@ int offcpu_flame_set(struct store *st, const struct query_opts *qo, struct stack
 	for (size_t i = 0; rc == 0 && i < r->nsessions; i++)
 		rc = add_session(st, qo, r->sessions[i].id, out);
 	query_result_free(r);
+	return rc;
+}
+
+int offcpu_flame_set(struct store *st, const struct query_opts *qo, struct stack_set *out)
+{
+	int reading = store_read_begin(st); /* its queries in one snapshot (#40 w46b) */
+	if (reading < 0)
+		return reading;
+	int rc = flame_set(st, qo, out);
+	store_read_end(st, reading);
 	return rc;
 }

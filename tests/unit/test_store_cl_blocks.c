@@ -268,7 +268,7 @@ static uint64_t at(const uint64_t *v, size_t n, int d)
 static int check_row(const struct store_cl_command_row *r, void *arg)
 {
 	struct check *k = arg;
-	int i;
+	int i = -1;
 	const Prof__ClCommand *c = find(k->m, r->pid, r->id, &i);
 	assert_int_equal(r->seq, (uint64_t)(i / PER_BATCH + 1));
 	assert_int_equal(r->queue_id, c->queue_id);

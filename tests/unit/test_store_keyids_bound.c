@@ -1,0 +1,103 @@
+/* The key-id writer's memory bound (store_keyids_w.c, #40 w46b, review r8 F3), on SQLite and on
+ * PostgreSQL (store_fx.h): a session refused room for its dictionary writes its records as whole keys,
+ * and asks the store where its ids end once per transaction, not once per record. Every record read. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "log.h"
+#include "query/query.h"
+#include "sample_rec.h"
+#include "store/store.h"
+#include "store/store_keyids.h"
+#include "store_fx.h"
+
+/* A record of n keys: pid 300 + i % 3, ip base + 16 i, count 1 + (i + seq) % 5; stack i % 7. Its
+ * samples. */
+static uint64_t put_keys(struct store *s, int64_t sid, uint64_t seq, size_t n, uint64_t base)
+{
+	int32_t pid[64], tid[64];
+	uint64_t ip[64], count[64], sum = 0;
+	uint32_t stack[64];
+	assert_true(n <= 64);
+	for (size_t i = 0; i < n; i++) {
+		pid[i] = tid[i] = 300 + (int32_t)(i % 3);
+		ip[i] = base + 16 * (uint64_t)i;
+		count[i] = 1 + (i + seq) % 5;
+		sum += count[i];
+		stack[i] = (uint32_t)(i % 7);
+	}
+	struct sample_rec_keys k = {n, pid, tid, ip, stack, count};
+	Prof__Samples sm;
+	Prof__Envelope env;
+	sample_rec_init(&sm, &env, seq, &k);
+	assert_int_equal(store_put_record(s, sid, &env, 100), 1);
+	return sum;
+}
+
+/* Session b stores 24 ids, then a's dictionary takes the bound (PROF_STORE_KEY_IDS_BYTES; b evicted, at
+ * once: PROF_STORE_KEY_IDS_IDLE_S 0) and is written within the idle time (60 s again): b's stored ids
+ * have no room beside it. Ten records of b in one transaction: whole keys, one read of b's stored end
+ * (was one a record); ten more in the next: one more. */
+static void test_keyids_bound_refused_once_per_tx(void **state)
+{
+	struct fx *f = *state;
+	setenv("PROF_STORE_KEY_IDS_BYTES", "24000", 1);
+	setenv("PROF_STORE_KEY_IDS_IDLE_S", "0", 1);
+	struct store *s = fx_open_store(f);
+	int64_t a = fx_session(s, "board-a"), b = fx_session(s, "board-b");
+	assert_int_equal(store_commit(s), 0);
+	uint64_t want = put_keys(s, b, 1, 24, 0x1000);
+	assert_int_equal(store_commit(s), 0);
+	for (uint64_t seq = 1; seq <= 3; seq++) {
+		want += put_keys(s, a, seq, 24, 0x1000);
+		assert_int_equal(store_commit(s), 0);
+	}
+	unsetenv("PROF_STORE_KEY_IDS_IDLE_S");
+	struct store_keyids_stats st0, st;
+	store_keyids_stats(s, &st0);
+	assert_int_equal(st0.fallbacks, 0);
+	for (int tx = 1; tx <= 2; tx++) {
+		for (uint64_t seq = 10 * (uint64_t)tx; seq < 10 * (uint64_t)tx + 10; seq++)
+			want += put_keys(s, b, seq, 24, 0x1000);
+		store_keyids_stats(s, &st);
+		assert_int_equal(st.fallbacks - st0.fallbacks, 10 * tx);
+		assert_int_equal(st.end_reads - st0.end_reads, tx); /* was 10 a transaction */
+		assert_int_equal(store_commit(s), 0);
+	}
+	assert_true(st.bytes <= 24000);
+	store_close(s);
+	unsetenv("PROF_STORE_KEY_IDS_BYTES");
+	char q[160];
+	snprintf(q, sizeof(q), "SELECT COUNT(*) FROM sample_blocks WHERE fmt = 0 AND session_id = %lld",
+		 (long long)b);
+	assert_int_equal(fx_q(f, q), 20);
+	snprintf(q, sizeof(q), "SELECT COUNT(*) FROM sample_blocks WHERE fmt = 1 AND session_id = %lld",
+		 (long long)a);
+	assert_int_equal(fx_q(f, q), 3);
+	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &s), 0);
+	struct query_opts qo;
+	query_opts_init(&qo, 0);
+	struct query_result *qr;
+	assert_int_equal(query_run(s, &qo, &qr), 0);
+	assert_int_equal(qr->total, want);
+	query_result_free(qr);
+	store_close(s);
+}
+
+#define BOTH(t)                                                                                                 \
+	{#t "_sqlite", t, fx_setup_sqlite, fx_teardown, NULL}, {#t "_postgresql", t, fx_setup_pg, fx_teardown, NULL}
+
+int main(void)
+{
+	log_init("test_store_keyids_bound", LOG_LEVEL_ERROR);
+	const struct CMUnitTest tests[] = {
+	    BOTH(test_keyids_bound_refused_once_per_tx),
+	};
+	return cmocka_run_group_tests_name("store_keyids_bound", tests, fx_group_setup, fx_group_teardown);
+}
