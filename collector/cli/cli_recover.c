@@ -39,5 +39,10 @@ int cli_recover(int argc, char **argv)
 	printf("recovered %llu rows of %zu tables into %s (%zu tables had unreadable pages); start the "
 	       "collector with --store %s\n",
 	       (unsigned long long)st.rows, st.tables, to, st.damaged_tables, to);
+	if (st.id_blocks_cut || st.id_blocks_dropped || st.key_chunks_dropped)
+		printf("sample keys on unreadable pages: %llu sample blocks cut to their other keys, %llu deleted, "
+		       "%llu samples lost; %llu key chunks after them dropped\n",
+		       (unsigned long long)st.id_blocks_cut, (unsigned long long)st.id_blocks_dropped,
+		       (unsigned long long)st.id_samples_dropped, (unsigned long long)st.key_chunks_dropped);
 	return 0;
 }

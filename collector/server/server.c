@@ -90,8 +90,9 @@ static void drain_and_stop(struct server *s)
 		struct store_keyids_stats ks;
 		store_keyids_stats(s->store, &ks);
 		log_info("key ids: %llu session dictionaries loaded, %llu records written as whole keys for lack of room "
-			 "in the writer's bound, %zu KiB held",
-			 (unsigned long long)ks.loads, (unsigned long long)ks.fallbacks, ks.bytes >> 10);
+			 "in the writer's bound, %zu KiB held, %llu chunks met another writer's ids (keys encoded again)",
+			 (unsigned long long)ks.loads, (unsigned long long)ks.fallbacks, ks.bytes >> 10,
+			 (unsigned long long)ks.collisions);
 	}
 }
 

@@ -99,6 +99,10 @@ struct store_salvage_stats {
 	uint64_t rows;	       /* rows copied */
 	size_t tables;	       /* tables copied */
 	size_t damaged_tables; /* of which some pages could not be read */
+	/* #40 w46c (store_salvage_keys.c): key-id chunks past a session's first lost one, deleted; id blocks
+	 * that referred to lost ids, cut to their other keys or deleted where none was left; the samples of
+	 * the keys cut */
+	uint64_t key_chunks_dropped, id_blocks_cut, id_blocks_dropped, id_samples_dropped;
 };
 int store_salvage(const char *from, const char *to, struct store_salvage_stats *out);
 /* --check MODE: "auto", "full", "quick" or "off" as STORE_CHECK_* flags (0 for off);

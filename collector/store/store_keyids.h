@@ -118,7 +118,9 @@ size_t store_block_next_fresh(struct store *s, int64_t sid, const uint8_t *p, si
 /* Writer (store_keyids_w.c): the record's keys as an id block of session sid into out (room for
  * n * STORE_IDBLOCK_MAX_KEY_BYTES), its new keys' chunk written in the open transaction. 1: out
  * holds the id block (*len bytes); 0: write the key format (ids off, or the session's cap reached);
- * -errno. keys[i].count is each key's count. */
+ * -errno. keys[i].count is each key's count. A chunk that meets another writer's at its first id (SQLite
+ * says so at once) has the dictionary reloaded in the transaction and the record encoded again, once
+ * (w46c; PostgreSQL says so only at the commit: the transaction fails, its records are resent). */
 int store_keyids_encode(struct store *s, int64_t sid, uint64_t seq, const struct store_block_key *keys, size_t n,
 			uint8_t *out, size_t *len);
 /* The transaction ended: committed (the dictionaries' new ids kept) or not (every dictionary dropped,
@@ -136,6 +138,7 @@ void store_keyids_free(struct store *s);
  * dictionaries' bytes now. */
 struct store_keyids_stats {
 	uint64_t loads, fallbacks, end_reads;
+	uint64_t collisions; /* chunks that met another writer's ids, the record's keys encoded again (w46c) */
 	size_t bytes;
 };
 void store_keyids_stats(const struct store *s, struct store_keyids_stats *st);

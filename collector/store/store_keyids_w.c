@@ -362,8 +362,13 @@ static int put_chunk(struct store *s, int64_t sid, uint64_t seq, const struct kw
 	return rc;
 }
 
-int store_keyids_encode(struct store *s, int64_t sid, uint64_t seq, const struct store_block_key *keys, size_t n,
-			uint8_t *out, size_t *len)
+/* encode_once: the chunk met another writer's ids at its first id (its dictionary dropped). Not an
+ * errno: -EEXIST is PostgreSQL's duplicate record sent ahead (store_ahead.c), passed on as it is. */
+#define COLLIDED 2
+
+/* store_keyids_encode once, or COLLIDED. */
+static int encode_once(struct store *s, int64_t sid, uint64_t seq, const struct store_block_key *keys, size_t n,
+		       uint8_t *out, size_t *len)
 {
 	uint32_t max = store_keyids_session_max();
 	*len = 0;
@@ -431,10 +436,34 @@ int store_keyids_encode(struct store *s, int64_t sid, uint64_t seq, const struct
 				drop_at(w, i);
 				break;
 			}
+		/* a collision (#40 w46c): the store's ids for the session now reach past first. SQLite only:
+		 * there the failed INSERT is undone alone and the transaction goes on; PostgreSQL's batched
+		 * INSERT fails later, and its transaction is then aborted whole */
+		int64_t end = 0;
+		if (db_engine(s->db) == DB_SQLITE && stored_end(s, sid, &end) == 0 && end > (int64_t)first)
+			return COLLIDED;
 		return rc;
 	}
 	*len = o;
 	return 1;
+}
+
+int store_keyids_encode(struct store *s, int64_t sid, uint64_t seq, const struct store_block_key *keys, size_t n,
+			uint8_t *out, size_t *len)
+{
+	int rc = encode_once(s, sid, seq, keys, n, out, len);
+	if (rc != COLLIDED)
+		return rc;
+	/* another writer stored ids of the session since this one loaded or checked its dictionary (one
+	 * without the check or the PostgreSQL session lock: an older build): the dictionary reloaded from the
+	 * store, the record's keys looked up there and its new ones given the next ids, once (#40 w46c; was
+	 * -EIO, the whole batch retried) */
+	s->keyw->st.collisions++;
+	log_warn("session %lld: another writer stored sample key ids while record %llu was written: the session's"
+		 " keys reloaded from the store and the record's new keys given the next ids",
+		 (long long)sid, (unsigned long long)seq);
+	rc = encode_once(s, sid, seq, keys, n, out, len);
+	return rc == COLLIDED ? -EIO : rc;
 }
 
 void store_keyids_forget(struct store *s, int64_t sid)

@@ -73,4 +73,9 @@ struct db_stmt *store_stmt_batch(struct store *s, const char *sql);
 /* One query's statement, not cached: db_finalize it. NULL on error (logged). */
 struct db_stmt *store_query(struct store *s, const char *sql);
 
+/* collector recover, after the copy: each session's key ids cut at its first lost chunk, and the id
+ * blocks that do not decode whole deleted, counted in out (store_salvage_keys.c). 0 or -errno. */
+struct store_salvage_stats;
+int store_salvage_key_ids(struct store *s, struct store_salvage_stats *out);
+
 #endif

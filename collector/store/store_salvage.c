@@ -257,6 +257,10 @@ int store_salvage(const char *from, const char *to, struct store_salvage_stats *
 	for (size_t i = 0; rc == 0 && i < nt; i++)
 		rc = copy_table(s, tables[i], out);
 	free(tables);
+	/* every id block kept decodes whole, and a collector on the new store continues the ids where
+	 * the kept ones end (#40 w46c) */
+	if (rc == 0)
+		rc = store_salvage_key_ids(s, out);
 	store_close(s); /* detaches */
 	if (rc < 0) {
 		log_error("recover: %s could not be copied (%s): %s is incomplete; delete it", from, strerror(-rc), to);
@@ -264,5 +268,12 @@ int store_salvage(const char *from, const char *to, struct store_salvage_stats *
 	}
 	log_info("recover: %llu rows of %zu tables copied from %s into %s (%zu with unreadable pages)",
 		 (unsigned long long)out->rows, out->tables, from, to, out->damaged_tables);
+	if (out->key_chunks_dropped || out->id_blocks_cut || out->id_blocks_dropped)
+		log_warn("recover: %llu sample blocks referred to sample keys on unreadable pages: %llu cut to their"
+			 " other keys, %llu deleted, %llu samples lost; %llu key chunks after the lost ones dropped;"
+			 " every block kept decodes whole",
+			 (unsigned long long)(out->id_blocks_cut + out->id_blocks_dropped),
+			 (unsigned long long)out->id_blocks_cut, (unsigned long long)out->id_blocks_dropped,
+			 (unsigned long long)out->id_samples_dropped, (unsigned long long)out->key_chunks_dropped);
 	return 0;
 }

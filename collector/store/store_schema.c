@@ -12,6 +12,7 @@
 #include "log.h"
 #include "store_kinds.h"
 #include "store_priv.h"
+#include "store_writers.h"
 
 static const char sqlite_core[] =
     "CREATE TABLE IF NOT EXISTS sessions ("
@@ -144,6 +145,23 @@ static int sqlite_configure(struct store *s)
 		       "pragma synchronous");
 }
 
+/* A version 1 store is upgraded at this read-write open: -EBUSY (logged) while the writers ledger
+ * (store_writers.c) holds another process still running, an older collector that would read the id
+ * blocks written after the upgrade as whole keys (review r7 #7, w46c); 0 otherwise. */
+static int sqlite_older_writing(struct store *s)
+{
+	int64_t version = 0;
+	long long pid = 0, since = 0;
+	int rc = query_int(s, "PRAGMA user_version", &version);
+	if (rc < 0 || version != 1 || (rc = store_writers_other_live(s, &pid, &since)) <= 0)
+		return rc;
+	log_error("store %s has schema version 1 and is upgraded to %d (sample keys stored once per session) at "
+		  "this open, but pid %lld still writes it (opened it at unix time %lld): an older collector "
+		  "would read the new blocks' key ids as whole keys. Stop it first, then start this one again",
+		  db_name(s->db), STORE_SCHEMA_VERSION, pid, since);
+	return -EBUSY;
+}
+
 static int sqlite_schema(struct store *s)
 {
 	const char *name = db_name(s->db);
@@ -187,6 +205,27 @@ static int sqlite_schema(struct store *s)
 	return rc;
 }
 
+/* -EBUSY (logged) while another collector's connection (application_name prof-collector, db_pg.c; older
+ * builds set it too) is open on the database, other than one waiting for the migration lock (this
+ * version, about to see the migrated schema); 0 when none is. */
+static int pg_older_connected(struct store *s)
+{
+	int64_t pid = 0;
+	int rc = query_int(s,
+			   "SELECT COALESCE(MIN(pid), 0) FROM pg_stat_activity WHERE datname = current_database() AND"
+			   " application_name = 'prof-collector' AND pid <> pg_backend_pid() AND"
+			   " (wait_event_type IS DISTINCT FROM 'Lock' OR wait_event IS DISTINCT FROM 'advisory')",
+			   &pid);
+	if (rc < 0 || pid == 0)
+		return rc;
+	log_error("store %s: its schema is migrated to version 6 (sample keys stored once per session) at this "
+		  "open, but another collector is connected (server backend pid %lld, pg_stat_activity): an older "
+		  "one would read the new blocks' key ids as whole keys. Stop the older collectors (and their "
+		  "reports) on this store first, then start this one again",
+		  db_name(s->db), (long long)pid);
+	return -EBUSY;
+}
+
 static int pg_migrate(struct store *s)
 {
 	const char *name = db_name(s->db);
@@ -212,6 +251,10 @@ static int pg_migrate(struct store *s)
 			  name);
 		return -EINVAL;
 	}
+	/* migration 6 (key ids) on a store in use: an older collector connected now would read the id blocks
+	 * written after it as whole keys (it checks the version only at its open; review r7 #7, w46c) */
+	if (rc == 0 && have >= 1 && have < 6)
+		rc = pg_older_connected(s);
 	for (int v = (int)have + 1; rc == 0 && v <= PG_NMIGRATIONS; v++) {
 		char ins[96];
 		snprintf(ins, sizeof(ins), "INSERT INTO prof_schema_migrations (version) VALUES (%d)", v);
@@ -336,6 +379,9 @@ int store_schema_setup(struct store *s)
 		return rc;
 	}
 	int rc = sqlite_schema(s);
+	bool rw = !(s->flags & STORE_READ_ONLY);
+	if (rc == 0 && rw)
+		rc = sqlite_older_writing(s);
 	/* sample_blocks of an older collector: without the samples column (NULL in its rows: their
 	 * records' cpu_samples rows are counted, store_query.c), nor the pid columns (NULL: such a block is
 	 * read by every query); added before the record kinds' schema indexes them */
@@ -346,7 +392,6 @@ int store_schema_setup(struct store *s)
 	    {"pid_bits", "ALTER TABLE sample_blocks ADD COLUMN pid_bits INTEGER"},
 	    {"fmt", "ALTER TABLE sample_blocks ADD COLUMN fmt INTEGER"}, /* version 2, #40 w45a */
 	};
-	bool rw = !(s->flags & STORE_READ_ONLY);
 	for (size_t i = 0; rc == 0 && rw && db_has_table(s->db, "sample_blocks") && i < 5; i++)
 		if (!store_has_column(s, "sample_blocks", added[i][0]))
 			rc = db_exec(s->db, added[i][1], "add a sample_blocks column");

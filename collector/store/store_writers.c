@@ -59,6 +59,26 @@ int store_writers_unclean(struct store *s, char *why, size_t whylen)
 	return gone ? 1 : 0;
 }
 
+int store_writers_other_live(struct store *s, long long *pid, long long *since)
+{
+	if (!db_has_table(s->db, "store_writers"))
+		return 0;
+	struct db_stmt *st = store_query(s, "SELECT pid, boot, since FROM store_writers");
+	if (!st)
+		return -EIO;
+	char me[64];
+	boot_id(me, sizeof(me));
+	int rc, found = 0;
+	while ((rc = db_step(st)) == 1)
+		if (!found && db_col_i64(st, 0) != (int64_t)getpid() && alive(db_col_i64(st, 0), db_col_text(st, 1), me)) {
+			*pid = db_col_i64(st, 0);
+			*since = db_col_i64(st, 2);
+			found = 1;
+		}
+	db_finalize(st);
+	return rc < 0 ? rc : found;
+}
+
 /* Run sql with (pid, boot) bound as ?1, ?2. */
 static int run_pid_boot(struct store *s, const char *sql, int64_t pid, const char *boot)
 {

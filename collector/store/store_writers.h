@@ -17,6 +17,10 @@ int store_writers_unclean(struct store *s, char *why, size_t whylen);
 /* This process writes the store: drop the rows of writers that are gone (a check ran, or the
  * caller chose not to), add this one. 0 or -errno (logged). */
 int store_writers_enter(struct store *s);
+/* 1: another process that is still running has the store open for writing (its pid and the unix
+ * time it opened it in *pid, *since; #40 w46c: before a schema upgrade an older collector would not
+ * see); 0: none; -errno. */
+int store_writers_other_live(struct store *s, long long *pid, long long *since);
 /* Closed cleanly: remove this process's row. */
 void store_writers_leave(struct store *s);
 

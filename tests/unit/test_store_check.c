@@ -21,10 +21,12 @@
 
 #include "log.h"
 #include "net.h"
+#include "sample_rec.h"
 #include "server/server.h"
 #include "srvclient.h"
 #include "store/db.h"
 #include "store/store.h"
+#include "store/store_sample_keys.h"
 #include "testproc.h"
 
 #define PAGE 4096
@@ -288,6 +290,134 @@ static void test_store_check_salvage_version1_store(void **state)
 			 1);
 }
 
+/* #40 w46c (review r7 #8): a store whose blocks hold key ids loses, on one unreadable page, the chunk of
+ * sample_key_ids that holds a session's last keys while the blocks that refer to them read. A record of n
+ * keys (pid 500): with seed, its first keys' ips from a xorshift of seed (a chunk zstd cannot shrink, on
+ * overflow pages; n of them, or n / 2 with base too), the others base + 16 i; counts 1 + (i + seq) % 3.
+ * The samples of its keys in *seeded. */
+#define KEYS_MAX 800
+static uint64_t put_ids_rec(struct store *s, int64_t sid, uint64_t seq, size_t n, uint64_t base, uint64_t seed,
+			    uint64_t *seeded)
+{
+	static int32_t pid[KEYS_MAX], tid[KEYS_MAX];
+	static uint64_t ip[KEYS_MAX], count[KEYS_MAX];
+	static uint32_t stack[KEYS_MAX];
+	uint64_t x = 0x2545f4914f6cdd1dull ^ seed, sum = 0;
+	size_t nseeded = !seed ? 0 : base ? n / 2 : n;
+	assert_true(n <= KEYS_MAX);
+	*seeded = 0;
+	for (size_t i = 0; i < n; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		pid[i] = tid[i] = 500;
+		ip[i] = i < nseeded ? x : base + 16 * i;
+		count[i] = 1 + (i + seq) % 3;
+		stack[i] = (uint32_t)(i % 7);
+		sum += count[i];
+		*seeded += i < nseeded ? count[i] : 0;
+	}
+	struct sample_rec_keys k = {n, pid, tid, ip, stack, count};
+	Prof__Samples sm;
+	Prof__Envelope env;
+	sample_rec_init(&sm, &env, seq, &k);
+	assert_int_equal(store_put_record(s, sid, &env, 100), 1);
+	assert_int_equal(store_commit(s), 0);
+	return sum;
+}
+
+static int add_count(const struct store_key_row *r, void *arg)
+{
+	*(uint64_t *)arg += r->count;
+	return 0;
+}
+
+/* The samples of session sid as every reader decodes them; -1 where a block does not decode. */
+static int64_t samples_of(const char *path, int64_t sid)
+{
+	struct store *s;
+	assert_int_equal(store_open(path, STORE_READ_ONLY, &s), 0);
+	uint64_t t = 0;
+	int rc = store_list_sample_keys(s, sid, add_count, &t);
+	store_close(s);
+	return rc == 0 ? (int64_t)t : -1;
+}
+
+static void test_store_check_salvage_key_ids(void **state)
+{
+	struct fx *f = *state;
+	struct store *s;
+	assert_int_equal(store_open(f->db, 0, &s), 0);
+	int64_t a, b;
+	assert_int_equal(sample_rec_session(s, "board-a", &a), 0);
+	assert_int_equal(sample_rec_session(s, "board-b", &b), 0);
+	uint64_t kept = 0, lost = 0, sum_b = 0, sd;
+	for (uint64_t q = 1; q <= 4; q++) { /* four chunks of 16 ids (0..63) and four of b's */
+		kept += put_ids_rec(s, a, q, 16, 0x10000 * q, 0, &sd);
+		sum_b += put_ids_rec(s, b, q, 16, 0x10000 * q, 0, &sd);
+	}
+	lost += put_ids_rec(s, a, 5, KEYS_MAX, 0, 5, &sd); /* ids 64..863: the chunk the damage takes */
+	kept += put_ids_rec(s, a, 6, 16, 0x10000, 0, &sd); /* ids 0..15 again: decodes */
+	/* 8 of seq 5's keys (ids 64..71) and 8 of seq 1's (ids 8..15): cut to the latter */
+	uint64_t both = put_ids_rec(s, a, 7, 16, 0x10000, 5, &sd);
+	kept += both - sd;
+	lost += sd;
+	sum_b += put_ids_rec(s, b, 5, 16, 0x90000, 0, &sd);
+	store_close(s);
+	assert_int_equal(tp_db_int(f->db, "SELECT COUNT(*) FROM sample_blocks WHERE fmt = 1"), 12);
+	assert_int_equal(samples_of(f->db, a), (int64_t)(kept + lost));
+
+	/* the page that holds the end of seq 5's chunk (an overflow page of its row, that row's alone) */
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT data FROM sample_key_ids WHERE seq = 5", -1, &st, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	size_t zlen = (size_t)sqlite3_column_bytes(st, 0);
+	assert_true(zlen > PAGE + 600); /* past a leaf's most local bytes (4,061): the rest on overflow pages */
+	uint8_t *blob = malloc(zlen);
+	assert_non_null(blob);
+	memcpy(blob, sqlite3_column_blob(st, 0), zlen);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	size_t flen;
+	char *file = slurp_bytes(f->db, &flen), *at = NULL;
+	for (size_t o = PAGE + 100; !at && o + 32 <= zlen; o += 100) /* 32 of its bytes on one overflow page */
+		if ((at = memmem(file, flen, blob + o, 32)))
+			assert_null(memmem(at + 1, flen - (size_t)(at + 1 - file), blob + o, 32)); /* one place only */
+	assert_non_null(at);
+	off_t page = (at - file) / PAGE * PAGE;
+	free(file);
+	free(blob);
+	damage(f->db, page, PAGE);
+
+	struct store_salvage_stats ss;
+	assert_int_equal(store_salvage(f->db, f->out, &ss), 0);
+	fprintf(stderr, "recovered: %llu rows; id blocks %llu cut, %llu deleted (%llu samples), %llu chunks dropped\n",
+		(unsigned long long)ss.rows, (unsigned long long)ss.id_blocks_cut, (unsigned long long)ss.id_blocks_dropped,
+		(unsigned long long)ss.id_samples_dropped, (unsigned long long)ss.key_chunks_dropped);
+	/* every block kept decodes whole: the sessions' totals are the undamaged ones less the blocks of
+	 * lost keys, stated */
+	assert_int_equal(samples_of(f->out, b), (int64_t)sum_b);
+	assert_int_equal(samples_of(f->out, a), (int64_t)kept);
+	assert_int_equal(ss.id_blocks_dropped, 1);
+	assert_int_equal(ss.id_blocks_cut, 1);
+	assert_int_equal(ss.id_samples_dropped, lost);
+	assert_int_equal(tp_db_int(f->out, "SELECT COUNT(*) FROM sample_blocks WHERE session_id = %lld", (long long)a),
+			 6);
+	assert_int_equal(tp_db_int(f->out, "SELECT keys FROM sample_blocks WHERE seq = 7"), 8);
+	assert_int_equal(tp_db_int(f->out, "SELECT SUM(samples) FROM sample_blocks WHERE session_id = %lld", (long long)a),
+			 (int64_t)kept);
+
+	/* a collector on the recovered store continues the session: its new keys take ids 64.. again, and
+	 * no kept block reads them as its own */
+	assert_int_equal(store_open(f->out, 0, &s), 0);
+	uint64_t more = put_ids_rec(s, a, 8, KEYS_MAX, 0x7000000, 0, &sd);
+	store_close(s);
+	assert_int_equal(tp_db_int(f->out, "SELECT first_id FROM sample_key_ids WHERE seq = 8"), 64);
+	assert_int_equal(samples_of(f->out, a), (int64_t)(kept + more));
+	assert_int_equal(samples_of(f->out, b), (int64_t)sum_b);
+}
+
 int main(void)
 {
 	log_init("test_store_check", LOG_LEVEL_ERROR);
@@ -298,6 +428,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_store_check_server_stops_acking_on_damage, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_store_check_salvage_copies_what_is_readable, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_store_check_salvage_version1_store, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_store_check_salvage_key_ids, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,109 @@
+/* The key ids' schema upgrade refused while an older collector still has the
+ * store open (#40 w46c, review r7 #7): such a collector checked the schema
+ * version only at its own open and would read the id blocks written after the
+ * upgrade as whole keys. SQLite: a version 1 store is not upgraded at a
+ * read-write open while the writers ledger (store_writers.c) holds another
+ * process that still runs; PostgreSQL: migration 6 is not run while another
+ * collector's connection (application_name prof-collector) is open on the
+ * database. Both say which process, leave the store as it was (read-only
+ * opens still read it), and upgrade once it is gone. */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "log.h"
+#include "store/store.h"
+#include "store_fx.h"
+
+/* This machine's boot id, as the writers ledger keeps it. */
+static void boot_id(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+	assert_non_null(f);
+	assert_non_null(fgets(buf, (int)len, f));
+	fclose(f);
+	buf[strspn(buf, "0123456789abcdef-")] = 0;
+}
+
+static void test_upgrade_waits_for_older_writer_sqlite(void **state)
+{
+	struct fx *f = *state;
+	store_close(fx_open_store(f));
+	/* a version 1 store (before the key ids), held open for writing by a process that still runs */
+	fx_exec(f, "DROP TABLE sample_key_ids; PRAGMA user_version = 1");
+	pid_t older = fork();
+	assert_true(older >= 0);
+	if (older == 0) { /* ends with this process, also when a failed assertion ends the case */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		pause();
+		_exit(0);
+	}
+	char boot[64], sql[200];
+	boot_id(boot, sizeof(boot));
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO store_writers (pid, boot, since) VALUES (%d, '%s', 1700000000)", (int)older,
+		 boot);
+	fx_exec(f, sql);
+	struct store *s = NULL;
+	assert_int_equal(store_open(f->uri, 0, &s), -EBUSY);
+	assert_int_equal(fx_q(f, "PRAGMA user_version"), 1);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sqlite_schema WHERE name = 'sample_key_ids'"), 0);
+	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &s), 0); /* read as it is */
+	store_close(s);
+	kill(older, SIGKILL);
+	assert_int_equal(waitpid(older, NULL, 0), older);
+	assert_int_equal(store_open(f->uri, 0, &s), 0); /* its row is a writer that is gone now */
+	store_close(s);
+	assert_int_equal(fx_q(f, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sqlite_schema WHERE name = 'sample_key_ids'"), 1);
+}
+
+static void test_upgrade_waits_for_older_writer_postgresql(void **state)
+{
+	struct fx *f = *state;
+	store_close(fx_open_store(f));
+	/* a version 5 store (before migration 6), with another collector's connection open on it: this
+	 * version's read-only open, which migrates nothing, stands for the older collector's */
+	fx_exec(f, "DELETE FROM prof_schema_migrations WHERE version = 6; DROP TABLE sample_key_ids;"
+		   " ALTER TABLE sample_blocks DROP COLUMN fmt");
+	struct store *older = NULL, *s = NULL;
+	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &older), 0);
+	assert_int_equal(store_open(f->uri, 0, &s), -EBUSY);
+	assert_int_equal(fx_q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 5);
+	store_close(older);
+	/* the server ends the closed connection's backend on its own time: up to 5 s */
+	int rc = -EBUSY;
+	for (int i = 0; i < 50 && rc == -EBUSY; i++) {
+		if ((rc = store_open(f->uri, 0, &s)) == -EBUSY)
+			nanosleep(&(struct timespec){0, 100000000}, NULL);
+	}
+	assert_int_equal(rc, 0);
+	store_close(s);
+	assert_int_equal(fx_q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 6);
+	assert_int_equal(
+	    fx_q(f, "SELECT COUNT(*) FROM information_schema.tables WHERE table_name = 'sample_key_ids'"), 1);
+}
+
+int main(void)
+{
+	log_init("test_store_upgrade_live", LOG_LEVEL_ERROR);
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_upgrade_waits_for_older_writer_sqlite, fx_setup_sqlite,
+					    fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_upgrade_waits_for_older_writer_postgresql, fx_setup_pg,
+					    fx_teardown),
+	};
+	return cmocka_run_group_tests_name("store_upgrade_live", tests, fx_group_setup, fx_group_teardown);
+}
