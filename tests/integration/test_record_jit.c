@@ -411,7 +411,7 @@ static void test_record_jit_frame_in_call_chain(void **state)
 	assert_int_equal(rc, 0);
 	assert_int_equal(src, 0);
 	char *pout = tp_slurp(pscript);
-	long pnamed, pthrough = pout ? perf_tramp(pout, &pnamed) : 0;
+	long pnamed = 0, pthrough = pout ? perf_tramp(pout, &pnamed) : 0;
 	fprintf(stderr, "# perf: chains through main to work: %ld samples, jit_tramp in %ld\n", pthrough,
 		pnamed);
 	free(pout);
