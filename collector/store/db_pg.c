@@ -391,13 +391,13 @@ static int apply_timeouts(struct pg *p)
 	return pg_exec(&p->base, sql, "session timeouts");
 }
 
-/* Session settings of every connection (outside the pipeline): quiet notices; the planner's (#40 w46a:
- * random_page_cost 1.1 where higher, no parallel workers: RESULTS.md); synchronous_commit = on so that
- * a commit (and its ack) is flushed to the server's WAL whatever its default; in the loop the timeouts. */
+/* Session settings of every connection (outside the pipeline): quiet notices; the planner's (#40 w46a,
+ * RESULTS.md: random_page_cost 1.1 where higher, no parallel workers, no sort where an index gives the
+ * order); synchronous_commit = on (a commit flushed whatever the server's default); in the loop the timeouts. */
 static int configure(struct pg *p)
 {
-	int rc = pg_exec(&p->base, "SET client_min_messages = warning; SET max_parallel_workers_per_gather = 0; SELECT"
-				   " set_config('random_page_cost', '1.1', false) WHERE"
+	int rc = pg_exec(&p->base, "SET client_min_messages = warning; SET max_parallel_workers_per_gather = 0; SET"
+				   " enable_sort = off; SELECT set_config('random_page_cost', '1.1', false) WHERE"
 				   " current_setting('random_page_cost')::float8 > 1.1", "session settings");
 	if (rc == 0 && p->sync_commit)
 		rc = pg_exec(&p->base, "SET synchronous_commit = on", "set synchronous_commit");
