@@ -1,9 +1,8 @@
-/* Database layer, PostgreSQL engine (libpq). The connection stays in
- * pipeline mode: db_run() queues a statement and returns; the results are
- * read in order (a "drain": Sync, then every pending result) when a caller
- * needs one (db_changes, a query's rows, commit) or when many are pending.
- * Statements are prepared on the server under unique names the first time
- * they run (pipelined too); parameters travel as text, blobs as binary. */
+/* Database layer, PostgreSQL engine (libpq). The connection stays in pipeline mode: db_run() queues a
+ * statement and returns; the results are read in order (a "drain": Sync, then every pending result) when a
+ * caller needs one (db_changes, a query's rows, commit) or when many are pending. Statements are prepared
+ * on the server under unique names the first time they run (pipelined too); parameters travel as text,
+ * blobs as binary. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -391,13 +390,14 @@ static int apply_timeouts(struct pg *p)
 	return pg_exec(&p->base, sql, "session timeouts");
 }
 
-/* Session settings of every connection (outside the pipeline): quiet notices,
- * synchronous_commit = on so that a commit (and the ack that follows it) is
- * flushed to the server's WAL whatever the server's default, and in the loop the
- * timeouts. */
+/* Session settings of every connection (outside the pipeline): quiet notices; the planner's (#40 w46a,
+ * RESULTS.md: random_page_cost 1.1 where higher, no parallel workers, no sort where an index gives the
+ * order); synchronous_commit = on (a commit flushed whatever the server's default); in the loop the timeouts. */
 static int configure(struct pg *p)
 {
-	int rc = pg_exec(&p->base, "SET client_min_messages = warning", "session settings");
+	int rc = pg_exec(&p->base, "SET client_min_messages = warning; SET max_parallel_workers_per_gather = 0; SET"
+				   " enable_sort = off; SELECT set_config('random_page_cost', '1.1', false) WHERE"
+				   " current_setting('random_page_cost')::float8 > 1.1", "session settings");
 	if (rc == 0 && p->sync_commit)
 		rc = pg_exec(&p->base, "SET synchronous_commit = on", "set synchronous_commit");
 	if (rc == 0 && p->quiet)

@@ -498,6 +498,39 @@ static void test_query_churn_same_time_blocks_in_seq_order(void **state)
 	query_result_free(r);
 }
 
+/* Records stored out of time order (record i + 1 at t_ns (LATE_R - i) s: seq and time reversed), two keys
+ * each, read in slices of 3 keys: the same stacks and total as in one piece (#40 w46a: the records'
+ * times and keys that cut the range into slices come unsorted, in the store's order, and are put in
+ * t_ns order by the query; unsorted, the slices overlapped and missed records). */
+enum { LATE_R = 40 };
+static int put_late(struct store *s, int64_t sid, unsigned i)
+{
+	int32_t pid[2] = {700 + (int32_t)i, 700 + (int32_t)i}, tid[2] = {pid[0], pid[1]};
+	uint64_t ip[2] = {0x401000, 0x401040}, count[2] = {1, 2};
+	uint32_t stack[2] = {0, 0};
+	struct sample_rec_keys k = {2, pid, tid, ip, stack, count};
+	Prof__Samples sm;
+	Prof__Envelope env;
+	sample_rec_init(&sm, &env, i + 1, &k);
+	sm.t_ns = (uint64_t)(LATE_R - i) * 1000000000ull;
+	return store_put_record(s, sid, &env, 100);
+}
+
+static void test_query_churn_slices_of_records_out_of_time_order(void **state)
+{
+	struct fx *f = *state;
+	char path[400];
+	snprintf(path, sizeof(path), "%s/late.db", f->tmp);
+	assert_int_equal(fill(path, LATE_R, put_late), 0);
+	struct query_result *one = run_store(path, false, "100000000");
+	struct query_result *sliced = run_store(path, false, "3");
+	assert_int_equal(one->total, 3 * LATE_R);
+	assert_int_equal(one->nstacks, LATE_R); /* one per process: its addresses resolve to no mapping */
+	same_result(one, sliced);
+	query_result_free(one);
+	query_result_free(sliced);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -513,6 +546,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_query_churn_long_lived_first_stays_sliced),
 		cmocka_unit_test(test_query_churn_by_thread_rows_past_stack_cap),
 		cmocka_unit_test(test_query_churn_same_time_blocks_in_seq_order),
+		cmocka_unit_test(test_query_churn_slices_of_records_out_of_time_order),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
