@@ -161,6 +161,7 @@ const char *store_last_error(const struct store *s) { return db_last_error(s->db
 size_t store_rows_held_peak(const struct store *s) { return db_pg_rows_held_peak(s->db); }
 uint64_t store_statements_sent(const struct store *s) { return db_pg_statements(s->db); }
 uint64_t store_keydict_loads(const struct store *s) { return s->keydict_loads; }
+uint64_t store_keydict_extends(const struct store *s) { return s->keydict_extends; }
 
 uint64_t store_text_blobs(const struct store *s) { return db_pg_text_blobs(s->db); }
 size_t store_batch_bytes_peak(const struct store *s) { return db_pg_batch_bytes_peak(s->db); }

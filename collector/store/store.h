@@ -76,6 +76,8 @@ size_t store_rows_held_peak(const struct store *s);
 uint64_t store_statements_sent(const struct store *s);
 /* Sessions' key dictionaries read whole through this store (store_keydict_load): for tests. */
 uint64_t store_keydict_loads(const struct store *s);
+/* ... and extended by the ids stored since they were read (store_keydict_extend): for tests. */
+uint64_t store_keydict_extends(const struct store *s);
 /* PostgreSQL: blobs the store's connection read as hex text (db_pg_text_blobs); 0 on SQLite. */
 uint64_t store_text_blobs(const struct store *s);
 /* PostgreSQL: the most bytes of batched rows kept unsent at once (at most 1 MiB or one row); 0 on SQLite. */

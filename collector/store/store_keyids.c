@@ -82,6 +82,7 @@ void store_keydict_free(struct store_keydict *d)
 
 int store_keydict_extend(struct store *s, int64_t sid, uint32_t max, struct store_keydict *d)
 {
+	s->keydict_extends++;
 	struct db_stmt *st = store_stmt(s, q_chunks_from);
 	if (!st)
 		return -EIO;

@@ -27,6 +27,8 @@ struct store {
 	void *keydict_hook_arg;
 	uint64_t tx_records;
 	uint64_t keydict_loads; /* sessions' dictionaries read whole (store_keydict_load), for tests */
+	/* ... and extended by the ids stored since (store_keydict_extend), for tests */
+	uint64_t keydict_extends;
 	/* Records sent ahead (store_ahead.h): the savepoint before them is open, tx_records then, the
 	 * records since it (packed) and their bytes, redos done (and duplicates they found) since open. */
 	bool ahead_sp;

@@ -6,8 +6,11 @@
  * block read up to its first new id; the commit is not blocked by the reader's snapshot (the hook
  * runs on the reader's thread: a writer waiting on the reader would never return); and on PostgreSQL
  * no statement runs while a block statement is mid-stream (r8 F4: its rest was read ahead and held).
+ * Inside a snapshot a block's id past the dictionary is damage: warned, read up to there, with no extend
+ * of the dictionary (between slices or mid-stream) and no row read ahead (review r9 F2).
  * Nested read transactions share one snapshot (a page's queries); on PostgreSQL, after a failed
- * statement the read transaction is renewed (a session left out of a query does not fail the next). */
+ * statement the read transaction is renewed (a session left out of a query does not fail the next, r9 F2). */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -185,6 +189,125 @@ static void test_snapshot_dump_keys(void **state)
 	store_close(l.writer);
 }
 
+/* A block of ids past the session's dictionary, read inside a read snapshot (r9 F2): the block of seq
+ * DAMAGED_SEQ (the first in seq and time order: the rest of its statement's rows follow it) replaced by
+ * id 0 (count 7), then id 1000 (zigzag 2000 - 2: 0xce 0x0f), past the dictionary's OLD_KEYS ids. */
+#define DAMAGED_SEQ FIRST_SEQ
+
+static struct store *setup_damaged(struct fx *f, struct late *l, int *reading)
+{
+	struct store *r = setup_stores(f, l);
+	store_set_keydict_hook(r, NULL, NULL);
+	char sql[160];
+	snprintf(sql, sizeof(sql), "UPDATE sample_blocks SET data = %s WHERE seq = %d",
+		 f->b == B_PG ? "'\\x0007ce0f05'::bytea" : "X'0007CE0F05'", DAMAGED_SEQ);
+	fx_exec(f, sql);
+	*reading = store_read_begin(r);
+	assert_int_equal(*reading, 1);
+	return r;
+}
+
+/* The stored records' samples with the damaged block read up to its id past the dictionary. */
+static uint64_t damaged_total(void)
+{
+	return old_total() - sum_of(DAMAGED_SEQ, OLD_KEYS) + 7;
+}
+
+/* The warnings logged between capture_begin and capture_end (stderr into a temporary file). */
+static int cap_saved = -1;
+static FILE *cap_file;
+
+static void capture_begin(void)
+{
+	fflush(stderr);
+	cap_file = tmpfile();
+	assert_non_null(cap_file);
+	cap_saved = dup(2);
+	assert_true(cap_saved >= 0);
+	assert_true(dup2(fileno(cap_file), 2) >= 0);
+	log_set_level(LOG_LEVEL_WARN);
+}
+
+/* Whether a captured line held what. */
+static bool capture_end(const char *what)
+{
+	fflush(stderr);
+	log_set_level(LOG_LEVEL_ERROR);
+	assert_true(dup2(cap_saved, 2) >= 0);
+	close(cap_saved);
+	static char text[16384];
+	rewind(cap_file);
+	size_t n = fread(text, 1, sizeof(text) - 1, cap_file);
+	text[n] = 0;
+	fclose(cap_file);
+	return strstr(text, what) != NULL;
+}
+
+/* Inside the snapshot no extend of the dictionary runs (r9 F2: the guards in query_blocks.c
+ * qm_keydict_extend, between slices, and store_keyids.c store_block_next_fresh, mid-stream) and, on
+ * PostgreSQL, no block statement's rest is read ahead; the damaged block is warned and read up to there.
+ * series: the samples over time too (store_block_next_fresh); else the stacks alone, in many slices
+ * (PROF_QUERY_SLICE_KEYS: about two blocks a slice). */
+static void check_damaged(void **state, bool series)
+{
+	struct fx *f = *state;
+	struct late l = {.at = 0};
+	int reading;
+	struct store *r = setup_damaged(f, &l, &reading);
+	struct query_opts qo;
+	query_opts_init(&qo, 0);
+	qo.series = series;
+	if (!series)
+		setenv("PROF_QUERY_SLICE_KEYS", "8", 1);
+	struct query_result *qr;
+	capture_begin();
+	int rc = query_run(r, &qo, &qr);
+	bool warned = capture_end("a damaged sample block");
+	unsetenv("PROF_QUERY_SLICE_KEYS");
+	assert_int_equal(rc, 0);
+	assert_true(warned);
+	assert_int_equal(qr->skipped, 0);
+	assert_int_equal(qr->total, damaged_total());
+	uint64_t psum = 0;
+	for (size_t i = 0; i < qr->npoints; i++)
+		psum += qr->points[i].count;
+	assert_int_equal(psum, series ? damaged_total() : 0);
+	assert_int_equal(store_keydict_extends(r), 0);
+	assert_rows_bounded(f, r);
+	query_result_free(qr);
+	store_read_end(r, reading);
+	store_close(r);
+	store_close(l.writer);
+}
+
+static void test_snapshot_damaged_stacks(void **state)
+{
+	check_damaged(state, false);
+}
+
+static void test_snapshot_damaged_series(void **state)
+{
+	check_damaged(state, true);
+}
+
+/* `dump --keys`: the keys up to the damaged block's id past the dictionary (the block first in seq
+ * order), then -EBADMSG; no extend, no statement's rest read ahead. */
+static void test_snapshot_damaged_dump_keys(void **state)
+{
+	struct fx *f = *state;
+	struct late l = {.at = 0};
+	int reading;
+	struct store *r = setup_damaged(f, &l, &reading);
+	uint64_t total = 0;
+	assert_int_equal(store_list_sample_keys(r, l.sid, count_key, &total), -EBADMSG);
+	assert_int_equal(total, 7);
+	assert_int_equal(store_keydict_extends(r), 0);
+	assert_rows_bounded(f, r);
+	store_read_end(r, reading);
+	store_close(r);
+	store_close(l.writer);
+}
+
 /* Nested read transactions share the outermost one's snapshot (a page's several queries): a record
  * committed between two queries of one request is in neither; after the outer end, it is read. */
 static void test_snapshot_nested_request(void **state)
@@ -277,6 +400,55 @@ static void test_snapshot_mend_without_renew(void **state)
 	store_close(l.writer);
 }
 
+/* PostgreSQL: a statement of one session fails inside query_run (its task names read through a view
+ * that raises for that session alone; a costly function, so PostgreSQL applies it after the session's
+ * condition): add_session leaves the session out (skipped 1) and renews the read transaction
+ * (store_read_renew; since r9 F1 the next statement would mend it too), and the next session is read
+ * whole, in one state with the first's dictionary and blocks never mixed. */
+static void test_snapshot_session_fails_next_read(void **state)
+{
+	struct fx *f = *state;
+	struct store *w = fx_open_store(f);
+	int64_t a = fx_session(w, "board-fails"), b = fx_session(w, "board-next");
+	uint64_t want = 0;
+	for (uint64_t seq = FIRST_SEQ; seq < FIRST_SEQ + 4; seq++) {
+		put_keys(w, a, seq, OLD_KEYS, 0x1000);
+		put_keys(w, b, seq, OLD_KEYS + 2, 0x2000);
+		want += sum_of(seq, OLD_KEYS + 2);
+	}
+	assert_int_equal(store_commit(w), 0);
+	store_close(w);
+	char sql[1024];
+	snprintf(sql, sizeof(sql),
+		 "CREATE FUNCTION t_fail(sid bigint) RETURNS boolean LANGUAGE plpgsql COST 10000 AS"
+		 " 'BEGIN IF sid = %lld THEN RAISE EXCEPTION ''session %% cannot be read'', sid; END IF;"
+		 " RETURN true; END';"
+		 "ALTER TABLE sample_tasks RENAME TO sample_tasks_t;"
+		 "INSERT INTO sample_tasks_t (session_id, pid, tid, comm, thread)"
+		 " VALUES (%lld, 999, 999, 'x', 'x');"
+		 "CREATE VIEW sample_tasks AS SELECT * FROM sample_tasks_t WHERE t_fail(session_id)",
+		 (long long)a, (long long)a);
+	fx_exec(f, sql);
+	struct store *r = NULL;
+	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &r), 0);
+	struct query_opts qo;
+	query_opts_init(&qo, 0);
+	qo.series = true;
+	struct query_result *qr;
+	assert_int_equal(query_run(r, &qo, &qr), 0);
+	assert_int_equal(qr->skipped, 1);
+	assert_int_equal(qr->nsessions, 1);
+	assert_int_equal(qr->sessions[0].id, b);
+	assert_int_equal(qr->total, want);
+	uint64_t psum = 0;
+	for (size_t i = 0; i < qr->npoints; i++)
+		psum += qr->points[i].count;
+	assert_int_equal(psum, want);
+	query_result_free(qr);
+	assert_false(store_read_snapshot(r));
+	store_close(r);
+}
+
 #define BOTH(t)                                                                                                 \
 	{#t "_sqlite", t, fx_setup_sqlite, fx_teardown, NULL}, {#t "_postgresql", t, fx_setup_pg, fx_teardown, NULL}
 
@@ -287,11 +459,16 @@ int main(void)
 	    BOTH(test_snapshot_report_stacks),
 	    BOTH(test_snapshot_report_series),
 	    BOTH(test_snapshot_dump_keys),
+	    BOTH(test_snapshot_damaged_stacks),
+	    BOTH(test_snapshot_damaged_series),
+	    BOTH(test_snapshot_damaged_dump_keys),
 	    BOTH(test_snapshot_nested_request),
 	    {"test_snapshot_renew_after_error_postgresql", test_snapshot_renew_after_error, fx_setup_pg, fx_teardown,
 	     NULL},
 	    {"test_snapshot_mend_without_renew_postgresql", test_snapshot_mend_without_renew, fx_setup_pg, fx_teardown,
 	     NULL},
+	    {"test_snapshot_session_fails_next_read_postgresql", test_snapshot_session_fails_next_read, fx_setup_pg,
+	     fx_teardown, NULL},
 	};
 	return cmocka_run_group_tests_name("query_snapshot", tests, fx_group_setup, fx_group_teardown);
 }

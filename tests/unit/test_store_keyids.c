@@ -5,8 +5,8 @@
  * commit leaves no id; two writers on one session (one commit fails, the
  * record resent, nothing lost); records sent ahead redone after a duplicate;
  * the per-session cap (blocks switch format, still read right, a window of both
- * formats compacted into whole keys); the writer's
- * bound (dictionaries evicted, reloaded, ids continued); a damaged id
+ * formats compacted into whole keys) (the writer's bound on all dictionaries:
+ * test_store_keyids_bound.c); a damaged id
  * block warned and the others read; prune leaves no dictionary row; a chunk
  * that meets another writer's ids encoded again with the reloaded ids (SQLite). */
 #include <errno.h>
@@ -352,95 +352,6 @@ static void test_keyids_session_cap(void **state)
 	free(r);
 }
 
-/* The writer's bound on all dictionaries (PROF_STORE_KEY_IDS_BYTES, here room for two sessions' smallest):
- * three sessions written in turn, one commit each, evict each other's dictionaries, and each is reloaded
- * when written again: its ids continue (dense, each key once) and every block holds ids. Three sessions
- * with new keys in one transaction: the one whose dictionary finds no room (the others' ids not
- * committed, not evicted) writes whole keys. Every block read right. */
-static void test_keyids_writer_bound(void **state)
-{
-	struct fx *f = *state;
-	setenv("PROF_STORE_KEY_IDS_BYTES", "40000", 1);
-	setenv("PROF_STORE_KEY_IDS_IDLE_S", "0", 1); /* any session without uncommitted ids evictable */
-	struct store *s = fx_open_store(f);
-	int64_t sid[3] = {fx_session(s, "board-a"), fx_session(s, "board-b"), fx_session(s, "board-c")};
-	assert_int_equal(store_commit(s), 0);
-	uint64_t want = 0;
-	for (uint64_t seq = 1; seq <= 6; seq++)
-		for (int i = 0; i < 3; i++) {
-			assert_int_equal(put_keys(s, sid[i], seq, 6 + 2 * seq, 0x1000), 1);
-			assert_int_equal(store_commit(s), 0);
-			want += sum_of(seq, 6 + 2 * seq);
-		}
-	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sample_blocks WHERE fmt = 0"), 0);
-	for (int i = 0; i < 3; i++) {
-		char q[160];
-		snprintf(q, sizeof(q), "SELECT SUM(n) FROM sample_key_ids WHERE session_id = %lld", (long long)sid[i]);
-		assert_int_equal(fx_q(f, q), 18);
-		snprintf(q, sizeof(q), "SELECT MAX(first_id + n) FROM sample_key_ids WHERE session_id = %lld",
-			 (long long)sid[i]);
-		assert_int_equal(fx_q(f, q), 18);
-	}
-	for (int i = 0; i < 3; i++) { /* one transaction, new keys in each session */
-		assert_int_equal(put_keys(s, sid[i], 7, 20, 0x1000), 1);
-		want += sum_of(7, 20);
-	}
-	assert_int_equal(store_commit(s), 0);
-	store_close(s);
-	unsetenv("PROF_STORE_KEY_IDS_BYTES");
-	unsetenv("PROF_STORE_KEY_IDS_IDLE_S");
-	assert_true(fx_q(f, "SELECT COUNT(*) FROM sample_blocks WHERE seq = 7 AND fmt = 0") >= 1);
-	char *r = rows_of(f, NULL);
-	char w[64];
-	snprintf(w, sizeof(w), "total %llu blocks %d\n", (unsigned long long)want, 3 * 7);
-	assert_memory_equal(r, w, strlen(w));
-	free(r);
-}
-
-/* The writer's bound with room for one session's dictionary, two sessions written in turn (w45g): the
- * second finds no room for its keys (the first was written within the idle time, not evicted) and writes
- * whole keys: at most one load each, not one per record; three sessions with new keys in one transaction stay within the
- * bound (a dictionary is loaded only where it fits). Every record read. */
-static void test_keyids_writer_bound_no_thrash(void **state)
-{
-	struct fx *f = *state;
-	setenv("PROF_STORE_KEY_IDS_BYTES", "24000", 1);
-	struct store *s = fx_open_store(f);
-	int64_t sid[3] = {fx_session(s, "board-a"), fx_session(s, "board-b"), fx_session(s, "board-c")};
-	assert_int_equal(store_commit(s), 0);
-	uint64_t want = 0;
-	struct store_keyids_stats st;
-	for (uint64_t seq = 1; seq <= 20; seq++)
-		for (int i = 0; i < 2; i++) {
-			assert_int_equal(put_keys(s, sid[i], seq, 24, 0x1000), 1);
-			assert_int_equal(store_commit(s), 0);
-			want += sum_of(seq, 24);
-			store_keyids_stats(s, &st);
-			assert_true(st.bytes <= 24000);
-		}
-	assert_true(st.loads <= 2); /* b's empty dictionary may fit beside a's, never its keys */
-	assert_int_equal(st.fallbacks, 20);
-	char q[160];
-	snprintf(q, sizeof(q), "SELECT COUNT(*) FROM sample_blocks WHERE fmt = 1 AND session_id = %lld", (long long)sid[0]);
-	assert_int_equal(fx_q(f, q), 20);
-	snprintf(q, sizeof(q), "SELECT COUNT(*) FROM sample_blocks WHERE fmt = 0 AND session_id = %lld", (long long)sid[1]);
-	assert_int_equal(fx_q(f, q), 20);
-	for (int i = 0; i < 3; i++) { /* one transaction, new keys in each session */
-		assert_int_equal(put_keys(s, sid[i], 21, 40, 0x8000), 1);
-		want += sum_of(21, 40);
-		store_keyids_stats(s, &st);
-		assert_true(st.bytes <= 24000);
-	}
-	assert_int_equal(store_commit(s), 0);
-	store_close(s);
-	unsetenv("PROF_STORE_KEY_IDS_BYTES");
-	char *r = rows_of(f, NULL);
-	char w[64];
-	snprintf(w, sizeof(w), "total %llu blocks %d\n", (unsigned long long)want, 2 * 20 + 3);
-	assert_memory_equal(r, w, strlen(w));
-	free(r);
-}
-
 /* An id block referring past the session's dictionary is damaged: warned, read up to there, the other
  * blocks read. */
 static void test_keyids_damaged_block(void **state)
@@ -691,8 +602,6 @@ int main(void)
 	    BOTH(test_keyids_two_writers),
 	    {"test_keyids_ahead_redo_postgresql", test_keyids_ahead_redo, fx_setup_pg, fx_teardown, NULL},
 	    BOTH(test_keyids_session_cap),
-	    BOTH(test_keyids_writer_bound),
-	    BOTH(test_keyids_writer_bound_no_thrash),
 	    BOTH(test_keyids_damaged_block),
 	    BOTH(test_keyids_prune),
 	    BOTH(test_keyids_deleted_session),
