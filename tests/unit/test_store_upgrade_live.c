@@ -53,9 +53,9 @@ static void test_upgrade_waits_for_older_writer_sqlite(void **state)
 	}
 	char boot[64], sql[200];
 	boot_id(boot, sizeof(boot));
-	snprintf(sql, sizeof(sql),
-		 "INSERT INTO store_writers (pid, boot, since) VALUES (%d, '%s', 1700000000)", (int)older,
-		 boot);
+	/* its row written after it started, as a writer's open writes it */
+	snprintf(sql, sizeof(sql), "INSERT INTO store_writers (pid, boot, since) VALUES (%d, '%s', %lld)", (int)older,
+		 boot, (long long)time(NULL));
 	fx_exec(f, sql);
 	struct store *s = NULL;
 	assert_int_equal(store_open(f->uri, 0, &s), -EBUSY);
@@ -96,6 +96,36 @@ static int open_rw_retry(const char *uri)
 	return rc;
 }
 
+/* Review r10 F3: a ledger row whose pid now belongs to a process that started after the row's since
+ * (a crashed writer's pid reused) is not a live writer: the upgrade runs (it was refused, naming the
+ * unrelated process). */
+static void test_upgrade_ignores_reused_pid_sqlite(void **state)
+{
+	struct fx *f = *state;
+	store_close(fx_open_store(f));
+	fx_exec(f, "DROP TABLE sample_key_ids; PRAGMA user_version = 1");
+	pid_t other = fork();
+	assert_true(other >= 0);
+	if (other == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		pause();
+		_exit(0);
+	}
+	char boot[64], sql[200];
+	boot_id(boot, sizeof(boot));
+	snprintf(sql, sizeof(sql), "INSERT INTO store_writers (pid, boot, since) VALUES (%d, '%s', %lld)", (int)other,
+		 boot, (long long)time(NULL) - 100); /* the crashed writer's open, 100 s before this process began */
+	fx_exec(f, sql);
+	struct store *s = NULL;
+	int rc = store_open(f->uri, 0, &s);
+	kill(other, SIGKILL);
+	assert_int_equal(waitpid(other, NULL, 0), other);
+	assert_int_equal(rc, 0);
+	store_close(s);
+	assert_int_equal(fx_q(f, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM store_writers"), 0); /* its row taken as stale */
+}
+
 static void test_upgrade_waits_for_older_writer_postgresql(void **state)
 {
 	struct fx *f = *state;
@@ -125,6 +155,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_upgrade_waits_for_older_writer_sqlite, fx_setup_sqlite,
 					    fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_upgrade_ignores_reused_pid_sqlite, fx_setup_sqlite, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_upgrade_waits_for_older_writer_postgresql, fx_setup_pg,
 					    fx_teardown),
 	};
