@@ -39,10 +39,12 @@ int cli_recover(int argc, char **argv)
 	printf("recovered %llu rows of %zu tables into %s (%zu tables had unreadable pages); start the "
 	       "collector with --store %s\n",
 	       (unsigned long long)st.rows, st.tables, to, st.damaged_tables, to);
-	if (st.id_blocks_cut || st.id_blocks_dropped || st.key_chunks_dropped)
+	if (st.id_blocks_cut || st.id_blocks_dropped || st.key_chunks_dropped || st.id_blocks_damaged)
 		printf("sample keys on unreadable pages: %llu sample blocks cut to their other keys, %llu deleted, "
-		       "%llu samples lost; %llu key chunks after them dropped\n",
+		       "%llu key chunks after them dropped; %llu sample blocks whose data is damaged deleted; "
+		       "%llu samples lost\n",
 		       (unsigned long long)st.id_blocks_cut, (unsigned long long)st.id_blocks_dropped,
-		       (unsigned long long)st.id_samples_dropped, (unsigned long long)st.key_chunks_dropped);
+		       (unsigned long long)st.key_chunks_dropped, (unsigned long long)st.id_blocks_damaged,
+		       (unsigned long long)st.id_samples_dropped);
 	return 0;
 }

@@ -40,9 +40,14 @@ int db_open_sqlite(const char *path, bool read_only, struct db **out);
  * timeout_ms + 1 s, the session then running with statement_timeout = lock_timeout =
  * timeout_ms (commands such as reports and migrate may run longer queries). A connection
  * attempt gives up after timeout_ms + 1 s. Connections default to
- * application_name=prof-collector, target_session_attrs=read-write (any when
+ * application_name=DB_PG_APP_NAME, target_session_attrs=read-write (any when
  * read_only) and
  * connect_timeout = timeout_ms (the URI may override each). */
+/* This build's application_name (#40 w46e, review r10 F2): builds before it named their connections
+ * DB_PG_APP_NAME_OLD, so the key ids' upgrade (store_schema.c) tells an older collector's connection
+ * from this build's; a URI that sets its own application_name hides that (it is then neither). */
+#define DB_PG_APP_NAME "prof-collector/2"
+#define DB_PG_APP_NAME_OLD "prof-collector"
 #define DB_PG_DEFAULT_TIMEOUT_MS 5000u
 struct db_pg_opts {
 	unsigned timeout_ms; /* 0: DB_PG_DEFAULT_TIMEOUT_MS */

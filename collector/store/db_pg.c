@@ -425,7 +425,7 @@ static int connect_step(struct pg *p, bool block)
 		char tmo[16];
 		snprintf(tmo, sizeof(tmo), "%u", (p->timeout_ms + 999u) / 1000u);
 		const char *keys[] = {"connect_timeout", "application_name", "target_session_attrs", "dbname", NULL};
-		const char *vals[] = {tmo, "prof-collector", p->read_only ? "any" : "read-write", p->uri, NULL};
+		const char *vals[] = {tmo, DB_PG_APP_NAME, p->read_only ? "any" : "read-write", p->uri, NULL};
 		p->next = PQconnectStartParams(keys, vals, 1);
 		if (!p->next)
 			return -ENOMEM;

@@ -103,8 +103,10 @@ struct store_salvage_stats {
 	size_t damaged_tables; /* of which some pages could not be read */
 	/* #40 w46c (store_salvage_keys.c): key-id chunks past a session's first lost one, deleted; id blocks
 	 * that referred to lost ids, cut to their other keys or deleted where none was left; the samples of
-	 * the keys cut */
-	uint64_t key_chunks_dropped, id_blocks_cut, id_blocks_dropped, id_samples_dropped;
+	 * the keys cut; #40 w46e (review r10 F1): id blocks whose own data did not read (a frame that did not
+	 * decompress, a malformed varint, an id past the stored ones), deleted whole (their samples counted
+	 * in id_samples_dropped too) */
+	uint64_t key_chunks_dropped, id_blocks_cut, id_blocks_dropped, id_samples_dropped, id_blocks_damaged;
 };
 int store_salvage(const char *from, const char *to, struct store_salvage_stats *out);
 /* --check MODE: "auto", "full", "quick" or "off" as STORE_CHECK_* flags (0 for off);

@@ -114,11 +114,16 @@ int store_block_pack_level(const uint8_t *raw, size_t len, int level, uint8_t **
 	return 0;
 }
 
-const uint8_t *store_block_unpack_to(const uint8_t *p, size_t len, size_t *rawlen, uint8_t **buf, size_t *cap)
+bool store_block_is_zstd(const uint8_t *p, size_t len)
 {
 	static const uint8_t magic[4] = {0x28, 0xb5, 0x2f, 0xfd}; /* ZSTD_MAGICNUMBER, little-endian */
+	return p && len >= sizeof(magic) && memcmp(p, magic, sizeof(magic)) == 0;
+}
+
+const uint8_t *store_block_unpack_to(const uint8_t *p, size_t len, size_t *rawlen, uint8_t **buf, size_t *cap)
+{
 	*rawlen = len;
-	if (len < sizeof(magic) || memcmp(p, magic, sizeof(magic)) != 0)
+	if (!store_block_is_zstd(p, len))
 		return p;
 	unsigned long long want = ZSTD_getFrameContentSize(p, len);
 	if (want == ZSTD_CONTENTSIZE_UNKNOWN || want == ZSTD_CONTENTSIZE_ERROR || want == 0 ||

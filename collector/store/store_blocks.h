@@ -7,6 +7,7 @@
 #ifndef COLLECTOR_STORE_BLOCKS_H
 #define COLLECTOR_STORE_BLOCKS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,6 +48,8 @@ int store_block_pack_level(const uint8_t *raw, size_t len, int level, uint8_t **
  * (level 9: 0.91 for ~2x the compaction's CPU); the synthetic 10^7 store's compaction took the same CPU
  * at 1 and 3 (1.2-1.6 s); zstd decodes either as fast. */
 #define STORE_BLOCK_COMPACT_LEVEL 3
+/* Whether p[0..len) starts with the zstd frame magic (a packed block's data). */
+bool store_block_is_zstd(const uint8_t *p, size_t len);
 /* The varints of a stored block p[0..len): a decompressed copy in *owned
  * (free it) for a zstd frame, else p itself (older or incompressible blocks,
  * and a frame that claims more than STORE_BLOCK_MAX_RAW or does not

@@ -438,7 +438,10 @@ static int encode_once(struct store *s, int64_t sid, uint64_t seq, const struct 
 			}
 		/* a collision (#40 w46c): the store's ids for the session now reach past first. SQLite only:
 		 * there the failed INSERT is undone alone and the transaction goes on; PostgreSQL's batched
-		 * INSERT fails later, and its transaction is then aborted whole */
+		 * INSERT fails later, and its transaction is then aborted whole. A defence only: on SQLite two
+		 * real writers cannot reach it (BEGIN IMMEDIATE holds the write lock for the transaction, and
+		 * the stored-end check at its first record of the session reloads a stale dictionary; r10
+		 * F5, w46e); only rows put in through this connection's own transaction do */
 		int64_t end = 0;
 		if (db_engine(s->db) == DB_SQLITE && stored_end(s, sid, &end) == 0 && end > (int64_t)first)
 			return COLLIDED;

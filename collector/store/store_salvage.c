@@ -268,12 +268,13 @@ int store_salvage(const char *from, const char *to, struct store_salvage_stats *
 	}
 	log_info("recover: %llu rows of %zu tables copied from %s into %s (%zu with unreadable pages)",
 		 (unsigned long long)out->rows, out->tables, from, to, out->damaged_tables);
-	if (out->key_chunks_dropped || out->id_blocks_cut || out->id_blocks_dropped)
+	if (out->key_chunks_dropped || out->id_blocks_cut || out->id_blocks_dropped || out->id_blocks_damaged)
 		log_warn("recover: %llu sample blocks referred to sample keys on unreadable pages: %llu cut to their"
-			 " other keys, %llu deleted, %llu samples lost; %llu key chunks after the lost ones dropped;"
-			 " every block kept decodes whole",
+			 " other keys, %llu deleted; %llu key chunks after the lost ones dropped; %llu sample blocks"
+			 " whose own data is damaged deleted; %llu samples lost; every block kept decodes whole",
 			 (unsigned long long)(out->id_blocks_cut + out->id_blocks_dropped),
 			 (unsigned long long)out->id_blocks_cut, (unsigned long long)out->id_blocks_dropped,
-			 (unsigned long long)out->id_samples_dropped, (unsigned long long)out->key_chunks_dropped);
+			 (unsigned long long)out->key_chunks_dropped, (unsigned long long)out->id_blocks_damaged,
+			 (unsigned long long)out->id_samples_dropped);
 	return 0;
 }

@@ -10,7 +10,11 @@
  * deleted, and each id block that does not decode whole against it is cut to
  * the keys it does decode (a reader kept only those before the first lost
  * one), deleted where none is left; counted and named in one warning per
- * session. Blocks that decode are kept as they are. */
+ * session. Blocks that decode are kept as they are. A block whose own data is
+ * damaged (a zstd frame that does not decompress, a varint that does not
+ * read, an id past every chunk the session ever stored, no data) is not cut:
+ * its bytes read as pairs would be made-up keys (review r10 F1, w46e); it is
+ * deleted whole, counted apart and warned as damaged. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -27,14 +31,19 @@ static const char q_chunks[] =
 static const char q_blocks[] = "SELECT seq, data, COALESCE(samples, 0) FROM main.sample_blocks WHERE "
 			       "session_id = ?1 AND fmt = 1 ORDER BY seq";
 
-/* Whether the block's data z[0..zlen) decodes whole against d: -ENOMEM, 0 (no) or 1 (yes). */
+/* Whether the block's data z[0..zlen) decodes whole against d: -ENOMEM, 0 (no) or 1 (yes). Empty or
+ * NULL data, and a zstd frame that does not decompress (unpack hands its bytes back), do not. */
 static int decodes(const uint8_t *z, size_t zlen, const struct store_keydict *d)
 {
+	if (!z || !zlen)
+		return 0;
 	size_t len, off = 0;
 	uint8_t *owned;
 	const uint8_t *p = store_block_unpack(z, zlen, &len, &owned);
 	if (!p)
 		return -ENOMEM;
+	if (p == z && store_block_is_zstd(z, zlen))
+		return 0;
 	int64_t prev = -1;
 	while (off < len) {
 		struct store_block_key k;
@@ -111,11 +120,20 @@ static int64_t run2(struct store *s, const char *sql, int64_t sid, int64_t v)
 	return rc < 0 ? rc : db_changes(s->db);
 }
 
-/* Block seq of session sid cut to its keys whose ids are below nids: the others (and any varints
- * past the first that do not read) dropped, their samples added to *lost; the block deleted where no
- * key is left (*deleted), else rewritten with the kept keys, their number and their samples (its pid
- * range and bits, a superset of the kept keys', stay as they are). 0 or -errno. */
-static int cut_block(struct store *s, int64_t sid, int64_t seq, uint32_t nids, uint64_t *lost, bool *deleted)
+/* What cut_block did with a block. */
+enum cut { CUT_KEPT, CUT_EMPTY, CUT_DAMAGED };
+
+/* Block seq of session sid cut to its keys whose ids are below nids, where it can be: its data
+ * decompressed (if a zstd frame) and read as (id, count) pairs to its end, each id below end (the
+ * session's stored ids' end before the lost chunks were deleted); the keys at ids nids..end-1 dropped,
+ * their samples added to *lost, the block deleted where no key is left (CUT_EMPTY), else rewritten
+ * with the kept keys, their number and their samples (its pid range and bits, a superset of the kept
+ * keys', stay as they are: CUT_KEPT). A block that does not read so (a frame that does not
+ * decompress, a varint that does not read, an id past end, no data) is damaged, not a block of lost
+ * ids: whatever its bytes would give is not its keys; deleted whole, its samples lost (CUT_DAMAGED).
+ * 0 or -errno. */
+static int cut_block(struct store *s, int64_t sid, int64_t seq, uint32_t nids, uint32_t end, uint64_t *lost,
+		     enum cut *what)
 {
 	struct db_stmt *st = store_query(s, "SELECT data, COALESCE(samples, 0) FROM main.sample_blocks WHERE"
 					    " session_id = ?1 AND seq = ?2");
@@ -128,21 +146,23 @@ static int cut_block(struct store *s, int64_t sid, int64_t seq, uint32_t nids, u
 		db_finalize(st);
 		return rc < 0 ? rc : 0;
 	}
-	size_t zlen, len, off = 0, o = 0, kept = 0;
+	size_t zlen, len = 0, off = 0, o = 0, kept = 0;
 	const uint8_t *z = db_col_blob(st, 0, &zlen);
 	uint64_t had = (uint64_t)db_col_i64(st, 1), total = 0;
-	uint8_t *owned, *out = NULL;
-	const uint8_t *p = store_block_unpack(z, zlen, &len, &owned);
-	if (p && !(out = malloc(len + 1)))
+	uint8_t *owned = NULL, *out = NULL;
+	const uint8_t *p = z && zlen ? store_block_unpack(z, zlen, &len, &owned) : NULL;
+	bool damaged = !z || !zlen || (p == z && store_block_is_zstd(z, zlen));
+	if (!damaged && (!p || !(out = malloc(len + 1))))
 		rc = -ENOMEM;
 	int64_t prev = -1, oprev = -1;
-	while (p && out && off < len) {
+	while (rc == 1 && !damaged && off < len) {
 		uint32_t id;
 		uint64_t count;
-		size_t used =
-		    store_idblock_get(p + off, len - off, STORE_KEYIDS_READ_MAX, &prev, &id, &count);
-		if (!used)
-			break; /* the rest does not read: dropped */
+		size_t used = store_idblock_get(p + off, len - off, end, &prev, &id, &count);
+		if (!used) {
+			damaged = true; /* a varint that does not read or an id no chunk ever held */
+			break;
+		}
 		off += used;
 		if (id >= nids)
 			continue;
@@ -152,8 +172,8 @@ static int cut_block(struct store *s, int64_t sid, int64_t seq, uint32_t nids, u
 	}
 	free(owned);
 	db_finalize(st);
-	if (!p)
-		rc = -ENOMEM;
+	if (damaged)
+		kept = 0, total = 0;
 	uint8_t *zo = NULL;
 	size_t zolen = 0;
 	if (rc == 1 && kept && (rc = store_block_pack(out, o, &zo, &zolen)) == 0)
@@ -178,8 +198,24 @@ static int cut_block(struct store *s, int64_t sid, int64_t seq, uint32_t nids, u
 	}
 	free(zo);
 	free(out);
-	*deleted = !kept;
+	*what = damaged ? CUT_DAMAGED : kept ? CUT_KEPT : CUT_EMPTY;
 	*lost += had > total ? had - total : 0;
+	return rc < 0 ? rc : 0;
+}
+
+/* Session sid's stored ids' end (the last chunk's first_id + n, whether or not it reads), at most
+ * STORE_KEYIDS_READ_MAX: 0 or -errno. */
+static int stored_end(struct store *s, int64_t sid, uint32_t *end)
+{
+	struct db_stmt *st = store_query(s, "SELECT COALESCE(MAX(first_id + n), 0) FROM main.sample_key_ids"
+					    " WHERE session_id = ?1");
+	if (!st)
+		return -EIO;
+	db_bind_i64(st, 1, sid);
+	int rc = db_step(st);
+	int64_t e = rc == 1 ? db_col_i64(st, 0) : 0;
+	db_finalize(st);
+	*end = e < 0 ? 0 : e > STORE_KEYIDS_READ_MAX ? STORE_KEYIDS_READ_MAX : (uint32_t)e;
 	return rc < 0 ? rc : 0;
 }
 
@@ -187,9 +223,12 @@ static int session_fix(struct store *s, int64_t sid, struct store_salvage_stats 
 {
 	struct store_keydict d = {0};
 	int64_t *seqs = NULL;
-	size_t n = 0, deleted = 0;
+	size_t n = 0, cut = 0, emptied = 0, damaged = 0;
 	uint64_t lost = 0;
+	uint32_t end = 0;
 	int rc = load_prefix(s, sid, &d);
+	if (rc == 0)
+		rc = stored_end(s, sid, &end);
 	if (rc == 0)
 		rc = undecodable(s, sid, &d, &seqs, &n);
 	int64_t chunks =
@@ -199,21 +238,30 @@ static int session_fix(struct store *s, int64_t sid, struct store_salvage_stats 
 	if (chunks < 0)
 		rc = (int)chunks;
 	for (size_t i = 0; rc == 0 && i < n; i++) {
-		bool del = false;
-		rc = cut_block(s, sid, seqs[i], d.n, &lost, &del);
-		deleted += del;
+		enum cut what = CUT_KEPT;
+		rc = cut_block(s, sid, seqs[i], d.n, end < d.n ? d.n : end, &lost, &what);
+		cut += what == CUT_KEPT;
+		emptied += what == CUT_EMPTY;
+		damaged += what == CUT_DAMAGED;
 	}
 	if (rc == 0 && (chunks > 0 || n > 0)) {
 		out->key_chunks_dropped += (uint64_t)chunks;
-		out->id_blocks_cut += n - deleted;
-		out->id_blocks_dropped += deleted;
+		out->id_blocks_cut += cut;
+		out->id_blocks_dropped += emptied;
+		out->id_blocks_damaged += damaged;
 		out->id_samples_dropped += lost;
-		log_warn("recover: session %lld: its sample keys end at id %u (the chunk after it is missing "
-			 "or damaged:"
-			 " an unreadable page): %lld chunks from there on dropped; %zu blocks referred to "
-			 "lost ids:"
-			 " their other keys kept, %zu blocks left without a key deleted, %llu samples lost",
-			 (long long)sid, d.n, (long long)chunks, n, deleted, (unsigned long long)lost);
+		if (chunks > 0 || cut || emptied)
+			log_warn("recover: session %lld: its sample keys end at id %u of %u stored (the chunk after"
+				 " it is missing or damaged: an unreadable page): %lld chunks from there on dropped;"
+				 " %zu blocks referred to lost ids: their other keys kept, %zu blocks left without"
+				 " a key deleted",
+				 (long long)sid, d.n, end, (long long)chunks, cut + emptied, emptied);
+		if (damaged)
+			log_warn("recover: session %lld: %zu sample blocks do not read (their data damaged: a"
+				 " frame that does not decompress, a malformed varint or an id no chunk held):"
+				 " deleted whole",
+				 (long long)sid, damaged);
+		log_warn("recover: session %lld: %llu samples lost", (long long)sid, (unsigned long long)lost);
 	}
 	free(seqs);
 	store_keydict_free(&d);

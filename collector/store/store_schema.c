@@ -205,15 +205,16 @@ static int sqlite_schema(struct store *s)
 	return rc;
 }
 
-/* -EBUSY (logged) while another collector's connection (application_name prof-collector, db_pg.c; older
- * builds set it too) is open on the database, other than one waiting for the migration lock (this
- * version, about to see the migrated schema); 0 when none is. */
+/* -EBUSY (logged) while an older collector's connection (application_name exactly DB_PG_APP_NAME_OLD,
+ * db.h: this build names its own DB_PG_APP_NAME, so current collectors opening together, or still
+ * connecting, never refuse each other; review r10 F2, w46e) is open on the database, other than one
+ * waiting for the migration lock; 0 when none is. A connection whose URI set another name is not seen. */
 static int pg_older_connected(struct store *s)
 {
 	int64_t pid = 0;
 	int rc = query_int(s,
 			   "SELECT COALESCE(MIN(pid), 0) FROM pg_stat_activity WHERE datname = current_database() AND"
-			   " application_name = 'prof-collector' AND pid <> pg_backend_pid() AND"
+			   " application_name = '" DB_PG_APP_NAME_OLD "' AND pid <> pg_backend_pid() AND"
 			   " (wait_event_type IS DISTINCT FROM 'Lock' OR wait_event IS DISTINCT FROM 'advisory')",
 			   &pid);
 	if (rc < 0 || pid == 0)

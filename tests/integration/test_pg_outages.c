@@ -75,12 +75,12 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* The backend of the collector connected to database db (application_name prof-collector). */
+/* The backend of the collector connected to database db (application_name prof-collector/2). */
 static int collector_backend(const char *uri, const char *db)
 {
 	char sql[256];
 	snprintf(sql, sizeof(sql),
-		 "SELECT pid FROM pg_stat_activity WHERE application_name = 'prof-collector' AND datname = '%s'"
+		 "SELECT pid FROM pg_stat_activity WHERE application_name = 'prof-collector/2' AND datname = '%s'"
 		 " ORDER BY backend_start DESC LIMIT 1",
 		 db);
 	for (int i = 0; i < 50; i++) {

@@ -701,7 +701,7 @@ static void test_store_backend_pg_loop_reconnects(void **state)
 	assert_int_equal(store_commit(s), 0);
 	assert_false(store_needs_reconnect(s));
 	assert_int_equal(pg_exec(f->uri, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
-					 "application_name = 'prof-collector' AND datname = current_database()"),
+					 "application_name = 'prof-collector/2' AND datname = current_database()"),
 			 0);
 	int rc = put(s, sid, 2);
 	if (rc >= 0)

@@ -330,6 +330,21 @@ static int add_count(const struct store_key_row *r, void *arg)
 	return 0;
 }
 
+/* The samples per ip of session sid's keys at ips base + 16 i (i < 16), in c[16]; *other those at any
+ * other ip below 0x100000 (the test's unseeded keys; a seeded ip is above it except by chance). */
+struct by_ip {
+	uint64_t base, c[16], other;
+};
+static int add_by_ip(const struct store_key_row *r, void *arg)
+{
+	struct by_ip *b = arg;
+	if (r->ip >= b->base && r->ip < b->base + 16 * 16 && (r->ip - b->base) % 16 == 0)
+		b->c[(r->ip - b->base) / 16] += r->count;
+	else if (r->ip < 0x100000)
+		b->other += r->count;
+	return 0;
+}
+
 /* The samples of session sid as every reader decodes them; -1 where a block does not decode. */
 static int64_t samples_of(const char *path, int64_t sid)
 {
@@ -405,6 +420,18 @@ static void test_store_check_salvage_key_ids(void **state)
 	assert_int_equal(tp_db_int(f->out, "SELECT COUNT(*) FROM sample_blocks WHERE session_id = %lld", (long long)a),
 			 6);
 	assert_int_equal(tp_db_int(f->out, "SELECT keys FROM sample_blocks WHERE seq = 7"), 8);
+	/* r10 F1: per address, the cut block's keys are its unseeded ones (i 8..15 of base 0x10000), each
+	 * with its own count, beside seqs 1 and 6's at the same addresses */
+	struct by_ip bi = {.base = 0x10000};
+	assert_int_equal(store_open(f->out, STORE_READ_ONLY, &s), 0);
+	assert_int_equal(store_list_sample_keys(s, a, add_by_ip, &bi), 0);
+	store_close(s);
+	for (uint64_t i = 0; i < 16; i++)
+		assert_int_equal(bi.c[i], (1 + (i + 1) % 3) + (1 + (i + 6) % 3) + (i >= 8 ? 1 + (i + 7) % 3 : 0));
+	uint64_t in_base = 0;
+	for (int i = 0; i < 16; i++)
+		in_base += bi.c[i];
+	assert_int_equal(in_base + bi.other, kept); /* seqs 2..4's keys the rest; no seeded key read */
 	assert_int_equal(tp_db_int(f->out, "SELECT SUM(samples) FROM sample_blocks WHERE session_id = %lld", (long long)a),
 			 (int64_t)kept);
 
@@ -418,6 +445,51 @@ static void test_store_check_salvage_key_ids(void **state)
 	assert_int_equal(samples_of(f->out, b), (int64_t)sum_b);
 }
 
+/* Review r10 F1: a block whose zstd frame does not decompress (zeroed after its first 8 bytes, the magic
+ * kept) and one with no data are damaged, not blocks of lost ids: recover deletes them whole, counted as
+ * damaged, and keeps no key read from their bytes. It cut the first to 1 made-up key of 6,069 samples
+ * (the session 7,670 for 3,201 real) and stopped at the second (-ENOMEM: the whole pass rolled back). */
+static void test_store_check_salvage_damaged_id_block(void **state)
+{
+	struct fx *f = *state;
+	struct store *s;
+	assert_int_equal(store_open(f->db, 0, &s), 0);
+	int64_t a;
+	uint64_t sd;
+	assert_int_equal(sample_rec_session(s, "board-a", &a), 0);
+	uint64_t first = put_ids_rec(s, a, 1, KEYS_MAX, 0x10000, 0, &sd);
+	uint64_t second = put_ids_rec(s, a, 2, KEYS_MAX, 0x50000, 0, &sd);
+	uint64_t third = put_ids_rec(s, a, 3, 16, 0x90000, 0, &sd);
+	store_close(s);
+	assert_int_equal(samples_of(f->db, a), (int64_t)(first + second + third));
+	assert_int_equal(tp_db_int(f->db, "SELECT substr(data, 1, 4) = x'28b52ffd' FROM sample_blocks WHERE seq = 2"), 1);
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+				      "UPDATE sample_blocks SET data = substr(data, 1, 8) || zeroblob(length(data) - 8)"
+				      " WHERE seq = 2; UPDATE sample_blocks SET data = x'' WHERE seq = 3",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+
+	struct store_salvage_stats ss;
+	assert_int_equal(store_salvage(f->db, f->out, &ss), 0);
+	fprintf(stderr, "recovered: id blocks %llu cut, %llu deleted, %llu damaged (%llu samples), %llu chunks dropped\n",
+		(unsigned long long)ss.id_blocks_cut, (unsigned long long)ss.id_blocks_dropped,
+		(unsigned long long)ss.id_blocks_damaged, (unsigned long long)ss.id_samples_dropped,
+		(unsigned long long)ss.key_chunks_dropped);
+	assert_int_equal(samples_of(f->out, a), (int64_t)first);
+	assert_int_equal(ss.id_blocks_damaged, 2);
+	assert_int_equal(ss.id_blocks_cut, 0);
+	assert_int_equal(ss.id_blocks_dropped, 0);
+	assert_int_equal(ss.key_chunks_dropped, 0);
+	assert_int_equal(ss.id_samples_dropped, second + third);
+	assert_int_equal(tp_db_int(f->out, "SELECT COUNT(*) FROM sample_blocks WHERE session_id = %lld", (long long)a),
+			 1);
+	assert_int_equal(tp_db_int(f->out, "SELECT COUNT(*) FROM sample_key_ids WHERE session_id = %lld", (long long)a),
+			 tp_db_int(f->db, "SELECT COUNT(*) FROM sample_key_ids WHERE session_id = %lld", (long long)a));
+}
+
 int main(void)
 {
 	log_init("test_store_check", LOG_LEVEL_ERROR);
@@ -429,6 +501,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_store_check_salvage_copies_what_is_readable, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_store_check_salvage_version1_store, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_store_check_salvage_key_ids, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_store_check_salvage_damaged_id_block, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -551,9 +551,10 @@ const char *__ubsan_default_options(void)
 	{#t "_sqlite", t, fx_setup_sqlite, fx_teardown, NULL}, {#t "_postgresql", t, fx_setup_pg, fx_teardown, NULL}
 
 /* #40 w46c: a chunk that meets another writer's ids at its first id (SQLite: the INSERT fails in the
- * writer's open transaction). The store is given what an older collector, without the stored-end check or
- * the PostgreSQL session lock, commits between b's check and b's chunk: ids 6 and 7 for two of the keys b's
- * record then brings. b's record is stored in its transaction (was -EIO, the batch retried): the
+ * writer's open transaction). Between two real writers it cannot arise on SQLite (BEGIN IMMEDIATE and the
+ * stored-end check in each transaction; r10 F5: a second handle's INSERT is refused, BUSY): the chunk is
+ * put through b's own connection inside b's transaction, ids 6 and 7 for two of the keys b's record then
+ * brings. b's record is stored in its transaction (was -EIO, the batch retried): the
  * dictionary reloaded, the two keys found at 6 and 7, the other four given 8..11; no key has two ids. */
 static void test_keyids_chunk_collision(void **state)
 {
@@ -577,7 +578,11 @@ static void test_keyids_chunk_collision(void **state)
 		snprintf(hex + 2 * i, 3, "%02x", raw[i]);
 	snprintf(sql, sizeof(sql), "INSERT INTO sample_key_ids (session_id, first_id, seq, n, data) VALUES (%lld, 6, 99,"
 		 " 2, X'%s')", (long long)sid, hex);
-	assert_int_equal(db_exec(b->db, sql, "another writer's chunk"), 0);
+	sqlite3 *h; /* r10 F5: a real second writer cannot do it: b's open transaction holds the write lock */
+	assert_int_equal(sqlite3_open(f->uri, &h), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_BUSY);
+	sqlite3_close(h);
+	assert_int_equal(db_exec(b->db, sql, "another writer's chunk"), 0); /* so through b's own connection */
 	assert_int_equal(put_keys(b, sid, 3, 6, 0x5000), 1);
 	assert_int_equal(store_commit(b), 0);
 	struct store_keyids_stats ks;

@@ -3,9 +3,9 @@
  * version only at its own open and would read the id blocks written after the
  * upgrade as whole keys. SQLite: a version 1 store is not upgraded at a
  * read-write open while the writers ledger (store_writers.c) holds another
- * process that still runs; PostgreSQL: migration 6 is not run while another
- * collector's connection (application_name prof-collector) is open on the
- * database. Both say which process, leave the store as it was (read-only
+ * process that still runs; PostgreSQL: migration 6 is not run while an older
+ * collector's connection (application_name exactly prof-collector; this build
+ * names its own prof-collector/2, w46e) is open on the database. Both say which process, leave the store as it was (read-only
  * opens still read it), and upgrade once it is gone. */
 #include <errno.h>
 #include <setjmp.h>
@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <libpq-fe.h>
 
 #include "log.h"
 #include "store/store.h"
@@ -52,9 +53,9 @@ static void test_upgrade_waits_for_older_writer_sqlite(void **state)
 	}
 	char boot[64], sql[200];
 	boot_id(boot, sizeof(boot));
-	snprintf(sql, sizeof(sql),
-		 "INSERT INTO store_writers (pid, boot, since) VALUES (%d, '%s', 1700000000)", (int)older,
-		 boot);
+	/* its row written after it started, as a writer's open writes it */
+	snprintf(sql, sizeof(sql), "INSERT INTO store_writers (pid, boot, since) VALUES (%d, '%s', %lld)", (int)older,
+		 boot, (long long)time(NULL));
 	fx_exec(f, sql);
 	struct store *s = NULL;
 	assert_int_equal(store_open(f->uri, 0, &s), -EBUSY);
@@ -70,27 +71,79 @@ static void test_upgrade_waits_for_older_writer_sqlite(void **state)
 	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM sqlite_schema WHERE name = 'sample_key_ids'"), 1);
 }
 
+/* A plain libpq connection to uri named application_name name (an older build's collector: its name). */
+static PGconn *pg_named(const char *uri, const char *name)
+{
+	const char *keys[] = {"dbname", "application_name", NULL}, *vals[] = {uri, name, NULL};
+	PGconn *c = PQconnectdbParams(keys, vals, 1);
+	assert_non_null(c);
+	assert_int_equal(PQstatus(c), CONNECTION_OK);
+	return c;
+}
+
+/* Opens uri read-write, retrying -EBUSY for up to 5 s (the server ends a closed connection's backend
+ * on its own time): store_open's last result. */
+static int open_rw_retry(const char *uri)
+{
+	struct store *s = NULL;
+	int rc = -EBUSY;
+	for (int i = 0; i < 50 && rc == -EBUSY; i++) {
+		if ((rc = store_open(uri, 0, &s)) == -EBUSY)
+			nanosleep(&(struct timespec){0, 100000000}, NULL);
+	}
+	if (rc == 0)
+		store_close(s);
+	return rc;
+}
+
+/* Review r10 F3: a ledger row whose pid now belongs to a process that started after the row's since
+ * (a crashed writer's pid reused) is not a live writer: the upgrade runs (it was refused, naming the
+ * unrelated process). */
+static void test_upgrade_ignores_reused_pid_sqlite(void **state)
+{
+	struct fx *f = *state;
+	store_close(fx_open_store(f));
+	fx_exec(f, "DROP TABLE sample_key_ids; PRAGMA user_version = 1");
+	pid_t other = fork();
+	assert_true(other >= 0);
+	if (other == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		pause();
+		_exit(0);
+	}
+	char boot[64], sql[200];
+	boot_id(boot, sizeof(boot));
+	snprintf(sql, sizeof(sql), "INSERT INTO store_writers (pid, boot, since) VALUES (%d, '%s', %lld)", (int)other,
+		 boot, (long long)time(NULL) - 100); /* the crashed writer's open, 100 s before this process began */
+	fx_exec(f, sql);
+	struct store *s = NULL;
+	int rc = store_open(f->uri, 0, &s);
+	kill(other, SIGKILL);
+	assert_int_equal(waitpid(other, NULL, 0), other);
+	assert_int_equal(rc, 0);
+	store_close(s);
+	assert_int_equal(fx_q(f, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+	assert_int_equal(fx_q(f, "SELECT COUNT(*) FROM store_writers"), 0); /* its row taken as stale */
+}
+
 static void test_upgrade_waits_for_older_writer_postgresql(void **state)
 {
 	struct fx *f = *state;
 	store_close(fx_open_store(f));
-	/* a version 5 store (before migration 6), with another collector's connection open on it: this
-	 * version's read-only open, which migrates nothing, stands for the older collector's */
+	/* a version 5 store (before migration 6), with an older collector's connection open on it: a plain
+	 * connection named as builds before w46e named theirs (exactly 'prof-collector') */
 	fx_exec(f, "DELETE FROM prof_schema_migrations WHERE version = 6; DROP TABLE sample_key_ids;"
 		   " ALTER TABLE sample_blocks DROP COLUMN fmt");
-	struct store *older = NULL, *s = NULL;
-	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &older), 0);
+	PGconn *older = pg_named(f->uri, "prof-collector");
+	struct store *current = NULL, *s = NULL;
+	/* this build's read-only open stays open throughout: a current collector, never counted as older
+	 * (review r10 F2: it was, and two current collectors restarted together refused each other) */
+	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &current), 0);
 	assert_int_equal(store_open(f->uri, 0, &s), -EBUSY);
 	assert_int_equal(fx_q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 5);
-	store_close(older);
-	/* the server ends the closed connection's backend on its own time: up to 5 s */
-	int rc = -EBUSY;
-	for (int i = 0; i < 50 && rc == -EBUSY; i++) {
-		if ((rc = store_open(f->uri, 0, &s)) == -EBUSY)
-			nanosleep(&(struct timespec){0, 100000000}, NULL);
-	}
-	assert_int_equal(rc, 0);
-	store_close(s);
+	PQfinish(older);
+	assert_int_equal(open_rw_retry(f->uri), 0);
+	store_close(current);
 	assert_int_equal(fx_q(f, "SELECT MAX(version) FROM prof_schema_migrations"), 6);
 	assert_int_equal(
 	    fx_q(f, "SELECT COUNT(*) FROM information_schema.tables WHERE table_name = 'sample_key_ids'"), 1);
@@ -102,6 +155,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_upgrade_waits_for_older_writer_sqlite, fx_setup_sqlite,
 					    fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_upgrade_ignores_reused_pid_sqlite, fx_setup_sqlite, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_upgrade_waits_for_older_writer_postgresql, fx_setup_pg,
 					    fx_teardown),
 	};
