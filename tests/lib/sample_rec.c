@@ -32,3 +32,19 @@ void sample_rec_init(Prof__Samples *sm, Prof__Envelope *env, uint64_t seq, const
 	env->body_case = PROF__ENVELOPE__BODY_SAMPLES;
 	env->samples = sm;
 }
+
+uint64_t sample_rec_pattern(struct sample_rec_pattern *p, uint64_t seq, size_t n, uint64_t base)
+{
+	uint64_t sum = 0;
+	if (n > SAMPLE_REC_PATTERN_MAX)
+		n = SAMPLE_REC_PATTERN_MAX;
+	for (size_t i = 0; i < n; i++) {
+		p->pid[i] = p->tid[i] = 300 + (int32_t)(i % 3);
+		p->ip[i] = base + 16 * (uint64_t)i;
+		p->count[i] = 1 + (i + seq) % 5;
+		p->stack[i] = (uint32_t)(i % 7);
+		sum += p->count[i];
+	}
+	p->k = (struct sample_rec_keys){n, p->pid, p->tid, p->ip, p->stack, p->count};
+	return sum;
+}

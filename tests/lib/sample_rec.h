@@ -18,6 +18,19 @@ struct sample_rec_keys {
 	uint64_t *count;
 };
 
+/* The key-id tests' record of n <= SAMPLE_REC_PATTERN_MAX keys: pid and tid 300 + i % 3, ip base + 16 i,
+ * count 1 + (i + seq) % 5, stack i % 7; k points into the arrays. */
+#define SAMPLE_REC_PATTERN_MAX 64
+struct sample_rec_pattern {
+	int32_t pid[SAMPLE_REC_PATTERN_MAX], tid[SAMPLE_REC_PATTERN_MAX];
+	uint64_t ip[SAMPLE_REC_PATTERN_MAX], count[SAMPLE_REC_PATTERN_MAX];
+	uint32_t stack[SAMPLE_REC_PATTERN_MAX];
+	struct sample_rec_keys k;
+};
+
+/* Fills *p (n capped at SAMPLE_REC_PATTERN_MAX); the counts' sum. */
+uint64_t sample_rec_pattern(struct sample_rec_pattern *p, uint64_t seq, size_t n, uint64_t base);
+
 struct store;
 
 /* The session of agent (boot 1, board "host", a wall clock at 2023-11-14) opened on s, not committed:

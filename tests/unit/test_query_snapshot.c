@@ -33,20 +33,12 @@
 /* A record of n keys: pid 300 + i % 3, ip base + 16 i, count 1 + (i + seq) % 5; stack i % 7. */
 static void put_keys(struct store *s, int64_t sid, uint64_t seq, size_t n, uint64_t base)
 {
-	int32_t pid[64], tid[64];
-	uint64_t ip[64], count[64];
-	uint32_t stack[64];
-	assert_true(n <= 64);
-	for (size_t i = 0; i < n; i++) {
-		pid[i] = tid[i] = 300 + (int32_t)(i % 3);
-		ip[i] = base + 16 * (uint64_t)i;
-		count[i] = 1 + (i + seq) % 5;
-		stack[i] = (uint32_t)(i % 7);
-	}
-	struct sample_rec_keys k = {n, pid, tid, ip, stack, count};
+	assert_true(n <= SAMPLE_REC_PATTERN_MAX);
+	struct sample_rec_pattern p;
+	sample_rec_pattern(&p, seq, n, base);
 	Prof__Samples sm;
 	Prof__Envelope env;
-	sample_rec_init(&sm, &env, seq, &k);
+	sample_rec_init(&sm, &env, seq, &p.k);
 	assert_int_equal(store_put_record(s, sid, &env, 100), 1);
 }
 
