@@ -333,6 +333,19 @@ static void test_snapshot_nested_request(void **state)
 	store_close(l.writer);
 }
 
+/* A read transaction begun on r and a statement failed in it (division by zero); its store_read_begin. */
+static int read_and_fail(struct store *r)
+{
+	store_set_keydict_hook(r, NULL, NULL);
+	int reading = store_read_begin(r);
+	assert_int_equal(reading, 1);
+	struct db_stmt *st = store_query(r, "SELECT 1 / (SELECT COUNT(*) - COUNT(*) FROM sample_blocks)");
+	assert_non_null(st);
+	assert_true(db_step(st) < 0);
+	db_finalize(st);
+	return reading;
+}
+
 /* PostgreSQL: a statement that fails inside the read transaction leaves it unable to run anything
  * ("current transaction is aborted"); store_read_renew (query_run's add_session after a session left
  * out) begins a new one, so the next query of the request reads. */
@@ -341,13 +354,7 @@ static void test_snapshot_renew_after_error(void **state)
 	struct fx *f = *state;
 	struct late l = {.at = 0};
 	struct store *r = setup_stores(f, &l);
-	store_set_keydict_hook(r, NULL, NULL);
-	int reading = store_read_begin(r);
-	assert_int_equal(reading, 1);
-	struct db_stmt *st = store_query(r, "SELECT 1 / (SELECT COUNT(*) - COUNT(*) FROM sample_blocks)");
-	assert_non_null(st);
-	assert_true(db_step(st) < 0); /* division by zero */
-	db_finalize(st);
+	int reading = read_and_fail(r);
 	store_read_renew(r);
 	assert_true(store_read_snapshot(r));
 	struct query_opts qo;
@@ -371,13 +378,7 @@ static void test_snapshot_mend_without_renew(void **state)
 	struct fx *f = *state;
 	struct late l = {.at = 0};
 	struct store *r = setup_stores(f, &l);
-	store_set_keydict_hook(r, NULL, NULL);
-	int reading = store_read_begin(r);
-	assert_int_equal(reading, 1);
-	struct db_stmt *st = store_query(r, "SELECT 1 / (SELECT COUNT(*) - COUNT(*) FROM sample_blocks)");
-	assert_non_null(st);
-	assert_true(db_step(st) < 0); /* division by zero, tolerated by its caller */
-	db_finalize(st);
+	int reading = read_and_fail(r);
 	struct query_opts qo;
 	query_opts_init(&qo, 0);
 	struct query_result *qr;
