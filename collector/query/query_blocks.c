@@ -434,6 +434,7 @@ int qm_keys_from_blocks(struct store *s, struct build *bu, const struct sess *se
 					      : (bu->have_key_ids ? q_blocks_fmt : q_blocks));
 	if (!st)
 		return -EIO;
+	store_read_index_order(s, true); /* PostgreSQL: the (session_id, t_ns) index's order, no sort */
 	db_bind_i64(st, 1, sid);
 	db_bind_i64(st, 2, lo);
 	db_bind_i64(st, 3, hi);
@@ -512,6 +513,7 @@ int qm_keys_from_blocks(struct store *s, struct build *bu, const struct sess *se
 		}
 	}
 	db_reset(st);
+	store_read_index_order(s, false);
 	if (pooled) {
 		if (b && b->n)
 			give_batch(&p, b);

@@ -390,14 +390,14 @@ static int apply_timeouts(struct pg *p)
 	return pg_exec(&p->base, sql, "session timeouts");
 }
 
-/* Session settings of every connection (outside the pipeline): quiet notices; the planner's (#40 w46a,
- * RESULTS.md: random_page_cost 1.1 where higher, no parallel workers, no sort where an index gives the
- * order); synchronous_commit = on (a commit flushed whatever the server's default); in the loop the timeouts. */
+/* Every connection's settings: quiet notices; no parallel workers, random_page_cost 1.1 where higher (#40 w46a),
+ * unless the user's role, database, PGOPTIONS or URI set them (r11 F4); synchronous_commit on; timeouts. */
 static int configure(struct pg *p)
 {
-	int rc = pg_exec(&p->base, "SET client_min_messages = warning; SET max_parallel_workers_per_gather = 0; SET"
-				   " enable_sort = off; SELECT set_config('random_page_cost', '1.1', false) WHERE"
-				   " current_setting('random_page_cost')::float8 > 1.1", "session settings");
+	int rc = pg_exec(&p->base, "SET client_min_messages = warning; SELECT set_config(name, v, false) FROM (VALUES"
+				   " ('max_parallel_workers_per_gather', '0'), ('random_page_cost', '1.1')) w(name, v)"
+				   " JOIN pg_settings USING (name) WHERE source IN ('default', 'configuration file')"
+				   " AND setting::float8 > v::float8", "session settings");
 	if (rc == 0 && p->sync_commit)
 		rc = pg_exec(&p->base, "SET synchronous_commit = on", "set synchronous_commit");
 	if (rc == 0 && p->quiet)

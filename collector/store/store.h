@@ -129,6 +129,9 @@ int store_read_begin(struct store *s);
 void store_read_end(struct store *s, int began);
 /* Whether the reads now see one state of the store (a read transaction of store_read_begin is open). */
 bool store_read_snapshot(const struct store *s);
+/* PostgreSQL, in a read transaction: prefer an index's order to a sort for the statements run until it is
+ * called again with false (the blocks of a range); elsewhere nothing. */
+void store_read_index_order(struct store *s, bool on);
 /* After a failed read inside the read transaction (a session left out of a query): the transaction
  * ended and a new one begun (PostgreSQL: an error leaves the transaction unable to run anything). */
 void store_read_renew(struct store *s);

@@ -538,7 +538,8 @@ static void test_store_pg_ingest_list_redoes_ahead(void **state)
 /* #40 (w46a): the plan of a report's slice of sample blocks, a range of one session's t_ns read in
  * (t_ns, seq) order (the statement of collector/query/query_blocks.c), on the store's own connection
  * opened as collector report opens it, over 20,000 blocks of ~700 bytes (a 10^8-sample store has
- * 252,526) of which the middle 40 %: plan lines in plan. analyze: with the table's statistics, else a
+ * 252,526) of which the middle 40 %, in a read transaction with the index's order asked for as
+ * qm_keys_from_blocks asks (store_read_index_order): plan lines in plan. analyze: with the table's statistics, else a
  * store just written, never analyzed (autovacuum off on the table). */
 static void block_plan(struct fx *f, bool analyze, char *plan, size_t size)
 {
@@ -552,6 +553,9 @@ static void block_plan(struct fx *f, bool analyze, char *plan, size_t size)
 	if (analyze)
 		fx_exec(f, "ANALYZE sample_blocks");
 	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &s), 0);
+	int reading = store_read_begin(s); /* as query_run reads, and qm_keys_from_blocks around the slice */
+	assert_int_equal(reading, 1);
+	store_read_index_order(s, true);
 	struct db_stmt *st = store_stmt(s, "EXPLAIN SELECT data, seq, fmt, t_ns FROM sample_blocks WHERE session_id"
 					   " = ?1 AND t_ns >= ?2 AND t_ns < ?3 ORDER BY t_ns, seq");
 	assert_non_null(st);
@@ -567,6 +571,8 @@ static void block_plan(struct fx *f, bool analyze, char *plan, size_t size)
 	}
 	db_reset(st);
 	assert_int_equal(rc, 0);
+	store_read_index_order(s, false);
+	store_read_end(s, reading);
 	store_close(s);
 }
 
