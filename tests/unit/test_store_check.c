@@ -573,6 +573,34 @@ static void test_store_check_salvage_count_byte_changed(void **state)
 			 3);
 }
 
+/* The row check needs the row's samples and keys: an older store's block without them (NULL) is not
+ * taken for damaged (r11 F2's check skipped there), and recover keeps it as it was. */
+static void test_store_check_salvage_row_without_sums(void **state)
+{
+	struct fx *f = *state;
+	struct store *s;
+	assert_int_equal(store_open(f->db, 0, &s), 0);
+	int64_t a;
+	uint64_t sd, total = 0;
+	assert_int_equal(sample_rec_session(s, "board-a", &a), 0);
+	for (uint64_t q = 1; q <= 3; q++)
+		total += put_ids_rec(s, a, q, q == 2 ? 4 : 16, 0x10000 * q, 0, &sd);
+	store_close(s);
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "UPDATE sample_blocks SET samples = NULL, keys = NULL WHERE seq = 2", NULL,
+				      NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+
+	struct store_salvage_stats ss;
+	assert_int_equal(store_salvage(f->db, f->out, &ss), 0);
+	assert_int_equal(ss.id_blocks_damaged, 0);
+	assert_int_equal(ss.id_blocks_cut + ss.id_blocks_dropped + ss.key_chunks_dropped, 0);
+	assert_int_equal(samples_of(f->out, a), (int64_t)total);
+	assert_int_equal(tp_db_int(f->out, "SELECT COUNT(*) FROM sample_blocks WHERE seq = 2 AND samples IS NULL"), 1);
+}
+
 int main(void)
 {
 	log_init("test_store_check", LOG_LEVEL_ERROR);
@@ -587,6 +615,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_store_check_salvage_damaged_id_block, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_store_check_salvage_tail_chunk_lost, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_store_check_salvage_count_byte_changed, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_store_check_salvage_row_without_sums, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
