@@ -10,11 +10,15 @@
  * deleted, and each id block that does not decode whole against it is cut to
  * the keys it does decode (a reader kept only those before the first lost
  * one), deleted where none is left; counted and named in one warning per
- * session. Blocks that decode are kept as they are. A block whose own data is
- * damaged (a zstd frame that does not decompress, a varint that does not
- * read, an id past every chunk the session ever stored, no data) is not cut:
- * its bytes read as pairs would be made-up keys (review r10 F1, w46e); it is
- * deleted whole, counted apart and warned as damaged. */
+ * session. Blocks that decode, and agree with their own row, are kept as they are. A block whose own
+ * data is damaged (a zstd frame that does not decompress, a varint that does not read, an id past the
+ * id cap, no data) is not cut: its bytes read as pairs would be made-up keys (review r10 F1, w46e); nor
+ * is one whose pairs disagree with its row (put_block writes one pair per key, `keys` of them, and the
+ * sum of their counts in `samples`; raw blocks and zstd frames have no checksum, so this is the only
+ * sign of a changed count byte: review r11 F2, w46f); it is deleted whole, counted apart and warned as
+ * damaged. The lost ids are bounded by the id cap, not by the end of the chunks that survived the copy:
+ * the last chunks lost with their page leave no row that says where the session's ids ended (r11 F1).
+*/
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -28,12 +32,49 @@ static const char q_sessions[] = "SELECT session_id FROM main.sample_key_ids UNI
 				 " main.sample_blocks WHERE fmt = 1 ORDER BY 1";
 static const char q_chunks[] =
     "SELECT first_id, n, data FROM main.sample_key_ids WHERE session_id = ?1 ORDER BY first_id";
-static const char q_blocks[] = "SELECT seq, data, COALESCE(samples, 0) FROM main.sample_blocks WHERE "
+static const char q_blocks[] = "SELECT seq, data, samples, keys FROM main.sample_blocks WHERE "
 			       "session_id = ?1 AND fmt = 1 ORDER BY seq";
 
-/* Whether the block's data z[0..zlen) decodes whole against d: -ENOMEM, 0 (no) or 1 (yes). Empty or
- * NULL data, and a zstd frame that does not decompress (unpack hands its bytes back), do not. */
-static int decodes(const uint8_t *z, size_t zlen, const struct store_keydict *d)
+/* What a block's row says of its data (columns col, col + 1: samples, keys; NULL, unknown: an older
+ * store's, not checked). */
+struct blkrow {
+	bool has_samples, has_keys;
+	uint64_t samples, keys;
+};
+
+static struct blkrow row_of(struct db_stmt *st, int col)
+{
+	struct blkrow r = {.has_samples = !db_col_null(st, col), .has_keys = !db_col_null(st, col + 1)};
+	r.samples = r.has_samples ? db_col_u64(st, col) : 0;
+	r.keys = r.has_keys ? db_col_u64(st, col + 1) : 0;
+	return r;
+}
+
+/* The sums of a block's counts, as its writers take them. */
+struct sums {
+	uint64_t raw, clamped, pairs;
+};
+
+static void sums_add(struct sums *m, uint64_t count)
+{
+	m->raw = m->raw + count < m->raw ? UINT64_MAX : m->raw + count; /* compaction's sum saturates */
+	m->clamped += count > VALIDATE_MAX_SAMPLE_COUNT ? VALIDATE_MAX_SAMPLE_COUNT : count; /* put_block's */
+	m->pairs++;
+}
+
+/* Whether the pairs read agree with the block's row: the sum of their counts is its samples (put_block
+ * sums them each within the record limit, compaction (query_downsample.c) as they are) and their number
+ * its keys. */
+static bool agrees(const struct blkrow *r, const struct sums *m)
+{
+	return (!r->has_samples || r->samples == m->clamped || r->samples == m->raw) &&
+	       (!r->has_keys || r->keys == m->pairs);
+}
+
+/* Whether the block's data z[0..zlen) decodes whole against d and agrees with its row r: -ENOMEM, 0
+ * (no) or 1 (yes). Empty or NULL data, and a zstd frame that does not decompress (unpack hands its
+ * bytes back), do not. */
+static int decodes(const uint8_t *z, size_t zlen, const struct store_keydict *d, const struct blkrow *r)
 {
 	if (!z || !zlen)
 		return 0;
@@ -45,15 +86,17 @@ static int decodes(const uint8_t *z, size_t zlen, const struct store_keydict *d)
 	if (p == z && store_block_is_zstd(z, zlen))
 		return 0;
 	int64_t prev = -1;
+	struct sums m = {0};
 	while (off < len) {
 		struct store_block_key k;
 		size_t used = store_block_next(p + off, len - off, STORE_BLOCK_FMT_IDS, d, &prev, &k);
 		if (!used)
 			break;
 		off += used;
+		sums_add(&m, k.count);
 	}
 	free(owned);
-	return off == len;
+	return off == len && agrees(r, &m);
 }
 
 /* Session sid's chunks in id order up to the first that does not follow or decode, into d: 0 or -errno. */
@@ -87,7 +130,8 @@ static int undecodable(struct store *s, int64_t sid, const struct store_keydict 
 	while ((rc = db_step(st)) == 1) {
 		size_t zlen;
 		const uint8_t *z = db_col_blob(st, 1, &zlen);
-		if ((ok = decodes(z, zlen, d)) < 0)
+		struct blkrow r = row_of(st, 2);
+		if ((ok = decodes(z, zlen, d, &r)) < 0)
 			break;
 		if (ok)
 			continue;
@@ -124,18 +168,19 @@ static int64_t run2(struct store *s, const char *sql, int64_t sid, int64_t v)
 enum cut { CUT_KEPT, CUT_EMPTY, CUT_DAMAGED };
 
 /* Block seq of session sid cut to its keys whose ids are below nids, where it can be: its data
- * decompressed (if a zstd frame) and read as (id, count) pairs to its end, each id below end (the
- * session's stored ids' end before the lost chunks were deleted); the keys at ids nids..end-1 dropped,
- * their samples added to *lost, the block deleted where no key is left (CUT_EMPTY), else rewritten
- * with the kept keys, their number and their samples (its pid range and bits, a superset of the kept
- * keys', stay as they are: CUT_KEPT). A block that does not read so (a frame that does not
- * decompress, a varint that does not read, an id past end, no data) is damaged, not a block of lost
+ * decompressed (if a zstd frame) and read as (id, count) pairs to its end, each id below the id cap
+ * (STORE_KEYIDS_READ_MAX: the chunks after the lost one may be lost too, so the chunks left do not say
+ * where the session's ids ended, r11 F1), the sum of all its counts its row's samples and their number
+ * its row's keys (where the row has them); the keys at ids nids.. dropped, their samples added to
+ * *lost, the block deleted where no key is left (CUT_EMPTY), else rewritten with the kept keys, their
+ * number and their samples (its pid range and bits, a superset of the kept keys', stay as they are:
+ * CUT_KEPT). A block that does not read so (a frame that does not decompress, a varint that does not
+ * read, an id past the cap, no data, pairs that disagree with its row) is damaged, not a block of lost
  * ids: whatever its bytes would give is not its keys; deleted whole, its samples lost (CUT_DAMAGED).
  * 0 or -errno. */
-static int cut_block(struct store *s, int64_t sid, int64_t seq, uint32_t nids, uint32_t end, uint64_t *lost,
-		     enum cut *what)
+static int cut_block(struct store *s, int64_t sid, int64_t seq, uint32_t nids, uint64_t *lost, enum cut *what)
 {
-	struct db_stmt *st = store_query(s, "SELECT data, COALESCE(samples, 0) FROM main.sample_blocks WHERE"
+	struct db_stmt *st = store_query(s, "SELECT data, samples, keys FROM main.sample_blocks WHERE"
 					    " session_id = ?1 AND seq = ?2");
 	if (!st)
 		return -EIO;
@@ -148,7 +193,9 @@ static int cut_block(struct store *s, int64_t sid, int64_t seq, uint32_t nids, u
 	}
 	size_t zlen, len = 0, off = 0, o = 0, kept = 0;
 	const uint8_t *z = db_col_blob(st, 0, &zlen);
-	uint64_t had = (uint64_t)db_col_i64(st, 1), total = 0;
+	struct blkrow row = row_of(st, 1);
+	struct sums all = {0};
+	uint64_t total = 0;
 	uint8_t *owned = NULL, *out = NULL;
 	const uint8_t *p = z && zlen ? store_block_unpack(z, zlen, &len, &owned) : NULL;
 	bool damaged = !z || !zlen || (p == z && store_block_is_zstd(z, zlen));
@@ -158,12 +205,13 @@ static int cut_block(struct store *s, int64_t sid, int64_t seq, uint32_t nids, u
 	while (rc == 1 && !damaged && off < len) {
 		uint32_t id;
 		uint64_t count;
-		size_t used = store_idblock_get(p + off, len - off, end, &prev, &id, &count);
+		size_t used = store_idblock_get(p + off, len - off, STORE_KEYIDS_READ_MAX, &prev, &id, &count);
 		if (!used) {
-			damaged = true; /* a varint that does not read or an id no chunk ever held */
+			damaged = true; /* a varint that does not read or an id past the cap */
 			break;
 		}
 		off += used;
+		sums_add(&all, count);
 		if (id >= nids)
 			continue;
 		o += store_idblock_put(out + o, id, &oprev, count);
@@ -172,6 +220,10 @@ static int cut_block(struct store *s, int64_t sid, int64_t seq, uint32_t nids, u
 	}
 	free(owned);
 	db_finalize(st);
+	if (rc == 1 && !damaged && !agrees(&row, &all))
+		damaged = true; /* a changed count or a lost pair: its bytes parse but are not its keys (r11 F2) */
+	/* what it held: its row's samples, else (an older store's NULL) what its pairs say where they read */
+	uint64_t had = row.has_samples ? row.samples : damaged ? 0 : all.clamped;
 	if (damaged)
 		kept = 0, total = 0;
 	uint8_t *zo = NULL;
@@ -203,32 +255,13 @@ static int cut_block(struct store *s, int64_t sid, int64_t seq, uint32_t nids, u
 	return rc < 0 ? rc : 0;
 }
 
-/* Session sid's stored ids' end (the last chunk's first_id + n, whether or not it reads), at most
- * STORE_KEYIDS_READ_MAX: 0 or -errno. */
-static int stored_end(struct store *s, int64_t sid, uint32_t *end)
-{
-	struct db_stmt *st = store_query(s, "SELECT COALESCE(MAX(first_id + n), 0) FROM main.sample_key_ids"
-					    " WHERE session_id = ?1");
-	if (!st)
-		return -EIO;
-	db_bind_i64(st, 1, sid);
-	int rc = db_step(st);
-	int64_t e = rc == 1 ? db_col_i64(st, 0) : 0;
-	db_finalize(st);
-	*end = e < 0 ? 0 : e > STORE_KEYIDS_READ_MAX ? STORE_KEYIDS_READ_MAX : (uint32_t)e;
-	return rc < 0 ? rc : 0;
-}
-
 static int session_fix(struct store *s, int64_t sid, struct store_salvage_stats *out)
 {
 	struct store_keydict d = {0};
 	int64_t *seqs = NULL;
 	size_t n = 0, cut = 0, emptied = 0, damaged = 0;
 	uint64_t lost = 0;
-	uint32_t end = 0;
 	int rc = load_prefix(s, sid, &d);
-	if (rc == 0)
-		rc = stored_end(s, sid, &end);
 	if (rc == 0)
 		rc = undecodable(s, sid, &d, &seqs, &n);
 	int64_t chunks =
@@ -239,7 +272,7 @@ static int session_fix(struct store *s, int64_t sid, struct store_salvage_stats 
 		rc = (int)chunks;
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		enum cut what = CUT_KEPT;
-		rc = cut_block(s, sid, seqs[i], d.n, end < d.n ? d.n : end, &lost, &what);
+		rc = cut_block(s, sid, seqs[i], d.n, &lost, &what);
 		cut += what == CUT_KEPT;
 		emptied += what == CUT_EMPTY;
 		damaged += what == CUT_DAMAGED;
@@ -251,14 +284,15 @@ static int session_fix(struct store *s, int64_t sid, struct store_salvage_stats 
 		out->id_blocks_damaged += damaged;
 		out->id_samples_dropped += lost;
 		if (chunks > 0 || cut || emptied)
-			log_warn("recover: session %lld: its sample keys end at id %u of %u stored (the chunk after"
-				 " it is missing or damaged: an unreadable page): %lld chunks from there on dropped;"
+			log_warn("recover: session %lld: its sample keys end at id %u (the chunk after it is"
+				 " missing or damaged: an unreadable page): %lld chunks from there on dropped;"
 				 " %zu blocks referred to lost ids: their other keys kept, %zu blocks left without"
 				 " a key deleted",
-				 (long long)sid, d.n, end, (long long)chunks, cut + emptied, emptied);
+				 (long long)sid, d.n, (long long)chunks, cut + emptied, emptied);
 		if (damaged)
 			log_warn("recover: session %lld: %zu sample blocks do not read (their data damaged: a"
-				 " frame that does not decompress, a malformed varint or an id no chunk held):"
+				 " frame that does not decompress, a malformed varint, an id past the cap, or counts"
+				 " that disagree with their row's samples or keys):"
 				 " deleted whole",
 				 (long long)sid, damaged);
 		log_warn("recover: session %lld: %llu samples lost", (long long)sid, (unsigned long long)lost);

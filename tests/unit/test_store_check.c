@@ -490,6 +490,117 @@ static void test_store_check_salvage_damaged_id_block(void **state)
 			 tp_db_int(f->db, "SELECT COUNT(*) FROM sample_key_ids WHERE session_id = %lld", (long long)a));
 }
 
+/* Review r11 F1: the key chunk after the kept ones lost with its row (the last chunks on an unreadable
+ * page: no row of them in the copy), so the chunks that survive end where the kept ids do. The blocks
+ * that refer to its ids still read as (id, count) pairs that agree with their rows: cut to their other
+ * keys (seq 7) or deleted as left without a key (seq 5), not deleted whole as damaged. With the lost ids
+ * bounded by the surviving chunks' end, both were "damaged" and seq 7's 8 good keys lost. */
+static void test_store_check_salvage_tail_chunk_lost(void **state)
+{
+	struct fx *f = *state;
+	struct store *s;
+	assert_int_equal(store_open(f->db, 0, &s), 0);
+	int64_t a;
+	assert_int_equal(sample_rec_session(s, "board-a", &a), 0);
+	uint64_t kept = 0, lost = 0, sd;
+	for (uint64_t q = 1; q <= 4; q++)
+		kept += put_ids_rec(s, a, q, 16, 0x10000 * q, 0, &sd);
+	lost += put_ids_rec(s, a, 5, KEYS_MAX, 0, 5, &sd); /* ids 64..863: the last chunk */
+	kept += put_ids_rec(s, a, 6, 16, 0x10000, 0, &sd);
+	uint64_t both = put_ids_rec(s, a, 7, 16, 0x10000, 5, &sd); /* ids 64..71 and 8..15 */
+	kept += both - sd;
+	lost += sd;
+	store_close(s);
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "DELETE FROM sample_key_ids WHERE seq = 5", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(tp_db_int(f->db, "SELECT MAX(first_id + n) FROM sample_key_ids"), 64);
+
+	struct store_salvage_stats ss;
+	assert_int_equal(store_salvage(f->db, f->out, &ss), 0);
+	fprintf(stderr, "tail chunk lost: id blocks %llu cut, %llu deleted, %llu damaged (%llu samples), %llu chunks dropped\n",
+		(unsigned long long)ss.id_blocks_cut, (unsigned long long)ss.id_blocks_dropped,
+		(unsigned long long)ss.id_blocks_damaged, (unsigned long long)ss.id_samples_dropped,
+		(unsigned long long)ss.key_chunks_dropped);
+	assert_int_equal(ss.id_blocks_cut, 1);
+	assert_int_equal(ss.id_blocks_dropped, 1);
+	assert_int_equal(ss.id_blocks_damaged, 0);
+	assert_int_equal(ss.key_chunks_dropped, 0);
+	assert_int_equal(ss.id_samples_dropped, lost);
+	assert_int_equal(samples_of(f->out, a), (int64_t)kept);
+	assert_int_equal(tp_db_int(f->out, "SELECT keys FROM sample_blocks WHERE seq = 7"), 8);
+	assert_int_equal(tp_db_int(f->out, "SELECT SUM(samples) FROM sample_blocks WHERE session_id = %lld", (long long)a),
+			 (int64_t)kept);
+}
+
+/* Review r11 F2: one count byte of a raw id block changed (3 -> 6) still parses, its ids all held, but
+ * the sum of its counts no longer is its row's samples: recover deletes it whole as damaged and keeps
+ * the rest. It was kept as it was, the session reading 3 samples more than its rows say. */
+static void test_store_check_salvage_count_byte_changed(void **state)
+{
+	struct fx *f = *state;
+	struct store *s;
+	assert_int_equal(store_open(f->db, 0, &s), 0);
+	int64_t a;
+	uint64_t sd, sum[4] = {0};
+	assert_int_equal(sample_rec_session(s, "board-a", &a), 0);
+	for (uint64_t q = 1; q <= 3; q++) /* seq 2's 4 keys: 8 bytes, smaller raw than as a zstd frame */
+		sum[q] = put_ids_rec(s, a, q, q == 2 ? 4 : 16, 0x10000 * q, 0, &sd);
+	store_close(s);
+	/* seq 2: raw pairs, its first id 16 (the difference from -1, less 1, zigzag: 0x20) with count
+	 * 1 + (0 + 2) % 3 = 3 */
+	assert_int_equal(tp_db_int(f->db, "SELECT substr(data, 1, 4) = x'28b52ffd' FROM sample_blocks WHERE seq = 2"), 0);
+	assert_int_equal(tp_db_int(f->db, "SELECT hex(substr(data, 1, 2)) = '2003' FROM sample_blocks WHERE seq = 2"), 1);
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "UPDATE sample_blocks SET data = x'2006' || substr(data, 3) WHERE seq = 2",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(samples_of(f->db, a), (int64_t)(sum[1] + sum[2] + 3 + sum[3])); /* it parses */
+
+	struct store_salvage_stats ss;
+	assert_int_equal(store_salvage(f->db, f->out, &ss), 0);
+	assert_int_equal(ss.id_blocks_damaged, 1);
+	assert_int_equal(ss.id_blocks_cut, 0);
+	assert_int_equal(ss.id_blocks_dropped, 0);
+	assert_int_equal(ss.key_chunks_dropped, 0);
+	assert_int_equal(ss.id_samples_dropped, sum[2]);
+	assert_int_equal(samples_of(f->out, a), (int64_t)(sum[1] + sum[3]));
+	assert_int_equal(tp_db_int(f->out, "SELECT COUNT(*) FROM sample_blocks WHERE seq = 2"), 0);
+	assert_int_equal(tp_db_int(f->out, "SELECT COUNT(*) FROM sample_key_ids WHERE session_id = %lld", (long long)a),
+			 3);
+}
+
+/* The row check needs the row's samples and keys: an older store's block without them (NULL) is not
+ * taken for damaged (r11 F2's check skipped there), and recover keeps it as it was. */
+static void test_store_check_salvage_row_without_sums(void **state)
+{
+	struct fx *f = *state;
+	struct store *s;
+	assert_int_equal(store_open(f->db, 0, &s), 0);
+	int64_t a;
+	uint64_t sd, total = 0;
+	assert_int_equal(sample_rec_session(s, "board-a", &a), 0);
+	for (uint64_t q = 1; q <= 3; q++)
+		total += put_ids_rec(s, a, q, q == 2 ? 4 : 16, 0x10000 * q, 0, &sd);
+	store_close(s);
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "UPDATE sample_blocks SET samples = NULL, keys = NULL WHERE seq = 2", NULL,
+				      NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+
+	struct store_salvage_stats ss;
+	assert_int_equal(store_salvage(f->db, f->out, &ss), 0);
+	assert_int_equal(ss.id_blocks_damaged, 0);
+	assert_int_equal(ss.id_blocks_cut + ss.id_blocks_dropped + ss.key_chunks_dropped, 0);
+	assert_int_equal(samples_of(f->out, a), (int64_t)total);
+	assert_int_equal(tp_db_int(f->out, "SELECT COUNT(*) FROM sample_blocks WHERE seq = 2 AND samples IS NULL"), 1);
+}
+
 int main(void)
 {
 	log_init("test_store_check", LOG_LEVEL_ERROR);
@@ -502,6 +613,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_store_check_salvage_version1_store, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_store_check_salvage_key_ids, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_store_check_salvage_damaged_id_block, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_store_check_salvage_tail_chunk_lost, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_store_check_salvage_count_byte_changed, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_store_check_salvage_row_without_sums, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
