@@ -2,7 +2,9 @@
  * a row per writer, added when it opens the store and removed when it closes
  * it cleanly. A row whose process is gone (or from another boot) means the
  * store was not closed cleanly (a crash, kill -9, power loss): the case where
- * an integrity check is worth its cost (STORE_CHECK_AUTO, store.h).
+ * an integrity check is worth its cost (STORE_CHECK_AUTO, store.h). A row is
+ * a process still running if its pid runs (not a zombie) on this boot and, where
+ * the row has its start_ticks (#40 w46g), started at those ticks after boot.
  * PostgreSQL recovers by itself: not kept there. Part of the store core. */
 #ifndef COLLECTOR_STORE_WRITERS_H
 #define COLLECTOR_STORE_WRITERS_H
