@@ -513,7 +513,8 @@ int qm_keys_from_blocks(struct store *s, struct build *bu, const struct sess *se
 		}
 	}
 	db_reset(st);
-	store_read_index_order(s, false);
+	if (rc >= 0) /* a failed statement failed the transaction: the mend or its end sees to it (r12 F1) */
+		store_read_index_order(s, false);
 	if (pooled) {
 		if (b && b->n)
 			give_batch(&p, b);

@@ -371,7 +371,8 @@ static int pg_exec(struct db *d, const char *sql, const char *what)
 
 static int pg_send(struct db *d, const char *sql, const char *what)
 {
-	return dbpg_send_simple(pgd(d), sql, P_CMD, what);
+	int rc = dbpg_read_mend(pgd(d)); /* a failed read transaction: a new one first (review r12 F2) */
+	return rc < 0 ? rc : dbpg_send_simple(pgd(d), sql, P_CMD, what);
 }
 
 static int pg_sync(struct db *d)
@@ -390,14 +391,14 @@ static int apply_timeouts(struct pg *p)
 	return pg_exec(&p->base, sql, "session timeouts");
 }
 
-/* Every connection's settings: quiet notices; no parallel workers, random_page_cost 1.1 where higher (#40 w46a),
- * unless the user's role, database, PGOPTIONS or URI set them (r11 F4); synchronous_commit on; timeouts. */
+/* Every connection: quiet notices; no parallel workers, random_page_cost 1.1 (#40 w46a) where the server's
+ * default holds (r11/r12 F4: not a user's or postgresql.conf's); synchronous_commit; timeouts. */
 static int configure(struct pg *p)
 {
 	int rc = pg_exec(&p->base, "SET client_min_messages = warning; SELECT set_config(name, v, false) FROM (VALUES"
 				   " ('max_parallel_workers_per_gather', '0'), ('random_page_cost', '1.1')) w(name, v)"
-				   " JOIN pg_settings USING (name) WHERE source IN ('default', 'configuration file')"
-				   " AND setting::float8 > v::float8", "session settings");
+				   " JOIN pg_settings USING (name) WHERE source = 'default' AND CASE WHEN vartype IN"
+				   " ('integer', 'real') THEN setting::float8 > v::float8 END", "session settings");
 	if (rc == 0 && p->sync_commit)
 		rc = pg_exec(&p->base, "SET synchronous_commit = on", "set synchronous_commit");
 	if (rc == 0 && p->quiet)
@@ -540,10 +541,9 @@ static bool pg_has_table(struct db *d, const char *table)
 	return ok;
 }
 
-/* PostgreSQL checks its own pages as it reads them (with data checksums, a
- * damaged page is an error, SQLSTATE XX001, which db_damaged() reports):
- * there is no whole-database check to run from a client. Say what the server
- * does, once. */
+/* PostgreSQL checks its own pages as it reads them (with data checksums, a damaged page is an error,
+ * SQLSTATE XX001, which db_damaged() reports): there is no whole-database check to run from a client. Say
+ * what the server does, once. */
 static int pg_check(struct db *d, enum db_check how, unsigned budget_ms, char *why, size_t whylen)
 {
 	(void)how, (void)budget_ms, (void)why, (void)whylen;

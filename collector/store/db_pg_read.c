@@ -60,7 +60,10 @@ void dbpg_read_end(struct db *d)
 		return;
 	}
 	/* COMMIT of a transaction that an error ended rolls it back: either way none stays open (a held
-	 * snapshot holds back vacuum) */
+	 * snapshot holds back vacuum). In a pipeline segment of its own: after a failed statement the server
+	 * skips the rest of its segment, and a COMMIT skipped so left the transaction open and failed, each
+	 * later statement on the connection failing with 25P02 (review r12 F1) */
+	dbpg_drain(p);
 	dbpg_send_simple(p, "COMMIT", P_IGNORE, "end a read");
 	dbpg_drain(p);
 }

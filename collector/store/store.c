@@ -348,11 +348,12 @@ bool store_read_snapshot(const struct store *s)
 
 /* PostgreSQL, inside a read transaction: the next statements take their order from an index rather than
  * sort (SET LOCAL enable_sort; #40 w46a: a store not yet analyzed had each slice of blocks sorted to disk;
- * review r11 F3: session-wide it slowed statements that sort anyway), until called with false. */
+ * review r11 F3: session-wide it slowed statements that sort anyway), until called with false (the user's
+ * own setting back: r12 F3). */
 void store_read_index_order(struct store *s, bool on)
 {
 	if (s->read_tx && db_engine(s->db) == DB_PG)
-		db_send(s->db, on ? "SET LOCAL enable_sort = off" : "SET LOCAL enable_sort = on", "planner setting");
+		db_send(s->db, on ? "SET LOCAL enable_sort = off" : "SET LOCAL enable_sort TO DEFAULT", "planner setting");
 }
 
 void store_read_renew(struct store *s)

@@ -398,9 +398,23 @@ static void test_snapshot_mend_without_renew(void **state)
  * condition): add_session leaves the session out (skipped 1) and renews the read transaction
  * (store_read_renew; since r9 F1 the next statement would mend it too), and the next session is read
  * whole, in one state with the first's dictionary and blocks never mixed. */
-static void test_snapshot_session_fails_next_read(void **state)
+static const char fail_tasks[] =
+    "ALTER TABLE sample_tasks RENAME TO sample_tasks_t;"
+    "INSERT INTO sample_tasks_t (session_id, pid, tid, comm, thread) VALUES (%lld, 999, 999, 'x', 'x');"
+    "CREATE VIEW sample_tasks AS SELECT * FROM sample_tasks_t WHERE t_fail(session_id)";
+
+/* The same with the session's block statement failing (its data read through a view that raises for that
+ * session; the statements that count or size the blocks do not read data and pass): the statement that
+ * qm_keys_from_blocks runs with the index's order asked for (SET LOCAL enable_sort), whose setting back was
+ * queued after the failure, so the read transaction's COMMIT was skipped with it and the transaction left
+ * failed, every later session failing with 25P02 (review r12 F1). */
+static const char fail_blocks[] =
+    "ALTER TABLE sample_blocks RENAME TO sample_blocks_t;"
+    "CREATE VIEW sample_blocks AS SELECT session_id, seq, t_ns, keys, CASE WHEN t_fail(session_id) THEN data END"
+    " AS data, samples, pid_min, pid_max, pid_bits, fmt FROM sample_blocks_t /* %lld */";
+
+static void session_fails_next_read(struct fx *f, const char *view)
 {
-	struct fx *f = *state;
 	struct store *w = fx_open_store(f);
 	int64_t a = fx_session(w, "board-fails"), b = fx_session(w, "board-next");
 	uint64_t want = 0;
@@ -415,12 +429,10 @@ static void test_snapshot_session_fails_next_read(void **state)
 	snprintf(sql, sizeof(sql),
 		 "CREATE FUNCTION t_fail(sid bigint) RETURNS boolean LANGUAGE plpgsql COST 10000 AS"
 		 " 'BEGIN IF sid = %lld THEN RAISE EXCEPTION ''session %% cannot be read'', sid; END IF;"
-		 " RETURN true; END';"
-		 "ALTER TABLE sample_tasks RENAME TO sample_tasks_t;"
-		 "INSERT INTO sample_tasks_t (session_id, pid, tid, comm, thread)"
-		 " VALUES (%lld, 999, 999, 'x', 'x');"
-		 "CREATE VIEW sample_tasks AS SELECT * FROM sample_tasks_t WHERE t_fail(session_id)",
-		 (long long)a, (long long)a);
+		 " RETURN true; END'",
+		 (long long)a);
+	fx_exec(f, sql);
+	snprintf(sql, sizeof(sql), view, (long long)a);
 	fx_exec(f, sql);
 	struct store *r = NULL;
 	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &r), 0);
@@ -440,6 +452,13 @@ static void test_snapshot_session_fails_next_read(void **state)
 	query_result_free(qr);
 	assert_false(store_read_snapshot(r));
 	store_close(r);
+}
+
+static void test_snapshot_session_fails_next_read(void **state) { session_fails_next_read(*state, fail_tasks); }
+
+static void test_snapshot_block_statement_fails_next_read(void **state)
+{
+	session_fails_next_read(*state, fail_blocks);
 }
 
 #define BOTH(t)                                                                                                 \
@@ -462,6 +481,8 @@ int main(void)
 	     NULL},
 	    {"test_snapshot_session_fails_next_read_postgresql", test_snapshot_session_fails_next_read, fx_setup_pg,
 	     fx_teardown, NULL},
+	    {"test_snapshot_block_statement_fails_next_read_postgresql", test_snapshot_block_statement_fails_next_read,
+	     fx_setup_pg, fx_teardown, NULL},
 	};
 	return cmocka_run_group_tests_name("query_snapshot", tests, fx_group_setup, fx_group_teardown);
 }

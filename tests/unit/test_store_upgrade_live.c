@@ -224,7 +224,9 @@ static char proc_state(pid_t pid)
 }
 
 /* Review r11 F5: a writer that ended without closing the store and is not yet reaped (a zombie, which
- * kill(pid, 0) still finds) is gone: upgraded, its row removed, and --check auto says so. */
+ * kill(pid, 0) still finds) is gone: the store upgraded (a live writer would make it -EBUSY) and its row
+ * removed; a read-only --check auto open succeeds (r12 F8: whether it reported the unclean end is not
+ * asserted). */
 static void test_upgrade_ignores_zombie_sqlite(void **state)
 {
 	struct fx *f = *state;
