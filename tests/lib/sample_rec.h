@@ -30,6 +30,8 @@ struct sample_rec_pattern {
 
 /* Fills *p (n capped at SAMPLE_REC_PATTERN_MAX); the counts' sum. */
 uint64_t sample_rec_pattern(struct sample_rec_pattern *p, uint64_t seq, size_t n, uint64_t base);
+/* The counts' sum of that pattern, without filling one (any n). */
+uint64_t sample_rec_pattern_sum(uint64_t seq, size_t n);
 
 struct store;
 

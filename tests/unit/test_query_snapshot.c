@@ -42,13 +42,7 @@ static void put_keys(struct store *s, int64_t sid, uint64_t seq, size_t n, uint6
 	assert_int_equal(store_put_record(s, sid, &env, 100), 1);
 }
 
-static uint64_t sum_of(uint64_t seq, size_t n)
-{
-	uint64_t t = 0;
-	for (size_t i = 0; i < n; i++)
-		t += 1 + (i + seq) % 5;
-	return t;
-}
+static uint64_t sum_of(uint64_t seq, size_t n) { return sample_rec_pattern_sum(seq, n); }
 
 /* The stored records: seq FIRST_SEQ.. of OLD_KEYS keys each (ids 0..OLD_KEYS-1), more blocks than a
  * block statement's few rows; the late record: seq LATE_SEQ (the first in seq and time order, so its

@@ -48,13 +48,7 @@ static int put_keys(struct store *s, int64_t sid, uint64_t seq, size_t n, uint64
 	return put_keys_how(s, sid, seq, n, base, false);
 }
 
-static uint64_t sum_of(uint64_t seq, size_t n)
-{
-	uint64_t t = 0;
-	for (size_t i = 0; i < n; i++)
-		t += 1 + (i + seq) % 5;
-	return t;
-}
+static uint64_t sum_of(uint64_t seq, size_t n) { return sample_rec_pattern_sum(seq, n); }
 
 /* The records every case of the format comparison writes: keys met again, new keys, other pids; more
  * blocks than a query reads on its calling thread alone (QB_SEQUENTIAL, 256), so with threads the pool

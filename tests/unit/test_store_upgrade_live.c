@@ -41,25 +41,33 @@ static void boot_id(char *buf, size_t len)
 	buf[strspn(buf, "0123456789abcdef-")] = 0;
 }
 
-static void test_upgrade_waits_for_older_writer_sqlite(void **state)
+/* A process that only waits (it ends with this one, also when a failed assertion ends the case), in the
+ * ledger as a writer whose open was at since (a row without start ticks, as builds before w46g wrote it):
+ * its pid. */
+static pid_t ledger_child(struct fx *f, long long since)
 {
-	struct fx *f = *state;
-	store_close(fx_open_store(f));
-	/* a version 1 store (before the key ids), held open for writing by a process that still runs */
-	fx_exec(f, "DROP TABLE sample_key_ids; PRAGMA user_version = 1");
-	pid_t older = fork();
-	assert_true(older >= 0);
-	if (older == 0) { /* ends with this process, also when a failed assertion ends the case */
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		pause();
 		_exit(0);
 	}
 	char boot[64], sql[200];
 	boot_id(boot, sizeof(boot));
-	/* its row written after it started, as a writer's open writes it */
-	snprintf(sql, sizeof(sql), "INSERT INTO store_writers (pid, boot, since) VALUES (%d, '%s', %lld)", (int)older,
-		 boot, (long long)time(NULL));
+	snprintf(sql, sizeof(sql), "INSERT INTO store_writers (pid, boot, since) VALUES (%d, '%s', %lld)", (int)pid,
+		 boot, since);
 	fx_exec(f, sql);
+	return pid;
+}
+
+static void test_upgrade_waits_for_older_writer_sqlite(void **state)
+{
+	struct fx *f = *state;
+	store_close(fx_open_store(f));
+	/* a version 1 store (before the key ids), held open for writing by a process that still runs */
+	fx_exec(f, "DROP TABLE sample_key_ids; PRAGMA user_version = 1");
+	pid_t older = ledger_child(f, (long long)time(NULL)); /* its row written after it started, as an open does */
 	struct store *s = NULL;
 	assert_int_equal(store_open(f->uri, 0, &s), -EBUSY);
 	assert_int_equal(fx_q(f, "PRAGMA user_version"), 1);
@@ -107,18 +115,8 @@ static void test_upgrade_ignores_reused_pid_sqlite(void **state)
 	struct fx *f = *state;
 	store_close(fx_open_store(f));
 	fx_exec(f, "DROP TABLE sample_key_ids; PRAGMA user_version = 1");
-	pid_t other = fork();
-	assert_true(other >= 0);
-	if (other == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		pause();
-		_exit(0);
-	}
-	char boot[64], sql[200];
-	boot_id(boot, sizeof(boot));
-	snprintf(sql, sizeof(sql), "INSERT INTO store_writers (pid, boot, since) VALUES (%d, '%s', %lld)", (int)other,
-		 boot, (long long)time(NULL) - 100); /* the crashed writer's open, 100 s before this process began */
-	fx_exec(f, sql);
+	/* the crashed writer's open, 100 s before this process began */
+	pid_t other = ledger_child(f, (long long)time(NULL) - 100);
 	struct store *s = NULL;
 	int rc = store_open(f->uri, 0, &s);
 	kill(other, SIGKILL);
@@ -258,18 +256,7 @@ static void test_older_ledger_table_sqlite(void **state)
 	fx_exec(f, "DROP TABLE sample_key_ids; PRAGMA user_version = 1; DROP TABLE store_writers;"
 		   " CREATE TABLE store_writers (pid INTEGER NOT NULL, boot TEXT NOT NULL, since INTEGER NOT NULL,"
 		   " PRIMARY KEY(pid, boot))");
-	pid_t older = fork();
-	assert_true(older >= 0);
-	if (older == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		pause();
-		_exit(0);
-	}
-	char boot[64], sql[200];
-	boot_id(boot, sizeof(boot));
-	snprintf(sql, sizeof(sql), "INSERT INTO store_writers (pid, boot, since) VALUES (%d, '%s', %lld)", (int)older,
-		 boot, (long long)time(NULL) + 1);
-	fx_exec(f, sql);
+	pid_t older = ledger_child(f, (long long)time(NULL) + 1);
 	struct store *s = NULL;
 	int ro = store_open(f->uri, STORE_READ_ONLY | STORE_CHECK_AUTO, &s);
 	if (ro == 0)
