@@ -55,8 +55,8 @@ static pid_t ledger_child(struct fx *f, long long since)
 	}
 	char boot[64], sql[200];
 	boot_id(boot, sizeof(boot));
-	snprintf(sql, sizeof(sql), "INSERT INTO store_writers (pid, boot, since) VALUES (%d, '%s', %lld)", (int)pid,
-		 boot, since);
+	snprintf(sql, sizeof(sql), "INSERT INTO store_writers (pid, boot, since) VALUES (%d, '%s', %lld)",
+		 (int)pid, boot, since);
 	fx_exec(f, sql);
 	return pid;
 }
@@ -67,7 +67,8 @@ static void test_upgrade_waits_for_older_writer_sqlite(void **state)
 	store_close(fx_open_store(f));
 	/* a version 1 store (before the key ids), held open for writing by a process that still runs */
 	fx_exec(f, "DROP TABLE sample_key_ids; PRAGMA user_version = 1");
-	pid_t older = ledger_child(f, (long long)time(NULL)); /* its row written after it started, as an open does */
+	/* its row written after it started, as a writer's open writes it */
+	pid_t older = ledger_child(f, (long long)time(NULL));
 	struct store *s = NULL;
 	assert_int_equal(store_open(f->uri, 0, &s), -EBUSY);
 	assert_int_equal(fx_q(f, "PRAGMA user_version"), 1);
