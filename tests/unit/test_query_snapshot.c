@@ -44,6 +44,17 @@ static void put_keys(struct store *s, int64_t sid, uint64_t seq, size_t n, uint6
 
 static uint64_t sum_of(uint64_t seq, size_t n) { return sample_rec_pattern_sum(seq, n); }
 
+/* A query of the whole store on r (default options) reads want samples. */
+static void total_is(struct store *r, uint64_t want)
+{
+	struct query_opts qo;
+	query_opts_init(&qo, 0);
+	struct query_result *qr;
+	assert_int_equal(query_run(r, &qo, &qr), 0);
+	assert_int_equal(qr->total, want);
+	query_result_free(qr);
+}
+
 /* The stored records: seq FIRST_SEQ.. of OLD_KEYS keys each (ids 0..OLD_KEYS-1), more blocks than a
  * block statement's few rows; the late record: seq LATE_SEQ (the first in seq and time order, so its
  * block is the first row of the block statements) of LATE_KEYS keys, the first OLD_KEYS of them the
@@ -305,23 +316,14 @@ static void test_snapshot_nested_request(void **state)
 	int reading = store_read_begin(r);
 	assert_int_equal(reading, 1);
 	assert_true(store_read_snapshot(r));
-	struct query_opts qo;
-	query_opts_init(&qo, 0);
-	struct query_result *qr;
-	assert_int_equal(query_run(r, &qo, &qr), 0);
-	assert_int_equal(qr->total, old_total());
-	query_result_free(qr);
+	total_is(r, old_total());
 	put_keys(l.writer, l.sid, LATE_SEQ, LATE_KEYS, 0x1000);
 	assert_int_equal(store_commit(l.writer), 0);
-	assert_int_equal(query_run(r, &qo, &qr), 0);
-	assert_int_equal(qr->total, old_total()); /* the request's snapshot */
-	query_result_free(qr);
+	total_is(r, old_total()); /* the request's snapshot */
 	assert_true(store_read_snapshot(r)); /* still open: query_run ended only its nested one */
 	store_read_end(r, reading);
 	assert_false(store_read_snapshot(r));
-	assert_int_equal(query_run(r, &qo, &qr), 0);
-	assert_int_equal(qr->total, old_total() + sum_of(LATE_SEQ, LATE_KEYS));
-	query_result_free(qr);
+	total_is(r, old_total() + sum_of(LATE_SEQ, LATE_KEYS));
 	assert_false(store_read_snapshot(r));
 	store_close(r);
 	store_close(l.writer);
@@ -351,12 +353,7 @@ static void test_snapshot_renew_after_error(void **state)
 	int reading = read_and_fail(r);
 	store_read_renew(r);
 	assert_true(store_read_snapshot(r));
-	struct query_opts qo;
-	query_opts_init(&qo, 0);
-	struct query_result *qr;
-	assert_int_equal(query_run(r, &qo, &qr), 0);
-	assert_int_equal(qr->total, old_total());
-	query_result_free(qr);
+	total_is(r, old_total());
 	store_read_end(r, reading);
 	assert_false(store_read_snapshot(r));
 	store_close(r);
