@@ -251,6 +251,11 @@ int pcl_send_wait(int timeout_ms)
 	return poll(&pfd, 1, timeout_ms);
 }
 
+bool pcl_send_empty(void)
+{
+	return head == NULL;
+}
+
 bool pcl_send_connected(void)
 {
 	if (pcl_ring_active()) /* asked at the exit and when the ring is full: the socket says */

@@ -19,6 +19,8 @@ uint64_t pcl_send_drops(void);
 /* Send what the socket takes now (connecting first if needed). True when
  * the queue is empty afterwards (sent, or dropped because there is no agent). */
 bool pcl_send_flush(uint64_t now_ns);
+/* Nothing queued (pcl_send_flush has nothing to do). */
+bool pcl_send_empty(void);
 /* Wait up to timeout_ms for the socket to take more. */
 int pcl_send_wait(int timeout_ms);
 /* Connected to the agent, or writing to the ring (ring.c). */

@@ -450,10 +450,18 @@ static void reaper_sleep(uint64_t now)
 /* One visit, under work_mu: new commands into their FIFOs, the completed ones (of the queues
  * only[0..nonly), or of all when nonly is 0) timed and encoded, the datagram out (at once with a
  * ring), the send queue flushed. True when nothing waits to be sent. scan_max: commands of an
- * out-of-order queue looked at. */
-static bool work(bool stop, uint64_t *now, const uint32_t *only, unsigned nonly, unsigned scan_max)
+ * out-of-order queue looked at. reaper: the reaper's visit, marked in its state slot as inside the
+ * library (state.c) when it has something to do: commands to look at, a datagram, a send queue or
+ * the exit. Its idle visits (the IDLE_AFTER_NS after the last command: no runtime call, nothing
+ * sent) are not: a program that crashed on its own during one was reported as "inside a call of
+ * its own ... the crash may be the profiler's" (cl_edge crash, 1 of 150 runs of the sanitizer build
+ * under load). An app thread's drain (pcl_track_kick) is marked by the call it is in. */
+static bool work(bool stop, uint64_t *now, const uint32_t *only, unsigned nonly, unsigned scan_max, bool reaper)
 {
 	take_submitted();
+	bool marked = reaper && (stop || !fifos_empty() || dgram_len || !pcl_send_empty());
+	if (marked)
+		pcl_enter(PCL_FN_REAPER);
 	struct pcl_pending *done = NULL, *done_tail = NULL;
 	visit(&done, &done_tail, stop, only, nonly, scan_max);
 	*now = pcl_now_ns();
@@ -462,6 +470,8 @@ static bool work(bool stop, uint64_t *now, const uint32_t *only, unsigned nonly,
 		push_list(&free_stack, done, done_tail);
 	bool sent = pcl_send_flush(*now);
 	pcl_ring_sync_dropped(pcl_dropped());
+	if (marked)
+		pcl_leave();
 	return sent;
 }
 
@@ -471,12 +481,10 @@ static void *reaper_main(void *arg)
 	uint64_t complete_deadline = 0, send_deadline = 0;
 	for (;;) {
 		bool stop = atomic_load(&stopping);
-		pcl_enter(PCL_FN_REAPER);
 		pthread_mutex_lock(&work_mu);
 		uint64_t now;
-		bool sent = work(stop, &now, NULL, 0, SCAN_MAX);
+		bool sent = work(stop, &now, NULL, 0, SCAN_MAX, true);
 		pthread_mutex_unlock(&work_mu);
-		pcl_leave();
 		atomic_fetch_add_explicit(&n_visits, 1, memory_order_relaxed);
 		if (stop) {
 			/* At exit: wait a bounded time for the commands still running, then for the socket. */
@@ -672,7 +680,7 @@ void pcl_track_kick(const uint32_t *queue_ids, unsigned n, bool finished)
 	bool ring = pcl_ring_active(); /* the reaper abandons it when the agent went away */
 	if (ring) {
 		uint64_t now, q0 = n_questions;
-		(void)work(false, &now, queue_ids, n, finished && n ? MAX_OUTSTANDING : SCAN_MAX);
+		(void)work(false, &now, queue_ids, n, finished && n ? MAX_OUTSTANDING : SCAN_MAX, false);
 		atomic_fetch_add_explicit(&n_drain_questions, n_questions - q0, memory_order_relaxed);
 	}
 	pthread_mutex_unlock(&work_mu);
