@@ -10,8 +10,8 @@
 
 #include "json.h"
 #include "log.h"
-#include "report.h"
 #include "query/query.h"
+#include "report.h"
 #include "text_safe.h"
 
 struct trow {
@@ -43,7 +43,11 @@ static int push(struct tset *t, const struct trow *r)
 
 static int take(const struct query_task_time *row, void *arg)
 {
-	struct trow r = {.pid = row->pid, .tid = row->tid, .inc = row->inc, .on_ns = row->on_ns, .off_ns = row->off_ns,
+	struct trow r = {.pid = row->pid,
+			 .tid = row->tid,
+			 .inc = row->inc,
+			 .on_ns = row->on_ns,
+			 .off_ns = row->off_ns,
 			 .switches = row->switches};
 	snprintf(r.comm, sizeof(r.comm), "%.15s", row->comm);
 	snprintf(r.thread, sizeof(r.thread), "%.15s", row->thread);

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 struct task {
 	int32_t pid, tid;
 	uint32_t inc; /* which of the pid's processes */
@@ -46,7 +45,8 @@ static int take(const struct query_task_time *r, void *arg)
 		t->cap = nc;
 	}
 	struct task *k = &t->v[t->n++];
-	*k = (struct task){.pid = r->pid, .tid = r->tid, .inc = r->inc, .on_ns = r->on_ns, .off_ns = r->off_ns};
+	*k = (struct task){
+	    .pid = r->pid, .tid = r->tid, .inc = r->inc, .on_ns = r->on_ns, .off_ns = r->off_ns};
 	snprintf(k->comm, sizeof(k->comm), "%s", r->comm);
 	snprintf(k->thread, sizeof(k->thread), "%s", r->thread[0] ? r->thread : r->comm);
 	return 0;
