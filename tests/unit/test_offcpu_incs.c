@@ -6,7 +6,8 @@
  * totals unchanged; the flame spreads each process's on-CPU time over its own sampled stacks only.
  * An older agent's session (every name incarnation 0) and an older store (no sample_task_incs)
  * read as before: one row for the pid. On SQLite and on PostgreSQL (a real server on 127.0.0.1,
- * skipped with its reason when it cannot run). */
+ * skipped with its reason when it cannot run); and the same records sent by an agent over loopback
+ * to the collector's server (decoded, checked, stored), then reported. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +23,7 @@
 #include "query/query.h"
 #include "report/report.h"
 #include "sample_rec.h"
+#include "srvclient.h"
 #include "store/store.h"
 #include "store_fx.h"
 #include "views/offcpu_flame.h"
@@ -41,7 +43,7 @@ static uint64_t off_of(int32_t tid, uint64_t seq)
 
 /* Record seq: process "a" of pid P (seq 1-2) or "b" (seq 3-4; incarnation 1 where incs, else as an
  * older agent declares a new name: incarnation 0), and "c" of pid Q. */
-static int put(struct store *s, int64_t sid, uint64_t seq, bool incs)
+static int put_to(struct store *s, int64_t sid, uint64_t seq, bool incs, struct client *c, struct server *srv)
 {
 	bool b = seq >= 3;
 	int32_t pid[2] = {P, Q}, tid[2] = {P, Q};
@@ -51,6 +53,16 @@ static int put(struct store *s, int64_t sid, uint64_t seq, bool incs)
 	Prof__Samples sm;
 	Prof__Envelope env;
 	sample_rec_init(&sm, &env, seq, &k);
+	sm.backend = 1; /* bpf: the back end of task times */
+	sm.event_id = 1;
+	Prof__EventDesc ev, *evp = &ev;
+	prof__event_desc__init(&ev);
+	ev.id = 1;
+	ev.name = "cpu-clock";
+	if (seq == 1) {
+		sm.n_new_events = 1;
+		sm.new_events = &evp;
+	}
 	Prof__Mapping m[2], *mp[2] = {&m[0], &m[1]};
 	for (int i = 0; i < 2; i++) {
 		prof__mapping__init(&m[i]);
@@ -100,7 +112,20 @@ static int put(struct store *s, int64_t sid, uint64_t seq, bool incs)
 	}
 	sm.n_task_times = ntt;
 	sm.task_times = ttp;
-	return store_put_record(s, sid, &env, 100);
+	if (!c)
+		return store_put_record(s, sid, &env, 100);
+	uint8_t *buf = NULL; /* over the wire: decoded, checked and stored by the collector's server */
+	size_t len = 0;
+	frames_add(&buf, &len, &env);
+	client_send(c, buf, len);
+	free(buf);
+	expect_ack_reaching(c, srv, seq);
+	return 1;
+}
+
+static int put(struct store *s, int64_t sid, uint64_t seq, bool incs)
+{
+	return put_to(s, sid, seq, incs, NULL, NULL);
 }
 
 static int64_t make(struct fx *f, bool incs)
@@ -289,6 +314,44 @@ static void test_offcpu_incs_older_store_one_row(void **state)
 	store_close(s);
 }
 
+/* The same records from an agent over loopback (the collector's server, in process, on a SQLite store in
+ * memory): the report splits the pid's processes as the records' declarations say. */
+static int first_session(const struct store_session_row *r, void *arg)
+{
+	*(int64_t *)arg = r->id;
+	return 0;
+}
+
+static void test_offcpu_incs_over_the_wire(void **state)
+{
+	struct srv_fixture *f = *state;
+	struct client c;
+	client_open(&c, f->srv);
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	add_hello_frame(&buf, &len,
+			&(struct hello_spec){.agent = "offcpu-wire", .boot = 77, .board = "host"});
+	client_send(&c, buf, len);
+	free(buf);
+	assert_int_equal(expect_ack(&c, f->srv), 0);
+	for (uint64_t seq = 1; seq <= 4; seq++)
+		assert_int_equal(put_to(NULL, 0, seq, true, &c, f->srv), 1);
+	client_close(&c);
+	int64_t sid = 0;
+	assert_int_equal(store_list_sessions(f->store, first_session, &sid), 0);
+	assert_true(sid > 0);
+	char *json = report_json(f->store, sid);
+	has_row(json, P, 0, P, "a", "a", on_of(P, 1) + on_of(P, 2), off_of(P, 1) + off_of(P, 2), 3);
+	has_row(json, P, 1, 0, "b", "", on_of(P, 3) + on_of(P, 4), off_of(P, 3) + off_of(P, 4), 7);
+	has_row(json, P, 1, P, "b", "b", on_of(P, 3) + on_of(P, 4), off_of(P, 3) + off_of(P, 4), 7);
+	free(json);
+}
+
+static int wire_setup(void **state)
+{
+	return srv_fixture_open(state, (struct server_options){.max_frame = 1u << 20});
+}
+
 #define BOTH(t)                                                                                              \
 	{#t "_sqlite", t, fx_setup_sqlite, fx_teardown, NULL},                                               \
 	{                                                                                                    \
@@ -303,6 +366,7 @@ int main(void)
 	    BOTH(test_offcpu_incs_flame_per_process),
 	    BOTH(test_offcpu_incs_older_agent_one_row),
 	    BOTH(test_offcpu_incs_older_store_one_row),
+	    cmocka_unit_test_setup_teardown(test_offcpu_incs_over_the_wire, wire_setup, srv_fixture_teardown),
 	};
 	return cmocka_run_group_tests_name("offcpu_incs", tests, fx_group_setup, fx_group_teardown);
 }
