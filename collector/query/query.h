@@ -154,6 +154,7 @@ struct query_stack {
 	const char *comm;   /* process name ("" unknown) */
 	const char *thread; /* thread name ("" unknown) */
 	int32_t pid, tid;
+	uint32_t inc; /* which of the pid's processes (pid reuse: query_task_time.inc), 0 where not reused */
 	const char *agent_id, *board;
 	int64_t session_id;
 	uint64_t sample_ns; /* ns one of its samples stands for: its session's (sample_period.h) */
@@ -224,6 +225,22 @@ struct query_result {
  * error (total 0). */
 int query_run(struct store *s, const struct query_opts *o, struct query_result **out);
 void query_result_free(struct query_result *r);
+
+/* A session's on/off-CPU time (task_times, the bpf back end's sched_switch accounting) of one task of
+ * one process, summed over the session (query_task_times.c). A pid used again within the session
+ * (pid reuse, w44a) is one row per process, as its samples are: a record's times of pid are the
+ * process its keys would be (TaskName.incarnation), each named by its own process's names. */
+struct query_task_time {
+	int32_t pid, tid;
+	uint32_t inc; /* which of the pid's processes: 0 its first in the session (every older store's) */
+	uint64_t on_ns, off_ns, switches;
+	const char *comm, *thread; /* "" unknown; valid during the callback only */
+};
+typedef int (*query_task_time_cb)(const struct query_task_time *t, void *arg);
+/* Every task of session sid, by (pid, tid, inc), in one read transaction; cb's error stops it. One
+ * pass over the session's task_times; memory: its later processes' names (sample_task_incs), not its
+ * tasks. 0 or -errno. */
+int query_task_times(struct store *s, int64_t sid, query_task_time_cb cb, void *arg);
 
 /* One row of a top table. */
 struct query_top_row {

@@ -134,8 +134,8 @@ static int load_chunk(struct store *s, const struct build *b, int64_t sid, const
 }
 
 static int new_stack(struct build *b, struct sess *se, struct key_map *map, const void *key, size_t klen,
-		     const char *comm, const char *thread, int32_t pid, int32_t tid, const uint32_t *fr, size_t nfr,
-		     uint64_t count);
+		     const char *comm, const char *thread, int32_t pid, int32_t tid, uint32_t inc,
+		     const uint32_t *fr, size_t nfr, uint64_t count);
 
 /* count added to se's "[other]" stack (the result has b->max_stacks): made the first time, its key
  * (session, -1, -1) shorter than any stack's (those have a frame). */
@@ -161,7 +161,7 @@ static int other_stack(struct build *b, struct sess *se, uint64_t count)
 		return -ENOMEM;
 	size_t keep = b->max_stacks;
 	b->max_stacks = SIZE_MAX; /* this one is made */
-	int rc = new_stack(b, se, &b->stack_ids, key, sizeof(key), other, other, 0, 0, &f, 1, count);
+	int rc = new_stack(b, se, &b->stack_ids, key, sizeof(key), other, other, 0, 0, 0, &f, 1, count);
 	b->max_stacks = keep;
 	if (rc == 0)
 		r->stacks[r->nstacks - 1].other = true; /* not the idle task's (pid 0) nor a task's (views) */
@@ -171,8 +171,8 @@ static int other_stack(struct build *b, struct sess *se, uint64_t count)
 /* A new stack of frames fr for its task; its key in map (stack_ids or name_stack_ids). Past
  * b->max_stacks: counted in the session's "[other]" stack. */
 static int new_stack(struct build *b, struct sess *se, struct key_map *map, const void *key, size_t klen,
-		     const char *comm, const char *thread, int32_t pid, int32_t tid, const uint32_t *fr, size_t nfr,
-		     uint64_t count)
+		     const char *comm, const char *thread, int32_t pid, int32_t tid, uint32_t inc,
+		     const uint32_t *fr, size_t nfr, uint64_t count)
 {
 	struct query_result *r = b->r;
 	if (r->nstacks >= b->max_stacks)
@@ -194,6 +194,7 @@ static int new_stack(struct build *b, struct sess *se, struct key_map *map, cons
 	k->thread = thread;
 	k->pid = pid;
 	k->tid = tid;
+	k->inc = inc;
 	k->agent_id = se->agent_id;
 	k->board = se->board;
 	k->session_id = se->id;
@@ -248,8 +249,8 @@ static int add_stack(struct build *b, struct sess *se, int32_t pid, int32_t tid,
 		memcpy(key + 8, &nm->comm, sizeof(nm->comm));
 		memcpy(key + 8 + sizeof(nm->comm), fr, nfr * sizeof(uint32_t));
 		if (!key_map_get(&b->name_stack_ids, key, klen, &idx))
-			return new_stack(b, se, &b->name_stack_ids, key, klen, nm->comm, nm->thread, pid, tid, fr, nfr,
-					 count);
+			return new_stack(b, se, &b->name_stack_ids, key, klen, nm->comm, nm->thread, pid, tid,
+					 inc, fr, nfr, count);
 		struct query_stack *k = &r->stacks[idx];
 		sat_inc_u64(&k->count, count);
 		if (k->pid != pid)
@@ -275,7 +276,8 @@ static int add_stack(struct build *b, struct sess *se, int32_t pid, int32_t tid,
 		if (rc < 0)
 			return rc;
 	}
-	return new_stack(b, se, &b->stack_ids, key, klen, nm->comm, nm->thread, pid, tid, fr, nfr, count);
+	return new_stack(b, se, &b->stack_ids, key, klen, nm->comm, nm->thread, pid, tid, inc, fr, nfr,
+			 count);
 }
 
 /* The keys of [lo, hi) summed, then each turned into its stack in the order first met; where

@@ -1,6 +1,7 @@
 /* collector report --offcpu: where a session's tasks spent their wall time, on
  * and off the CPU, from the BPF back end's sched_switch accounting (task_times),
- * per process and per thread (report.h). */
+ * per process and per thread (report.h): a pid used again within the session (pid reuse) is
+ * one row per process, each with its own times and names (query_task_times). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -9,12 +10,13 @@
 
 #include "json.h"
 #include "log.h"
+#include "query/query.h"
 #include "report.h"
-#include "store/store_task_times.h"
 #include "text_safe.h"
 
 struct trow {
 	int32_t pid, tid;
+	uint32_t inc; /* which of the pid's processes */
 	uint64_t on_ns, off_ns, switches;
 	char comm[16], thread[16];
 	bool process; /* a per-process total (tid 0) */
@@ -39,9 +41,13 @@ static int push(struct tset *t, const struct trow *r)
 	return 0;
 }
 
-static int take(const struct store_task_time_row *row, void *arg)
+static int take(const struct query_task_time *row, void *arg)
 {
-	struct trow r = {.pid = row->pid, .tid = row->tid, .on_ns = row->on_ns, .off_ns = row->off_ns,
+	struct trow r = {.pid = row->pid,
+			 .tid = row->tid,
+			 .inc = row->inc,
+			 .on_ns = row->on_ns,
+			 .off_ns = row->off_ns,
 			 .switches = row->switches};
 	snprintf(r.comm, sizeof(r.comm), "%.15s", row->comm);
 	snprintf(r.thread, sizeof(r.thread), "%.15s", row->thread);
@@ -77,7 +83,8 @@ static void row_text(const struct trow *r, FILE *out)
 
 static void row_json(const struct trow *r, bool first, FILE *out)
 {
-	fprintf(out, "%s{\"pid\":%d,\"tid\":%d,\"comm\":", first ? "" : ",", r->pid, r->process ? 0 : r->tid);
+	fprintf(out, "%s{\"pid\":%d,\"incarnation\":%u,\"tid\":%d,\"comm\":", first ? "" : ",", r->pid,
+		(unsigned)r->inc, r->process ? 0 : r->tid);
 	json_string(out, r->comm);
 	fputs(",\"thread\":", out);
 	json_string(out, r->process ? "" : r->thread);
@@ -89,13 +96,16 @@ static void row_json(const struct trow *r, bool first, FILE *out)
 int report_offcpu(struct store *st, int64_t sid, const struct report_opts *o, FILE *out)
 {
 	struct tset t = {0}, procs = {0};
-	int rc = store_task_times(st, sid, take, &t);
-	for (size_t i = 0; rc == 0 && i < t.n; i++) { /* per-process totals */
-		size_t j = 0;
-		while (j < procs.n && procs.v[j].pid != t.v[i].pid)
-			j++;
-		if (j == procs.n) {
-			struct trow p = {.pid = t.v[i].pid, .process = true};
+	int rc = query_task_times(st, sid, take, &t);
+	for (size_t i = 0; rc == 0 && i < t.n; i++) { /* per-process totals: rows by (pid, tid, inc) */
+		size_t j = procs.n; /* procs in pid order: only the last pid's processes are looked at */
+		while (j > 0 && procs.v[j - 1].pid == t.v[i].pid && procs.v[j - 1].inc != t.v[i].inc)
+			j--;
+		if (j > 0 && procs.v[j - 1].pid == t.v[i].pid) {
+			j--;
+		} else {
+			j = procs.n;
+			struct trow p = {.pid = t.v[i].pid, .inc = t.v[i].inc, .process = true};
 			rc = push(&procs, &p);
 			if (rc < 0)
 				break;
@@ -121,7 +131,7 @@ int report_offcpu(struct store *st, int64_t sid, const struct report_opts *o, FI
 			row_json(&procs.v[i], first, out);
 			first = false;
 			for (size_t j = 0; j < t.n; j++)
-				if (t.v[j].pid == procs.v[i].pid)
+				if (t.v[j].pid == procs.v[i].pid && t.v[j].inc == procs.v[i].inc)
 					row_json(&t.v[j], false, out);
 		}
 		fputs("]}\n", out);
@@ -140,7 +150,7 @@ int report_offcpu(struct store *st, int64_t sid, const struct report_opts *o, FI
 	for (size_t i = 0; i < procs.n && i < limit; i++) {
 		row_text(&procs.v[i], out);
 		for (size_t j = 0; j < t.n; j++)
-			if (t.v[j].pid == procs.v[i].pid)
+			if (t.v[j].pid == procs.v[i].pid && t.v[j].inc == procs.v[i].inc)
 				row_text(&t.v[j], out);
 	}
 out:

@@ -1,4 +1,5 @@
-/* Wall-clock flame from task_times (offcpu_flame.h). */
+/* Wall-clock flame from task_times (offcpu_flame.h): a task per process of its pid (pid reuse:
+ * query_task_times), its on-CPU time spread over that process's own sampled stacks. */
 #include "offcpu_flame.h"
 
 #include <errno.h>
@@ -6,10 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/store_task_times.h"
-
 struct task {
 	int32_t pid, tid;
+	uint32_t inc; /* which of the pid's processes */
 	uint64_t on_ns, off_ns;
 	char comm[32], thread[32];
 };
@@ -20,7 +20,7 @@ struct tasks {
 	const struct query_filter *f;
 };
 
-static bool wanted(const struct query_filter *f, const struct store_task_time_row *r)
+static bool wanted(const struct query_filter *f, const struct query_task_time *r)
 {
 	bool ok = f->ncomms == 0;
 	for (size_t i = 0; i < f->ncomms && !ok; i++)
@@ -31,7 +31,7 @@ static bool wanted(const struct query_filter *f, const struct store_task_time_ro
 	return ok && pid;
 }
 
-static int take(const struct store_task_time_row *r, void *arg)
+static int take(const struct query_task_time *r, void *arg)
 {
 	struct tasks *t = arg;
 	if (!wanted(t->f, r))
@@ -45,7 +45,8 @@ static int take(const struct store_task_time_row *r, void *arg)
 		t->cap = nc;
 	}
 	struct task *k = &t->v[t->n++];
-	*k = (struct task){.pid = r->pid, .tid = r->tid, .on_ns = r->on_ns, .off_ns = r->off_ns};
+	*k = (struct task){
+	    .pid = r->pid, .tid = r->tid, .inc = r->inc, .on_ns = r->on_ns, .off_ns = r->off_ns};
 	snprintf(k->comm, sizeof(k->comm), "%s", r->comm);
 	snprintf(k->thread, sizeof(k->thread), "%s", r->thread[0] ? r->thread : r->comm);
 	return 0;
@@ -55,6 +56,12 @@ static int take(const struct store_task_time_row *r, void *arg)
 static struct sym_frame own(const char *name)
 {
 	return (struct sym_frame){.name = name, .module = "", .resolved = 1};
+}
+
+/* A sampled stack of k's: its task in its process (a reused pid's other processes are not it). */
+static bool own_stack(const struct query_stack *s, const struct task *k)
+{
+	return s->tid == k->tid && s->pid == k->pid && s->inc == k->inc && !s->other;
 }
 
 /* One task's stacks: off-CPU, and its on-CPU time over its sampled stacks. */
@@ -74,7 +81,7 @@ static int add_task(const struct task *k, const struct query_result *r, struct s
 	}
 	uint64_t sampled = 0;
 	for (size_t i = 0; r && i < r->nstacks; i++)
-		if (r->stacks[i].tid == k->tid && r->stacks[i].pid == k->pid && !r->stacks[i].other)
+		if (own_stack(&r->stacks[i], k))
 			sampled += r->stacks[i].count;
 	if (rc < 0 || !on_ms)
 		return rc;
@@ -87,7 +94,7 @@ static int add_task(const struct task *k, const struct query_result *r, struct s
 	uint64_t cum = 0, given = 0;
 	for (size_t i = 0; rc == 0 && i < r->nstacks; i++) {
 		const struct query_stack *s = &r->stacks[i];
-		if (s->tid != k->tid || s->pid != k->pid || s->other)
+		if (!own_stack(s, k))
 			continue;
 		cum += s->count;
 		uint64_t upto = (uint64_t)((double)on_ms * (double)cum / (double)sampled + 0.5), ms = upto - given;
@@ -109,7 +116,7 @@ static int add_task(const struct task *k, const struct query_result *r, struct s
 static int add_session(struct store *st, const struct query_opts *qo, int64_t sid, struct stack_set *out)
 {
 	struct tasks t = {.f = &qo->f};
-	int rc = store_task_times(st, sid, take, &t);
+	int rc = query_task_times(st, sid, take, &t);
 	struct query_result *r = NULL;
 	if (rc == 0 && t.n) {
 		struct query_opts one = *qo; /* shares qo's strings; not freed */
