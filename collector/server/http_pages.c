@@ -321,14 +321,10 @@ static int cache_acquire(struct page_cache *c, long long sid, bool json, const s
 	}
 }
 
-/* The caller built a (ov, or failed with rc) from the state of the store that stamp s describes:
- * publish it under that label and wake the waiters. */
-static void cache_built(struct page_cache *c, struct analysis *a, struct overview *ov, int rc,
-			const struct stamp *s)
+/* The caller built a (ov, or failed with rc): publish it and wake the waiters. */
+static void cache_built(struct page_cache *c, struct analysis *a, struct overview *ov, int rc)
 {
 	pthread_mutex_lock(&c->mu);
-	if (rc == 0)
-		a->stamp = *s;
 	a->ov = ov;
 	a->rc = rc;
 	a->building = false;
@@ -453,47 +449,45 @@ static int stamp_read(struct store *st, long long sid, struct stamp *s)
 }
 
 /* Build the analysis of a for (sid, json) in one read snapshot (the w46b rule: one read, one snapshot;
- * overview_load's nested reads share it) and publish it labelled with the stamp read in that snapshot.
+ * overview_load's nested reads share it) and publish it.
  *
- * Why the label is read again here and not taken from the request's stamp: that one was read in an
- * earlier snapshot (stamp_read, before the wait), and records may have been committed between it and
- * this one. The label is what cache_acquire compares a later request's stamp with, so it must describe
- * the state the analysis was built from, never a newer one:
- * - read in the build's own snapshot, it is exactly that state: a later request whose stamp (read in its
- *   own, later snapshot) equals it gets an analysis of a store with the same record counts for the
- *   session and its calibration, i.e. current as of that request's stamp (every record committed adds
- *   to its session's count; what changes rows without a record, retention's deletion of a session's
- *   old rows or downsampling, the stamp never saw, before this change as after);
- * - a request whose stamp is older than the label (read before a commit that the build saw) finds them
- *   different and builds once more: a stale stamp costs at most one extra build, it never makes an older
- *   analysis pass for current;
- * - labelling with the request's earlier stamp would also be safe (the build's snapshot is never older
- *   than it, so the analysis is at least as new as its label) but would mislabel an analysis that saw
- *   later records, and every request after them would build it again once for nothing.
- * A request that waits for a build in progress takes its result whatever the stamps (cache_acquire:
- * at most one analysis old, as before). */
+ * Its label, the stamp that cache_acquire compares later requests' stamps with, is the stamp this request
+ * read before its wait (a->stamp), in a snapshot of its own that ended before the build's began. The
+ * build's snapshot is therefore never older than the label: the analysis holds every record the label
+ * counts, and perhaps records committed between the two (during the wait for a build slot, or just
+ * before the build's first read). So:
+ * - a later request whose stamp equals the label (counts of the session and its calibration as when the
+ *   label was read; every record committed adds to its session's count, so none was committed between
+ *   the label and that request's stamp) gets an analysis that has every record up to its own stamp:
+ *   current, never older than the state its stamp says;
+ * - an analysis that saw records the label does not count carries a stale label: the next request's
+ *   stamp differs and it builds once more, one extra build, never a stale page held as current;
+ * - a stamp read after the build's snapshot (as a label) would be wrong: records committed during the
+ *   build would be counted but not analysed, and the page served as current without them
+ *   (test_http_pages_wait_record_during_build). Reading it again inside the build's snapshot would be
+ *   exact but costs the stamp's statements once more per build (measured, bench/RESULTS.md #40 w47b).
+ * What changes rows without a record (retention's deletion of a session's old rows, downsampling) no
+ * stamp sees, before this change as after. A request that waits for a build in progress takes its result
+ * whatever the stamps (cache_acquire: at most one analysis old, as before). */
 static int build(struct page_cache *c, struct store *st, long long sid, bool json,
 		 const _Atomic uint64_t *deadline_ns, struct analysis *a)
 {
 	struct overview *ov = NULL;
-	struct stamp label;
 	int reading = store_read_begin(st), rc = reading;
-	if (reading < 0)
+	if (reading < 0) {
 		log_error("store %s: cannot begin a read: %s", store_name(st), store_strerror(reading));
-	else
-		rc = stamp_get(st, sid, &label);
-	if (rc >= 0) {
+	} else {
+		rc = load(st, sid, json, deadline_ns, &ov);
 		pthread_mutex_lock(&c->mu);
 		void (*hook)(void *, long long) = c->build_hook;
 		void *hook_arg = c->build_hook_arg;
 		pthread_mutex_unlock(&c->mu);
-		if (hook)
+		if (hook) /* tests: inside the build's snapshot, before the analysis is published */
 			hook(hook_arg, sid);
-		rc = load(st, sid, json, deadline_ns, &ov);
 	}
 	store_read_end(st, reading);
-	cache_built(c, a, ov, rc < 0 ? rc : 0, &label);
-	return rc < 0 ? rc : 0;
+	cache_built(c, a, ov, rc);
+	return rc;
 }
 
 static int page_session(struct page_cache *c, struct store *st, const struct http_route *r,

@@ -6,8 +6,9 @@
  * a snapshot (the observation works), the waiter's idle with no transaction and no snapshot
  * (xact_start and backend_xmin NULL). Both then get the same page, the one a fresh cache builds from the
  * store as it is (the record committed after the cache's last analysis included). And, on SQLite and
- * PostgreSQL, an analysis is labelled with the stamp of the snapshot it was built in: a record committed
- * during the build is not taken as analysed (the next request builds again and shows it).
+ * PostgreSQL, an analysis is never labelled with a stamp newer than its build's snapshot (the request's
+ * stamp, read before it): a record committed during the build is not taken as analysed (the next request
+ * builds again and shows it).
  *
  * No SQLite case: there is no clean observable of the waiter alone. The builder's own read transaction
  * (required: the analysis is read in one snapshot) began before the waiter arrived, so it pins the WAL at
@@ -229,8 +230,9 @@ static void commit_during_build(void *arg, long long sid)
 }
 
 /* A record committed after the build's snapshot began: the analysis does not have it, so its label
- * (the stamp read in that snapshot) does not count it, and the next request builds again and shows it;
- * an analysis labelled with a stamp read later would be served as current without it. */
+ * (the request's stamp, read before that snapshot) does not count it, and the next request builds again
+ * and shows it; an analysis labelled with a stamp read after the build would be served as current
+ * without it. */
 static void test_http_pages_wait_record_during_build(void **state)
 {
 	struct fx *f = *state;
