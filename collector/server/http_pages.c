@@ -114,6 +114,8 @@ struct page_cache {
 	unsigned building; /* analyses being built now: at most HTTP_ANALYSES */
 	uint64_t tick;
 	struct page_cache_stats stats;
+	void (*build_hook)(void *arg, long long sid); /* tests: page_cache_set_build_hook */
+	void *build_hook_arg;
 };
 
 int page_cache_new(unsigned max_entries, struct page_cache **out)
@@ -164,6 +166,14 @@ void page_cache_free(struct page_cache *c)
 	pthread_cond_destroy(&c->cv);
 	pthread_mutex_destroy(&c->mu);
 	free(c);
+}
+
+void page_cache_set_build_hook(struct page_cache *c, void (*fn)(void *arg, long long sid), void *arg)
+{
+	pthread_mutex_lock(&c->mu);
+	c->build_hook = fn;
+	c->build_hook_arg = arg;
+	pthread_mutex_unlock(&c->mu);
 }
 
 void page_cache_get_stats(struct page_cache *c, struct page_cache_stats *st)
@@ -422,26 +432,81 @@ static int load(struct store *st, long long sid, bool json, const _Atomic uint64
 	return 0;
 }
 
+/* The stamp of a session in a read snapshot of its own, ended before the caller may wait on the cache
+ * (#40 w47b): a request waiting for another worker's analysis holds no PostgreSQL snapshot (one holds
+ * back vacuum, and its ACCESS SHARE locks make a migration's ALTER TABLE wait) and no SQLite read
+ * transaction (one holds back the WAL's checkpoints). */
+static int stamp_read(struct store *st, long long sid, struct stamp *s)
+{
+	int reading = store_read_begin(st);
+	if (reading < 0) {
+		log_error("store %s: cannot begin a read: %s", store_name(st), store_strerror(reading));
+		return reading;
+	}
+	int rc = stamp_get(st, sid, s);
+	store_read_end(st, reading);
+	return rc;
+}
+
+/* Build the analysis of a for (sid, json) in one read snapshot (the w46b rule: one read, one snapshot;
+ * overview_load's nested reads share it) and publish it.
+ *
+ * Its label, the stamp that cache_acquire compares later requests' stamps with, is the stamp this request
+ * read before its wait (a->stamp), in a snapshot of its own that ended before the build's began. The
+ * build's snapshot is therefore never older than the label: the analysis holds every record the label
+ * counts, and perhaps records committed between the two (during the wait for a build slot, or just
+ * before the build's first read). So:
+ * - a later request whose stamp equals the label (counts of the session and its calibration as when the
+ *   label was read; every record committed adds to its session's count, so none was committed between
+ *   the label and that request's stamp) gets an analysis that has every record up to its own stamp:
+ *   current, never older than the state its stamp says;
+ * - an analysis that saw records the label does not count carries a stale label: the next request's
+ *   stamp differs and it builds once more, one extra build, never a stale page held as current;
+ * - a stamp read after the build's snapshot (as a label) would be wrong: records committed during the
+ *   build would be counted but not analysed, and the page served as current without them
+ *   (test_http_pages_wait_record_during_build). Reading it again inside the build's snapshot would be
+ *   exact but costs the stamp's statements once more per build (measured, bench/RESULTS.md #40 w47b).
+ * What changes rows without a record (retention's deletion of a session's old rows, downsampling) no
+ * stamp sees, before this change as after. A request that waits for a build in progress takes its result
+ * whatever the stamps (cache_acquire: at most one analysis old, as before). */
+static int build(struct page_cache *c, struct store *st, long long sid, bool json,
+		 const _Atomic uint64_t *deadline_ns, struct analysis *a)
+{
+	struct overview *ov = NULL;
+	int reading = store_read_begin(st), rc = reading;
+	if (reading < 0) {
+		log_error("store %s: cannot begin a read: %s", store_name(st), store_strerror(reading));
+	} else {
+		rc = load(st, sid, json, deadline_ns, &ov);
+		pthread_mutex_lock(&c->mu);
+		void (*hook)(void *, long long) = c->build_hook;
+		void *hook_arg = c->build_hook_arg;
+		pthread_mutex_unlock(&c->mu);
+		if (hook) /* tests: inside the build's snapshot, before the analysis is published */
+			hook(hook_arg, sid);
+	}
+	store_read_end(st, reading);
+	cache_built(c, a, ov, rc);
+	return rc;
+}
+
 static int page_session(struct page_cache *c, struct store *st, const struct http_route *r,
 			const _Atomic uint64_t *deadline_ns, FILE *f)
 {
 	struct stamp s;
-	int rc = stamp_get(st, r->session, &s);
+	int rc = stamp_read(st, r->session, &s);
 	if (rc < 0)
 		return rc;
 	bool json = r->page == HP_JSON; /* the SVG charts use the text variant's analysis */
 	struct analysis *a;
 	pthread_mutex_lock(&c->mu);
-	int how = cache_acquire(c, r->session, json, &s, deadline_ns, &a);
+	int how = cache_acquire(c, r->session, json, &s, deadline_ns, &a); /* no read open: it may wait */
 	pthread_mutex_unlock(&c->mu);
 	if (how < 0)
 		return how;
-	if (how == 1) {
-		struct overview *ov = NULL;
-		rc = load(st, r->session, json, deadline_ns, &ov);
-		cache_built(c, a, ov, rc);
-	}
-	if (rc == 0)
+	if (how == 1)
+		rc = build(c, st, r->session, json, deadline_ns, a);
+	if (rc == 0) /* from the analysis in memory: no read of the store */
 		rc = render_overview(a->ov, r->page, f);
 	if (rc == 0 && r->page == HP_HTML)
 		page_reload_script(f, 30); /* cheap: the analysis is cached until the session gets records */
@@ -456,17 +521,23 @@ int page_render(struct page_cache *c, struct store *st, const struct http_route 
 	FILE *f = bounded_open(&out, b->max_bytes);
 	if (!f)
 		return -ENOMEM;
-	/* the page's queries in one read snapshot (#40 w46b), ended with the request: none is held
-	 * between requests (a long PostgreSQL snapshot holds back vacuum) */
-	int reading = store_read_begin(st), rc = reading;
-	if (reading < 0)
-		log_error("store %s: cannot begin a read: %s", store_name(st), store_strerror(reading));
-	else if (r->page == HP_INDEX || r->page == HP_SESSIONS_JSON)
-		rc = page_sessions(st, f, r->page == HP_SESSIONS_JSON, b->deadline_ns);
-	else if (r->page == HP_PROFILE)
-		rc = page_profile_budget(st, f, 0, r->query, b->deadline_ns);
-	else
+	int rc;
+	if (r->page == HP_INDEX || r->page == HP_SESSIONS_JSON || r->page == HP_PROFILE) {
+		/* the page's queries in one read snapshot (#40 w46b), ended with the request: none is held
+		 * between requests (a long PostgreSQL snapshot holds back vacuum) */
+		int reading = store_read_begin(st);
+		rc = reading;
+		if (reading < 0)
+			log_error("store %s: cannot begin a read: %s", store_name(st), store_strerror(reading));
+		else if (r->page == HP_PROFILE)
+			rc = page_profile_budget(st, f, 0, r->query, b->deadline_ns);
+		else
+			rc = page_sessions(st, f, r->page == HP_SESSIONS_JSON, b->deadline_ns);
+		store_read_end(st, reading);
+	} else {
+		/* a session's page: its stamp and its analysis each in a snapshot of their own, none open
+		 * while the request waits on the cache (#40 w47b, review r9 of w46b) */
 		rc = page_session(c, st, r, b->deadline_ns, f);
-	store_read_end(st, reading);
+	}
 	return bounded_close(f, &out, rc, body, len);
 }

@@ -11,6 +11,10 @@
  * records meanwhile (the page is then at most one analysis old), so one
  * analysis per session and variant runs at a time however fast records come,
  * and at most HTTP_ANALYSES in all.
+ * Snapshots (#40 w47b): a session page reads its stamp in a read snapshot of
+ * its own, ended before it may wait on the cache (the analysis's label), and
+ * a build reads the analysis in one more; no read is open while a request waits.
+ * The other pages (sessions, /profile) read in one snapshot for the request.
  * Budgets: every render stops past its deadline (-ETIMEDOUT) and a page over
  * max_bytes is not kept (-EFBIG); memory is bounded by the cache's entry count
  * and max_bytes per render. */
@@ -47,10 +51,14 @@ struct page_cache_stats {
 int page_cache_new(unsigned max_entries, struct page_cache **out);
 void page_cache_free(struct page_cache *c);
 void page_cache_get_stats(struct page_cache *c, struct page_cache_stats *st);
+/* Tests: fn(arg, sid) is called by the worker that builds an analysis once it is read, still inside the
+ * build's read snapshot and before it is published (a slow build; a writer meanwhile); NULL: none. */
+void page_cache_set_build_hook(struct page_cache *c, void (*fn)(void *arg, long long sid), void *arg);
 /* Wake the renders that wait for another worker's analysis, to look at their deadlines again. */
 void page_cache_wake(struct page_cache *c);
 
-/* Render page r from st (the calling worker's own store connection) into a new
+/* Render page r from st (the calling worker's own store connection, with no read open on it: one
+ * open would be held through a wait on the cache) into a new
  * buffer *body of *len bytes (and a NUL). Returns 0, -ENOENT (no such session), -ENODATA (no
  * roof calibrated for that chart), -ETIMEDOUT (past b->deadline_ns), -EFBIG
  * (over b->max_bytes), or another negative errno. */
