@@ -154,10 +154,12 @@ struct query_stack {
 	const char *comm;   /* process name ("" unknown) */
 	const char *thread; /* thread name ("" unknown) */
 	int32_t pid, tid;
-	uint32_t inc; /* which of the pid's processes (pid reuse: query_task_time.inc), 0 where not reused */
 	const char *agent_id, *board;
 	int64_t session_id;
 	uint64_t sample_ns; /* ns one of its samples stands for: its session's (sample_period.h) */
+	/* which of the pid's processes (pid reuse: query_task_time.inc), 0 where not reused or where
+	 * merged by name across processes; here, not beside tid, to keep the struct at 88 bytes (r13 F2) */
+	uint32_t inc;
 	bool other; /* the session's "[other]" stack (past QUERY_MAX_STACKS): no task's, pid and tid 0 */
 };
 

@@ -253,6 +253,8 @@ static int add_stack(struct build *b, struct sess *se, int32_t pid, int32_t tid,
 					 inc, fr, nfr, count);
 		struct query_stack *k = &r->stacks[idx];
 		sat_inc_u64(&k->count, count);
+		if (k->pid != pid || k->inc != inc)
+			k->inc = 0; /* several processes (r13 F3) */
 		if (k->pid != pid)
 			k->pid = 0; /* several */
 		if (k->tid != tid)

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "log.h"
 #include "query_priv.h"
 #include "sat.h"
 #include "store/store_task_times.h"
@@ -43,6 +44,13 @@ static int take(const struct store_task_time_row *r, void *arg)
 		sat_inc_u64(&p->t.off_ns, r->off_ns);
 		sat_inc_u64(&p->t.switches, r->switches);
 		return 0;
+	}
+	if (p->have && p->t.pid == r->pid && p->t.tid == r->tid && inc < p->t.inc) {
+		/* rows not in seq order within a task (the statement's ORDER BY): a process's task
+		 * would come out as several rows (review r13 F5) */
+		log_error("task times of pid %d tid %d out of record order (process %u after %u)", r->pid, r->tid,
+			  (unsigned)inc, (unsigned)p->t.inc);
+		return -EPROTO;
 	}
 	int rc = hand_on(p);
 	if (rc < 0)

@@ -76,8 +76,13 @@ static void row_text(const struct trow *r, FILE *out)
 	else
 		snprintf(name, sizeof(name), "  %s",
 			 text_safe_copy(safe, sizeof(safe), r->thread[0] ? r->thread : r->comm[0] ? r->comm : "?"));
-	fprintf(out, "  %6.1f%% %11.3f %11.3f %9llu  %-18s %7d %7d\n", pct(r->off_ns, r->on_ns + r->off_ns),
-		(double)r->on_ns / 1e9, (double)r->off_ns / 1e9, (unsigned long long)r->switches, name, r->pid,
+	char pid[24]; /* a reused pid's later process as pid/incarnation (r13 F4: the same name twice otherwise) */
+	if (r->inc)
+		snprintf(pid, sizeof(pid), "%d/%u", r->pid, (unsigned)r->inc);
+	else
+		snprintf(pid, sizeof(pid), "%d", r->pid);
+	fprintf(out, "  %6.1f%% %11.3f %11.3f %9llu  %-18s %7s %7d\n", pct(r->off_ns, r->on_ns + r->off_ns),
+		(double)r->on_ns / 1e9, (double)r->off_ns / 1e9, (unsigned long long)r->switches, name, pid,
 		r->process ? 0 : r->tid);
 }
 

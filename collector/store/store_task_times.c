@@ -20,12 +20,16 @@ static const char q_times[] = TT_NAMED(
 
 /* The same pass, a reused pid's rows per record (pid reuse, #40 w47a): the names of sample_tasks
  * are its first process's (incarnation 0); the later ones' come from sample_task_incs, the
- * caller's. The reused pids are read once (SQLite: a temporary table; PostgreSQL: a hashed subplan). */
+ * caller's. The reused pids are read once, as a join to their distinct list (review r13 F1: as
+ * `t.pid IN (SELECT pid FROM sample_task_incs ...)`, once PostgreSQL had analyzed the tables it
+ * planned an unhashed subplan, the whole list rescanned for every task_times row: over 3 min for
+ * 10^5 rows and 3*10^5 sample_task_incs rows, where this join is a hash join). The order by rseq
+ * within a task is what query_task_times.c's take() relies on. */
 static const char q_times_by_seq[] = TT_NAMED(
-    "SELECT t.pid AS pid, t.tid AS tid, CASE WHEN t.pid IN (SELECT i.pid FROM sample_task_incs i WHERE"
-    " i.session_id = ?1) THEN t.seq ELSE -1 END AS rseq,"
+    "SELECT t.pid AS pid, t.tid AS tid, CASE WHEN r.pid IS NULL THEN -1 ELSE t.seq END AS rseq,"
     " SUM(t.on_cpu_ns) AS on_ns, SUM(t.off_cpu_ns) AS off_ns, SUM(t.switches) AS sw FROM task_times t"
-    " WHERE t.session_id = ?1 GROUP BY 1, 2, 3",
+    " LEFT JOIN (SELECT DISTINCT i.pid AS pid FROM sample_task_incs i WHERE i.session_id = ?1) r"
+    " ON r.pid = t.pid WHERE t.session_id = ?1 GROUP BY 1, 2, 3",
     "g.pid, g.tid, g.rseq");
 
 int store_task_times(struct store *s, int64_t sid, bool by_seq, store_task_time_cb cb, void *arg)
