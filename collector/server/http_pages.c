@@ -85,8 +85,10 @@ static int bounded_close(FILE *f, struct bounded *b, int rc, char **body, size_t
 
 struct stamp {
 	uint64_t records;	/* of the session */
+	uint64_t boot_id;	/* the session's agent run: SQLite gives a pruned session's id again (review r14) */
 	int64_t calib_sid;	/* the calibration session that gives its ceilings, 0: none */
 	uint64_t calib_records; /* of that one */
+	uint64_t calib_boot_id;
 };
 
 /* One analysis of a session: shared by the renders using it and its slot. */
@@ -185,13 +187,14 @@ void page_cache_get_stats(struct page_cache *c, struct page_cache_stats *st)
 
 static bool stamp_eq(const struct stamp *a, const struct stamp *b)
 {
-	return a->records == b->records && a->calib_sid == b->calib_sid && a->calib_records == b->calib_records;
+	return a->records == b->records && a->boot_id == b->boot_id && a->calib_sid == b->calib_sid &&
+	       a->calib_records == b->calib_records && a->calib_boot_id == b->calib_boot_id;
 }
 
 static int stamp_get(struct store *st, long long sid, struct stamp *s)
 {
 	memset(s, 0, sizeof(*s));
-	int rc = store_session_records(st, sid, &s->records);
+	int rc = store_session_records_of(st, sid, &s->records, &s->boot_id);
 	if (rc < 0)
 		return rc;
 	bool later;
@@ -200,7 +203,7 @@ static int stamp_get(struct store *st, long long sid, struct stamp *s)
 		return rc;
 	if (rc == 0)
 		s->calib_sid = 0;
-	else if ((rc = store_session_records(st, s->calib_sid, &s->calib_records)) < 0)
+	else if ((rc = store_session_records_of(st, s->calib_sid, &s->calib_records, &s->calib_boot_id)) < 0)
 		return rc;
 	return 0;
 }

@@ -254,6 +254,9 @@ int store_list_sessions(struct store *s, store_session_cb cb, void *arg);
 int store_get_session(struct store *s, int64_t session_id, store_session_cb cb, void *arg);
 /* The session's count of ledger records (cheap: one row); -ENOENT if there is no such session. */
 int store_session_records(struct store *s, int64_t session_id, uint64_t *records);
+/* The same, and which agent run the session is (its boot id: random per agent process, so a session
+ * id SQLite gave again after a prune is told apart from the deleted session's); boot_id may be NULL. */
+int store_session_records_of(struct store *s, int64_t session_id, uint64_t *records, uint64_t *boot_id);
 /* Whether the store has this table (a store written by an older collector, opened read-only, may lack a
  * newer record kind's tables). */
 bool store_has_table(struct store *s, const char *table);

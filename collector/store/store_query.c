@@ -200,20 +200,28 @@ int store_get_session(struct store *s, int64_t session_id, store_session_cb cb, 
 	return rc == 0 && n == 0 ? -ENOENT : rc;
 }
 
-int store_session_records(struct store *s, int64_t session_id, uint64_t *records)
+int store_session_records_of(struct store *s, int64_t session_id, uint64_t *records, uint64_t *boot_id)
 {
 	int frc = store_tally_flush(s);
 	if (frc < 0)
 		return frc;
-	struct db_stmt *st = store_query(s, "SELECT records FROM sessions WHERE id = ?1");
+	struct db_stmt *st = store_query(s, "SELECT records, boot_id FROM sessions WHERE id = ?1");
 	if (!st)
 		return -EIO;
 	db_bind_i64(st, 1, session_id);
 	int rc = db_step(st);
-	if (rc == 1)
+	if (rc == 1) {
 		*records = col_u64(st, 0);
+		if (boot_id)
+			*boot_id = col_u64(st, 1);
+	}
 	db_finalize(st);
 	return rc == 1 ? 0 : rc == 0 ? -ENOENT : rc;
+}
+
+int store_session_records(struct store *s, int64_t session_id, uint64_t *records)
+{
+	return store_session_records_of(s, session_id, records, NULL);
 }
 
 bool store_has_table(struct store *s, const char *table)

@@ -98,7 +98,7 @@ int rf_make_session_names(struct store *st, const struct rf_names *nm, int64_t *
 	prof__hello__init(&h);
 	h.schema_version = PROF_SCHEMA_VERSION;
 	h.agent_id = (char *)or_default(nm->agent_id, "report-test");
-	h.boot_id = 42;
+	h.boot_id = nm->boot_id ? nm->boot_id : 42;
 	h.board = (char *)or_default(nm->board, "host");
 	h.kernel_release = "6.1.0-test";
 	h.hostname = (char *)or_default(nm->hostname, "testhost");

@@ -13,6 +13,7 @@ struct rf_names {
 	const char *agent_id, *board, *hostname, *target;
 	const char *calib_device, *calib_method, *calib_param; /* calib_param: one more parameter's name */
 	const char *kernel; /* NULL: no OpenCL command */
+	uint64_t boot_id;   /* 0: 42 */
 };
 
 /* Writes the session into st and commits; returns 0 and *sid, or -errno. */

@@ -23,6 +23,7 @@
 #include "server/http_pages.h"
 #include "server/http_profile_args.h"
 #include "store/store.h"
+#include "store/store_prune.h"
 #include "testproc.h"
 
 struct fx {
@@ -144,6 +145,33 @@ static void test_http_pages_cache_follows_records(void **state)
 	assert_int_equal(render(f, "/session/77.json", NULL, 1 << 20, &b1), -ENOENT);
 }
 
+/* A session pruned and its id given again (SQLite: INTEGER PRIMARY KEY without AUTOINCREMENT gives
+ * the highest id again) to another agent run whose session reaches the same record count: its page
+ * is built for it, not the deleted session's analysis taken as current (review r14 of w47b: the
+ * cache's stamp was the record counts alone; now also the session's boot id, random per agent run). */
+static void test_http_pages_reused_session_id_builds_again(void **state)
+{
+	struct fx *f = *state;
+	char path[64], *b1, *b2;
+	snprintf(path, sizeof(path), "/session/%lld.json", (long long)f->sid);
+	assert_int_equal(render(f, path, NULL, 1 << 20, &b1), 0);
+	assert_non_null(strstr(b1, "\"report-test\""));
+	uint64_t rows = 0;
+	assert_int_equal(store_delete_session(f->st, f->sid, &rows), 0);
+	assert_true(rows > 0);
+	int64_t sid2 = 0;
+	struct rf_names nm = {.agent_id = "other-agent", .boot_id = 43};
+	assert_int_equal(rf_make_session_names(f->st, &nm, &sid2), 0);
+	assert_int_equal(sid2, f->sid); /* the id again */
+	assert_int_equal(render(f, path, NULL, 1 << 20, &b2), 0);
+	assert_int_equal(stats(f).builds, 2);
+	assert_int_equal(stats(f).hits, 0);
+	assert_non_null(strstr(b2, "\"other-agent\""));
+	assert_null(strstr(b2, "\"report-test\""));
+	free(b1);
+	free(b2);
+}
+
 struct racer {
 	struct fx *f;
 	char path[64];
@@ -261,6 +289,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_http_pages_cache_follows_records, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_http_pages_one_analysis_for_concurrent_requests, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_http_pages_budgets, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_http_pages_reused_session_id_builds_again, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
