@@ -245,6 +245,9 @@ static void on_visit(bool end, bool marked, unsigned taken)
 	uint32_t depth = s ? atomic_load(&s->depth) : 0, fn = s ? atomic_load(&s->fn) : 0;
 	char detail[256];
 	enum cl_inside in = cl_state_file_inside(state_path, pid, detail, sizeof(detail));
+	/* Still quiet after the file was read: had the app thread entered the library for its next
+	 * batch meanwhile (quiet cleared first), the slot read would have shown it, and this flag too. */
+	idle = idle && atomic_load(&app_quiet);
 	pthread_mutex_lock(&rec_mu);
 	rec.visits++;
 	if ((depth > 0) != marked)
