@@ -53,9 +53,9 @@
 
 #include <CL/cl_layer.h>
 
-#define MIN_IDLE 3	/* idle visits to see per round (ROUNDS at most) */
-#define BATCH 32	/* commands per round */
-#define ROUNDS 6	/* rounds at most (each a batch, then the reaper's idle time) */
+#define MIN_IDLE 3	   /* idle visits to see per round (ROUNDS at most) */
+#define BATCH 32	   /* commands per round */
+#define ROUNDS 6	   /* rounds at most (each a batch, then the reaper's idle time) */
 #define ROUND_WAIT_MS 2000 /* per round, for MIN_IDLE idle visits in all */
 
 /* ---------------------------------------------------------------- the fake runtime */
@@ -68,7 +68,9 @@ struct fake_ev {
 
 static struct fake_ev evs[MAX_EVS];
 static _Atomic unsigned nevs;
-static struct { uint64_t magic; } fake_queue = {FAKE_MAGIC}, fake_ctx = {FAKE_MAGIC};
+static struct {
+	uint64_t magic;
+} fake_queue = {FAKE_MAGIC}, fake_ctx = {FAKE_MAGIC};
 static _Atomic int unexpected, bad_handles;
 static __thread unsigned rt_calls; /* runtime calls made by this thread since its last visit's end */
 
@@ -87,16 +89,16 @@ static struct fake_ev *ev_of(cl_event e)
 	return f;
 }
 
-static cl_command_queue CL_API_CALL f_create_queue(cl_context c, cl_device_id d, cl_command_queue_properties p,
-						   cl_int *e)
+static cl_command_queue CL_API_CALL f_create_queue(cl_context c, cl_device_id d,
+						   cl_command_queue_properties p, cl_int *e)
 {
 	if (e)
 		*e = CL_SUCCESS;
 	return (cl_command_queue)&fake_queue;
 }
 
-static cl_int CL_API_CALL f_get_queue_info(cl_command_queue q, cl_command_queue_info what, size_t size, void *v,
-					   size_t *ret)
+static cl_int CL_API_CALL f_get_queue_info(cl_command_queue q, cl_command_queue_info what, size_t size,
+					   void *v, size_t *ret)
 {
 	rt_calls++;
 	if (what == CL_QUEUE_PROPERTIES && v && size >= sizeof(cl_command_queue_properties))
@@ -218,8 +220,8 @@ static void on_taken(bool marked, unsigned taken)
 		bad("visit %d took %u commands unmarked: the reaper's slot %s, depth %u, fn %u, marked %d",
 		    rec.visits + 1, taken, s ? "found" : "missing", depth, fn, marked);
 	else if (in != CL_INSIDE_OWN)
-		bad("visit %d took %u commands: cl_state_file_inside %d, not CL_INSIDE_OWN (%s)", rec.visits + 1,
-		    taken, (int)in, detail);
+		bad("visit %d took %u commands: cl_state_file_inside %d, not CL_INSIDE_OWN (%s)",
+		    rec.visits + 1, taken, (int)in, detail);
 	pthread_mutex_unlock(&rec_mu);
 }
 
@@ -255,19 +257,20 @@ static void on_visit(bool end, bool marked, unsigned taken)
 	if (calls > 0) {
 		rec.busy++;
 		if (!s || depth == 0 || fn != PCL_FN_REAPER)
-			bad("busy visit %d (%u runtime calls): the reaper's slot %s, depth %u, fn %u (want %u)",
+			bad("busy visit %d (%u runtime calls): reaper slot %s, depth %u, fn %u (want %u)",
 			    rec.visits, calls, s ? "found" : "missing", depth, fn, (unsigned)PCL_FN_REAPER);
 		else if (in != CL_INSIDE_OWN)
-			bad("busy visit %d: cl_state_file_inside %d, not CL_INSIDE_OWN (%s)", rec.visits, (int)in,
-			    detail);
+			bad("busy visit %d: cl_state_file_inside %d, not CL_INSIDE_OWN (%s)", rec.visits,
+			    (int)in, detail);
 	} else if (idle) {
 		rec.idle++;
 		if (depth != 0 || marked)
-			bad("idle visit %d: the reaper is marked inside the library (depth %u, fn %u, marked %d)",
+			bad("idle visit %d: the reaper is marked inside the library (depth %u, fn %u, marked "
+			    "%d)",
 			    rec.visits, depth, fn, marked);
 		else if (in != CL_INSIDE_NO)
-			bad("idle visit %d: cl_state_file_inside %d, not CL_INSIDE_NO (%s)", rec.visits, (int)in,
-			    detail);
+			bad("idle visit %d: cl_state_file_inside %d, not CL_INSIDE_NO (%s)", rec.visits,
+			    (int)in, detail);
 	}
 	pthread_mutex_unlock(&rec_mu);
 }
@@ -295,7 +298,7 @@ static int group_setup(void **st)
 	unsetenv(PCL_ENV_SOCKET); /* no agent: each datagram is dropped, counted */
 	unsetenv(PCL_ENV_RINGS);
 
-	void (**slot)(void) = (void (**)(void))&target;
+	void (**slot)(void) = (void (**)(void)) & target;
 	for (size_t i = 0; i < sizeof(target) / sizeof(void *); i++)
 		slot[i] = unexpected_call;
 	target.clCreateCommandQueue = f_create_queue;
@@ -347,7 +350,8 @@ static void test_cl_layer_reaper_marked_only_for_visits_with_work(void **st)
 		int idle0 = seen(&rec.idle);
 		for (int i = 0; i < BATCH; i++) {
 			atomic_fetch_add(&enqueued, 1); /* before: sent + dropped never runs ahead of it */
-			assert_int_equal(layer->clEnqueueMarkerWithWaitList(queue, 0, NULL, NULL), CL_SUCCESS);
+			assert_int_equal(layer->clEnqueueMarkerWithWaitList(queue, 0, NULL, NULL),
+					 CL_SUCCESS);
 		}
 		atomic_store(&app_quiet, true); /* no layer call of this thread from here */
 		/* Bounded: the reaper's idle time after a batch is IDLE_AFTER_NS (50 ms) of visits
@@ -358,7 +362,8 @@ static void test_cl_layer_reaper_marked_only_for_visits_with_work(void **st)
 	}
 	pcl_track_set_visit_hook(NULL);
 	pthread_mutex_lock(&rec_mu);
-	fprintf(stderr, "  %d rounds of %d commands: %d visits, %d took commands, %d busy, %d idle, %d wrong\n",
+	fprintf(stderr,
+		"  %d rounds of %d commands: %d visits, %d took commands, %d busy, %d idle, %d wrong\n",
 		rounds, BATCH, rec.visits, rec.takes, rec.busy, rec.idle, rec.bad);
 	if (rec.bad)
 		fprintf(stderr, "  first: %s\n", rec.first_bad);
@@ -371,14 +376,15 @@ static void test_cl_layer_reaper_marked_only_for_visits_with_work(void **st)
 	assert_true(idle >= 2 * MIN_IDLE);
 	assert_int_equal(atomic_load(&unexpected), 0);
 	assert_int_equal(atomic_load(&bad_handles), 0);
-	assert_int_equal(pcl_sent() + pcl_dropped(), atomic_load(&enqueued)); /* every command accounted for */
+	assert_int_equal(pcl_sent() + pcl_dropped(),
+			 atomic_load(&enqueued)); /* every command accounted for */
 #endif
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cl_layer_reaper_marked_only_for_visits_with_work),
+	    cmocka_unit_test(test_cl_layer_reaper_marked_only_for_visits_with_work),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
