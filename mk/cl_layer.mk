@@ -182,13 +182,17 @@ endif
 
 endif
 
-# The unit test of the layer's argument tracking (tests/unit/test_cl_layer_args.c) links
-# the layer's own files, built as the test is (sanitized in the test build), and drives
-# them through clInitLayer with a fake runtime.
+# The unit tests of the layer's argument tracking (tests/unit/test_cl_layer_args.c) and of
+# its reaper's state slot (test_cl_layer_reaper.c) link the layer's own files, built as the
+# test is (sanitized in the test build), and drive them through clInitLayer with a fake runtime.
 CL_LAYER_DIR ?= agent/cl_layer/layer
-$(O)/tests/test_cl_layer_args: $(call obj,$(addprefix $(CL_LAYER_DIR)/,base.c state.c runtime.c tables.c kernels.c \
+CL_LAYER_TEST_SRC := $(addprefix $(CL_LAYER_DIR)/,base.c state.c runtime.c tables.c kernels.c \
 	track.c send.c ring.c intercept_objects.c intercept_enqueue.c intercept_info.c intercept_images.c \
-	intercept_rect.c intercept_marks.c intercept_svm.c entry_layer.c) agent/cl_layer/cl_msg.c agent/cl_layer/cl_state.c)
+	intercept_rect.c intercept_marks.c intercept_svm.c entry_layer.c) agent/cl_layer/cl_msg.c
+$(O)/tests/test_cl_layer_args: $(call obj,$(CL_LAYER_TEST_SRC) agent/cl_layer/cl_state.c)
+# the reaper's test reads the state file with the agent's code (cl_state_file.o from libagent.a,
+# linked first), which brings cl_state.o from there too
+$(O)/tests/test_cl_layer_reaper: $(call obj,$(CL_LAYER_TEST_SRC))
 
 # The OpenCL workloads once more without sanitizers, as real apps are built:
 # the LD_PRELOAD shim cannot go in front of an ASan runtime. Tests and the

@@ -224,6 +224,12 @@ void pcl_pending_abandon(struct pcl_pending *p) PCL_HIDDEN; /* enqueue failed */
  * waits closer together than that. */
 #define PCL_KICK_QUEUES 4 /* more distinct queues in one wait: every queue is visited */
 void pcl_track_kick(const uint32_t *queue_ids, unsigned n, bool finished) PCL_HIDDEN; /* finished: clFinish */
+/* Tests only: called twice in each of the reaper's visits, while its mark in its state slot is in
+ * effect (marked: the visit has something to do and is marked inside the library): once it took
+ * the commands submitted since its last visit (end false; taken: how many), and at its end (end
+ * true). NULL: none (the default, and all the libraries ever have). */
+typedef void (*pcl_visit_hook)(bool end, bool marked, unsigned taken);
+void pcl_track_set_visit_hook(pcl_visit_hook fn) PCL_HIDDEN;
 /* Reads the environment once and sets up the fork handler (idempotent). */
 void pcl_init(void) PCL_HIDDEN;
 

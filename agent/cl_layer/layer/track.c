@@ -77,6 +77,8 @@ static _Atomic uint64_t next_id = 1, n_captured;
  * (a finish, the first command after a quiet time) and its CPU time, read at its end. */
 static _Atomic uint64_t n_visits, n_kicks, n_first_wakes, n_drains, n_drain_questions, reaper_cpu_ns;
 static uint64_t n_questions; /* under work_mu: status questions of every visit */
+/* Tests only (pcl.h): NULL in the libraries (its setter is hidden, no environment reaches it). */
+static _Atomic(pcl_visit_hook) visit_hook;
 /* Each app thread's records, taken from the free stack all at once. */
 static __thread struct pcl_pending *cache;
 static __thread struct pcl_pending *carve, *carve_end; /* the rest of this thread's slab */
@@ -289,10 +291,12 @@ static void process(struct pcl_pending *p, cl_int status, uint64_t seen_ns, bool
 	}
 }
 
-/* Newly tracked commands into their queue's FIFO, in enqueue order. */
-static void take_submitted(void)
+/* Newly tracked commands (p: the submitted stack, taken) into their queue's FIFO, in enqueue
+ * order; how many. */
+static unsigned take_submitted(struct pcl_pending *p)
 {
-	struct pcl_pending *p = atomic_exchange(&submitted, NULL), *rev = NULL;
+	unsigned n = 0;
+	struct pcl_pending *rev = NULL;
 	while (p) { /* newest first: reverse */
 		struct pcl_pending *next = p->next;
 		p->next = rev;
@@ -320,7 +324,9 @@ static void take_submitted(void)
 			f->head = p;
 		f->tail = p;
 		p = next;
+		n++;
 	}
+	return n;
 }
 
 static void done_append(struct pcl_pending **done, struct pcl_pending **done_tail, struct pcl_pending *p)
@@ -451,17 +457,24 @@ static void reaper_sleep(uint64_t now)
  * only[0..nonly), or of all when nonly is 0) timed and encoded, the datagram out (at once with a
  * ring), the send queue flushed. True when nothing waits to be sent. scan_max: commands of an
  * out-of-order queue looked at. reaper: the reaper's visit, marked in its state slot as inside the
- * library (state.c) when it has something to do: commands to look at, a datagram, a send queue or
- * the exit. Its idle visits (the IDLE_AFTER_NS after the last command: no runtime call, nothing
- * sent) are not: a program that crashed on its own during one was reported as "inside a call of
- * its own ... the crash may be the profiler's" (cl_edge crash, 1 of 150 runs of the sanitizer build
- * under load). An app thread's drain (pcl_track_kick) is marked by the call it is in. */
+ * library (state.c) when it has something to do: commands to take or look at, a datagram, a send
+ * queue or the exit. Its idle visits (the IDLE_AFTER_NS after the last command: no runtime call,
+ * nothing sent) are not: a program that crashed on its own during one was reported as "inside a
+ * call of its own ... the crash may be the profiler's" (cl_edge crash, 1 of 150 runs of the
+ * sanitizer build under load). tests/unit/test_cl_layer_reaper.c checks both from inside the visits.
+ * An app thread's drain (pcl_track_kick) is marked by the call it is in. */
 static bool work(bool stop, uint64_t *now, const uint32_t *only, unsigned nonly, unsigned scan_max, bool reaper)
 {
-	take_submitted();
-	bool marked = reaper && (stop || !fifos_empty() || dgram_len || !pcl_send_empty());
+	pcl_visit_hook hook = reaper ? atomic_load_explicit(&visit_hook, memory_order_acquire) : NULL;
+	/* marked before the new commands are walked: the records the app's threads pushed are the
+	 * library's own work too */
+	struct pcl_pending *fresh = atomic_exchange(&submitted, NULL);
+	bool marked = reaper && (stop || fresh || !fifos_empty() || dgram_len || !pcl_send_empty());
 	if (marked)
 		pcl_enter(PCL_FN_REAPER);
+	unsigned taken = take_submitted(fresh);
+	if (hook) /* one load per visit, above */
+		hook(false, marked, taken);
 	struct pcl_pending *done = NULL, *done_tail = NULL;
 	visit(&done, &done_tail, stop, only, nonly, scan_max);
 	*now = pcl_now_ns();
@@ -470,9 +483,16 @@ static bool work(bool stop, uint64_t *now, const uint32_t *only, unsigned nonly,
 		push_list(&free_stack, done, done_tail);
 	bool sent = pcl_send_flush(*now);
 	pcl_ring_sync_dropped(pcl_dropped());
+	if (hook)
+		hook(true, marked, taken);
 	if (marked)
 		pcl_leave();
 	return sent;
+}
+
+void pcl_track_set_visit_hook(pcl_visit_hook fn)
+{
+	atomic_store_explicit(&visit_hook, fn, memory_order_release);
 }
 
 static void *reaper_main(void *arg)
