@@ -32,17 +32,6 @@ static void print_ms(const char *be, const char *what, uint64_t *ns, unsigned n)
 	printf("| %s | %s | %u | %.3f | %.3f |\n", be, what, n, ns[n / 2] / 1e6, ns[n * 9 / 10] / 1e6);
 }
 
-static int heartbeat(struct store *w, int64_t sid, uint64_t seq)
-{
-	Prof__Heartbeat hb = PROF__HEARTBEAT__INIT;
-	Prof__Envelope env = PROF__ENVELOPE__INIT;
-	env.seq = seq;
-	env.body_case = PROF__ENVELOPE__BODY_HEARTBEAT;
-	env.heartbeat = &hb;
-	int rc = store_put_record(w, sid, &env, 10);
-	return rc < 0 ? rc : store_commit(w);
-}
-
 static int render(struct page_cache *c, struct store *st, const struct http_route *r, uint64_t *ns)
 {
 	struct page_budget b = {.max_bytes = 1 << 20};
@@ -78,7 +67,7 @@ static int run(const char *be, const char *uri, unsigned builds, unsigned hits)
 	if (rc == 0)
 		rc = render(c, st, &r, &warm);
 	for (unsigned i = 0; rc == 0 && i < builds; i++)
-		if ((rc = heartbeat(w, sid, 100 + i)) == 0)
+		if ((rc = rf_add_heartbeat(w, sid, 100 + i)) == 0)
 			rc = render(c, st, &r, &bt[i]);
 	for (unsigned i = 0; rc == 0 && i < hits; i++)
 		rc = render(c, st, &r, &ht[i]);

@@ -259,3 +259,14 @@ int rf_add_mapping(struct store *st, int64_t sid, uint64_t seq, int32_t pid, uin
 	int rc = store_put_record(st, sid, &e, 100);
 	return rc < 0 ? rc : store_commit(st);
 }
+
+int rf_add_heartbeat(struct store *st, int64_t sid, uint64_t seq)
+{
+	Prof__Heartbeat hb = PROF__HEARTBEAT__INIT;
+	Prof__Envelope env = PROF__ENVELOPE__INIT;
+	env.seq = seq;
+	env.body_case = PROF__ENVELOPE__BODY_HEARTBEAT;
+	env.heartbeat = &hb;
+	int rc = store_put_record(st, sid, &env, 10);
+	return rc < 0 ? rc : store_commit(st);
+}

@@ -20,6 +20,9 @@ struct rf_names {
 int rf_make_session(struct store *st, int64_t *sid);
 /* The same with these strings (names may be NULL). */
 int rf_make_session_names(struct store *st, const struct rf_names *names, int64_t *sid);
+/* One Heartbeat record of session sid (sequence seq), committed: the session has one more record
+ * and nothing else changes. 0 or -errno. */
+int rf_add_heartbeat(struct store *st, int64_t sid, uint64_t seq);
 /* A large session of agent_id (boot 1): nwin trace windows of per instructions
  * each (the same pointer chase) of one thread, as agent trace would upload them,
  * committed; 0 and *sid, or -errno. */

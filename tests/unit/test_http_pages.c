@@ -82,17 +82,6 @@ static struct page_cache_stats stats(struct fx *f)
 	return s;
 }
 
-static void add_heartbeat_record(struct fx *f, uint64_t seq)
-{
-	Prof__Heartbeat hb = PROF__HEARTBEAT__INIT;
-	Prof__Envelope env = PROF__ENVELOPE__INIT;
-	env.seq = seq;
-	env.body_case = PROF__ENVELOPE__BODY_HEARTBEAT;
-	env.heartbeat = &hb;
-	assert_int_equal(store_put_record(f->st, f->sid, &env, 10), 1);
-	assert_int_equal(store_commit(f->st), 0);
-}
-
 static void test_http_pages_routes(void **state)
 {
 	(void)state;
@@ -135,7 +124,7 @@ static void test_http_pages_cache_follows_records(void **state)
 	assert_int_equal(stats(f).builds, 2);
 	assert_int_equal(stats(f).hits, 2);
 	/* a new record: analysed again, and the page says so */
-	add_heartbeat_record(f, 10);
+	assert_int_equal(rf_add_heartbeat(f->st, f->sid, 10), 0);
 	snprintf(path, sizeof(path), "/session/%lld.json", (long long)f->sid);
 	assert_int_equal(render(f, path, NULL, 1 << 20, &b2), 0);
 	assert_int_equal(stats(f).builds, 3);

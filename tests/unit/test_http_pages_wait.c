@@ -94,17 +94,6 @@ static void *request(void *arg)
 	return NULL;
 }
 
-static void add_heartbeat(struct store *w, int64_t sid, uint64_t seq)
-{
-	Prof__Heartbeat hb = PROF__HEARTBEAT__INIT;
-	Prof__Envelope env = PROF__ENVELOPE__INIT;
-	env.seq = seq;
-	env.body_case = PROF__ENVELOPE__BODY_HEARTBEAT;
-	env.heartbeat = &hb;
-	assert_int_equal(store_put_record(w, sid, &env, 10), 1);
-	assert_int_equal(store_commit(w), 0);
-}
-
 /* The collector's connections to this database in pg_stat_activity that match cond. */
 static int64_t collector_conns(struct fx *f, const char *cond)
 {
@@ -146,7 +135,7 @@ static void test_http_pages_wait_holds_no_snapshot(void **state)
 	request(&q[2]);
 	assert_int_equal(q[2].rc, 0);
 	char *before = q[2].body;
-	add_heartbeat(w, sid, 10);
+	assert_int_equal(rf_add_heartbeat(w, sid, 10), 0);
 	store_close(w);
 	assert_true(collector_gone(f)); /* the requests' connections are then the collector's only ones */
 
@@ -226,7 +215,7 @@ static void commit_during_build(void *arg, long long sid)
 {
 	struct late *l = arg;
 	if (l->builds++ == 0 && sid == l->sid)
-		add_heartbeat(l->w, l->sid, 10);
+		assert_int_equal(rf_add_heartbeat(l->w, l->sid, 10), 0);
 }
 
 /* A record committed after the build's snapshot began: the analysis does not have it, so its label

@@ -276,10 +276,9 @@ static void test_offcpu_incs_flame_per_process(void **state)
 
 /* An older agent's session: every name incarnation 0, the later one replacing the first: one row
  * of the pid with all its times, as before. */
-static void test_offcpu_incs_older_agent_one_row(void **state)
+/* The report of session sid has pid P as one row named comm with all four records' times. */
+static void one_row_of_pid(struct fx *f, int64_t sid, const char *comm)
 {
-	struct fx *f = *state;
-	int64_t sid = make(f, false);
 	struct store *s;
 	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &s), 0);
 	char *json = report_json(s, sid);
@@ -288,10 +287,16 @@ static void test_offcpu_incs_older_agent_one_row(void **state)
 		on += on_of(P, seq);
 		off += off_of(P, seq);
 	}
-	has_row(json, P, 0, P, "b", "b", on, off, 10);
+	has_row(json, P, 0, P, comm, comm, on, off, 10);
 	assert_null(strstr(json, "\"incarnation\":1"));
 	free(json);
 	store_close(s);
+}
+
+static void test_offcpu_incs_older_agent_one_row(void **state)
+{
+	struct fx *f = *state;
+	one_row_of_pid(f, make(f, false), "b");
 }
 
 /* An older store: no sample_task_incs (a collector before w44a): read as before, one row of the pid. */
@@ -300,18 +305,7 @@ static void test_offcpu_incs_older_store_one_row(void **state)
 	struct fx *f = *state;
 	int64_t sid = make(f, true);
 	fx_exec(f, "DROP TABLE sample_task_incs");
-	struct store *s;
-	assert_int_equal(store_open(f->uri, STORE_READ_ONLY, &s), 0);
-	char *json = report_json(s, sid);
-	uint64_t on = 0, off = 0;
-	for (uint64_t seq = 1; seq <= 4; seq++) {
-		on += on_of(P, seq);
-		off += off_of(P, seq);
-	}
-	has_row(json, P, 0, P, "a", "a", on, off, 10);
-	assert_null(strstr(json, "\"incarnation\":1"));
-	free(json);
-	store_close(s);
+	one_row_of_pid(f, sid, "a");
 }
 
 /* The same records from an agent over loopback (the collector's server, in process, on a SQLite store in
