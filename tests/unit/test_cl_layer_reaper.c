@@ -44,6 +44,7 @@
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cl_layer/cl_ring.h"
@@ -52,6 +53,8 @@
 #include "generated/config.h"
 
 #include <CL/cl_layer.h>
+
+#ifdef CONFIG_AGENT_OPENCL /* else the one skipping case at the end (review r15 T3: -Werror, unused statics) */
 
 #define MIN_IDLE 3	   /* idle visits to see per round (ROUNDS at most) */
 #define BATCH 32	   /* commands per round */
@@ -282,9 +285,6 @@ static cl_command_queue queue;
 
 static int group_setup(void **st)
 {
-#ifndef CONFIG_AGENT_OPENCL
-	return 0;
-#else
 	/* The state file first: the layer maps it once, at its initialisation (state.c). */
 	assert_non_null(mkdtemp(state_dir));
 	assert_int_equal(cl_state_file_create(state_dir, state_path, sizeof(state_path)), 0);
@@ -316,7 +316,6 @@ static int group_setup(void **st)
 	assert_ptr_equal(queue, &fake_queue);
 	(void)st;
 	return 0;
-#endif
 }
 
 static int group_teardown(void **st)
@@ -339,9 +338,7 @@ static int seen(int *field)
 
 static void test_cl_layer_reaper_marked_only_for_visits_with_work(void **st)
 {
-#ifndef CONFIG_AGENT_OPENCL
-	skip(); /* built without CONFIG_AGENT_OPENCL: no state file (agent/cl_state_file.c) */
-#else
+	(void)st;
 	pcl_track_set_visit_hook(on_visit);
 	/* Two rounds at least: the reaper is marked again for the commands after its idle visits. */
 	int rounds = 0;
@@ -357,8 +354,13 @@ static void test_cl_layer_reaper_marked_only_for_visits_with_work(void **st)
 		/* Bounded: the reaper's idle time after a batch is IDLE_AFTER_NS (50 ms) of visits
 		 * every REAP_EVERY_NS (5 ms); a loaded machine may give fewer, so another round. An
 		 * idle visit comes only once this batch is processed and gone (enqueued counts it). */
-		for (int ms = 0; ms < ROUND_WAIT_MS && seen(&rec.idle) - idle0 < MIN_IDLE; ms++)
+		struct timespec t0, t;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do {
 			usleep(1000);
+			clock_gettime(CLOCK_MONOTONIC, &t);
+		} while (seen(&rec.idle) - idle0 < MIN_IDLE &&
+			 (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ROUND_WAIT_MS);
 	}
 	pcl_track_set_visit_hook(NULL);
 	pthread_mutex_lock(&rec_mu);
@@ -373,12 +375,14 @@ static void test_cl_layer_reaper_marked_only_for_visits_with_work(void **st)
 	assert_true(rounds >= 2);
 	assert_true(takes >= 2); /* two batches taken at least, each in a visit at least */
 	assert_true(busy >= 2);	 /* and processed */
-	assert_true(idle >= 2 * MIN_IDLE);
+	/* at least one idle visit in each of two rounds' worth: the rounds try for MIN_IDLE each, but a
+	 * reaper whose short sleep overran IDLE_AFTER_NS under load sleeps untimed after one visit or
+	 * none, which decides nothing (review r15 T1) */
+	assert_true(idle >= 2);
 	assert_int_equal(atomic_load(&unexpected), 0);
 	assert_int_equal(atomic_load(&bad_handles), 0);
 	assert_int_equal(pcl_sent() + pcl_dropped(),
 			 atomic_load(&enqueued)); /* every command accounted for */
-#endif
 }
 
 int main(void)
@@ -388,3 +392,19 @@ int main(void)
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
+
+#else /* built without CONFIG_AGENT_OPENCL: no state file (agent/cl_state_file.c) */
+static void test_cl_layer_reaper_marked_only_for_visits_with_work(void **st)
+{
+	(void)st;
+	skip();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_cl_layer_reaper_marked_only_for_visits_with_work),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
+#endif

@@ -469,7 +469,11 @@ static bool work(bool stop, uint64_t *now, const uint32_t *only, unsigned nonly,
 	/* marked before the new commands are walked: the records the app's threads pushed are the
 	 * library's own work too */
 	struct pcl_pending *fresh = atomic_exchange(&submitted, NULL);
-	bool marked = reaper && (stop || fresh || !fifos_empty() || dgram_len || !pcl_send_empty());
+	/* a datagram marks the visit only when it goes out in it (review r15 F1: without a ring it waits
+	 * up to SEND_EVERY_NS, and the visits meanwhile only look at its age) */
+	bool ring = pcl_ring_active();
+	bool push_due = dgram_len && (stop || ring || pcl_now_ns() - dgram_since >= SEND_EVERY_NS);
+	bool marked = reaper && (stop || fresh || !fifos_empty() || push_due || !pcl_send_empty());
 	if (marked)
 		pcl_enter(PCL_FN_REAPER);
 	unsigned taken = take_submitted(fresh);
@@ -478,7 +482,8 @@ static bool work(bool stop, uint64_t *now, const uint32_t *only, unsigned nonly,
 	struct pcl_pending *done = NULL, *done_tail = NULL;
 	visit(&done, &done_tail, stop, only, nonly, scan_max);
 	*now = pcl_now_ns();
-	dgram_maybe_push(*now, stop || pcl_ring_active()); /* with a ring: at once */
+	if (marked || !reaper) /* an unmarked visit added nothing to it, and it was not due */
+		dgram_maybe_push(*now, stop || ring); /* with a ring: at once */
 	if (done)
 		push_list(&free_stack, done, done_tail);
 	bool sent = pcl_send_flush(*now);
@@ -498,6 +503,10 @@ void pcl_track_set_visit_hook(pcl_visit_hook fn)
 static void *reaper_main(void *arg)
 {
 	(void)arg;
+	/* the thread's state slot claimed now, not at its first marked visit under work_mu, where an
+	 * app thread's drain may wait for it (review r15 F2) */
+	pcl_enter(PCL_FN_REAPER);
+	pcl_leave();
 	uint64_t complete_deadline = 0, send_deadline = 0;
 	for (;;) {
 		bool stop = atomic_load(&stopping);
@@ -537,8 +546,10 @@ static void *reaper_main(void *arg)
 		}
 		reaper_sleep(now);
 	}
-	/* Last words: totals, so the agent can report the drops. */
+	/* Last words: totals, so the agent can report the drops (marked inside the library: the
+	 * library's own encoding and sending, review r15 F3). */
 	pthread_mutex_lock(&work_mu);
+	pcl_enter(PCL_FN_REAPER);
 	unsigned left = atomic_load(&outstanding);
 	if (left)
 		pcl_count_dropped(left); /* still running on the device at exit */
@@ -553,6 +564,7 @@ static void *reaper_main(void *arg)
 		pcl_send_drop_rest(); /* what the ring had no room for by now */
 		pcl_ring_done(pcl_dropped());
 	}
+	pcl_leave();
 	pthread_mutex_unlock(&work_mu);
 	struct timespec cpu;
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
