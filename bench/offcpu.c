@@ -11,6 +11,7 @@
  * --offcpu --json` (output to /dev/null), printing each run's wall and CPU seconds (the child's user
  * + system) and the medians. */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,14 +175,15 @@ int main(int argc, char **argv)
 	/* OFFCPU_ANALYZE=1: the tables analyzed first, as autovacuum does within minutes (review r13 F1:
 	 * the planner's choice for the reused pids changed with statistics) */
 	const char *an = getenv("OFFCPU_ANALYZE");
-	if (an && strcmp(an, "1") == 0 && store_path == uri && pg_exec(uri, "ANALYZE") < 0) {
+	bool analyze = an && strcmp(an, "1") == 0 && store_path == uri;
+	if (analyze && pg_exec(uri, "ANALYZE") < 0) {
 		fprintf(stderr, "ANALYZE failed\n");
 		pg_stop(&pg);
 		return 1;
 	}
 	printf("store %s: session %lld, %llu records x %zu tasks = %llu task_times rows, reuse every %zu%s\n",
 	       argv[1], (long long)sid, (unsigned long long)nrec, ntasks, (unsigned long long)(nrec * ntasks),
-	       reuse, an && strcmp(an, "1") == 0 && store_path == uri ? ", analyzed" : "");
+	       reuse, analyze ? ", analyzed" : "");
 	double wall[2][50], cpu[2][50];
 	for (int i = 0; i < runs && rc == 0; i++)
 		for (int c = 0; c < 2 && rc == 0; c++) {

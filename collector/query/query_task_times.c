@@ -39,13 +39,14 @@ static int take(const struct store_task_time_row *r, void *arg)
 {
 	struct tt_pass *p = arg;
 	uint32_t inc = r->seq < 0 ? 0 : qm_inc_of(p->se, r->pid, r->seq);
-	if (p->have && p->t.pid == r->pid && p->t.tid == r->tid && p->t.inc == inc) {
+	bool same_task = p->have && p->t.pid == r->pid && p->t.tid == r->tid;
+	if (same_task && p->t.inc == inc) {
 		sat_inc_u64(&p->t.on_ns, r->on_ns);
 		sat_inc_u64(&p->t.off_ns, r->off_ns);
 		sat_inc_u64(&p->t.switches, r->switches);
 		return 0;
 	}
-	if (p->have && p->t.pid == r->pid && p->t.tid == r->tid && inc < p->t.inc) {
+	if (same_task && inc < p->t.inc) {
 		/* rows not in seq order within a task (the statement's ORDER BY): a process's task
 		 * would come out as several rows (review r13 F5) */
 		log_error("task times of pid %d tid %d out of record order (process %u after %u)", r->pid, r->tid,

@@ -36,6 +36,7 @@
 #include "report_fixture.h"
 #include "server/http_pages.h"
 #include "server/http_route.h"
+#include "store/db.h"
 #include "store/store.h"
 #include "store_fx.h"
 
@@ -100,7 +101,7 @@ static int64_t collector_conns(struct fx *f, const char *cond)
 	char sql[512];
 	snprintf(sql, sizeof(sql),
 		 "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-		 "AND application_name = 'prof-collector/2' AND %s",
+		 "AND application_name = '" DB_PG_APP_NAME "' AND %s",
 		 cond);
 	return fx_q(f, sql);
 }

@@ -65,6 +65,7 @@ void pcl_state_init(void) PCL_HIDDEN;	    /* maps PROF_CL_STATE when set */
 void pcl_state_after_fork(void) PCL_HIDDEN; /* the forking thread gets a new slot */
 bool pcl_nested(void) PCL_HIDDEN;	    /* this thread is already inside the library */
 void pcl_enter(uint32_t fn) PCL_HIDDEN;	    /* enum pcl_fn */
+void pcl_state_claim(void) PCL_HIDDEN;	    /* this thread's slot now (else at its first pcl_enter) */
 void pcl_leave(void) PCL_HIDDEN;
 void pcl_own_begin(uint32_t fn) PCL_HIDDEN; /* the library calls the runtime on its own account */
 void pcl_own_end(void) PCL_HIDDEN;

@@ -93,10 +93,15 @@ bool pcl_nested(void)
 	return tls.depth > 0;
 }
 
-void pcl_enter(uint32_t fn)
+void pcl_state_claim(void)
 {
 	if (!tls.tried)
 		tls.slot = claim();
+}
+
+void pcl_enter(uint32_t fn)
+{
+	pcl_state_claim();
 	struct pcl_state_slot *s = tls.slot;
 	if (tls.depth++ == 0 && s)
 		atomic_store_explicit(&s->fn, fn, memory_order_relaxed);

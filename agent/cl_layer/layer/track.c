@@ -505,8 +505,7 @@ static void *reaper_main(void *arg)
 	(void)arg;
 	/* the thread's state slot claimed now, not at its first marked visit under work_mu, where an
 	 * app thread's drain may wait for it (review r15 F2) */
-	pcl_enter(PCL_FN_REAPER);
-	pcl_leave();
+	pcl_state_claim();
 	uint64_t complete_deadline = 0, send_deadline = 0;
 	for (;;) {
 		bool stop = atomic_load(&stopping);
